@@ -1,0 +1,5 @@
+// gaia_kernels.cu - gaia's custom CUDA kernels, each next to its extern "C"
+// launcher. Compiled only by nvcc (make CUDA=1).
+#include <cuda_runtime.h>
+
+extern "C" int gaia_cuda_kernels_version(void) { return 1; }

@@ -1,0 +1,92 @@
+/* gaia_test.h - the tiny test framework of gaia's test runner.
+   A test is `static void name(gt *t)`; each file exports a NULL-terminated
+   gt_case table that tests/main.c lists. Every test gets a fresh context whose
+   seed, like the host generator that makes the inputs, comes from the run seed
+   (printed first; set GAIA_TEST_SEED to repeat a run). */
+#ifndef GAIA_TEST_H
+#define GAIA_TEST_H
+#include "../gaia.h"
+#include <math.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gt {
+    gaia_ctx *ctx;          /* fresh for each test, default device */
+    uint64_t seed;          /* this test's seed */
+    uint64_t rng;           /* host generator state (splitmix64) */
+    int failed, skipped;
+    char message[512];
+} gt;
+
+typedef void (*gt_fn)(gt *t);
+typedef struct gt_case {
+    const char *name;
+    gt_fn fn;
+} gt_case;
+
+void gt_fail_at(gt *t, const char *file, int line, const char *fmt, ...);
+void gt_skip_because(gt *t, const char *fmt, ...);
+
+/* Fails the test (and returns from it) unless cond holds. */
+#define GT_CHECK(t, cond, ...)                                   \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            gt_fail_at((t), __FILE__, __LINE__, __VA_ARGS__);    \
+            return;                                              \
+        }                                                        \
+    } while (0)
+/* Fails unless the gaia call returned `want`; shows the context's message. */
+#define GT_STATUS(t, want, call)                                                       \
+    do {                                                                               \
+        gaia_status got_ = (call);                                                     \
+        if (got_ != (want)) {                                                          \
+            gt_fail_at((t), __FILE__, __LINE__, "%s returned %s, expected %s (%s)",    \
+                       #call, gaia_status_str(got_), gaia_status_str(want),            \
+                       gaia_last_error((t)->ctx));                                     \
+            return;                                                                    \
+        }                                                                              \
+    } while (0)
+#define GT_OK(t, call) GT_STATUS(t, GAIA_OK, call)
+#define GT_SKIP(t, ...)                          \
+    do {                                         \
+        gt_skip_because((t), __VA_ARGS__);       \
+        return;                                  \
+    } while (0)
+
+/* Host random inputs, independent of gaia's generator. */
+uint64_t gt_u64(gt *t);
+double gt_uniform(gt *t, double lo, double hi);
+double gt_normal(gt *t);
+void gt_fill_normal(gt *t, float *x, size_t n);
+void gt_fill_uniform(gt *t, float *x, size_t n, double lo, double hi);
+float *gt_alloc_floats(size_t n); /* freed with free() */
+
+/* Index of the first element with |ref - out| > atol + rtol |ref| (NaN/inf
+   in ref must be matched exactly), or -1 when all agree. */
+long gt_mismatch(const double *ref, const float *out, size_t n, double atol, double rtol);
+/* Same, comparing two float arrays (backend vs CPU). */
+long gt_mismatch_f(const float *ref, const float *out, size_t n, double atol, double rtol);
+#define GT_CLOSE(t, ref, out, n, atol, rtol)                                                   \
+    do {                                                                                       \
+        long at_ = gt_mismatch((ref), (out), (n), (atol), (rtol));                             \
+        if (at_ >= 0) {                                                                        \
+            gt_fail_at((t), __FILE__, __LINE__, "element %ld: ref %.9g, got %.9g (n=%zu)",     \
+                       at_, (double)(ref)[at_], (double)(out)[at_], (size_t)(n));              \
+            return;                                                                            \
+        }                                                                                      \
+    } while (0)
+
+/* The context's tensor copied to a malloc'd host array (NULL on failure). */
+float *gt_host(gt *t, const gaia_tensor *x);
+
+/* Captures log messages (used to check the CUDA fallback line). */
+extern char gt_log_buffer[2048];
+void gt_log_capture(gaia_log_level level, const char *message, void *user);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

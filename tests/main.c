@@ -1,0 +1,143 @@
+/* The test runner: every test file's cases, each with a fresh context.
+   Usage: run_tests [substring]   runs the tests whose name contains it.
+   Last line: "N passed, N failed, N skipped"; exit status 1 on any failure. */
+#define GAIA_IMPLEMENTATION
+#include "gaia_test.h"
+#include <stdarg.h>
+#include <stdlib.h>
+#include <time.h>
+
+extern const gt_case gt_core_cases[];
+extern const gt_case gt_tensor_cases[];
+extern const gt_case gt_linalg_cases[];
+extern const gt_case gt_npy_cases[];
+extern const gt_case gt_cpp_cases[];
+extern const gt_case gt_backend_cases[];
+extern const gt_case gt_cuda_cases[];
+extern const gt_case gt_hrr_cases[];
+extern const gt_case gt_assembly_cases[];
+extern const gt_case gt_layer_cases[];
+
+static const gt_case *const gt_suites[] = {
+    gt_core_cases,    gt_tensor_cases, gt_linalg_cases, gt_npy_cases,      gt_cpp_cases,
+    gt_backend_cases, gt_cuda_cases,   gt_hrr_cases,    gt_assembly_cases, gt_layer_cases,
+};
+
+char gt_log_buffer[2048];
+void gt_log_capture(gaia_log_level level, const char *message, void *user) {
+    size_t used = strlen(gt_log_buffer);
+    (void)level;
+    (void)user;
+    snprintf(gt_log_buffer + used, sizeof gt_log_buffer - used, "%s\n", message);
+}
+
+void gt_fail_at(gt *t, const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    int n = snprintf(t->message, sizeof t->message, "%s:%d: ", file, line);
+    va_start(ap, fmt);
+    if (n > 0 && n < (int)sizeof t->message) vsnprintf(t->message + n, sizeof t->message - (size_t)n, fmt, ap);
+    va_end(ap);
+    t->failed = 1;
+}
+void gt_skip_because(gt *t, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->message, sizeof t->message, fmt, ap);
+    va_end(ap);
+    t->skipped = 1;
+}
+
+uint64_t gt_u64(gt *t) { /* splitmix64 */
+    uint64_t z = (t->rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+double gt_uniform(gt *t, double lo, double hi) { return lo + (hi - lo) * ((double)(gt_u64(t) >> 11) * 0x1.0p-53); }
+double gt_normal(gt *t) {
+    double u = ((double)(gt_u64(t) >> 11) + 1.0) * 0x1.0p-53, v = gt_uniform(t, 0, 1);
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+void gt_fill_normal(gt *t, float *x, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) x[i] = (float)gt_normal(t);
+}
+void gt_fill_uniform(gt *t, float *x, size_t n, double lo, double hi) {
+    size_t i;
+    for (i = 0; i < n; i++) x[i] = (float)gt_uniform(t, lo, hi);
+}
+float *gt_alloc_floats(size_t n) { return (float *)malloc((n ? n : 1) * sizeof(float)); }
+
+static int gt_bad(double ref, double out, double atol, double rtol) {
+    if (isnan(ref)) return !isnan(out);
+    if (isinf(ref)) return ref != out;
+    return !(fabs(ref - out) <= atol + rtol * fabs(ref));
+}
+long gt_mismatch(const double *ref, const float *out, size_t n, double atol, double rtol) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (gt_bad(ref[i], out[i], atol, rtol)) return (long)i;
+    return -1;
+}
+long gt_mismatch_f(const float *ref, const float *out, size_t n, double atol, double rtol) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (gt_bad(ref[i], out[i], atol, rtol)) return (long)i;
+    return -1;
+}
+
+float *gt_host(gt *t, const gaia_tensor *x) {
+    float *h = gt_alloc_floats(gaia_tensor_numel(x));
+    if (h && gaia_tensor_to_host(t->ctx, x, h, gaia_tensor_numel(x)) != GAIA_OK) {
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+int main(int argc, char **argv) {
+    const char *filter = argc > 1 ? argv[1] : NULL;
+    const char *env = getenv("GAIA_TEST_SEED");
+    uint64_t run_seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
+    int passed = 0, failed = 0, skipped = 0;
+    size_t s, index = 0;
+    printf("gaia %s tests, seed %llu (GAIA_TEST_SEED=%llu repeats this run)\n", GAIA_VERSION_STRING,
+           (unsigned long long)run_seed, (unsigned long long)run_seed);
+    for (s = 0; s < sizeof gt_suites / sizeof gt_suites[0]; s++) {
+        const gt_case *c;
+        for (c = gt_suites[s]; c->name; c++) {
+            gt t;
+            gaia_ctx_desc desc;
+            double t0;
+            index++;
+            if (filter && !strstr(c->name, filter)) continue;
+            memset(&t, 0, sizeof t);
+            memset(&desc, 0, sizeof desc);
+            t.seed = run_seed * 1000003u + index;
+            t.rng = t.seed;
+            desc.seed = t.seed;
+            desc.logger.func = gt_log_capture; /* keep the fallback line out of the report */
+            if (gaia_ctx_create(&desc, &t.ctx) != GAIA_OK) {
+                printf("FAIL %s: cannot create a context: %s\n", c->name, gaia_last_error(NULL));
+                failed++;
+                continue;
+            }
+            t0 = gaia_time_s();
+            c->fn(&t);
+            gaia_ctx_destroy(t.ctx);
+            if (t.failed) {
+                printf("FAIL %s: %s\n", c->name, t.message);
+                failed++;
+            } else if (t.skipped) {
+                printf("skip %s: %s\n", c->name, t.message);
+                skipped++;
+            } else {
+                printf("ok   %s (%.0f ms)\n", c->name, (gaia_time_s() - t0) * 1000.0);
+                passed++;
+            }
+            fflush(stdout);
+        }
+    }
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,2 @@
+/* hrr module: CPU primitives (fragment of gaia_cpu.h's implementation section).
+   Define GAIA__CPU_HRR_OPS as the address of this backend's ops table. */

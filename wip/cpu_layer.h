@@ -1,0 +1,2 @@
+/* layer module: CPU primitives (fragment of gaia_cpu.h's implementation section).
+   Define GAIA__CPU_LAYER_OPS as the address of this backend's ops table. */

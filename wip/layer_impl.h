@@ -1,0 +1,2 @@
+/* layer module: implementation (fragment of gaia.h's implementation section). */
+static void gaia__layer_release(gaia_ctx *ctx) { (void)ctx; }
