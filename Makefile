@@ -43,8 +43,8 @@ NVCCFLAGS := -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -gencode arch=co
 KERNELS_O :=
 ifeq ($(CUDA),1)
   BUILD    := $(BUILD)-cuda
-  CFLAGS   += -DGAIA_USE_CUDA -I$(CUDA_HOME)/include
-  CXXFLAGS += -DGAIA_USE_CUDA -I$(CUDA_HOME)/include
+  CFLAGS   += -DGAIA_USE_CUDA -isystem $(CUDA_HOME)/include
+  CXXFLAGS += -DGAIA_USE_CUDA -isystem $(CUDA_HOME)/include
   KERNELS_O := $(BUILD)/gaia_kernels.o
   LDLIBS   += $(KERNELS_O) -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
               -lcublasLt -lcublas -lcufft -lcurand -lcudart -lstdc++
@@ -90,7 +90,7 @@ $(BUILD)/cxx-check.stamp: $(HEADERS)
 	@mkdir -p $(@D)
 	printf '#define GAIA_IMPLEMENTATION\n#include "gaia.h"\n' | $(CXX) $(CXXFLAGS) -I. -x c++ -fsyntax-only -
 	printf '#define GAIA_IMPLEMENTATION\n#define GAIA_USE_CUDA\n#include "gaia.h"\n' | \
-	  $(CXX) $(CXXFLAGS) -I. -I$(CUDA_HOME)/include -x c++ -fsyntax-only - || \
+	  $(CXX) $(CXXFLAGS) -I. -isystem $(CUDA_HOME)/include -x c++ -fsyntax-only - || \
 	  { [ -z "$(CUDA_HOME)" ] && echo "cxx-check: no CUDA toolkit, CUDA part skipped"; }
 	@touch $@
 
