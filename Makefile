@@ -88,10 +88,12 @@ $(RUNNER): $(TEST_OBJ) $(KERNELS_O)
 cxx-check: $(BUILD)/cxx-check.stamp
 $(BUILD)/cxx-check.stamp: $(HEADERS)
 	@mkdir -p $(@D)
-	printf '#define GAIA_IMPLEMENTATION\n#include "gaia.h"\n' | $(CXX) $(CXXFLAGS) -I. -x c++ -fsyntax-only -
-	printf '#define GAIA_IMPLEMENTATION\n#define GAIA_USE_CUDA\n#include "gaia.h"\n' | \
-	  $(CXX) $(CXXFLAGS) -I. -isystem $(CUDA_HOME)/include -x c++ -fsyntax-only - || \
-	  { [ -z "$(CUDA_HOME)" ] && echo "cxx-check: no CUDA toolkit, CUDA part skipped"; }
+	printf '#define GAIA_IMPLEMENTATION\n#include "gaia.h"\n' | $(CXX) $(CXXFLAGS) -UGAIA_USE_CUDA -I. -x c++ -fsyntax-only -
+	@if [ -n "$(CUDA_HOME)" ]; then \
+	  echo "cxx-check: the CUDA backend as C++"; \
+	  printf '#define GAIA_IMPLEMENTATION\n#include "gaia.h"\n' | \
+	  $(CXX) $(CXXFLAGS) -UGAIA_USE_CUDA -DGAIA_USE_CUDA -I. -isystem $(CUDA_HOME)/include -x c++ -fsyntax-only -; \
+	else echo "cxx-check: no CUDA toolkit, CUDA part skipped"; fi
 	@touch $@
 
 test: $(RUNNER) cxx-check
