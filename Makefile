@@ -51,6 +51,7 @@ ifeq ($(CUDA),1)
 endif
 
 HEADERS  := gaia.h gaia_cpu.h gaia_cuda.h $(wildcard wip/*.h)
+KERNEL_SRC := gaia_kernels.cu $(wildcard wip/*.cu)
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 TEST_C   := $(wildcard tests/*.c)
@@ -61,7 +62,7 @@ RUNNER   := $(BUILD)/tests/run_tests
 .PHONY: all test demo bench install uninstall clean cxx-check
 all: $(EXAMPLES) $(BENCHES) $(RUNNER) cxx-check
 
-$(BUILD)/gaia_kernels.o: gaia_kernels.cu
+$(BUILD)/gaia_kernels.o: $(KERNEL_SRC)
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 

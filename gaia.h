@@ -610,6 +610,7 @@ struct gaia_ctx {
     uint64_t seed, rng_stream;
     int cpu_threads;
     int allow_tf32;
+    gaia_device policy;               /* desc.device as asked: AUTO lets host-array calls choose */
     int profiling;
     gaia_profile_entry profile[GAIA_PROF_COUNT];
     void *cpu_gemm_work;              /* packing buffers of gaia_cpu_sgemm */
@@ -749,6 +750,7 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
     ctx->logger = desc.logger;
     ctx->seed = desc.seed;
     ctx->allow_tf32 = desc.allow_tf32;
+    ctx->policy = desc.device;
     ctx->profiling = desc.profile;
 #ifdef _OPENMP
     ctx->cpu_threads = desc.cpu_threads ? desc.cpu_threads : omp_get_max_threads();
@@ -882,6 +884,40 @@ static void gaia__cpu_info(gaia_device_info *info) {
 #ifdef GAIA_USE_CUDA
 static gaia_status gaia__cuda_query(gaia_ctx *ctx, gaia_device_info *info);
 #endif
+
+/* Where a call on host arrays runs. CPU or CUDA contexts run there; an AUTO
+   context asks the cost model of gaia_cuda.h, which weighs CPU time against
+   transfer + launch + GPU time for this much work (`flops`) and data
+   (`bytes_in` to the device, `bytes_out` back), and never picks a GPU the
+   data would not fit on. */
+typedef enum gaia__work_kind {
+    GAIA__WORK_GEMM,
+    GAIA__WORK_ELEMENTWISE,
+    GAIA__WORK_FFT,
+    GAIA__WORK_OTHER
+} gaia__work_kind;
+#ifdef GAIA_USE_CUDA
+static gaia_device gaia__cuda_offload_choose(gaia_ctx *ctx, gaia__work_kind kind, double flops, size_t bytes_in,
+                                             size_t bytes_out);
+/* gaia_sgemm on the GPU: host arrays in and out, staged through the pool. */
+static gaia_status gaia__cuda_sgemm_host(gaia_ctx *ctx, int trans_a, int trans_b, size_t M, size_t N, size_t K,
+                                         float alpha, const float *A, size_t lda, const float *B, size_t ldb,
+                                         float beta, float *C, size_t ldc);
+#endif
+static gaia_device gaia__host_call_device(gaia_ctx *ctx, gaia__work_kind kind, double flops, size_t bytes_in,
+                                          size_t bytes_out) {
+    if (!ctx->backends[GAIA_DEVICE_CUDA] || ctx->policy == GAIA_DEVICE_CPU) return GAIA_DEVICE_CPU;
+    if (ctx->policy == GAIA_DEVICE_CUDA) return GAIA_DEVICE_CUDA;
+#ifdef GAIA_USE_CUDA
+    return gaia__cuda_offload_choose(ctx, kind, flops, bytes_in, bytes_out);
+#else
+    (void)kind;
+    (void)flops;
+    (void)bytes_in;
+    (void)bytes_out;
+    return GAIA_DEVICE_CPU;
+#endif
+}
 
 GAIA_API gaia_status gaia_device_query(gaia_ctx *ctx, gaia_device d, gaia_device_info *out) {
     static const char *fn = "gaia_device_query";
@@ -1637,6 +1673,13 @@ GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t 
         return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "leading dimensions too small: lda %zu (need %zu), ldb %zu (need %zu), "
                                                    "ldc %zu (need %zu)", lda, cols_a, ldb, cols_b, ldc, N);
     t0 = gaia__prof_begin(ctx);
+#ifdef GAIA_USE_CUDA
+    if (gaia__host_call_device(ctx, GAIA__WORK_GEMM, 2.0 * (double)M * (double)N * (double)K,
+                               (M * K + K * N + (beta != 0.0f ? M * N : 0)) * sizeof(float),
+                               M * N * sizeof(float)) == GAIA_DEVICE_CUDA)
+        st = gaia__cuda_sgemm_host(ctx, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else
+#endif
     st = gaia__be(ctx, GAIA_DEVICE_CPU)->gemm(ctx, trans_a, trans_b, 1, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C,
                                               ldc, 0);
     gaia__prof_end(ctx, GAIA_PROF_MATMUL, t0, (M * K + K * N + 2 * M * N) * 4);

@@ -1,0 +1,1 @@
+/* layer module: CUDA host code (fragment of gaia_cuda.h's implementation section). Define GAIA__CUDA_LAYER_OPS as the address of this backend's ops table. */

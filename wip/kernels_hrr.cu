@@ -1,0 +1,1 @@
+// hrr module: CUDA kernels + extern "C" launchers (fragment of gaia_kernels.cu).
