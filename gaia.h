@@ -1658,6 +1658,7 @@ GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t 
                                 size_t ldc) {
     static const char *fn = "gaia_sgemm";
     size_t rows_a, cols_a, rows_b, cols_b;
+    gaia_device where;
     gaia_status st;
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
@@ -1672,13 +1673,15 @@ GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t 
     if ((K > 0 && (lda < cols_a || ldb < cols_b)) || ldc < N)
         return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "leading dimensions too small: lda %zu (need %zu), ldb %zu (need %zu), "
                                                    "ldc %zu (need %zu)", lda, cols_a, ldb, cols_b, ldc, N);
+    where = gaia__host_call_device(ctx, GAIA__WORK_GEMM, 2.0 * (double)M * (double)N * (double)K,
+                                   (M * K + K * N + (beta != 0.0f ? M * N : 0)) * sizeof(float), M * N * sizeof(float));
     t0 = gaia__prof_begin(ctx);
 #ifdef GAIA_USE_CUDA
-    if (gaia__host_call_device(ctx, GAIA__WORK_GEMM, 2.0 * (double)M * (double)N * (double)K,
-                               (M * K + K * N + (beta != 0.0f ? M * N : 0)) * sizeof(float),
-                               M * N * sizeof(float)) == GAIA_DEVICE_CUDA)
+    if (where == GAIA_DEVICE_CUDA)
         st = gaia__cuda_sgemm_host(ctx, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     else
+#else
+    (void)where;
 #endif
     st = gaia__be(ctx, GAIA_DEVICE_CPU)->gemm(ctx, trans_a, trans_b, 1, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C,
                                               ldc, 0);

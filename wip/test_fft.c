@@ -146,13 +146,23 @@ static void test_conv(size_t n, const gaia_allocator *al)
 }
 
 static void *fail_alloc(size_t b, void *u) { (void)b; (void)u; return NULL; }
+/* fails the (*budget+1)-th allocation: every error path must clean up */
+static void *budget_alloc(size_t b, void *u)
+{
+    long *budget = (long *)u;
+    if (*budget <= 0) return NULL;
+    --*budget;
+    ++g_live;
+    return malloc(b);
+}
 
 int main(void)
 {
     static const size_t fn[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 25, 27, 97, 100, 128, 210, 512,
                                 1000, 1024, 4096, 10000, 16384, 2 * 97, 3 * 101,
                                 /* extra: generic radices, Bluestein edges */
-                                14, 22, 26, 49, 77, 2 * 61, 2 * 67, 121, 1001, 2 * 3 * 5 * 7 * 11, 4099, 2 * 4099};
+                                14, 22, 26, 49, 77, 2 * 61, 2 * 67, 121, 1001, 2 * 3 * 5 * 7 * 11, 4099, 2 * 4099,
+                                17 * 128, 37 * 256, 17 * 17, 125, 3125};
     static const size_t cn[] = {1, 2, 3, 5, 7, 8, 12, 97, 512, 1000, 1024, 4096, 10000};
     gaia_allocator al;
     size_t i;
@@ -166,6 +176,22 @@ int main(void)
         bad.alloc = fail_alloc; bad.free = t_free; bad.user = NULL;
         if (gaia_cpu_rfft_plan_create(0, &al) != NULL) { printf("FAIL n=0 plan\n"); ++g_fail; }
         if (gaia_cpu_rfft_plan_create(1000, &bad) != NULL) { printf("FAIL alloc failure\n"); ++g_fail; }
+        {
+            static const size_t an[] = {1000, 194, 303, 2310, 1};
+            size_t ai;
+            long k, budget;
+            int okc = 1;
+            bad.alloc = budget_alloc; bad.user = &budget;
+            for (ai = 0; ai < sizeof an / sizeof an[0]; ++ai)
+                for (k = 0; k < 12; ++k) {
+                    gaia_cpu_rfft_plan *p;
+                    budget = k;
+                    p = gaia_cpu_rfft_plan_create(an[ai], &bad);
+                    if (p) gaia_cpu_rfft_plan_destroy(p, &bad);
+                    if (g_live != 0) { printf("FAIL leak after partial alloc n=%zu k=%ld\n", an[ai], k); ++g_fail; okc = 0; g_live = 0; }
+                }
+            if (okc) printf("  ok partial-allocation-failure cleanup\n");
+        }
     }
     if (g_live != 0) { printf("FAIL leaked %ld blocks\n", g_live); ++g_fail; }
     printf("worst max|err|/rms = %.3e\n%s (%d failures)\n", g_worst, g_fail ? "FAILED" : "ALL PASSED", g_fail);
