@@ -1930,8 +1930,10 @@ GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, c
     if ((st = gaia__check_tensor(ctx, fn, "t", t)) != GAIA_OK) return st;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     n = snprintf(header, sizeof header, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
-    for (i = 0; i < t->ndim; i++) n += snprintf(header + n, sizeof header - (size_t)n, "%zu,%s", t->shape[i], i + 1 < t->ndim ? " " : "");
-    n += snprintf(header + n, sizeof header - (size_t)n, "), }");
+    /* NumPy's spelling: (7,) for one dimension, (2, 3) for more. */
+    for (i = 0; i < t->ndim; i++)
+        n += snprintf(header + n, sizeof header - (size_t)n, i ? ", %zu" : "%zu", t->shape[i]);
+    n += snprintf(header + n, sizeof header - (size_t)n, t->ndim == 1 ? ",), }" : "), }");
     pad = 64 - (10 + n + 1) % 64;
     if (pad == 64) pad = 0;
     memset(header + n, ' ', (size_t)pad);

@@ -1,6 +1,392 @@
-/* Tests of the core part of gaia. */
+/* Tests of the core: contexts, devices, errors, Philox, random tensors,
+   profiling and the benchmark helper. */
 #include "gaia_test.h"
+#include <stdlib.h>
+
+/* A counting allocator that can be told to fail. */
+typedef struct counting_alloc {
+    long live, total;
+    size_t budget; /* bytes still allowed */
+} counting_alloc;
+static void *counting_malloc(size_t n, void *user) {
+    counting_alloc *c = (counting_alloc *)user;
+    if (n > c->budget) return NULL;
+    c->budget -= n;
+    c->live++;
+    c->total++;
+    return malloc(n);
+}
+static void counting_free(void *p, void *user) {
+    counting_alloc *c = (counting_alloc *)user;
+    if (p) c->live--;
+    free(p);
+}
+
+static void status_strings_name_every_code(gt *t) {
+    int s;
+    for (s = 0; s < GAIA_STATUS_COUNT; s++) {
+        const char *text = gaia_status_str((gaia_status)s);
+        GT_CHECK(t, text && strlen(text) > 1 && strcmp(text, "unknown status") != 0, "status %d has no name", s);
+    }
+    GT_CHECK(t, strcmp(gaia_status_str((gaia_status)999), "unknown status") == 0, "out-of-range status");
+    GT_CHECK(t, strcmp(gaia_device_str(GAIA_DEVICE_CPU), "cpu") == 0, "device name");
+    GT_CHECK(t, strcmp(gaia_version(), GAIA_VERSION_STRING) == 0, "version string");
+}
+
+static void context_defaults_to_an_available_device(gt *t) {
+    gaia_ctx *ctx = NULL;
+    GT_CHECK(t, gaia_ctx_create(NULL, &ctx) == GAIA_OK, "NULL desc must give defaults: %s", gaia_last_error(NULL));
+    GT_CHECK(t, gaia_device_available(ctx, gaia_ctx_device(ctx)), "default device not available");
+    GT_CHECK(t, gaia_device_available(ctx, GAIA_DEVICE_CPU), "CPU always available");
+    GT_CHECK(t, !gaia_device_available(ctx, GAIA_DEVICE_AUTO), "AUTO is a policy, not a device");
+    gaia_ctx_destroy(ctx);
+    gaia_ctx_destroy(NULL); /* harmless */
+}
+
+static void context_rejects_bad_descriptions(gt *t) {
+    gaia_ctx_desc d;
+    gaia_ctx *ctx = (gaia_ctx *)&d; /* must be reset to NULL on failure */
+    memset(&d, 0, sizeof d);
+    d.device = (gaia_device)7;
+    GT_CHECK(t, gaia_ctx_create(&d, &ctx) == GAIA_ERR_INVALID_ARG && ctx == NULL, "unknown device accepted");
+    GT_CHECK(t, strstr(gaia_last_error(NULL), "gaia_ctx_create") != NULL, "message names the function: %s",
+             gaia_last_error(NULL));
+    memset(&d, 0, sizeof d);
+    d.allocator.alloc = counting_malloc; /* free missing */
+    GT_CHECK(t, gaia_ctx_create(&d, &ctx) == GAIA_ERR_INVALID_ARG, "half an allocator accepted");
+    memset(&d, 0, sizeof d);
+    d.cpu_threads = -2;
+    GT_CHECK(t, gaia_ctx_create(&d, &ctx) == GAIA_ERR_INVALID_ARG, "negative threads accepted");
+    GT_CHECK(t, strstr(gaia_last_error(NULL), "-2") != NULL, "message names the value: %s", gaia_last_error(NULL));
+    GT_CHECK(t, gaia_ctx_create(NULL, NULL) == GAIA_ERR_INVALID_ARG, "NULL out accepted");
+}
+
+static void context_without_cuda_refuses_explicit_cuda(gt *t) {
+    gaia_ctx_desc d;
+    gaia_ctx *ctx = NULL;
+    if (gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) GT_SKIP(t, "a CUDA device is present");
+    memset(&d, 0, sizeof d);
+    d.device = GAIA_DEVICE_CUDA;
+    GT_CHECK(t, gaia_ctx_create(&d, &ctx) == GAIA_ERR_NO_DEVICE, "explicit CUDA without a GPU must fail");
+    GT_CHECK(t, ctx == NULL, "no context on failure");
+    GT_CHECK(t, strstr(gaia_last_error(NULL), "cuda") != NULL, "message: %s", gaia_last_error(NULL));
+}
+
+static void user_allocator_serves_every_host_allocation(gt *t) {
+    counting_alloc c = {0, 0, (size_t)1 << 30};
+    gaia_ctx_desc d;
+    gaia_ctx *ctx = NULL;
+    gaia_tensor *a = NULL, *b = NULL, *m = NULL;
+    size_t shape[2] = {64, 64};
+    memset(&d, 0, sizeof d);
+    d.device = GAIA_DEVICE_CPU;
+    d.allocator.alloc = counting_malloc;
+    d.allocator.free = counting_free;
+    d.allocator.user = &c;
+    GT_CHECK(t, gaia_ctx_create(&d, &ctx) == GAIA_OK, "create: %s", gaia_last_error(NULL));
+    GT_CHECK(t, gaia_tensor_randn(ctx, 2, shape, 0, 1, &a) == GAIA_OK, "randn");
+    GT_CHECK(t, gaia_tensor_randn(ctx, 2, shape, 0, 1, &b) == GAIA_OK, "randn");
+    GT_CHECK(t, gaia_tensor_matmul(ctx, a, b, 0, 0, &m) == GAIA_OK, "matmul: %s", gaia_last_error(ctx));
+    gaia_tensor_free(a);
+    gaia_tensor_free(b);
+    gaia_tensor_free(m);
+    gaia_ctx_destroy(ctx);
+    GT_CHECK(t, c.total > 4, "allocator not used (%ld calls)", c.total);
+    GT_CHECK(t, c.live == 0, "%ld allocations leaked", c.live);
+}
+
+static void out_of_memory_is_a_status_and_keeps_existing_tensors(gt *t) {
+    counting_alloc c = {0, 0, (size_t)1 << 20};
+    gaia_ctx_desc d;
+    gaia_ctx *ctx = NULL;
+    gaia_tensor *a = NULL, *big = NULL;
+    size_t small[1] = {1000}, huge[2] = {4096, 4096};
+    float v[3];
+    memset(&d, 0, sizeof d);
+    d.device = GAIA_DEVICE_CPU;
+    d.allocator.alloc = counting_malloc;
+    d.allocator.free = counting_free;
+    d.allocator.user = &c;
+    GT_CHECK(t, gaia_ctx_create(&d, &ctx) == GAIA_OK, "create");
+    GT_CHECK(t, gaia_tensor_full(ctx, 1, small, 3.5f, &a) == GAIA_OK, "full");
+    GT_CHECK(t, gaia_tensor_zeros(ctx, 2, huge, &big) == GAIA_ERR_OUT_OF_MEMORY, "64 MiB in a 1 MiB budget");
+    GT_CHECK(t, big == NULL, "failed output must stay NULL");
+    GT_CHECK(t, strstr(gaia_last_error(ctx), "67108864") != NULL, "message names the size: %s", gaia_last_error(ctx));
+    GT_CHECK(t, gaia_tensor_to_host(ctx, a, v, 3) == GAIA_ERR_SHAPE, "capacity check");
+    {
+        float all[1000];
+        GT_CHECK(t, gaia_tensor_to_host(ctx, a, all, 1000) == GAIA_OK, "existing tensor readable");
+        GT_CHECK(t, all[0] == 3.5f && all[999] == 3.5f, "existing tensor intact");
+    }
+    gaia_tensor_free(a);
+    gaia_ctx_destroy(ctx);
+    GT_CHECK(t, c.live == 0, "%ld allocations leaked", c.live);
+}
+
+static void device_stack_scopes_the_default_device(gt *t) {
+    gaia_device before = gaia_ctx_device(t->ctx);
+    gaia_tensor *x = NULL;
+    size_t n = 4;
+    int i;
+    GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CPU));
+    GT_CHECK(t, gaia_ctx_device(t->ctx) == GAIA_DEVICE_CPU, "push CPU");
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 1, &n, &x));
+    GT_CHECK(t, gaia_tensor_device(x) == GAIA_DEVICE_CPU, "tensor made on the pushed device");
+    gaia_tensor_free(x);
+    GT_OK(t, gaia_device_pop(t->ctx));
+    GT_CHECK(t, gaia_ctx_device(t->ctx) == before, "pop restores");
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_device_pop(t->ctx));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_device_pop") != NULL, "message");
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_device_push(t->ctx, (gaia_device)9));
+    if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA))
+        GT_STATUS(t, GAIA_ERR_NO_DEVICE, gaia_device_push(t->ctx, GAIA_DEVICE_CUDA));
+    for (i = 0; i < 15; i++) GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CPU));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_device_push(t->ctx, GAIA_DEVICE_CPU));
+    for (i = 0; i < 15; i++) GT_OK(t, gaia_device_pop(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_device_push(NULL, GAIA_DEVICE_CPU));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_device_pop(NULL));
+}
+
+static void device_query_describes_the_cpu(gt *t) {
+    gaia_device_info info;
+    FILE *f = tmpfile();
+    GT_OK(t, gaia_device_query(t->ctx, GAIA_DEVICE_CPU, &info));
+    GT_CHECK(t, info.available == 1 && info.count == 1 && info.threads >= 1, "cpu info");
+    GT_CHECK(t, info.name[0] != 0, "cpu has a name");
+    GT_OK(t, gaia_device_query(t->ctx, GAIA_DEVICE_CUDA, &info));
+    GT_CHECK(t, info.available == gaia_device_available(t->ctx, GAIA_DEVICE_CUDA), "cuda availability agrees");
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_device_query(t->ctx, GAIA_DEVICE_CPU, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_device_query(t->ctx, (gaia_device)5, &info));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_device_query(NULL, GAIA_DEVICE_CPU, &info));
+    GT_OK(t, gaia_synchronize(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_synchronize(NULL));
+    if (f) {
+        char line[256] = "";
+        gaia_device_report(t->ctx, f);
+        rewind(f);
+        GT_CHECK(t, fgets(line, sizeof line, f) && strstr(line, "gaia " GAIA_VERSION_STRING), "report: %s", line);
+        fclose(f);
+    }
+}
+
+static void errors_name_the_function_and_values(gt *t) {
+    gaia_tensor *a = NULL, *b = NULL, *c = NULL;
+    size_t sa[2] = {3, 4}, sb[2] = {5, 2};
+    GT_OK(t, gaia_tensor_ones(t->ctx, 2, sa, &a));
+    GT_OK(t, gaia_tensor_ones(t->ctx, 2, sb, &b));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_tensor_matmul(t->ctx, a, b, 0, 0, &c));
+    gaia_tensor_free(a);
+    gaia_tensor_free(b);
+    GT_CHECK(t, c == NULL, "no output on failure");
+    GT_CHECK(t, strcmp(gaia_last_error(t->ctx), "gaia_tensor_matmul: inner dimensions differ: (3x4) @ (5x2)") == 0,
+             "message was '%s'", gaia_last_error(t->ctx));
+    gaia_clear_error(t->ctx);
+    GT_CHECK(t, gaia_last_error(t->ctx)[0] == 0, "clear_error");
+}
+
+static void logger_receives_errors_when_installed(gt *t) {
+    gaia_tensor *x = NULL;
+    size_t bad[1] = {0};
+    gt_log_buffer[0] = 0;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_zeros(t->ctx, 1, bad, &x));
+    GT_CHECK(t, strstr(gt_log_buffer, "gaia_tensor_zeros: dimension 0 is zero") != NULL, "log was '%s'", gt_log_buffer);
+}
+
+/* Known-answer vectors of Philox4x32-10 from the Random123 distribution. */
+static void philox_matches_random123_known_answers(gt *t) {
+    static const uint32_t ctr[3][4] = {{0, 0, 0, 0},
+                                       {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu},
+                                       {0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}};
+    static const uint32_t key[3][2] = {{0, 0}, {0xffffffffu, 0xffffffffu}, {0xa4093822u, 0x299f31d0u}};
+    static const uint32_t want[3][4] = {{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u},
+                                        {0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu},
+                                        {0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}};
+    int v, i;
+    for (v = 0; v < 3; v++) {
+        uint32_t out[4];
+        gaia_cpu_philox4x32_10(ctr[v], key[v], out);
+        for (i = 0; i < 4; i++)
+            GT_CHECK(t, out[i] == want[v][i], "vector %d word %d: %08x, expected %08x", v, i, out[i], want[v][i]);
+    }
+}
+
+static void random_tensors_repeat_with_the_seed(gt *t) {
+    gaia_tensor *a = NULL, *b = NULL, *c = NULL;
+    size_t n = 1001;
+    float *ha, *hb, *hc;
+    int same = 1, differs = 0;
+    size_t i;
+    gaia_ctx_set_seed(t->ctx, 1234);
+    GT_CHECK(t, gaia_ctx_seed(t->ctx) == 1234, "seed");
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &n, 0, 1, &a));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &n, 0, 1, &c)); /* next stream: different numbers */
+    gaia_ctx_set_seed(t->ctx, 1234);
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &n, 0, 1, &b));
+    ha = gt_host(t, a);
+    hb = gt_host(t, b);
+    hc = gt_host(t, c);
+    for (i = 0; i < n; i++) {
+        same &= ha[i] == hb[i];
+        differs += ha[i] != hc[i];
+    }
+    free(ha);
+    free(hb);
+    free(hc);
+    gaia_tensor_free(a);
+    gaia_tensor_free(b);
+    gaia_tensor_free(c);
+    GT_CHECK(t, same, "same seed, different numbers");
+    GT_CHECK(t, differs > 990, "consecutive draws repeat (%d differ)", differs);
+}
+
+/* Element i depends only on (seed, stream, i): a prefix of a longer draw. */
+static void random_elements_do_not_depend_on_tensor_size(gt *t) {
+    float small[7], big[1000];
+    size_t i;
+    gaia_cpu_random(small, 7, GAIA_RANDOM_NORMAL, 99, 5, 0, 1, 1);
+    gaia_cpu_random(big, 1000, GAIA_RANDOM_NORMAL, 99, 5, 0, 1, 2);
+    for (i = 0; i < 7; i++) GT_CHECK(t, small[i] == big[i], "element %zu differs", i);
+}
+
+static void random_distributions_have_their_moments(gt *t) {
+    enum { N = 400000 };
+    float *x = gt_alloc_floats(N);
+    double s = 0, ss = 0, mn = 1e9, mx = -1e9;
+    size_t i;
+    GT_CHECK(t, x != NULL, "alloc");
+    /* normal(2, 3): mean within 5 sigma of the sampling error */
+    gaia_cpu_random(x, N, GAIA_RANDOM_NORMAL, t->seed, 0, 2.0f, 3.0f, 2);
+    for (i = 0; i < N; i++) {
+        s += x[i];
+        ss += (double)x[i] * x[i];
+    }
+    s /= N;
+    ss = ss / N - s * s;
+    if (!(fabs(s - 2.0) < 5 * 3.0 / sqrt(N) && fabs(sqrt(ss) - 3.0) < 0.03)) {
+        free(x);
+        GT_CHECK(t, 0, "normal mean %g std %g", s, sqrt(ss));
+    }
+    /* uniform(-1, 3): inside [lo, hi), mean 1, variance 16/12 */
+    gaia_cpu_random(x, N, GAIA_RANDOM_UNIFORM, t->seed, 1, -1.0f, 3.0f, 2);
+    s = ss = 0;
+    for (i = 0; i < N; i++) {
+        s += x[i];
+        ss += (double)x[i] * x[i];
+        if (x[i] < mn) mn = x[i];
+        if (x[i] > mx) mx = x[i];
+    }
+    s /= N;
+    ss = ss / N - s * s;
+    if (!(mn >= -1.0 && mx < 3.0 && fabs(s - 1.0) < 5 * sqrt(16.0 / 12 / N) && fabs(ss - 16.0 / 12) < 0.02)) {
+        free(x);
+        GT_CHECK(t, 0, "uniform range [%g, %g], mean %g, var %g", mn, mx, s, ss);
+    }
+    /* bernoulli(0.3) */
+    gaia_cpu_random(x, N, GAIA_RANDOM_BERNOULLI, t->seed, 2, 0.3f, 0, 2);
+    s = 0;
+    for (i = 0; i < N; i++) {
+        if (x[i] != 0.0f && x[i] != 1.0f) {
+            free(x);
+            GT_CHECK(t, 0, "bernoulli value %g", (double)x[i]);
+        }
+        s += x[i];
+    }
+    free(x);
+    s /= N;
+    GT_CHECK(t, fabs(s - 0.3) < 5 * sqrt(0.21 / N), "bernoulli frequency %g", s);
+}
+
+static void random_creation_rejects_bad_parameters(gt *t) {
+    gaia_tensor *x = NULL;
+    size_t n = 10;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_randn(t->ctx, 1, &n, 0, -1, &x));
+    GT_STATUS(t, GAIA_ERR_NUMERIC, gaia_tensor_randn(t->ctx, 1, &n, NAN, 1, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_uniform(t->ctx, 1, &n, 2, 1, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_uniform(t->ctx, 1, &n, 0, NAN, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_bernoulli(t->ctx, 1, &n, 1.5f, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_bernoulli(t->ctx, 1, &n, NAN, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_randn(NULL, 1, &n, 0, 1, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_randn(t->ctx, 1, NULL, 0, 1, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_randn(t->ctx, 1, &n, 0, 1, NULL));
+    GT_CHECK(t, x == NULL, "no output on failure");
+}
+
+static void profiling_counts_calls_time_and_bytes(gt *t) {
+    gaia_tensor *a = NULL, *b = NULL;
+    size_t shape[2] = {128, 128};
+    gaia_profile_entry e;
+    FILE *f = tmpfile();
+    int i;
+    gaia_profile_enable(t->ctx, 1);
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, shape, 0, 1, &a));
+    for (i = 0; i < 3; i++) GT_OK(t, gaia_tensor_exp(t->ctx, a, &b));
+    GT_OK(t, gaia_tensor_matmul(t->ctx, a, a, 0, 0, &b));
+    e = gaia_profile_get(t->ctx, GAIA_PROF_UNARY);
+    GT_CHECK(t, e.calls == 3 && e.bytes == 3u * 128 * 128 * 8 && e.total_ms >= 0, "unary: %llu calls, %llu bytes",
+             (unsigned long long)e.calls, (unsigned long long)e.bytes);
+    GT_CHECK(t, gaia_profile_get(t->ctx, GAIA_PROF_MATMUL).calls == 1, "matmul counted");
+    GT_CHECK(t, gaia_profile_get(t->ctx, GAIA_PROF_RANDOM).calls == 1, "random counted");
+    if (f) {
+        char buf[512];
+        size_t len;
+        gaia_profile_print(t->ctx, f);
+        rewind(f);
+        len = fread(buf, 1, sizeof buf - 1, f);
+        buf[len] = 0;
+        fclose(f);
+        GT_CHECK(t, strstr(buf, "unary") && strstr(buf, "matmul"), "report:\n%s", buf);
+    }
+    gaia_profile_reset(t->ctx);
+    GT_CHECK(t, gaia_profile_get(t->ctx, GAIA_PROF_UNARY).calls == 0, "reset");
+    gaia_profile_enable(t->ctx, 0);
+    GT_OK(t, gaia_tensor_exp(t->ctx, a, &b));
+    GT_CHECK(t, gaia_profile_get(t->ctx, GAIA_PROF_UNARY).calls == 0, "disabled profiling still counted");
+    GT_CHECK(t, strcmp(gaia_profile_op_str(GAIA_PROF_HRR), "hrr") == 0, "op names");
+    gaia_tensor_free(a);
+    gaia_tensor_free(b);
+}
+
+static int bench_body(void *arg) {
+    volatile double *acc = (volatile double *)arg;
+    int i;
+    for (i = 0; i < 20000; i++) *acc += sqrt((double)i);
+    return 0;
+}
+static int bench_fails(void *arg) {
+    (void)arg;
+    return 1;
+}
+
+static void bench_helper_reports_consistent_statistics(gt *t) {
+    gaia_bench_stats s;
+    volatile double acc = 0;
+    GT_OK(t, gaia_bench_run(t->ctx, bench_body, (void *)&acc, 2, 5, &s));
+    GT_CHECK(t, s.repeats == 5 && s.min_ms > 0 && s.min_ms <= s.mean_ms && s.mean_ms <= s.max_ms && s.std_ms >= 0,
+             "min %g mean %g max %g std %g", s.min_ms, s.mean_ms, s.max_ms, s.std_ms);
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_bench_run(t->ctx, bench_body, (void *)&acc, 0, 0, &s));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_bench_run(t->ctx, NULL, NULL, 0, 1, &s));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_bench_run(t->ctx, bench_body, (void *)&acc, 0, 1, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_bench_run(t->ctx, bench_fails, NULL, 0, 1, &s));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_bench_run(NULL, bench_body, (void *)&acc, 0, 1, &s));
+}
 
 const gt_case gt_core_cases[] = {
+    {"core_status_strings_name_every_code", status_strings_name_every_code},
+    {"core_context_defaults_to_an_available_device", context_defaults_to_an_available_device},
+    {"core_context_rejects_bad_descriptions", context_rejects_bad_descriptions},
+    {"core_context_without_cuda_refuses_explicit_cuda", context_without_cuda_refuses_explicit_cuda},
+    {"core_user_allocator_serves_every_host_allocation", user_allocator_serves_every_host_allocation},
+    {"core_out_of_memory_is_a_status_and_keeps_existing_tensors", out_of_memory_is_a_status_and_keeps_existing_tensors},
+    {"core_device_stack_scopes_the_default_device", device_stack_scopes_the_default_device},
+    {"core_device_query_describes_the_cpu", device_query_describes_the_cpu},
+    {"core_errors_name_the_function_and_values", errors_name_the_function_and_values},
+    {"core_logger_receives_errors_when_installed", logger_receives_errors_when_installed},
+    {"core_philox_matches_random123_known_answers", philox_matches_random123_known_answers},
+    {"core_random_tensors_repeat_with_the_seed", random_tensors_repeat_with_the_seed},
+    {"core_random_elements_do_not_depend_on_tensor_size", random_elements_do_not_depend_on_tensor_size},
+    {"core_random_distributions_have_their_moments", random_distributions_have_their_moments},
+    {"core_random_creation_rejects_bad_parameters", random_creation_rejects_bad_parameters},
+    {"core_profiling_counts_calls_time_and_bytes", profiling_counts_calls_time_and_bytes},
+    {"core_bench_helper_reports_consistent_statistics", bench_helper_reports_consistent_statistics},
     {NULL, NULL},
 };

@@ -49,13 +49,17 @@
 /* Cache blocks. KC*NR*4 bytes (B micro-panel) must sit in L1 next to an A
    micro-panel; MC*KC*4 (A block) in L2; KC*NC*4 (B block) in L3. */
 #ifndef GAIA_GEMM_KC
+#if GAIA_GEMM_VW >= 16
+#define GAIA_GEMM_KC 512
+#else
 #define GAIA_GEMM_KC 256
 #endif
+#endif
 #ifndef GAIA_GEMM_MC
-#define GAIA_GEMM_MC 192
+#define GAIA_GEMM_MC 96
 #endif
 #ifndef GAIA_GEMM_NC
-#define GAIA_GEMM_NC 2048
+#define GAIA_GEMM_NC 1024
 #endif
 /* M*N*K at or below which the unpacked path is used. */
 #ifndef GAIA_GEMM_SMALL
@@ -123,29 +127,44 @@ static void gaia__gemm_scale_c(size_t m, size_t n, float beta, float *C, size_t 
 
 /* ---- packing ------------------------------------------------------------ */
 
+/* Transposing copies go through the L1 in tiles of this many k values;
+   walking a whole kc-long panel per source row would evict the panel's
+   own lines between consecutive writes. */
+#define GAIA_GEMM_KT 16
+
 /* A rows [0,mc) x k [0,kc) -> panels of MR rows: dst[p][k][r], zero padded. */
 static void gaia__gemm_pack_a(int trans_a, size_t mc, size_t kc, const float *A, size_t lda,
                               float *GAIA_GEMM_RESTRICT dst)
 {
     size_t i, k, r;
+    if (trans_a) {
+        /* op(A)(i,k) = A[k*lda + i]: each k is a contiguous run over all
+           panels; visit each source row once (page/TLB friendly). */
+        size_t np = gaia__gemm_cdiv(mc, GAIA_GEMM_MR);
+        for (k = 0; k < kc; ++k) {
+            const float *src = A + k * lda;
+            for (i = 0; i < np; ++i) {
+                float *d = dst + i * kc * GAIA_GEMM_MR + k * GAIA_GEMM_MR;
+                size_t mr = gaia__gemm_min(GAIA_GEMM_MR, mc - i * GAIA_GEMM_MR);
+                if (mr == GAIA_GEMM_MR) {
+                    memcpy(d, src + i * GAIA_GEMM_MR, GAIA_GEMM_MR * sizeof(float));
+                } else {
+                    for (r = 0; r < mr; ++r) d[r] = src[i * GAIA_GEMM_MR + r];
+                    for (; r < GAIA_GEMM_MR; ++r) d[r] = 0.0f;
+                }
+            }
+        }
+        return;
+    }
     for (i = 0; i < mc; i += GAIA_GEMM_MR) {
         size_t mr = gaia__gemm_min(GAIA_GEMM_MR, mc - i);
-        if (trans_a) {
-            /* op(A)(i,k) = A[k*lda + i]: each k is already a contiguous run. */
-            const float *src = A + i;
-            for (k = 0; k < kc; ++k) {
-                for (r = 0; r < mr; ++r) dst[r] = src[k * lda + r];
-                for (; r < GAIA_GEMM_MR; ++r) dst[r] = 0.0f;
-                dst += GAIA_GEMM_MR;
-            }
-        } else if (mr == GAIA_GEMM_MR) {
-            const float *src = A + i * lda;
+        const float *src = A + i * lda;
+        if (mr == GAIA_GEMM_MR) {
             for (k = 0; k < kc; ++k) {
                 for (r = 0; r < GAIA_GEMM_MR; ++r) dst[r] = src[r * lda + k];
                 dst += GAIA_GEMM_MR;
             }
         } else {
-            const float *src = A + i * lda;
             for (k = 0; k < kc; ++k) {
                 for (r = 0; r < mr; ++r) dst[r] = src[r * lda + k];
                 for (; r < GAIA_GEMM_MR; ++r) dst[r] = 0.0f;
@@ -159,32 +178,35 @@ static void gaia__gemm_pack_a(int trans_a, size_t mc, size_t kc, const float *A,
 static void gaia__gemm_pack_b(int trans_b, size_t kc, size_t nc, const float *B, size_t ldb,
                               float *GAIA_GEMM_RESTRICT dst)
 {
-    size_t j, k, c;
+    size_t j, k, c, k0;
     for (j = 0; j < nc; j += GAIA_GEMM_NR) {
         size_t nr = gaia__gemm_min(GAIA_GEMM_NR, nc - j);
         if (!trans_b) {
             const float *src = B + j;
             if (nr == GAIA_GEMM_NR) {
-                for (k = 0; k < kc; ++k) {
-                    memcpy(dst, src + k * ldb, GAIA_GEMM_NR * sizeof(float));
-                    dst += GAIA_GEMM_NR;
-                }
+                for (k = 0; k < kc; ++k) memcpy(dst + k * GAIA_GEMM_NR, src + k * ldb, GAIA_GEMM_NR * sizeof(float));
             } else {
                 for (k = 0; k < kc; ++k) {
-                    for (c = 0; c < nr; ++c) dst[c] = src[k * ldb + c];
-                    for (; c < GAIA_GEMM_NR; ++c) dst[c] = 0.0f;
-                    dst += GAIA_GEMM_NR;
+                    for (c = 0; c < nr; ++c) dst[k * GAIA_GEMM_NR + c] = src[k * ldb + c];
+                    for (; c < GAIA_GEMM_NR; ++c) dst[k * GAIA_GEMM_NR + c] = 0.0f;
                 }
             }
         } else {
-            /* op(B)(k,j) = B[j*ldb + k]: read along k, scatter into the panel. */
+            /* op(B)(k,j) = B[j*ldb + k]: a transpose, done a KT x NR tile at
+               a time so source lines and destination rows stay in L1. */
             const float *src = B + j * ldb;
-            for (c = 0; c < nr; ++c)
-                for (k = 0; k < kc; ++k) dst[k * GAIA_GEMM_NR + c] = src[c * ldb + k];
-            for (; c < GAIA_GEMM_NR; ++c)
-                for (k = 0; k < kc; ++k) dst[k * GAIA_GEMM_NR + c] = 0.0f;
-            dst += kc * GAIA_GEMM_NR;
+            for (k0 = 0; k0 < kc; k0 += GAIA_GEMM_KT) {
+                size_t kt = gaia__gemm_min(GAIA_GEMM_KT, kc - k0);
+                float *d = dst + k0 * GAIA_GEMM_NR;
+                for (c = 0; c < nr; ++c) {
+                    const float *sc = src + c * ldb + k0;
+                    for (k = 0; k < kt; ++k) d[k * GAIA_GEMM_NR + c] = sc[k];
+                }
+                for (; c < GAIA_GEMM_NR; ++c)
+                    for (k = 0; k < kt; ++k) d[k * GAIA_GEMM_NR + c] = 0.0f;
+            }
         }
+        dst += kc * GAIA_GEMM_NR;
     }
 }
 
@@ -717,7 +739,12 @@ GAIA_API void gaia_cpu_sgemm_batched(int trans_a, int trans_b, size_t batch, siz
         return;
     }
 #endif
-    for (b = 0; b < batch; ++b)
-        gaia_cpu_sgemm(trans_a, trans_b, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b, ldb, beta,
-                       C + b * stride_c, ldc, nthreads, work);
+    for (b = 0; b < batch; ++b) {
+        if (nthreads > 1)
+            gaia_cpu_sgemm(trans_a, trans_b, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b, ldb, beta,
+                           C + b * stride_c, ldc, nthreads, work);
+        else
+            gaia__gemm_serial(trans_a, trans_b, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b, ldb, beta,
+                              C + b * stride_c, ldc, work);
+    }
 }
