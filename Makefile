@@ -59,7 +59,7 @@ TEST_CXX := $(wildcard tests/*.cpp)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_C)) $(patsubst tests/%.cpp,$(BUILD)/tests/%.o,$(TEST_CXX))
 RUNNER   := $(BUILD)/tests/run_tests
 
-.PHONY: all test demo bench install uninstall clean cxx-check
+.PHONY: all test demo bench install uninstall clean cxx-check print-runner
 all: $(EXAMPLES) $(BENCHES) $(RUNNER) cxx-check
 
 $(BUILD)/gaia_kernels.o: $(KERNEL_SRC)
@@ -99,6 +99,9 @@ $(BUILD)/cxx-check.stamp: $(HEADERS)
 
 test: $(RUNNER) cxx-check
 	$(RUNNER) $(T)
+
+print-runner:
+	@echo $(RUNNER)
 
 demo: $(BUILD)/examples/demo
 	$(BUILD)/examples/demo
