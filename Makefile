@@ -24,14 +24,18 @@ BUILD    := build
 ifeq ($(NATIVE),1)
   CFLAGS   += -march=native
   CXXFLAGS += -march=native
+else
+  BUILD    := $(BUILD)-generic
 endif
 ifeq ($(OMP),1)
   CFLAGS   += -fopenmp
   CXXFLAGS += -fopenmp
   LDLIBS   += -fopenmp
+else
+  BUILD    := $(BUILD)-serial
 endif
 ifeq ($(SANITIZE),1)
-  BUILD    := build-san
+  BUILD    := $(BUILD)-san
   CFLAGS   += -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
   CXXFLAGS += -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
   LDLIBS   += -fsanitize=address,undefined
@@ -122,4 +126,4 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/gaia $(DESTDIR)$(PREFIX)/share/gaia $(DESTDIR)$(PREFIX)/lib/pkgconfig/gaia.pc
 
 clean:
-	rm -rf build build-san build-cuda build-san-cuda
+	rm -rf build build-*
