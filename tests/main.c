@@ -17,9 +17,10 @@ extern const gt_case gt_cuda_cases[];
 extern const gt_case gt_hrr_cases[];
 extern const gt_case gt_assembly_cases[];
 extern const gt_case gt_layer_cases[];
+extern const gt_case gt_fft_cases[];
 
 static const gt_case *const gt_suites[] = {
-    gt_core_cases,    gt_tensor_cases, gt_linalg_cases, gt_npy_cases,      gt_cpp_cases,
+    gt_core_cases,    gt_tensor_cases, gt_linalg_cases, gt_npy_cases,      gt_cpp_cases,   gt_fft_cases,
     gt_backend_cases, gt_cuda_cases,   gt_hrr_cases,    gt_assembly_cases, gt_layer_cases,
 };
 

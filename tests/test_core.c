@@ -286,8 +286,9 @@ static void random_distributions_have_their_moments(gt *t) {
     s = 0;
     for (i = 0; i < N; i++) {
         if (x[i] != 0.0f && x[i] != 1.0f) {
+            double v = x[i];
             free(x);
-            GT_CHECK(t, 0, "bernoulli value %g", (double)x[i]);
+            GT_CHECK(t, 0, "bernoulli value %g", v);
         }
         s += x[i];
     }

@@ -130,8 +130,9 @@ typedef enum gaia_hrr_spec_op {
 struct gaia_hrr_ops {
     /* spec[r] = rfft(x[r]) for B rows of D floats. */
     gaia_status (*forward)(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *spec);
-    /* x[r] = irfft(spec[r]), unnormalised; spec is left unchanged. */
-    gaia_status (*inverse)(gaia_ctx *ctx, size_t B, size_t D, const float *spec, float *x);
+    /* x[r] = irfft(spec[r]), unnormalised. keep_spec = 0 lets the backend
+       overwrite spec (cuFFT's C2R does); cached spectra pass 1. */
+    gaia_status (*inverse)(gaia_ctx *ctx, size_t B, size_t D, const float *spec, int keep_spec, float *x);
     /* out[r] = scale a[r] b[r] (conj(b[r]) when conj_b) over nb bins; row
        strides in floats, 0 repeats one row. out may be a. */
     gaia_status (*spec_mul)(gaia_ctx *ctx, size_t B, size_t nb, const float *a, size_t a_rs, const float *b,
@@ -140,7 +141,7 @@ struct gaia_hrr_ops {
     gaia_status (*spec_map)(gaia_ctx *ctx, size_t B, size_t nb, gaia_hrr_spec_op op, float p, float scale,
                             const float *in, float *out);
     /* Fused out[r] = a[r] (*) b[r] (b[r]^dagger when conj_b), then normalised
-       rows when normalize; row strides D or 0. out may alias neither. */
+       rows when normalize; row strides D or 0. out may be a or b. */
     gaia_status (*bind)(gaia_ctx *ctx, size_t B, size_t D, const float *a, size_t a_rs, const float *b,
                         size_t b_rs, int conj_b, int normalize, float *out);
     /* The same with b given as spectra (row stride s_rs, 0 repeats). */
