@@ -1,2 +1,405 @@
-/* assembly module: CPU primitives (fragment of gaia_cpu.h's implementation section).
-   Define GAIA__CPU_ASSEMBLY_OPS as the address of this backend's ops table. */
+/* ---------------------------------------------------------------------
+   assembly module: CPU primitives (explicit mode). The edge generator and
+   the binomial draw below have line-for-line twins in kernels_assembly.cu;
+   both use integer arithmetic only, so CPU and GPU agree bit for bit.
+   --------------------------------------------------------------------- */
+#define GAIA__ASM_GAMMA 0x9E3779B97F4A7C15ull
+
+/* SplitMix64's finaliser: a strong 64-bit mixer, cheap on CPU and GPU. */
+static uint64_t gaia__asm_mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The word stream of (fibre, source i, segment g): SplitMix64 from a hashed
+   start, two 32-bit words per step (low half first). */
+typedef struct gaia__asm_rng {
+    uint64_t s, z;
+    int half;
+} gaia__asm_rng;
+
+static void gaia__asm_rng_init(gaia__asm_rng *r, uint64_t fkey, uint32_t i, uint32_t g) {
+    r->s = gaia__asm_mix64(fkey ^ gaia__asm_mix64((((uint64_t)i << 32) | g) + GAIA__ASM_GAMMA));
+    r->z = 0;
+    r->half = 0;
+}
+
+static uint32_t gaia__asm_next(gaia__asm_rng *r) {
+    if (r->half) {
+        r->half = 0;
+        return (uint32_t)(r->z >> 32);
+    }
+    r->s += GAIA__ASM_GAMMA;
+    r->z = gaia__asm_mix64(r->s);
+    r->half = 1;
+    return (uint32_t)r->z;
+}
+
+/* One Geometric(p) skip (non-edges before the next edge). The guide gives
+   the skip of the largest word in u's bucket, a lower bound; the thresholds
+   then settle it exactly (usually no step). */
+static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng *r) {
+    uint32_t u = gaia__asm_next(r);
+    uint32_t b = a->geo_guide[u >> 20];
+    uint64_t x;
+    while (u < a->geo[b + 1]) b++;
+    x = b;
+    if (a->geo_r32)
+        while (gaia__asm_next(r) < a->geo_r32) x += a->geo_len;
+    return x;
+}
+
+/* Runs BODY for every out-edge j of source i in [lo, hi), segment g.
+   Without the A part (p >= ~2e-5) both halves of each 64-bit word are used
+   straight-line and the first threshold step is branch-free; the general
+   path consumes the same words in the same order. */
+#define GAIA__ASM_FOR_EDGES(a, i, g, lo, hi, j, BODY)                                       \
+    do {                                                                                    \
+        gaia__asm_rng r_;                                                                   \
+        gaia__asm_rng_init(&r_, (a)->fkey, (i), (g));                                       \
+        if ((a)->geo_r32 == 0) {                                                            \
+            const uint32_t *geo_ = (a)->geo, *gd_ = (a)->geo_guide;                         \
+            uint64_t s_ = r_.s;                                                             \
+            (j) = (lo);                                                                     \
+            for (;;) {                                                                      \
+                uint64_t z_ = gaia__asm_mix64(s_ += GAIA__ASM_GAMMA);                       \
+                uint32_t u_ = (uint32_t)z_, b_ = gd_[u_ >> 20];                             \
+                b_ += u_ < geo_[b_ + 1];                                                    \
+                while (u_ < geo_[b_ + 1]) b_++;                                             \
+                (j) += b_;                                                                  \
+                if ((j) >= (hi)) break;                                                     \
+                BODY;                                                                       \
+                (j)++;                                                                      \
+                u_ = (uint32_t)(z_ >> 32);                                                  \
+                b_ = gd_[u_ >> 20];                                                         \
+                b_ += u_ < geo_[b_ + 1];                                                    \
+                while (u_ < geo_[b_ + 1]) b_++;                                             \
+                (j) += b_;                                                                  \
+                if ((j) >= (hi)) break;                                                     \
+                BODY;                                                                       \
+                (j)++;                                                                      \
+            }                                                                               \
+        } else {                                                                            \
+            for ((j) = (lo) + gaia__asm_skip((a), &r_); (j) < (hi);                         \
+                 (j) += 1 + gaia__asm_skip((a), &r_)) {                                     \
+                BODY;                                                                       \
+            }                                                                               \
+        }                                                                                   \
+    } while (0)
+
+static float gaia__asm_map_lookup(const uint64_t *keys, const float *vals, uint64_t mask, uint64_t key) {
+    uint64_t h = gaia__asm_mix64(key) & mask;
+    for (;;) {
+        uint64_t k = keys[h];
+        if (k == key) return vals[h];
+        if (k == GAIA_ASSEMBLY_EMPTY) return 1.0f;
+        h = (h + 1) & mask;
+    }
+}
+
+GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *map_vals, uint64_t map_mask,
+                                         uint64_t key) {
+    return gaia__asm_map_lookup(map_keys, map_vals, map_mask, key);
+}
+
+/* Fixed point, truncated: exact in float (a power-of-two scale), then an
+   exact conversion, so every device gets the same integer. */
+static int64_t gaia__asm_fix(float w) { return (int64_t)(w * GAIA_ASSEMBLY_FIX); }
+
+GAIA_API uint32_t gaia_cpu_assembly_stim_degree(const gaia_assembly_fibre_args *a, uint32_t j) {
+    uint64_t u = gaia__asm_mix64(a->fkey + ((uint64_t)j + 1) * GAIA__ASM_GAMMA);
+    uint32_t x = a->bin_guide[u >> 52];
+    while (x + 1 < a->bin_len && u >= a->bin_cdf[x]) x++;
+    return a->bin_lo + x;
+}
+
+static int gaia__asm_bit(const uint32_t *bits, uint64_t j) { return (int)((bits[j >> 5] >> (j & 31)) & 1u); }
+
+static void gaia__asm_cpu_stimulus(const gaia_assembly_fibre_args *a, int64_t *input, int nthreads) {
+    long long j;
+    (void)nthreads;
+    GAIA__OMP_FOR(a->n_tgt > GAIA__PAR_MIN / 4, nthreads)
+    for (j = 0; j < (long long)a->n_tgt; j++) {
+        uint32_t c = gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
+        if (c) {
+            int64_t w = (int64_t)GAIA_ASSEMBLY_FIX;
+            if (gaia__asm_bit(a->tgt_support, (uint64_t)j))
+                w = gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, (uint64_t)j));
+            input[j] += (int64_t)c * w;
+        }
+    }
+}
+
+/* Parallel over target segments: each segment's inputs (32 KiB) stay in L1
+   and have one writer, so no atomics and no per-thread copies. */
+GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
+                                           int64_t *input, int nthreads) {
+    long long nseg = (long long)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS), g;
+    if (a->is_stimulus) {
+        gaia__asm_cpu_stimulus(a, input, nthreads);
+        return;
+    }
+    (void)nthreads;
+    GAIA__OMP_FOR(nseg > 1 && (uint64_t)K * (uint64_t)nseg >= 64, nthreads)
+    for (g = 0; g < nseg; g++) {
+        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG;
+        uint32_t s;
+        if (hi > a->n_tgt) hi = a->n_tgt;
+        for (s = 0; s < K; s++) {
+            uint32_t i = src[s];
+            uint64_t base = (uint64_t)i * a->n_tgt, j;
+            GAIA__ASM_FOR_EDGES(a, i, (uint32_t)g, lo, hi, j, {
+                if (gaia__asm_bit(a->tgt_support, j))
+                    input[j] += gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, base + j));
+                else
+                    input[j] += (int64_t)GAIA_ASSEMBLY_FIX;
+            });
+        }
+    }
+}
+
+GAIA_API uint64_t gaia_cpu_assembly_edges(const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out, uint64_t cap) {
+    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, g, count = 0;
+    for (g = 0; g < nseg; g++) {
+        uint64_t lo = g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, j;
+        if (hi > a->n_tgt) hi = a->n_tgt;
+        GAIA__ASM_FOR_EDGES(a, i, (uint32_t)g, lo, hi, j, {
+            if (count < cap) out[count] = (uint32_t)j;
+            count++;
+        });
+    }
+    return count;
+}
+
+static int gaia__asm_cmp_u32(const void *x, const void *y) {
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Radix select on the 64-bit inputs: one 16-bit histogram over all n, then
+   refinement among the few in the threshold bucket; candidates stay in index
+   order, so among equal inputs the lower indices win. */
+GAIA_API void gaia_cpu_assembly_topk(const int64_t *input, uint32_t n, uint32_t k, uint32_t *scratch,
+                                     uint32_t *winners) {
+    uint32_t *hist = scratch, *cand = scratch + 65536, nw = 0, nc = 0, need = k, j, d;
+    uint64_t mx = 0, above;
+    int shift = 0;
+    if (k >= n) {
+        for (j = 0; j < n; j++) winners[j] = j;
+        return;
+    }
+    for (j = 0; j < n; j++)
+        if ((uint64_t)input[j] > mx) mx = (uint64_t)input[j];
+    while ((mx >> shift) >= 65536u) shift++;
+    memset(hist, 0, 65536 * sizeof(uint32_t));
+    for (j = 0; j < n; j++) hist[(uint64_t)input[j] >> shift]++;
+    for (d = 65535, above = 0; above + hist[d] < need; d--) above += hist[d];
+    for (j = 0; j < n; j++) {
+        uint64_t bkt = (uint64_t)input[j] >> shift;
+        if (bkt > d) winners[nw++] = j;
+        else if (bkt == d) cand[nc++] = j;
+    }
+    need -= (uint32_t)above;
+    while (need < nc && shift > 0) {
+        int ns = shift > 16 ? shift - 16 : 0;
+        uint64_t dmask = ((uint64_t)1 << (shift - ns)) - 1;
+        uint32_t t, m = 0;
+        memset(hist, 0, ((size_t)dmask + 1) * sizeof(uint32_t));
+        for (t = 0; t < nc; t++) hist[((uint64_t)input[cand[t]] >> ns) & dmask]++;
+        for (d = (uint32_t)dmask, above = 0; above + hist[d] < need; d--) above += hist[d];
+        for (t = 0; t < nc; t++) {
+            uint64_t dig = ((uint64_t)input[cand[t]] >> ns) & dmask;
+            if (dig > d) winners[nw++] = cand[t];
+            else if (dig == d) cand[m++] = cand[t];
+        }
+        nc = m;
+        need -= (uint32_t)above;
+        shift = ns;
+    }
+    for (j = 0; j < need; j++) winners[nw++] = cand[j];
+    qsort(winners, nw, sizeof(uint32_t), gaia__asm_cmp_u32);
+}
+
+static uint64_t gaia__asm_map_insert(uint64_t *keys, float *vals, uint64_t mask, uint64_t key, float factor) {
+    uint64_t h = gaia__asm_mix64(key) & mask;
+    for (;;) {
+        uint64_t k = keys[h];
+        if (k == key) {
+            float v = vals[h] * factor;
+            vals[h] = v < GAIA_ASSEMBLY_WMAX ? v : GAIA_ASSEMBLY_WMAX;
+            return 0;
+        }
+        if (k == GAIA_ASSEMBLY_EMPTY) {
+            keys[h] = key;
+            vals[h] = factor < GAIA_ASSEMBLY_WMAX ? factor : GAIA_ASSEMBLY_WMAX;
+            return 1;
+        }
+        h = (h + 1) & mask;
+    }
+}
+
+GAIA_API uint64_t gaia_cpu_assembly_map_update(uint64_t *map_keys, float *map_vals, uint64_t map_mask,
+                                               const uint64_t *keys, uint64_t count, float factor) {
+    uint64_t t, inserted = 0;
+    for (t = 0; t < count; t++) inserted += gaia__asm_map_insert(map_keys, map_vals, map_mask, keys[t], factor);
+    return inserted;
+}
+
+/* ---- the backend table's entries ---- */
+static gaia_status gaia__asm_cpu_accumulate(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
+                                            uint32_t K, int64_t *input) {
+    gaia_cpu_assembly_accumulate(a, src, K, input, ctx->cpu_threads);
+    return GAIA_OK;
+}
+
+static size_t gaia__asm_cpu_topk_scratch(uint32_t n) { return ((size_t)n + 65536) * sizeof(uint32_t); }
+
+static gaia_status gaia__asm_cpu_topk(gaia_ctx *ctx, const int64_t *input, uint32_t n, uint32_t k, void *scratch,
+                                      uint32_t *winners) {
+    (void)ctx;
+    gaia_cpu_assembly_topk(input, n, k, (uint32_t *)scratch, winners);
+    return GAIA_OK;
+}
+
+/* Sources go in batches so the per-segment slots (winners in the segment x
+   batch) stay below 4M keys; segments run in parallel, then are packed. */
+static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
+                                              uint32_t K, const uint32_t *tgt_bits, uint64_t *keys, uint64_t cap,
+                                              uint64_t *count) {
+    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, g, total = 0, nbits = 0;
+    uint64_t *off, *used, *slots;
+    uint32_t s0, batch;
+    if (a->is_stimulus) {
+        uint64_t j;
+        for (j = 0; j < a->n_tgt; j++)
+            if (gaia__asm_bit(tgt_bits, j) && gaia_cpu_assembly_stim_degree(a, (uint32_t)j) > 0) {
+                if (total < cap) keys[total] = j;
+                total++;
+            }
+        *count = total;
+        return GAIA_OK;
+    }
+    off = (uint64_t *)gaia__host_alloc(ctx, (size_t)(2 * nseg + 1) * sizeof(uint64_t));
+    if (!off) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "no memory for %llu segments",
+                                (unsigned long long)nseg);
+    used = off + nseg + 1;
+    for (g = 0; g < nseg; g++) {
+        uint64_t w, w0 = (g << GAIA_ASSEMBLY_SEG_BITS) >> 5, w1 = w0 + (GAIA_ASSEMBLY_SEG >> 5), c = 0;
+        uint64_t wend = ((uint64_t)a->n_tgt + 31) >> 5;
+        if (w1 > wend) w1 = wend;
+        for (w = w0; w < w1; w++) {
+            uint32_t v = tgt_bits[w];
+            while (v) {
+                v &= v - 1;
+                c++;
+            }
+        }
+        used[g] = c; /* winners per segment for now */
+        nbits += c;
+    }
+    batch = K;
+    if (nbits && (uint64_t)batch * nbits > ((uint64_t)1 << 22)) batch = (uint32_t)(((uint64_t)1 << 22) / nbits);
+    if (batch == 0) batch = 1;
+    slots = (uint64_t *)gaia__host_alloc(ctx, (size_t)(nbits * batch + 1) * sizeof(uint64_t));
+    if (!slots) {
+        gaia__host_free(ctx, off);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "no memory for %llu learning slots",
+                          (unsigned long long)(nbits * batch));
+    }
+    off[0] = 0;
+    for (g = 0; g < nseg; g++) off[g + 1] = off[g] + used[g] * batch;
+    for (s0 = 0; s0 < K && nbits; s0 += batch) {
+        uint32_t s1 = K - s0 < batch ? K : s0 + batch;
+        long long gg;
+        GAIA__OMP_FOR(nseg > 1, ctx->cpu_threads)
+        for (gg = 0; gg < (long long)nseg; gg++) {
+            uint64_t lo = (uint64_t)gg << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, u = 0;
+            uint32_t s;
+            if (hi > a->n_tgt) hi = a->n_tgt;
+            if (off[gg + 1] != off[gg]) {
+                for (s = s0; s < s1; s++) {
+                    uint32_t i = src[s];
+                    uint64_t base = (uint64_t)i * a->n_tgt, j;
+                    GAIA__ASM_FOR_EDGES(a, i, (uint32_t)gg, lo, hi, j, {
+                        if (gaia__asm_bit(tgt_bits, j)) slots[off[gg] + u++] = base + j;
+                    });
+                }
+            }
+            used[gg] = u;
+        }
+        for (g = 0; g < nseg; g++) {
+            uint64_t t;
+            for (t = 0; t < used[g]; t++) {
+                if (total < cap) keys[total] = slots[off[g] + t];
+                total++;
+            }
+            used[g] = (off[g + 1] - off[g]) / batch; /* back to winners per segment */
+        }
+    }
+    gaia__host_free(ctx, slots);
+    gaia__host_free(ctx, off);
+    *count = total;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_map_update(gaia_ctx *ctx, uint64_t *map_keys, float *map_vals, uint64_t map_mask,
+                                            const uint64_t *keys, uint64_t count, float factor, uint64_t *inserted) {
+    (void)ctx;
+    *inserted = gaia_cpu_assembly_map_update(map_keys, map_vals, map_mask, keys, count, factor);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_map_clear(gaia_ctx *ctx, uint64_t *map_keys, uint64_t cap) {
+    uint64_t t;
+    (void)ctx;
+    for (t = 0; t < cap; t++) map_keys[t] = GAIA_ASSEMBLY_EMPTY;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_map_rehash(gaia_ctx *ctx, const uint64_t *old_keys, const float *old_vals,
+                                            uint64_t old_cap, uint64_t *new_keys, float *new_vals,
+                                            uint64_t new_mask) {
+    uint64_t t;
+    (void)ctx;
+    for (t = 0; t < old_cap; t++) {
+        uint64_t key = old_keys[t], h;
+        if (key == GAIA_ASSEMBLY_EMPTY) continue;
+        h = gaia__asm_mix64(key) & new_mask;
+        while (new_keys[h] != GAIA_ASSEMBLY_EMPTY) h = (h + 1) & new_mask;
+        new_keys[h] = key;
+        new_vals[h] = old_vals[t];
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_bits_set(gaia_ctx *ctx, uint32_t *bits, const uint32_t *idx, uint32_t count,
+                                          int value) {
+    uint32_t t;
+    (void)ctx;
+    for (t = 0; t < count; t++) {
+        if (value) bits[idx[t] >> 5] |= 1u << (idx[t] & 31);
+        else bits[idx[t] >> 5] &= ~(1u << (idx[t] & 31));
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_edges(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out,
+                                       uint64_t cap, uint64_t *count) {
+    (void)ctx;
+    *count = gaia_cpu_assembly_edges(a, i, out, cap);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_clear(gaia_ctx *ctx, void *ptr, size_t bytes) {
+    (void)ctx;
+    memset(ptr, 0, bytes);
+    return GAIA_OK;
+}
+
+static const struct gaia_assembly_ops gaia__cpu_assembly_ops = {
+    gaia__asm_cpu_accumulate, gaia__asm_cpu_topk_scratch, gaia__asm_cpu_topk,    gaia__asm_cpu_hebb_collect,
+    gaia__asm_cpu_map_update, gaia__asm_cpu_map_clear,    gaia__asm_cpu_map_rehash, gaia__asm_cpu_bits_set,
+    gaia__asm_cpu_edges,      gaia__asm_cpu_clear,
+};
+#define GAIA__CPU_ASSEMBLY_OPS (&gaia__cpu_assembly_ops)
