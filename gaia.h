@@ -288,6 +288,25 @@ GAIA_API gaia_status gaia_device_push(gaia_ctx *ctx, gaia_device d);
 GAIA_API gaia_status gaia_device_pop(gaia_ctx *ctx);
 GAIA_API gaia_status gaia_device_query(gaia_ctx *ctx, gaia_device d, gaia_device_info *out);
 GAIA_API void gaia_device_report(gaia_ctx *ctx, FILE *f);
+
+/* Memory held for tensors on a device. On CUDA this is the caching pool
+   (freed blocks are kept by size class and reused; trim returns them); on
+   the CPU, tensor storage from the context's allocator. */
+typedef struct gaia_memory_stats {
+    size_t bytes_in_use;        /* handed out to tensors (CUDA: whole size-class blocks) */
+    size_t bytes_requested;     /* what the callers asked for, of bytes_in_use */
+    size_t bytes_cached;        /* freed blocks kept for reuse (CUDA) */
+    size_t bytes_reserved;      /* in use + cached */
+    size_t peak_bytes_in_use;
+    uint64_t requests;          /* allocations asked for */
+    uint64_t cache_hits;        /* ... served from the cache (CUDA) */
+    uint64_t device_allocations;/* cudaMalloc calls / allocator calls */
+    uint64_t trims;             /* times the cache went back to the device */
+    size_t device_free, device_total; /* cudaMemGetInfo; host memory on the CPU */
+} gaia_memory_stats;
+GAIA_API gaia_status gaia_memory_stats_get(gaia_ctx *ctx, gaia_device d, gaia_memory_stats *out);
+/* Returns cached blocks to the device; tensors in use are untouched. */
+GAIA_API gaia_status gaia_memory_trim(gaia_ctx *ctx, gaia_device d);
 GAIA_API gaia_status gaia_synchronize(gaia_ctx *ctx);
 
 /* ---------------------------------------------------------------------
@@ -613,6 +632,7 @@ struct gaia_ctx {
     gaia_device policy;               /* desc.device as asked: AUTO lets host-array calls choose */
     int profiling;
     gaia_profile_entry profile[GAIA_PROF_COUNT];
+    gaia_memory_stats cpu_memory;     /* tensor storage on the CPU */
     void *cpu_gemm_work;              /* packing buffers of gaia_cpu_sgemm */
     size_t cpu_gemm_work_size;
     void *cuda;                       /* struct gaia_cuda_state, gaia_cuda.h */
@@ -941,6 +961,46 @@ GAIA_API gaia_status gaia_device_query(gaia_ctx *ctx, gaia_device d, gaia_device
 #endif
     }
     return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown device %d", (int)d);
+}
+
+#ifdef GAIA_USE_CUDA
+static void gaia__cuda_pool_stats(gaia_ctx *ctx, gaia_memory_stats *out);
+static gaia_status gaia__cuda_pool_trim(gaia_ctx *ctx);
+#endif
+
+GAIA_API gaia_status gaia_memory_stats_get(gaia_ctx *ctx, gaia_device d, gaia_memory_stats *out) {
+    static const char *fn = "gaia_memory_stats_get";
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if (d == GAIA_DEVICE_AUTO) d = gaia_ctx_device(ctx);
+    if ((int)d <= 0 || (int)d >= GAIA_DEVICE_COUNT) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown device %d", (int)d);
+    if (!ctx->backends[d]) return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "device %s not available", gaia_device_str(d));
+    if (d == GAIA_DEVICE_CPU) {
+        gaia_device_info info;
+        memset(&info, 0, sizeof info);
+        gaia__cpu_info(&info);
+        *out = ctx->cpu_memory;
+        out->bytes_reserved = out->bytes_in_use;
+        out->device_free = info.memory_free;
+        out->device_total = info.memory_total;
+        return GAIA_OK;
+    }
+#ifdef GAIA_USE_CUDA
+    gaia__cuda_pool_stats(ctx, out);
+#endif
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_memory_trim(gaia_ctx *ctx, gaia_device d) {
+    static const char *fn = "gaia_memory_trim";
+    GAIA__NEED_CTX(ctx);
+    if (d == GAIA_DEVICE_AUTO) d = gaia_ctx_device(ctx);
+    if ((int)d <= 0 || (int)d >= GAIA_DEVICE_COUNT) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown device %d", (int)d);
+    if (!ctx->backends[d]) return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "device %s not available", gaia_device_str(d));
+#ifdef GAIA_USE_CUDA
+    if (d == GAIA_DEVICE_CUDA) return gaia__cuda_pool_trim(ctx);
+#endif
+    return GAIA_OK; /* the CPU keeps no cache */
 }
 
 GAIA_API void gaia_device_report(gaia_ctx *ctx, FILE *f) {

@@ -386,11 +386,36 @@ static void gaia__cpu_aligned_free(gaia_ctx *ctx, void *p) {
     ctx->allocator.free(raw, ctx->allocator.user);
 }
 
+/* Tensor storage: the size sits in the first 64 bytes so that free can keep
+   the context's memory statistics. */
 static gaia_status gaia__cpu_alloc(gaia_ctx *ctx, size_t bytes, void **out) {
-    *out = gaia__cpu_aligned_alloc(ctx, bytes ? bytes : 1);
-    return *out ? GAIA_OK : GAIA_ERR_OUT_OF_MEMORY;
+    unsigned char *p;
+    gaia_memory_stats *m = &ctx->cpu_memory;
+    if (bytes > SIZE_MAX - GAIA__CPU_ALIGN) return GAIA_ERR_OUT_OF_MEMORY;
+    m->requests++;
+    p = (unsigned char *)gaia__cpu_aligned_alloc(ctx, bytes + GAIA__CPU_ALIGN);
+    if (!p) {
+        *out = NULL;
+        return GAIA_ERR_OUT_OF_MEMORY;
+    }
+    memcpy(p, &bytes, sizeof bytes);
+    m->device_allocations++;
+    m->bytes_in_use += bytes;
+    m->bytes_requested += bytes;
+    if (m->bytes_in_use > m->peak_bytes_in_use) m->peak_bytes_in_use = m->bytes_in_use;
+    *out = p + GAIA__CPU_ALIGN;
+    return GAIA_OK;
 }
-static void gaia__cpu_free(gaia_ctx *ctx, void *p) { gaia__cpu_aligned_free(ctx, p); }
+static void gaia__cpu_free(gaia_ctx *ctx, void *ptr) {
+    unsigned char *p;
+    size_t bytes;
+    if (!ptr) return;
+    p = (unsigned char *)ptr - GAIA__CPU_ALIGN;
+    memcpy(&bytes, p, sizeof bytes);
+    ctx->cpu_memory.bytes_in_use -= bytes;
+    ctx->cpu_memory.bytes_requested -= bytes;
+    gaia__cpu_aligned_free(ctx, p);
+}
 static gaia_status gaia__cpu_copy(gaia_ctx *ctx, void *dst, const void *src, size_t bytes) {
     (void)ctx;
     if (dst != src) memmove(dst, src, bytes);

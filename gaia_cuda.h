@@ -1,61 +1,1386 @@
 /* gaia_cuda.h - the CUDA backend of gaia: host code in C99.
-   Part of gaia (see gaia.h). Included by gaia.h when GAIA_USE_CUDA is defined:
-   once for declarations, once (after struct gaia_ctx) for the implementation.
-   Kernels live in gaia_kernels.cu behind extern "C" launchers. */
+   Part of gaia (see gaia.h for the manual and the licence). Include gaia.h,
+   not this file: with GAIA_USE_CUDA defined, gaia.h pulls it in twice, once
+   for the declarations (no CUDA header needed there, so files that only
+   include gaia.h need no CUDA include path) and once, after struct gaia_ctx
+   is known, for the implementation (which includes the CUDA headers).
+   Kernels live in gaia_kernels.cu behind extern "C" launchers.
+
+   Sections: 1. public CUDA-only API  2. kernel launchers  -- implementation:
+   3. state  4. error checking  5. memory pool  6. transfers  7. primitives
+   8. the modules' CUDA code  9. the backend table  10. calibration and the
+   offload model  11. gaia_sgemm on host arrays  12. open, close, query
+   13. the public functions of section 1. */
 #ifndef GAIA_CUDA_H
 #define GAIA_CUDA_H
-#include <cuda_runtime_api.h>
-#endif /* GAIA_CUDA_H */
 
-#if defined(GAIA_IMPLEMENTATION) && defined(GAIA__CTX_DEFINED) && !defined(GAIA__CUDA_IMPLEMENTATION_DONE)
-#define GAIA__CUDA_IMPLEMENTATION_DONE
 #ifdef __cplusplus
 extern "C" {
 #endif
-static gaia_status gaia__cuda_open(gaia_ctx *ctx, const gaia_ctx_desc *desc, char *why, size_t why_len) {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    (void)ctx;
-    (void)desc;
-    if (e != cudaSuccess) {
-        snprintf(why, why_len, "%s", cudaGetErrorString(e));
-        return GAIA_ERR_NO_DEVICE;
-    }
-    if (count == 0) {
-        snprintf(why, why_len, "no CUDA device found");
-        return GAIA_ERR_NO_DEVICE;
-    }
-    snprintf(why, why_len, "the CUDA backend table is not complete in this build");
-    return GAIA_ERR_UNSUPPORTED;
-}
-static void gaia__cuda_close(gaia_ctx *ctx) { (void)ctx; }
 
-/* The modules' CUDA host code. */
+/* ---------------------------------------------------------------------
+   1. Public CUDA-only API. Every function returns GAIA_ERR_NO_DEVICE on a
+   context that is not using a GPU (for example after the CPU fallback).
+   --------------------------------------------------------------------- */
+
+/* The caching device allocator of a context (section 5). */
+/* The pool's statistics: gaia_memory_stats of gaia.h. */
+typedef gaia_memory_stats gaia_cuda_memory_stats;
+
+GAIA_API gaia_status gaia_cuda_memory_stats_get(gaia_ctx *ctx, gaia_cuda_memory_stats *out);
+/* Returns every cached block to the device (tensors in use stay). */
+GAIA_API gaia_status gaia_cuda_memory_trim(gaia_ctx *ctx);
+
+/* The context's cudaStream_t (as void*), NULL when it has no GPU. Every gaia
+   kernel, copy and cuBLAS call of the context runs on it. */
+GAIA_API void *gaia_cuda_stream(gaia_ctx *ctx);
+
+/* Page-locked host memory: copies from and to it run at full bus speed and
+   truly asynchronously with gaia_cuda_copy_async. */
+GAIA_API gaia_status gaia_cuda_host_alloc(gaia_ctx *ctx, size_t bytes, void **out);
+GAIA_API void gaia_cuda_host_free(gaia_ctx *ctx, void *ptr);
+/* Copies bytes between any two of host and device memory on the context's
+   stream and returns at once: the copy is complete after gaia_synchronize().
+   With pageable (not gaia_cuda_host_alloc'd) host memory CUDA itself may
+   wait. Operations queued later on the stream see the copied data. */
+GAIA_API gaia_status gaia_cuda_copy_async(gaia_ctx *ctx, void *dst, const void *src, size_t bytes);
+
+/* What the context measured when it was created (section 10): the automatic
+   offload of calls on host arrays weighs these figures. */
+typedef struct gaia_cuda_calibration {
+    double h2d_bytes_per_s, d2h_bytes_per_s; /* host arrays <-> device, through pinned staging */
+    double h2d_latency_s, d2h_latency_s;     /* a 4 KiB copy, synchronised */
+    double d2d_bytes_per_s;                  /* device copy bandwidth, read + write */
+    double launch_latency_s;                 /* an empty kernel launch, synchronised */
+    double gpu_gemm_flops, gpu_gemm_fixed_s; /* GPU SGEMM time = fixed + flops / rate */
+    double cpu_gemm_flops;                   /* CPU SGEMM rate beyond 320^3 */
+    double cpu_gemm_fixed_s;                 /* a tiny (8^3) CPU SGEMM */
+    double cpu_gemm_128_s, cpu_gemm_320_s;   /* CPU SGEMM of 128^3 and 320^3: the model
+                                                interpolates between the three sizes */
+    double cpu_bytes_per_s;                  /* host memcpy, read + write */
+    double host_call_overhead_s;             /* a tiny gaia_sgemm run on the GPU, end to end */
+    double calibration_s;                    /* how long the measurements took */
+} gaia_cuda_calibration;
+
+GAIA_API gaia_status gaia_cuda_calibration_get(gaia_ctx *ctx, gaia_cuda_calibration *out);
+/* Where gaia_sgemm(M, N, K, beta = 0) would run in an AUTO context, with the
+   model's estimates of both times (either pointer may be NULL). A context
+   without a GPU answers GAIA_DEVICE_CPU with *gpu_s = -1. */
+GAIA_API gaia_device gaia_cuda_offload_sgemm(gaia_ctx *ctx, size_t M, size_t N, size_t K, double *cpu_s,
+                                             double *gpu_s);
+
+/* ---------------------------------------------------------------------
+   2. Kernel launchers (gaia_kernels.cu). Each is the twin of the gaia_cpu_
+   function of the same name, queues its kernels on `stream` (a
+   cudaStream_t), checks the launch and returns a cudaError_t as an int.
+   --------------------------------------------------------------------- */
+int gaia_cuda_kernels_version(void);
+/* 0 when this binary has kernels the current device can run. */
+int gaia_cuda_kernels_check(void);
+int gaia_cuda_fill(float *dst, size_t n, float value, void *stream);
+int gaia_cuda_arange(float *dst, size_t n, float start, float step, void *stream);
+int gaia_cuda_random(float *dst, size_t n, gaia_random_kind kind, uint64_t seed, uint64_t stream_id, float a, float b,
+                     void *stream);
+int gaia_cuda_unary(gaia_unary_op op, const float *x, float *y, size_t n, float p0, float p1, void *stream);
+int gaia_cuda_binary(gaia_binary_op op, const float *a, const size_t *a_strides, const float *b,
+                     const size_t *b_strides, float *y, const size_t *shape, void *stream);
+/* Device scratch bytes gaia_cuda_reduce needs for this shape (0: none). */
+size_t gaia_cuda_reduce_workspace(size_t outer, size_t len, size_t inner, int sm_count);
+int gaia_cuda_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner, float *y, void *work,
+                     size_t work_bytes, int sm_count, void *stream);
+int gaia_cuda_transpose(const float *x, size_t batch, size_t rows, size_t cols, float *y, void *stream);
+/* C = beta C (zeros when beta == 0) for `batch` M x N matrices: GEMM with K == 0. */
+int gaia_cuda_gemm_scale_c(size_t batch, size_t M, size_t N, float beta, float *C, size_t ldc, size_t stride_c,
+                           void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GAIA_CUDA_H */
+
+/* =====================================================================
+   IMPLEMENTATION (needs struct gaia_ctx: only reached from gaia.h)
+   ===================================================================== */
+#if defined(GAIA_IMPLEMENTATION) && defined(GAIA__CTX_DEFINED) && !defined(GAIA__CUDA_IMPLEMENTATION_DONE)
+#define GAIA__CUDA_IMPLEMENTATION_DONE
+
+#include <limits.h>
+#include <cuda_runtime_api.h>
+#include <cublas_v2.h>
+#include <cublasLt.h>
+#include <curand.h>
+#include <cufft.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------
+   3. State (ctx->cuda)
+   --------------------------------------------------------------------- */
+/* Pool size classes: 8 per octave from 512 B to 256 MiB (at most 12.5%
+   rounding waste), then 2 MiB granules with best fit for large blocks. */
+#define GAIA__POOL_MIN ((size_t)512)
+#define GAIA__POOL_LARGE ((size_t)1 << 28)
+#define GAIA__POOL_GRANULE ((size_t)2 << 20)
+#define GAIA__POOL_BINS (1 + (28 - 9) * 8 + 1)
+#define GAIA__POOL_LARGE_BIN (GAIA__POOL_BINS - 1)
+/* Two pinned staging halves: one fills on the host while the other is on the bus. */
+#define GAIA__STAGING_HALF ((size_t)4 << 20)
+
+typedef struct gaia__cuda_block {
+    void *ptr;
+    size_t size;      /* the class size actually allocated */
+    size_t requested; /* what the caller asked for */
+    struct gaia__cuda_block *next;
+} gaia__cuda_block;
+
+typedef struct gaia__cuda_pool {
+    gaia__cuda_block *bins[GAIA__POOL_BINS]; /* cached (free) blocks by class */
+    gaia__cuda_block **live;                 /* blocks in use: hash table of chains by pointer */
+    size_t live_cap, live_count;
+    gaia__cuda_block *spare;                 /* recycled list nodes */
+    size_t in_use, requested, cached, peak;
+    uint64_t requests, hits, device_allocs, trims;
+} gaia__cuda_pool;
+
+struct gaia_cuda_state {
+    int device, device_count;
+    struct cudaDeviceProp prop;
+    cudaStream_t stream;
+    int own_stream;                /* 0 when the stream came from gaia_ctx_desc.cuda_stream */
+    cublasHandle_t blas;
+    cublasLtHandle_t blaslt;       /* for the modules' fused GEMM epilogues */
+    gaia__cuda_pool pool;
+    unsigned char *staging;        /* pinned, 2 * GAIA__STAGING_HALF */
+    cudaEvent_t staging_done[2];   /* the last copy that used each half */
+    int staging_next;
+    cudaEvent_t timer[2];          /* calibration and event timing */
+    gaia_cuda_calibration cal;
+};
+
+static struct gaia_cuda_state *gaia__cuda_state(gaia_ctx *ctx) { return (struct gaia_cuda_state *)ctx->cuda; }
+
+/* Several GPUs: CUDA's current device is per host thread, so make it ours. */
+static void gaia__cuda_enter(const struct gaia_cuda_state *s) {
+    if (s->device_count > 1) cudaSetDevice(s->device);
+}
+
+/* ---------------------------------------------------------------------
+   4. Error checking. Every CUDA, cuBLAS, cuRAND and cuFFT call goes through
+   one of these macros (also for the modules' fragments): failure returns
+   GAIA_ERR_CUDA, or GAIA_ERR_OUT_OF_MEMORY for allocation failures, with
+   "fn: call failed at file:line: library text" as the last error.
+   --------------------------------------------------------------------- */
+static const char *gaia__cuda_basename(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Copies as much of src as fits, always terminated. */
+static void gaia__cuda_strcpy(char *dst, size_t cap, const char *src) {
+    size_t n = strlen(src);
+    if (cap == 0) return;
+    if (n >= cap) n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static gaia_status gaia__cuda_error(gaia_ctx *ctx, const char *fn, cudaError_t e, const char *what, const char *file,
+                                    int line) {
+    gaia_status st = e == cudaErrorMemoryAllocation ? GAIA_ERR_OUT_OF_MEMORY : GAIA_ERR_CUDA;
+    /* An allocation failure is not sticky: clear it so that the next launch
+       check does not report it again. */
+    if (e == cudaErrorMemoryAllocation) (void)cudaGetLastError();
+    return gaia__fail(ctx, st, fn, "%s failed at %s:%d: %s (%s)", what, gaia__cuda_basename(file), line,
+                      cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+/* A kernel launcher's failure, with what was being launched and its sizes. */
+static gaia_status gaia__cuda_launch_error(gaia_ctx *ctx, const char *fn, int code, const char *file, int line,
+                                           const char *fmt, ...) {
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return gaia__cuda_error(ctx, fn, (cudaError_t)code, what, file, line);
+}
+
+static inline gaia_status gaia__cublas_error(gaia_ctx *ctx, const char *fn, cublasStatus_t e, const char *what,
+                                             const char *file, int line) {
+    gaia_status st = e == CUBLAS_STATUS_ALLOC_FAILED ? GAIA_ERR_OUT_OF_MEMORY : GAIA_ERR_CUDA;
+    return gaia__fail(ctx, st, fn, "%s failed at %s:%d: %s (%s)", what, gaia__cuda_basename(file), line,
+                      cublasGetStatusString(e), cublasGetStatusName(e));
+}
+
+/* For the modules' fragments (static inline: no warning when none uses them).
+   cuRAND and cuFFT have no status-to-text function of their own. */
+static inline const char *gaia__curand_text(curandStatus_t e) {
+    switch (e) {
+    case CURAND_STATUS_SUCCESS: return "no error";
+    case CURAND_STATUS_VERSION_MISMATCH: return "header and library versions differ";
+    case CURAND_STATUS_NOT_INITIALIZED: return "generator not initialised";
+    case CURAND_STATUS_ALLOCATION_FAILED: return "memory allocation failed";
+    case CURAND_STATUS_TYPE_ERROR: return "wrong generator type";
+    case CURAND_STATUS_OUT_OF_RANGE: return "argument out of range";
+    case CURAND_STATUS_LENGTH_NOT_MULTIPLE: return "length not a multiple of the dimension";
+    case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED: return "GPU lacks double precision";
+    case CURAND_STATUS_LAUNCH_FAILURE: return "kernel launch failure";
+    case CURAND_STATUS_PREEXISTING_FAILURE: return "earlier failure on library entry";
+    case CURAND_STATUS_INITIALIZATION_FAILED: return "CUDA initialisation failed";
+    case CURAND_STATUS_ARCH_MISMATCH: return "architecture mismatch";
+    default: return "internal cuRAND error";
+    }
+}
+static inline gaia_status gaia__curand_error(gaia_ctx *ctx, const char *fn, curandStatus_t e, const char *what,
+                                             const char *file, int line) {
+    return gaia__fail(ctx, e == CURAND_STATUS_ALLOCATION_FAILED ? GAIA_ERR_OUT_OF_MEMORY : GAIA_ERR_CUDA, fn,
+                      "%s failed at %s:%d: %s (cuRAND status %d)", what, gaia__cuda_basename(file), line,
+                      gaia__curand_text(e), (int)e);
+}
+static inline const char *gaia__cufft_text(cufftResult e) {
+    switch (e) {
+    case CUFFT_SUCCESS: return "no error";
+    case CUFFT_INVALID_PLAN: return "invalid plan";
+    case CUFFT_ALLOC_FAILED: return "allocation failed";
+    case CUFFT_INVALID_TYPE: return "invalid type";
+    case CUFFT_INVALID_VALUE: return "invalid value";
+    case CUFFT_INTERNAL_ERROR: return "internal error";
+    case CUFFT_EXEC_FAILED: return "execution failed";
+    case CUFFT_SETUP_FAILED: return "setup failed";
+    case CUFFT_INVALID_SIZE: return "invalid size";
+    case CUFFT_UNALIGNED_DATA: return "unaligned data";
+    case CUFFT_INVALID_DEVICE: return "invalid device";
+    case CUFFT_NO_WORKSPACE: return "no workspace";
+    case CUFFT_NOT_IMPLEMENTED: return "not implemented";
+    case CUFFT_NOT_SUPPORTED: return "not supported";
+    default: return "cuFFT error";
+    }
+}
+static inline gaia_status gaia__cufft_error(gaia_ctx *ctx, const char *fn, cufftResult e, const char *what,
+                                            const char *file, int line) {
+    return gaia__fail(ctx, e == CUFFT_ALLOC_FAILED ? GAIA_ERR_OUT_OF_MEMORY : GAIA_ERR_CUDA, fn,
+                      "%s failed at %s:%d: %s (cuFFT result %d)", what, gaia__cuda_basename(file), line,
+                      gaia__cufft_text(e), (int)e);
+}
+
+#define GAIA__CUDA_TRY(ctx, fn, call)                                                        \
+    do {                                                                                     \
+        cudaError_t e_ = (call);                                                             \
+        if (e_ != cudaSuccess) return gaia__cuda_error((ctx), (fn), e_, #call, __FILE__, __LINE__); \
+    } while (0)
+/* For the launchers of gaia_kernels.cu, which return a cudaError_t as int;
+   the printf-style rest says what was launched, with its sizes. */
+#define GAIA__CUDA_LAUNCH(ctx, fn, call, ...)                                                \
+    do {                                                                                     \
+        int e_ = (call);                                                                     \
+        if (e_ != 0) return gaia__cuda_launch_error((ctx), (fn), e_, __FILE__, __LINE__, __VA_ARGS__); \
+    } while (0)
+#define GAIA__CUBLAS_TRY(ctx, fn, call)                                                      \
+    do {                                                                                     \
+        cublasStatus_t e_ = (call);                                                          \
+        if (e_ != CUBLAS_STATUS_SUCCESS) return gaia__cublas_error((ctx), (fn), e_, #call, __FILE__, __LINE__); \
+    } while (0)
+#define GAIA__CURAND_TRY(ctx, fn, call)                                                      \
+    do {                                                                                     \
+        curandStatus_t e_ = (call);                                                          \
+        if (e_ != CURAND_STATUS_SUCCESS) return gaia__curand_error((ctx), (fn), e_, #call, __FILE__, __LINE__); \
+    } while (0)
+#define GAIA__CUFFT_TRY(ctx, fn, call)                                                       \
+    do {                                                                                     \
+        cufftResult e_ = (call);                                                             \
+        if (e_ != CUFFT_SUCCESS) return gaia__cufft_error((ctx), (fn), e_, #call, __FILE__, __LINE__); \
+    } while (0)
+
+/* ---------------------------------------------------------------------
+   5. Memory pool: a caching allocator. cudaMalloc and cudaFree are slow
+   (cudaFree synchronises the whole device), so freed blocks stay cached by
+   size class and the next request of that class reuses one. All of a
+   context's work runs on its one stream, so a block freed while kernels
+   still read it can be handed out again at once: the new owner's work is
+   queued behind the old. Out of memory: return the cache to the device and
+   try once more; nothing in use is touched.
+   --------------------------------------------------------------------- */
+/* The class of a request: its block size and bin; 0 when it overflows. */
+static size_t gaia__pool_class(size_t bytes, int *bin) {
+    size_t p = 9, step, size;
+    if (bytes <= GAIA__POOL_MIN) {
+        *bin = 0;
+        return GAIA__POOL_MIN;
+    }
+    if (bytes > GAIA__POOL_LARGE) {
+        if (bytes > SIZE_MAX - GAIA__POOL_GRANULE) return 0;
+        *bin = GAIA__POOL_LARGE_BIN;
+        return (bytes + GAIA__POOL_GRANULE - 1) / GAIA__POOL_GRANULE * GAIA__POOL_GRANULE;
+    }
+    while (((size_t)1 << (p + 1)) < bytes) p++; /* 2^p < bytes <= 2^(p+1) */
+    step = (size_t)1 << (p - 3);
+    size = (bytes + step - 1) / step * step;   /* 9..16 steps */
+    *bin = 1 + (int)(p - 9) * 8 + (int)(size / step - 9);
+    return size;
+}
+
+static size_t gaia__pool_hash(const void *p, size_t cap) {
+    uint64_t h = ((uint64_t)(uintptr_t)p >> 8) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 32) & (cap - 1);
+}
+
+static gaia__cuda_block *gaia__pool_node(gaia_ctx *ctx, gaia__cuda_pool *pool) {
+    gaia__cuda_block *b = pool->spare;
+    if (b) pool->spare = b->next;
+    else b = (gaia__cuda_block *)gaia__host_alloc(ctx, sizeof *b);
+    if (b) memset(b, 0, sizeof *b);
+    return b;
+}
+static void gaia__pool_recycle(gaia__cuda_pool *pool, gaia__cuda_block *b) {
+    b->next = pool->spare;
+    pool->spare = b;
+}
+
+/* Doubles the table when it is full; a failed grow only makes chains longer. */
+static void gaia__pool_live_insert(gaia_ctx *ctx, gaia__cuda_pool *pool, gaia__cuda_block *b) {
+    size_t h;
+    if (pool->live_count >= pool->live_cap) {
+        size_t cap = pool->live_cap * 2, i;
+        gaia__cuda_block **t = (gaia__cuda_block **)gaia__host_alloc(ctx, cap * sizeof *t);
+        if (t) {
+            memset(t, 0, cap * sizeof *t);
+            for (i = 0; i < pool->live_cap; i++) {
+                gaia__cuda_block *c = pool->live[i];
+                while (c) {
+                    gaia__cuda_block *next = c->next;
+                    size_t k = gaia__pool_hash(c->ptr, cap);
+                    c->next = t[k];
+                    t[k] = c;
+                    c = next;
+                }
+            }
+            gaia__host_free(ctx, pool->live);
+            pool->live = t;
+            pool->live_cap = cap;
+        }
+    }
+    h = gaia__pool_hash(b->ptr, pool->live_cap);
+    b->next = pool->live[h];
+    pool->live[h] = b;
+    pool->live_count++;
+}
+
+static gaia__cuda_block *gaia__pool_live_remove(gaia__cuda_pool *pool, const void *p) {
+    gaia__cuda_block **link = &pool->live[gaia__pool_hash(p, pool->live_cap)];
+    while (*link) {
+        gaia__cuda_block *b = *link;
+        if (b->ptr == p) {
+            *link = b->next;
+            pool->live_count--;
+            return b;
+        }
+        link = &b->next;
+    }
+    return NULL;
+}
+
+/* A cached block for this class: the bin's head, or for large blocks the
+   smallest that wastes at most an eighth. */
+static gaia__cuda_block *gaia__pool_take_cached(gaia__cuda_pool *pool, int bin, size_t size) {
+    gaia__cuda_block **link, **best = NULL;
+    if (bin != GAIA__POOL_LARGE_BIN) {
+        gaia__cuda_block *b = pool->bins[bin];
+        if (b) pool->bins[bin] = b->next;
+        return b;
+    }
+    for (link = &pool->bins[bin]; *link; link = &(*link)->next) {
+        size_t have = (*link)->size;
+        if (have >= size && have - size <= size / 8 && (!best || have < (*best)->size)) best = link;
+    }
+    if (best) {
+        gaia__cuda_block *b = *best;
+        *best = b->next;
+        return b;
+    }
+    return NULL;
+}
+
+/* Returns every cached block to the device; the first failure is reported. */
+static gaia_status gaia__cuda_pool_trim(gaia_ctx *ctx) {
+    static const char *fn = "gaia_cuda_memory_trim";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_pool *pool = &s->pool;
+    cudaError_t first = cudaSuccess;
+    int i;
+    gaia__cuda_enter(s);
+    for (i = 0; i < GAIA__POOL_BINS; i++) {
+        while (pool->bins[i]) {
+            gaia__cuda_block *b = pool->bins[i];
+            cudaError_t e = cudaFree(b->ptr);
+            if (e != cudaSuccess && first == cudaSuccess) first = e;
+            pool->bins[i] = b->next;
+            pool->cached -= b->size;
+            gaia__pool_recycle(pool, b);
+        }
+    }
+    pool->trims++;
+    if (first != cudaSuccess) return gaia__cuda_error(ctx, fn, first, "cudaFree(cached block)", __FILE__, __LINE__);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_pool_alloc(gaia_ctx *ctx, size_t bytes, void **out) {
+    static const char *fn = "gaia_cuda_alloc";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_pool *pool = &s->pool;
+    gaia__cuda_block *b;
+    int bin = 0;
+    size_t size = gaia__pool_class(bytes, &bin);
+    *out = NULL;
+    if (size == 0) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "request of %zu bytes is too large", bytes);
+    pool->requests++;
+    b = gaia__pool_take_cached(pool, bin, size);
+    if (b) {
+        pool->cached -= b->size;
+        pool->hits++;
+    } else {
+        void *p = NULL;
+        size_t released = 0;
+        cudaError_t e;
+        if (size > s->prop.totalGlobalMem)
+            return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "%zu bytes asked for, the device (%s) has %zu in all",
+                              bytes, s->prop.name, (size_t)s->prop.totalGlobalMem);
+        b = gaia__pool_node(ctx, pool);
+        if (!b) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a host pool node");
+        gaia__cuda_enter(s);
+        e = cudaMalloc(&p, size);
+        if (e == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            released = pool->cached;
+            gaia__cuda_pool_trim(ctx); /* a failure here leaves the next cudaMalloc to decide */
+            e = cudaMalloc(&p, size);
+        }
+        if (e != cudaSuccess) {
+            gaia__pool_recycle(pool, b);
+            if (e == cudaErrorMemoryAllocation) {
+                size_t dfree = 0, dtotal = 0;
+                (void)cudaGetLastError();
+                cudaMemGetInfo(&dfree, &dtotal);
+                return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn,
+                                  "cannot allocate %zu bytes on %s: %zu of %zu bytes free after returning %zu cached "
+                                  "bytes (%zu bytes in use by this context)",
+                                  size, s->prop.name, dfree, dtotal, released, pool->in_use);
+            }
+            return gaia__cuda_error(ctx, fn, e, "cudaMalloc", __FILE__, __LINE__);
+        }
+        b->ptr = p;
+        b->size = size;
+        pool->device_allocs++;
+    }
+    b->requested = bytes;
+    gaia__pool_live_insert(ctx, pool, b);
+    pool->in_use += b->size;
+    pool->requested += bytes;
+    if (pool->in_use > pool->peak) pool->peak = pool->in_use;
+    *out = b->ptr;
+    return GAIA_OK;
+}
+
+static void gaia__cuda_pool_free(gaia_ctx *ctx, void *p) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_pool *pool;
+    gaia__cuda_block *b;
+    int bin = 0;
+    if (!p || !s) return;
+    pool = &s->pool;
+    b = gaia__pool_live_remove(pool, p);
+    if (!b) {
+        gaia__log(ctx, GAIA_LOG_WARN, "gaia_cuda_free: %p was not allocated by this context's pool", p);
+        return;
+    }
+    pool->in_use -= b->size;
+    pool->requested -= b->requested;
+    (void)gaia__pool_class(b->size, &bin);
+    b->next = pool->bins[bin];
+    pool->bins[bin] = b;
+    pool->cached += b->size;
+}
+
+static void gaia__cuda_pool_stats(gaia_ctx *ctx, gaia_cuda_memory_stats *out) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    const gaia__cuda_pool *pool = &s->pool;
+    memset(out, 0, sizeof *out);
+    out->bytes_in_use = pool->in_use;
+    out->bytes_requested = pool->requested;
+    out->bytes_cached = pool->cached;
+    out->bytes_reserved = pool->in_use + pool->cached;
+    out->peak_bytes_in_use = pool->peak;
+    out->requests = pool->requests;
+    out->cache_hits = pool->hits;
+    out->device_allocations = pool->device_allocs;
+    out->trims = pool->trims;
+    gaia__cuda_enter(s);
+    if (cudaMemGetInfo(&out->device_free, &out->device_total) != cudaSuccess) {
+        (void)cudaGetLastError();
+        out->device_free = 0;
+        out->device_total = s->prop.totalGlobalMem;
+    }
+}
+
+/* At context end: every block, cached or (leaked) in use, and the nodes. */
+static void gaia__cuda_pool_destroy(gaia_ctx *ctx) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_pool *pool = &s->pool;
+    size_t i;
+    if (pool->live) {
+        (void)gaia__cuda_pool_trim(ctx);
+        for (i = 0; i < pool->live_cap; i++) {
+            while (pool->live[i]) {
+                gaia__cuda_block *b = pool->live[i];
+                pool->live[i] = b->next;
+                cudaFree(b->ptr);
+                gaia__host_free(ctx, b);
+            }
+        }
+        gaia__host_free(ctx, pool->live);
+        pool->live = NULL;
+    }
+    while (pool->spare) {
+        gaia__cuda_block *b = pool->spare;
+        pool->spare = b->next;
+        gaia__host_free(ctx, b);
+    }
+}
+
+/* ---------------------------------------------------------------------
+   6. Transfers. Host arrays go through the pinned staging halves: the host
+   copies chunk i into one half while the DMA engine moves chunk i-1 out of
+   the other. An upload returns once the caller's buffer has been read (the
+   last chunk may still be on the bus: later work on the stream waits for
+   it); a download returns when the data is in the caller's buffer.
+   --------------------------------------------------------------------- */
+static gaia_status gaia__cuda_upload(gaia_ctx *ctx, void *dst, const void *src, size_t bytes) {
+    static const char *fn = "gaia_cuda_upload";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    size_t off = 0;
+    int half = s->staging_next;
+    gaia__cuda_enter(s);
+    while (off < bytes) {
+        size_t len = bytes - off < GAIA__STAGING_HALF ? bytes - off : GAIA__STAGING_HALF;
+        unsigned char *buf = s->staging + (size_t)half * GAIA__STAGING_HALF;
+        /* The copy that last used this half must be over before it is refilled. */
+        GAIA__CUDA_TRY(ctx, fn, cudaEventSynchronize(s->staging_done[half]));
+        memcpy(buf, (const unsigned char *)src + off, len);
+        GAIA__CUDA_TRY(ctx, fn, cudaMemcpyAsync((unsigned char *)dst + off, buf, len, cudaMemcpyHostToDevice, s->stream));
+        GAIA__CUDA_TRY(ctx, fn, cudaEventRecord(s->staging_done[half], s->stream));
+        off += len;
+        half ^= 1;
+    }
+    s->staging_next = half;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_download_issue(gaia_ctx *ctx, struct gaia_cuda_state *s, const void *src, size_t bytes,
+                                             size_t chunk) {
+    static const char *fn = "gaia_cuda_download";
+    int half = (int)(chunk & 1);
+    size_t off = chunk * GAIA__STAGING_HALF, len = bytes - off < GAIA__STAGING_HALF ? bytes - off : GAIA__STAGING_HALF;
+    GAIA__CUDA_TRY(ctx, fn, cudaMemcpyAsync(s->staging + (size_t)half * GAIA__STAGING_HALF,
+                                            (const unsigned char *)src + off, len, cudaMemcpyDeviceToHost, s->stream));
+    GAIA__CUDA_TRY(ctx, fn, cudaEventRecord(s->staging_done[half], s->stream));
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_download(gaia_ctx *ctx, void *dst, const void *src, size_t bytes) {
+    static const char *fn = "gaia_cuda_download";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    size_t chunks = (bytes + GAIA__STAGING_HALF - 1) / GAIA__STAGING_HALF, i;
+    gaia_status st;
+    if (bytes == 0) return GAIA_OK;
+    gaia__cuda_enter(s);
+    if ((st = gaia__cuda_download_issue(ctx, s, src, bytes, 0)) != GAIA_OK) return st;
+    for (i = 0; i < chunks; i++) {
+        int half = (int)(i & 1);
+        size_t off = i * GAIA__STAGING_HALF, len = bytes - off < GAIA__STAGING_HALF ? bytes - off : GAIA__STAGING_HALF;
+        /* Chunk i+1 goes into the other half, emptied in the previous round. */
+        if (i + 1 < chunks && (st = gaia__cuda_download_issue(ctx, s, src, bytes, i + 1)) != GAIA_OK) return st;
+        GAIA__CUDA_TRY(ctx, fn, cudaEventSynchronize(s->staging_done[half]));
+        memcpy((unsigned char *)dst + off, s->staging + (size_t)half * GAIA__STAGING_HALF, len);
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_copy(gaia_ctx *ctx, void *dst, const void *src, size_t bytes) {
+    static const char *fn = "gaia_cuda_copy";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    if (dst == src || bytes == 0) return GAIA_OK;
+    gaia__cuda_enter(s);
+    GAIA__CUDA_TRY(ctx, fn, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s->stream));
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_synchronize(gaia_ctx *ctx) {
+    static const char *fn = "gaia_cuda_synchronize";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_TRY(ctx, fn, cudaStreamSynchronize(s->stream));
+    return GAIA_OK;
+}
+
+/* ---------------------------------------------------------------------
+   7. Primitives of the backend table
+   --------------------------------------------------------------------- */
+/* The context's cudaStream_t; the modules' fragments use it too. */
+#define GAIA__CUDA_STREAM(ctx) (((struct gaia_cuda_state *)(ctx)->cuda)->stream)
+
+static gaia_status gaia__cuda_fill(gaia_ctx *ctx, float *dst, size_t n, float value) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_fill", gaia_cuda_fill(dst, n, value, (void *)s->stream),
+                      "fill of %zu floats at %p with %g", n, (void *)dst, (double)value);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_arange(gaia_ctx *ctx, float *dst, size_t n, float start, float step) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_arange", gaia_cuda_arange(dst, n, start, step, (void *)s->stream),
+                      "arange of %zu floats from %g step %g", n, (double)start, (double)step);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_random(gaia_ctx *ctx, float *dst, size_t n, gaia_random_kind kind, uint64_t seed,
+                                     uint64_t stream, float a, float b) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    if (kind != GAIA_RANDOM_UNIFORM && kind != GAIA_RANDOM_NORMAL && kind != GAIA_RANDOM_BERNOULLI)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, "gaia_cuda_random", "unknown kind %d", (int)kind);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_random", gaia_cuda_random(dst, n, kind, seed, stream, a, b, (void *)s->stream),
+                      "random kind %d of %zu floats (stream %llu, parameters %g, %g)", (int)kind, n,
+                      (unsigned long long)stream, (double)a, (double)b);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_unary(gaia_ctx *ctx, gaia_unary_op op, const float *x, float *y, size_t n, float p0,
+                                    float p1) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    if ((int)op < 0 || op >= GAIA_UNARY_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, "gaia_cuda_unary", "unknown op %d", (int)op);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_unary", gaia_cuda_unary(op, x, y, n, p0, p1, (void *)s->stream),
+                      "unary op %d on %zu floats", (int)op, n);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_binary(gaia_ctx *ctx, gaia_binary_op op, const float *a, const size_t *as,
+                                     const float *b, const size_t *bs, float *y, const size_t *shape) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    if ((int)op < 0 || op >= GAIA_BINARY_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, "gaia_cuda_binary", "unknown op %d", (int)op);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_binary", gaia_cuda_binary(op, a, as, b, bs, y, shape, (void *)s->stream),
+                      "binary op %d over %zux%zux%zux%zu", (int)op, shape[0], shape[1], shape[2], shape[3]);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_reduce(gaia_ctx *ctx, gaia_reduce_op op, const float *x, size_t outer, size_t len,
+                                     size_t inner, float *y) {
+    static const char *fn = "gaia_cuda_reduce";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    int sms = s->prop.multiProcessorCount;
+    size_t need = gaia_cuda_reduce_workspace(outer, len, inner, sms);
+    void *work = NULL;
+    int e;
+    gaia_status st;
+    if ((int)op < 0 || op >= GAIA_REDUCE_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown op %d", (int)op);
+    if (need && (st = gaia__cuda_pool_alloc(ctx, need, &work)) != GAIA_OK) return st;
+    gaia__cuda_enter(s);
+    e = gaia_cuda_reduce(op, x, outer, len, inner, y, work, need, sms, (void *)s->stream);
+    /* Back to the pool at once: the next user is queued behind this reduction. */
+    gaia__cuda_pool_free(ctx, work);
+    if (e != 0)
+        return gaia__cuda_launch_error(ctx, fn, e, __FILE__, __LINE__, "reduce op %d over [%zu, %zu, %zu]", (int)op,
+                                       outer, len, inner);
+    return GAIA_OK;
+}
+
+/* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: pass B
+   first with the same transpose flags and swapped M and N; no copies. */
+static gaia_status gaia__cuda_gemm(gaia_ctx *ctx, int ta, int tb, size_t batch, size_t M, size_t N, size_t K,
+                                   float alpha, const float *A, size_t lda, size_t sa, const float *B, size_t ldb,
+                                   size_t sb, float beta, float *C, size_t ldc, size_t sc) {
+    static const char *fn = "gaia_cuda_gemm";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (batch == 0 || M == 0 || N == 0) return GAIA_OK;
+    gaia__cuda_enter(s);
+    /* Nothing to multiply: C = beta C, as the CPU does (A and B unread). */
+    if (K == 0 || alpha == 0.0f) {
+        GAIA__CUDA_LAUNCH(ctx, fn, gaia_cuda_gemm_scale_c(batch, M, N, beta, C, ldc, sc, (void *)s->stream),
+                          "C = %g C for %zu matrices of %zux%zu", (double)beta, batch, M, N);
+        return GAIA_OK;
+    }
+    if (M > INT_MAX || N > INT_MAX || K > INT_MAX || lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX ||
+        batch > INT_MAX)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn,
+                          "sizes beyond cuBLAS's int: batch %zu, M %zu, N %zu, K %zu, lda %zu, ldb %zu, ldc %zu", batch,
+                          M, N, K, lda, ldb, ldc);
+    {
+        cublasStatus_t e;
+        if (batch == 1)
+            e = cublasSgemm(s->blas, opb, opa, (int)N, (int)M, (int)K, &alpha, B, (int)ldb, A, (int)lda, &beta, C,
+                            (int)ldc);
+        else
+            e = cublasSgemmStridedBatched(s->blas, opb, opa, (int)N, (int)M, (int)K, &alpha, B, (int)ldb,
+                                          (long long)sb, A, (int)lda, (long long)sa, &beta, C, (int)ldc,
+                                          (long long)sc, (int)batch);
+        if (e != CUBLAS_STATUS_SUCCESS)
+            return gaia__fail(ctx, e == CUBLAS_STATUS_ALLOC_FAILED ? GAIA_ERR_OUT_OF_MEMORY : GAIA_ERR_CUDA, fn,
+                              "%s failed at %s:%d for batch %zu, M %zu, N %zu, K %zu, trans %d/%d, lda %zu, ldb %zu, "
+                              "ldc %zu: %s (%s)",
+                              batch == 1 ? "cublasSgemm" : "cublasSgemmStridedBatched", gaia__cuda_basename(__FILE__),
+                              __LINE__, batch, M, N, K, ta, tb, lda, ldb, ldc, cublasGetStatusString(e),
+                              cublasGetStatusName(e));
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_transpose(gaia_ctx *ctx, const float *x, size_t batch, size_t rows, size_t cols,
+                                        float *y) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_transpose", gaia_cuda_transpose(x, batch, rows, cols, y, (void *)s->stream),
+                      "transpose of %zu matrices of %zux%zu", batch, rows, cols);
+    return GAIA_OK;
+}
+
+/* ---------------------------------------------------------------------
+   8. The modules' CUDA host code. A fragment can use gaia__cuda_state(ctx)
+   (->stream, ->blas, ->blaslt, ->prop), gaia__cuda_pool_alloc/free for
+   scratch, the upload/download/copy above and the GAIA__*_TRY macros.
+   --------------------------------------------------------------------- */
 #include "wip/cuda_layer.h"
 #include "wip/cuda_assembly.h"
 #include "wip/cuda_hrr.h"
 
-static gaia_status gaia__cuda_query(gaia_ctx *ctx, gaia_device_info *info) {
-    int count = 0;
-    (void)ctx;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
-    info->count = count;
-    snprintf(info->name, sizeof info->name, count ? "present but not in use" : "no CUDA device");
-    return GAIA_OK;
+/* ---------------------------------------------------------------------
+   9. The CUDA backend table
+   --------------------------------------------------------------------- */
+static const gaia_backend gaia__cuda_backend_table = {
+    "cuda",
+    GAIA_DEVICE_CUDA,
+    gaia__cuda_pool_alloc,
+    gaia__cuda_pool_free,
+    gaia__cuda_upload,
+    gaia__cuda_download,
+    gaia__cuda_copy,
+    gaia__cuda_synchronize,
+    gaia__cuda_fill,
+    gaia__cuda_arange,
+    gaia__cuda_random,
+    gaia__cuda_unary,
+    gaia__cuda_binary,
+    gaia__cuda_reduce,
+    gaia__cuda_gemm,
+    gaia__cuda_transpose,
+#ifdef GAIA__CUDA_HRR_OPS
+    GAIA__CUDA_HRR_OPS,
+#else
+    NULL,
+#endif
+#ifdef GAIA__CUDA_ASSEMBLY_OPS
+    GAIA__CUDA_ASSEMBLY_OPS,
+#else
+    NULL,
+#endif
+#ifdef GAIA__CUDA_LAYER_OPS
+    GAIA__CUDA_LAYER_OPS,
+#else
+    NULL,
+#endif
+};
+
+/* ---------------------------------------------------------------------
+   10. Calibration and the offload model. At context creation (a few tens of
+   milliseconds) the context measures what a call on host arrays costs on
+   each side; per call it then estimates
+       cpu = max(cpu_gemm_time(flops), bytes / cpu_bw)
+       gpu = host_call_overhead + in / h2d + out / d2h
+             + max(flops / gpu_rate, bytes / gpu_bw)
+   (cpu_gemm_time is piecewise linear through three measured sizes) and
+   takes the cheaper, unless the data would not fit in free device memory.
+   The rates are GEMM rates; other kinds of work count their flops times a
+   factor (FFT 4, elementwise and other 8): those calls do less arithmetic
+   per byte and run further from peak on both sides.
+   --------------------------------------------------------------------- */
+static gaia_status gaia__cuda_sgemm_host(gaia_ctx *ctx, int trans_a, int trans_b, size_t M, size_t N, size_t K,
+                                         float alpha, const float *A, size_t lda, const float *B, size_t ldb,
+                                         float beta, float *C, size_t ldc);
+
+static double gaia__cuda_max(double a, double b) { return a > b ? a : b; }
+
+/* The CPU's SGEMM time for this many flops: piecewise linear through the
+   measured 8^3, 128^3 and 320^3 calls, then the 128..320 slope. A tiny call
+   runs on one thread while a mid-size one pays for the thread team, so one
+   straight line through all sizes would misjudge the small ones. */
+static double gaia__cuda_cpu_gemm_time(const gaia_cuda_calibration *c, double flops) {
+    const double f0 = 2.0 * 8 * 8 * 8, f1 = 2.0 * 128 * 128 * 128;
+    if (flops <= f0) return c->cpu_gemm_fixed_s;
+    if (flops <= f1) return c->cpu_gemm_fixed_s + (c->cpu_gemm_128_s - c->cpu_gemm_fixed_s) * (flops - f0) / (f1 - f0);
+    return c->cpu_gemm_128_s + (flops - f1) / c->cpu_gemm_flops;
 }
+
+static void gaia__cuda_predict(const struct gaia_cuda_state *s, gaia__work_kind kind, double flops, size_t bytes_in,
+                               size_t bytes_out, double *cpu_s, double *gpu_s) {
+    const gaia_cuda_calibration *c = &s->cal;
+    double div = kind == GAIA__WORK_GEMM ? 1.0 : kind == GAIA__WORK_FFT ? 4.0 : 8.0;
+    double bytes = (double)bytes_in + (double)bytes_out;
+    *cpu_s = gaia__cuda_max(gaia__cuda_cpu_gemm_time(c, flops * div), bytes / c->cpu_bytes_per_s);
+    *gpu_s = c->host_call_overhead_s + (double)bytes_in / c->h2d_bytes_per_s + (double)bytes_out / c->d2h_bytes_per_s +
+             gaia__cuda_max(flops * div / c->gpu_gemm_flops, bytes / c->d2d_bytes_per_s);
+}
+
+/* Room for `bytes` more on the device: free memory plus what the pool could
+   give back, less a margin for cuBLAS workspaces and fragmentation. */
+static int gaia__cuda_fits(struct gaia_cuda_state *s, size_t bytes) {
+    size_t dfree = 0, dtotal = 0;
+    double need = (double)bytes * 1.0625 + 64.0 * 1048576.0;
+    gaia__cuda_enter(s);
+    if (cudaMemGetInfo(&dfree, &dtotal) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return need <= (double)dfree + (double)s->pool.cached;
+}
+
 static gaia_device gaia__cuda_offload_choose(gaia_ctx *ctx, gaia__work_kind kind, double flops, size_t bytes_in,
                                              size_t bytes_out) {
-    (void)ctx; (void)kind; (void)flops; (void)bytes_in; (void)bytes_out;
-    return GAIA_DEVICE_CPU;
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    double cpu_s, gpu_s;
+    if (!s) return GAIA_DEVICE_CPU;
+    gaia__cuda_predict(s, kind, flops, bytes_in, bytes_out, &cpu_s, &gpu_s);
+    if (gpu_s >= cpu_s) return GAIA_DEVICE_CPU;
+    if (!gaia__cuda_fits(s, bytes_in + bytes_out)) return GAIA_DEVICE_CPU;
+    return GAIA_DEVICE_CUDA;
 }
+
+/* Seconds between the two timer events around a GPU GEMM of n x n x n. */
+static gaia_status gaia__cuda_time_gemm(gaia_ctx *ctx, size_t n, const float *A, const float *B, float *C,
+                                        double *sec) {
+    static const char *fn = "gaia_cuda_calibrate";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    float ms = 0.0f;
+    gaia_status st;
+    GAIA__CUDA_TRY(ctx, fn, cudaEventRecord(s->timer[0], s->stream));
+    if ((st = gaia__cuda_gemm(ctx, 0, 0, 1, n, n, n, 1.0f, A, n, 0, B, n, 0, 0.0f, C, n, 0)) != GAIA_OK) return st;
+    GAIA__CUDA_TRY(ctx, fn, cudaEventRecord(s->timer[1], s->stream));
+    GAIA__CUDA_TRY(ctx, fn, cudaEventSynchronize(s->timer[1]));
+    GAIA__CUDA_TRY(ctx, fn, cudaEventElapsedTime(&ms, s->timer[0], s->timer[1]));
+    *sec = ms * 1e-3;
+    return GAIA_OK;
+}
+
+/* rate and fixed cost of t = fixed + f / rate through two measurements. */
+static void gaia__cuda_fit(double f1, double t1, double f2, double t2, double *rate, double *fixed) {
+    if (t2 > t1 * 1.01 && f2 > f1) {
+        *rate = (f2 - f1) / (t2 - t1);
+        *fixed = t1 - f1 / *rate;
+        if (*fixed < 0.0) *fixed = 0.0;
+    } else { /* noise: no fixed part */
+        *rate = f2 / (t2 > 1e-9 ? t2 : 1e-9);
+        *fixed = 0.0;
+    }
+}
+
+/* The calibration's buffers, so that every exit frees them. */
+typedef struct gaia__cuda_cal_buffers {
+    float *host, *dev;
+} gaia__cuda_cal_buffers;
+
+static gaia_status gaia__cuda_calibrate_run(gaia_ctx *ctx, gaia__cuda_cal_buffers *buf) {
+    static const char *fn = "gaia_cuda_calibrate";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia_cuda_calibration *c = &s->cal;
+    const size_t big = (size_t)8 << 20, small = 4096, g1 = 256, g2 = 1024, c1 = 128, c2 = 320;
+    const size_t host_bytes = big, dev_bytes = 3 * g2 * g2 * sizeof(float); /* 12 MiB, > big */
+    float *dA, *dB, *dC, *hA, *hB, *hC;
+    double t, best, t_small, t_big, tg1 = 1e30, tg2 = 1e30, tc0 = 1e30, tc1 = 1e30, tc2 = 1e30, unused;
+    float ms = 0.0f;
+    void *p = NULL;
+    int i;
+    gaia_status st;
+    const gaia_backend *cpu = gaia__be(ctx, GAIA_DEVICE_CPU);
+
+    buf->host = (float *)gaia__host_alloc(ctx, host_bytes);
+    if (!buf->host) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu host bytes", host_bytes);
+    if ((st = gaia__cuda_pool_alloc(ctx, dev_bytes, &p)) != GAIA_OK) return st;
+    buf->dev = (float *)p;
+    /* Small finite values: no denormals or NaN to slow either side down. */
+    for (i = 0; i < (int)(host_bytes / sizeof(float)); i++) buf->host[i] = (float)(i % 17) * 0.0625f;
+
+    /* Host <-> device through the path upload/download take: t = latency + bytes / bw. */
+    for (best = 1e30, i = 0; i < 6; i++) {
+        t = gaia_time_s();
+        if ((st = gaia__cuda_upload(ctx, buf->dev, buf->host, small)) != GAIA_OK) return st;
+        if ((st = gaia__cuda_synchronize(ctx)) != GAIA_OK) return st;
+        t = gaia_time_s() - t;
+        if (i > 0 && t < best) best = t;
+    }
+    t_small = best;
+    for (best = 1e30, i = 0; i < 3; i++) {
+        t = gaia_time_s();
+        if ((st = gaia__cuda_upload(ctx, buf->dev, buf->host, big)) != GAIA_OK) return st;
+        if ((st = gaia__cuda_synchronize(ctx)) != GAIA_OK) return st;
+        t = gaia_time_s() - t;
+        if (i > 0 && t < best) best = t;
+    }
+    t_big = best;
+    c->h2d_latency_s = t_small;
+    c->h2d_bytes_per_s = (double)(big - small) / gaia__cuda_max(t_big - t_small, 1e-7);
+    for (best = 1e30, i = 0; i < 6; i++) {
+        t = gaia_time_s();
+        if ((st = gaia__cuda_download(ctx, buf->host, buf->dev, small)) != GAIA_OK) return st;
+        t = gaia_time_s() - t;
+        if (i > 0 && t < best) best = t;
+    }
+    t_small = best;
+    for (best = 1e30, i = 0; i < 3; i++) {
+        t = gaia_time_s();
+        if ((st = gaia__cuda_download(ctx, buf->host, buf->dev, big)) != GAIA_OK) return st;
+        t = gaia_time_s() - t;
+        if (i > 0 && t < best) best = t;
+    }
+    t_big = best;
+    c->d2h_latency_s = t_small;
+    c->d2h_bytes_per_s = (double)(big - small) / gaia__cuda_max(t_big - t_small, 1e-7);
+
+    /* Launch latency: one tiny kernel, synchronised. */
+    for (best = 1e30, i = 0; i < 6; i++) {
+        t = gaia_time_s();
+        if ((st = gaia__cuda_fill(ctx, buf->dev, 1, 0.0f)) != GAIA_OK) return st;
+        if ((st = gaia__cuda_synchronize(ctx)) != GAIA_OK) return st;
+        t = gaia_time_s() - t;
+        if (i > 0 && t < best) best = t;
+    }
+    c->launch_latency_s = best;
+
+    /* Device copy bandwidth (read + write), timed with events. */
+    for (best = 1e30, i = 0; i < 3; i++) {
+        GAIA__CUDA_TRY(ctx, fn, cudaEventRecord(s->timer[0], s->stream));
+        GAIA__CUDA_TRY(ctx, fn, cudaMemcpyAsync(buf->dev + big / sizeof(float) / 2, buf->dev, big / 2,
+                                                cudaMemcpyDeviceToDevice, s->stream));
+        GAIA__CUDA_TRY(ctx, fn, cudaEventRecord(s->timer[1], s->stream));
+        GAIA__CUDA_TRY(ctx, fn, cudaEventSynchronize(s->timer[1]));
+        GAIA__CUDA_TRY(ctx, fn, cudaEventElapsedTime(&ms, s->timer[0], s->timer[1]));
+        if (i > 0 && ms * 1e-3 < best) best = ms * 1e-3;
+    }
+    c->d2d_bytes_per_s = (double)big / gaia__cuda_max(best, 1e-7);
+
+    /* GPU SGEMM: two sizes give rate and fixed cost. The first call also
+       loads cuBLAS's kernels, so it is not timed. */
+    dA = buf->dev;
+    dB = dA + g2 * g2;
+    dC = dB + g2 * g2;
+    if ((st = gaia__cuda_fill(ctx, dA, 2 * g2 * g2, 0.03125f)) != GAIA_OK) return st;
+    for (i = 0; i < 4; i++) {
+        if ((st = gaia__cuda_time_gemm(ctx, g1, dA, dB, dC, &t)) != GAIA_OK) return st;
+        if (i > 0 && t < tg1) tg1 = t;
+        if ((st = gaia__cuda_time_gemm(ctx, g2, dA, dB, dC, &t)) != GAIA_OK) return st;
+        if (i > 0 && t < tg2) tg2 = t;
+    }
+    gaia__cuda_fit(2.0 * g1 * g1 * g1, tg1, 2.0 * g2 * g2 * g2, tg2, &c->gpu_gemm_flops, &c->gpu_gemm_fixed_s);
+
+    /* CPU SGEMM through the CPU backend (the path gaia_sgemm takes there). */
+    hA = buf->host;
+    hB = hA + c2 * c2;
+    hC = hB + c2 * c2;
+    for (i = 0; i < 4; i++) {
+        t = gaia_time_s();
+        if ((st = cpu->gemm(ctx, 0, 0, 1, 8, 8, 8, 1.0f, hA, 8, 0, hB, 8, 0, 0.0f, hC, 8, 0)) != GAIA_OK) return st;
+        t = gaia_time_s() - t;
+        if (i > 0 && t < tc0) tc0 = t;
+        t = gaia_time_s();
+        if ((st = cpu->gemm(ctx, 0, 0, 1, c1, c1, c1, 1.0f, hA, c1, 0, hB, c1, 0, 0.0f, hC, c1, 0)) != GAIA_OK) return st;
+        t = gaia_time_s() - t;
+        if (i > 0 && t < tc1) tc1 = t;
+        t = gaia_time_s();
+        if ((st = cpu->gemm(ctx, 0, 0, 1, c2, c2, c2, 1.0f, hA, c2, 0, hB, c2, 0, 0.0f, hC, c2, 0)) != GAIA_OK) return st;
+        t = gaia_time_s() - t;
+        if (i > 0 && t < tc2) tc2 = t;
+    }
+    /* Kept increasing with size, whatever the timer's noise did. */
+    c->cpu_gemm_fixed_s = tc0;
+    c->cpu_gemm_128_s = gaia__cuda_max(tc1, tc0);
+    c->cpu_gemm_320_s = gaia__cuda_max(tc2, c->cpu_gemm_128_s * 1.001);
+    gaia__cuda_fit(2.0 * c1 * c1 * c1, c->cpu_gemm_128_s, 2.0 * c2 * c2 * c2, c->cpu_gemm_320_s, &c->cpu_gemm_flops,
+                   &unused);
+
+    /* Host memory bandwidth (read + write) for the elementwise estimates. */
+    for (best = 1e30, i = 0; i < 3; i++) {
+        t = gaia_time_s();
+        memcpy(buf->host + host_bytes / sizeof(float) / 2, buf->host, host_bytes / 2);
+        t = gaia_time_s() - t;
+        if (i > 0 && t < best) best = t;
+    }
+    c->cpu_bytes_per_s = (double)host_bytes / gaia__cuda_max(best, 1e-7);
+
+    /* End to end: a tiny gaia_sgemm on the GPU is all fixed cost. */
+    for (best = 1e30, i = 0; i < 5; i++) {
+        t = gaia_time_s();
+        if ((st = gaia__cuda_sgemm_host(ctx, 0, 0, 8, 8, 8, 1.0f, hA, 8, hB, 8, 0.0f, hC, 8)) != GAIA_OK) return st;
+        t = gaia_time_s() - t;
+        if (i > 0 && t < best) best = t;
+    }
+    c->host_call_overhead_s = best;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_calibrate(gaia_ctx *ctx) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_cal_buffers buf;
+    double t0 = gaia_time_s();
+    gaia_status st;
+    buf.host = NULL;
+    buf.dev = NULL;
+    st = gaia__cuda_calibrate_run(ctx, &buf);
+    gaia__host_free(ctx, buf.host);
+    gaia__cuda_pool_free(ctx, buf.dev);
+    if (st == GAIA_OK) st = gaia__cuda_synchronize(ctx);
+    /* Start the context with an empty pool: the statistics are the user's. */
+    if (st == GAIA_OK) st = gaia__cuda_pool_trim(ctx);
+    s->pool.requests = s->pool.hits = s->pool.device_allocs = s->pool.trims = 0;
+    s->pool.peak = s->pool.in_use;
+    s->cal.calibration_s = gaia_time_s() - t0;
+    return st;
+}
+
+/* ---------------------------------------------------------------------
+   11. gaia_sgemm on the GPU: host arrays in and out, staged through the
+   pool. Padded leading dimensions travel as 2-D copies, so that the padding
+   of the caller's C is never written.
+   --------------------------------------------------------------------- */
+static gaia_status gaia__cuda_put_matrix(gaia_ctx *ctx, float *dst, const float *src, size_t rows, size_t cols,
+                                         size_t ld) {
+    static const char *fn = "gaia_sgemm";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    if (ld == cols || rows == 1) return gaia__cuda_upload(ctx, dst, src, rows * cols * sizeof(float));
+    GAIA__CUDA_TRY(ctx, fn, cudaMemcpy2DAsync(dst, cols * sizeof(float), src, ld * sizeof(float), cols * sizeof(float),
+                                              rows, cudaMemcpyHostToDevice, s->stream));
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_sgemm_device(gaia_ctx *ctx, int ta, int tb, size_t M, size_t N, size_t K, float alpha,
+                                           const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
+                                           size_t ldc, float *dA, float *dB, float *dC) {
+    static const char *fn = "gaia_sgemm";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    size_t rows_a = ta ? K : M, cols_a = ta ? M : K, rows_b = tb ? N : K, cols_b = tb ? K : N;
+    gaia_status st;
+    if ((st = gaia__cuda_put_matrix(ctx, dA, A, rows_a, cols_a, lda)) != GAIA_OK) return st;
+    if ((st = gaia__cuda_put_matrix(ctx, dB, B, rows_b, cols_b, ldb)) != GAIA_OK) return st;
+    if (beta != 0.0f && (st = gaia__cuda_put_matrix(ctx, dC, C, M, N, ldc)) != GAIA_OK) return st;
+    if ((st = gaia__cuda_gemm(ctx, ta, tb, 1, M, N, K, alpha, dA, cols_a, 0, dB, cols_b, 0, beta, dC, N, 0)) != GAIA_OK)
+        return st;
+    if (ldc == N || M == 1) return gaia__cuda_download(ctx, C, dC, M * N * sizeof(float));
+    GAIA__CUDA_TRY(ctx, fn, cudaMemcpy2DAsync(C, ldc * sizeof(float), dC, N * sizeof(float), N * sizeof(float), M,
+                                              cudaMemcpyDeviceToHost, s->stream));
+    GAIA__CUDA_TRY(ctx, fn, cudaStreamSynchronize(s->stream));
+    return GAIA_OK;
+}
+
 static gaia_status gaia__cuda_sgemm_host(gaia_ctx *ctx, int trans_a, int trans_b, size_t M, size_t N, size_t K,
                                          float alpha, const float *A, size_t lda, const float *B, size_t ldb,
                                          float beta, float *C, size_t ldc) {
-    (void)trans_a; (void)trans_b; (void)M; (void)N; (void)K; (void)alpha; (void)A; (void)lda; (void)B; (void)ldb;
-    (void)beta; (void)C; (void)ldc;
-    return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_sgemm", "CUDA path missing");
+    void *pa = NULL, *pb = NULL, *pc = NULL;
+    gaia_status st;
+    /* Nothing to multiply, or sizes cuBLAS cannot take: the CPU does it. */
+    int cpu = K == 0 || M > INT_MAX || N > INT_MAX || K > INT_MAX;
+    if (!cpu) {
+        st = gaia__cuda_pool_alloc(ctx, M * K * sizeof(float), &pa);
+        if (st == GAIA_OK) st = gaia__cuda_pool_alloc(ctx, K * N * sizeof(float), &pb);
+        if (st == GAIA_OK) st = gaia__cuda_pool_alloc(ctx, M * N * sizeof(float), &pc);
+        if (st == GAIA_OK)
+            st = gaia__cuda_sgemm_device(ctx, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                                         (float *)pa, (float *)pb, (float *)pc);
+        gaia__cuda_pool_free(ctx, pa);
+        gaia__cuda_pool_free(ctx, pb);
+        gaia__cuda_pool_free(ctx, pc);
+        /* AUTO never promised the GPU: out of device memory, run on the CPU. */
+        if (st == GAIA_ERR_OUT_OF_MEMORY && ctx->policy == GAIA_DEVICE_AUTO) {
+            gaia__log(ctx, GAIA_LOG_INFO, "gaia_sgemm: %zux%zux%zu does not fit on the GPU, running on the CPU", M, N, K);
+            cpu = 1;
+        } else {
+            return st;
+        }
+    }
+    return gaia__be(ctx, GAIA_DEVICE_CPU)->gemm(ctx, trans_a, trans_b, 1, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta,
+                                                C, ldc, 0);
 }
+
+/* ---------------------------------------------------------------------
+   12. Open, close, query. Open never logs (gaia.h logs the one fallback
+   line): failures are written to `why`.
+   --------------------------------------------------------------------- */
+static void gaia__cuda_close(gaia_ctx *ctx) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    int i;
+    if (!s) return;
+    gaia__cuda_enter(s);
+    if (s->stream) (void)cudaStreamSynchronize(s->stream);
+    gaia__cuda_pool_destroy(ctx);
+    if (s->blaslt) cublasLtDestroy(s->blaslt);
+    if (s->blas) cublasDestroy(s->blas);
+    for (i = 0; i < 2; i++) {
+        if (s->staging_done[i]) cudaEventDestroy(s->staging_done[i]);
+        if (s->timer[i]) cudaEventDestroy(s->timer[i]);
+    }
+    if (s->staging) cudaFreeHost(s->staging);
+    if (s->own_stream && s->stream) cudaStreamDestroy(s->stream);
+    (void)cudaGetLastError();
+    gaia__host_free(ctx, s);
+    ctx->cuda = NULL;
+    ctx->backends[GAIA_DEVICE_CUDA] = NULL;
+}
+
+/* Writes "what: text (name)" into why and fails open with GAIA_ERR_CUDA. */
+#define GAIA__CUDA_OPEN_TRY(call)                                                                     \
+    do {                                                                                              \
+        cudaError_t e_ = (call);                                                                      \
+        if (e_ != cudaSuccess) {                                                                      \
+            snprintf(why, why_len, "%s: %s (%s)", #call, cudaGetErrorString(e_), cudaGetErrorName(e_)); \
+            (void)cudaGetLastError();                                                                 \
+            gaia__cuda_close(ctx);                                                                    \
+            return e_ == cudaErrorMemoryAllocation ? GAIA_ERR_OUT_OF_MEMORY : GAIA_ERR_CUDA;          \
+        }                                                                                             \
+    } while (0)
+#define GAIA__CUBLAS_OPEN_TRY(call)                                                                   \
+    do {                                                                                              \
+        cublasStatus_t e_ = (call);                                                                   \
+        if (e_ != CUBLAS_STATUS_SUCCESS) {                                                            \
+            snprintf(why, why_len, "%s: %s", #call, cublasGetStatusString(e_));                       \
+            gaia__cuda_close(ctx);                                                                    \
+            return GAIA_ERR_CUDA;                                                                     \
+        }                                                                                             \
+    } while (0)
+
+static gaia_status gaia__cuda_open(gaia_ctx *ctx, const gaia_ctx_desc *desc, char *why, size_t why_len) {
+    struct gaia_cuda_state *s;
+    int count = 0, i;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    gaia_logger quiet;
+    gaia_status st;
+    if (e != cudaSuccess) {
+        /* No driver, or a driver older than the runtime: the usual CPU machine. */
+        snprintf(why, why_len, "cudaGetDeviceCount: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+        (void)cudaGetLastError();
+        return GAIA_ERR_NO_DEVICE;
+    }
+    if (count <= 0) {
+        snprintf(why, why_len, "no CUDA device found");
+        return GAIA_ERR_NO_DEVICE;
+    }
+    if (desc->cuda_device_index >= count) {
+        snprintf(why, why_len, "cuda_device_index %d asked for, but there %s only %d device%s",
+                 desc->cuda_device_index, count == 1 ? "is" : "are", count, count == 1 ? "" : "s");
+        return GAIA_ERR_NO_DEVICE;
+    }
+    s = (struct gaia_cuda_state *)gaia__host_alloc(ctx, sizeof *s);
+    if (!s) {
+        snprintf(why, why_len, "cannot allocate %zu bytes of CUDA state", sizeof *s);
+        return GAIA_ERR_OUT_OF_MEMORY;
+    }
+    memset(s, 0, sizeof *s);
+    s->device = desc->cuda_device_index;
+    s->device_count = count;
+    s->own_stream = desc->cuda_stream == NULL;
+    ctx->cuda = s; /* from here on gaia__cuda_close undoes whatever was made */
+
+    GAIA__CUDA_OPEN_TRY(cudaSetDevice(s->device));
+    GAIA__CUDA_OPEN_TRY(cudaGetDeviceProperties(&s->prop, s->device));
+    e = (cudaError_t)gaia_cuda_kernels_check();
+    if (e != cudaSuccess) {
+        snprintf(why, why_len, "%s (sm_%d%d) cannot run this build's kernels: %s", s->prop.name, s->prop.major,
+                 s->prop.minor, cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        gaia__cuda_close(ctx);
+        return GAIA_ERR_UNSUPPORTED;
+    }
+    if (s->own_stream) GAIA__CUDA_OPEN_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+    else s->stream = (cudaStream_t)desc->cuda_stream;
+    for (i = 0; i < 2; i++) {
+        GAIA__CUDA_OPEN_TRY(cudaEventCreateWithFlags(&s->staging_done[i], cudaEventDisableTiming));
+        GAIA__CUDA_OPEN_TRY(cudaEventCreate(&s->timer[i]));
+    }
+    {
+        void *p = NULL;
+        GAIA__CUDA_OPEN_TRY(cudaHostAlloc(&p, 2 * GAIA__STAGING_HALF, cudaHostAllocDefault));
+        s->staging = (unsigned char *)p;
+    }
+    GAIA__CUBLAS_OPEN_TRY(cublasCreate(&s->blas));
+    GAIA__CUBLAS_OPEN_TRY(cublasSetStream(s->blas, s->stream));
+    /* FP32 unless the user allowed TF32 (10-bit mantissas): never silently. */
+    GAIA__CUBLAS_OPEN_TRY(cublasSetMathMode(s->blas, ctx->allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    GAIA__CUBLAS_OPEN_TRY(cublasLtCreate(&s->blaslt));
+    s->pool.live_cap = 256;
+    s->pool.live = (gaia__cuda_block **)gaia__host_alloc(ctx, s->pool.live_cap * sizeof *s->pool.live);
+    if (!s->pool.live) {
+        snprintf(why, why_len, "cannot allocate the pool's table");
+        gaia__cuda_close(ctx);
+        return GAIA_ERR_OUT_OF_MEMORY;
+    }
+    memset(s->pool.live, 0, s->pool.live_cap * sizeof *s->pool.live);
+
+    /* Calibration reports through gaia__fail; keep the logger quiet so that a
+       failure still makes exactly one line (gaia.h's), carrying our reason. */
+    quiet = ctx->logger;
+    ctx->logger.func = NULL;
+    st = gaia__cuda_calibrate(ctx);
+    ctx->logger = quiet;
+    if (st != GAIA_OK) {
+        snprintf(why, why_len, "calibration failed: ");
+        gaia__cuda_strcpy(why + strlen(why), why_len - strlen(why), ctx->last_error);
+        ctx->last_error[0] = '\0';
+        gaia__cuda_close(ctx);
+        return st;
+    }
+    ctx->backends[GAIA_DEVICE_CUDA] = &gaia__cuda_backend_table;
+    gaia__log(ctx, GAIA_LOG_INFO,
+              "CUDA device %d: %s, sm_%d%d, %d SMs; calibrated in %.1f ms: h2d %.1f GB/s, d2h %.1f GB/s, "
+              "GPU SGEMM %.0f GFLOP/s, CPU SGEMM %.0f GFLOP/s, gaia_sgemm overhead %.0f us%s",
+              s->device, s->prop.name, s->prop.major, s->prop.minor, s->prop.multiProcessorCount,
+              s->cal.calibration_s * 1e3, s->cal.h2d_bytes_per_s * 1e-9, s->cal.d2h_bytes_per_s * 1e-9,
+              s->cal.gpu_gemm_flops * 1e-9, s->cal.cpu_gemm_flops * 1e-9, s->cal.host_call_overhead_s * 1e6,
+              ctx->allow_tf32 ? "; cuBLAS may use TF32" : "");
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_query(gaia_ctx *ctx, gaia_device_info *info) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    if (!s) {
+        int count = 0;
+        cudaError_t e = cudaGetDeviceCount(&count);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            snprintf(info->name, sizeof info->name, "no usable CUDA device: %s", cudaGetErrorString(e));
+            count = 0;
+        } else {
+            snprintf(info->name, sizeof info->name, count ? "present but not used by this context" : "no CUDA device");
+        }
+        info->count = count;
+        return GAIA_OK;
+    }
+    gaia__cuda_enter(s);
+    info->available = 1;
+    info->count = s->device_count;
+    info->index = s->device;
+    gaia__cuda_strcpy(info->name, sizeof info->name, s->prop.name);
+    info->compute_major = s->prop.major;
+    info->compute_minor = s->prop.minor;
+    if (cudaMemGetInfo(&info->memory_free, &info->memory_total) != cudaSuccess) {
+        (void)cudaGetLastError();
+        info->memory_free = 0;
+        info->memory_total = s->prop.totalGlobalMem;
+    }
+    return GAIA_OK;
+}
+
+/* ---------------------------------------------------------------------
+   13. The public functions of section 1
+   --------------------------------------------------------------------- */
+static gaia_status gaia__cuda_need(gaia_ctx *ctx, const char *fn) {
+    if (!ctx->cuda) return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "this context does not use a CUDA device");
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_cuda_memory_stats_get(gaia_ctx *ctx, gaia_cuda_memory_stats *out) {
+    static const char *fn = "gaia_cuda_memory_stats_get";
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if ((st = gaia__cuda_need(ctx, fn)) != GAIA_OK) return st;
+    gaia__cuda_pool_stats(ctx, out);
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_cuda_memory_trim(gaia_ctx *ctx) {
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__cuda_need(ctx, "gaia_cuda_memory_trim")) != GAIA_OK) return st;
+    return gaia__cuda_pool_trim(ctx);
+}
+
+GAIA_API void *gaia_cuda_stream(gaia_ctx *ctx) {
+    struct gaia_cuda_state *s = ctx ? gaia__cuda_state(ctx) : NULL;
+    return s ? (void *)s->stream : NULL;
+}
+
+GAIA_API gaia_status gaia_cuda_host_alloc(gaia_ctx *ctx, size_t bytes, void **out) {
+    static const char *fn = "gaia_cuda_host_alloc";
+    gaia_status st;
+    cudaError_t e;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    *out = NULL;
+    if (bytes == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "bytes is 0");
+    if ((st = gaia__cuda_need(ctx, fn)) != GAIA_OK) return st;
+    gaia__cuda_enter(gaia__cuda_state(ctx));
+    e = cudaHostAlloc(out, bytes, cudaHostAllocDefault);
+    if (e != cudaSuccess) {
+        *out = NULL;
+        (void)cudaGetLastError();
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot pin %zu bytes of host memory: %s", bytes,
+                          cudaGetErrorString(e));
+    }
+    return GAIA_OK;
+}
+
+GAIA_API void gaia_cuda_host_free(gaia_ctx *ctx, void *ptr) {
+    if (!ctx || !ptr || !ctx->cuda) return;
+    if (cudaFreeHost(ptr) != cudaSuccess) {
+        (void)cudaGetLastError();
+        gaia__log(ctx, GAIA_LOG_WARN, "gaia_cuda_host_free: %p is not pinned host memory", ptr);
+    }
+}
+
+GAIA_API gaia_status gaia_cuda_copy_async(gaia_ctx *ctx, void *dst, const void *src, size_t bytes) {
+    static const char *fn = "gaia_cuda_copy_async";
+    struct gaia_cuda_state *s;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!dst || !src) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "dst or src is NULL");
+    if ((st = gaia__cuda_need(ctx, fn)) != GAIA_OK) return st;
+    if (bytes == 0 || dst == src) return GAIA_OK;
+    s = gaia__cuda_state(ctx);
+    gaia__cuda_enter(s);
+    /* cudaMemcpyDefault: unified addressing tells host from device pointers. */
+    GAIA__CUDA_TRY(ctx, fn, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s->stream));
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_cuda_calibration_get(gaia_ctx *ctx, gaia_cuda_calibration *out) {
+    static const char *fn = "gaia_cuda_calibration_get";
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if ((st = gaia__cuda_need(ctx, fn)) != GAIA_OK) return st;
+    *out = gaia__cuda_state(ctx)->cal;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_device gaia_cuda_offload_sgemm(gaia_ctx *ctx, size_t M, size_t N, size_t K, double *cpu_s,
+                                             double *gpu_s) {
+    struct gaia_cuda_state *s = ctx ? gaia__cuda_state(ctx) : NULL;
+    double flops = 2.0 * (double)M * (double)N * (double)K, c = -1.0, g = -1.0;
+    size_t in = (M * K + K * N) * sizeof(float), out = M * N * sizeof(float);
+    gaia_device d = GAIA_DEVICE_CPU;
+    if (s) {
+        gaia__cuda_predict(s, GAIA__WORK_GEMM, flops, in, out, &c, &g);
+        d = gaia__cuda_offload_choose(ctx, GAIA__WORK_GEMM, flops, in, out);
+    }
+    if (cpu_s) *cpu_s = c;
+    if (gpu_s) *gpu_s = g;
+    return d;
+}
+
 #ifdef __cplusplus
 }
 #endif
-#endif
+
+#endif /* GAIA_IMPLEMENTATION */

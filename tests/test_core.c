@@ -371,6 +371,31 @@ static void bench_helper_reports_consistent_statistics(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_bench_run(NULL, bench_body, (void *)&acc, 0, 1, &s));
 }
 
+static void memory_stats_follow_tensor_storage(gt *t) {
+    gaia_memory_stats before, during, after;
+    gaia_tensor *x = NULL;
+    size_t shape[2] = {1000, 250};
+    GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CPU, &before));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 2, shape, &x));
+    GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CPU, &during));
+    gaia_tensor_free(x);
+    GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CPU, &after));
+    GT_CHECK(t, during.bytes_in_use == before.bytes_in_use + 1000000, "in use %zu -> %zu", before.bytes_in_use,
+             during.bytes_in_use);
+    GT_CHECK(t, after.bytes_in_use == before.bytes_in_use && after.peak_bytes_in_use >= during.bytes_in_use,
+             "after free %zu, peak %zu", after.bytes_in_use, after.peak_bytes_in_use);
+    GT_CHECK(t, during.requests == before.requests + 1, "requests counted");
+    GT_OK(t, gaia_memory_trim(t->ctx, GAIA_DEVICE_CPU));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CPU, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_memory_stats_get(t->ctx, (gaia_device)8, &after));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_memory_stats_get(NULL, GAIA_DEVICE_CPU, &after));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_memory_trim(NULL, GAIA_DEVICE_CPU));
+    if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) {
+        GT_STATUS(t, GAIA_ERR_NO_DEVICE, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CUDA, &after));
+        GT_STATUS(t, GAIA_ERR_NO_DEVICE, gaia_memory_trim(t->ctx, GAIA_DEVICE_CUDA));
+    }
+}
+
 const gt_case gt_core_cases[] = {
     {"core_status_strings_name_every_code", status_strings_name_every_code},
     {"core_context_defaults_to_an_available_device", context_defaults_to_an_available_device},
@@ -389,5 +414,6 @@ const gt_case gt_core_cases[] = {
     {"core_random_creation_rejects_bad_parameters", random_creation_rejects_bad_parameters},
     {"core_profiling_counts_calls_time_and_bytes", profiling_counts_calls_time_and_bytes},
     {"core_bench_helper_reports_consistent_statistics", bench_helper_reports_consistent_statistics},
+    {"core_memory_stats_follow_tensor_storage", memory_stats_follow_tensor_storage},
     {NULL, NULL},
 };

@@ -1,6 +1,1042 @@
-/* Tests of the layer part of gaia. */
+/* Tests of the layer module: the transformer kernels against float64
+   references, GAIA's Hebbian rules against hand-computed values and their
+   definitions, the hierarchy's firing schedule, and bad input. */
 #include "gaia_test.h"
+#include <stdlib.h>
+
+static gaia_tensor *lt_tensor(gt *t, int ndim, const size_t *shape, const float *data) {
+    gaia_tensor *x = NULL;
+    if (gaia_tensor_from_host(t->ctx, ndim, shape, data, &x) != GAIA_OK) return NULL;
+    return x;
+}
+
+static double lt_act(gaia_layer_act act, double v) {
+    switch (act) {
+    case GAIA_LAYER_ACT_RELU: return v > 0 ? v : 0;
+    case GAIA_LAYER_ACT_GELU: return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    case GAIA_LAYER_ACT_TANH: return tanh(v);
+    case GAIA_LAYER_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    default: return v;
+    }
+}
+
+/* ---------------------------------------------------------------- kernels */
+static void activations_match_reference(gt *t) {
+    static const size_t rows[4] = {1, 3, 767, 769};
+    int a, i;
+    for (a = 0; a < GAIA_LAYER_ACT_COUNT; a++)
+        for (i = 0; i < 4; i++) {
+            size_t shape[2] = {rows[i], 37}, n = rows[i] * 37, j;
+            float *x = gt_alloc_floats(n), *y;
+            double *ref = (double *)malloc(n * sizeof(double));
+            gaia_tensor *tx, *ty = NULL;
+            gt_fill_normal(t, x, n);
+            for (j = 0; j < n; j++) x[j] *= 4.0f; /* reach the tails of tanh and the sigmoid */
+            if (n > 5) x[0] = 0.0f, x[1] = 1e-4f, x[2] = -30.0f, x[3] = 30.0f, x[4] = 0.29f;
+            for (j = 0; j < n; j++) ref[j] = lt_act((gaia_layer_act)a, x[j]);
+            tx = lt_tensor(t, 2, shape, x);
+            GT_CHECK(t, tx != NULL, "upload failed");
+            GT_OK(t, gaia_layer_activation(t->ctx, (gaia_layer_act)a, tx, &ty));
+            y = gt_host(t, ty);
+            GT_CLOSE(t, ref, y, n, 1e-6, 2e-6);
+            GT_OK(t, gaia_layer_activation(t->ctx, (gaia_layer_act)a, tx, &tx)); /* in place */
+            free(y);
+            y = gt_host(t, tx);
+            GT_CLOSE(t, ref, y, n, 1e-6, 2e-6);
+            free(x);
+            free(y);
+            free(ref);
+            gaia_tensor_free(tx);
+            gaia_tensor_free(ty);
+        }
+}
+
+static void linear_matches_reference(gt *t) {
+    static const size_t rows[4] = {1, 3, 767, 769};
+    static const gaia_layer_act acts[3] = {GAIA_LAYER_ACT_LINEAR, GAIA_LAYER_ACT_GELU, GAIA_LAYER_ACT_RELU};
+    const size_t in = 67, out = 45;
+    int i, a, withb;
+    for (i = 0; i < 4; i++)
+        for (a = 0; a < 3; a++)
+            for (withb = 0; withb < 2; withb++) {
+                size_t xs[2] = {rows[i], in}, ws[2] = {out, in}, r, o, c;
+                float *x = gt_alloc_floats(rows[i] * in), *w = gt_alloc_floats(out * in), *b = gt_alloc_floats(out), *y;
+                double *ref = (double *)malloc(rows[i] * out * sizeof(double));
+                gaia_tensor *tx, *tw, *tb, *ty = NULL;
+                gt_fill_normal(t, x, rows[i] * in);
+                gt_fill_normal(t, w, out * in);
+                gt_fill_normal(t, b, out);
+                for (r = 0; r < rows[i]; r++)
+                    for (o = 0; o < out; o++) {
+                        double s = withb ? b[o] : 0.0;
+                        for (c = 0; c < in; c++) s += (double)x[r * in + c] * w[o * in + c];
+                        ref[r * out + o] = lt_act(acts[a], s);
+                    }
+                tx = lt_tensor(t, 2, xs, x);
+                tw = lt_tensor(t, 2, ws, w);
+                tb = lt_tensor(t, 1, &out, b);
+                GT_OK(t, gaia_layer_linear(t->ctx, tx, tw, withb ? tb : NULL, acts[a], &ty));
+                GT_CHECK(t, gaia_tensor_dim(ty, 0) == rows[i] && gaia_tensor_dim(ty, 1) == out, "output shape");
+                y = gt_host(t, ty);
+                GT_CLOSE(t, ref, y, rows[i] * out, 1e-4, 1e-4);
+                free(x);
+                free(w);
+                free(b);
+                free(y);
+                free(ref);
+                gaia_tensor_free(tx);
+                gaia_tensor_free(tw);
+                gaia_tensor_free(tb);
+                gaia_tensor_free(ty);
+            }
+}
+
+static void linear_takes_vectors_and_batches(gt *t) {
+    /* x [in] -> [out]; x [2, 3, in] -> [2, 3, out] with the same rows. */
+    size_t in = 5, out = 4, s3[3] = {2, 3, 5}, ws[2] = {4, 5}, j;
+    float x[30], w[20], *y1, *y3;
+    gaia_tensor *tx1, *tx3, *tw, *ty1 = NULL, *ty3 = NULL;
+    gt_fill_normal(t, x, 30);
+    gt_fill_normal(t, w, 20);
+    tx1 = lt_tensor(t, 1, &in, x + 25);
+    tx3 = lt_tensor(t, 3, s3, x);
+    tw = lt_tensor(t, 2, ws, w);
+    GT_OK(t, gaia_layer_linear(t->ctx, tx1, tw, NULL, GAIA_LAYER_ACT_TANH, &ty1));
+    GT_OK(t, gaia_layer_linear(t->ctx, tx3, tw, NULL, GAIA_LAYER_ACT_TANH, &ty3));
+    GT_CHECK(t, gaia_tensor_ndim(ty1) == 1 && gaia_tensor_dim(ty1, 0) == out, "1-D output");
+    GT_CHECK(t, gaia_tensor_ndim(ty3) == 3 && gaia_tensor_dim(ty3, 2) == out, "3-D output");
+    y1 = gt_host(t, ty1);
+    y3 = gt_host(t, ty3);
+    for (j = 0; j < out; j++) GT_CHECK(t, fabsf(y1[j] - y3[5 * out + j]) < 1e-6f, "row 5 differs at %zu", j);
+    free(y1);
+    free(y3);
+    gaia_tensor_free(tx1);
+    gaia_tensor_free(tx3);
+    gaia_tensor_free(tw);
+    gaia_tensor_free(ty1);
+    gaia_tensor_free(ty3);
+}
+
+static void layernorm_matches_reference(gt *t) {
+    static const size_t rows[4] = {1, 3, 767, 769}, colsv[4] = {1, 64, 767, 769};
+    int i, wb;
+    for (i = 0; i < 4; i++)
+        for (wb = 0; wb < 2; wb++) {
+            size_t R = rows[i], C = colsv[(i + wb) % 4], xs[2] = {R, C}, r, c;
+            float *x = gt_alloc_floats(R * C), *w = gt_alloc_floats(C), *b = gt_alloc_floats(C), *y;
+            double *ref = (double *)malloc(R * C * sizeof(double));
+            gaia_tensor *tx, *tw, *tb, *ty = NULL;
+            gt_fill_normal(t, x, R * C);
+            gt_fill_normal(t, w, C);
+            gt_fill_normal(t, b, C);
+            for (r = 0; r < R * C; r++) x[r] = 3.0f + 2.0f * x[r]; /* a mean far from 0 */
+            for (r = 0; r < R; r++) {
+                double m = 0, v = 0;
+                for (c = 0; c < C; c++) m += x[r * C + c];
+                m /= (double)C;
+                for (c = 0; c < C; c++) v += (x[r * C + c] - m) * (x[r * C + c] - m);
+                v /= (double)C;
+                for (c = 0; c < C; c++) {
+                    double nv = (x[r * C + c] - m) / sqrt(v + 1e-5);
+                    ref[r * C + c] = wb ? nv * w[c] + b[c] : nv;
+                }
+            }
+            tx = lt_tensor(t, 2, xs, x);
+            tw = lt_tensor(t, 1, &C, w);
+            tb = lt_tensor(t, 1, &C, b);
+            GT_OK(t, gaia_layer_layernorm(t->ctx, tx, wb ? tw : NULL, wb ? tb : NULL, 1e-5f, &ty));
+            y = gt_host(t, ty);
+            GT_CLOSE(t, ref, y, R * C, 2e-5, 2e-5);
+            free(x);
+            free(w);
+            free(b);
+            free(y);
+            free(ref);
+            gaia_tensor_free(tx);
+            gaia_tensor_free(tw);
+            gaia_tensor_free(tb);
+            gaia_tensor_free(ty);
+        }
+}
+
+/* softmax(scale q k^T + mask) v in float64, the N x N way. */
+static void lt_attention_ref(const float *q, const float *k, const float *v, double *o, size_t bh, size_t nq,
+                             size_t nk, size_t d, double scale, int causal) {
+    size_t b, i, j, c;
+    double *s = (double *)malloc(nk * sizeof(double));
+    for (b = 0; b < bh; b++)
+        for (i = 0; i < nq; i++) {
+            double mx = -HUGE_VAL, sum = 0;
+            long long lim = causal ? (long long)i + (long long)nk - (long long)nq : (long long)nk - 1;
+            for (j = 0; j < nk; j++) {
+                double acc = 0;
+                for (c = 0; c < d; c++) acc += (double)q[(b * nq + i) * d + c] * k[(b * nk + j) * d + c];
+                s[j] = (long long)j <= lim ? acc * scale : -HUGE_VAL;
+                if (s[j] > mx) mx = s[j];
+            }
+            for (c = 0; c < d; c++) o[(b * nq + i) * d + c] = 0;
+            if (lim < 0) continue;
+            for (j = 0; j < nk; j++) {
+                s[j] = (long long)j <= lim ? exp(s[j] - mx) : 0.0;
+                sum += s[j];
+            }
+            for (j = 0; j < nk; j++)
+                for (c = 0; c < d; c++) o[(b * nq + i) * d + c] += s[j] / sum * v[(b * nk + j) * d + c];
+        }
+    free(s);
+}
+
+static void lt_attention_case(gt *t, size_t B, size_t H, size_t nq, size_t nk, size_t d, int causal,
+                              gaia_layer_precision prec, double tol) {
+    size_t qs[4] = {B, H, nq, d}, ks[4] = {B, H, nk, d}, nqe = B * H * nq * d, nke = B * H * nk * d;
+    float *q = gt_alloc_floats(nqe), *k = gt_alloc_floats(nke), *v = gt_alloc_floats(nke), *o;
+    double *ref = (double *)malloc(nqe * sizeof(double));
+    gaia_tensor *tq, *tk, *tv, *to = NULL;
+    gt_fill_normal(t, q, nqe);
+    gt_fill_normal(t, k, nke);
+    gt_fill_normal(t, v, nke);
+    lt_attention_ref(q, k, v, ref, B * H, nq, nk, d, 1.0 / sqrt((double)d), causal);
+    tq = lt_tensor(t, 4, qs, q);
+    tk = lt_tensor(t, 4, ks, k);
+    tv = lt_tensor(t, 4, ks, v);
+    GT_OK(t, gaia_layer_attention(t->ctx, tq, tk, tv, 0.0f, causal, prec, &to));
+    o = gt_host(t, to);
+    {
+        long at = gt_mismatch(ref, o, nqe, tol, tol);
+        if (at >= 0)
+            gt_fail_at(t, __FILE__, __LINE__, "B%zu H%zu Nq%zu Nk%zu d%zu causal %d prec %d: element %ld ref %.7g got %.7g",
+                       B, H, nq, nk, d, causal, (int)prec, at, ref[at], (double)o[at]);
+    }
+    free(q);
+    free(k);
+    free(v);
+    free(o);
+    free(ref);
+    gaia_tensor_free(tq);
+    gaia_tensor_free(tk);
+    gaia_tensor_free(tv);
+    gaia_tensor_free(to);
+}
+
+static void attention_matches_naive_softmax(gt *t) {
+    static const size_t ds[4] = {32, 64, 80, 128}, ns[4] = {1, 37, 100, 130};
+    int i, causal;
+    for (i = 0; i < 4 && !t->failed; i++)
+        for (causal = 0; causal < 2 && !t->failed; causal++)
+            lt_attention_case(t, 2, 1 + (size_t)i % 2, ns[i], ns[i], ds[i], causal, GAIA_LAYER_PREC_F32, 2e-5);
+    /* Every d with an N that is not a multiple of the tiles. */
+    for (i = 0; i < 4 && !t->failed; i++) lt_attention_case(t, 1, 2, 71, 71, ds[i], i % 2, GAIA_LAYER_PREC_F32, 2e-5);
+}
+
+static void attention_causal_aligns_at_the_end(gt *t) {
+    /* Nq != Nk: query i sees keys up to i + Nk - Nq; with Nq > Nk the first
+       queries see nothing and give zeros. */
+    lt_attention_case(t, 1, 2, 33, 90, 64, 1, GAIA_LAYER_PREC_F32, 2e-5);
+    if (!t->failed) lt_attention_case(t, 1, 1, 90, 33, 32, 1, GAIA_LAYER_PREC_F32, 2e-5);
+    if (!t->failed) lt_attention_case(t, 2, 1, 50, 170, 80, 0, GAIA_LAYER_PREC_F32, 2e-5);
+}
+
+static void attention_low_precision_is_close(gt *t) {
+    /* bf16 keeps 8 bits: outputs of unit-variance data move by ~1e-2. */
+    lt_attention_case(t, 1, 2, 70, 70, 64, 1, GAIA_LAYER_PREC_BF16, 6e-2);
+    if (!t->failed) lt_attention_case(t, 1, 2, 70, 70, 128, 0, GAIA_LAYER_PREC_F16, 1e-2);
+}
+
+static void attention_three_dims_equal_four(gt *t) {
+    size_t s3[3] = {2, 20, 16}, s4[4] = {1, 2, 20, 16}, n = 640;
+    float q[640], k[640], v[640], *o3, *o4;
+    gaia_tensor *q3, *k3, *v3, *q4, *k4, *v4, *r3 = NULL, *r4 = NULL;
+    gt_fill_normal(t, q, n);
+    gt_fill_normal(t, k, n);
+    gt_fill_normal(t, v, n);
+    q3 = lt_tensor(t, 3, s3, q), k3 = lt_tensor(t, 3, s3, k), v3 = lt_tensor(t, 3, s3, v);
+    q4 = lt_tensor(t, 4, s4, q), k4 = lt_tensor(t, 4, s4, k), v4 = lt_tensor(t, 4, s4, v);
+    GT_OK(t, gaia_layer_attention(t->ctx, q3, k3, v3, 0.3f, 0, GAIA_LAYER_PREC_F32, &r3));
+    GT_OK(t, gaia_layer_attention(t->ctx, q4, k4, v4, 0.3f, 0, GAIA_LAYER_PREC_F32, &r4));
+    o3 = gt_host(t, r3);
+    o4 = gt_host(t, r4);
+    GT_CHECK(t, memcmp(o3, o4, n * sizeof(float)) == 0, "[H,N,d] and [1,H,N,d] differ");
+    free(o3);
+    free(o4);
+    gaia_tensor_free(q3), gaia_tensor_free(k3), gaia_tensor_free(v3);
+    gaia_tensor_free(q4), gaia_tensor_free(k4), gaia_tensor_free(v4);
+    gaia_tensor_free(r3), gaia_tensor_free(r4);
+}
+
+static void kernels_are_reported_and_benchmarked(gt *t) {
+    size_t gs[4] = {64, 256, 0, 0}, as[4] = {2, 64, 32, 1}, hs[4] = {50, 0, 0, 0};
+    double ms = -1;
+    int k;
+    for (k = 0; k < GAIA_LAYER_KERNEL_COUNT; k++)
+        GT_CHECK(t, gaia_layer_has_kernel(t->ctx, (gaia_layer_kernel)k), "CPU lacks kernel %s",
+                 gaia_layer_kernel_str((gaia_layer_kernel)k));
+    GT_OK(t, gaia_layer_benchmark_kernel(t->ctx, GAIA_LAYER_KERNEL_GELU, gs, 2, &ms));
+    GT_CHECK(t, ms >= 0, "no time");
+    GT_OK(t, gaia_layer_benchmark_kernel(t->ctx, GAIA_LAYER_KERNEL_ATTENTION_BF16, as, 1, &ms));
+    GT_OK(t, gaia_layer_benchmark_kernel(t->ctx, GAIA_LAYER_KERNEL_HIERARCHY, hs, 1, &ms));
+    GT_CHECK(t, ms > 0, "no time for the hierarchy");
+}
+
+/* ----------------------------------------------------------------- layers */
+static void reactive_layer_is_act_of_affine_map(gt *t) {
+    static const gaia_layer_act acts[4] = {GAIA_LAYER_ACT_RELU, GAIA_LAYER_ACT_SIGMOID, GAIA_LAYER_ACT_TANH,
+                                           GAIA_LAYER_ACT_LINEAR};
+    int a;
+    for (a = 0; a < 4; a++) {
+        gaia_reactive_desc d;
+        gaia_layer *L = NULL;
+        size_t in = 13, out = 9, xs[2] = {3, 13}, r, o, c;
+        float x[39], *w, *b, *y;
+        double ref[27];
+        gaia_tensor *tx, *ty = NULL;
+        memset(&d, 0, sizeof d);
+        d.activation = acts[a];
+        GT_OK(t, gaia_layer_reactive_create(t->ctx, in, out, &d, &L));
+        gt_fill_normal(t, x, 39);
+        w = gt_host(t, gaia_layer_get(L, GAIA_LAYER_WEIGHTS));
+        b = gt_host(t, gaia_layer_get(L, GAIA_LAYER_BIAS));
+        for (o = 0; o < out; o++) GT_CHECK(t, b[o] == 0.0f, "bias must start at 0");
+        for (r = 0; r < 3; r++)
+            for (o = 0; o < out; o++) {
+                double s = b[o];
+                for (c = 0; c < in; c++) s += (double)x[r * in + c] * w[o * in + c];
+                ref[r * out + o] = lt_act(acts[a], s);
+            }
+        tx = lt_tensor(t, 2, xs, x);
+        GT_OK(t, gaia_layer_forward(t->ctx, L, tx, &ty));
+        y = gt_host(t, ty);
+        GT_CLOSE(t, ref, y, 27, 1e-5, 1e-5);
+        GT_OK(t, gaia_layer_update(t->ctx, L, 0.5f)); /* no learning: weights unchanged */
+        free(y);
+        y = gt_host(t, gaia_layer_get(L, GAIA_LAYER_WEIGHTS));
+        GT_CHECK(t, memcmp(y, w, in * out * sizeof(float)) == 0, "reactive weights changed");
+        free(w);
+        free(b);
+        free(y);
+        gaia_tensor_free(tx);
+        gaia_tensor_free(ty);
+        gaia_layer_free(L);
+    }
+}
+
+static void weight_inits_have_their_scale(gt *t) {
+    static const double want[4] = {0.0, 0.0, 0.01, 0.01 / 1.7320508075688772}; /* He, Xavier filled below */
+    int i;
+    for (i = 0; i < GAIA_LAYER_INIT_COUNT; i++) {
+        gaia_reactive_desc d;
+        gaia_layer *L = NULL;
+        size_t in = 200, out = 300, j;
+        double m = 0, v = 0, sd, expect;
+        float *w;
+        memset(&d, 0, sizeof d);
+        d.init = (gaia_layer_init)i;
+        GT_OK(t, gaia_layer_reactive_create(t->ctx, in, out, &d, &L));
+        w = gt_host(t, gaia_layer_get(L, GAIA_LAYER_WEIGHTS));
+        for (j = 0; j < in * out; j++) m += w[j];
+        m /= (double)(in * out);
+        for (j = 0; j < in * out; j++) v += (w[j] - m) * (w[j] - m);
+        sd = sqrt(v / (double)(in * out));
+        expect = i == 0 ? sqrt(2.0 / in) : i == 1 ? sqrt(1.0 / in) : want[i];
+        GT_CHECK(t, fabs(sd / expect - 1.0) < 0.03 && fabs(m) < 0.03 * expect, "init %d: std %g, want %g (mean %g)", i,
+                 sd, expect, m);
+        free(w);
+        gaia_layer_free(L);
+    }
+}
+
+/* Hebbian layer with given W on a 2-input example worked out by hand. */
+static void lt_hebb_by_hand(gt *t, gaia_hebb_rule rule, const double *expect, double theta_after) {
+    gaia_hebbian_desc d;
+    gaia_layer *L = NULL;
+    size_t ws[2] = {2, 2}, two = 2;
+    float w[4] = {0.6f, 0.8f, 0.0f, 1.0f}, x[2] = {1.0f, 0.5f}, *got, th[2];
+    gaia_tensor *tw, *tx, *ty = NULL;
+    memset(&d, 0, sizeof d);
+    d.rule = rule;
+    GT_OK(t, gaia_layer_hebbian_create(t->ctx, 2, 2, &d, &L));
+    tw = lt_tensor(t, 2, ws, w);
+    tx = lt_tensor(t, 1, &two, x);
+    GT_OK(t, gaia_layer_set(t->ctx, L, GAIA_LAYER_WEIGHTS, tw));
+    GT_OK(t, gaia_layer_forward(t->ctx, L, tx, &ty));
+    GT_OK(t, gaia_layer_update(t->ctx, L, 0.0f));
+    got = gt_host(t, gaia_layer_get(L, GAIA_LAYER_WEIGHTS));
+    GT_CLOSE(t, expect, got, 4, 2e-7, 2e-6);
+    GT_OK(t, gaia_tensor_to_host(t->ctx, gaia_layer_get(L, GAIA_LAYER_THETA), th, 2));
+    GT_CHECK(t, fabs(th[0] - theta_after) < 1e-6 && th[1] == th[0], "theta %g %g, want %g", th[0], th[1], theta_after);
+    free(got);
+    gaia_tensor_free(tw);
+    gaia_tensor_free(tx);
+    gaia_tensor_free(ty);
+    gaia_layer_free(L);
+}
+
+static void hebbian_update_matches_hand_computed(gt *t) {
+    /* W = [[.6 .8] [0 1]], x = [1 .5]: y = [1 .5], mean(post) = .75, eta .01,
+       then x (1 - .001), x (1 + .1 (.5 - .75)), rows / (|w| + 1e-8). */
+    static const double hebb[4] = {0.6039529892866301, 0.7970199284848151, 0.00498746908856671, 0.9999875522576253};
+    static const double oja[4] = {0.6064061357032077, 0.795155065359173, 0.0020080280594411957, 0.9999979736017154};
+    static const double bcm[4] = {0.5999999938399938, 0.7999999917866586, -0.0025031210435746865, 0.999996856908087};
+    lt_hebb_by_hand(t, GAIA_HEBB_HEBBIAN, hebb, 1.0);
+    if (!t->failed) lt_hebb_by_hand(t, GAIA_HEBB_OJA, oja, 1.0);
+    if (!t->failed) lt_hebb_by_hand(t, GAIA_HEBB_BCM, bcm, 0.975); /* 0.9 * 1 + 0.1 * 0.75 */
+}
+
+/* GAIA's update in float64, step by step as GAIA writes it. */
+static void lt_hebb_ref(gaia_hebb_rule rule, double *W, const double *pre, const double *post, double *theta,
+                        size_t out, size_t in, double eta, int textbook) {
+    double mp = 0, *u = (double *)malloc(in * sizeof(double));
+    size_t i, j;
+    for (i = 0; i < out; i++) mp += post[i];
+    mp /= (double)out;
+    for (j = 0; j < in; j++) {
+        u[j] = pre[j];
+        if (rule == GAIA_HEBB_OJA)
+            for (i = 0; i < out; i++) u[j] -= W[i * in + j] * post[i];
+    }
+    for (i = 0; i < out; i++) {
+        double g = rule == GAIA_HEBB_BCM ? post[i] * (post[i] - theta[i]) : post[i], nrm = 0;
+        for (j = 0; j < in; j++) W[i * in + j] += eta * g * u[j];
+        for (j = 0; j < in; j++) W[i * in + j] *= 1.0 - 0.001;
+        for (j = 0; j < in; j++) W[i * in + j] *= 1.0 + 0.1 * (0.5 - mp);
+        for (j = 0; j < in; j++) nrm += W[i * in + j] * W[i * in + j];
+        for (j = 0; j < in; j++) W[i * in + j] /= sqrt(nrm) + 1e-8;
+    }
+    if (rule == GAIA_HEBB_BCM)
+        for (i = 0; i < out; i++) theta[i] = 0.9 * theta[i] + 0.1 * (textbook ? post[i] * post[i] : mp);
+    free(u);
+}
+
+static void hebbian_rules_follow_their_definitions(gt *t) {
+    /* Awkward sizes, a batch of 3 (pre/post are batch means), 5 steps. */
+    const size_t out = 37, in = 29, B = 3;
+    int rule, tb;
+    for (rule = 0; rule < GAIA_HEBB_RULE_COUNT; rule++)
+        for (tb = 0; tb < (rule == GAIA_HEBB_BCM ? 2 : 1); tb++) {
+            gaia_hebbian_desc d;
+            gaia_layer *L = NULL;
+            size_t xs[2] = {B, in}, i, j, step;
+            double W[37 * 29], pre[29], post[37], theta[37];
+            float x[3 * 29], *w, *th;
+            gaia_tensor *tx = NULL, *ty = NULL;
+            memset(&d, 0, sizeof d);
+            d.rule = (gaia_hebb_rule)rule;
+            d.theta_rule = tb ? GAIA_BCM_THETA_TEXTBOOK : GAIA_BCM_THETA_GAIA;
+            d.theta0 = 0.3f;
+            GT_OK(t, gaia_layer_hebbian_create(t->ctx, in, out, &d, &L));
+            w = gt_host(t, gaia_layer_get(L, GAIA_LAYER_WEIGHTS));
+            for (i = 0; i < out * in; i++) W[i] = w[i];
+            free(w);
+            for (i = 0; i < out; i++) theta[i] = 0.3;
+            for (step = 0; step < 5; step++) {
+                gt_fill_normal(t, x, B * in);
+                for (j = 0; j < in; j++) pre[j] = (x[j] + (double)x[in + j] + x[2 * in + j]) / 3.0;
+                for (i = 0; i < out; i++) {
+                    double s = 0;
+                    for (j = 0; j < in; j++) s += W[i * in + j] * pre[j]; /* mean of y = W mean(x) */
+                    post[i] = s;
+                }
+                lt_hebb_ref((gaia_hebb_rule)rule, W, pre, post, theta, out, in, 0.01, tb);
+                gaia_tensor_free(tx);
+                tx = NULL;
+                tx = lt_tensor(t, 2, xs, x);
+                GT_OK(t, gaia_layer_forward(t->ctx, L, tx, &ty));
+                GT_OK(t, gaia_layer_update(t->ctx, L, 0.0f));
+            }
+            w = gt_host(t, gaia_layer_get(L, GAIA_LAYER_WEIGHTS));
+            th = gt_host(t, gaia_layer_get(L, GAIA_LAYER_THETA));
+            GT_CLOSE(t, W, w, out * in, 2e-6, 1e-5);
+            GT_CLOSE(t, theta, th, out, 1e-6, 1e-5);
+            free(w);
+            free(th);
+            gaia_tensor_free(tx);
+            gaia_tensor_free(ty);
+            gaia_layer_free(L);
+        }
+}
+
+static void bcm_theta_follows_its_definition(gt *t) {
+    /* GAIA: one theta, theta <- 0.9 theta + 0.1 mean(post), after dW used the
+       old one. Textbook: theta_i <- 0.9 theta_i + 0.1 post_i^2. */
+    int tb;
+    for (tb = 0; tb < 2; tb++) {
+        gaia_hebbian_desc d;
+        gaia_layer *L = NULL;
+        size_t in = 8, out = 5, i, step;
+        float x[8], post[5], th[5];
+        double want[5] = {1, 1, 1, 1, 1};
+        gaia_tensor *tx = NULL, *ty = NULL;
+        memset(&d, 0, sizeof d);
+        d.rule = GAIA_HEBB_BCM;
+        d.theta_rule = tb ? GAIA_BCM_THETA_TEXTBOOK : GAIA_BCM_THETA_GAIA;
+        GT_OK(t, gaia_layer_hebbian_create(t->ctx, in, out, &d, &L));
+        for (step = 0; step < 4; step++) {
+            double mp = 0;
+            gt_fill_normal(t, x, in);
+            gaia_tensor_free(tx);
+            tx = lt_tensor(t, 1, &in, x);
+            GT_OK(t, gaia_layer_forward(t->ctx, L, tx, &ty));
+            GT_OK(t, gaia_tensor_to_host(t->ctx, gaia_layer_get(L, GAIA_LAYER_POST), post, out));
+            for (i = 0; i < out; i++) mp += post[i];
+            mp /= (double)out;
+            for (i = 0; i < out; i++) want[i] = 0.9 * want[i] + 0.1 * (tb ? (double)post[i] * post[i] : mp);
+            GT_OK(t, gaia_layer_update(t->ctx, L, 0.0f));
+            GT_OK(t, gaia_tensor_to_host(t->ctx, gaia_layer_get(L, GAIA_LAYER_THETA), th, out));
+            GT_CLOSE(t, want, th, out, 1e-6, 1e-5);
+        }
+        gaia_tensor_free(tx);
+        gaia_tensor_free(ty);
+        gaia_layer_free(L);
+    }
+}
+
+static void oja_rows_converge_to_principal_direction(gt *t) {
+    /* x = 3 g u + noise (0.3): the principal direction is u. */
+    gaia_hebbian_desc d;
+    gaia_layer *L = NULL;
+    size_t in = 8, j, step;
+    float u[8], x[8], *w;
+    double nu = 0, dotp = 0;
+    gaia_tensor *tx = NULL, *ty = NULL;
+    memset(&d, 0, sizeof d);
+    d.rule = GAIA_HEBB_OJA;
+    d.eta = 0.02f;
+    GT_OK(t, gaia_layer_hebbian_create(t->ctx, in, 1, &d, &L));
+    gt_fill_normal(t, u, in);
+    for (j = 0; j < in; j++) nu += (double)u[j] * u[j];
+    for (j = 0; j < in; j++) u[j] = (float)(u[j] / sqrt(nu));
+    for (step = 0; step < 1500; step++) {
+        double g = gt_normal(t);
+        for (j = 0; j < in; j++) x[j] = (float)(3.0 * g * u[j] + 0.3 * gt_normal(t));
+        if (!tx) tx = lt_tensor(t, 1, &in, x);
+        else GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &in, x, &tx));
+        GT_OK(t, gaia_layer_forward(t->ctx, L, tx, &ty));
+        GT_OK(t, gaia_layer_update(t->ctx, L, 0.0f));
+    }
+    w = gt_host(t, gaia_layer_get(L, GAIA_LAYER_WEIGHTS));
+    for (j = 0; j < in; j++) dotp += (double)w[j] * u[j];
+    GT_CHECK(t, fabs(dotp) > 0.97, "|cos(w, u)| = %g after 1500 steps", fabs(dotp));
+    free(w);
+    gaia_tensor_free(tx);
+    gaia_tensor_free(ty);
+    gaia_layer_free(L);
+}
+
+static void temporal_layer_carries_state(gt *t) {
+    gaia_layer *L = NULL;
+    size_t in = 6, out = 7, xs[2] = {2, 6}, step, r, o, c;
+    float x[12], *W, *R, *y;
+    double h[7] = {0}, ref[14];
+    gaia_tensor *tx = NULL, *ty = NULL;
+    GT_OK(t, gaia_layer_temporal_create(t->ctx, in, out, NULL, &L));
+    W = gt_host(t, gaia_layer_get(L, GAIA_LAYER_WEIGHTS));
+    R = gt_host(t, gaia_layer_get(L, GAIA_LAYER_RECURRENT));
+    for (step = 0; step < 3; step++) {
+        gt_fill_normal(t, x, 12);
+        for (r = 0; r < 2; r++)
+            for (o = 0; o < out; o++) {
+                double s = 0;
+                for (c = 0; c < in; c++) s += (double)x[r * in + c] * W[o * in + c];
+                for (c = 0; c < out; c++) s += h[c] * R[o * out + c];
+                ref[r * out + o] = tanh(s);
+            }
+        for (o = 0; o < out; o++) h[o] = (ref[o] + ref[out + o]) / 2; /* h = mean over the batch */
+        gaia_tensor_free(tx);
+        tx = lt_tensor(t, 2, xs, x);
+        GT_OK(t, gaia_layer_forward(t->ctx, L, tx, &ty));
+        y = gt_host(t, ty);
+        GT_CLOSE(t, ref, y, 14, 1e-5, 1e-5);
+        free(y);
+        y = gt_host(t, gaia_layer_get(L, GAIA_LAYER_STATE));
+        GT_CLOSE(t, h, y, 7, 1e-5, 1e-5);
+        free(y);
+    }
+    GT_OK(t, gaia_layer_reset(t->ctx, L));
+    y = gt_host(t, gaia_layer_get(L, GAIA_LAYER_STATE));
+    GT_CHECK(t, y[0] == 0.0f && y[6] == 0.0f, "reset must clear h");
+    free(y);
+    free(W);
+    free(R);
+    gaia_tensor_free(tx);
+    gaia_tensor_free(ty);
+    gaia_layer_free(L);
+}
+
+/* ------------------------------------------------------------- hierarchy */
+static void level_fires_on_schedule_and_holds(gt *t) {
+    /* r = 3: output at t is the layer of the input at 3 * floor(t / 3). */
+    gaia_level *v = NULL;
+    gaia_layer *L = NULL;
+    gaia_tensor *tx = NULL, *ty = NULL, *ref = NULL;
+    size_t in = 5, step;
+    float x[10 * 5], a[4], b[4];
+    GT_OK(t, gaia_level_create(t->ctx, 0, 5, 4, 3, &v));
+    GT_OK(t, gaia_layer_reactive_create(t->ctx, 5, 4, NULL, &L));
+    GT_OK(t, gaia_level_add_layer(t->ctx, v, L));
+    GT_CHECK(t, gaia_level_output(v) == NULL, "nothing is held before the first firing");
+    gt_fill_normal(t, x, 50);
+    for (step = 0; step < 10; step++) {
+        size_t fire = step / 3 * 3;
+        gaia_tensor *xf = NULL;
+        gaia_tensor_free(tx);
+        tx = lt_tensor(t, 1, &in, x + step * 5);
+        GT_OK(t, gaia_level_step(t->ctx, v, tx, step, 0, &ty));
+        xf = lt_tensor(t, 1, &in, x + fire * 5);
+        GT_OK(t, gaia_layer_forward(t->ctx, L, xf, &ref));
+        gaia_tensor_free(xf);
+        GT_OK(t, gaia_tensor_to_host(t->ctx, ty, a, 4));
+        GT_OK(t, gaia_tensor_to_host(t->ctx, ref, b, 4));
+        GT_CHECK(t, memcmp(a, b, sizeof a) == 0, "step %zu: output is not the one of step %zu", step, fire);
+    }
+    GT_CHECK(t, gaia_level_output(v) != NULL, "held output");
+    gaia_tensor_free(tx);
+    gaia_tensor_free(ty);
+    gaia_tensor_free(ref);
+    gaia_level_free(v);
+}
+
+/* 10 -> 20 reactive (r 1), 20 -> 40 Hebbian (r 2), 40 -> 24 temporal + 24 -> 12 oja (r 3). */
+static gaia_status lt_small_hierarchy(gaia_ctx *ctx, gaia_hierarchy **out) {
+    gaia_hierarchy *h = NULL;
+    gaia_level *v[3] = {NULL, NULL, NULL};
+    gaia_layer *L[4] = {NULL, NULL, NULL, NULL};
+    gaia_hebbian_desc oja;
+    gaia_status st;
+    memset(&oja, 0, sizeof oja);
+    oja.rule = GAIA_HEBB_OJA;
+    st = gaia_hierarchy_create(ctx, &h);
+    if (st == GAIA_OK) st = gaia_level_create(ctx, 2, 40, 24, 3, &v[2]);
+    if (st == GAIA_OK) st = gaia_level_create(ctx, 0, 10, 20, 1, &v[0]);
+    if (st == GAIA_OK) st = gaia_level_create(ctx, 1, 20, 40, 2, &v[1]);
+    if (st == GAIA_OK) st = gaia_layer_reactive_create(ctx, 10, 20, NULL, &L[0]);
+    if (st == GAIA_OK) st = gaia_layer_hebbian_create(ctx, 20, 40, NULL, &L[1]);
+    if (st == GAIA_OK) st = gaia_layer_temporal_create(ctx, 40, 24, NULL, &L[2]);
+    if (st == GAIA_OK) st = gaia_layer_hebbian_create(ctx, 24, 12, &oja, &L[3]);
+    if (st == GAIA_OK && (st = gaia_level_add_layer(ctx, v[0], L[0])) == GAIA_OK) L[0] = NULL;
+    if (st == GAIA_OK && (st = gaia_level_add_layer(ctx, v[1], L[1])) == GAIA_OK) L[1] = NULL;
+    if (st == GAIA_OK && (st = gaia_level_add_layer(ctx, v[2], L[2])) == GAIA_OK) L[2] = NULL;
+    if (st == GAIA_OK && (st = gaia_level_add_layer(ctx, v[2], L[3])) == GAIA_OK) L[3] = NULL;
+    /* Added out of order: the hierarchy sorts by id. */
+    if (st == GAIA_OK && (st = gaia_hierarchy_add_level(ctx, h, v[2])) == GAIA_OK) v[2] = NULL;
+    if (st == GAIA_OK && (st = gaia_hierarchy_add_level(ctx, h, v[0])) == GAIA_OK) v[0] = NULL;
+    if (st == GAIA_OK && (st = gaia_hierarchy_add_level(ctx, h, v[1])) == GAIA_OK) v[1] = NULL;
+    gaia_layer_free(L[0]), gaia_layer_free(L[1]), gaia_layer_free(L[2]), gaia_layer_free(L[3]);
+    gaia_level_free(v[0]), gaia_level_free(v[1]), gaia_level_free(v[2]);
+    if (st != GAIA_OK) {
+        gaia_hierarchy_free(h);
+        h = NULL;
+    }
+    *out = h;
+    return st;
+}
+
+static void hierarchy_process_equals_level_steps(gt *t) {
+    /* The fused run against the same hierarchy stepped level by level through
+       the public API (same seed, same weights), learning on. */
+    gaia_ctx *ctx2 = NULL;
+    gaia_ctx_desc desc;
+    gaia_hierarchy *h = NULL, *h2 = NULL;
+    gaia_hierarchy_run_desc rd;
+    gaia_tensor *X = NULL, *outs[3] = {NULL, NULL, NULL}, *cur = NULL, *y[3] = {NULL, NULL, NULL};
+    const size_t T = 60, sizes[3] = {20, 40, 12};
+    size_t xs[2] = {60, 10}, step, k;
+    float *x = gt_alloc_floats(600), *rows[3];
+    memset(&desc, 0, sizeof desc);
+    desc.seed = gaia_ctx_seed(t->ctx);
+    desc.device = GAIA_DEVICE_CPU;
+    GT_OK(t, gaia_ctx_create(&desc, &ctx2));
+    GT_OK(t, lt_small_hierarchy(t->ctx, &h));
+    GT_OK(t, lt_small_hierarchy(ctx2, &h2));
+    GT_CHECK(t, gaia_level_id(gaia_hierarchy_level(h, 0)) == 0 && gaia_level_id(gaia_hierarchy_level(h, 2)) == 2,
+             "levels not sorted by id");
+    gt_fill_normal(t, x, 600);
+    X = lt_tensor(t, 2, xs, x);
+    memset(&rd, 0, sizeof rd);
+    rd.learn = 1;
+    GT_OK(t, gaia_hierarchy_process(t->ctx, h, X, T, &rd, outs));
+    for (k = 0; k < 3; k++) {
+        GT_CHECK(t, gaia_tensor_dim(outs[k], 0) == T && gaia_tensor_dim(outs[k], 1) == sizes[k], "outputs[%zu] shape",
+                 k);
+        rows[k] = gt_host(t, outs[k]);
+    }
+    for (step = 0; step < T && !t->failed; step++) {
+        gaia_tensor *in = NULL;
+        size_t ten = 10;
+        GT_OK(t, gaia_tensor_from_host(ctx2, 1, &ten, x + step * 10, &in));
+        for (k = 0; k < 3 && !t->failed; k++) {
+            float ref[40];
+            const gaia_tensor *src = k ? y[k - 1] : in;
+            gaia_status st = gaia_level_step(ctx2, gaia_hierarchy_level(h2, k), src, step, 1, &y[k]);
+            if (st != GAIA_OK) {
+                gt_fail_at(t, __FILE__, __LINE__, "level_step: %s", gaia_last_error(ctx2));
+                break;
+            }
+            gaia_tensor_to_host(ctx2, y[k], ref, 40);
+            {
+                size_t j;
+                for (j = 0; j < sizes[k]; j++)
+                    if (fabsf(ref[j] - rows[k][step * sizes[k] + j]) > 1e-5f + 1e-5f * fabsf(ref[j])) {
+                        gt_fail_at(t, __FILE__, __LINE__, "step %zu level %zu unit %zu: process %g, level_step %g",
+                                   step, k, j, rows[k][step * sizes[k] + j], ref[j]);
+                        break;
+                    }
+            }
+            /* Hold: a level with r > 1 repeats its output between firings. */
+            if (!t->failed && k > 0 && step % (k + 1) != 0)
+                GT_CHECK(t, memcmp(rows[k] + step * sizes[k], rows[k] + (step - 1) * sizes[k], sizes[k] * 4) == 0,
+                         "level %zu changed at step %zu without firing", k, step);
+        }
+        gaia_tensor_free(in);
+    }
+    for (k = 0; k < 3; k++) {
+        free(rows[k]);
+        gaia_tensor_free(outs[k]);
+        gaia_tensor_free(y[k]);
+    }
+    free(x);
+    gaia_tensor_free(X);
+    gaia_tensor_free(cur);
+    gaia_hierarchy_free(h);
+    gaia_hierarchy_free(h2);
+    gaia_ctx_destroy(ctx2);
+}
+
+static void hierarchy_learning_is_off_by_default(gt *t) {
+    gaia_hierarchy *h = NULL;
+    gaia_tensor *X = NULL, *outs[3] = {NULL, NULL, NULL};
+    size_t xs[2] = {8, 10}, k;
+    float x[80], *w0, *w1;
+    const gaia_tensor *W;
+    GT_OK(t, lt_small_hierarchy(t->ctx, &h));
+    W = gaia_layer_get(gaia_level_layer(gaia_hierarchy_level(h, 1), 0), GAIA_LAYER_WEIGHTS);
+    w0 = gt_host(t, W);
+    gt_fill_normal(t, x, 80);
+    X = lt_tensor(t, 2, xs, x);
+    GT_OK(t, gaia_hierarchy_process(t->ctx, h, X, 8, NULL, outs));
+    w1 = gt_host(t, W);
+    GT_CHECK(t, memcmp(w0, w1, 20 * 40 * 4) == 0, "weights changed without learning");
+    free(w0);
+    free(w1);
+    for (k = 0; k < 3; k++) gaia_tensor_free(outs[k]);
+    gaia_tensor_free(X);
+    gaia_hierarchy_free(h);
+}
+
+static void hierarchy_seed_small_workload_runs(gt *t) {
+    /* GAIA's 10 x 20 x 40 hierarchy, 1,000 steps, learning on: finite, and the
+       Hebbian rows stay unit length. */
+    static const size_t sz[4] = {10, 20, 40, 40};
+    gaia_hierarchy *h = NULL;
+    gaia_hierarchy_run_desc rd;
+    gaia_tensor *X = NULL, *outs[3] = {NULL, NULL, NULL};
+    size_t xs[2] = {1000, 10}, k, j;
+    float *o, *w;
+    int lv;
+    GT_OK(t, gaia_hierarchy_create(t->ctx, &h));
+    for (lv = 0; lv < 3; lv++) {
+        gaia_level *v = NULL;
+        gaia_layer *L = NULL;
+        GT_OK(t, gaia_level_create(t->ctx, lv, sz[lv], sz[lv + 1], 1u << lv, &v));
+        if (lv == 0) GT_OK(t, gaia_layer_reactive_create(t->ctx, sz[lv], sz[lv + 1], NULL, &L));
+        else GT_OK(t, gaia_layer_hebbian_create(t->ctx, sz[lv], sz[lv + 1], NULL, &L));
+        GT_OK(t, gaia_level_add_layer(t->ctx, v, L));
+        GT_OK(t, gaia_hierarchy_add_level(t->ctx, h, v));
+    }
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, xs, 0.0f, 1.0f, &X));
+    memset(&rd, 0, sizeof rd);
+    rd.learn = 1;
+    GT_OK(t, gaia_hierarchy_process(t->ctx, h, X, 1000, &rd, outs));
+    for (k = 0; k < 3; k++) {
+        o = gt_host(t, outs[k]);
+        for (j = 0; j < 1000 * sz[k + 1]; j++) GT_CHECK(t, isfinite(o[j]), "level %zu: non-finite output", k);
+        free(o);
+    }
+    w = gt_host(t, gaia_layer_get(gaia_level_layer(gaia_hierarchy_level(h, 2), 0), GAIA_LAYER_WEIGHTS));
+    for (k = 0; k < 40; k++) {
+        double n = 0;
+        for (j = 0; j < 40; j++) n += (double)w[k * 40 + j] * w[k * 40 + j];
+        GT_CHECK(t, fabs(sqrt(n) - 1.0) < 1e-5, "row %zu has norm %g", k, sqrt(n));
+    }
+    free(w);
+    for (k = 0; k < 3; k++) gaia_tensor_free(outs[k]);
+    gaia_tensor_free(X);
+    gaia_hierarchy_free(h);
+}
+
+/* ------------------------------------------------------------- CPU vs CUDA */
+static void kernels_agree_on_cpu_and_cuda(gt *t) {
+    size_t s[2] = {257, 769}, ws[2] = {300, 769}, a4[4] = {2, 3, 130, 80}, n = 257 * 769, i;
+    gaia_tensor *xc = NULL, *wc = NULL, *qc = NULL, *xg = NULL, *wg = NULL, *qg = NULL, *rc = NULL, *rg = NULL;
+    float *hc, *hg;
+    int k;
+    if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) GT_SKIP(t, "no CUDA device");
+    GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CPU));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s, 0.0f, 2.0f, &xc));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, ws, 0.0f, 0.05f, &wc));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 4, a4, 0.0f, 1.0f, &qc));
+    GT_OK(t, gaia_device_pop(t->ctx));
+    GT_OK(t, gaia_tensor_to(t->ctx, xc, GAIA_DEVICE_CUDA, &xg));
+    GT_OK(t, gaia_tensor_to(t->ctx, wc, GAIA_DEVICE_CUDA, &wg));
+    GT_OK(t, gaia_tensor_to(t->ctx, qc, GAIA_DEVICE_CUDA, &qg));
+    for (k = 0; k < 5; k++) {
+        size_t m;
+        gaia_tensor_free(rc), gaia_tensor_free(rg);
+        rc = rg = NULL;
+        if (k == 0) {
+            GT_OK(t, gaia_layer_activation(t->ctx, GAIA_LAYER_ACT_GELU, xc, &rc));
+            GT_OK(t, gaia_layer_activation(t->ctx, GAIA_LAYER_ACT_GELU, xg, &rg));
+        } else if (k == 1) {
+            GT_OK(t, gaia_layer_layernorm(t->ctx, xc, NULL, NULL, 1e-5f, &rc));
+            GT_OK(t, gaia_layer_layernorm(t->ctx, xg, NULL, NULL, 1e-5f, &rg));
+        } else if (k == 2) {
+            GT_OK(t, gaia_layer_linear(t->ctx, xc, wc, NULL, GAIA_LAYER_ACT_GELU, &rc));
+            GT_OK(t, gaia_layer_linear(t->ctx, xg, wg, NULL, GAIA_LAYER_ACT_GELU, &rg));
+        } else {
+            gaia_layer_precision p = k == 3 ? GAIA_LAYER_PREC_F32 : GAIA_LAYER_PREC_BF16;
+            GT_OK(t, gaia_layer_attention(t->ctx, qc, qc, qc, 0.0f, 1, p, &rc));
+            GT_OK(t, gaia_layer_attention(t->ctx, qg, qg, qg, 0.0f, 1, p, &rg));
+        }
+        m = gaia_tensor_numel(rc);
+        hc = gt_host(t, rc);
+        hg = gt_host(t, rg);
+        i = (size_t)gt_mismatch_f(hc, hg, m, k == 4 ? 1e-2 : 1e-4, k == 4 ? 1e-2 : 1e-4);
+        free(hc);
+        free(hg);
+        GT_CHECK(t, (long)i < 0, "kernel %d: CPU and CUDA differ at element %ld", k, (long)i);
+    }
+    (void)n;
+    gaia_tensor_free(xc), gaia_tensor_free(wc), gaia_tensor_free(qc);
+    gaia_tensor_free(xg), gaia_tensor_free(wg), gaia_tensor_free(qg);
+    gaia_tensor_free(rc), gaia_tensor_free(rg);
+}
+
+static void hierarchy_agrees_on_cpu_and_cuda(gt *t) {
+    /* The same hierarchy (same seed) on each device, 1,000 steps with learning. */
+    gaia_hierarchy *hc = NULL, *hg = NULL;
+    gaia_hierarchy_run_desc rd;
+    gaia_tensor *Xc = NULL, *Xg = NULL, *oc[3] = {NULL, NULL, NULL}, *og[3] = {NULL, NULL, NULL};
+    size_t xs[2] = {1000, 10}, k;
+    uint64_t stream0;
+    if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) GT_SKIP(t, "no CUDA device");
+    memset(&rd, 0, sizeof rd);
+    rd.learn = 1;
+    GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CPU));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, xs, 0.0f, 1.0f, &Xc));
+    stream0 = gaia_ctx_seed(t->ctx);
+    gaia_ctx_set_seed(t->ctx, stream0);
+    GT_OK(t, lt_small_hierarchy(t->ctx, &hc));
+    GT_OK(t, gaia_device_pop(t->ctx));
+    GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CUDA));
+    gaia_ctx_set_seed(t->ctx, stream0);
+    GT_OK(t, lt_small_hierarchy(t->ctx, &hg));
+    GT_OK(t, gaia_device_pop(t->ctx));
+    GT_OK(t, gaia_tensor_to(t->ctx, Xc, GAIA_DEVICE_CUDA, &Xg));
+    GT_OK(t, gaia_hierarchy_process(t->ctx, hc, Xc, 1000, &rd, oc));
+    GT_OK(t, gaia_hierarchy_process(t->ctx, hg, Xg, 1000, &rd, og));
+    for (k = 0; k < 3; k++) {
+        float *a = gt_host(t, oc[k]), *b = gt_host(t, og[k]);
+        long at = gt_mismatch_f(a, b, gaia_tensor_numel(oc[k]), 1e-3, 1e-3);
+        free(a);
+        free(b);
+        GT_CHECK(t, at < 0, "level %zu: CPU and CUDA differ at element %ld", k, at);
+    }
+    for (k = 0; k < 3; k++) gaia_tensor_free(oc[k]), gaia_tensor_free(og[k]);
+    gaia_tensor_free(Xc), gaia_tensor_free(Xg);
+    gaia_hierarchy_free(hc), gaia_hierarchy_free(hg);
+}
+
+/* -------------------------------------------------------------- bad input */
+static void kernels_reject_bad_input(gt *t) {
+    size_t s23[2] = {2, 3}, s33[2] = {3, 3}, s4[1] = {4}, q4[4] = {1, 1, 4, 130}, q8[4] = {1, 1, 4, 8},
+           k8[4] = {1, 2, 4, 8}, k9[4] = {1, 1, 4, 9};
+    gaia_tensor *x = NULL, *w = NULL, *b = NULL, *q = NULL, *qq = NULL, *kk = NULL, *k9t = NULL, *o = NULL;
+    GT_OK(t, gaia_tensor_ones(t->ctx, 2, s23, &x));
+    GT_OK(t, gaia_tensor_ones(t->ctx, 2, s33, &w));
+    GT_OK(t, gaia_tensor_ones(t->ctx, 1, s4, &b));
+    GT_OK(t, gaia_tensor_ones(t->ctx, 4, q4, &q));
+    GT_OK(t, gaia_tensor_ones(t->ctx, 4, q8, &qq));
+    GT_OK(t, gaia_tensor_ones(t->ctx, 4, k8, &kk));
+    GT_OK(t, gaia_tensor_ones(t->ctx, 4, k9, &k9t));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_activation(NULL, GAIA_LAYER_ACT_GELU, x, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_activation(t->ctx, GAIA_LAYER_ACT_GELU, NULL, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_activation(t->ctx, (gaia_layer_act)99, x, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_activation(t->ctx, GAIA_LAYER_ACT_GELU, x, NULL));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_activation(t->ctx, GAIA_LAYER_ACT_GELU, x, &w)); /* wrong out shape */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_linear(t->ctx, x, NULL, NULL, GAIA_LAYER_ACT_LINEAR, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_linear(t->ctx, x, b, NULL, GAIA_LAYER_ACT_LINEAR, &o)); /* W 1-D */
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_linear(t->ctx, qq, w, NULL, GAIA_LAYER_ACT_LINEAR, &o)); /* 8 features, W takes 3 */
+    GT_CHECK(t, o == NULL, "failed call left an output");
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_linear(t->ctx, x, w, b, GAIA_LAYER_ACT_LINEAR, &o)); /* b of 4, out 3 */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_linear(t->ctx, x, w, NULL, GAIA_LAYER_ACT_LINEAR, &x)); /* alias */
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_layernorm(t->ctx, x, b, NULL, 1e-5f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_layernorm(t->ctx, x, NULL, NULL, 0.0f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_layernorm(t->ctx, x, NULL, NULL, NAN, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_layernorm(t->ctx, NULL, NULL, NULL, 1e-5f, &o));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_layer_attention(t->ctx, q, q, q, 0.0f, 0, GAIA_LAYER_PREC_F32, &o)); /* d 130 */
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_attention(t->ctx, qq, kk, kk, 0.0f, 0, GAIA_LAYER_PREC_F32, &o)); /* H */
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_attention(t->ctx, qq, k9t, k9t, 0.0f, 0, GAIA_LAYER_PREC_F32, &o)); /* d */
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_attention(t->ctx, qq, qq, k9t, 0.0f, 0, GAIA_LAYER_PREC_F32, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_attention(t->ctx, qq, x, x, 0.0f, 0, GAIA_LAYER_PREC_F32, &o)); /* dims */
+    GT_STATUS(t, GAIA_ERR_NUMERIC, gaia_layer_attention(t->ctx, qq, qq, qq, INFINITY, 0, GAIA_LAYER_PREC_F32, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_attention(t->ctx, qq, qq, qq, 0.0f, 0, (gaia_layer_precision)7, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_attention(t->ctx, qq, NULL, qq, 0.0f, 0, GAIA_LAYER_PREC_F32, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_attention(t->ctx, qq, qq, qq, 0.0f, 0, GAIA_LAYER_PREC_F32, &qq));
+    GT_CHECK(t, o == NULL, "failed call left an output");
+    GT_CHECK(t, !gaia_layer_has_kernel(NULL, GAIA_LAYER_KERNEL_GELU), "NULL ctx has no kernels");
+    GT_CHECK(t, !gaia_layer_has_kernel(t->ctx, (gaia_layer_kernel)99), "unknown kernel");
+    {
+        size_t shape[4] = {0, 0, 0, 0};
+        double ms;
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_benchmark_kernel(t->ctx, GAIA_LAYER_KERNEL_GELU, shape, 1, &ms));
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_benchmark_kernel(t->ctx, GAIA_LAYER_KERNEL_GELU, NULL, 1, &ms));
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_benchmark_kernel(t->ctx, GAIA_LAYER_KERNEL_GELU, shape, 0, &ms));
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG,
+                  gaia_layer_benchmark_kernel(t->ctx, (gaia_layer_kernel)42, shape, 1, &ms));
+    }
+    gaia_tensor_free(x), gaia_tensor_free(w), gaia_tensor_free(b), gaia_tensor_free(q);
+    gaia_tensor_free(qq), gaia_tensor_free(kk), gaia_tensor_free(k9t);
+}
+
+static void layers_reject_bad_input(gt *t) {
+    gaia_layer *L = NULL, *H = NULL;
+    gaia_hebbian_desc hd;
+    gaia_reactive_desc rd;
+    gaia_tensor *x = NULL, *o = NULL, *w = NULL;
+    size_t s7[1] = {7}, s5[1] = {5}, s33[2] = {3, 3};
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_reactive_create(t->ctx, 0, 3, NULL, &L));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_reactive_create(t->ctx, 3, 0, NULL, &L));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_reactive_create(t->ctx, 3, 3, NULL, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_reactive_create(NULL, 3, 3, NULL, &L));
+    memset(&rd, 0, sizeof rd);
+    rd.activation = (gaia_layer_act)77;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_reactive_create(t->ctx, 3, 3, &rd, &L));
+    rd.activation = GAIA_LAYER_ACT_RELU;
+    rd.init = (gaia_layer_init)9;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_reactive_create(t->ctx, 3, 3, &rd, &L));
+    memset(&hd, 0, sizeof hd);
+    hd.rule = (gaia_hebb_rule)5;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_hebbian_create(t->ctx, 3, 3, &hd, &H));
+    hd.rule = GAIA_HEBB_OJA;
+    hd.eta = NAN;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_hebbian_create(t->ctx, 3, 3, &hd, &H));
+    hd.eta = 0;
+    hd.decay = 1.5f;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_hebbian_create(t->ctx, 3, 3, &hd, &H));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_temporal_create(t->ctx, 0, 3, NULL, &H));
+    GT_CHECK(t, L == NULL && H == NULL, "failed create left a layer");
+    GT_OK(t, gaia_layer_reactive_create(t->ctx, 5, 3, NULL, &L));
+    GT_OK(t, gaia_tensor_ones(t->ctx, 1, s7, &x));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_forward(t->ctx, L, x, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_forward(t->ctx, NULL, x, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_forward(t->ctx, L, NULL, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_update(t->ctx, L, -1.0f));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_update(t->ctx, NULL, 0.0f));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_reset(t->ctx, NULL));
+    GT_OK(t, gaia_tensor_ones(t->ctx, 2, s33, &w));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_set(t->ctx, L, GAIA_LAYER_WEIGHTS, w));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_set(t->ctx, L, GAIA_LAYER_THETA, w)); /* reactive has none */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_set(t->ctx, L, GAIA_LAYER_WEIGHTS, NULL));
+    GT_CHECK(t, gaia_layer_get(L, GAIA_LAYER_THETA) == NULL && gaia_layer_get(NULL, GAIA_LAYER_WEIGHTS) == NULL,
+             "get of a missing parameter");
+    gaia_tensor_free(x);
+    x = NULL;
+    GT_OK(t, gaia_tensor_ones(t->ctx, 1, s5, &x));
+    GT_OK(t, gaia_layer_forward(t->ctx, L, x, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_forward(t->ctx, L, x, &w)); /* out of the wrong shape */
+    gaia_tensor_free(x), gaia_tensor_free(o), gaia_tensor_free(w);
+    gaia_layer_free(L);
+}
+
+static void hierarchy_rejects_bad_input(gt *t) {
+    gaia_level *v = NULL, *v2 = NULL;
+    gaia_layer *L = NULL, *L2 = NULL;
+    gaia_hierarchy *h = NULL;
+    gaia_tensor *X = NULL, *outs[2] = {NULL, NULL}, *bad = NULL;
+    gaia_hierarchy_run_desc rd;
+    size_t xs[2] = {4, 6}, xbad[2] = {4, 5}, ob[2] = {3, 3};
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_level_create(t->ctx, 0, 6, 3, 0, &v)); /* resolution 0 */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_level_create(t->ctx, 0, 0, 3, 1, &v));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_level_create(t->ctx, 0, 6, 3, 1, NULL));
+    GT_OK(t, gaia_level_create(t->ctx, 0, 6, 3, 2, &v));
+    GT_OK(t, gaia_layer_reactive_create(t->ctx, 5, 3, NULL, &L));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_level_add_layer(t->ctx, v, L)); /* 5 inputs into a 6-input level */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_level_add_layer(t->ctx, v, NULL));
+    gaia_layer_free(L);
+    L = NULL;
+    GT_OK(t, gaia_hierarchy_create(t->ctx, &h));
+    GT_OK(t, gaia_tensor_ones(t->ctx, 2, xs, &X));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hierarchy_process(t->ctx, h, X, 4, NULL, outs)); /* no levels */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_level_step(t->ctx, v, X, 0, 0, &bad)); /* no layers */
+    GT_OK(t, gaia_layer_reactive_create(t->ctx, 6, 3, NULL, &L));
+    GT_OK(t, gaia_level_add_layer(t->ctx, v, L));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_level_add_layer(t->ctx, v, L)); /* already owned */
+    GT_OK(t, gaia_hierarchy_add_level(t->ctx, h, v));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hierarchy_add_level(t->ctx, h, v));
+    GT_OK(t, gaia_level_create(t->ctx, 0, 3, 2, 1, &v2));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hierarchy_add_level(t->ctx, h, v2)); /* duplicate id */
+    gaia_level_free(v2);
+    GT_OK(t, gaia_level_create(t->ctx, 1, 4, 2, 1, &v2));
+    GT_OK(t, gaia_layer_hebbian_create(t->ctx, 4, 2, NULL, &L2));
+    GT_OK(t, gaia_level_add_layer(t->ctx, v2, L2));
+    GT_OK(t, gaia_hierarchy_add_level(t->ctx, h, v2));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_hierarchy_process(t->ctx, h, X, 4, NULL, outs)); /* 3 -> 4 does not chain */
+    GT_CHECK(t, outs[0] == NULL && outs[1] == NULL, "failed process left outputs");
+    gaia_hierarchy_free(h);
+    GT_OK(t, gaia_hierarchy_create(t->ctx, &h));
+    GT_OK(t, gaia_level_create(t->ctx, 0, 6, 3, 2, &v));
+    GT_OK(t, gaia_layer_reactive_create(t->ctx, 6, 3, NULL, &L));
+    GT_OK(t, gaia_level_add_layer(t->ctx, v, L));
+    GT_OK(t, gaia_hierarchy_add_level(t->ctx, h, v));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_hierarchy_process(t->ctx, h, X, 5, NULL, outs)); /* T != rows */
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_hierarchy_process(t->ctx, h, X, 0, NULL, outs));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hierarchy_process(t->ctx, h, X, 4, NULL, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hierarchy_process(t->ctx, NULL, X, 4, NULL, outs));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hierarchy_process(t->ctx, h, NULL, 4, NULL, outs));
+    memset(&rd, 0, sizeof rd);
+    rd.eta = -1.0f;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hierarchy_process(t->ctx, h, X, 4, &rd, outs));
+    gaia_tensor_free(X);
+    X = NULL;
+    GT_OK(t, gaia_tensor_ones(t->ctx, 2, xbad, &X));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_hierarchy_process(t->ctx, h, X, 4, NULL, outs)); /* 5 features, 6 wanted */
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_level_step(t->ctx, v, X, 0, 0, &bad));
+    gaia_tensor_free(X);
+    X = NULL;
+    GT_OK(t, gaia_tensor_ones(t->ctx, 2, xs, &X));
+    GT_OK(t, gaia_tensor_ones(t->ctx, 2, ob, &outs[0]));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_hierarchy_process(t->ctx, h, X, 4, NULL, outs)); /* wrong output shape */
+    GT_CHECK(t, outs[0] != NULL, "a caller's output must survive");
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hierarchy_reset(t->ctx, NULL));
+    GT_OK(t, gaia_hierarchy_reset(t->ctx, h));
+    gaia_tensor_free(outs[0]);
+    gaia_tensor_free(X);
+    gaia_hierarchy_free(h);
+}
 
 const gt_case gt_layer_cases[] = {
+    {"layer_activations_match_reference", activations_match_reference},
+    {"layer_linear_matches_reference", linear_matches_reference},
+    {"layer_linear_takes_vectors_and_batches", linear_takes_vectors_and_batches},
+    {"layer_layernorm_matches_reference", layernorm_matches_reference},
+    {"layer_attention_matches_naive_softmax", attention_matches_naive_softmax},
+    {"layer_attention_causal_aligns_at_the_end", attention_causal_aligns_at_the_end},
+    {"layer_attention_low_precision_is_close", attention_low_precision_is_close},
+    {"layer_attention_three_dims_equal_four", attention_three_dims_equal_four},
+    {"layer_kernels_are_reported_and_benchmarked", kernels_are_reported_and_benchmarked},
+    {"layer_reactive_is_act_of_affine_map", reactive_layer_is_act_of_affine_map},
+    {"layer_weight_inits_have_their_scale", weight_inits_have_their_scale},
+    {"layer_hebbian_update_matches_hand_computed", hebbian_update_matches_hand_computed},
+    {"layer_hebbian_rules_follow_their_definitions", hebbian_rules_follow_their_definitions},
+    {"layer_bcm_theta_follows_its_definition", bcm_theta_follows_its_definition},
+    {"layer_oja_rows_converge_to_principal_direction", oja_rows_converge_to_principal_direction},
+    {"layer_temporal_carries_state", temporal_layer_carries_state},
+    {"layer_level_fires_on_schedule_and_holds", level_fires_on_schedule_and_holds},
+    {"layer_hierarchy_process_equals_level_steps", hierarchy_process_equals_level_steps},
+    {"layer_hierarchy_learning_is_off_by_default", hierarchy_learning_is_off_by_default},
+    {"layer_hierarchy_seed_small_workload_runs", hierarchy_seed_small_workload_runs},
+    {"layer_kernels_agree_on_cpu_and_cuda", kernels_agree_on_cpu_and_cuda},
+    {"layer_hierarchy_agrees_on_cpu_and_cuda", hierarchy_agrees_on_cpu_and_cuda},
+    {"layer_kernels_reject_bad_input", kernels_reject_bad_input},
+    {"layer_layers_reject_bad_input", layers_reject_bad_input},
+    {"layer_hierarchy_rejects_bad_input", hierarchy_rejects_bad_input},
     {NULL, NULL},
 };

@@ -152,6 +152,13 @@ typedef struct gaia_assembly_fibre_args {
     const float *map_vals;
     uint64_t map_mask;
     const uint32_t *tgt_support; /* n_tgt bits: only those can have learned in-weights */
+    /* A per-fibre slot the backend may fill with caches of its own (the
+       stimulus in-degrees; this step's edges, so that hebb_collect need not
+       regenerate them). NULL: no caching. The brain frees it (cache_free). */
+    void **cache;
+    uint64_t step;              /* the project call: a cache from another one is stale */
+    int log_edges;              /* accumulate: hebb_collect on this fibre follows */
+    double p;                   /* connection probability (sizes the caches) */
 } gaia_assembly_fibre_args;
 
 struct gaia_assembly_ops {
@@ -182,6 +189,10 @@ struct gaia_assembly_ops {
                          uint64_t *count);
     /* bytes of zeros at ptr */
     gaia_status (*clear)(gaia_ctx *ctx, void *ptr, size_t bytes);
+    /* Frees a fibre's cache slot, and the host bytes it holds (both NULL
+       when the backend caches nothing). */
+    void (*cache_free)(gaia_ctx *ctx, void *cache);
+    size_t (*cache_bytes)(const void *cache);
 };
 
 /* The CPU primitives (reference implementations of the table above). */

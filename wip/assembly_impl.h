@@ -57,6 +57,7 @@ typedef struct gaia__asm_fibre {
     /* explicit: learned weights on the device */
     void *d_keys, *d_vals;
     uint64_t cap, count;
+    void *cache;             /* the backend's (cache_free) */
     /* lazy, from an area: one row per source neuron */
     gaia__asm_row *rows;
     uint32_t nrows, caprows;
@@ -72,6 +73,7 @@ struct gaia_brain {
     const gaia_backend *be;
     double p;
     uint64_t seed, steps, lazy_stream;
+    uint64_t epoch;          /* project calls, failed ones included: tags backend caches */
     int plastic;
     gaia__asm_stim *stims;
     gaia__asm_area *areas;
@@ -294,6 +296,8 @@ static void gaia__asm_args(const gaia_brain *b, const gaia__asm_fibre *f, int de
     a->geo_guide = dev ? (const uint32_t *)b->d_guide : b->geo_guide;
     a->geo_len = b->geo_len;
     a->geo_r32 = b->geo_r32;
+    a->p = b->p;
+    a->step = b->epoch;
     if (f->src < 0) {
         const gaia__asm_stim *s = &b->stims[-1 - f->src];
         a->is_stimulus = 1;
@@ -424,6 +428,7 @@ static int gaia__asm_stimcols_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t up
 /* ---- fibres ---- */
 static void gaia__asm_fibre_free(gaia_brain *b, gaia__asm_fibre *f) {
     uint32_t i;
+    if (f->cache && b->be->assembly->cache_free) b->be->assembly->cache_free(b->ctx, f->cache);
     gaia__asm_dfree(b, f->d_keys, (size_t)f->cap * 8);
     gaia__asm_dfree(b, f->d_vals, (size_t)f->cap * 4);
     for (i = 0; i < f->nrows; i++) {
@@ -1039,6 +1044,8 @@ static gaia_status gaia__asm_explicit_select(gaia_brain *b, int t, const gaia__a
         gaia__asm_fibre *f = &b->fibres[gaia__asm_find_fibre(b, sf[s].src, t)];
         gaia_assembly_fibre_args args;
         gaia__asm_args(b, f, 1, &args);
+        args.cache = &f->cache;
+        args.log_edges = b->plastic && gaia__asm_fibre_beta(b, f) != 0.0f;
         st = ops->accumulate(b->ctx, &args, sf[s].src >= 0 ? (const uint32_t *)b->areas[sf[s].src].d_win : NULL,
                              sf[s].K, (int64_t *)a->d_input);
     }
@@ -1059,6 +1066,7 @@ static gaia_status gaia__asm_explicit_hebb(gaia_brain *b, gaia__asm_fibre *f, fl
     st = b->be->upload(b->ctx, t->d_neww, t->neww, (size_t)t->nneww * 4);
     if (st == GAIA_OK) st = ops->bits_set(b->ctx, (uint32_t *)t->d_newbits, (const uint32_t *)t->d_neww, t->nneww, 1);
     gaia__asm_args(b, f, 1, &args);
+    args.cache = &f->cache;
     if (st == GAIA_OK)
         st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits, (uint64_t *)b->d_keys_tmp,
                                b->keys_tmp_cap, &count);
@@ -1151,6 +1159,7 @@ GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fi
         }
     }
     t0 = gaia__prof_begin(b->ctx);
+    b->epoch++;
     sf = (gaia__asm_src_fire *)gaia__asm_halloc(b, count * sizeof(gaia__asm_src_fire));
     candx = (uint32_t **)gaia__asm_hcalloc(b, (size_t)b->nareas, sizeof(uint32_t *));
     if (!sf || !candx) {
@@ -1636,14 +1645,18 @@ GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, con
 }
 
 GAIA_API gaia_status gaia_brain_memory(gaia_brain *b, size_t *host_bytes, size_t *device_bytes) {
+    size_t caches = 0;
+    int i;
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (!host_bytes && !device_bytes)
         return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_memory", "both outputs are NULL");
+    for (i = 0; i < b->nfibres && b->be->assembly->cache_bytes; i++)
+        if (b->fibres[i].cache) caches += b->be->assembly->cache_bytes(b->fibres[i].cache);
     if (b->dev == GAIA_DEVICE_CPU) {
-        if (host_bytes) *host_bytes = b->host_bytes + b->dev_bytes + sizeof *b;
+        if (host_bytes) *host_bytes = b->host_bytes + b->dev_bytes + caches + sizeof *b;
         if (device_bytes) *device_bytes = 0;
     } else {
-        if (host_bytes) *host_bytes = b->host_bytes + sizeof *b;
+        if (host_bytes) *host_bytes = b->host_bytes + caches + sizeof *b;
         if (device_bytes) *device_bytes = b->dev_bytes;
     }
     return GAIA_OK;

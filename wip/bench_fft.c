@@ -117,51 +117,49 @@ static void fftw_bind(ctx *c, float *a, float *b, float *o)
 
 #define BATCH 1000
 
-/* best-of-trials mean time per bind, in microseconds */
-static double time_single(ctx *c, int which)
+static void run_single(ctx *c, int which, long reps)
 {
-    double best = 1e30;
-    int t;
-    long reps = 1, r;
-    /* calibrate so that one trial lasts ~20 ms */
-    for (;;) {
-        double t0 = now(), dt;
-        for (r = 0; r < reps; ++r) {
-            if (which == 0) gaia_bind(c, c->A, c->B, c->O);
-            else fftw_bind(c, c->A, c->B, c->O);
-        }
-        dt = now() - t0;
-        if (dt > 0.02) break;
-        reps *= 2;
+    long r;
+    for (r = 0; r < reps; ++r) {
+        if (which == 0) gaia_bind(c, c->A, c->B, c->O);
+        else fftw_bind(c, c->A, c->B, c->O);
     }
-    for (t = 0; t < 15; ++t) {
-        double t0 = now(), dt;
-        for (r = 0; r < reps; ++r) {
-            if (which == 0) gaia_bind(c, c->A, c->B, c->O);
-            else fftw_bind(c, c->A, c->B, c->O);
-        }
-        dt = (now() - t0) / (double)reps;
-        if (dt < best) best = dt;
-    }
-    return best * 1e6;
 }
 
-static double time_batch(ctx *c, int which)
+static void run_batch(ctx *c, int which)
 {
-    double best = 1e30;
-    int t;
     size_t i;
-    for (t = 0; t < 7; ++t) {
-        double t0 = now(), dt;
-        for (i = 0; i < BATCH; ++i) {
-            float *a = c->A + i * c->stride, *b = c->B + i * c->stride, *o = c->O + i * c->stride;
-            if (which == 0) gaia_bind(c, a, b, o);
-            else fftw_bind(c, a, b, o);
-        }
-        dt = (now() - t0) / BATCH;
-        if (dt < best) best = dt;
+    for (i = 0; i < BATCH; ++i) {
+        float *a = c->A + i * c->stride, *b = c->B + i * c->stride, *o = c->O + i * c->stride;
+        if (which == 0) gaia_bind(c, a, b, o);
+        else fftw_bind(c, a, b, o);
     }
-    return best * 1e6;
+}
+
+/* Best-of-trials mean time per bind in microseconds, for gaia (out[0]) and,
+ * when nlib == 2, FFTW (out[1]).  Trials of the two libraries alternate so
+ * that both see the same background load on a shared machine. */
+static void time_both(ctx *c, int nlib, int batch, double *out)
+{
+    long reps[2] = {1, 1};
+    int t, w;
+    for (w = 0; w < nlib; ++w) {
+        out[w] = 1e30;
+        if (batch) continue;
+        for (;;) {   /* calibrate: one trial ~20 ms */
+            double t0 = now();
+            run_single(c, w, reps[w]);
+            if (now() - t0 > 0.02) break;
+            reps[w] *= 2;
+        }
+    }
+    for (t = 0; t < (batch ? 9 : 21); ++t)
+        for (w = 0; w < nlib; ++w) {
+            double t0 = now(), dt;
+            if (batch) { run_batch(c, w); dt = (now() - t0) / BATCH; }
+            else { run_single(c, w, reps[w]); dt = (now() - t0) / (double)reps[w]; }
+            if (dt * 1e6 < out[w]) out[w] = dt * 1e6;
+        }
 }
 
 static double numpy_us(size_t D)
@@ -239,19 +237,23 @@ int main(int argc, char **argv)
             c.fr = fw.plan_r2c((int)D, c.O, (fftwf_cpx *)c.sa, FFTW_MEASURE);
             c.fi = fw.plan_c2r((int)D, (fftwf_cpx *)c.sp, c.O, FFTW_MEASURE);
         }
-        g1 = time_single(&c, 0);
-        gb = time_batch(&c, 0);
-        if (have_fftw && c.fr && c.fi) {
-            /* sanity: both libraries agree on the bind result */
-            double e = 0, nrm = 0;
-            float *o2 = (float *)malloc(D * sizeof(float));
-            gaia_bind(&c, c.A, c.B, o2);
-            fftw_bind(&c, c.A, c.B, c.O);
-            for (i = 0; i < D; ++i) { e = fmax(e, fabs((double)o2[i] - c.O[i])); nrm = fmax(nrm, fabs((double)c.O[i])); }
-            if (e > 1e-4 * nrm) printf("# WARNING D=%zu gaia and FFTW disagree: %g\n", D, e);
-            free(o2);
-            f1 = time_single(&c, 1);
-            fb = time_batch(&c, 1);
+        {
+            double r1[2], rb[2];
+            int nlib = (have_fftw && c.fr && c.fi) ? 2 : 1;
+            if (nlib == 2) {
+                /* sanity: both libraries agree on the bind result */
+                double e = 0, nrm = 0;
+                float *o2 = (float *)malloc(D * sizeof(float));
+                gaia_bind(&c, c.A, c.B, o2);
+                fftw_bind(&c, c.A, c.B, c.O);
+                for (i = 0; i < D; ++i) { e = fmax(e, fabs((double)o2[i] - c.O[i])); nrm = fmax(nrm, fabs((double)c.O[i])); }
+                if (e > 1e-4 * nrm) printf("# WARNING D=%zu gaia and FFTW disagree: %g\n", D, e);
+                free(o2);
+            }
+            time_both(&c, nlib, 0, r1);
+            time_both(&c, nlib, 1, rb);
+            g1 = r1[0]; gb = rb[0];
+            if (nlib == 2) { f1 = r1[1]; fb = rb[1]; }
         }
         if (have_np) np1 = numpy_us(D);
         printf("%6zu | %10.2f ", D, g1);

@@ -116,47 +116,239 @@ GAIA_API uint32_t gaia_cpu_assembly_stim_degree(const gaia_assembly_fibre_args *
 
 static int gaia__asm_bit(const uint32_t *bits, uint64_t j) { return (int)((bits[j >> 5] >> (j & 31)) & 1u); }
 
-static void gaia__asm_cpu_stimulus(const gaia_assembly_fibre_args *a, int64_t *input, int nthreads) {
+/* Index of the lowest set bit of v != 0. */
+static int gaia__asm_ctz32(uint32_t v) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctz(v);
+#else
+    int n = 0;
+    while (!(v & 1u)) {
+        v >>= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+/* ---- per-fibre caches (the `cache` slot of the fibre arguments) ----
+   Regenerating an edge costs a hash, two table reads and a compare; reading
+   it back from a log costs two bytes of sequential memory. So accumulate
+   logs each segment's edges (the 12-bit target offset per edge, every
+   source's run closed by 0xFFFF, sources in src order) when learning will
+   follow, and hebb_collect reads them back instead of regenerating. The
+   in-degrees of a stimulus fibre never change, so they are computed once. */
+#define GAIA__ASM_LOG_END 0xFFFFu
+#define GAIA__ASM_LOG_BAD (~(uint64_t)0)
+#define GAIA__ASM_LOG_MAX ((uint64_t)1 << 25) /* entries (64 MiB): above, regenerate */
+
+typedef struct gaia__asm_cache {
+    size_t bytes;           /* held by the blocks below */
+    /* stimulus fibres: in-degree of every target, 1 or 2 bytes each */
+    void *deg;
+    int deg_size;           /* 0: not built yet; -1: degrees too large to cache */
+    /* the edge log of the last logged accumulate */
+    uint16_t *log;
+    uint64_t log_cap;       /* entries allocated */
+    uint64_t seg_cap;       /* a source starts only below this many entries */
+    uint64_t stride;        /* entries per segment: seg_cap + one source's worst case */
+    uint64_t *seg_len;      /* entries used, or LOG_BAD when the segment ran out */
+    uint64_t nseg_cap;
+    uint64_t step;          /* the project call the log belongs to */
+    uint32_t K;
+    int valid;
+    double slack;           /* grows after an overflow */
+} gaia__asm_cache;
+
+static void gaia__asm_cache_drop_log(gaia_ctx *ctx, gaia__asm_cache *c) {
+    if (c->log) c->bytes -= (size_t)c->log_cap * 2 + (size_t)c->nseg_cap * 8;
+    gaia__host_free(ctx, c->log);
+    gaia__host_free(ctx, c->seg_len);
+    c->log = NULL;
+    c->seg_len = NULL;
+    c->log_cap = c->nseg_cap = 0;
+    c->valid = 0;
+}
+
+static void gaia__asm_cpu_cache_free(gaia_ctx *ctx, void *cache) {
+    gaia__asm_cache *c = (gaia__asm_cache *)cache;
+    if (!c) return;
+    gaia__asm_cache_drop_log(ctx, c);
+    gaia__host_free(ctx, c->deg);
+    gaia__host_free(ctx, c);
+}
+
+static size_t gaia__asm_cpu_cache_bytes(const void *cache) {
+    return cache ? ((const gaia__asm_cache *)cache)->bytes : 0;
+}
+
+/* The fibre's cache, created on first use; NULL without a slot or memory. */
+static gaia__asm_cache *gaia__asm_cache_get(gaia_ctx *ctx, const gaia_assembly_fibre_args *a) {
+    gaia__asm_cache *c;
+    if (!a->cache) return NULL;
+    if (*a->cache) return (gaia__asm_cache *)*a->cache;
+    c = (gaia__asm_cache *)gaia__host_alloc(ctx, sizeof *c);
+    if (!c) return NULL;
+    memset(c, 0, sizeof *c);
+    c->bytes = sizeof *c;
+    c->slack = 1.0;
+    *a->cache = c;
+    return c;
+}
+
+/* Room for this accumulate's log (per segment: the expected edges, six
+   standard deviations, the K end marks, then one source's worst case so a
+   source that starts below seg_cap always fits). 0: do not log. */
+static int gaia__asm_log_prepare(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly_fibre_args *a, uint32_t K) {
+    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS;
+    double len = a->n_tgt < GAIA_ASSEMBLY_SEG ? (double)a->n_tgt : (double)GAIA_ASSEMBLY_SEG;
+    double mean = (double)K * len * a->p, want = mean + c->slack * (6.0 * sqrt(mean) + 64.0) + (double)K;
+    uint64_t seg_cap, stride, need;
+    c->valid = 0;
+    if (want * (double)nseg > (double)GAIA__ASM_LOG_MAX) return 0;
+    seg_cap = (uint64_t)want;
+    stride = seg_cap + (uint64_t)len + 2;
+    need = stride * nseg;
+    if (need > GAIA__ASM_LOG_MAX) return 0;
+    if (need > c->log_cap || need * 4 < c->log_cap || nseg > c->nseg_cap) {
+        gaia__asm_cache_drop_log(ctx, c);
+        c->log = (uint16_t *)gaia__host_alloc(ctx, (size_t)need * 2);
+        c->seg_len = (uint64_t *)gaia__host_alloc(ctx, (size_t)nseg * 8);
+        if (!c->log || !c->seg_len) {
+            gaia__host_free(ctx, c->log);
+            gaia__host_free(ctx, c->seg_len);
+            c->log = NULL;
+            c->seg_len = NULL;
+            return 0;
+        }
+        c->log_cap = need;
+        c->nseg_cap = nseg;
+        c->bytes += (size_t)need * 2 + (size_t)nseg * 8;
+    }
+    c->seg_cap = seg_cap;
+    c->stride = stride;
+    return 1;
+}
+
+/* The in-degrees of a stimulus fibre, computed on first use. */
+static void gaia__asm_deg_prepare(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly_fibre_args *a) {
+    uint64_t top = (uint64_t)a->bin_lo + a->bin_len - 1;
+    long long j;
+    if (c->deg_size) return;
+    c->deg_size = top <= 0xFFu ? 1 : top <= 0xFFFFu ? 2 : -1;
+    if (c->deg_size < 0) return;
+    c->deg = gaia__host_alloc(ctx, (size_t)a->n_tgt * (size_t)c->deg_size);
+    if (!c->deg) {
+        c->deg_size = 0; /* try again next time */
+        return;
+    }
+    c->bytes += (size_t)a->n_tgt * (size_t)c->deg_size;
+    if (c->deg_size == 1) {
+        uint8_t *d = (uint8_t *)c->deg;
+        GAIA__OMP_FOR(a->n_tgt > GAIA__PAR_MIN / 4, ctx->cpu_threads)
+        for (j = 0; j < (long long)a->n_tgt; j++) d[j] = (uint8_t)gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
+    } else {
+        uint16_t *d = (uint16_t *)c->deg;
+        GAIA__OMP_FOR(a->n_tgt > GAIA__PAR_MIN / 4, ctx->cpu_threads)
+        for (j = 0; j < (long long)a->n_tgt; j++) d[j] = (uint16_t)gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
+    }
+}
+
+static uint32_t gaia__asm_deg(const gaia__asm_cache *c, const gaia_assembly_fibre_args *a, uint32_t j) {
+    if (c && c->deg_size == 1) return ((const uint8_t *)c->deg)[j];
+    if (c && c->deg_size == 2) return ((const uint16_t *)c->deg)[j];
+    return gaia_cpu_assembly_stim_degree(a, j);
+}
+
+static void gaia__asm_cpu_stimulus(const gaia_assembly_fibre_args *a, int64_t *input, int nthreads,
+                                   const gaia__asm_cache *c) {
     long long j;
     (void)nthreads;
+    if (c && c->deg_size > 0) {
+        /* every target as if unlearned (a vectorisable pass), then the
+           learned ones corrected: c*65536 + c*(w - 65536) = c*w exactly */
+        uint64_t w, nw = ((uint64_t)a->n_tgt + 31) >> 5;
+        if (c->deg_size == 1) {
+            const uint8_t *d = (const uint8_t *)c->deg;
+            GAIA__OMP_FOR(a->n_tgt > GAIA__PAR_MIN, nthreads)
+            for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
+        } else {
+            const uint16_t *d = (const uint16_t *)c->deg;
+            GAIA__OMP_FOR(a->n_tgt > GAIA__PAR_MIN, nthreads)
+            for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
+        }
+        for (w = 0; w < nw; w++) {
+            uint32_t v = a->tgt_support[w];
+            while (v) {
+                uint64_t jj = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
+                uint32_t cnt = gaia__asm_deg(c, a, (uint32_t)jj);
+                v &= v - 1;
+                if (cnt)
+                    input[jj] += (int64_t)cnt *
+                                 (gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, jj)) -
+                                  (int64_t)GAIA_ASSEMBLY_FIX);
+            }
+        }
+        return;
+    }
     GAIA__OMP_FOR(a->n_tgt > GAIA__PAR_MIN / 4, nthreads)
     for (j = 0; j < (long long)a->n_tgt; j++) {
-        uint32_t c = gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
-        if (c) {
+        uint32_t cnt = gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
+        if (cnt) {
             int64_t w = (int64_t)GAIA_ASSEMBLY_FIX;
             if (gaia__asm_bit(a->tgt_support, (uint64_t)j))
                 w = gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, (uint64_t)j));
-            input[j] += (int64_t)c * w;
+            input[j] += (int64_t)cnt * w;
         }
     }
 }
 
+#define GAIA__ASM_ADD_INPUT(a, input, base, j)                                                            \
+    do {                                                                                                  \
+        if (gaia__asm_bit((a)->tgt_support, (j)))                                                         \
+            (input)[j] += gaia__asm_fix(gaia__asm_map_lookup((a)->map_keys, (a)->map_vals, (a)->map_mask, \
+                                                             (base) + (j)));                              \
+        else                                                                                              \
+            (input)[j] += (int64_t)GAIA_ASSEMBLY_FIX;                                                     \
+    } while (0)
+
 /* Parallel over target segments: each segment's inputs (32 KiB) stay in L1
-   and have one writer, so no atomics and no per-thread copies. */
-GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
-                                           int64_t *input, int nthreads) {
+   and have one writer, so no atomics and no per-thread copies. With a log
+   (c->log prepared), each segment also records its edges. */
+static void gaia__asm_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K, int64_t *input,
+                                 int nthreads, gaia__asm_cache *c) {
     long long nseg = (long long)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS), g;
+    int logging = c && c->log;
     if (a->is_stimulus) {
-        gaia__asm_cpu_stimulus(a, input, nthreads);
+        gaia__asm_cpu_stimulus(a, input, nthreads, c);
         return;
     }
     (void)nthreads;
     GAIA__OMP_FOR(nseg > 1 && (uint64_t)K * (uint64_t)nseg >= 64, nthreads)
     for (g = 0; g < nseg; g++) {
-        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG;
+        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, pos = 0;
+        uint16_t *lg = logging ? c->log + (uint64_t)g * c->stride : NULL;
         uint32_t s;
         if (hi > a->n_tgt) hi = a->n_tgt;
         for (s = 0; s < K; s++) {
             uint32_t i = src[s];
             uint64_t base = (uint64_t)i * a->n_tgt, j;
-            GAIA__ASM_FOR_EDGES(a, i, (uint32_t)g, lo, hi, j, {
-                if (gaia__asm_bit(a->tgt_support, j))
-                    input[j] += gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, base + j));
-                else
-                    input[j] += (int64_t)GAIA_ASSEMBLY_FIX;
-            });
+            if (lg && pos >= c->seg_cap) lg = NULL; /* out of room: hebb_collect regenerates this segment */
+            if (lg) {
+                GAIA__ASM_FOR_EDGES(a, i, (uint32_t)g, lo, hi, j, {
+                    lg[pos++] = (uint16_t)(j - lo);
+                    GAIA__ASM_ADD_INPUT(a, input, base, j);
+                });
+                lg[pos++] = GAIA__ASM_LOG_END;
+            } else
+                GAIA__ASM_FOR_EDGES(a, i, (uint32_t)g, lo, hi, j, { GAIA__ASM_ADD_INPUT(a, input, base, j); });
         }
+        if (logging) c->seg_len[g] = lg ? pos : GAIA__ASM_LOG_BAD;
     }
+}
+
+GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
+                                           int64_t *input, int nthreads) {
+    gaia__asm_accumulate(a, src, K, input, nthreads, NULL);
 }
 
 GAIA_API uint64_t gaia_cpu_assembly_edges(const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out, uint64_t cap) {
@@ -247,9 +439,30 @@ GAIA_API uint64_t gaia_cpu_assembly_map_update(uint64_t *map_keys, float *map_va
 }
 
 /* ---- the backend table's entries ---- */
+/* Caches are an optimisation only: without memory for them the step runs
+   (and gives the same result) without. */
 static gaia_status gaia__asm_cpu_accumulate(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
                                             uint32_t K, int64_t *input) {
-    gaia_cpu_assembly_accumulate(a, src, K, input, ctx->cpu_threads);
+    gaia__asm_cache *c = gaia__asm_cache_get(ctx, a);
+    int logged = 0;
+    if (c && a->is_stimulus) gaia__asm_deg_prepare(ctx, c, a);
+    if (c && !a->is_stimulus) {
+        c->valid = 0;
+        if (a->log_edges) logged = gaia__asm_log_prepare(ctx, c, a, K);
+        else if (c->log) gaia__asm_cache_drop_log(ctx, c); /* learning is off: free the room */
+    }
+    gaia__asm_accumulate(a, src, K, input, ctx->cpu_threads, logged ? c : (c && a->is_stimulus ? c : NULL));
+    if (logged) {
+        uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, g;
+        for (g = 0; g < nseg; g++)
+            if (c->seg_len[g] == GAIA__ASM_LOG_BAD) {
+                c->slack *= 2; /* next time more room */
+                break;
+            }
+        c->valid = 1;
+        c->step = a->step;
+        c->K = K;
+    }
     return GAIA_OK;
 }
 
@@ -263,40 +476,52 @@ static gaia_status gaia__asm_cpu_topk(gaia_ctx *ctx, const int64_t *input, uint3
 }
 
 /* Sources go in batches so the per-segment slots (winners in the segment x
-   batch) stay below 4M keys; segments run in parallel, then are packed. */
+   batch) stay below 4M keys; segments run in parallel, then are packed.
+   Keys come out ordered by (batch, segment, source, target) whether the
+   edges are read from this step's log or regenerated. */
 static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
                                               uint32_t K, const uint32_t *tgt_bits, uint64_t *keys, uint64_t cap,
                                               uint64_t *count) {
     uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, g, total = 0, nbits = 0;
-    uint64_t *off, *used, *slots;
+    uint64_t *off, *used, *cur, *slots;
     uint32_t s0, batch;
+    const gaia__asm_cache *c = a->cache ? (const gaia__asm_cache *)*a->cache : NULL;
     if (a->is_stimulus) {
-        uint64_t j;
-        for (j = 0; j < a->n_tgt; j++)
-            if (gaia__asm_bit(tgt_bits, j) && gaia_cpu_assembly_stim_degree(a, (uint32_t)j) > 0) {
-                if (total < cap) keys[total] = j;
-                total++;
+        uint64_t w, nw = ((uint64_t)a->n_tgt + 31) >> 5;
+        for (w = 0; w < nw; w++) {
+            uint32_t v = tgt_bits[w];
+            while (v) {
+                uint64_t j = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
+                v &= v - 1;
+                if (gaia__asm_deg(c, a, (uint32_t)j) > 0) {
+                    if (total < cap) keys[total] = j;
+                    total++;
+                }
             }
+        }
         *count = total;
         return GAIA_OK;
     }
-    off = (uint64_t *)gaia__host_alloc(ctx, (size_t)(2 * nseg + 1) * sizeof(uint64_t));
+    if (c && !(c->valid && c->step == a->step && c->K == K && c->log)) c = NULL;
+    off = (uint64_t *)gaia__host_alloc(ctx, (size_t)(3 * nseg + 1) * sizeof(uint64_t));
     if (!off) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "no memory for %llu segments",
                                 (unsigned long long)nseg);
     used = off + nseg + 1;
+    cur = used + nseg;
     for (g = 0; g < nseg; g++) {
-        uint64_t w, w0 = (g << GAIA_ASSEMBLY_SEG_BITS) >> 5, w1 = w0 + (GAIA_ASSEMBLY_SEG >> 5), c = 0;
+        uint64_t w, w0 = (g << GAIA_ASSEMBLY_SEG_BITS) >> 5, w1 = w0 + (GAIA_ASSEMBLY_SEG >> 5), cnt = 0;
         uint64_t wend = ((uint64_t)a->n_tgt + 31) >> 5;
         if (w1 > wend) w1 = wend;
         for (w = w0; w < w1; w++) {
             uint32_t v = tgt_bits[w];
             while (v) {
                 v &= v - 1;
-                c++;
+                cnt++;
             }
         }
-        used[g] = c; /* winners per segment for now */
-        nbits += c;
+        used[g] = cnt; /* winners per segment for now */
+        cur[g] = 0;
+        nbits += cnt;
     }
     batch = K;
     if (nbits && (uint64_t)batch * nbits > ((uint64_t)1 << 22)) batch = (uint32_t)(((uint64_t)1 << 22) / nbits);
@@ -317,7 +542,19 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
             uint64_t lo = (uint64_t)gg << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, u = 0;
             uint32_t s;
             if (hi > a->n_tgt) hi = a->n_tgt;
-            if (off[gg + 1] != off[gg]) {
+            if (off[gg + 1] == off[gg]) {
+                /* no winners here */
+            } else if (c && c->seg_len[gg] != GAIA__ASM_LOG_BAD) {
+                const uint16_t *lg = c->log + (uint64_t)gg * c->stride;
+                uint64_t pos = cur[gg];
+                for (s = s0; s < s1; s++) {
+                    uint64_t base = (uint64_t)src[s] * a->n_tgt + lo;
+                    uint32_t d;
+                    while ((d = lg[pos++]) != GAIA__ASM_LOG_END)
+                        if (gaia__asm_bit(tgt_bits, lo + d)) slots[off[gg] + u++] = base + d;
+                }
+                cur[gg] = pos;
+            } else {
                 for (s = s0; s < s1; s++) {
                     uint32_t i = src[s];
                     uint64_t base = (uint64_t)i * a->n_tgt, j;
@@ -400,6 +637,6 @@ static gaia_status gaia__asm_cpu_clear(gaia_ctx *ctx, void *ptr, size_t bytes) {
 static const struct gaia_assembly_ops gaia__cpu_assembly_ops = {
     gaia__asm_cpu_accumulate, gaia__asm_cpu_topk_scratch, gaia__asm_cpu_topk,    gaia__asm_cpu_hebb_collect,
     gaia__asm_cpu_map_update, gaia__asm_cpu_map_clear,    gaia__asm_cpu_map_rehash, gaia__asm_cpu_bits_set,
-    gaia__asm_cpu_edges,      gaia__asm_cpu_clear,
+    gaia__asm_cpu_edges,      gaia__asm_cpu_clear,      gaia__asm_cpu_cache_free, gaia__asm_cpu_cache_bytes,
 };
 #define GAIA__CPU_ASSEMBLY_OPS (&gaia__cpu_assembly_ops)

@@ -218,5 +218,7 @@ static const struct gaia_assembly_ops gaia__cuda_assembly_ops = {
     gaia__asm_cuda_accumulate, gaia__asm_cuda_topk_scratch, gaia__asm_cuda_topk,       gaia__asm_cuda_hebb_collect,
     gaia__asm_cuda_map_update, gaia__asm_cuda_map_clear,    gaia__asm_cuda_map_rehash, gaia__asm_cuda_bits_set,
     gaia__asm_cuda_edges,      gaia__asm_cuda_clear,
+    NULL, /* no caches: the GPU regenerates edges faster than it could read them back */
+    NULL,
 };
 #define GAIA__CUDA_ASSEMBLY_OPS (&gaia__cuda_assembly_ops)

@@ -215,7 +215,7 @@ GAIA_API void gaia_hierarchy_free(gaia_hierarchy *h);
 /* One Hebbian update of W [out, in] from pre [in] and post [out]:
    dW by the rule, W += dW, W *= 1 - decay, W *= 1 + h (0.5 - mean(post)),
    rows to unit L2 norm (/ (|w_i| + 1e-8)); BCM's theta [out] moves after.
-   scratch holds `in` floats (Oja's pre - W^T post). */
+   scratch holds in + 16 floats (Oja's pre - W^T post, then two statistics). */
 typedef struct gaia_layer_hebb_args {
     gaia_hebb_rule rule;
     gaia_bcm_theta theta_rule;
@@ -236,7 +236,7 @@ typedef struct gaia_layer_plan_layer {
     const float *W, *b, *R; /* b, R may be NULL */
     float *h;               /* temporal state [out] */
     float *y;               /* output [out] */
-    float *tmp;             /* [max(in, out)] scratch */
+    float *tmp;             /* [max(in, out) + 16] scratch */
     gaia_layer_hebb_args hebb; /* Hebbian: W, pre, post, theta, scratch as above */
 } gaia_layer_plan_layer;
 
@@ -274,3 +274,19 @@ struct gaia_layer_ops {
     /* Which attention precisions this backend runs (bit 1 << prec). */
     unsigned attention_precisions;
 };
+
+/* The CPU primitives (gaia_cpu.h; twins gaia_cuda_layer_* in the kernels). */
+GAIA_API void gaia_cpu_layer_bias_act(gaia_layer_act act, const float *x, const float *bias, float *y, size_t rows,
+                                      size_t cols, int nthreads);
+/* y [out] = act(W [out, in] . x + b): the fused batch-1 Linear. */
+GAIA_API void gaia_cpu_layer_gemv(gaia_layer_act act, const float *W, const float *b, const float *x, float *y,
+                                  size_t out, size_t in, int nthreads);
+GAIA_API void gaia_cpu_layer_layernorm(const float *x, const float *weight, const float *bias, float *y, size_t rows,
+                                       size_t cols, float eps, int nthreads);
+GAIA_API void gaia_cpu_layer_attention(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                       float *o, size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
+                                       int nthreads);
+GAIA_API void gaia_cpu_layer_hebbian_update(const gaia_layer_hebb_args *a, int nthreads);
+/* work: gaia_cpu_layer_hierarchy_work(p) floats. */
+GAIA_API size_t gaia_cpu_layer_hierarchy_work(const gaia_layer_plan *p);
+GAIA_API void gaia_cpu_layer_hierarchy_run(const gaia_layer_plan *p, float *work, int nthreads);

@@ -198,6 +198,12 @@ int main(void)
         /* a big one that crosses KC and MC blocks and takes the threaded path */
         run_case(0, 0, 531, 2100, 600, 0.5f, -1.0f, 3, 1, 4, 0, nt);
         run_case(1, 1, 400, 300, 520, 1.0f, 0.0f, 0, 0, 0, 1, nt);
+        /* N < NR and M <= 2 take the unpacked path, threaded when large */
+        for (ta = 0; ta < 2; ++ta)
+            for (tb = 0; tb < 2; ++tb) {
+                run_case(ta, tb, 1001, 23, 700, 1.0f, 0.5f, 1, 2, 3, 0, nt);
+                run_case(ta, tb, 2, 3001, 300, -1.0f, 0.0f, 0, 1, 0, 1, nt);
+            }
         for (ta = 0; ta < 2; ++ta)
             for (tb = 0; tb < 2; ++tb) {
                 run_batched(ta, tb, 10000, 4, 4, 4, 1.0f, 0.0f, 1, nt);
