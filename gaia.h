@@ -11,9 +11,13 @@
      5. Tensors
      6. Random numbers
      7. Profiling and benchmarking
-     8. Overridable macros
-     9. Status codes
-    10. Licence
+     8. The CUDA backend: memory pool, streams, automatic offload
+     9. The layer module: transformer kernels, GAIA's hierarchy
+    10. The assembly module: assembly-calculus brains
+    11. The hrr module: holographic reduced representations
+    12. Overridable macros
+    13. Status codes
+    14. Licence
 
    =====================================================================
    1. WHAT GAIA IS
@@ -129,7 +133,195 @@
    repeats, synchronises the device and returns mean/std/min/max milliseconds.
 
    =====================================================================
-   8. OVERRIDABLE MACROS (define before including gaia.h)
+   8. THE CUDA BACKEND
+   =====================================================================
+   Build with -DGAIA_USE_CUDA and link gaia_kernels.o (nvcc) with -lcudart
+   -lcublas -lcublasLt -lcufft -lcurand. Files that only include gaia.h need
+   no CUDA include path. Every tensor operation then also runs on the GPU:
+   gaia's kernels for elementwise (broadcasting), reductions, transpose and
+   Philox random numbers; cuBLAS for GEMM (FP32; TF32 only with allow_tf32).
+   Each context has one stream (its own, or desc.cuda_stream), cuBLAS and
+   cuBLASLt handles, a memory pool and pinned staging buffers.
+
+     fallback  no GPU or no driver: an AUTO context runs on the CPU and logs
+               one line saying why; device CUDA asked for gives
+               GAIA_ERR_NO_DEVICE. CUDA/cuBLAS/cuFFT/cuRAND failures give
+               GAIA_ERR_CUDA with the call, file:line and the library's text.
+     random    same seed, same numbers: uniform and Bernoulli bit for bit,
+               normal to a few ulp (Box-Muller, accurate logf/cosf).
+     pool      freed blocks are cached by size class and reused; out of
+               memory trims the cache and retries, then GAIA_ERR_OUT_OF_MEMORY
+               (tensors in use are never touched).
+                 gaia_cuda_memory_stats_get(ctx, &s)   in use, cached,
+                   reserved, peak, requests, hits, cudaMalloc calls, device
+                   free/total
+                 gaia_cuda_memory_trim(ctx)            cache back to CUDA
+               gaia_memory_stats_get(ctx, device, &s) and gaia_memory_trim
+               (ctx, device) do the same in every build, for either device
+               (on the CPU: the bytes held by tensors, and host memory).
+     transfers host arrays move through pinned double buffers; upload returns
+               once the source was read, download when the data is there.
+                 gaia_cuda_host_alloc / gaia_cuda_host_free   pinned memory
+                 gaia_cuda_copy_async(ctx, dst, src, n)   queued on the
+                   stream; complete after gaia_synchronize(ctx)
+                 gaia_cuda_stream(ctx)   the cudaStream_t, for your kernels
+     offload   an AUTO context times transfers, launches and SGEMM on both
+               sides when it is created (tens of ms) and runs each call on
+               host arrays (gaia_sgemm, the modules' *_host calls) where the
+               estimate is lower, never on a GPU the data does not fit on.
+                 gaia_cuda_calibration_get(ctx, &c)   the measurements
+                 gaia_cuda_offload_sgemm(ctx, M, N, K, &cpu_s, &gpu_s)
+
+       gaia_cuda_memory_stats s;
+       gaia_tensor *x = NULL;
+       size_t shape[2] = {4096, 4096};
+       gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &x);
+       gaia_cuda_memory_stats_get(ctx, &s);   // s.bytes_in_use == 64 MiB
+       gaia_tensor_free(x);                   // cached: s.bytes_cached
+       gaia_cuda_memory_trim(ctx);            // returned to the device
+
+   Benchmarks: bench/bench_cuda.c (matmul vs cublasSgemm, elementwise and
+   reductions vs device copy bandwidth), bench/bench_offload.c (auto vs fixed
+   CPU, fixed GPU and a 1 MiB threshold). bash bench/gpu.sh runs the tests
+   and all benchmarks on a GPU machine into bench/results/.
+
+   =====================================================================
+   9. THE LAYER MODULE
+   =====================================================================
+   Kernels on tensors (any device):
+     gaia_layer_activation(ctx, act, x, &y)     GELU (tanh form), relu, tanh,
+                                                sigmoid, linear; in place ok
+     gaia_layer_linear(ctx, x, W, b, act, &y)   y = act(x W^T + b), W [out,in],
+                                                b [out] or NULL; fused epilogue
+     gaia_layer_layernorm(ctx, x, w, b, eps, &y) over the last dimension
+     gaia_layer_attention(ctx, q, k, v, scale, causal, prec, &o)
+         q [B,H,Nq,d], k and v [B,H,Nk,d], d <= 128; scale 0 = 1/sqrt(d);
+         causal: query i sees keys j <= i + Nk - Nq. Online softmax over key
+         tiles (no N x N matrix). prec F32, BF16 or F16 (tensor cores on the
+         GPU, float32 accumulation; the CPU rounds the same way).
+     gaia_layer_has_kernel(ctx, k), gaia_layer_benchmark_kernel(ctx, k,
+         shape, repeats, &ms)    the seed's has_custom_kernels/benchmark_kernel
+   GAIA's hierarchy:
+     gaia_layer_reactive_create / _hebbian_create / _temporal_create(ctx, in,
+         out, &desc or NULL, &layer)   (zero desc = GAIA's defaults: relu, He,
+         Hebbian rule, eta 0.01, decay 0.001, homeostasis 0.1, theta 1)
+     gaia_layer_forward(ctx, layer, x, &y)   x [in] or [B, in]
+     gaia_layer_update(ctx, layer, eta)      Hebbian: dW by the rule, decay,
+         homeostatic scaling, unit rows (others: no change)
+     gaia_level_create(ctx, id, in, out, r, &lv); gaia_level_add_layer;
+     gaia_level_step(ctx, lv, x, t, learn, &y)  fires when t mod r == 0,
+         else returns the held output
+     gaia_hierarchy_create / _add_level / _process(ctx, h, X [T,in], T,
+         &run or NULL, outs)   outs[k] = [T, out_k]; run.learn = 1 learns on
+         firing steps (off by default, as GAIA's manager). The run stays on
+         the device (CPU: one fused loop; CUDA: a captured graph per period).
+   Levels own their layers, hierarchies their levels: free the top object.
+
+   =====================================================================
+   10. THE ASSEMBLY MODULE
+   =====================================================================
+   The assembly calculus of Papadimitriou et al. (PNAS 2020). A brain has a
+   connection probability p, stimuli (s neurons that fire together) and
+   areas (n neurons, cap k, plasticity beta). A project step is
+   synchronous: each target sums the inputs from the PREVIOUS winners of
+   its sources, the k largest inputs win (ties to the lower index), then
+   every target commits and each synapse from a firing source neuron to a
+   new winner is multiplied by (1 + beta) (per fibre: gaia_brain_set_beta).
+   The order of the fires never matters; nothing depends on names.
+
+       gaia_brain *b;
+       gaia_brain_create(ctx, 0.01, 42, GAIA_DEVICE_AUTO, &b);  // p, seed
+       gaia_brain_add_stimulus(b, "stim", 317);
+       gaia_brain_add_area(b, "A", 100000, 317, 0.05f, GAIA_AREA_EXPLICIT);
+       gaia_brain_project_spec(b, "stim>A");                    // or _project
+       for (i = 0; i < 15; i++) gaia_brain_project_spec(b, "stim>A A>A");
+       gaia_brain_support_history(b, "A", hist, 16, &n);  // 317 529 683 ...
+       gaia_brain_destroy(b);
+
+   Two modes per area:
+     GAIA_AREA_EXPLICIT  exact. The base connectome is never stored: the
+         out-edges of source neuron i of a fibre are regenerated on demand
+         with geometric skips drawn from a counter-based hash of
+         (seed, fibre, i, segment), integer arithmetic only, so the CPU and
+         the GPU give the same edges. Only learned weights (!= 1) are
+         stored, in a hash map per fibre: memory grows with learning, not
+         with n^2. Inputs are summed in 64-bit fixed point (weight * 2^16,
+         truncated), so the winners do not depend on summation order or
+         device. Weights saturate at 2^20. CPU or CUDA.
+     GAIA_AREA_LAZY  the reference simulator's shortcut for huge n: only
+         neurons that ever fired exist. The never-fired ones are represented
+         by the k largest of (n - support) Binomial(K, p) draws (the exact
+         binomial tail, as order statistics), and a new winner's input is
+         split over its sources by a multivariate hypergeometric draw. An
+         APPROXIMATION: a never-fired neuron has no memory, so its input is
+         redrawn every step, and the support runs 10-35% above explicit
+         mode. Host only, whatever the brain's device.
+   Explicit and lazy areas cannot project into each other.
+
+   Controls: gaia_brain_inhibit (no winners), _fix / _unfix (a fixed area
+   keeps its winners as a target; learning still applies), _activate
+   (winners index*k .. index*k+k-1, and fix), _set_winners, and
+   _set_plasticity (off: no learning anywhere).
+   Read-outs: _winners (ascending), _support, _support_history (after each
+   step the area was a target), gaia_assembly_overlap, _store_assembly and
+   _match_assembly (best stored assembly for the current winners),
+   _fibre_stats (synapses, learned synapses, mean and max weight),
+   _fibre_edges (base out-edges of one neuron), _memory.
+   Operations: gaia_brain_op_projection, _op_reciprocal, _op_associate,
+   _op_merge, _op_complete (pattern completion from a fraction of the
+   winners, learning off).
+   Files: gaia_brain_save / _load (and _save_image / _load_image in memory):
+   magic "GAIABRN", version, payload length and FNV-1a checksum; the loader
+   checks every count and index and treats the file as hostile.
+   gaia_brain_clone copies a brain; the copy continues exactly like the
+   original (all randomness is counter-based on the seed and step).
+   Limits: n <= 2^31 - 1, k and stimulus sizes <= 2^23, at most 2^26 firing
+   neurons into one target per step, 16384 stimuli + areas.
+
+   =====================================================================
+   11. THE HRR MODULE
+   =====================================================================
+   Vectors are the rows of a [B, D] tensor ([D] is one row). Bind is circular
+   convolution c = irfft(rfft(a) rfft(b)) through gaia's real FFT (any D) on
+   the CPU and batched cuFFT on the GPU; unbind(t, r) = r^dagger (*) t, where
+   r^dagger[i] = r[-i mod D] (the involution, the robust approximate inverse).
+
+     generate  gaia_hrr_random (N(0,1/D); unit != 0 normalises rows),
+               gaia_hrr_unitary (all spectral bins of magnitude 1),
+               gaia_hrr_identity (delta = [1, 0, ...])
+     algebra   bind unbind bind_normalize involution inverse (exact, guarded
+               by eps; unstable inside sums) make_unitary power (fractional
+               only for DC > 0, Nyquist >= 0) permute negate normalize
+               superpose ([K,D] -> [1,D] or [N,K,D] -> [N,D]; optional [K]
+               weights; optional normalisation)
+     similar.  gaia_hrr_dot / gaia_hrr_cosine: [B,D] x [M,D] -> [B,M], one
+               GEMM. gaia_hrr_cleanup: per query the codebook row of highest
+               cosine (index, similarity); below threshold -> -1.
+     spectra   gaia_hrr_spectrum_create keeps rfft of a role or a codebook;
+               gaia_hrr_bind_spectrum(ctx, a, s, conj, &out) binds (conj = 0)
+               or unbinds (conj = 1) with it, one forward FFT fewer.
+     host      gaia_hrr_bind_host / gaia_hrr_unbind_host on float arrays of
+               B rows; the context's device policy picks CPU or GPU (an AUTO
+               context keeps single binds on the CPU).
+     codebook  gaia_hrr_codebook_create(ctx, D, &cb); _add(ctx, cb, "red",
+               NULL, &i) (NULL: a fresh random vector); _find, _lookup,
+               _vectors, _cleanup (names of the matches too), _save(ctx, cb,
+               "vocab.npy") writes vocab.npy ([M,D] float32) and
+               vocab.names.txt (one name per line); _load reads them back.
+
+       gaia_tensor *r = NULL, *f = NULL, *t = NULL, *y = NULL;
+       long i; float cos;
+       gaia_hrr_random(ctx, 1, 1024, 0, &r);
+       gaia_hrr_random(ctx, 1, 1024, 0, &f);
+       gaia_hrr_bind(ctx, r, f, &t);            // t = r (*) f
+       gaia_hrr_unbind(ctx, t, r, &y);          // y ~ f
+       gaia_hrr_cleanup(ctx, y, f, 0.2f, &i, &cos);
+
+   Expect for random vectors: a.b ~ N(0, 1/D), |a|^2 ~ N(1, 2/D); unbinding
+   one of k pairs gives cosine ~ 1/sqrt(k+1) with the right filler.
+
+   =====================================================================
+   12. OVERRIDABLE MACROS (define before including gaia.h)
    =====================================================================
      GAIA_API            linkage of public functions (default: extern)
      GAIA_STATIC         make every public function static (single-file use)
@@ -141,7 +333,7 @@
      GAIA_NPY_MAX_BYTES  largest .npy payload accepted (default 16 GiB)
 
    =====================================================================
-   9. STATUS CODES
+   13. STATUS CODES
    =====================================================================
      GAIA_OK                   success (0)
      GAIA_ERR_INVALID_ARG      NULL pointer, bad value, zero or huge size
@@ -156,7 +348,7 @@
      GAIA_ERR_NUMERIC          NaN or infinity where a finite value is needed
 
    =====================================================================
-   10. LICENCE
+   14. LICENCE
    =====================================================================
    See the end of this file.
 */

@@ -33,7 +33,6 @@ int main(void) {
         fprintf(stderr, "demo: %s\n", gaia_last_error(NULL));
         return 1;
     }
-    gaia_device_report(ctx, stdout);
     for (i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         double ts = gaia_time_s();
         printf("\n== %s\n", parts[i].title);

@@ -32,7 +32,8 @@ static float gaia__layer_hsum(float *h) {
 
 /* GCC/Clang vector types for the loops that store inside the reduction
    (there GCC keeps the 16 partial sums of the portable version in memory). */
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(GAIA_LAYER_NO_VECEXT)
+/* Only with AVX-512: elsewhere a 64-byte vector passed by value changes the ABI. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__) && !defined(GAIA_LAYER_NO_VECEXT)
 #define GAIA__LAYER_VECEXT 1
 typedef float gaia__lv __attribute__((vector_size(64)));
 static gaia__lv gaia__lv_load(const float *p) {
