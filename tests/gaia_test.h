@@ -79,6 +79,10 @@ long gt_mismatch_f(const float *ref, const float *out, size_t n, double atol, do
         }                                                                                      \
     } while (0)
 
+/* float64 references of the elementwise ops (NaN propagates in binary ops). */
+double gt_ref_unary(gaia_unary_op op, double x, double p0, double p1);
+double gt_ref_binary(gaia_binary_op op, double a, double b);
+
 /* The context's tensor copied to a malloc'd host array (NULL on failure). */
 float *gt_host(gt *t, const gaia_tensor *x);
 

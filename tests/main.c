@@ -87,6 +87,38 @@ long gt_mismatch_f(const float *ref, const float *out, size_t n, double atol, do
     return -1;
 }
 
+double gt_ref_unary(gaia_unary_op op, double x, double p0, double p1) {
+    switch (op) {
+    case GAIA_UNARY_SCALE: return p0 * x;
+    case GAIA_UNARY_ADD_SCALAR: return x + p0;
+    case GAIA_UNARY_EXP: return exp(x);
+    case GAIA_UNARY_LOG: return log(x);
+    case GAIA_UNARY_TANH: return tanh(x);
+    case GAIA_UNARY_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case GAIA_UNARY_RELU: return x > 0 ? x : 0.0;
+    case GAIA_UNARY_GELU: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.141592653589793) * (x + 0.044715 * x * x * x)));
+    case GAIA_UNARY_CLAMP: return x < p0 ? p0 : x > p1 ? p1 : x;
+    case GAIA_UNARY_NEG: return -x;
+    case GAIA_UNARY_ABS: return fabs(x);
+    case GAIA_UNARY_SQRT: return sqrt(x);
+    case GAIA_UNARY_SQUARE: return x * x;
+    default: return NAN;
+    }
+}
+
+double gt_ref_binary(gaia_binary_op op, double a, double b) {
+    if (a != a || b != b) return NAN;
+    switch (op) {
+    case GAIA_BINARY_ADD: return a + b;
+    case GAIA_BINARY_SUB: return a - b;
+    case GAIA_BINARY_MUL: return a * b;
+    case GAIA_BINARY_DIV: return a / b;
+    case GAIA_BINARY_MAX: return a > b ? a : b;
+    case GAIA_BINARY_MIN: return a < b ? a : b;
+    default: return NAN;
+    }
+}
+
 float *gt_host(gt *t, const gaia_tensor *x) {
     float *h = gt_alloc_floats(gaia_tensor_numel(x));
     if (h && gaia_tensor_to_host(t->ctx, x, h, gaia_tensor_numel(x)) != GAIA_OK) {

@@ -297,25 +297,6 @@ static gaia_status ex_unary(tb *b, const gaia_backend *be, gaia_unary_op op, con
     return tb_dev_done(&d, st);
 }
 
-static double tb_unary_ref(gaia_unary_op op, double v, double p0, double p1) {
-    switch (op) {
-    case GAIA_UNARY_SCALE: return p0 * v;
-    case GAIA_UNARY_ADD_SCALAR: return v + p0;
-    case GAIA_UNARY_EXP: return exp(v);
-    case GAIA_UNARY_LOG: return log(v);
-    case GAIA_UNARY_TANH: return tanh(v);
-    case GAIA_UNARY_SIGMOID: return 1.0 / (1.0 + exp(-v));
-    case GAIA_UNARY_RELU: return v > 0 ? v : 0.0;
-    case GAIA_UNARY_GELU: return 0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.141592653589793) * (v + 0.044715 * v * v * v)));
-    case GAIA_UNARY_CLAMP: return v < p0 ? p0 : v > p1 ? p1 : v;
-    case GAIA_UNARY_NEG: return -v;
-    case GAIA_UNARY_ABS: return fabs(v);
-    case GAIA_UNARY_SQRT: return sqrt(v);
-    case GAIA_UNARY_SQUARE: return v * v;
-    default: return 0.0;
-    }
-}
-
 static void body_unary_ops(tb *b) {
     size_t n = 4099, i, offset;
     int op;
@@ -340,7 +321,7 @@ static void body_unary_ops(tb *b) {
             }
             GT_OK(b->t, ex_unary(b, b->be, (gaia_unary_op)op, x, n, offset, p0, p1, out));
             if (b->dev != GAIA_DEVICE_CPU) GT_OK(b->t, ex_unary(b, b->cpu, (gaia_unary_op)op, x, n, 0, p0, p1, cpu));
-            for (i = 0; i < n; i++) ref[i] = tb_unary_ref((gaia_unary_op)op, x[i], p0, p1);
+            for (i = 0; i < n; i++) ref[i] = gt_ref_unary((gaia_unary_op)op, x[i], p0, p1);
             snprintf(what, sizeof what, "unary op %d, offset %zu", op, offset);
             TB_COMPARE(b, ref, cpu, out, n, 2e-6, 1e-5, what);
         }
@@ -365,19 +346,6 @@ static gaia_status ex_binary(tb *b, const gaia_backend *be, gaia_binary_op op, c
     if (st == GAIA_OK) st = be->binary(d.ctx, op, da, as, db, bs, dy, shape);
     if (st == GAIA_OK) st = tb_get(&d, out, dy, ny);
     return tb_dev_done(&d, st);
-}
-
-static double tb_binary_ref(gaia_binary_op op, double a, double b) {
-    if (a != a || b != b) return NAN;
-    switch (op) {
-    case GAIA_BINARY_ADD: return a + b;
-    case GAIA_BINARY_SUB: return a - b;
-    case GAIA_BINARY_MUL: return a * b;
-    case GAIA_BINARY_DIV: return a / b;
-    case GAIA_BINARY_MAX: return a > b ? a : b;
-    case GAIA_BINARY_MIN: return a < b ? a : b;
-    default: return 0.0;
-    }
 }
 
 static void body_binary_broadcast(tb *b) {
@@ -417,7 +385,7 @@ static void body_binary_broadcast(tb *b) {
                 size_t i0 = i / (shape[3] * shape[2] * shape[1]);
                 size_t oa = i0 * as[0] + i1 * as[1] + i2 * as[2] + i3 * as[3];
                 size_t ob = i0 * bs[0] + i1 * bs[1] + i2 * bs[2] + i3 * bs[3];
-                ref[i] = tb_binary_ref((gaia_binary_op)op, a[oa], bb[ob]);
+                ref[i] = gt_ref_binary((gaia_binary_op)op, a[oa], bb[ob]);
             }
             snprintf(what, sizeof what, "binary op %d, case %d", op, c);
             TB_COMPARE(b, ref, cpu, out, ny, 1e-30, 1e-6, what);

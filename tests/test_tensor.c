@@ -90,26 +90,6 @@ static void creation_rejects_bad_shapes(gt *t) {
     gaia_tensor_free(wrong);
 }
 
-/* float64 references of the unary ops */
-static double ref_unary(gaia_unary_op op, double x, double p0, double p1) {
-    switch (op) {
-    case GAIA_UNARY_SCALE: return p0 * x;
-    case GAIA_UNARY_ADD_SCALAR: return x + p0;
-    case GAIA_UNARY_EXP: return exp(x);
-    case GAIA_UNARY_LOG: return log(x);
-    case GAIA_UNARY_TANH: return tanh(x);
-    case GAIA_UNARY_SIGMOID: return 1.0 / (1.0 + exp(-x));
-    case GAIA_UNARY_RELU: return x > 0 ? x : 0;
-    case GAIA_UNARY_GELU: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.141592653589793) * (x + 0.044715 * x * x * x)));
-    case GAIA_UNARY_CLAMP: return x < p0 ? p0 : x > p1 ? p1 : x;
-    case GAIA_UNARY_NEG: return -x;
-    case GAIA_UNARY_ABS: return fabs(x);
-    case GAIA_UNARY_SQRT: return sqrt(x);
-    case GAIA_UNARY_SQUARE: return x * x;
-    default: return NAN;
-    }
-}
-
 static void unary_ops_match_float64(gt *t) {
     size_t shape[2] = {37, 129}, n = 37 * 129, i;
     int op;
@@ -126,7 +106,7 @@ static void unary_ops_match_float64(gt *t) {
             gaia_tensor_from_host(t->ctx, 2, shape, host, &x);
         }
         if (gaia_tensor_unary(t->ctx, (gaia_unary_op)op, x, p0, p1, &y) != GAIA_OK) break;
-        for (i = 0; i < n; i++) ref[i] = ref_unary((gaia_unary_op)op, host[i], p0, p1);
+        for (i = 0; i < n; i++) ref[i] = gt_ref_unary((gaia_unary_op)op, host[i], p0, p1);
         out = gt_host(t, y);
         i = (size_t)gt_mismatch(ref, out, n, 1e-6, 2e-6);
         free(out);
@@ -153,7 +133,7 @@ static void named_unary_wrappers_and_in_place_use(gt *t) {
     gaia_tensor *x = NULL;
     double ref[1000];
     GT_OK(t, make_random(t, 1, &n, &host, &x));
-    for (i = 0; i < n; i++) ref[i] = ref_unary(GAIA_UNARY_GELU, ref_unary(GAIA_UNARY_SCALE, host[i], 0.5, 0), 0, 0);
+    for (i = 0; i < n; i++) ref[i] = gt_ref_unary(GAIA_UNARY_GELU, gt_ref_unary(GAIA_UNARY_SCALE, host[i], 0.5, 0), 0, 0);
     GT_OK(t, gaia_tensor_scale(t->ctx, x, 0.5f, &x)); /* out == input: in place */
     GT_OK(t, gaia_tensor_gelu(t->ctx, x, &x));
     out = gt_host(t, x);
@@ -185,18 +165,6 @@ static void named_unary_wrappers_and_in_place_use(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_unary(t->ctx, GAIA_UNARY_COUNT, x, 0, 0, &x));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_exp(t->ctx, x, NULL));
     gaia_tensor_free(x);
-}
-
-static double ref_binary(gaia_binary_op op, double a, double b) {
-    switch (op) {
-    case GAIA_BINARY_ADD: return a + b;
-    case GAIA_BINARY_SUB: return a - b;
-    case GAIA_BINARY_MUL: return a * b;
-    case GAIA_BINARY_DIV: return a / b;
-    case GAIA_BINARY_MAX: return a > b ? a : b;
-    case GAIA_BINARY_MIN: return a < b ? a : b;
-    default: return NAN;
-    }
 }
 
 /* Broadcast pairs in NumPy's rules, with the expected result shape. */
@@ -254,7 +222,7 @@ static void binary_ops_broadcast_like_numpy(gt *t) {
                     ia = ia * sa[k] + (sa[k] == 1 ? 0 : idx[k]);
                     ib = ib * sb[k] + (sb[k] == 1 ? 0 : idx[k]);
                 }
-                ref[i] = ref_binary((gaia_binary_op)op, ha[ia], hb[ib]);
+                ref[i] = gt_ref_binary((gaia_binary_op)op, ha[ia], hb[ib]);
             }
             out = gt_host(t, y);
             bad = gt_mismatch(ref, out, no, 1e-6, 1e-6) >= 0;
