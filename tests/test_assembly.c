@@ -258,6 +258,59 @@ static void assembly_topk_is_exact_with_ties_to_lower_index(gt *t) {
     free(scratch);
 }
 
+/* Pairs (i, j), i in src, j in tgt (both ascending), with a base edge i -> j,
+   whose key is not yet in seen[0..*nseen) (keys i * n + j); appends them. */
+static void asm_add_edge_pairs(gt *t, gaia_brain *b, const uint32_t *src, size_t ns, const uint32_t *tgt, size_t nt,
+                               uint64_t *seen, size_t *nseen, size_t capseen) {
+    static uint32_t e[4096];
+    size_t q, c, x, y;
+    for (q = 0; q < ns; q++) {
+        GT_OK(t, gaia_brain_fibre_edges(b, "A", "A", src[q], e, 4096, &c));
+        GT_CHECK(t, c <= 4096, "%zu edges", c);
+        for (x = 0, y = 0; x < c && y < nt;) {
+            if (e[x] < tgt[y]) x++;
+            else if (e[x] > tgt[y]) y++;
+            else {
+                uint64_t key = (uint64_t)src[q] * 30000u + e[x], r;
+                int dup = 0;
+                for (r = 0; r < *nseen; r++) dup |= seen[r] == key;
+                if (!dup && *nseen < capseen) seen[(*nseen)++] = key;
+                x++;
+                y++;
+            }
+        }
+    }
+}
+
+/* Learning reads this step's edges back from a log when it can and
+   regenerates them when the log is stale (a fixed target skips the input
+   pass): either way exactly the base edges from the firing sources to the
+   new winners are learned, each once. */
+static void assembly_learning_hits_the_edges_to_new_winners(gt *t) {
+    gaia_brain *b = asm_projection_brain(t, t->seed, 30000, 150, 0.02, 0.1f, GAIA_AREA_EXPLICIT);
+    uint32_t w0[150], w1[150], w2[150];
+    uint64_t *seen = (uint64_t *)malloc(20000 * sizeof(uint64_t));
+    size_t n0, n1, n2, nseen = 0;
+    gaia_fibre_stats fs;
+    GT_CHECK(t, b != NULL && seen != NULL, "%s", gaia_last_error(t->ctx));
+    GT_OK(t, gaia_brain_op_projection(b, "s", "A", 1));
+    n0 = asm_winners_of(t, b, "A", w0);
+    GT_OK(t, gaia_brain_op_projection(b, "s", "A", 1));
+    n1 = asm_winners_of(t, b, "A", w1);
+    asm_add_edge_pairs(t, b, w0, n0, w1, n1, seen, &nseen, 20000);
+    GT_OK(t, gaia_brain_fibre_stats(b, "A", "A", &fs));
+    GT_CHECK(t, nseen > 0 && fs.plastic == nseen, "after a logged step: %zu learned, want %zu", fs.plastic, nseen);
+    GT_OK(t, gaia_brain_fix(b, "A"));
+    GT_OK(t, gaia_brain_project_spec(b, "s>A A>A"));
+    n2 = asm_winners_of(t, b, "A", w2);
+    GT_CHECK(t, n2 == n1 && memcmp(w1, w2, n1 * 4) == 0, "fixed area moved");
+    asm_add_edge_pairs(t, b, w1, n1, w2, n2, seen, &nseen, 20000);
+    GT_OK(t, gaia_brain_fibre_stats(b, "A", "A", &fs));
+    GT_CHECK(t, fs.plastic == nseen, "after a regenerated step: %zu learned, want %zu", fs.plastic, nseen);
+    free(seen);
+    gaia_brain_destroy(b);
+}
+
 static int asm_same_winners(gt *t, gaia_brain *a, gaia_brain *b, const char *area) {
     uint32_t wa[1024], wb[1024];
     size_t na = asm_winners_of(t, a, area, wa), nb = asm_winners_of(t, b, area, wb);
@@ -610,6 +663,7 @@ const gt_case gt_assembly_cases[] = {
     {"assembly_save_load_round_trip", assembly_save_load_round_trip},
     {"assembly_corrupt_file_is_rejected", assembly_corrupt_file_is_rejected},
     {"assembly_plasticity_learns_weights", assembly_plasticity_learns_weights},
+    {"assembly_learning_hits_the_edges_to_new_winners", assembly_learning_hits_the_edges_to_new_winners},
     {"assembly_area_controls", assembly_area_controls},
     {"assembly_overlap_counts_common_neurons", assembly_overlap_counts_common_neurons},
     {"assembly_cuda_matches_cpu", assembly_cuda_matches_cpu},

@@ -88,6 +88,16 @@ static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng 
         }                                                                                   \
     } while (0)
 
+/* The offsets j - lo of source i's out-edges in [lo, hi) (segment g), into
+   out (room for hi - lo); returns how many. */
+static uint32_t gaia__asm_gen(const gaia_assembly_fibre_args *a, uint32_t i, uint32_t g, uint64_t lo, uint64_t hi,
+                              uint16_t *out) {
+    uint32_t n = 0;
+    uint64_t j;
+    GAIA__ASM_FOR_EDGES(a, i, g, lo, hi, j, { out[n++] = (uint16_t)(j - lo); });
+    return n;
+}
+
 static float gaia__asm_map_lookup(const uint64_t *keys, const float *vals, uint64_t mask, uint64_t key) {
     uint64_t h = gaia__asm_mix64(key) & mask;
     for (;;) {
@@ -134,10 +144,10 @@ static int gaia__asm_ctz32(uint32_t v) {
    Regenerating an edge costs a hash, two table reads and a compare; reading
    it back from a log costs two bytes of sequential memory. So accumulate
    logs each segment's edges (the 12-bit target offset per edge, every
-   source's run closed by 0xFFFF, sources in src order) when learning will
+   source's run closed by LOG_END, sources in src order) when learning will
    follow, and hebb_collect reads them back instead of regenerating. The
    in-degrees of a stimulus fibre never change, so they are computed once. */
-#define GAIA__ASM_LOG_END 0xFFFFu
+#define GAIA__ASM_LOG_END 0x8000u /* offsets are below 4096; END & 4095 = 0 stays in the segment */
 #define GAIA__ASM_LOG_BAD (~(uint64_t)0)
 #define GAIA__ASM_LOG_MAX ((uint64_t)1 << 25) /* entries (64 MiB): above, regenerate */
 
@@ -264,16 +274,17 @@ static void gaia__asm_cpu_stimulus(const gaia_assembly_fibre_args *a, int64_t *i
     long long j;
     (void)nthreads;
     if (c && c->deg_size > 0) {
-        /* every target as if unlearned (a vectorisable pass), then the
-           learned ones corrected: c*65536 + c*(w - 65536) = c*w exactly */
+        /* every target as if unlearned (a vectorisable pass, memory bound:
+           threads only for huge areas), then the learned ones corrected:
+           c*65536 + c*(w - 65536) = c*w exactly */
         uint64_t w, nw = ((uint64_t)a->n_tgt + 31) >> 5;
         if (c->deg_size == 1) {
             const uint8_t *d = (const uint8_t *)c->deg;
-            GAIA__OMP_FOR(a->n_tgt > GAIA__PAR_MIN, nthreads)
+            GAIA__OMP_FOR(a->n_tgt > 64 * GAIA__PAR_MIN, nthreads)
             for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
         } else {
             const uint16_t *d = (const uint16_t *)c->deg;
-            GAIA__OMP_FOR(a->n_tgt > GAIA__PAR_MIN, nthreads)
+            GAIA__OMP_FOR(a->n_tgt > 64 * GAIA__PAR_MIN, nthreads)
             for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
         }
         for (w = 0; w < nw; w++) {
@@ -302,18 +313,10 @@ static void gaia__asm_cpu_stimulus(const gaia_assembly_fibre_args *a, int64_t *i
     }
 }
 
-#define GAIA__ASM_ADD_INPUT(a, input, base, j)                                                            \
-    do {                                                                                                  \
-        if (gaia__asm_bit((a)->tgt_support, (j)))                                                         \
-            (input)[j] += gaia__asm_fix(gaia__asm_map_lookup((a)->map_keys, (a)->map_vals, (a)->map_mask, \
-                                                             (base) + (j)));                              \
-        else                                                                                              \
-            (input)[j] += (int64_t)GAIA_ASSEMBLY_FIX;                                                     \
-    } while (0)
-
 /* Parallel over target segments: each segment's inputs (32 KiB) stay in L1
-   and have one writer, so no atomics and no per-thread copies. With a log
-   (c->log prepared), each segment also records its edges. */
+   and have one writer, so no atomics and no per-thread copies. Each
+   source's edges are generated into a run of offsets (this step's log when
+   learning follows), then added in a separate, branch-light pass. */
 static void gaia__asm_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K, int64_t *input,
                                  int nthreads, gaia__asm_cache *c) {
     long long nseg = (long long)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS), g;
@@ -325,22 +328,32 @@ static void gaia__asm_accumulate(const gaia_assembly_fibre_args *a, const uint32
     (void)nthreads;
     GAIA__OMP_FOR(nseg > 1 && (uint64_t)K * (uint64_t)nseg >= 64, nthreads)
     for (g = 0; g < nseg; g++) {
-        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, pos = 0;
+        const uint32_t *sup = a->tgt_support;
+        const uint64_t *mk = a->map_keys;
+        const float *mv = a->map_vals;
+        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, pos = 0, mask = a->map_mask;
+        uint16_t local[GAIA_ASSEMBLY_SEG + 1];
         uint16_t *lg = logging ? c->log + (uint64_t)g * c->stride : NULL;
+        int64_t *in = input + lo;
         uint32_t s;
         if (hi > a->n_tgt) hi = a->n_tgt;
         for (s = 0; s < K; s++) {
-            uint32_t i = src[s];
-            uint64_t base = (uint64_t)i * a->n_tgt, j;
+            uint32_t i = src[s], cnt, e;
+            uint16_t *run;
             if (lg && pos >= c->seg_cap) lg = NULL; /* out of room: hebb_collect regenerates this segment */
+            run = lg ? lg + pos : local;
+            cnt = gaia__asm_gen(a, i, (uint32_t)g, lo, hi, run);
+            for (e = 0; e < cnt; e++) {
+                uint64_t j = lo + run[e];
+                if (gaia__asm_bit(sup, j))
+                    in[run[e]] += gaia__asm_fix(gaia__asm_map_lookup(mk, mv, mask, (uint64_t)i * a->n_tgt + j));
+                else
+                    in[run[e]] += (int64_t)GAIA_ASSEMBLY_FIX;
+            }
             if (lg) {
-                GAIA__ASM_FOR_EDGES(a, i, (uint32_t)g, lo, hi, j, {
-                    lg[pos++] = (uint16_t)(j - lo);
-                    GAIA__ASM_ADD_INPUT(a, input, base, j);
-                });
-                lg[pos++] = GAIA__ASM_LOG_END;
-            } else
-                GAIA__ASM_FOR_EDGES(a, i, (uint32_t)g, lo, hi, j, { GAIA__ASM_ADD_INPUT(a, input, base, j); });
+                lg[pos + cnt] = GAIA__ASM_LOG_END;
+                pos += cnt + 1;
+            }
         }
         if (logging) c->seg_len[g] = lg ? pos : GAIA__ASM_LOG_BAD;
     }
@@ -369,12 +382,16 @@ static int gaia__asm_cmp_u32(const void *x, const void *y) {
     return a < b ? -1 : a > b;
 }
 
-/* Radix select on the 64-bit inputs: one 16-bit histogram over all n, then
+/* Radix select on the 64-bit inputs: one 11-bit histogram over all n, then
    refinement among the few in the threshold bucket; candidates stay in index
-   order, so among equal inputs the lower indices win. */
+   order, so among equal inputs the lower indices win. Most inputs share a
+   few values, so the first histogram is kept in four copies (L1-resident)
+   and consecutive inputs rarely update the same counter. */
+#define GAIA__ASM_TOPK_BITS 11
 GAIA_API void gaia_cpu_assembly_topk(const int64_t *input, uint32_t n, uint32_t k, uint32_t *scratch,
                                      uint32_t *winners) {
     uint32_t *hist = scratch, *cand = scratch + 65536, nw = 0, nc = 0, need = k, j, d;
+    const uint32_t nb = 1u << GAIA__ASM_TOPK_BITS;
     uint64_t mx = 0, above;
     int shift = 0;
     if (k >= n) {
@@ -383,10 +400,17 @@ GAIA_API void gaia_cpu_assembly_topk(const int64_t *input, uint32_t n, uint32_t 
     }
     for (j = 0; j < n; j++)
         if ((uint64_t)input[j] > mx) mx = (uint64_t)input[j];
-    while ((mx >> shift) >= 65536u) shift++;
-    memset(hist, 0, 65536 * sizeof(uint32_t));
-    for (j = 0; j < n; j++) hist[(uint64_t)input[j] >> shift]++;
-    for (d = 65535, above = 0; above + hist[d] < need; d--) above += hist[d];
+    while ((mx >> shift) >= nb) shift++;
+    memset(hist, 0, 4 * nb * sizeof(uint32_t));
+    for (j = 0; j + 4 <= n; j += 4) {
+        hist[(uint64_t)input[j] >> shift]++;
+        hist[nb + ((uint64_t)input[j + 1] >> shift)]++;
+        hist[2 * nb + ((uint64_t)input[j + 2] >> shift)]++;
+        hist[3 * nb + ((uint64_t)input[j + 3] >> shift)]++;
+    }
+    for (; j < n; j++) hist[(uint64_t)input[j] >> shift]++;
+    for (d = 0; d < nb; d++) hist[d] += hist[nb + d] + hist[2 * nb + d] + hist[3 * nb + d];
+    for (d = nb - 1, above = 0; above + hist[d] < need; d--) above += hist[d];
     for (j = 0; j < n; j++) {
         uint64_t bkt = (uint64_t)input[j] >> shift;
         if (bkt > d) winners[nw++] = j;
@@ -544,6 +568,21 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
             if (hi > a->n_tgt) hi = a->n_tgt;
             if (off[gg + 1] == off[gg]) {
                 /* no winners here */
+            } else if (c && c->seg_len[gg] != GAIA__ASM_LOG_BAD && s1 - s0 == K) {
+                /* one flat pass over the segment's log: the source advances
+                   at each end mark, no branch per source */
+                const uint16_t *lg = c->log + (uint64_t)gg * c->stride;
+                uint64_t e, len = c->seg_len[gg], j;
+                unsigned char win[GAIA_ASSEMBLY_SEG];
+                memset(win, 0, sizeof win);
+                for (j = lo; j < hi; j++) win[j - lo] = (unsigned char)gaia__asm_bit(tgt_bits, j);
+                s = 0;
+                for (e = 0; e < len; e++) {
+                    uint32_t d = lg[e];
+                    if (win[d & (GAIA_ASSEMBLY_SEG - 1)] && d != GAIA__ASM_LOG_END)
+                        slots[off[gg] + u++] = (uint64_t)src[s] * a->n_tgt + lo + d;
+                    s += d == GAIA__ASM_LOG_END;
+                }
             } else if (c && c->seg_len[gg] != GAIA__ASM_LOG_BAD) {
                 const uint16_t *lg = c->log + (uint64_t)gg * c->stride;
                 uint64_t pos = cur[gg];
