@@ -54,8 +54,7 @@ ifeq ($(CUDA),1)
               -lcublasLt -lcublas -lcufft -lcurand -lcudart -lstdc++
 endif
 
-HEADERS  := gaia.h gaia_cpu.h gaia_cuda.h $(wildcard wip/*.h)
-KERNEL_SRC := gaia_kernels.cu $(wildcard wip/*.cu)
+HEADERS  := gaia.h gaia_cpu.h gaia_cuda.h $(wildcard examples/*.h)
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 TEST_C   := $(wildcard tests/*.c)
@@ -66,7 +65,7 @@ RUNNER   := $(BUILD)/tests/run_tests
 .PHONY: all test demo bench install uninstall clean cxx-check print-runner
 all: $(EXAMPLES) $(BENCHES) $(RUNNER) cxx-check
 
-$(BUILD)/gaia_kernels.o: $(KERNEL_SRC)
+$(BUILD)/gaia_kernels.o: gaia_kernels.cu gaia.h gaia_cpu.h gaia_cuda.h
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 

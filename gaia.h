@@ -247,7 +247,10 @@
          stored, in a hash map per fibre: memory grows with learning, not
          with n^2. Inputs are summed in 64-bit fixed point (weight * 2^16,
          truncated), so the winners do not depend on summation order or
-         device. Weights saturate at 2^20. CPU or CUDA.
+         device. Weights saturate at 2^20. CPU or CUDA. On the CPU a step
+         that learns keeps its edges (2 bytes each, per fibre) for the
+         learning pass, and a stimulus fibre keeps its in-degrees (1-2
+         bytes per neuron); gaia_brain_memory counts both.
      GAIA_AREA_LAZY  the reference simulator's shortcut for huge n: only
          neurons that ever fired exist. The never-fired ones are represented
          by the k largest of (n - support) Binomial(K, p) draws (the exact
@@ -721,9 +724,682 @@ GAIA_API const gaia_backend *gaia_backend_get(gaia_ctx *ctx, gaia_device d);
 /* ---------------------------------------------------------------------
    Modules: layer, assembly, hrr
    --------------------------------------------------------------------- */
-#include "wip/layer_api.h"
-#include "wip/assembly_api.h"
-#include "wip/hrr_api.h"
+/* layer module: public declarations (fragment of gaia.h's public section).
+
+   Two halves. Transformer kernels on tensors: activations (GELU tanh form,
+   relu, tanh, sigmoid), Linear y = x.W^T + b with a fused activation,
+   LayerNorm over the last dimension, FlashAttention-style attention. And
+   GAIA's learning hierarchy: layers (reactive, Hebbian, temporal) stacked in
+   levels with a temporal resolution, run over T steps by a hierarchy. */
+
+/* Activations. Zero is relu because it is GAIA's ReactiveLayer default. */
+typedef enum gaia_layer_act {
+    GAIA_LAYER_ACT_RELU = 0,
+    GAIA_LAYER_ACT_LINEAR,  /* identity */
+    GAIA_LAYER_ACT_GELU,    /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+    GAIA_LAYER_ACT_TANH,
+    GAIA_LAYER_ACT_SIGMOID,
+    GAIA_LAYER_ACT_COUNT
+} gaia_layer_act;
+
+/* Input precision of attention: float32, or inputs (and the probabilities)
+   rounded to bf16 / fp16 as the tensor cores see them, accumulating in float32. */
+typedef enum gaia_layer_precision {
+    GAIA_LAYER_PREC_F32 = 0,
+    GAIA_LAYER_PREC_BF16,
+    GAIA_LAYER_PREC_F16,
+    GAIA_LAYER_PREC_COUNT
+} gaia_layer_precision;
+
+#define GAIA_LAYER_ATTENTION_MAX_D 128
+
+/* y = act(x), any shape; out may be x (in place). */
+GAIA_API gaia_status gaia_layer_activation(gaia_ctx *ctx, gaia_layer_act act, const gaia_tensor *x, gaia_tensor **out);
+/* y = act(x . W^T + b). x is [in] or [..., in] (up to 4-D), W is [out, in],
+   b is [out] or NULL; y has x's shape with the last dimension out. */
+GAIA_API gaia_status gaia_layer_linear(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *W, const gaia_tensor *b,
+                                       gaia_layer_act act, gaia_tensor **out);
+/* y = (x - mean) / sqrt(var + eps) * weight + bias over the last dimension
+   (population variance). weight, bias: [cols] or NULL (1 and 0); eps > 0. */
+GAIA_API gaia_status gaia_layer_layernorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight,
+                                          const gaia_tensor *bias, float eps, gaia_tensor **out);
+/* o = softmax(scale . q k^T [+ causal mask]) v, computed tile by tile with an
+   online softmax (no Nq x Nk matrix). q: [B, H, Nq, d] (or [H, Nq, d], [Nq, d]),
+   k and v: same leading dims, [.., Nk, d]; d <= 128. scale 0 means 1/sqrt(d).
+   causal: query i sees keys j <= i + (Nk - Nq) (aligned at the end, so Nq == Nk
+   is the usual lower triangle). */
+GAIA_API gaia_status gaia_layer_attention(gaia_ctx *ctx, const gaia_tensor *q, const gaia_tensor *k,
+                                          const gaia_tensor *v, float scale, int causal, gaia_layer_precision prec,
+                                          gaia_tensor **out);
+
+/* What the seed's has_custom_kernels / benchmark_kernel promised. */
+typedef enum gaia_layer_kernel {
+    GAIA_LAYER_KERNEL_GELU = 0,     /* shape {rows, cols} */
+    GAIA_LAYER_KERNEL_LINEAR,       /* {rows, in, out}: plain y = x W^T + b */
+    GAIA_LAYER_KERNEL_LINEAR_GELU,  /* {rows, in, out} */
+    GAIA_LAYER_KERNEL_LAYERNORM,    /* {rows, cols} */
+    GAIA_LAYER_KERNEL_ATTENTION,    /* {B*H, N, d} float32, causal if shape[3] != 0 */
+    GAIA_LAYER_KERNEL_ATTENTION_BF16, /* same shape, bf16 tensor cores */
+    GAIA_LAYER_KERNEL_ATTENTION_F16,
+    GAIA_LAYER_KERNEL_HEBBIAN,      /* {out, in}: one fused Hebbian update */
+    GAIA_LAYER_KERNEL_HIERARCHY,    /* the whole-run primitive of gaia_hierarchy_process */
+    GAIA_LAYER_KERNEL_COUNT
+} gaia_layer_kernel;
+GAIA_API const char *gaia_layer_kernel_str(gaia_layer_kernel k);
+/* 1 when the context's default device has its own kernel for k. */
+GAIA_API int gaia_layer_has_kernel(gaia_ctx *ctx, gaia_layer_kernel k);
+/* Runs kernel k on fresh random inputs of the given shape on the default device
+   (warm-up, then `repeats` timed calls, synchronised) and gives the mean in ms. */
+GAIA_API gaia_status gaia_layer_benchmark_kernel(gaia_ctx *ctx, gaia_layer_kernel k, const size_t shape[4],
+                                                 int repeats, double *ms);
+
+/* ---------------------------------------------------------------------
+   GAIA's layers. Every parameter and state tensor lives on the device that
+   was the context's default when the layer was created; weights come from
+   the context's Philox stream.
+   --------------------------------------------------------------------- */
+typedef struct gaia_layer gaia_layer;
+typedef struct gaia_level gaia_level;
+typedef struct gaia_hierarchy gaia_hierarchy;
+
+typedef enum gaia_layer_kind {
+    GAIA_LAYER_REACTIVE = 0,
+    GAIA_LAYER_HEBBIAN,
+    GAIA_LAYER_TEMPORAL
+} gaia_layer_kind;
+
+typedef enum gaia_layer_init {
+    GAIA_LAYER_INIT_HE = 0,     /* N(0, 1) * sqrt(2 / in) */
+    GAIA_LAYER_INIT_XAVIER,     /* N(0, 1) * sqrt(1 / in) */
+    GAIA_LAYER_INIT_NORMAL,     /* N(0, 1) * 0.01 */
+    GAIA_LAYER_INIT_UNIFORM,    /* U(-0.01, 0.01) */
+    GAIA_LAYER_INIT_COUNT
+} gaia_layer_init;
+
+typedef enum gaia_hebb_rule {
+    GAIA_HEBB_HEBBIAN = 0,  /* dW = eta post (x) pre */
+    GAIA_HEBB_OJA,          /* dW = eta post (x) (pre - W^T post), the subspace form */
+    GAIA_HEBB_BCM,          /* dW = eta [post o (post - theta)] (x) pre */
+    GAIA_HEBB_RULE_COUNT
+} gaia_hebb_rule;
+
+typedef enum gaia_bcm_theta {
+    GAIA_BCM_THETA_GAIA = 0,  /* one theta: theta <- 0.9 theta + 0.1 mean(post) */
+    GAIA_BCM_THETA_TEXTBOOK,  /* per neuron: theta_i <- 0.9 theta_i + 0.1 post_i^2 */
+    GAIA_BCM_THETA_COUNT
+} gaia_bcm_theta;
+
+/* Switch off the steps that follow W += dW (all on by default, as in GAIA). */
+#define GAIA_HEBB_NO_DECAY 1u
+#define GAIA_HEBB_NO_HOMEOSTASIS 2u
+#define GAIA_HEBB_NO_NORMALIZE 4u
+
+typedef struct gaia_reactive_desc {
+    gaia_layer_act activation;  /* 0 = relu; linear, sigmoid, tanh (and gelu) */
+    gaia_layer_init init;       /* 0 = He */
+} gaia_reactive_desc;
+
+typedef struct gaia_hebbian_desc {
+    gaia_hebb_rule rule;        /* 0 = hebbian */
+    float eta;                  /* learning rate; 0 = 0.01 */
+    float decay;                /* W *= 1 - decay; 0 = 0.001 */
+    float homeostasis;          /* h in W *= 1 + h (0.5 - mean(post)); 0 = 0.1 */
+    float theta0;               /* BCM's starting theta; 0 = 1.0 */
+    gaia_bcm_theta theta_rule;  /* 0 = GAIA's */
+    unsigned flags;             /* GAIA_HEBB_NO_* */
+    gaia_layer_init init;       /* 0 = He (GAIA's HebbianCore) */
+} gaia_hebbian_desc;
+
+typedef struct gaia_temporal_desc {
+    gaia_layer_init init;       /* W; 0 = He */
+    gaia_layer_init init_recurrent; /* R; 0 = He */
+} gaia_temporal_desc;
+
+/* desc may be NULL (defaults). in, out >= 1. */
+GAIA_API gaia_status gaia_layer_reactive_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_reactive_desc *desc,
+                                                gaia_layer **layer);
+GAIA_API gaia_status gaia_layer_hebbian_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_hebbian_desc *desc,
+                                               gaia_layer **layer);
+GAIA_API gaia_status gaia_layer_temporal_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_temporal_desc *desc,
+                                                gaia_layer **layer);
+/* Frees a layer that no level owns (a level frees its own layers). */
+GAIA_API void gaia_layer_free(gaia_layer *layer);
+
+/* x: [in] or [B, in]; out gets [out] or [B, out].
+   Reactive: act(x W^T + b). Hebbian: x W^T, remembering pre = mean of x's rows
+   and post = mean of y's rows. Temporal: tanh(x W^T + h R^T), then h = mean of
+   y's rows (h starts at zero). */
+GAIA_API gaia_status gaia_layer_forward(gaia_ctx *ctx, gaia_layer *layer, const gaia_tensor *x, gaia_tensor **out);
+/* Hebbian: one learning step from the last forward's pre and post (eta 0 = the
+   layer's own). Reactive and temporal layers do not learn: GAIA_OK, no change. */
+GAIA_API gaia_status gaia_layer_update(gaia_ctx *ctx, gaia_layer *layer, float eta);
+/* Clears state: temporal h, Hebbian pre/post (theta keeps its value). */
+GAIA_API gaia_status gaia_layer_reset(gaia_ctx *ctx, gaia_layer *layer);
+
+typedef enum gaia_layer_param {
+    GAIA_LAYER_WEIGHTS = 0, /* W [out, in] */
+    GAIA_LAYER_BIAS,        /* b [out] (reactive) */
+    GAIA_LAYER_RECURRENT,   /* R [out, out] (temporal) */
+    GAIA_LAYER_STATE,       /* h [out] (temporal) */
+    GAIA_LAYER_PRE,         /* [in] (Hebbian) */
+    GAIA_LAYER_POST,        /* [out] (Hebbian) */
+    GAIA_LAYER_THETA,       /* [out] (Hebbian; all equal under GAIA's rule) */
+    GAIA_LAYER_PARAM_COUNT
+} gaia_layer_param;
+/* The layer's own tensor (NULL when the layer has no such parameter). */
+GAIA_API const gaia_tensor *gaia_layer_get(const gaia_layer *layer, gaia_layer_param which);
+/* Copies value (same shape, same device) into the parameter. */
+GAIA_API gaia_status gaia_layer_set(gaia_ctx *ctx, gaia_layer *layer, gaia_layer_param which, const gaia_tensor *value);
+GAIA_API gaia_layer_kind gaia_layer_kind_of(const gaia_layer *layer);
+GAIA_API size_t gaia_layer_in(const gaia_layer *layer);
+GAIA_API size_t gaia_layer_out(const gaia_layer *layer);
+
+/* A level: a stack of layers that fires at steps t with t mod r == 0 and holds
+   its last output otherwise (GAIA's HierarchicalLevel). */
+GAIA_API gaia_status gaia_level_create(gaia_ctx *ctx, int id, size_t in, size_t out, unsigned resolution,
+                                       gaia_level **level);
+/* The level takes the layer (and frees it) on success. The first layer's input
+   must be the level's input, each next layer's input the previous output; the
+   level's output size becomes the last layer's. */
+GAIA_API gaia_status gaia_level_add_layer(gaia_ctx *ctx, gaia_level *level, gaia_layer *layer);
+/* One step: x is [in] or [1, in]; when t mod r == 0 the layers run (and, with
+   learn, the Hebbian ones learn), otherwise the held output stays. out gets
+   the level's output [1, out]. */
+GAIA_API gaia_status gaia_level_step(gaia_ctx *ctx, gaia_level *level, const gaia_tensor *x, size_t t, int learn,
+                                     gaia_tensor **out);
+/* The held output [1, out] (NULL before the first firing). */
+GAIA_API const gaia_tensor *gaia_level_output(const gaia_level *level);
+GAIA_API gaia_status gaia_level_reset(gaia_ctx *ctx, gaia_level *level);
+GAIA_API int gaia_level_id(const gaia_level *level);
+GAIA_API size_t gaia_level_layer_count(const gaia_level *level);
+GAIA_API gaia_layer *gaia_level_layer(gaia_level *level, size_t i);
+GAIA_API void gaia_level_free(gaia_level *level);
+
+typedef struct gaia_hierarchy_run_desc {
+    int learn;  /* 0 (GAIA's manager): no learning; 1: Hebbian layers learn on firing steps */
+    float eta;  /* 0 = each layer's own learning rate */
+} gaia_hierarchy_run_desc;
+
+GAIA_API gaia_status gaia_hierarchy_create(gaia_ctx *ctx, gaia_hierarchy **h);
+/* Takes the level (and frees it) on success; levels run in order of id, ids unique. */
+GAIA_API gaia_status gaia_hierarchy_add_level(gaia_ctx *ctx, gaia_hierarchy *h, gaia_level *level);
+GAIA_API size_t gaia_hierarchy_level_count(const gaia_hierarchy *h);
+GAIA_API gaia_level *gaia_hierarchy_level(gaia_hierarchy *h, size_t i);
+/* Runs T steps. X: [T, in] on the layers' device; step t feeds row t to the
+   first level and level k the output of level k-1 at the same step (fresh or
+   held). outputs: an array of one tensor pointer per level (NULL entries are
+   created) receiving [T, out_k], every level's output at every step. desc may
+   be NULL (no learning). The whole run stays on the device. */
+GAIA_API gaia_status gaia_hierarchy_process(gaia_ctx *ctx, gaia_hierarchy *h, const gaia_tensor *X, size_t T,
+                                            const gaia_hierarchy_run_desc *desc, gaia_tensor **outputs);
+GAIA_API gaia_status gaia_hierarchy_reset(gaia_ctx *ctx, gaia_hierarchy *h);
+GAIA_API void gaia_hierarchy_free(gaia_hierarchy *h);
+
+/* ---------------------------------------------------------------------
+   The layer module's backend primitives (raw device pointers, row-major).
+   --------------------------------------------------------------------- */
+/* One Hebbian update of W [out, in] from pre [in] and post [out]:
+   dW by the rule, W += dW, W *= 1 - decay, W *= 1 + h (0.5 - mean(post)),
+   rows to unit L2 norm (/ (|w_i| + 1e-8)); BCM's theta [out] moves after.
+   scratch holds in + 16 floats (Oja's pre - W^T post, then two statistics). */
+typedef struct gaia_layer_hebb_args {
+    gaia_hebb_rule rule;
+    gaia_bcm_theta theta_rule;
+    unsigned flags;
+    float eta, decay, homeostasis;
+    size_t out, in;
+    float *W;
+    const float *pre, *post;
+    float *theta, *scratch;
+} gaia_layer_hebb_args;
+
+/* The hierarchy as the whole-run primitive sees it. For batch-1 steps a layer
+   writes y [out]; Hebbian layers then copy x to pre and y to post. */
+typedef struct gaia_layer_plan_layer {
+    gaia_layer_kind kind;
+    gaia_layer_act act;
+    size_t in, out;
+    const float *W, *b, *R; /* b, R may be NULL */
+    float *h;               /* temporal state [out] */
+    float *y;               /* output [out] */
+    float *tmp;             /* [max(in, out) + 16] scratch */
+    gaia_layer_hebb_args hebb; /* Hebbian: W, pre, post, theta, scratch as above */
+} gaia_layer_plan_layer;
+
+typedef struct gaia_layer_plan_level {
+    unsigned r;
+    size_t nlayers, out;
+    gaia_layer_plan_layer *layers;
+    float *held;            /* the held output [out] */
+    float *rows;            /* outputs [T, out] */
+} gaia_layer_plan_level;
+
+typedef struct gaia_layer_plan {
+    size_t nlevels, T, in;
+    const float *X;         /* [T, in] */
+    int learn;
+    gaia_layer_plan_level *levels;
+} gaia_layer_plan;
+
+struct gaia_layer_ops {
+    /* y[r, :] = act(x[r, :] + bias); bias [cols] may be NULL; y may be x. */
+    gaia_status (*bias_act)(gaia_ctx *ctx, gaia_layer_act act, const float *x, const float *bias, float *y,
+                            size_t rows, size_t cols);
+    /* y [rows, out] = act(x [rows, in] . W^T + b); b may be NULL. */
+    gaia_status (*linear)(gaia_ctx *ctx, gaia_layer_act act, const float *x, const float *W, const float *b, float *y,
+                          size_t rows, size_t in, size_t out);
+    /* weight, bias may be NULL. */
+    gaia_status (*layernorm)(gaia_ctx *ctx, const float *x, const float *weight, const float *bias, float *y,
+                             size_t rows, size_t cols, float eps);
+    /* q [bh, nq, d], k and v [bh, nk, d], o [bh, nq, d]. */
+    gaia_status (*attention)(gaia_ctx *ctx, gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                             float *o, size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal);
+    gaia_status (*hebbian_update)(gaia_ctx *ctx, const gaia_layer_hebb_args *a);
+    /* The whole T-step run of gaia_hierarchy_process. */
+    gaia_status (*hierarchy_run)(gaia_ctx *ctx, const gaia_layer_plan *plan);
+    /* Which attention precisions this backend runs (bit 1 << prec). */
+    unsigned attention_precisions;
+};
+
+/* The CPU primitives (gaia_cpu.h; twins gaia_cuda_layer_* in the kernels). */
+GAIA_API void gaia_cpu_layer_bias_act(gaia_layer_act act, const float *x, const float *bias, float *y, size_t rows,
+                                      size_t cols, int nthreads);
+/* y [out] = act(W [out, in] . x + b): the fused batch-1 Linear. */
+GAIA_API void gaia_cpu_layer_gemv(gaia_layer_act act, const float *W, const float *b, const float *x, float *y,
+                                  size_t out, size_t in, int nthreads);
+GAIA_API void gaia_cpu_layer_layernorm(const float *x, const float *weight, const float *bias, float *y, size_t rows,
+                                       size_t cols, float eps, int nthreads);
+GAIA_API void gaia_cpu_layer_attention(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                       float *o, size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
+                                       int nthreads);
+GAIA_API void gaia_cpu_layer_hebbian_update(const gaia_layer_hebb_args *a, int nthreads);
+/* work: gaia_cpu_layer_hierarchy_work(p) floats. */
+GAIA_API size_t gaia_cpu_layer_hierarchy_work(const gaia_layer_plan *p);
+GAIA_API void gaia_cpu_layer_hierarchy_run(const gaia_layer_plan *p, float *work, int nthreads);
+/* ---------------------------------------------------------------------
+   assembly module: assembly-calculus brains (Papadimitriou et al., PNAS 2020)
+   A brain has a connection probability p, stimuli (s neurons that always fire
+   together) and areas (n neurons, cap k, plasticity beta). One project step is
+   synchronous: every target reads the previous winners of its sources, takes
+   the k largest inputs (ties to the lower index), then all targets commit and
+   synapses from firing sources to new winners are multiplied by (1 + beta).
+   Areas are explicit (exact; the base connectome is regenerated on demand from
+   a counter-based hash, only learned weights are stored) or lazy (the
+   reference simulator's statistical shortcut: only neurons that ever fired
+   exist; an approximation whose support runs 10-35% above explicit mode).
+   --------------------------------------------------------------------- */
+typedef struct gaia_brain gaia_brain;
+
+typedef enum gaia_area_mode {
+    GAIA_AREA_EXPLICIT = 0, /* every neuron exists; exact; CPU or CUDA */
+    GAIA_AREA_LAZY = 1      /* only fired neurons exist; host only */
+} gaia_area_mode;
+
+/* One source firing into one target in a project step. `from` names a
+   stimulus or an area, `to` an area. */
+typedef struct gaia_brain_fire {
+    const char *from;
+    const char *to;
+} gaia_brain_fire;
+
+typedef struct gaia_fibre_stats {
+    double synapses;      /* synapses of the fibre (exact when synapses_exact) */
+    int synapses_exact;   /* 0: explicit fibre too large to count, synapses = E[count] */
+    size_t plastic;       /* synapses whose weight differs from 1 */
+    double mean_weight;   /* over all synapses of the fibre */
+    double max_weight;
+    float beta;           /* plasticity in use for this fibre */
+} gaia_fibre_stats;
+
+/* Brains: p in (0, 1]; seed fixes the connectome; device AUTO = the context's
+   default device (explicit areas run there; lazy areas always on the host). */
+GAIA_API gaia_status gaia_brain_create(gaia_ctx *ctx, double p, uint64_t seed, gaia_device device, gaia_brain **out);
+GAIA_API void gaia_brain_destroy(gaia_brain *b);
+/* A deep copy (same device) that continues exactly like the original. */
+GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out);
+/* A versioned binary file with a checksum; the loader treats it as hostile. */
+GAIA_API gaia_status gaia_brain_save(gaia_brain *b, const char *path);
+GAIA_API gaia_status gaia_brain_load(gaia_ctx *ctx, const char *path, gaia_device device, gaia_brain **out);
+/* In-memory image of the same format (*bytes from the context allocator:
+   release with gaia_brain_free_image). */
+GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *size);
+GAIA_API void gaia_brain_free_image(gaia_ctx *ctx, void *bytes);
+GAIA_API gaia_status gaia_brain_load_image(gaia_ctx *ctx, const void *bytes, size_t size, gaia_device device,
+                                           gaia_brain **out);
+
+/* Names are unique over stimuli and areas (1..63 characters). */
+GAIA_API gaia_status gaia_brain_add_stimulus(gaia_brain *b, const char *name, uint32_t size);
+GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32_t n, uint32_t k, float beta,
+                                         gaia_area_mode mode);
+/* Plasticity of the fibre from -> to (default: the target area's beta). */
+GAIA_API gaia_status gaia_brain_set_beta(gaia_brain *b, const char *from, const char *to, float beta);
+/* Plasticity on (default) or off for the whole brain. */
+GAIA_API gaia_status gaia_brain_set_plasticity(gaia_brain *b, int on);
+
+/* One synchronous step; the order of `fires` does not matter. */
+GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count);
+/* The same from text: "stim>A, A>A, A>B" (separators ',' ';' or blanks). */
+GAIA_API gaia_status gaia_brain_project_spec(gaia_brain *b, const char *spec);
+
+/* Area controls. inhibit: no winners. fix: a fixed area keeps its winners
+   when projected into (plasticity still applies). activate: winners =
+   index*k .. index*k+k-1, and the area is fixed. set_winners: any distinct
+   neurons (lazy areas: below the support, or exactly the next new ones). */
+GAIA_API gaia_status gaia_brain_inhibit(gaia_brain *b, const char *area);
+GAIA_API gaia_status gaia_brain_fix(gaia_brain *b, const char *area);
+GAIA_API gaia_status gaia_brain_unfix(gaia_brain *b, const char *area);
+GAIA_API gaia_status gaia_brain_activate(gaia_brain *b, const char *area, uint32_t index);
+GAIA_API gaia_status gaia_brain_set_winners(gaia_brain *b, const char *area, const uint32_t *winners, size_t count);
+
+/* Read-outs. winners: ascending neuron indices; *count = how many (also when
+   cap is too small: then GAIA_ERR_INVALID_ARG and nothing is written). */
+GAIA_API gaia_status gaia_brain_winners(gaia_brain *b, const char *area, uint32_t *out, size_t cap, size_t *count);
+/* Neurons of the area that ever fired. */
+GAIA_API gaia_status gaia_brain_support(gaia_brain *b, const char *area, size_t *support);
+/* The support after each step in which the area was a target. */
+GAIA_API gaia_status gaia_brain_support_history(gaia_brain *b, const char *area, size_t *out, size_t cap,
+                                                size_t *count);
+/* |a ∩ b| for two sets of neuron indices (any order, no duplicates). */
+GAIA_API gaia_status gaia_assembly_overlap(gaia_ctx *ctx, const uint32_t *a, size_t na, const uint32_t *b2, size_t nb,
+                                           size_t *overlap);
+/* Stores the area's current winners as assembly number *id (0, 1, ...). */
+GAIA_API gaia_status gaia_brain_store_assembly(gaia_brain *b, const char *area, size_t *id);
+/* The stored assembly of this area that overlaps the current winners most
+   (ties to the lower id); GAIA_ERR_INVALID_ARG when none is stored. */
+GAIA_API gaia_status gaia_brain_match_assembly(gaia_brain *b, const char *area, size_t *id, size_t *overlap);
+GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, const char *to, gaia_fibre_stats *out);
+/* The out-edges of source neuron i in the base connectome of an explicit
+   fibre, ascending (regenerated; weights not included). */
+GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, const char *to, uint32_t i,
+                                            uint32_t *out, size_t cap, size_t *count);
+/* Bytes the brain holds on the host and on its device (0 for a CPU brain). */
+GAIA_API gaia_status gaia_brain_memory(gaia_brain *b, size_t *host_bytes, size_t *device_bytes);
+GAIA_API size_t gaia_brain_steps(const gaia_brain *b);
+GAIA_API gaia_device gaia_brain_device(const gaia_brain *b);
+
+/* The operations of the literature, each a sequence of project steps.
+   projection: stim>area and area>area `steps` times (first step stim>area). */
+GAIA_API gaia_status gaia_brain_op_projection(gaia_brain *b, const char *stim, const char *area, int steps);
+/* reciprocal projection: stim>A, A>A, A>B, B>A, B>B for `steps` steps. */
+GAIA_API gaia_status gaia_brain_op_reciprocal(gaia_brain *b, const char *stim, const char *a, const char *area_b,
+                                              int steps);
+/* association: stimuli sa and sb (already projected into A and B) fire
+   together with A>C, B>C, C>C for `steps` steps. */
+GAIA_API gaia_status gaia_brain_op_associate(gaia_brain *b, const char *sa, const char *a, const char *sb,
+                                             const char *area_b, const char *c, int steps);
+/* merge: A and B fire into C (A>C, B>C, C>A, C>B, C>C, A>A, B>B) with their
+   stimuli for `steps` steps. */
+GAIA_API gaia_status gaia_brain_op_merge(gaia_brain *b, const char *sa, const char *a, const char *sb,
+                                         const char *area_b, const char *c, int steps);
+/* pattern completion: keep `fraction` of the current winners (the lowest
+   indices), then `steps` area>area steps with plasticity off; *recovered =
+   overlap with the winners before. */
+GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, double fraction, int steps,
+                                            size_t *recovered);
+
+/* ---------------------------------------------------------------------
+   assembly backend primitives (explicit mode). Device pointers throughout.
+   The base connectome of fibre f: source neuron i's out-edges in target
+   segment g (GAIA_ASSEMBLY_SEG targets) are j = g*SEG + X0, then j += 1 + X
+   for skips X drawn from a SplitMix64 stream seeded by (fkey, i, g); a skip
+   is A*L + B with B = max{b : u < geo[b]} (one 32-bit word u, found from
+   geo_guide[u >> 20] upwards) and A = the number of further words below
+   geo_r32. Integer only: CPU and GPU give the same edges. Inputs are 64-bit
+   fixed point (weight * 2^16, truncated), so sums do not depend on order.
+   --------------------------------------------------------------------- */
+#define GAIA_ASSEMBLY_SEG_BITS 12
+#define GAIA_ASSEMBLY_SEG (1u << GAIA_ASSEMBLY_SEG_BITS)
+#define GAIA_ASSEMBLY_FIX 65536.0f     /* fixed-point scale of inputs */
+#define GAIA_ASSEMBLY_WMAX 1048576.0f  /* learned weights saturate here */
+#define GAIA_ASSEMBLY_EMPTY (~(uint64_t)0)
+
+typedef struct gaia_assembly_fibre_args {
+    uint64_t fkey;              /* Philox(seed; fibre id): the fibre's hash key */
+    uint32_t n_src, n_tgt;
+    const uint32_t *geo;        /* geo_len + 1 thresholds */
+    const uint32_t *geo_guide;  /* 4096 starting points */
+    uint32_t geo_len, geo_r32;
+    /* stimulus fibres: in-degree of target j ~ Binomial(stim_size, p) */
+    int is_stimulus;
+    uint32_t stim_size;
+    const uint64_t *bin_cdf;    /* bin_len entries, floor(2^64 P(X <= bin_lo + x)) */
+    const uint32_t *bin_guide;  /* 4096 starting points (top 12 bits) */
+    uint32_t bin_lo, bin_len;
+    /* learned weights: open addressing, key i*n_tgt+j (stimulus: j) */
+    const uint64_t *map_keys;
+    const float *map_vals;
+    uint64_t map_mask;
+    const uint32_t *tgt_support; /* n_tgt bits: only those can have learned in-weights */
+    /* A per-fibre slot the backend may fill with caches of its own (the
+       stimulus in-degrees; this step's edges, so that hebb_collect need not
+       regenerate them). NULL: no caching. The brain frees it (cache_free). */
+    void **cache;
+    uint64_t step;              /* the project call: a cache from another one is stale */
+    int log_edges;              /* accumulate: hebb_collect on this fibre follows */
+    double p;                   /* connection probability (sizes the caches) */
+} gaia_assembly_fibre_args;
+
+struct gaia_assembly_ops {
+    /* input[j] += fixed-point input of fibre a from firing sources src[0..K) */
+    gaia_status (*accumulate)(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
+                              int64_t *input);
+    /* The k largest of input[0..n) (ties to the lower index), ascending, into
+       the HOST array winners. scratch: topk_scratch_bytes(n) device bytes. */
+    size_t (*topk_scratch_bytes)(uint32_t n);
+    gaia_status (*topk)(gaia_ctx *ctx, const int64_t *input, uint32_t n, uint32_t k, void *scratch,
+                        uint32_t *winners_host);
+    /* Keys (i*n_tgt+j; stimulus: j) of base synapses from src to targets whose
+       bit is set in tgt_bits; *count = how many (only min(count, cap) written). */
+    gaia_status (*hebb_collect)(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
+                                const uint32_t *tgt_bits, uint64_t *keys, uint64_t cap, uint64_t *count);
+    /* w[key] = min(w[key] * factor, WMAX) (absent: 1 * factor); *inserted = new keys. */
+    gaia_status (*map_update)(gaia_ctx *ctx, uint64_t *map_keys, float *map_vals, uint64_t map_mask,
+                              const uint64_t *keys, uint64_t count, float factor, uint64_t *inserted);
+    /* Fills a map with EMPTY keys. */
+    gaia_status (*map_clear)(gaia_ctx *ctx, uint64_t *map_keys, uint64_t cap);
+    /* Reinserts every entry of the old map into the (cleared) new one. */
+    gaia_status (*map_rehash)(gaia_ctx *ctx, const uint64_t *old_keys, const float *old_vals, uint64_t old_cap,
+                              uint64_t *new_keys, float *new_vals, uint64_t new_mask);
+    /* bits[idx[t]] = value for t < count. */
+    gaia_status (*bits_set)(gaia_ctx *ctx, uint32_t *bits, const uint32_t *idx, uint32_t count, int value);
+    /* Out-edges of source i (ascending) into out[0..cap); *count = all of them. */
+    gaia_status (*edges)(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out, uint64_t cap,
+                         uint64_t *count);
+    /* bytes of zeros at ptr */
+    gaia_status (*clear)(gaia_ctx *ctx, void *ptr, size_t bytes);
+    /* Frees a fibre's cache slot, and the host bytes it holds (both NULL
+       when the backend caches nothing). */
+    void (*cache_free)(gaia_ctx *ctx, void *cache);
+    size_t (*cache_bytes)(const void *cache);
+};
+
+/* The CPU primitives (reference implementations of the table above). */
+GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
+                                           int64_t *input, int nthreads);
+/* scratch: n + 65536 uint32. */
+GAIA_API void gaia_cpu_assembly_topk(const int64_t *input, uint32_t n, uint32_t k, uint32_t *scratch,
+                                     uint32_t *winners);
+GAIA_API uint64_t gaia_cpu_assembly_edges(const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out, uint64_t cap);
+/* The in-degree of target j of a stimulus fibre. */
+GAIA_API uint32_t gaia_cpu_assembly_stim_degree(const gaia_assembly_fibre_args *a, uint32_t j);
+GAIA_API uint64_t gaia_cpu_assembly_map_update(uint64_t *map_keys, float *map_vals, uint64_t map_mask,
+                                               const uint64_t *keys, uint64_t count, float factor);
+GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *map_vals, uint64_t map_mask,
+                                         uint64_t key);
+/* hrr module: public declarations (fragment of gaia.h's public section).
+
+   Holographic reduced representations (Plate). A batch of B vectors of
+   dimension D is a [B, D] tensor (a 1-D [D] tensor is one row). Binding is
+   circular convolution through a real FFT of any length D; every operation
+   runs on the device its operands live on. */
+
+/* A cached spectrum: rfft of the rows of a role or a codebook, kept on the
+   device of the tensor it came from, so that binding with it skips one
+   forward transform. */
+typedef struct gaia_hrr_spectrum gaia_hrr_spectrum;
+/* A vocabulary: named vectors of one dimension, on one device. */
+typedef struct gaia_hrr_codebook gaia_hrr_codebook;
+
+/* Guard of the exact inverse when eps = 0 is passed (spectral magnitude). */
+#define GAIA_HRR_INVERSE_EPS 1e-6f
+/* Index reported by cleanup when no item reaches the threshold. */
+#define GAIA_HRR_NO_MATCH (-1)
+
+/* --- generation (on the context's default device; each call takes one
+   random stream) --- */
+/* Entries iid N(0, 1/D); unit != 0 normalises every row to length 1. */
+GAIA_API gaia_status gaia_hrr_random(gaia_ctx *ctx, size_t B, size_t D, int unit, gaia_tensor **out);
+/* Random unitary vectors: every spectral bin of magnitude 1. */
+GAIA_API gaia_status gaia_hrr_unitary(gaia_ctx *ctx, size_t B, size_t D, gaia_tensor **out);
+/* The identity of binding: delta = [1, 0, ..., 0] in every row. */
+GAIA_API gaia_status gaia_hrr_identity(gaia_ctx *ctx, size_t B, size_t D, gaia_tensor **out);
+
+/* --- algebra. Binary operations take [B,D] with [B,D], or one row ([1,D] or
+   [D]) with a batch (it is bound to every row). Unary ones may run in place
+   (out == x). --- */
+/* out = a (*) b, circular convolution: irfft(rfft(a) rfft(b)). */
+GAIA_API gaia_status gaia_hrr_bind(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out);
+/* out = role^dagger (*) trace: the approximate inverse (circular correlation). */
+GAIA_API gaia_status gaia_hrr_unbind(gaia_ctx *ctx, const gaia_tensor *trace, const gaia_tensor *role,
+                                     gaia_tensor **out);
+/* out = (a (*) b) / |a (*) b| in one pass (a zero row stays zero). */
+GAIA_API gaia_status gaia_hrr_bind_normalize(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b,
+                                             gaia_tensor **out);
+/* out[i] = x[-i mod D]: the approximate inverse (conjugate spectrum). */
+GAIA_API gaia_status gaia_hrr_involution(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out);
+/* Exact inverse irfft(1 / rfft(x)); bins with |X| < eps become conj(X)/eps^2
+   (0 stays 0). eps = 0 means GAIA_HRR_INVERSE_EPS. Unstable inside sums. */
+GAIA_API gaia_status gaia_hrr_inverse(gaia_ctx *ctx, const gaia_tensor *x, float eps, gaia_tensor **out);
+/* Every spectral bin scaled to magnitude 1 (zero bins become 1). */
+GAIA_API gaia_status gaia_hrr_make_unitary(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out);
+/* out = irfft(rfft(x)^p). Integer p: any x (negative p guarded like the
+   inverse); fractional p: only "positive" rows (DC > 0 and, for even D, the
+   Nyquist bin >= 0), else GAIA_ERR_INVALID_ARG. */
+GAIA_API gaia_status gaia_hrr_power(gaia_ctx *ctx, const gaia_tensor *x, float p, gaia_tensor **out);
+/* Cyclic shift: out[i] = x[(i - shift) mod D] (negative shifts go left). */
+GAIA_API gaia_status gaia_hrr_permute(gaia_ctx *ctx, const gaia_tensor *x, long shift, gaia_tensor **out);
+GAIA_API gaia_status gaia_hrr_negate(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out);
+/* Rows scaled to unit length; a zero row stays zero. */
+GAIA_API gaia_status gaia_hrr_normalize(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out);
+/* Sum over the second-last axis: x [K,D] -> [1,D], x [N,K,D] -> [N,D], one
+   matrix product. weights: NULL or a [K] tensor on x's device; normalize != 0
+   scales each result to unit length. */
+GAIA_API gaia_status gaia_hrr_superpose(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weights,
+                                        int normalize, gaia_tensor **out);
+
+/* --- similarity: a [B,D] against b [M,D] gives [B,M], one matrix product --- */
+GAIA_API gaia_status gaia_hrr_dot(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out);
+/* Cosine similarity; a zero row has similarity 0 with everything. */
+GAIA_API gaia_status gaia_hrr_cosine(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out);
+/* For each query row, the codebook row of highest cosine: index[i] (host
+   array of B) and similarity[i] (host array of B, may be NULL). A best
+   similarity below threshold (or NaN) gives GAIA_HRR_NO_MATCH. Pass
+   threshold = -2 to accept any best match. */
+GAIA_API gaia_status gaia_hrr_cleanup(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
+                                      float threshold, long *index, float *similarity);
+
+/* --- cached spectra --- */
+/* The spectrum of every row of x ([R,D] or [D]), on x's device. */
+GAIA_API gaia_status gaia_hrr_spectrum_create(gaia_ctx *ctx, const gaia_tensor *x, gaia_hrr_spectrum **out);
+GAIA_API void gaia_hrr_spectrum_free(gaia_hrr_spectrum *s);
+GAIA_API size_t gaia_hrr_spectrum_rows(const gaia_hrr_spectrum *s);
+GAIA_API size_t gaia_hrr_spectrum_dim(const gaia_hrr_spectrum *s);
+/* out = a (*) s (conj = 0) or s^dagger (*) a (conj != 0, i.e. unbind by the
+   cached role). s has 1 row (bound to every row of a) or as many rows as a. */
+GAIA_API gaia_status gaia_hrr_bind_spectrum(gaia_ctx *ctx, const gaia_tensor *a, const gaia_hrr_spectrum *s,
+                                            int conj, gaia_tensor **out);
+
+/* --- host arrays: B rows of D floats, run where the context's device policy
+   says (an AUTO context keeps small work, e.g. single binds, on the CPU) --- */
+GAIA_API gaia_status gaia_hrr_bind_host(gaia_ctx *ctx, const float *a, const float *b, float *out, size_t B,
+                                        size_t D);
+GAIA_API gaia_status gaia_hrr_unbind_host(gaia_ctx *ctx, const float *trace, const float *role, float *out,
+                                          size_t B, size_t D);
+
+/* --- codebooks. Names: 1..255 bytes, no control characters, unique. Saved
+   as two files: the vectors as a [M,D] float32 .npy at `path`, the names
+   one per line (UTF-8 text) at `path` with a final ".npy" replaced by
+   ".names.txt" (or with ".names.txt" appended when path has no ".npy"). --- */
+GAIA_API gaia_status gaia_hrr_codebook_create(gaia_ctx *ctx, size_t D, gaia_hrr_codebook **out);
+GAIA_API void gaia_hrr_codebook_free(gaia_hrr_codebook *cb);
+GAIA_API size_t gaia_hrr_codebook_size(const gaia_hrr_codebook *cb);
+GAIA_API size_t gaia_hrr_codebook_dim(const gaia_hrr_codebook *cb);
+/* Adds `name` with vector v ([D] or [1,D], any device; copied), or with a
+   fresh random N(0,1/D) vector when v is NULL. index may be NULL. */
+GAIA_API gaia_status gaia_hrr_codebook_add(gaia_ctx *ctx, gaia_hrr_codebook *cb, const char *name,
+                                           const gaia_tensor *v, size_t *index);
+/* The index of `name`; GAIA_ERR_INVALID_ARG when absent. */
+GAIA_API gaia_status gaia_hrr_codebook_find(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *name,
+                                            size_t *index);
+/* The name of item i (NULL when out of range). */
+GAIA_API const char *gaia_hrr_codebook_name(const gaia_hrr_codebook *cb, size_t i);
+/* A [1,D] copy of the vector called `name`. */
+GAIA_API gaia_status gaia_hrr_codebook_lookup(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *name,
+                                              gaia_tensor **out);
+/* A [M,D] copy of all vectors. */
+GAIA_API gaia_status gaia_hrr_codebook_vectors(gaia_ctx *ctx, const gaia_hrr_codebook *cb, gaia_tensor **out);
+/* Cleanup against the codebook (norms cached); names[i] (may be NULL) points
+   at the item's name, or is NULL for no match. */
+GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_codebook *cb,
+                                               const gaia_tensor *queries, float threshold, long *index,
+                                               float *similarity, const char **names);
+GAIA_API gaia_status gaia_hrr_codebook_save(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *path);
+/* Loads onto the context's default device. */
+GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gaia_hrr_codebook **out);
+
+/* --- backend primitives (raw device pointers). Spectra are rows of
+   nb = D/2+1 interleaved complex bins (2*nb floats) in natural order. --- */
+typedef enum gaia_hrr_spec_op {
+    GAIA_HRR_SPEC_INVERSE, /* 1/z, guarded: conj(z)/max(|z|^2, p^2) */
+    GAIA_HRR_SPEC_UNITARY, /* z/|z|, 0 -> 1 */
+    GAIA_HRR_SPEC_POWER    /* z^p = |z|^p e^{i p arg z}; |z| = 0 with p < 0 gives 0 */
+} gaia_hrr_spec_op;
+
+struct gaia_hrr_ops {
+    /* spec[r] = rfft(x[r]) for B rows of D floats. */
+    gaia_status (*forward)(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *spec);
+    /* x[r] = irfft(spec[r]), unnormalised. keep_spec = 0 lets the backend
+       overwrite spec (cuFFT's C2R does); cached spectra pass 1. */
+    gaia_status (*inverse)(gaia_ctx *ctx, size_t B, size_t D, const float *spec, int keep_spec, float *x);
+    /* out[r] = scale a[r] b[r] (conj(b[r]) when conj_b) over nb bins; row
+       strides in floats, 0 repeats one row. out may be a. */
+    gaia_status (*spec_mul)(gaia_ctx *ctx, size_t B, size_t nb, const float *a, size_t a_rs, const float *b,
+                            size_t b_rs, int conj_b, float scale, float *out);
+    /* out = scale op(in) binwise over B*nb bins (p: eps or power). */
+    gaia_status (*spec_map)(gaia_ctx *ctx, size_t B, size_t nb, gaia_hrr_spec_op op, float p, float scale,
+                            const float *in, float *out);
+    /* Fused out[r] = a[r] (*) b[r] (b[r]^dagger when conj_b), then normalised
+       rows when normalize; row strides D or 0. out may be a or b. */
+    gaia_status (*bind)(gaia_ctx *ctx, size_t B, size_t D, const float *a, size_t a_rs, const float *b,
+                        size_t b_rs, int conj_b, int normalize, float *out);
+    /* The same with b given as spectra (row stride s_rs, 0 repeats). */
+    gaia_status (*bind_spec)(gaia_ctx *ctx, size_t B, size_t D, const float *a, size_t a_rs, const float *spec,
+                             size_t s_rs, int conj, int normalize, float *out);
+    /* out[r][i] = x[r][(reverse ? -i : i) - shift mod D], shift < D; out != x. */
+    gaia_status (*cyclic)(gaia_ctx *ctx, size_t B, size_t D, const float *x, size_t shift, int reverse, float *out);
+    /* norms[r] = |x[r]| (accumulated in double on the CPU). */
+    gaia_status (*row_norms)(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *norms);
+    /* out[r] = x[r] / |x[r]| (zero rows stay zero); out may be x. */
+    gaia_status (*normalize)(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *out);
+    /* sim[i][j] /= na[i] nb[j] (0 when either norm is 0), sim is [B, M]. */
+    gaia_status (*cosine_scale)(gaia_ctx *ctx, size_t B, size_t M, float *sim, const float *na, const float *nb);
+    /* best[2i] = index of the first maximum of row i (as float), best[2i+1]
+       = that maximum; a row holding NaN gives index -1 and NaN. */
+    gaia_status (*argmax_rows)(gaia_ctx *ctx, size_t B, size_t M, const float *sim, float *best);
+    /* Frees this backend's cache (kept in ctx->hrr_state). */
+    void (*release)(gaia_ctx *ctx, void *cache);
+};
+
+/* The CPU twins of the primitives (host pointers; nthreads for OpenMP). */
+GAIA_API void gaia_cpu_hrr_spec_mul(size_t B, size_t nb, const float *a, size_t a_rs, const float *b, size_t b_rs,
+                                    int conj_b, float scale, float *out);
+GAIA_API void gaia_cpu_hrr_spec_map(size_t B, size_t nb, gaia_hrr_spec_op op, float p, float scale,
+                                    const float *in, float *out);
+GAIA_API void gaia_cpu_hrr_cyclic(size_t B, size_t D, const float *x, size_t shift, int reverse, float *out);
+GAIA_API void gaia_cpu_hrr_row_norms(size_t B, size_t D, const float *x, float *norms);
+GAIA_API void gaia_cpu_hrr_normalize(size_t B, size_t D, const float *x, float *out);
+GAIA_API void gaia_cpu_hrr_cosine_scale(size_t B, size_t M, float *sim, const float *na, const float *nb);
+GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, float *best);
 
 #ifdef __cplusplus
 }
@@ -2243,9 +2919,4476 @@ GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, c
 #ifdef __cplusplus
 extern "C" {
 #endif
-#include "wip/layer_impl.h"
-#include "wip/assembly_impl.h"
-#include "wip/hrr_impl.h"
+/* layer module: implementation (fragment of gaia.h's implementation section).
+   Written once against the tensor API and the backends' layer tables; every
+   device-specific step goes through gaia__be(ctx, dev)->layer. */
+
+static void gaia__layer_release(gaia_ctx *ctx) {
+    gaia__layer_state *s = (gaia__layer_state *)ctx->layer_state;
+    if (!s) return;
+    if (s->cuda && s->cuda_release) s->cuda_release(ctx, s->cuda);
+    gaia__host_free(ctx, s);
+    ctx->layer_state = NULL;
+}
+
+static const struct gaia_layer_ops *gaia__layer_ops(gaia_ctx *ctx, const char *fn, gaia_device d, gaia_status *st) {
+    const gaia_backend *be = gaia__be(ctx, d);
+    if (!be || !be->layer) {
+        *st = gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "the %s backend has no layer kernels", gaia_device_str(d));
+        return NULL;
+    }
+    *st = GAIA_OK;
+    return be->layer;
+}
+
+static int gaia__layer_act_ok(gaia_layer_act act) { return (int)act >= 0 && act < GAIA_LAYER_ACT_COUNT; }
+
+/* ---------------------------------------------------------------------
+   Kernels on tensors
+   --------------------------------------------------------------------- */
+GAIA_API gaia_status gaia_layer_activation(gaia_ctx *ctx, gaia_layer_act act, const gaia_tensor *x, gaia_tensor **out) {
+    static const char *fn = "gaia_layer_activation";
+    const struct gaia_layer_ops *ops;
+    gaia_status st;
+    int created;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if (!gaia__layer_act_ok(act)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown activation %d", (int)act);
+    if (!(ops = gaia__layer_ops(ctx, fn, GAIA__DEV(x), &st))) return st;
+    st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, x->shape, out, &created);
+    if (st != GAIA_OK) return st;
+    t0 = gaia__prof_begin(ctx);
+    st = ops->bias_act(ctx, act, GAIA__PTR(x), NULL, GAIA__PTR(*out), 1, x->numel);
+    gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
+    return gaia__finish_out(st, out, created);
+}
+
+GAIA_API gaia_status gaia_layer_linear(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *W, const gaia_tensor *b,
+                                       gaia_layer_act act, gaia_tensor **out) {
+    static const char *fn = "gaia_layer_linear";
+    const struct gaia_layer_ops *ops;
+    size_t in, nout, rows, oshape[GAIA_MAX_DIMS];
+    gaia_status st;
+    int created;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "W", W)) != GAIA_OK) return st;
+    if ((st = gaia__same_device(ctx, fn, x, W)) != GAIA_OK) return st;
+    if (b) {
+        if ((st = gaia__check_tensor(ctx, fn, "b", b)) != GAIA_OK) return st;
+        if ((st = gaia__same_device(ctx, fn, x, b)) != GAIA_OK) return st;
+    }
+    if (!gaia__layer_act_ok(act)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown activation %d", (int)act);
+    if (W->ndim != 2) return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "W must be 2-D [out, in], got %d-D", W->ndim);
+    nout = W->shape[0];
+    in = W->shape[1];
+    if (x->shape[x->ndim - 1] != in) {
+        char sx[64], sw[64];
+        gaia__shape_str(x, sx, sizeof sx);
+        gaia__shape_str(W, sw, sizeof sw);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "x (%s) has %zu features, W (%s) expects %zu", sx,
+                          x->shape[x->ndim - 1], sw, in);
+    }
+    if (b && (b->ndim != 1 || b->shape[0] != nout))
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "b must be [%zu], has %zu elements in %d dims", nout, b->numel,
+                          b->ndim);
+    if (!(ops = gaia__layer_ops(ctx, fn, GAIA__DEV(x), &st))) return st;
+    rows = x->numel / in;
+    memcpy(oshape, x->shape, sizeof oshape);
+    oshape[x->ndim - 1] = nout;
+    st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, oshape, out, &created);
+    if (st != GAIA_OK) return st;
+    if (!created && (gaia__aliases(*out, x) || gaia__aliases(*out, W) || gaia__aliases(*out, b)))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias x, W or b");
+    t0 = gaia__prof_begin(ctx);
+    st = ops->linear(ctx, act, GAIA__PTR(x), GAIA__PTR(W), b ? GAIA__PTR(b) : NULL, GAIA__PTR(*out), rows, in, nout);
+    gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, (x->numel + W->numel + (*out)->numel) * 4);
+    return gaia__finish_out(st, out, created);
+}
+
+GAIA_API gaia_status gaia_layer_layernorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight,
+                                          const gaia_tensor *bias, float eps, gaia_tensor **out) {
+    static const char *fn = "gaia_layer_layernorm";
+    const struct gaia_layer_ops *ops;
+    size_t cols;
+    gaia_status st;
+    int created;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    cols = x->shape[x->ndim - 1];
+    if (weight) {
+        if ((st = gaia__check_tensor(ctx, fn, "weight", weight)) != GAIA_OK) return st;
+        if ((st = gaia__same_device(ctx, fn, x, weight)) != GAIA_OK) return st;
+        if (weight->numel != cols)
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "weight has %zu elements, the last dimension is %zu",
+                              weight->numel, cols);
+    }
+    if (bias) {
+        if ((st = gaia__check_tensor(ctx, fn, "bias", bias)) != GAIA_OK) return st;
+        if ((st = gaia__same_device(ctx, fn, x, bias)) != GAIA_OK) return st;
+        if (bias->numel != cols)
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "bias has %zu elements, the last dimension is %zu", bias->numel,
+                              cols);
+    }
+    if (!(eps > 0.0f) || !isfinite(eps))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "eps %g must be finite and > 0", (double)eps);
+    if (!(ops = gaia__layer_ops(ctx, fn, GAIA__DEV(x), &st))) return st;
+    st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, x->shape, out, &created);
+    if (st != GAIA_OK) return st;
+    if (!created && (gaia__aliases(*out, weight) || gaia__aliases(*out, bias)))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias weight or bias");
+    t0 = gaia__prof_begin(ctx);
+    st = ops->layernorm(ctx, GAIA__PTR(x), weight ? GAIA__PTR(weight) : NULL, bias ? GAIA__PTR(bias) : NULL,
+                        GAIA__PTR(*out), x->numel / cols, cols, eps);
+    gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
+    return gaia__finish_out(st, out, created);
+}
+
+GAIA_API gaia_status gaia_layer_attention(gaia_ctx *ctx, const gaia_tensor *q, const gaia_tensor *k,
+                                          const gaia_tensor *v, float scale, int causal, gaia_layer_precision prec,
+                                          gaia_tensor **out) {
+    static const char *fn = "gaia_layer_attention";
+    const struct gaia_layer_ops *ops;
+    size_t d, nq, nk, bh = 1;
+    int i, created;
+    gaia_status st;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "q", q)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "k", k)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "v", v)) != GAIA_OK) return st;
+    if ((st = gaia__same_device(ctx, fn, q, k)) != GAIA_OK) return st;
+    if ((st = gaia__same_device(ctx, fn, q, v)) != GAIA_OK) return st;
+    if ((int)prec < 0 || prec >= GAIA_LAYER_PREC_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown precision %d", (int)prec);
+    if (q->ndim < 2 || k->ndim != q->ndim || v->ndim != q->ndim)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "q, k, v need the same number of dims (2 to 4), got %d, %d, %d",
+                          q->ndim, k->ndim, v->ndim);
+    for (i = 0; i < q->ndim; i++) {
+        int last2 = i == q->ndim - 2;
+        if (k->shape[i] != v->shape[i] || (!last2 && k->shape[i] != q->shape[i])) {
+            char sq[64], sk[64], sv[64];
+            gaia__shape_str(q, sq, sizeof sq);
+            gaia__shape_str(k, sk, sizeof sk);
+            gaia__shape_str(v, sv, sizeof sv);
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "q (%s), k (%s), v (%s): need [.., Nq, d], [.., Nk, d] twice",
+                              sq, sk, sv);
+        }
+        if (i < q->ndim - 2) bh *= q->shape[i];
+    }
+    d = q->shape[q->ndim - 1];
+    nq = q->shape[q->ndim - 2];
+    nk = k->shape[k->ndim - 2];
+    if (d > GAIA_LAYER_ATTENTION_MAX_D)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "head dimension d = %zu exceeds %d", d,
+                          GAIA_LAYER_ATTENTION_MAX_D);
+    if (!isfinite(scale)) return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "scale %g is not finite", (double)scale);
+    if (scale == 0.0f) scale = 1.0f / sqrtf((float)d);
+    if (!(ops = gaia__layer_ops(ctx, fn, GAIA__DEV(q), &st))) return st;
+    if (!ops->attention || !(ops->attention_precisions & (1u << prec)))
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "precision %d is not available on %s", (int)prec,
+                          gaia_device_str(GAIA__DEV(q)));
+    st = gaia__prepare_out(ctx, fn, GAIA__DEV(q), q->ndim, q->shape, out, &created);
+    if (st != GAIA_OK) return st;
+    if (!created && (gaia__aliases(*out, q) || gaia__aliases(*out, k) || gaia__aliases(*out, v)))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias q, k or v");
+    t0 = gaia__prof_begin(ctx);
+    st = ops->attention(ctx, prec, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v), GAIA__PTR(*out), bh, nq, nk, d, scale,
+                        causal != 0);
+    gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, (2 * q->numel + k->numel + v->numel) * 4);
+    return gaia__finish_out(st, out, created);
+}
+
+GAIA_API const char *gaia_layer_kernel_str(gaia_layer_kernel k) {
+    switch (k) {
+    case GAIA_LAYER_KERNEL_GELU: return "gelu";
+    case GAIA_LAYER_KERNEL_LINEAR: return "linear";
+    case GAIA_LAYER_KERNEL_LINEAR_GELU: return "linear+gelu";
+    case GAIA_LAYER_KERNEL_LAYERNORM: return "layernorm";
+    case GAIA_LAYER_KERNEL_ATTENTION: return "attention";
+    case GAIA_LAYER_KERNEL_ATTENTION_BF16: return "attention-bf16";
+    case GAIA_LAYER_KERNEL_ATTENTION_F16: return "attention-f16";
+    case GAIA_LAYER_KERNEL_HEBBIAN: return "hebbian";
+    case GAIA_LAYER_KERNEL_HIERARCHY: return "hierarchy";
+    default: return "unknown";
+    }
+}
+
+GAIA_API int gaia_layer_has_kernel(gaia_ctx *ctx, gaia_layer_kernel k) {
+    const gaia_backend *be;
+    const struct gaia_layer_ops *ops;
+    if (!ctx) return 0;
+    be = gaia__be(ctx, gaia_ctx_device(ctx));
+    if (!be || !(ops = be->layer)) return 0;
+    switch (k) {
+    case GAIA_LAYER_KERNEL_GELU: return ops->bias_act != NULL;
+    case GAIA_LAYER_KERNEL_LINEAR:
+    case GAIA_LAYER_KERNEL_LINEAR_GELU: return ops->linear != NULL;
+    case GAIA_LAYER_KERNEL_LAYERNORM: return ops->layernorm != NULL;
+    case GAIA_LAYER_KERNEL_ATTENTION: return ops->attention && (ops->attention_precisions & 1u);
+    case GAIA_LAYER_KERNEL_ATTENTION_BF16:
+        return ops->attention && (ops->attention_precisions & (1u << GAIA_LAYER_PREC_BF16));
+    case GAIA_LAYER_KERNEL_ATTENTION_F16:
+        return ops->attention && (ops->attention_precisions & (1u << GAIA_LAYER_PREC_F16));
+    case GAIA_LAYER_KERNEL_HEBBIAN: return ops->hebbian_update != NULL;
+    case GAIA_LAYER_KERNEL_HIERARCHY: return ops->hierarchy_run != NULL;
+    default: return 0;
+    }
+}
+
+/* ---------------------------------------------------------------------
+   GAIA's layers
+   --------------------------------------------------------------------- */
+struct gaia_layer {
+    gaia_ctx *ctx;
+    gaia_layer_kind kind;
+    gaia_device dev;
+    size_t in, out;
+    gaia_layer_act act;
+    gaia_layer_hebb_args cfg;   /* rule, theta rule, flags, eta, decay, h */
+    gaia_tensor *p[GAIA_LAYER_PARAM_COUNT];
+    gaia_tensor *y1;            /* the batch-1 output [1, out] of level steps */
+    gaia_tensor *tmp;           /* [max(in, out)] scratch */
+    int owned;                  /* by a level */
+};
+
+GAIA_API void gaia_layer_free(gaia_layer *L) {
+    int i;
+    if (!L || L->owned) return;
+    for (i = 0; i < GAIA_LAYER_PARAM_COUNT; i++) gaia_tensor_free(L->p[i]);
+    gaia_tensor_free(L->y1);
+    gaia_tensor_free(L->tmp);
+    gaia__host_free(L->ctx, L);
+}
+
+static gaia_status gaia__layer_init_weights(gaia_ctx *ctx, const char *fn, gaia_layer_init init, size_t rows,
+                                            size_t cols, gaia_tensor **out) {
+    size_t shape[2];
+    shape[0] = rows;
+    shape[1] = cols;
+    switch (init) {
+    case GAIA_LAYER_INIT_HE: return gaia_tensor_randn(ctx, 2, shape, 0.0f, sqrtf(2.0f / (float)cols), out);
+    case GAIA_LAYER_INIT_XAVIER: return gaia_tensor_randn(ctx, 2, shape, 0.0f, sqrtf(1.0f / (float)cols), out);
+    case GAIA_LAYER_INIT_NORMAL: return gaia_tensor_randn(ctx, 2, shape, 0.0f, 0.01f, out);
+    case GAIA_LAYER_INIT_UNIFORM: return gaia_tensor_uniform(ctx, 2, shape, -0.01f, 0.01f, out);
+    default: return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)init);
+    }
+}
+
+/* The parts every layer has; the caller adds its parameters. */
+static gaia_status gaia__layer_new(gaia_ctx *ctx, const char *fn, gaia_layer_kind kind, size_t in, size_t out,
+                                   gaia_layer_init init, gaia_layer **layer) {
+    gaia_layer *L;
+    gaia_status st;
+    size_t shape[2], n;
+    if (!layer) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "layer is NULL");
+    *layer = NULL;
+    if (in == 0 || out == 0 || gaia__mul_overflows(in, out, &n) || n > ((size_t)1 << 40))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "sizes in %zu, out %zu must be >= 1 and not huge", in, out);
+    if ((int)init < 0 || init >= GAIA_LAYER_INIT_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)init);
+    L = (gaia_layer *)gaia__host_alloc(ctx, sizeof *L);
+    if (!L) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a layer");
+    memset(L, 0, sizeof *L);
+    L->ctx = ctx;
+    L->kind = kind;
+    L->dev = gaia_ctx_device(ctx);
+    L->in = in;
+    L->out = out;
+    L->act = GAIA_LAYER_ACT_LINEAR;
+    shape[0] = 1;
+    shape[1] = out;
+    st = gaia__layer_init_weights(ctx, fn, init, out, in, &L->p[GAIA_LAYER_WEIGHTS]);
+    if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 2, shape, &L->y1);
+    shape[0] = (in > out ? in : out) + 16; /* + the CUDA update's two statistics */
+    if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 1, shape, &L->tmp);
+    if (st != GAIA_OK) {
+        gaia_layer_free(L);
+        return st;
+    }
+    *layer = L;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_layer_reactive_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_reactive_desc *desc,
+                                                gaia_layer **layer) {
+    static const char *fn = "gaia_layer_reactive_create";
+    gaia_reactive_desc d;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if (!gaia__layer_act_ok(d.activation))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown activation %d", (int)d.activation);
+    st = gaia__layer_new(ctx, fn, GAIA_LAYER_REACTIVE, in, out, d.init, layer);
+    if (st != GAIA_OK) return st;
+    (*layer)->act = d.activation;
+    st = gaia_tensor_zeros(ctx, 1, &out, &(*layer)->p[GAIA_LAYER_BIAS]);
+    if (st != GAIA_OK) {
+        gaia_layer_free(*layer);
+        *layer = NULL;
+    }
+    return st;
+}
+
+GAIA_API gaia_status gaia_layer_hebbian_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_hebbian_desc *desc,
+                                               gaia_layer **layer) {
+    static const char *fn = "gaia_layer_hebbian_create";
+    gaia_hebbian_desc d;
+    gaia_layer *L;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if ((int)d.rule < 0 || d.rule >= GAIA_HEBB_RULE_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown rule %d", (int)d.rule);
+    if ((int)d.theta_rule < 0 || d.theta_rule >= GAIA_BCM_THETA_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown theta rule %d", (int)d.theta_rule);
+    if (!isfinite(d.eta) || !isfinite(d.decay) || !isfinite(d.homeostasis) || !isfinite(d.theta0) || d.eta < 0 ||
+        d.decay < 0 || d.decay >= 1)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "need finite eta %g >= 0, decay %g in [0, 1), finite h %g "
+                          "and theta0 %g", (double)d.eta, (double)d.decay, (double)d.homeostasis, (double)d.theta0);
+    st = gaia__layer_new(ctx, fn, GAIA_LAYER_HEBBIAN, in, out, d.init, layer);
+    if (st != GAIA_OK) return st;
+    L = *layer;
+    L->cfg.rule = d.rule;
+    L->cfg.theta_rule = d.theta_rule;
+    L->cfg.flags = d.flags;
+    L->cfg.eta = d.eta != 0.0f ? d.eta : 0.01f;
+    L->cfg.decay = d.decay != 0.0f ? d.decay : 0.001f;
+    L->cfg.homeostasis = d.homeostasis != 0.0f ? d.homeostasis : 0.1f;
+    st = gaia_tensor_zeros(ctx, 1, &in, &L->p[GAIA_LAYER_PRE]);
+    if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 1, &out, &L->p[GAIA_LAYER_POST]);
+    if (st == GAIA_OK) st = gaia_tensor_full(ctx, 1, &out, d.theta0 != 0.0f ? d.theta0 : 1.0f, &L->p[GAIA_LAYER_THETA]);
+    if (st != GAIA_OK) {
+        gaia_layer_free(L);
+        *layer = NULL;
+    }
+    return st;
+}
+
+GAIA_API gaia_status gaia_layer_temporal_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_temporal_desc *desc,
+                                                gaia_layer **layer) {
+    static const char *fn = "gaia_layer_temporal_create";
+    gaia_temporal_desc d;
+    gaia_layer *L;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if ((int)d.init_recurrent < 0 || d.init_recurrent >= GAIA_LAYER_INIT_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)d.init_recurrent);
+    st = gaia__layer_new(ctx, fn, GAIA_LAYER_TEMPORAL, in, out, d.init, layer);
+    if (st != GAIA_OK) return st;
+    L = *layer;
+    L->act = GAIA_LAYER_ACT_TANH;
+    st = gaia__layer_init_weights(ctx, fn, d.init_recurrent, out, out, &L->p[GAIA_LAYER_RECURRENT]);
+    if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 1, &out, &L->p[GAIA_LAYER_STATE]);
+    if (st != GAIA_OK) {
+        gaia_layer_free(L);
+        *layer = NULL;
+    }
+    return st;
+}
+
+GAIA_API gaia_layer_kind gaia_layer_kind_of(const gaia_layer *L) { return L ? L->kind : GAIA_LAYER_REACTIVE; }
+GAIA_API size_t gaia_layer_in(const gaia_layer *L) { return L ? L->in : 0; }
+GAIA_API size_t gaia_layer_out(const gaia_layer *L) { return L ? L->out : 0; }
+GAIA_API const gaia_tensor *gaia_layer_get(const gaia_layer *L, gaia_layer_param which) {
+    if (!L || (int)which < 0 || which >= GAIA_LAYER_PARAM_COUNT) return NULL;
+    return L->p[which];
+}
+
+static gaia_status gaia__layer_check(gaia_ctx *ctx, const char *fn, const gaia_layer *L) {
+    if (!L) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "layer is NULL");
+    if (L->ctx != ctx) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "layer belongs to another context");
+    if (!ctx->backends[L->dev])
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "the layer lives on %s, which is not available",
+                          gaia_device_str(L->dev));
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_layer_set(gaia_ctx *ctx, gaia_layer *L, gaia_layer_param which, const gaia_tensor *value) {
+    static const char *fn = "gaia_layer_set";
+    gaia_tensor *dst;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__layer_check(ctx, fn, L)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "value", value)) != GAIA_OK) return st;
+    if ((int)which < 0 || which >= GAIA_LAYER_PARAM_COUNT || !(dst = L->p[which]))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "this layer has no parameter %d", (int)which);
+    if (GAIA__DEV(value) != L->dev)
+        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "value is on %s, the layer on %s",
+                          gaia_device_str(GAIA__DEV(value)), gaia_device_str(L->dev));
+    if (value->numel != dst->numel || value->ndim != dst->ndim ||
+        (dst->ndim == 2 && (value->shape[0] != dst->shape[0] || value->shape[1] != dst->shape[1]))) {
+        char sv[64], sd[64];
+        gaia__shape_str(value, sv, sizeof sv);
+        gaia__shape_str(dst, sd, sizeof sd);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "value has shape (%s), the parameter (%s)", sv, sd);
+    }
+    return gaia__be(ctx, L->dev)->copy(ctx, GAIA__PTR(dst), GAIA__PTR(value), dst->numel * sizeof(float));
+}
+
+/* Mean of `rows` rows of `cols` into dst (a copy for one row). */
+static gaia_status gaia__layer_row_mean(gaia_ctx *ctx, gaia_device d, const float *x, size_t rows, size_t cols,
+                                        float *dst) {
+    if (rows == 1) return gaia__be(ctx, d)->copy(ctx, dst, x, cols * sizeof(float));
+    return gaia__be(ctx, d)->reduce(ctx, GAIA_REDUCE_MEAN, x, 1, rows, cols, dst);
+}
+
+/* The forward pass on raw pointers (shapes already checked). */
+static gaia_status gaia__layer_forward_raw(gaia_ctx *ctx, gaia_layer *L, const float *x, size_t rows, float *y) {
+    const struct gaia_layer_ops *ops = gaia__be(ctx, L->dev)->layer;
+    gaia_status st;
+    switch (L->kind) {
+    case GAIA_LAYER_REACTIVE:
+        return ops->linear(ctx, L->act, x, GAIA__PTR(L->p[GAIA_LAYER_WEIGHTS]), GAIA__PTR(L->p[GAIA_LAYER_BIAS]), y,
+                           rows, L->in, L->out);
+    case GAIA_LAYER_HEBBIAN:
+        st = ops->linear(ctx, GAIA_LAYER_ACT_LINEAR, x, GAIA__PTR(L->p[GAIA_LAYER_WEIGHTS]), NULL, y, rows, L->in,
+                         L->out);
+        if (st == GAIA_OK) st = gaia__layer_row_mean(ctx, L->dev, x, rows, L->in, GAIA__PTR(L->p[GAIA_LAYER_PRE]));
+        if (st == GAIA_OK) st = gaia__layer_row_mean(ctx, L->dev, y, rows, L->out, GAIA__PTR(L->p[GAIA_LAYER_POST]));
+        return st;
+    case GAIA_LAYER_TEMPORAL:
+        /* h R^T is the same for every row of the batch: compute it once and
+           let it enter x W^T as a bias. */
+        st = ops->linear(ctx, GAIA_LAYER_ACT_LINEAR, GAIA__PTR(L->p[GAIA_LAYER_STATE]),
+                         GAIA__PTR(L->p[GAIA_LAYER_RECURRENT]), NULL, GAIA__PTR(L->tmp), 1, L->out, L->out);
+        if (st == GAIA_OK)
+            st = ops->linear(ctx, GAIA_LAYER_ACT_TANH, x, GAIA__PTR(L->p[GAIA_LAYER_WEIGHTS]), GAIA__PTR(L->tmp), y,
+                             rows, L->in, L->out);
+        if (st == GAIA_OK) st = gaia__layer_row_mean(ctx, L->dev, y, rows, L->out, GAIA__PTR(L->p[GAIA_LAYER_STATE]));
+        return st;
+    }
+    return GAIA_ERR_INVALID_ARG;
+}
+
+GAIA_API gaia_status gaia_layer_forward(gaia_ctx *ctx, gaia_layer *L, const gaia_tensor *x, gaia_tensor **out) {
+    static const char *fn = "gaia_layer_forward";
+    size_t rows, oshape[2];
+    gaia_status st;
+    int created;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__layer_check(ctx, fn, L)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if (!gaia__be(ctx, L->dev)->layer) {
+        gaia__layer_ops(ctx, fn, L->dev, &st);
+        return st;
+    }
+    if (GAIA__DEV(x) != L->dev)
+        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "x is on %s, the layer on %s",
+                          gaia_device_str(GAIA__DEV(x)), gaia_device_str(L->dev));
+    if (x->ndim > 2 || x->shape[x->ndim - 1] != L->in) {
+        char sx[64];
+        gaia__shape_str(x, sx, sizeof sx);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "x has shape (%s), the layer takes [%zu] or [B, %zu]", sx, L->in,
+                          L->in);
+    }
+    rows = x->ndim == 2 ? x->shape[0] : 1;
+    oshape[0] = rows;
+    oshape[1] = L->out;
+    st = gaia__prepare_out(ctx, fn, L->dev, x->ndim, x->ndim == 2 ? oshape : oshape + 1, out, &created);
+    if (st != GAIA_OK) return st;
+    if (!created && gaia__aliases(*out, x)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias x");
+    t0 = gaia__prof_begin(ctx);
+    st = gaia__layer_forward_raw(ctx, L, GAIA__PTR(x), rows, GAIA__PTR(*out));
+    gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, (x->numel + L->in * L->out + (*out)->numel) * 4);
+    return gaia__finish_out(st, out, created);
+}
+
+static void gaia__layer_hebb_args(gaia_layer *L, float eta, gaia_layer_hebb_args *a) {
+    *a = L->cfg;
+    if (eta > 0.0f) a->eta = eta;
+    a->out = L->out;
+    a->in = L->in;
+    a->W = GAIA__PTR(L->p[GAIA_LAYER_WEIGHTS]);
+    a->pre = GAIA__PTR(L->p[GAIA_LAYER_PRE]);
+    a->post = GAIA__PTR(L->p[GAIA_LAYER_POST]);
+    a->theta = GAIA__PTR(L->p[GAIA_LAYER_THETA]);
+    a->scratch = GAIA__PTR(L->tmp);
+}
+
+GAIA_API gaia_status gaia_layer_update(gaia_ctx *ctx, gaia_layer *L, float eta) {
+    static const char *fn = "gaia_layer_update";
+    const struct gaia_layer_ops *ops;
+    gaia_layer_hebb_args a;
+    gaia_status st;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__layer_check(ctx, fn, L)) != GAIA_OK) return st;
+    if (!(eta >= 0.0f) || !isfinite(eta))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "eta %g must be finite and >= 0", (double)eta);
+    if (L->kind != GAIA_LAYER_HEBBIAN) return GAIA_OK; /* GAIA: reactive and temporal weights are fixed */
+    if (!(ops = gaia__layer_ops(ctx, fn, L->dev, &st))) return st;
+    gaia__layer_hebb_args(L, eta, &a);
+    t0 = gaia__prof_begin(ctx);
+    st = ops->hebbian_update(ctx, &a);
+    gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, L->in * L->out * 8);
+    return st;
+}
+
+GAIA_API gaia_status gaia_layer_reset(gaia_ctx *ctx, gaia_layer *L) {
+    static const char *fn = "gaia_layer_reset";
+    static const gaia_layer_param state[3] = {GAIA_LAYER_STATE, GAIA_LAYER_PRE, GAIA_LAYER_POST};
+    gaia_status st;
+    int i;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__layer_check(ctx, fn, L)) != GAIA_OK) return st;
+    for (i = 0; i < 3; i++) {
+        gaia_tensor *t = L->p[state[i]];
+        if (t && (st = gaia__be(ctx, L->dev)->fill(ctx, GAIA__PTR(t), t->numel, 0.0f)) != GAIA_OK) return st;
+    }
+    return GAIA_OK;
+}
+
+/* ---------------------------------------------------------------------
+   Levels
+   --------------------------------------------------------------------- */
+struct gaia_level {
+    gaia_ctx *ctx;
+    int id;
+    size_t in, out;
+    unsigned r;
+    gaia_layer **layers;
+    size_t n, cap;
+    gaia_tensor *held;  /* [1, out]: zeros until the first firing */
+    int fired, owned;
+};
+
+GAIA_API gaia_status gaia_level_create(gaia_ctx *ctx, int id, size_t in, size_t out, unsigned resolution,
+                                       gaia_level **level) {
+    static const char *fn = "gaia_level_create";
+    gaia_level *v;
+    GAIA__NEED_CTX(ctx);
+    if (!level) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "level is NULL");
+    *level = NULL;
+    if (resolution == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "temporal resolution must be >= 1, got 0");
+    if (in == 0 || out == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "in %zu and out %zu must be >= 1", in, out);
+    v = (gaia_level *)gaia__host_alloc(ctx, sizeof *v);
+    if (!v) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a level");
+    memset(v, 0, sizeof *v);
+    v->ctx = ctx;
+    v->id = id;
+    v->in = in;
+    v->out = out;
+    v->r = resolution;
+    *level = v;
+    return GAIA_OK;
+}
+
+GAIA_API void gaia_level_free(gaia_level *v) {
+    size_t i;
+    if (!v || v->owned) return;
+    for (i = 0; i < v->n; i++) {
+        v->layers[i]->owned = 0;
+        gaia_layer_free(v->layers[i]);
+    }
+    gaia__host_free(v->ctx, v->layers);
+    gaia_tensor_free(v->held);
+    gaia__host_free(v->ctx, v);
+}
+
+static gaia_status gaia__level_check(gaia_ctx *ctx, const char *fn, const gaia_level *v) {
+    if (!v) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "level is NULL");
+    if (v->ctx != ctx) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "level belongs to another context");
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_level_add_layer(gaia_ctx *ctx, gaia_level *v, gaia_layer *L) {
+    static const char *fn = "gaia_level_add_layer";
+    size_t want, shape[2];
+    gaia_tensor *held = NULL;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__level_check(ctx, fn, v)) != GAIA_OK) return st;
+    if ((st = gaia__layer_check(ctx, fn, L)) != GAIA_OK) return st;
+    if (L->owned) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the layer already belongs to a level");
+    want = v->n ? v->layers[v->n - 1]->out : v->in;
+    if (L->in != want)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "level %d: layer input %zu does not match %s %zu", v->id, L->in,
+                          v->n ? "the previous layer's output" : "the level's input", want);
+    if (v->n && L->dev != v->layers[0]->dev)
+        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "level %d: layer on %s, the level's layers on %s", v->id,
+                          gaia_device_str(L->dev), gaia_device_str(v->layers[0]->dev));
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 4;
+        gaia_layer **a = (gaia_layer **)gaia__host_alloc(ctx, cap * sizeof *a);
+        if (!a) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot grow the layer list");
+        if (v->n) memcpy(a, v->layers, v->n * sizeof *a);
+        gaia__host_free(ctx, v->layers);
+        v->layers = a;
+        v->cap = cap;
+    }
+    /* The held output is sized by the last layer and lives on its device. */
+    shape[0] = 1;
+    shape[1] = L->out;
+    if ((st = gaia_device_push(ctx, L->dev)) != GAIA_OK) return st;
+    st = gaia_tensor_zeros(ctx, 2, shape, &held);
+    gaia_device_pop(ctx);
+    if (st != GAIA_OK) return st;
+    gaia_tensor_free(v->held);
+    v->held = held;
+    v->fired = 0;
+    v->layers[v->n++] = L;
+    v->out = L->out; /* as GAIA: the level's output size follows its last layer */
+    L->owned = 1;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_level_step(gaia_ctx *ctx, gaia_level *v, const gaia_tensor *x, size_t t, int learn,
+                                     gaia_tensor **out) {
+    static const char *fn = "gaia_level_step";
+    size_t i, oshape[2];
+    gaia_device dev;
+    gaia_status st;
+    int created;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__level_check(ctx, fn, v)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if (v->n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "level %d has no layers", v->id);
+    dev = v->layers[0]->dev;
+    if (!gaia__be(ctx, dev)->layer) {
+        gaia__layer_ops(ctx, fn, dev, &st);
+        return st;
+    }
+    if (GAIA__DEV(x) != dev)
+        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "x is on %s, level %d on %s",
+                          gaia_device_str(GAIA__DEV(x)), v->id, gaia_device_str(dev));
+    if (x->numel != v->in || x->ndim > 2) {
+        char sx[64];
+        gaia__shape_str(x, sx, sizeof sx);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "level %d takes [%zu] or [1, %zu], x has shape (%s)", v->id, v->in,
+                          v->in, sx);
+    }
+    oshape[0] = 1;
+    oshape[1] = v->out;
+    st = gaia__prepare_out(ctx, fn, dev, 2, oshape, out, &created);
+    if (st != GAIA_OK) return st;
+    if (!created && gaia__aliases(*out, x)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias x");
+    if (t % v->r == 0) {
+        const float *cur = GAIA__PTR(x);
+        for (i = 0; i < v->n && st == GAIA_OK; i++) {
+            gaia_layer *L = v->layers[i];
+            st = gaia__layer_forward_raw(ctx, L, cur, 1, GAIA__PTR(L->y1));
+            if (st == GAIA_OK && learn) st = gaia_layer_update(ctx, L, 0.0f);
+            cur = GAIA__PTR(L->y1);
+        }
+        if (st == GAIA_OK) st = gaia__be(ctx, dev)->copy(ctx, GAIA__PTR(v->held), cur, v->out * sizeof(float));
+        if (st == GAIA_OK) v->fired = 1;
+    }
+    if (st == GAIA_OK) st = gaia__be(ctx, dev)->copy(ctx, GAIA__PTR(*out), GAIA__PTR(v->held), v->out * sizeof(float));
+    return gaia__finish_out(st, out, created);
+}
+
+GAIA_API const gaia_tensor *gaia_level_output(const gaia_level *v) { return v && v->fired ? v->held : NULL; }
+GAIA_API int gaia_level_id(const gaia_level *v) { return v ? v->id : 0; }
+GAIA_API size_t gaia_level_layer_count(const gaia_level *v) { return v ? v->n : 0; }
+GAIA_API gaia_layer *gaia_level_layer(gaia_level *v, size_t i) { return v && i < v->n ? v->layers[i] : NULL; }
+
+GAIA_API gaia_status gaia_level_reset(gaia_ctx *ctx, gaia_level *v) {
+    static const char *fn = "gaia_level_reset";
+    gaia_status st;
+    size_t i;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__level_check(ctx, fn, v)) != GAIA_OK) return st;
+    for (i = 0; i < v->n; i++)
+        if ((st = gaia_layer_reset(ctx, v->layers[i])) != GAIA_OK) return st;
+    if (v->held && (st = gaia__be(ctx, GAIA__DEV(v->held))->fill(ctx, GAIA__PTR(v->held), v->out, 0.0f)) != GAIA_OK)
+        return st;
+    v->fired = 0;
+    return GAIA_OK;
+}
+
+/* ---------------------------------------------------------------------
+   The hierarchy
+   --------------------------------------------------------------------- */
+struct gaia_hierarchy {
+    gaia_ctx *ctx;
+    gaia_level **levels;
+    size_t n, cap;
+};
+
+GAIA_API gaia_status gaia_hierarchy_create(gaia_ctx *ctx, gaia_hierarchy **h) {
+    static const char *fn = "gaia_hierarchy_create";
+    GAIA__NEED_CTX(ctx);
+    if (!h) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "h is NULL");
+    *h = (gaia_hierarchy *)gaia__host_alloc(ctx, sizeof **h);
+    if (!*h) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a hierarchy");
+    memset(*h, 0, sizeof **h);
+    (*h)->ctx = ctx;
+    return GAIA_OK;
+}
+
+GAIA_API void gaia_hierarchy_free(gaia_hierarchy *h) {
+    size_t i;
+    if (!h) return;
+    for (i = 0; i < h->n; i++) {
+        h->levels[i]->owned = 0;
+        gaia_level_free(h->levels[i]);
+    }
+    gaia__host_free(h->ctx, h->levels);
+    gaia__host_free(h->ctx, h);
+}
+
+GAIA_API gaia_status gaia_hierarchy_add_level(gaia_ctx *ctx, gaia_hierarchy *h, gaia_level *v) {
+    static const char *fn = "gaia_hierarchy_add_level";
+    size_t i, at;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!h || h->ctx != ctx) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "h is NULL or from another context");
+    if ((st = gaia__level_check(ctx, fn, v)) != GAIA_OK) return st;
+    if (v->owned) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the level already belongs to a hierarchy");
+    for (i = 0; i < h->n; i++)
+        if (h->levels[i]->id == v->id)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "a level with id %d already exists", v->id);
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 4;
+        gaia_level **a = (gaia_level **)gaia__host_alloc(ctx, cap * sizeof *a);
+        if (!a) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot grow the level list");
+        if (h->n) memcpy(a, h->levels, h->n * sizeof *a);
+        gaia__host_free(ctx, h->levels);
+        h->levels = a;
+        h->cap = cap;
+    }
+    for (at = 0; at < h->n && h->levels[at]->id < v->id; at++) {
+    }
+    for (i = h->n; i > at; i--) h->levels[i] = h->levels[i - 1];
+    h->levels[at] = v;
+    h->n++;
+    v->owned = 1;
+    return GAIA_OK;
+}
+
+GAIA_API size_t gaia_hierarchy_level_count(const gaia_hierarchy *h) { return h ? h->n : 0; }
+GAIA_API gaia_level *gaia_hierarchy_level(gaia_hierarchy *h, size_t i) { return h && i < h->n ? h->levels[i] : NULL; }
+
+GAIA_API gaia_status gaia_hierarchy_reset(gaia_ctx *ctx, gaia_hierarchy *h) {
+    static const char *fn = "gaia_hierarchy_reset";
+    gaia_status st;
+    size_t i;
+    GAIA__NEED_CTX(ctx);
+    if (!h || h->ctx != ctx) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "h is NULL or from another context");
+    for (i = 0; i < h->n; i++)
+        if ((st = gaia_level_reset(ctx, h->levels[i])) != GAIA_OK) return st;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_hierarchy_process(gaia_ctx *ctx, gaia_hierarchy *h, const gaia_tensor *X, size_t T,
+                                            const gaia_hierarchy_run_desc *desc, gaia_tensor **outputs) {
+    static const char *fn = "gaia_hierarchy_process";
+    const struct gaia_layer_ops *ops;
+    gaia_hierarchy_run_desc d;
+    gaia_layer_plan plan;
+    gaia_layer_plan_level *pl = NULL;
+    gaia_layer_plan_layer *py = NULL;
+    unsigned char *created = NULL;
+    size_t k, i, nlayers = 0, used = 0;
+    gaia_device dev;
+    gaia_status st;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if (!h || h->ctx != ctx) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "h is NULL or from another context");
+    if ((st = gaia__check_tensor(ctx, fn, "X", X)) != GAIA_OK) return st;
+    if (!outputs) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "outputs is NULL");
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if (!(d.eta >= 0.0f) || !isfinite(d.eta))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "eta %g must be finite and >= 0", (double)d.eta);
+    if (h->n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the hierarchy has no levels");
+    if (T == 0 || X->ndim != 2 || X->shape[0] != T) {
+        char sx[64];
+        gaia__shape_str(X, sx, sizeof sx);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "X has shape (%s), expected (%zu x input) with T >= 1", sx, T);
+    }
+    dev = GAIA__DEV(X);
+    for (k = 0; k < h->n; k++) {
+        gaia_level *v = h->levels[k];
+        size_t want = k ? h->levels[k - 1]->out : X->shape[1];
+        if (v->n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "level %d has no layers", v->id);
+        if (v->in != want)
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "level %d takes %zu inputs but gets %zu", v->id, v->in, want);
+        if (v->layers[0]->dev != dev)
+            return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "X is on %s, level %d on %s", gaia_device_str(dev),
+                              v->id, gaia_device_str(v->layers[0]->dev));
+        if (outputs[k]) {
+            const gaia_tensor *o = outputs[k];
+            if ((st = gaia__check_tensor(ctx, fn, "outputs[k]", o)) != GAIA_OK) return st;
+            if (GAIA__DEV(o) != dev || o->ndim != 2 || o->shape[0] != T || o->shape[1] != v->out)
+                return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "outputs[%zu] must be (%zu x %zu) on %s", k, T, v->out,
+                                  gaia_device_str(dev));
+            if (gaia__aliases(o, X)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "outputs[%zu] aliases X", k);
+        }
+        nlayers += v->n;
+    }
+    if (!(ops = gaia__layer_ops(ctx, fn, dev, &st))) return st;
+    if (!ops->hierarchy_run)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "no hierarchy kernel on %s", gaia_device_str(dev));
+    pl = (gaia_layer_plan_level *)gaia__host_alloc(ctx, h->n * sizeof *pl);
+    py = (gaia_layer_plan_layer *)gaia__host_alloc(ctx, nlayers * sizeof *py);
+    created = (unsigned char *)gaia__host_alloc(ctx, h->n);
+    if (!pl || !py || !created) {
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the run plan");
+        goto done;
+    }
+    memset(created, 0, h->n);
+    memset(py, 0, nlayers * sizeof *py);
+    for (k = 0; k < h->n && st == GAIA_OK; k++) {
+        size_t shape[2];
+        int made = 0;
+        shape[0] = T;
+        shape[1] = h->levels[k]->out;
+        st = gaia__prepare_out(ctx, fn, dev, 2, shape, &outputs[k], &made);
+        created[k] = (unsigned char)made;
+    }
+    if (st != GAIA_OK) goto done;
+    for (k = 0; k < h->n; k++) {
+        gaia_level *v = h->levels[k];
+        pl[k].r = v->r;
+        pl[k].nlayers = v->n;
+        pl[k].out = v->out;
+        pl[k].layers = py + used;
+        pl[k].held = GAIA__PTR(v->held);
+        pl[k].rows = GAIA__PTR(outputs[k]);
+        for (i = 0; i < v->n; i++) {
+            gaia_layer *L = v->layers[i];
+            gaia_layer_plan_layer *p = &py[used++];
+            p->kind = L->kind;
+            p->act = L->act;
+            p->in = L->in;
+            p->out = L->out;
+            p->W = GAIA__PTR(L->p[GAIA_LAYER_WEIGHTS]);
+            p->b = L->p[GAIA_LAYER_BIAS] ? GAIA__PTR(L->p[GAIA_LAYER_BIAS]) : NULL;
+            p->R = L->p[GAIA_LAYER_RECURRENT] ? GAIA__PTR(L->p[GAIA_LAYER_RECURRENT]) : NULL;
+            p->h = L->p[GAIA_LAYER_STATE] ? GAIA__PTR(L->p[GAIA_LAYER_STATE]) : NULL;
+            p->y = GAIA__PTR(L->y1);
+            p->tmp = GAIA__PTR(L->tmp);
+            if (L->kind == GAIA_LAYER_HEBBIAN) gaia__layer_hebb_args(L, d.eta, &p->hebb);
+        }
+    }
+    plan.nlevels = h->n;
+    plan.T = T;
+    plan.in = X->shape[1];
+    plan.X = GAIA__PTR(X);
+    plan.learn = d.learn != 0;
+    plan.levels = pl;
+    t0 = gaia__prof_begin(ctx);
+    st = ops->hierarchy_run(ctx, &plan);
+    gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, X->numel * 4);
+    if (st == GAIA_OK)
+        for (k = 0; k < h->n; k++) h->levels[k]->fired = 1; /* t = 0 fires every level */
+done:
+    if (st != GAIA_OK && created)
+        for (k = 0; k < h->n; k++)
+            if (created[k]) {
+                gaia_tensor_free(outputs[k]);
+                outputs[k] = NULL;
+            }
+    gaia__host_free(ctx, pl);
+    gaia__host_free(ctx, py);
+    gaia__host_free(ctx, created);
+    return st;
+}
+
+/* ---------------------------------------------------------------------
+   Kernel benchmarks (the seed's benchmark_kernel)
+   --------------------------------------------------------------------- */
+typedef struct gaia__layer_bench {
+    gaia_ctx *ctx;
+    gaia_layer_kernel k;
+    gaia_tensor *a, *b, *c, *out;
+    gaia_layer *layer;
+    gaia_hierarchy *h;
+    gaia_tensor *outs[3];
+    size_t T;
+    int causal;
+} gaia__layer_bench;
+
+static int gaia__layer_bench_fn(void *arg) {
+    gaia__layer_bench *B = (gaia__layer_bench *)arg;
+    gaia_hierarchy_run_desc rd;
+    switch (B->k) {
+    case GAIA_LAYER_KERNEL_GELU: return gaia_layer_activation(B->ctx, GAIA_LAYER_ACT_GELU, B->a, &B->out) != GAIA_OK;
+    case GAIA_LAYER_KERNEL_LINEAR:
+        return gaia_layer_linear(B->ctx, B->a, B->b, B->c, GAIA_LAYER_ACT_LINEAR, &B->out) != GAIA_OK;
+    case GAIA_LAYER_KERNEL_LINEAR_GELU:
+        return gaia_layer_linear(B->ctx, B->a, B->b, B->c, GAIA_LAYER_ACT_GELU, &B->out) != GAIA_OK;
+    case GAIA_LAYER_KERNEL_LAYERNORM: return gaia_layer_layernorm(B->ctx, B->a, B->b, B->c, 1e-5f, &B->out) != GAIA_OK;
+    case GAIA_LAYER_KERNEL_ATTENTION:
+    case GAIA_LAYER_KERNEL_ATTENTION_BF16:
+    case GAIA_LAYER_KERNEL_ATTENTION_F16:
+        return gaia_layer_attention(B->ctx, B->a, B->b, B->c, 0.0f, B->causal,
+                                    B->k == GAIA_LAYER_KERNEL_ATTENTION
+                                        ? GAIA_LAYER_PREC_F32
+                                        : B->k == GAIA_LAYER_KERNEL_ATTENTION_BF16 ? GAIA_LAYER_PREC_BF16
+                                                                                   : GAIA_LAYER_PREC_F16,
+                                    &B->out) != GAIA_OK;
+    case GAIA_LAYER_KERNEL_HEBBIAN: return gaia_layer_update(B->ctx, B->layer, 0.0f) != GAIA_OK;
+    case GAIA_LAYER_KERNEL_HIERARCHY:
+        memset(&rd, 0, sizeof rd);
+        rd.learn = 1;
+        return gaia_hierarchy_process(B->ctx, B->h, B->a, B->T, &rd, B->outs) != GAIA_OK;
+    default: return 1;
+    }
+}
+
+/* The seed's hierarchy: 100 -> 200 reactive (r 1), 200 -> 400 and 400 -> 800 Hebbian (r 2, 4). */
+static gaia_status gaia__layer_seed_hierarchy(gaia_ctx *ctx, gaia_hierarchy **out) {
+    static const size_t sizes[4] = {100, 200, 400, 800};
+    gaia_hierarchy *h = NULL;
+    gaia_status st = gaia_hierarchy_create(ctx, &h);
+    int k;
+    for (k = 0; k < 3 && st == GAIA_OK; k++) {
+        gaia_level *v = NULL;
+        gaia_layer *L = NULL;
+        st = gaia_level_create(ctx, k, sizes[k], sizes[k + 1], 1u << k, &v);
+        if (st == GAIA_OK)
+            st = k == 0 ? gaia_layer_reactive_create(ctx, sizes[k], sizes[k + 1], NULL, &L)
+                        : gaia_layer_hebbian_create(ctx, sizes[k], sizes[k + 1], NULL, &L);
+        if (st == GAIA_OK && (st = gaia_level_add_layer(ctx, v, L)) != GAIA_OK) gaia_layer_free(L);
+        if (st == GAIA_OK) st = gaia_hierarchy_add_level(ctx, h, v);
+        if (st != GAIA_OK) gaia_level_free(v);
+    }
+    if (st != GAIA_OK) {
+        gaia_hierarchy_free(h);
+        h = NULL;
+    }
+    *out = h;
+    return st;
+}
+
+GAIA_API gaia_status gaia_layer_benchmark_kernel(gaia_ctx *ctx, gaia_layer_kernel k, const size_t shape[4],
+                                                 int repeats, double *ms) {
+    static const char *fn = "gaia_layer_benchmark_kernel";
+    gaia__layer_bench B;
+    gaia_bench_stats stats;
+    gaia_status st = GAIA_OK;
+    size_t s2[4];
+    int i;
+    GAIA__NEED_CTX(ctx);
+    if (!shape || !ms) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "shape or ms is NULL");
+    if (repeats < 1) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "repeats %d must be >= 1", repeats);
+    if ((int)k < 0 || k >= GAIA_LAYER_KERNEL_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kernel %d", (int)k);
+    if (!gaia_layer_has_kernel(ctx, k))
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "no %s kernel on %s", gaia_layer_kernel_str(k),
+                          gaia_device_str(gaia_ctx_device(ctx)));
+    memset(&B, 0, sizeof B);
+    memset(&stats, 0, sizeof stats);
+    B.ctx = ctx;
+    B.k = k;
+    *ms = 0.0;
+    switch (k) {
+    case GAIA_LAYER_KERNEL_GELU:
+    case GAIA_LAYER_KERNEL_LAYERNORM:
+        if (!shape[0] || !shape[1]) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "need shape {rows, cols}");
+        st = gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &B.a);
+        if (st == GAIA_OK && k == GAIA_LAYER_KERNEL_LAYERNORM) st = gaia_tensor_randn(ctx, 1, shape + 1, 1.0f, 0.1f, &B.b);
+        if (st == GAIA_OK && k == GAIA_LAYER_KERNEL_LAYERNORM) st = gaia_tensor_randn(ctx, 1, shape + 1, 0.0f, 0.1f, &B.c);
+        break;
+    case GAIA_LAYER_KERNEL_LINEAR:
+    case GAIA_LAYER_KERNEL_LINEAR_GELU:
+        if (!shape[0] || !shape[1] || !shape[2])
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "need shape {rows, in, out}");
+        s2[0] = shape[2];
+        s2[1] = shape[1];
+        st = gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &B.a);
+        if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 2, s2, 0.0f, 1.0f / sqrtf((float)shape[1]), &B.b);
+        if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 1, shape + 2, 0.0f, 0.1f, &B.c);
+        break;
+    case GAIA_LAYER_KERNEL_ATTENTION:
+    case GAIA_LAYER_KERNEL_ATTENTION_BF16:
+    case GAIA_LAYER_KERNEL_ATTENTION_F16:
+        if (!shape[0] || !shape[1] || !shape[2]) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "need shape {B*H, N, d}");
+        B.causal = shape[3] != 0;
+        st = gaia_tensor_randn(ctx, 3, shape, 0.0f, 1.0f, &B.a);
+        if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 3, shape, 0.0f, 1.0f, &B.b);
+        if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 3, shape, 0.0f, 1.0f, &B.c);
+        break;
+    case GAIA_LAYER_KERNEL_HEBBIAN:
+        if (!shape[0] || !shape[1]) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "need shape {out, in}");
+        st = gaia_layer_hebbian_create(ctx, shape[1], shape[0], NULL, &B.layer);
+        if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 1, shape + 1, 0.0f, 1.0f, &B.a);
+        if (st == GAIA_OK) st = gaia_layer_forward(ctx, B.layer, B.a, &B.out);
+        break;
+    case GAIA_LAYER_KERNEL_HIERARCHY:
+        B.T = shape[0] ? shape[0] : 1000;
+        s2[0] = B.T;
+        s2[1] = 100;
+        st = gaia__layer_seed_hierarchy(ctx, &B.h);
+        if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 2, s2, 0.0f, 1.0f, &B.a);
+        break;
+    default: break;
+    }
+    if (st == GAIA_OK) st = gaia_bench_run(ctx, gaia__layer_bench_fn, &B, 1, repeats, &stats);
+    if (st == GAIA_OK) *ms = stats.mean_ms;
+    gaia_tensor_free(B.a);
+    gaia_tensor_free(B.b);
+    gaia_tensor_free(B.c);
+    gaia_tensor_free(B.out);
+    gaia_layer_free(B.layer);
+    gaia_hierarchy_free(B.h);
+    for (i = 0; i < 3; i++) gaia_tensor_free(B.outs[i]);
+    return st;
+}
+/* ---------------------------------------------------------------------
+   assembly module: brains, written once against the backend tables.
+   Explicit areas keep their inputs, learned-weight maps and bitmaps on the
+   brain's device and call the backend's assembly primitives; lazy areas live
+   on the host (sparse rows that grow with the support).
+   --------------------------------------------------------------------- */
+#define GAIA__ASM_NAME 64
+#define GAIA__ASM_MAX_UNITS 16384      /* stimuli + areas */
+#define GAIA__ASM_MAX_N 2147483647u    /* neurons per area */
+#define GAIA__ASM_MAX_K 8388608u       /* cap per area, stimulus size */
+#define GAIA__ASM_GEO_MAX (1u << 20)   /* geometric table length */
+#define GAIA__ASM_MAGIC "GAIABRN"
+#define GAIA__ASM_VERSION 1u
+
+typedef struct gaia__asm_row {
+    uint32_t *j;
+    float *w;
+    uint32_t len, cap;
+} gaia__asm_row;
+
+typedef struct gaia__asm_stim {
+    char name[GAIA__ASM_NAME];
+    uint32_t size;
+    uint64_t *cdf;           /* binomial table (host) */
+    uint32_t guide[4096];
+    uint32_t lo, len;
+    void *d_cdf, *d_guide;   /* device copies */
+} gaia__asm_stim;
+
+typedef struct gaia__asm_area {
+    char name[GAIA__ASM_NAME];
+    uint32_t n, k;
+    float beta;
+    int mode, fixed;
+    uint32_t *win, nwin;     /* ascending, host */
+    uint32_t *neww, nneww;   /* this step's result */
+    int target;              /* is a target in the current step */
+    uint64_t support;
+    uint64_t *hist;
+    size_t nhist, caphist;
+    uint32_t **stored;
+    uint32_t *stored_n;
+    size_t nstored, capstored;
+    /* explicit */
+    uint32_t *sup_bits;      /* host mirror of d_sup */
+    void *d_sup, *d_newbits, *d_input, *d_win, *d_neww, *d_scratch;
+    size_t scratch_bytes;
+} gaia__asm_area;
+
+typedef struct gaia__asm_fibre {
+    int src;                 /* area index, or -1 - stimulus index */
+    int tgt;
+    int has_beta;
+    float beta;
+    uint32_t id;
+    uint64_t fkey;
+    /* explicit: learned weights on the device */
+    void *d_keys, *d_vals;
+    uint64_t cap, count;
+    void *cache;             /* the backend's (cache_free) */
+    /* lazy, from an area: one row per source neuron */
+    gaia__asm_row *rows;
+    uint32_t nrows, caprows;
+    /* lazy, from a stimulus: in-degree and weight per target neuron */
+    uint32_t *sc;
+    float *sw;
+    uint32_t slen, scap;
+} gaia__asm_fibre;
+
+struct gaia_brain {
+    gaia_ctx *ctx;
+    gaia_device dev;
+    const gaia_backend *be;
+    double p;
+    uint64_t seed, steps, lazy_stream;
+    uint64_t epoch;          /* project calls, failed ones included: tags backend caches */
+    int plastic;
+    gaia__asm_stim *stims;
+    gaia__asm_area *areas;
+    gaia__asm_fibre *fibres;
+    int nstims, nareas, nfibres, capstims, capareas, capfibres;
+    uint32_t *geo, geo_guide[4096], geo_len, geo_r32;
+    void *d_geo, *d_guide;
+    void *d_keys_tmp;
+    uint64_t keys_tmp_cap;
+    size_t host_bytes, dev_bytes;
+    double *lz_sf;           /* P(Binomial(lz_K, p) > x), x = 0..lz_K */
+    uint32_t lz_K;
+};
+
+static void gaia__assembly_release(gaia_ctx *ctx) { (void)ctx; }
+
+/* ---- memory: every block is counted (gaia_brain_memory) ---- */
+static void *gaia__asm_halloc(gaia_brain *b, size_t bytes) {
+    unsigned char *p;
+    if (bytes > SIZE_MAX - 16) return NULL;
+    p = (unsigned char *)gaia__host_alloc(b->ctx, bytes + 16);
+    if (!p) return NULL;
+    memcpy(p, &bytes, sizeof bytes);
+    b->host_bytes += bytes;
+    return p + 16;
+}
+static void gaia__asm_hfree(gaia_brain *b, void *q) {
+    size_t bytes;
+    unsigned char *p = (unsigned char *)q;
+    if (!p) return;
+    p -= 16;
+    memcpy(&bytes, p, sizeof bytes);
+    b->host_bytes -= bytes;
+    gaia__host_free(b->ctx, p);
+}
+static void *gaia__asm_hcalloc(gaia_brain *b, size_t count, size_t size) {
+    void *p;
+    size_t bytes;
+    if (gaia__mul_overflows(count, size, &bytes)) return NULL;
+    p = gaia__asm_halloc(b, bytes);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+/* Grows *p (count * size bytes used) to hold at least want elements. */
+static int gaia__asm_grow(gaia_brain *b, void **p, size_t size, size_t used, size_t *cap, size_t want) {
+    size_t nc = *cap ? *cap : 4;
+    void *q;
+    if (want <= *cap) return 1;
+    while (nc < want) {
+        if (nc > SIZE_MAX / 2 / size) return 0;
+        nc *= 2;
+    }
+    q = gaia__asm_halloc(b, nc * size);
+    if (!q) return 0;
+    if (*p && used) memcpy(q, *p, used * size);
+    gaia__asm_hfree(b, *p);
+    *p = q;
+    *cap = nc;
+    return 1;
+}
+
+/* Device blocks (host blocks for a CPU brain); sizes are kept by the caller. */
+static gaia_status gaia__asm_dalloc(gaia_brain *b, size_t bytes, void **out) {
+    gaia_status st = b->be->alloc(b->ctx, bytes ? bytes : 1, out);
+    if (st == GAIA_OK) b->dev_bytes += bytes;
+    return st;
+}
+static void gaia__asm_dfree(gaia_brain *b, void *p, size_t bytes) {
+    if (!p) return;
+    b->be->free(b->ctx, p);
+    b->dev_bytes -= bytes;
+}
+static size_t gaia__asm_bits_bytes(uint32_t n) { return (((size_t)n + 31) / 32) * 4; }
+
+/* ---- lookups ---- */
+static int gaia__asm_find_area(const gaia_brain *b, const char *name) {
+    int i;
+    if (!name) return -1;
+    for (i = 0; i < b->nareas; i++)
+        if (strcmp(b->areas[i].name, name) == 0) return i;
+    return -1;
+}
+static int gaia__asm_find_stim(const gaia_brain *b, const char *name) {
+    int i;
+    if (!name) return -1;
+    for (i = 0; i < b->nstims; i++)
+        if (strcmp(b->stims[i].name, name) == 0) return i;
+    return -1;
+}
+/* A source: area index >= 0, stimulus -1 - index, or -1 - nstims - 1 when unknown. */
+static int gaia__asm_find_source(const gaia_brain *b, const char *name, int *src) {
+    int a = gaia__asm_find_area(b, name), s;
+    if (a >= 0) {
+        *src = a;
+        return 1;
+    }
+    s = gaia__asm_find_stim(b, name);
+    if (s >= 0) {
+        *src = -1 - s;
+        return 1;
+    }
+    return 0;
+}
+static int gaia__asm_find_fibre(const gaia_brain *b, int src, int tgt) {
+    int i;
+    for (i = 0; i < b->nfibres; i++)
+        if (b->fibres[i].src == src && b->fibres[i].tgt == tgt) return i;
+    return -1;
+}
+static float gaia__asm_fibre_beta(const gaia_brain *b, const gaia__asm_fibre *f) {
+    return f->has_beta ? f->beta : b->areas[f->tgt].beta;
+}
+static uint32_t gaia__asm_src_n(const gaia_brain *b, int src) {
+    return src >= 0 ? b->areas[src].n : b->stims[-1 - src].size;
+}
+static uint32_t gaia__asm_src_k(const gaia_brain *b, int src) {
+    return src >= 0 ? b->areas[src].nwin : b->stims[-1 - src].size;
+}
+
+/* ---- tables (host, then copied to the device) ---- */
+static gaia_status gaia__asm_geo_build(gaia_brain *b) {
+    double lq = b->p < 1.0 ? log1p(-b->p) : -HUGE_VAL, r = 0.0, L0;
+    uint32_t L, c, bb;
+    if (b->p >= 1.0) L = 1;
+    else {
+        L0 = floor(-33.0 * log(2.0) / lq) + 1.0;
+        if (L0 <= (double)GAIA__ASM_GEO_MAX) L = (uint32_t)L0;
+        else {
+            L = GAIA__ASM_GEO_MAX;
+            r = exp((double)L * lq);
+        }
+    }
+    b->geo = (uint32_t *)gaia__asm_halloc(b, ((size_t)L + 1) * sizeof(uint32_t));
+    if (!b->geo) return GAIA_ERR_OUT_OF_MEMORY;
+    b->geo_len = L;
+    b->geo[0] = 0xFFFFFFFFu;
+    for (bb = 1; bb < L; bb++) {
+        double q = (exp((double)bb * lq) - r) / (1.0 - r), v = floor(q * 4294967296.0 + 0.5);
+        b->geo[bb] = v >= 4294967295.0 ? 0xFFFFFFFFu : v <= 0 ? 0u : (uint32_t)v;
+    }
+    b->geo[L] = 0;
+    b->geo_r32 = 0;
+    if (r > 0) {
+        double v = floor(r * 4294967296.0 + 0.5);
+        b->geo_r32 = v >= 4294967295.0 ? 0xFFFFFFFFu : (uint32_t)v;
+    }
+    /* guide[c] = skip of the largest word in bucket c; nonincreasing in c */
+    bb = 0;
+    for (c = 4096; c-- > 0;) {
+        uint32_t u = (c << 20) | 0xFFFFFu;
+        while (u < b->geo[bb + 1]) bb++;
+        b->geo_guide[c] = bb;
+    }
+    return GAIA_OK;
+}
+
+static double gaia__asm_log_binom_pmf(uint32_t s, double p, uint32_t x) {
+    return lgamma((double)s + 1.0) - lgamma((double)x + 1.0) - lgamma((double)(s - x) + 1.0) +
+           (double)x * log(p) + (double)(s - x) * log1p(-p);
+}
+
+static gaia_status gaia__asm_bin_build(gaia_brain *b, gaia__asm_stim *st) {
+    uint32_t lo, hi, x, c;
+    double acc = 0.0;
+    if (b->p >= 1.0) lo = hi = st->size;
+    else {
+        double mean = (double)st->size * b->p, sd = sqrt(mean * (1.0 - b->p));
+        double l = floor(mean - 40.0 * sd - 10.0), h = ceil(mean + 40.0 * sd + 10.0);
+        lo = l < 0 ? 0 : (uint32_t)l;
+        hi = h > (double)st->size ? st->size : (uint32_t)h;
+    }
+    st->lo = lo;
+    st->len = hi - lo + 1;
+    st->cdf = (uint64_t *)gaia__asm_halloc(b, (size_t)st->len * sizeof(uint64_t));
+    if (!st->cdf) return GAIA_ERR_OUT_OF_MEMORY;
+    for (x = 0; x < st->len; x++) {
+        double v;
+        if (b->p < 1.0) acc += exp(gaia__asm_log_binom_pmf(st->size, b->p, lo + x));
+        else acc = 1.0;
+        v = acc * 18446744073709551616.0;
+        st->cdf[x] = v >= 18446744073709551615.0 ? ~(uint64_t)0 : (uint64_t)v;
+    }
+    st->cdf[st->len - 1] = ~(uint64_t)0;
+    x = 0;
+    for (c = 0; c < 4096; c++) {
+        uint64_t edge = (uint64_t)c << 52;
+        while (x + 1 < st->len && st->cdf[x] <= edge) x++;
+        st->guide[c] = x;
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_upload_new(gaia_brain *b, const void *host, size_t bytes, void **d) {
+    gaia_status st = gaia__asm_dalloc(b, bytes, d);
+    if (st != GAIA_OK) return st;
+    return b->be->upload(b->ctx, *d, host, bytes);
+}
+
+/* The fibre's hash key: Philox(seed; fibre id), so fibres are independent. */
+static uint64_t gaia__asm_fkey(uint64_t seed, uint32_t id) {
+    uint32_t ctr[4], key[2], out[4];
+    ctr[0] = id;
+    ctr[1] = 0;
+    ctr[2] = 0x41534D42u; /* "ASMB": apart from the tensor streams */
+    ctr[3] = 0x46494252u;
+    key[0] = (uint32_t)seed;
+    key[1] = (uint32_t)(seed >> 32);
+    gaia_cpu_philox4x32_10(ctr, key, out);
+    return (uint64_t)out[0] | ((uint64_t)out[1] << 32);
+}
+
+/* Host (dev = 0) or device (dev = 1) view of a fibre for the primitives. */
+static void gaia__asm_args(const gaia_brain *b, const gaia__asm_fibre *f, int dev, gaia_assembly_fibre_args *a) {
+    const gaia__asm_area *t = &b->areas[f->tgt];
+    memset(a, 0, sizeof *a);
+    a->fkey = f->fkey;
+    a->n_src = gaia__asm_src_n(b, f->src);
+    a->n_tgt = t->n;
+    a->geo = dev ? (const uint32_t *)b->d_geo : b->geo;
+    a->geo_guide = dev ? (const uint32_t *)b->d_guide : b->geo_guide;
+    a->geo_len = b->geo_len;
+    a->geo_r32 = b->geo_r32;
+    a->p = b->p;
+    a->step = b->epoch;
+    if (f->src < 0) {
+        const gaia__asm_stim *s = &b->stims[-1 - f->src];
+        a->is_stimulus = 1;
+        a->stim_size = s->size;
+        a->bin_cdf = dev ? (const uint64_t *)s->d_cdf : s->cdf;
+        a->bin_guide = dev ? (const uint32_t *)s->d_guide : s->guide;
+        a->bin_lo = s->lo;
+        a->bin_len = s->len;
+    }
+    a->map_keys = (const uint64_t *)f->d_keys;
+    a->map_vals = (const float *)f->d_vals;
+    a->map_mask = f->cap - 1;
+    a->tgt_support = dev ? (const uint32_t *)t->d_sup : t->sup_bits;
+}
+
+/* ---- lazy-mode random numbers: Philox streams taken in a fixed order ---- */
+typedef struct gaia__asm_lrng {
+    uint32_t key[2], ctr[4], buf[4];
+    int pos;
+} gaia__asm_lrng;
+
+static void gaia__asm_lrng_init(gaia_brain *b, gaia__asm_lrng *r) {
+    uint64_t s = b->lazy_stream++;
+    r->key[0] = (uint32_t)b->seed;
+    r->key[1] = (uint32_t)(b->seed >> 32);
+    r->ctr[0] = 0;
+    r->ctr[1] = (uint32_t)s;
+    r->ctr[2] = (uint32_t)(s >> 32);
+    r->ctr[3] = 0x4C415A59u; /* "LAZY" */
+    r->pos = 4;
+}
+static uint32_t gaia__asm_lrng_u32(gaia__asm_lrng *r) {
+    if (r->pos == 4) {
+        gaia_cpu_philox4x32_10(r->ctr, r->key, r->buf);
+        r->ctr[0]++;
+        r->pos = 0;
+    }
+    return r->buf[r->pos++];
+}
+static uint64_t gaia__asm_lrng_u64(gaia__asm_lrng *r) {
+    uint64_t lo = gaia__asm_lrng_u32(r);
+    return lo | ((uint64_t)gaia__asm_lrng_u32(r) << 32);
+}
+/* Uniform in (0, 1]. */
+static double gaia__asm_lrng_open0(gaia__asm_lrng *r) {
+    return ((double)(gaia__asm_lrng_u64(r) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+}
+static uint32_t gaia__asm_lrng_below(gaia__asm_lrng *r, uint32_t m) {
+    return (uint32_t)(((uint64_t)gaia__asm_lrng_u32(r) * m) >> 32);
+}
+/* Geometric(p) skip for the lazy rows (host only, so plain log is fine). */
+static uint64_t gaia__asm_lrng_skip(const gaia_brain *b, gaia__asm_lrng *r) {
+    double v;
+    if (b->p >= 1.0) return 0;
+    v = floor(log(gaia__asm_lrng_open0(r)) / log1p(-b->p));
+    return v > 1e18 ? (uint64_t)1e18 : (uint64_t)v;
+}
+static uint32_t gaia__asm_lrng_binom(const gaia__asm_stim *s, gaia__asm_lrng *r) {
+    uint64_t u = gaia__asm_lrng_u64(r);
+    uint32_t x = s->guide[u >> 52];
+    while (x + 1 < s->len && u >= s->cdf[x]) x++;
+    return s->lo + x;
+}
+
+/* ---- lazy rows ---- */
+static int gaia__asm_row_push(gaia_brain *b, gaia__asm_row *row, uint32_t j, float w) {
+    if (row->len == row->cap) {
+        uint32_t nc = row->cap ? row->cap * 2 : 8;
+        uint32_t *nj = (uint32_t *)gaia__asm_halloc(b, (size_t)nc * sizeof(uint32_t));
+        float *nw = (float *)gaia__asm_halloc(b, (size_t)nc * sizeof(float));
+        if (!nj || !nw) {
+            gaia__asm_hfree(b, nj);
+            gaia__asm_hfree(b, nw);
+            return 0;
+        }
+        if (row->len) {
+            memcpy(nj, row->j, row->len * sizeof(uint32_t));
+            memcpy(nw, row->w, row->len * sizeof(float));
+        }
+        gaia__asm_hfree(b, row->j);
+        gaia__asm_hfree(b, row->w);
+        row->j = nj;
+        row->w = nw;
+        row->cap = nc;
+    }
+    row->j[row->len] = j;
+    row->w[row->len] = w;
+    row->len++;
+    return 1;
+}
+
+/* Appends rows for source neurons nrows..upto-1, Bernoulli(p) over the
+   target's first ncols neurons. */
+static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, uint32_t ncols) {
+    size_t cap = f->caprows;
+    gaia__asm_lrng r;
+    if (upto <= f->nrows) return 1;
+    if (!gaia__asm_grow(b, (void **)&f->rows, sizeof(gaia__asm_row), f->nrows, &cap, upto)) return 0;
+    f->caprows = (uint32_t)cap;
+    gaia__asm_lrng_init(b, &r);
+    for (; f->nrows < upto; f->nrows++) {
+        gaia__asm_row *row = &f->rows[f->nrows];
+        uint64_t j;
+        memset(row, 0, sizeof *row);
+        for (j = gaia__asm_lrng_skip(b, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(b, &r))
+            if (!gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) return 0;
+    }
+    return 1;
+}
+
+static int gaia__asm_stimcols_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto) {
+    size_t cap = f->scap, cap2;
+    gaia__asm_lrng r;
+    const gaia__asm_stim *s = &b->stims[-1 - f->src];
+    if (upto <= f->slen) return 1;
+    cap2 = cap;
+    if (!gaia__asm_grow(b, (void **)&f->sc, sizeof(uint32_t), f->slen, &cap, upto)) return 0;
+    if (!gaia__asm_grow(b, (void **)&f->sw, sizeof(float), f->slen, &cap2, upto)) return 0;
+    f->scap = (uint32_t)cap;
+    gaia__asm_lrng_init(b, &r);
+    for (; f->slen < upto; f->slen++) {
+        f->sc[f->slen] = gaia__asm_lrng_binom(s, &r);
+        f->sw[f->slen] = 1.0f;
+    }
+    return 1;
+}
+
+/* ---- fibres ---- */
+static void gaia__asm_fibre_free(gaia_brain *b, gaia__asm_fibre *f) {
+    uint32_t i;
+    if (f->cache && b->be->assembly->cache_free) b->be->assembly->cache_free(b->ctx, f->cache);
+    gaia__asm_dfree(b, f->d_keys, (size_t)f->cap * 8);
+    gaia__asm_dfree(b, f->d_vals, (size_t)f->cap * 4);
+    for (i = 0; i < f->nrows; i++) {
+        gaia__asm_hfree(b, f->rows[i].j);
+        gaia__asm_hfree(b, f->rows[i].w);
+    }
+    gaia__asm_hfree(b, f->rows);
+    gaia__asm_hfree(b, f->sc);
+    gaia__asm_hfree(b, f->sw);
+    memset(f, 0, sizeof *f);
+}
+
+static gaia_status gaia__asm_map_alloc(gaia_brain *b, uint64_t cap, void **keys, void **vals) {
+    gaia_status st;
+    *keys = *vals = NULL;
+    st = gaia__asm_dalloc(b, (size_t)cap * 8, keys);
+    if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)cap * 4, vals);
+    if (st == GAIA_OK) st = b->be->assembly->map_clear(b->ctx, (uint64_t *)*keys, cap);
+    if (st != GAIA_OK) {
+        gaia__asm_dfree(b, *keys, (size_t)cap * 8);
+        gaia__asm_dfree(b, *vals, (size_t)cap * 4);
+        *keys = *vals = NULL;
+    }
+    return st;
+}
+
+/* Keeps the load factor at or below 1/2 for `more` further keys. */
+static gaia_status gaia__asm_map_reserve(gaia_brain *b, gaia__asm_fibre *f, uint64_t more) {
+    uint64_t want = 2 * (f->count + more), nc = f->cap;
+    void *nk, *nv;
+    gaia_status st;
+    if (want <= f->cap) return GAIA_OK;
+    while (nc < want) nc *= 2;
+    st = gaia__asm_map_alloc(b, nc, &nk, &nv);
+    if (st != GAIA_OK) return st;
+    st = b->be->assembly->map_rehash(b->ctx, (const uint64_t *)f->d_keys, (const float *)f->d_vals, f->cap,
+                                     (uint64_t *)nk, (float *)nv, nc - 1);
+    if (st != GAIA_OK) {
+        gaia__asm_dfree(b, nk, (size_t)nc * 8);
+        gaia__asm_dfree(b, nv, (size_t)nc * 4);
+        return st;
+    }
+    gaia__asm_dfree(b, f->d_keys, (size_t)f->cap * 8);
+    gaia__asm_dfree(b, f->d_vals, (size_t)f->cap * 4);
+    f->d_keys = nk;
+    f->d_vals = nv;
+    f->cap = nc;
+    return GAIA_OK;
+}
+
+/* The fibre src -> tgt, created on first use (lazy ones sample the block
+   between the current supports then: the same law as sampling it earlier). */
+static gaia_status gaia__asm_fibre_get(gaia_brain *b, int src, int tgt, int create_state, gaia__asm_fibre **out) {
+    int i = gaia__asm_find_fibre(b, src, tgt);
+    gaia__asm_fibre *f;
+    gaia__asm_area *t = &b->areas[tgt];
+    if (i < 0) {
+        size_t cap = (size_t)b->capfibres;
+        if (!gaia__asm_grow(b, (void **)&b->fibres, sizeof(gaia__asm_fibre), (size_t)b->nfibres, &cap,
+                            (size_t)b->nfibres + 1))
+            return GAIA_ERR_OUT_OF_MEMORY;
+        b->capfibres = (int)cap;
+        f = &b->fibres[b->nfibres++];
+        memset(f, 0, sizeof *f);
+        f->src = src;
+        f->tgt = tgt;
+        f->id = ((uint32_t)(src >= 0 ? src : 0x8000 | (-1 - src)) << 16) | (uint32_t)tgt;
+        f->fkey = gaia__asm_fkey(b->seed, f->id);
+    } else f = &b->fibres[i];
+    *out = f;
+    if (!create_state) return GAIA_OK;
+    if (t->mode == GAIA_AREA_EXPLICIT) {
+        if (!f->d_keys) {
+            gaia_status st = gaia__asm_map_alloc(b, 16, &f->d_keys, &f->d_vals);
+            if (st != GAIA_OK) return st;
+            f->cap = 16;
+            f->count = 0;
+        }
+    } else if (src >= 0) {
+        if (f->nrows < b->areas[src].support &&
+            !gaia__asm_rows_add(b, f, (uint32_t)b->areas[src].support, (uint32_t)t->support))
+            return GAIA_ERR_OUT_OF_MEMORY;
+    } else if (f->slen < t->support && !gaia__asm_stimcols_add(b, f, (uint32_t)t->support))
+        return GAIA_ERR_OUT_OF_MEMORY;
+    return GAIA_OK;
+}
+
+/* ---- creation ---- */
+static void gaia__asm_area_free(gaia_brain *b, gaia__asm_area *a) {
+    size_t i;
+    gaia__asm_hfree(b, a->win);
+    gaia__asm_hfree(b, a->neww);
+    gaia__asm_hfree(b, a->hist);
+    for (i = 0; i < a->nstored; i++) gaia__asm_hfree(b, a->stored[i]);
+    gaia__asm_hfree(b, a->stored);
+    gaia__asm_hfree(b, a->stored_n);
+    gaia__asm_hfree(b, a->sup_bits);
+    gaia__asm_dfree(b, a->d_sup, gaia__asm_bits_bytes(a->n));
+    gaia__asm_dfree(b, a->d_newbits, gaia__asm_bits_bytes(a->n));
+    gaia__asm_dfree(b, a->d_input, (size_t)a->n * 8);
+    gaia__asm_dfree(b, a->d_win, (size_t)a->k * 4);
+    gaia__asm_dfree(b, a->d_neww, (size_t)a->k * 4);
+    gaia__asm_dfree(b, a->d_scratch, a->scratch_bytes);
+}
+
+GAIA_API void gaia_brain_destroy(gaia_brain *b) {
+    int i;
+    gaia_ctx *ctx;
+    if (!b) return;
+    ctx = b->ctx;
+    for (i = 0; i < b->nfibres; i++) gaia__asm_fibre_free(b, &b->fibres[i]);
+    for (i = 0; i < b->nareas; i++) gaia__asm_area_free(b, &b->areas[i]);
+    for (i = 0; i < b->nstims; i++) {
+        gaia__asm_hfree(b, b->stims[i].cdf);
+        gaia__asm_dfree(b, b->stims[i].d_cdf, (size_t)b->stims[i].len * 8);
+        gaia__asm_dfree(b, b->stims[i].d_guide, 4096 * 4);
+    }
+    gaia__asm_hfree(b, b->fibres);
+    gaia__asm_hfree(b, b->areas);
+    gaia__asm_hfree(b, b->stims);
+    gaia__asm_hfree(b, b->geo);
+    gaia__asm_hfree(b, b->lz_sf);
+    gaia__asm_dfree(b, b->d_geo, ((size_t)b->geo_len + 1) * 4);
+    gaia__asm_dfree(b, b->d_guide, 4096 * 4);
+    gaia__asm_dfree(b, b->d_keys_tmp, (size_t)b->keys_tmp_cap * 8);
+    gaia__host_free(ctx, b);
+}
+
+GAIA_API gaia_status gaia_brain_create(gaia_ctx *ctx, double p, uint64_t seed, gaia_device device, gaia_brain **out) {
+    static const char *fn = "gaia_brain_create";
+    gaia_brain *b;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    *out = NULL;
+    if (!(p > 0.0 && p <= 1.0)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "p = %g is outside (0, 1]", p);
+    if (device == GAIA_DEVICE_AUTO) device = gaia_ctx_device(ctx);
+    if ((int)device <= 0 || (int)device >= GAIA_DEVICE_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown device %d", (int)device);
+    if (!ctx->backends[device])
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "device %s is not available", gaia_device_str(device));
+    if (!ctx->backends[device]->assembly)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "the %s backend has no assembly primitives",
+                          gaia_device_str(device));
+    b = (gaia_brain *)gaia__host_alloc(ctx, sizeof *b);
+    if (!b) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a brain");
+    memset(b, 0, sizeof *b);
+    b->ctx = ctx;
+    b->dev = device;
+    b->be = ctx->backends[device];
+    b->p = p;
+    b->seed = seed;
+    b->plastic = 1;
+    st = gaia__asm_geo_build(b);
+    if (st == GAIA_OK) st = gaia__asm_upload_new(b, b->geo, ((size_t)b->geo_len + 1) * 4, &b->d_geo);
+    if (st == GAIA_OK) st = gaia__asm_upload_new(b, b->geo_guide, 4096 * 4, &b->d_guide);
+    if (st != GAIA_OK) {
+        gaia_brain_destroy(b);
+        return gaia__fail(ctx, st, fn, "cannot build the connectome tables (p = %g)", p);
+    }
+    *out = b;
+    return GAIA_OK;
+}
+
+static int gaia__asm_name_ok(const char *name) {
+    size_t len;
+    if (!name) return 0;
+    len = strlen(name);
+    return len >= 1 && len < GAIA__ASM_NAME;
+}
+
+GAIA_API gaia_status gaia_brain_add_stimulus(gaia_brain *b, const char *name, uint32_t size) {
+    static const char *fn = "gaia_brain_add_stimulus";
+    gaia__asm_stim *s;
+    size_t cap;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!gaia__asm_name_ok(name))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "name must have 1..%d characters", GAIA__ASM_NAME - 1);
+    if (gaia__asm_find_area(b, name) >= 0 || gaia__asm_find_stim(b, name) >= 0)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "name '%s' is taken", name);
+    if (size == 0 || size > GAIA__ASM_MAX_K)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "size %u outside 1..%u", size, GAIA__ASM_MAX_K);
+    if (b->nstims + b->nareas >= GAIA__ASM_MAX_UNITS)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "more than %d stimuli and areas", GAIA__ASM_MAX_UNITS);
+    cap = (size_t)b->capstims;
+    if (!gaia__asm_grow(b, (void **)&b->stims, sizeof(gaia__asm_stim), (size_t)b->nstims, &cap,
+                        (size_t)b->nstims + 1))
+        return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    b->capstims = (int)cap;
+    s = &b->stims[b->nstims];
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->size = size;
+    st = gaia__asm_bin_build(b, s);
+    if (st == GAIA_OK) st = gaia__asm_upload_new(b, s->cdf, (size_t)s->len * 8, &s->d_cdf);
+    if (st == GAIA_OK) st = gaia__asm_upload_new(b, s->guide, 4096 * 4, &s->d_guide);
+    if (st != GAIA_OK) {
+        gaia__asm_hfree(b, s->cdf);
+        gaia__asm_dfree(b, s->d_cdf, (size_t)s->len * 8);
+        gaia__asm_dfree(b, s->d_guide, 4096 * 4);
+        return gaia__fail(b->ctx, st, fn, "cannot build the table of stimulus '%s'", name);
+    }
+    b->nstims++;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32_t n, uint32_t k, float beta,
+                                         gaia_area_mode mode) {
+    static const char *fn = "gaia_brain_add_area";
+    gaia__asm_area *a;
+    size_t cap;
+    gaia_status st = GAIA_OK;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!gaia__asm_name_ok(name))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "name must have 1..%d characters", GAIA__ASM_NAME - 1);
+    if (gaia__asm_find_area(b, name) >= 0 || gaia__asm_find_stim(b, name) >= 0)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "name '%s' is taken", name);
+    if (n == 0 || n > GAIA__ASM_MAX_N)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': n = %u outside 1..%u", name, n,
+                          GAIA__ASM_MAX_N);
+    if (k == 0 || k > n || k > GAIA__ASM_MAX_K)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': k = %u must be in 1..n (n = %u, at most %u)",
+                          name, k, n, GAIA__ASM_MAX_K);
+    if (!(beta >= 0.0f && beta <= 1000.0f))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': beta = %g outside [0, 1000]", name,
+                          (double)beta);
+    if (mode != GAIA_AREA_EXPLICIT && mode != GAIA_AREA_LAZY)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': unknown mode %d", name, (int)mode);
+    if (b->nstims + b->nareas >= GAIA__ASM_MAX_UNITS)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "more than %d stimuli and areas", GAIA__ASM_MAX_UNITS);
+    cap = (size_t)b->capareas;
+    if (!gaia__asm_grow(b, (void **)&b->areas, sizeof(gaia__asm_area), (size_t)b->nareas, &cap,
+                        (size_t)b->nareas + 1))
+        return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    b->capareas = (int)cap;
+    a = &b->areas[b->nareas];
+    memset(a, 0, sizeof *a);
+    snprintf(a->name, sizeof a->name, "%s", name);
+    a->n = n;
+    a->k = k;
+    a->beta = beta;
+    a->mode = (int)mode;
+    a->win = (uint32_t *)gaia__asm_halloc(b, (size_t)k * 4);
+    a->neww = (uint32_t *)gaia__asm_halloc(b, (size_t)k * 4);
+    if (!a->win || !a->neww) st = GAIA_ERR_OUT_OF_MEMORY;
+    if (st == GAIA_OK && mode == GAIA_AREA_EXPLICIT) {
+        size_t bb = gaia__asm_bits_bytes(n);
+        a->sup_bits = (uint32_t *)gaia__asm_hcalloc(b, 1, bb);
+        if (!a->sup_bits) st = GAIA_ERR_OUT_OF_MEMORY;
+        if (st == GAIA_OK) st = gaia__asm_dalloc(b, bb, &a->d_sup);
+        if (st == GAIA_OK) st = b->be->assembly->clear(b->ctx, a->d_sup, bb);
+        if (st == GAIA_OK) st = gaia__asm_dalloc(b, bb, &a->d_newbits);
+        if (st == GAIA_OK) st = b->be->assembly->clear(b->ctx, a->d_newbits, bb);
+        if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)n * 8, &a->d_input);
+        if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)k * 4, &a->d_win);
+        if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)k * 4, &a->d_neww);
+        if (st == GAIA_OK) {
+            a->scratch_bytes = b->be->assembly->topk_scratch_bytes(n);
+            st = gaia__asm_dalloc(b, a->scratch_bytes, &a->d_scratch);
+        }
+    }
+    if (st != GAIA_OK) {
+        gaia__asm_area_free(b, a);
+        return gaia__fail(b->ctx, st, fn, "area '%s' (n = %u): out of memory", name, n);
+    }
+    b->nareas++;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_set_beta(gaia_brain *b, const char *from, const char *to, float beta) {
+    static const char *fn = "gaia_brain_set_beta";
+    int src, tgt;
+    gaia__asm_fibre *f;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!gaia__asm_find_source(b, from, &src))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'", from ? from : "(null)");
+    tgt = gaia__asm_find_area(b, to);
+    if (tgt < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", to ? to : "(null)");
+    if (!(beta >= 0.0f && beta <= 1000.0f))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "beta = %g outside [0, 1000]", (double)beta);
+    st = gaia__asm_fibre_get(b, src, tgt, 0, &f);
+    if (st != GAIA_OK) return gaia__fail(b->ctx, st, fn, "out of memory");
+    f->has_beta = 1;
+    f->beta = beta;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_set_plasticity(gaia_brain *b, int on) {
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    b->plastic = on != 0;
+    return GAIA_OK;
+}
+
+/* ---- winners and support ---- */
+static gaia_status gaia__asm_commit_winners(gaia_brain *b, gaia__asm_area *a, const uint32_t *w, uint32_t nw) {
+    uint32_t t, fresh = 0;
+    gaia_status st = GAIA_OK;
+    if (w != a->win) memmove(a->win, w, (size_t)nw * 4);
+    a->nwin = nw;
+    if (a->mode == GAIA_AREA_LAZY) {
+        for (t = 0; t < nw; t++)
+            if ((uint64_t)a->win[t] + 1 > a->support) a->support = (uint64_t)a->win[t] + 1;
+        return GAIA_OK;
+    }
+    for (t = 0; t < nw; t++) {
+        uint32_t j = a->win[t];
+        if (!((a->sup_bits[j >> 5] >> (j & 31)) & 1u)) {
+            a->sup_bits[j >> 5] |= 1u << (j & 31);
+            fresh++;
+        }
+    }
+    a->support += fresh;
+    if (nw) {
+        st = b->be->upload(b->ctx, a->d_win, a->win, (size_t)nw * 4);
+        if (st == GAIA_OK && fresh) st = b->be->assembly->bits_set(b->ctx, (uint32_t *)a->d_sup, (const uint32_t *)a->d_win, nw, 1);
+    }
+    return st;
+}
+
+static gaia_status gaia__asm_hist_push(gaia_brain *b, gaia__asm_area *a) {
+    if (!gaia__asm_grow(b, (void **)&a->hist, sizeof(uint64_t), a->nhist, &a->caphist, a->nhist + 1))
+        return GAIA_ERR_OUT_OF_MEMORY;
+    a->hist[a->nhist++] = a->support;
+    return GAIA_OK;
+}
+
+/* ---- lazy mode ---- */
+/* P(Binomial(K, p) > x) for x = 0..K, summed from the top (small terms first). */
+static gaia_status gaia__asm_lazy_sf(gaia_brain *b, uint32_t K) {
+    uint32_t x;
+    double acc = 0.0;
+    if (b->lz_sf && b->lz_K == K) return GAIA_OK;
+    gaia__asm_hfree(b, b->lz_sf);
+    b->lz_sf = (double *)gaia__asm_halloc(b, ((size_t)K + 1) * sizeof(double));
+    if (!b->lz_sf) return GAIA_ERR_OUT_OF_MEMORY;
+    b->lz_K = K;
+    b->lz_sf[K] = 0.0;
+    for (x = K; x-- > 0;) {
+        acc += b->p >= 1.0 ? (x + 1 == K ? 1.0 : 0.0) : exp(gaia__asm_log_binom_pmf(K, b->p, x + 1));
+        b->lz_sf[x] = acc;
+    }
+    return GAIA_OK;
+}
+
+/* Smallest x with P(X > x) <= g. */
+static uint32_t gaia__asm_lazy_quantile(const gaia_brain *b, double g) {
+    uint32_t lo = 0, hi = b->lz_K;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->lz_sf[mid] <= g) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+typedef struct gaia__asm_src_fire {
+    int src;       /* area or -1 - stimulus */
+    uint32_t K;    /* firing neurons */
+    uint32_t off;  /* first item in the concatenation of all firing neurons */
+} gaia__asm_src_fire;
+
+/* The inputs and new winners of lazy target t: existing neurons sum their
+   rows; (n - support) never-fired neurons are represented by the k largest
+   of that many Binomial(K, p) draws, drawn as order statistics. Returns the
+   candidates' inputs (counts) in *cand_x. */
+static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_src_fire *sf, int nsf,
+                                         uint32_t **cand_x, uint32_t *ncand) {
+    gaia__asm_area *a = &b->areas[t];
+    uint32_t w = (uint32_t)a->support, K = 0, kk, r, j, total;
+    uint64_t N = (uint64_t)a->n - a->support;
+    double *in = NULL, logv = 0.0;
+    int64_t *key = NULL;
+    uint32_t *scratch = NULL, *cx = NULL;
+    gaia__asm_lrng rng;
+    gaia_status st = GAIA_OK;
+    int s;
+    for (s = 0; s < nsf; s++) K += sf[s].K;
+    kk = N < a->k ? (uint32_t)N : a->k;
+    total = w + kk;
+    in = (double *)gaia__asm_hcalloc(b, (size_t)w + 1, sizeof(double));
+    key = (int64_t *)gaia__asm_halloc(b, ((size_t)total + 1) * sizeof(int64_t));
+    scratch = (uint32_t *)gaia__asm_halloc(b, ((size_t)total + 65536) * sizeof(uint32_t));
+    cx = (uint32_t *)gaia__asm_halloc(b, ((size_t)kk + 1) * sizeof(uint32_t));
+    if (!in || !key || !scratch || !cx) {
+        st = GAIA_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    for (s = 0; s < nsf; s++) {
+        gaia__asm_fibre *f = &b->fibres[gaia__asm_find_fibre(b, sf[s].src, t)];
+        if (sf[s].src < 0) {
+            for (j = 0; j < w; j++) in[j] += (double)f->sc[j] * (double)f->sw[j];
+        } else {
+            const gaia__asm_area *sa = &b->areas[sf[s].src];
+            uint32_t q;
+            for (q = 0; q < sa->nwin; q++) {
+                const gaia__asm_row *row = &f->rows[sa->win[q]];
+                uint32_t e;
+                for (e = 0; e < row->len; e++) in[row->j[e]] += row->w[e];
+            }
+        }
+    }
+    for (j = 0; j < w; j++) {
+        double v = in[j] * GAIA_ASSEMBLY_FIX;
+        key[j] = v >= 9.0e18 ? (int64_t)9000000000000000000LL : (int64_t)v;
+    }
+    if (kk) {
+        st = gaia__asm_lazy_sf(b, K);
+        if (st != GAIA_OK) goto done;
+        gaia__asm_lrng_init(b, &rng);
+        for (r = 0; r < kk; r++) {
+            /* V_r = V_{r-1} U^(1/(N-r)): the r-th largest of N uniforms */
+            logv += log(gaia__asm_lrng_open0(&rng)) / (double)(N - r);
+            cx[r] = gaia__asm_lazy_quantile(b, -expm1(logv));
+            key[w + r] = (int64_t)cx[r] * (int64_t)GAIA_ASSEMBLY_FIX;
+        }
+    }
+    if (a->fixed) {
+        memcpy(a->neww, a->win, (size_t)a->nwin * 4);
+        a->nneww = a->nwin;
+    } else {
+        gaia_cpu_assembly_topk(key, total, a->k, scratch, a->neww);
+        a->nneww = a->k < total ? a->k : total;
+    }
+done:
+    gaia__asm_hfree(b, in);
+    gaia__asm_hfree(b, key);
+    gaia__asm_hfree(b, scratch);
+    if (st != GAIA_OK) {
+        gaia__asm_hfree(b, cx);
+        cx = NULL;
+    }
+    *cand_x = cx;
+    *ncand = kk;
+    return st;
+}
+
+/* x distinct items of [0, K), ascending (Floyd's algorithm; selection
+   sampling when x is a large part of K). */
+static void gaia__asm_sample_distinct(gaia__asm_lrng *r, uint32_t K, uint32_t x, uint32_t *out) {
+    uint32_t m = 0, t;
+    if (x > 64 || x * 4 > K) {
+        uint32_t left = x;
+        for (t = 0; t < K && left; t++)
+            if (gaia__asm_lrng_below(r, K - t) < left) {
+                out[m++] = t;
+                left--;
+            }
+        return;
+    }
+    for (t = K - x; t < K; t++) {
+        uint32_t v = gaia__asm_lrng_below(r, t + 1), q;
+        int dup = 0;
+        for (q = 0; q < m; q++)
+            if (out[q] == v) dup = 1;
+        out[m++] = dup ? t : v;
+    }
+    qsort(out, m, sizeof(uint32_t), gaia__asm_cmp_u32);
+}
+
+/* Lazy area t gains neurons support..support+q-1 (new winners with inputs
+   x[0..q), or silent ones when x is NULL): new columns in every fibre into t
+   (the x hits split over the firing sources by a uniform choice of x of the
+   K firing neurons, i.e. a multivariate hypergeometric split), then new rows
+   in every fibre out of t. */
+static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const uint32_t *x,
+                                       const gaia__asm_src_fire *sf, int nsf) {
+    gaia__asm_area *a = &b->areas[t];
+    uint32_t w0 = (uint32_t)a->support, K = 0, u, maxx = 0;
+    uint32_t *items = NULL;
+    unsigned char **firing = NULL;
+    int s, fi;
+    gaia__asm_lrng rng;
+    gaia_status st = GAIA_OK;
+    if (q == 0) return GAIA_OK;
+    for (s = 0; s < nsf; s++) K += sf[s].K;
+    for (u = 0; x && u < q; u++)
+        if (x[u] > maxx) maxx = x[u];
+    items = (uint32_t *)gaia__asm_halloc(b, ((size_t)maxx + 1) * sizeof(uint32_t));
+    firing = (unsigned char **)gaia__asm_hcalloc(b, (size_t)b->nfibres + 1, sizeof(unsigned char *));
+    if (!items || !firing) {
+        st = GAIA_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    /* flags of the firing neurons of each firing area source */
+    for (fi = 0; fi < b->nfibres; fi++) {
+        gaia__asm_fibre *f = &b->fibres[fi];
+        if (f->tgt != t || f->src < 0) continue;
+        for (s = 0; s < nsf && x; s++)
+            if (sf[s].src == f->src) {
+                const gaia__asm_area *sa = &b->areas[f->src];
+                uint32_t e;
+                firing[fi] = (unsigned char *)gaia__asm_hcalloc(b, (size_t)f->nrows + 1, 1);
+                if (!firing[fi]) {
+                    st = GAIA_ERR_OUT_OF_MEMORY;
+                    goto done;
+                }
+                for (e = 0; e < sa->nwin; e++) firing[fi][sa->win[e]] = 1;
+            }
+    }
+    gaia__asm_lrng_init(b, &rng);
+    for (u = 0; u < q; u++) {
+        uint32_t id = w0 + u, xi = x ? x[u] : 0, e = 0;
+        if (xi > K) xi = K;
+        if (xi) gaia__asm_sample_distinct(&rng, K, xi, items);
+        for (fi = 0; fi < b->nfibres; fi++) {
+            gaia__asm_fibre *f = &b->fibres[fi];
+            const gaia__asm_src_fire *fire = NULL;
+            if (f->tgt != t) continue;
+            for (s = 0; s < nsf && x; s++)
+                if (sf[s].src == f->src) fire = &sf[s];
+            if (f->src < 0) {
+                uint32_t c = 0;
+                if (f->slen != id) continue; /* created later; sampled then */
+                if (fire) {
+                    for (e = 0; e < xi; e++) c += items[e] >= fire->off && items[e] < fire->off + fire->K;
+                } else c = gaia__asm_lrng_binom(&b->stims[-1 - f->src], &rng);
+                {
+                    size_t cap = f->scap, cap2 = f->scap;
+                    if (!gaia__asm_grow(b, (void **)&f->sc, 4, f->slen, &cap, (size_t)f->slen + 1) ||
+                        !gaia__asm_grow(b, (void **)&f->sw, 4, f->slen, &cap2, (size_t)f->slen + 1)) {
+                        st = GAIA_ERR_OUT_OF_MEMORY;
+                        goto done;
+                    }
+                    f->scap = (uint32_t)cap;
+                }
+                f->sc[f->slen] = c;
+                f->sw[f->slen] = 1.0f;
+                f->slen++;
+            } else {
+                uint64_t i;
+                const gaia__asm_area *sa = &b->areas[f->src];
+                if (fire) /* the chosen firing neurons */
+                    for (e = 0; e < xi; e++)
+                        if (items[e] >= fire->off && items[e] < fire->off + fire->K &&
+                            !gaia__asm_row_push(b, &f->rows[sa->win[items[e] - fire->off]], id, 1.0f)) {
+                            st = GAIA_ERR_OUT_OF_MEMORY;
+                            goto done;
+                        }
+                /* every other existing source neuron: Bernoulli(p) */
+                for (i = gaia__asm_lrng_skip(b, &rng); i < f->nrows; i += 1 + gaia__asm_lrng_skip(b, &rng)) {
+                    if (firing[fi] && firing[fi][i]) continue;
+                    if (!gaia__asm_row_push(b, &f->rows[i], id, 1.0f)) {
+                        st = GAIA_ERR_OUT_OF_MEMORY;
+                        goto done;
+                    }
+                }
+                /* rows of a self fibre added below keep ascending order */
+            }
+        }
+    }
+    a->support = (uint64_t)w0 + q;
+    for (fi = 0; fi < b->nfibres; fi++) {
+        gaia__asm_fibre *f = &b->fibres[fi];
+        if (f->src != t || f->nrows != w0) continue; /* else created later: sampled then */
+        if (!gaia__asm_rows_add(b, f, (uint32_t)a->support, (uint32_t)b->areas[f->tgt].support)) {
+            st = GAIA_ERR_OUT_OF_MEMORY;
+            goto done;
+        }
+    }
+done:
+    if (firing)
+        for (fi = 0; fi < b->nfibres; fi++) gaia__asm_hfree(b, firing[fi]);
+    gaia__asm_hfree(b, firing);
+    gaia__asm_hfree(b, items);
+    return st;
+}
+
+/* w *= 1 + beta on synapses from the source's winners to t's new winners. */
+static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor) {
+    gaia__asm_area *t = &b->areas[f->tgt];
+    uint32_t e, q;
+    unsigned char *flag;
+    if (f->src < 0) {
+        for (q = 0; q < t->nneww; q++) {
+            uint32_t j = t->neww[q];
+            float v = f->sw[j] * factor;
+            f->sw[j] = v < GAIA_ASSEMBLY_WMAX ? v : GAIA_ASSEMBLY_WMAX;
+        }
+        return;
+    }
+    flag = (unsigned char *)gaia__asm_hcalloc(b, (size_t)t->support + 1, 1);
+    if (!flag) return;
+    for (q = 0; q < t->nneww; q++) flag[t->neww[q]] = 1;
+    {
+        const gaia__asm_area *sa = &b->areas[f->src];
+        for (q = 0; q < sa->nwin; q++) {
+            gaia__asm_row *row = &f->rows[sa->win[q]];
+            for (e = 0; e < row->len; e++)
+                if (flag[row->j[e]]) {
+                    float v = row->w[e] * factor;
+                    row->w[e] = v < GAIA_ASSEMBLY_WMAX ? v : GAIA_ASSEMBLY_WMAX;
+                }
+        }
+    }
+    gaia__asm_hfree(b, flag);
+}
+
+/* ---- explicit mode ---- */
+static gaia_status gaia__asm_explicit_select(gaia_brain *b, int t, const gaia__asm_src_fire *sf, int nsf) {
+    gaia__asm_area *a = &b->areas[t];
+    const struct gaia_assembly_ops *ops = b->be->assembly;
+    gaia_status st;
+    int s;
+    if (a->fixed) {
+        memcpy(a->neww, a->win, (size_t)a->nwin * 4);
+        a->nneww = a->nwin;
+        return GAIA_OK;
+    }
+    st = ops->clear(b->ctx, a->d_input, (size_t)a->n * 8);
+    for (s = 0; s < nsf && st == GAIA_OK; s++) {
+        gaia__asm_fibre *f = &b->fibres[gaia__asm_find_fibre(b, sf[s].src, t)];
+        gaia_assembly_fibre_args args;
+        gaia__asm_args(b, f, 1, &args);
+        args.cache = &f->cache;
+        args.log_edges = b->plastic && gaia__asm_fibre_beta(b, f) != 0.0f;
+        st = ops->accumulate(b->ctx, &args, sf[s].src >= 0 ? (const uint32_t *)b->areas[sf[s].src].d_win : NULL,
+                             sf[s].K, (int64_t *)a->d_input);
+    }
+    if (st == GAIA_OK) st = ops->topk(b->ctx, (const int64_t *)a->d_input, a->n, a->k, a->d_scratch, a->neww);
+    a->nneww = a->k;
+    return st;
+}
+
+static gaia_status gaia__asm_explicit_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor) {
+    gaia__asm_area *t = &b->areas[f->tgt];
+    const struct gaia_assembly_ops *ops = b->be->assembly;
+    gaia_assembly_fibre_args args;
+    uint64_t count = 0, ins = 0;
+    const uint32_t *src = f->src >= 0 ? (const uint32_t *)b->areas[f->src].d_win : NULL;
+    uint32_t K = gaia__asm_src_k(b, f->src);
+    gaia_status st;
+    if (t->nneww == 0) return GAIA_OK;
+    st = b->be->upload(b->ctx, t->d_neww, t->neww, (size_t)t->nneww * 4);
+    if (st == GAIA_OK) st = ops->bits_set(b->ctx, (uint32_t *)t->d_newbits, (const uint32_t *)t->d_neww, t->nneww, 1);
+    gaia__asm_args(b, f, 1, &args);
+    args.cache = &f->cache;
+    if (st == GAIA_OK)
+        st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits, (uint64_t *)b->d_keys_tmp,
+                               b->keys_tmp_cap, &count);
+    if (st == GAIA_OK && count > b->keys_tmp_cap) {
+        uint64_t nc = count + count / 2 + 1024;
+        gaia__asm_dfree(b, b->d_keys_tmp, (size_t)b->keys_tmp_cap * 8);
+        b->keys_tmp_cap = 0;
+        b->d_keys_tmp = NULL;
+        st = gaia__asm_dalloc(b, (size_t)nc * 8, &b->d_keys_tmp);
+        if (st == GAIA_OK) {
+            b->keys_tmp_cap = nc;
+            st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits, (uint64_t *)b->d_keys_tmp,
+                                   b->keys_tmp_cap, &count);
+        }
+    }
+    if (st == GAIA_OK) st = gaia__asm_map_reserve(b, f, count);
+    if (st == GAIA_OK && count)
+        st = ops->map_update(b->ctx, (uint64_t *)f->d_keys, (float *)f->d_vals, f->cap - 1,
+                             (const uint64_t *)b->d_keys_tmp, count, factor, &ins);
+    if (st == GAIA_OK) f->count += ins;
+    if (st == GAIA_OK) st = ops->bits_set(b->ctx, (uint32_t *)t->d_newbits, (const uint32_t *)t->d_neww, t->nneww, 0);
+    return st;
+}
+
+/* ---- the step ---- */
+static int gaia__asm_cmp_fire(const void *x, const void *y) {
+    const int *a = (const int *)x, *c = (const int *)y;
+    if (a[1] != c[1]) return a[1] < c[1] ? -1 : 1;
+    return a[0] < c[0] ? -1 : a[0] > c[0];
+}
+
+GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count) {
+    static const char *fn = "gaia_brain_project";
+    int *pairs = NULL; /* (src, tgt), sorted by target then source: never by name */
+    gaia__asm_src_fire *sf = NULL;
+    uint32_t **candx = NULL;
+    size_t i;
+    int t;
+    gaia_status st = GAIA_OK;
+    uint64_t t0;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!fires || count == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "no fires given");
+    if (count > 1u << 20) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu fires", count);
+    pairs = (int *)gaia__asm_halloc(b, count * 2 * sizeof(int));
+    if (!pairs) return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    for (i = 0; i < count; i++) {
+        int src, tgt;
+        if (!gaia__asm_find_source(b, fires[i].from, &src)) {
+            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'",
+                            fires[i].from ? fires[i].from : "(null)");
+            goto out;
+        }
+        tgt = gaia__asm_find_area(b, fires[i].to);
+        if (tgt < 0) {
+            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", fires[i].to ? fires[i].to : "(null)");
+            goto out;
+        }
+        if (src >= 0 && b->areas[src].nwin == 0) {
+            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners to project from",
+                            b->areas[src].name);
+            goto out;
+        }
+        if (src >= 0 && b->areas[src].mode != b->areas[tgt].mode) {
+            st = gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn, "'%s' -> '%s': explicit and lazy areas cannot be mixed",
+                            b->areas[src].name, b->areas[tgt].name);
+            goto out;
+        }
+        pairs[2 * i] = src;
+        pairs[2 * i + 1] = tgt;
+    }
+    qsort(pairs, count, 2 * sizeof(int), gaia__asm_cmp_fire);
+    for (i = 1; i < count; i++)
+        if (pairs[2 * i] == pairs[2 * i - 2] && pairs[2 * i + 1] == pairs[2 * i - 1]) {
+            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "fire into '%s' given twice",
+                            b->areas[pairs[2 * i + 1]].name);
+            goto out;
+        }
+    {
+        uint64_t Ksum = 0;
+        for (i = 0; i < count; i++) {
+            Ksum += gaia__asm_src_k(b, pairs[2 * i]);
+            if (i + 1 == count || pairs[2 * i + 3] != pairs[2 * i + 1]) {
+                if (Ksum > (1u << 26)) {
+                    st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%llu neurons fire into '%s' (at most 2^26)",
+                                    (unsigned long long)Ksum, b->areas[pairs[2 * i + 1]].name);
+                    goto out;
+                }
+                Ksum = 0;
+            }
+        }
+    }
+    t0 = gaia__prof_begin(b->ctx);
+    b->epoch++;
+    sf = (gaia__asm_src_fire *)gaia__asm_halloc(b, count * sizeof(gaia__asm_src_fire));
+    candx = (uint32_t **)gaia__asm_hcalloc(b, (size_t)b->nareas, sizeof(uint32_t *));
+    if (!sf || !candx) {
+        st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+        goto out;
+    }
+    for (t = 0; t < b->nareas; t++) b->areas[t].target = 0;
+    /* fibres (lazy ones sample their state now, before anything moves) */
+    for (i = 0; i < count && st == GAIA_OK; i++) {
+        gaia__asm_fibre *f;
+        st = gaia__asm_fibre_get(b, pairs[2 * i], pairs[2 * i + 1], 1, &f);
+        b->areas[pairs[2 * i + 1]].target = 1;
+    }
+    if (st != GAIA_OK) {
+        st = gaia__fail(b->ctx, st, fn, "cannot create the fibres");
+        goto out;
+    }
+    /* 1. every target from the previous winners */
+    for (i = 0; i < count && st == GAIA_OK;) {
+        uint32_t off = 0;
+        int nsf = 0;
+        t = pairs[2 * i + 1];
+        for (; i < count && pairs[2 * i + 1] == t; i++) {
+            sf[nsf].src = pairs[2 * i];
+            sf[nsf].K = gaia__asm_src_k(b, pairs[2 * i]);
+            sf[nsf].off = off;
+            off += sf[nsf].K;
+            nsf++;
+        }
+        if (b->areas[t].mode == GAIA_AREA_EXPLICIT) st = gaia__asm_explicit_select(b, t, sf, nsf);
+        else {
+            uint32_t nc;
+            st = gaia__asm_lazy_select(b, t, sf, nsf, &candx[t], &nc);
+        }
+    }
+    if (st != GAIA_OK) {
+        st = gaia__fail(b->ctx, st, fn, "step failed (%s)", gaia_status_str(st));
+        goto out;
+    }
+    /* 2. lazy targets grow: new neurons get their synapses */
+    for (i = 0; i < count && st == GAIA_OK;) {
+        int nsf = 0;
+        uint32_t off = 0, q = 0, u;
+        gaia__asm_area *a;
+        t = pairs[2 * i + 1];
+        for (; i < count && pairs[2 * i + 1] == t; i++) {
+            sf[nsf].src = pairs[2 * i];
+            sf[nsf].K = gaia__asm_src_k(b, pairs[2 * i]);
+            sf[nsf].off = off;
+            off += sf[nsf].K;
+            nsf++;
+        }
+        a = &b->areas[t];
+        if (a->mode != GAIA_AREA_LAZY || a->fixed) continue;
+        for (u = 0; u < a->nneww; u++)
+            if (a->neww[u] >= a->support) q++;
+        st = gaia__asm_lazy_grow(b, t, q, candx[t], sf, nsf);
+    }
+    /* 3. plasticity: previous source winners x new target winners */
+    for (i = 0; i < count && st == GAIA_OK && b->plastic; i++) {
+        gaia__asm_fibre *f = &b->fibres[gaia__asm_find_fibre(b, pairs[2 * i], pairs[2 * i + 1])];
+        float beta = gaia__asm_fibre_beta(b, f), factor = 1.0f + beta;
+        if (beta == 0.0f) continue;
+        if (b->areas[f->tgt].mode == GAIA_AREA_LAZY) gaia__asm_lazy_hebb(b, f, factor);
+        else st = gaia__asm_explicit_hebb(b, f, factor);
+    }
+    /* 4. commit */
+    for (t = 0; t < b->nareas && st == GAIA_OK; t++) {
+        gaia__asm_area *a = &b->areas[t];
+        if (!a->target) continue;
+        st = gaia__asm_commit_winners(b, a, a->neww, a->nneww);
+        if (st == GAIA_OK) st = gaia__asm_hist_push(b, a);
+    }
+    if (st != GAIA_OK) st = gaia__fail(b->ctx, st, fn, "step failed while committing (%s)", gaia_status_str(st));
+    else b->steps++;
+    gaia__prof_end(b->ctx, GAIA_PROF_ASSEMBLY, t0, 0);
+out:
+    if (candx)
+        for (t = 0; t < b->nareas; t++) gaia__asm_hfree(b, candx[t]);
+    gaia__asm_hfree(b, candx);
+    gaia__asm_hfree(b, sf);
+    gaia__asm_hfree(b, pairs);
+    return st;
+}
+
+GAIA_API gaia_status gaia_brain_project_spec(gaia_brain *b, const char *spec) {
+    static const char *fn = "gaia_brain_project_spec";
+    char buf[1024], *p, *tok[128];
+    gaia_brain_fire fires[64];
+    size_t nf = 0, nt = 0, len;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!spec) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "spec is NULL");
+    len = strlen(spec);
+    if (len >= sizeof buf) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "spec longer than %zu", sizeof buf - 1);
+    memcpy(buf, spec, len + 1);
+    for (p = buf; *p;) {
+        while (*p == ',' || *p == ';' || *p == ' ' || *p == '\t' || *p == '\n') *p++ = 0;
+        if (!*p) break;
+        if (nt == 128) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "too many fires");
+        tok[nt++] = p;
+        while (*p && *p != ',' && *p != ';' && *p != ' ' && *p != '\t' && *p != '\n') p++;
+    }
+    for (len = 0; len < nt; len++) {
+        char *gt = strchr(tok[len], '>');
+        if (!gt || gt == tok[len] || !gt[1] || strchr(gt + 1, '>') || nf == 64)
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "bad fire '%s' (want from>to)", tok[len]);
+        *gt = 0;
+        fires[nf].from = tok[len];
+        fires[nf].to = gt + 1;
+        nf++;
+    }
+    return gaia_brain_project(b, fires, nf);
+}
+
+/* ---- area controls ---- */
+static gaia_status gaia__asm_area_arg(gaia_brain *b, const char *fn, const char *name, int *idx) {
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    *idx = gaia__asm_find_area(b, name);
+    if (*idx < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", name ? name : "(null)");
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_inhibit(gaia_brain *b, const char *area) {
+    int a;
+    gaia_status st = gaia__asm_area_arg(b, "gaia_brain_inhibit", area, &a);
+    if (st == GAIA_OK) b->areas[a].nwin = 0;
+    return st;
+}
+GAIA_API gaia_status gaia_brain_fix(gaia_brain *b, const char *area) {
+    int a;
+    gaia_status st = gaia__asm_area_arg(b, "gaia_brain_fix", area, &a);
+    if (st != GAIA_OK) return st;
+    if (b->areas[a].nwin == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_fix", "area '%s' has no winners", area);
+    b->areas[a].fixed = 1;
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_brain_unfix(gaia_brain *b, const char *area) {
+    int a;
+    gaia_status st = gaia__asm_area_arg(b, "gaia_brain_unfix", area, &a);
+    if (st == GAIA_OK) b->areas[a].fixed = 0;
+    return st;
+}
+
+static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, int ai, const uint32_t *w, size_t count) {
+    gaia__asm_area *a = &b->areas[ai];
+    uint32_t *tmp, t, mx = 0;
+    gaia_status st;
+    if (count == 0 || count > a->k)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': %zu winners (want 1..k = %u)", a->name, count,
+                          a->k);
+    tmp = (uint32_t *)gaia__asm_halloc(b, count * 4);
+    if (!tmp) return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    memcpy(tmp, w, count * 4);
+    qsort(tmp, count, 4, gaia__asm_cmp_u32);
+    for (t = 0; t < count; t++) {
+        if (tmp[t] >= a->n || (t && tmp[t] == tmp[t - 1])) {
+            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': winner %u out of range (n = %u) or repeated",
+                            a->name, tmp[t], a->n);
+            gaia__asm_hfree(b, tmp);
+            return st;
+        }
+        if (tmp[t] > mx) mx = tmp[t];
+    }
+    st = GAIA_OK;
+    if (a->mode == GAIA_AREA_LAZY && (uint64_t)mx >= a->support) {
+        /* the missing neurons appear as silent ones (no input this step) */
+        uint32_t q = (uint32_t)((uint64_t)mx + 1 - a->support);
+        st = gaia__asm_lazy_grow(b, ai, q, NULL, NULL, 0);
+    }
+    if (st == GAIA_OK) st = gaia__asm_commit_winners(b, a, tmp, (uint32_t)count);
+    gaia__asm_hfree(b, tmp);
+    if (st != GAIA_OK) return gaia__fail(b->ctx, st, fn, "area '%s': cannot set winners", a->name);
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_set_winners(gaia_brain *b, const char *area, const uint32_t *winners, size_t count) {
+    static const char *fn = "gaia_brain_set_winners";
+    int a;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &a);
+    if (st != GAIA_OK) return st;
+    if (!winners) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "winners is NULL");
+    return gaia__asm_set_winners(b, fn, a, winners, count);
+}
+
+GAIA_API gaia_status gaia_brain_activate(gaia_brain *b, const char *area, uint32_t index) {
+    static const char *fn = "gaia_brain_activate";
+    int a;
+    uint32_t *w, t, k;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &a);
+    if (st != GAIA_OK) return st;
+    k = b->areas[a].k;
+    if ((uint64_t)index * k + k > b->areas[a].n)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': assembly %u does not fit (n = %u, k = %u)",
+                          area, index, b->areas[a].n, k);
+    w = (uint32_t *)gaia__asm_halloc(b, (size_t)k * 4);
+    if (!w) return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    for (t = 0; t < k; t++) w[t] = index * k + t;
+    st = gaia__asm_set_winners(b, fn, a, w, k);
+    gaia__asm_hfree(b, w);
+    if (st == GAIA_OK) b->areas[a].fixed = 1;
+    return st;
+}
+
+/* ---- read-outs ---- */
+GAIA_API gaia_status gaia_brain_winners(gaia_brain *b, const char *area, uint32_t *out, size_t cap, size_t *count) {
+    static const char *fn = "gaia_brain_winners";
+    int a;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &a);
+    if (st != GAIA_OK) return st;
+    if (!count) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "count is NULL");
+    *count = b->areas[a].nwin;
+    if (b->areas[a].nwin == 0) return GAIA_OK;
+    if (!out || cap < b->areas[a].nwin)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has %u winners, room for %zu", area,
+                          b->areas[a].nwin, out ? cap : 0);
+    memcpy(out, b->areas[a].win, (size_t)b->areas[a].nwin * 4);
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_support(gaia_brain *b, const char *area, size_t *support) {
+    int a;
+    gaia_status st = gaia__asm_area_arg(b, "gaia_brain_support", area, &a);
+    if (st != GAIA_OK) return st;
+    if (!support) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_support", "support is NULL");
+    *support = (size_t)b->areas[a].support;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_support_history(gaia_brain *b, const char *area, size_t *out, size_t cap,
+                                                size_t *count) {
+    static const char *fn = "gaia_brain_support_history";
+    int a;
+    size_t t;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &a);
+    if (st != GAIA_OK) return st;
+    if (!count) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "count is NULL");
+    *count = b->areas[a].nhist;
+    if (!out && cap) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    for (t = 0; t < cap && t < b->areas[a].nhist; t++) out[t] = (size_t)b->areas[a].hist[t];
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_assembly_overlap(gaia_ctx *ctx, const uint32_t *a, size_t na, const uint32_t *b2, size_t nb,
+                                           size_t *overlap) {
+    static const char *fn = "gaia_assembly_overlap";
+    uint32_t *x, *y;
+    size_t i = 0, j = 0, c = 0;
+    GAIA__NEED_CTX(ctx);
+    if (!overlap || (na && !a) || (nb && !b2)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
+    x = (uint32_t *)gaia__host_alloc(ctx, (na + 1) * 4);
+    y = (uint32_t *)gaia__host_alloc(ctx, (nb + 1) * 4);
+    if (!x || !y) {
+        gaia__host_free(ctx, x);
+        gaia__host_free(ctx, y);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    }
+    if (na) memcpy(x, a, na * 4);
+    if (nb) memcpy(y, b2, nb * 4);
+    qsort(x, na, 4, gaia__asm_cmp_u32);
+    qsort(y, nb, 4, gaia__asm_cmp_u32);
+    while (i < na && j < nb) {
+        if (x[i] < y[j]) i++;
+        else if (x[i] > y[j]) j++;
+        else {
+            c++;
+            i++;
+            j++;
+        }
+    }
+    gaia__host_free(ctx, x);
+    gaia__host_free(ctx, y);
+    *overlap = c;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_store_assembly(gaia_brain *b, const char *area, size_t *id) {
+    static const char *fn = "gaia_brain_store_assembly";
+    int ai;
+    gaia__asm_area *a;
+    size_t cap2;
+    uint32_t *copy;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &ai);
+    if (st != GAIA_OK) return st;
+    a = &b->areas[ai];
+    if (a->nwin == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners", area);
+    cap2 = a->capstored;
+    copy = (uint32_t *)gaia__asm_halloc(b, (size_t)a->nwin * 4);
+    if (!copy || !gaia__asm_grow(b, (void **)&a->stored, sizeof(uint32_t *), a->nstored, &a->capstored, a->nstored + 1) ||
+        !gaia__asm_grow(b, (void **)&a->stored_n, sizeof(uint32_t), a->nstored, &cap2, a->nstored + 1)) {
+        gaia__asm_hfree(b, copy);
+        return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    }
+    a->capstored = cap2 < a->capstored ? cap2 : a->capstored;
+    memcpy(copy, a->win, (size_t)a->nwin * 4);
+    a->stored[a->nstored] = copy;
+    a->stored_n[a->nstored] = a->nwin;
+    if (id) *id = a->nstored;
+    a->nstored++;
+    return GAIA_OK;
+}
+
+static size_t gaia__asm_overlap_sorted(const uint32_t *x, size_t nx, const uint32_t *y, size_t ny) {
+    size_t i = 0, j = 0, c = 0;
+    while (i < nx && j < ny) {
+        if (x[i] < y[j]) i++;
+        else if (x[i] > y[j]) j++;
+        else {
+            c++;
+            i++;
+            j++;
+        }
+    }
+    return c;
+}
+
+GAIA_API gaia_status gaia_brain_match_assembly(gaia_brain *b, const char *area, size_t *id, size_t *overlap) {
+    static const char *fn = "gaia_brain_match_assembly";
+    int ai;
+    size_t t, best = 0, bo = 0;
+    gaia__asm_area *a;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &ai);
+    if (st != GAIA_OK) return st;
+    a = &b->areas[ai];
+    if (!id) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "id is NULL");
+    if (a->nstored == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no stored assemblies", area);
+    for (t = 0; t < a->nstored; t++) {
+        size_t o = gaia__asm_overlap_sorted(a->win, a->nwin, a->stored[t], a->stored_n[t]);
+        if (t == 0 || o > bo) {
+            bo = o;
+            best = t;
+        }
+    }
+    *id = best;
+    if (overlap) *overlap = bo;
+    return GAIA_OK;
+}
+
+/* The learned weights of an explicit fibre, on the host (caller frees). */
+static gaia_status gaia__asm_map_download(gaia_brain *b, const gaia__asm_fibre *f, uint64_t **keys, float **vals) {
+    gaia_status st;
+    *keys = (uint64_t *)gaia__asm_halloc(b, (size_t)f->cap * 8);
+    *vals = (float *)gaia__asm_halloc(b, (size_t)f->cap * 4);
+    if (!*keys || !*vals) {
+        gaia__asm_hfree(b, *keys);
+        gaia__asm_hfree(b, *vals);
+        *keys = NULL;
+        *vals = NULL;
+        return GAIA_ERR_OUT_OF_MEMORY;
+    }
+    st = b->be->download(b->ctx, *keys, f->d_keys, (size_t)f->cap * 8);
+    if (st == GAIA_OK) st = b->be->download(b->ctx, *vals, f->d_vals, (size_t)f->cap * 4);
+    return st;
+}
+
+GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, const char *to, gaia_fibre_stats *out) {
+    static const char *fn = "gaia_brain_fibre_stats";
+    int src, tgt, fi;
+    const gaia__asm_area *t;
+    double syn = 0, wsum = 0, wmax = 1;
+    size_t plastic = 0;
+    int exact = 1;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!out) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if (!gaia__asm_find_source(b, from, &src))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'", from ? from : "(null)");
+    tgt = gaia__asm_find_area(b, to);
+    if (tgt < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", to ? to : "(null)");
+    t = &b->areas[tgt];
+    fi = gaia__asm_find_fibre(b, src, tgt);
+    memset(out, 0, sizeof *out);
+    out->beta = fi >= 0 ? gaia__asm_fibre_beta(b, &b->fibres[fi]) : t->beta;
+    if (t->mode == GAIA_AREA_LAZY) {
+        const gaia__asm_fibre *f = fi >= 0 ? &b->fibres[fi] : NULL;
+        if (!f || (src >= 0 ? f->nrows == 0 : f->slen == 0)) {
+            double ns = src >= 0 ? (double)b->areas[src].support : (double)b->stims[-1 - src].size;
+            syn = b->p * ns * (double)t->support;
+            wsum = syn;
+            exact = syn == 0;
+        } else if (src >= 0) {
+            uint32_t i, e;
+            for (i = 0; i < f->nrows; i++)
+                for (e = 0; e < f->rows[i].len; e++) {
+                    float w = f->rows[i].w[e];
+                    syn += 1;
+                    wsum += w;
+                    plastic += w != 1.0f;
+                    if (w > wmax) wmax = w;
+                }
+        } else {
+            uint32_t j;
+            for (j = 0; j < f->slen; j++) {
+                syn += f->sc[j];
+                wsum += (double)f->sc[j] * f->sw[j];
+                if (f->sw[j] != 1.0f) plastic += f->sc[j];
+                if (f->sc[j] && f->sw[j] > wmax) wmax = f->sw[j];
+            }
+        }
+    } else {
+        gaia__asm_fibre tmp;
+        const gaia__asm_fibre *f;
+        gaia_assembly_fibre_args args;
+        memset(&tmp, 0, sizeof tmp);
+        if (fi >= 0) f = &b->fibres[fi];
+        else {
+            tmp.src = src;
+            tmp.tgt = tgt;
+            tmp.id = ((uint32_t)(src >= 0 ? src : 0x8000 | (-1 - src)) << 16) | (uint32_t)tgt;
+            tmp.fkey = gaia__asm_fkey(b->seed, tmp.id);
+            f = &tmp;
+        }
+        gaia__asm_args(b, f, 0, &args);
+        if (src < 0) {
+            uint32_t j;
+            for (j = 0; j < t->n; j++) syn += gaia_cpu_assembly_stim_degree(&args, j);
+        } else if ((double)args.n_src * (double)args.n_tgt * b->p <= 2e8) {
+            uint32_t i;
+            for (i = 0; i < args.n_src; i++) syn += (double)gaia_cpu_assembly_edges(&args, i, NULL, 0);
+        } else {
+            syn = (double)args.n_src * (double)args.n_tgt * b->p;
+            exact = 0;
+        }
+        wsum = syn;
+        if (f->d_keys && f->count) {
+            uint64_t *keys;
+            float *vals, e;
+            uint64_t s;
+            gaia_status st = gaia__asm_map_download(b, f, &keys, &vals);
+            if (st != GAIA_OK) return gaia__fail(b->ctx, st, fn, "cannot read the learned weights");
+            for (s = 0; s < f->cap; s++) {
+                double c;
+                if (keys[s] == GAIA_ASSEMBLY_EMPTY) continue;
+                c = src < 0 ? (double)gaia_cpu_assembly_stim_degree(&args, (uint32_t)keys[s]) : 1.0;
+                e = vals[s];
+                plastic += (size_t)c;
+                wsum += c * ((double)e - 1.0);
+                if (e > wmax) wmax = e;
+            }
+            gaia__asm_hfree(b, keys);
+            gaia__asm_hfree(b, vals);
+        }
+    }
+    out->synapses = syn;
+    out->synapses_exact = exact;
+    out->plastic = plastic;
+    out->mean_weight = syn > 0 ? wsum / syn : 0.0;
+    out->max_weight = syn > 0 ? wmax : 0.0;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, const char *to, uint32_t i,
+                                            uint32_t *out, size_t cap, size_t *count) {
+    static const char *fn = "gaia_brain_fibre_edges";
+    int src, tgt;
+    gaia__asm_fibre tmp;
+    gaia_assembly_fibre_args args;
+    void *d = NULL;
+    uint64_t c = 0;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!count || (cap && !out)) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
+    src = gaia__asm_find_area(b, from);
+    if (src < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", from ? from : "(null)");
+    tgt = gaia__asm_find_area(b, to);
+    if (tgt < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", to ? to : "(null)");
+    if (b->areas[tgt].mode != GAIA_AREA_EXPLICIT || b->areas[src].mode != GAIA_AREA_EXPLICIT)
+        return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn, "'%s' -> '%s' is not an explicit fibre", from, to);
+    if (i >= b->areas[src].n)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "neuron %u outside area '%s' (n = %u)", i, from,
+                          b->areas[src].n);
+    memset(&tmp, 0, sizeof tmp);
+    tmp.src = src;
+    tmp.tgt = tgt;
+    tmp.id = ((uint32_t)src << 16) | (uint32_t)tgt;
+    tmp.fkey = gaia__asm_fkey(b->seed, tmp.id);
+    gaia__asm_args(b, &tmp, 1, &args);
+    st = gaia__asm_dalloc(b, (cap ? cap : 1) * 4, &d);
+    if (st == GAIA_OK) st = b->be->assembly->edges(b->ctx, &args, i, (uint32_t *)d, cap, &c);
+    if (st == GAIA_OK && cap) st = b->be->download(b->ctx, out, d, (size_t)(c < cap ? c : cap) * 4);
+    gaia__asm_dfree(b, d, (cap ? cap : 1) * 4);
+    if (st != GAIA_OK) return gaia__fail(b->ctx, st, fn, "cannot generate the edges");
+    *count = (size_t)c;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_memory(gaia_brain *b, size_t *host_bytes, size_t *device_bytes) {
+    size_t caches = 0;
+    int i;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!host_bytes && !device_bytes)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_memory", "both outputs are NULL");
+    for (i = 0; i < b->nfibres && b->be->assembly->cache_bytes; i++)
+        if (b->fibres[i].cache) caches += b->be->assembly->cache_bytes(b->fibres[i].cache);
+    if (b->dev == GAIA_DEVICE_CPU) {
+        if (host_bytes) *host_bytes = b->host_bytes + b->dev_bytes + caches + sizeof *b;
+        if (device_bytes) *device_bytes = 0;
+    } else {
+        if (host_bytes) *host_bytes = b->host_bytes + caches + sizeof *b;
+        if (device_bytes) *device_bytes = b->dev_bytes;
+    }
+    return GAIA_OK;
+}
+
+GAIA_API size_t gaia_brain_steps(const gaia_brain *b) { return b ? (size_t)b->steps : 0; }
+GAIA_API gaia_device gaia_brain_device(const gaia_brain *b) { return b ? b->dev : GAIA_DEVICE_CPU; }
+
+/* ---- save / load: little-endian, FNV-1a 64 over the payload ---- */
+typedef struct gaia__asm_wbuf {
+    gaia_brain *b;
+    unsigned char *p;
+    size_t len, cap;
+    int oom;
+} gaia__asm_wbuf;
+
+static void gaia__asm_put(gaia__asm_wbuf *w, const void *src, size_t n) {
+    if (w->oom) return;
+    if (w->len + n > w->cap) {
+        size_t nc = w->cap ? w->cap : 4096;
+        unsigned char *q;
+        while (nc < w->len + n) nc *= 2;
+        q = (unsigned char *)gaia__host_alloc(w->b->ctx, nc);
+        if (!q) {
+            w->oom = 1;
+            return;
+        }
+        if (w->len) memcpy(q, w->p, w->len);
+        gaia__host_free(w->b->ctx, w->p);
+        w->p = q;
+        w->cap = nc;
+    }
+    memcpy(w->p + w->len, src, n);
+    w->len += n;
+}
+static void gaia__asm_put_u32(gaia__asm_wbuf *w, uint32_t v) {
+    unsigned char c[4];
+    c[0] = (unsigned char)v;
+    c[1] = (unsigned char)(v >> 8);
+    c[2] = (unsigned char)(v >> 16);
+    c[3] = (unsigned char)(v >> 24);
+    gaia__asm_put(w, c, 4);
+}
+static void gaia__asm_put_u64(gaia__asm_wbuf *w, uint64_t v) {
+    gaia__asm_put_u32(w, (uint32_t)v);
+    gaia__asm_put_u32(w, (uint32_t)(v >> 32));
+}
+static void gaia__asm_put_f32(gaia__asm_wbuf *w, float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    gaia__asm_put_u32(w, u);
+}
+static void gaia__asm_put_f64(gaia__asm_wbuf *w, double f) {
+    uint64_t u;
+    memcpy(&u, &f, 8);
+    gaia__asm_put_u64(w, u);
+}
+static void gaia__asm_put_name(gaia__asm_wbuf *w, const char *s) {
+    uint32_t n = (uint32_t)strlen(s);
+    gaia__asm_put_u32(w, n);
+    gaia__asm_put(w, s, n);
+}
+static uint64_t gaia__asm_fnv(const unsigned char *p, size_t n) {
+    uint64_t h = 0xCBF29CE484222325ull;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001B3ull;
+    return h;
+}
+static int gaia__asm_cmp_kv(const void *x, const void *y) {
+    uint64_t a, c;
+    memcpy(&a, x, 8);
+    memcpy(&c, y, 8);
+    return a < c ? -1 : a > c;
+}
+
+GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *size) {
+    static const char *fn = "gaia_brain_save_image";
+    gaia__asm_wbuf w;
+    int i;
+    size_t t;
+    gaia_status st = GAIA_OK;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!bytes || !size) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
+    *bytes = NULL;
+    *size = 0;
+    memset(&w, 0, sizeof w);
+    w.b = b;
+    /* header: magic, version, payload length, checksum (filled in below) */
+    gaia__asm_put(&w, GAIA__ASM_MAGIC, 8);
+    gaia__asm_put_u32(&w, GAIA__ASM_VERSION);
+    gaia__asm_put_u32(&w, 0);
+    gaia__asm_put_u64(&w, 0);
+    gaia__asm_put_u64(&w, 0);
+    gaia__asm_put_f64(&w, b->p);
+    gaia__asm_put_u64(&w, b->seed);
+    gaia__asm_put_u64(&w, b->steps);
+    gaia__asm_put_u64(&w, b->lazy_stream);
+    gaia__asm_put_u32(&w, (uint32_t)b->plastic);
+    gaia__asm_put_u32(&w, (uint32_t)b->nstims);
+    for (i = 0; i < b->nstims; i++) {
+        gaia__asm_put_name(&w, b->stims[i].name);
+        gaia__asm_put_u32(&w, b->stims[i].size);
+    }
+    gaia__asm_put_u32(&w, (uint32_t)b->nareas);
+    for (i = 0; i < b->nareas; i++) {
+        const gaia__asm_area *a = &b->areas[i];
+        gaia__asm_put_name(&w, a->name);
+        gaia__asm_put_u32(&w, a->n);
+        gaia__asm_put_u32(&w, a->k);
+        gaia__asm_put_f32(&w, a->beta);
+        gaia__asm_put_u32(&w, (uint32_t)a->mode);
+        gaia__asm_put_u32(&w, (uint32_t)a->fixed);
+        gaia__asm_put_u64(&w, a->support);
+        gaia__asm_put_u32(&w, a->nwin);
+        for (t = 0; t < a->nwin; t++) gaia__asm_put_u32(&w, a->win[t]);
+        gaia__asm_put_u64(&w, a->nhist);
+        for (t = 0; t < a->nhist; t++) gaia__asm_put_u64(&w, a->hist[t]);
+        gaia__asm_put_u64(&w, a->nstored);
+        for (t = 0; t < a->nstored; t++) {
+            uint32_t q;
+            gaia__asm_put_u32(&w, a->stored_n[t]);
+            for (q = 0; q < a->stored_n[t]; q++) gaia__asm_put_u32(&w, a->stored[t][q]);
+        }
+        if (a->mode == GAIA_AREA_EXPLICIT)
+            for (t = 0; t < ((size_t)a->n + 31) / 32; t++) gaia__asm_put_u32(&w, a->sup_bits[t]);
+    }
+    gaia__asm_put_u32(&w, (uint32_t)b->nfibres);
+    for (i = 0; i < b->nfibres && st == GAIA_OK; i++) {
+        const gaia__asm_fibre *f = &b->fibres[i];
+        gaia__asm_put_u32(&w, (uint32_t)f->src);
+        gaia__asm_put_u32(&w, (uint32_t)f->tgt);
+        gaia__asm_put_u32(&w, (uint32_t)f->has_beta);
+        gaia__asm_put_f32(&w, f->beta);
+        if (b->areas[f->tgt].mode == GAIA_AREA_EXPLICIT) {
+            uint64_t *keys = NULL, s, m = 0;
+            float *vals = NULL;
+            unsigned char *kv = NULL;
+            if (f->d_keys) st = gaia__asm_map_download(b, f, &keys, &vals);
+            if (st == GAIA_OK && f->count) {
+                kv = (unsigned char *)gaia__asm_halloc(b, (size_t)f->count * 12);
+                if (!kv) st = GAIA_ERR_OUT_OF_MEMORY;
+                for (s = 0; kv && s < f->cap; s++)
+                    if (keys[s] != GAIA_ASSEMBLY_EMPTY && m < f->count) {
+                        memcpy(kv + m * 12, &keys[s], 8);
+                        memcpy(kv + m * 12 + 8, &vals[s], 4);
+                        m++;
+                    }
+                /* sorted, so the file does not depend on the table layout */
+                if (kv) qsort(kv, (size_t)m, 12, gaia__asm_cmp_kv);
+            }
+            gaia__asm_put_u64(&w, m);
+            for (s = 0; s < m; s++) {
+                uint64_t k;
+                float v;
+                memcpy(&k, kv + s * 12, 8);
+                memcpy(&v, kv + s * 12 + 8, 4);
+                gaia__asm_put_u64(&w, k);
+                gaia__asm_put_f32(&w, v);
+            }
+            gaia__asm_hfree(b, kv);
+            gaia__asm_hfree(b, keys);
+            gaia__asm_hfree(b, vals);
+        } else if (f->src >= 0) {
+            uint32_t r, e;
+            gaia__asm_put_u32(&w, f->nrows);
+            for (r = 0; r < f->nrows; r++) {
+                gaia__asm_put_u32(&w, f->rows[r].len);
+                for (e = 0; e < f->rows[r].len; e++) {
+                    gaia__asm_put_u32(&w, f->rows[r].j[e]);
+                    gaia__asm_put_f32(&w, f->rows[r].w[e]);
+                }
+            }
+        } else {
+            uint32_t j;
+            gaia__asm_put_u32(&w, f->slen);
+            for (j = 0; j < f->slen; j++) {
+                gaia__asm_put_u32(&w, f->sc[j]);
+                gaia__asm_put_f32(&w, f->sw[j]);
+            }
+        }
+    }
+    if (st != GAIA_OK || w.oom) {
+        gaia__host_free(b->ctx, w.p);
+        return gaia__fail(b->ctx, st != GAIA_OK ? st : GAIA_ERR_OUT_OF_MEMORY, fn, "cannot serialise the brain");
+    }
+    {
+        uint64_t plen = (uint64_t)w.len - 32, h = gaia__asm_fnv(w.p + 32, w.len - 32);
+        int q;
+        for (q = 0; q < 8; q++) {
+            w.p[16 + q] = (unsigned char)(plen >> (8 * q));
+            w.p[24 + q] = (unsigned char)(h >> (8 * q));
+        }
+    }
+    *bytes = w.p;
+    *size = w.len;
+    return GAIA_OK;
+}
+
+GAIA_API void gaia_brain_free_image(gaia_ctx *ctx, void *bytes) {
+    if (ctx) gaia__host_free(ctx, bytes);
+}
+
+typedef struct gaia__asm_rbuf {
+    const unsigned char *p;
+    size_t len, pos;
+    int bad;
+} gaia__asm_rbuf;
+
+static int gaia__asm_need(gaia__asm_rbuf *r, uint64_t n) {
+    if (r->bad || n > r->len - r->pos) {
+        r->bad = 1;
+        return 0;
+    }
+    return 1;
+}
+static uint32_t gaia__asm_get_u32(gaia__asm_rbuf *r) {
+    const unsigned char *c;
+    if (!gaia__asm_need(r, 4)) return 0;
+    c = r->p + r->pos;
+    r->pos += 4;
+    return (uint32_t)c[0] | ((uint32_t)c[1] << 8) | ((uint32_t)c[2] << 16) | ((uint32_t)c[3] << 24);
+}
+static uint64_t gaia__asm_get_u64(gaia__asm_rbuf *r) {
+    uint64_t lo = gaia__asm_get_u32(r);
+    return lo | ((uint64_t)gaia__asm_get_u32(r) << 32);
+}
+static float gaia__asm_get_f32(gaia__asm_rbuf *r) {
+    uint32_t u = gaia__asm_get_u32(r);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static double gaia__asm_get_f64(gaia__asm_rbuf *r) {
+    uint64_t u = gaia__asm_get_u64(r);
+    double f;
+    memcpy(&f, &u, 8);
+    return f;
+}
+static int gaia__asm_get_name(gaia__asm_rbuf *r, char *out) {
+    uint32_t n = gaia__asm_get_u32(r);
+    if (n == 0 || n >= GAIA__ASM_NAME || !gaia__asm_need(r, n) || memchr(r->p + r->pos, 0, n)) {
+        r->bad = 1;
+        return 0;
+    }
+    memcpy(out, r->p + r->pos, n);
+    out[n] = 0;
+    r->pos += n;
+    return 1;
+}
+
+/* Parses an image into a new brain; every count is checked against the
+   bytes left before anything is allocated, every index against its range. */
+static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device device, gaia_brain **out,
+                                   const char **why) {
+    gaia_brain *b = NULL;
+    double p;
+    uint64_t seed, steps, lstream, u64;
+    uint32_t plastic, ns, na, nf, i, t;
+    gaia_status st;
+    *why = "truncated";
+    p = gaia__asm_get_f64(r);
+    seed = gaia__asm_get_u64(r);
+    steps = gaia__asm_get_u64(r);
+    lstream = gaia__asm_get_u64(r);
+    plastic = gaia__asm_get_u32(r);
+    if (r->bad) return GAIA_ERR_FORMAT;
+    if (!(p > 0.0 && p <= 1.0) || plastic > 1) {
+        *why = "bad p or flags";
+        return GAIA_ERR_FORMAT;
+    }
+    st = gaia_brain_create(ctx, p, seed, device, &b);
+    if (st != GAIA_OK) return st;
+    b->steps = steps;
+    b->lazy_stream = lstream;
+    b->plastic = (int)plastic;
+    ns = gaia__asm_get_u32(r);
+    if (ns > GAIA__ASM_MAX_UNITS || !gaia__asm_need(r, (uint64_t)ns * 9)) goto bad;
+    for (i = 0; i < ns; i++) {
+        char name[GAIA__ASM_NAME];
+        uint32_t size;
+        if (!gaia__asm_get_name(r, name)) goto bad;
+        size = gaia__asm_get_u32(r);
+        if (r->bad || gaia_brain_add_stimulus(b, name, size) != GAIA_OK) {
+            *why = "bad stimulus";
+            goto bad;
+        }
+    }
+    na = gaia__asm_get_u32(r);
+    if (na > GAIA__ASM_MAX_UNITS || !gaia__asm_need(r, (uint64_t)na * 49)) goto bad;
+    for (i = 0; i < na; i++) {
+        char name[GAIA__ASM_NAME];
+        uint32_t n, k, mode, fixed, nwin;
+        float beta;
+        gaia__asm_area *a;
+        uint64_t support, nh, nst;
+        if (!gaia__asm_get_name(r, name)) goto bad;
+        n = gaia__asm_get_u32(r);
+        k = gaia__asm_get_u32(r);
+        beta = gaia__asm_get_f32(r);
+        mode = gaia__asm_get_u32(r);
+        fixed = gaia__asm_get_u32(r);
+        support = gaia__asm_get_u64(r);
+        if (r->bad || mode > 1 || fixed > 1 || support > n ||
+            gaia_brain_add_area(b, name, n, k, beta, (gaia_area_mode)mode) != GAIA_OK) {
+            *why = "bad area";
+            goto bad;
+        }
+        a = &b->areas[b->nareas - 1];
+        a->fixed = (int)fixed;
+        nwin = gaia__asm_get_u32(r);
+        if (nwin > k || !gaia__asm_need(r, (uint64_t)nwin * 4)) goto bad;
+        for (t = 0; t < nwin; t++) {
+            a->win[t] = gaia__asm_get_u32(r);
+            if (a->win[t] >= n || (mode == GAIA_AREA_LAZY && a->win[t] >= support) || (t && a->win[t] <= a->win[t - 1])) {
+                *why = "bad winners";
+                goto bad;
+            }
+        }
+        a->nwin = nwin;
+        if (fixed && !nwin) goto bad;
+        nh = gaia__asm_get_u64(r);
+        if (!gaia__asm_need(r, nh * 8)) goto bad;
+        if (nh && !gaia__asm_grow(b, (void **)&a->hist, 8, 0, &a->caphist, (size_t)nh)) goto oom;
+        for (u64 = 0; u64 < nh; u64++) {
+            a->hist[u64] = gaia__asm_get_u64(r);
+            if (a->hist[u64] > n) goto bad;
+        }
+        a->nhist = (size_t)nh;
+        nst = gaia__asm_get_u64(r);
+        if (!gaia__asm_need(r, nst * 4)) goto bad;
+        for (u64 = 0; u64 < nst; u64++) {
+            uint32_t cnt = gaia__asm_get_u32(r), *copy;
+            size_t cap2 = a->capstored;
+            if (cnt == 0 || cnt > k || !gaia__asm_need(r, (uint64_t)cnt * 4)) goto bad;
+            copy = (uint32_t *)gaia__asm_halloc(b, (size_t)cnt * 4);
+            if (!copy || !gaia__asm_grow(b, (void **)&a->stored, sizeof(uint32_t *), a->nstored, &a->capstored,
+                                         a->nstored + 1) ||
+                !gaia__asm_grow(b, (void **)&a->stored_n, 4, a->nstored, &cap2, a->nstored + 1)) {
+                gaia__asm_hfree(b, copy);
+                goto oom;
+            }
+            for (t = 0; t < cnt; t++) {
+                copy[t] = gaia__asm_get_u32(r);
+                if (copy[t] >= n || (t && copy[t] <= copy[t - 1])) {
+                    gaia__asm_hfree(b, copy);
+                    goto bad;
+                }
+            }
+            a->stored[a->nstored] = copy;
+            a->stored_n[a->nstored++] = cnt;
+        }
+        if (mode == GAIA_AREA_EXPLICIT) {
+            size_t words = ((size_t)n + 31) / 32;
+            uint64_t pop = 0;
+            if (!gaia__asm_need(r, (uint64_t)words * 4)) goto bad;
+            for (t = 0; t < words; t++) {
+                uint32_t v = gaia__asm_get_u32(r);
+                if (t == words - 1 && (n & 31) && (v >> (n & 31))) goto bad;
+                a->sup_bits[t] = v;
+                while (v) {
+                    v &= v - 1;
+                    pop++;
+                }
+            }
+            if (pop != support) {
+                *why = "support bits do not match the support";
+                goto bad;
+            }
+            for (t = 0; t < nwin; t++)
+                if (!((a->sup_bits[a->win[t] >> 5] >> (a->win[t] & 31)) & 1u)) goto bad;
+            st = b->be->upload(b->ctx, a->d_sup, a->sup_bits, words * 4);
+            if (st == GAIA_OK && nwin) st = b->be->upload(b->ctx, a->d_win, a->win, (size_t)nwin * 4);
+            if (st != GAIA_OK) goto fail;
+        }
+        a->support = support;
+    }
+    nf = gaia__asm_get_u32(r);
+    if (nf > (uint32_t)(b->nareas + b->nstims) * (uint32_t)b->nareas || !gaia__asm_need(r, (uint64_t)nf * 20)) goto bad;
+    for (i = 0; i < nf; i++) {
+        int src = (int)gaia__asm_get_u32(r), tgt = (int)gaia__asm_get_u32(r);
+        uint32_t hb = gaia__asm_get_u32(r);
+        float beta = gaia__asm_get_f32(r);
+        gaia__asm_fibre *f;
+        const gaia__asm_area *ta;
+        if (r->bad || tgt < 0 || tgt >= b->nareas || src >= b->nareas || src < -b->nstims || hb > 1 ||
+            !(beta >= 0.0f && beta <= 1000.0f) || gaia__asm_find_fibre(b, src, tgt) >= 0) {
+            *why = "bad fibre";
+            goto bad;
+        }
+        ta = &b->areas[tgt];
+        if (src >= 0 && b->areas[src].mode != ta->mode) goto bad;
+        if (gaia__asm_fibre_get(b, src, tgt, 0, &f) != GAIA_OK) goto oom;
+        f->has_beta = (int)hb;
+        f->beta = beta;
+        if (ta->mode == GAIA_AREA_EXPLICIT) {
+            uint64_t m = gaia__asm_get_u64(r), s, cap = 16, *hk, prev = 0;
+            float *hv;
+            uint32_t nsrc = gaia__asm_src_n(b, src);
+            if (!gaia__asm_need(r, m * 12)) goto bad;
+            while (cap < 2 * m) cap *= 2;
+            hk = (uint64_t *)gaia__asm_halloc(b, (size_t)cap * 8);
+            hv = (float *)gaia__asm_halloc(b, (size_t)cap * 4);
+            if (!hk || !hv) {
+                gaia__asm_hfree(b, hk);
+                gaia__asm_hfree(b, hv);
+                goto oom;
+            }
+            for (s = 0; s < cap; s++) hk[s] = GAIA_ASSEMBLY_EMPTY;
+            for (s = 0; s < m; s++) {
+                uint64_t key = gaia__asm_get_u64(r);
+                float v = gaia__asm_get_f32(r);
+                uint64_t h;
+                int okk = src < 0 ? key < ta->n : key / ta->n < nsrc;
+                okk = okk && (s == 0 || key > prev) && v > 0.0f && v <= GAIA_ASSEMBLY_WMAX;
+                okk = okk && ((ta->sup_bits[(key % ta->n) >> 5] >> ((key % ta->n) & 31)) & 1u);
+                if (!okk || r->bad) {
+                    gaia__asm_hfree(b, hk);
+                    gaia__asm_hfree(b, hv);
+                    *why = "bad learned weight";
+                    goto bad;
+                }
+                prev = key;
+                h = gaia__asm_mix64(key) & (cap - 1);
+                while (hk[h] != GAIA_ASSEMBLY_EMPTY && hk[h] != key) h = (h + 1) & (cap - 1);
+                if (hk[h] == key) {
+                    gaia__asm_hfree(b, hk);
+                    gaia__asm_hfree(b, hv);
+                    *why = "repeated learned weight";
+                    goto bad;
+                }
+                hk[h] = key;
+                hv[h] = v;
+            }
+            st = gaia__asm_dalloc(b, (size_t)cap * 8, &f->d_keys);
+            if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)cap * 4, &f->d_vals);
+            if (st == GAIA_OK) {
+                f->cap = cap;
+                f->count = m;
+                st = b->be->upload(b->ctx, f->d_keys, hk, (size_t)cap * 8);
+            }
+            if (st == GAIA_OK) st = b->be->upload(b->ctx, f->d_vals, hv, (size_t)cap * 4);
+            gaia__asm_hfree(b, hk);
+            gaia__asm_hfree(b, hv);
+            if (st != GAIA_OK) goto fail;
+        } else if (src >= 0) {
+            uint32_t nrows = gaia__asm_get_u32(r), rr, e;
+            size_t cap = 0;
+            if (r->bad || (nrows != 0 && nrows != b->areas[src].support) || !gaia__asm_need(r, (uint64_t)nrows * 4))
+                goto bad;
+            if (nrows && !gaia__asm_grow(b, (void **)&f->rows, sizeof(gaia__asm_row), 0, &cap, nrows)) goto oom;
+            f->caprows = (uint32_t)cap;
+            for (rr = 0; rr < nrows; rr++) {
+                uint32_t len = gaia__asm_get_u32(r);
+                gaia__asm_row *row = &f->rows[rr];
+                memset(row, 0, sizeof *row);
+                f->nrows = rr + 1;
+                if (len > ta->support || !gaia__asm_need(r, (uint64_t)len * 8)) goto bad;
+                for (e = 0; e < len; e++) {
+                    uint32_t j = gaia__asm_get_u32(r);
+                    float v = gaia__asm_get_f32(r);
+                    if (j >= ta->support || (e && j <= row->j[e - 1]) || !(v > 0.0f && v <= GAIA_ASSEMBLY_WMAX)) goto bad;
+                    if (!gaia__asm_row_push(b, row, j, v)) goto oom;
+                }
+            }
+        } else {
+            uint32_t slen = gaia__asm_get_u32(r), j;
+            size_t cap = 0, cap2 = 0;
+            if (r->bad || (slen != 0 && slen != ta->support) || !gaia__asm_need(r, (uint64_t)slen * 8)) goto bad;
+            if (slen && (!gaia__asm_grow(b, (void **)&f->sc, 4, 0, &cap, slen) ||
+                         !gaia__asm_grow(b, (void **)&f->sw, 4, 0, &cap2, slen)))
+                goto oom;
+            f->scap = (uint32_t)cap;
+            for (j = 0; j < slen; j++) {
+                f->sc[j] = gaia__asm_get_u32(r);
+                f->sw[j] = gaia__asm_get_f32(r);
+                if (f->sc[j] > b->stims[-1 - src].size || !(f->sw[j] > 0.0f && f->sw[j] <= GAIA_ASSEMBLY_WMAX)) goto bad;
+            }
+            f->slen = slen;
+        }
+    }
+    if (r->bad || r->pos != r->len) {
+        *why = r->bad ? "truncated" : "trailing bytes";
+        goto bad;
+    }
+    *out = b;
+    return GAIA_OK;
+bad:
+    gaia_brain_destroy(b);
+    if (*why == NULL) *why = "malformed";
+    return GAIA_ERR_FORMAT;
+oom:
+    gaia_brain_destroy(b);
+    *why = "out of memory";
+    return GAIA_ERR_OUT_OF_MEMORY;
+fail:
+    gaia_brain_destroy(b);
+    *why = "device copy failed";
+    return st;
+}
+
+GAIA_API gaia_status gaia_brain_load_image(gaia_ctx *ctx, const void *bytes, size_t size, gaia_device device,
+                                           gaia_brain **out) {
+    static const char *fn = "gaia_brain_load_image";
+    const unsigned char *c = (const unsigned char *)bytes;
+    gaia__asm_rbuf r;
+    uint64_t plen = 0, h = 0;
+    int q;
+    const char *why = NULL;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    *out = NULL;
+    if (!bytes) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "bytes is NULL");
+    if (size < 32 || memcmp(c, GAIA__ASM_MAGIC, 8) != 0)
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "not a gaia brain (%zu bytes)", size);
+    for (q = 0; q < 8; q++) {
+        plen |= (uint64_t)c[16 + q] << (8 * q);
+        h |= (uint64_t)c[24 + q] << (8 * q);
+    }
+    if ((c[8] | (c[9] << 8) | (c[10] << 16) | ((uint32_t)c[11] << 24)) != GAIA__ASM_VERSION)
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "unsupported version %u", (unsigned)c[8]);
+    if (plen != (uint64_t)size - 32)
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "length %llu does not match the %zu bytes given",
+                          (unsigned long long)plen, size - 32);
+    if (gaia__asm_fnv(c + 32, size - 32) != h) return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "checksum mismatch");
+    r.p = c + 32;
+    r.len = size - 32;
+    r.pos = 0;
+    r.bad = 0;
+    st = gaia__asm_parse(ctx, &r, device, out, &why);
+    if (st != GAIA_OK) {
+        char msg[GAIA__ERR_LEN];
+        snprintf(msg, sizeof msg, "%s", gaia_last_error(ctx));
+        return gaia__fail(ctx, st, fn, "%s at byte %zu%s%s", why ? why : "malformed", r.pos + 32,
+                          st == GAIA_ERR_FORMAT ? "" : ": ", st == GAIA_ERR_FORMAT ? "" : msg);
+    }
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_save(gaia_brain *b, const char *path) {
+    static const char *fn = "gaia_brain_save";
+    void *img;
+    size_t size;
+    FILE *f;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!path) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
+    st = gaia_brain_save_image(b, &img, &size);
+    if (st != GAIA_OK) return st;
+    f = fopen(path, "wb");
+    if (!f) {
+        gaia__host_free(b->ctx, img);
+        return gaia__fail(b->ctx, GAIA_ERR_IO, fn, "cannot open '%s'", path);
+    }
+    if (fwrite(img, 1, size, f) != size) {
+        fclose(f);
+        gaia__host_free(b->ctx, img);
+        return gaia__fail(b->ctx, GAIA_ERR_IO, fn, "cannot write '%s'", path);
+    }
+    gaia__host_free(b->ctx, img);
+    if (fclose(f) != 0) return gaia__fail(b->ctx, GAIA_ERR_IO, fn, "cannot write '%s'", path);
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_load(gaia_ctx *ctx, const char *path, gaia_device device, gaia_brain **out) {
+    static const char *fn = "gaia_brain_load";
+    FILE *f;
+    long len;
+    unsigned char *buf;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    *out = NULL;
+    if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
+    f = fopen(path, "rb");
+    if (!f) return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot open '%s'", path);
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot size '%s'", path);
+    }
+    if ((unsigned long)len > ((unsigned long)1 << 30) * 16ul) {
+        fclose(f);
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' is %ld bytes (more than 16 GiB)", path, len);
+    }
+    buf = (unsigned char *)gaia__host_alloc(ctx, (size_t)len + 1);
+    if (!buf) {
+        fclose(f);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot hold '%s' (%ld bytes)", path, len);
+    }
+    if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        fclose(f);
+        gaia__host_free(ctx, buf);
+        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot read '%s'", path);
+    }
+    fclose(f);
+    st = gaia_brain_load_image(ctx, buf, (size_t)len, device, out);
+    gaia__host_free(ctx, buf);
+    return st;
+}
+
+GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
+    void *img;
+    size_t size;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!out) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_clone", "out is NULL");
+    *out = NULL;
+    st = gaia_brain_save_image((gaia_brain *)b, &img, &size);
+    if (st != GAIA_OK) return st;
+    st = gaia_brain_load_image(b->ctx, img, size, b->dev, out);
+    gaia__host_free(b->ctx, img);
+    return st;
+}
+
+/* ---- the operations of the literature ---- */
+static int gaia__asm_has_winners(gaia_brain *b, const char *area) {
+    int a = gaia__asm_find_area(b, area);
+    return a >= 0 && b->areas[a].nwin > 0;
+}
+
+GAIA_API gaia_status gaia_brain_op_projection(gaia_brain *b, const char *stim, const char *area, int steps) {
+    int t;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (steps < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_op_projection", "steps = %d", steps);
+    for (t = 0; t < steps; t++) {
+        gaia_brain_fire f[2];
+        gaia_status st;
+        f[0].from = stim;
+        f[0].to = area;
+        f[1].from = area;
+        f[1].to = area;
+        st = gaia_brain_project(b, f, gaia__asm_has_winners(b, area) ? 2 : 1);
+        if (st != GAIA_OK) return st;
+    }
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_op_reciprocal(gaia_brain *b, const char *stim, const char *a, const char *area_b,
+                                              int steps) {
+    int t;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (steps < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_op_reciprocal", "steps = %d", steps);
+    for (t = 0; t < steps; t++) {
+        gaia_brain_fire f[5];
+        size_t n = 0;
+        gaia_status st;
+        f[n].from = stim;
+        f[n++].to = a;
+        if (gaia__asm_has_winners(b, a)) {
+            f[n].from = a;
+            f[n++].to = a;
+            f[n].from = a;
+            f[n++].to = area_b;
+        }
+        if (gaia__asm_has_winners(b, area_b)) {
+            f[n].from = area_b;
+            f[n++].to = a;
+            f[n].from = area_b;
+            f[n++].to = area_b;
+        }
+        st = gaia_brain_project(b, f, n);
+        if (st != GAIA_OK) return st;
+    }
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_op_associate(gaia_brain *b, const char *sa, const char *a, const char *sb,
+                                             const char *area_b, const char *c, int steps) {
+    int t;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (steps < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_op_associate", "steps = %d", steps);
+    for (t = 0; t < steps; t++) {
+        gaia_brain_fire f[7];
+        size_t n = 0;
+        gaia_status st;
+        f[n].from = sa;
+        f[n++].to = a;
+        f[n].from = sb;
+        f[n++].to = area_b;
+        f[n].from = a;
+        f[n++].to = a;
+        f[n].from = area_b;
+        f[n++].to = area_b;
+        f[n].from = a;
+        f[n++].to = c;
+        f[n].from = area_b;
+        f[n++].to = c;
+        if (gaia__asm_has_winners(b, c)) {
+            f[n].from = c;
+            f[n++].to = c;
+        }
+        st = gaia_brain_project(b, f, n);
+        if (st != GAIA_OK) return st;
+    }
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_op_merge(gaia_brain *b, const char *sa, const char *a, const char *sb,
+                                         const char *area_b, const char *c, int steps) {
+    int t;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (steps < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_op_merge", "steps = %d", steps);
+    for (t = 0; t < steps; t++) {
+        gaia_brain_fire f[9];
+        size_t n = 0;
+        gaia_status st;
+        f[n].from = sa;
+        f[n++].to = a;
+        f[n].from = sb;
+        f[n++].to = area_b;
+        if (gaia__asm_has_winners(b, a)) {
+            f[n].from = a;
+            f[n++].to = a;
+            f[n].from = a;
+            f[n++].to = c;
+        }
+        if (gaia__asm_has_winners(b, area_b)) {
+            f[n].from = area_b;
+            f[n++].to = area_b;
+            f[n].from = area_b;
+            f[n++].to = c;
+        }
+        if (gaia__asm_has_winners(b, c)) {
+            f[n].from = c;
+            f[n++].to = c;
+            f[n].from = c;
+            f[n++].to = a;
+            f[n].from = c;
+            f[n++].to = area_b;
+        }
+        st = gaia_brain_project(b, f, n);
+        if (st != GAIA_OK) return st;
+    }
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, double fraction, int steps,
+                                            size_t *recovered) {
+    static const char *fn = "gaia_brain_op_complete";
+    int ai, t, was;
+    uint32_t *before, keep;
+    gaia__asm_area *a;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &ai);
+    if (st != GAIA_OK) return st;
+    a = &b->areas[ai];
+    if (!(fraction > 0.0 && fraction <= 1.0) || steps < 0)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "fraction %g outside (0, 1] or steps %d < 0", fraction, steps);
+    if (a->nwin == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners", area);
+    keep = (uint32_t)(fraction * a->nwin);
+    if (keep == 0) keep = 1;
+    before = (uint32_t *)gaia__asm_halloc(b, (size_t)a->nwin * 4);
+    if (!before) return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    memcpy(before, a->win, (size_t)a->nwin * 4);
+    was = b->plastic;
+    {
+        uint32_t nb = a->nwin;
+        a->nwin = keep; /* the lowest indices, already in support */
+        b->plastic = 0;
+        for (t = 0; t < steps && st == GAIA_OK; t++) {
+            gaia_brain_fire f;
+            f.from = area;
+            f.to = area;
+            st = gaia_brain_project(b, &f, 1);
+        }
+        b->plastic = was;
+        if (st == GAIA_OK && recovered) *recovered = gaia__asm_overlap_sorted(a->win, a->nwin, before, nb);
+    }
+    gaia__asm_hfree(b, before);
+    return st;
+}
+/* hrr module: implementation (fragment of gaia.h's implementation section).
+   Written once against the tensor internals and the backend's hrr table:
+   nothing here branches on the device. */
+
+static void gaia__hrr_release(gaia_ctx *ctx) {
+    struct gaia__hrr_state *s = (struct gaia__hrr_state *)ctx->hrr_state;
+    int d;
+    if (!s) return;
+    for (d = 1; d < GAIA_DEVICE_COUNT; d++)
+        if (s->cache[d] && ctx->backends[d] && ctx->backends[d]->hrr) ctx->backends[d]->hrr->release(ctx, s->cache[d]);
+    gaia__host_free(ctx, s);
+    ctx->hrr_state = NULL;
+}
+
+/* --- helpers --- */
+static gaia_status gaia__hrr_ops_get(gaia_ctx *ctx, const char *fn, gaia_device d, const struct gaia_hrr_ops **ops) {
+    const gaia_backend *be = gaia__be(ctx, d);
+    if (!be || !be->hrr)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "the %s backend has no hrr primitives in this build",
+                          gaia_device_str(d));
+    *ops = be->hrr;
+    return GAIA_OK;
+}
+
+/* A batch of vectors: [D] is one row, [B, D] is B rows. */
+static gaia_status gaia__hrr_rows(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t, size_t *B,
+                                  size_t *D) {
+    gaia_status st = gaia__check_tensor(ctx, fn, name, t);
+    *B = *D = 0;
+    if (st != GAIA_OK) return st;
+    if (t->ndim == 1) {
+        *B = 1;
+        *D = t->shape[0];
+    } else if (t->ndim == 2) {
+        *B = t->shape[0];
+        *D = t->shape[1];
+    } else {
+        char s[64];
+        gaia__shape_str(t, s, sizeof s);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "%s must be [D] or [B,D], got (%s)", name, s);
+    }
+    if (*D > (size_t)0x7fffffff)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "D = %zu is above 2^31 - 1", *D);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_alloc(gaia_ctx *ctx, const char *fn, gaia_device d, size_t floats, float **p) {
+    void *v = NULL;
+    gaia_status st;
+    if (floats > SIZE_MAX / sizeof(float) / 2)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "scratch of %zu floats is too large", floats);
+    st = gaia__be(ctx, d)->alloc(ctx, floats * sizeof(float), &v);
+    if (st != GAIA_OK) {
+        *p = NULL;
+        return gaia__fail(ctx, st, fn, "cannot allocate %zu bytes of scratch on %s", floats * sizeof(float),
+                          gaia_device_str(d));
+    }
+    *p = (float *)v;
+    return GAIA_OK;
+}
+static void gaia__hrr_free(gaia_ctx *ctx, gaia_device d, float *p) {
+    if (p) gaia__be(ctx, d)->free(ctx, p);
+}
+
+/* Two operands bound row by row: equal rows, or one row against a batch. */
+typedef struct gaia__hrr_pair {
+    size_t B, D, a_rs, b_rs;
+    int ndim;
+    size_t shape[2];
+} gaia__hrr_pair;
+
+static gaia_status gaia__hrr_pair_check(gaia_ctx *ctx, const char *fn, const char *na, const gaia_tensor *a,
+                                        const char *nb, const gaia_tensor *b, gaia__hrr_pair *p) {
+    size_t Ba, Da, Bb, Db;
+    gaia_status st;
+    if ((st = gaia__hrr_rows(ctx, fn, na, a, &Ba, &Da)) != GAIA_OK) return st;
+    if ((st = gaia__hrr_rows(ctx, fn, nb, b, &Bb, &Db)) != GAIA_OK) return st;
+    if ((st = gaia__same_device(ctx, fn, a, b)) != GAIA_OK) return st;
+    if (Da != Db) return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "dimensions differ: %s has D = %zu, %s has D = %zu", na, Da, nb, Db);
+    if (Ba != Bb && Ba != 1 && Bb != 1)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "%s has %zu rows and %s %zu: need equal rows or one row", na, Ba, nb, Bb);
+    p->B = Ba > Bb ? Ba : Bb;
+    p->D = Da;
+    p->a_rs = (Ba == 1 && p->B > 1) ? 0 : Da;
+    p->b_rs = (Bb == 1 && p->B > 1) ? 0 : Db;
+    if (a->ndim == 1 && b->ndim == 1) {
+        p->ndim = 1;
+        p->shape[0] = Da;
+    } else {
+        p->ndim = 2;
+        p->shape[0] = p->B;
+        p->shape[1] = Da;
+    }
+    return GAIA_OK;
+}
+
+static double gaia__hrr_fft_flops(size_t B, size_t D) {
+    return 2.5 * (double)B * (double)D * (log((double)D + 1.0) / log(2.0) + 1.0);
+}
+
+/* --- bind family --- */
+static gaia_status gaia__hrr_bind_impl(gaia_ctx *ctx, const char *fn, const char *na, const gaia_tensor *a,
+                                       const char *nb, const gaia_tensor *b, int conj_b, int normalize,
+                                       gaia_tensor **out) {
+    gaia__hrr_pair p;
+    const struct gaia_hrr_ops *ops = NULL;
+    gaia_device d;
+    gaia_status st;
+    int created;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_pair_check(ctx, fn, na, a, nb, b, &p)) != GAIA_OK) return st;
+    d = GAIA__DEV(a);
+    if ((st = gaia__hrr_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
+    if ((st = gaia__prepare_out(ctx, fn, d, p.ndim, p.shape, out, &created)) != GAIA_OK) return st;
+    t0 = gaia__prof_begin(ctx);
+    st = ops->bind(ctx, p.B, p.D, GAIA__PTR(a), p.a_rs, GAIA__PTR(b), p.b_rs, conj_b, normalize, GAIA__PTR(*out));
+    gaia__prof_end(ctx, GAIA_PROF_HRR, t0, (a->numel + b->numel + (*out)->numel) * 4);
+    return gaia__finish_out(st, out, created);
+}
+
+GAIA_API gaia_status gaia_hrr_bind(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
+    return gaia__hrr_bind_impl(ctx, "gaia_hrr_bind", "a", a, "b", b, 0, 0, out);
+}
+GAIA_API gaia_status gaia_hrr_unbind(gaia_ctx *ctx, const gaia_tensor *trace, const gaia_tensor *role,
+                                     gaia_tensor **out) {
+    /* role^dagger (*) trace: the conjugate of role's spectrum */
+    return gaia__hrr_bind_impl(ctx, "gaia_hrr_unbind", "trace", trace, "role", role, 1, 0, out);
+}
+GAIA_API gaia_status gaia_hrr_bind_normalize(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b,
+                                             gaia_tensor **out) {
+    return gaia__hrr_bind_impl(ctx, "gaia_hrr_bind_normalize", "a", a, "b", b, 0, 1, out);
+}
+
+/* --- spectral maps: forward, binwise op with 1/D folded in, inverse --- */
+static gaia_status gaia__hrr_spec_unary(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, gaia_hrr_spec_op op,
+                                        float p, int need_positive, gaia_tensor **out) {
+    size_t B, D, nb;
+    const struct gaia_hrr_ops *ops = NULL;
+    gaia_device d;
+    gaia_status st;
+    float *spec = NULL;
+    int created;
+    uint64_t t0;
+    if ((st = gaia__hrr_rows(ctx, fn, "x", x, &B, &D)) != GAIA_OK) return st;
+    d = GAIA__DEV(x);
+    if ((st = gaia__hrr_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
+    nb = D / 2 + 1;
+    if ((st = gaia__hrr_alloc(ctx, fn, d, B * 2 * nb, &spec)) != GAIA_OK) return st;
+    t0 = gaia__prof_begin(ctx);
+    st = ops->forward(ctx, B, D, GAIA__PTR(x), spec);
+    if (st == GAIA_OK && need_positive) {
+        /* A fractional power of a negative bin is complex; its DC or Nyquist
+           part cannot be represented by a real vector. */
+        float *h = (float *)gaia__host_alloc(ctx, B * 2 * nb * sizeof(float));
+        size_t r;
+        if (!h) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", B * 2 * nb * 4);
+        else st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, h, d, spec, B * 2 * nb * sizeof(float));
+        for (r = 0; st == GAIA_OK && r < B; r++) {
+            float dc = h[r * 2 * nb], nyq = D % 2 == 0 ? h[r * 2 * nb + 2 * (nb - 1)] : 0.0f;
+            if (!(dc > 0.0f) || !(nyq >= 0.0f))
+                st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "fractional power %g of row %zu, which is not positive "
+                                "(DC %g, Nyquist %g): only vectors with DC > 0 and Nyquist >= 0 have real fractional "
+                                "powers", (double)p, r, (double)dc, (double)nyq);
+        }
+        gaia__host_free(ctx, h);
+    }
+    if (st == GAIA_OK) st = gaia__prepare_out(ctx, fn, d, x->ndim, x->shape, out, &created);
+    else created = 0;
+    if (st == GAIA_OK) {
+        st = ops->spec_map(ctx, B, nb, op, p, 1.0f / (float)D, spec, spec);
+        if (st == GAIA_OK) st = ops->inverse(ctx, B, D, spec, 0, GAIA__PTR(*out));
+        st = gaia__finish_out(st, out, created);
+    }
+    gaia__prof_end(ctx, GAIA_PROF_HRR, t0, x->numel * 8 + B * nb * 16);
+    gaia__hrr_free(ctx, d, spec);
+    return st;
+}
+
+GAIA_API gaia_status gaia_hrr_inverse(gaia_ctx *ctx, const gaia_tensor *x, float eps, gaia_tensor **out) {
+    GAIA__NEED_CTX(ctx);
+    if (!(eps >= 0.0f) || isinf(eps))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, "gaia_hrr_inverse", "eps %g must be finite and >= 0", (double)eps);
+    return gaia__hrr_spec_unary(ctx, "gaia_hrr_inverse", x, GAIA_HRR_SPEC_INVERSE,
+                                eps == 0.0f ? GAIA_HRR_INVERSE_EPS : eps, 0, out);
+}
+GAIA_API gaia_status gaia_hrr_make_unitary(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
+    GAIA__NEED_CTX(ctx);
+    return gaia__hrr_spec_unary(ctx, "gaia_hrr_make_unitary", x, GAIA_HRR_SPEC_UNITARY, 0.0f, 0, out);
+}
+GAIA_API gaia_status gaia_hrr_power(gaia_ctx *ctx, const gaia_tensor *x, float p, gaia_tensor **out) {
+    GAIA__NEED_CTX(ctx);
+    if (!isfinite(p)) return gaia__fail(ctx, GAIA_ERR_NUMERIC, "gaia_hrr_power", "power %g is not finite", (double)p);
+    return gaia__hrr_spec_unary(ctx, "gaia_hrr_power", x, GAIA_HRR_SPEC_POWER, p, p != floorf(p), out);
+}
+
+/* --- index maps --- */
+static gaia_status gaia__hrr_cyclic_impl(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, size_t shift,
+                                         int reverse, gaia_tensor **out) {
+    size_t B, D;
+    const struct gaia_hrr_ops *ops = NULL;
+    gaia_device d;
+    gaia_status st;
+    int created;
+    float *src, *tmp = NULL;
+    uint64_t t0;
+    if ((st = gaia__hrr_rows(ctx, fn, "x", x, &B, &D)) != GAIA_OK) return st;
+    d = GAIA__DEV(x);
+    if ((st = gaia__hrr_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
+    if ((st = gaia__prepare_out(ctx, fn, d, x->ndim, x->shape, out, &created)) != GAIA_OK) return st;
+    src = GAIA__PTR(x);
+    t0 = gaia__prof_begin(ctx);
+    if (gaia__aliases(*out, x)) { /* in place: read from a copy */
+        st = gaia__hrr_alloc(ctx, fn, d, x->numel, &tmp);
+        if (st == GAIA_OK) st = gaia__be(ctx, d)->copy(ctx, tmp, src, x->numel * sizeof(float));
+        src = tmp;
+    }
+    if (st == GAIA_OK) st = ops->cyclic(ctx, B, D, src, shift % D, reverse, GAIA__PTR(*out));
+    gaia__prof_end(ctx, GAIA_PROF_HRR, t0, x->numel * 8);
+    gaia__hrr_free(ctx, d, tmp);
+    return gaia__finish_out(st, out, created);
+}
+
+GAIA_API gaia_status gaia_hrr_involution(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
+    GAIA__NEED_CTX(ctx);
+    return gaia__hrr_cyclic_impl(ctx, "gaia_hrr_involution", x, 0, 1, out);
+}
+GAIA_API gaia_status gaia_hrr_permute(gaia_ctx *ctx, const gaia_tensor *x, long shift, gaia_tensor **out) {
+    size_t B, D, s;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_rows(ctx, "gaia_hrr_permute", "x", x, &B, &D)) != GAIA_OK) return st;
+    /* shift mod D in [0, D), without overflow for LONG_MIN */
+    if (shift >= 0) s = (size_t)shift % D;
+    else s = (D - (size_t)(-(shift + 1)) % D - 1) % D;
+    return gaia__hrr_cyclic_impl(ctx, "gaia_hrr_permute", x, s, 0, out);
+}
+
+GAIA_API gaia_status gaia_hrr_negate(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
+    static const char *fn = "gaia_hrr_negate";
+    size_t B, D;
+    gaia_status st;
+    int created;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_rows(ctx, fn, "x", x, &B, &D)) != GAIA_OK) return st;
+    if ((st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, x->shape, out, &created)) != GAIA_OK) return st;
+    st = gaia__be(ctx, GAIA__DEV(x))->unary(ctx, GAIA_UNARY_NEG, GAIA__PTR(x), GAIA__PTR(*out), x->numel, 0, 0);
+    return gaia__finish_out(st, out, created);
+}
+
+GAIA_API gaia_status gaia_hrr_normalize(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
+    static const char *fn = "gaia_hrr_normalize";
+    size_t B, D;
+    const struct gaia_hrr_ops *ops = NULL;
+    gaia_status st;
+    int created;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_rows(ctx, fn, "x", x, &B, &D)) != GAIA_OK) return st;
+    if ((st = gaia__hrr_ops_get(ctx, fn, GAIA__DEV(x), &ops)) != GAIA_OK) return st;
+    if ((st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, x->shape, out, &created)) != GAIA_OK) return st;
+    t0 = gaia__prof_begin(ctx);
+    st = ops->normalize(ctx, B, D, GAIA__PTR(x), GAIA__PTR(*out));
+    gaia__prof_end(ctx, GAIA_PROF_HRR, t0, x->numel * 8);
+    return gaia__finish_out(st, out, created);
+}
+
+GAIA_API gaia_status gaia_hrr_superpose(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weights,
+                                        int normalize, gaia_tensor **out) {
+    static const char *fn = "gaia_hrr_superpose";
+    size_t N, K, D, oshape[2];
+    const struct gaia_hrr_ops *ops = NULL;
+    gaia_device d;
+    gaia_status st;
+    int created;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if (x->ndim == 2) {
+        N = 1;
+        K = x->shape[0];
+        D = x->shape[1];
+    } else if (x->ndim == 3) {
+        N = x->shape[0];
+        K = x->shape[1];
+        D = x->shape[2];
+    } else {
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "x must be [K,D] or [N,K,D], got %d-D", x->ndim);
+    }
+    d = GAIA__DEV(x);
+    if (weights) {
+        if ((st = gaia__check_tensor(ctx, fn, "weights", weights)) != GAIA_OK) return st;
+        if ((st = gaia__same_device(ctx, fn, x, weights)) != GAIA_OK) return st;
+        if (weights->numel != K)
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "weights has %zu elements, x has K = %zu rows per sum",
+                              weights->numel, K);
+    }
+    if ((st = gaia__hrr_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
+    oshape[0] = N;
+    oshape[1] = D;
+    if ((st = gaia__prepare_out(ctx, fn, d, 2, oshape, out, &created)) != GAIA_OK) return st;
+    if (!created && (gaia__aliases(*out, x) || gaia__aliases(*out, weights)))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias x or weights");
+    t0 = gaia__prof_begin(ctx);
+    if (weights) /* [1,K] . [K,D] for each of the N sums, weights shared */
+        st = gaia__be(ctx, d)->gemm(ctx, 0, 0, N, 1, D, K, 1.0f, GAIA__PTR(weights), K, 0, GAIA__PTR(x), D, K * D,
+                                    0.0f, GAIA__PTR(*out), D, D);
+    else /* x as [N, K, D] summed over K (double accumulation on the CPU) */
+        st = gaia__be(ctx, d)->reduce(ctx, GAIA_REDUCE_SUM, GAIA__PTR(x), N, K, D, GAIA__PTR(*out));
+    if (st == GAIA_OK && normalize) st = ops->normalize(ctx, N, D, GAIA__PTR(*out), GAIA__PTR(*out));
+    gaia__prof_end(ctx, GAIA_PROF_HRR, t0, (x->numel + N * D) * 4);
+    return gaia__finish_out(st, out, created);
+}
+
+/* --- similarity --- */
+static gaia_status gaia__hrr_sim_check(gaia_ctx *ctx, const char *fn, const char *na, const gaia_tensor *a,
+                                       const char *nb, const gaia_tensor *b, size_t *B, size_t *M, size_t *D) {
+    size_t Db = 0;
+    gaia_status st;
+    if ((st = gaia__hrr_rows(ctx, fn, na, a, B, D)) != GAIA_OK) return st;
+    if ((st = gaia__hrr_rows(ctx, fn, nb, b, M, &Db)) != GAIA_OK) return st;
+    if ((st = gaia__same_device(ctx, fn, a, b)) != GAIA_OK) return st;
+    if (*D != Db) return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "dimensions differ: %s has D = %zu, %s has D = %zu", na, *D, nb, Db);
+    return GAIA_OK;
+}
+
+/* sim[B,M] = a . b^T, then divided by the norms when cosine (b's norms given
+   in bnorm, or computed when NULL). */
+static gaia_status gaia__hrr_similarity(gaia_ctx *ctx, const char *fn, gaia_device d, const struct gaia_hrr_ops *ops,
+                                        size_t B, size_t M, size_t D, const float *a, const float *b,
+                                        const float *bnorm, int cosine, float *sim) {
+    gaia_status st = gaia__be(ctx, d)->gemm(ctx, 0, 1, 1, B, M, D, 1.0f, a, D, 0, b, D, 0, 0.0f, sim, M, 0);
+    float *norms = NULL;
+    if (st != GAIA_OK || !cosine) return st;
+    if ((st = gaia__hrr_alloc(ctx, fn, d, B + (bnorm ? 0 : M), &norms)) != GAIA_OK) return st;
+    st = ops->row_norms(ctx, B, D, a, norms);
+    if (st == GAIA_OK && !bnorm) {
+        st = ops->row_norms(ctx, M, D, b, norms + B);
+        bnorm = norms + B;
+    }
+    if (st == GAIA_OK) st = ops->cosine_scale(ctx, B, M, sim, norms, bnorm);
+    gaia__hrr_free(ctx, d, norms);
+    return st;
+}
+
+static gaia_status gaia__hrr_sim_impl(gaia_ctx *ctx, const char *fn, const gaia_tensor *a, const gaia_tensor *b,
+                                      int cosine, gaia_tensor **out) {
+    size_t B, M, D, oshape[2];
+    const struct gaia_hrr_ops *ops = NULL;
+    gaia_device d;
+    gaia_status st;
+    int created;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_sim_check(ctx, fn, "a", a, "b", b, &B, &M, &D)) != GAIA_OK) return st;
+    d = GAIA__DEV(a);
+    if ((st = gaia__hrr_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
+    oshape[0] = B;
+    oshape[1] = M;
+    if ((st = gaia__prepare_out(ctx, fn, d, 2, oshape, out, &created)) != GAIA_OK) return st;
+    if (!created && (gaia__aliases(*out, a) || gaia__aliases(*out, b)))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias a or b");
+    t0 = gaia__prof_begin(ctx);
+    st = gaia__hrr_similarity(ctx, fn, d, ops, B, M, D, GAIA__PTR(a), GAIA__PTR(b), NULL, cosine, GAIA__PTR(*out));
+    gaia__prof_end(ctx, GAIA_PROF_HRR, t0, (a->numel + b->numel + B * M) * 4);
+    return gaia__finish_out(st, out, created);
+}
+
+GAIA_API gaia_status gaia_hrr_dot(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
+    return gaia__hrr_sim_impl(ctx, "gaia_hrr_dot", a, b, 0, out);
+}
+GAIA_API gaia_status gaia_hrr_cosine(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
+    return gaia__hrr_sim_impl(ctx, "gaia_hrr_cosine", a, b, 1, out);
+}
+
+/* Query rows per similarity block: bounds the [rows, M] scratch to 64 MiB. */
+#define GAIA__HRR_SIM_FLOATS ((size_t)16 << 20)
+
+/* Cleanup of B queries against M rows at `book` (norms in bnorm or NULL). */
+static gaia_status gaia__hrr_cleanup_rows(gaia_ctx *ctx, const char *fn, gaia_device d, size_t B, size_t M, size_t D,
+                                          const float *q, const float *book, const float *bnorm, float threshold,
+                                          long *index, float *similarity) {
+    const struct gaia_hrr_ops *ops = NULL;
+    size_t chunk = GAIA__HRR_SIM_FLOATS / M, r0, i;
+    float *sim = NULL, *best = NULL, *host = NULL;
+    gaia_status st;
+    uint64_t t0;
+    if ((st = gaia__hrr_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
+    if (chunk < 1) chunk = 1;
+    if (chunk > B) chunk = B;
+    st = gaia__hrr_alloc(ctx, fn, d, chunk * M + 2 * chunk, &sim);
+    if (st != GAIA_OK) return st;
+    best = sim + chunk * M;
+    host = (float *)gaia__host_alloc(ctx, 2 * chunk * sizeof(float));
+    if (!host) {
+        gaia__hrr_free(ctx, d, sim);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", 2 * chunk * sizeof(float));
+    }
+    t0 = gaia__prof_begin(ctx);
+    for (r0 = 0; r0 < B && st == GAIA_OK; r0 += chunk) {
+        size_t n = B - r0 < chunk ? B - r0 : chunk;
+        st = gaia__hrr_similarity(ctx, fn, d, ops, n, M, D, q + r0 * D, book, bnorm, 1, sim);
+        if (st == GAIA_OK) st = ops->argmax_rows(ctx, n, M, sim, best);
+        if (st == GAIA_OK) st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, host, d, best, 2 * n * sizeof(float));
+        for (i = 0; st == GAIA_OK && i < n; i++) {
+            float v = host[2 * i + 1];
+            index[r0 + i] = (host[2 * i] >= 0.0f && v >= threshold) ? (long)host[2 * i] : GAIA_HRR_NO_MATCH;
+            if (similarity) similarity[r0 + i] = v;
+        }
+    }
+    gaia__prof_end(ctx, GAIA_PROF_HRR, t0, (B * D + M * D) * 4);
+    gaia__host_free(ctx, host);
+    gaia__hrr_free(ctx, d, sim);
+    return st;
+}
+
+GAIA_API gaia_status gaia_hrr_cleanup(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
+                                      float threshold, long *index, float *similarity) {
+    static const char *fn = "gaia_hrr_cleanup";
+    size_t B, M, D;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_sim_check(ctx, fn, "queries", queries, "codebook", codebook, &B, &M, &D)) != GAIA_OK) return st;
+    if (!index) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index is NULL");
+    if (threshold != threshold) return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "threshold is NaN");
+    return gaia__hrr_cleanup_rows(ctx, fn, GAIA__DEV(queries), B, M, D, GAIA__PTR(queries), GAIA__PTR(codebook), NULL,
+                                  threshold, index, similarity);
+}
+
+/* --- cached spectra --- */
+struct gaia_hrr_spectrum {
+    gaia_ctx *ctx;
+    gaia_device device;
+    size_t rows, D, nb;
+    float *data; /* [rows, 2 nb] on device */
+};
+
+GAIA_API gaia_status gaia_hrr_spectrum_create(gaia_ctx *ctx, const gaia_tensor *x, gaia_hrr_spectrum **out) {
+    static const char *fn = "gaia_hrr_spectrum_create";
+    size_t B, D;
+    const struct gaia_hrr_ops *ops = NULL;
+    gaia_hrr_spectrum *s;
+    gaia_status st;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    *out = NULL;
+    if ((st = gaia__hrr_rows(ctx, fn, "x", x, &B, &D)) != GAIA_OK) return st;
+    if ((st = gaia__hrr_ops_get(ctx, fn, GAIA__DEV(x), &ops)) != GAIA_OK) return st;
+    s = (gaia_hrr_spectrum *)gaia__host_alloc(ctx, sizeof *s);
+    if (!s) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the spectrum header");
+    s->ctx = ctx;
+    s->device = GAIA__DEV(x);
+    s->rows = B;
+    s->D = D;
+    s->nb = D / 2 + 1;
+    if ((st = gaia__hrr_alloc(ctx, fn, s->device, B * 2 * s->nb, &s->data)) != GAIA_OK) {
+        gaia__host_free(ctx, s);
+        return st;
+    }
+    t0 = gaia__prof_begin(ctx);
+    st = ops->forward(ctx, B, D, GAIA__PTR(x), s->data);
+    gaia__prof_end(ctx, GAIA_PROF_HRR, t0, x->numel * 4 + B * s->nb * 8);
+    if (st != GAIA_OK) {
+        gaia_hrr_spectrum_free(s);
+        return st;
+    }
+    *out = s;
+    return GAIA_OK;
+}
+
+GAIA_API void gaia_hrr_spectrum_free(gaia_hrr_spectrum *s) {
+    if (!s) return;
+    gaia__hrr_free(s->ctx, s->device, s->data);
+    gaia__host_free(s->ctx, s);
+}
+GAIA_API size_t gaia_hrr_spectrum_rows(const gaia_hrr_spectrum *s) { return s ? s->rows : 0; }
+GAIA_API size_t gaia_hrr_spectrum_dim(const gaia_hrr_spectrum *s) { return s ? s->D : 0; }
+
+GAIA_API gaia_status gaia_hrr_bind_spectrum(gaia_ctx *ctx, const gaia_tensor *a, const gaia_hrr_spectrum *s,
+                                            int conj, gaia_tensor **out) {
+    static const char *fn = "gaia_hrr_bind_spectrum";
+    size_t B, D, oshape[2];
+    const struct gaia_hrr_ops *ops = NULL;
+    gaia_status st;
+    int created, ndim;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_rows(ctx, fn, "a", a, &B, &D)) != GAIA_OK) return st;
+    if (!s) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "s is NULL");
+    if (s->ctx != ctx) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "s belongs to another context");
+    if (s->device != GAIA__DEV(a))
+        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "a is on %s, the spectrum on %s",
+                          gaia_device_str(GAIA__DEV(a)), gaia_device_str(s->device));
+    if (s->D != D) return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "dimensions differ: a has D = %zu, the spectrum %zu", D, s->D);
+    if (s->rows != 1 && s->rows != B && B != 1)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "a has %zu rows, the spectrum %zu: need equal rows or one row", B,
+                          s->rows);
+    if ((st = gaia__hrr_ops_get(ctx, fn, GAIA__DEV(a), &ops)) != GAIA_OK) return st;
+    ndim = (a->ndim == 1 && s->rows == 1) ? 1 : 2;
+    if (B < s->rows) B = s->rows;
+    oshape[0] = ndim == 1 ? D : B;
+    oshape[1] = D;
+    if ((st = gaia__prepare_out(ctx, fn, GAIA__DEV(a), ndim, oshape, out, &created)) != GAIA_OK) return st;
+    t0 = gaia__prof_begin(ctx);
+    st = ops->bind_spec(ctx, B, D, GAIA__PTR(a), (a->numel == D && B > 1) ? 0 : D, s->data,
+                        (s->rows == 1 && B > 1) ? 0 : 2 * s->nb, conj, 0, GAIA__PTR(*out));
+    gaia__prof_end(ctx, GAIA_PROF_HRR, t0, (a->numel + B * D) * 4 + s->rows * s->nb * 8);
+    return gaia__finish_out(st, out, created);
+}
+
+/* --- generation --- */
+static gaia_status gaia__hrr_gen_check(gaia_ctx *ctx, const char *fn, size_t B, size_t D) {
+    if (B == 0 || D == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B = %zu and D = %zu must be > 0", B, D);
+    if (D > (size_t)0x7fffffff) return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "D = %zu is above 2^31 - 1", D);
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_hrr_random(gaia_ctx *ctx, size_t B, size_t D, int unit, gaia_tensor **out) {
+    static const char *fn = "gaia_hrr_random";
+    size_t shape[2];
+    const struct gaia_hrr_ops *ops = NULL;
+    gaia_device d;
+    gaia_status st;
+    int created;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_gen_check(ctx, fn, B, D)) != GAIA_OK) return st;
+    d = gaia_ctx_device(ctx);
+    if ((st = gaia__hrr_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
+    shape[0] = B;
+    shape[1] = D;
+    if ((st = gaia__prepare_out(ctx, fn, d, 2, shape, out, &created)) != GAIA_OK) return st;
+    t0 = gaia__prof_begin(ctx);
+    st = gaia__be(ctx, d)->random(ctx, GAIA__PTR(*out), B * D, GAIA_RANDOM_NORMAL, ctx->seed, ctx->rng_stream, 0.0f,
+                                  (float)(1.0 / sqrt((double)D)));
+    if (st == GAIA_OK) ctx->rng_stream++;
+    if (st == GAIA_OK && unit) st = ops->normalize(ctx, B, D, GAIA__PTR(*out), GAIA__PTR(*out));
+    gaia__prof_end(ctx, GAIA_PROF_HRR, t0, B * D * 4);
+    return gaia__finish_out(st, out, created);
+}
+
+GAIA_API gaia_status gaia_hrr_unitary(gaia_ctx *ctx, size_t B, size_t D, gaia_tensor **out) {
+    static const char *fn = "gaia_hrr_unitary";
+    gaia_tensor *r = NULL;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_gen_check(ctx, fn, B, D)) != GAIA_OK) return st;
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if ((st = gaia_hrr_random(ctx, B, D, 0, &r)) != GAIA_OK) return st;
+    st = gaia__hrr_spec_unary(ctx, fn, r, GAIA_HRR_SPEC_UNITARY, 0.0f, 0, out);
+    gaia_tensor_free(r);
+    return st;
+}
+
+GAIA_API gaia_status gaia_hrr_identity(gaia_ctx *ctx, size_t B, size_t D, gaia_tensor **out) {
+    static const char *fn = "gaia_hrr_identity";
+    size_t shape[2], r;
+    gaia_device d;
+    gaia_status st;
+    int created;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_gen_check(ctx, fn, B, D)) != GAIA_OK) return st;
+    d = gaia_ctx_device(ctx);
+    shape[0] = B;
+    shape[1] = D;
+    if ((st = gaia__prepare_out(ctx, fn, d, 2, shape, out, &created)) != GAIA_OK) return st;
+    {
+        /* delta built once on the host, then repeated over the rows by a
+           broadcasting max(row, row) on the device */
+        float *h = (float *)gaia__host_alloc(ctx, D * sizeof(float)), *row = NULL;
+        size_t zero[4] = {0, 0, 0, 1}, shape4[4];
+        shape4[0] = shape4[1] = 1;
+        shape4[2] = B;
+        shape4[3] = D;
+        if (!h) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", D * sizeof(float));
+        else {
+            for (r = 0; r < D; r++) h[r] = r == 0 ? 1.0f : 0.0f;
+            st = gaia__hrr_alloc(ctx, fn, d, D, &row);
+        }
+        if (st == GAIA_OK) st = gaia__be(ctx, d)->upload(ctx, row, h, D * sizeof(float));
+        if (st == GAIA_OK)
+            st = gaia__be(ctx, d)->binary(ctx, GAIA_BINARY_MAX, row, zero, row, zero, GAIA__PTR(*out), shape4);
+        gaia__hrr_free(ctx, d, row);
+        gaia__host_free(ctx, h);
+    }
+    return gaia__finish_out(st, out, created);
+}
+
+/* --- host arrays --- */
+static gaia_status gaia__hrr_bind_host(gaia_ctx *ctx, const char *fn, const float *a, const float *b, float *out,
+                                       size_t B, size_t D, int conj_b) {
+    const struct gaia_hrr_ops *ops = NULL;
+    gaia_device where;
+    size_t n;
+    gaia_status st;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if (!a || !b || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "a, b or out is NULL");
+    if ((st = gaia__hrr_gen_check(ctx, fn, B, D)) != GAIA_OK) return st;
+    if (gaia__mul_overflows(B, D, &n) || n > SIZE_MAX / 16)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B = %zu times D = %zu overflows", B, D);
+    /* One bind is a few microseconds on the CPU: never worth a transfer. */
+    if (B == 1 && ctx->policy == GAIA_DEVICE_AUTO) where = GAIA_DEVICE_CPU;
+    else where = gaia__host_call_device(ctx, GAIA__WORK_FFT, 3.0 * gaia__hrr_fft_flops(B, D), 2 * n * sizeof(float),
+                                        n * sizeof(float));
+    if ((st = gaia__hrr_ops_get(ctx, fn, where, &ops)) != GAIA_OK) return st;
+    t0 = gaia__prof_begin(ctx);
+    if (where == GAIA_DEVICE_CPU) {
+        st = ops->bind(ctx, B, D, a, D, b, D, conj_b, 0, out);
+    } else {
+        float *da = NULL;
+        st = gaia__hrr_alloc(ctx, fn, where, 3 * n, &da);
+        if (st == GAIA_OK) st = gaia__be(ctx, where)->upload(ctx, da, a, n * sizeof(float));
+        if (st == GAIA_OK) st = gaia__be(ctx, where)->upload(ctx, da + n, b, n * sizeof(float));
+        if (st == GAIA_OK) st = ops->bind(ctx, B, D, da, D, da + n, D, conj_b, 0, da + 2 * n);
+        if (st == GAIA_OK) st = gaia__be(ctx, where)->download(ctx, out, da + 2 * n, n * sizeof(float));
+        gaia__hrr_free(ctx, where, da);
+    }
+    gaia__prof_end(ctx, GAIA_PROF_HRR, t0, n * 12);
+    return st;
+}
+
+GAIA_API gaia_status gaia_hrr_bind_host(gaia_ctx *ctx, const float *a, const float *b, float *out, size_t B,
+                                        size_t D) {
+    return gaia__hrr_bind_host(ctx, "gaia_hrr_bind_host", a, b, out, B, D, 0);
+}
+GAIA_API gaia_status gaia_hrr_unbind_host(gaia_ctx *ctx, const float *trace, const float *role, float *out,
+                                          size_t B, size_t D) {
+    return gaia__hrr_bind_host(ctx, "gaia_hrr_unbind_host", trace, role, out, B, D, 1);
+}
+
+/* --- codebooks --- */
+#define GAIA__HRR_NAME_MAX 255
+
+struct gaia_hrr_codebook {
+    gaia_ctx *ctx;
+    gaia_device device;
+    size_t D, count, cap;
+    float *vec;     /* [cap, D] on device */
+    float *norms;   /* [cap] on device */
+    char **names;   /* [cap], host */
+    size_t *table;  /* open addressing: index + 1, 0 = empty; tsize slots */
+    size_t tsize;
+};
+
+static uint64_t gaia__hrr_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    while (*s) h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    return h;
+}
+
+/* Slot of `name` in the table: where it is, or the empty slot it would take. */
+static size_t gaia__hrr_slot_of(const gaia_hrr_codebook *cb, const char *name) {
+    size_t i = (size_t)(gaia__hrr_hash(name) & (cb->tsize - 1));
+    while (cb->table[i] && strcmp(cb->names[cb->table[i] - 1], name) != 0) i = (i + 1) & (cb->tsize - 1);
+    return i;
+}
+
+static gaia_status gaia__hrr_name_check(gaia_ctx *ctx, const char *fn, const char *name) {
+    size_t n;
+    if (!name) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "name is NULL");
+    for (n = 0; name[n]; n++) {
+        unsigned char c = (unsigned char)name[n];
+        if (n >= GAIA__HRR_NAME_MAX)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "name longer than %d bytes", GAIA__HRR_NAME_MAX);
+        if (c < 0x20 || c == 0x7f)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "name has a control character (byte %u at %zu)", c, n);
+    }
+    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "name is empty");
+    return GAIA_OK;
+}
+
+/* Room for `want` items: vectors, norms, names and a table at most half full. */
+static gaia_status gaia__hrr_codebook_reserve(gaia_ctx *ctx, const char *fn, gaia_hrr_codebook *cb, size_t want) {
+    size_t cap, ts, i;
+    float *vec = NULL, *norms = NULL;
+    char **names;
+    size_t *table;
+    gaia_status st;
+    if (want <= cb->cap) return GAIA_OK;
+    cap = cb->cap ? cb->cap : 16;
+    while (cap < want) {
+        if (cap > SIZE_MAX / 4 / cb->D) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "codebook too large");
+        cap *= 2;
+    }
+    ts = 32;
+    while (ts < 2 * cap) ts *= 2;
+    if ((st = gaia__hrr_alloc(ctx, fn, cb->device, cap * cb->D, &vec)) != GAIA_OK) return st;
+    if ((st = gaia__hrr_alloc(ctx, fn, cb->device, cap, &norms)) != GAIA_OK) {
+        gaia__hrr_free(ctx, cb->device, vec);
+        return st;
+    }
+    names = (char **)gaia__host_alloc(ctx, cap * sizeof(char *));
+    table = (size_t *)gaia__host_alloc(ctx, ts * sizeof(size_t));
+    if (!names || !table) {
+        gaia__host_free(ctx, names);
+        gaia__host_free(ctx, table);
+        gaia__hrr_free(ctx, cb->device, vec);
+        gaia__hrr_free(ctx, cb->device, norms);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot grow the codebook to %zu items", cap);
+    }
+    if (cb->count) {
+        st = gaia__be(ctx, cb->device)->copy(ctx, vec, cb->vec, cb->count * cb->D * sizeof(float));
+        if (st == GAIA_OK) st = gaia__be(ctx, cb->device)->copy(ctx, norms, cb->norms, cb->count * sizeof(float));
+        if (st != GAIA_OK) {
+            gaia__host_free(ctx, names);
+            gaia__host_free(ctx, table);
+            gaia__hrr_free(ctx, cb->device, vec);
+            gaia__hrr_free(ctx, cb->device, norms);
+            return st;
+        }
+        memcpy(names, cb->names, cb->count * sizeof(char *));
+    }
+    gaia__hrr_free(ctx, cb->device, cb->vec);
+    gaia__hrr_free(ctx, cb->device, cb->norms);
+    gaia__host_free(ctx, cb->names);
+    gaia__host_free(ctx, cb->table);
+    cb->vec = vec;
+    cb->norms = norms;
+    cb->names = names;
+    cb->table = table;
+    cb->tsize = ts;
+    cb->cap = cap;
+    memset(table, 0, ts * sizeof(size_t));
+    for (i = 0; i < cb->count; i++) table[gaia__hrr_slot_of(cb, cb->names[i])] = i + 1;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_codebook_new(gaia_ctx *ctx, const char *fn, gaia_device d, size_t D,
+                                          gaia_hrr_codebook **out) {
+    gaia_hrr_codebook *cb = (gaia_hrr_codebook *)gaia__host_alloc(ctx, sizeof *cb);
+    gaia_status st;
+    if (!cb) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the codebook");
+    memset(cb, 0, sizeof *cb);
+    cb->ctx = ctx;
+    cb->device = d;
+    cb->D = D;
+    if ((st = gaia__hrr_codebook_reserve(ctx, fn, cb, 16)) != GAIA_OK) {
+        gaia__host_free(ctx, cb);
+        return st;
+    }
+    *out = cb;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_hrr_codebook_create(gaia_ctx *ctx, size_t D, gaia_hrr_codebook **out) {
+    static const char *fn = "gaia_hrr_codebook_create";
+    const struct gaia_hrr_ops *ops = NULL;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    *out = NULL;
+    if ((st = gaia__hrr_gen_check(ctx, fn, 1, D)) != GAIA_OK) return st;
+    if ((st = gaia__hrr_ops_get(ctx, fn, gaia_ctx_device(ctx), &ops)) != GAIA_OK) return st;
+    return gaia__hrr_codebook_new(ctx, fn, gaia_ctx_device(ctx), D, out);
+}
+
+GAIA_API void gaia_hrr_codebook_free(gaia_hrr_codebook *cb) {
+    size_t i;
+    gaia_ctx *ctx;
+    if (!cb) return;
+    ctx = cb->ctx;
+    for (i = 0; i < cb->count; i++) gaia__host_free(ctx, cb->names[i]);
+    gaia__host_free(ctx, cb->names);
+    gaia__host_free(ctx, cb->table);
+    gaia__hrr_free(ctx, cb->device, cb->vec);
+    gaia__hrr_free(ctx, cb->device, cb->norms);
+    gaia__host_free(ctx, cb);
+}
+GAIA_API size_t gaia_hrr_codebook_size(const gaia_hrr_codebook *cb) { return cb ? cb->count : 0; }
+GAIA_API size_t gaia_hrr_codebook_dim(const gaia_hrr_codebook *cb) { return cb ? cb->D : 0; }
+GAIA_API const char *gaia_hrr_codebook_name(const gaia_hrr_codebook *cb, size_t i) {
+    return (cb && i < cb->count) ? cb->names[i] : NULL;
+}
+
+static gaia_status gaia__hrr_codebook_check(gaia_ctx *ctx, const char *fn, const gaia_hrr_codebook *cb) {
+    if (!cb) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "codebook is NULL");
+    if (cb->ctx != ctx) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "codebook belongs to another context");
+    return GAIA_OK;
+}
+
+/* Finite check and norm of rows [first, first+n) of the codebook, on the host. */
+static gaia_status gaia__hrr_codebook_norms(gaia_ctx *ctx, const char *fn, gaia_hrr_codebook *cb, size_t first,
+                                            size_t n) {
+    size_t D = cb->D, i, k;
+    float *h = (float *)gaia__host_alloc(ctx, (n * D + n) * sizeof(float)), *nrm;
+    gaia_status st;
+    if (!h) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", (n * D + n) * 4);
+    nrm = h + n * D;
+    st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, h, cb->device, cb->vec + first * D, n * D * sizeof(float));
+    for (i = 0; st == GAIA_OK && i < n; i++) {
+        double s = 0;
+        for (k = 0; k < D; k++) {
+            float v = h[i * D + k];
+            if (!isfinite(v)) {
+                st = gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "vector %zu has a non-finite element at %zu (%g)", first + i,
+                                k, (double)v);
+                break;
+            }
+            s += (double)v * v;
+        }
+        nrm[i] = (float)sqrt(s);
+    }
+    if (st == GAIA_OK) st = gaia__transfer(ctx, fn, cb->device, cb->norms + first, GAIA_DEVICE_CPU, nrm, n * sizeof(float));
+    gaia__host_free(ctx, h);
+    return st;
+}
+
+/* Takes ownership of nothing: copies name. Vector rows already in place. */
+static gaia_status gaia__hrr_codebook_name_add(gaia_ctx *ctx, const char *fn, gaia_hrr_codebook *cb, const char *name) {
+    size_t len = strlen(name), slot = gaia__hrr_slot_of(cb, name);
+    char *copy = (char *)gaia__host_alloc(ctx, len + 1);
+    if (!copy) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a name");
+    memcpy(copy, name, len + 1);
+    cb->names[cb->count] = copy;
+    cb->table[slot] = cb->count + 1;
+    cb->count++;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_hrr_codebook_add(gaia_ctx *ctx, gaia_hrr_codebook *cb, const char *name,
+                                           const gaia_tensor *v, size_t *index) {
+    static const char *fn = "gaia_hrr_codebook_add";
+    gaia_status st;
+    float *row;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_codebook_check(ctx, fn, cb)) != GAIA_OK) return st;
+    if ((st = gaia__hrr_name_check(ctx, fn, name)) != GAIA_OK) return st;
+    if (cb->table[gaia__hrr_slot_of(cb, name)])
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "name '%s' is already in the codebook", name);
+    if (v) {
+        if ((st = gaia__check_tensor(ctx, fn, "v", v)) != GAIA_OK) return st;
+        if (v->numel != cb->D || v->ndim > 2)
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "v has %zu elements, the codebook D = %zu", v->numel, cb->D);
+    }
+    if ((st = gaia__hrr_codebook_reserve(ctx, fn, cb, cb->count + 1)) != GAIA_OK) return st;
+    row = cb->vec + cb->count * cb->D;
+    if (v) {
+        st = gaia__transfer(ctx, fn, cb->device, row, GAIA__DEV(v), GAIA__PTR(v), cb->D * sizeof(float));
+    } else {
+        st = gaia__be(ctx, cb->device)->random(ctx, row, cb->D, GAIA_RANDOM_NORMAL, ctx->seed, ctx->rng_stream, 0.0f,
+                                               (float)(1.0 / sqrt((double)cb->D)));
+        if (st == GAIA_OK) ctx->rng_stream++;
+    }
+    if (st == GAIA_OK) st = gaia__hrr_codebook_norms(ctx, fn, cb, cb->count, 1);
+    if (st == GAIA_OK) st = gaia__hrr_codebook_name_add(ctx, fn, cb, name);
+    if (st == GAIA_OK && index) *index = cb->count - 1;
+    return st;
+}
+
+GAIA_API gaia_status gaia_hrr_codebook_find(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *name,
+                                            size_t *index) {
+    static const char *fn = "gaia_hrr_codebook_find";
+    size_t at;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_codebook_check(ctx, fn, cb)) != GAIA_OK) return st;
+    if (!name || !index) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "name or index is NULL");
+    at = cb->table[gaia__hrr_slot_of(cb, name)];
+    if (!at) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no item called '%.64s'", name);
+    *index = at - 1;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_codebook_rows(gaia_ctx *ctx, const char *fn, const gaia_hrr_codebook *cb, size_t first,
+                                           size_t n, gaia_tensor **out) {
+    size_t shape[2];
+    int created;
+    gaia_status st;
+    shape[0] = n;
+    shape[1] = cb->D;
+    if ((st = gaia__prepare_out(ctx, fn, cb->device, 2, shape, out, &created)) != GAIA_OK) return st;
+    st = gaia__be(ctx, cb->device)->copy(ctx, GAIA__PTR(*out), cb->vec + first * cb->D, n * cb->D * sizeof(float));
+    return gaia__finish_out(st, out, created);
+}
+
+GAIA_API gaia_status gaia_hrr_codebook_lookup(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *name,
+                                              gaia_tensor **out) {
+    static const char *fn = "gaia_hrr_codebook_lookup";
+    size_t at;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_codebook_check(ctx, fn, cb)) != GAIA_OK) return st;
+    if (!name) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "name is NULL");
+    at = cb->table[gaia__hrr_slot_of(cb, name)];
+    if (!at) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no item called '%.64s'", name);
+    return gaia__hrr_codebook_rows(ctx, fn, cb, at - 1, 1, out);
+}
+
+GAIA_API gaia_status gaia_hrr_codebook_vectors(gaia_ctx *ctx, const gaia_hrr_codebook *cb, gaia_tensor **out) {
+    static const char *fn = "gaia_hrr_codebook_vectors";
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_codebook_check(ctx, fn, cb)) != GAIA_OK) return st;
+    if (!cb->count) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the codebook is empty");
+    return gaia__hrr_codebook_rows(ctx, fn, cb, 0, cb->count, out);
+}
+
+GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const gaia_tensor *queries,
+                                               float threshold, long *index, float *similarity, const char **names) {
+    static const char *fn = "gaia_hrr_codebook_cleanup";
+    size_t B, D, i;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_codebook_check(ctx, fn, cb)) != GAIA_OK) return st;
+    if ((st = gaia__hrr_rows(ctx, fn, "queries", queries, &B, &D)) != GAIA_OK) return st;
+    if (GAIA__DEV(queries) != cb->device)
+        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "queries on %s, codebook on %s",
+                          gaia_device_str(GAIA__DEV(queries)), gaia_device_str(cb->device));
+    if (D != cb->D) return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "queries have D = %zu, the codebook %zu", D, cb->D);
+    if (!index) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index is NULL");
+    if (threshold != threshold) return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "threshold is NaN");
+    if (!cb->count) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the codebook is empty");
+    st = gaia__hrr_cleanup_rows(ctx, fn, cb->device, B, cb->count, D, GAIA__PTR(queries), cb->vec, cb->norms, threshold,
+                                index, similarity);
+    if (st == GAIA_OK && names)
+        for (i = 0; i < B; i++) names[i] = index[i] >= 0 ? cb->names[index[i]] : NULL;
+    return st;
+}
+
+/* "x.npy" -> "x.names.txt"; anything else gets ".names.txt" appended. */
+static char *gaia__hrr_names_path(gaia_ctx *ctx, const char *path) {
+    size_t n = strlen(path), base = n;
+    char *p;
+    if (n >= 4 && strcmp(path + n - 4, ".npy") == 0) base = n - 4;
+    p = (char *)gaia__host_alloc(ctx, base + 11);
+    if (!p) return NULL;
+    memcpy(p, path, base);
+    memcpy(p + base, ".names.txt", 11);
+    return p;
+}
+
+GAIA_API gaia_status gaia_hrr_codebook_save(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *path) {
+    static const char *fn = "gaia_hrr_codebook_save";
+    gaia_tensor *all = NULL;
+    char *npath;
+    FILE *f;
+    size_t i;
+    int bad = 0;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__hrr_codebook_check(ctx, fn, cb)) != GAIA_OK) return st;
+    if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
+    if (!cb->count) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the codebook is empty");
+    if (!(npath = gaia__hrr_names_path(ctx, path))) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    st = gaia__hrr_codebook_rows(ctx, fn, cb, 0, cb->count, &all);
+    if (st == GAIA_OK) st = gaia_tensor_save_npy(ctx, all, path);
+    gaia_tensor_free(all);
+    if (st == GAIA_OK) {
+        f = fopen(npath, "wb");
+        if (!f) st = gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot create '%s'", npath);
+        else {
+            for (i = 0; i < cb->count; i++) bad |= fprintf(f, "%s\n", cb->names[i]) < 0;
+            if (fclose(f) != 0 || bad) st = gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot write '%s'", npath);
+        }
+    }
+    gaia__host_free(ctx, npath);
+    return st;
+}
+
+GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gaia_hrr_codebook **out) {
+    static const char *fn = "gaia_hrr_codebook_load";
+    gaia_tensor *t = NULL;
+    gaia_hrr_codebook *cb = NULL;
+    char *npath = NULL, line[GAIA__HRR_NAME_MAX + 3];
+    FILE *f = NULL;
+    size_t M, D, i;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    *out = NULL;
+    if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
+    if ((st = gaia_tensor_load_npy(ctx, path, &t)) != GAIA_OK) return st;
+    if (t->ndim != 2) {
+        int nd = t->ndim;
+        gaia_tensor_free(t);
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' holds a %d-D array, need [M,D]", path, nd);
+    }
+    M = t->shape[0];
+    D = t->shape[1];
+    st = gaia__hrr_codebook_new(ctx, fn, GAIA__DEV(t), D, &cb);
+    if (st == GAIA_OK) st = gaia__hrr_codebook_reserve(ctx, fn, cb, M);
+    if (st == GAIA_OK) st = gaia__be(ctx, cb->device)->copy(ctx, cb->vec, GAIA__PTR(t), M * D * sizeof(float));
+    gaia_tensor_free(t);
+    if (st == GAIA_OK) st = gaia__hrr_codebook_norms(ctx, fn, cb, 0, M);
+    if (st == GAIA_OK && !(npath = gaia__hrr_names_path(ctx, path)))
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    if (st == GAIA_OK && !(f = fopen(npath, "rb"))) st = gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot open '%s'", npath);
+    for (i = 0; st == GAIA_OK && i < M; i++) {
+        size_t len;
+        if (!fgets(line, sizeof line, f)) {
+            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' has %zu names, the vectors %zu", npath, i, M);
+            break;
+        }
+        len = strlen(line);
+        if (len && line[len - 1] == '\n') line[--len] = 0;
+        else if (!feof(f)) {
+            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' line %zu is longer than %d bytes", npath, i + 1,
+                            GAIA__HRR_NAME_MAX);
+            break;
+        }
+        if (len && line[len - 1] == '\r') line[--len] = 0;
+        if ((st = gaia__hrr_name_check(ctx, fn, line)) != GAIA_OK) {
+            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' line %zu: bad name", npath, i + 1);
+            break;
+        }
+        if (cb->table[gaia__hrr_slot_of(cb, line)]) {
+            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' line %zu: duplicate name '%s'", npath, i + 1, line);
+            break;
+        }
+        st = gaia__hrr_codebook_name_add(ctx, fn, cb, line);
+    }
+    if (st == GAIA_OK && fgets(line, sizeof line, f) && line[0] != '\n')
+        st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' has more names than the %zu vectors", npath, M);
+    if (f) fclose(f);
+    gaia__host_free(ctx, npath);
+    if (st != GAIA_OK) {
+        gaia_hrr_codebook_free(cb);
+        return st;
+    }
+    *out = cb;
+    return GAIA_OK;
+}
 
 /* Module caches live in the context and go with it. */
 static void gaia__modules_release(gaia_ctx *ctx) {

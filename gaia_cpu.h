@@ -165,12 +165,1632 @@ GAIA_API void gaia_cpu_random(float *dst, size_t n, gaia_random_kind kind, uint6
 /* ---------------------------------------------------------------------
    3. GEMM
    --------------------------------------------------------------------- */
-#include "wip/cpu_gemm.h"
+/* ---------------------------------------------------------------------------
+ * CPU single-precision GEMM (fragment of the gaia_cpu.h implementation).
+ *
+ * Large problems follow the Goto/BLIS scheme:
+ *
+ *   for jc in N step NC            B block (KC x NC) lives in L3 / L2
+ *     for pc in K step KC
+ *       pack B[pc:pc+KC, jc:jc+NC] into NR-wide column panels
+ *       for ic in M step MC        A block (MC x KC) lives in L2
+ *         pack A[ic:ic+MC, pc:pc+KC] into MR-tall row panels
+ *         for jr in NC step NR     B micro-panel (KC x NR) stays in L1
+ *           for ir in MC step MR   stream A micro-panels from L2
+ *             micro-kernel: MR x NR tile of C kept in registers, rank-1
+ *             update per k (NR/VW vector loads of B, MR broadcasts of A)
+ *
+ * Packing makes every micro-kernel access unit-stride and zero-padded, so
+ * the kernel never sees transposes, leading dimensions or ragged edges.
+ * Threads split C into a 2-D grid of rectangles and each runs the scheme
+ * above on its own rectangle with its own packing buffers: no barriers, and
+ * the duplicated B packing costs O(K*N) against O(M*N*K/threads) flops.
+ *
+ * Small problems (and N < NR, M <= 2) skip packing, whose copies would cost
+ * as much as the math: 4x(16|8|4) register tiles read op(B) rows straight
+ * from memory and broadcast A at any stride; a transposed B is first copied
+ * into rows. Batches parallelise over the batch, one whole GEMM per thread.
+ * ------------------------------------------------------------------------- */
+
+/* Vector width (floats) and register tile. The tile uses 2 vectors per row
+   of C; MR rows are chosen to fill the register file without spilling:
+   AVX-512 has 32 zmm: 12x2 accumulators + 2 B vectors + broadcast = 27.
+   An override of GAIA_GEMM_MR must be even, 4..14. */
+#if defined(__AVX512F__)
+#define GAIA_GEMM_VW 16
+#define GAIA_GEMM_MR_DEFAULT 12
+#elif defined(__AVX__)
+#define GAIA_GEMM_VW 8
+#define GAIA_GEMM_MR_DEFAULT 6
+#elif defined(__aarch64__)
+#define GAIA_GEMM_VW 4
+#define GAIA_GEMM_MR_DEFAULT 12
+#else
+#define GAIA_GEMM_VW 4
+#define GAIA_GEMM_MR_DEFAULT 6
+#endif
+
+#ifndef GAIA_GEMM_MR
+#define GAIA_GEMM_MR GAIA_GEMM_MR_DEFAULT
+#endif
+#define GAIA_GEMM_NR (2 * GAIA_GEMM_VW)
+
+/* Cache blocks, tuned on Sapphire Rapids (48 KiB L1d, 2 MiB L2). The
+   textbook rule (B micro-panel KC*NR*4 bytes in L1, A block MC*KC*4 in L2,
+   B block KC*NC*4 in L3) suggests KC=256, MC~400, but measured best is a
+   long KC (fewer C read-modify-write passes) with a small MC whose A block
+   (192 KiB) stays well inside L2 while the 64 KiB B micro-panel streams from
+   L2 between its MC/MR reuses: 1024^3 went from ~113 to ~119 GFLOP/s. */
+#ifndef GAIA_GEMM_KC
+#if GAIA_GEMM_VW >= 16
+#define GAIA_GEMM_KC 512
+#else
+#define GAIA_GEMM_KC 256
+#endif
+#endif
+#ifndef GAIA_GEMM_MC
+#define GAIA_GEMM_MC 96
+#endif
+#ifndef GAIA_GEMM_NC
+#define GAIA_GEMM_NC 1024
+#endif
+/* M*N*K at or below which the unpacked path is used. */
+#ifndef GAIA_GEMM_SMALL
+#define GAIA_GEMM_SMALL (64u * 64u * 64u)
+#endif
+/* Columns (or rows) of C accumulated at once by the portable unpacked path. */
+#define GAIA_GEMM_DJ 64
+
+#define GAIA_GEMM_MC_R (((GAIA_GEMM_MC + GAIA_GEMM_MR - 1) / GAIA_GEMM_MR) * GAIA_GEMM_MR)
+#define GAIA_GEMM_NC_R (((GAIA_GEMM_NC + GAIA_GEMM_NR - 1) / GAIA_GEMM_NR) * GAIA_GEMM_NR)
+#define GAIA_GEMM_ALIGN_UP(x) (((x) + (size_t)63) & ~(size_t)63)
+#define GAIA_GEMM_APACK_BYTES GAIA_GEMM_ALIGN_UP((size_t)GAIA_GEMM_MC_R * GAIA_GEMM_KC * sizeof(float))
+#define GAIA_GEMM_BPACK_BYTES GAIA_GEMM_ALIGN_UP((size_t)GAIA_GEMM_NC_R * GAIA_GEMM_KC * sizeof(float))
+#define GAIA_GEMM_THREAD_BYTES (GAIA_GEMM_APACK_BYTES + GAIA_GEMM_BPACK_BYTES)
+
+/* In ISO C modes GCC stops contracting a*b+c into FMA, which halves the
+   kernel's throughput; re-enable it locally (clang contracts within an
+   expression by default). fmaf() is only used where it is a single
+   instruction, otherwise it would be a libm call. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define GAIA_GEMM_CONTRACT __attribute__((optimize("fp-contract=fast")))
+#else
+#define GAIA_GEMM_CONTRACT
+#endif
+#ifdef FP_FAST_FMAF
+#define GAIA_GEMM_FMA(a, b, c) fmaf((a), (b), (c))
+#else
+#define GAIA_GEMM_FMA(a, b, c) ((a) * (b) + (c))
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GAIA_GEMM_RESTRICT __restrict__
+#else
+#define GAIA_GEMM_RESTRICT
+#endif
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(GAIA_GEMM_NO_VECEXT)
+#define GAIA_GEMM_VECEXT 1
+#endif
+
+static size_t gaia__gemm_min(size_t a, size_t b) { return a < b ? a : b; }
+static size_t gaia__gemm_cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* Split n into ceil(n/max) nearly equal blocks, each a multiple of unit, so
+   the last block is not a sliver. */
+static size_t gaia__gemm_block(size_t n, size_t max, size_t unit)
+{
+    size_t nb = gaia__gemm_cdiv(n, max);
+    size_t b = gaia__gemm_cdiv(gaia__gemm_cdiv(n, nb), unit) * unit;
+    return b < max ? b : max;
+}
+
+/* C = beta * C over an m x n window; beta == 0 writes zeros without reading. */
+static void gaia__gemm_scale_c(size_t m, size_t n, float beta, float *C, size_t ldc)
+{
+    size_t i, j;
+    for (i = 0; i < m; ++i) {
+        float *c = C + i * ldc;
+        if (beta == 0.0f)
+            memset(c, 0, n * sizeof(float));
+        else if (beta != 1.0f)
+            for (j = 0; j < n; ++j) c[j] *= beta;
+    }
+}
+
+/* ---- packing ------------------------------------------------------------ */
+
+/* Transposing copies go through the L1 in tiles of this many k values;
+   walking a whole kc-long panel per source row would evict the panel's
+   own lines between consecutive writes. */
+#define GAIA_GEMM_KT 16
+
+/* A rows [0,mc) x k [0,kc) -> panels of MR rows: dst[p][k][r], zero padded. */
+static void gaia__gemm_pack_a(int trans_a, size_t mc, size_t kc, const float *A, size_t lda,
+                              float *GAIA_GEMM_RESTRICT dst)
+{
+    size_t i, k, r;
+    if (trans_a) {
+        /* op(A)(i,k) = A[k*lda + i]: each k is a contiguous run over all
+           panels; visit each source row once (page/TLB friendly). */
+        size_t np = gaia__gemm_cdiv(mc, GAIA_GEMM_MR);
+        for (k = 0; k < kc; ++k) {
+            const float *src = A + k * lda;
+            for (i = 0; i < np; ++i) {
+                float *d = dst + i * kc * GAIA_GEMM_MR + k * GAIA_GEMM_MR;
+                size_t mr = gaia__gemm_min(GAIA_GEMM_MR, mc - i * GAIA_GEMM_MR);
+                if (mr == GAIA_GEMM_MR) {
+                    memcpy(d, src + i * GAIA_GEMM_MR, GAIA_GEMM_MR * sizeof(float));
+                } else {
+                    for (r = 0; r < mr; ++r) d[r] = src[i * GAIA_GEMM_MR + r];
+                    for (; r < GAIA_GEMM_MR; ++r) d[r] = 0.0f;
+                }
+            }
+        }
+        return;
+    }
+    for (i = 0; i < mc; i += GAIA_GEMM_MR) {
+        size_t mr = gaia__gemm_min(GAIA_GEMM_MR, mc - i);
+        const float *src = A + i * lda;
+        if (mr == GAIA_GEMM_MR) {
+            for (k = 0; k < kc; ++k) {
+                for (r = 0; r < GAIA_GEMM_MR; ++r) dst[r] = src[r * lda + k];
+                dst += GAIA_GEMM_MR;
+            }
+        } else {
+            for (k = 0; k < kc; ++k) {
+                for (r = 0; r < mr; ++r) dst[r] = src[r * lda + k];
+                for (; r < GAIA_GEMM_MR; ++r) dst[r] = 0.0f;
+                dst += GAIA_GEMM_MR;
+            }
+        }
+    }
+}
+
+/* B k [0,kc) x cols [0,nc) -> panels of NR columns: dst[p][k][c], zero padded. */
+static void gaia__gemm_pack_b(int trans_b, size_t kc, size_t nc, const float *B, size_t ldb,
+                              float *GAIA_GEMM_RESTRICT dst)
+{
+    size_t j, k, c, k0;
+    for (j = 0; j < nc; j += GAIA_GEMM_NR) {
+        size_t nr = gaia__gemm_min(GAIA_GEMM_NR, nc - j);
+        if (!trans_b) {
+            const float *src = B + j;
+            if (nr == GAIA_GEMM_NR) {
+                for (k = 0; k < kc; ++k) memcpy(dst + k * GAIA_GEMM_NR, src + k * ldb, GAIA_GEMM_NR * sizeof(float));
+            } else {
+                for (k = 0; k < kc; ++k) {
+                    for (c = 0; c < nr; ++c) dst[k * GAIA_GEMM_NR + c] = src[k * ldb + c];
+                    for (; c < GAIA_GEMM_NR; ++c) dst[k * GAIA_GEMM_NR + c] = 0.0f;
+                }
+            }
+        } else {
+            /* op(B)(k,j) = B[j*ldb + k]: a transpose, done a KT x NR tile at
+               a time so source lines and destination rows stay in L1. */
+            const float *src = B + j * ldb;
+            for (k0 = 0; k0 < kc; k0 += GAIA_GEMM_KT) {
+                size_t kt = gaia__gemm_min(GAIA_GEMM_KT, kc - k0);
+                float *d = dst + k0 * GAIA_GEMM_NR;
+                for (c = 0; c < nr; ++c) {
+                    const float *sc = src + c * ldb + k0;
+                    for (k = 0; k < kt; ++k) d[k * GAIA_GEMM_NR + c] = sc[k];
+                }
+                for (; c < GAIA_GEMM_NR; ++c)
+                    for (k = 0; k < kt; ++k) d[k * GAIA_GEMM_NR + c] = 0.0f;
+            }
+        }
+        dst += kc * GAIA_GEMM_NR;
+    }
+}
+
+/* ---- micro-kernel --------------------------------------------------------- */
+
+/* Write an MR x NR accumulator tile (row-major, stride NR) into the mr x nr
+   corner of C: C = alpha*acc + beta*C. */
+static void gaia__gemm_store_edge(size_t mr, size_t nr, float alpha, const float *acc, float beta,
+                                  float *C, size_t ldc)
+{
+    size_t i, j;
+    for (i = 0; i < mr; ++i) {
+        float *c = C + i * ldc;
+        const float *t = acc + i * GAIA_GEMM_NR;
+        if (beta == 0.0f)
+            for (j = 0; j < nr; ++j) c[j] = alpha * t[j];
+        else
+            for (j = 0; j < nr; ++j) c[j] = alpha * t[j] + beta * c[j];
+    }
+}
+
+#ifdef GAIA_GEMM_VECEXT
+
+typedef float gaia__gemm_vf __attribute__((vector_size(GAIA_GEMM_VW * sizeof(float))));
+
+/* Accumulators are named variables rather than an array so that GCC keeps
+   all of them in registers across the k loop. */
+#define GAIA_GEMM_ROWS4(X) X(0) X(1) X(2) X(3)
+#define GAIA_GEMM_ROWS6(X) GAIA_GEMM_ROWS4(X) X(4) X(5)
+#define GAIA_GEMM_ROWS8(X) GAIA_GEMM_ROWS6(X) X(6) X(7)
+#define GAIA_GEMM_ROWS10(X) GAIA_GEMM_ROWS8(X) X(8) X(9)
+#define GAIA_GEMM_ROWS12(X) GAIA_GEMM_ROWS10(X) X(10) X(11)
+#define GAIA_GEMM_ROWS14(X) GAIA_GEMM_ROWS12(X) X(12) X(13)
+#define GAIA_GEMM_ROWS_(n) GAIA_GEMM_ROWS##n
+#define GAIA_GEMM_ROWS(n) GAIA_GEMM_ROWS_(n)
+
+#define GAIA_GEMM_DECL(i) gaia__gemm_vf c##i##0 = zero, c##i##1 = zero;
+#define GAIA_GEMM_STEP(i) \
+    { \
+        const float ai = a[i]; \
+        c##i##0 += b0 * ai; \
+        c##i##1 += b1 * ai; \
+    }
+#define GAIA_GEMM_SPILL(i) \
+    memcpy(acc + (i) * GAIA_GEMM_NR, &c##i##0, sizeof(gaia__gemm_vf)); \
+    memcpy(acc + (i) * GAIA_GEMM_NR + GAIA_GEMM_VW, &c##i##1, sizeof(gaia__gemm_vf));
+#define GAIA_GEMM_STORE0(i) \
+    { \
+        gaia__gemm_vf t0 = c##i##0 * alpha, t1 = c##i##1 * alpha; \
+        memcpy(C + (i) * ldc, &t0, sizeof t0); \
+        memcpy(C + (i) * ldc + GAIA_GEMM_VW, &t1, sizeof t1); \
+    }
+#define GAIA_GEMM_STOREB(i) \
+    { \
+        gaia__gemm_vf o0, o1; \
+        memcpy(&o0, C + (i) * ldc, sizeof o0); \
+        memcpy(&o1, C + (i) * ldc + GAIA_GEMM_VW, sizeof o1); \
+        o0 = c##i##0 * alpha + o0 * beta; \
+        o1 = c##i##1 * alpha + o1 * beta; \
+        memcpy(C + (i) * ldc, &o0, sizeof o0); \
+        memcpy(C + (i) * ldc + GAIA_GEMM_VW, &o1, sizeof o1); \
+    }
+#define GAIA_GEMM_PREFETCH(i) __builtin_prefetch(C + (i) * ldc, 1), __builtin_prefetch(C + (i) * ldc + GAIA_GEMM_NR - 1, 1);
+
+GAIA_GEMM_CONTRACT
+static void gaia__gemm_kernel(size_t kc, const float *GAIA_GEMM_RESTRICT a, const float *GAIA_GEMM_RESTRICT b,
+                              float alpha, float beta, float *GAIA_GEMM_RESTRICT C, size_t ldc, size_t mr,
+                              size_t nr)
+{
+    const gaia__gemm_vf zero = {0};
+    size_t k;
+    GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_GEMM_DECL)
+    if (mr == GAIA_GEMM_MR && nr == GAIA_GEMM_NR) {
+        GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_GEMM_PREFETCH)
+    }
+    for (k = 0; k < kc; ++k) {
+        gaia__gemm_vf b0, b1;
+        memcpy(&b0, b, sizeof b0);
+        memcpy(&b1, b + GAIA_GEMM_VW, sizeof b1);
+        GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_GEMM_STEP)
+        a += GAIA_GEMM_MR;
+        b += GAIA_GEMM_NR;
+    }
+    if (mr == GAIA_GEMM_MR && nr == GAIA_GEMM_NR) {
+        if (beta == 0.0f) {
+            GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_GEMM_STORE0)
+        } else {
+            GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_GEMM_STOREB)
+        }
+    } else {
+        float acc[GAIA_GEMM_MR * GAIA_GEMM_NR];
+        GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_GEMM_SPILL)
+        gaia__gemm_store_edge(mr, nr, alpha, acc, beta, C, ldc);
+    }
+}
+
+#else /* plain C99 kernel: the array form the auto-vectoriser can handle */
+
+GAIA_GEMM_CONTRACT
+static void gaia__gemm_kernel(size_t kc, const float *GAIA_GEMM_RESTRICT a, const float *GAIA_GEMM_RESTRICT b,
+                              float alpha, float beta, float *GAIA_GEMM_RESTRICT C, size_t ldc, size_t mr,
+                              size_t nr)
+{
+    float acc[GAIA_GEMM_MR * GAIA_GEMM_NR];
+    size_t i, j, k;
+    for (i = 0; i < GAIA_GEMM_MR * GAIA_GEMM_NR; ++i) acc[i] = 0.0f;
+    for (k = 0; k < kc; ++k) {
+        for (i = 0; i < GAIA_GEMM_MR; ++i) {
+            const float ai = a[i];
+            float *t = acc + i * GAIA_GEMM_NR;
+            for (j = 0; j < GAIA_GEMM_NR; ++j) t[j] = GAIA_GEMM_FMA(ai, b[j], t[j]);
+        }
+        a += GAIA_GEMM_MR;
+        b += GAIA_GEMM_NR;
+    }
+    gaia__gemm_store_edge(mr, nr, alpha, acc, beta, C, ldc);
+}
+
+#endif
+
+/* ---- packed path ---------------------------------------------------------- */
+
+/* One thread's share: the whole blocked loop nest on an m x n window of C. */
+static void gaia__gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                              const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
+                              size_t ldc, float *apack, float *bpack)
+{
+    size_t jc, pc, ic, jr, ir;
+    size_t ncb = gaia__gemm_block(N, GAIA_GEMM_NC_R, GAIA_GEMM_NR);
+    size_t kcb = gaia__gemm_block(K, GAIA_GEMM_KC, 1);
+    size_t mcb = gaia__gemm_block(M, GAIA_GEMM_MC_R, GAIA_GEMM_MR);
+    for (jc = 0; jc < N; jc += ncb) {
+        size_t nc = gaia__gemm_min(ncb, N - jc);
+        for (pc = 0; pc < K; pc += kcb) {
+            size_t kc = gaia__gemm_min(kcb, K - pc);
+            /* beta applies once; later K blocks accumulate onto C. */
+            float bet = pc == 0 ? beta : 1.0f;
+            const float *Bblk = trans_b ? B + jc * ldb + pc : B + pc * ldb + jc;
+            gaia__gemm_pack_b(trans_b, kc, nc, Bblk, ldb, bpack);
+            for (ic = 0; ic < M; ic += mcb) {
+                size_t mc = gaia__gemm_min(mcb, M - ic);
+                const float *Ablk = trans_a ? A + pc * lda + ic : A + ic * lda + pc;
+                gaia__gemm_pack_a(trans_a, mc, kc, Ablk, lda, apack);
+                for (jr = 0; jr < nc; jr += GAIA_GEMM_NR) {
+                    size_t nr = gaia__gemm_min(GAIA_GEMM_NR, nc - jr);
+                    const float *bp = bpack + jr * kc;
+                    for (ir = 0; ir < mc; ir += GAIA_GEMM_MR) {
+                        size_t mr = gaia__gemm_min(GAIA_GEMM_MR, mc - ir);
+                        gaia__gemm_kernel(kc, apack + ir * kc, bp, alpha, bet,
+                                          C + (ic + ir) * ldc + jc + jr, ldc, mr, nr);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Thread t of nt: its [m0,m1) x [n0,n1) rectangle of C. The grid shape
+   tm x tn minimises per-thread flops (rows*cols*K) plus packing, which
+   touches (rows+cols)*K elements at several times the cost of an FMA. */
+static void gaia__gemm_partition(size_t M, size_t N, int nt, int t, size_t *m0, size_t *m1,
+                                 size_t *n0, size_t *n1)
+{
+    size_t mt = gaia__gemm_cdiv(M, GAIA_GEMM_MR), ntl = gaia__gemm_cdiv(N, GAIA_GEMM_NR);
+    size_t best_tm = 1, tm, best = (size_t)-1;
+    size_t ti, tj, tn, mper, nper;
+    for (tm = 1; tm <= (size_t)nt; ++tm) {
+        size_t cost, rows, cols;
+        if ((size_t)nt % tm) continue;
+        tn = (size_t)nt / tm;
+        rows = gaia__gemm_cdiv(mt, tm) * GAIA_GEMM_MR;
+        cols = gaia__gemm_cdiv(ntl, tn) * GAIA_GEMM_NR;
+        cost = rows * cols + 8 * (rows + cols);
+        if (cost < best) {
+            best = cost;
+            best_tm = tm;
+        }
+    }
+    tm = best_tm;
+    tn = (size_t)nt / tm;
+    ti = (size_t)t / tn;
+    tj = (size_t)t % tn;
+    mper = gaia__gemm_cdiv(mt, tm) * GAIA_GEMM_MR;
+    nper = gaia__gemm_cdiv(ntl, tn) * GAIA_GEMM_NR;
+    *m0 = gaia__gemm_min(ti * mper, M);
+    *m1 = gaia__gemm_min(*m0 + mper, M);
+    *n0 = gaia__gemm_min(tj * nper, N);
+    *n1 = gaia__gemm_min(*n0 + nper, N);
+}
+
+static void gaia__gemm_packed_part(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                                   const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                                   float *C, size_t ldc, int nt, int t, void *work)
+{
+    size_t m0, m1, n0, n1;
+    char *w = (char *)work + (size_t)t * GAIA_GEMM_THREAD_BYTES;
+    gaia__gemm_partition(M, N, nt, t, &m0, &m1, &n0, &n1);
+    if (m1 <= m0 || n1 <= n0) return;
+    gaia__gemm_packed(trans_a, trans_b, m1 - m0, n1 - n0, K, alpha, trans_a ? A + m0 : A + m0 * lda, lda,
+                      trans_b ? B + n0 * ldb : B + n0, ldb, beta, C + m0 * ldc + n0, ldc, (float *)w,
+                      (float *)(w + GAIA_GEMM_APACK_BYTES));
+}
+
+/* ---- unpacked path for small or degenerate shapes ------------------------- */
+
+/* Finish one C element from its product sum. */
+#define GAIA_GEMM_PUT(c, s) ((c) = beta == 0.0f ? alpha * (s) : alpha * (s) + beta * (c))
+
+/* Portable unpacked GEMM: picks the loop order whose innermost loop is
+   unit-stride. Accumulators live in a small array, so this is only the
+   fallback for compilers without vector extensions and for shapes the
+   register-tiled version below cannot take. */
+GAIA_GEMM_CONTRACT
+static void gaia__gemm_direct_plain(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                                    const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                                    float *C, size_t ldc)
+{
+    /* Element strides of op(A)(i,k) and op(B)(k,j). */
+    size_t sai = trans_a ? 1 : lda, sak = trans_a ? lda : 1;
+    size_t sbk = trans_b ? 1 : ldb, sbj = trans_b ? ldb : 1;
+    size_t i, j, k, j0, i0;
+    float acc[GAIA_GEMM_DJ];
+    int form;
+    /* 0: rows of C as axpys over rows of B (needs op(B) unit-stride in j)
+       1: each C element as a dot product over k
+       2: columns of C as axpys over columns of A (needs op(A) unit-stride in i) */
+    if (trans_b && !trans_a)
+        form = 1;
+    else if (!trans_b && trans_a)
+        form = N >= M ? 0 : 2;
+    else if (!trans_b)
+        form = N >= 4 ? 0 : 1;
+    else
+        form = M >= 4 ? 2 : 1;
+
+    if (form == 0) {
+        for (i = 0; i < M; ++i) {
+            const float *a = A + i * sai;
+            float *c = C + i * ldc;
+            for (j0 = 0; j0 < N; j0 += GAIA_GEMM_DJ) {
+                size_t nb = gaia__gemm_min(GAIA_GEMM_DJ, N - j0);
+                const float *b = B + j0;
+                for (j = 0; j < nb; ++j) acc[j] = 0.0f;
+                for (k = 0; k < K; ++k) {
+                    const float ak = a[k * sak];
+                    const float *GAIA_GEMM_RESTRICT bk = b + k * sbk;
+                    for (j = 0; j < nb; ++j) acc[j] = GAIA_GEMM_FMA(ak, bk[j], acc[j]);
+                }
+                for (j = 0; j < nb; ++j) GAIA_GEMM_PUT(c[j0 + j], acc[j]);
+            }
+        }
+    } else if (form == 2) {
+        for (j = 0; j < N; ++j) {
+            const float *b = B + j * sbj;
+            for (i0 = 0; i0 < M; i0 += GAIA_GEMM_DJ) {
+                size_t mb = gaia__gemm_min(GAIA_GEMM_DJ, M - i0);
+                const float *a = A + i0;
+                for (i = 0; i < mb; ++i) acc[i] = 0.0f;
+                for (k = 0; k < K; ++k) {
+                    const float bk = b[k * sbk];
+                    const float *GAIA_GEMM_RESTRICT ak = a + k * sak;
+                    for (i = 0; i < mb; ++i) acc[i] = GAIA_GEMM_FMA(bk, ak[i], acc[i]);
+                }
+                for (i = 0; i < mb; ++i) GAIA_GEMM_PUT(C[(i0 + i) * ldc + j], acc[i]);
+            }
+        }
+    } else {
+        /* Eight independent partial sums: vectorisable when both operands
+           are unit-stride in k, and latency-hiding when they are not. */
+        for (i = 0; i < M; ++i) {
+            const float *a = A + i * sai;
+            for (j = 0; j < N; ++j) {
+                const float *b = B + j * sbj;
+                float s8[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s;
+                size_t u;
+                for (k = 0; k + 8 <= K; k += 8)
+                    for (u = 0; u < 8; ++u) s8[u] = GAIA_GEMM_FMA(a[(k + u) * sak], b[(k + u) * sbk], s8[u]);
+                s = ((s8[0] + s8[4]) + (s8[1] + s8[5])) + ((s8[2] + s8[6]) + (s8[3] + s8[7]));
+                for (; k < K; ++k) s = GAIA_GEMM_FMA(a[k * sak], b[k * sbk], s);
+                GAIA_GEMM_PUT(C[i * ldc + j], s);
+            }
+        }
+    }
+}
+
+#ifdef GAIA_GEMM_VECEXT
+/* Register-tiled unpacked kernels: 4 rows (or 1 row) of C by one W-wide
+   vector, reading op(B) rows straight from memory (unit stride in j) and
+   broadcasting A elements at any stride. Instantiated for W = 16, 8, 4 so
+   narrow matrices (4x4) still use whole vectors. */
+#define GAIA_GEMM_DSTORE(V, acc, cp) \
+    { \
+        V o_ = (acc) * alpha; \
+        if (beta != 0.0f) { \
+            V c_; \
+            memcpy(&c_, (cp), sizeof c_); \
+            o_ += c_ * beta; \
+        } \
+        memcpy((cp), &o_, sizeof o_); \
+    }
+#define GAIA_GEMM_DTILE_DEF(W) \
+    typedef float gaia__gemm_v##W __attribute__((vector_size((W) * sizeof(float)))); \
+    GAIA_GEMM_CONTRACT \
+    static void gaia__gemm_dtile4_##W(size_t K, const float *a, size_t sai, size_t sak, const float *b, \
+                                      size_t ldb, float alpha, float beta, float *c, size_t ldc) \
+    { \
+        const float *a0 = a, *a1 = a + sai, *a2 = a + 2 * sai, *a3 = a + 3 * sai; \
+        gaia__gemm_v##W c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}; \
+        size_t k; \
+        for (k = 0; k < K; ++k) { \
+            gaia__gemm_v##W bk; \
+            memcpy(&bk, b + k * ldb, sizeof bk); \
+            c0 += bk * a0[k * sak]; \
+            c1 += bk * a1[k * sak]; \
+            c2 += bk * a2[k * sak]; \
+            c3 += bk * a3[k * sak]; \
+        } \
+        GAIA_GEMM_DSTORE(gaia__gemm_v##W, c0, c) \
+        GAIA_GEMM_DSTORE(gaia__gemm_v##W, c1, c + ldc) \
+        GAIA_GEMM_DSTORE(gaia__gemm_v##W, c2, c + 2 * ldc) \
+        GAIA_GEMM_DSTORE(gaia__gemm_v##W, c3, c + 3 * ldc) \
+    } \
+    /* One row: two accumulators over even/odd k hide the FMA latency. */ \
+    GAIA_GEMM_CONTRACT \
+    static void gaia__gemm_dtile1_##W(size_t K, const float *a, size_t sak, const float *b, size_t ldb, \
+                                      float alpha, float beta, float *c) \
+    { \
+        gaia__gemm_v##W c0 = {0}, c1 = {0}; \
+        size_t k; \
+        for (k = 0; k + 2 <= K; k += 2) { \
+            gaia__gemm_v##W b0, b1; \
+            memcpy(&b0, b + k * ldb, sizeof b0); \
+            memcpy(&b1, b + (k + 1) * ldb, sizeof b1); \
+            c0 += b0 * a[k * sak]; \
+            c1 += b1 * a[(k + 1) * sak]; \
+        } \
+        if (k < K) { \
+            gaia__gemm_v##W b0; \
+            memcpy(&b0, b + k * ldb, sizeof b0); \
+            c0 += b0 * a[k * sak]; \
+        } \
+        c0 += c1; \
+        GAIA_GEMM_DSTORE(gaia__gemm_v##W, c0, c) \
+    }
+GAIA_GEMM_DTILE_DEF(16)
+GAIA_GEMM_DTILE_DEF(8)
+GAIA_GEMM_DTILE_DEF(4)
+
+/* Row groups outer, column vectors inner, so C is written in address order
+   and the (small) op(B) is what gets re-read from cache. Returns how many
+   leading columns were done (N rounded down to a multiple of 4). */
+static size_t gaia__gemm_dtiles(size_t M, size_t N, size_t K, const float *A, size_t sai, size_t sak,
+                                const float *B, size_t ldb, float alpha, float beta, float *C, size_t ldc)
+{
+    size_t i, j = 0;
+    for (i = 0; i < M;) {
+        const float *a = A + i * sai;
+        float *c = C + i * ldc;
+        j = 0;
+        if (i + 4 <= M) {
+            if (GAIA_GEMM_VW >= 16)
+                for (; j + 16 <= N; j += 16) gaia__gemm_dtile4_16(K, a, sai, sak, B + j, ldb, alpha, beta, c + j, ldc);
+            if (GAIA_GEMM_VW >= 8)
+                for (; j + 8 <= N; j += 8) gaia__gemm_dtile4_8(K, a, sai, sak, B + j, ldb, alpha, beta, c + j, ldc);
+            for (; j + 4 <= N; j += 4) gaia__gemm_dtile4_4(K, a, sai, sak, B + j, ldb, alpha, beta, c + j, ldc);
+            i += 4;
+        } else {
+            if (GAIA_GEMM_VW >= 16)
+                for (; j + 16 <= N; j += 16) gaia__gemm_dtile1_16(K, a, sak, B + j, ldb, alpha, beta, c + j);
+            if (GAIA_GEMM_VW >= 8)
+                for (; j + 8 <= N; j += 8) gaia__gemm_dtile1_8(K, a, sak, B + j, ldb, alpha, beta, c + j);
+            for (; j + 4 <= N; j += 4) gaia__gemm_dtile1_4(K, a, sak, B + j, ldb, alpha, beta, c + j);
+            i += 1;
+        }
+    }
+    return j;
+}
+#endif
+
+/* A vector-matrix product (M tiny, B in row form) is bound by streaming B,
+   so read B strictly in address order and accumulate into C itself. */
+GAIA_GEMM_CONTRACT
+static void gaia__gemm_direct_rows(int trans_a, size_t M, size_t N, size_t K, float alpha, const float *A,
+                                   size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
+{
+    size_t i, j, k;
+    gaia__gemm_scale_c(M, N, beta, C, ldc);
+    for (i = 0; i < M; ++i) {
+        float *GAIA_GEMM_RESTRICT c = C + i * ldc;
+        for (k = 0; k < K; ++k) {
+            const float ak = alpha * (trans_a ? A[k * lda + i] : A[i * lda + k]);
+            const float *GAIA_GEMM_RESTRICT b = B + k * ldb;
+            for (j = 0; j < N; ++j) c[j] = GAIA_GEMM_FMA(ak, b[j], c[j]);
+        }
+    }
+}
+
+/* Unpacked GEMM for small or degenerate shapes. scratch (may be NULL)
+   holds cap floats; it lets a transposed B be copied into rows so the
+   register-tiled kernels apply. */
+static void gaia__gemm_direct(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                              const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
+                              size_t ldc, float *scratch, size_t cap)
+{
+#ifdef GAIA_GEMM_VECEXT
+    size_t sai = trans_a ? 1 : lda, sak = trans_a ? lda : 1;
+    size_t j;
+#endif
+    if (!trans_b && M <= 2 && N >= 64) {
+        gaia__gemm_direct_rows(trans_a, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+#ifdef GAIA_GEMM_VECEXT
+    /* Rows of fewer than 4 columns cannot fill a vector: those go to the
+       dot-product form, as does a transposed B too big to copy. */
+    if (N >= 4 && (!trans_b || (scratch != NULL && K * N <= cap))) {
+        if (trans_b) {
+            size_t k, jj;
+            for (jj = 0; jj < N; ++jj)
+                for (k = 0; k < K; ++k) scratch[k * N + jj] = B[jj * ldb + k];
+            B = scratch;
+            ldb = N;
+        }
+        j = gaia__gemm_dtiles(M, N, K, A, sai, sak, B, ldb, alpha, beta, C, ldc);
+        if (j == N) return;
+        /* 1-3 leftover columns, B now in row form */
+        trans_b = 0;
+        B += j;
+        C += j;
+        N -= j;
+    }
+#else
+    (void)scratch;
+    (void)cap;
+#endif
+    gaia__gemm_direct_plain(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* ---- dispatch ------------------------------------------------------------- */
+
+static int gaia__gemm_is_small(size_t M, size_t N, size_t K)
+{
+    /* Packing B costs about as much as one pass of the math when M is tiny,
+       and a zero-padded register tile wastes most of its lanes when N < NR. */
+    if (M <= 2 || N < GAIA_GEMM_NR) return 1;
+    return (double)M * (double)N * (double)K <= (double)GAIA_GEMM_SMALL;
+}
+
+/* Returns 1 when the call is fully handled by a trivial case. */
+static int gaia__gemm_trivial(size_t M, size_t N, size_t K, float alpha, float beta, float *C, size_t ldc)
+{
+    if (M == 0 || N == 0) return 1;
+    if (K == 0 || alpha == 0.0f) {
+        gaia__gemm_scale_c(M, N, beta, C, ldc);
+        return 1;
+    }
+    return 0;
+}
+
+/* Thread t's share of an unpacked GEMM: row bands when there are enough
+   rows, otherwise column bands (vector-matrix products). */
+static void gaia__gemm_direct_part(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                                   const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                                   float *C, size_t ldc, int nt, int t, void *work)
+{
+    float *scratch = work ? (float *)((char *)work + (size_t)t * GAIA_GEMM_THREAD_BYTES + GAIA_GEMM_APACK_BYTES)
+                          : NULL;
+    size_t cap = GAIA_GEMM_BPACK_BYTES / sizeof(float);
+    if (M >= 4 * (size_t)nt) {
+        size_t per = gaia__gemm_cdiv(gaia__gemm_cdiv(M, (size_t)nt), 4) * 4;
+        size_t m0 = gaia__gemm_min((size_t)t * per, M), m1 = gaia__gemm_min(m0 + per, M);
+        if (m1 > m0)
+            gaia__gemm_direct(trans_a, trans_b, m1 - m0, N, K, alpha, trans_a ? A + m0 : A + m0 * lda, lda, B,
+                              ldb, beta, C + m0 * ldc, ldc, scratch, cap);
+    } else {
+        size_t per = gaia__gemm_cdiv(gaia__gemm_cdiv(N, (size_t)nt), 16) * 16;
+        size_t n0 = gaia__gemm_min((size_t)t * per, N), n1 = gaia__gemm_min(n0 + per, N);
+        if (n1 > n0)
+            gaia__gemm_direct(trans_a, trans_b, M, n1 - n0, K, alpha, A, lda, trans_b ? B + n0 * ldb : B + n0,
+                              ldb, beta, C + n0, ldc, scratch, cap);
+    }
+}
+
+/* Single-threaded GEMM with an explicit per-thread scratch slice. */
+static void gaia__gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                              const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
+                              size_t ldc, void *slice)
+{
+    if (gaia__gemm_trivial(M, N, K, alpha, beta, C, ldc)) return;
+    if (slice == NULL || gaia__gemm_is_small(M, N, K))
+        gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, slice);
+    else
+        gaia__gemm_packed_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, slice);
+}
+
+GAIA_API size_t gaia_cpu_sgemm_work_size(int nthreads)
+{
+    if (nthreads < 1) nthreads = 1;
+    return (size_t)nthreads * GAIA_GEMM_THREAD_BYTES;
+}
+
+GAIA_API void gaia_cpu_sgemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                             const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
+                             size_t ldc, int nthreads, void *work)
+{
+    int small;
+    if (nthreads < 1) nthreads = 1;
+    if (gaia__gemm_trivial(M, N, K, alpha, beta, C, ldc)) return;
+    small = work == NULL || gaia__gemm_is_small(M, N, K);
+#ifdef _OPENMP
+    /* Not worth waking a team for less than a few register tiles each. */
+    if (nthreads > 1 && (double)M * (double)N * (double)K >= 4.0 * (double)GAIA_GEMM_SMALL) {
+#pragma omp parallel num_threads(nthreads)
+        {
+            if (small)
+                gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                                       omp_get_num_threads(), omp_get_thread_num(), work);
+            else
+                gaia__gemm_packed_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                                       omp_get_num_threads(), omp_get_thread_num(), work);
+        }
+        return;
+    }
+#endif
+    if (small)
+        gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, work);
+    else
+        gaia__gemm_packed_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, work);
+}
+
+GAIA_API void gaia_cpu_sgemm_batched(int trans_a, int trans_b, size_t batch, size_t M, size_t N, size_t K,
+                                     float alpha, const float *A, size_t lda, size_t stride_a, const float *B,
+                                     size_t ldb, size_t stride_b, float beta, float *C, size_t ldc,
+                                     size_t stride_c, int nthreads, void *work)
+{
+    size_t b;
+    if (nthreads < 1) nthreads = 1;
+    if (batch == 0 || M == 0 || N == 0) return;
+#ifdef _OPENMP
+    /* Independent problems parallelise perfectly, so spread the batch over
+       threads whenever there are enough of them, each thread using its own
+       scratch slice; otherwise let each GEMM use all threads itself. */
+    if (nthreads > 1 && batch > 1 &&
+        ((size_t)nthreads <= batch || gaia__gemm_is_small(M, N, K)) &&
+        (double)batch * (double)M * (double)N * (double)(K + 1) >= 2.0 * (double)GAIA_GEMM_SMALL) {
+        long nb = (long)batch, ib;
+#pragma omp parallel num_threads(nthreads)
+        {
+            char *slice = work ? (char *)work + (size_t)omp_get_thread_num() * GAIA_GEMM_THREAD_BYTES : NULL;
+#pragma omp for schedule(static)
+            for (ib = 0; ib < nb; ++ib)
+                gaia__gemm_serial(trans_a, trans_b, M, N, K, alpha, A + (size_t)ib * stride_a, lda,
+                                  B + (size_t)ib * stride_b, ldb, beta, C + (size_t)ib * stride_c, ldc, slice);
+        }
+        return;
+    }
+#endif
+    for (b = 0; b < batch; ++b) {
+        if (nthreads > 1)
+            gaia_cpu_sgemm(trans_a, trans_b, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b, ldb, beta,
+                           C + b * stride_c, ldc, nthreads, work);
+        else
+            gaia__gemm_serial(trans_a, trans_b, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b, ldb, beta,
+                              C + b * stride_c, ldc, work);
+    }
+}
 
 /* ---------------------------------------------------------------------
    4. FFT
    --------------------------------------------------------------------- */
-#include "wip/cpu_fft.h"
+/* ---- gaia CPU real FFT (fragment of gaia_cpu.h implementation section) ----
+ *
+ * Layout decisions:
+ *  - Internally complex data is kept split (separate re[] / im[] arrays) so
+ *    that every butterfly is plain float arithmetic on contiguous streams,
+ *    which auto-vectorises without shuffles.
+ *  - Complex FFT = mixed-radix Stockham (auto-sort, ping-pong between two
+ *    buffers), decimation in frequency.  Stage t with radix r, stride s and
+ *    m = N/(s*r) maps
+ *        y[k + s*(r*p + q)] = w_L^{pq} * sum_j x[k + s*(p + j*m)] w_r^{jq}
+ *    (L = r*m).  When s >= 2 the innermost loop runs over k (unit stride,
+ *    twiddle constant); the first stage (s == 1) instead vectorises over p
+ *    with interleaving stores.
+ *  - Inverse transforms reuse the forward kernels through the identity
+ *    IDFT(z) = swap(DFT(swap(z))) with swap(a+ib) = b+ia; with split storage
+ *    the swap is just exchanging the re/im pointers, so it costs nothing.
+ *  - Real even n: length n/2 complex FFT of packed pairs + split step.
+ *    Real odd n: full complex FFT of length n (odd n are small/rare here).
+ *  - Lengths with a prime factor > GAIA_FFT_GENERIC_MAX use Bluestein over a
+ *    power-of-two complex FFT.
+ */
+
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wpass-failed"
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GAIA_FFT_R __restrict__
+#elif defined(_MSC_VER)
+#define GAIA_FFT_R __restrict
+#else
+#define GAIA_FFT_R
+#endif
+
+/* The kernels read and write through several pointers into two distinct
+ * ping-pong buffers; telling the compiler there is no loop-carried
+ * dependence avoids runtime alias-check explosions that block vectorising. */
+#if defined(__clang__)
+/* Without assume_safety clang leaves most kernels scalar (2x slower); the
+ * diagnostic push below silences its -Wpass-failed report for loops it
+ * still cannot vectorise (e.g. under sanitizers). */
+#define GAIA_FFT_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__) && (__GNUC__ >= 5)
+#define GAIA_FFT_IVDEP _Pragma("GCC ivdep")
+#else
+#define GAIA_FFT_IVDEP
+#endif
+
+/* Prime factors up to GAIA_FFT_BLUE_MIN-1 always use the O(r^2) generic
+ * butterfly; above GAIA_FFT_GENERIC_MAX the whole transform always goes
+ * through Bluestein; in between a cost model decides (see cplan_create).
+ * Crossovers measured on AVX-512 hardware with GCC 12 -O3 -march=native. */
+#ifndef GAIA_FFT_GENERIC_MAX
+#define GAIA_FFT_GENERIC_MAX 61
+#endif
+#define GAIA_FFT_BLUE_MIN 17
+#define GAIA_FFT_MAX_STAGES 64
+#define GAIA_FFT_PI 3.14159265358979323846264338327950288
+
+typedef struct gaia__fft_stage {
+    unsigned radix;
+    size_t s, m;
+    size_t tw;   /* offset of this stage's twiddles in twr/twi: (r-1)*m entries, [q-1][p] */
+    size_t om;   /* generic radix only: offset of the r roots of unity */
+} gaia__fft_stage;
+
+typedef struct gaia__fft_cplan {
+    size_t n;
+    size_t work;                 /* floats of scratch gaia__fft_cexec needs */
+    int nst;
+    gaia__fft_stage st[GAIA_FFT_MAX_STAGES];
+    float *twr, *twi;
+    /* Bluestein (bm != 0) */
+    size_t bm;
+    struct gaia__fft_cplan *sub;
+    float *chr, *chi;            /* chirp e^{-i pi j^2 / n}, j < n */
+    float *bfr, *bfi;            /* DFT of conj chirp (wrapped), pre-scaled by 1/bm */
+} gaia__fft_cplan;
+
+struct gaia_cpu_rfft_plan {
+    size_t n;
+    size_t work;
+    gaia__fft_cplan *cp;
+    float *wr, *wi;              /* even n: 0.5 * e^{-2 pi i k / n}, k < n/2 */
+};
+
+/* ------------------------------------------------------------------ */
+/* allocation: the user allocator gives no alignment guarantee, so
+ * over-allocate and keep the raw pointer just below the aligned block. */
+
+static void *gaia__fft_amalloc(const gaia_allocator *al, size_t bytes)
+{
+    unsigned char *raw, *p;
+    if (bytes > (size_t)-1 - 64 - sizeof(void *)) return NULL;
+    raw = (unsigned char *)al->alloc(bytes + 64 + sizeof(void *), al->user);
+    if (!raw) return NULL;
+    p = raw + sizeof(void *);
+    p += (64 - ((uintptr_t)p & 63)) & 63;
+    memcpy(p - sizeof(void *), &raw, sizeof(void *));
+    return p;
+}
+
+static void gaia__fft_afree(const gaia_allocator *al, void *p)
+{
+    void *raw;
+    if (!p) return;
+    memcpy(&raw, (unsigned char *)p - sizeof(void *), sizeof(void *));
+    al->free(raw, al->user);
+}
+
+/* ------------------------------------------------------------------ */
+/* butterflies on scalar variables (ar#, ai#) -> (br#, bi#), forward sign */
+
+#define GAIA_FFT_BF2 \
+    float br0 = ar0 + ar1, bi0 = ai0 + ai1; \
+    float br1 = ar0 - ar1, bi1 = ai0 - ai1;
+
+#define GAIA_FFT_C3_S 0.866025403784438646763723170752936183f /* sin(2pi/3) */
+#define GAIA_FFT_BF3 \
+    float tr_ = ar1 + ar2, ti_ = ai1 + ai2; \
+    float br0 = ar0 + tr_, bi0 = ai0 + ti_; \
+    float cr_ = ar0 - 0.5f * tr_, ci_ = ai0 - 0.5f * ti_; \
+    float dr_ = GAIA_FFT_C3_S * (ar1 - ar2), di_ = GAIA_FFT_C3_S * (ai1 - ai2); \
+    float br1 = cr_ + di_, bi1 = ci_ - dr_; \
+    float br2 = cr_ - di_, bi2 = ci_ + dr_;
+
+#define GAIA_FFT_BF4 \
+    float t0r_ = ar0 + ar2, t0i_ = ai0 + ai2; \
+    float t1r_ = ar0 - ar2, t1i_ = ai0 - ai2; \
+    float t2r_ = ar1 + ar3, t2i_ = ai1 + ai3; \
+    float t3r_ = ai1 - ai3, t3i_ = ar3 - ar1; /* -i*(a1-a3) */ \
+    float br0 = t0r_ + t2r_, bi0 = t0i_ + t2i_; \
+    float br2 = t0r_ - t2r_, bi2 = t0i_ - t2i_; \
+    float br1 = t1r_ + t3r_, bi1 = t1i_ + t3i_; \
+    float br3 = t1r_ - t3r_, bi3 = t1i_ - t3i_;
+
+#define GAIA_FFT_C5_C1 0.309016994374947424102293417182819059f  /* cos(2pi/5) */
+#define GAIA_FFT_C5_C2 (-0.809016994374947424102293417182819059f) /* cos(4pi/5) */
+#define GAIA_FFT_C5_S1 0.951056516295153572116439333379382143f  /* sin(2pi/5) */
+#define GAIA_FFT_C5_S2 0.587785252292473129168705954639072769f  /* sin(4pi/5) */
+#define GAIA_FFT_BF5 \
+    float t1r_ = ar1 + ar4, t1i_ = ai1 + ai4; \
+    float t2r_ = ar2 + ar3, t2i_ = ai2 + ai3; \
+    float t3r_ = ar1 - ar4, t3i_ = ai1 - ai4; \
+    float t4r_ = ar2 - ar3, t4i_ = ai2 - ai3; \
+    float br0 = ar0 + t1r_ + t2r_, bi0 = ai0 + t1i_ + t2i_; \
+    float c1r_ = ar0 + GAIA_FFT_C5_C1 * t1r_ + GAIA_FFT_C5_C2 * t2r_; \
+    float c1i_ = ai0 + GAIA_FFT_C5_C1 * t1i_ + GAIA_FFT_C5_C2 * t2i_; \
+    float c2r_ = ar0 + GAIA_FFT_C5_C2 * t1r_ + GAIA_FFT_C5_C1 * t2r_; \
+    float c2i_ = ai0 + GAIA_FFT_C5_C2 * t1i_ + GAIA_FFT_C5_C1 * t2i_; \
+    float d1r_ = GAIA_FFT_C5_S1 * t3r_ + GAIA_FFT_C5_S2 * t4r_; \
+    float d1i_ = GAIA_FFT_C5_S1 * t3i_ + GAIA_FFT_C5_S2 * t4i_; \
+    float d2r_ = GAIA_FFT_C5_S2 * t3r_ - GAIA_FFT_C5_S1 * t4r_; \
+    float d2i_ = GAIA_FFT_C5_S2 * t3i_ - GAIA_FFT_C5_S1 * t4i_; \
+    float br1 = c1r_ + d1i_, bi1 = c1i_ - d1r_; \
+    float br4 = c1r_ - d1i_, bi4 = c1i_ + d1r_; \
+    float br2 = c2r_ + d2i_, bi2 = c2i_ - d2r_; \
+    float br3 = c2r_ - d2i_, bi3 = c2i_ + d2r_;
+
+/* radix 8 = two radix-4 halves (even/odd inputs) joined by w8^q */
+#define GAIA_FFT_SQH 0.707106781186547524400844362104849039f
+#define GAIA_FFT_BF8 \
+    float e0r_ = ar0 + ar4, e0i_ = ai0 + ai4, e1r_ = ar0 - ar4, e1i_ = ai0 - ai4; \
+    float e2r_ = ar2 + ar6, e2i_ = ai2 + ai6, e3r_ = ai2 - ai6, e3i_ = ar6 - ar2; \
+    float E0r = e0r_ + e2r_, E0i = e0i_ + e2i_, E2r = e0r_ - e2r_, E2i = e0i_ - e2i_; \
+    float E1r = e1r_ + e3r_, E1i = e1i_ + e3i_, E3r = e1r_ - e3r_, E3i = e1i_ - e3i_; \
+    float o0r_ = ar1 + ar5, o0i_ = ai1 + ai5, o1r_ = ar1 - ar5, o1i_ = ai1 - ai5; \
+    float o2r_ = ar3 + ar7, o2i_ = ai3 + ai7, o3r_ = ai3 - ai7, o3i_ = ar7 - ar3; \
+    float O0r = o0r_ + o2r_, O0i = o0i_ + o2i_, O2r_ = o0r_ - o2r_, O2i_ = o0i_ - o2i_; \
+    float O1r_ = o1r_ + o3r_, O1i_ = o1i_ + o3i_, O3r_ = o1r_ - o3r_, O3i_ = o1i_ - o3i_; \
+    float O1r = GAIA_FFT_SQH * (O1r_ + O1i_), O1i = GAIA_FFT_SQH * (O1i_ - O1r_); \
+    float O2r = O2i_, O2i = -O2r_; \
+    float O3r = GAIA_FFT_SQH * (O3i_ - O3r_), O3i = -GAIA_FFT_SQH * (O3r_ + O3i_); \
+    float br0 = E0r + O0r, bi0 = E0i + O0i, br4 = E0r - O0r, bi4 = E0i - O0i; \
+    float br1 = E1r + O1r, bi1 = E1i + O1i, br5 = E1r - O1r, bi5 = E1i - O1i; \
+    float br2 = E2r + O2r, bi2 = E2i + O2i, br6 = E2r - O2r, bi6 = E2i - O2i; \
+    float br3 = E3r + O3r, bi3 = E3i + O3i, br7 = E3r - O3r, bi7 = E3i - O3i;
+
+/* loads for stage kernels: IN(j) is the index expression of input j */
+#define GAIA_FFT_LD(j, IDX) float ar##j = xr[IDX], ai##j = xi[IDX];
+#define GAIA_FFT_ST0(IDX) yr[IDX] = br0; yi[IDX] = bi0;
+#define GAIA_FFT_STW(q, IDX, WR, WI) \
+    yr[IDX] = br##q * (WR) - bi##q * (WI); \
+    yi[IDX] = br##q * (WI) + bi##q * (WR);
+
+/* ---- first-stage kernels (s == 1): vectorised over p ---------------- */
+/* x[p + j*m] -> y[r*p + q], twiddle tw[(q-1)*m + p] */
+
+static void gaia__fft_b2(size_t m, const float *GAIA_FFT_R xr, const float *GAIA_FFT_R xi,
+                         float *GAIA_FFT_R yr, float *GAIA_FFT_R yi,
+                         const float *GAIA_FFT_R wr, const float *GAIA_FFT_R wi)
+{
+    size_t p;
+    GAIA_FFT_IVDEP
+    for (p = 0; p < m; ++p) {
+        GAIA_FFT_LD(0, p) GAIA_FFT_LD(1, p + m)
+        GAIA_FFT_BF2
+        GAIA_FFT_ST0(2 * p)
+        GAIA_FFT_STW(1, 2 * p + 1, wr[p], wi[p])
+    }
+}
+
+static void gaia__fft_b3(size_t m, const float *GAIA_FFT_R xr, const float *GAIA_FFT_R xi,
+                         float *GAIA_FFT_R yr, float *GAIA_FFT_R yi,
+                         const float *GAIA_FFT_R wr, const float *GAIA_FFT_R wi)
+{
+    size_t p;
+    GAIA_FFT_IVDEP
+    for (p = 0; p < m; ++p) {
+        GAIA_FFT_LD(0, p) GAIA_FFT_LD(1, p + m) GAIA_FFT_LD(2, p + 2 * m)
+        GAIA_FFT_BF3
+        GAIA_FFT_ST0(3 * p)
+        GAIA_FFT_STW(1, 3 * p + 1, wr[p], wi[p])
+        GAIA_FFT_STW(2, 3 * p + 2, wr[m + p], wi[m + p])
+    }
+}
+
+static void gaia__fft_b4(size_t m, const float *GAIA_FFT_R xr, const float *GAIA_FFT_R xi,
+                         float *GAIA_FFT_R yr, float *GAIA_FFT_R yi,
+                         const float *GAIA_FFT_R wr, const float *GAIA_FFT_R wi)
+{
+    size_t p;
+    GAIA_FFT_IVDEP
+    for (p = 0; p < m; ++p) {
+        GAIA_FFT_LD(0, p) GAIA_FFT_LD(1, p + m) GAIA_FFT_LD(2, p + 2 * m) GAIA_FFT_LD(3, p + 3 * m)
+        GAIA_FFT_BF4
+        GAIA_FFT_ST0(4 * p)
+        GAIA_FFT_STW(1, 4 * p + 1, wr[p], wi[p])
+        GAIA_FFT_STW(2, 4 * p + 2, wr[m + p], wi[m + p])
+        GAIA_FFT_STW(3, 4 * p + 3, wr[2 * m + p], wi[2 * m + p])
+    }
+}
+
+static void gaia__fft_b5(size_t m, const float *GAIA_FFT_R xr, const float *GAIA_FFT_R xi,
+                         float *GAIA_FFT_R yr, float *GAIA_FFT_R yi,
+                         const float *GAIA_FFT_R wr, const float *GAIA_FFT_R wi)
+{
+    size_t p;
+    GAIA_FFT_IVDEP
+    for (p = 0; p < m; ++p) {
+        GAIA_FFT_LD(0, p) GAIA_FFT_LD(1, p + m) GAIA_FFT_LD(2, p + 2 * m)
+        GAIA_FFT_LD(3, p + 3 * m) GAIA_FFT_LD(4, p + 4 * m)
+        GAIA_FFT_BF5
+        GAIA_FFT_ST0(5 * p)
+        GAIA_FFT_STW(1, 5 * p + 1, wr[p], wi[p])
+        GAIA_FFT_STW(2, 5 * p + 2, wr[m + p], wi[m + p])
+        GAIA_FFT_STW(3, 5 * p + 3, wr[2 * m + p], wi[2 * m + p])
+        GAIA_FFT_STW(4, 5 * p + 4, wr[3 * m + p], wi[3 * m + p])
+    }
+}
+
+static void gaia__fft_b8(size_t m, const float *GAIA_FFT_R xr, const float *GAIA_FFT_R xi,
+                         float *GAIA_FFT_R yr, float *GAIA_FFT_R yi,
+                         const float *GAIA_FFT_R wr, const float *GAIA_FFT_R wi)
+{
+    size_t p;
+    GAIA_FFT_IVDEP
+    for (p = 0; p < m; ++p) {
+        GAIA_FFT_LD(0, p) GAIA_FFT_LD(1, p + m) GAIA_FFT_LD(2, p + 2 * m) GAIA_FFT_LD(3, p + 3 * m)
+        GAIA_FFT_LD(4, p + 4 * m) GAIA_FFT_LD(5, p + 5 * m) GAIA_FFT_LD(6, p + 6 * m)
+        GAIA_FFT_LD(7, p + 7 * m)
+        GAIA_FFT_BF8
+        GAIA_FFT_ST0(8 * p)
+        GAIA_FFT_STW(1, 8 * p + 1, wr[p], wi[p])
+        GAIA_FFT_STW(2, 8 * p + 2, wr[m + p], wi[m + p])
+        GAIA_FFT_STW(3, 8 * p + 3, wr[2 * m + p], wi[2 * m + p])
+        GAIA_FFT_STW(4, 8 * p + 4, wr[3 * m + p], wi[3 * m + p])
+        GAIA_FFT_STW(5, 8 * p + 5, wr[4 * m + p], wi[4 * m + p])
+        GAIA_FFT_STW(6, 8 * p + 6, wr[5 * m + p], wi[5 * m + p])
+        GAIA_FFT_STW(7, 8 * p + 7, wr[6 * m + p], wi[6 * m + p])
+    }
+}
+
+/* ---- general-stride kernels (s >= 2): vectorised over k ------------- */
+/* x[k + s*p + j*s*m] -> y[k + s*r*p + q*s]; twiddles constant in k */
+
+#define GAIA_FFT_AHEAD(R) \
+    size_t p, k; const size_t sm = s * m; \
+    for (p = 0; p < m; ++p) { \
+        const float *GAIA_FFT_R xr = xr_ + s * p; \
+        const float *GAIA_FFT_R xi = xi_ + s * p; \
+        float *GAIA_FFT_R yr = yr_ + s * (R) * p; \
+        float *GAIA_FFT_R yi = yi_ + s * (R) * p;
+#define GAIA_FFT_TW(q) \
+    const float w##q##r = wr[((q) - 1) * m + p], w##q##i = wi[((q) - 1) * m + p];
+
+#define GAIA_FFT_APARAMS size_t s, size_t m, const float *xr_, const float *xi_, \
+    float *yr_, float *yi_, const float *GAIA_FFT_R wr, const float *GAIA_FFT_R wi
+
+static void gaia__fft_a2(GAIA_FFT_APARAMS)
+{
+    GAIA_FFT_AHEAD(2)
+        GAIA_FFT_TW(1)
+        GAIA_FFT_IVDEP
+        for (k = 0; k < s; ++k) {
+            GAIA_FFT_LD(0, k) GAIA_FFT_LD(1, k + sm)
+            GAIA_FFT_BF2
+            GAIA_FFT_ST0(k)
+            GAIA_FFT_STW(1, k + s, w1r, w1i)
+        }
+    }
+}
+
+static void gaia__fft_a3(GAIA_FFT_APARAMS)
+{
+    GAIA_FFT_AHEAD(3)
+        GAIA_FFT_TW(1) GAIA_FFT_TW(2)
+        GAIA_FFT_IVDEP
+        for (k = 0; k < s; ++k) {
+            GAIA_FFT_LD(0, k) GAIA_FFT_LD(1, k + sm) GAIA_FFT_LD(2, k + 2 * sm)
+            GAIA_FFT_BF3
+            GAIA_FFT_ST0(k)
+            GAIA_FFT_STW(1, k + s, w1r, w1i)
+            GAIA_FFT_STW(2, k + 2 * s, w2r, w2i)
+        }
+    }
+}
+
+static void gaia__fft_a4(GAIA_FFT_APARAMS)
+{
+    GAIA_FFT_AHEAD(4)
+        GAIA_FFT_TW(1) GAIA_FFT_TW(2) GAIA_FFT_TW(3)
+        GAIA_FFT_IVDEP
+        for (k = 0; k < s; ++k) {
+            GAIA_FFT_LD(0, k) GAIA_FFT_LD(1, k + sm) GAIA_FFT_LD(2, k + 2 * sm)
+            GAIA_FFT_LD(3, k + 3 * sm)
+            GAIA_FFT_BF4
+            GAIA_FFT_ST0(k)
+            GAIA_FFT_STW(1, k + s, w1r, w1i)
+            GAIA_FFT_STW(2, k + 2 * s, w2r, w2i)
+            GAIA_FFT_STW(3, k + 3 * s, w3r, w3i)
+        }
+    }
+}
+
+static void gaia__fft_a5(GAIA_FFT_APARAMS)
+{
+    GAIA_FFT_AHEAD(5)
+        GAIA_FFT_TW(1) GAIA_FFT_TW(2) GAIA_FFT_TW(3) GAIA_FFT_TW(4)
+        GAIA_FFT_IVDEP
+        for (k = 0; k < s; ++k) {
+            GAIA_FFT_LD(0, k) GAIA_FFT_LD(1, k + sm) GAIA_FFT_LD(2, k + 2 * sm)
+            GAIA_FFT_LD(3, k + 3 * sm) GAIA_FFT_LD(4, k + 4 * sm)
+            GAIA_FFT_BF5
+            GAIA_FFT_ST0(k)
+            GAIA_FFT_STW(1, k + s, w1r, w1i)
+            GAIA_FFT_STW(2, k + 2 * s, w2r, w2i)
+            GAIA_FFT_STW(3, k + 3 * s, w3r, w3i)
+            GAIA_FFT_STW(4, k + 4 * s, w4r, w4i)
+        }
+    }
+}
+
+static void gaia__fft_a8(GAIA_FFT_APARAMS)
+{
+    GAIA_FFT_AHEAD(8)
+        GAIA_FFT_TW(1) GAIA_FFT_TW(2) GAIA_FFT_TW(3) GAIA_FFT_TW(4)
+        GAIA_FFT_TW(5) GAIA_FFT_TW(6) GAIA_FFT_TW(7)
+        GAIA_FFT_IVDEP
+        for (k = 0; k < s; ++k) {
+            GAIA_FFT_LD(0, k) GAIA_FFT_LD(1, k + sm) GAIA_FFT_LD(2, k + 2 * sm)
+            GAIA_FFT_LD(3, k + 3 * sm) GAIA_FFT_LD(4, k + 4 * sm) GAIA_FFT_LD(5, k + 5 * sm)
+            GAIA_FFT_LD(6, k + 6 * sm) GAIA_FFT_LD(7, k + 7 * sm)
+            GAIA_FFT_BF8
+            GAIA_FFT_ST0(k)
+            GAIA_FFT_STW(1, k + s, w1r, w1i)
+            GAIA_FFT_STW(2, k + 2 * s, w2r, w2i)
+            GAIA_FFT_STW(3, k + 3 * s, w3r, w3i)
+            GAIA_FFT_STW(4, k + 4 * s, w4r, w4i)
+            GAIA_FFT_STW(5, k + 5 * s, w5r, w5i)
+            GAIA_FFT_STW(6, k + 6 * s, w6r, w6i)
+            GAIA_FFT_STW(7, k + 7 * s, w7r, w7i)
+        }
+    }
+}
+
+/* Generic odd radix r (r <= GAIA_FFT_GENERIC_MAX).  Works on chunks of up
+ * to GAIA_FFT_GCH butterflies whose inputs are contiguous, staging the
+ * symmetric sums/differences a_h +- a_{r-h} on the stack so every inner
+ * loop is a fixed-stride sweep over the chunk (vectorisable for any r).
+ *   b_q     = a_0 + sum_h cos(2pi hq/r) S_h - i sum_h sin(2pi hq/r) D_h
+ *   b_{r-q} = same with +i
+ * om holds cos / sin(2pi j/r).  Element kk of input j sits at x[j*xts + kk];
+ * output q at y[q*yqs + kk*yes]; its twiddle at w[(q-1)*wqs + kk*wes]. */
+#define GAIA_FFT_GCH 16
+#define GAIA_FFT_GMAXH ((GAIA_FFT_GENERIC_MAX - 1) / 2 + 1)
+static void gaia__fft_gen_chunk(unsigned r, size_t len,
+                                const float *GAIA_FFT_R xr, const float *GAIA_FFT_R xi, size_t xts,
+                                float *GAIA_FFT_R yr, float *GAIA_FFT_R yi, size_t yqs, size_t yes,
+                                const float *GAIA_FFT_R wr, const float *GAIA_FFT_R wi,
+                                size_t wqs, size_t wes,
+                                const float *GAIA_FFT_R omc, const float *GAIA_FFT_R oms)
+{
+    float sd[4][GAIA_FFT_GMAXH][GAIA_FFT_GCH];
+    float acc[4][GAIA_FFT_GCH];
+    unsigned h, q, e, H = (r - 1) / 2;
+    size_t kk;
+    for (h = 1; h <= H; ++h) {
+        const float *ur = xr + h * xts, *ui = xi + h * xts;
+        const float *vr = xr + (r - h) * xts, *vi = xi + (r - h) * xts;
+        for (kk = 0; kk < len; ++kk) {
+            sd[0][h - 1][kk] = ur[kk] + vr[kk];
+            sd[1][h - 1][kk] = ui[kk] + vi[kk];
+            sd[2][h - 1][kk] = ur[kk] - vr[kk];
+            sd[3][h - 1][kk] = ui[kk] - vi[kk];
+        }
+    }
+    for (kk = 0; kk < len; ++kk) { acc[0][kk] = xr[kk]; acc[1][kk] = xi[kk]; }
+    for (h = 0; h < H; ++h)
+        for (kk = 0; kk < len; ++kk) { acc[0][kk] += sd[0][h][kk]; acc[1][kk] += sd[1][h][kk]; }
+    for (kk = 0; kk < len; ++kk) { yr[kk * yes] = acc[0][kk]; yi[kk * yes] = acc[1][kk]; }
+    for (q = 1; q <= H; ++q) {
+        const float *GAIA_FFT_R w1r = wr + (q - 1) * wqs, *GAIA_FFT_R w1i = wi + (q - 1) * wqs;
+        const float *GAIA_FFT_R w2r = wr + (r - q - 1) * wqs, *GAIA_FFT_R w2i = wi + (r - q - 1) * wqs;
+        float *GAIA_FFT_R y1r = yr + q * yqs, *GAIA_FFT_R y1i = yi + q * yqs;
+        float *GAIA_FFT_R y2r = yr + (r - q) * yqs, *GAIA_FFT_R y2i = yi + (r - q) * yqs;
+        for (kk = 0; kk < len; ++kk) {
+            acc[0][kk] = xr[kk]; acc[1][kk] = xi[kk];
+            acc[2][kk] = 0.0f; acc[3][kk] = 0.0f;
+        }
+        e = 0;
+        for (h = 0; h < H; ++h) {
+            float c, sn;
+            e += q; if (e >= r) e -= r;
+            c = omc[e]; sn = oms[e];
+            for (kk = 0; kk < len; ++kk) {
+                acc[0][kk] += c * sd[0][h][kk];
+                acc[1][kk] += c * sd[1][h][kk];
+                acc[2][kk] += sn * sd[2][h][kk];
+                acc[3][kk] += sn * sd[3][h][kk];
+            }
+        }
+        for (kk = 0; kk < len; ++kk) {
+            float b1r = acc[0][kk] + acc[3][kk], b1i = acc[1][kk] - acc[2][kk];
+            float b2r = acc[0][kk] - acc[3][kk], b2i = acc[1][kk] + acc[2][kk];
+            float t1r = w1r[kk * wes], t1i = w1i[kk * wes];
+            float t2r = w2r[kk * wes], t2i = w2i[kk * wes];
+            y1r[kk * yes] = b1r * t1r - b1i * t1i;
+            y1i[kk * yes] = b1r * t1i + b1i * t1r;
+            y2r[kk * yes] = b2r * t2r - b2i * t2i;
+            y2i[kk * yes] = b2r * t2i + b2i * t2r;
+        }
+    }
+}
+
+static void gaia__fft_gen(unsigned r, size_t s, size_t m, const float *xr, const float *xi,
+                          float *yr, float *yi, const float *wr, const float *wi,
+                          const float *omc, const float *oms)
+{
+    size_t p, k, len;
+    if (s == 1) {
+        /* chunk over p: inputs contiguous, outputs interleaved by r */
+        for (p = 0; p < m; p += len) {
+            len = m - p < GAIA_FFT_GCH ? m - p : GAIA_FFT_GCH;
+            gaia__fft_gen_chunk(r, len, xr + p, xi + p, m, yr + r * p, yi + r * p, 1, r,
+                                wr + p, wi + p, m, 1, omc, oms);
+        }
+        return;
+    }
+    for (p = 0; p < m; ++p)
+        for (k = 0; k < s; k += len) {
+            len = s - k < GAIA_FFT_GCH ? s - k : GAIA_FFT_GCH;
+            gaia__fft_gen_chunk(r, len, xr + s * p + k, xi + s * p + k, s * m,
+                                yr + s * r * p + k, yi + s * r * p + k, s, 1,
+                                wr + p, wi + p, m, 0, omc, oms);
+        }
+}
+
+/* ------------------------------------------------------------------ */
+/* complex plan */
+
+static void gaia__fft_cplan_free(gaia__fft_cplan *cp, const gaia_allocator *al)
+{
+    if (!cp) return;
+    gaia__fft_cplan_free(cp->sub, al);
+    gaia__fft_afree(al, cp->twr);
+    gaia__fft_afree(al, cp->chr);
+    gaia__fft_afree(al, cp->bfr);
+    gaia__fft_afree(al, cp);
+}
+
+/* plan-time only: in-place double radix-2 FFT for Bluestein's filter, so
+ * the stored filter spectrum carries double accuracy. */
+static void gaia__fft_dfft(double *re, double *im, size_t n, const double *cr, const double *ci)
+{
+    size_t i, j = 0, len, k;
+    for (i = 1; i < n; ++i) {
+        size_t bit = n >> 1;
+        for (; j & bit; bit >>= 1) j ^= bit;
+        j |= bit;
+        if (i < j) {
+            double t = re[i]; re[i] = re[j]; re[j] = t;
+            t = im[i]; im[i] = im[j]; im[j] = t;
+        }
+    }
+    for (len = 2; len <= n; len <<= 1) {
+        size_t h = len >> 1, step = n / len;
+        for (i = 0; i < n; i += len)
+            for (k = 0; k < h; ++k) {
+                double wr = cr[k * step], wi = ci[k * step];
+                double ur = re[i + k], ui = im[i + k];
+                double vr = re[i + k + h] * wr - im[i + k + h] * wi;
+                double vi = re[i + k + h] * wi + im[i + k + h] * wr;
+                re[i + k] = ur + vr; im[i + k] = ui + vi;
+                re[i + k + h] = ur - vr; im[i + k + h] = ui - vi;
+            }
+    }
+}
+
+static gaia__fft_cplan *gaia__fft_cplan_create(size_t n, const gaia_allocator *al)
+{
+    gaia__fft_cplan *cp;
+    unsigned rad[GAIA_FFT_MAX_STAGES];
+    int nst = 0, i, e2 = 0, blue = 0;
+    size_t rest = n, f, twn = 0, s, j;
+
+    cp = (gaia__fft_cplan *)gaia__fft_amalloc(al, sizeof *cp);
+    if (!cp) return NULL;
+    memset(cp, 0, sizeof *cp);
+    cp->n = n;
+
+    /* Powers of two as radix 8 with the remainder spread over radix-4
+     * stages (4+4 beats 8+2: a radix-2 pass is a full memory sweep for very
+     * little arithmetic).  Radix 8 goes first so that the s == 1 stage is
+     * wide and every later stage has s >= 8, one full AVX2 vector. */
+    while (rest % 2 == 0) { rest /= 2; ++e2; }
+    if (e2 == 1) rad[nst++] = 2;
+    else if (e2 > 1) {
+        int n8 = e2 / 3, n4 = 0;
+        if (e2 % 3 == 1) { --n8; n4 = 2; }
+        else if (e2 % 3 == 2) n4 = 1;
+        for (i = 0; i < n8; ++i) rad[nst++] = 8;
+        for (i = 0; i < n4; ++i) rad[nst++] = 4;
+    }
+    f = 3;
+    while (rest > 1 && !blue) {
+        if (f * f > rest) f = rest;      /* what is left is prime */
+        if (rest % f == 0) {
+            if (f > GAIA_FFT_GENERIC_MAX) blue = 1;
+            else { rad[nst++] = (unsigned)f; rest /= f; }
+        } else f += 2;
+    }
+    /* Between GAIA_FFT_BLUE_MIN and GAIA_FFT_GENERIC_MAX choose by a cost
+     * model fitted to measurements: a generic stage costs ~N*r (twice that
+     * when it is the s == 1 stage, which vectorises poorly), Bluestein
+     * ~1.15*M*log2(M). */
+    if (!blue) {
+        double gen = 0.0, M = 1.0, lg = 0.0, ss = 1.0;
+        int big = 0;
+        for (i = 0; i < nst; ++i) {
+            if (rad[i] > 8) {
+                gen += (double)n * rad[i] * (ss == 1.0 ? 2.0 : 1.0);
+                if (rad[i] >= GAIA_FFT_BLUE_MIN) big = 1;
+            }
+            ss *= rad[i];
+        }
+        while (M < 2.0 * (double)n - 1.0) { M *= 2.0; lg += 1.0; }
+        if (big && gen > 1.15 * M * lg) blue = 1;
+    }
+
+    if (blue) {
+        size_t M = 1, q2 = 0, k;
+        double *dr, *di, *cr, *ci;
+        while (M < 2 * n - 1) M <<= 1;
+        cp->bm = M;
+        cp->sub = gaia__fft_cplan_create(M, al);
+        cp->chr = (float *)gaia__fft_amalloc(al, 2 * n * sizeof(float));
+        cp->bfr = (float *)gaia__fft_amalloc(al, 2 * M * sizeof(float));
+        dr = (double *)al->alloc(3 * M * sizeof(double), al->user);
+        if (!cp->sub || !cp->chr || !cp->bfr || !dr) {
+            if (dr) al->free(dr, al->user);
+            gaia__fft_cplan_free(cp, al);
+            return NULL;
+        }
+        cp->chi = cp->chr + n;
+        cp->bfi = cp->bfr + M;
+        di = dr + M; cr = di + M; ci = cr + M / 2;
+        for (k = 0; k < M / 2; ++k) {
+            double a = -2.0 * GAIA_FFT_PI * (double)k / (double)M;
+            cr[k] = cos(a); ci[k] = sin(a);
+        }
+        for (k = 0; k < M; ++k) dr[k] = di[k] = 0.0;
+        /* j^2 mod 2n keeps the chirp angle exact for large j */
+        for (k = 0; k < n; ++k) {
+            double a = GAIA_FFT_PI * (double)q2 / (double)n;
+            double c = cos(a), sn = sin(a);
+            cp->chr[k] = (float)c; cp->chi[k] = (float)-sn;
+            dr[k] = c; di[k] = sn;
+            if (k) { dr[M - k] = c; di[M - k] = sn; }
+            q2 += 2 * k + 1; q2 %= 2 * n;
+        }
+        gaia__fft_dfft(dr, di, M, cr, ci);
+        for (k = 0; k < M; ++k) {
+            cp->bfr[k] = (float)(dr[k] / (double)M);
+            cp->bfi[k] = (float)(di[k] / (double)M);
+        }
+        al->free(dr, al->user);
+        cp->work = 4 * M;
+        return cp;
+    }
+
+    cp->nst = nst;
+    s = 1;
+    for (i = 0; i < nst; ++i) {
+        cp->st[i].radix = rad[i];
+        cp->st[i].s = s;
+        cp->st[i].m = n / (s * rad[i]);
+        cp->st[i].tw = twn;
+        twn += (rad[i] - 1) * cp->st[i].m;
+        if (rad[i] != 2 && rad[i] != 3 && rad[i] != 4 && rad[i] != 5 && rad[i] != 8) {
+            cp->st[i].om = twn;
+            twn += rad[i];
+        }
+        s *= rad[i];
+    }
+    if (twn) {
+        cp->twr = (float *)gaia__fft_amalloc(al, 2 * twn * sizeof(float));
+        if (!cp->twr) { gaia__fft_cplan_free(cp, al); return NULL; }
+        cp->twi = cp->twr + twn;
+        for (i = 0; i < nst; ++i) {
+            size_t r = cp->st[i].radix, m = cp->st[i].m, L = r * m, q, p;
+            for (q = 1; q < r; ++q)
+                for (p = 0; p < m; ++p) {
+                    double a = -2.0 * GAIA_FFT_PI * (double)((p * q) % L) / (double)L;
+                    cp->twr[cp->st[i].tw + (q - 1) * m + p] = (float)cos(a);
+                    cp->twi[cp->st[i].tw + (q - 1) * m + p] = (float)sin(a);
+                }
+            if (cp->st[i].om)
+                for (j = 0; j < r; ++j) {
+                    double a = 2.0 * GAIA_FFT_PI * (double)j / (double)r;
+                    cp->twr[cp->st[i].om + j] = (float)cos(a);
+                    cp->twi[cp->st[i].om + j] = (float)sin(a);
+                }
+        }
+    }
+    cp->work = 2 * n;
+    return cp;
+}
+
+/* Forward complex DFT of (xr, xi) (clobbered).  work: cp->work floats.
+ * The result lands in (*yr, *yi), which is either (xr, xi) or inside work. */
+static void gaia__fft_cexec(const gaia__fft_cplan *cp, float *xr, float *xi, float *work,
+                            float **yr, float **yi)
+{
+    int i;
+    float *ar = xr, *ai = xi, *br = work, *bi = work + cp->n, *t;
+    if (cp->bm) {
+        const size_t n = cp->n, M = cp->bm;
+        float *pr = work, *pi = work + M, *qr = work + 2 * M;
+        float *ur, *ui, *vr, *vi;
+        size_t k;
+        GAIA_FFT_IVDEP
+        for (k = 0; k < n; ++k) {
+            float a = xr[k], b = xi[k], c = cp->chr[k], d = cp->chi[k];
+            pr[k] = a * c - b * d;
+            pi[k] = a * d + b * c;
+        }
+        for (k = n; k < M; ++k) pr[k] = pi[k] = 0.0f;
+        gaia__fft_cexec(cp->sub, pr, pi, qr, &ur, &ui);
+        {
+            float *GAIA_FFT_R u0 = ur, *GAIA_FFT_R u1 = ui;
+            const float *GAIA_FFT_R f0 = cp->bfr, *GAIA_FFT_R f1 = cp->bfi;
+            for (k = 0; k < M; ++k) {
+                float a = u0[k], b = u1[k], c = f0[k], d = f1[k];
+                u0[k] = a * c - b * d;
+                u1[k] = a * d + b * c;
+            }
+        }
+        /* inverse through the swap identity: pass (im, re) */
+        gaia__fft_cexec(cp->sub, ui, ur, ur == pr ? qr : pr, &vr, &vi);
+        GAIA_FFT_IVDEP
+        for (k = 0; k < n; ++k) {
+            float a = vi[k], b = vr[k], c = cp->chr[k], d = cp->chi[k];
+            xr[k] = a * c - b * d;
+            xi[k] = a * d + b * c;
+        }
+        *yr = xr; *yi = xi;
+        return;
+    }
+    for (i = 0; i < cp->nst; ++i) {
+        const gaia__fft_stage *st = &cp->st[i];
+        const float *wr = cp->twr + st->tw, *wi = cp->twi + st->tw;
+        if (st->s == 1) {
+            switch (st->radix) {
+            case 2: gaia__fft_b2(st->m, ar, ai, br, bi, wr, wi); break;
+            case 3: gaia__fft_b3(st->m, ar, ai, br, bi, wr, wi); break;
+            case 4: gaia__fft_b4(st->m, ar, ai, br, bi, wr, wi); break;
+            case 5: gaia__fft_b5(st->m, ar, ai, br, bi, wr, wi); break;
+            case 8: gaia__fft_b8(st->m, ar, ai, br, bi, wr, wi); break;
+            default:
+                gaia__fft_gen(st->radix, 1, st->m, ar, ai, br, bi, wr, wi,
+                              cp->twr + st->om, cp->twi + st->om);
+            }
+        } else {
+            switch (st->radix) {
+            case 2: gaia__fft_a2(st->s, st->m, ar, ai, br, bi, wr, wi); break;
+            case 3: gaia__fft_a3(st->s, st->m, ar, ai, br, bi, wr, wi); break;
+            case 4: gaia__fft_a4(st->s, st->m, ar, ai, br, bi, wr, wi); break;
+            case 5: gaia__fft_a5(st->s, st->m, ar, ai, br, bi, wr, wi); break;
+            case 8: gaia__fft_a8(st->s, st->m, ar, ai, br, bi, wr, wi); break;
+            default:
+                gaia__fft_gen(st->radix, st->s, st->m, ar, ai, br, bi, wr, wi,
+                              cp->twr + st->om, cp->twi + st->om);
+            }
+        }
+        t = ar; ar = br; br = t;
+        t = ai; ai = bi; bi = t;
+    }
+    *yr = ar; *yi = ai;
+}
+
+/* ------------------------------------------------------------------ */
+/* public real FFT */
+
+GAIA_API void gaia_cpu_rfft_plan_destroy(gaia_cpu_rfft_plan *p, const gaia_allocator *al)
+{
+    if (!p) return;
+    gaia__fft_cplan_free(p->cp, al);
+    gaia__fft_afree(al, p->wr);
+    gaia__fft_afree(al, p);
+}
+
+GAIA_API gaia_cpu_rfft_plan *gaia_cpu_rfft_plan_create(size_t n, const gaia_allocator *al)
+{
+    gaia_cpu_rfft_plan *p;
+    size_t nc = (n % 2 == 0) ? n / 2 : n;
+    if (n == 0 || !al || !al->alloc || !al->free) return NULL;
+    p = (gaia_cpu_rfft_plan *)gaia__fft_amalloc(al, sizeof *p);
+    if (!p) return NULL;
+    memset(p, 0, sizeof *p);
+    p->n = n;
+    p->cp = gaia__fft_cplan_create(nc, al);
+    if (!p->cp) { gaia_cpu_rfft_plan_destroy(p, al); return NULL; }
+    if (n % 2 == 0) {
+        size_t k;
+        p->wr = (float *)gaia__fft_amalloc(al, 2 * nc * sizeof(float));
+        if (!p->wr) { gaia_cpu_rfft_plan_destroy(p, al); return NULL; }
+        p->wi = p->wr + nc;
+        for (k = 0; k < nc; ++k) {
+            double a = -2.0 * GAIA_FFT_PI * (double)k / (double)n;
+            p->wr[k] = (float)(0.5 * cos(a));
+            p->wi[k] = (float)(0.5 * sin(a));
+        }
+        p->work = 2 * nc + p->cp->work;
+    } else {
+        p->work = 2 * n + p->cp->work;
+    }
+    return p;
+}
+
+GAIA_API size_t gaia_cpu_rfft_size(const gaia_cpu_rfft_plan *p) { return p ? p->n : 0; }
+GAIA_API size_t gaia_cpu_rfft_work_floats(const gaia_cpu_rfft_plan *p) { return p ? p->work : 0; }
+
+GAIA_API void gaia_cpu_rfft_forward(const gaia_cpu_rfft_plan *p, const float *x, float *spec, float *work)
+{
+    const size_t n = p->n;
+    float *zr, *zi;
+    size_t k;
+    if (n % 2 == 0) {
+        const size_t m = n / 2;
+        float *GAIA_FFT_R ar = work, *GAIA_FFT_R ai = work + m;
+        const float *GAIA_FFT_R wr = p->wr, *GAIA_FFT_R wi = p->wi;
+        float *GAIA_FFT_R out = spec;
+        for (k = 0; k < m; ++k) { ar[k] = x[2 * k]; ai[k] = x[2 * k + 1]; }
+        gaia__fft_cexec(p->cp, ar, ai, work + 2 * m, &zr, &zi);
+        out[0] = zr[0] + zi[0]; out[1] = 0.0f;
+        out[2 * m] = zr[0] - zi[0]; out[2 * m + 1] = 0.0f;
+        /* X[k] = (Z[k] + conj Z[m-k])/2 + W^k (Z[k] - conj Z[m-k])/(2i);
+         * the 1/2 is folded into wr/wi. */
+        {
+            const float *GAIA_FFT_R Zr = zr, *GAIA_FFT_R Zi = zi;
+            GAIA_FFT_IVDEP
+            for (k = 1; k < m; ++k) {
+                float a_r = Zr[k], a_i = Zi[k], b_r = Zr[m - k], b_i = -Zi[m - k];
+                float er = a_r + b_r, ei = a_i + b_i;
+                float or_ = a_i - b_i, oi = b_r - a_r;   /* (Z - conj Z')/i */
+                out[2 * k] = 0.5f * er + (wr[k] * or_ - wi[k] * oi);
+                out[2 * k + 1] = 0.5f * ei + (wr[k] * oi + wi[k] * or_);
+            }
+        }
+    } else {
+        float *GAIA_FFT_R ar = work, *GAIA_FFT_R ai = work + n;
+        for (k = 0; k < n; ++k) { ar[k] = x[k]; ai[k] = 0.0f; }
+        gaia__fft_cexec(p->cp, ar, ai, work + 2 * n, &zr, &zi);
+        for (k = 0; k <= n / 2; ++k) { spec[2 * k] = zr[k]; spec[2 * k + 1] = zi[k]; }
+        spec[1] = 0.0f;
+    }
+}
+
+GAIA_API void gaia_cpu_rfft_inverse(const gaia_cpu_rfft_plan *p, const float *spec, float *x, float *work)
+{
+    const size_t n = p->n;
+    float *zr, *zi;
+    size_t k;
+    if (n % 2 == 0) {
+        const size_t m = n / 2;
+        /* inverse = swap(DFT(swap(.))): im goes to the "re" buffer */
+        float *GAIA_FFT_R br = work + m, *GAIA_FFT_R bi = work;
+        /* The split step pairs bin k with bin m-k.  Reading the interleaved
+         * spectrum backwards defeats GCC's vectoriser (negative-step grouped
+         * load), so deinterleave first into the not-yet-used FFT scratch. */
+        float *GAIA_FFT_R sr = work + 2 * m, *GAIA_FFT_R si = work + 3 * m;
+        const float *GAIA_FFT_R wr = p->wr, *GAIA_FFT_R wi = p->wi;
+        const float *GAIA_FFT_R in = spec;
+        for (k = 0; k < m; ++k) { sr[k] = in[2 * k]; si[k] = in[2 * k + 1]; }
+        br[0] = in[0] + in[2 * m];
+        bi[0] = in[0] - in[2 * m];
+        /* Z'[k] = (X[k] + conj X[m-k]) + i (X[k] - conj X[m-k]) conj(W^k);
+         * wr/wi hold W^k/2, hence the factor 2. */
+        GAIA_FFT_IVDEP
+        for (k = 1; k < m; ++k) {
+            float a_r = sr[k], a_i = si[k];
+            float c_r = sr[m - k], c_i = -si[m - k];
+            float er = a_r + c_r, ei = a_i + c_i, dr = a_r - c_r, di = a_i - c_i;
+            float w_r = 2.0f * wr[k], w_i = 2.0f * wi[k];
+            float tr = dr * w_r + di * w_i, ti = di * w_r - dr * w_i;
+            br[k] = er - ti;
+            bi[k] = ei + tr;
+        }
+        gaia__fft_cexec(p->cp, bi, br, work + 2 * m, &zr, &zi);
+        {
+            const float *GAIA_FFT_R Zr = zr, *GAIA_FFT_R Zi = zi;
+            float *GAIA_FFT_R out = x;
+            for (k = 0; k < m; ++k) { out[2 * k] = Zi[k]; out[2 * k + 1] = Zr[k]; }
+        }
+    } else {
+        float *GAIA_FFT_R br = work + n, *GAIA_FFT_R bi = work;
+        br[0] = spec[0]; bi[0] = 0.0f;
+        for (k = 1; k <= n / 2; ++k) {
+            br[k] = spec[2 * k]; bi[k] = spec[2 * k + 1];
+            br[n - k] = spec[2 * k]; bi[n - k] = -spec[2 * k + 1];
+        }
+        gaia__fft_cexec(p->cp, bi, br, work + 2 * n, &zr, &zi);
+        for (k = 0; k < n; ++k) x[k] = zi[k];
+    }
+}
+
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 /* ---------------------------------------------------------------------
    5. Elementwise, reductions, transpose
@@ -359,9 +1979,1903 @@ GAIA_API void gaia_cpu_transpose(const float *x, size_t batch, size_t rows, size
 /* ---------------------------------------------------------------------
    The modules' CPU primitives
    --------------------------------------------------------------------- */
-#include "wip/cpu_layer.h"
-#include "wip/cpu_assembly.h"
-#include "wip/cpu_hrr.h"
+/* layer module: CPU primitives (fragment of gaia_cpu.h's implementation section).
+   Each gaia_cpu_layer_<name> has a twin gaia_cuda_layer_<name> in
+   gaia_kernels.cu. The loops are written so that GCC/Clang vectorise them
+   without -ffast-math: reductions go through 16 independent partial sums and
+   the transcendental functions are branch-free polynomials (libm's are calls
+   the vectoriser cannot see through). */
+
+/* The module's per-context cache (ctx->layer_state), shared by the backends'
+   layer fragments; defined here because this fragment is compiled first. */
+typedef struct gaia__layer_state {
+    void *cuda;                                    /* owned by cuda_layer.h */
+    void (*cuda_release)(gaia_ctx *ctx, void *cuda);
+} gaia__layer_state;
+
+/* Same reason as the GEMM's: ISO C modes stop GCC from fusing a*b+c. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define GAIA__LAYER_CONTRACT __attribute__((optimize("fp-contract=fast")))
+#else
+#define GAIA__LAYER_CONTRACT
+#endif
+/* 16 partial sums: one AVX-512 register or two AVX ones, so every reduction
+   below vectorises and hides the FMA latency. */
+#define GAIA__LAYER_LANES 16
+/* Sum of 16 partial sums as a tree: depth 4 instead of a chain of 16
+   dependent adds, which costs more than a short row's whole sweep. */
+static float gaia__layer_hsum(float *h) {
+    int k, w;
+    for (w = GAIA__LAYER_LANES / 2; w >= 1; w /= 2)
+        for (k = 0; k < w; k++) h[k] += h[k + w];
+    return h[0];
+}
+
+/* GCC/Clang vector types for the loops that store inside the reduction
+   (there GCC keeps the 16 partial sums of the portable version in memory). */
+/* Only with AVX-512: elsewhere a 64-byte vector passed by value changes the ABI. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__) && !defined(GAIA_LAYER_NO_VECEXT)
+#define GAIA__LAYER_VECEXT 1
+typedef float gaia__lv __attribute__((vector_size(64)));
+static gaia__lv gaia__lv_load(const float *p) {
+    gaia__lv v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+typedef float gaia__lv8 __attribute__((vector_size(32)));
+typedef float gaia__lv4 __attribute__((vector_size(16)));
+/* Halving adds stay in vector registers (extract + add). */
+static float gaia__lv_sum(gaia__lv v) {
+    gaia__lv8 a, b;
+    gaia__lv4 c, d;
+    memcpy(&a, &v, sizeof a);
+    memcpy(&b, (const char *)&v + sizeof a, sizeof b);
+    a += b;
+    memcpy(&c, &a, sizeof c);
+    memcpy(&d, (const char *)&a + sizeof c, sizeof d);
+    c += d;
+    return (c[0] + c[2]) + (c[1] + c[3]);
+}
+#endif
+/* Below this many multiply-adds a matrix-vector product stays on one thread. */
+#define GAIA__LAYER_PAR_MAC 65536
+
+/* exp on [-87.3, 88]: 2^n * p(r), r = x - n ln2 split in two parts so r is
+   exact, p the degree-7 Taylor polynomial (|r| <= ln2/2: error < 1e-8). n is
+   rounded by adding 1.5 * 2^23, which also leaves n in the low mantissa bits:
+   2^n is built from them. Neither floorf nor a float->int conversion after a
+   clamp vectorises in GCC, this does. */
+static float gaia__layer_exp(float x) {
+    int32_t bits;
+    float kf, n, r, p, scale;
+    x = x < -87.3f ? -87.3f : x;
+    x = x > 88.0f ? 88.0f : x;
+    kf = x * 1.44269504088896341f + 12582912.0f;
+    n = kf - 12582912.0f;
+    memcpy(&bits, &kf, 4);
+    bits = (bits - 0x4B400000 + 127) * 8388608; /* (n + 127) << 23 */
+    memcpy(&scale, &bits, 4);
+    r = x - n * 0.693145751953125f;
+    r = r - n * 1.42860682030941723212e-6f;
+    p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+    return p * scale;
+}
+static float gaia__layer_sigmoid(float x) { return 1.0f / (1.0f + gaia__layer_exp(-x)); }
+/* tanh: 1 - 2/(e^2x + 1) loses relative accuracy near 0, where the odd Taylor
+   series (error < 2e-8 below 0.3) takes over. */
+static float gaia__layer_tanh(float x) {
+    float a = fabsf(x), x2 = x * x;
+    float big = 1.0f - 2.0f / (gaia__layer_exp(2.0f * a) + 1.0f);
+    float small = x * (1.0f + x2 * (-1.0f / 3 + x2 * (2.0f / 15 + x2 * (-17.0f / 315 + x2 * (62.0f / 2835)))));
+    return a < 0.3f ? small : copysignf(big, x);
+}
+/* GELU's 0.5 x (1 + tanh(u)) is x * sigmoid(2u): no cancellation for u < 0. */
+static float gaia__layer_gelu(float x) {
+    float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    return x / (1.0f + gaia__layer_exp(-2.0f * u));
+}
+
+#define GAIA__LAYER_ACT_LOOP(expr)                                  \
+    do {                                                            \
+        size_t j_;                                                  \
+        if (bias)                                                   \
+            for (j_ = 0; j_ < n; j_++) {                            \
+                float v = x[j_] + bias[j_];                         \
+                y[j_] = (expr);                                     \
+            }                                                       \
+        else                                                        \
+            for (j_ = 0; j_ < n; j_++) {                            \
+                float v = x[j_];                                    \
+                y[j_] = (expr);                                     \
+            }                                                       \
+    } while (0)
+
+/* act(x + bias) over one run of n values (bias may be NULL). */
+static void gaia__cpu_layer_act_run(gaia_layer_act act, const float *x, const float *bias, float *y, size_t n) {
+    switch (act) {
+    case GAIA_LAYER_ACT_RELU: GAIA__LAYER_ACT_LOOP(v > 0.0f ? v : 0.0f); break;
+    case GAIA_LAYER_ACT_GELU: GAIA__LAYER_ACT_LOOP(gaia__layer_gelu(v)); break;
+    case GAIA_LAYER_ACT_TANH: GAIA__LAYER_ACT_LOOP(gaia__layer_tanh(v)); break;
+    case GAIA_LAYER_ACT_SIGMOID: GAIA__LAYER_ACT_LOOP(gaia__layer_sigmoid(v)); break;
+    default: GAIA__LAYER_ACT_LOOP(v); break;
+    }
+}
+
+GAIA_API void gaia_cpu_layer_bias_act(gaia_layer_act act, const float *x, const float *bias, float *y, size_t rows,
+                                      size_t cols, int nthreads) {
+    (void)nthreads;
+    if (!bias) {
+        /* No row structure: split the flat array into chunks for the threads. */
+        size_t n = rows * cols, chunk = 16384, nchunks = (n + chunk - 1) / chunk;
+        long long c;
+        GAIA__OMP_FOR(n > GAIA__PAR_MIN, nthreads)
+        for (c = 0; c < (long long)nchunks; c++) {
+            size_t s = (size_t)c * chunk, len = n - s < chunk ? n - s : chunk;
+            gaia__cpu_layer_act_run(act, x + s, NULL, y + s, len);
+        }
+    } else {
+        long long r;
+        GAIA__OMP_FOR(rows * cols > GAIA__PAR_MIN && rows > 1, nthreads)
+        for (r = 0; r < (long long)rows; r++)
+            gaia__cpu_layer_act_run(act, x + (size_t)r * cols, bias, y + (size_t)r * cols, cols);
+    }
+}
+
+/* Four dot products against one x: x is loaded once for four rows of W. */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layer_dot4(const float *w0, const float *w1, const float *w2, const float *w3, const float *x,
+                                 size_t n, float out[4]) {
+    float a0[GAIA__LAYER_LANES], a1[GAIA__LAYER_LANES], a2[GAIA__LAYER_LANES], a3[GAIA__LAYER_LANES];
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t j = 0, k;
+#ifdef GAIA__LAYER_VECEXT
+    {
+        gaia__lv v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};
+        for (; j + GAIA__LAYER_LANES <= n; j += GAIA__LAYER_LANES) {
+            gaia__lv xv = gaia__lv_load(x + j);
+            v0 += gaia__lv_load(w0 + j) * xv;
+            v1 += gaia__lv_load(w1 + j) * xv;
+            v2 += gaia__lv_load(w2 + j) * xv;
+            v3 += gaia__lv_load(w3 + j) * xv;
+        }
+        s0 = gaia__lv_sum(v0);
+        s1 = gaia__lv_sum(v1);
+        s2 = gaia__lv_sum(v2);
+        s3 = gaia__lv_sum(v3);
+    }
+    (void)a0, (void)a1, (void)a2, (void)a3, (void)k;
+#else
+    for (k = 0; k < GAIA__LAYER_LANES; k++) a0[k] = a1[k] = a2[k] = a3[k] = 0.0f;
+    for (; j + GAIA__LAYER_LANES <= n; j += GAIA__LAYER_LANES)
+        for (k = 0; k < GAIA__LAYER_LANES; k++) {
+            float xv = x[j + k];
+            a0[k] += w0[j + k] * xv;
+            a1[k] += w1[j + k] * xv;
+            a2[k] += w2[j + k] * xv;
+            a3[k] += w3[j + k] * xv;
+        }
+    s0 = gaia__layer_hsum(a0);
+    s1 = gaia__layer_hsum(a1);
+    s2 = gaia__layer_hsum(a2);
+    s3 = gaia__layer_hsum(a3);
+#endif
+    for (; j < n; j++) {
+        s0 += w0[j] * x[j];
+        s1 += w1[j] * x[j];
+        s2 += w2[j] * x[j];
+        s3 += w3[j] * x[j];
+    }
+    out[0] = s0;
+    out[1] = s1;
+    out[2] = s2;
+    out[3] = s3;
+}
+
+/* y[i] = act(W[i, :] . x + b[i]) for rows [r0, r1). */
+static void gaia__cpu_layer_gemv_rows(gaia_layer_act act, const float *W, const float *b, const float *x, float *y,
+                                      size_t in, size_t r0, size_t r1) {
+    size_t i, blk, nblk = (r1 - r0) / 4;
+    float d[4];
+    for (blk = 0; blk < nblk; blk++) {
+        i = r0 + 4 * blk;
+        gaia__cpu_layer_dot4(W + i * in, W + (i + 1) * in, W + (i + 2) * in, W + (i + 3) * in, x, in, d);
+        gaia__cpu_layer_act_run(act, d, b ? b + i : NULL, y + i, 4);
+    }
+    for (i = r0 + 4 * nblk; i < r1; i++) {
+        gaia__cpu_layer_dot4(W + i * in, W + i * in, W + i * in, W + i * in, x, in, d);
+        gaia__cpu_layer_act_run(act, d, b ? b + i : NULL, y + i, 1);
+    }
+}
+
+/* Matrix-vector product fused with bias and activation: the batch-1 Linear.
+   Threads take contiguous row ranges, the same ranges as the Hebbian update,
+   so each core keeps its rows of W in its own cache from step to step. */
+GAIA_API void gaia_cpu_layer_gemv(gaia_layer_act act, const float *W, const float *b, const float *x, float *y,
+                                  size_t out, size_t in, int nthreads) {
+    long long part, nparts = 1;
+#ifdef _OPENMP
+    if (nthreads > 1 && (double)out * (double)in >= GAIA__LAYER_PAR_MAC && out >= 8) nparts = nthreads;
+#endif
+    (void)nthreads;
+    if (nparts == 1) { /* even a parallel region with if(0) costs a team setup */
+        gaia__cpu_layer_gemv_rows(act, W, b, x, y, in, 0, out);
+        return;
+    }
+    GAIA__OMP_FOR(nparts > 1, (int)nparts)
+    for (part = 0; part < nparts; part++) {
+        /* Split on multiples of 4 rows so the 4-row kernel covers almost all. */
+        size_t blocks = (out + 3) / 4;
+        size_t r0 = (size_t)part * blocks / (size_t)nparts * 4, r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
+        if (r1 > out) r1 = out;
+        if (r0 < r1) gaia__cpu_layer_gemv_rows(act, W, b, x, y, in, r0, r1);
+    }
+}
+
+GAIA_API void gaia_cpu_layer_layernorm(const float *x, const float *weight, const float *bias, float *y, size_t rows,
+                                       size_t cols, float eps, int nthreads) {
+    long long r;
+    (void)nthreads;
+    GAIA__OMP_FOR(rows * cols > GAIA__PAR_MIN && rows > 1, nthreads)
+    for (r = 0; r < (long long)rows; r++) {
+        /* Two passes over a row that stays in L1/L2: mean, then the centred
+           sum of squares (no E[x^2] - E[x]^2 cancellation), then the output. */
+        const float *xr = x + (size_t)r * cols;
+        float *yr = y + (size_t)r * cols;
+        float acc[GAIA__LAYER_LANES], mean, var, rstd, s = 0.0f;
+        size_t j = 0, k;
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
+        for (; j + GAIA__LAYER_LANES <= cols; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] += xr[j + k];
+        for (; j < cols; j++) s += xr[j];
+        s += gaia__layer_hsum(acc);
+        mean = s / (float)cols;
+        s = 0.0f;
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
+        for (j = 0; j + GAIA__LAYER_LANES <= cols; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) {
+                float dv = xr[j + k] - mean;
+                acc[k] += dv * dv;
+            }
+        for (; j < cols; j++) s += (xr[j] - mean) * (xr[j] - mean);
+        s += gaia__layer_hsum(acc);
+        var = s / (float)cols;
+        rstd = 1.0f / sqrtf(var + eps);
+        if (weight && bias)
+            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd * weight[j] + bias[j];
+        else if (weight)
+            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd * weight[j];
+        else if (bias)
+            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd + bias[j];
+        else
+            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd;
+    }
+}
+
+/* ---------------------------------------------------------------------
+   Attention. FlashAttention-2's loop on the CPU: a task is (batch*head,
+   block of GAIA__ATT_BQ queries); it walks the keys in tiles of
+   GAIA__ATT_BK, keeping per query the running max m, the running sum l and
+   the unnormalised output; only a BQ x BK block of scores ever exists.
+   The K tile is stored transposed so that a row of scores is a sum of
+   contiguous axpys (vectorised over keys), and P.V is an axpy over d.
+   --------------------------------------------------------------------- */
+#define GAIA__ATT_BQ 32
+#define GAIA__ATT_BK 64
+#define GAIA__ATT_D GAIA_LAYER_ATTENTION_MAX_D
+
+/* Round to bf16 / fp16 (nearest even), as the tensor-core kernels see values. */
+static float gaia__layer_round_bf16(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return x;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+static float gaia__layer_round_f16(float x) {
+    uint32_t u;
+    float a = fabsf(x);
+    if (!(a < 65520.0f)) return a != a ? x : copysignf(HUGE_VALF, x); /* past the largest half */
+    if (a < 6.103515625e-05f) return rintf(x * 16777216.0f) * (1.0f / 16777216.0f); /* subnormal: step 2^-24 */
+    memcpy(&u, &x, 4);
+    u += 0xfffu + ((u >> 13) & 1u);
+    u &= 0xffffe000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+static float gaia__layer_round(gaia_layer_precision prec, float x) {
+    return prec == GAIA_LAYER_PREC_BF16 ? gaia__layer_round_bf16(x)
+                                        : prec == GAIA_LAYER_PREC_F16 ? gaia__layer_round_f16(x) : x;
+}
+
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_attention_block(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                      float *o, size_t nq, size_t nk, size_t d, float scale, int causal, size_t q0) {
+    float kt[GAIA__ATT_D * GAIA__ATT_BK];   /* K tile, transposed: kt[c * BK + j] */
+    float vt[GAIA__ATT_BK * GAIA__ATT_D];   /* rounded V tile (low precision only) */
+    float qb[GAIA__ATT_BQ * GAIA__ATT_D];
+    float acc[GAIA__ATT_BQ * GAIA__ATT_D];
+    float s[4 * GAIA__ATT_BK];
+    float m[GAIA__ATT_BQ], l[GAIA__ATT_BQ];
+    size_t rows = nq - q0 < GAIA__ATT_BQ ? nq - q0 : GAIA__ATT_BQ, i, j, c, r, j0;
+    /* Query i sees keys j <= i + nk - nq (end-aligned); `off` may be negative. */
+    long long off = (long long)nk - (long long)nq;
+    long long last_key = causal ? (long long)(q0 + rows - 1) + off : (long long)nk - 1;
+    for (i = rows; i < ((rows + 3) & ~(size_t)3); i++)
+        for (c = 0; c < d; c++) qb[i * d + c] = 0.0f;
+    for (i = 0; i < rows; i++) {
+        for (c = 0; c < d; c++) qb[i * d + c] = gaia__layer_round(prec, q[(q0 + i) * d + c]);
+        for (c = 0; c < d; c++) acc[i * d + c] = 0.0f;
+        m[i] = -HUGE_VALF;
+        l[i] = 0.0f;
+    }
+    for (j0 = 0; j0 < nk && (long long)j0 <= last_key; j0 += GAIA__ATT_BK) {
+        size_t bk = nk - j0 < GAIA__ATT_BK ? nk - j0 : GAIA__ATT_BK;
+        const float *vtile = v + j0 * d;
+        for (j = 0; j < bk; j++)
+            for (c = 0; c < d; c++) kt[c * GAIA__ATT_BK + j] = gaia__layer_round(prec, k[(j0 + j) * d + c]);
+        for (j = bk; j < GAIA__ATT_BK; j++)
+            for (c = 0; c < d; c++) kt[c * GAIA__ATT_BK + j] = 0.0f;
+        if (prec != GAIA_LAYER_PREC_F32) {
+            for (j = 0; j < bk * d; j++) vt[j] = gaia__layer_round(prec, vtile[j]);
+            vtile = vt;
+        }
+        for (i = 0; i < rows; i += 4) {
+            size_t nr = rows - i < 4 ? rows - i : 4;
+            /* Scores of up to 4 queries at once, sharing each row of kt. */
+#if defined(GAIA__LAYER_VECEXT) && GAIA__ATT_BK == 4 * GAIA__LAYER_LANES
+            {
+                /* 4 queries x 64 keys = 16 vector accumulators in registers. */
+                gaia__lv sv[4][4];
+                int rr, bb;
+                for (rr = 0; rr < 4; rr++)
+                    for (bb = 0; bb < 4; bb++) memset(&sv[rr][bb], 0, sizeof sv[rr][bb]);
+                for (c = 0; c < d; c++) {
+                    const float *kr = kt + c * GAIA__ATT_BK;
+                    gaia__lv k0 = gaia__lv_load(kr), k1 = gaia__lv_load(kr + 16), k2 = gaia__lv_load(kr + 32),
+                             k3 = gaia__lv_load(kr + 48);
+                    for (rr = 0; rr < 4; rr++) {
+                        float e = qb[(i + (size_t)rr) * d + c]; /* rows past the block are zeros */
+                        sv[rr][0] += e * k0;
+                        sv[rr][1] += e * k1;
+                        sv[rr][2] += e * k2;
+                        sv[rr][3] += e * k3;
+                    }
+                }
+                for (rr = 0; rr < 4; rr++)
+                    for (bb = 0; bb < 4; bb++) memcpy(s + rr * GAIA__ATT_BK + bb * 16, &sv[rr][bb], sizeof sv[rr][bb]);
+            }
+#else
+            for (j = 0; j < 4 * GAIA__ATT_BK; j++) s[j] = 0.0f;
+            for (c = 0; c < d; c++) {
+                const float *kr = kt + c * GAIA__ATT_BK;
+                float e0 = qb[i * d + c], e1 = nr > 1 ? qb[(i + 1) * d + c] : 0.0f;
+                float e2 = nr > 2 ? qb[(i + 2) * d + c] : 0.0f, e3 = nr > 3 ? qb[(i + 3) * d + c] : 0.0f;
+                for (j = 0; j < GAIA__ATT_BK; j++) {
+                    s[j] += e0 * kr[j];
+                    s[GAIA__ATT_BK + j] += e1 * kr[j];
+                    s[2 * GAIA__ATT_BK + j] += e2 * kr[j];
+                    s[3 * GAIA__ATT_BK + j] += e3 * kr[j];
+                }
+            }
+#endif
+            for (r = 0; r < nr; r++) {
+                size_t qi = i + r, nvalid = bk;
+                float *sr = s + r * GAIA__ATT_BK, mx, mnew, alpha, sum = 0.0f;
+                float *ar = acc + qi * d;
+                if (causal) {
+                    long long lim = (long long)(q0 + qi) + off - (long long)j0 + 1; /* keys visible in this tile */
+                    if (lim <= 0) continue;
+                    if (lim < (long long)nvalid) nvalid = (size_t)lim;
+                }
+                {
+                    /* 16 running maxima / sums, so both loops vectorise. */
+                    float lm[GAIA__LAYER_LANES], ls[GAIA__LAYER_LANES];
+                    size_t kk;
+                    for (kk = 0; kk < GAIA__LAYER_LANES; kk++) lm[kk] = -HUGE_VALF, ls[kk] = 0.0f;
+                    for (j = 0; j + GAIA__LAYER_LANES <= nvalid; j += GAIA__LAYER_LANES)
+                        for (kk = 0; kk < GAIA__LAYER_LANES; kk++) {
+                            float sv = sr[j + kk] * scale;
+                            sr[j + kk] = sv;
+                            lm[kk] = sv > lm[kk] ? sv : lm[kk];
+                        }
+                    for (; j < nvalid; j++) {
+                        sr[j] *= scale;
+                        lm[0] = sr[j] > lm[0] ? sr[j] : lm[0];
+                    }
+                    mx = lm[0];
+                    for (kk = 1; kk < GAIA__LAYER_LANES; kk++) mx = lm[kk] > mx ? lm[kk] : mx;
+                    mnew = m[qi] > mx ? m[qi] : mx;
+                    alpha = gaia__layer_exp(m[qi] - mnew);
+                    for (j = 0; j + GAIA__LAYER_LANES <= nvalid; j += GAIA__LAYER_LANES)
+                        for (kk = 0; kk < GAIA__LAYER_LANES; kk++) {
+                            float pv = gaia__layer_exp(sr[j + kk] - mnew);
+                            sr[j + kk] = pv;
+                            ls[kk] += pv;
+                        }
+                    for (; j < nvalid; j++) {
+                        float pv = gaia__layer_exp(sr[j] - mnew);
+                        sr[j] = pv;
+                        ls[0] += pv;
+                    }
+                    sum = gaia__layer_hsum(ls);
+                }
+                l[qi] = l[qi] * alpha + sum;
+                m[qi] = mnew;
+                if (alpha != 1.0f)
+                    for (c = 0; c < d; c++) ar[c] *= alpha;
+                /* Four keys per sweep over the output row: a quarter of the
+                   loads and stores of ar. */
+                for (j = 0; j + 4 <= nvalid; j += 4) {
+                    float p0 = gaia__layer_round(prec, sr[j]), p1 = gaia__layer_round(prec, sr[j + 1]);
+                    float p2 = gaia__layer_round(prec, sr[j + 2]), p3 = gaia__layer_round(prec, sr[j + 3]);
+                    const float *v0 = vtile + j * d, *v1 = v0 + d, *v2 = v1 + d, *v3 = v2 + d;
+                    for (c = 0; c < d; c++) ar[c] += p0 * v0[c] + p1 * v1[c] + p2 * v2[c] + p3 * v3[c];
+                }
+                for (; j < nvalid; j++) {
+                    float p = gaia__layer_round(prec, sr[j]);
+                    const float *vr = vtile + j * d;
+                    for (c = 0; c < d; c++) ar[c] += p * vr[c];
+                }
+            }
+        }
+    }
+    for (i = 0; i < rows; i++) {
+        /* A query that sees no key (causal with nq > nk) gives zeros. */
+        float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
+        for (c = 0; c < d; c++) o[(q0 + i) * d + c] = acc[i * d + c] * inv;
+    }
+}
+
+GAIA_API void gaia_cpu_layer_attention(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                       float *o, size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
+                                       int nthreads) {
+    size_t qblocks = (nq + GAIA__ATT_BQ - 1) / GAIA__ATT_BQ;
+    long long task, ntasks = (long long)(bh * qblocks);
+    (void)nthreads;
+    GAIA__OMP_FOR(ntasks > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5, nthreads)
+    for (task = 0; task < ntasks; task++) {
+        size_t b = (size_t)task / qblocks, qb = (size_t)task % qblocks;
+        gaia__cpu_attention_block(prec, q + b * nq * d, k + b * nk * d, v + b * nk * d, o + b * nq * d, nq, nk, d,
+                                  scale, causal, qb * GAIA__ATT_BQ);
+    }
+}
+
+/* ---------------------------------------------------------------------
+   Hebbian update: the rule's dW, decay, homeostatic scaling and row
+   normalisation in one sweep over each row (which then sits in L1 for the
+   final scaling), instead of GAIA's five passes over W.
+   --------------------------------------------------------------------- */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_hebb_rows(const gaia_layer_hebb_args *a, const float *vin, float c, size_t r0, size_t r1) {
+    size_t i, j, k, in = a->in;
+    for (i = r0; i < r1; i++) {
+        float *w = a->W + i * in;
+        float post = a->post[i];
+        float g = a->rule == GAIA_HEBB_BCM ? post * (post - a->theta[i]) : post;
+        float e = a->eta * g, acc[GAIA__LAYER_LANES], ss = 0.0f;
+        j = 0;
+#ifdef GAIA__LAYER_VECEXT
+        {
+            gaia__lv vs = {0};
+            for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES) {
+                gaia__lv nw = (gaia__lv_load(w + j) + e * gaia__lv_load(vin + j)) * c;
+                memcpy(w + j, &nw, sizeof nw);
+                vs += nw * nw;
+            }
+            ss = gaia__lv_sum(vs);
+        }
+        (void)acc;
+        (void)k;
+#else
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
+        for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) {
+                float nw = (w[j + k] + e * vin[j + k]) * c;
+                w[j + k] = nw;
+                acc[k] += nw * nw;
+            }
+        ss += gaia__layer_hsum(acc);
+#endif
+        for (; j < in; j++) {
+            float nw = (w[j] + e * vin[j]) * c;
+            w[j] = nw;
+            ss += nw * nw;
+        }
+        if (!(a->flags & GAIA_HEBB_NO_NORMALIZE)) {
+            float inv;
+            inv = 1.0f / (sqrtf(ss) + 1e-8f);
+            for (j = 0; j < in; j++) w[j] *= inv;
+        }
+    }
+}
+
+/* u[j] = pre[j] - sum_i post[i] W[i, j] for columns [c0, c1). */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_oja_cols(const gaia_layer_hebb_args *a, size_t c0, size_t c1) {
+    size_t i, j;
+    float *u = a->scratch;
+    for (j = c0; j < c1; j++) u[j] = 0.0f;
+    for (i = 0; i < a->out; i++) {
+        const float *w = a->W + i * a->in;
+        float p = a->post[i];
+        for (j = c0; j < c1; j++) u[j] += p * w[j];
+    }
+    for (j = c0; j < c1; j++) u[j] = a->pre[j] - u[j];
+}
+
+GAIA_API void gaia_cpu_layer_hebbian_update(const gaia_layer_hebb_args *a, int nthreads) {
+    double msum = 0.0;
+    float mean_post, c = 1.0f;
+    long long part, nparts = 1;
+    size_t i;
+#ifdef _OPENMP
+    if (nthreads > 1 && (double)a->out * (double)a->in >= GAIA__LAYER_PAR_MAC && a->out >= 8) nparts = nthreads;
+#endif
+    (void)nthreads;
+    for (i = 0; i < a->out; i++) msum += a->post[i];
+    mean_post = (float)(msum / (double)a->out);
+    if (!(a->flags & GAIA_HEBB_NO_DECAY)) c *= 1.0f - a->decay;
+    if (!(a->flags & GAIA_HEBB_NO_HOMEOSTASIS)) c *= 1.0f + a->homeostasis * (0.5f - mean_post);
+    if (nparts == 1) {
+        if (a->rule == GAIA_HEBB_OJA) gaia__cpu_oja_cols(a, 0, a->in);
+        gaia__cpu_hebb_rows(a, a->rule == GAIA_HEBB_OJA ? a->scratch : a->pre, c, 0, a->out);
+    } else if (a->rule == GAIA_HEBB_OJA) {
+        GAIA__OMP_FOR(nparts > 1, (int)nparts)
+        for (part = 0; part < nparts; part++)
+            gaia__cpu_oja_cols(a, (size_t)part * a->in / (size_t)nparts, (size_t)(part + 1) * a->in / (size_t)nparts);
+    }
+    if (nparts > 1) {
+        GAIA__OMP_FOR(nparts > 1, (int)nparts)
+        for (part = 0; part < nparts; part++) {
+            size_t blocks = (a->out + 3) / 4;
+            size_t r0 = (size_t)part * blocks / (size_t)nparts * 4;
+            size_t r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
+            if (r1 > a->out) r1 = a->out;
+            if (r0 < r1) gaia__cpu_hebb_rows(a, a->rule == GAIA_HEBB_OJA ? a->scratch : a->pre, c, r0, r1);
+        }
+    }
+    /* BCM's threshold moves after dW used the old one (GAIA's order). */
+    if (a->rule == GAIA_HEBB_BCM) {
+        if (a->theta_rule == GAIA_BCM_THETA_TEXTBOOK) {
+            for (i = 0; i < a->out; i++) a->theta[i] = 0.9f * a->theta[i] + 0.1f * a->post[i] * a->post[i];
+        } else {
+            for (i = 0; i < a->out; i++) a->theta[i] = 0.9f * a->theta[i] + 0.1f * mean_post;
+        }
+    }
+}
+
+/* One batch-1 step of a layer: x [in] -> y [out]. */
+static void gaia__cpu_layer_step1(const gaia_layer_plan_layer *L, const float *x, int nthreads) {
+    switch (L->kind) {
+    case GAIA_LAYER_REACTIVE: gaia_cpu_layer_gemv(L->act, L->W, L->b, x, L->y, L->out, L->in, nthreads); break;
+    case GAIA_LAYER_HEBBIAN:
+        gaia_cpu_layer_gemv(GAIA_LAYER_ACT_LINEAR, L->W, NULL, x, L->y, L->out, L->in, nthreads);
+        memcpy((float *)L->hebb.pre, x, L->in * sizeof(float));
+        memcpy((float *)L->hebb.post, L->y, L->out * sizeof(float));
+        break;
+    case GAIA_LAYER_TEMPORAL:
+        /* h R^T enters as the bias of x W^T. */
+        gaia_cpu_layer_gemv(GAIA_LAYER_ACT_LINEAR, L->R, NULL, L->h, L->tmp, L->out, L->out, nthreads);
+        gaia_cpu_layer_gemv(GAIA_LAYER_ACT_TANH, L->W, L->tmp, x, L->y, L->out, L->in, nthreads);
+        memcpy(L->h, L->y, L->out * sizeof(float));
+        break;
+    }
+}
+
+/* Sum of squares of each row of W [out, in] into n2. */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_row_norms2(const float *W, size_t out, size_t in, float *n2) {
+    size_t i, j, k;
+    for (i = 0; i < out; i++) {
+        const float *w = W + i * in;
+        float acc[GAIA__LAYER_LANES], s = 0.0f;
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
+        for (j = 0; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] += w[j + k] * w[j + k];
+        for (; j < in; j++) s += w[j] * w[j];
+        s += gaia__layer_hsum(acc);
+        n2[i] = s;
+    }
+}
+
+/* The pending Hebbian update (hebb or BCM, from the last firing's pre and
+   post) fused with this firing's forward pass: one sweep over W instead of
+   three (forward, update, normalise). The new row's norm is known before the
+   row is written: with v = pre and w.pre = post_i (post = W pre),
+     |c (w + e v)|^2 = c^2 (|w|^2 + 2 e post_i + e^2 |v|^2),
+   where |w|^2 is the exact sum of squares kept from the previous sweep. */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_hebb_fused(const gaia_layer_hebb_args *a, float *n2, const float *x, float *y) {
+    const float *v = a->pre;
+    size_t i, j, k, in = a->in;
+    double msum = 0.0;
+    float mean_post, c = 1.0f, vv = 0.0f;
+    for (i = 0; i < a->out; i++) msum += a->post[i];
+    mean_post = (float)(msum / (double)a->out);
+    if (!(a->flags & GAIA_HEBB_NO_DECAY)) c *= 1.0f - a->decay;
+    if (!(a->flags & GAIA_HEBB_NO_HOMEOSTASIS)) c *= 1.0f + a->homeostasis * (0.5f - mean_post);
+    for (j = 0; j < in; j++) vv += v[j] * v[j];
+    for (i = 0; i < a->out; i++) {
+        float *w = a->W + i * in;
+        float post = a->post[i];
+        float e = a->eta * (a->rule == GAIA_HEBB_BCM ? post * (post - a->theta[i]) : post), sc = c;
+        float ay[GAIA__LAYER_LANES], an[GAIA__LAYER_LANES], sy = 0.0f, sn = 0.0f;
+        if (!(a->flags & GAIA_HEBB_NO_NORMALIZE)) {
+            float nn = n2[i] + 2.0f * e * post + e * e * vv;
+            sc = c / (c * sqrtf(nn > 0.0f ? nn : 0.0f) + 1e-8f);
+        }
+        j = 0;
+#ifdef GAIA__LAYER_VECEXT
+        {
+            gaia__lv vy = {0}, vn = {0};
+            for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES) {
+                gaia__lv nw = (gaia__lv_load(w + j) + e * gaia__lv_load(v + j)) * sc;
+                memcpy(w + j, &nw, sizeof nw);
+                vy += nw * gaia__lv_load(x + j);
+                vn += nw * nw;
+            }
+            sy = gaia__lv_sum(vy);
+            sn = gaia__lv_sum(vn);
+        }
+        (void)ay;
+        (void)an;
+        (void)k;
+#else
+        for (k = 0; k < GAIA__LAYER_LANES; k++) ay[k] = an[k] = 0.0f;
+        for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) {
+                float nw = (w[j + k] + e * v[j + k]) * sc;
+                w[j + k] = nw;
+                ay[k] += nw * x[j + k];
+                an[k] += nw * nw;
+            }
+        for (k = 0; k < GAIA__LAYER_LANES; k++) {
+            sy += ay[k];
+            sn += an[k];
+        }
+#endif
+        for (; j < in; j++) {
+            float nw = (w[j] + e * v[j]) * sc;
+            w[j] = nw;
+            sy += nw * x[j];
+            sn += nw * nw;
+        }
+        y[i] = sy;
+        n2[i] = sn;
+    }
+    if (a->rule == GAIA_HEBB_BCM) {
+        for (i = 0; i < a->out; i++)
+            a->theta[i] = 0.9f * a->theta[i] +
+                          0.1f * (a->theta_rule == GAIA_BCM_THETA_TEXTBOOK ? a->post[i] * a->post[i] : mean_post);
+    }
+}
+
+static int gaia__cpu_hebb_fusable(const gaia_layer_plan *p, const gaia_layer_plan_layer *L) {
+    return p->learn && L->kind == GAIA_LAYER_HEBBIAN && L->hebb.rule != GAIA_HEBB_OJA;
+}
+
+/* Floats of work gaia_cpu_layer_hierarchy_run needs: the row norms of the
+   layers whose updates it fuses. */
+GAIA_API size_t gaia_cpu_layer_hierarchy_work(const gaia_layer_plan *p) {
+    size_t k, li, n = 0;
+    for (k = 0; k < p->nlevels; k++)
+        for (li = 0; li < p->levels[k].nlayers; li++)
+            if (gaia__cpu_hebb_fusable(p, &p->levels[k].layers[li])) n += p->levels[k].layers[li].out;
+    return n;
+}
+
+/* The hierarchy's T steps: no allocation and no call through the tensor
+   layer per step, just the fused kernels and small copies. It runs on one
+   thread: a step is tens of microseconds of work, and a thread team's barrier
+   per kernel costs more than it saves (milliseconds when the cores are shared
+   with other processes). */
+GAIA_API void gaia_cpu_layer_hierarchy_run(const gaia_layer_plan *p, float *work, int nthreads) {
+    size_t t, k, li;
+    float *n2;
+    (void)nthreads;
+    /* Pass 1 over the layers: row norms for the fused updates. */
+    for (k = 0, n2 = work; k < p->nlevels; k++)
+        for (li = 0; li < p->levels[k].nlayers; li++) {
+            const gaia_layer_plan_layer *ly = &p->levels[k].layers[li];
+            if (gaia__cpu_hebb_fusable(p, ly)) {
+                gaia__cpu_row_norms2(ly->W, ly->out, ly->in, n2);
+                n2 += ly->out;
+            }
+        }
+    for (t = 0; t < p->T; t++) {
+        const float *x = p->X + t * p->in;
+        for (k = 0, n2 = work; k < p->nlevels; k++) {
+            const gaia_layer_plan_level *L = &p->levels[k];
+            int fire = t % L->r == 0;
+            const float *cur = x;
+            for (li = 0; li < L->nlayers; li++) {
+                const gaia_layer_plan_layer *ly = &L->layers[li];
+                int fused = gaia__cpu_hebb_fusable(p, ly);
+                if (fire) {
+                    if (fused && t > 0) {
+                        /* Every firing after the first has an update pending. */
+                        gaia__cpu_hebb_fused(&ly->hebb, n2, cur, ly->y);
+                        memcpy((float *)ly->hebb.pre, cur, ly->in * sizeof(float));
+                        memcpy((float *)ly->hebb.post, ly->y, ly->out * sizeof(float));
+                    } else {
+                        gaia__cpu_layer_step1(ly, cur, 1);
+                        if (p->learn && ly->kind == GAIA_LAYER_HEBBIAN && !fused)
+                            gaia_cpu_layer_hebbian_update(&ly->hebb, 1);
+                    }
+                    cur = ly->y;
+                }
+                if (fused) n2 += ly->out;
+            }
+            if (fire) memcpy(L->held, cur, L->out * sizeof(float));
+            memcpy(L->rows + t * L->out, L->held, L->out * sizeof(float));
+            x = L->rows + t * L->out;
+        }
+    }
+    /* The last firing's updates are still pending. */
+    for (k = 0; k < p->nlevels; k++)
+        for (li = 0; li < p->levels[k].nlayers; li++)
+            if (gaia__cpu_hebb_fusable(p, &p->levels[k].layers[li]))
+                gaia_cpu_layer_hebbian_update(&p->levels[k].layers[li].hebb, nthreads);
+}
+
+/* The backend table's wrappers. */
+static gaia_status gaia__cpu_layer_bias_act_be(gaia_ctx *ctx, gaia_layer_act act, const float *x, const float *bias,
+                                               float *y, size_t rows, size_t cols) {
+    gaia_cpu_layer_bias_act(act, x, bias, y, rows, cols, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_linear_be(gaia_ctx *ctx, gaia_layer_act act, const float *x, const float *W,
+                                             const float *b, float *y, size_t rows, size_t in, size_t out) {
+    gaia_status st;
+    size_t r;
+    /* A few rows: W is streamed once per row, the fused gemv does that at the
+       memory speed; more rows: the GEMM, then one bias+activation pass. */
+    if (rows <= 2) {
+        for (r = 0; r < rows; r++) gaia_cpu_layer_gemv(act, W, b, x + r * in, y + r * out, out, in, ctx->cpu_threads);
+        return GAIA_OK;
+    }
+    st = ctx->backends[GAIA_DEVICE_CPU]->gemm(ctx, 0, 1, 1, rows, out, in, 1.0f, x, in, 0, W, in, 0, 0.0f, y, out, 0);
+    if (st != GAIA_OK) return st;
+    if (b || act != GAIA_LAYER_ACT_LINEAR) gaia_cpu_layer_bias_act(act, y, b, y, rows, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_layernorm_be(gaia_ctx *ctx, const float *x, const float *w, const float *b,
+                                                float *y, size_t rows, size_t cols, float eps) {
+    gaia_cpu_layer_layernorm(x, w, b, y, rows, cols, eps, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_attention_be(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
+                                                const float *k, const float *v, float *o, size_t bh, size_t nq,
+                                                size_t nk, size_t d, float scale, int causal) {
+    gaia_cpu_layer_attention(prec, q, k, v, o, bh, nq, nk, d, scale, causal, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_hebbian_be(gaia_ctx *ctx, const gaia_layer_hebb_args *a) {
+    gaia_cpu_layer_hebbian_update(a, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_hierarchy_be(gaia_ctx *ctx, const gaia_layer_plan *p) {
+    size_t n = gaia_cpu_layer_hierarchy_work(p);
+    float *work = (float *)gaia__host_alloc(ctx, n * sizeof(float));
+    if (!work) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_hierarchy_process", "cannot allocate %zu floats", n);
+    gaia_cpu_layer_hierarchy_run(p, work, ctx->cpu_threads);
+    gaia__host_free(ctx, work);
+    return GAIA_OK;
+}
+
+static const struct gaia_layer_ops gaia__cpu_layer_ops = {
+    gaia__cpu_layer_bias_act_be,
+    gaia__cpu_layer_linear_be,
+    gaia__cpu_layer_layernorm_be,
+    gaia__cpu_layer_attention_be,
+    gaia__cpu_layer_hebbian_be,
+    gaia__cpu_layer_hierarchy_be,
+    (1u << GAIA_LAYER_PREC_F32) | (1u << GAIA_LAYER_PREC_BF16) | (1u << GAIA_LAYER_PREC_F16),
+};
+#define GAIA__CPU_LAYER_OPS (&gaia__cpu_layer_ops)
+/* ---------------------------------------------------------------------
+   assembly module: CPU primitives (explicit mode). The edge generator and
+   the binomial draw below have line-for-line twins in kernels_assembly.cu;
+   both use integer arithmetic only, so CPU and GPU agree bit for bit.
+   --------------------------------------------------------------------- */
+#define GAIA__ASM_GAMMA 0x9E3779B97F4A7C15ull
+
+/* SplitMix64's finaliser: a strong 64-bit mixer, cheap on CPU and GPU. */
+static uint64_t gaia__asm_mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The word stream of (fibre, source i, segment g): SplitMix64 from a hashed
+   start, two 32-bit words per step (low half first). */
+typedef struct gaia__asm_rng {
+    uint64_t s, z;
+    int half;
+} gaia__asm_rng;
+
+static void gaia__asm_rng_init(gaia__asm_rng *r, uint64_t fkey, uint32_t i, uint32_t g) {
+    r->s = gaia__asm_mix64(fkey ^ gaia__asm_mix64((((uint64_t)i << 32) | g) + GAIA__ASM_GAMMA));
+    r->z = 0;
+    r->half = 0;
+}
+
+static uint32_t gaia__asm_next(gaia__asm_rng *r) {
+    if (r->half) {
+        r->half = 0;
+        return (uint32_t)(r->z >> 32);
+    }
+    r->s += GAIA__ASM_GAMMA;
+    r->z = gaia__asm_mix64(r->s);
+    r->half = 1;
+    return (uint32_t)r->z;
+}
+
+/* One Geometric(p) skip (non-edges before the next edge). The guide gives
+   the skip of the largest word in u's bucket, a lower bound; the thresholds
+   then settle it exactly (usually no step). */
+static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng *r) {
+    uint32_t u = gaia__asm_next(r);
+    uint32_t b = a->geo_guide[u >> 20];
+    uint64_t x;
+    while (u < a->geo[b + 1]) b++;
+    x = b;
+    if (a->geo_r32)
+        while (gaia__asm_next(r) < a->geo_r32) x += a->geo_len;
+    return x;
+}
+
+/* Runs BODY for every out-edge j of source i in [lo, hi), segment g.
+   Without the A part (p >= ~2e-5) both halves of each 64-bit word are used
+   straight-line and the first threshold step is branch-free; the general
+   path consumes the same words in the same order. */
+#define GAIA__ASM_FOR_EDGES(a, i, g, lo, hi, j, BODY)                                       \
+    do {                                                                                    \
+        gaia__asm_rng r_;                                                                   \
+        gaia__asm_rng_init(&r_, (a)->fkey, (i), (g));                                       \
+        if ((a)->geo_r32 == 0) {                                                            \
+            const uint32_t *geo_ = (a)->geo, *gd_ = (a)->geo_guide;                         \
+            uint64_t s_ = r_.s;                                                             \
+            (j) = (lo);                                                                     \
+            for (;;) {                                                                      \
+                uint64_t z_ = gaia__asm_mix64(s_ += GAIA__ASM_GAMMA);                       \
+                uint32_t u_ = (uint32_t)z_, b_ = gd_[u_ >> 20];                             \
+                b_ += u_ < geo_[b_ + 1];                                                    \
+                while (u_ < geo_[b_ + 1]) b_++;                                             \
+                (j) += b_;                                                                  \
+                if ((j) >= (hi)) break;                                                     \
+                BODY;                                                                       \
+                (j)++;                                                                      \
+                u_ = (uint32_t)(z_ >> 32);                                                  \
+                b_ = gd_[u_ >> 20];                                                         \
+                b_ += u_ < geo_[b_ + 1];                                                    \
+                while (u_ < geo_[b_ + 1]) b_++;                                             \
+                (j) += b_;                                                                  \
+                if ((j) >= (hi)) break;                                                     \
+                BODY;                                                                       \
+                (j)++;                                                                      \
+            }                                                                               \
+        } else {                                                                            \
+            for ((j) = (lo) + gaia__asm_skip((a), &r_); (j) < (hi);                         \
+                 (j) += 1 + gaia__asm_skip((a), &r_)) {                                     \
+                BODY;                                                                       \
+            }                                                                               \
+        }                                                                                   \
+    } while (0)
+
+/* The offsets j - lo of source i's out-edges in [lo, hi) (segment g), into
+   out (room for hi - lo); returns how many. */
+static uint32_t gaia__asm_gen(const gaia_assembly_fibre_args *a, uint32_t i, uint32_t g, uint64_t lo, uint64_t hi,
+                              uint16_t *out) {
+    uint32_t n = 0;
+    uint64_t j;
+    GAIA__ASM_FOR_EDGES(a, i, g, lo, hi, j, { out[n++] = (uint16_t)(j - lo); });
+    return n;
+}
+
+static float gaia__asm_map_lookup(const uint64_t *keys, const float *vals, uint64_t mask, uint64_t key) {
+    uint64_t h = gaia__asm_mix64(key) & mask;
+    for (;;) {
+        uint64_t k = keys[h];
+        if (k == key) return vals[h];
+        if (k == GAIA_ASSEMBLY_EMPTY) return 1.0f;
+        h = (h + 1) & mask;
+    }
+}
+
+GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *map_vals, uint64_t map_mask,
+                                         uint64_t key) {
+    return gaia__asm_map_lookup(map_keys, map_vals, map_mask, key);
+}
+
+/* Fixed point, truncated: exact in float (a power-of-two scale), then an
+   exact conversion, so every device gets the same integer. */
+static int64_t gaia__asm_fix(float w) { return (int64_t)(w * GAIA_ASSEMBLY_FIX); }
+
+GAIA_API uint32_t gaia_cpu_assembly_stim_degree(const gaia_assembly_fibre_args *a, uint32_t j) {
+    uint64_t u = gaia__asm_mix64(a->fkey + ((uint64_t)j + 1) * GAIA__ASM_GAMMA);
+    uint32_t x = a->bin_guide[u >> 52];
+    while (x + 1 < a->bin_len && u >= a->bin_cdf[x]) x++;
+    return a->bin_lo + x;
+}
+
+static int gaia__asm_bit(const uint32_t *bits, uint64_t j) { return (int)((bits[j >> 5] >> (j & 31)) & 1u); }
+
+/* Index of the lowest set bit of v != 0. */
+static int gaia__asm_ctz32(uint32_t v) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctz(v);
+#else
+    int n = 0;
+    while (!(v & 1u)) {
+        v >>= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+/* ---- per-fibre caches (the `cache` slot of the fibre arguments) ----
+   Regenerating an edge costs a hash, two table reads and a compare; reading
+   it back from a log costs two bytes of sequential memory. So accumulate
+   logs each segment's edges (the 12-bit target offset per edge, every
+   source's run closed by LOG_END, sources in src order) when learning will
+   follow, and hebb_collect reads them back instead of regenerating. The
+   in-degrees of a stimulus fibre never change, so they are computed once. */
+#define GAIA__ASM_LOG_END 0x8000u /* offsets are below 4096; END & 4095 = 0 stays in the segment */
+#define GAIA__ASM_LOG_BAD (~(uint64_t)0)
+#define GAIA__ASM_LOG_MAX ((uint64_t)1 << 25) /* entries (64 MiB): above, regenerate */
+
+typedef struct gaia__asm_cache {
+    size_t bytes;           /* held by the blocks below */
+    /* stimulus fibres: in-degree of every target, 1 or 2 bytes each */
+    void *deg;
+    int deg_size;           /* 0: not built yet; -1: degrees too large to cache */
+    /* the edge log of the last logged accumulate */
+    uint16_t *log;
+    uint64_t log_cap;       /* entries allocated */
+    uint64_t seg_cap;       /* a source starts only below this many entries */
+    uint64_t stride;        /* entries per segment: seg_cap + one source's worst case */
+    uint64_t *seg_len;      /* entries used, or LOG_BAD when the segment ran out */
+    uint64_t nseg_cap;
+    uint64_t step;          /* the project call the log belongs to */
+    uint32_t K;
+    int valid;
+    double slack;           /* grows after an overflow */
+} gaia__asm_cache;
+
+static void gaia__asm_cache_drop_log(gaia_ctx *ctx, gaia__asm_cache *c) {
+    if (c->log) c->bytes -= (size_t)c->log_cap * 2 + (size_t)c->nseg_cap * 8;
+    gaia__host_free(ctx, c->log);
+    gaia__host_free(ctx, c->seg_len);
+    c->log = NULL;
+    c->seg_len = NULL;
+    c->log_cap = c->nseg_cap = 0;
+    c->valid = 0;
+}
+
+static void gaia__asm_cpu_cache_free(gaia_ctx *ctx, void *cache) {
+    gaia__asm_cache *c = (gaia__asm_cache *)cache;
+    if (!c) return;
+    gaia__asm_cache_drop_log(ctx, c);
+    gaia__host_free(ctx, c->deg);
+    gaia__host_free(ctx, c);
+}
+
+static size_t gaia__asm_cpu_cache_bytes(const void *cache) {
+    return cache ? ((const gaia__asm_cache *)cache)->bytes : 0;
+}
+
+/* The fibre's cache, created on first use; NULL without a slot or memory. */
+static gaia__asm_cache *gaia__asm_cache_get(gaia_ctx *ctx, const gaia_assembly_fibre_args *a) {
+    gaia__asm_cache *c;
+    if (!a->cache) return NULL;
+    if (*a->cache) return (gaia__asm_cache *)*a->cache;
+    c = (gaia__asm_cache *)gaia__host_alloc(ctx, sizeof *c);
+    if (!c) return NULL;
+    memset(c, 0, sizeof *c);
+    c->bytes = sizeof *c;
+    c->slack = 1.0;
+    *a->cache = c;
+    return c;
+}
+
+/* Room for this accumulate's log (per segment: the expected edges, six
+   standard deviations, the K end marks, then one source's worst case so a
+   source that starts below seg_cap always fits). 0: do not log. */
+static int gaia__asm_log_prepare(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly_fibre_args *a, uint32_t K) {
+    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS;
+    double len = a->n_tgt < GAIA_ASSEMBLY_SEG ? (double)a->n_tgt : (double)GAIA_ASSEMBLY_SEG;
+    double mean = (double)K * len * a->p, want = mean + c->slack * (6.0 * sqrt(mean) + 64.0) + (double)K;
+    uint64_t seg_cap, stride, need;
+    c->valid = 0;
+    if (want * (double)nseg > (double)GAIA__ASM_LOG_MAX) return 0;
+    seg_cap = (uint64_t)want;
+    stride = seg_cap + (uint64_t)len + 2;
+    need = stride * nseg;
+    if (need > GAIA__ASM_LOG_MAX) return 0;
+    if (need > c->log_cap || need * 4 < c->log_cap || nseg > c->nseg_cap) {
+        gaia__asm_cache_drop_log(ctx, c);
+        c->log = (uint16_t *)gaia__host_alloc(ctx, (size_t)need * 2);
+        c->seg_len = (uint64_t *)gaia__host_alloc(ctx, (size_t)nseg * 8);
+        if (!c->log || !c->seg_len) {
+            gaia__host_free(ctx, c->log);
+            gaia__host_free(ctx, c->seg_len);
+            c->log = NULL;
+            c->seg_len = NULL;
+            return 0;
+        }
+        c->log_cap = need;
+        c->nseg_cap = nseg;
+        c->bytes += (size_t)need * 2 + (size_t)nseg * 8;
+    }
+    c->seg_cap = seg_cap;
+    c->stride = stride;
+    return 1;
+}
+
+/* The in-degrees of a stimulus fibre, computed on first use. */
+static void gaia__asm_deg_prepare(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly_fibre_args *a) {
+    uint64_t top = (uint64_t)a->bin_lo + a->bin_len - 1;
+    long long j;
+    if (c->deg_size) return;
+    c->deg_size = top <= 0xFFu ? 1 : top <= 0xFFFFu ? 2 : -1;
+    if (c->deg_size < 0) return;
+    c->deg = gaia__host_alloc(ctx, (size_t)a->n_tgt * (size_t)c->deg_size);
+    if (!c->deg) {
+        c->deg_size = 0; /* try again next time */
+        return;
+    }
+    c->bytes += (size_t)a->n_tgt * (size_t)c->deg_size;
+    if (c->deg_size == 1) {
+        uint8_t *d = (uint8_t *)c->deg;
+        GAIA__OMP_FOR(a->n_tgt > GAIA__PAR_MIN / 4, ctx->cpu_threads)
+        for (j = 0; j < (long long)a->n_tgt; j++) d[j] = (uint8_t)gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
+    } else {
+        uint16_t *d = (uint16_t *)c->deg;
+        GAIA__OMP_FOR(a->n_tgt > GAIA__PAR_MIN / 4, ctx->cpu_threads)
+        for (j = 0; j < (long long)a->n_tgt; j++) d[j] = (uint16_t)gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
+    }
+}
+
+static uint32_t gaia__asm_deg(const gaia__asm_cache *c, const gaia_assembly_fibre_args *a, uint32_t j) {
+    if (c && c->deg_size == 1) return ((const uint8_t *)c->deg)[j];
+    if (c && c->deg_size == 2) return ((const uint16_t *)c->deg)[j];
+    return gaia_cpu_assembly_stim_degree(a, j);
+}
+
+static void gaia__asm_cpu_stimulus(const gaia_assembly_fibre_args *a, int64_t *input, int nthreads,
+                                   const gaia__asm_cache *c) {
+    long long j;
+    (void)nthreads;
+    if (c && c->deg_size > 0) {
+        /* every target as if unlearned (a vectorisable pass, memory bound:
+           threads only for huge areas), then the learned ones corrected:
+           c*65536 + c*(w - 65536) = c*w exactly */
+        uint64_t w, nw = ((uint64_t)a->n_tgt + 31) >> 5;
+        if (c->deg_size == 1) {
+            const uint8_t *d = (const uint8_t *)c->deg;
+            GAIA__OMP_FOR(a->n_tgt > 64 * GAIA__PAR_MIN, nthreads)
+            for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
+        } else {
+            const uint16_t *d = (const uint16_t *)c->deg;
+            GAIA__OMP_FOR(a->n_tgt > 64 * GAIA__PAR_MIN, nthreads)
+            for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
+        }
+        for (w = 0; w < nw; w++) {
+            uint32_t v = a->tgt_support[w];
+            while (v) {
+                uint64_t jj = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
+                uint32_t cnt = gaia__asm_deg(c, a, (uint32_t)jj);
+                v &= v - 1;
+                if (cnt)
+                    input[jj] += (int64_t)cnt *
+                                 (gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, jj)) -
+                                  (int64_t)GAIA_ASSEMBLY_FIX);
+            }
+        }
+        return;
+    }
+    GAIA__OMP_FOR(a->n_tgt > GAIA__PAR_MIN / 4, nthreads)
+    for (j = 0; j < (long long)a->n_tgt; j++) {
+        uint32_t cnt = gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
+        if (cnt) {
+            int64_t w = (int64_t)GAIA_ASSEMBLY_FIX;
+            if (gaia__asm_bit(a->tgt_support, (uint64_t)j))
+                w = gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, (uint64_t)j));
+            input[j] += (int64_t)cnt * w;
+        }
+    }
+}
+
+/* Parallel over target segments: each segment's inputs (32 KiB) stay in L1
+   and have one writer, so no atomics and no per-thread copies. Each
+   source's edges are generated into a run of offsets (this step's log when
+   learning follows), then added in a separate, branch-light pass. */
+static void gaia__asm_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K, int64_t *input,
+                                 int nthreads, gaia__asm_cache *c) {
+    long long nseg = (long long)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS), g;
+    int logging = c && c->log;
+    if (a->is_stimulus) {
+        gaia__asm_cpu_stimulus(a, input, nthreads, c);
+        return;
+    }
+    (void)nthreads;
+    GAIA__OMP_FOR(nseg > 1 && (uint64_t)K * (uint64_t)nseg >= 64, nthreads)
+    for (g = 0; g < nseg; g++) {
+        const uint32_t *sup = a->tgt_support;
+        const uint64_t *mk = a->map_keys;
+        const float *mv = a->map_vals;
+        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, pos = 0, mask = a->map_mask;
+        uint16_t local[GAIA_ASSEMBLY_SEG + 1];
+        uint16_t *lg = logging ? c->log + (uint64_t)g * c->stride : NULL;
+        int64_t *in = input + lo;
+        uint32_t s;
+        if (hi > a->n_tgt) hi = a->n_tgt;
+        for (s = 0; s < K; s++) {
+            uint32_t i = src[s], cnt, e;
+            uint16_t *run;
+            if (lg && pos >= c->seg_cap) lg = NULL; /* out of room: hebb_collect regenerates this segment */
+            run = lg ? lg + pos : local;
+            cnt = gaia__asm_gen(a, i, (uint32_t)g, lo, hi, run);
+            for (e = 0; e < cnt; e++) {
+                uint64_t j = lo + run[e];
+                if (gaia__asm_bit(sup, j))
+                    in[run[e]] += gaia__asm_fix(gaia__asm_map_lookup(mk, mv, mask, (uint64_t)i * a->n_tgt + j));
+                else
+                    in[run[e]] += (int64_t)GAIA_ASSEMBLY_FIX;
+            }
+            if (lg) {
+                lg[pos + cnt] = GAIA__ASM_LOG_END;
+                pos += cnt + 1;
+            }
+        }
+        if (logging) c->seg_len[g] = lg ? pos : GAIA__ASM_LOG_BAD;
+    }
+}
+
+GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
+                                           int64_t *input, int nthreads) {
+    gaia__asm_accumulate(a, src, K, input, nthreads, NULL);
+}
+
+GAIA_API uint64_t gaia_cpu_assembly_edges(const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out, uint64_t cap) {
+    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, g, count = 0;
+    for (g = 0; g < nseg; g++) {
+        uint64_t lo = g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, j;
+        if (hi > a->n_tgt) hi = a->n_tgt;
+        GAIA__ASM_FOR_EDGES(a, i, (uint32_t)g, lo, hi, j, {
+            if (count < cap) out[count] = (uint32_t)j;
+            count++;
+        });
+    }
+    return count;
+}
+
+static int gaia__asm_cmp_u32(const void *x, const void *y) {
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Radix select on the 64-bit inputs: one 11-bit histogram over all n, then
+   refinement among the few in the threshold bucket; candidates stay in index
+   order, so among equal inputs the lower indices win. Most inputs share a
+   few values, so the first histogram is kept in four copies (L1-resident)
+   and consecutive inputs rarely update the same counter. */
+#define GAIA__ASM_TOPK_BITS 11
+GAIA_API void gaia_cpu_assembly_topk(const int64_t *input, uint32_t n, uint32_t k, uint32_t *scratch,
+                                     uint32_t *winners) {
+    uint32_t *hist = scratch, *cand = scratch + 65536, nw = 0, nc = 0, need = k, j, d;
+    const uint32_t nb = 1u << GAIA__ASM_TOPK_BITS;
+    uint64_t mx = 0, above;
+    int shift = 0;
+    if (k >= n) {
+        for (j = 0; j < n; j++) winners[j] = j;
+        return;
+    }
+    for (j = 0; j < n; j++)
+        if ((uint64_t)input[j] > mx) mx = (uint64_t)input[j];
+    while ((mx >> shift) >= nb) shift++;
+    memset(hist, 0, 4 * nb * sizeof(uint32_t));
+    for (j = 0; j + 4 <= n; j += 4) {
+        hist[(uint64_t)input[j] >> shift]++;
+        hist[nb + ((uint64_t)input[j + 1] >> shift)]++;
+        hist[2 * nb + ((uint64_t)input[j + 2] >> shift)]++;
+        hist[3 * nb + ((uint64_t)input[j + 3] >> shift)]++;
+    }
+    for (; j < n; j++) hist[(uint64_t)input[j] >> shift]++;
+    for (d = 0; d < nb; d++) hist[d] += hist[nb + d] + hist[2 * nb + d] + hist[3 * nb + d];
+    for (d = nb - 1, above = 0; above + hist[d] < need; d--) above += hist[d];
+    for (j = 0; j < n; j++) {
+        uint64_t bkt = (uint64_t)input[j] >> shift;
+        if (bkt > d) winners[nw++] = j;
+        else if (bkt == d) cand[nc++] = j;
+    }
+    need -= (uint32_t)above;
+    while (need < nc && shift > 0) {
+        int ns = shift > 16 ? shift - 16 : 0;
+        uint64_t dmask = ((uint64_t)1 << (shift - ns)) - 1;
+        uint32_t t, m = 0;
+        memset(hist, 0, ((size_t)dmask + 1) * sizeof(uint32_t));
+        for (t = 0; t < nc; t++) hist[((uint64_t)input[cand[t]] >> ns) & dmask]++;
+        for (d = (uint32_t)dmask, above = 0; above + hist[d] < need; d--) above += hist[d];
+        for (t = 0; t < nc; t++) {
+            uint64_t dig = ((uint64_t)input[cand[t]] >> ns) & dmask;
+            if (dig > d) winners[nw++] = cand[t];
+            else if (dig == d) cand[m++] = cand[t];
+        }
+        nc = m;
+        need -= (uint32_t)above;
+        shift = ns;
+    }
+    for (j = 0; j < need; j++) winners[nw++] = cand[j];
+    qsort(winners, nw, sizeof(uint32_t), gaia__asm_cmp_u32);
+}
+
+static uint64_t gaia__asm_map_insert(uint64_t *keys, float *vals, uint64_t mask, uint64_t key, float factor) {
+    uint64_t h = gaia__asm_mix64(key) & mask;
+    for (;;) {
+        uint64_t k = keys[h];
+        if (k == key) {
+            float v = vals[h] * factor;
+            vals[h] = v < GAIA_ASSEMBLY_WMAX ? v : GAIA_ASSEMBLY_WMAX;
+            return 0;
+        }
+        if (k == GAIA_ASSEMBLY_EMPTY) {
+            keys[h] = key;
+            vals[h] = factor < GAIA_ASSEMBLY_WMAX ? factor : GAIA_ASSEMBLY_WMAX;
+            return 1;
+        }
+        h = (h + 1) & mask;
+    }
+}
+
+GAIA_API uint64_t gaia_cpu_assembly_map_update(uint64_t *map_keys, float *map_vals, uint64_t map_mask,
+                                               const uint64_t *keys, uint64_t count, float factor) {
+    uint64_t t, inserted = 0;
+    for (t = 0; t < count; t++) inserted += gaia__asm_map_insert(map_keys, map_vals, map_mask, keys[t], factor);
+    return inserted;
+}
+
+/* ---- the backend table's entries ---- */
+/* Caches are an optimisation only: without memory for them the step runs
+   (and gives the same result) without. */
+static gaia_status gaia__asm_cpu_accumulate(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
+                                            uint32_t K, int64_t *input) {
+    gaia__asm_cache *c = gaia__asm_cache_get(ctx, a);
+    int logged = 0;
+    if (c && a->is_stimulus) gaia__asm_deg_prepare(ctx, c, a);
+    if (c && !a->is_stimulus) {
+        c->valid = 0;
+        if (a->log_edges) logged = gaia__asm_log_prepare(ctx, c, a, K);
+        else if (c->log) gaia__asm_cache_drop_log(ctx, c); /* learning is off: free the room */
+    }
+    gaia__asm_accumulate(a, src, K, input, ctx->cpu_threads, logged ? c : (c && a->is_stimulus ? c : NULL));
+    if (logged) {
+        uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, g;
+        for (g = 0; g < nseg; g++)
+            if (c->seg_len[g] == GAIA__ASM_LOG_BAD) {
+                c->slack *= 2; /* next time more room */
+                break;
+            }
+        c->valid = 1;
+        c->step = a->step;
+        c->K = K;
+    }
+    return GAIA_OK;
+}
+
+static size_t gaia__asm_cpu_topk_scratch(uint32_t n) { return ((size_t)n + 65536) * sizeof(uint32_t); }
+
+static gaia_status gaia__asm_cpu_topk(gaia_ctx *ctx, const int64_t *input, uint32_t n, uint32_t k, void *scratch,
+                                      uint32_t *winners) {
+    (void)ctx;
+    gaia_cpu_assembly_topk(input, n, k, (uint32_t *)scratch, winners);
+    return GAIA_OK;
+}
+
+/* Sources go in batches so the per-segment slots (winners in the segment x
+   batch) stay below 4M keys; segments run in parallel, then are packed.
+   Keys come out ordered by (batch, segment, source, target) whether the
+   edges are read from this step's log or regenerated. */
+static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
+                                              uint32_t K, const uint32_t *tgt_bits, uint64_t *keys, uint64_t cap,
+                                              uint64_t *count) {
+    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, g, total = 0, nbits = 0;
+    uint64_t *off, *used, *cur, *slots;
+    uint32_t s0, batch;
+    const gaia__asm_cache *c = a->cache ? (const gaia__asm_cache *)*a->cache : NULL;
+    if (a->is_stimulus) {
+        uint64_t w, nw = ((uint64_t)a->n_tgt + 31) >> 5;
+        for (w = 0; w < nw; w++) {
+            uint32_t v = tgt_bits[w];
+            while (v) {
+                uint64_t j = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
+                v &= v - 1;
+                if (gaia__asm_deg(c, a, (uint32_t)j) > 0) {
+                    if (total < cap) keys[total] = j;
+                    total++;
+                }
+            }
+        }
+        *count = total;
+        return GAIA_OK;
+    }
+    if (c && !(c->valid && c->step == a->step && c->K == K && c->log)) c = NULL;
+    off = (uint64_t *)gaia__host_alloc(ctx, (size_t)(3 * nseg + 1) * sizeof(uint64_t));
+    if (!off) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "no memory for %llu segments",
+                                (unsigned long long)nseg);
+    used = off + nseg + 1;
+    cur = used + nseg;
+    for (g = 0; g < nseg; g++) {
+        uint64_t w, w0 = (g << GAIA_ASSEMBLY_SEG_BITS) >> 5, w1 = w0 + (GAIA_ASSEMBLY_SEG >> 5), cnt = 0;
+        uint64_t wend = ((uint64_t)a->n_tgt + 31) >> 5;
+        if (w1 > wend) w1 = wend;
+        for (w = w0; w < w1; w++) {
+            uint32_t v = tgt_bits[w];
+            while (v) {
+                v &= v - 1;
+                cnt++;
+            }
+        }
+        used[g] = cnt; /* winners per segment for now */
+        cur[g] = 0;
+        nbits += cnt;
+    }
+    batch = K;
+    if (nbits && (uint64_t)batch * nbits > ((uint64_t)1 << 22)) batch = (uint32_t)(((uint64_t)1 << 22) / nbits);
+    if (batch == 0) batch = 1;
+    slots = (uint64_t *)gaia__host_alloc(ctx, (size_t)(nbits * batch + 1) * sizeof(uint64_t));
+    if (!slots) {
+        gaia__host_free(ctx, off);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "no memory for %llu learning slots",
+                          (unsigned long long)(nbits * batch));
+    }
+    off[0] = 0;
+    for (g = 0; g < nseg; g++) off[g + 1] = off[g] + used[g] * batch;
+    for (s0 = 0; s0 < K && nbits; s0 += batch) {
+        uint32_t s1 = K - s0 < batch ? K : s0 + batch;
+        long long gg;
+        GAIA__OMP_FOR(nseg > 1, ctx->cpu_threads)
+        for (gg = 0; gg < (long long)nseg; gg++) {
+            uint64_t lo = (uint64_t)gg << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, u = 0;
+            uint32_t s;
+            if (hi > a->n_tgt) hi = a->n_tgt;
+            if (off[gg + 1] == off[gg]) {
+                /* no winners here */
+            } else if (c && c->seg_len[gg] != GAIA__ASM_LOG_BAD && s1 - s0 == K) {
+                /* one flat pass over the segment's log: the source advances
+                   at each end mark, no branch per source */
+                const uint16_t *lg = c->log + (uint64_t)gg * c->stride;
+                uint64_t e, len = c->seg_len[gg], j;
+                unsigned char win[GAIA_ASSEMBLY_SEG];
+                memset(win, 0, sizeof win);
+                for (j = lo; j < hi; j++) win[j - lo] = (unsigned char)gaia__asm_bit(tgt_bits, j);
+                s = 0;
+                for (e = 0; e < len; e++) {
+                    uint32_t d = lg[e];
+                    if (win[d & (GAIA_ASSEMBLY_SEG - 1)] && d != GAIA__ASM_LOG_END)
+                        slots[off[gg] + u++] = (uint64_t)src[s] * a->n_tgt + lo + d;
+                    s += d == GAIA__ASM_LOG_END;
+                }
+            } else if (c && c->seg_len[gg] != GAIA__ASM_LOG_BAD) {
+                const uint16_t *lg = c->log + (uint64_t)gg * c->stride;
+                uint64_t pos = cur[gg];
+                for (s = s0; s < s1; s++) {
+                    uint64_t base = (uint64_t)src[s] * a->n_tgt + lo;
+                    uint32_t d;
+                    while ((d = lg[pos++]) != GAIA__ASM_LOG_END)
+                        if (gaia__asm_bit(tgt_bits, lo + d)) slots[off[gg] + u++] = base + d;
+                }
+                cur[gg] = pos;
+            } else {
+                for (s = s0; s < s1; s++) {
+                    uint32_t i = src[s];
+                    uint64_t base = (uint64_t)i * a->n_tgt, j;
+                    GAIA__ASM_FOR_EDGES(a, i, (uint32_t)gg, lo, hi, j, {
+                        if (gaia__asm_bit(tgt_bits, j)) slots[off[gg] + u++] = base + j;
+                    });
+                }
+            }
+            used[gg] = u;
+        }
+        for (g = 0; g < nseg; g++) {
+            uint64_t t;
+            for (t = 0; t < used[g]; t++) {
+                if (total < cap) keys[total] = slots[off[g] + t];
+                total++;
+            }
+            used[g] = (off[g + 1] - off[g]) / batch; /* back to winners per segment */
+        }
+    }
+    gaia__host_free(ctx, slots);
+    gaia__host_free(ctx, off);
+    *count = total;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_map_update(gaia_ctx *ctx, uint64_t *map_keys, float *map_vals, uint64_t map_mask,
+                                            const uint64_t *keys, uint64_t count, float factor, uint64_t *inserted) {
+    (void)ctx;
+    *inserted = gaia_cpu_assembly_map_update(map_keys, map_vals, map_mask, keys, count, factor);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_map_clear(gaia_ctx *ctx, uint64_t *map_keys, uint64_t cap) {
+    uint64_t t;
+    (void)ctx;
+    for (t = 0; t < cap; t++) map_keys[t] = GAIA_ASSEMBLY_EMPTY;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_map_rehash(gaia_ctx *ctx, const uint64_t *old_keys, const float *old_vals,
+                                            uint64_t old_cap, uint64_t *new_keys, float *new_vals,
+                                            uint64_t new_mask) {
+    uint64_t t;
+    (void)ctx;
+    for (t = 0; t < old_cap; t++) {
+        uint64_t key = old_keys[t], h;
+        if (key == GAIA_ASSEMBLY_EMPTY) continue;
+        h = gaia__asm_mix64(key) & new_mask;
+        while (new_keys[h] != GAIA_ASSEMBLY_EMPTY) h = (h + 1) & new_mask;
+        new_keys[h] = key;
+        new_vals[h] = old_vals[t];
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_bits_set(gaia_ctx *ctx, uint32_t *bits, const uint32_t *idx, uint32_t count,
+                                          int value) {
+    uint32_t t;
+    (void)ctx;
+    for (t = 0; t < count; t++) {
+        if (value) bits[idx[t] >> 5] |= 1u << (idx[t] & 31);
+        else bits[idx[t] >> 5] &= ~(1u << (idx[t] & 31));
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_edges(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out,
+                                       uint64_t cap, uint64_t *count) {
+    (void)ctx;
+    *count = gaia_cpu_assembly_edges(a, i, out, cap);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_clear(gaia_ctx *ctx, void *ptr, size_t bytes) {
+    (void)ctx;
+    memset(ptr, 0, bytes);
+    return GAIA_OK;
+}
+
+static const struct gaia_assembly_ops gaia__cpu_assembly_ops = {
+    gaia__asm_cpu_accumulate, gaia__asm_cpu_topk_scratch, gaia__asm_cpu_topk,    gaia__asm_cpu_hebb_collect,
+    gaia__asm_cpu_map_update, gaia__asm_cpu_map_clear,    gaia__asm_cpu_map_rehash, gaia__asm_cpu_bits_set,
+    gaia__asm_cpu_edges,      gaia__asm_cpu_clear,      gaia__asm_cpu_cache_free, gaia__asm_cpu_cache_bytes,
+};
+#define GAIA__CPU_ASSEMBLY_OPS (&gaia__cpu_assembly_ops)
+/* hrr module: CPU primitives (fragment of gaia_cpu.h's implementation section).
+   Circular convolution through gaia_cpu_rfft_*: a bind of one row is two
+   forward transforms, one binwise product (1/D folded in) and one inverse,
+   all inside one thread's cache-sized scratch, so a batch is a parallel loop
+   over rows with no intermediate [B, D] spectra in memory. */
+
+/* ctx->hrr_state: one cache per backend, each owned by that backend's ops
+   (released through ops->release). Defined here because this fragment is
+   compiled before the CUDA one and the module code. */
+struct gaia__hrr_state {
+    void *cache[GAIA_DEVICE_COUNT];
+};
+
+static void **gaia__hrr_slot(gaia_ctx *ctx, gaia_device d) {
+    struct gaia__hrr_state *s = (struct gaia__hrr_state *)ctx->hrr_state;
+    if (!s) {
+        s = (struct gaia__hrr_state *)gaia__host_alloc(ctx, sizeof *s);
+        if (!s) return NULL;
+        memset(s, 0, sizeof *s);
+        ctx->hrr_state = s;
+    }
+    return &s->cache[d];
+}
+
+/* --- the binwise kernels (shared by the fused CPU paths and the table) --- */
+GAIA_API void gaia_cpu_hrr_spec_mul(size_t B, size_t nb, const float *a, size_t a_rs, const float *b, size_t b_rs,
+                                    int conj_b, float scale, float *out) {
+    size_t r, k;
+    for (r = 0; r < B; r++) {
+        const float *x = a + r * a_rs, *y = b + r * b_rs;
+        float *o = out + r * 2 * nb;
+        /* Two loops so that each vectorises without a branch on conj_b. */
+        if (conj_b) {
+            for (k = 0; k < nb; k++) {
+                float xr = x[2 * k], xi = x[2 * k + 1], yr = y[2 * k], yi = y[2 * k + 1];
+                o[2 * k] = scale * (xr * yr + xi * yi);
+                o[2 * k + 1] = scale * (xi * yr - xr * yi);
+            }
+        } else {
+            for (k = 0; k < nb; k++) {
+                float xr = x[2 * k], xi = x[2 * k + 1], yr = y[2 * k], yi = y[2 * k + 1];
+                o[2 * k] = scale * (xr * yr - xi * yi);
+                o[2 * k + 1] = scale * (xr * yi + xi * yr);
+            }
+        }
+    }
+}
+
+GAIA_API void gaia_cpu_hrr_spec_map(size_t B, size_t nb, gaia_hrr_spec_op op, float p, float scale, const float *in,
+                                    float *out) {
+    size_t i, n = B * nb;
+    for (i = 0; i < n; i++) {
+        /* double: powers and phases of bins far from magnitude 1 stay accurate */
+        double re = in[2 * i], im = in[2 * i + 1], m2 = re * re + im * im, orr, oi;
+        switch (op) {
+        case GAIA_HRR_SPEC_INVERSE: {
+            double g = (double)p * (double)p, d = m2 > g ? m2 : g;
+            if (d > 0) {
+                orr = re / d;
+                oi = -im / d;
+            } else {
+                orr = oi = 0.0;
+            }
+            break;
+        }
+        case GAIA_HRR_SPEC_UNITARY: {
+            double m = sqrt(m2);
+            if (m > 0) {
+                orr = re / m;
+                oi = im / m;
+            } else if (m == 0) {
+                orr = 1.0;
+                oi = 0.0;
+            } else {
+                orr = oi = m; /* NaN stays NaN */
+            }
+            break;
+        }
+        case GAIA_HRR_SPEC_POWER:
+        default: {
+            double m = sqrt(m2), mp, th;
+            if (m == 0) {
+                orr = p == 0.0f ? 1.0 : 0.0;
+                oi = 0.0;
+                break;
+            }
+            mp = pow(m, (double)p);
+            th = atan2(im, re) * (double)p;
+            orr = mp * cos(th);
+            oi = mp * sin(th);
+            break;
+        }
+        }
+        out[2 * i] = (float)(scale * orr);
+        out[2 * i + 1] = (float)(scale * oi);
+    }
+}
+
+GAIA_API void gaia_cpu_hrr_cyclic(size_t B, size_t D, const float *x, size_t shift, int reverse, float *out) {
+    size_t r, i;
+    for (r = 0; r < B; r++) {
+        const float *xr = x + r * D;
+        float *o = out + r * D;
+        if (!reverse) {
+            /* out[i] = x[i - shift]: two contiguous pieces */
+            memcpy(o + shift, xr, (D - shift) * sizeof(float));
+            memcpy(o, xr + (D - shift), shift * sizeof(float));
+        } else {
+            for (i = 0; i < D; i++) o[i] = xr[(2 * D - i - shift) % D];
+        }
+    }
+}
+
+static double gaia__hrr_sumsq(const float *x, size_t D) {
+    /* four partial sums: vectorisable, still double */
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= D; i += 4) {
+        s0 += (double)x[i] * x[i];
+        s1 += (double)x[i + 1] * x[i + 1];
+        s2 += (double)x[i + 2] * x[i + 2];
+        s3 += (double)x[i + 3] * x[i + 3];
+    }
+    for (; i < D; i++) s0 += (double)x[i] * x[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+GAIA_API void gaia_cpu_hrr_row_norms(size_t B, size_t D, const float *x, float *norms) {
+    size_t r;
+    for (r = 0; r < B; r++) norms[r] = (float)sqrt(gaia__hrr_sumsq(x + r * D, D));
+}
+
+static void gaia__hrr_normalize_row(const float *x, float *o, size_t D) {
+    double n = sqrt(gaia__hrr_sumsq(x, D));
+    float s = n > 0 ? (float)(1.0 / n) : (n == 0 ? 0.0f : (float)n);
+    size_t i;
+    for (i = 0; i < D; i++) o[i] = x[i] * s;
+}
+
+GAIA_API void gaia_cpu_hrr_normalize(size_t B, size_t D, const float *x, float *out) {
+    size_t r;
+    for (r = 0; r < B; r++) gaia__hrr_normalize_row(x + r * D, out + r * D, D);
+}
+
+GAIA_API void gaia_cpu_hrr_cosine_scale(size_t B, size_t M, float *sim, const float *na, const float *nb) {
+    size_t i, j;
+    for (i = 0; i < B; i++) {
+        float *s = sim + i * M;
+        for (j = 0; j < M; j++) {
+            float d = na[i] * nb[j];
+            s[j] = d == 0.0f ? 0.0f : s[j] / d;
+        }
+    }
+}
+
+GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, float *best) {
+    size_t i, j;
+    for (i = 0; i < B; i++) {
+        const float *s = sim + i * M;
+        float v = s[0];
+        size_t at = 0;
+        int nan = v != v;
+        for (j = 1; j < M && !nan; j++) {
+            if (s[j] != s[j]) nan = 1;
+            else if (s[j] > v) {
+                v = s[j];
+                at = j;
+            }
+        }
+        best[2 * i] = nan ? -1.0f : (float)at;
+        best[2 * i + 1] = nan ? (float)NAN : v;
+    }
+}
+
+/* --- plans and scratch, cached per D in the context --- */
+#define GAIA__HRR_CPU_PLANS 8
+#define GAIA__HRR_ROUND16(n) (((n) + 15) & ~(size_t)15)
+
+struct gaia__hrr_cpu_cache {
+    struct {
+        size_t D;
+        gaia_cpu_rfft_plan *plan;
+        uint64_t used;
+    } plans[GAIA__HRR_CPU_PLANS];
+    uint64_t tick;
+    void *raw;       /* scratch as allocated */
+    float *work;     /* 64-byte aligned view of it */
+    size_t floats;   /* capacity of work */
+};
+
+static void gaia__hrr_cpu_release(gaia_ctx *ctx, void *cache) {
+    struct gaia__hrr_cpu_cache *c = (struct gaia__hrr_cpu_cache *)cache;
+    int i;
+    if (!c) return;
+    for (i = 0; i < GAIA__HRR_CPU_PLANS; i++)
+        if (c->plans[i].plan) gaia_cpu_rfft_plan_destroy(c->plans[i].plan, &ctx->allocator);
+    gaia__host_free(ctx, c->raw);
+    gaia__host_free(ctx, c);
+}
+
+/* Scratch for one call: `shared` spectra (2 of them, for a row repeated over
+   the batch), then per thread the FFT work and three spectra. */
+typedef struct gaia__hrr_cpu_job {
+    const gaia_cpu_rfft_plan *plan;
+    size_t D, nb, S, per_thread;
+    float *shared, *threads;
+    int nthreads;
+} gaia__hrr_cpu_job;
+
+static gaia_status gaia__hrr_cpu_job_init(gaia_ctx *ctx, const char *fn, size_t D, size_t B, gaia__hrr_cpu_job *job) {
+    void **slot = gaia__hrr_slot(ctx, GAIA_DEVICE_CPU);
+    struct gaia__hrr_cpu_cache *c;
+    int i, at = -1, old = 0;
+    size_t need;
+    if (!slot) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the hrr state");
+    c = (struct gaia__hrr_cpu_cache *)*slot;
+    if (!c) {
+        c = (struct gaia__hrr_cpu_cache *)gaia__host_alloc(ctx, sizeof *c);
+        if (!c) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the FFT plan cache");
+        memset(c, 0, sizeof *c);
+        *slot = c;
+    }
+    for (i = 0; i < GAIA__HRR_CPU_PLANS; i++) {
+        if (c->plans[i].plan && c->plans[i].D == D) {
+            at = i;
+            break;
+        }
+        if (!c->plans[i].plan || (c->plans[old].plan && c->plans[i].used < c->plans[old].used)) old = i;
+    }
+    if (at < 0) { /* least recently used (or empty) slot */
+        gaia_cpu_rfft_plan *p = gaia_cpu_rfft_plan_create(D, &ctx->allocator);
+        if (!p) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot create an FFT plan for D = %zu", D);
+        if (c->plans[old].plan) gaia_cpu_rfft_plan_destroy(c->plans[old].plan, &ctx->allocator);
+        c->plans[old].plan = p;
+        c->plans[old].D = D;
+        at = old;
+    }
+    c->plans[at].used = ++c->tick;
+    job->plan = c->plans[at].plan;
+    job->D = D;
+    job->nb = D / 2 + 1;
+    job->S = GAIA__HRR_ROUND16(2 * job->nb);
+    job->per_thread = GAIA__HRR_ROUND16(gaia_cpu_rfft_work_floats(job->plan)) + 3 * job->S;
+    job->nthreads = ctx->cpu_threads > 0 ? ctx->cpu_threads : 1;
+    if ((size_t)job->nthreads > B) job->nthreads = (int)B;
+    need = 2 * job->S + (size_t)job->nthreads * job->per_thread;
+    if (c->floats < need) {
+        void *raw = gaia__host_alloc(ctx, need * sizeof(float) + 64);
+        if (!raw) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes of FFT scratch",
+                                    need * sizeof(float));
+        gaia__host_free(ctx, c->raw);
+        c->raw = raw;
+        c->work = (float *)((unsigned char *)raw + (64 - (size_t)((uintptr_t)raw % 64)) % 64);
+        c->floats = need;
+    }
+    job->shared = c->work;
+    job->threads = c->work + 2 * job->S;
+    return GAIA_OK;
+}
+
+static int gaia__hrr_thread(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* Below this many floats a batch runs on one thread. */
+#define GAIA__HRR_PAR_MIN 16384
+#define GAIA__HRR_PAR(B, D) ((B) > 1 && (B) * (D) >= GAIA__HRR_PAR_MIN)
+
+static gaia_status gaia__hrr_cpu_forward(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *spec) {
+    gaia__hrr_cpu_job j;
+    long long r;
+    gaia_status st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_forward", D, B, &j);
+    if (st != GAIA_OK) return st;
+    GAIA__OMP_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
+    for (r = 0; r < (long long)B; r++) {
+        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
+        gaia_cpu_rfft_forward(j.plan, x + (size_t)r * D, spec + (size_t)r * 2 * j.nb, w);
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_inverse(gaia_ctx *ctx, size_t B, size_t D, const float *spec, int keep_spec,
+                                         float *x) {
+    gaia__hrr_cpu_job j;
+    long long r;
+    (void)keep_spec; /* gaia_cpu_rfft_inverse never writes its input */
+    gaia_status st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_inverse", D, B, &j);
+    if (st != GAIA_OK) return st;
+    GAIA__OMP_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
+    for (r = 0; r < (long long)B; r++) {
+        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
+        gaia_cpu_rfft_inverse(j.plan, spec + (size_t)r * 2 * j.nb, x + (size_t)r * D, w);
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_spec_mul(gaia_ctx *ctx, size_t B, size_t nb, const float *a, size_t a_rs,
+                                          const float *b, size_t b_rs, int conj_b, float scale, float *out) {
+    long long r;
+    (void)ctx;
+    GAIA__OMP_FOR(GAIA__HRR_PAR(B, nb), ctx->cpu_threads)
+    for (r = 0; r < (long long)B; r++)
+        gaia_cpu_hrr_spec_mul(1, nb, a + (size_t)r * a_rs, 0, b + (size_t)r * b_rs, 0, conj_b, scale,
+                              out + (size_t)r * 2 * nb);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_spec_map(gaia_ctx *ctx, size_t B, size_t nb, gaia_hrr_spec_op op, float p,
+                                          float scale, const float *in, float *out) {
+    long long r;
+    (void)ctx;
+    GAIA__OMP_FOR(GAIA__HRR_PAR(B, nb), ctx->cpu_threads)
+    for (r = 0; r < (long long)B; r++)
+        gaia_cpu_hrr_spec_map(1, nb, op, p, scale, in + (size_t)r * 2 * nb, out + (size_t)r * 2 * nb);
+    return GAIA_OK;
+}
+
+/* The fused row loop of bind and bind_spec: b is either signal rows
+   (b_is_spec = 0) or spectra. */
+static gaia_status gaia__hrr_cpu_bind_rows(gaia_ctx *ctx, const char *fn, size_t B, size_t D, const float *a,
+                                           size_t a_rs, const float *b, size_t b_rs, int b_is_spec, int conj_b,
+                                           int normalize, float *out) {
+    gaia__hrr_cpu_job j;
+    long long r;
+    float scale = 1.0f / (float)D;
+    gaia_status st = gaia__hrr_cpu_job_init(ctx, fn, D, B, &j);
+    if (st != GAIA_OK) return st;
+    /* A row repeated over the batch is transformed once, by this thread. */
+    if (a_rs == 0 && B > 1) gaia_cpu_rfft_forward(j.plan, a, j.shared, j.threads);
+    if (b_rs == 0 && B > 1 && !b_is_spec) gaia_cpu_rfft_forward(j.plan, b, j.shared + j.S, j.threads);
+    GAIA__OMP_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
+    for (r = 0; r < (long long)B; r++) {
+        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
+        float *sa = w + (j.per_thread - 3 * j.S), *sb = sa + j.S, *sp = sb + j.S;
+        const float *pa, *pb;
+        float *o = out + (size_t)r * D;
+        if (a_rs == 0 && B > 1) pa = j.shared;
+        else {
+            gaia_cpu_rfft_forward(j.plan, a + (size_t)r * a_rs, sa, w);
+            pa = sa;
+        }
+        if (b_is_spec) pb = b + (size_t)r * b_rs;
+        else if (b_rs == 0 && B > 1) pb = j.shared + j.S;
+        else {
+            gaia_cpu_rfft_forward(j.plan, b + (size_t)r * b_rs, sb, w);
+            pb = sb;
+        }
+        gaia_cpu_hrr_spec_mul(1, j.nb, pa, 0, pb, 0, conj_b, scale, sp);
+        gaia_cpu_rfft_inverse(j.plan, sp, o, w);
+        if (normalize) gaia__hrr_normalize_row(o, o, D);
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_bind(gaia_ctx *ctx, size_t B, size_t D, const float *a, size_t a_rs,
+                                      const float *b, size_t b_rs, int conj_b, int normalize, float *out) {
+    return gaia__hrr_cpu_bind_rows(ctx, "gaia_cpu_hrr_bind", B, D, a, a_rs, b, b_rs, 0, conj_b, normalize, out);
+}
+
+static gaia_status gaia__hrr_cpu_bind_spec(gaia_ctx *ctx, size_t B, size_t D, const float *a, size_t a_rs,
+                                           const float *spec, size_t s_rs, int conj, int normalize, float *out) {
+    return gaia__hrr_cpu_bind_rows(ctx, "gaia_cpu_hrr_bind_spec", B, D, a, a_rs, spec, s_rs, 1, conj, normalize,
+                                   out);
+}
+
+static gaia_status gaia__hrr_cpu_cyclic(gaia_ctx *ctx, size_t B, size_t D, const float *x, size_t shift,
+                                        int reverse, float *out) {
+    (void)ctx;
+    gaia_cpu_hrr_cyclic(B, D, x, shift, reverse, out);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_row_norms(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *norms) {
+    long long r;
+    GAIA__OMP_FOR(GAIA__HRR_PAR(B, D), ctx->cpu_threads)
+    for (r = 0; r < (long long)B; r++) gaia_cpu_hrr_row_norms(1, D, x + (size_t)r * D, norms + r);
+    (void)ctx;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_normalize(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *out) {
+    long long r;
+    GAIA__OMP_FOR(GAIA__HRR_PAR(B, D), ctx->cpu_threads)
+    for (r = 0; r < (long long)B; r++) gaia__hrr_normalize_row(x + (size_t)r * D, out + (size_t)r * D, D);
+    (void)ctx;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_cosine_scale(gaia_ctx *ctx, size_t B, size_t M, float *sim, const float *na,
+                                              const float *nb) {
+    (void)ctx;
+    gaia_cpu_hrr_cosine_scale(B, M, sim, na, nb);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_argmax_rows(gaia_ctx *ctx, size_t B, size_t M, const float *sim, float *best) {
+    (void)ctx;
+    gaia_cpu_hrr_argmax_rows(B, M, sim, best);
+    return GAIA_OK;
+}
+
+static const struct gaia_hrr_ops gaia__cpu_hrr_ops = {
+    gaia__hrr_cpu_forward,
+    gaia__hrr_cpu_inverse,
+    gaia__hrr_cpu_spec_mul,
+    gaia__hrr_cpu_spec_map,
+    gaia__hrr_cpu_bind,
+    gaia__hrr_cpu_bind_spec,
+    gaia__hrr_cpu_cyclic,
+    gaia__hrr_cpu_row_norms,
+    gaia__hrr_cpu_normalize,
+    gaia__hrr_cpu_cosine_scale,
+    gaia__hrr_cpu_argmax_rows,
+    gaia__hrr_cpu_release,
+};
+#define GAIA__CPU_HRR_OPS (&gaia__cpu_hrr_ops)
 
 /* ---------------------------------------------------------------------
    6. The CPU backend table

@@ -756,9 +756,824 @@ static gaia_status gaia__cuda_transpose(gaia_ctx *ctx, const float *x, size_t ba
    (->stream, ->blas, ->blaslt, ->prop), gaia__cuda_pool_alloc/free for
    scratch, the upload/download/copy above and the GAIA__*_TRY macros.
    --------------------------------------------------------------------- */
-#include "wip/cuda_layer.h"
-#include "wip/cuda_assembly.h"
-#include "wip/cuda_hrr.h"
+/* layer module: CUDA host code (fragment of gaia_cuda.h's implementation section).
+   Defines GAIA__CUDA_LAYER_OPS, the address of this backend's layer table.
+   Compiled and linked here without a GPU: nothing in it has run yet.
+
+   What it uses of the CUDA backend (gaia_cuda.h): GAIA__CUDA_STREAM(ctx), the
+   context's stream; gaia__cuda_state(ctx)->blaslt, its cuBLASLt handle; the
+   table's alloc/free/gemm. Its own per-context cache (a cuBLASLt workspace, a
+   capture stream and two events) lives in ctx->layer_state and goes with
+   gaia__layer_release. */
+#ifndef GAIA__CUDA_STREAM
+#define GAIA__CUDA_STREAM(ctx) ((cudaStream_t)0)
+#endif
+
+/* Launchers in gaia_kernels.cu; each returns a cudaError_t. */
+int gaia_cuda_layer_bias_act(int act, const float *x, const float *bias, float *y, size_t rows, size_t cols,
+                             void *stream);
+int gaia_cuda_layer_gemv(int act, const float *W, const float *b, const float *x, float *y, size_t out, size_t in,
+                         void *stream);
+int gaia_cuda_layer_layernorm(const float *x, const float *w, const float *b, float *y, size_t rows, size_t cols,
+                              float eps, void *stream);
+int gaia_cuda_layer_attention(int prec, const float *q, const float *k, const float *v, float *o, size_t bh,
+                              size_t nq, size_t nk, size_t d, float scale, int causal, void *stream);
+int gaia_cuda_layer_hebbian_update(int rule, int textbook, unsigned flags, float eta, float decay, float h,
+                                   size_t out, size_t in, float *W, const float *pre, const float *post, float *theta,
+                                   float *u, float *stats, void *stream);
+int gaia_cuda_layer_gather_row(const float *X, size_t cols, const long long *step, float *dst, void *stream);
+int gaia_cuda_layer_store_row(float *rows, size_t cols, const long long *step, const float *src, void *stream);
+int gaia_cuda_layer_advance(long long *step, void *stream);
+
+typedef struct gaia__cuda_layer_state {
+    cublasLtHandle_t lt;    /* the backend's handle */
+    int lt_state;           /* 0 not tried, 1 ready, -1 unavailable (use the fallback) */
+    void *workspace;
+    size_t workspace_bytes;
+    cudaStream_t run;       /* capturable stream for the hierarchy's graph */
+    cudaEvent_t join[2];
+    int run_ready;
+} gaia__cuda_layer_state;
+
+static void gaia__cuda_layer_release(gaia_ctx *ctx, void *p) {
+    gaia__cuda_layer_state *s = (gaia__cuda_layer_state *)p;
+    if (s->workspace && ctx->backends[GAIA_DEVICE_CUDA]) ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, s->workspace);
+    if (s->run_ready) {
+        cudaEventDestroy(s->join[0]);
+        cudaEventDestroy(s->join[1]);
+        cudaStreamDestroy(s->run);
+    }
+    gaia__host_free(ctx, s);
+}
+
+static gaia__cuda_layer_state *gaia__cuda_layer_get(gaia_ctx *ctx) {
+    gaia__layer_state *ls = (gaia__layer_state *)ctx->layer_state;
+    if (!ls) {
+        ls = (gaia__layer_state *)gaia__host_alloc(ctx, sizeof *ls);
+        if (!ls) return NULL;
+        memset(ls, 0, sizeof *ls);
+        ctx->layer_state = ls;
+    }
+    if (!ls->cuda) {
+        gaia__cuda_layer_state *s = (gaia__cuda_layer_state *)gaia__host_alloc(ctx, sizeof *s);
+        if (!s) return NULL;
+        memset(s, 0, sizeof *s);
+        ls->cuda = s;
+        ls->cuda_release = gaia__cuda_layer_release;
+    }
+    return (gaia__cuda_layer_state *)ls->cuda;
+}
+
+#define GAIA__CUDA_LAYER_TRY(ctx, fn, call)                                                                     \
+    do {                                                                                                        \
+        int e_ = (int)(call);                                                                                   \
+        if (e_ != 0)                                                                                            \
+            return gaia__fail((ctx), GAIA_ERR_CUDA, (fn), "%s:%d: %s", __FILE__, __LINE__,                      \
+                              cudaGetErrorString((cudaError_t)e_));                                             \
+    } while (0)
+
+static gaia_status gaia__cuda_layer_bias_act(gaia_ctx *ctx, gaia_layer_act act, const float *x, const float *bias,
+                                             float *y, size_t rows, size_t cols) {
+    GAIA__CUDA_LAYER_TRY(ctx, "gaia_layer_activation",
+                         gaia_cuda_layer_bias_act((int)act, x, bias, y, rows, cols, GAIA__CUDA_STREAM(ctx)));
+    return GAIA_OK;
+}
+
+/* cuBLASLt's epilogue for (act, bias), or -1 when it has none (tanh, sigmoid). */
+static int gaia__cuda_layer_epilogue(gaia_layer_act act, int has_bias, cublasLtEpilogue_t *epi) {
+    switch (act) {
+    case GAIA_LAYER_ACT_LINEAR: *epi = has_bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT; return 0;
+    case GAIA_LAYER_ACT_GELU: *epi = has_bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU; return 0;
+    case GAIA_LAYER_ACT_RELU: *epi = has_bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU; return 0;
+    default: return -1;
+    }
+}
+
+/* y = act(x W^T + b) through one cuBLASLt call with the epilogue fused.
+   Row-major y [rows, out] is column-major y^T [out, rows] = W [in, out]^T . x^T. */
+static int gaia__cuda_layer_lt_linear(gaia_ctx *ctx, gaia__cuda_layer_state *st, cublasLtEpilogue_t epi,
+                                      const float *x, const float *W, const float *b, float *y, size_t rows, size_t in,
+                                      size_t out) {
+    cublasLtMatmulDesc_t op = NULL;
+    cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
+    cublasLtMatmulPreference_t pref = NULL;
+    cublasLtMatmulHeuristicResult_t heur;
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    cublasComputeType_t ct = ctx->allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    float alpha = 1.0f, beta = 0.0f;
+    int nres = 0, ok = 0;
+    memset(&heur, 0, sizeof heur);
+    if (cublasLtMatmulDescCreate(&op, ct, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return 0;
+    if (cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi) == CUBLAS_STATUS_SUCCESS &&
+        (!b || cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b) ==
+                   CUBLAS_STATUS_SUCCESS) &&
+        cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, in, out, (int64_t)in) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, in, rows, (int64_t)in) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, out, rows, (int64_t)out) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &st->workspace_bytes,
+                                             sizeof st->workspace_bytes) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulAlgoGetHeuristic(st->lt, op, la, lb, lc, lc, pref, 1, &heur, &nres) == CUBLAS_STATUS_SUCCESS &&
+        nres > 0)
+        ok = cublasLtMatmul(st->lt, op, &alpha, W, la, x, lb, &beta, y, lc, y, lc, &heur.algo, st->workspace,
+                            st->workspace_bytes, GAIA__CUDA_STREAM(ctx)) == CUBLAS_STATUS_SUCCESS;
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (lc) cublasLtMatrixLayoutDestroy(lc);
+    if (lb) cublasLtMatrixLayoutDestroy(lb);
+    if (la) cublasLtMatrixLayoutDestroy(la);
+    cublasLtMatmulDescDestroy(op);
+    return ok;
+}
+
+static gaia_status gaia__cuda_layer_linear(gaia_ctx *ctx, gaia_layer_act act, const float *x, const float *W,
+                                           const float *b, float *y, size_t rows, size_t in, size_t out) {
+    static const char *fn = "gaia_layer_linear";
+    gaia__cuda_layer_state *st;
+    cublasLtEpilogue_t epi;
+    gaia_status s;
+    size_t r;
+    if (rows <= 2) { /* matrix-vector: one warp per output, bias and activation fused */
+        for (r = 0; r < rows; r++)
+            GAIA__CUDA_LAYER_TRY(ctx, fn, gaia_cuda_layer_gemv((int)act, W, b, x + r * in, y + r * out, out, in,
+                                                               GAIA__CUDA_STREAM(ctx)));
+        return GAIA_OK;
+    }
+    if (!(st = gaia__cuda_layer_get(ctx))) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "no layer state");
+    if (st->lt_state == 0) {
+        st->lt_state = -1;
+        st->workspace_bytes = (size_t)32 << 20;
+        st->lt = gaia__cuda_state(ctx)->blaslt;
+        if (st->lt && ctx->backends[GAIA_DEVICE_CUDA]->alloc(ctx, st->workspace_bytes, &st->workspace) == GAIA_OK)
+            st->lt_state = 1;
+    }
+    if (st->lt_state == 1 && gaia__cuda_layer_epilogue(act, b != NULL, &epi) == 0 &&
+        gaia__cuda_layer_lt_linear(ctx, st, epi, x, W, b, y, rows, in, out))
+        return GAIA_OK;
+    /* Fallback: the backend's GEMM, then the custom bias + activation epilogue. */
+    s = ctx->backends[GAIA_DEVICE_CUDA]->gemm(ctx, 0, 1, 1, rows, out, in, 1.0f, x, in, 0, W, in, 0, 0.0f, y, out, 0);
+    if (s != GAIA_OK) return s;
+    if (b || act != GAIA_LAYER_ACT_LINEAR)
+        GAIA__CUDA_LAYER_TRY(ctx, fn, gaia_cuda_layer_bias_act((int)act, y, b, y, rows, out, GAIA__CUDA_STREAM(ctx)));
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_layer_layernorm(gaia_ctx *ctx, const float *x, const float *w, const float *b, float *y,
+                                              size_t rows, size_t cols, float eps) {
+    GAIA__CUDA_LAYER_TRY(ctx, "gaia_layer_layernorm",
+                         gaia_cuda_layer_layernorm(x, w, b, y, rows, cols, eps, GAIA__CUDA_STREAM(ctx)));
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_layer_attention(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
+                                              const float *k, const float *v, float *o, size_t bh, size_t nq,
+                                              size_t nk, size_t d, float scale, int causal) {
+    if (nq > 0x7fffffff || nk > 0x7fffffff || bh > 65535)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_layer_attention",
+                          "sizes too large for the kernel's grid (B*H %zu, Nq %zu, Nk %zu)", bh, nq, nk);
+    GAIA__CUDA_LAYER_TRY(ctx, "gaia_layer_attention",
+                         gaia_cuda_layer_attention((int)prec, q, k, v, o, bh, nq, nk, d, scale, causal,
+                                                   GAIA__CUDA_STREAM(ctx)));
+    return GAIA_OK;
+}
+
+static int gaia__cuda_layer_hebb_launch(const gaia_layer_hebb_args *a, cudaStream_t s) {
+    return gaia_cuda_layer_hebbian_update((int)a->rule, a->theta_rule == GAIA_BCM_THETA_TEXTBOOK, a->flags, a->eta,
+                                          a->decay, a->homeostasis, a->out, a->in, a->W, a->pre, a->post, a->theta,
+                                          a->scratch, a->scratch + a->in, s);
+}
+
+static gaia_status gaia__cuda_layer_hebbian(gaia_ctx *ctx, const gaia_layer_hebb_args *a) {
+    GAIA__CUDA_LAYER_TRY(ctx, "gaia_layer_update", gaia__cuda_layer_hebb_launch(a, GAIA__CUDA_STREAM(ctx)));
+    return GAIA_OK;
+}
+
+/* One step of the hierarchy, enqueued on s. Rows of X and of the outputs are
+   addressed through the device counter `step`, so the same launches (and
+   the same captured graph) serve every step with the same firing pattern. */
+static int gaia__cuda_layer_enqueue_step(const gaia_layer_plan *p, size_t j, long long *step, float *stage,
+                                         cudaStream_t s) {
+    const float *x = stage;
+    size_t k, li;
+    int e;
+    if ((e = gaia_cuda_layer_gather_row(p->X, p->in, step, stage, s))) return e;
+    for (k = 0; k < p->nlevels; k++) {
+        const gaia_layer_plan_level *L = &p->levels[k];
+        if (j % L->r == 0) {
+            const float *cur = x;
+            for (li = 0; li < L->nlayers; li++) {
+                const gaia_layer_plan_layer *ly = &L->layers[li];
+                switch (ly->kind) {
+                case GAIA_LAYER_REACTIVE: e = gaia_cuda_layer_gemv((int)ly->act, ly->W, ly->b, cur, ly->y, ly->out, ly->in, s); break;
+                case GAIA_LAYER_HEBBIAN:
+                    e = gaia_cuda_layer_gemv((int)GAIA_LAYER_ACT_LINEAR, ly->W, NULL, cur, ly->y, ly->out, ly->in, s);
+                    if (!e) e = (int)cudaMemcpyAsync((void *)ly->hebb.pre, cur, ly->in * sizeof(float), cudaMemcpyDeviceToDevice, s);
+                    if (!e) e = (int)cudaMemcpyAsync((void *)ly->hebb.post, ly->y, ly->out * sizeof(float), cudaMemcpyDeviceToDevice, s);
+                    if (!e && p->learn) e = gaia__cuda_layer_hebb_launch(&ly->hebb, s);
+                    break;
+                case GAIA_LAYER_TEMPORAL:
+                    e = gaia_cuda_layer_gemv((int)GAIA_LAYER_ACT_LINEAR, ly->R, NULL, ly->h, ly->tmp, ly->out, ly->out, s);
+                    if (!e) e = gaia_cuda_layer_gemv((int)GAIA_LAYER_ACT_TANH, ly->W, ly->tmp, cur, ly->y, ly->out, ly->in, s);
+                    if (!e) e = (int)cudaMemcpyAsync(ly->h, ly->y, ly->out * sizeof(float), cudaMemcpyDeviceToDevice, s);
+                    break;
+                }
+                if (e) return e;
+                cur = ly->y;
+            }
+            if ((e = (int)cudaMemcpyAsync(L->held, cur, L->out * sizeof(float), cudaMemcpyDeviceToDevice, s))) return e;
+        }
+        if ((e = gaia_cuda_layer_store_row(L->rows, L->out, step, L->held, s))) return e;
+        x = L->held;
+    }
+    return gaia_cuda_layer_advance(step, s);
+}
+
+static size_t gaia__cuda_layer_gcd(size_t a, size_t b) {
+    while (b) {
+        size_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The run: the steps of one period P = lcm(resolutions) are captured once
+   into a CUDA graph and the graph is launched T / P times (10,000 steps of
+   the seed's hierarchy are 2,500 graph launches instead of ~100,000 kernel
+   launches); the remainder is launched directly. Nothing comes back to the
+   host until the end. */
+static gaia_status gaia__cuda_layer_hierarchy(gaia_ctx *ctx, const gaia_layer_plan *p) {
+    static const char *fn = "gaia_hierarchy_process";
+    const gaia_backend *be = ctx->backends[GAIA_DEVICE_CUDA];
+    gaia__cuda_layer_state *st = gaia__cuda_layer_get(ctx);
+    cudaStream_t src = GAIA__CUDA_STREAM(ctx), s;
+    void *buf = NULL;
+    long long *step;
+    float *stage;
+    size_t P = 1, k, t, reps = 0;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    int e = 0, use_graph;
+    gaia_status gs;
+    if (!st) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "no layer state");
+    if (!st->run_ready) {
+        GAIA__CUDA_LAYER_TRY(ctx, fn, cudaStreamCreate(&st->run));
+        GAIA__CUDA_LAYER_TRY(ctx, fn, cudaEventCreateWithFlags(&st->join[0], cudaEventDisableTiming));
+        GAIA__CUDA_LAYER_TRY(ctx, fn, cudaEventCreateWithFlags(&st->join[1], cudaEventDisableTiming));
+        st->run_ready = 1;
+    }
+    s = st->run;
+    for (k = 0; k < p->nlevels && P <= 64; k++) P = P / gaia__cuda_layer_gcd(P, p->levels[k].r) * p->levels[k].r;
+    use_graph = P <= 64 && p->T >= 2 * P;
+    gs = be->alloc(ctx, 64 + p->in * sizeof(float), &buf);
+    if (gs != GAIA_OK) return gaia__fail(ctx, gs, fn, "cannot allocate %zu bytes on the device", 64 + p->in * 4);
+    step = (long long *)buf;
+    stage = (float *)((char *)buf + 64);
+    /* The run stream starts after, and the context's stream resumes after, the run. */
+    e = (int)cudaEventRecord(st->join[0], src);
+    if (!e) e = (int)cudaStreamWaitEvent(s, st->join[0], 0);
+    if (!e) e = (int)cudaMemsetAsync(step, 0, sizeof(long long), s);
+    if (!e && use_graph) {
+        e = (int)cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+        for (t = 0; !e && t < P; t++) e = gaia__cuda_layer_enqueue_step(p, t, step, stage, s);
+        {
+            int e2 = (int)cudaStreamEndCapture(s, &graph);
+            if (!e) e = e2;
+        }
+        if (!e) e = (int)cudaGraphInstantiate(&exec, graph, 0);
+        for (reps = 0; !e && reps < p->T / P; reps++) e = (int)cudaGraphLaunch(exec, s);
+        for (t = 0; !e && t < p->T % P; t++) e = gaia__cuda_layer_enqueue_step(p, t, step, stage, s);
+    } else {
+        for (t = 0; !e && t < p->T; t++) e = gaia__cuda_layer_enqueue_step(p, t, step, stage, s);
+    }
+    if (!e) e = (int)cudaEventRecord(st->join[1], s);
+    if (!e) e = (int)cudaStreamWaitEvent(src, st->join[1], 0);
+    if (!e) e = (int)cudaStreamSynchronize(s); /* before the scratch goes back to the pool */
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    be->free(ctx, buf);
+    if (e) return gaia__fail(ctx, GAIA_ERR_CUDA, fn, "%s", cudaGetErrorString((cudaError_t)e));
+    return GAIA_OK;
+}
+
+static const struct gaia_layer_ops gaia__cuda_layer_ops = {
+    gaia__cuda_layer_bias_act,
+    gaia__cuda_layer_linear,
+    gaia__cuda_layer_layernorm,
+    gaia__cuda_layer_attention,
+    gaia__cuda_layer_hebbian,
+    gaia__cuda_layer_hierarchy,
+    (1u << GAIA_LAYER_PREC_F32) | (1u << GAIA_LAYER_PREC_BF16) | (1u << GAIA_LAYER_PREC_F16),
+};
+#define GAIA__CUDA_LAYER_OPS (&gaia__cuda_layer_ops)
+/* ---------------------------------------------------------------------
+   assembly module: CUDA host code (explicit mode). Each entry unpacks the
+   fibre arguments for an extern "C" launcher of kernels_assembly.cu.
+   UNVERIFIED: written and compiled without a GPU. Kernels run on
+   GAIA__ASM_CUDA_STREAM(ctx), the legacy default stream unless the backend
+   defines it (define it to the backend's stream when that one is
+   non-blocking, so copies and kernels stay ordered).
+   --------------------------------------------------------------------- */
+#ifndef GAIA__ASM_CUDA_STREAM
+#define GAIA__ASM_CUDA_STREAM(ctx) ((void)(ctx), (void *)0)
+#endif
+
+int gaia_cuda_assembly_accumulate(unsigned long long fkey, uint32_t n_tgt, const uint32_t *geo, const uint32_t *guide,
+                                  uint32_t geo_len, uint32_t geo_r32, const unsigned long long *map_keys,
+                                  const float *map_vals, unsigned long long map_mask, const uint32_t *support,
+                                  int is_stimulus, const unsigned long long *bin_cdf, const uint32_t *bin_guide,
+                                  uint32_t bin_lo, uint32_t bin_len, const uint32_t *src, uint32_t K,
+                                  unsigned long long *input, void *stream);
+int gaia_cuda_assembly_hebb_collect(unsigned long long fkey, uint32_t n_tgt, const uint32_t *geo, const uint32_t *guide,
+                                    uint32_t geo_len, uint32_t geo_r32, int is_stimulus,
+                                    const unsigned long long *bin_cdf, const uint32_t *bin_guide, uint32_t bin_lo,
+                                    uint32_t bin_len, const uint32_t *src, uint32_t K, const uint32_t *bits,
+                                    unsigned long long *keys, unsigned long long cap, unsigned long long *count_dev,
+                                    void *stream);
+int gaia_cuda_assembly_edges(unsigned long long fkey, uint32_t n_tgt, const uint32_t *geo, const uint32_t *guide,
+                             uint32_t geo_len, uint32_t geo_r32, uint32_t i, uint32_t *out, unsigned long long cap,
+                             unsigned long long *count_dev, void *stream);
+int gaia_cuda_assembly_topk_max(const unsigned long long *x, uint32_t n, unsigned long long *mx_dev, void *stream);
+int gaia_cuda_assembly_topk_hist(const unsigned long long *x, uint32_t n, int shift, uint32_t *hist_dev, void *stream);
+int gaia_cuda_assembly_topk_compact(const unsigned long long *x, uint32_t n, int shift, unsigned long long d,
+                                    uint32_t *above, uint32_t *cand, unsigned long long *counts_dev, void *stream);
+int gaia_cuda_assembly_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
+                                  const unsigned long long *keys, unsigned long long count, float factor,
+                                  unsigned long long *inserted_dev, void *stream);
+int gaia_cuda_assembly_map_clear(unsigned long long *mk, unsigned long long cap, void *stream);
+int gaia_cuda_assembly_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
+                                  unsigned long long *nk, float *nv, unsigned long long mask, void *stream);
+int gaia_cuda_assembly_bits_set(uint32_t *bits, const uint32_t *idx, uint32_t count, int value, void *stream);
+
+static gaia_status gaia__asm_cuda_check(gaia_ctx *ctx, int err, const char *what) {
+    if (err == 0) return GAIA_OK;
+    return gaia__fail(ctx, GAIA_ERR_CUDA, "gaia_brain", "%s: %s", what, cudaGetErrorString((cudaError_t)err));
+}
+
+/* A small device scratch word for counters (from the backend's allocator). */
+static gaia_status gaia__asm_cuda_word(gaia_ctx *ctx, size_t bytes, void **p) {
+    return ctx->backends[GAIA_DEVICE_CUDA]->alloc(ctx, bytes, p);
+}
+static void gaia__asm_cuda_unword(gaia_ctx *ctx, void *p) { ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, p); }
+
+static gaia_status gaia__asm_cuda_read(gaia_ctx *ctx, void *host, const void *dev, size_t bytes) {
+    cudaError_t e = cudaStreamSynchronize((cudaStream_t)GAIA__ASM_CUDA_STREAM(ctx));
+    if (e == cudaSuccess) e = cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost);
+    return gaia__asm_cuda_check(ctx, (int)e, "reading back");
+}
+
+static gaia_status gaia__asm_cuda_accumulate(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
+                                             uint32_t K, int64_t *input) {
+    return gaia__asm_cuda_check(
+        ctx,
+        gaia_cuda_assembly_accumulate(a->fkey, a->n_tgt, a->geo, a->geo_guide, a->geo_len, a->geo_r32,
+                                      (const unsigned long long *)a->map_keys, a->map_vals, a->map_mask,
+                                      a->tgt_support, a->is_stimulus, (const unsigned long long *)a->bin_cdf,
+                                      a->bin_guide, a->bin_lo, a->bin_len, src, K, (unsigned long long *)input,
+                                      GAIA__ASM_CUDA_STREAM(ctx)),
+        "assembly accumulate");
+}
+
+static size_t gaia__asm_cuda_topk_scratch(uint32_t n) { return 65536 * 4 + 64 + (size_t)n * 8; }
+
+static int gaia__asm_cuda_cmp_cand(const void *x, const void *y) {
+    const uint64_t *a = (const uint64_t *)x, *b = (const uint64_t *)y; /* (value, index) */
+    if (a[0] != b[0]) return a[0] > b[0] ? -1 : 1;
+    return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+/* Radix select: max and a 16-bit histogram on the GPU, the threshold bucket
+   found on the host, one compaction pass; the (few) candidates of the
+   threshold bucket are ordered on the host by (input desc, index asc). */
+static gaia_status gaia__asm_cuda_topk(gaia_ctx *ctx, const int64_t *input, uint32_t n, uint32_t k, void *scratch,
+                                       uint32_t *winners) {
+    unsigned char *sp = (unsigned char *)scratch;
+    uint32_t *hist_d = (uint32_t *)sp, *above_d = (uint32_t *)(sp + 65536 * 4 + 64), *cand_d = above_d + n;
+    unsigned long long *words_d = (unsigned long long *)(sp + 65536 * 4), mx = 0, counts[2], above, d;
+    const unsigned long long *x = (const unsigned long long *)input;
+    uint32_t *hist = NULL, *idx = NULL, need, j;
+    uint64_t *pairs = NULL;
+    int shift = 0;
+    void *stream = GAIA__ASM_CUDA_STREAM(ctx);
+    gaia_status st;
+    if (k >= n) {
+        for (j = 0; j < n; j++) winners[j] = j;
+        return GAIA_OK;
+    }
+    st = gaia__asm_cuda_check(ctx, gaia_cuda_assembly_topk_max(x, n, words_d, stream), "top-k max");
+    if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, &mx, words_d, 8);
+    if (st != GAIA_OK) return st;
+    while ((mx >> shift) >= 65536u) shift++;
+    hist = (uint32_t *)gaia__host_alloc(ctx, 65536 * 4);
+    if (!hist) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "out of memory");
+    st = gaia__asm_cuda_check(ctx, gaia_cuda_assembly_topk_hist(x, n, shift, hist_d, stream), "top-k histogram");
+    if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, hist, hist_d, 65536 * 4);
+    if (st != GAIA_OK) goto out;
+    for (d = 65535, above = 0; above + hist[d] < k; d--) above += hist[d];
+    need = k - (uint32_t)above;
+    st = gaia__asm_cuda_check(ctx, gaia_cuda_assembly_topk_compact(x, n, shift, d, above_d, cand_d, words_d + 1, stream),
+                              "top-k compaction");
+    if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, counts, words_d + 1, 16);
+    if (st != GAIA_OK) goto out;
+    idx = (uint32_t *)gaia__host_alloc(ctx, ((size_t)counts[1] + 1) * 4);
+    pairs = (uint64_t *)gaia__host_alloc(ctx, ((size_t)counts[1] + 1) * 16);
+    if (!idx || !pairs) {
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "out of memory");
+        goto out;
+    }
+    st = gaia__asm_cuda_read(ctx, winners, above_d, (size_t)counts[0] * 4);
+    if (st == GAIA_OK && counts[1]) st = gaia__asm_cuda_read(ctx, idx, cand_d, (size_t)counts[1] * 4);
+    if (st != GAIA_OK) goto out;
+    for (j = 0; j < counts[1]; j++) {
+        unsigned long long v = 0;
+        st = gaia__asm_cuda_read(ctx, &v, x + idx[j], 8); /* the bucket is small unless inputs tie */
+        if (st != GAIA_OK) goto out;
+        pairs[2 * j] = v;
+        pairs[2 * j + 1] = idx[j];
+    }
+    qsort(pairs, (size_t)counts[1], 16, gaia__asm_cuda_cmp_cand);
+    for (j = 0; j < need; j++) winners[counts[0] + j] = (uint32_t)pairs[2 * j + 1];
+    qsort(winners, k, 4, gaia__asm_cmp_u32);
+out:
+    gaia__host_free(ctx, hist);
+    gaia__host_free(ctx, idx);
+    gaia__host_free(ctx, pairs);
+    return st;
+}
+
+static gaia_status gaia__asm_cuda_hebb_collect(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
+                                               uint32_t K, const uint32_t *tgt_bits, uint64_t *keys, uint64_t cap,
+                                               uint64_t *count) {
+    void *cnt_d = NULL;
+    unsigned long long c = 0;
+    gaia_status st = gaia__asm_cuda_word(ctx, 8, &cnt_d);
+    if (st != GAIA_OK) return st;
+    st = gaia__asm_cuda_check(
+        ctx,
+        gaia_cuda_assembly_hebb_collect(a->fkey, a->n_tgt, a->geo, a->geo_guide, a->geo_len, a->geo_r32,
+                                        a->is_stimulus, (const unsigned long long *)a->bin_cdf, a->bin_guide,
+                                        a->bin_lo, a->bin_len, src, K, tgt_bits, (unsigned long long *)keys, cap,
+                                        (unsigned long long *)cnt_d, GAIA__ASM_CUDA_STREAM(ctx)),
+        "assembly learning");
+    if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, &c, cnt_d, 8);
+    gaia__asm_cuda_unword(ctx, cnt_d);
+    *count = c;
+    return st;
+}
+
+static gaia_status gaia__asm_cuda_map_update(gaia_ctx *ctx, uint64_t *map_keys, float *map_vals, uint64_t map_mask,
+                                             const uint64_t *keys, uint64_t count, float factor, uint64_t *inserted) {
+    void *cnt_d = NULL;
+    unsigned long long c = 0;
+    gaia_status st = gaia__asm_cuda_word(ctx, 8, &cnt_d);
+    if (st != GAIA_OK) return st;
+    st = gaia__asm_cuda_check(ctx,
+                              gaia_cuda_assembly_map_update((unsigned long long *)map_keys, map_vals, map_mask,
+                                                            (const unsigned long long *)keys, count, factor,
+                                                            (unsigned long long *)cnt_d, GAIA__ASM_CUDA_STREAM(ctx)),
+                              "assembly weight update");
+    if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, &c, cnt_d, 8);
+    gaia__asm_cuda_unword(ctx, cnt_d);
+    *inserted = c;
+    return st;
+}
+
+static gaia_status gaia__asm_cuda_map_clear(gaia_ctx *ctx, uint64_t *map_keys, uint64_t cap) {
+    return gaia__asm_cuda_check(
+        ctx, gaia_cuda_assembly_map_clear((unsigned long long *)map_keys, cap, GAIA__ASM_CUDA_STREAM(ctx)),
+        "assembly map clear");
+}
+
+static gaia_status gaia__asm_cuda_map_rehash(gaia_ctx *ctx, const uint64_t *old_keys, const float *old_vals,
+                                             uint64_t old_cap, uint64_t *new_keys, float *new_vals,
+                                             uint64_t new_mask) {
+    return gaia__asm_cuda_check(ctx,
+                                gaia_cuda_assembly_map_rehash((const unsigned long long *)old_keys, old_vals, old_cap,
+                                                              (unsigned long long *)new_keys, new_vals, new_mask,
+                                                              GAIA__ASM_CUDA_STREAM(ctx)),
+                                "assembly map rehash");
+}
+
+static gaia_status gaia__asm_cuda_bits_set(gaia_ctx *ctx, uint32_t *bits, const uint32_t *idx, uint32_t count,
+                                           int value) {
+    return gaia__asm_cuda_check(ctx, gaia_cuda_assembly_bits_set(bits, idx, count, value, GAIA__ASM_CUDA_STREAM(ctx)),
+                                "assembly bits");
+}
+
+static gaia_status gaia__asm_cuda_edges(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out,
+                                        uint64_t cap, uint64_t *count) {
+    void *cnt_d = NULL;
+    unsigned long long c = 0;
+    gaia_status st = gaia__asm_cuda_word(ctx, 8, &cnt_d);
+    if (st != GAIA_OK) return st;
+    st = gaia__asm_cuda_check(ctx,
+                              gaia_cuda_assembly_edges(a->fkey, a->n_tgt, a->geo, a->geo_guide, a->geo_len,
+                                                       a->geo_r32, i, out, cap, (unsigned long long *)cnt_d,
+                                                       GAIA__ASM_CUDA_STREAM(ctx)),
+                              "assembly edges");
+    if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, &c, cnt_d, 8);
+    gaia__asm_cuda_unword(ctx, cnt_d);
+    *count = c;
+    return st;
+}
+
+static gaia_status gaia__asm_cuda_clear(gaia_ctx *ctx, void *ptr, size_t bytes) {
+    return gaia__asm_cuda_check(ctx, (int)cudaMemsetAsync(ptr, 0, bytes, (cudaStream_t)GAIA__ASM_CUDA_STREAM(ctx)),
+                                "assembly clear");
+}
+
+static const struct gaia_assembly_ops gaia__cuda_assembly_ops = {
+    gaia__asm_cuda_accumulate, gaia__asm_cuda_topk_scratch, gaia__asm_cuda_topk,       gaia__asm_cuda_hebb_collect,
+    gaia__asm_cuda_map_update, gaia__asm_cuda_map_clear,    gaia__asm_cuda_map_rehash, gaia__asm_cuda_bits_set,
+    gaia__asm_cuda_edges,      gaia__asm_cuda_clear,
+    NULL, /* no caches: the GPU regenerates edges faster than it could read them back */
+    NULL,
+};
+#define GAIA__CUDA_ASSEMBLY_OPS (&gaia__cuda_assembly_ops)
+/* hrr module: CUDA host code (fragment of gaia_cuda.h's implementation section).
+   cuFFT batched R2C/C2R with a plan cache per (D, batch) sharing one work
+   area; the binwise kernels are in gaia_kernels.cu; similarity goes
+   through the backend's gemm (cuBLAS) from the module code. Everything runs
+   on the context's stream (struct gaia_cuda_state, above in gaia_cuda.h). */
+#include <cufft.h>
+
+/* The context's stream, after making its GPU current. */
+#define GAIA__HRR_STREAM(ctx) (gaia__cuda_enter(gaia__cuda_state(ctx)), gaia__cuda_state(ctx)->stream)
+
+/* Launchers in gaia_kernels.cu (cudaError_t as int). */
+int gaia_cuda_hrr_spec_mul(size_t B, size_t nb, const float *a, size_t a_rs, const float *b, size_t b_rs, int conj_b,
+                           float scale, float *out, void *stream);
+int gaia_cuda_hrr_spec_map(size_t B, size_t nb, int op, float p, float scale, const float *in, float *out,
+                           void *stream);
+int gaia_cuda_hrr_cyclic(size_t B, size_t D, const float *x, size_t shift, int reverse, float *out, void *stream);
+int gaia_cuda_hrr_row_norms(size_t B, size_t D, const float *x, float *norms, void *stream);
+int gaia_cuda_hrr_normalize(size_t B, size_t D, const float *x, float *out, void *stream);
+int gaia_cuda_hrr_cosine_scale(size_t B, size_t M, float *sim, const float *na, const float *nb, void *stream);
+int gaia_cuda_hrr_argmax_rows(size_t B, size_t M, const float *sim, float *best, void *stream);
+
+#define GAIA__HRR_CUDA_PLANS 8
+
+struct gaia__hrr_cuda_cache {
+    struct {
+        size_t D, batch;
+        cufftHandle r2c, c2r;
+        int live;
+        uint64_t used;
+    } plans[GAIA__HRR_CUDA_PLANS];
+    uint64_t tick;
+    void *work;        /* shared cuFFT work area (plans run one at a time on one stream) */
+    size_t work_size;
+};
+
+static gaia_status gaia__hrr_cuda_launch(gaia_ctx *ctx, const char *fn, int err) {
+    if (err == 0) return GAIA_OK;
+    return gaia__fail(ctx, GAIA_ERR_CUDA, fn, "kernel launch failed: %s", cudaGetErrorString((cudaError_t)err));
+}
+static gaia_status gaia__hrr_cufft(gaia_ctx *ctx, const char *fn, cufftResult r, const char *what) {
+    if (r == CUFFT_SUCCESS) return GAIA_OK;
+    return gaia__fail(ctx, GAIA_ERR_CUDA, fn, "%s failed (cufftResult %d)", what, (int)r);
+}
+
+static void gaia__hrr_cuda_release(gaia_ctx *ctx, void *cache) {
+    struct gaia__hrr_cuda_cache *c = (struct gaia__hrr_cuda_cache *)cache;
+    int i;
+    if (!c) return;
+    for (i = 0; i < GAIA__HRR_CUDA_PLANS; i++)
+        if (c->plans[i].live) {
+            cufftDestroy(c->plans[i].r2c);
+            cufftDestroy(c->plans[i].c2r);
+        }
+    if (c->work) ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, c->work);
+    gaia__host_free(ctx, c);
+}
+
+/* The R2C/C2R pair for (D, batch), made on first use (least recently used
+   pair evicted). All pairs share the largest work area asked for. */
+static gaia_status gaia__hrr_cuda_plan(gaia_ctx *ctx, const char *fn, size_t D, size_t batch, cufftHandle *r2c,
+                                       cufftHandle *c2r) {
+    void **slot = gaia__hrr_slot(ctx, GAIA_DEVICE_CUDA);
+    struct gaia__hrr_cuda_cache *c;
+    int i, at = -1, old = 0, n = (int)D;
+    int inembed = (int)D, onembed = (int)(D / 2 + 1);
+    size_t ws1 = 0, ws2 = 0;
+    cufftHandle p1, p2;
+    gaia_status st;
+    if (!slot) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the hrr state");
+    if (batch > 0x7fffffff || D > 0x7fffffff)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "cuFFT batch %zu or D %zu above 2^31 - 1", batch, D);
+    c = (struct gaia__hrr_cuda_cache *)*slot;
+    if (!c) {
+        c = (struct gaia__hrr_cuda_cache *)gaia__host_alloc(ctx, sizeof *c);
+        if (!c) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the cuFFT plan cache");
+        memset(c, 0, sizeof *c);
+        *slot = c;
+    }
+    for (i = 0; i < GAIA__HRR_CUDA_PLANS; i++) {
+        if (c->plans[i].live && c->plans[i].D == D && c->plans[i].batch == batch) {
+            at = i;
+            break;
+        }
+        if (!c->plans[i].live || (c->plans[old].live && c->plans[i].used < c->plans[old].used)) old = i;
+    }
+    if (at < 0) {
+        if ((st = gaia__hrr_cufft(ctx, fn, cufftCreate(&p1), "cufftCreate")) != GAIA_OK) return st;
+        if ((st = gaia__hrr_cufft(ctx, fn, cufftCreate(&p2), "cufftCreate")) != GAIA_OK) {
+            cufftDestroy(p1);
+            return st;
+        }
+        cufftSetAutoAllocation(p1, 0);
+        cufftSetAutoAllocation(p2, 0);
+        st = gaia__hrr_cufft(ctx, fn, cufftMakePlanMany(p1, 1, &n, &inembed, 1, inembed, &onembed, 1, onembed,
+                                                        CUFFT_R2C, (int)batch, &ws1), "cufftMakePlanMany(R2C)");
+        if (st == GAIA_OK)
+            st = gaia__hrr_cufft(ctx, fn, cufftMakePlanMany(p2, 1, &n, &onembed, 1, onembed, &inembed, 1, inembed,
+                                                            CUFFT_C2R, (int)batch, &ws2), "cufftMakePlanMany(C2R)");
+        if (st == GAIA_OK && (ws1 > c->work_size || ws2 > c->work_size)) {
+            size_t want = ws1 > ws2 ? ws1 : ws2;
+            void *w = NULL;
+            st = ctx->backends[GAIA_DEVICE_CUDA]->alloc(ctx, want, &w);
+            if (st != GAIA_OK) st = gaia__fail(ctx, st, fn, "cannot allocate %zu bytes of cuFFT work area", want);
+            else {
+                /* the old area may still be in use by queued transforms */
+                cudaStreamSynchronize(GAIA__HRR_STREAM(ctx));
+                if (c->work) ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, c->work);
+                c->work = w;
+                c->work_size = want;
+                for (i = 0; i < GAIA__HRR_CUDA_PLANS; i++)
+                    if (c->plans[i].live) {
+                        cufftSetWorkArea(c->plans[i].r2c, c->work);
+                        cufftSetWorkArea(c->plans[i].c2r, c->work);
+                    }
+            }
+        }
+        if (st == GAIA_OK && c->work) {
+            st = gaia__hrr_cufft(ctx, fn, cufftSetWorkArea(p1, c->work), "cufftSetWorkArea");
+            if (st == GAIA_OK) st = gaia__hrr_cufft(ctx, fn, cufftSetWorkArea(p2, c->work), "cufftSetWorkArea");
+        }
+        if (st == GAIA_OK) st = gaia__hrr_cufft(ctx, fn, cufftSetStream(p1, GAIA__HRR_STREAM(ctx)), "cufftSetStream");
+        if (st == GAIA_OK) st = gaia__hrr_cufft(ctx, fn, cufftSetStream(p2, GAIA__HRR_STREAM(ctx)), "cufftSetStream");
+        if (st != GAIA_OK) {
+            cufftDestroy(p1);
+            cufftDestroy(p2);
+            return st;
+        }
+        if (c->plans[old].live) {
+            cufftDestroy(c->plans[old].r2c);
+            cufftDestroy(c->plans[old].c2r);
+        }
+        c->plans[old].D = D;
+        c->plans[old].batch = batch;
+        c->plans[old].r2c = p1;
+        c->plans[old].c2r = p2;
+        c->plans[old].live = 1;
+        at = old;
+    }
+    c->plans[at].used = ++c->tick;
+    *r2c = c->plans[at].r2c;
+    *c2r = c->plans[at].c2r;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cuda_r2c(gaia_ctx *ctx, const char *fn, size_t B, size_t D, const float *x, float *spec) {
+    cufftHandle r2c, c2r;
+    gaia_status st = gaia__hrr_cuda_plan(ctx, fn, D, B, &r2c, &c2r);
+    if (st != GAIA_OK) return st;
+    /* out-of-place R2C leaves its input alone; cuFFT's prototype is not const */
+    return gaia__hrr_cufft(ctx, fn, cufftExecR2C(r2c, (cufftReal *)(uintptr_t)x, (cufftComplex *)spec), "cufftExecR2C");
+}
+/* C2R may overwrite spec: callers pass scratch only. */
+static gaia_status gaia__hrr_cuda_c2r(gaia_ctx *ctx, const char *fn, size_t B, size_t D, float *spec, float *x) {
+    cufftHandle r2c, c2r;
+    gaia_status st = gaia__hrr_cuda_plan(ctx, fn, D, B, &r2c, &c2r);
+    if (st != GAIA_OK) return st;
+    return gaia__hrr_cufft(ctx, fn, cufftExecC2R(c2r, (cufftComplex *)spec, (cufftReal *)x), "cufftExecC2R");
+}
+
+static gaia_status gaia__hrr_cuda_scratch(gaia_ctx *ctx, const char *fn, size_t floats, float **p) {
+    void *v = NULL;
+    gaia_status st = ctx->backends[GAIA_DEVICE_CUDA]->alloc(ctx, floats * sizeof(float), &v);
+    *p = (float *)v;
+    if (st != GAIA_OK) return gaia__fail(ctx, st, fn, "cannot allocate %zu bytes of spectra", floats * sizeof(float));
+    return GAIA_OK;
+}
+static void gaia__hrr_cuda_unscratch(gaia_ctx *ctx, float *p) {
+    if (p) ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, p);
+}
+
+static gaia_status gaia__hrr_cuda_forward(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *spec) {
+    return gaia__hrr_cuda_r2c(ctx, "gaia_cuda_hrr_forward", B, D, x, spec);
+}
+
+static gaia_status gaia__hrr_cuda_inverse(gaia_ctx *ctx, size_t B, size_t D, const float *spec, int keep_spec,
+                                          float *x) {
+    static const char *fn = "gaia_cuda_hrr_inverse";
+    size_t bytes = B * (D / 2 + 1) * 2 * sizeof(float);
+    float *tmp = NULL;
+    gaia_status st;
+    if (!keep_spec) return gaia__hrr_cuda_c2r(ctx, fn, B, D, (float *)(uintptr_t)spec, x);
+    if ((st = gaia__hrr_cuda_scratch(ctx, fn, bytes / sizeof(float), &tmp)) != GAIA_OK) return st;
+    st = ctx->backends[GAIA_DEVICE_CUDA]->copy(ctx, tmp, spec, bytes);
+    if (st == GAIA_OK) st = gaia__hrr_cuda_c2r(ctx, fn, B, D, tmp, x);
+    gaia__hrr_cuda_unscratch(ctx, tmp);
+    return st;
+}
+
+static gaia_status gaia__hrr_cuda_spec_mul(gaia_ctx *ctx, size_t B, size_t nb, const float *a, size_t a_rs,
+                                           const float *b, size_t b_rs, int conj_b, float scale, float *out) {
+    return gaia__hrr_cuda_launch(ctx, "gaia_cuda_hrr_spec_mul",
+                                 gaia_cuda_hrr_spec_mul(B, nb, a, a_rs, b, b_rs, conj_b, scale, out,
+                                                        (void *)GAIA__HRR_STREAM(ctx)));
+}
+
+static gaia_status gaia__hrr_cuda_spec_map(gaia_ctx *ctx, size_t B, size_t nb, gaia_hrr_spec_op op, float p,
+                                           float scale, const float *in, float *out) {
+    return gaia__hrr_cuda_launch(ctx, "gaia_cuda_hrr_spec_map",
+                                 gaia_cuda_hrr_spec_map(B, nb, (int)op, p, scale, in, out,
+                                                        (void *)GAIA__HRR_STREAM(ctx)));
+}
+
+/* The shared path of bind and bind_spec: b given as rows (b_is_spec = 0) or
+   as spectra, which are only read (the product goes to scratch, and only
+   scratch reaches C2R). */
+static gaia_status gaia__hrr_cuda_bind_rows(gaia_ctx *ctx, const char *fn, size_t B, size_t D, const float *a,
+                                            size_t a_rs, const float *b, size_t b_rs, int b_is_spec, int conj_b,
+                                            int normalize, float *out) {
+    size_t nb = D / 2 + 1, S = 2 * nb;
+    size_t Ba = (a_rs == 0) ? 1 : B, Bb = (b_rs == 0) ? 1 : B;
+    float *buf = NULL, *sa, *sb, *sp;
+    const float *pb;
+    gaia_status st;
+    /* sa: Ba spectra, sb: Bb spectra (rows only), sp: B spectra unless sa or sb
+       already holds B rows and can take the product in place */
+    size_t need = Ba * S + (b_is_spec ? 0 : Bb * S) + ((Ba == B || (!b_is_spec && Bb == B)) ? 0 : B * S);
+    if ((st = gaia__hrr_cuda_scratch(ctx, fn, need, &buf)) != GAIA_OK) return st;
+    sa = buf;
+    sb = sa + Ba * S;
+    sp = Ba == B ? sa : (!b_is_spec && Bb == B) ? sb : sb + (b_is_spec ? 0 : Bb * S);
+    st = gaia__hrr_cuda_r2c(ctx, fn, Ba, D, a, sa);
+    if (st == GAIA_OK && !b_is_spec) st = gaia__hrr_cuda_r2c(ctx, fn, Bb, D, b, sb);
+    pb = b_is_spec ? b : sb;
+    if (st == GAIA_OK)
+        st = gaia__hrr_cuda_launch(ctx, fn, gaia_cuda_hrr_spec_mul(B, nb, sa, Ba == B ? S : 0, pb,
+                                                                   b_is_spec ? b_rs : (Bb == B ? S : 0), conj_b,
+                                                                   1.0f / (float)D, sp,
+                                                                   (void *)GAIA__HRR_STREAM(ctx)));
+    if (st == GAIA_OK) st = gaia__hrr_cuda_c2r(ctx, fn, B, D, sp, out);
+    if (st == GAIA_OK && normalize)
+        st = gaia__hrr_cuda_launch(ctx, fn, gaia_cuda_hrr_normalize(B, D, out, out, (void *)GAIA__HRR_STREAM(ctx)));
+    gaia__hrr_cuda_unscratch(ctx, buf);
+    return st;
+}
+
+static gaia_status gaia__hrr_cuda_bind(gaia_ctx *ctx, size_t B, size_t D, const float *a, size_t a_rs,
+                                       const float *b, size_t b_rs, int conj_b, int normalize, float *out) {
+    return gaia__hrr_cuda_bind_rows(ctx, "gaia_cuda_hrr_bind", B, D, a, a_rs, b, b_rs, 0, conj_b, normalize, out);
+}
+static gaia_status gaia__hrr_cuda_bind_spec(gaia_ctx *ctx, size_t B, size_t D, const float *a, size_t a_rs,
+                                            const float *spec, size_t s_rs, int conj, int normalize, float *out) {
+    return gaia__hrr_cuda_bind_rows(ctx, "gaia_cuda_hrr_bind_spec", B, D, a, a_rs, spec, s_rs, 1, conj, normalize,
+                                    out);
+}
+
+static gaia_status gaia__hrr_cuda_cyclic(gaia_ctx *ctx, size_t B, size_t D, const float *x, size_t shift,
+                                         int reverse, float *out) {
+    return gaia__hrr_cuda_launch(ctx, "gaia_cuda_hrr_cyclic",
+                                 gaia_cuda_hrr_cyclic(B, D, x, shift, reverse, out, (void *)GAIA__HRR_STREAM(ctx)));
+}
+static gaia_status gaia__hrr_cuda_row_norms(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *norms) {
+    return gaia__hrr_cuda_launch(ctx, "gaia_cuda_hrr_row_norms",
+                                 gaia_cuda_hrr_row_norms(B, D, x, norms, (void *)GAIA__HRR_STREAM(ctx)));
+}
+static gaia_status gaia__hrr_cuda_normalize(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *out) {
+    return gaia__hrr_cuda_launch(ctx, "gaia_cuda_hrr_normalize",
+                                 gaia_cuda_hrr_normalize(B, D, x, out, (void *)GAIA__HRR_STREAM(ctx)));
+}
+static gaia_status gaia__hrr_cuda_cosine_scale(gaia_ctx *ctx, size_t B, size_t M, float *sim, const float *na,
+                                               const float *nb) {
+    return gaia__hrr_cuda_launch(ctx, "gaia_cuda_hrr_cosine_scale",
+                                 gaia_cuda_hrr_cosine_scale(B, M, sim, na, nb, (void *)GAIA__HRR_STREAM(ctx)));
+}
+static gaia_status gaia__hrr_cuda_argmax_rows(gaia_ctx *ctx, size_t B, size_t M, const float *sim, float *best) {
+    return gaia__hrr_cuda_launch(ctx, "gaia_cuda_hrr_argmax_rows",
+                                 gaia_cuda_hrr_argmax_rows(B, M, sim, best, (void *)GAIA__HRR_STREAM(ctx)));
+}
+
+static const struct gaia_hrr_ops gaia__cuda_hrr_ops = {
+    gaia__hrr_cuda_forward,
+    gaia__hrr_cuda_inverse,
+    gaia__hrr_cuda_spec_mul,
+    gaia__hrr_cuda_spec_map,
+    gaia__hrr_cuda_bind,
+    gaia__hrr_cuda_bind_spec,
+    gaia__hrr_cuda_cyclic,
+    gaia__hrr_cuda_row_norms,
+    gaia__hrr_cuda_normalize,
+    gaia__hrr_cuda_cosine_scale,
+    gaia__hrr_cuda_argmax_rows,
+    gaia__hrr_cuda_release,
+};
+#define GAIA__CUDA_HRR_OPS (&gaia__cuda_hrr_ops)
 
 /* ---------------------------------------------------------------------
    9. The CUDA backend table

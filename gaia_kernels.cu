@@ -680,6 +680,1175 @@ extern "C" int gaia_cuda_kernels_check(void) {
 // ---------------------------------------------------------------------
 // 9. The modules' kernels.
 // ---------------------------------------------------------------------
-#include "wip/kernels_layer.cu"
-#include "wip/kernels_assembly.cu"
-#include "wip/kernels_hrr.cu"
+// layer module: CUDA kernels + extern "C" launchers (fragment of gaia_kernels.cu).
+// Each launcher gaia_cuda_layer_<name> is the twin of gaia_cpu_layer_<name> in
+// gaia_cpu.h and returns a cudaError_t (as int): 0 on success. Written to
+// be plainly correct first; no GPU was available when they were written, so
+// the consistency tests (tests/test_layer.c) are their first real check.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+namespace gaia_layer_cu {
+
+// Activation codes, as gaia_layer_act in gaia.h.
+enum { ACT_RELU = 0, ACT_LINEAR = 1, ACT_GELU = 2, ACT_TANH = 3, ACT_SIGMOID = 4 };
+enum { PREC_F32 = 0, PREC_BF16 = 1, PREC_F16 = 2 };
+enum { RULE_HEBB = 0, RULE_OJA = 1, RULE_BCM = 2 };
+
+__device__ __forceinline__ float act(int a, float v) {
+    switch (a) {
+    case ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case ACT_GELU: {
+        float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+        return 0.5f * v * (1.0f + tanhf(u));
+    }
+    case ACT_TANH: return tanhf(v);
+    case ACT_SIGMOID: return 1.0f / (1.0f + __expf(-v));
+    default: return v;
+    }
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+// Sum over a block of blockDim.x threads (a multiple of 32, at most 1024).
+__device__ float block_sum(float v, float *shared32) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    v = warp_sum(v);
+    __syncthreads();
+    if (lane == 0) shared32[warp] = v;
+    __syncthreads();
+    v = lane < nw ? shared32[lane] : 0.0f;
+    if (warp == 0) v = warp_sum(v);
+    if (threadIdx.x == 0) shared32[0] = v;
+    __syncthreads();
+    return shared32[0];
+}
+
+static int grid_for(size_t n, int block) {
+    size_t g = (n + (size_t)block - 1) / (size_t)block;
+    return (int)(g > 65535u * 16u ? 65535u * 16u : (g ? g : 1));
+}
+
+// ------------------------------------------------------------------ bias + activation
+// y = act(x + bias[col]); float4 when every row starts 16-byte aligned.
+__global__ void bias_act_kernel(int a, const float *__restrict__ x, const float *__restrict__ bias, float *y,
+                                size_t rows, size_t cols) {
+    size_t n = rows * cols;
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    if ((cols & 3) == 0 && ((uintptr_t)x & 15) == 0 && ((uintptr_t)y & 15) == 0) {
+        size_t n4 = n / 4;
+        const float4 *x4 = reinterpret_cast<const float4 *>(x);
+        float4 *y4 = reinterpret_cast<float4 *>(y);
+        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
+            float4 v = x4[i];
+            if (bias) {
+                size_t c = (i * 4) % cols;
+                v.x += bias[c], v.y += bias[c + 1], v.z += bias[c + 2], v.w += bias[c + 3];
+            }
+            v.x = act(a, v.x), v.y = act(a, v.y), v.z = act(a, v.z), v.w = act(a, v.w);
+            y4[i] = v;
+        }
+    } else {
+        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+            y[i] = act(a, x[i] + (bias ? bias[i % cols] : 0.0f));
+    }
+}
+
+// ------------------------------------------------------------------ gemv
+// y[i] = act(W[i, :] . x + b[i]): one warp per row, the batch-1 Linear.
+__global__ void gemv_kernel(int a, const float *__restrict__ W, const float *__restrict__ b,
+                            const float *__restrict__ x, float *__restrict__ y, size_t out, size_t in) {
+    size_t row = (size_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    int lane = threadIdx.x & 31;
+    if (row >= out) return;
+    const float *w = W + row * in;
+    float s = 0.0f;
+    for (size_t j = lane; j < in; j += 32) s += w[j] * x[j];
+    s = warp_sum(s);
+    if (lane == 0) y[row] = act(a, s + (b ? b[row] : 0.0f));
+}
+
+// ------------------------------------------------------------------ layernorm
+// One block per row. Welford per thread, merged across the block (Chan et al.);
+// the second sweep re-reads a row the first one just brought into L1/L2.
+__global__ void layernorm_kernel(const float *__restrict__ x, const float *__restrict__ w,
+                                 const float *__restrict__ b, float *y, size_t cols, float eps) {
+    __shared__ float sh_n[32], sh_m[32], sh_m2[32];
+    const float *xr = x + (size_t)blockIdx.x * cols;
+    float *yr = y + (size_t)blockIdx.x * cols;
+    float n = 0.0f, mean = 0.0f, m2 = 0.0f;
+    for (size_t j = threadIdx.x; j < cols; j += blockDim.x) {
+        float v = xr[j], d = v - mean;
+        n += 1.0f;
+        mean += d / n;
+        m2 += d * (v - mean);
+    }
+    // Merge (n, mean, m2) across the warp, then across warps.
+    for (int o = 16; o > 0; o >>= 1) {
+        float n2 = __shfl_xor_sync(0xffffffffu, n, o), mean2 = __shfl_xor_sync(0xffffffffu, mean, o);
+        float m22 = __shfl_xor_sync(0xffffffffu, m2, o), nt = n + n2;
+        if (nt > 0.0f) {
+            float d = mean2 - mean;
+            mean += d * n2 / nt;
+            m2 += m22 + d * d * n * n2 / nt;
+        }
+        n = nt;
+    }
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    if (lane == 0) sh_n[warp] = n, sh_m[warp] = mean, sh_m2[warp] = m2;
+    __syncthreads();
+    if (warp == 0) {
+        n = lane < nw ? sh_n[lane] : 0.0f;
+        mean = lane < nw ? sh_m[lane] : 0.0f;
+        m2 = lane < nw ? sh_m2[lane] : 0.0f;
+        for (int o = 16; o > 0; o >>= 1) {
+            float n2 = __shfl_xor_sync(0xffffffffu, n, o), mean2 = __shfl_xor_sync(0xffffffffu, mean, o);
+            float m22 = __shfl_xor_sync(0xffffffffu, m2, o), nt = n + n2;
+            if (nt > 0.0f) {
+                float d = mean2 - mean;
+                mean += d * n2 / nt;
+                m2 += m22 + d * d * n * n2 / nt;
+            }
+            n = nt;
+        }
+        if (lane == 0) sh_m[0] = mean, sh_m2[0] = rsqrtf(m2 / (float)cols + eps);
+    }
+    __syncthreads();
+    mean = sh_m[0];
+    float rstd = sh_m2[0];
+    for (size_t j = threadIdx.x; j < cols; j += blockDim.x) {
+        float v = (xr[j] - mean) * rstd;
+        yr[j] = v * (w ? w[j] : 1.0f) + (b ? b[j] : 0.0f);
+    }
+}
+
+// ------------------------------------------------------------------ attention, float32
+// FlashAttention-2's loop: a block owns 32 queries (8 warps x 4 rows) of one
+// (batch, head); K/V tiles of 32 keys go through shared memory; a lane scores
+// one key of the tile, then owns up to 4 output dims (d <= 128) for the P.V
+// update. Only a 32 x 32 block of scores exists at a time.
+#define GAIA_ATT_F32_BQ 32
+#define GAIA_ATT_F32_BK 32
+__global__ void attention_f32_kernel(const float *__restrict__ q, const float *__restrict__ k,
+                                     const float *__restrict__ v, float *__restrict__ o, int nq, int nk, int d,
+                                     float scale, int causal) {
+    extern __shared__ float sm[];
+    const int ds = d + 1; // odd row stride: lanes reading different keys hit different banks
+    float *Qs = sm, *Ks = Qs + GAIA_ATT_F32_BQ * d, *Vs = Ks + GAIA_ATT_F32_BK * ds;
+    const size_t bh = blockIdx.y;
+    const int q0 = blockIdx.x * GAIA_ATT_F32_BQ, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const float *qb = q + bh * (size_t)nq * d, *kb = k + bh * (size_t)nk * d, *vb = v + bh * (size_t)nk * d;
+    const int off = nk - nq;
+    float acc[4][4], m[4], l[4];
+    for (int r = 0; r < 4; r++) {
+        m[r] = -INFINITY, l[r] = 0.0f;
+        for (int c = 0; c < 4; c++) acc[r][c] = 0.0f;
+    }
+    for (int i = threadIdx.x; i < GAIA_ATT_F32_BQ * d; i += blockDim.x) {
+        int r = i / d, c = i % d;
+        Qs[i] = q0 + r < nq ? qb[(size_t)(q0 + r) * d + c] : 0.0f;
+    }
+    int last = causal ? min(nk - 1, q0 + GAIA_ATT_F32_BQ - 1 + off) : nk - 1;
+    for (int j0 = 0; j0 <= last; j0 += GAIA_ATT_F32_BK) {
+        __syncthreads();
+        for (int i = threadIdx.x; i < GAIA_ATT_F32_BK * d; i += blockDim.x) {
+            int r = i / d, c = i % d;
+            bool ok = j0 + r < nk;
+            Ks[r * ds + c] = ok ? kb[(size_t)(j0 + r) * d + c] : 0.0f;
+            Vs[r * ds + c] = ok ? vb[(size_t)(j0 + r) * d + c] : 0.0f;
+        }
+        __syncthreads();
+        for (int r = 0; r < 4; r++) {
+            int qi = q0 + warp * 4 + r, key = j0 + lane;
+            if (qi >= nq) break;
+            const float *qr = Qs + (warp * 4 + r) * d;
+            float s = 0.0f;
+            for (int c = 0; c < d; c++) s += qr[c] * Ks[lane * ds + c];
+            bool valid = key < nk && (!causal || key <= qi + off);
+            s = valid ? s * scale : -INFINITY;
+            float mt = warp_max(s), mnew = fmaxf(m[r], mt);
+            if (mnew == -INFINITY) continue; // nothing visible yet for this query
+            float p = valid ? __expf(s - mnew) : 0.0f, alpha = __expf(m[r] - mnew);
+            l[r] = l[r] * alpha + warp_sum(p);
+            m[r] = mnew;
+            for (int t = 0; t < 4; t++) acc[r][t] *= alpha;
+            for (int jj = 0; jj < GAIA_ATT_F32_BK; jj++) {
+                float pj = __shfl_sync(0xffffffffu, p, jj);
+                for (int t = 0; t < 4; t++) {
+                    int c = lane + 32 * t;
+                    if (c < d) acc[r][t] += pj * Vs[jj * ds + c];
+                }
+            }
+        }
+    }
+    for (int r = 0; r < 4; r++) {
+        int qi = q0 + warp * 4 + r;
+        if (qi >= nq) break;
+        float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+        for (int t = 0; t < 4; t++) {
+            int c = lane + 32 * t;
+            if (c < d) o[(bh * nq + qi) * (size_t)d + c] = acc[r][t] * inv;
+        }
+    }
+}
+
+// ------------------------------------------------------------------ attention, bf16 / fp16 tensor cores
+// mma.sync m16n8k16 with float32 accumulation. A block is 4 warps x 16 query
+// rows; K/V tiles of 64 keys in shared memory (converted from float32 on load).
+// Fragment layouts (PTX ISA, m16n8k16, g = lane / 4, t = lane % 4):
+//   A (16x16, row): r0 = (g, 2t..2t+1) r1 = (g+8, 2t..) r2 = (g, 2t+8..) r3 = (g+8, 2t+8..)
+//   B (16x8, col):  r0 = (k 2t..2t+1, n g)  r1 = (k 2t+8..2t+9, n g)
+//   C (16x8 f32):   c0,c1 = (g, 2t..2t+1)   c2,c3 = (g+8, 2t..2t+1)
+// The C fragments of two neighbouring 8-key tiles are exactly the A fragment
+// of P for the next product, so P never leaves registers (FlashAttention-2).
+#define GAIA_ATT_MMA_BQ 64
+#define GAIA_ATT_MMA_BK 64
+#define GAIA_ATT_MMA_DMAX 128
+
+template <typename T> struct mma_type;
+template <> struct mma_type<__nv_bfloat16> {
+    static __device__ __forceinline__ __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+        __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&h);
+    }
+    static __device__ __forceinline__ void mma(float *c, const uint32_t *a, const uint32_t *b) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+};
+template <> struct mma_type<__half> {
+    static __device__ __forceinline__ __half from(float x) { return __float2half_rn(x); }
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+        __half2 h = __floats2half2_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&h);
+    }
+    static __device__ __forceinline__ void mma(float *c, const uint32_t *a, const uint32_t *b) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+};
+
+template <typename T> __device__ __forceinline__ uint32_t pack2(T lo, T hi) {
+    uint16_t a = *reinterpret_cast<uint16_t *>(&lo), b = *reinterpret_cast<uint16_t *>(&hi);
+    return (uint32_t)a | ((uint32_t)b << 16);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(128) attention_mma_kernel(const float *__restrict__ q, const float *__restrict__ k,
+                                                           const float *__restrict__ v, float *__restrict__ o, int nq,
+                                                           int nk, int d, float scale, int causal) {
+    typedef mma_type<T> M;
+    extern __shared__ unsigned char smraw[];
+    const int dp = (d + 15) & ~15, ks = dp + 8; // padded row: conflict-light 32-bit loads
+    T *Ks = reinterpret_cast<T *>(smraw), *Vs = Ks + GAIA_ATT_MMA_BK * ks;
+    const size_t bh = blockIdx.y;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    const int q0 = blockIdx.x * GAIA_ATT_MMA_BQ + warp * 16, off = nk - nq;
+    const float *qb = q + bh * (size_t)nq * d, *kb = k + bh * (size_t)nk * d, *vb = v + bh * (size_t)nk * d;
+    const int nks = dp / 16, ndt = dp / 8;
+    uint32_t qa[GAIA_ATT_MMA_DMAX / 16][4];
+    float oacc[GAIA_ATT_MMA_DMAX / 8][4];
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f; // rows g and g + 8
+    const int r0 = q0 + g, r1 = q0 + g + 8;
+#pragma unroll
+    for (int kk = 0; kk < GAIA_ATT_MMA_DMAX / 16; kk++) {
+        if (kk < nks) {
+            int c = kk * 16 + 2 * t;
+#define GAIA_QV(r, cc) ((r) < nq && (cc) < d ? qb[(size_t)(r) * d + (cc)] : 0.0f)
+            qa[kk][0] = M::pack(GAIA_QV(r0, c), GAIA_QV(r0, c + 1));
+            qa[kk][1] = M::pack(GAIA_QV(r1, c), GAIA_QV(r1, c + 1));
+            qa[kk][2] = M::pack(GAIA_QV(r0, c + 8), GAIA_QV(r0, c + 9));
+            qa[kk][3] = M::pack(GAIA_QV(r1, c + 8), GAIA_QV(r1, c + 9));
+#undef GAIA_QV
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < GAIA_ATT_MMA_DMAX / 8; n++) oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.0f;
+    const int qlast = blockIdx.x * GAIA_ATT_MMA_BQ + GAIA_ATT_MMA_BQ - 1;
+    const int last = causal ? min(nk - 1, qlast + off) : nk - 1;
+    for (int j0 = 0; j0 <= last; j0 += GAIA_ATT_MMA_BK) {
+        __syncthreads();
+        for (int i = threadIdx.x; i < GAIA_ATT_MMA_BK * dp; i += blockDim.x) {
+            int r = i / dp, c = i % dp;
+            bool ok = j0 + r < nk && c < d;
+            Ks[r * ks + c] = M::from(ok ? kb[(size_t)(j0 + r) * d + c] : 0.0f);
+            Vs[r * ks + c] = M::from(ok ? vb[(size_t)(j0 + r) * d + c] : 0.0f);
+        }
+        __syncthreads();
+        // S = Q K^T for 64 keys: 8 tiles of 8 keys.
+        float s[GAIA_ATT_MMA_BK / 8][4];
+#pragma unroll
+        for (int n = 0; n < GAIA_ATT_MMA_BK / 8; n++) {
+            s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+            for (int kk = 0; kk < GAIA_ATT_MMA_DMAX / 16; kk++) {
+                if (kk < nks) {
+                    const T *kr = Ks + (n * 8 + g) * ks + kk * 16 + 2 * t;
+                    uint32_t b[2];
+                    b[0] = *reinterpret_cast<const uint32_t *>(kr);
+                    b[1] = *reinterpret_cast<const uint32_t *>(kr + 8);
+                    M::mma(s[n], qa[kk], b);
+                }
+            }
+        }
+        // Scale, mask, row maxima (a row's 64 scores are spread over a quad).
+        float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+        for (int n = 0; n < GAIA_ATT_MMA_BK / 8; n++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int key = j0 + n * 8 + 2 * t + (e & 1), row = e < 2 ? r0 : r1;
+                bool valid = key < nk && (!causal || key <= row + off);
+                float val = valid ? s[n][e] * scale : -INFINITY;
+                s[n][e] = val;
+                if (e < 2) mx0 = fmaxf(mx0, val);
+                else mx1 = fmaxf(mx1, val);
+            }
+        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+        float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
+        // A row that has seen no key yet keeps m = -inf: use 0 so exp() gives 0, not NaN.
+        float base0 = mn0 == -INFINITY ? 0.0f : mn0, base1 = mn1 == -INFINITY ? 0.0f : mn1;
+        float al0 = __expf(m0 - base0), al1 = __expf(m1 - base1), sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+        for (int n = 0; n < GAIA_ATT_MMA_BK / 8; n++) {
+            s[n][0] = __expf(s[n][0] - base0), s[n][1] = __expf(s[n][1] - base0);
+            s[n][2] = __expf(s[n][2] - base1), s[n][3] = __expf(s[n][3] - base1);
+            sum0 += s[n][0] + s[n][1];
+            sum1 += s[n][2] + s[n][3];
+        }
+        sum0 += __shfl_xor_sync(0xffffffffu, sum0, 1);
+        sum0 += __shfl_xor_sync(0xffffffffu, sum0, 2);
+        sum1 += __shfl_xor_sync(0xffffffffu, sum1, 1);
+        sum1 += __shfl_xor_sync(0xffffffffu, sum1, 2);
+        l0 = l0 * al0 + sum0, l1 = l1 * al1 + sum1;
+        m0 = mn0, m1 = mn1;
+#pragma unroll
+        for (int n = 0; n < GAIA_ATT_MMA_DMAX / 8; n++) {
+            oacc[n][0] *= al0, oacc[n][1] *= al0;
+            oacc[n][2] *= al1, oacc[n][3] *= al1;
+        }
+        // O += P V: P (16 x 64) as 4 A fragments straight from s.
+#pragma unroll
+        for (int kk = 0; kk < GAIA_ATT_MMA_BK / 16; kk++) {
+            uint32_t pa[4];
+            pa[0] = M::pack(s[2 * kk][0], s[2 * kk][1]);
+            pa[1] = M::pack(s[2 * kk][2], s[2 * kk][3]);
+            pa[2] = M::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+            pa[3] = M::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+            for (int n = 0; n < GAIA_ATT_MMA_DMAX / 8; n++) {
+                if (n < ndt) {
+                    const T *vc = Vs + (kk * 16 + 2 * t) * ks + n * 8 + g;
+                    uint32_t b[2];
+                    b[0] = pack2<T>(vc[0], vc[ks]);
+                    b[1] = pack2<T>(vc[8 * ks], vc[9 * ks]);
+                    M::mma(oacc[n], pa, b);
+                }
+            }
+        }
+    }
+    float inv0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+#pragma unroll
+    for (int n = 0; n < GAIA_ATT_MMA_DMAX / 8; n++) {
+        int c = n * 8 + 2 * t;
+        if (n >= ndt) continue;
+        if (r0 < nq) {
+            if (c < d) o[(bh * nq + r0) * (size_t)d + c] = oacc[n][0] * inv0;
+            if (c + 1 < d) o[(bh * nq + r0) * (size_t)d + c + 1] = oacc[n][1] * inv0;
+        }
+        if (r1 < nq) {
+            if (c < d) o[(bh * nq + r1) * (size_t)d + c] = oacc[n][2] * inv1;
+            if (c + 1 < d) o[(bh * nq + r1) * (size_t)d + c + 1] = oacc[n][3] * inv1;
+        }
+    }
+}
+
+// ------------------------------------------------------------------ Hebbian update
+// stats[0] = c = (1 - decay)(1 + h (0.5 - mean(post))), stats[1] = mean(post):
+// computed on the device so a run never waits for the host.
+__global__ void hebb_stats_kernel(const float *__restrict__ post, size_t out, float decay, float h, unsigned flags,
+                                  float *stats) {
+    __shared__ float sh[32];
+    float s = 0.0f;
+    for (size_t i = threadIdx.x; i < out; i += blockDim.x) s += post[i];
+    s = block_sum(s, sh);
+    if (threadIdx.x == 0) {
+        float mean = s / (float)out, c = 1.0f;
+        if (!(flags & 1u)) c *= 1.0f - decay;
+        if (!(flags & 2u)) c *= 1.0f + h * (0.5f - mean);
+        stats[0] = c;
+        stats[1] = mean;
+    }
+}
+
+// Oja: u[j] = pre[j] - sum_i post[i] W[i, j]; a thread per column, coalesced rows.
+__global__ void oja_u_kernel(const float *__restrict__ W, const float *__restrict__ pre,
+                             const float *__restrict__ post, float *__restrict__ u, size_t out, size_t in) {
+    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= in) return;
+    float s = 0.0f;
+    for (size_t i = 0; i < out; i++) s += post[i] * W[i * in + j];
+    u[j] = pre[j] - s;
+}
+
+// One block per row: w = c (w + e v), then w /= |w| + 1e-8.
+__global__ void hebb_rows_kernel(int rule, float *W, const float *__restrict__ v, const float *__restrict__ post,
+                                 const float *__restrict__ theta, float eta, unsigned flags,
+                                 const float *__restrict__ stats, size_t in) {
+    __shared__ float sh[32];
+    size_t i = blockIdx.x;
+    float *w = W + i * in;
+    float p = post[i], c = stats[0];
+    float e = eta * (rule == RULE_BCM ? p * (p - theta[i]) : p), ss = 0.0f;
+    for (size_t j = threadIdx.x; j < in; j += blockDim.x) {
+        float nw = (w[j] + e * v[j]) * c;
+        w[j] = nw;
+        ss += nw * nw;
+    }
+    if (flags & 4u) return;
+    ss = block_sum(ss, sh); // its barriers also order the writes above before the re-reads below
+    float inv = 1.0f / (sqrtf(ss) + 1e-8f);
+    for (size_t j = threadIdx.x; j < in; j += blockDim.x) w[j] *= inv;
+}
+
+__global__ void bcm_theta_kernel(float *theta, const float *__restrict__ post, const float *__restrict__ stats,
+                                 size_t out, int textbook) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < out) theta[i] = 0.9f * theta[i] + 0.1f * (textbook ? post[i] * post[i] : stats[1]);
+}
+
+// ------------------------------------------------------------------ hierarchy helpers
+// Rows addressed by a step counter on the device, so that one captured graph
+// serves every period of the run.
+__global__ void gather_row_kernel(const float *__restrict__ X, size_t cols, const long long *step, float *dst) {
+    const float *src = X + (size_t)(*step) * cols;
+    for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += (size_t)gridDim.x * blockDim.x)
+        dst[j] = src[j];
+}
+__global__ void store_row_kernel(float *rows, size_t cols, const long long *step, const float *__restrict__ src) {
+    float *dst = rows + (size_t)(*step) * cols;
+    for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += (size_t)gridDim.x * blockDim.x)
+        dst[j] = src[j];
+}
+__global__ void advance_kernel(long long *step) { *step += 1; }
+
+} // namespace gaia_layer_cu
+
+using namespace gaia_layer_cu;
+
+static int gaia__layer_launch_status(void) { return (int)cudaGetLastError(); }
+
+extern "C" int gaia_cuda_layer_bias_act(int a, const float *x, const float *bias, float *y, size_t rows, size_t cols,
+                                        void *stream) {
+    bias_act_kernel<<<grid_for(rows * cols / 4 + 1, 256), 256, 0, (cudaStream_t)stream>>>(a, x, bias, y, rows, cols);
+    return gaia__layer_launch_status();
+}
+
+extern "C" int gaia_cuda_layer_gemv(int a, const float *W, const float *b, const float *x, float *y, size_t out,
+                                    size_t in, void *stream) {
+    gemv_kernel<<<(unsigned)((out + 7) / 8), 256, 0, (cudaStream_t)stream>>>(a, W, b, x, y, out, in);
+    return gaia__layer_launch_status();
+}
+
+extern "C" int gaia_cuda_layer_layernorm(const float *x, const float *w, const float *b, float *y, size_t rows,
+                                         size_t cols, float eps, void *stream) {
+    int threads = cols >= 1024 ? 1024 : cols >= 256 ? 256 : 64;
+    for (size_t r0 = 0; r0 < rows; r0 += 65535u * 16u) { // grid.x limit is 2^31 - 1; stay modest
+        size_t nr = rows - r0 < 65535u * 16u ? rows - r0 : 65535u * 16u;
+        layernorm_kernel<<<(unsigned)nr, threads, 0, (cudaStream_t)stream>>>(x + r0 * cols, w, b, y + r0 * cols, cols,
+                                                                               eps);
+        int e = gaia__layer_launch_status();
+        if (e) return e;
+    }
+    return 0;
+}
+
+extern "C" int gaia_cuda_layer_attention(int prec, const float *q, const float *k, const float *v, float *o,
+                                         size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
+                                         void *stream) {
+    cudaStream_t s = (cudaStream_t)stream;
+    if (bh > 65535u) return (int)cudaErrorInvalidValue; // grid.y limit
+    if (prec == PREC_F32) {
+        size_t smem = (GAIA_ATT_F32_BQ * d + 2 * GAIA_ATT_F32_BK * (d + 1)) * sizeof(float);
+        dim3 grid((unsigned)((nq + GAIA_ATT_F32_BQ - 1) / GAIA_ATT_F32_BQ), (unsigned)bh);
+        if (smem > 48 * 1024) {
+            cudaError_t e = cudaFuncSetAttribute(attention_f32_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 (int)smem);
+            if (e != cudaSuccess) return (int)e;
+        }
+        attention_f32_kernel<<<grid, 256, smem, s>>>(q, k, v, o, (int)nq, (int)nk, (int)d, scale, causal);
+    } else {
+        size_t dp = (d + 15) & ~(size_t)15, smem = 2 * GAIA_ATT_MMA_BK * (dp + 8) * 2;
+        dim3 grid((unsigned)((nq + GAIA_ATT_MMA_BQ - 1) / GAIA_ATT_MMA_BQ), (unsigned)bh);
+        if (prec == PREC_BF16)
+            attention_mma_kernel<__nv_bfloat16><<<grid, 128, smem, s>>>(q, k, v, o, (int)nq, (int)nk, (int)d, scale,
+                                                                        causal);
+        else
+            attention_mma_kernel<__half><<<grid, 128, smem, s>>>(q, k, v, o, (int)nq, (int)nk, (int)d, scale, causal);
+    }
+    return gaia__layer_launch_status();
+}
+
+// The whole Hebbian update: stats, (Oja's u), rows, (BCM's theta). stats needs
+// 2 floats of device scratch, u `in` floats.
+extern "C" int gaia_cuda_layer_hebbian_update(int rule, int textbook, unsigned flags, float eta, float decay,
+                                              float h, size_t out, size_t in, float *W, const float *pre,
+                                              const float *post, float *theta, float *u, float *stats, void *stream) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int e;
+    hebb_stats_kernel<<<1, 256, 0, s>>>(post, out, decay, h, flags, stats);
+    if ((e = gaia__layer_launch_status())) return e;
+    if (rule == RULE_OJA) {
+        oja_u_kernel<<<(unsigned)((in + 255) / 256), 256, 0, s>>>(W, pre, post, u, out, in);
+        if ((e = gaia__layer_launch_status())) return e;
+    }
+    hebb_rows_kernel<<<(unsigned)out, in >= 512 ? 256 : 128, 0, s>>>(rule, W, rule == RULE_OJA ? u : pre, post, theta,
+                                                                      eta, flags, stats, in);
+    if ((e = gaia__layer_launch_status())) return e;
+    if (rule == RULE_BCM) {
+        bcm_theta_kernel<<<(unsigned)((out + 255) / 256), 256, 0, s>>>(theta, post, stats, out, textbook);
+        if ((e = gaia__layer_launch_status())) return e;
+    }
+    return 0;
+}
+
+extern "C" int gaia_cuda_layer_gather_row(const float *X, size_t cols, const long long *step, float *dst,
+                                          void *stream) {
+    gather_row_kernel<<<grid_for(cols, 256), 256, 0, (cudaStream_t)stream>>>(X, cols, step, dst);
+    return gaia__layer_launch_status();
+}
+extern "C" int gaia_cuda_layer_store_row(float *rows, size_t cols, const long long *step, const float *src,
+                                         void *stream) {
+    store_row_kernel<<<grid_for(cols, 256), 256, 0, (cudaStream_t)stream>>>(rows, cols, step, src);
+    return gaia__layer_launch_status();
+}
+extern "C" int gaia_cuda_layer_advance(long long *step, void *stream) {
+    advance_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(step);
+    return gaia__layer_launch_status();
+}
+// ---------------------------------------------------------------------
+// assembly module: CUDA kernels (explicit mode) next to their extern "C"
+// launchers. The edge generator and the binomial draw are line-for-line
+// twins of cpu_assembly.h (integer arithmetic only), so the CPU and the GPU
+// produce the same edges, the same 64-bit fixed-point inputs and therefore
+// the same winners. Launchers take plain arguments and return a cudaError_t
+// as int. UNVERIFIED on hardware: compiled only.
+// ---------------------------------------------------------------------
+#include <stdint.h>
+
+#define GAIA__ASMK_GAMMA 0x9E3779B97F4A7C15ull
+#define GAIA__ASMK_SEG_BITS 12
+#define GAIA__ASMK_SEG (1u << GAIA__ASMK_SEG_BITS)
+#define GAIA__ASMK_FIX 65536.0f
+#define GAIA__ASMK_WMAX 1048576.0f
+#define GAIA__ASMK_EMPTY (~0ull)
+
+struct gaia__asmk_fibre {
+    unsigned long long fkey;
+    uint32_t n_tgt;
+    const uint32_t *geo, *guide;
+    uint32_t geo_len, geo_r32;
+    const unsigned long long *map_keys;
+    const float *map_vals;
+    unsigned long long map_mask;
+    const uint32_t *support;
+    const unsigned long long *bin_cdf;
+    const uint32_t *bin_guide;
+    uint32_t bin_lo, bin_len;
+};
+
+__device__ __forceinline__ unsigned long long gaia__asmk_mix64(unsigned long long z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+struct gaia__asmk_rng {
+    unsigned long long s, z;
+    int half;
+};
+
+__device__ __forceinline__ void gaia__asmk_rng_init(gaia__asmk_rng *r, unsigned long long fkey, uint32_t i,
+                                                    uint32_t g) {
+    r->s = gaia__asmk_mix64(fkey ^ gaia__asmk_mix64((((unsigned long long)i << 32) | g) + GAIA__ASMK_GAMMA));
+    r->z = 0;
+    r->half = 0;
+}
+
+__device__ __forceinline__ uint32_t gaia__asmk_next(gaia__asmk_rng *r) {
+    if (r->half) {
+        r->half = 0;
+        return (uint32_t)(r->z >> 32);
+    }
+    r->s += GAIA__ASMK_GAMMA;
+    r->z = gaia__asmk_mix64(r->s);
+    r->half = 1;
+    return (uint32_t)r->z;
+}
+
+// Twin of gaia__asm_skip: B from the guide and thresholds, then the A part.
+__device__ __forceinline__ unsigned long long gaia__asmk_skip(const gaia__asmk_fibre &a, gaia__asmk_rng *r) {
+    uint32_t u = gaia__asmk_next(r);
+    uint32_t b = a.guide[u >> 20];
+    unsigned long long x;
+    while (u < a.geo[b + 1]) b++;
+    x = b;
+    if (a.geo_r32)
+        while (gaia__asmk_next(r) < a.geo_r32) x += a.geo_len;
+    return x;
+}
+
+__device__ __forceinline__ float gaia__asmk_lookup(const gaia__asmk_fibre &a, unsigned long long key) {
+    unsigned long long h = gaia__asmk_mix64(key) & a.map_mask;
+    for (;;) {
+        unsigned long long k = a.map_keys[h];
+        if (k == key) return a.map_vals[h];
+        if (k == GAIA__ASMK_EMPTY) return 1.0f;
+        h = (h + 1) & a.map_mask;
+    }
+}
+
+__device__ __forceinline__ long long gaia__asmk_fix(float w) { return (long long)__fmul_rn(w, GAIA__ASMK_FIX); }
+
+__device__ __forceinline__ int gaia__asmk_bit(const uint32_t *bits, unsigned long long j) {
+    return (int)((bits[j >> 5] >> (j & 31)) & 1u);
+}
+
+__device__ __forceinline__ uint32_t gaia__asmk_stim_degree(const gaia__asmk_fibre &a, uint32_t j) {
+    unsigned long long u = gaia__asmk_mix64(a.fkey + ((unsigned long long)j + 1) * GAIA__ASMK_GAMMA);
+    uint32_t x = a.bin_guide[u >> 52];
+    while (x + 1 < a.bin_len && u >= a.bin_cdf[x]) x++;
+    return a.bin_lo + x;
+}
+
+static gaia__asmk_fibre gaia__asmk_make(unsigned long long fkey, uint32_t n_tgt, const uint32_t *geo,
+                                        const uint32_t *guide, uint32_t geo_len, uint32_t geo_r32,
+                                        const unsigned long long *map_keys, const float *map_vals,
+                                        unsigned long long map_mask, const uint32_t *support,
+                                        const unsigned long long *bin_cdf, const uint32_t *bin_guide,
+                                        uint32_t bin_lo, uint32_t bin_len) {
+    gaia__asmk_fibre a;
+    a.fkey = fkey;
+    a.n_tgt = n_tgt;
+    a.geo = geo;
+    a.guide = guide;
+    a.geo_len = geo_len;
+    a.geo_r32 = geo_r32;
+    a.map_keys = map_keys;
+    a.map_vals = map_vals;
+    a.map_mask = map_mask;
+    a.support = support;
+    a.bin_cdf = bin_cdf;
+    a.bin_guide = bin_guide;
+    a.bin_lo = bin_lo;
+    a.bin_len = bin_len;
+    return a;
+}
+
+static unsigned gaia__asmk_blocks(unsigned long long work, unsigned threads) {
+    unsigned long long b = (work + threads - 1) / threads;
+    if (b < 1) b = 1;
+    if (b > 65535ull * 32) b = 65535ull * 32;
+    return (unsigned)b;
+}
+
+// One thread per (source, segment): the edges of source src[s] in segment g,
+// added with 64-bit integer atomics (order-free: the sum is exact).
+__global__ void gaia__asmk_accumulate(gaia__asmk_fibre a, const uint32_t *src, uint32_t K, unsigned long long nseg,
+                                      unsigned long long *input) {
+    unsigned long long t, total = (unsigned long long)K * nseg;
+    for (t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < total;
+         t += (unsigned long long)gridDim.x * blockDim.x) {
+        uint32_t s = (uint32_t)(t / nseg), g = (uint32_t)(t % nseg), i = src[s];
+        unsigned long long lo = (unsigned long long)g << GAIA__ASMK_SEG_BITS, hi = lo + GAIA__ASMK_SEG, j;
+        unsigned long long base = (unsigned long long)i * a.n_tgt;
+        gaia__asmk_rng r;
+        if (hi > a.n_tgt) hi = a.n_tgt;
+        gaia__asmk_rng_init(&r, a.fkey, i, g);
+        for (j = lo + gaia__asmk_skip(a, &r); j < hi; j += 1 + gaia__asmk_skip(a, &r)) {
+            long long w = (long long)GAIA__ASMK_FIX;
+            if (gaia__asmk_bit(a.support, j)) w = gaia__asmk_fix(gaia__asmk_lookup(a, base + j));
+            atomicAdd(&input[j], (unsigned long long)w);
+        }
+    }
+}
+
+__global__ void gaia__asmk_stimulus(gaia__asmk_fibre a, unsigned long long *input) {
+    unsigned long long j;
+    for (j = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; j < a.n_tgt;
+         j += (unsigned long long)gridDim.x * blockDim.x) {
+        uint32_t c = gaia__asmk_stim_degree(a, (uint32_t)j);
+        if (c) {
+            long long w = (long long)GAIA__ASMK_FIX;
+            if (gaia__asmk_bit(a.support, j)) w = gaia__asmk_fix(gaia__asmk_lookup(a, j));
+            input[j] += (unsigned long long)((long long)c * w);
+        }
+    }
+}
+
+extern "C" int gaia_cuda_assembly_accumulate(unsigned long long fkey, uint32_t n_tgt, const uint32_t *geo,
+                                             const uint32_t *guide, uint32_t geo_len, uint32_t geo_r32,
+                                             const unsigned long long *map_keys, const float *map_vals,
+                                             unsigned long long map_mask, const uint32_t *support, int is_stimulus,
+                                             const unsigned long long *bin_cdf, const uint32_t *bin_guide,
+                                             uint32_t bin_lo, uint32_t bin_len, const uint32_t *src, uint32_t K,
+                                             unsigned long long *input, void *stream) {
+    cudaStream_t st = (cudaStream_t)stream;
+    gaia__asmk_fibre a = gaia__asmk_make(fkey, n_tgt, geo, guide, geo_len, geo_r32, map_keys, map_vals, map_mask,
+                                         support, bin_cdf, bin_guide, bin_lo, bin_len);
+    if (is_stimulus) {
+        gaia__asmk_stimulus<<<gaia__asmk_blocks(n_tgt, 256), 256, 0, st>>>(a, input);
+    } else {
+        unsigned long long nseg = ((unsigned long long)n_tgt + GAIA__ASMK_SEG - 1) >> GAIA__ASMK_SEG_BITS;
+        if (K) gaia__asmk_accumulate<<<gaia__asmk_blocks((unsigned long long)K * nseg, 128), 128, 0, st>>>(a, src, K, nseg, input);
+    }
+    return (int)cudaGetLastError();
+}
+
+// Keys of base synapses from the firing sources to flagged targets.
+__global__ void gaia__asmk_hebb(gaia__asmk_fibre a, const uint32_t *src, uint32_t K, unsigned long long nseg,
+                                const uint32_t *bits, unsigned long long *keys, unsigned long long cap,
+                                unsigned long long *count) {
+    unsigned long long t, total = (unsigned long long)K * nseg;
+    for (t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < total;
+         t += (unsigned long long)gridDim.x * blockDim.x) {
+        uint32_t s = (uint32_t)(t / nseg), g = (uint32_t)(t % nseg), i = src[s];
+        unsigned long long lo = (unsigned long long)g << GAIA__ASMK_SEG_BITS, hi = lo + GAIA__ASMK_SEG, j;
+        unsigned long long base = (unsigned long long)i * a.n_tgt;
+        gaia__asmk_rng r;
+        if (hi > a.n_tgt) hi = a.n_tgt;
+        gaia__asmk_rng_init(&r, a.fkey, i, g);
+        for (j = lo + gaia__asmk_skip(a, &r); j < hi; j += 1 + gaia__asmk_skip(a, &r))
+            if (gaia__asmk_bit(bits, j)) {
+                unsigned long long at = atomicAdd(count, 1ull);
+                if (at < cap) keys[at] = base + j;
+            }
+    }
+}
+
+__global__ void gaia__asmk_hebb_stim(gaia__asmk_fibre a, const uint32_t *bits, unsigned long long *keys,
+                                     unsigned long long cap, unsigned long long *count) {
+    unsigned long long j;
+    for (j = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; j < a.n_tgt;
+         j += (unsigned long long)gridDim.x * blockDim.x)
+        if (gaia__asmk_bit(bits, j) && gaia__asmk_stim_degree(a, (uint32_t)j) > 0) {
+            unsigned long long at = atomicAdd(count, 1ull);
+            if (at < cap) keys[at] = j;
+        }
+}
+
+extern "C" int gaia_cuda_assembly_hebb_collect(unsigned long long fkey, uint32_t n_tgt, const uint32_t *geo,
+                                               const uint32_t *guide, uint32_t geo_len, uint32_t geo_r32,
+                                               int is_stimulus, const unsigned long long *bin_cdf,
+                                               const uint32_t *bin_guide, uint32_t bin_lo, uint32_t bin_len,
+                                               const uint32_t *src, uint32_t K, const uint32_t *bits,
+                                               unsigned long long *keys, unsigned long long cap,
+                                               unsigned long long *count_dev, void *stream) {
+    cudaStream_t st = (cudaStream_t)stream;
+    gaia__asmk_fibre a = gaia__asmk_make(fkey, n_tgt, geo, guide, geo_len, geo_r32, 0, 0, 0, 0, bin_cdf, bin_guide,
+                                         bin_lo, bin_len);
+    cudaError_t e = cudaMemsetAsync(count_dev, 0, sizeof(unsigned long long), st);
+    if (e != cudaSuccess) return (int)e;
+    if (is_stimulus) {
+        gaia__asmk_hebb_stim<<<gaia__asmk_blocks(n_tgt, 256), 256, 0, st>>>(a, bits, keys, cap, count_dev);
+    } else if (K) {
+        unsigned long long nseg = ((unsigned long long)n_tgt + GAIA__ASMK_SEG - 1) >> GAIA__ASMK_SEG_BITS;
+        gaia__asmk_hebb<<<gaia__asmk_blocks((unsigned long long)K * nseg, 128), 128, 0, st>>>(a, src, K, nseg, bits,
+                                                                                          keys, cap, count_dev);
+    }
+    return (int)cudaGetLastError();
+}
+
+// The out-edges of one source, ascending: one thread (inspection and tests).
+__global__ void gaia__asmk_edges(gaia__asmk_fibre a, uint32_t i, uint32_t *out, unsigned long long cap,
+                                 unsigned long long *count) {
+    unsigned long long nseg = ((unsigned long long)a.n_tgt + GAIA__ASMK_SEG - 1) >> GAIA__ASMK_SEG_BITS, g, c = 0;
+    for (g = 0; g < nseg; g++) {
+        unsigned long long lo = g << GAIA__ASMK_SEG_BITS, hi = lo + GAIA__ASMK_SEG, j;
+        gaia__asmk_rng r;
+        if (hi > a.n_tgt) hi = a.n_tgt;
+        gaia__asmk_rng_init(&r, a.fkey, i, (uint32_t)g);
+        for (j = lo + gaia__asmk_skip(a, &r); j < hi; j += 1 + gaia__asmk_skip(a, &r)) {
+            if (c < cap) out[c] = (uint32_t)j;
+            c++;
+        }
+    }
+    *count = c;
+}
+
+extern "C" int gaia_cuda_assembly_edges(unsigned long long fkey, uint32_t n_tgt, const uint32_t *geo,
+                                        const uint32_t *guide, uint32_t geo_len, uint32_t geo_r32, uint32_t i,
+                                        uint32_t *out, unsigned long long cap, unsigned long long *count_dev,
+                                        void *stream) {
+    gaia__asmk_fibre a = gaia__asmk_make(fkey, n_tgt, geo, guide, geo_len, geo_r32, 0, 0, 0, 0, 0, 0, 0, 0);
+    gaia__asmk_edges<<<1, 1, 0, (cudaStream_t)stream>>>(a, i, out, cap, count_dev);
+    return (int)cudaGetLastError();
+}
+
+// ---- radix select: max, a 16-bit histogram, then compaction ----
+__global__ void gaia__asmk_max(const unsigned long long *x, uint32_t n, unsigned long long *mx) {
+    unsigned long long j, m = 0;
+    for (j = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; j < n;
+         j += (unsigned long long)gridDim.x * blockDim.x)
+        if (x[j] > m) m = x[j];
+    if (m) atomicMax(mx, m);
+}
+
+__global__ void gaia__asmk_hist(const unsigned long long *x, uint32_t n, int shift, uint32_t *hist) {
+    unsigned long long j;
+    for (j = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; j < n;
+         j += (unsigned long long)gridDim.x * blockDim.x)
+        atomicAdd(&hist[x[j] >> shift], 1u);
+}
+
+__global__ void gaia__asmk_compact(const unsigned long long *x, uint32_t n, int shift, unsigned long long d,
+                                   uint32_t *above, uint32_t *cand, unsigned long long *counts) {
+    unsigned long long j;
+    for (j = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; j < n;
+         j += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned long long b = x[j] >> shift;
+        if (b > d) above[atomicAdd(&counts[0], 1ull)] = (uint32_t)j;
+        else if (b == d) cand[atomicAdd(&counts[1], 1ull)] = (uint32_t)j;
+    }
+}
+
+extern "C" int gaia_cuda_assembly_topk_max(const unsigned long long *x, uint32_t n, unsigned long long *mx_dev,
+                                           void *stream) {
+    cudaStream_t st = (cudaStream_t)stream;
+    cudaError_t e = cudaMemsetAsync(mx_dev, 0, sizeof(unsigned long long), st);
+    if (e != cudaSuccess) return (int)e;
+    gaia__asmk_max<<<gaia__asmk_blocks(n, 256) < 1024 ? gaia__asmk_blocks(n, 256) : 1024, 256, 0, st>>>(x, n, mx_dev);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int gaia_cuda_assembly_topk_hist(const unsigned long long *x, uint32_t n, int shift, uint32_t *hist_dev,
+                                            void *stream) {
+    cudaStream_t st = (cudaStream_t)stream;
+    cudaError_t e = cudaMemsetAsync(hist_dev, 0, 65536 * sizeof(uint32_t), st);
+    if (e != cudaSuccess) return (int)e;
+    gaia__asmk_hist<<<gaia__asmk_blocks(n, 256), 256, 0, st>>>(x, n, shift, hist_dev);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int gaia_cuda_assembly_topk_compact(const unsigned long long *x, uint32_t n, int shift,
+                                               unsigned long long d, uint32_t *above, uint32_t *cand,
+                                               unsigned long long *counts_dev, void *stream) {
+    cudaStream_t st = (cudaStream_t)stream;
+    cudaError_t e = cudaMemsetAsync(counts_dev, 0, 2 * sizeof(unsigned long long), st);
+    if (e != cudaSuccess) return (int)e;
+    gaia__asmk_compact<<<gaia__asmk_blocks(n, 256), 256, 0, st>>>(x, n, shift, d, above, cand, counts_dev);
+    return (int)cudaGetLastError();
+}
+
+// ---- learned-weight map: open addressing, linear probing ----
+__global__ void gaia__asmk_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
+                                      const unsigned long long *keys, unsigned long long count, float factor,
+                                      unsigned long long *inserted) {
+    unsigned long long t;
+    for (t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < count;
+         t += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned long long key = keys[t], h = gaia__asmk_mix64(key) & mask;
+        for (;;) {
+            unsigned long long prev = atomicCAS(&mk[h], GAIA__ASMK_EMPTY, key);
+            if (prev == GAIA__ASMK_EMPTY) { // inserted: keys are unique within a call
+                mv[h] = fminf(factor, GAIA__ASMK_WMAX);
+                atomicAdd(inserted, 1ull);
+                break;
+            }
+            if (prev == key) {
+                mv[h] = fminf(__fmul_rn(mv[h], factor), GAIA__ASMK_WMAX);
+                break;
+            }
+            h = (h + 1) & mask;
+        }
+    }
+}
+
+extern "C" int gaia_cuda_assembly_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
+                                             const unsigned long long *keys, unsigned long long count, float factor,
+                                             unsigned long long *inserted_dev, void *stream) {
+    cudaStream_t st = (cudaStream_t)stream;
+    cudaError_t e = cudaMemsetAsync(inserted_dev, 0, sizeof(unsigned long long), st);
+    if (e != cudaSuccess) return (int)e;
+    if (count) gaia__asmk_map_update<<<gaia__asmk_blocks(count, 256), 256, 0, st>>>(mk, mv, mask, keys, count, factor, inserted_dev);
+    return (int)cudaGetLastError();
+}
+
+__global__ void gaia__asmk_map_clear(unsigned long long *mk, unsigned long long cap) {
+    unsigned long long t;
+    for (t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < cap;
+         t += (unsigned long long)gridDim.x * blockDim.x)
+        mk[t] = GAIA__ASMK_EMPTY;
+}
+
+extern "C" int gaia_cuda_assembly_map_clear(unsigned long long *mk, unsigned long long cap, void *stream) {
+    gaia__asmk_map_clear<<<gaia__asmk_blocks(cap, 256), 256, 0, (cudaStream_t)stream>>>(mk, cap);
+    return (int)cudaGetLastError();
+}
+
+__global__ void gaia__asmk_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
+                                      unsigned long long *nk, float *nv, unsigned long long mask) {
+    unsigned long long t;
+    for (t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < old_cap;
+         t += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned long long key = ok[t], h;
+        if (key == GAIA__ASMK_EMPTY) continue;
+        h = gaia__asmk_mix64(key) & mask;
+        while (atomicCAS(&nk[h], GAIA__ASMK_EMPTY, key) != GAIA__ASMK_EMPTY) h = (h + 1) & mask;
+        nv[h] = ov[t];
+    }
+}
+
+extern "C" int gaia_cuda_assembly_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
+                                             unsigned long long *nk, float *nv, unsigned long long mask,
+                                             void *stream) {
+    gaia__asmk_map_rehash<<<gaia__asmk_blocks(old_cap, 256), 256, 0, (cudaStream_t)stream>>>(ok, ov, old_cap, nk, nv,
+                                                                                            mask);
+    return (int)cudaGetLastError();
+}
+
+__global__ void gaia__asmk_bits_set(uint32_t *bits, const uint32_t *idx, uint32_t count, int value) {
+    unsigned long long t;
+    for (t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < count;
+         t += (unsigned long long)gridDim.x * blockDim.x) {
+        uint32_t j = idx[t];
+        if (value) atomicOr(&bits[j >> 5], 1u << (j & 31));
+        else atomicAnd(&bits[j >> 5], ~(1u << (j & 31)));
+    }
+}
+
+extern "C" int gaia_cuda_assembly_bits_set(uint32_t *bits, const uint32_t *idx, uint32_t count, int value,
+                                           void *stream) {
+    if (count) gaia__asmk_bits_set<<<gaia__asmk_blocks(count, 256), 256, 0, (cudaStream_t)stream>>>(bits, idx, count, value);
+    return (int)cudaGetLastError();
+}
+// hrr module: CUDA kernels + extern "C" launchers (fragment of gaia_kernels.cu).
+// Each launcher is the twin of gaia_cpu_hrr_<name> in gaia_cpu.h and
+// returns the cudaError_t of its launch as an int. Spectra are rows of
+// nb = D/2+1 interleaved complex bins (cufftComplex layout).
+
+#define GAIA__HRR_THREADS 256
+
+static int gaia__hrr_grid(size_t n) {
+    size_t g = (n + GAIA__HRR_THREADS - 1) / GAIA__HRR_THREADS;
+    return (int)(g < 65535 * 16 ? (g ? g : 1) : 65535 * 16);
+}
+
+// out[r] = scale a[r] op(b[r]); the 1/D of the inverse FFT rides along here,
+// so binding costs no separate scaling pass.
+__global__ void gaia__hrr_spec_mul_kernel(size_t B, size_t nb, const float2 *a, size_t a_rs, const float2 *b,
+                                          size_t b_rs, int conj_b, float scale, float2 *out) {
+    size_t n = B * nb, i;
+    for (i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        size_t r = i / nb, k = i - r * nb;
+        float2 x = a[r * a_rs + k], y = b[r * b_rs + k], o;
+        if (conj_b) y.y = -y.y;
+        o.x = scale * (x.x * y.x - x.y * y.y);
+        o.y = scale * (x.x * y.y + x.y * y.x);
+        out[i] = o;
+    }
+}
+extern "C" int gaia_cuda_hrr_spec_mul(size_t B, size_t nb, const float *a, size_t a_rs, const float *b, size_t b_rs,
+                                      int conj_b, float scale, float *out, void *stream) {
+    // row strides arrive in floats; the kernel counts complex bins
+    gaia__hrr_spec_mul_kernel<<<gaia__hrr_grid(B * nb), GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(
+        B, nb, (const float2 *)a, a_rs / 2, (const float2 *)b, b_rs / 2, conj_b, scale, (float2 *)out);
+    return (int)cudaGetLastError();
+}
+
+// op: 0 inverse (guard p), 1 unitary, 2 power p (gaia_hrr_spec_op).
+__global__ void gaia__hrr_spec_map_kernel(size_t n, int op, float p, float scale, const float2 *in, float2 *out) {
+    size_t i;
+    for (i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float2 z = in[i], o;
+        float m2 = z.x * z.x + z.y * z.y;
+        if (op == 0) {
+            float d = fmaxf(m2, p * p);
+            if (d > 0.0f) {
+                o.x = z.x / d;
+                o.y = -z.y / d;
+            } else {
+                o.x = o.y = 0.0f;
+            }
+        } else if (op == 1) {
+            float m = sqrtf(m2);
+            if (m > 0.0f) {
+                o.x = z.x / m;
+                o.y = z.y / m;
+            } else if (m == 0.0f) {
+                o.x = 1.0f;
+                o.y = 0.0f;
+            } else {
+                o.x = o.y = m;
+            }
+        } else {
+            float m = sqrtf(m2);
+            if (m == 0.0f) {
+                o.x = p == 0.0f ? 1.0f : 0.0f;
+                o.y = 0.0f;
+            } else {
+                float mp = powf(m, p), s, c;
+                sincosf(atan2f(z.y, z.x) * p, &s, &c);
+                o.x = mp * c;
+                o.y = mp * s;
+            }
+        }
+        o.x *= scale;
+        o.y *= scale;
+        out[i] = o;
+    }
+}
+extern "C" int gaia_cuda_hrr_spec_map(size_t B, size_t nb, int op, float p, float scale, const float *in,
+                                      float *out, void *stream) {
+    gaia__hrr_spec_map_kernel<<<gaia__hrr_grid(B * nb), GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(
+        B * nb, op, p, scale, (const float2 *)in, (float2 *)out);
+    return (int)cudaGetLastError();
+}
+
+__global__ void gaia__hrr_cyclic_kernel(size_t B, size_t D, const float *x, size_t shift, int reverse, float *out) {
+    size_t n = B * D, i;
+    for (i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        size_t r = i / D, k = i - r * D;
+        size_t src = reverse ? (2 * D - k - shift) % D : (k + D - shift) % D;
+        out[i] = x[r * D + src];
+    }
+}
+extern "C" int gaia_cuda_hrr_cyclic(size_t B, size_t D, const float *x, size_t shift, int reverse, float *out,
+                                    void *stream) {
+    gaia__hrr_cyclic_kernel<<<gaia__hrr_grid(B * D), GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(B, D, x, shift,
+                                                                                                  reverse, out);
+    return (int)cudaGetLastError();
+}
+
+// Sum of squares of one row by one block (double partials keep long rows exact
+// enough to match the CPU's double accumulation).
+__device__ double gaia__hrr_block_sumsq(const float *x, size_t D) {
+    __shared__ double part[GAIA__HRR_THREADS];
+    double s = 0.0;
+    size_t i;
+    unsigned w;
+    for (i = threadIdx.x; i < D; i += blockDim.x) s += (double)x[i] * x[i];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (w = blockDim.x / 2; w > 0; w >>= 1) {
+        if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+        __syncthreads();
+    }
+    s = part[0];
+    __syncthreads();
+    return s;
+}
+
+__global__ void gaia__hrr_row_norms_kernel(size_t D, const float *x, float *norms) {
+    double s = gaia__hrr_block_sumsq(x + blockIdx.x * D, D);
+    if (threadIdx.x == 0) norms[blockIdx.x] = (float)sqrt(s);
+}
+__global__ void gaia__hrr_normalize_kernel(size_t D, const float *x, float *out) {
+    const float *xr = x + blockIdx.x * D;
+    float *o = out + blockIdx.x * D;
+    double n = sqrt(gaia__hrr_block_sumsq(xr, D));
+    float s = n > 0 ? (float)(1.0 / n) : (n == 0 ? 0.0f : (float)n);
+    size_t i;
+    for (i = threadIdx.x; i < D; i += blockDim.x) o[i] = xr[i] * s;
+}
+
+// One block per row; rows beyond the grid limit are done in slices.
+#define GAIA__HRR_ROWS_PER_LAUNCH ((size_t)1 << 30)
+extern "C" int gaia_cuda_hrr_row_norms(size_t B, size_t D, const float *x, float *norms, void *stream) {
+    size_t r0;
+    for (r0 = 0; r0 < B; r0 += GAIA__HRR_ROWS_PER_LAUNCH) {
+        size_t n = B - r0 < GAIA__HRR_ROWS_PER_LAUNCH ? B - r0 : GAIA__HRR_ROWS_PER_LAUNCH;
+        gaia__hrr_row_norms_kernel<<<(unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(D, x + r0 * D,
+                                                                                              norms + r0);
+    }
+    return (int)cudaGetLastError();
+}
+extern "C" int gaia_cuda_hrr_normalize(size_t B, size_t D, const float *x, float *out, void *stream) {
+    size_t r0;
+    for (r0 = 0; r0 < B; r0 += GAIA__HRR_ROWS_PER_LAUNCH) {
+        size_t n = B - r0 < GAIA__HRR_ROWS_PER_LAUNCH ? B - r0 : GAIA__HRR_ROWS_PER_LAUNCH;
+        gaia__hrr_normalize_kernel<<<(unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(D, x + r0 * D,
+                                                                                              out + r0 * D);
+    }
+    return (int)cudaGetLastError();
+}
+
+__global__ void gaia__hrr_cosine_scale_kernel(size_t B, size_t M, float *sim, const float *na, const float *nb) {
+    size_t n = B * M, i;
+    for (i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        size_t r = i / M;
+        float d = na[r] * nb[i - r * M];
+        sim[i] = d == 0.0f ? 0.0f : sim[i] / d;
+    }
+}
+extern "C" int gaia_cuda_hrr_cosine_scale(size_t B, size_t M, float *sim, const float *na, const float *nb,
+                                          void *stream) {
+    gaia__hrr_cosine_scale_kernel<<<gaia__hrr_grid(B * M), GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(B, M, sim,
+                                                                                                        na, nb);
+    return (int)cudaGetLastError();
+}
+
+// First maximum of each row; any NaN in the row gives index -1 and NaN.
+__global__ void gaia__hrr_argmax_kernel(size_t M, const float *sim, float *best) {
+    __shared__ float val[GAIA__HRR_THREADS];
+    __shared__ size_t at[GAIA__HRR_THREADS];
+    __shared__ int nan[GAIA__HRR_THREADS];
+    const float *s = sim + blockIdx.x * M;
+    float v = -INFINITY;
+    size_t a = (size_t)-1, j;
+    int isnan_ = 0;
+    unsigned w;
+    for (j = threadIdx.x; j < M; j += blockDim.x) {
+        float x = s[j];
+        if (x != x) isnan_ = 1;
+        else if (a == (size_t)-1 || x > v) {
+            v = x;
+            a = j;
+        }
+    }
+    val[threadIdx.x] = v;
+    at[threadIdx.x] = a;
+    nan[threadIdx.x] = isnan_;
+    __syncthreads();
+    for (w = blockDim.x / 2; w > 0; w >>= 1) {
+        if (threadIdx.x < w) {
+            unsigned o = threadIdx.x + w;
+            nan[threadIdx.x] |= nan[o];
+            if (at[o] != (size_t)-1 &&
+                (at[threadIdx.x] == (size_t)-1 || val[o] > val[threadIdx.x] ||
+                 (val[o] == val[threadIdx.x] && at[o] < at[threadIdx.x]))) {
+                val[threadIdx.x] = val[o];
+                at[threadIdx.x] = at[o];
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        best[2 * blockIdx.x] = nan[0] ? -1.0f : (float)at[0];
+        best[2 * blockIdx.x + 1] = nan[0] ? NAN : val[0];
+    }
+}
+extern "C" int gaia_cuda_hrr_argmax_rows(size_t B, size_t M, const float *sim, float *best, void *stream) {
+    size_t r0;
+    for (r0 = 0; r0 < B; r0 += GAIA__HRR_ROWS_PER_LAUNCH) {
+        size_t n = B - r0 < GAIA__HRR_ROWS_PER_LAUNCH ? B - r0 : GAIA__HRR_ROWS_PER_LAUNCH;
+        gaia__hrr_argmax_kernel<<<(unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(M, sim + r0 * M,
+                                                                                           best + 2 * r0);
+    }
+    return (int)cudaGetLastError();
+}

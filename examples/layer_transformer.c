@@ -5,8 +5,7 @@
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include <stdlib.h>
-#define GAIA_DEMO_LAYER_BLOCK_ONLY
-#include "../wip/demo_layer.h"
+#include "layer_block.h"
 
 int main(int argc, char **argv) {
     size_t B = 4, N = 512, D = 512, H = 8;

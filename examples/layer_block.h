@@ -1,8 +1,8 @@
-/* layer part of the `make demo` tour: the kernels with timings, a small
-   transformer block, and GAIA's hierarchy on the seed's workload.
-   demo_layer_block() is shared with examples/layer_transformer.c, which
-   defines GAIA_DEMO_LAYER_BLOCK_ONLY to take just that. */
-
+/* layer_block.h - a small pre-norm transformer block built from gaia's layer
+   kernels, timed stage by stage. Shared by examples/layer_transformer.c and
+   the layer part of examples/demo.c (both include gaia.h first). */
+#ifndef GAIA_EXAMPLE_LAYER_BLOCK_H
+#define GAIA_EXAMPLE_LAYER_BLOCK_H
 /* Milliseconds since t0 after the device finished. */
 static double demo_layer_ms(gaia_ctx *ctx, double t0) {
     gaia_synchronize(ctx);
@@ -100,60 +100,6 @@ done:
     gaia_tensor_free(a), gaia_tensor_free(hbuf), gaia_tensor_free(u), gaia_tensor_free(y), gaia_tensor_free(proj);
     gaia_tensor_free(q), gaia_tensor_free(k), gaia_tensor_free(v), gaia_tensor_free(o), gaia_tensor_free(q4);
     gaia_tensor_free(k4), gaia_tensor_free(v4), gaia_tensor_free(o2);
-    return rc;
-}
-
-#ifndef GAIA_DEMO_LAYER_BLOCK_ONLY
-static int demo_layer(gaia_ctx *ctx) {
-    static const size_t sizes[4] = {100, 200, 400, 800};
-    size_t gs[4] = {1024, 1024, 0, 0}, ls[4] = {256, 1024, 1024, 0}, as[4] = {8, 512, 64, 1}, xs[2];
-    double ms_gelu, ms_lin, ms_att, ms_block, t0, secs;
-    gaia_hierarchy *h = NULL;
-    gaia_hierarchy_run_desc rd;
-    gaia_tensor *X = NULL, *outs[3] = {NULL, NULL, NULL};
-    int k, rc = 1;
-    if (gaia_layer_benchmark_kernel(ctx, GAIA_LAYER_KERNEL_GELU, gs, 3, &ms_gelu) ||
-        gaia_layer_benchmark_kernel(ctx, GAIA_LAYER_KERNEL_LINEAR_GELU, ls, 3, &ms_lin) ||
-        gaia_layer_benchmark_kernel(ctx, GAIA_LAYER_KERNEL_ATTENTION, as, 2, &ms_att))
-        return 1;
-    printf("   gelu 1024x1024 %.2f ms | linear+gelu 256x1024->1024 %.2f ms (%.1f GFLOP/s) | causal attention "
-           "8 heads N=512 d=64 %.2f ms\n",
-           ms_gelu, ms_lin, 2.0 * 256 * 1024 * 1024 / (ms_lin * 1e6), ms_att);
-    if (demo_layer_block(ctx, 2, 256, 256, 4, 1, &ms_block)) return 1;
-    /* The seed's hierarchy, 10,000 steps with Hebbian learning on firing steps. */
-    if (gaia_hierarchy_create(ctx, &h)) return 1;
-    for (k = 0; k < 3; k++) {
-        gaia_level *v = NULL;
-        gaia_layer *L = NULL;
-        if (gaia_level_create(ctx, k, sizes[k], sizes[k + 1], 1u << k, &v)) goto done;
-        if ((k == 0 ? gaia_layer_reactive_create(ctx, sizes[k], sizes[k + 1], NULL, &L)
-                    : gaia_layer_hebbian_create(ctx, sizes[k], sizes[k + 1], NULL, &L)) ||
-            gaia_level_add_layer(ctx, v, L)) {
-            gaia_layer_free(L);
-            gaia_level_free(v);
-            goto done;
-        }
-        if (gaia_hierarchy_add_level(ctx, h, v)) {
-            gaia_level_free(v);
-            goto done;
-        }
-    }
-    xs[0] = 10000, xs[1] = 100;
-    if (gaia_tensor_randn(ctx, 2, xs, 0.0f, 1.0f, &X)) goto done;
-    memset(&rd, 0, sizeof rd);
-    rd.learn = 1;
-    gaia_synchronize(ctx);
-    t0 = gaia_time_s();
-    if (gaia_hierarchy_process(ctx, h, X, 10000, &rd, outs)) goto done;
-    secs = demo_layer_ms(ctx, t0) / 1e3;
-    printf("   GAIA hierarchy 100->200 (r1) ->400 (r2) ->800 (r4), 10,000 steps, Hebbian learning: %.3f s, "
-           "%.0f steps/s (GAIA's NumPy: ~10 s)\n",
-           secs, 10000.0 / secs);
-    rc = 0;
-done:
-    for (k = 0; k < 3; k++) gaia_tensor_free(outs[k]);
-    gaia_tensor_free(X);
-    gaia_hierarchy_free(h);
     return rc;
 }
 #endif
