@@ -6232,6 +6232,13 @@ GAIA_API gaia_status gaia_brain_op_projection(gaia_brain *b, const char *stim, c
     return GAIA_OK;
 }
 
+/* Appends one "from fires into to" pair to a step's fire list. */
+static void gaia__fire_add(gaia_brain_fire *f, size_t *n, const char *from, const char *to) {
+    f[*n].from = from;
+    f[*n].to = to;
+    (*n)++;
+}
+
 GAIA_API gaia_status gaia_brain_op_reciprocal(gaia_brain *b, const char *stim, const char *a, const char *area_b,
                                               int steps) {
     int t;
@@ -6241,19 +6248,14 @@ GAIA_API gaia_status gaia_brain_op_reciprocal(gaia_brain *b, const char *stim, c
         gaia_brain_fire f[5];
         size_t n = 0;
         gaia_status st;
-        f[n].from = stim;
-        f[n++].to = a;
+        gaia__fire_add(f, &n, stim, a);
         if (gaia__asm_has_winners(b, a)) {
-            f[n].from = a;
-            f[n++].to = a;
-            f[n].from = a;
-            f[n++].to = area_b;
+            gaia__fire_add(f, &n, a, a);
+            gaia__fire_add(f, &n, a, area_b);
         }
         if (gaia__asm_has_winners(b, area_b)) {
-            f[n].from = area_b;
-            f[n++].to = a;
-            f[n].from = area_b;
-            f[n++].to = area_b;
+            gaia__fire_add(f, &n, area_b, a);
+            gaia__fire_add(f, &n, area_b, area_b);
         }
         st = gaia_brain_project(b, f, n);
         if (st != GAIA_OK) return st;
@@ -6270,21 +6272,14 @@ GAIA_API gaia_status gaia_brain_op_associate(gaia_brain *b, const char *sa, cons
         gaia_brain_fire f[7];
         size_t n = 0;
         gaia_status st;
-        f[n].from = sa;
-        f[n++].to = a;
-        f[n].from = sb;
-        f[n++].to = area_b;
-        f[n].from = a;
-        f[n++].to = a;
-        f[n].from = area_b;
-        f[n++].to = area_b;
-        f[n].from = a;
-        f[n++].to = c;
-        f[n].from = area_b;
-        f[n++].to = c;
+        gaia__fire_add(f, &n, sa, a);
+        gaia__fire_add(f, &n, sb, area_b);
+        gaia__fire_add(f, &n, a, a);
+        gaia__fire_add(f, &n, area_b, area_b);
+        gaia__fire_add(f, &n, a, c);
+        gaia__fire_add(f, &n, area_b, c);
         if (gaia__asm_has_winners(b, c)) {
-            f[n].from = c;
-            f[n++].to = c;
+            gaia__fire_add(f, &n, c, c);
         }
         st = gaia_brain_project(b, f, n);
         if (st != GAIA_OK) return st;
@@ -6301,29 +6296,20 @@ GAIA_API gaia_status gaia_brain_op_merge(gaia_brain *b, const char *sa, const ch
         gaia_brain_fire f[9];
         size_t n = 0;
         gaia_status st;
-        f[n].from = sa;
-        f[n++].to = a;
-        f[n].from = sb;
-        f[n++].to = area_b;
+        gaia__fire_add(f, &n, sa, a);
+        gaia__fire_add(f, &n, sb, area_b);
         if (gaia__asm_has_winners(b, a)) {
-            f[n].from = a;
-            f[n++].to = a;
-            f[n].from = a;
-            f[n++].to = c;
+            gaia__fire_add(f, &n, a, a);
+            gaia__fire_add(f, &n, a, c);
         }
         if (gaia__asm_has_winners(b, area_b)) {
-            f[n].from = area_b;
-            f[n++].to = area_b;
-            f[n].from = area_b;
-            f[n++].to = c;
+            gaia__fire_add(f, &n, area_b, area_b);
+            gaia__fire_add(f, &n, area_b, c);
         }
         if (gaia__asm_has_winners(b, c)) {
-            f[n].from = c;
-            f[n++].to = c;
-            f[n].from = c;
-            f[n++].to = a;
-            f[n].from = c;
-            f[n++].to = area_b;
+            gaia__fire_add(f, &n, c, c);
+            gaia__fire_add(f, &n, c, a);
+            gaia__fire_add(f, &n, c, area_b);
         }
         st = gaia_brain_project(b, f, n);
         if (st != GAIA_OK) return st;
