@@ -253,7 +253,7 @@ static inline const char *gaia__cufft_text(cufftResult e) {
     case CUFFT_UNALIGNED_DATA: return "unaligned data";
     case CUFFT_INVALID_DEVICE: return "invalid device";
     case CUFFT_NO_WORKSPACE: return "no workspace";
-    case CUFFT_NOT_IMPLEMENTED: return "not implemented";
+    case CUFFT_NOT_IMPLEMENTED: return "operation not supported by this cuFFT";
     case CUFFT_NOT_SUPPORTED: return "not supported";
     default: return "cuFFT error";
     }
