@@ -106,8 +106,13 @@ test: $(RUNNER) cxx-check
 print-runner:
 	@echo $(RUNNER)
 
-demo: $(BUILD)/examples/demo
+# The tour, then the hrr module's two example programs (a short capacity sweep).
+demo: $(BUILD)/examples/demo $(BUILD)/examples/hrr_roles $(BUILD)/examples/hrr_capacity
 	$(BUILD)/examples/demo
+	@echo; echo "== examples/hrr_roles: role-filler records, queries and cleanup"
+	$(BUILD)/examples/hrr_roles
+	@echo; echo "== examples/hrr_capacity: retrieval accuracy against D and pairs (300 queries a cell)"
+	$(BUILD)/examples/hrr_capacity 300
 
 # Peers run in the same process; OpenBLAS gets its best kernels on AVX-512 CPUs.
 bench: $(BENCHES)
