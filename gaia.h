@@ -6215,22 +6215,14 @@ static int gaia__asm_has_winners(gaia_brain *b, const char *area) {
     return a >= 0 && b->areas[a].nwin > 0;
 }
 
-GAIA_API gaia_status gaia_brain_op_projection(gaia_brain *b, const char *stim, const char *area, int steps) {
-    int t;
-    if (!b) return GAIA_ERR_INVALID_ARG;
-    if (steps < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_op_projection", "steps = %d", steps);
-    for (t = 0; t < steps; t++) {
-        gaia_brain_fire f[2];
-        gaia_status st;
-        f[0].from = stim;
-        f[0].to = area;
-        f[1].from = area;
-        f[1].to = area;
-        st = gaia_brain_project(b, f, gaia__asm_has_winners(b, area) ? 2 : 1);
-        if (st != GAIA_OK) return st;
-    }
-    return GAIA_OK;
-}
+/* The literature's operations are fixed patterns of fires repeated for a
+   number of steps. Each pattern is a rule that writes one step's fire list;
+   one driver checks the arguments and runs the steps. Areas fire onwards only
+   once they have winners. */
+typedef struct gaia__op_names {
+    const char *sa, *a, *sb, *b, *c; /* stimuli sa -> a, sb -> b; c receives */
+} gaia__op_names;
+typedef size_t (*gaia__op_rule)(gaia_brain *b, const gaia__op_names *x, gaia_brain_fire *f);
 
 /* Appends one "from fires into to" pair to a step's fire list. */
 static void gaia__fire_add(gaia_brain_fire *f, size_t *n, const char *from, const char *to) {
@@ -6239,82 +6231,112 @@ static void gaia__fire_add(gaia_brain_fire *f, size_t *n, const char *from, cons
     (*n)++;
 }
 
-GAIA_API gaia_status gaia_brain_op_reciprocal(gaia_brain *b, const char *stim, const char *a, const char *area_b,
-                                              int steps) {
+static gaia_status gaia__brain_run_op(gaia_brain *b, const char *fn, int steps, gaia__op_rule rule,
+                                      const gaia__op_names *x) {
+    gaia_brain_fire f[9]; /* the largest rule (merge) fires 9 pairs */
     int t;
     if (!b) return GAIA_ERR_INVALID_ARG;
-    if (steps < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_op_reciprocal", "steps = %d", steps);
+    if (steps < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "steps = %d", steps);
     for (t = 0; t < steps; t++) {
-        gaia_brain_fire f[5];
-        size_t n = 0;
-        gaia_status st;
-        gaia__fire_add(f, &n, stim, a);
-        if (gaia__asm_has_winners(b, a)) {
-            gaia__fire_add(f, &n, a, a);
-            gaia__fire_add(f, &n, a, area_b);
-        }
-        if (gaia__asm_has_winners(b, area_b)) {
-            gaia__fire_add(f, &n, area_b, a);
-            gaia__fire_add(f, &n, area_b, area_b);
-        }
-        st = gaia_brain_project(b, f, n);
+        gaia_status st = gaia_brain_project(b, f, rule(b, x, f));
         if (st != GAIA_OK) return st;
     }
     return GAIA_OK;
+}
+
+/* projection: stim -> A, A -> A */
+static size_t gaia__rule_projection(gaia_brain *b, const gaia__op_names *x, gaia_brain_fire *f) {
+    size_t n = 0;
+    gaia__fire_add(f, &n, x->sa, x->a);
+    if (gaia__asm_has_winners(b, x->a)) gaia__fire_add(f, &n, x->a, x->a);
+    return n;
+}
+
+/* reciprocal projection: stim -> A, A <-> B, both recurrent */
+static size_t gaia__rule_reciprocal(gaia_brain *b, const gaia__op_names *x, gaia_brain_fire *f) {
+    size_t n = 0;
+    gaia__fire_add(f, &n, x->sa, x->a);
+    if (gaia__asm_has_winners(b, x->a)) {
+        gaia__fire_add(f, &n, x->a, x->a);
+        gaia__fire_add(f, &n, x->a, x->b);
+    }
+    if (gaia__asm_has_winners(b, x->b)) {
+        gaia__fire_add(f, &n, x->b, x->a);
+        gaia__fire_add(f, &n, x->b, x->b);
+    }
+    return n;
+}
+
+/* association: sa -> A, sb -> B, A and B recurrent, both into C, C recurrent */
+static size_t gaia__rule_associate(gaia_brain *b, const gaia__op_names *x, gaia_brain_fire *f) {
+    size_t n = 0;
+    gaia__fire_add(f, &n, x->sa, x->a);
+    gaia__fire_add(f, &n, x->sb, x->b);
+    gaia__fire_add(f, &n, x->a, x->a);
+    gaia__fire_add(f, &n, x->b, x->b);
+    gaia__fire_add(f, &n, x->a, x->c);
+    gaia__fire_add(f, &n, x->b, x->c);
+    if (gaia__asm_has_winners(b, x->c)) gaia__fire_add(f, &n, x->c, x->c);
+    return n;
+}
+
+/* merge: as association, and C projects back into A and B */
+static size_t gaia__rule_merge(gaia_brain *b, const gaia__op_names *x, gaia_brain_fire *f) {
+    size_t n = 0;
+    gaia__fire_add(f, &n, x->sa, x->a);
+    gaia__fire_add(f, &n, x->sb, x->b);
+    if (gaia__asm_has_winners(b, x->a)) {
+        gaia__fire_add(f, &n, x->a, x->a);
+        gaia__fire_add(f, &n, x->a, x->c);
+    }
+    if (gaia__asm_has_winners(b, x->b)) {
+        gaia__fire_add(f, &n, x->b, x->b);
+        gaia__fire_add(f, &n, x->b, x->c);
+    }
+    if (gaia__asm_has_winners(b, x->c)) {
+        gaia__fire_add(f, &n, x->c, x->c);
+        gaia__fire_add(f, &n, x->c, x->a);
+        gaia__fire_add(f, &n, x->c, x->b);
+    }
+    return n;
+}
+
+GAIA_API gaia_status gaia_brain_op_projection(gaia_brain *b, const char *stim, const char *area, int steps) {
+    gaia__op_names x = {NULL, NULL, NULL, NULL, NULL};
+    x.sa = stim;
+    x.a = area;
+    return gaia__brain_run_op(b, "gaia_brain_op_projection", steps, gaia__rule_projection, &x);
+}
+
+GAIA_API gaia_status gaia_brain_op_reciprocal(gaia_brain *b, const char *stim, const char *a, const char *area_b,
+                                              int steps) {
+    gaia__op_names x = {NULL, NULL, NULL, NULL, NULL};
+    x.sa = stim;
+    x.a = a;
+    x.b = area_b;
+    return gaia__brain_run_op(b, "gaia_brain_op_reciprocal", steps, gaia__rule_reciprocal, &x);
 }
 
 GAIA_API gaia_status gaia_brain_op_associate(gaia_brain *b, const char *sa, const char *a, const char *sb,
                                              const char *area_b, const char *c, int steps) {
-    int t;
-    if (!b) return GAIA_ERR_INVALID_ARG;
-    if (steps < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_op_associate", "steps = %d", steps);
-    for (t = 0; t < steps; t++) {
-        gaia_brain_fire f[7];
-        size_t n = 0;
-        gaia_status st;
-        gaia__fire_add(f, &n, sa, a);
-        gaia__fire_add(f, &n, sb, area_b);
-        gaia__fire_add(f, &n, a, a);
-        gaia__fire_add(f, &n, area_b, area_b);
-        gaia__fire_add(f, &n, a, c);
-        gaia__fire_add(f, &n, area_b, c);
-        if (gaia__asm_has_winners(b, c)) {
-            gaia__fire_add(f, &n, c, c);
-        }
-        st = gaia_brain_project(b, f, n);
-        if (st != GAIA_OK) return st;
-    }
-    return GAIA_OK;
+    gaia__op_names x;
+    x.sa = sa;
+    x.a = a;
+    x.sb = sb;
+    x.b = area_b;
+    x.c = c;
+    return gaia__brain_run_op(b, "gaia_brain_op_associate", steps, gaia__rule_associate, &x);
 }
 
 GAIA_API gaia_status gaia_brain_op_merge(gaia_brain *b, const char *sa, const char *a, const char *sb,
                                          const char *area_b, const char *c, int steps) {
-    int t;
-    if (!b) return GAIA_ERR_INVALID_ARG;
-    if (steps < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_op_merge", "steps = %d", steps);
-    for (t = 0; t < steps; t++) {
-        gaia_brain_fire f[9];
-        size_t n = 0;
-        gaia_status st;
-        gaia__fire_add(f, &n, sa, a);
-        gaia__fire_add(f, &n, sb, area_b);
-        if (gaia__asm_has_winners(b, a)) {
-            gaia__fire_add(f, &n, a, a);
-            gaia__fire_add(f, &n, a, c);
-        }
-        if (gaia__asm_has_winners(b, area_b)) {
-            gaia__fire_add(f, &n, area_b, area_b);
-            gaia__fire_add(f, &n, area_b, c);
-        }
-        if (gaia__asm_has_winners(b, c)) {
-            gaia__fire_add(f, &n, c, c);
-            gaia__fire_add(f, &n, c, a);
-            gaia__fire_add(f, &n, c, area_b);
-        }
-        st = gaia_brain_project(b, f, n);
-        if (st != GAIA_OK) return st;
-    }
-    return GAIA_OK;
+    gaia__op_names x;
+    x.sa = sa;
+    x.a = a;
+    x.sb = sb;
+    x.b = area_b;
+    x.c = c;
+    return gaia__brain_run_op(b, "gaia_brain_op_merge", steps, gaia__rule_merge, &x);
 }
 
 GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, double fraction, int steps,
