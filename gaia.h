@@ -247,10 +247,13 @@
          stored, in a hash map per fibre: memory grows with learning, not
          with n^2. Inputs are summed in 64-bit fixed point (weight * 2^16,
          truncated), so the winners do not depend on summation order or
-         device. Weights saturate at 2^20. CPU or CUDA. On the CPU a step
-         that learns keeps its edges (2 bytes each, per fibre) for the
-         learning pass, and a stimulus fibre keeps its in-degrees (1-2
-         bytes per neuron); gaia_brain_memory counts both.
+         device. Weights saturate at 2^20. CPU or CUDA. The CPU keeps, per
+         fibre, the edges of the sources that fired last (2 bytes each) and
+         their summed weights into every target (8 bytes per neuron): the
+         next step generates only the sources that entered and subtracts
+         those that left (a converged assembly costs almost nothing), and
+         learning reads the kept edges. A stimulus fibre keeps its
+         in-degrees (1-2 bytes per neuron). gaia_brain_memory counts both.
      GAIA_AREA_LAZY  the reference simulator's shortcut for huge n: only
          neurons that ever fired exist. The never-fired ones are represented
          by the k largest of (n - support) Binomial(K, p) draws (the exact
@@ -1170,12 +1173,13 @@ typedef struct gaia_assembly_fibre_args {
     const float *map_vals;
     uint64_t map_mask;
     const uint32_t *tgt_support; /* n_tgt bits: only those can have learned in-weights */
-    /* A per-fibre slot the backend may fill with caches of its own (the
-       stimulus in-degrees; this step's edges, so that hebb_collect need not
-       regenerate them). NULL: no caching. The brain frees it (cache_free). */
+    /* A per-fibre slot the backend may fill with caches of its own (the CPU
+       keeps a stimulus fibre's in-degrees, and an area fibre's last sources
+       with their edges and summed weights). NULL: no caching. The brain
+       frees it (cache_free). Weights change only through map_update on the
+       keys of the hebb_collect just before, and only while the slot is
+       given; otherwise the cache must be dropped (cache_free). */
     void **cache;
-    uint64_t step;              /* the project call: a cache from another one is stale */
-    int log_edges;              /* accumulate: hebb_collect on this fibre follows */
     double p;                   /* connection probability (sizes the caches) */
 } gaia_assembly_fibre_args;
 
@@ -4011,7 +4015,6 @@ struct gaia_brain {
     const gaia_backend *be;
     double p;
     uint64_t seed, steps, lazy_stream;
-    uint64_t epoch;          /* project calls, failed ones included: tags backend caches */
     int plastic;
     gaia__asm_stim *stims;
     gaia__asm_area *areas;
@@ -4235,7 +4238,6 @@ static void gaia__asm_args(const gaia_brain *b, const gaia__asm_fibre *f, int de
     a->geo_len = b->geo_len;
     a->geo_r32 = b->geo_r32;
     a->p = b->p;
-    a->step = b->epoch;
     if (f->src < 0) {
         const gaia__asm_stim *s = &b->stims[-1 - f->src];
         a->is_stimulus = 1;
@@ -4983,7 +4985,6 @@ static gaia_status gaia__asm_explicit_select(gaia_brain *b, int t, const gaia__a
         gaia_assembly_fibre_args args;
         gaia__asm_args(b, f, 1, &args);
         args.cache = &f->cache;
-        args.log_edges = b->plastic && gaia__asm_fibre_beta(b, f) != 0.0f;
         st = ops->accumulate(b->ctx, &args, sf[s].src >= 0 ? (const uint32_t *)b->areas[sf[s].src].d_win : NULL,
                              sf[s].K, (int64_t *)a->d_input);
     }
@@ -5097,7 +5098,6 @@ GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fi
         }
     }
     t0 = gaia__prof_begin(b->ctx);
-    b->epoch++;
     sf = (gaia__asm_src_fire *)gaia__asm_halloc(b, count * sizeof(gaia__asm_src_fire));
     candx = (uint32_t **)gaia__asm_hcalloc(b, (size_t)b->nareas, sizeof(uint32_t *));
     if (!sf || !candx) {

@@ -2917,49 +2917,84 @@ static int gaia__asm_ctz32(uint32_t v) {
 #endif
 }
 
-/* ---- per-fibre caches (the `cache` slot of the fibre arguments) ----
-   Regenerating an edge costs a hash, two table reads and a compare; reading
-   it back from a log costs two bytes of sequential memory. So accumulate
-   logs each segment's edges (the 12-bit target offset per edge, every
-   source's run closed by LOG_END, sources in src order) when learning will
-   follow, and hebb_collect reads them back instead of regenerating. The
-   in-degrees of a stimulus fibre never change, so they are computed once. */
-#define GAIA__ASM_LOG_END 0x8000u /* offsets are below 4096; END & 4095 = 0 stays in the segment */
-#define GAIA__ASM_LOG_BAD (~(uint64_t)0)
-#define GAIA__ASM_LOG_MAX ((uint64_t)1 << 25) /* entries (64 MiB): above, regenerate */
+/* ---- the per-fibre cache of the CPU backend (the `cache` slot) ----
+   A learning area fires nearly the same winners step after step (in a
+   projection the set stops changing after about 15 steps), so regenerating
+   every source's edges each step mostly redoes last step's work. The cache
+   of an area fibre keeps, for the sources of its last accumulate, their
+   out-edges (per source: where each target segment starts, then the 12-bit
+   target offsets) and S[j], the fixed-point sum of those sources' current
+   weights into target j. The next accumulate generates only the sources
+   that entered, subtracts the ones that left and adds S to the input; the
+   sums are integers, so the result is exactly the from-scratch one.
+   hebb_collect reads the kept edges instead of regenerating them.
+   S follows the weights because they change only in hebb: hebb_collect
+   notes each key's weight before the update, the next call adds the change
+   (settle). A collect from other sources than the kept ones, or any
+   failure, drops the kept sources and S starts from zero. A stimulus
+   fibre's cache holds its in-degrees instead (they never change). */
+#define GAIA__ASM_KEEP_MAX ((uint64_t)1 << 25) /* kept offsets (64 MiB): above, regenerate every step */
+
+typedef struct gaia__asm_kept {
+    uint32_t i;    /* the source neuron */
+    uint32_t cap;  /* room for offsets */
+    uint32_t *seg; /* nseg + 1 starts into off; seg[nseg] = the source's edges */
+    uint16_t *off; /* target offsets within their segment, segment by segment */
+} gaia__asm_kept;
 
 typedef struct gaia__asm_cache {
-    size_t bytes;           /* held by the blocks below */
+    size_t bytes; /* held by the blocks below */
     /* stimulus fibres: in-degree of every target, 1 or 2 bytes each */
     void *deg;
-    int deg_size;           /* 0: not built yet; -1: degrees too large to cache */
-    /* the edge log of the last logged accumulate */
-    uint16_t *log;
-    uint64_t log_cap;       /* entries allocated */
-    uint64_t seg_cap;       /* a source starts only below this many entries */
-    uint64_t stride;        /* entries per segment: seg_cap + one source's worst case */
-    uint64_t *seg_len;      /* entries used, or LOG_BAD when the segment ran out */
-    uint64_t nseg_cap;
-    uint64_t step;          /* the project call the log belongs to */
+    int deg_size; /* 0: not built yet; -1: degrees too large to cache */
+    /* area fibres */
+    int valid;             /* S and kept describe the sources of the last accumulate */
+    int64_t *S;            /* n_tgt sums of the kept sources' weights */
+    uint64_t nseg;         /* target segments (S's size / SEG, rounded up) */
+    gaia__asm_kept *kept;  /* K sources, ascending */
     uint32_t K;
-    int valid;
-    double slack;           /* grows after an overflow */
+    uint64_t *pend_key;    /* keys hebb is about to change ... */
+    int64_t *pend_old;     /* ... and their weights before */
+    uint64_t npend, pend_cap;
 } gaia__asm_cache;
 
-static void gaia__asm_cache_drop_log(gaia_ctx *ctx, gaia__asm_cache *c) {
-    if (c->log) c->bytes -= (size_t)c->log_cap * 2 + (size_t)c->nseg_cap * 8;
-    gaia__host_free(ctx, c->log);
-    gaia__host_free(ctx, c->seg_len);
-    c->log = NULL;
-    c->seg_len = NULL;
-    c->log_cap = c->nseg_cap = 0;
+static size_t gaia__asm_kept_bytes(uint64_t nseg, uint32_t cap) { return (size_t)(nseg + 1) * 4 + (size_t)cap * 2; }
+
+static void gaia__asm_kept_free(gaia_ctx *ctx, gaia__asm_cache *c, gaia__asm_kept *e) {
+    if (!e->seg) return;
+    c->bytes -= gaia__asm_kept_bytes(c->nseg, e->cap);
+    gaia__host_free(ctx, e->seg);
+    e->seg = NULL;
+    e->off = NULL;
+}
+
+/* Room for `cap` offsets of source e (e->seg NULL on failure). */
+static void gaia__asm_kept_alloc(gaia_ctx *ctx, gaia__asm_cache *c, gaia__asm_kept *e, uint32_t cap) {
+    e->cap = cap;
+    e->seg = (uint32_t *)gaia__host_alloc(ctx, gaia__asm_kept_bytes(c->nseg, cap));
+    e->off = e->seg ? (uint16_t *)(e->seg + c->nseg + 1) : NULL;
+    if (e->seg) c->bytes += gaia__asm_kept_bytes(c->nseg, cap);
+}
+
+/* Forgets the kept sources: the next accumulate starts from zero. */
+static void gaia__asm_cache_drop(gaia_ctx *ctx, gaia__asm_cache *c) {
+    uint32_t s;
+    for (s = 0; s < c->K; s++) gaia__asm_kept_free(ctx, c, &c->kept[s]);
+    if (c->kept) c->bytes -= ((size_t)c->K + 1) * sizeof(gaia__asm_kept);
+    gaia__host_free(ctx, c->kept);
+    c->kept = NULL;
+    c->K = 0;
     c->valid = 0;
+    c->npend = 0;
 }
 
 static void gaia__asm_cpu_cache_free(gaia_ctx *ctx, void *cache) {
     gaia__asm_cache *c = (gaia__asm_cache *)cache;
     if (!c) return;
-    gaia__asm_cache_drop_log(ctx, c);
+    gaia__asm_cache_drop(ctx, c);
+    gaia__host_free(ctx, c->S);
+    gaia__host_free(ctx, c->pend_key);
+    gaia__host_free(ctx, c->pend_old);
     gaia__host_free(ctx, c->deg);
     gaia__host_free(ctx, c);
 }
@@ -2977,43 +3012,8 @@ static gaia__asm_cache *gaia__asm_cache_get(gaia_ctx *ctx, const gaia_assembly_f
     if (!c) return NULL;
     memset(c, 0, sizeof *c);
     c->bytes = sizeof *c;
-    c->slack = 1.0;
     *a->cache = c;
     return c;
-}
-
-/* Room for this accumulate's log (per segment: the expected edges, six
-   standard deviations, the K end marks, then one source's worst case so a
-   source that starts below seg_cap always fits). 0: do not log. */
-static int gaia__asm_log_prepare(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly_fibre_args *a, uint32_t K) {
-    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS;
-    double len = a->n_tgt < GAIA_ASSEMBLY_SEG ? (double)a->n_tgt : (double)GAIA_ASSEMBLY_SEG;
-    double mean = (double)K * len * a->p, want = mean + c->slack * (6.0 * sqrt(mean) + 64.0) + (double)K;
-    uint64_t seg_cap, stride, need;
-    c->valid = 0;
-    if (want * (double)nseg > (double)GAIA__ASM_LOG_MAX) return 0;
-    seg_cap = (uint64_t)want;
-    stride = seg_cap + (uint64_t)len + 2;
-    need = stride * nseg;
-    if (need > GAIA__ASM_LOG_MAX) return 0;
-    if (need > c->log_cap || need * 4 < c->log_cap || nseg > c->nseg_cap) {
-        gaia__asm_cache_drop_log(ctx, c);
-        c->log = (uint16_t *)gaia__host_alloc(ctx, (size_t)need * 2);
-        c->seg_len = (uint64_t *)gaia__host_alloc(ctx, (size_t)nseg * 8);
-        if (!c->log || !c->seg_len) {
-            gaia__host_free(ctx, c->log);
-            gaia__host_free(ctx, c->seg_len);
-            c->log = NULL;
-            c->seg_len = NULL;
-            return 0;
-        }
-        c->log_cap = need;
-        c->nseg_cap = nseg;
-        c->bytes += (size_t)need * 2 + (size_t)nseg * 8;
-    }
-    c->seg_cap = seg_cap;
-    c->stride = stride;
-    return 1;
 }
 
 /* The in-degrees of a stimulus fibre, computed on first use. */
@@ -3090,55 +3090,175 @@ static void gaia__asm_cpu_stimulus(const gaia_assembly_fibre_args *a, int64_t *i
     }
 }
 
-/* Parallel over target segments: each segment's inputs (32 KiB) stay in L1
-   and have one writer, so no atomics and no per-thread copies. Each
-   source's edges are generated into a run of offsets (this step's log when
-   learning follows), then added in a separate, branch-light pass. */
+/* The fixed-point weight of base synapse i -> j (only targets in the support
+   can have learned in-weights; absent keys weigh 1). */
+static int64_t gaia__asm_w(const gaia_assembly_fibre_args *a, uint64_t i, uint64_t j) {
+    if (!gaia__asm_bit(a->tgt_support, j)) return (int64_t)GAIA_ASSEMBLY_FIX;
+    return gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, i * a->n_tgt + j));
+}
+
+/* From scratch, parallel over target segments: each segment's inputs
+   (32 KiB) stay in L1 and have one writer, so no atomics and no per-thread
+   copies. Each source's edges are generated into a run of offsets, then
+   added in a separate, branch-light pass. */
 static void gaia__asm_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K, int64_t *input,
-                                 int nthreads, gaia__asm_cache *c) {
+                                 int nthreads) {
     long long nseg = (long long)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS), g;
-    int logging = c && c->log;
     if (a->is_stimulus) {
-        gaia__asm_cpu_stimulus(a, input, nthreads, c);
+        gaia__asm_cpu_stimulus(a, input, nthreads, NULL);
         return;
     }
     (void)nthreads;
     GAIA__OMP_FOR(nseg > 1 && (uint64_t)K * (uint64_t)nseg >= 64, nthreads)
     for (g = 0; g < nseg; g++) {
-        const uint32_t *sup = a->tgt_support;
-        const uint64_t *mk = a->map_keys;
-        const float *mv = a->map_vals;
-        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, pos = 0, mask = a->map_mask;
-        uint16_t local[GAIA_ASSEMBLY_SEG + 1];
-        uint16_t *lg = logging ? c->log + (uint64_t)g * c->stride : NULL;
+        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG;
+        uint16_t run[GAIA_ASSEMBLY_SEG + 1];
         int64_t *in = input + lo;
-        uint32_t s;
+        uint32_t s, cnt, e;
         if (hi > a->n_tgt) hi = a->n_tgt;
         for (s = 0; s < K; s++) {
-            uint32_t i = src[s], cnt, e;
-            uint16_t *run;
-            if (lg && pos >= c->seg_cap) lg = NULL; /* out of room: hebb_collect regenerates this segment */
-            run = lg ? lg + pos : local;
-            cnt = gaia__asm_gen(a, i, (uint32_t)g, lo, hi, run);
-            for (e = 0; e < cnt; e++) {
-                uint64_t j = lo + run[e];
-                if (gaia__asm_bit(sup, j))
-                    in[run[e]] += gaia__asm_fix(gaia__asm_map_lookup(mk, mv, mask, (uint64_t)i * a->n_tgt + j));
-                else
-                    in[run[e]] += (int64_t)GAIA_ASSEMBLY_FIX;
-            }
-            if (lg) {
-                lg[pos + cnt] = GAIA__ASM_LOG_END;
-                pos += cnt + 1;
-            }
+            cnt = gaia__asm_gen(a, src[s], (uint32_t)g, lo, hi, run);
+            for (e = 0; e < cnt; e++) in[run[e]] += gaia__asm_w(a, src[s], lo + run[e]);
         }
-        if (logging) c->seg_len[g] = lg ? pos : GAIA__ASM_LOG_BAD;
     }
 }
 
 GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
                                            int64_t *input, int nthreads) {
-    gaia__asm_accumulate(a, src, K, input, nthreads, NULL);
+    gaia__asm_accumulate(a, src, K, input, nthreads);
+}
+
+/* Source e->i's out-edges in every segment into e; offsets beyond e->cap
+   are counted, not stored. Returns how many edges there are. */
+static uint64_t gaia__asm_kept_gen(const gaia_assembly_fibre_args *a, gaia__asm_kept *e, uint64_t nseg) {
+    uint64_t g, n = 0;
+    for (g = 0; g < nseg; g++) {
+        uint64_t lo = g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, j;
+        if (hi > a->n_tgt) hi = a->n_tgt;
+        e->seg[g] = (uint32_t)(n < e->cap ? n : e->cap);
+        GAIA__ASM_FOR_EDGES(a, e->i, (uint32_t)g, lo, hi, j, {
+            if (n < e->cap) e->off[n] = (uint16_t)(j - lo);
+            n++;
+        });
+    }
+    e->seg[nseg] = (uint32_t)(n < e->cap ? n : e->cap);
+    return n;
+}
+
+/* Adds to S the weight changes hebb_collect announced (see above). */
+static void gaia__asm_settle(gaia__asm_cache *c, const gaia_assembly_fibre_args *a) {
+    uint64_t t;
+    for (t = 0; t < c->npend; t++) {
+        uint64_t key = c->pend_key[t], i = key / a->n_tgt, j = key % a->n_tgt;
+        c->S[j] += gaia__asm_w(a, i, j) - c->pend_old[t];
+    }
+    c->npend = 0;
+}
+
+/* input += the weights from src[0..K) through the kept sources (see the
+   cache's comment). Returns 0, input untouched, where the cache cannot
+   serve (too many edges to keep, sources not ascending, no memory). */
+static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly_fibre_args *a, const uint32_t *src,
+                          uint32_t K, int64_t *input) {
+    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, *need;
+    double mean = (double)a->n_tgt * a->p, room = mean + 6.0 * sqrt(mean) + 16.0;
+    uint32_t s, t, stay = 0, nleave = 0, nenter = 0, *enter, cap;
+    gaia__asm_kept *nk, *leave = NULL;
+    long long q, g;
+    if ((double)K * room > (double)GAIA__ASM_KEEP_MAX) return 0;
+    for (s = 1; s < K; s++)
+        if (src[s] <= src[s - 1]) return 0;
+    cap = room < (double)a->n_tgt ? (uint32_t)room : a->n_tgt;
+    if (!c->S) {
+        c->S = (int64_t *)gaia__host_alloc(ctx, (size_t)a->n_tgt * 8);
+        if (!c->S) return 0;
+        c->bytes += (size_t)a->n_tgt * 8;
+        c->nseg = nseg;
+        c->valid = 0;
+    }
+    if (c->valid) {
+        gaia__asm_settle(c, a);
+        for (s = 0, t = 0; s < K && t < c->K;) {
+            if (src[s] < c->kept[t].i) s++;
+            else if (src[s] > c->kept[t].i) t++;
+            else {
+                stay++;
+                s++;
+                t++;
+            }
+        }
+    }
+    if (!c->valid || c->K - stay > stay) { /* mostly new sources: start afresh */
+        gaia__asm_cache_drop(ctx, c);
+        memset(c->S, 0, (size_t)a->n_tgt * 8);
+        stay = 0;
+    }
+    /* the new kept array, the sources that leave, and those that enter */
+    nk = (gaia__asm_kept *)gaia__host_alloc(ctx, ((size_t)K + 1) * sizeof(gaia__asm_kept));
+    leave = (gaia__asm_kept *)gaia__host_alloc(ctx, ((size_t)c->K + 1) * sizeof(gaia__asm_kept));
+    enter = (uint32_t *)gaia__host_alloc(ctx, ((size_t)K + 1) * 4);
+    need = (uint64_t *)gaia__host_alloc(ctx, ((size_t)K + 1) * 8);
+    if (!nk || !leave || !enter || !need) goto fail;
+    for (s = 0, t = 0; s < K || t < c->K;) {
+        if (t < c->K && (s == K || c->kept[t].i < src[s])) leave[nleave++] = c->kept[t++];
+        else if (t == c->K || src[s] < c->kept[t].i) {
+            nk[s].i = src[s];
+            gaia__asm_kept_alloc(ctx, c, &nk[s], cap);
+            if (!nk[s].seg) goto fail;
+            enter[nenter++] = s++;
+        } else nk[s++] = c->kept[t++];
+    }
+    /* generate the newcomers, then redo the (rare) ones that ran out of room */
+    GAIA__OMP_FOR(nenter > 1, ctx->cpu_threads)
+    for (q = 0; q < (long long)nenter; q++) {
+        uint64_t n = gaia__asm_kept_gen(a, &nk[enter[q]], nseg);
+        need[q] = n > nk[enter[q]].cap ? n : 0;
+    }
+    for (q = 0; q < (long long)nenter; q++)
+        if (need[q]) {
+            gaia__asm_kept *e = &nk[enter[q]];
+            gaia__asm_kept_free(ctx, c, e);
+            gaia__asm_kept_alloc(ctx, c, e, (uint32_t)need[q]);
+            if (!e->seg) goto fail;
+            gaia__asm_kept_gen(a, e, nseg);
+        }
+    /* nothing can fail from here: S follows the change, then feeds input */
+    GAIA__OMP_FOR(nseg > 1, ctx->cpu_threads)
+    for (g = 0; g < (long long)nseg; g++) {
+        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, j;
+        int64_t *S = c->S;
+        uint32_t u, e;
+        if (hi > a->n_tgt) hi = a->n_tgt;
+        for (u = 0; u < nleave; u++) {
+            const gaia__asm_kept *x = &leave[u];
+            for (e = x->seg[g]; e < x->seg[g + 1]; e++) S[lo + x->off[e]] -= gaia__asm_w(a, x->i, lo + x->off[e]);
+        }
+        for (u = 0; u < nenter; u++) {
+            const gaia__asm_kept *x = &nk[enter[u]];
+            for (e = x->seg[g]; e < x->seg[g + 1]; e++) S[lo + x->off[e]] += gaia__asm_w(a, x->i, lo + x->off[e]);
+        }
+        for (j = lo; j < hi; j++) input[j] += S[j];
+    }
+    for (s = 0; s < nleave; s++) gaia__asm_kept_free(ctx, c, &leave[s]);
+    if (c->kept) c->bytes -= ((size_t)c->K + 1) * sizeof(gaia__asm_kept);
+    gaia__host_free(ctx, c->kept);
+    c->kept = nk;
+    c->bytes += ((size_t)K + 1) * sizeof(gaia__asm_kept);
+    c->K = K;
+    c->valid = 1;
+    gaia__host_free(ctx, leave);
+    gaia__host_free(ctx, enter);
+    gaia__host_free(ctx, need);
+    return 1;
+fail:
+    /* nk owns only the newcomers' blocks; the others still belong to
+       c->kept, which the caller drops */
+    for (q = 0; nk && enter && q < (long long)nenter; q++) gaia__asm_kept_free(ctx, c, &nk[enter[q]]);
+    gaia__host_free(ctx, nk);
+    gaia__host_free(ctx, leave);
+    gaia__host_free(ctx, enter);
+    gaia__host_free(ctx, need);
+    return 0;
 }
 
 GAIA_API uint64_t gaia_cpu_assembly_edges(const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out, uint64_t cap) {
@@ -3245,25 +3365,14 @@ GAIA_API uint64_t gaia_cpu_assembly_map_update(uint64_t *map_keys, float *map_va
 static gaia_status gaia__asm_cpu_accumulate(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
                                             uint32_t K, int64_t *input) {
     gaia__asm_cache *c = gaia__asm_cache_get(ctx, a);
-    int logged = 0;
-    if (c && a->is_stimulus) gaia__asm_deg_prepare(ctx, c, a);
-    if (c && !a->is_stimulus) {
-        c->valid = 0;
-        if (a->log_edges) logged = gaia__asm_log_prepare(ctx, c, a, K);
-        else if (c->log) gaia__asm_cache_drop_log(ctx, c); /* learning is off: free the room */
+    if (a->is_stimulus) {
+        if (c) gaia__asm_deg_prepare(ctx, c, a);
+        gaia__asm_cpu_stimulus(a, input, ctx->cpu_threads, c);
+        return GAIA_OK;
     }
-    gaia__asm_accumulate(a, src, K, input, ctx->cpu_threads, logged ? c : (c && a->is_stimulus ? c : NULL));
-    if (logged) {
-        uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, g;
-        for (g = 0; g < nseg; g++)
-            if (c->seg_len[g] == GAIA__ASM_LOG_BAD) {
-                c->slack *= 2; /* next time more room */
-                break;
-            }
-        c->valid = 1;
-        c->step = a->step;
-        c->K = K;
-    }
+    if (c && gaia__asm_keep(ctx, c, a, src, K, input)) return GAIA_OK;
+    if (c) gaia__asm_cache_drop(ctx, c);
+    gaia__asm_accumulate(a, src, K, input, ctx->cpu_threads);
     return GAIA_OK;
 }
 
@@ -3279,14 +3388,15 @@ static gaia_status gaia__asm_cpu_topk(gaia_ctx *ctx, const int64_t *input, uint3
 /* Sources go in batches so the per-segment slots (winners in the segment x
    batch) stay below 4M keys; segments run in parallel, then are packed.
    Keys come out ordered by (batch, segment, source, target) whether the
-   edges are read from this step's log or regenerated. */
+   edges are read from the kept sources or regenerated. */
 static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
                                               uint32_t K, const uint32_t *tgt_bits, uint64_t *keys, uint64_t cap,
                                               uint64_t *count) {
     uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, g, total = 0, nbits = 0;
-    uint64_t *off, *used, *cur, *slots;
+    uint64_t *off, *used, *slots;
     uint32_t s0, batch;
-    const gaia__asm_cache *c = a->cache ? (const gaia__asm_cache *)*a->cache : NULL;
+    gaia__asm_cache *c = a->cache ? (gaia__asm_cache *)*a->cache : NULL;
+    int kept = 0; /* read the kept sources' edges */
     if (a->is_stimulus) {
         uint64_t w, nw = ((uint64_t)a->n_tgt + 31) >> 5;
         for (w = 0; w < nw; w++) {
@@ -3303,12 +3413,17 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
         *count = total;
         return GAIA_OK;
     }
-    if (c && !(c->valid && c->step == a->step && c->K == K && c->log)) c = NULL;
-    off = (uint64_t *)gaia__host_alloc(ctx, (size_t)(3 * nseg + 1) * sizeof(uint64_t));
+    if (c && c->valid) {
+        uint32_t s;
+        gaia__asm_settle(c, a);
+        kept = c->K == K;
+        for (s = 0; kept && s < K; s++) kept = c->kept[s].i == src[s];
+    }
+    if (c && !kept) gaia__asm_cache_drop(ctx, c); /* weights will change behind S's back */
+    off = (uint64_t *)gaia__host_alloc(ctx, (size_t)(2 * nseg + 1) * sizeof(uint64_t));
     if (!off) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "no memory for %llu segments",
                                 (unsigned long long)nseg);
     used = off + nseg + 1;
-    cur = used + nseg;
     for (g = 0; g < nseg; g++) {
         uint64_t w, w0 = (g << GAIA_ASSEMBLY_SEG_BITS) >> 5, w1 = w0 + (GAIA_ASSEMBLY_SEG >> 5), cnt = 0;
         uint64_t wend = ((uint64_t)a->n_tgt + 31) >> 5;
@@ -3321,7 +3436,6 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
             }
         }
         used[g] = cnt; /* winners per segment for now */
-        cur[g] = 0;
         nbits += cnt;
     }
     batch = K;
@@ -3345,31 +3459,23 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
             if (hi > a->n_tgt) hi = a->n_tgt;
             if (off[gg + 1] == off[gg]) {
                 /* no winners here */
-            } else if (c && c->seg_len[gg] != GAIA__ASM_LOG_BAD && s1 - s0 == K) {
-                /* one flat pass over the segment's log: the source advances
-                   at each end mark, no branch per source */
-                const uint16_t *lg = c->log + (uint64_t)gg * c->stride;
-                uint64_t e, len = c->seg_len[gg], j;
-                unsigned char win[GAIA_ASSEMBLY_SEG];
-                memset(win, 0, sizeof win);
-                for (j = lo; j < hi; j++) win[j - lo] = (unsigned char)gaia__asm_bit(tgt_bits, j);
-                s = 0;
-                for (e = 0; e < len; e++) {
-                    uint32_t d = lg[e];
-                    if (win[d & (GAIA_ASSEMBLY_SEG - 1)] && d != GAIA__ASM_LOG_END)
-                        slots[off[gg] + u++] = (uint64_t)src[s] * a->n_tgt + lo + d;
-                    s += d == GAIA__ASM_LOG_END;
+            } else if (kept) {
+                /* the segment's winners as 4096 local bits (L1), tested
+                   without a branch per edge that is not a hit */
+                uint64_t win[GAIA_ASSEMBLY_SEG / 64], w;
+                for (w = 0; w < GAIA_ASSEMBLY_SEG / 64; w++) {
+                    uint64_t k0 = (lo >> 5) + 2 * w, k1 = k0 + 1, nw = ((uint64_t)a->n_tgt + 31) >> 5;
+                    win[w] = (k0 < nw ? (uint64_t)tgt_bits[k0] : 0) | (k1 < nw ? (uint64_t)tgt_bits[k1] << 32 : 0);
                 }
-            } else if (c && c->seg_len[gg] != GAIA__ASM_LOG_BAD) {
-                const uint16_t *lg = c->log + (uint64_t)gg * c->stride;
-                uint64_t pos = cur[gg];
                 for (s = s0; s < s1; s++) {
+                    const gaia__asm_kept *x = &c->kept[s];
                     uint64_t base = (uint64_t)src[s] * a->n_tgt + lo;
-                    uint32_t d;
-                    while ((d = lg[pos++]) != GAIA__ASM_LOG_END)
-                        if (gaia__asm_bit(tgt_bits, lo + d)) slots[off[gg] + u++] = base + d;
+                    uint32_t e;
+                    for (e = x->seg[gg]; e < x->seg[gg + 1]; e++) {
+                        uint32_t d = x->off[e];
+                        if ((win[d >> 6] >> (d & 63)) & 1u) slots[off[gg] + u++] = base + d;
+                    }
                 }
-                cur[gg] = pos;
             } else {
                 for (s = s0; s < s1; s++) {
                     uint32_t i = src[s];
@@ -3392,6 +3498,33 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
     }
     gaia__host_free(ctx, slots);
     gaia__host_free(ctx, off);
+    /* announce the weights about to change, with their values now */
+    if (kept && total <= cap) {
+        uint64_t t;
+        if (c->pend_cap < total) {
+            c->bytes -= (size_t)c->pend_cap * 16;
+            gaia__host_free(ctx, c->pend_key);
+            gaia__host_free(ctx, c->pend_old);
+            c->pend_cap = total + total / 2 + 64;
+            c->pend_key = (uint64_t *)gaia__host_alloc(ctx, (size_t)c->pend_cap * 8);
+            c->pend_old = (int64_t *)gaia__host_alloc(ctx, (size_t)c->pend_cap * 8);
+            if (!c->pend_key || !c->pend_old) {
+                gaia__host_free(ctx, c->pend_key);
+                gaia__host_free(ctx, c->pend_old);
+                c->pend_key = NULL;
+                c->pend_old = NULL;
+                c->pend_cap = 0;
+                gaia__asm_cache_drop(ctx, c);
+                kept = 0;
+            }
+            c->bytes += (size_t)c->pend_cap * 16;
+        }
+        for (t = 0; kept && t < total; t++) {
+            c->pend_key[t] = keys[t];
+            c->pend_old[t] = gaia__asm_w(a, keys[t] / a->n_tgt, keys[t] % a->n_tgt);
+        }
+        if (kept) c->npend = total;
+    }
     *count = total;
     return GAIA_OK;
 }

@@ -282,8 +282,8 @@ static void asm_add_edge_pairs(gt *t, gaia_brain *b, const uint32_t *src, size_t
     }
 }
 
-/* Learning reads this step's edges back from a log when it can and
-   regenerates them when the log is stale (a fixed target skips the input
+/* Learning reads the kept edges of the firing sources when the CPU has
+   them and regenerates them otherwise (a fixed target skips the input
    pass): either way exactly the base edges from the firing sources to the
    new winners are learned, each once. */
 static void assembly_learning_hits_the_edges_to_new_winners(gt *t) {
@@ -299,14 +299,14 @@ static void assembly_learning_hits_the_edges_to_new_winners(gt *t) {
     n1 = asm_winners_of(t, b, "A", w1);
     asm_add_edge_pairs(t, b, w0, n0, w1, n1, seen, &nseen, 20000);
     GT_OK(t, gaia_brain_fibre_stats(b, "A", "A", &fs));
-    GT_CHECK(t, nseen > 0 && fs.plastic == nseen, "after a logged step: %zu learned, want %zu", fs.plastic, nseen);
+    GT_CHECK(t, nseen > 0 && fs.plastic == nseen, "after a learning step: %zu learned, want %zu", fs.plastic, nseen);
     GT_OK(t, gaia_brain_fix(b, "A"));
     GT_OK(t, gaia_brain_project_spec(b, "s>A A>A"));
     n2 = asm_winners_of(t, b, "A", w2);
     GT_CHECK(t, n2 == n1 && memcmp(w1, w2, n1 * 4) == 0, "fixed area moved");
     asm_add_edge_pairs(t, b, w1, n1, w2, n2, seen, &nseen, 20000);
     GT_OK(t, gaia_brain_fibre_stats(b, "A", "A", &fs));
-    GT_CHECK(t, fs.plastic == nseen, "after a regenerated step: %zu learned, want %zu", fs.plastic, nseen);
+    GT_CHECK(t, fs.plastic == nseen, "after a step into a fixed area: %zu learned, want %zu", fs.plastic, nseen);
     free(seen);
     gaia_brain_destroy(b);
 }
@@ -381,6 +381,147 @@ static void assembly_clone_continues_identically(gt *t) {
         gaia_brain_destroy(a);
         gaia_brain_destroy(c);
     }
+}
+
+/* The CPU keeps each fibre's last sources with their edges and summed
+   weights, and updates the sums as sources come and go and weights learn.
+   The same brain cloned before every step (clones start without that
+   cache) must pick the same winners and learn the same weights, through
+   steps that keep, swap part of and replace all sources, a fixed target,
+   plasticity off and several fibres per target. */
+static int asm_kept_op(gaia_brain *b, int op) {
+    static const uint32_t some[5] = {3, 40, 41, 977, 19999};
+    uint32_t w[100];
+    size_t n = 0, i;
+    switch (op) {
+    case 0: return gaia_brain_project_spec(b, "s>A") == GAIA_OK;
+    case 1: return gaia_brain_project_spec(b, "s>A A>A") == GAIA_OK;
+    case 2: return gaia_brain_project_spec(b, "s>A A>A A>B B>B B>A") == GAIA_OK;
+    case 8: return gaia_brain_project_spec(b, "s>A A>A A>B") == GAIA_OK;
+    case 3: /* a third of A's winners swapped for others */
+        if (gaia_brain_winners(b, "A", w, 100, &n) != GAIA_OK) return 0;
+        for (i = 0; i < n; i += 3) w[i] = (w[i] * 7u + 5u) % 20000u;
+        if (gaia_brain_set_winners(b, "A", w, n) != GAIA_OK) return 0;
+        return gaia_brain_project_spec(b, "A>A A>B") == GAIA_OK;
+    case 4: return gaia_brain_set_winners(b, "A", some, 5) == GAIA_OK && gaia_brain_project_spec(b, "A>A") == GAIA_OK;
+    case 5: return gaia_brain_fix(b, "B") == GAIA_OK && gaia_brain_project_spec(b, "A>B B>B") == GAIA_OK &&
+                   gaia_brain_unfix(b, "B") == GAIA_OK;
+    case 6: return gaia_brain_set_plasticity(b, 0) == GAIA_OK && gaia_brain_project_spec(b, "A>A B>B") == GAIA_OK &&
+                   gaia_brain_set_plasticity(b, 1) == GAIA_OK;
+    default: return gaia_brain_project_spec(b, "s2>B B>B B>A A>A") == GAIA_OK;
+    }
+}
+
+static void assembly_kept_sources_match_a_fresh_start(gt *t) {
+    static const int ops[] = {0, 1, 1, 8, 2, 1, 3, 2, 2, 4, 1, 5, 2, 6, 2, 7, 7, 3, 1, 2, 2};
+    gaia_brain *x = NULL, *y = NULL, *c = NULL;
+    gaia_fibre_stats fx, fy;
+    size_t k;
+    GT_OK(t, gaia_brain_create(t->ctx, 0.02, t->seed, GAIA_DEVICE_CPU, &x));
+    GT_OK(t, gaia_brain_add_stimulus(x, "s", 100));
+    GT_OK(t, gaia_brain_add_stimulus(x, "s2", 100));
+    GT_OK(t, gaia_brain_add_area(x, "A", 20000, 100, 0.1f, GAIA_AREA_EXPLICIT));
+    GT_OK(t, gaia_brain_add_area(x, "B", 20000, 100, 0.1f, GAIA_AREA_EXPLICIT));
+    GT_OK(t, gaia_brain_clone(x, &y));
+    for (k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        GT_OK(t, gaia_brain_clone(y, &c));
+        gaia_brain_destroy(y);
+        y = c;
+        GT_CHECK(t, asm_kept_op(x, ops[k]) && asm_kept_op(y, ops[k]), "op %d: %s", ops[k], gaia_last_error(t->ctx));
+        GT_CHECK(t, asm_same_winners(t, x, y, "A") && asm_same_winners(t, x, y, "B"),
+                 "op %zu (%d): kept sources changed the winners", k, ops[k]);
+    }
+    GT_OK(t, gaia_brain_fibre_stats(x, "A", "A", &fx));
+    GT_OK(t, gaia_brain_fibre_stats(y, "A", "A", &fy));
+    GT_CHECK(t, fx.plastic == fy.plastic && fx.plastic > 0 && fx.mean_weight == fy.mean_weight,
+             "learned %zu vs %zu, mean %g vs %g", fx.plastic, fy.plastic, fx.mean_weight, fy.mean_weight);
+    gaia_brain_destroy(x);
+    gaia_brain_destroy(y);
+}
+
+/* An allocator that counts, and fails only its `fail_at`-th call. */
+typedef struct asm_heap {
+    long calls, fail_at;
+} asm_heap;
+static void *asm_alloc(size_t bytes, void *user) {
+    asm_heap *h = (asm_heap *)user;
+    return ++h->calls == h->fail_at ? NULL : malloc(bytes);
+}
+static void asm_free(void *p, void *user) {
+    (void)user;
+    free(p);
+}
+
+static gaia_brain *asm_small_brain(gaia_ctx *ctx, uint64_t seed) {
+    gaia_brain *b = NULL;
+    if (gaia_brain_create(ctx, 0.05, seed, GAIA_DEVICE_CPU, &b) != GAIA_OK) return NULL;
+    if (gaia_brain_add_stimulus(b, "s", 50) != GAIA_OK ||
+        gaia_brain_add_area(b, "A", 6000, 50, 0.1f, GAIA_AREA_EXPLICIT) != GAIA_OK ||
+        gaia_brain_add_area(b, "B", 6000, 50, 0.1f, GAIA_AREA_EXPLICIT) != GAIA_OK ||
+        gaia_brain_project_spec(b, "s>A") != GAIA_OK || gaia_brain_project_spec(b, "s>A A>A A>B") != GAIA_OK ||
+        gaia_brain_project_spec(b, "s>A A>A A>B B>B") != GAIA_OK) {
+        gaia_brain_destroy(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* Out of memory at each allocation of a step in turn: the step either
+   succeeds (the backend's caches are optional) and the brain goes on exactly
+   like one that never ran short, or it fails with OUT_OF_MEMORY and a
+   message naming the step; nothing crashes or leaks (ASan in CI). */
+static void assembly_out_of_memory_in_a_step(gt *t) {
+    asm_heap h;
+    gaia_ctx_desc desc;
+    gaia_ctx *ctx = NULL;
+    gaia_brain *ref = asm_small_brain(t->ctx, t->seed), *b = NULL;
+    long k, step_calls;
+    int s, ok_steps = 0, failed_steps = 0;
+    GT_CHECK(t, ref != NULL, "%s", gaia_last_error(t->ctx));
+    for (s = 0; s < 3; s++) GT_OK(t, gaia_brain_project_spec(ref, "s>A A>A A>B B>B"));
+    memset(&desc, 0, sizeof desc);
+    desc.device = GAIA_DEVICE_CPU;
+    desc.allocator.alloc = asm_alloc;
+    desc.allocator.free = asm_free;
+    desc.allocator.user = &h;
+    /* how many allocations one step makes */
+    h.calls = 0;
+    h.fail_at = -1;
+    GT_OK(t, gaia_ctx_create(&desc, &ctx));
+    b = asm_small_brain(ctx, t->seed);
+    GT_CHECK(t, b != NULL, "%s", gaia_last_error(ctx));
+    k = h.calls;
+    GT_OK(t, gaia_brain_project_spec(b, "s>A A>A A>B B>B"));
+    step_calls = h.calls - k;
+    gaia_brain_destroy(b);
+    gaia_ctx_destroy(ctx);
+    GT_CHECK(t, step_calls > 0, "a step allocated nothing");
+    for (k = 1; k <= step_calls; k++) {
+        gaia_status st;
+        h.calls = 0;
+        h.fail_at = -1;
+        GT_OK(t, gaia_ctx_create(&desc, &ctx));
+        b = asm_small_brain(ctx, t->seed);
+        GT_CHECK(t, b != NULL, "%s", gaia_last_error(ctx));
+        h.fail_at = h.calls + k;
+        st = gaia_brain_project_spec(b, "s>A A>A A>B B>B");
+        h.fail_at = -1;
+        if (st == GAIA_OK) {
+            ok_steps++;
+            for (s = 0; s < 2; s++) GT_OK(t, gaia_brain_project_spec(b, "s>A A>A A>B B>B"));
+            GT_CHECK(t, asm_same_winners(t, ref, b, "A") && asm_same_winners(t, ref, b, "B"),
+                     "allocation %ld of %ld failed: the step went on differently", k, step_calls);
+        } else {
+            failed_steps++;
+            GT_CHECK(t, st == GAIA_ERR_OUT_OF_MEMORY && strstr(gaia_last_error(ctx), "gaia_brain_project"),
+                     "allocation %ld: %s (%s)", k, gaia_status_str(st), gaia_last_error(ctx));
+            GT_OK(t, gaia_brain_project_spec(b, "s>A A>A A>B B>B")); /* memory is back: it steps again */
+        }
+        gaia_brain_destroy(b);
+        gaia_ctx_destroy(ctx);
+    }
+    GT_CHECK(t, ok_steps > 0 && failed_steps > 0, "%d steps survived, %d failed", ok_steps, failed_steps);
+    gaia_brain_destroy(ref);
 }
 
 static void assembly_save_load_round_trip(gt *t) {
@@ -660,6 +801,8 @@ const gt_case gt_assembly_cases[] = {
     {"assembly_same_seed_same_winners", assembly_same_seed_same_winners},
     {"assembly_fire_order_does_not_matter", assembly_fire_order_does_not_matter},
     {"assembly_clone_continues_identically", assembly_clone_continues_identically},
+    {"assembly_kept_sources_match_a_fresh_start", assembly_kept_sources_match_a_fresh_start},
+    {"assembly_out_of_memory_in_a_step", assembly_out_of_memory_in_a_step},
     {"assembly_save_load_round_trip", assembly_save_load_round_trip},
     {"assembly_corrupt_file_is_rejected", assembly_corrupt_file_is_rejected},
     {"assembly_plasticity_learns_weights", assembly_plasticity_learns_weights},
