@@ -849,6 +849,15 @@ static int gaia__cuda_layer_epilogue(gaia_layer_act act, int has_bias, cublasLtE
     }
 }
 
+/* The largest power of two up to 256 that divides the address: cuBLASLt's
+   heuristic assumes 256-byte aligned operands unless told otherwise, and an
+   operand that is a view (a tensor with an offset) may be aligned to 4 only. */
+static uint32_t gaia__cuda_layer_align(const void *p) {
+    uint32_t a = 256;
+    while (a > 4 && ((uintptr_t)p & (uintptr_t)(a - 1)) != 0) a >>= 1;
+    return a;
+}
+
 /* y = act(x W^T + b) through one cuBLASLt call with the epilogue fused.
    Row-major y [rows, out] is column-major y^T [out, rows] = W [in, out]^T . x^T. */
 static int gaia__cuda_layer_lt_linear(gaia_ctx *ctx, gaia__cuda_layer_state *st, cublasLtEpilogue_t epi,
@@ -861,8 +870,11 @@ static int gaia__cuda_layer_lt_linear(gaia_ctx *ctx, gaia__cuda_layer_state *st,
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     cublasComputeType_t ct = ctx->allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     float alpha = 1.0f, beta = 0.0f;
+    uint32_t al_a = gaia__cuda_layer_align(W), al_b = gaia__cuda_layer_align(x), al_c = gaia__cuda_layer_align(y);
     int nres = 0, ok = 0;
     memset(&heur, 0, sizeof heur);
+    /* The bias epilogue wants a 16-byte aligned vector: otherwise the fallback. */
+    if (b && ((uintptr_t)b & 15u) != 0) return 0;
     if (cublasLtMatmulDescCreate(&op, ct, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return 0;
     if (cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) == CUBLAS_STATUS_SUCCESS &&
         cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) == CUBLAS_STATUS_SUCCESS &&
@@ -875,6 +887,14 @@ static int gaia__cuda_layer_lt_linear(gaia_ctx *ctx, gaia__cuda_layer_state *st,
         cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &st->workspace_bytes,
                                              sizeof st->workspace_bytes) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof al_a) ==
+            CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof al_b) ==
+            CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof al_c) ==
+            CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof al_c) ==
+            CUBLAS_STATUS_SUCCESS &&
         cublasLtMatmulAlgoGetHeuristic(st->lt, op, la, lb, lc, lc, pref, 1, &heur, &nres) == CUBLAS_STATUS_SUCCESS &&
         nres > 0)
         ok = cublasLtMatmul(st->lt, op, &alpha, W, la, x, lb, &beta, y, lc, y, lc, &heur.algo, st->workspace,
@@ -1049,7 +1069,12 @@ static gaia_status gaia__cuda_layer_hierarchy(gaia_ctx *ctx, const gaia_layer_pl
     }
     if (!e) e = (int)cudaEventRecord(st->join[1], s);
     if (!e) e = (int)cudaStreamWaitEvent(src, st->join[1], 0);
-    if (!e) e = (int)cudaStreamSynchronize(s); /* before the scratch goes back to the pool */
+    {
+        /* before the scratch goes back to the pool, also after a failure:
+           steps already queued on s still use it */
+        int e3 = (int)cudaStreamSynchronize(s);
+        if (!e) e = e3;
+    }
     if (exec) cudaGraphExecDestroy(exec);
     if (graph) cudaGraphDestroy(graph);
     be->free(ctx, buf);
@@ -1075,8 +1100,12 @@ static const struct gaia_layer_ops gaia__cuda_layer_ops = {
    defines it (define it to the backend's stream when that one is
    non-blocking, so copies and kernels stay ordered).
    --------------------------------------------------------------------- */
+/* The backend's stream is non-blocking (cudaStreamNonBlocking, or the
+   user's): on the legacy default stream the assembly kernels would race the
+   uploads of winners and indices queued on it, and blocks the pool hands out
+   again at once. So this backend defines it to the context's stream. */
 #ifndef GAIA__ASM_CUDA_STREAM
-#define GAIA__ASM_CUDA_STREAM(ctx) ((void)(ctx), (void *)0)
+#define GAIA__ASM_CUDA_STREAM(ctx) (gaia__cuda_enter(gaia__cuda_state(ctx)), (void *)gaia__cuda_state(ctx)->stream)
 #endif
 
 int gaia_cuda_assembly_accumulate(unsigned long long fkey, uint32_t n_tgt, const uint32_t *geo, const uint32_t *guide,
@@ -1105,6 +1134,8 @@ int gaia_cuda_assembly_map_clear(unsigned long long *mk, unsigned long long cap,
 int gaia_cuda_assembly_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
                                   unsigned long long *nk, float *nv, unsigned long long mask, void *stream);
 int gaia_cuda_assembly_bits_set(uint32_t *bits, const uint32_t *idx, uint32_t count, int value, void *stream);
+int gaia_cuda_assembly_gather(const unsigned long long *x, const uint32_t *idx, uint32_t count,
+                              unsigned long long *out, void *stream);
 
 static gaia_status gaia__asm_cuda_check(gaia_ctx *ctx, int err, const char *what) {
     if (err == 0) return GAIA_OK;
@@ -1154,6 +1185,8 @@ static gaia_status gaia__asm_cuda_topk(gaia_ctx *ctx, const int64_t *input, uint
     const unsigned long long *x = (const unsigned long long *)input;
     uint32_t *hist = NULL, *idx = NULL, need, j;
     uint64_t *pairs = NULL;
+    unsigned long long *vals = NULL;
+    void *vals_d = NULL;
     int shift = 0;
     void *stream = GAIA__ASM_CUDA_STREAM(ctx);
     gaia_status st;
@@ -1178,27 +1211,39 @@ static gaia_status gaia__asm_cuda_topk(gaia_ctx *ctx, const int64_t *input, uint
     if (st != GAIA_OK) goto out;
     idx = (uint32_t *)gaia__host_alloc(ctx, ((size_t)counts[1] + 1) * 4);
     pairs = (uint64_t *)gaia__host_alloc(ctx, ((size_t)counts[1] + 1) * 16);
-    if (!idx || !pairs) {
+    vals = (unsigned long long *)gaia__host_alloc(ctx, ((size_t)counts[1] + 1) * 8);
+    if (!idx || !pairs || !vals) {
         st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "out of memory");
         goto out;
     }
     st = gaia__asm_cuda_read(ctx, winners, above_d, (size_t)counts[0] * 4);
-    if (st == GAIA_OK && counts[1]) st = gaia__asm_cuda_read(ctx, idx, cand_d, (size_t)counts[1] * 4);
+    /* The candidates' values in one gather and one read: inputs tie often
+       (a stimulus gives multiples of 2^16), and thousands of candidates read
+       one synchronised 8-byte copy at a time cost milliseconds per step. */
+    if (st == GAIA_OK && counts[1]) {
+        st = gaia__asm_cuda_read(ctx, idx, cand_d, (size_t)counts[1] * 4);
+        if (st == GAIA_OK) st = gaia__asm_cuda_word(ctx, (size_t)counts[1] * 8, &vals_d);
+        if (st == GAIA_OK)
+            st = gaia__asm_cuda_check(ctx,
+                                      gaia_cuda_assembly_gather(x, cand_d, (uint32_t)counts[1],
+                                                                (unsigned long long *)vals_d, stream),
+                                      "top-k gather");
+        if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, vals, vals_d, (size_t)counts[1] * 8);
+    }
     if (st != GAIA_OK) goto out;
     for (j = 0; j < counts[1]; j++) {
-        unsigned long long v = 0;
-        st = gaia__asm_cuda_read(ctx, &v, x + idx[j], 8); /* the bucket is small unless inputs tie */
-        if (st != GAIA_OK) goto out;
-        pairs[2 * j] = v;
+        pairs[2 * j] = vals[j];
         pairs[2 * j + 1] = idx[j];
     }
     qsort(pairs, (size_t)counts[1], 16, gaia__asm_cuda_cmp_cand);
     for (j = 0; j < need; j++) winners[counts[0] + j] = (uint32_t)pairs[2 * j + 1];
     qsort(winners, k, 4, gaia__asm_cmp_u32);
 out:
+    if (vals_d) gaia__asm_cuda_unword(ctx, vals_d);
     gaia__host_free(ctx, hist);
     gaia__host_free(ctx, idx);
     gaia__host_free(ctx, pairs);
+    gaia__host_free(ctx, vals);
     return st;
 }
 

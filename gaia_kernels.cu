@@ -540,7 +540,9 @@ struct gaia__k_rplan {
 static gaia__k_rplan gaia__k_reduce_plan(size_t outer, size_t len, size_t inner, int sm_count) {
     gaia__k_rplan p;
     size_t sms = sm_count > 0 ? (size_t)sm_count : 1, splits = 1, chunk;
-    if (inner == 1) {
+    if (outer == 0 || inner == 0) { /* nothing to reduce; the splits below divide by outer and outer * inner */
+        chunk = len;
+    } else if (inner == 1) {
         size_t target = sms * 8; // blocks that keep every SM busy
         if (outer < target && len > 4096) {
             splits = (target + outer - 1) / outer;
@@ -700,11 +702,14 @@ __device__ __forceinline__ float act(int a, float v) {
     switch (a) {
     case ACT_RELU: return v > 0.0f ? v : 0.0f;
     case ACT_GELU: {
+        // 0.5 v (1 + tanh(u)) = v sigmoid(2u), as gaia_cpu.h computes it: no
+        // cancellation in 1 + tanh(u) for v < 0. Accurate expf, not __expf
+        // (whose error grows with |v|): the tests allow 2e-6 relative.
         float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
-        return 0.5f * v * (1.0f + tanhf(u));
+        return v / (1.0f + expf(-2.0f * u));
     }
     case ACT_TANH: return tanhf(v);
-    case ACT_SIGMOID: return 1.0f / (1.0f + __expf(-v));
+    case ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
     default: return v;
     }
 }
@@ -1161,6 +1166,7 @@ extern "C" int gaia_cuda_layer_bias_act(int a, const float *x, const float *bias
 
 extern "C" int gaia_cuda_layer_gemv(int a, const float *W, const float *b, const float *x, float *y, size_t out,
                                     size_t in, void *stream) {
+    if (out == 0) return 0; // a grid of 0 blocks is a launch error
     gemv_kernel<<<(unsigned)((out + 7) / 8), 256, 0, (cudaStream_t)stream>>>(a, W, b, x, y, out, in);
     return gaia__layer_launch_status();
 }
@@ -1182,6 +1188,7 @@ extern "C" int gaia_cuda_layer_attention(int prec, const float *q, const float *
                                          size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
                                          void *stream) {
     cudaStream_t s = (cudaStream_t)stream;
+    if (bh == 0 || nq == 0) return 0;                   // a grid of 0 blocks is a launch error
     if (bh > 65535u) return (int)cudaErrorInvalidValue; // grid.y limit
     if (prec == PREC_F32) {
         size_t smem = (GAIA_ATT_F32_BQ * d + 2 * GAIA_ATT_F32_BK * (d + 1)) * sizeof(float);
@@ -1637,6 +1644,21 @@ extern "C" int gaia_cuda_assembly_bits_set(uint32_t *bits, const uint32_t *idx, 
     if (count) gaia__asmk_bits_set<<<gaia__asmk_blocks(count, 256), 256, 0, (cudaStream_t)stream>>>(bits, idx, count, value);
     return (int)cudaGetLastError();
 }
+
+// out[t] = x[idx[t]]: the top-k threshold bucket's values in one read-back.
+__global__ void gaia__asmk_gather(const unsigned long long *x, const uint32_t *idx, uint32_t count,
+                                  unsigned long long *out) {
+    unsigned long long t;
+    for (t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < count;
+         t += (unsigned long long)gridDim.x * blockDim.x)
+        out[t] = x[idx[t]];
+}
+
+extern "C" int gaia_cuda_assembly_gather(const unsigned long long *x, const uint32_t *idx, uint32_t count,
+                                         unsigned long long *out, void *stream) {
+    if (count) gaia__asmk_gather<<<gaia__asmk_blocks(count, 256), 256, 0, (cudaStream_t)stream>>>(x, idx, count, out);
+    return (int)cudaGetLastError();
+}
 // hrr module: CUDA kernels + extern "C" launchers (fragment of gaia_kernels.cu).
 // Each launcher is the twin of gaia_cpu_hrr_<name> in gaia_cpu.h and
 // returns the cudaError_t of its launch as an int. Spectra are rows of
@@ -1675,41 +1697,43 @@ extern "C" int gaia_cuda_hrr_spec_mul(size_t B, size_t nb, const float *a, size_
 __global__ void gaia__hrr_spec_map_kernel(size_t n, int op, float p, float scale, const float2 *in, float2 *out) {
     size_t i;
     for (i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        // double, as gaia_cpu_hrr_spec_map: powers and phases of bins far
+        // from magnitude 1 stay accurate (a float phase times p loses p ulps)
         float2 z = in[i], o;
-        float m2 = z.x * z.x + z.y * z.y;
+        double re = z.x, im = z.y, m2 = re * re + im * im, orr, oi;
         if (op == 0) {
-            float d = fmaxf(m2, p * p);
-            if (d > 0.0f) {
-                o.x = z.x / d;
-                o.y = -z.y / d;
+            double g = (double)p * (double)p, d = m2 > g ? m2 : g;
+            if (d > 0.0) {
+                orr = re / d;
+                oi = -im / d;
             } else {
-                o.x = o.y = 0.0f;
+                orr = oi = 0.0;
             }
         } else if (op == 1) {
-            float m = sqrtf(m2);
-            if (m > 0.0f) {
-                o.x = z.x / m;
-                o.y = z.y / m;
-            } else if (m == 0.0f) {
-                o.x = 1.0f;
-                o.y = 0.0f;
+            double m = sqrt(m2);
+            if (m > 0.0) {
+                orr = re / m;
+                oi = im / m;
+            } else if (m == 0.0) {
+                orr = 1.0;
+                oi = 0.0;
             } else {
-                o.x = o.y = m;
+                orr = oi = m; // NaN stays NaN
             }
         } else {
-            float m = sqrtf(m2);
-            if (m == 0.0f) {
-                o.x = p == 0.0f ? 1.0f : 0.0f;
-                o.y = 0.0f;
+            double m = sqrt(m2);
+            if (m == 0.0) {
+                orr = p == 0.0f ? 1.0 : 0.0;
+                oi = 0.0;
             } else {
-                float mp = powf(m, p), s, c;
-                sincosf(atan2f(z.y, z.x) * p, &s, &c);
-                o.x = mp * c;
-                o.y = mp * s;
+                double mp = pow(m, (double)p), sn, cs;
+                sincos(atan2(im, re) * (double)p, &sn, &cs);
+                orr = mp * cs;
+                oi = mp * sn;
             }
         }
-        o.x *= scale;
-        o.y *= scale;
+        o.x = (float)((double)scale * orr);
+        o.y = (float)((double)scale * oi);
         out[i] = o;
     }
 }
