@@ -400,7 +400,15 @@ static int asm_kept_op(gaia_brain *b, int op) {
     case 8: return gaia_brain_project_spec(b, "s>A A>A A>B") == GAIA_OK;
     case 3: /* a third of A's winners swapped for others */
         if (gaia_brain_winners(b, "A", w, 100, &n) != GAIA_OK) return 0;
-        for (i = 0; i < n; i += 3) w[i] = (w[i] * 7u + 5u) % 20000u;
+        for (i = 0; i < n; i += 3) {
+            uint32_t v = (w[i] * 7u + 5u) % 20000u, taken = 1;
+            while (taken) { /* the next neuron that is not a winner yet */
+                size_t u;
+                v = (v + 1u) % 20000u;
+                for (taken = 0, u = 0; u < n; u++) taken |= w[u] == v;
+            }
+            w[i] = v;
+        }
         if (gaia_brain_set_winners(b, "A", w, n) != GAIA_OK) return 0;
         return gaia_brain_project_spec(b, "A>A A>B") == GAIA_OK;
     case 4: return gaia_brain_set_winners(b, "A", some, 5) == GAIA_OK && gaia_brain_project_spec(b, "A>A") == GAIA_OK;
