@@ -15,6 +15,12 @@ PREFIX   ?= /usr/local
 # The CUDA toolkit: from nvcc's location unless given.
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
 
+# Every core unless -j was given: each program compiles the whole header-only
+# library, so a serial build takes minutes (GNU Make >= 4.3 honours this).
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+  MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+
 WARN     := -Wall -Wextra -pedantic -Werror
 CFLAGS   := -std=c99 $(WARN) -O3 -D_POSIX_C_SOURCE=200809L
 CXXFLAGS := -std=c++11 $(WARN) -O2
