@@ -42,8 +42,10 @@ static void assembly_lazy_projection_matches_reference_curve(gt *t) {
                  gaia_last_error(t->ctx));
         for (i = 0; i < 16; i++) mean[i] += (double)hist[i] / ns;
         GT_CHECK(t, hist[15] >= 0.75 * 1213 && hist[15] <= 1.25 * 1240, "seed %d: final support %zu", s, hist[15]);
-        /* converged after about step 12 (lazy redraws its candidates, so a few still slip in) */
-        GT_CHECK(t, hist[15] - hist[12] <= 0.01 * 1213, "seed %d: still growing (%zu -> %zu)", s, hist[12], hist[15]);
+        /* converged after about step 12 (lazy redraws its candidates, so a few
+           still slip in: up to 13 over steps 13-16 seen in one seed of ~100;
+           an unconverged area gains over 100 a step) */
+        GT_CHECK(t, hist[15] - hist[12] <= 0.02 * 1213, "seed %d: still growing (%zu -> %zu)", s, hist[12], hist[15]);
     }
     for (i = 0; i < 11; i++)
         GT_CHECK(t, mean[i] >= 0.9 * asm_ref_curve[i] && mean[i] <= 1.1 * 1240.0 / 1213.0 * asm_ref_curve[i],
