@@ -441,17 +441,29 @@ typedef struct gaia_logger {
 
 typedef struct gaia_ctx gaia_ctx;
 
+/* The most CPU threads a context may ask for (OpenMP runtimes fail, not
+   degrade, when asked for absurd team sizes). */
+#define GAIA_MAX_THREADS 1024
+
 typedef struct gaia_ctx_desc {
     gaia_device device;     /* AUTO (0), CPU or CUDA */
     int cuda_device_index;  /* which GPU (0 = the first) */
     uint64_t seed;          /* Philox key; 0 is a valid seed */
     gaia_allocator allocator; /* host memory; zero = GAIA_MALLOC/GAIA_FREE */
     gaia_logger logger;
-    int cpu_threads;        /* OpenMP threads for CPU kernels; 0 = all */
+    int cpu_threads;        /* OpenMP threads for CPU kernels; 0 = all, at most GAIA_MAX_THREADS */
     int allow_tf32;         /* let cuBLAS use TF32 tensor cores (never silent) */
     int profile;            /* start with profiling counters enabled */
     void *cuda_stream;      /* a cudaStream_t to run on; NULL = gaia makes one */
+    size_t load_limit;      /* the most memory one object read from a file or
+                               image (tensor, brain, codebook) may take; a loaded
+                               brain keeps it as its memory limit. 0 = the
+                               default, GAIA_LOAD_LIMIT (16 GiB) */
 } gaia_ctx_desc;
+
+#ifndef GAIA_LOAD_LIMIT
+#define GAIA_LOAD_LIMIT ((size_t)1 << (sizeof(size_t) >= 8 ? 34 : 30)) /* 16 GiB; 1 GiB on 32-bit */
+#endif
 
 typedef struct gaia_device_info {
     int available;          /* 1 when usable in this process */
@@ -1054,12 +1066,22 @@ typedef struct gaia_fibre_stats {
     float beta;           /* plasticity in use for this fibre */
 } gaia_fibre_stats;
 
-/* Brains: p in (0, 1]; seed fixes the connectome; device AUTO = the context's
-   default device (explicit areas run there; lazy areas always on the host). */
+/* The smallest connection probability: edges are drawn from 32-bit random
+   words (geometric skips), and below 2^-32 the chance of one edge is below
+   their resolution. */
+#define GAIA_BRAIN_P_MIN (1.0 / 4294967296.0)
+/* Brains: p in [GAIA_BRAIN_P_MIN, 1]; seed fixes the connectome; device AUTO
+   = the context's default device (explicit areas run there; lazy areas always
+   on the host). */
 GAIA_API gaia_status gaia_brain_create(gaia_ctx *ctx, double p, uint64_t seed, gaia_device device, gaia_brain **out);
 GAIA_API void gaia_brain_destroy(gaia_brain *b);
 /* A deep copy (same device) that continues exactly like the original. */
 GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out);
+/* The most host + device memory the brain may hold (0 = no limit, the
+   default for a created brain; a loaded brain starts with the context's
+   load_limit, a clone with its original's). An operation that would pass
+   it fails with GAIA_ERR_OUT_OF_MEMORY and leaves the brain unchanged. */
+GAIA_API gaia_status gaia_brain_set_memory_limit(gaia_brain *b, size_t bytes);
 /* A versioned binary file with a checksum; the loader treats it as hostile. */
 GAIA_API gaia_status gaia_brain_save(gaia_brain *b, const char *path);
 GAIA_API gaia_status gaia_brain_load(gaia_ctx *ctx, const char *path, gaia_device device, gaia_brain **out);
@@ -1500,6 +1522,7 @@ struct gaia_ctx {
     const gaia_backend *backends[GAIA_DEVICE_COUNT];
     uint64_t seed, rng_stream;
     int cpu_threads;
+    size_t load_limit;                /* desc.load_limit, resolved */
     int allow_tf32;
     gaia_device policy;               /* desc.device as asked: AUTO lets host-array calls choose */
     int profiling;
@@ -1514,7 +1537,19 @@ struct gaia_ctx {
     char last_error[GAIA__ERR_LEN];
 };
 
-static char gaia__create_error[GAIA__ERR_LEN];
+/* Why the last gaia_ctx_create of this thread failed: the one piece of state
+   outside a context, so it is thread-local wherever the compiler allows, and
+   written only when a creation fails. */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
+#define GAIA__THREAD_LOCAL _Thread_local
+#elif defined(__GNUC__) || defined(__clang__)
+#define GAIA__THREAD_LOCAL __thread
+#elif defined(_MSC_VER)
+#define GAIA__THREAD_LOCAL __declspec(thread)
+#else
+#define GAIA__THREAD_LOCAL /* no thread-local storage: one buffer for the process */
+#endif
+static GAIA__THREAD_LOCAL char gaia__create_error[GAIA__ERR_LEN];
 
 GAIA_API const char *gaia_status_str(gaia_status s) {
     switch (s) {
@@ -1579,6 +1614,13 @@ static int gaia__mul_overflows(size_t a, size_t b, size_t *out) {
     *out = a * b;
     return 0;
 }
+/* Whether a rows x cols float matrix with leading dimension ld (rows >= 1)
+   reaches past what a pointer can address. */
+static int gaia__span_overflows(size_t rows, size_t ld, size_t cols) {
+    size_t span;
+    if (gaia__mul_overflows(rows - 1, ld, &span) || span > SIZE_MAX - cols) return 1;
+    return span + cols > (size_t)PTRDIFF_MAX / sizeof(float);
+}
 
 GAIA_API const char *gaia_last_error(const gaia_ctx *ctx) {
     return ctx ? ctx->last_error : gaia__create_error;
@@ -1620,10 +1662,10 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
                  "gaia_ctx_create: unknown device %d", (int)desc.device);
         return GAIA_ERR_INVALID_ARG;
     }
-    if (desc.cpu_threads < 0 || desc.cuda_device_index < 0) {
+    if (desc.cpu_threads < 0 || desc.cpu_threads > GAIA_MAX_THREADS || desc.cuda_device_index < 0) {
         snprintf(gaia__create_error, sizeof gaia__create_error,
-                 "gaia_ctx_create: negative cpu_threads (%d) or cuda_device_index (%d)",
-                 desc.cpu_threads, desc.cuda_device_index);
+                 "gaia_ctx_create: cpu_threads = %d outside 0..%d, or negative cuda_device_index (%d)",
+                 desc.cpu_threads, GAIA_MAX_THREADS, desc.cuda_device_index);
         return GAIA_ERR_INVALID_ARG;
     }
     al = desc.allocator;
@@ -1642,6 +1684,7 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
     ctx->logger = desc.logger;
     ctx->seed = desc.seed;
     ctx->allow_tf32 = desc.allow_tf32;
+    ctx->load_limit = desc.load_limit ? desc.load_limit : GAIA_LOAD_LIMIT;
     ctx->policy = desc.device;
     ctx->profiling = desc.profile;
 #ifdef _OPENMP
@@ -1677,7 +1720,6 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
     }
 #endif
     ctx->device_stack[0] = ctx->backends[GAIA_DEVICE_CUDA] ? GAIA_DEVICE_CUDA : GAIA_DEVICE_CPU;
-    gaia__create_error[0] = '\0';
     *out = ctx;
     return GAIA_OK;
 }
@@ -2099,6 +2141,8 @@ static gaia_status gaia__prepare_out(gaia_ctx *ctx, const char *fn, gaia_device 
         gaia_tensor *o = *out;
         int i, same = o->ndim == ndim;
         for (i = 0; same && i < ndim; i++) same = o->shape[i] == shape[i];
+        /* another context's memory may live in another allocator or pool */
+        if (o->storage->ctx != ctx) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out belongs to another context");
         if (GAIA__DEV(o) != d)
             return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "out is on %s, operands on %s",
                               gaia_device_str(GAIA__DEV(o)), gaia_device_str(d));
@@ -2437,7 +2481,7 @@ GAIA_API gaia_status gaia_tensor_reduce(gaia_ctx *ctx, gaia_reduce_op op, const 
     }
     /* Indices travel as floats: exact only below 2^24. */
     if (op == GAIA_REDUCE_ARGMAX && len > ((size_t)1 << 24))
-        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "argmax over %zu elements: float indices are exact only "
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "argmax over %zu elements: float indices are exact only "
                                                          "up to 2^24", len);
     st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), ond, oshape, out, &created);
     if (st != GAIA_OK) return st;
@@ -2600,11 +2644,14 @@ GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t 
     cols_a = trans_a ? M : K;
     rows_b = trans_b ? N : K;
     cols_b = trans_b ? K : N;
-    (void)rows_a;
-    (void)rows_b;
     if ((K > 0 && (lda < cols_a || ldb < cols_b)) || ldc < N)
         return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "leading dimensions too small: lda %zu (need %zu), ldb %zu (need %zu), "
                                                    "ldc %zu (need %zu)", lda, cols_a, ldb, cols_b, ldc, N);
+    /* every element a matrix reaches, (rows - 1) * ld + cols, must be addressable */
+    if ((K > 0 && (gaia__span_overflows(rows_a, lda, cols_a) || gaia__span_overflows(rows_b, ldb, cols_b))) ||
+        gaia__span_overflows(M, ldc, N))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "matrices too large to address: A %zu x %zu (lda %zu), "
+                          "B %zu x %zu (ldb %zu), C %zu x %zu (ldc %zu)", rows_a, cols_a, lda, rows_b, cols_b, ldb, M, N, ldc);
     where = gaia__host_call_device(ctx, GAIA__WORK_GEMM, 2.0 * (double)M * (double)N * (double)K,
                                    (M * K + K * N + (beta != 0.0f ? M * N : 0)) * sizeof(float), M * N * sizeof(float));
     t0 = gaia__prof_begin(ctx);
@@ -2745,7 +2792,7 @@ GAIA_API gaia_status gaia_npy_parse(gaia_ctx *ctx, const void *bytes, size_t siz
     if (end - p < 5 || memcmp(p, "False", 5) != 0) return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "malformed 'fortran_order'");
     /* shape: ( d0, d1, ... ) */
     p = gaia__npy_find_key(h, end, "shape");
-    if (!p || *p != '(') return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "header has no 'shape' tuple");
+    if (!p || p >= end || *p != '(') return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "header has no 'shape' tuple");
     p++;
     for (;;) {
         size_t v = 0;
@@ -3251,6 +3298,8 @@ GAIA_API gaia_status gaia_layer_hebbian_create(gaia_ctx *ctx, size_t in, size_t 
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown rule %d", (int)d.rule);
     if ((int)d.theta_rule < 0 || d.theta_rule >= GAIA_BCM_THETA_COUNT)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown theta rule %d", (int)d.theta_rule);
+    if (d.flags & ~(GAIA_HEBB_NO_DECAY | GAIA_HEBB_NO_HOMEOSTASIS | GAIA_HEBB_NO_NORMALIZE))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown flag bits 0x%x", d.flags);
     if (!isfinite(d.eta) || !isfinite(d.decay) || !isfinite(d.homeostasis) || !isfinite(d.theta0) || d.eta < 0 ||
         d.decay < 0 || d.decay >= 1)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "need finite eta %g >= 0, decay %g in [0, 1), finite h %g "
@@ -3736,11 +3785,11 @@ GAIA_API gaia_status gaia_hierarchy_process(gaia_ctx *ctx, gaia_hierarchy *h, co
     pl = (gaia_layer_plan_level *)gaia__host_alloc(ctx, h->n * sizeof *pl);
     py = (gaia_layer_plan_layer *)gaia__host_alloc(ctx, nlayers * sizeof *py);
     created = (unsigned char *)gaia__host_alloc(ctx, h->n);
+    if (created) memset(created, 0, h->n); /* before any exit: done reads it */
     if (!pl || !py || !created) {
         st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the run plan");
         goto done;
     }
-    memset(created, 0, h->n);
     memset(py, 0, nlayers * sizeof *py);
     for (k = 0; k < h->n && st == GAIA_OK; k++) {
         size_t shape[2];
@@ -3977,6 +4026,7 @@ typedef struct gaia__asm_area {
     uint32_t *win, nwin;     /* ascending, host */
     uint32_t *neww, nneww;   /* this step's result */
     int target;              /* is a target in the current step */
+    int newbits_on;          /* d_newbits holds neww (during a step) */
     uint64_t support;
     uint64_t *hist;
     size_t nhist, caphist;
@@ -4025,6 +4075,9 @@ struct gaia_brain {
     void *d_keys_tmp;
     uint64_t keys_tmp_cap;
     size_t host_bytes, dev_bytes;
+    size_t mem_limit;        /* host + device bytes the brain may hold; 0 = no limit */
+    int over_limit;          /* an allocation was refused by mem_limit */
+    gaia_status broken;      /* a device error left a step half done */
     double *lz_sf;           /* P(Binomial(lz_K, p) > x), x = 0..lz_K */
     uint32_t lz_K;
 };
@@ -4032,9 +4085,15 @@ struct gaia_brain {
 static void gaia__assembly_release(gaia_ctx *ctx) { (void)ctx; }
 
 /* ---- memory: every block is counted (gaia_brain_memory) ---- */
+/* Whether `bytes` more would take the brain past its memory limit. */
+static int gaia__asm_over_limit(gaia_brain *b, size_t bytes) {
+    if (!b->mem_limit || (bytes <= b->mem_limit && b->host_bytes + b->dev_bytes <= b->mem_limit - bytes)) return 0;
+    b->over_limit = 1;
+    return 1;
+}
 static void *gaia__asm_halloc(gaia_brain *b, size_t bytes) {
     unsigned char *p;
-    if (bytes > SIZE_MAX - 16) return NULL;
+    if (bytes > SIZE_MAX - 16 || gaia__asm_over_limit(b, bytes)) return NULL;
     p = (unsigned char *)gaia__host_alloc(b->ctx, bytes + 16);
     if (!p) return NULL;
     memcpy(p, &bytes, sizeof bytes);
@@ -4078,7 +4137,12 @@ static int gaia__asm_grow(gaia_brain *b, void **p, size_t size, size_t used, siz
 
 /* Device blocks (host blocks for a CPU brain); sizes are kept by the caller. */
 static gaia_status gaia__asm_dalloc(gaia_brain *b, size_t bytes, void **out) {
-    gaia_status st = b->be->alloc(b->ctx, bytes ? bytes : 1, out);
+    gaia_status st;
+    if (gaia__asm_over_limit(b, bytes)) {
+        *out = NULL;
+        return GAIA_ERR_OUT_OF_MEMORY;
+    }
+    st = b->be->alloc(b->ctx, bytes ? bytes : 1, out);
     if (st == GAIA_OK) b->dev_bytes += bytes;
     return st;
 }
@@ -4171,9 +4235,27 @@ static gaia_status gaia__asm_geo_build(gaia_brain *b) {
     return GAIA_OK;
 }
 
+/* log(n!). Not lgamma(): it writes the global signgam, a data race between
+   contexts in two threads. A product up to 20! (exact to 18!, one rounding
+   after), Stirling's series beyond, truncated after the n^-7 term: the
+   truncation error is below 1/(1188 n^9) < 2e-15. */
+static double gaia__log_factorial(uint32_t n) {
+    double x, r;
+    if (n <= 20) {
+        double f = 1.0;
+        uint32_t i;
+        for (i = 2; i <= n; i++) f *= (double)i;
+        return log(f);
+    }
+    x = (double)n;
+    r = 1.0 / (x * x);
+    return x * log(x) - x + 0.5 * log(6.283185307179586476925 * x) +
+           (1.0 / 12.0 - r * (1.0 / 360.0 - r * (1.0 / 1260.0 - r * (1.0 / 1680.0)))) / x;
+}
+
 static double gaia__asm_log_binom_pmf(uint32_t s, double p, uint32_t x) {
-    return lgamma((double)s + 1.0) - lgamma((double)x + 1.0) - lgamma((double)(s - x) + 1.0) +
-           (double)x * log(p) + (double)(s - x) * log1p(-p);
+    return gaia__log_factorial(s) - gaia__log_factorial(x) - gaia__log_factorial(s - x) + (double)x * log(p) +
+           (double)(s - x) * log1p(-p);
 }
 
 static gaia_status gaia__asm_bin_build(gaia_brain *b, gaia__asm_stim *st) {
@@ -4504,7 +4586,8 @@ GAIA_API gaia_status gaia_brain_create(gaia_ctx *ctx, double p, uint64_t seed, g
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     *out = NULL;
-    if (!(p > 0.0 && p <= 1.0)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "p = %g is outside (0, 1]", p);
+    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "p = %g is outside [2^-32, 1]", p);
     if (device == GAIA_DEVICE_AUTO) device = gaia_ctx_device(ctx);
     if ((int)device <= 0 || (int)device >= GAIA_DEVICE_COUNT)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown device %d", (int)device);
@@ -4688,13 +4771,6 @@ static gaia_status gaia__asm_commit_winners(gaia_brain *b, gaia__asm_area *a, co
         if (st == GAIA_OK && fresh) st = b->be->assembly->bits_set(b->ctx, (uint32_t *)a->d_sup, (const uint32_t *)a->d_win, nw, 1);
     }
     return st;
-}
-
-static gaia_status gaia__asm_hist_push(gaia_brain *b, gaia__asm_area *a) {
-    if (!gaia__asm_grow(b, (void **)&a->hist, sizeof(uint64_t), a->nhist, &a->caphist, a->nhist + 1))
-        return GAIA_ERR_OUT_OF_MEMORY;
-    a->hist[a->nhist++] = a->support;
-    return GAIA_OK;
 }
 
 /* ---- lazy mode ---- */
@@ -4938,11 +5014,11 @@ done:
     return st;
 }
 
-/* w *= 1 + beta on synapses from the source's winners to t's new winners. */
-static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor) {
+/* w *= 1 + beta on synapses from the source's winners to t's new winners;
+   flag has a byte per neuron of t, set for the new winners. Cannot fail. */
+static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor, const unsigned char *flag) {
     gaia__asm_area *t = &b->areas[f->tgt];
     uint32_t e, q;
-    unsigned char *flag;
     if (f->src < 0) {
         for (q = 0; q < t->nneww; q++) {
             uint32_t j = t->neww[q];
@@ -4951,9 +5027,6 @@ static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor)
         }
         return;
     }
-    flag = (unsigned char *)gaia__asm_hcalloc(b, (size_t)t->support + 1, 1);
-    if (!flag) return;
-    for (q = 0; q < t->nneww; q++) flag[t->neww[q]] = 1;
     {
         const gaia__asm_area *sa = &b->areas[f->src];
         for (q = 0; q < sa->nwin; q++) {
@@ -4965,7 +5038,6 @@ static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor)
                 }
         }
     }
-    gaia__asm_hfree(b, flag);
 }
 
 /* ---- explicit mode ---- */
@@ -4993,117 +5065,188 @@ static gaia_status gaia__asm_explicit_select(gaia_brain *b, int t, const gaia__a
     return st;
 }
 
-static gaia_status gaia__asm_explicit_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor) {
+/* The keys of the synapses fibre f will strengthen (its source's winners x
+   t's new winners, flagged in t->d_newbits), appended to the brain's key
+   buffer at *used; the map gets room for them. Changes no weight. */
+static gaia_status gaia__asm_explicit_collect(gaia_brain *b, gaia__asm_fibre *f, uint64_t *used, uint64_t *count) {
     gaia__asm_area *t = &b->areas[f->tgt];
     const struct gaia_assembly_ops *ops = b->be->assembly;
     gaia_assembly_fibre_args args;
-    uint64_t count = 0, ins = 0;
     const uint32_t *src = f->src >= 0 ? (const uint32_t *)b->areas[f->src].d_win : NULL;
     uint32_t K = gaia__asm_src_k(b, f->src);
+    uint64_t room = b->keys_tmp_cap - *used;
     gaia_status st;
-    if (t->nneww == 0) return GAIA_OK;
-    st = b->be->upload(b->ctx, t->d_neww, t->neww, (size_t)t->nneww * 4);
-    if (st == GAIA_OK) st = ops->bits_set(b->ctx, (uint32_t *)t->d_newbits, (const uint32_t *)t->d_neww, t->nneww, 1);
     gaia__asm_args(b, f, 1, &args);
     args.cache = &f->cache;
-    if (st == GAIA_OK)
-        st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits, (uint64_t *)b->d_keys_tmp,
-                               b->keys_tmp_cap, &count);
-    if (st == GAIA_OK && count > b->keys_tmp_cap) {
-        uint64_t nc = count + count / 2 + 1024;
-        gaia__asm_dfree(b, b->d_keys_tmp, (size_t)b->keys_tmp_cap * 8);
-        b->keys_tmp_cap = 0;
-        b->d_keys_tmp = NULL;
-        st = gaia__asm_dalloc(b, (size_t)nc * 8, &b->d_keys_tmp);
-        if (st == GAIA_OK) {
-            b->keys_tmp_cap = nc;
-            st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits, (uint64_t *)b->d_keys_tmp,
-                                   b->keys_tmp_cap, &count);
+    st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits, (uint64_t *)b->d_keys_tmp + *used,
+                           room, count);
+    if (st == GAIA_OK && *count > room) {
+        /* a larger buffer keeps the keys collected so far, then collect again */
+        uint64_t nc = *used + *count + (*used + *count) / 2 + 1024;
+        void *nb = NULL;
+        st = gaia__asm_dalloc(b, (size_t)nc * 8, &nb);
+        if (st == GAIA_OK && *used) st = b->be->copy(b->ctx, nb, b->d_keys_tmp, (size_t)*used * 8);
+        if (st != GAIA_OK) {
+            gaia__asm_dfree(b, nb, (size_t)nc * 8);
+            return st;
         }
+        gaia__asm_dfree(b, b->d_keys_tmp, (size_t)b->keys_tmp_cap * 8);
+        b->d_keys_tmp = nb;
+        b->keys_tmp_cap = nc;
+        st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits,
+                               (uint64_t *)b->d_keys_tmp + *used, nc - *used, count);
     }
-    if (st == GAIA_OK) st = gaia__asm_map_reserve(b, f, count);
-    if (st == GAIA_OK && count)
-        st = ops->map_update(b->ctx, (uint64_t *)f->d_keys, (float *)f->d_vals, f->cap - 1,
-                             (const uint64_t *)b->d_keys_tmp, count, factor, &ins);
-    if (st == GAIA_OK) f->count += ins;
-    if (st == GAIA_OK) st = ops->bits_set(b->ctx, (uint32_t *)t->d_newbits, (const uint32_t *)t->d_neww, t->nneww, 0);
+    if (st == GAIA_OK) st = gaia__asm_map_reserve(b, f, *count);
+    if (st == GAIA_OK) *used += *count;
     return st;
 }
 
-/* ---- the step ---- */
+/* ---- the step: a transaction ----
+   A step runs in two halves. The first (fibres, selection, lazy growth, and
+   everything the second will need: key lists, flags, room in the maps and
+   in the histories) may fail, and changes nothing that the undo record
+   below cannot put back: the brain's observable state (what save_image
+   writes) is as before, so a retry continues exactly like a brain that
+   never failed. Lazy growth only appends (new neurons, rows and columns,
+   entries of higher index), so putting it back is truncation. The second
+   half (learning, commit) cannot fail on the CPU; a device error there
+   leaves the brain broken, and it says so from then on. */
+typedef struct gaia__asm_undo {
+    int nfibres;          /* fibres made by the step are at the end */
+    uint64_t lazy_stream;
+    uint64_t *support;    /* per area */
+    uint32_t *nrows;      /* per fibre: lazy rows ... */
+    uint32_t *slen;       /* ... and stimulus columns */
+} gaia__asm_undo;
+
+static gaia_status gaia__asm_undo_save(gaia_brain *b, gaia__asm_undo *u) {
+    int i;
+    memset(u, 0, sizeof *u);
+    u->nfibres = b->nfibres;
+    u->lazy_stream = b->lazy_stream;
+    u->support = (uint64_t *)gaia__asm_halloc(b, ((size_t)b->nareas + 1) * sizeof(uint64_t));
+    u->nrows = (uint32_t *)gaia__asm_halloc(b, ((size_t)b->nfibres + 1) * sizeof(uint32_t));
+    u->slen = (uint32_t *)gaia__asm_halloc(b, ((size_t)b->nfibres + 1) * sizeof(uint32_t));
+    if (!u->support || !u->nrows || !u->slen) return GAIA_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < b->nareas; i++) u->support[i] = b->areas[i].support;
+    for (i = 0; i < b->nfibres; i++) {
+        u->nrows[i] = b->fibres[i].nrows;
+        u->slen[i] = b->fibres[i].slen;
+    }
+    return GAIA_OK;
+}
+
+static void gaia__asm_undo_free(gaia_brain *b, gaia__asm_undo *u) {
+    gaia__asm_hfree(b, u->support);
+    gaia__asm_hfree(b, u->nrows);
+    gaia__asm_hfree(b, u->slen);
+    memset(u, 0, sizeof *u);
+}
+
+/* Puts back what the first half of a step (or a lazy set_winners) did. */
+static void gaia__asm_undo_apply(gaia_brain *b, const gaia__asm_undo *u) {
+    int i;
+    while (b->nfibres > u->nfibres) gaia__asm_fibre_free(b, &b->fibres[--b->nfibres]);
+    for (i = 0; i < b->nfibres; i++) {
+        gaia__asm_fibre *f = &b->fibres[i];
+        uint64_t w0 = u->support[f->tgt];
+        uint32_t r;
+        /* the caches may describe sources of the failed step: start afresh */
+        if (f->cache && b->be->assembly->cache_free) {
+            b->be->assembly->cache_free(b->ctx, f->cache);
+            f->cache = NULL;
+        }
+        if (b->areas[f->tgt].mode != GAIA_AREA_LAZY) continue;
+        for (r = u->nrows[i]; r < f->nrows; r++) {
+            gaia__asm_hfree(b, f->rows[r].j);
+            gaia__asm_hfree(b, f->rows[r].w);
+            memset(&f->rows[r], 0, sizeof f->rows[r]);
+        }
+        f->nrows = u->nrows[i];
+        if (b->areas[f->tgt].support > w0)
+            for (r = 0; r < f->nrows; r++) { /* rows ascend: new targets are at the end */
+                gaia__asm_row *row = &f->rows[r];
+                while (row->len && row->j[row->len - 1] >= w0) row->len--;
+            }
+        f->slen = u->slen[i];
+    }
+    for (i = 0; i < b->nareas; i++) b->areas[i].support = u->support[i];
+    b->lazy_stream = u->lazy_stream;
+}
+
 static int gaia__asm_cmp_fire(const void *x, const void *y) {
     const int *a = (const int *)x, *c = (const int *)y;
     if (a[1] != c[1]) return a[1] < c[1] ? -1 : 1;
     return a[0] < c[0] ? -1 : a[0] > c[0];
 }
 
-GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count) {
-    static const char *fn = "gaia_brain_project";
-    int *pairs = NULL; /* (src, tgt), sorted by target then source: never by name */
-    gaia__asm_src_fire *sf = NULL;
-    uint32_t **candx = NULL;
+/* The fires into one target, from pairs[2 * *i] on: fills sf, advances *i,
+   returns the target. */
+static int gaia__asm_group(const gaia_brain *b, const int *pairs, size_t count, size_t *i, gaia__asm_src_fire *sf,
+                           int *nsf) {
+    int t = pairs[2 * *i + 1];
+    uint32_t off = 0;
+    *nsf = 0;
+    for (; *i < count && pairs[2 * *i + 1] == t; (*i)++) {
+        sf[*nsf].src = pairs[2 * *i];
+        sf[*nsf].K = gaia__asm_src_k(b, pairs[2 * *i]);
+        sf[*nsf].off = off;
+        off += sf[*nsf].K;
+        (*nsf)++;
+    }
+    return t;
+}
+
+/* Checks the fires and sorts them into (source, target) pairs, by target
+   then source: never by name. Changes nothing. */
+static gaia_status gaia__asm_fire_pairs(gaia_brain *b, const char *fn, const gaia_brain_fire *fires, size_t count,
+                                        int *pairs) {
     size_t i;
-    int t;
-    gaia_status st = GAIA_OK;
-    uint64_t t0;
-    if (!b) return GAIA_ERR_INVALID_ARG;
-    if (!fires || count == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "no fires given");
-    if (count > 1u << 20) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu fires", count);
-    pairs = (int *)gaia__asm_halloc(b, count * 2 * sizeof(int));
-    if (!pairs) return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    uint64_t Ksum = 0;
     for (i = 0; i < count; i++) {
         int src, tgt;
-        if (!gaia__asm_find_source(b, fires[i].from, &src)) {
-            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'",
-                            fires[i].from ? fires[i].from : "(null)");
-            goto out;
-        }
+        if (!gaia__asm_find_source(b, fires[i].from, &src))
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'",
+                              fires[i].from ? fires[i].from : "(null)");
         tgt = gaia__asm_find_area(b, fires[i].to);
-        if (tgt < 0) {
-            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", fires[i].to ? fires[i].to : "(null)");
-            goto out;
-        }
-        if (src >= 0 && b->areas[src].nwin == 0) {
-            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners to project from",
-                            b->areas[src].name);
-            goto out;
-        }
-        if (src >= 0 && b->areas[src].mode != b->areas[tgt].mode) {
-            st = gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn, "'%s' -> '%s': explicit and lazy areas cannot be mixed",
-                            b->areas[src].name, b->areas[tgt].name);
-            goto out;
-        }
+        if (tgt < 0)
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", fires[i].to ? fires[i].to : "(null)");
+        if (src >= 0 && b->areas[src].nwin == 0)
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners to project from",
+                              b->areas[src].name);
+        if (src >= 0 && b->areas[src].mode != b->areas[tgt].mode)
+            return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn, "'%s' -> '%s': explicit and lazy areas cannot be mixed",
+                              b->areas[src].name, b->areas[tgt].name);
         pairs[2 * i] = src;
         pairs[2 * i + 1] = tgt;
     }
     qsort(pairs, count, 2 * sizeof(int), gaia__asm_cmp_fire);
     for (i = 1; i < count; i++)
-        if (pairs[2 * i] == pairs[2 * i - 2] && pairs[2 * i + 1] == pairs[2 * i - 1]) {
-            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "fire into '%s' given twice",
-                            b->areas[pairs[2 * i + 1]].name);
-            goto out;
-        }
-    {
-        uint64_t Ksum = 0;
-        for (i = 0; i < count; i++) {
-            Ksum += gaia__asm_src_k(b, pairs[2 * i]);
-            if (i + 1 == count || pairs[2 * i + 3] != pairs[2 * i + 1]) {
-                if (Ksum > (1u << 26)) {
-                    st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%llu neurons fire into '%s' (at most 2^26)",
-                                    (unsigned long long)Ksum, b->areas[pairs[2 * i + 1]].name);
-                    goto out;
-                }
-                Ksum = 0;
-            }
+        if (pairs[2 * i] == pairs[2 * i - 2] && pairs[2 * i + 1] == pairs[2 * i - 1])
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "fire into '%s' given twice",
+                              b->areas[pairs[2 * i + 1]].name);
+    for (i = 0; i < count; i++) {
+        Ksum += gaia__asm_src_k(b, pairs[2 * i]);
+        if (i + 1 == count || pairs[2 * i + 3] != pairs[2 * i + 1]) {
+            if (Ksum > (1u << 26))
+                return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%llu neurons fire into '%s' (at most 2^26)",
+                                  (unsigned long long)Ksum, b->areas[pairs[2 * i + 1]].name);
+            Ksum = 0;
         }
     }
-    t0 = gaia__prof_begin(b->ctx);
-    sf = (gaia__asm_src_fire *)gaia__asm_halloc(b, count * sizeof(gaia__asm_src_fire));
-    candx = (uint32_t **)gaia__asm_hcalloc(b, (size_t)b->nareas, sizeof(uint32_t *));
-    if (!sf || !candx) {
-        st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-        goto out;
-    }
+    return GAIA_OK;
+}
+
+/* The first half of a step (see the transaction's comment): everything
+   that can fail. Fills candx (lazy targets' candidate inputs), flags (one
+   per lazy target that learns) and keys (per fire: where its collected
+   keys start in the brain's key buffer, and how many). */
+static gaia_status gaia__asm_step_prepare(gaia_brain *b, const int *pairs, size_t count, gaia__asm_src_fire *sf,
+                                          uint32_t **candx, unsigned char **flags, uint64_t *keys) {
+    size_t i;
+    int t, nsf;
+    uint64_t used = 0;
+    gaia_status st = GAIA_OK;
     for (t = 0; t < b->nareas; t++) b->areas[t].target = 0;
     /* fibres (lazy ones sample their state now, before anything moves) */
     for (i = 0; i < count && st == GAIA_OK; i++) {
@@ -5111,73 +5254,172 @@ GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fi
         st = gaia__asm_fibre_get(b, pairs[2 * i], pairs[2 * i + 1], 1, &f);
         b->areas[pairs[2 * i + 1]].target = 1;
     }
-    if (st != GAIA_OK) {
-        st = gaia__fail(b->ctx, st, fn, "cannot create the fibres");
-        goto out;
-    }
-    /* 1. every target from the previous winners */
+    /* every target from the previous winners */
     for (i = 0; i < count && st == GAIA_OK;) {
-        uint32_t off = 0;
-        int nsf = 0;
-        t = pairs[2 * i + 1];
-        for (; i < count && pairs[2 * i + 1] == t; i++) {
-            sf[nsf].src = pairs[2 * i];
-            sf[nsf].K = gaia__asm_src_k(b, pairs[2 * i]);
-            sf[nsf].off = off;
-            off += sf[nsf].K;
-            nsf++;
-        }
+        t = gaia__asm_group(b, pairs, count, &i, sf, &nsf);
         if (b->areas[t].mode == GAIA_AREA_EXPLICIT) st = gaia__asm_explicit_select(b, t, sf, nsf);
         else {
             uint32_t nc;
             st = gaia__asm_lazy_select(b, t, sf, nsf, &candx[t], &nc);
         }
     }
-    if (st != GAIA_OK) {
-        st = gaia__fail(b->ctx, st, fn, "step failed (%s)", gaia_status_str(st));
-        goto out;
-    }
-    /* 2. lazy targets grow: new neurons get their synapses */
+    /* lazy targets grow: new neurons get their synapses */
     for (i = 0; i < count && st == GAIA_OK;) {
-        int nsf = 0;
-        uint32_t off = 0, q = 0, u;
         gaia__asm_area *a;
-        t = pairs[2 * i + 1];
-        for (; i < count && pairs[2 * i + 1] == t; i++) {
-            sf[nsf].src = pairs[2 * i];
-            sf[nsf].K = gaia__asm_src_k(b, pairs[2 * i]);
-            sf[nsf].off = off;
-            off += sf[nsf].K;
-            nsf++;
-        }
+        uint32_t q = 0, u;
+        t = gaia__asm_group(b, pairs, count, &i, sf, &nsf);
         a = &b->areas[t];
         if (a->mode != GAIA_AREA_LAZY || a->fixed) continue;
         for (u = 0; u < a->nneww; u++)
             if (a->neww[u] >= a->support) q++;
         st = gaia__asm_lazy_grow(b, t, q, candx[t], sf, nsf);
     }
-    /* 3. plasticity: previous source winners x new target winners */
+    /* room for the histories */
+    for (t = 0; t < b->nareas && st == GAIA_OK; t++) {
+        gaia__asm_area *a = &b->areas[t];
+        if (a->target &&
+            !gaia__asm_grow(b, (void **)&a->hist, sizeof(uint64_t), a->nhist, &a->caphist, a->nhist + 1))
+            st = GAIA_ERR_OUT_OF_MEMORY;
+    }
+    /* what learning will touch, gathered without touching it */
+    for (i = 0; i < count && st == GAIA_OK && b->plastic; i++) {
+        gaia__asm_fibre *f = &b->fibres[gaia__asm_find_fibre(b, pairs[2 * i], pairs[2 * i + 1])];
+        gaia__asm_area *a = &b->areas[f->tgt];
+        keys[2 * i] = used;
+        keys[2 * i + 1] = 0;
+        if (gaia__asm_fibre_beta(b, f) == 0.0f || a->nneww == 0) continue;
+        if (a->mode == GAIA_AREA_LAZY) {
+            uint32_t q;
+            if (flags[f->tgt] || f->src < 0) continue;
+            flags[f->tgt] = (unsigned char *)gaia__asm_hcalloc(b, (size_t)a->support + 1, 1);
+            if (!flags[f->tgt]) {
+                st = GAIA_ERR_OUT_OF_MEMORY;
+                break;
+            }
+            for (q = 0; q < a->nneww; q++) flags[f->tgt][a->neww[q]] = 1;
+        } else {
+            /* the new winners as bits (cleared again when the step ends) */
+            if (!a->newbits_on) {
+                st = b->be->upload(b->ctx, a->d_neww, a->neww, (size_t)a->nneww * 4);
+                if (st == GAIA_OK)
+                    st = b->be->assembly->bits_set(b->ctx, (uint32_t *)a->d_newbits, (const uint32_t *)a->d_neww,
+                                                   a->nneww, 1);
+                a->newbits_on = st == GAIA_OK;
+            }
+            if (st == GAIA_OK) st = gaia__asm_explicit_collect(b, f, &used, &keys[2 * i + 1]);
+        }
+    }
+    return st;
+}
+
+/* Clears the new-winner bits that the first half set. */
+static gaia_status gaia__asm_clear_newbits(gaia_brain *b) {
+    int t;
+    gaia_status st = GAIA_OK;
+    for (t = 0; t < b->nareas; t++) {
+        gaia__asm_area *a = &b->areas[t];
+        gaia_status s2;
+        if (!a->newbits_on) continue;
+        s2 = b->be->assembly->bits_set(b->ctx, (uint32_t *)a->d_newbits, (const uint32_t *)a->d_neww, a->nneww, 0);
+        a->newbits_on = 0;
+        if (st == GAIA_OK) st = s2;
+    }
+    return st;
+}
+
+/* The second half: learning, then commit. Cannot fail on the CPU. */
+static gaia_status gaia__asm_step_apply(gaia_brain *b, const int *pairs, size_t count, unsigned char **flags,
+                                        const uint64_t *keys) {
+    size_t i;
+    int t;
+    gaia_status st = GAIA_OK;
+    /* plasticity: previous source winners x new target winners */
     for (i = 0; i < count && st == GAIA_OK && b->plastic; i++) {
         gaia__asm_fibre *f = &b->fibres[gaia__asm_find_fibre(b, pairs[2 * i], pairs[2 * i + 1])];
         float beta = gaia__asm_fibre_beta(b, f), factor = 1.0f + beta;
-        if (beta == 0.0f) continue;
-        if (b->areas[f->tgt].mode == GAIA_AREA_LAZY) gaia__asm_lazy_hebb(b, f, factor);
-        else st = gaia__asm_explicit_hebb(b, f, factor);
+        if (beta == 0.0f || b->areas[f->tgt].nneww == 0) continue;
+        if (b->areas[f->tgt].mode == GAIA_AREA_LAZY) gaia__asm_lazy_hebb(b, f, factor, flags[f->tgt]);
+        else if (keys[2 * i + 1]) {
+            uint64_t ins = 0;
+            st = b->be->assembly->map_update(b->ctx, (uint64_t *)f->d_keys, (float *)f->d_vals, f->cap - 1,
+                                              (const uint64_t *)b->d_keys_tmp + keys[2 * i], keys[2 * i + 1], factor,
+                                              &ins);
+            if (st == GAIA_OK) f->count += ins;
+        }
     }
-    /* 4. commit */
+    if (st == GAIA_OK) st = gaia__asm_clear_newbits(b);
+    /* commit */
     for (t = 0; t < b->nareas && st == GAIA_OK; t++) {
         gaia__asm_area *a = &b->areas[t];
         if (!a->target) continue;
         st = gaia__asm_commit_winners(b, a, a->neww, a->nneww);
-        if (st == GAIA_OK) st = gaia__asm_hist_push(b, a);
+        if (st == GAIA_OK) a->hist[a->nhist++] = a->support; /* room was made */
     }
-    if (st != GAIA_OK) st = gaia__fail(b->ctx, st, fn, "step failed while committing (%s)", gaia_status_str(st));
-    else b->steps++;
+    if (st == GAIA_OK) b->steps++;
+    return st;
+}
+
+/* The status of a brain-level failure, with the memory limit named when it
+   was the cause. */
+static gaia_status gaia__asm_fail_step(gaia_brain *b, const char *fn, gaia_status st, const char *what) {
+    if (st == GAIA_ERR_OUT_OF_MEMORY && b->over_limit)
+        return gaia__fail(b->ctx, st, fn, "%s: the brain would exceed its memory limit of %zu bytes "
+                          "(gaia_brain_set_memory_limit); it is unchanged", what, b->mem_limit);
+    return gaia__fail(b->ctx, st, fn, "%s (%s)%s", what, gaia_status_str(st),
+                      b->broken ? ": the brain is left inconsistent" : "; the brain is unchanged");
+}
+
+GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count) {
+    static const char *fn = "gaia_brain_project";
+    int *pairs = NULL;
+    gaia__asm_src_fire *sf = NULL;
+    uint32_t **candx = NULL;
+    unsigned char **flags = NULL;
+    uint64_t *keys = NULL;
+    gaia__asm_undo undo;
+    int t;
+    gaia_status st;
+    uint64_t t0;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (b->broken) return gaia__fail(b->ctx, b->broken, fn, "an earlier device error left the brain inconsistent");
+    if (!fires || count == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "no fires given");
+    if (count > 1u << 20) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu fires (at most 2^20)", count);
+    b->over_limit = 0;
+    memset(&undo, 0, sizeof undo);
+    pairs = (int *)gaia__asm_halloc(b, count * 2 * sizeof(int));
+    if (!pairs) return gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "out of memory");
+    st = gaia__asm_fire_pairs(b, fn, fires, count, pairs);
+    if (st != GAIA_OK) {
+        gaia__asm_hfree(b, pairs);
+        return st;
+    }
+    t0 = gaia__prof_begin(b->ctx);
+    sf = (gaia__asm_src_fire *)gaia__asm_halloc(b, count * sizeof(gaia__asm_src_fire));
+    candx = (uint32_t **)gaia__asm_hcalloc(b, (size_t)b->nareas, sizeof(uint32_t *));
+    flags = (unsigned char **)gaia__asm_hcalloc(b, (size_t)b->nareas, sizeof(unsigned char *));
+    keys = (uint64_t *)gaia__asm_hcalloc(b, count * 2, sizeof(uint64_t));
+    st = sf && candx && flags && keys ? gaia__asm_undo_save(b, &undo) : GAIA_ERR_OUT_OF_MEMORY;
+    if (st == GAIA_OK) st = gaia__asm_step_prepare(b, pairs, count, sf, candx, flags, keys);
+    if (st != GAIA_OK) {
+        gaia__asm_clear_newbits(b);
+        if (undo.support) gaia__asm_undo_apply(b, &undo);
+        st = gaia__asm_fail_step(b, fn, st, "step failed");
+    } else {
+        st = gaia__asm_step_apply(b, pairs, count, flags, keys);
+        if (st != GAIA_OK) {
+            b->broken = st;
+            st = gaia__asm_fail_step(b, fn, st, "step failed while learning or committing");
+        }
+    }
     gaia__prof_end(b->ctx, GAIA_PROF_ASSEMBLY, t0, 0);
-out:
-    if (candx)
-        for (t = 0; t < b->nareas; t++) gaia__asm_hfree(b, candx[t]);
+    gaia__asm_undo_free(b, &undo);
+    for (t = 0; t < b->nareas; t++) {
+        if (candx) gaia__asm_hfree(b, candx[t]);
+        if (flags) gaia__asm_hfree(b, flags[t]);
+    }
     gaia__asm_hfree(b, candx);
+    gaia__asm_hfree(b, flags);
+    gaia__asm_hfree(b, keys);
     gaia__asm_hfree(b, sf);
     gaia__asm_hfree(b, pairs);
     return st;
@@ -5262,14 +5504,20 @@ static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, int ai, 
         if (tmp[t] > mx) mx = tmp[t];
     }
     st = GAIA_OK;
+    b->over_limit = 0;
     if (a->mode == GAIA_AREA_LAZY && (uint64_t)mx >= a->support) {
-        /* the missing neurons appear as silent ones (no input this step) */
+        /* the missing neurons appear as silent ones (no input this step);
+           growth is put back if it cannot finish */
         uint32_t q = (uint32_t)((uint64_t)mx + 1 - a->support);
-        st = gaia__asm_lazy_grow(b, ai, q, NULL, NULL, 0);
+        gaia__asm_undo u;
+        st = gaia__asm_undo_save(b, &u);
+        if (st == GAIA_OK) st = gaia__asm_lazy_grow(b, ai, q, NULL, NULL, 0);
+        if (st != GAIA_OK && u.support) gaia__asm_undo_apply(b, &u);
+        gaia__asm_undo_free(b, &u);
     }
     if (st == GAIA_OK) st = gaia__asm_commit_winners(b, a, tmp, (uint32_t)count);
     gaia__asm_hfree(b, tmp);
-    if (st != GAIA_OK) return gaia__fail(b->ctx, st, fn, "area '%s': cannot set winners", a->name);
+    if (st != GAIA_OK) return gaia__asm_fail_step(b, fn, st, "cannot set the winners");
     return GAIA_OK;
 }
 
@@ -5810,6 +6058,15 @@ static int gaia__asm_need(gaia__asm_rbuf *r, uint64_t n) {
     }
     return 1;
 }
+/* Room for `count` records of at least `size` bytes each: a count read from
+   the file is never multiplied before it is known to be small. */
+static int gaia__asm_need_n(gaia__asm_rbuf *r, uint64_t count, uint64_t size) {
+    if (r->bad || count > (r->len - r->pos) / size) {
+        r->bad = 1;
+        return 0;
+    }
+    return 1;
+}
 static uint32_t gaia__asm_get_u32(gaia__asm_rbuf *r) {
     const unsigned char *c;
     if (!gaia__asm_need(r, 4)) return 0;
@@ -5847,8 +6104,8 @@ static int gaia__asm_get_name(gaia__asm_rbuf *r, char *out) {
 
 /* Parses an image into a new brain; every count is checked against the
    bytes left before anything is allocated, every index against its range. */
-static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device device, gaia_brain **out,
-                                   const char **why) {
+static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device device, size_t limit,
+                                   gaia_brain **out, const char **why) {
     gaia_brain *b = NULL;
     double p;
     uint64_t seed, steps, lstream, u64;
@@ -5861,29 +6118,36 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
     lstream = gaia__asm_get_u64(r);
     plastic = gaia__asm_get_u32(r);
     if (r->bad) return GAIA_ERR_FORMAT;
-    if (!(p > 0.0 && p <= 1.0) || plastic > 1) {
+    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0) || plastic > 1) {
         *why = "bad p or flags";
         return GAIA_ERR_FORMAT;
     }
     st = gaia_brain_create(ctx, p, seed, device, &b);
-    if (st != GAIA_OK) return st;
+    if (st != GAIA_OK) {
+        *why = "cannot create the brain";
+        return st;
+    }
+    b->mem_limit = limit; /* everything below is allocated within it */
     b->steps = steps;
     b->lazy_stream = lstream;
     b->plastic = (int)plastic;
     ns = gaia__asm_get_u32(r);
-    if (ns > GAIA__ASM_MAX_UNITS || !gaia__asm_need(r, (uint64_t)ns * 9)) goto bad;
+    if (ns > GAIA__ASM_MAX_UNITS || !gaia__asm_need_n(r, ns, 9)) goto bad;
     for (i = 0; i < ns; i++) {
         char name[GAIA__ASM_NAME];
         uint32_t size;
         if (!gaia__asm_get_name(r, name)) goto bad;
         size = gaia__asm_get_u32(r);
-        if (r->bad || gaia_brain_add_stimulus(b, name, size) != GAIA_OK) {
+        if (r->bad) goto bad;
+        st = gaia_brain_add_stimulus(b, name, size);
+        if (st == GAIA_ERR_OUT_OF_MEMORY) goto oom;
+        if (st != GAIA_OK) {
             *why = "bad stimulus";
             goto bad;
         }
     }
     na = gaia__asm_get_u32(r);
-    if (na > GAIA__ASM_MAX_UNITS || !gaia__asm_need(r, (uint64_t)na * 49)) goto bad;
+    if (na > GAIA__ASM_MAX_UNITS || !gaia__asm_need_n(r, na, 49)) goto bad;
     for (i = 0; i < na; i++) {
         char name[GAIA__ASM_NAME];
         uint32_t n, k, mode, fixed, nwin;
@@ -5897,15 +6161,23 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         mode = gaia__asm_get_u32(r);
         fixed = gaia__asm_get_u32(r);
         support = gaia__asm_get_u64(r);
-        if (r->bad || mode > 1 || fixed > 1 || support > n ||
-            gaia_brain_add_area(b, name, n, k, beta, (gaia_area_mode)mode) != GAIA_OK) {
+        if (r->bad || mode > 1 || fixed > 1 || support > n) {
+            *why = "bad area";
+            goto bad;
+        }
+        /* an explicit area's support bits must all be there before its
+           n-sized blocks are allocated (a short file costs nothing) */
+        if (mode == GAIA_AREA_EXPLICIT && (uint64_t)(r->len - r->pos) < 20 + gaia__asm_bits_bytes(n)) goto bad;
+        st = gaia_brain_add_area(b, name, n, k, beta, (gaia_area_mode)mode);
+        if (st == GAIA_ERR_OUT_OF_MEMORY) goto oom;
+        if (st != GAIA_OK) {
             *why = "bad area";
             goto bad;
         }
         a = &b->areas[b->nareas - 1];
         a->fixed = (int)fixed;
         nwin = gaia__asm_get_u32(r);
-        if (nwin > k || !gaia__asm_need(r, (uint64_t)nwin * 4)) goto bad;
+        if (nwin > k || !gaia__asm_need_n(r, nwin, 4)) goto bad;
         for (t = 0; t < nwin; t++) {
             a->win[t] = gaia__asm_get_u32(r);
             if (a->win[t] >= n || (mode == GAIA_AREA_LAZY && a->win[t] >= support) || (t && a->win[t] <= a->win[t - 1])) {
@@ -5916,7 +6188,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         a->nwin = nwin;
         if (fixed && !nwin) goto bad;
         nh = gaia__asm_get_u64(r);
-        if (!gaia__asm_need(r, nh * 8)) goto bad;
+        if (!gaia__asm_need_n(r, nh, 8)) goto bad;
         if (nh && !gaia__asm_grow(b, (void **)&a->hist, 8, 0, &a->caphist, (size_t)nh)) goto oom;
         for (u64 = 0; u64 < nh; u64++) {
             a->hist[u64] = gaia__asm_get_u64(r);
@@ -5924,11 +6196,11 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         }
         a->nhist = (size_t)nh;
         nst = gaia__asm_get_u64(r);
-        if (!gaia__asm_need(r, nst * 4)) goto bad;
+        if (!gaia__asm_need_n(r, nst, 4)) goto bad;
         for (u64 = 0; u64 < nst; u64++) {
             uint32_t cnt = gaia__asm_get_u32(r), *copy;
             size_t cap2 = a->capstored;
-            if (cnt == 0 || cnt > k || !gaia__asm_need(r, (uint64_t)cnt * 4)) goto bad;
+            if (cnt == 0 || cnt > k || !gaia__asm_need_n(r, cnt, 4)) goto bad;
             copy = (uint32_t *)gaia__asm_halloc(b, (size_t)cnt * 4);
             if (!copy || !gaia__asm_grow(b, (void **)&a->stored, sizeof(uint32_t *), a->nstored, &a->capstored,
                                          a->nstored + 1) ||
@@ -5949,7 +6221,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         if (mode == GAIA_AREA_EXPLICIT) {
             size_t words = ((size_t)n + 31) / 32;
             uint64_t pop = 0;
-            if (!gaia__asm_need(r, (uint64_t)words * 4)) goto bad;
+            if (!gaia__asm_need_n(r, words, 4)) goto bad;
             for (t = 0; t < words; t++) {
                 uint32_t v = gaia__asm_get_u32(r);
                 if (t == words - 1 && (n & 31) && (v >> (n & 31))) goto bad;
@@ -5972,7 +6244,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         a->support = support;
     }
     nf = gaia__asm_get_u32(r);
-    if (nf > (uint32_t)(b->nareas + b->nstims) * (uint32_t)b->nareas || !gaia__asm_need(r, (uint64_t)nf * 20)) goto bad;
+    if (nf > (uint32_t)(b->nareas + b->nstims) * (uint32_t)b->nareas || !gaia__asm_need_n(r, nf, 20)) goto bad;
     for (i = 0; i < nf; i++) {
         int src = (int)gaia__asm_get_u32(r), tgt = (int)gaia__asm_get_u32(r);
         uint32_t hb = gaia__asm_get_u32(r);
@@ -5993,7 +6265,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
             uint64_t m = gaia__asm_get_u64(r), s, cap = 16, *hk, prev = 0;
             float *hv;
             uint32_t nsrc = gaia__asm_src_n(b, src);
-            if (!gaia__asm_need(r, m * 12)) goto bad;
+            if (!gaia__asm_need_n(r, m, 12)) goto bad;
             while (cap < 2 * m) cap *= 2;
             hk = (uint64_t *)gaia__asm_halloc(b, (size_t)cap * 8);
             hv = (float *)gaia__asm_halloc(b, (size_t)cap * 4);
@@ -6042,8 +6314,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         } else if (src >= 0) {
             uint32_t nrows = gaia__asm_get_u32(r), rr, e;
             size_t cap = 0;
-            if (r->bad || (nrows != 0 && nrows != b->areas[src].support) || !gaia__asm_need(r, (uint64_t)nrows * 4))
-                goto bad;
+            if (r->bad || (nrows != 0 && nrows != b->areas[src].support) || !gaia__asm_need_n(r, nrows, 4)) goto bad;
             if (nrows && !gaia__asm_grow(b, (void **)&f->rows, sizeof(gaia__asm_row), 0, &cap, nrows)) goto oom;
             f->caprows = (uint32_t)cap;
             for (rr = 0; rr < nrows; rr++) {
@@ -6051,7 +6322,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
                 gaia__asm_row *row = &f->rows[rr];
                 memset(row, 0, sizeof *row);
                 f->nrows = rr + 1;
-                if (len > ta->support || !gaia__asm_need(r, (uint64_t)len * 8)) goto bad;
+                if (len > ta->support || !gaia__asm_need_n(r, len, 8)) goto bad;
                 for (e = 0; e < len; e++) {
                     uint32_t j = gaia__asm_get_u32(r);
                     float v = gaia__asm_get_f32(r);
@@ -6062,7 +6333,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         } else {
             uint32_t slen = gaia__asm_get_u32(r), j;
             size_t cap = 0, cap2 = 0;
-            if (r->bad || (slen != 0 && slen != ta->support) || !gaia__asm_need(r, (uint64_t)slen * 8)) goto bad;
+            if (r->bad || (slen != 0 && slen != ta->support) || !gaia__asm_need_n(r, slen, 8)) goto bad;
             if (slen && (!gaia__asm_grow(b, (void **)&f->sc, 4, 0, &cap, slen) ||
                          !gaia__asm_grow(b, (void **)&f->sw, 4, 0, &cap2, slen)))
                 goto oom;
@@ -6086,8 +6357,8 @@ bad:
     if (*why == NULL) *why = "malformed";
     return GAIA_ERR_FORMAT;
 oom:
+    *why = b->over_limit ? "over the memory limit for a loaded brain" : "out of memory";
     gaia_brain_destroy(b);
-    *why = "out of memory";
     return GAIA_ERR_OUT_OF_MEMORY;
 fail:
     gaia_brain_destroy(b);
@@ -6095,19 +6366,17 @@ fail:
     return st;
 }
 
-GAIA_API gaia_status gaia_brain_load_image(gaia_ctx *ctx, const void *bytes, size_t size, gaia_device device,
-                                           gaia_brain **out) {
-    static const char *fn = "gaia_brain_load_image";
+/* Loads an image into a new brain that may hold at most `limit` bytes; *out
+   is written only on success. */
+static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *bytes, size_t size, gaia_device device,
+                                  size_t limit, gaia_brain **out) {
     const unsigned char *c = (const unsigned char *)bytes;
     gaia__asm_rbuf r;
     uint64_t plen = 0, h = 0;
     int q;
     const char *why = NULL;
+    gaia_brain *b = NULL;
     gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    *out = NULL;
-    if (!bytes) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "bytes is NULL");
     if (size < 32 || memcmp(c, GAIA__ASM_MAGIC, 8) != 0)
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "not a gaia brain (%zu bytes)", size);
     for (q = 0; q < 8; q++) {
@@ -6124,14 +6393,27 @@ GAIA_API gaia_status gaia_brain_load_image(gaia_ctx *ctx, const void *bytes, siz
     r.len = size - 32;
     r.pos = 0;
     r.bad = 0;
-    st = gaia__asm_parse(ctx, &r, device, out, &why);
+    st = gaia__asm_parse(ctx, &r, device, limit, &b, &why);
     if (st != GAIA_OK) {
         char msg[GAIA__ERR_LEN];
         snprintf(msg, sizeof msg, "%s", gaia_last_error(ctx));
+        if (st == GAIA_ERR_OUT_OF_MEMORY && limit)
+            return gaia__fail(ctx, st, fn, "%s at byte %zu (the limit is %zu bytes)", why ? why : "out of memory",
+                              r.pos + 32, limit);
         return gaia__fail(ctx, st, fn, "%s at byte %zu%s%s", why ? why : "malformed", r.pos + 32,
                           st == GAIA_ERR_FORMAT ? "" : ": ", st == GAIA_ERR_FORMAT ? "" : msg);
     }
+    *out = b;
     return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_load_image(gaia_ctx *ctx, const void *bytes, size_t size, gaia_device device,
+                                           gaia_brain **out) {
+    static const char *fn = "gaia_brain_load_image";
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if (!bytes) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "bytes is NULL");
+    return gaia__asm_load(ctx, fn, bytes, size, device, ctx->load_limit, out);
 }
 
 GAIA_API gaia_status gaia_brain_save(gaia_brain *b, const char *path) {
@@ -6167,7 +6449,6 @@ GAIA_API gaia_status gaia_brain_load(gaia_ctx *ctx, const char *path, gaia_devic
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    *out = NULL;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     f = fopen(path, "rb");
     if (!f) return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot open '%s'", path);
@@ -6190,7 +6471,7 @@ GAIA_API gaia_status gaia_brain_load(gaia_ctx *ctx, const char *path, gaia_devic
         return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot read '%s'", path);
     }
     fclose(f);
-    st = gaia_brain_load_image(ctx, buf, (size_t)len, device, out);
+    st = gaia__asm_load(ctx, fn, buf, (size_t)len, device, ctx->load_limit, out);
     gaia__host_free(ctx, buf);
     return st;
 }
@@ -6201,12 +6482,20 @@ GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (!out) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_clone", "out is NULL");
-    *out = NULL;
+    if (b->broken)
+        return gaia__fail(b->ctx, b->broken, "gaia_brain_clone", "an earlier device error left the brain inconsistent");
     st = gaia_brain_save_image((gaia_brain *)b, &img, &size);
     if (st != GAIA_OK) return st;
-    st = gaia_brain_load_image(b->ctx, img, size, b->dev, out);
+    /* the copy keeps the original's memory limit; *out is set on success */
+    st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, out);
     gaia__host_free(b->ctx, img);
     return st;
+}
+
+GAIA_API gaia_status gaia_brain_set_memory_limit(gaia_brain *b, size_t bytes) {
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    b->mem_limit = bytes;
+    return GAIA_OK;
 }
 
 /* ---- the operations of the literature ---- */
@@ -6415,7 +6704,7 @@ static gaia_status gaia__hrr_rows(gaia_ctx *ctx, const char *fn, const char *nam
         return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "%s must be [D] or [B,D], got (%s)", name, s);
     }
     if (*D > (size_t)0x7fffffff)
-        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "D = %zu is above 2^31 - 1", *D);
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "D = %zu is above 2^31 - 1", *D);
     return GAIA_OK;
 }
 
@@ -6887,7 +7176,7 @@ GAIA_API gaia_status gaia_hrr_bind_spectrum(gaia_ctx *ctx, const gaia_tensor *a,
 /* --- generation --- */
 static gaia_status gaia__hrr_gen_check(gaia_ctx *ctx, const char *fn, size_t B, size_t D) {
     if (B == 0 || D == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B = %zu and D = %zu must be > 0", B, D);
-    if (D > (size_t)0x7fffffff) return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "D = %zu is above 2^31 - 1", D);
+    if (D > (size_t)0x7fffffff) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "D = %zu is above 2^31 - 1", D);
     return GAIA_OK;
 }
 

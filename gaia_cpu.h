@@ -2815,15 +2815,21 @@ static uint32_t gaia__asm_next(gaia__asm_rng *r) {
 
 /* One Geometric(p) skip (non-edges before the next edge). The guide gives
    the skip of the largest word in u's bucket, a lower bound; the thresholds
-   then settle it exactly (usually no step). */
-static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng *r) {
+   then settle it exactly (usually no step). For p < ~2e-5 the skip is
+   B + L * A with A the number of words below geo_r32 in a row (A part);
+   a tiny p makes A huge (about 1 / (p L) words), so the skip stops as soon
+   as it reaches `limit`, the distance to the end of the segment: the edges
+   inside it are the same, and each (source, segment) has its own stream, so
+   the words it leaves unread change nothing. The cost per segment is then
+   bounded for every p. */
+static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng *r, uint64_t limit) {
     uint32_t u = gaia__asm_next(r);
     uint32_t b = a->geo_guide[u >> 20];
     uint64_t x;
     while (u < a->geo[b + 1]) b++;
     x = b;
     if (a->geo_r32)
-        while (gaia__asm_next(r) < a->geo_r32) x += a->geo_len;
+        while (x < limit && gaia__asm_next(r) < a->geo_r32) x += a->geo_len;
     return x;
 }
 
@@ -2858,8 +2864,8 @@ static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng 
                 (j)++;                                                                      \
             }                                                                               \
         } else {                                                                            \
-            for ((j) = (lo) + gaia__asm_skip((a), &r_); (j) < (hi);                         \
-                 (j) += 1 + gaia__asm_skip((a), &r_)) {                                     \
+            for ((j) = (lo) + gaia__asm_skip((a), &r_, (hi) - (lo)); (j) < (hi);            \
+                 (j) += 1 + gaia__asm_skip((a), &r_, (hi) - (j) - 1)) {                     \
                 BODY;                                                                       \
             }                                                                               \
         }                                                                                   \
