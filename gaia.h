@@ -636,6 +636,11 @@ GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, c
 GAIA_API gaia_status gaia_tensor_load_npy(gaia_ctx *ctx, const char *path, gaia_tensor **out);
 /* Parses an in-memory .npy image (the loader's core; handy for fuzzing). */
 GAIA_API gaia_status gaia_npy_parse(gaia_ctx *ctx, const void *bytes, size_t size, gaia_tensor **out);
+/* The .npy image save_npy would write (v1, '<f4', C order), in memory from
+   the context's allocator: release it with gaia_image_free. */
+GAIA_API gaia_status gaia_npy_image(gaia_ctx *ctx, const gaia_tensor *t, void **bytes, size_t *size);
+/* Releases an image made by gaia_npy_image or gaia_brain_save_image. */
+GAIA_API void gaia_image_free(gaia_ctx *ctx, void *bytes);
 
 /* C = alpha op(A) op(B) + beta C on plain row-major host arrays (see gaia_cpu_sgemm). */
 GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t M, size_t N, size_t K,
@@ -1372,6 +1377,11 @@ GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_cod
 GAIA_API gaia_status gaia_hrr_codebook_save(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *path);
 /* Loads onto the context's default device. */
 GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gaia_hrr_codebook **out);
+/* The same from memory: a .npy image of the [M,D] vectors and the names
+   file's bytes (M lines; "\n" or "\r\n"; the last line's newline optional).
+   Both loaders set *out only on success. */
+GAIA_API gaia_status gaia_hrr_codebook_parse(gaia_ctx *ctx, const void *npy, size_t npy_size, const void *names,
+                                             size_t names_size, gaia_hrr_codebook **out);
 
 /* --- backend primitives (raw device pointers). Spectra are rows of
    nb = D/2+1 interleaved complex bins (2*nb floats) in natural order. --- */
@@ -2826,6 +2836,9 @@ GAIA_API gaia_status gaia_npy_parse(gaia_ctx *ctx, const void *bytes, size_t siz
     if (payload > size - pre - hlen)
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "truncated data: need %zu bytes, have %zu", payload,
                           size - pre - hlen);
+    if (numel > ctx->load_limit / sizeof(float))
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "%zu elements exceed the context's load_limit of %zu bytes",
+                          numel, ctx->load_limit);
     {
         /* Decode on the host (byte by byte, so alignment and host endianness do not
            matter), then move to the default device. */
@@ -2857,36 +2870,50 @@ GAIA_API gaia_status gaia_npy_parse(gaia_ctx *ctx, const void *bytes, size_t siz
     return st;
 }
 
-GAIA_API gaia_status gaia_tensor_load_npy(gaia_ctx *ctx, const char *path, gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_load_npy";
-    FILE *f;
-    long len;
-    unsigned char *buf;
-    gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if (!path || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path or out is NULL");
-    f = fopen(path, "rb");
+/* Reads a whole file into memory from the context's allocator (at most max
+   bytes: a larger one is GAIA_ERR_FORMAT before anything is allocated). */
+static gaia_status gaia__read_file(gaia_ctx *ctx, const char *fn, const char *path, uint64_t max, unsigned char **buf,
+                                   size_t *len) {
+    FILE *f = fopen(path, "rb");
+    long n;
+    *buf = NULL;
+    *len = 0;
     if (!f) return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot open '%s'", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
         return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot size '%s'", path);
     }
-    if ((uint64_t)len > GAIA_NPY_MAX_BYTES + GAIA_NPY_MAX_HEADER + 16) {
+    if ((uint64_t)n > max || (uint64_t)n >= SIZE_MAX) {
         fclose(f);
-        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' is %ld bytes, over the limit", path, len);
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' is %ld bytes, over the limit of %llu", path, n,
+                          (unsigned long long)max);
     }
-    buf = (unsigned char *)gaia__host_alloc(ctx, (size_t)len);
-    if (!buf) {
+    *buf = (unsigned char *)gaia__host_alloc(ctx, (size_t)n + 1);
+    if (!*buf) {
         fclose(f);
-        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %ld bytes for '%s'", len, path);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %ld bytes for '%s'", n, path);
     }
-    if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
+    if (fread(*buf, 1, (size_t)n, f) != (size_t)n) {
         fclose(f);
-        gaia__host_free(ctx, buf);
+        gaia__host_free(ctx, *buf);
+        *buf = NULL;
         return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot read '%s'", path);
     }
     fclose(f);
-    st = gaia_npy_parse(ctx, buf, (size_t)len, out);
+    *len = (size_t)n;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_tensor_load_npy(gaia_ctx *ctx, const char *path, gaia_tensor **out) {
+    static const char *fn = "gaia_tensor_load_npy";
+    unsigned char *buf;
+    size_t len;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!path || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path or out is NULL");
+    st = gaia__read_file(ctx, fn, path, GAIA_NPY_MAX_BYTES + GAIA_NPY_MAX_HEADER + 16, &buf, &len);
+    if (st != GAIA_OK) return st;
+    st = gaia_npy_parse(ctx, buf, len, out);
     if (st != GAIA_OK) {
         /* Say which file was bad, keeping the parser's reason. */
         char reason[GAIA__ERR_LEN];
@@ -2897,60 +2924,94 @@ GAIA_API gaia_status gaia_tensor_load_npy(gaia_ctx *ctx, const char *path, gaia_
     return st;
 }
 
-GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, const char *path) {
-    static const char *fn = "gaia_tensor_save_npy";
+GAIA_API void gaia_image_free(gaia_ctx *ctx, void *bytes) {
+    if (ctx) gaia__host_free(ctx, bytes);
+}
+
+GAIA_API gaia_status gaia_npy_image(gaia_ctx *ctx, const gaia_tensor *t, void **bytes, size_t *size) {
+    static const char *fn = "gaia_npy_image";
     char header[256];
     int n, i, pad;
+    unsigned char *img;
     float *host;
-    FILE *f;
-    size_t k, written;
+    size_t k, total;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
+    if (!bytes || !size) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "bytes or size is NULL");
+    *bytes = NULL;
+    *size = 0;
     if ((st = gaia__check_tensor(ctx, fn, "t", t)) != GAIA_OK) return st;
-    if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     n = snprintf(header, sizeof header, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
     /* NumPy's spelling: (7,) for one dimension, (2, 3) for more. */
     for (i = 0; i < t->ndim; i++)
         n += snprintf(header + n, sizeof header - (size_t)n, i ? ", %zu" : "%zu", t->shape[i]);
     n += snprintf(header + n, sizeof header - (size_t)n, t->ndim == 1 ? ",), }" : "), }");
-    pad = 64 - (10 + n + 1) % 64;
+    pad = 64 - (10 + n + 1) % 64; /* the data starts on a 64-byte boundary */
     if (pad == 64) pad = 0;
     memset(header + n, ' ', (size_t)pad);
     n += pad;
     header[n++] = '\n';
+    if (t->numel > (SIZE_MAX - 10 - (size_t)n) / 8)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%zu elements are too many for an image", t->numel);
+    total = 10 + (size_t)n + t->numel * 4;
+    img = (unsigned char *)gaia__host_alloc(ctx, total);
     host = (float *)gaia__host_alloc(ctx, t->numel * sizeof(float));
-    if (!host) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", t->numel * 4);
+    if (!img || !host) {
+        gaia__host_free(ctx, img);
+        gaia__host_free(ctx, host);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", total + t->numel * 4);
+    }
     st = gaia_tensor_to_host(ctx, t, host, t->numel);
     if (st != GAIA_OK) {
+        gaia__host_free(ctx, img);
         gaia__host_free(ctx, host);
         return st;
     }
-    f = fopen(path, "wb");
-    if (!f) {
-        gaia__host_free(ctx, host);
-        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot create '%s'", path);
-    }
-    {
-        unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
-        pre[8] = (unsigned char)(n & 0xff);
-        pre[9] = (unsigned char)(n >> 8);
-        written = fwrite(pre, 1, 10, f) + fwrite(header, 1, (size_t)n, f);
-    }
-    /* Little-endian regardless of the host. */
-    for (k = 0; k < t->numel && written == (size_t)n + 10 + k * 4; k++) {
+    memcpy(img, "\x93NUMPY\x01\x00", 8);
+    img[8] = (unsigned char)(n & 0xff);
+    img[9] = (unsigned char)(n >> 8);
+    memcpy(img + 10, header, (size_t)n);
+    for (k = 0; k < t->numel; k++) { /* little-endian regardless of the host */
         uint32_t u;
-        unsigned char le[4];
+        unsigned char *le = img + 10 + n + 4 * k;
         memcpy(&u, &host[k], 4);
         le[0] = (unsigned char)u;
         le[1] = (unsigned char)(u >> 8);
         le[2] = (unsigned char)(u >> 16);
         le[3] = (unsigned char)(u >> 24);
-        written += fwrite(le, 1, 4, f);
     }
     gaia__host_free(ctx, host);
-    if (fclose(f) != 0 || written != (size_t)n + 10 + t->numel * 4)
-        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot write '%s'", path);
+    *bytes = img;
+    *size = total;
     return GAIA_OK;
+}
+
+/* Writes bytes to path; a partial file is removed. */
+static gaia_status gaia__write_file(gaia_ctx *ctx, const char *fn, const char *path, const void *bytes, size_t size) {
+    FILE *f = fopen(path, "wb");
+    int bad;
+    if (!f) return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot create '%s'", path);
+    bad = fwrite(bytes, 1, size, f) != size;
+    bad |= fclose(f) != 0;
+    if (bad) {
+        remove(path);
+        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot write '%s'", path);
+    }
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, const char *path) {
+    static const char *fn = "gaia_tensor_save_npy";
+    void *img;
+    size_t size;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "t", t)) != GAIA_OK) return st;
+    if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
+    if ((st = gaia_npy_image(ctx, t, &img, &size)) != GAIA_OK) return st;
+    st = gaia__write_file(ctx, fn, path, img, size);
+    gaia__host_free(ctx, img);
+    return st;
 }
 
 #ifdef __cplusplus
@@ -6041,9 +6102,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     return GAIA_OK;
 }
 
-GAIA_API void gaia_brain_free_image(gaia_ctx *ctx, void *bytes) {
-    if (ctx) gaia__host_free(ctx, bytes);
-}
+GAIA_API void gaia_brain_free_image(gaia_ctx *ctx, void *bytes) { gaia_image_free(ctx, bytes); }
 
 typedef struct gaia__asm_rbuf {
     const unsigned char *p;
@@ -6420,58 +6479,28 @@ GAIA_API gaia_status gaia_brain_save(gaia_brain *b, const char *path) {
     static const char *fn = "gaia_brain_save";
     void *img;
     size_t size;
-    FILE *f;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (!path) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     st = gaia_brain_save_image(b, &img, &size);
     if (st != GAIA_OK) return st;
-    f = fopen(path, "wb");
-    if (!f) {
-        gaia__host_free(b->ctx, img);
-        return gaia__fail(b->ctx, GAIA_ERR_IO, fn, "cannot open '%s'", path);
-    }
-    if (fwrite(img, 1, size, f) != size) {
-        fclose(f);
-        gaia__host_free(b->ctx, img);
-        return gaia__fail(b->ctx, GAIA_ERR_IO, fn, "cannot write '%s'", path);
-    }
+    st = gaia__write_file(b->ctx, fn, path, img, size);
     gaia__host_free(b->ctx, img);
-    if (fclose(f) != 0) return gaia__fail(b->ctx, GAIA_ERR_IO, fn, "cannot write '%s'", path);
-    return GAIA_OK;
+    return st;
 }
 
 GAIA_API gaia_status gaia_brain_load(gaia_ctx *ctx, const char *path, gaia_device device, gaia_brain **out) {
     static const char *fn = "gaia_brain_load";
-    FILE *f;
-    long len;
     unsigned char *buf;
+    size_t len;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
-    f = fopen(path, "rb");
-    if (!f) return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot open '%s'", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot size '%s'", path);
-    }
-    if ((unsigned long)len > ((unsigned long)1 << 30) * 16ul) {
-        fclose(f);
-        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' is %ld bytes (more than 16 GiB)", path, len);
-    }
-    buf = (unsigned char *)gaia__host_alloc(ctx, (size_t)len + 1);
-    if (!buf) {
-        fclose(f);
-        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot hold '%s' (%ld bytes)", path, len);
-    }
-    if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        fclose(f);
-        gaia__host_free(ctx, buf);
-        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot read '%s'", path);
-    }
-    fclose(f);
-    st = gaia__asm_load(ctx, fn, buf, (size_t)len, device, ctx->load_limit, out);
+    /* an image is at most about twice the memory it describes */
+    st = gaia__read_file(ctx, fn, path, (uint64_t)ctx->load_limit * 2 + 4096, &buf, &len);
+    if (st != GAIA_OK) return st;
+    st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, out);
     gaia__host_free(ctx, buf);
     return st;
 }
@@ -7598,48 +7627,69 @@ static char *gaia__hrr_names_path(gaia_ctx *ctx, const char *path) {
 GAIA_API gaia_status gaia_hrr_codebook_save(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *path) {
     static const char *fn = "gaia_hrr_codebook_save";
     gaia_tensor *all = NULL;
-    char *npath;
-    FILE *f;
-    size_t i;
-    int bad = 0;
+    char *npath, *text = NULL;
+    size_t i, len = 0;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__hrr_codebook_check(ctx, fn, cb)) != GAIA_OK) return st;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     if (!cb->count) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the codebook is empty");
     if (!(npath = gaia__hrr_names_path(ctx, path))) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-    st = gaia__hrr_codebook_rows(ctx, fn, cb, 0, cb->count, &all);
-    if (st == GAIA_OK) st = gaia_tensor_save_npy(ctx, all, path);
-    gaia_tensor_free(all);
-    if (st == GAIA_OK) {
-        f = fopen(npath, "wb");
-        if (!f) st = gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot create '%s'", npath);
-        else {
-            for (i = 0; i < cb->count; i++) bad |= fprintf(f, "%s\n", cb->names[i]) < 0;
-            if (fclose(f) != 0 || bad) st = gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot write '%s'", npath);
-        }
+    for (i = 0; i < cb->count; i++) len += strlen(cb->names[i]) + 1;
+    text = (char *)gaia__host_alloc(ctx, len);
+    if (!text) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes of names", len);
+    for (i = 0, len = 0; text && i < cb->count; i++) { /* one name a line */
+        size_t n = strlen(cb->names[i]);
+        memcpy(text + len, cb->names[i], n);
+        text[len + n] = '\n';
+        len += n + 1;
     }
+    if (st == GAIA_OK) st = gaia__hrr_codebook_rows(ctx, fn, cb, 0, cb->count, &all);
+    if (st == GAIA_OK) st = gaia_tensor_save_npy(ctx, all, path);
+    if (st == GAIA_OK) st = gaia__write_file(ctx, fn, npath, text, len);
+    gaia_tensor_free(all);
+    gaia__host_free(ctx, text);
     gaia__host_free(ctx, npath);
     return st;
 }
 
-GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gaia_hrr_codebook **out) {
-    static const char *fn = "gaia_hrr_codebook_load";
+/* Line `line` (1-based) of a names file: ends at '\n' or at the end, an
+   optional '\r' before it dropped. No NUL, no control character, 1..255 bytes. */
+static gaia_status gaia__hrr_name_line(gaia_ctx *ctx, const char *fn, const char *p, size_t len, size_t line,
+                                       char *name) {
+    size_t n = len, k;
+    if (n && p[n - 1] == '\r') n--;
+    if (n == 0) return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "names line %zu is empty", line);
+    if (n > GAIA__HRR_NAME_MAX)
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "names line %zu is longer than %d bytes", line, GAIA__HRR_NAME_MAX);
+    for (k = 0; k < n; k++) {
+        unsigned char c = (unsigned char)p[k];
+        if (c == 0) return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "names line %zu has a NUL byte at %zu", line, k);
+        if (c < 0x20 || c == 0x7f)
+            return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "names line %zu has a control character (byte %u at %zu)", line,
+                              c, k);
+    }
+    memcpy(name, p, n);
+    name[n] = 0;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_hrr_codebook_parse(gaia_ctx *ctx, const void *npy, size_t npy_size, const void *names,
+                                             size_t names_size, gaia_hrr_codebook **out) {
+    static const char *fn = "gaia_hrr_codebook_parse";
+    const char *p = (const char *)names, *end = p + names_size;
     gaia_tensor *t = NULL;
     gaia_hrr_codebook *cb = NULL;
-    char *npath = NULL, line[GAIA__HRR_NAME_MAX + 3];
-    FILE *f = NULL;
+    char name[GAIA__HRR_NAME_MAX + 2];
     size_t M, D, i;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
-    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    *out = NULL;
-    if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
-    if ((st = gaia_tensor_load_npy(ctx, path, &t)) != GAIA_OK) return st;
+    if (!out || !npy || (!names && names_size)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
+    if ((st = gaia_npy_parse(ctx, npy, npy_size, &t)) != GAIA_OK) return st;
     if (t->ndim != 2) {
         int nd = t->ndim;
         gaia_tensor_free(t);
-        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' holds a %d-D array, need [M,D]", path, nd);
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "the vectors are a %d-D array, need [M,D]", nd);
     }
     M = t->shape[0];
     D = t->shape[1];
@@ -7648,43 +7698,56 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
     if (st == GAIA_OK) st = gaia__be(ctx, cb->device)->copy(ctx, cb->vec, GAIA__PTR(t), M * D * sizeof(float));
     gaia_tensor_free(t);
     if (st == GAIA_OK) st = gaia__hrr_codebook_norms(ctx, fn, cb, 0, M);
-    if (st == GAIA_OK && !(npath = gaia__hrr_names_path(ctx, path)))
-        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-    if (st == GAIA_OK && !(f = fopen(npath, "rb"))) st = gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot open '%s'", npath);
     for (i = 0; st == GAIA_OK && i < M; i++) {
-        size_t len;
-        if (!fgets(line, sizeof line, f)) {
-            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' has %zu names, the vectors %zu", npath, i, M);
+        const char *nl;
+        if (p >= end) {
+            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "%zu names for %zu vectors", i, M);
             break;
         }
-        len = strlen(line);
-        if (len && line[len - 1] == '\n') line[--len] = 0;
-        else if (!feof(f)) {
-            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' line %zu is longer than %d bytes", npath, i + 1,
-                            GAIA__HRR_NAME_MAX);
-            break;
-        }
-        if (len && line[len - 1] == '\r') line[--len] = 0;
-        if ((st = gaia__hrr_name_check(ctx, fn, line)) != GAIA_OK) {
-            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' line %zu: bad name", npath, i + 1);
-            break;
-        }
-        if (cb->table[gaia__hrr_slot_of(cb, line)]) {
-            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' line %zu: duplicate name '%s'", npath, i + 1, line);
-            break;
-        }
-        st = gaia__hrr_codebook_name_add(ctx, fn, cb, line);
+        nl = (const char *)memchr(p, '\n', (size_t)(end - p));
+        if (!nl) nl = end;
+        st = gaia__hrr_name_line(ctx, fn, p, (size_t)(nl - p), i + 1, name);
+        if (st == GAIA_OK && cb->table[gaia__hrr_slot_of(cb, name)])
+            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "names line %zu: duplicate name '%s'", i + 1, name);
+        if (st == GAIA_OK) st = gaia__hrr_codebook_name_add(ctx, fn, cb, name);
+        p = nl < end ? nl + 1 : end;
     }
-    if (st == GAIA_OK && fgets(line, sizeof line, f) && line[0] != '\n')
-        st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' has more names than the %zu vectors", npath, M);
-    if (f) fclose(f);
-    gaia__host_free(ctx, npath);
+    if (st == GAIA_OK && p < end)
+        st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "more names than the %zu vectors (%zu bytes left)", M,
+                        (size_t)(end - p));
     if (st != GAIA_OK) {
         gaia_hrr_codebook_free(cb);
         return st;
     }
     *out = cb;
     return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gaia_hrr_codebook **out) {
+    static const char *fn = "gaia_hrr_codebook_load";
+    unsigned char *npy = NULL, *names = NULL;
+    size_t npy_size = 0, names_size = 0;
+    char *npath = NULL;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
+    if (!(npath = gaia__hrr_names_path(ctx, path))) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    st = gaia__read_file(ctx, fn, path, GAIA_NPY_MAX_BYTES + GAIA_NPY_MAX_HEADER + 16, &npy, &npy_size);
+    /* at most 256 bytes a name, one name a vector of >= 4 bytes */
+    if (st == GAIA_OK) st = gaia__read_file(ctx, fn, npath, (uint64_t)npy_size * 64 + 4096, &names, &names_size);
+    if (st == GAIA_OK) {
+        st = gaia_hrr_codebook_parse(ctx, npy, npy_size, names, names_size, out);
+        if (st != GAIA_OK) {
+            char reason[GAIA__ERR_LEN];
+            memcpy(reason, ctx->last_error, sizeof reason);
+            gaia__fail(ctx, st, fn, "'%s': %s", path, reason);
+        }
+    }
+    gaia__host_free(ctx, npy);
+    gaia__host_free(ctx, names);
+    gaia__host_free(ctx, npath);
+    return st;
 }
 
 /* Module caches live in the context and go with it. */
