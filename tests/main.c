@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <time.h>
+#include <dirent.h>
+#include <unistd.h>
 
 extern const gt_case gt_core_cases[];
 extern const gt_case gt_tensor_cases[];
@@ -18,10 +20,11 @@ extern const gt_case gt_hrr_cases[];
 extern const gt_case gt_assembly_cases[];
 extern const gt_case gt_layer_cases[];
 extern const gt_case gt_fft_cases[];
+extern const gt_case gt_hostile_cases[];
 
 static const gt_case *const gt_suites[] = {
     gt_core_cases,    gt_tensor_cases, gt_linalg_cases, gt_npy_cases,      gt_cpp_cases,   gt_fft_cases,
-    gt_backend_cases, gt_cuda_cases,   gt_hrr_cases,    gt_assembly_cases, gt_layer_cases,
+    gt_backend_cases, gt_cuda_cases,   gt_hrr_cases,    gt_assembly_cases, gt_layer_cases, gt_hostile_cases,
 };
 
 char gt_log_buffer[2048];
@@ -119,6 +122,69 @@ double gt_ref_binary(gaia_binary_op op, double a, double b) {
     }
 }
 
+/* Each block carries its size in front (16 bytes keep the alignment). */
+void *gt_heap_alloc(size_t bytes, void *user) {
+    gt_heap *h = (gt_heap *)user;
+    unsigned char *p;
+    if (++h->calls == h->fail_at || bytes > (size_t)-1 - 16) return NULL;
+    p = (unsigned char *)malloc(bytes + 16);
+    if (!p) return NULL;
+    memcpy(p, &bytes, sizeof bytes);
+    h->live++;
+    h->bytes += bytes;
+    if (h->bytes > h->peak) h->peak = h->bytes;
+    return p + 16;
+}
+void gt_heap_free(void *q, void *user) {
+    gt_heap *h = (gt_heap *)user;
+    unsigned char *p = (unsigned char *)q;
+    size_t bytes;
+    if (!p) return;
+    p -= 16;
+    memcpy(&bytes, p, sizeof bytes);
+    h->live--;
+    h->bytes -= bytes;
+    free(p);
+}
+gaia_status gt_heap_ctx(gt_heap *h, gaia_device d, gaia_ctx **ctx) {
+    gaia_ctx_desc desc;
+    memset(h, 0, sizeof *h);
+    h->fail_at = -1;
+    memset(&desc, 0, sizeof desc);
+    desc.device = d;
+    desc.allocator.alloc = gt_heap_alloc;
+    desc.allocator.free = gt_heap_free;
+    desc.allocator.user = h;
+    desc.logger.func = gt_log_capture;
+    return gaia_ctx_create(&desc, ctx);
+}
+void gt_heap_fail_in(gt_heap *h, long k) { h->fail_at = k > 0 ? h->calls + k : -1; }
+
+/* The run's scratch directory: made on first use, removed at exit. */
+static char gt_tmp_dir[512];
+const char *gt_tmp_path(char *buf, size_t size, const char *name) {
+    if (!gt_tmp_dir[0]) {
+        const char *base = getenv("TMPDIR");
+        snprintf(gt_tmp_dir, sizeof gt_tmp_dir, "%s/gaia-tests-XXXXXX", base && base[0] ? base : "/tmp");
+        if (!mkdtemp(gt_tmp_dir)) snprintf(gt_tmp_dir, sizeof gt_tmp_dir, "."); /* no temp dir: work here */
+    }
+    snprintf(buf, size, "%s/%s", gt_tmp_dir, name);
+    return buf;
+}
+static void gt_tmp_remove(void) {
+    DIR *d;
+    struct dirent *e;
+    char path[1024];
+    if (!gt_tmp_dir[0] || strcmp(gt_tmp_dir, ".") == 0 || !(d = opendir(gt_tmp_dir))) return;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(path, sizeof path, "%s/%s", gt_tmp_dir, e->d_name);
+            remove(path);
+        }
+    closedir(d);
+    rmdir(gt_tmp_dir);
+}
+
 float *gt_host(gt *t, const gaia_tensor *x) {
     float *h = gt_alloc_floats(gaia_tensor_numel(x));
     if (h && gaia_tensor_to_host(t->ctx, x, h, gaia_tensor_numel(x)) != GAIA_OK) {
@@ -136,6 +202,7 @@ int main(int argc, char **argv) {
     size_t s, index = 0;
     printf("gaia %s tests, seed %llu (GAIA_TEST_SEED=%llu repeats this run)\n", GAIA_VERSION_STRING,
            (unsigned long long)run_seed, (unsigned long long)run_seed);
+    atexit(gt_tmp_remove);
     for (s = 0; s < sizeof gt_suites / sizeof gt_suites[0]; s++) {
         const gt_case *c;
         for (c = gt_suites[s]; c->name; c++) {
