@@ -3317,33 +3317,40 @@ static gaia_status gaia__layer_new(gaia_ctx *ctx, const char *fn, gaia_layer_kin
     if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 2, shape, &L->y1);
     shape[0] = (in > out ? in : out) + 16; /* + the CUDA update's two statistics */
     if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 1, shape, &L->tmp);
-    if (st != GAIA_OK) {
-        gaia_layer_free(L);
-        return st;
-    }
     *layer = L;
-    return GAIA_OK;
+    return st; /* on failure the caller abandons L (gaia__layer_made) */
+}
+
+/* Ends a layer creation: on failure the half-made layer goes, and the
+   context's random stream goes back to where it was (a failed call draws
+   nothing, so a retry makes the same weights). */
+static gaia_status gaia__layer_made(gaia_ctx *ctx, gaia_status st, gaia_layer **layer, uint64_t stream) {
+    if (st != GAIA_OK) {
+        gaia_layer_free(*layer);
+        *layer = NULL;
+        ctx->rng_stream = stream;
+    }
+    return st;
 }
 
 GAIA_API gaia_status gaia_layer_reactive_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_reactive_desc *desc,
                                                 gaia_layer **layer) {
     static const char *fn = "gaia_layer_reactive_create";
     gaia_reactive_desc d;
+    uint64_t stream;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if (!gaia__layer_act_ok(d.activation))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown activation %d", (int)d.activation);
+    stream = ctx->rng_stream;
     st = gaia__layer_new(ctx, fn, GAIA_LAYER_REACTIVE, in, out, d.init, layer);
-    if (st != GAIA_OK) return st;
-    (*layer)->act = d.activation;
-    st = gaia_tensor_zeros(ctx, 1, &out, &(*layer)->p[GAIA_LAYER_BIAS]);
-    if (st != GAIA_OK) {
-        gaia_layer_free(*layer);
-        *layer = NULL;
+    if (st == GAIA_OK) {
+        (*layer)->act = d.activation;
+        st = gaia_tensor_zeros(ctx, 1, &out, &(*layer)->p[GAIA_LAYER_BIAS]);
     }
-    return st;
+    return layer ? gaia__layer_made(ctx, st, layer, stream) : st;
 }
 
 GAIA_API gaia_status gaia_layer_hebbian_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_hebbian_desc *desc,
@@ -3351,6 +3358,7 @@ GAIA_API gaia_status gaia_layer_hebbian_create(gaia_ctx *ctx, size_t in, size_t 
     static const char *fn = "gaia_layer_hebbian_create";
     gaia_hebbian_desc d;
     gaia_layer *L;
+    uint64_t stream;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     memset(&d, 0, sizeof d);
@@ -3365,8 +3373,9 @@ GAIA_API gaia_status gaia_layer_hebbian_create(gaia_ctx *ctx, size_t in, size_t 
         d.decay < 0 || d.decay >= 1)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "need finite eta %g >= 0, decay %g in [0, 1), finite h %g "
                           "and theta0 %g", (double)d.eta, (double)d.decay, (double)d.homeostasis, (double)d.theta0);
+    stream = ctx->rng_stream;
     st = gaia__layer_new(ctx, fn, GAIA_LAYER_HEBBIAN, in, out, d.init, layer);
-    if (st != GAIA_OK) return st;
+    if (st != GAIA_OK) return layer ? gaia__layer_made(ctx, st, layer, stream) : st;
     L = *layer;
     L->cfg.rule = d.rule;
     L->cfg.theta_rule = d.theta_rule;
@@ -3377,11 +3386,7 @@ GAIA_API gaia_status gaia_layer_hebbian_create(gaia_ctx *ctx, size_t in, size_t 
     st = gaia_tensor_zeros(ctx, 1, &in, &L->p[GAIA_LAYER_PRE]);
     if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 1, &out, &L->p[GAIA_LAYER_POST]);
     if (st == GAIA_OK) st = gaia_tensor_full(ctx, 1, &out, d.theta0 != 0.0f ? d.theta0 : 1.0f, &L->p[GAIA_LAYER_THETA]);
-    if (st != GAIA_OK) {
-        gaia_layer_free(L);
-        *layer = NULL;
-    }
-    return st;
+    return gaia__layer_made(ctx, st, layer, stream);
 }
 
 GAIA_API gaia_status gaia_layer_temporal_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_temporal_desc *desc,
@@ -3389,23 +3394,21 @@ GAIA_API gaia_status gaia_layer_temporal_create(gaia_ctx *ctx, size_t in, size_t
     static const char *fn = "gaia_layer_temporal_create";
     gaia_temporal_desc d;
     gaia_layer *L;
+    uint64_t stream;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if ((int)d.init_recurrent < 0 || d.init_recurrent >= GAIA_LAYER_INIT_COUNT)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)d.init_recurrent);
+    stream = ctx->rng_stream;
     st = gaia__layer_new(ctx, fn, GAIA_LAYER_TEMPORAL, in, out, d.init, layer);
-    if (st != GAIA_OK) return st;
+    if (st != GAIA_OK) return layer ? gaia__layer_made(ctx, st, layer, stream) : st;
     L = *layer;
     L->act = GAIA_LAYER_ACT_TANH;
     st = gaia__layer_init_weights(ctx, fn, d.init_recurrent, out, out, &L->p[GAIA_LAYER_RECURRENT]);
     if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 1, &out, &L->p[GAIA_LAYER_STATE]);
-    if (st != GAIA_OK) {
-        gaia_layer_free(L);
-        *layer = NULL;
-    }
-    return st;
+    return gaia__layer_made(ctx, st, layer, stream);
 }
 
 GAIA_API gaia_layer_kind gaia_layer_kind_of(const gaia_layer *L) { return L ? L->kind : GAIA_LAYER_REACTIVE; }
@@ -4093,7 +4096,7 @@ typedef struct gaia__asm_area {
     size_t nhist, caphist;
     uint32_t **stored;
     uint32_t *stored_n;
-    size_t nstored, capstored;
+    size_t nstored, capstored, capstored_n; /* each array its own capacity */
     /* explicit */
     uint32_t *sup_bits;      /* host mirror of d_sup */
     void *d_sup, *d_newbits, *d_input, *d_win, *d_neww, *d_scratch;
@@ -4486,7 +4489,12 @@ static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, 
         uint64_t j;
         memset(row, 0, sizeof *row);
         for (j = gaia__asm_lrng_skip(b, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(b, &r))
-            if (!gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) return 0;
+            if (!gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) {
+                gaia__asm_hfree(b, row->j); /* the row is not counted yet: it must not keep memory */
+                gaia__asm_hfree(b, row->w);
+                memset(row, 0, sizeof *row);
+                return 0;
+            }
     }
     return 1;
 }
@@ -4806,6 +4814,18 @@ GAIA_API gaia_status gaia_brain_set_plasticity(gaia_brain *b, int on) {
     if (!b) return GAIA_ERR_INVALID_ARG;
     b->plastic = on != 0;
     return GAIA_OK;
+}
+
+/* Room for one more stored assembly of cnt neurons: *copy gets the block for
+   its neurons, the two arrays room for one more entry; nothing is added. */
+static int gaia__asm_store_room(gaia_brain *b, gaia__asm_area *a, uint32_t cnt, uint32_t **copy) {
+    *copy = (uint32_t *)gaia__asm_halloc(b, (size_t)cnt * 4);
+    if (*copy && gaia__asm_grow(b, (void **)&a->stored, sizeof(uint32_t *), a->nstored, &a->capstored, a->nstored + 1) &&
+        gaia__asm_grow(b, (void **)&a->stored_n, sizeof(uint32_t), a->nstored, &a->capstored_n, a->nstored + 1))
+        return 1;
+    gaia__asm_hfree(b, *copy);
+    *copy = NULL;
+    return 0;
 }
 
 /* ---- winners and support ---- */
@@ -5180,6 +5200,13 @@ typedef struct gaia__asm_undo {
     uint32_t *slen;       /* ... and stimulus columns */
 } gaia__asm_undo;
 
+static void gaia__asm_undo_free(gaia_brain *b, gaia__asm_undo *u) {
+    gaia__asm_hfree(b, u->support);
+    gaia__asm_hfree(b, u->nrows);
+    gaia__asm_hfree(b, u->slen);
+    memset(u, 0, sizeof *u);
+}
+
 static gaia_status gaia__asm_undo_save(gaia_brain *b, gaia__asm_undo *u) {
     int i;
     memset(u, 0, sizeof *u);
@@ -5188,20 +5215,16 @@ static gaia_status gaia__asm_undo_save(gaia_brain *b, gaia__asm_undo *u) {
     u->support = (uint64_t *)gaia__asm_halloc(b, ((size_t)b->nareas + 1) * sizeof(uint64_t));
     u->nrows = (uint32_t *)gaia__asm_halloc(b, ((size_t)b->nfibres + 1) * sizeof(uint32_t));
     u->slen = (uint32_t *)gaia__asm_halloc(b, ((size_t)b->nfibres + 1) * sizeof(uint32_t));
-    if (!u->support || !u->nrows || !u->slen) return GAIA_ERR_OUT_OF_MEMORY;
+    if (!u->support || !u->nrows || !u->slen) {
+        gaia__asm_undo_free(b, u); /* no half record: there is nothing to undo yet */
+        return GAIA_ERR_OUT_OF_MEMORY;
+    }
     for (i = 0; i < b->nareas; i++) u->support[i] = b->areas[i].support;
     for (i = 0; i < b->nfibres; i++) {
         u->nrows[i] = b->fibres[i].nrows;
         u->slen[i] = b->fibres[i].slen;
     }
     return GAIA_OK;
-}
-
-static void gaia__asm_undo_free(gaia_brain *b, gaia__asm_undo *u) {
-    gaia__asm_hfree(b, u->support);
-    gaia__asm_hfree(b, u->nrows);
-    gaia__asm_hfree(b, u->slen);
-    memset(u, 0, sizeof *u);
 }
 
 /* Puts back what the first half of a step (or a lazy set_winners) did. */
@@ -5224,11 +5247,12 @@ static void gaia__asm_undo_apply(gaia_brain *b, const gaia__asm_undo *u) {
             memset(&f->rows[r], 0, sizeof f->rows[r]);
         }
         f->nrows = u->nrows[i];
-        if (b->areas[f->tgt].support > w0)
-            for (r = 0; r < f->nrows; r++) { /* rows ascend: new targets are at the end */
-                gaia__asm_row *row = &f->rows[r];
-                while (row->len && row->j[row->len - 1] >= w0) row->len--;
-            }
+        /* rows ascend, so the step's new targets (>= w0) are at their ends;
+           a growth that failed half way has not moved the support yet */
+        for (r = 0; r < f->nrows; r++) {
+            gaia__asm_row *row = &f->rows[r];
+            while (row->len && row->j[row->len - 1] >= w0) row->len--;
+        }
         f->slen = u->slen[i];
     }
     for (i = 0; i < b->nareas; i++) b->areas[i].support = u->support[i];
@@ -5686,20 +5710,14 @@ GAIA_API gaia_status gaia_brain_store_assembly(gaia_brain *b, const char *area, 
     static const char *fn = "gaia_brain_store_assembly";
     int ai;
     gaia__asm_area *a;
-    size_t cap2;
     uint32_t *copy;
     gaia_status st = gaia__asm_area_arg(b, fn, area, &ai);
     if (st != GAIA_OK) return st;
     a = &b->areas[ai];
     if (a->nwin == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners", area);
-    cap2 = a->capstored;
-    copy = (uint32_t *)gaia__asm_halloc(b, (size_t)a->nwin * 4);
-    if (!copy || !gaia__asm_grow(b, (void **)&a->stored, sizeof(uint32_t *), a->nstored, &a->capstored, a->nstored + 1) ||
-        !gaia__asm_grow(b, (void **)&a->stored_n, sizeof(uint32_t), a->nstored, &cap2, a->nstored + 1)) {
-        gaia__asm_hfree(b, copy);
-        return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-    }
-    a->capstored = cap2 < a->capstored ? cap2 : a->capstored;
+    b->over_limit = 0;
+    if (!gaia__asm_store_room(b, a, a->nwin, &copy))
+        return gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "cannot store the assembly");
     memcpy(copy, a->win, (size_t)a->nwin * 4);
     a->stored[a->nstored] = copy;
     a->stored_n[a->nstored] = a->nwin;
@@ -6258,15 +6276,8 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         if (!gaia__asm_need_n(r, nst, 4)) goto bad;
         for (u64 = 0; u64 < nst; u64++) {
             uint32_t cnt = gaia__asm_get_u32(r), *copy;
-            size_t cap2 = a->capstored;
             if (cnt == 0 || cnt > k || !gaia__asm_need_n(r, cnt, 4)) goto bad;
-            copy = (uint32_t *)gaia__asm_halloc(b, (size_t)cnt * 4);
-            if (!copy || !gaia__asm_grow(b, (void **)&a->stored, sizeof(uint32_t *), a->nstored, &a->capstored,
-                                         a->nstored + 1) ||
-                !gaia__asm_grow(b, (void **)&a->stored_n, 4, a->nstored, &cap2, a->nstored + 1)) {
-                gaia__asm_hfree(b, copy);
-                goto oom;
-            }
+            if (!gaia__asm_store_room(b, a, cnt, &copy)) goto oom;
             for (t = 0; t < cnt; t++) {
                 copy[t] = gaia__asm_get_u32(r);
                 if (copy[t] >= n || (t && copy[t] <= copy[t - 1])) {
@@ -6549,6 +6560,15 @@ static void gaia__fire_add(gaia_brain_fire *f, size_t *n, const char *from, cons
     (*n)++;
 }
 
+/* Names the operation and the step in a failed step's message. */
+static gaia_status gaia__brain_op_failed(gaia_brain *b, const char *fn, gaia_status st, int t, int steps) {
+    char msg[GAIA__ERR_LEN];
+    snprintf(msg, sizeof msg, "%s", gaia_last_error(b->ctx));
+    return gaia__fail(b->ctx, st, fn, "step %d of %d failed, the brain keeps the %d before it: %s", t + 1, steps, t, msg);
+}
+
+/* Each step is a transaction (gaia_brain_project): a failure leaves the
+   brain as the steps before it made it. */
 static gaia_status gaia__brain_run_op(gaia_brain *b, const char *fn, int steps, gaia__op_rule rule,
                                       const gaia__op_names *x) {
     gaia_brain_fire f[9]; /* the largest rule (merge) fires 9 pairs */
@@ -6557,7 +6577,7 @@ static gaia_status gaia__brain_run_op(gaia_brain *b, const char *fn, int steps, 
     if (steps < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "steps = %d", steps);
     for (t = 0; t < steps; t++) {
         gaia_status st = gaia_brain_project(b, f, rule(b, x, f));
-        if (st != GAIA_OK) return st;
+        if (st != GAIA_OK) return gaia__brain_op_failed(b, fn, st, t, steps);
     }
     return GAIA_OK;
 }
@@ -6686,7 +6706,9 @@ GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, dou
             st = gaia_brain_project(b, &f, 1);
         }
         b->plastic = was;
-        if (st == GAIA_OK && recovered) *recovered = gaia__asm_overlap_sorted(a->win, a->nwin, before, nb);
+        if (st != GAIA_OK && t == 1) a->nwin = nb; /* no step done: the cue is taken back too */
+        if (st != GAIA_OK) st = gaia__brain_op_failed(b, fn, st, t - 1, steps);
+        else if (recovered) *recovered = gaia__asm_overlap_sorted(a->win, a->nwin, before, nb);
     }
     gaia__asm_hfree(b, before);
     return st;
@@ -7227,8 +7249,8 @@ GAIA_API gaia_status gaia_hrr_random(gaia_ctx *ctx, size_t B, size_t D, int unit
     t0 = gaia__prof_begin(ctx);
     st = gaia__be(ctx, d)->random(ctx, GAIA__PTR(*out), B * D, GAIA_RANDOM_NORMAL, ctx->seed, ctx->rng_stream, 0.0f,
                                   (float)(1.0 / sqrt((double)D)));
-    if (st == GAIA_OK) ctx->rng_stream++;
     if (st == GAIA_OK && unit) st = ops->normalize(ctx, B, D, GAIA__PTR(*out), GAIA__PTR(*out));
+    if (st == GAIA_OK) ctx->rng_stream++;
     gaia__prof_end(ctx, GAIA_PROF_HRR, t0, B * D * 4);
     return gaia__finish_out(st, out, created);
 }
@@ -7236,13 +7258,16 @@ GAIA_API gaia_status gaia_hrr_random(gaia_ctx *ctx, size_t B, size_t D, int unit
 GAIA_API gaia_status gaia_hrr_unitary(gaia_ctx *ctx, size_t B, size_t D, gaia_tensor **out) {
     static const char *fn = "gaia_hrr_unitary";
     gaia_tensor *r = NULL;
+    uint64_t stream;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__hrr_gen_check(ctx, fn, B, D)) != GAIA_OK) return st;
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    stream = ctx->rng_stream;
     if ((st = gaia_hrr_random(ctx, B, D, 0, &r)) != GAIA_OK) return st;
     st = gaia__hrr_spec_unary(ctx, fn, r, GAIA_HRR_SPEC_UNITARY, 0.0f, 0, out);
     gaia_tensor_free(r);
+    if (st != GAIA_OK) ctx->rng_stream = stream; /* a failed call draws nothing */
     return st;
 }
 
@@ -7534,10 +7559,11 @@ GAIA_API gaia_status gaia_hrr_codebook_add(gaia_ctx *ctx, gaia_hrr_codebook *cb,
     } else {
         st = gaia__be(ctx, cb->device)->random(ctx, row, cb->D, GAIA_RANDOM_NORMAL, ctx->seed, ctx->rng_stream, 0.0f,
                                                (float)(1.0 / sqrt((double)cb->D)));
-        if (st == GAIA_OK) ctx->rng_stream++;
     }
     if (st == GAIA_OK) st = gaia__hrr_codebook_norms(ctx, fn, cb, cb->count, 1);
     if (st == GAIA_OK) st = gaia__hrr_codebook_name_add(ctx, fn, cb, name);
+    /* the stream moves on only when the item is in: a failed add changes nothing */
+    if (st == GAIA_OK && !v) ctx->rng_stream++;
     if (st == GAIA_OK && index) *index = cb->count - 1;
     return st;
 }

@@ -51,10 +51,9 @@ GAIA_API void gaia_cpu_rfft_inverse(const gaia_cpu_rfft_plan *p, const float *sp
 GAIA_API void gaia_cpu_unary(gaia_unary_op op, const float *x, float *y, size_t n, float p0, float p1, int nthreads);
 GAIA_API void gaia_cpu_binary(gaia_binary_op op, const float *a, const size_t *a_strides, const float *b,
                               const size_t *b_strides, float *y, const size_t *shape, int nthreads);
-/* x is [outer, len, inner], y is [outer, inner]; scratch holds inner doubles
-   (may be NULL when inner == 1). Sums accumulate in double. */
-GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner, float *y,
-                              double *scratch);
+/* x is [outer, len, inner], y is [outer, inner]. Sums accumulate in double;
+   nothing is allocated. */
+GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner, float *y);
 GAIA_API void gaia_cpu_transpose(const float *x, size_t batch, size_t rows, size_t cols, float *y);
 
 #ifdef __cplusplus
@@ -1932,31 +1931,38 @@ static float gaia__cpu_reduce_run(gaia_reduce_op op, const float *x, size_t len,
     }
 }
 
-GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner, float *y,
-                              double *scratch) {
-    size_t o, i, k;
+#define GAIA__REDUCE_CHUNK 512 /* columns summed at once: 4 KiB of doubles on the stack */
+GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner,
+                              float *y) {
+    size_t o, i, k, c0;
     int additive = op == GAIA_REDUCE_SUM || op == GAIA_REDUCE_MEAN || op == GAIA_REDUCE_NORM;
-    if (inner == 1 || !additive || !scratch) {
+    if (inner == 1 || !additive) {
         for (o = 0; o < outer; o++)
             for (i = 0; i < inner; i++) y[o * inner + i] = gaia__cpu_reduce_run(op, x + o * len * inner + i, len, inner);
         return;
     }
-    /* Sums across a non-last axis: walk rows contiguously, accumulating a row of doubles. */
-    for (o = 0; o < outer; o++) {
-        const float *base = x + o * len * inner;
-        for (i = 0; i < inner; i++) scratch[i] = 0.0;
-        for (k = 0; k < len; k++) {
-            const float *row = base + k * inner;
-            if (op == GAIA_REDUCE_NORM)
-                for (i = 0; i < inner; i++) scratch[i] += (double)row[i] * row[i];
-            else
-                for (i = 0; i < inner; i++) scratch[i] += row[i];
+    /* Sums across a non-last axis: walk the rows contiguously, a chunk of
+       columns at a time, accumulating doubles on the stack (no allocation:
+       a reduction cannot run out of memory). */
+    for (o = 0; o < outer; o++)
+        for (c0 = 0; c0 < inner; c0 += GAIA__REDUCE_CHUNK) {
+            const float *base = x + o * len * inner + c0;
+            size_t w = inner - c0 < GAIA__REDUCE_CHUNK ? inner - c0 : GAIA__REDUCE_CHUNK;
+            double acc[GAIA__REDUCE_CHUNK];
+            for (i = 0; i < w; i++) acc[i] = 0.0;
+            for (k = 0; k < len; k++) {
+                const float *row = base + k * inner;
+                if (op == GAIA_REDUCE_NORM)
+                    for (i = 0; i < w; i++) acc[i] += (double)row[i] * row[i];
+                else
+                    for (i = 0; i < w; i++) acc[i] += row[i];
+            }
+            for (i = 0; i < w; i++) {
+                double v = acc[i];
+                y[o * inner + c0 + i] =
+                    (float)(op == GAIA_REDUCE_MEAN ? v / (double)len : op == GAIA_REDUCE_NORM ? sqrt(v) : v);
+            }
         }
-        for (i = 0; i < inner; i++) {
-            double v = scratch[i];
-            y[o * inner + i] = (float)(op == GAIA_REDUCE_MEAN ? v / (double)len : op == GAIA_REDUCE_NORM ? sqrt(v) : v);
-        }
-    }
 }
 
 /* Tiles keep both the reads and the writes within a few cache lines. */
@@ -4108,14 +4114,8 @@ static gaia_status gaia__cpu_binary_be(gaia_ctx *ctx, gaia_binary_op op, const f
 }
 static gaia_status gaia__cpu_reduce_be(gaia_ctx *ctx, gaia_reduce_op op, const float *x, size_t outer, size_t len,
                                        size_t inner, float *y) {
-    double *scratch = NULL;
-    if (inner > 1) {
-        scratch = (double *)gaia__host_alloc(ctx, inner * sizeof(double));
-        if (!scratch)
-            return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_cpu_reduce", "cannot allocate %zu doubles", inner);
-    }
-    gaia_cpu_reduce(op, x, outer, len, inner, y, scratch);
-    gaia__host_free(ctx, scratch);
+    (void)ctx;
+    gaia_cpu_reduce(op, x, outer, len, inner, y);
     return GAIA_OK;
 }
 
