@@ -137,3 +137,6 @@ uninstall:
 
 clean:
 	rm -rf build build-*
+
+# make fuzz / make fuzz-corpus
+include tests/fuzz/fuzz.mk

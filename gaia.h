@@ -6455,6 +6455,8 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
     }
     if ((c[8] | (c[9] << 8) | (c[10] << 16) | ((uint32_t)c[11] << 24)) != GAIA__ASM_VERSION)
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "unsupported version %u", (unsigned)c[8]);
+    if (c[12] | c[13] | c[14] | c[15]) /* reserved: one image, one byte string */
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "reserved header bytes are not zero");
     if (plen != (uint64_t)size - 32)
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "length %llu does not match the %zu bytes given",
                           (unsigned long long)plen, size - 32);
