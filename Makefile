@@ -140,3 +140,6 @@ clean:
 
 # make fuzz / make fuzz-corpus
 include tests/fuzz/fuzz.mk
+
+# make tsan
+include tests/tsan/tsan.mk

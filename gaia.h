@@ -1659,7 +1659,6 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
         snprintf(gaia__create_error, sizeof gaia__create_error, "gaia_ctx_create: out is NULL");
         return GAIA_ERR_INVALID_ARG;
     }
-    *out = NULL;
     memset(&desc, 0, sizeof desc);
     if (desc_in) desc = *desc_in;
     if ((desc.allocator.alloc == NULL) != (desc.allocator.free == NULL)) {
@@ -1757,7 +1756,7 @@ GAIA_API void gaia_ctx_set_seed(gaia_ctx *ctx, uint64_t seed) {
 GAIA_API uint64_t gaia_ctx_seed(const gaia_ctx *ctx) { return ctx ? ctx->seed : 0; }
 
 GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx) {
-    return ctx ? ctx->device_stack[ctx->device_depth] : GAIA_DEVICE_CPU;
+    return ctx ? ctx->device_stack[ctx->device_depth] : GAIA_DEVICE_AUTO; /* AUTO: no context, no device */
 }
 
 GAIA_API int gaia_device_available(const gaia_ctx *ctx, gaia_device d) {
@@ -2358,9 +2357,11 @@ GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float
 /* ---------------------------------------------------------------------
    Elementwise
    --------------------------------------------------------------------- */
-GAIA_API gaia_status gaia_tensor_unary(gaia_ctx *ctx, gaia_unary_op op, const gaia_tensor *x, float p0, float p1,
-                                       gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_unary";
+/* The elementwise, broadcasting and reduction families: one body each, and
+   `fn` is the name the user called (gaia_tensor_gelu, not gaia_tensor_unary),
+   so a message names the function in the user's code. */
+static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
+                                      float p1, gaia_tensor **out) {
     gaia_status st;
     int created;
     uint64_t t0;
@@ -2376,40 +2377,43 @@ GAIA_API gaia_status gaia_tensor_unary(gaia_ctx *ctx, gaia_unary_op op, const ga
     gaia__prof_end(ctx, GAIA_PROF_UNARY, t0, x->numel * 8);
     return gaia__finish_out(st, out, created);
 }
+GAIA_API gaia_status gaia_tensor_unary(gaia_ctx *ctx, gaia_unary_op op, const gaia_tensor *x, float p0, float p1,
+                                       gaia_tensor **out) {
+    return gaia__tensor_unary(ctx, "gaia_tensor_unary", op, x, p0, p1, out);
+}
 
 GAIA_API gaia_status gaia_tensor_scale(gaia_ctx *ctx, const gaia_tensor *x, float s, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_SCALE, x, s, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_scale", GAIA_UNARY_SCALE, x, s, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_add_scalar(gaia_ctx *ctx, const gaia_tensor *x, float s, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_ADD_SCALAR, x, s, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_add_scalar", GAIA_UNARY_ADD_SCALAR, x, s, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_exp(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_EXP, x, 0, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_exp", GAIA_UNARY_EXP, x, 0, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_log(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_LOG, x, 0, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_log", GAIA_UNARY_LOG, x, 0, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_tanh(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_TANH, x, 0, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_tanh", GAIA_UNARY_TANH, x, 0, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_sigmoid(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_SIGMOID, x, 0, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_sigmoid", GAIA_UNARY_SIGMOID, x, 0, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_relu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_RELU, x, 0, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_relu", GAIA_UNARY_RELU, x, 0, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_gelu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_GELU, x, 0, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_gelu", GAIA_UNARY_GELU, x, 0, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_clamp(gaia_ctx *ctx, const gaia_tensor *x, float lo, float hi, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_CLAMP, x, lo, hi, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_clamp", GAIA_UNARY_CLAMP, x, lo, hi, out);
 }
 
 /* NumPy broadcasting: align shapes on the right; each pair of dims is equal or
    one of them is 1 (stride 0). Result padded to 4 dims for the backend. */
-GAIA_API gaia_status gaia_tensor_binary(gaia_ctx *ctx, gaia_binary_op op, const gaia_tensor *a, const gaia_tensor *b,
-                                        gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_binary";
+static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
+                                       const gaia_tensor *b, gaia_tensor **out) {
     size_t shape4[GAIA_MAX_DIMS], as[GAIA_MAX_DIMS], bs[GAIA_MAX_DIMS], oshape[GAIA_MAX_DIMS];
     size_t astride = 1, bstride = 1;
     int nd, i, created;
@@ -2448,26 +2452,29 @@ GAIA_API gaia_status gaia_tensor_binary(gaia_ctx *ctx, gaia_binary_op op, const 
     gaia__prof_end(ctx, GAIA_PROF_BINARY, t0, (a->numel + b->numel + (*out)->numel) * 4);
     return gaia__finish_out(st, out, created);
 }
+GAIA_API gaia_status gaia_tensor_binary(gaia_ctx *ctx, gaia_binary_op op, const gaia_tensor *a, const gaia_tensor *b,
+                                        gaia_tensor **out) {
+    return gaia__tensor_binary(ctx, "gaia_tensor_binary", op, a, b, out);
+}
 
 GAIA_API gaia_status gaia_tensor_add(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
-    return gaia_tensor_binary(ctx, GAIA_BINARY_ADD, a, b, out);
+    return gaia__tensor_binary(ctx, "gaia_tensor_add", GAIA_BINARY_ADD, a, b, out);
 }
 GAIA_API gaia_status gaia_tensor_sub(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
-    return gaia_tensor_binary(ctx, GAIA_BINARY_SUB, a, b, out);
+    return gaia__tensor_binary(ctx, "gaia_tensor_sub", GAIA_BINARY_SUB, a, b, out);
 }
 GAIA_API gaia_status gaia_tensor_mul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
-    return gaia_tensor_binary(ctx, GAIA_BINARY_MUL, a, b, out);
+    return gaia__tensor_binary(ctx, "gaia_tensor_mul", GAIA_BINARY_MUL, a, b, out);
 }
 GAIA_API gaia_status gaia_tensor_div(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
-    return gaia_tensor_binary(ctx, GAIA_BINARY_DIV, a, b, out);
+    return gaia__tensor_binary(ctx, "gaia_tensor_div", GAIA_BINARY_DIV, a, b, out);
 }
 
 /* ---------------------------------------------------------------------
    Reductions
    --------------------------------------------------------------------- */
-GAIA_API gaia_status gaia_tensor_reduce(gaia_ctx *ctx, gaia_reduce_op op, const gaia_tensor *x, int axis,
-                                        gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_reduce";
+static gaia_status gaia__tensor_reduce(gaia_ctx *ctx, const char *fn, gaia_reduce_op op, const gaia_tensor *x,
+                                       int axis, gaia_tensor **out) {
     size_t outer = 1, len, inner = 1, oshape[GAIA_MAX_DIMS];
     int i, ond = 0, created;
     gaia_status st;
@@ -2502,24 +2509,28 @@ GAIA_API gaia_status gaia_tensor_reduce(gaia_ctx *ctx, gaia_reduce_op op, const 
     gaia__prof_end(ctx, GAIA_PROF_REDUCE, t0, (x->numel + (*out)->numel) * 4);
     return gaia__finish_out(st, out, created);
 }
+GAIA_API gaia_status gaia_tensor_reduce(gaia_ctx *ctx, gaia_reduce_op op, const gaia_tensor *x, int axis,
+                                        gaia_tensor **out) {
+    return gaia__tensor_reduce(ctx, "gaia_tensor_reduce", op, x, axis, out);
+}
 
 GAIA_API gaia_status gaia_tensor_sum(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia_tensor_reduce(ctx, GAIA_REDUCE_SUM, x, axis, out);
+    return gaia__tensor_reduce(ctx, "gaia_tensor_sum", GAIA_REDUCE_SUM, x, axis, out);
 }
 GAIA_API gaia_status gaia_tensor_mean(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia_tensor_reduce(ctx, GAIA_REDUCE_MEAN, x, axis, out);
+    return gaia__tensor_reduce(ctx, "gaia_tensor_mean", GAIA_REDUCE_MEAN, x, axis, out);
 }
 GAIA_API gaia_status gaia_tensor_std(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia_tensor_reduce(ctx, GAIA_REDUCE_STD, x, axis, out);
+    return gaia__tensor_reduce(ctx, "gaia_tensor_std", GAIA_REDUCE_STD, x, axis, out);
 }
 GAIA_API gaia_status gaia_tensor_norm(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia_tensor_reduce(ctx, GAIA_REDUCE_NORM, x, axis, out);
+    return gaia__tensor_reduce(ctx, "gaia_tensor_norm", GAIA_REDUCE_NORM, x, axis, out);
 }
 GAIA_API gaia_status gaia_tensor_max(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia_tensor_reduce(ctx, GAIA_REDUCE_MAX, x, axis, out);
+    return gaia__tensor_reduce(ctx, "gaia_tensor_max", GAIA_REDUCE_MAX, x, axis, out);
 }
 GAIA_API gaia_status gaia_tensor_argmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia_tensor_reduce(ctx, GAIA_REDUCE_ARGMAX, x, axis, out);
+    return gaia__tensor_reduce(ctx, "gaia_tensor_argmax", GAIA_REDUCE_ARGMAX, x, axis, out);
 }
 
 /* ---------------------------------------------------------------------
@@ -2938,8 +2949,6 @@ GAIA_API gaia_status gaia_npy_image(gaia_ctx *ctx, const gaia_tensor *t, void **
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if (!bytes || !size) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "bytes or size is NULL");
-    *bytes = NULL;
-    *size = 0;
     if ((st = gaia__check_tensor(ctx, fn, "t", t)) != GAIA_OK) return st;
     n = snprintf(header, sizeof header, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
     /* NumPy's spelling: (7,) for one dimension, (2, 3) for more. */
@@ -3296,7 +3305,6 @@ static gaia_status gaia__layer_new(gaia_ctx *ctx, const char *fn, gaia_layer_kin
     gaia_layer *L;
     gaia_status st;
     size_t shape[2], n;
-    if (!layer) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "layer is NULL");
     *layer = NULL;
     if (in == 0 || out == 0 || gaia__mul_overflows(in, out, &n) || n > ((size_t)1 << 40))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "sizes in %zu, out %zu must be >= 1 and not huge", in, out);
@@ -3321,14 +3329,17 @@ static gaia_status gaia__layer_new(gaia_ctx *ctx, const char *fn, gaia_layer_kin
     return st; /* on failure the caller abandons L (gaia__layer_made) */
 }
 
-/* Ends a layer creation: on failure the half-made layer goes, and the
-   context's random stream goes back to where it was (a failed call draws
-   nothing, so a retry makes the same weights). */
-static gaia_status gaia__layer_made(gaia_ctx *ctx, gaia_status st, gaia_layer **layer, uint64_t stream) {
+/* Ends a layer creation: on success the user's pointer gets the layer; on
+   failure the half-made layer goes, the user's pointer keeps what it held,
+   and the context's random stream goes back to where it was (a failed call
+   draws nothing, so a retry makes the same weights). */
+static gaia_status gaia__layer_made(gaia_ctx *ctx, gaia_status st, gaia_layer *L, uint64_t stream,
+                                    gaia_layer **layer) {
     if (st != GAIA_OK) {
-        gaia_layer_free(*layer);
-        *layer = NULL;
+        gaia_layer_free(L);
         ctx->rng_stream = stream;
+    } else {
+        *layer = L;
     }
     return st;
 }
@@ -3337,30 +3348,33 @@ GAIA_API gaia_status gaia_layer_reactive_create(gaia_ctx *ctx, size_t in, size_t
                                                 gaia_layer **layer) {
     static const char *fn = "gaia_layer_reactive_create";
     gaia_reactive_desc d;
+    gaia_layer *L = NULL;
     uint64_t stream;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
+    if (!layer) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "layer is NULL");
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if (!gaia__layer_act_ok(d.activation))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown activation %d", (int)d.activation);
     stream = ctx->rng_stream;
-    st = gaia__layer_new(ctx, fn, GAIA_LAYER_REACTIVE, in, out, d.init, layer);
+    st = gaia__layer_new(ctx, fn, GAIA_LAYER_REACTIVE, in, out, d.init, &L);
     if (st == GAIA_OK) {
-        (*layer)->act = d.activation;
-        st = gaia_tensor_zeros(ctx, 1, &out, &(*layer)->p[GAIA_LAYER_BIAS]);
+        L->act = d.activation;
+        st = gaia_tensor_zeros(ctx, 1, &out, &L->p[GAIA_LAYER_BIAS]);
     }
-    return layer ? gaia__layer_made(ctx, st, layer, stream) : st;
+    return gaia__layer_made(ctx, st, L, stream, layer);
 }
 
 GAIA_API gaia_status gaia_layer_hebbian_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_hebbian_desc *desc,
                                                gaia_layer **layer) {
     static const char *fn = "gaia_layer_hebbian_create";
     gaia_hebbian_desc d;
-    gaia_layer *L;
+    gaia_layer *L = NULL;
     uint64_t stream;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
+    if (!layer) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "layer is NULL");
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if ((int)d.rule < 0 || d.rule >= GAIA_HEBB_RULE_COUNT)
@@ -3374,9 +3388,8 @@ GAIA_API gaia_status gaia_layer_hebbian_create(gaia_ctx *ctx, size_t in, size_t 
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "need finite eta %g >= 0, decay %g in [0, 1), finite h %g "
                           "and theta0 %g", (double)d.eta, (double)d.decay, (double)d.homeostasis, (double)d.theta0);
     stream = ctx->rng_stream;
-    st = gaia__layer_new(ctx, fn, GAIA_LAYER_HEBBIAN, in, out, d.init, layer);
-    if (st != GAIA_OK) return layer ? gaia__layer_made(ctx, st, layer, stream) : st;
-    L = *layer;
+    st = gaia__layer_new(ctx, fn, GAIA_LAYER_HEBBIAN, in, out, d.init, &L);
+    if (st != GAIA_OK) return gaia__layer_made(ctx, st, L, stream, layer);
     L->cfg.rule = d.rule;
     L->cfg.theta_rule = d.theta_rule;
     L->cfg.flags = d.flags;
@@ -3386,29 +3399,29 @@ GAIA_API gaia_status gaia_layer_hebbian_create(gaia_ctx *ctx, size_t in, size_t 
     st = gaia_tensor_zeros(ctx, 1, &in, &L->p[GAIA_LAYER_PRE]);
     if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 1, &out, &L->p[GAIA_LAYER_POST]);
     if (st == GAIA_OK) st = gaia_tensor_full(ctx, 1, &out, d.theta0 != 0.0f ? d.theta0 : 1.0f, &L->p[GAIA_LAYER_THETA]);
-    return gaia__layer_made(ctx, st, layer, stream);
+    return gaia__layer_made(ctx, st, L, stream, layer);
 }
 
 GAIA_API gaia_status gaia_layer_temporal_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_temporal_desc *desc,
                                                 gaia_layer **layer) {
     static const char *fn = "gaia_layer_temporal_create";
     gaia_temporal_desc d;
-    gaia_layer *L;
+    gaia_layer *L = NULL;
     uint64_t stream;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
+    if (!layer) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "layer is NULL");
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if ((int)d.init_recurrent < 0 || d.init_recurrent >= GAIA_LAYER_INIT_COUNT)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)d.init_recurrent);
     stream = ctx->rng_stream;
-    st = gaia__layer_new(ctx, fn, GAIA_LAYER_TEMPORAL, in, out, d.init, layer);
-    if (st != GAIA_OK) return layer ? gaia__layer_made(ctx, st, layer, stream) : st;
-    L = *layer;
+    st = gaia__layer_new(ctx, fn, GAIA_LAYER_TEMPORAL, in, out, d.init, &L);
+    if (st != GAIA_OK) return gaia__layer_made(ctx, st, L, stream, layer);
     L->act = GAIA_LAYER_ACT_TANH;
     st = gaia__layer_init_weights(ctx, fn, d.init_recurrent, out, out, &L->p[GAIA_LAYER_RECURRENT]);
     if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 1, &out, &L->p[GAIA_LAYER_STATE]);
-    return gaia__layer_made(ctx, st, layer, stream);
+    return gaia__layer_made(ctx, st, L, stream, layer);
 }
 
 GAIA_API gaia_layer_kind gaia_layer_kind_of(const gaia_layer *L) { return L ? L->kind : GAIA_LAYER_REACTIVE; }
@@ -3584,7 +3597,6 @@ GAIA_API gaia_status gaia_level_create(gaia_ctx *ctx, int id, size_t in, size_t 
     gaia_level *v;
     GAIA__NEED_CTX(ctx);
     if (!level) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "level is NULL");
-    *level = NULL;
     if (resolution == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "temporal resolution must be >= 1, got 0");
     if (in == 0 || out == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "in %zu and out %zu must be >= 1", in, out);
     v = (gaia_level *)gaia__host_alloc(ctx, sizeof *v);
@@ -3733,12 +3745,14 @@ struct gaia_hierarchy {
 
 GAIA_API gaia_status gaia_hierarchy_create(gaia_ctx *ctx, gaia_hierarchy **h) {
     static const char *fn = "gaia_hierarchy_create";
+    gaia_hierarchy *made;
     GAIA__NEED_CTX(ctx);
     if (!h) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "h is NULL");
-    *h = (gaia_hierarchy *)gaia__host_alloc(ctx, sizeof **h);
-    if (!*h) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a hierarchy");
-    memset(*h, 0, sizeof **h);
-    (*h)->ctx = ctx;
+    made = (gaia_hierarchy *)gaia__host_alloc(ctx, sizeof *made);
+    if (!made) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a hierarchy");
+    memset(made, 0, sizeof *made);
+    made->ctx = ctx;
+    *h = made;
     return GAIA_OK;
 }
 
@@ -4654,7 +4668,6 @@ GAIA_API gaia_status gaia_brain_create(gaia_ctx *ctx, double p, uint64_t seed, g
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    *out = NULL;
     if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "p = %g is outside [2^-32, 1]", p);
     if (device == GAIA_DEVICE_AUTO) device = gaia_ctx_device(ctx);
@@ -5928,7 +5941,7 @@ GAIA_API gaia_status gaia_brain_memory(gaia_brain *b, size_t *host_bytes, size_t
 }
 
 GAIA_API size_t gaia_brain_steps(const gaia_brain *b) { return b ? (size_t)b->steps : 0; }
-GAIA_API gaia_device gaia_brain_device(const gaia_brain *b) { return b ? b->dev : GAIA_DEVICE_CPU; }
+GAIA_API gaia_device gaia_brain_device(const gaia_brain *b) { return b ? b->dev : GAIA_DEVICE_AUTO; }
 
 /* ---- save / load: little-endian, FNV-1a 64 over the payload ---- */
 typedef struct gaia__asm_wbuf {
@@ -6004,9 +6017,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     size_t t;
     gaia_status st = GAIA_OK;
     if (!b) return GAIA_ERR_INVALID_ARG;
-    if (!bytes || !size) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
-    *bytes = NULL;
-    *size = 0;
+    if (!bytes || !size) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "bytes or size is NULL");
     memset(&w, 0, sizeof w);
     w.b = b;
     /* header: magic, version, payload length, checksum (filled in below) */
@@ -6536,6 +6547,11 @@ GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
 
 GAIA_API gaia_status gaia_brain_set_memory_limit(gaia_brain *b, size_t bytes) {
     if (!b) return GAIA_ERR_INVALID_ARG;
+    /* A limit the brain already passes would make every later step fail. */
+    if (bytes && bytes < b->host_bytes + b->dev_bytes)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_set_memory_limit",
+                          "limit %zu bytes is below the %zu bytes the brain holds", bytes,
+                          b->host_bytes + b->dev_bytes);
     b->mem_limit = bytes;
     return GAIA_OK;
 }
@@ -7161,7 +7177,6 @@ GAIA_API gaia_status gaia_hrr_spectrum_create(gaia_ctx *ctx, const gaia_tensor *
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    *out = NULL;
     if ((st = gaia__hrr_rows(ctx, fn, "x", x, &B, &D)) != GAIA_OK) return st;
     if ((st = gaia__hrr_ops_get(ctx, fn, GAIA__DEV(x), &ops)) != GAIA_OK) return st;
     s = (gaia_hrr_spectrum *)gaia__host_alloc(ctx, sizeof *s);
@@ -7470,7 +7485,6 @@ GAIA_API gaia_status gaia_hrr_codebook_create(gaia_ctx *ctx, size_t D, gaia_hrr_
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    *out = NULL;
     if ((st = gaia__hrr_gen_check(ctx, fn, 1, D)) != GAIA_OK) return st;
     if ((st = gaia__hrr_ops_get(ctx, fn, gaia_ctx_device(ctx), &ops)) != GAIA_OK) return st;
     return gaia__hrr_codebook_new(ctx, fn, gaia_ctx_device(ctx), D, out);

@@ -2516,6 +2516,7 @@ GAIA_API void gaia_cpu_layer_hebbian_update(const gaia_layer_hebb_args *a, int n
     float mean_post, c = 1.0f;
     long long part, nparts = 1;
     size_t i;
+    if (!a || a->out == 0 || a->in == 0) return; /* nothing to learn */
 #ifdef _OPENMP
     if (nthreads > 1 && (double)a->out * (double)a->in >= GAIA__LAYER_PAR_MAC && a->out >= 8) nparts = nthreads;
 #endif
@@ -2666,6 +2667,7 @@ static int gaia__cpu_hebb_fusable(const gaia_layer_plan *p, const gaia_layer_pla
    layers whose updates it fuses. */
 GAIA_API size_t gaia_cpu_layer_hierarchy_work(const gaia_layer_plan *p) {
     size_t k, li, n = 0;
+    if (!p) return 0;
     for (k = 0; k < p->nlevels; k++)
         for (li = 0; li < p->levels[k].nlayers; li++)
             if (gaia__cpu_hebb_fusable(p, &p->levels[k].layers[li])) n += p->levels[k].layers[li].out;
@@ -2681,6 +2683,7 @@ GAIA_API void gaia_cpu_layer_hierarchy_run(const gaia_layer_plan *p, float *work
     size_t t, k, li;
     float *n2;
     (void)nthreads;
+    if (!p) return;
     /* Pass 1 over the layers: row norms for the fused updates. */
     for (k = 0, n2 = work; k < p->nlevels; k++)
         for (li = 0; li < p->levels[k].nlayers; li++) {
@@ -2899,6 +2902,7 @@ static float gaia__asm_map_lookup(const uint64_t *keys, const float *vals, uint6
 
 GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *map_vals, uint64_t map_mask,
                                          uint64_t key) {
+    if (!map_keys || !map_vals) return 0.0f; /* no map: no learned weight */
     return gaia__asm_map_lookup(map_keys, map_vals, map_mask, key);
 }
 
@@ -2907,8 +2911,11 @@ GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *
 static int64_t gaia__asm_fix(float w) { return (int64_t)(w * GAIA_ASSEMBLY_FIX); }
 
 GAIA_API uint32_t gaia_cpu_assembly_stim_degree(const gaia_assembly_fibre_args *a, uint32_t j) {
-    uint64_t u = gaia__asm_mix64(a->fkey + ((uint64_t)j + 1) * GAIA__ASM_GAMMA);
-    uint32_t x = a->bin_guide[u >> 52];
+    uint64_t u;
+    uint32_t x;
+    if (!a || !a->bin_guide || !a->bin_cdf) return 0; /* no stimulus fibre */
+    u = gaia__asm_mix64(a->fkey + ((uint64_t)j + 1) * GAIA__ASM_GAMMA);
+    x = a->bin_guide[u >> 52];
     while (x + 1 < a->bin_len && u >= a->bin_cdf[x]) x++;
     return a->bin_lo + x;
 }
@@ -3137,6 +3144,7 @@ static void gaia__asm_accumulate(const gaia_assembly_fibre_args *a, const uint32
 
 GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
                                            int64_t *input, int nthreads) {
+    if (!a || (!a->is_stimulus && K == 0)) return; /* no fibre, or no source fires */
     gaia__asm_accumulate(a, src, K, input, nthreads);
 }
 
@@ -3274,7 +3282,9 @@ fail:
 }
 
 GAIA_API uint64_t gaia_cpu_assembly_edges(const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out, uint64_t cap) {
-    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, g, count = 0;
+    uint64_t nseg, g, count = 0;
+    if (!a) return 0; /* no fibre: no edges */
+    nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS;
     for (g = 0; g < nseg; g++) {
         uint64_t lo = g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, j;
         if (hi > a->n_tgt) hi = a->n_tgt;
@@ -3758,6 +3768,10 @@ GAIA_API void gaia_cpu_hrr_cosine_scale(size_t B, size_t M, float *sim, const fl
 
 GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, float *best) {
     size_t i, j;
+    if (M == 0) { /* no columns: no best one */
+        for (i = 0; i < B; i++) best[i] = -1.0f;
+        return;
+    }
     for (i = 0; i < B; i++) {
         const float *s = sim + i * M;
         float v = s[0];
