@@ -143,3 +143,6 @@ include tests/fuzz/fuzz.mk
 
 # make tsan
 include tests/tsan/tsan.mk
+
+# make timer-check (also run by make test)
+include tests/timer/timer.mk

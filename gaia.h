@@ -334,7 +334,9 @@
      GAIA_ASSERT(x)      internal invariant checks (default: assert from <assert.h>)
      GAIA_MALLOC(sz,u) / GAIA_FREE(p,u)   default allocator (all or nothing;
                          a run-time allocator in gaia_ctx_desc takes precedence)
-     GAIA_NOW_NS()       monotonic clock in nanoseconds (uint64_t)
+     GAIA_NOW_NS()       monotonic wall clock in nanoseconds (uint64_t); found
+                         whatever the flags and include order (never the CPU
+                         time of clock()); define it to use your own
      GAIA_NPY_MAX_HEADER largest .npy header accepted (default 65536 bytes)
      GAIA_NPY_MAX_BYTES  largest .npy payload accepted (default 16 GiB)
 
@@ -361,8 +363,10 @@
 #ifndef GAIA_H
 #define GAIA_H
 
-/* Wall-clock timers need POSIX clock_gettime; ask for it when gaia.h comes
-   before any system header. If it is too late, GAIA_NOW_NS falls back. */
+/* Wall-clock timers want POSIX clock_gettime; ask for it when gaia.h comes
+   before any system header. When it is too late (a system header came
+   first under -std=c99), GAIA_NOW_NS still finds a monotonic clock: see
+   the implementation. */
 #if defined(GAIA_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE) && !defined(_WIN32)
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -1482,19 +1486,62 @@ GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, flo
 #define GAIA_NPY_MAX_BYTES ((uint64_t)16 << 30)
 #endif
 
+/* GAIA_NOW_NS(): a monotonic wall clock in nanoseconds, whatever the
+   compiler flags and include order. Never clock(): that is the process's CPU
+   time, which stands still while a program sleeps or waits for a GPU and
+   runs faster than the wall clock on several threads. In order:
+     - the user's own GAIA_NOW_NS;
+     - CLOCK_MONOTONIC when <time.h> declares it (POSIX visible);
+     - on Linux with GCC or Clang, the same libc clock_gettime reached
+       under another C name (an asm label), for when a system header came
+       before gaia.h under -std=c99 and hid it; CLOCK_MONOTONIC is 1 there
+       and struct timespec is two longs on every Linux ABI;
+     - Windows: QueryPerformanceCounter;
+     - omp_get_wtime when OpenMP is on;
+     - C11 timespec_get (a wall clock, not monotonic).
+   A build that reaches none of these is an error, not a silent CPU clock. */
 #ifndef GAIA_NOW_NS
-#if defined(_OPENMP)
-#define GAIA_NOW_NS() ((uint64_t)(omp_get_wtime() * 1e9))
-#elif defined(CLOCK_MONOTONIC)
+#if defined(CLOCK_MONOTONIC) && !defined(_WIN32)
 static uint64_t gaia__now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 #define GAIA_NOW_NS() gaia__now_ns()
+#elif defined(__linux__) && defined(__GNUC__)
+struct gaia__timespec {
+    long tv_sec, tv_nsec;
+};
+extern int gaia__clock_gettime(int clock_id, struct gaia__timespec *ts) __asm__("clock_gettime");
+static uint64_t gaia__now_ns(void) {
+    struct gaia__timespec ts;
+    gaia__clock_gettime(1 /* CLOCK_MONOTONIC */, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#define GAIA_NOW_NS() gaia__now_ns()
+#elif defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+static uint64_t gaia__now_ns(void) {
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (uint64_t)((double)c.QuadPart * (1e9 / (double)f.QuadPart));
+}
+#define GAIA_NOW_NS() gaia__now_ns()
+#elif defined(_OPENMP)
+#define GAIA_NOW_NS() ((uint64_t)(omp_get_wtime() * 1e9))
+#elif defined(TIME_UTC)
+static uint64_t gaia__now_ns(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#define GAIA_NOW_NS() gaia__now_ns()
 #else
-/* Portable but process CPU time: define GAIA_NOW_NS for a wall clock. */
-#define GAIA_NOW_NS() ((uint64_t)((double)clock() * (1e9 / CLOCKS_PER_SEC)))
+#error "gaia: no wall clock found; define GAIA_NOW_NS() to one returning nanoseconds as uint64_t"
 #endif
 #endif
 
