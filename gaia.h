@@ -77,6 +77,9 @@
    result's shape and device, and it is overwritten (elementwise operations may
    run in place). On failure a newly created output is freed and *out is NULL
    again; an existing output is left untouched when the arguments are wrong.
+   Functions that make an object (a context, layer, level, hierarchy, brain,
+   codebook, spectrum or byte image) write their *out only on success: a
+   failed call leaves your pointer as it was.
 
    =====================================================================
    4. CONTEXTS, DEVICES, ERRORS
@@ -96,6 +99,37 @@
    Every call that can fail returns gaia_status; gaia_status_str() names it and
    gaia_last_error(ctx) gives a message naming the function and the values, e.g.
    "gaia_tensor_matmul: inner dimensions differ: (3x4) @ (5x2)".
+   gaia_last_error(NULL) is the message of the last failed gaia_ctx_create in
+   this thread.
+
+   Guarantees (each has tests; README "Guarantees" says which):
+     bad input   NULL, a wrong shape, k > n, D = 0, an unknown name or flag, a
+                 size past the address space: a status and a message, never
+                 a crash, never a write out of bounds. Nothing the caller had
+                 changes: objects, outputs, pointers. Functions that return
+                 no status take NULL and answer 0, NULL or "unknown". NaN is
+                 data (max and argmax find it, sums carry it), except where
+                 a finite value is needed (GAIA_ERR_NUMERIC or INVALID_ARG).
+     memory      an allocation that fails gives GAIA_ERR_OUT_OF_MEMORY and
+                 the operation is undone: outputs as before, inputs and
+                 objects unchanged, the random stream not advanced, nothing
+                 leaked; the same call succeeds later with the same result.
+                 A multi-step operation (gaia_brain_op_*, a hierarchy run)
+                 keeps the steps it finished and names the one that failed.
+                 A brain can be capped: gaia_brain_set_memory_limit.
+     files       every loader (.npy, brains, codebooks) treats its input as
+                 hostile: counts are checked before they are multiplied,
+                 nothing is read past the end, and an object read from a
+                 file may take at most desc.load_limit bytes (default
+                 GAIA_LOAD_LIMIT, 16 GiB): a larger one is OUT_OF_MEMORY, not
+                 an attempt. In-memory twins: gaia_npy_parse / gaia_npy_image,
+                 gaia_brain_load_image / _save_image, gaia_hrr_codebook_parse.
+     threads     contexts share nothing: threads may use different contexts
+                 at the same time (checked under ThreadSanitizer); one
+                 context is used by one thread at a time. desc.cpu_threads
+                 is at most GAIA_MAX_THREADS (1024).
+     determinism the same seed and calls give the same numbers (section 6);
+                 a failed call draws nothing from the random stream.
 
    =====================================================================
    5. TENSORS
@@ -112,7 +146,9 @@
      linalg   matmul (2-D with transpose flags; [B,M,K]x[B,K,N] batched;
               [B,M,K]x[K,N] shared right operand), dot, outer, transpose
      views    reshape, slice_rows
-     files    save_npy, load_npy (float32/float64, little-endian, C order)
+     files    save_npy, load_npy (float32/float64, little-endian, C order);
+              in memory: gaia_npy_parse (bytes -> tensor), gaia_npy_image
+              (tensor -> bytes, released with gaia_image_free)
    gaia_sgemm() multiplies plain host float arrays.
 
    =====================================================================
@@ -281,8 +317,13 @@
    checks every count and index and treats the file as hostile.
    gaia_brain_clone copies a brain; the copy continues exactly like the
    original (all randomness is counter-based on the seed and step).
-   Limits: n <= 2^31 - 1, k and stimulus sizes <= 2^23, at most 2^26 firing
-   neurons into one target per step, 16384 stimuli + areas.
+   A project step is all or nothing: when it fails (out of memory, the
+   brain's memory limit) the brain is as before the step and the next step
+   continues as if the failed one was never asked for.
+   Limits: p >= GAIA_BRAIN_P_MIN (2^-32), n <= 2^31 - 1, k and stimulus sizes
+   <= 2^23, at most 2^26 firing neurons into one target per step, 16384
+   stimuli + areas; gaia_brain_set_memory_limit(b, bytes) caps the memory a
+   brain may hold (a loaded brain starts capped at the context's load_limit).
 
    =====================================================================
    11. THE HRR MODULE
@@ -313,7 +354,8 @@
                NULL, &i) (NULL: a fresh random vector); _find, _lookup,
                _vectors, _cleanup (names of the matches too), _save(ctx, cb,
                "vocab.npy") writes vocab.npy ([M,D] float32) and
-               vocab.names.txt (one name per line); _load reads them back.
+               vocab.names.txt (one name per line); _load reads them back,
+               _parse the same from two buffers in memory.
 
        gaia_tensor *r = NULL, *f = NULL, *t = NULL, *y = NULL;
        long i; float cos;
