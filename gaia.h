@@ -102,6 +102,14 @@
    gaia_last_error(NULL) is the message of the last failed gaia_ctx_create in
    this thread.
 
+   Progress: desc.progress = {func, user} (or gaia_ctx_set_progress) is
+   called as func(done, total, label, user) by the long operations - the
+   gaia_brain_op_* steps, gaia_hierarchy_process (a run with a callback goes
+   in about 50 chunks that start where every level fires, and gives the same
+   outputs) - at most about once per percent and once at the end.
+   gaia_progress_report(ctx, done, total, label) sends a program's own loops
+   (a sweep, a benchmark) to the same callback.
+
    Guarantees (each has tests; README "Guarantees" says which):
      bad input   NULL, a wrong shape, k > n, D = 0, an unknown name or flag, a
                  size past the address space: a status and a message, never
@@ -485,6 +493,18 @@ typedef struct gaia_logger {
     gaia_log_level max_level; /* 0 (ERROR) means "default": WARN */
 } gaia_logger;
 
+/* Progress of a long operation: `done` of `total` units (steps, trials,
+   repetitions) of the operation `label` ("gaia_brain_op_projection",
+   "gaia_hierarchy_process", ...). Called in the calling thread, between
+   units, at most about a hundred times per operation plus once at the end
+   (done == total); never called for operations that finish in one unit.
+   Keep it cheap; it cannot stop the operation. */
+typedef void (*gaia_progress_fn)(size_t done, size_t total, const char *label, void *user);
+typedef struct gaia_progress {
+    gaia_progress_fn func; /* NULL: no reports (the default) */
+    void *user;
+} gaia_progress;
+
 typedef struct gaia_ctx gaia_ctx;
 
 /* The most CPU threads a context may ask for (OpenMP runtimes fail, not
@@ -505,6 +525,7 @@ typedef struct gaia_ctx_desc {
                                image (tensor, brain, codebook) may take; a loaded
                                brain keeps it as its memory limit. 0 = the
                                default, GAIA_LOAD_LIMIT (16 GiB) */
+    gaia_progress progress; /* reports from long operations; zero = none */
 } gaia_ctx_desc;
 
 #ifndef GAIA_LOAD_LIMIT
@@ -534,6 +555,14 @@ GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx);
    reason the last gaia_ctx_create failed. */
 GAIA_API const char *gaia_last_error(const gaia_ctx *ctx);
 GAIA_API void gaia_clear_error(gaia_ctx *ctx);
+/* Replaces the context's progress callback (func NULL: no reports). */
+GAIA_API void gaia_ctx_set_progress(gaia_ctx *ctx, gaia_progress_fn func, void *user);
+/* Reports progress through the context's callback, as gaia's own long
+   operations do: for a program's own loops (a benchmark, a sweep), so one
+   callback shows everything. Does nothing without a callback or when
+   total < 2. Rate-limited: only when done crosses another 1% of total, and
+   always at done == total. */
+GAIA_API void gaia_progress_report(gaia_ctx *ctx, size_t done, size_t total, const char *label);
 GAIA_API void gaia_ctx_set_seed(gaia_ctx *ctx, uint64_t seed);
 GAIA_API uint64_t gaia_ctx_seed(const gaia_ctx *ctx);
 
@@ -1616,6 +1645,8 @@ struct gaia_tensor {
 struct gaia_ctx {
     gaia_allocator allocator;
     gaia_logger logger;
+    gaia_progress progress;
+    size_t progress_shown;            /* the last percent reported (+1; 0: none yet) */
     gaia_device device_stack[GAIA__DEVICE_STACK];
     int device_depth;                 /* device_stack[device_depth] is current */
     const gaia_backend *backends[GAIA_DEVICE_COUNT];
@@ -1724,6 +1755,25 @@ static int gaia__span_overflows(size_t rows, size_t ld, size_t cols) {
 GAIA_API const char *gaia_last_error(const gaia_ctx *ctx) {
     return ctx ? ctx->last_error : gaia__create_error;
 }
+GAIA_API void gaia_ctx_set_progress(gaia_ctx *ctx, gaia_progress_fn func, void *user) {
+    if (!ctx) return;
+    ctx->progress.func = func;
+    ctx->progress.user = user;
+}
+
+GAIA_API void gaia_progress_report(gaia_ctx *ctx, size_t done, size_t total, const char *label) {
+    size_t pct;
+    if (!ctx || !ctx->progress.func || total < 2) return;
+    if (done > total) done = total;
+    /* a report per percent: a callback that draws a bar is not called a
+       million times by a million-step run; the first unit and the end always */
+    pct = (size_t)((double)done * 100.0 / (double)total);
+    if (done == 0) ctx->progress_shown = 0;
+    if (done != total && pct + 1 == ctx->progress_shown) return;
+    ctx->progress_shown = pct + 1;
+    ctx->progress.func(done, total, label ? label : "", ctx->progress.user);
+}
+
 GAIA_API void gaia_clear_error(gaia_ctx *ctx) {
     if (ctx) ctx->last_error[0] = '\0';
 }
@@ -1780,6 +1830,7 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
     memset(ctx, 0, sizeof *ctx);
     ctx->allocator = al;
     ctx->logger = desc.logger;
+    ctx->progress = desc.progress;
     ctx->seed = desc.seed;
     ctx->allow_tf32 = desc.allow_tf32;
     ctx->load_limit = desc.load_limit ? desc.load_limit : GAIA_LOAD_LIMIT;
@@ -3908,7 +3959,7 @@ GAIA_API gaia_status gaia_hierarchy_process(gaia_ctx *ctx, gaia_hierarchy *h, co
     gaia_layer_plan_level *pl = NULL;
     gaia_layer_plan_layer *py = NULL;
     unsigned char *created = NULL;
-    size_t k, i, nlayers = 0, used = 0;
+    size_t k, i, nlayers = 0, used = 0, chunk, done;
     gaia_device dev;
     gaia_status st;
     uint64_t t0;
@@ -3992,13 +4043,38 @@ GAIA_API gaia_status gaia_hierarchy_process(gaia_ctx *ctx, gaia_hierarchy *h, co
         }
     }
     plan.nlevels = h->n;
-    plan.T = T;
     plan.in = X->shape[1];
-    plan.X = GAIA__PTR(X);
     plan.learn = d.learn != 0;
     plan.levels = pl;
+    /* With a progress callback the run goes in about 50 chunks, each starting
+       at a step where every level fires (a multiple of the resolutions' least
+       common multiple), so the backends see runs that start like a fresh
+       one; without one, in one piece. */
+    chunk = T;
+    if (ctx->progress.func) {
+        size_t P = 1;
+        for (k = 0; k < h->n && P <= T; k++) {
+            size_t r = h->levels[k]->r, a = P, b = r;
+            while (b) { /* gcd(P, r) */
+                size_t m = a % b;
+                a = b;
+                b = m;
+            }
+            P = r > T ? T + 1 : P / a * r; /* past T: one chunk */
+        }
+        chunk = (T + 49) / 50;
+        if (P > T) chunk = T;
+        else chunk = (chunk + P - 1) / P * P;
+    }
     t0 = gaia__prof_begin(ctx);
-    st = ops->hierarchy_run(ctx, &plan);
+    gaia_progress_report(ctx, 0, T, fn);
+    for (done = 0; done < T && st == GAIA_OK; done += plan.T) {
+        plan.T = T - done < chunk ? T - done : chunk;
+        plan.X = GAIA__PTR(X) + done * plan.in;
+        for (k = 0; k < h->n; k++) pl[k].rows = GAIA__PTR(outputs[k]) + done * pl[k].out;
+        st = ops->hierarchy_run(ctx, &plan);
+        if (st == GAIA_OK) gaia_progress_report(ctx, done + plan.T, T, fn);
+    }
     gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, X->numel * 4);
     if (st == GAIA_OK)
         for (k = 0; k < h->n; k++) h->levels[k]->fired = 1; /* t = 0 fires every level */
@@ -6682,9 +6758,11 @@ static gaia_status gaia__brain_run_op(gaia_brain *b, const char *fn, int steps, 
     int t;
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (steps < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "steps = %d", steps);
+    gaia_progress_report(b->ctx, 0, (size_t)steps, fn);
     for (t = 0; t < steps; t++) {
         gaia_status st = gaia_brain_project(b, f, rule(b, x, f));
         if (st != GAIA_OK) return gaia__brain_op_failed(b, fn, st, t, steps);
+        gaia_progress_report(b->ctx, (size_t)t + 1, (size_t)steps, fn);
     }
     return GAIA_OK;
 }
@@ -6806,11 +6884,13 @@ GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, dou
         uint32_t nb = a->nwin;
         a->nwin = keep; /* the lowest indices, already in support */
         b->plastic = 0;
+        gaia_progress_report(b->ctx, 0, (size_t)steps, fn);
         for (t = 0; t < steps && st == GAIA_OK; t++) {
             gaia_brain_fire f;
             f.from = area;
             f.to = area;
             st = gaia_brain_project(b, &f, 1);
+            if (st == GAIA_OK) gaia_progress_report(b->ctx, (size_t)t + 1, (size_t)steps, fn);
         }
         b->plastic = was;
         if (st != GAIA_OK && t == 1) a->nwin = nb; /* no step done: the cue is taken back too */

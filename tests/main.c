@@ -23,11 +23,12 @@ extern const gt_case gt_fft_cases[];
 extern const gt_case gt_hostile_cases[];
 extern const gt_case gt_oom_cases[];
 extern const gt_case gt_bad_input_cases[];
+extern const gt_case gt_progress_cases[];
 
 static const gt_case *const gt_suites[] = {
     gt_core_cases,    gt_tensor_cases, gt_linalg_cases, gt_npy_cases,      gt_cpp_cases,   gt_fft_cases,
     gt_backend_cases, gt_cuda_cases,   gt_hrr_cases,    gt_assembly_cases, gt_layer_cases, gt_hostile_cases, gt_oom_cases,
-    gt_bad_input_cases,
+    gt_bad_input_cases, gt_progress_cases,
 };
 
 char gt_log_buffer[2048];
