@@ -79,7 +79,7 @@ $(BUILD)/examples/%: examples/%.c $(HEADERS) $(KERNELS_O)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c $(HEADERS) $(KERNELS_O)
+$(BUILD)/bench/%: bench/%.c $(HEADERS) $(wildcard bench/*.h) $(KERNELS_O)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS) -ldl
 

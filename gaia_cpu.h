@@ -2611,7 +2611,9 @@ static void gaia__cpu_hebb_fused(const gaia_layer_hebb_args *a, float *n2, const
         float ay[GAIA__LAYER_LANES], an[GAIA__LAYER_LANES], sy = 0.0f, sn = 0.0f;
         if (!(a->flags & GAIA_HEBB_NO_NORMALIZE)) {
             float nn = n2[i] + 2.0f * e * post + e * e * vv;
-            sc = c / (c * sqrtf(nn > 0.0f ? nn : 0.0f) + 1e-8f);
+            /* |c|, not c: a negative homeostatic factor (mean(post) > 0.5 + 1/h)
+               flips the row's sign, as GAIA's unfused steps do. */
+            sc = c / (fabsf(c) * sqrtf(nn > 0.0f ? nn : 0.0f) + 1e-8f);
         }
         j = 0;
 #ifdef GAIA__LAYER_VECEXT
