@@ -1498,6 +1498,12 @@ struct gaia_hrr_ops {
     /* best[2i] = index of the first maximum of row i (as float), best[2i+1]
        = that maximum; a row holding NaN gives index -1 and NaN. */
     gaia_status (*argmax_rows)(gaia_ctx *ctx, size_t B, size_t M, const float *sim, float *best);
+    /* Optional (NULL: composed from gemm, row_norms, cosine_scale and
+       argmax_rows): best[2i], best[2i+1] as argmax_rows gives them for the
+       cosines of query i against the M rows of book, whose norms are in
+       bnorm (computed from the rows when NULL). best: 2B floats on device. */
+    gaia_status (*cleanup)(gaia_ctx *ctx, size_t B, size_t M, size_t D, const float *q, const float *book,
+                           const float *bnorm, float *best);
     /* Frees this backend's cache (kept in ctx->hrr_state). */
     void (*release)(gaia_ctx *ctx, void *cache);
 };
@@ -1512,6 +1518,11 @@ GAIA_API void gaia_cpu_hrr_row_norms(size_t B, size_t D, const float *x, float *
 GAIA_API void gaia_cpu_hrr_normalize(size_t B, size_t D, const float *x, float *out);
 GAIA_API void gaia_cpu_hrr_cosine_scale(size_t B, size_t M, float *sim, const float *na, const float *nb);
 GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, float *best);
+/* Cleanup of B queries against M book rows in one pass (see ops->cleanup).
+   Odd passes walk the rows backwards, so repeated calls start on the rows
+   the last one left in cache; the result does not depend on it. */
+GAIA_API void gaia_cpu_hrr_cleanup(size_t B, size_t M, size_t D, const float *q, const float *book,
+                                   const float *bnorm, float *best, int nthreads, unsigned pass);
 
 #ifdef __cplusplus
 }
@@ -1663,6 +1674,7 @@ struct gaia_ctx {
     size_t cpu_gemm_work_size;
     void *cuda;                       /* struct gaia_cuda_state, gaia_cuda.h */
     void *hrr_state;                  /* the modules' per-context caches */
+    unsigned hrr_cleanup_pass;        /* CPU cleanups so far: their row order alternates */
     void *assembly_state;
     void *layer_state;
     char last_error[GAIA__ERR_LEN];
@@ -7291,9 +7303,10 @@ static gaia_status gaia__hrr_cleanup_rows(gaia_ctx *ctx, const char *fn, gaia_de
     if ((st = gaia__hrr_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
     if (chunk < 1) chunk = 1;
     if (chunk > B) chunk = B;
-    st = gaia__hrr_alloc(ctx, fn, d, chunk * M + 2 * chunk, &sim);
+    /* The fused primitive needs only the bests, no similarity block. */
+    st = gaia__hrr_alloc(ctx, fn, d, (ops->cleanup ? 0 : chunk * M) + 2 * chunk, &sim);
     if (st != GAIA_OK) return st;
-    best = sim + chunk * M;
+    best = sim + (ops->cleanup ? 0 : chunk * M);
     host = (float *)gaia__host_alloc(ctx, 2 * chunk * sizeof(float));
     if (!host) {
         gaia__hrr_free(ctx, d, sim);
@@ -7302,8 +7315,12 @@ static gaia_status gaia__hrr_cleanup_rows(gaia_ctx *ctx, const char *fn, gaia_de
     t0 = gaia__prof_begin(ctx);
     for (r0 = 0; r0 < B && st == GAIA_OK; r0 += chunk) {
         size_t n = B - r0 < chunk ? B - r0 : chunk;
-        st = gaia__hrr_similarity(ctx, fn, d, ops, n, M, D, q + r0 * D, book, bnorm, 1, sim);
-        if (st == GAIA_OK) st = ops->argmax_rows(ctx, n, M, sim, best);
+        if (ops->cleanup) { /* one pass over the book, no [n, M] matrix */
+            st = ops->cleanup(ctx, n, M, D, q + r0 * D, book, bnorm, best);
+        } else {
+            st = gaia__hrr_similarity(ctx, fn, d, ops, n, M, D, q + r0 * D, book, bnorm, 1, sim);
+            if (st == GAIA_OK) st = ops->argmax_rows(ctx, n, M, sim, best);
+        }
         if (st == GAIA_OK) st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, host, d, best, 2 * n * sizeof(float));
         for (i = 0; st == GAIA_OK && i < n; i++) {
             float v = host[2 * i + 1];

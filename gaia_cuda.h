@@ -1616,6 +1616,7 @@ static const struct gaia_hrr_ops gaia__cuda_hrr_ops = {
     gaia__hrr_cuda_normalize,
     gaia__hrr_cuda_cosine_scale,
     gaia__hrr_cuda_argmax_rows,
+    NULL, /* cleanup: composed from gemm, norms, scaling and argmax_rows */
     gaia__hrr_cuda_release,
 };
 #define GAIA__CUDA_HRR_OPS (&gaia__cuda_hrr_ops)

@@ -87,14 +87,19 @@ static double steady_ms(gaia_ctx *ctx, uint32_t n, uint32_t k, int steps, int ru
 
 static void shared_machine(int quick) {
     static const uint32_t ns[2] = {100000, 1000000}, ks[2] = {317, 1000};
-    int nt_all = bench_cores(), ti, hog, c;
-    printf("shared machine: explicit steady ms/step (median of 5 runs), alone and beside one spinning process\n");
+    int nt_all = bench_cores(), ti, c, h, nh[3], ncol;
+    nh[0] = 0, nh[1] = 1, nh[2] = nt_all;
+    ncol = nt_all > 1 ? 3 : 2;
+    printf("shared machine: explicit steady ms/step (median of 5 runs), alone, beside one spinning process, and\n"
+           "beside one per core (each a child that spins until killed)\n");
     bench_print_load("before the shared-machine runs");
-    printf("%-24s %8s %14s %14s\n", "", "threads", "alone", "beside a hog");
+    printf("%-24s %8s %14s %14s", "", "threads", "alone", "beside 1 hog");
+    if (ncol == 3) printf(" %11s %d hogs", "beside", nt_all);
+    printf("\n");
     for (c = 0; c < 2; c++)
         for (ti = 0; ti < 2; ti++) {
             int nt = ti == 0 ? 1 : nt_all;
-            double t[2];
+            double t[3];
             gaia_ctx *ctx = NULL;
             gaia_ctx_desc desc;
             if (ti == 1 && nt_all == 1) continue;
@@ -102,12 +107,16 @@ static void shared_machine(int quick) {
             desc.device = GAIA_DEVICE_CPU;
             desc.cpu_threads = nt;
             if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) return;
-            for (hog = 0; hog < 2; hog++) {
-                pid_t pid = hog ? start_hog() : 0;
-                t[hog] = steady_ms(ctx, ns[c], ks[c], c == 0 ? (quick ? 10 : 25) : (quick ? 4 : 8), 5);
-                stop_hog(pid);
+            for (h = 0; h < ncol; h++) {
+                pid_t pid[64];
+                int k;
+                for (k = 0; k < nh[h] && k < 64; k++) pid[k] = start_hog();
+                t[h] = steady_ms(ctx, ns[c], ks[c], c == 0 ? (quick ? 10 : 25) : (quick ? 4 : 8), 5);
+                for (k = 0; k < nh[h] && k < 64; k++) stop_hog(pid[k]);
             }
-            printf("explicit n=%-7u k=%-4u %8d %11.2f ms %11.2f ms\n", ns[c], ks[c], nt, t[0], t[1]);
+            printf("explicit n=%-7u k=%-4u %8d %11.2f ms %11.2f ms", ns[c], ks[c], nt, t[0], t[1]);
+            if (ncol == 3) printf(" %11.2f ms", t[2]);
+            printf("\n");
             fflush(stdout);
             gaia_ctx_destroy(ctx);
         }

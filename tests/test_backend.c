@@ -710,12 +710,112 @@ TB_CASES(gemm_k_zero)
 TB_CASES(transpose)
 TB_CASES(transfers)
 
+/* The CPU backend gives the same bits on any number of threads: gaia sizes
+   a region's team by its work and drops to one thread while the machine is
+   busy (see "Threads on a shared machine" in gaia_cpu.h), so results must
+   not depend on the team. Shapes cover the GEMM's unpacked, packed,
+   transposed and batched paths and the layer, attention and hrr kernels,
+   each big enough to run on several threads. */
+typedef struct tb_run_out {
+    float *y[16];
+    size_t n[16];
+    int count;
+} tb_run_out;
+
+static int tb_keep(tb_run_out *o, gaia_ctx *ctx, gaia_tensor *x) {
+    size_t n = gaia_tensor_numel(x);
+    float *h = gt_alloc_floats(n);
+    if (o->count == 16 || gaia_tensor_to_host(ctx, x, h, n) != GAIA_OK) return 0;
+    o->y[o->count] = h;
+    o->n[o->count++] = n;
+    gaia_tensor_free(x);
+    return 1;
+}
+
+static void cpu_results_do_not_depend_on_the_thread_count(gt *t) {
+    static const size_t gemm[6][3] = {{131, 70, 40}, {300, 257, 150}, {2, 3000, 64}, {1000, 3, 200}, {37, 1030, 9}, {96, 96, 700}};
+    tb_run_out out[3];
+    int nt, k, g;
+    float *A = gt_alloc_floats(300 * 1030 + 3000 * 700), *B = gt_alloc_floats(1030 * 700 + 3000 * 700);
+    gt_fill_normal(t, A, 300 * 1030 + 3000 * 700);
+    gt_fill_normal(t, B, 1030 * 700 + 3000 * 700);
+    memset(out, 0, sizeof out);
+    for (nt = 0; nt < 3; nt++) {
+        gaia_ctx *ctx = NULL;
+        gaia_ctx_desc d;
+        gaia_tensor *x = NULL, *w = NULL, *bias = NULL, *y = NULL, *q = NULL, *kk = NULL, *v = NULL;
+        size_t xs[2] = {256, 384}, ws[2] = {320, 384}, qs[4] = {1, 3, 200, 48}, hs[2] = {64, 1000};
+        long idx[64];
+        float sim[64];
+        memset(&d, 0, sizeof d);
+        d.device = GAIA_DEVICE_CPU;
+        d.cpu_threads = nt + 1;
+        d.seed = 7;
+        GT_OK(t, gaia_ctx_create(&d, &ctx));
+        for (g = 0; g < 6; g++) {
+            size_t M = gemm[g][0], N = gemm[g][1], K = gemm[g][2], shape[2];
+            float *C = gt_alloc_floats(M * N);
+            gaia_tensor *c = NULL;
+            GT_OK(t, gaia_sgemm(ctx, g & 1, (g >> 1) & 1, M, N, K, 1.0f, A, (g & 1) ? M : K, B, ((g >> 1) & 1) ? K : N, 0.0f,
+                                C, N));
+            shape[0] = M, shape[1] = N;
+            GT_OK(t, gaia_tensor_from_host(ctx, 2, shape, C, &c));
+            free(C);
+            GT_CHECK(t, tb_keep(&out[nt], ctx, c), "copy out");
+        }
+        GT_OK(t, gaia_tensor_randn(ctx, 2, xs, 0.0f, 1.0f, &x));
+        GT_OK(t, gaia_tensor_randn(ctx, 2, ws, 0.0f, 0.05f, &w));
+        GT_OK(t, gaia_tensor_randn(ctx, 1, ws, 0.0f, 0.1f, &bias));
+        GT_OK(t, gaia_layer_linear(ctx, x, w, bias, GAIA_LAYER_ACT_GELU, &y));
+        GT_OK(t, gaia_layer_layernorm(ctx, y, NULL, NULL, 1e-5f, &q));
+        GT_CHECK(t, tb_keep(&out[nt], ctx, y), "copy out");
+        GT_CHECK(t, tb_keep(&out[nt], ctx, q), "copy out");
+        q = y = NULL;
+        GT_OK(t, gaia_tensor_randn(ctx, 4, qs, 0.0f, 1.0f, &q));
+        GT_OK(t, gaia_tensor_randn(ctx, 4, qs, 0.0f, 1.0f, &kk));
+        GT_OK(t, gaia_tensor_randn(ctx, 4, qs, 0.0f, 1.0f, &v));
+        GT_OK(t, gaia_layer_attention(ctx, q, kk, v, 0.0f, 1, GAIA_LAYER_PREC_F32, &y));
+        GT_CHECK(t, tb_keep(&out[nt], ctx, y), "copy out");
+        y = NULL;
+        gaia_tensor_free(q), gaia_tensor_free(kk), gaia_tensor_free(v), gaia_tensor_free(x), gaia_tensor_free(w);
+        gaia_tensor_free(bias);
+        q = kk = NULL;
+        GT_OK(t, gaia_tensor_randn(ctx, 2, hs, 0.0f, 0.03f, &q));
+        GT_OK(t, gaia_tensor_randn(ctx, 2, hs, 0.0f, 0.03f, &kk));
+        GT_OK(t, gaia_hrr_bind(ctx, q, kk, &y));
+        GT_OK(t, gaia_hrr_cleanup(ctx, y, kk, -2.0f, idx, sim));
+        GT_CHECK(t, tb_keep(&out[nt], ctx, y), "copy out");
+        gaia_tensor_free(q), gaia_tensor_free(kk);
+        {
+            gaia_tensor *s = NULL;
+            size_t n = 64;
+            GT_OK(t, gaia_tensor_from_host(ctx, 1, &n, sim, &s));
+            GT_CHECK(t, tb_keep(&out[nt], ctx, s), "copy out");
+        }
+        gaia_ctx_destroy(ctx);
+    }
+    for (nt = 1; nt < 3; nt++)
+        for (k = 0; k < out[0].count; k++) {
+            size_t i, nd = 0, first = 0;
+            GT_CHECK(t, out[nt].n[k] == out[0].n[k], "result %d has another size on %d threads", k, nt + 1);
+            for (i = 0; i < out[0].n[k]; i++)
+                if (memcmp(&out[nt].y[k][i], &out[0].y[k][i], 4) != 0 && nd++ == 0) first = i;
+            GT_CHECK(t, nd == 0, "result %d: %zu of %zu elements differ between 1 and %d threads (first at %zu: %.9g, %.9g)",
+                     k, nd, out[0].n[k], nt + 1, first, (double)out[0].y[k][first], (double)out[nt].y[k][first]);
+        }
+    for (nt = 0; nt < 3; nt++)
+        for (k = 0; k < out[nt].count; k++) free(out[nt].y[k]);
+    free(A);
+    free(B);
+}
+
 static void backend_cpu_philox_known_answers(gt *t) { tb_run(t, GAIA_DEVICE_CPU, body_philox_known_answers); }
 
 #define TB_ENTRY(name) {"backend_cpu_" #name, backend_cpu_##name}, {"backend_cuda_" #name, backend_cuda_##name}
 
 const gt_case gt_backend_cases[] = {
     {"backend_cpu_philox_known_answers", backend_cpu_philox_known_answers},
+    {"cpu_results_do_not_depend_on_the_thread_count", cpu_results_do_not_depend_on_the_thread_count},
     TB_ENTRY(table_complete),
     TB_ENTRY(fill),
     TB_ENTRY(arange),

@@ -521,6 +521,103 @@ static void hrr_cleanup_finds_noisy_items(gt *t) {
     gaia_tensor_free(tq);
 }
 
+/* The one-pass cleanup (similarity, norms and argmax fused, row ranges per
+   thread, alternate passes walking the rows backwards) against float64
+   cosines: shapes off every block size (D not a multiple of 16, a lone last
+   row, query blocks of 1, 4 and more than 32), exact duplicate rows (the
+   lower index must win, whatever the direction), a zero row (similarity 0),
+   through a tensor (norms computed in the pass) and a codebook (cached
+   norms), on one thread and on the test context's threads. */
+static void hrr_cleanup_one_pass_matches_float64(gt *t) {
+    static const size_t Ds[3] = {1024, 100, 17}, Ms[3] = {1000, 257, 9}, Bs[4] = {1, 3, 6, 37};
+    int ci, bi, rep, th;
+    for (th = 0; th < 2; th++) {
+        gaia_ctx *ctx = t->ctx, *one = NULL;
+        if (th == 1) {
+            gaia_ctx_desc d;
+            memset(&d, 0, sizeof d);
+            d.device = GAIA_DEVICE_CPU;
+            d.cpu_threads = 1;
+            GT_OK(t, gaia_ctx_create(&d, &one));
+            ctx = one;
+        } else if (gaia_ctx_device(ctx) != GAIA_DEVICE_CPU) {
+            continue;
+        }
+        for (ci = 0; ci < 3; ci++)
+            for (bi = 0; bi < 4; bi++) {
+                size_t D = Ds[ci], M = Ms[ci], B = Bs[bi], i, j, k;
+                float *book = hrand(t, M, D), *q = gt_alloc_floats(B * D), *sim = gt_alloc_floats(B);
+                long *idx = (long *)malloc(B * sizeof(long));
+                double *ref = (double *)malloc(B * sizeof(double)), *bnorm = (double *)malloc(M * sizeof(double));
+                size_t *want = (size_t *)malloc(B * sizeof(size_t)), shape[2];
+                gaia_tensor *tb = NULL, *tq = NULL;
+                gaia_hrr_codebook *cb = NULL;
+                int ok = 1;
+                /* rows 3 and M-2 copy row 1; row 2 is zero */
+                memcpy(book + 3 * D, book + D, D * sizeof(float));
+                memcpy(book + (M - 2) * D, book + D, D * sizeof(float));
+                memset(book + 2 * D, 0, D * sizeof(float));
+                for (i = 0; i < B; i++) {
+                    /* every third query is row 1 plus noise: a three-way tie */
+                    size_t src = i % 3 == 0 ? 1 : (size_t)(gt_u64(t) % M);
+                    for (k = 0; k < D; k++) q[i * D + k] = book[src * D + k] + (float)(0.5 * gt_normal(t) / sqrt((double)D));
+                }
+                for (j = 0; j < M; j++) bnorm[j] = sqrt(dotd(book + j * D, book + j * D, D));
+                for (i = 0; i < B; i++) { /* float64 reference, first maximum */
+                    double qn = sqrt(dotd(q + i * D, q + i * D, D));
+                    ref[i] = -3.0;
+                    want[i] = 0;
+                    for (j = 0; j < M; j++) {
+                        double bn = bnorm[j], c;
+                        c = qn * bn == 0 ? 0.0 : dotd(q + i * D, book + j * D, D) / (qn * bn);
+                        if (c > ref[i]) ref[i] = c, want[i] = j;
+                    }
+                }
+                shape[0] = M, shape[1] = D;
+                GT_OK(t, gaia_tensor_from_host(ctx, 2, shape, book, &tb));
+                shape[0] = B;
+                GT_OK(t, gaia_tensor_from_host(ctx, 2, shape, q, &tq));
+                GT_OK(t, gaia_hrr_codebook_create(ctx, D, &cb));
+                for (j = 0; j < M; j++) {
+                    char name[32];
+                    gaia_tensor *row = NULL;
+                    snprintf(name, sizeof name, "r%zu", j);
+                    GT_OK(t, gaia_tensor_from_host(ctx, 1, &D, book + j * D, &row));
+                    GT_OK(t, gaia_hrr_codebook_add(ctx, cb, name, row, NULL));
+                    gaia_tensor_free(row);
+                }
+                for (rep = 0; rep < 4 && ok; rep++) { /* both directions, both paths */
+                    if (rep < 2) GT_OK(t, gaia_hrr_cleanup(ctx, tq, tb, -2.0f, idx, sim));
+                    else GT_OK(t, gaia_hrr_codebook_cleanup(ctx, cb, tq, -2.0f, idx, sim, NULL));
+                    for (i = 0; i < B && ok; i++) {
+                        double c = dotd(q + i * D, book + (size_t)idx[i] * D, D), e;
+                        double bn = sqrt(dotd(book + (size_t)idx[i] * D, book + (size_t)idx[i] * D, D));
+                        if (idx[i] < 0 || idx[i] >= (long)M) {
+                            ok = 0;
+                            GT_CHECK(t, 0, "D %zu M %zu B %zu query %zu: index %ld", D, M, B, i, idx[i]);
+                        }
+                        c = bn == 0 ? 0.0 : c / (sqrt(dotd(q + i * D, q + i * D, D)) * bn);
+                        e = 1e-5 + 1e-4 * fabs(ref[i]);
+                        /* the winner is the reference's, or one within rounding of it */
+                        GT_CHECK(t, (size_t)idx[i] == want[i] || c >= ref[i] - e,
+                                 "D %zu M %zu B %zu rep %d query %zu: index %ld (cos %.9g), float64 %zu (%.9g)", D, M,
+                                 B, rep, i, idx[i], c, want[i], ref[i]);
+                        GT_CHECK(t, fabs(sim[i] - ref[i]) <= e, "D %zu B %zu query %zu: similarity %.9g, float64 %.9g", D,
+                                 B, i, (double)sim[i], ref[i]);
+                        /* exact copies of row 1: only the lowest index may be reported */
+                        GT_CHECK(t, idx[i] != 3 && idx[i] != (long)(M - 2), "D %zu B %zu query %zu: a later copy (%ld) won",
+                                 D, B, i, idx[i]);
+                    }
+                }
+                gaia_hrr_codebook_free(cb);
+                gaia_tensor_free(tb);
+                gaia_tensor_free(tq);
+                free(book), free(q), free(sim), free(idx), free(ref), free(want), free(bnorm);
+            }
+        gaia_ctx_destroy(one);
+    }
+}
+
 static void hrr_nan_propagates_and_cleans_to_no_match(gt *t) {
     size_t D = 32, i;
     float *a = hrand(t, 2, D), *h, sim[2];
@@ -1215,6 +1312,7 @@ const gt_case gt_hrr_cases[] = {
     {"hrr_bind_normalize_is_fused", hrr_bind_normalize_is_fused},
     {"hrr_dot_and_cosine_match_reference", hrr_dot_and_cosine_match_reference},
     {"hrr_cleanup_finds_noisy_items", hrr_cleanup_finds_noisy_items},
+    {"hrr_cleanup_one_pass_matches_float64", hrr_cleanup_one_pass_matches_float64},
     {"hrr_nan_propagates_and_cleans_to_no_match", hrr_nan_propagates_and_cleans_to_no_match},
     {"hrr_spectrum_bind_matches_bind", hrr_spectrum_bind_matches_bind},
     {"hrr_host_arrays_match_tensors", hrr_host_arrays_match_tensors},
