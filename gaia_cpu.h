@@ -70,6 +70,13 @@ GAIA_API void gaia_cpu_transpose(const float *x, size_t batch, size_t rows, size
 #if defined(_OPENMP) && (defined(__unix__) || defined(__APPLE__))
 #include <sched.h> /* sched_yield, for gaia__par_join */
 #endif
+/* AVX-512 intrinsics for the bandwidth-bound layer kernels (GELU,
+   LayerNorm): exp by scalef, and streaming stores. GAIA_NO_INTRINSICS
+   keeps the portable loops. */
+#if defined(__AVX512F__) && !defined(GAIA_NO_INTRINSICS)
+#include <immintrin.h>
+#define GAIA__AVX512 1
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -2201,6 +2208,7 @@ static float gaia__layer_gelu(float x) {
     } while (0)
 
 /* act(x + bias) over one run of n values (bias may be NULL). */
+GAIA__LAYER_CONTRACT
 static void gaia__cpu_layer_act_run(gaia_layer_act act, const float *x, const float *bias, float *y, size_t n) {
     switch (act) {
     case GAIA_LAYER_ACT_RELU: GAIA__LAYER_ACT_LOOP(v > 0.0f ? v : 0.0f); break;
@@ -2211,24 +2219,107 @@ static void gaia__cpu_layer_act_run(gaia_layer_act act, const float *x, const fl
     }
 }
 
+/* Outputs of at least this many bytes are written with streaming stores
+   (where the CPU has them): an output that size would not be in cache for
+   the next operation anyway, and a normal store first reads the line it
+   writes, a third more memory traffic than the bytes the kernel moves. */
+#ifndef GAIA_STREAM_BYTES
+#define GAIA_STREAM_BYTES ((size_t)16 << 20)
+#endif
+
+#ifdef GAIA__AVX512
+/* e^t for t in [-88, 88]: t = n ln2 + r, |r| <= ln2/2 (ln2 split in two
+   so r is exact), e^r by its degree-6 Taylor polynomial (relative error
+   < 2e-7), times 2^n by scalef. */
+static __m512 gaia__exp16(__m512 t) {
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), t), p;
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860682030941723212e-6f), r);
+    p = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 720), r, _mm512_set1_ps(1.0f / 120));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+/* GELU as x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), the same
+   form as gaia__layer_gelu. */
+static __m512 gaia__gelu16(__m512 v) {
+    __m512 v2 = _mm512_mul_ps(v, v);
+    __m512 t = _mm512_mul_ps(v, _mm512_fmadd_ps(v2, _mm512_set1_ps(-0.0713548162726009f),
+                                                _mm512_set1_ps(-1.5957691216057308f)));
+    t = _mm512_max_ps(_mm512_min_ps(t, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-88.0f));
+    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), gaia__exp16(t)));
+}
+/* y = GELU(x + bias) over n values; stream: streaming stores where y is
+   64-byte aligned (the caller fences). */
+static void gaia__cpu_gelu_run(const float *x, const float *bias, float *y, size_t n, int stream) {
+    size_t j = 0;
+    if (stream && ((uintptr_t)y & 63) == 0) {
+        for (; j + 16 <= n; j += 16) {
+            __m512 v = _mm512_loadu_ps(x + j);
+            if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + j));
+            _mm512_stream_ps(y + j, gaia__gelu16(v));
+        }
+    } else {
+        for (; j + 16 <= n; j += 16) {
+            __m512 v = _mm512_loadu_ps(x + j);
+            if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + j));
+            _mm512_storeu_ps(y + j, gaia__gelu16(v));
+        }
+    }
+    if (j < n) {
+        __mmask16 m = (__mmask16)((1u << (n - j)) - 1u);
+        __m512 v = _mm512_maskz_loadu_ps(m, x + j);
+        if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j));
+        _mm512_mask_storeu_ps(y + j, m, gaia__gelu16(v));
+    }
+}
+#define GAIA__SFENCE() _mm_sfence()
+#else
+#define GAIA__SFENCE() ((void)0)
+#endif
+
+/* act(x + bias) over a run; GELU takes the vector kernel where there is one. */
+static void gaia__cpu_layer_act_any(gaia_layer_act act, const float *x, const float *bias, float *y, size_t n,
+                                    int stream) {
+#ifdef GAIA__AVX512
+    if (act == GAIA_LAYER_ACT_GELU) {
+        gaia__cpu_gelu_run(x, bias, y, n, stream);
+        return;
+    }
+#endif
+    (void)stream;
+    gaia__cpu_layer_act_run(act, x, bias, y, n);
+}
+
+/* A few tens of microseconds of elementwise work per thread. */
+#define GAIA__ELEM_GRAIN 65536.0
+
 GAIA_API void gaia_cpu_layer_bias_act(gaia_layer_act act, const float *x, const float *bias, float *y, size_t rows,
                                       size_t cols, int nthreads) {
-    (void)nthreads;
+    size_t n = rows * cols;
+    int stream = n * sizeof(float) >= GAIA_STREAM_BYTES;
     if (!bias) {
-        /* No row structure: split the flat array into chunks for the threads. */
-        size_t n = rows * cols, chunk = 16384, nchunks = (n + chunk - 1) / chunk;
+        /* No row structure: split the flat array into chunks for the threads
+           (multiples of 16 floats, so an aligned array stays aligned). */
+        size_t chunk = 16384, nchunks = (n + chunk - 1) / chunk;
         long long c;
-        GAIA__PAR_FOR(n > GAIA__PAR_MIN, nthreads)
+        GAIA__PAR_FOR(nchunks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
         for (c = 0; c < (long long)nchunks; c++) {
             size_t s = (size_t)c * chunk, len = n - s < chunk ? n - s : chunk;
-            gaia__cpu_layer_act_run(act, x + s, NULL, y + s, len);
+            gaia__cpu_layer_act_any(act, x + s, NULL, y + s, len, stream);
         }
+        if (stream) GAIA__SFENCE();
         GAIA__PAR_END
     } else {
         long long r;
-        GAIA__PAR_FOR(rows * cols > GAIA__PAR_MIN && rows > 1, nthreads)
+        GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
         for (r = 0; r < (long long)rows; r++)
-            gaia__cpu_layer_act_run(act, x + (size_t)r * cols, bias, y + (size_t)r * cols, cols);
+            gaia__cpu_layer_act_any(act, x + (size_t)r * cols, bias, y + (size_t)r * cols, cols, stream);
+        if (stream) GAIA__SFENCE();
         GAIA__PAR_END
     }
 }
@@ -2324,16 +2415,78 @@ GAIA_API void gaia_cpu_layer_gemv(gaia_layer_act act, const float *W, const floa
     GAIA__PAR_END
 }
 
+#ifdef GAIA__AVX512
+/* One row of LayerNorm with 64 partial sums in four registers; the row
+   (in L1 after the first pass) is read three times, written once. */
+static void gaia__cpu_layernorm_row16(const float *xr, const float *weight, const float *bias, float *yr, size_t cols,
+                                      float eps, int stream) {
+    size_t j, full = cols & ~(size_t)15;
+    __mmask16 m = (__mmask16)((1u << (cols - full)) - 1u);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, mv, rv;
+    float mean, rstd;
+    for (j = 0; j + 64 <= full; j += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(xr + j));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(xr + j + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(xr + j + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(xr + j + 48));
+    }
+    for (; j < full; j += 16) a0 = _mm512_add_ps(a0, _mm512_loadu_ps(xr + j));
+    if (m) a1 = _mm512_add_ps(a1, _mm512_maskz_loadu_ps(m, xr + full));
+    mean = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3))) / (float)cols;
+    mv = _mm512_set1_ps(mean);
+    /* centred second pass: no E[x^2] - E[x]^2 cancellation */
+    a0 = a1 = a2 = a3 = _mm512_setzero_ps();
+    for (j = 0; j + 64 <= full; j += 64) {
+        __m512 d0 = _mm512_sub_ps(_mm512_loadu_ps(xr + j), mv), d1 = _mm512_sub_ps(_mm512_loadu_ps(xr + j + 16), mv);
+        __m512 d2 = _mm512_sub_ps(_mm512_loadu_ps(xr + j + 32), mv), d3 = _mm512_sub_ps(_mm512_loadu_ps(xr + j + 48), mv);
+        a0 = _mm512_fmadd_ps(d0, d0, a0);
+        a1 = _mm512_fmadd_ps(d1, d1, a1);
+        a2 = _mm512_fmadd_ps(d2, d2, a2);
+        a3 = _mm512_fmadd_ps(d3, d3, a3);
+    }
+    for (; j < full; j += 16) {
+        __m512 d = _mm512_sub_ps(_mm512_loadu_ps(xr + j), mv);
+        a0 = _mm512_fmadd_ps(d, d, a0);
+    }
+    if (m) {
+        __m512 d = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, xr + full), mv);
+        a1 = _mm512_fmadd_ps(d, d, a1);
+    }
+    rstd = 1.0f / sqrtf(_mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3))) /
+                            (float)cols + eps);
+    rv = _mm512_set1_ps(rstd);
+    stream = stream && ((uintptr_t)yr & 63) == 0;
+    for (j = 0; j < full; j += 16) {
+        __m512 o = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(xr + j), mv), rv);
+        if (weight) o = _mm512_mul_ps(o, _mm512_loadu_ps(weight + j));
+        if (bias) o = _mm512_add_ps(o, _mm512_loadu_ps(bias + j));
+        if (stream) _mm512_stream_ps(yr + j, o);
+        else _mm512_storeu_ps(yr + j, o);
+    }
+    if (m) {
+        __m512 o = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, xr + full), mv), rv);
+        if (weight) o = _mm512_mul_ps(o, _mm512_maskz_loadu_ps(m, weight + full));
+        if (bias) o = _mm512_add_ps(o, _mm512_maskz_loadu_ps(m, bias + full));
+        _mm512_mask_storeu_ps(yr + full, m, o);
+    }
+}
+#endif
+
 GAIA_API void gaia_cpu_layer_layernorm(const float *x, const float *weight, const float *bias, float *y, size_t rows,
                                        size_t cols, float eps, int nthreads) {
     long long r;
-    (void)nthreads;
-    GAIA__PAR_FOR(rows * cols > GAIA__PAR_MIN && rows > 1, nthreads)
+#ifdef GAIA__AVX512
+    int stream = rows * cols * sizeof(float) >= GAIA_STREAM_BYTES && cols % 16 == 0;
+#endif
+    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
     for (r = 0; r < (long long)rows; r++) {
         /* Two passes over a row that stays in L1/L2: mean, then the centred
            sum of squares (no E[x^2] - E[x]^2 cancellation), then the output. */
         const float *xr = x + (size_t)r * cols;
         float *yr = y + (size_t)r * cols;
+#ifdef GAIA__AVX512
+        gaia__cpu_layernorm_row16(xr, weight, bias, yr, cols, eps, stream);
+#else
         float acc[GAIA__LAYER_LANES], mean, var, rstd, s = 0.0f;
         size_t j = 0, k;
         for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
@@ -2361,7 +2514,11 @@ GAIA_API void gaia_cpu_layer_layernorm(const float *x, const float *weight, cons
             for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd + bias[j];
         else
             for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd;
+#endif
     }
+#ifdef GAIA__AVX512
+    if (stream) GAIA__SFENCE();
+#endif
     GAIA__PAR_END
 }
 

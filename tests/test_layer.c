@@ -51,6 +51,58 @@ static void activations_match_reference(gt *t) {
         }
 }
 
+/* Outputs of 16 MiB and more take the streaming-store path (GELU,
+   LayerNorm): the same accuracy, in place too, and a LayerNorm whose rows
+   are not a multiple of 16 floats (no streaming) beside it. */
+static void large_outputs_match_reference(gt *t) {
+    static const size_t cols_v[2] = {1024, 1000};
+    int ci, inplace;
+    for (ci = 0; ci < 2; ci++)
+        for (inplace = 0; inplace < 2; inplace++) {
+            size_t C = cols_v[ci], R = ((size_t)17 << 20) / 4 / C + 1, n = R * C, shape[2], r, c;
+            float *x = gt_alloc_floats(n), *y, *w = gt_alloc_floats(C), *b = gt_alloc_floats(C);
+            double *ref = (double *)malloc(n * sizeof(double));
+            gaia_tensor *tx, *tw, *tb, *ty = NULL;
+            shape[0] = R, shape[1] = C;
+            gt_fill_normal(t, x, n);
+            gt_fill_normal(t, w, C);
+            gt_fill_normal(t, b, C);
+            for (r = 0; r < n; r++) x[r] = 1.0f + 3.0f * x[r];
+            x[5] = 0.0f, x[6] = -30.0f, x[7] = 30.0f, x[8] = 1e-4f;
+            tx = lt_tensor(t, 2, shape, x);
+            GT_CHECK(t, tx != NULL, "upload failed");
+            for (r = 0; r < n; r++) ref[r] = lt_act(GAIA_LAYER_ACT_GELU, x[r]);
+            if (inplace) ty = tx;
+            GT_OK(t, gaia_layer_activation(t->ctx, GAIA_LAYER_ACT_GELU, tx, &ty));
+            y = gt_host(t, ty);
+            GT_CLOSE(t, ref, y, n, 1e-6, 2e-6);
+            free(y);
+            if (!inplace) gaia_tensor_free(ty);
+            gaia_tensor_free(tx);
+            tx = lt_tensor(t, 2, shape, x);
+            tw = lt_tensor(t, 1, &C, w);
+            tb = lt_tensor(t, 1, &C, b);
+            for (r = 0; r < R; r++) {
+                double m = 0, v = 0;
+                for (c = 0; c < C; c++) m += x[r * C + c];
+                m /= (double)C;
+                for (c = 0; c < C; c++) v += (x[r * C + c] - m) * (x[r * C + c] - m);
+                v /= (double)C;
+                for (c = 0; c < C; c++) ref[r * C + c] = (x[r * C + c] - m) / sqrt(v + 1e-5) * w[c] + b[c];
+            }
+            ty = inplace ? tx : NULL;
+            GT_OK(t, gaia_layer_layernorm(t->ctx, tx, tw, tb, 1e-5f, &ty));
+            y = gt_host(t, ty);
+            GT_CLOSE(t, ref, y, n, 2e-5, 2e-5);
+            free(y);
+            if (!inplace) gaia_tensor_free(ty);
+            gaia_tensor_free(tx);
+            gaia_tensor_free(tw);
+            gaia_tensor_free(tb);
+            free(x), free(w), free(b), free(ref);
+        }
+}
+
 static void linear_matches_reference(gt *t) {
     static const size_t rows[4] = {1, 3, 767, 769};
     static const gaia_layer_act acts[3] = {GAIA_LAYER_ACT_LINEAR, GAIA_LAYER_ACT_GELU, GAIA_LAYER_ACT_RELU};
@@ -1171,6 +1223,7 @@ const gt_case gt_layer_cases[] = {
     {"layer_linear_matches_reference", linear_matches_reference},
     {"layer_linear_takes_vectors_and_batches", linear_takes_vectors_and_batches},
     {"layer_layernorm_matches_reference", layernorm_matches_reference},
+    {"layer_large_outputs_match_reference", large_outputs_match_reference},
     {"layer_attention_matches_naive_softmax", attention_matches_naive_softmax},
     {"layer_attention_causal_aligns_at_the_end", attention_causal_aligns_at_the_end},
     {"layer_attention_low_precision_is_close", attention_low_precision_is_close},
