@@ -417,6 +417,10 @@ static void gaia__gemm_scale_c(size_t m, size_t n, float beta, float *C, size_t 
    walking a whole kc-long panel per source row would evict the panel's
    own lines between consecutive writes. */
 #define GAIA_GEMM_KT 16
+/* Rows of a row-major B packed together (KB x NC floats stay in L1). */
+#ifndef GAIA_GEMM_KB
+#define GAIA_GEMM_KB 8
+#endif
 
 /* A rows [0,mc) x k [0,kc) -> panels of MR rows: dst[p][k][r], zero padded. */
 static void gaia__gemm_pack_a(int trans_a, size_t mc, size_t kc, const float *A, size_t lda,
@@ -465,6 +469,33 @@ static void gaia__gemm_pack_b(int trans_b, size_t kc, size_t nc, const float *B,
                               float *GAIA_GEMM_RESTRICT dst)
 {
     size_t j, k, c, k0;
+    if (!trans_b) {
+        /* GAIA_GEMM_KB rows of B at a time, across every panel: those rows
+           (a few tens of KiB) stay in L1 while each panel receives a
+           contiguous KT x NR tile. A panel at a time walked kc rows ldb
+           apart (a page each) for every 32 columns, and a row at a time
+           wrote to panels kc*NR floats apart, all in one cache set: either
+           way packing took half of 16x4096x1024. */
+        size_t nfull = nc / GAIA_GEMM_NR, p;
+        for (k0 = 0; k0 < kc; k0 += GAIA_GEMM_KB) {
+            size_t kt = gaia__gemm_min(GAIA_GEMM_KB, kc - k0);
+            for (p = 0; p < nfull; ++p) {
+                const float *src = B + k0 * ldb + p * GAIA_GEMM_NR;
+                float *d = dst + p * kc * GAIA_GEMM_NR + k0 * GAIA_GEMM_NR;
+                for (k = 0; k < kt; ++k) memcpy(d + k * GAIA_GEMM_NR, src + k * ldb, GAIA_GEMM_NR * sizeof(float));
+            }
+            if (nfull * GAIA_GEMM_NR < nc) {
+                size_t nr = nc - nfull * GAIA_GEMM_NR;
+                for (k = k0; k < k0 + kt; ++k) {
+                    const float *src = B + k * ldb + nfull * GAIA_GEMM_NR;
+                    float *e = dst + nfull * kc * GAIA_GEMM_NR + k * GAIA_GEMM_NR;
+                    for (c = 0; c < nr; ++c) e[c] = src[c];
+                    for (; c < GAIA_GEMM_NR; ++c) e[c] = 0.0f;
+                }
+            }
+        }
+        return;
+    }
     for (j = 0; j < nc; j += GAIA_GEMM_NR) {
         size_t nr = gaia__gemm_min(GAIA_GEMM_NR, nc - j);
         if (!trans_b) {
@@ -557,36 +588,65 @@ typedef float gaia__gemm_vf __attribute__((vector_size(GAIA_GEMM_VW * sizeof(flo
     }
 #define GAIA_GEMM_PREFETCH(i) __builtin_prefetch(C + (i) * ldc, 1), __builtin_prefetch(C + (i) * ldc + GAIA_GEMM_NR - 1, 1);
 
-GAIA_GEMM_CONTRACT
+/* The micro-kernel for ROWS rows of an MR-row panel (a advances by MR
+   per k): ROWS = MR for full panels, 8 and 4 for a short last panel, which
+   would otherwise spend MR rows of work on 4 (M = 16: a third of the time). */
+#define GAIA_GEMM_KERNEL_DEF(NAME, ROWS)                                                                       \
+    GAIA_GEMM_CONTRACT                                                                                         \
+    static void NAME(size_t kc, const float *GAIA_GEMM_RESTRICT a, const float *GAIA_GEMM_RESTRICT b,          \
+                     float alpha, float beta, float *GAIA_GEMM_RESTRICT C, size_t ldc, size_t mr, size_t nr)  \
+    {                                                                                                          \
+        const gaia__gemm_vf zero = {0};                                                                        \
+        size_t k;                                                                                              \
+        GAIA_GEMM_ROWS(ROWS)(GAIA_GEMM_DECL)                                                                   \
+        if (mr == (ROWS) && nr == GAIA_GEMM_NR) {                                                              \
+            GAIA_GEMM_ROWS(ROWS)(GAIA_GEMM_PREFETCH)                                                           \
+        }                                                                                                      \
+        for (k = 0; k < kc; ++k) {                                                                             \
+            gaia__gemm_vf b0, b1;                                                                              \
+            memcpy(&b0, b, sizeof b0);                                                                         \
+            memcpy(&b1, b + GAIA_GEMM_VW, sizeof b1);                                                          \
+            GAIA_GEMM_ROWS(ROWS)(GAIA_GEMM_STEP)                                                               \
+            a += GAIA_GEMM_MR;                                                                                 \
+            b += GAIA_GEMM_NR;                                                                                 \
+        }                                                                                                      \
+        if (mr == (ROWS) && nr == GAIA_GEMM_NR) {                                                              \
+            if (beta == 0.0f) {                                                                                \
+                GAIA_GEMM_ROWS(ROWS)(GAIA_GEMM_STORE0)                                                         \
+            } else {                                                                                           \
+                GAIA_GEMM_ROWS(ROWS)(GAIA_GEMM_STOREB)                                                         \
+            }                                                                                                  \
+        } else {                                                                                               \
+            float acc[(ROWS) * GAIA_GEMM_NR];                                                                  \
+            GAIA_GEMM_ROWS(ROWS)(GAIA_GEMM_SPILL)                                                              \
+            gaia__gemm_store_edge(mr, nr, alpha, acc, beta, C, ldc);                                           \
+        }                                                                                                      \
+    }
+GAIA_GEMM_KERNEL_DEF(gaia__gemm_kernel_full, GAIA_GEMM_MR)
+#if GAIA_GEMM_MR > 8
+GAIA_GEMM_KERNEL_DEF(gaia__gemm_kernel_8, 8)
+#endif
+#if GAIA_GEMM_MR > 4
+GAIA_GEMM_KERNEL_DEF(gaia__gemm_kernel_4, 4)
+#endif
+
 static void gaia__gemm_kernel(size_t kc, const float *GAIA_GEMM_RESTRICT a, const float *GAIA_GEMM_RESTRICT b,
                               float alpha, float beta, float *GAIA_GEMM_RESTRICT C, size_t ldc, size_t mr,
                               size_t nr)
 {
-    const gaia__gemm_vf zero = {0};
-    size_t k;
-    GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_GEMM_DECL)
-    if (mr == GAIA_GEMM_MR && nr == GAIA_GEMM_NR) {
-        GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_GEMM_PREFETCH)
+#if GAIA_GEMM_MR > 4
+    if (mr <= 4) {
+        gaia__gemm_kernel_4(kc, a, b, alpha, beta, C, ldc, mr, nr);
+        return;
     }
-    for (k = 0; k < kc; ++k) {
-        gaia__gemm_vf b0, b1;
-        memcpy(&b0, b, sizeof b0);
-        memcpy(&b1, b + GAIA_GEMM_VW, sizeof b1);
-        GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_GEMM_STEP)
-        a += GAIA_GEMM_MR;
-        b += GAIA_GEMM_NR;
+#endif
+#if GAIA_GEMM_MR > 8
+    if (mr <= 8) {
+        gaia__gemm_kernel_8(kc, a, b, alpha, beta, C, ldc, mr, nr);
+        return;
     }
-    if (mr == GAIA_GEMM_MR && nr == GAIA_GEMM_NR) {
-        if (beta == 0.0f) {
-            GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_GEMM_STORE0)
-        } else {
-            GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_GEMM_STOREB)
-        }
-    } else {
-        float acc[GAIA_GEMM_MR * GAIA_GEMM_NR];
-        GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_GEMM_SPILL)
-        gaia__gemm_store_edge(mr, nr, alpha, acc, beta, C, ldc);
-    }
+#endif
+    gaia__gemm_kernel_full(kc, a, b, alpha, beta, C, ldc, mr, nr);
 }
 
 #else /* plain C99 kernel: the array form the auto-vectoriser can handle */

@@ -66,8 +66,16 @@ static void matmul_matches_float64_at_odd_sizes(gt *t) {
 }
 
 static void matmul_large_enough_for_the_blocked_path(gt *t) {
+    int tr;
     if (!check_matmul(t, 300, 520, 700, 0, 0)) return;
-    check_matmul(t, 511, 257, 300, 1, 1);
+    if (!check_matmul(t, 511, 257, 300, 1, 1)) return;
+    /* short last panels (16 = 12 + 4 rows, 20 = 12 + 8), a row-major B
+       packed in 8-row tiles with a column edge (1000, 333 columns) and a
+       ragged last tile (77, 129 rows), every transpose */
+    for (tr = 0; tr < 4; tr++) {
+        if (!check_matmul(t, 16, 1000, 77, tr & 1, tr >> 1)) return;
+        if (!check_matmul(t, 20, 333, 129, tr & 1, tr >> 1)) return;
+    }
 }
 
 static void batched_matmul_handles_many_small_matrices(gt *t) {
