@@ -1186,6 +1186,8 @@ typedef struct gaia__fft_stage {
     size_t s, m;
     size_t tw;   /* offset of this stage's twiddles in twr/twi: (r-1)*m entries, [q-1][p] */
     size_t om;   /* generic radix only: offset of the r roots of unity */
+    size_t ex;   /* short-stride kernels: offset of the expanded twiddles, (r-1)*s*m entries */
+    int short_k; /* 1: the stage runs gaia__fft_short */
 } gaia__fft_stage;
 
 typedef struct gaia__fft_cplan {
@@ -1235,70 +1237,75 @@ static void gaia__fft_afree(const gaia_allocator *al, void *p)
 /* ------------------------------------------------------------------ */
 /* butterflies on scalar variables (ar#, ai#) -> (br#, bi#), forward sign */
 
-#define GAIA_FFT_BF2 \
-    float br0 = ar0 + ar1, bi0 = ai0 + ai1; \
-    float br1 = ar0 - ar1, bi1 = ai0 - ai1;
+#define GAIA_FFT_BF2_T(TY) \
+    TY br0 = ar0 + ar1, bi0 = ai0 + ai1; \
+    TY br1 = ar0 - ar1, bi1 = ai0 - ai1;
+#define GAIA_FFT_BF2 GAIA_FFT_BF2_T(float)
 
 #define GAIA_FFT_C3_S 0.866025403784438646763723170752936183f /* sin(2pi/3) */
-#define GAIA_FFT_BF3 \
-    float tr_ = ar1 + ar2, ti_ = ai1 + ai2; \
-    float br0 = ar0 + tr_, bi0 = ai0 + ti_; \
-    float cr_ = ar0 - 0.5f * tr_, ci_ = ai0 - 0.5f * ti_; \
-    float dr_ = GAIA_FFT_C3_S * (ar1 - ar2), di_ = GAIA_FFT_C3_S * (ai1 - ai2); \
-    float br1 = cr_ + di_, bi1 = ci_ - dr_; \
-    float br2 = cr_ - di_, bi2 = ci_ + dr_;
+#define GAIA_FFT_BF3_T(TY) \
+    TY tr_ = ar1 + ar2, ti_ = ai1 + ai2; \
+    TY br0 = ar0 + tr_, bi0 = ai0 + ti_; \
+    TY cr_ = ar0 - 0.5f * tr_, ci_ = ai0 - 0.5f * ti_; \
+    TY dr_ = GAIA_FFT_C3_S * (ar1 - ar2), di_ = GAIA_FFT_C3_S * (ai1 - ai2); \
+    TY br1 = cr_ + di_, bi1 = ci_ - dr_; \
+    TY br2 = cr_ - di_, bi2 = ci_ + dr_;
+#define GAIA_FFT_BF3 GAIA_FFT_BF3_T(float)
 
-#define GAIA_FFT_BF4 \
-    float t0r_ = ar0 + ar2, t0i_ = ai0 + ai2; \
-    float t1r_ = ar0 - ar2, t1i_ = ai0 - ai2; \
-    float t2r_ = ar1 + ar3, t2i_ = ai1 + ai3; \
-    float t3r_ = ai1 - ai3, t3i_ = ar3 - ar1; /* -i*(a1-a3) */ \
-    float br0 = t0r_ + t2r_, bi0 = t0i_ + t2i_; \
-    float br2 = t0r_ - t2r_, bi2 = t0i_ - t2i_; \
-    float br1 = t1r_ + t3r_, bi1 = t1i_ + t3i_; \
-    float br3 = t1r_ - t3r_, bi3 = t1i_ - t3i_;
+#define GAIA_FFT_BF4_T(TY) \
+    TY t0r_ = ar0 + ar2, t0i_ = ai0 + ai2; \
+    TY t1r_ = ar0 - ar2, t1i_ = ai0 - ai2; \
+    TY t2r_ = ar1 + ar3, t2i_ = ai1 + ai3; \
+    TY t3r_ = ai1 - ai3, t3i_ = ar3 - ar1; /* -i*(a1-a3) */ \
+    TY br0 = t0r_ + t2r_, bi0 = t0i_ + t2i_; \
+    TY br2 = t0r_ - t2r_, bi2 = t0i_ - t2i_; \
+    TY br1 = t1r_ + t3r_, bi1 = t1i_ + t3i_; \
+    TY br3 = t1r_ - t3r_, bi3 = t1i_ - t3i_;
+#define GAIA_FFT_BF4 GAIA_FFT_BF4_T(float)
 
 #define GAIA_FFT_C5_C1 0.309016994374947424102293417182819059f  /* cos(2pi/5) */
 #define GAIA_FFT_C5_C2 (-0.809016994374947424102293417182819059f) /* cos(4pi/5) */
 #define GAIA_FFT_C5_S1 0.951056516295153572116439333379382143f  /* sin(2pi/5) */
 #define GAIA_FFT_C5_S2 0.587785252292473129168705954639072769f  /* sin(4pi/5) */
-#define GAIA_FFT_BF5 \
-    float t1r_ = ar1 + ar4, t1i_ = ai1 + ai4; \
-    float t2r_ = ar2 + ar3, t2i_ = ai2 + ai3; \
-    float t3r_ = ar1 - ar4, t3i_ = ai1 - ai4; \
-    float t4r_ = ar2 - ar3, t4i_ = ai2 - ai3; \
-    float br0 = ar0 + t1r_ + t2r_, bi0 = ai0 + t1i_ + t2i_; \
-    float c1r_ = ar0 + GAIA_FFT_C5_C1 * t1r_ + GAIA_FFT_C5_C2 * t2r_; \
-    float c1i_ = ai0 + GAIA_FFT_C5_C1 * t1i_ + GAIA_FFT_C5_C2 * t2i_; \
-    float c2r_ = ar0 + GAIA_FFT_C5_C2 * t1r_ + GAIA_FFT_C5_C1 * t2r_; \
-    float c2i_ = ai0 + GAIA_FFT_C5_C2 * t1i_ + GAIA_FFT_C5_C1 * t2i_; \
-    float d1r_ = GAIA_FFT_C5_S1 * t3r_ + GAIA_FFT_C5_S2 * t4r_; \
-    float d1i_ = GAIA_FFT_C5_S1 * t3i_ + GAIA_FFT_C5_S2 * t4i_; \
-    float d2r_ = GAIA_FFT_C5_S2 * t3r_ - GAIA_FFT_C5_S1 * t4r_; \
-    float d2i_ = GAIA_FFT_C5_S2 * t3i_ - GAIA_FFT_C5_S1 * t4i_; \
-    float br1 = c1r_ + d1i_, bi1 = c1i_ - d1r_; \
-    float br4 = c1r_ - d1i_, bi4 = c1i_ + d1r_; \
-    float br2 = c2r_ + d2i_, bi2 = c2i_ - d2r_; \
-    float br3 = c2r_ - d2i_, bi3 = c2i_ + d2r_;
+#define GAIA_FFT_BF5_T(TY) \
+    TY t1r_ = ar1 + ar4, t1i_ = ai1 + ai4; \
+    TY t2r_ = ar2 + ar3, t2i_ = ai2 + ai3; \
+    TY t3r_ = ar1 - ar4, t3i_ = ai1 - ai4; \
+    TY t4r_ = ar2 - ar3, t4i_ = ai2 - ai3; \
+    TY br0 = ar0 + t1r_ + t2r_, bi0 = ai0 + t1i_ + t2i_; \
+    TY c1r_ = ar0 + GAIA_FFT_C5_C1 * t1r_ + GAIA_FFT_C5_C2 * t2r_; \
+    TY c1i_ = ai0 + GAIA_FFT_C5_C1 * t1i_ + GAIA_FFT_C5_C2 * t2i_; \
+    TY c2r_ = ar0 + GAIA_FFT_C5_C2 * t1r_ + GAIA_FFT_C5_C1 * t2r_; \
+    TY c2i_ = ai0 + GAIA_FFT_C5_C2 * t1i_ + GAIA_FFT_C5_C1 * t2i_; \
+    TY d1r_ = GAIA_FFT_C5_S1 * t3r_ + GAIA_FFT_C5_S2 * t4r_; \
+    TY d1i_ = GAIA_FFT_C5_S1 * t3i_ + GAIA_FFT_C5_S2 * t4i_; \
+    TY d2r_ = GAIA_FFT_C5_S2 * t3r_ - GAIA_FFT_C5_S1 * t4r_; \
+    TY d2i_ = GAIA_FFT_C5_S2 * t3i_ - GAIA_FFT_C5_S1 * t4i_; \
+    TY br1 = c1r_ + d1i_, bi1 = c1i_ - d1r_; \
+    TY br4 = c1r_ - d1i_, bi4 = c1i_ + d1r_; \
+    TY br2 = c2r_ + d2i_, bi2 = c2i_ - d2r_; \
+    TY br3 = c2r_ - d2i_, bi3 = c2i_ + d2r_;
+#define GAIA_FFT_BF5 GAIA_FFT_BF5_T(float)
 
 /* radix 8 = two radix-4 halves (even/odd inputs) joined by w8^q */
 #define GAIA_FFT_SQH 0.707106781186547524400844362104849039f
-#define GAIA_FFT_BF8 \
-    float e0r_ = ar0 + ar4, e0i_ = ai0 + ai4, e1r_ = ar0 - ar4, e1i_ = ai0 - ai4; \
-    float e2r_ = ar2 + ar6, e2i_ = ai2 + ai6, e3r_ = ai2 - ai6, e3i_ = ar6 - ar2; \
-    float E0r = e0r_ + e2r_, E0i = e0i_ + e2i_, E2r = e0r_ - e2r_, E2i = e0i_ - e2i_; \
-    float E1r = e1r_ + e3r_, E1i = e1i_ + e3i_, E3r = e1r_ - e3r_, E3i = e1i_ - e3i_; \
-    float o0r_ = ar1 + ar5, o0i_ = ai1 + ai5, o1r_ = ar1 - ar5, o1i_ = ai1 - ai5; \
-    float o2r_ = ar3 + ar7, o2i_ = ai3 + ai7, o3r_ = ai3 - ai7, o3i_ = ar7 - ar3; \
-    float O0r = o0r_ + o2r_, O0i = o0i_ + o2i_, O2r_ = o0r_ - o2r_, O2i_ = o0i_ - o2i_; \
-    float O1r_ = o1r_ + o3r_, O1i_ = o1i_ + o3i_, O3r_ = o1r_ - o3r_, O3i_ = o1i_ - o3i_; \
-    float O1r = GAIA_FFT_SQH * (O1r_ + O1i_), O1i = GAIA_FFT_SQH * (O1i_ - O1r_); \
-    float O2r = O2i_, O2i = -O2r_; \
-    float O3r = GAIA_FFT_SQH * (O3i_ - O3r_), O3i = -GAIA_FFT_SQH * (O3r_ + O3i_); \
-    float br0 = E0r + O0r, bi0 = E0i + O0i, br4 = E0r - O0r, bi4 = E0i - O0i; \
-    float br1 = E1r + O1r, bi1 = E1i + O1i, br5 = E1r - O1r, bi5 = E1i - O1i; \
-    float br2 = E2r + O2r, bi2 = E2i + O2i, br6 = E2r - O2r, bi6 = E2i - O2i; \
-    float br3 = E3r + O3r, bi3 = E3i + O3i, br7 = E3r - O3r, bi7 = E3i - O3i;
+#define GAIA_FFT_BF8_T(TY) \
+    TY e0r_ = ar0 + ar4, e0i_ = ai0 + ai4, e1r_ = ar0 - ar4, e1i_ = ai0 - ai4; \
+    TY e2r_ = ar2 + ar6, e2i_ = ai2 + ai6, e3r_ = ai2 - ai6, e3i_ = ar6 - ar2; \
+    TY E0r = e0r_ + e2r_, E0i = e0i_ + e2i_, E2r = e0r_ - e2r_, E2i = e0i_ - e2i_; \
+    TY E1r = e1r_ + e3r_, E1i = e1i_ + e3i_, E3r = e1r_ - e3r_, E3i = e1i_ - e3i_; \
+    TY o0r_ = ar1 + ar5, o0i_ = ai1 + ai5, o1r_ = ar1 - ar5, o1i_ = ai1 - ai5; \
+    TY o2r_ = ar3 + ar7, o2i_ = ai3 + ai7, o3r_ = ai3 - ai7, o3i_ = ar7 - ar3; \
+    TY O0r = o0r_ + o2r_, O0i = o0i_ + o2i_, O2r_ = o0r_ - o2r_, O2i_ = o0i_ - o2i_; \
+    TY O1r_ = o1r_ + o3r_, O1i_ = o1i_ + o3i_, O3r_ = o1r_ - o3r_, O3i_ = o1i_ - o3i_; \
+    TY O1r = GAIA_FFT_SQH * (O1r_ + O1i_), O1i = GAIA_FFT_SQH * (O1i_ - O1r_); \
+    TY O2r = O2i_, O2i = -O2r_; \
+    TY O3r = GAIA_FFT_SQH * (O3i_ - O3r_), O3i = -GAIA_FFT_SQH * (O3r_ + O3i_); \
+    TY br0 = E0r + O0r, bi0 = E0i + O0i, br4 = E0r - O0r, bi4 = E0i - O0i; \
+    TY br1 = E1r + O1r, bi1 = E1i + O1i, br5 = E1r - O1r, bi5 = E1i - O1i; \
+    TY br2 = E2r + O2r, bi2 = E2i + O2i, br6 = E2r - O2r, bi6 = E2i - O2i; \
+    TY br3 = E3r + O3r, bi3 = E3i + O3i, br7 = E3r - O3r, bi7 = E3i - O3i;
+#define GAIA_FFT_BF8 GAIA_FFT_BF8_T(float)
 
 /* loads for stage kernels: IN(j) is the index expression of input j */
 #define GAIA_FFT_LD(j, IDX) float ar##j = xr[IDX], ai##j = xi[IDX];
@@ -1497,6 +1504,168 @@ static void gaia__fft_a8(GAIA_FFT_APARAMS)
         }
     }
 }
+
+/* ---- short-stride kernels (2 <= s < 16, s | 16), AVX-512 -------------
+ * With s < 16 the k loop above is shorter than a vector (n = 500 = 4*125:
+ * the radix-5 stage at s = 4 ran 4 lanes wide, a third of the transform).
+ * Here the (p, k) pairs are one contiguous index t = s*p + k: input j of
+ * lane t sits at x[t + j*s*m] (16 lanes, one load), the twiddle of lane t
+ * is that of p = t/s (an expanded copy made with the plan), and output q of
+ * the s lanes of one p is a run of s floats at y[s*(r*p + q)]. Outputs are
+ * stored run by run; the last s*m mod 16 lanes take the scalar loop. */
+#if defined(__AVX512F__) && (defined(__GNUC__) || defined(__clang__)) && !defined(GAIA_FFT_NO_VECEXT)
+#define GAIA_FFT_SHORT 1
+typedef float gaia__fftv __attribute__((vector_size(64)));
+static gaia__fftv gaia__fftv_ld(const float *p)
+{
+    gaia__fftv v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+#define GAIA_FFT_VLD(j) gaia__fftv ar##j = gaia__fftv_ld(xr + t + (j) * T), ai##j = gaia__fftv_ld(xi + t + (j) * T);
+/* output q of radix R at stride S (q > 0: times its expanded twiddle) */
+#define GAIA_FFT_VST(q, R, S) \
+    { \
+        gaia__fftv vr_ = br##q, vi_ = bi##q; \
+        float lr_[16], li_[16]; \
+        size_t g_; \
+        if (q) { \
+            gaia__fftv twr_ = gaia__fftv_ld(er + ((q) ? (q) - 1 : 0) * T + t); \
+            gaia__fftv twi_ = gaia__fftv_ld(ei + ((q) ? (q) - 1 : 0) * T + t); \
+            vr_ = br##q * twr_ - bi##q * twi_; \
+            vi_ = br##q * twi_ + bi##q * twr_; \
+        } \
+        memcpy(lr_, &vr_, sizeof lr_); \
+        memcpy(li_, &vi_, sizeof li_); \
+        for (g_ = 0; g_ < 16; g_ += (S)) { \
+            size_t o_ = (S) * ((R) * ((t + g_) / (S)) + (q)); \
+            memcpy(yr + o_, lr_ + g_, (S) * sizeof(float)); \
+            memcpy(yi + o_, li_ + g_, (S) * sizeof(float)); \
+        } \
+    }
+#define GAIA_FFT_SLD(j) float ar##j = xr[k + S_ * p + (j) * T], ai##j = xi[k + S_ * p + (j) * T];
+#define GAIA_FFT_SST(q, R) GAIA_FFT_STW(q, k + S_ * ((R) * p + (q)), wr[((q) - 1) * m + p], wi[((q) - 1) * m + p])
+#define GAIA_FFT_SST0(R) GAIA_FFT_ST0(k + S_ * (R) * p)
+#define GAIA_FFT_VPARAMS size_t m, const float *GAIA_FFT_R xr, const float *GAIA_FFT_R xi, float *GAIA_FFT_R yr, \
+    float *GAIA_FFT_R yi, const float *GAIA_FFT_R wr, const float *GAIA_FFT_R wi, const float *GAIA_FFT_R er, \
+    const float *GAIA_FFT_R ei
+#define GAIA_FFT_VHEAD(S) \
+    const size_t S_ = (S), T = (S) * m, Tv = T & ~(size_t)15; \
+    size_t t, p, k;
+
+#define GAIA_FFT_VDEF2(S) \
+    GAIA_GEMM_CONTRACT static void gaia__fft_v2_##S(GAIA_FFT_VPARAMS) \
+    { \
+        GAIA_FFT_VHEAD(S) \
+        for (t = 0; t < Tv; t += 16) { \
+            GAIA_FFT_VLD(0) GAIA_FFT_VLD(1) \
+            GAIA_FFT_BF2_T(gaia__fftv) \
+            GAIA_FFT_VST(0, 2, S) GAIA_FFT_VST(1, 2, S) \
+        } \
+        for (p = Tv / S_; p < m; ++p) \
+            for (k = 0; k < S_; ++k) { \
+                GAIA_FFT_SLD(0) GAIA_FFT_SLD(1) \
+                GAIA_FFT_BF2 \
+                GAIA_FFT_SST0(2) GAIA_FFT_SST(1, 2) \
+            } \
+    }
+#define GAIA_FFT_VDEF3(S) \
+    GAIA_GEMM_CONTRACT static void gaia__fft_v3_##S(GAIA_FFT_VPARAMS) \
+    { \
+        GAIA_FFT_VHEAD(S) \
+        for (t = 0; t < Tv; t += 16) { \
+            GAIA_FFT_VLD(0) GAIA_FFT_VLD(1) GAIA_FFT_VLD(2) \
+            GAIA_FFT_BF3_T(gaia__fftv) \
+            GAIA_FFT_VST(0, 3, S) GAIA_FFT_VST(1, 3, S) GAIA_FFT_VST(2, 3, S) \
+        } \
+        for (p = Tv / S_; p < m; ++p) \
+            for (k = 0; k < S_; ++k) { \
+                GAIA_FFT_SLD(0) GAIA_FFT_SLD(1) GAIA_FFT_SLD(2) \
+                GAIA_FFT_BF3 \
+                GAIA_FFT_SST0(3) GAIA_FFT_SST(1, 3) GAIA_FFT_SST(2, 3) \
+            } \
+    }
+#define GAIA_FFT_VDEF4(S) \
+    GAIA_GEMM_CONTRACT static void gaia__fft_v4_##S(GAIA_FFT_VPARAMS) \
+    { \
+        GAIA_FFT_VHEAD(S) \
+        for (t = 0; t < Tv; t += 16) { \
+            GAIA_FFT_VLD(0) GAIA_FFT_VLD(1) GAIA_FFT_VLD(2) GAIA_FFT_VLD(3) \
+            GAIA_FFT_BF4_T(gaia__fftv) \
+            GAIA_FFT_VST(0, 4, S) GAIA_FFT_VST(1, 4, S) GAIA_FFT_VST(2, 4, S) GAIA_FFT_VST(3, 4, S) \
+        } \
+        for (p = Tv / S_; p < m; ++p) \
+            for (k = 0; k < S_; ++k) { \
+                GAIA_FFT_SLD(0) GAIA_FFT_SLD(1) GAIA_FFT_SLD(2) GAIA_FFT_SLD(3) \
+                GAIA_FFT_BF4 \
+                GAIA_FFT_SST0(4) GAIA_FFT_SST(1, 4) GAIA_FFT_SST(2, 4) GAIA_FFT_SST(3, 4) \
+            } \
+    }
+#define GAIA_FFT_VDEF5(S) \
+    GAIA_GEMM_CONTRACT static void gaia__fft_v5_##S(GAIA_FFT_VPARAMS) \
+    { \
+        GAIA_FFT_VHEAD(S) \
+        for (t = 0; t < Tv; t += 16) { \
+            GAIA_FFT_VLD(0) GAIA_FFT_VLD(1) GAIA_FFT_VLD(2) GAIA_FFT_VLD(3) GAIA_FFT_VLD(4) \
+            GAIA_FFT_BF5_T(gaia__fftv) \
+            GAIA_FFT_VST(0, 5, S) GAIA_FFT_VST(1, 5, S) GAIA_FFT_VST(2, 5, S) GAIA_FFT_VST(3, 5, S) \
+            GAIA_FFT_VST(4, 5, S) \
+        } \
+        for (p = Tv / S_; p < m; ++p) \
+            for (k = 0; k < S_; ++k) { \
+                GAIA_FFT_SLD(0) GAIA_FFT_SLD(1) GAIA_FFT_SLD(2) GAIA_FFT_SLD(3) GAIA_FFT_SLD(4) \
+                GAIA_FFT_BF5 \
+                GAIA_FFT_SST0(5) GAIA_FFT_SST(1, 5) GAIA_FFT_SST(2, 5) GAIA_FFT_SST(3, 5) GAIA_FFT_SST(4, 5) \
+            } \
+    }
+#define GAIA_FFT_VDEF8(S) \
+    GAIA_GEMM_CONTRACT static void gaia__fft_v8_##S(GAIA_FFT_VPARAMS) \
+    { \
+        GAIA_FFT_VHEAD(S) \
+        for (t = 0; t < Tv; t += 16) { \
+            GAIA_FFT_VLD(0) GAIA_FFT_VLD(1) GAIA_FFT_VLD(2) GAIA_FFT_VLD(3) \
+            GAIA_FFT_VLD(4) GAIA_FFT_VLD(5) GAIA_FFT_VLD(6) GAIA_FFT_VLD(7) \
+            GAIA_FFT_BF8_T(gaia__fftv) \
+            GAIA_FFT_VST(0, 8, S) GAIA_FFT_VST(1, 8, S) GAIA_FFT_VST(2, 8, S) GAIA_FFT_VST(3, 8, S) \
+            GAIA_FFT_VST(4, 8, S) GAIA_FFT_VST(5, 8, S) GAIA_FFT_VST(6, 8, S) GAIA_FFT_VST(7, 8, S) \
+        } \
+        for (p = Tv / S_; p < m; ++p) \
+            for (k = 0; k < S_; ++k) { \
+                GAIA_FFT_SLD(0) GAIA_FFT_SLD(1) GAIA_FFT_SLD(2) GAIA_FFT_SLD(3) \
+                GAIA_FFT_SLD(4) GAIA_FFT_SLD(5) GAIA_FFT_SLD(6) GAIA_FFT_SLD(7) \
+                GAIA_FFT_BF8 \
+                GAIA_FFT_SST0(8) GAIA_FFT_SST(1, 8) GAIA_FFT_SST(2, 8) GAIA_FFT_SST(3, 8) \
+                GAIA_FFT_SST(4, 8) GAIA_FFT_SST(5, 8) GAIA_FFT_SST(6, 8) GAIA_FFT_SST(7, 8) \
+            } \
+    }
+GAIA_FFT_VDEF2(2) GAIA_FFT_VDEF2(4) GAIA_FFT_VDEF2(8)
+GAIA_FFT_VDEF3(2) GAIA_FFT_VDEF3(4) GAIA_FFT_VDEF3(8)
+GAIA_FFT_VDEF4(2) GAIA_FFT_VDEF4(4) GAIA_FFT_VDEF4(8)
+GAIA_FFT_VDEF5(2) GAIA_FFT_VDEF5(4) GAIA_FFT_VDEF5(8)
+GAIA_FFT_VDEF8(2) GAIA_FFT_VDEF8(4) GAIA_FFT_VDEF8(8)
+
+/* 1 when the stage runs one of the kernels above. */
+static int gaia__fft_short_ok(unsigned r, size_t s, size_t m)
+{
+    return (s == 2 || s == 4 || s == 8) && s * m >= 16 && (r == 2 || r == 3 || r == 4 || r == 5 || r == 8);
+}
+
+static void gaia__fft_short(unsigned r, size_t s, GAIA_FFT_VPARAMS)
+{
+#define GAIA_FFT_VCALL(R) \
+    if (s == 2) gaia__fft_v##R##_2(m, xr, xi, yr, yi, wr, wi, er, ei); \
+    else if (s == 4) gaia__fft_v##R##_4(m, xr, xi, yr, yi, wr, wi, er, ei); \
+    else gaia__fft_v##R##_8(m, xr, xi, yr, yi, wr, wi, er, ei);
+    switch (r) {
+    case 2: GAIA_FFT_VCALL(2) break;
+    case 3: GAIA_FFT_VCALL(3) break;
+    case 4: GAIA_FFT_VCALL(4) break;
+    case 5: GAIA_FFT_VCALL(5) break;
+    default: GAIA_FFT_VCALL(8) break;
+    }
+#undef GAIA_FFT_VCALL
+}
+#endif
 
 /* Generic odd radix r (r <= GAIA_FFT_GENERIC_MAX).  Works on chunks of up
  * to GAIA_FFT_GCH butterflies whose inputs are contiguous, staging the
@@ -1735,6 +1904,13 @@ static gaia__fft_cplan *gaia__fft_cplan_create(size_t n, const gaia_allocator *a
             cp->st[i].om = twn;
             twn += rad[i];
         }
+#ifdef GAIA_FFT_SHORT
+        if (gaia__fft_short_ok(rad[i], s, cp->st[i].m)) {
+            cp->st[i].short_k = 1;
+            cp->st[i].ex = twn;
+            twn += (rad[i] - 1) * s * cp->st[i].m;
+        }
+#endif
         s *= rad[i];
     }
     if (twn) {
@@ -1749,6 +1925,13 @@ static gaia__fft_cplan *gaia__fft_cplan_create(size_t n, const gaia_allocator *a
                     cp->twr[cp->st[i].tw + (q - 1) * m + p] = (float)cos(a);
                     cp->twi[cp->st[i].tw + (q - 1) * m + p] = (float)sin(a);
                 }
+            if (cp->st[i].short_k) /* twiddle of lane t = that of p = t / s */
+                for (q = 1; q < r; ++q)
+                    for (j = 0; j < cp->st[i].s * m; ++j) {
+                        size_t at = cp->st[i].ex + (q - 1) * cp->st[i].s * m + j;
+                        cp->twr[at] = cp->twr[cp->st[i].tw + (q - 1) * m + j / cp->st[i].s];
+                        cp->twi[at] = cp->twi[cp->st[i].tw + (q - 1) * m + j / cp->st[i].s];
+                    }
             if (cp->st[i].om)
                 for (j = 0; j < r; ++j) {
                     double a = 2.0 * GAIA_FFT_PI * (double)j / (double)r;
@@ -1816,6 +1999,15 @@ static void gaia__fft_cexec(const gaia__fft_cplan *cp, float *xr, float *xi, flo
                               cp->twr + st->om, cp->twi + st->om);
             }
         } else {
+#ifdef GAIA_FFT_SHORT
+            if (st->short_k) {
+                gaia__fft_short(st->radix, st->s, st->m, ar, ai, br, bi, wr, wi, cp->twr + st->ex,
+                                cp->twi + st->ex);
+                t = ar; ar = br; br = t;
+                t = ai; ai = bi; bi = t;
+                continue;
+            }
+#endif
             switch (st->radix) {
             case 2: gaia__fft_a2(st->s, st->m, ar, ai, br, bi, wr, wi); break;
             case 3: gaia__fft_a3(st->s, st->m, ar, ai, br, bi, wr, wi); break;
@@ -4522,38 +4714,48 @@ static gaia_status gaia__hrr_cpu_spec_map(gaia_ctx *ctx, size_t B, size_t nb, ga
 
 /* The fused row loop of bind and bind_spec: b is either signal rows
    (b_is_spec = 0) or spectra. */
+/* One row of bind / bind_spec (see below), with thread scratch w. */
+static void gaia__hrr_cpu_bind_row(const gaia__hrr_cpu_job *j, size_t r, size_t B, size_t D, const float *a,
+                                   size_t a_rs, const float *b, size_t b_rs, int b_is_spec, int conj_b, int normalize,
+                                   float *out, float *w) {
+    float *sa = w + (j->per_thread - 3 * j->S), *sb = sa + j->S, *sp = sb + j->S;
+    const float *pa, *pb;
+    float *o = out + r * D;
+    if (a_rs == 0 && B > 1) pa = j->shared;
+    else {
+        gaia_cpu_rfft_forward(j->plan, a + r * a_rs, sa, w);
+        pa = sa;
+    }
+    if (b_is_spec) pb = b + r * b_rs;
+    else if (b_rs == 0 && B > 1) pb = j->shared + j->S;
+    else {
+        gaia_cpu_rfft_forward(j->plan, b + r * b_rs, sb, w);
+        pb = sb;
+    }
+    gaia_cpu_hrr_spec_mul(1, j->nb, pa, 0, pb, 0, conj_b, 1.0f / (float)D, sp);
+    gaia_cpu_rfft_inverse(j->plan, sp, o, w);
+    if (normalize) gaia__hrr_normalize_row(o, o, D);
+}
+
 static gaia_status gaia__hrr_cpu_bind_rows(gaia_ctx *ctx, const char *fn, size_t B, size_t D, const float *a,
                                            size_t a_rs, const float *b, size_t b_rs, int b_is_spec, int conj_b,
                                            int normalize, float *out) {
     gaia__hrr_cpu_job j;
     long long r;
-    float scale = 1.0f / (float)D;
     gaia_status st = gaia__hrr_cpu_job_init(ctx, fn, D, B, &j);
     if (st != GAIA_OK) return st;
     /* A row repeated over the batch is transformed once, by this thread. */
     if (a_rs == 0 && B > 1) gaia_cpu_rfft_forward(j.plan, a, j.shared, j.threads);
     if (b_rs == 0 && B > 1 && !b_is_spec) gaia_cpu_rfft_forward(j.plan, b, j.shared + j.S, j.threads);
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
-    for (r = 0; r < (long long)B; r++) {
-        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
-        float *sa = w + (j.per_thread - 3 * j.S), *sb = sa + j.S, *sp = sb + j.S;
-        const float *pa, *pb;
-        float *o = out + (size_t)r * D;
-        if (a_rs == 0 && B > 1) pa = j.shared;
-        else {
-            gaia_cpu_rfft_forward(j.plan, a + (size_t)r * a_rs, sa, w);
-            pa = sa;
-        }
-        if (b_is_spec) pb = b + (size_t)r * b_rs;
-        else if (b_rs == 0 && B > 1) pb = j.shared + j.S;
-        else {
-            gaia_cpu_rfft_forward(j.plan, b + (size_t)r * b_rs, sb, w);
-            pb = sb;
-        }
-        gaia_cpu_hrr_spec_mul(1, j.nb, pa, 0, pb, 0, conj_b, scale, sp);
-        gaia_cpu_rfft_inverse(j.plan, sp, o, w);
-        if (normalize) gaia__hrr_normalize_row(o, o, D);
+    if (!GAIA__HRR_PAR(B, D)) { /* a one-thread region still costs ~0.25 us in libgomp: a quarter of a bind */
+        for (r = 0; r < (long long)B; r++)
+            gaia__hrr_cpu_bind_row(&j, (size_t)r, B, D, a, a_rs, b, b_rs, b_is_spec, conj_b, normalize, out, j.threads);
+        return GAIA_OK;
     }
+    GAIA__PAR_FOR(1, j.nthreads)
+    for (r = 0; r < (long long)B; r++)
+        gaia__hrr_cpu_bind_row(&j, (size_t)r, B, D, a, a_rs, b, b_rs, b_is_spec, conj_b, normalize, out,
+                               j.threads + (size_t)gaia__hrr_thread() * j.per_thread);
     GAIA__PAR_END
     return GAIA_OK;
 }

@@ -8,8 +8,20 @@
      next. Thread pools (libgomp's, OpenBLAS's) keep their workers spinning
      for a while after a call; without the pause one library's spinning
      workers steal the cores the other is being timed on.
-   - bench_python(): runs a Python snippet in a fresh /usr/bin/python3 and
-     reads one number back (the peer is timed alone in its own process).
+   - bench_python(): runs a Python snippet in a fresh interpreter and reads
+     one number back (the peer is timed alone in its own process). The
+     interpreter is $GAIA_BENCH_PYTHON, else `python3` on PATH; point it at
+     one that has NumPy (e.g. Debian's python3-numpy under a pyenv shim).
+   - bench_child(): runs this benchmark again as a child with a peer's
+     environment (its kernel set), so each peer library is timed in a process
+     of its own: no library's worker threads share a process, or cores, with
+     another's timing.
+   - bench_openblas_sets(): the OpenBLAS kernel sets worth trying here. A
+     peer is compared at its best: OpenBLAS's own choice (with any inherited
+     OPENBLAS_CORETYPE removed), plus its AVX-512 (SkylakeX) and AVX2
+     (Haswell) kernels where the CPU has them, because no one set wins
+     every shape (on the development machine Haswell's won 16x4096x1024 and
+     SkylakeX's 4096x4096x32).
    Only for the benchmarks: it is not part of the library. */
 #ifndef GAIA_BENCH_COMMON_H
 #define GAIA_BENCH_COMMON_H
@@ -58,12 +70,35 @@ static inline void bench_pause(double seconds) {
     nanosleep(&ts, NULL);
 }
 
-/* Runs `script` (Python source, fed on stdin) in a fresh /usr/bin/python3
-   with env (e.g. "OPENBLAS_NUM_THREADS=1", may be "") and returns the first
-   number it prints, or -1 when Python, NumPy or the script fails. */
+/* The Python interpreter the NumPy baselines run in: $GAIA_BENCH_PYTHON when
+   set, else the first of `python3` on PATH and Debian's /usr/bin/python3 that
+   imports NumPy (a pyenv or venv python3 often lacks it), else `python3`. */
+static inline const char *bench_python_exe(void) {
+    static const char *chosen = NULL;
+    static const char *const candidates[] = {"python3", "/usr/bin/python3"};
+    const char *p = getenv("GAIA_BENCH_PYTHON");
+    size_t i;
+    if (p && *p) return p;
+    if (chosen) return chosen;
+    for (i = 0; i < sizeof candidates / sizeof candidates[0]; ++i) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy' >/dev/null 2>&1", candidates[i]);
+        if (system(cmd) == 0) {
+            chosen = candidates[i];
+            return chosen;
+        }
+    }
+    chosen = candidates[0];
+    return chosen;
+}
+
+/* Runs `script` (Python source, written to a temporary file) in a fresh
+   bench_python_exe() with env (e.g. "OPENBLAS_NUM_THREADS=1", may be "")
+   and returns the first number it prints, or -1 when Python, NumPy or the
+   script fails. */
 static inline double bench_python(const char *env, const char *script) {
     char path[64];
-    char cmd[256];
+    char cmd[1024];
     FILE *f;
     double v = -1.0;
     int fd;
@@ -76,7 +111,7 @@ static inline double bench_python(const char *env, const char *script) {
         return -1.0;
     }
     close(fd);
-    snprintf(cmd, sizeof cmd, "env %s /usr/bin/python3 %s 2>/dev/null", env ? env : "", path);
+    snprintf(cmd, sizeof cmd, "env %s '%s' %s 2>/dev/null", env ? env : "", bench_python_exe(), path);
     f = popen(cmd, "r");
     if (f) {
         if (fscanf(f, "%lf", &v) != 1) v = -1.0;
@@ -88,6 +123,79 @@ static inline double bench_python(const char *env, const char *script) {
 
 static inline int bench_have_numpy(void) {
     return bench_python("", "import numpy\nprint(1)\n") > 0;
+}
+
+/* 1 when /proc/cpuinfo lists `flag` (e.g. "avx512f"), else 0. */
+static inline int bench_cpu_flag(const char *flag) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[8192];
+    int found = 0;
+    size_t n = strlen(flag);
+    if (!f) return 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        const char *p = line;
+        if (strncmp(line, "flags", 5) != 0) continue;
+        while ((p = strstr(p, flag)) != NULL) {
+            if (p[-1] == ' ' && (p[n] == ' ' || p[n] == '\n' || p[n] == 0)) found = 1;
+            p += n;
+        }
+        break;
+    }
+    fclose(f);
+    return found;
+}
+
+/* An environment a peer can run under: a label for the table and the
+   arguments given to env(1), e.g. "-u OPENBLAS_CORETYPE". */
+typedef struct bench_env {
+    const char *label;
+    const char *env;
+} bench_env;
+
+/* OpenBLAS kernel sets to try on this CPU (see the top comment); returns
+   how many were written to out (at most 3). */
+static inline int bench_openblas_sets(bench_env *out) {
+    int n = 0;
+    out[n].label = "own choice";
+    out[n++].env = "-u OPENBLAS_CORETYPE";
+    if (bench_cpu_flag("avx512f")) {
+        out[n].label = "SkylakeX";
+        out[n++].env = "OPENBLAS_CORETYPE=SkylakeX";
+    }
+    if (bench_cpu_flag("avx2")) {
+        out[n].label = "Haswell";
+        out[n++].env = "OPENBLAS_CORETYPE=Haswell";
+    }
+    return n;
+}
+
+/* This program's path, for running it again as a child. */
+static inline const char *bench_self(void) {
+    static char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0) return NULL;
+    path[n] = 0;
+    return path;
+}
+
+/* Runs this program again as `env ENV self ARGS` and copies the first line
+   it prints into out; returns 0, or -1 when it could not run or printed
+   nothing. */
+static inline int bench_child(const char *env, const char *args, char *out, size_t cap) {
+    char cmd[8192];
+    const char *self = bench_self();
+    FILE *f;
+    int ok = -1;
+    if (!self || cap == 0) return -1;
+    snprintf(cmd, sizeof cmd, "env %s '%s' %s 2>/dev/null", env ? env : "", self, args);
+    f = popen(cmd, "r");
+    if (!f) return -1;
+    if (fgets(out, (int)cap, f)) {
+        out[strcspn(out, "\n")] = 0;
+        ok = 0;
+    }
+    pclose(f);
+    return ok;
 }
 
 static inline int bench_cmp_double(const void *a, const void *b) {

@@ -1,6 +1,6 @@
 /* bench_hrr - microseconds per HRR bind (circular convolution), gaia against
    FFTW (libfftw3f.so.3 loaded at run time, FFTW_MEASURE r2c/c2r plans) and
-   NumPy's irfft(rfft(a)*rfft(b)) (via /usr/bin/python3), in one run.
+   NumPy's irfft(rfft(a)*rfft(b)) (in a fresh Python, see bench_common.h), in one run.
 
    Every library does the same work per bind: two forward real FFTs, a binwise
    product with 1/D folded in, one inverse real FFT. gaia is timed through its
@@ -269,7 +269,7 @@ int main(int argc, char **argv) {
     desc.cpu_threads = 0;
     if (gaia_ctx_create(&desc, &ctx_mt) != GAIA_OK) return 1;
     if (!fftw) printf("# libfftw3f.so.3 not loadable: FFTW columns skipped\n");
-    if (!np) printf("# NumPy under /usr/bin/python3 not available: NumPy column skipped\n");
+    if (!np) printf("# NumPy not found (set GAIA_BENCH_PYTHON): NumPy column skipped\n");
     {
         gaia_device_info info;
         gaia_device_query(ctx_mt, GAIA_DEVICE_CPU, &info);

@@ -3,7 +3,7 @@
      400->800 Hebbian r2, r4; 10,000 steps), against a NumPy port of GAIA's
      classes (ReactiveLayer, HebbianCore, HierarchicalLevel and the manager's
      process loop, float64 as GAIA) run over the same full number of steps
-     in a fresh /usr/bin/python3, without learning (GAIA's manager) and with
+     in a fresh Python (bench_common.h), without learning (GAIA's manager) and with
      the update on firing steps (gaia's option);
    - GELU and LayerNorm against memcpy of the same bytes on the same number
      of threads (1, then 2);
@@ -203,7 +203,7 @@ static void bench_hierarchy(gaia_ctx *ctx, size_t T, const char *where) {
             printf("  gaia / NumPy speed-up: %.1fx with learning, %.1fx without (gaia on %d thread%s)\n",
                    np_learn / best[1], np_plain / best[0], ctx_threads(ctx), ctx_threads(ctx) == 1 ? "" : "s");
         } else {
-            printf("  NumPy not available at /usr/bin/python3: measured comparison skipped\n");
+            printf("  NumPy not found (set GAIA_BENCH_PYTHON): measured comparison skipped\n");
         }
     }
     for (k = 0; k < 3; k++) gaia_tensor_free(outs[k]);

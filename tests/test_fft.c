@@ -15,7 +15,10 @@
 static const size_t fft_sizes[] = {
     1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 25, 27, 97, 100, 128, 210, 512, 1000, 1024, 4096, 10000, 16384,
     2 * 97, 3 * 101, 14, 22, 26, 49, 77, 2 * 61, 2 * 67, 121, 1001, 2 * 3 * 5 * 7 * 11, 4099, 2 * 4099,
-    17 * 128, 37 * 256, 17 * 17, 125, 3125};
+    17 * 128, 37 * 256, 17 * 17, 125, 3125,
+    /* stages at stride 2, 4, 8 (short-stride kernels), with and without a
+       ragged last vector: radix 3, 4, 5, 8 */
+    108, 216, 432, 500, 160, 192, 640, 1536, 2000, 6000};
 #define FFT_NSIZES (sizeof fft_sizes / sizeof fft_sizes[0])
 
 /* From this length on, the forward check compares a random subset of bins. */
