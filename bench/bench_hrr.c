@@ -13,6 +13,7 @@
    the device's copy bandwidth. */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dlfcn.h>

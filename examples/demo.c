@@ -3,7 +3,9 @@
    on the CPU otherwise (a CUDA build without a GPU says why in one line). */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The CUDA part of the `make demo` tour: the device report, the offload
    calibration and the memory pool, then GAIA's benchmark table (the tensor

@@ -9,7 +9,9 @@
        ./hrr_capacity [queries per cell, default 4000] */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(call)                                                                              \
     do {                                                                                         \

@@ -6,6 +6,7 @@
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(call)                                                                                            \
     do {                                                                                                       \

@@ -7,7 +7,9 @@
    Usage: layer_hierarchy [steps] [learn 0/1] */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(call)                                                                                \
     do {                                                                                           \
