@@ -142,14 +142,14 @@ $(BUILD)/examples/%: examples/%.c $(wildcard examples/*.h) $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(PROG_CFLAGS) $< -o $@ $(LIB) $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c $(HEADERS) $(LIB)
+$(BUILD)/bench/%: bench/%.c $(HEADERS) $(wildcard bench/*.h) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(PROG_CFLAGS) $< -o $@ $(LIB) $(LDLIBS) -ldl
 
 # Programs that read the implementation's internals (bench_matmul prints the
 # GEMM's blocking macros) compile it themselves, as a user's single file does.
 STANDALONE := $(BUILD)/bench/bench_matmul
-$(STANDALONE): $(BUILD)/bench/%: bench/%.c $(HEADERS) $(KERNELS_O) $(CONFIG)
+$(STANDALONE): $(BUILD)/bench/%: bench/%.c $(HEADERS) $(wildcard bench/*.h) $(KERNELS_O) $(CONFIG)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -I. $< -o $@ $(KERNELS_O) $(LDLIBS) -ldl
 
@@ -243,3 +243,12 @@ clean:
 	rm -rf build build-*
 
 FORCE:
+
+# make fuzz / make fuzz-corpus
+include tests/fuzz/fuzz.mk
+
+# make tsan
+include tests/tsan/tsan.mk
+
+# make timer-check (also run by make test)
+include tests/timer/timer.mk

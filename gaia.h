@@ -107,6 +107,9 @@
    result's shape and device, and it is overwritten (elementwise operations may
    run in place). On failure a newly created output is freed and *out is NULL
    again; an existing output is left untouched when the arguments are wrong.
+   Functions that make an object (a context, layer, level, hierarchy, brain,
+   codebook, spectrum or byte image) write their *out only on success: a
+   failed call leaves your pointer as it was.
 
    =====================================================================
    4. CONTEXTS, DEVICES, ERRORS
@@ -126,6 +129,45 @@
    Every call that can fail returns gaia_status; gaia_status_str() names it and
    gaia_last_error(ctx) gives a message naming the function and the values, e.g.
    "gaia_tensor_matmul: inner dimensions differ: (3x4) @ (5x2)".
+   gaia_last_error(NULL) is the message of the last failed gaia_ctx_create in
+   this thread.
+
+   Progress: desc.progress = {func, user} (or gaia_ctx_set_progress) is
+   called as func(done, total, label, user) by the long operations - the
+   gaia_brain_op_* steps, gaia_hierarchy_process (a run with a callback goes
+   in about 50 chunks that start where every level fires, and gives the same
+   outputs) - at most about once per percent and once at the end.
+   gaia_progress_report(ctx, done, total, label) sends a program's own loops
+   (a sweep, a benchmark) to the same callback.
+
+   Guarantees (each has tests; README "Guarantees" says which):
+     bad input   NULL, a wrong shape, k > n, D = 0, an unknown name or flag, a
+                 size past the address space: a status and a message, never
+                 a crash, never a write out of bounds. Nothing the caller had
+                 changes: objects, outputs, pointers. Functions that return
+                 no status take NULL and answer 0, NULL or "unknown". NaN is
+                 data (max and argmax find it, sums carry it), except where
+                 a finite value is needed (GAIA_ERR_NUMERIC or INVALID_ARG).
+     memory      an allocation that fails gives GAIA_ERR_OUT_OF_MEMORY and
+                 the operation is undone: outputs as before, inputs and
+                 objects unchanged, the random stream not advanced, nothing
+                 leaked; the same call succeeds later with the same result.
+                 A multi-step operation (gaia_brain_op_*, a hierarchy run)
+                 keeps the steps it finished and names the one that failed.
+                 A brain can be capped: gaia_brain_set_memory_limit.
+     files       every loader (.npy, brains, codebooks) treats its input as
+                 hostile: counts are checked before they are multiplied,
+                 nothing is read past the end, and an object read from a
+                 file may take at most desc.load_limit bytes (default
+                 GAIA_LOAD_LIMIT, 16 GiB): a larger one is OUT_OF_MEMORY, not
+                 an attempt. In-memory twins: gaia_npy_parse / gaia_npy_image,
+                 gaia_brain_load_image / _save_image, gaia_hrr_codebook_parse.
+     threads     contexts share nothing: threads may use different contexts
+                 at the same time (checked under ThreadSanitizer); one
+                 context is used by one thread at a time. desc.cpu_threads
+                 is at most GAIA_MAX_THREADS (1024).
+     determinism the same seed and calls give the same numbers (section 6);
+                 a failed call draws nothing from the random stream.
 
    =====================================================================
    5. TENSORS
@@ -142,7 +184,9 @@
      linalg   matmul (2-D with transpose flags; [B,M,K]x[B,K,N] batched;
               [B,M,K]x[K,N] shared right operand), dot, outer, transpose
      views    reshape, slice_rows
-     files    save_npy, load_npy (float32/float64, little-endian, C order)
+     files    save_npy, load_npy (float32/float64, little-endian, C order);
+              in memory: gaia_npy_parse (bytes -> tensor), gaia_npy_image
+              (tensor -> bytes, released with gaia_image_free)
    gaia_sgemm() multiplies plain host float arrays.
 
    =====================================================================
@@ -375,8 +419,13 @@
    checks every count and index and treats the file as hostile.
    gaia_brain_clone copies a brain; the copy continues exactly like the
    original (all randomness is counter-based on the seed and step).
-   Limits: n <= 2^31 - 1, k and stimulus sizes <= 2^23, at most 2^26 firing
-   neurons into one target per step, 16384 stimuli + areas.
+   A project step is all or nothing: when it fails (out of memory, the
+   brain's memory limit) the brain is as before the step and the next step
+   continues as if the failed one was never asked for.
+   Limits: p >= GAIA_BRAIN_P_MIN (2^-32), n <= 2^31 - 1, k and stimulus sizes
+   <= 2^23, at most 2^26 firing neurons into one target per step, 16384
+   stimuli + areas; gaia_brain_set_memory_limit(b, bytes) caps the memory a
+   brain may hold (a loaded brain starts capped at the context's load_limit).
 
    =====================================================================
    11. THE HRR MODULE
@@ -407,7 +456,8 @@
                NULL, &i) (NULL: a fresh random vector); _find, _lookup,
                _vectors, _cleanup (names of the matches too), _save(ctx, cb,
                "vocab.npy") writes vocab.npy ([M,D] float32) and
-               vocab.names.txt (one name per line); _load reads them back.
+               vocab.names.txt (one name per line); _load reads them back,
+               _parse the same from two buffers in memory.
 
    Example:
        gaia_tensor *r = NULL, *f = NULL, *t = NULL, *y = NULL;
@@ -431,7 +481,9 @@
      GAIA_ASSERT(x)      internal invariant checks (default: assert from <assert.h>)
      GAIA_MALLOC(sz,u) / GAIA_FREE(p,u)   default allocator (all or nothing;
                          a run-time allocator in gaia_ctx_desc takes precedence)
-     GAIA_NOW_NS()       monotonic clock in nanoseconds (uint64_t)
+     GAIA_NOW_NS()       monotonic wall clock in nanoseconds (uint64_t); found
+                         whatever the flags and include order (never the CPU
+                         time of clock()); define it to use your own
      GAIA_NPY_MAX_HEADER largest .npy header accepted (default 65536 bytes)
      GAIA_NPY_MAX_BYTES  largest .npy payload accepted (default 16 GiB)
 
@@ -466,8 +518,10 @@
 #ifndef GAIA_H
 #define GAIA_H
 
-/* Wall-clock timers need POSIX clock_gettime; ask for it when gaia.h comes
-   before any system header. If it is too late, GAIA_NOW_NS falls back. */
+/* Wall-clock timers want POSIX clock_gettime; ask for it when gaia.h comes
+   before any system header. When it is too late (a system header came
+   first under -std=c99), GAIA_NOW_NS still finds a monotonic clock: see
+   the implementation. */
 #if defined(GAIA_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE) && !defined(_WIN32)
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -544,7 +598,23 @@ typedef struct gaia_logger {
     gaia_log_level max_level; /* 0 (ERROR) means "default": WARN */
 } gaia_logger;
 
+/* Progress of a long operation: `done` of `total` units (steps, trials,
+   repetitions) of the operation `label` ("gaia_brain_op_projection",
+   "gaia_hierarchy_process", ...). Called in the calling thread, between
+   units, at most about a hundred times per operation plus once at the end
+   (done == total); never called for operations that finish in one unit.
+   Keep it cheap; it cannot stop the operation. */
+typedef void (*gaia_progress_fn)(size_t done, size_t total, const char *label, void *user);
+typedef struct gaia_progress {
+    gaia_progress_fn func; /* NULL: no reports (the default) */
+    void *user;
+} gaia_progress;
+
 typedef struct gaia_ctx gaia_ctx;
+
+/* The most CPU threads a context may ask for (OpenMP runtimes fail, not
+   degrade, when asked for absurd team sizes). */
+#define GAIA_MAX_THREADS 1024
 
 typedef struct gaia_ctx_desc {
     gaia_device device;     /* AUTO (0), CPU or CUDA */
@@ -552,11 +622,20 @@ typedef struct gaia_ctx_desc {
     uint64_t seed;          /* Philox key; 0 is a valid seed */
     gaia_allocator allocator; /* host memory; zero = GAIA_MALLOC/GAIA_FREE */
     gaia_logger logger;
-    int cpu_threads;        /* OpenMP threads for CPU kernels; 0 = all */
+    int cpu_threads;        /* OpenMP threads for CPU kernels; 0 = all, at most GAIA_MAX_THREADS */
     int allow_tf32;         /* let cuBLAS use TF32 tensor cores (never silent) */
     int profile;            /* start with profiling counters enabled */
     void *cuda_stream;      /* a cudaStream_t to run on; NULL = gaia makes one */
+    size_t load_limit;      /* the most memory one object read from a file or
+                               image (tensor, brain, codebook) may take; a loaded
+                               brain keeps it as its memory limit. 0 = the
+                               default, GAIA_LOAD_LIMIT (16 GiB) */
+    gaia_progress progress; /* reports from long operations; zero = none */
 } gaia_ctx_desc;
+
+#ifndef GAIA_LOAD_LIMIT
+#define GAIA_LOAD_LIMIT ((size_t)1 << (sizeof(size_t) >= 8 ? 34 : 30)) /* 16 GiB; 1 GiB on 32-bit */
+#endif
 
 typedef struct gaia_device_info {
     int available;          /* 1 when usable in this process */
@@ -581,6 +660,14 @@ GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx);
    reason the last gaia_ctx_create failed. */
 GAIA_API const char *gaia_last_error(const gaia_ctx *ctx);
 GAIA_API void gaia_clear_error(gaia_ctx *ctx);
+/* Replaces the context's progress callback (func NULL: no reports). */
+GAIA_API void gaia_ctx_set_progress(gaia_ctx *ctx, gaia_progress_fn func, void *user);
+/* Reports progress through the context's callback, as gaia's own long
+   operations do: for a program's own loops (a benchmark, a sweep), so one
+   callback shows everything. Does nothing without a callback or when
+   total < 2. Rate-limited: only when done crosses another 1% of total, and
+   always at done == total. */
+GAIA_API void gaia_progress_report(gaia_ctx *ctx, size_t done, size_t total, const char *label);
 GAIA_API void gaia_ctx_set_seed(gaia_ctx *ctx, uint64_t seed);
 GAIA_API uint64_t gaia_ctx_seed(const gaia_ctx *ctx);
 
@@ -729,6 +816,11 @@ GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, c
 GAIA_API gaia_status gaia_tensor_load_npy(gaia_ctx *ctx, const char *path, gaia_tensor **out);
 /* Parses an in-memory .npy image (the loader's core; handy for fuzzing). */
 GAIA_API gaia_status gaia_npy_parse(gaia_ctx *ctx, const void *bytes, size_t size, gaia_tensor **out);
+/* The .npy image save_npy would write (v1, '<f4', C order), in memory from
+   the context's allocator: release it with gaia_image_free. */
+GAIA_API gaia_status gaia_npy_image(gaia_ctx *ctx, const gaia_tensor *t, void **bytes, size_t *size);
+/* Releases an image made by gaia_npy_image or gaia_brain_save_image. */
+GAIA_API void gaia_image_free(gaia_ctx *ctx, void *bytes);
 
 /* C = alpha op(A) op(B) + beta C on plain row-major host arrays (see gaia_cpu_sgemm). */
 GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t M, size_t N, size_t K,
@@ -1159,12 +1251,22 @@ typedef struct gaia_fibre_stats {
     float beta;           /* plasticity in use for this fibre */
 } gaia_fibre_stats;
 
-/* Brains: p in (0, 1]; seed fixes the connectome; device AUTO = the context's
-   default device (explicit areas run there; lazy areas always on the host). */
+/* The smallest connection probability: edges are drawn from 32-bit random
+   words (geometric skips), and below 2^-32 the chance of one edge is below
+   their resolution. */
+#define GAIA_BRAIN_P_MIN (1.0 / 4294967296.0)
+/* Brains: p in [GAIA_BRAIN_P_MIN, 1]; seed fixes the connectome; device AUTO
+   = the context's default device (explicit areas run there; lazy areas always
+   on the host). */
 GAIA_API gaia_status gaia_brain_create(gaia_ctx *ctx, double p, uint64_t seed, gaia_device device, gaia_brain **out);
 GAIA_API void gaia_brain_destroy(gaia_brain *b);
 /* A deep copy (same device) that continues exactly like the original. */
 GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out);
+/* The most host + device memory the brain may hold (0 = no limit, the
+   default for a created brain; a loaded brain starts with the context's
+   load_limit, a clone with its original's). An operation that would pass
+   it fails with GAIA_ERR_OUT_OF_MEMORY and leaves the brain unchanged. */
+GAIA_API gaia_status gaia_brain_set_memory_limit(gaia_brain *b, size_t bytes);
 /* A versioned binary file with a checksum; the loader treats it as hostile. */
 GAIA_API gaia_status gaia_brain_save(gaia_brain *b, const char *path);
 GAIA_API gaia_status gaia_brain_load(gaia_ctx *ctx, const char *path, gaia_device device, gaia_brain **out);
@@ -1455,6 +1557,11 @@ GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_cod
 GAIA_API gaia_status gaia_hrr_codebook_save(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *path);
 /* Loads onto the context's default device. */
 GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gaia_hrr_codebook **out);
+/* The same from memory: a .npy image of the [M,D] vectors and the names
+   file's bytes (M lines; "\n" or "\r\n"; the last line's newline optional).
+   Both loaders set *out only on success. */
+GAIA_API gaia_status gaia_hrr_codebook_parse(gaia_ctx *ctx, const void *npy, size_t npy_size, const void *names,
+                                             size_t names_size, gaia_hrr_codebook **out);
 
 /* --- backend primitives (raw device pointers). Spectra are rows of
    nb = D/2+1 interleaved complex bins (2*nb floats) in natural order. --- */
@@ -1555,19 +1662,62 @@ GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, flo
 #define GAIA_NPY_MAX_BYTES ((uint64_t)16 << 30)
 #endif
 
+/* GAIA_NOW_NS(): a monotonic wall clock in nanoseconds, whatever the
+   compiler flags and include order. Never clock(): that is the process's CPU
+   time, which stands still while a program sleeps or waits for a GPU and
+   runs faster than the wall clock on several threads. In order:
+     - the user's own GAIA_NOW_NS;
+     - CLOCK_MONOTONIC when <time.h> declares it (POSIX visible);
+     - on Linux with GCC or Clang, the same libc clock_gettime reached
+       under another C name (an asm label), for when a system header came
+       before gaia.h under -std=c99 and hid it; CLOCK_MONOTONIC is 1 there
+       and struct timespec is two longs on every Linux ABI;
+     - Windows: QueryPerformanceCounter;
+     - omp_get_wtime when OpenMP is on;
+     - C11 timespec_get (a wall clock, not monotonic).
+   A build that reaches none of these is an error, not a silent CPU clock. */
 #ifndef GAIA_NOW_NS
-#if defined(_OPENMP)
-#define GAIA_NOW_NS() ((uint64_t)(omp_get_wtime() * 1e9))
-#elif defined(CLOCK_MONOTONIC)
+#if defined(CLOCK_MONOTONIC) && !defined(_WIN32)
 static uint64_t gaia__now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 #define GAIA_NOW_NS() gaia__now_ns()
+#elif defined(__linux__) && defined(__GNUC__)
+struct gaia__timespec {
+    long tv_sec, tv_nsec;
+};
+extern int gaia__clock_gettime(int clock_id, struct gaia__timespec *ts) __asm__("clock_gettime");
+static uint64_t gaia__now_ns(void) {
+    struct gaia__timespec ts;
+    gaia__clock_gettime(1 /* CLOCK_MONOTONIC */, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#define GAIA_NOW_NS() gaia__now_ns()
+#elif defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+static uint64_t gaia__now_ns(void) {
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (uint64_t)((double)c.QuadPart * (1e9 / (double)f.QuadPart));
+}
+#define GAIA_NOW_NS() gaia__now_ns()
+#elif defined(_OPENMP)
+#define GAIA_NOW_NS() ((uint64_t)(omp_get_wtime() * 1e9))
+#elif defined(TIME_UTC)
+static uint64_t gaia__now_ns(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#define GAIA_NOW_NS() gaia__now_ns()
 #else
-/* Portable but process CPU time: define GAIA_NOW_NS for a wall clock. */
-#define GAIA_NOW_NS() ((uint64_t)((double)clock() * (1e9 / CLOCKS_PER_SEC)))
+#error "gaia: no wall clock found; define GAIA_NOW_NS() to one returning nanoseconds as uint64_t"
 #endif
 #endif
 
@@ -1600,11 +1750,14 @@ struct gaia_tensor {
 struct gaia_ctx {
     gaia_allocator allocator;
     gaia_logger logger;
+    gaia_progress progress;
+    size_t progress_shown;            /* the last percent reported (+1; 0: none yet) */
     gaia_device device_stack[GAIA__DEVICE_STACK];
     int device_depth;                 /* device_stack[device_depth] is current */
     const gaia_backend *backends[GAIA_DEVICE_COUNT];
     uint64_t seed, rng_stream;
     int cpu_threads;
+    size_t load_limit;                /* desc.load_limit, resolved */
     int allow_tf32;
     gaia_device policy;               /* desc.device as asked: AUTO lets host-array calls choose */
     int profiling;
@@ -1619,7 +1772,19 @@ struct gaia_ctx {
     char last_error[GAIA__ERR_LEN];
 };
 
-static char gaia__create_error[GAIA__ERR_LEN];
+/* Why the last gaia_ctx_create of this thread failed: the one piece of state
+   outside a context, so it is thread-local wherever the compiler allows, and
+   written only when a creation fails. */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
+#define GAIA__THREAD_LOCAL _Thread_local
+#elif defined(__GNUC__) || defined(__clang__)
+#define GAIA__THREAD_LOCAL __thread
+#elif defined(_MSC_VER)
+#define GAIA__THREAD_LOCAL __declspec(thread)
+#else
+#define GAIA__THREAD_LOCAL /* no thread-local storage: one buffer for the process */
+#endif
+static GAIA__THREAD_LOCAL char gaia__create_error[GAIA__ERR_LEN];
 
 GAIA_API const char *gaia_status_str(gaia_status s) {
     switch (s) {
@@ -1684,10 +1849,36 @@ static int gaia__mul_overflows(size_t a, size_t b, size_t *out) {
     *out = a * b;
     return 0;
 }
+/* Whether a rows x cols float matrix with leading dimension ld (rows >= 1)
+   reaches past what a pointer can address. */
+static int gaia__span_overflows(size_t rows, size_t ld, size_t cols) {
+    size_t span;
+    if (gaia__mul_overflows(rows - 1, ld, &span) || span > SIZE_MAX - cols) return 1;
+    return span + cols > (size_t)PTRDIFF_MAX / sizeof(float);
+}
 
 GAIA_API const char *gaia_last_error(const gaia_ctx *ctx) {
     return ctx ? ctx->last_error : gaia__create_error;
 }
+GAIA_API void gaia_ctx_set_progress(gaia_ctx *ctx, gaia_progress_fn func, void *user) {
+    if (!ctx) return;
+    ctx->progress.func = func;
+    ctx->progress.user = user;
+}
+
+GAIA_API void gaia_progress_report(gaia_ctx *ctx, size_t done, size_t total, const char *label) {
+    size_t pct;
+    if (!ctx || !ctx->progress.func || total < 2) return;
+    if (done > total) done = total;
+    /* a report per percent: a callback that draws a bar is not called a
+       million times by a million-step run; the first unit and the end always */
+    pct = (size_t)((double)done * 100.0 / (double)total);
+    if (done == 0) ctx->progress_shown = 0;
+    if (done != total && pct + 1 == ctx->progress_shown) return;
+    ctx->progress_shown = pct + 1;
+    ctx->progress.func(done, total, label ? label : "", ctx->progress.user);
+}
+
 GAIA_API void gaia_clear_error(gaia_ctx *ctx) {
     if (ctx) ctx->last_error[0] = '\0';
 }
@@ -1712,7 +1903,6 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
         snprintf(gaia__create_error, sizeof gaia__create_error, "gaia_ctx_create: out is NULL");
         return GAIA_ERR_INVALID_ARG;
     }
-    *out = NULL;
     memset(&desc, 0, sizeof desc);
     if (desc_in) desc = *desc_in;
     if ((desc.allocator.alloc == NULL) != (desc.allocator.free == NULL)) {
@@ -1725,10 +1915,10 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
                  "gaia_ctx_create: unknown device %d", (int)desc.device);
         return GAIA_ERR_INVALID_ARG;
     }
-    if (desc.cpu_threads < 0 || desc.cuda_device_index < 0) {
+    if (desc.cpu_threads < 0 || desc.cpu_threads > GAIA_MAX_THREADS || desc.cuda_device_index < 0) {
         snprintf(gaia__create_error, sizeof gaia__create_error,
-                 "gaia_ctx_create: negative cpu_threads (%d) or cuda_device_index (%d)",
-                 desc.cpu_threads, desc.cuda_device_index);
+                 "gaia_ctx_create: cpu_threads = %d outside 0..%d, or negative cuda_device_index (%d)",
+                 desc.cpu_threads, GAIA_MAX_THREADS, desc.cuda_device_index);
         return GAIA_ERR_INVALID_ARG;
     }
     al = desc.allocator;
@@ -1745,8 +1935,10 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
     memset(ctx, 0, sizeof *ctx);
     ctx->allocator = al;
     ctx->logger = desc.logger;
+    ctx->progress = desc.progress;
     ctx->seed = desc.seed;
     ctx->allow_tf32 = desc.allow_tf32;
+    ctx->load_limit = desc.load_limit ? desc.load_limit : GAIA_LOAD_LIMIT;
     ctx->policy = desc.device;
     ctx->profiling = desc.profile;
 #ifdef _OPENMP
@@ -1782,7 +1974,6 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
     }
 #endif
     ctx->device_stack[0] = ctx->backends[GAIA_DEVICE_CUDA] ? GAIA_DEVICE_CUDA : GAIA_DEVICE_CPU;
-    gaia__create_error[0] = '\0';
     *out = ctx;
     return GAIA_OK;
 }
@@ -1810,7 +2001,7 @@ GAIA_API void gaia_ctx_set_seed(gaia_ctx *ctx, uint64_t seed) {
 GAIA_API uint64_t gaia_ctx_seed(const gaia_ctx *ctx) { return ctx ? ctx->seed : 0; }
 
 GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx) {
-    return ctx ? ctx->device_stack[ctx->device_depth] : GAIA_DEVICE_CPU;
+    return ctx ? ctx->device_stack[ctx->device_depth] : GAIA_DEVICE_AUTO; /* AUTO: no context, no device */
 }
 
 GAIA_API int gaia_device_available(const gaia_ctx *ctx, gaia_device d) {
@@ -2204,6 +2395,8 @@ static gaia_status gaia__prepare_out(gaia_ctx *ctx, const char *fn, gaia_device 
         gaia_tensor *o = *out;
         int i, same = o->ndim == ndim;
         for (i = 0; same && i < ndim; i++) same = o->shape[i] == shape[i];
+        /* another context's memory may live in another allocator or pool */
+        if (o->storage->ctx != ctx) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out belongs to another context");
         if (GAIA__DEV(o) != d)
             return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "out is on %s, operands on %s",
                               gaia_device_str(GAIA__DEV(o)), gaia_device_str(d));
@@ -2409,9 +2602,11 @@ GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float
 /* ---------------------------------------------------------------------
    Elementwise
    --------------------------------------------------------------------- */
-GAIA_API gaia_status gaia_tensor_unary(gaia_ctx *ctx, gaia_unary_op op, const gaia_tensor *x, float p0, float p1,
-                                       gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_unary";
+/* The elementwise, broadcasting and reduction families: one body each, and
+   `fn` is the name the user called (gaia_tensor_gelu, not gaia_tensor_unary),
+   so a message names the function in the user's code. */
+static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
+                                      float p1, gaia_tensor **out) {
     gaia_status st;
     int created;
     uint64_t t0;
@@ -2427,40 +2622,43 @@ GAIA_API gaia_status gaia_tensor_unary(gaia_ctx *ctx, gaia_unary_op op, const ga
     gaia__prof_end(ctx, GAIA_PROF_UNARY, t0, x->numel * 8);
     return gaia__finish_out(st, out, created);
 }
+GAIA_API gaia_status gaia_tensor_unary(gaia_ctx *ctx, gaia_unary_op op, const gaia_tensor *x, float p0, float p1,
+                                       gaia_tensor **out) {
+    return gaia__tensor_unary(ctx, "gaia_tensor_unary", op, x, p0, p1, out);
+}
 
 GAIA_API gaia_status gaia_tensor_scale(gaia_ctx *ctx, const gaia_tensor *x, float s, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_SCALE, x, s, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_scale", GAIA_UNARY_SCALE, x, s, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_add_scalar(gaia_ctx *ctx, const gaia_tensor *x, float s, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_ADD_SCALAR, x, s, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_add_scalar", GAIA_UNARY_ADD_SCALAR, x, s, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_exp(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_EXP, x, 0, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_exp", GAIA_UNARY_EXP, x, 0, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_log(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_LOG, x, 0, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_log", GAIA_UNARY_LOG, x, 0, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_tanh(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_TANH, x, 0, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_tanh", GAIA_UNARY_TANH, x, 0, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_sigmoid(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_SIGMOID, x, 0, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_sigmoid", GAIA_UNARY_SIGMOID, x, 0, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_relu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_RELU, x, 0, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_relu", GAIA_UNARY_RELU, x, 0, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_gelu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_GELU, x, 0, 0, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_gelu", GAIA_UNARY_GELU, x, 0, 0, out);
 }
 GAIA_API gaia_status gaia_tensor_clamp(gaia_ctx *ctx, const gaia_tensor *x, float lo, float hi, gaia_tensor **out) {
-    return gaia_tensor_unary(ctx, GAIA_UNARY_CLAMP, x, lo, hi, out);
+    return gaia__tensor_unary(ctx, "gaia_tensor_clamp", GAIA_UNARY_CLAMP, x, lo, hi, out);
 }
 
 /* NumPy broadcasting: align shapes on the right; each pair of dims is equal or
    one of them is 1 (stride 0). Result padded to 4 dims for the backend. */
-GAIA_API gaia_status gaia_tensor_binary(gaia_ctx *ctx, gaia_binary_op op, const gaia_tensor *a, const gaia_tensor *b,
-                                        gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_binary";
+static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
+                                       const gaia_tensor *b, gaia_tensor **out) {
     size_t shape4[GAIA_MAX_DIMS], as[GAIA_MAX_DIMS], bs[GAIA_MAX_DIMS], oshape[GAIA_MAX_DIMS];
     size_t astride = 1, bstride = 1;
     int nd, i, created;
@@ -2499,26 +2697,29 @@ GAIA_API gaia_status gaia_tensor_binary(gaia_ctx *ctx, gaia_binary_op op, const 
     gaia__prof_end(ctx, GAIA_PROF_BINARY, t0, (a->numel + b->numel + (*out)->numel) * 4);
     return gaia__finish_out(st, out, created);
 }
+GAIA_API gaia_status gaia_tensor_binary(gaia_ctx *ctx, gaia_binary_op op, const gaia_tensor *a, const gaia_tensor *b,
+                                        gaia_tensor **out) {
+    return gaia__tensor_binary(ctx, "gaia_tensor_binary", op, a, b, out);
+}
 
 GAIA_API gaia_status gaia_tensor_add(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
-    return gaia_tensor_binary(ctx, GAIA_BINARY_ADD, a, b, out);
+    return gaia__tensor_binary(ctx, "gaia_tensor_add", GAIA_BINARY_ADD, a, b, out);
 }
 GAIA_API gaia_status gaia_tensor_sub(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
-    return gaia_tensor_binary(ctx, GAIA_BINARY_SUB, a, b, out);
+    return gaia__tensor_binary(ctx, "gaia_tensor_sub", GAIA_BINARY_SUB, a, b, out);
 }
 GAIA_API gaia_status gaia_tensor_mul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
-    return gaia_tensor_binary(ctx, GAIA_BINARY_MUL, a, b, out);
+    return gaia__tensor_binary(ctx, "gaia_tensor_mul", GAIA_BINARY_MUL, a, b, out);
 }
 GAIA_API gaia_status gaia_tensor_div(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
-    return gaia_tensor_binary(ctx, GAIA_BINARY_DIV, a, b, out);
+    return gaia__tensor_binary(ctx, "gaia_tensor_div", GAIA_BINARY_DIV, a, b, out);
 }
 
 /* ---------------------------------------------------------------------
    Reductions
    --------------------------------------------------------------------- */
-GAIA_API gaia_status gaia_tensor_reduce(gaia_ctx *ctx, gaia_reduce_op op, const gaia_tensor *x, int axis,
-                                        gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_reduce";
+static gaia_status gaia__tensor_reduce(gaia_ctx *ctx, const char *fn, gaia_reduce_op op, const gaia_tensor *x,
+                                       int axis, gaia_tensor **out) {
     size_t outer = 1, len, inner = 1, oshape[GAIA_MAX_DIMS];
     int i, ond = 0, created;
     gaia_status st;
@@ -2542,7 +2743,7 @@ GAIA_API gaia_status gaia_tensor_reduce(gaia_ctx *ctx, gaia_reduce_op op, const 
     }
     /* Indices travel as floats: exact only below 2^24. */
     if (op == GAIA_REDUCE_ARGMAX && len > ((size_t)1 << 24))
-        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "argmax over %zu elements: float indices are exact only "
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "argmax over %zu elements: float indices are exact only "
                                                          "up to 2^24", len);
     st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), ond, oshape, out, &created);
     if (st != GAIA_OK) return st;
@@ -2553,24 +2754,28 @@ GAIA_API gaia_status gaia_tensor_reduce(gaia_ctx *ctx, gaia_reduce_op op, const 
     gaia__prof_end(ctx, GAIA_PROF_REDUCE, t0, (x->numel + (*out)->numel) * 4);
     return gaia__finish_out(st, out, created);
 }
+GAIA_API gaia_status gaia_tensor_reduce(gaia_ctx *ctx, gaia_reduce_op op, const gaia_tensor *x, int axis,
+                                        gaia_tensor **out) {
+    return gaia__tensor_reduce(ctx, "gaia_tensor_reduce", op, x, axis, out);
+}
 
 GAIA_API gaia_status gaia_tensor_sum(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia_tensor_reduce(ctx, GAIA_REDUCE_SUM, x, axis, out);
+    return gaia__tensor_reduce(ctx, "gaia_tensor_sum", GAIA_REDUCE_SUM, x, axis, out);
 }
 GAIA_API gaia_status gaia_tensor_mean(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia_tensor_reduce(ctx, GAIA_REDUCE_MEAN, x, axis, out);
+    return gaia__tensor_reduce(ctx, "gaia_tensor_mean", GAIA_REDUCE_MEAN, x, axis, out);
 }
 GAIA_API gaia_status gaia_tensor_std(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia_tensor_reduce(ctx, GAIA_REDUCE_STD, x, axis, out);
+    return gaia__tensor_reduce(ctx, "gaia_tensor_std", GAIA_REDUCE_STD, x, axis, out);
 }
 GAIA_API gaia_status gaia_tensor_norm(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia_tensor_reduce(ctx, GAIA_REDUCE_NORM, x, axis, out);
+    return gaia__tensor_reduce(ctx, "gaia_tensor_norm", GAIA_REDUCE_NORM, x, axis, out);
 }
 GAIA_API gaia_status gaia_tensor_max(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia_tensor_reduce(ctx, GAIA_REDUCE_MAX, x, axis, out);
+    return gaia__tensor_reduce(ctx, "gaia_tensor_max", GAIA_REDUCE_MAX, x, axis, out);
 }
 GAIA_API gaia_status gaia_tensor_argmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia_tensor_reduce(ctx, GAIA_REDUCE_ARGMAX, x, axis, out);
+    return gaia__tensor_reduce(ctx, "gaia_tensor_argmax", GAIA_REDUCE_ARGMAX, x, axis, out);
 }
 
 /* ---------------------------------------------------------------------
@@ -2705,11 +2910,14 @@ GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t 
     cols_a = trans_a ? M : K;
     rows_b = trans_b ? N : K;
     cols_b = trans_b ? K : N;
-    (void)rows_a;
-    (void)rows_b;
     if ((K > 0 && (lda < cols_a || ldb < cols_b)) || ldc < N)
         return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "leading dimensions too small: lda %zu (need %zu), ldb %zu (need %zu), "
                                                    "ldc %zu (need %zu)", lda, cols_a, ldb, cols_b, ldc, N);
+    /* every element a matrix reaches, (rows - 1) * ld + cols, must be addressable */
+    if ((K > 0 && (gaia__span_overflows(rows_a, lda, cols_a) || gaia__span_overflows(rows_b, ldb, cols_b))) ||
+        gaia__span_overflows(M, ldc, N))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "matrices too large to address: A %zu x %zu (lda %zu), "
+                          "B %zu x %zu (ldb %zu), C %zu x %zu (ldc %zu)", rows_a, cols_a, lda, rows_b, cols_b, ldb, M, N, ldc);
     where = gaia__host_call_device(ctx, GAIA__WORK_GEMM, 2.0 * (double)M * (double)N * (double)K,
                                    (M * K + K * N + (beta != 0.0f ? M * N : 0)) * sizeof(float), M * N * sizeof(float));
     t0 = gaia__prof_begin(ctx);
@@ -2850,7 +3058,7 @@ GAIA_API gaia_status gaia_npy_parse(gaia_ctx *ctx, const void *bytes, size_t siz
     if (end - p < 5 || memcmp(p, "False", 5) != 0) return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "malformed 'fortran_order'");
     /* shape: ( d0, d1, ... ) */
     p = gaia__npy_find_key(h, end, "shape");
-    if (!p || *p != '(') return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "header has no 'shape' tuple");
+    if (!p || p >= end || *p != '(') return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "header has no 'shape' tuple");
     p++;
     for (;;) {
         size_t v = 0;
@@ -2884,6 +3092,9 @@ GAIA_API gaia_status gaia_npy_parse(gaia_ctx *ctx, const void *bytes, size_t siz
     if (payload > size - pre - hlen)
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "truncated data: need %zu bytes, have %zu", payload,
                           size - pre - hlen);
+    if (numel > ctx->load_limit / sizeof(float))
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "%zu elements exceed the context's load_limit of %zu bytes",
+                          numel, ctx->load_limit);
     {
         /* Decode on the host (byte by byte, so alignment and host endianness do not
            matter), then move to the default device. */
@@ -2915,36 +3126,50 @@ GAIA_API gaia_status gaia_npy_parse(gaia_ctx *ctx, const void *bytes, size_t siz
     return st;
 }
 
-GAIA_API gaia_status gaia_tensor_load_npy(gaia_ctx *ctx, const char *path, gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_load_npy";
-    FILE *f;
-    long len;
-    unsigned char *buf;
-    gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if (!path || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path or out is NULL");
-    f = fopen(path, "rb");
+/* Reads a whole file into memory from the context's allocator (at most max
+   bytes: a larger one is GAIA_ERR_FORMAT before anything is allocated). */
+static gaia_status gaia__read_file(gaia_ctx *ctx, const char *fn, const char *path, uint64_t max, unsigned char **buf,
+                                   size_t *len) {
+    FILE *f = fopen(path, "rb");
+    long n;
+    *buf = NULL;
+    *len = 0;
     if (!f) return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot open '%s'", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
         return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot size '%s'", path);
     }
-    if ((uint64_t)len > GAIA_NPY_MAX_BYTES + GAIA_NPY_MAX_HEADER + 16) {
+    if ((uint64_t)n > max || (uint64_t)n >= SIZE_MAX) {
         fclose(f);
-        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' is %ld bytes, over the limit", path, len);
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' is %ld bytes, over the limit of %llu", path, n,
+                          (unsigned long long)max);
     }
-    buf = (unsigned char *)gaia__host_alloc(ctx, (size_t)len);
-    if (!buf) {
+    *buf = (unsigned char *)gaia__host_alloc(ctx, (size_t)n + 1);
+    if (!*buf) {
         fclose(f);
-        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %ld bytes for '%s'", len, path);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %ld bytes for '%s'", n, path);
     }
-    if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
+    if (fread(*buf, 1, (size_t)n, f) != (size_t)n) {
         fclose(f);
-        gaia__host_free(ctx, buf);
+        gaia__host_free(ctx, *buf);
+        *buf = NULL;
         return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot read '%s'", path);
     }
     fclose(f);
-    st = gaia_npy_parse(ctx, buf, (size_t)len, out);
+    *len = (size_t)n;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_tensor_load_npy(gaia_ctx *ctx, const char *path, gaia_tensor **out) {
+    static const char *fn = "gaia_tensor_load_npy";
+    unsigned char *buf;
+    size_t len;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!path || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path or out is NULL");
+    st = gaia__read_file(ctx, fn, path, GAIA_NPY_MAX_BYTES + GAIA_NPY_MAX_HEADER + 16, &buf, &len);
+    if (st != GAIA_OK) return st;
+    st = gaia_npy_parse(ctx, buf, len, out);
     if (st != GAIA_OK) {
         /* Say which file was bad, keeping the parser's reason. */
         char reason[GAIA__ERR_LEN];
@@ -2955,60 +3180,92 @@ GAIA_API gaia_status gaia_tensor_load_npy(gaia_ctx *ctx, const char *path, gaia_
     return st;
 }
 
-GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, const char *path) {
-    static const char *fn = "gaia_tensor_save_npy";
+GAIA_API void gaia_image_free(gaia_ctx *ctx, void *bytes) {
+    if (ctx) gaia__host_free(ctx, bytes);
+}
+
+GAIA_API gaia_status gaia_npy_image(gaia_ctx *ctx, const gaia_tensor *t, void **bytes, size_t *size) {
+    static const char *fn = "gaia_npy_image";
     char header[256];
     int n, i, pad;
+    unsigned char *img;
     float *host;
-    FILE *f;
-    size_t k, written;
+    size_t k, total;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
+    if (!bytes || !size) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "bytes or size is NULL");
     if ((st = gaia__check_tensor(ctx, fn, "t", t)) != GAIA_OK) return st;
-    if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     n = snprintf(header, sizeof header, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
     /* NumPy's spelling: (7,) for one dimension, (2, 3) for more. */
     for (i = 0; i < t->ndim; i++)
         n += snprintf(header + n, sizeof header - (size_t)n, i ? ", %zu" : "%zu", t->shape[i]);
     n += snprintf(header + n, sizeof header - (size_t)n, t->ndim == 1 ? ",), }" : "), }");
-    pad = 64 - (10 + n + 1) % 64;
+    pad = 64 - (10 + n + 1) % 64; /* the data starts on a 64-byte boundary */
     if (pad == 64) pad = 0;
     memset(header + n, ' ', (size_t)pad);
     n += pad;
     header[n++] = '\n';
+    if (t->numel > (SIZE_MAX - 10 - (size_t)n) / 8)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%zu elements are too many for an image", t->numel);
+    total = 10 + (size_t)n + t->numel * 4;
+    img = (unsigned char *)gaia__host_alloc(ctx, total);
     host = (float *)gaia__host_alloc(ctx, t->numel * sizeof(float));
-    if (!host) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", t->numel * 4);
+    if (!img || !host) {
+        gaia__host_free(ctx, img);
+        gaia__host_free(ctx, host);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", total + t->numel * 4);
+    }
     st = gaia_tensor_to_host(ctx, t, host, t->numel);
     if (st != GAIA_OK) {
+        gaia__host_free(ctx, img);
         gaia__host_free(ctx, host);
         return st;
     }
-    f = fopen(path, "wb");
-    if (!f) {
-        gaia__host_free(ctx, host);
-        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot create '%s'", path);
-    }
-    {
-        unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
-        pre[8] = (unsigned char)(n & 0xff);
-        pre[9] = (unsigned char)(n >> 8);
-        written = fwrite(pre, 1, 10, f) + fwrite(header, 1, (size_t)n, f);
-    }
-    /* Little-endian regardless of the host. */
-    for (k = 0; k < t->numel && written == (size_t)n + 10 + k * 4; k++) {
+    memcpy(img, "\x93NUMPY\x01\x00", 8);
+    img[8] = (unsigned char)(n & 0xff);
+    img[9] = (unsigned char)(n >> 8);
+    memcpy(img + 10, header, (size_t)n);
+    for (k = 0; k < t->numel; k++) { /* little-endian regardless of the host */
         uint32_t u;
-        unsigned char le[4];
+        unsigned char *le = img + 10 + n + 4 * k;
         memcpy(&u, &host[k], 4);
         le[0] = (unsigned char)u;
         le[1] = (unsigned char)(u >> 8);
         le[2] = (unsigned char)(u >> 16);
         le[3] = (unsigned char)(u >> 24);
-        written += fwrite(le, 1, 4, f);
     }
     gaia__host_free(ctx, host);
-    if (fclose(f) != 0 || written != (size_t)n + 10 + t->numel * 4)
-        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot write '%s'", path);
+    *bytes = img;
+    *size = total;
     return GAIA_OK;
+}
+
+/* Writes bytes to path; a partial file is removed. */
+static gaia_status gaia__write_file(gaia_ctx *ctx, const char *fn, const char *path, const void *bytes, size_t size) {
+    FILE *f = fopen(path, "wb");
+    int bad;
+    if (!f) return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot create '%s'", path);
+    bad = fwrite(bytes, 1, size, f) != size;
+    bad |= fclose(f) != 0;
+    if (bad) {
+        remove(path);
+        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot write '%s'", path);
+    }
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, const char *path) {
+    static const char *fn = "gaia_tensor_save_npy";
+    void *img;
+    size_t size;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "t", t)) != GAIA_OK) return st;
+    if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
+    if ((st = gaia_npy_image(ctx, t, &img, &size)) != GAIA_OK) return st;
+    st = gaia__write_file(ctx, fn, path, img, size);
+    gaia__host_free(ctx, img);
+    return st;
 }
 
 #ifdef __cplusplus
@@ -3293,7 +3550,6 @@ static gaia_status gaia__layer_new(gaia_ctx *ctx, const char *fn, gaia_layer_kin
     gaia_layer *L;
     gaia_status st;
     size_t shape[2], n;
-    if (!layer) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "layer is NULL");
     *layer = NULL;
     if (in == 0 || out == 0 || gaia__mul_overflows(in, out, &n) || n > ((size_t)1 << 40))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "sizes in %zu, out %zu must be >= 1 and not huge", in, out);
@@ -3314,55 +3570,71 @@ static gaia_status gaia__layer_new(gaia_ctx *ctx, const char *fn, gaia_layer_kin
     if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 2, shape, &L->y1);
     shape[0] = (in > out ? in : out) + 16; /* + the CUDA update's two statistics */
     if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 1, shape, &L->tmp);
+    *layer = L;
+    return st; /* on failure the caller abandons L (gaia__layer_made) */
+}
+
+/* Ends a layer creation: on success the user's pointer gets the layer; on
+   failure the half-made layer goes, the user's pointer keeps what it held,
+   and the context's random stream goes back to where it was (a failed call
+   draws nothing, so a retry makes the same weights). */
+static gaia_status gaia__layer_made(gaia_ctx *ctx, gaia_status st, gaia_layer *L, uint64_t stream,
+                                    gaia_layer **layer) {
     if (st != GAIA_OK) {
         gaia_layer_free(L);
-        return st;
+        ctx->rng_stream = stream;
+    } else {
+        *layer = L;
     }
-    *layer = L;
-    return GAIA_OK;
+    return st;
 }
 
 GAIA_API gaia_status gaia_layer_reactive_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_reactive_desc *desc,
                                                 gaia_layer **layer) {
     static const char *fn = "gaia_layer_reactive_create";
     gaia_reactive_desc d;
+    gaia_layer *L = NULL;
+    uint64_t stream;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
+    if (!layer) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "layer is NULL");
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if (!gaia__layer_act_ok(d.activation))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown activation %d", (int)d.activation);
-    st = gaia__layer_new(ctx, fn, GAIA_LAYER_REACTIVE, in, out, d.init, layer);
-    if (st != GAIA_OK) return st;
-    (*layer)->act = d.activation;
-    st = gaia_tensor_zeros(ctx, 1, &out, &(*layer)->p[GAIA_LAYER_BIAS]);
-    if (st != GAIA_OK) {
-        gaia_layer_free(*layer);
-        *layer = NULL;
+    stream = ctx->rng_stream;
+    st = gaia__layer_new(ctx, fn, GAIA_LAYER_REACTIVE, in, out, d.init, &L);
+    if (st == GAIA_OK) {
+        L->act = d.activation;
+        st = gaia_tensor_zeros(ctx, 1, &out, &L->p[GAIA_LAYER_BIAS]);
     }
-    return st;
+    return gaia__layer_made(ctx, st, L, stream, layer);
 }
 
 GAIA_API gaia_status gaia_layer_hebbian_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_hebbian_desc *desc,
                                                gaia_layer **layer) {
     static const char *fn = "gaia_layer_hebbian_create";
     gaia_hebbian_desc d;
-    gaia_layer *L;
+    gaia_layer *L = NULL;
+    uint64_t stream;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
+    if (!layer) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "layer is NULL");
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if ((int)d.rule < 0 || d.rule >= GAIA_HEBB_RULE_COUNT)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown rule %d", (int)d.rule);
     if ((int)d.theta_rule < 0 || d.theta_rule >= GAIA_BCM_THETA_COUNT)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown theta rule %d", (int)d.theta_rule);
+    if (d.flags & ~(GAIA_HEBB_NO_DECAY | GAIA_HEBB_NO_HOMEOSTASIS | GAIA_HEBB_NO_NORMALIZE))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown flag bits 0x%x", d.flags);
     if (!isfinite(d.eta) || !isfinite(d.decay) || !isfinite(d.homeostasis) || !isfinite(d.theta0) || d.eta < 0 ||
         d.decay < 0 || d.decay >= 1)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "need finite eta %g >= 0, decay %g in [0, 1), finite h %g "
                           "and theta0 %g", (double)d.eta, (double)d.decay, (double)d.homeostasis, (double)d.theta0);
-    st = gaia__layer_new(ctx, fn, GAIA_LAYER_HEBBIAN, in, out, d.init, layer);
-    if (st != GAIA_OK) return st;
-    L = *layer;
+    stream = ctx->rng_stream;
+    st = gaia__layer_new(ctx, fn, GAIA_LAYER_HEBBIAN, in, out, d.init, &L);
+    if (st != GAIA_OK) return gaia__layer_made(ctx, st, L, stream, layer);
     L->cfg.rule = d.rule;
     L->cfg.theta_rule = d.theta_rule;
     L->cfg.flags = d.flags;
@@ -3372,35 +3644,29 @@ GAIA_API gaia_status gaia_layer_hebbian_create(gaia_ctx *ctx, size_t in, size_t 
     st = gaia_tensor_zeros(ctx, 1, &in, &L->p[GAIA_LAYER_PRE]);
     if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 1, &out, &L->p[GAIA_LAYER_POST]);
     if (st == GAIA_OK) st = gaia_tensor_full(ctx, 1, &out, d.theta0 != 0.0f ? d.theta0 : 1.0f, &L->p[GAIA_LAYER_THETA]);
-    if (st != GAIA_OK) {
-        gaia_layer_free(L);
-        *layer = NULL;
-    }
-    return st;
+    return gaia__layer_made(ctx, st, L, stream, layer);
 }
 
 GAIA_API gaia_status gaia_layer_temporal_create(gaia_ctx *ctx, size_t in, size_t out, const gaia_temporal_desc *desc,
                                                 gaia_layer **layer) {
     static const char *fn = "gaia_layer_temporal_create";
     gaia_temporal_desc d;
-    gaia_layer *L;
+    gaia_layer *L = NULL;
+    uint64_t stream;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
+    if (!layer) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "layer is NULL");
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if ((int)d.init_recurrent < 0 || d.init_recurrent >= GAIA_LAYER_INIT_COUNT)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)d.init_recurrent);
-    st = gaia__layer_new(ctx, fn, GAIA_LAYER_TEMPORAL, in, out, d.init, layer);
-    if (st != GAIA_OK) return st;
-    L = *layer;
+    stream = ctx->rng_stream;
+    st = gaia__layer_new(ctx, fn, GAIA_LAYER_TEMPORAL, in, out, d.init, &L);
+    if (st != GAIA_OK) return gaia__layer_made(ctx, st, L, stream, layer);
     L->act = GAIA_LAYER_ACT_TANH;
     st = gaia__layer_init_weights(ctx, fn, d.init_recurrent, out, out, &L->p[GAIA_LAYER_RECURRENT]);
     if (st == GAIA_OK) st = gaia_tensor_zeros(ctx, 1, &out, &L->p[GAIA_LAYER_STATE]);
-    if (st != GAIA_OK) {
-        gaia_layer_free(L);
-        *layer = NULL;
-    }
-    return st;
+    return gaia__layer_made(ctx, st, L, stream, layer);
 }
 
 GAIA_API gaia_layer_kind gaia_layer_kind_of(const gaia_layer *L) { return L ? L->kind : GAIA_LAYER_REACTIVE; }
@@ -3576,7 +3842,6 @@ GAIA_API gaia_status gaia_level_create(gaia_ctx *ctx, int id, size_t in, size_t 
     gaia_level *v;
     GAIA__NEED_CTX(ctx);
     if (!level) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "level is NULL");
-    *level = NULL;
     if (resolution == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "temporal resolution must be >= 1, got 0");
     if (in == 0 || out == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "in %zu and out %zu must be >= 1", in, out);
     v = (gaia_level *)gaia__host_alloc(ctx, sizeof *v);
@@ -3725,12 +3990,14 @@ struct gaia_hierarchy {
 
 GAIA_API gaia_status gaia_hierarchy_create(gaia_ctx *ctx, gaia_hierarchy **h) {
     static const char *fn = "gaia_hierarchy_create";
+    gaia_hierarchy *made;
     GAIA__NEED_CTX(ctx);
     if (!h) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "h is NULL");
-    *h = (gaia_hierarchy *)gaia__host_alloc(ctx, sizeof **h);
-    if (!*h) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a hierarchy");
-    memset(*h, 0, sizeof **h);
-    (*h)->ctx = ctx;
+    made = (gaia_hierarchy *)gaia__host_alloc(ctx, sizeof *made);
+    if (!made) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a hierarchy");
+    memset(made, 0, sizeof *made);
+    made->ctx = ctx;
+    *h = made;
     return GAIA_OK;
 }
 
@@ -3797,7 +4064,7 @@ GAIA_API gaia_status gaia_hierarchy_process(gaia_ctx *ctx, gaia_hierarchy *h, co
     gaia_layer_plan_level *pl = NULL;
     gaia_layer_plan_layer *py = NULL;
     unsigned char *created = NULL;
-    size_t k, i, nlayers = 0, used = 0;
+    size_t k, i, nlayers = 0, used = 0, chunk, done;
     gaia_device dev;
     gaia_status st;
     uint64_t t0;
@@ -3841,11 +4108,11 @@ GAIA_API gaia_status gaia_hierarchy_process(gaia_ctx *ctx, gaia_hierarchy *h, co
     pl = (gaia_layer_plan_level *)gaia__host_alloc(ctx, h->n * sizeof *pl);
     py = (gaia_layer_plan_layer *)gaia__host_alloc(ctx, nlayers * sizeof *py);
     created = (unsigned char *)gaia__host_alloc(ctx, h->n);
+    if (created) memset(created, 0, h->n); /* before any exit: done reads it */
     if (!pl || !py || !created) {
         st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the run plan");
         goto done;
     }
-    memset(created, 0, h->n);
     memset(py, 0, nlayers * sizeof *py);
     for (k = 0; k < h->n && st == GAIA_OK; k++) {
         size_t shape[2];
@@ -3881,13 +4148,38 @@ GAIA_API gaia_status gaia_hierarchy_process(gaia_ctx *ctx, gaia_hierarchy *h, co
         }
     }
     plan.nlevels = h->n;
-    plan.T = T;
     plan.in = X->shape[1];
-    plan.X = GAIA__PTR(X);
     plan.learn = d.learn != 0;
     plan.levels = pl;
+    /* With a progress callback the run goes in about 50 chunks, each starting
+       at a step where every level fires (a multiple of the resolutions' least
+       common multiple), so the backends see runs that start like a fresh
+       one; without one, in one piece. */
+    chunk = T;
+    if (ctx->progress.func) {
+        size_t P = 1;
+        for (k = 0; k < h->n && P <= T; k++) {
+            size_t r = h->levels[k]->r, a = P, b = r;
+            while (b) { /* gcd(P, r) */
+                size_t m = a % b;
+                a = b;
+                b = m;
+            }
+            P = r > T ? T + 1 : P / a * r; /* past T: one chunk */
+        }
+        chunk = (T + 49) / 50;
+        if (P > T) chunk = T;
+        else chunk = (chunk + P - 1) / P * P;
+    }
     t0 = gaia__prof_begin(ctx);
-    st = ops->hierarchy_run(ctx, &plan);
+    gaia_progress_report(ctx, 0, T, fn);
+    for (done = 0; done < T && st == GAIA_OK; done += plan.T) {
+        plan.T = T - done < chunk ? T - done : chunk;
+        plan.X = GAIA__PTR(X) + done * plan.in;
+        for (k = 0; k < h->n; k++) pl[k].rows = GAIA__PTR(outputs[k]) + done * pl[k].out;
+        st = ops->hierarchy_run(ctx, &plan);
+        if (st == GAIA_OK) gaia_progress_report(ctx, done + plan.T, T, fn);
+    }
     gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, X->numel * 4);
     if (st == GAIA_OK)
         for (k = 0; k < h->n; k++) h->levels[k]->fired = 1; /* t = 0 fires every level */
@@ -4082,12 +4374,13 @@ typedef struct gaia__asm_area {
     uint32_t *win, nwin;     /* ascending, host */
     uint32_t *neww, nneww;   /* this step's result */
     int target;              /* is a target in the current step */
+    int newbits_on;          /* d_newbits holds neww (during a step) */
     uint64_t support;
     uint64_t *hist;
     size_t nhist, caphist;
     uint32_t **stored;
     uint32_t *stored_n;
-    size_t nstored, capstored;
+    size_t nstored, capstored, capstored_n; /* each array its own capacity */
     /* explicit */
     uint32_t *sup_bits;      /* host mirror of d_sup */
     void *d_sup, *d_newbits, *d_input, *d_win, *d_neww, *d_scratch;
@@ -4130,6 +4423,9 @@ struct gaia_brain {
     void *d_keys_tmp;
     uint64_t keys_tmp_cap;
     size_t host_bytes, dev_bytes;
+    size_t mem_limit;        /* host + device bytes the brain may hold; 0 = no limit */
+    int over_limit;          /* an allocation was refused by mem_limit */
+    gaia_status broken;      /* a device error left a step half done */
     double *lz_sf;           /* P(Binomial(lz_K, p) > x), x = 0..lz_K */
     uint32_t lz_K;
 };
@@ -4137,9 +4433,15 @@ struct gaia_brain {
 static void gaia__assembly_release(gaia_ctx *ctx) { (void)ctx; }
 
 /* ---- memory: every block is counted (gaia_brain_memory) ---- */
+/* Whether `bytes` more would take the brain past its memory limit. */
+static int gaia__asm_over_limit(gaia_brain *b, size_t bytes) {
+    if (!b->mem_limit || (bytes <= b->mem_limit && b->host_bytes + b->dev_bytes <= b->mem_limit - bytes)) return 0;
+    b->over_limit = 1;
+    return 1;
+}
 static void *gaia__asm_halloc(gaia_brain *b, size_t bytes) {
     unsigned char *p;
-    if (bytes > SIZE_MAX - 16) return NULL;
+    if (bytes > SIZE_MAX - 16 || gaia__asm_over_limit(b, bytes)) return NULL;
     p = (unsigned char *)gaia__host_alloc(b->ctx, bytes + 16);
     if (!p) return NULL;
     memcpy(p, &bytes, sizeof bytes);
@@ -4183,7 +4485,12 @@ static int gaia__asm_grow(gaia_brain *b, void **p, size_t size, size_t used, siz
 
 /* Device blocks (host blocks for a CPU brain); sizes are kept by the caller. */
 static gaia_status gaia__asm_dalloc(gaia_brain *b, size_t bytes, void **out) {
-    gaia_status st = b->be->alloc(b->ctx, bytes ? bytes : 1, out);
+    gaia_status st;
+    if (gaia__asm_over_limit(b, bytes)) {
+        *out = NULL;
+        return GAIA_ERR_OUT_OF_MEMORY;
+    }
+    st = b->be->alloc(b->ctx, bytes ? bytes : 1, out);
     if (st == GAIA_OK) b->dev_bytes += bytes;
     return st;
 }
@@ -4276,9 +4583,27 @@ static gaia_status gaia__asm_geo_build(gaia_brain *b) {
     return GAIA_OK;
 }
 
+/* log(n!). Not lgamma(): it writes the global signgam, a data race between
+   contexts in two threads. A product up to 20! (exact to 18!, one rounding
+   after), Stirling's series beyond, truncated after the n^-7 term: the
+   truncation error is below 1/(1188 n^9) < 2e-15. */
+static double gaia__log_factorial(uint32_t n) {
+    double x, r;
+    if (n <= 20) {
+        double f = 1.0;
+        uint32_t i;
+        for (i = 2; i <= n; i++) f *= (double)i;
+        return log(f);
+    }
+    x = (double)n;
+    r = 1.0 / (x * x);
+    return x * log(x) - x + 0.5 * log(6.283185307179586476925 * x) +
+           (1.0 / 12.0 - r * (1.0 / 360.0 - r * (1.0 / 1260.0 - r * (1.0 / 1680.0)))) / x;
+}
+
 static double gaia__asm_log_binom_pmf(uint32_t s, double p, uint32_t x) {
-    return lgamma((double)s + 1.0) - lgamma((double)x + 1.0) - lgamma((double)(s - x) + 1.0) +
-           (double)x * log(p) + (double)(s - x) * log1p(-p);
+    return gaia__log_factorial(s) - gaia__log_factorial(x) - gaia__log_factorial(s - x) + (double)x * log(p) +
+           (double)(s - x) * log1p(-p);
 }
 
 static gaia_status gaia__asm_bin_build(gaia_brain *b, gaia__asm_stim *st) {
@@ -4448,7 +4773,12 @@ static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, 
         uint64_t j;
         memset(row, 0, sizeof *row);
         for (j = gaia__asm_lrng_skip(b, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(b, &r))
-            if (!gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) return 0;
+            if (!gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) {
+                gaia__asm_hfree(b, row->j); /* the row is not counted yet: it must not keep memory */
+                gaia__asm_hfree(b, row->w);
+                memset(row, 0, sizeof *row);
+                return 0;
+            }
     }
     return 1;
 }
@@ -4608,8 +4938,8 @@ GAIA_API gaia_status gaia_brain_create(gaia_ctx *ctx, double p, uint64_t seed, g
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    *out = NULL;
-    if (!(p > 0.0 && p <= 1.0)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "p = %g is outside (0, 1]", p);
+    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "p = %g is outside [2^-32, 1]", p);
     if (device == GAIA_DEVICE_AUTO) device = gaia_ctx_device(ctx);
     if ((int)device <= 0 || (int)device >= GAIA_DEVICE_COUNT)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown device %d", (int)device);
@@ -4769,6 +5099,18 @@ GAIA_API gaia_status gaia_brain_set_plasticity(gaia_brain *b, int on) {
     return GAIA_OK;
 }
 
+/* Room for one more stored assembly of cnt neurons: *copy gets the block for
+   its neurons, the two arrays room for one more entry; nothing is added. */
+static int gaia__asm_store_room(gaia_brain *b, gaia__asm_area *a, uint32_t cnt, uint32_t **copy) {
+    *copy = (uint32_t *)gaia__asm_halloc(b, (size_t)cnt * 4);
+    if (*copy && gaia__asm_grow(b, (void **)&a->stored, sizeof(uint32_t *), a->nstored, &a->capstored, a->nstored + 1) &&
+        gaia__asm_grow(b, (void **)&a->stored_n, sizeof(uint32_t), a->nstored, &a->capstored_n, a->nstored + 1))
+        return 1;
+    gaia__asm_hfree(b, *copy);
+    *copy = NULL;
+    return 0;
+}
+
 /* ---- winners and support ---- */
 static gaia_status gaia__asm_commit_winners(gaia_brain *b, gaia__asm_area *a, const uint32_t *w, uint32_t nw) {
     uint32_t t, fresh = 0;
@@ -4793,13 +5135,6 @@ static gaia_status gaia__asm_commit_winners(gaia_brain *b, gaia__asm_area *a, co
         if (st == GAIA_OK && fresh) st = b->be->assembly->bits_set(b->ctx, (uint32_t *)a->d_sup, (const uint32_t *)a->d_win, nw, 1);
     }
     return st;
-}
-
-static gaia_status gaia__asm_hist_push(gaia_brain *b, gaia__asm_area *a) {
-    if (!gaia__asm_grow(b, (void **)&a->hist, sizeof(uint64_t), a->nhist, &a->caphist, a->nhist + 1))
-        return GAIA_ERR_OUT_OF_MEMORY;
-    a->hist[a->nhist++] = a->support;
-    return GAIA_OK;
 }
 
 /* ---- lazy mode ---- */
@@ -5043,11 +5378,11 @@ done:
     return st;
 }
 
-/* w *= 1 + beta on synapses from the source's winners to t's new winners. */
-static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor) {
+/* w *= 1 + beta on synapses from the source's winners to t's new winners;
+   flag has a byte per neuron of t, set for the new winners. Cannot fail. */
+static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor, const unsigned char *flag) {
     gaia__asm_area *t = &b->areas[f->tgt];
     uint32_t e, q;
-    unsigned char *flag;
     if (f->src < 0) {
         for (q = 0; q < t->nneww; q++) {
             uint32_t j = t->neww[q];
@@ -5056,9 +5391,6 @@ static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor)
         }
         return;
     }
-    flag = (unsigned char *)gaia__asm_hcalloc(b, (size_t)t->support + 1, 1);
-    if (!flag) return;
-    for (q = 0; q < t->nneww; q++) flag[t->neww[q]] = 1;
     {
         const gaia__asm_area *sa = &b->areas[f->src];
         for (q = 0; q < sa->nwin; q++) {
@@ -5070,7 +5402,6 @@ static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor)
                 }
         }
     }
-    gaia__asm_hfree(b, flag);
 }
 
 /* ---- explicit mode ---- */
@@ -5098,117 +5429,192 @@ static gaia_status gaia__asm_explicit_select(gaia_brain *b, int t, const gaia__a
     return st;
 }
 
-static gaia_status gaia__asm_explicit_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor) {
+/* The keys of the synapses fibre f will strengthen (its source's winners x
+   t's new winners, flagged in t->d_newbits), appended to the brain's key
+   buffer at *used; the map gets room for them. Changes no weight. */
+static gaia_status gaia__asm_explicit_collect(gaia_brain *b, gaia__asm_fibre *f, uint64_t *used, uint64_t *count) {
     gaia__asm_area *t = &b->areas[f->tgt];
     const struct gaia_assembly_ops *ops = b->be->assembly;
     gaia_assembly_fibre_args args;
-    uint64_t count = 0, ins = 0;
     const uint32_t *src = f->src >= 0 ? (const uint32_t *)b->areas[f->src].d_win : NULL;
     uint32_t K = gaia__asm_src_k(b, f->src);
+    uint64_t room = b->keys_tmp_cap - *used;
     gaia_status st;
-    if (t->nneww == 0) return GAIA_OK;
-    st = b->be->upload(b->ctx, t->d_neww, t->neww, (size_t)t->nneww * 4);
-    if (st == GAIA_OK) st = ops->bits_set(b->ctx, (uint32_t *)t->d_newbits, (const uint32_t *)t->d_neww, t->nneww, 1);
     gaia__asm_args(b, f, 1, &args);
     args.cache = &f->cache;
-    if (st == GAIA_OK)
-        st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits, (uint64_t *)b->d_keys_tmp,
-                               b->keys_tmp_cap, &count);
-    if (st == GAIA_OK && count > b->keys_tmp_cap) {
-        uint64_t nc = count + count / 2 + 1024;
-        gaia__asm_dfree(b, b->d_keys_tmp, (size_t)b->keys_tmp_cap * 8);
-        b->keys_tmp_cap = 0;
-        b->d_keys_tmp = NULL;
-        st = gaia__asm_dalloc(b, (size_t)nc * 8, &b->d_keys_tmp);
-        if (st == GAIA_OK) {
-            b->keys_tmp_cap = nc;
-            st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits, (uint64_t *)b->d_keys_tmp,
-                                   b->keys_tmp_cap, &count);
+    st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits, (uint64_t *)b->d_keys_tmp + *used,
+                           room, count);
+    if (st == GAIA_OK && *count > room) {
+        /* a larger buffer keeps the keys collected so far, then collect again */
+        uint64_t nc = *used + *count + (*used + *count) / 2 + 1024;
+        void *nb = NULL;
+        st = gaia__asm_dalloc(b, (size_t)nc * 8, &nb);
+        if (st == GAIA_OK && *used) st = b->be->copy(b->ctx, nb, b->d_keys_tmp, (size_t)*used * 8);
+        if (st != GAIA_OK) {
+            gaia__asm_dfree(b, nb, (size_t)nc * 8);
+            return st;
         }
+        gaia__asm_dfree(b, b->d_keys_tmp, (size_t)b->keys_tmp_cap * 8);
+        b->d_keys_tmp = nb;
+        b->keys_tmp_cap = nc;
+        st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits,
+                               (uint64_t *)b->d_keys_tmp + *used, nc - *used, count);
     }
-    if (st == GAIA_OK) st = gaia__asm_map_reserve(b, f, count);
-    if (st == GAIA_OK && count)
-        st = ops->map_update(b->ctx, (uint64_t *)f->d_keys, (float *)f->d_vals, f->cap - 1,
-                             (const uint64_t *)b->d_keys_tmp, count, factor, &ins);
-    if (st == GAIA_OK) f->count += ins;
-    if (st == GAIA_OK) st = ops->bits_set(b->ctx, (uint32_t *)t->d_newbits, (const uint32_t *)t->d_neww, t->nneww, 0);
+    if (st == GAIA_OK) st = gaia__asm_map_reserve(b, f, *count);
+    if (st == GAIA_OK) *used += *count;
     return st;
 }
 
-/* ---- the step ---- */
+/* ---- the step: a transaction ----
+   A step runs in two halves. The first (fibres, selection, lazy growth, and
+   everything the second will need: key lists, flags, room in the maps and
+   in the histories) may fail, and changes nothing that the undo record
+   below cannot put back: the brain's observable state (what save_image
+   writes) is as before, so a retry continues exactly like a brain that
+   never failed. Lazy growth only appends (new neurons, rows and columns,
+   entries of higher index), so putting it back is truncation. The second
+   half (learning, commit) cannot fail on the CPU; a device error there
+   leaves the brain broken, and it says so from then on. */
+typedef struct gaia__asm_undo {
+    int nfibres;          /* fibres made by the step are at the end */
+    uint64_t lazy_stream;
+    uint64_t *support;    /* per area */
+    uint32_t *nrows;      /* per fibre: lazy rows ... */
+    uint32_t *slen;       /* ... and stimulus columns */
+} gaia__asm_undo;
+
+static void gaia__asm_undo_free(gaia_brain *b, gaia__asm_undo *u) {
+    gaia__asm_hfree(b, u->support);
+    gaia__asm_hfree(b, u->nrows);
+    gaia__asm_hfree(b, u->slen);
+    memset(u, 0, sizeof *u);
+}
+
+static gaia_status gaia__asm_undo_save(gaia_brain *b, gaia__asm_undo *u) {
+    int i;
+    memset(u, 0, sizeof *u);
+    u->nfibres = b->nfibres;
+    u->lazy_stream = b->lazy_stream;
+    u->support = (uint64_t *)gaia__asm_halloc(b, ((size_t)b->nareas + 1) * sizeof(uint64_t));
+    u->nrows = (uint32_t *)gaia__asm_halloc(b, ((size_t)b->nfibres + 1) * sizeof(uint32_t));
+    u->slen = (uint32_t *)gaia__asm_halloc(b, ((size_t)b->nfibres + 1) * sizeof(uint32_t));
+    if (!u->support || !u->nrows || !u->slen) {
+        gaia__asm_undo_free(b, u); /* no half record: there is nothing to undo yet */
+        return GAIA_ERR_OUT_OF_MEMORY;
+    }
+    for (i = 0; i < b->nareas; i++) u->support[i] = b->areas[i].support;
+    for (i = 0; i < b->nfibres; i++) {
+        u->nrows[i] = b->fibres[i].nrows;
+        u->slen[i] = b->fibres[i].slen;
+    }
+    return GAIA_OK;
+}
+
+/* Puts back what the first half of a step (or a lazy set_winners) did. */
+static void gaia__asm_undo_apply(gaia_brain *b, const gaia__asm_undo *u) {
+    int i;
+    while (b->nfibres > u->nfibres) gaia__asm_fibre_free(b, &b->fibres[--b->nfibres]);
+    for (i = 0; i < b->nfibres; i++) {
+        gaia__asm_fibre *f = &b->fibres[i];
+        uint64_t w0 = u->support[f->tgt];
+        uint32_t r;
+        /* the caches may describe sources of the failed step: start afresh */
+        if (f->cache && b->be->assembly->cache_free) {
+            b->be->assembly->cache_free(b->ctx, f->cache);
+            f->cache = NULL;
+        }
+        if (b->areas[f->tgt].mode != GAIA_AREA_LAZY) continue;
+        for (r = u->nrows[i]; r < f->nrows; r++) {
+            gaia__asm_hfree(b, f->rows[r].j);
+            gaia__asm_hfree(b, f->rows[r].w);
+            memset(&f->rows[r], 0, sizeof f->rows[r]);
+        }
+        f->nrows = u->nrows[i];
+        /* rows ascend, so the step's new targets (>= w0) are at their ends;
+           a growth that failed half way has not moved the support yet */
+        for (r = 0; r < f->nrows; r++) {
+            gaia__asm_row *row = &f->rows[r];
+            while (row->len && row->j[row->len - 1] >= w0) row->len--;
+        }
+        f->slen = u->slen[i];
+    }
+    for (i = 0; i < b->nareas; i++) b->areas[i].support = u->support[i];
+    b->lazy_stream = u->lazy_stream;
+}
+
 static int gaia__asm_cmp_fire(const void *x, const void *y) {
     const int *a = (const int *)x, *c = (const int *)y;
     if (a[1] != c[1]) return a[1] < c[1] ? -1 : 1;
     return a[0] < c[0] ? -1 : a[0] > c[0];
 }
 
-GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count) {
-    static const char *fn = "gaia_brain_project";
-    int *pairs = NULL; /* (src, tgt), sorted by target then source: never by name */
-    gaia__asm_src_fire *sf = NULL;
-    uint32_t **candx = NULL;
+/* The fires into one target, from pairs[2 * *i] on: fills sf, advances *i,
+   returns the target. */
+static int gaia__asm_group(const gaia_brain *b, const int *pairs, size_t count, size_t *i, gaia__asm_src_fire *sf,
+                           int *nsf) {
+    int t = pairs[2 * *i + 1];
+    uint32_t off = 0;
+    *nsf = 0;
+    for (; *i < count && pairs[2 * *i + 1] == t; (*i)++) {
+        sf[*nsf].src = pairs[2 * *i];
+        sf[*nsf].K = gaia__asm_src_k(b, pairs[2 * *i]);
+        sf[*nsf].off = off;
+        off += sf[*nsf].K;
+        (*nsf)++;
+    }
+    return t;
+}
+
+/* Checks the fires and sorts them into (source, target) pairs, by target
+   then source: never by name. Changes nothing. */
+static gaia_status gaia__asm_fire_pairs(gaia_brain *b, const char *fn, const gaia_brain_fire *fires, size_t count,
+                                        int *pairs) {
     size_t i;
-    int t;
-    gaia_status st = GAIA_OK;
-    uint64_t t0;
-    if (!b) return GAIA_ERR_INVALID_ARG;
-    if (!fires || count == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "no fires given");
-    if (count > 1u << 20) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu fires", count);
-    pairs = (int *)gaia__asm_halloc(b, count * 2 * sizeof(int));
-    if (!pairs) return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    uint64_t Ksum = 0;
     for (i = 0; i < count; i++) {
         int src, tgt;
-        if (!gaia__asm_find_source(b, fires[i].from, &src)) {
-            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'",
-                            fires[i].from ? fires[i].from : "(null)");
-            goto out;
-        }
+        if (!gaia__asm_find_source(b, fires[i].from, &src))
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'",
+                              fires[i].from ? fires[i].from : "(null)");
         tgt = gaia__asm_find_area(b, fires[i].to);
-        if (tgt < 0) {
-            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", fires[i].to ? fires[i].to : "(null)");
-            goto out;
-        }
-        if (src >= 0 && b->areas[src].nwin == 0) {
-            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners to project from",
-                            b->areas[src].name);
-            goto out;
-        }
-        if (src >= 0 && b->areas[src].mode != b->areas[tgt].mode) {
-            st = gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn, "'%s' -> '%s': explicit and lazy areas cannot be mixed",
-                            b->areas[src].name, b->areas[tgt].name);
-            goto out;
-        }
+        if (tgt < 0)
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", fires[i].to ? fires[i].to : "(null)");
+        if (src >= 0 && b->areas[src].nwin == 0)
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners to project from",
+                              b->areas[src].name);
+        if (src >= 0 && b->areas[src].mode != b->areas[tgt].mode)
+            return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn, "'%s' -> '%s': explicit and lazy areas cannot be mixed",
+                              b->areas[src].name, b->areas[tgt].name);
         pairs[2 * i] = src;
         pairs[2 * i + 1] = tgt;
     }
     qsort(pairs, count, 2 * sizeof(int), gaia__asm_cmp_fire);
     for (i = 1; i < count; i++)
-        if (pairs[2 * i] == pairs[2 * i - 2] && pairs[2 * i + 1] == pairs[2 * i - 1]) {
-            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "fire into '%s' given twice",
-                            b->areas[pairs[2 * i + 1]].name);
-            goto out;
-        }
-    {
-        uint64_t Ksum = 0;
-        for (i = 0; i < count; i++) {
-            Ksum += gaia__asm_src_k(b, pairs[2 * i]);
-            if (i + 1 == count || pairs[2 * i + 3] != pairs[2 * i + 1]) {
-                if (Ksum > (1u << 26)) {
-                    st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%llu neurons fire into '%s' (at most 2^26)",
-                                    (unsigned long long)Ksum, b->areas[pairs[2 * i + 1]].name);
-                    goto out;
-                }
-                Ksum = 0;
-            }
+        if (pairs[2 * i] == pairs[2 * i - 2] && pairs[2 * i + 1] == pairs[2 * i - 1])
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "fire into '%s' given twice",
+                              b->areas[pairs[2 * i + 1]].name);
+    for (i = 0; i < count; i++) {
+        Ksum += gaia__asm_src_k(b, pairs[2 * i]);
+        if (i + 1 == count || pairs[2 * i + 3] != pairs[2 * i + 1]) {
+            if (Ksum > (1u << 26))
+                return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%llu neurons fire into '%s' (at most 2^26)",
+                                  (unsigned long long)Ksum, b->areas[pairs[2 * i + 1]].name);
+            Ksum = 0;
         }
     }
-    t0 = gaia__prof_begin(b->ctx);
-    sf = (gaia__asm_src_fire *)gaia__asm_halloc(b, count * sizeof(gaia__asm_src_fire));
-    candx = (uint32_t **)gaia__asm_hcalloc(b, (size_t)b->nareas, sizeof(uint32_t *));
-    if (!sf || !candx) {
-        st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-        goto out;
-    }
+    return GAIA_OK;
+}
+
+/* The first half of a step (see the transaction's comment): everything
+   that can fail. Fills candx (lazy targets' candidate inputs), flags (one
+   per lazy target that learns) and keys (per fire: where its collected
+   keys start in the brain's key buffer, and how many). */
+static gaia_status gaia__asm_step_prepare(gaia_brain *b, const int *pairs, size_t count, gaia__asm_src_fire *sf,
+                                          uint32_t **candx, unsigned char **flags, uint64_t *keys) {
+    size_t i;
+    int t, nsf;
+    uint64_t used = 0;
+    gaia_status st = GAIA_OK;
     for (t = 0; t < b->nareas; t++) b->areas[t].target = 0;
     /* fibres (lazy ones sample their state now, before anything moves) */
     for (i = 0; i < count && st == GAIA_OK; i++) {
@@ -5216,73 +5622,172 @@ GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fi
         st = gaia__asm_fibre_get(b, pairs[2 * i], pairs[2 * i + 1], 1, &f);
         b->areas[pairs[2 * i + 1]].target = 1;
     }
-    if (st != GAIA_OK) {
-        st = gaia__fail(b->ctx, st, fn, "cannot create the fibres");
-        goto out;
-    }
-    /* 1. every target from the previous winners */
+    /* every target from the previous winners */
     for (i = 0; i < count && st == GAIA_OK;) {
-        uint32_t off = 0;
-        int nsf = 0;
-        t = pairs[2 * i + 1];
-        for (; i < count && pairs[2 * i + 1] == t; i++) {
-            sf[nsf].src = pairs[2 * i];
-            sf[nsf].K = gaia__asm_src_k(b, pairs[2 * i]);
-            sf[nsf].off = off;
-            off += sf[nsf].K;
-            nsf++;
-        }
+        t = gaia__asm_group(b, pairs, count, &i, sf, &nsf);
         if (b->areas[t].mode == GAIA_AREA_EXPLICIT) st = gaia__asm_explicit_select(b, t, sf, nsf);
         else {
             uint32_t nc;
             st = gaia__asm_lazy_select(b, t, sf, nsf, &candx[t], &nc);
         }
     }
-    if (st != GAIA_OK) {
-        st = gaia__fail(b->ctx, st, fn, "step failed (%s)", gaia_status_str(st));
-        goto out;
-    }
-    /* 2. lazy targets grow: new neurons get their synapses */
+    /* lazy targets grow: new neurons get their synapses */
     for (i = 0; i < count && st == GAIA_OK;) {
-        int nsf = 0;
-        uint32_t off = 0, q = 0, u;
         gaia__asm_area *a;
-        t = pairs[2 * i + 1];
-        for (; i < count && pairs[2 * i + 1] == t; i++) {
-            sf[nsf].src = pairs[2 * i];
-            sf[nsf].K = gaia__asm_src_k(b, pairs[2 * i]);
-            sf[nsf].off = off;
-            off += sf[nsf].K;
-            nsf++;
-        }
+        uint32_t q = 0, u;
+        t = gaia__asm_group(b, pairs, count, &i, sf, &nsf);
         a = &b->areas[t];
         if (a->mode != GAIA_AREA_LAZY || a->fixed) continue;
         for (u = 0; u < a->nneww; u++)
             if (a->neww[u] >= a->support) q++;
         st = gaia__asm_lazy_grow(b, t, q, candx[t], sf, nsf);
     }
-    /* 3. plasticity: previous source winners x new target winners */
+    /* room for the histories */
+    for (t = 0; t < b->nareas && st == GAIA_OK; t++) {
+        gaia__asm_area *a = &b->areas[t];
+        if (a->target &&
+            !gaia__asm_grow(b, (void **)&a->hist, sizeof(uint64_t), a->nhist, &a->caphist, a->nhist + 1))
+            st = GAIA_ERR_OUT_OF_MEMORY;
+    }
+    /* what learning will touch, gathered without touching it */
+    for (i = 0; i < count && st == GAIA_OK && b->plastic; i++) {
+        gaia__asm_fibre *f = &b->fibres[gaia__asm_find_fibre(b, pairs[2 * i], pairs[2 * i + 1])];
+        gaia__asm_area *a = &b->areas[f->tgt];
+        keys[2 * i] = used;
+        keys[2 * i + 1] = 0;
+        if (gaia__asm_fibre_beta(b, f) == 0.0f || a->nneww == 0) continue;
+        if (a->mode == GAIA_AREA_LAZY) {
+            uint32_t q;
+            if (flags[f->tgt] || f->src < 0) continue;
+            flags[f->tgt] = (unsigned char *)gaia__asm_hcalloc(b, (size_t)a->support + 1, 1);
+            if (!flags[f->tgt]) {
+                st = GAIA_ERR_OUT_OF_MEMORY;
+                break;
+            }
+            for (q = 0; q < a->nneww; q++) flags[f->tgt][a->neww[q]] = 1;
+        } else {
+            /* the new winners as bits (cleared again when the step ends) */
+            if (!a->newbits_on) {
+                st = b->be->upload(b->ctx, a->d_neww, a->neww, (size_t)a->nneww * 4);
+                if (st == GAIA_OK)
+                    st = b->be->assembly->bits_set(b->ctx, (uint32_t *)a->d_newbits, (const uint32_t *)a->d_neww,
+                                                   a->nneww, 1);
+                a->newbits_on = st == GAIA_OK;
+            }
+            if (st == GAIA_OK) st = gaia__asm_explicit_collect(b, f, &used, &keys[2 * i + 1]);
+        }
+    }
+    return st;
+}
+
+/* Clears the new-winner bits that the first half set. */
+static gaia_status gaia__asm_clear_newbits(gaia_brain *b) {
+    int t;
+    gaia_status st = GAIA_OK;
+    for (t = 0; t < b->nareas; t++) {
+        gaia__asm_area *a = &b->areas[t];
+        gaia_status s2;
+        if (!a->newbits_on) continue;
+        s2 = b->be->assembly->bits_set(b->ctx, (uint32_t *)a->d_newbits, (const uint32_t *)a->d_neww, a->nneww, 0);
+        a->newbits_on = 0;
+        if (st == GAIA_OK) st = s2;
+    }
+    return st;
+}
+
+/* The second half: learning, then commit. Cannot fail on the CPU. */
+static gaia_status gaia__asm_step_apply(gaia_brain *b, const int *pairs, size_t count, unsigned char **flags,
+                                        const uint64_t *keys) {
+    size_t i;
+    int t;
+    gaia_status st = GAIA_OK;
+    /* plasticity: previous source winners x new target winners */
     for (i = 0; i < count && st == GAIA_OK && b->plastic; i++) {
         gaia__asm_fibre *f = &b->fibres[gaia__asm_find_fibre(b, pairs[2 * i], pairs[2 * i + 1])];
         float beta = gaia__asm_fibre_beta(b, f), factor = 1.0f + beta;
-        if (beta == 0.0f) continue;
-        if (b->areas[f->tgt].mode == GAIA_AREA_LAZY) gaia__asm_lazy_hebb(b, f, factor);
-        else st = gaia__asm_explicit_hebb(b, f, factor);
+        if (beta == 0.0f || b->areas[f->tgt].nneww == 0) continue;
+        if (b->areas[f->tgt].mode == GAIA_AREA_LAZY) gaia__asm_lazy_hebb(b, f, factor, flags[f->tgt]);
+        else if (keys[2 * i + 1]) {
+            uint64_t ins = 0;
+            st = b->be->assembly->map_update(b->ctx, (uint64_t *)f->d_keys, (float *)f->d_vals, f->cap - 1,
+                                              (const uint64_t *)b->d_keys_tmp + keys[2 * i], keys[2 * i + 1], factor,
+                                              &ins);
+            if (st == GAIA_OK) f->count += ins;
+        }
     }
-    /* 4. commit */
+    if (st == GAIA_OK) st = gaia__asm_clear_newbits(b);
+    /* commit */
     for (t = 0; t < b->nareas && st == GAIA_OK; t++) {
         gaia__asm_area *a = &b->areas[t];
         if (!a->target) continue;
         st = gaia__asm_commit_winners(b, a, a->neww, a->nneww);
-        if (st == GAIA_OK) st = gaia__asm_hist_push(b, a);
+        if (st == GAIA_OK) a->hist[a->nhist++] = a->support; /* room was made */
     }
-    if (st != GAIA_OK) st = gaia__fail(b->ctx, st, fn, "step failed while committing (%s)", gaia_status_str(st));
-    else b->steps++;
+    if (st == GAIA_OK) b->steps++;
+    return st;
+}
+
+/* The status of a brain-level failure, with the memory limit named when it
+   was the cause. */
+static gaia_status gaia__asm_fail_step(gaia_brain *b, const char *fn, gaia_status st, const char *what) {
+    if (st == GAIA_ERR_OUT_OF_MEMORY && b->over_limit)
+        return gaia__fail(b->ctx, st, fn, "%s: the brain would exceed its memory limit of %zu bytes "
+                          "(gaia_brain_set_memory_limit); it is unchanged", what, b->mem_limit);
+    return gaia__fail(b->ctx, st, fn, "%s (%s)%s", what, gaia_status_str(st),
+                      b->broken ? ": the brain is left inconsistent" : "; the brain is unchanged");
+}
+
+GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count) {
+    static const char *fn = "gaia_brain_project";
+    int *pairs = NULL;
+    gaia__asm_src_fire *sf = NULL;
+    uint32_t **candx = NULL;
+    unsigned char **flags = NULL;
+    uint64_t *keys = NULL;
+    gaia__asm_undo undo;
+    int t;
+    gaia_status st;
+    uint64_t t0;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (b->broken) return gaia__fail(b->ctx, b->broken, fn, "an earlier device error left the brain inconsistent");
+    if (!fires || count == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "no fires given");
+    if (count > 1u << 20) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu fires (at most 2^20)", count);
+    b->over_limit = 0;
+    memset(&undo, 0, sizeof undo);
+    pairs = (int *)gaia__asm_halloc(b, count * 2 * sizeof(int));
+    if (!pairs) return gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "out of memory");
+    st = gaia__asm_fire_pairs(b, fn, fires, count, pairs);
+    if (st != GAIA_OK) {
+        gaia__asm_hfree(b, pairs);
+        return st;
+    }
+    t0 = gaia__prof_begin(b->ctx);
+    sf = (gaia__asm_src_fire *)gaia__asm_halloc(b, count * sizeof(gaia__asm_src_fire));
+    candx = (uint32_t **)gaia__asm_hcalloc(b, (size_t)b->nareas, sizeof(uint32_t *));
+    flags = (unsigned char **)gaia__asm_hcalloc(b, (size_t)b->nareas, sizeof(unsigned char *));
+    keys = (uint64_t *)gaia__asm_hcalloc(b, count * 2, sizeof(uint64_t));
+    st = sf && candx && flags && keys ? gaia__asm_undo_save(b, &undo) : GAIA_ERR_OUT_OF_MEMORY;
+    if (st == GAIA_OK) st = gaia__asm_step_prepare(b, pairs, count, sf, candx, flags, keys);
+    if (st != GAIA_OK) {
+        gaia__asm_clear_newbits(b);
+        if (undo.support) gaia__asm_undo_apply(b, &undo);
+        st = gaia__asm_fail_step(b, fn, st, "step failed");
+    } else {
+        st = gaia__asm_step_apply(b, pairs, count, flags, keys);
+        if (st != GAIA_OK) {
+            b->broken = st;
+            st = gaia__asm_fail_step(b, fn, st, "step failed while learning or committing");
+        }
+    }
     gaia__prof_end(b->ctx, GAIA_PROF_ASSEMBLY, t0, 0);
-out:
-    if (candx)
-        for (t = 0; t < b->nareas; t++) gaia__asm_hfree(b, candx[t]);
+    gaia__asm_undo_free(b, &undo);
+    for (t = 0; t < b->nareas; t++) {
+        if (candx) gaia__asm_hfree(b, candx[t]);
+        if (flags) gaia__asm_hfree(b, flags[t]);
+    }
     gaia__asm_hfree(b, candx);
+    gaia__asm_hfree(b, flags);
+    gaia__asm_hfree(b, keys);
     gaia__asm_hfree(b, sf);
     gaia__asm_hfree(b, pairs);
     return st;
@@ -5367,14 +5872,20 @@ static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, int ai, 
         if (tmp[t] > mx) mx = tmp[t];
     }
     st = GAIA_OK;
+    b->over_limit = 0;
     if (a->mode == GAIA_AREA_LAZY && (uint64_t)mx >= a->support) {
-        /* the missing neurons appear as silent ones (no input this step) */
+        /* the missing neurons appear as silent ones (no input this step);
+           growth is put back if it cannot finish */
         uint32_t q = (uint32_t)((uint64_t)mx + 1 - a->support);
-        st = gaia__asm_lazy_grow(b, ai, q, NULL, NULL, 0);
+        gaia__asm_undo u;
+        st = gaia__asm_undo_save(b, &u);
+        if (st == GAIA_OK) st = gaia__asm_lazy_grow(b, ai, q, NULL, NULL, 0);
+        if (st != GAIA_OK && u.support) gaia__asm_undo_apply(b, &u);
+        gaia__asm_undo_free(b, &u);
     }
     if (st == GAIA_OK) st = gaia__asm_commit_winners(b, a, tmp, (uint32_t)count);
     gaia__asm_hfree(b, tmp);
-    if (st != GAIA_OK) return gaia__fail(b->ctx, st, fn, "area '%s': cannot set winners", a->name);
+    if (st != GAIA_OK) return gaia__asm_fail_step(b, fn, st, "cannot set the winners");
     return GAIA_OK;
 }
 
@@ -5482,20 +5993,14 @@ GAIA_API gaia_status gaia_brain_store_assembly(gaia_brain *b, const char *area, 
     static const char *fn = "gaia_brain_store_assembly";
     int ai;
     gaia__asm_area *a;
-    size_t cap2;
     uint32_t *copy;
     gaia_status st = gaia__asm_area_arg(b, fn, area, &ai);
     if (st != GAIA_OK) return st;
     a = &b->areas[ai];
     if (a->nwin == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners", area);
-    cap2 = a->capstored;
-    copy = (uint32_t *)gaia__asm_halloc(b, (size_t)a->nwin * 4);
-    if (!copy || !gaia__asm_grow(b, (void **)&a->stored, sizeof(uint32_t *), a->nstored, &a->capstored, a->nstored + 1) ||
-        !gaia__asm_grow(b, (void **)&a->stored_n, sizeof(uint32_t), a->nstored, &cap2, a->nstored + 1)) {
-        gaia__asm_hfree(b, copy);
-        return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-    }
-    a->capstored = cap2 < a->capstored ? cap2 : a->capstored;
+    b->over_limit = 0;
+    if (!gaia__asm_store_room(b, a, a->nwin, &copy))
+        return gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "cannot store the assembly");
     memcpy(copy, a->win, (size_t)a->nwin * 4);
     a->stored[a->nstored] = copy;
     a->stored_n[a->nstored] = a->nwin;
@@ -5706,7 +6211,7 @@ GAIA_API gaia_status gaia_brain_memory(gaia_brain *b, size_t *host_bytes, size_t
 }
 
 GAIA_API size_t gaia_brain_steps(const gaia_brain *b) { return b ? (size_t)b->steps : 0; }
-GAIA_API gaia_device gaia_brain_device(const gaia_brain *b) { return b ? b->dev : GAIA_DEVICE_CPU; }
+GAIA_API gaia_device gaia_brain_device(const gaia_brain *b) { return b ? b->dev : GAIA_DEVICE_AUTO; }
 
 /* ---- save / load: little-endian, FNV-1a 64 over the payload ---- */
 typedef struct gaia__asm_wbuf {
@@ -5782,9 +6287,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     size_t t;
     gaia_status st = GAIA_OK;
     if (!b) return GAIA_ERR_INVALID_ARG;
-    if (!bytes || !size) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
-    *bytes = NULL;
-    *size = 0;
+    if (!bytes || !size) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "bytes or size is NULL");
     memset(&w, 0, sizeof w);
     w.b = b;
     /* header: magic, version, payload length, checksum (filled in below) */
@@ -5898,9 +6401,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     return GAIA_OK;
 }
 
-GAIA_API void gaia_brain_free_image(gaia_ctx *ctx, void *bytes) {
-    if (ctx) gaia__host_free(ctx, bytes);
-}
+GAIA_API void gaia_brain_free_image(gaia_ctx *ctx, void *bytes) { gaia_image_free(ctx, bytes); }
 
 typedef struct gaia__asm_rbuf {
     const unsigned char *p;
@@ -5910,6 +6411,15 @@ typedef struct gaia__asm_rbuf {
 
 static int gaia__asm_need(gaia__asm_rbuf *r, uint64_t n) {
     if (r->bad || n > r->len - r->pos) {
+        r->bad = 1;
+        return 0;
+    }
+    return 1;
+}
+/* Room for `count` records of at least `size` bytes each: a count read from
+   the file is never multiplied before it is known to be small. */
+static int gaia__asm_need_n(gaia__asm_rbuf *r, uint64_t count, uint64_t size) {
+    if (r->bad || count > (r->len - r->pos) / size) {
         r->bad = 1;
         return 0;
     }
@@ -5952,8 +6462,8 @@ static int gaia__asm_get_name(gaia__asm_rbuf *r, char *out) {
 
 /* Parses an image into a new brain; every count is checked against the
    bytes left before anything is allocated, every index against its range. */
-static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device device, gaia_brain **out,
-                                   const char **why) {
+static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device device, size_t limit,
+                                   gaia_brain **out, const char **why) {
     gaia_brain *b = NULL;
     double p;
     uint64_t seed, steps, lstream, u64;
@@ -5966,29 +6476,36 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
     lstream = gaia__asm_get_u64(r);
     plastic = gaia__asm_get_u32(r);
     if (r->bad) return GAIA_ERR_FORMAT;
-    if (!(p > 0.0 && p <= 1.0) || plastic > 1) {
+    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0) || plastic > 1) {
         *why = "bad p or flags";
         return GAIA_ERR_FORMAT;
     }
     st = gaia_brain_create(ctx, p, seed, device, &b);
-    if (st != GAIA_OK) return st;
+    if (st != GAIA_OK) {
+        *why = "cannot create the brain";
+        return st;
+    }
+    b->mem_limit = limit; /* everything below is allocated within it */
     b->steps = steps;
     b->lazy_stream = lstream;
     b->plastic = (int)plastic;
     ns = gaia__asm_get_u32(r);
-    if (ns > GAIA__ASM_MAX_UNITS || !gaia__asm_need(r, (uint64_t)ns * 9)) goto bad;
+    if (ns > GAIA__ASM_MAX_UNITS || !gaia__asm_need_n(r, ns, 9)) goto bad;
     for (i = 0; i < ns; i++) {
         char name[GAIA__ASM_NAME];
         uint32_t size;
         if (!gaia__asm_get_name(r, name)) goto bad;
         size = gaia__asm_get_u32(r);
-        if (r->bad || gaia_brain_add_stimulus(b, name, size) != GAIA_OK) {
+        if (r->bad) goto bad;
+        st = gaia_brain_add_stimulus(b, name, size);
+        if (st == GAIA_ERR_OUT_OF_MEMORY) goto oom;
+        if (st != GAIA_OK) {
             *why = "bad stimulus";
             goto bad;
         }
     }
     na = gaia__asm_get_u32(r);
-    if (na > GAIA__ASM_MAX_UNITS || !gaia__asm_need(r, (uint64_t)na * 49)) goto bad;
+    if (na > GAIA__ASM_MAX_UNITS || !gaia__asm_need_n(r, na, 49)) goto bad;
     for (i = 0; i < na; i++) {
         char name[GAIA__ASM_NAME];
         uint32_t n, k, mode, fixed, nwin;
@@ -6002,15 +6519,23 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         mode = gaia__asm_get_u32(r);
         fixed = gaia__asm_get_u32(r);
         support = gaia__asm_get_u64(r);
-        if (r->bad || mode > 1 || fixed > 1 || support > n ||
-            gaia_brain_add_area(b, name, n, k, beta, (gaia_area_mode)mode) != GAIA_OK) {
+        if (r->bad || mode > 1 || fixed > 1 || support > n) {
+            *why = "bad area";
+            goto bad;
+        }
+        /* an explicit area's support bits must all be there before its
+           n-sized blocks are allocated (a short file costs nothing) */
+        if (mode == GAIA_AREA_EXPLICIT && (uint64_t)(r->len - r->pos) < 20 + gaia__asm_bits_bytes(n)) goto bad;
+        st = gaia_brain_add_area(b, name, n, k, beta, (gaia_area_mode)mode);
+        if (st == GAIA_ERR_OUT_OF_MEMORY) goto oom;
+        if (st != GAIA_OK) {
             *why = "bad area";
             goto bad;
         }
         a = &b->areas[b->nareas - 1];
         a->fixed = (int)fixed;
         nwin = gaia__asm_get_u32(r);
-        if (nwin > k || !gaia__asm_need(r, (uint64_t)nwin * 4)) goto bad;
+        if (nwin > k || !gaia__asm_need_n(r, nwin, 4)) goto bad;
         for (t = 0; t < nwin; t++) {
             a->win[t] = gaia__asm_get_u32(r);
             if (a->win[t] >= n || (mode == GAIA_AREA_LAZY && a->win[t] >= support) || (t && a->win[t] <= a->win[t - 1])) {
@@ -6021,7 +6546,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         a->nwin = nwin;
         if (fixed && !nwin) goto bad;
         nh = gaia__asm_get_u64(r);
-        if (!gaia__asm_need(r, nh * 8)) goto bad;
+        if (!gaia__asm_need_n(r, nh, 8)) goto bad;
         if (nh && !gaia__asm_grow(b, (void **)&a->hist, 8, 0, &a->caphist, (size_t)nh)) goto oom;
         for (u64 = 0; u64 < nh; u64++) {
             a->hist[u64] = gaia__asm_get_u64(r);
@@ -6029,18 +6554,11 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         }
         a->nhist = (size_t)nh;
         nst = gaia__asm_get_u64(r);
-        if (!gaia__asm_need(r, nst * 4)) goto bad;
+        if (!gaia__asm_need_n(r, nst, 4)) goto bad;
         for (u64 = 0; u64 < nst; u64++) {
             uint32_t cnt = gaia__asm_get_u32(r), *copy;
-            size_t cap2 = a->capstored;
-            if (cnt == 0 || cnt > k || !gaia__asm_need(r, (uint64_t)cnt * 4)) goto bad;
-            copy = (uint32_t *)gaia__asm_halloc(b, (size_t)cnt * 4);
-            if (!copy || !gaia__asm_grow(b, (void **)&a->stored, sizeof(uint32_t *), a->nstored, &a->capstored,
-                                         a->nstored + 1) ||
-                !gaia__asm_grow(b, (void **)&a->stored_n, 4, a->nstored, &cap2, a->nstored + 1)) {
-                gaia__asm_hfree(b, copy);
-                goto oom;
-            }
+            if (cnt == 0 || cnt > k || !gaia__asm_need_n(r, cnt, 4)) goto bad;
+            if (!gaia__asm_store_room(b, a, cnt, &copy)) goto oom;
             for (t = 0; t < cnt; t++) {
                 copy[t] = gaia__asm_get_u32(r);
                 if (copy[t] >= n || (t && copy[t] <= copy[t - 1])) {
@@ -6054,7 +6572,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         if (mode == GAIA_AREA_EXPLICIT) {
             size_t words = ((size_t)n + 31) / 32;
             uint64_t pop = 0;
-            if (!gaia__asm_need(r, (uint64_t)words * 4)) goto bad;
+            if (!gaia__asm_need_n(r, words, 4)) goto bad;
             for (t = 0; t < words; t++) {
                 uint32_t v = gaia__asm_get_u32(r);
                 if (t == words - 1 && (n & 31) && (v >> (n & 31))) goto bad;
@@ -6077,7 +6595,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         a->support = support;
     }
     nf = gaia__asm_get_u32(r);
-    if (nf > (uint32_t)(b->nareas + b->nstims) * (uint32_t)b->nareas || !gaia__asm_need(r, (uint64_t)nf * 20)) goto bad;
+    if (nf > (uint32_t)(b->nareas + b->nstims) * (uint32_t)b->nareas || !gaia__asm_need_n(r, nf, 20)) goto bad;
     for (i = 0; i < nf; i++) {
         int src = (int)gaia__asm_get_u32(r), tgt = (int)gaia__asm_get_u32(r);
         uint32_t hb = gaia__asm_get_u32(r);
@@ -6098,7 +6616,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
             uint64_t m = gaia__asm_get_u64(r), s, cap = 16, *hk, prev = 0;
             float *hv;
             uint32_t nsrc = gaia__asm_src_n(b, src);
-            if (!gaia__asm_need(r, m * 12)) goto bad;
+            if (!gaia__asm_need_n(r, m, 12)) goto bad;
             while (cap < 2 * m) cap *= 2;
             hk = (uint64_t *)gaia__asm_halloc(b, (size_t)cap * 8);
             hv = (float *)gaia__asm_halloc(b, (size_t)cap * 4);
@@ -6147,8 +6665,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         } else if (src >= 0) {
             uint32_t nrows = gaia__asm_get_u32(r), rr, e;
             size_t cap = 0;
-            if (r->bad || (nrows != 0 && nrows != b->areas[src].support) || !gaia__asm_need(r, (uint64_t)nrows * 4))
-                goto bad;
+            if (r->bad || (nrows != 0 && nrows != b->areas[src].support) || !gaia__asm_need_n(r, nrows, 4)) goto bad;
             if (nrows && !gaia__asm_grow(b, (void **)&f->rows, sizeof(gaia__asm_row), 0, &cap, nrows)) goto oom;
             f->caprows = (uint32_t)cap;
             for (rr = 0; rr < nrows; rr++) {
@@ -6156,7 +6673,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
                 gaia__asm_row *row = &f->rows[rr];
                 memset(row, 0, sizeof *row);
                 f->nrows = rr + 1;
-                if (len > ta->support || !gaia__asm_need(r, (uint64_t)len * 8)) goto bad;
+                if (len > ta->support || !gaia__asm_need_n(r, len, 8)) goto bad;
                 for (e = 0; e < len; e++) {
                     uint32_t j = gaia__asm_get_u32(r);
                     float v = gaia__asm_get_f32(r);
@@ -6167,7 +6684,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         } else {
             uint32_t slen = gaia__asm_get_u32(r), j;
             size_t cap = 0, cap2 = 0;
-            if (r->bad || (slen != 0 && slen != ta->support) || !gaia__asm_need(r, (uint64_t)slen * 8)) goto bad;
+            if (r->bad || (slen != 0 && slen != ta->support) || !gaia__asm_need_n(r, slen, 8)) goto bad;
             if (slen && (!gaia__asm_grow(b, (void **)&f->sc, 4, 0, &cap, slen) ||
                          !gaia__asm_grow(b, (void **)&f->sw, 4, 0, &cap2, slen)))
                 goto oom;
@@ -6191,8 +6708,8 @@ bad:
     if (*why == NULL) *why = "malformed";
     return GAIA_ERR_FORMAT;
 oom:
+    *why = b->over_limit ? "over the memory limit for a loaded brain" : "out of memory";
     gaia_brain_destroy(b);
-    *why = "out of memory";
     return GAIA_ERR_OUT_OF_MEMORY;
 fail:
     gaia_brain_destroy(b);
@@ -6200,19 +6717,17 @@ fail:
     return st;
 }
 
-GAIA_API gaia_status gaia_brain_load_image(gaia_ctx *ctx, const void *bytes, size_t size, gaia_device device,
-                                           gaia_brain **out) {
-    static const char *fn = "gaia_brain_load_image";
+/* Loads an image into a new brain that may hold at most `limit` bytes; *out
+   is written only on success. */
+static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *bytes, size_t size, gaia_device device,
+                                  size_t limit, gaia_brain **out) {
     const unsigned char *c = (const unsigned char *)bytes;
     gaia__asm_rbuf r;
     uint64_t plen = 0, h = 0;
     int q;
     const char *why = NULL;
+    gaia_brain *b = NULL;
     gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    *out = NULL;
-    if (!bytes) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "bytes is NULL");
     if (size < 32 || memcmp(c, GAIA__ASM_MAGIC, 8) != 0)
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "not a gaia brain (%zu bytes)", size);
     for (q = 0; q < 8; q++) {
@@ -6221,6 +6736,8 @@ GAIA_API gaia_status gaia_brain_load_image(gaia_ctx *ctx, const void *bytes, siz
     }
     if ((c[8] | (c[9] << 8) | (c[10] << 16) | ((uint32_t)c[11] << 24)) != GAIA__ASM_VERSION)
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "unsupported version %u", (unsigned)c[8]);
+    if (c[12] | c[13] | c[14] | c[15]) /* reserved: one image, one byte string */
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "reserved header bytes are not zero");
     if (plen != (uint64_t)size - 32)
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "length %llu does not match the %zu bytes given",
                           (unsigned long long)plen, size - 32);
@@ -6229,73 +6746,55 @@ GAIA_API gaia_status gaia_brain_load_image(gaia_ctx *ctx, const void *bytes, siz
     r.len = size - 32;
     r.pos = 0;
     r.bad = 0;
-    st = gaia__asm_parse(ctx, &r, device, out, &why);
+    st = gaia__asm_parse(ctx, &r, device, limit, &b, &why);
     if (st != GAIA_OK) {
         char msg[GAIA__ERR_LEN];
         snprintf(msg, sizeof msg, "%s", gaia_last_error(ctx));
+        if (st == GAIA_ERR_OUT_OF_MEMORY && limit)
+            return gaia__fail(ctx, st, fn, "%s at byte %zu (the limit is %zu bytes)", why ? why : "out of memory",
+                              r.pos + 32, limit);
         return gaia__fail(ctx, st, fn, "%s at byte %zu%s%s", why ? why : "malformed", r.pos + 32,
                           st == GAIA_ERR_FORMAT ? "" : ": ", st == GAIA_ERR_FORMAT ? "" : msg);
     }
+    *out = b;
     return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_load_image(gaia_ctx *ctx, const void *bytes, size_t size, gaia_device device,
+                                           gaia_brain **out) {
+    static const char *fn = "gaia_brain_load_image";
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if (!bytes) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "bytes is NULL");
+    return gaia__asm_load(ctx, fn, bytes, size, device, ctx->load_limit, out);
 }
 
 GAIA_API gaia_status gaia_brain_save(gaia_brain *b, const char *path) {
     static const char *fn = "gaia_brain_save";
     void *img;
     size_t size;
-    FILE *f;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (!path) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     st = gaia_brain_save_image(b, &img, &size);
     if (st != GAIA_OK) return st;
-    f = fopen(path, "wb");
-    if (!f) {
-        gaia__host_free(b->ctx, img);
-        return gaia__fail(b->ctx, GAIA_ERR_IO, fn, "cannot open '%s'", path);
-    }
-    if (fwrite(img, 1, size, f) != size) {
-        fclose(f);
-        gaia__host_free(b->ctx, img);
-        return gaia__fail(b->ctx, GAIA_ERR_IO, fn, "cannot write '%s'", path);
-    }
+    st = gaia__write_file(b->ctx, fn, path, img, size);
     gaia__host_free(b->ctx, img);
-    if (fclose(f) != 0) return gaia__fail(b->ctx, GAIA_ERR_IO, fn, "cannot write '%s'", path);
-    return GAIA_OK;
+    return st;
 }
 
 GAIA_API gaia_status gaia_brain_load(gaia_ctx *ctx, const char *path, gaia_device device, gaia_brain **out) {
     static const char *fn = "gaia_brain_load";
-    FILE *f;
-    long len;
     unsigned char *buf;
+    size_t len;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    *out = NULL;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
-    f = fopen(path, "rb");
-    if (!f) return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot open '%s'", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot size '%s'", path);
-    }
-    if ((unsigned long)len > ((unsigned long)1 << 30) * 16ul) {
-        fclose(f);
-        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' is %ld bytes (more than 16 GiB)", path, len);
-    }
-    buf = (unsigned char *)gaia__host_alloc(ctx, (size_t)len + 1);
-    if (!buf) {
-        fclose(f);
-        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot hold '%s' (%ld bytes)", path, len);
-    }
-    if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        fclose(f);
-        gaia__host_free(ctx, buf);
-        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot read '%s'", path);
-    }
-    fclose(f);
-    st = gaia_brain_load_image(ctx, buf, (size_t)len, device, out);
+    /* an image is at most about twice the memory it describes */
+    st = gaia__read_file(ctx, fn, path, (uint64_t)ctx->load_limit * 2 + 4096, &buf, &len);
+    if (st != GAIA_OK) return st;
+    st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, out);
     gaia__host_free(ctx, buf);
     return st;
 }
@@ -6306,12 +6805,25 @@ GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (!out) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_clone", "out is NULL");
-    *out = NULL;
+    if (b->broken)
+        return gaia__fail(b->ctx, b->broken, "gaia_brain_clone", "an earlier device error left the brain inconsistent");
     st = gaia_brain_save_image((gaia_brain *)b, &img, &size);
     if (st != GAIA_OK) return st;
-    st = gaia_brain_load_image(b->ctx, img, size, b->dev, out);
+    /* the copy keeps the original's memory limit; *out is set on success */
+    st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, out);
     gaia__host_free(b->ctx, img);
     return st;
+}
+
+GAIA_API gaia_status gaia_brain_set_memory_limit(gaia_brain *b, size_t bytes) {
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    /* A limit the brain already passes would make every later step fail. */
+    if (bytes && bytes < b->host_bytes + b->dev_bytes)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_set_memory_limit",
+                          "limit %zu bytes is below the %zu bytes the brain holds", bytes,
+                          b->host_bytes + b->dev_bytes);
+    b->mem_limit = bytes;
+    return GAIA_OK;
 }
 
 /* ---- the operations of the literature ---- */
@@ -6336,15 +6848,26 @@ static void gaia__fire_add(gaia_brain_fire *f, size_t *n, const char *from, cons
     (*n)++;
 }
 
+/* Names the operation and the step in a failed step's message. */
+static gaia_status gaia__brain_op_failed(gaia_brain *b, const char *fn, gaia_status st, int t, int steps) {
+    char msg[GAIA__ERR_LEN];
+    snprintf(msg, sizeof msg, "%s", gaia_last_error(b->ctx));
+    return gaia__fail(b->ctx, st, fn, "step %d of %d failed, the brain keeps the %d before it: %s", t + 1, steps, t, msg);
+}
+
+/* Each step is a transaction (gaia_brain_project): a failure leaves the
+   brain as the steps before it made it. */
 static gaia_status gaia__brain_run_op(gaia_brain *b, const char *fn, int steps, gaia__op_rule rule,
                                       const gaia__op_names *x) {
     gaia_brain_fire f[9]; /* the largest rule (merge) fires 9 pairs */
     int t;
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (steps < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "steps = %d", steps);
+    gaia_progress_report(b->ctx, 0, (size_t)steps, fn);
     for (t = 0; t < steps; t++) {
         gaia_status st = gaia_brain_project(b, f, rule(b, x, f));
-        if (st != GAIA_OK) return st;
+        if (st != GAIA_OK) return gaia__brain_op_failed(b, fn, st, t, steps);
+        gaia_progress_report(b->ctx, (size_t)t + 1, (size_t)steps, fn);
     }
     return GAIA_OK;
 }
@@ -6466,14 +6989,18 @@ GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, dou
         uint32_t nb = a->nwin;
         a->nwin = keep; /* the lowest indices, already in support */
         b->plastic = 0;
+        gaia_progress_report(b->ctx, 0, (size_t)steps, fn);
         for (t = 0; t < steps && st == GAIA_OK; t++) {
             gaia_brain_fire f;
             f.from = area;
             f.to = area;
             st = gaia_brain_project(b, &f, 1);
+            if (st == GAIA_OK) gaia_progress_report(b->ctx, (size_t)t + 1, (size_t)steps, fn);
         }
         b->plastic = was;
-        if (st == GAIA_OK && recovered) *recovered = gaia__asm_overlap_sorted(a->win, a->nwin, before, nb);
+        if (st != GAIA_OK && t == 1) a->nwin = nb; /* no step done: the cue is taken back too */
+        if (st != GAIA_OK) st = gaia__brain_op_failed(b, fn, st, t - 1, steps);
+        else if (recovered) *recovered = gaia__asm_overlap_sorted(a->win, a->nwin, before, nb);
     }
     gaia__asm_hfree(b, before);
     return st;
@@ -6520,7 +7047,7 @@ static gaia_status gaia__hrr_rows(gaia_ctx *ctx, const char *fn, const char *nam
         return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "%s must be [D] or [B,D], got (%s)", name, s);
     }
     if (*D > (size_t)0x7fffffff)
-        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "D = %zu is above 2^31 - 1", *D);
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "D = %zu is above 2^31 - 1", *D);
     return GAIA_OK;
 }
 
@@ -6924,7 +7451,6 @@ GAIA_API gaia_status gaia_hrr_spectrum_create(gaia_ctx *ctx, const gaia_tensor *
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    *out = NULL;
     if ((st = gaia__hrr_rows(ctx, fn, "x", x, &B, &D)) != GAIA_OK) return st;
     if ((st = gaia__hrr_ops_get(ctx, fn, GAIA__DEV(x), &ops)) != GAIA_OK) return st;
     s = (gaia_hrr_spectrum *)gaia__host_alloc(ctx, sizeof *s);
@@ -6992,7 +7518,7 @@ GAIA_API gaia_status gaia_hrr_bind_spectrum(gaia_ctx *ctx, const gaia_tensor *a,
 /* --- generation --- */
 static gaia_status gaia__hrr_gen_check(gaia_ctx *ctx, const char *fn, size_t B, size_t D) {
     if (B == 0 || D == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B = %zu and D = %zu must be > 0", B, D);
-    if (D > (size_t)0x7fffffff) return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "D = %zu is above 2^31 - 1", D);
+    if (D > (size_t)0x7fffffff) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "D = %zu is above 2^31 - 1", D);
     return GAIA_OK;
 }
 
@@ -7014,8 +7540,8 @@ GAIA_API gaia_status gaia_hrr_random(gaia_ctx *ctx, size_t B, size_t D, int unit
     t0 = gaia__prof_begin(ctx);
     st = gaia__be(ctx, d)->random(ctx, GAIA__PTR(*out), B * D, GAIA_RANDOM_NORMAL, ctx->seed, ctx->rng_stream, 0.0f,
                                   (float)(1.0 / sqrt((double)D)));
-    if (st == GAIA_OK) ctx->rng_stream++;
     if (st == GAIA_OK && unit) st = ops->normalize(ctx, B, D, GAIA__PTR(*out), GAIA__PTR(*out));
+    if (st == GAIA_OK) ctx->rng_stream++;
     gaia__prof_end(ctx, GAIA_PROF_HRR, t0, B * D * 4);
     return gaia__finish_out(st, out, created);
 }
@@ -7023,13 +7549,16 @@ GAIA_API gaia_status gaia_hrr_random(gaia_ctx *ctx, size_t B, size_t D, int unit
 GAIA_API gaia_status gaia_hrr_unitary(gaia_ctx *ctx, size_t B, size_t D, gaia_tensor **out) {
     static const char *fn = "gaia_hrr_unitary";
     gaia_tensor *r = NULL;
+    uint64_t stream;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__hrr_gen_check(ctx, fn, B, D)) != GAIA_OK) return st;
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    stream = ctx->rng_stream;
     if ((st = gaia_hrr_random(ctx, B, D, 0, &r)) != GAIA_OK) return st;
     st = gaia__hrr_spec_unary(ctx, fn, r, GAIA_HRR_SPEC_UNITARY, 0.0f, 0, out);
     gaia_tensor_free(r);
+    if (st != GAIA_OK) ctx->rng_stream = stream; /* a failed call draws nothing */
     return st;
 }
 
@@ -7230,7 +7759,6 @@ GAIA_API gaia_status gaia_hrr_codebook_create(gaia_ctx *ctx, size_t D, gaia_hrr_
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    *out = NULL;
     if ((st = gaia__hrr_gen_check(ctx, fn, 1, D)) != GAIA_OK) return st;
     if ((st = gaia__hrr_ops_get(ctx, fn, gaia_ctx_device(ctx), &ops)) != GAIA_OK) return st;
     return gaia__hrr_codebook_new(ctx, fn, gaia_ctx_device(ctx), D, out);
@@ -7321,10 +7849,11 @@ GAIA_API gaia_status gaia_hrr_codebook_add(gaia_ctx *ctx, gaia_hrr_codebook *cb,
     } else {
         st = gaia__be(ctx, cb->device)->random(ctx, row, cb->D, GAIA_RANDOM_NORMAL, ctx->seed, ctx->rng_stream, 0.0f,
                                                (float)(1.0 / sqrt((double)cb->D)));
-        if (st == GAIA_OK) ctx->rng_stream++;
     }
     if (st == GAIA_OK) st = gaia__hrr_codebook_norms(ctx, fn, cb, cb->count, 1);
     if (st == GAIA_OK) st = gaia__hrr_codebook_name_add(ctx, fn, cb, name);
+    /* the stream moves on only when the item is in: a failed add changes nothing */
+    if (st == GAIA_OK && !v) ctx->rng_stream++;
     if (st == GAIA_OK && index) *index = cb->count - 1;
     return st;
 }
@@ -7414,48 +7943,69 @@ static char *gaia__hrr_names_path(gaia_ctx *ctx, const char *path) {
 GAIA_API gaia_status gaia_hrr_codebook_save(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *path) {
     static const char *fn = "gaia_hrr_codebook_save";
     gaia_tensor *all = NULL;
-    char *npath;
-    FILE *f;
-    size_t i;
-    int bad = 0;
+    char *npath, *text = NULL;
+    size_t i, len = 0;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__hrr_codebook_check(ctx, fn, cb)) != GAIA_OK) return st;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     if (!cb->count) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the codebook is empty");
     if (!(npath = gaia__hrr_names_path(ctx, path))) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-    st = gaia__hrr_codebook_rows(ctx, fn, cb, 0, cb->count, &all);
-    if (st == GAIA_OK) st = gaia_tensor_save_npy(ctx, all, path);
-    gaia_tensor_free(all);
-    if (st == GAIA_OK) {
-        f = fopen(npath, "wb");
-        if (!f) st = gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot create '%s'", npath);
-        else {
-            for (i = 0; i < cb->count; i++) bad |= fprintf(f, "%s\n", cb->names[i]) < 0;
-            if (fclose(f) != 0 || bad) st = gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot write '%s'", npath);
-        }
+    for (i = 0; i < cb->count; i++) len += strlen(cb->names[i]) + 1;
+    text = (char *)gaia__host_alloc(ctx, len);
+    if (!text) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes of names", len);
+    for (i = 0, len = 0; text && i < cb->count; i++) { /* one name a line */
+        size_t n = strlen(cb->names[i]);
+        memcpy(text + len, cb->names[i], n);
+        text[len + n] = '\n';
+        len += n + 1;
     }
+    if (st == GAIA_OK) st = gaia__hrr_codebook_rows(ctx, fn, cb, 0, cb->count, &all);
+    if (st == GAIA_OK) st = gaia_tensor_save_npy(ctx, all, path);
+    if (st == GAIA_OK) st = gaia__write_file(ctx, fn, npath, text, len);
+    gaia_tensor_free(all);
+    gaia__host_free(ctx, text);
     gaia__host_free(ctx, npath);
     return st;
 }
 
-GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gaia_hrr_codebook **out) {
-    static const char *fn = "gaia_hrr_codebook_load";
+/* Line `line` (1-based) of a names file: ends at '\n' or at the end, an
+   optional '\r' before it dropped. No NUL, no control character, 1..255 bytes. */
+static gaia_status gaia__hrr_name_line(gaia_ctx *ctx, const char *fn, const char *p, size_t len, size_t line,
+                                       char *name) {
+    size_t n = len, k;
+    if (n && p[n - 1] == '\r') n--;
+    if (n == 0) return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "names line %zu is empty", line);
+    if (n > GAIA__HRR_NAME_MAX)
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "names line %zu is longer than %d bytes", line, GAIA__HRR_NAME_MAX);
+    for (k = 0; k < n; k++) {
+        unsigned char c = (unsigned char)p[k];
+        if (c == 0) return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "names line %zu has a NUL byte at %zu", line, k);
+        if (c < 0x20 || c == 0x7f)
+            return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "names line %zu has a control character (byte %u at %zu)", line,
+                              c, k);
+    }
+    memcpy(name, p, n);
+    name[n] = 0;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_hrr_codebook_parse(gaia_ctx *ctx, const void *npy, size_t npy_size, const void *names,
+                                             size_t names_size, gaia_hrr_codebook **out) {
+    static const char *fn = "gaia_hrr_codebook_parse";
+    const char *p = (const char *)names, *end = p + names_size;
     gaia_tensor *t = NULL;
     gaia_hrr_codebook *cb = NULL;
-    char *npath = NULL, line[GAIA__HRR_NAME_MAX + 3];
-    FILE *f = NULL;
+    char name[GAIA__HRR_NAME_MAX + 2];
     size_t M, D, i;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
-    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    *out = NULL;
-    if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
-    if ((st = gaia_tensor_load_npy(ctx, path, &t)) != GAIA_OK) return st;
+    if (!out || !npy || (!names && names_size)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
+    if ((st = gaia_npy_parse(ctx, npy, npy_size, &t)) != GAIA_OK) return st;
     if (t->ndim != 2) {
         int nd = t->ndim;
         gaia_tensor_free(t);
-        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' holds a %d-D array, need [M,D]", path, nd);
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "the vectors are a %d-D array, need [M,D]", nd);
     }
     M = t->shape[0];
     D = t->shape[1];
@@ -7464,43 +8014,56 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
     if (st == GAIA_OK) st = gaia__be(ctx, cb->device)->copy(ctx, cb->vec, GAIA__PTR(t), M * D * sizeof(float));
     gaia_tensor_free(t);
     if (st == GAIA_OK) st = gaia__hrr_codebook_norms(ctx, fn, cb, 0, M);
-    if (st == GAIA_OK && !(npath = gaia__hrr_names_path(ctx, path)))
-        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-    if (st == GAIA_OK && !(f = fopen(npath, "rb"))) st = gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot open '%s'", npath);
     for (i = 0; st == GAIA_OK && i < M; i++) {
-        size_t len;
-        if (!fgets(line, sizeof line, f)) {
-            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' has %zu names, the vectors %zu", npath, i, M);
+        const char *nl;
+        if (p >= end) {
+            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "%zu names for %zu vectors", i, M);
             break;
         }
-        len = strlen(line);
-        if (len && line[len - 1] == '\n') line[--len] = 0;
-        else if (!feof(f)) {
-            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' line %zu is longer than %d bytes", npath, i + 1,
-                            GAIA__HRR_NAME_MAX);
-            break;
-        }
-        if (len && line[len - 1] == '\r') line[--len] = 0;
-        if ((st = gaia__hrr_name_check(ctx, fn, line)) != GAIA_OK) {
-            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' line %zu: bad name", npath, i + 1);
-            break;
-        }
-        if (cb->table[gaia__hrr_slot_of(cb, line)]) {
-            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' line %zu: duplicate name '%s'", npath, i + 1, line);
-            break;
-        }
-        st = gaia__hrr_codebook_name_add(ctx, fn, cb, line);
+        nl = (const char *)memchr(p, '\n', (size_t)(end - p));
+        if (!nl) nl = end;
+        st = gaia__hrr_name_line(ctx, fn, p, (size_t)(nl - p), i + 1, name);
+        if (st == GAIA_OK && cb->table[gaia__hrr_slot_of(cb, name)])
+            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "names line %zu: duplicate name '%s'", i + 1, name);
+        if (st == GAIA_OK) st = gaia__hrr_codebook_name_add(ctx, fn, cb, name);
+        p = nl < end ? nl + 1 : end;
     }
-    if (st == GAIA_OK && fgets(line, sizeof line, f) && line[0] != '\n')
-        st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' has more names than the %zu vectors", npath, M);
-    if (f) fclose(f);
-    gaia__host_free(ctx, npath);
+    if (st == GAIA_OK && p < end)
+        st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "more names than the %zu vectors (%zu bytes left)", M,
+                        (size_t)(end - p));
     if (st != GAIA_OK) {
         gaia_hrr_codebook_free(cb);
         return st;
     }
     *out = cb;
     return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gaia_hrr_codebook **out) {
+    static const char *fn = "gaia_hrr_codebook_load";
+    unsigned char *npy = NULL, *names = NULL;
+    size_t npy_size = 0, names_size = 0;
+    char *npath = NULL;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
+    if (!(npath = gaia__hrr_names_path(ctx, path))) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    st = gaia__read_file(ctx, fn, path, GAIA_NPY_MAX_BYTES + GAIA_NPY_MAX_HEADER + 16, &npy, &npy_size);
+    /* at most 256 bytes a name, one name a vector of >= 4 bytes */
+    if (st == GAIA_OK) st = gaia__read_file(ctx, fn, npath, (uint64_t)npy_size * 64 + 4096, &names, &names_size);
+    if (st == GAIA_OK) {
+        st = gaia_hrr_codebook_parse(ctx, npy, npy_size, names, names_size, out);
+        if (st != GAIA_OK) {
+            char reason[GAIA__ERR_LEN];
+            memcpy(reason, ctx->last_error, sizeof reason);
+            gaia__fail(ctx, st, fn, "'%s': %s", path, reason);
+        }
+    }
+    gaia__host_free(ctx, npy);
+    gaia__host_free(ctx, names);
+    gaia__host_free(ctx, npath);
+    return st;
 }
 
 /* Module caches live in the context and go with it. */

@@ -51,10 +51,9 @@ GAIA_API void gaia_cpu_rfft_inverse(const gaia_cpu_rfft_plan *p, const float *sp
 GAIA_API void gaia_cpu_unary(gaia_unary_op op, const float *x, float *y, size_t n, float p0, float p1, int nthreads);
 GAIA_API void gaia_cpu_binary(gaia_binary_op op, const float *a, const size_t *a_strides, const float *b,
                               const size_t *b_strides, float *y, const size_t *shape, int nthreads);
-/* x is [outer, len, inner], y is [outer, inner]; scratch holds inner doubles
-   (may be NULL when inner == 1). Sums accumulate in double. */
-GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner, float *y,
-                              double *scratch);
+/* x is [outer, len, inner], y is [outer, inner]. Sums accumulate in double;
+   nothing is allocated. */
+GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner, float *y);
 GAIA_API void gaia_cpu_transpose(const float *x, size_t batch, size_t rows, size_t cols, float *y);
 
 #ifdef __cplusplus
@@ -1932,31 +1931,38 @@ static float gaia__cpu_reduce_run(gaia_reduce_op op, const float *x, size_t len,
     }
 }
 
-GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner, float *y,
-                              double *scratch) {
-    size_t o, i, k;
+#define GAIA__REDUCE_CHUNK 512 /* columns summed at once: 4 KiB of doubles on the stack */
+GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner,
+                              float *y) {
+    size_t o, i, k, c0;
     int additive = op == GAIA_REDUCE_SUM || op == GAIA_REDUCE_MEAN || op == GAIA_REDUCE_NORM;
-    if (inner == 1 || !additive || !scratch) {
+    if (inner == 1 || !additive) {
         for (o = 0; o < outer; o++)
             for (i = 0; i < inner; i++) y[o * inner + i] = gaia__cpu_reduce_run(op, x + o * len * inner + i, len, inner);
         return;
     }
-    /* Sums across a non-last axis: walk rows contiguously, accumulating a row of doubles. */
-    for (o = 0; o < outer; o++) {
-        const float *base = x + o * len * inner;
-        for (i = 0; i < inner; i++) scratch[i] = 0.0;
-        for (k = 0; k < len; k++) {
-            const float *row = base + k * inner;
-            if (op == GAIA_REDUCE_NORM)
-                for (i = 0; i < inner; i++) scratch[i] += (double)row[i] * row[i];
-            else
-                for (i = 0; i < inner; i++) scratch[i] += row[i];
+    /* Sums across a non-last axis: walk the rows contiguously, a chunk of
+       columns at a time, accumulating doubles on the stack (no allocation:
+       a reduction cannot run out of memory). */
+    for (o = 0; o < outer; o++)
+        for (c0 = 0; c0 < inner; c0 += GAIA__REDUCE_CHUNK) {
+            const float *base = x + o * len * inner + c0;
+            size_t w = inner - c0 < GAIA__REDUCE_CHUNK ? inner - c0 : GAIA__REDUCE_CHUNK;
+            double acc[GAIA__REDUCE_CHUNK];
+            for (i = 0; i < w; i++) acc[i] = 0.0;
+            for (k = 0; k < len; k++) {
+                const float *row = base + k * inner;
+                if (op == GAIA_REDUCE_NORM)
+                    for (i = 0; i < w; i++) acc[i] += (double)row[i] * row[i];
+                else
+                    for (i = 0; i < w; i++) acc[i] += row[i];
+            }
+            for (i = 0; i < w; i++) {
+                double v = acc[i];
+                y[o * inner + c0 + i] =
+                    (float)(op == GAIA_REDUCE_MEAN ? v / (double)len : op == GAIA_REDUCE_NORM ? sqrt(v) : v);
+            }
         }
-        for (i = 0; i < inner; i++) {
-            double v = scratch[i];
-            y[o * inner + i] = (float)(op == GAIA_REDUCE_MEAN ? v / (double)len : op == GAIA_REDUCE_NORM ? sqrt(v) : v);
-        }
-    }
 }
 
 /* Tiles keep both the reads and the writes within a few cache lines. */
@@ -2510,6 +2516,7 @@ GAIA_API void gaia_cpu_layer_hebbian_update(const gaia_layer_hebb_args *a, int n
     float mean_post, c = 1.0f;
     long long part, nparts = 1;
     size_t i;
+    if (!a || a->out == 0 || a->in == 0) return; /* nothing to learn */
 #ifdef _OPENMP
     if (nthreads > 1 && (double)a->out * (double)a->in >= GAIA__LAYER_PAR_MAC && a->out >= 8) nparts = nthreads;
 #endif
@@ -2604,7 +2611,9 @@ static void gaia__cpu_hebb_fused(const gaia_layer_hebb_args *a, float *n2, const
         float ay[GAIA__LAYER_LANES], an[GAIA__LAYER_LANES], sy = 0.0f, sn = 0.0f;
         if (!(a->flags & GAIA_HEBB_NO_NORMALIZE)) {
             float nn = n2[i] + 2.0f * e * post + e * e * vv;
-            sc = c / (c * sqrtf(nn > 0.0f ? nn : 0.0f) + 1e-8f);
+            /* |c|, not c: a negative homeostatic factor (mean(post) > 0.5 + 1/h)
+               flips the row's sign, as GAIA's unfused steps do. */
+            sc = c / (fabsf(c) * sqrtf(nn > 0.0f ? nn : 0.0f) + 1e-8f);
         }
         j = 0;
 #ifdef GAIA__LAYER_VECEXT
@@ -2660,6 +2669,7 @@ static int gaia__cpu_hebb_fusable(const gaia_layer_plan *p, const gaia_layer_pla
    layers whose updates it fuses. */
 GAIA_API size_t gaia_cpu_layer_hierarchy_work(const gaia_layer_plan *p) {
     size_t k, li, n = 0;
+    if (!p) return 0;
     for (k = 0; k < p->nlevels; k++)
         for (li = 0; li < p->levels[k].nlayers; li++)
             if (gaia__cpu_hebb_fusable(p, &p->levels[k].layers[li])) n += p->levels[k].layers[li].out;
@@ -2675,6 +2685,7 @@ GAIA_API void gaia_cpu_layer_hierarchy_run(const gaia_layer_plan *p, float *work
     size_t t, k, li;
     float *n2;
     (void)nthreads;
+    if (!p) return;
     /* Pass 1 over the layers: row norms for the fused updates. */
     for (k = 0, n2 = work; k < p->nlevels; k++)
         for (li = 0; li < p->levels[k].nlayers; li++) {
@@ -2815,15 +2826,21 @@ static uint32_t gaia__asm_next(gaia__asm_rng *r) {
 
 /* One Geometric(p) skip (non-edges before the next edge). The guide gives
    the skip of the largest word in u's bucket, a lower bound; the thresholds
-   then settle it exactly (usually no step). */
-static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng *r) {
+   then settle it exactly (usually no step). For p < ~2e-5 the skip is
+   B + L * A with A the number of words below geo_r32 in a row (A part);
+   a tiny p makes A huge (about 1 / (p L) words), so the skip stops as soon
+   as it reaches `limit`, the distance to the end of the segment: the edges
+   inside it are the same, and each (source, segment) has its own stream, so
+   the words it leaves unread change nothing. The cost per segment is then
+   bounded for every p. */
+static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng *r, uint64_t limit) {
     uint32_t u = gaia__asm_next(r);
     uint32_t b = a->geo_guide[u >> 20];
     uint64_t x;
     while (u < a->geo[b + 1]) b++;
     x = b;
     if (a->geo_r32)
-        while (gaia__asm_next(r) < a->geo_r32) x += a->geo_len;
+        while (x < limit && gaia__asm_next(r) < a->geo_r32) x += a->geo_len;
     return x;
 }
 
@@ -2858,8 +2875,8 @@ static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng 
                 (j)++;                                                                      \
             }                                                                               \
         } else {                                                                            \
-            for ((j) = (lo) + gaia__asm_skip((a), &r_); (j) < (hi);                         \
-                 (j) += 1 + gaia__asm_skip((a), &r_)) {                                     \
+            for ((j) = (lo) + gaia__asm_skip((a), &r_, (hi) - (lo)); (j) < (hi);            \
+                 (j) += 1 + gaia__asm_skip((a), &r_, (hi) - (j) - 1)) {                     \
                 BODY;                                                                       \
             }                                                                               \
         }                                                                                   \
@@ -2887,6 +2904,7 @@ static float gaia__asm_map_lookup(const uint64_t *keys, const float *vals, uint6
 
 GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *map_vals, uint64_t map_mask,
                                          uint64_t key) {
+    if (!map_keys || !map_vals) return 0.0f; /* no map: no learned weight */
     return gaia__asm_map_lookup(map_keys, map_vals, map_mask, key);
 }
 
@@ -2895,8 +2913,11 @@ GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *
 static int64_t gaia__asm_fix(float w) { return (int64_t)(w * GAIA_ASSEMBLY_FIX); }
 
 GAIA_API uint32_t gaia_cpu_assembly_stim_degree(const gaia_assembly_fibre_args *a, uint32_t j) {
-    uint64_t u = gaia__asm_mix64(a->fkey + ((uint64_t)j + 1) * GAIA__ASM_GAMMA);
-    uint32_t x = a->bin_guide[u >> 52];
+    uint64_t u;
+    uint32_t x;
+    if (!a || !a->bin_guide || !a->bin_cdf) return 0; /* no stimulus fibre */
+    u = gaia__asm_mix64(a->fkey + ((uint64_t)j + 1) * GAIA__ASM_GAMMA);
+    x = a->bin_guide[u >> 52];
     while (x + 1 < a->bin_len && u >= a->bin_cdf[x]) x++;
     return a->bin_lo + x;
 }
@@ -3125,6 +3146,7 @@ static void gaia__asm_accumulate(const gaia_assembly_fibre_args *a, const uint32
 
 GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
                                            int64_t *input, int nthreads) {
+    if (!a || (!a->is_stimulus && K == 0)) return; /* no fibre, or no source fires */
     gaia__asm_accumulate(a, src, K, input, nthreads);
 }
 
@@ -3262,7 +3284,9 @@ fail:
 }
 
 GAIA_API uint64_t gaia_cpu_assembly_edges(const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out, uint64_t cap) {
-    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, g, count = 0;
+    uint64_t nseg, g, count = 0;
+    if (!a) return 0; /* no fibre: no edges */
+    nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS;
     for (g = 0; g < nseg; g++) {
         uint64_t lo = g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, j;
         if (hi > a->n_tgt) hi = a->n_tgt;
@@ -3746,6 +3770,10 @@ GAIA_API void gaia_cpu_hrr_cosine_scale(size_t B, size_t M, float *sim, const fl
 
 GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, float *best) {
     size_t i, j;
+    if (M == 0) { /* no columns: no best one */
+        for (i = 0; i < B; i++) best[i] = -1.0f;
+        return;
+    }
     for (i = 0; i < B; i++) {
         const float *s = sim + i * M;
         float v = s[0];
@@ -4102,14 +4130,8 @@ static gaia_status gaia__cpu_binary_be(gaia_ctx *ctx, gaia_binary_op op, const f
 }
 static gaia_status gaia__cpu_reduce_be(gaia_ctx *ctx, gaia_reduce_op op, const float *x, size_t outer, size_t len,
                                        size_t inner, float *y) {
-    double *scratch = NULL;
-    if (inner > 1) {
-        scratch = (double *)gaia__host_alloc(ctx, inner * sizeof(double));
-        if (!scratch)
-            return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_cpu_reduce", "cannot allocate %zu doubles", inner);
-    }
-    gaia_cpu_reduce(op, x, outer, len, inner, y, scratch);
-    gaia__host_free(ctx, scratch);
+    (void)ctx;
+    gaia_cpu_reduce(op, x, outer, len, inner, y);
     return GAIA_OK;
 }
 

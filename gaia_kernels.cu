@@ -1364,15 +1364,17 @@ __device__ __forceinline__ uint32_t gaia__asmk_next(gaia__asmk_rng *r) {
     return (uint32_t)r->z;
 }
 
-// Twin of gaia__asm_skip: B from the guide and thresholds, then the A part.
-__device__ __forceinline__ unsigned long long gaia__asmk_skip(const gaia__asmk_fibre &a, gaia__asmk_rng *r) {
+// Twin of gaia__asm_skip: B from the guide and thresholds, then the A part,
+// which stops once the skip reaches `limit` (the end of the segment).
+__device__ __forceinline__ unsigned long long gaia__asmk_skip(const gaia__asmk_fibre &a, gaia__asmk_rng *r,
+                                                              unsigned long long limit) {
     uint32_t u = gaia__asmk_next(r);
     uint32_t b = a.guide[u >> 20];
     unsigned long long x;
     while (u < a.geo[b + 1]) b++;
     x = b;
     if (a.geo_r32)
-        while (gaia__asmk_next(r) < a.geo_r32) x += a.geo_len;
+        while (x < limit && gaia__asmk_next(r) < a.geo_r32) x += a.geo_len;
     return x;
 }
 
@@ -1443,7 +1445,7 @@ __global__ void gaia__asmk_accumulate(gaia__asmk_fibre a, const uint32_t *src, u
         gaia__asmk_rng r;
         if (hi > a.n_tgt) hi = a.n_tgt;
         gaia__asmk_rng_init(&r, a.fkey, i, g);
-        for (j = lo + gaia__asmk_skip(a, &r); j < hi; j += 1 + gaia__asmk_skip(a, &r)) {
+        for (j = lo + gaia__asmk_skip(a, &r, hi - lo); j < hi; j += 1 + gaia__asmk_skip(a, &r, hi - j - 1)) {
             long long w = (long long)GAIA__ASMK_FIX;
             if (gaia__asmk_bit(a.support, j)) w = gaia__asmk_fix(gaia__asmk_lookup(a, base + j));
             atomicAdd(&input[j], (unsigned long long)w);
@@ -1496,7 +1498,7 @@ __global__ void gaia__asmk_hebb(gaia__asmk_fibre a, const uint32_t *src, uint32_
         gaia__asmk_rng r;
         if (hi > a.n_tgt) hi = a.n_tgt;
         gaia__asmk_rng_init(&r, a.fkey, i, g);
-        for (j = lo + gaia__asmk_skip(a, &r); j < hi; j += 1 + gaia__asmk_skip(a, &r))
+        for (j = lo + gaia__asmk_skip(a, &r, hi - lo); j < hi; j += 1 + gaia__asmk_skip(a, &r, hi - j - 1))
             if (gaia__asmk_bit(bits, j)) {
                 unsigned long long at = atomicAdd(count, 1ull);
                 if (at < cap) keys[at] = base + j;
@@ -1546,7 +1548,7 @@ __global__ void gaia__asmk_edges(gaia__asmk_fibre a, uint32_t i, uint32_t *out, 
         gaia__asmk_rng r;
         if (hi > a.n_tgt) hi = a.n_tgt;
         gaia__asmk_rng_init(&r, a.fkey, i, (uint32_t)g);
-        for (j = lo + gaia__asmk_skip(a, &r); j < hi; j += 1 + gaia__asmk_skip(a, &r)) {
+        for (j = lo + gaia__asmk_skip(a, &r, hi - lo); j < hi; j += 1 + gaia__asmk_skip(a, &r, hi - j - 1)) {
             if (c < cap) out[c] = (uint32_t)j;
             c++;
         }

@@ -1,17 +1,22 @@
 /* Assembly-calculus brains: steps per second and memory.
-   1. lazy, n = 1e6, k = 1000, p = 0.01, beta = 0.05, 25 steps stimulus>A, A>A
-      (the reference Python simulator's figure is printed for comparison; it
-      is not run here: it needs NumPy/SciPy and the reference repository).
+   1. lazy, n = 1e6, k = 1000, p = 0.01, beta = 0.05, 25 steps stimulus>A, A>A.
+      No peer runs here, so no ratio is printed (a ratio is only ever taken
+      against a peer timed in the same run).
    2. explicit on the CPU: n = 1e5, k = 317, p = 0.01 and n = 1e6, k = 1000.
    3. explicit on a GPU: n = 1e7, k = 1e4, p = 1e-3, beta = 0.1 (CUDA builds
       with a GPU only).
-   Usage: bench_assembly [quick]   (quick: fewer steps) */
+   4. shared machine: the explicit steps on one and on all threads, alone and
+      beside a competing CPU-bound process (a child that spins), the way a
+      user's machine is shared. A thread team that spins while a core is
+      taken shows up here as a step many times slower than on one thread.
+   Usage: bench_assembly [quick] [shared]   (quick: fewer steps; shared: only
+   section 4) */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
-#include <stdlib.h>
-#include <string.h>
-
-#define REF_LAZY_1E6_S 57.0 /* reference simulator, measured, same setting */
+#include "bench_common.h"
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 
 typedef struct run_result {
     double total_s, first_ms, steady_ms;
@@ -51,6 +56,64 @@ static run_result run(gaia_ctx *ctx, gaia_device dev, gaia_area_mode mode, uint3
     return r;
 }
 
+/* A competing CPU-bound process: a child that spins until killed. */
+static pid_t start_hog(void) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        volatile unsigned long x = 0;
+        for (;;) x++;
+    }
+    bench_pause(0.2); /* let the scheduler see it */
+    return pid;
+}
+
+static void stop_hog(pid_t pid) {
+    if (pid <= 0) return;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* Median steady step time (ms) of `runs` runs of `steps` steps. */
+static double steady_ms(gaia_ctx *ctx, uint32_t n, uint32_t k, int steps, int runs) {
+    double v[9];
+    int i;
+    if (runs > 9) runs = 9;
+    for (i = 0; i < runs; i++) {
+        run_result r = run(ctx, GAIA_DEVICE_CPU, GAIA_AREA_EXPLICIT, n, k, 0.01, 0.05f, steps);
+        v[i] = r.ok ? r.steady_ms : -1.0;
+    }
+    return bench_median(v, runs);
+}
+
+static void shared_machine(int quick) {
+    static const uint32_t ns[2] = {100000, 1000000}, ks[2] = {317, 1000};
+    int nt_all = bench_cores(), ti, hog, c;
+    printf("shared machine: explicit steady ms/step (median of 5 runs), alone and beside one spinning process\n");
+    bench_print_load("before the shared-machine runs");
+    printf("%-24s %8s %14s %14s\n", "", "threads", "alone", "beside a hog");
+    for (c = 0; c < 2; c++)
+        for (ti = 0; ti < 2; ti++) {
+            int nt = ti == 0 ? 1 : nt_all;
+            double t[2];
+            gaia_ctx *ctx = NULL;
+            gaia_ctx_desc desc;
+            if (ti == 1 && nt_all == 1) continue;
+            memset(&desc, 0, sizeof desc);
+            desc.device = GAIA_DEVICE_CPU;
+            desc.cpu_threads = nt;
+            if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) return;
+            for (hog = 0; hog < 2; hog++) {
+                pid_t pid = hog ? start_hog() : 0;
+                t[hog] = steady_ms(ctx, ns[c], ks[c], c == 0 ? (quick ? 10 : 25) : (quick ? 4 : 8), 5);
+                stop_hog(pid);
+            }
+            printf("explicit n=%-7u k=%-4u %8d %11.2f ms %11.2f ms\n", ns[c], ks[c], nt, t[0], t[1]);
+            fflush(stdout);
+            gaia_ctx_destroy(ctx);
+        }
+    bench_print_load("after");
+}
+
 static void report(const char *what, run_result r, int steps, double target_ms, int target_total) {
     double per = r.total_s * 1e3 / steps;
     if (!r.ok) {
@@ -67,8 +130,17 @@ static void report(const char *what, run_result r, int steps, double target_ms, 
 int main(int argc, char **argv) {
     gaia_ctx *ctx;
     gaia_ctx_desc desc;
-    int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+    int quick = 0, shared_only = 0, i;
     run_result r;
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "quick") == 0) quick = 1;
+        if (strcmp(argv[i], "shared") == 0) shared_only = 1;
+    }
+    bench_print_machine("bench_assembly");
+    if (shared_only) {
+        shared_machine(quick);
+        return 0;
+    }
     memset(&desc, 0, sizeof desc);
     desc.device = GAIA_DEVICE_CPU;
     if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) {
@@ -80,10 +152,6 @@ int main(int argc, char **argv) {
 
     r = run(ctx, GAIA_DEVICE_CPU, GAIA_AREA_LAZY, 1000000, 1000, 0.01, 0.05f, 25);
     report("lazy     n=1e6 k=1000 p=0.01, 25 steps", r, 25, 100, 1);
-    if (r.ok)
-        printf("  reference Python simulator (not run here, its published measurement): %.0f s for the same 25 steps"
-               " -> gaia %.0fx faster\n",
-               REF_LAZY_1E6_S, REF_LAZY_1E6_S / r.total_s);
 
     r = run(ctx, GAIA_DEVICE_CPU, GAIA_AREA_EXPLICIT, 100000, 317, 0.01, 0.05f, quick ? 8 : 25);
     report("explicit n=1e5 k=317 p=0.01 (CPU)", r, quick ? 8 : 25, 2, 0);
@@ -93,6 +161,7 @@ int main(int argc, char **argv) {
     report("explicit n=1e6 k=1000 p=0.01 (CPU)", r, quick ? 4 : 12, 100, 0);
     printf("  (first step %.2f ms, steady %.2f ms/step)\n", r.first_ms, r.steady_ms);
     gaia_ctx_destroy(ctx);
+    shared_machine(quick);
 
 #ifdef GAIA_USE_CUDA
     desc.device = GAIA_DEVICE_AUTO;

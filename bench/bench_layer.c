@@ -1,16 +1,21 @@
 /* Benchmarks of the layer module, each next to its reference in the same run:
    - GAIA's hierarchy (the seed's workload: 100->200 reactive r1, 200->400 and
-     400->800 Hebbian r2, r4; 10,000 steps, learning on firing steps), against
-     GAIA's own NumPy loop run by /usr/bin/python3 when NumPy is there;
-   - GELU and LayerNorm against the memcpy bandwidth of the same bytes;
+     400->800 Hebbian r2, r4; 10,000 steps), against a NumPy port of GAIA's
+     classes (ReactiveLayer, HebbianCore, HierarchicalLevel and the manager's
+     process loop, float64 as GAIA) run over the same full number of steps
+     in a fresh /usr/bin/python3, without learning (GAIA's manager) and with
+     the update on firing steps (gaia's option);
+   - GELU and LayerNorm against memcpy of the same bytes on the same number
+     of threads (1, then 2);
    - Linear+GELU against the plain GEMM of the same shape;
-   - attention in GFLOP/s (FLOPs = 4 B H N^2 d, halved when causal).
+   - attention against NumPy's naive softmax(q k^T) v (BLAS matmuls on the
+     same number of threads, fresh process, best of 5 runs) at N = 1024,
+     d = 64, 1 and 8 heads, with and without the causal mask.
    The GPU sections run when the build has CUDA and a GPU answers.
    Usage: bench_layer [steps] */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
-#include <stdlib.h>
-#include <string.h>
+#include "bench_common.h"
 
 #define CHECK(call)                                                                                          \
     do {                                                                                                     \
@@ -28,16 +33,31 @@ typedef struct job {
     const float *src;
     float *dst;
     size_t bytes;
-    int causal;
+    int causal, nt;
     gaia_layer_precision prec;
 } job;
 
 enum { J_MEMCPY, J_COPY, J_GELU, J_LAYERNORM, J_LINEAR_GELU, J_MATMUL, J_ATTENTION };
 
+/* memcpy of `bytes` split into nt contiguous parts, one per thread. */
+static void copy_nt(float *dst, const float *src, size_t bytes, int nt) {
+#ifdef _OPENMP
+    int p;
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (p = 0; p < nt; p++) {
+        size_t n = bytes / sizeof(float), a = n * (size_t)p / (size_t)nt, b = n * (size_t)(p + 1) / (size_t)nt;
+        memcpy(dst + a, src + a, (b - a) * sizeof(float));
+    }
+#else
+    (void)nt;
+    memcpy(dst, src, bytes);
+#endif
+}
+
 static int run_job(void *arg) {
     job *j = (job *)arg;
     switch (j->what) {
-    case J_MEMCPY: memcpy(j->dst, j->src, j->bytes); return 0;
+    case J_MEMCPY: copy_nt(j->dst, j->src, j->bytes, j->nt); return 0;
     case J_COPY: return gaia_tensor_copy(j->ctx, j->a, &j->out) != GAIA_OK;
     case J_GELU: return gaia_layer_activation(j->ctx, GAIA_LAYER_ACT_GELU, j->a, &j->out) != GAIA_OK;
     case J_LAYERNORM: return gaia_layer_layernorm(j->ctx, j->a, j->b, j->c, 1e-5f, &j->out) != GAIA_OK;
@@ -64,6 +84,13 @@ static void free_job(job *j) {
     memset(j, 0, sizeof *j);
 }
 
+static int ctx_threads(gaia_ctx *ctx) {
+    gaia_device_info info;
+    memset(&info, 0, sizeof info);
+    if (gaia_device_query(ctx, GAIA_DEVICE_CPU, &info) != GAIA_OK) return 1;
+    return info.threads;
+}
+
 static gaia_hierarchy *seed_hierarchy(gaia_ctx *ctx) {
     static const size_t sizes[4] = {100, 200, 400, 800};
     gaia_hierarchy *h = NULL;
@@ -81,44 +108,64 @@ static gaia_hierarchy *seed_hierarchy(gaia_ctx *ctx) {
     return h;
 }
 
-/* Seconds per step of GAIA's NumPy classes (the same arithmetic, written out:
-   ReactiveLayer, HebbianCore.update with decay, homeostasis and row norms,
-   HierarchicalLevel's hold), measured over `steps` steps; < 0 when missing. */
-static double numpy_seconds_per_step(int steps, int learn) {
-    char cmd[4096];
-    FILE *p;
-    double sec = -1.0;
-    snprintf(cmd, sizeof cmd,
-             "/usr/bin/python3 - 2>/dev/null <<'EOF'\n"
+/* Seconds for `steps` steps of a NumPy port of GAIA's classes, run whole in
+   a fresh process; < 0 when NumPy is missing. */
+static double numpy_hierarchy_seconds(int steps, int learn) {
+    char script[4096];
+    snprintf(script, sizeof script,
              "import time, numpy as np\n"
+             "class ReactiveLayer:\n"
+             "    def __init__(self, i, o, rng):\n"
+             "        self.W = rng.standard_normal((o, i)) * np.sqrt(2.0 / i); self.b = np.zeros(o)\n"
+             "    def forward(self, x):\n"
+             "        return np.maximum(0, np.dot(x, self.W.T) + self.b)\n"
+             "class HebbianCore:\n"
+             "    def __init__(self, i, o, rng, eta=0.01, decay=0.001, h=0.1):\n"
+             "        self.W = rng.standard_normal((o, i)) * np.sqrt(2.0 / i)\n"
+             "        self.eta, self.decay, self.h = eta, decay, h\n"
+             "    def forward(self, x):\n"
+             "        y = np.dot(x, self.W.T)\n"
+             "        self.pre = np.mean(x, axis=0); self.post = np.mean(y, axis=0)\n"
+             "        return y\n"
+             "    def update(self):\n"
+             "        dW = self.eta * np.outer(self.post, self.pre)\n"
+             "        self.W += dW\n"
+             "        self.W *= (1 - self.decay)\n"
+             "        self.W *= 1 + self.h * (0.5 - np.mean(self.post))\n"
+             "        self.W /= np.linalg.norm(self.W, axis=1, keepdims=True) + 1e-8\n"
+             "class HierarchicalLevel:\n"
+             "    def __init__(self, level_id, input_size, output_size, temporal_resolution):\n"
+             "        self.r = temporal_resolution; self.layers = []; self.held = np.zeros((1, output_size))\n"
+             "    def add_layer(self, layer): self.layers.append(layer)\n"
+             "    def process(self, x, t, learn):\n"
+             "        if t %% self.r == 0:\n"
+             "            for layer in self.layers:\n"
+             "                x = layer.forward(x)\n"
+             "                if learn and isinstance(layer, HebbianCore): layer.update()\n"
+             "            self.held = x\n"
+             "        return self.held\n"
+             "class HierarchyManager:\n"
+             "    def __init__(self): self.levels = []\n"
+             "    def add_level(self, level): self.levels.append(level)\n"
+             "    def process_hierarchy(self, data, steps, learn=False):\n"
+             "        outs = [[] for _ in self.levels]\n"
+             "        for t in range(steps):\n"
+             "            x = data[t:t + 1]\n"
+             "            for k, level in enumerate(self.levels):\n"
+             "                x = level.process(x, t, learn); outs[k].append(x.copy())\n"
+             "        return [np.concatenate(o) for o in outs]\n"
              "rng = np.random.default_rng(0)\n"
-             "W0 = rng.standard_normal((200, 100)) * np.sqrt(2/100); b0 = np.zeros(200)\n"
-             "Ws = [rng.standard_normal((400, 200)) * np.sqrt(2/200), rng.standard_normal((800, 400)) * np.sqrt(2/400)]\n"
-             "X = rng.standard_normal((%d, 100))\n"
-             "def hebb(W, pre, post):\n"
-             "    W = W + 0.01 * np.outer(post, pre)\n"
-             "    W = W * (1 - 0.001)\n"
-             "    W = W * (1 + 0.1 * (0.5 - np.mean(post)))\n"
-             "    return W / (np.linalg.norm(W, axis=1, keepdims=True) + 1e-8)\n"
-             "held = [None, None, None]\n"
+             "m = HierarchyManager()\n"
+             "for k, (i, o, r) in enumerate(((100, 200, 1), (200, 400, 2), (400, 800, 4))):\n"
+             "    v = HierarchicalLevel(k, i, o, r)\n"
+             "    v.add_layer(ReactiveLayer(i, o, rng) if k == 0 else HebbianCore(i, o, rng))\n"
+             "    m.add_level(v)\n"
+             "data = rng.standard_normal((%d, 100))\n"
              "t0 = time.perf_counter()\n"
-             "for t in range(%d):\n"
-             "    x = X[t][np.newaxis, :]\n"
-             "    held[0] = np.maximum(np.dot(x, W0.T) + b0, 0); x = held[0]\n"
-             "    for k, r in ((1, 2), (2, 4)):\n"
-             "        if t %% r == 0:\n"
-             "            pre = x.mean(axis=0); y = np.dot(x, Ws[k-1].T); post = y.mean(axis=0)\n"
-             "            if %d: Ws[k-1] = hebb(Ws[k-1], pre, post)\n"
-             "            held[k] = y\n"
-             "        x = held[k]\n"
-             "print((time.perf_counter() - t0) / %d)\n"
-             "EOF\n",
-             steps, steps, learn, steps);
-    p = popen(cmd, "r");
-    if (!p) return -1.0;
-    if (fscanf(p, "%lf", &sec) != 1) sec = -1.0;
-    pclose(p);
-    return sec;
+             "m.process_hierarchy(data, %d, %s)\n"
+             "print(time.perf_counter() - t0)\n",
+             steps, steps, learn ? "True" : "False");
+    return bench_python("OPENBLAS_NUM_THREADS=1", script);
 }
 
 static void bench_hierarchy(gaia_ctx *ctx, size_t T, const char *where) {
@@ -148,13 +195,13 @@ static void bench_hierarchy(gaia_ctx *ctx, size_t T, const char *where) {
     printf("hierarchy on %s, %zu steps, no learning (GAIA's manager):  %.3f s = %.0f steps/s\n", where, T, best[0],
            (double)T / best[0]);
     if (strcmp(where, "cpu") == 0) {
-        double np_learn = numpy_seconds_per_step(400, 1), np_plain = numpy_seconds_per_step(400, 0);
-        printf("  GAIA's NumPy code, as the issue states it: ~10 s with learning, ~1-2 s without (10,000 steps)\n");
+        double np_learn = numpy_hierarchy_seconds((int)T, 1), np_plain = numpy_hierarchy_seconds((int)T, 0);
         if (np_learn > 0 && np_plain > 0) {
-            printf("  NumPy measured now (400 steps, scaled to %zu): %.2f s with learning, %.2f s without\n", T,
-                   np_learn * (double)T, np_plain * (double)T);
-            printf("  gaia / NumPy speed-up: %.1fx with learning, %.1fx without\n", np_learn * (double)T / best[1],
-                   np_plain * (double)T / best[0]);
+            printf("  NumPy port of GAIA's classes (float64, one BLAS thread, fresh process), all %zu steps: %.3f s "
+                   "with learning, %.3f s without\n",
+                   T, np_learn, np_plain);
+            printf("  gaia / NumPy speed-up: %.1fx with learning, %.1fx without (gaia on %d thread%s)\n",
+                   np_learn / best[1], np_plain / best[0], ctx_threads(ctx), ctx_threads(ctx) == 1 ? "" : "s");
         } else {
             printf("  NumPy not available at /usr/bin/python3: measured comparison skipped\n");
         }
@@ -164,8 +211,10 @@ static void bench_hierarchy(gaia_ctx *ctx, size_t T, const char *where) {
     gaia_hierarchy_free(h);
 }
 
-/* GELU / LayerNorm / copy over n floats; returns nothing, prints GB/s. */
-static void bench_bandwidth(gaia_ctx *ctx, size_t rows, size_t cols, const char *where, int use_memcpy) {
+/* GELU and LayerNorm over rows x cols floats against memcpy of the same
+   bytes, all on nt threads (the CPU: a memcpy split across nt threads; the
+   GPU: a device copy). Prints GB/s (bytes read + written) and the ratios. */
+static void bench_bandwidth(gaia_ctx *ctx, size_t rows, size_t cols, const char *where, int use_memcpy, int nt) {
     job j;
     size_t shape[2], n = rows * cols;
     double ms_copy, ms_gelu, ms_ln, bytes = 2.0 * (double)n * 4.0;
@@ -183,28 +232,31 @@ static void bench_bandwidth(gaia_ctx *ctx, size_t rows, size_t cols, const char 
         j.src = src;
         j.dst = dst;
         j.bytes = n * 4;
+        j.nt = nt;
     } else {
         CHECK(gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &j.a));
         j.what = J_COPY;
     }
-    ms_copy = time_job(ctx, &j, 5);
+    ms_copy = time_job(ctx, &j, 7);
     free(src);
     free(dst);
     free_job(&j);
+    bench_pause(0.15);
     CHECK(gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &j.a));
     j.what = J_GELU;
-    ms_gelu = time_job(ctx, &j, 5);
+    ms_gelu = time_job(ctx, &j, 7);
     CHECK(gaia_tensor_randn(ctx, 1, shape + 1, 1.0f, 0.1f, &j.b));
     CHECK(gaia_tensor_randn(ctx, 1, shape + 1, 0.0f, 0.1f, &j.c));
     j.what = J_LAYERNORM;
-    ms_ln = time_job(ctx, &j, 5);
+    ms_ln = time_job(ctx, &j, 7);
     free_job(&j);
-    printf("%s, %.0f MB in + out (%zu x %zu):\n", where, bytes / 1e6, rows, cols);
+    printf("%s, %.0f MB in + out (%zu x %zu), %d thread%s for the copy and for gaia:\n", where, bytes / 1e6, rows,
+           cols, nt, nt == 1 ? "" : "s");
     printf("  %-10s %8.3f ms  %7.1f GB/s\n", use_memcpy ? "memcpy" : "copy", ms_copy, bytes / ms_copy / 1e6);
-    printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy; GPU target >= 80%%)\n", "gelu", ms_gelu,
+    printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy; target >= 80%%)\n", "gelu", ms_gelu,
            bytes / ms_gelu / 1e6, 100.0 * ms_copy / ms_gelu);
-    printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy)\n", "layernorm", ms_ln, bytes / ms_ln / 1e6,
-           100.0 * ms_copy / ms_ln);
+    printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy; target >= 80%%)\n", "layernorm", ms_ln,
+           bytes / ms_ln / 1e6, 100.0 * ms_copy / ms_ln);
 }
 
 static void bench_linear(gaia_ctx *ctx, size_t rows, size_t in, size_t out, const char *where) {
@@ -248,6 +300,78 @@ static void bench_attention(gaia_ctx *ctx, size_t B, size_t H, size_t N, size_t 
            causal ? "causal" : "full", ms, flops / ms / 1e6);
 }
 
+/* NumPy's naive attention (one BLAS matmul per head for q k^T and for P v,
+   softmax in between) on nt BLAS threads: best of 5 fresh processes, ms. */
+static double numpy_attention_ms(size_t H, size_t N, size_t d, int causal, int nt) {
+    char script[2048], env[64];
+    double best = -1.0;
+    int p;
+    snprintf(script, sizeof script,
+             "import time, numpy as np\n"
+             "H, N, d, causal = %zu, %zu, %zu, %d\n"
+             "rng = np.random.default_rng(0)\n"
+             "q, k, v = (rng.standard_normal((H, N, d)).astype(np.float32) for _ in range(3))\n"
+             "scale = np.float32(1.0 / np.sqrt(d))\n"
+             "mask = np.triu(np.ones((N, N), dtype=bool), 1)\n"
+             "def att():\n"
+             "    o = np.empty_like(q)\n"
+             "    for h in range(H):\n"
+             "        s = (q[h] @ k[h].T) * scale\n"
+             "        if causal: s[mask] = -np.inf\n"
+             "        s = np.exp(s - s.max(axis=1, keepdims=True))\n"
+             "        s /= s.sum(axis=1, keepdims=True)\n"
+             "        o[h] = s @ v[h]\n"
+             "    return o\n"
+             "att()\n"
+             "best = 1e30\n"
+             "for _ in range(5):\n"
+             "    t0 = time.perf_counter(); att(); best = min(best, time.perf_counter() - t0)\n"
+             "print(best * 1e3)\n",
+             H, N, d, causal);
+    snprintf(env, sizeof env, "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d", nt, nt);
+    for (p = 0; p < 5; p++) {
+        double v = bench_python(env, script);
+        if (v > 0 && (best < 0 || v < best)) best = v;
+    }
+    return best;
+}
+
+static void bench_attention_vs_numpy(void) {
+    static const size_t heads[2] = {1, 8};
+    int nt, hi, causal;
+    printf("cpu attention N1024 d64 f32 against NumPy's naive softmax(q k^T) v (ms, best; ratio = gaia / NumPy)\n");
+    for (nt = 1; nt <= 2; nt++)
+        for (hi = 0; hi < 2; hi++)
+            for (causal = 0; causal < 2; causal++) {
+                gaia_ctx *ctx = NULL;
+                gaia_ctx_desc desc;
+                job j;
+                size_t s[4];
+                double ms, np;
+                memset(&desc, 0, sizeof desc);
+                desc.device = GAIA_DEVICE_CPU;
+                desc.cpu_threads = nt;
+                if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) return;
+                memset(&j, 0, sizeof j);
+                s[0] = 1, s[1] = heads[hi], s[2] = 1024, s[3] = 64;
+                CHECK(gaia_tensor_randn(ctx, 4, s, 0.0f, 1.0f, &j.a));
+                CHECK(gaia_tensor_randn(ctx, 4, s, 0.0f, 1.0f, &j.b));
+                CHECK(gaia_tensor_randn(ctx, 4, s, 0.0f, 1.0f, &j.c));
+                j.what = J_ATTENTION;
+                j.causal = causal;
+                j.prec = GAIA_LAYER_PREC_F32;
+                bench_pause(0.15);
+                ms = time_job(ctx, &j, 5);
+                free_job(&j);
+                gaia_ctx_destroy(ctx);
+                np = numpy_attention_ms(heads[hi], 1024, 64, causal, nt);
+                printf("  threads %d  heads %zu  %-6s  gaia %8.3f ms", nt, heads[hi], causal ? "causal" : "full", ms);
+                if (np > 0) printf("  numpy %8.3f ms  ratio %5.2f (target < 1)\n", np, ms / np);
+                else printf("  numpy -\n");
+                fflush(stdout);
+            }
+}
+
 int main(int argc, char **argv) {
     gaia_ctx *ctx = NULL;
     gaia_ctx_desc desc;
@@ -260,21 +384,38 @@ int main(int argc, char **argv) {
         return 1;
     }
     gaia_device_report(ctx, stdout);
+    bench_print_machine("bench_layer");
     printf("== layer module, CPU\n");
     CHECK(gaia_device_push(ctx, GAIA_DEVICE_CPU));
     bench_hierarchy(ctx, T, "cpu");
-    bench_bandwidth(ctx, 4096, 4096, "cpu", 1);
+    bench_print_load("after the hierarchy");
+    {
+        int nt;
+        for (nt = 1; nt <= 2; nt++) {
+            gaia_ctx *c = NULL;
+            gaia_ctx_desc d;
+            memset(&d, 0, sizeof d);
+            d.device = GAIA_DEVICE_CPU;
+            d.cpu_threads = nt;
+            if (gaia_ctx_create(&d, &c) != GAIA_OK) return 1;
+            bench_bandwidth(c, 4096, 4096, "cpu", 1, nt);
+            gaia_ctx_destroy(c);
+        }
+    }
+    bench_print_load("after the bandwidth runs");
     bench_linear(ctx, 512, 1024, 1024, "cpu");
     bench_attention(ctx, 1, 8, 1024, 64, 0, GAIA_LAYER_PREC_F32, "cpu", 3);
     bench_attention(ctx, 1, 8, 1024, 64, 1, GAIA_LAYER_PREC_F32, "cpu", 3);
     bench_attention(ctx, 1, 4, 1024, 128, 0, GAIA_LAYER_PREC_F32, "cpu", 3);
+    bench_attention_vs_numpy();
+    bench_print_load("after the attention runs");
     CHECK(gaia_device_pop(ctx));
 #ifdef GAIA_USE_CUDA
     if (gaia_device_available(ctx, GAIA_DEVICE_CUDA)) {
         printf("== layer module, CUDA\n");
         CHECK(gaia_device_push(ctx, GAIA_DEVICE_CUDA));
         bench_hierarchy(ctx, T, "cuda");
-        bench_bandwidth(ctx, 16384, 8192, "cuda", 0); /* 512 MB + 512 MB */
+        bench_bandwidth(ctx, 16384, 8192, "cuda", 0, 1); /* 512 MB + 512 MB */
         bench_linear(ctx, 8192, 4096, 4096, "cuda");
         bench_attention(ctx, 4, 16, 4096, 64, 0, GAIA_LAYER_PREC_F32, "cuda", 5);
         bench_attention(ctx, 4, 16, 4096, 64, 0, GAIA_LAYER_PREC_BF16, "cuda", 5);

@@ -86,6 +86,27 @@ double gt_ref_binary(gaia_binary_op op, double a, double b);
 /* The context's tensor copied to a malloc'd host array (NULL on failure). */
 float *gt_host(gt *t, const gaia_tensor *x);
 
+/* An allocator for contexts that counts what it hands out and can fail one
+   chosen call: the out-of-memory tests' tool. */
+typedef struct gt_heap {
+    long calls;       /* allocations asked for so far */
+    long fail_at;     /* the call number that fails; -1: none */
+    long live;        /* blocks handed out and not yet freed */
+    size_t bytes;     /* bytes live */
+    size_t peak;      /* most bytes live at once */
+} gt_heap;
+void *gt_heap_alloc(size_t bytes, void *user);
+void gt_heap_free(void *p, void *user);
+/* A context on device d whose host memory comes from h (reset first). */
+gaia_status gt_heap_ctx(gt_heap *h, gaia_device d, gaia_ctx **ctx);
+/* The k-th allocation from now fails (k >= 1); k <= 0 disarms. */
+void gt_heap_fail_in(gt_heap *h, long k);
+
+/* A path for a scratch file `name` in the run's own temporary directory
+   (under $TMPDIR or /tmp), written into buf. The runner deletes the
+   directory and everything in it when it ends, whatever the tests did. */
+const char *gt_tmp_path(char *buf, size_t size, const char *name);
+
 /* Captures log messages (used to check the CUDA fallback line). */
 extern char gt_log_buffer[2048];
 void gt_log_capture(gaia_log_level level, const char *message, void *user);

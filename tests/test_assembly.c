@@ -535,9 +535,9 @@ static void assembly_out_of_memory_in_a_step(gt *t) {
 }
 
 static void assembly_save_load_round_trip(gt *t) {
-    char path[64];
+    char path[600];
     int m;
-    snprintf(path, sizeof path, "gaia_test_brain_%llu.bin", (unsigned long long)(t->seed % 1000000));
+    gt_tmp_path(path, sizeof path, "brain.bin");
     for (m = 0; m < 2; m++) {
         gaia_brain *a = asm_projection_brain(t, t->seed, 30000, 150, 0.02, 0.05f, m ? GAIA_AREA_LAZY : GAIA_AREA_EXPLICIT);
         gaia_brain *c = NULL;

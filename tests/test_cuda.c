@@ -65,14 +65,14 @@ static void cuda_auto_without_gpu_falls_back_with_one_log_line(gt *t) {
 }
 
 static void cuda_explicit_request_without_gpu_is_no_device(gt *t) {
-    gaia_ctx *ctx = (gaia_ctx *)&ctx; /* not NULL: create must clear it */
+    gaia_ctx *ctx = (gaia_ctx *)&ctx; /* a failed create must leave it as it was */
     gaia_ctx_desc d;
     TC_NEED_NO_GPU(t);
     memset(&d, 0, sizeof d);
     d.device = GAIA_DEVICE_CUDA;
     d.logger.func = gt_log_capture;
     GT_STATUS(t, GAIA_ERR_NO_DEVICE, gaia_ctx_create(&d, &ctx));
-    GT_CHECK(t, ctx == NULL, "*out is not NULL after a failed create");
+    GT_CHECK(t, ctx == (gaia_ctx *)&ctx, "a failed create wrote *out");
     GT_CHECK(t, strstr(gaia_last_error(NULL), "cuda") != NULL, "the reason does not name the device: '%s'",
              gaia_last_error(NULL));
 }
@@ -107,6 +107,8 @@ static void cuda_api_bad_input(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_cuda_copy_async(t->ctx, NULL, &f, 4));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_cuda_calibration_get(t->ctx, NULL));
     GT_CHECK(t, gaia_cuda_stream(NULL) == NULL, "a stream for a NULL context");
+    GT_CHECK(t, gaia_cuda_offload_sgemm(NULL, 64, 64, 64, NULL, NULL) == GAIA_DEVICE_CPU,
+             "a NULL context would offload");
     memset(&d, 0, sizeof d);
     d.device = GAIA_DEVICE_CPU;
     GT_OK(t, gaia_ctx_create(&d, &cpu));

@@ -665,12 +665,14 @@ static void hrr_codebook_add_find_cleanup(gt *t) {
 }
 
 static void hrr_codebook_save_load_roundtrip(gt *t) {
-    static const char *path = "test_hrr_codebook.npy", *names_path = "test_hrr_codebook.names.txt";
+    char path[600], names_path[600];
     size_t D = 64, i, at;
     gaia_hrr_codebook *cb = NULL, *cb2 = NULL;
     gaia_tensor *v1 = NULL, *v2 = NULL;
     float *h1, *h2;
     FILE *f;
+    gt_tmp_path(path, sizeof path, "test_hrr_codebook.npy");
+    gt_tmp_path(names_path, sizeof names_path, "test_hrr_codebook.names.txt");
     GT_OK(t, gaia_hrr_codebook_create(t->ctx, D, &cb));
     for (i = 0; i < 20; i++) {
         char name[32];
@@ -1150,7 +1152,7 @@ static void hrr_codebook_rejects_bad_input(gt *t) {
     /* empty codebook */
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_cleanup(t->ctx, cb, q, 0, idx, NULL, NULL));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_vectors(t->ctx, cb, &out));
-    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_save(t->ctx, cb, "never_written.npy"));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_save(t->ctx, cb, "/nonexistent-gaia-dir/never_written.npy"));
     /* add */
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_add(NULL, cb, "a", NULL, NULL));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_add(t->ctx, NULL, "a", NULL, NULL));
@@ -1185,11 +1187,11 @@ static void hrr_codebook_rejects_bad_input(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_save(NULL, cb, "x.npy"));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_save(t->ctx, NULL, "x.npy"));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_save(t->ctx, cb, NULL));
-    GT_STATUS(t, GAIA_ERR_IO, gaia_hrr_codebook_save(t->ctx, cb, "no_such_directory/x.npy"));
+    GT_STATUS(t, GAIA_ERR_IO, gaia_hrr_codebook_save(t->ctx, cb, "/nonexistent-gaia-dir/x.npy"));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_load(NULL, "x.npy", &cb2));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_load(t->ctx, NULL, &cb2));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_load(t->ctx, "x.npy", NULL));
-    GT_STATUS(t, GAIA_ERR_IO, gaia_hrr_codebook_load(t->ctx, "no_such_file.npy", &cb2));
+    GT_STATUS(t, GAIA_ERR_IO, gaia_hrr_codebook_load(t->ctx, "/nonexistent-gaia-dir/no_such_file.npy", &cb2));
     GT_CHECK(t, cb2 == NULL, "no codebook on failure");
     gaia_hrr_codebook_free(NULL);
     gaia_hrr_codebook_free(cb);

@@ -383,7 +383,7 @@ static void hebbian_update_matches_hand_computed(gt *t) {
 
 /* GAIA's update in float64, step by step as GAIA writes it. */
 static void lt_hebb_ref(gaia_hebb_rule rule, double *W, const double *pre, const double *post, double *theta,
-                        size_t out, size_t in, double eta, int textbook) {
+                        size_t out, size_t in, double eta, double homeo, int textbook) {
     double mp = 0, *u = (double *)malloc(in * sizeof(double));
     size_t i, j;
     for (i = 0; i < out; i++) mp += post[i];
@@ -397,7 +397,7 @@ static void lt_hebb_ref(gaia_hebb_rule rule, double *W, const double *pre, const
         double g = rule == GAIA_HEBB_BCM ? post[i] * (post[i] - theta[i]) : post[i], nrm = 0;
         for (j = 0; j < in; j++) W[i * in + j] += eta * g * u[j];
         for (j = 0; j < in; j++) W[i * in + j] *= 1.0 - 0.001;
-        for (j = 0; j < in; j++) W[i * in + j] *= 1.0 + 0.1 * (0.5 - mp);
+        for (j = 0; j < in; j++) W[i * in + j] *= 1.0 + homeo * (0.5 - mp);
         for (j = 0; j < in; j++) nrm += W[i * in + j] * W[i * in + j];
         for (j = 0; j < in; j++) W[i * in + j] /= sqrt(nrm) + 1e-8;
     }
@@ -435,7 +435,7 @@ static void hebbian_rules_follow_their_definitions(gt *t) {
                     for (j = 0; j < in; j++) s += W[i * in + j] * pre[j]; /* mean of y = W mean(x) */
                     post[i] = s;
                 }
-                lt_hebb_ref((gaia_hebb_rule)rule, W, pre, post, theta, out, in, 0.01, tb);
+                lt_hebb_ref((gaia_hebb_rule)rule, W, pre, post, theta, out, in, 0.01, 0.1, tb);
                 gaia_tensor_free(tx);
                 tx = NULL;
                 tx = lt_tensor(t, 2, xs, x);
@@ -762,6 +762,160 @@ static void hierarchy_seed_small_workload_runs(gt *t) {
     gaia_hierarchy_free(h);
 }
 
+/* One level holding one Hebbian layer (r = 1), built the same way in any ctx. */
+static gaia_status lt_one_hebb_level(gaia_ctx *ctx, size_t in, size_t out, const gaia_hebbian_desc *d,
+                                     gaia_level **out_level) {
+    gaia_level *v = NULL;
+    gaia_layer *L = NULL;
+    gaia_status st = gaia_level_create(ctx, 0, in, out, 1, &v);
+    if (st == GAIA_OK) st = gaia_layer_hebbian_create(ctx, in, out, d, &L);
+    if (st == GAIA_OK && (st = gaia_level_add_layer(ctx, v, L)) == GAIA_OK) L = NULL;
+    gaia_layer_free(L);
+    if (st != GAIA_OK) {
+        gaia_level_free(v);
+        v = NULL;
+    }
+    *out_level = v;
+    return st;
+}
+
+/* A tensor of ctx's as a malloc'd host copy (NULL on failure). */
+static float *lt_host(gaia_ctx *ctx, const gaia_tensor *x) {
+    float *h = gt_alloc_floats(gaia_tensor_numel(x));
+    if (h && gaia_tensor_to_host(ctx, x, h, gaia_tensor_numel(x)) != GAIA_OK) {
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+static void hebbian_negative_homeostasis_flips_rows(gt *t) {
+    /* When mean(post) > 0.5 + 1/h the homeostatic factor 1 + h (0.5 -
+       mean(post)) is negative and GAIA's update flips each row's sign before
+       normalising (mean(post) > 10.5 at the default h = 0.1). Here h = 1, so
+       the regime starts at 1.5 and the inputs stay small enough for float32 to
+       follow the float64 reference closely. Inputs built from the reference's
+       own weights hold most steps in that regime; the hierarchy run (fused
+       updates for hebb and BCM), the unfused level steps and the reference
+       must agree at every step. */
+    static const double target[10] = {2.5, 3, 0.5, 2, 3.5, -1, 3, 2.5, 4, 2};
+    const size_t out = 37, in = 29, T = 10;
+    int variant;
+    for (variant = 0; variant < 4 && !t->failed; variant++) {
+        gaia_hebb_rule rule = variant == 0 ? GAIA_HEBB_HEBBIAN : variant == 1 ? GAIA_HEBB_OJA : GAIA_HEBB_BCM;
+        int tb = variant == 3, flipped = 0;
+        gaia_ctx *ctx1 = NULL, *ctx2 = NULL;
+        gaia_ctx_desc desc;
+        gaia_hebbian_desc d;
+        gaia_hierarchy *h = NULL;
+        gaia_level *v = NULL, *v2 = NULL;
+        gaia_hierarchy_run_desc rd;
+        gaia_tensor *X = NULL, *outs[1] = {NULL}, *y = NULL;
+        size_t xs[2] = {10, 29}, i, j, step;
+        double W[37 * 29], Y[10 * 37], theta[37], pre[29], u[29], tol[10];
+        float x[10 * 29], *w, *rows;
+        memset(&d, 0, sizeof d);
+        d.rule = rule;
+        d.theta_rule = tb ? GAIA_BCM_THETA_TEXTBOOK : GAIA_BCM_THETA_GAIA;
+        d.theta0 = 0.3f;
+        d.homeostasis = 1.0f;
+        memset(&desc, 0, sizeof desc);
+        /* Two fresh contexts with one seed: the same starting weights. */
+        desc.seed = gaia_ctx_seed(t->ctx) + (uint64_t)variant;
+        desc.device = gaia_ctx_device(t->ctx);
+        GT_OK(t, gaia_ctx_create(&desc, &ctx1));
+        GT_OK(t, gaia_ctx_create(&desc, &ctx2));
+        GT_OK(t, gaia_hierarchy_create(ctx1, &h));
+        GT_OK(t, lt_one_hebb_level(ctx1, in, out, &d, &v));
+        GT_OK(t, gaia_hierarchy_add_level(ctx1, h, v));
+        GT_OK(t, lt_one_hebb_level(ctx2, in, out, &d, &v2));
+        w = lt_host(ctx1, gaia_layer_get(gaia_level_layer(gaia_hierarchy_level(h, 0), 0), GAIA_LAYER_WEIGHTS));
+        GT_CHECK(t, w != NULL, "cannot read the weights");
+        for (i = 0; i < out * in; i++) W[i] = w[i];
+        free(w);
+        for (i = 0; i < out; i++) theta[i] = 0.3;
+        /* The reference run makes the inputs: x = noise + a u with u the sum of
+           the rows, a chosen so that mean(W x) is the step's target. */
+        for (step = 0; step < T; step++) {
+            double uu = 0, un = 0, a, mp = 0;
+            float *xt = x + step * in;
+            gt_fill_normal(t, xt, in);
+            for (j = 0; j < in; j++) {
+                u[j] = 0;
+                for (i = 0; i < out; i++) u[j] += W[i * in + j];
+                uu += u[j] * u[j];
+                un += u[j] * xt[j];
+            }
+            a = (target[step] * (double)out - un) / uu;
+            tol[step] = 0;
+            for (j = 0; j < in; j++) {
+                xt[j] = (float)(xt[j] + a * u[j]);
+                pre[j] = xt[j];
+                tol[step] += pre[j] * pre[j];
+            }
+            /* Float32 error in y_i = w_i . x scales with |x| (|w_i| = 1) and
+               grows a little each step (Oja's u = x - W^T y cancels); the
+               sign bug's error is 2 |y_i|. */
+            tol[step] = 2e-3 * sqrt(tol[step]);
+            for (i = 0; i < out; i++) {
+                double s = 0;
+                for (j = 0; j < in; j++) s += W[i * in + j] * pre[j];
+                Y[step * out + i] = s;
+                mp += s;
+            }
+            flipped += mp / (double)out > 1.5;
+            lt_hebb_ref(rule, W, pre, Y + step * out, theta, out, in, 0.01, 1.0, tb);
+        }
+        GT_CHECK(t, flipped >= 6, "only %d steps had mean(post) > 1.5", flipped);
+        /* Fused: the hierarchy run. */
+        GT_OK(t, gaia_tensor_from_host(ctx1, 2, xs, x, &X));
+        memset(&rd, 0, sizeof rd);
+        rd.learn = 1;
+        GT_OK(t, gaia_hierarchy_process(ctx1, h, X, T, &rd, outs));
+        rows = lt_host(ctx1, outs[0]);
+        GT_CHECK(t, rows != NULL, "cannot read the outputs");
+        for (step = 0; step < T; step++) {
+            long at = gt_mismatch(Y + step * out, rows + step * out, out, tol[step], 0.0);
+            GT_CHECK(t, at < 0, "rule %d%s, fused, step %zu unit %ld: ref %.7g, got %.7g", (int)rule,
+                     tb ? " (textbook theta)" : "", step, at, Y[step * out + at], rows[step * out + at]);
+        }
+        free(rows);
+        /* Unfused: the level stepped through the public API. */
+        for (step = 0; step < T; step++) {
+            gaia_tensor *xt = NULL;
+            float yt[37];
+            long at;
+            size_t n = in;
+            GT_OK(t, gaia_tensor_from_host(ctx2, 1, &n, x + step * in, &xt));
+            GT_OK(t, gaia_level_step(ctx2, v2, xt, step, 1, &y));
+            gaia_tensor_free(xt);
+            GT_OK(t, gaia_tensor_to_host(ctx2, y, yt, out));
+            at = gt_mismatch(Y + step * out, yt, out, tol[step], 0.0);
+            GT_CHECK(t, at < 0, "rule %d%s, unfused, step %zu unit %ld: ref %.7g, got %.7g", (int)rule,
+                     tb ? " (textbook theta)" : "", step, at, Y[step * out + at], yt[at]);
+        }
+        /* Both end on the reference's weights (the fused run's last update
+           lands when the run ends). */
+        w = lt_host(ctx1, gaia_layer_get(gaia_level_layer(gaia_hierarchy_level(h, 0), 0), GAIA_LAYER_WEIGHTS));
+        GT_CHECK(t, w != NULL, "cannot read the weights");
+        GT_CLOSE(t, W, w, out * in, 2e-3, 0.0);
+        free(w);
+        {
+            float w2[37 * 29];
+            GT_OK(t, gaia_tensor_to_host(ctx2, gaia_layer_get(gaia_level_layer(v2, 0), GAIA_LAYER_WEIGHTS), w2,
+                                         out * in));
+            GT_CLOSE(t, W, w2, out * in, 2e-3, 0.0);
+        }
+        gaia_tensor_free(outs[0]);
+        gaia_tensor_free(y);
+        gaia_tensor_free(X);
+        gaia_hierarchy_free(h);
+        gaia_level_free(v2);
+        gaia_ctx_destroy(ctx2);
+        gaia_ctx_destroy(ctx1);
+    }
+}
+
 /* ------------------------------------------------------------- CPU vs CUDA */
 static void kernels_agree_on_cpu_and_cuda(gt *t) {
     size_t s[2] = {257, 769}, ws[2] = {300, 769}, a4[4] = {2, 3, 130, 80}, n = 257 * 769, i;
@@ -1033,6 +1187,7 @@ const gt_case gt_layer_cases[] = {
     {"layer_hierarchy_process_equals_level_steps", hierarchy_process_equals_level_steps},
     {"layer_hierarchy_learning_is_off_by_default", hierarchy_learning_is_off_by_default},
     {"layer_hierarchy_seed_small_workload_runs", hierarchy_seed_small_workload_runs},
+    {"layer_hebbian_negative_homeostasis_flips_rows", hebbian_negative_homeostasis_flips_rows},
     {"layer_kernels_agree_on_cpu_and_cuda", kernels_agree_on_cpu_and_cuda},
     {"layer_hierarchy_agrees_on_cpu_and_cuda", hierarchy_agrees_on_cpu_and_cuda},
     {"layer_kernels_reject_bad_input", kernels_reject_bad_input},

@@ -1,0 +1,377 @@
+/* test_bad_input.c - bad input to the functions the other suites do not feed
+   it to. The promise (gaia.h, "Guarantees"): a bad argument gives a status
+   code and a message naming the function and the value, never a crash or a
+   write; it changes nothing the caller had (objects, outputs, pointers); a
+   creator writes its *out only on success. Functions that return no status
+   (getters, frees, names) accept NULL and out-of-range values and answer
+   with 0, NULL or a name such as "unknown". The backend primitives trust
+   their caller, but zero sizes do nothing (NULL pointers allowed then).
+   sh tests/bad_input_coverage.sh counts which public functions have such a
+   test. */
+#include "gaia_test.h"
+
+#include <stdlib.h>
+
+/* The call fails with `want` and the context's message names the function
+   (the text of the call up to its parenthesis) and, when given, `value`. */
+static int expect_err(gt *t, const char *file, int line, gaia_ctx *ctx, gaia_status want, gaia_status got,
+                      const char *call, const char *value) {
+    char fname[96];
+    size_t n = strcspn(call, "(");
+    const char *msg = ctx ? gaia_last_error(ctx) : "";
+    if (n >= sizeof fname) n = sizeof fname - 1;
+    memcpy(fname, call, n);
+    fname[n] = '\0';
+    if (got != want) {
+        gt_fail_at(t, file, line, "%s returned %s, expected %s (%s)", call, gaia_status_str(got),
+                   gaia_status_str(want), msg);
+        return 0;
+    }
+    if (ctx && !strstr(msg, fname)) {
+        gt_fail_at(t, file, line, "the message \"%s\" does not name %s", msg, fname);
+        return 0;
+    }
+    if (ctx && value && !strstr(msg, value)) {
+        gt_fail_at(t, file, line, "the message \"%s\" does not name the value %s", msg, value);
+        return 0;
+    }
+    return 1;
+}
+/* EXPECT_ERR(t, ctx, GAIA_ERR_X, call, value-or-NULL); ctx NULL: no message
+   to read (the call had no context to write one into). */
+#define EXPECT_ERR(t, ctx, want, call, value)                                         \
+    do {                                                                              \
+        if (!expect_err((t), __FILE__, __LINE__, (ctx), (want), (call), #call, (value))) \
+            return;                                                                   \
+    } while (0)
+
+/* A small CPU brain: stimuli s1, s2 (30), explicit areas A, B, C (n 600, k 30). */
+static gaia_status small_brain(gaia_ctx *ctx, gaia_brain **out) {
+    gaia_brain *b = NULL;
+    gaia_status st = gaia_brain_create(ctx, 0.05, 7, GAIA_DEVICE_CPU, &b);
+    if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "s1", 30);
+    if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "s2", 30);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "A", 600, 30, 0.1f, GAIA_AREA_EXPLICIT);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "B", 600, 30, 0.1f, GAIA_AREA_EXPLICIT);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "C", 600, 30, 0.1f, GAIA_AREA_EXPLICIT);
+    if (st == GAIA_OK) st = gaia_brain_project_spec(b, "s1>A, s2>B");
+    if (st != GAIA_OK) {
+        gaia_brain_destroy(b);
+        return st;
+    }
+    *out = b;
+    return GAIA_OK;
+}
+
+/* The multi-step operations check every name and the step count before the
+   first step: a bad call leaves the brain exactly as it was. */
+static void brain_operations_reject_unknown_names_and_negative_steps(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    gaia_brain *b = NULL;
+    void *before = NULL, *after = NULL;
+    size_t nbefore = 0, nafter = 0, steps;
+    GT_OK(t, small_brain(ctx, &b));
+    steps = gaia_brain_steps(b);
+    GT_OK(t, gaia_brain_save_image(b, &before, &nbefore));
+
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_op_reciprocal(b, "s1", "A", "Nowhere", 3), "Nowhere");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_op_reciprocal(b, "s1", "A", "B", -1), "-1");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_op_reciprocal(b, "A", "A", "B", 2), NULL); /* A is no stimulus */
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_op_associate(b, "s1", "A", "s2", "B", "Cee", 3), "Cee");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_op_associate(b, "s1", "A", "s2", "B", "C", -4), "-4");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_op_associate(b, "s1", "A", NULL, "B", "C", 3), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_op_merge(b, "s1", "A", "s9", "B", "C", 3), "s9");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_op_merge(b, "s1", "A", "s2", "B", "C", -2), "-2");
+    EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_op_merge(NULL, "s1", "A", "s2", "B", "C", 3), NULL);
+    EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_op_reciprocal(NULL, "s1", "A", "B", 3), NULL);
+    EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_op_associate(NULL, "s1", "A", "s2", "B", "C", 3), NULL);
+
+    GT_CHECK(t, gaia_brain_steps(b) == steps, "a rejected operation stepped the brain");
+    GT_OK(t, gaia_brain_save_image(b, &after, &nafter));
+    GT_CHECK(t, nbefore == nafter && memcmp(before, after, nbefore) == 0, "a rejected operation changed the brain");
+    gaia_brain_free_image(ctx, before);
+    gaia_brain_free_image(ctx, after);
+    /* and the same brain still runs every operation */
+    GT_OK(t, gaia_brain_op_reciprocal(b, "s1", "A", "B", 2));
+    GT_OK(t, gaia_brain_op_associate(b, "s1", "A", "s2", "B", "C", 2));
+    GT_OK(t, gaia_brain_op_merge(b, "s1", "A", "s2", "B", "C", 2));
+    gaia_brain_destroy(b);
+}
+
+static void brain_controls_and_images_reject_bad_arguments(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    gaia_brain *b = NULL;
+    void *bytes = (void *)&bytes; /* a value the failed call must not touch */
+    size_t size = 12345, id = 77, host = 0, dev = 0;
+    GT_OK(t, small_brain(ctx, &b));
+
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_save_image(b, NULL, &size), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_save_image(b, &bytes, NULL), NULL);
+    GT_CHECK(t, bytes == (void *)&bytes && size == 12345, "a failed save_image wrote its outputs");
+    EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_save_image(NULL, &bytes, &size), NULL);
+
+    EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_set_plasticity(NULL, 1), NULL);
+    EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_set_memory_limit(NULL, 1 << 20), NULL);
+    /* a limit below what the brain holds already: refused, the old one stays */
+    GT_OK(t, gaia_brain_memory(b, &host, &dev));
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_memory_limit(b, host / 2), NULL);
+    GT_OK(t, gaia_brain_project_spec(b, "s1>A, A>A")); /* still unlimited */
+
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_store_assembly(b, "Nowhere", &id), "Nowhere");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_store_assembly(b, "s1", &id), "s1"); /* a stimulus */
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_store_assembly(b, "C", &id), "C"); /* never fired */
+    EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_store_assembly(NULL, "A", &id), NULL);
+    GT_CHECK(t, id == 77, "a failed store_assembly wrote *id");
+    GT_OK(t, gaia_brain_store_assembly(b, "A", &id));
+    GT_CHECK(t, id == 0, "the first stored assembly is number %zu, not 0", id);
+
+    GT_CHECK(t, gaia_brain_steps(NULL) == 0, "gaia_brain_steps(NULL) is not 0");
+    GT_CHECK(t, gaia_brain_device(NULL) == GAIA_DEVICE_AUTO, "gaia_brain_device(NULL) is a device");
+    gaia_brain_free_image(ctx, NULL);
+    gaia_image_free(ctx, NULL);
+    gaia_image_free(NULL, NULL);
+    gaia_brain_destroy(b);
+}
+
+/* A creator that fails leaves the caller's pointer as it was: a program that
+   passes the address of a live object loses nothing. */
+static void failed_creators_keep_the_callers_pointer(gt *t) {
+    gaia_ctx *ctx = t->ctx, *ctx2 = (gaia_ctx *)&t->seed;
+    gaia_ctx_desc desc;
+    gaia_layer *layer = (gaia_layer *)&t->seed;
+    gaia_level *level = (gaia_level *)&t->seed;
+    gaia_hierarchy *h = (gaia_hierarchy *)&t->seed;
+    gaia_brain *brain = (gaia_brain *)&t->seed;
+    gaia_hrr_codebook *cb = (gaia_hrr_codebook *)&t->seed;
+    gaia_hrr_spectrum *sp = (gaia_hrr_spectrum *)&t->seed;
+    gaia_reactive_desc rd;
+    const void *sentinel = &t->seed;
+
+    memset(&desc, 0, sizeof desc);
+    desc.cpu_threads = -3;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_ctx_create(&desc, &ctx2));
+    GT_CHECK(t, (const void *)ctx2 == sentinel, "gaia_ctx_create overwrote *out on failure");
+
+    memset(&rd, 0, sizeof rd);
+    rd.activation = (gaia_layer_act)99;
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_layer_reactive_create(ctx, 4, 3, &rd, &layer), "99");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_layer_hebbian_create(ctx, 0, 3, NULL, &layer), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_layer_temporal_create(ctx, 4, 0, NULL, &layer), NULL);
+    GT_CHECK(t, (const void *)layer == sentinel, "a layer creator overwrote *layer on failure");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_level_create(ctx, 0, 4, 3, 0, &level), NULL);
+    GT_CHECK(t, (const void *)level == sentinel, "gaia_level_create overwrote *level on failure");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_hierarchy_create(ctx, NULL), NULL);
+    EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_hierarchy_create(NULL, &h), NULL);
+    GT_CHECK(t, (const void *)h == sentinel, "gaia_hierarchy_create overwrote *h on failure");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_create(ctx, 1.5, 1, GAIA_DEVICE_CPU, &brain), "1.5");
+    GT_CHECK(t, (const void *)brain == sentinel, "gaia_brain_create overwrote *out on failure");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_create(ctx, 0, &cb), NULL);
+    GT_CHECK(t, (const void *)cb == sentinel, "gaia_hrr_codebook_create overwrote *out on failure");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_hrr_spectrum_create(ctx, NULL, &sp), NULL);
+    GT_CHECK(t, (const void *)sp == sentinel, "gaia_hrr_spectrum_create overwrote *out on failure");
+}
+
+static void hierarchy_and_level_accessors_answer_null_and_out_of_range(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    gaia_hierarchy *h = NULL;
+    gaia_level *lv = NULL;
+    gaia_layer *L = NULL;
+    GT_OK(t, gaia_hierarchy_create(ctx, &h));
+    GT_OK(t, gaia_level_create(ctx, 5, 4, 3, 1, &lv));
+    GT_OK(t, gaia_layer_reactive_create(ctx, 4, 3, NULL, &L));
+    GT_OK(t, gaia_level_add_layer(ctx, lv, L));
+    GT_CHECK(t, gaia_level_layer(lv, 0) == L && gaia_level_layer(lv, 1) == NULL && gaia_level_layer(NULL, 0) == NULL,
+             "gaia_level_layer: wrong answer for index 0, 1 or a NULL level");
+    GT_CHECK(t, gaia_level_layer_count(lv) == 1 && gaia_level_layer_count(NULL) == 0, "gaia_level_layer_count");
+    GT_CHECK(t, gaia_level_id(lv) == 5 && gaia_level_id(NULL) == 0, "gaia_level_id: %d / %d", gaia_level_id(lv),
+             gaia_level_id(NULL));
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_level_reset(ctx, NULL), NULL);
+    EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_level_reset(NULL, lv), NULL);
+    GT_OK(t, gaia_hierarchy_add_level(ctx, h, lv));
+    GT_CHECK(t, gaia_hierarchy_level_count(h) == 1 && gaia_hierarchy_level_count(NULL) == 0,
+             "gaia_hierarchy_level_count");
+    GT_CHECK(t, gaia_hierarchy_level(h, 0) == lv && gaia_hierarchy_level(h, 1) == NULL &&
+                    gaia_hierarchy_level(NULL, 0) == NULL,
+             "gaia_hierarchy_level: wrong answer for index 0, 1 or a NULL hierarchy");
+    GT_CHECK(t, gaia_layer_in(NULL) == 0 && gaia_layer_out(NULL) == 0 && gaia_layer_in(L) == 4 &&
+                    gaia_layer_out(L) == 3,
+             "gaia_layer_in / gaia_layer_out");
+    GT_CHECK(t, gaia_layer_kind_of(L) == GAIA_LAYER_REACTIVE && gaia_layer_kind_of(NULL) == GAIA_LAYER_REACTIVE,
+             "gaia_layer_kind_of");
+    GT_CHECK(t, strcmp(gaia_layer_kernel_str((gaia_layer_kernel)-1), "unknown") == 0 &&
+                    strcmp(gaia_layer_kernel_str(GAIA_LAYER_KERNEL_COUNT), "unknown") == 0,
+             "gaia_layer_kernel_str of an unknown kernel");
+    gaia_hierarchy_free(h); /* frees the level and its layer */
+    gaia_hierarchy_free(NULL);
+    gaia_level_free(NULL);
+    gaia_layer_free(NULL);
+}
+
+static void tensor_operations_reject_null_and_bad_axes(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    gaia_tensor *x = NULL, *out = NULL, *keep = NULL;
+    size_t shape[2] = {3, 5};
+    float before[15], after[15];
+    GT_OK(t, gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &x));
+    GT_OK(t, gaia_tensor_zeros(ctx, 2, shape, &keep));
+    GT_OK(t, gaia_tensor_to_host(ctx, x, before, 15));
+
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_scale(ctx, NULL, 2.0f, &out), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_add_scalar(ctx, NULL, 2.0f, &out), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_log(ctx, NULL, &out), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_tanh(ctx, NULL, &out), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_sigmoid(ctx, NULL, &out), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_relu(ctx, NULL, &out), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_gelu(ctx, NULL, &out), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_gelu(ctx, x, NULL), NULL);
+    GT_CHECK(t, out == NULL, "a failed operation created an output");
+    /* an output of the wrong shape is refused and left as it was */
+    out = keep;
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_max(ctx, x, 2, &out), "2");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_norm(ctx, x, -3, &out), "-3");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_std(ctx, NULL, 0, &out), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_SHAPE, gaia_tensor_std(ctx, x, 0, &out), NULL);
+    GT_CHECK(t, out == keep, "a failed reduction replaced the caller's output");
+    GT_OK(t, gaia_tensor_to_host(ctx, keep, after, 15));
+    GT_CHECK(t, after[0] == 0.0f && after[14] == 0.0f, "a failed reduction wrote the caller's output");
+    GT_OK(t, gaia_tensor_to_host(ctx, x, after, 15));
+    GT_CHECK(t, memcmp(before, after, sizeof before) == 0, "a failed operation changed its input");
+
+    GT_CHECK(t, gaia_tensor_cdata(NULL) == NULL, "gaia_tensor_cdata(NULL)");
+    GT_CHECK(t, gaia_tensor_device(NULL) == GAIA_DEVICE_AUTO, "gaia_tensor_device(NULL)");
+    gaia_tensor_free(x);
+    gaia_tensor_free(keep);
+}
+
+/* NaN is data, as in NumPy: max and argmax find it (they do not skip it),
+   std and norm propagate it; they do not fail. */
+static void nan_reaches_max_argmax_std_and_norm(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    float v[8] = {1.0f, 5.0f, 2.0f, 0.0f, 3.0f, -1.0f, 4.0f, 2.5f};
+    size_t shape[1] = {8};
+    gaia_tensor *x = NULL, *r = NULL;
+    float got = 0.0f;
+    int where;
+    for (where = 0; where < 8; where += 3) {
+        float w[8];
+        memcpy(w, v, sizeof w);
+        w[where] = NAN;
+        GT_OK(t, gaia_tensor_from_host(ctx, 1, shape, w, &x));
+        GT_OK(t, gaia_tensor_max(ctx, x, GAIA_AXIS_ALL, &r));
+        GT_OK(t, gaia_tensor_item(ctx, r, &got));
+        GT_CHECK(t, isnan(got), "max of data with a NaN at %d is %g, not NaN", where, (double)got);
+        gaia_tensor_free(r); r = NULL;
+        GT_OK(t, gaia_tensor_argmax(ctx, x, GAIA_AXIS_ALL, &r));
+        GT_OK(t, gaia_tensor_item(ctx, r, &got));
+        GT_CHECK(t, got == (float)where, "argmax of data with a NaN at %d is %g", where, (double)got);
+        gaia_tensor_free(r); r = NULL;
+        GT_OK(t, gaia_tensor_std(ctx, x, GAIA_AXIS_ALL, &r));
+        GT_OK(t, gaia_tensor_item(ctx, r, &got));
+        GT_CHECK(t, isnan(got), "std with a NaN is %g", (double)got);
+        gaia_tensor_free(r); r = NULL;
+        GT_OK(t, gaia_tensor_norm(ctx, x, GAIA_AXIS_ALL, &r));
+        GT_OK(t, gaia_tensor_item(ctx, r, &got));
+        GT_CHECK(t, isnan(got), "norm with a NaN is %g", (double)got);
+        gaia_tensor_free(r); r = NULL;
+        gaia_tensor_free(x); x = NULL;
+    }
+}
+
+static void hrr_shapes_and_images_reject_bad_arguments(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    gaia_tensor *a = NULL, *b = NULL, *out = NULL;
+    void *bytes = (void *)&bytes;
+    size_t size = 9;
+    GT_OK(t, gaia_hrr_random(ctx, 2, 64, 0, &a));
+    GT_OK(t, gaia_hrr_random(ctx, 2, 32, 0, &b));
+    EXPECT_ERR(t, ctx, GAIA_ERR_SHAPE, gaia_hrr_bind_normalize(ctx, a, b, &out), "32");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_hrr_bind_normalize(ctx, a, NULL, &out), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_SHAPE, gaia_hrr_cosine(ctx, a, b, &out), "32");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_hrr_cosine(ctx, NULL, b, &out), NULL);
+    GT_CHECK(t, out == NULL, "a failed hrr call created an output");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_npy_image(ctx, NULL, &bytes, &size), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_npy_image(ctx, a, NULL, &size), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_npy_image(ctx, a, &bytes, NULL), NULL);
+    GT_CHECK(t, bytes == (void *)&bytes && size == 9, "a failed gaia_npy_image wrote its outputs");
+    gaia_tensor_free(a);
+    gaia_tensor_free(b);
+}
+
+/* Context-level calls that return no status take NULL and unknown values. */
+static void context_calls_accept_null_and_unknown_values(gt *t) {
+    gaia_profile_entry e;
+    FILE *sink = tmpfile();
+    gaia_ctx_set_seed(NULL, 5);
+    gaia_clear_error(NULL);
+    GT_CHECK(t, gaia_ctx_seed(NULL) == 0, "gaia_ctx_seed(NULL)");
+    GT_CHECK(t, gaia_ctx_device(NULL) == GAIA_DEVICE_AUTO, "gaia_ctx_device(NULL)");
+    GT_CHECK(t, strcmp(gaia_device_str((gaia_device)99), "unknown") == 0, "gaia_device_str(99): %s",
+             gaia_device_str((gaia_device)99));
+    GT_CHECK(t, strcmp(gaia_status_str((gaia_status)-1), "unknown status") == 0, "gaia_status_str(-1): %s",
+             gaia_status_str((gaia_status)-1));
+    GT_CHECK(t, strcmp(gaia_profile_op_str(GAIA_PROF_COUNT), "unknown") == 0, "gaia_profile_op_str(count): %s",
+             gaia_profile_op_str(GAIA_PROF_COUNT));
+    gaia_profile_enable(NULL, 1);
+    gaia_profile_reset(NULL);
+    e = gaia_profile_get(NULL, (gaia_profile_op)0);
+    GT_CHECK(t, e.calls == 0, "gaia_profile_get(NULL) counts calls");
+    e = gaia_profile_get(t->ctx, (gaia_profile_op)-1);
+    GT_CHECK(t, e.calls == 0, "gaia_profile_get of an unknown op counts calls");
+    gaia_profile_print(NULL, sink);
+    gaia_profile_print(t->ctx, NULL);
+    gaia_device_report(NULL, sink);
+    gaia_device_report(t->ctx, NULL);
+    if (sink) fclose(sink);
+}
+
+/* The backend primitives trust their caller, but a zero size does nothing:
+   no read, no write (NULL pointers are allowed then). */
+static void backend_primitives_do_nothing_for_zero_sizes(gt *t) {
+    float y = 7.0f;
+    gaia_layer_plan plan;
+    gaia_layer_hebb_args hebb;
+    uint32_t winners = 9;
+    memset(&plan, 0, sizeof plan);
+    memset(&hebb, 0, sizeof hebb);
+    gaia_cpu_layer_bias_act(GAIA_LAYER_ACT_GELU, NULL, NULL, NULL, 0, 5, 1);
+    gaia_cpu_layer_bias_act(GAIA_LAYER_ACT_GELU, NULL, NULL, NULL, 5, 0, 1);
+    gaia_cpu_layer_gemv(GAIA_LAYER_ACT_RELU, NULL, NULL, NULL, NULL, 0, 4, 1);
+    gaia_cpu_layer_layernorm(NULL, NULL, NULL, NULL, 0, 8, 1e-5f, 1);
+    gaia_cpu_layer_attention(GAIA_LAYER_PREC_F32, NULL, NULL, NULL, NULL, 0, 4, 4, 8, 1.0f, 0, 1);
+    gaia_cpu_layer_hebbian_update(&hebb, 1); /* out = in = 0 */
+    gaia_cpu_layer_hebbian_update(NULL, 1);
+    GT_CHECK(t, gaia_cpu_layer_hierarchy_work(NULL) == 0, "work for no plan");
+    gaia_cpu_layer_hierarchy_run(NULL, NULL, 1);
+    GT_CHECK(t, gaia_cpu_layer_hierarchy_work(&plan) == 0 || gaia_cpu_layer_hierarchy_work(&plan) < 64,
+             "an empty plan asks for %zu floats", gaia_cpu_layer_hierarchy_work(&plan));
+    gaia_cpu_layer_hierarchy_run(&plan, NULL, 1);
+    gaia_cpu_hrr_spec_mul(0, 8, NULL, 16, NULL, 16, 0, 1.0f, NULL);
+    gaia_cpu_hrr_spec_map(0, 8, GAIA_HRR_SPEC_UNITARY, 0.0f, 1.0f, NULL, NULL);
+    gaia_cpu_hrr_cyclic(0, 8, NULL, 1, 0, NULL);
+    gaia_cpu_hrr_row_norms(0, 8, NULL, NULL);
+    gaia_cpu_hrr_normalize(0, 8, NULL, NULL);
+    gaia_cpu_hrr_cosine_scale(0, 8, NULL, NULL, NULL);
+    gaia_cpu_hrr_argmax_rows(0, 8, NULL, NULL);
+    gaia_cpu_hrr_argmax_rows(1, 0, NULL, &y);
+    GT_CHECK(t, y == 7.0f || y == -1.0f, "argmax over no columns wrote %g", (double)y);
+    gaia_cpu_assembly_topk(NULL, 0, 0, NULL, &winners);
+    GT_CHECK(t, winners == 9, "top-0 of nothing wrote a winner");
+    GT_CHECK(t, gaia_cpu_assembly_map_update(NULL, NULL, 0, NULL, 0, 1.5f) == 0, "an update of no keys changed");
+    GT_CHECK(t, gaia_cpu_assembly_edges(NULL, 0, NULL, 0) == 0, "edges of no fibre");
+    GT_CHECK(t, gaia_cpu_assembly_stim_degree(NULL, 0) == 0, "degree in no fibre");
+    GT_CHECK(t, gaia_cpu_assembly_map_get(NULL, NULL, 0, 5) == 0.0f, "a weight from no map");
+    gaia_cpu_assembly_accumulate(NULL, NULL, 0, NULL, 1);
+}
+
+const gt_case gt_bad_input_cases[] = {
+    {"brain_operations_reject_unknown_names_and_negative_steps", brain_operations_reject_unknown_names_and_negative_steps},
+    {"brain_controls_and_images_reject_bad_arguments", brain_controls_and_images_reject_bad_arguments},
+    {"failed_creators_keep_the_callers_pointer", failed_creators_keep_the_callers_pointer},
+    {"hierarchy_and_level_accessors_answer_null_and_out_of_range", hierarchy_and_level_accessors_answer_null_and_out_of_range},
+    {"tensor_operations_reject_null_and_bad_axes", tensor_operations_reject_null_and_bad_axes},
+    {"nan_reaches_max_argmax_std_and_norm", nan_reaches_max_argmax_std_and_norm},
+    {"hrr_shapes_and_images_reject_bad_arguments", hrr_shapes_and_images_reject_bad_arguments},
+    {"context_calls_accept_null_and_unknown_values", context_calls_accept_null_and_unknown_values},
+    {"backend_primitives_do_nothing_for_zero_sizes", backend_primitives_do_nothing_for_zero_sizes},
+    {NULL, NULL},
+};
