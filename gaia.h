@@ -218,8 +218,17 @@
    cuBLASLt handles, a memory pool and pinned staging buffers.
 
      fallback  no GPU or no driver: an AUTO context runs on the CPU and logs
-               one line saying why; device CUDA asked for gives
-               GAIA_ERR_NO_DEVICE. CUDA/cuBLAS/cuFFT/cuRAND failures give
+               one line saying why, e.g.
+                 gaia: CUDA not usable (no NVIDIA driver (libcuda.so.1 not
+                 found or not loadable)); running on the CPU
+               The reason tells apart: no NVIDIA driver; a driver too old
+               for the CUDA runtime (both cudaErrorInsufficientDriver, told
+               apart by cudaDriverGetVersion); a driver that sees no device
+               (cudaErrorNoDevice); busy devices; a kernel module and driver
+               library of different versions; a GPU whose architecture this
+               build has no code for (rebuild with its CUDA_ARCH). The same
+               text is gaia_device_query's name for CUDA. Device CUDA asked
+               for gives GAIA_ERR_NO_DEVICE. CUDA/cuBLAS/cuFFT/cuRAND failures give
                GAIA_ERR_CUDA with the call, file:line and the library's text.
      random    same seed, same numbers: uniform and Bernoulli bit for bit,
                normal to a few ulp (Box-Muller, accurate logf/cosf).
