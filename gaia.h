@@ -135,8 +135,9 @@
    Progress: desc.progress = {func, user} (or gaia_ctx_set_progress) is
    called as func(done, total, label, user) by the long operations - the
    gaia_brain_op_* steps, gaia_hierarchy_process (a run with a callback goes
-   in about 50 chunks that start where every level fires, and gives the same
-   outputs) - at most about once per percent and once at the end.
+   in about 50 chunks that start where every level fires; its outputs equal
+   a one-piece run's up to float rounding) - at most about once per percent
+   and once at the end.
    gaia_progress_report(ctx, done, total, label) sends a program's own loops
    (a sweep, a benchmark) to the same callback.
 

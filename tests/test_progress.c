@@ -74,7 +74,12 @@ static void brain_operations_report_each_step(gt *t) {
     gaia_ctx_destroy(ctx);
 }
 
-/* A run with a callback goes in chunks; it must give what one piece gives. */
+/* A run with a callback goes in chunks; it must give what one piece gives,
+   up to rounding: at a chunk's end the pending Hebbian updates are applied
+   on their own, where one piece fuses each into the next forward pass (a
+   different order of float operations, ~1e-4 relative after 600 learning
+   steps). A chunk that started off the firing phase differs at once by
+   O(1) (checked by hand when the test was written). */
 static void hierarchy_run_reports_progress_and_gives_the_same_outputs(gt *t) {
     const size_t T = 601; /* chunks of 13 steps, were they not rounded to multiples of 3 */
     gaia_ctx *ctx[2] = {NULL, NULL};
@@ -87,6 +92,7 @@ static void hierarchy_run_reports_progress_and_gives_the_same_outputs(gt *t) {
     size_t xs[2] = {T, 6};
     int c, lvl, ok = 1;
     long bad = -1;
+    float da = 0.0f, db = 0.0f;
     memset(&s, 0, sizeof s);
     for (c = 0; c < 2 && ok; c++) {
         gaia_level *l0 = NULL, *l1 = NULL;
@@ -117,7 +123,11 @@ static void hierarchy_run_reports_progress_and_gives_the_same_outputs(gt *t) {
             gaia_tensor_to_host(ctx[1], out[1][lvl], b, n) != GAIA_OK)
             ok = 0;
         for (i = 0; ok && i < n && bad < 0; i++)
-            if (fabsf(a[i] - b[i]) > 1e-6f + 1e-5f * fabsf(a[i])) bad = (long)i;
+            if (fabsf(a[i] - b[i]) > 1e-4f + 1e-3f * fabsf(a[i])) {
+                bad = (long)i;
+                da = a[i];
+                db = b[i];
+            }
         free(a);
         free(b);
     }
@@ -129,7 +139,7 @@ static void hierarchy_run_reports_progress_and_gives_the_same_outputs(gt *t) {
         gaia_ctx_destroy(ctx[c]);
     }
     GT_CHECK(t, ok, "building or running the hierarchies failed");
-    GT_CHECK(t, bad < 0, "the chunked run differs from the one-piece run at element %ld", bad);
+    GT_CHECK(t, bad < 0, "the chunked run differs from the one-piece run at element %ld (%g vs %g)", bad, (double)da, (double)db);
     GT_CHECK(t, s.calls >= 20 && s.calls <= 52 && s.first_done == 0 && s.last_done == T && s.back_steps == 0 &&
                     strcmp(s.label, "gaia_hierarchy_process") == 0,
              "%zu reports, %zu..%zu of %zu, label %s", s.calls, s.first_done, s.last_done, s.total, s.label);
