@@ -190,7 +190,7 @@ $(BUILD)/cxx-check.stamp: $(HEADERS) $(CONFIG)
 	@touch $@
 
 # ---------------------------------------------------------------- running
-test: $(RUNNER) cxx-check
+test: $(RUNNER) cxx-check $(EXAMPLES)
 	$(RUNNER) $(T)
 
 print-runner:

@@ -1,10 +1,15 @@
 /* The doc suite: every example of the manual (gaia.h) and of README.md,
    extracted by tests/doctest.sh into programs beside the runner (../doc/),
    must build (the Makefile does that), run with exit status 0 and print what
-   its "prints:" comments say. A last case checks that the manual and the
-   README give the same build command lines. */
+   its "prints:" comments say. Further cases check that the manual and the
+   README give the same build command lines, and that the example programs
+   (built beside the runner, ../examples/) do what the README's "Running the
+   examples" says: each answers --help, refuses an unknown option, and
+   tensor_basics keeps the file it says it saved. */
 #include "gaia_test.h"
+#include <dirent.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -177,10 +182,81 @@ static void doc_build_lines_agree(gt *t) {
     free(b);
 }
 
+/* Each example program: --help prints a usage line with its name and exits
+   0; an unknown option prints the usage to stderr and exits 2. */
+static void doc_examples_answer_help(gt *t) {
+    char dir[4200], cmd[8600];
+    DIR *d;
+    struct dirent *e;
+    int seen = 0;
+    snprintf(dir, sizeof dir, "%s/../examples", gt_exe_dir);
+    d = opendir(dir);
+    GT_CHECK(t, d != NULL, "no %s (make test builds the examples)", dir);
+    while ((e = readdir(d)) != NULL) {
+        char *out, want[300];
+        int status;
+        struct stat st;
+        snprintf(cmd, sizeof cmd, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] == '.' || stat(cmd, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR)) continue;
+        seen++;
+        snprintf(cmd, sizeof cmd, "'%s/%s' --help 2>&1", dir, e->d_name);
+        out = doc_run(cmd, &status);
+        snprintf(want, sizeof want, "usage: %s ", e->d_name);
+        if (!out || !(WIFEXITED(status) && WEXITSTATUS(status) == 0) || strncmp(out, want, strlen(want)) != 0 ||
+            !strstr(out, "--help")) {
+            gt_fail_at(t, __FILE__, __LINE__, "%s --help: status %d, output '%.200s' (want '%s...' and status 0)",
+                       e->d_name, WIFEXITED(status) ? WEXITSTATUS(status) : -1, out ? out : "", want);
+            free(out);
+            closedir(d);
+            return;
+        }
+        free(out);
+        snprintf(cmd, sizeof cmd, "'%s/%s' --no-such-option 2>&1 >/dev/null", dir, e->d_name);
+        out = doc_run(cmd, &status);
+        if (!out || !(WIFEXITED(status) && WEXITSTATUS(status) == 2) || strncmp(out, want, strlen(want)) != 0) {
+            gt_fail_at(t, __FILE__, __LINE__, "%s --no-such-option: status %d, stderr '%.200s' (want the usage, 2)",
+                       e->d_name, WIFEXITED(status) ? WEXITSTATUS(status) : -1, out ? out : "");
+            free(out);
+            closedir(d);
+            return;
+        }
+        free(out);
+    }
+    closedir(d);
+    GT_CHECK(t, seen >= 7, "found %d example programs in %s, want the 7 of the README", seen, dir);
+}
+
+/* tensor_basics says it saved h: the file must be there afterwards, and hold
+   the 256 x 64 matrix it describes. */
+static void doc_tensor_basics_keeps_its_file(gt *t) {
+    char path[600], cmd[5400], *out;
+    gaia_tensor *h = NULL;
+    int status, ran, said;
+    gt_tmp_path(path, sizeof path, "basics_h.npy");
+    remove(path);
+    snprintf(cmd, sizeof cmd, "'%s/../examples/tensor_basics' '%s' 2>&1", gt_exe_dir, path);
+    out = doc_run(cmd, &status);
+    ran = out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    said = ran && strstr(out, "saved h to") && strstr(out, path);
+    if (!ran || !said) {
+        gt_fail_at(t, __FILE__, __LINE__, "tensor_basics %s: %.300s", ran ? "does not say 'saved h to PATH'" : "failed",
+                   out ? out : "");
+        free(out);
+        return;
+    }
+    free(out);
+    GT_OK(t, gaia_tensor_load_npy(t->ctx, path, &h));
+    GT_CHECK(t, gaia_tensor_ndim(h) == 2 && gaia_tensor_dim(h, 0) == 256 && gaia_tensor_dim(h, 1) == 64,
+             "the saved h is %d-d, %zu x %zu", gaia_tensor_ndim(h), gaia_tensor_dim(h, 0), gaia_tensor_dim(h, 1));
+    gaia_tensor_free(h);
+}
+
 const gt_case gt_doc_cases[] = {
 #define GT_DOC(name, file, line_no, skip) {#name, name},
 #include "doc_cases.h"
 #undef GT_DOC
     {"doc_build_lines_agree", doc_build_lines_agree},
+    {"doc_examples_answer_help", doc_examples_answer_help},
+    {"doc_tensor_basics_keeps_its_file", doc_tensor_basics_keeps_its_file},
     {NULL, NULL},
 };
