@@ -113,8 +113,10 @@ help:
 	@echo 'make bench       every benchmark against its peers (peers are optional packages)'
 	@echo 'make install     PREFIX=$(PREFIX) DESTDIR=: headers, gaia.pc; with CUDA=1 also'
 	@echo '                 libgaia_kernels.a and gaia-cuda.pc'
+	@echo 'make fuzz | tsan  libFuzzer on the file parsers (clang) | two contexts under ThreadSanitizer'
 	@echo 'make uninstall | clean | cxx-check'
 	@echo 'options: CUDA=1 (nvcc; CUDA_ARCH="75 80 90" or native), OMP=0, NATIVE=0, SANITIZE=1'
+	@$(if $(filter 1,$(CUDA)),echo 'CUDA_ARCH of this build: $(CUDA_ARCH) ($(NVCC) $(CUDA_GENCODE))')
 
 $(CONFIG): FORCE
 	@mkdir -p $(@D)
