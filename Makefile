@@ -100,7 +100,7 @@ RUNNER   := $(BUILD)/tests/run_tests
 DOC      := $(BUILD)/doc
 DOC_SRC  := gaia.h README.md
 
-.PHONY: all test demo examples bench install uninstall clean cxx-check print-runner help FORCE
+.PHONY: all test demo examples bench install uninstall clean cxx-check print-runner help consumer-check FORCE
 all: $(EXAMPLES) $(BENCHES) $(RUNNER) cxx-check
 
 help:
@@ -114,6 +114,8 @@ help:
 	@echo 'make install     PREFIX=$(PREFIX) DESTDIR=: headers, gaia.pc; with CUDA=1 also'
 	@echo '                 libgaia_kernels.a and gaia-cuda.pc'
 	@echo 'make fuzz | tsan  libFuzzer on the file parsers (clang) | two contexts under ThreadSanitizer'
+	@echo 'make consumer-check  install to a temp prefix; build tests/consumer via pkg-config,'
+	@echo '                 find_package and add_subdirectory (CUDA variants too when nvcc is found)'
 	@echo 'make uninstall | clean | cxx-check'
 	@echo 'options: CUDA=1 (nvcc; CUDA_ARCH="75 80 90" or native), OMP=0, NATIVE=0, SANITIZE=1'
 	@$(if $(filter 1,$(CUDA)),echo 'CUDA_ARCH of this build: $(CUDA_ARCH) ($(NVCC) $(CUDA_GENCODE))')
@@ -214,6 +216,10 @@ bench: $(BENCHES)
 	  if grep -q avx512f /proc/cpuinfo 2>/dev/null; then OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE:-SkylakeX} $$b; else $$b; fi; done
 
 # Extra targets (checks, fuzzing, plots) go here, above install.
+
+# A user's project built against an installed and a vendored gaia, every way.
+consumer-check:
+	sh tests/consumer/check.sh
 
 # ---------------------------------------------------------------- install
 # Headers into include/gaia, the kernels' source into share/gaia, gaia.pc; a
