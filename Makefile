@@ -62,6 +62,9 @@ endif
 # cannot build (CUDA 13 dropped 70). CUDA_ARCH=native builds for the GPUs of
 # this machine; all and all-major are nvcc's own lists.
 CUDA_ARCH_COMMON := 70 75 80 86 89 90
+# nvcc's flags besides the architectures and warnings; the documentation's
+# nvcc lines must use the same (the doc suite checks them against this).
+NVCC_BASE := -O3 -std=c++17
 KERNELS_O :=
 ifeq ($(CUDA),1)
   comma := ,
@@ -73,7 +76,7 @@ ifeq ($(CUDA),1)
     CUDA_GENCODE := $(foreach a,$(CUDA_ARCH_LIST),-gencode arch=compute_$(a),code=sm_$(a)) \
                     -gencode arch=compute_$(lastword $(CUDA_ARCH_LIST)),code=compute_$(lastword $(CUDA_ARCH_LIST))
   endif
-  NVCCFLAGS := -O3 -std=c++17 $(CUDA_GENCODE) -Xcompiler -Wall,-Wextra -Werror all-warnings
+  NVCCFLAGS := $(NVCC_BASE) $(CUDA_GENCODE) -Xcompiler -Wall,-Wextra -Werror all-warnings
   CUDA_LIBDIR ?= $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib) $(CUDA_HOME)/lib64)
   BUILD    := $(BUILD)-cuda
   CFLAGS   += -DGAIA_USE_CUDA -isystem $(CUDA_HOME)/include
@@ -173,8 +176,9 @@ $(RUNNER): $(TEST_OBJ) $(LIB) $(DOC)/programs
 	$(CXX) $(TEST_OBJ) -o $@ $(LIB) $(LDLIBS)
 
 # ---------------------------------------------------------------- doc-tests
-$(DOC)/doc_cases.h: $(DOC_SRC) tests/doctest.sh
+$(DOC)/doc_cases.h: $(DOC_SRC) tests/doctest.sh Makefile
 	sh tests/doctest.sh $(DOC) $(if $(filter 1,$(CUDA)),cuda,cpu) $(DOC_SRC)
+	@echo 'nvcc $(NVCC_BASE) ' > $(DOC)/nvcc_base
 
 $(DOC)/programs: $(DOC)/doc_cases.h $(LIB)
 	@set -e; for f in $(DOC)/*.c; do \

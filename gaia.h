@@ -132,6 +132,27 @@
    gaia_last_error(NULL) is the message of the last failed gaia_ctx_create in
    this thread.
 
+   Example, a context from a desc, and an error:
+       gaia_ctx *ctx;
+       gaia_ctx_desc desc;
+       gaia_tensor *a = NULL, *b = NULL, *c = NULL;
+       size_t sa[2] = {3, 4}, sb[2] = {5, 2};
+       memset(&desc, 0, sizeof desc);                     // zero = default, field by field
+       desc.device = GAIA_DEVICE_CPU;
+       desc.seed = 7;
+       if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) {
+           fprintf(stderr, "%s\n", gaia_last_error(NULL));
+           return 1;
+       }
+       gaia_tensor_ones(ctx, 2, sa, &a);
+       gaia_tensor_ones(ctx, 2, sb, &b);
+       gaia_status st = gaia_tensor_matmul(ctx, a, b, 0, 0, &c); // (3x4) @ (5x2): wrong
+       printf("%s: %s\n", gaia_status_str(st), gaia_last_error(ctx));
+       // prints: gaia_tensor_matmul: inner dimensions differ: (3x4) @ (5x2)
+       printf("c %s\n", c ? "was written" : "is still NULL");  // prints: c is still NULL
+       gaia_tensor_free(a); gaia_tensor_free(b);
+       gaia_ctx_destroy(ctx);
+
    Progress: desc.progress = {func, user} (or gaia_ctx_set_progress) is
    called as func(done, total, label, user) by the long operations - the
    gaia_brain_op_* steps, gaia_hierarchy_process (a run with a callback goes
@@ -200,12 +221,46 @@
    Box-Muller in float, so devices agree to a few ulp, not bit for bit).
    gaia_ctx_set_seed() restarts the sequence.
 
+   Example, two contexts with one seed draw the same numbers:
+       gaia_ctx *c1, *c2;
+       gaia_ctx_desc d;
+       gaia_tensor *x = NULL, *y = NULL;
+       float vx[4], vy[4];
+       size_t n[1] = {4};
+       memset(&d, 0, sizeof d);
+       d.seed = 2024;
+       if (gaia_ctx_create(&d, &c1) != GAIA_OK || gaia_ctx_create(&d, &c2) != GAIA_OK) return 1;
+       gaia_tensor_uniform(c1, 1, n, 0.0f, 1.0f, &x);
+       gaia_tensor_uniform(c2, 1, n, 0.0f, 1.0f, &y);
+       gaia_tensor_to_host(c1, x, vx, 4);
+       gaia_tensor_to_host(c2, y, vy, 4);
+       printf("same: %d\n", memcmp(vx, vy, sizeof vx) == 0); // prints: same: 1
+       gaia_ctx_set_seed(c1, 2024);                          // back to the first stream
+       gaia_tensor_uniform(c1, 1, n, 0.0f, 1.0f, &x);        // refilled in place
+       gaia_tensor_to_host(c1, x, vx, 4);
+       printf("again: %d\n", memcmp(vx, vy, sizeof vx) == 0); // prints: again: 1
+       gaia_tensor_free(x); gaia_tensor_free(y);
+       gaia_ctx_destroy(c1); gaia_ctx_destroy(c2);
+
    =====================================================================
    7. PROFILING AND BENCHMARKING
    =====================================================================
    gaia_profile_enable(ctx, 1) counts calls, time and bytes per operation;
    gaia_profile_print(ctx, stdout) prints the table. gaia_bench_run() warms up,
    repeats, synchronises the device and returns mean/std/min/max milliseconds.
+
+   Example:
+       gaia_tensor *a = NULL, *c = NULL;
+       size_t s[2] = {128, 128};
+       int i;
+       gaia_profile_enable(ctx, 1);
+       gaia_tensor_randn(ctx, 2, s, 0.0f, 1.0f, &a);
+       for (i = 0; i < 3; i++) gaia_tensor_matmul(ctx, a, a, 0, 0, &c); // c reused
+       gaia_profile_entry e = gaia_profile_get(ctx, GAIA_PROF_MATMUL);
+       printf("matmul: %llu calls, %llu bytes\n", (unsigned long long)e.calls,
+              (unsigned long long)e.bytes);                // prints: matmul: 3 calls, 589824 bytes
+       gaia_profile_print(ctx, stdout);                  // one row per operation used
+       gaia_tensor_free(a); gaia_tensor_free(c);
 
    =====================================================================
    8. THE CUDA BACKEND

@@ -171,6 +171,30 @@ static void doc_build_lines_agree(gt *t) {
         free(b);
         GT_CHECK(t, 0, "cannot read %s or %s (make test writes them)", pa, pb);
     }
+    /* CUDA's headers come in with -isystem (its warnings are not ours under
+       -Werror), and every nvcc line has the Makefile's flags. */
+    {
+        char pn[4300], *base = NULL, *line = a;
+        snprintf(pn, sizeof pn, "%s/../doc/nvcc_base", gt_exe_dir);
+        base = doc_read_file(pn, NULL);
+        if (base && strchr(base, '\n')) *strchr(base, '\n') = '\0';
+        while (line && *line) {
+            char *e = strchr(line, '\n'), one[2048];
+            size_t n = e ? (size_t)(e - line) : strlen(line);
+            snprintf(one, sizeof one, "%.*s", (int)n, line);
+            if ((strstr(one, "CUDA_HOME/include") && !strstr(one, "-isystem $CUDA_HOME/include")) ||
+                (strncmp(one, "nvcc ", 5) == 0 && (!base || strncmp(one, base, strlen(base)) != 0))) {
+                gt_fail_at(t, "gaia.h", 1, "build line '%s' should use -isystem for CUDA headers and start '%s'", one,
+                           base ? base : "(no nvcc_base: make test writes it)");
+                free(base);
+                free(a);
+                free(b);
+                return;
+            }
+            line = e ? e + 1 : NULL;
+        }
+        free(base);
+    }
     ok = doc_lines_within(a, b, missing, sizeof missing);
     if (ok) {
         ok = doc_lines_within(b, a, missing, sizeof missing);
