@@ -103,7 +103,7 @@ RUNNER   := $(BUILD)/tests/run_tests
 DOC      := $(BUILD)/doc
 DOC_SRC  := gaia.h README.md
 
-.PHONY: all test demo examples bench install uninstall clean cxx-check print-runner help consumer-check FORCE
+.PHONY: all test demo examples bench plots install uninstall clean cxx-check print-runner help consumer-check FORCE
 all: $(EXAMPLES) $(BENCHES) $(RUNNER) cxx-check
 
 help:
@@ -114,6 +114,8 @@ help:
 	@echo 'make demo        the tour of the four modules, then the hrr examples'
 	@echo 'make examples    build every example into $(BUILD)/examples (each answers --help)'
 	@echo 'make bench       every benchmark against its peers (peers are optional packages)'
+	@echo 'make plots       the examples'"'"' series as CSV in $(BUILD)/plots and, with gnuplot, docs/*.png'
+	@echo '                 (BENCH_OUT=file: a make bench output for the benchmark picture)'
 	@echo 'make install     PREFIX=$(PREFIX) DESTDIR=: headers, gaia.pc; with CUDA=1 also'
 	@echo '                 libgaia_kernels.a and gaia-cuda.pc'
 	@echo 'make fuzz | tsan  libFuzzer on the file parsers (clang) | two contexts under ThreadSanitizer'
@@ -220,6 +222,28 @@ bench: $(BENCHES)
 	  if grep -q avx512f /proc/cpuinfo 2>/dev/null; then OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE:-SkylakeX} $$b; else $$b; fi; done
 
 # Extra targets (checks, fuzzing, plots) go here, above install.
+
+# make plots: the examples' series as CSV in $(PLOTS)/, and, when gnuplot is
+# installed, the pictures docs/*.png (committed; the README shows them).
+# The benchmark picture reads a `make bench` output: BENCH_OUT=file, by
+# default the newest CPU run in bench/results/ (their names end in the date).
+PLOTS     := $(BUILD)/plots
+GNUPLOT   ?= gnuplot
+BENCH_OUT ?= $(shell ls bench/results/cpu-*.txt 2>/dev/null | awk -F- '{print $$NF, $$0}' | sort | tail -n 1 | cut -d' ' -f2)
+PLOT_EXAMPLES := $(BUILD)/examples/assembly_projection $(BUILD)/examples/hrr_capacity $(BUILD)/examples/layer_hierarchy
+plots: $(PLOT_EXAMPLES)
+	@mkdir -p $(PLOTS)
+	$(BUILD)/examples/assembly_projection --csv $(PLOTS)/assembly_support.csv
+	$(BUILD)/examples/hrr_capacity --csv $(PLOTS)/hrr_capacity.csv 2000
+	$(BUILD)/examples/layer_hierarchy --csv $(PLOTS)/hierarchy_outputs.csv
+	sh docs/plots/bench_ratios.sh $(BENCH_OUT) > $(PLOTS)/bench_ratios.csv
+	@echo "wrote $(PLOTS)/bench_ratios.csv (from $(BENCH_OUT))"
+	@if command -v $(GNUPLOT) >/dev/null 2>&1; then set -e; \
+	  for p in assembly_support hrr_capacity hierarchy_outputs; do \
+	    $(GNUPLOT) -e "csv='$(PLOTS)/$$p.csv'; out='docs/$$p.png'" docs/plots/$$p.gp; echo "wrote docs/$$p.png"; done; \
+	  $(GNUPLOT) -e "csv='$(PLOTS)/bench_ratios.csv'; out='docs/bench_ratios.png'; src=': $(notdir $(BENCH_OUT))'" \
+	    docs/plots/bench_ratios.gp; echo "wrote docs/bench_ratios.png"; \
+	else echo "make plots: gnuplot is not installed, so no PNG: the CSV files are in $(PLOTS)/ (apt-get install gnuplot)"; fi
 
 # A user's project built against an installed and a vendored gaia, every way.
 consumer-check:

@@ -121,7 +121,7 @@ static void usage(FILE *f) {
                "  STEPS       default 10000\n"
                "  LEARN       1 (default): the Hebbian update on firing steps; 0: GAIA's manager, no\n"
                "              learning\n"
-               "  --csv FILE  instead: the same input (STEPS, default 1000) run with learning off and\n"
+               "  --csv FILE  instead: the same input (STEPS, default 400) run with learning off and\n"
                "              on, each level's output norm |y| at every step written to FILE as CSV\n"
                "              (make plots draws docs/hierarchy_outputs.png)\n");
 }
@@ -150,7 +150,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (csv) return hierarchy_csv(csv, T ? T : 1000);
+    if (csv) return hierarchy_csv(csv, T ? T : 400);
     if (T == 0) T = 10000;
     if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) {
         fprintf(stderr, "no context: %s\n", gaia_last_error(NULL));
