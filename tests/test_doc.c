@@ -8,6 +8,7 @@
    tensor_basics keeps the file it says it saved. */
 #include "gaia_test.h"
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -275,6 +276,49 @@ static void doc_tensor_basics_keeps_its_file(gt *t) {
     gaia_tensor_free(h);
 }
 
+/* The series behind make plots: each example's --csv writes the header and
+   the rows the gnuplot scripts read, and the numbers make sense: the
+   projection starts at k for every n, the measured HRR accuracy follows the
+   analytic prediction, and the reactive level's output is the same with
+   learning off and on (it does not learn). */
+static void doc_examples_write_their_csv(gt *t) {
+    static const struct { const char *prog, *args, *header; int rows; } runs[] = {
+        {"assembly_projection", "", "step,support n=10000 k=100,support n=100000 k=317,support n=1000000 k=1000,", 25},
+        {"hrr_capacity", "300", "D,k,measured,predicted", 33},
+        {"layer_hierarchy", "100", "step,level0 off,level1 off,level2 off,level0 on,level1 on,level2 on", 100},
+    };
+    size_t r;
+    for (r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        char path[600], cmd[5400], line[512], *out;
+        int status, rows = 0, bad = 0;
+        FILE *f;
+        gt_tmp_path(path, sizeof path, "series.csv");
+        remove(path);
+        snprintf(cmd, sizeof cmd, "'%s/../examples/%s' --csv '%s' %s 2>&1", gt_exe_dir, runs[r].prog, path, runs[r].args);
+        out = doc_run(cmd, &status);
+        if (!out || !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+            gt_fail_at(t, __FILE__, __LINE__, "%s --csv failed: %.300s", runs[r].prog, out ? out : "");
+            free(out);
+            return;
+        }
+        free(out);
+        f = fopen(path, "r");
+        GT_CHECK(t, f != NULL, "%s --csv wrote no %s", runs[r].prog, path);
+        if (!fgets(line, sizeof line, f) || strncmp(line, runs[r].header, strlen(runs[r].header)) != 0) bad = -1;
+        while (!bad && fgets(line, sizeof line, f)) {
+            double v[7] = {0};
+            int n = sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]);
+            rows++;
+            if (r == 0 && rows == 1 && !(n == 7 && v[1] == 100 && v[2] == 317 && v[3] == 1000 && v[4] == 1.0)) bad = rows;
+            if (r == 1 && !(n == 4 && v[2] >= 0 && v[2] <= 1 && fabs(v[2] - v[3]) <= 0.15)) bad = rows;
+            if (r == 2 && !(n == 7 && v[1] == v[4] && v[1] > 0)) bad = rows;
+        }
+        fclose(f);
+        GT_CHECK(t, bad == 0 && rows == runs[r].rows, "%s --csv: %s (row %d of %d, want %d rows)", runs[r].prog,
+                 bad < 0 ? "wrong header" : bad ? "implausible values" : "wrong row count", bad, rows, runs[r].rows);
+    }
+}
+
 const gt_case gt_doc_cases[] = {
 #define GT_DOC(name, file, line_no, skip) {#name, name},
 #include "doc_cases.h"
@@ -282,5 +326,6 @@ const gt_case gt_doc_cases[] = {
     {"doc_build_lines_agree", doc_build_lines_agree},
     {"doc_examples_answer_help", doc_examples_answer_help},
     {"doc_tensor_basics_keeps_its_file", doc_tensor_basics_keeps_its_file},
+    {"doc_examples_write_their_csv", doc_examples_write_their_csv},
     {NULL, NULL},
 };
