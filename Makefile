@@ -184,7 +184,8 @@ $(DOC)/doc_cases.h: $(DOC_SRC) tests/doctest.sh Makefile
 
 $(DOC)/programs: $(DOC)/doc_cases.h $(LIB)
 	@set -e; for f in $(DOC)/*.c; do \
-	  echo "$(CC) ... $$f"; $(CC) $(PROG_CFLAGS) $$f -o $${f%.c} $(LIB) $(LDLIBS); done
+	  $(if $(findstring s,$(firstword -$(MAKEFLAGS))),,echo "$(CC) ... $$f";) \
+	  $(CC) $(PROG_CFLAGS) $$f -o $${f%.c} $(LIB) $(LDLIBS); done
 	@touch $@
 
 # ---------------------------------------------------------------- checks
