@@ -1,8 +1,17 @@
-# gaia - GNU Make build. `make` builds examples, tests and benchmarks for the CPU;
-# `make CUDA=1` adds the CUDA backend (needs nvcc; runs on the CPU without a GPU).
-#   make test | demo | bench | install PREFIX=/usr/local DESTDIR= | clean
-#   SANITIZE=1  builds with -fsanitize=address,undefined (into build-san/)
-#   OMP=0       builds without OpenMP;  NATIVE=0 without -march=native
+# gaia - GNU Make build. `make help` lists the targets and options.
+#
+# Compile once, link many. The implementation (gaia.h with GAIA_IMPLEMENTATION;
+# in CUDA builds also gaia_kernels.cu) is compiled once per configuration into
+# $(BUILD)/libgaia.a. Every program - examples, benchmarks, the test runner and
+# the documentation's snippets - is compiled with -DGAIA_NO_IMPLEMENTATION,
+# which makes gaia.h ignore the program's own `#define GAIA_IMPLEMENTATION`,
+# and is linked with libgaia.a. So the programs stay single-file programs that
+# a user can also build alone (`cc -std=c99 -O3 examples/demo.c -lm`), while
+# the library's ~8 s compile happens once, not once per program.
+#
+# Each configuration has its own build directory: build/ (default), and
+# suffixes -generic (NATIVE=0), -serial (OMP=0), -san (SANITIZE=1), -cuda
+# (CUDA=1), e.g. build-generic-serial/ or build-san-cuda/.
 
 CC       ?= cc
 CXX      ?= c++
@@ -15,8 +24,7 @@ PREFIX   ?= /usr/local
 # The CUDA toolkit: from nvcc's location unless given.
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
 
-# Every core unless -j was given: each program compiles the whole header-only
-# library, so a serial build takes minutes (GNU Make >= 4.3 honours this).
+# Every core unless -j was given (GNU Make >= 4.3 honours this).
 ifeq ($(filter -j%,$(MAKEFLAGS)),)
   MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
 endif
@@ -47,57 +55,145 @@ ifeq ($(SANITIZE),1)
   LDLIBS   += -fsanitize=address,undefined
 endif
 
-# sm_90 code for Hopper plus compute_90 PTX that newer GPUs JIT-compile.
-NVCCFLAGS := -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
-             -Xcompiler -Wall,-Wextra -Werror all-warnings
+# CUDA architectures. CUDA_ARCH lists compute capabilities ("75 80 90" or
+# "75,80,90"): each gets real code (SASS), and the last one also PTX, which
+# the driver compiles for GPUs newer than any listed. The default is the
+# common GPUs from Volta to Hopper (70 75 80 86 89 90), less those this nvcc
+# cannot build (CUDA 13 dropped 70). CUDA_ARCH=native builds for the GPUs of
+# this machine; all and all-major are nvcc's own lists.
+CUDA_ARCH_COMMON := 70 75 80 86 89 90
+# nvcc's flags besides the architectures and warnings; the documentation's
+# nvcc lines must use the same (the doc suite checks them against this).
+NVCC_BASE := -O3 -std=c++17
 KERNELS_O :=
 ifeq ($(CUDA),1)
+  comma := ,
+  CUDA_ARCH ?= $(or $(filter $(patsubst sm_%,%,$(shell $(NVCC) --list-gpu-code 2>/dev/null)),$(CUDA_ARCH_COMMON)),$(CUDA_ARCH_COMMON))
+  CUDA_ARCH_LIST := $(subst $(comma), ,$(CUDA_ARCH))
+  ifneq ($(filter native all all-major,$(CUDA_ARCH_LIST)),)
+    CUDA_GENCODE := -arch=$(firstword $(CUDA_ARCH_LIST))
+  else
+    CUDA_GENCODE := $(foreach a,$(CUDA_ARCH_LIST),-gencode arch=compute_$(a),code=sm_$(a)) \
+                    -gencode arch=compute_$(lastword $(CUDA_ARCH_LIST)),code=compute_$(lastword $(CUDA_ARCH_LIST))
+  endif
+  NVCCFLAGS := $(NVCC_BASE) $(CUDA_GENCODE) -Xcompiler -Wall,-Wextra -Werror all-warnings
+  CUDA_LIBDIR ?= $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib) $(CUDA_HOME)/lib64)
   BUILD    := $(BUILD)-cuda
   CFLAGS   += -DGAIA_USE_CUDA -isystem $(CUDA_HOME)/include
   CXXFLAGS += -DGAIA_USE_CUDA -isystem $(CUDA_HOME)/include
   KERNELS_O := $(BUILD)/gaia_kernels.o
-  LDLIBS   += $(KERNELS_O) -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
-              -lcublasLt -lcublas -lcufft -lcurand -lcudart -lstdc++
+  LDLIBS   += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcublasLt -lcublas -lcufft -lcurand -lcudart -lstdc++
 endif
 
-HEADERS  := gaia.h gaia_cpu.h gaia_cuda.h $(wildcard examples/*.h)
+HEADERS  := gaia.h gaia_cpu.h gaia_cuda.h
+LIB      := $(BUILD)/libgaia.a
+# Compiler, flags and libraries of this configuration: a change rebuilds everything.
+CONFIG   := $(BUILD)/config
+PROG_CFLAGS   = $(CFLAGS) -DGAIA_NO_IMPLEMENTATION -I.
+PROG_CXXFLAGS = $(CXXFLAGS) -DGAIA_NO_IMPLEMENTATION -I.
+
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 TEST_C   := $(wildcard tests/*.c)
 TEST_CXX := $(wildcard tests/*.cpp)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_C)) $(patsubst tests/%.cpp,$(BUILD)/tests/%.o,$(TEST_CXX))
 RUNNER   := $(BUILD)/tests/run_tests
+# Doc-tests: tests/doctest.sh turns every example of the manual (gaia.h) and
+# of README.md into a program in $(DOC); the runner's doc suite runs them.
+DOC      := $(BUILD)/doc
+DOC_SRC  := gaia.h README.md
 
-.PHONY: all test demo bench install uninstall clean cxx-check print-runner
-all: $(EXAMPLES) $(BENCHES) $(RUNNER) cxx-check
+.PHONY: all test demo examples bench plots install uninstall clean cxx-check print-runner help consumer-check FORCE
+all: $(LIB) $(EXAMPLES) $(BENCHES) $(RUNNER) cxx-check
 
-$(BUILD)/gaia_kernels.o: gaia_kernels.cu gaia.h gaia_cpu.h gaia_cuda.h
+help:
+	@echo 'make [all]       examples, tests, benchmarks and the C++ compile check'
+	@echo 'make test        build and run every test; the last line is "N passed, N failed, N skipped"'
+	@echo '                 T=name runs the tests whose name contains name (several: T="hrr fft");'
+	@echo '                 a name that matches no test is an error. $(RUNNER) --list names them all'
+	@echo 'make demo        the tour of the four modules, then the hrr examples'
+	@echo 'make examples    build every example into $(BUILD)/examples (each answers --help)'
+	@echo 'make bench       every benchmark against its peers (peers are optional packages)'
+	@echo 'make plots       the examples'"'"' series as CSV in $(BUILD)/plots and, with gnuplot, docs/*.png'
+	@echo '                 (BENCH_OUT=file: a make bench output for the benchmark picture)'
+	@echo 'make install     PREFIX=$(PREFIX) DESTDIR=: headers, gaia.pc; with CUDA=1 also'
+	@echo '                 libgaia_kernels.a and gaia-cuda.pc'
+	@echo 'make fuzz | tsan  libFuzzer on the file parsers (clang) | two contexts under ThreadSanitizer'
+	@echo 'make consumer-check  install to a temp prefix; build tests/consumer via pkg-config,'
+	@echo '                 find_package and add_subdirectory (CUDA variants too when nvcc is found)'
+	@echo 'make uninstall | clean | cxx-check'
+	@echo 'options: CUDA=1 (nvcc; CUDA_ARCH="75 80 90" or native), OMP=0, NATIVE=0, SANITIZE=1'
+	@$(if $(filter 1,$(CUDA)),echo 'CUDA_ARCH of this build: $(CUDA_ARCH) ($(NVCC) $(CUDA_GENCODE))')
+
+$(CONFIG): FORCE
 	@mkdir -p $(@D)
+	@echo '$(CC) $(CFLAGS) | $(CXX) $(CXXFLAGS) | $(NVCC) $(NVCCFLAGS) | $(LDLIBS)' > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+
+# ---------------------------------------------------------------- the library
+$(BUILD)/gaia.o: $(HEADERS) $(CONFIG)
+	$(CC) $(CFLAGS) -DGAIA_IMPLEMENTATION -x c -c gaia.h -o $@
+
+$(BUILD)/gaia_kernels.o: gaia_kernels.cu $(HEADERS) $(CONFIG)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
-$(BUILD)/examples/%: examples/%.c $(HEADERS) $(KERNELS_O)
+$(LIB): $(BUILD)/gaia.o $(KERNELS_O)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# What `make install CUDA=1` installs for programs that include gaia.h themselves.
+$(BUILD)/libgaia_kernels.a: $(KERNELS_O)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# ---------------------------------------------------------------- programs
+$(BUILD)/examples/%: examples/%.c $(wildcard examples/*.h) $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+	$(CC) $(PROG_CFLAGS) $< -o $@ $(LIB) $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c $(HEADERS) $(wildcard bench/*.h) $(KERNELS_O)
+$(BUILD)/bench/%: bench/%.c $(HEADERS) $(wildcard bench/*.h) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS) -ldl
+	$(CC) $(PROG_CFLAGS) $< -o $@ $(LIB) $(LDLIBS) -ldl
 
-$(BUILD)/tests/%.o: tests/%.c $(HEADERS) tests/gaia_test.h
+# Programs that read the implementation's internals (bench_matmul prints the
+# GEMM's blocking macros) compile it themselves, as a user's single file does.
+STANDALONE := $(BUILD)/bench/bench_matmul
+$(STANDALONE): $(BUILD)/bench/%: bench/%.c $(HEADERS) $(wildcard bench/*.h) $(KERNELS_O) $(CONFIG)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -I. -c $< -o $@
+	$(CC) $(CFLAGS) -I. $< -o $@ $(KERNELS_O) $(LDLIBS) -ldl
 
-$(BUILD)/tests/%.o: tests/%.cpp $(HEADERS) tests/gaia_test.h
+$(BUILD)/tests/%.o: tests/%.c tests/gaia_test.h $(HEADERS) $(CONFIG)
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -I. -c $< -o $@
+	$(CC) $(PROG_CFLAGS) -c $< -o $@
 
-$(RUNNER): $(TEST_OBJ) $(KERNELS_O)
-	$(CXX) $(TEST_OBJ) -o $@ $(LDLIBS)
+$(BUILD)/tests/%.o: tests/%.cpp tests/gaia_test.h $(HEADERS) $(CONFIG)
+	@mkdir -p $(@D)
+	$(CXX) $(PROG_CXXFLAGS) -c $< -o $@
 
+# The doc suite lists the snippets that doctest.sh found ($(DOC)/doc_cases.h).
+$(BUILD)/tests/test_doc.o: $(DOC)/doc_cases.h
+$(BUILD)/tests/test_doc.o: PROG_CFLAGS += -I$(DOC)
+
+# The library comes first: its compile is the longest, and make starts
+# prerequisites in the order they are listed (3 s less on 2 cores).
+$(RUNNER): $(LIB) $(TEST_OBJ) $(DOC)/programs
+	$(CXX) $(TEST_OBJ) -o $@ $(LIB) $(LDLIBS)
+
+# ---------------------------------------------------------------- doc-tests
+$(DOC)/doc_cases.h: $(DOC_SRC) tests/doctest.sh Makefile
+	sh tests/doctest.sh $(DOC) $(if $(filter 1,$(CUDA)),cuda,cpu) $(DOC_SRC)
+	@echo 'nvcc $(NVCC_BASE) ' > $(DOC)/nvcc_base
+
+$(DOC)/programs: $(DOC)/doc_cases.h $(LIB)
+	@set -e; for f in $(DOC)/*.c; do \
+	  $(if $(findstring s,$(firstword -$(MAKEFLAGS))),,echo "$(CC) ... $$f";) \
+	  $(CC) $(PROG_CFLAGS) $$f -o $${f%.c} $(LIB) $(LDLIBS); done
+	@touch $@
+
+# ---------------------------------------------------------------- checks
 # The whole implementation, CUDA backend included, must also compile as C++.
 cxx-check: $(BUILD)/cxx-check.stamp
-$(BUILD)/cxx-check.stamp: $(HEADERS)
-	@mkdir -p $(@D)
+$(BUILD)/cxx-check.stamp: $(HEADERS) $(CONFIG)
 	printf '#define GAIA_IMPLEMENTATION\n#include "gaia.h"\n' | $(CXX) $(CXXFLAGS) -UGAIA_USE_CUDA -I. -x c++ -fsyntax-only -
 	@if [ -n "$(CUDA_HOME)" ]; then \
 	  echo "cxx-check: the CUDA backend as C++"; \
@@ -106,11 +202,14 @@ $(BUILD)/cxx-check.stamp: $(HEADERS)
 	else echo "cxx-check: no CUDA toolkit, CUDA part skipped"; fi
 	@touch $@
 
-test: $(RUNNER) cxx-check
+# ---------------------------------------------------------------- running
+test: $(RUNNER) cxx-check $(EXAMPLES)
 	$(RUNNER) $(T)
 
 print-runner:
 	@echo $(RUNNER)
+
+examples: $(EXAMPLES)
 
 # The tour, then the hrr module's two example programs (a short capacity sweep).
 demo: $(BUILD)/examples/demo $(BUILD)/examples/hrr_roles $(BUILD)/examples/hrr_capacity
@@ -125,18 +224,64 @@ bench: $(BENCHES)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; \
 	  if grep -q avx512f /proc/cpuinfo 2>/dev/null; then OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE:-SkylakeX} $$b; else $$b; fi; done
 
-install:
-	install -d $(DESTDIR)$(PREFIX)/include/gaia $(DESTDIR)$(PREFIX)/share/gaia $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 gaia.h gaia_cpu.h gaia_cuda.h $(DESTDIR)$(PREFIX)/include/gaia/
+# Extra targets (checks, fuzzing, plots) go here, above install.
+
+# make plots: the examples' series as CSV in $(PLOTS)/, and, when gnuplot is
+# installed, the pictures docs/*.png (committed; the README shows them).
+# The benchmark picture reads a `make bench` output: BENCH_OUT=file, by
+# default the newest CPU run in bench/results/ (their names end in the date).
+PLOTS     := $(BUILD)/plots
+GNUPLOT   ?= gnuplot
+BENCH_OUT ?= $(shell ls bench/results/cpu-*.txt 2>/dev/null | awk -F- '{print $$NF, $$0}' | sort | tail -n 1 | cut -d' ' -f2)
+PLOT_EXAMPLES := $(BUILD)/examples/assembly_projection $(BUILD)/examples/hrr_capacity $(BUILD)/examples/layer_hierarchy
+plots: $(PLOT_EXAMPLES)
+	@mkdir -p $(PLOTS)
+	$(BUILD)/examples/assembly_projection --csv $(PLOTS)/assembly_support.csv
+	$(BUILD)/examples/hrr_capacity --csv $(PLOTS)/hrr_capacity.csv 2000
+	$(BUILD)/examples/layer_hierarchy --csv $(PLOTS)/hierarchy_outputs.csv
+	sh docs/plots/bench_ratios.sh $(BENCH_OUT) > $(PLOTS)/bench_ratios.csv
+	@echo "wrote $(PLOTS)/bench_ratios.csv (from $(BENCH_OUT))"
+	@if command -v $(GNUPLOT) >/dev/null 2>&1; then set -e; \
+	  for p in assembly_support hrr_capacity hierarchy_outputs; do \
+	    $(GNUPLOT) -e "csv='$(PLOTS)/$$p.csv'; out='docs/$$p.png'" docs/plots/$$p.gp; echo "wrote docs/$$p.png"; done; \
+	  $(GNUPLOT) -e "csv='$(PLOTS)/bench_ratios.csv'; out='docs/bench_ratios.png'; src=': $(notdir $(BENCH_OUT))'" \
+	    docs/plots/bench_ratios.gp; echo "wrote docs/bench_ratios.png"; \
+	else echo "make plots: gnuplot is not installed, so no PNG: the CSV files are in $(PLOTS)/ (apt-get install gnuplot)"; fi
+
+# A user's project built against an installed and a vendored gaia, every way.
+consumer-check:
+	sh tests/consumer/check.sh
+
+# ---------------------------------------------------------------- install
+# Headers into include/gaia, the kernels' source into share/gaia, gaia.pc; a
+# CUDA build adds the prebuilt kernels (libgaia_kernels.a) and gaia-cuda.pc.
+# The .pc files carry -fopenmp when this build uses OpenMP.
+LIBDIR     := $(PREFIX)/lib
+VERSION     = $(shell sed -n 's/^.define GAIA_VERSION_STRING "\(.*\)"/\1/p' gaia.h)
+PC_OPENMP  := $(if $(filter 1,$(OMP)),-fopenmp)
+PC_SED     := -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+              -e 's|@VERSION@|$(VERSION)|g' \
+              -e 's|@OPENMP@|$(PC_OPENMP)|g' -e 's|@CUDA_HOME@|$(CUDA_HOME)|g' -e 's|@CUDA_LIBDIR@|$(CUDA_LIBDIR)|g' \
+              -e 's| *$$||'
+install: $(if $(filter 1,$(CUDA)),$(BUILD)/libgaia_kernels.a)
+	install -d $(DESTDIR)$(PREFIX)/include/gaia $(DESTDIR)$(PREFIX)/share/gaia $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 $(HEADERS) $(DESTDIR)$(PREFIX)/include/gaia/
 	install -m 644 gaia_kernels.cu $(DESTDIR)$(PREFIX)/share/gaia/
-	printf 'prefix=%s\nincludedir=$${prefix}/include/gaia\n\nName: gaia\nDescription: header-only GPU-accelerated neural computation for C\nVersion: %s\nCflags: -I$${includedir}\nLibs: -lm\n' \
-	  "$(PREFIX)" "$$(sed -n 's/^#define GAIA_VERSION_STRING "\(.*\)"/\1/p' gaia.h)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gaia.pc
+	sed $(PC_SED) pkgconfig/gaia.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/gaia.pc
+ifeq ($(CUDA),1)
+	install -m 644 $(BUILD)/libgaia_kernels.a $(DESTDIR)$(LIBDIR)/
+	sed $(PC_SED) pkgconfig/gaia-cuda.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/gaia-cuda.pc
+endif
 
 uninstall:
-	rm -rf $(DESTDIR)$(PREFIX)/include/gaia $(DESTDIR)$(PREFIX)/share/gaia $(DESTDIR)$(PREFIX)/lib/pkgconfig/gaia.pc
+	rm -rf $(DESTDIR)$(PREFIX)/include/gaia $(DESTDIR)$(PREFIX)/share/gaia
+	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/gaia.pc $(DESTDIR)$(LIBDIR)/pkgconfig/gaia-cuda.pc \
+	      $(DESTDIR)$(LIBDIR)/libgaia_kernels.a
 
 clean:
 	rm -rf build build-*
+
+FORCE:
 
 # make fuzz / make fuzz-corpus
 include tests/fuzz/fuzz.mk

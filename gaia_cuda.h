@@ -2021,20 +2021,44 @@ static void gaia__cuda_close(gaia_ctx *ctx) {
         }                                                                                             \
     } while (0)
 
+/* Why no CUDA device can be used, in words a user can act on, written to
+   why (count: what cudaGetDeviceCount found when e is cudaSuccess). The
+   runtime reports a missing driver and an old one alike, as
+   cudaErrorInsufficientDriver: cudaDriverGetVersion tells them apart, since
+   it gives 0 when no driver library could be loaded. */
+static void gaia__cuda_explain_unusable(cudaError_t e, int count, char *why, size_t why_len) {
+    int drv = 0, rt = 0;
+    if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;
+    if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = 0;
+    (void)cudaGetLastError();
+    /* Short enough for gaia_device_info.name (128 bytes) as well. */
+    if (e == cudaErrorInsufficientDriver && drv == 0)
+        snprintf(why, why_len, "no NVIDIA driver (libcuda.so.1 not found or not loadable)");
+    else if (e == cudaErrorInsufficientDriver)
+        snprintf(why, why_len, "NVIDIA driver too old: it supports CUDA %d.%d, the runtime needs %d.%d; update it",
+                 drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+    else if (e == cudaErrorNoDevice || (e == cudaSuccess && count <= 0))
+        snprintf(why, why_len, "NVIDIA driver (CUDA %d.%d) sees no device: check CUDA_VISIBLE_DEVICES, /dev/nvidia*",
+                 drv / 1000, drv % 1000 / 10);
+    else if (e == cudaErrorDevicesUnavailable)
+        snprintf(why, why_len, "every CUDA device is busy or unavailable (exclusive compute mode?)");
+    else if (e == cudaErrorSystemDriverMismatch)
+        snprintf(why, why_len, "NVIDIA kernel module and driver library differ in version (reboot after an update?)");
+    else if (e == cudaErrorCompatNotSupportedOnDevice)
+        snprintf(why, why_len, "the CUDA forward-compatibility driver does not support this GPU");
+    else
+        snprintf(why, why_len, "cudaGetDeviceCount: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
 static gaia_status gaia__cuda_open(gaia_ctx *ctx, const gaia_ctx_desc *desc, char *why, size_t why_len) {
     struct gaia_cuda_state *s;
     int count = 0, i;
     cudaError_t e = cudaGetDeviceCount(&count);
     gaia_logger quiet;
     gaia_status st;
-    if (e != cudaSuccess) {
-        /* No driver, or a driver older than the runtime: the usual CPU machine. */
-        snprintf(why, why_len, "cudaGetDeviceCount: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
-        (void)cudaGetLastError();
-        return GAIA_ERR_NO_DEVICE;
-    }
-    if (count <= 0) {
-        snprintf(why, why_len, "no CUDA device found");
+    if (e != cudaSuccess || count <= 0) {
+        /* No driver, a driver older than the runtime, no device: say which. */
+        gaia__cuda_explain_unusable(e, count, why, why_len);
         return GAIA_ERR_NO_DEVICE;
     }
     if (desc->cuda_device_index >= count) {
@@ -2057,8 +2081,10 @@ static gaia_status gaia__cuda_open(gaia_ctx *ctx, const gaia_ctx_desc *desc, cha
     GAIA__CUDA_OPEN_TRY(cudaGetDeviceProperties(&s->prop, s->device));
     e = (cudaError_t)gaia_cuda_kernels_check();
     if (e != cudaSuccess) {
-        snprintf(why, why_len, "%s (sm_%d%d) cannot run this build's kernels: %s", s->prop.name, s->prop.major,
-                 s->prop.minor, cudaGetErrorString(e));
+        snprintf(why, why_len,
+                 "%s (sm_%d%d) cannot run this build's kernels: %s (rebuild with CUDA_ARCH=%d%d, or an older "
+                 "architecture's PTX)",
+                 s->prop.name, s->prop.major, s->prop.minor, cudaGetErrorString(e), s->prop.major, s->prop.minor);
         (void)cudaGetLastError();
         gaia__cuda_close(ctx);
         return GAIA_ERR_UNSUPPORTED;
@@ -2117,12 +2143,11 @@ static gaia_status gaia__cuda_query(gaia_ctx *ctx, gaia_device_info *info) {
     if (!s) {
         int count = 0;
         cudaError_t e = cudaGetDeviceCount(&count);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            snprintf(info->name, sizeof info->name, "no usable CUDA device: %s", cudaGetErrorString(e));
+        if (e != cudaSuccess || count <= 0) {
+            gaia__cuda_explain_unusable(e, count, info->name, sizeof info->name);
             count = 0;
         } else {
-            snprintf(info->name, sizeof info->name, count ? "present but not used by this context" : "no CUDA device");
+            snprintf(info->name, sizeof info->name, "present but not used by this context");
         }
         info->count = count;
         return GAIA_OK;

@@ -917,6 +917,40 @@ __global__ void attention_f32_kernel(const float *__restrict__ q, const float *_
 #define GAIA_ATT_MMA_BK 64
 #define GAIA_ATT_MMA_DMAX 128
 
+// The tensor-core instructions differ by architecture, so mma() has three
+// paths, chosen when nvcc compiles for each architecture of the fat binary:
+//   sm_80 and newer: one mma.sync m16n8k16 (bf16 and fp16);
+//   sm_75 (fp16 only): two mma.sync m16n8k8, the k = 0..7 and 8..15 halves
+//     (their A, B and C fragments are the halves of the m16n8k16 ones above);
+//   otherwise (bf16 before sm_80, anything before sm_75): mma_emulate, the
+//     same product from warp shuffles and float FMAs. The inputs are the same
+//     rounded 16-bit values, and their products are exact in float32, so the
+//     results differ from the tensor cores' only in the order of the sums.
+#define GAIA_FULL_WARP 0xffffffffu
+
+// C += A B for one m16n8k16 tile without tensor cores. Every lane of the warp
+// must call it (as mma.sync). Columns k, k+1 of A rows g and g + 8 sit in lane
+// 4g + (k mod 8)/2, register 2(k >= 8) and 2(k >= 8) + 1; rows k, k+1 of B
+// column n sit in lane 4n + (k mod 8)/2, register (k >= 8); the lower k is
+// the low 16 bits.
+template <typename M> __device__ __forceinline__ void mma_emulate(float *c, const uint32_t *a, const uint32_t *b) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int k = 0; k < 16; k += 2) {
+        const int hi = k >= 8, q = (k & 7) >> 1;
+        uint32_t ar0 = __shfl_sync(GAIA_FULL_WARP, a[2 * hi], 4 * g + q);
+        uint32_t ar1 = __shfl_sync(GAIA_FULL_WARP, a[2 * hi + 1], 4 * g + q);
+        uint32_t bc0 = __shfl_sync(GAIA_FULL_WARP, b[hi], 4 * (2 * t) + q);
+        uint32_t bc1 = __shfl_sync(GAIA_FULL_WARP, b[hi], 4 * (2 * t + 1) + q);
+        float a00 = M::lo(ar0), a01 = M::hi(ar0), a10 = M::lo(ar1), a11 = M::hi(ar1);
+        float b00 = M::lo(bc0), b01 = M::hi(bc0), b10 = M::lo(bc1), b11 = M::hi(bc1);
+        c[0] = fmaf(a00, b00, fmaf(a01, b01, c[0])); // row g,     column 2t
+        c[1] = fmaf(a00, b10, fmaf(a01, b11, c[1])); // row g,     column 2t + 1
+        c[2] = fmaf(a10, b00, fmaf(a11, b01, c[2])); // row g + 8, column 2t
+        c[3] = fmaf(a10, b10, fmaf(a11, b11, c[3])); // row g + 8, column 2t + 1
+    }
+}
+
 template <typename T> struct mma_type;
 template <> struct mma_type<__nv_bfloat16> {
     static __device__ __forceinline__ __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
@@ -924,11 +958,18 @@ template <> struct mma_type<__nv_bfloat16> {
         __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
         return *reinterpret_cast<uint32_t *>(&h);
     }
+    // A bf16 is the upper half of a float32.
+    static __device__ __forceinline__ float lo(uint32_t r) { return __uint_as_float(r << 16); }
+    static __device__ __forceinline__ float hi(uint32_t r) { return __uint_as_float(r & 0xffff0000u); }
     static __device__ __forceinline__ void mma(float *c, const uint32_t *a, const uint32_t *b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
         asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                      "{%0,%1,%2,%3};\n"
                      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+        mma_emulate<mma_type<__nv_bfloat16> >(c, a, b);
+#endif
     }
 };
 template <> struct mma_type<__half> {
@@ -937,11 +978,26 @@ template <> struct mma_type<__half> {
         __half2 h = __floats2half2_rn(lo, hi);
         return *reinterpret_cast<uint32_t *>(&h);
     }
+    static __device__ __forceinline__ float lo(uint32_t r) {
+        return __half2float(__ushort_as_half((unsigned short)(r & 0xffffu)));
+    }
+    static __device__ __forceinline__ float hi(uint32_t r) { return __half2float(__ushort_as_half((unsigned short)(r >> 16))); }
     static __device__ __forceinline__ void mma(float *c, const uint32_t *a, const uint32_t *b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
         asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                      "{%0,%1,%2,%3};\n"
                      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(b[0]));
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[2]), "r"(a[3]), "r"(b[1]));
+#else
+        mma_emulate<mma_type<__half> >(c, a, b);
+#endif
     }
 };
 

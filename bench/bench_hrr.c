@@ -22,6 +22,7 @@
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include "bench_common.h"
+#include <math.h>
 #include <dlfcn.h>
 
 #define BATCH 1000

@@ -3,7 +3,9 @@
    on the CPU otherwise (a CUDA build without a GPU says why in one line). */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The CUDA part of the `make demo` tour: the device report, the offload
    calibration and the memory pool, then GAIA's benchmark table (the tensor
@@ -310,7 +312,15 @@ typedef struct demo_part {
     int (*run)(gaia_ctx *ctx);
 } demo_part;
 
-int main(void) {
+static void usage(FILE *f) {
+    fprintf(f, "usage: demo [--help]\n"
+               "The tour behind `make demo`: the device report (the GPU when one answers, else the CPU,\n"
+               "with one line saying why), then each module at work with its timings - tensor operations\n"
+               "(CPU and GPU columns), hrr binding and cleanup, an assembly-calculus projection, and the\n"
+               "layer kernels with GAIA's learning hierarchy. No options.\n");
+}
+
+int main(int argc, char **argv) {
     static const demo_part parts[] = {
         {"tensor: device, memory and operation timings", demo_cuda},
         {"hrr: holographic reduced representations", demo_hrr},
@@ -322,6 +332,11 @@ int main(void) {
     size_t i;
     int failures = 0;
     double t0 = gaia_time_s();
+    if (argc > 1) {
+        int help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+        usage(help ? stdout : stderr);
+        return help ? 0 : 2;
+    }
     memset(&desc, 0, sizeof desc);
     desc.seed = 2026;
     if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) {

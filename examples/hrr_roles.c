@@ -6,6 +6,7 @@
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(call)                                                                                            \
     do {                                                                                                       \
@@ -20,7 +21,15 @@
 #define NREC 3
 #define NFIELD 3
 
-int main(void) {
+static void usage(FILE *f) {
+    fprintf(f, "usage: hrr_roles [--help]\n"
+               "Holographic reduced representations at work: three records (colour, shape and size of\n"
+               "an object), each one vector record = colour (*) red + shape (*) circle + size (*) small;\n"
+               "every field is queried by unbinding its role, the noisy answer is cleaned up against the\n"
+               "vocabulary, and the cosine similarity to every word is printed. No options.\n");
+}
+
+int main(int argc, char **argv) {
     static const char *roles[NFIELD] = {"colour", "shape", "size"};
     static const char *words[] = {"red", "green", "blue", "circle", "square", "triangle", "small", "large"};
     static const char *records[NREC][NFIELD] = {
@@ -29,6 +38,11 @@ int main(void) {
     gaia_hrr_codebook *vocab = NULL, *rolebook = NULL;
     gaia_tensor *rec[NREC] = {NULL}, *sim = NULL, *all = NULL;
     size_t i, f;
+    if (argc > 1) {
+        int help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+        usage(help ? stdout : stderr);
+        return help ? 0 : 2;
+    }
     CHECK(gaia_ctx_create(NULL, &ctx));
     CHECK(gaia_hrr_codebook_create(ctx, D, &vocab));
     CHECK(gaia_hrr_codebook_create(ctx, D, &rolebook));

@@ -3,6 +3,9 @@
    the layer part of examples/demo.c (both include gaia.h first). */
 #ifndef GAIA_EXAMPLE_LAYER_BLOCK_H
 #define GAIA_EXAMPLE_LAYER_BLOCK_H
+#include <math.h>
+#include <string.h>
+
 /* Milliseconds since t0 after the device finished. */
 static double demo_layer_ms(gaia_ctx *ctx, double t0) {
     gaia_synchronize(ctx);

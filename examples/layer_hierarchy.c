@@ -3,11 +3,15 @@
      level 1: HebbianCore  200 -> 400, resolution 2
      level 2: HebbianCore  400 -> 800, resolution 4
    run over 10,000 steps of random input with Hebbian learning on firing steps,
-   on the default device (CUDA when built with it and a GPU answers).
-   Usage: layer_hierarchy [steps] [learn 0/1] */
+   on the default device (CUDA when built with it and a GPU answers). With
+   --csv FILE it runs the same input twice, learning off and on, and writes
+   each level's output norm at every step (make plots draws it).
+   Usage: layer_hierarchy [steps] [learn 0/1] [--csv FILE] */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(call)                                                                                \
     do {                                                                                           \
@@ -18,24 +22,14 @@
         }                                                                                          \
     } while (0)
 
-int main(int argc, char **argv) {
-    static const size_t sizes[4] = {100, 200, 400, 800};
-    size_t T = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 10000, xs[2];
-    gaia_ctx *ctx = NULL;
-    gaia_hierarchy *h = NULL;
-    gaia_hierarchy_run_desc run;
-    gaia_tensor *X = NULL, *outs[3] = {NULL, NULL, NULL};
-    double t0, t1;
-    float last[800];
-    int k;
-    if (T == 0) T = 10000;
-    if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) {
-        fprintf(stderr, "no context: %s\n", gaia_last_error(NULL));
-        return 1;
-    }
-    gaia_device_report(ctx, stdout);
+static const size_t sizes[4] = {100, 200, 400, 800};
 
+/* The three levels of GAIA's example, in a new hierarchy *out. */
+static int build_hierarchy(gaia_ctx *ctx, gaia_hierarchy **out) {
+    gaia_hierarchy *h = NULL;
+    int k;
     CHECK(gaia_hierarchy_create(ctx, &h));
+    *out = h; /* freed by the caller, also after a failure below */
     for (k = 0; k < 3; k++) {
         gaia_level *level = NULL;
         gaia_layer *layer = NULL;
@@ -45,12 +39,131 @@ int main(int argc, char **argv) {
         CHECK(gaia_level_add_layer(ctx, level, layer)); /* the level owns the layer now */
         CHECK(gaia_hierarchy_add_level(ctx, h, level)); /* the hierarchy owns the level */
     }
+    return 0;
+}
 
+/* One run of T steps from a fresh context of the given seed (so both runs of
+   the CSV get the same weights and the same input); norms[k * T + t] = |y|
+   of level k at step t. */
+static int run_norms(uint64_t seed, size_t T, int learn, double *norms) {
+    gaia_ctx *ctx = NULL;
+    gaia_ctx_desc desc;
+    gaia_hierarchy *h = NULL;
+    gaia_hierarchy_run_desc run;
+    gaia_tensor *X = NULL, *outs[3] = {NULL, NULL, NULL};
+    size_t xs[2], t, j;
+    float *host = NULL;
+    int k, rc = 1;
+    memset(&desc, 0, sizeof desc);
+    desc.seed = seed;
+    if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) return 1;
+    xs[0] = T;
+    xs[1] = sizes[0];
+    memset(&run, 0, sizeof run);
+    run.learn = learn;
+    host = (float *)malloc(T * sizes[3] * sizeof(float));
+    if (host && build_hierarchy(ctx, &h) == 0 && gaia_tensor_randn(ctx, 2, xs, 0.0f, 1.0f, &X) == GAIA_OK &&
+        gaia_hierarchy_process(ctx, h, X, T, &run, outs) == GAIA_OK) {
+        rc = 0;
+        for (k = 0; k < 3 && rc == 0; k++) {
+            if (gaia_tensor_to_host(ctx, outs[k], host, T * sizes[k + 1]) != GAIA_OK) rc = 1;
+            for (t = 0; t < T && rc == 0; t++) {
+                double n = 0.0;
+                for (j = 0; j < sizes[k + 1]; j++) n += (double)host[t * sizes[k + 1] + j] * host[t * sizes[k + 1] + j];
+                norms[k * T + t] = sqrt(n);
+            }
+        }
+    }
+    if (rc) fprintf(stderr, "layer_hierarchy: %s\n", host ? gaia_last_error(ctx) : "out of memory");
+    for (k = 0; k < 3; k++) gaia_tensor_free(outs[k]);
+    gaia_tensor_free(X);
+    gaia_hierarchy_free(h);
+    gaia_ctx_destroy(ctx);
+    free(host);
+    return rc;
+}
+
+/* The outputs over time for make plots: "step,level0 off,...,level2 on". */
+static int hierarchy_csv(const char *path, size_t T) {
+    double *off = (double *)malloc(3 * T * sizeof(double)), *on = (double *)malloc(3 * T * sizeof(double));
+    size_t t;
+    int k, rc = 1;
+    FILE *f = NULL;
+    if (off && on && run_norms(7, T, 0, off) == 0 && run_norms(7, T, 1, on) == 0) {
+        f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "step,level0 off,level1 off,level2 off,level0 on,level1 on,level2 on\n");
+            for (t = 0; t < T; t++) {
+                fprintf(f, "%zu", t);
+                for (k = 0; k < 3; k++) fprintf(f, ",%.5f", off[k * T + t]);
+                for (k = 0; k < 3; k++) fprintf(f, ",%.5f", on[k * T + t]);
+                fprintf(f, "\n");
+            }
+            rc = fclose(f) != 0;
+        }
+        if (rc) fprintf(stderr, "layer_hierarchy: cannot write %s\n", path);
+        else {
+            printf("|y| at the last step, learning off / on:");
+            for (k = 0; k < 3; k++) printf("  level %d %.3f / %.3f", k, off[k * T + T - 1], on[k * T + T - 1]);
+            printf("\nwrote %s (%zu steps)\n", path, T);
+        }
+    }
+    free(off);
+    free(on);
+    return rc;
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: layer_hierarchy [--help] [STEPS] [LEARN] [--csv FILE]\n"
+               "GAIA's three-level hierarchy: a ReactiveLayer 100 -> 200 at every step, HebbianCores\n"
+               "200 -> 400 every 2nd and 400 -> 800 every 4th step; a level that does not fire holds its\n"
+               "output. Runs STEPS steps of random input on the default device and prints the speed.\n"
+               "  STEPS       default 10000\n"
+               "  LEARN       1 (default): the Hebbian update on firing steps; 0: GAIA's manager, no\n"
+               "              learning\n"
+               "  --csv FILE  instead: the same input (STEPS, default 400) run with learning off and\n"
+               "              on, each level's output norm |y| at every step written to FILE as CSV\n"
+               "              (make plots draws docs/hierarchy_outputs.png)\n");
+}
+
+int main(int argc, char **argv) {
+    size_t T = 0, xs[2];
+    gaia_ctx *ctx = NULL;
+    gaia_hierarchy *h = NULL;
+    gaia_hierarchy_run_desc run;
+    gaia_tensor *X = NULL, *outs[3] = {NULL, NULL, NULL};
+    const char *csv = NULL;
+    double t0, t1;
+    float last[800];
+    int k, learn = 1, positional = 0;
+    for (k = 1; k < argc; k++) {
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[k], "--csv") == 0 && k + 1 < argc) {
+            csv = argv[++k];
+        } else if (argv[k][0] >= '0' && argv[k][0] <= '9' && positional < 2) {
+            if (positional++ == 0) T = (size_t)strtoul(argv[k], NULL, 10);
+            else learn = atoi(argv[k]) != 0;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (csv) return hierarchy_csv(csv, T ? T : 400);
+    if (T == 0) T = 10000;
+    if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) {
+        fprintf(stderr, "no context: %s\n", gaia_last_error(NULL));
+        return 1;
+    }
+    gaia_device_report(ctx, stdout);
+
+    if (build_hierarchy(ctx, &h)) return 1;
     xs[0] = T;
     xs[1] = sizes[0];
     CHECK(gaia_tensor_randn(ctx, 2, xs, 0.0f, 1.0f, &X)); /* generated on the device */
     memset(&run, 0, sizeof run);
-    run.learn = argc > 2 ? atoi(argv[2]) != 0 : 1;
+    run.learn = learn;
 
     printf("processing %zu steps (learning %s)...\n", T, run.learn ? "on firing steps" : "off");
     t0 = gaia_time_s();

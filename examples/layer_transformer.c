@@ -5,13 +5,32 @@
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include <stdlib.h>
+#include <string.h>
 #include "layer_block.h"
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: layer_transformer [--help] [B N D H]\n"
+               "A pre-norm transformer block from gaia's layer kernels, timed stage by stage on the\n"
+               "default device: LayerNorm, q/k/v projections, causal flash attention per head, the\n"
+               "output projection, LayerNorm, Linear+GELU and Linear, with residuals.\n"
+               "  B N D H  batch, sequence length, model width and heads (default 4 512 512 8);\n"
+               "           H <= 16, D divisible by H, D/H <= %d\n",
+            GAIA_LAYER_ATTENTION_MAX_D);
+}
 
 int main(int argc, char **argv) {
     size_t B = 4, N = 512, D = 512, H = 8;
     gaia_ctx *ctx = NULL;
     double ms = 0.0;
     int rep;
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if ((argc != 1 && argc != 5) || (argc > 1 && argv[1][0] == '-')) {
+        usage(stderr);
+        return 2;
+    }
     if (argc > 4) {
         B = (size_t)strtoul(argv[1], NULL, 10);
         N = (size_t)strtoul(argv[2], NULL, 10);

@@ -1,8 +1,10 @@
 /* tensor_basics.c - the worked example of gaia.h's manual as a program:
    random tensors, a matrix product, broadcasting, reductions, .npy output,
-   and what an error looks like. */
+   and what an error looks like.
+   Usage: tensor_basics [OUTPUT.npy]   (default tensor_basics_h.npy; kept) */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
+#include <string.h>
 
 #define CHECK(call)                                                      \
     do {                                                                 \
@@ -12,12 +14,31 @@
         }                                                                \
     } while (0)
 
-int main(void) {
+static void usage(FILE *f) {
+    fprintf(f, "usage: tensor_basics [--help] [OUTPUT.npy]\n"
+               "The worked example of the manual at the top of gaia.h: a batch of 256 random inputs\n"
+               "through h = gelu(x . w^T + b) (matmul, a broadcast bias, an activation in place), the\n"
+               "per-row mean and argmax, h saved as a NumPy file, and the message a shape mistake gives.\n"
+               "  OUTPUT.npy  where h (256 x 64 float32) is written, default tensor_basics_h.npy;\n"
+               "              the file is kept: numpy.load(\"tensor_basics_h.npy\") reads it\n");
+}
+
+int main(int argc, char **argv) {
+    const char *out_path = "tensor_basics_h.npy";
     gaia_ctx *ctx = NULL;
     gaia_tensor *x = NULL, *w = NULL, *bias = NULL, *h = NULL, *mean = NULL, *best = NULL, *bad = NULL;
     size_t xs[2] = {256, 128}, ws[2] = {64, 128}, bs[1] = {64};
     float row_means[4], winners[4];
     gaia_status st;
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+        usage(stderr);
+        return 2;
+    }
+    if (argc == 2) out_path = argv[1];
     if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) {
         fprintf(stderr, "gaia: %s\n", gaia_last_error(NULL));
         return 1;
@@ -45,9 +66,8 @@ int main(void) {
     printf("h = gelu(x . w^T + b): %zu x %zu\n", gaia_tensor_dim(h, 0), gaia_tensor_dim(h, 1));
     printf("first rows: mean %.4f %.4f %.4f %.4f, argmax %g %g %g %g\n", row_means[0], row_means[1],
            row_means[2], row_means[3], winners[0], winners[1], winners[2], winners[3]);
-    CHECK(gaia_tensor_save_npy(ctx, h, "tensor_basics_h.npy"));
-    printf("saved h to tensor_basics_h.npy (numpy.load reads it)\n");
-    remove("tensor_basics_h.npy");
+    CHECK(gaia_tensor_save_npy(ctx, h, out_path));
+    printf("saved h to %s (numpy.load reads it)\n", out_path);
 
     st = gaia_tensor_matmul(ctx, x, x, 0, 0, &bad);            /* 256x128 @ 256x128: wrong */
     printf("a deliberate mistake gives %s: %s\n", gaia_status_str(st), gaia_last_error(ctx));

@@ -1,6 +1,11 @@
 /* The test runner: every test file's cases, each with a fresh context.
-   Usage: run_tests [substring]   runs the tests whose name contains it.
-   Last line: "N passed, N failed, N skipped"; exit status 1 on any failure. */
+   Usage: run_tests [NAME...]   runs the tests whose name contains any NAME
+                                (a NAME that matches no test is an error)
+          run_tests --list      prints every test's name
+   Tests run in a fresh temporary directory (removed at the end), so files
+   they write never land in the caller's directory. After each suite a line
+   gives its counts and time. The last line is "N passed, N failed, N
+   skipped"; the exit status is 1 on any failure. */
 #define GAIA_IMPLEMENTATION
 #include "gaia_test.h"
 #include <stdarg.h>
@@ -24,12 +29,22 @@ extern const gt_case gt_hostile_cases[];
 extern const gt_case gt_oom_cases[];
 extern const gt_case gt_bad_input_cases[];
 extern const gt_case gt_progress_cases[];
+extern const gt_case gt_doc_cases[];
 
-static const gt_case *const gt_suites[] = {
-    gt_core_cases,    gt_tensor_cases, gt_linalg_cases, gt_npy_cases,      gt_cpp_cases,   gt_fft_cases,
-    gt_backend_cases, gt_cuda_cases,   gt_hrr_cases,    gt_assembly_cases, gt_layer_cases, gt_hostile_cases, gt_oom_cases,
-    gt_bad_input_cases, gt_progress_cases,
+static const struct gt_suite {
+    const char *name;
+    const gt_case *cases;
+} gt_suites[] = {
+    {"core", gt_core_cases},         {"tensor", gt_tensor_cases},   {"linalg", gt_linalg_cases},
+    {"npy", gt_npy_cases},           {"cpp", gt_cpp_cases},         {"fft", gt_fft_cases},
+    {"backend", gt_backend_cases},   {"cuda", gt_cuda_cases},       {"hrr", gt_hrr_cases},
+    {"assembly", gt_assembly_cases}, {"layer", gt_layer_cases},     {"hostile", gt_hostile_cases},
+    {"oom", gt_oom_cases},           {"bad_input", gt_bad_input_cases}, {"progress", gt_progress_cases},
+    {"doc", gt_doc_cases},
 };
+#define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
+
+char gt_exe_dir[4096] = ".";
 
 char gt_log_buffer[2048];
 void gt_log_capture(gaia_log_level level, const char *message, void *user) {
@@ -198,23 +213,87 @@ float *gt_host(gt *t, const gaia_tensor *x) {
     return h;
 }
 
+static int gt_selected(const char *name, int nfilter, char **filter, int *hits) {
+    int i, any = nfilter == 0;
+    for (i = 0; i < nfilter; i++)
+        if (strstr(name, filter[i])) {
+            any = 1;
+            if (hits) hits[i] = 1;
+        }
+    return any;
+}
+
+/* The directory of the runner as an absolute path (the doc suite finds its
+   programs from there), then the run's scratch directory (gt_tmp_path) as
+   the working directory, so that files a test or a documentation example
+   writes by a bare name never land in the caller's directory. */
+static int gt_enter_scratch_dir(const char *argv0) {
+    char *slash, cwd[2048], buf[16];
+    if (argv0[0] == '/' || getcwd(cwd, sizeof cwd) == NULL) snprintf(gt_exe_dir, sizeof gt_exe_dir, "%s", argv0);
+    else snprintf(gt_exe_dir, sizeof gt_exe_dir, "%s/%s", cwd, argv0);
+    slash = strrchr(gt_exe_dir, '/');
+    if (slash) *slash = '\0';
+    gt_tmp_path(buf, sizeof buf, "");
+    if (strcmp(gt_tmp_dir, ".") == 0) return 1; /* no temp dir: work here */
+    if (chdir(gt_tmp_dir) != 0) return 0;
+    /* A relative $TMPDIR would name another place from inside: keep it absolute. */
+    return getcwd(gt_tmp_dir, sizeof gt_tmp_dir) != NULL;
+}
+
+/* Removes the scratch directory from outside it. */
+static void gt_leave_scratch_dir(void) {
+    if (chdir(gt_exe_dir) != 0) return;
+    gt_tmp_remove();
+}
+
 int main(int argc, char **argv) {
-    const char *filter = argc > 1 ? argv[1] : NULL;
+    char **filter = argv + 1;
+    int nfilter = argc - 1, *hits, i, unmatched = 0;
     const char *env = getenv("GAIA_TEST_SEED");
     uint64_t run_seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
     int passed = 0, failed = 0, skipped = 0;
     size_t s, index = 0;
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        const gt_case *c;
+        for (s = 0; s < GT_NSUITES; s++)
+            for (c = gt_suites[s].cases; c->name; c++) printf("%s\n", c->name);
+        return 0;
+    }
+    hits = (int *)calloc((size_t)nfilter + 1, sizeof *hits);
+    if (!hits) return 2;
+    /* Every name must select something: a typo must not pass as "0 failed". */
+    for (s = 0; s < GT_NSUITES; s++) {
+        const gt_case *c;
+        for (c = gt_suites[s].cases; c->name; c++) gt_selected(c->name, nfilter, filter, hits);
+    }
+    for (i = 0; i < nfilter; i++)
+        if (!hits[i]) {
+            printf("FAIL %s: no test name contains \"%s\" (run_tests --list names them)\n", filter[i], filter[i]);
+            unmatched++;
+        }
+    free(hits);
+    if (unmatched) {
+        printf("0 passed, %d failed, 0 skipped\n", unmatched);
+        return 1;
+    }
+    if (!gt_enter_scratch_dir(argv[0])) {
+        printf("FAIL run_tests: cannot work in the scratch directory '%s'\n0 passed, 1 failed, 0 skipped\n",
+               gt_tmp_dir);
+        return 1;
+    }
+    atexit(gt_leave_scratch_dir);
     printf("gaia %s tests, seed %llu (GAIA_TEST_SEED=%llu repeats this run)\n", GAIA_VERSION_STRING,
            (unsigned long long)run_seed, (unsigned long long)run_seed);
-    atexit(gt_tmp_remove);
-    for (s = 0; s < sizeof gt_suites / sizeof gt_suites[0]; s++) {
+    for (s = 0; s < GT_NSUITES; s++) {
         const gt_case *c;
-        for (c = gt_suites[s]; c->name; c++) {
+        int sp = 0, sf = 0, ss = 0;
+        double suite_t0 = gaia_time_s();
+        for (c = gt_suites[s].cases; c->name; c++) {
             gt t;
             gaia_ctx_desc desc;
             double t0;
             index++;
-            if (filter && !strstr(c->name, filter)) continue;
+            if (!gt_selected(c->name, nfilter, filter, NULL)) continue;
             memset(&t, 0, sizeof t);
             memset(&desc, 0, sizeof desc);
             t.seed = run_seed * 1000003u + index;
@@ -223,7 +302,7 @@ int main(int argc, char **argv) {
             desc.logger.func = gt_log_capture; /* keep the fallback line out of the report */
             if (gaia_ctx_create(&desc, &t.ctx) != GAIA_OK) {
                 printf("FAIL %s: cannot create a context: %s\n", c->name, gaia_last_error(NULL));
-                failed++;
+                sf++;
                 continue;
             }
             t0 = gaia_time_s();
@@ -231,16 +310,20 @@ int main(int argc, char **argv) {
             gaia_ctx_destroy(t.ctx);
             if (t.failed) {
                 printf("FAIL %s: %s\n", c->name, t.message);
-                failed++;
+                sf++;
             } else if (t.skipped) {
                 printf("skip %s: %s\n", c->name, t.message);
-                skipped++;
+                ss++;
             } else {
                 printf("ok   %s (%.0f ms)\n", c->name, (gaia_time_s() - t0) * 1000.0);
-                passed++;
+                sp++;
             }
             fflush(stdout);
         }
+        if (sp + sf + ss)
+            printf("-- suite %s: %d passed, %d failed, %d skipped in %.2f s\n", gt_suites[s].name, sp, sf, ss,
+                   gaia_time_s() - suite_t0);
+        passed += sp, failed += sf, skipped += ss;
     }
     printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     return failed ? 1 : 0;

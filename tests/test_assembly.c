@@ -1,4 +1,4 @@
-/* Tests of the assembly part of gaia: the reference behaviour of DESIGN.md
+/* Tests of the assembly part of gaia: the reference behaviour of docs/DESIGN.md
    (seed ensembles, stated bands), the connectome generator, determinism,
    files, and bad input. Sizes are the reference ones where they are cheap
    (lazy mode) and shortened where explicit mode would be slow under ASan. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 
-/* Reference simulator, n=1e5 k=317 p=0.01 beta=0.05 (DESIGN.md). */
+/* Reference simulator, n=1e5 k=317 p=0.01 beta=0.05 (docs/DESIGN.md). */
 static const double asm_ref_curve[11] = {317, 540, 692, 847, 991, 1088, 1125, 1169, 1203, 1206, 1213};
 
 static gaia_brain *asm_projection_brain(gt *t, uint64_t seed, uint32_t n, uint32_t k, double p, float beta,

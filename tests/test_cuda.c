@@ -6,6 +6,9 @@
    GAIA_USE_CUDA) checks that asking for CUDA fails cleanly. */
 #include "gaia_test.h"
 #include <stdlib.h>
+#ifdef GAIA_USE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #define TC_NEED_GPU(t)                                                   \
     do {                                                                 \
@@ -86,6 +89,41 @@ static void cuda_query_without_gpu_says_unavailable(gt *t) {
     GT_CHECK(t, info.name[0] != '\0', "no reason given in the name field");
     GT_CHECK(t, gaia_backend_get(t->ctx, GAIA_DEVICE_CUDA) == NULL, "a CUDA table on a context without a GPU");
     GT_STATUS(t, GAIA_ERR_NO_DEVICE, gaia_device_push(t->ctx, GAIA_DEVICE_CUDA));
+}
+
+/* The fallback line and the device query say which of the usual causes this
+   machine has: no driver at all, a driver older than the runtime, or a
+   driver that sees no device. The test asks the CUDA runtime itself which
+   one applies (cudaDriverGetVersion is 0 when no driver library loads). */
+static void cuda_fallback_line_names_the_cause(gt *t) {
+#ifdef GAIA_USE_CUDA
+    gaia_ctx *ctx = NULL;
+    gaia_ctx_desc d;
+    gaia_device_info info;
+    int drv = 0, count = 0;
+    cudaError_t e;
+    const char *want;
+    TC_NEED_NO_GPU(t);
+    e = cudaGetDeviceCount(&count);
+    if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;
+    (void)cudaGetLastError();
+    if (e == cudaErrorInsufficientDriver) want = drv == 0 ? "no NVIDIA driver" : "NVIDIA driver too old";
+    else if (e == cudaErrorNoDevice || (e == cudaSuccess && count <= 0)) want = "sees no device";
+    else GT_SKIP(t, "this machine's CUDA state (%s) is not one of the three causes", cudaGetErrorName(e));
+    memset(&d, 0, sizeof d);
+    d.logger.func = gt_log_capture;
+    gt_log_buffer[0] = '\0';
+    GT_OK(t, gaia_ctx_create(&d, &ctx));
+    GT_CHECK(t, strstr(gt_log_buffer, want) != NULL, "the fallback line should say \"%s\": '%s'", want,
+             gt_log_buffer);
+    gt_log_buffer[0] = '\0';
+    memset(&info, 0, sizeof info);
+    if (gaia_device_query(ctx, GAIA_DEVICE_CUDA, &info) != GAIA_OK) info.name[0] = '\0';
+    gaia_ctx_destroy(ctx);
+    GT_CHECK(t, strstr(info.name, want) != NULL, "the device query should say \"%s\": '%s'", want, info.name);
+#else
+    GT_SKIP(t, "built without GAIA_USE_CUDA: nothing to fall back from");
+#endif
 }
 
 /* The CUDA-only API on a context without a GPU, and bad arguments. */
@@ -495,6 +533,7 @@ const gt_case gt_cuda_cases[] = {
     {"cuda_auto_without_gpu_falls_back_with_one_log_line", cuda_auto_without_gpu_falls_back_with_one_log_line},
     {"cuda_explicit_request_without_gpu_is_no_device", cuda_explicit_request_without_gpu_is_no_device},
     {"cuda_query_without_gpu_says_unavailable", cuda_query_without_gpu_says_unavailable},
+    {"cuda_fallback_line_names_the_cause", cuda_fallback_line_names_the_cause},
     {"cuda_api_bad_input", cuda_api_bad_input},
     {"cuda_query_with_gpu_reports_device", cuda_query_with_gpu_reports_device},
     {"cuda_same_seed_same_numbers", cuda_same_seed_same_numbers},

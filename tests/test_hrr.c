@@ -1,5 +1,5 @@
 /* Tests of the hrr part of gaia: the algebra against direct float64 sums, the
-   identities, the statistics and cleanup accuracy of DESIGN.md, the cached
+   identities, the statistics and cleanup accuracy of docs/DESIGN.md, the cached
    spectra, codebooks, host arrays, and bad input for every public function. */
 #include "gaia_test.h"
 #include <stdlib.h>
@@ -811,7 +811,7 @@ static void hrr_codebook_save_load_roundtrip(gt *t) {
 }
 
 /* ---------------------------------------------------------------------
-   Statistics (DESIGN.md). Tolerances: 5 standard errors of the estimate.
+   Statistics (docs/DESIGN.md). Tolerances: 5 standard errors of the estimate.
    --------------------------------------------------------------------- */
 static void hrr_random_vectors_have_design_statistics(gt *t) {
     size_t D = 512, n = 4000, i;
@@ -979,10 +979,10 @@ done:
     return acc;
 }
 
-/* A subset of DESIGN.md's table (the whole table is examples/hrr_capacity.c).
+/* A subset of docs/DESIGN.md's table (the whole table is examples/hrr_capacity.c).
    Tolerance: the table's +-0.02 plus 3 binomial standard errors of this
    sample. The (256, 16) cell is checked against 0.75, the value both gaia and
-   an independent NumPy simulation give (DESIGN.md says 0.72). */
+   an independent NumPy simulation give (first recorded as 0.72; docs/DESIGN.md). */
 static void hrr_cleanup_accuracy_matches_design_table(gt *t) {
     static const struct { size_t D, k; double want; } cells[] = {
         {256, 8, 0.97}, {256, 16, 0.75}, {256, 32, 0.33}, {512, 64, 0.34}, {1024, 64, 0.75},
@@ -997,7 +997,7 @@ static void hrr_cleanup_accuracy_matches_design_table(gt *t) {
     }
 }
 
-/* DESIGN.md: with the exact inverse, D = 512: ~1.0 at k=1, 0.97 at k=2, 0.83
+/* docs/DESIGN.md: with the exact inverse, D = 512: ~1.0 at k=1, 0.97 at k=2, 0.83
    at k=4, 0.47 at k=8 (gaia and NumPy both measure ~0.50 at k=8), while the
    involution still retrieves everything at k=8. */
 static void hrr_exact_inverse_degrades_in_superpositions(gt *t) {
