@@ -160,7 +160,10 @@
    a one-piece run's up to float rounding) - at most about once per percent
    and once at the end.
    gaia_progress_report(ctx, done, total, label) sends a program's own loops
-   (a sweep, a benchmark) to the same callback.
+   (a sweep, a benchmark) to the same callback. gaia_progress_bar is a
+   ready-made callback: a one-line bar on stderr when stderr is a terminal,
+   nothing when it is redirected; the examples use it:
+       gaia_ctx_set_progress(ctx, gaia_progress_bar, NULL);
 
    Guarantees (each has tests; README "Guarantees" says which):
      bad input   NULL, a wrong shape, k > n, D = 0, an unknown name or flag, a
@@ -188,6 +191,14 @@
                  at the same time (checked under ThreadSanitizer); one
                  context is used by one thread at a time. desc.cpu_threads
                  is at most GAIA_MAX_THREADS (1024).
+     shared cores  a CPU region runs on as many threads as its work is worth
+                 (short ones on the calling thread), its threads meet without
+                 spinning, and when they find their cores taken by other
+                 processes (the caller waited >= GAIA_PAR_STARVED_US, 1000 us,
+                 and 4x its own work) regions run on one thread for
+                 GAIA_PAR_CALM_MS (200 ms; 0 turns this off). Results are the
+                 same on any number of threads. No OMP_WAIT_POLICY needed;
+                 desc.cpu_threads = 1 never starts a team.
      determinism the same seed and calls give the same numbers (section 6);
                  a failed call draws nothing from the random stream.
 
@@ -734,6 +745,13 @@ GAIA_API void gaia_ctx_set_progress(gaia_ctx *ctx, gaia_progress_fn func, void *
    total < 2. Rate-limited: only when done crosses another 1% of total, and
    always at done == total. */
 GAIA_API void gaia_progress_report(gaia_ctx *ctx, size_t done, size_t total, const char *label);
+/* A ready-made callback: one line "label [#####     ]  45%  450/1000"
+   redrawn in place with '\r', and a newline at done == total. user is the
+   FILE * to draw on, or NULL for stderr; on stderr it draws only when
+   stderr is a terminal, so a redirected or piped run stays clean. */
+GAIA_API void gaia_progress_bar(size_t done, size_t total, const char *label, void *user);
+/* 1 when stderr is a terminal (POSIX isatty, Windows _isatty), else 0. */
+GAIA_API int gaia_stderr_is_terminal(void);
 GAIA_API void gaia_ctx_set_seed(gaia_ctx *ctx, uint64_t seed);
 GAIA_API uint64_t gaia_ctx_seed(const gaia_ctx *ctx);
 
@@ -1725,6 +1743,11 @@ GAIA_API void gaia_cpu_hrr_cleanup(size_t B, size_t M, size_t D, const float *q,
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(_WIN32)
+#include <io.h> /* _isatty, for gaia_stderr_is_terminal */
+#elif defined(__unix__) || defined(__APPLE__)
+#include <unistd.h> /* isatty */
+#endif
 
 #if defined(GAIA_MALLOC) != defined(GAIA_FREE)
 #error "gaia: define both GAIA_MALLOC and GAIA_FREE, or neither"
@@ -1956,6 +1979,34 @@ GAIA_API void gaia_progress_report(gaia_ctx *ctx, size_t done, size_t total, con
     if (done != total && pct + 1 == ctx->progress_shown) return;
     ctx->progress_shown = pct + 1;
     ctx->progress.func(done, total, label ? label : "", ctx->progress.user);
+}
+
+GAIA_API int gaia_stderr_is_terminal(void) {
+#if defined(_WIN32)
+    return _isatty(2) != 0;
+#elif defined(__unix__) || defined(__APPLE__)
+    return isatty(2) != 0;
+#else
+    return 0; /* no way to tell: draw nothing rather than garble a log */
+#endif
+}
+
+GAIA_API void gaia_progress_bar(size_t done, size_t total, const char *label, void *user) {
+    enum { WIDTH = 30 };
+    char bar[WIDTH + 1];
+    FILE *out = user ? (FILE *)user : stderr;
+    size_t filled, i;
+    if (total == 0 || (!user && !gaia_stderr_is_terminal())) return;
+    if (done > total) done = total;
+    filled = (size_t)((double)done * WIDTH / (double)total);
+    for (i = 0; i < WIDTH; i++) bar[i] = i < filled ? '#' : ' ';
+    bar[WIDTH] = '\0';
+    /* '\r' returns to the line's start; the trailing spaces cover a longer
+       line left by an earlier label */
+    fprintf(out, "\r%s [%s] %3d%%  %zu/%zu    ", label ? label : "", bar,
+            (int)((double)done * 100.0 / (double)total), done, total);
+    if (done == total) fputc('\n', out);
+    fflush(out);
 }
 
 GAIA_API void gaia_clear_error(gaia_ctx *ctx) {

@@ -38,6 +38,7 @@ static run_result run(gaia_ctx *ctx, gaia_device dev, gaia_area_mode mode, uint3
     }
     for (t = 0; t < steps; t++) {
         double t0 = gaia_time_s(), dt;
+        gaia_progress_report(ctx, (size_t)t, (size_t)steps, "steps"); /* outside the timed op's own reports */
         if (gaia_brain_op_projection(b, "stim", "A", 1) != GAIA_OK) {
             fprintf(stderr, "step %d failed: %s\n", t, gaia_last_error(ctx));
             gaia_brain_destroy(b);
@@ -49,6 +50,7 @@ static run_result run(gaia_ctx *ctx, gaia_device dev, gaia_area_mode mode, uint3
         if (t == 0) r.first_ms = dt * 1e3;
         else r.steady_ms += dt * 1e3 / (steps - 1);
     }
+    bench_progress_clear();
     gaia_brain_support(b, "A", &r.support);
     gaia_brain_memory(b, &r.host_bytes, &r.dev_bytes);
     gaia_brain_destroy(b);
@@ -106,6 +108,7 @@ static void shared_machine(int quick) {
             memset(&desc, 0, sizeof desc);
             desc.device = GAIA_DEVICE_CPU;
             desc.cpu_threads = nt;
+            desc.progress.func = gaia_progress_bar; /* a bar on stderr when it is a terminal */
             if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) return;
             for (h = 0; h < ncol; h++) {
                 pid_t pid[64];
@@ -152,6 +155,7 @@ int main(int argc, char **argv) {
     }
     memset(&desc, 0, sizeof desc);
     desc.device = GAIA_DEVICE_CPU;
+    desc.progress.func = gaia_progress_bar; /* a bar on stderr when it is a terminal */
     if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) {
         fprintf(stderr, "%s\n", gaia_last_error(NULL));
         return 1;

@@ -198,6 +198,15 @@ static inline int bench_child(const char *env, const char *args, char *out, size
     return ok;
 }
 
+/* Long benchmarks draw a progress bar on stderr through gaia's progress
+   callback (gaia_ctx_set_progress(ctx, gaia_progress_bar, NULL): drawn only
+   when stderr is a terminal). Their table rows go to stdout, possibly the
+   same terminal: bench_progress_clear() wipes the bar's line before a row is
+   printed, so the two never share a line. */
+static inline void bench_progress_clear(void) {
+    if (isatty(2)) fprintf(stderr, "\r%80s\r", "");
+}
+
 static inline int bench_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;

@@ -190,6 +190,7 @@ int main(int argc, char **argv) {
         memset(&d, 0, sizeof d);
         d.device = GAIA_DEVICE_CPU;
         d.cpu_threads = ti;
+        d.progress.func = gaia_progress_bar; /* a bar on stderr when it is a terminal */
         if (gaia_ctx_create(&d, &ctx_for_threads[ti]) != GAIA_OK) {
             fprintf(stderr, "bench_matmul: %s\n", gaia_last_error(NULL));
             return 1;
@@ -229,6 +230,7 @@ int main(int argc, char **argv) {
             char kern[NLIB][64];
             fill(A, B, C, M, N, K);
             memset(kern, 0, sizeof kern);
+            gaia_progress_report(ctx_for_threads[ti], (size_t)s, (size_t)nshapes, ti == 1 ? "1 thread" : "2 threads");
             for (r = 0; r < rounds; ++r)
                 for (k = 0; k < NLIB; ++k) {
                     w = (r + k) % NLIB; /* rotate who goes first */
@@ -256,6 +258,7 @@ int main(int argc, char **argv) {
                     if (samples[w][r] > best[w]) best[w] = samples[w][r];
                 med[w] = bench_median(samples[w], rounds);
             }
+            bench_progress_clear();
             printf("%5zu %5zu %5zu |", M, N, K);
             for (w = 0; w < NLIB; ++w) {
                 if (med[w] > 0) printf(" %6.1f | %6.1f |", best[w], med[w]);

@@ -106,6 +106,9 @@ int main(int argc, char **argv) {
         }
     }
     if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) return 1;
+    /* a one-line bar on stderr during the long brain operations, drawn only
+       when stderr is a terminal */
+    gaia_ctx_set_progress(ctx, gaia_progress_bar, NULL);
     if (csv) {
         int rc = support_csv(ctx, csv, mode);
         gaia_ctx_destroy(ctx);

@@ -123,7 +123,9 @@ static double predicted_accuracy(size_t D, size_t k, size_t M) {
 /* The capacity curve for make plots: accuracy against k for several D,
    measured and predicted, as CSV rows "D,k,measured,predicted". */
 static int capacity_csv(gaia_ctx *ctx, const char *path, size_t queries) {
-    static const size_t Ds[] = {256, 512, 1024}, ks[] = {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64};
+    enum { ND = 3, NK = 11 };
+    static const size_t Ds[ND] = {256, 512, 1024}, ks[NK] = {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64};
+    double measured[ND][NK], predicted[ND][NK];
     size_t di, ki;
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -133,13 +135,22 @@ static int capacity_csv(gaia_ctx *ctx, const char *path, size_t queries) {
     fprintf(f, "D,k,measured,predicted\n");
     printf("cleanup accuracy against the number of pairs k, codebook of M = 1000, %zu queries per point\n",
            queries);
+    fflush(stdout);
+    /* the sweep reports through the context's progress callback (a bar on a
+       terminal); the table is printed once it is done, so the bar has the
+       terminal to itself */
+    for (di = 0; di < ND; di++)
+        for (ki = 0; ki < NK; ki++) {
+            gaia_progress_report(ctx, di * NK + ki, ND * NK, "capacity sweep");
+            measured[di][ki] = accuracy(ctx, Ds[di], ks[ki], 1000, queries, 0);
+            predicted[di][ki] = predicted_accuracy(Ds[di], ks[ki], 1000);
+        }
+    gaia_progress_report(ctx, ND * NK, ND * NK, "capacity sweep");
     printf("%6s %4s %9s %10s\n", "D", "k", "measured", "predicted");
-    for (di = 0; di < sizeof Ds / sizeof Ds[0]; di++)
-        for (ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
-            double a = accuracy(ctx, Ds[di], ks[ki], 1000, queries, 0), p = predicted_accuracy(Ds[di], ks[ki], 1000);
-            fprintf(f, "%zu,%zu,%.4f,%.4f\n", Ds[di], ks[ki], a, p);
-            printf("%6zu %4zu %9.3f %10.3f\n", Ds[di], ks[ki], a, p);
-            fflush(stdout);
+    for (di = 0; di < ND; di++)
+        for (ki = 0; ki < NK; ki++) {
+            fprintf(f, "%zu,%zu,%.4f,%.4f\n", Ds[di], ks[ki], measured[di][ki], predicted[di][ki]);
+            printf("%6zu %4zu %9.3f %10.3f\n", Ds[di], ks[ki], measured[di][ki], predicted[di][ki]);
         }
     if (fclose(f) != 0) {
         fprintf(stderr, "hrr_capacity: cannot write %s\n", path);
@@ -190,6 +201,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (csv) {
+        gaia_ctx_set_progress(ctx, gaia_progress_bar, NULL); /* drawn only on a terminal */
         rc = capacity_csv(ctx, csv, queries);
         gaia_ctx_destroy(ctx);
         return rc;

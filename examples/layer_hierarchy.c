@@ -156,6 +156,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "no context: %s\n", gaia_last_error(NULL));
         return 1;
     }
+    /* a one-line bar on stderr while the hierarchy runs, drawn only when
+       stderr is a terminal */
+    gaia_ctx_set_progress(ctx, gaia_progress_bar, NULL);
     gaia_device_report(ctx, stdout);
 
     if (build_hierarchy(ctx, &h)) return 1;

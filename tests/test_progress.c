@@ -3,6 +3,7 @@
 #include "gaia_test.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct seen {
     size_t calls, first_done, last_done, total, back_steps;
@@ -145,7 +146,42 @@ static void hierarchy_run_reports_progress_and_gives_the_same_outputs(gt *t) {
              "%zu reports, %zu..%zu of %zu, label %s", s.calls, s.first_done, s.last_done, s.total, s.label);
 }
 
+/* The ready-made bar drawn into a file: one line per report, redrawn with
+   '\r', a newline only at the end; past-the-end and NULL labels are safe. */
+static void progress_bar_draws_one_line_and_ends_it(gt *t) {
+    FILE *f = tmpfile();
+    char buf[4096];
+    size_t n, i, returns = 0, newlines = 0;
+    if (!f) {
+        GT_SKIP(t, "tmpfile() failed");
+        return;
+    }
+    gaia_ctx_set_progress(t->ctx, gaia_progress_bar, f);
+    for (i = 0; i <= 40; i++) gaia_progress_report(t->ctx, i, 40, "sweep");
+    gaia_progress_bar(7, 5, NULL, f); /* done > total: drawn as full, with no label */
+    gaia_progress_bar(1, 0, "nothing", f); /* total 0: nothing */
+    gaia_progress_bar(1, 4, "unseen", NULL); /* stderr: drawn only on a terminal */
+    gaia_ctx_set_progress(t->ctx, NULL, NULL);
+    rewind(f);
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    for (i = 0; i < n; i++) {
+        returns += buf[i] == '\r';
+        newlines += buf[i] == '\n';
+    }
+    GT_CHECK(t, returns == 42 && newlines == 2, "%zu redraws and %zu newlines: %s", returns, newlines, buf);
+    GT_CHECK(t, strstr(buf, "\rsweep [                              ]   0%  0/40") != NULL,
+             "first line: %.80s", buf);
+    GT_CHECK(t, strstr(buf, "\rsweep [###############               ]  50%  20/40") != NULL, "half-way line missing");
+    GT_CHECK(t, strstr(buf, "\rsweep [##############################] 100%  40/40    \n") != NULL, "final line missing");
+    GT_CHECK(t, strstr(buf, "\r [##############################] 100%  5/5") != NULL, "done > total not clamped");
+    GT_CHECK(t, strstr(buf, "nothing") == NULL && strstr(buf, "unseen") == NULL, "drew for total 0 or for stderr");
+    GT_CHECK(t, gaia_stderr_is_terminal() == 0 || gaia_stderr_is_terminal() == 1, "not 0 or 1");
+}
+
 const gt_case gt_progress_cases[] = {
+    {"progress_bar_draws_one_line_and_ends_it", progress_bar_draws_one_line_and_ends_it},
     {"progress_reports_are_rate_limited_and_end_at_the_total", progress_reports_are_rate_limited_and_end_at_the_total},
     {"brain_operations_report_each_step", brain_operations_report_each_step},
     {"hierarchy_run_reports_progress_and_gives_the_same_outputs",
