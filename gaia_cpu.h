@@ -111,8 +111,10 @@ extern "C" {
      runnable on the same core hands the core over at once;
    - thread 0 times its own share and its wait in gaia__par_join: when it
      waited at least GAIA_PAR_STARVED_US microseconds and four times longer
-     than it worked, the team's cores were taken, and every region of the
-     process runs on its calling thread for the next GAIA_PAR_CALM_MS
+     than it worked, in two team regions in a row (one late wake-up after
+     an idle spell is not a taken core: on a VM it made a benchmark's timed
+     block run on one thread), the team's cores were taken, and every
+     region of the process runs on its calling thread for the next GAIA_PAR_CALM_MS
      milliseconds (then the full team is tried again). One thread on a busy
      machine is what OMP_WAIT_POLICY=passive used to buy. Define
      GAIA_PAR_CALM_MS as 0 to switch this off.
@@ -133,6 +135,8 @@ extern "C" {
 /* Until when (GAIA_NOW_NS) regions run on one thread; 0: no such period.
    Process-wide, like the cores it describes; read and written atomically. */
 static uint64_t gaia__par_calm_until;
+/* Starved team regions in a row (see gaia__par_join). */
+static int gaia__par_starved_streak;
 
 static int gaia__par_threads(int nt) {
     uint64_t until;
@@ -156,10 +160,21 @@ static void gaia__par_join(int *arrived, uint64_t t0) {
         now = *arrived;
     }
     if (t1 && GAIA_PAR_CALM_MS > 0) {
+        int streak;
         t2 = GAIA_NOW_NS();
         if (t2 - t1 >= (uint64_t)GAIA_PAR_STARVED_US * 1000u && t2 - t1 >= 4 * (t1 - t0)) {
+            /* one slow region is not yet a taken core: a worker woken after
+               a long idle (a sleeping core, a virtual CPU the hypervisor ran
+               elsewhere) can be late once; two in a row are */
+#pragma omp atomic capture
+            streak = ++gaia__par_starved_streak;
+            if (streak >= 2) {
 #pragma omp atomic write
-            gaia__par_calm_until = t2 + (uint64_t)GAIA_PAR_CALM_MS * 1000000u;
+                gaia__par_calm_until = t2 + (uint64_t)GAIA_PAR_CALM_MS * 1000000u;
+            }
+        } else {
+#pragma omp atomic write
+            gaia__par_starved_streak = 0;
         }
     }
 }
