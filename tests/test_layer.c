@@ -51,6 +51,22 @@ static void activations_match_reference(gt *t) {
         }
 }
 
+/* LayerNorm of R rows of C in float64, eps 1e-5 (w, b NULL: none). */
+static void lt_layernorm_ref(const float *x, const float *w, const float *b, size_t R, size_t C, double *ref) {
+    size_t r, c;
+    for (r = 0; r < R; r++) {
+        double m = 0, v = 0;
+        for (c = 0; c < C; c++) m += x[r * C + c];
+        m /= (double)C;
+        for (c = 0; c < C; c++) v += (x[r * C + c] - m) * (x[r * C + c] - m);
+        v /= (double)C;
+        for (c = 0; c < C; c++) {
+            double nv = (x[r * C + c] - m) / sqrt(v + 1e-5);
+            ref[r * C + c] = w ? nv * w[c] + b[c] : nv;
+        }
+    }
+}
+
 /* Outputs of 16 MiB and more take the streaming-store path (GELU,
    LayerNorm): the same accuracy, in place too, and a LayerNorm whose rows
    are not a multiple of 16 floats (no streaming) beside it. */
@@ -59,7 +75,7 @@ static void large_outputs_match_reference(gt *t) {
     int ci, inplace;
     for (ci = 0; ci < 2; ci++)
         for (inplace = 0; inplace < 2; inplace++) {
-            size_t C = cols_v[ci], R = ((size_t)17 << 20) / 4 / C + 1, n = R * C, shape[2], r, c;
+            size_t C = cols_v[ci], R = ((size_t)17 << 20) / 4 / C + 1, n = R * C, shape[2], r;
             float *x = gt_alloc_floats(n), *y, *w = gt_alloc_floats(C), *b = gt_alloc_floats(C);
             double *ref = (double *)malloc(n * sizeof(double));
             gaia_tensor *tx, *tw, *tb, *ty = NULL;
@@ -82,14 +98,7 @@ static void large_outputs_match_reference(gt *t) {
             tx = lt_tensor(t, 2, shape, x);
             tw = lt_tensor(t, 1, &C, w);
             tb = lt_tensor(t, 1, &C, b);
-            for (r = 0; r < R; r++) {
-                double m = 0, v = 0;
-                for (c = 0; c < C; c++) m += x[r * C + c];
-                m /= (double)C;
-                for (c = 0; c < C; c++) v += (x[r * C + c] - m) * (x[r * C + c] - m);
-                v /= (double)C;
-                for (c = 0; c < C; c++) ref[r * C + c] = (x[r * C + c] - m) / sqrt(v + 1e-5) * w[c] + b[c];
-            }
+            lt_layernorm_ref(x, w, b, R, C, ref);
             ty = inplace ? tx : NULL;
             GT_OK(t, gaia_layer_layernorm(t->ctx, tx, tw, tb, 1e-5f, &ty));
             y = gt_host(t, ty);
@@ -174,7 +183,7 @@ static void layernorm_matches_reference(gt *t) {
     int i, wb;
     for (i = 0; i < 4; i++)
         for (wb = 0; wb < 2; wb++) {
-            size_t R = rows[i], C = colsv[(i + wb) % 4], xs[2] = {R, C}, r, c;
+            size_t R = rows[i], C = colsv[(i + wb) % 4], xs[2] = {R, C}, r;
             float *x = gt_alloc_floats(R * C), *w = gt_alloc_floats(C), *b = gt_alloc_floats(C), *y;
             double *ref = (double *)malloc(R * C * sizeof(double));
             gaia_tensor *tx, *tw, *tb, *ty = NULL;
@@ -182,17 +191,7 @@ static void layernorm_matches_reference(gt *t) {
             gt_fill_normal(t, w, C);
             gt_fill_normal(t, b, C);
             for (r = 0; r < R * C; r++) x[r] = 3.0f + 2.0f * x[r]; /* a mean far from 0 */
-            for (r = 0; r < R; r++) {
-                double m = 0, v = 0;
-                for (c = 0; c < C; c++) m += x[r * C + c];
-                m /= (double)C;
-                for (c = 0; c < C; c++) v += (x[r * C + c] - m) * (x[r * C + c] - m);
-                v /= (double)C;
-                for (c = 0; c < C; c++) {
-                    double nv = (x[r * C + c] - m) / sqrt(v + 1e-5);
-                    ref[r * C + c] = wb ? nv * w[c] + b[c] : nv;
-                }
-            }
+            lt_layernorm_ref(x, wb ? w : NULL, wb ? b : NULL, R, C, ref);
             tx = lt_tensor(t, 2, xs, x);
             tw = lt_tensor(t, 1, &C, w);
             tb = lt_tensor(t, 1, &C, b);
