@@ -111,9 +111,10 @@ extern "C" {
      runnable on the same core hands the core over at once;
    - thread 0 times its own share and its wait in gaia__par_join: when it
      waited at least GAIA_PAR_STARVED_US microseconds and four times longer
-     than it worked, in two team regions in a row (one late wake-up after
-     an idle spell is not a taken core: on a VM it made a benchmark's timed
-     block run on one thread), the team's cores were taken, and every
+     than it worked, in two team regions less than
+     GAIA_PAR_STARVED_WINDOW_MS (50) apart (one late wake-up after an idle
+     spell is not a taken core: on a VM it made a benchmark's timed block
+     run on one thread), the team's cores were taken, and every
      region of the process runs on its calling thread for the next GAIA_PAR_CALM_MS
      milliseconds (then the full team is tried again). One thread on a busy
      machine is what OMP_WAIT_POLICY=passive used to buy. Define
@@ -125,6 +126,9 @@ extern "C" {
 #ifndef GAIA_PAR_CALM_MS
 #define GAIA_PAR_CALM_MS 200
 #endif
+#ifndef GAIA_PAR_STARVED_WINDOW_MS
+#define GAIA_PAR_STARVED_WINDOW_MS 50
+#endif
 #ifdef _OPENMP
 #define GAIA__PRAGMA(x) _Pragma(#x)
 #if defined(__unix__) || defined(__APPLE__)
@@ -135,8 +139,8 @@ extern "C" {
 /* Until when (GAIA_NOW_NS) regions run on one thread; 0: no such period.
    Process-wide, like the cores it describes; read and written atomically. */
 static uint64_t gaia__par_calm_until;
-/* Starved team regions in a row (see gaia__par_join). */
-static int gaia__par_starved_streak;
+/* When the last starved team region ended (see gaia__par_join); 0: never. */
+static uint64_t gaia__par_last_starved;
 
 static int gaia__par_threads(int nt) {
     uint64_t until;
@@ -160,21 +164,20 @@ static void gaia__par_join(int *arrived, uint64_t t0) {
         now = *arrived;
     }
     if (t1 && GAIA_PAR_CALM_MS > 0) {
-        int streak;
+        uint64_t last;
         t2 = GAIA_NOW_NS();
         if (t2 - t1 >= (uint64_t)GAIA_PAR_STARVED_US * 1000u && t2 - t1 >= 4 * (t1 - t0)) {
             /* one slow region is not yet a taken core: a worker woken after
-               a long idle (a sleeping core, a virtual CPU the hypervisor ran
-               elsewhere) can be late once; two in a row are */
+               an idle spell (a sleeping core, a virtual CPU the hypervisor
+               ran elsewhere) can be late once; two slow regions within
+               GAIA_PAR_STARVED_WINDOW_MS are. (Not "two in a row": beside a
+               busy process, starved and lucky regions alternate.) */
 #pragma omp atomic capture
-            streak = ++gaia__par_starved_streak;
-            if (streak >= 2) {
+            { last = gaia__par_last_starved; gaia__par_last_starved = t2; }
+            if (last != 0 && t2 - last < (uint64_t)GAIA_PAR_STARVED_WINDOW_MS * 1000000u) {
 #pragma omp atomic write
                 gaia__par_calm_until = t2 + (uint64_t)GAIA_PAR_CALM_MS * 1000000u;
             }
-        } else {
-#pragma omp atomic write
-            gaia__par_starved_streak = 0;
         }
     }
 }
