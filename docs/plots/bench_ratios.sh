@@ -20,9 +20,15 @@ function row(group, what, speedup) { if (speedup > 0) printf "%s,%s,%.4f\n", gro
 BEGIN { print "group,comparison,speedup"; bench = ""; threads = 1; hrr_table = 0; cleanup = 0 }
 /^== .*bench_/ { bench = $0; sub(/.*bench_/, "", bench); hrr_table = cleanup = 0; next }
 bench == "matmul" && /^threads=[0-9]/ { threads = $0; sub(/^threads=/, "", threads); sub(/[^0-9].*$/, "", threads); next }
-# "M N K | gaia | ... | ratio" (or "M N K gaia oblas ratio"): the last field.
+# "M N K | gaia | ... | ratio" (or "M N K gaia oblas ratio"), possibly
+# followed by "| peer kernels": the last field that is a number.
 bench == "matmul" && /^ *[0-9]+ +[0-9]+ +[0-9]+[ |]/ {
-    row("matmul", sprintf("sgemm %sx%sx%s %s thr vs best BLAS", $1, $2, $3, threads), $NF + 0)
+    n = split($0, part, "|")
+    if (n == 1) { r = $NF } else {
+        r = ""
+        for (i = n; i > 1 && r == ""; i--) { f = part[i]; gsub(/ /, "", f); if (f ~ /^[0-9.]+$/) r = f }
+    }
+    row("matmul", sprintf("sgemm %sx%sx%s %s thr vs best BLAS", $1, $2, $3, threads), r + 0)
     next
 }
 bench == "hrr" && /D \| *gaia 1/ { hrr_table = 1; next }
