@@ -195,8 +195,9 @@
                  (short ones on the calling thread), its threads meet without
                  spinning, and when they find their cores taken by other
                  processes (the caller waited >= GAIA_PAR_STARVED_US, 1000 us,
-                 and 4x its own work, twice within 50 ms) regions run on one thread for
-                 GAIA_PAR_CALM_MS (200 ms; 0 turns this off). Results are the
+                 and 4x its own work, three times within
+                 GAIA_PAR_STARVED_WINDOW_MS, 50 ms) regions run on one thread
+                 for GAIA_PAR_CALM_MS (200 ms; 0 turns this off). Results are the
                  same on any number of threads. No OMP_WAIT_POLICY needed;
                  desc.cpu_threads = 1 never starts a team.
      determinism the same seed and calls give the same numbers (section 6);

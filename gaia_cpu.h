@@ -111,8 +111,8 @@ extern "C" {
      runnable on the same core hands the core over at once;
    - thread 0 times its own share and its wait in gaia__par_join: when it
      waited at least GAIA_PAR_STARVED_US microseconds and four times longer
-     than it worked, in two team regions less than
-     GAIA_PAR_STARVED_WINDOW_MS (50) apart (one late wake-up after an idle
+     than it worked, in three team regions within
+     GAIA_PAR_STARVED_WINDOW_MS (50) (one late wake-up after an idle
      spell is not a taken core: on a VM it made a benchmark's timed block
      run on one thread), the team's cores were taken, and every
      region of the process runs on its calling thread for the next GAIA_PAR_CALM_MS
@@ -139,8 +139,9 @@ extern "C" {
 /* Until when (GAIA_NOW_NS) regions run on one thread; 0: no such period.
    Process-wide, like the cores it describes; read and written atomically. */
 static uint64_t gaia__par_calm_until;
-/* When the last starved team region ended (see gaia__par_join); 0: never. */
-static uint64_t gaia__par_last_starved;
+/* When the last two starved team regions ended, older first (see
+   gaia__par_join); 0: never. */
+static uint64_t gaia__par_starved_at[2];
 
 static int gaia__par_threads(int nt) {
     uint64_t until;
@@ -169,11 +170,15 @@ static void gaia__par_join(int *arrived, uint64_t t0) {
         if (t2 - t1 >= (uint64_t)GAIA_PAR_STARVED_US * 1000u && t2 - t1 >= 4 * (t1 - t0)) {
             /* one slow region is not yet a taken core: a worker woken after
                an idle spell (a sleeping core, a virtual CPU the hypervisor
-               ran elsewhere) can be late once; two slow regions within
-               GAIA_PAR_STARVED_WINDOW_MS are. (Not "two in a row": beside a
-               busy process, starved and lucky regions alternate.) */
-#pragma omp atomic capture
-            { last = gaia__par_last_starved; gaia__par_last_starved = t2; }
+               ran elsewhere) can be late once or twice; three slow regions
+               within GAIA_PAR_STARVED_WINDOW_MS are. (Not "in a row": beside
+               a busy process, starved and lucky regions alternate.) */
+#pragma omp critical(gaia__par_starved)
+            {
+                last = gaia__par_starved_at[0];
+                gaia__par_starved_at[0] = gaia__par_starved_at[1];
+                gaia__par_starved_at[1] = t2;
+            }
             if (last != 0 && t2 - last < (uint64_t)GAIA_PAR_STARVED_WINDOW_MS * 1000000u) {
 #pragma omp atomic write
                 gaia__par_calm_until = t2 + (uint64_t)GAIA_PAR_CALM_MS * 1000000u;

@@ -317,7 +317,7 @@ int main(int argc, char **argv) {
             if (!((M == 4096 && N == 4096 && K == 32) || (M == 1024 && N == 1024 && K == 64) ||
                   (M == 16 && N == 4096 && K == 1024)))
                 continue;
-            printf("  %zux%zux%zu: %.2f on 1 thread, %.2f on 2 -> %s\n", M, N, K, ratio[1][s], ratio[2][s],
+            printf("  %zux%zux%zu: %.3f on 1 thread, %.3f on 2 -> %s\n", M, N, K, ratio[1][s], ratio[2][s],
                    ratio[1][s] >= 1.0 && ratio[2][s] >= 1.0 ? "met" : "MISSED");
         }
     }
