@@ -213,6 +213,8 @@
      move     to (device), to_host (into your buffer), copy
      elementwise (numpy broadcasting over up to 4 dims)
               add sub mul div  scale add_scalar exp log tanh sigmoid relu gelu clamp
+              comparisons: gaia_tensor_binary with GAIA_BINARY_LT LE GT GE EQ NE
+              give 1/0 masks (NaN compares false, NE true)
      reduce   sum mean std norm max argmax, along one axis or GAIA_AXIS_ALL
               (std is the population std, ddof = 0; argmax gives float indices)
      linalg   matmul (2-D with transpose flags; [B,M,K]x[B,K,N] batched;
@@ -843,6 +845,15 @@ typedef enum gaia_binary_op {
     GAIA_BINARY_DIV,
     GAIA_BINARY_MAX,
     GAIA_BINARY_MIN,
+    /* Comparisons: 1.0f where the relation holds, else 0.0f (a 0/1 mask for
+       gaia_tensor_where, sums and means). IEEE: a NaN operand makes every
+       relation false except NE. */
+    GAIA_BINARY_LT,
+    GAIA_BINARY_LE,
+    GAIA_BINARY_GT,
+    GAIA_BINARY_GE,
+    GAIA_BINARY_EQ,
+    GAIA_BINARY_NE,
     GAIA_BINARY_COUNT
 } gaia_binary_op;
 

@@ -2234,6 +2234,12 @@ static float gaia__binary_scalar(gaia_binary_op op, float a, float b) {
     case GAIA_BINARY_DIV: return a / b;
     case GAIA_BINARY_MAX: return a > b || a != a ? a : b;
     case GAIA_BINARY_MIN: return a < b || a != a ? a : b;
+    case GAIA_BINARY_LT: return (float)(a < b);
+    case GAIA_BINARY_LE: return (float)(a <= b);
+    case GAIA_BINARY_GT: return (float)(a > b);
+    case GAIA_BINARY_GE: return (float)(a >= b);
+    case GAIA_BINARY_EQ: return (float)(a == b);
+    case GAIA_BINARY_NE: return (float)(a != b);
     default: return 0.0f;
     }
 }
@@ -2259,6 +2265,14 @@ static void gaia__cpu_binary_row(gaia_binary_op op, const float *a, size_t sa, c
     case GAIA_BINARY_SUB: GAIA__BINARY_ROW(u - w); break;
     case GAIA_BINARY_MUL: GAIA__BINARY_ROW(u * w); break;
     case GAIA_BINARY_DIV: GAIA__BINARY_ROW(u / w); break;
+    /* the comparisons get loops of their own: a select per lane vectorises,
+       a call through the switch would not */
+    case GAIA_BINARY_LT: GAIA__BINARY_ROW(u < w ? 1.0f : 0.0f); break;
+    case GAIA_BINARY_LE: GAIA__BINARY_ROW(u <= w ? 1.0f : 0.0f); break;
+    case GAIA_BINARY_GT: GAIA__BINARY_ROW(u > w ? 1.0f : 0.0f); break;
+    case GAIA_BINARY_GE: GAIA__BINARY_ROW(u >= w ? 1.0f : 0.0f); break;
+    case GAIA_BINARY_EQ: GAIA__BINARY_ROW(u == w ? 1.0f : 0.0f); break;
+    case GAIA_BINARY_NE: GAIA__BINARY_ROW(u != w ? 1.0f : 0.0f); break;
     default: GAIA__BINARY_ROW(gaia__binary_scalar(op, u, w)); break;
     }
 }

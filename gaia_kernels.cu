@@ -251,6 +251,12 @@ template <int OP> __device__ __forceinline__ float gaia__k_binary_f(float a, flo
     case GAIA_BINARY_DIV: return a / b;
     case GAIA_BINARY_MAX: return a > b || a != a ? a : b; // NaN wins, as on the CPU
     case GAIA_BINARY_MIN: return a < b || a != a ? a : b;
+    case GAIA_BINARY_LT: return a < b ? 1.0f : 0.0f; // IEEE: NaN compares false (NE true)
+    case GAIA_BINARY_LE: return a <= b ? 1.0f : 0.0f;
+    case GAIA_BINARY_GT: return a > b ? 1.0f : 0.0f;
+    case GAIA_BINARY_GE: return a >= b ? 1.0f : 0.0f;
+    case GAIA_BINARY_EQ: return a == b ? 1.0f : 0.0f;
+    case GAIA_BINARY_NE: return a != b ? 1.0f : 0.0f;
     default: return 0.0f;
     }
 }
@@ -344,6 +350,12 @@ extern "C" int gaia_cuda_binary(gaia_binary_op op, const float *a, const size_t 
     case GAIA_BINARY_DIV: gaia__k_binary_launch<GAIA_BINARY_DIV>(a, a_strides, b, b_strides, y, shape, s); break;
     case GAIA_BINARY_MAX: gaia__k_binary_launch<GAIA_BINARY_MAX>(a, a_strides, b, b_strides, y, shape, s); break;
     case GAIA_BINARY_MIN: gaia__k_binary_launch<GAIA_BINARY_MIN>(a, a_strides, b, b_strides, y, shape, s); break;
+    case GAIA_BINARY_LT: gaia__k_binary_launch<GAIA_BINARY_LT>(a, a_strides, b, b_strides, y, shape, s); break;
+    case GAIA_BINARY_LE: gaia__k_binary_launch<GAIA_BINARY_LE>(a, a_strides, b, b_strides, y, shape, s); break;
+    case GAIA_BINARY_GT: gaia__k_binary_launch<GAIA_BINARY_GT>(a, a_strides, b, b_strides, y, shape, s); break;
+    case GAIA_BINARY_GE: gaia__k_binary_launch<GAIA_BINARY_GE>(a, a_strides, b, b_strides, y, shape, s); break;
+    case GAIA_BINARY_EQ: gaia__k_binary_launch<GAIA_BINARY_EQ>(a, a_strides, b, b_strides, y, shape, s); break;
+    case GAIA_BINARY_NE: gaia__k_binary_launch<GAIA_BINARY_NE>(a, a_strides, b, b_strides, y, shape, s); break;
     default: return (int)cudaErrorInvalidValue;
     }
     return gaia__k_check();

@@ -129,6 +129,15 @@ double gt_ref_unary(gaia_unary_op op, double x, double p0, double p1) {
 }
 
 double gt_ref_binary(gaia_binary_op op, double a, double b) {
+    switch (op) { /* comparisons first: with a NaN they are 0 (NE: 1), not NaN */
+    case GAIA_BINARY_LT: return a < b;
+    case GAIA_BINARY_LE: return a <= b;
+    case GAIA_BINARY_GT: return a > b;
+    case GAIA_BINARY_GE: return a >= b;
+    case GAIA_BINARY_EQ: return a == b;
+    case GAIA_BINARY_NE: return a != b;
+    default: break;
+    }
     if (a != a || b != b) return NAN;
     switch (op) {
     case GAIA_BINARY_ADD: return a + b;

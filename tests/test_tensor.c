@@ -199,6 +199,12 @@ static void binary_ops_broadcast_like_numpy(gt *t) {
             GT_OK(t, make_random(t, cases[c].nb, cases[c].b, &hb, &b));
             if (op == GAIA_BINARY_DIV)
                 for (i = 0; i < nb; i++) hb[i] = hb[i] > 0 ? hb[i] + 0.5f : hb[i] - 0.5f;
+            if (op >= GAIA_BINARY_LT) { /* comparisons: values on a grid of 1/2, so ties occur, and a NaN */
+                for (i = 0; i < na; i++) ha[i] = floorf(2.0f * ha[i]) * 0.5f;
+                for (i = 0; i < nb; i++) hb[i] = floorf(2.0f * hb[i]) * 0.5f;
+                ha[na - 1] = NAN;
+                GT_OK(t, gaia_tensor_from_host(t->ctx, cases[c].na, cases[c].a, ha, &a));
+            }
             GT_OK(t, gaia_tensor_from_host(t->ctx, cases[c].nb, cases[c].b, hb, &b));
             GT_OK(t, gaia_tensor_binary(t->ctx, (gaia_binary_op)op, a, b, &y));
             GT_CHECK(t, gaia_tensor_ndim(y) == cases[c].no, "case %zu: result ndim %d", c, gaia_tensor_ndim(y));
