@@ -242,6 +242,39 @@ static void cuda_same_seed_same_numbers(gt *t) {
     free(c);
 }
 
+/* The pi example's pipeline (uniform x, y; x*x + y*y <= 1; sum) counts the
+   same points on both devices: Philox is the same stream, each step is one
+   rounding, and a sum of 0/1 values below 2^24 is exact in any order. */
+static void cuda_comparison_mask_counts_match_cpu(gt *t) {
+    size_t n = (size_t)1 << 20, one_shape = 1;
+    float count[2] = {-1.0f, -2.0f};
+    int d;
+    TC_NEED_GPU(t);
+    for (d = 0; d < 2; d++) {
+        gaia_tensor *x = NULL, *y = NULL, *one = NULL, *sum = NULL;
+        gaia_status st;
+        gaia_device_push(t->ctx, d == 0 ? GAIA_DEVICE_CPU : GAIA_DEVICE_CUDA);
+        gaia_ctx_set_seed(t->ctx, t->seed ^ 0x314159ull);
+        st = gaia_tensor_full(t->ctx, 1, &one_shape, 1.0f, &one);
+        if (st == GAIA_OK) st = gaia_tensor_uniform(t->ctx, 1, &n, 0.0f, 1.0f, &x);
+        if (st == GAIA_OK) st = gaia_tensor_uniform(t->ctx, 1, &n, 0.0f, 1.0f, &y);
+        if (st == GAIA_OK) st = gaia_tensor_mul(t->ctx, x, x, &x);
+        if (st == GAIA_OK) st = gaia_tensor_mul(t->ctx, y, y, &y);
+        if (st == GAIA_OK) st = gaia_tensor_add(t->ctx, x, y, &x);
+        if (st == GAIA_OK) st = gaia_tensor_binary(t->ctx, GAIA_BINARY_LE, x, one, &x);
+        if (st == GAIA_OK) st = gaia_tensor_sum(t->ctx, x, GAIA_AXIS_ALL, &sum);
+        if (st == GAIA_OK) st = gaia_tensor_item(t->ctx, sum, &count[d]);
+        gaia_device_pop(t->ctx);
+        gaia_tensor_free(x);
+        gaia_tensor_free(y);
+        gaia_tensor_free(one);
+        gaia_tensor_free(sum);
+        GT_OK(t, st);
+    }
+    GT_CHECK(t, count[0] == count[1], "inside: cpu %.0f, cuda %.0f", (double)count[0], (double)count[1]);
+    GT_CHECK(t, fabs(4.0 * count[0] / (double)n - 3.14159265) < 0.01, "pi estimate %g", 4.0 * count[0] / (double)n);
+}
+
 static void cuda_mixed_devices_are_an_error(gt *t) {
     size_t shape[2] = {4, 5};
     gaia_tensor *a = NULL, *b = NULL, *c = NULL, *back = NULL;
@@ -537,6 +570,7 @@ const gt_case gt_cuda_cases[] = {
     {"cuda_api_bad_input", cuda_api_bad_input},
     {"cuda_query_with_gpu_reports_device", cuda_query_with_gpu_reports_device},
     {"cuda_same_seed_same_numbers", cuda_same_seed_same_numbers},
+    {"cuda_comparison_mask_counts_match_cpu", cuda_comparison_mask_counts_match_cpu},
     {"cuda_mixed_devices_are_an_error", cuda_mixed_devices_are_an_error},
     {"cuda_pool_reuses_freed_blocks", cuda_pool_reuses_freed_blocks},
     {"cuda_oom_keeps_existing_tensors", cuda_oom_keeps_existing_tensors},

@@ -248,7 +248,7 @@ static void doc_examples_answer_help(gt *t) {
         free(out);
     }
     closedir(d);
-    GT_CHECK(t, seen >= 7, "found %d example programs in %s, want the 7 of the README", seen, dir);
+    GT_CHECK(t, seen >= 8, "found %d example programs in %s, want the 8 of the README", seen, dir);
 }
 
 /* tensor_basics says it saved h: the file must be there afterwards, and hold
@@ -281,6 +281,20 @@ static void doc_tensor_basics_keeps_its_file(gt *t) {
    projection starts at k for every n, the measured HRR accuracy follows the
    analytic prediction, and the reactive level's output is the same with
    learning off and on (it does not learn). */
+/* pi_monte_carlo estimates pi within its statistical error (it exits 1
+   otherwise) and says on which device. */
+static void doc_pi_example_estimates_pi(gt *t) {
+    char cmd[4400], *out;
+    int status;
+    snprintf(cmd, sizeof cmd, "'%s/../examples/pi_monte_carlo' 3e6 %llu 2>&1", gt_exe_dir,
+             (unsigned long long)(t->seed % 1000000u));
+    out = doc_run(cmd, &status);
+    GT_CHECK(t, out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && strstr(out, "pi ~ 3.1") &&
+                    strstr(out, "from 3000000 samples"),
+             "status %d, output '%.300s'", WIFEXITED(status) ? WEXITSTATUS(status) : -1, out ? out : "");
+    free(out);
+}
+
 static void doc_examples_write_their_csv(gt *t) {
     static const struct { const char *prog, *args, *header; int rows; } runs[] = {
         {"assembly_projection", "", "step,support n=10000 k=100,support n=100000 k=317,support n=1000000 k=1000,", 25},
@@ -327,5 +341,6 @@ const gt_case gt_doc_cases[] = {
     {"doc_examples_answer_help", doc_examples_answer_help},
     {"doc_tensor_basics_keeps_its_file", doc_tensor_basics_keeps_its_file},
     {"doc_examples_write_their_csv", doc_examples_write_their_csv},
+    {"doc_pi_example_estimates_pi", doc_pi_example_estimates_pi},
     {NULL, NULL},
 };
