@@ -37,7 +37,7 @@ typedef struct job {
     gaia_layer_precision prec;
 } job;
 
-enum { J_MEMCPY, J_COPY, J_GELU, J_LAYERNORM, J_LINEAR_GELU, J_MATMUL, J_ATTENTION };
+enum { J_MEMCPY, J_COPY, J_GELU, J_LAYERNORM, J_LINEAR_GELU, J_MATMUL, J_ATTENTION, J_COMPARE };
 
 /* memcpy of `bytes` split into nt contiguous parts, one per thread. */
 static void copy_nt(float *dst, const float *src, size_t bytes, int nt) {
@@ -64,6 +64,7 @@ static int run_job(void *arg) {
     case J_LINEAR_GELU: return gaia_layer_linear(j->ctx, j->a, j->b, j->c, GAIA_LAYER_ACT_GELU, &j->out) != GAIA_OK;
     case J_MATMUL: return gaia_tensor_matmul(j->ctx, j->a, j->b, 0, 1, &j->out) != GAIA_OK;
     case J_ATTENTION: return gaia_layer_attention(j->ctx, j->a, j->b, j->c, 0.0f, j->causal, j->prec, &j->out) != GAIA_OK;
+    case J_COMPARE: return gaia_tensor_binary(j->ctx, GAIA_BINARY_LT, j->a, j->b, &j->out) != GAIA_OK;
     default: return 1;
     }
 }
@@ -211,13 +212,15 @@ static void bench_hierarchy(gaia_ctx *ctx, size_t T, const char *where) {
     gaia_hierarchy_free(h);
 }
 
-/* GELU and LayerNorm over rows x cols floats against memcpy of the same
-   bytes, all on nt threads (the CPU: a memcpy split across nt threads; the
-   GPU: a device copy). Prints GB/s (bytes read + written) and the ratios. */
+/* GELU, LayerNorm and a comparison (a < b, two inputs) over rows x cols
+   floats against memcpy, all on nt threads (the CPU: a memcpy split across
+   nt threads; the GPU: a device copy). Prints GB/s (bytes read + written:
+   the comparison moves 12 bytes an element, the others 8) and the ratios of
+   bandwidth. */
 static void bench_bandwidth(gaia_ctx *ctx, size_t rows, size_t cols, const char *where, int use_memcpy, int nt) {
     job j;
     size_t shape[2], n = rows * cols;
-    double ms_copy, ms_gelu, ms_ln, bytes = 2.0 * (double)n * 4.0;
+    double ms_copy, ms_gelu, ms_ln, ms_cmp, bytes = 2.0 * (double)n * 4.0, bytes_cmp = 1.5 * bytes;
     float *src = NULL, *dst = NULL;
     shape[0] = rows;
     shape[1] = cols;
@@ -250,6 +253,11 @@ static void bench_bandwidth(gaia_ctx *ctx, size_t rows, size_t cols, const char 
     j.what = J_LAYERNORM;
     ms_ln = time_job(ctx, &j, 7);
     free_job(&j);
+    CHECK(gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &j.a));
+    CHECK(gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &j.b));
+    j.what = J_COMPARE;
+    ms_cmp = time_job(ctx, &j, 7);
+    free_job(&j);
     printf("%s, %.0f MB in + out (%zu x %zu), %d thread%s for the copy and for gaia:\n", where, bytes / 1e6, rows,
            cols, nt, nt == 1 ? "" : "s");
     printf("  %-10s %8.3f ms  %7.1f GB/s\n", use_memcpy ? "memcpy" : "copy", ms_copy, bytes / ms_copy / 1e6);
@@ -257,6 +265,8 @@ static void bench_bandwidth(gaia_ctx *ctx, size_t rows, size_t cols, const char 
            bytes / ms_gelu / 1e6, 100.0 * ms_copy / ms_gelu);
     printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy; target >= 80%%)\n", "layernorm", ms_ln,
            bytes / ms_ln / 1e6, 100.0 * ms_copy / ms_ln);
+    printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy's GB/s; target >= 80%%)\n", "a < b", ms_cmp,
+           bytes_cmp / ms_cmp / 1e6, 100.0 * (bytes_cmp / ms_cmp) / (bytes / ms_copy));
 }
 
 static void bench_linear(gaia_ctx *ctx, size_t rows, size_t in, size_t out, const char *where) {

@@ -73,7 +73,7 @@ static uint64_t count_inside(gaia_ctx *ctx, gaia_device d, uint64_t seed, uint64
 static void usage(FILE *f) {
     fprintf(f, "usage: pi_monte_carlo [--help] [SAMPLES] [SEED]\n"
                "Estimates pi from SAMPLES random points in the unit square (default 1e8; 1e10 takes\n"
-               "about 40 s on two cores), drawn and counted in chunks of 2^22 points, so memory stays\n"
+               "about 45 s on two cores), drawn and counted in chunks of 2^22 points, so memory stays\n"
                "at a few tens of MiB. Prints the estimate, its error and the expected statistical error. When a\n"
                "GPU answers, the first 8 chunks are counted on both devices and must agree exactly.\n"
                "  SAMPLES  number of points (accepts 1e10), default 1e8\n"
