@@ -214,7 +214,7 @@
      elementwise (numpy broadcasting over up to 4 dims)
               add sub mul div  scale add_scalar exp log tanh sigmoid relu gelu clamp
               comparisons: gaia_tensor_binary with GAIA_BINARY_LT LE GT GE EQ NE
-              give 1/0 masks (NaN compares false, NE true)
+              give 1/0 masks (NaN compares false, NE true); where(cond, a, b)
      reduce   sum mean std norm max argmax, along one axis or GAIA_AXIS_ALL
               (std is the population std, ddof = 0; argmax gives float indices)
      linalg   matmul (2-D with transpose flags; [B,M,K]x[B,K,N] batched;
@@ -870,6 +870,11 @@ typedef enum gaia_reduce_op {
 
 GAIA_API gaia_status gaia_tensor_unary(gaia_ctx *ctx, gaia_unary_op op, const gaia_tensor *x, float p0, float p1, gaia_tensor **out);
 GAIA_API gaia_status gaia_tensor_binary(gaia_ctx *ctx, gaia_binary_op op, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out);
+/* out = cond != 0 ? a : b, elementwise with NumPy broadcasting over all three
+   (a NaN condition counts as true: it is not 0). With a comparison mask:
+   where(gt(x, 0), x, zeros) is relu. */
+GAIA_API gaia_status gaia_tensor_where(gaia_ctx *ctx, const gaia_tensor *cond, const gaia_tensor *a,
+                                       const gaia_tensor *b, gaia_tensor **out);
 /* axis: 0..ndim-1, negative from the end, or GAIA_AXIS_ALL (result shape [1]).
    The reduced axis is removed (a 1-D input gives shape [1]). */
 GAIA_API gaia_status gaia_tensor_reduce(gaia_ctx *ctx, gaia_reduce_op op, const gaia_tensor *x, int axis, gaia_tensor **out);
@@ -999,6 +1004,10 @@ typedef struct gaia_backend {
        (element strides; 0 broadcasts). */
     gaia_status (*binary)(gaia_ctx *ctx, gaia_binary_op op, const float *a, const size_t *a_strides,
                           const float *b, const size_t *b_strides, float *y, const size_t *shape);
+    /* y = c != 0 ? a : b elementwise, the same broadcasting (c_strides too). */
+    gaia_status (*where)(gaia_ctx *ctx, const float *c, const size_t *c_strides, const float *a,
+                         const size_t *a_strides, const float *b, const size_t *b_strides, float *y,
+                         const size_t *shape);
     /* x viewed as [outer, len, inner]; y is [outer, inner]. */
     gaia_status (*reduce)(gaia_ctx *ctx, gaia_reduce_op op, const float *x, size_t outer, size_t len,
                           size_t inner, float *y);
@@ -2797,13 +2806,61 @@ GAIA_API gaia_status gaia_tensor_clamp(gaia_ctx *ctx, const gaia_tensor *x, floa
     return gaia__tensor_unary(ctx, "gaia_tensor_clamp", GAIA_UNARY_CLAMP, x, lo, hi, out);
 }
 
-/* NumPy broadcasting: align shapes on the right; each pair of dims is equal or
-   one of them is 1 (stride 0). Result padded to 4 dims for the backend. */
+/* NumPy broadcasting of n operands: align shapes on the right; in each
+   dimension the sizes are equal or 1 (stride 0). The result's shape is
+   padded to 4 dims for the backend (shape4, strides[k] per operand) and
+   given unpadded in oshape/nd. */
+static gaia_status gaia__broadcast(gaia_ctx *ctx, const char *fn, const gaia_tensor *const *t, int n,
+                                   size_t *shape4, size_t strides[][GAIA_MAX_DIMS], size_t *oshape, int *nd) {
+    size_t run[3] = {1, 1, 1};
+    int i, k;
+    *nd = 0;
+    for (k = 0; k < n; k++)
+        if (t[k]->ndim > *nd) *nd = t[k]->ndim;
+    for (i = GAIA_MAX_DIMS - 1; i >= 0; i--) {
+        size_t d = 1;
+        for (k = 0; k < n; k++) {
+            int ik = i - (GAIA_MAX_DIMS - t[k]->ndim);
+            size_t dk = ik >= 0 ? t[k]->shape[ik] : 1;
+            if (dk != 1 && d != 1 && dk != d) {
+                char sa[64], sb[64];
+                int j;
+                for (j = 0; j < k; j++) { /* the earlier operand that set d */
+                    int ij = i - (GAIA_MAX_DIMS - t[j]->ndim);
+                    if (ij >= 0 && t[j]->shape[ij] == d) break;
+                }
+                gaia__shape_str(t[j < k ? j : 0], sa, sizeof sa);
+                gaia__shape_str(t[k], sb, sizeof sb);
+                return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "cannot broadcast (%s) with (%s)", sa, sb);
+            }
+            if (dk != 1) d = dk;
+        }
+        shape4[i] = d;
+        for (k = 0; k < n; k++) {
+            int ik = i - (GAIA_MAX_DIMS - t[k]->ndim);
+            size_t dk = ik >= 0 ? t[k]->shape[ik] : 1;
+            strides[k][i] = dk == 1 ? 0 : run[k];
+            run[k] *= dk;
+        }
+    }
+    for (i = 0; i < *nd; i++) oshape[i] = shape4[GAIA_MAX_DIMS - *nd + i];
+    return GAIA_OK;
+}
+
+/* An existing output that is also an input is fine only where that input is
+   not broadcast (every element is read before it is written). */
+static int gaia__out_aliases_broadcast(const gaia_tensor *out, const gaia_tensor *const *t, int n) {
+    int k;
+    for (k = 0; k < n; k++)
+        if (out->storage == t[k]->storage && t[k]->numel != out->numel) return 1;
+    return 0;
+}
+
 static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
                                        const gaia_tensor *b, gaia_tensor **out) {
-    size_t shape4[GAIA_MAX_DIMS], as[GAIA_MAX_DIMS], bs[GAIA_MAX_DIMS], oshape[GAIA_MAX_DIMS];
-    size_t astride = 1, bstride = 1;
-    int nd, i, created;
+    size_t shape4[GAIA_MAX_DIMS], strides[2][GAIA_MAX_DIMS], oshape[GAIA_MAX_DIMS];
+    const gaia_tensor *ops[2];
+    int nd, created;
     gaia_status st;
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
@@ -2811,32 +2868,46 @@ static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binar
     if ((st = gaia__check_tensor(ctx, fn, "b", b)) != GAIA_OK) return st;
     if ((st = gaia__same_device(ctx, fn, a, b)) != GAIA_OK) return st;
     if ((int)op < 0 || op >= GAIA_BINARY_COUNT) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown op %d", (int)op);
-    nd = a->ndim > b->ndim ? a->ndim : b->ndim;
-    for (i = GAIA_MAX_DIMS - 1; i >= 0; i--) {
-        int ia = i - (GAIA_MAX_DIMS - a->ndim), ib = i - (GAIA_MAX_DIMS - b->ndim);
-        size_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
-        if (da != db && da != 1 && db != 1) {
-            char sa[64], sb[64];
-            gaia__shape_str(a, sa, sizeof sa);
-            gaia__shape_str(b, sb, sizeof sb);
-            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "cannot broadcast (%s) with (%s)", sa, sb);
-        }
-        shape4[i] = da > db ? da : db;
-        as[i] = da == 1 ? 0 : astride;
-        bs[i] = db == 1 ? 0 : bstride;
-        astride *= da;
-        bstride *= db;
-    }
-    for (i = 0; i < nd; i++) oshape[i] = shape4[GAIA_MAX_DIMS - nd + i];
+    ops[0] = a;
+    ops[1] = b;
+    if ((st = gaia__broadcast(ctx, fn, ops, 2, shape4, strides, oshape, &nd)) != GAIA_OK) return st;
     st = gaia__prepare_out(ctx, fn, GAIA__DEV(a), nd, oshape, out, &created);
     if (st != GAIA_OK) return st;
-    /* An output that is also an input is fine only if it is not broadcast. */
-    if (!created && (((*out)->storage == a->storage && a->numel != (*out)->numel) ||
-                     ((*out)->storage == b->storage && b->numel != (*out)->numel)))
+    if (!created && gaia__out_aliases_broadcast(*out, ops, 2))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out aliases a broadcast operand");
     t0 = gaia__prof_begin(ctx);
-    st = gaia__be(ctx, GAIA__DEV(a))->binary(ctx, op, GAIA__PTR(a), as, GAIA__PTR(b), bs, GAIA__PTR(*out), shape4);
+    st = gaia__be(ctx, GAIA__DEV(a))->binary(ctx, op, GAIA__PTR(a), strides[0], GAIA__PTR(b), strides[1],
+                                             GAIA__PTR(*out), shape4);
     gaia__prof_end(ctx, GAIA_PROF_BINARY, t0, (a->numel + b->numel + (*out)->numel) * 4);
+    return gaia__finish_out(st, out, created);
+}
+
+GAIA_API gaia_status gaia_tensor_where(gaia_ctx *ctx, const gaia_tensor *cond, const gaia_tensor *a,
+                                       const gaia_tensor *b, gaia_tensor **out) {
+    static const char fn[] = "gaia_tensor_where";
+    size_t shape4[GAIA_MAX_DIMS], strides[3][GAIA_MAX_DIMS], oshape[GAIA_MAX_DIMS];
+    const gaia_tensor *ops[3];
+    int nd, created;
+    gaia_status st;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "cond", cond)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "a", a)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "b", b)) != GAIA_OK) return st;
+    if ((st = gaia__same_device(ctx, fn, cond, a)) != GAIA_OK) return st;
+    if ((st = gaia__same_device(ctx, fn, a, b)) != GAIA_OK) return st;
+    ops[0] = cond;
+    ops[1] = a;
+    ops[2] = b;
+    if ((st = gaia__broadcast(ctx, fn, ops, 3, shape4, strides, oshape, &nd)) != GAIA_OK) return st;
+    st = gaia__prepare_out(ctx, fn, GAIA__DEV(a), nd, oshape, out, &created);
+    if (st != GAIA_OK) return st;
+    if (!created && gaia__out_aliases_broadcast(*out, ops, 3))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out aliases a broadcast operand");
+    t0 = gaia__prof_begin(ctx);
+    st = gaia__be(ctx, GAIA__DEV(a))->where(ctx, GAIA__PTR(cond), strides[0], GAIA__PTR(a), strides[1], GAIA__PTR(b),
+                                            strides[2], GAIA__PTR(*out), shape4);
+    gaia__prof_end(ctx, GAIA_PROF_BINARY, t0, (cond->numel + a->numel + b->numel + (*out)->numel) * 4);
     return gaia__finish_out(st, out, created);
 }
 GAIA_API gaia_status gaia_tensor_binary(gaia_ctx *ctx, gaia_binary_op op, const gaia_tensor *a, const gaia_tensor *b,

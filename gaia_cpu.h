@@ -51,6 +51,9 @@ GAIA_API void gaia_cpu_rfft_inverse(const gaia_cpu_rfft_plan *p, const float *sp
 GAIA_API void gaia_cpu_unary(gaia_unary_op op, const float *x, float *y, size_t n, float p0, float p1, int nthreads);
 GAIA_API void gaia_cpu_binary(gaia_binary_op op, const float *a, const size_t *a_strides, const float *b,
                               const size_t *b_strides, float *y, const size_t *shape, int nthreads);
+/* y = c != 0 ? a : b over shape[4], element strides as gaia_cpu_binary's. */
+GAIA_API void gaia_cpu_where(const float *c, const size_t *c_strides, const float *a, const size_t *a_strides,
+                             const float *b, const size_t *b_strides, float *y, const size_t *shape, int nthreads);
 /* x is [outer, len, inner], y is [outer, inner]. Sums accumulate in double;
    nothing is allocated. */
 GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner, float *y);
@@ -2288,6 +2291,27 @@ GAIA_API void gaia_cpu_binary(gaia_binary_op op, const float *a, const size_t *a
         size_t i2 = (size_t)r % shape[2], i1 = ((size_t)r / shape[2]) % shape[1], i0 = (size_t)r / (shape[2] * shape[1]);
         size_t oa = i0 * as[0] + i1 * as[1] + i2 * as[2], ob = i0 * bs[0] + i1 * bs[1] + i2 * bs[2];
         gaia__cpu_binary_row(op, a + oa, as[3], b + ob, bs[3], y + (size_t)r * n, n);
+    }
+    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_where(const float *c, const size_t *cs, const float *a, const size_t *as, const float *b,
+                             const size_t *bs, float *y, const size_t *shape, int nthreads) {
+    long long rows = (long long)(shape[0] * shape[1] * shape[2]), r;
+    size_t n = shape[3];
+    (void)nthreads;
+    GAIA__PAR_FOR(rows * (long long)n > GAIA__PAR_MIN && rows > 1, nthreads)
+    for (r = 0; r < rows; r++) {
+        size_t i2 = (size_t)r % shape[2], i1 = ((size_t)r / shape[2]) % shape[1], i0 = (size_t)r / (shape[2] * shape[1]);
+        const float *cr = c + i0 * cs[0] + i1 * cs[1] + i2 * cs[2];
+        const float *ar = a + i0 * as[0] + i1 * as[1] + i2 * as[2];
+        const float *br = b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2];
+        float *yr = y + (size_t)r * n;
+        size_t j;
+        if (cs[3] == 1 && as[3] == 1 && bs[3] == 1) /* the common dense row: a select that vectorises */
+            for (j = 0; j < n; j++) yr[j] = cr[j] != 0.0f ? ar[j] : br[j];
+        else
+            for (j = 0; j < n; j++) yr[j] = cr[j * cs[3]] != 0.0f ? ar[j * as[3]] : br[j * bs[3]];
     }
     GAIA__PAR_END
 }
@@ -5001,6 +5025,13 @@ static gaia_status gaia__cpu_transpose_be(gaia_ctx *ctx, const float *x, size_t 
     return GAIA_OK;
 }
 
+static gaia_status gaia__cpu_where_be(gaia_ctx *ctx, const float *c, const size_t *cs, const float *a,
+                                      const size_t *as, const float *b, const size_t *bs, float *y,
+                                      const size_t *shape) {
+    gaia_cpu_where(c, cs, a, as, b, bs, y, shape, ctx->cpu_threads);
+    return GAIA_OK;
+}
+
 static const gaia_backend gaia__cpu_backend_table = {
     "cpu",
     GAIA_DEVICE_CPU,
@@ -5015,6 +5046,7 @@ static const gaia_backend gaia__cpu_backend_table = {
     gaia__cpu_random_be,
     gaia__cpu_unary_be,
     gaia__cpu_binary_be,
+    gaia__cpu_where_be,
     gaia__cpu_reduce_be,
     gaia__cpu_gemm_be,
     gaia__cpu_transpose_be,

@@ -84,6 +84,8 @@ int gaia_cuda_random(float *dst, size_t n, gaia_random_kind kind, uint64_t seed,
 int gaia_cuda_unary(gaia_unary_op op, const float *x, float *y, size_t n, float p0, float p1, void *stream);
 int gaia_cuda_binary(gaia_binary_op op, const float *a, const size_t *a_strides, const float *b,
                      const size_t *b_strides, float *y, const size_t *shape, void *stream);
+int gaia_cuda_where(const float *c, const size_t *c_strides, const float *a, const size_t *a_strides, const float *b,
+                    const size_t *b_strides, float *y, const size_t *shape, void *stream);
 /* Device scratch bytes gaia_cuda_reduce needs for this shape (0: none). */
 size_t gaia_cuda_reduce_workspace(size_t outer, size_t len, size_t inner, int sm_count);
 int gaia_cuda_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner, float *y, void *work,
@@ -676,6 +678,15 @@ static gaia_status gaia__cuda_binary(gaia_ctx *ctx, gaia_binary_op op, const flo
     gaia__cuda_enter(s);
     GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_binary", gaia_cuda_binary(op, a, as, b, bs, y, shape, (void *)s->stream),
                       "binary op %d over %zux%zux%zux%zu", (int)op, shape[0], shape[1], shape[2], shape[3]);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_where(gaia_ctx *ctx, const float *c, const size_t *cs, const float *a, const size_t *as,
+                                    const float *b, const size_t *bs, float *y, const size_t *shape) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_where", gaia_cuda_where(c, cs, a, as, b, bs, y, shape, (void *)s->stream),
+                      "where over %zux%zux%zux%zu", shape[0], shape[1], shape[2], shape[3]);
     return GAIA_OK;
 }
 
@@ -1638,6 +1649,7 @@ static const gaia_backend gaia__cuda_backend_table = {
     gaia__cuda_random,
     gaia__cuda_unary,
     gaia__cuda_binary,
+    gaia__cuda_where,
     gaia__cuda_reduce,
     gaia__cuda_gemm,
     gaia__cuda_transpose,

@@ -338,6 +338,10 @@ static void backend_primitives_do_nothing_for_zero_sizes(gt *t) {
     gaia_cpu_layer_gemv(GAIA_LAYER_ACT_RELU, NULL, NULL, NULL, NULL, 0, 4, 1);
     gaia_cpu_layer_layernorm(NULL, NULL, NULL, NULL, 0, 8, 1e-5f, 1);
     gaia_cpu_layer_attention(GAIA_LAYER_PREC_F32, NULL, NULL, NULL, NULL, 0, 4, 4, 8, 1.0f, 0, 1);
+    {
+        size_t zero[4] = {0, 1, 1, 4}, st[4] = {0, 0, 0, 1};
+        gaia_cpu_where(NULL, st, NULL, st, NULL, st, NULL, zero, 1); /* no rows */
+    }
     gaia_cpu_hrr_cleanup(0, 5, 8, NULL, NULL, NULL, NULL, 1, 0); /* no query */
     gaia_cpu_hrr_cleanup(0, 0, 8, NULL, NULL, NULL, NULL, 1, 1); /* no query, no row */
     gaia_cpu_layer_hebbian_update(&hebb, 1); /* out = in = 0 */

@@ -275,6 +275,46 @@ static void cuda_comparison_mask_counts_match_cpu(gt *t) {
     GT_CHECK(t, fabs(4.0 * count[0] / (double)n - 3.14159265) < 0.01, "pi estimate %g", 4.0 * count[0] / (double)n);
 }
 
+/* where on the GPU selects exactly what the CPU selects (broadcast mask). */
+static void cuda_where_matches_cpu(gt *t) {
+    size_t sc[3] = {4, 1, 33}, sx[3] = {4, 7, 33}, n = 4 * 7 * 33, i;
+    float *hc = gt_alloc_floats(4 * 33), *ha = gt_alloc_floats(n), *out[2] = {NULL, NULL};
+    int d, same = 1;
+    TC_NEED_GPU(t);
+    if (!hc || !ha) {
+        free(hc);
+        free(ha);
+        GT_CHECK(t, 0, "out of host memory");
+    }
+    gt_fill_normal(t, hc, 4 * 33);
+    gt_fill_normal(t, ha, n);
+    for (i = 0; i < 4 * 33; i++) hc[i] = hc[i] > 0 ? 1.0f : 0.0f;
+    for (d = 0; d < 2; d++) {
+        gaia_tensor *c = NULL, *a = NULL, *b = NULL, *y = NULL;
+        gaia_status st;
+        gaia_device_push(t->ctx, d == 0 ? GAIA_DEVICE_CPU : GAIA_DEVICE_CUDA);
+        gaia_ctx_set_seed(t->ctx, t->seed ^ 0x3e7eull); /* the same b on both devices */
+        st = gaia_tensor_from_host(t->ctx, 3, sc, hc, &c);
+        if (st == GAIA_OK) st = gaia_tensor_from_host(t->ctx, 3, sx, ha, &a);
+        if (st == GAIA_OK) st = gaia_tensor_randn(t->ctx, 3, sx, 0.0f, 1.0f, &b);
+        if (st == GAIA_OK) st = gaia_tensor_where(t->ctx, c, a, b, &y);
+        gaia_device_pop(t->ctx);
+        if (st == GAIA_OK) out[d] = gt_host(t, y);
+        gaia_tensor_free(c);
+        gaia_tensor_free(a);
+        gaia_tensor_free(b);
+        gaia_tensor_free(y);
+        if (st != GAIA_OK) break;
+    }
+    if (out[0] && out[1])
+        for (i = 0; i < n; i++) same &= memcmp(&out[0][i], &out[1][i], sizeof(float)) == 0 || out[0][i] == out[1][i];
+    GT_CHECK(t, out[0] && out[1] && same, "where differs between CPU and CUDA");
+    free(out[0]);
+    free(out[1]);
+    free(hc);
+    free(ha);
+}
+
 static void cuda_mixed_devices_are_an_error(gt *t) {
     size_t shape[2] = {4, 5};
     gaia_tensor *a = NULL, *b = NULL, *c = NULL, *back = NULL;
@@ -571,6 +611,7 @@ const gt_case gt_cuda_cases[] = {
     {"cuda_query_with_gpu_reports_device", cuda_query_with_gpu_reports_device},
     {"cuda_same_seed_same_numbers", cuda_same_seed_same_numbers},
     {"cuda_comparison_mask_counts_match_cpu", cuda_comparison_mask_counts_match_cpu},
+    {"cuda_where_matches_cpu", cuda_where_matches_cpu},
     {"cuda_mixed_devices_are_an_error", cuda_mixed_devices_are_an_error},
     {"cuda_pool_reuses_freed_blocks", cuda_pool_reuses_freed_blocks},
     {"cuda_oom_keeps_existing_tensors", cuda_oom_keeps_existing_tensors},

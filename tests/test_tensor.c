@@ -493,7 +493,106 @@ static void copies_and_moves_are_independent(gt *t) {
     gaia_tensor_free(NULL);
 }
 
+/* where(cond, a, b) with broadcasting among all three, against a float64
+   reference with explicit index arithmetic; the condition has zeros, ones,
+   other values, a negative zero and a NaN (true: not 0). */
+static void where_selects_with_broadcasting(gt *t) {
+    static const struct {
+        int nc, na, nb;
+        size_t c[4], a[4], b[4], o[4];
+        int no;
+    } cases[] = {
+        {2, 2, 2, {3, 5}, {3, 5}, {3, 5}, {3, 5}, 2},
+        {1, 2, 1, {5}, {3, 5}, {1}, {3, 5}, 2},            /* a row mask, a scalar b */
+        {3, 1, 2, {2, 3, 1}, {4}, {3, 4}, {2, 3, 4}, 3},
+        {4, 4, 4, {2, 1, 3, 1}, {1, 4, 1, 5}, {2, 4, 3, 5}, {2, 4, 3, 5}, 4},
+    };
+    size_t ci;
+    for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        float *hc = NULL, *ha = NULL, *hb = NULL, *out;
+        gaia_tensor *c = NULL, *a = NULL, *b = NULL, *y = NULL;
+        size_t nc = 1, no = 1, i, sc[4], sa[4], sb[4], o4[4];
+        double *ref;
+        int k;
+        for (k = 0; k < cases[ci].nc; k++) nc *= cases[ci].c[k];
+        for (k = 0; k < cases[ci].no; k++) no *= cases[ci].o[k];
+        GT_OK(t, make_random(t, cases[ci].nc, cases[ci].c, &hc, &c));
+        GT_OK(t, make_random(t, cases[ci].na, cases[ci].a, &ha, &a));
+        GT_OK(t, make_random(t, cases[ci].nb, cases[ci].b, &hb, &b));
+        for (i = 0; i < nc; i++) hc[i] = hc[i] > 0.3f ? 1.0f : hc[i] < -0.8f ? hc[i] : 0.0f;
+        hc[0] = NAN;
+        if (nc > 2) hc[nc - 1] = -0.0f;
+        GT_OK(t, gaia_tensor_from_host(t->ctx, cases[ci].nc, cases[ci].c, hc, &c));
+        GT_OK(t, gaia_tensor_where(t->ctx, c, a, b, &y));
+        GT_CHECK(t, gaia_tensor_ndim(y) == cases[ci].no, "case %zu: ndim %d", ci, gaia_tensor_ndim(y));
+        for (k = 0; k < 4; k++) {
+            int ic = k - (4 - cases[ci].nc), ia = k - (4 - cases[ci].na), ib = k - (4 - cases[ci].nb);
+            int io = k - (4 - cases[ci].no);
+            sc[k] = ic >= 0 ? cases[ci].c[ic] : 1;
+            sa[k] = ia >= 0 ? cases[ci].a[ia] : 1;
+            sb[k] = ib >= 0 ? cases[ci].b[ib] : 1;
+            o4[k] = io >= 0 ? cases[ci].o[io] : 1;
+        }
+        ref = (double *)malloc(no * sizeof(double));
+        for (i = 0; i < no; i++) {
+            size_t r = i, idx[4], jc = 0, ja = 0, jb = 0;
+            for (k = 3; k >= 0; k--) {
+                idx[k] = r % o4[k];
+                r /= o4[k];
+            }
+            for (k = 0; k < 4; k++) {
+                jc = jc * sc[k] + (sc[k] == 1 ? 0 : idx[k]);
+                ja = ja * sa[k] + (sa[k] == 1 ? 0 : idx[k]);
+                jb = jb * sb[k] + (sb[k] == 1 ? 0 : idx[k]);
+            }
+            ref[i] = (double)hc[jc] != 0.0 || hc[jc] != hc[jc] ? ha[ja] : hb[jb];
+        }
+        out = gt_host(t, y);
+        k = gt_mismatch(ref, out, no, 0.0, 0.0) >= 0;
+        free(ref);
+        free(out);
+        free(hc);
+        free(ha);
+        free(hb);
+        gaia_tensor_free(c);
+        gaia_tensor_free(a);
+        gaia_tensor_free(b);
+        gaia_tensor_free(y);
+        GT_CHECK(t, !k, "case %zu differs from the reference", ci);
+    }
+}
+
+/* where's bad input: NULLs, shapes that do not broadcast (the message names
+   both), an output of the wrong shape; the existing output is untouched. */
+static void where_rejects_bad_input(gt *t) {
+    gaia_tensor *c = NULL, *a = NULL, *b = NULL, *y = NULL, *bad = NULL;
+    size_t s35[2] = {3, 5}, s34[2] = {3, 4}, s2[1] = {2};
+    float v[2];
+    GT_OK(t, gaia_tensor_ones(t->ctx, 2, s35, &c));
+    GT_OK(t, gaia_tensor_full(t->ctx, 2, s35, 2.0f, &a));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 2, s34, &b));
+    GT_OK(t, gaia_tensor_full(t->ctx, 1, s2, 7.0f, &bad));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_where(t->ctx, NULL, a, a, &y));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_where(t->ctx, c, NULL, a, &y));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_where(t->ctx, c, a, NULL, &y));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_where(t->ctx, c, a, a, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_where(NULL, c, a, a, &y));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_tensor_where(t->ctx, c, a, b, &y));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_tensor_where") && strstr(gaia_last_error(t->ctx), "(3x5) with (3x4)"),
+             "message: %s", gaia_last_error(t->ctx));
+    GT_CHECK(t, y == NULL, "y was written");
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_tensor_where(t->ctx, c, a, a, &bad));
+    GT_OK(t, gaia_tensor_to_host(t->ctx, bad, v, 2));
+    GT_CHECK(t, v[0] == 7.0f && v[1] == 7.0f, "the existing output changed: %g %g", (double)v[0], (double)v[1]);
+    gaia_tensor_free(c);
+    gaia_tensor_free(a);
+    gaia_tensor_free(b);
+    gaia_tensor_free(bad);
+}
+
 const gt_case gt_tensor_cases[] = {
+    {"where_selects_with_broadcasting", where_selects_with_broadcasting},
+    {"where_rejects_bad_input", where_rejects_bad_input},
     {"tensor_creation_fills_the_requested_values", creation_fills_the_requested_values},
     {"tensor_arange_counts_like_numpy", arange_counts_like_numpy},
     {"tensor_creation_rejects_bad_shapes", creation_rejects_bad_shapes},
