@@ -278,9 +278,11 @@ static void cuda_comparison_mask_counts_match_cpu(gt *t) {
 /* where on the GPU selects exactly what the CPU selects (broadcast mask). */
 static void cuda_where_matches_cpu(gt *t) {
     size_t sc[3] = {4, 1, 33}, sx[3] = {4, 7, 33}, n = 4 * 7 * 33, i;
-    float *hc = gt_alloc_floats(4 * 33), *ha = gt_alloc_floats(n), *out[2] = {NULL, NULL};
+    float *hc, *ha, *out[2] = {NULL, NULL};
     int d, same = 1;
-    TC_NEED_GPU(t);
+    TC_NEED_GPU(t); /* before any allocation: a skip returns */
+    hc = gt_alloc_floats(4 * 33);
+    ha = gt_alloc_floats(n);
     if (!hc || !ha) {
         free(hc);
         free(ha);
