@@ -468,6 +468,11 @@
          whatever the brain's device.
    Explicit and lazy areas cannot project into each other.
 
+   Fibres: each has its own connection probability (gaia_brain_set_p(b,
+   from, to, p), default the brain's p; set before the fibre first fires)
+   and plasticity (_set_beta). Learned weights saturate at a cap
+   (gaia_brain_set_max_weight, default 2^20: unbounded in practice).
+
    Controls: gaia_brain_inhibit (no winners), _fix / _unfix (a fixed area
    keeps its winners as a target; learning still applies), _activate
    (winners index*k .. index*k+k-1, and fix), _set_winners, and
@@ -1350,6 +1355,16 @@ GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32
                                          gaia_area_mode mode);
 /* Plasticity of the fibre from -> to (default: the target area's beta). */
 GAIA_API gaia_status gaia_brain_set_beta(gaia_brain *b, const char *from, const char *to, float beta);
+/* Connection probability of the fibre from -> to (a stimulus or an area into
+   an area; default: the brain's p), in [GAIA_BRAIN_P_MIN, 1]. Set it before
+   the fibre first fires: a fibre that holds synapses refuses. A lazy area
+   takes one p per step: fibres of different p may not fire into it together
+   (GAIA_ERR_UNSUPPORTED). */
+GAIA_API gaia_status gaia_brain_set_p(gaia_brain *b, const char *from, const char *to, double p);
+/* Learned weights saturate at w, in [1, 2^20] (default 2^20, which is
+   unbounded for any experiment: the C++ port's max_weight). Weights above a
+   lowered cap stay until they next learn. */
+GAIA_API gaia_status gaia_brain_set_max_weight(gaia_brain *b, float w);
 /* Plasticity on (default) or off for the whole brain. */
 GAIA_API gaia_status gaia_brain_set_plasticity(gaia_brain *b, int on);
 
@@ -1470,9 +1485,10 @@ struct gaia_assembly_ops {
        bit is set in tgt_bits; *count = how many (only min(count, cap) written). */
     gaia_status (*hebb_collect)(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
                                 const uint32_t *tgt_bits, uint64_t *keys, uint64_t cap, uint64_t *count);
-    /* w[key] = min(w[key] * factor, WMAX) (absent: 1 * factor); *inserted = new keys. */
+    /* w[key] = min(w[key] * factor, wmax) (absent: 1 * factor); *inserted =
+       new keys. wmax <= WMAX: the brain's weight cap (set_max_weight). */
     gaia_status (*map_update)(gaia_ctx *ctx, uint64_t *map_keys, float *map_vals, uint64_t map_mask,
-                              const uint64_t *keys, uint64_t count, float factor, uint64_t *inserted);
+                              const uint64_t *keys, uint64_t count, float factor, float wmax, uint64_t *inserted);
     /* Fills a map with EMPTY keys. */
     gaia_status (*map_clear)(gaia_ctx *ctx, uint64_t *map_keys, uint64_t cap);
     /* Reinserts every entry of the old map into the (cleared) new one. */
@@ -1501,7 +1517,7 @@ GAIA_API uint64_t gaia_cpu_assembly_edges(const gaia_assembly_fibre_args *a, uin
 /* The in-degree of target j of a stimulus fibre. */
 GAIA_API uint32_t gaia_cpu_assembly_stim_degree(const gaia_assembly_fibre_args *a, uint32_t j);
 GAIA_API uint64_t gaia_cpu_assembly_map_update(uint64_t *map_keys, float *map_vals, uint64_t map_mask,
-                                               const uint64_t *keys, uint64_t count, float factor);
+                                               const uint64_t *keys, uint64_t count, float factor, float wmax);
 GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *map_vals, uint64_t map_mask,
                                          uint64_t key);
 /* hrr module: public declarations (fragment of gaia.h's public section).
@@ -4428,7 +4444,8 @@ GAIA_API gaia_status gaia_layer_benchmark_kernel(gaia_ctx *ctx, gaia_layer_kerne
 #define GAIA__ASM_MAX_K 8388608u       /* cap per area, stimulus size */
 #define GAIA__ASM_GEO_MAX (1u << 20)   /* geometric table length */
 #define GAIA__ASM_MAGIC "GAIABRN"
-#define GAIA__ASM_VERSION 1u
+/* 2: per-fibre p, the weight cap (version 1 images still load) */
+#define GAIA__ASM_VERSION 2u
 
 typedef struct gaia__asm_row {
     uint32_t *j;
@@ -4436,13 +4453,27 @@ typedef struct gaia__asm_row {
     uint32_t len, cap;
 } gaia__asm_row;
 
-typedef struct gaia__asm_stim {
-    char name[GAIA__ASM_NAME];
-    uint32_t size;
-    uint64_t *cdf;           /* binomial table (host) */
+/* The geometric-skip table of one connection probability (the brain's, or a
+   fibre's own: gaia_brain_set_p), on the host and on the device. */
+typedef struct gaia__asm_geo {
+    double p;
+    uint32_t *geo, guide[4096], len, r32;
+    void *d_geo, *d_guide;
+} gaia__asm_geo;
+
+/* The Binomial(size, p) table of a stimulus's in-degrees (the stimulus's at
+   the brain's p, or a stimulus fibre's own). */
+typedef struct gaia__asm_bin {
+    uint64_t *cdf;           /* host */
     uint32_t guide[4096];
     uint32_t lo, len;
     void *d_cdf, *d_guide;   /* device copies */
+} gaia__asm_bin;
+
+typedef struct gaia__asm_stim {
+    char name[GAIA__ASM_NAME];
+    uint32_t size;
+    gaia__asm_bin bin;
 } gaia__asm_stim;
 
 typedef struct gaia__asm_area {
@@ -4471,6 +4502,10 @@ typedef struct gaia__asm_fibre {
     int tgt;
     int has_beta;
     float beta;
+    int has_p;               /* own connection probability (else the brain's) */
+    double p;
+    gaia__asm_geo *geo;      /* its tables when has_p (NULL: the brain's) */
+    gaia__asm_bin *bin;
     uint32_t id;
     uint64_t fkey;
     /* explicit: learned weights on the device */
@@ -4497,19 +4532,21 @@ struct gaia_brain {
     gaia__asm_area *areas;
     gaia__asm_fibre *fibres;
     int nstims, nareas, nfibres, capstims, capareas, capfibres;
-    uint32_t *geo, geo_guide[4096], geo_len, geo_r32;
-    void *d_geo, *d_guide;
+    gaia__asm_geo geo;       /* the tables of p */
+    float wmax;              /* learned weights saturate here (set_max_weight) */
     void *d_keys_tmp;
     uint64_t keys_tmp_cap;
     size_t host_bytes, dev_bytes;
     size_t mem_limit;        /* host + device bytes the brain may hold; 0 = no limit */
     int over_limit;          /* an allocation was refused by mem_limit */
     gaia_status broken;      /* a device error left a step half done */
-    double *lz_sf;           /* P(Binomial(lz_K, p) > x), x = 0..lz_K */
+    double *lz_sf;           /* P(Binomial(lz_K, lz_p) > x), x = 0..lz_K */
     uint32_t lz_K;
+    double lz_p;
 };
 
 static void gaia__assembly_release(gaia_ctx *ctx) { (void)ctx; }
+static gaia_status gaia__asm_fail_step(gaia_brain *b, const char *fn, gaia_status st, const char *what);
 
 /* ---- memory: every block is counted (gaia_brain_memory) ---- */
 /* Whether `bytes` more would take the brain past its memory limit. */
@@ -4618,6 +4655,14 @@ static int gaia__asm_find_fibre(const gaia_brain *b, int src, int tgt) {
 static float gaia__asm_fibre_beta(const gaia_brain *b, const gaia__asm_fibre *f) {
     return f->has_beta ? f->beta : b->areas[f->tgt].beta;
 }
+static double gaia__asm_fibre_p(const gaia_brain *b, const gaia__asm_fibre *f) { return f->has_p ? f->p : b->p; }
+static const gaia__asm_geo *gaia__asm_fibre_geo(const gaia_brain *b, const gaia__asm_fibre *f) {
+    return f->geo ? f->geo : &b->geo;
+}
+/* A stimulus fibre's in-degree table. */
+static const gaia__asm_bin *gaia__asm_fibre_bin(const gaia_brain *b, const gaia__asm_fibre *f) {
+    return f->bin ? f->bin : &b->stims[-1 - f->src].bin;
+}
 static uint32_t gaia__asm_src_n(const gaia_brain *b, int src) {
     return src >= 0 ? b->areas[src].n : b->stims[-1 - src].size;
 }
@@ -4626,10 +4671,17 @@ static uint32_t gaia__asm_src_k(const gaia_brain *b, int src) {
 }
 
 /* ---- tables (host, then copied to the device) ---- */
-static gaia_status gaia__asm_geo_build(gaia_brain *b) {
-    double lq = b->p < 1.0 ? log1p(-b->p) : -HUGE_VAL, r = 0.0, L0;
+static gaia_status gaia__asm_upload_new(gaia_brain *b, const void *host, size_t bytes, void **d) {
+    gaia_status st = gaia__asm_dalloc(b, bytes, d);
+    if (st != GAIA_OK) return st;
+    return b->be->upload(b->ctx, *d, host, bytes);
+}
+
+static gaia_status gaia__asm_geo_build(gaia_brain *b, gaia__asm_geo *g) {
+    double lq = g->p < 1.0 ? log1p(-g->p) : -HUGE_VAL, r = 0.0, L0;
     uint32_t L, c, bb;
-    if (b->p >= 1.0) L = 1;
+    gaia_status st;
+    if (g->p >= 1.0) L = 1;
     else {
         L0 = floor(-33.0 * log(2.0) / lq) + 1.0;
         if (L0 <= (double)GAIA__ASM_GEO_MAX) L = (uint32_t)L0;
@@ -4638,28 +4690,37 @@ static gaia_status gaia__asm_geo_build(gaia_brain *b) {
             r = exp((double)L * lq);
         }
     }
-    b->geo = (uint32_t *)gaia__asm_halloc(b, ((size_t)L + 1) * sizeof(uint32_t));
-    if (!b->geo) return GAIA_ERR_OUT_OF_MEMORY;
-    b->geo_len = L;
-    b->geo[0] = 0xFFFFFFFFu;
+    g->geo = (uint32_t *)gaia__asm_halloc(b, ((size_t)L + 1) * sizeof(uint32_t));
+    if (!g->geo) return GAIA_ERR_OUT_OF_MEMORY;
+    g->len = L;
+    g->geo[0] = 0xFFFFFFFFu;
     for (bb = 1; bb < L; bb++) {
         double q = (exp((double)bb * lq) - r) / (1.0 - r), v = floor(q * 4294967296.0 + 0.5);
-        b->geo[bb] = v >= 4294967295.0 ? 0xFFFFFFFFu : v <= 0 ? 0u : (uint32_t)v;
+        g->geo[bb] = v >= 4294967295.0 ? 0xFFFFFFFFu : v <= 0 ? 0u : (uint32_t)v;
     }
-    b->geo[L] = 0;
-    b->geo_r32 = 0;
+    g->geo[L] = 0;
+    g->r32 = 0;
     if (r > 0) {
         double v = floor(r * 4294967296.0 + 0.5);
-        b->geo_r32 = v >= 4294967295.0 ? 0xFFFFFFFFu : (uint32_t)v;
+        g->r32 = v >= 4294967295.0 ? 0xFFFFFFFFu : (uint32_t)v;
     }
     /* guide[c] = skip of the largest word in bucket c; nonincreasing in c */
     bb = 0;
     for (c = 4096; c-- > 0;) {
         uint32_t u = (c << 20) | 0xFFFFFu;
-        while (u < b->geo[bb + 1]) bb++;
-        b->geo_guide[c] = bb;
+        while (u < g->geo[bb + 1]) bb++;
+        g->guide[c] = bb;
     }
-    return GAIA_OK;
+    st = gaia__asm_upload_new(b, g->geo, ((size_t)g->len + 1) * 4, &g->d_geo);
+    if (st == GAIA_OK) st = gaia__asm_upload_new(b, g->guide, 4096 * 4, &g->d_guide);
+    return st;
+}
+static void gaia__asm_geo_free(gaia_brain *b, gaia__asm_geo *g) {
+    gaia__asm_hfree(b, g->geo);
+    gaia__asm_dfree(b, g->d_geo, ((size_t)g->len + 1) * 4);
+    gaia__asm_dfree(b, g->d_guide, 4096 * 4);
+    g->geo = NULL;
+    g->d_geo = g->d_guide = NULL;
 }
 
 /* log(n!). Not lgamma(): it writes the global signgam, a data race between
@@ -4685,15 +4746,16 @@ static double gaia__asm_log_binom_pmf(uint32_t s, double p, uint32_t x) {
            (double)(s - x) * log1p(-p);
 }
 
-static gaia_status gaia__asm_bin_build(gaia_brain *b, gaia__asm_stim *st) {
+static gaia_status gaia__asm_bin_build(gaia_brain *b, gaia__asm_bin *st, uint32_t size, double p) {
     uint32_t lo, hi, x, c;
     double acc = 0.0;
-    if (b->p >= 1.0) lo = hi = st->size;
+    gaia_status s2;
+    if (p >= 1.0) lo = hi = size;
     else {
-        double mean = (double)st->size * b->p, sd = sqrt(mean * (1.0 - b->p));
+        double mean = (double)size * p, sd = sqrt(mean * (1.0 - p));
         double l = floor(mean - 40.0 * sd - 10.0), h = ceil(mean + 40.0 * sd + 10.0);
         lo = l < 0 ? 0 : (uint32_t)l;
-        hi = h > (double)st->size ? st->size : (uint32_t)h;
+        hi = h > (double)size ? size : (uint32_t)h;
     }
     st->lo = lo;
     st->len = hi - lo + 1;
@@ -4701,7 +4763,7 @@ static gaia_status gaia__asm_bin_build(gaia_brain *b, gaia__asm_stim *st) {
     if (!st->cdf) return GAIA_ERR_OUT_OF_MEMORY;
     for (x = 0; x < st->len; x++) {
         double v;
-        if (b->p < 1.0) acc += exp(gaia__asm_log_binom_pmf(st->size, b->p, lo + x));
+        if (p < 1.0) acc += exp(gaia__asm_log_binom_pmf(size, p, lo + x));
         else acc = 1.0;
         v = acc * 18446744073709551616.0;
         st->cdf[x] = v >= 18446744073709551615.0 ? ~(uint64_t)0 : (uint64_t)v;
@@ -4713,13 +4775,16 @@ static gaia_status gaia__asm_bin_build(gaia_brain *b, gaia__asm_stim *st) {
         while (x + 1 < st->len && st->cdf[x] <= edge) x++;
         st->guide[c] = x;
     }
-    return GAIA_OK;
+    s2 = gaia__asm_upload_new(b, st->cdf, (size_t)st->len * 8, &st->d_cdf);
+    if (s2 == GAIA_OK) s2 = gaia__asm_upload_new(b, st->guide, 4096 * 4, &st->d_guide);
+    return s2;
 }
-
-static gaia_status gaia__asm_upload_new(gaia_brain *b, const void *host, size_t bytes, void **d) {
-    gaia_status st = gaia__asm_dalloc(b, bytes, d);
-    if (st != GAIA_OK) return st;
-    return b->be->upload(b->ctx, *d, host, bytes);
+static void gaia__asm_bin_free(gaia_brain *b, gaia__asm_bin *st) {
+    gaia__asm_hfree(b, st->cdf);
+    gaia__asm_dfree(b, st->d_cdf, (size_t)st->len * 8);
+    gaia__asm_dfree(b, st->d_guide, 4096 * 4);
+    st->cdf = NULL;
+    st->d_cdf = st->d_guide = NULL;
 }
 
 /* The fibre's hash key: Philox(seed; fibre id), so fibres are independent. */
@@ -4738,19 +4803,20 @@ static uint64_t gaia__asm_fkey(uint64_t seed, uint32_t id) {
 /* Host (dev = 0) or device (dev = 1) view of a fibre for the primitives. */
 static void gaia__asm_args(const gaia_brain *b, const gaia__asm_fibre *f, int dev, gaia_assembly_fibre_args *a) {
     const gaia__asm_area *t = &b->areas[f->tgt];
+    const gaia__asm_geo *g = gaia__asm_fibre_geo(b, f);
     memset(a, 0, sizeof *a);
     a->fkey = f->fkey;
     a->n_src = gaia__asm_src_n(b, f->src);
     a->n_tgt = t->n;
-    a->geo = dev ? (const uint32_t *)b->d_geo : b->geo;
-    a->geo_guide = dev ? (const uint32_t *)b->d_guide : b->geo_guide;
-    a->geo_len = b->geo_len;
-    a->geo_r32 = b->geo_r32;
-    a->p = b->p;
+    a->geo = dev ? (const uint32_t *)g->d_geo : g->geo;
+    a->geo_guide = dev ? (const uint32_t *)g->d_guide : g->guide;
+    a->geo_len = g->len;
+    a->geo_r32 = g->r32;
+    a->p = g->p;
     if (f->src < 0) {
-        const gaia__asm_stim *s = &b->stims[-1 - f->src];
+        const gaia__asm_bin *s = gaia__asm_fibre_bin(b, f);
         a->is_stimulus = 1;
-        a->stim_size = s->size;
+        a->stim_size = b->stims[-1 - f->src].size;
         a->bin_cdf = dev ? (const uint64_t *)s->d_cdf : s->cdf;
         a->bin_guide = dev ? (const uint32_t *)s->d_guide : s->guide;
         a->bin_lo = s->lo;
@@ -4798,13 +4864,13 @@ static uint32_t gaia__asm_lrng_below(gaia__asm_lrng *r, uint32_t m) {
     return (uint32_t)(((uint64_t)gaia__asm_lrng_u32(r) * m) >> 32);
 }
 /* Geometric(p) skip for the lazy rows (host only, so plain log is fine). */
-static uint64_t gaia__asm_lrng_skip(const gaia_brain *b, gaia__asm_lrng *r) {
+static uint64_t gaia__asm_lrng_skip(double p, gaia__asm_lrng *r) {
     double v;
-    if (b->p >= 1.0) return 0;
-    v = floor(log(gaia__asm_lrng_open0(r)) / log1p(-b->p));
+    if (p >= 1.0) return 0;
+    v = floor(log(gaia__asm_lrng_open0(r)) / log1p(-p));
     return v > 1e18 ? (uint64_t)1e18 : (uint64_t)v;
 }
-static uint32_t gaia__asm_lrng_binom(const gaia__asm_stim *s, gaia__asm_lrng *r) {
+static uint32_t gaia__asm_lrng_binom(const gaia__asm_bin *s, gaia__asm_lrng *r) {
     uint64_t u = gaia__asm_lrng_u64(r);
     uint32_t x = s->guide[u >> 52];
     while (x + 1 < s->len && u >= s->cdf[x]) x++;
@@ -4843,6 +4909,7 @@ static int gaia__asm_row_push(gaia_brain *b, gaia__asm_row *row, uint32_t j, flo
 static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, uint32_t ncols) {
     size_t cap = f->caprows;
     gaia__asm_lrng r;
+    double p = gaia__asm_fibre_p(b, f);
     if (upto <= f->nrows) return 1;
     if (!gaia__asm_grow(b, (void **)&f->rows, sizeof(gaia__asm_row), f->nrows, &cap, upto)) return 0;
     f->caprows = (uint32_t)cap;
@@ -4851,7 +4918,7 @@ static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, 
         gaia__asm_row *row = &f->rows[f->nrows];
         uint64_t j;
         memset(row, 0, sizeof *row);
-        for (j = gaia__asm_lrng_skip(b, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(b, &r))
+        for (j = gaia__asm_lrng_skip(p, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(p, &r))
             if (!gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) {
                 gaia__asm_hfree(b, row->j); /* the row is not counted yet: it must not keep memory */
                 gaia__asm_hfree(b, row->w);
@@ -4865,7 +4932,7 @@ static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, 
 static int gaia__asm_stimcols_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto) {
     size_t cap = f->scap, cap2;
     gaia__asm_lrng r;
-    const gaia__asm_stim *s = &b->stims[-1 - f->src];
+    const gaia__asm_bin *s = gaia__asm_fibre_bin(b, f);
     if (upto <= f->slen) return 1;
     cap2 = cap;
     if (!gaia__asm_grow(b, (void **)&f->sc, sizeof(uint32_t), f->slen, &cap, upto)) return 0;
@@ -4892,6 +4959,10 @@ static void gaia__asm_fibre_free(gaia_brain *b, gaia__asm_fibre *f) {
     gaia__asm_hfree(b, f->rows);
     gaia__asm_hfree(b, f->sc);
     gaia__asm_hfree(b, f->sw);
+    if (f->geo) gaia__asm_geo_free(b, f->geo);
+    if (f->bin) gaia__asm_bin_free(b, f->bin);
+    gaia__asm_hfree(b, f->geo);
+    gaia__asm_hfree(b, f->bin);
     memset(f, 0, sizeof *f);
 }
 
@@ -4995,18 +5066,12 @@ GAIA_API void gaia_brain_destroy(gaia_brain *b) {
     ctx = b->ctx;
     for (i = 0; i < b->nfibres; i++) gaia__asm_fibre_free(b, &b->fibres[i]);
     for (i = 0; i < b->nareas; i++) gaia__asm_area_free(b, &b->areas[i]);
-    for (i = 0; i < b->nstims; i++) {
-        gaia__asm_hfree(b, b->stims[i].cdf);
-        gaia__asm_dfree(b, b->stims[i].d_cdf, (size_t)b->stims[i].len * 8);
-        gaia__asm_dfree(b, b->stims[i].d_guide, 4096 * 4);
-    }
+    for (i = 0; i < b->nstims; i++) gaia__asm_bin_free(b, &b->stims[i].bin);
     gaia__asm_hfree(b, b->fibres);
     gaia__asm_hfree(b, b->areas);
     gaia__asm_hfree(b, b->stims);
-    gaia__asm_hfree(b, b->geo);
+    gaia__asm_geo_free(b, &b->geo);
     gaia__asm_hfree(b, b->lz_sf);
-    gaia__asm_dfree(b, b->d_geo, ((size_t)b->geo_len + 1) * 4);
-    gaia__asm_dfree(b, b->d_guide, 4096 * 4);
     gaia__asm_dfree(b, b->d_keys_tmp, (size_t)b->keys_tmp_cap * 8);
     gaia__host_free(ctx, b);
 }
@@ -5036,9 +5101,9 @@ GAIA_API gaia_status gaia_brain_create(gaia_ctx *ctx, double p, uint64_t seed, g
     b->p = p;
     b->seed = seed;
     b->plastic = 1;
-    st = gaia__asm_geo_build(b);
-    if (st == GAIA_OK) st = gaia__asm_upload_new(b, b->geo, ((size_t)b->geo_len + 1) * 4, &b->d_geo);
-    if (st == GAIA_OK) st = gaia__asm_upload_new(b, b->geo_guide, 4096 * 4, &b->d_guide);
+    b->wmax = GAIA_ASSEMBLY_WMAX;
+    b->geo.p = p;
+    st = gaia__asm_geo_build(b, &b->geo);
     if (st != GAIA_OK) {
         gaia_brain_destroy(b);
         return gaia__fail(ctx, st, fn, "cannot build the connectome tables (p = %g)", p);
@@ -5077,13 +5142,9 @@ GAIA_API gaia_status gaia_brain_add_stimulus(gaia_brain *b, const char *name, ui
     memset(s, 0, sizeof *s);
     snprintf(s->name, sizeof s->name, "%s", name);
     s->size = size;
-    st = gaia__asm_bin_build(b, s);
-    if (st == GAIA_OK) st = gaia__asm_upload_new(b, s->cdf, (size_t)s->len * 8, &s->d_cdf);
-    if (st == GAIA_OK) st = gaia__asm_upload_new(b, s->guide, 4096 * 4, &s->d_guide);
+    st = gaia__asm_bin_build(b, &s->bin, size, b->p);
     if (st != GAIA_OK) {
-        gaia__asm_hfree(b, s->cdf);
-        gaia__asm_dfree(b, s->d_cdf, (size_t)s->len * 8);
-        gaia__asm_dfree(b, s->d_guide, 4096 * 4);
+        gaia__asm_bin_free(b, &s->bin);
         return gaia__fail(b->ctx, st, fn, "cannot build the table of stimulus '%s'", name);
     }
     b->nstims++;
@@ -5172,6 +5233,82 @@ GAIA_API gaia_status gaia_brain_set_beta(gaia_brain *b, const char *from, const 
     return GAIA_OK;
 }
 
+/* Gives fibre f its own p (its tables are built now), or the brain's again
+   when p is the brain's. The fibre holds no synapses yet (checked by the
+   caller), so nothing sampled at the old p is left behind. */
+static gaia_status gaia__asm_fibre_set_p(gaia_brain *b, gaia__asm_fibre *f, double p) {
+    gaia__asm_geo *g = NULL;
+    gaia__asm_bin *bn = NULL;
+    gaia_status st = GAIA_OK;
+    if (p != b->p) {
+        if (f->src >= 0) {
+            g = (gaia__asm_geo *)gaia__asm_hcalloc(b, 1, sizeof *g);
+            if (!g) return GAIA_ERR_OUT_OF_MEMORY;
+            g->p = p;
+            st = gaia__asm_geo_build(b, g);
+        } else {
+            bn = (gaia__asm_bin *)gaia__asm_hcalloc(b, 1, sizeof *bn);
+            if (!bn) return GAIA_ERR_OUT_OF_MEMORY;
+            st = gaia__asm_bin_build(b, bn, b->stims[-1 - f->src].size, p);
+        }
+        if (st != GAIA_OK) {
+            if (g) gaia__asm_geo_free(b, g);
+            if (bn) gaia__asm_bin_free(b, bn);
+            gaia__asm_hfree(b, g);
+            gaia__asm_hfree(b, bn);
+            return st;
+        }
+    }
+    if (f->geo) gaia__asm_geo_free(b, f->geo);
+    if (f->bin) gaia__asm_bin_free(b, f->bin);
+    gaia__asm_hfree(b, f->geo);
+    gaia__asm_hfree(b, f->bin);
+    /* the backend's caches hold edges drawn at the old p */
+    if (f->cache && b->be->assembly->cache_free) b->be->assembly->cache_free(b->ctx, f->cache);
+    f->cache = NULL;
+    f->geo = g;
+    f->bin = bn;
+    f->has_p = p != b->p;
+    f->p = f->has_p ? p : 0.0;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_set_p(gaia_brain *b, const char *from, const char *to, double p) {
+    static const char *fn = "gaia_brain_set_p";
+    int src, tgt;
+    gaia__asm_fibre *f;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!gaia__asm_find_source(b, from, &src))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'", from ? from : "(null)");
+    tgt = gaia__asm_find_area(b, to);
+    if (tgt < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", to ? to : "(null)");
+    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "'%s' -> '%s': p = %g is outside [2^-32, 1]", from, to, p);
+    {
+        int fi = gaia__asm_find_fibre(b, src, tgt);
+        const gaia__asm_fibre *g = fi >= 0 ? &b->fibres[fi] : NULL;
+        /* synapses drawn at one p and then used at another would be neither */
+        if (g && (g->count || g->nrows || g->slen))
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn,
+                              "'%s' -> '%s' already holds synapses: set p before it first fires", from, to);
+    }
+    b->over_limit = 0;
+    st = gaia__asm_fibre_get(b, src, tgt, 0, &f);
+    if (st == GAIA_OK) st = gaia__asm_fibre_set_p(b, f, p);
+    if (st != GAIA_OK) return gaia__asm_fail_step(b, fn, st, "cannot build the fibre's tables");
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_set_max_weight(gaia_brain *b, float w) {
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!(w >= 1.0f && w <= GAIA_ASSEMBLY_WMAX))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_set_max_weight", "w = %g is outside [1, 2^20]",
+                          (double)w);
+    b->wmax = w;
+    return GAIA_OK;
+}
+
 GAIA_API gaia_status gaia_brain_set_plasticity(gaia_brain *b, int on) {
     if (!b) return GAIA_ERR_INVALID_ARG;
     b->plastic = on != 0;
@@ -5218,17 +5355,18 @@ static gaia_status gaia__asm_commit_winners(gaia_brain *b, gaia__asm_area *a, co
 
 /* ---- lazy mode ---- */
 /* P(Binomial(K, p) > x) for x = 0..K, summed from the top (small terms first). */
-static gaia_status gaia__asm_lazy_sf(gaia_brain *b, uint32_t K) {
+static gaia_status gaia__asm_lazy_sf(gaia_brain *b, uint32_t K, double p) {
     uint32_t x;
     double acc = 0.0;
-    if (b->lz_sf && b->lz_K == K) return GAIA_OK;
+    if (b->lz_sf && b->lz_K == K && b->lz_p == p) return GAIA_OK;
     gaia__asm_hfree(b, b->lz_sf);
     b->lz_sf = (double *)gaia__asm_halloc(b, ((size_t)K + 1) * sizeof(double));
     if (!b->lz_sf) return GAIA_ERR_OUT_OF_MEMORY;
     b->lz_K = K;
+    b->lz_p = p;
     b->lz_sf[K] = 0.0;
     for (x = K; x-- > 0;) {
-        acc += b->p >= 1.0 ? (x + 1 == K ? 1.0 : 0.0) : exp(gaia__asm_log_binom_pmf(K, b->p, x + 1));
+        acc += p >= 1.0 ? (x + 1 == K ? 1.0 : 0.0) : exp(gaia__asm_log_binom_pmf(K, p, x + 1));
         b->lz_sf[x] = acc;
     }
     return GAIA_OK;
@@ -5296,7 +5434,8 @@ static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_s
         key[j] = v >= 9.0e18 ? (int64_t)9000000000000000000LL : (int64_t)v;
     }
     if (kk) {
-        st = gaia__asm_lazy_sf(b, K);
+        /* every fibre firing into t has the same p (gaia__asm_fire_pairs) */
+        st = gaia__asm_lazy_sf(b, K, gaia__asm_fibre_p(b, &b->fibres[gaia__asm_find_fibre(b, sf[0].src, t)]));
         if (st != GAIA_OK) goto done;
         gaia__asm_lrng_init(b, &rng);
         for (r = 0; r < kk; r++) {
@@ -5405,7 +5544,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
                 if (f->slen != id) continue; /* created later; sampled then */
                 if (fire) {
                     for (e = 0; e < xi; e++) c += items[e] >= fire->off && items[e] < fire->off + fire->K;
-                } else c = gaia__asm_lrng_binom(&b->stims[-1 - f->src], &rng);
+                } else c = gaia__asm_lrng_binom(gaia__asm_fibre_bin(b, f), &rng);
                 {
                     size_t cap = f->scap, cap2 = f->scap;
                     if (!gaia__asm_grow(b, (void **)&f->sc, 4, f->slen, &cap, (size_t)f->slen + 1) ||
@@ -5421,6 +5560,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
             } else {
                 uint64_t i;
                 const gaia__asm_area *sa = &b->areas[f->src];
+                double fp = gaia__asm_fibre_p(b, f);
                 if (fire) /* the chosen firing neurons */
                     for (e = 0; e < xi; e++)
                         if (items[e] >= fire->off && items[e] < fire->off + fire->K &&
@@ -5429,7 +5569,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
                             goto done;
                         }
                 /* every other existing source neuron: Bernoulli(p) */
-                for (i = gaia__asm_lrng_skip(b, &rng); i < f->nrows; i += 1 + gaia__asm_lrng_skip(b, &rng)) {
+                for (i = gaia__asm_lrng_skip(fp, &rng); i < f->nrows; i += 1 + gaia__asm_lrng_skip(fp, &rng)) {
                     if (firing[fi] && firing[fi][i]) continue;
                     if (!gaia__asm_row_push(b, &f->rows[i], id, 1.0f)) {
                         st = GAIA_ERR_OUT_OF_MEMORY;
@@ -5466,7 +5606,7 @@ static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor,
         for (q = 0; q < t->nneww; q++) {
             uint32_t j = t->neww[q];
             float v = f->sw[j] * factor;
-            f->sw[j] = v < GAIA_ASSEMBLY_WMAX ? v : GAIA_ASSEMBLY_WMAX;
+            f->sw[j] = v < b->wmax ? v : b->wmax;
         }
         return;
     }
@@ -5477,7 +5617,7 @@ static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor,
             for (e = 0; e < row->len; e++)
                 if (flag[row->j[e]]) {
                     float v = row->w[e] * factor;
-                    row->w[e] = v < GAIA_ASSEMBLY_WMAX ? v : GAIA_ASSEMBLY_WMAX;
+                    row->w[e] = v < b->wmax ? v : b->wmax;
                 }
         }
     }
@@ -5673,6 +5813,17 @@ static gaia_status gaia__asm_fire_pairs(gaia_brain *b, const char *fn, const gai
             return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "fire into '%s' given twice",
                               b->areas[pairs[2 * i + 1]].name);
     for (i = 0; i < count; i++) {
+        /* a lazy target's never-fired neurons draw Binomial(K, p): one p */
+        if (b->areas[pairs[2 * i + 1]].mode == GAIA_AREA_LAZY && i > 0 && pairs[2 * i - 1] == pairs[2 * i + 1]) {
+            int f0 = gaia__asm_find_fibre(b, pairs[2 * i - 2], pairs[2 * i - 1]);
+            int f1 = gaia__asm_find_fibre(b, pairs[2 * i], pairs[2 * i + 1]);
+            double p0 = f0 >= 0 ? gaia__asm_fibre_p(b, &b->fibres[f0]) : b->p;
+            double p1 = f1 >= 0 ? gaia__asm_fibre_p(b, &b->fibres[f1]) : b->p;
+            if (p0 != p1)
+                return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn,
+                                  "lazy area '%s': fibres of p = %g and %g fire into it in one step (one p per step)",
+                                  b->areas[pairs[2 * i + 1]].name, p0, p1);
+        }
         Ksum += gaia__asm_src_k(b, pairs[2 * i]);
         if (i + 1 == count || pairs[2 * i + 3] != pairs[2 * i + 1]) {
             if (Ksum > (1u << 26))
@@ -5790,7 +5941,7 @@ static gaia_status gaia__asm_step_apply(gaia_brain *b, const int *pairs, size_t 
             uint64_t ins = 0;
             st = b->be->assembly->map_update(b->ctx, (uint64_t *)f->d_keys, (float *)f->d_vals, f->cap - 1,
                                               (const uint64_t *)b->d_keys_tmp + keys[2 * i], keys[2 * i + 1], factor,
-                                              &ins);
+                                              b->wmax, &ins);
             if (st == GAIA_OK) f->count += ins;
         }
     }
@@ -6124,6 +6275,19 @@ GAIA_API gaia_status gaia_brain_match_assembly(gaia_brain *b, const char *area, 
     return GAIA_OK;
 }
 
+/* Fibre src -> tgt as it is, or as it would be made (no state, the brain's
+   p) when it does not exist yet: for read-outs that must not create it. */
+static const gaia__asm_fibre *gaia__asm_fibre_view(const gaia_brain *b, int src, int tgt, gaia__asm_fibre *tmp) {
+    int fi = gaia__asm_find_fibre(b, src, tgt);
+    if (fi >= 0) return &b->fibres[fi];
+    memset(tmp, 0, sizeof *tmp);
+    tmp->src = src;
+    tmp->tgt = tgt;
+    tmp->id = ((uint32_t)(src >= 0 ? src : 0x8000 | (-1 - src)) << 16) | (uint32_t)tgt;
+    tmp->fkey = gaia__asm_fkey(b->seed, tmp->id);
+    return tmp;
+}
+
 /* The learned weights of an explicit fibre, on the host (caller frees). */
 static gaia_status gaia__asm_map_download(gaia_brain *b, const gaia__asm_fibre *f, uint64_t **keys, float **vals) {
     gaia_status st;
@@ -6162,7 +6326,7 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
         const gaia__asm_fibre *f = fi >= 0 ? &b->fibres[fi] : NULL;
         if (!f || (src >= 0 ? f->nrows == 0 : f->slen == 0)) {
             double ns = src >= 0 ? (double)b->areas[src].support : (double)b->stims[-1 - src].size;
-            syn = b->p * ns * (double)t->support;
+            syn = (f ? gaia__asm_fibre_p(b, f) : b->p) * ns * (double)t->support;
             wsum = syn;
             exact = syn == 0;
         } else if (src >= 0) {
@@ -6186,26 +6350,17 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
         }
     } else {
         gaia__asm_fibre tmp;
-        const gaia__asm_fibre *f;
+        const gaia__asm_fibre *f = gaia__asm_fibre_view(b, src, tgt, &tmp);
         gaia_assembly_fibre_args args;
-        memset(&tmp, 0, sizeof tmp);
-        if (fi >= 0) f = &b->fibres[fi];
-        else {
-            tmp.src = src;
-            tmp.tgt = tgt;
-            tmp.id = ((uint32_t)(src >= 0 ? src : 0x8000 | (-1 - src)) << 16) | (uint32_t)tgt;
-            tmp.fkey = gaia__asm_fkey(b->seed, tmp.id);
-            f = &tmp;
-        }
         gaia__asm_args(b, f, 0, &args);
         if (src < 0) {
             uint32_t j;
             for (j = 0; j < t->n; j++) syn += gaia_cpu_assembly_stim_degree(&args, j);
-        } else if ((double)args.n_src * (double)args.n_tgt * b->p <= 2e8) {
+        } else if ((double)args.n_src * (double)args.n_tgt * args.p <= 2e8) {
             uint32_t i;
             for (i = 0; i < args.n_src; i++) syn += (double)gaia_cpu_assembly_edges(&args, i, NULL, 0);
         } else {
-            syn = (double)args.n_src * (double)args.n_tgt * b->p;
+            syn = (double)args.n_src * (double)args.n_tgt * args.p;
             exact = 0;
         }
         wsum = syn;
@@ -6256,12 +6411,7 @@ GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, con
     if (i >= b->areas[src].n)
         return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "neuron %u outside area '%s' (n = %u)", i, from,
                           b->areas[src].n);
-    memset(&tmp, 0, sizeof tmp);
-    tmp.src = src;
-    tmp.tgt = tgt;
-    tmp.id = ((uint32_t)src << 16) | (uint32_t)tgt;
-    tmp.fkey = gaia__asm_fkey(b->seed, tmp.id);
-    gaia__asm_args(b, &tmp, 1, &args);
+    gaia__asm_args(b, gaia__asm_fibre_view(b, src, tgt, &tmp), 1, &args);
     st = gaia__asm_dalloc(b, (cap ? cap : 1) * 4, &d);
     if (st == GAIA_OK) st = b->be->assembly->edges(b->ctx, &args, i, (uint32_t *)d, cap, &c);
     if (st == GAIA_OK && cap) st = b->be->download(b->ctx, out, d, (size_t)(c < cap ? c : cap) * 4);
@@ -6380,6 +6530,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     gaia__asm_put_u64(&w, b->steps);
     gaia__asm_put_u64(&w, b->lazy_stream);
     gaia__asm_put_u32(&w, (uint32_t)b->plastic);
+    gaia__asm_put_f32(&w, b->wmax);
     gaia__asm_put_u32(&w, (uint32_t)b->nstims);
     for (i = 0; i < b->nstims; i++) {
         gaia__asm_put_name(&w, b->stims[i].name);
@@ -6415,6 +6566,8 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
         gaia__asm_put_u32(&w, (uint32_t)f->tgt);
         gaia__asm_put_u32(&w, (uint32_t)f->has_beta);
         gaia__asm_put_f32(&w, f->beta);
+        gaia__asm_put_u32(&w, (uint32_t)f->has_p);
+        gaia__asm_put_f64(&w, f->p);
         if (b->areas[f->tgt].mode == GAIA_AREA_EXPLICIT) {
             uint64_t *keys = NULL, s, m = 0;
             float *vals = NULL;
@@ -6541,9 +6694,10 @@ static int gaia__asm_get_name(gaia__asm_rbuf *r, char *out) {
 
 /* Parses an image into a new brain; every count is checked against the
    bytes left before anything is allocated, every index against its range. */
-static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device device, size_t limit,
-                                   gaia_brain **out, const char **why) {
+static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ver, gaia_device device,
+                                   size_t limit, gaia_brain **out, const char **why) {
     gaia_brain *b = NULL;
+    float wmax = GAIA_ASSEMBLY_WMAX;
     double p;
     uint64_t seed, steps, lstream, u64;
     uint32_t plastic, ns, na, nf, i, t;
@@ -6554,8 +6708,9 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
     steps = gaia__asm_get_u64(r);
     lstream = gaia__asm_get_u64(r);
     plastic = gaia__asm_get_u32(r);
+    if (ver >= 2) wmax = gaia__asm_get_f32(r);
     if (r->bad) return GAIA_ERR_FORMAT;
-    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0) || plastic > 1) {
+    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0) || plastic > 1 || !(wmax >= 1.0f && wmax <= GAIA_ASSEMBLY_WMAX)) {
         *why = "bad p or flags";
         return GAIA_ERR_FORMAT;
     }
@@ -6568,6 +6723,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
     b->steps = steps;
     b->lazy_stream = lstream;
     b->plastic = (int)plastic;
+    b->wmax = wmax;
     ns = gaia__asm_get_u32(r);
     if (ns > GAIA__ASM_MAX_UNITS || !gaia__asm_need_n(r, ns, 9)) goto bad;
     for (i = 0; i < ns; i++) {
@@ -6679,10 +6835,13 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         int src = (int)gaia__asm_get_u32(r), tgt = (int)gaia__asm_get_u32(r);
         uint32_t hb = gaia__asm_get_u32(r);
         float beta = gaia__asm_get_f32(r);
+        uint32_t hp = ver >= 2 ? gaia__asm_get_u32(r) : 0;
+        double fp = ver >= 2 ? gaia__asm_get_f64(r) : 0.0;
         gaia__asm_fibre *f;
         const gaia__asm_area *ta;
-        if (r->bad || tgt < 0 || tgt >= b->nareas || src >= b->nareas || src < -b->nstims || hb > 1 ||
-            !(beta >= 0.0f && beta <= 1000.0f) || gaia__asm_find_fibre(b, src, tgt) >= 0) {
+        if (r->bad || tgt < 0 || tgt >= b->nareas || src >= b->nareas || src < -b->nstims || hb > 1 || hp > 1 ||
+            !(beta >= 0.0f && beta <= 1000.0f) || gaia__asm_find_fibre(b, src, tgt) >= 0 ||
+            (hp ? !(fp >= GAIA_BRAIN_P_MIN && fp <= 1.0) || fp == p : fp != 0.0)) {
             *why = "bad fibre";
             goto bad;
         }
@@ -6691,6 +6850,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         if (gaia__asm_fibre_get(b, src, tgt, 0, &f) != GAIA_OK) goto oom;
         f->has_beta = (int)hb;
         f->beta = beta;
+        if (hp && gaia__asm_fibre_set_p(b, f, fp) != GAIA_OK) goto oom;
         if (ta->mode == GAIA_AREA_EXPLICIT) {
             uint64_t m = gaia__asm_get_u64(r), s, cap = 16, *hk, prev = 0;
             float *hv;
@@ -6802,6 +6962,7 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
                                   size_t limit, gaia_brain **out) {
     const unsigned char *c = (const unsigned char *)bytes;
     gaia__asm_rbuf r;
+    uint32_t ver;
     uint64_t plen = 0, h = 0;
     int q;
     const char *why = NULL;
@@ -6813,8 +6974,10 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
         plen |= (uint64_t)c[16 + q] << (8 * q);
         h |= (uint64_t)c[24 + q] << (8 * q);
     }
-    if ((c[8] | (c[9] << 8) | (c[10] << 16) | ((uint32_t)c[11] << 24)) != GAIA__ASM_VERSION)
-        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "unsupported version %u", (unsigned)c[8]);
+    ver = (uint32_t)c[8] | ((uint32_t)c[9] << 8) | ((uint32_t)c[10] << 16) | ((uint32_t)c[11] << 24);
+    if (ver < 1 || ver > GAIA__ASM_VERSION)
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "unsupported version %u (this gaia reads 1..%u)", (unsigned)ver,
+                          GAIA__ASM_VERSION);
     if (c[12] | c[13] | c[14] | c[15]) /* reserved: one image, one byte string */
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "reserved header bytes are not zero");
     if (plen != (uint64_t)size - 32)
@@ -6825,7 +6988,7 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
     r.len = size - 32;
     r.pos = 0;
     r.bad = 0;
-    st = gaia__asm_parse(ctx, &r, device, limit, &b, &why);
+    st = gaia__asm_parse(ctx, &r, ver, device, limit, &b, &why);
     if (st != GAIA_OK) {
         char msg[GAIA__ERR_LEN];
         snprintf(msg, sizeof msg, "%s", gaia_last_error(ctx));

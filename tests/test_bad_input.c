@@ -356,14 +356,49 @@ static void backend_primitives_do_nothing_for_zero_sizes(gt *t) {
     GT_CHECK(t, y == 7.0f || y == -1.0f, "argmax over no columns wrote %g", (double)y);
     gaia_cpu_assembly_topk(NULL, 0, 0, NULL, &winners);
     GT_CHECK(t, winners == 9, "top-0 of nothing wrote a winner");
-    GT_CHECK(t, gaia_cpu_assembly_map_update(NULL, NULL, 0, NULL, 0, 1.5f) == 0, "an update of no keys changed");
+    GT_CHECK(t, gaia_cpu_assembly_map_update(NULL, NULL, 0, NULL, 0, 1.5f, 2.0f) == 0, "an update of no keys changed");
     GT_CHECK(t, gaia_cpu_assembly_edges(NULL, 0, NULL, 0) == 0, "edges of no fibre");
     GT_CHECK(t, gaia_cpu_assembly_stim_degree(NULL, 0) == 0, "degree in no fibre");
     GT_CHECK(t, gaia_cpu_assembly_map_get(NULL, NULL, 0, 5) == 0.0f, "a weight from no map");
     gaia_cpu_assembly_accumulate(NULL, NULL, 0, NULL, 1);
 }
 
+/* The rule-program features (per-fibre p, the weight cap, ...): a bad
+   argument names the function and the value, and changes nothing (the
+   brain's image is the same before and after). */
+static void brain_rule_features_reject_bad_arguments(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    gaia_brain *b = NULL;
+    void *before, *after;
+    size_t nbefore, nafter;
+    GT_OK(t, small_brain(ctx, &b));
+    GT_OK(t, gaia_brain_save_image(b, &before, &nbefore));
+
+    EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(NULL, "A", "B", 0.1), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "Nowhere", "B", 0.1), "Nowhere");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "A", "s2", 0.1), "s2"); /* a stimulus target */
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, NULL, "B", 0.1), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "A", "B", nan("")), "nan");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "A", "B", 0.0), "p = 0");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "A", "B", 1.25), "1.25");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "A", "B", -0.5), "-0.5");
+    /* s1 -> A has learned: its synapses were drawn at the brain's p */
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "s1", "A", 0.2), "s1");
+
+    EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_set_max_weight(NULL, 2.0f), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_max_weight(b, 0.5f), "0.5");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_max_weight(b, (float)nan("")), "nan");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_max_weight(b, 4194304.0f), "4.19");
+
+    GT_OK(t, gaia_brain_save_image(b, &after, &nafter));
+    GT_CHECK(t, nbefore == nafter && memcmp(before, after, nbefore) == 0, "a rejected call changed the brain");
+    gaia_brain_free_image(ctx, before);
+    gaia_brain_free_image(ctx, after);
+    gaia_brain_destroy(b);
+}
+
 const gt_case gt_bad_input_cases[] = {
+    {"brain_rule_features_reject_bad_arguments", brain_rule_features_reject_bad_arguments},
     {"brain_operations_reject_unknown_names_and_negative_steps", brain_operations_reject_unknown_names_and_negative_steps},
     {"brain_controls_and_images_reject_bad_arguments", brain_controls_and_images_reject_bad_arguments},
     {"failed_creators_keep_the_callers_pointer", failed_creators_keep_the_callers_pointer},
