@@ -472,6 +472,9 @@
    from, to, p), default the brain's p; set before the fibre first fires)
    and plasticity (_set_beta). Learned weights saturate at a cap
    (gaia_brain_set_max_weight, default 2^20: unbounded in practice).
+   Synapses: gaia_brain_synapse_row (one neuron's synapses and weights) and
+   _synapse_weight (one pair); gaia_brain_set_winner_history(b, area, cap)
+   keeps the winners of the last cap steps, read by _winner_history.
 
    Controls: gaia_brain_inhibit (no winners), _fix / _unfix (a fixed area
    keeps its winners as a target; learning still applies), _activate
@@ -1404,6 +1407,25 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
    fibre, ascending (regenerated; weights not included). */
 GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, const char *to, uint32_t i,
                                             uint32_t *out, size_t cap, size_t *count);
+/* The synapses of neuron i of area `from` into area `to`, with their weights
+   (learned or 1), targets ascending; *count = how many. targets = weights =
+   NULL with cap 0 asks only the count; a cap too small fails and writes
+   nothing. Explicit targets: the whole base connectome (regenerated). Lazy
+   targets: the synapses that exist (neurons that never fired have none
+   yet). Stimulus fibres keep in-degrees, not synapses: GAIA_ERR_UNSUPPORTED
+   (gaia_brain_fibre_stats describes them). */
+GAIA_API gaia_status gaia_brain_synapse_row(gaia_brain *b, const char *from, const char *to, uint32_t i,
+                                            uint32_t *targets, float *weights, size_t cap, size_t *count);
+/* The weight of synapse i -> j, 0 when there is none. */
+GAIA_API gaia_status gaia_brain_synapse_weight(gaia_brain *b, const char *from, const char *to, uint32_t i,
+                                               uint32_t j, float *w);
+/* Keep the winners of the area's last `cap` steps (the steps in which it was
+   a target, numbered like _support_history; 0 = keep none, the default).
+   Starts afresh: steps before the call are not kept. Costs cap * k * 4 bytes. */
+GAIA_API gaia_status gaia_brain_set_winner_history(gaia_brain *b, const char *area, size_t cap);
+/* The winners after the area's step `step` (ascending), when it is kept. */
+GAIA_API gaia_status gaia_brain_winner_history(gaia_brain *b, const char *area, size_t step, uint32_t *out,
+                                               size_t cap, size_t *count);
 /* Bytes the brain holds on the host and on its device (0 for a CPU brain). */
 GAIA_API gaia_status gaia_brain_memory(gaia_brain *b, size_t *host_bytes, size_t *device_bytes);
 GAIA_API size_t gaia_brain_steps(const gaia_brain *b);
@@ -4488,6 +4510,10 @@ typedef struct gaia__asm_area {
     uint64_t support;
     uint64_t *hist;
     size_t nhist, caphist;
+    /* winner history: the winners after step s (numbered as hist) in slot
+       s % whcap, for steps wh_from.. (whcap 0: not kept) */
+    uint32_t *wh, *whn;
+    size_t whcap, wh_from;
     uint32_t **stored;
     uint32_t *stored_n;
     size_t nstored, capstored, capstored_n; /* each array its own capacity */
@@ -5047,6 +5073,8 @@ static void gaia__asm_area_free(gaia_brain *b, gaia__asm_area *a) {
     gaia__asm_hfree(b, a->win);
     gaia__asm_hfree(b, a->neww);
     gaia__asm_hfree(b, a->hist);
+    gaia__asm_hfree(b, a->wh);
+    gaia__asm_hfree(b, a->whn);
     for (i = 0; i < a->nstored; i++) gaia__asm_hfree(b, a->stored[i]);
     gaia__asm_hfree(b, a->stored);
     gaia__asm_hfree(b, a->stored_n);
@@ -5951,6 +5979,11 @@ static gaia_status gaia__asm_step_apply(gaia_brain *b, const int *pairs, size_t 
         gaia__asm_area *a = &b->areas[t];
         if (!a->target) continue;
         st = gaia__asm_commit_winners(b, a, a->neww, a->nneww);
+        if (st == GAIA_OK && a->whcap) { /* the ring was made by set_winner_history */
+            size_t slot = a->nhist % a->whcap;
+            memcpy(a->wh + slot * a->k, a->win, (size_t)a->nwin * 4);
+            a->whn[slot] = a->nwin;
+        }
         if (st == GAIA_OK) a->hist[a->nhist++] = a->support; /* room was made */
     }
     if (st == GAIA_OK) b->steps++;
@@ -6183,6 +6216,66 @@ GAIA_API gaia_status gaia_brain_support_history(gaia_brain *b, const char *area,
     *count = b->areas[a].nhist;
     if (!out && cap) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     for (t = 0; t < cap && t < b->areas[a].nhist; t++) out[t] = (size_t)b->areas[a].hist[t];
+    return GAIA_OK;
+}
+
+/* Makes room for the winners of the area's next `cap` steps (the ring
+   replaces any earlier history; cap 0 frees it). */
+static gaia_status gaia__asm_wh_alloc(gaia_brain *b, gaia__asm_area *a, size_t cap) {
+    uint32_t *wh = NULL, *whn = NULL;
+    if (cap) {
+        wh = (uint32_t *)gaia__asm_hcalloc(b, cap, (size_t)a->k * 4);
+        whn = (uint32_t *)gaia__asm_hcalloc(b, cap, 4);
+        if (!wh || !whn) {
+            gaia__asm_hfree(b, wh);
+            gaia__asm_hfree(b, whn);
+            return GAIA_ERR_OUT_OF_MEMORY;
+        }
+    }
+    gaia__asm_hfree(b, a->wh);
+    gaia__asm_hfree(b, a->whn);
+    a->wh = wh;
+    a->whn = whn;
+    a->whcap = cap;
+    a->wh_from = a->nhist;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_set_winner_history(gaia_brain *b, const char *area, size_t cap) {
+    static const char *fn = "gaia_brain_set_winner_history";
+    int a;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &a);
+    if (st != GAIA_OK) return st;
+    if (cap > ((size_t)1 << 32) / b->areas[a].k)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': cap %zu steps of k = %u winners is too many",
+                          area, cap, b->areas[a].k);
+    b->over_limit = 0;
+    st = gaia__asm_wh_alloc(b, &b->areas[a], cap);
+    if (st != GAIA_OK) return gaia__asm_fail_step(b, fn, st, "cannot keep the winner history");
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_winner_history(gaia_brain *b, const char *area, size_t step, uint32_t *out,
+                                               size_t cap, size_t *count) {
+    static const char *fn = "gaia_brain_winner_history";
+    int ai;
+    const gaia__asm_area *a;
+    size_t first, slot;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &ai);
+    if (st != GAIA_OK) return st;
+    a = &b->areas[ai];
+    if (!count || (cap && !out)) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
+    first = a->nhist - a->wh_from > a->whcap ? a->nhist - a->whcap : a->wh_from;
+    if (step < first || step >= a->nhist)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn,
+                          "area '%s': step %zu is not kept (steps %zu..%zu are; gaia_brain_set_winner_history)", area,
+                          step, first, a->nhist ? a->nhist - 1 : 0);
+    slot = step % a->whcap;
+    if (cap < a->whn[slot])
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': step %zu had %u winners, room for %zu", area,
+                          step, a->whn[slot], cap);
+    if (a->whn[slot]) memcpy(out, a->wh + slot * a->k, (size_t)a->whn[slot] * 4);
+    *count = a->whn[slot];
     return GAIA_OK;
 }
 
@@ -6421,6 +6514,126 @@ GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, con
     return GAIA_OK;
 }
 
+/* The synapses of source neuron i of fibre from -> to, ascending, with their
+   weights, into host arrays of `cap` (count: all of them). */
+static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const char *from, const char *to, uint32_t i,
+                                         uint32_t *tg, float *wt, size_t cap, size_t *count) {
+    int src, tgt;
+    gaia__asm_fibre tmp;
+    const gaia__asm_fibre *f;
+    gaia_status st = GAIA_OK;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!count || (cap && (!tg || !wt))) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
+    if (!gaia__asm_find_source(b, from, &src))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'", from ? from : "(null)");
+    tgt = gaia__asm_find_area(b, to);
+    if (tgt < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", to ? to : "(null)");
+    if (src < 0)
+        return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn,
+                          "'%s' is a stimulus: its fibre keeps in-degrees, not synapses (gaia_brain_fibre_stats)", from);
+    if (i >= b->areas[src].n)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "neuron %u outside area '%s' (n = %u)", i, from,
+                          b->areas[src].n);
+    f = gaia__asm_fibre_view(b, src, tgt, &tmp);
+    if (b->areas[tgt].mode == GAIA_AREA_LAZY) {
+        /* a lazy fibre has the rows of the source neurons that exist */
+        const gaia__asm_row *row = i < f->nrows ? &f->rows[i] : NULL;
+        size_t n = row ? row->len : 0;
+        if (!tg && !cap) { /* a size query */
+            *count = n;
+            return GAIA_OK;
+        }
+        if (cap < n) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu synapses, room for %zu", n, cap);
+        if (n) {
+            memcpy(tg, row->j, n * 4);
+            memcpy(wt, row->w, n * 4);
+        }
+        *count = n;
+        return GAIA_OK;
+    } else {
+        gaia_assembly_fibre_args args;
+        uint64_t c, e, *keys = NULL;
+        float *vals = NULL;
+        uint32_t *edges;
+        /* the base edges on the host (the same on every device), then the
+           learned weights from the map */
+        gaia__asm_args(b, f, 0, &args);
+        c = gaia_cpu_assembly_edges(&args, i, NULL, 0);
+        if (!tg && !cap) { /* a size query */
+            *count = (size_t)c;
+            return GAIA_OK;
+        }
+        if (cap < c) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%llu synapses, room for %zu",
+                                       (unsigned long long)c, cap);
+        edges = (uint32_t *)gaia__asm_halloc(b, (size_t)c * 4 + 4);
+        if (!edges) return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+        gaia_cpu_assembly_edges(&args, i, edges, c);
+        if (f->d_keys && f->count) {
+            if (b->dev == GAIA_DEVICE_CPU) {
+                keys = (uint64_t *)f->d_keys;
+                vals = (float *)f->d_vals;
+            } else
+                st = gaia__asm_map_download(b, f, &keys, &vals);
+        }
+        if (st == GAIA_OK) {
+            for (e = 0; e < c; e++) {
+                tg[e] = edges[e];
+                wt[e] = keys ? gaia_cpu_assembly_map_get(keys, vals, f->cap - 1, (uint64_t)i * b->areas[tgt].n + edges[e])
+                             : 1.0f;
+            }
+            *count = (size_t)c;
+        }
+        if (keys && b->dev != GAIA_DEVICE_CPU) {
+            gaia__asm_hfree(b, keys);
+            gaia__asm_hfree(b, vals);
+        }
+        gaia__asm_hfree(b, edges);
+        if (st != GAIA_OK) return gaia__fail(b->ctx, st, fn, "cannot read the learned weights");
+    }
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_synapse_row(gaia_brain *b, const char *from, const char *to, uint32_t i,
+                                            uint32_t *targets, float *weights, size_t cap, size_t *count) {
+    return gaia__asm_synapse_row(b, "gaia_brain_synapse_row", from, to, i, targets, weights, cap, count);
+}
+
+GAIA_API gaia_status gaia_brain_synapse_weight(gaia_brain *b, const char *from, const char *to, uint32_t i,
+                                               uint32_t j, float *w) {
+    static const char *fn = "gaia_brain_synapse_weight";
+    size_t n = 0, lo, hi;
+    uint32_t *tg;
+    float *wt;
+    int tgt;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!w) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "w is NULL");
+    tgt = gaia__asm_find_area(b, to);
+    if (tgt >= 0 && j >= b->areas[tgt].n)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "neuron %u outside area '%s' (n = %u)", j, to,
+                          b->areas[tgt].n);
+    st = gaia__asm_synapse_row(b, fn, from, to, i, NULL, NULL, 0, &n);
+    if (st != GAIA_OK) return st;
+    tg = (uint32_t *)gaia__asm_halloc(b, n * 4 + 4);
+    wt = (float *)gaia__asm_halloc(b, n * 4 + 4);
+    st = tg && wt ? gaia__asm_synapse_row(b, fn, from, to, i, tg, wt, n, &n) : GAIA_ERR_OUT_OF_MEMORY;
+    if (st == GAIA_OK) {
+        /* rows ascend: binary search for j */
+        lo = 0;
+        hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (tg[mid] < j) lo = mid + 1;
+            else hi = mid;
+        }
+        *w = lo < n && tg[lo] == j ? wt[lo] : 0.0f;
+    } else if (st == GAIA_ERR_OUT_OF_MEMORY)
+        gaia__fail(b->ctx, st, fn, "out of memory");
+    gaia__asm_hfree(b, tg);
+    gaia__asm_hfree(b, wt);
+    return st;
+}
+
 GAIA_API gaia_status gaia_brain_memory(gaia_brain *b, size_t *host_bytes, size_t *device_bytes) {
     size_t caches = 0;
     int i;
@@ -6555,6 +6768,18 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
             uint32_t q;
             gaia__asm_put_u32(&w, a->stored_n[t]);
             for (q = 0; q < a->stored_n[t]; q++) gaia__asm_put_u32(&w, a->stored[t][q]);
+        }
+        /* version 2: the winner history's ring (cap, first step, then the
+           kept steps oldest first) */
+        gaia__asm_put_u64(&w, a->whcap);
+        gaia__asm_put_u64(&w, a->wh_from);
+        if (a->whcap) {
+            size_t first = a->nhist - a->wh_from > a->whcap ? a->nhist - a->whcap : a->wh_from, s2;
+            for (s2 = first; s2 < a->nhist; s2++) {
+                uint32_t q, slot = (uint32_t)(s2 % a->whcap);
+                gaia__asm_put_u32(&w, a->whn[slot]);
+                for (q = 0; q < a->whn[slot]; q++) gaia__asm_put_u32(&w, a->wh[(size_t)slot * a->k + q]);
+            }
         }
         if (a->mode == GAIA_AREA_EXPLICIT)
             for (t = 0; t < ((size_t)a->n + 31) / 32; t++) gaia__asm_put_u32(&w, a->sup_bits[t]);
@@ -6803,6 +7028,29 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
             }
             a->stored[a->nstored] = copy;
             a->stored_n[a->nstored++] = cnt;
+        }
+        if (ver >= 2) {
+            uint64_t whcap = gaia__asm_get_u64(r), from = gaia__asm_get_u64(r), s2, first;
+            if (r->bad || whcap > ((uint64_t)1 << 32) / k || from > nh || !gaia__asm_need_n(r, whcap, 4)) {
+                *why = "bad winner history";
+                goto bad;
+            }
+            if (whcap && gaia__asm_wh_alloc(b, a, (size_t)whcap) != GAIA_OK) goto oom;
+            a->wh_from = (size_t)from;
+            first = nh - from > whcap ? nh - whcap : from;
+            for (s2 = first; whcap && s2 < nh; s2++) {
+                uint32_t cnt = gaia__asm_get_u32(r), slot = (uint32_t)(s2 % whcap);
+                if (cnt > k || !gaia__asm_need_n(r, cnt, 4)) goto bad;
+                a->whn[slot] = cnt;
+                for (t = 0; t < cnt; t++) {
+                    uint32_t v = gaia__asm_get_u32(r);
+                    if (v >= n || (t && v <= a->wh[(size_t)slot * k + t - 1])) {
+                        *why = "bad winner history";
+                        goto bad;
+                    }
+                    a->wh[(size_t)slot * k + t] = v;
+                }
+            }
         }
         if (mode == GAIA_AREA_EXPLICIT) {
             size_t words = ((size_t)n + 31) / 32;

@@ -133,8 +133,17 @@ static void asm_rules_settings_survive_a_clone(gt *t) {
         GT_OK(t, gaia_brain_set_p(x, "A", "A", 0.1));
         GT_OK(t, gaia_brain_set_p(x, "s", "A", m ? 0.1 : 0.08)); /* lazy: one p per step */
         GT_OK(t, gaia_brain_set_max_weight(x, 1.3f));
+        GT_OK(t, gaia_brain_set_winner_history(x, "A", 2));
         GT_OK(t, gaia_brain_op_projection(x, "s", "A", 3));
         GT_OK(t, gaia_brain_clone(x, &y));
+        {
+            uint32_t wx[64], wy[64];
+            size_t nx = 0, ny = 1;
+            GT_OK(t, gaia_brain_winner_history(x, "A", 1, wx, 64, &nx));
+            GT_OK(t, gaia_brain_winner_history(y, "A", 1, wy, 64, &ny));
+            GT_CHECK(t, nx == ny && memcmp(wx, wy, nx * 4) == 0, "the clone's winner history differs");
+            GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_winner_history(y, "A", 0, wy, 64, &ny));
+        }
         for (s = 0; s < 4; s++) {
             GT_OK(t, gaia_brain_op_projection(x, "s", "A", 1));
             GT_OK(t, gaia_brain_op_projection(y, "s", "A", 1));
@@ -285,7 +294,92 @@ static void asm_rules_version_1_images_load(gt *t) {
     gaia_brain_destroy(y);
 }
 
+/* The winner history against the winners read after each step; only the
+   last `cap` steps are kept. */
+static void asm_rules_winner_history_keeps_the_last_steps(gt *t) {
+    static uint32_t seen[12][64], w[64];
+    size_t nseen[12], n, s;
+    int m;
+    for (m = 0; m < 2; m++) {
+        gaia_brain *b = asr_brain(t, 0.05, t->seed, 3000, 50, m ? GAIA_AREA_LAZY : GAIA_AREA_EXPLICIT);
+        GT_CHECK(t, b != NULL, "%s", gaia_last_error(t->ctx));
+        GT_OK(t, gaia_brain_set_winner_history(b, "A", 5));
+        for (s = 0; s < 12; s++) {
+            GT_OK(t, gaia_brain_op_projection(b, "s", "A", 1));
+            nseen[s] = asr_winners(b, "A", seen[s], 64);
+        }
+        for (s = 0; s < 12; s++) {
+            gaia_status st = gaia_brain_winner_history(b, "A", s, w, 64, &n);
+            if (s < 7) {
+                GT_CHECK(t, st == GAIA_ERR_INVALID_ARG, "step %zu of 12 is kept with a cap of 5", s);
+                continue;
+            }
+            GT_OK(t, st);
+            GT_CHECK(t, n == nseen[s] && memcmp(w, seen[s], n * 4) == 0, "%s step %zu: the history differs",
+                     m ? "lazy" : "explicit", s);
+        }
+        gaia_brain_destroy(b);
+    }
+}
+
+/* Synapse weights against the winners: after steps of s>A A>A, synapse
+   i -> j of A>A has weight (1 + beta)^m, m = the steps in which i fired
+   before and j won, multiplied in float as the brain does. Its targets are
+   the fibre's edges. Explicit and lazy. */
+static void asm_rules_synapse_weights_follow_the_winners(gt *t) {
+    enum { T = 8, K = 40, N = 1500 };
+    static uint32_t hist[T + 1][K], tg[1024], e[1024];
+    static float wt[1024];
+    static unsigned char fired[T + 1][N];
+    size_t nh, nt, ne, s, q;
+    int m, checked = 0, learned = 0;
+    for (m = 0; m < 2; m++) {
+        gaia_brain *b = asr_brain(t, 0.1, t->seed + (uint64_t)m, N, K, m ? GAIA_AREA_LAZY : GAIA_AREA_EXPLICIT);
+        GT_CHECK(t, b != NULL, "%s", gaia_last_error(t->ctx));
+        GT_OK(t, gaia_brain_set_winner_history(b, "A", T + 1));
+        GT_OK(t, gaia_brain_op_projection(b, "s", "A", T + 1));
+        memset(fired, 0, sizeof fired);
+        for (s = 0; s <= T; s++) {
+            GT_OK(t, gaia_brain_winner_history(b, "A", s, hist[s], K, &nh));
+            for (q = 0; q < nh; q++) fired[s][hist[s][q]] = 1;
+        }
+        for (q = 0; q < 6; q++) {
+            uint32_t i = hist[q % (T + 1)][(q * 7) % K];
+            size_t x;
+            GT_OK(t, gaia_brain_synapse_row(b, "A", "A", i, NULL, NULL, 0, &nt));
+            GT_CHECK(t, nt <= 1024, "row of %zu", nt);
+            GT_OK(t, gaia_brain_synapse_row(b, "A", "A", i, tg, wt, 1024, &nt));
+            if (!m) {
+                GT_OK(t, gaia_brain_fibre_edges(b, "A", "A", i, e, 1024, &ne));
+                GT_CHECK(t, ne == nt && memcmp(e, tg, ne * 4) == 0, "row %u: targets are not the edges", i);
+            }
+            for (x = 0; x < nt; x++) {
+                float want = 1.0f, got = -1.0f;
+                for (s = 1; s <= T; s++)
+                    if (fired[s - 1][i] && fired[s][tg[x]]) want = want * 1.1f;
+                GT_CHECK(t, wt[x] == want, "%s synapse %u -> %u: weight %g, want %g", m ? "lazy" : "explicit", i,
+                         tg[x], (double)wt[x], (double)want);
+                GT_OK(t, gaia_brain_synapse_weight(b, "A", "A", i, tg[x], &got));
+                GT_CHECK(t, got == want, "synapse_weight %u -> %u: %g, want %g", i, tg[x], (double)got, (double)want);
+                learned += want > 1.0f;
+                checked++;
+            }
+            /* a pair without a synapse weighs 0 */
+            for (x = 0; x + 1 < nt && tg[x] + 1 == tg[x + 1]; x++) {}
+            if (x + 1 < nt) {
+                float got = -1.0f;
+                GT_OK(t, gaia_brain_synapse_weight(b, "A", "A", i, tg[x] + 1, &got));
+                GT_CHECK(t, got == 0.0f, "no synapse %u -> %u, yet weight %g", i, tg[x] + 1, (double)got);
+            }
+        }
+        gaia_brain_destroy(b);
+    }
+    GT_CHECK(t, checked > 100 && learned > 10, "only %d synapses checked, %d learned", checked, learned);
+}
+
 const gt_case gt_assembly_rules_cases[] = {
+    {"asm_rules_winner_history_keeps_the_last_steps", asm_rules_winner_history_keeps_the_last_steps},
+    {"asm_rules_synapse_weights_follow_the_winners", asm_rules_synapse_weights_follow_the_winners},
     {"asm_rules_set_p_equals_a_brain_of_that_p", asm_rules_set_p_equals_a_brain_of_that_p},
     {"asm_rules_fibre_p_sets_the_density", asm_rules_fibre_p_sets_the_density},
     {"asm_rules_weight_cap_saturates", asm_rules_weight_cap_saturates},

@@ -390,6 +390,36 @@ static void brain_rule_features_reject_bad_arguments(gt *t) {
     EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_max_weight(b, (float)nan("")), "nan");
     EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_max_weight(b, 4194304.0f), "4.19");
 
+    {
+        uint32_t tg[4] = {7, 7, 7, 7}, w[4] = {9, 9, 9, 9};
+        float wt[4] = {5, 5, 5, 5}, wv = 5.0f;
+        size_t n = 77;
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(NULL, "A", "A", 0, tg, wt, 4, &n), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(b, "Nowhere", "A", 0, tg, wt, 4, &n), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(b, "A", "s1", 0, tg, wt, 4, &n), "s1");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(b, "A", "B", 600, tg, wt, 4, &n), "600");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(b, "A", "B", 0, tg, wt, 4, NULL), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(b, "A", "B", 0, NULL, wt, 4, &n), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(b, "A", "B", 0, tg, wt, 4, &n), "room for 4");
+        EXPECT_ERR(t, ctx, GAIA_ERR_UNSUPPORTED, gaia_brain_synapse_row(b, "s1", "A", 0, tg, wt, 4, &n), "s1");
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_weight(NULL, "A", "B", 0, 1, &wv), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_weight(b, "A", "B", 0, 600, &wv), "600");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_weight(b, "A", "B", 1000, 0, &wv), "1000");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_weight(b, "A", "Nowhere", 0, 0, &wv), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_weight(b, "A", "B", 0, 0, NULL), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_UNSUPPORTED, gaia_brain_synapse_weight(b, "s2", "B", 0, 0, &wv), "s2");
+        GT_CHECK(t, tg[0] == 7 && wt[0] == 5 && n == 77 && wv == 5.0f, "a failed synapse read wrote its outputs");
+
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_set_winner_history(NULL, "A", 4), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_winner_history(b, "Nowhere", 4), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_winner_history(b, "A", SIZE_MAX), "A");
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_winner_history(NULL, "A", 0, w, 4, &n), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_winner_history(b, "Nowhere", 0, w, 4, &n), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_winner_history(b, "A", 0, w, 4, &n), "step 0");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_winner_history(b, "A", 0, w, 4, NULL), NULL);
+        GT_CHECK(t, w[0] == 9 && n == 77, "a failed winner_history wrote its outputs");
+    }
+
     GT_OK(t, gaia_brain_save_image(b, &after, &nafter));
     GT_CHECK(t, nbefore == nafter && memcmp(before, after, nbefore) == 0, "a rejected call changed the brain");
     gaia_brain_free_image(ctx, before);
