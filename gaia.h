@@ -466,7 +466,10 @@
          redrawn every step, and the final support differs from explicit
          mode's by -7% to +20% depending on n, k and p (measured). Host only,
          whatever the brain's device.
-   Explicit and lazy areas cannot project into each other.
+   Explicit and lazy areas may project into each other (the reference's
+   parser has an explicit lexicon among lazy areas): a lazy target keeps a
+   row of synapses for every neuron of an explicit source (keep those small),
+   an explicit target regenerates the edges of a lazy source's neurons.
 
    Fibres: each has its own connection probability (gaia_brain_set_p(b,
    from, to, p), default the brain's p; set before the fibre first fires)
@@ -5030,6 +5033,14 @@ static gaia_status gaia__asm_map_reserve(gaia_brain *b, gaia__asm_fibre *f, uint
     return GAIA_OK;
 }
 
+/* The rows a lazy target's fibre from area src has: one per neuron that
+   exists, i.e. the support of a lazy source, every neuron of an explicit one
+   (keep explicit sources of lazy areas small: a row costs 24 bytes and its
+   synapses). */
+static uint32_t gaia__asm_lazy_rows(const gaia_brain *b, int src) {
+    return b->areas[src].mode == GAIA_AREA_LAZY ? (uint32_t)b->areas[src].support : b->areas[src].n;
+}
+
 /* The fibre src -> tgt, created on first use (lazy ones sample the block
    between the current supports then: the same law as sampling it earlier). */
 static gaia_status gaia__asm_fibre_get(gaia_brain *b, int src, int tgt, int create_state, gaia__asm_fibre **out) {
@@ -5059,9 +5070,8 @@ static gaia_status gaia__asm_fibre_get(gaia_brain *b, int src, int tgt, int crea
             f->count = 0;
         }
     } else if (src >= 0) {
-        if (f->nrows < b->areas[src].support &&
-            !gaia__asm_rows_add(b, f, (uint32_t)b->areas[src].support, (uint32_t)t->support))
-            return GAIA_ERR_OUT_OF_MEMORY;
+        uint32_t rows = gaia__asm_lazy_rows(b, src);
+        if (f->nrows < rows && !gaia__asm_rows_add(b, f, rows, (uint32_t)t->support)) return GAIA_ERR_OUT_OF_MEMORY;
     } else if (f->slen < t->support && !gaia__asm_stimcols_add(b, f, (uint32_t)t->support))
         return GAIA_ERR_OUT_OF_MEMORY;
     return GAIA_OK;
@@ -5218,6 +5228,9 @@ GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32
     a->win = (uint32_t *)gaia__asm_halloc(b, (size_t)k * 4);
     a->neww = (uint32_t *)gaia__asm_halloc(b, (size_t)k * 4);
     if (!a->win || !a->neww) st = GAIA_ERR_OUT_OF_MEMORY;
+    /* every area's winners on the device: a lazy area may fire into an
+       explicit one, whose primitives read them there */
+    if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)k * 4, &a->d_win);
     if (st == GAIA_OK && mode == GAIA_AREA_EXPLICIT) {
         size_t bb = gaia__asm_bits_bytes(n);
         a->sup_bits = (uint32_t *)gaia__asm_hcalloc(b, 1, bb);
@@ -5227,7 +5240,6 @@ GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32
         if (st == GAIA_OK) st = gaia__asm_dalloc(b, bb, &a->d_newbits);
         if (st == GAIA_OK) st = b->be->assembly->clear(b->ctx, a->d_newbits, bb);
         if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)n * 8, &a->d_input);
-        if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)k * 4, &a->d_win);
         if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)k * 4, &a->d_neww);
         if (st == GAIA_OK) {
             a->scratch_bytes = b->be->assembly->topk_scratch_bytes(n);
@@ -5364,7 +5376,7 @@ static gaia_status gaia__asm_commit_winners(gaia_brain *b, gaia__asm_area *a, co
     if (a->mode == GAIA_AREA_LAZY) {
         for (t = 0; t < nw; t++)
             if ((uint64_t)a->win[t] + 1 > a->support) a->support = (uint64_t)a->win[t] + 1;
-        return GAIA_OK;
+        return nw ? b->be->upload(b->ctx, a->d_win, a->win, (size_t)nw * 4) : GAIA_OK;
     }
     for (t = 0; t < nw; t++) {
         uint32_t j = a->win[t];
@@ -5611,7 +5623,8 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
     a->support = (uint64_t)w0 + q;
     for (fi = 0; fi < b->nfibres; fi++) {
         gaia__asm_fibre *f = &b->fibres[fi];
-        if (f->src != t || f->nrows != w0) continue; /* else created later: sampled then */
+        /* (else created later: sampled then; explicit targets have no rows) */
+        if (f->src != t || f->nrows != w0 || b->areas[f->tgt].mode != GAIA_AREA_LAZY) continue;
         if (!gaia__asm_rows_add(b, f, (uint32_t)a->support, (uint32_t)b->areas[f->tgt].support)) {
             st = GAIA_ERR_OUT_OF_MEMORY;
             goto done;
@@ -5829,9 +5842,6 @@ static gaia_status gaia__asm_fire_pairs(gaia_brain *b, const char *fn, const gai
         if (src >= 0 && b->areas[src].nwin == 0)
             return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners to project from",
                               b->areas[src].name);
-        if (src >= 0 && b->areas[src].mode != b->areas[tgt].mode)
-            return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn, "'%s' -> '%s': explicit and lazy areas cannot be mixed",
-                              b->areas[src].name, b->areas[tgt].name);
         pairs[2 * i] = src;
         pairs[2 * i + 1] = tgt;
     }
@@ -7072,9 +7082,10 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
             for (t = 0; t < nwin; t++)
                 if (!((a->sup_bits[a->win[t] >> 5] >> (a->win[t] & 31)) & 1u)) goto bad;
             st = b->be->upload(b->ctx, a->d_sup, a->sup_bits, words * 4);
-            if (st == GAIA_OK && nwin) st = b->be->upload(b->ctx, a->d_win, a->win, (size_t)nwin * 4);
             if (st != GAIA_OK) goto fail;
         }
+        st = nwin ? b->be->upload(b->ctx, a->d_win, a->win, (size_t)nwin * 4) : GAIA_OK;
+        if (st != GAIA_OK) goto fail;
         a->support = support;
     }
     nf = gaia__asm_get_u32(r);
@@ -7094,7 +7105,6 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
             goto bad;
         }
         ta = &b->areas[tgt];
-        if (src >= 0 && b->areas[src].mode != ta->mode) goto bad;
         if (gaia__asm_fibre_get(b, src, tgt, 0, &f) != GAIA_OK) goto oom;
         f->has_beta = (int)hb;
         f->beta = beta;
@@ -7152,7 +7162,8 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         } else if (src >= 0) {
             uint32_t nrows = gaia__asm_get_u32(r), rr, e;
             size_t cap = 0;
-            if (r->bad || (nrows != 0 && nrows != b->areas[src].support) || !gaia__asm_need_n(r, nrows, 4)) goto bad;
+            if (r->bad || (nrows != 0 && nrows != gaia__asm_lazy_rows(b, src)) || !gaia__asm_need_n(r, nrows, 4))
+                goto bad;
             if (nrows && !gaia__asm_grow(b, (void **)&f->rows, sizeof(gaia__asm_row), 0, &cap, nrows)) goto oom;
             f->caprows = (uint32_t)cap;
             for (rr = 0; rr < nrows; rr++) {

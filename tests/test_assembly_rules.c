@@ -8,6 +8,11 @@
 #include <stdlib.h>
 #include <stdio.h>
 
+static int asr_cmp_u32(const void *x, const void *y) {
+    uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+    return a < c ? -1 : a > c;
+}
+
 static size_t asr_winners(gaia_brain *b, const char *area, uint32_t *w, size_t cap) {
     size_t n = 0;
     if (gaia_brain_winners(b, area, w, cap, &n) != GAIA_OK) return (size_t)-1;
@@ -377,7 +382,76 @@ static void asm_rules_synapse_weights_follow_the_winners(gt *t) {
     GT_CHECK(t, checked > 100 && learned > 10, "only %d synapses checked, %d learned", checked, learned);
 }
 
+/* Explicit and lazy areas in one brain. A lazy area L fires into an
+   explicit X: X's winners are exactly the top k (ties to the lower index)
+   of the summed synapse rows of L's winners, read before the step. An
+   explicit area E fires into a lazy one: E's rows are Bernoulli(p) over the
+   lazy support, and the lazy area forms an assembly (its support stops
+   growing). The mixed brain clones and goes on identically. */
+static void asm_rules_explicit_and_lazy_areas_mix(gt *t) {
+    enum { NX = 2000, K = 30 };
+    static double in[NX];
+    static uint32_t lw[K], xw[K], tg[4096], want[K];
+    static float wt[4096];
+    gaia_brain *b = NULL, *c = NULL;
+    size_t n, q, x, s, sup1 = 0, sup2 = 0;
+    double syn = 0, pairs;
+    GT_OK(t, gaia_brain_create(t->ctx, 0.05, t->seed, GAIA_DEVICE_CPU, &b));
+    GT_OK(t, gaia_brain_add_stimulus(b, "s", K));
+    GT_OK(t, gaia_brain_add_area(b, "L", 5000, K, 0.2f, GAIA_AREA_LAZY));
+    GT_OK(t, gaia_brain_add_area(b, "X", NX, K, 0.2f, GAIA_AREA_EXPLICIT));
+    GT_OK(t, gaia_brain_add_area(b, "E", 300, K, 0.2f, GAIA_AREA_EXPLICIT));
+    GT_OK(t, gaia_brain_op_projection(b, "s", "L", 3));
+    for (s = 0; s < 4; s++) {
+        /* the reference: sum the rows of L's winners into X by hand */
+        n = asr_winners(b, "L", lw, K);
+        memset(in, 0, sizeof in);
+        for (q = 0; q < n; q++) {
+            size_t nt;
+            GT_OK(t, gaia_brain_synapse_row(b, "L", "X", lw[q], tg, wt, 4096, &nt));
+            for (x = 0; x < nt; x++) in[tg[x]] += wt[x];
+        }
+        for (q = 0; q < K; q++) { /* top k by selection, ties to the lower index */
+            uint32_t best = 0, j;
+            for (j = 1; j < NX; j++)
+                if (in[j] > in[best]) best = j;
+            want[q] = best;
+            in[best] = -1.0;
+        }
+        qsort(want, K, 4, asr_cmp_u32);
+        GT_OK(t, gaia_brain_project_spec(b, "L>X s>L L>L"));
+        n = asr_winners(b, "X", xw, K);
+        GT_CHECK(t, n == K && memcmp(xw, want, sizeof want) == 0, "step %zu: X's winners are not the top k of L's rows", s);
+    }
+    /* the other way: E's rows over L's support, then an assembly in L */
+    GT_OK(t, gaia_brain_activate(b, "E", 3));
+    GT_OK(t, gaia_brain_project_spec(b, "E>L"));
+    GT_OK(t, gaia_brain_support(b, "L", &sup1));
+    for (q = 0; q < 300; q++) {
+        size_t nt;
+        GT_OK(t, gaia_brain_synapse_row(b, "E", "L", (uint32_t)q, NULL, NULL, 0, &nt));
+        syn += (double)nt;
+    }
+    pairs = 300.0 * (double)sup1;
+    GT_CHECK(t, fabs(syn - 0.05 * pairs) < 5 * sqrt(0.05 * 0.95 * pairs), "E>L: %.0f synapses over %.0f pairs", syn,
+             pairs);
+    for (s = 0; s < 25; s++) GT_OK(t, gaia_brain_project_spec(b, "E>L L>L L>E"));
+    GT_OK(t, gaia_brain_support(b, "L", &sup1));
+    GT_OK(t, gaia_brain_project_spec(b, "E>L L>L"));
+    GT_OK(t, gaia_brain_support(b, "L", &sup2));
+    GT_CHECK(t, sup2 - sup1 <= 2, "L's support still grows: %zu then %zu", sup1, sup2);
+    GT_OK(t, gaia_brain_clone(b, &c));
+    for (s = 0; s < 3; s++) {
+        GT_OK(t, gaia_brain_project_spec(b, "E>L L>L L>X X>L"));
+        GT_OK(t, gaia_brain_project_spec(c, "E>L L>L L>X X>L"));
+        GT_CHECK(t, asr_same(b, c, "L") && asr_same(b, c, "X"), "step %zu: the clone of a mixed brain differs", s);
+    }
+    gaia_brain_destroy(b);
+    gaia_brain_destroy(c);
+}
+
 const gt_case gt_assembly_rules_cases[] = {
+    {"asm_rules_explicit_and_lazy_areas_mix", asm_rules_explicit_and_lazy_areas_mix},
     {"asm_rules_winner_history_keeps_the_last_steps", asm_rules_winner_history_keeps_the_last_steps},
     {"asm_rules_synapse_weights_follow_the_winners", asm_rules_synapse_weights_follow_the_winners},
     {"asm_rules_set_p_equals_a_brain_of_that_p", asm_rules_set_p_equals_a_brain_of_that_p},
