@@ -478,6 +478,8 @@
    Synapses: gaia_brain_synapse_row (one neuron's synapses and weights) and
    _synapse_weight (one pair); gaia_brain_set_winner_history(b, area, cap)
    keeps the winners of the last cap steps, read by _winner_history.
+   Read-out without storing: gaia_brain_read_assembly (best of given winner
+   sets) and _read_blocks (best index block [i*k, (i+1)*k): a lexicon).
 
    Controls: gaia_brain_inhibit (no winners), _fix / _unfix (a fixed area
    keeps its winners as a target; learning still applies), _activate
@@ -1405,6 +1407,15 @@ GAIA_API gaia_status gaia_brain_store_assembly(gaia_brain *b, const char *area, 
 /* The stored assembly of this area that overlaps the current winners most
    (ties to the lower id); GAIA_ERR_INVALID_ARG when none is stored. */
 GAIA_API gaia_status gaia_brain_match_assembly(gaia_brain *b, const char *area, size_t *id, size_t *overlap);
+/* Read-out against given assemblies, without storing them: the set (sets[i],
+   sizes[i] distinct neurons) that overlaps the area's current winners most
+   (ties to the lower index); *overlap (may be NULL) = that overlap. */
+GAIA_API gaia_status gaia_brain_read_assembly(gaia_brain *b, const char *area, const uint32_t *const *sets,
+                                              const size_t *sizes, size_t nsets, size_t *best, size_t *overlap);
+/* The same against index blocks: assembly i = neurons [i*k, (i+1)*k), for
+   i < nblocks (nblocks*k <= n): a lexicon read-out. */
+GAIA_API gaia_status gaia_brain_read_blocks(gaia_brain *b, const char *area, size_t nblocks, size_t *best,
+                                            size_t *overlap);
 GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, const char *to, gaia_fibre_stats *out);
 /* The out-edges of source neuron i in the base connectome of an explicit
    fibre, ascending (regenerated; weights not included). */
@@ -6389,6 +6400,80 @@ static const gaia__asm_fibre *gaia__asm_fibre_view(const gaia_brain *b, int src,
     tmp->id = ((uint32_t)(src >= 0 ? src : 0x8000 | (-1 - src)) << 16) | (uint32_t)tgt;
     tmp->fkey = gaia__asm_fkey(b->seed, tmp->id);
     return tmp;
+}
+
+/* Whether neuron v is among the area's winners (ascending). */
+static int gaia__asm_is_winner(const gaia__asm_area *a, uint32_t v) {
+    uint32_t lo = 0, hi = a->nwin;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (a->win[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < a->nwin && a->win[lo] == v;
+}
+
+GAIA_API gaia_status gaia_brain_read_assembly(gaia_brain *b, const char *area, const uint32_t *const *sets,
+                                              const size_t *sizes, size_t nsets, size_t *best, size_t *overlap) {
+    static const char *fn = "gaia_brain_read_assembly";
+    int ai;
+    const gaia__asm_area *a;
+    size_t s, q, bi = 0, bo = 0;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &ai);
+    if (st != GAIA_OK) return st;
+    a = &b->areas[ai];
+    if (!best || !sets || !sizes || nsets == 0)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument or no sets (nsets = %zu)", nsets);
+    if (a->nwin == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners", area);
+    /* check everything first: a failed call writes nothing */
+    for (s = 0; s < nsets; s++) {
+        if (sizes[s] && !sets[s]) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "set %zu is NULL", s);
+        for (q = 0; q < sizes[s]; q++)
+            if (sets[s][q] >= a->n)
+                return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "set %zu: neuron %u outside area '%s' (n = %u)", s,
+                                  sets[s][q], area, a->n);
+    }
+    for (s = 0; s < nsets; s++) {
+        size_t o = 0;
+        for (q = 0; q < sizes[s]; q++) o += (size_t)gaia__asm_is_winner(a, sets[s][q]);
+        if (s == 0 || o > bo) {
+            bo = o;
+            bi = s;
+        }
+    }
+    *best = bi;
+    if (overlap) *overlap = bo;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_read_blocks(gaia_brain *b, const char *area, size_t nblocks, size_t *best,
+                                            size_t *overlap) {
+    static const char *fn = "gaia_brain_read_blocks";
+    int ai;
+    const gaia__asm_area *a;
+    size_t bi = 0, bo = 0, run = 0;
+    uint32_t q;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &ai);
+    if (st != GAIA_OK) return st;
+    a = &b->areas[ai];
+    if (!best) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "best is NULL");
+    if (nblocks == 0 || nblocks > a->n / a->k)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': %zu blocks of k = %u (want 1..%u)", area,
+                          nblocks, a->k, a->n / a->k);
+    if (a->nwin == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners", area);
+    /* winners ascend, so each block's winners are one run */
+    for (q = 0; q < a->nwin; q++) {
+        size_t blk = a->win[q] / a->k;
+        if (blk >= nblocks) break;
+        run = q > 0 && a->win[q - 1] / a->k == blk ? run + 1 : 1;
+        if (run > bo || (run == bo && blk < bi)) {
+            bo = run;
+            bi = blk;
+        }
+    }
+    *best = bi;
+    if (overlap) *overlap = bo;
+    return GAIA_OK;
 }
 
 /* The learned weights of an explicit fibre, on the host (caller frees). */

@@ -450,7 +450,73 @@ static void asm_rules_explicit_and_lazy_areas_mix(gt *t) {
     gaia_brain_destroy(c);
 }
 
+/* Read-outs against given sets and index blocks, against overlaps counted
+   with gaia_assembly_overlap, on random winners and random sets (some of
+   them sharing much with the winners). */
+static void asm_rules_read_out_finds_the_best_assembly(gt *t) {
+    enum { N = 1000, K = 20, NS = 12 };
+    static uint32_t win[K], sets[NS][K];
+    const uint32_t *ptr[NS];
+    size_t sizes[NS], best = 99, ov = 99, want = 0, wo = 0, o, r, s, q;
+    uint64_t x = t->seed | 1;
+    gaia_brain *b = asr_brain(t, 0.05, t->seed, N, K, GAIA_AREA_EXPLICIT);
+    GT_CHECK(t, b != NULL, "%s", gaia_last_error(t->ctx));
+    for (r = 0; r < 20; r++) {
+        /* distinct random winners: a random block start plus scattered ones */
+        uint32_t base = (uint32_t)((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (N / K);
+        size_t nw = 0;
+        unsigned char used[N] = {0};
+        uint32_t keep = (uint32_t)(r % (K + 1));
+        for (q = 0; q < keep; q++) win[nw++] = base * K + (uint32_t)q;
+        while (nw < K) {
+            uint32_t v = (uint32_t)((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 33) % N;
+            int dup = 0;
+            for (q = 0; q < nw; q++) dup |= win[q] == v;
+            if (!dup) win[nw++] = v;
+        }
+        GT_OK(t, gaia_brain_set_winners(b, "A", win, K));
+        /* given sets: random, some with winners mixed in */
+        for (s = 0; s < NS; s++) {
+            memset(used, 0, sizeof used);
+            sizes[s] = 0;
+            while (sizes[s] < K) {
+                uint32_t v = (x = x * 6364136223846793005ull + 1442695040888963407ull) >> 40 & 1 ?
+                             win[((x >> 20) % K)] : (uint32_t)((x >> 33) % N);
+                if (!used[v]) {
+                    used[v] = 1;
+                    sets[s][sizes[s]++] = v;
+                }
+            }
+            ptr[s] = sets[s];
+        }
+        for (s = 0; s < NS; s++) {
+            GT_OK(t, gaia_assembly_overlap(t->ctx, win, K, sets[s], sizes[s], &o));
+            if (s == 0 || o > wo) {
+                wo = o;
+                want = s;
+            }
+        }
+        GT_OK(t, gaia_brain_read_assembly(b, "A", ptr, sizes, NS, &best, &ov));
+        GT_CHECK(t, best == want && ov == wo, "round %zu: set %zu (%zu), want %zu (%zu)", r, best, ov, want, wo);
+        /* blocks: count by hand */
+        wo = 0;
+        want = 0;
+        for (s = 0; s < N / K; s++) {
+            o = 0;
+            for (q = 0; q < K; q++) o += win[q] / K == s;
+            if (o > wo) {
+                wo = o;
+                want = s;
+            }
+        }
+        GT_OK(t, gaia_brain_read_blocks(b, "A", N / K, &best, &ov));
+        GT_CHECK(t, best == want && ov == wo, "round %zu: block %zu (%zu), want %zu (%zu)", r, best, ov, want, wo);
+    }
+    gaia_brain_destroy(b);
+}
+
 const gt_case gt_assembly_rules_cases[] = {
+    {"asm_rules_read_out_finds_the_best_assembly", asm_rules_read_out_finds_the_best_assembly},
     {"asm_rules_explicit_and_lazy_areas_mix", asm_rules_explicit_and_lazy_areas_mix},
     {"asm_rules_winner_history_keeps_the_last_steps", asm_rules_winner_history_keeps_the_last_steps},
     {"asm_rules_synapse_weights_follow_the_winners", asm_rules_synapse_weights_follow_the_winners},

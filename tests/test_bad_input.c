@@ -419,6 +419,26 @@ static void brain_rule_features_reject_bad_arguments(gt *t) {
         EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_winner_history(b, "A", 0, w, 4, NULL), NULL);
         GT_CHECK(t, w[0] == 9 && n == 77, "a failed winner_history wrote its outputs");
     }
+    {
+        uint32_t s0[3] = {1, 2, 3}, s1[2] = {4, 600};
+        const uint32_t *sets[2] = {s0, s1}, *nullset[1] = {NULL};
+        size_t sizes[2] = {3, 2}, best = 77, ov = 77;
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(NULL, "A", sets, sizes, 1, &best, &ov), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(b, "Nowhere", sets, sizes, 1, &best, &ov),
+                   "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(b, "A", sets, sizes, 2, &best, &ov), "600");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(b, "A", sets, sizes, 0, &best, &ov), "0");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(b, "A", nullset, sizes, 1, &best, &ov), "0");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(b, "A", sets, sizes, 1, NULL, &ov), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(b, "C", sets, sizes, 1, &best, &ov), "C");
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_read_blocks(NULL, "A", 3, &best, &ov), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_blocks(b, "Nowhere", 3, &best, &ov), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_blocks(b, "A", 0, &best, &ov), "0 blocks");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_blocks(b, "A", 21, &best, &ov), "21");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_blocks(b, "A", 3, NULL, &ov), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_blocks(b, "C", 3, &best, &ov), "C");
+        GT_CHECK(t, best == 77 && ov == 77, "a failed read-out wrote its outputs");
+    }
 
     GT_OK(t, gaia_brain_save_image(b, &after, &nafter));
     GT_CHECK(t, nbefore == nafter && memcmp(before, after, nbefore) == 0, "a rejected call changed the brain");
