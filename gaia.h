@@ -5265,16 +5265,25 @@ GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32
     return GAIA_OK;
 }
 
+/* The source (stimulus or area) and target area of a fibre named by the
+   caller; a message naming fn and the unknown name otherwise. */
+static gaia_status gaia__asm_fibre_arg(gaia_brain *b, const char *fn, const char *from, const char *to, int *src,
+                                       int *tgt) {
+    if (!gaia__asm_find_source(b, from, src))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'", from ? from : "(null)");
+    *tgt = gaia__asm_find_area(b, to);
+    if (*tgt < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", to ? to : "(null)");
+    return GAIA_OK;
+}
+
 GAIA_API gaia_status gaia_brain_set_beta(gaia_brain *b, const char *from, const char *to, float beta) {
     static const char *fn = "gaia_brain_set_beta";
     int src, tgt;
     gaia__asm_fibre *f;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
-    if (!gaia__asm_find_source(b, from, &src))
-        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'", from ? from : "(null)");
-    tgt = gaia__asm_find_area(b, to);
-    if (tgt < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", to ? to : "(null)");
+    st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
+    if (st != GAIA_OK) return st;
     if (!(beta >= 0.0f && beta <= 1000.0f))
         return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "beta = %g outside [0, 1000]", (double)beta);
     st = gaia__asm_fibre_get(b, src, tgt, 0, &f);
@@ -5330,10 +5339,8 @@ GAIA_API gaia_status gaia_brain_set_p(gaia_brain *b, const char *from, const cha
     gaia__asm_fibre *f;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
-    if (!gaia__asm_find_source(b, from, &src))
-        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'", from ? from : "(null)");
-    tgt = gaia__asm_find_area(b, to);
-    if (tgt < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", to ? to : "(null)");
+    st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
+    if (st != GAIA_OK) return st;
     if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0))
         return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "'%s' -> '%s': p = %g is outside [2^-32, 1]", from, to, p);
     {
@@ -6500,12 +6507,11 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
     double syn = 0, wsum = 0, wmax = 1;
     size_t plastic = 0;
     int exact = 1;
+    gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (!out) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    if (!gaia__asm_find_source(b, from, &src))
-        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'", from ? from : "(null)");
-    tgt = gaia__asm_find_area(b, to);
-    if (tgt < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", to ? to : "(null)");
+    st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
+    if (st != GAIA_OK) return st;
     t = &b->areas[tgt];
     fi = gaia__asm_find_fibre(b, src, tgt);
     memset(out, 0, sizeof *out);
@@ -6619,10 +6625,8 @@ static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const ch
     gaia_status st = GAIA_OK;
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (!count || (cap && (!tg || !wt))) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
-    if (!gaia__asm_find_source(b, from, &src))
-        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'", from ? from : "(null)");
-    tgt = gaia__asm_find_area(b, to);
-    if (tgt < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", to ? to : "(null)");
+    st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
+    if (st != GAIA_OK) return st;
     if (src < 0)
         return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn,
                           "'%s' is a stimulus: its fibre keeps in-degrees, not synapses (gaia_brain_fibre_stats)", from);
