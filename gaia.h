@@ -480,7 +480,20 @@
          redrawn every step, and the final support differs from explicit
          mode's by -7% to +20% depending on n, k and p (measured). Host only,
          whatever the brain's device.
-   Explicit and lazy areas cannot project into each other.
+   Explicit and lazy areas may project into each other (the reference's
+   parser has an explicit lexicon among lazy areas): a lazy target keeps a
+   row of synapses for every neuron of an explicit source (keep those small),
+   an explicit target regenerates the edges of a lazy source's neurons.
+
+   Fibres: each has its own connection probability (gaia_brain_set_p(b,
+   from, to, p), default the brain's p; set before the fibre first fires)
+   and plasticity (_set_beta). Learned weights saturate at a cap
+   (gaia_brain_set_max_weight, default 2^20: unbounded in practice).
+   Synapses: gaia_brain_synapse_row (one neuron's synapses and weights) and
+   _synapse_weight (one pair); gaia_brain_set_winner_history(b, area, cap)
+   keeps the winners of the last cap steps, read by _winner_history.
+   Read-out without storing: gaia_brain_read_assembly (best of given winner
+   sets) and _read_blocks (best index block [i*k, (i+1)*k): a lexicon).
 
    Controls: gaia_brain_inhibit (no winners), _fix / _unfix (a fixed area
    keeps its winners as a target; learning still applies), _activate
@@ -1389,6 +1402,16 @@ GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32
                                          gaia_area_mode mode);
 /* Plasticity of the fibre from -> to (default: the target area's beta). */
 GAIA_API gaia_status gaia_brain_set_beta(gaia_brain *b, const char *from, const char *to, float beta);
+/* Connection probability of the fibre from -> to (a stimulus or an area into
+   an area; default: the brain's p), in [GAIA_BRAIN_P_MIN, 1]. Set it before
+   the fibre first fires: a fibre that holds synapses refuses. A lazy area
+   takes one p per step: fibres of different p may not fire into it together
+   (GAIA_ERR_UNSUPPORTED). */
+GAIA_API gaia_status gaia_brain_set_p(gaia_brain *b, const char *from, const char *to, double p);
+/* Learned weights saturate at w, in [1, 2^20] (default 2^20, which is
+   unbounded for any experiment: the C++ port's max_weight). Weights above a
+   lowered cap stay until they next learn. */
+GAIA_API gaia_status gaia_brain_set_max_weight(gaia_brain *b, float w);
 /* Plasticity on (default) or off for the whole brain. */
 GAIA_API gaia_status gaia_brain_set_plasticity(gaia_brain *b, int on);
 
@@ -1423,11 +1446,39 @@ GAIA_API gaia_status gaia_brain_store_assembly(gaia_brain *b, const char *area, 
 /* The stored assembly of this area that overlaps the current winners most
    (ties to the lower id); GAIA_ERR_INVALID_ARG when none is stored. */
 GAIA_API gaia_status gaia_brain_match_assembly(gaia_brain *b, const char *area, size_t *id, size_t *overlap);
+/* Read-out against given assemblies, without storing them: the set (sets[i],
+   sizes[i] distinct neurons) that overlaps the area's current winners most
+   (ties to the lower index); *overlap (may be NULL) = that overlap. */
+GAIA_API gaia_status gaia_brain_read_assembly(gaia_brain *b, const char *area, const uint32_t *const *sets,
+                                              const size_t *sizes, size_t nsets, size_t *best, size_t *overlap);
+/* The same against index blocks: assembly i = neurons [i*k, (i+1)*k), for
+   i < nblocks (nblocks*k <= n): a lexicon read-out. */
+GAIA_API gaia_status gaia_brain_read_blocks(gaia_brain *b, const char *area, size_t nblocks, size_t *best,
+                                            size_t *overlap);
 GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, const char *to, gaia_fibre_stats *out);
 /* The out-edges of source neuron i in the base connectome of an explicit
    fibre, ascending (regenerated; weights not included). */
 GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, const char *to, uint32_t i,
                                             uint32_t *out, size_t cap, size_t *count);
+/* The synapses of neuron i of area `from` into area `to`, with their weights
+   (learned or 1), targets ascending; *count = how many. targets = weights =
+   NULL with cap 0 asks only the count; a cap too small fails and writes
+   nothing. Explicit targets: the whole base connectome (regenerated). Lazy
+   targets: the synapses that exist (neurons that never fired have none
+   yet). Stimulus fibres keep in-degrees, not synapses: GAIA_ERR_UNSUPPORTED
+   (gaia_brain_fibre_stats describes them). */
+GAIA_API gaia_status gaia_brain_synapse_row(gaia_brain *b, const char *from, const char *to, uint32_t i,
+                                            uint32_t *targets, float *weights, size_t cap, size_t *count);
+/* The weight of synapse i -> j, 0 when there is none. */
+GAIA_API gaia_status gaia_brain_synapse_weight(gaia_brain *b, const char *from, const char *to, uint32_t i,
+                                               uint32_t j, float *w);
+/* Keep the winners of the area's last `cap` steps (the steps in which it was
+   a target, numbered like _support_history; 0 = keep none, the default).
+   Starts afresh: steps before the call are not kept. Costs cap * k * 4 bytes. */
+GAIA_API gaia_status gaia_brain_set_winner_history(gaia_brain *b, const char *area, size_t cap);
+/* The winners after the area's step `step` (ascending), when it is kept. */
+GAIA_API gaia_status gaia_brain_winner_history(gaia_brain *b, const char *area, size_t step, uint32_t *out,
+                                               size_t cap, size_t *count);
 /* Bytes the brain holds on the host and on its device (0 for a CPU brain). */
 GAIA_API gaia_status gaia_brain_memory(gaia_brain *b, size_t *host_bytes, size_t *device_bytes);
 GAIA_API size_t gaia_brain_steps(const gaia_brain *b);
@@ -1509,9 +1560,10 @@ struct gaia_assembly_ops {
        bit is set in tgt_bits; *count = how many (only min(count, cap) written). */
     gaia_status (*hebb_collect)(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
                                 const uint32_t *tgt_bits, uint64_t *keys, uint64_t cap, uint64_t *count);
-    /* w[key] = min(w[key] * factor, WMAX) (absent: 1 * factor); *inserted = new keys. */
+    /* w[key] = min(w[key] * factor, wmax) (absent: 1 * factor); *inserted =
+       new keys. wmax <= WMAX: the brain's weight cap (set_max_weight). */
     gaia_status (*map_update)(gaia_ctx *ctx, uint64_t *map_keys, float *map_vals, uint64_t map_mask,
-                              const uint64_t *keys, uint64_t count, float factor, uint64_t *inserted);
+                              const uint64_t *keys, uint64_t count, float factor, float wmax, uint64_t *inserted);
     /* Fills a map with EMPTY keys. */
     gaia_status (*map_clear)(gaia_ctx *ctx, uint64_t *map_keys, uint64_t cap);
     /* Reinserts every entry of the old map into the (cleared) new one. */
@@ -1540,7 +1592,7 @@ GAIA_API uint64_t gaia_cpu_assembly_edges(const gaia_assembly_fibre_args *a, uin
 /* The in-degree of target j of a stimulus fibre. */
 GAIA_API uint32_t gaia_cpu_assembly_stim_degree(const gaia_assembly_fibre_args *a, uint32_t j);
 GAIA_API uint64_t gaia_cpu_assembly_map_update(uint64_t *map_keys, float *map_vals, uint64_t map_mask,
-                                               const uint64_t *keys, uint64_t count, float factor);
+                                               const uint64_t *keys, uint64_t count, float factor, float wmax);
 GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *map_vals, uint64_t map_mask,
                                          uint64_t key);
 /* hrr module: public declarations (fragment of gaia.h's public section).
@@ -4562,7 +4614,8 @@ GAIA_API gaia_status gaia_layer_benchmark_kernel(gaia_ctx *ctx, gaia_layer_kerne
 #define GAIA__ASM_MAX_K 8388608u       /* cap per area, stimulus size */
 #define GAIA__ASM_GEO_MAX (1u << 20)   /* geometric table length */
 #define GAIA__ASM_MAGIC "GAIABRN"
-#define GAIA__ASM_VERSION 1u
+/* 2: per-fibre p, the weight cap (version 1 images still load) */
+#define GAIA__ASM_VERSION 2u
 
 typedef struct gaia__asm_row {
     uint32_t *j;
@@ -4570,13 +4623,27 @@ typedef struct gaia__asm_row {
     uint32_t len, cap;
 } gaia__asm_row;
 
-typedef struct gaia__asm_stim {
-    char name[GAIA__ASM_NAME];
-    uint32_t size;
-    uint64_t *cdf;           /* binomial table (host) */
+/* The geometric-skip table of one connection probability (the brain's, or a
+   fibre's own: gaia_brain_set_p), on the host and on the device. */
+typedef struct gaia__asm_geo {
+    double p;
+    uint32_t *geo, guide[4096], len, r32;
+    void *d_geo, *d_guide;
+} gaia__asm_geo;
+
+/* The Binomial(size, p) table of a stimulus's in-degrees (the stimulus's at
+   the brain's p, or a stimulus fibre's own). */
+typedef struct gaia__asm_bin {
+    uint64_t *cdf;           /* host */
     uint32_t guide[4096];
     uint32_t lo, len;
     void *d_cdf, *d_guide;   /* device copies */
+} gaia__asm_bin;
+
+typedef struct gaia__asm_stim {
+    char name[GAIA__ASM_NAME];
+    uint32_t size;
+    gaia__asm_bin bin;
 } gaia__asm_stim;
 
 typedef struct gaia__asm_area {
@@ -4591,6 +4658,10 @@ typedef struct gaia__asm_area {
     uint64_t support;
     uint64_t *hist;
     size_t nhist, caphist;
+    /* winner history: the winners after step s (numbered as hist) in slot
+       s % whcap, for steps wh_from.. (whcap 0: not kept) */
+    uint32_t *wh, *whn;
+    size_t whcap, wh_from;
     uint32_t **stored;
     uint32_t *stored_n;
     size_t nstored, capstored, capstored_n; /* each array its own capacity */
@@ -4605,6 +4676,10 @@ typedef struct gaia__asm_fibre {
     int tgt;
     int has_beta;
     float beta;
+    int has_p;               /* own connection probability (else the brain's) */
+    double p;
+    gaia__asm_geo *geo;      /* its tables when has_p (NULL: the brain's) */
+    gaia__asm_bin *bin;
     uint32_t id;
     uint64_t fkey;
     /* explicit: learned weights on the device */
@@ -4631,19 +4706,21 @@ struct gaia_brain {
     gaia__asm_area *areas;
     gaia__asm_fibre *fibres;
     int nstims, nareas, nfibres, capstims, capareas, capfibres;
-    uint32_t *geo, geo_guide[4096], geo_len, geo_r32;
-    void *d_geo, *d_guide;
+    gaia__asm_geo geo;       /* the tables of p */
+    float wmax;              /* learned weights saturate here (set_max_weight) */
     void *d_keys_tmp;
     uint64_t keys_tmp_cap;
     size_t host_bytes, dev_bytes;
     size_t mem_limit;        /* host + device bytes the brain may hold; 0 = no limit */
     int over_limit;          /* an allocation was refused by mem_limit */
     gaia_status broken;      /* a device error left a step half done */
-    double *lz_sf;           /* P(Binomial(lz_K, p) > x), x = 0..lz_K */
+    double *lz_sf;           /* P(Binomial(lz_K, lz_p) > x), x = 0..lz_K */
     uint32_t lz_K;
+    double lz_p;
 };
 
 static void gaia__assembly_release(gaia_ctx *ctx) { (void)ctx; }
+static gaia_status gaia__asm_fail_step(gaia_brain *b, const char *fn, gaia_status st, const char *what);
 
 /* ---- memory: every block is counted (gaia_brain_memory) ---- */
 /* Whether `bytes` more would take the brain past its memory limit. */
@@ -4752,6 +4829,14 @@ static int gaia__asm_find_fibre(const gaia_brain *b, int src, int tgt) {
 static float gaia__asm_fibre_beta(const gaia_brain *b, const gaia__asm_fibre *f) {
     return f->has_beta ? f->beta : b->areas[f->tgt].beta;
 }
+static double gaia__asm_fibre_p(const gaia_brain *b, const gaia__asm_fibre *f) { return f->has_p ? f->p : b->p; }
+static const gaia__asm_geo *gaia__asm_fibre_geo(const gaia_brain *b, const gaia__asm_fibre *f) {
+    return f->geo ? f->geo : &b->geo;
+}
+/* A stimulus fibre's in-degree table. */
+static const gaia__asm_bin *gaia__asm_fibre_bin(const gaia_brain *b, const gaia__asm_fibre *f) {
+    return f->bin ? f->bin : &b->stims[-1 - f->src].bin;
+}
 static uint32_t gaia__asm_src_n(const gaia_brain *b, int src) {
     return src >= 0 ? b->areas[src].n : b->stims[-1 - src].size;
 }
@@ -4760,10 +4845,17 @@ static uint32_t gaia__asm_src_k(const gaia_brain *b, int src) {
 }
 
 /* ---- tables (host, then copied to the device) ---- */
-static gaia_status gaia__asm_geo_build(gaia_brain *b) {
-    double lq = b->p < 1.0 ? log1p(-b->p) : -HUGE_VAL, r = 0.0, L0;
+static gaia_status gaia__asm_upload_new(gaia_brain *b, const void *host, size_t bytes, void **d) {
+    gaia_status st = gaia__asm_dalloc(b, bytes, d);
+    if (st != GAIA_OK) return st;
+    return b->be->upload(b->ctx, *d, host, bytes);
+}
+
+static gaia_status gaia__asm_geo_build(gaia_brain *b, gaia__asm_geo *g) {
+    double lq = g->p < 1.0 ? log1p(-g->p) : -HUGE_VAL, r = 0.0, L0;
     uint32_t L, c, bb;
-    if (b->p >= 1.0) L = 1;
+    gaia_status st;
+    if (g->p >= 1.0) L = 1;
     else {
         L0 = floor(-33.0 * log(2.0) / lq) + 1.0;
         if (L0 <= (double)GAIA__ASM_GEO_MAX) L = (uint32_t)L0;
@@ -4772,28 +4864,37 @@ static gaia_status gaia__asm_geo_build(gaia_brain *b) {
             r = exp((double)L * lq);
         }
     }
-    b->geo = (uint32_t *)gaia__asm_halloc(b, ((size_t)L + 1) * sizeof(uint32_t));
-    if (!b->geo) return GAIA_ERR_OUT_OF_MEMORY;
-    b->geo_len = L;
-    b->geo[0] = 0xFFFFFFFFu;
+    g->geo = (uint32_t *)gaia__asm_halloc(b, ((size_t)L + 1) * sizeof(uint32_t));
+    if (!g->geo) return GAIA_ERR_OUT_OF_MEMORY;
+    g->len = L;
+    g->geo[0] = 0xFFFFFFFFu;
     for (bb = 1; bb < L; bb++) {
         double q = (exp((double)bb * lq) - r) / (1.0 - r), v = floor(q * 4294967296.0 + 0.5);
-        b->geo[bb] = v >= 4294967295.0 ? 0xFFFFFFFFu : v <= 0 ? 0u : (uint32_t)v;
+        g->geo[bb] = v >= 4294967295.0 ? 0xFFFFFFFFu : v <= 0 ? 0u : (uint32_t)v;
     }
-    b->geo[L] = 0;
-    b->geo_r32 = 0;
+    g->geo[L] = 0;
+    g->r32 = 0;
     if (r > 0) {
         double v = floor(r * 4294967296.0 + 0.5);
-        b->geo_r32 = v >= 4294967295.0 ? 0xFFFFFFFFu : (uint32_t)v;
+        g->r32 = v >= 4294967295.0 ? 0xFFFFFFFFu : (uint32_t)v;
     }
     /* guide[c] = skip of the largest word in bucket c; nonincreasing in c */
     bb = 0;
     for (c = 4096; c-- > 0;) {
         uint32_t u = (c << 20) | 0xFFFFFu;
-        while (u < b->geo[bb + 1]) bb++;
-        b->geo_guide[c] = bb;
+        while (u < g->geo[bb + 1]) bb++;
+        g->guide[c] = bb;
     }
-    return GAIA_OK;
+    st = gaia__asm_upload_new(b, g->geo, ((size_t)g->len + 1) * 4, &g->d_geo);
+    if (st == GAIA_OK) st = gaia__asm_upload_new(b, g->guide, 4096 * 4, &g->d_guide);
+    return st;
+}
+static void gaia__asm_geo_free(gaia_brain *b, gaia__asm_geo *g) {
+    gaia__asm_hfree(b, g->geo);
+    gaia__asm_dfree(b, g->d_geo, ((size_t)g->len + 1) * 4);
+    gaia__asm_dfree(b, g->d_guide, 4096 * 4);
+    g->geo = NULL;
+    g->d_geo = g->d_guide = NULL;
 }
 
 /* log(n!). Not lgamma(): it writes the global signgam, a data race between
@@ -4819,15 +4920,16 @@ static double gaia__asm_log_binom_pmf(uint32_t s, double p, uint32_t x) {
            (double)(s - x) * log1p(-p);
 }
 
-static gaia_status gaia__asm_bin_build(gaia_brain *b, gaia__asm_stim *st) {
+static gaia_status gaia__asm_bin_build(gaia_brain *b, gaia__asm_bin *st, uint32_t size, double p) {
     uint32_t lo, hi, x, c;
     double acc = 0.0;
-    if (b->p >= 1.0) lo = hi = st->size;
+    gaia_status s2;
+    if (p >= 1.0) lo = hi = size;
     else {
-        double mean = (double)st->size * b->p, sd = sqrt(mean * (1.0 - b->p));
+        double mean = (double)size * p, sd = sqrt(mean * (1.0 - p));
         double l = floor(mean - 40.0 * sd - 10.0), h = ceil(mean + 40.0 * sd + 10.0);
         lo = l < 0 ? 0 : (uint32_t)l;
-        hi = h > (double)st->size ? st->size : (uint32_t)h;
+        hi = h > (double)size ? size : (uint32_t)h;
     }
     st->lo = lo;
     st->len = hi - lo + 1;
@@ -4835,7 +4937,7 @@ static gaia_status gaia__asm_bin_build(gaia_brain *b, gaia__asm_stim *st) {
     if (!st->cdf) return GAIA_ERR_OUT_OF_MEMORY;
     for (x = 0; x < st->len; x++) {
         double v;
-        if (b->p < 1.0) acc += exp(gaia__asm_log_binom_pmf(st->size, b->p, lo + x));
+        if (p < 1.0) acc += exp(gaia__asm_log_binom_pmf(size, p, lo + x));
         else acc = 1.0;
         v = acc * 18446744073709551616.0;
         st->cdf[x] = v >= 18446744073709551615.0 ? ~(uint64_t)0 : (uint64_t)v;
@@ -4847,13 +4949,16 @@ static gaia_status gaia__asm_bin_build(gaia_brain *b, gaia__asm_stim *st) {
         while (x + 1 < st->len && st->cdf[x] <= edge) x++;
         st->guide[c] = x;
     }
-    return GAIA_OK;
+    s2 = gaia__asm_upload_new(b, st->cdf, (size_t)st->len * 8, &st->d_cdf);
+    if (s2 == GAIA_OK) s2 = gaia__asm_upload_new(b, st->guide, 4096 * 4, &st->d_guide);
+    return s2;
 }
-
-static gaia_status gaia__asm_upload_new(gaia_brain *b, const void *host, size_t bytes, void **d) {
-    gaia_status st = gaia__asm_dalloc(b, bytes, d);
-    if (st != GAIA_OK) return st;
-    return b->be->upload(b->ctx, *d, host, bytes);
+static void gaia__asm_bin_free(gaia_brain *b, gaia__asm_bin *st) {
+    gaia__asm_hfree(b, st->cdf);
+    gaia__asm_dfree(b, st->d_cdf, (size_t)st->len * 8);
+    gaia__asm_dfree(b, st->d_guide, 4096 * 4);
+    st->cdf = NULL;
+    st->d_cdf = st->d_guide = NULL;
 }
 
 /* The fibre's hash key: Philox(seed; fibre id), so fibres are independent. */
@@ -4872,19 +4977,20 @@ static uint64_t gaia__asm_fkey(uint64_t seed, uint32_t id) {
 /* Host (dev = 0) or device (dev = 1) view of a fibre for the primitives. */
 static void gaia__asm_args(const gaia_brain *b, const gaia__asm_fibre *f, int dev, gaia_assembly_fibre_args *a) {
     const gaia__asm_area *t = &b->areas[f->tgt];
+    const gaia__asm_geo *g = gaia__asm_fibre_geo(b, f);
     memset(a, 0, sizeof *a);
     a->fkey = f->fkey;
     a->n_src = gaia__asm_src_n(b, f->src);
     a->n_tgt = t->n;
-    a->geo = dev ? (const uint32_t *)b->d_geo : b->geo;
-    a->geo_guide = dev ? (const uint32_t *)b->d_guide : b->geo_guide;
-    a->geo_len = b->geo_len;
-    a->geo_r32 = b->geo_r32;
-    a->p = b->p;
+    a->geo = dev ? (const uint32_t *)g->d_geo : g->geo;
+    a->geo_guide = dev ? (const uint32_t *)g->d_guide : g->guide;
+    a->geo_len = g->len;
+    a->geo_r32 = g->r32;
+    a->p = g->p;
     if (f->src < 0) {
-        const gaia__asm_stim *s = &b->stims[-1 - f->src];
+        const gaia__asm_bin *s = gaia__asm_fibre_bin(b, f);
         a->is_stimulus = 1;
-        a->stim_size = s->size;
+        a->stim_size = b->stims[-1 - f->src].size;
         a->bin_cdf = dev ? (const uint64_t *)s->d_cdf : s->cdf;
         a->bin_guide = dev ? (const uint32_t *)s->d_guide : s->guide;
         a->bin_lo = s->lo;
@@ -4932,13 +5038,13 @@ static uint32_t gaia__asm_lrng_below(gaia__asm_lrng *r, uint32_t m) {
     return (uint32_t)(((uint64_t)gaia__asm_lrng_u32(r) * m) >> 32);
 }
 /* Geometric(p) skip for the lazy rows (host only, so plain log is fine). */
-static uint64_t gaia__asm_lrng_skip(const gaia_brain *b, gaia__asm_lrng *r) {
+static uint64_t gaia__asm_lrng_skip(double p, gaia__asm_lrng *r) {
     double v;
-    if (b->p >= 1.0) return 0;
-    v = floor(log(gaia__asm_lrng_open0(r)) / log1p(-b->p));
+    if (p >= 1.0) return 0;
+    v = floor(log(gaia__asm_lrng_open0(r)) / log1p(-p));
     return v > 1e18 ? (uint64_t)1e18 : (uint64_t)v;
 }
-static uint32_t gaia__asm_lrng_binom(const gaia__asm_stim *s, gaia__asm_lrng *r) {
+static uint32_t gaia__asm_lrng_binom(const gaia__asm_bin *s, gaia__asm_lrng *r) {
     uint64_t u = gaia__asm_lrng_u64(r);
     uint32_t x = s->guide[u >> 52];
     while (x + 1 < s->len && u >= s->cdf[x]) x++;
@@ -4977,6 +5083,7 @@ static int gaia__asm_row_push(gaia_brain *b, gaia__asm_row *row, uint32_t j, flo
 static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, uint32_t ncols) {
     size_t cap = f->caprows;
     gaia__asm_lrng r;
+    double p = gaia__asm_fibre_p(b, f);
     if (upto <= f->nrows) return 1;
     if (!gaia__asm_grow(b, (void **)&f->rows, sizeof(gaia__asm_row), f->nrows, &cap, upto)) return 0;
     f->caprows = (uint32_t)cap;
@@ -4985,7 +5092,7 @@ static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, 
         gaia__asm_row *row = &f->rows[f->nrows];
         uint64_t j;
         memset(row, 0, sizeof *row);
-        for (j = gaia__asm_lrng_skip(b, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(b, &r))
+        for (j = gaia__asm_lrng_skip(p, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(p, &r))
             if (!gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) {
                 gaia__asm_hfree(b, row->j); /* the row is not counted yet: it must not keep memory */
                 gaia__asm_hfree(b, row->w);
@@ -4999,7 +5106,7 @@ static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, 
 static int gaia__asm_stimcols_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto) {
     size_t cap = f->scap, cap2;
     gaia__asm_lrng r;
-    const gaia__asm_stim *s = &b->stims[-1 - f->src];
+    const gaia__asm_bin *s = gaia__asm_fibre_bin(b, f);
     if (upto <= f->slen) return 1;
     cap2 = cap;
     if (!gaia__asm_grow(b, (void **)&f->sc, sizeof(uint32_t), f->slen, &cap, upto)) return 0;
@@ -5026,6 +5133,10 @@ static void gaia__asm_fibre_free(gaia_brain *b, gaia__asm_fibre *f) {
     gaia__asm_hfree(b, f->rows);
     gaia__asm_hfree(b, f->sc);
     gaia__asm_hfree(b, f->sw);
+    if (f->geo) gaia__asm_geo_free(b, f->geo);
+    if (f->bin) gaia__asm_bin_free(b, f->bin);
+    gaia__asm_hfree(b, f->geo);
+    gaia__asm_hfree(b, f->bin);
     memset(f, 0, sizeof *f);
 }
 
@@ -5067,6 +5178,14 @@ static gaia_status gaia__asm_map_reserve(gaia_brain *b, gaia__asm_fibre *f, uint
     return GAIA_OK;
 }
 
+/* The rows a lazy target's fibre from area src has: one per neuron that
+   exists, i.e. the support of a lazy source, every neuron of an explicit one
+   (keep explicit sources of lazy areas small: a row costs 24 bytes and its
+   synapses). */
+static uint32_t gaia__asm_lazy_rows(const gaia_brain *b, int src) {
+    return b->areas[src].mode == GAIA_AREA_LAZY ? (uint32_t)b->areas[src].support : b->areas[src].n;
+}
+
 /* The fibre src -> tgt, created on first use (lazy ones sample the block
    between the current supports then: the same law as sampling it earlier). */
 static gaia_status gaia__asm_fibre_get(gaia_brain *b, int src, int tgt, int create_state, gaia__asm_fibre **out) {
@@ -5096,9 +5215,8 @@ static gaia_status gaia__asm_fibre_get(gaia_brain *b, int src, int tgt, int crea
             f->count = 0;
         }
     } else if (src >= 0) {
-        if (f->nrows < b->areas[src].support &&
-            !gaia__asm_rows_add(b, f, (uint32_t)b->areas[src].support, (uint32_t)t->support))
-            return GAIA_ERR_OUT_OF_MEMORY;
+        uint32_t rows = gaia__asm_lazy_rows(b, src);
+        if (f->nrows < rows && !gaia__asm_rows_add(b, f, rows, (uint32_t)t->support)) return GAIA_ERR_OUT_OF_MEMORY;
     } else if (f->slen < t->support && !gaia__asm_stimcols_add(b, f, (uint32_t)t->support))
         return GAIA_ERR_OUT_OF_MEMORY;
     return GAIA_OK;
@@ -5110,6 +5228,8 @@ static void gaia__asm_area_free(gaia_brain *b, gaia__asm_area *a) {
     gaia__asm_hfree(b, a->win);
     gaia__asm_hfree(b, a->neww);
     gaia__asm_hfree(b, a->hist);
+    gaia__asm_hfree(b, a->wh);
+    gaia__asm_hfree(b, a->whn);
     for (i = 0; i < a->nstored; i++) gaia__asm_hfree(b, a->stored[i]);
     gaia__asm_hfree(b, a->stored);
     gaia__asm_hfree(b, a->stored_n);
@@ -5129,18 +5249,12 @@ GAIA_API void gaia_brain_destroy(gaia_brain *b) {
     ctx = b->ctx;
     for (i = 0; i < b->nfibres; i++) gaia__asm_fibre_free(b, &b->fibres[i]);
     for (i = 0; i < b->nareas; i++) gaia__asm_area_free(b, &b->areas[i]);
-    for (i = 0; i < b->nstims; i++) {
-        gaia__asm_hfree(b, b->stims[i].cdf);
-        gaia__asm_dfree(b, b->stims[i].d_cdf, (size_t)b->stims[i].len * 8);
-        gaia__asm_dfree(b, b->stims[i].d_guide, 4096 * 4);
-    }
+    for (i = 0; i < b->nstims; i++) gaia__asm_bin_free(b, &b->stims[i].bin);
     gaia__asm_hfree(b, b->fibres);
     gaia__asm_hfree(b, b->areas);
     gaia__asm_hfree(b, b->stims);
-    gaia__asm_hfree(b, b->geo);
+    gaia__asm_geo_free(b, &b->geo);
     gaia__asm_hfree(b, b->lz_sf);
-    gaia__asm_dfree(b, b->d_geo, ((size_t)b->geo_len + 1) * 4);
-    gaia__asm_dfree(b, b->d_guide, 4096 * 4);
     gaia__asm_dfree(b, b->d_keys_tmp, (size_t)b->keys_tmp_cap * 8);
     gaia__host_free(ctx, b);
 }
@@ -5170,9 +5284,9 @@ GAIA_API gaia_status gaia_brain_create(gaia_ctx *ctx, double p, uint64_t seed, g
     b->p = p;
     b->seed = seed;
     b->plastic = 1;
-    st = gaia__asm_geo_build(b);
-    if (st == GAIA_OK) st = gaia__asm_upload_new(b, b->geo, ((size_t)b->geo_len + 1) * 4, &b->d_geo);
-    if (st == GAIA_OK) st = gaia__asm_upload_new(b, b->geo_guide, 4096 * 4, &b->d_guide);
+    b->wmax = GAIA_ASSEMBLY_WMAX;
+    b->geo.p = p;
+    st = gaia__asm_geo_build(b, &b->geo);
     if (st != GAIA_OK) {
         gaia_brain_destroy(b);
         return gaia__fail(ctx, st, fn, "cannot build the connectome tables (p = %g)", p);
@@ -5211,13 +5325,9 @@ GAIA_API gaia_status gaia_brain_add_stimulus(gaia_brain *b, const char *name, ui
     memset(s, 0, sizeof *s);
     snprintf(s->name, sizeof s->name, "%s", name);
     s->size = size;
-    st = gaia__asm_bin_build(b, s);
-    if (st == GAIA_OK) st = gaia__asm_upload_new(b, s->cdf, (size_t)s->len * 8, &s->d_cdf);
-    if (st == GAIA_OK) st = gaia__asm_upload_new(b, s->guide, 4096 * 4, &s->d_guide);
+    st = gaia__asm_bin_build(b, &s->bin, size, b->p);
     if (st != GAIA_OK) {
-        gaia__asm_hfree(b, s->cdf);
-        gaia__asm_dfree(b, s->d_cdf, (size_t)s->len * 8);
-        gaia__asm_dfree(b, s->d_guide, 4096 * 4);
+        gaia__asm_bin_free(b, &s->bin);
         return gaia__fail(b->ctx, st, fn, "cannot build the table of stimulus '%s'", name);
     }
     b->nstims++;
@@ -5263,6 +5373,9 @@ GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32
     a->win = (uint32_t *)gaia__asm_halloc(b, (size_t)k * 4);
     a->neww = (uint32_t *)gaia__asm_halloc(b, (size_t)k * 4);
     if (!a->win || !a->neww) st = GAIA_ERR_OUT_OF_MEMORY;
+    /* every area's winners on the device: a lazy area may fire into an
+       explicit one, whose primitives read them there */
+    if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)k * 4, &a->d_win);
     if (st == GAIA_OK && mode == GAIA_AREA_EXPLICIT) {
         size_t bb = gaia__asm_bits_bytes(n);
         a->sup_bits = (uint32_t *)gaia__asm_hcalloc(b, 1, bb);
@@ -5272,7 +5385,6 @@ GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32
         if (st == GAIA_OK) st = gaia__asm_dalloc(b, bb, &a->d_newbits);
         if (st == GAIA_OK) st = b->be->assembly->clear(b->ctx, a->d_newbits, bb);
         if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)n * 8, &a->d_input);
-        if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)k * 4, &a->d_win);
         if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)k * 4, &a->d_neww);
         if (st == GAIA_OK) {
             a->scratch_bytes = b->be->assembly->topk_scratch_bytes(n);
@@ -5287,22 +5399,105 @@ GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32
     return GAIA_OK;
 }
 
+/* The source (stimulus or area) and target area of a fibre named by the
+   caller; a message naming fn and the unknown name otherwise. */
+static gaia_status gaia__asm_fibre_arg(gaia_brain *b, const char *fn, const char *from, const char *to, int *src,
+                                       int *tgt) {
+    if (!gaia__asm_find_source(b, from, src))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'", from ? from : "(null)");
+    *tgt = gaia__asm_find_area(b, to);
+    if (*tgt < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", to ? to : "(null)");
+    return GAIA_OK;
+}
+
 GAIA_API gaia_status gaia_brain_set_beta(gaia_brain *b, const char *from, const char *to, float beta) {
     static const char *fn = "gaia_brain_set_beta";
     int src, tgt;
     gaia__asm_fibre *f;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
-    if (!gaia__asm_find_source(b, from, &src))
-        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'", from ? from : "(null)");
-    tgt = gaia__asm_find_area(b, to);
-    if (tgt < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", to ? to : "(null)");
+    st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
+    if (st != GAIA_OK) return st;
     if (!(beta >= 0.0f && beta <= 1000.0f))
         return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "beta = %g outside [0, 1000]", (double)beta);
     st = gaia__asm_fibre_get(b, src, tgt, 0, &f);
     if (st != GAIA_OK) return gaia__fail(b->ctx, st, fn, "out of memory");
     f->has_beta = 1;
     f->beta = beta;
+    return GAIA_OK;
+}
+
+/* Gives fibre f its own p (its tables are built now), or the brain's again
+   when p is the brain's. The fibre holds no synapses yet (checked by the
+   caller), so nothing sampled at the old p is left behind. */
+static gaia_status gaia__asm_fibre_set_p(gaia_brain *b, gaia__asm_fibre *f, double p) {
+    gaia__asm_geo *g = NULL;
+    gaia__asm_bin *bn = NULL;
+    gaia_status st = GAIA_OK;
+    if (p != b->p) {
+        if (f->src >= 0) {
+            g = (gaia__asm_geo *)gaia__asm_hcalloc(b, 1, sizeof *g);
+            if (!g) return GAIA_ERR_OUT_OF_MEMORY;
+            g->p = p;
+            st = gaia__asm_geo_build(b, g);
+        } else {
+            bn = (gaia__asm_bin *)gaia__asm_hcalloc(b, 1, sizeof *bn);
+            if (!bn) return GAIA_ERR_OUT_OF_MEMORY;
+            st = gaia__asm_bin_build(b, bn, b->stims[-1 - f->src].size, p);
+        }
+        if (st != GAIA_OK) {
+            if (g) gaia__asm_geo_free(b, g);
+            if (bn) gaia__asm_bin_free(b, bn);
+            gaia__asm_hfree(b, g);
+            gaia__asm_hfree(b, bn);
+            return st;
+        }
+    }
+    if (f->geo) gaia__asm_geo_free(b, f->geo);
+    if (f->bin) gaia__asm_bin_free(b, f->bin);
+    gaia__asm_hfree(b, f->geo);
+    gaia__asm_hfree(b, f->bin);
+    /* the backend's caches hold edges drawn at the old p */
+    if (f->cache && b->be->assembly->cache_free) b->be->assembly->cache_free(b->ctx, f->cache);
+    f->cache = NULL;
+    f->geo = g;
+    f->bin = bn;
+    f->has_p = p != b->p;
+    f->p = f->has_p ? p : 0.0;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_set_p(gaia_brain *b, const char *from, const char *to, double p) {
+    static const char *fn = "gaia_brain_set_p";
+    int src, tgt;
+    gaia__asm_fibre *f;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
+    if (st != GAIA_OK) return st;
+    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "'%s' -> '%s': p = %g is outside [2^-32, 1]", from, to, p);
+    {
+        int fi = gaia__asm_find_fibre(b, src, tgt);
+        const gaia__asm_fibre *g = fi >= 0 ? &b->fibres[fi] : NULL;
+        /* synapses drawn at one p and then used at another would be neither */
+        if (g && (g->count || g->nrows || g->slen))
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn,
+                              "'%s' -> '%s' already holds synapses: set p before it first fires", from, to);
+    }
+    b->over_limit = 0;
+    st = gaia__asm_fibre_get(b, src, tgt, 0, &f);
+    if (st == GAIA_OK) st = gaia__asm_fibre_set_p(b, f, p);
+    if (st != GAIA_OK) return gaia__asm_fail_step(b, fn, st, "cannot build the fibre's tables");
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_set_max_weight(gaia_brain *b, float w) {
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!(w >= 1.0f && w <= GAIA_ASSEMBLY_WMAX))
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_set_max_weight", "w = %g is outside [1, 2^20]",
+                          (double)w);
+    b->wmax = w;
     return GAIA_OK;
 }
 
@@ -5333,7 +5528,7 @@ static gaia_status gaia__asm_commit_winners(gaia_brain *b, gaia__asm_area *a, co
     if (a->mode == GAIA_AREA_LAZY) {
         for (t = 0; t < nw; t++)
             if ((uint64_t)a->win[t] + 1 > a->support) a->support = (uint64_t)a->win[t] + 1;
-        return GAIA_OK;
+        return nw ? b->be->upload(b->ctx, a->d_win, a->win, (size_t)nw * 4) : GAIA_OK;
     }
     for (t = 0; t < nw; t++) {
         uint32_t j = a->win[t];
@@ -5352,17 +5547,18 @@ static gaia_status gaia__asm_commit_winners(gaia_brain *b, gaia__asm_area *a, co
 
 /* ---- lazy mode ---- */
 /* P(Binomial(K, p) > x) for x = 0..K, summed from the top (small terms first). */
-static gaia_status gaia__asm_lazy_sf(gaia_brain *b, uint32_t K) {
+static gaia_status gaia__asm_lazy_sf(gaia_brain *b, uint32_t K, double p) {
     uint32_t x;
     double acc = 0.0;
-    if (b->lz_sf && b->lz_K == K) return GAIA_OK;
+    if (b->lz_sf && b->lz_K == K && b->lz_p == p) return GAIA_OK;
     gaia__asm_hfree(b, b->lz_sf);
     b->lz_sf = (double *)gaia__asm_halloc(b, ((size_t)K + 1) * sizeof(double));
     if (!b->lz_sf) return GAIA_ERR_OUT_OF_MEMORY;
     b->lz_K = K;
+    b->lz_p = p;
     b->lz_sf[K] = 0.0;
     for (x = K; x-- > 0;) {
-        acc += b->p >= 1.0 ? (x + 1 == K ? 1.0 : 0.0) : exp(gaia__asm_log_binom_pmf(K, b->p, x + 1));
+        acc += p >= 1.0 ? (x + 1 == K ? 1.0 : 0.0) : exp(gaia__asm_log_binom_pmf(K, p, x + 1));
         b->lz_sf[x] = acc;
     }
     return GAIA_OK;
@@ -5430,7 +5626,8 @@ static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_s
         key[j] = v >= 9.0e18 ? (int64_t)9000000000000000000LL : (int64_t)v;
     }
     if (kk) {
-        st = gaia__asm_lazy_sf(b, K);
+        /* every fibre firing into t has the same p (gaia__asm_fire_pairs) */
+        st = gaia__asm_lazy_sf(b, K, gaia__asm_fibre_p(b, &b->fibres[gaia__asm_find_fibre(b, sf[0].src, t)]));
         if (st != GAIA_OK) goto done;
         gaia__asm_lrng_init(b, &rng);
         for (r = 0; r < kk; r++) {
@@ -5539,7 +5736,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
                 if (f->slen != id) continue; /* created later; sampled then */
                 if (fire) {
                     for (e = 0; e < xi; e++) c += items[e] >= fire->off && items[e] < fire->off + fire->K;
-                } else c = gaia__asm_lrng_binom(&b->stims[-1 - f->src], &rng);
+                } else c = gaia__asm_lrng_binom(gaia__asm_fibre_bin(b, f), &rng);
                 {
                     size_t cap = f->scap, cap2 = f->scap;
                     if (!gaia__asm_grow(b, (void **)&f->sc, 4, f->slen, &cap, (size_t)f->slen + 1) ||
@@ -5555,6 +5752,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
             } else {
                 uint64_t i;
                 const gaia__asm_area *sa = &b->areas[f->src];
+                double fp = gaia__asm_fibre_p(b, f);
                 if (fire) /* the chosen firing neurons */
                     for (e = 0; e < xi; e++)
                         if (items[e] >= fire->off && items[e] < fire->off + fire->K &&
@@ -5563,7 +5761,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
                             goto done;
                         }
                 /* every other existing source neuron: Bernoulli(p) */
-                for (i = gaia__asm_lrng_skip(b, &rng); i < f->nrows; i += 1 + gaia__asm_lrng_skip(b, &rng)) {
+                for (i = gaia__asm_lrng_skip(fp, &rng); i < f->nrows; i += 1 + gaia__asm_lrng_skip(fp, &rng)) {
                     if (firing[fi] && firing[fi][i]) continue;
                     if (!gaia__asm_row_push(b, &f->rows[i], id, 1.0f)) {
                         st = GAIA_ERR_OUT_OF_MEMORY;
@@ -5577,7 +5775,8 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
     a->support = (uint64_t)w0 + q;
     for (fi = 0; fi < b->nfibres; fi++) {
         gaia__asm_fibre *f = &b->fibres[fi];
-        if (f->src != t || f->nrows != w0) continue; /* else created later: sampled then */
+        /* (else created later: sampled then; explicit targets have no rows) */
+        if (f->src != t || f->nrows != w0 || b->areas[f->tgt].mode != GAIA_AREA_LAZY) continue;
         if (!gaia__asm_rows_add(b, f, (uint32_t)a->support, (uint32_t)b->areas[f->tgt].support)) {
             st = GAIA_ERR_OUT_OF_MEMORY;
             goto done;
@@ -5600,7 +5799,7 @@ static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor,
         for (q = 0; q < t->nneww; q++) {
             uint32_t j = t->neww[q];
             float v = f->sw[j] * factor;
-            f->sw[j] = v < GAIA_ASSEMBLY_WMAX ? v : GAIA_ASSEMBLY_WMAX;
+            f->sw[j] = v < b->wmax ? v : b->wmax;
         }
         return;
     }
@@ -5611,7 +5810,7 @@ static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor,
             for (e = 0; e < row->len; e++)
                 if (flag[row->j[e]]) {
                     float v = row->w[e] * factor;
-                    row->w[e] = v < GAIA_ASSEMBLY_WMAX ? v : GAIA_ASSEMBLY_WMAX;
+                    row->w[e] = v < b->wmax ? v : b->wmax;
                 }
         }
     }
@@ -5795,9 +5994,6 @@ static gaia_status gaia__asm_fire_pairs(gaia_brain *b, const char *fn, const gai
         if (src >= 0 && b->areas[src].nwin == 0)
             return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners to project from",
                               b->areas[src].name);
-        if (src >= 0 && b->areas[src].mode != b->areas[tgt].mode)
-            return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn, "'%s' -> '%s': explicit and lazy areas cannot be mixed",
-                              b->areas[src].name, b->areas[tgt].name);
         pairs[2 * i] = src;
         pairs[2 * i + 1] = tgt;
     }
@@ -5807,6 +6003,17 @@ static gaia_status gaia__asm_fire_pairs(gaia_brain *b, const char *fn, const gai
             return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "fire into '%s' given twice",
                               b->areas[pairs[2 * i + 1]].name);
     for (i = 0; i < count; i++) {
+        /* a lazy target's never-fired neurons draw Binomial(K, p): one p */
+        if (b->areas[pairs[2 * i + 1]].mode == GAIA_AREA_LAZY && i > 0 && pairs[2 * i - 1] == pairs[2 * i + 1]) {
+            int f0 = gaia__asm_find_fibre(b, pairs[2 * i - 2], pairs[2 * i - 1]);
+            int f1 = gaia__asm_find_fibre(b, pairs[2 * i], pairs[2 * i + 1]);
+            double p0 = f0 >= 0 ? gaia__asm_fibre_p(b, &b->fibres[f0]) : b->p;
+            double p1 = f1 >= 0 ? gaia__asm_fibre_p(b, &b->fibres[f1]) : b->p;
+            if (p0 != p1)
+                return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn,
+                                  "lazy area '%s': fibres of p = %g and %g fire into it in one step (one p per step)",
+                                  b->areas[pairs[2 * i + 1]].name, p0, p1);
+        }
         Ksum += gaia__asm_src_k(b, pairs[2 * i]);
         if (i + 1 == count || pairs[2 * i + 3] != pairs[2 * i + 1]) {
             if (Ksum > (1u << 26))
@@ -5924,7 +6131,7 @@ static gaia_status gaia__asm_step_apply(gaia_brain *b, const int *pairs, size_t 
             uint64_t ins = 0;
             st = b->be->assembly->map_update(b->ctx, (uint64_t *)f->d_keys, (float *)f->d_vals, f->cap - 1,
                                               (const uint64_t *)b->d_keys_tmp + keys[2 * i], keys[2 * i + 1], factor,
-                                              &ins);
+                                              b->wmax, &ins);
             if (st == GAIA_OK) f->count += ins;
         }
     }
@@ -5934,6 +6141,11 @@ static gaia_status gaia__asm_step_apply(gaia_brain *b, const int *pairs, size_t 
         gaia__asm_area *a = &b->areas[t];
         if (!a->target) continue;
         st = gaia__asm_commit_winners(b, a, a->neww, a->nneww);
+        if (st == GAIA_OK && a->whcap) { /* the ring was made by set_winner_history */
+            size_t slot = a->nhist % a->whcap;
+            memcpy(a->wh + slot * a->k, a->win, (size_t)a->nwin * 4);
+            a->whn[slot] = a->nwin;
+        }
         if (st == GAIA_OK) a->hist[a->nhist++] = a->support; /* room was made */
     }
     if (st == GAIA_OK) b->steps++;
@@ -6169,6 +6381,66 @@ GAIA_API gaia_status gaia_brain_support_history(gaia_brain *b, const char *area,
     return GAIA_OK;
 }
 
+/* Makes room for the winners of the area's next `cap` steps (the ring
+   replaces any earlier history; cap 0 frees it). */
+static gaia_status gaia__asm_wh_alloc(gaia_brain *b, gaia__asm_area *a, size_t cap) {
+    uint32_t *wh = NULL, *whn = NULL;
+    if (cap) {
+        wh = (uint32_t *)gaia__asm_hcalloc(b, cap, (size_t)a->k * 4);
+        whn = (uint32_t *)gaia__asm_hcalloc(b, cap, 4);
+        if (!wh || !whn) {
+            gaia__asm_hfree(b, wh);
+            gaia__asm_hfree(b, whn);
+            return GAIA_ERR_OUT_OF_MEMORY;
+        }
+    }
+    gaia__asm_hfree(b, a->wh);
+    gaia__asm_hfree(b, a->whn);
+    a->wh = wh;
+    a->whn = whn;
+    a->whcap = cap;
+    a->wh_from = a->nhist;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_set_winner_history(gaia_brain *b, const char *area, size_t cap) {
+    static const char *fn = "gaia_brain_set_winner_history";
+    int a;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &a);
+    if (st != GAIA_OK) return st;
+    if (cap > ((size_t)1 << 32) / b->areas[a].k)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': cap %zu steps of k = %u winners is too many",
+                          area, cap, b->areas[a].k);
+    b->over_limit = 0;
+    st = gaia__asm_wh_alloc(b, &b->areas[a], cap);
+    if (st != GAIA_OK) return gaia__asm_fail_step(b, fn, st, "cannot keep the winner history");
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_winner_history(gaia_brain *b, const char *area, size_t step, uint32_t *out,
+                                               size_t cap, size_t *count) {
+    static const char *fn = "gaia_brain_winner_history";
+    int ai;
+    const gaia__asm_area *a;
+    size_t first, slot;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &ai);
+    if (st != GAIA_OK) return st;
+    a = &b->areas[ai];
+    if (!count || (cap && !out)) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
+    first = a->nhist - a->wh_from > a->whcap ? a->nhist - a->whcap : a->wh_from;
+    if (step < first || step >= a->nhist)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn,
+                          "area '%s': step %zu is not kept (steps %zu..%zu are; gaia_brain_set_winner_history)", area,
+                          step, first, a->nhist ? a->nhist - 1 : 0);
+    slot = step % a->whcap;
+    if (cap < a->whn[slot])
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': step %zu had %u winners, room for %zu", area,
+                          step, a->whn[slot], cap);
+    if (a->whn[slot]) memcpy(out, a->wh + slot * a->k, (size_t)a->whn[slot] * 4);
+    *count = a->whn[slot];
+    return GAIA_OK;
+}
+
 GAIA_API gaia_status gaia_assembly_overlap(gaia_ctx *ctx, const uint32_t *a, size_t na, const uint32_t *b2, size_t nb,
                                            size_t *overlap) {
     static const char *fn = "gaia_assembly_overlap";
@@ -6258,6 +6530,93 @@ GAIA_API gaia_status gaia_brain_match_assembly(gaia_brain *b, const char *area, 
     return GAIA_OK;
 }
 
+/* Fibre src -> tgt as it is, or as it would be made (no state, the brain's
+   p) when it does not exist yet: for read-outs that must not create it. */
+static const gaia__asm_fibre *gaia__asm_fibre_view(const gaia_brain *b, int src, int tgt, gaia__asm_fibre *tmp) {
+    int fi = gaia__asm_find_fibre(b, src, tgt);
+    if (fi >= 0) return &b->fibres[fi];
+    memset(tmp, 0, sizeof *tmp);
+    tmp->src = src;
+    tmp->tgt = tgt;
+    tmp->id = ((uint32_t)(src >= 0 ? src : 0x8000 | (-1 - src)) << 16) | (uint32_t)tgt;
+    tmp->fkey = gaia__asm_fkey(b->seed, tmp->id);
+    return tmp;
+}
+
+/* Whether neuron v is among the area's winners (ascending). */
+static int gaia__asm_is_winner(const gaia__asm_area *a, uint32_t v) {
+    uint32_t lo = 0, hi = a->nwin;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (a->win[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < a->nwin && a->win[lo] == v;
+}
+
+GAIA_API gaia_status gaia_brain_read_assembly(gaia_brain *b, const char *area, const uint32_t *const *sets,
+                                              const size_t *sizes, size_t nsets, size_t *best, size_t *overlap) {
+    static const char *fn = "gaia_brain_read_assembly";
+    int ai;
+    const gaia__asm_area *a;
+    size_t s, q, bi = 0, bo = 0;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &ai);
+    if (st != GAIA_OK) return st;
+    a = &b->areas[ai];
+    if (!best || !sets || !sizes || nsets == 0)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument or no sets (nsets = %zu)", nsets);
+    if (a->nwin == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners", area);
+    /* check everything first: a failed call writes nothing */
+    for (s = 0; s < nsets; s++) {
+        if (sizes[s] && !sets[s]) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "set %zu is NULL", s);
+        for (q = 0; q < sizes[s]; q++)
+            if (sets[s][q] >= a->n)
+                return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "set %zu: neuron %u outside area '%s' (n = %u)", s,
+                                  sets[s][q], area, a->n);
+    }
+    for (s = 0; s < nsets; s++) {
+        size_t o = 0;
+        for (q = 0; q < sizes[s]; q++) o += (size_t)gaia__asm_is_winner(a, sets[s][q]);
+        if (s == 0 || o > bo) {
+            bo = o;
+            bi = s;
+        }
+    }
+    *best = bi;
+    if (overlap) *overlap = bo;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_read_blocks(gaia_brain *b, const char *area, size_t nblocks, size_t *best,
+                                            size_t *overlap) {
+    static const char *fn = "gaia_brain_read_blocks";
+    int ai;
+    const gaia__asm_area *a;
+    size_t bi = 0, bo = 0, run = 0;
+    uint32_t q;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &ai);
+    if (st != GAIA_OK) return st;
+    a = &b->areas[ai];
+    if (!best) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "best is NULL");
+    if (nblocks == 0 || nblocks > a->n / a->k)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': %zu blocks of k = %u (want 1..%u)", area,
+                          nblocks, a->k, a->n / a->k);
+    if (a->nwin == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners", area);
+    /* winners ascend, so each block's winners are one run */
+    for (q = 0; q < a->nwin; q++) {
+        size_t blk = a->win[q] / a->k;
+        if (blk >= nblocks) break;
+        run = q > 0 && a->win[q - 1] / a->k == blk ? run + 1 : 1;
+        if (run > bo || (run == bo && blk < bi)) {
+            bo = run;
+            bi = blk;
+        }
+    }
+    *best = bi;
+    if (overlap) *overlap = bo;
+    return GAIA_OK;
+}
+
 /* The learned weights of an explicit fibre, on the host (caller frees). */
 static gaia_status gaia__asm_map_download(gaia_brain *b, const gaia__asm_fibre *f, uint64_t **keys, float **vals) {
     gaia_status st;
@@ -6282,12 +6641,11 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
     double syn = 0, wsum = 0, wmax = 1;
     size_t plastic = 0;
     int exact = 1;
+    gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (!out) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    if (!gaia__asm_find_source(b, from, &src))
-        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'", from ? from : "(null)");
-    tgt = gaia__asm_find_area(b, to);
-    if (tgt < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", to ? to : "(null)");
+    st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
+    if (st != GAIA_OK) return st;
     t = &b->areas[tgt];
     fi = gaia__asm_find_fibre(b, src, tgt);
     memset(out, 0, sizeof *out);
@@ -6296,7 +6654,7 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
         const gaia__asm_fibre *f = fi >= 0 ? &b->fibres[fi] : NULL;
         if (!f || (src >= 0 ? f->nrows == 0 : f->slen == 0)) {
             double ns = src >= 0 ? (double)b->areas[src].support : (double)b->stims[-1 - src].size;
-            syn = b->p * ns * (double)t->support;
+            syn = (f ? gaia__asm_fibre_p(b, f) : b->p) * ns * (double)t->support;
             wsum = syn;
             exact = syn == 0;
         } else if (src >= 0) {
@@ -6320,26 +6678,17 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
         }
     } else {
         gaia__asm_fibre tmp;
-        const gaia__asm_fibre *f;
+        const gaia__asm_fibre *f = gaia__asm_fibre_view(b, src, tgt, &tmp);
         gaia_assembly_fibre_args args;
-        memset(&tmp, 0, sizeof tmp);
-        if (fi >= 0) f = &b->fibres[fi];
-        else {
-            tmp.src = src;
-            tmp.tgt = tgt;
-            tmp.id = ((uint32_t)(src >= 0 ? src : 0x8000 | (-1 - src)) << 16) | (uint32_t)tgt;
-            tmp.fkey = gaia__asm_fkey(b->seed, tmp.id);
-            f = &tmp;
-        }
         gaia__asm_args(b, f, 0, &args);
         if (src < 0) {
             uint32_t j;
             for (j = 0; j < t->n; j++) syn += gaia_cpu_assembly_stim_degree(&args, j);
-        } else if ((double)args.n_src * (double)args.n_tgt * b->p <= 2e8) {
+        } else if ((double)args.n_src * (double)args.n_tgt * args.p <= 2e8) {
             uint32_t i;
             for (i = 0; i < args.n_src; i++) syn += (double)gaia_cpu_assembly_edges(&args, i, NULL, 0);
         } else {
-            syn = (double)args.n_src * (double)args.n_tgt * b->p;
+            syn = (double)args.n_src * (double)args.n_tgt * args.p;
             exact = 0;
         }
         wsum = syn;
@@ -6390,12 +6739,7 @@ GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, con
     if (i >= b->areas[src].n)
         return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "neuron %u outside area '%s' (n = %u)", i, from,
                           b->areas[src].n);
-    memset(&tmp, 0, sizeof tmp);
-    tmp.src = src;
-    tmp.tgt = tgt;
-    tmp.id = ((uint32_t)src << 16) | (uint32_t)tgt;
-    tmp.fkey = gaia__asm_fkey(b->seed, tmp.id);
-    gaia__asm_args(b, &tmp, 1, &args);
+    gaia__asm_args(b, gaia__asm_fibre_view(b, src, tgt, &tmp), 1, &args);
     st = gaia__asm_dalloc(b, (cap ? cap : 1) * 4, &d);
     if (st == GAIA_OK) st = b->be->assembly->edges(b->ctx, &args, i, (uint32_t *)d, cap, &c);
     if (st == GAIA_OK && cap) st = b->be->download(b->ctx, out, d, (size_t)(c < cap ? c : cap) * 4);
@@ -6403,6 +6747,124 @@ GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, con
     if (st != GAIA_OK) return gaia__fail(b->ctx, st, fn, "cannot generate the edges");
     *count = (size_t)c;
     return GAIA_OK;
+}
+
+/* The synapses of source neuron i of fibre from -> to, ascending, with their
+   weights, into host arrays of `cap` (count: all of them). */
+static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const char *from, const char *to, uint32_t i,
+                                         uint32_t *tg, float *wt, size_t cap, size_t *count) {
+    int src, tgt;
+    gaia__asm_fibre tmp;
+    const gaia__asm_fibre *f;
+    gaia_status st = GAIA_OK;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!count || (cap && (!tg || !wt))) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
+    st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
+    if (st != GAIA_OK) return st;
+    if (src < 0)
+        return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn,
+                          "'%s' is a stimulus: its fibre keeps in-degrees, not synapses (gaia_brain_fibre_stats)", from);
+    if (i >= b->areas[src].n)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "neuron %u outside area '%s' (n = %u)", i, from,
+                          b->areas[src].n);
+    f = gaia__asm_fibre_view(b, src, tgt, &tmp);
+    if (b->areas[tgt].mode == GAIA_AREA_LAZY) {
+        /* a lazy fibre has the rows of the source neurons that exist */
+        const gaia__asm_row *row = i < f->nrows ? &f->rows[i] : NULL;
+        size_t n = row ? row->len : 0;
+        if (!tg && !cap) { /* a size query */
+            *count = n;
+            return GAIA_OK;
+        }
+        if (cap < n) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu synapses, room for %zu", n, cap);
+        if (n) {
+            memcpy(tg, row->j, n * 4);
+            memcpy(wt, row->w, n * 4);
+        }
+        *count = n;
+        return GAIA_OK;
+    } else {
+        gaia_assembly_fibre_args args;
+        uint64_t c, e, *keys = NULL;
+        float *vals = NULL;
+        uint32_t *edges;
+        /* the base edges on the host (the same on every device), then the
+           learned weights from the map */
+        gaia__asm_args(b, f, 0, &args);
+        c = gaia_cpu_assembly_edges(&args, i, NULL, 0);
+        if (!tg && !cap) { /* a size query */
+            *count = (size_t)c;
+            return GAIA_OK;
+        }
+        if (cap < c) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%llu synapses, room for %zu",
+                                       (unsigned long long)c, cap);
+        edges = (uint32_t *)gaia__asm_halloc(b, (size_t)c * 4 + 4);
+        if (!edges) return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+        gaia_cpu_assembly_edges(&args, i, edges, c);
+        if (f->d_keys && f->count) {
+            if (b->dev == GAIA_DEVICE_CPU) {
+                keys = (uint64_t *)f->d_keys;
+                vals = (float *)f->d_vals;
+            } else
+                st = gaia__asm_map_download(b, f, &keys, &vals);
+        }
+        if (st == GAIA_OK) {
+            for (e = 0; e < c; e++) {
+                tg[e] = edges[e];
+                wt[e] = keys ? gaia_cpu_assembly_map_get(keys, vals, f->cap - 1, (uint64_t)i * b->areas[tgt].n + edges[e])
+                             : 1.0f;
+            }
+            *count = (size_t)c;
+        }
+        if (keys && b->dev != GAIA_DEVICE_CPU) {
+            gaia__asm_hfree(b, keys);
+            gaia__asm_hfree(b, vals);
+        }
+        gaia__asm_hfree(b, edges);
+        if (st != GAIA_OK) return gaia__fail(b->ctx, st, fn, "cannot read the learned weights");
+    }
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_synapse_row(gaia_brain *b, const char *from, const char *to, uint32_t i,
+                                            uint32_t *targets, float *weights, size_t cap, size_t *count) {
+    return gaia__asm_synapse_row(b, "gaia_brain_synapse_row", from, to, i, targets, weights, cap, count);
+}
+
+GAIA_API gaia_status gaia_brain_synapse_weight(gaia_brain *b, const char *from, const char *to, uint32_t i,
+                                               uint32_t j, float *w) {
+    static const char *fn = "gaia_brain_synapse_weight";
+    size_t n = 0, lo, hi;
+    uint32_t *tg;
+    float *wt;
+    int tgt;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!w) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "w is NULL");
+    tgt = gaia__asm_find_area(b, to);
+    if (tgt >= 0 && j >= b->areas[tgt].n)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "neuron %u outside area '%s' (n = %u)", j, to,
+                          b->areas[tgt].n);
+    st = gaia__asm_synapse_row(b, fn, from, to, i, NULL, NULL, 0, &n);
+    if (st != GAIA_OK) return st;
+    tg = (uint32_t *)gaia__asm_halloc(b, n * 4 + 4);
+    wt = (float *)gaia__asm_halloc(b, n * 4 + 4);
+    st = tg && wt ? gaia__asm_synapse_row(b, fn, from, to, i, tg, wt, n, &n) : GAIA_ERR_OUT_OF_MEMORY;
+    if (st == GAIA_OK) {
+        /* rows ascend: binary search for j */
+        lo = 0;
+        hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (tg[mid] < j) lo = mid + 1;
+            else hi = mid;
+        }
+        *w = lo < n && tg[lo] == j ? wt[lo] : 0.0f;
+    } else if (st == GAIA_ERR_OUT_OF_MEMORY)
+        gaia__fail(b->ctx, st, fn, "out of memory");
+    gaia__asm_hfree(b, tg);
+    gaia__asm_hfree(b, wt);
+    return st;
 }
 
 GAIA_API gaia_status gaia_brain_memory(gaia_brain *b, size_t *host_bytes, size_t *device_bytes) {
@@ -6514,6 +6976,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     gaia__asm_put_u64(&w, b->steps);
     gaia__asm_put_u64(&w, b->lazy_stream);
     gaia__asm_put_u32(&w, (uint32_t)b->plastic);
+    gaia__asm_put_f32(&w, b->wmax);
     gaia__asm_put_u32(&w, (uint32_t)b->nstims);
     for (i = 0; i < b->nstims; i++) {
         gaia__asm_put_name(&w, b->stims[i].name);
@@ -6539,6 +7002,18 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
             gaia__asm_put_u32(&w, a->stored_n[t]);
             for (q = 0; q < a->stored_n[t]; q++) gaia__asm_put_u32(&w, a->stored[t][q]);
         }
+        /* version 2: the winner history's ring (cap, first step, then the
+           kept steps oldest first) */
+        gaia__asm_put_u64(&w, a->whcap);
+        gaia__asm_put_u64(&w, a->wh_from);
+        if (a->whcap) {
+            size_t first = a->nhist - a->wh_from > a->whcap ? a->nhist - a->whcap : a->wh_from, s2;
+            for (s2 = first; s2 < a->nhist; s2++) {
+                uint32_t q, slot = (uint32_t)(s2 % a->whcap);
+                gaia__asm_put_u32(&w, a->whn[slot]);
+                for (q = 0; q < a->whn[slot]; q++) gaia__asm_put_u32(&w, a->wh[(size_t)slot * a->k + q]);
+            }
+        }
         if (a->mode == GAIA_AREA_EXPLICIT)
             for (t = 0; t < ((size_t)a->n + 31) / 32; t++) gaia__asm_put_u32(&w, a->sup_bits[t]);
     }
@@ -6549,6 +7024,8 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
         gaia__asm_put_u32(&w, (uint32_t)f->tgt);
         gaia__asm_put_u32(&w, (uint32_t)f->has_beta);
         gaia__asm_put_f32(&w, f->beta);
+        gaia__asm_put_u32(&w, (uint32_t)f->has_p);
+        gaia__asm_put_f64(&w, f->p);
         if (b->areas[f->tgt].mode == GAIA_AREA_EXPLICIT) {
             uint64_t *keys = NULL, s, m = 0;
             float *vals = NULL;
@@ -6675,9 +7152,10 @@ static int gaia__asm_get_name(gaia__asm_rbuf *r, char *out) {
 
 /* Parses an image into a new brain; every count is checked against the
    bytes left before anything is allocated, every index against its range. */
-static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device device, size_t limit,
-                                   gaia_brain **out, const char **why) {
+static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ver, gaia_device device,
+                                   size_t limit, gaia_brain **out, const char **why) {
     gaia_brain *b = NULL;
+    float wmax = GAIA_ASSEMBLY_WMAX;
     double p;
     uint64_t seed, steps, lstream, u64;
     uint32_t plastic, ns, na, nf, i, t;
@@ -6688,8 +7166,9 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
     steps = gaia__asm_get_u64(r);
     lstream = gaia__asm_get_u64(r);
     plastic = gaia__asm_get_u32(r);
+    if (ver >= 2) wmax = gaia__asm_get_f32(r);
     if (r->bad) return GAIA_ERR_FORMAT;
-    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0) || plastic > 1) {
+    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0) || plastic > 1 || !(wmax >= 1.0f && wmax <= GAIA_ASSEMBLY_WMAX)) {
         *why = "bad p or flags";
         return GAIA_ERR_FORMAT;
     }
@@ -6702,6 +7181,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
     b->steps = steps;
     b->lazy_stream = lstream;
     b->plastic = (int)plastic;
+    b->wmax = wmax;
     ns = gaia__asm_get_u32(r);
     if (ns > GAIA__ASM_MAX_UNITS || !gaia__asm_need_n(r, ns, 9)) goto bad;
     for (i = 0; i < ns; i++) {
@@ -6782,6 +7262,29 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
             a->stored[a->nstored] = copy;
             a->stored_n[a->nstored++] = cnt;
         }
+        if (ver >= 2) {
+            uint64_t whcap = gaia__asm_get_u64(r), from = gaia__asm_get_u64(r), s2, first;
+            if (r->bad || whcap > ((uint64_t)1 << 32) / k || from > nh || !gaia__asm_need_n(r, whcap, 4)) {
+                *why = "bad winner history";
+                goto bad;
+            }
+            if (whcap && gaia__asm_wh_alloc(b, a, (size_t)whcap) != GAIA_OK) goto oom;
+            a->wh_from = (size_t)from;
+            first = nh - from > whcap ? nh - whcap : from;
+            for (s2 = first; whcap && s2 < nh; s2++) {
+                uint32_t cnt = gaia__asm_get_u32(r), slot = (uint32_t)(s2 % whcap);
+                if (cnt > k || !gaia__asm_need_n(r, cnt, 4)) goto bad;
+                a->whn[slot] = cnt;
+                for (t = 0; t < cnt; t++) {
+                    uint32_t v = gaia__asm_get_u32(r);
+                    if (v >= n || (t && v <= a->wh[(size_t)slot * k + t - 1])) {
+                        *why = "bad winner history";
+                        goto bad;
+                    }
+                    a->wh[(size_t)slot * k + t] = v;
+                }
+            }
+        }
         if (mode == GAIA_AREA_EXPLICIT) {
             size_t words = ((size_t)n + 31) / 32;
             uint64_t pop = 0;
@@ -6802,9 +7305,10 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
             for (t = 0; t < nwin; t++)
                 if (!((a->sup_bits[a->win[t] >> 5] >> (a->win[t] & 31)) & 1u)) goto bad;
             st = b->be->upload(b->ctx, a->d_sup, a->sup_bits, words * 4);
-            if (st == GAIA_OK && nwin) st = b->be->upload(b->ctx, a->d_win, a->win, (size_t)nwin * 4);
             if (st != GAIA_OK) goto fail;
         }
+        st = nwin ? b->be->upload(b->ctx, a->d_win, a->win, (size_t)nwin * 4) : GAIA_OK;
+        if (st != GAIA_OK) goto fail;
         a->support = support;
     }
     nf = gaia__asm_get_u32(r);
@@ -6813,18 +7317,21 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         int src = (int)gaia__asm_get_u32(r), tgt = (int)gaia__asm_get_u32(r);
         uint32_t hb = gaia__asm_get_u32(r);
         float beta = gaia__asm_get_f32(r);
+        uint32_t hp = ver >= 2 ? gaia__asm_get_u32(r) : 0;
+        double fp = ver >= 2 ? gaia__asm_get_f64(r) : 0.0;
         gaia__asm_fibre *f;
         const gaia__asm_area *ta;
-        if (r->bad || tgt < 0 || tgt >= b->nareas || src >= b->nareas || src < -b->nstims || hb > 1 ||
-            !(beta >= 0.0f && beta <= 1000.0f) || gaia__asm_find_fibre(b, src, tgt) >= 0) {
+        if (r->bad || tgt < 0 || tgt >= b->nareas || src >= b->nareas || src < -b->nstims || hb > 1 || hp > 1 ||
+            !(beta >= 0.0f && beta <= 1000.0f) || gaia__asm_find_fibre(b, src, tgt) >= 0 ||
+            (hp ? !(fp >= GAIA_BRAIN_P_MIN && fp <= 1.0) || fp == p : fp != 0.0)) {
             *why = "bad fibre";
             goto bad;
         }
         ta = &b->areas[tgt];
-        if (src >= 0 && b->areas[src].mode != ta->mode) goto bad;
         if (gaia__asm_fibre_get(b, src, tgt, 0, &f) != GAIA_OK) goto oom;
         f->has_beta = (int)hb;
         f->beta = beta;
+        if (hp && gaia__asm_fibre_set_p(b, f, fp) != GAIA_OK) goto oom;
         if (ta->mode == GAIA_AREA_EXPLICIT) {
             uint64_t m = gaia__asm_get_u64(r), s, cap = 16, *hk, prev = 0;
             float *hv;
@@ -6878,7 +7385,8 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, gaia_device
         } else if (src >= 0) {
             uint32_t nrows = gaia__asm_get_u32(r), rr, e;
             size_t cap = 0;
-            if (r->bad || (nrows != 0 && nrows != b->areas[src].support) || !gaia__asm_need_n(r, nrows, 4)) goto bad;
+            if (r->bad || (nrows != 0 && nrows != gaia__asm_lazy_rows(b, src)) || !gaia__asm_need_n(r, nrows, 4))
+                goto bad;
             if (nrows && !gaia__asm_grow(b, (void **)&f->rows, sizeof(gaia__asm_row), 0, &cap, nrows)) goto oom;
             f->caprows = (uint32_t)cap;
             for (rr = 0; rr < nrows; rr++) {
@@ -6936,6 +7444,7 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
                                   size_t limit, gaia_brain **out) {
     const unsigned char *c = (const unsigned char *)bytes;
     gaia__asm_rbuf r;
+    uint32_t ver;
     uint64_t plen = 0, h = 0;
     int q;
     const char *why = NULL;
@@ -6947,8 +7456,10 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
         plen |= (uint64_t)c[16 + q] << (8 * q);
         h |= (uint64_t)c[24 + q] << (8 * q);
     }
-    if ((c[8] | (c[9] << 8) | (c[10] << 16) | ((uint32_t)c[11] << 24)) != GAIA__ASM_VERSION)
-        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "unsupported version %u", (unsigned)c[8]);
+    ver = (uint32_t)c[8] | ((uint32_t)c[9] << 8) | ((uint32_t)c[10] << 16) | ((uint32_t)c[11] << 24);
+    if (ver < 1 || ver > GAIA__ASM_VERSION)
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "unsupported version %u (this gaia reads 1..%u)", (unsigned)ver,
+                          GAIA__ASM_VERSION);
     if (c[12] | c[13] | c[14] | c[15]) /* reserved: one image, one byte string */
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "reserved header bytes are not zero");
     if (plen != (uint64_t)size - 32)
@@ -6959,7 +7470,7 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
     r.len = size - 32;
     r.pos = 0;
     r.bad = 0;
-    st = gaia__asm_parse(ctx, &r, device, limit, &b, &why);
+    st = gaia__asm_parse(ctx, &r, ver, device, limit, &b, &why);
     if (st != GAIA_OK) {
         char msg[GAIA__ERR_LEN];
         snprintf(msg, sizeof msg, "%s", gaia_last_error(ctx));

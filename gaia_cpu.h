@@ -3947,18 +3947,21 @@ GAIA_API void gaia_cpu_assembly_topk(const int64_t *input, uint32_t n, uint32_t 
     qsort(winners, nw, sizeof(uint32_t), gaia__asm_cmp_u32);
 }
 
-static uint64_t gaia__asm_map_insert(uint64_t *keys, float *vals, uint64_t mask, uint64_t key, float factor) {
+static uint64_t gaia__asm_map_insert(uint64_t *keys, float *vals, uint64_t mask, uint64_t key, float factor,
+                                     float wmax) {
     uint64_t h = gaia__asm_mix64(key) & mask;
+    /* the fixed-point inputs rely on weights <= WMAX, whatever the caller asks */
+    if (!(wmax <= GAIA_ASSEMBLY_WMAX)) wmax = GAIA_ASSEMBLY_WMAX;
     for (;;) {
         uint64_t k = keys[h];
         if (k == key) {
             float v = vals[h] * factor;
-            vals[h] = v < GAIA_ASSEMBLY_WMAX ? v : GAIA_ASSEMBLY_WMAX;
+            vals[h] = v < wmax ? v : wmax;
             return 0;
         }
         if (k == GAIA_ASSEMBLY_EMPTY) {
             keys[h] = key;
-            vals[h] = factor < GAIA_ASSEMBLY_WMAX ? factor : GAIA_ASSEMBLY_WMAX;
+            vals[h] = factor < wmax ? factor : wmax;
             return 1;
         }
         h = (h + 1) & mask;
@@ -3966,9 +3969,9 @@ static uint64_t gaia__asm_map_insert(uint64_t *keys, float *vals, uint64_t mask,
 }
 
 GAIA_API uint64_t gaia_cpu_assembly_map_update(uint64_t *map_keys, float *map_vals, uint64_t map_mask,
-                                               const uint64_t *keys, uint64_t count, float factor) {
+                                               const uint64_t *keys, uint64_t count, float factor, float wmax) {
     uint64_t t, inserted = 0;
-    for (t = 0; t < count; t++) inserted += gaia__asm_map_insert(map_keys, map_vals, map_mask, keys[t], factor);
+    for (t = 0; t < count; t++) inserted += gaia__asm_map_insert(map_keys, map_vals, map_mask, keys[t], factor, wmax);
     return inserted;
 }
 
@@ -4144,9 +4147,10 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
 }
 
 static gaia_status gaia__asm_cpu_map_update(gaia_ctx *ctx, uint64_t *map_keys, float *map_vals, uint64_t map_mask,
-                                            const uint64_t *keys, uint64_t count, float factor, uint64_t *inserted) {
+                                            const uint64_t *keys, uint64_t count, float factor, float wmax,
+                                            uint64_t *inserted) {
     (void)ctx;
-    *inserted = gaia_cpu_assembly_map_update(map_keys, map_vals, map_mask, keys, count, factor);
+    *inserted = gaia_cpu_assembly_map_update(map_keys, map_vals, map_mask, keys, count, factor, wmax);
     return GAIA_OK;
 }
 

@@ -1140,7 +1140,7 @@ int gaia_cuda_assembly_topk_compact(const unsigned long long *x, uint32_t n, int
                                     uint32_t *above, uint32_t *cand, unsigned long long *counts_dev, void *stream);
 int gaia_cuda_assembly_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
                                   const unsigned long long *keys, unsigned long long count, float factor,
-                                  unsigned long long *inserted_dev, void *stream);
+                                  float wmax, unsigned long long *inserted_dev, void *stream);
 int gaia_cuda_assembly_map_clear(unsigned long long *mk, unsigned long long cap, void *stream);
 int gaia_cuda_assembly_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
                                   unsigned long long *nk, float *nv, unsigned long long mask, void *stream);
@@ -1279,14 +1279,15 @@ static gaia_status gaia__asm_cuda_hebb_collect(gaia_ctx *ctx, const gaia_assembl
 }
 
 static gaia_status gaia__asm_cuda_map_update(gaia_ctx *ctx, uint64_t *map_keys, float *map_vals, uint64_t map_mask,
-                                             const uint64_t *keys, uint64_t count, float factor, uint64_t *inserted) {
+                                             const uint64_t *keys, uint64_t count, float factor, float wmax,
+                                             uint64_t *inserted) {
     void *cnt_d = NULL;
     unsigned long long c = 0;
     gaia_status st = gaia__asm_cuda_word(ctx, 8, &cnt_d);
     if (st != GAIA_OK) return st;
     st = gaia__asm_cuda_check(ctx,
                               gaia_cuda_assembly_map_update((unsigned long long *)map_keys, map_vals, map_mask,
-                                                            (const unsigned long long *)keys, count, factor,
+                                                            (const unsigned long long *)keys, count, factor, wmax,
                                                             (unsigned long long *)cnt_d, GAIA__ASM_CUDA_STREAM(ctx)),
                               "assembly weight update");
     if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, &c, cnt_d, 8);

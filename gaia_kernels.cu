@@ -1675,7 +1675,7 @@ extern "C" int gaia_cuda_assembly_topk_compact(const unsigned long long *x, uint
 // ---- learned-weight map: open addressing, linear probing ----
 __global__ void gaia__asmk_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
                                       const unsigned long long *keys, unsigned long long count, float factor,
-                                      unsigned long long *inserted) {
+                                      float wmax, unsigned long long *inserted) {
     unsigned long long t;
     for (t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < count;
          t += (unsigned long long)gridDim.x * blockDim.x) {
@@ -1683,12 +1683,12 @@ __global__ void gaia__asmk_map_update(unsigned long long *mk, float *mv, unsigne
         for (;;) {
             unsigned long long prev = atomicCAS(&mk[h], GAIA__ASMK_EMPTY, key);
             if (prev == GAIA__ASMK_EMPTY) { // inserted: keys are unique within a call
-                mv[h] = fminf(factor, GAIA__ASMK_WMAX);
+                mv[h] = fminf(factor, wmax);
                 atomicAdd(inserted, 1ull);
                 break;
             }
             if (prev == key) {
-                mv[h] = fminf(__fmul_rn(mv[h], factor), GAIA__ASMK_WMAX);
+                mv[h] = fminf(__fmul_rn(mv[h], factor), wmax);
                 break;
             }
             h = (h + 1) & mask;
@@ -1698,11 +1698,13 @@ __global__ void gaia__asmk_map_update(unsigned long long *mk, float *mv, unsigne
 
 extern "C" int gaia_cuda_assembly_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
                                              const unsigned long long *keys, unsigned long long count, float factor,
-                                             unsigned long long *inserted_dev, void *stream) {
+                                             float wmax, unsigned long long *inserted_dev, void *stream) {
     cudaStream_t st = (cudaStream_t)stream;
+    // the fixed-point inputs rely on weights <= WMAX, whatever the caller asks
+    if (!(wmax <= GAIA__ASMK_WMAX)) wmax = GAIA__ASMK_WMAX;
     cudaError_t e = cudaMemsetAsync(inserted_dev, 0, sizeof(unsigned long long), st);
     if (e != cudaSuccess) return (int)e;
-    if (count) gaia__asmk_map_update<<<gaia__asmk_blocks(count, 256), 256, 0, st>>>(mk, mv, mask, keys, count, factor, inserted_dev);
+    if (count) gaia__asmk_map_update<<<gaia__asmk_blocks(count, 256), 256, 0, st>>>(mk, mv, mask, keys, count, factor, wmax, inserted_dev);
     return (int)cudaGetLastError();
 }
 

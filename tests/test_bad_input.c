@@ -362,14 +362,99 @@ static void backend_primitives_do_nothing_for_zero_sizes(gt *t) {
     GT_CHECK(t, y == 7.0f || y == -1.0f, "argmax over no columns wrote %g", (double)y);
     gaia_cpu_assembly_topk(NULL, 0, 0, NULL, &winners);
     GT_CHECK(t, winners == 9, "top-0 of nothing wrote a winner");
-    GT_CHECK(t, gaia_cpu_assembly_map_update(NULL, NULL, 0, NULL, 0, 1.5f) == 0, "an update of no keys changed");
+    GT_CHECK(t, gaia_cpu_assembly_map_update(NULL, NULL, 0, NULL, 0, 1.5f, 2.0f) == 0, "an update of no keys changed");
     GT_CHECK(t, gaia_cpu_assembly_edges(NULL, 0, NULL, 0) == 0, "edges of no fibre");
     GT_CHECK(t, gaia_cpu_assembly_stim_degree(NULL, 0) == 0, "degree in no fibre");
     GT_CHECK(t, gaia_cpu_assembly_map_get(NULL, NULL, 0, 5) == 0.0f, "a weight from no map");
     gaia_cpu_assembly_accumulate(NULL, NULL, 0, NULL, 1);
 }
 
+/* The rule-program features (per-fibre p, the weight cap, ...): a bad
+   argument names the function and the value, and changes nothing (the
+   brain's image is the same before and after). */
+static void brain_rule_features_reject_bad_arguments(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    gaia_brain *b = NULL;
+    void *before, *after;
+    size_t nbefore, nafter;
+    GT_OK(t, small_brain(ctx, &b));
+    GT_OK(t, gaia_brain_save_image(b, &before, &nbefore));
+
+    EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(NULL, "A", "B", 0.1), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "Nowhere", "B", 0.1), "Nowhere");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "A", "s2", 0.1), "s2"); /* a stimulus target */
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, NULL, "B", 0.1), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "A", "B", nan("")), "nan");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "A", "B", 0.0), "p = 0");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "A", "B", 1.25), "1.25");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "A", "B", -0.5), "-0.5");
+    /* s1 -> A has learned: its synapses were drawn at the brain's p */
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_p(b, "s1", "A", 0.2), "s1");
+
+    EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_set_max_weight(NULL, 2.0f), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_max_weight(b, 0.5f), "0.5");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_max_weight(b, (float)nan("")), "nan");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_max_weight(b, 4194304.0f), "4.19");
+
+    {
+        uint32_t tg[4] = {7, 7, 7, 7}, w[4] = {9, 9, 9, 9};
+        float wt[4] = {5, 5, 5, 5}, wv = 5.0f;
+        size_t n = 77;
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(NULL, "A", "A", 0, tg, wt, 4, &n), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(b, "Nowhere", "A", 0, tg, wt, 4, &n), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(b, "A", "s1", 0, tg, wt, 4, &n), "s1");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(b, "A", "B", 600, tg, wt, 4, &n), "600");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(b, "A", "B", 0, tg, wt, 4, NULL), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(b, "A", "B", 0, NULL, wt, 4, &n), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_row(b, "A", "B", 0, tg, wt, 4, &n), "room for 4");
+        EXPECT_ERR(t, ctx, GAIA_ERR_UNSUPPORTED, gaia_brain_synapse_row(b, "s1", "A", 0, tg, wt, 4, &n), "s1");
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_weight(NULL, "A", "B", 0, 1, &wv), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_weight(b, "A", "B", 0, 600, &wv), "600");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_weight(b, "A", "B", 1000, 0, &wv), "1000");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_weight(b, "A", "Nowhere", 0, 0, &wv), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_synapse_weight(b, "A", "B", 0, 0, NULL), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_UNSUPPORTED, gaia_brain_synapse_weight(b, "s2", "B", 0, 0, &wv), "s2");
+        GT_CHECK(t, tg[0] == 7 && wt[0] == 5 && n == 77 && wv == 5.0f, "a failed synapse read wrote its outputs");
+
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_set_winner_history(NULL, "A", 4), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_winner_history(b, "Nowhere", 4), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_set_winner_history(b, "A", SIZE_MAX), "A");
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_winner_history(NULL, "A", 0, w, 4, &n), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_winner_history(b, "Nowhere", 0, w, 4, &n), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_winner_history(b, "A", 0, w, 4, &n), "step 0");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_winner_history(b, "A", 0, w, 4, NULL), NULL);
+        GT_CHECK(t, w[0] == 9 && n == 77, "a failed winner_history wrote its outputs");
+    }
+    {
+        uint32_t s0[3] = {1, 2, 3}, s1[2] = {4, 600};
+        const uint32_t *sets[2] = {s0, s1}, *nullset[1] = {NULL};
+        size_t sizes[2] = {3, 2}, best = 77, ov = 77;
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(NULL, "A", sets, sizes, 1, &best, &ov), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(b, "Nowhere", sets, sizes, 1, &best, &ov),
+                   "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(b, "A", sets, sizes, 2, &best, &ov), "600");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(b, "A", sets, sizes, 0, &best, &ov), "0");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(b, "A", nullset, sizes, 1, &best, &ov), "0");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(b, "A", sets, sizes, 1, NULL, &ov), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_assembly(b, "C", sets, sizes, 1, &best, &ov), "C");
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_read_blocks(NULL, "A", 3, &best, &ov), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_blocks(b, "Nowhere", 3, &best, &ov), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_blocks(b, "A", 0, &best, &ov), "0 blocks");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_blocks(b, "A", 21, &best, &ov), "21");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_blocks(b, "A", 3, NULL, &ov), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_read_blocks(b, "C", 3, &best, &ov), "C");
+        GT_CHECK(t, best == 77 && ov == 77, "a failed read-out wrote its outputs");
+    }
+
+    GT_OK(t, gaia_brain_save_image(b, &after, &nafter));
+    GT_CHECK(t, nbefore == nafter && memcmp(before, after, nbefore) == 0, "a rejected call changed the brain");
+    gaia_brain_free_image(ctx, before);
+    gaia_brain_free_image(ctx, after);
+    gaia_brain_destroy(b);
+}
+
 const gt_case gt_bad_input_cases[] = {
+    {"brain_rule_features_reject_bad_arguments", brain_rule_features_reject_bad_arguments},
     {"brain_operations_reject_unknown_names_and_negative_steps", brain_operations_reject_unknown_names_and_negative_steps},
     {"brain_controls_and_images_reject_bad_arguments", brain_controls_and_images_reject_bad_arguments},
     {"failed_creators_keep_the_callers_pointer", failed_creators_keep_the_callers_pointer},

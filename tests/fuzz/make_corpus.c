@@ -62,6 +62,11 @@ static void brain_seed(const char *dir, const char *name, gaia_area_mode mode) {
     check(gaia_brain_add_area(b, "A", 120, 8, 0.2f, mode));
     check(gaia_brain_add_area(b, "B", 90, 6, 0.1f, mode));
     check(gaia_brain_set_beta(b, "A", "B", 0.3f));
+    /* version 2's fields: a fibre's own p, the weight cap, a winner history */
+    check(gaia_brain_set_p(b, "A", "B", 0.2));
+    check(gaia_brain_set_p(b, "B", "B", 0.2)); /* a lazy B takes one p per step */
+    check(gaia_brain_set_max_weight(b, 1.5f));
+    check(gaia_brain_set_winner_history(b, "A", 2));
     check(gaia_brain_project_spec(b, "s>A"));
     check(gaia_brain_project_spec(b, "s>A A>A A>B"));
     check(gaia_brain_project_spec(b, "s>A A>A A>B B>B"));
