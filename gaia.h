@@ -10,7 +10,7 @@
      4. Contexts, devices, errors
      5. Tensors
      6. Random numbers
-     7. Profiling and benchmarking
+     7. Profiling, benchmarking, telemetry, parallel map
      8. The CUDA backend: memory pool, streams, automatic offload
      9. The layer module: transformer kernels, GAIA's hierarchy
     10. The assembly module: assembly-calculus brains
@@ -257,7 +257,7 @@
        gaia_ctx_destroy(c1); gaia_ctx_destroy(c2);
 
    =====================================================================
-   7. PROFILING AND BENCHMARKING
+   7. PROFILING, BENCHMARKING, TELEMETRY, PARALLEL MAP
    =====================================================================
    gaia_profile_enable(ctx, 1) counts calls, time and bytes per operation;
    gaia_profile_print(ctx, stdout) prints the table. gaia_bench_run() warms up,
@@ -275,6 +275,85 @@
               (unsigned long long)e.bytes);                // prints: matmul: 3 calls, 589824 bytes
        gaia_profile_print(ctx, stdout);                  // one row per operation used
        gaia_tensor_free(a); gaia_tensor_free(c);
+
+   Telemetry for a dashboard or a log: gaia_profile_write_json(ctx, f)
+   writes the counters, the memory of each device (gaia_memory_stats) and,
+   on a GPU, what NVML reads (utilisation, memory, temperature, power, SM
+   clock) as one JSON object; gaia_profile_write_csv(ctx, f) writes the
+   counters as CSV (header "op,calls,total_ms,mean_us,bytes,gbytes_per_s",
+   one row per operation). gaia_gpu_telemetry_get(ctx, &g) reads NVML alone.
+   NVML (libnvidia-ml.so.1) is opened with dlopen on first use, never
+   linked: a CUDA build runs where it is missing, and the call then returns
+   GAIA_ERR_UNSUPPORTED saying so (GAIA_ERR_NO_DEVICE on a CPU context or a
+   CPU-only build). Readings a board does not support are -1.
+
+   Parallel map. gaia_map(ctx, n, fn, user, &desc) calls
+   fn(worker, item, user) for item = 0 .. n-1, spread over workers with
+   dynamic load balancing (a worker takes desc.grain items at a time):
+     workers   each worker is a context of the map's own - on the CPU
+               single-threaded (the parallelism is over items, never
+               nested), on CUDA one stream with its own cuBLAS handles and
+               memory pool, so independent items overlap on the GPU
+               (desc.workers streams, default 4). Run the item's calls on
+               `worker`, never on ctx. Workers are made on first use and
+               kept until ctx is destroyed.
+     tensors   items may read ctx's tensors, make views of them and write
+               into them (e.g. their own rows, through gaia_tensor_slice_rows
+               as `out`); tensors an item makes belong to its worker and
+               stay usable by ctx after the map. ctx and its workers accept
+               each other's tensors; gaia_map synchronises ctx before and
+               every worker after. An item must not free a tensor it did not
+               make, nor touch another item's output, while the map runs.
+     device    desc.device CPU or CUDA; AUTO runs on the GPU when ctx has
+               one and the cost model of host calls says one item's work
+               (desc.flops_per_item, desc.bytes_per_item) is worth a launch
+               there, else on the CPU; without hints, on ctx's device.
+     order     results land where the item puts them (slot `item` of the
+               caller's arrays): the order of completion never shows.
+     random    an item's worker is seeded from (ctx's seed, ctx's stream
+               counter, item), so item i draws the same numbers whatever
+               the thread count, grain or worker; each map moves ctx's
+               stream on by one.
+     errors    an item that returns a status fails alone: the others run and
+               keep their results; desc.item_status (n entries) gets every
+               item's status; gaia_map returns the lowest failing item's
+               status and gaia_last_error(ctx) says "gaia_map: item 3 of 50
+               failed (7 failed in all): <the worker's message>".
+     threads   the CPU team follows the shared-machine rules (Guarantees):
+               it meets without spinning and shrinks to one thread while
+               other processes hold the cores. The context's allocator and
+               logger are called from the workers' threads: a custom one
+               must be thread-safe. A gaia_map inside an item runs its items
+               there, one after another.
+   Example, 100 small products, each written into its own rows:
+       #include "gaia.h"
+       #include <stdio.h>
+       typedef struct job { gaia_tensor *x, *w, *y; } job;
+       static gaia_status item(gaia_ctx *wk, size_t i, void *user) {
+           job *j = (job *)user;
+           gaia_tensor *xi = NULL, *yi = NULL;
+           gaia_status st = gaia_tensor_slice_rows(wk, j->x, i * 8, 8, &xi);
+           if (st == GAIA_OK) st = gaia_tensor_slice_rows(wk, j->y, i * 8, 8, &yi);
+           if (st == GAIA_OK) st = gaia_tensor_matmul(wk, xi, j->w, 0, 0, &yi);
+           gaia_tensor_free(xi); gaia_tensor_free(yi);
+           return st;                               // y's rows 8i.. = x's . w
+       }
+       int main(void) {
+           gaia_ctx *ctx;
+           job j = {NULL, NULL, NULL};
+           size_t sx[2] = {800, 8}, sw[2] = {8, 8};
+           if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) return 1;
+           gaia_tensor_randn(ctx, 2, sx, 0.0f, 1.0f, &j.x); // item i: rows 8i .. 8i+7
+           gaia_tensor_randn(ctx, 2, sw, 0.0f, 1.0f, &j.w);
+           gaia_tensor_zeros(ctx, 2, sx, &j.y);
+           if (gaia_map(ctx, 100, item, &j, NULL) == GAIA_OK) // NULL desc: defaults
+               printf("100 items done\n");                    // prints: 100 items done
+           gaia_tensor_free(j.x); gaia_tensor_free(j.w); gaia_tensor_free(j.y);
+           gaia_ctx_destroy(ctx);
+           return 0;
+       }
+   bench/bench_map.c times it against one batched matmul of the same work;
+   examples/gaussian_filter.c blurs a batch of images with it.
 
    =====================================================================
    8. THE CUDA BACKEND
