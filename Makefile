@@ -82,7 +82,7 @@ ifeq ($(CUDA),1)
   CFLAGS   += -DGAIA_USE_CUDA -isystem $(CUDA_HOME)/include
   CXXFLAGS += -DGAIA_USE_CUDA -isystem $(CUDA_HOME)/include
   KERNELS_O := $(BUILD)/gaia_kernels.o
-  LDLIBS   += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcublasLt -lcublas -lcufft -lcurand -lcudart -lstdc++
+  LDLIBS   += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcublasLt -lcublas -lcufft -lcurand -lcudart -lstdc++ -ldl
 endif
 
 HEADERS  := gaia.h gaia_cpu.h gaia_cuda.h

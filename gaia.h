@@ -10,7 +10,7 @@
      4. Contexts, devices, errors
      5. Tensors
      6. Random numbers
-     7. Profiling and benchmarking
+     7. Profiling, benchmarking, telemetry, parallel map
      8. The CUDA backend: memory pool, streams, automatic offload
      9. The layer module: transformer kernels, GAIA's hierarchy
     10. The assembly module: assembly-calculus brains
@@ -68,7 +68,7 @@
             -c gaia_kernels.cu -o gaia_kernels.o
        nvcc -O3 -std=c++17 -arch=native -c gaia_kernels.cu -o gaia_kernels.o
        cc -std=c99 -O3 -DGAIA_USE_CUDA -isystem $CUDA_HOME/include my.c gaia_kernels.o \
-          -L$CUDA_HOME/lib64 -lcublasLt -lcublas -lcufft -lcurand -lcudart -lstdc++ -lm
+          -L$CUDA_HOME/lib64 -lcublasLt -lcublas -lcufft -lcurand -lcudart -lstdc++ -ldl -lm
    A CUDA build still runs on a machine with no GPU: the context falls back to
    the CPU and logs one line saying why (no NVIDIA driver, a driver older than
    the CUDA runtime, no device, ...).
@@ -257,7 +257,7 @@
        gaia_ctx_destroy(c1); gaia_ctx_destroy(c2);
 
    =====================================================================
-   7. PROFILING AND BENCHMARKING
+   7. PROFILING, BENCHMARKING, TELEMETRY, PARALLEL MAP
    =====================================================================
    gaia_profile_enable(ctx, 1) counts calls, time and bytes per operation;
    gaia_profile_print(ctx, stdout) prints the table. gaia_bench_run() warms up,
@@ -275,6 +275,85 @@
               (unsigned long long)e.bytes);                // prints: matmul: 3 calls, 589824 bytes
        gaia_profile_print(ctx, stdout);                  // one row per operation used
        gaia_tensor_free(a); gaia_tensor_free(c);
+
+   Telemetry for a dashboard or a log: gaia_profile_write_json(ctx, f)
+   writes the counters, the memory of each device (gaia_memory_stats) and,
+   on a GPU, what NVML reads (utilisation, memory, temperature, power, SM
+   clock) as one JSON object; gaia_profile_write_csv(ctx, f) writes the
+   counters as CSV (header "op,calls,total_ms,mean_us,bytes,gbytes_per_s",
+   one row per operation). gaia_gpu_telemetry_get(ctx, &g) reads NVML alone.
+   NVML (libnvidia-ml.so.1) is opened with dlopen on first use, never
+   linked: a CUDA build runs where it is missing, and the call then returns
+   GAIA_ERR_UNSUPPORTED saying so (GAIA_ERR_NO_DEVICE on a CPU context or a
+   CPU-only build). Readings a board does not support are -1.
+
+   Parallel map. gaia_map(ctx, n, fn, user, &desc) calls
+   fn(worker, item, user) for item = 0 .. n-1, spread over workers with
+   dynamic load balancing (a worker takes desc.grain items at a time):
+     workers   each worker is a context of the map's own - on the CPU
+               single-threaded (the parallelism is over items, never
+               nested), on CUDA one stream with its own cuBLAS handles and
+               memory pool, so independent items overlap on the GPU
+               (desc.workers streams, default 4). Run the item's calls on
+               `worker`, never on ctx. Workers are made on first use and
+               kept until ctx is destroyed.
+     tensors   items may read ctx's tensors, make views of them and write
+               into them (e.g. their own rows, through gaia_tensor_slice_rows
+               as `out`); tensors an item makes belong to its worker and
+               stay usable by ctx after the map. ctx and its workers accept
+               each other's tensors; gaia_map synchronises ctx before and
+               every worker after. An item must not free a tensor it did not
+               make, nor touch another item's output, while the map runs.
+     device    desc.device CPU or CUDA; AUTO runs on the GPU when ctx has
+               one and the cost model of host calls says one item's work
+               (desc.flops_per_item, desc.bytes_per_item) is worth a launch
+               there, else on the CPU; without hints, on ctx's device.
+     order     results land where the item puts them (slot `item` of the
+               caller's arrays): the order of completion never shows.
+     random    an item's worker is seeded from (ctx's seed, ctx's stream
+               counter, item), so item i draws the same numbers whatever
+               the thread count, grain or worker; each map moves ctx's
+               stream on by one.
+     errors    an item that returns a status fails alone: the others run and
+               keep their results; desc.item_status (n entries) gets every
+               item's status; gaia_map returns the lowest failing item's
+               status and gaia_last_error(ctx) says "gaia_map: item 3 of 50
+               failed (7 failed in all): <the worker's message>".
+     threads   the CPU team follows the shared-machine rules (Guarantees):
+               it meets without spinning and shrinks to one thread while
+               other processes hold the cores. The context's allocator and
+               logger are called from the workers' threads: a custom one
+               must be thread-safe. A gaia_map inside an item runs its items
+               there, one after another.
+   Example, 100 small products, each written into its own rows:
+       #include "gaia.h"
+       #include <stdio.h>
+       typedef struct job { gaia_tensor *x, *w, *y; } job;
+       static gaia_status item(gaia_ctx *wk, size_t i, void *user) {
+           job *j = (job *)user;
+           gaia_tensor *xi = NULL, *yi = NULL;
+           gaia_status st = gaia_tensor_slice_rows(wk, j->x, i * 8, 8, &xi);
+           if (st == GAIA_OK) st = gaia_tensor_slice_rows(wk, j->y, i * 8, 8, &yi);
+           if (st == GAIA_OK) st = gaia_tensor_matmul(wk, xi, j->w, 0, 0, &yi);
+           gaia_tensor_free(xi); gaia_tensor_free(yi);
+           return st;                               // y's rows 8i.. = x's . w
+       }
+       int main(void) {
+           gaia_ctx *ctx;
+           job j = {NULL, NULL, NULL};
+           size_t sx[2] = {800, 8}, sw[2] = {8, 8};
+           if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) return 1;
+           gaia_tensor_randn(ctx, 2, sx, 0.0f, 1.0f, &j.x); // item i: rows 8i .. 8i+7
+           gaia_tensor_randn(ctx, 2, sw, 0.0f, 1.0f, &j.w);
+           gaia_tensor_zeros(ctx, 2, sx, &j.y);
+           if (gaia_map(ctx, 100, item, &j, NULL) == GAIA_OK) // NULL desc: defaults
+               printf("100 items done\n");                    // prints: 100 items done
+           gaia_tensor_free(j.x); gaia_tensor_free(j.w); gaia_tensor_free(j.y);
+           gaia_ctx_destroy(ctx);
+           return 0;
+       }
+   bench/bench_map.c times it against one batched matmul of the same work;
+   examples/gaussian_filter.c blurs a batch of images with it.
 
    =====================================================================
    8. THE CUDA BACKEND
@@ -988,6 +1067,60 @@ GAIA_API gaia_status gaia_bench_run(gaia_ctx *ctx, int (*fn)(void *arg), void *a
                                     int warmup, int repeats, gaia_bench_stats *out);
 /* Monotonic wall clock in seconds (for benchmarks and examples). */
 GAIA_API double gaia_time_s(void);
+
+/* Profiling counters, memory and (with a GPU) device telemetry as one JSON
+   object, or the counters as CSV (a header line, then one row per
+   operation, all operations in enum order). f must be open for writing;
+   GAIA_ERR_IO when a write fails. */
+GAIA_API gaia_status gaia_profile_write_json(gaia_ctx *ctx, FILE *f);
+GAIA_API gaia_status gaia_profile_write_csv(gaia_ctx *ctx, FILE *f);
+
+/* What NVML says of the context's GPU right now. NVML is loaded at run time
+   (libnvidia-ml.so.1, nvml.dll), never linked: without it, or on a CPU
+   context, or in a build without GAIA_USE_CUDA, the call returns
+   GAIA_ERR_UNSUPPORTED (NVML missing) or GAIA_ERR_NO_DEVICE (no GPU) with
+   the reason, and nothing else changes. A reading the GPU does not support
+   (power on some boards) is -1. */
+typedef struct gaia_gpu_telemetry {
+    char name[96];
+    int utilization_gpu_pct;    /* time a kernel ran, over the driver's last sample period */
+    int utilization_memory_pct; /* time device memory was read or written, same period */
+    size_t memory_used, memory_total; /* bytes, the whole device (all processes) */
+    int temperature_c;
+    double power_w, power_limit_w;
+    int clock_sm_mhz;
+} gaia_gpu_telemetry;
+GAIA_API gaia_status gaia_gpu_telemetry_get(gaia_ctx *ctx, gaia_gpu_telemetry *out);
+
+/* ---------------------------------------------------------------------
+   Parallel map: fn(worker, item, user) for item = 0 .. n-1
+   --------------------------------------------------------------------- */
+/* One item. `worker` is a context of gaia_map's own (not ctx): run the
+   item's gaia calls on it. Return GAIA_OK, or a status to report the item
+   as failed (the other items still run). */
+typedef gaia_status (*gaia_map_fn)(gaia_ctx *worker, size_t item, void *user);
+
+typedef struct gaia_map_desc {
+    gaia_device device;  /* where items run. AUTO (0): the GPU when the context
+                            has one and the cost model says one item's work
+                            (the two hints below) is worth it there, else the
+                            CPU; without hints, the context's device */
+    int workers;         /* CPU: threads (0 = desc.cpu_threads of the context);
+                            CUDA: streams, one worker context each (0 = 4) */
+    size_t grain;        /* consecutive items a worker takes at once (0 = 1) */
+    double flops_per_item;      /* AUTO's hints; 0 = unknown */
+    size_t bytes_per_item;      /* data one item moves to the device */
+    gaia_status *item_status;   /* NULL, or n entries: each item's status */
+} gaia_map_desc;
+
+/* Runs fn over n items with dynamic load balancing. desc may be NULL
+   (all defaults). GAIA_OK when every item returned GAIA_OK; else the status
+   of the lowest failing item, and gaia_last_error(ctx) names it, its message
+   and how many failed. n == 0 runs nothing and returns GAIA_OK. */
+GAIA_API gaia_status gaia_map(gaia_ctx *ctx, size_t n, gaia_map_fn fn, void *user, const gaia_map_desc *desc);
+/* The context a worker works for (NULL for a context that is not a map
+   worker, or NULL ctx). */
+GAIA_API gaia_ctx *gaia_map_parent(const gaia_ctx *worker);
 
 /* ---------------------------------------------------------------------
    Backends (for backend authors and the consistency tests)
@@ -1944,6 +2077,9 @@ struct gaia_ctx {
     unsigned hrr_cleanup_pass;        /* CPU cleanups so far: their row order alternates */
     void *assembly_state;
     void *layer_state;
+    struct gaia_ctx *map_parent;      /* a gaia_map worker: the context it works for */
+    struct gaia_ctx **map_workers[GAIA_DEVICE_COUNT]; /* gaia_map's workers, made on first use */
+    int map_worker_count[GAIA_DEVICE_COUNT];
     char last_error[GAIA__ERR_LEN];
 };
 
@@ -2183,10 +2319,12 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
 
 /* Module state hooks: modules register a destructor for their per-context caches. */
 static void gaia__modules_release(gaia_ctx *ctx);
+static void gaia__map_release(gaia_ctx *ctx);
 
 GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx) {
     gaia_allocator al;
     if (!ctx) return;
+    gaia__map_release(ctx);
     gaia__modules_release(ctx);
     gaia__cpu_release(ctx);
 #ifdef GAIA_USE_CUDA
@@ -2560,10 +2698,16 @@ static gaia_status gaia__tensor_new(gaia_ctx *ctx, const char *fn, gaia_device d
 GAIA_API void gaia_tensor_free(gaia_tensor *t) {
     struct gaia_storage *s;
     gaia_ctx *ctx;
+    int left;
     if (!t) return;
     s = t->storage;
     ctx = s->ctx;
-    if (--s->refcount == 0) {
+    /* atomic: gaia_map's items may make and free views of one storage at once */
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+    left = --s->refcount;
+    if (left == 0) {
         if (ctx->backends[s->device]) ctx->backends[s->device]->free(ctx, s->data);
         gaia__host_free(ctx, s);
     }
@@ -2586,6 +2730,15 @@ GAIA_API const float *gaia_tensor_cdata(const gaia_tensor *t) { return t ? t->st
 
 /* The output convention: *out NULL -> new tensor; else it must match exactly.
    *created tells the caller to free it if the operation then fails. */
+/* A context and its gaia_map workers use each other's tensors: a worker
+   reads the inputs its parent made, and the parent keeps the results its
+   workers made (gaia_map synchronises both sides before and after). */
+static int gaia__ctx_related(const gaia_ctx *a, const gaia_ctx *b) {
+    const gaia_ctx *ra = a->map_parent ? a->map_parent : a;
+    const gaia_ctx *rb = b->map_parent ? b->map_parent : b;
+    return ra == rb;
+}
+
 static gaia_status gaia__prepare_out(gaia_ctx *ctx, const char *fn, gaia_device d, int ndim, const size_t *shape,
                                      gaia_tensor **out, int *created) {
     *created = 0;
@@ -2599,7 +2752,7 @@ static gaia_status gaia__prepare_out(gaia_ctx *ctx, const char *fn, gaia_device 
         int i, same = o->ndim == ndim;
         for (i = 0; same && i < ndim; i++) same = o->shape[i] == shape[i];
         /* another context's memory may live in another allocator or pool */
-        if (o->storage->ctx != ctx) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out belongs to another context");
+        if (!gaia__ctx_related(o->storage->ctx, ctx)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out belongs to another context");
         if (GAIA__DEV(o) != d)
             return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "out is on %s, operands on %s",
                               gaia_device_str(GAIA__DEV(o)), gaia_device_str(d));
@@ -2628,7 +2781,7 @@ static gaia_status gaia__finish_out(gaia_status st, gaia_tensor **out, int creat
 
 static gaia_status gaia__check_tensor(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t) {
     if (!t) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%s is NULL", name);
-    if (t->storage->ctx != ctx) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%s belongs to another context", name);
+    if (!gaia__ctx_related(t->storage->ctx, ctx)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%s belongs to another context", name);
     if (!ctx->backends[GAIA__DEV(t)])
         return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "%s lives on %s, which is not available", name,
                           gaia_device_str(GAIA__DEV(t)));
@@ -3211,6 +3364,9 @@ static gaia_status gaia__make_view(gaia_ctx *ctx, const char *fn, const gaia_ten
     if (!v) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate tensor header");
     memset(v, 0, sizeof *v);
     v->storage = x->storage;
+#ifdef _OPENMP
+#pragma omp atomic
+#endif
     v->storage->refcount++;
     v->offset = x->offset + offset;
     v->ndim = ndim;
@@ -8796,6 +8952,337 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
 }
 
 /* Module caches live in the context and go with it. */
+/* ---------------------------------------------------------------------
+   Parallel map
+   A context is used by one thread at a time, so gaia_map runs items on
+   worker contexts of its own: CPU workers are single-threaded contexts (the
+   parallelism is over items, never nested), CUDA workers each own a stream,
+   cuBLAS handles and a memory pool, so items on different workers overlap
+   on the GPU. Workers are made on first use and kept until the context is
+   destroyed: tensors an item makes belong to its worker, and the context
+   and its workers accept each other's tensors (gaia__ctx_related).
+   --------------------------------------------------------------------- */
+GAIA_API gaia_ctx *gaia_map_parent(const gaia_ctx *worker) { return worker ? worker->map_parent : NULL; }
+
+static void gaia__map_release(gaia_ctx *ctx) {
+    int d, i;
+    for (d = 0; d < GAIA_DEVICE_COUNT; d++) {
+        for (i = 0; i < ctx->map_worker_count[d]; i++) gaia_ctx_destroy(ctx->map_workers[d][i]);
+        gaia__host_free(ctx, ctx->map_workers[d]);
+        ctx->map_workers[d] = NULL;
+        ctx->map_worker_count[d] = 0;
+    }
+}
+
+/* Makes sure ctx has `count` workers on device d. Existing ones are kept. */
+static gaia_status gaia__map_workers(gaia_ctx *ctx, gaia_device d, int count) {
+    static const char *fn = "gaia_map";
+    gaia_ctx **grown;
+    gaia_ctx_desc wd;
+    int have = ctx->map_worker_count[d], i;
+    if (count <= have) return GAIA_OK;
+    grown = (gaia_ctx **)gaia__host_alloc(ctx, (size_t)count * sizeof *grown);
+    if (!grown) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %d worker slots", count);
+    for (i = 0; i < have; i++) grown[i] = ctx->map_workers[d][i];
+    memset(&wd, 0, sizeof wd);
+    wd.device = d;
+    wd.seed = ctx->seed;
+    wd.allocator = ctx->allocator;
+    wd.logger = ctx->logger;
+    wd.cpu_threads = 1;
+    wd.allow_tf32 = ctx->allow_tf32;
+    wd.load_limit = ctx->load_limit;
+#ifdef GAIA_USE_CUDA
+    if (d == GAIA_DEVICE_CUDA) wd.cuda_device_index = gaia__cuda_state(ctx)->device;
+#endif
+    for (i = have; i < count; i++) {
+        gaia_status st = gaia_ctx_create(&wd, &grown[i]);
+        if (st != GAIA_OK) { /* undo this call's workers: the context is as it was */
+            gaia__fail(ctx, st, fn, "cannot make worker %d on %s: %s", i, gaia_device_str(d), gaia_last_error(NULL));
+            while (i > have) gaia_ctx_destroy(grown[--i]);
+            gaia__host_free(ctx, grown);
+            return st;
+        }
+        grown[i]->map_parent = ctx;
+    }
+    gaia__host_free(ctx, ctx->map_workers[d]);
+    ctx->map_workers[d] = grown;
+    ctx->map_worker_count[d] = count;
+    return GAIA_OK;
+}
+
+/* The seed an item sees: a function of the context's seed, its stream
+   counter and the item's index only, so an item draws the same numbers
+   whichever worker, thread count or device runs it. */
+static uint64_t gaia__map_item_seed(uint64_t seed, uint64_t stream, size_t item) {
+    return gaia__asm_mix64(seed ^ gaia__asm_mix64(stream * GAIA__ASM_GAMMA + (uint64_t)item + 1));
+}
+
+typedef struct gaia__map_run {
+    gaia_ctx *ctx;
+    size_t n, grain, next;
+    gaia_map_fn fn;
+    void *user;
+    gaia_status *item_status;
+    uint64_t seed, stream;
+    size_t failed, first_failed;  /* first_failed == n: none */
+    gaia_status first_status;
+    char first_error[GAIA__ERR_LEN];
+} gaia__map_run;
+
+static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
+    gaia_status st;
+    w->seed = gaia__map_item_seed(r->seed, r->stream, item);
+    w->rng_stream = 0;
+    w->last_error[0] = '\0';
+    st = r->fn(w, item, r->user);
+    if (r->item_status) r->item_status[item] = st;
+    if (st == GAIA_OK) return;
+#ifdef _OPENMP
+#pragma omp critical(gaia__map_failed)
+#endif
+    {
+        r->failed++;
+        if (item < r->first_failed) {
+            r->first_failed = item;
+            r->first_status = st;
+            snprintf(r->first_error, sizeof r->first_error, "%.400s", w->last_error[0] ? w->last_error : "(no message)");
+        }
+    }
+}
+
+/* Claims the next `grain` items; returns the first, or n when none are left. */
+static size_t gaia__map_claim(gaia__map_run *r) {
+    size_t first;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+    {
+        first = r->next;
+        r->next += r->grain;
+    }
+    return first < r->n ? first : r->n;
+}
+
+static void gaia__map_work(gaia__map_run *r, gaia_ctx *w) {
+    size_t first, i, end;
+    while ((first = gaia__map_claim(r)) < r->n) {
+        end = r->n - first < r->grain ? r->n : first + r->grain;
+        for (i = first; i < end; i++) gaia__map_item(r, w, i);
+    }
+}
+
+/* Where AUTO runs the items: the cost model of host calls, asked for one
+   item's work (the GPU runs several at once, but one item must be worth a
+   launch and its transfer). */
+static gaia_device gaia__map_device(gaia_ctx *ctx, const gaia_map_desc *desc) {
+    if (desc->device != GAIA_DEVICE_AUTO) return desc->device;
+    if (!ctx->backends[GAIA_DEVICE_CUDA]) return GAIA_DEVICE_CPU;
+    if (desc->flops_per_item <= 0 && desc->bytes_per_item == 0) return gaia_ctx_device(ctx);
+    return gaia__host_call_device(ctx, GAIA__WORK_OTHER, desc->flops_per_item, desc->bytes_per_item, 0);
+}
+
+GAIA_API gaia_status gaia_map(gaia_ctx *ctx, size_t n, gaia_map_fn fn, void *user, const gaia_map_desc *desc_in) {
+    static const char *fn_name = "gaia_map";
+    gaia_map_desc desc;
+    gaia__map_run r;
+    gaia_device d;
+    gaia_status st;
+    int nw, i, op;
+    GAIA__NEED_CTX(ctx);
+    if (!fn) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "fn is NULL");
+    memset(&desc, 0, sizeof desc);
+    if (desc_in) desc = *desc_in;
+    if (desc.device != GAIA_DEVICE_AUTO && desc.device != GAIA_DEVICE_CPU && desc.device != GAIA_DEVICE_CUDA)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "unknown device %d", (int)desc.device);
+    if (desc.workers < 0 || desc.workers > GAIA_MAX_THREADS)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "workers = %d outside 0..%d", desc.workers,
+                          GAIA_MAX_THREADS);
+    if (!(desc.flops_per_item >= 0) || desc.flops_per_item > DBL_MAX)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "flops_per_item = %g must be finite and >= 0",
+                          desc.flops_per_item);
+    d = gaia__map_device(ctx, &desc);
+    if (!ctx->backends[d])
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn_name, "device %s is not available", gaia_device_str(d));
+    if (n == 0) return GAIA_OK;
+    memset(&r, 0, sizeof r);
+    r.ctx = ctx;
+    r.n = n;
+    r.grain = desc.grain ? desc.grain : 1;
+    r.fn = fn;
+    r.user = user;
+    r.item_status = desc.item_status;
+    r.seed = ctx->seed;
+    r.stream = ctx->rng_stream;
+    r.first_failed = n;
+    if (ctx->map_parent) {
+        /* a map inside an item: its items run here, one after another (the
+           item's own worker is the only context this thread may use) */
+        gaia__map_work(&r, ctx);
+    } else {
+        size_t units = (n + r.grain - 1) / r.grain;
+        nw = desc.workers ? desc.workers : (d == GAIA_DEVICE_CPU ? ctx->cpu_threads : 4);
+        if ((size_t)nw > units) nw = (int)units;
+        if (nw < 1) nw = 1;
+        st = gaia__map_workers(ctx, d, nw);
+        if (st != GAIA_OK) return st;
+        /* the workers read the context's tensors on their own streams */
+        st = gaia_synchronize(ctx);
+        if (st != GAIA_OK) return st;
+        for (i = 0; i < nw; i++) ctx->map_workers[d][i]->profiling = ctx->profiling;
+#ifdef _OPENMP
+        if (d == GAIA_DEVICE_CPU) {
+            /* a CPU team under the shared-machine rules of gaia_cpu.h: it
+               meets without spinning, and shrinks to one thread while other
+               processes hold the cores */
+            GAIA__PAR_BEGIN(nw) {
+                gaia__map_work(&r, ctx->map_workers[d][omp_get_thread_num()]);
+            }
+            GAIA__PAR_END
+        } else {
+            /* one host thread per stream: a thread whose item waits for its
+               results does not hold back the others */
+#pragma omp parallel num_threads(nw)
+            gaia__map_work(&r, ctx->map_workers[d][omp_get_thread_num()]);
+        }
+#else
+        if (d == GAIA_DEVICE_CPU) {
+            gaia__map_work(&r, ctx->map_workers[d][0]);
+        } else {
+            /* one host thread: hand the items round the streams, so items
+               whose calls only enqueue still overlap on the GPU */
+            size_t item;
+            for (item = 0; item < n; item++) {
+                gaia__map_item(&r, ctx->map_workers[d][(item / r.grain) % (size_t)nw], item);
+            }
+        }
+#endif
+        for (i = 0; i < nw; i++) {
+            gaia_ctx *w = ctx->map_workers[d][i];
+            gaia_status sst = gaia_synchronize(w);
+            if (sst != GAIA_OK && r.failed == 0) {
+                r.failed = 1;
+                r.first_failed = n;
+                r.first_status = sst;
+                snprintf(r.first_error, sizeof r.first_error, "worker %d: %.400s", i, w->last_error);
+            }
+            for (op = 0; op < GAIA_PROF_COUNT; op++) {
+                ctx->profile[op].calls += w->profile[op].calls;
+                ctx->profile[op].total_ms += w->profile[op].total_ms;
+                ctx->profile[op].bytes += w->profile[op].bytes;
+            }
+            memset(w->profile, 0, sizeof w->profile);
+        }
+    }
+    ctx->rng_stream++; /* the next map's items draw other numbers */
+    if (r.failed == 0) return GAIA_OK;
+    if (r.first_failed == n)
+        return gaia__fail(ctx, r.first_status, fn_name, "%s", r.first_error);
+    return gaia__fail(ctx, r.first_status, fn_name, "item %zu of %zu failed (%zu failed in all): %s",
+                      r.first_failed, n, r.failed, r.first_error);
+}
+
+/* ---------------------------------------------------------------------
+   Telemetry: the profile, memory and GPU readings as JSON or CSV
+   --------------------------------------------------------------------- */
+GAIA_API gaia_status gaia_gpu_telemetry_get(gaia_ctx *ctx, gaia_gpu_telemetry *out) {
+    static const char *fn = "gaia_gpu_telemetry_get";
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+#ifdef GAIA_USE_CUDA
+    if (!ctx->backends[GAIA_DEVICE_CUDA])
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "this context has no GPU");
+    return gaia__cuda_telemetry(ctx, fn, out);
+#else
+    return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "built without GAIA_USE_CUDA: no GPU to read");
+#endif
+}
+
+/* s as a JSON string: quotes, backslashes and control characters escaped. */
+static void gaia__json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void gaia__json_memory(FILE *f, const char *name, const gaia_memory_stats *m) {
+    fprintf(f, "    ");
+    gaia__json_string(f, name);
+    fprintf(f,
+            ": {\"bytes_in_use\": %zu, \"bytes_requested\": %zu, \"bytes_cached\": %zu, "
+            "\"peak_bytes_in_use\": %zu, \"requests\": %llu, \"cache_hits\": %llu, "
+            "\"device_free\": %zu, \"device_total\": %zu}",
+            m->bytes_in_use, m->bytes_requested, m->bytes_cached, m->peak_bytes_in_use,
+            (unsigned long long)m->requests, (unsigned long long)m->cache_hits, m->device_free, m->device_total);
+}
+
+GAIA_API gaia_status gaia_profile_write_json(gaia_ctx *ctx, FILE *f) {
+    static const char *fn = "gaia_profile_write_json";
+    gaia_memory_stats m;
+    gaia_gpu_telemetry g;
+    char saved[GAIA__ERR_LEN];
+    int i, d, first = 1;
+    GAIA__NEED_CTX(ctx);
+    memset(&g, 0, sizeof g);
+    if (!f) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "f is NULL");
+    /* the readings that are missing (no GPU, no NVML) are left out, not errors */
+    memcpy(saved, ctx->last_error, sizeof saved);
+    fprintf(f, "{\n  \"gaia_version\": \"%s\",\n  \"time_s\": %.6f,\n  \"device\": \"%s\",\n  \"profiling\": %d,\n",
+            GAIA_VERSION_STRING, gaia_time_s(), gaia_device_str(gaia_ctx_device(ctx)), ctx->profiling);
+    fprintf(f, "  \"profile\": [\n");
+    for (i = 0; i < GAIA_PROF_COUNT; i++) {
+        const gaia_profile_entry *e = &ctx->profile[i];
+        fprintf(f, "    {\"op\": \"%s\", \"calls\": %llu, \"total_ms\": %.6f, \"bytes\": %llu}%s\n",
+                gaia_profile_op_str((gaia_profile_op)i), (unsigned long long)e->calls, e->total_ms,
+                (unsigned long long)e->bytes, i + 1 < GAIA_PROF_COUNT ? "," : "");
+    }
+    fprintf(f, "  ],\n  \"memory\": {\n");
+    for (d = GAIA_DEVICE_CPU; d < GAIA_DEVICE_COUNT; d++) {
+        if (!ctx->backends[d] || gaia_memory_stats_get(ctx, (gaia_device)d, &m) != GAIA_OK) continue;
+        if (!first) fprintf(f, ",\n");
+        gaia__json_memory(f, gaia_device_str((gaia_device)d), &m);
+        first = 0;
+    }
+    fprintf(f, "\n  },\n  \"gpu\": ");
+    if (gaia_gpu_telemetry_get(ctx, &g) == GAIA_OK) {
+        fprintf(f, "{\"name\": ");
+        gaia__json_string(f, g.name);
+        fprintf(f,
+                ", \"utilization_gpu_pct\": %d, \"utilization_memory_pct\": %d, \"memory_used\": %zu, "
+                "\"memory_total\": %zu, \"temperature_c\": %d, \"power_w\": %.3f, \"power_limit_w\": %.3f, "
+                "\"clock_sm_mhz\": %d}\n",
+                g.utilization_gpu_pct, g.utilization_memory_pct, g.memory_used, g.memory_total, g.temperature_c,
+                g.power_w, g.power_limit_w, g.clock_sm_mhz);
+    } else {
+        fprintf(f, "null\n");
+    }
+    fprintf(f, "}\n");
+    memcpy(ctx->last_error, saved, sizeof saved);
+    if (ferror(f) || fflush(f) != 0) return gaia__fail(ctx, GAIA_ERR_IO, fn, "writing failed");
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_profile_write_csv(gaia_ctx *ctx, FILE *f) {
+    static const char *fn = "gaia_profile_write_csv";
+    int i;
+    GAIA__NEED_CTX(ctx);
+    if (!f) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "f is NULL");
+    fprintf(f, "op,calls,total_ms,mean_us,bytes,gbytes_per_s\n");
+    for (i = 0; i < GAIA_PROF_COUNT; i++) {
+        const gaia_profile_entry *e = &ctx->profile[i];
+        fprintf(f, "%s,%llu,%.6f,%.3f,%llu,%.3f\n", gaia_profile_op_str((gaia_profile_op)i),
+                (unsigned long long)e->calls, e->total_ms, e->calls ? e->total_ms * 1000.0 / (double)e->calls : 0.0,
+                (unsigned long long)e->bytes, e->total_ms > 0 ? (double)e->bytes / (e->total_ms * 1e6) : 0.0);
+    }
+    if (ferror(f) || fflush(f) != 0) return gaia__fail(ctx, GAIA_ERR_IO, fn, "writing failed");
+    return GAIA_OK;
+}
+
 static void gaia__modules_release(gaia_ctx *ctx) {
     gaia__layer_release(ctx);
     gaia__assembly_release(ctx);

@@ -159,6 +159,7 @@ struct gaia_cuda_state {
     int staging_next;
     cudaEvent_t timer[2];          /* calibration and event timing */
     gaia_cuda_calibration cal;
+    void *nvml;                    /* gaia__nvml, loaded by the first telemetry call */
 };
 
 static struct gaia_cuda_state *gaia__cuda_state(gaia_ctx *ctx) { return (struct gaia_cuda_state *)ctx->cuda; }
@@ -1992,12 +1993,166 @@ static gaia_status gaia__cuda_sgemm_host(gaia_ctx *ctx, int trans_a, int trans_b
    12. Open, close, query. Open never logs (gaia.h logs the one fallback
    line): failures are written to `why`.
    --------------------------------------------------------------------- */
+/* ---------------------------------------------------------------------
+   NVML, loaded at run time for gaia_gpu_telemetry_get: no link-time
+   dependency, so a machine without the management library still runs
+   everything else. The few declarations below are NVML's C ABI (stable
+   since the _v2 entry points of CUDA 5): an opaque device handle, int
+   return codes (0 = success, 3 = not supported) and plain structs.
+   --------------------------------------------------------------------- */
+#if defined(_WIN32)
+#define GAIA__NVML_LIB "nvml.dll"
+#else
+#include <dlfcn.h>
+#define GAIA__NVML_LIB "libnvidia-ml.so.1"
+#endif
+typedef struct { unsigned int gpu, memory; } gaia__nvml_utilization;
+typedef struct { unsigned long long total, free, used; } gaia__nvml_memory;
+typedef struct gaia__nvml {
+    void *lib, *device;
+    int (*init)(void);
+    int (*shutdown)(void);
+    const char *(*error_string)(int);
+    int (*by_pci_bus_id)(const char *, void **);
+    int (*name)(void *, char *, unsigned int);
+    int (*utilization)(void *, gaia__nvml_utilization *);
+    int (*memory)(void *, gaia__nvml_memory *);
+    int (*temperature)(void *, int, unsigned int *);
+    int (*power)(void *, unsigned int *);
+    int (*power_limit)(void *, unsigned int *);
+    int (*clock)(void *, int, unsigned int *);
+} gaia__nvml;
+
+static void *gaia__nvml_open(void) {
+#if defined(_WIN32)
+    return (void *)LoadLibraryA(GAIA__NVML_LIB);
+#else
+    return dlopen(GAIA__NVML_LIB, RTLD_NOW | RTLD_LOCAL);
+#endif
+}
+static void gaia__nvml_close_lib(void *lib) {
+#if defined(_WIN32)
+    FreeLibrary((HMODULE)lib);
+#else
+    dlclose(lib);
+#endif
+}
+/* The address of `name` in lib into *fnptr (a function pointer of any
+   type): copied byte for byte, since ISO C has no cast from an object
+   pointer to a function pointer. 0 when the symbol is missing. */
+static int gaia__nvml_sym(void *lib, const char *name, void *fnptr, size_t size) {
+#if defined(_WIN32)
+    FARPROC p = GetProcAddress((HMODULE)lib, name);
+#else
+    void *p = dlsym(lib, name);
+#endif
+    if (!p || size != sizeof p) return 0;
+    memcpy(fnptr, &p, size);
+    return 1;
+}
+#define GAIA__NVML_SYM(n, field, name) gaia__nvml_sym((n)->lib, name, &(n)->field, sizeof (n)->field)
+
+/* Shuts NVML down (once initialised) and unloads it. */
+static void gaia__nvml_release(gaia_ctx *ctx, struct gaia_cuda_state *s) {
+    gaia__nvml *n = (gaia__nvml *)s->nvml;
+    if (!n) return;
+    n->shutdown();
+    gaia__nvml_close_lib(n->lib);
+    gaia__host_free(ctx, n);
+    s->nvml = NULL;
+}
+
+/* Loads NVML and finds this context's GPU by its PCI bus id (NVML's device
+   order need not be CUDA's). Failures say why; the state stays unloaded, so
+   a later call tries again. */
+static gaia_status gaia__nvml_load(gaia_ctx *ctx, const char *fn, struct gaia_cuda_state *s) {
+    gaia__nvml *n;
+    char bus[32];
+    int rc;
+    if (s->nvml) return GAIA_OK;
+    n = (gaia__nvml *)gaia__host_alloc(ctx, sizeof *n);
+    if (!n) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate NVML state");
+    memset(n, 0, sizeof *n);
+    n->lib = gaia__nvml_open();
+    if (!n->lib) {
+        gaia__host_free(ctx, n);
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "NVML (%s) not found or not loadable", GAIA__NVML_LIB);
+    }
+    if (!GAIA__NVML_SYM(n, init, "nvmlInit_v2") || !GAIA__NVML_SYM(n, shutdown, "nvmlShutdown") ||
+        !GAIA__NVML_SYM(n, error_string, "nvmlErrorString") ||
+        !GAIA__NVML_SYM(n, by_pci_bus_id, "nvmlDeviceGetHandleByPciBusId_v2") ||
+        !GAIA__NVML_SYM(n, name, "nvmlDeviceGetName") ||
+        !GAIA__NVML_SYM(n, utilization, "nvmlDeviceGetUtilizationRates") ||
+        !GAIA__NVML_SYM(n, memory, "nvmlDeviceGetMemoryInfo") ||
+        !GAIA__NVML_SYM(n, temperature, "nvmlDeviceGetTemperature") ||
+        !GAIA__NVML_SYM(n, power, "nvmlDeviceGetPowerUsage") ||
+        !GAIA__NVML_SYM(n, power_limit, "nvmlDeviceGetEnforcedPowerLimit") ||
+        !GAIA__NVML_SYM(n, clock, "nvmlDeviceGetClockInfo")) {
+        gaia__nvml_close_lib(n->lib);
+        gaia__host_free(ctx, n);
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "%s lacks an NVML entry point gaia uses (too old)",
+                          GAIA__NVML_LIB);
+    }
+    rc = n->init();
+    if (rc != 0) {
+        gaia_status st = gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "nvmlInit_v2 failed: %s (%d)", n->error_string(rc), rc);
+        gaia__nvml_close_lib(n->lib);
+        gaia__host_free(ctx, n);
+        return st;
+    }
+    s->nvml = n; /* from here gaia__nvml_release undoes it */
+    if (cudaDeviceGetPCIBusId(bus, (int)sizeof bus, s->device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        gaia__nvml_release(ctx, s);
+        return gaia__fail(ctx, GAIA_ERR_CUDA, fn, "cudaDeviceGetPCIBusId failed for device %d", s->device);
+    }
+    rc = n->by_pci_bus_id(bus, &n->device);
+    if (rc != 0) {
+        gaia_status st = gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "NVML does not know the GPU at %s: %s (%d)", bus,
+                                    n->error_string(rc), rc);
+        gaia__nvml_release(ctx, s);
+        return st;
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_telemetry(gaia_ctx *ctx, const char *fn, gaia_gpu_telemetry *out) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__nvml *n;
+    gaia__nvml_utilization u;
+    gaia__nvml_memory m;
+    unsigned int v;
+    gaia_gpu_telemetry t;
+    gaia_status st = gaia__nvml_load(ctx, fn, s);
+    if (st != GAIA_OK) return st;
+    n = (gaia__nvml *)s->nvml;
+    memset(&t, 0, sizeof t);
+    if (n->name(n->device, t.name, (unsigned int)sizeof t.name) != 0) snprintf(t.name, sizeof t.name, "%.95s", s->prop.name);
+    t.name[sizeof t.name - 1] = '\0';
+    t.utilization_gpu_pct = t.utilization_memory_pct = -1;
+    if (n->utilization(n->device, &u) == 0) {
+        t.utilization_gpu_pct = (int)u.gpu;
+        t.utilization_memory_pct = (int)u.memory;
+    }
+    if (n->memory(n->device, &m) == 0) {
+        t.memory_used = (size_t)m.used;
+        t.memory_total = (size_t)m.total;
+    }
+    t.temperature_c = n->temperature(n->device, 0 /* NVML_TEMPERATURE_GPU */, &v) == 0 ? (int)v : -1;
+    t.power_w = n->power(n->device, &v) == 0 ? v * 1e-3 : -1.0;             /* milliwatts */
+    t.power_limit_w = n->power_limit(n->device, &v) == 0 ? v * 1e-3 : -1.0;
+    t.clock_sm_mhz = n->clock(n->device, 1 /* NVML_CLOCK_SM */, &v) == 0 ? (int)v : -1;
+    *out = t;
+    return GAIA_OK;
+}
+
 static void gaia__cuda_close(gaia_ctx *ctx) {
     struct gaia_cuda_state *s = gaia__cuda_state(ctx);
     int i;
     if (!s) return;
     gaia__cuda_enter(s);
     if (s->stream) (void)cudaStreamSynchronize(s->stream);
+    gaia__nvml_release(ctx, s);
     gaia__cuda_pool_destroy(ctx);
     if (s->blaslt) cublasLtDestroy(s->blaslt);
     if (s->blas) cublasDestroy(s->blas);

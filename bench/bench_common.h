@@ -30,6 +30,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 
 /* The 1-minute load average, or -1 when /proc/loadavg is missing. */
 static inline double bench_load(void) {
@@ -216,5 +219,22 @@ static inline int bench_cmp_double(const void *a, const void *b) {
 static inline double bench_median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* A competing CPU-bound process, the way a user's machine is shared: a child
+   that spins until bench_hog_stop kills it. */
+static inline pid_t bench_hog_start(void) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        volatile unsigned long x = 0;
+        for (;;) x++;
+    }
+    bench_pause(0.2); /* let the scheduler see it */
+    return pid;
+}
+static inline void bench_hog_stop(pid_t pid) {
+    if (pid <= 0) return;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
 }
 #endif

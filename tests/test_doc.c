@@ -295,6 +295,19 @@ static void doc_pi_example_estimates_pi(gt *t) {
     free(out);
 }
 
+/* gaussian_filter's map matches a direct convolution and denoises (it
+   exits 1 otherwise). */
+static void doc_gaussian_filter_example_denoises(gt *t) {
+    char cmd[4400], *out;
+    int status;
+    snprintf(cmd, sizeof cmd, "'%s/../examples/gaussian_filter' 6 64 1.5 2>&1", gt_exe_dir);
+    out = doc_run(cmd, &status);
+    GT_CHECK(t, out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && strstr(out, "6 images of 64 x 64") &&
+                    strstr(out, "max |error|") && strstr(out, "gaia_map: "),
+             "status %d, output '%.300s'", WIFEXITED(status) ? WEXITSTATUS(status) : -1, out ? out : "");
+    free(out);
+}
+
 static void doc_examples_write_their_csv(gt *t) {
     static const struct { const char *prog, *args, *header; int rows; } runs[] = {
         {"assembly_projection", "", "step,support n=10000 k=100,support n=100000 k=317,support n=1000000 k=1000,", 25},
@@ -342,5 +355,6 @@ const gt_case gt_doc_cases[] = {
     {"doc_tensor_basics_keeps_its_file", doc_tensor_basics_keeps_its_file},
     {"doc_examples_write_their_csv", doc_examples_write_their_csv},
     {"doc_pi_example_estimates_pi", doc_pi_example_estimates_pi},
+    {"doc_gaussian_filter_example_denoises", doc_gaussian_filter_example_denoises},
     {NULL, NULL},
 };
