@@ -11,13 +11,14 @@
      5. Tensors
      6. Random numbers
      7. Profiling, benchmarking, telemetry, parallel map
-     8. The CUDA backend: memory pool, streams, automatic offload
-     9. The layer module: transformer kernels, GAIA's hierarchy
-    10. The assembly module: assembly-calculus brains
-    11. The hrr module: holographic reduced representations
-    12. Overridable macros
-    13. Status codes
-    14. Licence
+     8. Training: gradients, losses, optimizers
+     9. The CUDA backend: memory pool, streams, automatic offload
+    10. The layer module: transformer kernels, GAIA's hierarchy
+    11. The assembly module: assembly-calculus brains
+    12. The hrr module: holographic reduced representations
+    13. Overridable macros
+    14. Status codes
+    15. Licence
 
    =====================================================================
    1. WHAT GAIA IS
@@ -356,7 +357,78 @@
    examples/gaussian_filter.c blurs a batch of images with it.
 
    =====================================================================
-   8. THE CUDA BACKEND
+   8. TRAINING: GRADIENTS, LOSSES, OPTIMIZERS
+   =====================================================================
+   Reverse-mode gradients over the ordinary tensor calls. Mark the
+   parameters with gaia_tensor_set_requires_grad(ctx, w, 1); every call
+   that then uses them (or results made from them) is recorded on the
+   context's tape; gaia_backward(ctx, loss) on a one-element loss adds
+   d loss / d w to gaia_tensor_grad(w) for every parameter and clears the
+   tape. Gradients accumulate until gaia_tensor_zero_grad (or
+   gaia_optim_zero_grad): several backwards before a step are gradient
+   accumulation.
+     covered   unary ops and activations (scale, add_scalar, exp, log,
+               tanh, sigmoid, relu, gelu, clamp, neg, abs, sqrt, square),
+               add sub mul div max min with broadcasting (the gradient is
+               summed over the broadcast axes), where (through a and b),
+               sum mean max min norm std along an axis or all, matmul (both
+               transpose flags, batched, batch x shared 2-D), reshape,
+               transpose, slice_rows, copy; fused losses gaia_loss_mse and
+               gaia_loss_cross_entropy (logits [B, C], class indices as
+               floats). Comparisons and argmax give no gradient: a loss
+               that depends on parameters only through them is an error at
+               gaia_backward, with a message saying so.
+     in place  the tape keeps views of the values a backward reads, with
+               their storage's write count: overwriting one before the
+               backward (e.g. mul(y, w, &y), whose backward reads the old
+               y) makes gaia_backward fail and say which operation, never a
+               wrong gradient. In-place forms whose backward needs no
+               overwritten value are fine (add into itself, then tanh).
+     off       gaia_grad_set_enabled(ctx, 0) stops recording (evaluation,
+               updates) and returns the old setting; gaia_tape_clear drops
+               a recorded forward. Nothing is recorded unless an input
+               needs a gradient, so code that trains nothing pays nothing.
+     devices   the backward runs as tensor operations where the values
+               live: the same code trains on the CPU and on a GPU.
+   Optimizers: gaia_optim_create(ctx, &desc, params, n, &opt) with
+   desc.kind GAIA_OPTIM_SGD (momentum, nesterov, weight_decay added to the
+   gradient) or GAIA_OPTIM_ADAMW (beta1, beta2, eps; decoupled
+   weight_decay; bias correction), desc.clip_norm (clip to a global L2
+   norm first, gaia_grad_clip_norm) and desc.schedule (gaia_lr_warmup_cosine
+   with a gaia_lr_cosine is the provided one); gaia_optim_step updates every
+   parameter that has a gradient, with recording off.
+   Example, least squares by gradient descent:
+       gaia_tensor *x = NULL, *w = NULL, *y = NULL, *t = NULL, *loss = NULL;
+       gaia_optim *opt = NULL;
+       gaia_optim_desc d;
+       size_t sx[2] = {64, 3}, sw[2] = {3, 1}, sy[2] = {64, 1};
+       int step;
+       float l = 0;
+       gaia_tensor_randn(ctx, 2, sx, 0.0f, 1.0f, &x);
+       gaia_tensor_randn(ctx, 2, sy, 0.0f, 1.0f, &t);
+       gaia_tensor_zeros(ctx, 2, sw, &w);
+       gaia_tensor_set_requires_grad(ctx, w, 1);          // a parameter
+       memset(&d, 0, sizeof d);
+       d.kind = GAIA_OPTIM_SGD;
+       d.lr = 0.1f;
+       d.momentum = 0.9f;
+       gaia_optim_create(ctx, &d, &w, 1, &opt);
+       for (step = 0; step < 100; step++) {
+           gaia_tensor_matmul(ctx, x, w, 0, 0, &y);      // recorded
+           gaia_loss_mse(ctx, y, t, &loss);
+           gaia_optim_zero_grad(opt);
+           gaia_backward(ctx, loss);                      // d loss / d w
+           gaia_optim_step(opt);
+           gaia_tensor_item(ctx, loss, &l);
+           gaia_tensor_free(y); gaia_tensor_free(loss); y = loss = NULL;
+       }
+       printf("%s\n", l < 1.5f ? "converged" : "no");   // prints: converged
+       gaia_optim_destroy(opt);
+       gaia_tensor_free(x); gaia_tensor_free(w); gaia_tensor_free(t);
+   examples/train_mlp.c trains an MLP on two spirals to 100%.
+
+   =====================================================================
+   9. THE CUDA BACKEND
    =====================================================================
    Build with -DGAIA_USE_CUDA and link gaia_kernels.o (nvcc) with -lcudart
    -lcublas -lcublasLt -lcufft -lcurand. Files that only include gaia.h need
@@ -423,7 +495,7 @@
    and all benchmarks on a GPU machine into bench/results/.
 
    =====================================================================
-   9. THE LAYER MODULE
+   10. THE LAYER MODULE
    =====================================================================
    Kernels on tensors (any device):
      gaia_layer_activation(ctx, act, x, &y)     GELU (tanh form), relu, tanh,
@@ -511,7 +583,7 @@
        gaia_hierarchy_free(h);                                     // its levels and layers too
 
    =====================================================================
-   10. THE ASSEMBLY MODULE
+   11. THE ASSEMBLY MODULE
    =====================================================================
    The assembly calculus of Papadimitriou et al. (PNAS 2020). A brain has a
    connection probability p, stimuli (s neurons that fire together) and
@@ -600,7 +672,7 @@
    brain may hold (a loaded brain starts capped at the context's load_limit).
 
    =====================================================================
-   11. THE HRR MODULE
+   12. THE HRR MODULE
    =====================================================================
    Vectors are the rows of a [B, D] tensor ([D] is one row). Bind is circular
    convolution c = irfft(rfft(a) rfft(b)) through gaia's real FFT (any D) on
@@ -646,7 +718,7 @@
    one of k pairs gives cosine ~ 1/sqrt(k+1) with the right filler.
 
    =====================================================================
-   12. OVERRIDABLE MACROS (define before including gaia.h)
+   13. OVERRIDABLE MACROS (define before including gaia.h)
    =====================================================================
      GAIA_API            linkage of public functions (default: extern)
      GAIA_STATIC         make every public function static (single-file use)
@@ -660,7 +732,7 @@
      GAIA_NPY_MAX_BYTES  largest .npy payload accepted (default 16 GiB)
 
    =====================================================================
-   13. STATUS CODES
+   14. STATUS CODES
    =====================================================================
      GAIA_OK                   success (0)
      GAIA_ERR_INVALID_ARG      NULL pointer, bad value, zero or huge size
@@ -675,7 +747,7 @@
      GAIA_ERR_NUMERIC          NaN or infinity where a finite value is needed
 
    =====================================================================
-   14. LICENCE
+   15. LICENCE
    =====================================================================
    See the end of this file.
 */
