@@ -233,16 +233,18 @@ bench: $(BENCHES)
 PLOTS     := $(BUILD)/plots
 GNUPLOT   ?= gnuplot
 BENCH_OUT ?= $(shell ls bench/results/cpu-*.txt 2>/dev/null | awk -F- '{print $$NF, $$0}' | sort | tail -n 1 | cut -d' ' -f2)
-PLOT_EXAMPLES := $(BUILD)/examples/assembly_projection $(BUILD)/examples/hrr_capacity $(BUILD)/examples/layer_hierarchy
+PLOT_EXAMPLES := $(BUILD)/examples/assembly_projection $(BUILD)/examples/hrr_capacity $(BUILD)/examples/layer_hierarchy \
+                 $(BUILD)/examples/train_mlp
 plots: $(PLOT_EXAMPLES)
 	@mkdir -p $(PLOTS)
 	$(BUILD)/examples/assembly_projection --csv $(PLOTS)/assembly_support.csv
 	$(BUILD)/examples/hrr_capacity --csv $(PLOTS)/hrr_capacity.csv 2000
 	$(BUILD)/examples/layer_hierarchy --csv $(PLOTS)/hierarchy_outputs.csv
+	$(BUILD)/examples/train_mlp --csv $(PLOTS)/train_loss.csv
 	sh docs/plots/bench_ratios.sh $(BENCH_OUT) > $(PLOTS)/bench_ratios.csv
 	@echo "wrote $(PLOTS)/bench_ratios.csv (from $(BENCH_OUT))"
 	@if command -v $(GNUPLOT) >/dev/null 2>&1; then set -e; \
-	  for p in assembly_support hrr_capacity hierarchy_outputs; do \
+	  for p in assembly_support hrr_capacity hierarchy_outputs train_loss; do \
 	    $(GNUPLOT) -e "csv='$(PLOTS)/$$p.csv'; out='docs/$$p.png'" docs/plots/$$p.gp; echo "wrote docs/$$p.png"; done; \
 	  $(GNUPLOT) -e "csv='$(PLOTS)/bench_ratios.csv'; out='docs/bench_ratios.png'; src=': $(notdir $(BENCH_OUT))'" \
 	    docs/plots/bench_ratios.gp; echo "wrote docs/bench_ratios.png"; \

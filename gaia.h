@@ -11,13 +11,14 @@
      5. Tensors
      6. Random numbers
      7. Profiling, benchmarking, telemetry, parallel map
-     8. The CUDA backend: memory pool, streams, automatic offload
-     9. The layer module: transformer kernels, GAIA's hierarchy
-    10. The assembly module: assembly-calculus brains
-    11. The hrr module: holographic reduced representations
-    12. Overridable macros
-    13. Status codes
-    14. Licence
+     8. Training: gradients, losses, optimizers
+     9. The CUDA backend: memory pool, streams, automatic offload
+    10. The layer module: transformer kernels, GAIA's hierarchy
+    11. The assembly module: assembly-calculus brains
+    12. The hrr module: holographic reduced representations
+    13. Overridable macros
+    14. Status codes
+    15. Licence
 
    =====================================================================
    1. WHAT GAIA IS
@@ -356,7 +357,78 @@
    examples/gaussian_filter.c blurs a batch of images with it.
 
    =====================================================================
-   8. THE CUDA BACKEND
+   8. TRAINING: GRADIENTS, LOSSES, OPTIMIZERS
+   =====================================================================
+   Reverse-mode gradients over the ordinary tensor calls. Mark the
+   parameters with gaia_tensor_set_requires_grad(ctx, w, 1); every call
+   that then uses them (or results made from them) is recorded on the
+   context's tape; gaia_backward(ctx, loss) on a one-element loss adds
+   d loss / d w to gaia_tensor_grad(w) for every parameter and clears the
+   tape. Gradients accumulate until gaia_tensor_zero_grad (or
+   gaia_optim_zero_grad): several backwards before a step are gradient
+   accumulation.
+     covered   unary ops and activations (scale, add_scalar, exp, log,
+               tanh, sigmoid, relu, gelu, clamp, neg, abs, sqrt, square),
+               add sub mul div max min with broadcasting (the gradient is
+               summed over the broadcast axes), where (through a and b),
+               sum mean max min norm std along an axis or all, matmul (both
+               transpose flags, batched, batch x shared 2-D), reshape,
+               transpose, slice_rows, copy; fused losses gaia_loss_mse and
+               gaia_loss_cross_entropy (logits [B, C], class indices as
+               floats). Comparisons and argmax give no gradient: a loss
+               that depends on parameters only through them is an error at
+               gaia_backward, with a message saying so.
+     in place  the tape keeps views of the values a backward reads, with
+               their storage's write count: overwriting one before the
+               backward (e.g. mul(y, w, &y), whose backward reads the old
+               y) makes gaia_backward fail and say which operation, never a
+               wrong gradient. In-place forms whose backward needs no
+               overwritten value are fine (add into itself, then tanh).
+     off       gaia_grad_set_enabled(ctx, 0) stops recording (evaluation,
+               updates) and returns the old setting; gaia_tape_clear drops
+               a recorded forward. Nothing is recorded unless an input
+               needs a gradient, so code that trains nothing pays nothing.
+     devices   the backward runs as tensor operations where the values
+               live: the same code trains on the CPU and on a GPU.
+   Optimizers: gaia_optim_create(ctx, &desc, params, n, &opt) with
+   desc.kind GAIA_OPTIM_SGD (momentum, nesterov, weight_decay added to the
+   gradient) or GAIA_OPTIM_ADAMW (beta1, beta2, eps; decoupled
+   weight_decay; bias correction), desc.clip_norm (clip to a global L2
+   norm first, gaia_grad_clip_norm) and desc.schedule (gaia_lr_warmup_cosine
+   with a gaia_lr_cosine is the provided one); gaia_optim_step updates every
+   parameter that has a gradient, with recording off.
+   Example, least squares by gradient descent:
+       gaia_tensor *x = NULL, *w = NULL, *y = NULL, *t = NULL, *loss = NULL;
+       gaia_optim *opt = NULL;
+       gaia_optim_desc d;
+       size_t sx[2] = {64, 3}, sw[2] = {3, 1}, sy[2] = {64, 1};
+       int step;
+       float l = 0;
+       gaia_tensor_randn(ctx, 2, sx, 0.0f, 1.0f, &x);
+       gaia_tensor_randn(ctx, 2, sy, 0.0f, 1.0f, &t);
+       gaia_tensor_zeros(ctx, 2, sw, &w);
+       gaia_tensor_set_requires_grad(ctx, w, 1);          // a parameter
+       memset(&d, 0, sizeof d);
+       d.kind = GAIA_OPTIM_SGD;
+       d.lr = 0.1f;
+       d.momentum = 0.9f;
+       gaia_optim_create(ctx, &d, &w, 1, &opt);
+       for (step = 0; step < 100; step++) {
+           gaia_tensor_matmul(ctx, x, w, 0, 0, &y);      // recorded
+           gaia_loss_mse(ctx, y, t, &loss);
+           gaia_optim_zero_grad(opt);
+           gaia_backward(ctx, loss);                      // d loss / d w
+           gaia_optim_step(opt);
+           gaia_tensor_item(ctx, loss, &l);
+           gaia_tensor_free(y); gaia_tensor_free(loss); y = loss = NULL;
+       }
+       printf("%s\n", l < 1.5f ? "converged" : "no");   // prints: converged
+       gaia_optim_destroy(opt);
+       gaia_tensor_free(x); gaia_tensor_free(w); gaia_tensor_free(t);
+   examples/train_mlp.c trains an MLP on two spirals to 100%.
+
+   =====================================================================
+   9. THE CUDA BACKEND
    =====================================================================
    Build with -DGAIA_USE_CUDA and link gaia_kernels.o (nvcc) with -lcudart
    -lcublas -lcublasLt -lcufft -lcurand. Files that only include gaia.h need
@@ -423,7 +495,7 @@
    and all benchmarks on a GPU machine into bench/results/.
 
    =====================================================================
-   9. THE LAYER MODULE
+   10. THE LAYER MODULE
    =====================================================================
    Kernels on tensors (any device):
      gaia_layer_activation(ctx, act, x, &y)     GELU (tanh form), relu, tanh,
@@ -511,7 +583,7 @@
        gaia_hierarchy_free(h);                                     // its levels and layers too
 
    =====================================================================
-   10. THE ASSEMBLY MODULE
+   11. THE ASSEMBLY MODULE
    =====================================================================
    The assembly calculus of Papadimitriou et al. (PNAS 2020). A brain has a
    connection probability p, stimuli (s neurons that fire together) and
@@ -600,7 +672,7 @@
    brain may hold (a loaded brain starts capped at the context's load_limit).
 
    =====================================================================
-   11. THE HRR MODULE
+   12. THE HRR MODULE
    =====================================================================
    Vectors are the rows of a [B, D] tensor ([D] is one row). Bind is circular
    convolution c = irfft(rfft(a) rfft(b)) through gaia's real FFT (any D) on
@@ -646,7 +718,7 @@
    one of k pairs gives cosine ~ 1/sqrt(k+1) with the right filler.
 
    =====================================================================
-   12. OVERRIDABLE MACROS (define before including gaia.h)
+   13. OVERRIDABLE MACROS (define before including gaia.h)
    =====================================================================
      GAIA_API            linkage of public functions (default: extern)
      GAIA_STATIC         make every public function static (single-file use)
@@ -660,7 +732,7 @@
      GAIA_NPY_MAX_BYTES  largest .npy payload accepted (default 16 GiB)
 
    =====================================================================
-   13. STATUS CODES
+   14. STATUS CODES
    =====================================================================
      GAIA_OK                   success (0)
      GAIA_ERR_INVALID_ARG      NULL pointer, bad value, zero or huge size
@@ -675,7 +747,7 @@
      GAIA_ERR_NUMERIC          NaN or infinity where a finite value is needed
 
    =====================================================================
-   14. LICENCE
+   15. LICENCE
    =====================================================================
    See the end of this file.
 */
@@ -1019,6 +1091,78 @@ GAIA_API void gaia_image_free(gaia_ctx *ctx, void *bytes);
 GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t M, size_t N, size_t K,
                                 float alpha, const float *A, size_t lda, const float *B, size_t ldb,
                                 float beta, float *C, size_t ldc);
+
+/* ---------------------------------------------------------------------
+   Training: gradients (reverse mode), losses, optimizers
+   --------------------------------------------------------------------- */
+/* Marks t as a parameter: operations that use it go on the context's
+   gradient tape, and gaia_backward leaves d loss / d t in gaia_tensor_grad(t). */
+GAIA_API gaia_status gaia_tensor_set_requires_grad(gaia_ctx *ctx, gaia_tensor *t, int on);
+GAIA_API int gaia_tensor_requires_grad(const gaia_tensor *t);
+/* The accumulated gradient (owned by t; same shape and device), or NULL
+   before any backward reached t. */
+GAIA_API gaia_tensor *gaia_tensor_grad(const gaia_tensor *t);
+/* Drops t's gradient (the next backward starts it afresh). */
+GAIA_API void gaia_tensor_zero_grad(gaia_tensor *t);
+/* Back-propagates from the scalar `loss` through the tape recorded since
+   the last backward (or gaia_tape_clear), adds each parameter's gradient to
+   what it had, and clears the tape. */
+GAIA_API gaia_status gaia_backward(gaia_ctx *ctx, const gaia_tensor *loss);
+/* Forgets the recorded operations without a backward (e.g. after an
+   evaluation pass that recorded). */
+GAIA_API void gaia_tape_clear(gaia_ctx *ctx);
+/* Turns recording on (1, the default) or off (0, for evaluation and for
+   updates); returns the previous setting, to restore it. */
+GAIA_API int gaia_grad_set_enabled(gaia_ctx *ctx, int on);
+
+/* Losses, each a [1] tensor with its gradient fused:
+   mse: mean((pred - target)^2) over every element (same shapes);
+   cross_entropy: mean over rows of -log softmax(logits[b])[target[b]], logits
+   [B, C], targets B class indices stored as floats (0 .. C-1, checked). */
+GAIA_API gaia_status gaia_loss_mse(gaia_ctx *ctx, const gaia_tensor *pred, const gaia_tensor *target, gaia_tensor **out);
+GAIA_API gaia_status gaia_loss_cross_entropy(gaia_ctx *ctx, const gaia_tensor *logits, const gaia_tensor *targets,
+                                             gaia_tensor **out);
+
+typedef enum gaia_optim_kind {
+    GAIA_OPTIM_SGD,   /* with momentum and Nesterov (weight_decay: added to the gradient) */
+    GAIA_OPTIM_ADAMW  /* Adam with decoupled weight decay and bias correction */
+} gaia_optim_kind;
+/* A learning-rate schedule: the rate for step `step` (0, 1, ...). */
+typedef float (*gaia_lr_schedule_fn)(uint64_t step, float base_lr, void *user);
+typedef struct gaia_optim_desc {
+    gaia_optim_kind kind;
+    float lr;               /* base learning rate, > 0 */
+    float momentum;         /* SGD: 0 = none */
+    int nesterov;           /* SGD: Nesterov momentum (needs momentum > 0) */
+    float beta1, beta2, eps;/* AdamW: 0 = 0.9, 0.999, 1e-8 */
+    float weight_decay;     /* >= 0 */
+    float clip_norm;        /* > 0: clip the gradients to this global L2 norm first */
+    gaia_lr_schedule_fn schedule; /* NULL: constant lr */
+    void *schedule_user;
+} gaia_optim_desc;
+typedef struct gaia_optim gaia_optim;
+/* An optimizer over n parameters (kept by pointer: they must outlive it). */
+GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *desc, gaia_tensor *const *params, size_t n,
+                                       gaia_optim **out);
+/* One update of every parameter that has a gradient (recording off). */
+GAIA_API gaia_status gaia_optim_step(gaia_optim *opt);
+/* Drops every parameter's gradient. */
+GAIA_API void gaia_optim_zero_grad(gaia_optim *opt);
+GAIA_API uint64_t gaia_optim_steps(const gaia_optim *opt);
+GAIA_API float gaia_optim_lr(const gaia_optim *opt); /* the rate the last step used */
+GAIA_API void gaia_optim_destroy(gaia_optim *opt);
+/* Scales the gradients of params so that their global L2 norm is at most
+   max_norm; *total_norm (may be NULL) gets the norm before. A non-finite
+   norm is GAIA_ERR_NUMERIC and changes nothing. */
+GAIA_API gaia_status gaia_grad_clip_norm(gaia_ctx *ctx, gaia_tensor *const *params, size_t n, float max_norm,
+                                         float *total_norm);
+/* The provided schedule: linear warm-up from 0 over `warmup` steps, then a
+   cosine from base_lr down to min_lr at step `total` (and min_lr after). */
+typedef struct gaia_lr_cosine {
+    uint64_t warmup, total;
+    float min_lr;
+} gaia_lr_cosine;
+GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user /* a gaia_lr_cosine */);
 
 /* ---------------------------------------------------------------------
    Profiling and benchmarking
@@ -2040,6 +2184,7 @@ extern "C" {
 
 struct gaia_storage {
     int refcount;
+    uint64_t version;  /* writes into it so far: a value saved for a gradient must not change */
     gaia_device device;
     float *data;       /* device pointer */
     size_t bytes;
@@ -2052,6 +2197,10 @@ struct gaia_tensor {
     int ndim;
     size_t shape[GAIA_MAX_DIMS];
     size_t numel;
+    int requires_grad;    /* a parameter: backward gives it a gradient */
+    struct gaia_tensor *grad; /* its accumulated gradient (owned), or NULL */
+    uint32_t ag_var;      /* its variable on the gradient tape ... */
+    uint64_t ag_gen;      /* ... of this tape generation (else stale) */
 };
 
 struct gaia_ctx {
@@ -2080,6 +2229,10 @@ struct gaia_ctx {
     struct gaia_ctx *map_parent;      /* a gaia_map worker: the context it works for */
     struct gaia_ctx **map_workers[GAIA_DEVICE_COUNT]; /* gaia_map's workers, made on first use */
     int map_worker_count[GAIA_DEVICE_COUNT];
+    struct gaia__tape *tape;          /* autograd: the recorded operations, or NULL */
+    uint64_t tape_gen;                /* bumped when the tape is cleared */
+    int grad_off;                     /* gaia_grad_set_enabled(ctx, 0) */
+    int in_backward;                  /* backward's own operations are not recorded */
     char last_error[GAIA__ERR_LEN];
 };
 
@@ -2320,10 +2473,12 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
 /* Module state hooks: modules register a destructor for their per-context caches. */
 static void gaia__modules_release(gaia_ctx *ctx);
 static void gaia__map_release(gaia_ctx *ctx);
+static void gaia__ag_destroy(gaia_ctx *ctx);
 
 GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx) {
     gaia_allocator al;
     if (!ctx) return;
+    gaia__ag_destroy(ctx);
     gaia__map_release(ctx);
     gaia__modules_release(ctx);
     gaia__cpu_release(ctx);
@@ -2695,6 +2850,8 @@ static gaia_status gaia__tensor_new(gaia_ctx *ctx, const char *fn, gaia_device d
     return GAIA_OK;
 }
 
+static void gaia__ag_forget(gaia_ctx *ctx, gaia_tensor *t);
+
 GAIA_API void gaia_tensor_free(gaia_tensor *t) {
     struct gaia_storage *s;
     gaia_ctx *ctx;
@@ -2702,6 +2859,8 @@ GAIA_API void gaia_tensor_free(gaia_tensor *t) {
     if (!t) return;
     s = t->storage;
     ctx = s->ctx;
+    if (t->requires_grad) gaia__ag_forget(ctx, t);
+    gaia_tensor_free(t->grad);
     /* atomic: gaia_map's items may make and free views of one storage at once */
 #ifdef _OPENMP
 #pragma omp atomic capture
@@ -2766,6 +2925,7 @@ static gaia_status gaia__prepare_out(gaia_ctx *ctx, const char *fn, gaia_device 
             gaia__shape_str(&tmp, want, sizeof want);
             return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s), result has shape (%s)", have, want);
         }
+        o->storage->version++; /* about to be overwritten: a gradient that saved it can tell */
         return GAIA_OK;
     }
 }
@@ -2927,7 +3087,7 @@ GAIA_API gaia_status gaia_tensor_to(gaia_ctx *ctx, const gaia_tensor *t, gaia_de
     return gaia__finish_out(st, out, created);
 }
 
-GAIA_API gaia_status gaia_tensor_copy(gaia_ctx *ctx, const gaia_tensor *src, gaia_tensor **out) {
+static gaia_status gaia__tensor_copy_raw(gaia_ctx *ctx, const gaia_tensor *src, gaia_tensor **out) {
     GAIA__NEED_CTX(ctx);
     if (!src) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, "gaia_tensor_copy", "src is NULL");
     if (out && *out == src) return GAIA_OK;
@@ -2961,8 +3121,18 @@ GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float
 /* The elementwise, broadcasting and reduction families: one body each, and
    `fn` is the name the user called (gaia_tensor_gelu, not gaia_tensor_unary),
    so a message names the function in the user's code. */
+/* The eager operations that go on the gradient tape: each public entry
+   point is a recording wrapper (section "Autograd" below) around its
+   *_raw implementation. */
 static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
-                                      float p1, gaia_tensor **out) {
+                                      float p1, gaia_tensor **out);
+static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
+                                       const gaia_tensor *b, gaia_tensor **out);
+static gaia_status gaia__tensor_reduce(gaia_ctx *ctx, const char *fn, gaia_reduce_op op, const gaia_tensor *x,
+                                       int axis, gaia_tensor **out);
+
+static gaia_status gaia__tensor_unary_raw(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x,
+                                          float p0, float p1, gaia_tensor **out) {
     gaia_status st;
     int created;
     uint64_t t0;
@@ -3061,7 +3231,7 @@ static int gaia__out_aliases_broadcast(const gaia_tensor *out, const gaia_tensor
     return 0;
 }
 
-static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
+static gaia_status gaia__tensor_binary_raw(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
                                        const gaia_tensor *b, gaia_tensor **out) {
     size_t shape4[GAIA_MAX_DIMS], strides[2][GAIA_MAX_DIMS], oshape[GAIA_MAX_DIMS];
     const gaia_tensor *ops[2];
@@ -3087,8 +3257,8 @@ static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binar
     return gaia__finish_out(st, out, created);
 }
 
-GAIA_API gaia_status gaia_tensor_where(gaia_ctx *ctx, const gaia_tensor *cond, const gaia_tensor *a,
-                                       const gaia_tensor *b, gaia_tensor **out) {
+static gaia_status gaia__tensor_where_raw(gaia_ctx *ctx, const gaia_tensor *cond, const gaia_tensor *a,
+                                         const gaia_tensor *b, gaia_tensor **out) {
     static const char fn[] = "gaia_tensor_where";
     size_t shape4[GAIA_MAX_DIMS], strides[3][GAIA_MAX_DIMS], oshape[GAIA_MAX_DIMS];
     const gaia_tensor *ops[3];
@@ -3136,7 +3306,7 @@ GAIA_API gaia_status gaia_tensor_div(gaia_ctx *ctx, const gaia_tensor *a, const 
 /* ---------------------------------------------------------------------
    Reductions
    --------------------------------------------------------------------- */
-static gaia_status gaia__tensor_reduce(gaia_ctx *ctx, const char *fn, gaia_reduce_op op, const gaia_tensor *x,
+static gaia_status gaia__tensor_reduce_raw(gaia_ctx *ctx, const char *fn, gaia_reduce_op op, const gaia_tensor *x,
                                        int axis, gaia_tensor **out) {
     size_t outer = 1, len, inner = 1, oshape[GAIA_MAX_DIMS];
     int i, ond = 0, created;
@@ -3201,8 +3371,8 @@ GAIA_API gaia_status gaia_tensor_argmax(gaia_ctx *ctx, const gaia_tensor *x, int
    --------------------------------------------------------------------- */
 static int gaia__aliases(const gaia_tensor *o, const gaia_tensor *t) { return o && t && o->storage == t->storage; }
 
-GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
-                                        int trans_b, gaia_tensor **out) {
+static gaia_status gaia__tensor_matmul_raw(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                          int trans_b, gaia_tensor **out) {
     static const char *fn = "gaia_tensor_matmul";
     size_t batch, M, K, Kb, N, oshape[3], stride_b;
     int ond, created;
@@ -3288,7 +3458,7 @@ GAIA_API gaia_status gaia_tensor_outer(gaia_ctx *ctx, const gaia_tensor *a, cons
     return gaia__finish_out(st, out, created);
 }
 
-GAIA_API gaia_status gaia_tensor_transpose(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
+static gaia_status gaia__tensor_transpose_raw(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
     static const char *fn = "gaia_tensor_transpose";
     size_t oshape[GAIA_MAX_DIMS], rows, cols, batch = 1;
     int i, created;
@@ -3380,7 +3550,7 @@ static gaia_status gaia__make_view(gaia_ctx *ctx, const char *fn, const gaia_ten
     return GAIA_OK;
 }
 
-GAIA_API gaia_status gaia_tensor_reshape(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape,
+static gaia_status gaia__tensor_reshape_raw(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape,
                                          gaia_tensor **out) {
     static const char *fn = "gaia_tensor_reshape";
     size_t numel = 0;
@@ -3393,8 +3563,8 @@ GAIA_API gaia_status gaia_tensor_reshape(gaia_ctx *ctx, const gaia_tensor *x, in
     return gaia__make_view(ctx, fn, x, 0, ndim, shape, out);
 }
 
-GAIA_API gaia_status gaia_tensor_slice_rows(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count,
-                                            gaia_tensor **out) {
+static gaia_status gaia__tensor_slice_rows_raw(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count,
+                                              gaia_tensor **out) {
     static const char *fn = "gaia_tensor_slice_rows";
     size_t shape[GAIA_MAX_DIMS], row;
     gaia_status st;
@@ -3407,6 +3577,1087 @@ GAIA_API gaia_status gaia_tensor_slice_rows(gaia_ctx *ctx, const gaia_tensor *x,
     shape[0] = count;
     row = x->numel / x->shape[0];
     return gaia__make_view(ctx, fn, x, start * row, x->ndim, shape, out);
+}
+
+/* ---------------------------------------------------------------------
+   Autograd: a tape of the eager calls made while some input needs a
+   gradient. Each tensor handle that an operation on the tape produced
+   carries the id of its variable in the tape (valid only for the tape's
+   current generation: gaia_backward and gaia_tape_clear start a new one,
+   which forgets every id at once). A node keeps views of the values its
+   backward needs, with the storage's write counter at the time: a value
+   overwritten in place before backward is an error, never a wrong
+   gradient. Backward runs the gradient formulas as ordinary tensor
+   operations (recording off), so it runs on whichever device the values
+   live on.
+   --------------------------------------------------------------------- */
+typedef enum gaia__ag_kind {
+    GAIA__AG_UNARY,
+    GAIA__AG_BINARY,
+    GAIA__AG_REDUCE,
+    GAIA__AG_MATMUL,
+    GAIA__AG_WHERE,
+    GAIA__AG_RESHAPE, /* reshape and copy: the gradient takes the input's shape */
+    GAIA__AG_TRANSPOSE,
+    GAIA__AG_SLICE,
+    GAIA__AG_MSE,
+    GAIA__AG_XENT
+} gaia__ag_kind;
+
+typedef struct gaia__ag_var {
+    int ndim;
+    size_t shape[GAIA_MAX_DIMS];
+    gaia_tensor *leaf; /* a tensor with requires_grad (a parameter), or NULL */
+    gaia_tensor *grad; /* during backward */
+} gaia__ag_var;
+
+typedef struct gaia__ag_node {
+    gaia__ag_kind kind;
+    int op, axis, flag0, flag1;
+    float p0, p1;
+    size_t start;
+    uint32_t in[3]; /* variable ids of the inputs (0: needs no gradient) */
+    uint32_t out;
+    gaia_tensor *saved[3];
+    uint64_t saved_version[3];
+    int shape_only[3]; /* saved for its shape alone: an overwrite does no harm */
+} gaia__ag_node;
+
+struct gaia__tape {
+    gaia__ag_var *vars; /* vars[0] unused: id 0 means "no gradient" */
+    size_t nvars, cap_vars;
+    gaia__ag_node *nodes;
+    size_t nnodes, cap_nodes;
+    int broken;         /* a node could not be recorded (out of memory) */
+};
+
+static int gaia__ag_tracked(const gaia_ctx *ctx, const gaia_tensor *t) {
+    return t && t->ag_var && t->ag_gen == ctx->tape_gen && ctx->tape && t->ag_var < ctx->tape->nvars;
+}
+
+static gaia_status gaia__ag_tape(gaia_ctx *ctx) {
+    if (ctx->tape) return GAIA_OK;
+    ctx->tape = (struct gaia__tape *)gaia__host_alloc(ctx, sizeof *ctx->tape);
+    if (!ctx->tape) return GAIA_ERR_OUT_OF_MEMORY;
+    memset(ctx->tape, 0, sizeof *ctx->tape);
+    return GAIA_OK;
+}
+
+/* A new variable of t's shape; 0 when out of memory. */
+static uint32_t gaia__ag_new_var(gaia_ctx *ctx, const gaia_tensor *t, gaia_tensor *leaf) {
+    struct gaia__tape *tp;
+    gaia__ag_var *v;
+    if (gaia__ag_tape(ctx) != GAIA_OK) return 0;
+    tp = ctx->tape;
+    if (tp->nvars == 0) tp->nvars = 1; /* id 0 is "no variable" */
+    if (tp->nvars >= tp->cap_vars) {
+        size_t cap = tp->cap_vars ? 2 * tp->cap_vars : 64;
+        gaia__ag_var *nv = (gaia__ag_var *)gaia__host_alloc(ctx, cap * sizeof *nv);
+        if (!nv || cap > UINT32_MAX) {
+            gaia__host_free(ctx, nv);
+            return 0;
+        }
+        memset(nv, 0, sizeof *nv); /* vars[0], never used */
+        if (tp->vars) memcpy(nv, tp->vars, tp->nvars * sizeof *nv);
+        gaia__host_free(ctx, tp->vars);
+        tp->vars = nv;
+        tp->cap_vars = cap;
+    }
+    v = &tp->vars[tp->nvars];
+    memset(v, 0, sizeof *v);
+    v->ndim = t->ndim;
+    memcpy(v->shape, t->shape, sizeof v->shape);
+    v->leaf = leaf;
+    return (uint32_t)tp->nvars++;
+}
+
+/* The variable of input t: its id on the tape, a new one for a parameter
+   seen for the first time, or 0 (no gradient needed). */
+static uint32_t gaia__ag_input(gaia_ctx *ctx, const gaia_tensor *t) {
+    gaia_tensor *m = (gaia_tensor *)t; /* the handle records its id; its value is untouched */
+    if (!t) return 0;
+    if (gaia__ag_tracked(ctx, t)) return t->ag_var;
+    if (!t->requires_grad) return 0;
+    m->ag_var = gaia__ag_new_var(ctx, t, m);
+    m->ag_gen = ctx->tape_gen;
+    if (!m->ag_var && ctx->tape) ctx->tape->broken = 1;
+    return m->ag_var;
+}
+
+typedef struct gaia__ag_pending {
+    int active;
+    gaia__ag_node node;
+} gaia__ag_pending;
+
+static void gaia__ag_release(gaia__ag_node *n) {
+    int i;
+    for (i = 0; i < 3; i++) {
+        gaia_tensor_free(n->saved[i]);
+        n->saved[i] = NULL;
+    }
+}
+
+/* Keeps a view of t (and its write counter) for the backward of node n. */
+static int gaia__ag_save(gaia_ctx *ctx, gaia__ag_node *n, int slot, const gaia_tensor *t) {
+    if (!t) return 1;
+    if (gaia__make_view(ctx, "autograd", t, 0, t->ndim, t->shape, &n->saved[slot]) != GAIA_OK) return 0;
+    n->saved_version[slot] = t->storage->version;
+    return 1;
+}
+
+/* Before an operation: whether it goes on the tape, and the inputs its
+   backward will need (saved now, before an in-place write could change
+   them). */
+static void gaia__ag_begin(gaia_ctx *ctx, gaia__ag_pending *p, gaia__ag_kind kind, int op, const gaia_tensor *a,
+                           const gaia_tensor *b, const gaia_tensor *c) {
+    gaia__ag_node *n = &p->node;
+    int ok = 1;
+    memset(p, 0, sizeof *p);
+    if (!ctx || ctx->grad_off || ctx->in_backward) return;
+    if (!(a && (a->requires_grad || gaia__ag_tracked(ctx, a))) && !(b && (b->requires_grad || gaia__ag_tracked(ctx, b))) &&
+        !(c && (c->requires_grad || gaia__ag_tracked(ctx, c))))
+        return;
+    n->kind = kind;
+    n->op = op;
+    n->in[0] = gaia__ag_input(ctx, a);
+    n->in[1] = gaia__ag_input(ctx, b);
+    n->in[2] = gaia__ag_input(ctx, c);
+    if (kind == GAIA__AG_WHERE) n->in[0] = 0; /* the condition is a mask: no gradient */
+    if (!n->in[0] && !n->in[1] && !n->in[2]) return;
+    /* what each backward reads (outputs are saved in gaia__ag_end) */
+    switch (kind) {
+    case GAIA__AG_UNARY:
+        if (op == GAIA_UNARY_LOG || op == GAIA_UNARY_GELU || op == GAIA_UNARY_CLAMP || op == GAIA_UNARY_ABS ||
+            op == GAIA_UNARY_SQUARE)
+            ok = gaia__ag_save(ctx, n, 0, a);
+        break;
+    case GAIA__AG_BINARY:
+        ok = gaia__ag_save(ctx, n, 0, a) && gaia__ag_save(ctx, n, 1, b); /* add, sub: for the shapes */
+        break;
+    case GAIA__AG_REDUCE:
+    case GAIA__AG_MATMUL:
+    case GAIA__AG_MSE:
+        ok = gaia__ag_save(ctx, n, 0, a) && gaia__ag_save(ctx, n, 1, b);
+        break;
+    case GAIA__AG_WHERE: ok = gaia__ag_save(ctx, n, 0, a) && gaia__ag_save(ctx, n, 1, b) && gaia__ag_save(ctx, n, 2, c); break;
+    case GAIA__AG_XENT: ok = gaia__ag_save(ctx, n, 1, b); break; /* one-hot targets; softmax in end */
+    default: ok = gaia__ag_save(ctx, n, 0, a); break;          /* views and copies: the input's shape */
+    }
+    if (kind == GAIA__AG_RESHAPE || kind == GAIA__AG_TRANSPOSE || kind == GAIA__AG_SLICE ||
+        (kind == GAIA__AG_BINARY && (op == GAIA_BINARY_ADD || op == GAIA_BINARY_SUB)))
+        n->shape_only[0] = n->shape_only[1] = 1;
+    if (kind == GAIA__AG_WHERE) n->shape_only[1] = n->shape_only[2] = 1; /* a and b: shapes; the mask: values */
+    if (!ok) {
+        gaia__ag_release(n);
+        if (ctx->tape) ctx->tape->broken = 1;
+        return;
+    }
+    p->active = 1;
+}
+
+/* After the operation: on success, out gets its variable and the node goes
+   on the tape. A node that cannot be recorded makes the operation fail
+   with GAIA_ERR_OUT_OF_MEMORY (the result is there, but no gradient could
+   flow through it). */
+static gaia_status gaia__ag_end(gaia_ctx *ctx, gaia__ag_pending *p, gaia_status st, gaia_tensor *out,
+                                const gaia_tensor *save_out) {
+    struct gaia__tape *tp;
+    gaia__ag_node *n = &p->node;
+    if (!p->active) return st;
+    if (st != GAIA_OK || !out) {
+        gaia__ag_release(n);
+        return st;
+    }
+    if (save_out && !gaia__ag_save(ctx, n, 2, save_out)) goto oom;
+    n->out = gaia__ag_new_var(ctx, out, NULL);
+    if (!n->out) goto oom;
+    tp = ctx->tape;
+    if (tp->nnodes == tp->cap_nodes) {
+        size_t cap = tp->cap_nodes ? 2 * tp->cap_nodes : 64;
+        gaia__ag_node *nn = (gaia__ag_node *)gaia__host_alloc(ctx, cap * sizeof *nn);
+        if (!nn) goto oom;
+        if (tp->nodes) memcpy(nn, tp->nodes, tp->nnodes * sizeof *nn);
+        gaia__host_free(ctx, tp->nodes);
+        tp->nodes = nn;
+        tp->cap_nodes = cap;
+    }
+    tp->nodes[tp->nnodes++] = *n;
+    out->ag_var = n->out;
+    out->ag_gen = ctx->tape_gen;
+    return GAIA_OK;
+oom:
+    gaia__ag_release(n);
+    if (ctx->tape) ctx->tape->broken = 1;
+    return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "autograd", "cannot record the operation on the gradient tape");
+}
+
+GAIA_API void gaia_tape_clear(gaia_ctx *ctx) {
+    struct gaia__tape *tp;
+    size_t i;
+    if (!ctx || !ctx->tape) return;
+    tp = ctx->tape;
+    for (i = 0; i < tp->nnodes; i++) gaia__ag_release(&tp->nodes[i]);
+    for (i = 1; i < tp->nvars; i++) {
+        gaia_tensor_free(tp->vars[i].grad);
+        tp->vars[i].grad = NULL;
+    }
+    tp->nnodes = 0;
+    tp->nvars = 0;
+    tp->broken = 0;
+    ctx->tape_gen++; /* every handle's id is now stale */
+}
+
+static void gaia__ag_destroy(gaia_ctx *ctx) {
+    if (!ctx->tape) return;
+    gaia_tape_clear(ctx);
+    gaia__host_free(ctx, ctx->tape->vars);
+    gaia__host_free(ctx, ctx->tape->nodes);
+    gaia__host_free(ctx, ctx->tape);
+    ctx->tape = NULL;
+}
+
+/* A parameter handle going away: its variable forgets it (backward then
+   has nowhere to put its gradient, and drops it). */
+static void gaia__ag_forget(gaia_ctx *ctx, gaia_tensor *t) {
+    if (gaia__ag_tracked(ctx, t) && ctx->tape->vars[t->ag_var].leaf == t) ctx->tape->vars[t->ag_var].leaf = NULL;
+}
+
+GAIA_API gaia_status gaia_tensor_set_requires_grad(gaia_ctx *ctx, gaia_tensor *t, int on) {
+    static const char *fn = "gaia_tensor_set_requires_grad";
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "t", t)) != GAIA_OK) return st;
+    if (gaia__ag_tracked(ctx, t) && !ctx->tape->vars[t->ag_var].leaf)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "t is the result of a recorded operation, not a parameter "
+                                                         "(set requires_grad before using it)");
+    t->requires_grad = on != 0;
+    return GAIA_OK;
+}
+GAIA_API int gaia_tensor_requires_grad(const gaia_tensor *t) { return t ? t->requires_grad : 0; }
+GAIA_API gaia_tensor *gaia_tensor_grad(const gaia_tensor *t) { return t ? t->grad : NULL; }
+GAIA_API void gaia_tensor_zero_grad(gaia_tensor *t) {
+    if (!t) return;
+    gaia_tensor_free(t->grad);
+    t->grad = NULL;
+}
+GAIA_API int gaia_grad_set_enabled(gaia_ctx *ctx, int on) {
+    int was;
+    if (!ctx) return 0;
+    was = !ctx->grad_off;
+    ctx->grad_off = !on;
+    return was;
+}
+
+/* ---- backward: gradient formulas as tensor operations ---- */
+#define GAIA__AG_TRY(call)                     \
+    do {                                       \
+        if ((st = (call)) != GAIA_OK) goto done; \
+    } while (0)
+
+static gaia_status gaia__ag_full(gaia_ctx *ctx, gaia_device d, int ndim, const size_t *shape, float v, gaia_tensor **out) {
+    gaia_status st;
+    if (gaia_device_push(ctx, d) != GAIA_OK) return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, "gaia_backward", "no %s", gaia_device_str(d));
+    st = gaia_tensor_full(ctx, ndim, shape, v, out);
+    gaia_device_pop(ctx);
+    return st;
+}
+
+/* Sums g over the axes that broadcasting stretched, to shape (ndim, shape). */
+static gaia_status gaia__ag_unbroadcast(gaia_ctx *ctx, gaia_tensor *g, int ndim, const size_t *shape, gaia_tensor **out) {
+    gaia_tensor *cur = NULL, *next = NULL;
+    size_t keep[GAIA_MAX_DIMS];
+    int i, lead = g->ndim - ndim;
+    gaia_status st = gaia_tensor_reshape(ctx, g, g->ndim, g->shape, &cur);
+    if (st != GAIA_OK) return st;
+    for (i = g->ndim - 1; i >= 0; i--) {
+        size_t want = i < lead ? 1 : shape[i - lead];
+        if (cur->shape[i] == want) continue;
+        memcpy(keep, cur->shape, sizeof keep);
+        keep[i] = 1;
+        next = NULL;
+        if (cur->ndim == 1) {
+            st = gaia_tensor_sum(ctx, cur, GAIA_AXIS_ALL, &next);
+        } else {
+            gaia_tensor *s = NULL;
+            st = gaia_tensor_sum(ctx, cur, i, &s);
+            if (st == GAIA_OK) st = gaia_tensor_reshape(ctx, s, cur->ndim, keep, &next);
+            gaia_tensor_free(s);
+        }
+        gaia_tensor_free(cur);
+        cur = next;
+        if (st != GAIA_OK) return st;
+    }
+    st = gaia_tensor_reshape(ctx, cur, ndim, shape, out);
+    gaia_tensor_free(cur);
+    return st;
+}
+
+/* g expanded to x's shape over a reduced axis (or every axis). */
+static gaia_status gaia__ag_expand(gaia_ctx *ctx, const gaia_tensor *g, const gaia_tensor *x, int axis, gaia_tensor **out) {
+    gaia_tensor *zero = NULL, *gk = NULL;
+    gaia_status st = gaia__ag_full(ctx, GAIA__DEV(x), x->ndim, x->shape, 0.0f, &zero);
+    if (st == GAIA_OK) {
+        if (axis == GAIA_AXIS_ALL || x->ndim == 1) {
+            st = gaia_tensor_add(ctx, zero, g, out);
+        } else {
+            size_t keep[GAIA_MAX_DIMS];
+            memcpy(keep, x->shape, sizeof keep);
+            keep[axis] = 1;
+            st = gaia_tensor_reshape(ctx, g, x->ndim, keep, &gk);
+            if (st == GAIA_OK) st = gaia_tensor_add(ctx, zero, gk, out);
+        }
+    }
+    gaia_tensor_free(zero);
+    gaia_tensor_free(gk);
+    return st;
+}
+
+/* d gelu(x) / dx for the tanh form. */
+static gaia_status gaia__ag_gelu_grad(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
+    const float c = 0.7978845608028654f, a = 0.044715f;
+    gaia_tensor *x2 = NULL, *u = NULL, *t = NULL, *t1 = NULL, *t2 = NULL, *v = NULL;
+    gaia_status st;
+    GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SQUARE, x, 0, 0, &x2));
+    GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SCALE, x2, a, 0, &u));
+    GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, u, 1.0f, &u));
+    GAIA__AG_TRY(gaia_tensor_mul(ctx, u, x, &u));
+    GAIA__AG_TRY(gaia_tensor_scale(ctx, u, c, &u));
+    GAIA__AG_TRY(gaia_tensor_tanh(ctx, u, &t));                   /* t = tanh(c (x + a x^3)) */
+    GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, t, 1.0f, &t1));
+    GAIA__AG_TRY(gaia_tensor_scale(ctx, t1, 0.5f, &t1));          /* 0.5 (1 + t) */
+    GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SQUARE, t, 0, 0, &t2));
+    GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SCALE, t2, -1.0f, 0, &t2));
+    GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, t2, 1.0f, &t2));     /* 1 - t^2 */
+    GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SCALE, x2, 3.0f * a, 0, &v));
+    GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, v, 1.0f, &v));
+    GAIA__AG_TRY(gaia_tensor_mul(ctx, v, t2, &v));
+    GAIA__AG_TRY(gaia_tensor_mul(ctx, v, x, &v));
+    GAIA__AG_TRY(gaia_tensor_scale(ctx, v, 0.5f * c, &v));        /* 0.5 x (1 - t^2) c (1 + 3 a x^2) */
+    st = gaia_tensor_add(ctx, t1, v, out);
+done:
+    gaia_tensor_free(x2);
+    gaia_tensor_free(u);
+    gaia_tensor_free(t);
+    gaia_tensor_free(t1);
+    gaia_tensor_free(t2);
+    gaia_tensor_free(v);
+    return st;
+}
+
+/* A comparison mask of x against a scalar: x OP s as 1/0. */
+static gaia_status gaia__ag_mask(gaia_ctx *ctx, gaia_binary_op op, const gaia_tensor *x, float s, gaia_tensor **out) {
+    gaia_tensor *c = NULL;
+    size_t one = 1;
+    gaia_status st = gaia__ag_full(ctx, GAIA__DEV(x), 1, &one, s, &c);
+    if (st == GAIA_OK) st = gaia_tensor_binary(ctx, op, x, c, out);
+    gaia_tensor_free(c);
+    return st;
+}
+
+static gaia_status gaia__ag_unary_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gx) {
+    const gaia_tensor *x = n->saved[0], *y = n->saved[2];
+    gaia_tensor *d = NULL, *e = NULL;
+    gaia_status st = GAIA_OK;
+    switch ((gaia_unary_op)n->op) {
+    case GAIA_UNARY_SCALE: return gaia_tensor_scale(ctx, g, n->p0, gx);
+    case GAIA_UNARY_ADD_SCALAR: return gaia_tensor_copy(ctx, g, gx);
+    case GAIA_UNARY_NEG: return gaia_tensor_scale(ctx, g, -1.0f, gx);
+    case GAIA_UNARY_EXP: return gaia_tensor_mul(ctx, g, y, gx);
+    case GAIA_UNARY_LOG: return gaia_tensor_div(ctx, g, x, gx);
+    case GAIA_UNARY_TANH: /* 1 - y^2 */
+        GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SQUARE, y, 0, 0, &d));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, d, -1.0f, &d));
+        GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, d, 1.0f, &d));
+        break;
+    case GAIA_UNARY_SIGMOID: /* y (1 - y) */
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, y, -1.0f, &d));
+        GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, d, 1.0f, &d));
+        GAIA__AG_TRY(gaia_tensor_mul(ctx, d, y, &d));
+        break;
+    case GAIA_UNARY_RELU: GAIA__AG_TRY(gaia__ag_mask(ctx, GAIA_BINARY_GT, y, 0.0f, &d)); break;
+    case GAIA_UNARY_GELU: GAIA__AG_TRY(gaia__ag_gelu_grad(ctx, x, &d)); break;
+    case GAIA_UNARY_CLAMP: /* 1 inside [lo, hi] */
+        GAIA__AG_TRY(gaia__ag_mask(ctx, GAIA_BINARY_GE, x, n->p0, &d));
+        GAIA__AG_TRY(gaia__ag_mask(ctx, GAIA_BINARY_LE, x, n->p1, &e));
+        GAIA__AG_TRY(gaia_tensor_mul(ctx, d, e, &d));
+        break;
+    case GAIA_UNARY_ABS: /* sign(x): (x > 0) - (x < 0) */
+        GAIA__AG_TRY(gaia__ag_mask(ctx, GAIA_BINARY_GT, x, 0.0f, &d));
+        GAIA__AG_TRY(gaia__ag_mask(ctx, GAIA_BINARY_LT, x, 0.0f, &e));
+        GAIA__AG_TRY(gaia_tensor_sub(ctx, d, e, &d));
+        break;
+    case GAIA_UNARY_SQRT: /* 0.5 / y */
+        GAIA__AG_TRY(gaia_tensor_div(ctx, g, y, gx));
+        st = gaia_tensor_scale(ctx, *gx, 0.5f, gx);
+        goto done;
+    case GAIA_UNARY_SQUARE: GAIA__AG_TRY(gaia_tensor_scale(ctx, x, 2.0f, &d)); break;
+    default: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "no gradient for unary op %d", n->op);
+    }
+    st = gaia_tensor_mul(ctx, g, d, gx);
+done:
+    gaia_tensor_free(d);
+    gaia_tensor_free(e);
+    return st;
+}
+
+static gaia_status gaia__ag_binary_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **ga,
+                                        gaia_tensor **gb) {
+    const gaia_tensor *a = n->saved[0], *b = n->saved[1];
+    gaia_tensor *ta = NULL, *tb = NULL, *m = NULL;
+    gaia_status st = GAIA_OK;
+    switch ((gaia_binary_op)n->op) {
+    case GAIA_BINARY_ADD:
+        GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &ta));
+        GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &tb));
+        break;
+    case GAIA_BINARY_SUB:
+        GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &ta));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, g, -1.0f, &tb));
+        break;
+    case GAIA_BINARY_MUL:
+        if (n->in[0]) GAIA__AG_TRY(gaia_tensor_mul(ctx, g, b, &ta));
+        if (n->in[1]) GAIA__AG_TRY(gaia_tensor_mul(ctx, g, a, &tb));
+        break;
+    case GAIA_BINARY_DIV: /* d/da = 1/b, d/db = -a / b^2 */
+        GAIA__AG_TRY(gaia_tensor_div(ctx, g, b, &ta));
+        if (n->in[1]) {
+            GAIA__AG_TRY(gaia_tensor_mul(ctx, ta, a, &tb));
+            GAIA__AG_TRY(gaia_tensor_div(ctx, tb, b, &tb));
+            GAIA__AG_TRY(gaia_tensor_scale(ctx, tb, -1.0f, &tb));
+        }
+        break;
+    case GAIA_BINARY_MAX:
+    case GAIA_BINARY_MIN: /* to the operand that won (a on ties) */
+        GAIA__AG_TRY(gaia_tensor_binary(ctx, n->op == GAIA_BINARY_MAX ? GAIA_BINARY_GE : GAIA_BINARY_LE, a, b, &m));
+        GAIA__AG_TRY(gaia_tensor_mul(ctx, g, m, &ta));
+        GAIA__AG_TRY(gaia_tensor_sub(ctx, g, ta, &tb));
+        break;
+    default: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "no gradient for binary op %d", n->op);
+    }
+    if (n->in[0]) GAIA__AG_TRY(gaia__ag_unbroadcast(ctx, ta, a->ndim, a->shape, ga));
+    if (n->in[1]) GAIA__AG_TRY(gaia__ag_unbroadcast(ctx, tb, b->ndim, b->shape, gb));
+done:
+    gaia_tensor_free(ta);
+    gaia_tensor_free(tb);
+    gaia_tensor_free(m);
+    return st;
+}
+
+static gaia_status gaia__ag_reduce_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gx) {
+    const gaia_tensor *x = n->saved[0], *y = n->saved[2];
+    gaia_tensor *ge = NULL, *ye = NULL, *m = NULL, *mean = NULL, *c = NULL;
+    gaia_status st;
+    size_t count = n->axis == GAIA_AXIS_ALL ? x->numel : x->shape[n->axis];
+    GAIA__AG_TRY(gaia__ag_expand(ctx, g, x, n->axis, &ge));
+    switch ((gaia_reduce_op)n->op) {
+    case GAIA_REDUCE_SUM: *gx = ge; ge = NULL; break;
+    case GAIA_REDUCE_MEAN: st = gaia_tensor_scale(ctx, ge, 1.0f / (float)count, gx); break;
+    case GAIA_REDUCE_MAX:
+    case GAIA_REDUCE_MIN: /* to every element equal to the extreme */
+        GAIA__AG_TRY(gaia__ag_expand(ctx, y, x, n->axis, &ye));
+        GAIA__AG_TRY(gaia_tensor_binary(ctx, GAIA_BINARY_EQ, x, ye, &m));
+        st = gaia_tensor_mul(ctx, ge, m, gx);
+        break;
+    case GAIA_REDUCE_NORM: /* x / y */
+        GAIA__AG_TRY(gaia__ag_expand(ctx, y, x, n->axis, &ye));
+        GAIA__AG_TRY(gaia_tensor_div(ctx, x, ye, &m));
+        st = gaia_tensor_mul(ctx, ge, m, gx);
+        break;
+    case GAIA_REDUCE_STD: /* (x - mean) / (count y) */
+        GAIA__AG_TRY(gaia_tensor_mean(ctx, x, n->axis, &mean));
+        GAIA__AG_TRY(gaia__ag_expand(ctx, mean, x, n->axis, &c));
+        GAIA__AG_TRY(gaia_tensor_sub(ctx, x, c, &m));
+        GAIA__AG_TRY(gaia__ag_expand(ctx, y, x, n->axis, &ye));
+        GAIA__AG_TRY(gaia_tensor_div(ctx, m, ye, &m));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, m, 1.0f / (float)count, &m));
+        st = gaia_tensor_mul(ctx, ge, m, gx);
+        break;
+    default: st = gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "no gradient for reduce op %d", n->op);
+    }
+done:
+    gaia_tensor_free(ge);
+    gaia_tensor_free(ye);
+    gaia_tensor_free(m);
+    gaia_tensor_free(mean);
+    gaia_tensor_free(c);
+    return st;
+}
+
+/* C = op(A) op(B): dA = g op(B)^T (transposed back when A was), dB the same
+   way; a 2-D B shared by a batch gets the sum over the batch. */
+static gaia_status gaia__ag_matmul_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **ga,
+                                        gaia_tensor **gb) {
+    const gaia_tensor *a = n->saved[0], *b = n->saved[1];
+    int ta = n->flag0, tb = n->flag1;
+    gaia_tensor *bb = NULL, *db = NULL;
+    gaia_status st = GAIA_OK;
+    if (n->in[0]) {
+        if (a->ndim == 3 && b->ndim == 2) { /* the shared B against every batch */
+            if (!ta) GAIA__AG_TRY(gaia_tensor_matmul(ctx, g, b, 0, !tb, ga));
+            else {
+                size_t s3[3];
+                s3[0] = a->shape[0];
+                s3[1] = b->shape[0];
+                s3[2] = b->shape[1];
+                GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(b), 3, s3, 0.0f, &bb));
+                GAIA__AG_TRY(gaia_tensor_add(ctx, bb, b, &bb));
+                GAIA__AG_TRY(gaia_tensor_matmul(ctx, bb, g, tb, 1, ga));
+            }
+        } else if (!ta) GAIA__AG_TRY(gaia_tensor_matmul(ctx, g, b, 0, !tb, ga));
+        else GAIA__AG_TRY(gaia_tensor_matmul(ctx, b, g, tb, 1, ga));
+    }
+    if (n->in[1]) {
+        if (!tb) GAIA__AG_TRY(gaia_tensor_matmul(ctx, a, g, !ta, 0, &db));
+        else GAIA__AG_TRY(gaia_tensor_matmul(ctx, g, a, 1, ta, &db));
+        if (a->ndim == 3 && b->ndim == 2) GAIA__AG_TRY(gaia_tensor_sum(ctx, db, 0, gb));
+        else {
+            *gb = db;
+            db = NULL;
+        }
+    }
+done:
+    gaia_tensor_free(bb);
+    gaia_tensor_free(db);
+    return st;
+}
+
+static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
+    const gaia_tensor *x = n->saved[0];
+    gaia_tensor *t = NULL, *u = NULL, *view = NULL;
+    gaia_status st = GAIA_OK;
+    switch (n->kind) {
+    case GAIA__AG_UNARY: return gaia__ag_unary_back(ctx, n, g, &gin[0]);
+    case GAIA__AG_BINARY: return gaia__ag_binary_back(ctx, n, g, &gin[0], &gin[1]);
+    case GAIA__AG_REDUCE: return gaia__ag_reduce_back(ctx, n, g, &gin[0]);
+    case GAIA__AG_MATMUL: return gaia__ag_matmul_back(ctx, n, g, &gin[0], &gin[1]);
+    case GAIA__AG_WHERE: {
+        const gaia_tensor *cond = n->saved[0], *a = n->saved[1], *b = n->saved[2];
+        size_t one = 1;
+        GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(g), 1, &one, 0.0f, &u));
+        if (n->in[1]) {
+            GAIA__AG_TRY(gaia_tensor_where(ctx, cond, g, u, &t));
+            GAIA__AG_TRY(gaia__ag_unbroadcast(ctx, t, a->ndim, a->shape, &gin[1]));
+            gaia_tensor_free(t);
+            t = NULL;
+        }
+        if (n->in[2]) {
+            GAIA__AG_TRY(gaia_tensor_where(ctx, cond, u, g, &t));
+            GAIA__AG_TRY(gaia__ag_unbroadcast(ctx, t, b->ndim, b->shape, &gin[2]));
+        }
+        break;
+    }
+    case GAIA__AG_RESHAPE: {
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, g, x->ndim, x->shape, &t));
+        GAIA__AG_TRY(gaia_tensor_copy(ctx, t, &gin[0]));
+        break;
+    }
+    case GAIA__AG_TRANSPOSE: return x->ndim == 1 ? gaia_tensor_copy(ctx, g, &gin[0]) : gaia_tensor_transpose(ctx, g, &gin[0]);
+    case GAIA__AG_SLICE:
+        GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(x), x->ndim, x->shape, 0.0f, &t));
+        GAIA__AG_TRY(gaia_tensor_slice_rows(ctx, t, n->start, g->shape[0], &view));
+        GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &view));
+        gin[0] = t;
+        t = NULL;
+        break;
+    case GAIA__AG_MSE: { /* 2 (pred - target) / N, and its negative for the target */
+        const gaia_tensor *p = n->saved[0], *q = n->saved[1];
+        GAIA__AG_TRY(gaia_tensor_sub(ctx, p, q, &t));
+        GAIA__AG_TRY(gaia_tensor_mul(ctx, t, g, &t)); /* g is [1]: broadcast */
+        if (n->in[0]) GAIA__AG_TRY(gaia_tensor_scale(ctx, t, 2.0f / (float)p->numel, &gin[0]));
+        if (n->in[1]) GAIA__AG_TRY(gaia_tensor_scale(ctx, t, -2.0f / (float)p->numel, &gin[1]));
+        break;
+    }
+    case GAIA__AG_XENT: { /* (softmax - onehot) / B */
+        const gaia_tensor *onehot = n->saved[1], *soft = n->saved[2];
+        GAIA__AG_TRY(gaia_tensor_sub(ctx, soft, onehot, &t));
+        GAIA__AG_TRY(gaia_tensor_mul(ctx, t, g, &t));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, t, 1.0f / (float)soft->shape[0], &gin[0]));
+        break;
+    }
+    }
+done:
+    gaia_tensor_free(t);
+    gaia_tensor_free(u);
+    gaia_tensor_free(view);
+    return st;
+}
+
+/* grad[id] += g (takes g). */
+static gaia_status gaia__ag_accumulate(gaia_ctx *ctx, gaia__ag_var *v, gaia_tensor *g) {
+    gaia_status st;
+    if (!v->grad) {
+        v->grad = g;
+        return GAIA_OK;
+    }
+    st = gaia_tensor_add(ctx, v->grad, g, &v->grad);
+    gaia_tensor_free(g);
+    return st;
+}
+
+GAIA_API gaia_status gaia_backward(gaia_ctx *ctx, const gaia_tensor *loss) {
+    static const char *fn = "gaia_backward";
+    struct gaia__tape *tp;
+    gaia_status st = GAIA_OK;
+    size_t k, v;
+    int i;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "loss", loss)) != GAIA_OK) return st;
+    if (loss->numel != 1)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "loss has %zu elements; backward starts from a scalar", loss->numel);
+    if (!gaia__ag_tracked(ctx, loss))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "loss does not depend on any tensor that requires a gradient "
+                                                         "on the current tape (comparisons and argmax give none; a "
+                                                         "backward or gaia_tape_clear since the forward ends the tape)");
+    tp = ctx->tape;
+    if (tp->broken) {
+        gaia_tape_clear(ctx);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "an operation could not be recorded (out of memory): "
+                                                           "the tape is incomplete; it was cleared");
+    }
+    ctx->in_backward = 1;
+    st = gaia__ag_full(ctx, GAIA__DEV(loss), loss->ndim, loss->shape, 1.0f, &tp->vars[loss->ag_var].grad);
+    for (k = tp->nnodes; st == GAIA_OK && k-- > 0;) {
+        gaia__ag_node *n = &tp->nodes[k];
+        gaia_tensor *g = tp->vars[n->out].grad, *gin[3] = {NULL, NULL, NULL};
+        if (!g) continue;
+        for (i = 0; i < 3; i++)
+            if (n->saved[i] && !n->shape_only[i] && n->saved[i]->storage->version != n->saved_version[i]) {
+                st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "a value saved for the gradient (operation %zu on the "
+                                                               "tape) was overwritten in place after it was used",
+                                k);
+                break;
+            }
+        if (st == GAIA_OK) st = gaia__ag_node_back(ctx, n, g, gin);
+        for (i = 0; i < 3; i++) {
+            if (st == GAIA_OK && gin[i] && n->in[i]) st = gaia__ag_accumulate(ctx, &tp->vars[n->in[i]], gin[i]);
+            else gaia_tensor_free(gin[i]);
+        }
+        gaia_tensor_free(g);
+        tp->vars[n->out].grad = NULL;
+    }
+    /* the parameters get their gradients only when the whole pass worked */
+    for (v = 1; st == GAIA_OK && v < tp->nvars; v++) {
+        gaia__ag_var *var = &tp->vars[v];
+        if (!var->leaf || !var->grad) continue;
+        if (!var->leaf->grad) {
+            var->leaf->grad = var->grad;
+            var->grad = NULL;
+        } else {
+            st = gaia_tensor_add(ctx, var->leaf->grad, var->grad, &var->leaf->grad);
+        }
+    }
+    ctx->in_backward = 0;
+    gaia_tape_clear(ctx);
+    return st;
+}
+
+/* ---- optimizers: updates as tensor operations, on the parameters' device ---- */
+struct gaia_optim {
+    gaia_ctx *ctx;
+    gaia_optim_desc d;
+    gaia_tensor **params;
+    gaia_tensor **m, **v; /* SGD: momentum buffer in m; AdamW: first and second moments */
+    size_t n;
+    uint64_t steps;
+    float last_lr;
+};
+
+GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user) {
+    const gaia_lr_cosine *c = (const gaia_lr_cosine *)user;
+    double t;
+    if (!c) return base_lr;
+    if (step < c->warmup) return base_lr * (float)((double)(step + 1) / (double)c->warmup);
+    if (c->total <= c->warmup || step >= c->total) return c->min_lr;
+    t = (double)(step - c->warmup) / (double)(c->total - c->warmup);
+    return c->min_lr + (base_lr - c->min_lr) * (float)(0.5 * (1.0 + cos(3.141592653589793 * t)));
+}
+
+GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *desc, gaia_tensor *const *params, size_t n,
+                                       gaia_optim **out) {
+    static const char *fn = "gaia_optim_create";
+    gaia_optim *o;
+    gaia_optim_desc d;
+    size_t i;
+    GAIA__NEED_CTX(ctx);
+    if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
+    d = *desc;
+    if (d.kind != GAIA_OPTIM_SGD && d.kind != GAIA_OPTIM_ADAMW)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)d.kind);
+    if (d.beta1 == 0.0f) d.beta1 = 0.9f;
+    if (d.beta2 == 0.0f) d.beta2 = 0.999f;
+    if (d.eps == 0.0f) d.eps = 1e-8f;
+    if (!(d.lr > 0.0f) || d.lr > FLT_MAX || !(d.momentum >= 0.0f && d.momentum < 1.0f) || !(d.weight_decay >= 0.0f) ||
+        d.weight_decay > FLT_MAX || !(d.beta1 > 0.0f && d.beta1 < 1.0f) || !(d.beta2 > 0.0f && d.beta2 < 1.0f) ||
+        !(d.eps > 0.0f) || !(d.clip_norm >= 0.0f) || (d.nesterov && d.momentum == 0.0f))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                          "lr %g must be > 0, momentum %g in [0, 1) (> 0 for Nesterov), weight_decay %g >= 0, betas "
+                          "%g %g in (0, 1), eps %g > 0, clip_norm %g >= 0",
+                          (double)d.lr, (double)d.momentum, (double)d.weight_decay, (double)d.beta1, (double)d.beta2,
+                          (double)d.eps, (double)d.clip_norm);
+    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
+    for (i = 0; i < n; i++) {
+        gaia_status st = gaia__check_tensor(ctx, fn, "a parameter", params[i]);
+        if (st != GAIA_OK) return gaia__fail(ctx, st, fn, "parameter %zu: %s", i, params[i] ? "belongs to another context" : "is NULL");
+    }
+    o = (gaia_optim *)gaia__host_alloc(ctx, sizeof *o);
+    if (!o) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the optimizer");
+    memset(o, 0, sizeof *o);
+    o->ctx = ctx;
+    o->d = d;
+    o->n = n;
+    o->params = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->params);
+    o->m = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->m);
+    o->v = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->v);
+    if (!o->params || !o->m || !o->v) {
+        gaia_optim_destroy(o);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate state for %zu parameters", n);
+    }
+    memcpy(o->params, params, n * sizeof *o->params);
+    memset(o->m, 0, n * sizeof *o->m);
+    memset(o->v, 0, n * sizeof *o->v);
+    *out = o;
+    return GAIA_OK;
+}
+
+GAIA_API void gaia_optim_destroy(gaia_optim *o) {
+    size_t i;
+    if (!o) return;
+    for (i = 0; o->m && i < o->n; i++) gaia_tensor_free(o->m[i]);
+    for (i = 0; o->v && i < o->n; i++) gaia_tensor_free(o->v[i]);
+    gaia__host_free(o->ctx, o->params);
+    gaia__host_free(o->ctx, o->m);
+    gaia__host_free(o->ctx, o->v);
+    gaia__host_free(o->ctx, o);
+}
+
+GAIA_API void gaia_optim_zero_grad(gaia_optim *o) {
+    size_t i;
+    if (!o) return;
+    for (i = 0; i < o->n; i++) gaia_tensor_zero_grad(o->params[i]);
+}
+GAIA_API uint64_t gaia_optim_steps(const gaia_optim *o) { return o ? o->steps : 0; }
+GAIA_API float gaia_optim_lr(const gaia_optim *o) { return o ? o->last_lr : 0.0f; }
+
+GAIA_API gaia_status gaia_grad_clip_norm(gaia_ctx *ctx, gaia_tensor *const *params, size_t n, float max_norm,
+                                         float *total_norm) {
+    static const char *fn = "gaia_grad_clip_norm";
+    double sum = 0;
+    size_t i;
+    gaia_status st = GAIA_OK;
+    int was;
+    GAIA__NEED_CTX(ctx);
+    if (!params && n) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "params is NULL");
+    if (!(max_norm > 0.0f)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "max_norm %g must be > 0", (double)max_norm);
+    for (i = 0; i < n; i++)
+        if (!params[i]) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "parameter %zu is NULL", i);
+    was = gaia_grad_set_enabled(ctx, 0);
+    for (i = 0; st == GAIA_OK && i < n; i++) {
+        gaia_tensor *norm = NULL;
+        float v = 0;
+        if (!params[i]->grad) continue;
+        st = gaia_tensor_norm(ctx, params[i]->grad, GAIA_AXIS_ALL, &norm);
+        if (st == GAIA_OK) st = gaia_tensor_item(ctx, norm, &v);
+        gaia_tensor_free(norm);
+        sum += (double)v * v;
+    }
+    if (st == GAIA_OK) {
+        double total = sqrt(sum);
+        if (total_norm) *total_norm = (float)total;
+        if (!(total <= DBL_MAX)) {
+            st = gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "the gradients' norm is %g: nothing was scaled", total);
+        } else if (total > max_norm) {
+            float scale = (float)(max_norm / (total + 1e-6));
+            for (i = 0; st == GAIA_OK && i < n; i++)
+                if (params[i]->grad) st = gaia_tensor_scale(ctx, params[i]->grad, scale, &params[i]->grad);
+        }
+    }
+    gaia_grad_set_enabled(ctx, was);
+    return st;
+}
+
+static gaia_status gaia__optim_param(gaia_optim *o, size_t i, float lr) {
+    gaia_ctx *ctx = o->ctx;
+    gaia_tensor *p = o->params[i], *g = p->grad, *t = NULL, *u = NULL;
+    const gaia_optim_desc *d = &o->d;
+    gaia_status st = GAIA_OK;
+    if (d->kind == GAIA_OPTIM_SGD) {
+        if (d->weight_decay > 0) { /* g + wd p */
+            GAIA__AG_TRY(gaia_tensor_scale(ctx, p, d->weight_decay, &t));
+            GAIA__AG_TRY(gaia_tensor_add(ctx, t, g, &t));
+            g = t;
+        }
+        if (d->momentum > 0) {
+            if (!o->m[i]) GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &o->m[i])); /* the first step: buf = g */
+            else {
+                GAIA__AG_TRY(gaia_tensor_scale(ctx, o->m[i], d->momentum, &o->m[i]));
+                GAIA__AG_TRY(gaia_tensor_add(ctx, o->m[i], g, &o->m[i]));
+            }
+            if (d->nesterov) { /* g + momentum buf */
+                GAIA__AG_TRY(gaia_tensor_scale(ctx, o->m[i], d->momentum, &u));
+                GAIA__AG_TRY(gaia_tensor_add(ctx, u, g, &u));
+                g = u;
+            } else {
+                g = o->m[i];
+            }
+        }
+        /* g may be u itself (Nesterov): scale into a fresh tensor */
+        {
+            gaia_tensor *step = NULL;
+            GAIA__AG_TRY(gaia_tensor_scale(ctx, g, lr, &step));
+            st = gaia_tensor_sub(ctx, p, step, &p);
+            gaia_tensor_free(step);
+        }
+    } else {
+        double t1 = (double)(o->steps + 1);
+        float bc1 = (float)(1.0 - pow((double)d->beta1, t1)), bc2 = (float)(1.0 - pow((double)d->beta2, t1));
+        if (!o->m[i]) {
+            GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(p), p->ndim, p->shape, 0.0f, &o->m[i]));
+            GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(p), p->ndim, p->shape, 0.0f, &o->v[i]));
+        }
+        if (d->weight_decay > 0) GAIA__AG_TRY(gaia_tensor_scale(ctx, p, 1.0f - lr * d->weight_decay, &p));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, o->m[i], d->beta1, &o->m[i])); /* m = b1 m + (1 - b1) g */
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, g, 1.0f - d->beta1, &t));
+        GAIA__AG_TRY(gaia_tensor_add(ctx, o->m[i], t, &o->m[i]));
+        GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SQUARE, g, 0, 0, &t)); /* v = b2 v + (1 - b2) g^2 */
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, t, 1.0f - d->beta2, &t));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, o->v[i], d->beta2, &o->v[i]));
+        GAIA__AG_TRY(gaia_tensor_add(ctx, o->v[i], t, &o->v[i]));
+        /* p -= lr (m / bc1) / (sqrt(v / bc2) + eps) */
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, o->v[i], 1.0f / bc2, &t));
+        GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SQRT, t, 0, 0, &t));
+        GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, t, d->eps, &t));
+        GAIA__AG_TRY(gaia_tensor_div(ctx, o->m[i], t, &u));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, u, lr / bc1, &u));
+        st = gaia_tensor_sub(ctx, p, u, &p);
+    }
+done:
+    gaia_tensor_free(t);
+    gaia_tensor_free(u);
+    return st;
+}
+
+GAIA_API gaia_status gaia_optim_step(gaia_optim *o) {
+    gaia_status st = GAIA_OK;
+    size_t i;
+    float lr;
+    int was;
+    if (!o) return GAIA_ERR_INVALID_ARG;
+    lr = o->d.schedule ? o->d.schedule(o->steps, o->d.lr, o->d.schedule_user) : o->d.lr;
+    if (!(lr >= 0.0f) || lr > FLT_MAX)
+        return gaia__fail(o->ctx, GAIA_ERR_NUMERIC, "gaia_optim_step", "the schedule gave lr %g at step %llu",
+                          (double)lr, (unsigned long long)o->steps);
+    if (o->d.clip_norm > 0 && (st = gaia_grad_clip_norm(o->ctx, o->params, o->n, o->d.clip_norm, NULL)) != GAIA_OK)
+        return st;
+    was = gaia_grad_set_enabled(o->ctx, 0);
+    for (i = 0; st == GAIA_OK && i < o->n; i++)
+        if (o->params[i]->grad) st = gaia__optim_param(o, i, lr);
+    gaia_grad_set_enabled(o->ctx, was);
+    if (st != GAIA_OK) return st;
+    o->last_lr = lr;
+    o->steps++;
+    return GAIA_OK;
+}
+
+/* ---- recording wrappers around the eager operations ---- */
+static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
+                                      float p1, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    int saves_out = op == GAIA_UNARY_EXP || op == GAIA_UNARY_TANH || op == GAIA_UNARY_SIGMOID ||
+                    op == GAIA_UNARY_RELU || op == GAIA_UNARY_SQRT;
+    gaia__ag_begin(ctx, &p, GAIA__AG_UNARY, (int)op, x, NULL, NULL);
+    p.node.p0 = p0;
+    p.node.p1 = p1;
+    st = gaia__tensor_unary_raw(ctx, fn, op, x, p0, p1, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, saves_out && out ? *out : NULL);
+}
+
+static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
+                                       const gaia_tensor *b, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    memset(&p, 0, sizeof p);
+    if (op < GAIA_BINARY_LT) gaia__ag_begin(ctx, &p, GAIA__AG_BINARY, (int)op, a, b, NULL); /* masks: no gradient */
+    st = gaia__tensor_binary_raw(ctx, fn, op, a, b, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+static gaia_status gaia__tensor_reduce(gaia_ctx *ctx, const char *fn, gaia_reduce_op op, const gaia_tensor *x,
+                                       int axis, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    memset(&p, 0, sizeof p);
+    if (op != GAIA_REDUCE_ARGMAX) gaia__ag_begin(ctx, &p, GAIA__AG_REDUCE, (int)op, x, NULL, NULL);
+    if (p.active) p.node.axis = axis == GAIA_AXIS_ALL ? GAIA_AXIS_ALL : (axis < 0 ? axis + x->ndim : axis);
+    st = gaia__tensor_reduce_raw(ctx, fn, op, x, axis, out);
+    /* max, min, norm and std need their result in the backward */
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL,
+                        out && op != GAIA_REDUCE_SUM && op != GAIA_REDUCE_MEAN ? *out : NULL);
+}
+
+GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                        int trans_b, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_MATMUL, 0, a, b, NULL);
+    p.node.flag0 = trans_a != 0;
+    p.node.flag1 = trans_b != 0;
+    st = gaia__tensor_matmul_raw(ctx, a, b, trans_a, trans_b, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+GAIA_API gaia_status gaia_tensor_where(gaia_ctx *ctx, const gaia_tensor *cond, const gaia_tensor *a,
+                                       const gaia_tensor *b, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_WHERE, 0, cond, a, b);
+    st = gaia__tensor_where_raw(ctx, cond, a, b, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+GAIA_API gaia_status gaia_tensor_transpose(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_TRANSPOSE, 0, x, NULL, NULL);
+    st = gaia__tensor_transpose_raw(ctx, x, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+GAIA_API gaia_status gaia_tensor_reshape(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape,
+                                         gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_RESHAPE, 0, x, NULL, NULL);
+    st = gaia__tensor_reshape_raw(ctx, x, ndim, shape, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+GAIA_API gaia_status gaia_tensor_copy(gaia_ctx *ctx, const gaia_tensor *src, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    if (ctx && src && out && *out == src) return GAIA_OK;
+    gaia__ag_begin(ctx, &p, GAIA__AG_RESHAPE, 0, src, NULL, NULL);
+    st = gaia__tensor_copy_raw(ctx, src, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+GAIA_API gaia_status gaia_tensor_slice_rows(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count,
+                                            gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_SLICE, 0, x, NULL, NULL);
+    p.node.start = start;
+    st = gaia__tensor_slice_rows_raw(ctx, x, start, count, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+/* ---- fused losses ---- */
+GAIA_API gaia_status gaia_loss_mse(gaia_ctx *ctx, const gaia_tensor *pred, const gaia_tensor *target, gaia_tensor **out) {
+    static const char *fn = "gaia_loss_mse";
+    gaia__ag_pending p;
+    gaia_tensor *d = NULL;
+    gaia_status st;
+    int was;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "pred", pred)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "target", target)) != GAIA_OK) return st;
+    if (pred->ndim != target->ndim || memcmp(pred->shape, target->shape, (size_t)pred->ndim * sizeof(size_t)) != 0) {
+        char sp[64], sq[64];
+        gaia__shape_str(pred, sp, sizeof sp);
+        gaia__shape_str(target, sq, sizeof sq);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "pred (%s) and target (%s) differ in shape", sp, sq);
+    }
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    gaia__ag_begin(ctx, &p, GAIA__AG_MSE, 0, pred, target, NULL);
+    was = gaia_grad_set_enabled(ctx, 0);
+    st = gaia_tensor_sub(ctx, pred, target, &d);
+    if (st == GAIA_OK) st = gaia_tensor_unary(ctx, GAIA_UNARY_SQUARE, d, 0, 0, &d);
+    if (st == GAIA_OK) st = gaia_tensor_mean(ctx, d, GAIA_AXIS_ALL, out);
+    gaia_grad_set_enabled(ctx, was);
+    gaia_tensor_free(d);
+    return gaia__ag_end(ctx, &p, st, *out, NULL);
+}
+
+GAIA_API gaia_status gaia_loss_cross_entropy(gaia_ctx *ctx, const gaia_tensor *logits, const gaia_tensor *targets,
+                                             gaia_tensor **out) {
+    static const char *fn = "gaia_loss_cross_entropy";
+    gaia__ag_pending p;
+    gaia_tensor *onehot = NULL, *mx = NULL, *z = NULL, *e = NULL, *lse = NULL, *soft = NULL, *pick = NULL, *col = NULL;
+    float *host = NULL, *oh = NULL;
+    size_t B, C, i, col_shape[2];
+    gaia_status st;
+    int was;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "logits", logits)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "targets", targets)) != GAIA_OK) return st;
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if (logits->ndim != 2) return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "logits must be [B, C], got %d-D", logits->ndim);
+    B = logits->shape[0];
+    C = logits->shape[1];
+    if (targets->numel != B)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "%zu targets for %zu rows of logits", targets->numel, B);
+    if ((st = gaia__same_device(ctx, fn, logits, targets)) != GAIA_OK) return st;
+    /* the class indices, checked on the host before anything is written */
+    host = (float *)gaia__host_alloc(ctx, B * sizeof *host);
+    oh = (float *)gaia__host_alloc(ctx, B * C * sizeof *oh);
+    if (!host || !oh) {
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", B * (C + 1) * sizeof(float));
+        goto done;
+    }
+    if ((st = gaia_tensor_to_host(ctx, targets, host, B)) != GAIA_OK) goto done;
+    memset(oh, 0, B * C * sizeof *oh);
+    for (i = 0; i < B; i++) {
+        float t = host[i];
+        if (!(t >= 0.0f && t < (float)C) || t != (float)(size_t)t) {
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "target %zu is %g: a class index must be an integer in "
+                                                           "0..%zu", i, (double)t, C - 1);
+            goto done;
+        }
+        oh[i * C + (size_t)t] = 1.0f;
+    }
+    if (gaia_device_push(ctx, GAIA__DEV(logits)) != GAIA_OK) {
+        st = gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "device not available");
+        goto done;
+    }
+    st = gaia_tensor_from_host(ctx, 2, logits->shape, oh, &onehot);
+    gaia_device_pop(ctx);
+    if (st != GAIA_OK) goto done;
+    gaia__ag_begin(ctx, &p, GAIA__AG_XENT, 0, logits, onehot, NULL);
+    p.node.in[1] = 0; /* the one-hot rows are data */
+    was = gaia_grad_set_enabled(ctx, 0);
+    /* stable log-sum-exp: z = logits - max, lse = log sum exp z, loss = mean(lse - z[target]) */
+    col_shape[0] = B;
+    col_shape[1] = 1;
+    st = gaia_tensor_max(ctx, logits, 1, &mx);
+    if (st == GAIA_OK) st = gaia_tensor_reshape(ctx, mx, 2, col_shape, &col);
+    if (st == GAIA_OK) st = gaia_tensor_sub(ctx, logits, col, &z);
+    if (st == GAIA_OK) st = gaia_tensor_exp(ctx, z, &e);
+    if (st == GAIA_OK) st = gaia_tensor_sum(ctx, e, 1, &lse);
+    if (st == GAIA_OK) st = gaia_tensor_log(ctx, lse, &lse);
+    if (st == GAIA_OK) {
+        gaia_tensor_free(col);
+        col = NULL;
+        st = gaia_tensor_reshape(ctx, lse, 2, col_shape, &col);
+    }
+    if (st == GAIA_OK) st = gaia_tensor_sub(ctx, z, col, &soft); /* log-softmax */
+    if (st == GAIA_OK) st = gaia_tensor_mul(ctx, soft, onehot, &pick);
+    if (st == GAIA_OK) st = gaia_tensor_sum(ctx, pick, GAIA_AXIS_ALL, out);
+    if (st == GAIA_OK) st = gaia_tensor_scale(ctx, *out, -1.0f / (float)B, out);
+    if (st == GAIA_OK) st = gaia_tensor_exp(ctx, soft, &soft); /* softmax, for the backward */
+    gaia_grad_set_enabled(ctx, was);
+    st = gaia__ag_end(ctx, &p, st, *out, soft);
+done:
+    gaia__host_free(ctx, host);
+    gaia__host_free(ctx, oh);
+    gaia_tensor_free(onehot);
+    gaia_tensor_free(mx);
+    gaia_tensor_free(z);
+    gaia_tensor_free(e);
+    gaia_tensor_free(lse);
+    gaia_tensor_free(soft);
+    gaia_tensor_free(pick);
+    gaia_tensor_free(col);
+    return st;
 }
 
 /* ---------------------------------------------------------------------

@@ -308,6 +308,30 @@ static void doc_gaussian_filter_example_denoises(gt *t) {
     free(out);
 }
 
+/* train_mlp learns the spirals (it exits 1 below 100%) and its loss curve
+   falls. */
+static void doc_train_mlp_example_learns(gt *t) {
+    char path[600], cmd[5400], line[256], *out;
+    int status, rows = 0;
+    double first = -1, last = -1, step, loss, lr;
+    FILE *f;
+    gt_tmp_path(path, sizeof path, "loss.csv");
+    snprintf(cmd, sizeof cmd, "'%s/../examples/train_mlp' 1500 --csv '%s' 2>&1", gt_exe_dir, path);
+    out = doc_run(cmd, &status);
+    GT_CHECK(t, out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && strstr(out, "training accuracy: 300 / 300"),
+             "status %d, output '%.400s'", WIFEXITED(status) ? WEXITSTATUS(status) : -1, out ? out : "");
+    free(out);
+    f = fopen(path, "r");
+    GT_CHECK(t, f != NULL, "no %s", path);
+    if (fgets(line, sizeof line, f) && strcmp(line, "step,loss,lr\n") == 0)
+        while (fgets(line, sizeof line, f) && sscanf(line, "%lf,%lf,%lf", &step, &loss, &lr) == 3) {
+            if (rows++ == 0) first = loss;
+            last = loss;
+        }
+    fclose(f);
+    GT_CHECK(t, rows == 1500 && last < 0.1 * first, "%d rows, loss %g -> %g", rows, first, last);
+}
+
 static void doc_examples_write_their_csv(gt *t) {
     static const struct { const char *prog, *args, *header; int rows; } runs[] = {
         {"assembly_projection", "", "step,support n=10000 k=100,support n=100000 k=317,support n=1000000 k=1000,", 25},
@@ -355,6 +379,7 @@ const gt_case gt_doc_cases[] = {
     {"doc_tensor_basics_keeps_its_file", doc_tensor_basics_keeps_its_file},
     {"doc_examples_write_their_csv", doc_examples_write_their_csv},
     {"doc_pi_example_estimates_pi", doc_pi_example_estimates_pi},
+    {"doc_train_mlp_example_learns", doc_train_mlp_example_learns},
     {"doc_gaussian_filter_example_denoises", doc_gaussian_filter_example_denoises},
     {NULL, NULL},
 };

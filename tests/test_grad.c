@@ -1,0 +1,819 @@
+/* Training: every gradient against central finite differences of a float64
+   reference forward, on fresh random inputs; the tape's rules (accumulation,
+   recording off, in-place writes, stale tapes, bad input); the optimizers
+   against their formulas; and learning that must succeed (two spirals). */
+#include "gaia_test.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- the finite-difference harness ----
+   For an operation y = f(a[, b]) the test loss is L = sum(R * y) with R
+   random, so dL/da = J^T R is checked in every direction at once. The
+   reference evaluates f in float64 on the same inputs; its central
+   differences (step 1e-6) are exact to ~1e-9, far below float32 noise. */
+typedef void (*grad_ref_fn)(const double *a, const double *b, double *y, const void *cfg);
+typedef gaia_status (*grad_gaia_fn)(gaia_ctx *ctx, gaia_tensor *a, gaia_tensor *b, gaia_tensor **y, const void *cfg);
+
+typedef struct grad_case {
+    const char *name;
+    int nda, ndb, ndy;
+    size_t sa[4], sb[4], sy[4];
+    grad_gaia_fn gaia;
+    grad_ref_fn ref;
+    const void *cfg;
+    double lo, hi; /* input range (e.g. positive for log) */
+} grad_case;
+
+static size_t grad_numel(int nd, const size_t *s) {
+    size_t n = 1;
+    int i;
+    for (i = 0; i < nd; i++) n *= s[i];
+    return nd ? n : 0;
+}
+
+static double grad_loss(const grad_case *c, const double *a, const double *b, const double *R, double *y) {
+    size_t i, ny = grad_numel(c->ndy, c->sy);
+    double L = 0;
+    c->ref(a, b, y, c->cfg);
+    for (i = 0; i < ny; i++) L += R[i] * y[i];
+    return L;
+}
+
+/* Runs one case; returns 0 and fills msg on a mismatch. */
+static int grad_check(gt *t, const grad_case *c, char *msg, size_t cap) {
+    size_t na = grad_numel(c->nda, c->sa), nb = grad_numel(c->ndb, c->sb), ny = grad_numel(c->ndy, c->sy), i;
+    float *fa = gt_alloc_floats(na), *fb = nb ? gt_alloc_floats(nb) : NULL, *fR = gt_alloc_floats(ny);
+    double *da = (double *)malloc(na * sizeof(double)), *db = (double *)malloc((nb + 1) * sizeof(double));
+    double *R = (double *)malloc(ny * sizeof(double)), *y = (double *)malloc(ny * sizeof(double));
+    double *ref_ga = (double *)malloc(na * sizeof(double)), *ref_gb = (double *)malloc((nb + 1) * sizeof(double));
+    gaia_tensor *a = NULL, *b = NULL, *Rt = NULL, *out = NULL, *w = NULL, *L = NULL;
+    float *ga = NULL, *gb = NULL;
+    int ok = 0;
+    const double h = 1e-6;
+    msg[0] = '\0';
+    if (!fa || (nb && !fb) || !fR || !da || !db || !R || !y || !ref_ga || !ref_gb) {
+        snprintf(msg, cap, "out of memory");
+        goto done;
+    }
+    for (i = 0; i < na; i++) da[i] = fa[i] = (float)gt_uniform(t, c->lo, c->hi);
+    for (i = 0; i < nb; i++) db[i] = fb[i] = (float)gt_uniform(t, c->lo, c->hi);
+    for (i = 0; i < ny; i++) R[i] = fR[i] = (float)gt_uniform(t, -1.0, 1.0);
+    /* gaia: L = sum(R * f(a, b)), backward */
+    if (gaia_tensor_from_host(t->ctx, c->nda, c->sa, fa, &a) != GAIA_OK ||
+        (nb && gaia_tensor_from_host(t->ctx, c->ndb, c->sb, fb, &b) != GAIA_OK) ||
+        gaia_tensor_from_host(t->ctx, c->ndy, c->sy, fR, &Rt) != GAIA_OK ||
+        gaia_tensor_set_requires_grad(t->ctx, a, 1) != GAIA_OK || (b && gaia_tensor_set_requires_grad(t->ctx, b, 1) != GAIA_OK) ||
+        c->gaia(t->ctx, a, b, &out, c->cfg) != GAIA_OK || gaia_tensor_mul(t->ctx, out, Rt, &w) != GAIA_OK ||
+        gaia_tensor_sum(t->ctx, w, GAIA_AXIS_ALL, &L) != GAIA_OK || gaia_backward(t->ctx, L) != GAIA_OK) {
+        snprintf(msg, cap, "gaia failed: %s", gaia_last_error(t->ctx));
+        goto done;
+    }
+    if (!gaia_tensor_grad(a) || (b && !gaia_tensor_grad(b))) {
+        snprintf(msg, cap, "no gradient reached an input");
+        goto done;
+    }
+    ga = gt_host(t, gaia_tensor_grad(a));
+    gb = b ? gt_host(t, gaia_tensor_grad(b)) : NULL;
+    /* float64 central differences */
+    for (i = 0; i < na; i++) {
+        double keep = da[i], lp, lm;
+        da[i] = keep + h;
+        lp = grad_loss(c, da, db, R, y);
+        da[i] = keep - h;
+        lm = grad_loss(c, da, db, R, y);
+        da[i] = keep;
+        ref_ga[i] = (lp - lm) / (2 * h);
+    }
+    for (i = 0; i < nb; i++) {
+        double keep = db[i], lp, lm;
+        db[i] = keep + h;
+        lp = grad_loss(c, da, db, R, y);
+        db[i] = keep - h;
+        lm = grad_loss(c, da, db, R, y);
+        db[i] = keep;
+        ref_gb[i] = (lp - lm) / (2 * h);
+    }
+    {
+        long at = gt_mismatch(ref_ga, ga, na, 2e-4, 2e-3);
+        if (at >= 0) {
+            snprintf(msg, cap, "d/da[%ld]: reference %.7g, gaia %.7g", at, ref_ga[at], (double)ga[at]);
+            goto done;
+        }
+        if (b && (at = gt_mismatch(ref_gb, gb, nb, 2e-4, 2e-3)) >= 0) {
+            snprintf(msg, cap, "d/db[%ld]: reference %.7g, gaia %.7g", at, ref_gb[at], (double)gb[at]);
+            goto done;
+        }
+    }
+    ok = 1;
+done:
+    free(fa);
+    free(fb);
+    free(fR);
+    free(da);
+    free(db);
+    free(R);
+    free(y);
+    free(ref_ga);
+    free(ref_gb);
+    free(ga);
+    free(gb);
+    gaia_tensor_free(a);
+    gaia_tensor_free(b);
+    gaia_tensor_free(Rt);
+    gaia_tensor_free(out);
+    gaia_tensor_free(w);
+    gaia_tensor_free(L);
+    gaia_tape_clear(t->ctx);
+    return ok;
+}
+
+/* ---- unary ops ---- */
+typedef struct unary_cfg {
+    gaia_unary_op op;
+    float p0, p1;
+    size_t n;
+} unary_cfg;
+static gaia_status g_unary(gaia_ctx *ctx, gaia_tensor *a, gaia_tensor *b, gaia_tensor **y, const void *cfg) {
+    const unary_cfg *u = (const unary_cfg *)cfg;
+    (void)b;
+    return gaia_tensor_unary(ctx, u->op, a, u->p0, u->p1, y);
+}
+static void r_unary(const double *a, const double *b, double *y, const void *cfg) {
+    const unary_cfg *u = (const unary_cfg *)cfg;
+    size_t i;
+    (void)b;
+    for (i = 0; i < u->n; i++) y[i] = gt_ref_unary(u->op, a[i], u->p0, u->p1);
+}
+
+static void grad_unary_ops_match_finite_differences(gt *t) {
+    static const struct { gaia_unary_op op; float p0, p1; double lo, hi; } ops[] = {
+        {GAIA_UNARY_SCALE, 1.7f, 0, -2, 2},      {GAIA_UNARY_ADD_SCALAR, 0.3f, 0, -2, 2},
+        {GAIA_UNARY_EXP, 0, 0, -2, 2},           {GAIA_UNARY_LOG, 0, 0, 0.2, 3},
+        {GAIA_UNARY_TANH, 0, 0, -2, 2},          {GAIA_UNARY_SIGMOID, 0, 0, -3, 3},
+        {GAIA_UNARY_RELU, 0, 0, -2, 2},          {GAIA_UNARY_GELU, 0, 0, -3, 3},
+        {GAIA_UNARY_CLAMP, -0.5f, 0.7f, -2, 2},  {GAIA_UNARY_NEG, 0, 0, -2, 2},
+        {GAIA_UNARY_ABS, 0, 0, -2, 2},           {GAIA_UNARY_SQRT, 0, 0, 0.2, 3},
+        {GAIA_UNARY_SQUARE, 0, 0, -2, 2},
+    };
+    size_t k;
+    char msg[300];
+    for (k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        unary_cfg u;
+        grad_case c;
+        u.op = ops[k].op;
+        u.p0 = ops[k].p0;
+        u.p1 = ops[k].p1;
+        u.n = 3 * 7;
+        memset(&c, 0, sizeof c);
+        c.nda = c.ndy = 2;
+        c.sa[0] = c.sy[0] = 3;
+        c.sa[1] = c.sy[1] = 7;
+        c.gaia = g_unary;
+        c.ref = r_unary;
+        c.cfg = &u;
+        c.lo = ops[k].lo;
+        c.hi = ops[k].hi;
+        GT_CHECK(t, grad_check(t, &c, msg, sizeof msg), "unary op %d: %s", (int)ops[k].op, msg);
+    }
+}
+
+/* ---- binary ops with broadcasting ---- */
+typedef struct binary_cfg {
+    gaia_binary_op op;
+    int nda, ndb, ndy;
+    size_t sa[4], sb[4], sy[4];
+} binary_cfg;
+static gaia_status g_binary(gaia_ctx *ctx, gaia_tensor *a, gaia_tensor *b, gaia_tensor **y, const void *cfg) {
+    return gaia_tensor_binary(ctx, ((const binary_cfg *)cfg)->op, a, b, y);
+}
+/* NumPy broadcasting index of output element i into an operand. */
+static size_t bcast_index(size_t i, int ndy, const size_t *sy, int nd, const size_t *s) {
+    size_t idx = 0, stride = 1;
+    int d;
+    for (d = ndy - 1; d >= 0; d--) {
+        size_t coord = i % sy[d];
+        int od = d - (ndy - nd);
+        i /= sy[d];
+        if (od >= 0) {
+            if (s[od] != 1) idx += coord * stride;
+            stride *= s[od];
+        }
+    }
+    return idx;
+}
+static void r_binary(const double *a, const double *b, double *y, const void *cfg) {
+    const binary_cfg *c = (const binary_cfg *)cfg;
+    size_t i, n = grad_numel(c->ndy, c->sy);
+    for (i = 0; i < n; i++)
+        y[i] = gt_ref_binary(c->op, a[bcast_index(i, c->ndy, c->sy, c->nda, c->sa)],
+                             b[bcast_index(i, c->ndy, c->sy, c->ndb, c->sb)]);
+}
+
+static void grad_binary_ops_reduce_over_broadcast_axes(gt *t) {
+    static const gaia_binary_op ops[] = {GAIA_BINARY_ADD, GAIA_BINARY_SUB, GAIA_BINARY_MUL,
+                                         GAIA_BINARY_DIV, GAIA_BINARY_MAX, GAIA_BINARY_MIN};
+    static const struct { int nda, ndb, ndy; size_t sa[3], sb[3], sy[3]; } shapes[] = {
+        {2, 2, 2, {3, 5}, {3, 5}, {3, 5}},
+        {2, 1, 2, {3, 5}, {5}, {3, 5}},
+        {2, 2, 2, {3, 1}, {1, 5}, {3, 5}},
+        {3, 2, 3, {2, 3, 4}, {3, 1}, {2, 3, 4}},
+    };
+    size_t o, s;
+    char msg[300];
+    for (o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            binary_cfg b;
+            grad_case c;
+            memset(&b, 0, sizeof b);
+            memset(&c, 0, sizeof c);
+            b.op = ops[o];
+            c.nda = b.nda = shapes[s].nda;
+            c.ndb = b.ndb = shapes[s].ndb;
+            c.ndy = b.ndy = shapes[s].ndy;
+            memcpy(b.sa, shapes[s].sa, sizeof shapes[s].sa);
+            memcpy(b.sb, shapes[s].sb, sizeof shapes[s].sb);
+            memcpy(b.sy, shapes[s].sy, sizeof shapes[s].sy);
+            memcpy(c.sa, b.sa, sizeof b.sa);
+            memcpy(c.sb, b.sb, sizeof b.sb);
+            memcpy(c.sy, b.sy, sizeof b.sy);
+            c.gaia = g_binary;
+            c.ref = r_binary;
+            c.cfg = &b;
+            /* away from 0 for div, and max/min ties are measure-zero */
+            c.lo = ops[o] == GAIA_BINARY_DIV ? 0.5 : -2;
+            c.hi = 2;
+            GT_CHECK(t, grad_check(t, &c, msg, sizeof msg), "binary op %d, shapes %zu: %s", (int)ops[o], s, msg);
+        }
+}
+
+/* ---- reductions ---- */
+typedef struct reduce_cfg {
+    gaia_reduce_op op;
+    int axis; /* 0, 1 or GAIA_AXIS_ALL over a [4, 6] input */
+} reduce_cfg;
+static gaia_status g_reduce(gaia_ctx *ctx, gaia_tensor *a, gaia_tensor *b, gaia_tensor **y, const void *cfg) {
+    const reduce_cfg *r = (const reduce_cfg *)cfg;
+    (void)b;
+    return gaia_tensor_reduce(ctx, r->op, a, r->axis, y);
+}
+static void r_reduce(const double *a, const double *b, double *y, const void *cfg) {
+    const reduce_cfg *r = (const reduce_cfg *)cfg;
+    size_t rows = 4, cols = 6, outer, len, o, k;
+    (void)b;
+    outer = r->axis == GAIA_AXIS_ALL ? 1 : (r->axis == 0 ? cols : rows);
+    len = r->axis == GAIA_AXIS_ALL ? rows * cols : (r->axis == 0 ? rows : cols);
+    for (o = 0; o < outer; o++) {
+        double s = 0, s2 = 0, mx = -1e300, mn = 1e300, m;
+        for (k = 0; k < len; k++) {
+            double v = r->axis == GAIA_AXIS_ALL ? a[k] : (r->axis == 0 ? a[k * cols + o] : a[o * cols + k]);
+            s += v;
+            s2 += v * v;
+            if (v > mx) mx = v;
+            if (v < mn) mn = v;
+        }
+        m = s / (double)len;
+        switch (r->op) {
+        case GAIA_REDUCE_SUM: y[o] = s; break;
+        case GAIA_REDUCE_MEAN: y[o] = m; break;
+        case GAIA_REDUCE_NORM: y[o] = sqrt(s2); break;
+        case GAIA_REDUCE_MAX: y[o] = mx; break;
+        case GAIA_REDUCE_MIN: y[o] = mn; break;
+        case GAIA_REDUCE_STD: y[o] = sqrt(s2 / (double)len - m * m); break;
+        default: y[o] = 0;
+        }
+    }
+}
+
+static void grad_reductions_match_finite_differences(gt *t) {
+    static const gaia_reduce_op ops[] = {GAIA_REDUCE_SUM, GAIA_REDUCE_MEAN, GAIA_REDUCE_NORM,
+                                         GAIA_REDUCE_MAX, GAIA_REDUCE_MIN,  GAIA_REDUCE_STD};
+    static const int axes[] = {0, 1, GAIA_AXIS_ALL};
+    size_t o, x;
+    char msg[300];
+    for (o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (x = 0; x < 3; x++) {
+            reduce_cfg r;
+            grad_case c;
+            r.op = ops[o];
+            r.axis = axes[x];
+            memset(&c, 0, sizeof c);
+            c.nda = 2;
+            c.sa[0] = 4;
+            c.sa[1] = 6;
+            c.ndy = 1;
+            c.sy[0] = axes[x] == GAIA_AXIS_ALL ? 1 : (axes[x] == 0 ? 6 : 4);
+            c.gaia = g_reduce;
+            c.ref = r_reduce;
+            c.cfg = &r;
+            c.lo = -2;
+            c.hi = 2;
+            GT_CHECK(t, grad_check(t, &c, msg, sizeof msg), "reduce op %d axis %d: %s", (int)ops[o], axes[x], msg);
+        }
+}
+
+/* ---- matmul ---- */
+typedef struct mm_cfg {
+    int ta, tb;
+    size_t batch, M, N, K; /* batch 0: 2-D; bshared: B is 2-D against a batch */
+    int bshared;
+} mm_cfg;
+static gaia_status g_mm(gaia_ctx *ctx, gaia_tensor *a, gaia_tensor *b, gaia_tensor **y, const void *cfg) {
+    const mm_cfg *m = (const mm_cfg *)cfg;
+    return gaia_tensor_matmul(ctx, a, b, m->ta, m->tb, y);
+}
+static void r_mm(const double *a, const double *b, double *y, const void *cfg) {
+    const mm_cfg *m = (const mm_cfg *)cfg;
+    size_t nb = m->batch ? m->batch : 1, q, i, j, k;
+    for (q = 0; q < nb; q++) {
+        const double *A = a + q * m->M * m->K, *B = m->bshared ? b : b + q * m->K * m->N;
+        for (i = 0; i < m->M; i++)
+            for (j = 0; j < m->N; j++) {
+                double s = 0;
+                for (k = 0; k < m->K; k++)
+                    s += (m->ta ? A[k * m->M + i] : A[i * m->K + k]) * (m->tb ? B[j * m->K + k] : B[k * m->N + j]);
+                y[(q * m->M + i) * m->N + j] = s;
+            }
+    }
+}
+
+static void grad_matmul_every_transpose_and_batch(gt *t) {
+    int ta, tb, form;
+    char msg[300];
+    for (form = 0; form < 3; form++) /* 2-D, batched, batch x shared 2-D */
+        for (ta = 0; ta < 2; ta++)
+            for (tb = 0; tb < 2; tb++) {
+                mm_cfg m;
+                grad_case c;
+                memset(&m, 0, sizeof m);
+                memset(&c, 0, sizeof c);
+                m.ta = ta;
+                m.tb = tb;
+                m.M = 3;
+                m.N = 4;
+                m.K = 5;
+                m.batch = form ? 2 : 0;
+                m.bshared = form == 2;
+                c.nda = form ? 3 : 2;
+                c.ndb = form == 1 ? 3 : 2;
+                c.ndy = form ? 3 : 2;
+                if (form) {
+                    c.sa[0] = c.sy[0] = 2;
+                    if (form == 1) c.sb[0] = 2;
+                }
+                c.sa[c.nda - 2] = ta ? m.K : m.M;
+                c.sa[c.nda - 1] = ta ? m.M : m.K;
+                c.sb[c.ndb - 2] = tb ? m.N : m.K;
+                c.sb[c.ndb - 1] = tb ? m.K : m.N;
+                c.sy[c.ndy - 2] = m.M;
+                c.sy[c.ndy - 1] = m.N;
+                c.gaia = g_mm;
+                c.ref = r_mm;
+                c.cfg = &m;
+                c.lo = -1;
+                c.hi = 1;
+                GT_CHECK(t, grad_check(t, &c, msg, sizeof msg), "matmul form %d ta %d tb %d: %s", form, ta, tb, msg);
+            }
+}
+
+/* ---- views, where and the losses ---- */
+static gaia_status g_views(gaia_ctx *ctx, gaia_tensor *a, gaia_tensor *b, gaia_tensor **y, const void *cfg) {
+    /* rows 1..3 of a [5,6], reshaped to [3,2,3]... transposed to [3,3,2], times b [3,3,2] */
+    size_t s3[3] = {3, 2, 3};
+    gaia_tensor *v = NULL, *r = NULL, *tr = NULL;
+    gaia_status st = gaia_tensor_slice_rows(ctx, a, 1, 3, &v);
+    (void)cfg;
+    if (st == GAIA_OK) st = gaia_tensor_reshape(ctx, v, 3, s3, &r);
+    if (st == GAIA_OK) st = gaia_tensor_transpose(ctx, r, &tr);
+    if (st == GAIA_OK) st = gaia_tensor_mul(ctx, tr, b, y);
+    gaia_tensor_free(v);
+    gaia_tensor_free(r);
+    gaia_tensor_free(tr);
+    return st;
+}
+static void r_views(const double *a, const double *b, double *y, const void *cfg) {
+    size_t i, j, k;
+    (void)cfg;
+    for (i = 0; i < 3; i++)
+        for (j = 0; j < 3; j++)
+            for (k = 0; k < 2; k++) /* tr[i][j][k] = r[i][k][j] = a[1 + i][k * 3 + j] */
+                y[(i * 3 + j) * 2 + k] = a[(1 + i) * 6 + k * 3 + j] * b[(i * 3 + j) * 2 + k];
+}
+
+static gaia_status g_where(gaia_ctx *ctx, gaia_tensor *a, gaia_tensor *b, gaia_tensor **y, const void *cfg) {
+    gaia_tensor *m = NULL;
+    gaia_status st = gaia_tensor_binary(ctx, GAIA_BINARY_GT, a, b, &m); /* no gradient through the mask */
+    (void)cfg;
+    if (st == GAIA_OK) st = gaia_tensor_where(ctx, m, a, b, y);   /* max(a, b) by another road */
+    gaia_tensor_free(m);
+    return st;
+}
+static void r_where(const double *a, const double *b, double *y, const void *cfg) {
+    size_t i;
+    (void)cfg;
+    for (i = 0; i < 12; i++) y[i] = a[i] > b[i] ? a[i] : b[i];
+}
+
+static gaia_status g_mse(gaia_ctx *ctx, gaia_tensor *a, gaia_tensor *b, gaia_tensor **y, const void *cfg) {
+    (void)cfg;
+    return gaia_loss_mse(ctx, a, b, y);
+}
+static void r_mse(const double *a, const double *b, double *y, const void *cfg) {
+    size_t i;
+    (void)cfg;
+    y[0] = 0;
+    for (i = 0; i < 12; i++) y[0] += (a[i] - b[i]) * (a[i] - b[i]) / 12.0;
+}
+
+static const float xent_targets[4] = {2, 0, 4, 1};
+static gaia_status g_xent(gaia_ctx *ctx, gaia_tensor *a, gaia_tensor *b, gaia_tensor **y, const void *cfg) {
+    gaia_tensor *tg = NULL;
+    size_t n = 4;
+    gaia_status st = gaia_tensor_from_host(ctx, 1, &n, xent_targets, &tg);
+    (void)b;
+    (void)cfg;
+    if (st == GAIA_OK) st = gaia_loss_cross_entropy(ctx, a, tg, y);
+    gaia_tensor_free(tg);
+    return st;
+}
+static void r_xent(const double *a, const double *b, double *y, const void *cfg) {
+    size_t r, k;
+    (void)b;
+    (void)cfg;
+    y[0] = 0;
+    for (r = 0; r < 4; r++) {
+        double mx = -1e300, s = 0;
+        for (k = 0; k < 5; k++) mx = a[r * 5 + k] > mx ? a[r * 5 + k] : mx;
+        for (k = 0; k < 5; k++) s += exp(a[r * 5 + k] - mx);
+        y[0] += (log(s) + mx - a[r * 5 + (size_t)xent_targets[r]]) / 4.0;
+    }
+}
+
+static void grad_views_where_and_losses(gt *t) {
+    grad_case c;
+    char msg[300];
+    memset(&c, 0, sizeof c);
+    c.nda = 2;
+    c.sa[0] = 5;
+    c.sa[1] = 6;
+    c.ndb = c.ndy = 3;
+    c.sb[0] = c.sy[0] = 3;
+    c.sb[1] = c.sy[1] = 3;
+    c.sb[2] = c.sy[2] = 2;
+    c.gaia = g_views;
+    c.ref = r_views;
+    c.lo = -2;
+    c.hi = 2;
+    GT_CHECK(t, grad_check(t, &c, msg, sizeof msg), "slice/reshape/transpose: %s", msg);
+    memset(&c, 0, sizeof c);
+    c.nda = c.ndb = c.ndy = 2;
+    c.sa[0] = c.sb[0] = c.sy[0] = 3;
+    c.sa[1] = c.sb[1] = c.sy[1] = 4;
+    c.gaia = g_where;
+    c.ref = r_where;
+    c.lo = -2;
+    c.hi = 2;
+    GT_CHECK(t, grad_check(t, &c, msg, sizeof msg), "where: %s", msg);
+    c.ndy = 1;
+    c.sy[0] = 1;
+    c.sy[1] = 0;
+    c.gaia = g_mse;
+    c.ref = r_mse;
+    GT_CHECK(t, grad_check(t, &c, msg, sizeof msg), "mse: %s", msg);
+    memset(&c, 0, sizeof c);
+    c.nda = 2;
+    c.sa[0] = 4;
+    c.sa[1] = 5;
+    c.ndy = 1;
+    c.sy[0] = 1;
+    c.gaia = g_xent;
+    c.ref = r_xent;
+    c.lo = -3;
+    c.hi = 3;
+    GT_CHECK(t, grad_check(t, &c, msg, sizeof msg), "cross-entropy: %s", msg);
+}
+
+/* ---- the tape's rules ---- */
+static void grad_accumulates_until_cleared(gt *t) {
+    gaia_tensor *w = NULL, *y = NULL, *l = NULL;
+    size_t s = 3;
+    float v[3] = {1, 2, 3}, g[3];
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &s, v, &w));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, w, 1));
+    GT_OK(t, gaia_tensor_mul(t->ctx, w, w, &y)); /* d sum(w^2) = 2w */
+    GT_OK(t, gaia_tensor_sum(t->ctx, y, GAIA_AXIS_ALL, &l));
+    GT_OK(t, gaia_backward(t->ctx, l));
+    GT_OK(t, gaia_tensor_mul(t->ctx, w, w, &y)); /* again: the gradients add */
+    GT_OK(t, gaia_tensor_sum(t->ctx, y, GAIA_AXIS_ALL, &l));
+    GT_OK(t, gaia_backward(t->ctx, l));
+    GT_OK(t, gaia_tensor_to_host(t->ctx, gaia_tensor_grad(w), g, 3));
+    GT_CHECK(t, g[0] == 4 && g[1] == 8 && g[2] == 12, "accumulated %g %g %g, want 4 8 12", g[0], g[1], g[2]);
+    gaia_tensor_zero_grad(w);
+    GT_CHECK(t, gaia_tensor_grad(w) == NULL, "zero_grad left a gradient");
+    /* recording off: no tape, so no backward */
+    GT_CHECK(t, gaia_grad_set_enabled(t->ctx, 0) == 1, "recording was not on by default");
+    GT_OK(t, gaia_tensor_mul(t->ctx, w, w, &y));
+    GT_OK(t, gaia_tensor_sum(t->ctx, y, GAIA_AXIS_ALL, &l));
+    GT_CHECK(t, gaia_grad_set_enabled(t->ctx, 1) == 0, "recording was not off");
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_backward(t->ctx, l));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_backward: loss does not depend"), "%s", gaia_last_error(t->ctx));
+    gaia_tensor_free(w);
+    gaia_tensor_free(y);
+    gaia_tensor_free(l);
+}
+
+static void grad_in_place_overwrite_is_an_error(gt *t) {
+    gaia_tensor *w = NULL, *y = NULL, *z = NULL, *l = NULL;
+    size_t s = 4;
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &s, 0.0f, 1.0f, &w));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, w, 1));
+    GT_OK(t, gaia_tensor_scale(t->ctx, w, 2.0f, &y));
+    GT_OK(t, gaia_tensor_mul(t->ctx, y, y, &z)); /* saves y */
+    GT_OK(t, gaia_tensor_exp(t->ctx, y, &y));    /* ... which is then overwritten */
+    GT_OK(t, gaia_tensor_sum(t->ctx, z, GAIA_AXIS_ALL, &l));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_backward(t->ctx, l));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "overwritten in place"), "%s", gaia_last_error(t->ctx));
+    GT_CHECK(t, gaia_tensor_grad(w) == NULL, "a failed backward gave a gradient");
+    gaia_tensor_free(w);
+    gaia_tensor_free(y);
+    gaia_tensor_free(z);
+    gaia_tensor_free(l);
+}
+
+static void grad_bad_input(gt *t) {
+    gaia_tensor *w = NULL, *y = NULL, *tg = NULL, *l = NULL;
+    size_t s[2] = {2, 3}, n2 = 2;
+    float bad_targets[2] = {1, 3}; /* 3 is not a class of 3 */
+    gaia_optim_desc d;
+    gaia_optim *opt = NULL;
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s, 0.0f, 1.0f, &w));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_set_requires_grad(NULL, w, 1));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_set_requires_grad(t->ctx, NULL, 1));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_backward(NULL, w));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_backward(t->ctx, NULL));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, w, 1));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_backward(t->ctx, w)); /* not a scalar */
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "loss has 6 elements"), "%s", gaia_last_error(t->ctx));
+    GT_OK(t, gaia_tensor_exp(t->ctx, w, &y)); /* y is a result, not a parameter */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_set_requires_grad(t->ctx, y, 1));
+    gaia_tape_clear(t->ctx);
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss_mse(NULL, w, w, &l));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss_mse(t->ctx, w, NULL, &l));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss_mse(t->ctx, w, w, NULL));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &n2, bad_targets, &tg));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_loss_mse(t->ctx, w, tg, &l));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss_cross_entropy(NULL, w, tg, &l));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss_cross_entropy(t->ctx, w, NULL, &l));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss_cross_entropy(t->ctx, w, tg, &l));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "target 1 is 3") && l == NULL, "%s", gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_loss_cross_entropy(t->ctx, tg, tg, &l)); /* 1-D logits */
+    memset(&d, 0, sizeof d);
+    d.kind = GAIA_OPTIM_ADAMW;
+    d.lr = -1.0f;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create(t->ctx, &d, &w, 1, &opt));
+    d.lr = 0.01f;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create(NULL, &d, &w, 1, &opt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create(t->ctx, &d, &w, 0, &opt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create(t->ctx, &d, NULL, 1, &opt));
+    d.kind = (gaia_optim_kind)7;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create(t->ctx, &d, &w, 1, &opt));
+    d.kind = GAIA_OPTIM_SGD;
+    d.nesterov = 1; /* without momentum */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create(t->ctx, &d, &w, 1, &opt));
+    GT_CHECK(t, opt == NULL, "a refused optimizer was written");
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_step(NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_grad_clip_norm(NULL, &w, 1, 1.0f, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_grad_clip_norm(t->ctx, &w, 1, 0.0f, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_grad_clip_norm(t->ctx, NULL, 1, 1.0f, NULL));
+    gaia_optim_destroy(NULL);
+    gaia_optim_zero_grad(NULL);
+    gaia_tensor_zero_grad(NULL);
+    gaia_tape_clear(NULL);
+    GT_CHECK(t, gaia_tensor_grad(NULL) == NULL && gaia_tensor_requires_grad(NULL) == 0 &&
+                    gaia_grad_set_enabled(NULL, 1) == 0 && gaia_optim_steps(NULL) == 0 && gaia_optim_lr(NULL) == 0.0f,
+             "NULL getters answer nonzero");
+    gaia_tensor_free(w);
+    gaia_tensor_free(y);
+    gaia_tensor_free(tg);
+}
+
+/* A parameter freed between forward and backward: no crash, no gradient. */
+static void grad_freed_parameter_is_forgotten(gt *t) {
+    gaia_tensor *w = NULL, *v = NULL, *y = NULL, *l = NULL;
+    size_t s = 5;
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &s, 0.0f, 1.0f, &w));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &s, 0.0f, 1.0f, &v));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, w, 1));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, v, 1));
+    GT_OK(t, gaia_tensor_mul(t->ctx, w, v, &y));
+    GT_OK(t, gaia_tensor_sum(t->ctx, y, GAIA_AXIS_ALL, &l));
+    gaia_tensor_free(w);
+    GT_OK(t, gaia_backward(t->ctx, l));
+    GT_CHECK(t, gaia_tensor_grad(v) != NULL, "the surviving parameter got no gradient");
+    gaia_tensor_free(v);
+    gaia_tensor_free(y);
+    gaia_tensor_free(l);
+}
+
+/* ---- optimizers against their formulas, in float64 ---- */
+static void optim_steps_follow_their_formulas(gt *t) {
+    enum { N = 6, STEPS = 4 };
+    static const gaia_optim_kind kinds[] = {GAIA_OPTIM_SGD, GAIA_OPTIM_SGD, GAIA_OPTIM_ADAMW};
+    int k;
+    for (k = 0; k < 3; k++) {
+        gaia_tensor *w = NULL, *y = NULL, *y3 = NULL, *l = NULL;
+        gaia_optim *opt = NULL;
+        gaia_optim_desc d;
+        double p[N], m[N], v[N], target[N];
+        float fp[N], got[N];
+        size_t s = N, i;
+        int step;
+        for (i = 0; i < N; i++) {
+            fp[i] = (float)gt_uniform(t, -1, 1);
+            p[i] = fp[i];
+            m[i] = v[i] = 0;
+            target[i] = 0;
+        }
+        memset(&d, 0, sizeof d);
+        d.kind = kinds[k];
+        d.lr = 0.05f;
+        d.weight_decay = 0.1f;
+        if (k < 2) {
+            d.momentum = 0.9f;
+            d.nesterov = k == 1;
+        }
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &s, fp, &w));
+        GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, w, 1));
+        GT_OK(t, gaia_optim_create(t->ctx, &d, &w, 1, &opt));
+        for (step = 0; step < STEPS; step++) {
+            /* loss = sum(w^3) / 3: gradient w^2 */
+            GT_OK(t, gaia_tensor_unary(t->ctx, GAIA_UNARY_SQUARE, w, 0, 0, &y));
+            GT_OK(t, gaia_tensor_mul(t->ctx, y, w, &y3)); /* not into y: mul's backward reads y */
+            GT_OK(t, gaia_tensor_sum(t->ctx, y3, GAIA_AXIS_ALL, &l));
+            GT_OK(t, gaia_tensor_scale(t->ctx, l, 1.0f / 3.0f, &l));
+            gaia_optim_zero_grad(opt);
+            GT_OK(t, gaia_backward(t->ctx, l));
+            GT_OK(t, gaia_optim_step(opt));
+            for (i = 0; i < N; i++) {
+                double g = p[i] * p[i];
+                if (d.kind == GAIA_OPTIM_SGD) {
+                    g += d.weight_decay * p[i];
+                    m[i] = step == 0 ? g : d.momentum * m[i] + g;
+                    p[i] -= d.lr * (d.nesterov ? g + d.momentum * m[i] : m[i]);
+                } else {
+                    double b1 = 0.9, b2 = 0.999;
+                    p[i] *= 1.0 - d.lr * d.weight_decay;
+                    m[i] = b1 * m[i] + (1 - b1) * g;
+                    v[i] = b2 * v[i] + (1 - b2) * g * g;
+                    p[i] -= d.lr * (m[i] / (1 - pow(b1, step + 1))) / (sqrt(v[i] / (1 - pow(b2, step + 1))) + 1e-8);
+                }
+            }
+        }
+        GT_OK(t, gaia_tensor_to_host(t->ctx, w, got, N));
+        GT_CHECK(t, gaia_optim_steps(opt) == STEPS && gaia_optim_lr(opt) == d.lr, "steps %llu lr %g",
+                 (unsigned long long)gaia_optim_steps(opt), (double)gaia_optim_lr(opt));
+        gaia_optim_destroy(opt);
+        gaia_tensor_free(w);
+        gaia_tensor_free(y);
+        gaia_tensor_free(y3);
+        gaia_tensor_free(l);
+        (void)target;
+        GT_CLOSE(t, p, got, N, 1e-5, 1e-4);
+    }
+}
+
+static void optim_clip_and_schedule(gt *t) {
+    gaia_tensor *a = NULL, *b = NULL, *y = NULL, *l = NULL, *ps[2];
+    size_t s = 4;
+    float ga[4], gb[4], norm = 0;
+    double before = 0, after = 0;
+    gaia_lr_cosine c = {10, 110, 0.001f};
+    int i;
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &s, 0.0f, 3.0f, &a));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &s, 0.0f, 3.0f, &b));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, a, 1));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, b, 1));
+    GT_OK(t, gaia_tensor_mul(t->ctx, a, b, &y)); /* grads: b and a */
+    GT_OK(t, gaia_tensor_sum(t->ctx, y, GAIA_AXIS_ALL, &l));
+    GT_OK(t, gaia_backward(t->ctx, l));
+    ps[0] = a;
+    ps[1] = b;
+    GT_OK(t, gaia_tensor_to_host(t->ctx, gaia_tensor_grad(a), ga, 4));
+    GT_OK(t, gaia_tensor_to_host(t->ctx, gaia_tensor_grad(b), gb, 4));
+    for (i = 0; i < 4; i++) before += (double)ga[i] * ga[i] + (double)gb[i] * gb[i];
+    GT_OK(t, gaia_grad_clip_norm(t->ctx, ps, 2, 1.0f, &norm));
+    GT_CHECK(t, fabs(norm - sqrt(before)) < 1e-4 * sqrt(before), "norm %g, want %g", norm, sqrt(before));
+    GT_OK(t, gaia_tensor_to_host(t->ctx, gaia_tensor_grad(a), ga, 4));
+    GT_OK(t, gaia_tensor_to_host(t->ctx, gaia_tensor_grad(b), gb, 4));
+    for (i = 0; i < 4; i++) after += (double)ga[i] * ga[i] + (double)gb[i] * gb[i];
+    GT_CHECK(t, sqrt(before) <= 1.0 || fabs(sqrt(after) - 1.0) < 1e-4, "clipped norm %g", sqrt(after));
+    GT_CHECK(t, fabs(gaia_lr_warmup_cosine(0, 0.1f, &c) - 0.01f) < 1e-7 &&
+                    fabs(gaia_lr_warmup_cosine(9, 0.1f, &c) - 0.1f) < 1e-7 &&
+                    fabs(gaia_lr_warmup_cosine(60, 0.1f, &c) - (0.001f + 0.099f * 0.5f)) < 1e-6 &&
+                    gaia_lr_warmup_cosine(500, 0.1f, &c) == 0.001f && gaia_lr_warmup_cosine(3, 0.1f, NULL) == 0.1f,
+             "schedule: %g %g %g %g", gaia_lr_warmup_cosine(0, 0.1f, &c), gaia_lr_warmup_cosine(9, 0.1f, &c),
+             gaia_lr_warmup_cosine(60, 0.1f, &c), gaia_lr_warmup_cosine(500, 0.1f, &c));
+    gaia_tensor_free(a);
+    gaia_tensor_free(b);
+    gaia_tensor_free(y);
+    gaia_tensor_free(l);
+}
+
+/* ---- learning: a two-layer MLP on two spirals reaches 100% ---- */
+static void train_mlp_learns_two_spirals(gt *t) {
+    enum { P = 100, B = 2 * P, H = 48, STEPS = 1500 };
+    float *x = gt_alloc_floats(B * 2), *yv = gt_alloc_floats(B), pred[B];
+    gaia_tensor *X = NULL, *Y = NULL, *W1 = NULL, *b1 = NULL, *W2 = NULL, *b2 = NULL, *W3 = NULL, *b3 = NULL;
+    gaia_tensor *h1 = NULL, *h2 = NULL, *lo = NULL, *loss = NULL, *am = NULL;
+    gaia_tensor *params[6];
+    gaia_optim *opt = NULL;
+    gaia_optim_desc d;
+    size_t sx[2] = {B, 2}, sb = B, s1[2] = {2, H}, s2[2] = {H, H}, s3[2] = {H, 2}, sh = H, so = 2;
+    int i, step, correct = 0;
+    float last = 0;
+    GT_CHECK(t, x && yv, "out of memory");
+    for (i = 0; i < P; i++) { /* two interleaved spirals, 1.5 turns */
+        double r = 0.1 + 0.9 * i / P, th = 3.0 * 3.141592653589793 * i / P;
+        x[4 * i + 0] = (float)(r * cos(th));
+        x[4 * i + 1] = (float)(r * sin(th));
+        x[4 * i + 2] = (float)(-r * cos(th));
+        x[4 * i + 3] = (float)(-r * sin(th));
+        yv[2 * i] = 0;
+        yv[2 * i + 1] = 1;
+    }
+    gaia_ctx_set_seed(t->ctx, 12345);
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, sx, x, &X));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &sb, yv, &Y));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s1, 0.0f, 1.0f, &W1));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s2, 0.0f, (float)sqrt(1.0 / H), &W2));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s3, 0.0f, (float)sqrt(1.0 / H), &W3));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 1, &sh, &b1));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 1, &sh, &b2));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 1, &so, &b3));
+    params[0] = W1;
+    params[1] = b1;
+    params[2] = W2;
+    params[3] = b2;
+    params[4] = W3;
+    params[5] = b3;
+    for (i = 0; i < 6; i++) GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, params[i], 1));
+    memset(&d, 0, sizeof d);
+    d.kind = GAIA_OPTIM_ADAMW;
+    d.lr = 0.02f;
+    GT_OK(t, gaia_optim_create(t->ctx, &d, params, 6, &opt));
+    for (step = 0; step < STEPS; step++) {
+        if (gaia_tensor_matmul(t->ctx, X, W1, 0, 0, &h1) != GAIA_OK || gaia_tensor_add(t->ctx, h1, b1, &h1) != GAIA_OK ||
+            gaia_tensor_tanh(t->ctx, h1, &h1) != GAIA_OK || gaia_tensor_matmul(t->ctx, h1, W2, 0, 0, &h2) != GAIA_OK ||
+            gaia_tensor_add(t->ctx, h2, b2, &h2) != GAIA_OK || gaia_tensor_tanh(t->ctx, h2, &h2) != GAIA_OK ||
+            gaia_tensor_matmul(t->ctx, h2, W3, 0, 0, &lo) != GAIA_OK || gaia_tensor_add(t->ctx, lo, b3, &lo) != GAIA_OK ||
+            gaia_loss_cross_entropy(t->ctx, lo, Y, &loss) != GAIA_OK) {
+            break; /* (in place is fine here: add keeps only shapes, tanh its output) */
+        }
+        gaia_optim_zero_grad(opt);
+        if (gaia_backward(t->ctx, loss) != GAIA_OK || gaia_optim_step(opt) != GAIA_OK) break;
+        gaia_tensor_item(t->ctx, loss, &last);
+        gaia_tensor_free(h1);
+        gaia_tensor_free(h2);
+        gaia_tensor_free(lo);
+        gaia_tensor_free(loss);
+        h1 = h2 = lo = loss = NULL;
+    }
+    if (step == STEPS) { /* evaluate with recording off */
+        int was = gaia_grad_set_enabled(t->ctx, 0);
+        if (gaia_tensor_matmul(t->ctx, X, W1, 0, 0, &h1) == GAIA_OK && gaia_tensor_add(t->ctx, h1, b1, &h1) == GAIA_OK &&
+            gaia_tensor_tanh(t->ctx, h1, &h1) == GAIA_OK && gaia_tensor_matmul(t->ctx, h1, W2, 0, 0, &h2) == GAIA_OK &&
+            gaia_tensor_add(t->ctx, h2, b2, &h2) == GAIA_OK && gaia_tensor_tanh(t->ctx, h2, &h2) == GAIA_OK &&
+            gaia_tensor_matmul(t->ctx, h2, W3, 0, 0, &lo) == GAIA_OK && gaia_tensor_add(t->ctx, lo, b3, &lo) == GAIA_OK &&
+            gaia_tensor_argmax(t->ctx, lo, 1, &am) == GAIA_OK && gaia_tensor_to_host(t->ctx, am, pred, B) == GAIA_OK)
+            for (i = 0; i < B; i++) correct += pred[i] == yv[i];
+        gaia_grad_set_enabled(t->ctx, was);
+    }
+    free(x);
+    free(yv);
+    gaia_optim_destroy(opt);
+    for (i = 0; i < 6; i++) gaia_tensor_free(params[i]);
+    gaia_tensor_free(X);
+    gaia_tensor_free(Y);
+    gaia_tensor_free(h1);
+    gaia_tensor_free(h2);
+    gaia_tensor_free(lo);
+    gaia_tensor_free(loss);
+    gaia_tensor_free(am);
+    GT_CHECK(t, step == STEPS, "training stopped at step %d: %s", step, gaia_last_error(t->ctx));
+    GT_CHECK(t, correct == B, "%d of %d points right after %d steps (loss %g)", correct, B, STEPS, last);
+}
+
+const gt_case gt_grad_cases[] = {
+    {"grad_unary_ops_match_finite_differences", grad_unary_ops_match_finite_differences},
+    {"grad_binary_ops_reduce_over_broadcast_axes", grad_binary_ops_reduce_over_broadcast_axes},
+    {"grad_reductions_match_finite_differences", grad_reductions_match_finite_differences},
+    {"grad_matmul_every_transpose_and_batch", grad_matmul_every_transpose_and_batch},
+    {"grad_views_where_and_losses", grad_views_where_and_losses},
+    {"grad_accumulates_until_cleared", grad_accumulates_until_cleared},
+    {"grad_in_place_overwrite_is_an_error", grad_in_place_overwrite_is_an_error},
+    {"grad_bad_input", grad_bad_input},
+    {"grad_freed_parameter_is_forgotten", grad_freed_parameter_is_forgotten},
+    {"optim_steps_follow_their_formulas", optim_steps_follow_their_formulas},
+    {"optim_clip_and_schedule", optim_clip_and_schedule},
+    {"train_mlp_learns_two_spirals", train_mlp_learns_two_spirals},
+    {NULL, NULL},
+};
