@@ -58,23 +58,6 @@ static run_result run(gaia_ctx *ctx, gaia_device dev, gaia_area_mode mode, uint3
     return r;
 }
 
-/* A competing CPU-bound process: a child that spins until killed. */
-static pid_t start_hog(void) {
-    pid_t pid = fork();
-    if (pid == 0) {
-        volatile unsigned long x = 0;
-        for (;;) x++;
-    }
-    bench_pause(0.2); /* let the scheduler see it */
-    return pid;
-}
-
-static void stop_hog(pid_t pid) {
-    if (pid <= 0) return;
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-}
-
 /* Median steady step time (ms) of `runs` runs of `steps` steps. */
 static double steady_ms(gaia_ctx *ctx, uint32_t n, uint32_t k, int steps, int runs) {
     double v[9];
@@ -113,9 +96,9 @@ static void shared_machine(int quick) {
             for (h = 0; h < ncol; h++) {
                 pid_t pid[64];
                 int k;
-                for (k = 0; k < nh[h] && k < 64; k++) pid[k] = start_hog();
+                for (k = 0; k < nh[h] && k < 64; k++) pid[k] = bench_hog_start();
                 t[h] = steady_ms(ctx, ns[c], ks[c], c == 0 ? (quick ? 10 : 25) : (quick ? 4 : 8), 5);
-                for (k = 0; k < nh[h] && k < 64; k++) stop_hog(pid[k]);
+                for (k = 0; k < nh[h] && k < 64; k++) bench_hog_stop(pid[k]);
             }
             printf("explicit n=%-7u k=%-4u %8d %11.2f ms %11.2f ms", ns[c], ks[c], nt, t[0], t[1]);
             if (ncol == 3) printf(" %11.2f ms", t[2]);

@@ -17,15 +17,6 @@
 #include "gaia.h"
 #include "bench_common.h"
 
-#define CHECK(call)                                                                                          \
-    do {                                                                                                     \
-        gaia_status st_ = (call);                                                                            \
-        if (st_ != GAIA_OK) {                                                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, gaia_status_str(st_), gaia_last_error(ctx)); \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
-
 typedef struct job {
     gaia_ctx *ctx;
     int what;

@@ -14,15 +14,6 @@
 #include "bench_common.h"
 #include <math.h>
 
-#define CHECK(call)                                                                                          \
-    do {                                                                                                     \
-        gaia_status st_ = (call);                                                                            \
-        if (st_ != GAIA_OK) {                                                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, gaia_status_str(st_), gaia_last_error(ctx)); \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
-
 #define D 64
 
 typedef struct work {

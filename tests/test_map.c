@@ -431,22 +431,36 @@ static gaia_status map_three_matmuls(gt *t) {
     return st;
 }
 
-static void telemetry_json_has_the_counters(gt *t) {
-    char path[512], *text;
+/* Profiling on, three matmuls, then the export written to a scratch file
+   and read back (NULL, with the test failed, when any step fails). */
+static char *telemetry_export(gt *t, const char *name, gaia_status (*write)(gaia_ctx *, FILE *)) {
+    char path[512];
     FILE *f;
-    int depth = 0, ok = 1;
-    const char *p;
     gaia_status st;
     gaia_profile_enable(t->ctx, 1);
-    GT_OK(t, map_three_matmuls(t));
-    gt_tmp_path(path, sizeof path, "profile.json");
-    f = fopen(path, "w");
-    GT_CHECK(t, f != NULL, "cannot open %s", path);
-    st = gaia_profile_write_json(t->ctx, f);
-    fclose(f);
-    GT_CHECK(t, st == GAIA_OK, "%s", gaia_last_error(t->ctx));
-    text = map_read_file(path);
-    GT_CHECK(t, text != NULL, "cannot read %s back", path);
+    if ((st = map_three_matmuls(t)) == GAIA_OK) {
+        gt_tmp_path(path, sizeof path, name);
+        f = fopen(path, "w");
+        if (!f) {
+            gt_fail_at(t, __FILE__, __LINE__, "cannot open %s", path);
+            return NULL;
+        }
+        st = write(t->ctx, f);
+        fclose(f);
+    }
+    if (st != GAIA_OK) {
+        gt_fail_at(t, __FILE__, __LINE__, "%s", gaia_last_error(t->ctx));
+        return NULL;
+    }
+    return map_read_file(path);
+}
+
+static void telemetry_json_has_the_counters(gt *t) {
+    char *text = telemetry_export(t, "profile.json", gaia_profile_write_json);
+    int depth = 0, ok = 1;
+    const char *p;
+    if (t->failed) return;
+    GT_CHECK(t, text != NULL, "cannot read the JSON back");
     for (p = text; *p; p++) { /* brackets balance, never below zero */
         if (*p == '{' || *p == '[') depth++;
         if (*p == '}' || *p == ']') ok &= --depth >= 0;
@@ -457,33 +471,22 @@ static void telemetry_json_has_the_counters(gt *t) {
     ok &= strstr(text, "\"cpu\": {\"bytes_in_use\": ") != NULL;
     ok &= strstr(text, "\"profiling\": 1") != NULL;
     if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) ok &= strstr(text, "\"gpu\": null") != NULL;
-    if (!ok) {
-        GT_CHECK(t, 0, "unexpected JSON:\n%.400s", text);
-    }
+    if (!ok) gt_fail_at(t, __FILE__, __LINE__, "unexpected JSON:\n%.400s", text);
     free(text);
 }
 
 static void telemetry_csv_has_a_row_per_op(gt *t) {
-    char path[512], *text, *line;
-    FILE *f;
-    int rows = 0, matmul_calls = -1;
-    gaia_status st;
-    gaia_profile_enable(t->ctx, 1);
-    GT_OK(t, map_three_matmuls(t));
-    gt_tmp_path(path, sizeof path, "profile.csv");
-    f = fopen(path, "w");
-    GT_CHECK(t, f != NULL, "cannot open %s", path);
-    st = gaia_profile_write_csv(t->ctx, f);
-    fclose(f);
-    GT_CHECK(t, st == GAIA_OK, "%s", gaia_last_error(t->ctx));
-    text = map_read_file(path);
-    GT_CHECK(t, text != NULL, "cannot read back");
-    GT_CHECK(t, strncmp(text, "op,calls,total_ms,mean_us,bytes,gbytes_per_s\n", 45) == 0, "header: %.60s", text);
+    char *text = telemetry_export(t, "profile.csv", gaia_profile_write_csv), *line;
+    int rows = 0, matmul_calls = -1, header;
+    if (t->failed) return;
+    GT_CHECK(t, text != NULL, "cannot read the CSV back");
+    header = strncmp(text, "op,calls,total_ms,mean_us,bytes,gbytes_per_s\n", 45) == 0;
     for (line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
         rows++;
         if (strncmp(line + 1, "matmul,", 7) == 0) matmul_calls = atoi(line + 8);
     }
     free(text);
+    GT_CHECK(t, header, "the CSV's header is wrong");
     GT_CHECK(t, rows == GAIA_PROF_COUNT, "%d rows for %d operations", rows, (int)GAIA_PROF_COUNT);
     GT_CHECK(t, matmul_calls == 3, "matmul row says %d calls", matmul_calls);
 }
