@@ -8,7 +8,8 @@
    reference the consistency tests compare the CUDA backend with.
 
    Sections: 1. declarations  2. Philox  3. GEMM  4. FFT  5. elementwise,
-   reductions, transpose  6. the backend table. */
+   reductions, transpose (then the modules' fragments)  5c. 2-D convolution,
+   pooling  6. the backend table. */
 #ifndef GAIA_CPU_H
 #define GAIA_CPU_H
 
@@ -58,6 +59,13 @@ GAIA_API void gaia_cpu_where(const float *c, const size_t *c_strides, const floa
    nothing is allocated. */
 GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner, float *y);
 GAIA_API void gaia_cpu_transpose(const float *x, size_t batch, size_t rows, size_t cols, float *y);
+
+/* 2-D convolution and pooling (section 5c). */
+/* Bytes of scratch gaia_cpu_conv2d needs on nthreads threads (0 when the
+   shape takes the direct loop, which needs none). */
+GAIA_API size_t gaia_cpu_conv2d_work_size(const gaia_conv2d_args *a, int nthreads);
+GAIA_API void gaia_cpu_conv2d(const gaia_conv2d_args *a, void *work, int nthreads);
+GAIA_API void gaia_cpu_pool2d(const gaia_pool2d_args *a, int nthreads);
 
 #ifdef __cplusplus
 }
@@ -4898,6 +4906,383 @@ static const struct gaia_hrr_ops gaia__cpu_hrr_ops = {
 #define GAIA__CPU_HRR_OPS (&gaia__cpu_hrr_ops)
 
 /* ---------------------------------------------------------------------
+   5c. 2-D convolution and pooling (issue 18)
+   --------------------------------------------------------------------- */
+/* Convolution takes one of two paths per shape (gaia__conv_plan):
+
+   - im2col + GEMM. Work items are (image, group, block of output pixels).
+     An item gathers its block's columns - one row per (c, kh, kw) of the
+     group, one column per output pixel, zeros where the window hangs over
+     the padding - into a per-thread buffer and multiplies the group's
+     weights [Og, Cg*KH*KW] by it with gaia's packed GEMM (one thread per
+     item). A 1x1 kernel with stride 1 and no padding gathers nothing: its
+     columns are x's own rows.
+   - A direct loop on a zero-padded copy of the group's input planes, the
+     output held in registers across all taps (gaia__conv_direct_item). It
+     wins where the GEMM is thin: few output channels per group (depthwise
+     has one), and more so for large kernels, whose column matrix is large.
+
+   The rule between them is in gaia__conv_direct (measured, see there).
+   Every output element is summed by one thread in an order fixed by the
+   shape, so the result does not depend on the thread count. */
+/* Output pixels per item of the im2col path: the GEMM's own B block (NC
+   columns), so the GEMM runs its full blocking on every item. Measured
+   (2-core EPYC, 8 x 64 x 56 x 56): blocks of 512 to 1024 pixels run 3x3 and
+   7x7 layers at 180-190 GFLOP/s on one thread; blocks sized to keep the
+   columns in L2 (256 KiB, as few as 32 pixels for 7x7) ran 105-155, and a
+   whole 7x7 image (4096+ pixels, 39 MiB of columns) 120. */
+#ifndef GAIA_CONV_BLOCK_COLS
+#define GAIA_CONV_BLOCK_COLS GAIA_GEMM_NC_R
+#endif
+/* Flops below which a convolution is not split over threads. */
+#define GAIA__CONV_GRAIN 2.0e6
+
+typedef struct gaia__conv_plan {
+    int direct;    /* 1: the direct loop */
+    int pointwise; /* 1x1, stride 1, no padding: x is the column matrix */
+    size_t Cg, Og, Kg, P; /* channels in and out per group, Cg*KH*KW, OH*OW */
+    size_t pb, nblk;      /* output pixels per item, items per (image, group) */
+    size_t prows, pcols;  /* direct path: the zero-padded input planes' size */
+} gaia__conv_plan;
+
+static int gaia__conv_thread(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* Which path, measured on the 2-core EPYC (AVX-512) with one thread over
+   Cg in {1, 4, 16, 64}, Og in {1, 2, 4, 8, 16, 32}, kernels 1x1, 3x3, 5x5
+   and 7x7 and images of 7 to 112 pixels (ratio = direct / GEMM time):
+   - 1x1: the GEMM, always (direct 1.2x to 7x slower);
+   - 3x3: direct for Og <= 2 (0.2-0.6), and for Og = 4 unless Cg = 1
+     (0.4-0.9; with Cg = 1, 1.15-1.3); the GEMM from Og = 8 (0.9-1.8,
+     mostly above 1.3);
+   - 25 taps or more (5x5, 7x7): direct up to Og = 8 (0.5-1.1, mostly
+     0.6-0.9), the GEMM from Og = 16 (1.2-2).
+   GAIA_CONV_PATH 1 forces the GEMM, 2 the direct loop (for measurements). */
+#ifndef GAIA_CONV_PATH
+#define GAIA_CONV_PATH 0
+#endif
+static int gaia__conv_direct(size_t Og, size_t Cg, size_t taps) {
+    if (GAIA_CONV_PATH) return GAIA_CONV_PATH == 2;
+    if (taps < 2) return 0;
+    if (taps >= 25) return Og <= 8;
+    return Og <= 2 || (Og <= 4 && Cg > 1);
+}
+
+static void gaia__conv_plan_make(const gaia_conv2d_args *a, gaia__conv_plan *p) {
+    size_t pbmax;
+    p->Cg = a->C / a->groups;
+    p->Og = a->O / a->groups;
+    p->Kg = p->Cg * a->KH * a->KW;
+    p->P = a->OH * a->OW;
+    p->pointwise = a->KH == 1 && a->KW == 1 && a->stride[0] == 1 && a->stride[1] == 1 && a->pad[0] == 0 &&
+                   a->pad[1] == 0;
+    p->direct = gaia__conv_direct(p->Og, p->Cg, a->KH * a->KW);
+    /* Columns per item: the buffer's worth, in whole register-tile widths. */
+    pbmax = GAIA_CONV_BLOCK_COLS;
+    p->pb = p->P <= pbmax ? p->P : gaia__gemm_block(p->P, pbmax, GAIA_GEMM_NR);
+    p->nblk = gaia__gemm_cdiv(p->P, p->pb);
+    /* The direct path reads whole vectors of output columns, the last one
+       past OW: its padded rows are wide enough for that. */
+    {
+        size_t owr = gaia__gemm_cdiv(a->OW, GAIA_GEMM_VW) * GAIA_GEMM_VW;
+        size_t need = (owr - 1) * a->stride[1] + (a->KW - 1) * a->dil[1] + 1;
+        p->prows = a->H + 2 * a->pad[0];
+        p->pcols = need > a->W + 2 * a->pad[1] ? need : a->W + 2 * a->pad[1];
+    }
+}
+
+static size_t gaia__conv_pad_bytes(const gaia__conv_plan *p) {
+    return GAIA_GEMM_ALIGN_UP(p->Cg * p->prows * p->pcols * sizeof(float));
+}
+
+static size_t gaia__conv_cols_bytes(const gaia__conv_plan *p) {
+    return p->pointwise ? 0 : GAIA_GEMM_ALIGN_UP(p->Kg * p->pb * sizeof(float));
+}
+
+GAIA_API size_t gaia_cpu_conv2d_work_size(const gaia_conv2d_args *a, int nthreads) {
+    gaia__conv_plan p;
+    if (!a || a->groups == 0) return 0;
+    if (nthreads < 1) nthreads = 1;
+    gaia__conv_plan_make(a, &p);
+    if (p.direct) return (size_t)nthreads * gaia__conv_pad_bytes(&p);
+    return (size_t)nthreads * (GAIA_GEMM_THREAD_BYTES + gaia__conv_cols_bytes(&p));
+}
+
+/* The valid output columns [*lo, *hi) of a kernel column whose input column
+   is ow * sw + off: 0 <= ow * sw + off < W, within [0, OW). */
+static void gaia__conv_cols_range(ptrdiff_t off, size_t sw, size_t W, size_t OW, size_t *lo, size_t *hi) {
+    ptrdiff_t l = off >= 0 ? 0 : (-off + (ptrdiff_t)sw - 1) / (ptrdiff_t)sw;
+    ptrdiff_t last = (ptrdiff_t)W - 1 - off; /* ow * sw <= last */
+    ptrdiff_t h = last < 0 ? 0 : last / (ptrdiff_t)sw + 1;
+    if (h > (ptrdiff_t)OW) h = (ptrdiff_t)OW;
+    if (l > h) l = h;
+    *lo = (size_t)l;
+    *hi = (size_t)h;
+}
+
+/* One row of the column matrix: kernel tap (kh, kw) of channel plane xc
+   for output pixels [p0, p0 + np). */
+static void gaia__conv_gather_row(const gaia_conv2d_args *a, const float *xc, size_t kh, size_t kw, size_t p0,
+                                  size_t np, float *GAIA_GEMM_RESTRICT dst) {
+    size_t OW = a->OW, sw = a->stride[1], p = p0, end = p0 + np, oh = p0 / OW, ow = p0 % OW, lo, hi, j;
+    ptrdiff_t hoff = (ptrdiff_t)(kh * a->dil[0]) - (ptrdiff_t)a->pad[0];
+    ptrdiff_t woff = (ptrdiff_t)(kw * a->dil[1]) - (ptrdiff_t)a->pad[1];
+    gaia__conv_cols_range(woff, sw, a->W, OW, &lo, &hi);
+    while (p < end) {
+        size_t seg = OW - ow < end - p ? OW - ow : end - p, s0, s1;
+        ptrdiff_t ih = (ptrdiff_t)(oh * a->stride[0]) + hoff;
+        /* this row segment covers output columns [ow, ow + seg) */
+        s0 = lo < ow ? ow : lo > ow + seg ? ow + seg : lo;
+        s1 = hi < s0 ? s0 : hi > ow + seg ? ow + seg : hi;
+        if (ih < 0 || ih >= (ptrdiff_t)a->H) s0 = s1 = ow + seg;
+        for (j = ow; j < s0; j++) dst[j - ow] = 0.0f;
+        if (s1 > s0) {
+            const float *src = xc + (size_t)ih * a->W;
+            if (sw == 1)
+                memcpy(dst + (s0 - ow), src + (ptrdiff_t)s0 + woff, (s1 - s0) * sizeof(float));
+            else
+                for (j = s0; j < s1; j++) dst[j - ow] = src[(ptrdiff_t)(j * sw) + woff];
+        }
+        for (j = s1; j < ow + seg; j++) dst[j - ow] = 0.0f;
+        dst += seg;
+        p += seg;
+        oh++;
+        ow = 0;
+    }
+}
+
+/* Item (n, g, block b) of the im2col path on one thread. */
+static void gaia__conv_gemm_item(const gaia_conv2d_args *a, const gaia__conv_plan *p, size_t n, size_t g, size_t b,
+                                 float *cols, void *slice) {
+    size_t HW = a->H * a->W, p0 = b * p->pb, np = p->P - p0 < p->pb ? p->P - p0 : p->pb, c, kh, kw, o, j;
+    const float *xg = a->x + (n * a->C + g * p->Cg) * HW, *B;
+    float *yg = a->y + (n * a->O + g * p->Og) * p->P + p0;
+    size_t ldb;
+    if (p->pointwise) {
+        B = xg + p0;
+        ldb = HW;
+    } else {
+        float *row = cols;
+        for (c = 0; c < p->Cg; c++)
+            for (kh = 0; kh < a->KH; kh++)
+                for (kw = 0; kw < a->KW; kw++, row += np) gaia__conv_gather_row(a, xg + c * HW, kh, kw, p0, np, row);
+        B = cols;
+        ldb = np;
+    }
+    gaia__gemm_serial(0, 0, p->Og, np, p->Kg, 1.0f, a->w + g * p->Og * p->Kg, p->Kg, B, ldb, 0.0f, yg, p->P, slice);
+    if (a->bias)
+        for (o = 0; o < p->Og; o++) {
+            float bv = a->bias[g * p->Og + o], *yr = yg + o * p->P;
+            for (j = 0; j < np; j++) yr[j] += bv;
+        }
+}
+
+/* The direct path on item (image n, group g). The group's input planes are
+   first copied, zero-padded, into `pad` (prows x pcols each), so that no
+   tap needs a bounds test. Then four output rows at a time, one vector of
+   columns at a time: four accumulators (one per row: four independent FMA
+   chains, where one chain would wait on the FMA latency) take every tap of
+   every input channel, bias first, then c, kh, kw in order; the weight is
+   broadcast once for the four. A last block of fewer than four rows
+   repeats its last row and stores only the real ones. */
+#define GAIA__CONV_ROWS 4
+
+/* The vector of input row `r` at column offset `col` (stride sw). */
+#ifdef GAIA_GEMM_VECEXT
+static gaia__gemm_vf gaia__conv_load(const float *r, size_t sw) {
+    gaia__gemm_vf v;
+    if (sw == 1) {
+        memcpy(&v, r, sizeof v);
+    } else {
+        float tmp[GAIA_GEMM_VW];
+        size_t j;
+        for (j = 0; j < GAIA_GEMM_VW; j++) tmp[j] = r[j * sw];
+        memcpy(&v, tmp, sizeof v);
+    }
+    return v;
+}
+#endif
+
+GAIA_GEMM_CONTRACT
+static void gaia__conv_direct_item(const gaia_conv2d_args *a, const gaia__conv_plan *p, size_t n, size_t g,
+                                   float *pad) {
+    size_t HW = a->H * a->W, sw = a->stride[1], dw = a->dil[1], c, h, o, oh, ow, kh, kw, j, r;
+    /* locals, so that the loops below keep them in registers */
+    const size_t Cg = p->Cg, KH = a->KH, KW = a->KW, dh = a->dil[0], prows = p->prows, pcols = p->pcols;
+    size_t rstep = a->stride[0] * pcols; /* from one output row's input rows to the next's */
+    const float *xg = a->x + (n * a->C + g * p->Cg) * HW;
+    for (c = 0; c < p->Cg; c++) {
+        float *pc = pad + c * p->prows * p->pcols;
+        memset(pc, 0, a->pad[0] * p->pcols * sizeof(float));
+        for (h = 0; h < a->H; h++) {
+            float *row = pc + (a->pad[0] + h) * p->pcols;
+            memset(row, 0, a->pad[1] * sizeof(float));
+            memcpy(row + a->pad[1], xg + c * HW + h * a->W, a->W * sizeof(float));
+            memset(row + a->pad[1] + a->W, 0, (p->pcols - a->pad[1] - a->W) * sizeof(float));
+        }
+        memset(pc + (a->pad[0] + a->H) * p->pcols, 0, a->pad[0] * p->pcols * sizeof(float));
+    }
+    for (o = 0; o < p->Og; o++) {
+        size_t oc = g * p->Og + o;
+        const float *wo = a->w + oc * p->Kg;
+        float *y = a->y + (n * a->O + oc) * p->P, bv = a->bias ? a->bias[oc] : 0.0f;
+        for (oh = 0; oh < a->OH; oh += GAIA__CONV_ROWS) {
+            size_t rows = a->OH - oh < GAIA__CONV_ROWS ? a->OH - oh : GAIA__CONV_ROWS;
+            /* row offsets of the block; a short block repeats its last row */
+            size_t roff[GAIA__CONV_ROWS];
+            for (r = 0; r < GAIA__CONV_ROWS; r++) roff[r] = (r < rows ? r : rows - 1) * rstep;
+            for (ow = 0; ow < a->OW; ow += GAIA_GEMM_VW) {
+                size_t len = a->OW - ow < GAIA_GEMM_VW ? a->OW - ow : GAIA_GEMM_VW;
+                float out[GAIA__CONV_ROWS][GAIA_GEMM_VW];
+#ifdef GAIA_GEMM_VECEXT
+                gaia__gemm_vf a0 = {0}, a1, a2, a3;
+                a0 += bv;
+                a1 = a2 = a3 = a0;
+                for (c = 0; c < Cg; c++)
+                    for (kh = 0; kh < KH; kh++) {
+                        const float *pr = pad + (c * prows + oh * a->stride[0] + kh * dh) * pcols + ow * sw;
+                        const float *wk = wo + (c * KH + kh) * KW;
+                        const float *q0 = pr + roff[0], *q1 = pr + roff[1], *q2 = pr + roff[2], *q3 = pr + roff[3];
+                        if (sw == 1) { /* the common case, unswitched: plain unaligned loads */
+                            for (kw = 0; kw < KW; kw++) {
+                                gaia__gemm_vf x0, x1, x2, x3;
+                                float wv = wk[kw];
+                                memcpy(&x0, q0 + kw * dw, sizeof x0);
+                                memcpy(&x1, q1 + kw * dw, sizeof x1);
+                                memcpy(&x2, q2 + kw * dw, sizeof x2);
+                                memcpy(&x3, q3 + kw * dw, sizeof x3);
+                                a0 += x0 * wv;
+                                a1 += x1 * wv;
+                                a2 += x2 * wv;
+                                a3 += x3 * wv;
+                            }
+                        } else {
+                            for (kw = 0; kw < KW; kw++) {
+                                float wv = wk[kw];
+                                a0 += gaia__conv_load(q0 + kw * dw, sw) * wv;
+                                a1 += gaia__conv_load(q1 + kw * dw, sw) * wv;
+                                a2 += gaia__conv_load(q2 + kw * dw, sw) * wv;
+                                a3 += gaia__conv_load(q3 + kw * dw, sw) * wv;
+                            }
+                        }
+                    }
+                memcpy(out[0], &a0, sizeof a0);
+                memcpy(out[1], &a1, sizeof a1);
+                memcpy(out[2], &a2, sizeof a2);
+                memcpy(out[3], &a3, sizeof a3);
+#else
+                for (r = 0; r < GAIA__CONV_ROWS; r++)
+                    for (j = 0; j < GAIA_GEMM_VW; j++) {
+                        float sum = bv;
+                        for (c = 0; c < p->Cg; c++)
+                            for (kh = 0; kh < a->KH; kh++) {
+                                const float *pr = pad + (c * p->prows + oh * a->stride[0] + kh * a->dil[0]) * p->pcols +
+                                                  roff[r] + (ow + j) * sw;
+                                const float *wk = wo + (c * a->KH + kh) * a->KW;
+                                for (kw = 0; kw < a->KW; kw++) sum += wk[kw] * pr[kw * dw];
+                            }
+                        out[r][j] = sum;
+                    }
+#endif
+                for (r = 0; r < rows; r++) {
+                    float *yr = y + (oh + r) * a->OW + ow;
+                    if (len == GAIA_GEMM_VW)
+                        memcpy(yr, out[r], sizeof out[r]);
+                    else
+                        for (j = 0; j < len; j++) yr[j] = out[r][j];
+                }
+            }
+        }
+    }
+}
+
+GAIA_API void gaia_cpu_conv2d(const gaia_conv2d_args *a, void *work, int nthreads) {
+    gaia__conv_plan p;
+    double flops;
+    long long items, it;
+    int team;
+    gaia__conv_plan_make(a, &p);
+    flops = 2.0 * (double)a->N * (double)a->O * (double)p.P * (double)p.Kg;
+    if (nthreads < 1) nthreads = 1;
+    if (p.direct) {
+        items = (long long)(a->N * a->groups);
+        team = gaia__team(nthreads, flops, GAIA__CONV_GRAIN);
+        if (team > items) team = (int)items;
+        GAIA__PAR_BEGIN(team)
+        {
+            float *mine = (float *)((char *)work + (size_t)gaia__conv_thread() * gaia__conv_pad_bytes(&p));
+            GAIA__PAR_LOOP
+            for (it = 0; it < items; it++)
+                gaia__conv_direct_item(a, &p, (size_t)it / a->groups, (size_t)it % a->groups, mine);
+        }
+        GAIA__PAR_END
+        return;
+    }
+    items = (long long)(a->N * a->groups * p.nblk);
+    team = gaia__team(nthreads, flops, GAIA__CONV_GRAIN);
+    if (team > items) team = (int)items;
+    GAIA__PAR_BEGIN(team)
+    {
+        size_t chunk = GAIA_GEMM_THREAD_BYTES + gaia__conv_cols_bytes(&p);
+        char *mine = (char *)work + (size_t)gaia__conv_thread() * chunk;
+        GAIA__PAR_LOOP
+        for (it = 0; it < items; it++) {
+            size_t b = (size_t)it % p.nblk, ng = (size_t)it / p.nblk;
+            gaia__conv_gemm_item(a, &p, ng / a->groups, ng % a->groups, b, (float *)(mine + GAIA_GEMM_THREAD_BYTES),
+                                 mine);
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* Pooling: one window per output element, planes split over threads. The
+   window is clipped to the input; max starts from -inf so padding never
+   wins, and a NaN, once met, stays (NaN is data, as in max reductions). */
+GAIA_API void gaia_cpu_pool2d(const gaia_pool2d_args *a, int nthreads) {
+    long long planes = (long long)a->planes, pl;
+    double work = (double)a->planes * (double)(a->OH * a->OW) * (double)(a->kernel[0] * a->kernel[1]);
+    int team = gaia__team(nthreads, work, GAIA__ELEM_GRAIN);
+    GAIA__PAR_FOR(team > 1 && planes > 1, team)
+    for (pl = 0; pl < planes; pl++) {
+        const float *x = a->x + (size_t)pl * a->H * a->W;
+        float *y = a->y + (size_t)pl * a->OH * a->OW;
+        size_t oh, ow, h, w;
+        for (oh = 0; oh < a->OH; oh++) {
+            ptrdiff_t h0 = (ptrdiff_t)(oh * a->stride[0]) - (ptrdiff_t)a->pad[0];
+            size_t hlo = h0 < 0 ? 0 : (size_t)h0;
+            size_t hhi = h0 + (ptrdiff_t)a->kernel[0] > (ptrdiff_t)a->H ? a->H : (size_t)(h0 + (ptrdiff_t)a->kernel[0]);
+            for (ow = 0; ow < a->OW; ow++) {
+                ptrdiff_t w0 = (ptrdiff_t)(ow * a->stride[1]) - (ptrdiff_t)a->pad[1];
+                size_t wlo = w0 < 0 ? 0 : (size_t)w0;
+                size_t whi = w0 + (ptrdiff_t)a->kernel[1] > (ptrdiff_t)a->W ? a->W : (size_t)(w0 + (ptrdiff_t)a->kernel[1]);
+                if (a->kind == GAIA_POOL_MAX) {
+                    float m = -INFINITY;
+                    for (h = hlo; h < hhi; h++)
+                        for (w = wlo; w < whi; w++) {
+                            float v = x[h * a->W + w];
+                            if (v > m || isnan(v)) m = v;
+                            if (isnan(m)) break;
+                        }
+                    y[oh * a->OW + ow] = m;
+                } else {
+                    float s = 0.0f;
+                    size_t count = a->kind == GAIA_POOL_AVG ? a->kernel[0] * a->kernel[1] : (hhi - hlo) * (whi - wlo);
+                    for (h = hlo; h < hhi; h++)
+                        for (w = wlo; w < whi; w++) s += x[h * a->W + w];
+                    y[oh * a->OW + ow] = s / (float)count;
+                }
+            }
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* ---------------------------------------------------------------------
    6. The CPU backend table
    --------------------------------------------------------------------- */
 /* 64-byte aligned blocks from the context's allocator: the original pointer
@@ -5036,6 +5421,25 @@ static gaia_status gaia__cpu_where_be(gaia_ctx *ctx, const float *c, const size_
     return GAIA_OK;
 }
 
+/* ---- 2-D convolution and pooling (issue 18) ---- */
+/* The scratch: the GEMM's packing buffers and a column buffer per thread,
+   for this call only (a few hundred KiB a thread). */
+static gaia_status gaia__cpu_conv2d_be(gaia_ctx *ctx, const gaia_conv2d_args *a) {
+    size_t need = gaia_cpu_conv2d_work_size(a, ctx->cpu_threads);
+    void *work = NULL;
+    if (need && !(work = gaia__cpu_aligned_alloc(ctx, need)))
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_tensor_conv2d", "cannot allocate %zu bytes of scratch",
+                          need);
+    gaia_cpu_conv2d(a, work, ctx->cpu_threads);
+    gaia__cpu_aligned_free(ctx, work);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_pool2d_be(gaia_ctx *ctx, const gaia_pool2d_args *a) {
+    gaia_cpu_pool2d(a, ctx->cpu_threads);
+    return GAIA_OK;
+}
+/* ---- end of convolution and pooling ---- */
+
 static const gaia_backend gaia__cpu_backend_table = {
     "cpu",
     GAIA_DEVICE_CPU,
@@ -5069,6 +5473,8 @@ static const gaia_backend gaia__cpu_backend_table = {
 #else
     NULL,
 #endif
+    gaia__cpu_conv2d_be,
+    gaia__cpu_pool2d_be,
 };
 static const gaia_backend *gaia__cpu_backend(void) { return &gaia__cpu_backend_table; }
 static void gaia__cpu_release(gaia_ctx *ctx) {
