@@ -32,6 +32,7 @@ extern const gt_case gt_bad_input_cases[];
 extern const gt_case gt_progress_cases[];
 extern const gt_case gt_doc_cases[];
 extern const gt_case gt_conv_cases[];
+extern const gt_case gt_eigh_cases[];
 
 static const struct gt_suite {
     const char *name;
@@ -43,7 +44,7 @@ static const struct gt_suite {
     {"assembly", gt_assembly_cases}, {"layer", gt_layer_cases},     {"hostile", gt_hostile_cases},
     {"oom", gt_oom_cases},           {"bad_input", gt_bad_input_cases}, {"progress", gt_progress_cases},
     {"assembly_rules", gt_assembly_rules_cases}, {"doc", gt_doc_cases},
-    {"conv", gt_conv_cases},
+    {"conv", gt_conv_cases},         {"eigh", gt_eigh_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 
