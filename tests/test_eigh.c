@@ -327,6 +327,30 @@ static void eigh_rejects_bad_input(gt *t) {
     gaia_tensor_free(a), gaia_tensor_free(r), gaia_tensor_free(one), gaia_tensor_free(keep), gaia_tensor_free(nan);
 }
 
+/* examples/eigen_batch checks its own results (trace, Frobenius norm, the
+   GOE second moment, A v = lambda v) and exits 1 when one fails. */
+extern char gt_exe_dir[4096]; /* tests/main.c */
+static void eigh_example_checks_its_batch(gt *t) {
+    static const char *const args[] = {"3000 8", "--vectors 400 5", "--vectors 30 40"};
+    size_t i;
+    for (i = 0; i < sizeof args / sizeof args[0]; i++) {
+        char cmd[4400], out[4096];
+        size_t got = 0, r;
+        int status;
+        FILE *p;
+        snprintf(cmd, sizeof cmd, "'%s/../examples/eigen_batch' %s 2>&1", gt_exe_dir, args[i]);
+        p = popen(cmd, "r");
+        GT_CHECK(t, p != NULL, "cannot run %s", cmd);
+        while (got + 1 < sizeof out && (r = fread(out + got, 1, sizeof out - 1 - got, p)) > 0) got += r;
+        out[got] = '\0';
+        while (fread(cmd, 1, sizeof cmd, p) > 0) {
+        }
+        status = pclose(p);
+        GT_CHECK(t, status == 0 && strstr(out, "checks passed") != NULL, "eigen_batch %s: status %d, output '%.400s'",
+                 args[i], status, out);
+    }
+}
+
 const gt_case gt_eigh_cases[] = {
     {"eigh_recovers_known_spectra", eigh_recovers_known_spectra},
     {"eigh_reconstructs_random_symmetric_batches", eigh_reconstructs_random_symmetric_batches},
@@ -335,5 +359,6 @@ const gt_case gt_eigh_cases[] = {
     {"eigh_same_bits_on_any_thread_count", eigh_same_bits_on_any_thread_count},
     {"eigh_of_cuda_tensors_matches_cpu", eigh_of_cuda_tensors_matches_cpu},
     {"eigh_rejects_bad_input", eigh_rejects_bad_input},
+    {"eigh_example_checks_its_batch", eigh_example_checks_its_batch},
     {NULL, NULL},
 };
