@@ -225,6 +225,44 @@
               (tensor -> bytes, released with gaia_image_free)
    gaia_sgemm() multiplies plain host float arrays.
 
+   2-D convolution, pooling and symmetric eigenvalues:
+     conv2d   x [N, C, H, W] (or [C, H, W]), w [O, C/groups, KH, KW], bias
+              [O] or NULL; stride, padding (zeros), dilation as {rows, cols}
+              (NULL: {1,1}, {0,0}, {1,1}); groups (C: depthwise). PyTorch's
+              conv2d and its output size floor((H + 2p - d(K-1) - 1)/s) + 1.
+              CPU: im2col + gaia's GEMM, or a direct loop for few output
+              channels per group (the rule, measured, is in gaia_cpu.h);
+              CUDA: im2col + cuBLAS, a direct kernel for depthwise.
+     pool     max_pool2d, avg_pool2d(count_include_pad): kernel, stride
+              (NULL: the kernel), padding at most half the kernel; max
+              ignores padding and keeps NaN; average divides by KH*KW when
+              count_include_pad is 1 (PyTorch's default), else by the input
+              elements under the window.
+     eigh     eigh(a [..., n, n], &values, &vectors or NULL): ascending
+              eigenvalues and orthonormal eigenvectors (columns) of
+              symmetric matrices, lower triangle read, computed on the CPU
+              in double (Jacobi for n <= 3, Householder + implicit QR
+              above); a GPU tensor is solved on the host and copied back.
+
+   Example, a 3x3 "same" convolution, 2x2 pooling and a 2x2 eigenproblem:
+       gaia_tensor *x = NULL, *w = NULL, *y = NULL, *p = NULL, *a = NULL, *ev = NULL;
+       size_t xs[4] = {2, 3, 32, 32}, ws[4] = {16, 3, 3, 3}, pad[2] = {1, 1}, k2[2] = {2, 2};
+       size_t as[2] = {2, 2};
+       float m[4] = {2, 1, 1, 2}, lam[2];
+       gaia_tensor_randn(ctx, 4, xs, 0.0f, 1.0f, &x);
+       gaia_tensor_randn(ctx, 4, ws, 0.0f, 0.2f, &w);
+       gaia_tensor_conv2d(ctx, x, w, NULL, NULL, pad, NULL, 1, &y);  // stride 1, groups 1
+       gaia_tensor_max_pool2d(ctx, y, k2, NULL, NULL, &p);           // stride = kernel
+       printf("y %zux%zux%zux%zu, pooled %zux%zu\n", gaia_tensor_dim(y, 0), gaia_tensor_dim(y, 1),
+              gaia_tensor_dim(y, 2), gaia_tensor_dim(y, 3), gaia_tensor_dim(p, 2),
+              gaia_tensor_dim(p, 3));                     // prints: y 2x16x32x32, pooled 16x16
+       gaia_tensor_from_host(ctx, 2, as, m, &a);
+       gaia_tensor_eigh(ctx, a, &ev, NULL);                // eigenvalues only
+       gaia_tensor_to_host(ctx, ev, lam, 2);
+       printf("eigenvalues %g %g\n", lam[0], lam[1]);     // prints: eigenvalues 1 3
+       gaia_tensor_free(x); gaia_tensor_free(w); gaia_tensor_free(y);
+       gaia_tensor_free(p); gaia_tensor_free(a); gaia_tensor_free(ev);
+
    =====================================================================
    6. RANDOM NUMBERS
    =====================================================================
@@ -282,8 +320,11 @@
    Build with -DGAIA_USE_CUDA and link gaia_kernels.o (nvcc) with -lcudart
    -lcublas -lcublasLt -lcufft -lcurand. Files that only include gaia.h need
    no CUDA include path. Every tensor operation then also runs on the GPU:
-   gaia's kernels for elementwise (broadcasting), reductions, transpose and
-   Philox random numbers; cuBLAS for GEMM (FP32; TF32 only with allow_tf32).
+   gaia's kernels for elementwise (broadcasting), reductions, transpose,
+   pooling and Philox random numbers; cuBLAS for GEMM (FP32; TF32 only with
+   allow_tf32) and for convolution (after an im2col kernel). The one
+   exception is gaia_tensor_eigh: a GPU tensor is copied to the host,
+   solved by the CPU code and the results copied back.
    Each context has one stream (its own, or desc.cuda_stream), cuBLAS and
    cuBLASLt handles, a memory pool and pinned staging buffers.
 
