@@ -94,6 +94,14 @@ int gaia_cuda_transpose(const float *x, size_t batch, size_t rows, size_t cols, 
 /* C = beta C (zeros when beta == 0) for `batch` M x N matrices: GEMM with K == 0. */
 int gaia_cuda_gemm_scale_c(size_t batch, size_t M, size_t N, float beta, float *C, size_t ldc, size_t stride_c,
                            void *stream);
+/* 2-D convolution and pooling (issue 18). gaia_cpu_conv2d's twin is
+   composed in gaia__cuda_conv2d: im2col of one image x_n (all groups) into
+   cols [C*KH*KW, OH*OW], then cuBLAS; or the direct kernel (bias included);
+   the bias kernel adds bias[o] to every output plane. */
+int gaia_cuda_conv2d_im2col(const gaia_conv2d_args *a, const float *x_n, float *cols, void *stream);
+int gaia_cuda_conv2d_direct(const gaia_conv2d_args *a, void *stream);
+int gaia_cuda_conv2d_bias(const gaia_conv2d_args *a, void *stream);
+int gaia_cuda_pool2d(const gaia_pool2d_args *a, void *stream);
 
 #ifdef __cplusplus
 }
@@ -1634,6 +1642,65 @@ static const struct gaia_hrr_ops gaia__cuda_hrr_ops = {
 };
 #define GAIA__CUDA_HRR_OPS (&gaia__cuda_hrr_ops)
 
+/* ---- 2-D convolution and pooling (issue 18) ----
+   im2col + cuBLAS per image: the image's column matrix [C*KH*KW, OH*OW] is
+   built once for all groups, then one strided-batched SGEMM over the groups
+   multiplies each group's weights [Og, Cg*KH*KW] by its rows. A 1x1 kernel
+   with stride 1 and no padding multiplies x itself. Up to 4 output channels
+   per group (depthwise and its small multiples) take the direct kernel
+   instead, one thread per output element. That rule is a guess, not a
+   measurement: no GPU was available when this was written. */
+static gaia_status gaia__cuda_conv2d(gaia_ctx *ctx, const gaia_conv2d_args *a) {
+    static const char fn[] = "gaia_tensor_conv2d";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    size_t Cg = a->C / a->groups, Og = a->O / a->groups, Kg = Cg * a->KH * a->KW, P = a->OH * a->OW, n;
+    int pointwise = a->KH == 1 && a->KW == 1 && a->stride[0] == 1 && a->stride[1] == 1 && a->pad[0] == 0 &&
+                    a->pad[1] == 0;
+    float *cols = NULL;
+    gaia_status st = GAIA_OK;
+    gaia__cuda_enter(s);
+    if (Og <= 4 && a->KH * a->KW > 1) {
+        GAIA__CUDA_LAUNCH(ctx, fn, gaia_cuda_conv2d_direct(a, (void *)s->stream),
+                          "direct convolution of %zux%zux%zux%zu by %zux%zux%zux%zu", a->N, a->C, a->H, a->W, a->O, Cg,
+                          a->KH, a->KW);
+        return GAIA_OK;
+    }
+    if (!pointwise) {
+        size_t floats;
+        if (gaia__mul_overflows(a->C * a->KH * a->KW, P, &floats) || floats > SIZE_MAX / sizeof(float))
+            return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "column matrix of %zu x %zu floats is too large",
+                              a->C * a->KH * a->KW, P);
+        if ((st = gaia__cuda_pool_alloc(ctx, floats * sizeof(float), (void **)&cols)) != GAIA_OK) return st;
+    }
+    for (n = 0; n < a->N && st == GAIA_OK; n++) {
+        const float *xn = a->x + n * a->C * a->H * a->W;
+        if (cols) {
+            int e = gaia_cuda_conv2d_im2col(a, xn, cols, (void *)s->stream);
+            if (e != 0) {
+                st = gaia__cuda_launch_error(ctx, fn, e, __FILE__, __LINE__, "im2col of image %zu (%zux%zux%zu)", n,
+                                             a->C, a->H, a->W);
+                break;
+            }
+        }
+        st = gaia__cuda_gemm(ctx, 0, 0, a->groups, Og, P, Kg, 1.0f, a->w, Kg, Og * Kg, cols ? cols : xn, P, Kg * P,
+                             0.0f, a->y + n * a->O * P, P, Og * P);
+    }
+    /* Back to the pool at once: its next user is queued behind these GEMMs. */
+    if (cols) gaia__cuda_pool_free(ctx, cols);
+    if (st == GAIA_OK && a->bias)
+        GAIA__CUDA_LAUNCH(ctx, fn, gaia_cuda_conv2d_bias(a, (void *)s->stream), "bias of %zu channels", a->O);
+    return st;
+}
+
+static gaia_status gaia__cuda_pool2d(gaia_ctx *ctx, const gaia_pool2d_args *a) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_pool2d", gaia_cuda_pool2d(a, (void *)s->stream),
+                      "pooling kind %d of %zu planes %zux%zu", (int)a->kind, a->planes, a->H, a->W);
+    return GAIA_OK;
+}
+/* ---- end of convolution and pooling ---- */
+
 /* ---------------------------------------------------------------------
    9. The CUDA backend table
    --------------------------------------------------------------------- */
@@ -1670,6 +1737,8 @@ static const gaia_backend gaia__cuda_backend_table = {
 #else
     NULL,
 #endif
+    gaia__cuda_conv2d,
+    gaia__cuda_pool2d,
 };
 
 /* ---------------------------------------------------------------------

@@ -8,7 +8,8 @@
 //
 // Sections: 1. common helpers  2. fill, arange  3. Philox random
 // 4. unary  5. binary with broadcasting  6. reductions  7. transpose
-// 8. GEMM helper (C = beta C)  9. the modules' kernels.
+// 8. GEMM helper (C = beta C)  9. the modules' kernels  10. 2-D convolution
+// and pooling.
 //
 // Floating point: the Makefile compiles without --use_fast_math, so expf,
 // logf, tanhf, sqrtf and division are the accurate versions. Where the CPU
@@ -1987,4 +1988,115 @@ extern "C" int gaia_cuda_hrr_argmax_rows(size_t B, size_t M, const float *sim, f
                                                                                            best + 2 * r0);
     }
     return (int)cudaGetLastError();
+}
+
+// ---------------------------------------------------------------------
+// 10. 2-D convolution and pooling (issue 18). Twins of gaia_cpu_conv2d's
+// pieces and of gaia_cpu_pool2d; gaia__cuda_conv2d (gaia_cuda.h) puts the
+// convolution together. One thread per output element, grid-stride loops,
+// signed 64-bit index arithmetic (a window may start in the padding).
+// ---------------------------------------------------------------------
+// cols[(c*KH + kh)*KW + kw][oh*OW + ow] = x_n[c][ih][iw], 0 in the padding.
+__global__ void gaia__k_conv2d_im2col(gaia_conv2d_args a, const float *x, float *cols) {
+    size_t P = a.OH * a.OW, taps = a.KH * a.KW, total = a.C * taps * P, i;
+    for (i = gaia__k_tid(); i < total; i += gaia__k_nthreads()) {
+        size_t k = i / P, p = i % P, c = k / taps, r = k % taps;
+        long long ih = (long long)((p / a.OW) * a.stride[0] + (r / a.KW) * a.dil[0]) - (long long)a.pad[0];
+        long long iw = (long long)((p % a.OW) * a.stride[1] + (r % a.KW) * a.dil[1]) - (long long)a.pad[1];
+        cols[i] = ih >= 0 && ih < (long long)a.H && iw >= 0 && iw < (long long)a.W
+                      ? x[(c * a.H + (size_t)ih) * a.W + (size_t)iw]
+                      : 0.0f;
+    }
+}
+
+extern "C" int gaia_cuda_conv2d_im2col(const gaia_conv2d_args *a, const float *x_n, float *cols, void *stream) {
+    size_t total = a->C * a->KH * a->KW * a->OH * a->OW;
+    if (total == 0) return 0;
+    gaia__k_conv2d_im2col<<<gaia__k_blocks(total, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        *a, x_n, cols);
+    return gaia__k_check();
+}
+
+// The direct loop, for few output channels per group: bias, then every tap
+// of every input channel of the group, in the CPU direct path's order.
+__global__ void gaia__k_conv2d_direct(gaia_conv2d_args a) {
+    size_t P = a.OH * a.OW, total = a.N * a.O * P, Cg = a.C / a.groups, Og = a.O / a.groups, i;
+    for (i = gaia__k_tid(); i < total; i += gaia__k_nthreads()) {
+        size_t p = i % P, o = (i / P) % a.O, n = i / (P * a.O), g = o / Og, c, kh, kw;
+        long long h0 = (long long)((p / a.OW) * a.stride[0]) - (long long)a.pad[0];
+        long long w0 = (long long)((p % a.OW) * a.stride[1]) - (long long)a.pad[1];
+        const float *wo = a.w + o * Cg * a.KH * a.KW;
+        float s = a.bias ? a.bias[o] : 0.0f;
+        for (c = 0; c < Cg; c++) {
+            const float *xc = a.x + ((n * a.C + g * Cg + c) * a.H) * a.W;
+            for (kh = 0; kh < a.KH; kh++) {
+                long long ih = h0 + (long long)(kh * a.dil[0]);
+                if (ih < 0 || ih >= (long long)a.H) continue;
+                for (kw = 0; kw < a.KW; kw++) {
+                    long long iw = w0 + (long long)(kw * a.dil[1]);
+                    if (iw < 0 || iw >= (long long)a.W) continue;
+                    s += wo[(c * a.KH + kh) * a.KW + kw] * xc[(size_t)ih * a.W + (size_t)iw];
+                }
+            }
+        }
+        a.y[i] = s;
+    }
+}
+
+extern "C" int gaia_cuda_conv2d_direct(const gaia_conv2d_args *a, void *stream) {
+    size_t total = a->N * a->O * a->OH * a->OW;
+    if (total == 0) return 0;
+    gaia__k_conv2d_direct<<<gaia__k_blocks(total, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(*a);
+    return gaia__k_check();
+}
+
+__global__ void gaia__k_conv2d_bias(float *y, const float *bias, size_t total, size_t P, size_t O) {
+    size_t i;
+    for (i = gaia__k_tid(); i < total; i += gaia__k_nthreads()) y[i] += bias[(i / P) % O];
+}
+
+extern "C" int gaia_cuda_conv2d_bias(const gaia_conv2d_args *a, void *stream) {
+    size_t P = a->OH * a->OW, total = a->N * a->O * P;
+    if (total == 0 || !a->bias) return 0;
+    gaia__k_conv2d_bias<<<gaia__k_blocks(total, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        a->y, a->bias, total, P, a->O);
+    return gaia__k_check();
+}
+
+// Pooling: the window clipped to the input; max from -inf with NaN sticking,
+// average over KH*KW (GAIA_POOL_AVG) or the clipped window (AVG_VALID).
+__global__ void gaia__k_pool2d(gaia_pool2d_args a) {
+    size_t P = a.OH * a.OW, total = a.planes * P, i;
+    for (i = gaia__k_tid(); i < total; i += gaia__k_nthreads()) {
+        size_t p = i % P, pl = i / P;
+        long long h0 = (long long)((p / a.OW) * a.stride[0]) - (long long)a.pad[0];
+        long long w0 = (long long)((p % a.OW) * a.stride[1]) - (long long)a.pad[1];
+        size_t hlo = h0 < 0 ? 0 : (size_t)h0, wlo = w0 < 0 ? 0 : (size_t)w0;
+        size_t hhi = h0 + (long long)a.kernel[0] > (long long)a.H ? a.H : (size_t)(h0 + (long long)a.kernel[0]);
+        size_t whi = w0 + (long long)a.kernel[1] > (long long)a.W ? a.W : (size_t)(w0 + (long long)a.kernel[1]);
+        const float *x = a.x + pl * a.H * a.W;
+        size_t h, w;
+        if (a.kind == GAIA_POOL_MAX) {
+            float m = -INFINITY;
+            for (h = hlo; h < hhi; h++)
+                for (w = wlo; w < whi; w++) {
+                    float v = x[h * a.W + w];
+                    if (v > m || isnan(v)) m = v;
+                }
+            a.y[i] = m;
+        } else {
+            float s = 0.0f;
+            size_t count = a.kind == GAIA_POOL_AVG ? a.kernel[0] * a.kernel[1] : (hhi - hlo) * (whi - wlo);
+            for (h = hlo; h < hhi; h++)
+                for (w = wlo; w < whi; w++) s += x[h * a.W + w];
+            a.y[i] = s / (float)count;
+        }
+    }
+}
+
+extern "C" int gaia_cuda_pool2d(const gaia_pool2d_args *a, void *stream) {
+    size_t total = a->planes * a->OH * a->OW;
+    if (total == 0) return 0;
+    gaia__k_pool2d<<<gaia__k_blocks(total, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(*a);
+    return gaia__k_check();
 }

@@ -33,6 +33,8 @@ extern const gt_case gt_progress_cases[];
 extern const gt_case gt_doc_cases[];
 extern const gt_case gt_map_cases[];
 extern const gt_case gt_grad_cases[];
+extern const gt_case gt_conv_cases[];
+extern const gt_case gt_eigh_cases[];
 
 static const struct gt_suite {
     const char *name;
@@ -44,6 +46,7 @@ static const struct gt_suite {
     {"assembly", gt_assembly_cases}, {"layer", gt_layer_cases},     {"hostile", gt_hostile_cases},
     {"oom", gt_oom_cases},           {"bad_input", gt_bad_input_cases}, {"progress", gt_progress_cases},
     {"assembly_rules", gt_assembly_rules_cases}, {"map", gt_map_cases}, {"grad", gt_grad_cases}, {"doc", gt_doc_cases},
+    {"conv", gt_conv_cases},         {"eigh", gt_eigh_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 

@@ -696,11 +696,46 @@ static void oom_brain_operations_keep_whole_steps(gt *t) {
     sweep_op(t, "op_merge", op_merge);
 }
 
+/* ---- 2-D convolution, pooling and eigenvalues (issue 18) ---- */
+static int set_conv(oom_env *e) {
+    size_t xs[4] = {2, 4, 9, 9}, ws[4] = {8, 4, 3, 3}, bs[1] = {8}, ds[4] = {4, 1, 3, 3};
+    return gaia_tensor_randn(e->ctx, 4, xs, 0, 1, &e->in[0]) || gaia_tensor_randn(e->ctx, 4, ws, 0, 1, &e->in[1]) ||
+           gaia_tensor_randn(e->ctx, 1, bs, 0, 1, &e->in[2]) || gaia_tensor_randn(e->ctx, 4, ds, 0, 1, &e->in[3]);
+}
+static int set_conv_out(oom_env *e) {
+    size_t s[4] = {2, 8, 9, 9};
+    return set_conv(e) || gaia_tensor_full(e->ctx, 4, s, 5.0f, &e->out) != GAIA_OK;
+}
+static gaia_status r_conv(oom_env *e) { /* im2col + GEMM on the CPU */
+    size_t pad[2] = {1, 1};
+    return gaia_tensor_conv2d(e->ctx, e->in[0], e->in[1], e->in[2], NULL, pad, NULL, 1, &e->out);
+}
+static gaia_status r_conv_depthwise(oom_env *e) { /* the direct loop */
+    size_t pad[2] = {1, 1};
+    return gaia_tensor_conv2d(e->ctx, e->in[0], e->in[3], NULL, NULL, pad, NULL, 4, &e->out);
+}
+static gaia_status r_max_pool(oom_env *e) {
+    size_t k[2] = {3, 3}, st[2] = {2, 2}, pad[2] = {1, 1};
+    return gaia_tensor_max_pool2d(e->ctx, e->in[0], k, st, pad, &e->out);
+}
+static gaia_status r_eigh(oom_env *e) { return gaia_tensor_eigh(e->ctx, e->in[0], &e->outs[0], &e->outs[1]); }
+static int set_sym(oom_env *e) { return mk(e, 0, 3, 5, 6, 6); }
+
+static void oom_conv_and_eigh_operations(gt *t) {
+    sweep(t, "conv2d", set_conv, r_conv);
+    sweep(t, "conv2d into an existing output", set_conv_out, r_conv);
+    sweep(t, "conv2d depthwise", set_conv, r_conv_depthwise);
+    sweep(t, "max_pool2d", set_conv, r_max_pool);
+    sweep(t, "eigh with vectors", set_sym, r_eigh);
+}
+/* ---- end of issue 18 ---- */
+
 const gt_case gt_oom_cases[] = {
     {"oom_multi_step_brain_operations_keep_whole_steps", oom_brain_operations_keep_whole_steps},
     {"oom_tensor_operations_fail_cleanly_and_retry", oom_tensor_operations},
     {"oom_hrr_operations_fail_cleanly_and_retry", oom_hrr_operations},
     {"oom_layer_operations_fail_cleanly_and_retry", oom_layer_operations},
     {"oom_brain_operations_fail_cleanly_and_retry", oom_brain_operations},
+    {"oom_conv_and_eigh_operations_fail_cleanly_and_retry", oom_conv_and_eigh_operations},
     {NULL, NULL},
 };
