@@ -510,14 +510,17 @@
    or an inhibited area (gaia_brain_project, _project_spec, the _op_*) is
    refused with GAIA_ERR_INVALID_ARG, naming the fibre or area and its
    reasons, and the brain is unchanged: a skipped fire would silently make
-   another step than the one asked for. _fibre_fires counts the steps each
-   fibre fired in (the parser's read-out follows the fibres it used).
+   another step than the one asked for. _open_fires lists the fires
+   _project_open would make, without a step (to fix or clear areas first, as
+   the parser does); _fibre_fires counts the steps each fibre fired in (the
+   parser's read-out follows the fibres it used).
        gaia_brain_inhibit_fibre(b, "LEX", "SUBJ", 0);    // closed for reason 0
        gaia_brain_inhibit_fibre(b, "LEX", "SUBJ", 1);    // and for reason 1
        gaia_brain_disinhibit_fibre(b, "LEX", "SUBJ", 0); // still closed: reason 1
        gaia_brain_project_open(b, NULL, 0, &fired);      // one step along the open fibres
-   Controls: gaia_brain_inhibit (older than the inhibition above, and apart
-   from it: clears the winners and unfixes), _fix / _unfix (a fixed area
+   Controls: gaia_brain_clear_winners (no assembly, and unfixed; the older
+   name gaia_brain_inhibit does the same and is no part of the inhibition
+   above), _fix / _unfix (a fixed area
    keeps its winners as a target; learning still applies), _activate
    (winners index*k .. index*k+k-1, and fix), _set_winners, and
    _set_plasticity (off: no learning anywhere).
@@ -1474,17 +1477,25 @@ GAIA_API gaia_status gaia_brain_area_inhibition(gaia_brain *b, const char *area,
    that fired; none to fire is not an error: the brain is unchanged, no step
    is counted and *fired = 0. Otherwise as gaia_brain_project. */
 GAIA_API gaia_status gaia_brain_project_open(gaia_brain *b, const char *const *units, size_t nunits, size_t *fired);
+/* The fires gaia_brain_project_open would make now, without a step: by
+   target, then source (stimuli, then areas, as they were added; the
+   target's recurrence last), the names pointing into the brain (valid
+   while it lives). out = NULL with cap 0 asks only *count; a
+   cap too small fails and writes nothing. */
+GAIA_API gaia_status gaia_brain_open_fires(gaia_brain *b, const char *const *units, size_t nunits,
+                                           gaia_brain_fire *out, size_t cap, size_t *count);
 /* The steps in which the fibre from -> to fired (0: never); for read-outs
    that follow the fibres a rule program used. */
 GAIA_API gaia_status gaia_brain_fibre_fires(gaia_brain *b, const char *from, const char *to, uint64_t *steps);
 
-/* Area controls. inhibit (the first control, older than the inhibition
-   above and not part of it): clears the winners, so the area has nothing
-   to fire until it next wins, and unfixes it. fix: a fixed area keeps its
-   winners when projected into (plasticity still applies). activate:
-   winners = index*k .. index*k+k-1, and the area is fixed. set_winners: any
-   distinct neurons (lazy areas: below the support, or exactly the next new
-   ones). */
+/* Area controls. clear_winners: the area has no assembly (nothing to fire
+   until it next wins) and is unfixed; the reference parser's erasing of an
+   assembly. inhibit: its older name, from before the inhibition above (of
+   which it is no part). fix: a fixed area keeps its winners when projected
+   into (plasticity still applies). activate: winners = index*k ..
+   index*k+k-1, and the area is fixed. set_winners: any distinct neurons
+   (lazy areas: below the support, or exactly the next new ones). */
+GAIA_API gaia_status gaia_brain_clear_winners(gaia_brain *b, const char *area);
 GAIA_API gaia_status gaia_brain_inhibit(gaia_brain *b, const char *area);
 GAIA_API gaia_status gaia_brain_fix(gaia_brain *b, const char *area);
 GAIA_API gaia_status gaia_brain_unfix(gaia_brain *b, const char *area);
@@ -6365,12 +6376,13 @@ GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fi
    number when pairs is NULL. in: a flag per unit (areas, then stimuli). */
 static size_t gaia__asm_open_pairs(const gaia_brain *b, const unsigned char *in, int *pairs) {
     size_t n = 0;
-    int t, s;
+    int t, s, q;
     for (t = 0; t < b->nareas; t++) {
         const gaia__asm_area *a = &b->areas[t];
         int engaged = 0;
         if (!in[t] || a->inhib) continue;
-        for (s = -b->nstims; s < b->nareas; s++) {
+        for (q = 0; q < b->nstims + b->nareas; q++) { /* stimuli, then areas, as added */
+            s = q < b->nstims ? -1 - q : q - b->nstims;
             if (s == t || !in[s >= 0 ? s : b->nareas + (-1 - s)] || gaia__asm_src_inhib(b, s) ||
                 gaia__asm_closed_reasons(b, s, t))
                 continue;
@@ -6393,31 +6405,75 @@ static size_t gaia__asm_open_pairs(const gaia_brain *b, const unsigned char *in,
     return n;
 }
 
+/* The units a project_open step or its preview considers: *in gets a flag
+   per unit (areas, then stimuli; the caller frees it). */
+static gaia_status gaia__asm_units_arg(gaia_brain *b, const char *fn, const char *const *units, size_t nunits,
+                                       unsigned char **in) {
+    size_t i;
+    *in = NULL;
+    if (!units != !nunits)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "units %s with nunits = %zu (NULL and 0: all of them)",
+                          units ? "given" : "NULL", nunits);
+    for (i = 0; i < nunits; i++) {
+        int src;
+        if (!gaia__asm_find_source(b, units[i], &src))
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'",
+                              units[i] ? units[i] : "(null)");
+    }
+    b->over_limit = 0;
+    *in = (unsigned char *)gaia__asm_hcalloc(b, (size_t)b->nareas + (size_t)b->nstims + 1, 1);
+    if (!*in) return gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "out of memory");
+    if (!units) memset(*in, 1, (size_t)b->nareas + (size_t)b->nstims);
+    for (i = 0; i < nunits; i++) {
+        int src = 0;
+        gaia__asm_find_source(b, units[i], &src);
+        (*in)[src >= 0 ? src : b->nareas + (-1 - src)] = 1;
+    }
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_open_fires(gaia_brain *b, const char *const *units, size_t nunits,
+                                           gaia_brain_fire *out, size_t cap, size_t *count) {
+    static const char *fn = "gaia_brain_open_fires";
+    unsigned char *in;
+    int *pairs = NULL;
+    size_t n, i;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!count || (cap && !out)) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
+    st = gaia__asm_units_arg(b, fn, units, nunits, &in);
+    if (st != GAIA_OK) return st;
+    n = gaia__asm_open_pairs(b, in, NULL);
+    if (cap && n > cap)
+        st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu open fibres would fire, room for %zu", n, cap);
+    if (st == GAIA_OK && cap && n) {
+        pairs = (int *)gaia__asm_halloc(b, n * 2 * sizeof(int));
+        if (!pairs) st = gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (pairs) {
+        gaia__asm_open_pairs(b, in, pairs);
+        for (i = 0; i < n; i++) {
+            out[i].from = gaia__asm_src_name(b, pairs[2 * i]);
+            out[i].to = b->areas[pairs[2 * i + 1]].name;
+        }
+    }
+    gaia__asm_hfree(b, pairs);
+    gaia__asm_hfree(b, in);
+    if (st == GAIA_OK) *count = n;
+    return st;
+}
+
 GAIA_API gaia_status gaia_brain_project_open(gaia_brain *b, const char *const *units, size_t nunits, size_t *fired) {
     static const char *fn = "gaia_brain_project_open";
     unsigned char *in;
     int *pairs = NULL;
-    size_t i, n;
-    gaia_status st = GAIA_OK;
+    size_t n;
+    gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (b->broken) return gaia__fail(b->ctx, b->broken, fn, "an earlier device error left the brain inconsistent");
-    if (!units != !nunits)
-        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "units %s with nunits = %zu (NULL and 0: all of them)",
-                          units ? "given" : "NULL", nunits);
-    b->over_limit = 0;
-    in = (unsigned char *)gaia__asm_hcalloc(b, (size_t)b->nareas + (size_t)b->nstims + 1, 1);
-    if (!in) return gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "out of memory");
-    if (!units) memset(in, 1, (size_t)b->nareas + (size_t)b->nstims);
-    for (i = 0; i < nunits; i++) {
-        int src;
-        if (!gaia__asm_find_source(b, units[i], &src)) {
-            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'",
-                            units[i] ? units[i] : "(null)");
-            break;
-        }
-        in[src >= 0 ? src : b->nareas + (-1 - src)] = 1;
-    }
-    n = st == GAIA_OK ? gaia__asm_open_pairs(b, in, NULL) : 0;
+    st = gaia__asm_units_arg(b, fn, units, nunits, &in);
+    if (st != GAIA_OK) return st;
+    n = gaia__asm_open_pairs(b, in, NULL);
     if (st == GAIA_OK && n > 1u << 20)
         st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu open fibres fire (at most 2^20 in a step)", n);
     if (st == GAIA_OK && n) {
@@ -6472,15 +6528,21 @@ static gaia_status gaia__asm_area_arg(gaia_brain *b, const char *fn, const char 
     return GAIA_OK;
 }
 
-GAIA_API gaia_status gaia_brain_inhibit(gaia_brain *b, const char *area) {
+static gaia_status gaia__asm_clear_winners(gaia_brain *b, const char *fn, const char *area) {
     int a;
-    gaia_status st = gaia__asm_area_arg(b, "gaia_brain_inhibit", area, &a);
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &a);
     if (st != GAIA_OK) return st;
     /* a fixed area without winners would hold nothing (and no image may
        describe one), so the area is unfixed too */
     b->areas[a].nwin = 0;
     b->areas[a].fixed = 0;
     return GAIA_OK;
+}
+GAIA_API gaia_status gaia_brain_clear_winners(gaia_brain *b, const char *area) {
+    return gaia__asm_clear_winners(b, "gaia_brain_clear_winners", area);
+}
+GAIA_API gaia_status gaia_brain_inhibit(gaia_brain *b, const char *area) {
+    return gaia__asm_clear_winners(b, "gaia_brain_inhibit", area);
 }
 GAIA_API gaia_status gaia_brain_fix(gaia_brain *b, const char *area) {
     int a;

@@ -587,11 +587,14 @@ static void asm_rules_inhibition_holds_while_any_reason_does(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_project_spec(b, "B>A"));
     GT_OK(t, gaia_brain_disinhibit_area(b, "B", 2));
     GT_OK(t, gaia_brain_project_spec(b, "B>A"));
-    /* the first control (gaia_brain_inhibit) clears winners and unfixes,
-       so a brain it touched still saves and loads */
+    /* clear_winners (and its old name gaia_brain_inhibit) clears winners and
+       unfixes, so a brain it touched still saves and loads */
     GT_OK(t, gaia_brain_activate(b, "A", 2));
-    GT_OK(t, gaia_brain_inhibit(b, "A"));
-    GT_CHECK(t, asr_winners(b, "A", after, 20) == 0, "gaia_brain_inhibit kept winners");
+    GT_OK(t, gaia_brain_clear_winners(b, "A"));
+    GT_CHECK(t, asr_winners(b, "A", after, 20) == 0, "gaia_brain_clear_winners kept winners");
+    GT_OK(t, gaia_brain_activate(b, "B", 1));
+    GT_OK(t, gaia_brain_inhibit(b, "B"));
+    GT_CHECK(t, asr_winners(b, "B", after, 20) == 0, "gaia_brain_inhibit kept winners");
     {
         gaia_brain *c = NULL;
         GT_OK(t, gaia_brain_clone(b, &c));
@@ -599,6 +602,19 @@ static void asm_rules_inhibition_holds_while_any_reason_does(gt *t) {
     }
     gaia_brain_free_image(t->ctx, i0);
     gaia_brain_destroy(b);
+}
+
+/* The fires project_open would make, as "from>to ..." (open_fires). */
+static int asr_open_fires_are(gaia_brain *b, const char *const *units, size_t nunits, const char *want) {
+    gaia_brain_fire f[32];
+    char got[512] = "";
+    size_t n = 0, i, at = 0;
+    if (gaia_brain_open_fires(b, units, nunits, NULL, 0, &n) != GAIA_OK || n > 32) return 0;
+    if (gaia_brain_open_fires(b, units, nunits, f, 32, &n) != GAIA_OK) return 0;
+    for (i = 0; i < n && at < sizeof got; i++)
+        at += (size_t)snprintf(got + at, sizeof got - at, "%s%s>%s", i ? " " : "", f[i].from, f[i].to);
+    if (strcmp(got, want) != 0) fprintf(stderr, "open fires: '%s', want '%s'\n", got, want);
+    return strcmp(got, want) == 0;
 }
 
 /* project_open against the fires its rule names, written out by hand and
@@ -628,11 +644,13 @@ static void asm_rules_project_open_fires_the_open_fibres(gt *t) {
     }
     /* A: s, B (C has no winners yet but engages A), recurrence; B: s, A (no
        recurrence: closed); C: s, A (B -> C closed; no winners, so no C>C) */
+    GT_CHECK(t, asr_open_fires_are(x, NULL, 0, "s>A B>A A>A s>B A>B s>C A>C"), "step 1: the wrong open fires");
     GT_OK(t, gaia_brain_project_open(x, NULL, 0, &fired));
     GT_CHECK(t, fired == 7, "%zu fibres fired, want 7", fired);
     GT_OK(t, gaia_brain_project_spec(y, "s>A B>A A>A s>B A>B s>C A>C"));
     GT_CHECK(t, asr_same_image(t->ctx, x, y), "step 1: project_open differs from its fires");
     /* restricted to A and B: B>A A>A A>B */
+    GT_CHECK(t, asr_open_fires_are(x, ab, 2, "B>A A>A A>B"), "step 2: the wrong open fires");
     GT_OK(t, gaia_brain_project_open(x, ab, 2, &fired));
     GT_CHECK(t, fired == 3, "%zu fibres fired among A, B, want 3", fired);
     GT_OK(t, gaia_brain_project_spec(y, "B>A A>A A>B"));
@@ -640,6 +658,7 @@ static void asm_rules_project_open_fires_the_open_fibres(gt *t) {
     /* a closed stimulus fibre; C has winners now and fires */
     GT_OK(t, gaia_brain_inhibit_fibre(x, "s", "C", 2));
     GT_OK(t, gaia_brain_inhibit_fibre(y, "s", "C", 2));
+    GT_CHECK(t, asr_open_fires_are(x, NULL, 0, "s>A B>A C>A A>A s>B A>B C>B A>C C>C"), "step 3: the wrong open fires");
     GT_OK(t, gaia_brain_project_open(x, NULL, 0, &fired));
     GT_CHECK(t, fired == 9, "%zu fibres fired, want 9", fired);
     GT_OK(t, gaia_brain_project_spec(y, "s>A B>A C>A A>A s>B A>B C>B A>C C>C"));
@@ -650,6 +669,7 @@ static void asm_rules_project_open_fires_the_open_fibres(gt *t) {
     GT_CHECK(t, fires == 0, "D -> A fired in %llu steps", (unsigned long long)fires);
     /* an open self fibre alone fires nothing; nothing to fire is no step */
     steps = gaia_brain_steps(x);
+    GT_CHECK(t, asr_open_fires_are(x, a_only, 1, ""), "A alone: open fires");
     GT_OK(t, gaia_brain_project_open(x, a_only, 1, &fired));
     GT_CHECK(t, fired == 0 && gaia_brain_steps(x) == steps, "A alone: %zu fired", fired);
     /* the state travels with a clone, which goes on like the original */

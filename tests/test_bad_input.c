@@ -479,6 +479,19 @@ static void brain_rule_features_reject_bad_arguments(gt *t) {
         EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_project_open(b, bad_units, 0, &fired), "nunits = 0");
         EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_project_open(b, bad_units, 2, &fired), "Nowhere");
         GT_CHECK(t, fired == 77, "a failed project_open wrote its output");
+        {
+            gaia_brain_fire f[1];
+            f[0].from = f[0].to = "unchanged";
+            EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_open_fires(NULL, NULL, 0, f, 1, &fired), NULL);
+            EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_open_fires(b, bad_units, 2, f, 1, &fired), "Nowhere");
+            EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_open_fires(b, NULL, 0, NULL, 1, &fired), NULL);
+            EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_open_fires(b, NULL, 0, f, 1, NULL), NULL);
+            /* A and B have winners and every fibre is open: more than one fires */
+            EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_open_fires(b, NULL, 0, f, 1, &fired), "room for 1");
+            GT_CHECK(t, fired == 77 && strcmp(f[0].from, "unchanged") == 0, "a failed open_fires wrote its outputs");
+        }
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_clear_winners(NULL, "A"), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_clear_winners(b, "s1"), "s1");
     }
 
     GT_OK(t, gaia_brain_save_image(b, &after, &nafter));
