@@ -514,16 +514,39 @@
    _project_open would make, without a step (to fix or clear areas first, as
    the parser does); _fibre_fires counts the steps each fibre fired in (the
    parser's read-out follows the fibres it used).
-       gaia_brain_inhibit_fibre(b, "LEX", "SUBJ", 0);    // closed for reason 0
-       gaia_brain_inhibit_fibre(b, "LEX", "SUBJ", 1);    // and for reason 1
-       gaia_brain_disinhibit_fibre(b, "LEX", "SUBJ", 0); // still closed: reason 1
-       gaia_brain_project_open(b, NULL, 0, &fired);      // one step along the open fibres
+
+   Example, a rule program (B waits closed, then A drives it):
+       gaia_brain *b;
+       gaia_brain_fire f[8];
+       uint64_t why;
+       size_t n, i;
+       gaia_brain_create(ctx, 0.1, 7, GAIA_DEVICE_CPU, &b);
+       gaia_brain_add_stimulus(b, "s", 20);
+       gaia_brain_add_area(b, "A", 1000, 20, 0.1f, GAIA_AREA_EXPLICIT);
+       gaia_brain_add_area(b, "B", 1000, 20, 0.1f, GAIA_AREA_EXPLICIT);
+       gaia_brain_inhibit_area(b, "B", 0);             // closed for reason 0
+       gaia_brain_project_open(b, NULL, 0, &n);        // fires s>A
+       gaia_brain_project_open(b, NULL, 0, &n);        // s>A A>A (A is engaged)
+       gaia_brain_disinhibit_area(b, "B", 0);
+       gaia_brain_inhibit_fibre(b, "s", "B", 1);       // the stimulus reaches A only
+       gaia_brain_inhibit_fibre(b, "s", "B", 2);
+       gaia_brain_disinhibit_fibre(b, "s", "B", 1);
+       gaia_brain_fibre_inhibition(b, "s", "B", &why);
+       printf("s>B closed for reasons 0x%llx\n", (unsigned long long)why); // prints: 0x4
+       gaia_brain_open_fires(b, NULL, 0, f, 8, &n);    // the next step's fires
+       for (i = 0; i < n; i++) printf("%s>%s ", f[i].from, f[i].to); // prints: s>A A>A A>B
+       if (gaia_brain_project_spec(b, "s>B") != GAIA_OK)
+           printf("\n%s\n", gaia_last_error(ctx)); // prints: fibre 's' -> 'B' is inhibited (reason 2
+       gaia_brain_destroy(b);
+   examples/assembly_parser.c (the reference's English parser) and
+   examples/assembly_sequence.c (its turing_sim.py sequence) are larger
+   rule programs.
+
    Controls: gaia_brain_clear_winners (no assembly, and unfixed; the older
    name gaia_brain_inhibit does the same and is no part of the inhibition
-   above), _fix / _unfix (a fixed area
-   keeps its winners as a target; learning still applies), _activate
-   (winners index*k .. index*k+k-1, and fix), _set_winners, and
-   _set_plasticity (off: no learning anywhere).
+   above), _fix / _unfix (a fixed area keeps its winners as a target;
+   learning still applies), _activate (winners index*k .. index*k+k-1, and
+   fix), _set_winners, and _set_plasticity (off: no learning anywhere).
    Read-outs: _winners (ascending), _support, _support_history (after each
    step the area was a target), gaia_assembly_overlap, _store_assembly and
    _match_assembly (best stored assembly for the current winners),
