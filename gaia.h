@@ -687,10 +687,58 @@
    Read-out without storing: gaia_brain_read_assembly (best of given winner
    sets) and _read_blocks (best index block [i*k, (i+1)*k): a lexicon).
 
-   Controls: gaia_brain_inhibit (no winners), _fix / _unfix (a fixed area
-   keeps its winners as a target; learning still applies), _activate
-   (winners index*k .. index*k+k-1, and fix), _set_winners, and
-   _set_plasticity (off: no learning anywhere).
+   Inhibition, the reference parser's: every area and every fibre (from a
+   stimulus or an area into an area; A -> A is A's recurrence) is open until
+   closed, and closes for numbered reasons 0..63: gaia_brain_inhibit_area /
+   _disinhibit_area and _inhibit_fibre / _disinhibit_fibre add or remove one
+   reason (GAIA_BRAIN_ALL_REASONS: every one), and it stays closed while any
+   reason holds it (_area_inhibition, _fibre_inhibition give the reasons as
+   bits). Inhibition changes no winners; it rules what fires.
+   gaia_brain_project_open is the parser's step: among the given units (or
+   all), every open fibre between different units fires when its target is
+   not inhibited and its source is a stimulus or a non-inhibited area with
+   winners; an area such a fibre reaches fires into itself too when it has
+   winners and its self fibre is open. A fire list that names a closed fibre
+   or an inhibited area (gaia_brain_project, _project_spec, the _op_*) is
+   refused with GAIA_ERR_INVALID_ARG, naming the fibre or area and its
+   reasons, and the brain is unchanged: a skipped fire would silently make
+   another step than the one asked for. _open_fires lists the fires
+   _project_open would make, without a step (to fix or clear areas first, as
+   the parser does); _fibre_fires counts the steps each fibre fired in (the
+   parser's read-out follows the fibres it used).
+
+   Example, a rule program (B waits closed, then A drives it):
+       gaia_brain *b;
+       gaia_brain_fire f[8];
+       uint64_t why;
+       size_t n, i;
+       gaia_brain_create(ctx, 0.1, 7, GAIA_DEVICE_CPU, &b);
+       gaia_brain_add_stimulus(b, "s", 20);
+       gaia_brain_add_area(b, "A", 1000, 20, 0.1f, GAIA_AREA_EXPLICIT);
+       gaia_brain_add_area(b, "B", 1000, 20, 0.1f, GAIA_AREA_EXPLICIT);
+       gaia_brain_inhibit_area(b, "B", 0);             // closed for reason 0
+       gaia_brain_project_open(b, NULL, 0, &n);        // fires s>A
+       gaia_brain_project_open(b, NULL, 0, &n);        // s>A A>A (A is engaged)
+       gaia_brain_disinhibit_area(b, "B", 0);
+       gaia_brain_inhibit_fibre(b, "s", "B", 1);       // the stimulus reaches A only
+       gaia_brain_inhibit_fibre(b, "s", "B", 2);
+       gaia_brain_disinhibit_fibre(b, "s", "B", 1);
+       gaia_brain_fibre_inhibition(b, "s", "B", &why);
+       printf("s>B closed for reasons 0x%llx\n", (unsigned long long)why); // prints: 0x4
+       gaia_brain_open_fires(b, NULL, 0, f, 8, &n);    // the next step's fires
+       for (i = 0; i < n; i++) printf("%s>%s ", f[i].from, f[i].to); // prints: s>A A>A A>B
+       if (gaia_brain_project_spec(b, "s>B") != GAIA_OK)
+           printf("\n%s\n", gaia_last_error(ctx)); // prints: fibre 's' -> 'B' is inhibited (reason 2
+       gaia_brain_destroy(b);
+   examples/assembly_parser.c (the reference's English parser) and
+   examples/assembly_sequence.c (its turing_sim.py sequence) are larger
+   rule programs.
+
+   Controls: gaia_brain_clear_winners (no assembly, and unfixed; the older
+   name gaia_brain_inhibit does the same and is no part of the inhibition
+   above), _fix / _unfix (a fixed area keeps its winners as a target;
+   learning still applies), _activate (winners index*k .. index*k+k-1, and
+   fix), _set_winners, and _set_plasticity (off: no learning anywhere).
    Read-outs: _winners (ascending), _support, _support_history (after each
    step the area was a target), gaia_assembly_overlap, _store_assembly and
    _match_assembly (best stored assembly for the current winners),
@@ -700,8 +748,9 @@
    _op_merge, _op_complete (pattern completion from a fraction of the
    winners, learning off).
    Files: gaia_brain_save / _load (and _save_image / _load_image in memory):
-   magic "GAIABRN", version, payload length and FNV-1a checksum; the loader
-   checks every count and index and treats the file as hostile.
+   magic "GAIABRN", version (3; versions 1 and 2 load, with everything
+   open), payload length and FNV-1a checksum; the loader checks every count
+   and index and treats the file as hostile.
    gaia_brain_clone copies a brain; the copy continues exactly like the
    original (all randomness is counter-based on the seed and step).
    A project step is all or nothing: when it fails (out of memory, the
@@ -1803,15 +1852,61 @@ GAIA_API gaia_status gaia_brain_set_max_weight(gaia_brain *b, float w);
 /* Plasticity on (default) or off for the whole brain. */
 GAIA_API gaia_status gaia_brain_set_plasticity(gaia_brain *b, int on);
 
-/* One synchronous step; the order of `fires` does not matter. */
+/* One synchronous step; the order of `fires` does not matter. A fire along
+   a closed fibre, or from or into an inhibited area (below), is refused
+   with GAIA_ERR_INVALID_ARG naming it and its reasons; the brain is
+   unchanged. */
 GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count);
 /* The same from text: "stim>A, A>A, A>B" (separators ',' ';' or blanks). */
 GAIA_API gaia_status gaia_brain_project_spec(gaia_brain *b, const char *spec);
 
-/* Area controls. inhibit: no winners. fix: a fixed area keeps its winners
-   when projected into (plasticity still applies). activate: winners =
-   index*k .. index*k+k-1, and the area is fixed. set_winners: any distinct
-   neurons (lazy areas: below the support, or exactly the next new ones). */
+/* Inhibition (the reference parser's rules). Every area and every fibre
+   from -> to (from a stimulus or an area, to an area; from == to is the
+   area's recurrence) is open until inhibited. It is inhibited for numbered
+   reasons 0..GAIA_BRAIN_REASONS-1 and stays closed while any reason holds
+   it: inhibit adds a reason, disinhibit removes one (GAIA_BRAIN_ALL_REASONS
+   removes them all). Fibres are directed: close both directions for the
+   reference's two-way fibres. Inhibition changes no winners (an inhibited
+   area keeps its assembly); it decides what may fire. Saved in the image. */
+#define GAIA_BRAIN_REASONS 64
+#define GAIA_BRAIN_ALL_REASONS (-1)
+GAIA_API gaia_status gaia_brain_inhibit_fibre(gaia_brain *b, const char *from, const char *to, int reason);
+GAIA_API gaia_status gaia_brain_disinhibit_fibre(gaia_brain *b, const char *from, const char *to, int reason);
+GAIA_API gaia_status gaia_brain_inhibit_area(gaia_brain *b, const char *area, int reason);
+GAIA_API gaia_status gaia_brain_disinhibit_area(gaia_brain *b, const char *area, int reason);
+/* The reasons that hold it closed, bit r for reason r (0: open). */
+GAIA_API gaia_status gaia_brain_fibre_inhibition(gaia_brain *b, const char *from, const char *to, uint64_t *reasons);
+GAIA_API gaia_status gaia_brain_area_inhibition(gaia_brain *b, const char *area, uint64_t *reasons);
+/* One step along the open fibres (the reference parser's project round).
+   Among the given stimuli and areas (units = NULL and nunits = 0: all of
+   them), a fibre from -> to with from != to fires when it is open, `to` is
+   not inhibited, `from` is a stimulus or a non-inhibited area, and `from`
+   has winners. An area that such an open fibre reaches (whether or not its
+   source has winners) also fires into itself when it has winners and its
+   own fibre to -> to is open: recurrence comes with being engaged, and an
+   open self fibre alone fires nothing. *fired (may be NULL) = the fibres
+   that fired; none to fire is not an error: the brain is unchanged, no step
+   is counted and *fired = 0. Otherwise as gaia_brain_project. */
+GAIA_API gaia_status gaia_brain_project_open(gaia_brain *b, const char *const *units, size_t nunits, size_t *fired);
+/* The fires gaia_brain_project_open would make now, without a step: by
+   target, then source (stimuli, then areas, as they were added; the
+   target's recurrence last), the names pointing into the brain (valid
+   while it lives). out = NULL with cap 0 asks only *count; a
+   cap too small fails and writes nothing. */
+GAIA_API gaia_status gaia_brain_open_fires(gaia_brain *b, const char *const *units, size_t nunits,
+                                           gaia_brain_fire *out, size_t cap, size_t *count);
+/* The steps in which the fibre from -> to fired (0: never); for read-outs
+   that follow the fibres a rule program used. */
+GAIA_API gaia_status gaia_brain_fibre_fires(gaia_brain *b, const char *from, const char *to, uint64_t *steps);
+
+/* Area controls. clear_winners: the area has no assembly (nothing to fire
+   until it next wins) and is unfixed; the reference parser's erasing of an
+   assembly. inhibit: its older name, from before the inhibition above (of
+   which it is no part). fix: a fixed area keeps its winners when projected
+   into (plasticity still applies). activate: winners = index*k ..
+   index*k+k-1, and the area is fixed. set_winners: any distinct neurons
+   (lazy areas: below the support, or exactly the next new ones). */
+GAIA_API gaia_status gaia_brain_clear_winners(gaia_brain *b, const char *area);
 GAIA_API gaia_status gaia_brain_inhibit(gaia_brain *b, const char *area);
 GAIA_API gaia_status gaia_brain_fix(gaia_brain *b, const char *area);
 GAIA_API gaia_status gaia_brain_unfix(gaia_brain *b, const char *area);
@@ -6394,8 +6489,9 @@ GAIA_API gaia_status gaia_layer_benchmark_kernel(gaia_ctx *ctx, gaia_layer_kerne
 #define GAIA__ASM_MAX_K 8388608u       /* cap per area, stimulus size */
 #define GAIA__ASM_GEO_MAX (1u << 20)   /* geometric table length */
 #define GAIA__ASM_MAGIC "GAIABRN"
-/* 2: per-fibre p, the weight cap (version 1 images still load) */
-#define GAIA__ASM_VERSION 2u
+/* 2: per-fibre p, the weight cap, winner histories; 3: inhibition of areas
+   and fibres, each fibre's count of fires (versions 1 and 2 still load) */
+#define GAIA__ASM_VERSION 3u
 
 typedef struct gaia__asm_row {
     uint32_t *j;
@@ -6431,6 +6527,7 @@ typedef struct gaia__asm_area {
     uint32_t n, k;
     float beta;
     int mode, fixed;
+    uint64_t inhib;          /* bit r: reason r holds the area inhibited */
     uint32_t *win, nwin;     /* ascending, host */
     uint32_t *neww, nneww;   /* this step's result */
     int target;              /* is a target in the current step */
@@ -6462,6 +6559,7 @@ typedef struct gaia__asm_fibre {
     gaia__asm_bin *bin;
     uint32_t id;
     uint64_t fkey;
+    uint64_t fires;          /* steps in which it fired (gaia_brain_fibre_fires) */
     /* explicit: learned weights on the device */
     void *d_keys, *d_vals;
     uint64_t cap, count;
@@ -6475,6 +6573,14 @@ typedef struct gaia__asm_fibre {
     uint32_t slen, scap;
 } gaia__asm_fibre;
 
+/* A closed fibre: the reasons that hold src -> tgt inhibited (never 0). The
+   brain keeps them apart from the fibres, sorted by (tgt, src): closing a
+   fibre neither makes it nor changes what a step draws. */
+typedef struct gaia__asm_closed {
+    int src, tgt;
+    uint64_t reasons;
+} gaia__asm_closed;
+
 struct gaia_brain {
     gaia_ctx *ctx;
     gaia_device dev;
@@ -6486,6 +6592,8 @@ struct gaia_brain {
     gaia__asm_area *areas;
     gaia__asm_fibre *fibres;
     int nstims, nareas, nfibres, capstims, capareas, capfibres;
+    gaia__asm_closed *closed;
+    size_t nclosed, capclosed;
     gaia__asm_geo geo;       /* the tables of p */
     float wmax;              /* learned weights saturate here (set_max_weight) */
     void *d_keys_tmp;
@@ -6606,6 +6714,40 @@ static int gaia__asm_find_fibre(const gaia_brain *b, int src, int tgt) {
         if (b->fibres[i].src == src && b->fibres[i].tgt == tgt) return i;
     return -1;
 }
+/* Where fibre src -> tgt is, or would go, in the closed list (sorted by
+   target, then source). */
+static size_t gaia__asm_closed_pos(const gaia_brain *b, int src, int tgt) {
+    size_t lo = 0, hi = b->nclosed;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const gaia__asm_closed *c = &b->closed[mid];
+        if (c->tgt < tgt || (c->tgt == tgt && c->src < src)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+/* The reasons that hold fibre src -> tgt closed (0: open). */
+static uint64_t gaia__asm_closed_reasons(const gaia_brain *b, int src, int tgt) {
+    size_t i = gaia__asm_closed_pos(b, src, tgt);
+    return i < b->nclosed && b->closed[i].src == src && b->closed[i].tgt == tgt ? b->closed[i].reasons : 0;
+}
+/* The reasons that hold a source inhibited (stimuli never are). */
+static uint64_t gaia__asm_src_inhib(const gaia_brain *b, int src) { return src >= 0 ? b->areas[src].inhib : 0; }
+/* "reason 3" or "reasons 0, 1, 5" for a message. */
+static void gaia__asm_reasons_str(uint64_t m, char *buf, size_t len) {
+    size_t at;
+    int r, first = 1;
+    at = (size_t)snprintf(buf, len, "%s", (m & (m - 1)) ? "reasons" : "reason");
+    for (r = 0; r < GAIA_BRAIN_REASONS && at < len; r++)
+        if ((m >> r) & 1u) {
+            at += (size_t)snprintf(buf + at, len - at, "%s%d", first ? " " : ", ", r);
+            first = 0;
+        }
+}
+static const char *gaia__asm_src_name(const gaia_brain *b, int src) {
+    return src >= 0 ? b->areas[src].name : b->stims[-1 - src].name;
+}
+
 static float gaia__asm_fibre_beta(const gaia_brain *b, const gaia__asm_fibre *f) {
     return f->has_beta ? f->beta : b->areas[f->tgt].beta;
 }
@@ -7031,6 +7173,7 @@ GAIA_API void gaia_brain_destroy(gaia_brain *b) {
     for (i = 0; i < b->nareas; i++) gaia__asm_area_free(b, &b->areas[i]);
     for (i = 0; i < b->nstims; i++) gaia__asm_bin_free(b, &b->stims[i].bin);
     gaia__asm_hfree(b, b->fibres);
+    gaia__asm_hfree(b, b->closed);
     gaia__asm_hfree(b, b->areas);
     gaia__asm_hfree(b, b->stims);
     gaia__asm_geo_free(b, &b->geo);
@@ -7757,25 +7900,35 @@ static int gaia__asm_group(const gaia_brain *b, const int *pairs, size_t count, 
     return t;
 }
 
-/* Checks the fires and sorts them into (source, target) pairs, by target
-   then source: never by name. Changes nothing. */
-static gaia_status gaia__asm_fire_pairs(gaia_brain *b, const char *fn, const gaia_brain_fire *fires, size_t count,
-                                        int *pairs) {
+/* Checks fires given as (source, target) index pairs and sorts them by
+   target, then source: never by name. Changes nothing. */
+static gaia_status gaia__asm_check_pairs(gaia_brain *b, const char *fn, int *pairs, size_t count) {
     size_t i;
     uint64_t Ksum = 0;
+    char why[256];
     for (i = 0; i < count; i++) {
-        int src, tgt;
-        if (!gaia__asm_find_source(b, fires[i].from, &src))
-            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'",
-                              fires[i].from ? fires[i].from : "(null)");
-        tgt = gaia__asm_find_area(b, fires[i].to);
-        if (tgt < 0)
-            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", fires[i].to ? fires[i].to : "(null)");
+        int src = pairs[2 * i], tgt = pairs[2 * i + 1];
+        uint64_t m;
         if (src >= 0 && b->areas[src].nwin == 0)
             return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s' has no winners to project from",
                               b->areas[src].name);
-        pairs[2 * i] = src;
-        pairs[2 * i + 1] = tgt;
+        /* a fire the inhibition forbids is a mistake of the caller's
+           program: refused, never skipped (a skipped fire would make a
+           different step than the one asked for, silently) */
+        if ((m = gaia__asm_src_inhib(b, src)) != 0 || (m = b->areas[tgt].inhib) != 0) {
+            int at_src = gaia__asm_src_inhib(b, src) != 0;
+            gaia__asm_reasons_str(m, why, sizeof why);
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn,
+                              "'%s' -> '%s': area '%s' is inhibited (%s; gaia_brain_disinhibit_area)",
+                              gaia__asm_src_name(b, src), b->areas[tgt].name,
+                              at_src ? b->areas[src].name : b->areas[tgt].name, why);
+        }
+        if ((m = gaia__asm_closed_reasons(b, src, tgt)) != 0) {
+            gaia__asm_reasons_str(m, why, sizeof why);
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn,
+                              "fibre '%s' -> '%s' is inhibited (%s; gaia_brain_disinhibit_fibre)",
+                              gaia__asm_src_name(b, src), b->areas[tgt].name, why);
+        }
     }
     qsort(pairs, count, 2 * sizeof(int), gaia__asm_cmp_fire);
     for (i = 1; i < count; i++)
@@ -7803,6 +7956,25 @@ static gaia_status gaia__asm_fire_pairs(gaia_brain *b, const char *fn, const gai
         }
     }
     return GAIA_OK;
+}
+
+/* Fires named by the caller into (source, target) pairs, checked and sorted
+   (gaia__asm_check_pairs). Changes nothing. */
+static gaia_status gaia__asm_fire_pairs(gaia_brain *b, const char *fn, const gaia_brain_fire *fires, size_t count,
+                                        int *pairs) {
+    size_t i;
+    for (i = 0; i < count; i++) {
+        int src, tgt;
+        if (!gaia__asm_find_source(b, fires[i].from, &src))
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'",
+                              fires[i].from ? fires[i].from : "(null)");
+        tgt = gaia__asm_find_area(b, fires[i].to);
+        if (tgt < 0)
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", fires[i].to ? fires[i].to : "(null)");
+        pairs[2 * i] = src;
+        pairs[2 * i + 1] = tgt;
+    }
+    return gaia__asm_check_pairs(b, fn, pairs, count);
 }
 
 /* The first half of a step (see the transaction's comment): everything
@@ -7916,6 +8088,8 @@ static gaia_status gaia__asm_step_apply(gaia_brain *b, const int *pairs, size_t 
         }
     }
     if (st == GAIA_OK) st = gaia__asm_clear_newbits(b);
+    for (i = 0; i < count && st == GAIA_OK; i++)
+        b->fibres[gaia__asm_find_fibre(b, pairs[2 * i], pairs[2 * i + 1])].fires++;
     /* commit */
     for (t = 0; t < b->nareas && st == GAIA_OK; t++) {
         gaia__asm_area *a = &b->areas[t];
@@ -7942,9 +8116,8 @@ static gaia_status gaia__asm_fail_step(gaia_brain *b, const char *fn, gaia_statu
                       b->broken ? ": the brain is left inconsistent" : "; the brain is unchanged");
 }
 
-GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count) {
-    static const char *fn = "gaia_brain_project";
-    int *pairs = NULL;
+/* One step from checked, sorted pairs (gaia__asm_check_pairs). */
+static gaia_status gaia__asm_project_pairs(gaia_brain *b, const char *fn, const int *pairs, size_t count) {
     gaia__asm_src_fire *sf = NULL;
     uint32_t **candx = NULL;
     unsigned char **flags = NULL;
@@ -7953,19 +8126,7 @@ GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fi
     int t;
     gaia_status st;
     uint64_t t0;
-    if (!b) return GAIA_ERR_INVALID_ARG;
-    if (b->broken) return gaia__fail(b->ctx, b->broken, fn, "an earlier device error left the brain inconsistent");
-    if (!fires || count == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "no fires given");
-    if (count > 1u << 20) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu fires (at most 2^20)", count);
-    b->over_limit = 0;
     memset(&undo, 0, sizeof undo);
-    pairs = (int *)gaia__asm_halloc(b, count * 2 * sizeof(int));
-    if (!pairs) return gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "out of memory");
-    st = gaia__asm_fire_pairs(b, fn, fires, count, pairs);
-    if (st != GAIA_OK) {
-        gaia__asm_hfree(b, pairs);
-        return st;
-    }
     t0 = gaia__prof_begin(b->ctx);
     sf = (gaia__asm_src_fire *)gaia__asm_halloc(b, count * sizeof(gaia__asm_src_fire));
     candx = (uint32_t **)gaia__asm_hcalloc(b, (size_t)b->nareas, sizeof(uint32_t *));
@@ -7994,7 +8155,142 @@ GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fi
     gaia__asm_hfree(b, flags);
     gaia__asm_hfree(b, keys);
     gaia__asm_hfree(b, sf);
+    return st;
+}
+
+GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count) {
+    static const char *fn = "gaia_brain_project";
+    int *pairs;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (b->broken) return gaia__fail(b->ctx, b->broken, fn, "an earlier device error left the brain inconsistent");
+    if (!fires || count == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "no fires given");
+    if (count > 1u << 20) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu fires (at most 2^20)", count);
+    b->over_limit = 0;
+    pairs = (int *)gaia__asm_halloc(b, count * 2 * sizeof(int));
+    if (!pairs) return gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "out of memory");
+    st = gaia__asm_fire_pairs(b, fn, fires, count, pairs);
+    if (st == GAIA_OK) st = gaia__asm_project_pairs(b, fn, pairs, count);
     gaia__asm_hfree(b, pairs);
+    return st;
+}
+
+/* The pairs a project_open step fires (see the declaration), or only their
+   number when pairs is NULL. in: a flag per unit (areas, then stimuli). */
+static size_t gaia__asm_open_pairs(const gaia_brain *b, const unsigned char *in, int *pairs) {
+    size_t n = 0;
+    int t, s, q;
+    for (t = 0; t < b->nareas; t++) {
+        const gaia__asm_area *a = &b->areas[t];
+        int engaged = 0;
+        if (!in[t] || a->inhib) continue;
+        for (q = 0; q < b->nstims + b->nareas; q++) { /* stimuli, then areas, as added */
+            s = q < b->nstims ? -1 - q : q - b->nstims;
+            if (s == t || !in[s >= 0 ? s : b->nareas + (-1 - s)] || gaia__asm_src_inhib(b, s) ||
+                gaia__asm_closed_reasons(b, s, t))
+                continue;
+            engaged = 1;
+            if (s >= 0 && b->areas[s].nwin == 0) continue;
+            if (pairs) {
+                pairs[2 * n] = s;
+                pairs[2 * n + 1] = t;
+            }
+            n++;
+        }
+        if (engaged && a->nwin && !gaia__asm_closed_reasons(b, t, t)) {
+            if (pairs) {
+                pairs[2 * n] = t;
+                pairs[2 * n + 1] = t;
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+/* The units a project_open step or its preview considers: *in gets a flag
+   per unit (areas, then stimuli; the caller frees it). */
+static gaia_status gaia__asm_units_arg(gaia_brain *b, const char *fn, const char *const *units, size_t nunits,
+                                       unsigned char **in) {
+    size_t i;
+    *in = NULL;
+    if (!units != !nunits)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "units %s with nunits = %zu (NULL and 0: all of them)",
+                          units ? "given" : "NULL", nunits);
+    for (i = 0; i < nunits; i++) {
+        int src;
+        if (!gaia__asm_find_source(b, units[i], &src))
+            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown stimulus or area '%s'",
+                              units[i] ? units[i] : "(null)");
+    }
+    b->over_limit = 0;
+    *in = (unsigned char *)gaia__asm_hcalloc(b, (size_t)b->nareas + (size_t)b->nstims + 1, 1);
+    if (!*in) return gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "out of memory");
+    if (!units) memset(*in, 1, (size_t)b->nareas + (size_t)b->nstims);
+    for (i = 0; i < nunits; i++) {
+        int src = 0;
+        gaia__asm_find_source(b, units[i], &src);
+        (*in)[src >= 0 ? src : b->nareas + (-1 - src)] = 1;
+    }
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_open_fires(gaia_brain *b, const char *const *units, size_t nunits,
+                                           gaia_brain_fire *out, size_t cap, size_t *count) {
+    static const char *fn = "gaia_brain_open_fires";
+    unsigned char *in;
+    int *pairs = NULL;
+    size_t n, i;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!count || (cap && !out)) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
+    st = gaia__asm_units_arg(b, fn, units, nunits, &in);
+    if (st != GAIA_OK) return st;
+    n = gaia__asm_open_pairs(b, in, NULL);
+    if (cap && n > cap)
+        st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu open fibres would fire, room for %zu", n, cap);
+    if (st == GAIA_OK && cap && n) {
+        pairs = (int *)gaia__asm_halloc(b, n * 2 * sizeof(int));
+        if (!pairs) st = gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (pairs) {
+        gaia__asm_open_pairs(b, in, pairs);
+        for (i = 0; i < n; i++) {
+            out[i].from = gaia__asm_src_name(b, pairs[2 * i]);
+            out[i].to = b->areas[pairs[2 * i + 1]].name;
+        }
+    }
+    gaia__asm_hfree(b, pairs);
+    gaia__asm_hfree(b, in);
+    if (st == GAIA_OK) *count = n;
+    return st;
+}
+
+GAIA_API gaia_status gaia_brain_project_open(gaia_brain *b, const char *const *units, size_t nunits, size_t *fired) {
+    static const char *fn = "gaia_brain_project_open";
+    unsigned char *in;
+    int *pairs = NULL;
+    size_t n;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (b->broken) return gaia__fail(b->ctx, b->broken, fn, "an earlier device error left the brain inconsistent");
+    st = gaia__asm_units_arg(b, fn, units, nunits, &in);
+    if (st != GAIA_OK) return st;
+    n = gaia__asm_open_pairs(b, in, NULL);
+    if (st == GAIA_OK && n > 1u << 20)
+        st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu open fibres fire (at most 2^20 in a step)", n);
+    if (st == GAIA_OK && n) {
+        pairs = (int *)gaia__asm_halloc(b, n * 2 * sizeof(int));
+        if (!pairs) st = gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (pairs) {
+        gaia__asm_open_pairs(b, in, pairs);
+        st = gaia__asm_check_pairs(b, fn, pairs, n);
+        if (st == GAIA_OK) st = gaia__asm_project_pairs(b, fn, pairs, n);
+    }
+    gaia__asm_hfree(b, pairs);
+    gaia__asm_hfree(b, in);
+    if (st == GAIA_OK && fired) *fired = n;
     return st;
 }
 
@@ -8035,11 +8331,21 @@ static gaia_status gaia__asm_area_arg(gaia_brain *b, const char *fn, const char 
     return GAIA_OK;
 }
 
-GAIA_API gaia_status gaia_brain_inhibit(gaia_brain *b, const char *area) {
+static gaia_status gaia__asm_clear_winners(gaia_brain *b, const char *fn, const char *area) {
     int a;
-    gaia_status st = gaia__asm_area_arg(b, "gaia_brain_inhibit", area, &a);
-    if (st == GAIA_OK) b->areas[a].nwin = 0;
-    return st;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &a);
+    if (st != GAIA_OK) return st;
+    /* a fixed area without winners would hold nothing (and no image may
+       describe one), so the area is unfixed too */
+    b->areas[a].nwin = 0;
+    b->areas[a].fixed = 0;
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_brain_clear_winners(gaia_brain *b, const char *area) {
+    return gaia__asm_clear_winners(b, "gaia_brain_clear_winners", area);
+}
+GAIA_API gaia_status gaia_brain_inhibit(gaia_brain *b, const char *area) {
+    return gaia__asm_clear_winners(b, "gaia_brain_inhibit", area);
 }
 GAIA_API gaia_status gaia_brain_fix(gaia_brain *b, const char *area) {
     int a;
@@ -8054,6 +8360,112 @@ GAIA_API gaia_status gaia_brain_unfix(gaia_brain *b, const char *area) {
     gaia_status st = gaia__asm_area_arg(b, "gaia_brain_unfix", area, &a);
     if (st == GAIA_OK) b->areas[a].fixed = 0;
     return st;
+}
+
+/* ---- inhibition ---- */
+static gaia_status gaia__asm_reason_arg(gaia_brain *b, const char *fn, int reason, int all_ok) {
+    if ((reason >= 0 && reason < GAIA_BRAIN_REASONS) || (all_ok && reason == GAIA_BRAIN_ALL_REASONS)) return GAIA_OK;
+    return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "reason %d outside 0..%d%s", reason, GAIA_BRAIN_REASONS - 1,
+                      all_ok ? " (or GAIA_BRAIN_ALL_REASONS)" : "");
+}
+
+/* Adds (on) or removes reasons of fibre src -> tgt; an entry whose last
+   reason goes is removed, so the list holds closed fibres only. */
+static gaia_status gaia__asm_fibre_inhibit(gaia_brain *b, int src, int tgt, uint64_t mask, int on) {
+    size_t i = gaia__asm_closed_pos(b, src, tgt);
+    int there = i < b->nclosed && b->closed[i].src == src && b->closed[i].tgt == tgt;
+    if (on) {
+        if (!there) {
+            if (!gaia__asm_grow(b, (void **)&b->closed, sizeof(gaia__asm_closed), b->nclosed, &b->capclosed,
+                                b->nclosed + 1))
+                return GAIA_ERR_OUT_OF_MEMORY;
+            memmove(&b->closed[i + 1], &b->closed[i], (b->nclosed - i) * sizeof(gaia__asm_closed));
+            b->closed[i].src = src;
+            b->closed[i].tgt = tgt;
+            b->closed[i].reasons = 0;
+            b->nclosed++;
+        }
+        b->closed[i].reasons |= mask;
+    } else if (there && (b->closed[i].reasons &= ~mask) == 0) {
+        memmove(&b->closed[i], &b->closed[i + 1], (b->nclosed - i - 1) * sizeof(gaia__asm_closed));
+        b->nclosed--;
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_fibre_inhibit_call(gaia_brain *b, const char *fn, const char *from, const char *to,
+                                                int reason, int on) {
+    int src, tgt;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
+    if (st == GAIA_OK) st = gaia__asm_reason_arg(b, fn, reason, !on);
+    if (st != GAIA_OK) return st;
+    b->over_limit = 0;
+    st = gaia__asm_fibre_inhibit(b, src, tgt, reason < 0 ? ~(uint64_t)0 : (uint64_t)1 << reason, on);
+    if (st != GAIA_OK) return gaia__asm_fail_step(b, fn, st, "cannot record the inhibition");
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_inhibit_fibre(gaia_brain *b, const char *from, const char *to, int reason) {
+    return gaia__asm_fibre_inhibit_call(b, "gaia_brain_inhibit_fibre", from, to, reason, 1);
+}
+GAIA_API gaia_status gaia_brain_disinhibit_fibre(gaia_brain *b, const char *from, const char *to, int reason) {
+    return gaia__asm_fibre_inhibit_call(b, "gaia_brain_disinhibit_fibre", from, to, reason, 0);
+}
+
+static gaia_status gaia__asm_area_inhibit_call(gaia_brain *b, const char *fn, const char *area, int reason, int on) {
+    int a;
+    uint64_t m;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &a);
+    if (st == GAIA_OK) st = gaia__asm_reason_arg(b, fn, reason, !on);
+    if (st != GAIA_OK) return st;
+    m = reason < 0 ? ~(uint64_t)0 : (uint64_t)1 << reason;
+    if (on) b->areas[a].inhib |= m;
+    else b->areas[a].inhib &= ~m;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_inhibit_area(gaia_brain *b, const char *area, int reason) {
+    return gaia__asm_area_inhibit_call(b, "gaia_brain_inhibit_area", area, reason, 1);
+}
+GAIA_API gaia_status gaia_brain_disinhibit_area(gaia_brain *b, const char *area, int reason) {
+    return gaia__asm_area_inhibit_call(b, "gaia_brain_disinhibit_area", area, reason, 0);
+}
+
+GAIA_API gaia_status gaia_brain_fibre_inhibition(gaia_brain *b, const char *from, const char *to, uint64_t *reasons) {
+    static const char *fn = "gaia_brain_fibre_inhibition";
+    int src, tgt;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
+    if (st != GAIA_OK) return st;
+    if (!reasons) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "reasons is NULL");
+    *reasons = gaia__asm_closed_reasons(b, src, tgt);
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_area_inhibition(gaia_brain *b, const char *area, uint64_t *reasons) {
+    static const char *fn = "gaia_brain_area_inhibition";
+    int a;
+    gaia_status st = gaia__asm_area_arg(b, fn, area, &a);
+    if (st != GAIA_OK) return st;
+    if (!reasons) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "reasons is NULL");
+    *reasons = b->areas[a].inhib;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_fibre_fires(gaia_brain *b, const char *from, const char *to, uint64_t *steps) {
+    static const char *fn = "gaia_brain_fibre_fires";
+    int src, tgt, fi;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
+    if (st != GAIA_OK) return st;
+    if (!steps) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "steps is NULL");
+    fi = gaia__asm_find_fibre(b, src, tgt);
+    *steps = fi >= 0 ? b->fibres[fi].fires : 0;
+    return GAIA_OK;
 }
 
 static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, int ai, const uint32_t *w, size_t count) {
@@ -8794,6 +9206,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
                 for (q = 0; q < a->whn[slot]; q++) gaia__asm_put_u32(&w, a->wh[(size_t)slot * a->k + q]);
             }
         }
+        gaia__asm_put_u64(&w, a->inhib); /* version 3 */
         if (a->mode == GAIA_AREA_EXPLICIT)
             for (t = 0; t < ((size_t)a->n + 31) / 32; t++) gaia__asm_put_u32(&w, a->sup_bits[t]);
     }
@@ -8806,6 +9219,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
         gaia__asm_put_f32(&w, f->beta);
         gaia__asm_put_u32(&w, (uint32_t)f->has_p);
         gaia__asm_put_f64(&w, f->p);
+        gaia__asm_put_u64(&w, f->fires); /* version 3 */
         if (b->areas[f->tgt].mode == GAIA_AREA_EXPLICIT) {
             uint64_t *keys = NULL, s, m = 0;
             float *vals = NULL;
@@ -8853,6 +9267,13 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
                 gaia__asm_put_f32(&w, f->sw[j]);
             }
         }
+    }
+    /* version 3: the closed fibres, in the list's order (target, source) */
+    gaia__asm_put_u64(&w, (uint64_t)b->nclosed);
+    for (t = 0; t < b->nclosed; t++) {
+        gaia__asm_put_u32(&w, (uint32_t)b->closed[t].src);
+        gaia__asm_put_u32(&w, (uint32_t)b->closed[t].tgt);
+        gaia__asm_put_u64(&w, b->closed[t].reasons);
     }
     if (st != GAIA_OK || w.oom) {
         gaia__host_free(b->ctx, w.p);
@@ -9065,6 +9486,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
                 }
             }
         }
+        if (ver >= 3) a->inhib = gaia__asm_get_u64(r);
         if (mode == GAIA_AREA_EXPLICIT) {
             size_t words = ((size_t)n + 31) / 32;
             uint64_t pop = 0;
@@ -9099,6 +9521,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         float beta = gaia__asm_get_f32(r);
         uint32_t hp = ver >= 2 ? gaia__asm_get_u32(r) : 0;
         double fp = ver >= 2 ? gaia__asm_get_f64(r) : 0.0;
+        uint64_t fires = ver >= 3 ? gaia__asm_get_u64(r) : 0;
         gaia__asm_fibre *f;
         const gaia__asm_area *ta;
         if (r->bad || tgt < 0 || tgt >= b->nareas || src >= b->nareas || src < -b->nstims || hb > 1 || hp > 1 ||
@@ -9111,6 +9534,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         if (gaia__asm_fibre_get(b, src, tgt, 0, &f) != GAIA_OK) goto oom;
         f->has_beta = (int)hb;
         f->beta = beta;
+        f->fires = fires;
         if (hp && gaia__asm_fibre_set_p(b, f, fp) != GAIA_OK) goto oom;
         if (ta->mode == GAIA_AREA_EXPLICIT) {
             uint64_t m = gaia__asm_get_u64(r), s, cap = 16, *hk, prev = 0;
@@ -9196,6 +9620,26 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
                 if (f->sc[j] > b->stims[-1 - src].size || !(f->sw[j] > 0.0f && f->sw[j] <= GAIA_ASSEMBLY_WMAX)) goto bad;
             }
             f->slen = slen;
+        }
+    }
+    if (ver >= 3) {
+        /* the closed fibres: known units, reasons, strictly ascending */
+        uint64_t nc = gaia__asm_get_u64(r), c;
+        if (r->bad || nc > (uint64_t)(b->nareas + b->nstims) * (uint64_t)b->nareas || !gaia__asm_need_n(r, nc, 16))
+            goto bad;
+        if (nc && !gaia__asm_grow(b, (void **)&b->closed, sizeof(gaia__asm_closed), 0, &b->capclosed, (size_t)nc))
+            goto oom;
+        for (c = 0; c < nc; c++) {
+            gaia__asm_closed *e = &b->closed[c];
+            e->src = (int)gaia__asm_get_u32(r);
+            e->tgt = (int)gaia__asm_get_u32(r);
+            e->reasons = gaia__asm_get_u64(r);
+            if (r->bad || e->tgt < 0 || e->tgt >= b->nareas || e->src >= b->nareas || e->src < -b->nstims ||
+                !e->reasons || (c && (e->tgt < e[-1].tgt || (e->tgt == e[-1].tgt && e->src <= e[-1].src)))) {
+                *why = "bad closed fibre";
+                goto bad;
+            }
+            b->nclosed = (size_t)c + 1;
         }
     }
     if (r->bad || r->pos != r->len) {

@@ -446,8 +446,76 @@ static void brain_rule_features_reject_bad_arguments(gt *t) {
         GT_CHECK(t, best == 77 && ov == 77, "a failed read-out wrote its outputs");
     }
 
+    {
+        static const char *const bad_units[2] = {"A", "Nowhere"};
+        uint64_t m = 77;
+        size_t fired = 77;
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_inhibit_fibre(NULL, "A", "B", 0), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_inhibit_fibre(b, "Nowhere", "B", 0), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_inhibit_fibre(b, "A", "s1", 0), "s1");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_inhibit_fibre(b, "A", "B", 64), "64");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_inhibit_fibre(b, "A", "B", GAIA_BRAIN_ALL_REASONS), "-1");
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_disinhibit_fibre(NULL, "A", "B", 0), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_disinhibit_fibre(b, "A", NULL, 0), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_disinhibit_fibre(b, "A", "B", -2), "-2");
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_inhibit_area(NULL, "A", 0), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_inhibit_area(b, "s1", 0), "s1"); /* a stimulus */
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_inhibit_area(b, "A", 99), "99");
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_disinhibit_area(NULL, "A", 0), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_disinhibit_area(b, "Nowhere", 0), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_disinhibit_area(b, "A", 64), "64");
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_fibre_inhibition(NULL, "A", "B", &m), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_fibre_inhibition(b, "A", "Nowhere", &m), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_fibre_inhibition(b, "A", "B", NULL), NULL);
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_area_inhibition(NULL, "A", &m), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_area_inhibition(b, "s2", &m), "s2");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_area_inhibition(b, "A", NULL), NULL);
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_fibre_fires(NULL, "A", "B", &m), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_fibre_fires(b, "Nowhere", "B", &m), "Nowhere");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_fibre_fires(b, "A", "B", NULL), NULL);
+        GT_CHECK(t, m == 77, "a failed inhibition query wrote its output");
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_project_open(NULL, NULL, 0, &fired), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_project_open(b, NULL, 2, &fired), "nunits = 2");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_project_open(b, bad_units, 0, &fired), "nunits = 0");
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_project_open(b, bad_units, 2, &fired), "Nowhere");
+        GT_CHECK(t, fired == 77, "a failed project_open wrote its output");
+        {
+            gaia_brain_fire f[1];
+            f[0].from = f[0].to = "unchanged";
+            EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_open_fires(NULL, NULL, 0, f, 1, &fired), NULL);
+            EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_open_fires(b, bad_units, 2, f, 1, &fired), "Nowhere");
+            EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_open_fires(b, NULL, 0, NULL, 1, &fired), NULL);
+            EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_open_fires(b, NULL, 0, f, 1, NULL), NULL);
+            /* A and B have winners and every fibre is open: more than one fires */
+            EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_open_fires(b, NULL, 0, f, 1, &fired), "room for 1");
+            GT_CHECK(t, fired == 77 && strcmp(f[0].from, "unchanged") == 0, "a failed open_fires wrote its outputs");
+        }
+        EXPECT_ERR(t, NULL, GAIA_ERR_INVALID_ARG, gaia_brain_clear_winners(NULL, "A"), NULL);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_clear_winners(b, "s1"), "s1");
+    }
+
     GT_OK(t, gaia_brain_save_image(b, &after, &nafter));
     GT_CHECK(t, nbefore == nafter && memcmp(before, after, nbefore) == 0, "a rejected call changed the brain");
+    gaia_brain_free_image(ctx, before);
+    gaia_brain_free_image(ctx, after);
+    /* a fire the inhibition forbids: refused, naming the fibre or the area */
+    GT_OK(t, gaia_brain_inhibit_fibre(b, "A", "B", 7));
+    GT_OK(t, gaia_brain_inhibit_area(b, "C", 2));
+    GT_OK(t, gaia_brain_save_image(b, &before, &nbefore));
+    {
+        gaia_brain_fire f[2];
+        f[0].from = "s1";
+        f[0].to = "A";
+        f[1].from = "A";
+        f[1].to = "B";
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_project(b, f, 2), "'A' -> 'B' is inhibited (reason 7");
+        f[0].from = "s2";
+        f[0].to = "C";
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_project(b, f, 1), "area 'C' is inhibited (reason 2");
+    }
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_op_reciprocal(b, "s1", "A", "B", 2), "reason 7");
+    GT_OK(t, gaia_brain_save_image(b, &after, &nafter));
+    GT_CHECK(t, nbefore == nafter && memcmp(before, after, nbefore) == 0, "a refused fire changed the brain");
     gaia_brain_free_image(ctx, before);
     gaia_brain_free_image(ctx, after);
     gaia_brain_destroy(b);

@@ -71,6 +71,11 @@ static void brain_seed(const char *dir, const char *name, gaia_area_mode mode) {
     check(gaia_brain_project_spec(b, "s>A A>A A>B"));
     check(gaia_brain_project_spec(b, "s>A A>A A>B B>B"));
     check(gaia_brain_store_assembly(b, "A", NULL));
+    /* version 3's: inhibited areas and fibres (the fires are counted) */
+    check(gaia_brain_inhibit_fibre(b, "A", "B", 1));
+    check(gaia_brain_inhibit_fibre(b, "s", "A", 0));
+    check(gaia_brain_inhibit_fibre(b, "s", "A", 5));
+    check(gaia_brain_inhibit_area(b, "B", 2));
     check(gaia_brain_save_image(b, &img, &n));
     put(dir, "brain", name, img, n);
     gaia_brain_free_image(ctx, img);
