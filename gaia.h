@@ -520,6 +520,30 @@
    stimuli + areas; gaia_brain_set_memory_limit(b, bytes) caps the memory a
    brain may hold (a loaded brain starts capped at the context's load_limit).
 
+   Batched trials: many seeds of one experiment at once, the trials spread
+   over the cores (OpenMP; each trial runs single-threaded in a CPU context
+   of its own), and trial r's numbers depend on its seed only, never on the
+   thread count. gaia_brain_trials runs the literature's experiments from a
+   description (PROJECTION, COMPLETION, ASSOCIATION, MERGE: curves of
+   `steps` points per trial, the support and a per-kind measure, plus a few
+   results; the declarations say which); gaia_brain_trials_run runs your own
+   trial function, which builds and runs one brain from a seed and writes a
+   row of doubles. Both write their outputs only when every trial worked;
+   a failed trial is named with its seed and its own message.
+   Example, the mean support curve of 16 seeds (lazy, n = 2*10^4):
+       gaia_brain_experiment e;
+       double sup[16 * 12], mean = 0.0;
+       size_t r;
+       memset(&e, 0, sizeof e);                   // zero = default, field by field
+       e.kind = GAIA_EXPERIMENT_PROJECTION;
+       e.n = 20000; e.k = 141; e.p = 0.01; e.beta = 0.05f;
+       e.mode = GAIA_AREA_LAZY;
+       e.steps = 12;
+       if (gaia_brain_trials(ctx, &e, 16, 1, sup, NULL, NULL) != GAIA_OK)  // seeds 1..16
+           return 1;
+       for (r = 0; r < 16; r++) mean += sup[r * 12 + 11] / 16;  // row r = trial r
+       printf("support after 12 steps: %.0f on average\n", mean); // prints: support after 12 steps: ... on average
+
    =====================================================================
    11. THE HRR MODULE
    =====================================================================
@@ -1503,6 +1527,84 @@ GAIA_API gaia_status gaia_brain_op_merge(gaia_brain *b, const char *sa, const ch
    overlap with the winners before. */
 GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, double fraction, int steps,
                                             size_t *recovered);
+
+/* ---- batched independent trials ----
+   Many seeds of one experiment, the trials in parallel on the CPU (OpenMP
+   over trials; each trial single-threaded in a context of its own). A trial
+   depends only on its seed: the numbers do not depend on the thread count.
+
+   One trial of a batch: build a brain in ctx (a CPU context of one thread
+   made for this trial, with the caller's allocator and load_limit), run it,
+   write up to `width` doubles to row (they start as NaN). `trial` is the
+   index in the batch, seed = desc.seed + trial. Return GAIA_OK or a status;
+   the batch then fails with that trial's message. */
+typedef gaia_status (*gaia_trial_fn)(gaia_ctx *ctx, size_t trial, uint64_t seed, double *row, void *user);
+
+typedef struct gaia_trials_desc {
+    size_t trials;      /* R >= 1 */
+    size_t width;       /* doubles per trial, >= 1 */
+    uint64_t seed;      /* trial r runs with seed + r */
+    int threads;        /* trials at once; 0 = the context's cpu_threads */
+    gaia_trial_fn run;
+    void *user;         /* passed to run; shared by the threads (read it only) */
+} gaia_trials_desc;
+
+/* Runs desc->trials trials into out (trials x width doubles, row r = trial
+   r). out is written only when every trial succeeded. The context's
+   allocator is called from several threads (the default one may be). */
+GAIA_API gaia_status gaia_brain_trials_run(gaia_ctx *ctx, const gaia_trials_desc *desc, double *out);
+
+/* The experiments of the literature as batches (the reference simulator's
+   simulations). Areas have n neurons and cap k, stimuli k neurons, one p and
+   beta; each trial is a fresh brain of seed + r. Per kind, with s = steps:
+     PROJECTION   stim>A, then stim>A A>A: s steps.
+                  support: A's support after each step; measure: A's
+                  winners' overlap with the step before / k (0 at step 1);
+                  result {density of A>A synapses among the final winners
+                  (edges / k^2: the assembly's p), final support / k, NaN}.
+     COMPLETION   PROJECTION for s steps (support and measure as there), then
+                  a random `fraction` of A's winners (at least one) fire alone,
+                  A>A for test_steps steps, plasticity on (the reference's
+                  pattern completion). result {overlap of the winners with the
+                  trained assembly / k, neurons added during completion, NaN}.
+     ASSOCIATION  stimA>A stimB>B to stability (10 steps), A into C (10), B
+                  into C (10), then s joint steps with C>C. support: C's
+                  support after each joint step; measure: after each joint
+                  step, on two clones, the overlap / k of C's winners when
+                  only A (stimA>A, then A>C) or only B fires. result {that
+                  overlap before the joint steps, NaN, NaN}.
+     MERGE        stimA>A, stimB>B, then both into C, then s steps in which
+                  A, B and C all fire into each other and themselves.
+                  support: C's support after each of the s steps; measure:
+                  C's overlap with the step before / k. result {A's support,
+                  B's support, NaN}. */
+typedef enum gaia_experiment_kind {
+    GAIA_EXPERIMENT_PROJECTION = 0,
+    GAIA_EXPERIMENT_COMPLETION = 1,
+    GAIA_EXPERIMENT_ASSOCIATION = 2,
+    GAIA_EXPERIMENT_MERGE = 3
+} gaia_experiment_kind;
+
+#define GAIA_EXPERIMENT_RESULTS 3 /* doubles of result per trial */
+
+typedef struct gaia_brain_experiment {
+    gaia_experiment_kind kind;
+    uint32_t n, k;       /* every area; stimuli have k neurons */
+    double p;
+    float beta;
+    gaia_area_mode mode;
+    int steps;           /* s >= 1: the curves' length */
+    int test_steps;      /* COMPLETION: steps from the cue (0: 5) */
+    double fraction;     /* COMPLETION: the cue's part of the assembly (0: 0.5) */
+    int threads;         /* trials at once; 0 = the context's cpu_threads */
+} gaia_brain_experiment;
+
+/* Runs `trials` trials of e (seeds seed, seed + 1, ...) into support and
+   measure (trials x e->steps each) and result (trials x
+   GAIA_EXPERIMENT_RESULTS); any of the three may be NULL. Outputs are written
+   only when every trial succeeded. */
+GAIA_API gaia_status gaia_brain_trials(gaia_ctx *ctx, const gaia_brain_experiment *e, size_t trials, uint64_t seed,
+                                       double *support, double *measure, double *result);
 
 /* ---------------------------------------------------------------------
    assembly backend primitives (explicit mode). Device pointers throughout.
@@ -7727,6 +7829,324 @@ GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, dou
         else if (recovered) *recovered = gaia__asm_overlap_sorted(a->win, a->nwin, before, nb);
     }
     gaia__asm_hfree(b, before);
+    return st;
+}
+
+/* ---- batched independent trials ----
+   The trials of a batch share nothing: each runs in a CPU context of its own
+   with one thread, so the trials fill the cores, and a trial's numbers
+   depend on its seed only, never on which thread ran it or when. */
+static gaia_status gaia__trials_run(gaia_ctx *ctx, const char *fn, const gaia_trials_desc *desc, double *out) {
+    double *rows;
+    size_t total, r, done = 0, failed = SIZE_MAX;
+    gaia_status fst = GAIA_OK;
+    char fmsg[GAIA__ERR_LEN];
+    int nt, stop = 0;
+    GAIA__NEED_CTX(ctx);
+    if (!desc) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc is NULL");
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if (!desc->run) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc->run is NULL");
+    if (desc->trials == 0 || desc->width == 0)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "trials = %zu, width = %zu (want >= 1 each)", desc->trials,
+                          desc->width);
+    if (desc->threads < 0 || desc->threads > GAIA_MAX_THREADS)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "threads = %d outside 0..%d", desc->threads,
+                          GAIA_MAX_THREADS);
+    if (gaia__mul_overflows(desc->trials, desc->width, &total) || total > SIZE_MAX / sizeof(double))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%zu trials x %zu doubles overflow the address space",
+                          desc->trials, desc->width);
+    /* the rows are gathered apart and copied out only when all succeeded */
+    rows = (double *)gaia__host_alloc(ctx, total * sizeof(double));
+    if (!rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu trial rows", desc->trials);
+    for (r = 0; r < total; r++) rows[r] = NAN;
+    fmsg[0] = '\0';
+    nt = desc->threads ? desc->threads : ctx->cpu_threads;
+    if ((size_t)nt > desc->trials) nt = (int)desc->trials;
+    if (nt < 1) nt = 1;
+    gaia_progress_report(ctx, 0, desc->trials, fn);
+    /* dynamic: trials of one batch may differ in length (a failed one ends
+       early); trials start in index order, so a failure stops the trials
+       after it and the lowest failed index is the one reported */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
+#endif
+    for (r = 0; r < desc->trials; r++) {
+        gaia_ctx_desc cd;
+        gaia_ctx *c = NULL;
+        gaia_status st;
+        char msg[GAIA__ERR_LEN];
+        int skip;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+        skip = stop;
+        if (skip) continue;
+        memset(&cd, 0, sizeof cd);
+        cd.device = GAIA_DEVICE_CPU;
+        cd.seed = desc->seed + r;
+        cd.allocator = ctx->allocator;
+        cd.cpu_threads = 1;
+        cd.load_limit = ctx->load_limit;
+        st = gaia_ctx_create(&cd, &c);
+        if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", gaia_last_error(NULL));
+        else {
+            st = desc->run(c, r, desc->seed + r, rows + r * desc->width, desc->user);
+            if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", c->last_error[0] ? c->last_error : gaia_status_str(st));
+            gaia_ctx_destroy(c);
+        }
+#ifdef _OPENMP
+#pragma omp critical(gaia__trials)
+#endif
+        {
+            if (st != GAIA_OK) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                stop = 1;
+                if (r < failed) {
+                    failed = r;
+                    fst = st;
+                    memcpy(fmsg, msg, sizeof fmsg);
+                }
+            }
+            done++;
+#ifdef _OPENMP
+            if (omp_get_thread_num() == 0) /* the caller's thread: the callback need not be thread-safe */
+#endif
+                gaia_progress_report(ctx, done, desc->trials, fn);
+        }
+    }
+    if (failed != SIZE_MAX) {
+        gaia__host_free(ctx, rows);
+        return gaia__fail(ctx, fst, fn, "trial %zu (seed %llu) failed: %s", failed,
+                          (unsigned long long)(desc->seed + failed), fmsg);
+    }
+    gaia_progress_report(ctx, desc->trials, desc->trials, fn);
+    memcpy(out, rows, total * sizeof(double));
+    gaia__host_free(ctx, rows);
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_trials_run(gaia_ctx *ctx, const gaia_trials_desc *desc, double *out) {
+    return gaia__trials_run(ctx, "gaia_brain_trials_run", desc, out);
+}
+
+/* ---- the experiments of the literature as batches ---- */
+static gaia_status gaia__exp_step(gaia_brain *b, const char *spec) { return gaia_brain_project_spec(b, spec); }
+
+static gaia__asm_area *gaia__exp_area(gaia_brain *b, const char *name) { return &b->areas[gaia__asm_find_area(b, name)]; }
+
+/* |winners of `area` in x ∩ winners of `area` in y| (both ascending). */
+static size_t gaia__exp_overlap(gaia_brain *x, gaia_brain *y, const char *area) {
+    const gaia__asm_area *a = gaia__exp_area(x, area), *c = gaia__exp_area(y, area);
+    return gaia__asm_overlap_sorted(a->win, a->nwin, c->win, c->nwin);
+}
+
+/* Synapses of fibre A>A among A's current winners, over k^2: the density
+   of the assembly (the reference's "assembly p"). */
+static gaia_status gaia__exp_density(gaia_brain *b, double *out) {
+    const gaia__asm_area *a = gaia__exp_area(b, "A");
+    uint32_t *tg = NULL, q;
+    float *wt = NULL;
+    size_t cap = 0, cnt, e, edges = 0;
+    gaia_status st = GAIA_OK;
+    for (q = 0; q < a->nwin && st == GAIA_OK; q++) {
+        st = gaia_brain_synapse_row(b, "A", "A", a->win[q], NULL, NULL, 0, &cnt);
+        if (st == GAIA_OK && cnt > cap) {
+            gaia__asm_hfree(b, tg);
+            gaia__asm_hfree(b, wt);
+            cap = cnt + cnt / 2 + 16;
+            tg = (uint32_t *)gaia__asm_halloc(b, cap * 4);
+            wt = (float *)gaia__asm_halloc(b, cap * 4);
+            if (!tg || !wt) st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_trials", "out of memory");
+        }
+        if (st == GAIA_OK) st = gaia_brain_synapse_row(b, "A", "A", a->win[q], tg, wt, cap, &cnt);
+        for (e = 0; st == GAIA_OK && e < cnt; e++) edges += (size_t)gaia__asm_is_winner(a, tg[e]);
+    }
+    gaia__asm_hfree(b, tg);
+    gaia__asm_hfree(b, wt);
+    *out = st == GAIA_OK ? (double)edges / ((double)a->k * (double)a->k) : NAN;
+    return st;
+}
+
+/* The association read-out: C's winners when only A (stimA>A, then A>C)
+   or only B fires, on clones; *ov = their overlap / k. */
+static gaia_status gaia__exp_assoc_overlap(gaia_brain *b, double *ov) {
+    gaia_brain *x = NULL, *y = NULL;
+    gaia_status st = gaia_brain_clone(b, &x);
+    if (st == GAIA_OK) st = gaia_brain_clone(b, &y);
+    if (st == GAIA_OK) st = gaia__exp_step(x, "sA>A");
+    if (st == GAIA_OK) st = gaia__exp_step(x, "A>C");
+    if (st == GAIA_OK) st = gaia__exp_step(y, "sB>B");
+    if (st == GAIA_OK) st = gaia__exp_step(y, "B>C");
+    if (st == GAIA_OK) *ov = (double)gaia__exp_overlap(x, y, "C") / (double)gaia__exp_area(b, "C")->k;
+    gaia_brain_destroy(x);
+    gaia_brain_destroy(y);
+    return st;
+}
+
+/* A random m of the area's winners: a partial Fisher-Yates shuffle driven
+   by Philox keyed by the trial's seed (a stream apart from the brain's). */
+static void gaia__exp_cue(uint64_t seed, const uint32_t *win, uint32_t nwin, uint32_t m, uint32_t *out) {
+    uint32_t ctr[4] = {0, 0, 0x43554553u /* "CUES" */, 0}, key[2], rnd[4], i;
+    key[0] = (uint32_t)seed;
+    key[1] = (uint32_t)(seed >> 32);
+    memcpy(out, win, (size_t)nwin * 4);
+    for (i = 0; i < m; i++) {
+        uint32_t j, tmp;
+        ctr[0] = i;
+        gaia_cpu_philox4x32_10(ctr, key, rnd);
+        j = i + (uint32_t)(((uint64_t)rnd[0] * (nwin - i)) >> 32);
+        tmp = out[i];
+        out[i] = out[j];
+        out[j] = tmp;
+    }
+}
+
+/* Support and overlap with the step before, for step t of the curve. */
+static void gaia__exp_record(gaia_brain *b, const char *area, int t, uint32_t *prev, double *sup, double *mea) {
+    const gaia__asm_area *a = gaia__exp_area(b, area);
+    sup[t] = (double)a->support;
+    mea[t] = t ? (double)gaia__asm_overlap_sorted(a->win, a->nwin, prev, a->k) / (double)a->k : 0.0;
+    memcpy(prev, a->win, (size_t)a->nwin * 4);
+    if (a->nwin < a->k) memset(prev + a->nwin, 0xFF, (size_t)(a->k - a->nwin) * 4); /* no neuron */
+}
+
+/* One trial of an experiment (gaia_brain_trials): row = support[steps],
+   measure[steps], result[GAIA_EXPERIMENT_RESULTS]. */
+static gaia_status gaia__exp_trial(gaia_ctx *ctx, size_t trial, uint64_t seed, double *row, void *user) {
+    const gaia_brain_experiment *e = (const gaia_brain_experiment *)user;
+    double *sup = row, *mea = row + e->steps, *res = row + 2 * (size_t)e->steps;
+    gaia_brain *b = NULL;
+    uint32_t *prev = NULL;
+    int t, i;
+    gaia_status st;
+    (void)trial;
+    st = gaia_brain_create(ctx, e->p, seed, GAIA_DEVICE_CPU, &b);
+    if (st != GAIA_OK) return st;
+    prev = (uint32_t *)gaia__asm_halloc(b, ((size_t)e->k + 1) * 4);
+    if (!prev) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_trials", "out of memory");
+    if (e->kind == GAIA_EXPERIMENT_PROJECTION || e->kind == GAIA_EXPERIMENT_COMPLETION) {
+        if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "s", e->k);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "A", e->n, e->k, e->beta, e->mode);
+        for (t = 0; t < e->steps && st == GAIA_OK; t++) {
+            st = gaia__exp_step(b, t ? "s>A A>A" : "s>A");
+            if (st == GAIA_OK) gaia__exp_record(b, "A", t, prev, sup, mea);
+        }
+        if (st == GAIA_OK && e->kind == GAIA_EXPERIMENT_PROJECTION) {
+            res[1] = sup[e->steps - 1] / (double)e->k;
+            if (e->steps >= 2) st = gaia__exp_density(b, &res[0]);
+        } else if (st == GAIA_OK) {
+            gaia__asm_area *a = gaia__exp_area(b, "A");
+            double frac = e->fraction > 0.0 ? e->fraction : 0.5, before = (double)a->support;
+            uint32_t nwin = a->nwin, m = (uint32_t)(frac * nwin), *cue;
+            int ts = e->test_steps > 0 ? e->test_steps : 5;
+            if (m == 0) m = 1;
+            cue = (uint32_t *)gaia__asm_halloc(b, (size_t)nwin * 4);
+            if (!cue) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_trials", "out of memory");
+            if (st == GAIA_OK) {
+                memcpy(prev, a->win, (size_t)nwin * 4); /* the trained assembly */
+                gaia__exp_cue(seed, a->win, nwin, m, cue);
+                st = gaia_brain_set_winners(b, "A", cue, m);
+            }
+            for (i = 0; i < ts && st == GAIA_OK; i++) st = gaia__exp_step(b, "A>A");
+            if (st == GAIA_OK) {
+                a = gaia__exp_area(b, "A");
+                res[0] = (double)gaia__asm_overlap_sorted(a->win, a->nwin, prev, nwin) / (double)e->k;
+                res[1] = (double)a->support - before;
+            }
+            gaia__asm_hfree(b, cue);
+        }
+    } else if (e->kind == GAIA_EXPERIMENT_ASSOCIATION) {
+        static const char *const train[6] = {"sA>A sB>B", "sA>A sB>B A>A B>B", "sA>A A>A A>C",
+                                             "sA>A A>A A>C C>C", "sB>B B>B B>C", "sB>B B>B B>C C>C"};
+        if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "sA", e->k);
+        if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "sB", e->k);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "A", e->n, e->k, e->beta, e->mode);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "B", e->n, e->k, e->beta, e->mode);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "C", e->n, e->k, e->beta, e->mode);
+        /* each phase: one step without the recurrent fire that has no
+           winners yet, then nine with it (the reference's association) */
+        for (i = 0; i < 3 && st == GAIA_OK; i++)
+            for (t = 0; t < 10 && st == GAIA_OK; t++) st = gaia__exp_step(b, train[2 * i + (t > 0)]);
+        if (st == GAIA_OK) st = gaia__exp_assoc_overlap(b, &res[0]);
+        for (t = 0; t < e->steps && st == GAIA_OK; t++) {
+            st = gaia__exp_step(b, t ? "sA>A sB>B A>A A>C B>B B>C C>C" : "sA>A sB>B A>A A>C B>B B>C");
+            if (st == GAIA_OK) {
+                sup[t] = (double)gaia__exp_area(b, "C")->support;
+                st = gaia__exp_assoc_overlap(b, &mea[t]);
+            }
+        }
+    } else {
+        static const char *const warm[3] = {"sA>A", "sB>B", "sA>A sB>B A>A A>C B>B B>C"};
+        if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "sA", e->k);
+        if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "sB", e->k);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "A", e->n, e->k, e->beta, e->mode);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "B", e->n, e->k, e->beta, e->mode);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "C", e->n, e->k, e->beta, e->mode);
+        for (i = 0; i < 3 && st == GAIA_OK; i++) st = gaia__exp_step(b, warm[i]);
+        for (t = 0; t < e->steps && st == GAIA_OK; t++) {
+            st = gaia__exp_step(b, "sA>A sB>B A>A A>C B>B B>C C>C C>A C>B");
+            if (st == GAIA_OK) gaia__exp_record(b, "C", t, prev, sup, mea);
+        }
+        if (st == GAIA_OK) {
+            res[0] = (double)gaia__exp_area(b, "A")->support;
+            res[1] = (double)gaia__exp_area(b, "B")->support;
+        }
+    }
+    gaia__asm_hfree(b, prev);
+    gaia_brain_destroy(b);
+    return st;
+}
+
+GAIA_API gaia_status gaia_brain_trials(gaia_ctx *ctx, const gaia_brain_experiment *e, size_t trials, uint64_t seed,
+                                       double *support, double *measure, double *result) {
+    static const char *fn = "gaia_brain_trials";
+    gaia_trials_desc d;
+    double *rows;
+    size_t width, r, total;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!e) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "experiment is NULL");
+    if ((int)e->kind < 0 || (int)e->kind > (int)GAIA_EXPERIMENT_MERGE)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown experiment kind %d", (int)e->kind);
+    if (e->steps < 1 || e->steps > (1 << 20) || e->test_steps < 0 || e->test_steps > (1 << 20))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "steps = %d outside 1..2^20 or test_steps = %d outside 0..2^20",
+                          e->steps, e->test_steps);
+    if (!(e->fraction >= 0.0 && e->fraction <= 1.0))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "fraction = %g outside [0, 1] (0: 0.5)", e->fraction);
+    /* n, k, p, beta and mode are checked by the brain calls; a bad one would
+       fail every trial, so the first trial's check is asked for here */
+    if (e->k == 0 || e->k >= e->n || !(e->p >= GAIA_BRAIN_P_MIN && e->p <= 1.0) ||
+        !(e->beta >= 0.0f && e->beta <= 1000.0f) || (e->mode != GAIA_AREA_EXPLICIT && e->mode != GAIA_AREA_LAZY))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                          "n = %u, k = %u (want 1 <= k < n), p = %g, beta = %g or mode %d out of range", e->n, e->k,
+                          e->p, (double)e->beta, (int)e->mode);
+    width = 2 * (size_t)e->steps + GAIA_EXPERIMENT_RESULTS;
+    if (trials == 0 || gaia__mul_overflows(trials, width, &total) || total > SIZE_MAX / sizeof(double))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "trials = %zu (want 1.., and trials x %zu doubles addressable)",
+                          trials, width);
+    rows = (double *)gaia__host_alloc(ctx, total * sizeof(double));
+    if (!rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu trial rows", trials);
+    memset(&d, 0, sizeof d);
+    d.trials = trials;
+    d.width = width;
+    d.seed = seed;
+    d.threads = e->threads;
+    d.run = gaia__exp_trial;
+    d.user = (void *)e;
+    st = gaia__trials_run(ctx, fn, &d, rows);
+    if (st == GAIA_OK) {
+        for (r = 0; r < trials; r++) {
+            const double *row = rows + r * width;
+            if (support) memcpy(support + r * (size_t)e->steps, row, (size_t)e->steps * sizeof(double));
+            if (measure) memcpy(measure + r * (size_t)e->steps, row + e->steps, (size_t)e->steps * sizeof(double));
+            if (result)
+                memcpy(result + r * GAIA_EXPERIMENT_RESULTS, row + 2 * (size_t)e->steps,
+                       GAIA_EXPERIMENT_RESULTS * sizeof(double));
+        }
+    }
+    gaia__host_free(ctx, rows);
     return st;
 }
 /* hrr module: implementation (fragment of gaia.h's implementation section).

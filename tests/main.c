@@ -24,6 +24,7 @@ extern const gt_case gt_cuda_cases[];
 extern const gt_case gt_hrr_cases[];
 extern const gt_case gt_assembly_cases[];
 extern const gt_case gt_assembly_rules_cases[];
+extern const gt_case gt_assembly_stats_cases[];
 extern const gt_case gt_layer_cases[];
 extern const gt_case gt_fft_cases[];
 extern const gt_case gt_hostile_cases[];
@@ -42,6 +43,7 @@ static const struct gt_suite {
     {"assembly", gt_assembly_cases}, {"layer", gt_layer_cases},     {"hostile", gt_hostile_cases},
     {"oom", gt_oom_cases},           {"bad_input", gt_bad_input_cases}, {"progress", gt_progress_cases},
     {"assembly_rules", gt_assembly_rules_cases}, {"doc", gt_doc_cases},
+    {"assembly_stats", gt_assembly_stats_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 
