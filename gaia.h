@@ -1597,6 +1597,7 @@ typedef struct gaia_brain_experiment {
     int test_steps;      /* COMPLETION: steps from the cue (0: 5) */
     double fraction;     /* COMPLETION: the cue's part of the assembly (0: 0.5) */
     int threads;         /* trials at once; 0 = the context's cpu_threads */
+    int sampler;         /* lazy areas: a gaia_sampler (0: exact) */
 } gaia_brain_experiment;
 
 /* Runs `trials` trials of e (seeds seed, seed + 1, ...) into support and
@@ -1605,6 +1606,27 @@ typedef struct gaia_brain_experiment {
    only when every trial succeeded. */
 GAIA_API gaia_status gaia_brain_trials(gaia_ctx *ctx, const gaia_brain_experiment *e, size_t trials, uint64_t seed,
                                        double *support, double *measure, double *result);
+
+/* ---- lazy areas' sampler of new candidates ----
+   How a lazy area draws the inputs of its never-fired neurons (the k best
+   of n - support draws from Binomial(K, p), K the firing neurons):
+     GAIA_SAMPLER_EXACT     the k largest of the n - support draws, from the
+                            exact binomial tail as order statistics (default)
+     GAIA_SAMPLER_TRUNCNORM the reference simulators' approximation: alpha =
+                            the (n - support - k)/(n - support) quantile of
+                            Binomial(K, p), then k independent draws of
+                            round(Kp + sd Z), Z a standard normal truncated
+                            to [(alpha - Kp)/sd, inf), sd = sqrt(Kp(1-p)),
+                            at most K. When n - support <= k, the exact one.
+   A brain's sampler is saved in its image and kept by a clone; explicit
+   areas are exact either way. */
+typedef enum gaia_sampler {
+    GAIA_SAMPLER_EXACT = 0,
+    GAIA_SAMPLER_TRUNCNORM = 1
+} gaia_sampler;
+GAIA_API gaia_status gaia_brain_set_sampler(gaia_brain *b, gaia_sampler sampler);
+/* The brain's sampler (GAIA_SAMPLER_EXACT for NULL). */
+GAIA_API gaia_sampler gaia_brain_sampler(const gaia_brain *b);
 
 /* ---------------------------------------------------------------------
    assembly backend primitives (explicit mode). Device pointers throughout.
@@ -4716,8 +4738,9 @@ GAIA_API gaia_status gaia_layer_benchmark_kernel(gaia_ctx *ctx, gaia_layer_kerne
 #define GAIA__ASM_MAX_K 8388608u       /* cap per area, stimulus size */
 #define GAIA__ASM_GEO_MAX (1u << 20)   /* geometric table length */
 #define GAIA__ASM_MAGIC "GAIABRN"
-/* 2: per-fibre p, the weight cap (version 1 images still load) */
-#define GAIA__ASM_VERSION 2u
+/* 2: per-fibre p, the weight cap; 3: the lazy sampler (versions 1 and 2
+   still load) */
+#define GAIA__ASM_VERSION 3u
 
 typedef struct gaia__asm_row {
     uint32_t *j;
@@ -4819,6 +4842,7 @@ struct gaia_brain {
     double *lz_sf;           /* P(Binomial(lz_K, lz_p) > x), x = 0..lz_K */
     uint32_t lz_K;
     double lz_p;
+    int sampler;             /* lazy candidates: a gaia_sampler (set_sampler) */
 };
 
 static void gaia__assembly_release(gaia_ctx *ctx) { (void)ctx; }
@@ -5139,11 +5163,12 @@ static double gaia__asm_lrng_open0(gaia__asm_lrng *r) {
 static uint32_t gaia__asm_lrng_below(gaia__asm_lrng *r, uint32_t m) {
     return (uint32_t)(((uint64_t)gaia__asm_lrng_u32(r) * m) >> 32);
 }
-/* Geometric(p) skip for the lazy rows (host only, so plain log is fine). */
-static uint64_t gaia__asm_lrng_skip(double p, gaia__asm_lrng *r) {
+/* Geometric(p) skip for the lazy rows (host only, so plain log is fine);
+   lq = log1p(-p), computed once by the caller (a log per edge is enough). */
+static uint64_t gaia__asm_lrng_skip(double p, double lq, gaia__asm_lrng *r) {
     double v;
     if (p >= 1.0) return 0;
-    v = floor(log(gaia__asm_lrng_open0(r)) / log1p(-p));
+    v = floor(log(gaia__asm_lrng_open0(r)) / lq);
     return v > 1e18 ? (uint64_t)1e18 : (uint64_t)v;
 }
 static uint32_t gaia__asm_lrng_binom(const gaia__asm_bin *s, gaia__asm_lrng *r) {
@@ -5185,7 +5210,7 @@ static int gaia__asm_row_push(gaia_brain *b, gaia__asm_row *row, uint32_t j, flo
 static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, uint32_t ncols) {
     size_t cap = f->caprows;
     gaia__asm_lrng r;
-    double p = gaia__asm_fibre_p(b, f);
+    double p = gaia__asm_fibre_p(b, f), lq = log1p(-p);
     if (upto <= f->nrows) return 1;
     if (!gaia__asm_grow(b, (void **)&f->rows, sizeof(gaia__asm_row), f->nrows, &cap, upto)) return 0;
     f->caprows = (uint32_t)cap;
@@ -5194,7 +5219,7 @@ static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, 
         gaia__asm_row *row = &f->rows[f->nrows];
         uint64_t j;
         memset(row, 0, sizeof *row);
-        for (j = gaia__asm_lrng_skip(p, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(p, &r))
+        for (j = gaia__asm_lrng_skip(p, lq, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(p, lq, &r))
             if (!gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) {
                 gaia__asm_hfree(b, row->j); /* the row is not counted yet: it must not keep memory */
                 gaia__asm_hfree(b, row->w);
@@ -5677,6 +5702,64 @@ static uint32_t gaia__asm_lazy_quantile(const gaia_brain *b, double g) {
     return lo;
 }
 
+/* The standard normal quantile, u in (0, 1): Acklam's rational
+   approximation (relative error below 1.2e-9), then one Halley step on
+   erfc, which brings it to about double precision. */
+static double gaia__norm_quantile(double u) {
+    static const double a[6] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                                1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+    static const double bb[5] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                                 6.680131188771972e+01,  -1.328068155288572e+01};
+    static const double c[6] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                                -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+    static const double d[4] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                                3.754408661907416e+00};
+    double x, q, r, e;
+    if (u < 0.02425 || u > 1.0 - 0.02425) {
+        q = sqrt(-2.0 * log(u < 0.5 ? u : 1.0 - u));
+        x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+        if (u > 0.5) x = -x;
+    } else {
+        q = u - 0.5;
+        r = q * q;
+        x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+            (((((bb[0] * r + bb[1]) * r + bb[2]) * r + bb[3]) * r + bb[4]) * r + 1.0);
+    }
+    /* Halley: e = Phi(x) - u, Phi from erfc (accurate in both tails) */
+    e = 0.5 * erfc(-x / 1.4142135623730951) - u;
+    r = e * 2.5066282746310002 * exp(0.5 * x * x);
+    return x - r / (1.0 + 0.5 * x * r);
+}
+
+static int gaia__asm_cmp_u32_desc(const void *x, const void *y) {
+    uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+    return a > c ? -1 : a < c;
+}
+
+/* The reference simulators' candidates (GAIA_SAMPLER_TRUNCNORM): kk draws of
+   round(mu + sd Z), Z ~ N(0, 1) truncated to [za, inf), za = (alpha - mu)/sd
+   with alpha the (N - k)/N quantile of Binomial(K, p) (the brain's table
+   b->lz_sf is that of K and p). Z = -Phi^-1(U Q(za)), Q the upper tail, one
+   uniform each; rounding half to even, as NumPy's round. Sorted descending:
+   the new winners are then the first candidates, as with order statistics
+   (the draws are independent, so their order carries nothing). */
+static void gaia__asm_truncnorm_candidates(const gaia_brain *b, uint32_t K, uint64_t N, uint32_t kk,
+                                           gaia__asm_lrng *rng, uint32_t *cx) {
+    double p = b->lz_p, mu = (double)K * p, sd = sqrt((double)K * p * (1.0 - p));
+    double alpha = (double)gaia__asm_lazy_quantile(b, (double)kk / (double)N);
+    double za = sd > 0.0 ? (alpha - mu) / sd : 0.0, qa = 0.5 * erfc(za / 1.4142135623730951);
+    uint32_t r;
+    for (r = 0; r < kk; r++) {
+        double u = gaia__asm_lrng_open0(rng), y = u * qa, z, v;
+        z = y > 0.0 && y < 1.0 ? -gaia__norm_quantile(y) : za; /* y = 1: U = 1 and za = -inf, never */
+        if (z < za) z = za;
+        v = sd > 0.0 ? nearbyint(mu + sd * z) : mu;
+        cx[r] = v >= (double)K ? K : v <= 0.0 ? 0u : (uint32_t)v;
+    }
+    qsort(cx, kk, sizeof(uint32_t), gaia__asm_cmp_u32_desc);
+}
+
 typedef struct gaia__asm_src_fire {
     int src;       /* area or -1 - stimulus */
     uint32_t K;    /* firing neurons */
@@ -5732,10 +5815,14 @@ static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_s
         st = gaia__asm_lazy_sf(b, K, gaia__asm_fibre_p(b, &b->fibres[gaia__asm_find_fibre(b, sf[0].src, t)]));
         if (st != GAIA_OK) goto done;
         gaia__asm_lrng_init(b, &rng);
+        if (b->sampler == GAIA_SAMPLER_TRUNCNORM && N > a->k)
+            gaia__asm_truncnorm_candidates(b, K, N, kk, &rng, cx);
         for (r = 0; r < kk; r++) {
-            /* V_r = V_{r-1} U^(1/(N-r)): the r-th largest of N uniforms */
-            logv += log(gaia__asm_lrng_open0(&rng)) / (double)(N - r);
-            cx[r] = gaia__asm_lazy_quantile(b, -expm1(logv));
+            if (b->sampler != GAIA_SAMPLER_TRUNCNORM || N <= a->k) {
+                /* V_r = V_{r-1} U^(1/(N-r)): the r-th largest of N uniforms */
+                logv += log(gaia__asm_lrng_open0(&rng)) / (double)(N - r);
+                cx[r] = gaia__asm_lazy_quantile(b, -expm1(logv));
+            }
             key[w + r] = (int64_t)cx[r] * (int64_t)GAIA_ASSEMBLY_FIX;
         }
     }
@@ -5759,8 +5846,10 @@ done:
     return st;
 }
 
-/* x distinct items of [0, K), ascending (Floyd's algorithm; selection
-   sampling when x is a large part of K). */
+/* x distinct items of [0, K), in no particular order: the callers only
+   count them and append one synapse to each chosen neuron's row (Floyd's
+   algorithm; selection sampling when x is a large part of K). Sorting them,
+   as this once did, was a fifth of a lazy step at n = 10^6. */
 static void gaia__asm_sample_distinct(gaia__asm_lrng *r, uint32_t K, uint32_t x, uint32_t *out) {
     uint32_t m = 0, t;
     if (x > 64 || x * 4 > K) {
@@ -5779,7 +5868,6 @@ static void gaia__asm_sample_distinct(gaia__asm_lrng *r, uint32_t K, uint32_t x,
             if (out[q] == v) dup = 1;
         out[m++] = dup ? t : v;
     }
-    qsort(out, m, sizeof(uint32_t), gaia__asm_cmp_u32);
 }
 
 /* Lazy area t gains neurons support..support+q-1 (new winners with inputs
@@ -5854,7 +5942,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
             } else {
                 uint64_t i;
                 const gaia__asm_area *sa = &b->areas[f->src];
-                double fp = gaia__asm_fibre_p(b, f);
+                double fp = gaia__asm_fibre_p(b, f), lq = log1p(-fp);
                 if (fire) /* the chosen firing neurons */
                     for (e = 0; e < xi; e++)
                         if (items[e] >= fire->off && items[e] < fire->off + fire->K &&
@@ -5863,7 +5951,8 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
                             goto done;
                         }
                 /* every other existing source neuron: Bernoulli(p) */
-                for (i = gaia__asm_lrng_skip(fp, &rng); i < f->nrows; i += 1 + gaia__asm_lrng_skip(fp, &rng)) {
+                for (i = gaia__asm_lrng_skip(fp, lq, &rng); i < f->nrows;
+                     i += 1 + gaia__asm_lrng_skip(fp, lq, &rng)) {
                     if (firing[fi] && firing[fi][i]) continue;
                     if (!gaia__asm_row_push(b, &f->rows[i], id, 1.0f)) {
                         st = GAIA_ERR_OUT_OF_MEMORY;
@@ -5907,13 +5996,17 @@ static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor,
     }
     {
         const gaia__asm_area *sa = &b->areas[f->src];
+        const float wmax = b->wmax;
         for (q = 0; q < sa->nwin; q++) {
             gaia__asm_row *row = &f->rows[sa->win[q]];
-            for (e = 0; e < row->len; e++)
-                if (flag[row->j[e]]) {
-                    float v = row->w[e] * factor;
-                    row->w[e] = v < b->wmax ? v : b->wmax;
-                }
+            /* a select, not a branch: about one synapse in four goes to a new
+               winner, a branch the CPU cannot guess (a quarter of a lazy
+               step at n = 10^6 went to its mispredictions) */
+            for (e = 0; e < row->len; e++) {
+                float w = row->w[e], v = w * factor;
+                v = v < wmax ? v : wmax;
+                row->w[e] = flag[row->j[e]] ? v : w;
+            }
         }
     }
 }
@@ -7079,6 +7172,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     gaia__asm_put_u64(&w, b->lazy_stream);
     gaia__asm_put_u32(&w, (uint32_t)b->plastic);
     gaia__asm_put_f32(&w, b->wmax);
+    gaia__asm_put_u32(&w, (uint32_t)b->sampler); /* version 3 */
     gaia__asm_put_u32(&w, (uint32_t)b->nstims);
     for (i = 0; i < b->nstims; i++) {
         gaia__asm_put_name(&w, b->stims[i].name);
@@ -7260,7 +7354,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     float wmax = GAIA_ASSEMBLY_WMAX;
     double p;
     uint64_t seed, steps, lstream, u64;
-    uint32_t plastic, ns, na, nf, i, t;
+    uint32_t plastic, ns, na, nf, i, t, sampler = GAIA_SAMPLER_EXACT;
     gaia_status st;
     *why = "truncated";
     p = gaia__asm_get_f64(r);
@@ -7269,8 +7363,10 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     lstream = gaia__asm_get_u64(r);
     plastic = gaia__asm_get_u32(r);
     if (ver >= 2) wmax = gaia__asm_get_f32(r);
+    if (ver >= 3) sampler = gaia__asm_get_u32(r);
     if (r->bad) return GAIA_ERR_FORMAT;
-    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0) || plastic > 1 || !(wmax >= 1.0f && wmax <= GAIA_ASSEMBLY_WMAX)) {
+    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0) || plastic > 1 || !(wmax >= 1.0f && wmax <= GAIA_ASSEMBLY_WMAX) ||
+        sampler > GAIA_SAMPLER_TRUNCNORM) {
         *why = "bad p or flags";
         return GAIA_ERR_FORMAT;
     }
@@ -7284,6 +7380,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     b->lazy_stream = lstream;
     b->plastic = (int)plastic;
     b->wmax = wmax;
+    b->sampler = (int)sampler;
     ns = gaia__asm_get_u32(r);
     if (ns > GAIA__ASM_MAX_UNITS || !gaia__asm_need_n(r, ns, 9)) goto bad;
     for (i = 0; i < ns; i++) {
@@ -7931,6 +8028,20 @@ GAIA_API gaia_status gaia_brain_trials_run(gaia_ctx *ctx, const gaia_trials_desc
     return gaia__trials_run(ctx, "gaia_brain_trials_run", desc, out);
 }
 
+/* ---- lazy areas' sampler ---- */
+GAIA_API gaia_status gaia_brain_set_sampler(gaia_brain *b, gaia_sampler sampler) {
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (sampler != GAIA_SAMPLER_EXACT && sampler != GAIA_SAMPLER_TRUNCNORM)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_set_sampler",
+                          "unknown sampler %d (GAIA_SAMPLER_EXACT 0 or GAIA_SAMPLER_TRUNCNORM 1)", (int)sampler);
+    b->sampler = (int)sampler;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_sampler gaia_brain_sampler(const gaia_brain *b) {
+    return b ? (gaia_sampler)b->sampler : GAIA_SAMPLER_EXACT;
+}
+
 /* ---- the experiments of the literature as batches ---- */
 static gaia_status gaia__exp_step(gaia_brain *b, const char *spec) { return gaia_brain_project_spec(b, spec); }
 
@@ -8024,6 +8135,7 @@ static gaia_status gaia__exp_trial(gaia_ctx *ctx, size_t trial, uint64_t seed, d
     (void)trial;
     st = gaia_brain_create(ctx, e->p, seed, GAIA_DEVICE_CPU, &b);
     if (st != GAIA_OK) return st;
+    st = gaia_brain_set_sampler(b, (gaia_sampler)e->sampler);
     prev = (uint32_t *)gaia__asm_halloc(b, ((size_t)e->k + 1) * 4);
     if (!prev) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_trials", "out of memory");
     if (e->kind == GAIA_EXPERIMENT_PROJECTION || e->kind == GAIA_EXPERIMENT_COMPLETION) {
@@ -8122,6 +8234,8 @@ GAIA_API gaia_status gaia_brain_trials(gaia_ctx *ctx, const gaia_brain_experimen
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
                           "n = %u, k = %u (want 1 <= k < n), p = %g, beta = %g or mode %d out of range", e->n, e->k,
                           e->p, (double)e->beta, (int)e->mode);
+    if (e->sampler != GAIA_SAMPLER_EXACT && e->sampler != GAIA_SAMPLER_TRUNCNORM)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown sampler %d", e->sampler);
     width = 2 * (size_t)e->steps + GAIA_EXPERIMENT_RESULTS;
     if (trials == 0 || gaia__mul_overflows(trials, width, &total) || total > SIZE_MAX / sizeof(double))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "trials = %zu (want 1.., and trials x %zu doubles addressable)",
