@@ -234,10 +234,12 @@ PLOTS     := $(BUILD)/plots
 GNUPLOT   ?= gnuplot
 BENCH_OUT ?= $(shell ls bench/results/cpu-*.txt 2>/dev/null | awk -F- '{print $$NF, $$0}' | sort | tail -n 1 | cut -d' ' -f2)
 PLOT_EXAMPLES := $(BUILD)/examples/assembly_projection $(BUILD)/examples/hrr_capacity $(BUILD)/examples/layer_hierarchy \
-                 $(BUILD)/examples/train_mlp
+                 $(BUILD)/examples/train_mlp \
+                 $(BUILD)/examples/assembly_sweeps
 plots: $(PLOT_EXAMPLES)
 	@mkdir -p $(PLOTS)
 	$(BUILD)/examples/assembly_projection --csv $(PLOTS)/assembly_support.csv
+	$(BUILD)/examples/assembly_sweeps --csv $(PLOTS)/assembly_sweeps > $(PLOTS)/assembly_sweeps.txt
 	$(BUILD)/examples/hrr_capacity --csv $(PLOTS)/hrr_capacity.csv 2000
 	$(BUILD)/examples/layer_hierarchy --csv $(PLOTS)/hierarchy_outputs.csv
 	$(BUILD)/examples/train_mlp --csv $(PLOTS)/train_loss.csv
@@ -246,6 +248,8 @@ plots: $(PLOT_EXAMPLES)
 	@if command -v $(GNUPLOT) >/dev/null 2>&1; then set -e; \
 	  for p in assembly_support hrr_capacity hierarchy_outputs train_loss; do \
 	    $(GNUPLOT) -e "csv='$(PLOTS)/$$p.csv'; out='docs/$$p.png'" docs/plots/$$p.gp; echo "wrote docs/$$p.png"; done; \
+	  $(GNUPLOT) -e "prefix='$(PLOTS)/assembly_sweeps'; out='docs/assembly_sweeps.png'; what=', n = 10^5, k = 317, p = 0.01, 16 seeds a point'" \
+	    docs/plots/assembly_sweeps.gp; echo "wrote docs/assembly_sweeps.png"; \
 	  $(GNUPLOT) -e "csv='$(PLOTS)/bench_ratios.csv'; out='docs/bench_ratios.png'; src=': $(notdir $(BENCH_OUT))'" \
 	    docs/plots/bench_ratios.gp; echo "wrote docs/bench_ratios.png"; \
 	else echo "make plots: gnuplot is not installed, so no PNG: the CSV files are in $(PLOTS)/ (apt-get install gnuplot)"; fi

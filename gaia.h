@@ -761,6 +761,30 @@
    stimuli + areas; gaia_brain_set_memory_limit(b, bytes) caps the memory a
    brain may hold (a loaded brain starts capped at the context's load_limit).
 
+   Batched trials: many seeds of one experiment at once, the trials spread
+   over the cores (OpenMP; each trial runs single-threaded in a CPU context
+   of its own), and trial r's numbers depend on its seed only, never on the
+   thread count. gaia_brain_trials runs the literature's experiments from a
+   description (PROJECTION, COMPLETION, ASSOCIATION, MERGE: curves of
+   `steps` points per trial, the support and a per-kind measure, plus a few
+   results; the declarations say which); gaia_brain_trials_run runs your own
+   trial function, which builds and runs one brain from a seed and writes a
+   row of doubles. Both write their outputs only when every trial worked;
+   a failed trial is named with its seed and its own message.
+   Example, the mean support curve of 16 seeds (lazy, n = 2*10^4):
+       gaia_brain_experiment e;
+       double sup[16 * 12], mean = 0.0;
+       size_t r;
+       memset(&e, 0, sizeof e);                   // zero = default, field by field
+       e.kind = GAIA_EXPERIMENT_PROJECTION;
+       e.n = 20000; e.k = 141; e.p = 0.01; e.beta = 0.05f;
+       e.mode = GAIA_AREA_LAZY;
+       e.steps = 12;
+       if (gaia_brain_trials(ctx, &e, 16, 1, sup, NULL, NULL) != GAIA_OK)  // seeds 1..16
+           return 1;
+       for (r = 0; r < 16; r++) mean += sup[r * 12 + 11] / 16;  // row r = trial r
+       printf("support after 12 steps: %.0f on average\n", mean); // prints: support after 12 steps: ... on average
+
    =====================================================================
    12. THE HRR MODULE
    =====================================================================
@@ -1986,6 +2010,106 @@ GAIA_API gaia_status gaia_brain_op_merge(gaia_brain *b, const char *sa, const ch
    overlap with the winners before. */
 GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, double fraction, int steps,
                                             size_t *recovered);
+
+/* ---- batched independent trials ----
+   Many seeds of one experiment, the trials in parallel on the CPU (OpenMP
+   over trials; each trial single-threaded in a context of its own). A trial
+   depends only on its seed: the numbers do not depend on the thread count.
+
+   One trial of a batch: build a brain in ctx (a CPU context of one thread
+   made for this trial, with the caller's allocator and load_limit), run it,
+   write up to `width` doubles to row (they start as NaN). `trial` is the
+   index in the batch, seed = desc.seed + trial. Return GAIA_OK or a status;
+   the batch then fails with that trial's message. */
+typedef gaia_status (*gaia_trial_fn)(gaia_ctx *ctx, size_t trial, uint64_t seed, double *row, void *user);
+
+typedef struct gaia_trials_desc {
+    size_t trials;      /* R >= 1 */
+    size_t width;       /* doubles per trial, >= 1 */
+    uint64_t seed;      /* trial r runs with seed + r */
+    int threads;        /* trials at once; 0 = the context's cpu_threads */
+    gaia_trial_fn run;
+    void *user;         /* passed to run; shared by the threads (read it only) */
+} gaia_trials_desc;
+
+/* Runs desc->trials trials into out (trials x width doubles, row r = trial
+   r). out is written only when every trial succeeded. The context's
+   allocator is called from several threads (the default one may be). */
+GAIA_API gaia_status gaia_brain_trials_run(gaia_ctx *ctx, const gaia_trials_desc *desc, double *out);
+
+/* The experiments of the literature as batches (the reference simulator's
+   simulations). Areas have n neurons and cap k, stimuli k neurons, one p and
+   beta; each trial is a fresh brain of seed + r. Per kind, with s = steps:
+     PROJECTION   stim>A, then stim>A A>A: s steps.
+                  support: A's support after each step; measure: A's
+                  winners' overlap with the step before / k (0 at step 1);
+                  result {density of A>A synapses among the final winners
+                  (edges / k^2: the assembly's p), final support / k, NaN}.
+     COMPLETION   PROJECTION for s steps (support and measure as there), then
+                  a random `fraction` of A's winners (at least one) fire alone,
+                  A>A for test_steps steps, plasticity on (the reference's
+                  pattern completion). result {overlap of the winners with the
+                  trained assembly / k, neurons added during completion, NaN}.
+     ASSOCIATION  stimA>A stimB>B to stability (10 steps), A into C (10), B
+                  into C (10), then s joint steps with C>C. support: C's
+                  support after each joint step; measure: after each joint
+                  step, on two clones, the overlap / k of C's winners when
+                  only A (stimA>A, then A>C) or only B fires. result {that
+                  overlap before the joint steps, NaN, NaN}.
+     MERGE        stimA>A, stimB>B, then both into C, then s steps in which
+                  A, B and C all fire into each other and themselves.
+                  support: C's support after each of the s steps; measure:
+                  C's overlap with the step before / k. result {A's support,
+                  B's support, NaN}. */
+typedef enum gaia_experiment_kind {
+    GAIA_EXPERIMENT_PROJECTION = 0,
+    GAIA_EXPERIMENT_COMPLETION = 1,
+    GAIA_EXPERIMENT_ASSOCIATION = 2,
+    GAIA_EXPERIMENT_MERGE = 3
+} gaia_experiment_kind;
+
+#define GAIA_EXPERIMENT_RESULTS 3 /* doubles of result per trial */
+
+typedef struct gaia_brain_experiment {
+    gaia_experiment_kind kind;
+    uint32_t n, k;       /* every area; stimuli have k neurons */
+    double p;
+    float beta;
+    gaia_area_mode mode;
+    int steps;           /* s >= 1: the curves' length */
+    int test_steps;      /* COMPLETION: steps from the cue (0: 5) */
+    double fraction;     /* COMPLETION: the cue's part of the assembly (0: 0.5) */
+    int threads;         /* trials at once; 0 = the context's cpu_threads */
+    int sampler;         /* lazy areas: a gaia_sampler (0: exact) */
+} gaia_brain_experiment;
+
+/* Runs `trials` trials of e (seeds seed, seed + 1, ...) into support and
+   measure (trials x e->steps each) and result (trials x
+   GAIA_EXPERIMENT_RESULTS); any of the three may be NULL. Outputs are written
+   only when every trial succeeded. */
+GAIA_API gaia_status gaia_brain_trials(gaia_ctx *ctx, const gaia_brain_experiment *e, size_t trials, uint64_t seed,
+                                       double *support, double *measure, double *result);
+
+/* ---- lazy areas' sampler of new candidates ----
+   How a lazy area draws the inputs of its never-fired neurons (the k best
+   of n - support draws from Binomial(K, p), K the firing neurons):
+     GAIA_SAMPLER_EXACT     the k largest of the n - support draws, from the
+                            exact binomial tail as order statistics (default)
+     GAIA_SAMPLER_TRUNCNORM the reference simulators' approximation: alpha =
+                            the (n - support - k)/(n - support) quantile of
+                            Binomial(K, p), then k independent draws of
+                            round(Kp + sd Z), Z a standard normal truncated
+                            to [(alpha - Kp)/sd, inf), sd = sqrt(Kp(1-p)),
+                            at most K. When n - support <= k, the exact one.
+   A brain's sampler is saved in its image and kept by a clone; explicit
+   areas are exact either way. */
+typedef enum gaia_sampler {
+    GAIA_SAMPLER_EXACT = 0,
+    GAIA_SAMPLER_TRUNCNORM = 1
+} gaia_sampler;
+GAIA_API gaia_status gaia_brain_set_sampler(gaia_brain *b, gaia_sampler sampler);
+/* The brain's sampler (GAIA_SAMPLER_EXACT for NULL). */
+GAIA_API gaia_sampler gaia_brain_sampler(const gaia_brain *b);
 
 /* ---------------------------------------------------------------------
    assembly backend primitives (explicit mode). Device pointers throughout.
@@ -6490,8 +6614,9 @@ GAIA_API gaia_status gaia_layer_benchmark_kernel(gaia_ctx *ctx, gaia_layer_kerne
 #define GAIA__ASM_GEO_MAX (1u << 20)   /* geometric table length */
 #define GAIA__ASM_MAGIC "GAIABRN"
 /* 2: per-fibre p, the weight cap, winner histories; 3: inhibition of areas
-   and fibres, each fibre's count of fires (versions 1 and 2 still load) */
-#define GAIA__ASM_VERSION 3u
+   and fibres, each fibre's count of fires; 4: the lazy sampler (versions 1
+   to 3 still load) */
+#define GAIA__ASM_VERSION 4u
 
 typedef struct gaia__asm_row {
     uint32_t *j;
@@ -6605,6 +6730,7 @@ struct gaia_brain {
     double *lz_sf;           /* P(Binomial(lz_K, lz_p) > x), x = 0..lz_K */
     uint32_t lz_K;
     double lz_p;
+    int sampler;             /* lazy candidates: a gaia_sampler (set_sampler) */
 };
 
 static void gaia__assembly_release(gaia_ctx *ctx) { (void)ctx; }
@@ -6959,11 +7085,12 @@ static double gaia__asm_lrng_open0(gaia__asm_lrng *r) {
 static uint32_t gaia__asm_lrng_below(gaia__asm_lrng *r, uint32_t m) {
     return (uint32_t)(((uint64_t)gaia__asm_lrng_u32(r) * m) >> 32);
 }
-/* Geometric(p) skip for the lazy rows (host only, so plain log is fine). */
-static uint64_t gaia__asm_lrng_skip(double p, gaia__asm_lrng *r) {
+/* Geometric(p) skip for the lazy rows (host only, so plain log is fine);
+   lq = log1p(-p), computed once by the caller (a log per edge is enough). */
+static uint64_t gaia__asm_lrng_skip(double p, double lq, gaia__asm_lrng *r) {
     double v;
     if (p >= 1.0) return 0;
-    v = floor(log(gaia__asm_lrng_open0(r)) / log1p(-p));
+    v = floor(log(gaia__asm_lrng_open0(r)) / lq);
     return v > 1e18 ? (uint64_t)1e18 : (uint64_t)v;
 }
 static uint32_t gaia__asm_lrng_binom(const gaia__asm_bin *s, gaia__asm_lrng *r) {
@@ -7005,7 +7132,7 @@ static int gaia__asm_row_push(gaia_brain *b, gaia__asm_row *row, uint32_t j, flo
 static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, uint32_t ncols) {
     size_t cap = f->caprows;
     gaia__asm_lrng r;
-    double p = gaia__asm_fibre_p(b, f);
+    double p = gaia__asm_fibre_p(b, f), lq = log1p(-p);
     if (upto <= f->nrows) return 1;
     if (!gaia__asm_grow(b, (void **)&f->rows, sizeof(gaia__asm_row), f->nrows, &cap, upto)) return 0;
     f->caprows = (uint32_t)cap;
@@ -7014,7 +7141,7 @@ static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, 
         gaia__asm_row *row = &f->rows[f->nrows];
         uint64_t j;
         memset(row, 0, sizeof *row);
-        for (j = gaia__asm_lrng_skip(p, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(p, &r))
+        for (j = gaia__asm_lrng_skip(p, lq, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(p, lq, &r))
             if (!gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) {
                 gaia__asm_hfree(b, row->j); /* the row is not counted yet: it must not keep memory */
                 gaia__asm_hfree(b, row->w);
@@ -7498,6 +7625,64 @@ static uint32_t gaia__asm_lazy_quantile(const gaia_brain *b, double g) {
     return lo;
 }
 
+/* The standard normal quantile, u in (0, 1): Acklam's rational
+   approximation (relative error below 1.2e-9), then one Halley step on
+   erfc, which brings it to about double precision. */
+static double gaia__norm_quantile(double u) {
+    static const double a[6] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                                1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+    static const double bb[5] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                                 6.680131188771972e+01,  -1.328068155288572e+01};
+    static const double c[6] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                                -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+    static const double d[4] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                                3.754408661907416e+00};
+    double x, q, r, e;
+    if (u < 0.02425 || u > 1.0 - 0.02425) {
+        q = sqrt(-2.0 * log(u < 0.5 ? u : 1.0 - u));
+        x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+        if (u > 0.5) x = -x;
+    } else {
+        q = u - 0.5;
+        r = q * q;
+        x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+            (((((bb[0] * r + bb[1]) * r + bb[2]) * r + bb[3]) * r + bb[4]) * r + 1.0);
+    }
+    /* Halley: e = Phi(x) - u, Phi from erfc (accurate in both tails) */
+    e = 0.5 * erfc(-x / 1.4142135623730951) - u;
+    r = e * 2.5066282746310002 * exp(0.5 * x * x);
+    return x - r / (1.0 + 0.5 * x * r);
+}
+
+static int gaia__asm_cmp_u32_desc(const void *x, const void *y) {
+    uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+    return a > c ? -1 : a < c;
+}
+
+/* The reference simulators' candidates (GAIA_SAMPLER_TRUNCNORM): kk draws of
+   round(mu + sd Z), Z ~ N(0, 1) truncated to [za, inf), za = (alpha - mu)/sd
+   with alpha the (N - k)/N quantile of Binomial(K, p) (the brain's table
+   b->lz_sf is that of K and p). Z = -Phi^-1(U Q(za)), Q the upper tail, one
+   uniform each; rounding half to even, as NumPy's round. Sorted descending:
+   the new winners are then the first candidates, as with order statistics
+   (the draws are independent, so their order carries nothing). */
+static void gaia__asm_truncnorm_candidates(const gaia_brain *b, uint32_t K, uint64_t N, uint32_t kk,
+                                           gaia__asm_lrng *rng, uint32_t *cx) {
+    double p = b->lz_p, mu = (double)K * p, sd = sqrt((double)K * p * (1.0 - p));
+    double alpha = (double)gaia__asm_lazy_quantile(b, (double)kk / (double)N);
+    double za = sd > 0.0 ? (alpha - mu) / sd : 0.0, qa = 0.5 * erfc(za / 1.4142135623730951);
+    uint32_t r;
+    for (r = 0; r < kk; r++) {
+        double u = gaia__asm_lrng_open0(rng), y = u * qa, z, v;
+        z = y > 0.0 && y < 1.0 ? -gaia__norm_quantile(y) : za; /* y = 1: U = 1 and za = -inf, never */
+        if (z < za) z = za;
+        v = sd > 0.0 ? nearbyint(mu + sd * z) : mu;
+        cx[r] = v >= (double)K ? K : v <= 0.0 ? 0u : (uint32_t)v;
+    }
+    qsort(cx, kk, sizeof(uint32_t), gaia__asm_cmp_u32_desc);
+}
+
 typedef struct gaia__asm_src_fire {
     int src;       /* area or -1 - stimulus */
     uint32_t K;    /* firing neurons */
@@ -7553,10 +7738,14 @@ static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_s
         st = gaia__asm_lazy_sf(b, K, gaia__asm_fibre_p(b, &b->fibres[gaia__asm_find_fibre(b, sf[0].src, t)]));
         if (st != GAIA_OK) goto done;
         gaia__asm_lrng_init(b, &rng);
+        if (b->sampler == GAIA_SAMPLER_TRUNCNORM && N > a->k)
+            gaia__asm_truncnorm_candidates(b, K, N, kk, &rng, cx);
         for (r = 0; r < kk; r++) {
-            /* V_r = V_{r-1} U^(1/(N-r)): the r-th largest of N uniforms */
-            logv += log(gaia__asm_lrng_open0(&rng)) / (double)(N - r);
-            cx[r] = gaia__asm_lazy_quantile(b, -expm1(logv));
+            if (b->sampler != GAIA_SAMPLER_TRUNCNORM || N <= a->k) {
+                /* V_r = V_{r-1} U^(1/(N-r)): the r-th largest of N uniforms */
+                logv += log(gaia__asm_lrng_open0(&rng)) / (double)(N - r);
+                cx[r] = gaia__asm_lazy_quantile(b, -expm1(logv));
+            }
             key[w + r] = (int64_t)cx[r] * (int64_t)GAIA_ASSEMBLY_FIX;
         }
     }
@@ -7580,8 +7769,10 @@ done:
     return st;
 }
 
-/* x distinct items of [0, K), ascending (Floyd's algorithm; selection
-   sampling when x is a large part of K). */
+/* x distinct items of [0, K), in no particular order: the callers only
+   count them and append one synapse to each chosen neuron's row (Floyd's
+   algorithm; selection sampling when x is a large part of K). Sorting them,
+   as this once did, was a fifth of a lazy step at n = 10^6. */
 static void gaia__asm_sample_distinct(gaia__asm_lrng *r, uint32_t K, uint32_t x, uint32_t *out) {
     uint32_t m = 0, t;
     if (x > 64 || x * 4 > K) {
@@ -7600,7 +7791,6 @@ static void gaia__asm_sample_distinct(gaia__asm_lrng *r, uint32_t K, uint32_t x,
             if (out[q] == v) dup = 1;
         out[m++] = dup ? t : v;
     }
-    qsort(out, m, sizeof(uint32_t), gaia__asm_cmp_u32);
 }
 
 /* Lazy area t gains neurons support..support+q-1 (new winners with inputs
@@ -7675,7 +7865,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
             } else {
                 uint64_t i;
                 const gaia__asm_area *sa = &b->areas[f->src];
-                double fp = gaia__asm_fibre_p(b, f);
+                double fp = gaia__asm_fibre_p(b, f), lq = log1p(-fp);
                 if (fire) /* the chosen firing neurons */
                     for (e = 0; e < xi; e++)
                         if (items[e] >= fire->off && items[e] < fire->off + fire->K &&
@@ -7684,7 +7874,8 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
                             goto done;
                         }
                 /* every other existing source neuron: Bernoulli(p) */
-                for (i = gaia__asm_lrng_skip(fp, &rng); i < f->nrows; i += 1 + gaia__asm_lrng_skip(fp, &rng)) {
+                for (i = gaia__asm_lrng_skip(fp, lq, &rng); i < f->nrows;
+                     i += 1 + gaia__asm_lrng_skip(fp, lq, &rng)) {
                     if (firing[fi] && firing[fi][i]) continue;
                     if (!gaia__asm_row_push(b, &f->rows[i], id, 1.0f)) {
                         st = GAIA_ERR_OUT_OF_MEMORY;
@@ -7728,13 +7919,17 @@ static void gaia__asm_lazy_hebb(gaia_brain *b, gaia__asm_fibre *f, float factor,
     }
     {
         const gaia__asm_area *sa = &b->areas[f->src];
+        const float wmax = b->wmax;
         for (q = 0; q < sa->nwin; q++) {
             gaia__asm_row *row = &f->rows[sa->win[q]];
-            for (e = 0; e < row->len; e++)
-                if (flag[row->j[e]]) {
-                    float v = row->w[e] * factor;
-                    row->w[e] = v < b->wmax ? v : b->wmax;
-                }
+            /* a select, not a branch: about one synapse in four goes to a new
+               winner, a branch the CPU cannot guess (a quarter of a lazy
+               step at n = 10^6 went to its mispredictions) */
+            for (e = 0; e < row->len; e++) {
+                float w = row->w[e], v = w * factor;
+                v = v < wmax ? v : wmax;
+                row->w[e] = flag[row->j[e]] ? v : w;
+            }
         }
     }
 }
@@ -9169,6 +9364,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     gaia__asm_put_u64(&w, b->lazy_stream);
     gaia__asm_put_u32(&w, (uint32_t)b->plastic);
     gaia__asm_put_f32(&w, b->wmax);
+    gaia__asm_put_u32(&w, (uint32_t)b->sampler); /* version 4 */
     gaia__asm_put_u32(&w, (uint32_t)b->nstims);
     for (i = 0; i < b->nstims; i++) {
         gaia__asm_put_name(&w, b->stims[i].name);
@@ -9359,7 +9555,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     float wmax = GAIA_ASSEMBLY_WMAX;
     double p;
     uint64_t seed, steps, lstream, u64;
-    uint32_t plastic, ns, na, nf, i, t;
+    uint32_t plastic, ns, na, nf, i, t, sampler = GAIA_SAMPLER_EXACT;
     gaia_status st;
     *why = "truncated";
     p = gaia__asm_get_f64(r);
@@ -9368,8 +9564,10 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     lstream = gaia__asm_get_u64(r);
     plastic = gaia__asm_get_u32(r);
     if (ver >= 2) wmax = gaia__asm_get_f32(r);
+    if (ver >= 4) sampler = gaia__asm_get_u32(r);
     if (r->bad) return GAIA_ERR_FORMAT;
-    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0) || plastic > 1 || !(wmax >= 1.0f && wmax <= GAIA_ASSEMBLY_WMAX)) {
+    if (!(p >= GAIA_BRAIN_P_MIN && p <= 1.0) || plastic > 1 || !(wmax >= 1.0f && wmax <= GAIA_ASSEMBLY_WMAX) ||
+        sampler > GAIA_SAMPLER_TRUNCNORM) {
         *why = "bad p or flags";
         return GAIA_ERR_FORMAT;
     }
@@ -9383,6 +9581,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     b->lazy_stream = lstream;
     b->plastic = (int)plastic;
     b->wmax = wmax;
+    b->sampler = (int)sampler;
     ns = gaia__asm_get_u32(r);
     if (ns > GAIA__ASM_MAX_UNITS || !gaia__asm_need_n(r, ns, 9)) goto bad;
     for (i = 0; i < ns; i++) {
@@ -9951,6 +10150,341 @@ GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, dou
         else if (recovered) *recovered = gaia__asm_overlap_sorted(a->win, a->nwin, before, nb);
     }
     gaia__asm_hfree(b, before);
+    return st;
+}
+
+/* ---- batched independent trials ----
+   The trials of a batch share nothing: each runs in a CPU context of its own
+   with one thread, so the trials fill the cores, and a trial's numbers
+   depend on its seed only, never on which thread ran it or when. */
+static gaia_status gaia__trials_run(gaia_ctx *ctx, const char *fn, const gaia_trials_desc *desc, double *out) {
+    double *rows;
+    size_t total, r, done = 0, failed = SIZE_MAX;
+    gaia_status fst = GAIA_OK;
+    char fmsg[GAIA__ERR_LEN];
+    int nt, stop = 0;
+    GAIA__NEED_CTX(ctx);
+    if (!desc) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc is NULL");
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if (!desc->run) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc->run is NULL");
+    if (desc->trials == 0 || desc->width == 0)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "trials = %zu, width = %zu (want >= 1 each)", desc->trials,
+                          desc->width);
+    if (desc->threads < 0 || desc->threads > GAIA_MAX_THREADS)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "threads = %d outside 0..%d", desc->threads,
+                          GAIA_MAX_THREADS);
+    if (gaia__mul_overflows(desc->trials, desc->width, &total) || total > SIZE_MAX / sizeof(double))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%zu trials x %zu doubles overflow the address space",
+                          desc->trials, desc->width);
+    /* the rows are gathered apart and copied out only when all succeeded */
+    rows = (double *)gaia__host_alloc(ctx, total * sizeof(double));
+    if (!rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu trial rows", desc->trials);
+    for (r = 0; r < total; r++) rows[r] = NAN;
+    fmsg[0] = '\0';
+    nt = desc->threads ? desc->threads : ctx->cpu_threads;
+    if ((size_t)nt > desc->trials) nt = (int)desc->trials;
+    if (nt < 1) nt = 1;
+    gaia_progress_report(ctx, 0, desc->trials, fn);
+    /* dynamic: trials of one batch may differ in length (a failed one ends
+       early); trials start in index order, so a failure stops the trials
+       after it and the lowest failed index is the one reported */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
+#endif
+    for (r = 0; r < desc->trials; r++) {
+        gaia_ctx_desc cd;
+        gaia_ctx *c = NULL;
+        gaia_status st;
+        char msg[GAIA__ERR_LEN];
+        int skip;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+        skip = stop;
+        if (skip) continue;
+        memset(&cd, 0, sizeof cd);
+        cd.device = GAIA_DEVICE_CPU;
+        cd.seed = desc->seed + r;
+        cd.allocator = ctx->allocator;
+        cd.cpu_threads = 1;
+        cd.load_limit = ctx->load_limit;
+        st = gaia_ctx_create(&cd, &c);
+        if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", gaia_last_error(NULL));
+        else {
+            st = desc->run(c, r, desc->seed + r, rows + r * desc->width, desc->user);
+            if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", c->last_error[0] ? c->last_error : gaia_status_str(st));
+            gaia_ctx_destroy(c);
+        }
+#ifdef _OPENMP
+#pragma omp critical(gaia__trials)
+#endif
+        {
+            if (st != GAIA_OK) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                stop = 1;
+                if (r < failed) {
+                    failed = r;
+                    fst = st;
+                    memcpy(fmsg, msg, sizeof fmsg);
+                }
+            }
+            done++;
+#ifdef _OPENMP
+            if (omp_get_thread_num() == 0) /* the caller's thread: the callback need not be thread-safe */
+#endif
+                gaia_progress_report(ctx, done, desc->trials, fn);
+        }
+    }
+    if (failed != SIZE_MAX) {
+        gaia__host_free(ctx, rows);
+        return gaia__fail(ctx, fst, fn, "trial %zu (seed %llu) failed: %s", failed,
+                          (unsigned long long)(desc->seed + failed), fmsg);
+    }
+    gaia_progress_report(ctx, desc->trials, desc->trials, fn);
+    memcpy(out, rows, total * sizeof(double));
+    gaia__host_free(ctx, rows);
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_trials_run(gaia_ctx *ctx, const gaia_trials_desc *desc, double *out) {
+    return gaia__trials_run(ctx, "gaia_brain_trials_run", desc, out);
+}
+
+/* ---- lazy areas' sampler ---- */
+GAIA_API gaia_status gaia_brain_set_sampler(gaia_brain *b, gaia_sampler sampler) {
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (sampler != GAIA_SAMPLER_EXACT && sampler != GAIA_SAMPLER_TRUNCNORM)
+        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_set_sampler",
+                          "unknown sampler %d (GAIA_SAMPLER_EXACT 0 or GAIA_SAMPLER_TRUNCNORM 1)", (int)sampler);
+    b->sampler = (int)sampler;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_sampler gaia_brain_sampler(const gaia_brain *b) {
+    return b ? (gaia_sampler)b->sampler : GAIA_SAMPLER_EXACT;
+}
+
+/* ---- the experiments of the literature as batches ---- */
+static gaia_status gaia__exp_step(gaia_brain *b, const char *spec) { return gaia_brain_project_spec(b, spec); }
+
+static gaia__asm_area *gaia__exp_area(gaia_brain *b, const char *name) { return &b->areas[gaia__asm_find_area(b, name)]; }
+
+/* |winners of `area` in x ∩ winners of `area` in y| (both ascending). */
+static size_t gaia__exp_overlap(gaia_brain *x, gaia_brain *y, const char *area) {
+    const gaia__asm_area *a = gaia__exp_area(x, area), *c = gaia__exp_area(y, area);
+    return gaia__asm_overlap_sorted(a->win, a->nwin, c->win, c->nwin);
+}
+
+/* Synapses of fibre A>A among A's current winners, over k^2: the density
+   of the assembly (the reference's "assembly p"). */
+static gaia_status gaia__exp_density(gaia_brain *b, double *out) {
+    const gaia__asm_area *a = gaia__exp_area(b, "A");
+    uint32_t *tg = NULL, q;
+    float *wt = NULL;
+    size_t cap = 0, cnt, e, edges = 0;
+    gaia_status st = GAIA_OK;
+    for (q = 0; q < a->nwin && st == GAIA_OK; q++) {
+        st = gaia_brain_synapse_row(b, "A", "A", a->win[q], NULL, NULL, 0, &cnt);
+        if (st == GAIA_OK && cnt > cap) {
+            gaia__asm_hfree(b, tg);
+            gaia__asm_hfree(b, wt);
+            cap = cnt + cnt / 2 + 16;
+            tg = (uint32_t *)gaia__asm_halloc(b, cap * 4);
+            wt = (float *)gaia__asm_halloc(b, cap * 4);
+            if (!tg || !wt) st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_trials", "out of memory");
+        }
+        if (st == GAIA_OK) st = gaia_brain_synapse_row(b, "A", "A", a->win[q], tg, wt, cap, &cnt);
+        for (e = 0; st == GAIA_OK && e < cnt; e++) edges += (size_t)gaia__asm_is_winner(a, tg[e]);
+    }
+    gaia__asm_hfree(b, tg);
+    gaia__asm_hfree(b, wt);
+    *out = st == GAIA_OK ? (double)edges / ((double)a->k * (double)a->k) : NAN;
+    return st;
+}
+
+/* The association read-out: C's winners when only A (stimA>A, then A>C)
+   or only B fires, on clones; *ov = their overlap / k. */
+static gaia_status gaia__exp_assoc_overlap(gaia_brain *b, double *ov) {
+    gaia_brain *x = NULL, *y = NULL;
+    gaia_status st = gaia_brain_clone(b, &x);
+    if (st == GAIA_OK) st = gaia_brain_clone(b, &y);
+    if (st == GAIA_OK) st = gaia__exp_step(x, "sA>A");
+    if (st == GAIA_OK) st = gaia__exp_step(x, "A>C");
+    if (st == GAIA_OK) st = gaia__exp_step(y, "sB>B");
+    if (st == GAIA_OK) st = gaia__exp_step(y, "B>C");
+    if (st == GAIA_OK) *ov = (double)gaia__exp_overlap(x, y, "C") / (double)gaia__exp_area(b, "C")->k;
+    gaia_brain_destroy(x);
+    gaia_brain_destroy(y);
+    return st;
+}
+
+/* A random m of the area's winners: a partial Fisher-Yates shuffle driven
+   by Philox keyed by the trial's seed (a stream apart from the brain's). */
+static void gaia__exp_cue(uint64_t seed, const uint32_t *win, uint32_t nwin, uint32_t m, uint32_t *out) {
+    uint32_t ctr[4] = {0, 0, 0x43554553u /* "CUES" */, 0}, key[2], rnd[4], i;
+    key[0] = (uint32_t)seed;
+    key[1] = (uint32_t)(seed >> 32);
+    memcpy(out, win, (size_t)nwin * 4);
+    for (i = 0; i < m; i++) {
+        uint32_t j, tmp;
+        ctr[0] = i;
+        gaia_cpu_philox4x32_10(ctr, key, rnd);
+        j = i + (uint32_t)(((uint64_t)rnd[0] * (nwin - i)) >> 32);
+        tmp = out[i];
+        out[i] = out[j];
+        out[j] = tmp;
+    }
+}
+
+/* Support and overlap with the step before, for step t of the curve. */
+static void gaia__exp_record(gaia_brain *b, const char *area, int t, uint32_t *prev, double *sup, double *mea) {
+    const gaia__asm_area *a = gaia__exp_area(b, area);
+    sup[t] = (double)a->support;
+    mea[t] = t ? (double)gaia__asm_overlap_sorted(a->win, a->nwin, prev, a->k) / (double)a->k : 0.0;
+    memcpy(prev, a->win, (size_t)a->nwin * 4);
+    if (a->nwin < a->k) memset(prev + a->nwin, 0xFF, (size_t)(a->k - a->nwin) * 4); /* no neuron */
+}
+
+/* One trial of an experiment (gaia_brain_trials): row = support[steps],
+   measure[steps], result[GAIA_EXPERIMENT_RESULTS]. */
+static gaia_status gaia__exp_trial(gaia_ctx *ctx, size_t trial, uint64_t seed, double *row, void *user) {
+    const gaia_brain_experiment *e = (const gaia_brain_experiment *)user;
+    double *sup = row, *mea = row + e->steps, *res = row + 2 * (size_t)e->steps;
+    gaia_brain *b = NULL;
+    uint32_t *prev = NULL;
+    int t, i;
+    gaia_status st;
+    (void)trial;
+    st = gaia_brain_create(ctx, e->p, seed, GAIA_DEVICE_CPU, &b);
+    if (st != GAIA_OK) return st;
+    st = gaia_brain_set_sampler(b, (gaia_sampler)e->sampler);
+    prev = (uint32_t *)gaia__asm_halloc(b, ((size_t)e->k + 1) * 4);
+    if (!prev) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_trials", "out of memory");
+    if (e->kind == GAIA_EXPERIMENT_PROJECTION || e->kind == GAIA_EXPERIMENT_COMPLETION) {
+        if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "s", e->k);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "A", e->n, e->k, e->beta, e->mode);
+        for (t = 0; t < e->steps && st == GAIA_OK; t++) {
+            st = gaia__exp_step(b, t ? "s>A A>A" : "s>A");
+            if (st == GAIA_OK) gaia__exp_record(b, "A", t, prev, sup, mea);
+        }
+        if (st == GAIA_OK && e->kind == GAIA_EXPERIMENT_PROJECTION) {
+            res[1] = sup[e->steps - 1] / (double)e->k;
+            if (e->steps >= 2) st = gaia__exp_density(b, &res[0]);
+        } else if (st == GAIA_OK) {
+            gaia__asm_area *a = gaia__exp_area(b, "A");
+            double frac = e->fraction > 0.0 ? e->fraction : 0.5, before = (double)a->support;
+            uint32_t nwin = a->nwin, m = (uint32_t)(frac * nwin), *cue;
+            int ts = e->test_steps > 0 ? e->test_steps : 5;
+            if (m == 0) m = 1;
+            cue = (uint32_t *)gaia__asm_halloc(b, (size_t)nwin * 4);
+            if (!cue) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_trials", "out of memory");
+            if (st == GAIA_OK) {
+                memcpy(prev, a->win, (size_t)nwin * 4); /* the trained assembly */
+                gaia__exp_cue(seed, a->win, nwin, m, cue);
+                st = gaia_brain_set_winners(b, "A", cue, m);
+            }
+            for (i = 0; i < ts && st == GAIA_OK; i++) st = gaia__exp_step(b, "A>A");
+            if (st == GAIA_OK) {
+                a = gaia__exp_area(b, "A");
+                res[0] = (double)gaia__asm_overlap_sorted(a->win, a->nwin, prev, nwin) / (double)e->k;
+                res[1] = (double)a->support - before;
+            }
+            gaia__asm_hfree(b, cue);
+        }
+    } else if (e->kind == GAIA_EXPERIMENT_ASSOCIATION) {
+        static const char *const train[6] = {"sA>A sB>B", "sA>A sB>B A>A B>B", "sA>A A>A A>C",
+                                             "sA>A A>A A>C C>C", "sB>B B>B B>C", "sB>B B>B B>C C>C"};
+        if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "sA", e->k);
+        if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "sB", e->k);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "A", e->n, e->k, e->beta, e->mode);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "B", e->n, e->k, e->beta, e->mode);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "C", e->n, e->k, e->beta, e->mode);
+        /* each phase: one step without the recurrent fire that has no
+           winners yet, then nine with it (the reference's association) */
+        for (i = 0; i < 3 && st == GAIA_OK; i++)
+            for (t = 0; t < 10 && st == GAIA_OK; t++) st = gaia__exp_step(b, train[2 * i + (t > 0)]);
+        if (st == GAIA_OK) st = gaia__exp_assoc_overlap(b, &res[0]);
+        for (t = 0; t < e->steps && st == GAIA_OK; t++) {
+            st = gaia__exp_step(b, t ? "sA>A sB>B A>A A>C B>B B>C C>C" : "sA>A sB>B A>A A>C B>B B>C");
+            if (st == GAIA_OK) {
+                sup[t] = (double)gaia__exp_area(b, "C")->support;
+                st = gaia__exp_assoc_overlap(b, &mea[t]);
+            }
+        }
+    } else {
+        static const char *const warm[3] = {"sA>A", "sB>B", "sA>A sB>B A>A A>C B>B B>C"};
+        if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "sA", e->k);
+        if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "sB", e->k);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "A", e->n, e->k, e->beta, e->mode);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "B", e->n, e->k, e->beta, e->mode);
+        if (st == GAIA_OK) st = gaia_brain_add_area(b, "C", e->n, e->k, e->beta, e->mode);
+        for (i = 0; i < 3 && st == GAIA_OK; i++) st = gaia__exp_step(b, warm[i]);
+        for (t = 0; t < e->steps && st == GAIA_OK; t++) {
+            st = gaia__exp_step(b, "sA>A sB>B A>A A>C B>B B>C C>C C>A C>B");
+            if (st == GAIA_OK) gaia__exp_record(b, "C", t, prev, sup, mea);
+        }
+        if (st == GAIA_OK) {
+            res[0] = (double)gaia__exp_area(b, "A")->support;
+            res[1] = (double)gaia__exp_area(b, "B")->support;
+        }
+    }
+    gaia__asm_hfree(b, prev);
+    gaia_brain_destroy(b);
+    return st;
+}
+
+GAIA_API gaia_status gaia_brain_trials(gaia_ctx *ctx, const gaia_brain_experiment *e, size_t trials, uint64_t seed,
+                                       double *support, double *measure, double *result) {
+    static const char *fn = "gaia_brain_trials";
+    gaia_trials_desc d;
+    double *rows;
+    size_t width, r, total;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!e) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "experiment is NULL");
+    if ((int)e->kind < 0 || (int)e->kind > (int)GAIA_EXPERIMENT_MERGE)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown experiment kind %d", (int)e->kind);
+    if (e->steps < 1 || e->steps > (1 << 20) || e->test_steps < 0 || e->test_steps > (1 << 20))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "steps = %d outside 1..2^20 or test_steps = %d outside 0..2^20",
+                          e->steps, e->test_steps);
+    if (!(e->fraction >= 0.0 && e->fraction <= 1.0))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "fraction = %g outside [0, 1] (0: 0.5)", e->fraction);
+    /* n, k, p, beta and mode are checked by the brain calls; a bad one would
+       fail every trial, so the first trial's check is asked for here */
+    if (e->k == 0 || e->k >= e->n || !(e->p >= GAIA_BRAIN_P_MIN && e->p <= 1.0) ||
+        !(e->beta >= 0.0f && e->beta <= 1000.0f) || (e->mode != GAIA_AREA_EXPLICIT && e->mode != GAIA_AREA_LAZY))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                          "n = %u, k = %u (want 1 <= k < n), p = %g, beta = %g or mode %d out of range", e->n, e->k,
+                          e->p, (double)e->beta, (int)e->mode);
+    if (e->sampler != GAIA_SAMPLER_EXACT && e->sampler != GAIA_SAMPLER_TRUNCNORM)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown sampler %d", e->sampler);
+    width = 2 * (size_t)e->steps + GAIA_EXPERIMENT_RESULTS;
+    if (trials == 0 || gaia__mul_overflows(trials, width, &total) || total > SIZE_MAX / sizeof(double))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "trials = %zu (want 1.., and trials x %zu doubles addressable)",
+                          trials, width);
+    rows = (double *)gaia__host_alloc(ctx, total * sizeof(double));
+    if (!rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu trial rows", trials);
+    memset(&d, 0, sizeof d);
+    d.trials = trials;
+    d.width = width;
+    d.seed = seed;
+    d.threads = e->threads;
+    d.run = gaia__exp_trial;
+    d.user = (void *)e;
+    st = gaia__trials_run(ctx, fn, &d, rows);
+    if (st == GAIA_OK) {
+        for (r = 0; r < trials; r++) {
+            const double *row = rows + r * width;
+            if (support) memcpy(support + r * (size_t)e->steps, row, (size_t)e->steps * sizeof(double));
+            if (measure) memcpy(measure + r * (size_t)e->steps, row + e->steps, (size_t)e->steps * sizeof(double));
+            if (result)
+                memcpy(result + r * GAIA_EXPERIMENT_RESULTS, row + 2 * (size_t)e->steps,
+                       GAIA_EXPERIMENT_RESULTS * sizeof(double));
+        }
+    }
+    gaia__host_free(ctx, rows);
     return st;
 }
 /* hrr module: implementation (fragment of gaia.h's implementation section).

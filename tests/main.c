@@ -24,6 +24,7 @@ extern const gt_case gt_cuda_cases[];
 extern const gt_case gt_hrr_cases[];
 extern const gt_case gt_assembly_cases[];
 extern const gt_case gt_assembly_rules_cases[];
+extern const gt_case gt_assembly_stats_cases[];
 extern const gt_case gt_layer_cases[];
 extern const gt_case gt_fft_cases[];
 extern const gt_case gt_hostile_cases[];
@@ -47,6 +48,7 @@ static const struct gt_suite {
     {"oom", gt_oom_cases},           {"bad_input", gt_bad_input_cases}, {"progress", gt_progress_cases},
     {"assembly_rules", gt_assembly_rules_cases}, {"map", gt_map_cases}, {"grad", gt_grad_cases}, {"doc", gt_doc_cases},
     {"conv", gt_conv_cases},         {"eigh", gt_eigh_cases},
+    {"assembly_stats", gt_assembly_stats_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 

@@ -76,6 +76,8 @@ static void brain_seed(const char *dir, const char *name, gaia_area_mode mode) {
     check(gaia_brain_inhibit_fibre(b, "s", "A", 0));
     check(gaia_brain_inhibit_fibre(b, "s", "A", 5));
     check(gaia_brain_inhibit_area(b, "B", 2));
+    /* version 4's: the lazy sampler */
+    if (mode == GAIA_AREA_LAZY) check(gaia_brain_set_sampler(b, GAIA_SAMPLER_TRUNCNORM));
     check(gaia_brain_save_image(b, &img, &n));
     put(dir, "brain", name, img, n);
     gaia_brain_free_image(ctx, img);

@@ -1,0 +1,594 @@
+/* Tests of the assembly module's statistics tools (issue 13): batched
+   independent trials (gaia_brain_trials_run, gaia_brain_trials), each trial
+   against a single run of the same seed, independence of the thread count,
+   and bad input. */
+#include "gaia_test.h"
+#include <stdlib.h>
+#include <stdio.h>
+
+extern char gt_exe_dir[4096]; /* tests/main.c */
+
+/* A bad call fails with `want`, and the context's message names `fn` and,
+   when given, `value`. */
+#define AST_ERR(t, want, call, fn, value)                                                                   \
+    do {                                                                                                   \
+        gaia_status got_ = (call);                                                                         \
+        const char *msg_ = gaia_last_error((t)->ctx), *val_ = (value);                                     \
+        GT_CHECK(t, got_ == (want), "%s returned %s, expected %s (%s)", #call, gaia_status_str(got_),       \
+                 gaia_status_str(want), msg_);                                                             \
+        GT_CHECK(t, strstr(msg_, fn) != NULL, "the message \"%s\" does not name %s", msg_, fn);            \
+        GT_CHECK(t, !val_ || strstr(msg_, val_) != NULL, "the message \"%s\" does not name %s", msg_,      \
+                 val_ ? val_ : "");                                                                        \
+    } while (0)
+
+/* The support curve of a projection (stim "s" > A, then s>A A>A), one brain
+   in ctx: what a single run of a trial computes. */
+static gaia_status ast_projection(gaia_ctx *ctx, uint64_t seed, uint32_t n, uint32_t k, double p, float beta,
+                                  gaia_area_mode mode, int steps, double *curve) {
+    gaia_brain *b = NULL;
+    size_t hist[64], nh = 0, i;
+    gaia_status st = gaia_brain_create(ctx, p, seed, GAIA_DEVICE_CPU, &b);
+    if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "s", k);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "A", n, k, beta, mode);
+    if (st == GAIA_OK) st = gaia_brain_op_projection(b, "s", "A", steps);
+    if (st == GAIA_OK) st = gaia_brain_support_history(b, "A", hist, 64, &nh);
+    for (i = 0; st == GAIA_OK && i < nh; i++) curve[i] = (double)hist[i];
+    gaia_brain_destroy(b);
+    return st;
+}
+
+typedef struct ast_proj {
+    uint32_t n, k;
+    gaia_area_mode mode;
+    int steps;
+    size_t fail_at; /* a trial that fails on purpose (SIZE_MAX: none) */
+} ast_proj;
+
+static gaia_status ast_trial(gaia_ctx *ctx, size_t trial, uint64_t seed, double *row, void *user) {
+    const ast_proj *x = (const ast_proj *)user;
+    if (trial == x->fail_at) /* an impossible area: the brain's own message */
+        return ast_projection(ctx, seed, 10, 20, 0.01, 0.05f, x->mode, x->steps, row);
+    return ast_projection(ctx, seed, x->n, x->k, 0.01, 0.05f, x->mode, x->steps, row);
+}
+
+/* Trial r of a batch equals a single run with seed + r, in both modes. */
+static void assembly_trials_equal_single_runs(gt *t) {
+    enum { R = 5, S = 8 };
+    double out[R * S], one[S];
+    ast_proj x;
+    gaia_trials_desc d;
+    int m;
+    size_t r;
+    for (m = 0; m < 2; m++) {
+        x.n = m ? 20000 : 3000;
+        x.k = m ? 141 : 55;
+        x.mode = m ? GAIA_AREA_LAZY : GAIA_AREA_EXPLICIT;
+        x.steps = S;
+        x.fail_at = SIZE_MAX;
+        memset(&d, 0, sizeof d);
+        d.trials = R;
+        d.width = S;
+        d.seed = t->seed;
+        d.threads = 2;
+        d.run = ast_trial;
+        d.user = &x;
+        GT_OK(t, gaia_brain_trials_run(t->ctx, &d, out));
+        for (r = 0; r < R; r++) {
+            GT_OK(t, ast_projection(t->ctx, t->seed + r, x.n, x.k, 0.01, 0.05f, x.mode, S, one));
+            GT_CHECK(t, memcmp(one, out + r * S, sizeof one) == 0, "%s trial %zu differs from a single run",
+                     m ? "lazy" : "explicit", r);
+        }
+        /* distinct seeds give distinct brains */
+        GT_CHECK(t, memcmp(out, out + S, sizeof one) != 0, "trials 0 and 1 gave the same curve");
+    }
+}
+
+/* The experiment API: a projection batch is the same single runs, and its
+   measure and result say what the manual says. */
+static void assembly_trials_projection_experiment(gt *t) {
+    enum { R = 4, S = 10 };
+    double sup[R * S], mea[R * S], res[R * GAIA_EXPERIMENT_RESULTS], one[S];
+    gaia_brain_experiment e;
+    size_t r;
+    int i;
+    memset(&e, 0, sizeof e);
+    e.kind = GAIA_EXPERIMENT_PROJECTION;
+    e.n = 20000;
+    e.k = 141;
+    e.p = 0.01;
+    e.beta = 0.1f;
+    e.mode = GAIA_AREA_LAZY;
+    e.steps = S;
+    GT_OK(t, gaia_brain_trials(t->ctx, &e, R, t->seed, sup, mea, res));
+    for (r = 0; r < R; r++) {
+        GT_OK(t, ast_projection(t->ctx, t->seed + r, e.n, e.k, e.p, e.beta, e.mode, S, one));
+        GT_CHECK(t, memcmp(one, sup + r * S, sizeof one) == 0, "trial %zu's support differs from a single run", r);
+        GT_CHECK(t, mea[r * S] == 0.0, "measure at step 1 is %g, want 0", mea[r * S]);
+        for (i = 1; i < S; i++)
+            GT_CHECK(t, mea[r * S + i] >= 0.0 && mea[r * S + i] <= 1.0, "overlap %g outside [0, 1]", mea[r * S + i]);
+        /* converging: the last steps keep most of the assembly */
+        GT_CHECK(t, mea[r * S + S - 1] > 0.8, "trial %zu: overlap with the step before %g", r, mea[r * S + S - 1]);
+        /* an assembly is denser than the ambient p (beta 0.1 strengthens
+           and selects its own recurrent synapses) */
+        GT_CHECK(t, res[r * 3] > 2 * e.p && res[r * 3] < 1.0, "trial %zu: density %g", r, res[r * 3]);
+        GT_CHECK(t, res[r * 3 + 1] == sup[r * S + S - 1] / e.k, "trial %zu: final support / k %g", r, res[r * 3 + 1]);
+        GT_CHECK(t, isnan(res[r * 3 + 2]), "an unused result is %g, not NaN", res[r * 3 + 2]);
+    }
+    /* NULL outputs are skipped; what is asked for is the same */
+    GT_OK(t, gaia_brain_trials(t->ctx, &e, 2, t->seed, NULL, NULL, res));
+    GT_CHECK(t, res[1] == sup[S - 1] / e.k, "a batch without curves gave other results");
+}
+
+/* The numbers do not depend on the thread count (the explicit mode's own
+   kernels would take threads too, but each trial runs on one). */
+static void assembly_trials_do_not_depend_on_threads(gt *t) {
+    enum { R = 6, S = 6, W = 2 * S + GAIA_EXPERIMENT_RESULTS };
+    double a[3][R * W];
+    gaia_brain_experiment e;
+    int th;
+    memset(&e, 0, sizeof e);
+    e.kind = GAIA_EXPERIMENT_COMPLETION;
+    e.n = 4000;
+    e.k = 60;
+    e.p = 0.05;
+    e.beta = 0.1f;
+    e.mode = GAIA_AREA_EXPLICIT;
+    e.steps = S;
+    e.test_steps = 3;
+    e.fraction = 0.4;
+    for (th = 0; th < 3; th++) {
+        e.threads = th + 1;
+        GT_OK(t, gaia_brain_trials(t->ctx, &e, R, t->seed, a[th], a[th] + R * S, a[th] + 2 * R * S));
+    }
+    GT_CHECK(t, memcmp(a[0], a[1], sizeof a[0]) == 0, "2 threads differ from 1");
+    GT_CHECK(t, memcmp(a[0], a[2], sizeof a[0]) == 0, "3 threads differ from 1");
+}
+
+/* Completion, association and merge run and answer in range. */
+static void assembly_trials_experiments_answer_in_range(gt *t) {
+    enum { R = 3, S = 10 };
+    double sup[R * S], mea[R * S], res[R * GAIA_EXPERIMENT_RESULTS];
+    gaia_brain_experiment e;
+    size_t r;
+    memset(&e, 0, sizeof e);
+    e.n = 20000;
+    e.k = 141;
+    e.p = 0.05;
+    e.beta = 0.1f;
+    e.mode = GAIA_AREA_LAZY;
+    e.steps = S;
+    /* completion after 20 training steps: 0.5 of the assembly brings most back */
+    e.kind = GAIA_EXPERIMENT_COMPLETION;
+    e.steps = 20;
+    {
+        double s2[R * 20], m2[R * 20];
+        GT_OK(t, gaia_brain_trials(t->ctx, &e, R, t->seed, s2, m2, res));
+    }
+    for (r = 0; r < R; r++)
+        GT_CHECK(t, res[r * 3] >= 0.8 && res[r * 3] <= 1.0 && res[r * 3 + 1] >= 0,
+                 "completion trial %zu: recovered %g, %g new neurons", r, res[r * 3], res[r * 3 + 1]);
+    /* association: C's two assemblies come to overlap over 10 joint steps
+       (from about 0.01 to 0.2-0.26 of k at this size, measured) */
+    e.kind = GAIA_EXPERIMENT_ASSOCIATION;
+    e.steps = S;
+    GT_OK(t, gaia_brain_trials(t->ctx, &e, R, t->seed, sup, mea, res));
+    for (r = 0; r < R; r++)
+        GT_CHECK(t, mea[r * S + S - 1] > res[r * 3] + 0.1 && res[r * 3] >= 0 && mea[r * S + S - 1] <= 1.0,
+                 "association trial %zu: overlap %g before, %g after", r, res[r * 3], mea[r * S + S - 1]);
+    /* merge: C's support grows and stays bounded; A and B have supports */
+    e.kind = GAIA_EXPERIMENT_MERGE;
+    GT_OK(t, gaia_brain_trials(t->ctx, &e, R, t->seed, sup, mea, res));
+    for (r = 0; r < R; r++)
+        GT_CHECK(t, sup[r * S] >= e.k && sup[r * S + S - 1] >= sup[r * S] && sup[r * S + S - 1] <= 40.0 * e.k &&
+                        res[r * 3] >= e.k && res[r * 3 + 1] >= e.k,
+                 "merge trial %zu: C %g -> %g, A %g, B %g", r, sup[r * S], sup[r * S + S - 1], res[r * 3],
+                 res[r * 3 + 1]);
+}
+
+static void assembly_trials_reject_bad_input(gt *t) {
+    double out[8] = {1, 2, 3, 4, 5, 6, 7, 8}, keep[8];
+    ast_proj x;
+    gaia_trials_desc d;
+    gaia_brain_experiment e;
+    memcpy(keep, out, sizeof out);
+    x.n = 2000;
+    x.k = 40;
+    x.mode = GAIA_AREA_LAZY;
+    x.steps = 2;
+    x.fail_at = SIZE_MAX;
+    memset(&d, 0, sizeof d);
+    d.trials = 4;
+    d.width = 2;
+    d.run = ast_trial;
+    d.user = &x;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials_run(NULL, &d, out));
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials_run(t->ctx, NULL, out), "gaia_brain_trials_run", "desc");
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials_run(t->ctx, &d, NULL), "gaia_brain_trials_run", "out");
+    d.run = NULL;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials_run(t->ctx, &d, out), "gaia_brain_trials_run", "run");
+    d.run = ast_trial;
+    d.trials = 0;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials_run(t->ctx, &d, out), "gaia_brain_trials_run", "trials = 0");
+    d.trials = 4;
+    d.width = 0;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials_run(t->ctx, &d, out), "gaia_brain_trials_run", "width = 0");
+    d.width = SIZE_MAX / 2;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials_run(t->ctx, &d, out), "gaia_brain_trials_run", "overflow");
+    d.width = 2;
+    d.threads = -1;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials_run(t->ctx, &d, out), "gaia_brain_trials_run", "-1");
+    d.threads = 2;
+    /* a trial that fails: its index, seed and the brain's message; out untouched */
+    x.fail_at = 2;
+    d.seed = 1000;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials_run(t->ctx, &d, out), "gaia_brain_trials_run", "trial 2 (seed 1002)");
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_brain_add_area") != NULL, "the trial's message is lost: %s",
+             gaia_last_error(t->ctx));
+    GT_CHECK(t, memcmp(out, keep, sizeof out) == 0, "a failed batch wrote its output");
+    x.fail_at = SIZE_MAX;
+    GT_OK(t, gaia_brain_trials_run(t->ctx, &d, out)); /* and the same batch runs */
+
+    memset(&e, 0, sizeof e);
+    e.kind = GAIA_EXPERIMENT_PROJECTION;
+    e.n = 2000;
+    e.k = 40;
+    e.p = 0.01;
+    e.beta = 0.05f;
+    e.mode = GAIA_AREA_LAZY;
+    e.steps = 2;
+    memcpy(keep, out, sizeof out);
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials(NULL, &e, 2, 1, out, NULL, NULL));
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials(t->ctx, NULL, 2, 1, out, NULL, NULL), "gaia_brain_trials",
+            "NULL");
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials(t->ctx, &e, 0, 1, out, NULL, NULL), "gaia_brain_trials",
+            "trials = 0");
+    e.kind = (gaia_experiment_kind)9;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials(t->ctx, &e, 2, 1, out, NULL, NULL), "gaia_brain_trials", "9");
+    e.kind = GAIA_EXPERIMENT_MERGE;
+    e.steps = 0;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials(t->ctx, &e, 2, 1, out, NULL, NULL), "gaia_brain_trials",
+            "steps = 0");
+    e.steps = 2;
+    e.fraction = 1.5;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials(t->ctx, &e, 2, 1, out, NULL, NULL), "gaia_brain_trials", "1.5");
+    e.fraction = NAN;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials(t->ctx, &e, 2, 1, out, NULL, NULL), "gaia_brain_trials", "nan");
+    e.fraction = 0;
+    e.k = 2000; /* k must stay below n */
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials(t->ctx, &e, 2, 1, out, NULL, NULL), "gaia_brain_trials",
+            "k = 2000");
+    e.k = 40;
+    e.p = 0;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials(t->ctx, &e, 2, 1, out, NULL, NULL), "gaia_brain_trials",
+            "p = 0");
+    e.p = 0.01;
+    e.beta = -1.0f;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials(t->ctx, &e, 2, 1, out, NULL, NULL), "gaia_brain_trials",
+            "beta = -1");
+    e.beta = 0.05f;
+    e.mode = (gaia_area_mode)7;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials(t->ctx, &e, 2, 1, out, NULL, NULL), "gaia_brain_trials",
+            "mode 7");
+    e.mode = GAIA_AREA_LAZY;
+    e.threads = GAIA_MAX_THREADS + 1;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials(t->ctx, &e, 2, 1, out, NULL, NULL), "gaia_brain_trials",
+            "threads");
+    GT_CHECK(t, memcmp(out, keep, sizeof out) == 0, "a rejected batch wrote its output");
+}
+
+/* examples/assembly_sweeps --quick --csv writes every sweep's CSV with the
+   header make plots reads, one row per point, values in range. */
+static void assembly_sweeps_example_writes_its_csv(gt *t) {
+    static const struct { const char *name, *header; int rows, cols; double lo, hi; } files[] = {
+        {"projection_beta", "step,beta=0.001,beta=0.001 sem,beta=0.003,", 12, 21, 0.0, 50.0},
+        {"projection_beta_final", "beta,support/k mean,support/k sem", 10, 3, 0.0, 50.0},
+        {"density_beta", "beta,density mean,density sem", 10, 3, 0.0, 1.0},
+        {"merge_beta", "step,beta=0.05,beta=0.05 sem,", 8, 11, 0.0, 50.0},
+        {"completion_cue", "cue fraction,recovered mean,recovered sem", 10, 3, 0.0, 1.0},
+        {"completion_training", "training steps,recovered mean,recovered sem", 11, 3, 0.0, 50.0},
+        {"association", "joint steps,overlap mean,overlap sem", 6, 3, 0.0, 6.0},
+        {"support_p", "p,support/k mean,support/k sem", 5, 3, 0.0, 50.0},
+        {"support_k", "k,support/k mean,support/k sem", 5, 3, 0.0, 1000.0},
+    };
+    char prefix[600], cmd[6000], path[700], line[2048];
+    size_t i;
+    int rc;
+    gt_tmp_path(prefix, sizeof prefix, "sweeps");
+    snprintf(cmd, sizeof cmd, "'%s/../examples/assembly_sweeps' --quick --csv '%s' > /dev/null 2>&1", gt_exe_dir,
+             prefix);
+    rc = system(cmd);
+    GT_CHECK(t, rc == 0, "%s: status %d", cmd, rc);
+    for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+        FILE *f;
+        int rows = 0;
+        snprintf(path, sizeof path, "%s_%s.csv", prefix, files[i].name);
+        f = fopen(path, "r");
+        GT_CHECK(t, f != NULL, "no %s", path);
+        if (!fgets(line, sizeof line, f) || strncmp(line, files[i].header, strlen(files[i].header)) != 0) {
+            fclose(f);
+            GT_CHECK(t, 0, "%s: header '%s', want '%s...'", path, line, files[i].header);
+        }
+        while (fgets(line, sizeof line, f)) {
+            char *p = line, *end;
+            int c = 0, bad = 0;
+            for (;;) {
+                double v = strtod(p, &end);
+                if (end == p || !(v >= files[i].lo && v <= files[i].hi)) bad = 1;
+                c++;
+                if (*end != ',') break;
+                p = end + 1;
+            }
+            rows++;
+            if (bad || c != files[i].cols) {
+                fclose(f);
+                GT_CHECK(t, 0, "%s row %d: %d columns (want %d) or a value outside [%g, %g]: %s", path, rows, c,
+                         files[i].cols, files[i].lo, files[i].hi, line);
+            }
+        }
+        fclose(f);
+        GT_CHECK(t, rows == files[i].rows, "%s: %d rows, want %d", path, rows, files[i].rows);
+        remove(path);
+    }
+}
+
+/* ---- the lazy sampler ---- */
+
+/* A lazy area's candidates, one value each, read from a brain: stimulus s
+   fires into X (which then holds k winners and nothing else), X fires alone
+   into the fresh Y, so Y's k candidates all win and candidate j's value is
+   the number of X's winners with a synapse to Y's neuron j. */
+typedef struct ast_cand {
+    uint32_t n, k;
+    double p;
+    gaia_sampler sampler;
+} ast_cand;
+
+static gaia_status ast_candidates(gaia_ctx *ctx, size_t trial, uint64_t seed, double *row, void *user) {
+    const ast_cand *x = (const ast_cand *)user;
+    gaia_brain *b = NULL;
+    uint32_t i, tg[4096];
+    float w[4096];
+    size_t cnt, e;
+    gaia_status st = gaia_brain_create(ctx, x->p, seed, GAIA_DEVICE_CPU, &b);
+    (void)trial;
+    if (st == GAIA_OK) st = gaia_brain_set_sampler(b, x->sampler);
+    if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "s", x->k);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "X", x->n, x->k, 0.0f, GAIA_AREA_LAZY);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "Y", x->n, x->k, 0.0f, GAIA_AREA_LAZY);
+    if (st == GAIA_OK) st = gaia_brain_project_spec(b, "s>X");
+    if (st == GAIA_OK) st = gaia_brain_project_spec(b, "X>Y");
+    for (i = 0; i < x->k && st == GAIA_OK; i++) row[i] = 0.0;
+    for (i = 0; i < x->k && st == GAIA_OK; i++) {
+        st = gaia_brain_synapse_row(b, "X", "Y", i, tg, w, 4096, &cnt);
+        for (e = 0; st == GAIA_OK && e < cnt; e++) row[tg[e]] += 1.0;
+    }
+    gaia_brain_destroy(b);
+    return st;
+}
+
+/* float64: the Binomial(K, p) pmf, and the upper tail of the standard normal. */
+static void ast_binom_pmf(uint32_t K, double p, double *pmf) {
+    uint32_t x;
+    pmf[0] = pow(1.0 - p, (double)K);
+    for (x = 0; x < K; x++) pmf[x + 1] = pmf[x] * (double)(K - x) / (double)(x + 1) * p / (1.0 - p);
+}
+static double ast_q(double z) { return 0.5 * erfc(z / sqrt(2.0)); }
+
+/* The truncated-normal sampler against its definition, in float64: alpha =
+   the (N-k)/N quantile of Binomial(K, p), candidates round(mu + sd Z) with Z
+   a standard normal above (alpha - mu)/sd, so P(value = v) = (Q(max(za,
+   (v - 0.5 - mu)/sd)) - Q((v + 0.5 - mu)/sd)) / Q(za), capped at K. The
+   candidates are independent: the empirical CDF of 200 x 141 of them is
+   within the Kolmogorov-Smirnov bound of level 1e-6 of that law. */
+static void assembly_sampler_truncnorm_follows_its_definition(gt *t) {
+    enum { R = 200 };
+    ast_cand x = {20000, 141, 0.05, GAIA_SAMPLER_TRUNCNORM};
+    static double rows[R * 141], pmf[142], law[142], emp[142];
+    gaia_trials_desc d;
+    double mu, sd, za, cdf = 0.0, acc = 0.0, dmax = 0.0, bound, mean = 0.0, rmean = 0.0;
+    uint32_t K = x.k, v, alpha = 0;
+    size_t i, M = (size_t)R * x.k;
+    memset(&d, 0, sizeof d);
+    d.trials = R;
+    d.width = x.k;
+    d.seed = t->seed;
+    d.run = ast_candidates;
+    d.user = &x;
+    GT_OK(t, gaia_brain_trials_run(t->ctx, &d, rows));
+    ast_binom_pmf(K, x.p, pmf);
+    for (alpha = 0; alpha < K; alpha++) {
+        acc += pmf[alpha];
+        if (acc >= (double)(x.n - x.k) / x.n) break;
+    }
+    mu = K * x.p;
+    sd = sqrt(K * x.p * (1.0 - x.p));
+    za = (alpha - mu) / sd;
+    for (v = 0; v <= K; v++) {
+        double lo = (v - 0.5 - mu) / sd, hi = (v + 0.5 - mu) / sd;
+        if (lo < za) lo = za;
+        law[v] = v == K ? ast_q(lo) / ast_q(za) : hi <= za ? 0.0 : (ast_q(lo) - ast_q(hi)) / ast_q(za);
+        emp[v] = 0.0;
+        rmean += v * law[v];
+    }
+    for (i = 0; i < M; i++) {
+        GT_CHECK(t, rows[i] >= 0 && rows[i] <= K && rows[i] == floor(rows[i]), "candidate %zu: %g", i, rows[i]);
+        emp[(uint32_t)rows[i]] += 1.0 / M;
+        mean += rows[i] / M;
+    }
+    acc = 0.0;
+    for (v = 0; v <= K; v++) {
+        cdf += law[v];
+        acc += emp[v];
+        if (fabs(cdf - acc) > dmax) dmax = fabs(cdf - acc);
+    }
+    bound = sqrt(-log(1e-6 / 2) / 2) / sqrt((double)M);
+    GT_CHECK(t, dmax <= bound, "KS distance %.4f > %.4f (mean %.3f, definition %.3f; alpha %u, za %.3f)", dmax, bound,
+             mean, rmean, alpha, za);
+    /* no candidate below the cut: mu + sd Z >= alpha */
+    for (v = 0; v < alpha; v++) GT_CHECK(t, emp[v] == 0.0, "%g of the candidates are %u, below alpha = %u", emp[v], v, alpha);
+}
+
+/* The exact sampler's candidates are the k largest of N = n Binomial(K, p)
+   draws: the number of them >= v has mean E[min(k, Binomial(N, P(X >= v)))]
+   (float64); over 200 trials the mean count sits within 5 standard errors
+   at every v where it varies. */
+static void assembly_sampler_exact_is_the_top_of_n_draws(gt *t) {
+    enum { R = 200 };
+    ast_cand x = {20000, 141, 0.05, GAIA_SAMPLER_EXACT};
+    static double rows[R * 141], pmf[142], tail[143];
+    gaia_trials_desc d;
+    uint32_t K = x.k, v;
+    int checked = 0;
+    memset(&d, 0, sizeof d);
+    d.trials = R;
+    d.width = x.k;
+    d.seed = t->seed;
+    d.run = ast_candidates;
+    d.user = &x;
+    GT_OK(t, gaia_brain_trials_run(t->ctx, &d, rows));
+    ast_binom_pmf(K, x.p, pmf);
+    tail[K + 1] = 0.0;
+    for (v = K + 1; v-- > 0;) tail[v] = tail[v + 1] + pmf[v];
+    for (v = 1; v <= K; v++) {
+        /* E[min(k, B)], B ~ Binomial(N, tail[v]): sum over b < k, by recurrence */
+        double q = tail[v], pb = pow(1.0 - q, (double)x.n), below = 0.0, want = 0.0, m = 0.0, ss = 0.0, se;
+        uint32_t bb;
+        size_t r, i;
+        for (bb = 0; bb < x.k; bb++) {
+            want += bb * pb;
+            below += pb;
+            pb *= (double)(x.n - bb) / (bb + 1) * q / (1.0 - q);
+        }
+        want += x.k * (1.0 - below);
+        for (r = 0; r < R; r++) {
+            double c = 0.0;
+            for (i = 0; i < x.k; i++) c += rows[r * x.k + i] >= v;
+            m += c / R;
+            ss += c * c / R;
+        }
+        se = sqrt((ss - m * m) / (R - 1));
+        if (want < 0.5 || want > x.k - 0.5) continue; /* all or none: nothing to test */
+        checked++;
+        GT_CHECK(t, fabs(m - want) <= 5 * se + 1e-9, "candidates >= %u: %.2f per trial, order statistics say %.2f "
+                 "(se %.2f)", v, m, want, se);
+    }
+    GT_CHECK(t, checked >= 3, "only %d values tested", checked);
+}
+
+/* The sampler is part of the brain: saved, loaded, cloned; a version 3
+   image (made here from a version 4 one by taking the field out) loads as
+   exact; a truncnorm brain's steps differ from an exact one's. */
+static uint64_t ast_fnv(const unsigned char *p, size_t n) {
+    uint64_t h = 0xCBF29CE484222325ull;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001B3ull;
+    return h;
+}
+
+static void assembly_sampler_is_saved_and_cloned(gt *t) {
+    gaia_brain *b = NULL, *c = NULL, *e = NULL, *l = NULL;
+    void *img = NULL, *img2 = NULL;
+    unsigned char *v2;
+    size_t n, n2, sa, sc, se;
+    int q;
+    uint64_t h, plen;
+    GT_OK(t, gaia_brain_create(t->ctx, 0.01, t->seed, GAIA_DEVICE_CPU, &b));
+    GT_CHECK(t, gaia_brain_sampler(b) == GAIA_SAMPLER_EXACT, "a new brain's sampler is not exact");
+    GT_OK(t, gaia_brain_add_stimulus(b, "s", 141));
+    GT_OK(t, gaia_brain_add_area(b, "A", 20000, 141, 0.05f, GAIA_AREA_LAZY));
+    GT_OK(t, gaia_brain_clone(b, &e)); /* stays exact */
+    GT_OK(t, gaia_brain_set_sampler(b, GAIA_SAMPLER_TRUNCNORM));
+    GT_OK(t, gaia_brain_op_projection(b, "s", "A", 4));
+    GT_OK(t, gaia_brain_clone(b, &c));
+    GT_CHECK(t, gaia_brain_sampler(c) == GAIA_SAMPLER_TRUNCNORM, "the clone lost the sampler");
+    GT_OK(t, gaia_brain_save_image(b, &img, &n));
+    GT_OK(t, gaia_brain_load_image(t->ctx, img, n, GAIA_DEVICE_CPU, &l));
+    GT_CHECK(t, gaia_brain_sampler(l) == GAIA_SAMPLER_TRUNCNORM, "the loaded brain lost the sampler");
+    GT_OK(t, gaia_brain_op_projection(b, "s", "A", 6));
+    GT_OK(t, gaia_brain_op_projection(c, "s", "A", 6));
+    GT_OK(t, gaia_brain_op_projection(e, "s", "A", 10));
+    GT_OK(t, gaia_brain_support(b, "A", &sa));
+    GT_OK(t, gaia_brain_support(c, "A", &sc));
+    GT_OK(t, gaia_brain_support(e, "A", &se));
+    GT_CHECK(t, sa == sc, "the clone went on differently: %zu, %zu", sa, sc);
+    GT_CHECK(t, sa != se, "truncnorm and exact gave the same support %zu", sa);
+    /* version 3: the same image without the sampler field (bytes 72..75) */
+    v2 = (unsigned char *)malloc(n);
+    GT_CHECK(t, v2 != NULL, "out of memory");
+    memcpy(v2, img, 72);
+    memcpy(v2 + 72, (unsigned char *)img + 76, n - 76);
+    n2 = n - 4;
+    v2[8] = 3;
+    plen = n2 - 32;
+    h = ast_fnv(v2 + 32, n2 - 32);
+    for (q = 0; q < 8; q++) {
+        v2[16 + q] = (unsigned char)(plen >> (8 * q));
+        v2[24 + q] = (unsigned char)(h >> (8 * q));
+    }
+    gaia_brain_destroy(l);
+    l = NULL;
+    if (gaia_brain_load_image(t->ctx, v2, n2, GAIA_DEVICE_CPU, &l) != GAIA_OK) {
+        free(v2);
+        GT_CHECK(t, 0, "a version 3 image does not load: %s", gaia_last_error(t->ctx));
+    }
+    free(v2);
+    GT_CHECK(t, gaia_brain_sampler(l) == GAIA_SAMPLER_EXACT, "a version 3 image loads with a sampler");
+    /* and it is the same brain otherwise: with the sampler set back, the
+       same image */
+    GT_OK(t, gaia_brain_set_sampler(l, GAIA_SAMPLER_TRUNCNORM));
+    GT_OK(t, gaia_brain_save_image(l, &img2, &n2));
+    GT_CHECK(t, n2 == n && memcmp(img, img2, n) == 0, "a version 3 image loads as another brain");
+    /* a sampler field out of range is a malformed image */
+    ((unsigned char *)img2)[72] = 2;
+    h = ast_fnv((unsigned char *)img2 + 32, n2 - 32);
+    for (q = 0; q < 8; q++) ((unsigned char *)img2)[24 + q] = (unsigned char)(h >> (8 * q));
+    gaia_brain_destroy(l);
+    l = NULL;
+    AST_ERR(t, GAIA_ERR_FORMAT, gaia_brain_load_image(t->ctx, img2, n2, GAIA_DEVICE_CPU, &l), "gaia_brain_load_image",
+            NULL);
+    GT_CHECK(t, l == NULL, "a failed load wrote *out");
+    gaia_brain_free_image(t->ctx, img);
+    gaia_brain_free_image(t->ctx, img2);
+    gaia_brain_destroy(b);
+    gaia_brain_destroy(c);
+    gaia_brain_destroy(e);
+}
+
+static void assembly_sampler_rejects_bad_input(gt *t) {
+    gaia_brain *b = NULL;
+    gaia_brain_experiment e;
+    double out[4];
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_set_sampler(NULL, GAIA_SAMPLER_EXACT));
+    GT_CHECK(t, gaia_brain_sampler(NULL) == GAIA_SAMPLER_EXACT, "gaia_brain_sampler(NULL) is not exact");
+    GT_OK(t, gaia_brain_create(t->ctx, 0.01, 1, GAIA_DEVICE_CPU, &b));
+    GT_OK(t, gaia_brain_set_sampler(b, GAIA_SAMPLER_TRUNCNORM));
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_set_sampler(b, (gaia_sampler)2), "gaia_brain_set_sampler", "2");
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_set_sampler(b, (gaia_sampler)-1), "gaia_brain_set_sampler", "-1");
+    GT_CHECK(t, gaia_brain_sampler(b) == GAIA_SAMPLER_TRUNCNORM, "a rejected sampler changed the brain's");
+    gaia_brain_destroy(b);
+    memset(&e, 0, sizeof e);
+    e.kind = GAIA_EXPERIMENT_PROJECTION;
+    e.n = 2000;
+    e.k = 40;
+    e.p = 0.01;
+    e.beta = 0.05f;
+    e.mode = GAIA_AREA_LAZY;
+    e.steps = 2;
+    e.sampler = 5;
+    AST_ERR(t, GAIA_ERR_INVALID_ARG, gaia_brain_trials(t->ctx, &e, 2, 1, out, NULL, NULL), "gaia_brain_trials",
+            "sampler 5");
+}
+
+const gt_case gt_assembly_stats_cases[] = {
+    {"assembly_trials_equal_single_runs", assembly_trials_equal_single_runs},
+    {"assembly_trials_projection_experiment", assembly_trials_projection_experiment},
+    {"assembly_trials_do_not_depend_on_threads", assembly_trials_do_not_depend_on_threads},
+    {"assembly_trials_experiments_answer_in_range", assembly_trials_experiments_answer_in_range},
+    {"assembly_trials_reject_bad_input", assembly_trials_reject_bad_input},
+    {"assembly_sweeps_example_writes_its_csv", assembly_sweeps_example_writes_its_csv},
+    {"assembly_sampler_truncnorm_follows_its_definition", assembly_sampler_truncnorm_follows_its_definition},
+    {"assembly_sampler_exact_is_the_top_of_n_draws", assembly_sampler_exact_is_the_top_of_n_draws},
+    {"assembly_sampler_is_saved_and_cloned", assembly_sampler_is_saved_and_cloned},
+    {"assembly_sampler_rejects_bad_input", assembly_sampler_rejects_bad_input},
+    {NULL, NULL},
+};
