@@ -16,6 +16,7 @@
 
 extern const gt_case gt_core_cases[];
 extern const gt_case gt_tensor_cases[];
+extern const gt_case gt_tensor_ops_cases[];
 extern const gt_case gt_linalg_cases[];
 extern const gt_case gt_npy_cases[];
 extern const gt_case gt_cpp_cases[];
@@ -42,6 +43,7 @@ static const struct gt_suite {
     {"assembly", gt_assembly_cases}, {"layer", gt_layer_cases},     {"hostile", gt_hostile_cases},
     {"oom", gt_oom_cases},           {"bad_input", gt_bad_input_cases}, {"progress", gt_progress_cases},
     {"assembly_rules", gt_assembly_rules_cases}, {"doc", gt_doc_cases},
+    {"tensor_ops", gt_tensor_ops_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 
