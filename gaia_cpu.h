@@ -8,8 +8,9 @@
    reference the consistency tests compare the CUDA backend with.
 
    Sections: 1. declarations  2. Philox  3. GEMM  4. FFT  5. elementwise,
-   reductions, transpose (then the modules' fragments)  5c. 2-D convolution,
-   pooling, symmetric eigenvalues  6. the backend table. */
+   reductions, transpose (then the modules' fragments)  5b. operations along
+   an axis (softmax, gather/scatter, concat, cumsum, sort)  5c. 2-D
+   convolution, pooling, symmetric eigenvalues  6. the backend table. */
 #ifndef GAIA_CPU_H
 #define GAIA_CPU_H
 
@@ -4914,6 +4915,588 @@ static const struct gaia_hrr_ops gaia__cpu_hrr_ops = {
 #define GAIA__CPU_HRR_OPS (&gaia__cpu_hrr_ops)
 
 /* ---------------------------------------------------------------------
+   5b. Tensor operations along an axis: softmax, index checks, index_select,
+   gather, scatter_add, row copies (concat, stack), cumsum, sort (top-k,
+   argsort); the slots of gaia.h's struct gaia_tensor_ops. A tensor is
+   viewed as [outer, len, inner] around the axis, and a "line" is the len
+   values of one (outer, inner) pair. Each primitive has a twin of the same
+   name in gaia_kernels.cu that does the same arithmetic, in the same order
+   where the order shows in the result (scatter_add, sort).
+   --------------------------------------------------------------------- */
+/* A contiguous line is swept in chunks small enough to stay in L1 between
+   a chunk's passes; a non-last axis is swept this many columns at a time. */
+#define GAIA__SM_CHUNK 4096
+#define GAIA__AX_COLS 256
+/* Below -87.3 e^t is denormal or 0: the softmax takes it as 0, so a -inf
+   entry (a mask) gets exactly 0. */
+#define GAIA__SM_EXP_MIN (-87.3f)
+
+/* ---- softmax ------------------------------------------------------------ */
+/* The general line, any stride, in double: every special case (a NaN, +inf,
+   only -inf) and the columns of a non-last axis that hold one. It reads the
+   whole line before it writes, so y may be x. */
+static void gaia__sm_line_any(const float *x, float *y, size_t n, size_t stride, int want_log) {
+    size_t j, ninf = 0;
+    int nan = 0;
+    float m = -INFINITY;
+    double s = 0.0, ls;
+    for (j = 0; j < n; j++) {
+        float v = x[j * stride];
+        if (v != v) nan = 1;
+        else if (v > m) m = v;
+        ninf += v == INFINITY;
+    }
+    if (nan) {
+        for (j = 0; j < n; j++) y[j * stride] = NAN;
+        return;
+    }
+    if (m == INFINITY) { /* the limit of the finite case: the +inf entries share the mass */
+        float top = want_log ? (float)-log((double)ninf) : (float)(1.0 / (double)ninf);
+        for (j = 0; j < n; j++) y[j * stride] = x[j * stride] == INFINITY ? top : (want_log ? -INFINITY : 0.0f);
+        return;
+    }
+    if (m == -INFINITY) { /* only -inf: no mass anywhere */
+        for (j = 0; j < n; j++) y[j * stride] = want_log ? -INFINITY : 0.0f;
+        return;
+    }
+    for (j = 0; j < n; j++) s += exp((double)x[j * stride] - (double)m);
+    ls = log(s);
+    for (j = 0; j < n; j++) {
+        double t = (double)x[j * stride] - (double)m;
+        y[j * stride] = (float)(want_log ? t - ls : exp(t) / s);
+    }
+}
+
+/* e^t for t <= 0 (t = x - the line's max), 0 below GAIA__SM_EXP_MIN, NaN
+   for NaN. The polynomial only ever sees finite values (its integer
+   arithmetic would overflow on a NaN). */
+static float gaia__sm_exp(float t) {
+    float e = gaia__layer_exp(t > GAIA__SM_EXP_MIN ? t : GAIA__SM_EXP_MIN);
+    return t >= GAIA__SM_EXP_MIN ? e : (t == t ? 0.0f : t);
+}
+
+#ifdef GAIA__AVX512
+/* e^t for t <= 0 (t - the line's max), 0 below GAIA__SM_EXP_MIN; a NaN t
+   stays NaN (max_ps returns its second operand when one is NaN, and the
+   unordered compare keeps the lane). */
+static __m512 gaia__sm_exp16(__m512 t) {
+    __m512 lo = _mm512_set1_ps(GAIA__SM_EXP_MIN);
+    __mmask16 keep = _mm512_cmp_ps_mask(t, lo, _CMP_NLT_UQ);
+    return _mm512_maskz_mov_ps(keep, gaia__exp16(_mm512_max_ps(lo, t)));
+}
+/* The largest value of x[0..n), NaN ignored (-inf when there is none). */
+static float gaia__sm_max(const float *x, size_t n) {
+    __m512 ninf = _mm512_set1_ps(-INFINITY), m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+    size_t j = 0;
+    for (; j + 64 <= n; j += 64) { /* max_ps(v, m) keeps m when v is NaN */
+        m0 = _mm512_max_ps(_mm512_loadu_ps(x + j), m0);
+        m1 = _mm512_max_ps(_mm512_loadu_ps(x + j + 16), m1);
+        m2 = _mm512_max_ps(_mm512_loadu_ps(x + j + 32), m2);
+        m3 = _mm512_max_ps(_mm512_loadu_ps(x + j + 48), m3);
+    }
+    for (; j + 16 <= n; j += 16) m0 = _mm512_max_ps(_mm512_loadu_ps(x + j), m0);
+    if (j < n) m1 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, (__mmask16)((1u << (n - j)) - 1u), x + j), m1);
+    return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
+}
+/* sum of e^(x - m) over x[0..n), in double (a NaN x makes it NaN). */
+static double gaia__sm_sumexp(const float *x, size_t n, float m) {
+    __m512 mv = _mm512_set1_ps(m);
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd(), s2 = _mm512_setzero_pd(), s3 = _mm512_setzero_pd();
+    size_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+        __m512 e0 = gaia__sm_exp16(_mm512_sub_ps(_mm512_loadu_ps(x + j), mv));
+        __m512 e1 = gaia__sm_exp16(_mm512_sub_ps(_mm512_loadu_ps(x + j + 16), mv));
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e0)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e0), 1))));
+        s2 = _mm512_add_pd(s2, _mm512_cvtps_pd(_mm512_castps512_ps256(e1)));
+        s3 = _mm512_add_pd(s3, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e1), 1))));
+    }
+    for (; j < n; j += 16) {
+        __mmask16 k = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
+        /* lanes past the end load -inf: e^(-inf) = 0 */
+        __m512 e = gaia__sm_exp16(_mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), k, x + j), mv));
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+    }
+    return _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1), _mm512_add_pd(s2, s3)));
+}
+/* y = e^(x - m) * inv (or, want_log, x - m - ls); streaming stores when
+   asked and y is 64-byte aligned (the caller fences). */
+static void gaia__sm_write(const float *x, float *y, size_t n, float m, float inv, float ls, int want_log, int stream) {
+    __m512 mv = _mm512_set1_ps(m), iv = _mm512_set1_ps(inv), lv = _mm512_set1_ps(ls);
+    size_t j = 0;
+#define GAIA__SM_VAL(v) (want_log ? _mm512_sub_ps(_mm512_sub_ps((v), mv), lv) \
+                                  : _mm512_mul_ps(gaia__sm_exp16(_mm512_sub_ps((v), mv)), iv))
+    if (stream && ((uintptr_t)y & 63) == 0)
+        for (; j + 16 <= n; j += 16) _mm512_stream_ps(y + j, GAIA__SM_VAL(_mm512_loadu_ps(x + j)));
+    else
+        for (; j + 16 <= n; j += 16) _mm512_storeu_ps(y + j, GAIA__SM_VAL(_mm512_loadu_ps(x + j)));
+    if (j < n) {
+        __mmask16 k = (__mmask16)((1u << (n - j)) - 1u);
+        _mm512_mask_storeu_ps(y + j, k, GAIA__SM_VAL(_mm512_maskz_loadu_ps(k, x + j)));
+    }
+#undef GAIA__SM_VAL
+}
+#else
+/* The portable twins of the three sweeps above. */
+static float gaia__sm_max(const float *x, size_t n) {
+    float m[GAIA__LAYER_LANES], r = -INFINITY;
+    size_t j = 0, k;
+    for (k = 0; k < GAIA__LAYER_LANES; k++) m[k] = -INFINITY;
+    for (; j + GAIA__LAYER_LANES <= n; j += GAIA__LAYER_LANES)
+        for (k = 0; k < GAIA__LAYER_LANES; k++) m[k] = x[j + k] > m[k] ? x[j + k] : m[k];
+    for (; j < n; j++) r = x[j] > r ? x[j] : r;
+    for (k = 0; k < GAIA__LAYER_LANES; k++) r = m[k] > r ? m[k] : r;
+    return r;
+}
+GAIA__LAYER_CONTRACT
+static double gaia__sm_sumexp(const float *x, size_t n, float m) {
+    double s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, r = 0.0;
+    size_t j = 0, k;
+    for (; j + 8 <= n; j += 8)
+        for (k = 0; k < 8; k++) s[k] += (double)gaia__sm_exp(x[j + k] - m);
+    for (; j < n; j++) r += (double)gaia__sm_exp(x[j] - m);
+    for (k = 0; k < 8; k++) r += s[k];
+    return r;
+}
+GAIA__LAYER_CONTRACT
+static void gaia__sm_write(const float *x, float *y, size_t n, float m, float inv, float ls, int want_log, int stream) {
+    size_t j;
+    (void)stream;
+    if (want_log)
+        for (j = 0; j < n; j++) y[j] = (x[j] - m) - ls;
+    else
+        for (j = 0; j < n; j++) y[j] = gaia__sm_exp(x[j] - m) * inv;
+}
+#endif
+
+/* A contiguous line, chunk by chunk: each chunk's max and sum of
+   exponentials (online: the running sum is rescaled when the max grows, so
+   a long line is read twice from memory, not three times), then one sweep
+   that writes. y may be x. */
+static void gaia__sm_line(const float *x, float *y, size_t n, int want_log, int stream) {
+    float m = -INFINITY;
+    double s = 0.0;
+    size_t c;
+    for (c = 0; c < n; c += GAIA__SM_CHUNK) {
+        size_t w = n - c < GAIA__SM_CHUNK ? n - c : GAIA__SM_CHUNK, j;
+        float mc = gaia__sm_max(x + c, w);
+        double sc;
+        if (mc == INFINITY) { /* (or NaN with a max that saw it): the general line */
+            gaia__sm_line_any(x, y, n, 1, want_log);
+            return;
+        }
+        if (mc == -INFINITY) { /* only -inf and NaN here: no mass, unless a NaN */
+            for (j = 0; j < w; j++)
+                if (x[c + j] != x[c + j]) break;
+            if (j < w) {
+                gaia__sm_line_any(x, y, n, 1, want_log);
+                return;
+            }
+            continue;
+        }
+        sc = gaia__sm_sumexp(x + c, w, mc);
+        if (mc > m) {
+            s = s * exp((double)m - (double)mc) + sc;
+            m = mc;
+        } else {
+            s += sc * exp((double)mc - (double)m);
+        }
+    }
+    if (m == -INFINITY) { /* only -inf */
+        gaia__sm_line_any(x, y, n, 1, want_log);
+        return;
+    }
+    /* a NaN makes s NaN, and with it every output */
+    gaia__sm_write(x, y, n, m, (float)(1.0 / s), (float)log(s), want_log, stream);
+}
+
+/* Columns [c0, c0 + w) of one outer block of a non-last axis: the three
+   sweeps run across the columns (contiguous, vectorised), with per-column
+   max and double sums on the stack. A block with a column whose max is not
+   finite goes column by column through the general line. */
+GAIA__LAYER_CONTRACT
+static void gaia__sm_cols(const float *x, float *y, size_t len, size_t inner, size_t w, int want_log) {
+    float mx[GAIA__AX_COLS], inv[GAIA__AX_COLS], ls[GAIA__AX_COLS];
+    double sm[GAIA__AX_COLS];
+    size_t i, k;
+    for (i = 0; i < w; i++) {
+        mx[i] = -INFINITY;
+        sm[i] = 0.0;
+    }
+    for (k = 0; k < len; k++) {
+        const float *r = x + k * inner;
+        for (i = 0; i < w; i++) mx[i] = r[i] > mx[i] ? r[i] : mx[i];
+    }
+    for (i = 0; i < w; i++)
+        if (!(mx[i] > -INFINITY && mx[i] < INFINITY)) break;
+    if (i < w) {
+        for (i = 0; i < w; i++) gaia__sm_line_any(x + i, y + i, len, inner, want_log);
+        return;
+    }
+    for (k = 0; k < len; k++) {
+        const float *r = x + k * inner;
+        for (i = 0; i < w; i++) sm[i] += (double)gaia__sm_exp(r[i] - mx[i]);
+    }
+    for (i = 0; i < w; i++) {
+        inv[i] = (float)(1.0 / sm[i]);
+        ls[i] = (float)log(sm[i]);
+    }
+    for (k = 0; k < len; k++) {
+        const float *r = x + k * inner;
+        float *o = y + k * inner;
+        if (want_log)
+            for (i = 0; i < w; i++) o[i] = (r[i] - mx[i]) - ls[i];
+        else
+            for (i = 0; i < w; i++) o[i] = gaia__sm_exp(r[i] - mx[i]) * inv[i];
+    }
+}
+
+GAIA_API void gaia_cpu_softmax(const float *x, float *y, size_t outer, size_t len, size_t inner, int want_log,
+                               int nthreads) {
+    size_t n = outer * len * inner;
+    int team = gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN);
+    if (n == 0) return;
+    if (inner == 1) {
+        int stream = n * sizeof(float) >= GAIA_STREAM_BYTES;
+        long long r;
+        GAIA__PAR_FOR(outer > 1, team)
+        for (r = 0; r < (long long)outer; r++) gaia__sm_line(x + (size_t)r * len, y + (size_t)r * len, len, want_log, stream);
+        if (stream) GAIA__SFENCE();
+        GAIA__PAR_END
+    } else {
+        size_t nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS;
+        long long task;
+        GAIA__PAR_FOR(outer * nb > 1, team)
+        for (task = 0; task < (long long)(outer * nb); task++) {
+            size_t o = (size_t)task / nb, c0 = ((size_t)task % nb) * GAIA__AX_COLS;
+            size_t w = inner - c0 < GAIA__AX_COLS ? inner - c0 : GAIA__AX_COLS, off = o * len * inner + c0;
+            gaia__sm_cols(x + off, y + off, len, inner, w, want_log);
+        }
+        GAIA__PAR_END
+    }
+}
+
+/* ---- indices ------------------------------------------------------------- */
+/* An index is a float holding an integer in [0, limit) (-0 is 0). */
+static int gaia__index_ok(float v, size_t limit) { return v >= 0.0f && v < (float)limit && floorf(v) == v; }
+
+GAIA_API size_t gaia_cpu_index_check(const float *idx, size_t n, size_t limit) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (!gaia__index_ok(idx[i], limit)) return i;
+    return n;
+}
+
+GAIA_API void gaia_cpu_index_select(const float *x, size_t outer, size_t len, size_t inner, const float *idx,
+                                    size_t m, float *y, int nthreads) {
+    long long r, rows = (long long)(outer * m);
+    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN))
+    for (r = 0; r < rows; r++) {
+        size_t o = (size_t)r / m, j = (size_t)r % m;
+        memcpy(y + (size_t)r * inner, x + (o * len + (size_t)idx[j]) * inner, inner * sizeof(float));
+    }
+    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_gather(const float *x, size_t outer, size_t len, size_t inner, const float *idx, size_t m,
+                              float *y, int nthreads) {
+    long long r, rows = (long long)(outer * m);
+    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN))
+    for (r = 0; r < rows; r++) {
+        const float *xo = x + ((size_t)r / m) * len * inner, *ir = idx + (size_t)r * inner;
+        float *yr = y + (size_t)r * inner;
+        size_t i;
+        for (i = 0; i < inner; i++) yr[i] = xo[(size_t)ir[i] * inner + i];
+    }
+    GAIA__PAR_END
+}
+
+/* Each task is one outer block and a range of columns; within it j runs in
+   ascending order, so every sum is taken in the order the CUDA twin takes
+   it, whatever the team. */
+GAIA_API void gaia_cpu_scatter_add(float *y, size_t outer, size_t len, size_t inner, const float *idx,
+                                   const float *src, size_t m, int nthreads) {
+    size_t nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS;
+    long long task;
+    if (outer == 0 || m == 0 || inner == 0) return;
+    GAIA__PAR_FOR(outer * nb > 1, gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN))
+    for (task = 0; task < (long long)(outer * nb); task++) {
+        size_t o = (size_t)task / nb, c0 = ((size_t)task % nb) * GAIA__AX_COLS, j, i;
+        size_t c1 = inner - c0 < GAIA__AX_COLS ? inner : c0 + GAIA__AX_COLS;
+        float *yo = y + o * len * inner;
+        for (j = 0; j < m; j++) {
+            const float *ir = idx + (o * m + j) * inner, *sr = src + (o * m + j) * inner;
+            for (i = c0; i < c1; i++) yo[(size_t)ir[i] * inner + i] += sr[i];
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* ---- row copies (concat, stack) ----------------------------------------- */
+GAIA_API void gaia_cpu_copy_rows(float *dst, size_t dst_ld, const float *src, size_t src_ld, size_t rows, size_t cols,
+                                 int nthreads) {
+    long long r;
+    if (cols == 0) return;
+    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)(rows * cols), GAIA__ELEM_GRAIN))
+    for (r = 0; r < (long long)rows; r++) memcpy(dst + (size_t)r * dst_ld, src + (size_t)r * src_ld, cols * sizeof(float));
+    GAIA__PAR_END
+}
+
+/* ---- cumsum ----------------------------------------------------------------- */
+/* Sums in double, rounded once per output: |y - exact| <= 2^-24 |exact|
+   + j 2^-53 sum |x| (the second term is far below a float's ulp). */
+GAIA_API void gaia_cpu_cumsum(const float *x, float *y, size_t outer, size_t len, size_t inner, int nthreads) {
+    size_t n = outer * len * inner;
+    int team = gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN);
+    if (n == 0) return;
+    if (inner == 1) {
+        long long r;
+        GAIA__PAR_FOR(outer > 1, team)
+        for (r = 0; r < (long long)outer; r++) {
+            const float *xr = x + (size_t)r * len;
+            float *yr = y + (size_t)r * len;
+            double acc = 0.0;
+            size_t j;
+            for (j = 0; j < len; j++) {
+                acc += (double)xr[j];
+                yr[j] = (float)acc;
+            }
+        }
+        GAIA__PAR_END
+    } else {
+        size_t nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS;
+        long long task;
+        GAIA__PAR_FOR(outer * nb > 1, team)
+        for (task = 0; task < (long long)(outer * nb); task++) {
+            size_t o = (size_t)task / nb, c0 = ((size_t)task % nb) * GAIA__AX_COLS, k, i;
+            size_t w = inner - c0 < GAIA__AX_COLS ? inner - c0 : GAIA__AX_COLS, off = o * len * inner + c0;
+            double acc[GAIA__AX_COLS];
+            for (i = 0; i < w; i++) acc[i] = 0.0;
+            for (k = 0; k < len; k++) {
+                const float *r = x + off + k * inner;
+                float *q = y + off + k * inner;
+                for (i = 0; i < w; i++) {
+                    acc[i] += (double)r[i];
+                    q[i] = (float)acc[i];
+                }
+            }
+        }
+        GAIA__PAR_END
+    }
+}
+
+/* ---- sort (top-k, argsort) ------------------------------------------------ */
+/* gaia's order as unsigned keys: the IEEE bits with negative values
+   flipped, so larger floats have larger keys; -0 is +0 and every NaN is
+   0xFFFFFFFF, above +inf. A line sorts by (key, index): ties go to the
+   lower index, and descending order flips the keys, not the indices. */
+GAIA_API uint32_t gaia_cpu_sort_key(float v) {
+    uint32_t u;
+    if (v != v) return 0xFFFFFFFFu;
+    if (v == 0.0f) v = 0.0f;
+    memcpy(&u, &v, sizeof u);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/* Per thread: keys and indices, twice (the radix sort's ping-pong). */
+#define GAIA__SORT_BYTES(len) ((len) * 4 * sizeof(uint32_t))
+GAIA_API size_t gaia_cpu_sort_work(size_t len, int nthreads) {
+    return GAIA__SORT_BYTES(len) * (size_t)(nthreads < 1 ? 1 : nthreads);
+}
+
+/* Sift-down in a max-heap of n composite keys (key << 32 | index). */
+static void gaia__sort_sift(uint64_t *h, size_t n, size_t i) {
+    for (;;) {
+        size_t c = 2 * i + 1;
+        uint64_t t;
+        if (c >= n) return;
+        if (c + 1 < n && h[c + 1] > h[c]) c++;
+        if (h[c] <= h[i]) return;
+        t = h[c], h[c] = h[i], h[i] = t;
+        i = c;
+    }
+}
+
+/* The first k of one line in (key, index) order into ord[0..k). Short lines:
+   insertion sort; few of many (k <= len / 16): a heap of the k smallest
+   composite keys; else a stable LSD radix sort of the 32-bit keys (4 digits
+   of 8 bits; a digit that all keys share is skipped), which keeps equal keys
+   in index order. The composite keys are distinct, so every path gives the
+   same order. */
+static void gaia__sort_line(const float *x, size_t len, size_t stride, size_t k, uint32_t flip, uint32_t *work,
+                            uint32_t *ord) {
+    uint32_t *key = work, *idx = work + len, *key2 = work + 2 * len, *idx2 = work + 3 * len;
+    size_t j;
+    if (len <= 32 || (k <= len / 16 && k <= 4096)) {
+        uint64_t *h = (uint64_t *)(void *)work; /* 8k <= 16 len bytes */
+        size_t n = 0;
+        if (len <= 32) {
+            for (j = 0; j < len; j++) { /* insertion sort of all */
+                uint64_t c = (uint64_t)(gaia_cpu_sort_key(x[j * stride]) ^ flip) << 32 | j;
+                size_t p = j;
+                while (p > 0 && h[p - 1] > c) {
+                    h[p] = h[p - 1];
+                    p--;
+                }
+                h[p] = c;
+            }
+            for (j = 0; j < k; j++) ord[j] = (uint32_t)h[j];
+            return;
+        }
+        for (j = 0; j < len; j++) {
+            uint64_t c = (uint64_t)(gaia_cpu_sort_key(x[j * stride]) ^ flip) << 32 | j;
+            if (n < k) {
+                size_t p = n++;
+                h[p] = c; /* sift up */
+                while (p > 0 && h[(p - 1) / 2] < h[p]) {
+                    uint64_t t = h[p];
+                    h[p] = h[(p - 1) / 2];
+                    h[(p - 1) / 2] = t;
+                    p = (p - 1) / 2;
+                }
+            } else if (c < h[0]) {
+                h[0] = c;
+                gaia__sort_sift(h, n, 0);
+            }
+        }
+        for (j = n; j-- > 0;) { /* heap sort: the largest goes last */
+            uint64_t t = h[0];
+            ord[j] = (uint32_t)t;
+            h[0] = h[j];
+            gaia__sort_sift(h, j, 0);
+        }
+        return;
+    }
+    for (j = 0; j < len; j++) {
+        key[j] = gaia_cpu_sort_key(x[j * stride]) ^ flip;
+        idx[j] = (uint32_t)j;
+    }
+    {
+        int shift;
+        for (shift = 0; shift < 32; shift += 8) {
+            size_t cnt[256], d, sum = 0;
+            uint32_t *t;
+            memset(cnt, 0, sizeof cnt);
+            for (j = 0; j < len; j++) cnt[(key[j] >> shift) & 255u]++;
+            if (cnt[(key[0] >> shift) & 255u] == len) continue; /* one digit: the order stands */
+            for (d = 0; d < 256; d++) {
+                size_t c = cnt[d];
+                cnt[d] = sum;
+                sum += c;
+            }
+            for (j = 0; j < len; j++) {
+                size_t p = cnt[(key[j] >> shift) & 255u]++;
+                key2[p] = key[j];
+                idx2[p] = idx[j];
+            }
+            t = key, key = key2, key2 = t;
+            t = idx, idx = idx2, idx2 = t;
+        }
+    }
+    memcpy(ord, idx, k * sizeof(uint32_t));
+}
+
+GAIA_API void gaia_cpu_sort(const float *x, size_t outer, size_t len, size_t inner, size_t k, int descending,
+                            float *values, float *indices, void *work, int nthreads) {
+    long long lines = (long long)(outer * inner), l;
+    uint32_t flip = descending ? 0xFFFFFFFFu : 0u;
+    if (lines == 0 || len == 0 || k == 0) return;
+    if (k > len) k = len;
+    /* a line sort costs about 10 passes over its values */
+    GAIA__PAR_BEGIN(lines > 1 ? gaia__team(nthreads, 10.0 * (double)(outer * len * inner), GAIA__ELEM_GRAIN) : 1)
+    {
+#ifdef _OPENMP
+        size_t me = (size_t)omp_get_thread_num();
+#else
+        size_t me = 0;
+#endif
+        uint32_t *mine = (uint32_t *)(void *)((unsigned char *)work + me * GAIA__SORT_BYTES(len));
+        /* the chosen indices go behind the keys: ord needs k <= len words */
+        uint32_t *ord = mine + 2 * len;
+        GAIA__PAR_LOOP
+        for (l = 0; l < lines; l++) {
+            size_t o = (size_t)l / inner, i = (size_t)l % inner, r;
+            const float *xl = x + o * len * inner + i;
+            gaia__sort_line(xl, len, inner, k, flip, mine, ord);
+            for (r = 0; r < k; r++) {
+                size_t at = (o * k + r) * inner + i;
+                if (values) values[at] = xl[(size_t)ord[r] * inner];
+                if (indices) indices[at] = (float)ord[r];
+            }
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* ---- the CPU tensor_ops table ------------------------------------------------ */
+static gaia_status gaia__cpu_softmax_be(gaia_ctx *ctx, const float *x, float *y, size_t outer, size_t len,
+                                        size_t inner, int want_log) {
+    gaia_cpu_softmax(x, y, outer, len, inner, want_log, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_index_check_be(gaia_ctx *ctx, const float *idx, size_t n, size_t limit,
+                                            size_t *first_bad) {
+    (void)ctx;
+    *first_bad = gaia_cpu_index_check(idx, n, limit);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_index_select_be(gaia_ctx *ctx, const float *x, size_t outer, size_t len, size_t inner,
+                                             const float *idx, size_t m, float *y) {
+    gaia_cpu_index_select(x, outer, len, inner, idx, m, y, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_gather_be(gaia_ctx *ctx, const float *x, size_t outer, size_t len, size_t inner,
+                                       const float *idx, size_t m, float *y) {
+    gaia_cpu_gather(x, outer, len, inner, idx, m, y, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_scatter_add_be(gaia_ctx *ctx, float *y, size_t outer, size_t len, size_t inner,
+                                            const float *idx, const float *src, size_t m) {
+    gaia_cpu_scatter_add(y, outer, len, inner, idx, src, m, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_copy_rows_be(gaia_ctx *ctx, float *dst, size_t dst_ld, const float *src, size_t src_ld,
+                                          size_t rows, size_t cols) {
+    gaia_cpu_copy_rows(dst, dst_ld, src, src_ld, rows, cols, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_cumsum_be(gaia_ctx *ctx, const float *x, float *y, size_t outer, size_t len,
+                                       size_t inner) {
+    gaia_cpu_cumsum(x, y, outer, len, inner, ctx->cpu_threads);
+    return GAIA_OK;
+}
+/* The sort's scratch comes from the context's allocator for the call. */
+static gaia_status gaia__cpu_sort_be(gaia_ctx *ctx, const float *x, size_t outer, size_t len, size_t inner, size_t k,
+                                     int descending, float *values, float *indices) {
+    int nt = ctx->cpu_threads < 1 ? 1 : ctx->cpu_threads;
+    size_t bytes = gaia_cpu_sort_work(len, nt);
+    void *work;
+    if (bytes / GAIA__SORT_BYTES(len) != (size_t)nt)
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_cpu_sort", "scratch for %d threads x %zu values overflows",
+                          nt, len);
+    work = gaia__host_alloc(ctx, bytes);
+    if (!work)
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_cpu_sort", "cannot allocate %zu bytes of sort scratch",
+                          bytes);
+    gaia_cpu_sort(x, outer, len, inner, k, descending, values, indices, work, nt);
+    gaia__host_free(ctx, work);
+    return GAIA_OK;
+}
+
+static const struct gaia_tensor_ops gaia__cpu_tensor_ops = {
+    gaia__cpu_softmax_be,
+    gaia__cpu_index_check_be,
+    gaia__cpu_index_select_be,
+    gaia__cpu_gather_be,
+    gaia__cpu_scatter_add_be,
+    gaia__cpu_copy_rows_be,
+    gaia__cpu_cumsum_be,
+    gaia__cpu_sort_be,
+};
+#define GAIA__CPU_TENSOR_OPS (&gaia__cpu_tensor_ops)
+
+/* ---------------------------------------------------------------------
    5c. 2-D convolution, pooling and symmetric eigenvalues (issue 18)
    --------------------------------------------------------------------- */
 /* Convolution takes one of two paths per shape (gaia__conv_plan):
@@ -5758,6 +6341,11 @@ static const gaia_backend gaia__cpu_backend_table = {
 #endif
     gaia__cpu_conv2d_be,
     gaia__cpu_pool2d_be,
+#ifdef GAIA__CPU_TENSOR_OPS
+    GAIA__CPU_TENSOR_OPS,
+#else
+    NULL,
+#endif
 };
 static const gaia_backend *gaia__cpu_backend(void) { return &gaia__cpu_backend_table; }
 static void gaia__cpu_release(gaia_ctx *ctx) {

@@ -8,9 +8,9 @@
 
    Sections: 1. public CUDA-only API  2. kernel launchers  -- implementation:
    3. state  4. error checking  5. memory pool  6. transfers  7. primitives
-   8. the modules' CUDA code  9. the backend table  10. calibration and the
-   offload model  11. gaia_sgemm on host arrays  12. open, close, query
-   13. the public functions of section 1. */
+   8. the modules' CUDA code  8b. operations along an axis  9. the backend
+   table  10. calibration and the offload model  11. gaia_sgemm on host
+   arrays  12. open, close, query  13. the public functions of section 1. */
 #ifndef GAIA_CUDA_H
 #define GAIA_CUDA_H
 
@@ -102,6 +102,25 @@ int gaia_cuda_conv2d_im2col(const gaia_conv2d_args *a, const float *x_n, float *
 int gaia_cuda_conv2d_direct(const gaia_conv2d_args *a, void *stream);
 int gaia_cuda_conv2d_bias(const gaia_conv2d_args *a, void *stream);
 int gaia_cuda_pool2d(const gaia_pool2d_args *a, void *stream);
+
+/* Operations along an axis (gaia.h's struct gaia_tensor_ops), the twins of
+   gaia_cpu_softmax ... gaia_cpu_sort. first_bad is device memory the caller
+   sets to all ones; sort needs gaia_cuda_sort_workspace bytes of device
+   scratch (SIZE_MAX: too many to address). */
+int gaia_cuda_softmax(const float *x, float *y, size_t outer, size_t len, size_t inner, int want_log, void *stream);
+int gaia_cuda_index_check(const float *idx, size_t n, size_t limit, unsigned long long *first_bad, void *stream);
+int gaia_cuda_index_select(const float *x, size_t outer, size_t len, size_t inner, const float *idx, size_t m,
+                           float *y, void *stream);
+int gaia_cuda_gather(const float *x, size_t outer, size_t len, size_t inner, const float *idx, size_t m, float *y,
+                     void *stream);
+int gaia_cuda_scatter_add(float *y, size_t outer, size_t len, size_t inner, const float *idx, const float *src,
+                          size_t m, void *stream);
+int gaia_cuda_copy_rows(float *dst, size_t dst_ld, const float *src, size_t src_ld, size_t rows, size_t cols,
+                        void *stream);
+int gaia_cuda_cumsum(const float *x, float *y, size_t outer, size_t len, size_t inner, void *stream);
+size_t gaia_cuda_sort_workspace(size_t outer, size_t len, size_t inner);
+int gaia_cuda_sort(const float *x, size_t outer, size_t len, size_t inner, size_t k, int descending, float *values,
+                   float *indices, void *work, size_t work_bytes, void *stream);
 
 #ifdef __cplusplus
 }
@@ -1702,6 +1721,125 @@ static gaia_status gaia__cuda_pool2d(gaia_ctx *ctx, const gaia_pool2d_args *a) {
 /* ---- end of convolution and pooling ---- */
 
 /* ---------------------------------------------------------------------
+   8b. Operations along an axis: the tensor_ops table over the launchers of
+   gaia_kernels.cu section 11.
+   --------------------------------------------------------------------- */
+static gaia_status gaia__cuda_softmax(gaia_ctx *ctx, const float *x, float *y, size_t outer, size_t len,
+                                      size_t inner, int want_log) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_softmax", gaia_cuda_softmax(x, y, outer, len, inner, want_log, (void *)s->stream),
+                      "%ssoftmax over [%zu, %zu, %zu]", want_log ? "log-" : "", outer, len, inner);
+    return GAIA_OK;
+}
+
+/* One word of device memory set to all ones, the kernel's atomicMin, and
+   the word back to the host (this waits for the stream). */
+static gaia_status gaia__cuda_index_check(gaia_ctx *ctx, const float *idx, size_t n, size_t limit,
+                                          size_t *first_bad) {
+    static const char *fn = "gaia_cuda_index_check";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    unsigned long long host = ~0ull;
+    void *word = NULL;
+    cudaError_t ce;
+    gaia_status st;
+    int e = 0;
+    *first_bad = n;
+    if (n == 0) return GAIA_OK;
+    if ((st = gaia__cuda_pool_alloc(ctx, sizeof host, &word)) != GAIA_OK) return st;
+    gaia__cuda_enter(s);
+    ce = cudaMemsetAsync(word, 0xFF, sizeof host, s->stream);
+    if (ce == cudaSuccess) e = gaia_cuda_index_check(idx, n, limit, (unsigned long long *)word, (void *)s->stream);
+    if (ce == cudaSuccess && e == 0) ce = cudaMemcpyAsync(&host, word, sizeof host, cudaMemcpyDeviceToHost, s->stream);
+    if (ce == cudaSuccess && e == 0) ce = cudaStreamSynchronize(s->stream);
+    gaia__cuda_pool_free(ctx, word);
+    if (e != 0)
+        return gaia__cuda_launch_error(ctx, fn, e, __FILE__, __LINE__, "index check of %zu values below %zu", n, limit);
+    if (ce != cudaSuccess)
+        return gaia__cuda_error(ctx, fn, ce, "reading back the first bad index position", __FILE__, __LINE__);
+    *first_bad = host < (unsigned long long)n ? (size_t)host : n;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cuda_index_select(gaia_ctx *ctx, const float *x, size_t outer, size_t len, size_t inner,
+                                           const float *idx, size_t m, float *y) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_index_select",
+                      gaia_cuda_index_select(x, outer, len, inner, idx, m, y, (void *)s->stream),
+                      "index_select of %zu from [%zu, %zu, %zu]", m, outer, len, inner);
+    return GAIA_OK;
+}
+static gaia_status gaia__cuda_gather(gaia_ctx *ctx, const float *x, size_t outer, size_t len, size_t inner,
+                                     const float *idx, size_t m, float *y) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_gather", gaia_cuda_gather(x, outer, len, inner, idx, m, y, (void *)s->stream),
+                      "gather of [%zu, %zu, %zu] from [%zu, %zu, %zu]", outer, m, inner, outer, len, inner);
+    return GAIA_OK;
+}
+static gaia_status gaia__cuda_scatter_add(gaia_ctx *ctx, float *y, size_t outer, size_t len, size_t inner,
+                                          const float *idx, const float *src, size_t m) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_scatter_add",
+                      gaia_cuda_scatter_add(y, outer, len, inner, idx, src, m, (void *)s->stream),
+                      "scatter_add of [%zu, %zu, %zu] into [%zu, %zu, %zu]", outer, m, inner, outer, len, inner);
+    return GAIA_OK;
+}
+static gaia_status gaia__cuda_copy_rows(gaia_ctx *ctx, float *dst, size_t dst_ld, const float *src, size_t src_ld,
+                                        size_t rows, size_t cols) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_copy_rows",
+                      gaia_cuda_copy_rows(dst, dst_ld, src, src_ld, rows, cols, (void *)s->stream),
+                      "copy of %zu rows of %zu floats (strides %zu, %zu)", rows, cols, src_ld, dst_ld);
+    return GAIA_OK;
+}
+static gaia_status gaia__cuda_cumsum(gaia_ctx *ctx, const float *x, float *y, size_t outer, size_t len,
+                                     size_t inner) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    gaia__cuda_enter(s);
+    GAIA__CUDA_LAUNCH(ctx, "gaia_cuda_cumsum", gaia_cuda_cumsum(x, y, outer, len, inner, (void *)s->stream),
+                      "cumsum over [%zu, %zu, %zu]", outer, len, inner);
+    return GAIA_OK;
+}
+/* Long lines sort in a scratch of the pool, back at once (the next user of
+   the block is queued behind the sort on the same stream). */
+static gaia_status gaia__cuda_sort(gaia_ctx *ctx, const float *x, size_t outer, size_t len, size_t inner, size_t k,
+                                   int descending, float *values, float *indices) {
+    static const char *fn = "gaia_cuda_sort";
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    size_t need = gaia_cuda_sort_workspace(outer, len, inner);
+    void *work = NULL;
+    gaia_status st;
+    int e;
+    if (need == SIZE_MAX)
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "the scratch of %zu lines of %zu values is too large to "
+                                                          "address", outer * inner, len);
+    if (need && (st = gaia__cuda_pool_alloc(ctx, need, &work)) != GAIA_OK) return st;
+    gaia__cuda_enter(s);
+    e = gaia_cuda_sort(x, outer, len, inner, k, descending, values, indices, work, need, (void *)s->stream);
+    gaia__cuda_pool_free(ctx, work);
+    if (e != 0)
+        return gaia__cuda_launch_error(ctx, fn, e, __FILE__, __LINE__, "sort of [%zu, %zu, %zu], first %zu", outer, len,
+                                       inner, k);
+    return GAIA_OK;
+}
+
+static const struct gaia_tensor_ops gaia__cuda_tensor_ops = {
+    gaia__cuda_softmax,
+    gaia__cuda_index_check,
+    gaia__cuda_index_select,
+    gaia__cuda_gather,
+    gaia__cuda_scatter_add,
+    gaia__cuda_copy_rows,
+    gaia__cuda_cumsum,
+    gaia__cuda_sort,
+};
+#define GAIA__CUDA_TENSOR_OPS (&gaia__cuda_tensor_ops)
+
+/* ---------------------------------------------------------------------
    9. The CUDA backend table
    --------------------------------------------------------------------- */
 static const gaia_backend gaia__cuda_backend_table = {
@@ -1739,6 +1877,11 @@ static const gaia_backend gaia__cuda_backend_table = {
 #endif
     gaia__cuda_conv2d,
     gaia__cuda_pool2d,
+#ifdef GAIA__CUDA_TENSOR_OPS
+    GAIA__CUDA_TENSOR_OPS,
+#else
+    NULL,
+#endif
 };
 
 /* ---------------------------------------------------------------------

@@ -9,7 +9,8 @@
 // Sections: 1. common helpers  2. fill, arange  3. Philox random
 // 4. unary  5. binary with broadcasting  6. reductions  7. transpose
 // 8. GEMM helper (C = beta C)  9. the modules' kernels  10. 2-D convolution
-// and pooling.
+// and pooling  11. operations along an axis (softmax, gather/scatter, concat,
+// cumsum, sort).
 //
 // Floating point: the Makefile compiles without --use_fast_math, so expf,
 // logf, tanhf, sqrtf and division are the accurate versions. Where the CPU
@@ -2098,5 +2099,395 @@ extern "C" int gaia_cuda_pool2d(const gaia_pool2d_args *a, void *stream) {
     size_t total = a->planes * a->OH * a->OW;
     if (total == 0) return 0;
     gaia__k_pool2d<<<gaia__k_blocks(total, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(*a);
+    return gaia__k_check();
+}
+
+// ---------------------------------------------------------------------
+// 11. Operations along an axis: softmax, index checks, index_select, gather,
+// scatter_add, row copies (concat, stack), cumsum, sort (top-k, argsort).
+// Twins of section 5b of gaia_cpu.h; x is [outer, len, inner] around the
+// axis, a line is the len values of one (outer, inner) pair. Written to be
+// plainly correct first; no GPU was available when they were written, so
+// tests/test_tensor_ops.c (on a GPU's default device) and the
+// *_match_cpu cases of tests/test_cuda.c are their first real check.
+// ---------------------------------------------------------------------
+#define GAIA__K_FULL 0xffffffffu
+
+// Reductions over a group of G threads: a warp (G = 32, one line per warp)
+// or the whole block (G = blockDim.x, one line per block; sh holds one value
+// per warp). Every thread gets the result.
+template <int G, typename T> __device__ __forceinline__ T gaia__k_gsum(T v, T *sh) {
+    int o;
+    for (o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(GAIA__K_FULL, v, o);
+    if (G > 32) {
+        int w;
+        __syncthreads(); // sh's last readers are done
+        if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+        __syncthreads();
+        v = sh[0];
+        for (w = 1; w < G / 32; w++) v += sh[w];
+    }
+    return v;
+}
+template <int G> __device__ __forceinline__ float gaia__k_gmax(float v, float *sh) {
+    int o;
+    for (o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(GAIA__K_FULL, v, o));
+    if (G > 32) {
+        int w;
+        __syncthreads();
+        if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+        __syncthreads();
+        v = sh[0];
+        for (w = 1; w < G / 32; w++) v = fmaxf(v, sh[w]);
+    }
+    return v;
+}
+
+// One line of the softmax, strided, by a group of G threads (lane = this
+// thread's place in it; G = 1: one thread). The cases of gaia.h: a NaN
+// gives NaN, +inf entries share the mass, only -inf gives 0 (log: -inf).
+template <int G>
+__device__ void gaia__k_softmax_line(const float *x, float *y, size_t len, size_t stride, int want_log, int lane,
+                                     float *shf, double *shd) {
+    float m = -INFINITY;
+    int nan = 0;
+    size_t j;
+    for (j = lane; j < len; j += G) {
+        float v = x[j * stride];
+        nan |= v != v;
+        m = fmaxf(m, v); // fmaxf ignores NaN
+    }
+    if (G > 1) {
+        m = gaia__k_gmax<G>(m, shf);
+        nan = gaia__k_gsum<G, double>((double)nan, shd) != 0.0;
+    }
+    if (nan) {
+        for (j = lane; j < len; j += G) y[j * stride] = NAN;
+    } else if (m == INFINITY) {
+        double ninf = 0.0;
+        float top;
+        for (j = lane; j < len; j += G) ninf += x[j * stride] == INFINITY ? 1.0 : 0.0;
+        if (G > 1) ninf = gaia__k_gsum<G, double>(ninf, shd);
+        top = want_log ? (float)-log(ninf) : (float)(1.0 / ninf);
+        for (j = lane; j < len; j += G) y[j * stride] = x[j * stride] == INFINITY ? top : (want_log ? -INFINITY : 0.0f);
+    } else if (m == -INFINITY) {
+        for (j = lane; j < len; j += G) y[j * stride] = want_log ? -INFINITY : 0.0f;
+    } else {
+        double s = 0.0;
+        float inv, ls;
+        for (j = lane; j < len; j += G) s += (double)expf(x[j * stride] - m);
+        if (G > 1) s = gaia__k_gsum<G, double>(s, shd);
+        inv = (float)(1.0 / s);
+        ls = (float)log(s);
+        for (j = lane; j < len; j += G) {
+            float t = x[j * stride] - m;
+            y[j * stride] = want_log ? t - ls : expf(t) * inv;
+        }
+    }
+}
+
+// Contiguous lines (inner == 1): G threads a line, GAIA__K_THREADS / G lines
+// a block.
+template <int G> __global__ void gaia__k_softmax_rows(const float *x, float *y, size_t rows, size_t len, int want_log) {
+    __shared__ float shf[GAIA__K_THREADS / 32];
+    __shared__ double shd[GAIA__K_THREADS / 32];
+    size_t per = GAIA__K_THREADS / G, r;
+    for (r = (size_t)blockIdx.x * per + threadIdx.x / G; r < rows; r += (size_t)gridDim.x * per)
+        gaia__k_softmax_line<G>(x + r * len, y + r * len, len, 1, want_log, (int)(threadIdx.x % G), shf, shd);
+}
+// A non-last axis: one thread a line (neighbouring threads read neighbouring
+// columns, so every sweep is coalesced).
+__global__ void gaia__k_softmax_cols(const float *x, float *y, size_t outer, size_t len, size_t inner, int want_log) {
+    size_t c;
+    for (c = gaia__k_tid(); c < outer * inner; c += gaia__k_nthreads()) {
+        size_t off = (c / inner) * len * inner + c % inner;
+        gaia__k_softmax_line<1>(x + off, y + off, len, inner, want_log, 0, NULL, NULL);
+    }
+}
+
+extern "C" int gaia_cuda_softmax(const float *x, float *y, size_t outer, size_t len, size_t inner, int want_log,
+                                 void *stream) {
+    cudaStream_t st = gaia__k_stream(stream);
+    if (outer == 0 || len == 0 || inner == 0) return 0;
+    if (inner > 1)
+        gaia__k_softmax_cols<<<gaia__k_blocks(outer * inner, GAIA__K_THREADS), GAIA__K_THREADS, 0, st>>>(
+            x, y, outer, len, inner, want_log);
+    else if (len <= 1024) // a warp a line
+        gaia__k_softmax_rows<32><<<gaia__k_blocks(outer, GAIA__K_THREADS / 32), GAIA__K_THREADS, 0, st>>>(
+            x, y, outer, len, want_log);
+    else // a block a line
+        gaia__k_softmax_rows<GAIA__K_THREADS><<<gaia__k_blocks(outer, 1), GAIA__K_THREADS, 0, st>>>(x, y, outer, len,
+                                                                                                  want_log);
+    return gaia__k_check();
+}
+
+// first_bad: the smallest position whose index is not an integer in
+// [0, limit); the caller sets it to all ones first.
+__global__ void gaia__k_index_check(const float *idx, size_t n, float limit, unsigned long long *first_bad) {
+    size_t i;
+    for (i = gaia__k_tid(); i < n; i += gaia__k_nthreads()) {
+        float v = idx[i];
+        if (!(v >= 0.0f && v < limit && floorf(v) == v)) atomicMin(first_bad, (unsigned long long)i);
+    }
+}
+extern "C" int gaia_cuda_index_check(const float *idx, size_t n, size_t limit, unsigned long long *first_bad,
+                                     void *stream) {
+    if (n == 0) return 0;
+    gaia__k_index_check<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        idx, n, (float)limit, first_bad);
+    return gaia__k_check();
+}
+
+// index_select and gather: one thread an output element of [outer, m, inner].
+__global__ void gaia__k_index_select(const float *x, size_t len, size_t inner, const float *idx, size_t m, size_t n,
+                                     float *y) {
+    size_t e;
+    for (e = gaia__k_tid(); e < n; e += gaia__k_nthreads()) {
+        size_t i = e % inner, j = (e / inner) % m, o = e / (inner * m);
+        y[e] = x[(o * len + (size_t)idx[j]) * inner + i];
+    }
+}
+extern "C" int gaia_cuda_index_select(const float *x, size_t outer, size_t len, size_t inner, const float *idx,
+                                      size_t m, float *y, void *stream) {
+    size_t n = outer * m * inner;
+    if (n == 0) return 0;
+    gaia__k_index_select<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        x, len, inner, idx, m, n, y);
+    return gaia__k_check();
+}
+__global__ void gaia__k_gather(const float *x, size_t len, size_t inner, const float *idx, size_t m, size_t n, float *y) {
+    size_t e;
+    for (e = gaia__k_tid(); e < n; e += gaia__k_nthreads()) {
+        size_t i = e % inner, o = e / (inner * m);
+        y[e] = x[(o * len + (size_t)idx[e]) * inner + i];
+    }
+}
+extern "C" int gaia_cuda_gather(const float *x, size_t outer, size_t len, size_t inner, const float *idx, size_t m,
+                                float *y, void *stream) {
+    size_t n = outer * m * inner;
+    if (n == 0) return 0;
+    gaia__k_gather<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(x, len, inner,
+                                                                                                    idx, m, n, y);
+    return gaia__k_check();
+}
+
+// scatter_add: one thread a line (o, i), taking j in ascending order, so each
+// sum is the CPU's, bit for bit, and no atomics decide an order. Parallel
+// over lines only: a 1-D scatter runs on one thread.
+__global__ void gaia__k_scatter_add(float *y, size_t outer, size_t len, size_t inner, const float *idx,
+                                   const float *src, size_t m) {
+    size_t c, j;
+    for (c = gaia__k_tid(); c < outer * inner; c += gaia__k_nthreads()) {
+        size_t o = c / inner, i = c % inner;
+        float *yo = y + o * len * inner + i;
+        const float *io = idx + o * m * inner + i, *so = src + o * m * inner + i;
+        for (j = 0; j < m; j++) yo[(size_t)io[j * inner] * inner] += so[j * inner];
+    }
+}
+extern "C" int gaia_cuda_scatter_add(float *y, size_t outer, size_t len, size_t inner, const float *idx,
+                                     const float *src, size_t m, void *stream) {
+    if (outer == 0 || inner == 0 || m == 0) return 0;
+    gaia__k_scatter_add<<<gaia__k_blocks(outer * inner, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        y, outer, len, inner, idx, src, m);
+    return gaia__k_check();
+}
+
+__global__ void gaia__k_copy_rows(float *dst, size_t dst_ld, const float *src, size_t src_ld, size_t rows, size_t cols) {
+    size_t e;
+    for (e = gaia__k_tid(); e < rows * cols; e += gaia__k_nthreads()) {
+        size_t r = e / cols, c = e % cols;
+        dst[r * dst_ld + c] = src[r * src_ld + c];
+    }
+}
+extern "C" int gaia_cuda_copy_rows(float *dst, size_t dst_ld, const float *src, size_t src_ld, size_t rows,
+                                   size_t cols, void *stream) {
+    if (rows == 0 || cols == 0) return 0;
+    gaia__k_copy_rows<<<gaia__k_blocks(rows * cols, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        dst, dst_ld, src, src_ld, rows, cols);
+    return gaia__k_check();
+}
+
+// cumsum of contiguous lines: a block a line, 4 values a thread, 1024 a
+// chunk: each thread's inclusive sums, a warp scan of the thread totals,
+// the warps' totals, then the carry from the earlier chunks. In double,
+// rounded once per output, like the CPU (the order of the double sums
+// differs, which the float result shows only near a rounding tie).
+#define GAIA__K_SCAN_PER 4
+__global__ void gaia__k_cumsum_rows(const float *x, float *y, size_t rows, size_t len) {
+    __shared__ double wsum[GAIA__K_THREADS / 32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const size_t chunk = (size_t)GAIA__K_THREADS * GAIA__K_SCAN_PER;
+    size_t r, c0;
+    for (r = blockIdx.x; r < rows; r += gridDim.x) {
+        const float *xr = x + r * len;
+        float *yr = y + r * len;
+        double carry = 0.0;
+        for (c0 = 0; c0 < len; c0 += chunk) {
+            size_t base = c0 + (size_t)threadIdx.x * GAIA__K_SCAN_PER;
+            double v[GAIA__K_SCAN_PER], t = 0.0, incl, excl, before = 0.0, total = 0.0;
+            int k, o;
+            for (k = 0; k < GAIA__K_SCAN_PER; k++) {
+                t += base + k < len ? (double)xr[base + k] : 0.0;
+                v[k] = t;
+            }
+            incl = t;
+            for (o = 1; o < 32; o <<= 1) {
+                double u = __shfl_up_sync(GAIA__K_FULL, incl, o);
+                if (lane >= o) incl += u;
+            }
+            excl = __shfl_up_sync(GAIA__K_FULL, incl, 1);
+            if (lane == 0) excl = 0.0;
+            if (lane == 31) wsum[w] = incl;
+            __syncthreads();
+            for (k = 0; k < GAIA__K_THREADS / 32; k++) {
+                if (k < w) before += wsum[k];
+                total += wsum[k];
+            }
+            for (k = 0; k < GAIA__K_SCAN_PER; k++)
+                if (base + k < len) yr[base + k] = (float)(carry + (before + (excl + v[k])));
+            carry += total;
+            __syncthreads(); // wsum is rewritten by the next chunk
+        }
+    }
+}
+// A non-last axis: one thread a line, in order.
+__global__ void gaia__k_cumsum_cols(const float *x, float *y, size_t outer, size_t len, size_t inner) {
+    size_t c, j;
+    for (c = gaia__k_tid(); c < outer * inner; c += gaia__k_nthreads()) {
+        size_t off = (c / inner) * len * inner + c % inner;
+        double acc = 0.0;
+        for (j = 0; j < len; j++) {
+            acc += (double)x[off + j * inner];
+            y[off + j * inner] = (float)acc;
+        }
+    }
+}
+extern "C" int gaia_cuda_cumsum(const float *x, float *y, size_t outer, size_t len, size_t inner, void *stream) {
+    cudaStream_t st = gaia__k_stream(stream);
+    if (outer == 0 || len == 0 || inner == 0) return 0;
+    if (inner > 1)
+        gaia__k_cumsum_cols<<<gaia__k_blocks(outer * inner, GAIA__K_THREADS), GAIA__K_THREADS, 0, st>>>(x, y, outer,
+                                                                                                     len, inner);
+    else
+        gaia__k_cumsum_rows<<<gaia__k_blocks(outer, 1), GAIA__K_THREADS, 0, st>>>(x, y, outer, len);
+    return gaia__k_check();
+}
+
+// sort: gaia_cpu_sort_key's order, a line sorted by the distinct 64-bit
+// keys (key ^ flip) << 32 | index with a bitonic network, so the result is
+// the CPU's exactly. Lines of up to GAIA__K_SORT_SHARED values sort in
+// shared memory, a block a line; longer ones in a global scratch of
+// lines x P keys (P the next power of two), one launch per network stage.
+#define GAIA__K_SORT_SHARED 2048
+__device__ __forceinline__ uint32_t gaia__k_sort_key(float v) {
+    uint32_t u;
+    if (v != v) return 0xFFFFFFFFu;
+    if (v == 0.0f) v = 0.0f; // -0 sorts as +0
+    u = __float_as_uint(v);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+__device__ __forceinline__ unsigned long long gaia__k_sort_comp(const float *x, size_t stride, size_t len, size_t j,
+                                                                uint32_t flip) {
+    if (j >= len) return ~0ull; // padding sorts last (no real key has all ones: indices are < 2^24)
+    return (unsigned long long)(gaia__k_sort_key(x[j * stride]) ^ flip) << 32 | (unsigned long long)j;
+}
+__device__ __forceinline__ void gaia__k_sort_put(const float *xl, size_t inner, size_t k, size_t r,
+                                                 unsigned long long c, float *values, float *indices, size_t at) {
+    uint32_t j = (uint32_t)(c & 0xffffffffull);
+    (void)k;
+    (void)r;
+    if (values) values[at] = xl[(size_t)j * inner];
+    if (indices) indices[at] = (float)j;
+}
+
+__global__ void gaia__k_sort_shared(const float *x, size_t outer, size_t len, size_t inner, size_t P, size_t k,
+                                    uint32_t flip, float *values, float *indices) {
+    __shared__ unsigned long long key[GAIA__K_SORT_SHARED];
+    size_t l;
+    for (l = blockIdx.x; l < outer * inner; l += gridDim.x) {
+        size_t o = l / inner, i = l % inner, t, size, stride;
+        const float *xl = x + o * len * inner + i;
+        for (t = threadIdx.x; t < P; t += blockDim.x) key[t] = gaia__k_sort_comp(xl, inner, len, t, flip);
+        __syncthreads();
+        for (size = 2; size <= P; size <<= 1)
+            for (stride = size >> 1; stride > 0; stride >>= 1) {
+                for (t = threadIdx.x; t < P / 2; t += blockDim.x) {
+                    size_t a = 2 * stride * (t / stride) + t % stride, b = a + stride;
+                    unsigned long long ka = key[a], kb = key[b];
+                    if ((ka > kb) == ((a & size) == 0)) {
+                        key[a] = kb;
+                        key[b] = ka;
+                    }
+                }
+                __syncthreads();
+            }
+        for (t = threadIdx.x; t < k; t += blockDim.x)
+            gaia__k_sort_put(xl, inner, k, t, key[t], values, indices, (o * k + t) * inner + i);
+        __syncthreads(); // key is reloaded for the next line
+    }
+}
+
+__global__ void gaia__k_sort_load(const float *x, size_t outer, size_t len, size_t inner, size_t P, uint32_t flip,
+                                  unsigned long long *key) {
+    size_t e;
+    for (e = gaia__k_tid(); e < outer * inner * P; e += gaia__k_nthreads()) {
+        size_t l = e / P, t = e % P, o = l / inner, i = l % inner;
+        key[e] = gaia__k_sort_comp(x + o * len * inner + i, inner, len, t, flip);
+    }
+}
+__global__ void gaia__k_sort_stage(unsigned long long *key, size_t lines, size_t P, size_t size, size_t stride) {
+    size_t e, half = P / 2;
+    for (e = gaia__k_tid(); e < lines * half; e += gaia__k_nthreads()) {
+        size_t l = e / half, t = e % half, a = 2 * stride * (t / stride) + t % stride, b = a + stride;
+        unsigned long long *kl = key + l * P, ka = kl[a], kb = kl[b];
+        if ((ka > kb) == ((a & size) == 0)) {
+            kl[a] = kb;
+            kl[b] = ka;
+        }
+    }
+}
+__global__ void gaia__k_sort_store(const float *x, const unsigned long long *key, size_t outer, size_t len,
+                                   size_t inner, size_t P, size_t k, float *values, float *indices) {
+    size_t e;
+    for (e = gaia__k_tid(); e < outer * inner * k; e += gaia__k_nthreads()) {
+        size_t i = e % inner, r = (e / inner) % k, o = e / (inner * k);
+        gaia__k_sort_put(x + o * len * inner + i, inner, k, r, key[(o * inner + i) * P + r], values, indices, e);
+    }
+}
+
+static size_t gaia__k_pow2(size_t n) {
+    size_t p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
+// Scratch bytes gaia_cuda_sort needs (0 for lines that sort in shared
+// memory); SIZE_MAX when it would not be addressable.
+extern "C" size_t gaia_cuda_sort_workspace(size_t outer, size_t len, size_t inner) {
+    size_t P = gaia__k_pow2(len), lines = outer * inner;
+    if (len <= GAIA__K_SORT_SHARED) return 0;
+    if (lines != 0 && P > SIZE_MAX / sizeof(unsigned long long) / lines) return SIZE_MAX;
+    return lines * P * sizeof(unsigned long long);
+}
+extern "C" int gaia_cuda_sort(const float *x, size_t outer, size_t len, size_t inner, size_t k, int descending,
+                              float *values, float *indices, void *work, size_t work_bytes, void *stream) {
+    cudaStream_t st = gaia__k_stream(stream);
+    size_t P = gaia__k_pow2(len), lines = outer * inner, size, stride;
+    uint32_t flip = descending ? 0xFFFFFFFFu : 0u;
+    if (lines == 0 || len == 0 || k == 0) return 0;
+    if (k > len) k = len;
+    if (len <= GAIA__K_SORT_SHARED) {
+        gaia__k_sort_shared<<<gaia__k_blocks(lines, 1), GAIA__K_THREADS, 0, st>>>(x, outer, len, inner, P, k, flip,
+                                                                                 values, indices);
+        return gaia__k_check();
+    }
+    if (!work || work_bytes < gaia_cuda_sort_workspace(outer, len, inner)) return (int)cudaErrorInvalidValue;
+    gaia__k_sort_load<<<gaia__k_blocks(lines * P, GAIA__K_THREADS), GAIA__K_THREADS, 0, st>>>(
+        x, outer, len, inner, P, flip, (unsigned long long *)work);
+    for (size = 2; size <= P; size <<= 1)
+        for (stride = size >> 1; stride > 0; stride >>= 1)
+            gaia__k_sort_stage<<<gaia__k_blocks(lines * P / 2, GAIA__K_THREADS), GAIA__K_THREADS, 0, st>>>(
+                (unsigned long long *)work, lines, P, size, stride);
+    gaia__k_sort_store<<<gaia__k_blocks(lines * k, GAIA__K_THREADS), GAIA__K_THREADS, 0, st>>>(
+        x, (const unsigned long long *)work, outer, len, inner, P, k, values, indices);
     return gaia__k_check();
 }

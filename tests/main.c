@@ -16,6 +16,7 @@
 
 extern const gt_case gt_core_cases[];
 extern const gt_case gt_tensor_cases[];
+extern const gt_case gt_tensor_ops_cases[];
 extern const gt_case gt_linalg_cases[];
 extern const gt_case gt_npy_cases[];
 extern const gt_case gt_cpp_cases[];
@@ -49,6 +50,7 @@ static const struct gt_suite {
     {"assembly_rules", gt_assembly_rules_cases}, {"map", gt_map_cases}, {"grad", gt_grad_cases}, {"doc", gt_doc_cases},
     {"conv", gt_conv_cases},         {"eigh", gt_eigh_cases},
     {"assembly_stats", gt_assembly_stats_cases},
+    {"tensor_ops", gt_tensor_ops_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 
