@@ -226,6 +226,32 @@
               (tensor -> bytes, released with gaia_image_free)
    gaia_sgemm() multiplies plain host float arrays.
 
+   Along an axis (axis < 0 counts from the end; index tensors are float32
+   tensors of integers, as argmax's, so they stay on the device, and every
+   index is checked before anything is written):
+     softmax  softmax, log_softmax (max-subtracted; a NaN line gives NaN, an
+              all -inf line 0, or -inf for log)
+     indices  index_select (NumPy's take), gather (take_along_axis),
+              scatter_add (gather's adjoint; repeated indices add up in
+              ascending order, the same sums on every device)
+     join     concat (along an existing axis), stack (along a new one)
+     scan     cumsum (accumulated in double, rounded once)
+     order    topk (largest or smallest first, values and/or indices),
+              argsort (stable); NaN sorts above +inf, ties to the lower index
+   Example, the two likeliest classes of each row:
+       gaia_tensor *logits = NULL, *prob = NULL, *best = NULL, *cls = NULL;
+       size_t ls[2] = {2, 4};
+       float l[8] = {1, 3, 2, 0, 0, 0, 5, 1}, bv[4], bc[4];
+       gaia_tensor_from_host(ctx, 2, ls, l, &logits);
+       gaia_tensor_softmax(ctx, logits, -1, &prob);          // along each row
+       gaia_tensor_topk(ctx, prob, 2, -1, 1, &best, &cls);   // largest first
+       gaia_tensor_to_host(ctx, best, bv, 4);
+       gaia_tensor_to_host(ctx, cls, bc, 4);
+       printf("row 0: %g %g, row 1: %g %g\n", bc[0], bc[1], bc[2], bc[3]); // prints: row 0: 1 2, row 1: 2 3
+       printf("p = %.3f\n", bv[0]);                  // prints: p = 0.644
+       gaia_tensor_free(logits); gaia_tensor_free(prob);
+       gaia_tensor_free(best); gaia_tensor_free(cls);
+
    2-D convolution, pooling and symmetric eigenvalues:
      conv2d   x [N, C, H, W] (or [C, H, W]), w [O, C/groups, KH, KW], bias
               [O] or NULL; stride, padding (zeros), dilation as {rows, cols}
@@ -2930,6 +2956,7 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
 static void gaia__modules_release(gaia_ctx *ctx);
 static void gaia__map_release(gaia_ctx *ctx);
 static void gaia__ag_destroy(gaia_ctx *ctx);
+static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t);
 
 GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx) {
     gaia_allocator al;
@@ -4035,6 +4062,9 @@ GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, con
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
     if ((st = gaia__check_tensor(ctx, fn, "w", w)) != GAIA_OK) return st;
+    if ((st = gaia__ag_refuse(ctx, fn, "x", x)) != GAIA_OK || (st = gaia__ag_refuse(ctx, fn, "w", w)) != GAIA_OK ||
+        (st = gaia__ag_refuse(ctx, fn, "bias", bias)) != GAIA_OK)
+        return st;
     if ((st = gaia__same_device(ctx, fn, x, w)) != GAIA_OK) return st;
     if (bias) {
         if ((st = gaia__check_tensor(ctx, fn, "bias", bias)) != GAIA_OK) return st;
@@ -4105,6 +4135,7 @@ static gaia_status gaia__pool2d(gaia_ctx *ctx, const char *fn, const gaia_tensor
     const gaia_backend *be;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if ((st = gaia__ag_refuse(ctx, fn, "x", x)) != GAIA_OK) return st;
     if ((st = gaia__nchw(ctx, fn, x, d)) != GAIA_OK) return st;
     if (!kernel) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "kernel is NULL");
     memset(&a, 0, sizeof a);
@@ -4169,6 +4200,7 @@ GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__check_tensor(ctx, fn, "a", a)) != GAIA_OK) return st;
+    if ((st = gaia__ag_refuse(ctx, fn, "a", a)) != GAIA_OK) return st;
     if (!values) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values is NULL");
     if (vectors == values) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values and vectors are the same pointer");
     if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2]) {
@@ -4319,7 +4351,12 @@ typedef enum gaia__ag_kind {
     GAIA__AG_TRANSPOSE,
     GAIA__AG_SLICE,
     GAIA__AG_MSE,
-    GAIA__AG_XENT
+    GAIA__AG_XENT,
+    GAIA__AG_SOFTMAX, /* op 0: softmax, 1: log-softmax; the output is saved */
+    GAIA__AG_GATHER,  /* op 0: gather, 1: index_select, 2: top-k values; the index is saved */
+    GAIA__AG_SCATTER, /* scatter_add: x and src get gradients, the index none */
+    GAIA__AG_CUMSUM,
+    GAIA__AG_PART     /* one input of a concat (op 0) or stack (op 1): its slice of the output */
 } gaia__ag_kind;
 
 typedef struct gaia__ag_var {
@@ -4339,6 +4376,8 @@ typedef struct gaia__ag_node {
     gaia_tensor *saved[3];
     uint64_t saved_version[3];
     int shape_only[3]; /* saved for its shape alone: an overwrite does no harm */
+    int keep_grad;     /* the node before this one has the same output (the
+                          parts of a concat): its gradient is still needed */
 } gaia__ag_node;
 
 struct gaia__tape {
@@ -4351,6 +4390,18 @@ struct gaia__tape {
 
 static int gaia__ag_tracked(const gaia_ctx *ctx, const gaia_tensor *t) {
     return t && t->ag_var && t->ag_gen == ctx->tape_gen && ctx->tape && t->ag_var < ctx->tape->nvars;
+}
+
+/* Operations without a backward yet (convolution, pooling, eigh) refuse an
+   input that would need one while recording is on, rather than return a
+   result through which no gradient would flow. */
+static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t) {
+    if (!ctx || ctx->grad_off || ctx->in_backward || !t || !(t->requires_grad || gaia__ag_tracked(ctx, t)))
+        return GAIA_OK;
+    return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn,
+                      "%s needs a gradient, and this operation has no backward yet: turn recording off around it "
+                      "(gaia_grad_set_enabled(ctx, 0)) to use it as a fixed step",
+                      name);
 }
 
 static gaia_status gaia__ag_tape(gaia_ctx *ctx) {
@@ -4441,6 +4492,7 @@ static void gaia__ag_begin(gaia_ctx *ctx, gaia__ag_pending *p, gaia__ag_kind kin
     n->in[1] = gaia__ag_input(ctx, b);
     n->in[2] = gaia__ag_input(ctx, c);
     if (kind == GAIA__AG_WHERE) n->in[0] = 0; /* the condition is a mask: no gradient */
+    if (kind == GAIA__AG_GATHER || kind == GAIA__AG_SCATTER) n->in[1] = 0; /* indices: none */
     if (!n->in[0] && !n->in[1] && !n->in[2]) return;
     /* what each backward reads (outputs are saved in gaia__ag_end) */
     switch (kind) {
@@ -4459,12 +4511,17 @@ static void gaia__ag_begin(gaia_ctx *ctx, gaia__ag_pending *p, gaia__ag_kind kin
         break;
     case GAIA__AG_WHERE: ok = gaia__ag_save(ctx, n, 0, a) && gaia__ag_save(ctx, n, 1, b) && gaia__ag_save(ctx, n, 2, c); break;
     case GAIA__AG_XENT: ok = gaia__ag_save(ctx, n, 1, b); break; /* one-hot targets; softmax in end */
+    case GAIA__AG_SOFTMAX: /* the output, in end */
+    case GAIA__AG_CUMSUM: break;
+    case GAIA__AG_GATHER: ok = gaia__ag_save(ctx, n, 0, a) && gaia__ag_save(ctx, n, 1, b); break; /* top-k: b later */
+    case GAIA__AG_SCATTER: ok = gaia__ag_save(ctx, n, 1, b); break;
     default: ok = gaia__ag_save(ctx, n, 0, a); break;          /* views and copies: the input's shape */
     }
     if (kind == GAIA__AG_RESHAPE || kind == GAIA__AG_TRANSPOSE || kind == GAIA__AG_SLICE ||
         (kind == GAIA__AG_BINARY && (op == GAIA_BINARY_ADD || op == GAIA_BINARY_SUB)))
         n->shape_only[0] = n->shape_only[1] = 1;
     if (kind == GAIA__AG_WHERE) n->shape_only[1] = n->shape_only[2] = 1; /* a and b: shapes; the mask: values */
+    if (kind == GAIA__AG_GATHER) n->shape_only[0] = 1; /* x: its shape; the index: values */
     if (!ok) {
         gaia__ag_release(n);
         if (ctx->tape) ctx->tape->broken = 1;
@@ -4839,6 +4896,57 @@ done:
     return st;
 }
 
+/* softmax: dx = y (g - sum(g y)); log-softmax: dx = g - exp(y) sum(g), the
+   sums along the axis (y the saved output). */
+static gaia_status gaia__ag_softmax_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gx) {
+    const gaia_tensor *y = n->saved[2];
+    gaia_tensor *t = NULL, *s = NULL, *e = NULL;
+    gaia_status st;
+    if (n->op == 0) {
+        GAIA__AG_TRY(gaia_tensor_mul(ctx, g, y, &t));
+        GAIA__AG_TRY(gaia_tensor_sum(ctx, t, n->axis, &s));
+        GAIA__AG_TRY(gaia__ag_expand(ctx, s, y, n->axis, &e));
+        GAIA__AG_TRY(gaia_tensor_sub(ctx, g, e, &e));
+        GAIA__AG_TRY(gaia_tensor_mul(ctx, e, y, gx));
+    } else {
+        GAIA__AG_TRY(gaia_tensor_sum(ctx, g, n->axis, &s));
+        GAIA__AG_TRY(gaia__ag_expand(ctx, s, y, n->axis, &e));
+        GAIA__AG_TRY(gaia_tensor_exp(ctx, y, &t));
+        GAIA__AG_TRY(gaia_tensor_mul(ctx, t, e, &t));
+        GAIA__AG_TRY(gaia_tensor_sub(ctx, g, t, gx));
+    }
+done:
+    gaia_tensor_free(t);
+    gaia_tensor_free(s);
+    gaia_tensor_free(e);
+    return st;
+}
+
+/* gather, index_select and top-k pick elements of x: their gradient adds g
+   back where they came from (scatter_add into zeros). index_select's 1-D
+   index is first spread over g's shape. */
+static gaia_status gaia__ag_gather_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gx) {
+    const gaia_tensor *x = n->saved[0], *index = n->saved[1];
+    gaia_tensor *z = NULL, *full = NULL, *iv = NULL;
+    gaia_status st;
+    if (n->op == 1) {
+        size_t keep[GAIA_MAX_DIMS];
+        int i;
+        for (i = 0; i < g->ndim; i++) keep[i] = i == n->axis ? g->shape[i] : 1;
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, index, g->ndim, keep, &iv));
+        GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(g), g->ndim, g->shape, 0.0f, &full));
+        GAIA__AG_TRY(gaia_tensor_add(ctx, full, iv, &full));
+        index = full;
+    }
+    GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(g), x->ndim, x->shape, 0.0f, &z));
+    GAIA__AG_TRY(gaia_tensor_scatter_add(ctx, z, n->axis, index, g, gx));
+done:
+    gaia_tensor_free(z);
+    gaia_tensor_free(full);
+    gaia_tensor_free(iv);
+    return st;
+}
+
 static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
     const gaia_tensor *x = n->saved[0];
     gaia_tensor *t = NULL, *u = NULL, *view = NULL;
@@ -4890,6 +4998,40 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
         GAIA__AG_TRY(gaia_tensor_sub(ctx, soft, onehot, &t));
         GAIA__AG_TRY(gaia_tensor_mul(ctx, t, g, &t));
         GAIA__AG_TRY(gaia_tensor_scale(ctx, t, 1.0f / (float)soft->shape[0], &gin[0]));
+        break;
+    }
+    case GAIA__AG_SOFTMAX: return gaia__ag_softmax_back(ctx, n, g, &gin[0]);
+    case GAIA__AG_GATHER: return gaia__ag_gather_back(ctx, n, g, &gin[0]);
+    case GAIA__AG_SCATTER: /* out = x + scattered src: x gets g, src what g holds where it went */
+        if (n->in[0]) GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &gin[0]));
+        if (n->in[2]) GAIA__AG_TRY(gaia_tensor_gather(ctx, g, n->axis, n->saved[1], &gin[2]));
+        break;
+    case GAIA__AG_CUMSUM: /* the suffix sums of g: its total - its prefix sums + g */
+        GAIA__AG_TRY(gaia_tensor_sum(ctx, g, n->axis, &t));
+        GAIA__AG_TRY(gaia__ag_expand(ctx, t, g, n->axis, &u));
+        gaia_tensor_free(t);
+        t = NULL;
+        GAIA__AG_TRY(gaia_tensor_cumsum(ctx, g, n->axis, &t));
+        GAIA__AG_TRY(gaia_tensor_sub(ctx, u, t, &u));
+        GAIA__AG_TRY(gaia_tensor_add(ctx, u, g, &gin[0]));
+        break;
+    case GAIA__AG_PART: { /* the input's columns of g: start .. start + len along the axis */
+        GAIA__AG_TRY(gaia_tensor_arange(ctx, (float)n->start, (float)(n->start + (size_t)n->flag0), 1.0f, &u));
+        if (GAIA__DEV(u) != GAIA__DEV(g)) { /* arange makes it on the context's device */
+            gaia_tensor *moved = NULL;
+            st = gaia_tensor_to(ctx, u, GAIA__DEV(g), &moved);
+            gaia_tensor_free(u);
+            u = moved;
+            if (st != GAIA_OK) goto done;
+        }
+        GAIA__AG_TRY(gaia_tensor_index_select(ctx, g, n->axis, u, &t));
+        if (n->op == 0) { /* concat: already the input's shape */
+            gin[0] = t;
+            t = NULL;
+        } else { /* stack: drop the stacked axis */
+            GAIA__AG_TRY(gaia_tensor_reshape(ctx, t, x->ndim, x->shape, &view));
+            GAIA__AG_TRY(gaia_tensor_copy(ctx, view, &gin[0]));
+        }
         break;
     }
     }
@@ -4950,8 +5092,10 @@ GAIA_API gaia_status gaia_backward(gaia_ctx *ctx, const gaia_tensor *loss) {
             if (st == GAIA_OK && gin[i] && n->in[i]) st = gaia__ag_accumulate(ctx, &tp->vars[n->in[i]], gin[i]);
             else gaia_tensor_free(gin[i]);
         }
-        gaia_tensor_free(g);
-        tp->vars[n->out].grad = NULL;
+        if (!n->keep_grad) {
+            gaia_tensor_free(g);
+            tp->vars[n->out].grad = NULL;
+        }
     }
     /* the parameters get their gradients only when the whole pass worked */
     for (v = 1; st == GAIA_OK && v < tp->nvars; v++) {
@@ -5752,14 +5896,8 @@ static gaia_status gaia__tensor_softmax(gaia_ctx *ctx, const char *fn, const gai
     gaia__prof_end(ctx, GAIA_PROF_SOFTMAX, t0, x->numel * 8);
     return gaia__finish_out(st, out, created);
 }
-GAIA_API gaia_status gaia_tensor_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia__tensor_softmax(ctx, "gaia_tensor_softmax", x, axis, 0, out);
-}
-GAIA_API gaia_status gaia_tensor_log_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia__tensor_softmax(ctx, "gaia_tensor_log_softmax", x, axis, 1, out);
-}
 
-GAIA_API gaia_status gaia_tensor_index_select(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+static gaia_status gaia__tensor_index_select_raw(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
                                               gaia_tensor **out) {
     static const char fn[] = "gaia_tensor_index_select";
     const struct gaia_tensor_ops *ops;
@@ -5807,7 +5945,7 @@ static gaia_status gaia__check_index_shape(gaia_ctx *ctx, const char *fn, const 
     return GAIA_OK;
 }
 
-GAIA_API gaia_status gaia_tensor_gather(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+static gaia_status gaia__tensor_gather_raw(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
                                         gaia_tensor **out) {
     static const char fn[] = "gaia_tensor_gather";
     const struct gaia_tensor_ops *ops;
@@ -5834,7 +5972,7 @@ GAIA_API gaia_status gaia_tensor_gather(gaia_ctx *ctx, const gaia_tensor *x, int
     return gaia__finish_out(st, out, created);
 }
 
-GAIA_API gaia_status gaia_tensor_scatter_add(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+static gaia_status gaia__tensor_scatter_add_raw(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
                                              const gaia_tensor *src, gaia_tensor **out) {
     static const char fn[] = "gaia_tensor_scatter_add";
     const struct gaia_tensor_ops *ops;
@@ -5945,7 +6083,7 @@ static gaia_status gaia__join(gaia_ctx *ctx, const char *fn, const gaia_tensor *
 /* At most this many parts in one call (the widths live on the stack). */
 #define GAIA__JOIN_MAX 4096
 
-GAIA_API gaia_status gaia_tensor_concat(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
+static gaia_status gaia__tensor_concat_raw(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
                                         gaia_tensor **out) {
     static const char fn[] = "gaia_tensor_concat";
     size_t total, outer = 1, inner = 1, oshape[GAIA_MAX_DIMS], widths[GAIA__JOIN_MAX];
@@ -5964,7 +6102,7 @@ GAIA_API gaia_status gaia_tensor_concat(gaia_ctx *ctx, const gaia_tensor *const 
     return gaia__join(ctx, fn, xs, count, outer, widths, total * inner, xs[0]->ndim, oshape, out);
 }
 
-GAIA_API gaia_status gaia_tensor_stack(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
+static gaia_status gaia__tensor_stack_raw(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
                                        gaia_tensor **out) {
     static const char fn[] = "gaia_tensor_stack";
     size_t total, outer = 1, inner = 1, oshape[GAIA_MAX_DIMS], widths[GAIA__JOIN_MAX];
@@ -5988,7 +6126,7 @@ GAIA_API gaia_status gaia_tensor_stack(gaia_ctx *ctx, const gaia_tensor *const *
     return gaia__join(ctx, fn, xs, count, outer, widths, (size_t)count * inner, nd, oshape, out);
 }
 
-GAIA_API gaia_status gaia_tensor_cumsum(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
+static gaia_status gaia__tensor_cumsum_raw(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
     static const char fn[] = "gaia_tensor_cumsum";
     const struct gaia_tensor_ops *ops;
     size_t outer, len, inner;
@@ -6053,7 +6191,7 @@ static gaia_status gaia__tensor_sort(gaia_ctx *ctx, const char *fn, const gaia_t
     return values ? gaia__finish_out(st, values, cv) : st;
 }
 
-GAIA_API gaia_status gaia_tensor_topk(gaia_ctx *ctx, const gaia_tensor *x, size_t k, int axis, int largest,
+static gaia_status gaia__tensor_topk_raw(gaia_ctx *ctx, const gaia_tensor *x, size_t k, int axis, int largest,
                                       gaia_tensor **values, gaia_tensor **indices) {
     static const char fn[] = "gaia_tensor_topk";
     GAIA__NEED_CTX(ctx);
@@ -6072,6 +6210,167 @@ GAIA_API gaia_status gaia_tensor_argsort(gaia_ctx *ctx, const gaia_tensor *x, in
     if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
     if ((st = gaia__axis_view(ctx, fn, x->ndim, x->shape, axis, &ax, &outer, &len, &inner)) != GAIA_OK) return st;
     return gaia__tensor_sort(ctx, fn, x, len, axis, descending != 0, NULL, out);
+}
+
+/* ---- the operations along an axis on the gradient tape ----
+   Each public function records its node (gaia__ag_begin / _end) around the
+   raw operation; argsort gives indices, which carry no gradient. */
+static int gaia__ag_axis(const gaia_tensor *x, int axis) { return axis < 0 ? axis + x->ndim : axis; }
+
+static gaia_status gaia__tensor_softmax_rec(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, int axis, int want_log,
+                                            gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_SOFTMAX, want_log, x, NULL, NULL);
+    if (p.active) p.node.axis = gaia__ag_axis(x, axis);
+    st = gaia__tensor_softmax(ctx, fn, x, axis, want_log, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, out ? *out : NULL);
+}
+GAIA_API gaia_status gaia_tensor_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
+    return gaia__tensor_softmax_rec(ctx, "gaia_tensor_softmax", x, axis, 0, out);
+}
+GAIA_API gaia_status gaia_tensor_log_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
+    return gaia__tensor_softmax_rec(ctx, "gaia_tensor_log_softmax", x, axis, 1, out);
+}
+
+GAIA_API gaia_status gaia_tensor_index_select(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+                                              gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_GATHER, 1, x, index, NULL);
+    if (p.active) p.node.axis = gaia__ag_axis(x, axis);
+    st = gaia__tensor_index_select_raw(ctx, x, axis, index, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+GAIA_API gaia_status gaia_tensor_gather(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+                                        gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_GATHER, 0, x, index, NULL);
+    if (p.active) p.node.axis = gaia__ag_axis(x, axis);
+    st = gaia__tensor_gather_raw(ctx, x, axis, index, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+GAIA_API gaia_status gaia_tensor_scatter_add(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+                                             const gaia_tensor *src, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_SCATTER, 0, x, index, src);
+    if (p.active) p.node.axis = gaia__ag_axis(x, axis);
+    st = gaia__tensor_scatter_add_raw(ctx, x, axis, index, src, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+GAIA_API gaia_status gaia_tensor_cumsum(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_CUMSUM, 0, x, NULL, NULL);
+    if (p.active) p.node.axis = gaia__ag_axis(x, axis);
+    st = gaia__tensor_cumsum_raw(ctx, x, axis, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+/* top-k's values pick elements of x, so they carry a gradient; the indices
+   it needs are kept even when the caller asked for none. */
+GAIA_API gaia_status gaia_tensor_topk(gaia_ctx *ctx, const gaia_tensor *x, size_t k, int axis, int largest,
+                                      gaia_tensor **values, gaia_tensor **indices) {
+    gaia__ag_pending p;
+    gaia_tensor *own = NULL, **idx = indices;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_GATHER, 2, values ? x : NULL, NULL, NULL);
+    if (p.active) {
+        p.node.axis = gaia__ag_axis(x, axis);
+        if (!idx) idx = &own;
+    }
+    st = gaia__tensor_topk_raw(ctx, x, k, axis, largest, values, idx);
+    if (st == GAIA_OK && p.active && !gaia__ag_save(ctx, &p.node, 1, *idx)) {
+        gaia__ag_release(&p.node);
+        if (ctx->tape) ctx->tape->broken = 1;
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_tensor_topk", "cannot record the operation on the gradient tape");
+        p.active = 0;
+    }
+    gaia_tensor_free(own);
+    return gaia__ag_end(ctx, &p, st, values ? *values : NULL, NULL);
+}
+
+/* concat and stack: one PART node per input that needs a gradient, all with
+   the result's variable; every node but the first keeps the result's
+   gradient for the one before it. */
+static gaia_status gaia__ag_record_parts(gaia_ctx *ctx, const char *fn, int op, const gaia_tensor *const *xs, int count,
+                                         int axis, gaia_tensor *out) {
+    struct gaia__tape *tp;
+    uint32_t outvar = 0;
+    size_t start = 0, first = 0;
+    int i, any = 0;
+    if (ctx->grad_off || ctx->in_backward) return GAIA_OK;
+    for (i = 0; i < count; i++) any |= xs[i]->requires_grad || gaia__ag_tracked(ctx, xs[i]);
+    if (!any) return GAIA_OK;
+    for (i = 0; i < count; i++) {
+        gaia__ag_node node;
+        uint32_t in = gaia__ag_input(ctx, xs[i]);
+        size_t width = op == 0 ? xs[i]->shape[axis] : 1;
+        memset(&node, 0, sizeof node);
+        if (!in) {
+            if (ctx->tape && ctx->tape->broken) goto oom;
+            start += width;
+            continue;
+        }
+        if (!outvar) {
+            outvar = gaia__ag_new_var(ctx, out, NULL);
+            if (!outvar) goto oom;
+            first = ctx->tape->nnodes;
+        }
+        node.kind = GAIA__AG_PART;
+        node.op = op;
+        node.axis = axis;
+        node.start = start;
+        node.flag0 = (int)width;
+        node.in[0] = in;
+        node.out = outvar;
+        node.shape_only[0] = 1;
+        node.keep_grad = ctx->tape->nnodes > first;
+        if (!gaia__ag_save(ctx, &node, 0, xs[i])) goto oom;
+        tp = ctx->tape;
+        if (tp->nnodes == tp->cap_nodes) {
+            size_t cap = tp->cap_nodes ? 2 * tp->cap_nodes : 64;
+            gaia__ag_node *nn = (gaia__ag_node *)gaia__host_alloc(ctx, cap * sizeof *nn);
+            if (!nn) {
+                gaia__ag_release(&node);
+                goto oom;
+            }
+            if (tp->nodes) memcpy(nn, tp->nodes, tp->nnodes * sizeof *nn);
+            gaia__host_free(ctx, tp->nodes);
+            tp->nodes = nn;
+            tp->cap_nodes = cap;
+        }
+        tp->nodes[tp->nnodes++] = node;
+        start += width;
+    }
+    if (outvar) {
+        out->ag_var = outvar;
+        out->ag_gen = ctx->tape_gen;
+    }
+    return GAIA_OK;
+oom:
+    if (ctx->tape) ctx->tape->broken = 1;
+    return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot record the operation on the gradient tape");
+}
+
+GAIA_API gaia_status gaia_tensor_concat(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
+                                        gaia_tensor **out) {
+    gaia_status st = gaia__tensor_concat_raw(ctx, xs, count, axis, out);
+    if (st != GAIA_OK) return st;
+    return gaia__ag_record_parts(ctx, "gaia_tensor_concat", 0, xs, count, gaia__ag_axis(xs[0], axis), *out);
+}
+
+GAIA_API gaia_status gaia_tensor_stack(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
+                                       gaia_tensor **out) {
+    gaia_status st = gaia__tensor_stack_raw(ctx, xs, count, axis, out);
+    if (st != GAIA_OK) return st;
+    return gaia__ag_record_parts(ctx, "gaia_tensor_stack", 1, xs, count, axis < 0 ? axis + xs[0]->ndim + 1 : axis,
+                                 *out);
 }
 
 #ifdef __cplusplus

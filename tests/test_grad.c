@@ -492,6 +492,184 @@ static void grad_views_where_and_losses(gt *t) {
     GT_CHECK(t, grad_check(t, &c, msg, sizeof msg), "cross-entropy: %s", msg);
 }
 
+
+/* ---- operations along an axis: softmax, log-softmax, gather,
+   index_select, scatter_add, cumsum, top-k, concat, stack ---- */
+enum { AX_SOFTMAX, AX_LOGSOFTMAX, AX_GATHER, AX_SELECT, AX_SCATTER, AX_CUMSUM, AX_TOPK, AX_CONCAT, AX_STACK };
+/* index values with repeats (gather and scatter along an axis of 4; index_select's 1-D index) */
+static const float ax_index[3 * 6 * 5] = {
+    0, 3, 1, 2, 2, 3, 3, 0, 1, 0, 2, 1, 1, 3, 0, 0, 0, 2, 2, 1, 1, 2, 3, 3, 0, 2, 0, 1, 1, 3,
+    3, 1, 0, 2, 2, 1, 1, 1, 0, 3, 2, 0, 3, 3, 1, 0, 2, 2, 1, 0, 3, 3, 0, 1, 2, 1, 0, 2, 3, 3,
+    2, 2, 1, 0, 0, 3, 1, 3, 2, 1, 0, 0, 2, 1, 3, 3, 1, 0, 0, 2, 1, 2, 3, 2, 0, 0, 3, 1, 1, 2};
+static const float ax_select[7] = {4, 0, 2, 2, 1, 4, 3};
+
+static gaia_status g_axis(gaia_ctx *ctx, gaia_tensor *a, gaia_tensor *b, gaia_tensor **y, const void *cfg) {
+    int op = *(const int *)cfg;
+    size_t is[3] = {3, 6, 5}, ns = 7;
+    gaia_tensor *idx = NULL;
+    const gaia_tensor *parts[3];
+    gaia_status st = GAIA_OK;
+    if (op == AX_GATHER || op == AX_SCATTER) st = gaia_tensor_from_host(ctx, 3, is, ax_index, &idx);
+    if (op == AX_SELECT) st = gaia_tensor_from_host(ctx, 1, &ns, ax_select, &idx);
+    if (st != GAIA_OK) return st;
+    switch (op) {
+    case AX_SOFTMAX: st = gaia_tensor_softmax(ctx, a, 1, y); break;
+    case AX_LOGSOFTMAX: st = gaia_tensor_log_softmax(ctx, a, -1, y); break;
+    case AX_GATHER: st = gaia_tensor_gather(ctx, a, 1, idx, y); break;
+    case AX_SELECT: st = gaia_tensor_index_select(ctx, a, 2, idx, y); break;
+    case AX_SCATTER: st = gaia_tensor_scatter_add(ctx, a, 1, idx, b, y); break;
+    case AX_CUMSUM: st = gaia_tensor_cumsum(ctx, a, 1, y); break;
+    case AX_TOPK: st = gaia_tensor_topk(ctx, a, 3, 1, 1, y, NULL); break;
+    case AX_CONCAT: /* a twice: its two slices' gradients add up */
+        parts[0] = a, parts[1] = b, parts[2] = a;
+        st = gaia_tensor_concat(ctx, parts, 3, 1, y);
+        break;
+    case AX_STACK:
+        parts[0] = a, parts[1] = b;
+        st = gaia_tensor_stack(ctx, parts, 2, 1, y);
+        break;
+    }
+    gaia_tensor_free(idx);
+    return st;
+}
+
+static void r_axis(const double *a, const double *b, double *y, const void *cfg) {
+    int op = *(const int *)cfg;
+    size_t i, j, k, q;
+    switch (op) {
+    case AX_SOFTMAX: /* [3, 4, 5] along 1 */
+    case AX_LOGSOFTMAX: /* along 2 */
+        for (i = 0; i < 3; i++)
+            for (k = 0; k < (op == AX_SOFTMAX ? 5u : 4u); k++) {
+                size_t len = op == AX_SOFTMAX ? 4 : 5, stride = op == AX_SOFTMAX ? 5 : 1;
+                const double *x = a + i * 20 + (op == AX_SOFTMAX ? k : k * 5);
+                double *o = y + i * 20 + (op == AX_SOFTMAX ? k : k * 5), m = -1e300, sum = 0;
+                for (j = 0; j < len; j++) m = x[j * stride] > m ? x[j * stride] : m;
+                for (j = 0; j < len; j++) sum += exp(x[j * stride] - m);
+                for (j = 0; j < len; j++)
+                    o[j * stride] = op == AX_SOFTMAX ? exp(x[j * stride] - m) / sum : x[j * stride] - m - log(sum);
+            }
+        break;
+    case AX_GATHER: /* y [3, 6, 5] = a[i][idx][k] */
+        for (i = 0; i < 3; i++)
+            for (j = 0; j < 6; j++)
+                for (k = 0; k < 5; k++) y[(i * 6 + j) * 5 + k] = a[(i * 4 + (size_t)ax_index[(i * 6 + j) * 5 + k]) * 5 + k];
+        break;
+    case AX_SELECT: /* a [3, 4, 5], y [3, 4, 7] */
+        for (i = 0; i < 12; i++)
+            for (j = 0; j < 7; j++) y[i * 7 + j] = a[i * 5 + (size_t)ax_select[j]];
+        break;
+    case AX_SCATTER: /* y = a [3, 4, 5] + b [3, 6, 5] scattered along 1 */
+        for (i = 0; i < 60; i++) y[i] = a[i];
+        for (i = 0; i < 3; i++)
+            for (j = 0; j < 6; j++)
+                for (k = 0; k < 5; k++) y[(i * 4 + (size_t)ax_index[(i * 6 + j) * 5 + k]) * 5 + k] += b[(i * 6 + j) * 5 + k];
+        break;
+    case AX_CUMSUM:
+        for (i = 0; i < 3; i++)
+            for (k = 0; k < 5; k++) {
+                double c = 0;
+                for (j = 0; j < 4; j++) y[(i * 4 + j) * 5 + k] = c += a[(i * 4 + j) * 5 + k];
+            }
+        break;
+    case AX_TOPK: /* a [3, 8], the 3 largest of each row, largest first */
+        for (i = 0; i < 3; i++) {
+            int used[8] = {0};
+            for (q = 0; q < 3; q++) {
+                size_t best = 8;
+                for (j = 0; j < 8; j++)
+                    if (!used[j] && (best == 8 || a[i * 8 + j] > a[i * 8 + best])) best = j;
+                used[best] = 1;
+                y[i * 3 + q] = a[i * 8 + best];
+            }
+        }
+        break;
+    case AX_CONCAT: /* a [3, 4, 5], b [3, 2, 5] -> [3, 10, 5]: a, b, a */
+        for (i = 0; i < 3; i++)
+            for (j = 0; j < 10; j++)
+                for (k = 0; k < 5; k++)
+                    y[(i * 10 + j) * 5 + k] = j < 4 ? a[(i * 4 + j) * 5 + k]
+                                              : j < 6 ? b[(i * 2 + j - 4) * 5 + k]
+                                                      : a[(i * 4 + j - 6) * 5 + k];
+        break;
+    case AX_STACK: /* a, b [3, 4] -> [3, 2, 4] */
+        for (i = 0; i < 3; i++)
+            for (j = 0; j < 4; j++) {
+                y[(i * 2 + 0) * 4 + j] = a[i * 4 + j];
+                y[(i * 2 + 1) * 4 + j] = b[i * 4 + j];
+            }
+        break;
+    }
+}
+
+static void grad_axis_ops_match_finite_differences(gt *t) {
+    static const struct {
+        int op;
+        const char *name;
+        int nda, ndb, ndy;
+        size_t sa[3], sb[3], sy[3];
+    } cases[] = {
+        {AX_SOFTMAX, "softmax", 3, 0, 3, {3, 4, 5}, {0}, {3, 4, 5}},
+        {AX_LOGSOFTMAX, "log_softmax", 3, 0, 3, {3, 4, 5}, {0}, {3, 4, 5}},
+        {AX_GATHER, "gather", 3, 0, 3, {3, 4, 5}, {0}, {3, 6, 5}},
+        {AX_SELECT, "index_select", 3, 0, 3, {3, 4, 5}, {0}, {3, 4, 7}},
+        {AX_SCATTER, "scatter_add", 3, 3, 3, {3, 4, 5}, {3, 6, 5}, {3, 4, 5}},
+        {AX_CUMSUM, "cumsum", 3, 0, 3, {3, 4, 5}, {0}, {3, 4, 5}},
+        {AX_TOPK, "topk", 2, 0, 2, {3, 8}, {0}, {3, 3}},
+        {AX_CONCAT, "concat", 3, 3, 3, {3, 4, 5}, {3, 2, 5}, {3, 10, 5}},
+        {AX_STACK, "stack", 2, 2, 3, {3, 4}, {3, 4}, {3, 2, 4}},
+    };
+    size_t i;
+    char msg[300];
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        grad_case c;
+        memset(&c, 0, sizeof c);
+        c.nda = cases[i].nda;
+        c.ndb = cases[i].ndb;
+        c.ndy = cases[i].ndy;
+        memcpy(c.sa, cases[i].sa, sizeof cases[i].sa);
+        memcpy(c.sb, cases[i].sb, sizeof cases[i].sb);
+        memcpy(c.sy, cases[i].sy, sizeof cases[i].sy);
+        c.gaia = g_axis;
+        c.ref = r_axis;
+        c.cfg = &cases[i].op;
+        c.lo = -2;
+        c.hi = 2;
+        GT_CHECK(t, grad_check(t, &c, msg, sizeof msg), "%s: %s", cases[i].name, msg);
+    }
+}
+
+/* Convolution, pooling and eigh have no backward yet: an input that needs a
+   gradient is refused while recording is on (nothing is written), and the
+   same call works with recording off. */
+static void grad_ops_without_backward_refuse_tracked_inputs(gt *t) {
+    gaia_tensor *x = NULL, *w = NULL, *y = NULL, *a = NULL;
+    size_t xs[4] = {1, 2, 5, 5}, ws[4] = {3, 2, 3, 3}, k2[2] = {2, 2}, as[2] = {3, 3};
+    int was;
+    GT_OK(t, gaia_tensor_randn(t->ctx, 4, xs, 0.0f, 1.0f, &x));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 4, ws, 0.0f, 1.0f, &w));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, as, 0.0f, 1.0f, &a));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, w, 1));
+    GT_CHECK(t, gaia_tensor_conv2d(t->ctx, x, w, NULL, NULL, NULL, NULL, 1, &y) == GAIA_ERR_UNSUPPORTED && !y,
+             "conv2d with a w that needs a gradient: %s", gaia_last_error(t->ctx));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_tensor_conv2d") && strstr(gaia_last_error(t->ctx), "w needs"),
+             "message '%s'", gaia_last_error(t->ctx));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, x, 1));
+    GT_CHECK(t, gaia_tensor_max_pool2d(t->ctx, x, k2, NULL, NULL, &y) == GAIA_ERR_UNSUPPORTED && !y, "max_pool2d: %s",
+             gaia_last_error(t->ctx));
+    GT_CHECK(t, gaia_tensor_avg_pool2d(t->ctx, x, k2, NULL, NULL, 1, &y) == GAIA_ERR_UNSUPPORTED && !y, "avg_pool2d");
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, a, 1));
+    GT_CHECK(t, gaia_tensor_eigh(t->ctx, a, &y, NULL) == GAIA_ERR_UNSUPPORTED && !y, "eigh: %s", gaia_last_error(t->ctx));
+    was = gaia_grad_set_enabled(t->ctx, 0);
+    GT_OK(t, gaia_tensor_conv2d(t->ctx, x, w, NULL, NULL, NULL, NULL, 1, &y));
+    gaia_grad_set_enabled(t->ctx, was);
+    gaia_tensor_free(x);
+    gaia_tensor_free(w);
+    gaia_tensor_free(y);
+    gaia_tensor_free(a);
+    gaia_tape_clear(t->ctx);
+}
+
 /* ---- the tape's rules ---- */
 static void grad_accumulates_until_cleared(gt *t) {
     gaia_tensor *w = NULL, *y = NULL, *l = NULL;
@@ -808,6 +986,8 @@ const gt_case gt_grad_cases[] = {
     {"grad_reductions_match_finite_differences", grad_reductions_match_finite_differences},
     {"grad_matmul_every_transpose_and_batch", grad_matmul_every_transpose_and_batch},
     {"grad_views_where_and_losses", grad_views_where_and_losses},
+    {"grad_axis_ops_match_finite_differences", grad_axis_ops_match_finite_differences},
+    {"grad_ops_without_backward_refuse_tracked_inputs", grad_ops_without_backward_refuse_tracked_inputs},
     {"grad_accumulates_until_cleared", grad_accumulates_until_cleared},
     {"grad_in_place_overwrite_is_an_error", grad_in_place_overwrite_is_an_error},
     {"grad_bad_input", grad_bad_input},

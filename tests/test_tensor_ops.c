@@ -893,6 +893,110 @@ static void tensor_ops_primitives_do_nothing_for_zero_sizes(gt *t) {
              "the sort key's order");
 }
 
+
+/* Every operation on CUDA against the CPU on the same host inputs: lines
+   with -inf, +inf and NaN for softmax, repeated indices for scatter_add,
+   sorts of short lines (one block each) and of a line longer than a block's
+   shared memory (the global bitonic path), k below and at the length.
+   Index outputs, sorts and scatter_add's ordered sums must agree exactly;
+   softmax and cumsum within a few ulps (exp and the order of a block's sum
+   differ). */
+enum { TOX_OPS = 14 };
+static gaia_status tox_run(gaia_ctx *ctx, gaia_device d, const float *hx, const float *hidx, const float *hsrc,
+                           const float *hsel, const float *hlong, float **out, size_t *nout) {
+    static const size_t xs[3] = {3, 37, 5}, gs[3] = {3, 37, 4}, ss[3] = {3, 20, 5}, ls[2] = {2, 5000};
+    size_t sel = 11;
+    gaia_tensor *x = NULL, *gi = NULL, *si = NULL, *src = NULL, *ix = NULL, *lg = NULL, *y[TOX_OPS], *x2 = NULL;
+    const gaia_tensor *pair[2];
+    gaia_status st;
+    int i;
+    for (i = 0; i < TOX_OPS; i++) y[i] = NULL;
+    gaia_device_push(ctx, d);
+    st = gaia_tensor_from_host(ctx, 3, xs, hx, &x);
+    if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 3, gs, hidx, &gi);
+    if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 3, ss, hidx + 3 * 37 * 4, &si);
+    if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 3, ss, hsrc, &src);
+    if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 1, &sel, hsel, &ix);
+    if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 2, ls, hlong, &lg);
+    if (st == GAIA_OK) st = gaia_tensor_scale(ctx, x, 0.5f, &x2);
+    if (st == GAIA_OK) st = gaia_tensor_softmax(ctx, x, 1, &y[0]);
+    if (st == GAIA_OK) st = gaia_tensor_log_softmax(ctx, x, -1, &y[1]);
+    if (st == GAIA_OK) st = gaia_tensor_index_select(ctx, x, 1, ix, &y[2]);
+    if (st == GAIA_OK) st = gaia_tensor_gather(ctx, x, 2, gi, &y[3]);
+    if (st == GAIA_OK) st = gaia_tensor_scatter_add(ctx, x, 1, si, src, &y[4]);
+    pair[0] = x;
+    pair[1] = x2;
+    if (st == GAIA_OK) st = gaia_tensor_concat(ctx, pair, 2, 1, &y[5]);
+    if (st == GAIA_OK) st = gaia_tensor_stack(ctx, pair, 2, -1, &y[6]);
+    if (st == GAIA_OK) st = gaia_tensor_cumsum(ctx, x2, 1, &y[7]);
+    if (st == GAIA_OK) st = gaia_tensor_topk(ctx, x2, 5, 1, 1, &y[8], &y[9]);
+    if (st == GAIA_OK) st = gaia_tensor_argsort(ctx, x2, 0, 1, &y[10]);
+    if (st == GAIA_OK) st = gaia_tensor_argsort(ctx, lg, -1, 0, &y[11]);
+    if (st == GAIA_OK) st = gaia_tensor_topk(ctx, lg, 5000, 1, 0, &y[12], NULL);
+    if (st == GAIA_OK) st = gaia_tensor_cumsum(ctx, lg, 1, &y[13]);
+    gaia_device_pop(ctx);
+    for (i = 0; i < TOX_OPS; i++) {
+        out[i] = NULL;
+        nout[i] = y[i] ? gaia_tensor_numel(y[i]) : 0;
+        if (st == GAIA_OK) {
+            out[i] = gt_alloc_floats(nout[i]);
+            if (!out[i]) st = GAIA_ERR_OUT_OF_MEMORY;
+            else st = gaia_tensor_to_host(ctx, y[i], out[i], nout[i]);
+        }
+        gaia_tensor_free(y[i]);
+    }
+    gaia_tensor_free(x), gaia_tensor_free(x2), gaia_tensor_free(gi), gaia_tensor_free(si);
+    gaia_tensor_free(src), gaia_tensor_free(ix), gaia_tensor_free(lg);
+    return st;
+}
+
+static void tensor_ops_cuda_matches_cpu(gt *t) {
+    static const char *names[TOX_OPS] = {"softmax",    "log_softmax", "index_select", "gather",  "scatter_add",
+                                         "concat",     "stack",       "cumsum",       "topk values", "topk indices",
+                                         "argsort",    "argsort (long line)", "topk (long line)", "cumsum (long line)"};
+    size_t nx = 3 * 37 * 5, nidx = 3 * 37 * 4 + 3 * 20 * 5, nlong = 2 * 5000, i, nout[2][TOX_OPS];
+    float *hx, *hidx, *hsrc, *hsel, *hlong, *out[2][TOX_OPS];
+    gaia_status st[2];
+    int d, o;
+    if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) GT_SKIP(t, "no CUDA device"); /* before any allocation */
+    hx = gt_alloc_floats(nx), hidx = gt_alloc_floats(nidx), hsrc = gt_alloc_floats(3 * 20 * 5);
+    hsel = gt_alloc_floats(11), hlong = gt_alloc_floats(nlong);
+    GT_CHECK(t, hx && hidx && hsrc && hsel && hlong, "out of host memory");
+    gt_fill_normal(t, hx, nx);
+    gt_fill_normal(t, hsrc, 3 * 20 * 5);
+    gt_fill_normal(t, hlong, nlong);
+    /* softmax lines: two -inf along the last axis, a +inf, a NaN */
+    hx[(0 * 37 + 3) * 5 + 1] = hx[(0 * 37 + 3) * 5 + 3] = -INFINITY;
+    hx[(1 * 37 + 8) * 5 + 2] = INFINITY;
+    hx[(2 * 37 + 30) * 5 + 4] = NAN;
+    for (i = 0; i < 200; i++) { /* ties */
+        size_t from = gt_u64(t) % nlong, to = gt_u64(t) % nlong;
+        hlong[to] = hlong[from];
+    }
+    for (i = 0; i < 3 * 37 * 4; i++) hidx[i] = (float)(gt_u64(t) % 5);
+    for (i = 3 * 37 * 4; i < nidx; i++) hidx[i] = (float)(gt_u64(t) % 37); /* repeats */
+    for (i = 0; i < 11; i++) hsel[i] = (float)(gt_u64(t) % 37);
+    for (d = 0; d < 2; d++)
+        st[d] = tox_run(t->ctx, d == 0 ? GAIA_DEVICE_CPU : GAIA_DEVICE_CUDA, hx, hidx, hsrc, hsel, hlong, out[d],
+                        nout[d]);
+    if (st[0] != GAIA_OK || st[1] != GAIA_OK)
+        gt_fail_at(t, __FILE__, __LINE__, "cpu %s, cuda %s (%s)", gaia_status_str(st[0]), gaia_status_str(st[1]),
+                   gaia_last_error(t->ctx));
+    for (o = 0; o < TOX_OPS && !t->failed; o++) {
+        int exact = o >= 2 && o != 7 && o != 13; /* scatter_add's sums: the same order on both */
+        long bad = nout[0][o] != nout[1][o] ? 0
+                   : exact ? gt_mismatch_f(out[0][o], out[1][o], nout[0][o], 0.0, 0.0)
+                           : gt_mismatch_f(out[0][o], out[1][o], nout[0][o], 1e-6, 4e-6);
+        if (bad >= 0)
+            gt_fail_at(t, __FILE__, __LINE__, "%s: %zu vs %zu elements, element %ld: cpu %.9g, cuda %.9g", names[o],
+                       nout[0][o], nout[1][o], bad, bad < (long)nout[0][o] ? (double)out[0][o][bad] : 0.0,
+                       bad < (long)nout[1][o] ? (double)out[1][o][bad] : 0.0);
+    }
+    for (d = 0; d < 2; d++)
+        for (o = 0; o < TOX_OPS; o++) free(out[d][o]);
+    free(hx), free(hidx), free(hsrc), free(hsel), free(hlong);
+}
+
 const gt_case gt_tensor_ops_cases[] = {
     {"tensor_ops_softmax_matches_float64_on_every_axis", softmax_matches_float64_on_every_axis},
     {"tensor_ops_softmax_special_lines_follow_the_rules", softmax_special_lines_follow_the_rules},
@@ -905,5 +1009,6 @@ const gt_case gt_tensor_ops_cases[] = {
     {"tensor_ops_reject_bad_input", tensor_ops_reject_bad_input},
     {"tensor_ops_axes_longer_than_float_indices_are_refused", axes_longer_than_float_indices_are_refused},
     {"tensor_ops_primitives_do_nothing_for_zero_sizes", tensor_ops_primitives_do_nothing_for_zero_sizes},
+    {"tensor_ops_cuda_matches_cpu", tensor_ops_cuda_matches_cpu},
     {NULL, NULL},
 };
