@@ -437,11 +437,17 @@
                summed over the broadcast axes), where (through a and b),
                sum mean max min norm std along an axis or all, matmul (both
                transpose flags, batched, batch x shared 2-D), reshape,
-               transpose, slice_rows, copy; fused losses gaia_loss_mse and
+               transpose, slice_rows, copy; softmax, log_softmax, gather,
+               index_select, scatter_add (x and src), cumsum, topk's
+               values, concat, stack; fused losses gaia_loss_mse and
                gaia_loss_cross_entropy (logits [B, C], class indices as
-               floats). Comparisons and argmax give no gradient: a loss
-               that depends on parameters only through them is an error at
-               gaia_backward, with a message saying so.
+               floats). Comparisons, argmax, argsort and indices give no
+               gradient: a loss that depends on parameters only through
+               them is an error at gaia_backward, with a message saying so.
+     refused   conv2d, max_pool2d, avg_pool2d and eigh have no backward
+               yet: an input that needs a gradient while recording is on
+               is GAIA_ERR_UNSUPPORTED (turn recording off around them to
+               use them as fixed steps).
      in place  the tape keeps views of the values a backward reads, with
                their storage's write count: overwriting one before the
                backward (e.g. mul(y, w, &y), whose backward reads the old
