@@ -5882,21 +5882,35 @@ static gaia_status gaia__check_indices(gaia_ctx *ctx, const char *fn, const stru
     return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index[%s] = %g is not an integer", pos, (double)v);
 }
 
+/* The start of an operation along an axis whose output has x's shape
+   (softmax, log-softmax, cumsum): checks x and the axis, finds the
+   backend's table and prepares *out, which may be x itself but must not
+   overlap it otherwise. */
+static gaia_status gaia__axis_same_shape_begin(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, int axis,
+                                               gaia_tensor **out, const struct gaia_tensor_ops **ops, size_t *outer,
+                                               size_t *len, size_t *inner, int *created) {
+    int ax;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if ((st = gaia__axis_view(ctx, fn, x->ndim, x->shape, axis, &ax, outer, len, inner)) != GAIA_OK) return st;
+    if (!(*ops = gaia__tops(ctx, fn, GAIA__DEV(x), &st))) return st;
+    st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, x->shape, out, created);
+    if (st != GAIA_OK) return st;
+    if (!*created && gaia__overlap(*out, x) && !gaia__same_view(*out, x))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out overlaps x without being x");
+    return GAIA_OK;
+}
+
 static gaia_status gaia__tensor_softmax(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, int axis, int want_log,
                                         gaia_tensor **out) {
     const struct gaia_tensor_ops *ops;
     size_t outer, len, inner;
-    int ax, created;
+    int created;
     gaia_status st;
     uint64_t t0;
-    GAIA__NEED_CTX(ctx);
-    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
-    if ((st = gaia__axis_view(ctx, fn, x->ndim, x->shape, axis, &ax, &outer, &len, &inner)) != GAIA_OK) return st;
-    if (!(ops = gaia__tops(ctx, fn, GAIA__DEV(x), &st))) return st;
-    st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, x->shape, out, &created);
+    st = gaia__axis_same_shape_begin(ctx, fn, x, axis, out, &ops, &outer, &len, &inner, &created);
     if (st != GAIA_OK) return st;
-    if (!created && gaia__overlap(*out, x) && !gaia__same_view(*out, x))
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out overlaps x without being x");
     t0 = gaia__prof_begin(ctx);
     st = ops->softmax(ctx, GAIA__PTR(x), GAIA__PTR(*out), outer, len, inner, want_log);
     gaia__prof_end(ctx, GAIA_PROF_SOFTMAX, t0, x->numel * 8);
@@ -6136,17 +6150,11 @@ static gaia_status gaia__tensor_cumsum_raw(gaia_ctx *ctx, const gaia_tensor *x, 
     static const char fn[] = "gaia_tensor_cumsum";
     const struct gaia_tensor_ops *ops;
     size_t outer, len, inner;
-    int ax, created;
+    int created;
     gaia_status st;
     uint64_t t0;
-    GAIA__NEED_CTX(ctx);
-    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
-    if ((st = gaia__axis_view(ctx, fn, x->ndim, x->shape, axis, &ax, &outer, &len, &inner)) != GAIA_OK) return st;
-    if (!(ops = gaia__tops(ctx, fn, GAIA__DEV(x), &st))) return st;
-    st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, x->shape, out, &created);
+    st = gaia__axis_same_shape_begin(ctx, fn, x, axis, out, &ops, &outer, &len, &inner, &created);
     if (st != GAIA_OK) return st;
-    if (!created && gaia__overlap(*out, x) && !gaia__same_view(*out, x))
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out overlaps x without being x");
     t0 = gaia__prof_begin(ctx);
     st = ops->cumsum(ctx, GAIA__PTR(x), GAIA__PTR(*out), outer, len, inner);
     gaia__prof_end(ctx, GAIA_PROF_CUMSUM, t0, x->numel * 8);
