@@ -28,23 +28,9 @@
 #include "bench_common.h"
 #include <math.h>
 
-#define CHECK(call)                                                                                            \
-    do {                                                                                                       \
-        gaia_status st_ = (call);                                                                              \
-        if (st_ != GAIA_OK) {                                                                                  \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, gaia_status_str(st_), gaia_last_error(ctx)); \
-            exit(1);                                                                                           \
-        }                                                                                                      \
-    } while (0)
-
 #define REPS 9
 
 static gaia_ctx *ctx; /* the context whose error CHECK prints */
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* gaia: best of REPS calls after two warm-ups, ms; *y keeps the output. */
 static double gaia_conv_ms(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w, size_t pad, gaia_tensor **y) {
@@ -58,7 +44,7 @@ static double gaia_conv_ms(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tenso
         CHECK(gaia_tensor_conv2d(ctx, x, w, NULL, NULL, p, NULL, 1, y));
         t[r] = (gaia_time_s() - t0) * 1e3;
     }
-    qsort(t, REPS, sizeof t[0], cmp_double);
+    qsort(t, REPS, sizeof t[0], bench_cmp_double);
     return t[0];
 }
 
