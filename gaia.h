@@ -11,7 +11,7 @@
      5. Tensors
      6. Random numbers
      7. Profiling, benchmarking, telemetry, parallel map
-     8. Training: gradients, losses, optimizers
+     8. Training: gradients, losses, optimizers, checkpoints
      9. The CUDA backend: memory pool, streams, automatic offload
     10. The layer module: transformer kernels, GAIA's hierarchy
     11. The assembly module: assembly-calculus brains
@@ -181,12 +181,13 @@
                  A multi-step operation (gaia_brain_op_*, a hierarchy run)
                  keeps the steps it finished and names the one that failed.
                  A brain can be capped: gaia_brain_set_memory_limit.
-     files       every loader (.npy, brains, codebooks) treats its input as
-                 hostile: counts are checked before they are multiplied,
+     files       every loader (.npy, safetensors, brains, codebooks) treats
+                 its input as hostile: counts are checked before they are multiplied,
                  nothing is read past the end, and an object read from a
                  file may take at most desc.load_limit bytes (default
                  GAIA_LOAD_LIMIT, 16 GiB): a larger one is OUT_OF_MEMORY, not
                  an attempt. In-memory twins: gaia_npy_parse / gaia_npy_image,
+                 gaia_safetensors_parse / _image,
                  gaia_brain_load_image / _save_image, gaia_hrr_codebook_parse.
      threads     contexts share nothing: threads may use different contexts
                  at the same time (checked under ThreadSanitizer); one
@@ -421,7 +422,7 @@
    examples/gaussian_filter.c blurs a batch of images with it.
 
    =====================================================================
-   8. TRAINING: GRADIENTS, LOSSES, OPTIMIZERS
+   8. TRAINING: GRADIENTS, LOSSES, OPTIMIZERS, CHECKPOINTS
    =====================================================================
    Reverse-mode gradients over the ordinary tensor calls. Mark the
    parameters with gaia_tensor_set_requires_grad(ctx, w, 1); every call
@@ -496,6 +497,94 @@
        gaia_optim_destroy(opt);
        gaia_tensor_free(x); gaia_tensor_free(w); gaia_tensor_free(t);
    examples/train_mlp.c trains an MLP on two spirals to 100%.
+
+   Checkpoints are safetensors files (the format PyTorch and Hugging Face
+   use: an 8-byte little-endian header length, a JSON header naming each
+   tensor's dtype, shape and byte range, a "__metadata__" object of
+   strings, then the raw little-endian data).
+     save      gaia_safetensors_save(ctx, path, tensors, n, metadata): n
+               gaia_named_tensor {name, tensor} written as F32, metadata
+               NULL or {key, value, ..., NULL}. The write is atomic: a
+               temporary file beside path, flushed to the disk, renamed
+               over path; a failed save leaves path as it was and no
+               temporary file. gaia_safetensors_image: the bytes in memory.
+     load      gaia_safetensors_load(ctx, path, &f) (or _parse on bytes):
+               every tensor as float32 on the context's default device,
+               converted from F32 F64 F16 BF16 I64 I32 I16 I8 U8 BOOL (a
+               0-dim tensor becomes [1]); _count, _entries (in header
+               order), _get(f, name), _meta(f, key), _metadata(f) (the list
+               _save takes, so a file re-saves as it was); the tensors
+               belong to f (gaia_tensor_copy one into a parameter to keep
+               it), gaia_safetensors_free releases them. The loader is
+               hardened like the .npy one: a header length past the file
+               or over GAIA_SAFETENSORS_MAX_HEADER, JSON that is not the
+               format's (bad escapes, invalid UTF-8, non-string metadata,
+               unknown fields), an unknown dtype, more than 4 dimensions or
+               a zero-size one, a shape whose size overflows, byte ranges
+               that do not match shape x dtype, overlap, leave a hole or
+               run past the end, a name twice: GAIA_ERR_FORMAT naming the
+               tensor and the values, never a crash (tests/fuzz/ fuzzes it).
+     optimizer gaia_optim_save(opt, path) writes the parameters, moment
+               buffers, step count, hyper-parameters and the context's
+               random stream; gaia_optim_load(opt, path), on an optimizer
+               created as before (same kind, parameters of the same shapes,
+               the same schedule function), restores them all, so that the
+               steps after a resume are bit for bit those of a run that was
+               never interrupted, random batches included. A file that does
+               not fit (another kind, count or shape) changes nothing.
+   Example, named tensors and metadata through a file:
+       gaia_tensor *w = NULL, *b = NULL;
+       gaia_named_tensor items[2];
+       gaia_safetensors *f = NULL;
+       const char *meta[] = {"epoch", "3", NULL};          // key, value, ..., NULL
+       size_t sw[2] = {2, 3}, sb = 3;
+       float v[3];
+       gaia_tensor_uniform(ctx, 2, sw, -1.0f, 1.0f, &w);
+       gaia_tensor_full(ctx, 1, &sb, 0.5f, &b);
+       items[0].name = "layer.weight";
+       items[0].tensor = w;
+       items[1].name = "layer.bias";
+       items[1].tensor = b;
+       gaia_safetensors_save(ctx, "model.safetensors", items, 2, meta);
+       if (gaia_safetensors_load(ctx, "model.safetensors", &f) != GAIA_OK) return 1;
+       gaia_tensor_to_host(ctx, gaia_safetensors_get(f, "layer.bias"), v, 3);
+       printf("%zu tensors, epoch %s, bias %g\n", gaia_safetensors_count(f), gaia_safetensors_meta(f, "epoch"),
+              v[0]);                                       // prints: 2 tensors, epoch 3, bias 0.5
+       gaia_safetensors_free(f);
+       gaia_tensor_free(w); gaia_tensor_free(b);
+   Example, a resumed run repeats the uninterrupted one bit for bit:
+       gaia_tensor *w = NULL, *x = NULL, *loss = NULL;
+       gaia_optim *opt = NULL;
+       gaia_optim_desc d;
+       size_t n = 4;
+       float a[4], b[4];
+       int i;
+       memset(&d, 0, sizeof d);
+       d.kind = GAIA_OPTIM_ADAMW;
+       d.lr = 0.1f;
+       gaia_tensor_ones(ctx, 1, &n, &w);
+       gaia_tensor_set_requires_grad(ctx, w, 1);
+       gaia_optim_create(ctx, &d, &w, 1, &opt);
+       for (i = 0; i < 9; i++) {
+           if (i == 3) gaia_optim_save(opt, "opt.safetensors");   // the state after 3 steps
+           if (i == 6) {                                           // after 6: back to 3
+               gaia_tensor_to_host(ctx, w, a, 4);
+               gaia_optim_load(opt, "opt.safetensors");
+           }
+           gaia_tensor_randn(ctx, 1, &n, 0.0f, 1.0f, &x);         // a random target each step
+           gaia_loss_mse(ctx, w, x, &loss);
+           gaia_optim_zero_grad(opt);
+           gaia_backward(ctx, loss);
+           gaia_optim_step(opt);
+           gaia_tensor_free(loss);
+           loss = NULL;
+       }
+       gaia_tensor_to_host(ctx, w, b, 4);                          // steps 4 to 6 again
+       printf("step %llu, same: %d\n", (unsigned long long)gaia_optim_steps(opt),
+              memcmp(a, b, sizeof a) == 0);                        // prints: step 6, same: 1
+       gaia_optim_destroy(opt);
+       gaia_tensor_free(w); gaia_tensor_free(x);
+   examples/train_mlp.c takes --save FILE, --resume FILE and --until N.
 
    =====================================================================
    9. THE CUDA BACKEND
@@ -876,6 +965,8 @@
                          time of clock()); define it to use your own
      GAIA_NPY_MAX_HEADER largest .npy header accepted (default 65536 bytes)
      GAIA_NPY_MAX_BYTES  largest .npy payload accepted (default 16 GiB)
+     GAIA_SAFETENSORS_MAX_HEADER  largest safetensors JSON header accepted
+                         (default 100000000 bytes, as the format's reference)
 
    =====================================================================
    14. STATUS CODES
@@ -6481,7 +6572,7 @@ GAIA_API gaia_status gaia_safetensors_parse(gaia_ctx *ctx, const void *bytes, si
         e->name = NULL;
         f->n = i + 1;
     }
-    memcpy(f->meta, meta, nm * sizeof *meta);
+    if (nm) memcpy(f->meta, meta, nm * sizeof *meta);
     f->meta[nm] = NULL;
     nm = 0; /* owned by f now */
     *out = f;
@@ -6719,10 +6810,10 @@ static gaia_status gaia__write_file_atomic(gaia_ctx *ctx, const char *fn, const 
     FILE *f;
     int bad;
     if (!tmp) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a file name");
-#if defined(_WIN32)
-    snprintf(tmp, plen + 64, "%s.tmp-%p", path, (void *)ctx);
-#else
+#if !defined(_WIN32)
     snprintf(tmp, plen + 64, "%s.tmp-%ld-%p", path, (long)getpid(), (void *)ctx);
+#else
+    snprintf(tmp, plen + 64, "%s.tmp-%p", path, (void *)ctx);
 #endif
     f = fopen(tmp, "wb");
     if (!f) {
@@ -6732,7 +6823,8 @@ static gaia_status gaia__write_file_atomic(gaia_ctx *ctx, const char *fn, const 
     }
     bad = fwrite(bytes, 1, size, f) != size;
     bad |= fflush(f) != 0;
-#if !defined(_WIN32)
+#if !defined(_WIN32) && defined(L_ctermid) /* stdio.h with POSIX (fileno): not when a system header came
+                                               before gaia.h under -std=c99; then the flush alone */
     bad |= fsync(fileno(f)) != 0; /* the data is on the disk before the name points at it */
 #endif
     bad |= fclose(f) != 0;

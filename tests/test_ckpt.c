@@ -577,6 +577,8 @@ static void optim_load_mismatches_change_nothing(gt *t) {
     GT_CHECK(t, gaia_optim_steps(r.opt) == 2, "a failed load changed the step count");
     GT_OK(t, gaia_tensor_to_host(r.ctx, r.p[0], after, 32));
     GT_CHECK(t, memcmp(before, after, sizeof before) == 0, "a failed load changed a parameter");
+    gaia_tensor_free(x); /* before its context goes */
+    x = NULL;
     run_close(&r);
     /* another shape, another parameter count */
     init[0] += 1.0f;
@@ -740,6 +742,42 @@ static void safetensors_files_agree_with_python(gt *t) {
     gaia_tensor_free(s);
 }
 
+/* ---- examples/train_mlp: a run cut in two by --until/--save and --resume
+   ends with the parameters of one straight run (the printed fingerprint) ---- */
+extern char gt_exe_dir[4096];
+
+/* The "parameter fingerprint ..." line of a train_mlp run into fp (empty
+   when it printed none). */
+static void train_mlp_fingerprint(const char *args, char *fp, size_t size) {
+    char cmd[6000], line[512];
+    FILE *p;
+    fp[0] = '\0';
+    snprintf(cmd, sizeof cmd, "'%s/../examples/train_mlp' %s 2>/dev/null", gt_exe_dir, args);
+    p = popen(cmd, "r");
+    if (!p) return;
+    while (fgets(line, sizeof line, p))
+        if (strncmp(line, "parameter fingerprint ", 22) == 0) {
+            size_t len = strcspn(line + 22, "\n");
+            if (len >= size) len = size - 1;
+            memcpy(fp, line + 22, len);
+            fp[len] = '\0';
+        }
+    pclose(p); /* 1 when a short run is below 100% accuracy: only the fingerprint matters here */
+}
+
+static void train_mlp_resumed_run_matches_a_straight_one(gt *t) {
+    char path[600], args[1400], straight[64], cut[64], resumed[64];
+    gt_tmp_path(path, sizeof path, "train_mlp.safetensors");
+    train_mlp_fingerprint("40", straight, sizeof straight);
+    snprintf(args, sizeof args, "40 --until 15 --save '%s'", path);
+    train_mlp_fingerprint(args, cut, sizeof cut);
+    snprintf(args, sizeof args, "40 --resume '%s'", path);
+    train_mlp_fingerprint(args, resumed, sizeof resumed);
+    GT_CHECK(t, straight[0] && cut[0] && resumed[0], "a run failed: '%s' '%s' '%s'", straight, cut, resumed);
+    GT_CHECK(t, strcmp(straight, resumed) == 0 && strcmp(straight, cut) != 0, "fingerprints: straight %s, cut %s, resumed %s",
+             straight, cut, resumed);
+}
+
 /* ---- bad arguments to every public function of the module ---- */
 static void checkpoint_functions_reject_bad_arguments(gt *t) {
     gaia_tensor *x = NULL;
@@ -832,5 +870,6 @@ const gt_case gt_ckpt_cases[] = {
     {"optim_load_mismatches_change_nothing", optim_load_mismatches_change_nothing},
     {"optim_load_out_of_memory_changes_nothing", optim_load_out_of_memory_changes_nothing},
     {"checkpoint_functions_reject_bad_arguments", checkpoint_functions_reject_bad_arguments},
+    {"train_mlp_resumed_run_matches_a_straight_one", train_mlp_resumed_run_matches_a_straight_one},
     {NULL, NULL},
 };
