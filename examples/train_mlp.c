@@ -4,8 +4,15 @@
    loss, gaia_backward the gradients, and AdamW (with a warm-up + cosine
    schedule) the update. Prints a progress line, the loss curve as CSV with
    --csv FILE, and the final training accuracy (it exits 1 below 100%).
+   Checkpoints: --save FILE writes the optimizer's whole state (parameters,
+   moments, step, random stream) as a safetensors file when the run stops;
+   --resume FILE continues from one; --until N stops after step N. A run cut
+   in two that way ends with the same parameters, bit for bit (the printed
+   fingerprint), as one run:
 
-       ./train_mlp [STEPS] [--csv FILE]     (default 2000 steps) */
+       ./train_mlp [STEPS] [--csv FILE] [--save FILE] [--resume FILE] [--until N]
+       ./train_mlp 2000 --until 800 --save ck.safetensors
+       ./train_mlp 2000 --resume ck.safetensors          (same as ./train_mlp 2000) */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include <math.h>
@@ -46,14 +53,31 @@ static gaia_status forward(gaia_ctx *ctx, const mlp *m, const gaia_tensor *x, ga
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: train_mlp [--help] [STEPS] [--csv FILE]\n"
+    fprintf(f, "usage: train_mlp [--help] [STEPS] [--csv FILE] [--save FILE] [--resume FILE] [--until N]\n"
                "  trains a 2-64-64-2 MLP on two spirals with AdamW for STEPS steps (default 2000)\n"
-               "  and prints the training accuracy; --csv FILE writes step,loss,lr\n");
+               "  and prints the training accuracy; --csv FILE writes step,loss,lr\n"
+               "  --save FILE    writes a checkpoint (safetensors) when training stops\n"
+               "  --resume FILE  continues from a checkpoint (same STEPS: the schedule spans them)\n"
+               "  --until N      stops after step N of STEPS\n");
+}
+
+/* FNV-1a over the parameters' bits: equal fingerprints, equal parameters. */
+static unsigned long long fingerprint(gaia_ctx *ctx, gaia_tensor *const *params, int n) {
+    unsigned long long h = 1469598103934665603ull;
+    int i;
+    for (i = 0; i < n; i++) {
+        size_t k, count = gaia_tensor_numel(params[i]);
+        float *v = (float *)malloc(count * sizeof(float));
+        if (!v || gaia_tensor_to_host(ctx, params[i], v, count) != GAIA_OK) exit(1);
+        for (k = 0; k < count * sizeof(float); k++) h = (h ^ ((unsigned char *)v)[k]) * 1099511628211ull;
+        free(v);
+    }
+    return h;
 }
 
 int main(int argc, char **argv) {
-    const char *csv_path = NULL;
-    long steps = 2000, step;
+    const char *csv_path = NULL, *save_path = NULL, *resume_path = NULL;
+    long steps = 2000, until = -1, step, first = 0;
     int i, correct = 0;
     float *x, labels[2 * POINTS], pred[2 * POINTS], loss_value = 0;
     size_t sx[2] = {2 * POINTS, 2}, sy = 2 * POINTS, s1[2] = {2, HIDDEN}, s2[2] = {HIDDEN, HIDDEN}, s3[2] = {HIDDEN, 2};
@@ -72,6 +96,12 @@ int main(int argc, char **argv) {
             return 0;
         } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
             csv_path = argv[++i];
+        } else if (strcmp(argv[i], "--save") == 0 && i + 1 < argc) {
+            save_path = argv[++i];
+        } else if (strcmp(argv[i], "--resume") == 0 && i + 1 < argc) {
+            resume_path = argv[++i];
+        } else if (strcmp(argv[i], "--until") == 0 && i + 1 < argc && atol(argv[i + 1]) > 0) {
+            until = atol(argv[++i]);
         } else if (argv[i][0] != '-' && atol(argv[i]) > 0) {
             steps = atol(argv[i]);
         } else {
@@ -118,6 +148,12 @@ int main(int argc, char **argv) {
     od.schedule = gaia_lr_warmup_cosine;
     od.schedule_user = &sched;
     CHECK(gaia_optim_create(ctx, &od, params, 6, &opt));
+    if (resume_path) { /* parameters, moments, step and random stream as they were saved */
+        CHECK(gaia_optim_load(opt, resume_path));
+        first = (long)gaia_optim_steps(opt);
+        printf("resumed from %s at step %ld\n", resume_path, first);
+    }
+    if (until < 0 || until > steps) until = steps;
     if (csv_path) {
         csv = fopen(csv_path, "w");
         if (!csv) {
@@ -129,7 +165,7 @@ int main(int argc, char **argv) {
     printf("two spirals: %d points, MLP 2-%d-%d-2, AdamW, %ld steps on %s\n", 2 * POINTS, HIDDEN, HIDDEN, steps,
            gaia_device_str(gaia_ctx_device(ctx)));
     t0 = gaia_time_s();
-    for (step = 0; step < steps; step++) {
+    for (step = first; step < until; step++) {
         CHECK(forward(ctx, &m, X, &logits));
         CHECK(gaia_loss_cross_entropy(ctx, logits, Y, &loss));
         gaia_optim_zero_grad(opt);
@@ -137,13 +173,18 @@ int main(int argc, char **argv) {
         CHECK(gaia_optim_step(opt));
         CHECK(gaia_tensor_item(ctx, loss, &loss_value));
         if (csv) fprintf(csv, "%ld,%.6f,%.6f\n", step, loss_value, gaia_optim_lr(opt));
-        gaia_progress_report(ctx, (size_t)step + 1, (size_t)steps, "training");
+        gaia_progress_report(ctx, (size_t)(step - first) + 1, (size_t)(until - first), "training");
         gaia_tensor_free(logits);
         gaia_tensor_free(loss);
         logits = loss = NULL;
     }
-    printf("final loss %.4f after %.2f s (%.2f ms a step)\n", loss_value, gaia_time_s() - t0,
-           (gaia_time_s() - t0) * 1e3 / (double)steps);
+    printf("loss %.4f at step %ld after %.2f s (%.2f ms a step)\n", loss_value, until, gaia_time_s() - t0,
+           (gaia_time_s() - t0) * 1e3 / (double)(until > first ? until - first : 1));
+    printf("parameter fingerprint %016llx\n", fingerprint(ctx, params, 6));
+    if (save_path) {
+        CHECK(gaia_optim_save(opt, save_path));
+        printf("checkpoint at step %ld written to %s\n", until, save_path);
+    }
     gaia_grad_set_enabled(ctx, 0); /* evaluation: nothing to record */
     CHECK(forward(ctx, &m, X, &logits));
     CHECK(gaia_tensor_argmax(ctx, logits, 1, &am));
@@ -162,5 +203,5 @@ int main(int argc, char **argv) {
     gaia_tensor_free(am);
     gaia_ctx_destroy(ctx);
     free(x);
-    return correct == 2 * POINTS ? 0 : 1;
+    return correct == 2 * POINTS || until < steps ? 0 : 1; /* a stopped run is not finished */
 }

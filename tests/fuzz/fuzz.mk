@@ -1,5 +1,5 @@
 # make fuzz: the libFuzzer harnesses (clang, ASan + UBSan) for every parser a
-# user can feed a file to (.npy, brain images, codebooks), each run for
+# user can feed a file to (.npy, brain images, codebooks, safetensors), each run for
 # FUZZ_SECONDS (60 by default; `make fuzz FUZZ_SECONDS=3600` for a long run)
 # from the committed seeds in tests/fuzz/corpus/. What they find lands in
 # build-fuzz/ (crash-*, leak-*); the corpus they grow stays there too.
@@ -7,7 +7,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := build-fuzz
-FUZZERS      := npy brain codebook
+FUZZERS      := npy brain codebook safetensors
 # (-Wno-pass-failed: under the sanitizers clang cannot vectorise the FFT loops
 # that ask for it, and says so; the warning is about speed, not correctness.)
 FUZZ_FLAGS   := -std=c99 -Wall -Wextra -pedantic -Werror -Wno-pass-failed -g -O1 -D_POSIX_C_SOURCE=200809L \
@@ -30,6 +30,7 @@ fuzz: $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZERS))
 	done
 
 fuzz-corpus: tests/fuzz/make_corpus.c gaia.h gaia_cpu.h
-	@mkdir -p $(FUZZ_DIR) tests/fuzz/corpus/npy tests/fuzz/corpus/brain tests/fuzz/corpus/codebook
+	@mkdir -p $(FUZZ_DIR) tests/fuzz/corpus/npy tests/fuzz/corpus/brain tests/fuzz/corpus/codebook \
+	          tests/fuzz/corpus/safetensors
 	$(CC) -std=c99 -O1 -D_POSIX_C_SOURCE=200809L tests/fuzz/make_corpus.c -o $(FUZZ_DIR)/make_corpus -lm
 	$(FUZZ_DIR)/make_corpus tests/fuzz/corpus

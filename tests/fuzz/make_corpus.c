@@ -1,5 +1,5 @@
 /* Writes the fuzzers' seed corpus (small valid inputs of every kind) into
-   <dir>/npy, <dir>/brain and <dir>/codebook. The committed corpus under
+   <dir>/npy, <dir>/brain, <dir>/codebook and <dir>/safetensors. The committed corpus under
    tests/fuzz/corpus/ was made by it; run it again when a format changes:
        make fuzz-corpus                                                   */
 #define GAIA_IMPLEMENTATION
@@ -104,13 +104,41 @@ static void codebook_seed(const char *dir, const char *name, size_t M, size_t D,
     gaia_tensor_free(v);
 }
 
+static void safetensors_seed(const char *dir, const char *name, size_t n, const char *const *meta) {
+    static const size_t shapes[3][4] = {{5}, {2, 3}, {1, 2, 2, 1}};
+    static const char *names[3] = {"w", "layer.0.bias", "caf\xc3\xa9 \"q\""};
+    gaia_tensor *t[3] = {NULL, NULL, NULL};
+    gaia_named_tensor items[3];
+    void *img;
+    size_t size, i;
+    for (i = 0; i < n; i++) {
+        check(gaia_tensor_randn(ctx, (int)i + (i == 2 ? 2 : 1), shapes[i], 0.0f, 1.0f, &t[i]));
+        items[i].name = names[i];
+        items[i].tensor = t[i];
+    }
+    check(gaia_safetensors_image(ctx, items, n, meta, &img, &size));
+    put(dir, "safetensors", name, img, size);
+    gaia_image_free(ctx, img);
+    for (i = 0; i < n; i++) gaia_tensor_free(t[i]);
+}
+
+/* A hand-written header over raw data: the dtypes gaia converts. */
+static void safetensors_raw(const char *dir, const char *name, const char *header, const void *data, size_t n) {
+    unsigned char buf[1024];
+    size_t h = strlen(header), k;
+    for (k = 0; k < 8; k++) buf[k] = (unsigned char)((uint64_t)h >> (8 * k));
+    memcpy(buf + 8, header, h);
+    memcpy(buf + 8 + h, data, n);
+    put(dir, "safetensors", name, buf, 8 + h + n);
+}
+
 int main(int argc, char **argv) {
     static const size_t s1[1] = {7}, s2[2] = {3, 5}, s4[4] = {2, 1, 3, 2};
     static const double f8[6] = {1.0, -2.0, 0.5, 1e300, -1e-300, 3.0};
     static const float f4[4] = {1.0f, 2.0f, 3.0f, 4.0f};
     gaia_ctx_desc d;
     if (argc != 2) {
-        fprintf(stderr, "usage: make_corpus DIR (DIR/npy, DIR/brain, DIR/codebook must exist)\n");
+        fprintf(stderr, "usage: make_corpus DIR (DIR/npy, DIR/brain, DIR/codebook, DIR/safetensors must exist)\n");
         return 2;
     }
     memset(&d, 0, sizeof d);
@@ -128,6 +156,26 @@ int main(int argc, char **argv) {
     codebook_seed(argv[1], "three", 3, 8, "red\ngreen\nblue\n");
     codebook_seed(argv[1], "crlf", 2, 5, "left side\r\nright\r\n");
     codebook_seed(argv[1], "one", 1, 3, "x");
+    {
+        static const char *meta[] = {"format", "pt", "epoch", "3", NULL};
+        static const unsigned char raw[48] = {0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0x3c, 0x80, 0x3f, 0xfd, 0xff, 0xff, 0xff,
+                                              0xff, 0xff, 0xff, 0xff, 7, 0, 0, 0, 1, 0, 0xff, 0x80, 0x00, 0x00, 0x28, 0x40};
+        safetensors_seed(argv[1], "three", 3, meta);
+        safetensors_seed(argv[1], "one", 1, NULL);
+        safetensors_seed(argv[1], "metadata_only", 0, meta);
+        safetensors_raw(argv[1], "dtypes",
+                        "{\"d\":{\"dtype\":\"F64\",\"shape\":[],\"data_offsets\":[0,8]},"
+                        "\"h\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[8,10]},"
+                        "\"b\":{\"dtype\":\"BF16\",\"shape\":[1],\"data_offsets\":[10,12]},"
+                        "\"l\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[12,20]},"
+                        "\"i\":{\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[20,24]},"
+                        "\"s\":{\"dtype\":\"I16\",\"shape\":[1],\"data_offsets\":[24,26]},"
+                        "\"c\":{\"dtype\":\"I8\",\"shape\":[1],\"data_offsets\":[26,27]},"
+                        "\"u\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[27,28]},"
+                        "\"f\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[28,32]},"
+                        "\"__metadata__\":{\"k\\u00e9\":\"v\\n\"}}    ",
+                        raw, 32);
+    }
     gaia_ctx_destroy(ctx);
     return 0;
 }
