@@ -440,15 +440,20 @@
                transpose flags, batched, batch x shared 2-D), reshape,
                transpose, slice_rows, copy; softmax, log_softmax, gather,
                index_select, scatter_add (x and src), cumsum, topk's
-               values, concat, stack; fused losses gaia_loss_mse and
+               values, concat, stack; conv2d (x, w and bias; any stride,
+               padding, dilation and groups), max_pool2d (the gradient goes
+               to the first largest input of each window) and avg_pool2d
+               (both divisors); fused losses gaia_loss_mse and
                gaia_loss_cross_entropy (logits [B, C], class indices as
                floats). Comparisons, argmax, argsort and indices give no
                gradient: a loss that depends on parameters only through
                them is an error at gaia_backward, with a message saying so.
-     refused   conv2d, max_pool2d, avg_pool2d and eigh have no backward
-               yet: an input that needs a gradient while recording is on
-               is GAIA_ERR_UNSUPPORTED (turn recording off around them to
-               use them as fixed steps).
+               Convolution and pooling go back through their windows'
+               index table (im2col as index_select, col2im as scatter_add),
+               so one image's C*H*W must stay below 2^24 (float32 indices).
+     refused   eigh has no backward yet: an input that needs a gradient
+               while recording is on is GAIA_ERR_UNSUPPORTED (turn
+               recording off around it to use it as a fixed step).
      in place  the tape keeps views of the values a backward reads, with
                their storage's write count: overwriting one before the
                backward (e.g. mul(y, w, &y), whose backward reads the old
@@ -4202,9 +4207,9 @@ static gaia_status gaia__check_params(gaia_ctx *ctx, const char *fn, const char 
     return GAIA_OK;
 }
 
-GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
-                                        const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
-                                        const size_t dilation[2], size_t groups, gaia_tensor **out) {
+static gaia_status gaia__tensor_conv2d_raw(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
+                                           const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
+                                           const size_t dilation[2], size_t groups, gaia_tensor **out) {
     static const char fn[] = "gaia_tensor_conv2d";
     gaia_conv2d_args a;
     size_t d[4], oshape[4];
@@ -4215,9 +4220,6 @@ GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, con
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
     if ((st = gaia__check_tensor(ctx, fn, "w", w)) != GAIA_OK) return st;
-    if ((st = gaia__ag_refuse(ctx, fn, "x", x)) != GAIA_OK || (st = gaia__ag_refuse(ctx, fn, "w", w)) != GAIA_OK ||
-        (st = gaia__ag_refuse(ctx, fn, "bias", bias)) != GAIA_OK)
-        return st;
     if ((st = gaia__same_device(ctx, fn, x, w)) != GAIA_OK) return st;
     if (bias) {
         if ((st = gaia__check_tensor(ctx, fn, "bias", bias)) != GAIA_OK) return st;
@@ -4288,7 +4290,6 @@ static gaia_status gaia__pool2d(gaia_ctx *ctx, const char *fn, const gaia_tensor
     const gaia_backend *be;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
-    if ((st = gaia__ag_refuse(ctx, fn, "x", x)) != GAIA_OK) return st;
     if ((st = gaia__nchw(ctx, fn, x, d)) != GAIA_OK) return st;
     if (!kernel) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "kernel is NULL");
     memset(&a, 0, sizeof a);
@@ -4327,16 +4328,8 @@ static gaia_status gaia__pool2d(gaia_ctx *ctx, const char *fn, const gaia_tensor
     return gaia__finish_out(st, out, created);
 }
 
-GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
-                                            const size_t stride[2], const size_t padding[2], gaia_tensor **out) {
-    return gaia__pool2d(ctx, "gaia_tensor_max_pool2d", x, kernel, stride, padding, GAIA_POOL_MAX, out);
-}
-GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
-                                            const size_t stride[2], const size_t padding[2], int count_include_pad,
-                                            gaia_tensor **out) {
-    return gaia__pool2d(ctx, "gaia_tensor_avg_pool2d", x, kernel, stride, padding,
-                        count_include_pad ? GAIA_POOL_AVG : GAIA_POOL_AVG_VALID, out);
-}
+/* (gaia_tensor_conv2d, _max_pool2d and _avg_pool2d, which record these
+   for the backward, are with the autograd section.) */
 
 /* Symmetric eigenproblems run on the host (gaia_cpu_eigh_batch): a tensor
    on another device is copied down, and the results copied back up. */
@@ -4509,7 +4502,9 @@ typedef enum gaia__ag_kind {
     GAIA__AG_GATHER,  /* op 0: gather, 1: index_select, 2: top-k values; the index is saved */
     GAIA__AG_SCATTER, /* scatter_add: x and src get gradients, the index none */
     GAIA__AG_CUMSUM,
-    GAIA__AG_PART     /* one input of a concat (op 0) or stack (op 1): its slice of the output */
+    GAIA__AG_PART,    /* one input of a concat (op 0) or stack (op 1): its slice of the output */
+    GAIA__AG_CONV,    /* conv2d: x and w saved; win = stride, padding, dilation, groups */
+    GAIA__AG_POOL     /* op: the gaia_pool_kind; x saved; win = kernel, stride, padding */
 } gaia__ag_kind;
 
 typedef struct gaia__ag_var {
@@ -4531,6 +4526,7 @@ typedef struct gaia__ag_node {
     int shape_only[3]; /* saved for its shape alone: an overwrite does no harm */
     int keep_grad;     /* the node before this one has the same output (the
                           parts of a concat): its gradient is still needed */
+    size_t win[7];     /* a convolution's or pooling's window geometry */
 } gaia__ag_node;
 
 struct gaia__tape {
@@ -4545,7 +4541,7 @@ static int gaia__ag_tracked(const gaia_ctx *ctx, const gaia_tensor *t) {
     return t && t->ag_var && t->ag_gen == ctx->tape_gen && ctx->tape && t->ag_var < ctx->tape->nvars;
 }
 
-/* Operations without a backward yet (convolution, pooling, eigh) refuse an
+/* Operations without a backward yet (eigh) refuse an
    input that would need one while recording is on, rather than return a
    result through which no gradient would flow. */
 static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t) {
@@ -4668,6 +4664,7 @@ static void gaia__ag_begin(gaia_ctx *ctx, gaia__ag_pending *p, gaia__ag_kind kin
     case GAIA__AG_CUMSUM: break;
     case GAIA__AG_GATHER: ok = gaia__ag_save(ctx, n, 0, a) && gaia__ag_save(ctx, n, 1, b); break; /* top-k: b later */
     case GAIA__AG_SCATTER: ok = gaia__ag_save(ctx, n, 1, b); break;
+    case GAIA__AG_CONV: ok = gaia__ag_save(ctx, n, 0, a) && gaia__ag_save(ctx, n, 1, b); break; /* bias: none */
     default: ok = gaia__ag_save(ctx, n, 0, a); break;          /* views and copies: the input's shape */
     }
     if (kind == GAIA__AG_RESHAPE || kind == GAIA__AG_TRANSPOSE || kind == GAIA__AG_SLICE ||
@@ -4675,6 +4672,7 @@ static void gaia__ag_begin(gaia_ctx *ctx, gaia__ag_pending *p, gaia__ag_kind kin
         n->shape_only[0] = n->shape_only[1] = 1;
     if (kind == GAIA__AG_WHERE) n->shape_only[1] = n->shape_only[2] = 1; /* a and b: shapes; the mask: values */
     if (kind == GAIA__AG_GATHER) n->shape_only[0] = 1; /* x: its shape; the index: values */
+    if (kind == GAIA__AG_POOL && op != GAIA_POOL_MAX) n->shape_only[0] = 1; /* averages: x's shape alone */
     if (!ok) {
         gaia__ag_release(n);
         if (ctx->tape) ctx->tape->broken = 1;
@@ -5100,6 +5098,257 @@ done:
     return st;
 }
 
+/* ---- convolution and pooling: composite backwards ----
+   The input's windows are gathered with one table of indices (im2col as an
+   index_select from the input with one sentinel element appended to stand
+   for the padding) and gradients go back through its adjoint, scatter_add
+   (col2im), so the same code runs on every device. Indices are float32
+   integers: one image's C H W (pooling: H W) elements must be < 2^24. */
+
+/* A host array as a tensor on device d. */
+static gaia_status gaia__ag_from_host(gaia_ctx *ctx, gaia_device d, int ndim, const size_t *shape, const float *host,
+                                      gaia_tensor **out) {
+    gaia_status st;
+    if (gaia_device_push(ctx, d) != GAIA_OK) return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, "gaia_backward", "no %s", gaia_device_str(d));
+    st = gaia_tensor_from_host(ctx, ndim, shape, host, out);
+    gaia_device_pop(ctx);
+    return st;
+}
+
+/* x viewed as [rows, len], with a last column of v appended: [rows, len + 1]. */
+static gaia_status gaia__ag_sentinel(gaia_ctx *ctx, const gaia_tensor *x, size_t rows, size_t len, float v,
+                                     gaia_tensor **out) {
+    gaia_tensor *flat = NULL, *col = NULL;
+    const gaia_tensor *parts[2];
+    size_t fs[2], cs[2];
+    gaia_status st;
+    fs[0] = rows, fs[1] = len, cs[0] = rows, cs[1] = 1;
+    GAIA__AG_TRY(gaia_tensor_reshape(ctx, x, 2, fs, &flat));
+    GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(x), 2, cs, v, &col));
+    parts[0] = flat;
+    parts[1] = col;
+    GAIA__AG_TRY(gaia_tensor_concat(ctx, parts, 2, 1, out));
+done:
+    gaia_tensor_free(flat);
+    gaia_tensor_free(col);
+    return st;
+}
+
+/* The first len columns of xp [rows, len + 1], shaped (ndim, shape). */
+static gaia_status gaia__ag_unsentinel(gaia_ctx *ctx, const gaia_tensor *xp, size_t len, int ndim, const size_t *shape,
+                                       gaia_tensor **out) {
+    gaia_tensor *keep = NULL, *sel = NULL;
+    gaia_status st;
+    if (gaia_device_push(ctx, GAIA__DEV(xp)) != GAIA_OK)
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, "gaia_backward", "no %s", gaia_device_str(GAIA__DEV(xp)));
+    st = gaia_tensor_arange(ctx, 0.0f, (float)len, 1.0f, &keep);
+    gaia_device_pop(ctx);
+    if (st != GAIA_OK) return st;
+    GAIA__AG_TRY(gaia_tensor_index_select(ctx, xp, 1, keep, &sel));
+    GAIA__AG_TRY(gaia_tensor_reshape(ctx, sel, ndim, shape, out));
+done:
+    gaia_tensor_free(keep);
+    gaia_tensor_free(sel);
+    return st;
+}
+
+#define GAIA__AG_INDEX_MAX ((size_t)1 << 24) /* float32 holds every integer below it */
+
+/* conv2d: y[n, o] = sum over the window of w[o] x-cols. With cols the
+   gathered windows [N*G, K, P] (K = C/G KH KW, P = OH OW) and g as
+   [N*G, O/G, P]: dw = sum over n of g cols^T, dcols = w^T g scattered back
+   into x's positions (dx), dbias = g summed over n, oh, ow. */
+static gaia_status gaia__ag_conv_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
+    const gaia_tensor *x = n->saved[0], *w = n->saved[1];
+    size_t N = x->ndim == 4 ? x->shape[0] : 1, C = x->shape[x->ndim - 3], H = x->shape[x->ndim - 2],
+           W = x->shape[x->ndim - 1], O = w->shape[0], KH = w->shape[2], KW = w->shape[3], G = n->win[6];
+    size_t OH = g->shape[g->ndim - 2], OW = g->shape[g->ndim - 1], P = OH * OW, K = (C / G) * KH * KW, CHW = C * H * W;
+    size_t L = G * K * P, c, kh, kw, oh, ow, at = 0, s[3];
+    gaia_device dev = GAIA__DEV(g);
+    float *host = NULL;
+    gaia_tensor *idx = NULL, *xp = NULL, *cols = NULL, *c3 = NULL, *g3 = NULL, *t = NULL, *u = NULL, *v = NULL;
+    gaia_status st = GAIA_OK;
+    if (CHW >= GAIA__AG_INDEX_MAX)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward",
+                          "conv2d's gradient indexes one image's %zu elements as float32 (at most 2^24 - 1)", CHW);
+    host = (float *)gaia__host_alloc(ctx, L * sizeof(float));
+    if (!host) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_backward", "cannot allocate %zu indices", L);
+    for (c = 0; c < C; c++) /* (c, kh, kw, oh, ow): where each window element comes from, CHW for padding */
+        for (kh = 0; kh < KH; kh++)
+            for (kw = 0; kw < KW; kw++)
+                for (oh = 0; oh < OH; oh++)
+                    for (ow = 0; ow < OW; ow++) {
+                        size_t ih = oh * n->win[0] + kh * n->win[4], iw = ow * n->win[1] + kw * n->win[5];
+                        int in = ih >= n->win[2] && ih - n->win[2] < H && iw >= n->win[3] && iw - n->win[3] < W;
+                        host[at++] = in ? (float)(c * H * W + (ih - n->win[2]) * W + (iw - n->win[3])) : (float)CHW;
+                    }
+    st = gaia__ag_from_host(ctx, dev, 1, &L, host, &idx);
+    gaia__host_free(ctx, host);
+    if (st != GAIA_OK) return st;
+    s[0] = N * G, s[1] = O / G, s[2] = P;
+    GAIA__AG_TRY(gaia_tensor_reshape(ctx, g, 3, s, &g3));
+    if (n->in[1]) { /* dw */
+        GAIA__AG_TRY(gaia__ag_sentinel(ctx, x, N, CHW, 0.0f, &xp));
+        GAIA__AG_TRY(gaia_tensor_index_select(ctx, xp, 1, idx, &cols));
+        s[0] = N * G, s[1] = K, s[2] = P;
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, cols, 3, s, &c3));
+        GAIA__AG_TRY(gaia_tensor_matmul(ctx, g3, c3, 0, 1, &t)); /* [N*G, O/G, K] */
+        s[0] = N, s[1] = O * K;
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, t, 2, s, &u));
+        GAIA__AG_TRY(gaia_tensor_sum(ctx, u, 0, &v));
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, v, 4, w->shape, &gin[1]));
+        gaia_tensor_free(t), gaia_tensor_free(u), gaia_tensor_free(v);
+        t = u = v = NULL;
+    }
+    if (n->in[0]) { /* dx: w^T g per image and group, scattered back */
+        gaia_tensor *wr = NULL;
+        s[0] = G, s[1] = (O / G) * K;
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, w, 2, s, &t));
+        if (N > 1) { /* the group's weights for each (image, group) */
+            size_t b, NG = N * G;
+            float *gi = (float *)gaia__host_alloc(ctx, NG * sizeof(float));
+            if (!gi) {
+                st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_backward", "cannot allocate %zu indices", NG);
+                goto done;
+            }
+            for (b = 0; b < NG; b++) gi[b] = (float)(b % G);
+            st = gaia__ag_from_host(ctx, dev, 1, &NG, gi, &u);
+            gaia__host_free(ctx, gi);
+            if (st != GAIA_OK) goto done;
+            GAIA__AG_TRY(gaia_tensor_index_select(ctx, t, 0, u, &v));
+            wr = v;
+        } else {
+            wr = t;
+        }
+        s[0] = N * G, s[1] = O / G, s[2] = K;
+        gaia_tensor_free(c3);
+        c3 = NULL;
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, wr, 3, s, &c3));
+        gaia_tensor_free(cols);
+        cols = NULL;
+        GAIA__AG_TRY(gaia_tensor_matmul(ctx, c3, g3, 1, 0, &cols)); /* [N*G, K, P] */
+        gaia_tensor_free(t), gaia_tensor_free(u), gaia_tensor_free(v);
+        t = u = v = NULL;
+        s[0] = N, s[1] = L;
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, cols, 2, s, &t));
+        s[0] = 1;
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, idx, 2, s, &u));
+        s[0] = N;
+        GAIA__AG_TRY(gaia__ag_full(ctx, dev, 2, s, 0.0f, &v));
+        GAIA__AG_TRY(gaia_tensor_add(ctx, v, u, &v)); /* the indices for every image */
+        gaia_tensor_free(xp);
+        xp = NULL;
+        s[1] = CHW + 1;
+        GAIA__AG_TRY(gaia__ag_full(ctx, dev, 2, s, 0.0f, &xp));
+        GAIA__AG_TRY(gaia_tensor_scatter_add(ctx, xp, 1, v, t, &xp));
+        GAIA__AG_TRY(gaia__ag_unsentinel(ctx, xp, CHW, x->ndim, x->shape, &gin[0]));
+        gaia_tensor_free(t), gaia_tensor_free(u), gaia_tensor_free(v);
+        t = u = v = NULL;
+    }
+    if (n->in[2]) { /* dbias */
+        s[0] = N, s[1] = O, s[2] = P;
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, g, 3, s, &t));
+        GAIA__AG_TRY(gaia_tensor_sum(ctx, t, 2, &u));
+        GAIA__AG_TRY(gaia_tensor_sum(ctx, u, 0, &gin[2]));
+    }
+done:
+    gaia_tensor_free(idx);
+    gaia_tensor_free(xp);
+    gaia_tensor_free(cols);
+    gaia_tensor_free(c3);
+    gaia_tensor_free(g3);
+    gaia_tensor_free(t);
+    gaia_tensor_free(u);
+    gaia_tensor_free(v);
+    return st;
+}
+
+/* Pooling: max sends each output's gradient to the first largest input of
+   its window (argmax over the gathered window); average spreads it evenly
+   over the window's inputs (1 / (KH KW), or 1 / the inputs under the window
+   without count_include_pad). */
+static gaia_status gaia__ag_pool_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gx) {
+    const gaia_tensor *x = n->saved[0];
+    size_t H = x->shape[x->ndim - 2], W = x->shape[x->ndim - 1], HW = H * W, planes = x->numel / HW;
+    size_t KH = n->win[0], KW = n->win[1], OH = g->shape[g->ndim - 2], OW = g->shape[g->ndim - 1], P = OH * OW;
+    size_t KK = KH * KW, kh, kw, j, s[3];
+    gaia_device dev = GAIA__DEV(g);
+    float *host = NULL, *inv = NULL;
+    gaia_tensor *idx = NULL, *idxp = NULL, *t = NULL, *u = NULL, *v = NULL, *z = NULL;
+    gaia_status st = GAIA_OK;
+    if (HW >= GAIA__AG_INDEX_MAX)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward",
+                          "pooling's gradient indexes one plane's %zu elements as float32 (at most 2^24 - 1)", HW);
+    host = (float *)gaia__host_alloc(ctx, 2 * KK * P * sizeof(float));
+    if (!host) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_backward", "cannot allocate %zu indices", KK * P);
+    inv = host + KK * P;
+    for (j = 0; j < P; j++) { /* window j: (k, j) -> its input, HW for padding */
+        size_t oh = j / OW, ow = j % OW, count = 0;
+        for (kh = 0; kh < KH; kh++)
+            for (kw = 0; kw < KW; kw++) {
+                size_t ih = oh * n->win[2] + kh, iw = ow * n->win[3] + kw;
+                int in = ih >= n->win[4] && ih - n->win[4] < H && iw >= n->win[5] && iw - n->win[5] < W;
+                host[(kh * KW + kw) * P + j] = in ? (float)((ih - n->win[4]) * W + (iw - n->win[5])) : (float)HW;
+                count += (size_t)in;
+            }
+        for (kh = 0; kh < KK; kh++) inv[kh * P + j] = 1.0f / (float)(n->op == GAIA_POOL_AVG_VALID ? count : KK);
+    }
+    s[0] = 1, s[1] = KK, s[2] = P;
+    st = gaia__ag_from_host(ctx, dev, 3, s, host, &idx);
+    if (st == GAIA_OK && n->op != GAIA_POOL_MAX) st = gaia__ag_from_host(ctx, dev, 3, s, inv, &u);
+    gaia__host_free(ctx, host);
+    if (st != GAIA_OK) goto done;
+    s[0] = planes;
+    GAIA__AG_TRY(gaia__ag_full(ctx, dev, 3, s, 0.0f, &idxp));
+    GAIA__AG_TRY(gaia_tensor_add(ctx, idxp, idx, &idxp)); /* [planes, KK, P] */
+    if (n->op == GAIA_POOL_MAX) {
+        size_t flat = KK * P;
+        GAIA__AG_TRY(gaia__ag_sentinel(ctx, x, planes, HW, -INFINITY, &z));
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, idx, 1, &flat, &t));
+        GAIA__AG_TRY(gaia_tensor_index_select(ctx, z, 1, t, &u)); /* [planes, KK * P]: the windows */
+        gaia_tensor_free(t);
+        t = NULL;
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, u, 3, s, &t));
+        GAIA__AG_TRY(gaia_tensor_argmax(ctx, t, 1, &v)); /* [planes, P]: which k won */
+        gaia_tensor_free(t), gaia_tensor_free(u);
+        t = u = NULL;
+        s[1] = 1;
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, v, 3, s, &t));
+        GAIA__AG_TRY(gaia_tensor_gather(ctx, idxp, 1, t, &u)); /* [planes, 1, P]: where it sits in x */
+        gaia_tensor_free(t), gaia_tensor_free(v), gaia_tensor_free(idxp);
+        t = v = idxp = NULL;
+        s[1] = P;
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, u, 2, s, &idxp));
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, g, 2, s, &t));
+    } else {
+        s[1] = 1;
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, g, 3, s, &v));
+        GAIA__AG_TRY(gaia_tensor_mul(ctx, v, u, &z)); /* [planes, KK, P]: g / the divisor */
+        gaia_tensor_free(v), gaia_tensor_free(u);
+        v = u = NULL;
+        s[1] = KK * P;
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, z, 2, s, &t));
+        GAIA__AG_TRY(gaia_tensor_reshape(ctx, idxp, 2, s, &u));
+        gaia_tensor_free(idxp);
+        idxp = u;
+        u = NULL;
+    }
+    gaia_tensor_free(z);
+    z = NULL;
+    s[0] = planes, s[1] = HW + 1;
+    GAIA__AG_TRY(gaia__ag_full(ctx, dev, 2, s, 0.0f, &z));
+    GAIA__AG_TRY(gaia_tensor_scatter_add(ctx, z, 1, idxp, t, &z));
+    GAIA__AG_TRY(gaia__ag_unsentinel(ctx, z, HW, x->ndim, x->shape, gx));
+done:
+    gaia_tensor_free(idx);
+    gaia_tensor_free(idxp);
+    gaia_tensor_free(t);
+    gaia_tensor_free(u);
+    gaia_tensor_free(v);
+    gaia_tensor_free(z);
+    return st;
+}
+
 static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
     const gaia_tensor *x = n->saved[0];
     gaia_tensor *t = NULL, *u = NULL, *view = NULL;
@@ -5155,6 +5404,8 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
     }
     case GAIA__AG_SOFTMAX: return gaia__ag_softmax_back(ctx, n, g, &gin[0]);
     case GAIA__AG_GATHER: return gaia__ag_gather_back(ctx, n, g, &gin[0]);
+    case GAIA__AG_CONV: return gaia__ag_conv_back(ctx, n, g, gin);
+    case GAIA__AG_POOL: return gaia__ag_pool_back(ctx, n, g, &gin[0]);
     case GAIA__AG_SCATTER: /* out = x + scattered src: x gets g, src what g holds where it went */
         if (n->in[0]) GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &gin[0]));
         if (n->in[2]) GAIA__AG_TRY(gaia_tensor_gather(ctx, g, n->axis, n->saved[1], &gin[2]));
@@ -5474,6 +5725,47 @@ GAIA_API gaia_status gaia_optim_step(gaia_optim *o) {
 }
 
 /* ---- recording wrappers around the eager operations ---- */
+GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
+                                        const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
+                                        const size_t dilation[2], size_t groups, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_CONV, 0, x, w, bias);
+    if (p.active) {
+        gaia__pair(stride, 1, 1, p.node.win);
+        gaia__pair(padding, 0, 0, p.node.win + 2);
+        gaia__pair(dilation, 1, 1, p.node.win + 4);
+        p.node.win[6] = groups;
+    }
+    st = gaia__tensor_conv2d_raw(ctx, x, w, bias, stride, padding, dilation, groups, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+static gaia_status gaia__pool2d_rec(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, const size_t kernel[2],
+                                    const size_t stride[2], const size_t padding[2], gaia_pool_kind kind,
+                                    gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_POOL, (int)kind, x, NULL, NULL);
+    if (p.active && kernel) {
+        gaia__pair(kernel, 0, 0, p.node.win);
+        gaia__pair(stride, kernel[0], kernel[1], p.node.win + 2);
+        gaia__pair(padding, 0, 0, p.node.win + 4);
+    }
+    st = gaia__pool2d(ctx, fn, x, kernel, stride, padding, kind, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
+                                            const size_t stride[2], const size_t padding[2], gaia_tensor **out) {
+    return gaia__pool2d_rec(ctx, "gaia_tensor_max_pool2d", x, kernel, stride, padding, GAIA_POOL_MAX, out);
+}
+GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
+                                            const size_t stride[2], const size_t padding[2], int count_include_pad,
+                                            gaia_tensor **out) {
+    return gaia__pool2d_rec(ctx, "gaia_tensor_avg_pool2d", x, kernel, stride, padding,
+                            count_include_pad ? GAIA_POOL_AVG : GAIA_POOL_AVG_VALID, out);
+}
+
 static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
                                       float p1, gaia_tensor **out) {
     gaia__ag_pending p;
