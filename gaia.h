@@ -441,7 +441,15 @@
                index_select, scatter_add (x and src), cumsum, topk's
                values, concat, stack; fused losses gaia_loss_mse and
                gaia_loss_cross_entropy (logits [B, C], class indices as
-               floats). Comparisons, argmax, argsort and indices give no
+               floats); the layer module's fused kernels (section 10):
+               gaia_layer_linear (x, W and b, through the fused bias and
+               activation), gaia_layer_activation, gaia_layer_layernorm
+               (x, weight, bias; mean and rstd saved by the forward) and
+               gaia_layer_attention (q, k, v; FlashAttention-2's backward:
+               the forward saves each query row's log-sum-exp and the
+               backward recomputes the softmax tile by tile, no N x N
+               matrix; BF16/F16 differentiate as float32 on the rounded
+               inputs). Comparisons, argmax, argsort and indices give no
                gradient: a loss that depends on parameters only through
                them is an error at gaia_backward, with a message saying so.
      refused   conv2d, max_pool2d, avg_pool2d and eigh have no backward
@@ -496,6 +504,27 @@
        gaia_optim_destroy(opt);
        gaia_tensor_free(x); gaia_tensor_free(w); gaia_tensor_free(t);
    examples/train_mlp.c trains an MLP on two spirals to 100%.
+   Example, a gradient through the fused layer kernels (each recorded as
+   one node; the backward kernels run beside their forwards, CPU or CUDA):
+       gaia_tensor *x = NULL, *W = NULL, *h = NULL, *o = NULL, *loss = NULL;
+       size_t xs[3] = {2, 8, 16}, ws[2] = {16, 16};
+       gaia_tensor_randn(ctx, 3, xs, 0.0f, 1.0f, &x);
+       gaia_tensor_randn(ctx, 2, ws, 0.0f, 0.25f, &W);
+       gaia_tensor_set_requires_grad(ctx, W, 1);
+       gaia_layer_linear(ctx, x, W, NULL, GAIA_LAYER_ACT_GELU, &h);          // keeps x, W, x W^T
+       gaia_layer_layernorm(ctx, h, NULL, NULL, 1e-5f, &h);                  // in place: keeps a copy
+       gaia_layer_attention(ctx, h, h, h, 0.0f, 1, GAIA_LAYER_PREC_F32, &o); // keeps o, row log-sum-exp
+       gaia_loss_mse(ctx, o, x, &loss);
+       gaia_backward(ctx, loss);                                             // dW through all three
+       printf("dW %zux%zu\n", gaia_tensor_dim(gaia_tensor_grad(W), 0),
+              gaia_tensor_dim(gaia_tensor_grad(W), 1));                      // prints: dW 16x16
+       gaia_tensor_free(x); gaia_tensor_free(W); gaia_tensor_free(h);
+       gaia_tensor_free(o); gaia_tensor_free(loss);
+   examples/train_transformer.c trains a one-block transformer (embedding
+   by index_select, attention, LayerNorm, GELU MLP, cross-entropy, AdamW)
+   to reverse sequences of 6 tokens: 100% of tokens on unseen sequences
+   after 400 steps (about a second on 2 cores). bench/bench_train.c times
+   one training step of an MLP and of a transformer block against PyTorch.
 
    =====================================================================
    9. THE CUDA BACKEND
@@ -583,6 +612,13 @@
          GPU, float32 accumulation; the CPU rounds the same way).
      gaia_layer_has_kernel(ctx, k), gaia_layer_benchmark_kernel(ctx, k,
          shape, repeats, &ms)    the seed's has_custom_kernels/benchmark_kernel
+     Gradients: linear, activation, layernorm and attention go on the
+         gradient tape when an input needs one (section 8).
+     Backend primitives (gaia_cpu_layer_*, twins in gaia_kernels.cu): the
+         forwards above, _layernorm_train and _attention_train (the same,
+         also writing mean/rstd and the rows' log-sum-exp), and the
+         backwards _act_backward (dz = dy act'(.), bias gradient),
+         _layernorm_backward and _attention_backward.
    GAIA's hierarchy:
      gaia_layer_reactive_create / _hebbian_create / _temporal_create(ctx, in,
          out, &desc or NULL, &layer)   (zero desc = GAIA's defaults: relu, He,

@@ -835,6 +835,35 @@ static void transformer_training_is_deterministic(gt *t) {
     GT_CHECK(t, r, "two runs of seed %llu differ", (unsigned long long)cfg.seed);
 }
 
+/* examples/train_transformer (built beside the runner) learns, writes its
+   loss curve and exits 0. */
+extern char gt_exe_dir[4096]; /* tests/main.c */
+static void train_transformer_example_learns(gt *t) {
+    char path[600], cmd[5400], line[512], out[4096];
+    FILE *f;
+    size_t used = 0;
+    int status, rows = 0, bad = 0;
+    gt_tmp_path(path, sizeof path, "transformer.csv");
+    remove(path);
+    snprintf(cmd, sizeof cmd, "'%s/../examples/train_transformer' 300 --csv '%s' 2>&1", gt_exe_dir, path);
+    f = popen(cmd, "r");
+    GT_CHECK(t, f != NULL, "cannot run %s", cmd);
+    while (used + 1 < sizeof out && fgets(out + used, (int)(sizeof out - used), f)) used += strlen(out + used);
+    status = pclose(f);
+    GT_CHECK(t, status == 0, "train_transformer failed (status %d): %.400s", status, out);
+    GT_CHECK(t, strstr(out, "token accuracy on 1000 unseen sequences: ") != NULL, "no accuracy line: %.400s", out);
+    f = fopen(path, "r");
+    GT_CHECK(t, f != NULL, "no CSV written");
+    if (!fgets(line, sizeof line, f) || strcmp(line, "step,loss,lr\n") != 0) bad = -1;
+    while (!bad && fgets(line, sizeof line, f)) {
+        double step, loss, lr;
+        if (sscanf(line, "%lf,%lf,%lf", &step, &loss, &lr) != 3 || step != rows || !(loss >= 0) || !(lr > 0)) bad = rows + 1;
+        rows++;
+    }
+    fclose(f);
+    GT_CHECK(t, bad == 0 && rows == 300, "CSV: %s at row %d (%d rows)", bad < 0 ? "wrong header" : "bad row", bad, rows);
+}
+
 const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_linear", linear_gradients_match_finite_differences},
     {"layer_grad_activation", activation_gradients_match_finite_differences},
@@ -850,5 +879,6 @@ const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_primitives_empty_input", primitives_accept_empty_input},
     {"layer_grad_transformer_learns_to_reverse", transformer_learns_to_reverse_sequences},
     {"layer_grad_transformer_is_deterministic", transformer_training_is_deterministic},
+    {"layer_grad_train_transformer_example_learns", train_transformer_example_learns},
     {NULL, NULL},
 };
