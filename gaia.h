@@ -504,8 +504,9 @@
        gaia_optim_destroy(opt);
        gaia_tensor_free(x); gaia_tensor_free(w); gaia_tensor_free(t);
    examples/train_mlp.c trains an MLP on two spirals to 100%.
-   Example, a gradient through the fused layer kernels (each recorded as
-   one node; the backward kernels run beside their forwards, CPU or CUDA):
+   The layer module's kernels go on the tape as one node each; their
+   backward kernels run beside their forwards, on the CPU or the GPU.
+   Example, a gradient through the fused layer kernels:
        gaia_tensor *x = NULL, *W = NULL, *h = NULL, *o = NULL, *loss = NULL;
        size_t xs[3] = {2, 8, 16}, ws[2] = {16, 16};
        gaia_tensor_randn(ctx, 3, xs, 0.0f, 1.0f, &x);
