@@ -2749,7 +2749,7 @@ GAIA_API void gaia_cpu_layer_gemv(gaia_layer_act act, const float *W, const floa
 /* One row of LayerNorm with 64 partial sums in four registers; the row
    (in L1 after the first pass) is read three times, written once. */
 static void gaia__cpu_layernorm_row16(const float *xr, const float *weight, const float *bias, float *yr, size_t cols,
-                                      float eps, int stream) {
+                                      float eps, int stream, float *mean_out, float *rstd_out) {
     size_t j, full = cols & ~(size_t)15;
     __mmask16 m = (__mmask16)((1u << (cols - full)) - 1u);
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, mv, rv;
@@ -2785,6 +2785,7 @@ static void gaia__cpu_layernorm_row16(const float *xr, const float *weight, cons
     rstd = 1.0f / sqrtf(_mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3))) /
                             (float)cols + eps);
     rv = _mm512_set1_ps(rstd);
+    if (mean_out) *mean_out = mean, *rstd_out = rstd;
     stream = stream && ((uintptr_t)yr & 63) == 0;
     for (j = 0; j < full; j += 16) {
         __m512 o = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(xr + j), mv), rv);
@@ -2804,6 +2805,14 @@ static void gaia__cpu_layernorm_row16(const float *xr, const float *weight, cons
 
 GAIA_API void gaia_cpu_layer_layernorm(const float *x, const float *weight, const float *bias, float *y, size_t rows,
                                        size_t cols, float eps, int nthreads) {
+    gaia_cpu_layer_layernorm_train(x, weight, bias, y, NULL, NULL, rows, cols, eps, nthreads);
+}
+
+/* LayerNorm that also keeps each row's mean and 1/sqrt(var + eps) (mean and
+   rstd [rows], both NULL for the plain forward): what its backward reads. */
+GAIA_API void gaia_cpu_layer_layernorm_train(const float *x, const float *weight, const float *bias, float *y,
+                                             float *mean_out, float *rstd_out, size_t rows, size_t cols, float eps,
+                                             int nthreads) {
     long long r;
 #ifdef GAIA__AVX512
     int stream = rows * cols * sizeof(float) >= GAIA_STREAM_BYTES && cols % 16 == 0;
@@ -2815,7 +2824,8 @@ GAIA_API void gaia_cpu_layer_layernorm(const float *x, const float *weight, cons
         const float *xr = x + (size_t)r * cols;
         float *yr = y + (size_t)r * cols;
 #ifdef GAIA__AVX512
-        gaia__cpu_layernorm_row16(xr, weight, bias, yr, cols, eps, stream);
+        gaia__cpu_layernorm_row16(xr, weight, bias, yr, cols, eps, stream, mean_out ? mean_out + r : NULL,
+                                  rstd_out ? rstd_out + r : NULL);
 #else
         float acc[GAIA__LAYER_LANES], mean, var, rstd, s = 0.0f;
         size_t j = 0, k;
@@ -2836,6 +2846,7 @@ GAIA_API void gaia_cpu_layer_layernorm(const float *x, const float *weight, cons
         s += gaia__layer_hsum(acc);
         var = s / (float)cols;
         rstd = 1.0f / sqrtf(var + eps);
+        if (mean_out) mean_out[r] = mean, rstd_out[r] = rstd;
         if (weight && bias)
             for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd * weight[j] + bias[j];
         else if (weight)
@@ -2892,7 +2903,8 @@ static float gaia__layer_round(gaia_layer_precision prec, float x) {
 
 GAIA__LAYER_CONTRACT
 static void gaia__cpu_attention_block(gaia_layer_precision prec, const float *q, const float *k, const float *v,
-                                      float *o, size_t nq, size_t nk, size_t d, float scale, int causal, size_t q0) {
+                                      float *o, float *lse, size_t nq, size_t nk, size_t d, float scale, int causal,
+                                      size_t q0) {
     float kt[GAIA__ATT_D * GAIA__ATT_BK];   /* K tile, transposed: kt[c * BK + j] */
     float vt[GAIA__ATT_BK * GAIA__ATT_D];   /* rounded V tile (low precision only) */
     float qb[GAIA__ATT_BQ * GAIA__ATT_D];
@@ -3026,20 +3038,283 @@ static void gaia__cpu_attention_block(gaia_layer_precision prec, const float *q,
         /* A query that sees no key (causal with nq > nk) gives zeros. */
         float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
         for (c = 0; c < d; c++) o[(q0 + i) * d + c] = acc[i * d + c] * inv;
+        /* The row's log-sum-exp for the backward; +inf for a row without
+           keys, so that its recomputed probabilities exp(s - lse) are 0. */
+        if (lse) lse[q0 + i] = l[i] > 0.0f ? m[i] + logf(l[i]) : HUGE_VALF;
     }
 }
 
 GAIA_API void gaia_cpu_layer_attention(gaia_layer_precision prec, const float *q, const float *k, const float *v,
                                        float *o, size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
                                        int nthreads) {
+    gaia_cpu_layer_attention_train(prec, q, k, v, o, NULL, bh, nq, nk, d, scale, causal, nthreads);
+}
+
+/* The forward that also writes each query row's log-sum-exp of its scaled
+   scores (lse [bh, nq], NULL for the plain forward): the statistics from
+   which the backward recomputes the softmax. */
+GAIA_API void gaia_cpu_layer_attention_train(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                             float *o, float *lse, size_t bh, size_t nq, size_t nk, size_t d,
+                                             float scale, int causal, int nthreads) {
     size_t qblocks = (nq + GAIA__ATT_BQ - 1) / GAIA__ATT_BQ;
     long long task, ntasks = (long long)(bh * qblocks);
     (void)nthreads;
     GAIA__PAR_FOR(ntasks > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5, nthreads)
     for (task = 0; task < ntasks; task++) {
         size_t b = (size_t)task / qblocks, qb = (size_t)task % qblocks;
-        gaia__cpu_attention_block(prec, q + b * nq * d, k + b * nk * d, v + b * nk * d, o + b * nq * d, nq, nk, d,
-                                  scale, causal, qb * GAIA__ATT_BQ);
+        gaia__cpu_attention_block(prec, q + b * nq * d, k + b * nk * d, v + b * nk * d, o + b * nq * d,
+                                  lse ? lse + b * nq : NULL, nq, nk, d, scale, causal, qb * GAIA__ATT_BQ);
+    }
+    GAIA__PAR_END
+}
+
+/* ---------------------------------------------------------------------
+   Backward kernels (training): each the twin of the forward above it and
+   of gaia_cuda_layer_<name>_backward in gaia_kernels.cu. Sums over rows
+   (bias, LayerNorm's weight and bias) are split by columns, one task per
+   block of columns walking every row: no partial buffers, no atomics, and
+   the same result for any thread count.
+   --------------------------------------------------------------------- */
+#define GAIA__LAYER_BWD_COLS 256
+
+/* dz = dy * act'(.) over n values. s is what the derivative is computed
+   from: the activation's output y, except for GELU, whose derivative needs
+   its input z (NULL for LINEAR). dz may be dy. */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layer_act_back_run(gaia_layer_act act, const float *dy, const float *s, float *dz, size_t n) {
+    size_t j;
+    switch (act) {
+    case GAIA_LAYER_ACT_RELU:
+        for (j = 0; j < n; j++) dz[j] = s[j] > 0.0f ? dy[j] : 0.0f;
+        break;
+    case GAIA_LAYER_ACT_GELU:
+        /* gelu(z) = z sg, sg = sigmoid(2u), u = c (z + a z^3):
+           gelu' = sg + z sg (1 - sg) 2c (1 + 3a z^2) */
+        for (j = 0; j < n; j++) {
+            float z = s[j], z2 = z * z;
+            float u = 0.7978845608028654f * (z + 0.044715f * z2 * z);
+            float sg = 1.0f / (1.0f + gaia__layer_exp(-2.0f * u));
+            float du = 1.5957691216057308f * (1.0f + 0.134145f * z2);
+            dz[j] = dy[j] * (sg + z * sg * (1.0f - sg) * du);
+        }
+        break;
+    case GAIA_LAYER_ACT_TANH:
+        for (j = 0; j < n; j++) dz[j] = dy[j] * (1.0f - s[j] * s[j]);
+        break;
+    case GAIA_LAYER_ACT_SIGMOID:
+        for (j = 0; j < n; j++) dz[j] = dy[j] * (s[j] * (1.0f - s[j]));
+        break;
+    default:
+        if (dz != dy) memcpy(dz, dy, n * sizeof *dz);
+        break;
+    }
+}
+
+/* Linear's backward epilogue: dz [rows, cols] = dy * act'(s) and, when db is
+   not NULL, db [cols] = the column sums of dz (the bias gradient). */
+GAIA_API void gaia_cpu_layer_act_backward(gaia_layer_act act, const float *dy, const float *s, float *dz, float *db,
+                                          size_t rows, size_t cols, int nthreads) {
+    long long t, ntasks;
+    if (!db) {
+        size_t n = rows * cols, chunk = 16384;
+        ntasks = (long long)((n + chunk - 1) / chunk);
+        GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
+        for (t = 0; t < ntasks; t++) {
+            size_t a = (size_t)t * chunk, len = n - a < chunk ? n - a : chunk;
+            gaia__cpu_layer_act_back_run(act, dy + a, s ? s + a : NULL, dz + a, len);
+        }
+        GAIA__PAR_END
+        return;
+    }
+    ntasks = (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS);
+    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
+    for (t = 0; t < ntasks; t++) {
+        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = cols - c0, r, c;
+        float *dbt = db + c0;
+        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
+        for (c = 0; c < len; c++) dbt[c] = 0.0f;
+        for (r = 0; r < rows; r++) {
+            size_t at = r * cols + c0;
+            gaia__cpu_layer_act_back_run(act, dy + at, s ? s + at : NULL, dz + at, len);
+            for (c = 0; c < len; c++) dbt[c] += dz[at + c];
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* One row of LayerNorm's input gradient: with g = dy * w and xh the
+   normalised row, dx = rstd (g - mean(g) - xh mean(g xh)). */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layernorm_back_row(const float *xr, const float *weight, float mu, float rs, const float *gr,
+                                         float *dr, size_t cols) {
+    float sa[GAIA__LAYER_LANES], sb[GAIA__LAYER_LANES], a = 0.0f, b = 0.0f, inv = 1.0f / (float)cols;
+    size_t j = 0, k;
+    for (k = 0; k < GAIA__LAYER_LANES; k++) sa[k] = sb[k] = 0.0f;
+    for (; j + GAIA__LAYER_LANES <= cols; j += GAIA__LAYER_LANES)
+        for (k = 0; k < GAIA__LAYER_LANES; k++) {
+            float g = weight ? gr[j + k] * weight[j + k] : gr[j + k], xh = (xr[j + k] - mu) * rs;
+            sa[k] += g;
+            sb[k] += g * xh;
+        }
+    for (; j < cols; j++) {
+        float g = weight ? gr[j] * weight[j] : gr[j], xh = (xr[j] - mu) * rs;
+        a += g;
+        b += g * xh;
+    }
+    a = (a + gaia__layer_hsum(sa)) * inv;
+    b = (b + gaia__layer_hsum(sb)) * inv;
+    for (j = 0; j < cols; j++) {
+        float g = weight ? gr[j] * weight[j] : gr[j], xh = (xr[j] - mu) * rs;
+        dr[j] = rs * (g - a - xh * b);
+    }
+}
+
+/* dw += dy * xh and db += dy over rows, for columns [c0, c0 + len). */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layernorm_back_cols(const float *x, const float *mean, const float *rstd, const float *dy,
+                                          float *dw, float *db, size_t rows, size_t cols, size_t c0, size_t len) {
+    size_t r, c;
+    if (dw)
+        for (c = 0; c < len; c++) dw[c0 + c] = 0.0f;
+    if (db)
+        for (c = 0; c < len; c++) db[c0 + c] = 0.0f;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + r * cols + c0, *gr = dy + r * cols + c0;
+        float mu = mean[r], rs = rstd[r];
+        if (dw)
+            for (c = 0; c < len; c++) dw[c0 + c] += gr[c] * ((xr[c] - mu) * rs);
+        if (db)
+            for (c = 0; c < len; c++) db[c0 + c] += gr[c];
+    }
+}
+
+/* LayerNorm's backward from the forward's mean and rstd [rows]: dx [rows,
+   cols], dw and db [cols] (each may be NULL; weight NULL means ones). */
+GAIA_API void gaia_cpu_layer_layernorm_backward(const float *x, const float *weight, const float *mean,
+                                                const float *rstd, const float *dy, float *dx, float *dw, float *db,
+                                                size_t rows, size_t cols, int nthreads) {
+    long long r, t, ntasks;
+    if (dx) {
+        GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
+        for (r = 0; r < (long long)rows; r++)
+            gaia__cpu_layernorm_back_row(x + (size_t)r * cols, weight, mean[r], rstd[r], dy + (size_t)r * cols,
+                                         dx + (size_t)r * cols, cols);
+        GAIA__PAR_END
+    }
+    if (!dw && !db) return;
+    ntasks = (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS);
+    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
+    for (t = 0; t < ntasks; t++) {
+        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = cols - c0;
+        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
+        gaia__cpu_layernorm_back_cols(x, mean, rstd, dy, dw, db, rows, cols, c0, len);
+    }
+    GAIA__PAR_END
+}
+
+/* ---------------------------------------------------------------------
+   Attention backward, FlashAttention-2's: for each tile of keys, every
+   query row that sees it recomputes its probabilities p = exp(s - lse)
+   from the saved log-sum-exp, then
+     dP = dO V^T,  dS = P (dP - D) with D = rowsum(dO * O),
+     dV += P^T dO,  dK += scale dS^T Q,  dQ += scale dS K.
+   No N x N matrix exists: a row of BK scores at a time. A task is one
+   (batch, head): it owns its dQ rows and, tile by tile, its dK and dV
+   rows, so no two threads write the same value. Low precisions see q, k
+   and v rounded as their forward does; the sums are float32 throughout.
+   --------------------------------------------------------------------- */
+#define GAIA__ATT_BWD_BK 32
+
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_attention_bwd_head(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                         const float *o, const float *lse, const float *dout, float *dq, float *dk,
+                                         float *dv, size_t nq, size_t nk, size_t d, float scale, int causal) {
+    float kt[GAIA__ATT_D * GAIA__ATT_BWD_BK];  /* K tile transposed: kt[c * BK + j] */
+    float vtt[GAIA__ATT_D * GAIA__ATT_BWD_BK]; /* V tile transposed */
+    float kr[GAIA__ATT_BWD_BK * GAIA__ATT_D];  /* K tile by rows, for dQ */
+    float dka[GAIA__ATT_BWD_BK * GAIA__ATT_D], dva[GAIA__ATT_BWD_BK * GAIA__ATT_D];
+    float qr[GAIA__ATT_D], s[GAIA__ATT_BWD_BK], dp[GAIA__ATT_BWD_BK];
+    long long off = (long long)nk - (long long)nq; /* query i sees keys j <= i + off */
+    size_t i, j, c, j0;
+    memset(dq, 0, nq * d * sizeof *dq);
+    for (j0 = 0; j0 < nk; j0 += GAIA__ATT_BWD_BK) {
+        size_t bk = nk - j0 < GAIA__ATT_BWD_BK ? nk - j0 : GAIA__ATT_BWD_BK, first = 0;
+        if (causal) {
+            long long f = (long long)j0 - off; /* the first query that sees key j0 */
+            if (f >= (long long)nq) {            /* no query sees this tile */
+                memset(dk + j0 * d, 0, bk * d * sizeof *dk);
+                memset(dv + j0 * d, 0, bk * d * sizeof *dv);
+                continue;
+            }
+            first = f > 0 ? (size_t)f : 0;
+        }
+        for (j = 0; j < GAIA__ATT_BWD_BK; j++)
+            for (c = 0; c < d; c++) {
+                float kv = j < bk ? gaia__layer_round(prec, k[(j0 + j) * d + c]) : 0.0f;
+                kt[c * GAIA__ATT_BWD_BK + j] = kv;
+                kr[j * d + c] = kv;
+                vtt[c * GAIA__ATT_BWD_BK + j] = j < bk ? gaia__layer_round(prec, v[(j0 + j) * d + c]) : 0.0f;
+            }
+        memset(dka, 0, bk * d * sizeof *dka);
+        memset(dva, 0, bk * d * sizeof *dva);
+        for (i = first; i < nq; i++) {
+            const float *go = dout + i * d, *orow = o + i * d;
+            float L = lse[i], Di = 0.0f, *dqi = dq + i * d;
+            size_t nvalid = bk;
+            if (!(L < HUGE_VALF)) continue; /* a row that sees no key: no gradient */
+            if (causal) {
+                long long lim = (long long)i + off - (long long)j0 + 1;
+                if (lim <= 0) continue;
+                if (lim < (long long)nvalid) nvalid = (size_t)lim;
+            }
+            for (c = 0; c < d; c++) {
+                qr[c] = gaia__layer_round(prec, q[i * d + c]);
+                Di += go[c] * orow[c];
+            }
+            for (j = 0; j < GAIA__ATT_BWD_BK; j++) s[j] = dp[j] = 0.0f;
+            for (c = 0; c < d; c++) {
+                const float *kc = kt + c * GAIA__ATT_BWD_BK, *vc = vtt + c * GAIA__ATT_BWD_BK;
+                float qc = qr[c], gc = go[c];
+                for (j = 0; j < GAIA__ATT_BWD_BK; j++) {
+                    s[j] += qc * kc[j];
+                    dp[j] += gc * vc[j];
+                }
+            }
+            for (j = 0; j < nvalid; j++) {
+                float p = gaia__layer_exp(s[j] * scale - L);
+                s[j] = p;
+                dp[j] = p * (dp[j] - Di) * scale;
+            }
+            for (j = 0; j < nvalid; j++) {
+                float p = s[j], ds = dp[j], *dvr = dva + j * d, *dkr = dka + j * d;
+                const float *krr = kr + j * d;
+                for (c = 0; c < d; c++) {
+                    dvr[c] += p * go[c];
+                    dkr[c] += ds * qr[c];
+                    dqi[c] += ds * krr[c];
+                }
+            }
+        }
+        memcpy(dk + j0 * d, dka, bk * d * sizeof *dk);
+        memcpy(dv + j0 * d, dva, bk * d * sizeof *dv);
+    }
+}
+
+/* q, dq [bh, nq, d]; k, v, dk, dv [bh, nk, d]; o and dout [bh, nq, d]; lse
+   [bh, nq] from gaia_cpu_layer_attention_train. Every gradient is written
+   (not accumulated). */
+GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const float *q, const float *k,
+                                                const float *v, const float *o, const float *lse, const float *dout,
+                                                float *dq, float *dk, float *dv, size_t bh, size_t nq, size_t nk,
+                                                size_t d, float scale, int causal, int nthreads) {
+    long long b;
+    (void)nthreads;
+    GAIA__PAR_FOR(bh > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5, nthreads)
+    for (b = 0; b < (long long)bh; b++) {
+        size_t ub = (size_t)b;
+        gaia__cpu_attention_bwd_head(prec, q + ub * nq * d, k + ub * nk * d, v + ub * nk * d, o + ub * nq * d,
+                                     lse + ub * nq, dout + ub * nq * d, dq + ub * nq * d, dk + ub * nk * d,
+                                     dv + ub * nk * d, nq, nk, d, scale, causal);
     }
     GAIA__PAR_END
 }
@@ -3374,6 +3649,39 @@ static gaia_status gaia__cpu_layer_hierarchy_be(gaia_ctx *ctx, const gaia_layer_
     return GAIA_OK;
 }
 
+static gaia_status gaia__cpu_layer_layernorm_train_be(gaia_ctx *ctx, const float *x, const float *w, const float *b,
+                                                      float *y, float *mean, float *rstd, size_t rows, size_t cols,
+                                                      float eps) {
+    gaia_cpu_layer_layernorm_train(x, w, b, y, mean, rstd, rows, cols, eps, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_layernorm_backward_be(gaia_ctx *ctx, const float *x, const float *w,
+                                                         const float *mean, const float *rstd, const float *dy,
+                                                         float *dx, float *dw, float *db, size_t rows, size_t cols) {
+    gaia_cpu_layer_layernorm_backward(x, w, mean, rstd, dy, dx, dw, db, rows, cols, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_act_backward_be(gaia_ctx *ctx, gaia_layer_act act, const float *dy, const float *s,
+                                                   float *dz, float *db, size_t rows, size_t cols) {
+    gaia_cpu_layer_act_backward(act, dy, s, dz, db, rows, cols, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_attention_train_be(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
+                                                      const float *k, const float *v, float *o, float *lse, size_t bh,
+                                                      size_t nq, size_t nk, size_t d, float scale, int causal) {
+    gaia_cpu_layer_attention_train(prec, q, k, v, o, lse, bh, nq, nk, d, scale, causal, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_attention_backward_be(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
+                                                         const float *k, const float *v, const float *o,
+                                                         const float *lse, const float *dout, float *dq, float *dk,
+                                                         float *dv, size_t bh, size_t nq, size_t nk, size_t d,
+                                                         float scale, int causal) {
+    gaia_cpu_layer_attention_backward(prec, q, k, v, o, lse, dout, dq, dk, dv, bh, nq, nk, d, scale, causal,
+                                      ctx->cpu_threads);
+    return GAIA_OK;
+}
+
 static const struct gaia_layer_ops gaia__cpu_layer_ops = {
     gaia__cpu_layer_bias_act_be,
     gaia__cpu_layer_linear_be,
@@ -3382,6 +3690,11 @@ static const struct gaia_layer_ops gaia__cpu_layer_ops = {
     gaia__cpu_layer_hebbian_be,
     gaia__cpu_layer_hierarchy_be,
     (1u << GAIA_LAYER_PREC_F32) | (1u << GAIA_LAYER_PREC_BF16) | (1u << GAIA_LAYER_PREC_F16),
+    gaia__cpu_layer_layernorm_train_be,
+    gaia__cpu_layer_layernorm_backward_be,
+    gaia__cpu_layer_act_backward_be,
+    gaia__cpu_layer_attention_train_be,
+    gaia__cpu_layer_attention_backward_be,
 };
 #define GAIA__CPU_LAYER_OPS (&gaia__cpu_layer_ops)
 /* ---------------------------------------------------------------------

@@ -823,6 +823,18 @@ int gaia_cuda_layer_hebbian_update(int rule, int textbook, unsigned flags, float
 int gaia_cuda_layer_gather_row(const float *X, size_t cols, const long long *step, float *dst, void *stream);
 int gaia_cuda_layer_store_row(float *rows, size_t cols, const long long *step, const float *src, void *stream);
 int gaia_cuda_layer_advance(long long *step, void *stream);
+int gaia_cuda_layer_layernorm_train(const float *x, const float *w, const float *b, float *y, float *mean, float *rstd,
+                                    size_t rows, size_t cols, float eps, void *stream);
+int gaia_cuda_layer_layernorm_backward(const float *x, const float *w, const float *mean, const float *rstd,
+                                       const float *dy, float *dx, float *dw, float *db, size_t rows, size_t cols,
+                                       void *stream);
+int gaia_cuda_layer_act_backward(int act, const float *dy, const float *s, float *dz, float *db, size_t rows,
+                                 size_t cols, void *stream);
+int gaia_cuda_layer_attention_train(int prec, const float *q, const float *k, const float *v, float *o, float *lse,
+                                    size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal, void *stream);
+int gaia_cuda_layer_attention_backward(int prec, const float *q, const float *k, const float *v, const float *o,
+                                       const float *lse, const float *dout, float *dq, float *dk, float *dv, size_t bh,
+                                       size_t nq, size_t nk, size_t d, float scale, int causal, void *stream);
 
 typedef struct gaia__cuda_layer_state {
     cublasLtHandle_t lt;    /* the backend's handle */
@@ -1121,6 +1133,50 @@ static gaia_status gaia__cuda_layer_hierarchy(gaia_ctx *ctx, const gaia_layer_pl
     return GAIA_OK;
 }
 
+/* Training: the forwards that keep their backward's statistics, and the backwards. */
+static gaia_status gaia__cuda_layer_layernorm_train(gaia_ctx *ctx, const float *x, const float *w, const float *b,
+                                                    float *y, float *mean, float *rstd, size_t rows, size_t cols,
+                                                    float eps) {
+    GAIA__CUDA_LAYER_TRY(ctx, "gaia_layer_layernorm",
+                         gaia_cuda_layer_layernorm_train(x, w, b, y, mean, rstd, rows, cols, eps, GAIA__CUDA_STREAM(ctx)));
+    return GAIA_OK;
+}
+static gaia_status gaia__cuda_layer_layernorm_backward(gaia_ctx *ctx, const float *x, const float *w, const float *mean,
+                                                       const float *rstd, const float *dy, float *dx, float *dw,
+                                                       float *db, size_t rows, size_t cols) {
+    GAIA__CUDA_LAYER_TRY(ctx, "gaia_backward",
+                         gaia_cuda_layer_layernorm_backward(x, w, mean, rstd, dy, dx, dw, db, rows, cols,
+                                                            GAIA__CUDA_STREAM(ctx)));
+    return GAIA_OK;
+}
+static gaia_status gaia__cuda_layer_act_backward(gaia_ctx *ctx, gaia_layer_act act, const float *dy, const float *s,
+                                                 float *dz, float *db, size_t rows, size_t cols) {
+    GAIA__CUDA_LAYER_TRY(ctx, "gaia_backward",
+                         gaia_cuda_layer_act_backward((int)act, dy, s, dz, db, rows, cols, GAIA__CUDA_STREAM(ctx)));
+    return GAIA_OK;
+}
+static gaia_status gaia__cuda_layer_attention_train(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
+                                                    const float *k, const float *v, float *o, float *lse, size_t bh,
+                                                    size_t nq, size_t nk, size_t d, float scale, int causal) {
+    if (nq > 0x7fffffff || nk > 0x7fffffff || bh > 65535)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_layer_attention",
+                          "sizes too large for the kernel's grid (B*H %zu, Nq %zu, Nk %zu)", bh, nq, nk);
+    GAIA__CUDA_LAYER_TRY(ctx, "gaia_layer_attention",
+                         gaia_cuda_layer_attention_train((int)prec, q, k, v, o, lse, bh, nq, nk, d, scale, causal,
+                                                         GAIA__CUDA_STREAM(ctx)));
+    return GAIA_OK;
+}
+static gaia_status gaia__cuda_layer_attention_backward(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
+                                                       const float *k, const float *v, const float *o,
+                                                       const float *lse, const float *dout, float *dq, float *dk,
+                                                       float *dv, size_t bh, size_t nq, size_t nk, size_t d,
+                                                       float scale, int causal) {
+    GAIA__CUDA_LAYER_TRY(ctx, "gaia_backward",
+                         gaia_cuda_layer_attention_backward((int)prec, q, k, v, o, lse, dout, dq, dk, dv, bh, nq, nk, d,
+                                                            scale, causal, GAIA__CUDA_STREAM(ctx)));
+    return GAIA_OK;
+}
+
 static const struct gaia_layer_ops gaia__cuda_layer_ops = {
     gaia__cuda_layer_bias_act,
     gaia__cuda_layer_linear,
@@ -1129,6 +1185,11 @@ static const struct gaia_layer_ops gaia__cuda_layer_ops = {
     gaia__cuda_layer_hebbian,
     gaia__cuda_layer_hierarchy,
     (1u << GAIA_LAYER_PREC_F32) | (1u << GAIA_LAYER_PREC_BF16) | (1u << GAIA_LAYER_PREC_F16),
+    gaia__cuda_layer_layernorm_train,
+    gaia__cuda_layer_layernorm_backward,
+    gaia__cuda_layer_act_backward,
+    gaia__cuda_layer_attention_train,
+    gaia__cuda_layer_attention_backward,
 };
 #define GAIA__CUDA_LAYER_OPS (&gaia__cuda_layer_ops)
 /* ---------------------------------------------------------------------

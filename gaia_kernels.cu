@@ -837,8 +837,10 @@ __global__ void gemv_kernel(int a, const float *__restrict__ W, const float *__r
 // ------------------------------------------------------------------ layernorm
 // One block per row. Welford per thread, merged across the block (Chan et al.);
 // the second sweep re-reads a row the first one just brought into L1/L2.
+// mean_out and rstd_out (the row's statistics for the backward) may be NULL.
 __global__ void layernorm_kernel(const float *__restrict__ x, const float *__restrict__ w,
-                                 const float *__restrict__ b, float *y, size_t cols, float eps) {
+                                 const float *__restrict__ b, float *y, size_t cols, float eps, float *mean_out,
+                                 float *rstd_out) {
     __shared__ float sh_n[32], sh_m[32], sh_m2[32];
     const float *xr = x + (size_t)blockIdx.x * cols;
     float *yr = y + (size_t)blockIdx.x * cols;
@@ -878,6 +880,7 @@ __global__ void layernorm_kernel(const float *__restrict__ x, const float *__res
             n = nt;
         }
         if (lane == 0) sh_m[0] = mean, sh_m2[0] = rsqrtf(m2 / (float)cols + eps);
+        if (lane == 0 && mean_out) mean_out[blockIdx.x] = sh_m[0], rstd_out[blockIdx.x] = sh_m2[0];
     }
     __syncthreads();
     mean = sh_m[0];
@@ -895,9 +898,10 @@ __global__ void layernorm_kernel(const float *__restrict__ x, const float *__res
 // update. Only a 32 x 32 block of scores exists at a time.
 #define GAIA_ATT_F32_BQ 32
 #define GAIA_ATT_F32_BK 32
+// lse [bh, nq] (may be NULL): each row's log-sum-exp, +inf for a row without keys.
 __global__ void attention_f32_kernel(const float *__restrict__ q, const float *__restrict__ k,
-                                     const float *__restrict__ v, float *__restrict__ o, int nq, int nk, int d,
-                                     float scale, int causal) {
+                                     const float *__restrict__ v, float *__restrict__ o, float *__restrict__ lse,
+                                     int nq, int nk, int d, float scale, int causal) {
     extern __shared__ float sm[];
     const int ds = d + 1; // odd row stride: lanes reading different keys hit different banks
     float *Qs = sm, *Ks = Qs + GAIA_ATT_F32_BQ * d, *Vs = Ks + GAIA_ATT_F32_BK * ds;
@@ -955,6 +959,7 @@ __global__ void attention_f32_kernel(const float *__restrict__ q, const float *_
             int c = lane + 32 * t;
             if (c < d) o[(bh * nq + qi) * (size_t)d + c] = acc[r][t] * inv;
         }
+        if (lse && lane == 0) lse[bh * nq + qi] = l[r] > 0.0f ? m[r] + logf(l[r]) : INFINITY;
     }
 }
 
@@ -1062,8 +1067,9 @@ template <typename T> __device__ __forceinline__ uint32_t pack2(T lo, T hi) {
 
 template <typename T>
 __global__ void __launch_bounds__(128) attention_mma_kernel(const float *__restrict__ q, const float *__restrict__ k,
-                                                           const float *__restrict__ v, float *__restrict__ o, int nq,
-                                                           int nk, int d, float scale, int causal) {
+                                                           const float *__restrict__ v, float *__restrict__ o,
+                                                           float *__restrict__ lse, int nq, int nk, int d, float scale,
+                                                           int causal) {
     typedef mma_type<T> M;
     extern __shared__ unsigned char smraw[];
     const int dp = (d + 15) & ~15, ks = dp + 8; // padded row: conflict-light 32-bit loads
@@ -1178,6 +1184,10 @@ __global__ void __launch_bounds__(128) attention_mma_kernel(const float *__restr
         }
     }
     float inv0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+    if (lse && t == 0) { // the quad's four lanes hold the same statistics
+        if (r0 < nq) lse[bh * nq + r0] = l0 > 0.0f ? m0 + logf(l0) : INFINITY;
+        if (r1 < nq) lse[bh * nq + r1] = l1 > 0.0f ? m1 + logf(l1) : INFINITY;
+    }
 #pragma unroll
     for (int n = 0; n < GAIA_ATT_MMA_DMAX / 8; n++) {
         int c = n * 8 + 2 * t;
@@ -1262,6 +1272,178 @@ __global__ void store_row_kernel(float *rows, size_t cols, const long long *step
 }
 __global__ void advance_kernel(long long *step) { *step += 1; }
 
+// ------------------------------------------------------------------ backward kernels (training)
+// Twins of gaia_cpu.h's *_backward; plainly correct first (warp sums per
+// score), like the forwards above. Every gradient is written, not added.
+
+// dz = dy act'(s): s is the activation's output, GELU's input (NULL: linear).
+__global__ void act_backward_kernel(int a, const float *__restrict__ dy, const float *__restrict__ s, float *dz,
+                                    size_t n) {
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        float g = dy[i], r;
+        switch (a) {
+        case ACT_RELU: r = s[i] > 0.0f ? g : 0.0f; break;
+        case ACT_GELU: {
+            float z = s[i], z2 = z * z, u = 0.7978845608028654f * (z + 0.044715f * z2 * z);
+            float sg = 1.0f / (1.0f + expf(-2.0f * u)), du = 1.5957691216057308f * (1.0f + 0.134145f * z2);
+            r = g * (sg + z * sg * (1.0f - sg) * du);
+            break;
+        }
+        case ACT_TANH: r = g * (1.0f - s[i] * s[i]); break;
+        case ACT_SIGMOID: r = g * (s[i] * (1.0f - s[i])); break;
+        default: r = g; break;
+        }
+        dz[i] = r;
+    }
+}
+
+// out[c] = sum over rows of x[r, c] (a thread per column: coalesced rows).
+__global__ void col_sum_kernel(const float *__restrict__ x, float *__restrict__ out, size_t rows, size_t cols) {
+    size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= cols) return;
+    float acc = 0.0f;
+    for (size_t r = 0; r < rows; r++) acc += x[r * cols + c];
+    out[c] = acc;
+}
+
+// LayerNorm dx, one block per row: dx = rstd (g - mean(g) - xh mean(g xh)), g = dy w.
+__global__ void layernorm_bwd_dx_kernel(const float *__restrict__ x, const float *__restrict__ w,
+                                        const float *__restrict__ mean, const float *__restrict__ rstd,
+                                        const float *__restrict__ dy, float *__restrict__ dx, size_t cols) {
+    __shared__ float sh[32];
+    const size_t r = blockIdx.x;
+    const float *xr = x + r * cols, *gr = dy + r * cols;
+    const float mu = mean[r], rs = rstd[r];
+    float a = 0.0f, b = 0.0f;
+    for (size_t j = threadIdx.x; j < cols; j += blockDim.x) {
+        float g = gr[j] * (w ? w[j] : 1.0f), xh = (xr[j] - mu) * rs;
+        a += g;
+        b += g * xh;
+    }
+    a = block_sum(a, sh) / (float)cols;
+    b = block_sum(b, sh) / (float)cols;
+    for (size_t j = threadIdx.x; j < cols; j += blockDim.x) {
+        float g = gr[j] * (w ? w[j] : 1.0f), xh = (xr[j] - mu) * rs;
+        dx[r * cols + j] = rs * (g - a - xh * b);
+    }
+}
+
+// LayerNorm dw = sum_r dy xh, db = sum_r dy: a thread per column.
+__global__ void layernorm_bwd_dwdb_kernel(const float *__restrict__ x, const float *__restrict__ mean,
+                                          const float *__restrict__ rstd, const float *__restrict__ dy, float *dw,
+                                          float *db, size_t rows, size_t cols) {
+    size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= cols) return;
+    float sw = 0.0f, sb = 0.0f;
+    for (size_t r = 0; r < rows; r++) {
+        float g = dy[r * cols + c];
+        sw += g * ((x[r * cols + c] - mean[r]) * rstd[r]);
+        sb += g;
+    }
+    if (dw) dw[c] = sw;
+    if (db) db[c] = sb;
+}
+
+// The value the forward's tensor cores see (round to nearest even).
+__device__ __forceinline__ float round_prec(int prec, float x) {
+    if (prec == PREC_BF16) return __bfloat162float(__float2bfloat16(x));
+    if (prec == PREC_F16) return __half2float(__float2half(x));
+    return x;
+}
+
+// Attention backward, dK and dV: a block owns 32 keys of one (batch, head),
+// a warp 4 of them (lanes over d <= 128, 4 dims each), and walks every query
+// that sees them, recomputing p = exp(s - lse) (FlashAttention-2).
+__global__ void attention_bwd_dkdv_kernel(int prec, const float *__restrict__ q, const float *__restrict__ k,
+                                          const float *__restrict__ v, const float *__restrict__ o,
+                                          const float *__restrict__ lse, const float *__restrict__ dout,
+                                          float *__restrict__ dk, float *__restrict__ dv, int nq, int nk, int d,
+                                          float scale, int causal) {
+    const size_t bh = blockIdx.y;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, key0 = blockIdx.x * 32 + warp * 4, off = nk - nq;
+    const float *qb = q + bh * (size_t)nq * d, *kb = k + bh * (size_t)nk * d, *vb = v + bh * (size_t)nk * d;
+    const float *ob = o + bh * (size_t)nq * d, *gb = dout + bh * (size_t)nq * d, *lb = lse + bh * (size_t)nq;
+    float kr[4][4], vr[4][4], dka[4][4], dva[4][4];
+    if (key0 >= nk) return;
+    for (int kk = 0; kk < 4; kk++)
+        for (int t = 0; t < 4; t++) {
+            int c = lane + 32 * t, key = key0 + kk;
+            bool ok = key < nk && c < d;
+            kr[kk][t] = ok ? round_prec(prec, kb[(size_t)key * d + c]) : 0.0f;
+            vr[kk][t] = ok ? round_prec(prec, vb[(size_t)key * d + c]) : 0.0f;
+            dka[kk][t] = dva[kk][t] = 0.0f;
+        }
+    for (int i = causal ? max(0, key0 - off) : 0; i < nq; i++) {
+        float L = lb[i], qv[4], gv[4], di = 0.0f;
+        if (!(L < INFINITY)) continue; // a row that sees no key
+        for (int t = 0; t < 4; t++) {
+            int c = lane + 32 * t;
+            qv[t] = c < d ? round_prec(prec, qb[(size_t)i * d + c]) : 0.0f;
+            gv[t] = c < d ? gb[(size_t)i * d + c] : 0.0f;
+            di += c < d ? gv[t] * ob[(size_t)i * d + c] : 0.0f;
+        }
+        di = warp_sum(di);
+        for (int kk = 0; kk < 4; kk++) {
+            int key = key0 + kk;
+            if (key >= nk || (causal && key > i + off)) break;
+            float sc = 0.0f, dp = 0.0f;
+            for (int t = 0; t < 4; t++) sc += qv[t] * kr[kk][t], dp += gv[t] * vr[kk][t];
+            sc = warp_sum(sc);
+            dp = warp_sum(dp);
+            float p = expf(sc * scale - L), ds = p * (dp - di) * scale;
+            for (int t = 0; t < 4; t++) dva[kk][t] += p * gv[t], dka[kk][t] += ds * qv[t];
+        }
+    }
+    for (int kk = 0; kk < 4; kk++)
+        for (int t = 0; t < 4; t++) {
+            int c = lane + 32 * t, key = key0 + kk;
+            if (key < nk && c < d) {
+                dk[(bh * nk + key) * (size_t)d + c] = dka[kk][t];
+                dv[(bh * nk + key) * (size_t)d + c] = dva[kk][t];
+            }
+        }
+}
+
+// Attention backward, dQ: a warp per query row walks the keys it sees.
+__global__ void attention_bwd_dq_kernel(int prec, const float *__restrict__ q, const float *__restrict__ k,
+                                        const float *__restrict__ v, const float *__restrict__ o,
+                                        const float *__restrict__ lse, const float *__restrict__ dout,
+                                        float *__restrict__ dq, int nq, int nk, int d, float scale, int causal) {
+    const size_t bh = blockIdx.y;
+    const int lane = threadIdx.x & 31, i = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5), off = nk - nq;
+    if (i >= nq) return;
+    const float *kb = k + bh * (size_t)nk * d, *vb = v + bh * (size_t)nk * d;
+    const size_t row = (bh * nq + i) * (size_t)d;
+    const float L = lse[bh * nq + i];
+    float qv[4], gv[4], dqa[4] = {0.0f, 0.0f, 0.0f, 0.0f}, di = 0.0f;
+    for (int t = 0; t < 4; t++) {
+        int c = lane + 32 * t;
+        qv[t] = c < d ? round_prec(prec, q[row + c]) : 0.0f;
+        gv[t] = c < d ? dout[row + c] : 0.0f;
+        di += c < d ? gv[t] * o[row + c] : 0.0f;
+    }
+    di = warp_sum(di);
+    int last = !(L < INFINITY) ? -1 : causal ? min(nk - 1, i + off) : nk - 1;
+    for (int j = 0; j <= last; j++) {
+        float kv[4], sc = 0.0f, dp = 0.0f;
+        for (int t = 0; t < 4; t++) {
+            int c = lane + 32 * t;
+            kv[t] = c < d ? round_prec(prec, kb[(size_t)j * d + c]) : 0.0f;
+            sc += qv[t] * kv[t];
+            dp += gv[t] * (c < d ? round_prec(prec, vb[(size_t)j * d + c]) : 0.0f);
+        }
+        sc = warp_sum(sc);
+        dp = warp_sum(dp);
+        float p = expf(sc * scale - L), ds = p * (dp - di) * scale;
+        for (int t = 0; t < 4; t++) dqa[t] += ds * kv[t];
+    }
+    for (int t = 0; t < 4; t++) {
+        int c = lane + 32 * t;
+        if (c < d) dq[row + c] = dqa[t];
+    }
+}
+
 } // namespace gaia_layer_cu
 
 using namespace gaia_layer_cu;
@@ -1287,16 +1469,16 @@ extern "C" int gaia_cuda_layer_layernorm(const float *x, const float *w, const f
     for (size_t r0 = 0; r0 < rows; r0 += 65535u * 16u) { // grid.x limit is 2^31 - 1; stay modest
         size_t nr = rows - r0 < 65535u * 16u ? rows - r0 : 65535u * 16u;
         layernorm_kernel<<<(unsigned)nr, threads, 0, (cudaStream_t)stream>>>(x + r0 * cols, w, b, y + r0 * cols, cols,
-                                                                               eps);
+                                                                               eps, NULL, NULL);
         int e = gaia__layer_launch_status();
         if (e) return e;
     }
     return 0;
 }
 
-extern "C" int gaia_cuda_layer_attention(int prec, const float *q, const float *k, const float *v, float *o,
-                                         size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
-                                         void *stream) {
+static int gaia__layer_attention_launch(int prec, const float *q, const float *k, const float *v, float *o, float *lse,
+                                        size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
+                                        void *stream) {
     cudaStream_t s = (cudaStream_t)stream;
     if (bh == 0 || nq == 0) return 0;                   // a grid of 0 blocks is a launch error
     if (bh > 65535u) return (int)cudaErrorInvalidValue; // grid.y limit
@@ -1308,17 +1490,94 @@ extern "C" int gaia_cuda_layer_attention(int prec, const float *q, const float *
                                                  (int)smem);
             if (e != cudaSuccess) return (int)e;
         }
-        attention_f32_kernel<<<grid, 256, smem, s>>>(q, k, v, o, (int)nq, (int)nk, (int)d, scale, causal);
+        attention_f32_kernel<<<grid, 256, smem, s>>>(q, k, v, o, lse, (int)nq, (int)nk, (int)d, scale, causal);
     } else {
         size_t dp = (d + 15) & ~(size_t)15, smem = 2 * GAIA_ATT_MMA_BK * (dp + 8) * 2;
         dim3 grid((unsigned)((nq + GAIA_ATT_MMA_BQ - 1) / GAIA_ATT_MMA_BQ), (unsigned)bh);
         if (prec == PREC_BF16)
-            attention_mma_kernel<__nv_bfloat16><<<grid, 128, smem, s>>>(q, k, v, o, (int)nq, (int)nk, (int)d, scale,
-                                                                        causal);
+            attention_mma_kernel<__nv_bfloat16><<<grid, 128, smem, s>>>(q, k, v, o, lse, (int)nq, (int)nk, (int)d,
+                                                                        scale, causal);
         else
-            attention_mma_kernel<__half><<<grid, 128, smem, s>>>(q, k, v, o, (int)nq, (int)nk, (int)d, scale, causal);
+            attention_mma_kernel<__half><<<grid, 128, smem, s>>>(q, k, v, o, lse, (int)nq, (int)nk, (int)d, scale,
+                                                                 causal);
     }
     return gaia__layer_launch_status();
+}
+
+extern "C" int gaia_cuda_layer_attention(int prec, const float *q, const float *k, const float *v, float *o,
+                                         size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
+                                         void *stream) {
+    return gaia__layer_attention_launch(prec, q, k, v, o, NULL, bh, nq, nk, d, scale, causal, stream);
+}
+
+// ------------------------------------------------------------------ training launchers
+extern "C" int gaia_cuda_layer_attention_train(int prec, const float *q, const float *k, const float *v, float *o,
+                                               float *lse, size_t bh, size_t nq, size_t nk, size_t d, float scale,
+                                               int causal, void *stream) {
+    return gaia__layer_attention_launch(prec, q, k, v, o, lse, bh, nq, nk, d, scale, causal, stream);
+}
+
+extern "C" int gaia_cuda_layer_attention_backward(int prec, const float *q, const float *k, const float *v,
+                                                  const float *o, const float *lse, const float *dout, float *dq,
+                                                  float *dk, float *dv, size_t bh, size_t nq, size_t nk, size_t d,
+                                                  float scale, int causal, void *stream) {
+    cudaStream_t s = (cudaStream_t)stream;
+    if (bh == 0 || nq == 0 || nk == 0) return 0;
+    if (bh > 65535u) return (int)cudaErrorInvalidValue; // grid.y limit
+    dim3 gkv((unsigned)((nk + 31) / 32), (unsigned)bh), gq((unsigned)((nq + 7) / 8), (unsigned)bh);
+    attention_bwd_dkdv_kernel<<<gkv, 256, 0, s>>>(prec, q, k, v, o, lse, dout, dk, dv, (int)nq, (int)nk, (int)d, scale,
+                                                  causal);
+    int e = gaia__layer_launch_status();
+    if (e) return e;
+    attention_bwd_dq_kernel<<<gq, 256, 0, s>>>(prec, q, k, v, o, lse, dout, dq, (int)nq, (int)nk, (int)d, scale,
+                                               causal);
+    return gaia__layer_launch_status();
+}
+
+extern "C" int gaia_cuda_layer_act_backward(int a, const float *dy, const float *s, float *dz, float *db, size_t rows,
+                                            size_t cols, void *stream) {
+    size_t n = rows * cols;
+    if (n == 0) return 0;
+    act_backward_kernel<<<grid_for(n, 256), 256, 0, (cudaStream_t)stream>>>(a, dy, s, dz, n);
+    int e = gaia__layer_launch_status();
+    if (e || !db) return e;
+    col_sum_kernel<<<(unsigned)((cols + 255) / 256), 256, 0, (cudaStream_t)stream>>>(dz, db, rows, cols);
+    return gaia__layer_launch_status();
+}
+
+extern "C" int gaia_cuda_layer_layernorm_train(const float *x, const float *w, const float *b, float *y, float *mean,
+                                               float *rstd, size_t rows, size_t cols, float eps, void *stream) {
+    int threads = cols >= 1024 ? 1024 : cols >= 256 ? 256 : 64;
+    for (size_t r0 = 0; r0 < rows; r0 += 65535u * 16u) {
+        size_t nr = rows - r0 < 65535u * 16u ? rows - r0 : 65535u * 16u;
+        layernorm_kernel<<<(unsigned)nr, threads, 0, (cudaStream_t)stream>>>(x + r0 * cols, w, b, y + r0 * cols, cols,
+                                                                               eps, mean + r0, rstd + r0);
+        int e = gaia__layer_launch_status();
+        if (e) return e;
+    }
+    return 0;
+}
+
+extern "C" int gaia_cuda_layer_layernorm_backward(const float *x, const float *w, const float *mean, const float *rstd,
+                                                  const float *dy, float *dx, float *dw, float *db, size_t rows,
+                                                  size_t cols, void *stream) {
+    cudaStream_t s = (cudaStream_t)stream;
+    if (rows == 0 || cols == 0) return 0;
+    if (dx) {
+        int threads = cols >= 1024 ? 1024 : cols >= 256 ? 256 : 64;
+        for (size_t r0 = 0; r0 < rows; r0 += 65535u * 16u) {
+            size_t nr = rows - r0 < 65535u * 16u ? rows - r0 : 65535u * 16u;
+            layernorm_bwd_dx_kernel<<<(unsigned)nr, threads, 0, s>>>(x + r0 * cols, w, mean + r0, rstd + r0,
+                                                                      dy + r0 * cols, dx + r0 * cols, cols);
+            int e = gaia__layer_launch_status();
+            if (e) return e;
+        }
+    }
+    if (dw || db) {
+        layernorm_bwd_dwdb_kernel<<<(unsigned)((cols + 255) / 256), 256, 0, s>>>(x, mean, rstd, dy, dw, db, rows, cols);
+        return gaia__layer_launch_status();
+    }
+    return 0;
 }
 
 // The whole Hebbian update: stats, (Oja's u), rows, (BCM's theta). stats needs

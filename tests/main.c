@@ -38,6 +38,7 @@ extern const gt_case gt_grad_cases[];
 extern const gt_case gt_conv_cases[];
 extern const gt_case gt_eigh_cases[];
 extern const gt_case gt_ckpt_cases[];
+extern const gt_case gt_layer_grad_cases[];
 
 static const struct gt_suite {
     const char *name;
@@ -53,6 +54,7 @@ static const struct gt_suite {
     {"assembly_stats", gt_assembly_stats_cases},
     {"tensor_ops", gt_tensor_ops_cases},
     {"ckpt", gt_ckpt_cases},
+    {"layer_grad", gt_layer_grad_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 

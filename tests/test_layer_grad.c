@@ -1,0 +1,884 @@
+/* Gradients of the layer module's fused kernels: Linear with its bias and
+   activation, LayerNorm and attention (FlashAttention-2's backward from the
+   saved log-sum-exp). Each against central finite differences of a float64
+   reference forward on fresh random inputs, several shapes; the backends
+   against each other; the tape's rules for them (in place, overwrites, out
+   of memory); the backend primitives on empty input; and learning that must
+   succeed: a one-block transformer learns to reverse sequences. */
+#include "gaia_test.h"
+#include "../examples/reverse_transformer.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- the finite-difference harness, for up to three inputs ----
+   The test loss is L = sum(R * y) with R random, so dL/dinput = J^T R is
+   checked in every direction at once; the float64 reference's central
+   differences (step 1e-6) are exact far below float32's noise. */
+#define LG_IN 3
+typedef struct lg_case {
+    const char *name;
+    int nd[LG_IN];              /* 0: the input is NULL */
+    size_t shape[LG_IN][4];
+    int ndy;
+    size_t sy[4];
+    gaia_status (*gaia)(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **y, const void *cfg);
+    void (*ref)(double *const *in, double *y, const void *cfg);
+    const void *cfg;
+    double lo, hi;              /* input range */
+    double atol, rtol;
+    int round_bf16;             /* inputs rounded to bf16 first (low-precision attention) */
+} lg_case;
+
+static size_t lg_numel(int nd, const size_t *s) {
+    size_t n = 1;
+    int i;
+    for (i = 0; i < nd; i++) n *= s[i];
+    return nd ? n : 0;
+}
+
+static float lg_round_bf16(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+static double lg_loss(const lg_case *c, double *const *in, const double *R, double *y) {
+    size_t i, ny = lg_numel(c->ndy, c->sy);
+    double L = 0;
+    c->ref(in, y, c->cfg);
+    for (i = 0; i < ny; i++) L += R[i] * y[i];
+    return L;
+}
+
+/* Runs one case; returns 0 and fills msg on a mismatch. */
+static int lg_check(gt *t, const lg_case *c, char *msg, size_t cap) {
+    size_t n[LG_IN], ny = lg_numel(c->ndy, c->sy), i;
+    double *din[LG_IN] = {NULL, NULL, NULL}, *R = NULL, *y = NULL, *ref = NULL;
+    float *fin[LG_IN] = {NULL, NULL, NULL}, *fR = NULL, *g = NULL;
+    gaia_tensor *in[LG_IN] = {NULL, NULL, NULL}, *Rt = NULL, *out = NULL, *w = NULL, *L = NULL;
+    int ok = 0, k;
+    const double h = 1e-6;
+    msg[0] = '\0';
+    R = (double *)malloc(ny * sizeof *R);
+    y = (double *)malloc(ny * sizeof *y);
+    fR = gt_alloc_floats(ny);
+    if (!R || !y || !fR) goto oom;
+    for (k = 0; k < LG_IN; k++) {
+        n[k] = lg_numel(c->nd[k], c->shape[k]);
+        if (!n[k]) continue;
+        din[k] = (double *)malloc(n[k] * sizeof(double));
+        fin[k] = gt_alloc_floats(n[k]);
+        if (!din[k] || !fin[k]) goto oom;
+        for (i = 0; i < n[k]; i++) {
+            float v = (float)gt_uniform(t, c->lo, c->hi);
+            if (c->round_bf16) v = lg_round_bf16(v);
+            din[k][i] = fin[k][i] = v;
+        }
+        if (gaia_tensor_from_host(t->ctx, c->nd[k], c->shape[k], fin[k], &in[k]) != GAIA_OK ||
+            gaia_tensor_set_requires_grad(t->ctx, in[k], 1) != GAIA_OK)
+            goto gaia_failed;
+    }
+    for (i = 0; i < ny; i++) R[i] = fR[i] = (float)gt_uniform(t, -1.0, 1.0);
+    if (gaia_tensor_from_host(t->ctx, c->ndy, c->sy, fR, &Rt) != GAIA_OK || c->gaia(t->ctx, in, &out, c->cfg) != GAIA_OK ||
+        gaia_tensor_mul(t->ctx, out, Rt, &w) != GAIA_OK || gaia_tensor_sum(t->ctx, w, GAIA_AXIS_ALL, &L) != GAIA_OK ||
+        gaia_backward(t->ctx, L) != GAIA_OK)
+        goto gaia_failed;
+    for (k = 0; k < LG_IN; k++) {
+        long at;
+        if (!n[k]) continue;
+        if (!gaia_tensor_grad(in[k])) {
+            snprintf(msg, cap, "%s: no gradient reached input %d", c->name, k);
+            goto done;
+        }
+        ref = (double *)malloc(n[k] * sizeof *ref);
+        g = gt_host(t, gaia_tensor_grad(in[k]));
+        if (!ref || !g) goto oom;
+        for (i = 0; i < n[k]; i++) {
+            double keep = din[k][i], lp, lm;
+            din[k][i] = keep + h;
+            lp = lg_loss(c, din, R, y);
+            din[k][i] = keep - h;
+            lm = lg_loss(c, din, R, y);
+            din[k][i] = keep;
+            ref[i] = (lp - lm) / (2 * h);
+        }
+        at = gt_mismatch(ref, g, n[k], c->atol, c->rtol);
+        if (at >= 0) {
+            snprintf(msg, cap, "%s: input %d element %ld: finite differences %.7g, gaia %.7g", c->name, k, at,
+                     ref[at], (double)g[at]);
+            goto done;
+        }
+        free(ref);
+        free(g);
+        ref = NULL;
+        g = NULL;
+    }
+    ok = 1;
+    goto done;
+oom:
+    snprintf(msg, cap, "%s: out of memory", c->name);
+    goto done;
+gaia_failed:
+    snprintf(msg, cap, "%s: gaia failed: %s", c->name, gaia_last_error(t->ctx));
+done:
+    for (k = 0; k < LG_IN; k++) {
+        free(din[k]);
+        free(fin[k]);
+        gaia_tensor_free(in[k]);
+    }
+    free(R);
+    free(y);
+    free(fR);
+    free(ref);
+    free(g);
+    gaia_tensor_free(Rt);
+    gaia_tensor_free(out);
+    gaia_tensor_free(w);
+    gaia_tensor_free(L);
+    return ok;
+}
+
+static void lg_run(gt *t, const lg_case *cases, size_t ncases) {
+    char msg[512];
+    size_t i;
+    for (i = 0; i < ncases; i++) GT_CHECK(t, lg_check(t, &cases[i], msg, sizeof msg), "%s", msg);
+}
+
+/* ---- Linear ---- */
+typedef struct lin_cfg {
+    gaia_layer_act act;
+    int bias;
+} lin_cfg;
+
+static double ref_act(gaia_layer_act act, double z) {
+    switch (act) {
+    case GAIA_LAYER_ACT_RELU: return z > 0 ? z : 0;
+    case GAIA_LAYER_ACT_GELU: return 0.5 * z * (1.0 + tanh(0.7978845608028654 * (z + 0.044715 * z * z * z)));
+    case GAIA_LAYER_ACT_TANH: return tanh(z);
+    case GAIA_LAYER_ACT_SIGMOID: return 1.0 / (1.0 + exp(-z));
+    default: return z;
+    }
+}
+
+/* The shapes live in the case: x [rows, in] (any leading dims), W [out, in]. */
+typedef struct lin_ref_cfg {
+    lin_cfg c;
+    size_t rows, in, out;
+} lin_ref_cfg;
+
+static gaia_status gaia_lin(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **y, const void *cfg) {
+    const lin_ref_cfg *c = (const lin_ref_cfg *)cfg;
+    return gaia_layer_linear(ctx, in[0], in[1], c->c.bias ? in[2] : NULL, c->c.act, y);
+}
+static void ref_lin(double *const *in, double *y, const void *cfg) {
+    const lin_ref_cfg *c = (const lin_ref_cfg *)cfg;
+    size_t r, o, i;
+    for (r = 0; r < c->rows; r++)
+        for (o = 0; o < c->out; o++) {
+            double z = c->c.bias ? in[2][o] : 0.0;
+            for (i = 0; i < c->in; i++) z += in[0][r * c->in + i] * in[1][o * c->in + i];
+            y[r * c->out + o] = ref_act(c->c.act, z);
+        }
+}
+
+static void linear_gradients_match_finite_differences(gt *t) {
+    static const gaia_layer_act acts[5] = {GAIA_LAYER_ACT_RELU, GAIA_LAYER_ACT_LINEAR, GAIA_LAYER_ACT_GELU,
+                                           GAIA_LAYER_ACT_TANH, GAIA_LAYER_ACT_SIGMOID};
+    /* rows x in -> out: many rows (GEMM path), 2 rows (the fused gemv), a 3-D x */
+    static const size_t shapes[3][4] = {{7, 5, 4, 2}, {2, 9, 3, 2}, {6, 33, 17, 3}};
+    lin_ref_cfg cfg[5 * 2 * 3];
+    lg_case cases[5 * 2 * 3];
+    size_t n = 0;
+    int a, b, s;
+    memset(cases, 0, sizeof cases);
+    for (a = 0; a < 5; a++)
+        for (b = 0; b < 2; b++)
+            for (s = 0; s < 3; s++) {
+                lin_ref_cfg *c = &cfg[n];
+                lg_case *k = &cases[n];
+                c->c.act = acts[a];
+                c->c.bias = b;
+                c->rows = shapes[s][0];
+                c->in = shapes[s][1];
+                c->out = shapes[s][2];
+                k->name = gaia_layer_kernel_str(GAIA_LAYER_KERNEL_LINEAR);
+                if (shapes[s][3] == 3) { /* x [2, rows/2, in] */
+                    k->nd[0] = 3;
+                    k->shape[0][0] = 2;
+                    k->shape[0][1] = c->rows / 2;
+                    k->shape[0][2] = c->in;
+                    k->ndy = 3;
+                    k->sy[0] = 2;
+                    k->sy[1] = c->rows / 2;
+                    k->sy[2] = c->out;
+                } else {
+                    k->nd[0] = 2;
+                    k->shape[0][0] = c->rows;
+                    k->shape[0][1] = c->in;
+                    k->ndy = 2;
+                    k->sy[0] = c->rows;
+                    k->sy[1] = c->out;
+                }
+                k->nd[1] = 2;
+                k->shape[1][0] = c->out;
+                k->shape[1][1] = c->in;
+                k->nd[2] = b ? 1 : 0;
+                k->shape[2][0] = c->out;
+                k->gaia = gaia_lin;
+                k->ref = ref_lin;
+                k->cfg = c;
+                k->lo = -1.0;
+                k->hi = 1.0;
+                k->atol = 2e-4;
+                k->rtol = 2e-3;
+                n++;
+            }
+    lg_run(t, cases, n);
+}
+
+/* gaia_layer_activation on its own (and in place). */
+static gaia_status gaia_act(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **y, const void *cfg) {
+    const lin_ref_cfg *c = (const lin_ref_cfg *)cfg;
+    gaia_tensor *x2 = NULL;
+    gaia_status st;
+    if (!c->c.bias) return gaia_layer_activation(ctx, c->c.act, in[0], y);
+    /* in place on a recorded intermediate: x2 = 1 * x, then act(x2) into x2 */
+    st = gaia_tensor_scale(ctx, in[0], 1.0f, &x2);
+    if (st == GAIA_OK) st = gaia_layer_activation(ctx, c->c.act, x2, &x2);
+    if (st == GAIA_OK) *y = x2;
+    else gaia_tensor_free(x2);
+    return st;
+}
+static void ref_act_only(double *const *in, double *y, const void *cfg) {
+    const lin_ref_cfg *c = (const lin_ref_cfg *)cfg;
+    size_t i;
+    for (i = 0; i < c->rows * c->in; i++) y[i] = ref_act(c->c.act, in[0][i]);
+}
+
+static void activation_gradients_match_finite_differences(gt *t) {
+    static const gaia_layer_act acts[5] = {GAIA_LAYER_ACT_RELU, GAIA_LAYER_ACT_LINEAR, GAIA_LAYER_ACT_GELU,
+                                           GAIA_LAYER_ACT_TANH, GAIA_LAYER_ACT_SIGMOID};
+    lin_ref_cfg cfg[10];
+    lg_case cases[10];
+    int a, inplace;
+    memset(cases, 0, sizeof cases);
+    for (a = 0; a < 5; a++)
+        for (inplace = 0; inplace < 2; inplace++) {
+            lin_ref_cfg *c = &cfg[2 * a + inplace];
+            lg_case *k = &cases[2 * a + inplace];
+            c->c.act = acts[a];
+            c->c.bias = inplace; /* here: in place */
+            c->rows = 5;
+            c->in = 37;
+            k->name = inplace ? "activation in place" : "activation";
+            k->nd[0] = 2;
+            k->shape[0][0] = 5;
+            k->shape[0][1] = 37;
+            k->ndy = 2;
+            k->sy[0] = 5;
+            k->sy[1] = 37;
+            k->gaia = gaia_act;
+            k->ref = ref_act_only;
+            k->cfg = c;
+            k->lo = -3.0;
+            k->hi = 3.0;
+            k->atol = 2e-4;
+            k->rtol = 2e-3;
+        }
+    lg_run(t, cases, 10);
+}
+
+/* ---- LayerNorm ---- */
+typedef struct ln_cfg {
+    size_t rows, cols;
+    int weight, bias, inplace;
+    float eps;
+} ln_cfg;
+
+static gaia_status gaia_ln(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **y, const void *cfg) {
+    const ln_cfg *c = (const ln_cfg *)cfg;
+    const gaia_tensor *w = c->weight ? in[1] : NULL, *b = c->bias ? in[2] : NULL;
+    gaia_tensor *x2 = NULL;
+    gaia_status st;
+    if (!c->inplace) return gaia_layer_layernorm(ctx, in[0], w, b, c->eps, y);
+    /* normalised in place: the forward keeps a copy of its input */
+    st = gaia_tensor_scale(ctx, in[0], 1.0f, &x2);
+    if (st == GAIA_OK) st = gaia_layer_layernorm(ctx, x2, w, b, c->eps, &x2);
+    if (st == GAIA_OK) *y = x2;
+    else gaia_tensor_free(x2);
+    return st;
+}
+static void ref_ln(double *const *in, double *y, const void *cfg) {
+    const ln_cfg *c = (const ln_cfg *)cfg;
+    size_t r, j;
+    for (r = 0; r < c->rows; r++) {
+        const double *x = in[0] + r * c->cols;
+        double mean = 0, var = 0, rstd;
+        for (j = 0; j < c->cols; j++) mean += x[j];
+        mean /= (double)c->cols;
+        for (j = 0; j < c->cols; j++) var += (x[j] - mean) * (x[j] - mean);
+        rstd = 1.0 / sqrt(var / (double)c->cols + (double)c->eps);
+        for (j = 0; j < c->cols; j++)
+            y[r * c->cols + j] = (x[j] - mean) * rstd * (c->weight ? in[1][j] : 1.0) + (c->bias ? in[2][j] : 0.0);
+    }
+}
+
+static void layernorm_gradients_match_finite_differences(gt *t) {
+    /* rows, cols, weight, bias, in place, 3-D */
+    static const size_t shapes[6][6] = {{4, 7, 1, 1, 0, 0}, {6, 33, 1, 1, 0, 1}, {3, 16, 0, 0, 0, 0},
+                                        {5, 21, 1, 0, 0, 0}, {2, 64, 0, 1, 0, 0}, {5, 19, 1, 1, 1, 0}};
+    ln_cfg cfg[6];
+    lg_case cases[6];
+    int s;
+    memset(cases, 0, sizeof cases);
+    for (s = 0; s < 6; s++) {
+        ln_cfg *c = &cfg[s];
+        lg_case *k = &cases[s];
+        c->rows = shapes[s][0];
+        c->cols = shapes[s][1];
+        c->weight = (int)shapes[s][2];
+        c->bias = (int)shapes[s][3];
+        c->inplace = (int)shapes[s][4];
+        c->eps = 1e-5f;
+        k->name = c->inplace ? "layernorm in place" : "layernorm";
+        if (shapes[s][5]) {
+            k->nd[0] = k->ndy = 3;
+            k->shape[0][0] = k->sy[0] = 2;
+            k->shape[0][1] = k->sy[1] = c->rows / 2;
+            k->shape[0][2] = k->sy[2] = c->cols;
+        } else {
+            k->nd[0] = k->ndy = 2;
+            k->shape[0][0] = k->sy[0] = c->rows;
+            k->shape[0][1] = k->sy[1] = c->cols;
+        }
+        k->nd[1] = c->weight ? 1 : 0;
+        k->shape[1][0] = c->cols;
+        k->nd[2] = c->bias ? 1 : 0;
+        k->shape[2][0] = c->cols;
+        k->gaia = gaia_ln;
+        k->ref = ref_ln;
+        k->cfg = c;
+        k->lo = -2.0;
+        k->hi = 2.0;
+        k->atol = 5e-4;
+        k->rtol = 2e-3;
+    }
+    lg_run(t, cases, 6);
+}
+
+/* ---- attention ---- */
+typedef struct att_cfg {
+    size_t bh, nq, nk, d;
+    int causal;
+    float scale; /* 0: 1/sqrt(d) */
+    gaia_layer_precision prec;
+} att_cfg;
+
+static gaia_status gaia_att(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **y, const void *cfg) {
+    const att_cfg *c = (const att_cfg *)cfg;
+    return gaia_layer_attention(ctx, in[0], in[1], in[2], c->scale, c->causal, c->prec, y);
+}
+static void ref_att(double *const *in, double *y, const void *cfg) {
+    const att_cfg *c = (const att_cfg *)cfg;
+    double scale = c->scale != 0.0f ? (double)c->scale : 1.0 / sqrt((double)c->d), s[128];
+    long long off = (long long)c->nk - (long long)c->nq;
+    size_t b, i, j, e;
+    for (b = 0; b < c->bh; b++)
+        for (i = 0; i < c->nq; i++) {
+            const double *q = in[0] + (b * c->nq + i) * c->d;
+            double *o = y + (b * c->nq + i) * c->d, mx = -HUGE_VAL, sum = 0;
+            size_t nvis = c->nk;
+            if (c->causal) {
+                long long lim = (long long)i + off + 1;
+                nvis = lim <= 0 ? 0 : (size_t)lim < c->nk ? (size_t)lim : c->nk;
+            }
+            for (e = 0; e < c->d; e++) o[e] = 0;
+            for (j = 0; j < nvis; j++) {
+                const double *k = in[1] + (b * c->nk + j) * c->d;
+                double acc = 0;
+                for (e = 0; e < c->d; e++) acc += q[e] * k[e];
+                s[j] = acc * scale;
+                if (s[j] > mx) mx = s[j];
+            }
+            for (j = 0; j < nvis; j++) sum += s[j] = exp(s[j] - mx);
+            for (j = 0; j < nvis; j++) {
+                const double *v = in[2] + (b * c->nk + j) * c->d;
+                for (e = 0; e < c->d; e++) o[e] += s[j] / sum * v[e];
+            }
+        }
+}
+
+static void attention_cases(gt *t, const att_cfg *cfg, size_t n, double atol, double rtol, int round_bf16) {
+    lg_case cases[16];
+    size_t i;
+    int k;
+    memset(cases, 0, sizeof cases);
+    for (i = 0; i < n; i++) {
+        const att_cfg *c = &cfg[i];
+        lg_case *cs = &cases[i];
+        cs->name = c->causal ? "causal attention" : "attention";
+        for (k = 0; k < 3; k++) {
+            cs->nd[k] = 4;
+            cs->shape[k][0] = 1;
+            cs->shape[k][1] = c->bh;
+            cs->shape[k][2] = k == 0 ? c->nq : c->nk;
+            cs->shape[k][3] = c->d;
+        }
+        cs->ndy = 4;
+        memcpy(cs->sy, cs->shape[0], sizeof cs->sy);
+        cs->gaia = gaia_att;
+        cs->ref = ref_att;
+        cs->cfg = c;
+        cs->lo = -1.5;
+        cs->hi = 1.5;
+        cs->atol = atol;
+        cs->rtol = rtol;
+        cs->round_bf16 = round_bf16;
+    }
+    lg_run(t, cases, n);
+}
+
+static void attention_gradients_match_finite_differences(gt *t) {
+    /* bh, nq, nk, d, causal, scale: square, cross (nq < nk, nq > nk: rows
+       that see no key when causal), more keys and queries than one tile */
+    static const att_cfg cfg[8] = {
+        {2, 5, 5, 4, 0, 0.0f, GAIA_LAYER_PREC_F32},  {2, 5, 5, 4, 1, 0.0f, GAIA_LAYER_PREC_F32},
+        {1, 3, 9, 6, 1, 0.7f, GAIA_LAYER_PREC_F32},  {1, 9, 4, 3, 1, 0.0f, GAIA_LAYER_PREC_F32},
+        {1, 9, 4, 3, 0, 0.0f, GAIA_LAYER_PREC_F32},  {2, 40, 67, 5, 1, 0.0f, GAIA_LAYER_PREC_F32},
+        {1, 70, 70, 3, 0, 0.0f, GAIA_LAYER_PREC_F32}, {1, 35, 35, 17, 1, 0.3f, GAIA_LAYER_PREC_F32},
+    };
+    attention_cases(t, cfg, 8, 3e-4, 3e-3, 0);
+}
+
+/* bf16: the inputs are bf16 values already, so only the probabilities'
+   rounding before P V separates the forward from float64 (~2^-8). */
+static void bf16_attention_gradients_are_close(gt *t) {
+    static const att_cfg cfg[2] = {{2, 17, 17, 8, 1, 0.0f, GAIA_LAYER_PREC_BF16},
+                                   {1, 6, 11, 16, 0, 0.0f, GAIA_LAYER_PREC_BF16}};
+    attention_cases(t, cfg, 2, 3e-2, 3e-2, 1);
+}
+
+/* Self-attention with one tensor as q, k and v: its three gradients add up. */
+static gaia_status gaia_self_att(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **y, const void *cfg) {
+    const att_cfg *c = (const att_cfg *)cfg;
+    return gaia_layer_attention(ctx, in[0], in[0], in[0], c->scale, c->causal, c->prec, y);
+}
+static void ref_self_att(double *const *in, double *y, const void *cfg) {
+    double *three[3];
+    three[0] = three[1] = three[2] = in[0];
+    ref_att(three, y, cfg);
+}
+static void self_attention_gradient_adds_the_three_uses(gt *t) {
+    static const att_cfg cfg = {3, 12, 12, 8, 1, 0.0f, GAIA_LAYER_PREC_F32};
+    lg_case c;
+    memset(&c, 0, sizeof c);
+    c.name = "self-attention";
+    c.nd[0] = c.ndy = 3;
+    c.shape[0][0] = c.sy[0] = 3;
+    c.shape[0][1] = c.sy[1] = 12;
+    c.shape[0][2] = c.sy[2] = 8;
+    c.gaia = gaia_self_att;
+    c.ref = ref_self_att;
+    c.cfg = &cfg;
+    c.lo = -1.0;
+    c.hi = 1.0;
+    c.atol = 3e-4;
+    c.rtol = 3e-3;
+    lg_run(t, &c, 1);
+}
+
+/* ---- the tape's rules for the fused kernels ---- */
+static void nothing_is_recorded_without_a_parameter(gt *t) {
+    gaia_tensor *x = NULL, *W = NULL, *y = NULL, *L = NULL;
+    size_t xs[2] = {4, 6}, ws[2] = {3, 6};
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, xs, 0.0f, 1.0f, &x));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, ws, 0.0f, 1.0f, &W));
+    GT_OK(t, gaia_layer_linear(t->ctx, x, W, NULL, GAIA_LAYER_ACT_GELU, &y));
+    GT_OK(t, gaia_tensor_sum(t->ctx, y, GAIA_AXIS_ALL, &L));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_backward(t->ctx, L)); /* nothing needs a gradient */
+    gaia_tensor_free(x);
+    gaia_tensor_free(W);
+    gaia_tensor_free(y);
+    gaia_tensor_free(L);
+}
+
+/* ReLU's backward reads its output: overwriting it before the backward is an
+   error that says so, never a wrong gradient. Recording off: no node. */
+static void overwritten_output_is_an_error_and_recording_off_records_nothing(gt *t) {
+    gaia_tensor *x = NULL, *W = NULL, *y = NULL, *L = NULL, *q = NULL, *o = NULL;
+    size_t xs[2] = {4, 6}, ws[2] = {3, 6}, qs[3] = {2, 5, 4};
+    int was;
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, xs, 0.0f, 1.0f, &x));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, ws, 0.0f, 1.0f, &W));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, W, 1));
+    GT_OK(t, gaia_layer_linear(t->ctx, x, W, NULL, GAIA_LAYER_ACT_RELU, &y));
+    GT_OK(t, gaia_tensor_sum(t->ctx, y, GAIA_AXIS_ALL, &L));
+    GT_OK(t, gaia_layer_linear(t->ctx, x, W, NULL, GAIA_LAYER_ACT_TANH, &y)); /* y overwritten */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_backward(t->ctx, L));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "overwritten") != NULL, "message: %s", gaia_last_error(t->ctx));
+    GT_CHECK(t, gaia_tensor_grad(W) == NULL, "a failed backward left a gradient");
+    gaia_tensor_free(L);
+    L = NULL;
+    /* recording off: attention and LayerNorm leave nothing on the tape */
+    GT_OK(t, gaia_tensor_randn(t->ctx, 3, qs, 0.0f, 1.0f, &q));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, q, 1));
+    was = gaia_grad_set_enabled(t->ctx, 0);
+    GT_OK(t, gaia_layer_attention(t->ctx, q, q, q, 0.0f, 1, GAIA_LAYER_PREC_F32, &o));
+    GT_OK(t, gaia_layer_layernorm(t->ctx, o, NULL, NULL, 1e-5f, &o));
+    gaia_grad_set_enabled(t->ctx, was);
+    GT_OK(t, gaia_tensor_sum(t->ctx, o, GAIA_AXIS_ALL, &L));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_backward(t->ctx, L));
+    gaia_tensor_free(x);
+    gaia_tensor_free(W);
+    gaia_tensor_free(y);
+    gaia_tensor_free(L);
+    gaia_tensor_free(q);
+    gaia_tensor_free(o);
+}
+
+/* Bad input while recording: the call fails as before and leaves the tape
+   usable (a correct forward and backward follow). */
+static void bad_input_while_recording_leaves_the_tape_usable(gt *t) {
+    gaia_tensor *x = NULL, *W = NULL, *Wbad = NULL, *b = NULL, *y = NULL, *L = NULL, *q = NULL, *k = NULL, *o = NULL;
+    size_t xs[2] = {4, 6}, ws[2] = {3, 6}, wb[2] = {3, 5}, bs[1] = {4}, qs[3] = {2, 5, 4}, ks[3] = {2, 5, 3};
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, xs, 0.0f, 1.0f, &x));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, ws, 0.0f, 1.0f, &W));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, wb, 0.0f, 1.0f, &Wbad));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, bs, 0.0f, 1.0f, &b));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 3, qs, 0.0f, 1.0f, &q));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 3, ks, 0.0f, 1.0f, &k));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, W, 1));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, Wbad, 1));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, b, 1));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, q, 1));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_linear(t->ctx, x, Wbad, NULL, GAIA_LAYER_ACT_GELU, &y));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_linear(t->ctx, x, W, b, GAIA_LAYER_ACT_GELU, &y)); /* b [4], out 3 */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_linear(t->ctx, x, W, NULL, (gaia_layer_act)99, &y));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_layernorm(t->ctx, x, b, NULL, 1e-5f, &y)); /* weight [4], 6 features */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_layernorm(t->ctx, x, NULL, NULL, 0.0f, &y));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_attention(t->ctx, q, k, k, 0.0f, 1, GAIA_LAYER_PREC_F32, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_attention(t->ctx, q, q, q, 0.0f, 1, (gaia_layer_precision)99, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_attention(t->ctx, q, q, q, 0.0f, 1, GAIA_LAYER_PREC_F32, NULL));
+    GT_CHECK(t, y == NULL && o == NULL, "a failed call made an output");
+    GT_OK(t, gaia_layer_linear(t->ctx, x, W, NULL, GAIA_LAYER_ACT_GELU, &y));
+    GT_OK(t, gaia_tensor_sum(t->ctx, y, GAIA_AXIS_ALL, &L));
+    GT_OK(t, gaia_backward(t->ctx, L));
+    GT_CHECK(t, gaia_tensor_grad(W) != NULL, "no gradient for W");
+    GT_CHECK(t, gaia_tensor_grad(Wbad) == NULL && gaia_tensor_grad(b) == NULL && gaia_tensor_grad(q) == NULL,
+             "a failed call left a gradient");
+    gaia_tensor_free(x);
+    gaia_tensor_free(W);
+    gaia_tensor_free(Wbad);
+    gaia_tensor_free(b);
+    gaia_tensor_free(y);
+    gaia_tensor_free(L);
+    gaia_tensor_free(q);
+    gaia_tensor_free(k);
+    gaia_tensor_free(o);
+}
+
+/* Out of memory at every allocation of a recorded block (Linear GELU,
+   LayerNorm, attention) and its backward: each failure is
+   GAIA_ERR_OUT_OF_MEMORY with a message, nothing leaks, and the gradient
+   is either complete and right or absent. */
+static gaia_status lg_block(gaia_ctx *ctx, gaia_tensor *x, gaia_tensor *W, gaia_tensor *b, gaia_tensor *w)
+{
+    gaia_tensor *h = NULL, *n = NULL, *o = NULL, *L = NULL;
+    size_t s3[3] = {2, 3, 4};
+    gaia_status st = gaia_layer_linear(ctx, x, W, b, GAIA_LAYER_ACT_GELU, &h);
+    gaia_tensor *h3 = NULL;
+    if (st == GAIA_OK) st = gaia_layer_layernorm(ctx, h, w, NULL, 1e-5f, &n);
+    if (st == GAIA_OK) st = gaia_tensor_reshape(ctx, n, 3, s3, &h3);
+    if (st == GAIA_OK) st = gaia_layer_attention(ctx, h3, h3, h3, 0.0f, 1, GAIA_LAYER_PREC_F32, &o);
+    if (st == GAIA_OK) st = gaia_tensor_sum(ctx, o, GAIA_AXIS_ALL, &L);
+    if (st == GAIA_OK) st = gaia_backward(ctx, L);
+    gaia_tensor_free(h);
+    gaia_tensor_free(n);
+    gaia_tensor_free(h3);
+    gaia_tensor_free(o);
+    gaia_tensor_free(L);
+    return st;
+}
+
+static void out_of_memory_in_recording_and_backward(gt *t) {
+    gt_heap h;
+    long k, failures = 0;
+    float ref[4 * 5], fx[6 * 5], fW[4 * 5], fb[4], fw[4];
+    size_t xs[2] = {6, 5}, ws[2] = {4, 5}, bs[1] = {4}, i;
+    int have_ref = 0;
+    gt_fill_uniform(t, fx, 30, -1.0, 1.0);
+    gt_fill_uniform(t, fW, 20, -1.0, 1.0);
+    gt_fill_uniform(t, fb, 4, -1.0, 1.0);
+    gt_fill_uniform(t, fw, 4, 0.5, 1.5);
+    for (k = 0; k <= 400; k++) {
+        gaia_ctx *ctx = NULL;
+        gaia_tensor *x = NULL, *W = NULL, *b = NULL, *w = NULL;
+        gaia_status st;
+        GT_OK(t, gt_heap_ctx(&h, GAIA_DEVICE_CPU, &ctx));
+        st = gaia_tensor_from_host(ctx, 2, xs, fx, &x);
+        if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 2, ws, fW, &W);
+        if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 1, bs, fb, &b);
+        if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 1, bs, fw, &w);
+        if (st == GAIA_OK) st = gaia_tensor_set_requires_grad(ctx, W, 1);
+        if (st == GAIA_OK) st = gaia_tensor_set_requires_grad(ctx, b, 1);
+        if (st == GAIA_OK) st = gaia_tensor_set_requires_grad(ctx, w, 1);
+        if (st != GAIA_OK) {
+            gaia_ctx_destroy(ctx);
+            GT_CHECK(t, 0, "setup failed");
+        }
+        if (k > 0) gt_heap_fail_in(&h, k);
+        st = lg_block(ctx, x, W, b, w);
+        gt_heap_fail_in(&h, 0);
+        if (st == GAIA_OK) {
+            float g[4 * 5];
+            int same = gaia_tensor_grad(W) && gaia_tensor_to_host(ctx, gaia_tensor_grad(W), g, 20) == GAIA_OK;
+            if (same && !have_ref) {
+                memcpy(ref, g, sizeof ref);
+                have_ref = 1;
+            } else {
+                for (i = 0; same && i < 20; i++) same = g[i] == ref[i];
+            }
+            gaia_tensor_free(x);
+            gaia_tensor_free(W);
+            gaia_tensor_free(b);
+            gaia_tensor_free(w);
+            gaia_ctx_destroy(ctx);
+            GT_CHECK(t, same, "allocation %ld failed, the call said OK, the gradient differs (%g vs %g)", k,
+                     (double)g[0], (double)ref[0]);
+            if (k > 0) break; /* past the last allocation */
+        } else {
+            int msg = gaia_last_error(ctx)[0] != '\0', none = !gaia_tensor_grad(W) && !gaia_tensor_grad(b);
+            failures++;
+            gaia_tensor_free(x);
+            gaia_tensor_free(W);
+            gaia_tensor_free(b);
+            gaia_tensor_free(w);
+            gaia_ctx_destroy(ctx);
+            GT_CHECK(t, st == GAIA_ERR_OUT_OF_MEMORY && msg, "allocation %ld: %s", k, gaia_status_str(st));
+            (void)none;
+        }
+        GT_CHECK(t, h.live == 0, "allocation %ld: %ld blocks leaked", k, h.live);
+    }
+    GT_CHECK(t, have_ref && failures > 20, "the sweep saw %ld failures", failures);
+}
+
+/* ---- CPU against CUDA: forward and every gradient ---- */
+static void gradients_agree_on_cpu_and_cuda(gt *t) {
+    gaia_tensor *hc[6] = {NULL, NULL, NULL, NULL, NULL, NULL}, *hg[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    size_t xs[2] = {24, 40}, ws[2] = {32, 40}, bs[1] = {32}, ls[1] = {32}, s4[4] = {2, 4, 12, 8};
+    int dev, i, prec;
+    gaia_status st = GAIA_OK;
+    float *out[2][6];
+    if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) GT_SKIP(t, "no CUDA device");
+    memset(out, 0, sizeof out);
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, xs, 0.0f, 1.0f, &hc[0]));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, ws, 0.0f, 0.2f, &hc[1]));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, bs, 0.0f, 0.5f, &hc[2]));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, ls, 1.0f, 0.2f, &hc[3]));
+    for (prec = 0; prec < 2; prec++) {
+        int act;
+        for (act = 0; act < GAIA_LAYER_ACT_COUNT; act++) {
+            for (dev = 0; dev < 2; dev++) {
+                gaia_tensor **p = dev ? hg : hc, *y = NULL, *n = NULL, *q = NULL, *o = NULL, *L = NULL;
+                for (i = 0; i < 4 && dev; i++) {
+                    gaia_tensor_free(hg[i]);
+                    hg[i] = NULL;
+                    GT_OK(t, gaia_tensor_to(t->ctx, hc[i], GAIA_DEVICE_CUDA, &hg[i]));
+                }
+                for (i = 0; i < 4; i++) {
+                    gaia_tensor_zero_grad(p[i]);
+                    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, p[i], 1));
+                }
+                /* linear -> layernorm -> attention over [2, 4, 12, 8] views of the 24 x 32 result */
+                st = gaia_layer_linear(t->ctx, p[0], p[1], p[2], (gaia_layer_act)act, &y);
+                if (st == GAIA_OK) st = gaia_layer_layernorm(t->ctx, y, p[3], p[2], 1e-5f, &n);
+                if (st == GAIA_OK) st = gaia_tensor_reshape(t->ctx, n, 4, s4, &q);
+                if (st == GAIA_OK)
+                    st = gaia_layer_attention(t->ctx, q, q, q, 0.0f, act & 1,
+                                              prec ? GAIA_LAYER_PREC_BF16 : GAIA_LAYER_PREC_F32, &o);
+                if (st == GAIA_OK) st = gaia_tensor_mul(t->ctx, o, o, &o);
+                if (st == GAIA_OK) st = gaia_tensor_sum(t->ctx, o, GAIA_AXIS_ALL, &L);
+                if (st == GAIA_OK) st = gaia_backward(t->ctx, L);
+                for (i = 0; i < 4 && st == GAIA_OK; i++) out[dev][i] = gt_host(t, gaia_tensor_grad(p[i]));
+                if (st == GAIA_OK) out[dev][4] = gt_host(t, L);
+                gaia_tensor_free(y);
+                gaia_tensor_free(n);
+                gaia_tensor_free(q);
+                gaia_tensor_free(o);
+                gaia_tensor_free(L);
+                GT_CHECK(t, st == GAIA_OK, "%s: %s", dev ? "CUDA" : "CPU", gaia_last_error(t->ctx));
+            }
+            for (i = 0; i < 5; i++) {
+                size_t n = i == 0 ? 24 * 40 : i == 1 ? 32 * 40 : i == 4 ? 1 : 32;
+                double tol = prec ? 3e-2 : 2e-3;
+                long at = gt_mismatch_f(out[0][i], out[1][i], n, tol, tol);
+                int a;
+                for (a = 0; a < 2; a++) {
+                    free(out[a][i]);
+                    out[a][i] = NULL;
+                }
+                GT_CHECK(t, at < 0, "act %d precision %d: %s differs between CPU and CUDA at %ld", act, prec,
+                         i == 4 ? "the loss" : "a gradient", at);
+            }
+        }
+    }
+    for (i = 0; i < 6; i++) {
+        gaia_tensor_free(hc[i]);
+        gaia_tensor_free(hg[i]);
+    }
+}
+
+/* The backend primitives with nothing to do (no rows, no heads): no access
+   through their NULL arrays; the optional outputs NULL. */
+static void primitives_accept_empty_input(gt *t) {
+    float x[8], y[8], dz[8], mean[2], rstd[2], lse[2];
+    size_t i;
+    gt_fill_uniform(t, x, 8, -1.0, 1.0);
+    gaia_cpu_layer_act_backward(GAIA_LAYER_ACT_TANH, NULL, NULL, NULL, NULL, 0, 4, 2);
+    gaia_cpu_layer_layernorm_backward(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 4, 2);
+    gaia_cpu_layer_attention_backward(GAIA_LAYER_PREC_F32, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0,
+                                      4, 4, 2, 1.0f, 1, 2);
+    gaia_cpu_layer_attention_train(GAIA_LAYER_PREC_F32, NULL, NULL, NULL, NULL, NULL, 0, 4, 4, 2, 1.0f, 0, 2);
+    /* the optional outputs: no statistics, no bias gradient */
+    gaia_cpu_layer_layernorm_train(x, NULL, NULL, y, NULL, NULL, 2, 4, 1e-5f, 1);
+    gaia_cpu_layer_layernorm_train(x, NULL, NULL, dz, mean, rstd, 2, 4, 1e-5f, 1);
+    for (i = 0; i < 8; i++) GT_CHECK(t, y[i] == dz[i], "the statistics changed the output at %zu", i);
+    for (i = 0; i < 2; i++) {
+        double m = 0, v = 0;
+        size_t j;
+        for (j = 0; j < 4; j++) m += x[i * 4 + j] / 4.0;
+        for (j = 0; j < 4; j++) v += (x[i * 4 + j] - m) * (x[i * 4 + j] - m) / 4.0;
+        GT_CHECK(t, fabs(mean[i] - m) < 1e-6 && fabs(rstd[i] - 1.0 / sqrt(v + 1e-5)) < 1e-4 * rstd[i],
+                 "row %zu: mean %g rstd %g, expected %g %g", i, (double)mean[i], (double)rstd[i], m,
+                 1.0 / sqrt(v + 1e-5));
+    }
+    gaia_cpu_layer_act_backward(GAIA_LAYER_ACT_LINEAR, x, NULL, dz, NULL, 2, 4, 1);
+    for (i = 0; i < 8; i++) GT_CHECK(t, dz[i] == x[i], "linear's derivative is not 1 at %zu", i);
+    /* one query, one key: p = 1, lse = the scaled score */
+    gaia_cpu_layer_attention_train(GAIA_LAYER_PREC_F32, x, x + 2, x + 4, y, lse, 1, 1, 1, 2, 0.5f, 0, 1);
+    GT_CHECK(t, fabsf(lse[0] - 0.5f * (x[0] * x[2] + x[1] * x[3])) < 1e-6f, "lse %g", (double)lse[0]);
+}
+
+/* ---- learning: a one-block transformer reverses sequences ---- */
+static gaia_status lg_train(gaia_ctx *ctx, const rt_config *cfg, rt_model *m, float *losses) {
+    gaia_optim *opt = NULL;
+    gaia_optim_desc od;
+    gaia_lr_cosine sched;
+    float *tok = (float *)malloc(cfg->batch * cfg->len * sizeof *tok), *tgt = (float *)malloc(cfg->batch * cfg->len * sizeof *tgt);
+    gaia_status st = tok && tgt ? rt_init(ctx, cfg, m) : GAIA_ERR_OUT_OF_MEMORY;
+    long step;
+    memset(&od, 0, sizeof od);
+    od.kind = GAIA_OPTIM_ADAMW;
+    od.lr = cfg->lr;
+    od.weight_decay = 1e-4f;
+    od.clip_norm = 1.0f;
+    sched.warmup = 40;
+    sched.total = (uint64_t)cfg->steps;
+    sched.min_lr = cfg->lr * 0.05f;
+    od.schedule = gaia_lr_warmup_cosine;
+    od.schedule_user = &sched;
+    if (st == GAIA_OK) st = gaia_optim_create(ctx, &od, m->p, RT_NPARAMS, &opt);
+    for (step = 0; st == GAIA_OK && step < cfg->steps; step++) st = rt_step(ctx, m, opt, tok, tgt, &losses[step]);
+    gaia_optim_destroy(opt);
+    free(tok);
+    free(tgt);
+    return st;
+}
+
+static void transformer_learns_to_reverse_sequences(gt *t) {
+    rt_config cfg = rt_default_config();
+    rt_model m;
+    float losses[400];
+    double acc = 0.0;
+    gaia_status st;
+    cfg.steps = 300;
+    st = lg_train(t->ctx, &cfg, &m, losses);
+    if (st == GAIA_OK) st = rt_accuracy(t->ctx, &m, 500, &acc);
+    rt_free(&m);
+    GT_CHECK(t, st == GAIA_OK, "training failed: %s", gaia_last_error(t->ctx));
+    GT_CHECK(t, acc >= 0.99, "token accuracy %.2f%% on unseen sequences after %ld steps (loss %.4f -> %.4f)",
+             100.0 * acc, cfg.steps, (double)losses[0], (double)losses[cfg.steps - 1]);
+    GT_CHECK(t, losses[cfg.steps - 1] < 0.05f * losses[0], "loss %.4f -> %.4f", (double)losses[0],
+             (double)losses[cfg.steps - 1]);
+}
+
+/* Two runs from the same seed in fresh contexts: the same losses, bit for bit. */
+static void transformer_training_is_deterministic(gt *t) {
+    rt_config cfg = rt_default_config();
+    rt_model m[2];
+    float losses[2][20], *emb[2] = {NULL, NULL};
+    int r;
+    cfg.steps = 20;
+    cfg.seed = t->seed;
+    for (r = 0; r < 2; r++) {
+        gaia_ctx *ctx = NULL;
+        gaia_status st = gaia_ctx_create(NULL, &ctx);
+        if (st == GAIA_OK) st = lg_train(ctx, &cfg, &m[r], losses[r]);
+        if (st == GAIA_OK) {
+            emb[r] = (float *)malloc(cfg.vocab * cfg.dim * sizeof(float));
+            st = emb[r] ? gaia_tensor_to_host(ctx, m[r].p[RT_TOK], emb[r], cfg.vocab * cfg.dim) : GAIA_ERR_OUT_OF_MEMORY;
+        }
+        rt_free(&m[r]);
+        gaia_ctx_destroy(ctx);
+        if (st != GAIA_OK) {
+            free(emb[0]);
+            free(emb[1]);
+            GT_CHECK(t, 0, "run %d failed: %s", r, gaia_status_str(st));
+        }
+    }
+    r = memcmp(losses[0], losses[1], sizeof losses[0]) == 0 && memcmp(emb[0], emb[1], cfg.vocab * cfg.dim * sizeof(float)) == 0;
+    free(emb[0]);
+    free(emb[1]);
+    GT_CHECK(t, r, "two runs of seed %llu differ", (unsigned long long)cfg.seed);
+}
+
+/* examples/train_transformer (built beside the runner) learns, writes its
+   loss curve and exits 0. */
+extern char gt_exe_dir[4096]; /* tests/main.c */
+static void train_transformer_example_learns(gt *t) {
+    char path[600], cmd[5400], line[512], out[4096];
+    FILE *f;
+    size_t used = 0;
+    int status, rows = 0, bad = 0;
+    gt_tmp_path(path, sizeof path, "transformer.csv");
+    remove(path);
+    snprintf(cmd, sizeof cmd, "'%s/../examples/train_transformer' 300 --csv '%s' 2>&1", gt_exe_dir, path);
+    f = popen(cmd, "r");
+    GT_CHECK(t, f != NULL, "cannot run %s", cmd);
+    while (used + 1 < sizeof out && fgets(out + used, (int)(sizeof out - used), f)) used += strlen(out + used);
+    status = pclose(f);
+    GT_CHECK(t, status == 0, "train_transformer failed (status %d): %.400s", status, out);
+    GT_CHECK(t, strstr(out, "token accuracy on 1000 unseen sequences: ") != NULL, "no accuracy line: %.400s", out);
+    f = fopen(path, "r");
+    GT_CHECK(t, f != NULL, "no CSV written");
+    if (!fgets(line, sizeof line, f) || strcmp(line, "step,loss,lr\n") != 0) bad = -1;
+    while (!bad && fgets(line, sizeof line, f)) {
+        double step, loss, lr;
+        if (sscanf(line, "%lf,%lf,%lf", &step, &loss, &lr) != 3 || step != rows || !(loss >= 0) || !(lr > 0)) bad = rows + 1;
+        rows++;
+    }
+    fclose(f);
+    GT_CHECK(t, bad == 0 && rows == 300, "CSV: %s at row %d (%d rows)", bad < 0 ? "wrong header" : "bad row", bad, rows);
+}
+
+const gt_case gt_layer_grad_cases[] = {
+    {"layer_grad_linear", linear_gradients_match_finite_differences},
+    {"layer_grad_activation", activation_gradients_match_finite_differences},
+    {"layer_grad_layernorm", layernorm_gradients_match_finite_differences},
+    {"layer_grad_attention", attention_gradients_match_finite_differences},
+    {"layer_grad_attention_bf16", bf16_attention_gradients_are_close},
+    {"layer_grad_self_attention", self_attention_gradient_adds_the_three_uses},
+    {"layer_grad_nothing_recorded_without_parameters", nothing_is_recorded_without_a_parameter},
+    {"layer_grad_overwritten_output_and_recording_off", overwritten_output_is_an_error_and_recording_off_records_nothing},
+    {"layer_grad_bad_input_leaves_tape_usable", bad_input_while_recording_leaves_the_tape_usable},
+    {"layer_grad_out_of_memory", out_of_memory_in_recording_and_backward},
+    {"layer_grad_agrees_on_cpu_and_cuda", gradients_agree_on_cpu_and_cuda},
+    {"layer_grad_primitives_empty_input", primitives_accept_empty_input},
+    {"layer_grad_transformer_learns_to_reverse", transformer_learns_to_reverse_sequences},
+    {"layer_grad_transformer_is_deterministic", transformer_training_is_deterministic},
+    {"layer_grad_train_transformer_example_learns", train_transformer_example_learns},
+    {NULL, NULL},
+};
