@@ -1,0 +1,344 @@
+/* tests/mpi/test_mpi.c - gaia's MPI tests (make MPI=1 test runs this under
+   mpirun -np 1, 2, 3 and 4). Every rank also runs the single-process library
+   on the same seed, and the sharded results must equal it bit for bit:
+   winners after every step, and the whole brain image (support bits,
+   learned weights as float bits, histories) at the end. A failure on any
+   rank fails the run; rank 0 prints the last line "N passed, N failed". */
+#define GAIA_IMPLEMENTATION
+#include "../../gaia.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int g_rank, g_size, g_failed_here;
+static char g_dir[512];
+
+#define CHECK(cond, ...)                                                           \
+    do {                                                                           \
+        if (!(cond)) {                                                             \
+            fprintf(stderr, "rank %d/%d: %s:%d: ", g_rank, g_size, __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                          \
+            fprintf(stderr, "\n");                                                 \
+            g_failed_here = 1;                                                     \
+            return;                                                                \
+        }                                                                          \
+    } while (0)
+#define OK(ctx, call)                                                              \
+    do {                                                                           \
+        gaia_status st_ = (call);                                                  \
+        CHECK(st_ == GAIA_OK, "%s: %s (%s)", #call, gaia_status_str(st_), gaia_last_error(ctx)); \
+    } while (0)
+
+/* The contexts' allocator: refuses every allocation while g_refuse is set
+   (a rank out of memory). */
+static int g_refuse;
+static void *test_alloc(size_t bytes, void *user) {
+    (void)user;
+    return g_refuse ? NULL : malloc(bytes ? bytes : 1);
+}
+static void test_free(void *p, void *user) {
+    (void)user;
+    free(p);
+}
+
+static gaia_ctx *new_ctx(void) {
+    gaia_ctx_desc d;
+    gaia_ctx *ctx = NULL;
+    memset(&d, 0, sizeof d);
+    d.allocator.alloc = test_alloc;
+    d.allocator.free = test_free;
+    d.device = GAIA_DEVICE_CPU;
+    d.cpu_threads = 1;
+    d.seed = 7;
+    if (gaia_ctx_create(&d, &ctx) != GAIA_OK) return NULL;
+    return ctx;
+}
+
+/* Both brains get the same units: areas of several segments (split over the
+   ranks), one smaller than a rank count's worth of segments (some ranks own
+   none of it) and a lazy one. */
+static gaia_status build(gaia_brain *b) {
+    gaia_status st = gaia_brain_add_stimulus(b, "s", 60);
+    if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "t", 60);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "A", 20000, 60, 0.1f, GAIA_AREA_EXPLICIT);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "B", 13000, 60, 0.1f, GAIA_AREA_EXPLICIT);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "C", 5000, 60, 0.05f, GAIA_AREA_EXPLICIT);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "L", 30000, 60, 0.1f, GAIA_AREA_LAZY);
+    return st;
+}
+
+static int same_winners(gaia_brain *x, gaia_brain *y, const char *area) {
+    uint32_t wx[128], wy[128];
+    size_t nx = 0, ny = 0;
+    if (gaia_brain_winners(x, area, wx, 128, &nx) != GAIA_OK) return 0;
+    if (gaia_brain_winners(y, area, wy, 128, &ny) != GAIA_OK) return 0;
+    return nx == ny && memcmp(wx, wy, nx * 4) == 0;
+}
+
+/* The two brains' images are the same bytes (winners, supports, bits and
+   every learned weight). save_image on a sharded brain is collective. */
+static int same_image(gaia_brain *sharded, gaia_brain *single) {
+    void *a = NULL, *c = NULL;
+    size_t na = 0, nc = 0;
+    int same;
+    if (gaia_brain_save_image(sharded, &a, &na) != GAIA_OK) return 0;
+    if (gaia_brain_save_image(single, &c, &nc) != GAIA_OK) {
+        gaia_brain_free_image(NULL, a);
+        return 0;
+    }
+    same = na == nc && memcmp(a, c, na) == 0;
+    gaia_brain_free_image(NULL, a);
+    gaia_brain_free_image(NULL, c);
+    return same;
+}
+
+/* One step of the same spec on both, winners compared in every area. */
+static void step_both(gaia_ctx *ctx, gaia_brain *m, gaia_brain *r, const char *spec, int *ok) {
+    static const char *areas[4] = {"A", "B", "C", "L"};
+    int a;
+    *ok = 0;
+    OK(ctx, gaia_brain_project_spec(m, spec));
+    OK(ctx, gaia_brain_project_spec(r, spec));
+    for (a = 0; a < 4; a++) CHECK(same_winners(m, r, areas[a]), "winners of %s differ after '%s'", areas[a], spec);
+    *ok = 1;
+}
+
+/* Every operation of the literature, explicit and lazy areas mixed. */
+static void test_bit_identical(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL;
+    size_t sm = 0, sr = 0, rec_m = 0, rec_r = 0;
+    uint32_t lo = 0, cnt = 0;
+    uint64_t bytes = 0, merges = 0;
+    int s, ok = 1;
+    CHECK(ctx != NULL, "no context");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 12345, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 12345, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(ctx, build(r));
+    OK(ctx, gaia_brain_shard(m, "A", &lo, &cnt));
+    CHECK(lo % GAIA_ASSEMBLY_SEG == 0 && cnt <= 20000, "block of A: %u + %u", lo, cnt);
+    /* projection, then reciprocal projection, association, merge, lazy */
+    for (s = 0; s < 8 && ok; s++) step_both(ctx, m, r, s ? "s>A A>A" : "s>A", &ok);
+    for (s = 0; s < 5 && ok; s++) step_both(ctx, m, r, s ? "s>A A>A A>B B>A B>B" : "s>A A>A A>B", &ok);
+    for (s = 0; s < 4 && ok; s++) step_both(ctx, m, r, s ? "t>C C>C" : "t>C", &ok);
+    for (s = 0; s < 4 && ok; s++) step_both(ctx, m, r, "s>A t>C A>B C>B B>B", &ok);
+    for (s = 0; s < 4 && ok; s++) step_both(ctx, m, r, s ? "s>L L>L L>A A>A" : "s>L", &ok);
+    CHECK(ok, "steps differ");
+    OK(ctx, gaia_brain_op_merge(m, "s", "A", "t", "C", "B", 3));
+    OK(ctx, gaia_brain_op_merge(r, "s", "A", "t", "C", "B", 3));
+    OK(ctx, gaia_brain_op_associate(m, "s", "A", "t", "C", "B", 2));
+    OK(ctx, gaia_brain_op_associate(r, "s", "A", "t", "C", "B", 2));
+    OK(ctx, gaia_brain_op_complete(m, "A", 0.5, 3, &rec_m));
+    OK(ctx, gaia_brain_op_complete(r, "A", 0.5, 3, &rec_r));
+    CHECK(rec_m == rec_r, "pattern completion recovered %zu vs %zu", rec_m, rec_r);
+    OK(ctx, gaia_brain_activate(m, "C", 3));
+    OK(ctx, gaia_brain_activate(r, "C", 3));
+    OK(ctx, gaia_brain_project_spec(m, "C>B B>B"));
+    OK(ctx, gaia_brain_project_spec(r, "C>B B>B"));
+    OK(ctx, gaia_brain_support(m, "B", &sm));
+    OK(ctx, gaia_brain_support(r, "B", &sr));
+    CHECK(sm == sr && sm > 60, "support of B: %zu sharded, %zu single", sm, sr);
+    CHECK(same_image(m, r), "the sharded brain's image differs from the single-process one");
+    OK(ctx, gaia_brain_mpi_traffic(m, &bytes, &merges));
+    CHECK(merges > 0 && (g_size == 1 || bytes > 0), "traffic: %llu bytes in %llu merges", (unsigned long long)bytes,
+          (unsigned long long)merges);
+    /* the read-outs that would need another rank's weights say so */
+    {
+        float w = 0;
+        gaia_status st = gaia_brain_synapse_weight(m, "A", "B", 0, 0, &w);
+        CHECK(st == GAIA_ERR_UNSUPPORTED, "synapse_weight on a sharded brain: %s", gaia_status_str(st));
+    }
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
+/* Parameters that differ across ranks: every rank gets the same status,
+   nobody hangs, and nothing is added. */
+static void test_mismatch(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL;
+    gaia_status st;
+    uint32_t lo, cnt;
+    CHECK(ctx != NULL, "no context");
+    st = gaia_brain_create_mpi(ctx, 0.05, g_rank == g_size - 1 ? 99 : 98, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m);
+    if (g_size > 1) {
+        CHECK(st == GAIA_ERR_INVALID_ARG && m == NULL, "different seeds: %s", gaia_status_str(st));
+        CHECK(strstr(gaia_last_error(ctx), "seed") != NULL, "message: %s", gaia_last_error(ctx));
+    } else CHECK(st == GAIA_OK, "one rank: %s", gaia_status_str(st));
+    gaia_brain_destroy(m);
+    m = NULL;
+    /* a bad p on one rank only: that rank's INVALID_ARG everywhere */
+    st = gaia_brain_create_mpi(ctx, g_rank == 0 ? -1.0 : 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m);
+    CHECK(st == GAIA_ERR_INVALID_ARG && m == NULL, "bad p on rank 0: %s", gaia_status_str(st));
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    st = gaia_brain_add_area(m, "A", g_rank == g_size - 1 ? 20001 : 20000, 50, 0.1f, GAIA_AREA_EXPLICIT);
+    if (g_size > 1) {
+        CHECK(st == GAIA_ERR_INVALID_ARG, "different n: %s", gaia_status_str(st));
+        CHECK(gaia_brain_shard(m, "A", &lo, &cnt) == GAIA_ERR_INVALID_ARG, "the area was kept on some rank");
+    } else CHECK(st == GAIA_OK, "one rank: %s", gaia_status_str(st));
+    gaia_clear_error(ctx);
+    st = gaia_brain_add_stimulus(m, "s", g_rank == 0 ? 50 : (uint32_t)(50 + (g_size > 1)));
+    CHECK(st == (g_size > 1 ? GAIA_ERR_INVALID_ARG : GAIA_OK), "different stimulus sizes: %s", gaia_status_str(st));
+    if (g_size == 1) {
+        gaia_brain_destroy(m);
+        OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    }
+    OK(ctx, gaia_brain_add_area(m, "A", 20000, 50, 0.1f, GAIA_AREA_EXPLICIT));
+    OK(ctx, gaia_brain_add_stimulus(m, "s", 50));
+    /* different fires on one rank: refused everywhere, no step */
+    st = gaia_brain_project_spec(m, g_rank == 0 && g_size > 1 ? "s>A" : "s>A A>A");
+    if (g_size > 1) {
+        CHECK(st == GAIA_ERR_INVALID_ARG, "different fires: %s", gaia_status_str(st));
+        CHECK(gaia_brain_steps(m) == 0, "a step was taken");
+    }
+    /* a fire one rank refuses (unknown area) fails on every rank */
+    st = gaia_brain_project_spec(m, g_rank == g_size - 1 ? "s>Z" : "s>A");
+    CHECK(st == GAIA_ERR_INVALID_ARG, "unknown area on one rank: %s", gaia_status_str(st));
+    OK(ctx, gaia_brain_project_spec(m, "s>A"));
+    CHECK(gaia_brain_steps(m) == 1, "steps = %zu", gaia_brain_steps(m));
+    {
+        gaia_status bad = gaia_brain_create_mpi(ctx, 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_NULL, &m);
+        CHECK(bad == GAIA_ERR_INVALID_ARG, "MPI_COMM_NULL: %s", gaia_status_str(bad));
+    }
+    gaia_brain_destroy(m);
+    gaia_ctx_destroy(ctx);
+}
+
+/* A rank out of memory (its brain's memory limit) in a step: every rank
+   returns GAIA_ERR_OUT_OF_MEMORY, every brain is unchanged, and once the
+   limit is lifted the brain goes on exactly like the single-process one. */
+static void test_out_of_memory(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL;
+    size_t host = 0, dev = 0;
+    gaia_status st;
+    int s, ok = 1, victim = g_size - 1;
+    void *before = NULL, *after = NULL;
+    size_t nb = 0, na = 0;
+    CHECK(ctx != NULL, "no context");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 777, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 777, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(ctx, build(r));
+    for (s = 0; s < 3 && ok; s++) step_both(ctx, m, r, s ? "s>A A>A A>B" : "s>A", &ok);
+    CHECK(ok, "steps differ");
+    OK(ctx, gaia_brain_save_image(m, &before, &nb));
+    OK(ctx, gaia_brain_memory(m, &host, &dev));
+    CHECK(host > 0, "memory: %zu host bytes", host);
+    g_refuse = g_rank == victim;
+    st = gaia_brain_project_spec(m, "s>A A>A A>B B>B B>A");
+    g_refuse = 0;
+    CHECK(st == GAIA_ERR_OUT_OF_MEMORY, "rank %d out of memory: rank %d got %s (%s)", victim, g_rank,
+          gaia_status_str(st), gaia_last_error(ctx));
+    CHECK(gaia_brain_steps(m) == gaia_brain_steps(r), "a step was counted");
+    OK(ctx, gaia_brain_save_image(m, &after, &na));
+    CHECK(na == nb && memcmp(before, after, na) == 0, "the failed step changed the brain");
+    gaia_brain_free_image(NULL, before);
+    gaia_brain_free_image(NULL, after);
+    for (s = 0; s < 3 && ok; s++) step_both(ctx, m, r, "s>A A>A A>B B>B B>A", &ok);
+    CHECK(ok && same_image(m, r), "after the failure the brains differ");
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
+/* Save from all ranks, load on fewer ranks (a split communicator), as an
+   ordinary brain and as a clone: all continue like the single process. */
+static void test_save_load_reshard(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL, *c = NULL, *one = NULL, *fewer = NULL;
+    char path[600];
+    MPI_Comm sub;
+    int s, ok = 1, color;
+    CHECK(ctx != NULL, "no context");
+    snprintf(path, sizeof path, "%s/brain.bin", g_dir);
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 4242, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 4242, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(ctx, build(r));
+    for (s = 0; s < 5 && ok; s++) step_both(ctx, m, r, s > 1 ? "s>A A>A A>B B>B s>L L>L" : s ? "s>A A>A A>B s>L L>L" : "s>A s>L", &ok);
+    CHECK(ok, "steps differ");
+    OK(ctx, gaia_brain_save(m, path));
+    OK(ctx, gaia_brain_clone(m, &c));
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* an ordinary load of the sharded save is the single-process brain */
+    OK(ctx, gaia_brain_load(ctx, path, GAIA_DEVICE_CPU, &one));
+    CHECK(same_image(one, r), "the file of the sharded brain differs from the single-process image");
+    /* the first max(1, size - 1) ranks load it sharded among themselves */
+    color = g_rank < (g_size > 1 ? g_size - 1 : 1) ? 0 : MPI_UNDEFINED;
+    MPI_Comm_split(MPI_COMM_WORLD, color, g_rank, &sub);
+    if (sub != MPI_COMM_NULL) OK(ctx, gaia_brain_load_mpi(ctx, path, GAIA_DEVICE_CPU, sub, &fewer));
+    for (s = 0; s < 4 && ok; s++) {
+        const char *spec = "s>A A>A A>B B>B B>A s>L L>L";
+        step_both(ctx, m, r, spec, &ok);
+        if (!ok) break;
+        OK(ctx, gaia_brain_project_spec(c, spec));
+        OK(ctx, gaia_brain_project_spec(one, spec));
+        if (fewer) OK(ctx, gaia_brain_project_spec(fewer, spec));
+    }
+    CHECK(ok, "steps differ after the save");
+    CHECK(same_image(c, r), "the clone went another way");
+    CHECK(same_image(m, one), "the ordinary load went another way");
+    if (fewer) CHECK(same_image(fewer, r), "the brain re-sharded over fewer ranks went another way");
+    /* a missing file on every rank: every rank fails alike */
+    {
+        char missing[640];
+        gaia_brain *x = NULL;
+        gaia_status st;
+        snprintf(missing, sizeof missing, "%s/none.bin", g_dir);
+        st = gaia_brain_load_mpi(ctx, missing, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x);
+        CHECK(st != GAIA_OK && x == NULL, "missing file: %s", gaia_status_str(st));
+    }
+    gaia_brain_destroy(fewer);
+    if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
+    gaia_brain_destroy(one);
+    gaia_brain_destroy(c);
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
+typedef struct test_case {
+    const char *name;
+    void (*fn)(void);
+} test_case;
+
+int main(int argc, char **argv) {
+    static const test_case cases[] = {
+        {"mpi_bit_identical_to_one_process", test_bit_identical},
+        {"mpi_mismatch_reported_on_every_rank", test_mismatch},
+        {"mpi_out_of_memory_on_one_rank", test_out_of_memory},
+        {"mpi_save_load_reshard", test_save_load_reshard},
+    };
+    int i, passed = 0, failed = 0, any;
+    const char *only = argc > 1 ? argv[1] : NULL;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    if (g_rank == 0) {
+        const char *base = getenv("TMPDIR");
+        snprintf(g_dir, sizeof g_dir, "%s/gaia-mpi-XXXXXX", base && base[0] ? base : "/tmp");
+        if (!mkdtemp(g_dir)) snprintf(g_dir, sizeof g_dir, ".");
+    }
+    MPI_Bcast(g_dir, (int)sizeof g_dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        if (only && !strstr(cases[i].name, only)) continue;
+        g_failed_here = 0;
+        cases[i].fn();
+        MPI_Allreduce(&g_failed_here, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (any) failed++;
+        else passed++;
+        if (g_rank == 0) printf("%-44s %s (%d ranks)\n", cases[i].name, any ? "FAILED" : "ok", g_size);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank == 0) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/brain.bin", g_dir);
+        remove(p);
+        if (strcmp(g_dir, ".") != 0) remove(g_dir);
+        printf("%d passed, %d failed, 0 skipped\n", passed, failed);
+    }
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
