@@ -8,6 +8,7 @@
 #include "../../gaia.h"
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 
 static int g_rank, g_size, g_failed_here;
 static char g_dir[512];
@@ -299,6 +300,100 @@ static void test_save_load_reshard(void) {
     gaia_ctx_destroy(ctx);
 }
 
+/* Host random floats of a fixed seed (the same on every rank). */
+static void fill(float *x, size_t n, uint64_t seed) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((double)(seed >> 11) / 9007199254740992.0 - 0.5);
+    }
+}
+
+/* A codebook split unevenly over the ranks: the global best per query, its
+   row and cosine, as gaia_hrr_cleanup finds on the whole codebook; exact
+   duplicates of a row on two ranks go to the lower row. */
+static void test_hrr_cleanup(void) {
+    enum { M = 1000, D = 256, B = 40 };
+    gaia_ctx *ctx = new_ctx();
+    float *cb = (float *)malloc((size_t)M * D * 4), *q = (float *)malloc((size_t)B * D * 4);
+    long want[B], got[B];
+    float ws[B], gs[B];
+    size_t lo, hi, i;
+    gaia_tensor *tq = NULL, *tcb = NULL, *tpart = NULL;
+    size_t shq[2] = {B, D}, shc[2] = {M, D}, shp[2];
+    CHECK(ctx && cb && q, "no memory");
+    fill(cb, (size_t)M * D, 11);
+    fill(q, (size_t)B * D, 12);
+    /* queries near rows 3*i, and row 999 a copy of row 0 (a tie across ranks) */
+    for (i = 0; i < B; i++) {
+        size_t d;
+        for (d = 0; d < D; d++) q[i * D + d] = 0.3f * q[i * D + d] + cb[(3 * i) * D + d];
+    }
+    memcpy(cb + (size_t)999 * D, cb, (size_t)D * 4);
+    /* uneven blocks: rank r gets (r + 1) shares */
+    lo = (size_t)M * (size_t)(g_rank * (g_rank + 1) / 2) / (size_t)(g_size * (g_size + 1) / 2);
+    hi = (size_t)M * (size_t)((g_rank + 1) * (g_rank + 2) / 2) / (size_t)(g_size * (g_size + 1) / 2);
+    shp[0] = hi - lo;
+    shp[1] = D;
+    OK(ctx, gaia_tensor_from_host(ctx, 2, shq, q, &tq));
+    OK(ctx, gaia_tensor_from_host(ctx, 2, shc, cb, &tcb));
+    OK(ctx, gaia_tensor_from_host(ctx, 2, shp, cb + lo * D, &tpart));
+    OK(ctx, gaia_hrr_cleanup(ctx, tq, tcb, 0.5f, want, ws));
+    OK(ctx, gaia_hrr_cleanup_mpi(ctx, tq, tpart, lo, MPI_COMM_WORLD, 0.5f, got, gs));
+    for (i = 0; i < B; i++) {
+        CHECK(got[i] == want[i], "query %zu: row %ld sharded, %ld whole", i, got[i], want[i]);
+        CHECK(fabsf(gs[i] - ws[i]) <= 1e-6f, "query %zu: cosine %.9g vs %.9g", i, (double)gs[i], (double)ws[i]);
+    }
+    CHECK(want[0] == 0, "the tie of rows 0 and 999 went to %ld", want[0]);
+    /* a threshold above every cosine: no match anywhere */
+    OK(ctx, gaia_hrr_cleanup_mpi(ctx, tq, tpart, lo, MPI_COMM_WORLD, 1.5f, got, NULL));
+    for (i = 0; i < B; i++) CHECK(got[i] == GAIA_HRR_NO_MATCH, "query %zu matched above 1.5", i);
+    /* a NULL index on one rank: every rank fails alike */
+    {
+        gaia_status st = gaia_hrr_cleanup_mpi(ctx, tq, tpart, lo, MPI_COMM_WORLD, 0.5f, g_rank == 0 ? NULL : got, NULL);
+        CHECK(st == GAIA_ERR_INVALID_ARG, "NULL index on rank 0: %s", gaia_status_str(st));
+    }
+    gaia_tensor_free(tq);
+    gaia_tensor_free(tcb);
+    gaia_tensor_free(tpart);
+    free(cb);
+    free(q);
+    gaia_ctx_destroy(ctx);
+}
+
+/* Batched binds and unbinds split over the ranks equal the single-process
+   ones bit for bit (each row is its own transform). */
+static void test_hrr_bind_batch(void) {
+    enum { B = 37, D = 200 };
+    gaia_ctx *ctx = new_ctx();
+    float *a = (float *)malloc((size_t)B * D * 4), *b = (float *)malloc((size_t)B * D * 4);
+    float *want = (float *)malloc((size_t)B * D * 4), *got = (float *)malloc((size_t)B * D * 4);
+    float *rep = (float *)malloc((size_t)B * D * 4);
+    size_t i;
+    CHECK(ctx && a && b && want && got && rep, "no memory");
+    fill(a, (size_t)B * D, 21);
+    fill(b, (size_t)B * D, 22);
+    OK(ctx, gaia_hrr_bind_host(ctx, a, b, want, B, D));
+    OK(ctx, gaia_hrr_bind_host_mpi(ctx, a, b, B, got, B, D, MPI_COMM_WORLD));
+    CHECK(memcmp(want, got, (size_t)B * D * 4) == 0, "bind: the split batch differs");
+    for (i = 0; i < B; i++) memcpy(rep + i * D, b, (size_t)D * 4);
+    OK(ctx, gaia_hrr_unbind_host(ctx, a, rep, want, B, D));
+    OK(ctx, gaia_hrr_unbind_host_mpi(ctx, a, b, 1, got, B, D, MPI_COMM_WORLD));
+    CHECK(memcmp(want, got, (size_t)B * D * 4) == 0, "unbind by one role: the split batch differs");
+    {
+        gaia_status st = gaia_hrr_bind_host_mpi(ctx, a, b, B, got, g_rank == g_size - 1 ? B - 1 : B, D, MPI_COMM_WORLD);
+        CHECK(st == (g_size > 1 ? GAIA_ERR_INVALID_ARG : GAIA_OK), "different B on one rank: %s", gaia_status_str(st));
+        st = gaia_hrr_bind_host_mpi(ctx, a, b, B, got, B, 0, MPI_COMM_WORLD);
+        CHECK(st == GAIA_ERR_INVALID_ARG, "D = 0: %s", gaia_status_str(st));
+    }
+    free(a);
+    free(b);
+    free(want);
+    free(got);
+    free(rep);
+    gaia_ctx_destroy(ctx);
+}
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -310,6 +405,8 @@ int main(int argc, char **argv) {
         {"mpi_mismatch_reported_on_every_rank", test_mismatch},
         {"mpi_out_of_memory_on_one_rank", test_out_of_memory},
         {"mpi_save_load_reshard", test_save_load_reshard},
+        {"mpi_hrr_cleanup_sharded_codebook", test_hrr_cleanup},
+        {"mpi_hrr_bind_batch_split", test_hrr_bind_batch},
     };
     int i, passed = 0, failed = 0, any;
     const char *only = argc > 1 ? argv[1] : NULL;
