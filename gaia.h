@@ -920,6 +920,14 @@
 #include <stdint.h>
 #include <stdio.h>
 #ifdef GAIA_USE_MPI
+/* the C API only: the MPI-2 C++ bindings (removed from the standard) do
+   not compile warning-free as C++11 */
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h> /* MPI_Comm in the sharded brains and hrr codebooks (GAIA_USE_MPI builds) */
 #endif
 

@@ -32,14 +32,29 @@ static char g_dir[512];
 /* The contexts' allocator: refuses every allocation while g_refuse is set
    (a rank out of memory). */
 static int g_refuse;
+/* >= 0: allocations left before this rank runs out (then all are refused) */
+static long g_countdown = -1;
+static int g_refused;
 static void *test_alloc(size_t bytes, void *user) {
     (void)user;
-    return g_refuse ? NULL : malloc(bytes ? bytes : 1);
+    if (g_countdown == 0) g_refused = 1;
+    if (g_refuse || g_countdown == 0) return NULL;
+    if (g_countdown > 0) g_countdown--;
+    return malloc(bytes ? bytes : 1);
 }
 static void test_free(void *p, void *user) {
     (void)user;
     free(p);
 }
+
+/* Fails unless the call returns `want` (t: no test state here; the name
+   matches the runner's macro, so the bad-input report finds these). */
+#define GT_STATUS(t, want, call)                                                   \
+    do {                                                                           \
+        gaia_status st_ = (call);                                                  \
+        CHECK(st_ == (want), "%s returned %s, expected %s (%s)", #call, gaia_status_str(st_), \
+              gaia_status_str(want), gaia_last_error(ctx));                        \
+    } while (0)
 
 static gaia_ctx *new_ctx(void) {
     gaia_ctx_desc d;
@@ -394,6 +409,94 @@ static void test_hrr_bind_batch(void) {
     gaia_ctx_destroy(ctx);
 }
 
+/* Bad input to every MPI entry point: the status, on every rank alike. */
+static void test_bad_input(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *x = NULL;
+    uint32_t lo, cnt;
+    uint64_t bytes;
+    float a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
+    long idx[1];
+    CHECK(ctx != NULL, "no context");
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_create_mpi(ctx, 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_NULL, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_create_mpi(ctx, 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_create_mpi(ctx, 2.0, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_load_mpi(ctx, NULL, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_load_mpi(ctx, "x.bin", GAIA_DEVICE_CPU, MPI_COMM_NULL, &x));
+    CHECK(x == NULL, "a brain came out of bad input");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_add_area(m, "A", 9000, 10, 0.1f, GAIA_AREA_EXPLICIT));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_shard(m, "nope", &lo, &cnt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_shard(m, "A", NULL, &cnt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_shard(NULL, "A", &lo, &cnt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_mpi_traffic(m, NULL, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_mpi_traffic(NULL, &bytes, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_add_area(m, "B", 9000, 0, 0.1f, GAIA_AREA_EXPLICIT));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_add_stimulus(m, "A", 10));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_cleanup_mpi(ctx, NULL, NULL, 0, MPI_COMM_WORLD, 0.5f, idx, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_cleanup_mpi(ctx, NULL, NULL, 0, MPI_COMM_NULL, 0.5f, idx, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_bind_host_mpi(ctx, NULL, a, 1, out, 1, 8, MPI_COMM_WORLD));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_bind_host_mpi(ctx, a, a, 1, out, 0, 8, MPI_COMM_WORLD));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_unbind_host_mpi(ctx, a, NULL, 1, out, 1, 8, MPI_COMM_WORLD));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_unbind_host_mpi(ctx, a, a, 1, out, 1, 8, MPI_COMM_NULL));
+    gaia_brain_destroy(m);
+    gaia_ctx_destroy(ctx);
+}
+
+/* One rank runs out of memory at every point of a step in turn (its
+   allocations fail from the N-th on): each time every rank returns the same
+   status; a failed step leaves every brain as it was, a step that got by
+   (only optional caches failed) equals the single-process step. */
+static void test_out_of_memory_anywhere(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL;
+    const char *spec = "s>A A>A A>B B>B B>A t>C C>C s>L L>L L>B";
+    int s, ok = 1, victim = g_size > 1 ? 1 : 0, failures = 0;
+    long n;
+    CHECK(ctx != NULL, "no context");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 31337, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 31337, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(ctx, build(r));
+    step_both(ctx, m, r, "s>A t>C s>L", &ok);
+    for (s = 0; s < 2 && ok; s++) step_both(ctx, m, r, "s>A A>A A>B t>C C>C s>L L>L", &ok);
+    CHECK(ok, "steps differ");
+    for (n = 0; n < 2000; n++) {
+        gaia_status st, lo = GAIA_OK, hi = GAIA_OK;
+        int refused = 0, any_refused = 0;
+        void *before = NULL, *after = NULL;
+        size_t nb = 0, na = 0;
+        OK(ctx, gaia_brain_save_image(m, &before, &nb));
+        g_refused = 0;
+        g_countdown = g_rank == victim ? n : -1;
+        st = gaia_brain_project_spec(m, spec);
+        g_countdown = -1;
+        refused = g_refused;
+        MPI_Allreduce(&refused, &any_refused, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(&st, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&st, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        CHECK(lo == hi, "allocation %ld on rank %d: the ranks returned %s and %s", n, victim, gaia_status_str(lo),
+              gaia_status_str(hi));
+        if (st == GAIA_OK) {
+            OK(ctx, gaia_brain_project_spec(r, spec));
+            CHECK(same_image(m, r), "allocation %ld refused: the step that got by went another way", n);
+        } else {
+            CHECK(st == GAIA_ERR_OUT_OF_MEMORY, "allocation %ld: %s (%s)", n, gaia_status_str(st), gaia_last_error(ctx));
+            OK(ctx, gaia_brain_save_image(m, &after, &na));
+            CHECK(na == nb && memcmp(before, after, na) == 0, "allocation %ld: the failed step changed the brain", n);
+            failures++;
+        }
+        gaia_brain_free_image(NULL, before);
+        gaia_brain_free_image(NULL, after);
+        if (!any_refused) break; /* the step needed fewer allocations: every point was tried */
+    }
+    CHECK(n < 2000 && failures > 0, "%ld points tried, %d failed", n, failures);
+    if (g_rank == 0) printf("  (rank %d ran out at each of %ld allocations of a step; %d steps failed)\n", victim, n + 1, failures);
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -404,9 +507,11 @@ int main(int argc, char **argv) {
         {"mpi_bit_identical_to_one_process", test_bit_identical},
         {"mpi_mismatch_reported_on_every_rank", test_mismatch},
         {"mpi_out_of_memory_on_one_rank", test_out_of_memory},
+        {"mpi_out_of_memory_anywhere_in_a_step", test_out_of_memory_anywhere},
         {"mpi_save_load_reshard", test_save_load_reshard},
         {"mpi_hrr_cleanup_sharded_codebook", test_hrr_cleanup},
         {"mpi_hrr_bind_batch_split", test_hrr_bind_batch},
+        {"mpi_bad_input", test_bad_input},
     };
     int i, passed = 0, failed = 0, any;
     const char *only = argc > 1 ? argv[1] : NULL;
