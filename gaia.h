@@ -2310,9 +2310,11 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
 /* This rank's block of an area: neurons [*lo, *lo + *count) (a lazy area,
    or a brain of one process: the whole area). */
 GAIA_API gaia_status gaia_brain_shard(const gaia_brain *b, const char *area, uint32_t *lo, uint32_t *count);
-/* Payload bytes this rank has sent and received in the brain's collectives
-   (*merges: the top-k merges, one per explicit target per step). */
-GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes, uint64_t *merges);
+/* Payload bytes this rank has sent and received in the brain's collectives,
+   *merges the top-k merges (one per explicit target per step) and *seconds
+   the wall time the steps spent in collectives, waiting for slower ranks
+   included (merges and seconds may be NULL). */
+GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes, uint64_t *merges, double *seconds);
 
 /* ---- hrr over MPI ranks ----
    A codebook sharded over comm: this rank holds rows [offset, offset + M)
@@ -7678,6 +7680,7 @@ struct gaia__mpi_brain {
     int dup;                 /* comm is the brain's own (MPI_Comm_free on destroy) */
     uint64_t bytes;          /* payload bytes this rank sent and received, all collectives */
     uint64_t merges;         /* top-k merges taken part in */
+    double seconds;          /* wall time inside the step's collectives (waits included) */
 };
 static void gaia__mpi_block(const gaia_brain *b, uint32_t n, uint32_t *lo, uint32_t *cnt);
 static const uint32_t *gaia__mpi_local_ids(gaia_brain *b, const gaia__asm_area *a, const uint32_t *ids, uint32_t n,
@@ -11770,11 +11773,12 @@ GAIA_API gaia_status gaia_brain_shard(const gaia_brain *b, const char *area, uin
     return GAIA_OK;
 }
 
-GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes, uint64_t *merges) {
+GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes, uint64_t *merges, double *seconds) {
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (!bytes) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_mpi_traffic", "bytes is NULL");
     *bytes = b->mpi ? b->mpi->bytes : 0;
     if (merges) *merges = b->mpi ? b->mpi->merges : 0;
+    if (seconds) *seconds = b->mpi ? b->mpi->seconds : 0.0;
     return GAIA_OK;
 }
 
@@ -11824,9 +11828,13 @@ static gaia_status gaia__mpi_add_area(gaia_brain *b, const char *name, uint32_t 
 static gaia_status gaia__mpi_agree_pairs(gaia_brain *b, const char *fn, gaia_status st, const int *pairs, size_t count) {
     static const char *const labels[2] = {"fire count", "fires (hash)"};
     int64_t vals[2];
+    double t0 = MPI_Wtime();
     vals[0] = (int64_t)count;
     vals[1] = (int64_t)gaia__mpi_fnv(0xCBF29CE484222325ull, pairs, count * 2 * sizeof(int));
-    return gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 2, "the step");
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 2, "the step");
+    b->mpi->seconds += MPI_Wtime() - t0;
+    b->mpi->bytes += (uint64_t)b->mpi->size * 24;
+    return st;
 }
 
 static void gaia__mpi_prepare_begin(gaia_brain *b, const int *pairs, size_t count) {
@@ -11857,6 +11865,7 @@ static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia
     uint32_t cnt = 0, t, k = a->k;
     int64_t *mine = NULL, *all = NULL, w, g = 0;
     int *rc = NULL, *rd;
+    double t0;
     size_t total = 0;
     /* everything this merge needs, before the first collective */
     mine = (int64_t *)gaia__asm_halloc(b, ((size_t)k + 1) * 2 * sizeof(int64_t));
@@ -11872,6 +11881,7 @@ static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia
         }
     }
     w = (int64_t)st;
+    t0 = MPI_Wtime();
     MPI_Allreduce(&w, &g, 1, MPI_INT64_T, MPI_MAX, m->comm);
     m->merges_done++;
     m->merges++;
@@ -11888,12 +11898,14 @@ static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia
             total += (size_t)(n < k ? n : k);
         }
         MPI_Allgatherv(mine, (int)cnt * 2, MPI_INT64_T, all, rc, rd, MPI_INT64_T, m->comm);
+        m->seconds += MPI_Wtime() - t0;
         m->bytes += (uint64_t)cnt * 16 * (uint64_t)(P - 1) + (uint64_t)(total - cnt) * 16;
         qsort(all, total, 2 * sizeof(int64_t), gaia__mpi_cmp_cand);
         a->nneww = (uint32_t)(total < k ? total : k);
         for (t = 0; t < a->nneww; t++) a->neww[t] = (uint32_t)all[2 * t + 1];
         qsort(a->neww, a->nneww, sizeof(uint32_t), gaia__asm_cmp_u32);
     } else {
+        m->seconds += MPI_Wtime() - t0;
         m->announced = 1;
         if (st == GAIA_OK)
             gaia__fail(b->ctx, (gaia_status)g, "gaia_brain_project",
@@ -11916,7 +11928,13 @@ static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st) {
             if (b->areas[area].mode == GAIA_AREA_EXPLICIT) break;
         if (area < b->nareas) gaia__mpi_select_merge(b, &b->areas[area], st);
     }
-    return gaia__mpi_agree(b->ctx, m->comm, "gaia_brain_project", st, NULL, NULL, 0, "");
+    {
+        double t0 = MPI_Wtime();
+        st = gaia__mpi_agree(b->ctx, m->comm, "gaia_brain_project", st, NULL, NULL, 0, "");
+        m->seconds += MPI_Wtime() - t0;
+        m->bytes += (uint64_t)m->size * 8;
+    }
+    return st;
 }
 
 /* Commit of an explicit area's winners (all ranks know them): this rank's
@@ -11933,7 +11951,11 @@ static gaia_status gaia__mpi_commit_winners(gaia_brain *b, gaia__asm_area *a) {
             fresh++;
         }
     }
-    MPI_Allreduce(&fresh, &total, 1, MPI_UINT64_T, MPI_SUM, b->mpi->comm);
+    {
+        double t0 = MPI_Wtime();
+        MPI_Allreduce(&fresh, &total, 1, MPI_UINT64_T, MPI_SUM, b->mpi->comm);
+        b->mpi->seconds += MPI_Wtime() - t0;
+    }
     b->mpi->bytes += 16;
     a->support += total;
     if (a->nwin) st = b->be->upload(b->ctx, a->d_win, a->win, (size_t)a->nwin * 4);

@@ -11,6 +11,7 @@
 #include <math.h>
 
 static int g_rank, g_size, g_failed_here;
+static gaia_ctx *g_ctx; /* the running test's context (new_ctx) */
 static char g_dir[512];
 
 #define CHECK(cond, ...)                                                           \
@@ -66,6 +67,7 @@ static gaia_ctx *new_ctx(void) {
     d.cpu_threads = 1;
     d.seed = 7;
     if (gaia_ctx_create(&d, &ctx) != GAIA_OK) return NULL;
+    g_ctx = ctx;
     return ctx;
 }
 
@@ -93,17 +95,18 @@ static int same_winners(gaia_brain *x, gaia_brain *y, const char *area) {
 /* The two brains' images are the same bytes (winners, supports, bits and
    every learned weight). save_image on a sharded brain is collective. */
 static int same_image(gaia_brain *sharded, gaia_brain *single) {
+    gaia_ctx *ctx = g_ctx; /* the test's context, whose allocator made the images */
     void *a = NULL, *c = NULL;
     size_t na = 0, nc = 0;
     int same;
     if (gaia_brain_save_image(sharded, &a, &na) != GAIA_OK) return 0;
     if (gaia_brain_save_image(single, &c, &nc) != GAIA_OK) {
-        gaia_brain_free_image(NULL, a);
+        gaia_brain_free_image(ctx, a);
         return 0;
     }
     same = na == nc && memcmp(a, c, na) == 0;
-    gaia_brain_free_image(NULL, a);
-    gaia_brain_free_image(NULL, c);
+    gaia_brain_free_image(ctx, a);
+    gaia_brain_free_image(ctx, c);
     return same;
 }
 
@@ -155,7 +158,7 @@ static void test_bit_identical(void) {
     OK(ctx, gaia_brain_support(r, "B", &sr));
     CHECK(sm == sr && sm > 60, "support of B: %zu sharded, %zu single", sm, sr);
     CHECK(same_image(m, r), "the sharded brain's image differs from the single-process one");
-    OK(ctx, gaia_brain_mpi_traffic(m, &bytes, &merges));
+    OK(ctx, gaia_brain_mpi_traffic(m, &bytes, &merges, NULL));
     CHECK(merges > 0 && (g_size == 1 || bytes > 0), "traffic: %llu bytes in %llu merges", (unsigned long long)bytes,
           (unsigned long long)merges);
     /* the read-outs that would need another rank's weights say so */
@@ -250,8 +253,8 @@ static void test_out_of_memory(void) {
     CHECK(gaia_brain_steps(m) == gaia_brain_steps(r), "a step was counted");
     OK(ctx, gaia_brain_save_image(m, &after, &na));
     CHECK(na == nb && memcmp(before, after, na) == 0, "the failed step changed the brain");
-    gaia_brain_free_image(NULL, before);
-    gaia_brain_free_image(NULL, after);
+    gaia_brain_free_image(ctx, before);
+    gaia_brain_free_image(ctx, after);
     for (s = 0; s < 3 && ok; s++) step_both(ctx, m, r, "s>A A>A A>B B>B B>A", &ok);
     CHECK(ok && same_image(m, r), "after the failure the brains differ");
     gaia_brain_destroy(m);
@@ -429,8 +432,8 @@ static void test_bad_input(void) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_shard(m, "nope", &lo, &cnt));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_shard(m, "A", NULL, &cnt));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_shard(NULL, "A", &lo, &cnt));
-    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_mpi_traffic(m, NULL, NULL));
-    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_mpi_traffic(NULL, &bytes, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_mpi_traffic(m, NULL, NULL, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_mpi_traffic(NULL, &bytes, NULL, NULL));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_add_area(m, "B", 9000, 0, 0.1f, GAIA_AREA_EXPLICIT));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_add_stimulus(m, "A", 10));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_cleanup_mpi(ctx, NULL, NULL, 0, MPI_COMM_WORLD, 0.5f, idx, NULL));
@@ -486,8 +489,8 @@ static void test_out_of_memory_anywhere(void) {
             CHECK(na == nb && memcmp(before, after, na) == 0, "allocation %ld: the failed step changed the brain", n);
             failures++;
         }
-        gaia_brain_free_image(NULL, before);
-        gaia_brain_free_image(NULL, after);
+        gaia_brain_free_image(ctx, before);
+        gaia_brain_free_image(ctx, after);
         if (!any_refused) break; /* the step needed fewer allocations: every point was tried */
     }
     CHECK(n < 2000 && failures > 0, "%ld points tried, %d failed", n, failures);
