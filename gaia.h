@@ -74,6 +74,11 @@
    the CPU and logs one line saying why (no NVIDIA driver, a driver older than
    the CUDA runtime, no device, ...).
 
+   With MPI (brains and hrr codebooks over several processes, section 11):
+   define GAIA_USE_MPI and build with the MPI wrapper, run under mpirun:
+       mpicc -std=c99 -O3 -DGAIA_USE_MPI my.c -lm
+       mpirun -np 4 ./a.out
+
    Installed (`make install`; with CUDA=1 also the prebuilt kernels), the
    flags come from pkg-config:
        cc -std=c99 -O3 my.c $(pkg-config --cflags --libs gaia)
@@ -817,6 +822,48 @@
        for (r = 0; r < 16; r++) mean += sup[r * 12 + 11] / 16;  // row r = trial r
        printf("support after 12 steps: %.0f on average\n", mean); // prints: support after 12 steps: ... on average
 
+   Beyond one machine: brains sharded over MPI ranks (GAIA_USE_MPI; build
+   with `make MPI=1`, or mpicc -DGAIA_USE_MPI). gaia_brain_create_mpi(ctx,
+   p, seed, device, comm, &b) makes one brain held by all ranks of comm:
+   each explicit area's neurons are split into contiguous blocks of whole
+   segments (GAIA_ASSEMBLY_SEG = 4096 neurons; gaia_brain_shard tells a
+   rank its block), and a rank keeps its block's inputs, support bits and
+   the learned weights into it. A step shares firing sets, never synapses:
+   every rank knows every area's winners (k ids), regenerates the edges
+   from the firing sources into its own block from the connectome's hash,
+   takes its block's k best, and an exact merge (allgather of k (input,
+   neuron) pairs per rank; larger input first, then the lower neuron, as in
+   one process) picks the winners; Hebbian updates touch only the rank's
+   own weights. Winners, supports and weights are bit-identical to
+   gaia_brain_create's brain of the same seed, whatever the number of ranks
+   (make MPI=1 test checks 1 to 4 ranks against the single process, image
+   byte for byte). Stimuli, winners, histories and lazy areas are
+   replicated: lazy areas are computed identically on every rank, not
+   split. Every call on a sharded brain is collective (every rank, same
+   order, same arguments); parameters that differ between ranks (p, seed,
+   an area's n, k, beta, mode, a step's fires) and a failure on any rank
+   (out of memory, a bad argument) are returned by every rank with the
+   same status, and the brain is unchanged: no rank ever waits for another
+   that gave up. gaia_brain_save gathers the single-process image (rank 0
+   writes it; gaia_brain_load reads it as an ordinary brain);
+   gaia_brain_load_mpi reads any image on any number of ranks, each keeping
+   its blocks (re-sharding). gaia_brain_mpi_traffic reports the bytes and
+   the seconds of the collectives. Not on a sharded brain: fibre_stats,
+   fibre_edges, synapse_row, synapse_weight (GAIA_ERR_UNSUPPORTED: the
+   weights are spread over the ranks). With CUDA, each rank can drive its
+   own GPU (its context's cuda_device_index); compiled, not yet run on a
+   GPU. Destroy sharded brains before MPI_Finalize. A program
+   (not a doc test: it needs mpicc and mpirun -np 4 ./my):
+       MPI_Init(&argc, &argv);
+       gaia_ctx_create(NULL, &ctx);
+       gaia_brain_create_mpi(ctx, 0.001, 7, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &b);
+       gaia_brain_add_stimulus(b, "s", 10000);
+       gaia_brain_add_area(b, "A", 10000000, 10000, 0.05f, GAIA_AREA_EXPLICIT);
+       gaia_brain_op_projection(b, "s", "A", 10);      // every rank, same calls
+       gaia_brain_winners(b, "A", win, 10000, &n);     // the same on every rank
+       gaia_brain_destroy(b);
+       MPI_Finalize();
+
    =====================================================================
    12. THE HRR MODULE
    =====================================================================
@@ -862,6 +909,17 @@
 
    Expect for random vectors: a.b ~ N(0, 1/D), |a|^2 ~ N(1, 2/D); unbinding
    one of k pairs gives cosine ~ 1/sqrt(k+1) with the right filler.
+
+   Over MPI ranks (GAIA_USE_MPI): gaia_hrr_cleanup_mpi(ctx, queries, part,
+   offset, comm, threshold, index, sim) cleans up against a codebook of
+   which this rank holds rows offset.. (part, [M,D]; any split): each rank
+   finds its rows' best, one MPI_MAXLOC keeps the largest cosine, ties to
+   the lower global row, as gaia_hrr_cleanup on the whole codebook.
+   gaia_hrr_bind_host_mpi / gaia_hrr_unbind_host_mpi split a batch of B
+   rows over the ranks and allgather the result (equal to bind_host's bit
+   for bit). With CUDA, give each rank a context on its own GPU
+   (desc.cuda_device_index = the rank's index on its node): the parts run
+   there. That path has not run on a GPU yet.
 
    =====================================================================
    13. OVERRIDABLE MACROS (define before including gaia.h)
@@ -2298,8 +2356,11 @@ GAIA_API gaia_sampler gaia_brain_sampler(const gaia_brain *b);
    returned by every rank with the same status, and the brain is unchanged.
    fibre_stats, fibre_edges, synapse_row and synapse_weight return
    GAIA_ERR_UNSUPPORTED; gaia_brain_memory counts this rank's bytes.
-   Sharded brains run on the CPU backend (CUDA: GAIA_ERR_UNSUPPORTED).
-   Destroy them before MPI_Finalize. */
+   With CUDA each rank may drive its own GPU (a context per rank with its
+   cuda_device_index; the device argument as for gaia_brain_create): the
+   block's inputs are then copied down once per step for the merge. That
+   path is compiled, not yet run on a GPU. Destroy sharded brains before
+   MPI_Finalize. */
 GAIA_API gaia_status gaia_brain_create_mpi(gaia_ctx *ctx, double p, uint64_t seed, gaia_device device, MPI_Comm comm,
                                            gaia_brain **out);
 /* Loads an image (gaia_brain_save of a sharded or an ordinary brain, any
@@ -11718,9 +11779,6 @@ GAIA_API gaia_status gaia_brain_create_mpi(gaia_ctx *ctx, double p, uint64_t see
     if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
     if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
     st = gaia_brain_create(ctx, p, seed, device, &b);
-    if (st == GAIA_OK && b->dev != GAIA_DEVICE_CPU)
-        st = gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "sharded brains run on the CPU backend, not %s",
-                        gaia_device_str(b->dev));
     if (st == GAIA_OK && gaia__mpi_attach(b, comm) != GAIA_OK)
         st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
     memcpy(&vals[0], &p, 8);
@@ -11748,11 +11806,7 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
     MPI_Initialized(&init);
     if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
     if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
-    if (device == GAIA_DEVICE_AUTO) device = GAIA_DEVICE_CPU;
     if (!path) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
-    else if (device != GAIA_DEVICE_CPU)
-        st = gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "sharded brains run on the CPU backend, not %s",
-                        gaia_device_str(device));
     else st = gaia__read_file(ctx, fn, path, (uint64_t)ctx->load_limit * 2 + 4096, &buf, &len);
     if (st == GAIA_OK) st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &comm, &b);
     gaia__host_free(ctx, buf);
@@ -11873,12 +11927,22 @@ static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia
     rc = (int *)gaia__asm_halloc(b, (size_t)P * 2 * sizeof(int));
     if (st == GAIA_OK && (!mine || !all || !rc)) st = GAIA_ERR_OUT_OF_MEMORY;
     if (st == GAIA_OK) {
-        const int64_t *in = (const int64_t *)a->d_input; /* CPU brains: host memory */
+        /* the inputs of this block's best: host memory on the CPU; from a
+           GPU, the block's inputs come down in one copy (8 bytes a neuron) */
+        const int64_t *in = (const int64_t *)a->d_input;
+        int64_t *host = NULL;
         cnt = a->sh_n < k ? a->sh_n : k;
-        for (t = 0; t < cnt; t++) {
+        if (b->dev != GAIA_DEVICE_CPU && cnt) {
+            host = (int64_t *)gaia__asm_halloc(b, (size_t)a->sh_n * 8);
+            st = host ? b->be->download(b->ctx, host, a->d_input, (size_t)a->sh_n * 8) : GAIA_ERR_OUT_OF_MEMORY;
+            in = host;
+        }
+        for (t = 0; t < cnt && st == GAIA_OK; t++) {
             mine[2 * t] = in[a->neww[t]];
             mine[2 * t + 1] = (int64_t)a->neww[t] + a->sh_lo;
         }
+        gaia__asm_hfree(b, host);
+        if (st != GAIA_OK) cnt = 0;
     }
     w = (int64_t)st;
     t0 = MPI_Wtime();
