@@ -1,6 +1,6 @@
 /* bench_mpi.c - assembly brains sharded over MPI ranks (built with MPI=1).
 
-     mpirun -np 2 build-mpi/bench/bench_mpi [--n N] [--k K] [--p P] [--steps S]
+     mpirun -np 2 build-mpi/bench/bench_mpi [--n N] [--k K] [--p P] [--steps S] [--single 0]
 
    Defaults: n = 10^7, k = 10^4, p = 10^-3, 6 steps of a projection (stim>A,
    then stim>A A>A), explicit area, one CPU thread per rank.
@@ -110,7 +110,7 @@ static double mean_after_first(const double *v, int steps) {
 int main(int argc, char **argv) {
     uint32_t n = 10000000u, k = 10000u, lo = 0, cnt = 0;
     double p = 1e-3;
-    int steps = 6, a, s;
+    int steps = 6, a, s, single = 1; /* --single 0: no single-process run (weak-scaling series) */
     gaia_ctx_desc d;
     gaia_ctx *ctx = NULL;
     static run_result one, many;
@@ -123,6 +123,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[a], "--k")) k = (uint32_t)strtoul(argv[a + 1], NULL, 10);
         else if (!strcmp(argv[a], "--p")) p = strtod(argv[a + 1], NULL);
         else if (!strcmp(argv[a], "--steps")) steps = atoi(argv[a + 1]);
+        else if (!strcmp(argv[a], "--single")) single = atoi(argv[a + 1]);
     }
     if (steps < 2) steps = 2;
     if (steps > 64) steps = 64;
@@ -139,7 +140,7 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
     /* the single-process library, alone on rank 0 */
-    if (g_rank == 0) {
+    if (g_rank == 0 && single) {
         run(ctx, MPI_COMM_NULL, n, k, p, steps, &one);
         t1 = mean_after_first(one.step_s, steps);
     }
@@ -187,18 +188,20 @@ int main(int argc, char **argv) {
         gaia_brain_destroy(probe);
     }
     if (g_rank == 0) {
-        BCHECK(one.nwin == many.nwin && !memcmp(one.win, many.win, one.nwin * 4),
-              "the sharded winners differ from the single process's");
+        BCHECK(!single || (one.nwin == many.nwin && !memcmp(one.win, many.win, one.nwin * 4)),
+               "the sharded winners differ from the single process's");
         printf("step   1 process: wall (s)  cpu (s)   %d ranks: wall (s)  cpu (s, busiest)  in collectives (s)  "
                "bytes/rank\n", g_size);
         for (s = 0; s < steps; s++)
             printf("%4d   %16.4f %8.4f   %16.4f %17.4f %19.4f %11.0f\n", s, one.step_s[s], one.cpu_s[s],
                    many.step_s[s], many.cpu_s[s], many.comm_s[s], many.bytes[s]);
-        printf("winners after %d steps: identical (%zu)\n", steps, one.nwin);
-        printf("strong scaling: 1 process %.4f s/step, %d ranks %.4f s/step: speed-up %.2fx wall (steps 1..%d); "
-               "CPU time %.4f vs %.4f s/step (busiest rank): %.2fx\n",
-               t1, g_size, tp, t1 / tp, steps - 1, mean_after_first(one.cpu_s, steps), mean_after_first(many.cpu_s, steps),
-               mean_after_first(one.cpu_s, steps) / mean_after_first(many.cpu_s, steps));
+        if (single) printf("winners after %d steps: identical (%zu)\n", steps, one.nwin);
+        if (single)
+            printf("strong scaling: 1 process %.4f s/step, %d ranks %.4f s/step: speed-up %.2fx wall (steps 1..%d); "
+                   "CPU time %.4f vs %.4f s/step (busiest rank): %.2fx\n",
+                   t1, g_size, tp, t1 / tp, steps - 1, mean_after_first(one.cpu_s, steps),
+                   mean_after_first(many.cpu_s, steps),
+                   mean_after_first(one.cpu_s, steps) / mean_after_first(many.cpu_s, steps));
         printf("communication: %.0f bytes/rank/step (%.1f x k); %.4f s/step in collectives (slowest rank), of which "
                "%.4f s the collectives alone (the rest waits for the slowest rank)\n",
                bp, bp / k, comm_max, pure_comm);

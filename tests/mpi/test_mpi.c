@@ -10,7 +10,7 @@
 #include <string.h>
 #include <math.h>
 
-static int g_rank, g_size, g_failed_here;
+static int g_rank, g_size, g_failed_here, g_skipped_here;
 static gaia_ctx *g_ctx; /* the running test's context (new_ctx) */
 static char g_dir[512];
 
@@ -500,6 +500,49 @@ static void test_out_of_memory_anywhere(void) {
     gaia_ctx_destroy(ctx);
 }
 
+/* With CUDA and a GPU on every rank (rank r uses GPU r mod count): the
+   sharded brain on the GPUs equals the single-process CPU brain, image and
+   all. Skipped (on every rank alike) without CUDA or without a GPU. */
+static void test_cuda_ranks(void) {
+    gaia_ctx *ctx = NULL, *cpu = new_ctx();
+    gaia_ctx_desc d;
+    gaia_device_info info;
+    gaia_brain *m = NULL, *r = NULL;
+    int have = 0, all = 0, s, ok = 1;
+    CHECK(cpu != NULL, "no context");
+    memset(&info, 0, sizeof info);
+    if (gaia_device_query(cpu, GAIA_DEVICE_CUDA, &info) == GAIA_OK && info.available && info.count > 0) {
+        memset(&d, 0, sizeof d);
+        d.device = GAIA_DEVICE_CUDA;
+        d.cuda_device_index = g_rank % info.count;
+        d.allocator.alloc = test_alloc;
+        d.allocator.free = test_free;
+        d.seed = 7;
+        have = gaia_ctx_create(&d, &ctx) == GAIA_OK && gaia_device_available(ctx, GAIA_DEVICE_CUDA);
+    }
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        if (g_rank == 0) printf("  (skipped: no CUDA device on every rank)\n");
+        g_skipped_here = 1;
+        gaia_ctx_destroy(ctx);
+        gaia_ctx_destroy(cpu);
+        return;
+    }
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 555, GAIA_DEVICE_CUDA, MPI_COMM_WORLD, &m));
+    OK(cpu, gaia_brain_create(cpu, 0.05, 555, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(cpu, build(r));
+    for (s = 0; s < 6 && ok; s++)
+        step_both(cpu, m, r, s > 1 ? "s>A A>A A>B B>B t>C C>C" : s ? "s>A A>A A>B t>C" : "s>A t>C", &ok);
+    CHECK(ok, "the GPU ranks went another way");
+    g_ctx = cpu;
+    CHECK(same_image(m, r), "the GPU-sharded brain's image differs from the CPU single-process one");
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+    gaia_ctx_destroy(cpu);
+}
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -515,8 +558,9 @@ int main(int argc, char **argv) {
         {"mpi_hrr_cleanup_sharded_codebook", test_hrr_cleanup},
         {"mpi_hrr_bind_batch_split", test_hrr_bind_batch},
         {"mpi_bad_input", test_bad_input},
+        {"mpi_cuda_one_gpu_per_rank", test_cuda_ranks},
     };
-    int i, passed = 0, failed = 0, any;
+    int i, passed = 0, failed = 0, skipped = 0, any, skip;
     const char *only = argc > 1 ? argv[1] : NULL;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -529,12 +573,15 @@ int main(int argc, char **argv) {
     MPI_Bcast(g_dir, (int)sizeof g_dir, MPI_CHAR, 0, MPI_COMM_WORLD);
     for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         if (only && !strstr(cases[i].name, only)) continue;
-        g_failed_here = 0;
+        g_failed_here = g_skipped_here = 0;
         cases[i].fn();
         MPI_Allreduce(&g_failed_here, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(&g_skipped_here, &skip, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (any) failed++;
+        else if (skip) skipped++;
         else passed++;
-        if (g_rank == 0) printf("%-44s %s (%d ranks)\n", cases[i].name, any ? "FAILED" : "ok", g_size);
+        if (g_rank == 0)
+            printf("%-44s %s (%d ranks)\n", cases[i].name, any ? "FAILED" : skip ? "skipped" : "ok", g_size);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (g_rank == 0) {
@@ -542,7 +589,7 @@ int main(int argc, char **argv) {
         snprintf(p, sizeof p, "%s/brain.bin", g_dir);
         remove(p);
         if (strcmp(g_dir, ".") != 0) remove(g_dir);
-        printf("%d passed, %d failed, 0 skipped\n", passed, failed);
+        printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     }
     MPI_Finalize();
     return failed ? 1 : 0;
