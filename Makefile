@@ -142,7 +142,8 @@ help:
 	@echo 'make consumer-check  install to a temp prefix; build tests/consumer via pkg-config,'
 	@echo '                 find_package and add_subdirectory (CUDA variants too when nvcc is found)'
 	@echo 'make uninstall | clean | cxx-check'
-	@echo 'options: CUDA=1 (nvcc; CUDA_ARCH="75 80 90" or native), OMP=0, NATIVE=0, SANITIZE=1'
+	@echo 'options: CUDA=1 (nvcc; CUDA_ARCH="75 80 90" or native), OMP=0, NATIVE=0, SANITIZE=1,'
+	@echo '         MPI=1 (mpicc; build-mpi/; make MPI=1 test runs tests/mpi under mpirun -np 1..4)'
 	@$(if $(filter 1,$(CUDA)),echo 'CUDA_ARCH of this build: $(CUDA_ARCH) ($(NVCC) $(CUDA_GENCODE))')
 
 $(CONFIG): FORCE

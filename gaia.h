@@ -10850,8 +10850,20 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
             uint64_t m = gaia__asm_get_u64(r), s, cap = 16, *hk, prev = 0, mine = 0;
             float *hv;
             uint32_t nsrc = gaia__asm_src_n(b, src);
+            uint64_t here_n = m; /* the weights into this process's block */
             if (!gaia__asm_need_n(r, m, 12)) goto bad;
-            while (cap < 2 * m) cap *= 2;
+            if (ta->sh_n != ta->n) { /* sharded: room for this block's only (a first look at the keys) */
+                here_n = 0;
+                for (s = 0; s < m; s++) {
+                    const unsigned char *c = r->p + r->pos + s * 12;
+                    uint64_t key = 0, jg;
+                    int q;
+                    for (q = 7; q >= 0; q--) key = (key << 8) | c[q];
+                    jg = key % ta->n;
+                    here_n += jg >= ta->sh_lo && jg - ta->sh_lo < ta->sh_n;
+                }
+            }
+            while (cap < 2 * here_n) cap *= 2;
             hk = (uint64_t *)gaia__asm_halloc(b, (size_t)cap * 8);
             hv = (float *)gaia__asm_halloc(b, (size_t)cap * 4);
             if (!hk || !hv) {
