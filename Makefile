@@ -20,6 +20,7 @@ CUDA     ?= 0
 OMP      ?= 1
 NATIVE   ?= 1
 SANITIZE ?= 0
+MPI      ?= 0
 PREFIX   ?= /usr/local
 # The CUDA toolkit: from nvcc's location unless given.
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
@@ -53,6 +54,21 @@ ifeq ($(SANITIZE),1)
   CFLAGS   += -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
   CXXFLAGS += -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
   LDLIBS   += -fsanitize=address,undefined
+endif
+
+# MPI=1: brains and hrr codebooks sharded over MPI ranks (GAIA_USE_MPI),
+# built with the MPI compiler wrappers; `make MPI=1 test` runs the MPI tests
+# under mpirun with 1, 2, 3 and 4 ranks (MPIRUN, MPIRUN_FLAGS to change).
+MPICC     ?= mpicc
+MPICXX    ?= mpicxx
+MPIRUN    ?= mpirun
+MPI_NPS   ?= 1 2 3 4
+ifeq ($(MPI),1)
+  CC       := $(MPICC)
+  CXX      := $(MPICXX)
+  BUILD    := $(BUILD)-mpi
+  CFLAGS   += -DGAIA_USE_MPI
+  CXXFLAGS += -DGAIA_USE_MPI
 endif
 
 # CUDA architectures. CUDA_ARCH lists compute capabilities ("75 80 90" or
@@ -94,6 +110,10 @@ PROG_CXXFLAGS = $(CXXFLAGS) -DGAIA_NO_IMPLEMENTATION -I.
 
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+# bench_mpi needs MPI (MPI=1 builds only)
+ifneq ($(MPI),1)
+  BENCHES := $(filter-out $(BUILD)/bench/bench_mpi,$(BENCHES))
+endif
 TEST_C   := $(wildcard tests/*.c)
 TEST_CXX := $(wildcard tests/*.cpp)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_C)) $(patsubst tests/%.cpp,$(BUILD)/tests/%.o,$(TEST_CXX))
@@ -122,7 +142,8 @@ help:
 	@echo 'make consumer-check  install to a temp prefix; build tests/consumer via pkg-config,'
 	@echo '                 find_package and add_subdirectory (CUDA variants too when nvcc is found)'
 	@echo 'make uninstall | clean | cxx-check'
-	@echo 'options: CUDA=1 (nvcc; CUDA_ARCH="75 80 90" or native), OMP=0, NATIVE=0, SANITIZE=1'
+	@echo 'options: CUDA=1 (nvcc; CUDA_ARCH="75 80 90" or native), OMP=0, NATIVE=0, SANITIZE=1,'
+	@echo '         MPI=1 (mpicc; build-mpi/; make MPI=1 test runs tests/mpi under mpirun -np 1..4)'
 	@$(if $(filter 1,$(CUDA)),echo 'CUDA_ARCH of this build: $(CUDA_ARCH) ($(NVCC) $(CUDA_GENCODE))')
 
 $(CONFIG): FORCE
@@ -203,8 +224,15 @@ $(BUILD)/cxx-check.stamp: $(HEADERS) $(CONFIG)
 	@touch $@
 
 # ---------------------------------------------------------------- running
+ifeq ($(MPI),1)
+# The MPI configuration's test: the MPI suite under mpirun with 1..4 ranks
+# (oversubscribed: more ranks than cores is fine), each run compared bit for
+# bit with the single-process library inside the program.
+test: mpi-test
+else
 test: $(RUNNER) cxx-check $(EXAMPLES)
 	$(RUNNER) $(T)
+endif
 
 print-runner:
 	@echo $(RUNNER)
@@ -225,6 +253,20 @@ bench: $(BENCHES)
 	  if grep -q avx512f /proc/cpuinfo 2>/dev/null; then OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE:-SkylakeX} $$b; else $$b; fi; done
 
 # Extra targets (checks, fuzzing, plots) go here, above install.
+
+# make MPI=1 mpi-test: tests/mpi/test_mpi.c under mpirun -np 1, 2, 3, 4.
+# As root (containers, CI) Open MPI needs --allow-run-as-root; every run may
+# oversubscribe the cores.
+MPI_TEST := $(BUILD)/tests/test_mpi
+MPIRUN_FLAGS ?= --oversubscribe $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-run-as-root)
+$(MPI_TEST): tests/mpi/test_mpi.c $(HEADERS) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(PROG_CFLAGS) $< -o $@ $(LIB) $(LDLIBS)
+.PHONY: mpi-test
+mpi-test: $(MPI_TEST) $(if $(filter 1,$(MPI)),cxx-check)
+	@test "$(MPI)" = 1 || { echo "mpi-test: build with MPI=1 (make MPI=1 test)"; exit 1; }
+	@set -e; for np in $(MPI_NPS); do echo "== $(MPIRUN) -np $$np $(MPI_TEST)"; \
+	  $(MPIRUN) $(MPIRUN_FLAGS) -np $$np $(MPI_TEST); done
 
 # make plots: the examples' series as CSV in $(PLOTS)/, and, when gnuplot is
 # installed, the pictures docs/*.png (committed; the README shows them).

@@ -74,6 +74,11 @@
    the CPU and logs one line saying why (no NVIDIA driver, a driver older than
    the CUDA runtime, no device, ...).
 
+   With MPI (brains and hrr codebooks over several processes, section 11):
+   define GAIA_USE_MPI and build with the MPI wrapper, run under mpirun:
+       mpicc -std=c99 -O3 -DGAIA_USE_MPI my.c -lm
+       mpirun -np 4 ./a.out
+
    Installed (`make install`; with CUDA=1 also the prebuilt kernels), the
    flags come from pkg-config:
        cc -std=c99 -O3 my.c $(pkg-config --cflags --libs gaia)
@@ -948,6 +953,48 @@
        for (r = 0; r < 16; r++) mean += sup[r * 12 + 11] / 16;  // row r = trial r
        printf("support after 12 steps: %.0f on average\n", mean); // prints: support after 12 steps: ... on average
 
+   Beyond one machine: brains sharded over MPI ranks (GAIA_USE_MPI; build
+   with `make MPI=1`, or mpicc -DGAIA_USE_MPI). gaia_brain_create_mpi(ctx,
+   p, seed, device, comm, &b) makes one brain held by all ranks of comm:
+   each explicit area's neurons are split into contiguous blocks of whole
+   segments (GAIA_ASSEMBLY_SEG = 4096 neurons; gaia_brain_shard tells a
+   rank its block), and a rank keeps its block's inputs, support bits and
+   the learned weights into it. A step shares firing sets, never synapses:
+   every rank knows every area's winners (k ids), regenerates the edges
+   from the firing sources into its own block from the connectome's hash,
+   takes its block's k best, and an exact merge (allgather of k (input,
+   neuron) pairs per rank; larger input first, then the lower neuron, as in
+   one process) picks the winners; Hebbian updates touch only the rank's
+   own weights. Winners, supports and weights are bit-identical to
+   gaia_brain_create's brain of the same seed, whatever the number of ranks
+   (make MPI=1 test checks 1 to 4 ranks against the single process, image
+   byte for byte). Stimuli, winners, histories and lazy areas are
+   replicated: lazy areas are computed identically on every rank, not
+   split. Every call on a sharded brain is collective (every rank, same
+   order, same arguments); parameters that differ between ranks (p, seed,
+   an area's n, k, beta, mode, a step's fires) and a failure on any rank
+   (out of memory, a bad argument) are returned by every rank with the
+   same status, and the brain is unchanged: no rank ever waits for another
+   that gave up. gaia_brain_save gathers the single-process image (rank 0
+   writes it; gaia_brain_load reads it as an ordinary brain);
+   gaia_brain_load_mpi reads any image on any number of ranks, each keeping
+   its blocks (re-sharding). gaia_brain_mpi_traffic reports the bytes and
+   the seconds of the collectives. Not on a sharded brain: fibre_stats,
+   fibre_edges, synapse_row, synapse_weight (GAIA_ERR_UNSUPPORTED: the
+   weights are spread over the ranks). With CUDA, each rank can drive its
+   own GPU (its context's cuda_device_index); compiled, not yet run on a
+   GPU. Destroy sharded brains before MPI_Finalize. A program
+   (not a doc test: it needs mpicc and mpirun -np 4 ./my):
+       MPI_Init(&argc, &argv);
+       gaia_ctx_create(NULL, &ctx);
+       gaia_brain_create_mpi(ctx, 0.001, 7, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &b);
+       gaia_brain_add_stimulus(b, "s", 10000);
+       gaia_brain_add_area(b, "A", 10000000, 10000, 0.05f, GAIA_AREA_EXPLICIT);
+       gaia_brain_op_projection(b, "s", "A", 10);      // every rank, same calls
+       gaia_brain_winners(b, "A", win, 10000, &n);     // the same on every rank
+       gaia_brain_destroy(b);
+       MPI_Finalize();
+
    =====================================================================
    12. THE HRR MODULE
    =====================================================================
@@ -993,6 +1040,17 @@
 
    Expect for random vectors: a.b ~ N(0, 1/D), |a|^2 ~ N(1, 2/D); unbinding
    one of k pairs gives cosine ~ 1/sqrt(k+1) with the right filler.
+
+   Over MPI ranks (GAIA_USE_MPI): gaia_hrr_cleanup_mpi(ctx, queries, part,
+   offset, comm, threshold, index, sim) cleans up against a codebook of
+   which this rank holds rows offset.. (part, [M,D]; any split): each rank
+   finds its rows' best, one MPI_MAXLOC keeps the largest cosine, ties to
+   the lower global row, as gaia_hrr_cleanup on the whole codebook.
+   gaia_hrr_bind_host_mpi / gaia_hrr_unbind_host_mpi split a batch of B
+   rows over the ranks and allgather the result (equal to bind_host's bit
+   for bit). With CUDA, give each rank a context on its own GPU
+   (desc.cuda_device_index = the rank's index on its node): the parts run
+   there. That path has not run on a GPU yet.
 
    =====================================================================
    13. OVERRIDABLE MACROS (define before including gaia.h)
@@ -1052,6 +1110,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#ifdef GAIA_USE_MPI
+/* the C API only: the MPI-2 C++ bindings (removed from the standard) do
+   not compile warning-free as C++11 */
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h> /* MPI_Comm in the sharded brains and hrr codebooks (GAIA_USE_MPI builds) */
+#endif
 
 #define GAIA_VERSION_MAJOR 0
 #define GAIA_VERSION_MINOR 1
@@ -2499,6 +2568,65 @@ GAIA_API gaia_status gaia_brain_set_sampler(gaia_brain *b, gaia_sampler sampler)
 /* The brain's sampler (GAIA_SAMPLER_EXACT for NULL). */
 GAIA_API gaia_sampler gaia_brain_sampler(const gaia_brain *b);
 
+#ifdef GAIA_USE_MPI
+/* ---- assembly brains sharded over MPI ranks (built with GAIA_USE_MPI) ----
+   A brain created with a communicator is one brain held by all its ranks:
+   each explicit area's neurons are split into contiguous blocks of whole
+   segments (GAIA_ASSEMBLY_SEG neurons; a rank may own none), and a rank
+   holds its block's inputs, support bits and the learned weights into it.
+   Stimuli, winners, histories and lazy areas are replicated (lazy areas
+   are computed identically on every rank, not sharded). A step shares the
+   candidates, not the connectome: every rank regenerates the edges into
+   its block from the hash, takes its block's k best, and an allgather of
+   (input, neuron) picks the global k with the single-process tie-break, so
+   winners and weights are bit-identical to gaia_brain_create's for any
+   number of ranks. Every call on a sharded brain is collective (all ranks,
+   same order, same arguments) except the read-outs of replicated state;
+   a failure on one rank (bad or differing arguments, out of memory) is
+   returned by every rank with the same status, and the brain is unchanged.
+   fibre_stats, fibre_edges, synapse_row and synapse_weight return
+   GAIA_ERR_UNSUPPORTED; gaia_brain_memory counts this rank's bytes.
+   With CUDA each rank may drive its own GPU (a context per rank with its
+   cuda_device_index; the device argument as for gaia_brain_create): the
+   block's inputs are then copied down once per step for the merge. That
+   path is compiled, not yet run on a GPU. Destroy sharded brains before
+   MPI_Finalize. */
+GAIA_API gaia_status gaia_brain_create_mpi(gaia_ctx *ctx, double p, uint64_t seed, gaia_device device, MPI_Comm comm,
+                                           gaia_brain **out);
+/* Loads an image (gaia_brain_save of a sharded or an ordinary brain, any
+   number of ranks) into a brain sharded over comm: every rank reads the
+   file and keeps its blocks. Collective. */
+GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_device device, MPI_Comm comm,
+                                         gaia_brain **out);
+/* This rank's block of an area: neurons [*lo, *lo + *count) (a lazy area,
+   or a brain of one process: the whole area). */
+GAIA_API gaia_status gaia_brain_shard(const gaia_brain *b, const char *area, uint32_t *lo, uint32_t *count);
+/* Payload bytes this rank has sent and received in the brain's collectives,
+   *merges the top-k merges (one per explicit target per step) and *seconds
+   the wall time the steps spent in collectives, waiting for slower ranks
+   included (merges and seconds may be NULL). */
+GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes, uint64_t *merges, double *seconds);
+
+/* ---- hrr over MPI ranks ----
+   A codebook sharded over comm: this rank holds rows [offset, offset + M)
+   of the whole codebook as `codebook` ([M,D] or [D]; M may differ by rank).
+   Every rank passes the same queries; each finds its rows' best cosine,
+   and a reduction (MPI_MAXLOC) keeps the largest, ties to the lower global
+   row, as gaia_hrr_cleanup does on the whole codebook. index[i] is the
+   global row (or GAIA_HRR_NO_MATCH below threshold). Collective. */
+GAIA_API gaia_status gaia_hrr_cleanup_mpi(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
+                                          size_t offset, MPI_Comm comm, float threshold, long *index,
+                                          float *similarity);
+/* Batched binds split over the ranks: every rank passes the same B rows of
+   a (B x D host floats) and b (b_rows = B rows, or 1 row bound to every
+   row); each binds its share of the rows, and every rank gets all of out
+   (an allgather), equal to gaia_hrr_bind_host's. Collective. */
+GAIA_API gaia_status gaia_hrr_bind_host_mpi(gaia_ctx *ctx, const float *a, const float *b, int b_rows, float *out,
+                                            size_t B, size_t D, MPI_Comm comm);
+GAIA_API gaia_status gaia_hrr_unbind_host_mpi(gaia_ctx *ctx, const float *trace, const float *role, int role_rows,
+                                              float *out, size_t B, size_t D, MPI_Comm comm);
+#endif
+
 /* ---------------------------------------------------------------------
    assembly backend primitives (explicit mode). Device pointers throughout.
    The base connectome of fibre f: source neuron i's out-edges in target
@@ -2540,6 +2668,12 @@ typedef struct gaia_assembly_fibre_args {
        given; otherwise the cache must be dropped (cache_free). */
     void **cache;
     double p;                   /* connection probability (sizes the caches) */
+    /* Global index of local target 0 (a multiple of GAIA_ASSEMBLY_SEG): a
+       brain sharded over MPI ranks gives each rank a view of its block of
+       targets, n_tgt of them, with local indices j (keys i*n_tgt+j, bits);
+       the edges and in-degrees are those of global target tgt_base + j.
+       0 for a whole area. */
+    uint32_t tgt_base;
 } gaia_assembly_fibre_args;
 
 struct gaia_assembly_ops {
@@ -9436,6 +9570,13 @@ typedef struct gaia__asm_area {
     uint32_t **stored;
     uint32_t *stored_n;
     size_t nstored, capstored, capstored_n; /* each array its own capacity */
+    /* this process's block of neurons (explicit areas of a brain sharded
+       over MPI ranks: [sh_lo, sh_lo + sh_n), sh_lo a multiple of
+       GAIA_ASSEMBLY_SEG; otherwise 0 and n). The per-neuron blocks below
+       (bits, inputs) and the learned weights cover the block only, in
+       local indices. */
+    uint32_t sh_lo, sh_n;
+    uint32_t newbits_n;      /* ids in d_neww that set d_newbits (during a step) */
     /* explicit */
     uint32_t *sup_bits;      /* host mirror of d_sup */
     void *d_sup, *d_newbits, *d_input, *d_win, *d_neww, *d_scratch;
@@ -9500,9 +9641,51 @@ struct gaia_brain {
     uint32_t lz_K;
     double lz_p;
     int sampler;             /* lazy candidates: a gaia_sampler (set_sampler) */
+#ifdef GAIA_USE_MPI
+    struct gaia__mpi_brain *mpi; /* the ranks that share it (NULL: one process) */
+#endif
 };
 
 static void gaia__assembly_release(gaia_ctx *ctx) { (void)ctx; }
+
+#ifdef GAIA_USE_MPI
+/* ---- MPI: brains sharded over ranks (declarations; the code is in the
+   section "assembly module: MPI" after the experiments) ---- */
+struct gaia__mpi_brain {
+    MPI_Comm comm;           /* the brain's own duplicate of the caller's */
+    int rank, size;
+    int inner;               /* inside a wrapped add_area / add_stimulus */
+    uint32_t *ids;           /* room for the largest k: local ids of a list of winners */
+    size_t ids_cap;
+    /* the step's protocol (gaia__mpi_prepare_begin): merges of explicit
+       targets expected and done, and whether a failure was seen by all */
+    int merges_expected, merges_done, announced;
+    int dup;                 /* comm is the brain's own (MPI_Comm_free on destroy) */
+    uint64_t bytes;          /* payload bytes this rank sent and received, all collectives */
+    uint64_t merges;         /* top-k merges taken part in */
+    double seconds;          /* wall time inside the step's collectives (waits included) */
+};
+static void gaia__mpi_block(const gaia_brain *b, uint32_t n, uint32_t *lo, uint32_t *cnt);
+static const uint32_t *gaia__mpi_local_ids(gaia_brain *b, const gaia__asm_area *a, const uint32_t *ids, uint32_t n,
+                                           uint32_t *cnt);
+static gaia_status gaia__mpi_commit_winners(gaia_brain *b, gaia__asm_area *a);
+static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia_status st);
+static void gaia__mpi_prepare_begin(gaia_brain *b, const int *pairs, size_t count);
+static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st);
+static gaia_status gaia__mpi_agree_pairs(gaia_brain *b, const char *fn, gaia_status st, const int *pairs, size_t count);
+static gaia_status gaia__mpi_agree(gaia_ctx *ctx, MPI_Comm comm, const char *fn, gaia_status st, const int64_t *vals,
+                                   const char *const *labels, int nvals, const char *what);
+static gaia_status gaia__mpi_refuse(gaia_brain *b, const char *fn);
+static gaia_status gaia__mpi_add_stimulus(gaia_brain *b, const char *name, uint32_t size);
+static gaia_status gaia__mpi_add_area(gaia_brain *b, const char *name, uint32_t n, uint32_t k, float beta,
+                                      gaia_area_mode mode);
+static gaia_status gaia__mpi_attach(gaia_brain *b, MPI_Comm comm);
+static void gaia__mpi_detach(gaia_brain *b);
+static gaia_status gaia__mpi_loaded(gaia_ctx *ctx, const char *fn, gaia_status st, MPI_Comm comm, gaia_brain **out);
+struct gaia__asm_wbuf;
+static void gaia__mpi_put_bits(struct gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_area *a);
+static gaia_status gaia__mpi_put_map(struct gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f);
+#endif
 static gaia_status gaia__asm_fail_step(gaia_brain *b, const char *fn, gaia_status st, const char *what);
 
 /* ---- memory: every block is counted (gaia_brain_memory) ---- */
@@ -9798,7 +9981,8 @@ static void gaia__asm_args(const gaia_brain *b, const gaia__asm_fibre *f, int de
     memset(a, 0, sizeof *a);
     a->fkey = f->fkey;
     a->n_src = gaia__asm_src_n(b, f->src);
-    a->n_tgt = t->n;
+    a->n_tgt = t->sh_n;
+    a->tgt_base = t->sh_lo;
     a->geo = dev ? (const uint32_t *)g->d_geo : g->geo;
     a->geo_guide = dev ? (const uint32_t *)g->d_guide : g->guide;
     a->geo_len = g->len;
@@ -10052,9 +10236,9 @@ static void gaia__asm_area_free(gaia_brain *b, gaia__asm_area *a) {
     gaia__asm_hfree(b, a->stored);
     gaia__asm_hfree(b, a->stored_n);
     gaia__asm_hfree(b, a->sup_bits);
-    gaia__asm_dfree(b, a->d_sup, gaia__asm_bits_bytes(a->n));
-    gaia__asm_dfree(b, a->d_newbits, gaia__asm_bits_bytes(a->n));
-    gaia__asm_dfree(b, a->d_input, (size_t)a->n * 8);
+    gaia__asm_dfree(b, a->d_sup, gaia__asm_bits_bytes(a->sh_n));
+    gaia__asm_dfree(b, a->d_newbits, gaia__asm_bits_bytes(a->sh_n));
+    gaia__asm_dfree(b, a->d_input, (size_t)a->sh_n * 8);
     gaia__asm_dfree(b, a->d_win, (size_t)a->k * 4);
     gaia__asm_dfree(b, a->d_neww, (size_t)a->k * 4);
     gaia__asm_dfree(b, a->d_scratch, a->scratch_bytes);
@@ -10065,6 +10249,9 @@ GAIA_API void gaia_brain_destroy(gaia_brain *b) {
     gaia_ctx *ctx;
     if (!b) return;
     ctx = b->ctx;
+#ifdef GAIA_USE_MPI
+    gaia__mpi_detach(b);
+#endif
     for (i = 0; i < b->nfibres; i++) gaia__asm_fibre_free(b, &b->fibres[i]);
     for (i = 0; i < b->nareas; i++) gaia__asm_area_free(b, &b->areas[i]);
     for (i = 0; i < b->nstims; i++) gaia__asm_bin_free(b, &b->stims[i].bin);
@@ -10127,6 +10314,9 @@ GAIA_API gaia_status gaia_brain_add_stimulus(gaia_brain *b, const char *name, ui
     size_t cap;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
+#ifdef GAIA_USE_MPI
+    if (b->mpi && !b->mpi->inner) return gaia__mpi_add_stimulus(b, name, size); /* checked across ranks */
+#endif
     if (!gaia__asm_name_ok(name))
         return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "name must have 1..%d characters", GAIA__ASM_NAME - 1);
     if (gaia__asm_find_area(b, name) >= 0 || gaia__asm_find_stim(b, name) >= 0)
@@ -10160,6 +10350,9 @@ GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32
     size_t cap;
     gaia_status st = GAIA_OK;
     if (!b) return GAIA_ERR_INVALID_ARG;
+#ifdef GAIA_USE_MPI
+    if (b->mpi && !b->mpi->inner) return gaia__mpi_add_area(b, name, n, k, beta, mode); /* checked across ranks */
+#endif
     if (!gaia__asm_name_ok(name))
         return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "name must have 1..%d characters", GAIA__ASM_NAME - 1);
     if (gaia__asm_find_area(b, name) >= 0 || gaia__asm_find_stim(b, name) >= 0)
@@ -10189,6 +10382,11 @@ GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32
     a->k = k;
     a->beta = beta;
     a->mode = (int)mode;
+    a->sh_lo = 0;
+    a->sh_n = n;
+#ifdef GAIA_USE_MPI
+    if (b->mpi && mode == GAIA_AREA_EXPLICIT) gaia__mpi_block(b, n, &a->sh_lo, &a->sh_n);
+#endif
     a->win = (uint32_t *)gaia__asm_halloc(b, (size_t)k * 4);
     a->neww = (uint32_t *)gaia__asm_halloc(b, (size_t)k * 4);
     if (!a->win || !a->neww) st = GAIA_ERR_OUT_OF_MEMORY;
@@ -10196,17 +10394,17 @@ GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32
        explicit one, whose primitives read them there */
     if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)k * 4, &a->d_win);
     if (st == GAIA_OK && mode == GAIA_AREA_EXPLICIT) {
-        size_t bb = gaia__asm_bits_bytes(n);
+        size_t bb = gaia__asm_bits_bytes(a->sh_n);
         a->sup_bits = (uint32_t *)gaia__asm_hcalloc(b, 1, bb);
         if (!a->sup_bits) st = GAIA_ERR_OUT_OF_MEMORY;
         if (st == GAIA_OK) st = gaia__asm_dalloc(b, bb, &a->d_sup);
         if (st == GAIA_OK) st = b->be->assembly->clear(b->ctx, a->d_sup, bb);
         if (st == GAIA_OK) st = gaia__asm_dalloc(b, bb, &a->d_newbits);
         if (st == GAIA_OK) st = b->be->assembly->clear(b->ctx, a->d_newbits, bb);
-        if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)n * 8, &a->d_input);
+        if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)a->sh_n * 8, &a->d_input);
         if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)k * 4, &a->d_neww);
         if (st == GAIA_OK) {
-            a->scratch_bytes = b->be->assembly->topk_scratch_bytes(n);
+            a->scratch_bytes = b->be->assembly->topk_scratch_bytes(a->sh_n);
             st = gaia__asm_dalloc(b, a->scratch_bytes, &a->d_scratch);
         }
     }
@@ -10349,6 +10547,9 @@ static gaia_status gaia__asm_commit_winners(gaia_brain *b, gaia__asm_area *a, co
             if ((uint64_t)a->win[t] + 1 > a->support) a->support = (uint64_t)a->win[t] + 1;
         return nw ? b->be->upload(b->ctx, a->d_win, a->win, (size_t)nw * 4) : GAIA_OK;
     }
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return gaia__mpi_commit_winners(b, a);
+#endif
     for (t = 0; t < nw; t++) {
         uint32_t j = a->win[t];
         if (!((a->sup_bits[j >> 5] >> (j & 31)) & 1u)) {
@@ -10714,8 +10915,8 @@ static gaia_status gaia__asm_explicit_select(gaia_brain *b, int t, const gaia__a
         a->nneww = a->nwin;
         return GAIA_OK;
     }
-    st = ops->clear(b->ctx, a->d_input, (size_t)a->n * 8);
-    for (s = 0; s < nsf && st == GAIA_OK; s++) {
+    st = ops->clear(b->ctx, a->d_input, (size_t)a->sh_n * 8);
+    for (s = 0; s < nsf && st == GAIA_OK && a->sh_n; s++) {
         gaia__asm_fibre *f = &b->fibres[gaia__asm_find_fibre(b, sf[s].src, t)];
         gaia_assembly_fibre_args args;
         gaia__asm_args(b, f, 1, &args);
@@ -10723,8 +10924,12 @@ static gaia_status gaia__asm_explicit_select(gaia_brain *b, int t, const gaia__a
         st = ops->accumulate(b->ctx, &args, sf[s].src >= 0 ? (const uint32_t *)b->areas[sf[s].src].d_win : NULL,
                              sf[s].K, (int64_t *)a->d_input);
     }
-    if (st == GAIA_OK) st = ops->topk(b->ctx, (const int64_t *)a->d_input, a->n, a->k, a->d_scratch, a->neww);
+    if (st == GAIA_OK && a->sh_n) st = ops->topk(b->ctx, (const int64_t *)a->d_input, a->sh_n, a->k, a->d_scratch, a->neww);
     a->nneww = a->k;
+#ifdef GAIA_USE_MPI
+    /* this rank's best min(k, sh_n) become the global k (collective) */
+    if (b->mpi) st = gaia__mpi_select_merge(b, a, st);
+#endif
     return st;
 }
 
@@ -10951,6 +11156,9 @@ static gaia_status gaia__asm_step_prepare(gaia_brain *b, const int *pairs, size_
     int t, nsf;
     uint64_t used = 0;
     gaia_status st = GAIA_OK;
+#ifdef GAIA_USE_MPI
+    if (b->mpi) gaia__mpi_prepare_begin(b, pairs, count);
+#endif
     for (t = 0; t < b->nareas; t++) b->areas[t].target = 0;
     /* fibres (lazy ones sample their state now, before anything moves) */
     for (i = 0; i < count && st == GAIA_OK; i++) {
@@ -11004,15 +11212,24 @@ static gaia_status gaia__asm_step_prepare(gaia_brain *b, const int *pairs, size_
         } else {
             /* the new winners as bits (cleared again when the step ends) */
             if (!a->newbits_on) {
-                st = b->be->upload(b->ctx, a->d_neww, a->neww, (size_t)a->nneww * 4);
+                const uint32_t *ids = a->neww;
+                a->newbits_n = a->nneww;
+#ifdef GAIA_USE_MPI
+                if (b->mpi) ids = gaia__mpi_local_ids(b, a, a->neww, a->nneww, &a->newbits_n);
+#endif
+                st = b->be->upload(b->ctx, a->d_neww, ids, (size_t)a->newbits_n * 4);
                 if (st == GAIA_OK)
                     st = b->be->assembly->bits_set(b->ctx, (uint32_t *)a->d_newbits, (const uint32_t *)a->d_neww,
-                                                   a->nneww, 1);
+                                                   a->newbits_n, 1);
                 a->newbits_on = st == GAIA_OK;
             }
             if (st == GAIA_OK) st = gaia__asm_explicit_collect(b, f, &used, &keys[2 * i + 1]);
         }
     }
+#ifdef GAIA_USE_MPI
+    /* every rank learns and commits, or every rank undoes (collective) */
+    if (b->mpi) st = gaia__mpi_prepare_end(b, st);
+#endif
     return st;
 }
 
@@ -11024,7 +11241,7 @@ static gaia_status gaia__asm_clear_newbits(gaia_brain *b) {
         gaia__asm_area *a = &b->areas[t];
         gaia_status s2;
         if (!a->newbits_on) continue;
-        s2 = b->be->assembly->bits_set(b->ctx, (uint32_t *)a->d_newbits, (const uint32_t *)a->d_neww, a->nneww, 0);
+        s2 = b->be->assembly->bits_set(b->ctx, (uint32_t *)a->d_newbits, (const uint32_t *)a->d_neww, a->newbits_n, 0);
         a->newbits_on = 0;
         if (st == GAIA_OK) st = s2;
     }
@@ -11097,6 +11314,10 @@ static gaia_status gaia__asm_project_pairs(gaia_brain *b, const char *fn, const 
     flags = (unsigned char **)gaia__asm_hcalloc(b, (size_t)b->nareas, sizeof(unsigned char *));
     keys = (uint64_t *)gaia__asm_hcalloc(b, count * 2, sizeof(uint64_t));
     st = sf && candx && flags && keys ? gaia__asm_undo_save(b, &undo) : GAIA_ERR_OUT_OF_MEMORY;
+#ifdef GAIA_USE_MPI
+    /* every rank takes the same step, or none does (collective) */
+    if (b->mpi) st = gaia__mpi_agree_pairs(b, fn, st, pairs, count);
+#endif
     if (st == GAIA_OK) st = gaia__asm_step_prepare(b, pairs, count, sf, candx, flags, keys);
     if (st != GAIA_OK) {
         gaia__asm_clear_newbits(b);
@@ -11132,8 +11353,17 @@ GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fi
     if (count > 1u << 20) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu fires (at most 2^20)", count);
     b->over_limit = 0;
     pairs = (int *)gaia__asm_halloc(b, count * 2 * sizeof(int));
+#ifdef GAIA_USE_MPI
+    if (!pairs && b->mpi) { /* the others wait for this rank */
+        st = gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "out of memory");
+        return gaia__mpi_agree_pairs(b, fn, st, NULL, 0);
+    }
+#endif
     if (!pairs) return gaia__asm_fail_step(b, fn, GAIA_ERR_OUT_OF_MEMORY, "out of memory");
     st = gaia__asm_fire_pairs(b, fn, fires, count, pairs);
+#ifdef GAIA_USE_MPI
+    if (st != GAIA_OK && b->mpi) gaia__mpi_agree_pairs(b, fn, st, pairs, 0); /* the others wait for this rank */
+#endif
     if (st == GAIA_OK) st = gaia__asm_project_pairs(b, fn, pairs, count);
     gaia__asm_hfree(b, pairs);
     return st;
@@ -11799,6 +12029,9 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
     int exact = 1;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return gaia__mpi_refuse(b, "gaia_brain_fibre_stats");
+#endif
     if (!out) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
     if (st != GAIA_OK) return st;
@@ -11885,6 +12118,9 @@ GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, con
     uint64_t c = 0;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return gaia__mpi_refuse(b, "gaia_brain_fibre_edges");
+#endif
     if (!count || (cap && !out)) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
     src = gaia__asm_find_area(b, from);
     if (src < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", from ? from : "(null)");
@@ -11914,6 +12150,9 @@ static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const ch
     const gaia__asm_fibre *f;
     gaia_status st = GAIA_OK;
     if (!b) return GAIA_ERR_INVALID_ARG;
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return gaia__mpi_refuse(b, fn);
+#endif
     if (!count || (cap && (!tg || !wt))) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
     st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
     if (st != GAIA_OK) return st;
@@ -11996,6 +12235,9 @@ GAIA_API gaia_status gaia_brain_synapse_weight(gaia_brain *b, const char *from, 
     int tgt;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return gaia__mpi_refuse(b, "gaia_brain_synapse_weight");
+#endif
     if (!w) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "w is NULL");
     tgt = gaia__asm_find_area(b, to);
     if (tgt >= 0 && j >= b->areas[tgt].n)
@@ -12045,12 +12287,13 @@ GAIA_API size_t gaia_brain_steps(const gaia_brain *b) { return b ? (size_t)b->st
 GAIA_API gaia_device gaia_brain_device(const gaia_brain *b) { return b ? b->dev : GAIA_DEVICE_AUTO; }
 
 /* ---- save / load: little-endian, FNV-1a 64 over the payload ---- */
-typedef struct gaia__asm_wbuf {
+typedef struct gaia__asm_wbuf gaia__asm_wbuf;
+struct gaia__asm_wbuf {
     gaia_brain *b;
     unsigned char *p;
     size_t len, cap;
     int oom;
-} gaia__asm_wbuf;
+};
 
 static void gaia__asm_put(gaia__asm_wbuf *w, const void *src, size_t n) {
     if (w->oom) return;
@@ -12172,6 +12415,10 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
             }
         }
         gaia__asm_put_u64(&w, a->inhib); /* version 3 */
+#ifdef GAIA_USE_MPI
+        if (b->mpi && a->mode == GAIA_AREA_EXPLICIT) gaia__mpi_put_bits(&w, b, a); /* gathered (collective) */
+        else
+#endif
         if (a->mode == GAIA_AREA_EXPLICIT)
             for (t = 0; t < ((size_t)a->n + 31) / 32; t++) gaia__asm_put_u32(&w, a->sup_bits[t]);
     }
@@ -12185,6 +12432,10 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
         gaia__asm_put_u32(&w, (uint32_t)f->has_p);
         gaia__asm_put_f64(&w, f->p);
         gaia__asm_put_u64(&w, f->fires); /* version 3 */
+#ifdef GAIA_USE_MPI
+        if (b->mpi && b->areas[f->tgt].mode == GAIA_AREA_EXPLICIT) st = gaia__mpi_put_map(&w, b, f); /* collective */
+        else
+#endif
         if (b->areas[f->tgt].mode == GAIA_AREA_EXPLICIT) {
             uint64_t *keys = NULL, s, m = 0;
             float *vals = NULL;
@@ -12318,8 +12569,10 @@ static int gaia__asm_get_name(gaia__asm_rbuf *r, char *out) {
 
 /* Parses an image into a new brain; every count is checked against the
    bytes left before anything is allocated, every index against its range. */
+/* shard: NULL, or (MPI builds) the communicator of a brain sharded over
+   ranks: the brain keeps this rank's block of each explicit area. */
 static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ver, gaia_device device,
-                                   size_t limit, gaia_brain **out, const char **why) {
+                                   size_t limit, const void *shard, gaia_brain **out, const char **why) {
     gaia_brain *b = NULL;
     float wmax = GAIA_ASSEMBLY_WMAX;
     double p;
@@ -12345,6 +12598,14 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         *why = "cannot create the brain";
         return st;
     }
+    (void)shard;
+#ifdef GAIA_USE_MPI
+    if (shard && gaia__mpi_attach(b, *(const MPI_Comm *)shard) != GAIA_OK) {
+        gaia_brain_destroy(b);
+        *why = "out of memory";
+        return GAIA_ERR_OUT_OF_MEMORY;
+    }
+#endif
     b->mem_limit = limit; /* everything below is allocated within it */
     b->steps = steps;
     b->lazy_stream = lstream;
@@ -12462,7 +12723,8 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
             for (t = 0; t < words; t++) {
                 uint32_t v = gaia__asm_get_u32(r);
                 if (t == words - 1 && (n & 31) && (v >> (n & 31))) goto bad;
-                a->sup_bits[t] = v;
+                /* this process's block (all of it unless sharded) */
+                if (t >= a->sh_lo / 32 && t - a->sh_lo / 32 < ((size_t)a->sh_n + 31) / 32) a->sup_bits[t - a->sh_lo / 32] = v;
                 while (v) {
                     v &= v - 1;
                     pop++;
@@ -12472,9 +12734,11 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
                 *why = "support bits do not match the support";
                 goto bad;
             }
-            for (t = 0; t < nwin; t++)
-                if (!((a->sup_bits[a->win[t] >> 5] >> (a->win[t] & 31)) & 1u)) goto bad;
-            st = b->be->upload(b->ctx, a->d_sup, a->sup_bits, words * 4);
+            for (t = 0; t < nwin; t++) {
+                uint32_t jl = a->win[t] - a->sh_lo;
+                if (a->win[t] >= a->sh_lo && jl < a->sh_n && !((a->sup_bits[jl >> 5] >> (jl & 31)) & 1u)) goto bad;
+            }
+            st = b->be->upload(b->ctx, a->d_sup, a->sup_bits, gaia__asm_bits_bytes(a->sh_n));
             if (st != GAIA_OK) goto fail;
         }
         st = nwin ? b->be->upload(b->ctx, a->d_win, a->win, (size_t)nwin * 4) : GAIA_OK;
@@ -12505,11 +12769,23 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         f->fires = fires;
         if (hp && gaia__asm_fibre_set_p(b, f, fp) != GAIA_OK) goto oom;
         if (ta->mode == GAIA_AREA_EXPLICIT) {
-            uint64_t m = gaia__asm_get_u64(r), s, cap = 16, *hk, prev = 0;
+            uint64_t m = gaia__asm_get_u64(r), s, cap = 16, *hk, prev = 0, mine = 0;
             float *hv;
             uint32_t nsrc = gaia__asm_src_n(b, src);
+            uint64_t here_n = m; /* the weights into this process's block */
             if (!gaia__asm_need_n(r, m, 12)) goto bad;
-            while (cap < 2 * m) cap *= 2;
+            if (ta->sh_n != ta->n) { /* sharded: room for this block's only (a first look at the keys) */
+                here_n = 0;
+                for (s = 0; s < m; s++) {
+                    const unsigned char *c = r->p + r->pos + s * 12;
+                    uint64_t key = 0, jg;
+                    int q;
+                    for (q = 7; q >= 0; q--) key = (key << 8) | c[q];
+                    jg = key % ta->n;
+                    here_n += jg >= ta->sh_lo && jg - ta->sh_lo < ta->sh_n;
+                }
+            }
+            while (cap < 2 * here_n) cap *= 2;
             hk = (uint64_t *)gaia__asm_halloc(b, (size_t)cap * 8);
             hv = (float *)gaia__asm_halloc(b, (size_t)cap * 4);
             if (!hk || !hv) {
@@ -12523,8 +12799,11 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
                 float v = gaia__asm_get_f32(r);
                 uint64_t h;
                 int okk = src < 0 ? key < ta->n : key / ta->n < nsrc;
+                /* the target in this process's block, and its local key */
+                uint64_t jg = key % ta->n, jl = jg - ta->sh_lo, lkey = (key / ta->n) * ta->sh_n + jl;
+                int here = jg >= ta->sh_lo && jl < ta->sh_n;
                 okk = okk && (s == 0 || key > prev) && v > 0.0f && v <= GAIA_ASSEMBLY_WMAX;
-                okk = okk && ((ta->sup_bits[(key % ta->n) >> 5] >> ((key % ta->n) & 31)) & 1u);
+                okk = okk && (!here || ((ta->sup_bits[jl >> 5] >> (jl & 31)) & 1u));
                 if (!okk || r->bad) {
                     gaia__asm_hfree(b, hk);
                     gaia__asm_hfree(b, hv);
@@ -12532,6 +12811,9 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
                     goto bad;
                 }
                 prev = key;
+                if (!here) continue; /* another rank's (sharded brains) */
+                key = lkey;
+                mine++;
                 h = gaia__asm_mix64(key) & (cap - 1);
                 while (hk[h] != GAIA_ASSEMBLY_EMPTY && hk[h] != key) h = (h + 1) & (cap - 1);
                 if (hk[h] == key) {
@@ -12547,7 +12829,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
             if (st == GAIA_OK) st = gaia__asm_dalloc(b, (size_t)cap * 4, &f->d_vals);
             if (st == GAIA_OK) {
                 f->cap = cap;
-                f->count = m;
+                f->count = mine;
                 st = b->be->upload(b->ctx, f->d_keys, hk, (size_t)cap * 8);
             }
             if (st == GAIA_OK) st = b->be->upload(b->ctx, f->d_vals, hv, (size_t)cap * 4);
@@ -12633,7 +12915,7 @@ fail:
 /* Loads an image into a new brain that may hold at most `limit` bytes; *out
    is written only on success. */
 static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *bytes, size_t size, gaia_device device,
-                                  size_t limit, gaia_brain **out) {
+                                  size_t limit, const void *shard, gaia_brain **out) {
     const unsigned char *c = (const unsigned char *)bytes;
     gaia__asm_rbuf r;
     uint32_t ver;
@@ -12662,7 +12944,7 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
     r.len = size - 32;
     r.pos = 0;
     r.bad = 0;
-    st = gaia__asm_parse(ctx, &r, ver, device, limit, &b, &why);
+    st = gaia__asm_parse(ctx, &r, ver, device, limit, shard, &b, &why);
     if (st != GAIA_OK) {
         char msg[GAIA__ERR_LEN];
         snprintf(msg, sizeof msg, "%s", gaia_last_error(ctx));
@@ -12682,7 +12964,7 @@ GAIA_API gaia_status gaia_brain_load_image(gaia_ctx *ctx, const void *bytes, siz
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     if (!bytes) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "bytes is NULL");
-    return gaia__asm_load(ctx, fn, bytes, size, device, ctx->load_limit, out);
+    return gaia__asm_load(ctx, fn, bytes, size, device, ctx->load_limit, NULL, out);
 }
 
 GAIA_API gaia_status gaia_brain_save(gaia_brain *b, const char *path) {
@@ -12694,6 +12976,13 @@ GAIA_API gaia_status gaia_brain_save(gaia_brain *b, const char *path) {
     if (!path) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     st = gaia_brain_save_image(b, &img, &size);
     if (st != GAIA_OK) return st;
+#ifdef GAIA_USE_MPI
+    if (b->mpi) { /* rank 0 writes the gathered image; every rank returns its status */
+        st = b->mpi->rank == 0 ? gaia__write_file(b->ctx, fn, path, img, size) : GAIA_OK;
+        gaia__host_free(b->ctx, img);
+        return gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, NULL, NULL, 0, "the file");
+    }
+#endif
     st = gaia__write_file(b->ctx, fn, path, img, size);
     gaia__host_free(b->ctx, img);
     return st;
@@ -12710,7 +12999,7 @@ GAIA_API gaia_status gaia_brain_load(gaia_ctx *ctx, const char *path, gaia_devic
     /* an image is at most about twice the memory it describes */
     st = gaia__read_file(ctx, fn, path, (uint64_t)ctx->load_limit * 2 + 4096, &buf, &len);
     if (st != GAIA_OK) return st;
-    st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, out);
+    st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, NULL, out);
     gaia__host_free(ctx, buf);
     return st;
 }
@@ -12726,7 +13015,15 @@ GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
     st = gaia_brain_save_image((gaia_brain *)b, &img, &size);
     if (st != GAIA_OK) return st;
     /* the copy keeps the original's memory limit; *out is set on success */
-    st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, out);
+#ifdef GAIA_USE_MPI
+    if (b->mpi) {
+        /* every rank has the whole image; each keeps its blocks (collective) */
+        st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, &b->mpi->comm, out);
+        gaia__host_free(b->ctx, img);
+        return gaia__mpi_loaded(b->ctx, "gaia_brain_clone", st, b->mpi->comm, out);
+    }
+#endif
+    st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, NULL, out);
     gaia__host_free(b->ctx, img);
     return st;
 }
@@ -13256,6 +13553,652 @@ GAIA_API gaia_status gaia_brain_trials(gaia_ctx *ctx, const gaia_brain_experimen
     gaia__host_free(ctx, rows);
     return st;
 }
+#ifdef GAIA_USE_MPI
+/* ---------------------------------------------------------------------
+   assembly module: MPI (brains sharded over ranks). Every collective below
+   is reached by every rank the same number of times whatever fails where:
+   a rank that fails still attends the next collective the others attend,
+   with its status, and all then stop together (see gaia__mpi_prepare_end).
+   --------------------------------------------------------------------- */
+/* Rank's block of an n-neuron area: whole segments, split as evenly as
+   integers allow (segment counts differ by at most one). */
+static void gaia__mpi_block(const gaia_brain *b, uint32_t n, uint32_t *lo, uint32_t *cnt) {
+    uint64_t nseg = ((uint64_t)n + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS;
+    uint64_t g0 = nseg * (uint64_t)b->mpi->rank / (uint64_t)b->mpi->size;
+    uint64_t g1 = nseg * ((uint64_t)b->mpi->rank + 1) / (uint64_t)b->mpi->size;
+    uint64_t a0 = g0 << GAIA_ASSEMBLY_SEG_BITS, a1 = g1 << GAIA_ASSEMBLY_SEG_BITS;
+    if (a1 > n) a1 = n;
+    if (a0 > a1) a0 = a1;
+    *lo = (uint32_t)a0;
+    *cnt = (uint32_t)(a1 - a0);
+}
+
+static uint64_t gaia__mpi_fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *c = (const unsigned char *)p;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ c[i]) * 0x100000001B3ull;
+    return h;
+}
+
+/* The local indices of the ids in this rank's block (into b->mpi->ids,
+   room made by add_area). */
+static const uint32_t *gaia__mpi_local_ids(gaia_brain *b, const gaia__asm_area *a, const uint32_t *ids, uint32_t n,
+                                           uint32_t *cnt) {
+    uint32_t t, m = 0;
+    for (t = 0; t < n; t++)
+        if (ids[t] >= a->sh_lo && ids[t] - a->sh_lo < a->sh_n) b->mpi->ids[m++] = ids[t] - a->sh_lo;
+    *cnt = m;
+    return b->mpi->ids;
+}
+
+/* The statuses of all ranks, combined: the largest (every rank gets the
+   same); a rank that did not fail itself says which rank did. vals (nvals
+   per rank, may be NULL) must be equal on every rank, else
+   GAIA_ERR_INVALID_ARG naming the first rank that differs from rank 0. */
+static gaia_status gaia__mpi_agree(gaia_ctx *ctx, MPI_Comm comm, const char *fn, gaia_status st, const int64_t *vals,
+                                   const char *const *labels, int nvals, const char *what) {
+    int size = 1, rank = 0, r, v, worst = 0;
+    int64_t mine[9], *all;
+    gaia_status g = GAIA_OK;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    if (nvals > 8) nvals = 8;
+    mine[0] = (int64_t)st;
+    for (v = 0; v < nvals; v++) mine[1 + v] = vals[v];
+    /* on the stack for small communicators, so that agreeing needs no memory */
+    {
+        int64_t stackbuf[9 * 64];
+        all = size <= 64 ? stackbuf : (int64_t *)gaia__host_alloc(ctx, (size_t)size * 9 * sizeof(int64_t));
+        if (!all) { /* cannot even agree: take the worst status only */
+            int64_t w = (int64_t)(st != GAIA_OK ? st : GAIA_OK), wr = 0;
+            MPI_Allreduce(&w, &wr, 1, MPI_INT64_T, MPI_MAX, comm);
+            if ((gaia_status)wr != GAIA_OK && st == GAIA_OK)
+                return gaia__fail(ctx, (gaia_status)wr, fn, "another rank failed (%s)", gaia_status_str((gaia_status)wr));
+            return (gaia_status)wr;
+        }
+        MPI_Allgather(mine, 1 + nvals, MPI_INT64_T, all, 1 + nvals, MPI_INT64_T, comm);
+        for (r = 0; r < size; r++)
+            if (all[(size_t)r * (1 + nvals)] > (int64_t)g) {
+                g = (gaia_status)all[(size_t)r * (1 + nvals)];
+                worst = r;
+            }
+        if (g != GAIA_OK) {
+            if (all != stackbuf) gaia__host_free(ctx, all);
+            if (st == GAIA_OK)
+                return gaia__fail(ctx, g, fn, "rank %d of %d failed (%s); nothing changed on any rank", worst, size,
+                                  gaia_status_str(g));
+            return g; /* this rank's own message stands */
+        }
+        for (r = 1; r < size; r++)
+            for (v = 0; v < nvals; v++)
+                if (all[(size_t)r * (1 + nvals) + 1 + v] != all[1 + v]) {
+                    char msg[160];
+                    int64_t v0 = all[1 + v], vr = all[(size_t)r * (1 + nvals) + 1 + v];
+                    snprintf(msg, sizeof msg, "%s differs across ranks: rank 0 has %s = %lld, rank %d has %lld",
+                             what, labels ? labels[v] : "value", (long long)v0, r, (long long)vr);
+                    if (all != stackbuf) gaia__host_free(ctx, all);
+                    return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%s", msg);
+                }
+        if (all != stackbuf) gaia__host_free(ctx, all);
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__mpi_refuse(gaia_brain *b, const char *fn) {
+    return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn,
+                      "not available on a brain sharded over %d MPI ranks (each holds part of the weights)",
+                      b->mpi->size);
+}
+
+/* Records comm (not duplicated yet: no collective) on a new brain. */
+static gaia_status gaia__mpi_attach(gaia_brain *b, MPI_Comm comm) {
+    struct gaia__mpi_brain *m = (struct gaia__mpi_brain *)gaia__asm_hcalloc(b, 1, sizeof *m);
+    if (!m) return GAIA_ERR_OUT_OF_MEMORY;
+    m->comm = comm;
+    MPI_Comm_rank(comm, &m->rank);
+    MPI_Comm_size(comm, &m->size);
+    b->mpi = m;
+    return GAIA_OK;
+}
+
+static void gaia__mpi_detach(gaia_brain *b) {
+    struct gaia__mpi_brain *m = b->mpi;
+    int fin = 0;
+    if (!m) return;
+    MPI_Finalized(&fin);
+    if (m->dup && !fin) MPI_Comm_free(&m->comm);
+    gaia__asm_hfree(b, m->ids);
+    b->mpi = NULL;
+    gaia__asm_hfree(b, m);
+}
+
+/* Room in b->mpi->ids for k ids. */
+static int gaia__mpi_ids_room(gaia_brain *b, uint32_t k) {
+    return gaia__asm_grow(b, (void **)&b->mpi->ids, sizeof(uint32_t), 0, &b->mpi->ids_cap, (size_t)k + 1);
+}
+
+/* After a local create or load: every rank agrees, then the brain gets its
+   own communicator (MPI_Comm_dup), or every rank fails alike. */
+static gaia_status gaia__mpi_loaded(gaia_ctx *ctx, const char *fn, gaia_status st, MPI_Comm comm, gaia_brain **out) {
+    gaia_brain *b = st == GAIA_OK ? *out : NULL;
+    int a;
+    if (st == GAIA_OK)
+        for (a = 0; a < b->nareas; a++)
+            if (!gaia__mpi_ids_room(b, b->areas[a].k)) {
+                st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+                break;
+            }
+    st = gaia__mpi_agree(ctx, comm, fn, st, NULL, NULL, 0, "");
+    if (st != GAIA_OK) {
+        if (b) gaia_brain_destroy(b);
+        *out = NULL;
+        return st;
+    }
+    MPI_Comm_dup(comm, &b->mpi->comm);
+    b->mpi->dup = 1;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_create_mpi(gaia_ctx *ctx, double p, uint64_t seed, gaia_device device, MPI_Comm comm,
+                                           gaia_brain **out) {
+    static const char *fn = "gaia_brain_create_mpi";
+    static const char *const labels[3] = {"p (bits)", "seed", "device"};
+    gaia_brain *b = NULL;
+    gaia_status st;
+    int64_t vals[3];
+    int init = 0;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    MPI_Initialized(&init);
+    if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
+    if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
+    st = gaia_brain_create(ctx, p, seed, device, &b);
+    if (st == GAIA_OK && gaia__mpi_attach(b, comm) != GAIA_OK)
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    memcpy(&vals[0], &p, 8);
+    vals[1] = (int64_t)seed;
+    vals[2] = b ? (int64_t)b->dev : (int64_t)device;
+    st = gaia__mpi_agree(ctx, comm, fn, st, vals, labels, 3, "the brain's parameters");
+    if (st != GAIA_OK) {
+        gaia_brain_destroy(b);
+        return st;
+    }
+    *out = b;
+    return gaia__mpi_loaded(ctx, fn, GAIA_OK, comm, out);
+}
+
+GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_device device, MPI_Comm comm,
+                                         gaia_brain **out) {
+    static const char *fn = "gaia_brain_load_mpi";
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    gaia_status st;
+    int init = 0;
+    gaia_brain *b = NULL;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    MPI_Initialized(&init);
+    if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
+    if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
+    if (!path) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
+    else st = gaia__read_file(ctx, fn, path, (uint64_t)ctx->load_limit * 2 + 4096, &buf, &len);
+    if (st == GAIA_OK) st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &comm, &b);
+    gaia__host_free(ctx, buf);
+    *out = b;
+    st = gaia__mpi_loaded(ctx, fn, st, comm, out);
+    if (st != GAIA_OK) *out = NULL;
+    return st;
+}
+
+GAIA_API gaia_status gaia_brain_shard(const gaia_brain *b, const char *area, uint32_t *lo, uint32_t *count) {
+    int a;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    a = gaia__asm_find_area(b, area);
+    if (a < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_shard", "unknown area '%s'", area ? area : "(null)");
+    if (!lo || !count) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_shard", "lo or count is NULL");
+    *lo = b->areas[a].sh_lo;
+    *count = b->areas[a].sh_n;
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes, uint64_t *merges, double *seconds) {
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!bytes) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_mpi_traffic", "bytes is NULL");
+    *bytes = b->mpi ? b->mpi->bytes : 0;
+    if (merges) *merges = b->mpi ? b->mpi->merges : 0;
+    if (seconds) *seconds = b->mpi ? b->mpi->seconds : 0.0;
+    return GAIA_OK;
+}
+
+/* add_stimulus / add_area: the local call, then agreement on the
+   parameters; a unit that any rank lacks is taken back everywhere. */
+static gaia_status gaia__mpi_add_stimulus(gaia_brain *b, const char *name, uint32_t size) {
+    static const char *const labels[2] = {"name (hash)", "size"};
+    int64_t vals[2];
+    int before = b->nstims;
+    gaia_status st;
+    b->mpi->inner = 1;
+    st = gaia_brain_add_stimulus(b, name, size);
+    b->mpi->inner = 0;
+    vals[0] = (int64_t)gaia__mpi_fnv(0xCBF29CE484222325ull, name ? name : "", name ? strlen(name) : 0);
+    vals[1] = (int64_t)size;
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, "gaia_brain_add_stimulus", st, vals, labels, 2, "the stimulus");
+    if (st != GAIA_OK && b->nstims > before) {
+        gaia__asm_bin_free(b, &b->stims[--b->nstims].bin);
+    }
+    return st;
+}
+
+static gaia_status gaia__mpi_add_area(gaia_brain *b, const char *name, uint32_t n, uint32_t k, float beta,
+                                      gaia_area_mode mode) {
+    static const char *const labels[5] = {"name (hash)", "n", "k", "beta (bits)", "mode"};
+    int64_t vals[5];
+    uint32_t bb;
+    int before = b->nareas;
+    gaia_status st;
+    b->mpi->inner = 1;
+    st = gaia_brain_add_area(b, name, n, k, beta, mode);
+    b->mpi->inner = 0;
+    if (st == GAIA_OK && !gaia__mpi_ids_room(b, k))
+        st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_add_area", "out of memory");
+    memcpy(&bb, &beta, 4);
+    vals[0] = (int64_t)gaia__mpi_fnv(0xCBF29CE484222325ull, name ? name : "", name ? strlen(name) : 0);
+    vals[1] = n;
+    vals[2] = k;
+    vals[3] = bb;
+    vals[4] = (int64_t)mode;
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, "gaia_brain_add_area", st, vals, labels, 5, "the area");
+    if (st != GAIA_OK && b->nareas > before) gaia__asm_area_free(b, &b->areas[--b->nareas]);
+    return st;
+}
+
+/* Before a step: the same checked fires on every rank, or nobody steps. */
+static gaia_status gaia__mpi_agree_pairs(gaia_brain *b, const char *fn, gaia_status st, const int *pairs, size_t count) {
+    static const char *const labels[2] = {"fire count", "fires (hash)"};
+    int64_t vals[2];
+    double t0 = MPI_Wtime();
+    vals[0] = (int64_t)count;
+    vals[1] = (int64_t)gaia__mpi_fnv(0xCBF29CE484222325ull, pairs, count * 2 * sizeof(int));
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 2, "the step");
+    b->mpi->seconds += MPI_Wtime() - t0;
+    b->mpi->bytes += (uint64_t)b->mpi->size * 24;
+    return st;
+}
+
+static void gaia__mpi_prepare_begin(gaia_brain *b, const int *pairs, size_t count) {
+    size_t i;
+    struct gaia__mpi_brain *m = b->mpi;
+    m->merges_expected = m->merges_done = m->announced = 0;
+    for (i = 0; i < count; i++) { /* sorted by target: one merge per explicit, unfixed target */
+        const gaia__asm_area *a = &b->areas[pairs[2 * i + 1]];
+        if (i && pairs[2 * i + 1] == pairs[2 * i - 1]) continue;
+        if (a->mode == GAIA_AREA_EXPLICIT && !a->fixed) m->merges_expected++;
+    }
+}
+
+/* Candidates travel as (input, global neuron) pairs of int64. The order of
+   the merge: larger input first, then the lower neuron, as the CPU top-k. */
+static int gaia__mpi_cmp_cand(const void *x, const void *y) {
+    const int64_t *a = (const int64_t *)x, *c = (const int64_t *)y;
+    if (a[0] != c[0]) return a[0] > c[0] ? -1 : 1;
+    return a[1] < c[1] ? -1 : a[1] > c[1];
+}
+
+/* One merge: the worst status of all ranks (allreduce), then, when none
+   failed, every rank's candidates (allgatherv: rank r sends the best
+   min(k, its block) of its block, a count every rank can work out). */
+static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia_status st) {
+    struct gaia__mpi_brain *m = b->mpi;
+    int P = m->size, r, rank = m->rank;
+    uint32_t cnt = 0, t, k = a->k;
+    int64_t *mine = NULL, *all = NULL, w, g = 0;
+    int *rc = NULL, *rd;
+    double t0;
+    size_t total = 0;
+    /* everything this merge needs, before the first collective */
+    mine = (int64_t *)gaia__asm_halloc(b, ((size_t)k + 1) * 2 * sizeof(int64_t));
+    all = (int64_t *)gaia__asm_halloc(b, ((size_t)P * k + 1) * 2 * sizeof(int64_t));
+    rc = (int *)gaia__asm_halloc(b, (size_t)P * 2 * sizeof(int));
+    if (st == GAIA_OK && (!mine || !all || !rc)) st = GAIA_ERR_OUT_OF_MEMORY;
+    if (st == GAIA_OK) {
+        /* the inputs of this block's best: host memory on the CPU; from a
+           GPU, the block's inputs come down in one copy (8 bytes a neuron) */
+        const int64_t *in = (const int64_t *)a->d_input;
+        int64_t *host = NULL;
+        cnt = a->sh_n < k ? a->sh_n : k;
+        if (b->dev != GAIA_DEVICE_CPU && cnt) {
+            host = (int64_t *)gaia__asm_halloc(b, (size_t)a->sh_n * 8);
+            st = host ? b->be->download(b->ctx, host, a->d_input, (size_t)a->sh_n * 8) : GAIA_ERR_OUT_OF_MEMORY;
+            in = host;
+        }
+        for (t = 0; t < cnt && st == GAIA_OK; t++) {
+            mine[2 * t] = in[a->neww[t]];
+            mine[2 * t + 1] = (int64_t)a->neww[t] + a->sh_lo;
+        }
+        gaia__asm_hfree(b, host);
+        if (st != GAIA_OK) cnt = 0;
+    }
+    w = (int64_t)st;
+    t0 = MPI_Wtime();
+    MPI_Allreduce(&w, &g, 1, MPI_INT64_T, MPI_MAX, m->comm);
+    m->merges_done++;
+    m->merges++;
+    m->bytes += 16;
+    if ((gaia_status)g == GAIA_OK) {
+        rd = rc + P;
+        for (r = 0; r < P; r++) {
+            uint32_t lo, n;
+            m->rank = r; /* the block rank r owns */
+            gaia__mpi_block(b, a->n, &lo, &n);
+            m->rank = rank;
+            rc[r] = (int)((n < k ? n : k) * 2);
+            rd[r] = (int)(total * 2);
+            total += (size_t)(n < k ? n : k);
+        }
+        MPI_Allgatherv(mine, (int)cnt * 2, MPI_INT64_T, all, rc, rd, MPI_INT64_T, m->comm);
+        m->seconds += MPI_Wtime() - t0;
+        m->bytes += (uint64_t)cnt * 16 * (uint64_t)(P - 1) + (uint64_t)(total - cnt) * 16;
+        qsort(all, total, 2 * sizeof(int64_t), gaia__mpi_cmp_cand);
+        a->nneww = (uint32_t)(total < k ? total : k);
+        for (t = 0; t < a->nneww; t++) a->neww[t] = (uint32_t)all[2 * t + 1];
+        qsort(a->neww, a->nneww, sizeof(uint32_t), gaia__asm_cmp_u32);
+    } else {
+        m->seconds += MPI_Wtime() - t0;
+        m->announced = 1;
+        if (st == GAIA_OK)
+            gaia__fail(b->ctx, (gaia_status)g, "gaia_brain_project",
+                       "another rank failed in the step (%s); nothing changed", gaia_status_str((gaia_status)g));
+        else if (st == GAIA_ERR_OUT_OF_MEMORY && !mine)
+            gaia__fail(b->ctx, st, "gaia_brain_project", "no memory for the top-k merge");
+    }
+    gaia__asm_hfree(b, mine);
+    gaia__asm_hfree(b, all);
+    gaia__asm_hfree(b, rc);
+    return (gaia_status)g;
+}
+
+static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st) {
+    struct gaia__mpi_brain *m = b->mpi;
+    /* a rank that failed before its next merge tells the others there */
+    if (st != GAIA_OK && !m->announced && m->merges_done < m->merges_expected) {
+        int area;
+        for (area = 0; area < b->nareas; area++) /* any area: it only carries the status */
+            if (b->areas[area].mode == GAIA_AREA_EXPLICIT) break;
+        if (area < b->nareas) gaia__mpi_select_merge(b, &b->areas[area], st);
+    }
+    {
+        double t0 = MPI_Wtime();
+        st = gaia__mpi_agree(b->ctx, m->comm, "gaia_brain_project", st, NULL, NULL, 0, "");
+        m->seconds += MPI_Wtime() - t0;
+        m->bytes += (uint64_t)m->size * 8;
+    }
+    return st;
+}
+
+/* Commit of an explicit area's winners (all ranks know them): this rank's
+   support bits, and the support summed over ranks. */
+static gaia_status gaia__mpi_commit_winners(gaia_brain *b, gaia__asm_area *a) {
+    uint32_t t, nl = 0;
+    uint64_t fresh = 0, total = 0;
+    const uint32_t *loc = gaia__mpi_local_ids(b, a, a->win, a->nwin, &nl);
+    gaia_status st = GAIA_OK;
+    for (t = 0; t < nl; t++) {
+        uint32_t j = loc[t];
+        if (!((a->sup_bits[j >> 5] >> (j & 31)) & 1u)) {
+            a->sup_bits[j >> 5] |= 1u << (j & 31);
+            fresh++;
+        }
+    }
+    {
+        double t0 = MPI_Wtime();
+        MPI_Allreduce(&fresh, &total, 1, MPI_UINT64_T, MPI_SUM, b->mpi->comm);
+        b->mpi->seconds += MPI_Wtime() - t0;
+    }
+    b->mpi->bytes += 16;
+    a->support += total;
+    if (a->nwin) st = b->be->upload(b->ctx, a->d_win, a->win, (size_t)a->nwin * 4);
+    /* d_neww is free once the step's new-winner bits are cleared */
+    if (st == GAIA_OK && nl) st = b->be->upload(b->ctx, a->d_neww, loc, (size_t)nl * 4);
+    if (st == GAIA_OK && nl) st = b->be->assembly->bits_set(b->ctx, (uint32_t *)a->d_sup, (const uint32_t *)a->d_neww, nl, 1);
+    return st;
+}
+
+/* save_image of a sharded brain: the support bits of an area, gathered from
+   the ranks' blocks (disjoint whole words), in the single-process layout. */
+static void gaia__mpi_put_bits(gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_area *a) {
+    struct gaia__mpi_brain *m = b->mpi;
+    size_t words = ((size_t)a->n + 31) / 32, t;
+    uint32_t *all = (uint32_t *)gaia__asm_halloc(b, (words + 1) * 4);
+    int *rc = (int *)gaia__asm_halloc(b, (size_t)m->size * 2 * sizeof(int));
+    int r, ok = all && rc, allok = 0;
+    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
+    if (allok) {
+        int mine = (int)(((size_t)a->sh_n + 31) / 32);
+        MPI_Allgather(&mine, 1, MPI_INT, rc, 1, MPI_INT, m->comm);
+        for (r = 0, t = 0; r < m->size; r++) {
+            rc[m->size + r] = (int)t;
+            t += (size_t)rc[r];
+        }
+        MPI_Allgatherv(a->sup_bits, mine, MPI_UINT32_T, all, rc, rc + m->size, MPI_UINT32_T, m->comm);
+        m->bytes += (uint64_t)words * 4;
+        for (t = 0; t < words; t++) gaia__asm_put_u32(w, all[t]);
+    } else w->oom = 1;
+    gaia__asm_hfree(b, all);
+    gaia__asm_hfree(b, rc);
+}
+
+/* save_image of a sharded brain: a fibre's learned weights from every rank,
+   keys made global again and sorted, as a single process writes them. */
+static gaia_status gaia__mpi_put_map(gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f) {
+    struct gaia__mpi_brain *m = b->mpi;
+    const gaia__asm_area *t = &b->areas[f->tgt];
+    uint64_t *keys = NULL, s, cnt = 0, total = 0, mine64;
+    float *vals = NULL;
+    unsigned char *kv = NULL, *all = NULL;
+    int *rc = NULL, r, ok, allok = 0;
+    gaia_status st = GAIA_OK;
+    int64_t *counts = (int64_t *)gaia__asm_halloc(b, (size_t)m->size * sizeof(int64_t));
+    if (f->d_keys) st = gaia__asm_map_download(b, (gaia__asm_fibre *)f, &keys, &vals);
+    if (st == GAIA_OK && f->count) {
+        kv = (unsigned char *)gaia__asm_halloc(b, (size_t)f->count * 12);
+        if (!kv) st = GAIA_ERR_OUT_OF_MEMORY;
+        for (s = 0; kv && s < f->cap; s++)
+            if (keys[s] != GAIA_ASSEMBLY_EMPTY && cnt < f->count) {
+                uint64_t jl = keys[s] % t->sh_n, i = keys[s] / t->sh_n;
+                uint64_t key = f->src < 0 ? (uint64_t)t->sh_lo + jl : i * t->n + t->sh_lo + jl;
+                memcpy(kv + cnt * 12, &key, 8);
+                memcpy(kv + cnt * 12 + 8, &vals[s], 4);
+                cnt++;
+            }
+    }
+    gaia__asm_hfree(b, keys);
+    gaia__asm_hfree(b, vals);
+    mine64 = (int64_t)cnt;
+    if (!counts) st = GAIA_ERR_OUT_OF_MEMORY;
+    ok = st == GAIA_OK;
+    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
+    if (allok) {
+        MPI_Allgather(&mine64, 1, MPI_INT64_T, counts, 1, MPI_INT64_T, m->comm);
+        for (r = 0; r < m->size; r++) total += (uint64_t)counts[r];
+        all = (unsigned char *)gaia__asm_halloc(b, (size_t)total * 12 + 1);
+        rc = (int *)gaia__asm_halloc(b, (size_t)m->size * 2 * sizeof(int));
+        ok = all && rc && total * 12 < 2147483647u;
+        MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
+    }
+    if (allok) {
+        uint64_t off = 0;
+        for (r = 0; r < m->size; r++) {
+            rc[r] = (int)(counts[r] * 12);
+            rc[m->size + r] = (int)off;
+            off += (uint64_t)counts[r] * 12;
+        }
+        MPI_Allgatherv(kv, (int)(cnt * 12), MPI_BYTE, all, rc, rc + m->size, MPI_BYTE, m->comm);
+        m->bytes += total * 12;
+        qsort(all, (size_t)total, 12, gaia__asm_cmp_kv);
+        gaia__asm_put_u64(w, total);
+        for (s = 0; s < total; s++) {
+            uint64_t k;
+            float v;
+            memcpy(&k, all + s * 12, 8);
+            memcpy(&v, all + s * 12 + 8, 4);
+            gaia__asm_put_u64(w, k);
+            gaia__asm_put_f32(w, v);
+        }
+    } else if (st == GAIA_OK) st = GAIA_ERR_OUT_OF_MEMORY; /* here or on another rank */
+    gaia__asm_hfree(b, kv);
+    gaia__asm_hfree(b, all);
+    gaia__asm_hfree(b, rc);
+    gaia__asm_hfree(b, counts);
+    return st;
+}
+#endif /* GAIA_USE_MPI */
+#ifdef GAIA_USE_MPI
+/* ---------------------------------------------------------------------
+   hrr module: MPI (codebooks and batches split over ranks). Built on the
+   public hrr calls: each rank does its part with the single-process code,
+   then one collective puts the parts together.
+   --------------------------------------------------------------------- */
+#include <limits.h>
+/* MPI_FLOAT_INT's layout: a similarity and a row */
+typedef struct gaia__mpi_float_int {
+    float v;
+    int i;
+} gaia__mpi_float_int;
+
+GAIA_API gaia_status gaia_hrr_cleanup_mpi(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
+                                          size_t offset, MPI_Comm comm, float threshold, long *index,
+                                          float *similarity) {
+    static const char *fn = "gaia_hrr_cleanup_mpi";
+    static const char *const labels[3] = {"queries", "dimension", "threshold (bits)"};
+    size_t B = 0, D = 0, M = 0, i;
+    long *li = NULL;
+    float *ls = NULL;
+    gaia__mpi_float_int *mine = NULL, *best = NULL;
+    int64_t vals[3];
+    uint32_t tb;
+    gaia_status st = GAIA_OK;
+    int init = 0;
+    GAIA__NEED_CTX(ctx);
+    MPI_Initialized(&init);
+    if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
+    if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
+    if (!queries || !codebook) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "queries or codebook is NULL");
+    else if (!index) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index is NULL");
+    else if (threshold != threshold) st = gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "threshold is NaN");
+    if (st == GAIA_OK) {
+        B = queries->ndim == 1 ? 1 : queries->ndim == 2 ? queries->shape[0] : 0;
+        D = queries->ndim >= 1 ? queries->shape[queries->ndim - 1] : 0;
+        M = codebook->ndim == 1 ? 1 : codebook->ndim == 2 ? codebook->shape[0] : 0;
+        if (offset > (size_t)INT_MAX || M > (size_t)INT_MAX - offset)
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "rows %zu..%zu of the codebook: at most INT_MAX rows", offset,
+                            offset + M);
+    }
+    if (st == GAIA_OK && B) {
+        li = (long *)gaia__host_alloc(ctx, B * sizeof(long));
+        ls = (float *)gaia__host_alloc(ctx, B * sizeof(float));
+        mine = (gaia__mpi_float_int *)gaia__host_alloc(ctx, B * sizeof *mine);
+        best = (gaia__mpi_float_int *)gaia__host_alloc(ctx, B * sizeof *best);
+        if (!li || !ls || !mine || !best) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "no memory for %zu queries", B);
+    }
+    /* the local best of every query (any similarity: the threshold is global) */
+    if (st == GAIA_OK && B) st = gaia_hrr_cleanup(ctx, queries, codebook, -2.0f, li, ls);
+    memcpy(&tb, &threshold, 4);
+    vals[0] = (int64_t)B;
+    vals[1] = (int64_t)D;
+    vals[2] = (int64_t)tb;
+    st = gaia__mpi_agree(ctx, comm, fn, st, vals, labels, 3, "the cleanup");
+    if (st == GAIA_OK && B) {
+        for (i = 0; i < B; i++) {
+            /* a NaN best loses to every number; MAXLOC takes the lower row on ties */
+            mine[i].v = ls[i] == ls[i] ? ls[i] : -FLT_MAX;
+            mine[i].i = li[i] >= 0 ? (int)(offset + (size_t)li[i]) : INT_MAX;
+        }
+        MPI_Allreduce(mine, best, (int)B, MPI_FLOAT_INT, MPI_MAXLOC, comm);
+        for (i = 0; i < B; i++) {
+            int ok = best[i].i != INT_MAX && best[i].v >= threshold && best[i].v != -FLT_MAX;
+            index[i] = ok ? (long)best[i].i : GAIA_HRR_NO_MATCH;
+            if (similarity) similarity[i] = best[i].v == -FLT_MAX ? NAN : best[i].v;
+        }
+    }
+    gaia__host_free(ctx, li);
+    gaia__host_free(ctx, ls);
+    gaia__host_free(ctx, mine);
+    gaia__host_free(ctx, best);
+    return st;
+}
+
+/* Rows [lo, hi) of B for this rank of size: as even as integers allow. */
+static void gaia__mpi_rows(size_t B, int rank, int size, size_t *lo, size_t *hi) {
+    *lo = (size_t)((uint64_t)B * (uint64_t)rank / (uint64_t)size);
+    *hi = (size_t)((uint64_t)B * ((uint64_t)rank + 1) / (uint64_t)size);
+}
+
+/* bind_host / unbind_host over the ranks: each its rows, then allgatherv. */
+static gaia_status gaia__mpi_bind_rows(gaia_ctx *ctx, const char *fn, int unbind, const float *a, const float *b,
+                                       int b_rows, float *out, size_t B, size_t D, MPI_Comm comm) {
+    static const char *const labels[3] = {"rows", "dimension", "rows of b"};
+    int size = 1, rank = 0, r, init = 0;
+    int *cnt = NULL, *dsp = NULL;
+    size_t lo, hi;
+    int64_t vals[3];
+    gaia_status st = GAIA_OK;
+    GAIA__NEED_CTX(ctx);
+    MPI_Initialized(&init);
+    if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
+    if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    if (!a || !b || !out) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "NULL array");
+    else if (B == 0 || D == 0) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B = %zu, D = %zu (want >= 1)", B, D);
+    else if (B * D > (size_t)INT_MAX) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B x D = %zu x %zu above INT_MAX", B, D);
+    if (st == GAIA_OK) {
+        cnt = (int *)gaia__host_alloc(ctx, 2 * (size_t)size * sizeof(int));
+        if (!cnt) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    }
+    gaia__mpi_rows(B, rank, size, &lo, &hi);
+    if (st == GAIA_OK && hi > lo) {
+        const float *bb = b_rows == 1 ? b : b + lo * D;
+        /* one row of b is bound to each row of a: bind_host wants B rows each */
+        if (b_rows == 1 && hi - lo > 1) {
+            float *rep = (float *)gaia__host_alloc(ctx, (hi - lo) * D * sizeof(float));
+            size_t q;
+            if (!rep) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+            for (q = 0; rep && q < hi - lo; q++) memcpy(rep + q * D, b, D * sizeof(float));
+            if (rep)
+                st = unbind ? gaia_hrr_unbind_host(ctx, a + lo * D, rep, out + lo * D, hi - lo, D)
+                            : gaia_hrr_bind_host(ctx, a + lo * D, rep, out + lo * D, hi - lo, D);
+            gaia__host_free(ctx, rep);
+        } else
+            st = unbind ? gaia_hrr_unbind_host(ctx, a + lo * D, bb, out + lo * D, hi - lo, D)
+                        : gaia_hrr_bind_host(ctx, a + lo * D, bb, out + lo * D, hi - lo, D);
+    }
+    vals[0] = (int64_t)B;
+    vals[1] = (int64_t)D;
+    vals[2] = b_rows == 1 ? 1 : (int64_t)B;
+    st = gaia__mpi_agree(ctx, comm, fn, st, vals, labels, 3, "the batch");
+    if (st == GAIA_OK) {
+        dsp = cnt + size;
+        for (r = 0; r < size; r++) {
+            size_t l, h;
+            gaia__mpi_rows(B, r, size, &l, &h);
+            cnt[r] = (int)((h - l) * D);
+            dsp[r] = (int)(l * D);
+        }
+        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, out, cnt, dsp, MPI_FLOAT, comm);
+    }
+    gaia__host_free(ctx, cnt);
+    return st;
+}
+
+GAIA_API gaia_status gaia_hrr_bind_host_mpi(gaia_ctx *ctx, const float *a, const float *b, int b_rows, float *out,
+                                            size_t B, size_t D, MPI_Comm comm) {
+    return gaia__mpi_bind_rows(ctx, "gaia_hrr_bind_host_mpi", 0, a, b, b_rows, out, B, D, comm);
+}
+GAIA_API gaia_status gaia_hrr_unbind_host_mpi(gaia_ctx *ctx, const float *trace, const float *role, int role_rows,
+                                              float *out, size_t B, size_t D, MPI_Comm comm) {
+    return gaia__mpi_bind_rows(ctx, "gaia_hrr_unbind_host_mpi", 1, trace, role, role_rows, out, B, D, comm);
+}
+#endif /* GAIA_USE_MPI */
 /* hrr module: implementation (fragment of gaia.h's implementation section).
    Written once against the tensor internals and the backend's hrr table:
    nothing here branches on the device. */

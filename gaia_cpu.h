@@ -3762,7 +3762,7 @@ static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng 
 #define GAIA__ASM_FOR_EDGES(a, i, g, lo, hi, j, BODY)                                       \
     do {                                                                                    \
         gaia__asm_rng r_;                                                                   \
-        gaia__asm_rng_init(&r_, (a)->fkey, (i), (g));                                       \
+        gaia__asm_rng_init(&r_, (a)->fkey, (i), (g) + ((a)->tgt_base >> GAIA_ASSEMBLY_SEG_BITS)); \
         if ((a)->geo_r32 == 0) {                                                            \
             const uint32_t *geo_ = (a)->geo, *gd_ = (a)->geo_guide;                         \
             uint64_t s_ = r_.s;                                                             \
@@ -3827,7 +3827,7 @@ GAIA_API uint32_t gaia_cpu_assembly_stim_degree(const gaia_assembly_fibre_args *
     uint64_t u;
     uint32_t x;
     if (!a || !a->bin_guide || !a->bin_cdf) return 0; /* no stimulus fibre */
-    u = gaia__asm_mix64(a->fkey + ((uint64_t)j + 1) * GAIA__ASM_GAMMA);
+    u = gaia__asm_mix64(a->fkey + ((uint64_t)a->tgt_base + j + 1) * GAIA__ASM_GAMMA);
     x = a->bin_guide[u >> 52];
     while (x + 1 < a->bin_len && u >= a->bin_cdf[x]) x++;
     return a->bin_lo + x;

@@ -1213,16 +1213,16 @@ int gaia_cuda_assembly_accumulate(unsigned long long fkey, uint32_t n_tgt, const
                                   const float *map_vals, unsigned long long map_mask, const uint32_t *support,
                                   int is_stimulus, const unsigned long long *bin_cdf, const uint32_t *bin_guide,
                                   uint32_t bin_lo, uint32_t bin_len, const uint32_t *src, uint32_t K,
-                                  unsigned long long *input, void *stream);
+                                  unsigned long long *input, uint32_t tgt_base, void *stream);
 int gaia_cuda_assembly_hebb_collect(unsigned long long fkey, uint32_t n_tgt, const uint32_t *geo, const uint32_t *guide,
                                     uint32_t geo_len, uint32_t geo_r32, int is_stimulus,
                                     const unsigned long long *bin_cdf, const uint32_t *bin_guide, uint32_t bin_lo,
                                     uint32_t bin_len, const uint32_t *src, uint32_t K, const uint32_t *bits,
                                     unsigned long long *keys, unsigned long long cap, unsigned long long *count_dev,
-                                    void *stream);
+                                    uint32_t tgt_base, void *stream);
 int gaia_cuda_assembly_edges(unsigned long long fkey, uint32_t n_tgt, const uint32_t *geo, const uint32_t *guide,
                              uint32_t geo_len, uint32_t geo_r32, uint32_t i, uint32_t *out, unsigned long long cap,
-                             unsigned long long *count_dev, void *stream);
+                             unsigned long long *count_dev, uint32_t tgt_base, void *stream);
 int gaia_cuda_assembly_topk_max(const unsigned long long *x, uint32_t n, unsigned long long *mx_dev, void *stream);
 int gaia_cuda_assembly_topk_hist(const unsigned long long *x, uint32_t n, int shift, uint32_t *hist_dev, void *stream);
 int gaia_cuda_assembly_topk_compact(const unsigned long long *x, uint32_t n, int shift, unsigned long long d,
@@ -1262,7 +1262,7 @@ static gaia_status gaia__asm_cuda_accumulate(gaia_ctx *ctx, const gaia_assembly_
                                       (const unsigned long long *)a->map_keys, a->map_vals, a->map_mask,
                                       a->tgt_support, a->is_stimulus, (const unsigned long long *)a->bin_cdf,
                                       a->bin_guide, a->bin_lo, a->bin_len, src, K, (unsigned long long *)input,
-                                      GAIA__ASM_CUDA_STREAM(ctx)),
+                                      a->tgt_base, GAIA__ASM_CUDA_STREAM(ctx)),
         "assembly accumulate");
 }
 
@@ -1359,7 +1359,7 @@ static gaia_status gaia__asm_cuda_hebb_collect(gaia_ctx *ctx, const gaia_assembl
         gaia_cuda_assembly_hebb_collect(a->fkey, a->n_tgt, a->geo, a->geo_guide, a->geo_len, a->geo_r32,
                                         a->is_stimulus, (const unsigned long long *)a->bin_cdf, a->bin_guide,
                                         a->bin_lo, a->bin_len, src, K, tgt_bits, (unsigned long long *)keys, cap,
-                                        (unsigned long long *)cnt_d, GAIA__ASM_CUDA_STREAM(ctx)),
+                                        (unsigned long long *)cnt_d, a->tgt_base, GAIA__ASM_CUDA_STREAM(ctx)),
         "assembly learning");
     if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, &c, cnt_d, 8);
     gaia__asm_cuda_unword(ctx, cnt_d);
@@ -1416,7 +1416,7 @@ static gaia_status gaia__asm_cuda_edges(gaia_ctx *ctx, const gaia_assembly_fibre
     st = gaia__asm_cuda_check(ctx,
                               gaia_cuda_assembly_edges(a->fkey, a->n_tgt, a->geo, a->geo_guide, a->geo_len,
                                                        a->geo_r32, i, out, cap, (unsigned long long *)cnt_d,
-                                                       GAIA__ASM_CUDA_STREAM(ctx)),
+                                                       a->tgt_base, GAIA__ASM_CUDA_STREAM(ctx)),
                               "assembly edges");
     if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, &c, cnt_d, 8);
     gaia__asm_cuda_unword(ctx, cnt_d);

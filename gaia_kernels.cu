@@ -1646,6 +1646,7 @@ struct gaia__asmk_fibre {
     const unsigned long long *bin_cdf;
     const uint32_t *bin_guide;
     uint32_t bin_lo, bin_len;
+    uint32_t tgt_base; // global index of local target 0 (a brain sharded over MPI ranks; else 0)
 };
 
 __device__ __forceinline__ unsigned long long gaia__asmk_mix64(unsigned long long z) {
@@ -1708,7 +1709,7 @@ __device__ __forceinline__ int gaia__asmk_bit(const uint32_t *bits, unsigned lon
 }
 
 __device__ __forceinline__ uint32_t gaia__asmk_stim_degree(const gaia__asmk_fibre &a, uint32_t j) {
-    unsigned long long u = gaia__asmk_mix64(a.fkey + ((unsigned long long)j + 1) * GAIA__ASMK_GAMMA);
+    unsigned long long u = gaia__asmk_mix64(a.fkey + ((unsigned long long)a.tgt_base + j + 1) * GAIA__ASMK_GAMMA);
     uint32_t x = a.bin_guide[u >> 52];
     while (x + 1 < a.bin_len && u >= a.bin_cdf[x]) x++;
     return a.bin_lo + x;
@@ -1719,7 +1720,7 @@ static gaia__asmk_fibre gaia__asmk_make(unsigned long long fkey, uint32_t n_tgt,
                                         const unsigned long long *map_keys, const float *map_vals,
                                         unsigned long long map_mask, const uint32_t *support,
                                         const unsigned long long *bin_cdf, const uint32_t *bin_guide,
-                                        uint32_t bin_lo, uint32_t bin_len) {
+                                        uint32_t bin_lo, uint32_t bin_len, uint32_t tgt_base) {
     gaia__asmk_fibre a;
     a.fkey = fkey;
     a.n_tgt = n_tgt;
@@ -1735,6 +1736,7 @@ static gaia__asmk_fibre gaia__asmk_make(unsigned long long fkey, uint32_t n_tgt,
     a.bin_guide = bin_guide;
     a.bin_lo = bin_lo;
     a.bin_len = bin_len;
+    a.tgt_base = tgt_base;
     return a;
 }
 
@@ -1757,7 +1759,7 @@ __global__ void gaia__asmk_accumulate(gaia__asmk_fibre a, const uint32_t *src, u
         unsigned long long base = (unsigned long long)i * a.n_tgt;
         gaia__asmk_rng r;
         if (hi > a.n_tgt) hi = a.n_tgt;
-        gaia__asmk_rng_init(&r, a.fkey, i, g);
+        gaia__asmk_rng_init(&r, a.fkey, i, (uint32_t)(g) + (a.tgt_base >> GAIA__ASMK_SEG_BITS));
         for (j = lo + gaia__asmk_skip(a, &r, hi - lo); j < hi; j += 1 + gaia__asmk_skip(a, &r, hi - j - 1)) {
             long long w = (long long)GAIA__ASMK_FIX;
             if (gaia__asmk_bit(a.support, j)) w = gaia__asmk_fix(gaia__asmk_lookup(a, base + j));
@@ -1785,10 +1787,10 @@ extern "C" int gaia_cuda_assembly_accumulate(unsigned long long fkey, uint32_t n
                                              unsigned long long map_mask, const uint32_t *support, int is_stimulus,
                                              const unsigned long long *bin_cdf, const uint32_t *bin_guide,
                                              uint32_t bin_lo, uint32_t bin_len, const uint32_t *src, uint32_t K,
-                                             unsigned long long *input, void *stream) {
+                                             unsigned long long *input, uint32_t tgt_base, void *stream) {
     cudaStream_t st = (cudaStream_t)stream;
     gaia__asmk_fibre a = gaia__asmk_make(fkey, n_tgt, geo, guide, geo_len, geo_r32, map_keys, map_vals, map_mask,
-                                         support, bin_cdf, bin_guide, bin_lo, bin_len);
+                                         support, bin_cdf, bin_guide, bin_lo, bin_len, tgt_base);
     if (is_stimulus) {
         gaia__asmk_stimulus<<<gaia__asmk_blocks(n_tgt, 256), 256, 0, st>>>(a, input);
     } else {
@@ -1810,7 +1812,7 @@ __global__ void gaia__asmk_hebb(gaia__asmk_fibre a, const uint32_t *src, uint32_
         unsigned long long base = (unsigned long long)i * a.n_tgt;
         gaia__asmk_rng r;
         if (hi > a.n_tgt) hi = a.n_tgt;
-        gaia__asmk_rng_init(&r, a.fkey, i, g);
+        gaia__asmk_rng_init(&r, a.fkey, i, (uint32_t)(g) + (a.tgt_base >> GAIA__ASMK_SEG_BITS));
         for (j = lo + gaia__asmk_skip(a, &r, hi - lo); j < hi; j += 1 + gaia__asmk_skip(a, &r, hi - j - 1))
             if (gaia__asmk_bit(bits, j)) {
                 unsigned long long at = atomicAdd(count, 1ull);
@@ -1836,10 +1838,10 @@ extern "C" int gaia_cuda_assembly_hebb_collect(unsigned long long fkey, uint32_t
                                                const uint32_t *bin_guide, uint32_t bin_lo, uint32_t bin_len,
                                                const uint32_t *src, uint32_t K, const uint32_t *bits,
                                                unsigned long long *keys, unsigned long long cap,
-                                               unsigned long long *count_dev, void *stream) {
+                                               unsigned long long *count_dev, uint32_t tgt_base, void *stream) {
     cudaStream_t st = (cudaStream_t)stream;
     gaia__asmk_fibre a = gaia__asmk_make(fkey, n_tgt, geo, guide, geo_len, geo_r32, 0, 0, 0, 0, bin_cdf, bin_guide,
-                                         bin_lo, bin_len);
+                                         bin_lo, bin_len, tgt_base);
     cudaError_t e = cudaMemsetAsync(count_dev, 0, sizeof(unsigned long long), st);
     if (e != cudaSuccess) return (int)e;
     if (is_stimulus) {
@@ -1860,7 +1862,7 @@ __global__ void gaia__asmk_edges(gaia__asmk_fibre a, uint32_t i, uint32_t *out, 
         unsigned long long lo = g << GAIA__ASMK_SEG_BITS, hi = lo + GAIA__ASMK_SEG, j;
         gaia__asmk_rng r;
         if (hi > a.n_tgt) hi = a.n_tgt;
-        gaia__asmk_rng_init(&r, a.fkey, i, (uint32_t)g);
+        gaia__asmk_rng_init(&r, a.fkey, i, (uint32_t)((uint32_t)g) + (a.tgt_base >> GAIA__ASMK_SEG_BITS));
         for (j = lo + gaia__asmk_skip(a, &r, hi - lo); j < hi; j += 1 + gaia__asmk_skip(a, &r, hi - j - 1)) {
             if (c < cap) out[c] = (uint32_t)j;
             c++;
@@ -1872,8 +1874,8 @@ __global__ void gaia__asmk_edges(gaia__asmk_fibre a, uint32_t i, uint32_t *out, 
 extern "C" int gaia_cuda_assembly_edges(unsigned long long fkey, uint32_t n_tgt, const uint32_t *geo,
                                         const uint32_t *guide, uint32_t geo_len, uint32_t geo_r32, uint32_t i,
                                         uint32_t *out, unsigned long long cap, unsigned long long *count_dev,
-                                        void *stream) {
-    gaia__asmk_fibre a = gaia__asmk_make(fkey, n_tgt, geo, guide, geo_len, geo_r32, 0, 0, 0, 0, 0, 0, 0, 0);
+                                        uint32_t tgt_base, void *stream) {
+    gaia__asmk_fibre a = gaia__asmk_make(fkey, n_tgt, geo, guide, geo_len, geo_r32, 0, 0, 0, 0, 0, 0, 0, 0, tgt_base);
     gaia__asmk_edges<<<1, 1, 0, (cudaStream_t)stream>>>(a, i, out, cap, count_dev);
     return (int)cudaGetLastError();
 }

@@ -5,7 +5,8 @@
 #
 # A function that returns gaia_status is covered when some test expects an
 # error from it: GT_STATUS(t, GAIA_ERR_..., name(...) (the call may wrap onto
-# the next line), or an EXPECT_ERR(..., name(...) row of tests/test_bad_input.c.
+# the next line), or an EXPECT_ERR(..., name(...) row of tests/test_bad_input.c
+# (tests/mpi/*.c, the MPI build's tests, count too).
 # A function that returns no status (getters, frees, the backend primitives)
 # is covered when a test calls it with a NULL or out-of-range argument: the
 # line with the call also passes NULL. It prints "covered N of M" and, with
@@ -20,7 +21,7 @@ sed -n "1,/^#ifdef GAIA_IMPLEMENTATION/p" gaia_cuda.h >> "$tmp.decl"
 # (functions that take no argument, gaia_version(void), have no bad input)
 grep -oE 'GAIA_API[^(;]*\b(gaia_[a-z0-9_]+)\((void\))?' "$tmp.decl" | grep -v 'void)$' | sort -u > "$tmp.api"
 # Tests as one line per statement-ish chunk: join a call's continuation lines.
-cat tests/*.c tests/*.cpp 2>/dev/null | tr '\n' ' ' | sed 's/;/;\n/g' > "$tmp.tests"
+cat tests/*.c tests/*.cpp tests/mpi/*.c 2>/dev/null | tr '\n' ' ' | sed 's/;/;\n/g' > "$tmp.tests"
 total=0 covered=0
 : > "$tmp.missing"
 while IFS= read -r line; do

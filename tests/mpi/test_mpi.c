@@ -1,0 +1,596 @@
+/* tests/mpi/test_mpi.c - gaia's MPI tests (make MPI=1 test runs this under
+   mpirun -np 1, 2, 3 and 4). Every rank also runs the single-process library
+   on the same seed, and the sharded results must equal it bit for bit:
+   winners after every step, and the whole brain image (support bits,
+   learned weights as float bits, histories) at the end. A failure on any
+   rank fails the run; rank 0 prints the last line "N passed, N failed". */
+#define GAIA_IMPLEMENTATION
+#include "../../gaia.h"
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+static int g_rank, g_size, g_failed_here, g_skipped_here;
+static gaia_ctx *g_ctx; /* the running test's context (new_ctx) */
+static char g_dir[512];
+
+#define CHECK(cond, ...)                                                           \
+    do {                                                                           \
+        if (!(cond)) {                                                             \
+            fprintf(stderr, "rank %d/%d: %s:%d: ", g_rank, g_size, __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                          \
+            fprintf(stderr, "\n");                                                 \
+            g_failed_here = 1;                                                     \
+            return;                                                                \
+        }                                                                          \
+    } while (0)
+#define OK(ctx, call)                                                              \
+    do {                                                                           \
+        gaia_status st_ = (call);                                                  \
+        CHECK(st_ == GAIA_OK, "%s: %s (%s)", #call, gaia_status_str(st_), gaia_last_error(ctx)); \
+    } while (0)
+
+/* The contexts' allocator: refuses every allocation while g_refuse is set
+   (a rank out of memory). */
+static int g_refuse;
+/* >= 0: allocations left before this rank runs out (then all are refused) */
+static long g_countdown = -1;
+static int g_refused;
+static void *test_alloc(size_t bytes, void *user) {
+    (void)user;
+    if (g_countdown == 0) g_refused = 1;
+    if (g_refuse || g_countdown == 0) return NULL;
+    if (g_countdown > 0) g_countdown--;
+    return malloc(bytes ? bytes : 1);
+}
+static void test_free(void *p, void *user) {
+    (void)user;
+    free(p);
+}
+
+/* Fails unless the call returns `want` (t: no test state here; the name
+   matches the runner's macro, so the bad-input report finds these). */
+#define GT_STATUS(t, want, call)                                                   \
+    do {                                                                           \
+        gaia_status st_ = (call);                                                  \
+        CHECK(st_ == (want), "%s returned %s, expected %s (%s)", #call, gaia_status_str(st_), \
+              gaia_status_str(want), gaia_last_error(ctx));                        \
+    } while (0)
+
+static gaia_ctx *new_ctx(void) {
+    gaia_ctx_desc d;
+    gaia_ctx *ctx = NULL;
+    memset(&d, 0, sizeof d);
+    d.allocator.alloc = test_alloc;
+    d.allocator.free = test_free;
+    d.device = GAIA_DEVICE_CPU;
+    d.cpu_threads = 1;
+    d.seed = 7;
+    if (gaia_ctx_create(&d, &ctx) != GAIA_OK) return NULL;
+    g_ctx = ctx;
+    return ctx;
+}
+
+/* Both brains get the same units: areas of several segments (split over the
+   ranks), one smaller than a rank count's worth of segments (some ranks own
+   none of it) and a lazy one. */
+static gaia_status build(gaia_brain *b) {
+    gaia_status st = gaia_brain_add_stimulus(b, "s", 60);
+    if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "t", 60);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "A", 20000, 60, 0.1f, GAIA_AREA_EXPLICIT);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "B", 13000, 60, 0.1f, GAIA_AREA_EXPLICIT);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "C", 5000, 60, 0.05f, GAIA_AREA_EXPLICIT);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "L", 30000, 60, 0.1f, GAIA_AREA_LAZY);
+    return st;
+}
+
+static int same_winners(gaia_brain *x, gaia_brain *y, const char *area) {
+    uint32_t wx[128], wy[128];
+    size_t nx = 0, ny = 0;
+    if (gaia_brain_winners(x, area, wx, 128, &nx) != GAIA_OK) return 0;
+    if (gaia_brain_winners(y, area, wy, 128, &ny) != GAIA_OK) return 0;
+    return nx == ny && memcmp(wx, wy, nx * 4) == 0;
+}
+
+/* The two brains' images are the same bytes (winners, supports, bits and
+   every learned weight). save_image on a sharded brain is collective. */
+static int same_image(gaia_brain *sharded, gaia_brain *single) {
+    gaia_ctx *ctx = g_ctx; /* the test's context, whose allocator made the images */
+    void *a = NULL, *c = NULL;
+    size_t na = 0, nc = 0;
+    int same;
+    if (gaia_brain_save_image(sharded, &a, &na) != GAIA_OK) return 0;
+    if (gaia_brain_save_image(single, &c, &nc) != GAIA_OK) {
+        gaia_brain_free_image(ctx, a);
+        return 0;
+    }
+    same = na == nc && memcmp(a, c, na) == 0;
+    gaia_brain_free_image(ctx, a);
+    gaia_brain_free_image(ctx, c);
+    return same;
+}
+
+/* One step of the same spec on both, winners compared in every area. */
+static void step_both(gaia_ctx *ctx, gaia_brain *m, gaia_brain *r, const char *spec, int *ok) {
+    static const char *areas[4] = {"A", "B", "C", "L"};
+    int a;
+    *ok = 0;
+    OK(ctx, gaia_brain_project_spec(m, spec));
+    OK(ctx, gaia_brain_project_spec(r, spec));
+    for (a = 0; a < 4; a++) CHECK(same_winners(m, r, areas[a]), "winners of %s differ after '%s'", areas[a], spec);
+    *ok = 1;
+}
+
+/* Every operation of the literature, explicit and lazy areas mixed. */
+static void test_bit_identical(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL;
+    size_t sm = 0, sr = 0, rec_m = 0, rec_r = 0;
+    uint32_t lo = 0, cnt = 0;
+    uint64_t bytes = 0, merges = 0;
+    int s, ok = 1;
+    CHECK(ctx != NULL, "no context");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 12345, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 12345, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(ctx, build(r));
+    OK(ctx, gaia_brain_shard(m, "A", &lo, &cnt));
+    CHECK(lo % GAIA_ASSEMBLY_SEG == 0 && cnt <= 20000, "block of A: %u + %u", lo, cnt);
+    /* projection, then reciprocal projection, association, merge, lazy */
+    for (s = 0; s < 8 && ok; s++) step_both(ctx, m, r, s ? "s>A A>A" : "s>A", &ok);
+    for (s = 0; s < 5 && ok; s++) step_both(ctx, m, r, s ? "s>A A>A A>B B>A B>B" : "s>A A>A A>B", &ok);
+    for (s = 0; s < 4 && ok; s++) step_both(ctx, m, r, s ? "t>C C>C" : "t>C", &ok);
+    for (s = 0; s < 4 && ok; s++) step_both(ctx, m, r, "s>A t>C A>B C>B B>B", &ok);
+    for (s = 0; s < 4 && ok; s++) step_both(ctx, m, r, s ? "s>L L>L L>A A>A" : "s>L", &ok);
+    CHECK(ok, "steps differ");
+    OK(ctx, gaia_brain_op_merge(m, "s", "A", "t", "C", "B", 3));
+    OK(ctx, gaia_brain_op_merge(r, "s", "A", "t", "C", "B", 3));
+    OK(ctx, gaia_brain_op_associate(m, "s", "A", "t", "C", "B", 2));
+    OK(ctx, gaia_brain_op_associate(r, "s", "A", "t", "C", "B", 2));
+    OK(ctx, gaia_brain_op_complete(m, "A", 0.5, 3, &rec_m));
+    OK(ctx, gaia_brain_op_complete(r, "A", 0.5, 3, &rec_r));
+    CHECK(rec_m == rec_r, "pattern completion recovered %zu vs %zu", rec_m, rec_r);
+    OK(ctx, gaia_brain_activate(m, "C", 3));
+    OK(ctx, gaia_brain_activate(r, "C", 3));
+    OK(ctx, gaia_brain_project_spec(m, "C>B B>B"));
+    OK(ctx, gaia_brain_project_spec(r, "C>B B>B"));
+    OK(ctx, gaia_brain_support(m, "B", &sm));
+    OK(ctx, gaia_brain_support(r, "B", &sr));
+    CHECK(sm == sr && sm > 60, "support of B: %zu sharded, %zu single", sm, sr);
+    CHECK(same_image(m, r), "the sharded brain's image differs from the single-process one");
+    OK(ctx, gaia_brain_mpi_traffic(m, &bytes, &merges, NULL));
+    CHECK(merges > 0 && (g_size == 1 || bytes > 0), "traffic: %llu bytes in %llu merges", (unsigned long long)bytes,
+          (unsigned long long)merges);
+    /* the read-outs that would need another rank's weights say so */
+    {
+        float w = 0;
+        gaia_status st = gaia_brain_synapse_weight(m, "A", "B", 0, 0, &w);
+        CHECK(st == GAIA_ERR_UNSUPPORTED, "synapse_weight on a sharded brain: %s", gaia_status_str(st));
+    }
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
+/* Parameters that differ across ranks: every rank gets the same status,
+   nobody hangs, and nothing is added. */
+static void test_mismatch(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL;
+    gaia_status st;
+    uint32_t lo, cnt;
+    CHECK(ctx != NULL, "no context");
+    st = gaia_brain_create_mpi(ctx, 0.05, g_rank == g_size - 1 ? 99 : 98, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m);
+    if (g_size > 1) {
+        CHECK(st == GAIA_ERR_INVALID_ARG && m == NULL, "different seeds: %s", gaia_status_str(st));
+        CHECK(strstr(gaia_last_error(ctx), "seed") != NULL, "message: %s", gaia_last_error(ctx));
+    } else CHECK(st == GAIA_OK, "one rank: %s", gaia_status_str(st));
+    gaia_brain_destroy(m);
+    m = NULL;
+    /* a bad p on one rank only: that rank's INVALID_ARG everywhere */
+    st = gaia_brain_create_mpi(ctx, g_rank == 0 ? -1.0 : 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m);
+    CHECK(st == GAIA_ERR_INVALID_ARG && m == NULL, "bad p on rank 0: %s", gaia_status_str(st));
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    st = gaia_brain_add_area(m, "A", g_rank == g_size - 1 ? 20001 : 20000, 50, 0.1f, GAIA_AREA_EXPLICIT);
+    if (g_size > 1) {
+        CHECK(st == GAIA_ERR_INVALID_ARG, "different n: %s", gaia_status_str(st));
+        CHECK(gaia_brain_shard(m, "A", &lo, &cnt) == GAIA_ERR_INVALID_ARG, "the area was kept on some rank");
+    } else CHECK(st == GAIA_OK, "one rank: %s", gaia_status_str(st));
+    gaia_clear_error(ctx);
+    st = gaia_brain_add_stimulus(m, "s", g_rank == 0 ? 50 : (uint32_t)(50 + (g_size > 1)));
+    CHECK(st == (g_size > 1 ? GAIA_ERR_INVALID_ARG : GAIA_OK), "different stimulus sizes: %s", gaia_status_str(st));
+    if (g_size == 1) {
+        gaia_brain_destroy(m);
+        OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    }
+    OK(ctx, gaia_brain_add_area(m, "A", 20000, 50, 0.1f, GAIA_AREA_EXPLICIT));
+    OK(ctx, gaia_brain_add_stimulus(m, "s", 50));
+    /* different fires on one rank: refused everywhere, no step */
+    st = gaia_brain_project_spec(m, g_rank == 0 && g_size > 1 ? "s>A" : "s>A A>A");
+    if (g_size > 1) {
+        CHECK(st == GAIA_ERR_INVALID_ARG, "different fires: %s", gaia_status_str(st));
+        CHECK(gaia_brain_steps(m) == 0, "a step was taken");
+    }
+    /* a fire one rank refuses (unknown area) fails on every rank */
+    st = gaia_brain_project_spec(m, g_rank == g_size - 1 ? "s>Z" : "s>A");
+    CHECK(st == GAIA_ERR_INVALID_ARG, "unknown area on one rank: %s", gaia_status_str(st));
+    OK(ctx, gaia_brain_project_spec(m, "s>A"));
+    CHECK(gaia_brain_steps(m) == 1, "steps = %zu", gaia_brain_steps(m));
+    {
+        gaia_status bad = gaia_brain_create_mpi(ctx, 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_NULL, &m);
+        CHECK(bad == GAIA_ERR_INVALID_ARG, "MPI_COMM_NULL: %s", gaia_status_str(bad));
+    }
+    gaia_brain_destroy(m);
+    gaia_ctx_destroy(ctx);
+}
+
+/* A rank out of memory (its brain's memory limit) in a step: every rank
+   returns GAIA_ERR_OUT_OF_MEMORY, every brain is unchanged, and once the
+   limit is lifted the brain goes on exactly like the single-process one. */
+static void test_out_of_memory(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL;
+    size_t host = 0, dev = 0;
+    gaia_status st;
+    int s, ok = 1, victim = g_size - 1;
+    void *before = NULL, *after = NULL;
+    size_t nb = 0, na = 0;
+    CHECK(ctx != NULL, "no context");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 777, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 777, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(ctx, build(r));
+    for (s = 0; s < 3 && ok; s++) step_both(ctx, m, r, s ? "s>A A>A A>B" : "s>A", &ok);
+    CHECK(ok, "steps differ");
+    OK(ctx, gaia_brain_save_image(m, &before, &nb));
+    OK(ctx, gaia_brain_memory(m, &host, &dev));
+    CHECK(host > 0, "memory: %zu host bytes", host);
+    g_refuse = g_rank == victim;
+    st = gaia_brain_project_spec(m, "s>A A>A A>B B>B B>A");
+    g_refuse = 0;
+    CHECK(st == GAIA_ERR_OUT_OF_MEMORY, "rank %d out of memory: rank %d got %s (%s)", victim, g_rank,
+          gaia_status_str(st), gaia_last_error(ctx));
+    CHECK(gaia_brain_steps(m) == gaia_brain_steps(r), "a step was counted");
+    OK(ctx, gaia_brain_save_image(m, &after, &na));
+    CHECK(na == nb && memcmp(before, after, na) == 0, "the failed step changed the brain");
+    gaia_brain_free_image(ctx, before);
+    gaia_brain_free_image(ctx, after);
+    for (s = 0; s < 3 && ok; s++) step_both(ctx, m, r, "s>A A>A A>B B>B B>A", &ok);
+    CHECK(ok && same_image(m, r), "after the failure the brains differ");
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
+/* Save from all ranks, load on fewer ranks (a split communicator), as an
+   ordinary brain and as a clone: all continue like the single process. */
+static void test_save_load_reshard(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL, *c = NULL, *one = NULL, *fewer = NULL;
+    char path[600];
+    MPI_Comm sub;
+    int s, ok = 1, color;
+    CHECK(ctx != NULL, "no context");
+    snprintf(path, sizeof path, "%s/brain.bin", g_dir);
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 4242, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 4242, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(ctx, build(r));
+    for (s = 0; s < 5 && ok; s++) step_both(ctx, m, r, s > 1 ? "s>A A>A A>B B>B s>L L>L" : s ? "s>A A>A A>B s>L L>L" : "s>A s>L", &ok);
+    CHECK(ok, "steps differ");
+    OK(ctx, gaia_brain_save(m, path));
+    OK(ctx, gaia_brain_clone(m, &c));
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* an ordinary load of the sharded save is the single-process brain */
+    OK(ctx, gaia_brain_load(ctx, path, GAIA_DEVICE_CPU, &one));
+    CHECK(same_image(one, r), "the file of the sharded brain differs from the single-process image");
+    /* the first max(1, size - 1) ranks load it sharded among themselves */
+    color = g_rank < (g_size > 1 ? g_size - 1 : 1) ? 0 : MPI_UNDEFINED;
+    MPI_Comm_split(MPI_COMM_WORLD, color, g_rank, &sub);
+    if (sub != MPI_COMM_NULL) OK(ctx, gaia_brain_load_mpi(ctx, path, GAIA_DEVICE_CPU, sub, &fewer));
+    for (s = 0; s < 4 && ok; s++) {
+        const char *spec = "s>A A>A A>B B>B B>A s>L L>L";
+        step_both(ctx, m, r, spec, &ok);
+        if (!ok) break;
+        OK(ctx, gaia_brain_project_spec(c, spec));
+        OK(ctx, gaia_brain_project_spec(one, spec));
+        if (fewer) OK(ctx, gaia_brain_project_spec(fewer, spec));
+    }
+    CHECK(ok, "steps differ after the save");
+    CHECK(same_image(c, r), "the clone went another way");
+    CHECK(same_image(m, one), "the ordinary load went another way");
+    if (fewer) CHECK(same_image(fewer, r), "the brain re-sharded over fewer ranks went another way");
+    /* a missing file on every rank: every rank fails alike */
+    {
+        char missing[640];
+        gaia_brain *x = NULL;
+        gaia_status st;
+        snprintf(missing, sizeof missing, "%s/none.bin", g_dir);
+        st = gaia_brain_load_mpi(ctx, missing, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x);
+        CHECK(st != GAIA_OK && x == NULL, "missing file: %s", gaia_status_str(st));
+    }
+    gaia_brain_destroy(fewer);
+    if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
+    gaia_brain_destroy(one);
+    gaia_brain_destroy(c);
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
+/* Host random floats of a fixed seed (the same on every rank). */
+static void fill(float *x, size_t n, uint64_t seed) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((double)(seed >> 11) / 9007199254740992.0 - 0.5);
+    }
+}
+
+/* A codebook split unevenly over the ranks: the global best per query, its
+   row and cosine, as gaia_hrr_cleanup finds on the whole codebook; exact
+   duplicates of a row on two ranks go to the lower row. */
+static void test_hrr_cleanup(void) {
+    enum { M = 1000, D = 256, B = 40 };
+    gaia_ctx *ctx = new_ctx();
+    float *cb = (float *)malloc((size_t)M * D * 4), *q = (float *)malloc((size_t)B * D * 4);
+    long want[B], got[B];
+    float ws[B], gs[B];
+    size_t lo, hi, i;
+    gaia_tensor *tq = NULL, *tcb = NULL, *tpart = NULL;
+    size_t shq[2] = {B, D}, shc[2] = {M, D}, shp[2];
+    CHECK(ctx && cb && q, "no memory");
+    fill(cb, (size_t)M * D, 11);
+    fill(q, (size_t)B * D, 12);
+    /* queries near rows 3*i, and row 999 a copy of row 0 (a tie across ranks) */
+    for (i = 0; i < B; i++) {
+        size_t d;
+        for (d = 0; d < D; d++) q[i * D + d] = 0.3f * q[i * D + d] + cb[(3 * i) * D + d];
+    }
+    memcpy(cb + (size_t)999 * D, cb, (size_t)D * 4);
+    /* uneven blocks: rank r gets (r + 1) shares */
+    lo = (size_t)M * (size_t)(g_rank * (g_rank + 1) / 2) / (size_t)(g_size * (g_size + 1) / 2);
+    hi = (size_t)M * (size_t)((g_rank + 1) * (g_rank + 2) / 2) / (size_t)(g_size * (g_size + 1) / 2);
+    shp[0] = hi - lo;
+    shp[1] = D;
+    OK(ctx, gaia_tensor_from_host(ctx, 2, shq, q, &tq));
+    OK(ctx, gaia_tensor_from_host(ctx, 2, shc, cb, &tcb));
+    OK(ctx, gaia_tensor_from_host(ctx, 2, shp, cb + lo * D, &tpart));
+    OK(ctx, gaia_hrr_cleanup(ctx, tq, tcb, 0.5f, want, ws));
+    OK(ctx, gaia_hrr_cleanup_mpi(ctx, tq, tpart, lo, MPI_COMM_WORLD, 0.5f, got, gs));
+    for (i = 0; i < B; i++) {
+        CHECK(got[i] == want[i], "query %zu: row %ld sharded, %ld whole", i, got[i], want[i]);
+        CHECK(fabsf(gs[i] - ws[i]) <= 1e-6f, "query %zu: cosine %.9g vs %.9g", i, (double)gs[i], (double)ws[i]);
+    }
+    CHECK(want[0] == 0, "the tie of rows 0 and 999 went to %ld", want[0]);
+    /* a threshold above every cosine: no match anywhere */
+    OK(ctx, gaia_hrr_cleanup_mpi(ctx, tq, tpart, lo, MPI_COMM_WORLD, 1.5f, got, NULL));
+    for (i = 0; i < B; i++) CHECK(got[i] == GAIA_HRR_NO_MATCH, "query %zu matched above 1.5", i);
+    /* a NULL index on one rank: every rank fails alike */
+    {
+        gaia_status st = gaia_hrr_cleanup_mpi(ctx, tq, tpart, lo, MPI_COMM_WORLD, 0.5f, g_rank == 0 ? NULL : got, NULL);
+        CHECK(st == GAIA_ERR_INVALID_ARG, "NULL index on rank 0: %s", gaia_status_str(st));
+    }
+    gaia_tensor_free(tq);
+    gaia_tensor_free(tcb);
+    gaia_tensor_free(tpart);
+    free(cb);
+    free(q);
+    gaia_ctx_destroy(ctx);
+}
+
+/* Batched binds and unbinds split over the ranks equal the single-process
+   ones bit for bit (each row is its own transform). */
+static void test_hrr_bind_batch(void) {
+    enum { B = 37, D = 200 };
+    gaia_ctx *ctx = new_ctx();
+    float *a = (float *)malloc((size_t)B * D * 4), *b = (float *)malloc((size_t)B * D * 4);
+    float *want = (float *)malloc((size_t)B * D * 4), *got = (float *)malloc((size_t)B * D * 4);
+    float *rep = (float *)malloc((size_t)B * D * 4);
+    size_t i;
+    CHECK(ctx && a && b && want && got && rep, "no memory");
+    fill(a, (size_t)B * D, 21);
+    fill(b, (size_t)B * D, 22);
+    OK(ctx, gaia_hrr_bind_host(ctx, a, b, want, B, D));
+    OK(ctx, gaia_hrr_bind_host_mpi(ctx, a, b, B, got, B, D, MPI_COMM_WORLD));
+    CHECK(memcmp(want, got, (size_t)B * D * 4) == 0, "bind: the split batch differs");
+    for (i = 0; i < B; i++) memcpy(rep + i * D, b, (size_t)D * 4);
+    OK(ctx, gaia_hrr_unbind_host(ctx, a, rep, want, B, D));
+    OK(ctx, gaia_hrr_unbind_host_mpi(ctx, a, b, 1, got, B, D, MPI_COMM_WORLD));
+    CHECK(memcmp(want, got, (size_t)B * D * 4) == 0, "unbind by one role: the split batch differs");
+    {
+        gaia_status st = gaia_hrr_bind_host_mpi(ctx, a, b, B, got, g_rank == g_size - 1 ? B - 1 : B, D, MPI_COMM_WORLD);
+        CHECK(st == (g_size > 1 ? GAIA_ERR_INVALID_ARG : GAIA_OK), "different B on one rank: %s", gaia_status_str(st));
+        st = gaia_hrr_bind_host_mpi(ctx, a, b, B, got, B, 0, MPI_COMM_WORLD);
+        CHECK(st == GAIA_ERR_INVALID_ARG, "D = 0: %s", gaia_status_str(st));
+    }
+    free(a);
+    free(b);
+    free(want);
+    free(got);
+    free(rep);
+    gaia_ctx_destroy(ctx);
+}
+
+/* Bad input to every MPI entry point: the status, on every rank alike. */
+static void test_bad_input(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *x = NULL;
+    uint32_t lo, cnt;
+    uint64_t bytes;
+    float a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
+    long idx[1];
+    CHECK(ctx != NULL, "no context");
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_create_mpi(ctx, 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_NULL, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_create_mpi(ctx, 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_create_mpi(ctx, 2.0, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_load_mpi(ctx, NULL, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_load_mpi(ctx, "x.bin", GAIA_DEVICE_CPU, MPI_COMM_NULL, &x));
+    CHECK(x == NULL, "a brain came out of bad input");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_add_area(m, "A", 9000, 10, 0.1f, GAIA_AREA_EXPLICIT));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_shard(m, "nope", &lo, &cnt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_shard(m, "A", NULL, &cnt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_shard(NULL, "A", &lo, &cnt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_mpi_traffic(m, NULL, NULL, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_mpi_traffic(NULL, &bytes, NULL, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_add_area(m, "B", 9000, 0, 0.1f, GAIA_AREA_EXPLICIT));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_add_stimulus(m, "A", 10));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_cleanup_mpi(ctx, NULL, NULL, 0, MPI_COMM_WORLD, 0.5f, idx, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_cleanup_mpi(ctx, NULL, NULL, 0, MPI_COMM_NULL, 0.5f, idx, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_bind_host_mpi(ctx, NULL, a, 1, out, 1, 8, MPI_COMM_WORLD));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_bind_host_mpi(ctx, a, a, 1, out, 0, 8, MPI_COMM_WORLD));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_unbind_host_mpi(ctx, a, NULL, 1, out, 1, 8, MPI_COMM_WORLD));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_unbind_host_mpi(ctx, a, a, 1, out, 1, 8, MPI_COMM_NULL));
+    gaia_brain_destroy(m);
+    gaia_ctx_destroy(ctx);
+}
+
+/* One rank runs out of memory at every point of a step in turn (its
+   allocations fail from the N-th on): each time every rank returns the same
+   status; a failed step leaves every brain as it was, a step that got by
+   (only optional caches failed) equals the single-process step. */
+static void test_out_of_memory_anywhere(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL;
+    const char *spec = "s>A A>A A>B B>B B>A t>C C>C s>L L>L L>B";
+    int s, ok = 1, victim = g_size > 1 ? 1 : 0, failures = 0;
+    long n;
+    CHECK(ctx != NULL, "no context");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 31337, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 31337, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(ctx, build(r));
+    step_both(ctx, m, r, "s>A t>C s>L", &ok);
+    for (s = 0; s < 2 && ok; s++) step_both(ctx, m, r, "s>A A>A A>B t>C C>C s>L L>L", &ok);
+    CHECK(ok, "steps differ");
+    for (n = 0; n < 2000; n++) {
+        gaia_status st, lo = GAIA_OK, hi = GAIA_OK;
+        int refused = 0, any_refused = 0;
+        void *before = NULL, *after = NULL;
+        size_t nb = 0, na = 0;
+        OK(ctx, gaia_brain_save_image(m, &before, &nb));
+        g_refused = 0;
+        g_countdown = g_rank == victim ? n : -1;
+        st = gaia_brain_project_spec(m, spec);
+        g_countdown = -1;
+        refused = g_refused;
+        MPI_Allreduce(&refused, &any_refused, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(&st, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&st, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        CHECK(lo == hi, "allocation %ld on rank %d: the ranks returned %s and %s", n, victim, gaia_status_str(lo),
+              gaia_status_str(hi));
+        if (st == GAIA_OK) {
+            OK(ctx, gaia_brain_project_spec(r, spec));
+            CHECK(same_image(m, r), "allocation %ld refused: the step that got by went another way", n);
+        } else {
+            CHECK(st == GAIA_ERR_OUT_OF_MEMORY, "allocation %ld: %s (%s)", n, gaia_status_str(st), gaia_last_error(ctx));
+            OK(ctx, gaia_brain_save_image(m, &after, &na));
+            CHECK(na == nb && memcmp(before, after, na) == 0, "allocation %ld: the failed step changed the brain", n);
+            failures++;
+        }
+        gaia_brain_free_image(ctx, before);
+        gaia_brain_free_image(ctx, after);
+        if (!any_refused) break; /* the step needed fewer allocations: every point was tried */
+    }
+    CHECK(n < 2000 && failures > 0, "%ld points tried, %d failed", n, failures);
+    if (g_rank == 0) printf("  (rank %d ran out at each of %ld allocations of a step; %d steps failed)\n", victim, n + 1, failures);
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
+/* With CUDA and a GPU on every rank (rank r uses GPU r mod count): the
+   sharded brain on the GPUs equals the single-process CPU brain, image and
+   all. Skipped (on every rank alike) without CUDA or without a GPU. */
+static void test_cuda_ranks(void) {
+    gaia_ctx *ctx = NULL, *cpu = new_ctx();
+    gaia_ctx_desc d;
+    gaia_device_info info;
+    gaia_brain *m = NULL, *r = NULL;
+    int have = 0, all = 0, s, ok = 1;
+    CHECK(cpu != NULL, "no context");
+    memset(&info, 0, sizeof info);
+    if (gaia_device_query(cpu, GAIA_DEVICE_CUDA, &info) == GAIA_OK && info.available && info.count > 0) {
+        memset(&d, 0, sizeof d);
+        d.device = GAIA_DEVICE_CUDA;
+        d.cuda_device_index = g_rank % info.count;
+        d.allocator.alloc = test_alloc;
+        d.allocator.free = test_free;
+        d.seed = 7;
+        have = gaia_ctx_create(&d, &ctx) == GAIA_OK && gaia_device_available(ctx, GAIA_DEVICE_CUDA);
+    }
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        if (g_rank == 0) printf("  (skipped: no CUDA device on every rank)\n");
+        g_skipped_here = 1;
+        gaia_ctx_destroy(ctx);
+        gaia_ctx_destroy(cpu);
+        return;
+    }
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 555, GAIA_DEVICE_CUDA, MPI_COMM_WORLD, &m));
+    OK(cpu, gaia_brain_create(cpu, 0.05, 555, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(cpu, build(r));
+    for (s = 0; s < 6 && ok; s++)
+        step_both(cpu, m, r, s > 1 ? "s>A A>A A>B B>B t>C C>C" : s ? "s>A A>A A>B t>C" : "s>A t>C", &ok);
+    CHECK(ok, "the GPU ranks went another way");
+    g_ctx = cpu;
+    CHECK(same_image(m, r), "the GPU-sharded brain's image differs from the CPU single-process one");
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+    gaia_ctx_destroy(cpu);
+}
+
+typedef struct test_case {
+    const char *name;
+    void (*fn)(void);
+} test_case;
+
+int main(int argc, char **argv) {
+    static const test_case cases[] = {
+        {"mpi_bit_identical_to_one_process", test_bit_identical},
+        {"mpi_mismatch_reported_on_every_rank", test_mismatch},
+        {"mpi_out_of_memory_on_one_rank", test_out_of_memory},
+        {"mpi_out_of_memory_anywhere_in_a_step", test_out_of_memory_anywhere},
+        {"mpi_save_load_reshard", test_save_load_reshard},
+        {"mpi_hrr_cleanup_sharded_codebook", test_hrr_cleanup},
+        {"mpi_hrr_bind_batch_split", test_hrr_bind_batch},
+        {"mpi_bad_input", test_bad_input},
+        {"mpi_cuda_one_gpu_per_rank", test_cuda_ranks},
+    };
+    int i, passed = 0, failed = 0, skipped = 0, any, skip;
+    const char *only = argc > 1 ? argv[1] : NULL;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    if (g_rank == 0) {
+        const char *base = getenv("TMPDIR");
+        snprintf(g_dir, sizeof g_dir, "%s/gaia-mpi-XXXXXX", base && base[0] ? base : "/tmp");
+        if (!mkdtemp(g_dir)) snprintf(g_dir, sizeof g_dir, ".");
+    }
+    MPI_Bcast(g_dir, (int)sizeof g_dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        if (only && !strstr(cases[i].name, only)) continue;
+        g_failed_here = g_skipped_here = 0;
+        cases[i].fn();
+        MPI_Allreduce(&g_failed_here, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(&g_skipped_here, &skip, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (any) failed++;
+        else if (skip) skipped++;
+        else passed++;
+        if (g_rank == 0)
+            printf("%-44s %s (%d ranks)\n", cases[i].name, any ? "FAILED" : skip ? "skipped" : "ok", g_size);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank == 0) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/brain.bin", g_dir);
+        remove(p);
+        if (strcmp(g_dir, ".") != 0) remove(g_dir);
+        printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    }
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
