@@ -5335,7 +5335,8 @@ done:
 static gaia_status gaia__ag_from_host(gaia_ctx *ctx, gaia_device d, int ndim, const size_t *shape, const float *host,
                                       gaia_tensor **out) {
     gaia_status st;
-    if (gaia_device_push(ctx, d) != GAIA_OK) return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, "gaia_backward", "no %s", gaia_device_str(d));
+    if (gaia_device_push(ctx, d) != GAIA_OK)
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, "gaia_backward", "no %s", gaia_device_str(d));
     st = gaia_tensor_from_host(ctx, ndim, shape, host, out);
     gaia_device_pop(ctx);
     return st;
@@ -6901,7 +6902,8 @@ GAIA_API gaia_status gaia_safetensors_parse(gaia_ctx *ctx, const void *bytes, si
     if (hlen > (uint64_t)(size - 8))
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "header length %llu runs past the end (%zu bytes)",
                           (unsigned long long)hlen, size);
-    if (hlen < 2) return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "header length %llu is too short for {}", (unsigned long long)hlen);
+    if (hlen < 2)
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "header length %llu is too short for {}", (unsigned long long)hlen);
     data = b + 8 + hlen;
     dlen = (uint64_t)(size - 8 - (size_t)hlen);
     j.ctx = ctx;
@@ -6933,7 +6935,8 @@ GAIA_API gaia_status gaia_safetensors_parse(gaia_ctx *ctx, const void *bytes, si
                 else
                     for (;;) {
                         if (!gaia__st_grow(ctx, (void **)&meta, &mcap, nm + 3, sizeof *meta)) {
-                            st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu metadata entries", nm / 2 + 1);
+                            st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu metadata entries",
+                                            nm / 2 + 1);
                             goto done;
                         }
                         meta[nm] = meta[nm + 1] = NULL;
