@@ -844,10 +844,14 @@
    an area's n, k, beta, mode, a step's fires) and a failure on any rank
    (out of memory, a bad argument) are returned by every rank with the
    same status, and the brain is unchanged: no rank ever waits for another
-   that gave up. gaia_brain_save gathers the single-process image (rank 0
-   writes it; gaia_brain_load reads it as an ordinary brain);
-   gaia_brain_load_mpi reads any image on any number of ranks, each keeping
-   its blocks (re-sharding). gaia_brain_mpi_traffic reports the bytes and
+   that gave up. Two ways to save: gaia_brain_save gathers the
+   single-process image (rank 0 writes it; gaia_brain_load reads it as an
+   ordinary brain, gaia_brain_load_mpi on any number of ranks, each keeping
+   its blocks); gaia_brain_save_shard(b, path) has each rank write its own
+   shard to its own path, nothing gathered, and
+   gaia_brain_load_shards_mpi(ctx, paths, nshards, device, comm, &b) loads
+   the shards (in their writers' rank order) on any number of ranks
+   (re-sharding), checking that they are one save's and complete. gaia_brain_mpi_traffic reports the bytes and
    the seconds of the collectives. Not on a sharded brain: fibre_stats,
    fibre_edges, synapse_row, synapse_weight (GAIA_ERR_UNSUPPORTED: the
    weights are spread over the ranks). With CUDA, each rank can drive its
@@ -2370,8 +2374,10 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
                                          gaia_brain **out);
 /* Each rank writes its own shard to its own path (e.g. "brain.3" on rank
    3): the replicated state and its blocks' support bits and learned
-   weights, nothing gathered. Collective: every rank returns the same
-   status. A shard alone is no brain (gaia_brain_load refuses it). */
+   weights, nothing gathered (the image format of gaia_brain_save, with the
+   other ranks' bits zero and their weights left out). Collective: every
+   rank returns the same status. One shard of several is no brain
+   (gaia_brain_load refuses it: its support bits do not add up). */
 GAIA_API gaia_status gaia_brain_save_shard(gaia_brain *b, const char *path);
 /* Loads the shards of one save, paths[0..nshards) in the order of the ranks
    that wrote them (every rank passes the same list), onto the ranks of comm,
