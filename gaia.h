@@ -975,10 +975,14 @@
    an area's n, k, beta, mode, a step's fires) and a failure on any rank
    (out of memory, a bad argument) are returned by every rank with the
    same status, and the brain is unchanged: no rank ever waits for another
-   that gave up. gaia_brain_save gathers the single-process image (rank 0
-   writes it; gaia_brain_load reads it as an ordinary brain);
-   gaia_brain_load_mpi reads any image on any number of ranks, each keeping
-   its blocks (re-sharding). gaia_brain_mpi_traffic reports the bytes and
+   that gave up. Two ways to save: gaia_brain_save gathers the
+   single-process image (rank 0 writes it; gaia_brain_load reads it as an
+   ordinary brain, gaia_brain_load_mpi on any number of ranks, each keeping
+   its blocks); gaia_brain_save_shard(b, path) has each rank write its own
+   shard to its own path, nothing gathered, and
+   gaia_brain_load_shards_mpi(ctx, paths, nshards, device, comm, &b) loads
+   the shards (in their writers' rank order) on any number of ranks
+   (re-sharding), checking that they are one save's and complete. gaia_brain_mpi_traffic reports the bytes and
    the seconds of the collectives. Not on a sharded brain: fibre_stats,
    fibre_edges, synapse_row, synapse_weight (GAIA_ERR_UNSUPPORTED: the
    weights are spread over the ranks). With CUDA, each rank can drive its
@@ -2598,6 +2602,20 @@ GAIA_API gaia_status gaia_brain_create_mpi(gaia_ctx *ctx, double p, uint64_t see
    file and keeps its blocks. Collective. */
 GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_device device, MPI_Comm comm,
                                          gaia_brain **out);
+/* Each rank writes its own shard to its own path (e.g. "brain.3" on rank
+   3): the replicated state and its blocks' support bits and learned
+   weights, nothing gathered (the image format of gaia_brain_save, with the
+   other ranks' bits zero and their weights left out). Collective: every
+   rank returns the same status. One shard of several is no brain
+   (gaia_brain_load refuses it: its support bits do not add up). */
+GAIA_API gaia_status gaia_brain_save_shard(gaia_brain *b, const char *path);
+/* Loads the shards of one save, paths[0..nshards) in the order of the ranks
+   that wrote them (every rank passes the same list), onto the ranks of comm,
+   any number of them: each rank reads every shard and keeps what falls in
+   its blocks (re-sharding). Checks that the shards belong together and
+   that together they hold every support bit. Collective. */
+GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const *paths, size_t nshards,
+                                                gaia_device device, MPI_Comm comm, gaia_brain **out);
 /* This rank's block of an area: neurons [*lo, *lo + *count) (a lazy area,
    or a brain of one process: the whole area). */
 GAIA_API gaia_status gaia_brain_shard(const gaia_brain *b, const char *area, uint32_t *lo, uint32_t *count);
@@ -9664,11 +9682,18 @@ struct gaia__mpi_brain {
        targets expected and done, and whether a failure was seen by all */
     int merges_expected, merges_done, announced;
     int dup;                 /* comm is the brain's own (MPI_Comm_free on destroy) */
+    int shard_save;          /* save_image writes this rank's shard only (gaia_brain_save_shard) */
     uint64_t bytes;          /* payload bytes this rank sent and received, all collectives */
     uint64_t merges;         /* top-k merges taken part in */
     double seconds;          /* wall time inside the step's collectives (waits included) */
 };
 static void gaia__mpi_block(const gaia_brain *b, uint32_t n, uint32_t *lo, uint32_t *cnt);
+/* What the image parser is asked for a sharded brain: keep this rank's
+   blocks; a shard file (writers > 0) holds only writer's blocks. */
+typedef struct gaia__mpi_parse {
+    MPI_Comm comm;
+    int writer, writers;
+} gaia__mpi_parse;
 static const uint32_t *gaia__mpi_local_ids(gaia_brain *b, const gaia__asm_area *a, const uint32_t *ids, uint32_t n,
                                            uint32_t *cnt);
 static gaia_status gaia__mpi_commit_winners(gaia_brain *b, gaia__asm_area *a);
@@ -12572,8 +12597,24 @@ static int gaia__asm_get_name(gaia__asm_rbuf *r, char *out) {
 
 /* Parses an image into a new brain; every count is checked against the
    bytes left before anything is allocated, every index against its range. */
-/* shard: NULL, or (MPI builds) the communicator of a brain sharded over
-   ranks: the brain keeps this rank's block of each explicit area. */
+/* Rank `rank` of `size`'s block of an n-neuron explicit area in a brain
+   sharded over MPI ranks: whole segments, split as evenly as integers
+   allow (segment counts differ by at most one). */
+static void gaia__asm_block_of(uint32_t n, int rank, int size, uint32_t *lo, uint32_t *cnt) {
+    uint64_t nseg = ((uint64_t)n + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS;
+    uint64_t g0 = nseg * (uint64_t)rank / (uint64_t)size;
+    uint64_t g1 = nseg * ((uint64_t)rank + 1) / (uint64_t)size;
+    uint64_t a0 = g0 << GAIA_ASSEMBLY_SEG_BITS, a1 = g1 << GAIA_ASSEMBLY_SEG_BITS;
+    if (a1 > n) a1 = n;
+    if (a0 > a1) a0 = a1;
+    *lo = (uint32_t)a0;
+    *cnt = (uint32_t)(a1 - a0);
+}
+
+/* shard: NULL, or (MPI builds) a gaia__mpi_parse: the communicator of a
+   brain sharded over ranks (the brain keeps this rank's block of each
+   explicit area), and for a shard file the rank that wrote it (its image
+   holds that rank's blocks only: their support bits and learned weights). */
 static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ver, gaia_device device,
                                    size_t limit, const void *shard, gaia_brain **out, const char **why) {
     gaia_brain *b = NULL;
@@ -12581,8 +12622,15 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     double p;
     uint64_t seed, steps, lstream, u64;
     uint32_t plastic, ns, na, nf, i, t, sampler = GAIA_SAMPLER_EXACT;
+    int writer = 0, writers = 0; /* a shard file: its writer, of how many (0: a whole image) */
     gaia_status st;
     *why = "truncated";
+#ifdef GAIA_USE_MPI
+    if (shard) {
+        writer = ((const gaia__mpi_parse *)shard)->writer;
+        writers = ((const gaia__mpi_parse *)shard)->writers;
+    }
+#endif
     p = gaia__asm_get_f64(r);
     seed = gaia__asm_get_u64(r);
     steps = gaia__asm_get_u64(r);
@@ -12603,7 +12651,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     }
     (void)shard;
 #ifdef GAIA_USE_MPI
-    if (shard && gaia__mpi_attach(b, *(const MPI_Comm *)shard) != GAIA_OK) {
+    if (shard && gaia__mpi_attach(b, ((const gaia__mpi_parse *)shard)->comm) != GAIA_OK) {
         gaia_brain_destroy(b);
         *why = "out of memory";
         return GAIA_ERR_OUT_OF_MEMORY;
@@ -12723,9 +12771,15 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
             size_t words = ((size_t)n + 31) / 32;
             uint64_t pop = 0;
             if (!gaia__asm_need_n(r, words, 4)) goto bad;
+            uint32_t wlo = 0, wn = n; /* the writer's block: bits elsewhere are another shard's */
+            if (writers) gaia__asm_block_of(n, writer, writers, &wlo, &wn);
             for (t = 0; t < words; t++) {
                 uint32_t v = gaia__asm_get_u32(r);
                 if (t == words - 1 && (n & 31) && (v >> (n & 31))) goto bad;
+                if (v && (t < wlo / 32 || t >= ((size_t)wlo + wn + 31) / 32)) {
+                    *why = "support bits outside the shard's block";
+                    goto bad;
+                }
                 /* this process's block (all of it unless sharded) */
                 if (t >= a->sh_lo / 32 && t - a->sh_lo / 32 < ((size_t)a->sh_n + 31) / 32) a->sup_bits[t - a->sh_lo / 32] = v;
                 while (v) {
@@ -12733,11 +12787,12 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
                     pop++;
                 }
             }
-            if (pop != support) {
+            /* (a shard holds part of the bits: the loader checks the sum) */
+            if (writers ? pop > support : pop != support) {
                 *why = "support bits do not match the support";
                 goto bad;
             }
-            for (t = 0; t < nwin; t++) {
+            for (t = 0; t < nwin && !writers; t++) {
                 uint32_t jl = a->win[t] - a->sh_lo;
                 if (a->win[t] >= a->sh_lo && jl < a->sh_n && !((a->sup_bits[jl >> 5] >> (jl & 31)) & 1u)) goto bad;
             }
@@ -12807,6 +12862,11 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
                 int here = jg >= ta->sh_lo && jl < ta->sh_n;
                 okk = okk && (s == 0 || key > prev) && v > 0.0f && v <= GAIA_ASSEMBLY_WMAX;
                 okk = okk && (!here || ((ta->sup_bits[jl >> 5] >> (jl & 31)) & 1u));
+                if (writers) { /* a shard's weights go into its writer's block */
+                    uint32_t wlo, wn;
+                    gaia__asm_block_of(ta->n, writer, writers, &wlo, &wn);
+                    okk = okk && jg >= wlo && jg - wlo < wn;
+                }
                 if (!okk || r->bad) {
                     gaia__asm_hfree(b, hk);
                     gaia__asm_hfree(b, hv);
@@ -13021,7 +13081,10 @@ GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
 #ifdef GAIA_USE_MPI
     if (b->mpi) {
         /* every rank has the whole image; each keeps its blocks (collective) */
-        st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, &b->mpi->comm, out);
+        gaia__mpi_parse req;
+        req.comm = b->mpi->comm;
+        req.writer = req.writers = 0;
+        st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, &req, out);
         gaia__host_free(b->ctx, img);
         return gaia__mpi_loaded(b->ctx, "gaia_brain_clone", st, b->mpi->comm, out);
     }
@@ -13563,17 +13626,11 @@ GAIA_API gaia_status gaia_brain_trials(gaia_ctx *ctx, const gaia_brain_experimen
    a rank that fails still attends the next collective the others attend,
    with its status, and all then stop together (see gaia__mpi_prepare_end).
    --------------------------------------------------------------------- */
+#include <limits.h>
 /* Rank's block of an n-neuron area: whole segments, split as evenly as
    integers allow (segment counts differ by at most one). */
 static void gaia__mpi_block(const gaia_brain *b, uint32_t n, uint32_t *lo, uint32_t *cnt) {
-    uint64_t nseg = ((uint64_t)n + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS;
-    uint64_t g0 = nseg * (uint64_t)b->mpi->rank / (uint64_t)b->mpi->size;
-    uint64_t g1 = nseg * ((uint64_t)b->mpi->rank + 1) / (uint64_t)b->mpi->size;
-    uint64_t a0 = g0 << GAIA_ASSEMBLY_SEG_BITS, a1 = g1 << GAIA_ASSEMBLY_SEG_BITS;
-    if (a1 > n) a1 = n;
-    if (a0 > a1) a0 = a1;
-    *lo = (uint32_t)a0;
-    *cnt = (uint32_t)(a1 - a0);
+    gaia__asm_block_of(n, b->mpi->rank, b->mpi->size, lo, cnt);
 }
 
 static uint64_t gaia__mpi_fnv(uint64_t h, const void *p, size_t n) {
@@ -13745,10 +13802,146 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
     if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
     if (!path) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     else st = gaia__read_file(ctx, fn, path, (uint64_t)ctx->load_limit * 2 + 4096, &buf, &len);
-    if (st == GAIA_OK) st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &comm, &b);
+    if (st == GAIA_OK) {
+        gaia__mpi_parse req;
+        req.comm = comm;
+        req.writer = req.writers = 0;
+        st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &b);
+    }
     gaia__host_free(ctx, buf);
     *out = b;
     st = gaia__mpi_loaded(ctx, fn, st, comm, out);
+    if (st != GAIA_OK) *out = NULL;
+    return st;
+}
+
+GAIA_API gaia_status gaia_brain_save_shard(gaia_brain *b, const char *path) {
+    static const char *fn = "gaia_brain_save_shard";
+    void *img = NULL;
+    size_t size = 0;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    if (!b->mpi) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "the brain is not sharded (gaia_brain_save)");
+    if (!path) st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
+    else {
+        b->mpi->shard_save = 1;
+        st = gaia_brain_save_image(b, &img, &size);
+        b->mpi->shard_save = 0;
+        if (st == GAIA_OK) st = gaia__write_file(b->ctx, fn, path, img, size);
+        gaia__host_free(b->ctx, img);
+    }
+    return gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, NULL, NULL, 0, "");
+}
+
+/* Adds shard brain x (parsed for the same ranks) into brain b: the same
+   replicated state, then x's support bits and learned weights (disjoint
+   from b's: each shard's lie in its writer's blocks, checked on parsing). */
+static gaia_status gaia__mpi_merge_shard(gaia_brain *b, gaia_brain *x, const char **why) {
+    int i;
+    size_t t;
+    *why = "the shards are of different brains or steps";
+    if (x->nareas != b->nareas || x->nstims != b->nstims || x->nfibres != b->nfibres || x->steps != b->steps ||
+        x->seed != b->seed || x->p != b->p)
+        return GAIA_ERR_FORMAT;
+    for (i = 0; i < b->nareas; i++) {
+        const gaia__asm_area *a = &b->areas[i], *c = &x->areas[i];
+        if (a->n != c->n || a->k != c->k || a->mode != c->mode || a->nwin != c->nwin || a->support != c->support ||
+            a->nhist != c->nhist || memcmp(a->win, c->win, (size_t)a->nwin * 4) != 0)
+            return GAIA_ERR_FORMAT;
+    }
+    for (i = 0; i < b->nfibres; i++)
+        if (b->fibres[i].src != x->fibres[i].src || b->fibres[i].tgt != x->fibres[i].tgt) return GAIA_ERR_FORMAT;
+    for (i = 0; i < b->nareas; i++) {
+        gaia__asm_area *a = &b->areas[i];
+        if (a->mode != GAIA_AREA_EXPLICIT) continue;
+        for (t = 0; t < ((size_t)a->sh_n + 31) / 32; t++) a->sup_bits[t] |= x->areas[i].sup_bits[t];
+    }
+    *why = "out of memory";
+    for (i = 0; i < b->nfibres; i++) {
+        gaia__asm_fibre *f = &b->fibres[i], *g = &x->fibres[i];
+        gaia_status st;
+        if (b->areas[f->tgt].mode != GAIA_AREA_EXPLICIT || !g->count) continue;
+        st = gaia__asm_map_reserve(b, f, g->count);
+        if (st == GAIA_OK)
+            st = b->be->assembly->map_rehash(b->ctx, (const uint64_t *)g->d_keys, (const float *)g->d_vals, g->cap,
+                                             (uint64_t *)f->d_keys, (float *)f->d_vals, f->cap - 1);
+        if (st != GAIA_OK) return st;
+        f->count += g->count;
+    }
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const *paths, size_t nshards,
+                                                gaia_device device, MPI_Comm comm, gaia_brain **out) {
+    static const char *fn = "gaia_brain_load_shards_mpi";
+    gaia_brain *b = NULL;
+    gaia_status st = GAIA_OK;
+    size_t s;
+    int init = 0, a, agreed;
+    GAIA__NEED_CTX(ctx);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    MPI_Initialized(&init);
+    if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
+    if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
+    if (!paths || nshards == 0 || nshards > (size_t)INT_MAX)
+        st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%zu shard paths%s", nshards, paths ? "" : " (NULL list)");
+    for (s = 0; s < nshards && st == GAIA_OK; s++) {
+        unsigned char *buf = NULL;
+        size_t len = 0;
+        gaia_brain *x = NULL;
+        gaia__mpi_parse req;
+        const char *why = NULL;
+        if (!paths[s]) {
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path %zu is NULL", s);
+            break;
+        }
+        req.comm = comm;
+        req.writer = (int)s;
+        req.writers = (int)nshards;
+        st = gaia__read_file(ctx, fn, paths[s], (uint64_t)ctx->load_limit * 2 + 4096, &buf, &len);
+        if (st == GAIA_OK) st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &x);
+        gaia__host_free(ctx, buf);
+        if (st != GAIA_OK) break;
+        if (!b) {
+            b = x;
+            continue;
+        }
+        st = gaia__mpi_merge_shard(b, x, &why);
+        gaia_brain_destroy(x);
+        if (st != GAIA_OK) st = gaia__fail(ctx, st, fn, "shard %zu ('%s'): %s", s, paths[s], why);
+    }
+    /* together, the shards hold every support bit (collective) */
+    st = gaia__mpi_agree(ctx, comm, fn, st, NULL, NULL, 0, "");
+    agreed = st == GAIA_OK;
+    /* every rank takes every area's reduction (a local failure waits for
+       the agreement after the loop) */
+    for (a = 0; agreed && a < b->nareas; a++) {
+        gaia__asm_area *ar = &b->areas[a];
+        uint64_t pop = 0, total = 0;
+        size_t t;
+        if (ar->mode != GAIA_AREA_EXPLICIT) continue;
+        for (t = 0; t < ((size_t)ar->sh_n + 31) / 32; t++) {
+            uint32_t v = ar->sup_bits[t];
+            while (v) {
+                v &= v - 1;
+                pop++;
+            }
+        }
+        MPI_Allreduce(&pop, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
+        if (st == GAIA_OK && total != ar->support)
+            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "area '%s': the shards hold %llu support bits, not %llu (a shard "
+                            "missing, or the paths out of their ranks' order)", ar->name, (unsigned long long)total,
+                            (unsigned long long)ar->support);
+        for (t = 0; st == GAIA_OK && t < ar->nwin; t++) {
+            uint32_t jl = ar->win[t] - ar->sh_lo;
+            if (ar->win[t] >= ar->sh_lo && jl < ar->sh_n && !((ar->sup_bits[jl >> 5] >> (jl & 31)) & 1u))
+                st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "area '%s': winner %u has no support bit", ar->name,
+                                ar->win[t]);
+        }
+        if (st == GAIA_OK) st = b->be->upload(b->ctx, ar->d_sup, ar->sup_bits, gaia__asm_bits_bytes(ar->sh_n));
+    }
+    *out = b;
+    st = gaia__mpi_loaded(ctx, fn, st, comm, out); /* agrees on the status first */
     if (st != GAIA_OK) *out = NULL;
     return st;
 }
@@ -13852,7 +14045,7 @@ static int gaia__mpi_cmp_cand(const void *x, const void *y) {
    min(k, its block) of its block, a count every rank can work out). */
 static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia_status st) {
     struct gaia__mpi_brain *m = b->mpi;
-    int P = m->size, r, rank = m->rank;
+    int P = m->size, r;
     uint32_t cnt = 0, t, k = a->k;
     int64_t *mine = NULL, *all = NULL, w, g = 0;
     int *rc = NULL, *rd;
@@ -13891,9 +14084,7 @@ static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia
         rd = rc + P;
         for (r = 0; r < P; r++) {
             uint32_t lo, n;
-            m->rank = r; /* the block rank r owns */
-            gaia__mpi_block(b, a->n, &lo, &n);
-            m->rank = rank;
+            gaia__asm_block_of(a->n, r, P, &lo, &n); /* the block rank r owns */
             rc[r] = (int)((n < k ? n : k) * 2);
             rd[r] = (int)(total * 2);
             total += (size_t)(n < k ? n : k);
@@ -13971,6 +14162,11 @@ static gaia_status gaia__mpi_commit_winners(gaia_brain *b, gaia__asm_area *a) {
 static void gaia__mpi_put_bits(gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_area *a) {
     struct gaia__mpi_brain *m = b->mpi;
     size_t words = ((size_t)a->n + 31) / 32, t;
+    if (m->shard_save) { /* this rank's words, zeros elsewhere: no collective */
+        size_t w0 = a->sh_lo / 32, nw = ((size_t)a->sh_n + 31) / 32;
+        for (t = 0; t < words; t++) gaia__asm_put_u32(w, t >= w0 && t - w0 < nw ? a->sup_bits[t - w0] : 0u);
+        return;
+    }
     uint32_t *all = (uint32_t *)gaia__asm_halloc(b, (words + 1) * 4);
     int *rc = (int *)gaia__asm_halloc(b, (size_t)m->size * 2 * sizeof(int));
     int r, ok = all && rc, allok = 0;
@@ -14016,6 +14212,23 @@ static gaia_status gaia__mpi_put_map(gaia__asm_wbuf *w, gaia_brain *b, const gai
     }
     gaia__asm_hfree(b, keys);
     gaia__asm_hfree(b, vals);
+    if (m->shard_save) { /* this rank's weights only: no collective */
+        if (st == GAIA_OK) {
+            if (cnt) qsort(kv, (size_t)cnt, 12, gaia__asm_cmp_kv); /* (kv is NULL when there are none) */
+            gaia__asm_put_u64(w, cnt);
+            for (s = 0; s < cnt; s++) {
+                uint64_t k;
+                float v;
+                memcpy(&k, kv + s * 12, 8);
+                memcpy(&v, kv + s * 12 + 8, 4);
+                gaia__asm_put_u64(w, k);
+                gaia__asm_put_f32(w, v);
+            }
+        }
+        gaia__asm_hfree(b, kv);
+        gaia__asm_hfree(b, counts);
+        return st;
+    }
     mine64 = (int64_t)cnt;
     if (!counts) st = GAIA_ERR_OUT_OF_MEMORY;
     ok = st == GAIA_OK;
@@ -14061,7 +14274,6 @@ static gaia_status gaia__mpi_put_map(gaia__asm_wbuf *w, gaia_brain *b, const gai
    public hrr calls: each rank does its part with the single-process code,
    then one collective puts the parts together.
    --------------------------------------------------------------------- */
-#include <limits.h>
 /* MPI_FLOAT_INT's layout: a similarity and a row */
 typedef struct gaia__mpi_float_int {
     float v;

@@ -543,6 +543,73 @@ static void test_cuda_ranks(void) {
     gaia_ctx_destroy(cpu);
 }
 
+/* Every rank writes its own shard; the shards load onto fewer ranks and onto
+   each rank alone (re-sharding), and go on like the single process. A
+   shard alone, or the shards out of order, are refused. */
+static void test_shards(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL, *fewer = NULL, *alone = NULL, *x = NULL;
+    char names[8][600];
+    const char *paths[8], *swapped[8];
+    MPI_Comm sub;
+    int s, ok = 1, color;
+    gaia_status st;
+    CHECK(ctx != NULL, "no context");
+    CHECK(g_size <= 8, "at most 8 ranks here");
+    for (s = 0; s < g_size; s++) {
+        snprintf(names[s], sizeof names[s], "%s/shard.%d", g_dir, s);
+        paths[s] = names[s];
+        swapped[s] = names[g_size - 1 - s];
+    }
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 9090, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 9090, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(ctx, build(r));
+    for (s = 0; s < 5 && ok; s++) step_both(ctx, m, r, s > 1 ? "s>A A>A A>B B>B t>C C>C" : s ? "s>A A>A A>B t>C" : "s>A t>C", &ok);
+    CHECK(ok, "steps differ");
+    OK(ctx, gaia_brain_save_shard(m, paths[g_rank]));
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* on the first max(1, size - 1) ranks, and on each rank alone */
+    color = g_rank < (g_size > 1 ? g_size - 1 : 1) ? 0 : MPI_UNDEFINED;
+    MPI_Comm_split(MPI_COMM_WORLD, color, g_rank, &sub);
+    if (sub != MPI_COMM_NULL) OK(ctx, gaia_brain_load_shards_mpi(ctx, paths, (size_t)g_size, GAIA_DEVICE_CPU, sub, &fewer));
+    OK(ctx, gaia_brain_load_shards_mpi(ctx, paths, (size_t)g_size, GAIA_DEVICE_CPU, MPI_COMM_SELF, &alone));
+    for (s = 0; s < 3 && ok; s++) {
+        const char *spec = "s>A A>A A>B B>B B>A t>C C>C";
+        step_both(ctx, m, r, spec, &ok);
+        if (!ok) break;
+        if (fewer) OK(ctx, gaia_brain_project_spec(fewer, spec));
+        OK(ctx, gaia_brain_project_spec(alone, spec));
+    }
+    CHECK(ok, "steps differ after the save");
+    if (fewer) CHECK(same_image(fewer, r), "the shards loaded on fewer ranks went another way");
+    CHECK(same_image(alone, r), "the shards loaded on one rank went another way");
+    CHECK(same_image(m, r), "the brain that saved its shards went another way");
+    /* a shard alone is no brain; shards out of their ranks' order fail on
+       every rank alike */
+    st = gaia_brain_load(ctx, paths[0], GAIA_DEVICE_CPU, &x);
+    CHECK(g_size == 1 ? st == GAIA_OK : st == GAIA_ERR_FORMAT, "one shard of %d as a brain: %s", g_size,
+          gaia_status_str(st));
+    gaia_brain_destroy(x);
+    x = NULL;
+    if (g_size > 1) {
+        GT_STATUS(t, GAIA_ERR_FORMAT, gaia_brain_load_shards_mpi(ctx, swapped, (size_t)g_size, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x));
+        GT_STATUS(t, GAIA_ERR_FORMAT, gaia_brain_load_shards_mpi(ctx, paths, (size_t)g_size - 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x));
+        CHECK(x == NULL, "a brain came out of bad shards");
+    }
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_load_shards_mpi(ctx, NULL, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_save_shard(m, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_save_shard(r, paths[g_rank])); /* not sharded */
+    MPI_Barrier(MPI_COMM_WORLD);
+    remove(paths[g_rank]);
+    gaia_brain_destroy(fewer);
+    if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
+    gaia_brain_destroy(alone);
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -555,6 +622,7 @@ int main(int argc, char **argv) {
         {"mpi_out_of_memory_on_one_rank", test_out_of_memory},
         {"mpi_out_of_memory_anywhere_in_a_step", test_out_of_memory_anywhere},
         {"mpi_save_load_reshard", test_save_load_reshard},
+        {"mpi_shards_reshard", test_shards},
         {"mpi_hrr_cleanup_sharded_codebook", test_hrr_cleanup},
         {"mpi_hrr_bind_batch_split", test_hrr_bind_batch},
         {"mpi_bad_input", test_bad_input},
