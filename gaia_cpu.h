@@ -3751,6 +3751,23 @@ static int64_t gaia__asm_w(const gaia_assembly_fibre_args *a, uint64_t i, uint64
     return gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, i * a->n_tgt + j));
 }
 
+/* Threads for explicit-mode regions, by their estimated cost in
+   nanoseconds (gaia__team at GAIA__ASM_GRAIN, 2 ms, per thread): a step of
+   a small area (n = 10^5, k = 317: 2-3 ms in all, its largest region 1.5
+   ms) stays on the calling thread, so a core that another process holds
+   cannot stall it. Measured beside a loaded machine (about 12 runnable
+   processes on 2 cores), n = 10^5 steps: 2.9 ms on one thread, 53 ms on two
+   with a team for every region, 7.9 ms with teams from 1 ms, 2.9 ms with
+   teams from 4 ms. Generating a source's edges costs a stream start per
+   target segment and a few nanoseconds per edge (measured at p = 10^-3 and
+   10^-2). */
+#define GAIA__ASM_GRAIN 2.0e6
+static double gaia__asm_gen_ns(const gaia_assembly_fibre_args *a, double sources) {
+    double nseg = (double)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS);
+    return sources * (30.0 * nseg + 4.0 * (double)a->n_tgt * a->p);
+}
+static int gaia__asm_team(int nthreads, double ns) { return gaia__team(nthreads, ns, GAIA__ASM_GRAIN); }
+
 /* From scratch, parallel over target segments: each segment's inputs
    (32 KiB) stay in L1 and have one writer, so no atomics and no per-thread
    copies. Each source's edges are generated into a run of offsets, then
@@ -3762,8 +3779,7 @@ static void gaia__asm_accumulate(const gaia_assembly_fibre_args *a, const uint32
         gaia__asm_cpu_stimulus(a, input, nthreads, NULL);
         return;
     }
-    (void)nthreads;
-    GAIA__PAR_FOR(nseg > 1 && (uint64_t)K * (uint64_t)nseg >= 64, nthreads)
+    GAIA__PAR_FOR(nseg > 1, gaia__asm_team(nthreads, gaia__asm_gen_ns(a, (double)K)))
     for (g = 0; g < nseg; g++) {
         uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG;
         uint16_t run[GAIA_ASSEMBLY_SEG + 1];
@@ -3874,7 +3890,7 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
         } else nk[s++] = c->kept[t++];
     }
     /* generate the newcomers, then redo the (rare) ones that ran out of room */
-    GAIA__PAR_FOR(nenter > 1, ctx->cpu_threads)
+    GAIA__PAR_FOR(nenter > 1, gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)nenter)))
     for (q = 0; q < (long long)nenter; q++) {
         uint64_t n = gaia__asm_kept_gen(a, &nk[enter[q]], nseg);
         need[q] = n > nk[enter[q]].cap ? n : 0;
@@ -3892,8 +3908,8 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
        in blocks of segments, each source's run of the block consecutive
        (see gaia__asm_hebb_kept) */
     nblk = (long long)((nseg + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK);
-    GAIA__PAR_FOR(nblk > 1, gaia__team(ctx->cpu_threads, (double)a->n_tgt + (double)(nleave + nenter) * (mean + nseg),
-                                       1e6))
+    GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, (double)a->n_tgt + (double)(nleave + nenter) *
+                                                                                 (3.0 * mean + 2.0 * (double)nseg)))
     for (g = 0; g < nblk; g++) {
         uint64_t g0 = (uint64_t)g * GAIA__ASM_KEEP_BLOCK, g1 = g0 + GAIA__ASM_KEEP_BLOCK, h, j, jend;
         int64_t *S = c->S;
@@ -4078,8 +4094,8 @@ static void gaia__asm_hebb_kept(gaia_ctx *ctx, const gaia__asm_cache *c, const g
                                 const uint64_t *off, uint64_t *used, uint64_t *slots) {
     uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS;
     long long nblk = (long long)((nseg + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK), bk;
-    double edges = (double)(s1 - s0) * ((double)a->n_tgt * a->p + (double)nseg);
-    GAIA__PAR_FOR(1, gaia__team(ctx->cpu_threads, edges, 1e6))
+    double ns = (double)(s1 - s0) * (1.5 * (double)a->n_tgt * a->p + 5.0 * (double)nseg);
+    GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, ns))
     for (bk = 0; bk < nblk; bk++) {
         uint64_t g0 = (uint64_t)bk * GAIA__ASM_KEEP_BLOCK, g1 = g0 + GAIA__ASM_KEEP_BLOCK, g, u[GAIA__ASM_KEEP_BLOCK];
         uint32_t s, e;
@@ -4181,7 +4197,7 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
         long long gg;
         if (kept) gaia__asm_hebb_kept(ctx, c, a, src, s0, s1, tgt_bits, off, used, slots);
         else {
-            GAIA__PAR_FOR(nseg > 1, ctx->cpu_threads)
+            GAIA__PAR_FOR(nseg > 1, gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)(s1 - s0))))
             for (gg = 0; gg < (long long)nseg; gg++) {
                 uint64_t lo = (uint64_t)gg << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, u = 0;
                 uint32_t s;
