@@ -3718,12 +3718,6 @@ typedef struct gaia__asm_rng {
     int half;
 } gaia__asm_rng;
 
-static void gaia__asm_rng_init(gaia__asm_rng *r, uint64_t fkey, uint32_t i, uint32_t g) {
-    r->s = gaia__asm_mix64(fkey ^ gaia__asm_mix64((((uint64_t)i << 32) | g) + GAIA__ASM_GAMMA));
-    r->z = 0;
-    r->half = 0;
-}
-
 static uint32_t gaia__asm_next(gaia__asm_rng *r) {
     if (r->half) {
         r->half = 0;
@@ -3760,9 +3754,31 @@ static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng 
    straight-line and the first threshold step is branch-free; the general
    path consumes the same words in the same order. */
 #define GAIA__ASM_FOR_EDGES(a, i, g, lo, hi, j, BODY)                                       \
+    GAIA__ASM_FOR_EDGES_FROM(a, gaia__asm_rng_start((a)->fkey, (i), (g) + ((a)->tgt_base >> GAIA_ASSEMBLY_SEG_BITS)), \
+                             lo, hi, j, BODY)
+
+/* The stream's first state for (fibre key, source i, segment g). */
+static uint64_t gaia__asm_rng_start(uint64_t fkey, uint32_t i, uint32_t g) {
+    return gaia__asm_mix64(fkey ^ gaia__asm_mix64((((uint64_t)i << 32) | g) + GAIA__ASM_GAMMA));
+}
+
+/* The first states of segments g0..g0+count-1 of source i: a loop the
+   compiler vectorises, so the edge loops below start without the two
+   dependent hashes per (source, segment) (at p = 10^-3 a segment has about
+   four edges, and the start was a third of their cost). */
+static void gaia__asm_rng_starts(uint64_t fkey, uint32_t i, uint64_t g0, uint32_t count, uint64_t *out) {
+    uint32_t t;
+    for (t = 0; t < count; t++)
+        out[t] = gaia__asm_mix64(fkey ^ gaia__asm_mix64((((uint64_t)i << 32) | (g0 + t)) + GAIA__ASM_GAMMA));
+}
+
+/* As GAIA__ASM_FOR_EDGES, from the stream's first state start. */
+#define GAIA__ASM_FOR_EDGES_FROM(a, start, lo, hi, j, BODY)                                 \
     do {                                                                                    \
         gaia__asm_rng r_;                                                                   \
-        gaia__asm_rng_init(&r_, (a)->fkey, (i), (g) + ((a)->tgt_base >> GAIA_ASSEMBLY_SEG_BITS)); \
+        r_.s = (start);                                                                     \
+        r_.z = 0;                                                                           \
+        r_.half = 0;                                                                        \
         if ((a)->geo_r32 == 0) {                                                            \
             const uint32_t *geo_ = (a)->geo, *gd_ = (a)->geo_guide;                         \
             uint64_t s_ = r_.s;                                                             \
@@ -3864,8 +3880,15 @@ static int gaia__asm_ctz32(uint32_t v) {
    notes each key's weight before the update, the next call adds the change
    (settle). A collect from other sources than the kept ones, or any
    failure, drops the kept sources and S starts from zero. A stimulus
-   fibre's cache holds its in-degrees instead (they never change). */
-#define GAIA__ASM_KEEP_MAX ((uint64_t)1 << 25) /* kept offsets (64 MiB): above, regenerate every step */
+   fibre's cache holds its in-degrees instead (they never change).
+   The kept offsets are capped at 2^27 (256 MiB, with the segment starts
+   about 0.5 GiB at most): the paper's regime (n = 10^7, K = 10^4, p =
+   10^-3) keeps 10^8, and regenerating them twice a step was nearly all of
+   its time. Above the cap every step regenerates. */
+#define GAIA__ASM_KEEP_MAX ((uint64_t)1 << 27)
+/* Segments per block in the passes over kept sources (hebb_collect's,
+   S's update): each source's part of a block is a few cache lines. */
+#define GAIA__ASM_KEEP_BLOCK 64
 
 typedef struct gaia__asm_kept {
     uint32_t i;    /* the source neuron */
@@ -3888,6 +3911,12 @@ typedef struct gaia__asm_cache {
     uint64_t *pend_key;    /* keys hebb is about to change ... */
     int64_t *pend_old;     /* ... and their weights before */
     uint64_t npend, pend_cap;
+    /* The last kept collect: its keys are pend_key[0..nlast) when last_ok,
+       for the target winners last_bits; the same kept sources and winners
+       give the same keys (a converged assembly: every step). */
+    int last_ok;
+    uint64_t nlast;
+    uint32_t *last_bits;   /* n_tgt bits, allocated with S */
 } gaia__asm_cache;
 
 static size_t gaia__asm_kept_bytes(uint64_t nseg, uint32_t cap) { return (size_t)(nseg + 1) * 4 + (size_t)cap * 2; }
@@ -3918,6 +3947,7 @@ static void gaia__asm_cache_drop(gaia_ctx *ctx, gaia__asm_cache *c) {
     c->K = 0;
     c->valid = 0;
     c->npend = 0;
+    c->last_ok = 0;
 }
 
 static void gaia__asm_cpu_cache_free(gaia_ctx *ctx, void *cache) {
@@ -3925,6 +3955,7 @@ static void gaia__asm_cpu_cache_free(gaia_ctx *ctx, void *cache) {
     if (!c) return;
     gaia__asm_cache_drop(ctx, c);
     gaia__host_free(ctx, c->S);
+    gaia__host_free(ctx, c->last_bits);
     gaia__host_free(ctx, c->pend_key);
     gaia__host_free(ctx, c->pend_old);
     gaia__host_free(ctx, c->deg);
@@ -4034,6 +4065,23 @@ static int64_t gaia__asm_w(const gaia_assembly_fibre_args *a, uint64_t i, uint64
     return gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, i * a->n_tgt + j));
 }
 
+/* Threads for explicit-mode regions, by their estimated cost in
+   nanoseconds (gaia__team at GAIA__ASM_GRAIN, 2 ms, per thread): a step of
+   a small area (n = 10^5, k = 317: 2-3 ms in all, its largest region 1.5
+   ms) stays on the calling thread, so a core that another process holds
+   cannot stall it. Measured beside a loaded machine (about 12 runnable
+   processes on 2 cores), n = 10^5 steps: 2.9 ms on one thread, 53 ms on two
+   with a team for every region, 7.9 ms with teams from 1 ms, 2.9 ms with
+   teams from 4 ms. Generating a source's edges costs a stream start per
+   target segment and a few nanoseconds per edge (measured at p = 10^-3 and
+   10^-2). */
+#define GAIA__ASM_GRAIN 2.0e6
+static double gaia__asm_gen_ns(const gaia_assembly_fibre_args *a, double sources) {
+    double nseg = (double)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS);
+    return sources * (30.0 * nseg + 4.0 * (double)a->n_tgt * a->p);
+}
+static int gaia__asm_team(int nthreads, double ns) { return gaia__team(nthreads, ns, GAIA__ASM_GRAIN); }
+
 /* From scratch, parallel over target segments: each segment's inputs
    (32 KiB) stay in L1 and have one writer, so no atomics and no per-thread
    copies. Each source's edges are generated into a run of offsets, then
@@ -4045,8 +4093,7 @@ static void gaia__asm_accumulate(const gaia_assembly_fibre_args *a, const uint32
         gaia__asm_cpu_stimulus(a, input, nthreads, NULL);
         return;
     }
-    (void)nthreads;
-    GAIA__PAR_FOR(nseg > 1 && (uint64_t)K * (uint64_t)nseg >= 64, nthreads)
+    GAIA__PAR_FOR(nseg > 1, gaia__asm_team(nthreads, gaia__asm_gen_ns(a, (double)K)))
     for (g = 0; g < nseg; g++) {
         uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG;
         uint16_t run[GAIA_ASSEMBLY_SEG + 1];
@@ -4070,12 +4117,15 @@ GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, co
 /* Source e->i's out-edges in every segment into e; offsets beyond e->cap
    are counted, not stored. Returns how many edges there are. */
 static uint64_t gaia__asm_kept_gen(const gaia_assembly_fibre_args *a, gaia__asm_kept *e, uint64_t nseg) {
-    uint64_t g, n = 0;
+    uint64_t g, n = 0, start[256];
     for (g = 0; g < nseg; g++) {
         uint64_t lo = g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, j;
         if (hi > a->n_tgt) hi = a->n_tgt;
+        if (g % 256 == 0) /* a shard's segments are numbered from its block's first */
+            gaia__asm_rng_starts(a->fkey, e->i, g + (a->tgt_base >> GAIA_ASSEMBLY_SEG_BITS),
+                                 nseg - g < 256 ? (uint32_t)(nseg - g) : 256, start);
         e->seg[g] = (uint32_t)(n < e->cap ? n : e->cap);
-        GAIA__ASM_FOR_EDGES(a, e->i, (uint32_t)g, lo, hi, j, {
+        GAIA__ASM_FOR_EDGES_FROM(a, start[g % 256], lo, hi, j, {
             if (n < e->cap) e->off[n] = (uint16_t)(j - lo);
             n++;
         });
@@ -4103,15 +4153,23 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
     double mean = (double)a->n_tgt * a->p, room = mean + 6.0 * sqrt(mean) + 16.0;
     uint32_t s, t, stay = 0, nleave = 0, nenter = 0, *enter, cap;
     gaia__asm_kept *nk, *leave = NULL;
-    long long q, g;
+    long long q, g, nblk;
     if ((double)K * room > (double)GAIA__ASM_KEEP_MAX) return 0;
     for (s = 1; s < K; s++)
         if (src[s] <= src[s - 1]) return 0;
     cap = room < (double)a->n_tgt ? (uint32_t)room : a->n_tgt;
     if (!c->S) {
+        size_t nbw = (((size_t)a->n_tgt + 31) >> 5) * 4;
         c->S = (int64_t *)gaia__host_alloc(ctx, (size_t)a->n_tgt * 8);
-        if (!c->S) return 0;
-        c->bytes += (size_t)a->n_tgt * 8;
+        c->last_bits = (uint32_t *)gaia__host_alloc(ctx, nbw);
+        if (!c->S || !c->last_bits) {
+            gaia__host_free(ctx, c->S);
+            gaia__host_free(ctx, c->last_bits);
+            c->S = NULL;
+            c->last_bits = NULL;
+            return 0;
+        }
+        c->bytes += (size_t)a->n_tgt * 8 + nbw;
         c->nseg = nseg;
         c->valid = 0;
     }
@@ -4148,7 +4206,7 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
         } else nk[s++] = c->kept[t++];
     }
     /* generate the newcomers, then redo the (rare) ones that ran out of room */
-    GAIA__PAR_FOR(nenter > 1, ctx->cpu_threads)
+    GAIA__PAR_FOR(nenter > 1, gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)nenter)))
     for (q = 0; q < (long long)nenter; q++) {
         uint64_t n = gaia__asm_kept_gen(a, &nk[enter[q]], nseg);
         need[q] = n > nk[enter[q]].cap ? n : 0;
@@ -4162,24 +4220,31 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
             if (!e->seg) goto fail;
             gaia__asm_kept_gen(a, e, nseg);
         }
-    /* nothing can fail from here: S follows the change, then feeds input */
-    GAIA__PAR_FOR(nseg > 1, ctx->cpu_threads)
-    for (g = 0; g < (long long)nseg; g++) {
-        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, j;
+    /* nothing can fail from here: S follows the change, then feeds input;
+       in blocks of segments, each source's run of the block consecutive
+       (see gaia__asm_hebb_kept) */
+    nblk = (long long)((nseg + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK);
+    GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, (double)a->n_tgt + (double)(nleave + nenter) *
+                                                                                 (3.0 * mean + 2.0 * (double)nseg)))
+    for (g = 0; g < nblk; g++) {
+        uint64_t g0 = (uint64_t)g * GAIA__ASM_KEEP_BLOCK, g1 = g0 + GAIA__ASM_KEEP_BLOCK, h, j, jend;
         int64_t *S = c->S;
         uint32_t u, e;
-        if (hi > a->n_tgt) hi = a->n_tgt;
-        for (u = 0; u < nleave; u++) {
-            const gaia__asm_kept *x = &leave[u];
-            for (e = x->seg[g]; e < x->seg[g + 1]; e++) S[lo + x->off[e]] -= gaia__asm_w(a, x->i, lo + x->off[e]);
+        if (g1 > nseg) g1 = nseg;
+        for (u = 0; u < nleave + nenter; u++) {
+            const gaia__asm_kept *x = u < nleave ? &leave[u] : &nk[enter[u - nleave]];
+            int64_t sign = u < nleave ? -1 : 1;
+            for (h = g0; h < g1; h++) {
+                uint64_t lo = h << GAIA_ASSEMBLY_SEG_BITS;
+                for (e = x->seg[h]; e < x->seg[h + 1]; e++) S[lo + x->off[e]] += sign * gaia__asm_w(a, x->i, lo + x->off[e]);
+            }
         }
-        for (u = 0; u < nenter; u++) {
-            const gaia__asm_kept *x = &nk[enter[u]];
-            for (e = x->seg[g]; e < x->seg[g + 1]; e++) S[lo + x->off[e]] += gaia__asm_w(a, x->i, lo + x->off[e]);
-        }
-        for (j = lo; j < hi; j++) input[j] += S[j];
+        jend = g1 << GAIA_ASSEMBLY_SEG_BITS;
+        if (jend > a->n_tgt) jend = a->n_tgt;
+        for (j = g0 << GAIA_ASSEMBLY_SEG_BITS; j < jend; j++) input[j] += S[j];
     }
     GAIA__PAR_END
+    if (nleave || nenter) c->last_ok = 0; /* other sources: other keys */
     for (s = 0; s < nleave; s++) gaia__asm_kept_free(ctx, c, &leave[s]);
     if (c->kept) c->bytes -= ((size_t)c->K + 1) * sizeof(gaia__asm_kept);
     gaia__host_free(ctx, c->kept);
@@ -4331,6 +4396,47 @@ static gaia_status gaia__asm_cpu_topk(gaia_ctx *ctx, const int64_t *input, uint3
     return GAIA_OK;
 }
 
+/* The kept sources' part of hebb_collect (sources s0..s1 of the batch):
+   the keys of their kept edges that reach a target winner, into each
+   segment's slots (off[g] on, count in used[g]), sources ascending within a
+   segment as when regenerated. Segments go in blocks of
+   GAIA__ASM_KEEP_BLOCK: within a block, each source's segment starts and
+   offsets are consecutive in memory and the block's winner bits (and
+   counters) stay in L1; segment by segment, every source's starts would be
+   a cache miss of its own (two per source and segment: at n = 10^7, K =
+   10^4 that was most of a converged step). */
+static void gaia__asm_hebb_kept(gaia_ctx *ctx, const gaia__asm_cache *c, const gaia_assembly_fibre_args *a,
+                                const uint32_t *src, uint32_t s0, uint32_t s1, const uint32_t *tgt_bits,
+                                const uint64_t *off, uint64_t *used, uint64_t *slots) {
+    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS;
+    long long nblk = (long long)((nseg + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK), bk;
+    double ns = (double)(s1 - s0) * (1.5 * (double)a->n_tgt * a->p + 5.0 * (double)nseg);
+    GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, ns))
+    for (bk = 0; bk < nblk; bk++) {
+        uint64_t g0 = (uint64_t)bk * GAIA__ASM_KEEP_BLOCK, g1 = g0 + GAIA__ASM_KEEP_BLOCK, g, u[GAIA__ASM_KEEP_BLOCK];
+        uint32_t s, e;
+        if (g1 > nseg) g1 = nseg;
+        for (g = g0; g < g1; g++) u[g - g0] = 0;
+        for (s = s0; s < s1; s++) {
+            const gaia__asm_kept *x = &c->kept[s];
+            uint64_t base = (uint64_t)src[s] * a->n_tgt;
+            for (g = g0; g < g1; g++) {
+                uint64_t lo = g << GAIA_ASSEMBLY_SEG_BITS, *dst = slots + off[g];
+                const uint32_t *bits = tgt_bits + (lo >> 5);
+                uint64_t m = u[g - g0];
+                if (off[g + 1] == off[g]) continue; /* no winners here */
+                for (e = x->seg[g]; e < x->seg[g + 1]; e++) {
+                    uint32_t d = x->off[e];
+                    if ((bits[d >> 5] >> (d & 31)) & 1u) dst[m++] = base + lo + d;
+                }
+                u[g - g0] = m;
+            }
+        }
+        for (g = g0; g < g1; g++) used[g] = u[g - g0];
+    }
+    GAIA__PAR_END
+}
+
 /* Sources go in batches so the per-segment slots (winners in the segment x
    batch) stay below 4M keys; segments run in parallel, then are packed.
    Keys come out ordered by (batch, segment, source, target) whether the
@@ -4366,6 +4472,13 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
         for (s = 0; kept && s < K; s++) kept = c->kept[s].i == src[s];
     }
     if (c && !kept) gaia__asm_cache_drop(ctx, c); /* weights will change behind S's back */
+    if (kept && c->last_ok && c->nlast <= cap &&
+        memcmp(c->last_bits, tgt_bits, (((size_t)a->n_tgt + 31) >> 5) * 4) == 0) {
+        /* the kept sources and the winners of the last collect: its keys */
+        if (c->nlast) memcpy(keys, c->pend_key, (size_t)c->nlast * 8);
+        total = c->nlast;
+        goto announce;
+    }
     off = (uint64_t *)gaia__host_alloc(ctx, (size_t)(2 * nseg + 1) * sizeof(uint64_t));
     if (!off) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "no memory for %llu segments",
                                 (unsigned long long)nseg);
@@ -4398,42 +4511,25 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
     for (s0 = 0; s0 < K && nbits; s0 += batch) {
         uint32_t s1 = K - s0 < batch ? K : s0 + batch;
         long long gg;
-        GAIA__PAR_FOR(nseg > 1, ctx->cpu_threads)
-        for (gg = 0; gg < (long long)nseg; gg++) {
-            uint64_t lo = (uint64_t)gg << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, u = 0;
-            uint32_t s;
-            if (hi > a->n_tgt) hi = a->n_tgt;
-            if (off[gg + 1] == off[gg]) {
-                /* no winners here */
-            } else if (kept) {
-                /* the segment's winners as 4096 local bits (L1), tested
-                   without a branch per edge that is not a hit */
-                uint64_t win[GAIA_ASSEMBLY_SEG / 64], w;
-                for (w = 0; w < GAIA_ASSEMBLY_SEG / 64; w++) {
-                    uint64_t k0 = (lo >> 5) + 2 * w, k1 = k0 + 1, nw = ((uint64_t)a->n_tgt + 31) >> 5;
-                    win[w] = (k0 < nw ? (uint64_t)tgt_bits[k0] : 0) | (k1 < nw ? (uint64_t)tgt_bits[k1] << 32 : 0);
-                }
-                for (s = s0; s < s1; s++) {
-                    const gaia__asm_kept *x = &c->kept[s];
-                    uint64_t base = (uint64_t)src[s] * a->n_tgt + lo;
-                    uint32_t e;
-                    for (e = x->seg[gg]; e < x->seg[gg + 1]; e++) {
-                        uint32_t d = x->off[e];
-                        if ((win[d >> 6] >> (d & 63)) & 1u) slots[off[gg] + u++] = base + d;
+        if (kept) gaia__asm_hebb_kept(ctx, c, a, src, s0, s1, tgt_bits, off, used, slots);
+        else {
+            GAIA__PAR_FOR(nseg > 1, gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)(s1 - s0))))
+            for (gg = 0; gg < (long long)nseg; gg++) {
+                uint64_t lo = (uint64_t)gg << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, u = 0;
+                uint32_t s;
+                if (hi > a->n_tgt) hi = a->n_tgt;
+                if (off[gg + 1] != off[gg]) /* else no winners here */
+                    for (s = s0; s < s1; s++) {
+                        uint32_t i = src[s];
+                        uint64_t base = (uint64_t)i * a->n_tgt, j;
+                        GAIA__ASM_FOR_EDGES(a, i, (uint32_t)gg, lo, hi, j, {
+                            if (gaia__asm_bit(tgt_bits, j)) slots[off[gg] + u++] = base + j;
+                        });
                     }
-                }
-            } else {
-                for (s = s0; s < s1; s++) {
-                    uint32_t i = src[s];
-                    uint64_t base = (uint64_t)i * a->n_tgt, j;
-                    GAIA__ASM_FOR_EDGES(a, i, (uint32_t)gg, lo, hi, j, {
-                        if (gaia__asm_bit(tgt_bits, j)) slots[off[gg] + u++] = base + j;
-                    });
-                }
+                used[gg] = u;
             }
-            used[gg] = u;
+            GAIA__PAR_END
         }
-        GAIA__PAR_END
         for (g = 0; g < nseg; g++) {
             uint64_t t;
             for (t = 0; t < used[g]; t++) {
@@ -4445,7 +4541,9 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
     }
     gaia__host_free(ctx, slots);
     gaia__host_free(ctx, off);
+announce:
     /* announce the weights about to change, with their values now */
+    if (kept) c->last_ok = 0;
     if (kept && total <= cap) {
         uint64_t t;
         if (c->pend_cap < total) {
@@ -4470,7 +4568,12 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
             c->pend_key[t] = keys[t];
             c->pend_old[t] = gaia__asm_w(a, keys[t] / a->n_tgt, keys[t] % a->n_tgt);
         }
-        if (kept) c->npend = total;
+        if (kept) {
+            c->npend = total;
+            c->nlast = total;
+            c->last_ok = 1;
+            memcpy(c->last_bits, tgt_bits, (((size_t)a->n_tgt + 31) >> 5) * 4);
+        }
     }
     *count = total;
     return GAIA_OK;

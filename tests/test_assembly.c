@@ -449,6 +449,52 @@ static void assembly_kept_sources_match_a_fresh_start(gt *t) {
     gaia_brain_destroy(y);
 }
 
+/* A converged projection: once the winners stop changing, the CPU reuses
+   the last step's learning keys (the kept sources and the winners are the
+   same). Stepped on one brain (caches kept) and on a fresh clone at every
+   step (nothing kept), the winners and every learned weight agree. */
+static void assembly_converged_steps_learn_like_a_fresh_start(gt *t) {
+    gaia_brain *x = NULL, *y = NULL, *c = NULL;
+    gaia_fibre_stats fx, fy;
+    uint32_t wx[128], wy[128], last[128];
+    float vx[4096], vy[4096];
+    size_t nx, ny, nlast = 0, same = 0, q, cx, cy;
+    uint32_t tx[4096], ty[4096];
+    int s;
+    GT_OK(t, gaia_brain_create(t->ctx, 0.02, t->seed, GAIA_DEVICE_CPU, &x));
+    GT_OK(t, gaia_brain_add_stimulus(x, "s", 100));
+    GT_OK(t, gaia_brain_add_area(x, "A", 20000, 100, 0.1f, GAIA_AREA_EXPLICIT));
+    GT_OK(t, gaia_brain_clone(x, &y));
+    for (s = 0; s < 30; s++) {
+        GT_OK(t, gaia_brain_clone(y, &c));
+        gaia_brain_destroy(y);
+        y = c;
+        GT_OK(t, gaia_brain_project_spec(x, s ? "s>A A>A" : "s>A"));
+        GT_OK(t, gaia_brain_project_spec(y, s ? "s>A A>A" : "s>A"));
+        GT_OK(t, gaia_brain_winners(x, "A", wx, 128, &nx));
+        GT_OK(t, gaia_brain_winners(y, "A", wy, 128, &ny));
+        GT_CHECK(t, nx == ny && memcmp(wx, wy, nx * 4) == 0, "step %d: the winners differ", s);
+        same += nlast == nx && memcmp(last, wx, nx * 4) == 0;
+        memcpy(last, wx, nx * 4);
+        nlast = nx;
+    }
+    GT_CHECK(t, same >= 5, "only %zu steps kept the winners of the step before: not converged", same);
+    GT_OK(t, gaia_brain_fibre_stats(x, "A", "A", &fx));
+    GT_OK(t, gaia_brain_fibre_stats(y, "A", "A", &fy));
+    GT_CHECK(t, fx.plastic == fy.plastic && fx.plastic > 0 && fx.mean_weight == fy.mean_weight &&
+                    fx.max_weight == fy.max_weight,
+             "learned %zu vs %zu, mean %g vs %g, max %g vs %g", fx.plastic, fy.plastic, fx.mean_weight,
+             fy.mean_weight, fx.max_weight, fy.max_weight);
+    for (q = 0; q < nx; q++) { /* the winners' rows, weight by weight */
+        GT_OK(t, gaia_brain_synapse_row(x, "A", "A", wx[q], tx, vx, 4096, &cx));
+        GT_OK(t, gaia_brain_synapse_row(y, "A", "A", wx[q], ty, vy, 4096, &cy));
+        GT_CHECK(t, cx == cy && memcmp(tx, ty, cx * 4) == 0 && memcmp(vx, vy, cx * 4) == 0,
+                 "neuron %u: its synapses differ", wx[q]);
+    }
+    gaia_brain_destroy(x);
+    gaia_brain_destroy(y);
+}
+
 /* An allocator that counts, and fails only its `fail_at`-th call. */
 typedef struct asm_heap {
     long calls, fail_at;
@@ -812,6 +858,7 @@ const gt_case gt_assembly_cases[] = {
     {"assembly_fire_order_does_not_matter", assembly_fire_order_does_not_matter},
     {"assembly_clone_continues_identically", assembly_clone_continues_identically},
     {"assembly_kept_sources_match_a_fresh_start", assembly_kept_sources_match_a_fresh_start},
+    {"assembly_converged_steps_learn_like_a_fresh_start", assembly_converged_steps_learn_like_a_fresh_start},
     {"assembly_out_of_memory_in_a_step", assembly_out_of_memory_in_a_step},
     {"assembly_save_load_round_trip", assembly_save_load_round_trip},
     {"assembly_corrupt_file_is_rejected", assembly_corrupt_file_is_rejected},
