@@ -9709,7 +9709,8 @@ static gaia_status gaia__mpi_add_area(gaia_brain *b, const char *name, uint32_t 
                                       gaia_area_mode mode);
 static gaia_status gaia__mpi_attach(gaia_brain *b, MPI_Comm comm);
 static void gaia__mpi_detach(gaia_brain *b);
-static gaia_status gaia__mpi_loaded(gaia_ctx *ctx, const char *fn, gaia_status st, MPI_Comm comm, gaia_brain **out);
+static gaia_status gaia__mpi_loaded(gaia_ctx *ctx, const char *fn, gaia_status st, MPI_Comm comm, gaia_brain *b,
+                                    gaia_brain **out);
 struct gaia__asm_wbuf;
 static void gaia__mpi_put_bits(struct gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_area *a);
 static gaia_status gaia__mpi_put_map(struct gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f);
@@ -13082,11 +13083,12 @@ GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
     if (b->mpi) {
         /* every rank has the whole image; each keeps its blocks (collective) */
         gaia__mpi_parse req;
+        gaia_brain *c = NULL;
         req.comm = b->mpi->comm;
         req.writer = req.writers = 0;
-        st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, &req, out);
+        st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, &req, &c);
         gaia__host_free(b->ctx, img);
-        return gaia__mpi_loaded(b->ctx, "gaia_brain_clone", st, b->mpi->comm, out);
+        return gaia__mpi_loaded(b->ctx, "gaia_brain_clone", st, b->mpi->comm, c, out);
     }
 #endif
     st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, NULL, out);
@@ -13737,11 +13739,13 @@ static int gaia__mpi_ids_room(gaia_brain *b, uint32_t k) {
     return gaia__asm_grow(b, (void **)&b->mpi->ids, sizeof(uint32_t), 0, &b->mpi->ids_cap, (size_t)k + 1);
 }
 
-/* After a local create or load: every rank agrees, then the brain gets its
-   own communicator (MPI_Comm_dup), or every rank fails alike. */
-static gaia_status gaia__mpi_loaded(gaia_ctx *ctx, const char *fn, gaia_status st, MPI_Comm comm, gaia_brain **out) {
-    gaia_brain *b = st == GAIA_OK ? *out : NULL;
+/* After a local create or load (b, or NULL when it failed here): every rank
+   agrees, then the brain gets its own communicator (MPI_Comm_dup) and goes
+   to *out, or every rank fails alike, b is destroyed and *out untouched. */
+static gaia_status gaia__mpi_loaded(gaia_ctx *ctx, const char *fn, gaia_status st, MPI_Comm comm, gaia_brain *b,
+                                    gaia_brain **out) {
     int a;
+    if (st == GAIA_OK && !b) st = GAIA_ERR_INVALID_ARG; /* (no brain without a failure: not reached) */
     if (st == GAIA_OK)
         for (a = 0; a < b->nareas; a++)
             if (!gaia__mpi_ids_room(b, b->areas[a].k)) {
@@ -13750,12 +13754,12 @@ static gaia_status gaia__mpi_loaded(gaia_ctx *ctx, const char *fn, gaia_status s
             }
     st = gaia__mpi_agree(ctx, comm, fn, st, NULL, NULL, 0, "");
     if (st != GAIA_OK) {
-        if (b) gaia_brain_destroy(b);
-        *out = NULL;
+        gaia_brain_destroy(b);
         return st;
     }
     MPI_Comm_dup(comm, &b->mpi->comm);
     b->mpi->dup = 1;
+    *out = b;
     return GAIA_OK;
 }
 
@@ -13783,8 +13787,7 @@ GAIA_API gaia_status gaia_brain_create_mpi(gaia_ctx *ctx, double p, uint64_t see
         gaia_brain_destroy(b);
         return st;
     }
-    *out = b;
-    return gaia__mpi_loaded(ctx, fn, GAIA_OK, comm, out);
+    return gaia__mpi_loaded(ctx, fn, GAIA_OK, comm, b, out);
 }
 
 GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_device device, MPI_Comm comm,
@@ -13809,10 +13812,7 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
         st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &b);
     }
     gaia__host_free(ctx, buf);
-    *out = b;
-    st = gaia__mpi_loaded(ctx, fn, st, comm, out);
-    if (st != GAIA_OK) *out = NULL;
-    return st;
+    return gaia__mpi_loaded(ctx, fn, st, comm, b, out);
 }
 
 GAIA_API gaia_status gaia_brain_save_shard(gaia_brain *b, const char *path) {
@@ -13940,10 +13940,7 @@ GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const
         }
         if (st == GAIA_OK) st = b->be->upload(b->ctx, ar->d_sup, ar->sup_bits, gaia__asm_bits_bytes(ar->sh_n));
     }
-    *out = b;
-    st = gaia__mpi_loaded(ctx, fn, st, comm, out); /* agrees on the status first */
-    if (st != GAIA_OK) *out = NULL;
-    return st;
+    return gaia__mpi_loaded(ctx, fn, st, comm, b, out); /* agrees on the status first */
 }
 
 GAIA_API gaia_status gaia_brain_shard(const gaia_brain *b, const char *area, uint32_t *lo, uint32_t *count) {
