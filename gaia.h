@@ -485,7 +485,8 @@
    weight_decay; bias correction), desc.clip_norm (clip to a global L2
    norm first, gaia_grad_clip_norm) and desc.schedule (gaia_lr_warmup_cosine
    with a gaia_lr_cosine is the provided one); gaia_optim_step updates every
-   parameter that has a gradient, with recording off.
+   parameter that has a gradient, with recording off (AdamW: one fused pass
+   over the parameter, its gradient and both moments on either device).
    Example, least squares by gradient descent:
        gaia_tensor *x = NULL, *w = NULL, *y = NULL, *t = NULL, *loss = NULL;
        gaia_optim *opt = NULL;
@@ -2222,6 +2223,11 @@ struct gaia_layer_ops {
                                       const float *v, const float *o, const float *lse, const float *dout, float *dq,
                                       float *dk, float *dv, size_t bh, size_t nq, size_t nk, size_t d, float scale,
                                       int causal);
+    /* One AdamW update of n values in place, in one pass (gaia_optim_step):
+       p = p (1 - lr wd); m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+       p -= lr / bc1 * m / (sqrt(v / bc2) + eps). */
+    gaia_status (*adamw)(gaia_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1,
+                         float beta2, float eps, float weight_decay, float bc1, float bc2);
 };
 
 /* The CPU primitives (gaia_cpu.h; twins gaia_cuda_layer_* in the kernels). */
@@ -2256,6 +2262,8 @@ GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const
                                                 const float *v, const float *o, const float *lse, const float *dout,
                                                 float *dq, float *dk, float *dv, size_t bh, size_t nq, size_t nk,
                                                 size_t d, float scale, int causal, int nthreads);
+GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
+                             float eps, float weight_decay, float bc1, float bc2, int nthreads);
 /* ---------------------------------------------------------------------
    assembly module: assembly-calculus brains (Papadimitriou et al., PNAS 2020)
    A brain has a connection probability p, stimuli (s neurons that always fire
@@ -5935,9 +5943,17 @@ static gaia_status gaia__optim_param(gaia_optim *o, size_t i, float lr) {
     } else {
         double t1 = (double)(o->steps + 1);
         float bc1 = (float)(1.0 - pow((double)d->beta1, t1)), bc2 = (float)(1.0 - pow((double)d->beta2, t1));
+        const gaia_backend *be = gaia__be(ctx, GAIA__DEV(p));
         if (!o->m[i]) {
             GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(p), p->ndim, p->shape, 0.0f, &o->m[i]));
             GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(p), p->ndim, p->shape, 0.0f, &o->v[i]));
+        }
+        if (be && be->layer && be->layer->adamw && GAIA__DEV(g) == GAIA__DEV(p)) {
+            /* the fused update: one pass over p, g, m, v instead of a dozen */
+            p->storage->version++; /* p changes in place: a gradient that saved it can tell */
+            st = be->layer->adamw(ctx, GAIA__PTR(p), GAIA__PTR(g), GAIA__PTR(o->m[i]), GAIA__PTR(o->v[i]), p->numel, lr,
+                                  d->beta1, d->beta2, d->eps, d->weight_decay, bc1, bc2);
+            goto done;
         }
         if (d->weight_decay > 0) GAIA__AG_TRY(gaia_tensor_scale(ctx, p, 1.0f - lr * d->weight_decay, &p));
         GAIA__AG_TRY(gaia_tensor_scale(ctx, o->m[i], d->beta1, &o->m[i])); /* m = b1 m + (1 - b1) g */

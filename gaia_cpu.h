@@ -3300,6 +3300,26 @@ static void gaia__cpu_attention_bwd_head(gaia_layer_precision prec, const float 
     }
 }
 
+/* AdamW's update in one pass (see struct gaia_layer_ops). */
+GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
+                             float eps, float weight_decay, float bc1, float bc2, int nthreads) {
+    const size_t chunk = 16384;
+    const float decay = 1.0f - lr * weight_decay, step = lr / bc1, inv_bc2 = 1.0f / bc2;
+    const float a1 = 1.0f - beta1, a2 = 1.0f - beta2;
+    long long t, ntasks = (long long)((n + chunk - 1) / chunk);
+    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
+    for (t = 0; t < ntasks; t++) {
+        size_t j0 = (size_t)t * chunk, j1 = n - j0 < chunk ? n : j0 + chunk, j;
+        for (j = j0; j < j1; j++) {
+            float gj = g[j], mj = beta1 * m[j] + a1 * gj, vj = beta2 * v[j] + a2 * (gj * gj);
+            m[j] = mj;
+            v[j] = vj;
+            p[j] = p[j] * decay - step * mj / (sqrtf(vj * inv_bc2) + eps);
+        }
+    }
+    GAIA__PAR_END
+}
+
 /* q, dq [bh, nq, d]; k, v, dk, dv [bh, nk, d]; o and dout [bh, nq, d]; lse
    [bh, nq] from gaia_cpu_layer_attention_train. Every gradient is written
    (not accumulated). */
@@ -3681,6 +3701,11 @@ static gaia_status gaia__cpu_layer_attention_backward_be(gaia_ctx *ctx, gaia_lay
                                       ctx->cpu_threads);
     return GAIA_OK;
 }
+static gaia_status gaia__cpu_adamw_be(gaia_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n, float lr,
+                                      float beta1, float beta2, float eps, float weight_decay, float bc1, float bc2) {
+    gaia_cpu_adamw(p, g, m, v, n, lr, beta1, beta2, eps, weight_decay, bc1, bc2, ctx->cpu_threads);
+    return GAIA_OK;
+}
 
 static const struct gaia_layer_ops gaia__cpu_layer_ops = {
     gaia__cpu_layer_bias_act_be,
@@ -3695,6 +3720,7 @@ static const struct gaia_layer_ops gaia__cpu_layer_ops = {
     gaia__cpu_layer_act_backward_be,
     gaia__cpu_layer_attention_train_be,
     gaia__cpu_layer_attention_backward_be,
+    gaia__cpu_adamw_be,
 };
 #define GAIA__CPU_LAYER_OPS (&gaia__cpu_layer_ops)
 /* ---------------------------------------------------------------------

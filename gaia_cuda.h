@@ -832,6 +832,8 @@ int gaia_cuda_layer_act_backward(int act, const float *dy, const float *s, float
                                  size_t cols, void *stream);
 int gaia_cuda_layer_attention_train(int prec, const float *q, const float *k, const float *v, float *o, float *lse,
                                     size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal, void *stream);
+int gaia_cuda_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2, float eps,
+                    float weight_decay, float bc1, float bc2, void *stream);
 int gaia_cuda_layer_attention_backward(int prec, const float *q, const float *k, const float *v, const float *o,
                                        const float *lse, const float *dout, float *dq, float *dk, float *dv, size_t bh,
                                        size_t nq, size_t nk, size_t d, float scale, int causal, void *stream);
@@ -1176,6 +1178,13 @@ static gaia_status gaia__cuda_layer_attention_backward(gaia_ctx *ctx, gaia_layer
                                                             scale, causal, GAIA__CUDA_STREAM(ctx)));
     return GAIA_OK;
 }
+static gaia_status gaia__cuda_adamw_be(gaia_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n, float lr,
+                                       float beta1, float beta2, float eps, float weight_decay, float bc1, float bc2) {
+    GAIA__CUDA_LAYER_TRY(ctx, "gaia_optim_step",
+                         gaia_cuda_adamw(p, g, m, v, n, lr, beta1, beta2, eps, weight_decay, bc1, bc2,
+                                         GAIA__CUDA_STREAM(ctx)));
+    return GAIA_OK;
+}
 
 static const struct gaia_layer_ops gaia__cuda_layer_ops = {
     gaia__cuda_layer_bias_act,
@@ -1190,6 +1199,7 @@ static const struct gaia_layer_ops gaia__cuda_layer_ops = {
     gaia__cuda_layer_act_backward,
     gaia__cuda_layer_attention_train,
     gaia__cuda_layer_attention_backward,
+    gaia__cuda_adamw_be,
 };
 #define GAIA__CUDA_LAYER_OPS (&gaia__cuda_layer_ops)
 /* ---------------------------------------------------------------------

@@ -1345,6 +1345,18 @@ __global__ void layernorm_bwd_dwdb_kernel(const float *__restrict__ x, const flo
     if (db) db[c] = sb;
 }
 
+// AdamW's update in one pass (twin of gaia_cpu_adamw).
+__global__ void adamw_kernel(float *p, const float *__restrict__ g, float *m, float *v, size_t n, float decay,
+                             float step, float inv_bc2, float beta1, float beta2, float eps) {
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += stride) {
+        float gj = g[j], mj = beta1 * m[j] + (1.0f - beta1) * gj, vj = beta2 * v[j] + (1.0f - beta2) * (gj * gj);
+        m[j] = mj;
+        v[j] = vj;
+        p[j] = p[j] * decay - step * mj / (sqrtf(vj * inv_bc2) + eps);
+    }
+}
+
 // The value the forward's tensor cores see (round to nearest even).
 __device__ __forceinline__ float round_prec(int prec, float x) {
     if (prec == PREC_BF16) return __bfloat162float(__float2bfloat16(x));
@@ -1531,6 +1543,14 @@ extern "C" int gaia_cuda_layer_attention_backward(int prec, const float *q, cons
     if (e) return e;
     attention_bwd_dq_kernel<<<gq, 256, 0, s>>>(prec, q, k, v, o, lse, dout, dq, (int)nq, (int)nk, (int)d, scale,
                                                causal);
+    return gaia__layer_launch_status();
+}
+
+extern "C" int gaia_cuda_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1,
+                               float beta2, float eps, float weight_decay, float bc1, float bc2, void *stream) {
+    if (n == 0) return 0;
+    adamw_kernel<<<grid_for(n, 256), 256, 0, (cudaStream_t)stream>>>(p, g, m, v, n, 1.0f - lr * weight_decay, lr / bc1,
+                                                                      1.0f / bc2, beta1, beta2, eps);
     return gaia__layer_launch_status();
 }
 

@@ -731,6 +731,47 @@ static void gradients_agree_on_cpu_and_cuda(gt *t) {
     }
 }
 
+/* The fused AdamW update (one pass) on CUDA against the CPU over three steps. */
+static void adamw_agrees_on_cpu_and_cuda(gt *t) {
+    gaia_tensor *p[2] = {NULL, NULL}, *sq = NULL, *L = NULL;
+    gaia_optim *opt[2] = {NULL, NULL};
+    gaia_optim_desc od;
+    size_t s[2] = {33, 17};
+    float *out[2];
+    int dev, step;
+    long at;
+    if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) GT_SKIP(t, "no CUDA device");
+    memset(&od, 0, sizeof od);
+    od.kind = GAIA_OPTIM_ADAMW;
+    od.lr = 0.05f;
+    od.weight_decay = 0.1f;
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s, 0.0f, 1.0f, &p[0]));
+    GT_OK(t, gaia_tensor_to(t->ctx, p[0], GAIA_DEVICE_CUDA, &p[1]));
+    for (dev = 0; dev < 2; dev++) {
+        GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, p[dev], 1));
+        GT_OK(t, gaia_optim_create(t->ctx, &od, &p[dev], 1, &opt[dev]));
+        for (step = 0; step < 3; step++) { /* L = sum(p^3 / 3): g = p^2 */
+            GT_OK(t, gaia_tensor_mul(t->ctx, p[dev], p[dev], &sq));
+            GT_OK(t, gaia_tensor_mul(t->ctx, sq, p[dev], &sq));
+            GT_OK(t, gaia_tensor_sum(t->ctx, sq, GAIA_AXIS_ALL, &L));
+            gaia_optim_zero_grad(opt[dev]);
+            GT_OK(t, gaia_backward(t->ctx, L));
+            GT_OK(t, gaia_optim_step(opt[dev]));
+            gaia_tensor_free(sq);
+            gaia_tensor_free(L);
+            sq = L = NULL;
+        }
+        out[dev] = gt_host(t, p[dev]);
+        gaia_optim_destroy(opt[dev]);
+    }
+    at = gt_mismatch_f(out[0], out[1], 33 * 17, 1e-5, 1e-4);
+    free(out[0]);
+    free(out[1]);
+    gaia_tensor_free(p[0]);
+    gaia_tensor_free(p[1]);
+    GT_CHECK(t, at < 0, "AdamW differs between CPU and CUDA at %ld", at);
+}
+
 /* The backend primitives with nothing to do (no rows, no heads): no access
    through their NULL arrays; the optional outputs NULL. */
 static void primitives_accept_empty_input(gt *t) {
@@ -742,6 +783,7 @@ static void primitives_accept_empty_input(gt *t) {
     gaia_cpu_layer_attention_backward(GAIA_LAYER_PREC_F32, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0,
                                       4, 4, 2, 1.0f, 1, 2);
     gaia_cpu_layer_attention_train(GAIA_LAYER_PREC_F32, NULL, NULL, NULL, NULL, NULL, 0, 4, 4, 2, 1.0f, 0, 2);
+    gaia_cpu_adamw(NULL, NULL, NULL, NULL, 0, 0.1f, 0.9f, 0.999f, 1e-8f, 0.01f, 0.1f, 0.001f, 2);
     /* the optional outputs: no statistics, no bias gradient */
     gaia_cpu_layer_layernorm_train(x, NULL, NULL, y, NULL, NULL, 2, 4, 1e-5f, 1);
     gaia_cpu_layer_layernorm_train(x, NULL, NULL, dz, mean, rstd, 2, 4, 1e-5f, 1);
@@ -876,6 +918,7 @@ const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_bad_input_leaves_tape_usable", bad_input_while_recording_leaves_the_tape_usable},
     {"layer_grad_out_of_memory", out_of_memory_in_recording_and_backward},
     {"layer_grad_agrees_on_cpu_and_cuda", gradients_agree_on_cpu_and_cuda},
+    {"layer_grad_adamw_agrees_on_cpu_and_cuda", adamw_agrees_on_cpu_and_cuda},
     {"layer_grad_primitives_empty_input", primitives_accept_empty_input},
     {"layer_grad_transformer_learns_to_reverse", transformer_learns_to_reverse_sequences},
     {"layer_grad_transformer_is_deterministic", transformer_training_is_deterministic},
