@@ -37,6 +37,7 @@ extern const gt_case gt_map_cases[];
 extern const gt_case gt_grad_cases[];
 extern const gt_case gt_conv_cases[];
 extern const gt_case gt_eigh_cases[];
+extern const gt_case gt_vsa_cases[];
 
 static const struct gt_suite {
     const char *name;
@@ -51,6 +52,7 @@ static const struct gt_suite {
     {"conv", gt_conv_cases},         {"eigh", gt_eigh_cases},
     {"assembly_stats", gt_assembly_stats_cases},
     {"tensor_ops", gt_tensor_ops_cases},
+    {"vsa", gt_vsa_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 
