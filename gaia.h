@@ -13302,6 +13302,29 @@ static gaia_status gaia__vsa_clean(gaia_ctx *ctx, const struct gaia_vsa_ops *ops
     return st;
 }
 
+/* Rows of n complex elements, all equal to (re, im), on device d. */
+static gaia_status gaia__vsa_const_phasor(gaia_ctx *ctx, const char *fn, gaia_device d, size_t n, float re, float im,
+                                          float **p) {
+    float *h = (float *)gaia__host_alloc(ctx, 2 * n * sizeof(float));
+    gaia_status st;
+    size_t i;
+    *p = NULL;
+    if (!h) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", 2 * n * 4);
+    for (i = 0; i < n; i++) {
+        h[2 * i] = re;
+        h[2 * i + 1] = im;
+    }
+    st = gaia__vsa_scratch(ctx, fn, d, 2 * n, h, p);
+    gaia__host_free(ctx, h);
+    return st;
+}
+
+/* The resonator's dynamics over the float storage (L floats a row):
+     a = X u (the codebook's similarities), fresh = g(a^T X).
+   FHRR takes the complex inner products a_m = <x_m, u> = Re + i Im, where
+   Im<x_m, u> = Re<x_m, -i u>, and sums a_m x_m = Re X + i (Im X): two
+   real matrix products each way, so an estimate that settled on e^(i t) x
+   still weighs x fully. */
 static gaia_status gaia__vsa_resonate(gaia_ctx *ctx, const char *fn, const gaia_vsa *s, const gaia_vsa *const *books,
                                       size_t F, size_t max_iter, long *index, size_t *iterations, int *converged) {
     gaia_device d = GAIA__VSA_DEV(s);
@@ -13309,17 +13332,23 @@ static gaia_status gaia__vsa_resonate(gaia_ctx *ctx, const char *fn, const gaia_
     const struct gaia_vsa_ops *ops = NULL;
     gaia_vsa **est = NULL, *u = NULL, *fresh = NULL;
     size_t L = gaia__vsa_cols(s->model, s->D), f, g, it = 0, maxM = 0, i;
-    float *coef = NULL, *h_old = NULL, *h_new = NULL;
-    int done = 0;
+    float *coef = NULL, *h_old = NULL, *h_new = NULL, *minus_i = NULL, *plus_i = NULL, *ju = NULL, *parts = NULL,
+          *hs = NULL;
+    int done = 0, cplx = s->model == GAIA_VSA_FHRR;
     gaia_status st = gaia__vsa_ops_get(ctx, fn, d, &ops);
     if (st != GAIA_OK) return st;
     for (f = 0; f < F; f++) maxM = books[f]->B > maxM ? books[f]->B : maxM;
     est = (gaia_vsa **)gaia__host_alloc(ctx, F * sizeof *est);
     h_old = (float *)gaia__host_alloc(ctx, L * sizeof(float));
     h_new = (float *)gaia__host_alloc(ctx, L * sizeof(float));
-    if (!est || !h_old || !h_new) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the estimates");
+    hs = (float *)gaia__host_alloc(ctx, 2 * maxM * sizeof(float));
+    if (!est || !h_old || !h_new || !hs) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the estimates");
     for (f = 0; est && f < F; f++) est[f] = NULL;
-    if (st == GAIA_OK) st = gaia__vsa_scratch(ctx, fn, d, maxM, NULL, &coef);
+    if (st == GAIA_OK) st = gaia__vsa_scratch(ctx, fn, d, 2 * maxM, NULL, &coef);
+    if (st == GAIA_OK && cplx) st = gaia__vsa_const_phasor(ctx, fn, d, s->D, 0.0f, -1.0f, &minus_i);
+    if (st == GAIA_OK && cplx) st = gaia__vsa_const_phasor(ctx, fn, d, s->D, 0.0f, 1.0f, &plus_i);
+    if (st == GAIA_OK && cplx) st = gaia__vsa_scratch(ctx, fn, d, L, NULL, &ju);
+    if (st == GAIA_OK && cplx) st = gaia__vsa_scratch(ctx, fn, d, 2 * L, NULL, &parts);
     /* every estimate starts as the normalised superposition of its codebook */
     for (f = 0; st == GAIA_OK && f < F; f++) {
         st = gaia__vsa_new(ctx, fn, s->model, 1, s->D, d, &est[f]);
@@ -13333,22 +13362,35 @@ static gaia_status gaia__vsa_resonate(gaia_ctx *ctx, const char *fn, const gaia_
         it++;
         for (f = 0; st == GAIA_OK && f < F; f++) {
             size_t M = books[f]->B;
+            const float *X = GAIA__VSA_F(books[f]);
             /* u = s unbound by every other factor's estimate */
             st = gaia__vsa_copy_into(ctx, u, s);
             for (g = 0; st == GAIA_OK && g < F; g++)
                 if (g != f) st = gaia__vsa_bind_impl(ctx, fn, "s", u, "estimate", est[g], 1, &u);
-            /* fresh = g(X^T (X u)): the codebook's similarities weigh its rows */
-            if (st == GAIA_OK)
-                st = be->gemm(ctx, 0, 1, 1, 1, M, L, 1.0f, GAIA__VSA_F(u), L, 0, GAIA__VSA_F(books[f]), L, 0, 0.0f,
-                              coef, M, 0);
-            if (st == GAIA_OK)
-                st = be->gemm(ctx, 0, 0, 1, 1, L, M, 1.0f, coef, M, 0, GAIA__VSA_F(books[f]), L, 0, 0.0f,
-                              GAIA__VSA_F(fresh), L, 0);
+            if (st == GAIA_OK) /* a = X u */
+                st = be->gemm(ctx, 0, 1, 1, 1, M, L, 1.0f, GAIA__VSA_F(u), L, 0, X, L, 0, 0.0f, coef, M, 0);
+            if (st == GAIA_OK && !cplx) /* fresh = a^T X */
+                st = be->gemm(ctx, 0, 0, 1, 1, L, M, 1.0f, coef, M, 0, X, L, 0, 0.0f, GAIA__VSA_F(fresh), L, 0);
+            if (st == GAIA_OK && cplx) {
+                st = ops->mul(ctx, 1, s->D, 1, 0, GAIA__VSA_F(u), L, minus_i, L, ju);
+                if (st == GAIA_OK) st = be->gemm(ctx, 0, 1, 1, 1, M, L, 1.0f, ju, L, 0, X, L, 0, 0.0f, coef + M, M, 0);
+                /* parts = [Re X ; Im X], then i (Im X), then their sum */
+                if (st == GAIA_OK) st = be->gemm(ctx, 0, 0, 2, 1, L, M, 1.0f, coef, M, M, X, L, 0, 0.0f, parts, L, L);
+                if (st == GAIA_OK) st = ops->mul(ctx, 1, s->D, 1, 0, parts + L, L, plus_i, L, parts + L);
+                if (st == GAIA_OK) st = ops->bundle(ctx, 1, 2, L, parts, NULL, GAIA__VSA_F(fresh));
+            }
             if (st == GAIA_OK) st = gaia__vsa_clean(ctx, ops, fresh);
             if (st == GAIA_OK) st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, h_old, d, GAIA__VSA_F(est[f]), L * 4);
             if (st == GAIA_OK) st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, h_new, d, GAIA__VSA_F(fresh), L * 4);
-            for (i = 0; st == GAIA_OK && i < L; i++) {
-                double dd = fabs((double)h_new[i] - h_old[i]);
+            if (st == GAIA_OK) { /* 1 - |cos(old, new)|: blind to a sign or a global phase */
+                double re = 0, im = 0, no = 0, nn = 0, dd;
+                for (i = 0; i < L; i++) {
+                    re += (double)h_old[i] * h_new[i];
+                    no += (double)h_old[i] * h_old[i];
+                    nn += (double)h_new[i] * h_new[i];
+                }
+                for (i = 0; cplx && i < L; i += 2) im += (double)h_old[i] * h_new[i + 1] - (double)h_old[i + 1] * h_new[i];
+                dd = (no > 0 && nn > 0) ? 1.0 - sqrt(re * re + im * im) / sqrt(no * nn) : 1.0;
                 if (!(dd <= change)) change = dd;
             }
             if (st == GAIA_OK) {
@@ -13357,27 +13399,32 @@ static gaia_status gaia__vsa_resonate(gaia_ctx *ctx, const char *fn, const gaia_
                 fresh = t;
             }
         }
-        /* a fixed point: nothing moved in a whole sweep */
-        if (st == GAIA_OK && change <= 1e-5) done = 1;
+        /* a fixed point (up to sign or phase): nothing moved in a sweep */
+        if (st == GAIA_OK && change <= 1e-6) done = 1;
     }
     /* the answer: each estimate's most similar codebook row. A bipolar
-       estimate may settle on -x (two flipped factors still multiply to s):
-       MAP reads the largest |similarity|. */
+       estimate may settle on -x (two flipped factors still multiply to s),
+       a phasor one on e^(i t) x: MAP reads the largest |a_m|, FHRR the
+       largest complex |a_m|, HRR the largest a_m. */
     for (f = 0; st == GAIA_OK && f < F; f++) {
-        gaia_tensor *sim = NULL;
-        float *hs = (float *)gaia__host_alloc(ctx, books[f]->B * sizeof(float));
-        size_t m;
+        size_t M = books[f]->B, m;
+        const float *X = GAIA__VSA_F(books[f]);
         long best = 0;
-        if (!hs) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu similarities", books[f]->B);
-        if (st == GAIA_OK) st = gaia_vsa_similarity(ctx, est[f], books[f], &sim);
-        if (st == GAIA_OK) st = gaia_tensor_to_host(ctx, sim, hs, books[f]->B);
-        for (m = 0; st == GAIA_OK && m < books[f]->B; m++) {
-            double v = s->model == GAIA_VSA_MAP ? fabs(hs[m]) : hs[m], b = s->model == GAIA_VSA_MAP ? fabs(hs[best]) : hs[best];
-            if (v > b) best = (long)m;
+        double bv = -1.0;
+        st = be->gemm(ctx, 0, 1, 1, 1, M, L, 1.0f, GAIA__VSA_F(est[f]), L, 0, X, L, 0, 0.0f, coef, M, 0);
+        if (st == GAIA_OK && cplx) {
+            st = ops->mul(ctx, 1, s->D, 1, 0, GAIA__VSA_F(est[f]), L, minus_i, L, ju);
+            if (st == GAIA_OK) st = be->gemm(ctx, 0, 1, 1, 1, M, L, 1.0f, ju, L, 0, X, L, 0, 0.0f, coef + M, M, 0);
+        }
+        if (st == GAIA_OK) st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, hs, d, coef, (cplx ? 2 : 1) * M * 4);
+        for (m = 0; st == GAIA_OK && m < M; m++) {
+            double v = s->model == GAIA_VSA_MAP ? fabs(hs[m]) : cplx ? hypot(hs[m], hs[M + m]) : hs[m];
+            if (m == 0 || v > bv) {
+                bv = v;
+                best = (long)m;
+            }
         }
         index[f] = best;
-        gaia_tensor_free(sim);
-        gaia__host_free(ctx, hs);
     }
     if (st == GAIA_OK) {
         if (iterations) *iterations = it;
@@ -13387,7 +13434,12 @@ static gaia_status gaia__vsa_resonate(gaia_ctx *ctx, const char *fn, const gaia_
     gaia__host_free(ctx, est);
     gaia__host_free(ctx, h_old);
     gaia__host_free(ctx, h_new);
+    gaia__host_free(ctx, hs);
     gaia__hrr_free(ctx, d, coef);
+    gaia__hrr_free(ctx, d, minus_i);
+    gaia__hrr_free(ctx, d, plus_i);
+    gaia__hrr_free(ctx, d, ju);
+    gaia__hrr_free(ctx, d, parts);
     gaia_vsa_free(u);
     gaia_vsa_free(fresh);
     return st;
