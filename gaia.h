@@ -16,6 +16,7 @@
     10. The layer module: transformer kernels, GAIA's hierarchy
     11. The assembly module: assembly-calculus brains
     12. The hrr module: holographic reduced representations
+    12b. The vsa module: BSC, MAP, HRR and FHRR behind one API
     13. Overridable macros
     14. Status codes
     15. Licence
@@ -862,6 +863,61 @@
 
    Expect for random vectors: a.b ~ N(0, 1/D), |a|^2 ~ N(1, 2/D); unbinding
    one of k pairs gives cosine ~ 1/sqrt(k+1) with the right filler.
+
+   =====================================================================
+   12b. THE VSA MODULE
+   =====================================================================
+   Four vector-symbolic models behind one API shape (the hrr module's: a
+   context, operands, &out; *out NULL makes a new result, else it is
+   reused). A gaia_vsa holds B rows of one model and dimension D on one
+   device:
+     BSC   bits packed 64 to a uint64 word: bind = unbind = XOR, bundle =
+           majority (ties broken by a random bit of the call's stream),
+           similarity 1 - 2 H / D with H the Hamming distance (popcount)
+     MAP   +-1 (or real): bind = unbind = elementwise product, bundle = sum
+           (normalize: the sign), cosine
+     HRR   the hrr module's vectors (gaia_vsa_tensor gives its [B, D]
+           tensor to every gaia_hrr_* call): circular convolution
+     FHRR  unit phasors: bind adds phases, unbind subtracts (exact), bundle
+           sums (normalize: back to unit phasors), Re<a, b> / |a||b|
+   Random vectors come from the context's seed and stream, counter-based
+   (Philox), so a CPU and a GPU context with the same seed and stream make
+   the same vectors.
+
+     generate  gaia_vsa_random, gaia_vsa_identity; _from_tensor, _to_tensor,
+               _select (rows by index), _convert (bsc <-> map, hrr <-> fhrr)
+     algebra   bind unbind inverse bundle (groups of K rows, weights,
+               normalize) permute (cyclic shift)
+     memory    gaia_vsa_similarity ([B] x [M] -> [B, M] tensor: one GEMM or
+               one popcount sweep), gaia_vsa_hamming (BSC), gaia_vsa_cleanup
+               (top-k rows and similarities per query)
+     resonator gaia_vsa_resonator(ctx, s, books, F, max_iter, index, &sweeps,
+               &converged): the factors of s = bind of one row per codebook
+     encoders  level (M levels, sim ~ 1 - |i - j| / (M - 1)), thermometer,
+               circular, level_encode (values to levels), fpe_base and
+               fpe_encode (fractional powers x^v: real unitary HRR bases,
+               FHRR phases times v), sequence (permute and bundle), ngrams,
+               record (bundle of bound pairs), set
+
+   Example, a record of three bound pairs and a query, in binary:
+       gaia_vsa *roles = NULL, *fillers = NULL, *rec = NULL, *key = NULL, *y = NULL;
+       size_t which = 1;
+       long best;
+       float sim;
+       gaia_vsa_random(ctx, GAIA_VSA_BSC, 3, 10000, &roles);
+       gaia_vsa_random(ctx, GAIA_VSA_BSC, 3, 10000, &fillers);
+       gaia_vsa_record(ctx, roles, fillers, 1, &rec);   // majority of 3 XORs
+       gaia_vsa_select(ctx, roles, &which, 1, &key);    // role 1
+       gaia_vsa_unbind(ctx, rec, key, &y);              // ~ filler 1
+       gaia_vsa_cleanup(ctx, fillers, y, 1, &best, &sim);
+       printf("filler %ld, similarity %.1f\n", best, sim); // prints: filler 1, similarity 0.5
+       gaia_vsa_free(roles); gaia_vsa_free(fillers); gaia_vsa_free(rec);
+       gaia_vsa_free(key); gaia_vsa_free(y);
+
+   Expect: the majority of k (odd) random BSC rows has similarity
+   C(k-1, (k-1)/2) / 2^(k-1) with each (0.5 for k = 3), a sum of k MAP,
+   HRR or FHRR rows 1/sqrt(k); examples/vsa_capacity compares the accuracy
+   of bundles of k bound pairs with the analytic prediction per model.
 
    =====================================================================
    13. OVERRIDABLE MACROS (define before including gaia.h)
@@ -2676,7 +2732,8 @@ GAIA_API gaia_status gaia_vsa_resonator(gaia_ctx *ctx, const gaia_vsa *s, const 
    level 0 and level M-1 are unrelated. Level i takes the elements of a
    random vector B at the first round(i D / (M-1)) positions of a random
    order and those of a random vector A elsewhere, so sim(i, j) ~ 1 -
-   |i - j| / (M-1). Any model; M >= 2; one random stream. */
+   |i - j| / (M-1). Any model; M >= 2; two random streams (A and B with
+   one, the order with the other). */
 GAIA_API gaia_status gaia_vsa_level(gaia_ctx *ctx, gaia_vsa_model model, size_t M, size_t D, gaia_vsa **out);
 /* Thermometer codes: level i has its first round(i D / (M-1)) elements set
    (BSC 1, MAP -1) and the others clear (BSC 0, MAP +1); BSC and MAP only;
@@ -2686,7 +2743,7 @@ GAIA_API gaia_status gaia_vsa_thermometer(gaia_ctx *ctx, gaia_vsa_model model, s
    half turn replaces A's elements by B's in a random order, the second
    half turn restores them in the same order, so sim(i, j) ~ 1 - 2 d / M
    with d the circular distance; opposite levels are unrelated. Any model;
-   M even, >= 2; one random stream. */
+   M even, >= 2; two random streams, as gaia_vsa_level. */
 GAIA_API gaia_status gaia_vsa_circular(gaia_ctx *ctx, gaia_vsa_model model, size_t M, size_t D, gaia_vsa **out);
 /* Per value, the row of `levels` (M rows) for it: values[i] clamped to
    [low, high], then level round((v - low) / (high - low) (M - 1)). */

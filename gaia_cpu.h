@@ -5127,12 +5127,19 @@ GAIA_API void gaia_cpu_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const f
 
 GAIA_API void gaia_cpu_vsa_bundle(size_t N, size_t K, size_t L, const float *x, const float *w, float *out,
                                   int nthreads) {
-    /* work items: (sum n, a stretch of 1024 columns), so one long sum is
-       split across threads too; each element sums its K terms in order */
-    size_t chunks = (L + 1023) / 1024, total = N * chunks, c;
+    /* work items: (sum n, a stretch of columns): whole rows when there are
+       sums enough for every thread, else each sum split in one stretch per
+       thread, so every row is read in long runs the prefetcher follows.
+       Each element sums its K terms in order (the CUDA twin's order). */
+    size_t nt = nthreads > 1 ? (size_t)nthreads : 1;
+    size_t span = N >= nt ? L : (L + nt - 1) / nt, chunks, total, c;
+    if (span < 1024) span = L < 1024 ? L : 1024;
+    if (span == 0) span = 1;
+    chunks = (L + span - 1) / span;
+    total = N * chunks;
     GAIA__PAR_FOR(N * K * L >= GAIA__PAR_MIN, nthreads)
     for (c = 0; c < total; c++) {
-        size_t n = c / chunks, l0 = (c % chunks) * 1024, l1 = l0 + 1024 < L ? l0 + 1024 : L, k, l;
+        size_t n = c / chunks, l0 = (c % chunks) * span, l1 = l0 + span < L ? l0 + span : L, k, l;
         float *o = out + n * L;
         for (l = l0; l < l1; l++) o[l] = 0.0f;
         for (k = 0; k < K; k++) {
