@@ -10,7 +10,7 @@ set xlabel 'bound pairs k'
 set ylabel 'fraction of queries cleaned up to the right value'
 set yrange [0:1.05]
 set xrange [0:66]
-set key right top opaque box
+set key left bottom opaque box
 set grid
 # Rows are "model,D,k,measured,predicted"; pick one model per curve.
 at(m, col) = (stringcolumn(1) eq m ? column(col) : NaN)
