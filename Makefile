@@ -277,7 +277,7 @@ GNUPLOT   ?= gnuplot
 BENCH_OUT ?= $(shell ls bench/results/cpu-*.txt 2>/dev/null | awk -F- '{print $$NF, $$0}' | sort | tail -n 1 | cut -d' ' -f2)
 PLOT_EXAMPLES := $(BUILD)/examples/assembly_projection $(BUILD)/examples/hrr_capacity $(BUILD)/examples/layer_hierarchy \
                  $(BUILD)/examples/train_mlp \
-                 $(BUILD)/examples/assembly_sweeps
+                 $(BUILD)/examples/assembly_sweeps $(BUILD)/examples/vsa_capacity
 plots: $(PLOT_EXAMPLES)
 	@mkdir -p $(PLOTS)
 	$(BUILD)/examples/assembly_projection --csv $(PLOTS)/assembly_support.csv
@@ -285,10 +285,11 @@ plots: $(PLOT_EXAMPLES)
 	$(BUILD)/examples/hrr_capacity --csv $(PLOTS)/hrr_capacity.csv 2000
 	$(BUILD)/examples/layer_hierarchy --csv $(PLOTS)/hierarchy_outputs.csv
 	$(BUILD)/examples/train_mlp --csv $(PLOTS)/train_loss.csv
+	$(BUILD)/examples/vsa_capacity --csv $(PLOTS)/vsa_capacity.csv 1000
 	sh docs/plots/bench_ratios.sh $(BENCH_OUT) > $(PLOTS)/bench_ratios.csv
 	@echo "wrote $(PLOTS)/bench_ratios.csv (from $(BENCH_OUT))"
 	@if command -v $(GNUPLOT) >/dev/null 2>&1; then set -e; \
-	  for p in assembly_support hrr_capacity hierarchy_outputs train_loss; do \
+	  for p in assembly_support hrr_capacity hierarchy_outputs train_loss vsa_capacity; do \
 	    $(GNUPLOT) -e "csv='$(PLOTS)/$$p.csv'; out='docs/$$p.png'" docs/plots/$$p.gp; echo "wrote docs/$$p.png"; done; \
 	  $(GNUPLOT) -e "prefix='$(PLOTS)/assembly_sweeps'; out='docs/assembly_sweeps.png'; what=', n = 10^5, k = 317, p = 0.01, 16 seeds a point'" \
 	    docs/plots/assembly_sweeps.gp; echo "wrote docs/assembly_sweeps.png"; \

@@ -5357,6 +5357,370 @@ static const struct gaia_hrr_ops gaia__cpu_hrr_ops = {
 #define GAIA__CPU_HRR_OPS (&gaia__cpu_hrr_ops)
 
 /* ---------------------------------------------------------------------
+   vsa module: CPU primitives (fragment of gaia_cpu.h's implementation
+   section): the CPU twins of gaia.h's struct gaia_vsa_ops, each doing the
+   arithmetic of its CUDA twin in gaia_kernels.cu in the same order.
+   --------------------------------------------------------------------- */
+#if defined(__GNUC__) || defined(__clang__)
+#define GAIA__POPCOUNT64(x) ((uint64_t)__builtin_popcountll(x))
+#else
+static uint64_t gaia__popcount64_swar(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (x * 0x0101010101010101ull) >> 56;
+}
+#define GAIA__POPCOUNT64(x) gaia__popcount64_swar(x)
+#endif
+
+/* The bits of the last word of a row that lie inside D. */
+static uint64_t gaia__vsa_tail_mask(size_t D) {
+    size_t r = D % 64;
+    return r ? (((uint64_t)1 << r) - 1) : ~(uint64_t)0;
+}
+
+GAIA_API uint64_t gaia_cpu_vsa_random_word(uint64_t seed, uint64_t stream, uint64_t i) {
+    uint32_t ctr[4], key[2], r[4];
+    uint64_t blk = i >> 1;
+    int lane = (int)(i & 1) * 2;
+    ctr[0] = (uint32_t)blk;
+    ctr[1] = (uint32_t)(blk >> 32);
+    ctr[2] = (uint32_t)stream;
+    ctr[3] = (uint32_t)(stream >> 32);
+    key[0] = (uint32_t)seed;
+    key[1] = (uint32_t)(seed >> 32);
+    gaia_cpu_philox4x32_10(ctr, key, r);
+    return (uint64_t)r[lane] | ((uint64_t)r[lane + 1] << 32);
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_random(size_t B, size_t D, uint64_t seed, uint64_t stream, uint64_t *out,
+                                      int nthreads) {
+    size_t W = (D + 63) / 64, n = B * W, i;
+    uint64_t tail = gaia__vsa_tail_mask(D);
+    GAIA__PAR_FOR(n >= GAIA__PAR_MIN / 16, nthreads)
+    for (i = 0; i < n; i++) {
+        uint64_t v = gaia_cpu_vsa_random_word(seed, stream, (uint64_t)i);
+        out[i] = (i % W == W - 1) ? (v & tail) : v;
+    }
+    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_xor(size_t B, size_t W, const uint64_t *a, size_t a_rs, const uint64_t *b, size_t b_rs,
+                                   uint64_t *out) {
+    size_t r, w;
+    for (r = 0; r < B; r++) {
+        const uint64_t *ar = a + r * a_rs, *br = b + r * b_rs;
+        uint64_t *o = out + r * W;
+        for (w = 0; w < W; w++) o[w] = ar[w] ^ br[w];
+    }
+}
+
+/* One output word of the majority: the K words of column `col` (stride W). */
+static uint64_t gaia__vsa_majority_word(size_t K, size_t W, const uint64_t *col, const float *weights,
+                                        uint64_t seed, uint64_t stream, uint64_t word_index) {
+    size_t k;
+    int j;
+    if (!weights) {
+        /* a bit-sliced counter: plane p holds bit p of the 64 counts of ones */
+        uint64_t plane[64], gt = 0, eq = ~(uint64_t)0, T = (uint64_t)(K / 2);
+        int P = 0, p;
+        while (P < 64 && ((uint64_t)K >> P) != 0) P++;
+        for (p = 0; p < P; p++) plane[p] = 0;
+        for (k = 0; k < K; k++) {
+            uint64_t carry = col[k * W];
+            for (p = 0; carry && p < P; p++) {
+                uint64_t t = plane[p] & carry;
+                plane[p] ^= carry;
+                carry = t;
+            }
+        }
+        /* count > K/2 (ones win), count == K/2 (a tie, even K only) */
+        for (p = P - 1; p >= 0; p--) {
+            if ((T >> p) & 1u) {
+                eq &= plane[p];
+            } else {
+                gt |= eq & plane[p];
+                eq &= ~plane[p];
+            }
+        }
+        if (K % 2 == 0 && eq) gt |= eq & gaia_cpu_vsa_random_word(seed, stream, word_index);
+        return gt;
+    } else {
+        /* s_j = sum_k w_k (1 - 2 bit_kj): bit 1 when s < 0, a tie when 0 */
+        float s[64];
+        uint64_t res = 0, tie = 0;
+        for (j = 0; j < 64; j++) s[j] = 0.0f;
+        for (k = 0; k < K; k++) {
+            uint64_t v = col[k * W];
+            float wk = weights[k];
+            for (j = 0; j < 64; j++) s[j] = s[j] + (((v >> j) & 1u) ? -wk : wk);
+        }
+        for (j = 0; j < 64; j++) {
+            if (s[j] < 0.0f) res |= (uint64_t)1 << j;
+            else if (s[j] == 0.0f) tie |= (uint64_t)1 << j;
+        }
+        if (tie) res |= tie & gaia_cpu_vsa_random_word(seed, stream, word_index);
+        return res;
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
+                                        uint64_t seed, uint64_t stream, uint64_t *out, int nthreads) {
+    size_t W = (D + 63) / 64, n = N * W, i;
+    uint64_t tail = gaia__vsa_tail_mask(D);
+    GAIA__PAR_FOR(n * K >= GAIA__PAR_MIN / 8, nthreads)
+    for (i = 0; i < n; i++) {
+        size_t r = i / W, w = i % W;
+        uint64_t v = gaia__vsa_majority_word(K, W, x + r * K * W + w, weights, seed, stream, (uint64_t)i);
+        out[i] = w == W - 1 ? (v & tail) : v;
+    }
+    GAIA__PAR_END
+}
+
+/* Queries per pass over the items: their words stay in L1/L2 while every
+   item is read once per pass. */
+#define GAIA__VSA_HAMMING_QBLOCK 16
+
+GAIA_API void gaia_cpu_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint64_t *a, const uint64_t *x,
+                                       int similarity, float *out, int nthreads) {
+    size_t W = (D + 63) / 64, q0;
+    for (q0 = 0; q0 < B; q0 += GAIA__VSA_HAMMING_QBLOCK) {
+        size_t nq = B - q0 < GAIA__VSA_HAMMING_QBLOCK ? B - q0 : GAIA__VSA_HAMMING_QBLOCK, m;
+        GAIA__PAR_FOR(M * W * nq >= GAIA__PAR_MIN, nthreads)
+        for (m = 0; m < M; m++) {
+            const uint64_t *xm = x + m * W;
+            size_t q, w;
+            for (q = 0; q < nq; q++) {
+                const uint64_t *aq = a + (q0 + q) * W;
+                uint64_t h = 0;
+                for (w = 0; w < W; w++) h += GAIA__POPCOUNT64(aq[w] ^ xm[w]);
+                out[(q0 + q) * M + m] = similarity ? (float)(1.0 - 2.0 * (double)h / (double)D) : (float)h;
+            }
+        }
+        GAIA__PAR_END
+    }
+}
+
+/* 64 bits of a row from position pos on, cyclically: bit t is row bit
+   (pos + t) mod D. */
+static uint64_t gaia__vsa_bits_at(const uint64_t *row, size_t D, size_t pos) {
+    uint64_t v = 0;
+    int t;
+    if (pos + 64 <= D) {
+        size_t w = pos / 64, o = pos % 64;
+        v = row[w] >> o;
+        if (o) v |= row[w + 1] << (64 - o);
+        return v;
+    }
+    for (t = 0; t < 64; t++) {
+        size_t p = (pos + (size_t)t) % D;
+        v |= ((row[p / 64] >> (p % 64)) & 1u) << t;
+    }
+    return v;
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_permute(size_t B, size_t D, const uint64_t *x, size_t shift, uint64_t *out) {
+    size_t W = (D + 63) / 64, r, w;
+    uint64_t tail = gaia__vsa_tail_mask(D);
+    for (r = 0; r < B; r++)
+        for (w = 0; w < W; w++) {
+            uint64_t v = gaia__vsa_bits_at(x + r * W, D, (w * 64 % D + D - shift) % D);
+            out[r * W + w] = w == W - 1 ? (v & tail) : v;
+        }
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_to_bipolar(size_t B, size_t D, const uint64_t *x, float *out) {
+    size_t W = (D + 63) / 64, r, j;
+    for (r = 0; r < B; r++)
+        for (j = 0; j < D; j++) out[r * D + j] = ((x[r * W + j / 64] >> (j % 64)) & 1u) ? -1.0f : 1.0f;
+}
+
+GAIA_API void gaia_cpu_vsa_bipolar_to_bsc(size_t B, size_t D, const float *x, uint64_t *out) {
+    size_t W = (D + 63) / 64, r, j;
+    for (r = 0; r < B; r++) {
+        uint64_t *o = out + r * W;
+        for (j = 0; j < W; j++) o[j] = 0;
+        for (j = 0; j < D; j++)
+            if (x[r * D + j] < 0.0f) o[j / 64] |= (uint64_t)1 << (j % 64);
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const float *a, size_t a_rs, const float *b,
+                               size_t b_rs, float *out, int nthreads) {
+    size_t r, cols = cplx ? 2 * n : n;
+    GAIA__PAR_FOR(B * cols >= GAIA__PAR_MIN, nthreads)
+    for (r = 0; r < B; r++) {
+        const float *ar = a + r * a_rs, *br = b + r * b_rs;
+        float *o = out + r * cols;
+        size_t i;
+        if (!cplx) {
+            for (i = 0; i < n; i++) o[i] = ar[i] * br[i];
+        } else {
+            for (i = 0; i < n; i++) {
+                float xr = ar[2 * i], xi = ar[2 * i + 1], yr = br[2 * i], yi = conj_b ? -br[2 * i + 1] : br[2 * i + 1];
+                float pr = xr * yr, pi = xi * yi, qr = xr * yi, qi = xi * yr;
+                o[2 * i] = pr - pi;
+                o[2 * i + 1] = qr + qi;
+            }
+        }
+    }
+    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_vsa_bundle(size_t N, size_t K, size_t L, const float *x, const float *w, float *out,
+                                  int nthreads) {
+    /* work items: (sum n, a stretch of columns): whole rows when there are
+       sums enough for every thread, else each sum split in one stretch per
+       thread, so every row is read in long runs the prefetcher follows.
+       Each element sums its K terms in order (the CUDA twin's order). */
+    size_t nt = nthreads > 1 ? (size_t)nthreads : 1;
+    size_t span = N >= nt ? L : (L + nt - 1) / nt, chunks, total, c;
+    if (span < 1024) span = L < 1024 ? L : 1024;
+    if (span == 0) span = 1;
+    chunks = (L + span - 1) / span;
+    total = N * chunks;
+    GAIA__PAR_FOR(N * K * L >= GAIA__PAR_MIN, nthreads)
+    for (c = 0; c < total; c++) {
+        size_t n = c / chunks, l0 = (c % chunks) * span, l1 = l0 + span < L ? l0 + span : L, k, l;
+        float *o = out + n * L;
+        for (l = l0; l < l1; l++) o[l] = 0.0f;
+        for (k = 0; k < K; k++) {
+            const float *xk = x + (n * K + k) * L;
+            if (w) {
+                float wk = w[k];
+                for (l = l0; l < l1; l++) o[l] = o[l] + wk * xk[l];
+            } else {
+                for (l = l0; l < l1; l++) o[l] = o[l] + xk[l];
+            }
+        }
+    }
+    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_vsa_quantize(gaia_vsa_quantize_op op, size_t B, size_t D, uint64_t seed, uint64_t stream,
+                                    float *x) {
+    size_t W = (D + 63) / 64, r, j;
+    for (r = 0; r < B; r++) {
+        if (op == GAIA_VSA_QUANT_SIGN) {
+            float *row = x + r * D;
+            for (j = 0; j < D; j++) {
+                float v = row[j];
+                if (v > 0.0f) row[j] = 1.0f;
+                else if (v < 0.0f) row[j] = -1.0f;
+                else if (v == 0.0f) {
+                    uint64_t word = gaia_cpu_vsa_random_word(seed, stream, (uint64_t)(r * W + j / 64));
+                    row[j] = ((word >> (j % 64)) & 1u) ? -1.0f : 1.0f;
+                } /* NaN stays NaN */
+            }
+        } else {
+            float *row = x + r * 2 * D;
+            for (j = 0; j < D; j++) {
+                double re = row[2 * j], im = row[2 * j + 1], m = sqrt(re * re + im * im);
+                if (m > 0.0) {
+                    row[2 * j] = (float)(re / m);
+                    row[2 * j + 1] = (float)(im / m);
+                } else if (m == 0.0) {
+                    row[2 * j] = 1.0f;
+                    row[2 * j + 1] = 0.0f;
+                }
+            }
+        }
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_permute(size_t B, size_t D, size_t comps, const float *x, size_t shift, float *out) {
+    size_t r, L = D * comps;
+    for (r = 0; r < B; r++) {
+        const float *xr = x + r * L;
+        float *o = out + r * L;
+        memcpy(o + shift * comps, xr, (D - shift) * comps * sizeof(float));
+        if (shift) memcpy(o, xr + (D - shift) * comps, shift * comps * sizeof(float));
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double p = phase[i];
+        out[2 * i] = (float)cos(p);
+        out[2 * i + 1] = (float)sin(p);
+    }
+}
+
+/* The CPU backend's table: host pointers, the context's thread count. */
+static gaia_status gaia__cpu_vsa_bsc_random(gaia_ctx *ctx, size_t B, size_t D, uint64_t seed, uint64_t stream,
+                                            uint64_t *out) {
+    gaia_cpu_vsa_bsc_random(B, D, seed, stream, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_xor(gaia_ctx *ctx, size_t B, size_t W, const uint64_t *a, size_t a_rs,
+                                         const uint64_t *b, size_t b_rs, uint64_t *out) {
+    (void)ctx;
+    gaia_cpu_vsa_bsc_xor(B, W, a, a_rs, b, b_rs, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_majority(gaia_ctx *ctx, size_t N, size_t K, size_t D, const uint64_t *x,
+                                              const float *weights, uint64_t seed, uint64_t stream, uint64_t *out) {
+    gaia_cpu_vsa_bsc_majority(N, K, D, x, weights, seed, stream, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_hamming(gaia_ctx *ctx, size_t B, size_t M, size_t D, const uint64_t *a,
+                                             const uint64_t *x, int similarity, float *out) {
+    gaia_cpu_vsa_bsc_hamming(B, M, D, a, x, similarity, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_permute(gaia_ctx *ctx, size_t B, size_t D, const uint64_t *x, size_t shift,
+                                             uint64_t *out) {
+    (void)ctx;
+    gaia_cpu_vsa_bsc_permute(B, D, x, shift, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_to_bipolar(gaia_ctx *ctx, size_t B, size_t D, const uint64_t *x, float *out) {
+    (void)ctx;
+    gaia_cpu_vsa_bsc_to_bipolar(B, D, x, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bipolar_to_bsc(gaia_ctx *ctx, size_t B, size_t D, const float *x, uint64_t *out) {
+    (void)ctx;
+    gaia_cpu_vsa_bipolar_to_bsc(B, D, x, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_mul(gaia_ctx *ctx, size_t B, size_t n, int cplx, int conj_b, const float *a,
+                                     size_t a_rs, const float *b, size_t b_rs, float *out) {
+    gaia_cpu_vsa_mul(B, n, cplx, conj_b, a, a_rs, b, b_rs, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bundle(gaia_ctx *ctx, size_t N, size_t K, size_t L, const float *x, const float *w,
+                                        float *out) {
+    gaia_cpu_vsa_bundle(N, K, L, x, w, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_quantize(gaia_ctx *ctx, gaia_vsa_quantize_op op, size_t B, size_t D, uint64_t seed,
+                                          uint64_t stream, float *x) {
+    (void)ctx;
+    gaia_cpu_vsa_quantize(op, B, D, seed, stream, x);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_permute(gaia_ctx *ctx, size_t B, size_t D, size_t comps, const float *x,
+                                         size_t shift, float *out) {
+    (void)ctx;
+    gaia_cpu_vsa_permute(B, D, comps, x, shift, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_phasor(gaia_ctx *ctx, size_t n, const float *phase, float *out) {
+    (void)ctx;
+    gaia_cpu_vsa_phasor(n, phase, out);
+    return GAIA_OK;
+}
+static const struct gaia_vsa_ops gaia__cpu_vsa_ops = {
+    gaia__cpu_vsa_bsc_random,   gaia__cpu_vsa_bsc_xor,        gaia__cpu_vsa_bsc_majority,
+    gaia__cpu_vsa_bsc_hamming,  gaia__cpu_vsa_bsc_permute,    gaia__cpu_vsa_bsc_to_bipolar,
+    gaia__cpu_vsa_bipolar_to_bsc, gaia__cpu_vsa_mul,          gaia__cpu_vsa_bundle,
+    gaia__cpu_vsa_quantize,     gaia__cpu_vsa_permute,        gaia__cpu_vsa_phasor,
+};
+/* ---- end of the vsa module's CPU primitives ---- */
+
+/* ---------------------------------------------------------------------
    5b. Tensor operations along an axis: softmax, index checks, index_select,
    gather, scatter_add, row copies (concat, stack), cumsum, sort (top-k,
    argsort); the slots of gaia.h's struct gaia_tensor_ops. A tensor is

@@ -122,6 +122,26 @@ size_t gaia_cuda_sort_workspace(size_t outer, size_t len, size_t inner);
 int gaia_cuda_sort(const float *x, size_t outer, size_t len, size_t inner, size_t k, int descending, float *values,
                    float *indices, void *work, size_t work_bytes, void *stream);
 
+/* The vsa module's kernels (gaia.h's struct gaia_vsa_ops), the twins of
+   gaia_cpu_vsa_bsc_random ... gaia_cpu_vsa_phasor. BSC rows are W =
+   ceil(D/64) words; weights (K floats) live on the device or are NULL. */
+int gaia_cuda_vsa_bsc_random(size_t B, size_t D, uint64_t seed, uint64_t stream_id, uint64_t *out, void *stream);
+int gaia_cuda_vsa_bsc_xor(size_t B, size_t W, const uint64_t *a, size_t a_rs, const uint64_t *b, size_t b_rs,
+                          uint64_t *out, void *stream);
+int gaia_cuda_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights, uint64_t seed,
+                               uint64_t stream_id, uint64_t *out, void *stream);
+int gaia_cuda_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint64_t *a, const uint64_t *x, int similarity,
+                              float *out, void *stream);
+int gaia_cuda_vsa_bsc_permute(size_t B, size_t D, const uint64_t *x, size_t shift, uint64_t *out, void *stream);
+int gaia_cuda_vsa_bsc_to_bipolar(size_t B, size_t D, const uint64_t *x, float *out, void *stream);
+int gaia_cuda_vsa_bipolar_to_bsc(size_t B, size_t D, const float *x, uint64_t *out, void *stream);
+int gaia_cuda_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const float *a, size_t a_rs, const float *b,
+                      size_t b_rs, float *out, void *stream);
+int gaia_cuda_vsa_bundle(size_t N, size_t K, size_t L, const float *x, const float *w, float *out, void *stream);
+int gaia_cuda_vsa_quantize(int op, size_t B, size_t D, uint64_t seed, uint64_t stream_id, float *x, void *stream);
+int gaia_cuda_vsa_permute(size_t B, size_t D, size_t comps, const float *x, size_t shift, float *out, void *stream);
+int gaia_cuda_vsa_phasor(size_t n, const float *phase, float *out, void *stream);
+
 #ifdef __cplusplus
 }
 #endif
@@ -1731,6 +1751,80 @@ static const struct gaia_hrr_ops gaia__cuda_hrr_ops = {
     gaia__hrr_cuda_release,
 };
 #define GAIA__CUDA_HRR_OPS (&gaia__cuda_hrr_ops)
+
+/* ---- vsa module: the CUDA side of gaia.h's struct gaia_vsa_ops ----
+   Every slot is one launcher of gaia_kernels.cu on the context's stream. */
+#define GAIA__VSA_CUDA_STREAM(ctx) ((void *)GAIA__HRR_STREAM(ctx))
+static gaia_status gaia__vsa_cuda_done(gaia_ctx *ctx, const char *fn, int err) {
+    if (err == 0) return GAIA_OK;
+    return gaia__fail(ctx, GAIA_ERR_CUDA, fn, "kernel launch failed: %s", cudaGetErrorString((cudaError_t)err));
+}
+static gaia_status gaia__vsa_cuda_bsc_random(gaia_ctx *ctx, size_t B, size_t D, uint64_t seed, uint64_t stream,
+                                             uint64_t *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_bsc_random",
+                               gaia_cuda_vsa_bsc_random(B, D, seed, stream, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_bsc_xor(gaia_ctx *ctx, size_t B, size_t W, const uint64_t *a, size_t a_rs,
+                                          const uint64_t *b, size_t b_rs, uint64_t *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_bsc_xor",
+                               gaia_cuda_vsa_bsc_xor(B, W, a, a_rs, b, b_rs, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_bsc_majority(gaia_ctx *ctx, size_t N, size_t K, size_t D, const uint64_t *x,
+                                               const float *weights, uint64_t seed, uint64_t stream, uint64_t *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_bsc_majority",
+                               gaia_cuda_vsa_bsc_majority(N, K, D, x, weights, seed, stream, out,
+                                                          GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_bsc_hamming(gaia_ctx *ctx, size_t B, size_t M, size_t D, const uint64_t *a,
+                                              const uint64_t *x, int similarity, float *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_bsc_hamming",
+                               gaia_cuda_vsa_bsc_hamming(B, M, D, a, x, similarity, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_bsc_permute(gaia_ctx *ctx, size_t B, size_t D, const uint64_t *x, size_t shift,
+                                              uint64_t *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_bsc_permute",
+                               gaia_cuda_vsa_bsc_permute(B, D, x, shift, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_bsc_to_bipolar(gaia_ctx *ctx, size_t B, size_t D, const uint64_t *x, float *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_bsc_to_bipolar",
+                               gaia_cuda_vsa_bsc_to_bipolar(B, D, x, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_bipolar_to_bsc(gaia_ctx *ctx, size_t B, size_t D, const float *x, uint64_t *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_bipolar_to_bsc",
+                               gaia_cuda_vsa_bipolar_to_bsc(B, D, x, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_mul(gaia_ctx *ctx, size_t B, size_t n, int cplx, int conj_b, const float *a,
+                                      size_t a_rs, const float *b, size_t b_rs, float *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_mul",
+                               gaia_cuda_vsa_mul(B, n, cplx, conj_b, a, a_rs, b, b_rs, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_bundle(gaia_ctx *ctx, size_t N, size_t K, size_t L, const float *x, const float *w,
+                                         float *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_bundle",
+                               gaia_cuda_vsa_bundle(N, K, L, x, w, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_quantize(gaia_ctx *ctx, gaia_vsa_quantize_op op, size_t B, size_t D, uint64_t seed,
+                                           uint64_t stream, float *x) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_quantize",
+                               gaia_cuda_vsa_quantize((int)op, B, D, seed, stream, x, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_permute(gaia_ctx *ctx, size_t B, size_t D, size_t comps, const float *x,
+                                          size_t shift, float *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_permute",
+                               gaia_cuda_vsa_permute(B, D, comps, x, shift, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_phasor(gaia_ctx *ctx, size_t n, const float *phase, float *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_phasor",
+                               gaia_cuda_vsa_phasor(n, phase, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static const struct gaia_vsa_ops gaia__cuda_vsa_ops = {
+    gaia__vsa_cuda_bsc_random,     gaia__vsa_cuda_bsc_xor,    gaia__vsa_cuda_bsc_majority,
+    gaia__vsa_cuda_bsc_hamming,    gaia__vsa_cuda_bsc_permute, gaia__vsa_cuda_bsc_to_bipolar,
+    gaia__vsa_cuda_bipolar_to_bsc, gaia__vsa_cuda_mul,        gaia__vsa_cuda_bundle,
+    gaia__vsa_cuda_quantize,       gaia__vsa_cuda_permute,    gaia__vsa_cuda_phasor,
+};
+static const struct gaia_vsa_ops *gaia__cuda_vsa_ops_get(void) { return &gaia__cuda_vsa_ops; }
+/* ---- end of the vsa module's CUDA host code ---- */
 
 /* ---- 2-D convolution and pooling (issue 18) ----
    im2col + cuBLAS per image: the image's column matrix [C*KH*KW, OH*OW] is

@@ -2772,3 +2772,314 @@ extern "C" int gaia_cuda_sort(const float *x, size_t outer, size_t len, size_t i
         x, (const unsigned long long *)work, outer, len, inner, P, k, values, indices);
     return gaia__k_check();
 }
+
+// ---------------------------------------------------------------------
+// 12. The vsa module (issue 16): binary spatter codes bit-packed in uint64
+// words (random words, XOR, majority with a seeded tie-break, the popcount
+// similarity sweep, bit rotation, bipolar conversions) and the float
+// models' bind, bundle, quantisation, permutation and phasors. Twins of
+// gaia_cpu_vsa_* in gaia_cpu.h, same arithmetic in the same order.
+// ---------------------------------------------------------------------
+__device__ __forceinline__ uint64_t gaia__k_vsa_word(uint64_t seed, uint64_t stream, uint64_t i) {
+    uint32_t c[4];
+    uint64_t blk = i >> 1;
+    int lane = (int)(i & 1) * 2;
+    c[0] = (uint32_t)blk;
+    c[1] = (uint32_t)(blk >> 32);
+    c[2] = (uint32_t)stream;
+    c[3] = (uint32_t)(stream >> 32);
+    gaia__k_philox(c, (uint32_t)seed, (uint32_t)(seed >> 32));
+    return (uint64_t)c[lane] | ((uint64_t)c[lane + 1] << 32);
+}
+__device__ __forceinline__ uint64_t gaia__k_vsa_tail(size_t D) {
+    size_t r = D % 64;
+    return r ? (((uint64_t)1 << r) - 1) : ~(uint64_t)0;
+}
+
+__global__ void gaia__k_vsa_bsc_random(size_t B, size_t D, uint64_t seed, uint64_t stream, uint64_t *out) {
+    size_t W = (D + 63) / 64, n = B * W, i;
+    for (i = gaia__k_tid(); i < n; i += gaia__k_nthreads()) {
+        uint64_t v = gaia__k_vsa_word(seed, stream, (uint64_t)i);
+        out[i] = (i % W == W - 1) ? (v & gaia__k_vsa_tail(D)) : v;
+    }
+}
+extern "C" int gaia_cuda_vsa_bsc_random(size_t B, size_t D, uint64_t seed, uint64_t stream_id, uint64_t *out,
+                                        void *stream) {
+    size_t n = B * ((D + 63) / 64);
+    if (n == 0) return 0;
+    gaia__k_vsa_bsc_random<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        B, D, seed, stream_id, out);
+    return gaia__k_check();
+}
+
+__global__ void gaia__k_vsa_bsc_xor(size_t B, size_t W, const uint64_t *a, size_t a_rs, const uint64_t *b,
+                                    size_t b_rs, uint64_t *out) {
+    size_t n = B * W, i;
+    for (i = gaia__k_tid(); i < n; i += gaia__k_nthreads()) {
+        size_t r = i / W, w = i % W;
+        out[i] = a[r * a_rs + w] ^ b[r * b_rs + w];
+    }
+}
+extern "C" int gaia_cuda_vsa_bsc_xor(size_t B, size_t W, const uint64_t *a, size_t a_rs, const uint64_t *b,
+                                     size_t b_rs, uint64_t *out, void *stream) {
+    if (B * W == 0) return 0;
+    gaia__k_vsa_bsc_xor<<<gaia__k_blocks(B * W, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        B, W, a, a_rs, b, b_rs, out);
+    return gaia__k_check();
+}
+
+// One thread per output word: a bit-sliced counter (unweighted) or 64 float
+// sums (weighted), as gaia__vsa_majority_word on the CPU.
+__global__ void gaia__k_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
+                                         uint64_t seed, uint64_t stream, uint64_t *out) {
+    size_t W = (D + 63) / 64, n = N * W, i;
+    for (i = gaia__k_tid(); i < n; i += gaia__k_nthreads()) {
+        size_t r = i / W, w = i % W, k;
+        const uint64_t *col = x + r * K * W + w;
+        uint64_t res = 0;
+        int j;
+        if (!weights) {
+            uint64_t plane[64], eq = ~(uint64_t)0, T = (uint64_t)(K / 2);
+            int P = 0, p;
+            while (P < 64 && ((uint64_t)K >> P) != 0) P++;
+            for (p = 0; p < P; p++) plane[p] = 0;
+            for (k = 0; k < K; k++) {
+                uint64_t carry = col[k * W];
+                for (p = 0; carry && p < P; p++) {
+                    uint64_t t = plane[p] & carry;
+                    plane[p] ^= carry;
+                    carry = t;
+                }
+            }
+            for (p = P - 1; p >= 0; p--) {
+                if ((T >> p) & 1u) {
+                    eq &= plane[p];
+                } else {
+                    res |= eq & plane[p];
+                    eq &= ~plane[p];
+                }
+            }
+            if (K % 2 == 0 && eq) res |= eq & gaia__k_vsa_word(seed, stream, (uint64_t)i);
+        } else {
+            float s[64];
+            uint64_t tie = 0;
+            for (j = 0; j < 64; j++) s[j] = 0.0f;
+            for (k = 0; k < K; k++) {
+                uint64_t v = col[k * W];
+                float wk = weights[k];
+                for (j = 0; j < 64; j++) s[j] = __fadd_rn(s[j], ((v >> j) & 1u) ? -wk : wk);
+            }
+            for (j = 0; j < 64; j++) {
+                if (s[j] < 0.0f) res |= (uint64_t)1 << j;
+                else if (s[j] == 0.0f) tie |= (uint64_t)1 << j;
+            }
+            if (tie) res |= tie & gaia__k_vsa_word(seed, stream, (uint64_t)i);
+        }
+        out[i] = w == W - 1 ? (res & gaia__k_vsa_tail(D)) : res;
+    }
+}
+extern "C" int gaia_cuda_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
+                                          uint64_t seed, uint64_t stream_id, uint64_t *out, void *stream) {
+    size_t n = N * ((D + 63) / 64);
+    if (n == 0) return 0;
+    gaia__k_vsa_bsc_majority<<<gaia__k_blocks(n, 128), 128, 0, gaia__k_stream(stream)>>>(N, K, D, x, weights, seed,
+                                                                                         stream_id, out);
+    return gaia__k_check();
+}
+
+// The popcount sweep: one warp per item, its lanes over the item's words
+// (coalesced), a warp sum per query; the queries' words come through L1/L2.
+__global__ void gaia__k_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint64_t *a, const uint64_t *x,
+                                        int similarity, float *out) {
+    size_t W = (D + 63) / 64, lane = threadIdx.x & 31u;
+    size_t warp = gaia__k_tid() / 32, nwarps = gaia__k_nthreads() / 32, m, q, w;
+    for (m = warp; m < M; m += nwarps) {
+        const uint64_t *xm = x + m * W;
+        for (q = 0; q < B; q++) {
+            const uint64_t *aq = a + q * W;
+            unsigned long long h = 0;
+            int off;
+            for (w = lane; w < W; w += 32) h += (unsigned long long)__popcll(aq[w] ^ xm[w]);
+            for (off = 16; off > 0; off >>= 1) h += __shfl_down_sync(0xffffffffu, h, off);
+            if (lane == 0) out[q * M + m] = similarity ? (float)(1.0 - 2.0 * (double)h / (double)D) : (float)h;
+        }
+    }
+}
+extern "C" int gaia_cuda_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint64_t *a, const uint64_t *x,
+                                         int similarity, float *out, void *stream) {
+    if (B == 0 || M == 0) return 0;
+    gaia__k_vsa_bsc_hamming<<<gaia__k_blocks(M * 32, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        B, M, D, a, x, similarity, out);
+    return gaia__k_check();
+}
+
+__device__ uint64_t gaia__k_vsa_bits_at(const uint64_t *row, size_t D, size_t pos) {
+    uint64_t v = 0;
+    int t;
+    if (pos + 64 <= D) {
+        size_t w = pos / 64, o = pos % 64;
+        v = row[w] >> o;
+        if (o) v |= row[w + 1] << (64 - o);
+        return v;
+    }
+    for (t = 0; t < 64; t++) {
+        size_t p = (pos + (size_t)t) % D;
+        v |= ((row[p / 64] >> (p % 64)) & 1u) << t;
+    }
+    return v;
+}
+__global__ void gaia__k_vsa_bsc_permute(size_t B, size_t D, const uint64_t *x, size_t shift, uint64_t *out) {
+    size_t W = (D + 63) / 64, n = B * W, i;
+    for (i = gaia__k_tid(); i < n; i += gaia__k_nthreads()) {
+        size_t r = i / W, w = i % W;
+        uint64_t v = gaia__k_vsa_bits_at(x + r * W, D, (w * 64 % D + D - shift) % D);
+        out[i] = w == W - 1 ? (v & gaia__k_vsa_tail(D)) : v;
+    }
+}
+extern "C" int gaia_cuda_vsa_bsc_permute(size_t B, size_t D, const uint64_t *x, size_t shift, uint64_t *out,
+                                         void *stream) {
+    size_t n = B * ((D + 63) / 64);
+    if (n == 0) return 0;
+    gaia__k_vsa_bsc_permute<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        B, D, x, shift, out);
+    return gaia__k_check();
+}
+
+__global__ void gaia__k_vsa_bsc_to_bipolar(size_t B, size_t D, const uint64_t *x, float *out) {
+    size_t W = (D + 63) / 64, n = B * D, i;
+    for (i = gaia__k_tid(); i < n; i += gaia__k_nthreads()) {
+        size_t r = i / D, j = i % D;
+        out[i] = ((x[r * W + j / 64] >> (j % 64)) & 1u) ? -1.0f : 1.0f;
+    }
+}
+extern "C" int gaia_cuda_vsa_bsc_to_bipolar(size_t B, size_t D, const uint64_t *x, float *out, void *stream) {
+    if (B * D == 0) return 0;
+    gaia__k_vsa_bsc_to_bipolar<<<gaia__k_blocks(B * D, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        B, D, x, out);
+    return gaia__k_check();
+}
+
+__global__ void gaia__k_vsa_bipolar_to_bsc(size_t B, size_t D, const float *x, uint64_t *out) {
+    size_t W = (D + 63) / 64, n = B * W, i;
+    for (i = gaia__k_tid(); i < n; i += gaia__k_nthreads()) {
+        size_t r = i / W, w = i % W, j;
+        uint64_t v = 0;
+        for (j = w * 64; j < D && j < w * 64 + 64; j++)
+            if (x[r * D + j] < 0.0f) v |= (uint64_t)1 << (j % 64);
+        out[i] = v;
+    }
+}
+extern "C" int gaia_cuda_vsa_bipolar_to_bsc(size_t B, size_t D, const float *x, uint64_t *out, void *stream) {
+    size_t n = B * ((D + 63) / 64);
+    if (n == 0) return 0;
+    gaia__k_vsa_bipolar_to_bsc<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        B, D, x, out);
+    return gaia__k_check();
+}
+
+__global__ void gaia__k_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const float *a, size_t a_rs, const float *b,
+                                size_t b_rs, float *out) {
+    size_t total = B * n, i;
+    for (i = gaia__k_tid(); i < total; i += gaia__k_nthreads()) {
+        size_t r = i / n, e = i % n;
+        const float *ar = a + r * a_rs, *br = b + r * b_rs;
+        if (!cplx) {
+            out[r * n + e] = __fmul_rn(ar[e], br[e]);
+        } else {
+            float xr = ar[2 * e], xi = ar[2 * e + 1], yr = br[2 * e], yi = conj_b ? -br[2 * e + 1] : br[2 * e + 1];
+            float pr = __fmul_rn(xr, yr), pi = __fmul_rn(xi, yi), qr = __fmul_rn(xr, yi), qi = __fmul_rn(xi, yr);
+            out[r * 2 * n + 2 * e] = __fsub_rn(pr, pi);
+            out[r * 2 * n + 2 * e + 1] = __fadd_rn(qr, qi);
+        }
+    }
+}
+extern "C" int gaia_cuda_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const float *a, size_t a_rs, const float *b,
+                                 size_t b_rs, float *out, void *stream) {
+    if (B * n == 0) return 0;
+    gaia__k_vsa_mul<<<gaia__k_blocks(B * n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        B, n, cplx, conj_b, a, a_rs, b, b_rs, out);
+    return gaia__k_check();
+}
+
+// One thread per output element, its K terms in order (the CPU's order).
+__global__ void gaia__k_vsa_bundle(size_t N, size_t K, size_t L, const float *x, const float *w, float *out) {
+    size_t total = N * L, i;
+    for (i = gaia__k_tid(); i < total; i += gaia__k_nthreads()) {
+        size_t r = i / L, l = i % L, k;
+        float acc = 0.0f;
+        for (k = 0; k < K; k++) {
+            float v = x[(r * K + k) * L + l];
+            acc = __fadd_rn(acc, w ? __fmul_rn(w[k], v) : v);
+        }
+        out[i] = acc;
+    }
+}
+extern "C" int gaia_cuda_vsa_bundle(size_t N, size_t K, size_t L, const float *x, const float *w, float *out,
+                                    void *stream) {
+    if (N * L == 0) return 0;
+    gaia__k_vsa_bundle<<<gaia__k_blocks(N * L, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        N, K, L, x, w, out);
+    return gaia__k_check();
+}
+
+__global__ void gaia__k_vsa_quantize(int op, size_t B, size_t D, uint64_t seed, uint64_t stream, float *x) {
+    size_t W = (D + 63) / 64, n = B * D, i;
+    for (i = gaia__k_tid(); i < n; i += gaia__k_nthreads()) {
+        size_t r = i / D, j = i % D;
+        if (op == (int)GAIA_VSA_QUANT_SIGN) {
+            float v = x[i];
+            if (v > 0.0f) x[i] = 1.0f;
+            else if (v < 0.0f) x[i] = -1.0f;
+            else if (v == 0.0f) {
+                uint64_t word = gaia__k_vsa_word(seed, stream, (uint64_t)(r * W + j / 64));
+                x[i] = ((word >> (j % 64)) & 1u) ? -1.0f : 1.0f;
+            }
+        } else {
+            double re = x[2 * i], im = x[2 * i + 1], m = sqrt(re * re + im * im);
+            if (m > 0.0) {
+                x[2 * i] = (float)(re / m);
+                x[2 * i + 1] = (float)(im / m);
+            } else if (m == 0.0) {
+                x[2 * i] = 1.0f;
+                x[2 * i + 1] = 0.0f;
+            }
+        }
+    }
+}
+extern "C" int gaia_cuda_vsa_quantize(int op, size_t B, size_t D, uint64_t seed, uint64_t stream_id, float *x,
+                                      void *stream) {
+    if (B * D == 0) return 0;
+    gaia__k_vsa_quantize<<<gaia__k_blocks(B * D, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        op, B, D, seed, stream_id, x);
+    return gaia__k_check();
+}
+
+__global__ void gaia__k_vsa_permute(size_t B, size_t D, size_t comps, const float *x, size_t shift, float *out) {
+    size_t L = D * comps, n = B * L, i;
+    for (i = gaia__k_tid(); i < n; i += gaia__k_nthreads()) {
+        size_t r = i / L, e = (i % L) / comps, c = i % comps;
+        out[i] = x[r * L + ((e + D - shift) % D) * comps + c];
+    }
+}
+extern "C" int gaia_cuda_vsa_permute(size_t B, size_t D, size_t comps, const float *x, size_t shift, float *out,
+                                     void *stream) {
+    if (B * D * comps == 0) return 0;
+    gaia__k_vsa_permute<<<gaia__k_blocks(B * D * comps, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
+        B, D, comps, x, shift, out);
+    return gaia__k_check();
+}
+
+__global__ void gaia__k_vsa_phasor(size_t n, const float *phase, float *out) {
+    size_t i;
+    for (i = gaia__k_tid(); i < n; i += gaia__k_nthreads()) {
+        double p = phase[i];
+        out[2 * i] = (float)cos(p);
+        out[2 * i + 1] = (float)sin(p);
+    }
+}
+extern "C" int gaia_cuda_vsa_phasor(size_t n, const float *phase, float *out, void *stream) {
+    if (n == 0) return 0;
+    gaia__k_vsa_phasor<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(n, phase,
+                                                                                                         out);
+    return gaia__k_check();
+}

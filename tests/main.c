@@ -39,6 +39,7 @@ extern const gt_case gt_conv_cases[];
 extern const gt_case gt_eigh_cases[];
 extern const gt_case gt_ckpt_cases[];
 extern const gt_case gt_layer_grad_cases[];
+extern const gt_case gt_vsa_cases[];
 
 static const struct gt_suite {
     const char *name;
@@ -55,6 +56,7 @@ static const struct gt_suite {
     {"tensor_ops", gt_tensor_ops_cases},
     {"ckpt", gt_ckpt_cases},
     {"layer_grad", gt_layer_grad_cases},
+    {"vsa", gt_vsa_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 

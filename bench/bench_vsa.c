@@ -1,0 +1,296 @@
+/* bench_vsa - the vsa module's operations per model against torchhd, and
+   the BSC similarity sweep against the machine's memory bandwidth.
+
+   1. Per model (BSC, MAP, HRR, FHRR) at D = 10000, on 1 thread and on every
+      core, gaia and torchhd (run in a fresh Python, torch.set_num_threads to
+      the same count) time the same work:
+        bind        1000 pairs of vectors, bound row by row
+        bundle      1000 vectors into one (BSC: majority; others: sum)
+        similarity  10 queries against 20000 items (BSC: Hamming popcount
+                    sweep; others: cosine through one matrix product)
+      and a resonator factorisation (MAP, F = 3, M = 30, D = 1000): the time
+      of one sweep over the three factors (gaia: a run of 20 sweeps divided
+      by the sweeps it took; torchhd: one torchhd.resonator call, which
+      updates all factors once). Each time is the best of 5 after a warm-up
+      (a torchhd call over 5 s is timed once: its BSC sweep builds a [Q, M,
+      D] array); the ratio is gaia's over torchhd's (target < 1: gaia
+      faster).
+      torchhd keeps BSC as one byte per bit (torch.bool); gaia packs 64 bits
+      a word.
+   2. The BSC sweep at scale: one query against 10^6 items of D = 10000 bits
+      (1.26 GB of items), its read bandwidth against memcpy's (bytes read
+      plus bytes written, one memcpy per thread over 256 MiB) measured in the
+      same run, on every core (goal >= 0.8).
+   torchhd is looked for in $GAIA_BENCH_PYTHON (else python3): install it
+   with `pip install torch-hd`; without it the peer rows are skipped.
+
+       bench_vsa [--help] [--quick]   (--quick: 10^5 items in part 2) */
+#define GAIA_IMPLEMENTATION
+#include "gaia.h"
+#include "bench_common.h"
+#include <math.h>
+#include <pthread.h>
+
+#define D_OPS 10000
+#define BATCH 1000
+#define QUERIES 10
+#define ITEMS 20000
+#define REPS 5
+
+#define TRY(call)                                                                                              \
+    do {                                                                                                       \
+        gaia_status st_ = (call);                                                                              \
+        if (st_ != GAIA_OK) {                                                                                  \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, gaia_status_str(st_), gaia_last_error(ctx)); \
+            exit(1);                                                                                           \
+        }                                                                                                      \
+    } while (0)
+
+static double now_s(void) { return gaia_time_s(); }
+
+/* --- torchhd in a fresh Python: prints one time (s) per line --- */
+static const char *const peer_script =
+    "import sys, time, torch, torchhd\n"
+    "T = int(sys.argv[1]); torch.set_num_threads(T)\n"
+    "D, B, Q, M, REPS = %d, %d, %d, %d, %d\n"
+    "def best(f, reps=REPS):\n"
+    "    t0 = time.perf_counter(); f(); t = time.perf_counter() - t0\n"
+    "    if t > 5: return t\n"
+    "    for _ in range(reps):\n"
+    "        t0 = time.perf_counter(); f(); t = min(t, time.perf_counter() - t0)\n"
+    "    return t\n"
+    "for vsa in ['BSC', 'MAP', 'HRR', 'FHRR']:\n"
+    "    a = torchhd.random(B, D, vsa); b = torchhd.random(B, D, vsa)\n"
+    "    q = torchhd.random(Q, D, vsa); items = torchhd.random(M, D, vsa)\n"
+    "    print(best(lambda: torchhd.bind(a, b)))\n"
+    "    print(best(lambda: torchhd.multiset(a)))\n"
+    "    if vsa == 'BSC': print(best(lambda: torchhd.hamming_similarity(q, items)))\n"
+    "    else: print(best(lambda: torchhd.cosine_similarity(q, items)))\n"
+    "    del a, b, q, items\n"
+    "F, RM, RD = 3, 30, 1000\n"
+    "books = torchhd.random(F * RM, RD, 'MAP').view(F, RM, RD)\n"
+    "s = torchhd.bind(torchhd.bind(books[0, 3], books[1, 7]), books[2, 11])\n"
+    "est = torchhd.hard_quantize(torchhd.multiset(books))\n"
+    "print(best(lambda: torchhd.resonator(s, est, books)))\n";
+
+/* Runs the peer script with T threads; fills out[0..n) (-1 when missing). */
+static int run_peer(int threads, double *out, int n) {
+    char path[64], cmd[1200], script[4096];
+    FILE *f;
+    int fd, got = 0, i;
+    for (i = 0; i < n; i++) out[i] = -1.0;
+    snprintf(script, sizeof script, peer_script, D_OPS, BATCH, QUERIES, ITEMS, REPS);
+    strcpy(path, "/tmp/gaia_bench_vsa_XXXXXX");
+    fd = mkstemp(path);
+    if (fd < 0) return 0;
+    if (write(fd, script, strlen(script)) != (ssize_t)strlen(script)) {
+        close(fd);
+        unlink(path);
+        return 0;
+    }
+    close(fd);
+    snprintf(cmd, sizeof cmd, "env OMP_NUM_THREADS=%d '%s' %s %d 2>/dev/null", threads, bench_python_exe(), path,
+             threads);
+    f = popen(cmd, "r");
+    if (f) {
+        while (got < n && fscanf(f, "%lf", &out[got]) == 1) got++;
+        pclose(f);
+    }
+    unlink(path);
+    return got;
+}
+
+/* --- gaia, the same work --- */
+static const gaia_vsa_model models[4] = {GAIA_VSA_BSC, GAIA_VSA_MAP, GAIA_VSA_HRR, GAIA_VSA_FHRR};
+
+static void gaia_times(gaia_ctx *ctx, double *out /* 13 */) {
+    int mi, r, op;
+    for (mi = 0; mi < 4; mi++) {
+        gaia_vsa *a = NULL, *b = NULL, *q = NULL, *items = NULL, *o = NULL, *one = NULL;
+        gaia_tensor *sim = NULL;
+        TRY(gaia_vsa_random(ctx, models[mi], BATCH, D_OPS, &a));
+        TRY(gaia_vsa_random(ctx, models[mi], BATCH, D_OPS, &b));
+        TRY(gaia_vsa_random(ctx, models[mi], QUERIES, D_OPS, &q));
+        TRY(gaia_vsa_random(ctx, models[mi], ITEMS, D_OPS, &items));
+        for (op = 0; op < 3; op++) {
+            double best = 1e30;
+            for (r = 0; r <= REPS; r++) {
+                double t0 = now_s(), t;
+                if (op == 0) TRY(gaia_vsa_bind(ctx, a, b, &o));
+                else if (op == 1) TRY(gaia_vsa_bundle(ctx, a, BATCH, NULL, 0, &one));
+                else TRY(gaia_vsa_similarity(ctx, q, items, &sim));
+                TRY(gaia_synchronize(ctx));
+                t = now_s() - t0;
+                if (r > 0 && t < best) best = t; /* r = 0: the warm-up */
+            }
+            out[mi * 3 + op] = best;
+        }
+        gaia_vsa_free(a);
+        gaia_vsa_free(b);
+        gaia_vsa_free(q);
+        gaia_vsa_free(items);
+        gaia_vsa_free(o);
+        gaia_vsa_free(one);
+        gaia_tensor_free(sim);
+    }
+    { /* resonator: time per sweep */
+        gaia_vsa *books[3] = {NULL, NULL, NULL}, *s = NULL, *x = NULL;
+        const gaia_vsa *cb[3];
+        size_t pick[3] = {3, 7, 11}, f, it;
+        long idx[3];
+        int conv;
+        double best = 1e30;
+        for (f = 0; f < 3; f++) {
+            TRY(gaia_vsa_random(ctx, GAIA_VSA_MAP, 30, 1000, &books[f]));
+            TRY(gaia_vsa_select(ctx, books[f], &pick[f], 1, &x));
+            if (f == 0) TRY(gaia_vsa_convert(ctx, x, GAIA_VSA_MAP, &s));
+            else TRY(gaia_vsa_bind(ctx, s, x, &s));
+            cb[f] = books[f];
+        }
+        for (r = 0; r <= REPS; r++) {
+            double t0 = now_s(), t;
+            TRY(gaia_vsa_resonator(ctx, s, cb, 3, 20, idx, &it, &conv));
+            t = (now_s() - t0) / (double)it;
+            if (r > 0 && t < best) best = t;
+        }
+        out[12] = best;
+        for (f = 0; f < 3; f++) gaia_vsa_free(books[f]);
+        gaia_vsa_free(s);
+        gaia_vsa_free(x);
+    }
+}
+
+/* --- part 2: the sweep against memcpy --- */
+typedef struct copy_part {
+    char *dst;
+    const char *src;
+    size_t n;
+} copy_part;
+static void *copy_part_run(void *p) {
+    copy_part *c = (copy_part *)p;
+    memcpy(c->dst, c->src, c->n);
+    return NULL;
+}
+static void copy_threads(char *dst, const char *src, size_t n, int threads) {
+    pthread_t tid[64];
+    copy_part part[64];
+    size_t per = (n + (size_t)threads - 1) / (size_t)threads, at = 0;
+    int i, started = 0;
+    if (threads < 1) threads = 1;
+    if (threads > 64) threads = 64;
+    memset(part, 0, sizeof part);
+    for (i = 0; i < threads; i++) {
+        part[i].dst = dst + at;
+        part[i].src = src + at;
+        part[i].n = at + per <= n ? per : n - at;
+        at += part[i].n;
+    }
+    for (i = 1; i < threads; i++)
+        if (pthread_create(&tid[i], NULL, copy_part_run, &part[i]) == 0) started = i;
+        else copy_part_run(&part[i]);
+    copy_part_run(&part[0]);
+    for (i = 1; i <= started; i++) pthread_join(tid[i], NULL);
+}
+
+static void sweep_vs_memcpy(size_t items, int threads) {
+    gaia_ctx *ctx = NULL;
+    gaia_ctx_desc desc;
+    gaia_vsa *q = NULL, *book = NULL;
+    gaia_tensor *sim = NULL;
+    size_t D = 10000, bytes = items * ((D + 63) / 64) * 8, cbytes = (size_t)256 << 20;
+    char *src = (char *)malloc(cbytes), *dst = (char *)malloc(cbytes);
+    double ts[REPS], tm[REPS], sweep_gbs, copy_gbs;
+    int r;
+    memset(&desc, 0, sizeof desc);
+    desc.device = GAIA_DEVICE_CPU;
+    desc.cpu_threads = threads;
+    if (!src || !dst || gaia_ctx_create(&desc, &ctx) != GAIA_OK) {
+        fprintf(stderr, "bench_vsa: cannot set up the sweep\n");
+        exit(1);
+    }
+    memset(src, 1, cbytes);
+    memset(dst, 2, cbytes);
+    TRY(gaia_vsa_random(ctx, GAIA_VSA_BSC, 1, D, &q));
+    TRY(gaia_vsa_random(ctx, GAIA_VSA_BSC, items, D, &book));
+    TRY(gaia_vsa_similarity(ctx, q, book, &sim)); /* warm-up */
+    copy_threads(dst, src, cbytes, threads);
+    for (r = 0; r < REPS; r++) { /* alternating rounds: both see the same machine */
+        double t0 = now_s();
+        TRY(gaia_vsa_similarity(ctx, q, book, &sim));
+        ts[r] = now_s() - t0;
+        t0 = now_s();
+        copy_threads(dst, src, cbytes, threads);
+        tm[r] = now_s() - t0;
+    }
+    sweep_gbs = (double)bytes / bench_median(ts, REPS) / 1e9;
+    copy_gbs = 2.0 * (double)cbytes / bench_median(tm, REPS) / 1e9;
+    printf("  BSC sweep, 1 query x %zu items, D = %zu, %d thread%s: %.1f ms, %.1f GB/s read; memcpy %.1f GB/s "
+           "(read + write); ratio %.2f (goal >= 0.8)\n",
+           items, D, threads, threads == 1 ? "" : "s", bench_median(ts, REPS) * 1e3, sweep_gbs, copy_gbs,
+           sweep_gbs / copy_gbs);
+    gaia_vsa_free(q);
+    gaia_vsa_free(book);
+    gaia_tensor_free(sim);
+    gaia_ctx_destroy(ctx);
+    free(src);
+    free(dst);
+}
+
+int main(int argc, char **argv) {
+    static const char *opn[3] = {"bind", "bundle", "similarity"};
+    int quick = 0, a, ti, nthreads[2];
+    for (a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+            printf("usage: bench_vsa [--help] [--quick]\n(GAIA_BENCH_PYTHON picks the Python with torch and torchhd;"
+                   " --quick: 10^5 items in the sweep against memcpy)\n");
+            return 0;
+        } else if (!strcmp(argv[a], "--quick")) {
+            quick = 1;
+        } else {
+            fprintf(stderr, "usage: bench_vsa [--help] [--quick]\n");
+            return 2;
+        }
+    }
+    bench_print_machine("bench_vsa");
+    nthreads[0] = 1;
+    nthreads[1] = bench_cores();
+    printf("# part 1: gaia against torchhd (%s), D = %d; bind %d pairs, bundle %d into 1, similarity %d x %d;"
+           " resonator MAP F = 3, M = 30, D = 1000, per sweep. Best of %d. ratio = gaia / torchhd\n",
+           bench_python_exe(), D_OPS, BATCH, BATCH, QUERIES, ITEMS, REPS);
+    for (ti = 0; ti < (nthreads[1] > 1 ? 2 : 1); ti++) {
+        gaia_ctx *ctx = NULL;
+        gaia_ctx_desc desc;
+        double g[13], p[13];
+        int mi, op, have;
+        memset(&desc, 0, sizeof desc);
+        desc.device = GAIA_DEVICE_CPU;
+        desc.cpu_threads = nthreads[ti];
+        if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) return 1;
+        gaia_times(ctx, g);
+        gaia_ctx_destroy(ctx);
+        bench_pause(0.5);
+        have = run_peer(nthreads[ti], p, 13) == 13;
+        printf("  %d thread%s%s\n", nthreads[ti], nthreads[ti] == 1 ? "" : "s",
+               have ? "" : " (torchhd not importable: peer skipped)");
+        for (mi = 0; mi < 4; mi++)
+            for (op = 0; op < 3; op++) {
+                double gt = g[mi * 3 + op], pt = p[mi * 3 + op];
+                if (have)
+                    printf("    %-5s %-10s gaia %9.3f ms  torchhd %9.3f ms  ratio %.2f %s\n", gaia_vsa_model_str(models[mi]),
+                           opn[op], gt * 1e3, pt * 1e3, gt / pt, gt < pt ? "" : "(slower)");
+                else
+                    printf("    %-5s %-10s gaia %9.3f ms\n", gaia_vsa_model_str(models[mi]), opn[op], gt * 1e3);
+            }
+        if (have)
+            printf("    map   resonator  gaia %9.3f ms  torchhd %9.3f ms  ratio %.2f %s (per sweep)\n", g[12] * 1e3,
+                   p[12] * 1e3, g[12] / p[12], g[12] < p[12] ? "" : "(slower)");
+        else
+            printf("    map   resonator  gaia %9.3f ms (per sweep)\n", g[12] * 1e3);
+        bench_print_load("after");
+    }
+    printf("# part 2: the BSC popcount sweep against memcpy bandwidth\n");
+    sweep_vs_memcpy(quick ? 100000 : 1000000, nthreads[1]);
+    if (nthreads[1] > 1) sweep_vs_memcpy(quick ? 100000 : 1000000, 1);
+    bench_print_load("at end");
+    return 0;
+}

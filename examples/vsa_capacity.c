@@ -1,0 +1,141 @@
+/* vsa_capacity - how many key-value pairs one bundle holds, per model.
+   For each model (BSC, MAP, HRR, FHRR) and number of pairs k: bundles
+   S = sum_i bind(key_i, value_i) with random keys and values drawn from a
+   codebook of M = 64 items at D = 256 (BSC: the majority of the k bound
+   pairs), queries every key (unbind, then top-1 cleanup against the
+   codebook) and prints the fraction of queries answered with the right
+   value next to the analytic prediction. With --csv FILE it writes the
+   rows "model,D,k,measured,predicted" (make plots draws them, PNG with
+   gnuplot: docs/vsa_capacity.png).
+
+       ./vsa_capacity [--csv FILE] [queries per cell, default 2000] */
+#define GAIA_IMPLEMENTATION
+#include "gaia.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(call)                                                                              \
+    do {                                                                                         \
+        gaia_status st_ = (call);                                                                \
+        if (st_ != GAIA_OK) {                                                                    \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, gaia_status_str(st_),         \
+                    gaia_last_error(ctx));                                                       \
+            exit(1);                                                                             \
+        }                                                                                        \
+    } while (0)
+
+/* The analytic accuracy of cleanup: the right item's score s ~ N(mu, s1^2)
+   must beat M - 1 others ~ N(0, s0^2): P = integral phi(s) Phi(s/s0)^(M-1).
+     MAP   mu = 1, s1^2 = (k-1)/D, s0^2 = k/D  (the other k-1 pairs are noise)
+     FHRR  the same halved (only the real part of the noise counts)
+     HRR   mu = 1, s1^2 = (k+5)/D, s0^2 = (k+1)/D  (docs/DESIGN.md)
+     BSC   odd k: mu = C(k-1, (k-1)/2) / 2^(k-1), the majority's agreement
+           2p - 1, s1^2 = (1 - mu^2)/D, s0^2 = 1/D (binomial); an even k
+           with random tie-breaks agrees like k + 1. */
+static double predicted_accuracy(gaia_vsa_model m, size_t D, size_t k, size_t M) {
+    double mu = 1.0, s1, s0, sum = 0.0, h;
+    int i, steps = 4000;
+    if (m == GAIA_VSA_BSC) {
+        size_t kk = k % 2 ? k : k + 1, hk = (kk - 1) / 2, j;
+        for (j = 1; j <= hk; j++) mu *= (double)(hk + j) / (double)j / 4.0;
+        s1 = sqrt((1.0 - mu * mu) / D);
+        s0 = sqrt(1.0 / D);
+    } else if (m == GAIA_VSA_HRR) {
+        s1 = sqrt((k + 5.0) / D);
+        s0 = sqrt((k + 1.0) / D);
+    } else {
+        double c = m == GAIA_VSA_FHRR ? 0.5 : 1.0;
+        s1 = sqrt(c * (k - 1.0) / D);
+        s0 = sqrt(c * (double)k / D);
+    }
+    if (s1 < 1e-12) return pow(0.5 * erfc(-mu / (s0 * sqrt(2.0))), (double)(M - 1));
+    h = 20.0 * s1 / steps;
+    for (i = 0; i <= steps; i++) {
+        double x = mu - 10.0 * s1 + i * h, z = (x - mu) / s1;
+        double phi = exp(-0.5 * z * z) / (s1 * sqrt(2.0 * 3.14159265358979323846));
+        sum += (i == 0 || i == steps ? 0.5 : 1.0) * phi * pow(0.5 * erfc(-x / (s0 * sqrt(2.0))), (double)(M - 1));
+    }
+    return sum * h;
+}
+
+/* The measured accuracy over about `queries` queries. */
+static double measured_accuracy(gaia_ctx *ctx, gaia_vsa_model m, size_t D, size_t k, size_t M, size_t queries) {
+    size_t traces = (queries + k - 1) / k, tr, i, hits = 0, *first = (size_t *)malloc(k * sizeof(size_t));
+    long *idx = (long *)malloc(k * sizeof(long));
+    gaia_vsa *keys = NULL, *book = NULL, *vals = NULL, *pairs = NULL, *S = NULL, *u = NULL;
+    for (i = 0; i < k; i++) first[i] = i;
+    for (tr = 0; tr < traces; tr++) {
+        CHECK(gaia_vsa_random(ctx, m, k, D, &keys));
+        CHECK(gaia_vsa_random(ctx, m, M, D, &book));
+        CHECK(gaia_vsa_select(ctx, book, first, k, &vals));  /* value i is codebook row i */
+        CHECK(gaia_vsa_bind(ctx, keys, vals, &pairs));
+        CHECK(gaia_vsa_bundle(ctx, pairs, k, NULL, 0, &S));  /* one trace */
+        CHECK(gaia_vsa_unbind(ctx, S, keys, &u));            /* every key at once */
+        CHECK(gaia_vsa_cleanup(ctx, book, u, 1, idx, NULL));
+        for (i = 0; i < k; i++) hits += idx[i] == (long)i;
+    }
+    gaia_vsa_free(keys);
+    gaia_vsa_free(book);
+    gaia_vsa_free(vals);
+    gaia_vsa_free(pairs);
+    gaia_vsa_free(S);
+    gaia_vsa_free(u);
+    free(first);
+    free(idx);
+    return (double)hits / (double)(traces * k);
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: vsa_capacity [--help] [--csv FILE] [queries per cell, default 2000]\n"
+               "Retrieval accuracy of one bundle of k key-value pairs per VSA model (D = 256,\n"
+               "M = 64 values) against the analytic prediction.\n");
+}
+
+int main(int argc, char **argv) {
+    static const gaia_vsa_model models[4] = {GAIA_VSA_BSC, GAIA_VSA_MAP, GAIA_VSA_HRR, GAIA_VSA_FHRR};
+    gaia_ctx *ctx = NULL;
+    const char *csv = NULL;
+    size_t queries = 2000, D = 256, M = 64, mi, k;
+    FILE *f = NULL;
+    int a;
+    for (a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[a], "--csv") && a + 1 < argc) {
+            csv = argv[++a];
+        } else {
+            long q = strtol(argv[a], NULL, 10);
+            if (q <= 0) {
+                usage(stderr);
+                return 2;
+            }
+            queries = (size_t)q;
+        }
+    }
+    if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) {
+        fprintf(stderr, "vsa_capacity: %s\n", gaia_last_error(NULL));
+        return 1;
+    }
+    if (csv && !(f = fopen(csv, "w"))) {
+        fprintf(stderr, "vsa_capacity: cannot write %s\n", csv);
+        return 1;
+    }
+    if (f) fprintf(f, "model,D,k,measured,predicted\n");
+    printf("D = %zu, M = %zu values, %zu queries per cell\n%5s %4s %9s %10s\n", D, M, queries, "model", "k",
+           "measured", "predicted");
+    for (mi = 0; mi < 4; mi++)
+        for (k = 1; k <= 64; k += (csv ? (k < 8 ? 1 : 4) : (k < 4 ? 2 : 12))) {
+            double meas = measured_accuracy(ctx, models[mi], D, k, M, queries);
+            double pred = predicted_accuracy(models[mi], D, k, M);
+            printf("%5s %4zu %9.3f %10.3f\n", gaia_vsa_model_str(models[mi]), k, meas, pred);
+            if (f) fprintf(f, "%s,%zu,%zu,%.4f,%.4f\n", gaia_vsa_model_str(models[mi]), D, k, meas, pred);
+        }
+    if (f) {
+        fclose(f);
+        printf("wrote %s\n", csv);
+    }
+    gaia_ctx_destroy(ctx);
+    return 0;
+}

@@ -1,0 +1,1141 @@
+/* Tests of the vsa module: the four models' algebra against float64 and bit
+   references, their identities and statistics on random vectors (bundle
+   similarity, permutation orthogonality, BSC Hamming distances against the
+   binomial), conversions, item memory, resonator networks against the
+   published operating regime, the encoders, the capacity of bundles of bound
+   pairs against the analytic prediction and a float64 Monte-Carlo, CUDA
+   against the CPU, and bad input for every public function. */
+#include "gaia_test.h"
+#include <stdlib.h>
+#include <stdio.h>
+
+/* ---------------------------------------------------------------------
+   Helpers
+   --------------------------------------------------------------------- */
+static const gaia_vsa_model all_models[4] = {GAIA_VSA_BSC, GAIA_VSA_MAP, GAIA_VSA_HRR, GAIA_VSA_FHRR};
+
+/* v as host floats: BSC 0/1, MAP and HRR values, FHRR phases. */
+static float *vhost(gt *t, const gaia_vsa *v) {
+    gaia_tensor *x = NULL;
+    float *h;
+    if (gaia_vsa_to_tensor(t->ctx, v, &x) != GAIA_OK) return NULL;
+    h = gt_host(t, x);
+    gaia_tensor_free(x);
+    return h;
+}
+/* The raw storage as host floats. */
+static float *vraw(gt *t, const gaia_vsa *v) { return gt_host(t, gaia_vsa_tensor(v)); }
+
+static gaia_vsa *vrand(gt *t, gaia_vsa_model m, size_t B, size_t D) {
+    gaia_vsa *v = NULL;
+    gaia_status st = gaia_vsa_random(t->ctx, m, B, D, &v);
+    if (st != GAIA_OK) gt_fail_at(t, __FILE__, __LINE__, "gaia_vsa_random: %s", gaia_last_error(t->ctx));
+    return v;
+}
+/* sim[i][j] as a host array */
+static float *vsim(gt *t, const gaia_vsa *a, const gaia_vsa *b) {
+    gaia_tensor *s = NULL;
+    float *h = NULL;
+    if (gaia_vsa_similarity(t->ctx, a, b, &s) != GAIA_OK) return NULL;
+    h = gt_host(t, s);
+    gaia_tensor_free(s);
+    return h;
+}
+/* ---------------------------------------------------------------------
+   Bind against references, unbind recovery, identities
+   --------------------------------------------------------------------- */
+static void vsa_bind_matches_reference(gt *t) {
+    static const size_t Ds[] = {1, 63, 64, 65, 1000};
+    size_t di, mi;
+    for (mi = 0; mi < 4; mi++)
+        for (di = 0; di < sizeof Ds / sizeof Ds[0]; di++) {
+            gaia_vsa_model m = all_models[mi];
+            size_t D = Ds[di], B = 3, r, j;
+            gaia_vsa *a = vrand(t, m, B, D), *b = vrand(t, m, B, D), *c = NULL, *c1 = NULL, *one = NULL;
+            float *ha, *hb, *hc, *hc1;
+            size_t sel = 1;
+            GT_OK(t, gaia_vsa_bind(t->ctx, a, b, &c));
+            /* one row against a batch: the row is bound to every row */
+            GT_OK(t, gaia_vsa_select(t->ctx, b, &sel, 1, &one));
+            GT_OK(t, gaia_vsa_bind(t->ctx, a, one, &c1));
+            ha = vhost(t, a);
+            hb = vhost(t, b);
+            hc = vhost(t, c);
+            hc1 = vhost(t, c1);
+            for (r = 0; r < B && !t->failed; r++) {
+                if (m == GAIA_VSA_HRR) {
+                    for (j = 0; j < D; j++) {
+                        double s = 0, s1 = 0;
+                        size_t k;
+                        for (k = 0; k < D; k++) {
+                            s += (double)ha[r * D + k] * hb[r * D + (j + D - k) % D];
+                            s1 += (double)ha[r * D + k] * hb[1 * D + (j + D - k) % D];
+                        }
+                        GT_CHECK(t, fabs(s - hc[r * D + j]) <= 1e-5 + 1e-4 * fabs(s), "hrr D=%zu [%zu][%zu]: %g vs %g", D, r, j, s, (double)hc[r * D + j]);
+                        GT_CHECK(t, fabs(s1 - hc1[r * D + j]) <= 1e-5 + 1e-4 * fabs(s1), "hrr broadcast D=%zu", D);
+                    }
+                } else {
+                    for (j = 0; j < D; j++) {
+                        double x = ha[r * D + j], y = hb[r * D + j], y1 = hb[D + j], want, want1, got = hc[r * D + j],
+                               got1 = hc1[r * D + j];
+                        if (m == GAIA_VSA_BSC) {
+                            want = (double)((int)x ^ (int)y);
+                            want1 = (double)((int)x ^ (int)y1);
+                            GT_CHECK(t, got == want && got1 == want1, "bsc D=%zu [%zu][%zu]", D, r, j);
+                        } else if (m == GAIA_VSA_MAP) {
+                            want = x * y;
+                            want1 = x * y1;
+                            GT_CHECK(t, got == want && got1 == want1, "map D=%zu [%zu][%zu]", D, r, j);
+                        } else { /* phases add, mod 2 pi */
+                            double e = fabs(remainder(got - (x + y), 2 * 3.14159265358979323846)),
+                                   e1 = fabs(remainder(got1 - (x + y1), 2 * 3.14159265358979323846));
+                            GT_CHECK(t, e <= 1e-5 && e1 <= 1e-5, "fhrr D=%zu [%zu][%zu]: %g vs %g", D, r, j, got, x + y);
+                        }
+                    }
+                }
+            }
+            free(ha);
+            free(hb);
+            free(hc);
+            free(hc1);
+            gaia_vsa_free(a);
+            gaia_vsa_free(b);
+            gaia_vsa_free(c);
+            gaia_vsa_free(c1);
+            gaia_vsa_free(one);
+        }
+}
+
+static void vsa_unbind_recovers_the_filler(gt *t) {
+    size_t mi, D = 2048, B = 4, i;
+    for (mi = 0; mi < 4; mi++) {
+        gaia_vsa_model m = all_models[mi];
+        gaia_vsa *role = vrand(t, m, B, D), *filler = vrand(t, m, B, D), *tr = NULL, *back = NULL, *id = NULL,
+                 *inv = NULL, *ri = NULL;
+        float *s, *s2;
+        GT_OK(t, gaia_vsa_bind(t->ctx, role, filler, &tr));
+        GT_OK(t, gaia_vsa_unbind(t->ctx, tr, role, &back));
+        s = vsim(t, back, filler);
+        /* inverse: bind(role, inverse(role)) is the identity (HRR: about) */
+        GT_OK(t, gaia_vsa_inverse(t->ctx, role, &inv));
+        GT_OK(t, gaia_vsa_bind(t->ctx, role, inv, &ri));
+        GT_OK(t, gaia_vsa_identity(t->ctx, m, 1, D, &id));
+        s2 = vsim(t, ri, id);
+        for (i = 0; i < B; i++) {
+            double want = m == GAIA_VSA_HRR ? 0.6 : 0.99999; /* HRR: cos ~ 1/sqrt(2), sd ~ 0.02 at D = 2048 */
+            GT_CHECK(t, s[i * B + i] >= want, "%s: unbind gives cosine %g with the filler", gaia_vsa_model_str(m), (double)s[i * B + i]);
+            GT_CHECK(t, m == GAIA_VSA_HRR ? s2[i] >= 0.5 : s2[i] >= 0.99999, "%s: x bound to its inverse has similarity %g to the identity",
+                     gaia_vsa_model_str(m), (double)s2[i]);
+        }
+        free(s);
+        free(s2);
+        gaia_vsa_free(role);
+        gaia_vsa_free(filler);
+        gaia_vsa_free(tr);
+        gaia_vsa_free(back);
+        gaia_vsa_free(id);
+        gaia_vsa_free(inv);
+        gaia_vsa_free(ri);
+    }
+}
+
+/* cos(a, b) of independent random vectors ~ N(0, 1/D): |cos| < 5/sqrt(D) */
+static void vsa_random_vectors_are_quasi_orthogonal(gt *t) {
+    size_t mi, D = 4096, B = 32, i, j;
+    for (mi = 0; mi < 4; mi++) {
+        gaia_vsa_model m = all_models[mi];
+        gaia_vsa *a = vrand(t, m, B, D);
+        float *s = vsim(t, a, a);
+        double sum2 = 0;
+        size_t n = 0;
+        for (i = 0; i < B; i++)
+            for (j = 0; j < B; j++) {
+                if (i == j) {
+                    GT_CHECK(t, fabs(s[i * B + j] - 1.0) < 1e-5, "%s: self-similarity %g", gaia_vsa_model_str(m), (double)s[i * B + j]);
+                } else {
+                    GT_CHECK(t, fabs(s[i * B + j]) < 5.0 / sqrt((double)D), "%s: sim %g", gaia_vsa_model_str(m), (double)s[i * B + j]);
+                    sum2 += (double)s[i * B + j] * s[i * B + j];
+                    n++;
+                }
+            }
+        /* the variance of the off-diagonal similarities: 1/D, FHRR 1/(2D)
+           (the mean of D cosines of uniform phase differences); 992 pairs,
+           each similarity counted twice: relative sd ~ sqrt(2/496) */
+        {
+            double want = m == GAIA_VSA_FHRR ? 0.5 : 1.0;
+            GT_CHECK(t, fabs(sum2 / (double)n * D / want - 1.0) < 0.35, "%s: var * D = %g, predicted %g",
+                     gaia_vsa_model_str(m), sum2 / (double)n * D, want);
+        }
+        free(s);
+        gaia_vsa_free(a);
+    }
+}
+
+/* ---------------------------------------------------------------------
+   BSC statistics and majority
+   --------------------------------------------------------------------- */
+static void vsa_bsc_hamming_matches_popcount_and_binomial(gt *t) {
+    size_t D = 10000, B = 400, i, j;
+    gaia_vsa *a = vrand(t, GAIA_VSA_BSC, B, D), *b = vrand(t, GAIA_VSA_BSC, B, D);
+    gaia_tensor *h = NULL;
+    float *hh, *ha = vhost(t, a), *hb = vhost(t, b), *sim = vsim(t, a, b);
+    double mean = 0, var = 0;
+    GT_OK(t, gaia_vsa_hamming(t->ctx, a, b, &h));
+    hh = gt_host(t, h);
+    for (i = 0; i < B; i++)
+        for (j = 0; j < B; j += 37) {
+            size_t k, ref = 0;
+            for (k = 0; k < D; k++) ref += ha[i * D + k] != hb[j * D + k];
+            GT_CHECK(t, hh[i * B + j] == (float)ref, "hamming [%zu][%zu] = %g, popcount %zu", i, j, (double)hh[i * B + j], ref);
+            GT_CHECK(t, sim[i * B + j] == (float)(1.0 - 2.0 * (double)ref / (double)D), "similarity [%zu][%zu]", i, j);
+        }
+    /* the B independent pairs (i, i): Binomial(D, 1/2): mean D/2, variance D/4 */
+    for (i = 0; i < B; i++) mean += hh[i * B + i] / (double)B;
+    for (i = 0; i < B; i++) var += (hh[i * B + i] - mean) * (hh[i * B + i] - mean) / (double)(B - 1);
+    GT_CHECK(t, fabs(mean - D / 2.0) < 5.0 * sqrt(D / 4.0 / B), "mean Hamming distance %g, binomial %g", mean, D / 2.0);
+    /* the sample variance of B normal draws: relative sd sqrt(2/(B-1)) */
+    GT_CHECK(t, fabs(var / (D / 4.0) - 1.0) < 5.0 * sqrt(2.0 / (B - 1)), "variance %g, binomial %g", var, D / 4.0);
+    free(hh);
+    free(ha);
+    free(hb);
+    free(sim);
+    gaia_tensor_free(h);
+    gaia_vsa_free(a);
+    gaia_vsa_free(b);
+}
+
+static void vsa_bsc_majority_matches_reference(gt *t) {
+    static const size_t Ks[] = {1, 2, 3, 4, 7, 8, 33};
+    size_t ki, D = 1000, N = 3;
+    for (ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
+        size_t K = Ks[ki], n, j, k, ties = 0, tie_ones = 0;
+        int weighted;
+        for (weighted = 0; weighted < 2; weighted++) {
+            gaia_vsa *x = vrand(t, GAIA_VSA_BSC, N * K, D), *o = NULL, *o2 = NULL;
+            float *hx = vhost(t, x), *ho, w[33];
+            for (k = 0; k < K; k++) w[k] = weighted ? (float)((int)(k % 3) - 1) * 0.5f + (k == 0 ? 2.0f : 0.0f) : 1.0f;
+            GT_OK(t, gaia_vsa_bundle(t->ctx, x, K, weighted ? w : NULL, 0, &o));
+            ho = vhost(t, o);
+            for (n = 0; n < N; n++)
+                for (j = 0; j < D; j++) {
+                    double s = 0;
+                    for (k = 0; k < K; k++) s += w[k] * (1.0 - 2.0 * hx[(n * K + k) * D + j]);
+                    if (s != 0) GT_CHECK(t, ho[n * D + j] == (s < 0 ? 1.0f : 0.0f), "K=%zu w=%d [%zu][%zu]: sum %g gave %g", K, weighted, n, j, s, (double)ho[n * D + j]);
+                    else {
+                        ties++;
+                        tie_ones += ho[n * D + j] == 1.0f;
+                    }
+                }
+            /* the same call again draws another tie-break stream */
+            GT_OK(t, gaia_vsa_bundle(t->ctx, x, K, weighted ? w : NULL, 0, &o2));
+            free(hx);
+            free(ho);
+            gaia_vsa_free(x);
+            gaia_vsa_free(o);
+            gaia_vsa_free(o2);
+        }
+        if (ties > 400)
+            GT_CHECK(t, fabs((double)tie_ones / ties - 0.5) < 5 * 0.5 / sqrt((double)ties), "K=%zu: %zu of %zu ties became 1",
+                     K, tie_ones, ties);
+    }
+}
+
+/* bundle of k random vectors: cosine with a member ~ 1/sqrt(k) (MAP, HRR,
+   FHRR sums); BSC majority of odd k: C(k-1, (k-1)/2) / 2^(k-1). */
+static void vsa_bundle_similarity_follows_one_over_sqrt_k(gt *t) {
+    static const size_t ks[] = {3, 9, 31};
+    size_t mi, ki, D = 10000;
+    for (mi = 0; mi < 4; mi++)
+        for (ki = 0; ki < 3; ki++) {
+            gaia_vsa_model m = all_models[mi];
+            size_t k = ks[ki], i;
+            gaia_vsa *x = vrand(t, m, k, D), *s = NULL;
+            float *sim;
+            double mean = 0, want;
+            GT_OK(t, gaia_vsa_bundle(t->ctx, x, k, NULL, 0, &s));
+            sim = vsim(t, s, x);
+            for (i = 0; i < k; i++) mean += sim[i] / (double)k;
+            if (m == GAIA_VSA_BSC) {
+                double c = 1.0; /* C(k-1, (k-1)/2) / 2^(k-1) */
+                size_t h = (k - 1) / 2, j;
+                for (j = 1; j <= h; j++) c *= (double)(h + j) / (double)j / 4.0;
+                want = c;
+            } else {
+                want = 1.0 / sqrt((double)k);
+            }
+            GT_CHECK(t, fabs(mean - want) < 5.0 / sqrt((double)D), "%s k=%zu: mean similarity %g, predicted %g",
+                     gaia_vsa_model_str(m), k, mean, want);
+            free(sim);
+            gaia_vsa_free(x);
+            gaia_vsa_free(s);
+        }
+}
+
+static void vsa_bundle_weights_and_normalize(gt *t) {
+    size_t mi, D = 257, K = 5, N = 2, n, j, k;
+    float w[5] = {1.5f, -0.25f, 2.0f, 0.5f, 1.0f};
+    for (mi = 1; mi < 4; mi++) {
+        gaia_vsa_model m = all_models[mi];
+        gaia_vsa *x = vrand(t, m, N * K, D), *o = NULL, *on = NULL;
+        float *hx = vraw(t, x), *ho, *hn;
+        size_t L = m == GAIA_VSA_FHRR ? 2 * D : D;
+        GT_OK(t, gaia_vsa_bundle(t->ctx, x, K, w, 0, &o));
+        GT_OK(t, gaia_vsa_bundle(t->ctx, x, K, w, 1, &on));
+        ho = vraw(t, o);
+        hn = vraw(t, on);
+        for (n = 0; n < N; n++) {
+            double norm = 0;
+            for (j = 0; j < L; j++) {
+                double s = 0;
+                for (k = 0; k < K; k++) s += (double)w[k] * hx[(n * K + k) * L + j];
+                GT_CHECK(t, fabs(s - ho[n * L + j]) <= 1e-5 + 1e-5 * fabs(s), "%s: sum %g vs %g", gaia_vsa_model_str(m), s, (double)ho[n * L + j]);
+                if (m == GAIA_VSA_MAP && s != 0) GT_CHECK(t, hn[n * L + j] == (s > 0 ? 1.0f : -1.0f), "map sign");
+                norm += s * s;
+            }
+            for (j = 0; m != GAIA_VSA_MAP && j < L; j++) {
+                if (m == GAIA_VSA_HRR) {
+                    GT_CHECK(t, fabs(ho[n * L + j] / sqrt(norm) - hn[n * L + j]) < 1e-5, "hrr normalised");
+                } else if (j % 2 == 0) {
+                    double mag = hypot(hn[n * L + j], hn[n * L + j + 1]);
+                    double ang = atan2(ho[n * L + j + 1], ho[n * L + j]) - atan2(hn[n * L + j + 1], hn[n * L + j]);
+                    GT_CHECK(t, fabs(mag - 1.0) < 1e-6 && fabs(remainder(ang, 2 * 3.14159265358979)) < 1e-5, "fhrr phasor");
+                }
+            }
+        }
+        free(hx);
+        free(ho);
+        free(hn);
+        gaia_vsa_free(x);
+        gaia_vsa_free(o);
+        gaia_vsa_free(on);
+    }
+}
+
+static void vsa_permute_is_cyclic_and_orthogonal(gt *t) {
+    static const size_t Ds[] = {5, 64, 100, 1000, 4096};
+    static const long shifts[] = {1, -1, 3, 64, 65, -130, 999};
+    size_t mi, di, si;
+    for (mi = 0; mi < 4; mi++)
+        for (di = 0; di < sizeof Ds / sizeof Ds[0]; di++)
+            for (si = 0; si < sizeof shifts / sizeof shifts[0]; si++) {
+                gaia_vsa_model m = all_models[mi];
+                size_t D = Ds[di], j, r;
+                long sh = shifts[si];
+                gaia_vsa *x = vrand(t, m, 2, D), *p = NULL, *back = NULL;
+                float *hx = vhost(t, x), *hp, *hb, *s;
+                size_t sm = (size_t)(((sh % (long)D) + (long)D) % (long)D);
+                GT_OK(t, gaia_vsa_permute(t->ctx, x, sh, &p));
+                GT_OK(t, gaia_vsa_permute(t->ctx, p, -sh, &back));
+                hp = vhost(t, p);
+                hb = vhost(t, back);
+                for (r = 0; r < 2; r++)
+                    for (j = 0; j < D; j++) {
+                        GT_CHECK(t, hp[r * D + j] == hx[r * D + (j + D - sm) % D], "%s D=%zu shift %ld [%zu]", gaia_vsa_model_str(m), D, sh, j);
+                        GT_CHECK(t, hb[r * D + j] == hx[r * D + j], "%s D=%zu: permute back", gaia_vsa_model_str(m), D);
+                    }
+                if (D >= 1000 && sm != 0) {
+                    s = vsim(t, x, p);
+                    GT_CHECK(t, fabs(s[0]) < 5.0 / sqrt((double)D), "%s D=%zu: sim(x, permute(x)) = %g", gaia_vsa_model_str(m), D, (double)s[0]);
+                    free(s);
+                }
+                /* in place */
+                GT_OK(t, gaia_vsa_permute(t->ctx, x, sh, &x));
+                free(hb);
+                hb = vhost(t, x);
+                GT_CHECK(t, memcmp(hb, hp, 2 * D * sizeof(float)) == 0, "%s: in-place permute", gaia_vsa_model_str(m));
+                free(hx);
+                free(hp);
+                free(hb);
+                gaia_vsa_free(x);
+                gaia_vsa_free(p);
+                gaia_vsa_free(back);
+            }
+}
+
+/* ---------------------------------------------------------------------
+   Conversions and tensors
+   --------------------------------------------------------------------- */
+static void vsa_conversions_keep_the_algebra(gt *t) {
+    size_t D = 1000, B = 4, i;
+    gaia_vsa *a = vrand(t, GAIA_VSA_BSC, B, D), *b = vrand(t, GAIA_VSA_BSC, B, D), *ab = NULL, *ma = NULL, *mb = NULL,
+             *mab = NULL, *cab = NULL, *back = NULL;
+    float *h1, *h2, *sb, *sm;
+    /* BSC -> MAP: XOR becomes the product, 1 - 2H/D the cosine */
+    GT_OK(t, gaia_vsa_bind(t->ctx, a, b, &ab));
+    GT_OK(t, gaia_vsa_convert(t->ctx, a, GAIA_VSA_MAP, &ma));
+    GT_OK(t, gaia_vsa_convert(t->ctx, b, GAIA_VSA_MAP, &mb));
+    GT_OK(t, gaia_vsa_bind(t->ctx, ma, mb, &mab));
+    GT_OK(t, gaia_vsa_convert(t->ctx, ab, GAIA_VSA_MAP, &cab));
+    h1 = vhost(t, mab);
+    h2 = vhost(t, cab);
+    GT_CHECK(t, memcmp(h1, h2, B * D * sizeof(float)) == 0, "convert(a xor b) != convert(a) * convert(b)");
+    sb = vsim(t, a, b);
+    sm = vsim(t, ma, mb);
+    for (i = 0; i < B * B; i++) GT_CHECK(t, fabs(sb[i] - sm[i]) < 1e-6, "bsc similarity %g, map cosine %g", (double)sb[i], (double)sm[i]);
+    GT_OK(t, gaia_vsa_convert(t->ctx, ma, GAIA_VSA_BSC, &back));
+    free(h1);
+    free(h2);
+    h1 = vhost(t, a);
+    h2 = vhost(t, back);
+    GT_CHECK(t, memcmp(h1, h2, B * D * sizeof(float)) == 0, "bsc -> map -> bsc is not the identity");
+    free(h1);
+    free(h2);
+    free(sb);
+    free(sm);
+    gaia_vsa_free(a);
+    gaia_vsa_free(b);
+    gaia_vsa_free(ab);
+    gaia_vsa_free(ma);
+    gaia_vsa_free(mb);
+    gaia_vsa_free(mab);
+    gaia_vsa_free(cab);
+    gaia_vsa_free(back);
+}
+
+static void vsa_hrr_fhrr_conversion_is_a_homomorphism(gt *t) {
+    static const size_t Ds[] = {7, 64, 1000};
+    size_t di;
+    for (di = 0; di < 3; di++) {
+        size_t D = Ds[di], B = 2, i;
+        gaia_vsa *a = NULL, *b = NULL, *ab = NULL, *fa = NULL, *fb = NULL, *fab = NULL, *cab = NULL, *back = NULL;
+        float *h1, *h2;
+        /* unitary HRR rows (phases from fpe_base): exact images */
+        GT_OK(t, gaia_vsa_fpe_base(t->ctx, GAIA_VSA_HRR, B, D, &a));
+        GT_OK(t, gaia_vsa_fpe_base(t->ctx, GAIA_VSA_HRR, B, D, &b));
+        GT_OK(t, gaia_vsa_bind(t->ctx, a, b, &ab));
+        GT_OK(t, gaia_vsa_convert(t->ctx, a, GAIA_VSA_FHRR, &fa));
+        GT_OK(t, gaia_vsa_convert(t->ctx, b, GAIA_VSA_FHRR, &fb));
+        GT_OK(t, gaia_vsa_bind(t->ctx, fa, fb, &fab));
+        GT_OK(t, gaia_vsa_convert(t->ctx, ab, GAIA_VSA_FHRR, &cab));
+        h1 = vraw(t, fab);
+        h2 = vraw(t, cab);
+        for (i = 0; i < B * 2 * D; i++) GT_CHECK(t, fabs(h1[i] - h2[i]) < 2e-4, "D=%zu: fhrr(a (*) b) [%zu] %g vs %g", D, i, (double)h2[i], (double)h1[i]);
+        GT_OK(t, gaia_vsa_convert(t->ctx, fab, GAIA_VSA_HRR, &back));
+        free(h1);
+        free(h2);
+        h1 = vraw(t, ab);
+        h2 = vraw(t, back);
+        for (i = 0; i < B * D; i++) GT_CHECK(t, fabs(h1[i] - h2[i]) < 1e-4, "D=%zu: hrr round trip [%zu] %g vs %g", D, i, (double)h1[i], (double)h2[i]);
+        free(h1);
+        free(h2);
+        gaia_vsa_free(a);
+        gaia_vsa_free(b);
+        gaia_vsa_free(ab);
+        gaia_vsa_free(fa);
+        gaia_vsa_free(fb);
+        gaia_vsa_free(fab);
+        gaia_vsa_free(cab);
+        gaia_vsa_free(back);
+    }
+}
+
+static void vsa_tensor_round_trip_and_hrr_interop(gt *t) {
+    size_t mi, D = 100, B = 3, i;
+    for (mi = 0; mi < 4; mi++) {
+        gaia_vsa_model m = all_models[mi];
+        gaia_vsa *x = vrand(t, m, B, D), *y = NULL;
+        gaia_tensor *tx = NULL;
+        float *h1, *h2;
+        GT_OK(t, gaia_vsa_to_tensor(t->ctx, x, &tx));
+        GT_OK(t, gaia_vsa_from_tensor(t->ctx, m, tx, &y));
+        GT_CHECK(t, gaia_vsa_model_of(y) == m && gaia_vsa_rows(y) == B && gaia_vsa_dim(y) == D, "shape");
+        h1 = vraw(t, x);
+        h2 = vraw(t, y);
+        for (i = 0; i < gaia_tensor_numel(gaia_vsa_tensor(x)); i++) /* BSC words as floats may read as NaN */
+            GT_CHECK(t, memcmp(&h1[i], &h2[i], sizeof(float)) == 0 || fabs(h1[i] - h2[i]) <= 1e-6,
+                     "%s: round trip [%zu] %g vs %g", gaia_vsa_model_str(m), i, (double)h1[i], (double)h2[i]);
+        free(h1);
+        free(h2);
+        gaia_tensor_free(tx);
+        gaia_vsa_free(x);
+        gaia_vsa_free(y);
+    }
+    { /* an HRR's tensor is the hrr module's vector */
+        gaia_vsa *a = vrand(t, GAIA_VSA_HRR, 2, 256), *b = vrand(t, GAIA_VSA_HRR, 2, 256), *c = NULL;
+        gaia_tensor *ref = NULL;
+        float *h1, *h2;
+        GT_OK(t, gaia_vsa_bind(t->ctx, a, b, &c));
+        GT_OK(t, gaia_hrr_bind(t->ctx, gaia_vsa_tensor(a), gaia_vsa_tensor(b), &ref));
+        h1 = gt_host(t, ref);
+        h2 = vraw(t, c);
+        GT_CHECK(t, memcmp(h1, h2, 512 * sizeof(float)) == 0, "gaia_vsa_bind(hrr) differs from gaia_hrr_bind");
+        free(h1);
+        free(h2);
+        gaia_tensor_free(ref);
+        gaia_vsa_free(a);
+        gaia_vsa_free(b);
+        gaia_vsa_free(c);
+    }
+}
+
+/* ---------------------------------------------------------------------
+   Item memory
+   --------------------------------------------------------------------- */
+static void vsa_cleanup_top_k(gt *t) {
+    size_t mi, D = 2000, M = 100, B = 5, k = 4, i, j;
+    for (mi = 0; mi < 4; mi++) {
+        gaia_vsa_model m = all_models[mi];
+        gaia_vsa *mem = vrand(t, m, M, D), *q = NULL, *noise = vrand(t, m, B, D), *pair = NULL, *both = NULL;
+        size_t rows[5] = {3, 97, 50, 0, 3};
+        long idx[20];
+        float sim[20], *full;
+        /* queries: item + noise (a bundle of 2, normalised) */
+        GT_OK(t, gaia_vsa_select(t->ctx, mem, rows, B, &q));
+        {
+            size_t order[10];
+            for (i = 0; i < B; i++) {
+                order[2 * i] = i;
+                order[2 * i + 1] = B + i;
+            }
+            {
+                /* stack q and noise into 2B rows, interleaved */
+                gaia_vsa *st = NULL;
+                gaia_tensor *tq = NULL, *tn = NULL, *cat = NULL;
+                const gaia_tensor *parts[2];
+                GT_OK(t, gaia_vsa_to_tensor(t->ctx, q, &tq));
+                GT_OK(t, gaia_vsa_to_tensor(t->ctx, noise, &tn));
+                parts[0] = tq;
+                parts[1] = tn;
+                GT_OK(t, gaia_tensor_concat(t->ctx, parts, 2, 0, &cat));
+                GT_OK(t, gaia_vsa_from_tensor(t->ctx, m, cat, &st));
+                GT_OK(t, gaia_vsa_select(t->ctx, st, order, 2 * B, &both));
+                gaia_tensor_free(tq);
+                gaia_tensor_free(tn);
+                gaia_tensor_free(cat);
+                gaia_vsa_free(st);
+            }
+        }
+        GT_OK(t, gaia_vsa_bundle(t->ctx, both, 2, NULL, 1, &pair));
+        GT_OK(t, gaia_vsa_cleanup(t->ctx, mem, pair, k, idx, sim));
+        full = vsim(t, pair, mem);
+        for (i = 0; i < B; i++) {
+            GT_CHECK(t, idx[i * k] == (long)rows[i], "%s: query %zu found %ld, not %zu", gaia_vsa_model_str(m), i, idx[i * k], rows[i]);
+            for (j = 0; j < k; j++) {
+                GT_CHECK(t, idx[i * k + j] >= 0 && idx[i * k + j] < (long)M, "index");
+                GT_CHECK(t, sim[i * k + j] == full[i * M + (size_t)idx[i * k + j]], "similarity of match %zu", j);
+                if (j) GT_CHECK(t, sim[i * k + j] <= sim[i * k + j - 1], "%s: not sorted", gaia_vsa_model_str(m));
+            }
+        }
+        free(full);
+        gaia_vsa_free(mem);
+        gaia_vsa_free(q);
+        gaia_vsa_free(noise);
+        gaia_vsa_free(pair);
+        gaia_vsa_free(both);
+    }
+}
+
+/* ---------------------------------------------------------------------
+   Resonator networks
+   --------------------------------------------------------------------- */
+/* Factors s = x1 x2 x3 with codebooks of M rows at dimension D; returns the
+   number of trials whose three factors were all found. */
+static size_t resonator_trials(gt *t, gaia_vsa_model m, size_t D, size_t M, size_t trials, size_t *conv) {
+    gaia_vsa *books[3] = {NULL, NULL, NULL}, *s = NULL, *x = NULL;
+    size_t tr, f, ok = 0;
+    *conv = 0;
+    for (tr = 0; tr < trials && !t->failed; tr++) {
+        size_t pick[3], it;
+        long idx[3];
+        int c, good = 1;
+        for (f = 0; f < 3; f++) {
+            pick[f] = (size_t)(gt_u64(t) % M);
+            if (gaia_vsa_random(t->ctx, m, M, D, &books[f]) != GAIA_OK ||
+                gaia_vsa_select(t->ctx, books[f], &pick[f], 1, &x) != GAIA_OK ||
+                (f == 0 ? gaia_vsa_convert(t->ctx, x, m, &s) : gaia_vsa_bind(t->ctx, s, x, &s)) != GAIA_OK)
+                gt_fail_at(t, __FILE__, __LINE__, "setup: %s", gaia_last_error(t->ctx));
+        }
+        if (gaia_vsa_resonator(t->ctx, s, (const gaia_vsa *const *)books, 3, 300, idx, &it, &c) != GAIA_OK)
+            gt_fail_at(t, __FILE__, __LINE__, "resonator: %s", gaia_last_error(t->ctx));
+        for (f = 0; f < 3; f++) good &= idx[f] == (long)pick[f];
+        ok += (size_t)good;
+        *conv += (size_t)c;
+        if (getenv("VSA_RESONATOR_PRINT"))
+            printf("%s: picks %zu %zu %zu found %ld %ld %ld, %zu sweeps, converged %d\n", gaia_vsa_model_str(m), pick[0],
+                   pick[1], pick[2], idx[0], idx[1], idx[2], it, c);
+    }
+    for (f = 0; f < 3; f++) gaia_vsa_free(books[f]);
+    gaia_vsa_free(s);
+    gaia_vsa_free(x);
+    return ok;
+}
+
+/* Kent, Frady, Sommer, Olshausen (2020): with outer-product weights a
+   resonator network finds the factors of a search space M^F below its
+   operating capacity with >= 99% accuracy, converging to a fixed point,
+   and accuracy falls off steeply above it (the capacity grows ~ D^2). At
+   D = 500, F = 3: M^3 = 8000 lies inside that regime, M^3 = 216000 is
+   well past it (measured here ~35%). 60 trials at p >= 0.99 give >= 57
+   successes but with probability < 0.3%. */
+static void vsa_resonator_factors_within_operating_capacity(gt *t) {
+    size_t conv, ok = resonator_trials(t, GAIA_VSA_MAP, 500, 20, 60, &conv);
+    if (t->failed) return;
+    GT_CHECK(t, ok >= 57, "map D=500 M=20: %zu of 60 factorisations found (99%% expected)", ok);
+    GT_CHECK(t, conv >= ok, "converged %zu < found %zu", conv, ok);
+    ok = resonator_trials(t, GAIA_VSA_MAP, 500, 60, 20, &conv);
+    GT_CHECK(t, ok <= 16, "map D=500 M=60 (past capacity): %zu of 20 found", ok);
+    /* the other models: BSC runs on its bipolar image; FHRR phasors */
+    ok = resonator_trials(t, GAIA_VSA_BSC, 500, 20, 10, &conv);
+    GT_CHECK(t, ok >= 9, "bsc D=500 M=20: %zu of 10", ok);
+    ok = resonator_trials(t, GAIA_VSA_FHRR, 500, 20, 10, &conv);
+    GT_CHECK(t, ok >= 9, "fhrr D=500 M=20: %zu of 10", ok);
+}
+
+/* ---------------------------------------------------------------------
+   Encoders
+   --------------------------------------------------------------------- */
+static void vsa_level_and_circular_similarity_profiles(gt *t) {
+    size_t mi, D = 8192, M = 9, i, j;
+    for (mi = 0; mi < 4; mi++) {
+        gaia_vsa_model m = all_models[mi];
+        gaia_vsa *lv = NULL, *cv = NULL;
+        float *s, *c;
+        /* FHRR elements replaced by random phasors: similarity 1 - f (for
+           real elements 1 - f too: the replaced ones are uncorrelated) */
+        GT_OK(t, gaia_vsa_level(t->ctx, m, M, D, &lv));
+        GT_OK(t, gaia_vsa_circular(t->ctx, m, 2 * (M - 1), D, &cv));
+        s = vsim(t, lv, lv);
+        c = vsim(t, cv, cv);
+        for (i = 0; i < M; i++)
+            for (j = 0; j < M; j++) {
+                double want = 1.0 - fabs((double)i - (double)j) / (double)(M - 1);
+                GT_CHECK(t, fabs(s[i * M + j] - want) < 6.0 / sqrt((double)D), "%s level %zu vs %zu: %g, predicted %g",
+                         gaia_vsa_model_str(m), i, j, (double)s[i * M + j], want);
+            }
+        {
+            size_t C = 2 * (M - 1);
+            for (i = 0; i < C; i++)
+                for (j = 0; j < C; j++) {
+                    size_t d = i > j ? i - j : j - i;
+                    double want;
+                    if (C - d < d) d = C - d;
+                    want = 1.0 - 2.0 * (double)d / (double)C;
+                    GT_CHECK(t, fabs(c[i * C + j] - want) < 6.0 / sqrt((double)D), "%s circular %zu vs %zu: %g, predicted %g",
+                             gaia_vsa_model_str(m), i, j, (double)c[i * C + j], want);
+                }
+        }
+        free(s);
+        free(c);
+        gaia_vsa_free(lv);
+        gaia_vsa_free(cv);
+    }
+}
+
+static void vsa_thermometer_and_level_encode(gt *t) {
+    size_t D = 100, M = 5, i, j;
+    gaia_vsa *th = NULL, *enc = NULL;
+    float *h, *s, vals[4] = {-3.0f, 0.49f, 0.5f, 7.0f};
+    GT_OK(t, gaia_vsa_thermometer(t->ctx, GAIA_VSA_BSC, M, D, &th));
+    h = vhost(t, th);
+    for (i = 0; i < M; i++)
+        for (j = 0; j < D; j++) GT_CHECK(t, h[i * D + j] == (j < i * D / (M - 1) ? 1.0f : 0.0f), "thermometer [%zu][%zu]", i, j);
+    free(h);
+    gaia_vsa_free(th);
+    th = NULL;
+    GT_OK(t, gaia_vsa_thermometer(t->ctx, GAIA_VSA_MAP, M, D, &th));
+    s = vsim(t, th, th);
+    GT_CHECK(t, fabs(s[0 * M + 4] + 1.0) < 1e-6 && fabs(s[1 * M + 2] - 0.5) < 1e-6, "map thermometer similarities");
+    free(s);
+    /* values in [0, 1] onto 5 levels: clamped, rounded */
+    GT_OK(t, gaia_vsa_level_encode(t->ctx, th, vals, 4, 0.0f, 1.0f, &enc));
+    s = vsim(t, enc, th);
+    GT_CHECK(t, s[0 * M + 0] > 0.999f && s[1 * M + 2] > 0.999f && s[2 * M + 2] > 0.999f && s[3 * M + 4] > 0.999f,
+             "level_encode picked the wrong levels");
+    free(s);
+    gaia_vsa_free(th);
+    gaia_vsa_free(enc);
+}
+
+static void vsa_fractional_power_encoding(gt *t) {
+    size_t mi, D = 4096, i;
+    float vals[5] = {0.0f, 0.25f, 1.0f, 2.5f, 3.5f};
+    for (mi = 2; mi < 4; mi++) {
+        gaia_vsa_model m = all_models[mi];
+        gaia_vsa *base = NULL, *e = NULL, *one = NULL, *two = NULL, *sum = NULL, *id = NULL;
+        size_t r1 = 2, r2 = 3;
+        float *s, v2[2] = {1.0f, 2.5f}, *h;
+        GT_OK(t, gaia_vsa_fpe_base(t->ctx, m, 1, D, &base));
+        GT_OK(t, gaia_vsa_fpe_encode(t->ctx, base, vals, 5, &e));
+        s = vsim(t, e, e);
+        /* x^0 is the identity; x^1 the base; the kernel depends on a - b only:
+           uniform phases give sinc(a - b) */
+        GT_OK(t, gaia_vsa_identity(t->ctx, m, 1, D, &id));
+        h = vsim(t, e, id);
+        GT_CHECK(t, h[0] > 0.9999f, "%s: x^0 is not the identity (%g)", gaia_vsa_model_str(m), (double)h[0]);
+        free(h);
+        h = vsim(t, e, base);
+        GT_CHECK(t, h[2] > 0.9999f, "%s: x^1 is not the base (%g)", gaia_vsa_model_str(m), (double)h[2]);
+        free(h);
+        for (i = 0; i < 5; i++) {
+            size_t j;
+            for (j = 0; j < 5; j++) {
+                double d = (double)vals[i] - vals[j], want = d == 0 ? 1.0 : sin(3.14159265358979 * d) / (3.14159265358979 * d);
+                GT_CHECK(t, fabs(s[i * 5 + j] - want) < 6.0 / sqrt((double)D), "%s: sim(x^%g, x^%g) = %g, sinc %g",
+                         gaia_vsa_model_str(m), (double)vals[i], (double)vals[j], (double)s[i * 5 + j], want);
+            }
+        }
+        /* x^a bound to x^b is x^(a+b): 1 + 2.5 = 3.5 */
+        GT_OK(t, gaia_vsa_select(t->ctx, e, &r1, 1, &one));
+        GT_OK(t, gaia_vsa_select(t->ctx, e, &r2, 1, &two));
+        GT_OK(t, gaia_vsa_bind(t->ctx, one, two, &sum));
+        free(s);
+        s = vsim(t, sum, e);
+        GT_CHECK(t, s[4] > 0.999f, "%s: x^1 x^2.5 vs x^3.5: %g", gaia_vsa_model_str(m), (double)s[4]);
+        (void)v2;
+        free(s);
+        gaia_vsa_free(base);
+        gaia_vsa_free(e);
+        gaia_vsa_free(one);
+        gaia_vsa_free(two);
+        gaia_vsa_free(sum);
+        gaia_vsa_free(id);
+    }
+}
+
+static void vsa_sequences_ngrams_records_sets(gt *t) {
+    size_t mi, D = 4096;
+    for (mi = 0; mi < 4; mi++) {
+        gaia_vsa_model m = all_models[mi];
+        gaia_vsa *items = vrand(t, m, 5, D), *seq = NULL, *p = NULL, *row = NULL, *ng = NULL, *ng2 = NULL,
+                 *keys = vrand(t, m, 3, D), *vals = NULL, *rec = NULL, *got = NULL, *set = NULL, *k1 = NULL;
+        size_t r = 1, i;
+        float *s;
+        double lim = 6.0 / sqrt((double)D), w5 = m == GAIA_VSA_BSC ? 0.375 : 1.0 / sqrt(5.0),
+               w3 = m == GAIA_VSA_BSC ? 0.5 : 1.0 / sqrt(3.0);
+        /* sequence: item i sits at shift 4 - i */
+        GT_OK(t, gaia_vsa_sequence(t->ctx, items, 0, &seq));
+        GT_OK(t, gaia_vsa_select(t->ctx, items, &r, 1, &row));
+        GT_OK(t, gaia_vsa_permute(t->ctx, row, 3, &p));
+        s = vsim(t, seq, p);
+        GT_CHECK(t, fabs(s[0] - w5) < lim, "%s: item 1 at shift 3 has similarity %g, predicted %g", gaia_vsa_model_str(m), (double)s[0], w5);
+        free(s);
+        s = vsim(t, seq, row); /* unshifted: unrelated */
+        GT_CHECK(t, fabs(s[0]) < lim, "%s: unshifted item similarity %g", gaia_vsa_model_str(m), (double)s[0]);
+        free(s);
+        /* n-grams: the same items give the same profile; trigrams of 5
+           items: 3 windows */
+        GT_OK(t, gaia_vsa_ngrams(t->ctx, items, 3, 0, &ng));
+        GT_OK(t, gaia_vsa_ngrams(t->ctx, items, 3, 0, &ng2));
+        s = vsim(t, ng, ng2);
+        GT_CHECK(t, s[0] > 0.999f || m == GAIA_VSA_BSC, "%s: n-grams differ between calls (%g)", gaia_vsa_model_str(m), (double)s[0]);
+        free(s);
+        /* record: unbinding a key gives its value */
+        vals = vrand(t, m, 3, D);
+        GT_OK(t, gaia_vsa_record(t->ctx, keys, vals, 0, &rec));
+        GT_OK(t, gaia_vsa_select(t->ctx, keys, &r, 1, &k1));
+        GT_OK(t, gaia_vsa_unbind(t->ctx, rec, k1, &got));
+        s = vsim(t, got, vals);
+        GT_CHECK(t, s[1] > s[0] && s[1] > s[2] && s[1] > (m == GAIA_VSA_HRR ? 0.3 : w3 - lim), "%s: record lookup %g %g %g", gaia_vsa_model_str(m),
+                 (double)s[0], (double)s[1], (double)s[2]);
+        free(s);
+        /* set: every member ~ 1/sqrt(5) */
+        GT_OK(t, gaia_vsa_set(t->ctx, items, 0, &set));
+        s = vsim(t, set, items);
+        for (i = 0; i < 5; i++) GT_CHECK(t, fabs(s[i] - w5) < lim, "%s: set member %zu: %g", gaia_vsa_model_str(m), i, (double)s[i]);
+        free(s);
+        gaia_vsa_free(items);
+        gaia_vsa_free(seq);
+        gaia_vsa_free(p);
+        gaia_vsa_free(row);
+        gaia_vsa_free(ng);
+        gaia_vsa_free(ng2);
+        gaia_vsa_free(keys);
+        gaia_vsa_free(vals);
+        gaia_vsa_free(rec);
+        gaia_vsa_free(got);
+        gaia_vsa_free(set);
+        gaia_vsa_free(k1);
+    }
+}
+
+/* ---------------------------------------------------------------------
+   Capacity of a bundle of k bound pairs: gaia against the analytic
+   prediction and against a float64 Monte-Carlo written here
+   --------------------------------------------------------------------- */
+/* P(right) = integral N(s; mu, s1) Phi(s / s0)^(M-1) ds: the right item's
+   score against M - 1 others (the same formula as examples/vsa_capacity.c). */
+static double capacity_predicted(gaia_vsa_model m, size_t D, size_t k, size_t M) {
+    double mu = 1.0, s1, s0, sum = 0.0, h;
+    int i, steps = 4000;
+    if (m == GAIA_VSA_BSC) { /* majority of odd k: agreement 1/2 + C(k-1, (k-1)/2) / 2^k */
+        size_t hk = (k - 1) / 2, j;
+        for (j = 1; j <= hk; j++) mu *= (double)(hk + j) / (double)j / 4.0;
+        s1 = sqrt((1.0 - mu * mu) / D);
+        s0 = sqrt(1.0 / D);
+    } else if (m == GAIA_VSA_HRR) { /* docs/DESIGN.md: N(1, (k+5)/D) and N(0, (k+1)/D) */
+        s1 = sqrt((k + 5.0) / D);
+        s0 = sqrt((k + 1.0) / D);
+    } else { /* the k - 1 other pairs are noise; FHRR's real part halves it */
+        double c = m == GAIA_VSA_FHRR ? 0.5 : 1.0;
+        s1 = sqrt(c * (k - 1.0) / D);
+        s0 = sqrt(c * (double)k / D);
+    }
+    if (s1 < 1e-12) return pow(0.5 * erfc(-mu / (s0 * sqrt(2.0))), (double)(M - 1));
+    h = 20.0 * s1 / steps;
+    for (i = 0; i <= steps; i++) {
+        double x = mu - 10.0 * s1 + i * h, z = (x - mu) / s1;
+        double phi = exp(-0.5 * z * z) / (s1 * sqrt(2.0 * 3.14159265358979323846));
+        sum += (i == 0 || i == steps ? 0.5 : 1.0) * phi * pow(0.5 * erfc(-x / (s0 * sqrt(2.0))), (double)(M - 1));
+    }
+    return sum * h;
+}
+
+/* gaia: traces of k pairs (keys k_i, values = the first k rows of a
+   codebook of M), every key queried: unbind, then top-1 cleanup. */
+static double capacity_gaia(gt *t, gaia_vsa_model m, size_t D, size_t k, size_t M, size_t traces) {
+    size_t tr, i, hits = 0;
+    long *idx = (long *)malloc(k * sizeof(long));
+    gaia_vsa *keys = NULL, *book = NULL, *vals = NULL, *pairs = NULL, *S = NULL, *u = NULL;
+    size_t *first = (size_t *)malloc(k * sizeof(size_t));
+    for (i = 0; i < k; i++) first[i] = i;
+    for (tr = 0; tr < traces && !t->failed; tr++) {
+        if (gaia_vsa_random(t->ctx, m, k, D, &keys) != GAIA_OK || gaia_vsa_random(t->ctx, m, M, D, &book) != GAIA_OK ||
+            gaia_vsa_select(t->ctx, book, first, k, &vals) != GAIA_OK || gaia_vsa_bind(t->ctx, keys, vals, &pairs) != GAIA_OK ||
+            gaia_vsa_bundle(t->ctx, pairs, k, NULL, 0, &S) != GAIA_OK || gaia_vsa_unbind(t->ctx, S, keys, &u) != GAIA_OK ||
+            gaia_vsa_cleanup(t->ctx, book, u, 1, idx, NULL) != GAIA_OK)
+            gt_fail_at(t, __FILE__, __LINE__, "%s", gaia_last_error(t->ctx));
+        for (i = 0; i < k; i++) hits += idx[i] == (long)i;
+    }
+    gaia_vsa_free(keys);
+    gaia_vsa_free(book);
+    gaia_vsa_free(vals);
+    gaia_vsa_free(pairs);
+    gaia_vsa_free(S);
+    gaia_vsa_free(u);
+    free(idx);
+    free(first);
+    return (double)hits / (double)(traces * k);
+}
+
+/* The same experiment in float64 on host vectors: MAP and BSC as +-1, FHRR
+   as phases, HRR by direct circular convolution. */
+static double capacity_float64(gt *t, gaia_vsa_model m, size_t D, size_t k, size_t M, size_t traces) {
+    size_t L = m == GAIA_VSA_FHRR ? 2 * D : D, tr, i, j, c, hits = 0;
+    double *key = (double *)malloc(k * L * sizeof(double)), *book = (double *)malloc(M * L * sizeof(double));
+    double *S = (double *)malloc(L * sizeof(double)), *u = (double *)malloc(L * sizeof(double));
+    for (tr = 0; tr < traces; tr++) {
+        for (i = 0; i < k * L; i++) key[i] = 0;
+        for (j = 0; j < k + M; j++) {
+            double *row = j < k ? key + j * L : book + (j - k) * L;
+            for (i = 0; i < D; i++) {
+                if (m == GAIA_VSA_HRR) row[i] = gt_normal(t) / sqrt((double)D);
+                else if (m == GAIA_VSA_FHRR) {
+                    double ph = gt_uniform(t, -3.14159265358979323846, 3.14159265358979323846);
+                    row[2 * i] = cos(ph);
+                    row[2 * i + 1] = sin(ph);
+                } else row[i] = (gt_u64(t) >> 63) ? -1.0 : 1.0;
+            }
+        }
+        /* S = sum_i bind(key_i, book_i) (BSC: then the majority sign) */
+        for (i = 0; i < L; i++) S[i] = 0;
+        for (j = 0; j < k; j++) {
+            const double *a = key + j * L, *b = book + j * L;
+            if (m == GAIA_VSA_HRR) {
+                for (i = 0; i < D; i++) {
+                    double s = 0;
+                    for (c = 0; c < D; c++) s += a[c] * b[(i + D - c) % D];
+                    S[i] += s;
+                }
+            } else if (m == GAIA_VSA_FHRR) {
+                for (i = 0; i < D; i++) {
+                    S[2 * i] += a[2 * i] * b[2 * i] - a[2 * i + 1] * b[2 * i + 1];
+                    S[2 * i + 1] += a[2 * i] * b[2 * i + 1] + a[2 * i + 1] * b[2 * i];
+                }
+            } else {
+                for (i = 0; i < D; i++) S[i] += a[i] * b[i];
+            }
+        }
+        if (m == GAIA_VSA_BSC) /* odd k: no ties */
+            for (i = 0; i < D; i++) S[i] = S[i] > 0 ? 1.0 : -1.0;
+        for (j = 0; j < k; j++) {
+            const double *a = key + j * L;
+            size_t best = 0;
+            double bs = -1e300;
+            if (m == GAIA_VSA_HRR) { /* correlation: u[i] = sum_c a[c] S[(i + c) mod D] */
+                for (i = 0; i < D; i++) {
+                    double s = 0;
+                    for (c = 0; c < D; c++) s += a[c] * S[(i + c) % D];
+                    u[i] = s;
+                }
+            } else if (m == GAIA_VSA_FHRR) {
+                for (i = 0; i < D; i++) {
+                    u[2 * i] = S[2 * i] * a[2 * i] + S[2 * i + 1] * a[2 * i + 1];
+                    u[2 * i + 1] = S[2 * i + 1] * a[2 * i] - S[2 * i] * a[2 * i + 1];
+                }
+            } else {
+                for (i = 0; i < D; i++) u[i] = S[i] * a[i];
+            }
+            for (c = 0; c < M; c++) { /* cosine */
+                double d = 0, nb = 0;
+                for (i = 0; i < L; i++) {
+                    d += u[i] * book[c * L + i];
+                    nb += book[c * L + i] * book[c * L + i];
+                }
+                d /= sqrt(nb);
+                if (d > bs) {
+                    bs = d;
+                    best = c;
+                }
+            }
+            hits += best == j;
+        }
+    }
+    free(key);
+    free(book);
+    free(S);
+    free(u);
+    return (double)hits / (double)(traces * k);
+}
+
+static void vsa_capacity_matches_prediction_and_float64(gt *t) {
+    static const size_t ks[] = {3, 9, 17, 33};
+    size_t mi, ki, D = 256, M = 64;
+    for (mi = 0; mi < 4; mi++)
+        for (ki = 0; ki < 4; ki++) {
+            gaia_vsa_model m = all_models[mi];
+            size_t k = ks[ki], traces = (m == GAIA_VSA_HRR ? 300 : 500) / k + 1, n = traces * k;
+            double g = capacity_gaia(t, m, D, k, M, traces), f = capacity_float64(t, m, D, k, M, traces),
+                   p = capacity_predicted(m, D, k, M);
+            /* queries of one trace share their noise: 5 sigma of the binomial */
+            double sd2 = sqrt((g * (1 - g) + f * (1 - f)) / (double)n + 1e-6), sdp = sqrt(p * (1 - p) / (double)n + 1e-6);
+            if (t->failed) return;
+            if (getenv("VSA_CAPACITY_PRINT")) printf("%s k=%zu gaia %.3f float64 %.3f analytic %.3f\n", gaia_vsa_model_str(m), k, g, f, p);
+            GT_CHECK(t, fabs(g - f) <= 5 * sd2 + 0.01, "%s k=%zu: gaia %.3f, float64 Monte-Carlo %.3f (n=%zu)",
+                     gaia_vsa_model_str(m), k, g, f, n);
+            GT_CHECK(t, fabs(g - p) <= 5 * sdp + 0.04, "%s k=%zu: gaia %.3f, analytic %.3f (n=%zu)", gaia_vsa_model_str(m),
+                     k, g, p, n);
+        }
+}
+
+/* ---------------------------------------------------------------------
+   Bad input: every public function, each case with its status
+   --------------------------------------------------------------------- */
+static void vsa_rejects_bad_input(gt *t) {
+    gaia_ctx *c = t->ctx;
+    gaia_vsa *a = vrand(t, GAIA_VSA_MAP, 4, 64), *b = vrand(t, GAIA_VSA_BSC, 4, 64), *d2 = vrand(t, GAIA_VSA_MAP, 4, 65),
+             *h = vrand(t, GAIA_VSA_HRR, 1, 64), *o = NULL, *wrong = vrand(t, GAIA_VSA_MAP, 2, 64);
+    const gaia_vsa *books[2];
+    gaia_tensor *tt = NULL, *nan = NULL;
+    size_t rows[2] = {0, 9}, shape[2] = {1, 3}, it;
+    long idx[8];
+    float w[4] = {1, 1, 1, 1}, wn[4] = {1, NAN, 1, 1}, vals[2] = {0.5f, NAN}, bad3[3] = {0.0f, 2.0f, 1.0f};
+    int conv;
+    if (t->failed) return;
+    /* generation */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random(c, GAIA_VSA_MAP, 0, 64, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random(c, GAIA_VSA_MAP, 4, 0, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random(c, (gaia_vsa_model)7, 4, 64, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random(c, GAIA_VSA_MAP, 4, 64, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random(NULL, GAIA_VSA_MAP, 4, 64, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_random(c, GAIA_VSA_MAP, 3, 64, &a)); /* *out of another shape */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_identity(c, GAIA_VSA_FHRR, 1, 0, &o));
+    GT_CHECK(t, o == NULL, "a failed call made an output");
+    /* tensors */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor(c, GAIA_VSA_MAP, NULL, &o));
+    GT_OK(t, gaia_tensor_from_host(c, 2, shape, bad3, &nan));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor(c, GAIA_VSA_BSC, nan, &o)); /* 2 is not a bit */
+    GT_CHECK(t, strstr(gaia_last_error(c), "x[0][1] = 2") != NULL, "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_to_tensor(c, NULL, &tt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_select(c, a, rows, 2, &o)); /* row 9 of 4 */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_select(c, a, NULL, 2, &o));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_convert(c, a, GAIA_VSA_HRR, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_convert(c, NULL, GAIA_VSA_HRR, &o));
+    /* algebra: mismatched models, dimensions, rows */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_bind(c, a, b, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "map") && strstr(gaia_last_error(c), "bsc"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_bind(c, a, d2, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_unbind(c, a, wrong, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_unbind(c, NULL, a, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_inverse(c, NULL, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_bundle(c, a, 5, NULL, 0, &o)); /* k > n */
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_bundle(c, a, 3, NULL, 0, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_bundle(c, a, 0, NULL, 0, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_bundle(c, a, 4, wn, 0, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_bundle(c, a, 4, w, 0, &a)); /* out has 4 rows, the sum 1 */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_permute(c, NULL, 1, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_permute(c, a, 1, NULL));
+    /* similarity and memory */
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_similarity(c, a, d2, &tt));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_hamming(c, a, a, &tt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_cleanup(c, a, a, 5, idx, NULL)); /* k > rows */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_cleanup(c, a, a, 0, idx, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_cleanup(c, a, a, 1, NULL, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_cleanup(c, a, b, 1, idx, NULL));
+    /* resonator */
+    books[0] = a;
+    books[1] = b;
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_resonator(c, a, books, 1, 10, idx, &it, &conv)); /* s has 4 rows */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_resonator(c, h, books, 1, 10, idx, &it, &conv)); /* hrr s, map book */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_resonator(c, h, NULL, 1, 10, idx, &it, &conv));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_resonator(c, h, books, 0, 10, idx, &it, &conv));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_resonator(c, h, books, 1, 0, idx, &it, &conv));
+    /* encoders */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_level(c, GAIA_VSA_MAP, 1, 64, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_circular(c, GAIA_VSA_MAP, 5, 64, &o));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_thermometer(c, GAIA_VSA_HRR, 4, 64, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_level_encode(c, a, vals, 2, 0.0f, 1.0f, &o)); /* NaN value */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_level_encode(c, a, vals, 1, 1.0f, 1.0f, &o)); /* empty range */
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_fpe_base(c, GAIA_VSA_BSC, 1, 64, &o));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_fpe_encode(c, a, vals, 1, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_fpe_encode(c, h, vals, 2, &o)); /* NaN; and h is not positive */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_sequence(c, NULL, 0, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_ngrams(c, a, 5, 0, &o)); /* g > n */
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_record(c, a, wrong, 0, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_set(c, NULL, 0, &o));
+    GT_CHECK(t, o == NULL, "a failed call made an output");
+    /* getters and frees take NULL */
+    gaia_vsa_free(NULL);
+    GT_CHECK(t, gaia_vsa_rows(NULL) == 0 && gaia_vsa_dim(NULL) == 0 && gaia_vsa_tensor(NULL) == NULL &&
+             gaia_vsa_model_of(NULL) == GAIA_VSA_MODEL_COUNT && gaia_vsa_device(NULL) == GAIA_DEVICE_AUTO, "getters of NULL");
+    GT_CHECK(t, strcmp(gaia_vsa_model_str((gaia_vsa_model)-1), "?") == 0, "model_str of -1");
+    /* the CPU twins do nothing for empty batches (NULL pointers untouched) */
+    gaia_cpu_vsa_bsc_random(0, 64, 1, 1, NULL, 1);
+    gaia_cpu_vsa_bsc_xor(0, 1, NULL, 0, NULL, 0, NULL);
+    gaia_cpu_vsa_bsc_majority(0, 3, 64, NULL, NULL, 1, 1, NULL, 1);
+    gaia_cpu_vsa_bsc_hamming(0, 0, 64, NULL, NULL, 1, NULL, 1);
+    gaia_cpu_vsa_bsc_permute(0, 64, NULL, 0, NULL);
+    gaia_cpu_vsa_bsc_to_bipolar(0, 64, NULL, NULL);
+    gaia_cpu_vsa_bipolar_to_bsc(0, 64, NULL, NULL);
+    gaia_cpu_vsa_mul(0, 64, 1, 0, NULL, 0, NULL, 0, NULL, 1);
+    gaia_cpu_vsa_bundle(0, 1, 64, NULL, NULL, NULL, 1);
+    gaia_cpu_vsa_quantize(GAIA_VSA_QUANT_SIGN, 0, 64, 1, 1, NULL);
+    gaia_cpu_vsa_permute(0, 64, 1, NULL, 0, NULL);
+    gaia_cpu_vsa_phasor(0, NULL, NULL);
+    GT_CHECK(t, gaia_cpu_vsa_random_word(1, 2, 3) != gaia_cpu_vsa_random_word(1, 2, 4), "words of one stream repeat (NULL)");
+    gaia_tensor_free(nan);
+    gaia_vsa_free(a);
+    gaia_vsa_free(b);
+    gaia_vsa_free(d2);
+    gaia_vsa_free(h);
+    gaia_vsa_free(wrong);
+}
+
+/* ---------------------------------------------------------------------
+   CUDA against the CPU (skipped without a GPU)
+   --------------------------------------------------------------------- */
+static int same_bits_or_close(const float *x, const float *y, size_t n, double tol) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (!(memcmp(&x[i], &y[i], sizeof(float)) == 0 || fabs((double)x[i] - y[i]) <= tol)) return 0;
+    return 1;
+}
+
+static void vsa_cuda_matches_cpu(gt *t) {
+    size_t mi;
+    if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) GT_SKIP(t, "no CUDA device");
+    for (mi = 0; mi < 4; mi++) {
+        gaia_vsa_model m = all_models[mi];
+        size_t D = 1000, B = 6, K = 3, n;
+        uint64_t seed = gaia_ctx_seed(t->ctx);
+        gaia_vsa *cx = NULL, *gx = NULL, *cy = NULL, *gy = NULL, *co = NULL, *go = NULL;
+        gaia_tensor *cs = NULL, *gs = NULL;
+        float w[3] = {0.5f, -1.0f, 2.0f}, *h1, *h2;
+        int op;
+        /* the same stream on both devices gives the same vectors */
+        GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CPU));
+        gaia_ctx_set_seed(t->ctx, seed);
+        GT_OK(t, gaia_vsa_random(t->ctx, m, B, D, &cx));
+        GT_OK(t, gaia_vsa_random(t->ctx, m, B, D, &cy));
+        GT_OK(t, gaia_device_pop(t->ctx));
+        GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CUDA));
+        gaia_ctx_set_seed(t->ctx, seed);
+        GT_OK(t, gaia_vsa_random(t->ctx, m, B, D, &gx));
+        GT_OK(t, gaia_vsa_random(t->ctx, m, B, D, &gy));
+        GT_OK(t, gaia_device_pop(t->ctx));
+        n = gaia_tensor_numel(gaia_vsa_tensor(cx));
+        h1 = vraw(t, cx);
+        h2 = vraw(t, gx);
+        GT_CHECK(t, same_bits_or_close(h1, h2, n, m == GAIA_VSA_BSC || m == GAIA_VSA_MAP ? 0.0 : 2e-6), "%s: random differs",
+                 gaia_vsa_model_str(m));
+        free(h1);
+        free(h2);
+        for (op = 0; op < 6; op++) {
+            gaia_ctx_set_seed(t->ctx, seed + 1000 + (uint64_t)op);
+            switch (op) {
+            case 0: GT_OK(t, gaia_vsa_bind(t->ctx, cx, cy, &co)); GT_OK(t, gaia_vsa_bind(t->ctx, gx, gy, &go)); break;
+            case 1: GT_OK(t, gaia_vsa_unbind(t->ctx, cx, cy, &co)); GT_OK(t, gaia_vsa_unbind(t->ctx, gx, gy, &go)); break;
+            case 2: GT_OK(t, gaia_vsa_permute(t->ctx, cx, 77, &co)); GT_OK(t, gaia_vsa_permute(t->ctx, gx, 77, &go)); break;
+            case 3:
+                GT_OK(t, gaia_vsa_bundle(t->ctx, cx, K, NULL, 1, &co));
+                gaia_ctx_set_seed(t->ctx, seed + 1000 + (uint64_t)op);
+                GT_OK(t, gaia_vsa_bundle(t->ctx, gx, K, NULL, 1, &go));
+                break;
+            case 4:
+                GT_OK(t, gaia_vsa_bundle(t->ctx, cx, 2, w, 1, &co));
+                gaia_ctx_set_seed(t->ctx, seed + 1000 + (uint64_t)op);
+                GT_OK(t, gaia_vsa_bundle(t->ctx, gx, 2, w, 1, &go));
+                break;
+            default:
+                GT_OK(t, gaia_vsa_similarity(t->ctx, cx, cy, &cs));
+                GT_OK(t, gaia_vsa_similarity(t->ctx, gx, gy, &gs));
+                break;
+            }
+            if (op < 5) {
+                n = gaia_tensor_numel(gaia_vsa_tensor(co));
+                h1 = vraw(t, co);
+                h2 = vraw(t, go);
+                gaia_vsa_free(co);
+                gaia_vsa_free(go);
+                co = go = NULL;
+            } else {
+                n = gaia_tensor_numel(cs);
+                h1 = gt_host(t, cs);
+                h2 = gt_host(t, gs);
+            }
+            GT_CHECK(t, same_bits_or_close(h1, h2, n, m == GAIA_VSA_HRR || op == 5 ? 1e-5 : 2e-6), "%s op %d: CUDA differs from CPU",
+                     gaia_vsa_model_str(m), op);
+            free(h1);
+            free(h2);
+        }
+        { /* item memory: the same top-2 from both devices over 3000 rows */
+            long i1[12], i2[12];
+            float s1[12], s2[12];
+            gaia_vsa *cm = NULL, *gm = NULL;
+            GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CPU));
+            gaia_ctx_set_seed(t->ctx, seed + 7);
+            GT_OK(t, gaia_vsa_random(t->ctx, m, 3000, D, &cm));
+            GT_OK(t, gaia_device_pop(t->ctx));
+            GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CUDA));
+            gaia_ctx_set_seed(t->ctx, seed + 7);
+            GT_OK(t, gaia_vsa_random(t->ctx, m, 3000, D, &gm));
+            GT_OK(t, gaia_device_pop(t->ctx));
+            GT_OK(t, gaia_vsa_cleanup(t->ctx, cm, cx, 2, i1, s1));
+            GT_OK(t, gaia_vsa_cleanup(t->ctx, gm, gx, 2, i2, s2));
+            GT_CHECK(t, memcmp(i1, i2, sizeof i1) == 0 && same_bits_or_close(s1, s2, 12, 1e-5), "%s: cleanup differs",
+                     gaia_vsa_model_str(m));
+            gaia_vsa_free(cm);
+            gaia_vsa_free(gm);
+        }
+        gaia_tensor_free(cs);
+        gaia_tensor_free(gs);
+        cs = gs = NULL;
+        gaia_vsa_free(cx);
+        gaia_vsa_free(gx);
+        gaia_vsa_free(cy);
+        gaia_vsa_free(gy);
+    }
+}
+
+const gt_case gt_vsa_cases[] = {
+    {"vsa_bind_matches_reference", vsa_bind_matches_reference},
+    {"vsa_unbind_recovers_the_filler", vsa_unbind_recovers_the_filler},
+    {"vsa_random_vectors_are_quasi_orthogonal", vsa_random_vectors_are_quasi_orthogonal},
+    {"vsa_bsc_hamming_matches_popcount_and_binomial", vsa_bsc_hamming_matches_popcount_and_binomial},
+    {"vsa_bsc_majority_matches_reference", vsa_bsc_majority_matches_reference},
+    {"vsa_bundle_similarity_follows_one_over_sqrt_k", vsa_bundle_similarity_follows_one_over_sqrt_k},
+    {"vsa_bundle_weights_and_normalize", vsa_bundle_weights_and_normalize},
+    {"vsa_permute_is_cyclic_and_orthogonal", vsa_permute_is_cyclic_and_orthogonal},
+    {"vsa_conversions_keep_the_algebra", vsa_conversions_keep_the_algebra},
+    {"vsa_hrr_fhrr_conversion_is_a_homomorphism", vsa_hrr_fhrr_conversion_is_a_homomorphism},
+    {"vsa_tensor_round_trip_and_hrr_interop", vsa_tensor_round_trip_and_hrr_interop},
+    {"vsa_cleanup_top_k", vsa_cleanup_top_k},
+    {"vsa_resonator_factors_within_operating_capacity", vsa_resonator_factors_within_operating_capacity},
+    {"vsa_level_and_circular_similarity_profiles", vsa_level_and_circular_similarity_profiles},
+    {"vsa_thermometer_and_level_encode", vsa_thermometer_and_level_encode},
+    {"vsa_fractional_power_encoding", vsa_fractional_power_encoding},
+    {"vsa_sequences_ngrams_records_sets", vsa_sequences_ngrams_records_sets},
+    {"vsa_capacity_matches_prediction_and_float64", vsa_capacity_matches_prediction_and_float64},
+    {"vsa_cuda_matches_cpu", vsa_cuda_matches_cpu},
+    {"vsa_rejects_bad_input", vsa_rejects_bad_input},
+    {NULL, NULL},
+};
