@@ -3788,10 +3788,10 @@ static uint64_t gaia__asm_rng_start(uint64_t fkey, uint32_t i, uint32_t g) {
     return gaia__asm_mix64(fkey ^ gaia__asm_mix64((((uint64_t)i << 32) | g) + GAIA__ASM_GAMMA));
 }
 
-/* The first states of segments g0..g0+count-1 of source i: a loop the
-   compiler vectorises, so the edge loops below start without the two
-   dependent hashes per (source, segment) (at p = 10^-3 a segment has about
-   four edges, and the start was a third of their cost). */
+/* The first states of segments g0..g0+count-1 of source i, computed ahead
+   in a loop without dependences between iterations (the compiler may
+   vectorise it), so an edge loop does not begin with two dependent hashes
+   (at p = 10^-3 a segment has about four edges). */
 static void gaia__asm_rng_starts(uint64_t fkey, uint32_t i, uint64_t g0, uint32_t count, uint64_t *out) {
     uint32_t t;
     for (t = 0; t < count; t++)
@@ -4262,7 +4262,8 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
             int64_t sign = u < nleave ? -1 : 1;
             for (h = g0; h < g1; h++) {
                 uint64_t lo = h << GAIA_ASSEMBLY_SEG_BITS;
-                for (e = x->seg[h]; e < x->seg[h + 1]; e++) S[lo + x->off[e]] += sign * gaia__asm_w(a, x->i, lo + x->off[e]);
+                for (e = x->seg[h]; e < x->seg[h + 1]; e++)
+                    S[lo + x->off[e]] += sign * gaia__asm_w(a, x->i, lo + x->off[e]);
             }
         }
         jend = g1 << GAIA_ASSEMBLY_SEG_BITS;

@@ -17,8 +17,15 @@
    6. samplers: the final support of lazy projections at a few (n, k, p),
       gaia's exact and truncated-normal samplers over many seeds (batched
       trials) beside the peers' (same variables), mean +- standard error.
-   Usage: bench_assembly [quick] [shared] [peers] [samplers]   (quick: fewer
-   steps and seeds; shared, peers, samplers: only that section) */
+   7. paper (only when asked: about a minute): the paper's regime on the
+      CPU, explicit n = 1e7, k = 1e4, p = 1e-3, beta = 0.1, 20 steps on one
+      and on all threads: wall and CPU seconds of each step (the CPU seconds
+      stay meaningful on a machine other jobs share), their means over
+      steps 2..20, memory; and one step of n = 1e8 (the largest area whose
+      step fits in about 10 s on two cores).
+   Usage: bench_assembly [quick] [shared] [peers] [samplers] [paper]   (quick:
+   fewer steps and seeds; shared, peers, samplers, paper: only that
+   section) */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include "bench_common.h"
@@ -383,19 +390,80 @@ static void report(const char *what, run_result r, int steps, double target_ms, 
            (target_total ? r.total_s * 1e3 : per) <= target_ms ? "met" : "MISSED");
 }
 
+/* ---- the paper's regime on the CPU ---- */
+static double cpu_seconds(void) {
+    struct timespec c;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+    return (double)c.tv_sec + 1e-9 * (double)c.tv_nsec;
+}
+
+/* steps of explicit projection (stim>A, then stim>A A>A), each step's wall
+   and CPU seconds printed; returns 0 when a step failed. */
+static int paper_run(int threads, uint32_t n, uint32_t k, double p, int steps) {
+    gaia_ctx *ctx = NULL;
+    gaia_ctx_desc desc;
+    gaia_brain *b = NULL;
+    double wall = 0.0, cpu = 0.0;
+    size_t sup = 0, hb = 0, db = 0;
+    int t, ok = 1;
+    memset(&desc, 0, sizeof desc);
+    desc.device = GAIA_DEVICE_CPU;
+    desc.cpu_threads = threads;
+    if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) return 0;
+    if (gaia_brain_create(ctx, p, 2024, GAIA_DEVICE_CPU, &b) != GAIA_OK ||
+        gaia_brain_add_stimulus(b, "stim", k) != GAIA_OK ||
+        gaia_brain_add_area(b, "A", n, k, 0.1f, GAIA_AREA_EXPLICIT) != GAIA_OK)
+        ok = 0;
+    printf("explicit n=%u k=%u p=%g beta=0.1, %d thread(s), wall / CPU seconds per step:\n ", n, k, p, threads);
+    for (t = 0; ok && t < steps; t++) {
+        double w0 = gaia_time_s(), c0 = cpu_seconds(), dw, dc;
+        ok = gaia_brain_op_projection(b, "stim", "A", 1) == GAIA_OK;
+        dw = gaia_time_s() - w0;
+        dc = cpu_seconds() - c0;
+        if (t > 0) {
+            wall += dw / (steps - 1);
+            cpu += dc / (steps - 1);
+        }
+        printf(" %.3f/%.3f", dw, dc);
+        fflush(stdout);
+    }
+    if (ok) {
+        gaia_brain_support(b, "A", &sup);
+        gaia_brain_memory(b, &hb, &db);
+        if (steps > 1) printf("\n  mean of steps 2..%d: %.3f s wall, %.3f CPU-s", steps, wall, cpu);
+        printf("; support %zu, %.2f GiB\n", sup, (double)hb / 1073741824.0);
+    } else
+        printf("\n  failed: %s\n", gaia_last_error(ctx));
+    gaia_brain_destroy(b);
+    gaia_ctx_destroy(ctx);
+    return ok;
+}
+
+static void paper(void) {
+    int all = bench_cores();
+    printf("the paper's regime on the CPU (steps 1.. of a projection; CPU seconds are those of the whole process)\n");
+    bench_print_load("before");
+    paper_run(1, 10000000, 10000, 0.001, 20);
+    if (all > 1) paper_run(all, 10000000, 10000, 0.001, 20);
+    paper_run(all, 100000000, 10000, 0.001, 2); /* the stimulus step, then one with A>A */
+    bench_print_load("after");
+}
+
 int main(int argc, char **argv) {
     gaia_ctx *ctx;
     gaia_ctx_desc desc;
-    int quick = 0, shared_only = 0, peers_only = 0, samplers_only = 0, i;
+    int quick = 0, shared_only = 0, peers_only = 0, samplers_only = 0, paper_only = 0, i;
     run_result r;
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "quick") == 0) quick = 1;
         if (strcmp(argv[i], "shared") == 0) shared_only = 1;
         if (strcmp(argv[i], "peers") == 0) peers_only = 1;
         if (strcmp(argv[i], "samplers") == 0) samplers_only = 1;
+        if (strcmp(argv[i], "paper") == 0) paper_only = 1;
     }
     bench_print_machine("bench_assembly");
-    if (shared_only || peers_only || samplers_only) {
+    if (shared_only || peers_only || samplers_only || paper_only) {
+        if (paper_only) paper();
         if (peers_only) peers(quick);
         if (samplers_only) samplers(quick);
         if (shared_only) shared_machine(quick);

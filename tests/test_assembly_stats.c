@@ -759,8 +759,13 @@ static gaia_status ast_lazy_reference(gaia_ctx *ctx, size_t trial, uint64_t seed
    is at least 6.5 standard errors, so such a bias fails the bound 98 times
    in 100 or more; measured over 4000 seeds of each the curves differ by
    less than 0.1%. */
+#if defined(__SANITIZE_ADDRESS__)
+#define AST_LZ_SEEDS 200 /* sanitizer builds check memory: 2000 seeds took 43 s there */
+#else
+#define AST_LZ_SEEDS 2000
+#endif
 static void assembly_lazy_matches_float64_reference(gt *t) {
-    enum { R = 2000, S = 10 };
+    enum { R = AST_LZ_SEEDS, S = 10 };
     static double ours[R * S], ref[R * S];
     ast_lz m = {10000, 100, 0.01, 0.05, S};
     gaia_brain_experiment e;
@@ -804,7 +809,7 @@ static void assembly_lazy_matches_float64_reference(gt *t) {
         z = (mo - mr) / se;
         GT_CHECK(t, fabs(z) <= 4.5, "round %d: mean support %.2f (gaia) against %.2f (float64 reference), %+.2f%%, "
                  "%.1f standard errors", s + 1, mo, mr, 100.0 * (mo - mr) / mr, z);
-        if (s == 2 || s == 3)
+        if (R >= 2000 && (s == 2 || s == 3))
             GT_CHECK(t, 0.01 * mr >= 6.5 * se, "round %d: too few seeds to see a 1%% bias (se %.3f, mean %.2f)", s + 1,
                      se, mr);
     }
