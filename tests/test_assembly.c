@@ -82,8 +82,10 @@ static void assembly_lazy_runs_above_explicit_within_known_gap(gt *t) {
         sl += (double)hl[15];
     }
     r = sl / se;
-    /* measured +10% (64 seeds, 25 steps), with room for seed noise */
-    GT_CHECK(t, r >= 1.0 && r <= 1.45, "lazy %.0f / explicit %.0f = %.3f", sl / 3, se / 3, r);
+    /* measured +10% (64 seeds, 25 steps); a mean of 3 seeds spreads by
+       about 4%, so the band is 3.5 of those on each side of the mean (a
+       floor of 1.0, 2.5 spreads, failed about once in 200 runs) */
+    GT_CHECK(t, r >= 0.96 && r <= 1.45, "lazy %.0f / explicit %.0f = %.3f", sl / 3, se / 3, r);
 }
 
 static void assembly_lazy_million_neurons_flat_support(gt *t) {
