@@ -3123,11 +3123,15 @@ GAIA_API gaia_status gaia_vsa_cleanup(gaia_ctx *ctx, const gaia_vsa *memory, con
    weights: x_f <- g(X_f^T X_f (s unbound by the other estimates)), g the
    model's normalisation (sign, unit length, unit phasor), every estimate
    starting at the normalised sum of its codebook, the factors updated in
-   turn. Stops at a fixed point (converged = 1) or after max_iter sweeps.
-   index: F host longs, the best row of each codebook for the final
-   estimates; iterations (may be NULL): the sweeps run; converged may be
-   NULL. s has one row; codebooks share its model and D; BSC runs on the
-   bipolar images. --- */
+   turn (FHRR with complex similarities). Stops at a fixed point up to a
+   sign or a global phase (converged = 1) or after max_iter sweeps. index:
+   F host longs, the row of each codebook most similar to its final
+   estimate (MAP: largest |similarity|, FHRR: largest complex magnitude,
+   since two factors may settle on -x or e^(it) x and still multiply to s);
+   iterations (may be NULL): the sweeps run; converged may be NULL. s has
+   one row; codebooks share its model and D; BSC runs on the bipolar
+   images. HRR's approximate unbinding makes its resonator weak (about half
+   the success of MAP at D = 500, M = 20): prefer MAP, BSC or FHRR. --- */
 GAIA_API gaia_status gaia_vsa_resonator(gaia_ctx *ctx, const gaia_vsa *s, const gaia_vsa *const *codebooks, size_t F,
                                         size_t max_iter, long *index, size_t *iterations, int *converged);
 
