@@ -390,8 +390,9 @@ static void asm_rules_synapse_weights_follow_the_winners(gt *t) {
    growing). The mixed brain clones and goes on identically. */
 static void asm_rules_explicit_and_lazy_areas_mix(gt *t) {
     enum { NX = 2000, K = 30 };
-    static double in[NX];
+    static double in[NX], sel[NX];
     static uint32_t lw[K], xw[K], tg[4096], want[K];
+    double kth = 0;
     static float wt[4096];
     gaia_brain *b = NULL, *c = NULL;
     size_t n, q, x, s, sup1 = 0, sup2 = 0;
@@ -411,17 +412,29 @@ static void asm_rules_explicit_and_lazy_areas_mix(gt *t) {
             GT_OK(t, gaia_brain_synapse_row(b, "L", "X", lw[q], tg, wt, 4096, &nt));
             for (x = 0; x < nt; x++) in[tg[x]] += wt[x];
         }
+        memcpy(sel, in, sizeof in);
         for (q = 0; q < K; q++) { /* top k by selection, ties to the lower index */
             uint32_t best = 0, j;
             for (j = 1; j < NX; j++)
-                if (in[j] > in[best]) best = j;
+                if (sel[j] > sel[best]) best = j;
             want[q] = best;
-            in[best] = -1.0;
+            kth = sel[best];
+            sel[best] = -1.0;
         }
         qsort(want, K, 4, asr_cmp_u32);
         GT_OK(t, gaia_brain_project_spec(b, "L>X s>L L>L"));
         n = asr_winners(b, "X", xw, K);
-        GT_CHECK(t, n == K && memcmp(xw, want, sizeof want) == 0, "step %zu: X's winners are not the top k of L's rows", s);
+        GT_CHECK(t, n == K, "step %zu: X has %zu winners, want %d", s, n, (int)K);
+        /* The same set, except where inputs equal in exact arithmetic (sums
+           of the same learned weights in another order) round apart in
+           gaia's float sums: a winner of gaia's outside the reference set
+           must then tie with the k-th input, within float rounding. */
+        for (q = 0; q < n && q < K; q++) {
+            int listed = bsearch(&xw[q], want, K, 4, asr_cmp_u32) != NULL;
+            GT_CHECK(t, listed || fabs(in[xw[q]] - kth) <= 1e-5 * kth,
+                     "step %zu: X's winner %u has input %.7g, below the k-th largest %.7g of L's rows", s, xw[q],
+                     in[xw[q]], kth);
+        }
     }
     /* the other way: E's rows over L's support, then an assembly in L */
     GT_OK(t, gaia_brain_activate(b, "E", 3));
