@@ -40,6 +40,7 @@ extern const gt_case gt_eigh_cases[];
 extern const gt_case gt_ckpt_cases[];
 extern const gt_case gt_layer_grad_cases[];
 extern const gt_case gt_torch_cases[];
+extern const gt_case gt_checkpoint_cases[];
 
 static const struct gt_suite {
     const char *name;
@@ -57,6 +58,7 @@ static const struct gt_suite {
     {"ckpt", gt_ckpt_cases},
     {"layer_grad", gt_layer_grad_cases},
     {"torch", gt_torch_cases},
+    {"checkpoint", gt_checkpoint_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 
