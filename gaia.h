@@ -533,6 +533,57 @@
               gaia_tensor_dim(gaia_tensor_grad(W), 1));                      // prints: dW 16x16
        gaia_tensor_free(x); gaia_tensor_free(W); gaia_tensor_free(h);
        gaia_tensor_free(o); gaia_tensor_free(loss);
+   Activation checkpointing trades compute for memory: gaia_checkpoint(ctx,
+   fn, user, inputs, n, &y) runs the block fn (its one result from
+   inputs[0 .. n-1] into *out, found NULL) with recording off and puts one
+   node on the tape that keeps only views of the inputs; gaia_backward runs
+   fn again, recording into a tape of its own, and back-propagates through
+   it. The gradients are those of the plain tape (bit for bit in the tests,
+   two pre-LayerNorm transformer blocks), and the forward keeps about an
+   eighth of the bytes there (the blocks' results, not their LayerNorm
+   copies, q, k, v, attention outputs and MLP activations).
+     rules     fn must compute the same thing each time (a result of
+               another shape when recomputed is GAIA_ERR_SHAPE at backward)
+               and must not write its inputs; an input overwritten in place
+               before the backward is an error, never a wrong gradient. A
+               tensor the block reads that needs a gradient belongs among
+               the inputs (one reached only through user gets its gradient
+               too, but the block is recorded only when some input needs
+               one). Blocks may nest. With recording off the block just
+               runs.
+   Example, a block recomputed by the backward:
+       #include "gaia.h"
+       #include <stdio.h>
+       static gaia_status block(gaia_ctx *ctx, gaia_tensor *const *in, size_t n, void *user, gaia_tensor **out) {
+           gaia_tensor *h = NULL;
+           gaia_status st = gaia_layer_linear(ctx, in[0], in[1], NULL, GAIA_LAYER_ACT_GELU, &h);
+           if (st == GAIA_OK) st = gaia_layer_attention(ctx, h, h, h, 0.0f, 1, GAIA_LAYER_PREC_F32, out);
+           gaia_tensor_free(h);                     // not kept: recomputed
+           (void)n; (void)user;
+           return st;
+       }
+       int main(void) {
+           gaia_ctx *ctx;
+           gaia_tensor *x = NULL, *W = NULL, *y = NULL, *loss = NULL, *in[2];
+           size_t xs[3] = {2, 8, 16}, ws[2] = {16, 16};
+           if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) return 1;
+           gaia_tensor_randn(ctx, 3, xs, 0.0f, 1.0f, &x);
+           gaia_tensor_randn(ctx, 2, ws, 0.0f, 0.25f, &W);
+           gaia_tensor_set_requires_grad(ctx, W, 1);
+           in[0] = x;
+           in[1] = W;
+           gaia_checkpoint(ctx, block, NULL, in, 2, &y); // the tape keeps views of x and W
+           gaia_loss_mse(ctx, y, x, &loss);
+           if (gaia_backward(ctx, loss) == GAIA_OK)      // runs block again, then its backward
+               printf("dW %zux%zu\n", gaia_tensor_dim(gaia_tensor_grad(W), 0),
+                      gaia_tensor_dim(gaia_tensor_grad(W), 1)); // prints: dW 16x16
+           gaia_tensor_free(x); gaia_tensor_free(W); gaia_tensor_free(y); gaia_tensor_free(loss);
+           gaia_ctx_destroy(ctx);
+           return 0;
+       }
+   If PyTorch is installed, tests/test_torch.c checks gaia's gradients of
+   an MLP and an attention block against torch.autograd in float64 (the
+   interpreter: $GAIA_TEST_PYTHON, else python3; skipped without torch).
    examples/train_transformer.c trains a one-block transformer (embedding
    by index_select, attention, LayerNorm, GELU MLP, cross-entropy, AdamW)
    to reverse sequences of 6 tokens: 100% of tokens on unseen sequences
