@@ -401,9 +401,50 @@ static void checkpoint_out_of_memory(gt *t) {
     GT_CHECK(t, failures > 100 && k <= 4000, "the sweep saw %ld failures in %ld allocations", failures, k);
 }
 
+/* On a GPU: the checkpointed blocks' gradients against the CPU's plain tape. */
+static void checkpoint_agrees_on_cpu_and_cuda(gt *t) {
+    static ck_values v;
+    ck_model cpu, gpu;
+    float *g_cpu = NULL, *g_gpu = NULL;
+    double *ref = NULL;
+    size_t n = 0, n2 = 0, i;
+    gaia_status st;
+    long at = -1;
+    if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) GT_SKIP(t, "no CUDA device");
+    ck_fill(t, &v);
+    st = ck_make(t->ctx, &v, &cpu);
+    if (st == GAIA_OK) st = ck_step(t->ctx, NULL, &cpu, 0, NULL);
+    if (st == GAIA_OK) g_cpu = ck_grads(t->ctx, &cpu, &n);
+    ck_free(&cpu);
+    memset(&gpu, 0, sizeof gpu);
+    if (st == GAIA_OK && (st = gaia_device_push(t->ctx, GAIA_DEVICE_CUDA)) == GAIA_OK) {
+        st = ck_make(t->ctx, &v, &gpu);
+        if (st == GAIA_OK) st = ck_step(t->ctx, NULL, &gpu, 1, NULL);
+        gaia_device_pop(t->ctx);
+    }
+    if (st == GAIA_OK) g_gpu = ck_grads(t->ctx, &gpu, &n2);
+    ck_free(&gpu);
+    ref = (double *)malloc((n ? n : 1) * sizeof *ref);
+    if (st == GAIA_OK && g_cpu && g_gpu && ref && n == n2) {
+        for (i = 0; i < n; i++) ref[i] = g_cpu[i];
+        at = gt_mismatch(ref, g_gpu, n, 1e-5, 1e-3);
+    }
+    {
+        int ok = st == GAIA_OK && g_cpu && g_gpu && ref && n == n2;
+        double want = ok && at >= 0 ? ref[at] : 0, got = ok && at >= 0 ? g_gpu[at] : 0;
+        free(g_cpu);
+        free(g_gpu);
+        free(ref);
+        GT_CHECK(t, ok, "the step failed (%s: %s) or a gradient is missing", gaia_status_str(st),
+                 gaia_last_error(t->ctx));
+        GT_CHECK(t, at < 0, "gradient element %ld: CPU %.9g, CUDA (checkpointed) %.9g", at, want, got);
+    }
+}
+
 const gt_case gt_checkpoint_cases[] = {
     {"checkpoint_same_gradients_less_memory", checkpointed_blocks_give_the_same_gradients_and_hold_less},
     {"checkpoint_bad_input", checkpoint_rejects_bad_input},
     {"checkpoint_out_of_memory", checkpoint_out_of_memory},
+    {"checkpoint_agrees_on_cpu_and_cuda", checkpoint_agrees_on_cpu_and_cuda},
     {NULL, NULL},
 };
