@@ -107,6 +107,23 @@ static void ck_free(ck_model *m) {
         for (i = 0; i < CK_NPARAM; i++) gaia_tensor_free(m->p[b][i]);
 }
 
+/* Both blocks as one checkpointed block whose two blocks are checkpointed
+   in turn (nesting); inputs: x, then block 0's parameters, then block 1's. */
+static gaia_status ck_two_blocks(gaia_ctx *ctx, gaia_tensor *const *in, size_t n, void *user, gaia_tensor **out) {
+    gaia_tensor *y0 = NULL, *inner[CK_NIN];
+    gaia_status st;
+    (void)user;
+    if (n != 1 + 2 * CK_NPARAM) return GAIA_ERR_INVALID_ARG;
+    inner[CK_X] = in[0];
+    memcpy(inner + 1, in + 1, CK_NPARAM * sizeof *inner);
+    st = gaia_checkpoint(ctx, ck_block, NULL, inner, CK_NIN, &y0);
+    inner[CK_X] = y0;
+    memcpy(inner + 1, in + 1 + CK_NPARAM, CK_NPARAM * sizeof *inner);
+    if (st == GAIA_OK) st = gaia_checkpoint(ctx, ck_block, NULL, inner, CK_NIN, out);
+    gaia_tensor_free(y0);
+    return st;
+}
+
 /* Forward (checkpointed or not) and backward; *held: the bytes the context
    had allocated after the forward, beyond those it had before it. */
 static gaia_status ck_step(gaia_ctx *ctx, const gt_heap *h, ck_model *m, int checkpoint, size_t *held) {
@@ -114,7 +131,14 @@ static gaia_status ck_step(gaia_ctx *ctx, const gt_heap *h, ck_model *m, int che
     size_t before = h ? h->bytes : 0;
     gaia_status st = gaia_tensor_tanh(ctx, m->x0, &x);
     int b;
-    for (b = 0; st == GAIA_OK && b < 2; b++) {
+    if (st == GAIA_OK && checkpoint == 2) { /* nested */
+        gaia_tensor *all[1 + 2 * CK_NPARAM];
+        all[0] = x;
+        memcpy(all + 1, m->p[0], sizeof m->p[0]);
+        memcpy(all + 1 + CK_NPARAM, m->p[1], sizeof m->p[1]);
+        st = gaia_checkpoint(ctx, ck_two_blocks, NULL, all, 1 + 2 * CK_NPARAM, &y[1]);
+    }
+    for (b = 0; st == GAIA_OK && checkpoint != 2 && b < 2; b++) {
         in[CK_X] = b ? y[0] : x;
         memcpy(in + 1, m->p[b], sizeof m->p[b]);
         st = checkpoint ? gaia_checkpoint(ctx, ck_block, NULL, in, CK_NIN, &y[b]) : ck_block(ctx, in, CK_NIN, NULL, &y[b]);
@@ -150,6 +174,32 @@ static float *ck_grads(gaia_ctx *ctx, const ck_model *m, size_t *count) {
         }
     *count = total;
     return all;
+}
+
+/* Nested blocks: the same gradients as the plain tape, bit for bit. */
+static void nested_checkpoints_give_the_same_gradients(gt *t) {
+    static ck_values v;
+    ck_model plain, nested;
+    size_t n = 0, n2 = 0, i, differ = 0;
+    float *a = NULL, *b = NULL;
+    gaia_status st;
+    ck_fill(t, &v);
+    st = ck_make(t->ctx, &v, &plain);
+    if (st == GAIA_OK) st = ck_make(t->ctx, &v, &nested);
+    if (st == GAIA_OK) st = ck_step(t->ctx, NULL, &plain, 0, NULL);
+    if (st == GAIA_OK) st = ck_step(t->ctx, NULL, &nested, 2, NULL);
+    if (st == GAIA_OK) {
+        a = ck_grads(t->ctx, &plain, &n);
+        b = ck_grads(t->ctx, &nested, &n2);
+    }
+    ck_free(&plain);
+    ck_free(&nested);
+    for (i = 0; a && b && n == n2 && i < n; i++) differ += memcmp(&a[i], &b[i], sizeof(float)) != 0;
+    free(a);
+    free(b);
+    GT_CHECK(t, st == GAIA_OK && n && n == n2, "the step failed (%s: %s) or a gradient is missing",
+             gaia_status_str(st), gaia_last_error(t->ctx));
+    GT_CHECK(t, differ == 0, "%zu of %zu gradient values differ from the plain tape's", differ, n);
 }
 
 static void checkpointed_blocks_give_the_same_gradients_and_hold_less(gt *t) {
@@ -443,6 +493,7 @@ static void checkpoint_agrees_on_cpu_and_cuda(gt *t) {
 
 const gt_case gt_checkpoint_cases[] = {
     {"checkpoint_same_gradients_less_memory", checkpointed_blocks_give_the_same_gradients_and_hold_less},
+    {"checkpoint_nested_same_gradients", nested_checkpoints_give_the_same_gradients},
     {"checkpoint_bad_input", checkpoint_rejects_bad_input},
     {"checkpoint_out_of_memory", checkpoint_out_of_memory},
     {"checkpoint_agrees_on_cpu_and_cuda", checkpoint_agrees_on_cpu_and_cuda},
