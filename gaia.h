@@ -534,6 +534,57 @@
               gaia_tensor_dim(gaia_tensor_grad(W), 1));                      // prints: dW 16x16
        gaia_tensor_free(x); gaia_tensor_free(W); gaia_tensor_free(h);
        gaia_tensor_free(o); gaia_tensor_free(loss);
+   Activation checkpointing trades compute for memory: gaia_checkpoint(ctx,
+   fn, user, inputs, n, &y) runs the block fn (its one result from
+   inputs[0 .. n-1] into *out, found NULL) with recording off and puts one
+   node on the tape that keeps only views of the inputs; gaia_backward runs
+   fn again, recording into a tape of its own, and back-propagates through
+   it. The gradients are those of the plain tape (bit for bit in the tests,
+   two pre-LayerNorm transformer blocks), and the forward keeps about an
+   eighth of the bytes there (the blocks' results, not their LayerNorm
+   copies, q, k, v, attention outputs and MLP activations).
+     rules     fn must compute the same thing each time (a result of
+               another shape when recomputed is GAIA_ERR_SHAPE at backward)
+               and must not write its inputs; an input overwritten in place
+               before the backward is an error, never a wrong gradient. A
+               tensor the block reads that needs a gradient belongs among
+               the inputs (one reached only through user gets its gradient
+               too, but the block is recorded only when some input needs
+               one). Blocks may nest. With recording off the block just
+               runs.
+   Example, a block recomputed by the backward:
+       #include "gaia.h"
+       #include <stdio.h>
+       static gaia_status block(gaia_ctx *ctx, gaia_tensor *const *in, size_t n, void *user, gaia_tensor **out) {
+           gaia_tensor *h = NULL;
+           gaia_status st = gaia_layer_linear(ctx, in[0], in[1], NULL, GAIA_LAYER_ACT_GELU, &h);
+           if (st == GAIA_OK) st = gaia_layer_attention(ctx, h, h, h, 0.0f, 1, GAIA_LAYER_PREC_F32, out);
+           gaia_tensor_free(h);                     // not kept: recomputed
+           (void)n; (void)user;
+           return st;
+       }
+       int main(void) {
+           gaia_ctx *ctx;
+           gaia_tensor *x = NULL, *W = NULL, *y = NULL, *loss = NULL, *in[2];
+           size_t xs[3] = {2, 8, 16}, ws[2] = {16, 16};
+           if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) return 1;
+           gaia_tensor_randn(ctx, 3, xs, 0.0f, 1.0f, &x);
+           gaia_tensor_randn(ctx, 2, ws, 0.0f, 0.25f, &W);
+           gaia_tensor_set_requires_grad(ctx, W, 1);
+           in[0] = x;
+           in[1] = W;
+           gaia_checkpoint(ctx, block, NULL, in, 2, &y); // the tape keeps views of x and W
+           gaia_loss_mse(ctx, y, x, &loss);
+           if (gaia_backward(ctx, loss) == GAIA_OK)      // runs block again, then its backward
+               printf("dW %zux%zu\n", gaia_tensor_dim(gaia_tensor_grad(W), 0),
+                      gaia_tensor_dim(gaia_tensor_grad(W), 1)); // prints: dW 16x16
+           gaia_tensor_free(x); gaia_tensor_free(W); gaia_tensor_free(y); gaia_tensor_free(loss);
+           gaia_ctx_destroy(ctx);
+           return 0;
+       }
+   If PyTorch is installed, tests/test_torch.c checks gaia's gradients of
+   an MLP and an attention block against torch.autograd in float64 (the
+   interpreter: $GAIA_TEST_PYTHON, else python3; skipped without torch).
    examples/train_transformer.c trains a one-block transformer (embedding
    by index_select, attention, LayerNorm, GELU MLP, cross-entropy, AdamW)
    to reverse sequences of 6 tokens: 100% of tokens on unseen sequences
@@ -1537,6 +1588,19 @@ GAIA_API void gaia_tape_clear(gaia_ctx *ctx);
 /* Turns recording on (1, the default) or off (0, for evaluation and for
    updates); returns the previous setting, to restore it. */
 GAIA_API int gaia_grad_set_enabled(gaia_ctx *ctx, int on);
+/* Activation checkpointing: a block of operations whose intermediate values
+   are not kept for the backward but recomputed by it. fn computes the
+   block's one result from inputs[0 .. n-1] (and whatever user points to)
+   into *out, which it finds NULL; it must compute the same thing each time
+   it is called. gaia_checkpoint runs fn with recording off and puts one
+   node on the tape that keeps only views of the inputs; gaia_backward runs
+   fn again with recording on, into a tape of its own, and back-propagates
+   through it. Every tensor the block reads that needs a gradient must be
+   among the inputs. *out must be NULL (the result is always new). */
+typedef gaia_status (*gaia_checkpoint_fn)(gaia_ctx *ctx, gaia_tensor *const *inputs, size_t n, void *user,
+                                          gaia_tensor **out);
+GAIA_API gaia_status gaia_checkpoint(gaia_ctx *ctx, gaia_checkpoint_fn fn, void *user, gaia_tensor *const *inputs,
+                                     size_t n, gaia_tensor **out);
 
 /* Losses, each a [1] tensor with its gradient fused:
    mse: mean((pred - target)^2) over every element (same shapes);
@@ -5047,7 +5111,8 @@ typedef enum gaia__ag_kind {
     /* the layer module's fused operations (they save what they need themselves) */
     GAIA__AG_LINEAR,    /* op: the activation; flag1: gaia_layer_activation (no W) */
     GAIA__AG_LAYERNORM, /* saved x, weight, [2, rows] mean and rstd, bias (its shape) */
-    GAIA__AG_ATTENTION  /* op: precision, flag0: causal, p0: scale; saved q, k, v, o, lse */
+    GAIA__AG_ATTENTION, /* op: precision, flag0: causal, p0: scale; saved q, k, v, o, lse */
+    GAIA__AG_CHECKPOINT /* gaia_checkpoint: the block in ckpt, recomputed by the backward */
 } gaia__ag_kind;
 
 /* Values a node may keep for its backward (attention keeps five). */
@@ -5073,6 +5138,7 @@ typedef struct gaia__ag_node {
     int keep_grad;     /* the node before this one has the same output (the
                           parts of a concat): its gradient is still needed */
     size_t win[7];     /* a convolution's or pooling's window geometry */
+    struct gaia__ag_ckpt *ckpt; /* GAIA__AG_CHECKPOINT: the block and its inputs */
 } gaia__ag_node;
 
 struct gaia__tape {
@@ -5153,8 +5219,32 @@ typedef struct gaia__ag_pending {
     gaia__ag_node node;
 } gaia__ag_pending;
 
+/* A checkpointed block: fn, user, and a view of each input with its
+   write counter and its variable on the tape (0: needs no gradient). */
+typedef struct gaia__ag_ckpt {
+    gaia_ctx *ctx;
+    gaia_checkpoint_fn fn;
+    void *user;
+    size_t n;
+    gaia_tensor **in;
+    uint64_t *version;
+    uint32_t *var;
+} gaia__ag_ckpt;
+
+static void gaia__ag_ckpt_free(gaia__ag_ckpt *c) {
+    size_t i;
+    if (!c) return;
+    for (i = 0; c->in && i < c->n; i++) gaia_tensor_free(c->in[i]);
+    gaia__host_free(c->ctx, c->in);
+    gaia__host_free(c->ctx, c->version);
+    gaia__host_free(c->ctx, c->var);
+    gaia__host_free(c->ctx, c);
+}
+
 static void gaia__ag_release(gaia__ag_node *n) {
     int i;
+    gaia__ag_ckpt_free(n->ckpt);
+    n->ckpt = NULL;
     for (i = 0; i < GAIA__AG_SAVED; i++) {
         gaia_tensor_free(n->saved[i]);
         n->saved[i] = NULL;
@@ -5909,6 +5999,8 @@ static gaia_status gaia__layer_layernorm_back(gaia_ctx *ctx, const gaia__ag_node
 static gaia_status gaia__layer_attention_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g,
                                               gaia_tensor **gin);
 
+static gaia_status gaia__ag_checkpoint_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g);
+
 static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
     const gaia_tensor *x = n->saved[0];
     gaia_tensor *t = NULL, *u = NULL, *view = NULL;
@@ -5969,6 +6061,7 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
     case GAIA__AG_LINEAR: return gaia__layer_linear_back(ctx, n, g, gin);
     case GAIA__AG_LAYERNORM: return gaia__layer_layernorm_back(ctx, n, g, gin);
     case GAIA__AG_ATTENTION: return gaia__layer_attention_back(ctx, n, g, gin);
+    case GAIA__AG_CHECKPOINT: return gaia__ag_checkpoint_back(ctx, n, g);
     case GAIA__AG_SCATTER: /* out = x + scattered src: x gets g, src what g holds where it went */
         if (n->in[0]) GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &gin[0]));
         if (n->in[2]) GAIA__AG_TRY(gaia_tensor_gather(ctx, g, n->axis, n->saved[1], &gin[2]));
@@ -6021,33 +6114,13 @@ static gaia_status gaia__ag_accumulate(gaia_ctx *ctx, gaia__ag_var *v, gaia_tens
     return st;
 }
 
-GAIA_API gaia_status gaia_backward(gaia_ctx *ctx, const gaia_tensor *loss) {
+/* Runs the tape's nodes backward from the gradients already set on their
+   outputs, accumulating into each input's variable. */
+static gaia_status gaia__ag_sweep(gaia_ctx *ctx, struct gaia__tape *tp) {
     static const char *fn = "gaia_backward";
-    struct gaia__tape *tp;
     gaia_status st = GAIA_OK;
-    size_t k, v;
+    size_t k;
     int i;
-    GAIA__NEED_CTX(ctx);
-    if ((st = gaia__check_tensor(ctx, fn, "loss", loss)) != GAIA_OK) return st;
-    if (loss->numel != 1)
-        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "loss has %zu elements; backward starts from a scalar", loss->numel);
-    if (ctx->tape && ctx->tape->broken) { /* an operation went unrecorded: the loss may not even be tracked */
-        gaia_tape_clear(ctx);
-        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "an operation could not be recorded (out of memory): "
-                                                           "the tape is incomplete; it was cleared");
-    }
-    if (!gaia__ag_tracked(ctx, loss))
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "loss does not depend on any tensor that requires a gradient "
-                                                         "on the current tape (comparisons and argmax give none; a "
-                                                         "backward or gaia_tape_clear since the forward ends the tape)");
-    tp = ctx->tape;
-    if (tp->broken) {
-        gaia_tape_clear(ctx);
-        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "an operation could not be recorded (out of memory): "
-                                                           "the tape is incomplete; it was cleared");
-    }
-    ctx->in_backward = 1;
-    st = gaia__ag_full(ctx, GAIA__DEV(loss), loss->ndim, loss->shape, 1.0f, &tp->vars[loss->ag_var].grad);
     for (k = tp->nnodes; st == GAIA_OK && k-- > 0;) {
         gaia__ag_node *n = &tp->nodes[k];
         gaia_tensor *g = tp->vars[n->out].grad, *gin[3] = {NULL, NULL, NULL};
@@ -6069,6 +6142,36 @@ GAIA_API gaia_status gaia_backward(gaia_ctx *ctx, const gaia_tensor *loss) {
             tp->vars[n->out].grad = NULL;
         }
     }
+    return st;
+}
+
+GAIA_API gaia_status gaia_backward(gaia_ctx *ctx, const gaia_tensor *loss) {
+    static const char *fn = "gaia_backward";
+    struct gaia__tape *tp;
+    gaia_status st = GAIA_OK;
+    size_t v;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "loss", loss)) != GAIA_OK) return st;
+    if (loss->numel != 1)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "loss has %zu elements; backward starts from a scalar", loss->numel);
+    if (ctx->tape && ctx->tape->broken) { /* an operation went unrecorded: the loss may not even be tracked */
+        gaia_tape_clear(ctx);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "an operation could not be recorded (out of memory): "
+                                                           "the tape is incomplete; it was cleared");
+    }
+    if (!gaia__ag_tracked(ctx, loss))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "loss does not depend on any tensor that requires a gradient "
+                                                         "on the current tape (comparisons and argmax give none; a "
+                                                         "backward or gaia_tape_clear since the forward ends the tape)");
+    tp = ctx->tape;
+    if (tp->broken) {
+        gaia_tape_clear(ctx);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "an operation could not be recorded (out of memory): "
+                                                           "the tape is incomplete; it was cleared");
+    }
+    ctx->in_backward = 1;
+    st = gaia__ag_full(ctx, GAIA__DEV(loss), loss->ndim, loss->shape, 1.0f, &tp->vars[loss->ag_var].grad);
+    if (st == GAIA_OK) st = gaia__ag_sweep(ctx, tp);
     /* the parameters get their gradients only when the whole pass worked */
     for (v = 1; st == GAIA_OK && v < tp->nvars; v++) {
         gaia__ag_var *var = &tp->vars[v];
@@ -6083,6 +6186,185 @@ GAIA_API gaia_status gaia_backward(gaia_ctx *ctx, const gaia_tensor *loss) {
     ctx->in_backward = 0;
     gaia_tape_clear(ctx);
     return st;
+}
+
+/* ---- activation checkpointing ----
+   The forward runs the block with recording off and records one node that
+   keeps views of its inputs. Its backward swaps in a tape of its own, runs
+   the block again on fresh handles of the same inputs (those that need a
+   gradient marked as parameters of that tape), seeds the result's gradient
+   with the one the outer tape has for it, sweeps the inner tape, and hands
+   each input's gradient to the outer tape's variable for it. Parameters
+   the block reached outside its inputs get a new outer variable, so that
+   they too receive their gradient only when the whole backward worked. The
+   inner tape runs under a generation of its own; the outer one then moves
+   past it, so that no handle the inner tape marked looks tracked later. */
+static void gaia__ag_tape_free(gaia_ctx *ctx, struct gaia__tape *tp) {
+    size_t i;
+    if (!tp) return;
+    for (i = 0; i < tp->nnodes; i++) gaia__ag_release(&tp->nodes[i]);
+    for (i = 1; i < tp->nvars; i++) gaia_tensor_free(tp->vars[i].grad);
+    gaia__host_free(ctx, tp->vars);
+    gaia__host_free(ctx, tp->nodes);
+    gaia__host_free(ctx, tp);
+}
+
+static gaia_status gaia__ag_checkpoint_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g) {
+    static const char *fn = "gaia_backward";
+    const gaia__ag_ckpt *c = n->ckpt;
+    struct gaia__tape *outer = ctx->tape, *inner;
+    uint64_t outer_gen = ctx->tape_gen;
+    int grad_off = ctx->grad_off;
+    gaia_tensor **in, *r = NULL;
+    gaia_status st = GAIA_OK;
+    size_t i;
+    for (i = 0; i < c->n; i++)
+        if (c->in[i]->storage->version != c->version[i])
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "input %zu of a checkpointed block was overwritten in "
+                                                             "place after the block ran: it cannot be recomputed", i);
+    inner = (struct gaia__tape *)gaia__host_alloc(ctx, sizeof *inner);
+    in = (gaia_tensor **)gaia__host_alloc(ctx, (c->n ? c->n : 1) * sizeof *in);
+    if (!inner || !in) {
+        gaia__host_free(ctx, inner);
+        gaia__host_free(ctx, in);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the tape of a checkpointed block");
+    }
+    memset(inner, 0, sizeof *inner);
+    memset(in, 0, (c->n ? c->n : 1) * sizeof *in);
+    for (i = 0; st == GAIA_OK && i < c->n; i++) {
+        st = gaia__make_view(ctx, fn, c->in[i], 0, c->in[i]->ndim, c->in[i]->shape, &in[i]);
+        if (st == GAIA_OK) in[i]->requires_grad = c->var[i] != 0;
+    }
+    /* the recomputation, recorded on the inner tape */
+    ctx->tape = inner;
+    ctx->tape_gen = outer_gen + 1;
+    ctx->in_backward = 0;
+    ctx->grad_off = 0;
+    if (st == GAIA_OK) st = c->fn(ctx, in, c->n, c->user, &r);
+    ctx->in_backward = 1;
+    if (st == GAIA_OK && !r)
+        st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the checkpointed block returned no result when recomputed");
+    if (st == GAIA_OK && inner->broken)
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "the checkpointed block's recomputation could not be "
+                                                         "recorded (out of memory)");
+    if (st == GAIA_OK && (r->numel != g->numel || r->ndim != g->ndim))
+        st = gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "the checkpointed block's result has %zu elements when recomputed, "
+                                                 "%zu the first time: the block must compute the same thing each time",
+                        r->numel, g->numel);
+    if (st == GAIA_OK && gaia__ag_tracked(ctx, r)) { /* else nothing in it needs a gradient */
+        st = gaia_tensor_copy(ctx, g, &inner->vars[r->ag_var].grad);
+        if (st == GAIA_OK) st = gaia__ag_sweep(ctx, inner);
+    }
+    ctx->tape = outer;
+    ctx->tape_gen++; /* past every generation the recomputation used (nested blocks too) */
+    ctx->grad_off = grad_off;
+    /* each input's gradient to its outer variable */
+    for (i = 0; st == GAIA_OK && i < c->n; i++) {
+        gaia__ag_var *v;
+        if (!c->var[i] || in[i]->ag_gen != outer_gen + 1 || !in[i]->ag_var) continue;
+        v = &inner->vars[in[i]->ag_var];
+        if (v->grad) {
+            st = gaia__ag_accumulate(ctx, &outer->vars[c->var[i]], v->grad);
+            v->grad = NULL;
+        }
+    }
+    /* parameters the block reached some other way (through user) */
+    for (i = 1; st == GAIA_OK && i < inner->nvars; i++) {
+        gaia__ag_var *v = &inner->vars[i];
+        size_t j;
+        uint32_t id;
+        int mine = 0;
+        if (!v->leaf || !v->grad) continue;
+        for (j = 0; j < c->n; j++) mine |= v->leaf == in[j];
+        if (mine) continue;
+        id = gaia__ag_new_var(ctx, v->leaf, v->leaf);
+        if (!id) {
+            st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot record a gradient of a checkpointed block");
+            break;
+        }
+        outer->vars[id].grad = v->grad;
+        v->grad = NULL;
+    }
+    gaia_tensor_free(r);
+    for (i = 0; i < c->n; i++) gaia_tensor_free(in[i]);
+    gaia__host_free(ctx, in);
+    gaia__ag_tape_free(ctx, inner);
+    return st;
+}
+
+GAIA_API gaia_status gaia_checkpoint(gaia_ctx *ctx, gaia_checkpoint_fn fn_block, void *user, gaia_tensor *const *inputs,
+                                     size_t n, gaia_tensor **out) {
+    static const char *fn = "gaia_checkpoint";
+    gaia__ag_pending p;
+    gaia__ag_ckpt *c;
+    gaia_tensor *r = NULL;
+    gaia_status st;
+    size_t i;
+    int record = 0, was;
+    GAIA__NEED_CTX(ctx);
+    if (!fn_block || !out || (n && !inputs))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "fn, out or inputs (n = %zu) is NULL", n);
+    if (*out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "*out must be NULL (the block's result is always new)");
+    for (i = 0; i < n; i++) {
+        if ((st = gaia__check_tensor(ctx, fn, "an input", inputs[i])) != GAIA_OK)
+            return gaia__fail(ctx, st, fn, "input %zu of %zu: %s", i, n,
+                              inputs[i] ? "belongs to another context or was freed" : "is NULL");
+        record |= inputs[i]->requires_grad || gaia__ag_tracked(ctx, inputs[i]);
+    }
+    if (ctx->grad_off || ctx->in_backward || !record) { /* nothing to recompute later: just the block */
+        st = fn_block(ctx, inputs, n, user, &r);
+        if (st == GAIA_OK && !r) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the block returned no result");
+        if (st == GAIA_OK) *out = r;
+        else gaia_tensor_free(r);
+        return st;
+    }
+    c = (gaia__ag_ckpt *)gaia__host_alloc(ctx, sizeof *c);
+    if (!c) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot record the block");
+    memset(c, 0, sizeof *c);
+    c->ctx = ctx;
+    c->fn = fn_block;
+    c->user = user;
+    c->in = (gaia_tensor **)gaia__host_alloc(ctx, (n ? n : 1) * sizeof *c->in);
+    c->version = (uint64_t *)gaia__host_alloc(ctx, (n ? n : 1) * sizeof *c->version);
+    c->var = (uint32_t *)gaia__host_alloc(ctx, (n ? n : 1) * sizeof *c->var);
+    if (!c->in || !c->version || !c->var) {
+        gaia__ag_ckpt_free(c);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot record the block's %zu inputs", n);
+    }
+    memset(c->in, 0, (n ? n : 1) * sizeof *c->in);
+    c->n = n;
+    for (i = 0; i < n; i++) {
+        if (gaia__make_view(ctx, fn, inputs[i], 0, inputs[i]->ndim, inputs[i]->shape, &c->in[i]) != GAIA_OK) {
+            gaia__ag_ckpt_free(c);
+            return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot keep input %zu of the block", i);
+        }
+        c->version[i] = inputs[i]->storage->version;
+        c->var[i] = gaia__ag_input(ctx, inputs[i]);
+        if (!c->var[i] && (inputs[i]->requires_grad || gaia__ag_tracked(ctx, inputs[i]))) {
+            gaia__ag_ckpt_free(c);
+            return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot record input %zu of the block", i);
+        }
+    }
+    was = gaia_grad_set_enabled(ctx, 0);
+    st = fn_block(ctx, inputs, n, user, &r);
+    gaia_grad_set_enabled(ctx, was);
+    if (st == GAIA_OK && !r) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the block returned no result");
+    if (st != GAIA_OK) {
+        gaia__ag_ckpt_free(c);
+        gaia_tensor_free(r);
+        return st;
+    }
+    memset(&p, 0, sizeof p);
+    p.active = 1;
+    p.node.kind = GAIA__AG_CHECKPOINT;
+    p.node.ckpt = c;
+    st = gaia__ag_end(ctx, &p, GAIA_OK, r, NULL); /* releases c when it fails */
+    if (st != GAIA_OK) {
+        gaia_tensor_free(r);
+        return st;
+    }
+    *out = r;
+    return GAIA_OK;
 }
 
 /* ---- optimizers: updates as tensor operations, on the parameters' device ---- */

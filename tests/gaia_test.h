@@ -107,6 +107,12 @@ void gt_heap_fail_in(gt_heap *h, long k);
    directory and everything in it when it ends, whatever the tests did. */
 const char *gt_tmp_path(char *buf, size_t size, const char *name);
 
+/* The Python interpreter for the interoperability tests: $GAIA_TEST_PYTHON,
+   else python3; NULL when it cannot run "import <modules>" (modules: a
+   comma-separated list, e.g. "numpy, torch") or its path would need
+   quoting. cmd (size bytes) is scratch space for the probe. */
+const char *gt_python(char *cmd, size_t size, const char *modules);
+
 /* Captures log messages (used to check the CUDA fallback line). */
 extern char gt_log_buffer[2048];
 void gt_log_capture(gaia_log_level level, const char *message, void *user);

@@ -40,6 +40,8 @@ extern const gt_case gt_eigh_cases[];
 extern const gt_case gt_ckpt_cases[];
 extern const gt_case gt_layer_grad_cases[];
 extern const gt_case gt_vsa_cases[];
+extern const gt_case gt_torch_cases[];
+extern const gt_case gt_checkpoint_cases[];
 
 static const struct gt_suite {
     const char *name;
@@ -57,6 +59,8 @@ static const struct gt_suite {
     {"ckpt", gt_ckpt_cases},
     {"layer_grad", gt_layer_grad_cases},
     {"vsa", gt_vsa_cases},
+    {"torch", gt_torch_cases},
+    {"checkpoint", gt_checkpoint_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 
@@ -214,6 +218,13 @@ const char *gt_tmp_path(char *buf, size_t size, const char *name) {
     }
     snprintf(buf, size, "%s/%s", gt_tmp_dir, name);
     return buf;
+}
+const char *gt_python(char *cmd, size_t size, const char *modules) {
+    const char *py = getenv("GAIA_TEST_PYTHON");
+    if (!py || !py[0]) py = "python3";
+    if (strchr(py, '\'') || strchr(modules, '\'')) return NULL;
+    snprintf(cmd, size, "'%s' -c 'import %s' > /dev/null 2>&1", py, modules);
+    return system(cmd) == 0 ? py : NULL;
 }
 static void gt_tmp_remove(void) {
     DIR *d;

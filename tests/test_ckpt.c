@@ -665,19 +665,9 @@ static void optim_load_out_of_memory_changes_nothing(gt *t) {
 }
 
 /* ---- Python's safetensors, both ways (skipped when it is not installed) ---- */
-/* The interpreter: $GAIA_TEST_PYTHON, else python3; NULL when it cannot
-   import safetensors and numpy (or its path would need quoting). */
-static const char *python_with_safetensors(char *cmd, size_t size) {
-    const char *py = getenv("GAIA_TEST_PYTHON");
-    if (!py || !py[0]) py = "python3";
-    if (strchr(py, '\'')) return NULL;
-    snprintf(cmd, size, "'%s' -c 'import safetensors.numpy, numpy' > /dev/null 2>&1", py);
-    return system(cmd) == 0 ? py : NULL;
-}
-
 static void safetensors_files_agree_with_python(gt *t) {
     char cmd[2400], script[600], ours[600], theirs[600];
-    const char *py = python_with_safetensors(cmd, sizeof cmd);
+    const char *py = gt_python(cmd, sizeof cmd, "safetensors.numpy, numpy");
     static const float w[6] = {0.5f, -1.25f, 3.0e-8f, 1e30f, -0.0f, 7.0f};
     static const char *meta[] = {"epoch", "4", "who", "gaia", NULL};
     gaia_tensor *x = NULL, *s = NULL;

@@ -1,0 +1,260 @@
+/* gaia's gradients against torch.autograd, when a Python with numpy and
+   torch is there ($GAIA_TEST_PYTHON, else python3; skipped otherwise).
+   gaia writes the weights and inputs as .npy, Python computes the same
+   loss and its gradients in float64 and writes them back as .npy, and
+   gaia compares its own float32 loss and gradients with them. */
+#include "gaia_test.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+#define TORCH_MAX 12
+
+/* One model's tensors: name (also the .npy file's stem), value, whether
+   gaia and torch differentiate it. */
+typedef struct torch_case {
+    const char *name[TORCH_MAX];
+    gaia_tensor *t[TORCH_MAX];
+    int grad[TORCH_MAX];
+    int n;
+} torch_case;
+
+/* Adds a tensor of uniform values in [lo, hi), or of `values` when not NULL. */
+static gaia_status torch_add_values(gt *t, torch_case *c, const char *name, int ndim, const size_t *shape, double lo,
+                                    double hi, int grad, const float *values) {
+    size_t n = 1, i;
+    float *v;
+    gaia_status st;
+    int d;
+    for (d = 0; d < ndim; d++) n *= shape[d];
+    v = gt_alloc_floats(n);
+    if (!v) return GAIA_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < n; i++) v[i] = values ? values[i] : (float)gt_uniform(t, lo, hi);
+    st = gaia_tensor_from_host(t->ctx, ndim, shape, v, &c->t[c->n]);
+    free(v);
+    if (st == GAIA_OK && grad) st = gaia_tensor_set_requires_grad(t->ctx, c->t[c->n], 1);
+    c->name[c->n] = name;
+    c->grad[c->n] = grad;
+    c->n++;
+    return st;
+}
+
+static gaia_status torch_add(gt *t, torch_case *c, const char *name, int ndim, const size_t *shape, double lo,
+                             double hi, int grad) {
+    return torch_add_values(t, c, name, ndim, shape, lo, hi, grad, NULL);
+}
+
+static void torch_free(torch_case *c) {
+    int i;
+    for (i = 0; i < c->n; i++) gaia_tensor_free(c->t[i]);
+    c->n = 0;
+}
+
+static gaia_tensor *torch_get(const torch_case *c, const char *name) {
+    int i;
+    for (i = 0; i < c->n; i++)
+        if (strcmp(c->name[i], name) == 0) return c->t[i];
+    return NULL;
+}
+
+/* Writes the tensors and a script whose body `model` (Python, with t[name]
+   the float64 torch tensors, F = torch.nn.functional) sets `loss`; runs
+   it; compares the loss and every gradient. */
+static void torch_compare(gt *t, const char *py, const char *tag, torch_case *c, const gaia_tensor *loss,
+                          const char *model, double atol, double rtol) {
+    char path[600], script[600], cmd[2400];
+    FILE *f;
+    int i;
+    for (i = 0; i < c->n; i++) {
+        char file[100];
+        snprintf(file, sizeof file, "%s_%s.npy", tag, c->name[i]);
+        GT_OK(t, gaia_tensor_save_npy(t->ctx, c->t[i], gt_tmp_path(path, sizeof path, file)));
+    }
+    snprintf(cmd, sizeof cmd, "%s_model.py", tag);
+    gt_tmp_path(script, sizeof script, cmd);
+    f = fopen(script, "w");
+    GT_CHECK(t, f != NULL, "cannot write %s", script);
+    fprintf(f,
+            "import sys, os, numpy as np, torch\n"
+            "import torch.nn.functional as F\n"
+            "d, tag = sys.argv[1], sys.argv[2]\n"
+            "names = sys.argv[3].split(',')\n"
+            "grads = set(sys.argv[4].split(','))\n"
+            "t = {}\n"
+            "for n in names:\n"
+            "    a = torch.from_numpy(np.load(os.path.join(d, tag + '_' + n + '.npy')).astype(np.float64))\n"
+            "    t[n] = a.requires_grad_(n in grads)\n"
+            "%s\n"
+            "loss.backward()\n"
+            "np.save(os.path.join(d, tag + '_ref_loss.npy'), loss.detach().reshape(1).numpy())\n"
+            "for n in grads:\n"
+            "    np.save(os.path.join(d, tag + '_ref_grad_' + n + '.npy'), t[n].grad.numpy())\n",
+            model);
+    GT_CHECK(t, fclose(f) == 0, "cannot write %s", script);
+    {
+        char names[400] = "", grads[400] = "", dir[600];
+        size_t len;
+        for (i = 0; i < c->n; i++) {
+            len = strlen(names);
+            snprintf(names + len, sizeof names - len, "%s%s", i ? "," : "", c->name[i]);
+            if (c->grad[i]) {
+                len = strlen(grads);
+                snprintf(grads + len, sizeof grads - len, "%s%s", grads[0] ? "," : "", c->name[i]);
+            }
+        }
+        gt_tmp_path(dir, sizeof dir, "");
+        snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' %s %s %s", py, script, dir, tag, names, grads);
+    }
+    GT_CHECK(t, system(cmd) == 0, "python could not compute the reference: %s", cmd);
+    for (i = -1; i < c->n; i++) {
+        char file[100];
+        gaia_tensor *ref = NULL;
+        const gaia_tensor *out = i < 0 ? loss : gaia_tensor_grad(c->t[i]);
+        float *r, *o;
+        double *rd;
+        size_t n, k;
+        long at;
+        if (i >= 0 && !c->grad[i]) continue;
+        if (i < 0) snprintf(file, sizeof file, "%s_ref_loss.npy", tag);
+        else snprintf(file, sizeof file, "%s_ref_grad_%s.npy", tag, c->name[i]);
+        GT_CHECK(t, out != NULL, "%s: gaia has no gradient for %s", tag, i < 0 ? "the loss" : c->name[i]);
+        GT_OK(t, gaia_tensor_load_npy(t->ctx, gt_tmp_path(path, sizeof path, file), &ref));
+        n = gaia_tensor_numel(ref);
+        if (n != gaia_tensor_numel(out)) {
+            gaia_tensor_free(ref);
+            GT_CHECK(t, 0, "%s: %zu reference values, gaia has %zu", file, n, gaia_tensor_numel(out));
+        }
+        r = gt_host(t, ref);
+        o = gt_host(t, out);
+        rd = (double *)malloc(n * sizeof *rd);
+        gaia_tensor_free(ref);
+        if (!r || !o || !rd) {
+            free(r);
+            free(o);
+            free(rd);
+            GT_CHECK(t, 0, "out of memory");
+        }
+        for (k = 0; k < n; k++) rd[k] = r[k];
+        at = gt_mismatch(rd, o, n, atol, rtol);
+        if (at >= 0) {
+            double want = rd[at], got = o[at];
+            free(r);
+            free(o);
+            free(rd);
+            GT_CHECK(t, 0, "%s, %s element %ld: torch %.9g, gaia %.9g", tag, i < 0 ? "loss" : c->name[i], at, want,
+                     got);
+        }
+        free(r);
+        free(o);
+        free(rd);
+    }
+}
+
+/* An MLP: Linear + GELU (tanh form), LayerNorm, Linear, cross-entropy. */
+static void mlp_gradients_agree_with_torch(gt *t) {
+    char cmd[600];
+    const char *py = gt_python(cmd, sizeof cmd, "numpy, torch");
+    torch_case c;
+    gaia_tensor *h = NULL, *n = NULL, *logits = NULL, *loss = NULL, *tg;
+    size_t B = 8, D = 6, H = 10, C = 5, sx[2], sw1[2], sw2[2], i;
+    float targets[8];
+    gaia_status st = GAIA_OK;
+    if (!py) GT_SKIP(t, "no python with numpy and torch (set GAIA_TEST_PYTHON)");
+    memset(&c, 0, sizeof c);
+    sx[0] = B, sx[1] = D;
+    sw1[0] = H, sw1[1] = D;
+    sw2[0] = C, sw2[1] = H;
+    if (st == GAIA_OK) st = torch_add(t, &c, "x", 2, sx, -1.5, 1.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "W1", 2, sw1, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "b1", 1, &H, -0.5, 0.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "g", 1, &H, 0.5, 1.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "beta", 1, &H, -0.5, 0.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "W2", 2, sw2, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "b2", 1, &C, -0.5, 0.5, 1);
+    for (i = 0; i < B; i++) targets[i] = (float)(gt_u64(t) % C);
+    if (st == GAIA_OK) st = torch_add_values(t, &c, "target", 1, &B, 0.0, 0.0, 0, targets);
+    tg = torch_get(&c, "target");
+    if (st == GAIA_OK)
+        st = gaia_layer_linear(t->ctx, torch_get(&c, "x"), torch_get(&c, "W1"), torch_get(&c, "b1"),
+                               GAIA_LAYER_ACT_GELU, &h);
+    if (st == GAIA_OK)
+        st = gaia_layer_layernorm(t->ctx, h, torch_get(&c, "g"), torch_get(&c, "beta"), 1e-5f, &n);
+    if (st == GAIA_OK)
+        st = gaia_layer_linear(t->ctx, n, torch_get(&c, "W2"), torch_get(&c, "b2"), GAIA_LAYER_ACT_LINEAR, &logits);
+    if (st == GAIA_OK) st = gaia_loss_cross_entropy(t->ctx, logits, tg, &loss);
+    if (st == GAIA_OK) st = gaia_backward(t->ctx, loss);
+    gaia_tensor_free(h);
+    gaia_tensor_free(n);
+    gaia_tensor_free(logits);
+    if (st == GAIA_OK)
+        torch_compare(t, py, "mlp", &c, loss,
+                      "h = F.gelu(t['x'] @ t['W1'].T + t['b1'], approximate='tanh')\n"
+                      "n = F.layer_norm(h, (h.shape[-1],), t['g'], t['beta'], 1e-5)\n"
+                      "logits = n @ t['W2'].T + t['b2']\n"
+                      "loss = F.cross_entropy(logits, t['target'].long())",
+                      1e-5, 1e-4);
+    else
+        gt_fail_at(t, __FILE__, __LINE__, "gaia's forward or backward: %s (%s)", gaia_status_str(st),
+                   gaia_last_error(t->ctx));
+    gaia_tensor_free(loss);
+    torch_free(&c);
+}
+
+/* A pre-LayerNorm causal attention block with a residual:
+   y = x + Linear_o(attention(LN(x) Wq, LN(x) Wk, LN(x) Wv)), MSE loss. */
+static void attention_block_gradients_agree_with_torch(gt *t) {
+    char cmd[600];
+    const char *py = gt_python(cmd, sizeof cmd, "numpy, torch");
+    torch_case c;
+    gaia_tensor *a = NULL, *q = NULL, *k = NULL, *v = NULL, *o = NULL, *p = NULL, *y = NULL, *loss = NULL;
+    size_t sx[3] = {2, 7, 8}, sw[2] = {8, 8}, d = 8;
+    gaia_status st = GAIA_OK;
+    if (!py) GT_SKIP(t, "no python with numpy and torch (set GAIA_TEST_PYTHON)");
+    memset(&c, 0, sizeof c);
+    if (st == GAIA_OK) st = torch_add(t, &c, "x", 3, sx, -1.5, 1.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "g", 1, &d, 0.5, 1.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "beta", 1, &d, -0.5, 0.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "Wq", 2, sw, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "Wk", 2, sw, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "Wv", 2, sw, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "Wo", 2, sw, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "bo", 1, &d, -0.5, 0.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "target", 3, sx, -1.0, 1.0, 0);
+    if (st == GAIA_OK) st = gaia_layer_layernorm(t->ctx, torch_get(&c, "x"), torch_get(&c, "g"), torch_get(&c, "beta"),
+                                                 1e-5f, &a);
+    if (st == GAIA_OK) st = gaia_layer_linear(t->ctx, a, torch_get(&c, "Wq"), NULL, GAIA_LAYER_ACT_LINEAR, &q);
+    if (st == GAIA_OK) st = gaia_layer_linear(t->ctx, a, torch_get(&c, "Wk"), NULL, GAIA_LAYER_ACT_LINEAR, &k);
+    if (st == GAIA_OK) st = gaia_layer_linear(t->ctx, a, torch_get(&c, "Wv"), NULL, GAIA_LAYER_ACT_LINEAR, &v);
+    if (st == GAIA_OK) st = gaia_layer_attention(t->ctx, q, k, v, 0.0f, 1, GAIA_LAYER_PREC_F32, &o);
+    if (st == GAIA_OK)
+        st = gaia_layer_linear(t->ctx, o, torch_get(&c, "Wo"), torch_get(&c, "bo"), GAIA_LAYER_ACT_LINEAR, &p);
+    if (st == GAIA_OK) st = gaia_tensor_add(t->ctx, torch_get(&c, "x"), p, &y);
+    if (st == GAIA_OK) st = gaia_loss_mse(t->ctx, y, torch_get(&c, "target"), &loss);
+    if (st == GAIA_OK) st = gaia_backward(t->ctx, loss);
+    gaia_tensor_free(a);
+    gaia_tensor_free(q);
+    gaia_tensor_free(k);
+    gaia_tensor_free(v);
+    gaia_tensor_free(o);
+    gaia_tensor_free(p);
+    gaia_tensor_free(y);
+    if (st == GAIA_OK)
+        torch_compare(t, py, "att", &c, loss,
+                      "x = t['x']\n"
+                      "a = F.layer_norm(x, (x.shape[-1],), t['g'], t['beta'], 1e-5)\n"
+                      "q, k, v = a @ t['Wq'].T, a @ t['Wk'].T, a @ t['Wv'].T\n"
+                      "o = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
+                      "y = x + o @ t['Wo'].T + t['bo']\n"
+                      "loss = F.mse_loss(y, t['target'])",
+                      1e-5, 1e-4);
+    else
+        gt_fail_at(t, __FILE__, __LINE__, "gaia's forward or backward: %s (%s)", gaia_status_str(st),
+                   gaia_last_error(t->ctx));
+    gaia_tensor_free(loss);
+    torch_free(&c);
+}
+
+const gt_case gt_torch_cases[] = {
+    {"torch_mlp_gradients_agree", mlp_gradients_agree_with_torch},
+    {"torch_attention_block_gradients_agree", attention_block_gradients_agree_with_torch},
+    {NULL, NULL},
+};
