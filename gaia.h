@@ -984,9 +984,12 @@
    gaia_brain_load_shards_mpi(ctx, paths, nshards, device, comm, &b) loads
    the shards (in their writers' rank order) on any number of ranks
    (re-sharding), checking that they are one save's and complete. gaia_brain_mpi_traffic reports the bytes and
-   the seconds of the collectives. Not on a sharded brain: fibre_stats,
-   fibre_edges, synapse_row, synapse_weight (GAIA_ERR_UNSUPPORTED: the
-   weights are spread over the ranks). With CUDA, each rank can drive its
+   the seconds of the collectives. The per-synapse read-outs work as in one
+   process and are collective on a sharded brain: fibre_edges and
+   synapse_row regenerate the whole row from the hash on every rank, each
+   learned weight comes from the rank whose block holds its target (one
+   MPI_MAX reduction), fibre_stats adds up the ranks' counts (synapses,
+   plastic and max_weight exact; mean_weight to rounding). With CUDA, each rank can drive its
    own GPU (its context's cuda_device_index); compiled, not yet run on a
    GPU. Destroy sharded brains before MPI_Finalize. A program
    (not a doc test: it needs mpicc and mpirun -np 4 ./my):
@@ -2596,8 +2599,10 @@ GAIA_API gaia_sampler gaia_brain_sampler(const gaia_brain *b);
    same order, same arguments) except the read-outs of replicated state;
    a failure on one rank (bad or differing arguments, out of memory) is
    returned by every rank with the same status, and the brain is unchanged.
-   fibre_stats, fibre_edges, synapse_row and synapse_weight return
-   GAIA_ERR_UNSUPPORTED; gaia_brain_memory counts this rank's bytes.
+   fibre_stats, fibre_edges, synapse_row and synapse_weight are collective
+   and give every rank the single-process answer (the weights from the
+   ranks that own their targets; mean_weight to rounding); gaia_brain_memory
+   counts this rank's bytes.
    With CUDA each rank may drive its own GPU (a context per rank with its
    cuda_device_index; the device argument as for gaia_brain_create): the
    block's inputs are then copied down once per step for the merge. That
@@ -9719,7 +9724,6 @@ static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st);
 static gaia_status gaia__mpi_agree_pairs(gaia_brain *b, const char *fn, gaia_status st, const int *pairs, size_t count);
 static gaia_status gaia__mpi_agree(gaia_ctx *ctx, MPI_Comm comm, const char *fn, gaia_status st, const int64_t *vals,
                                    const char *const *labels, int nvals, const char *what);
-static gaia_status gaia__mpi_refuse(gaia_brain *b, const char *fn);
 static gaia_status gaia__mpi_add_stimulus(gaia_brain *b, const char *name, uint32_t size);
 static gaia_status gaia__mpi_add_area(gaia_brain *b, const char *name, uint32_t n, uint32_t k, float beta,
                                       gaia_area_mode mode);
@@ -12065,18 +12069,38 @@ static gaia_status gaia__asm_map_download(gaia_brain *b, const gaia__asm_fibre *
     return st;
 }
 
-GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, const char *to, gaia_fibre_stats *out) {
-    static const char *fn = "gaia_brain_fibre_stats";
+/* Fibre args that cover the whole target area (a sharded brain's args
+   cover the rank's block): for the edges only, no weights or bits. */
+static void gaia__asm_whole_target(const gaia_brain *b, int tgt, gaia_assembly_fibre_args *args) {
+    if (args->n_tgt == b->areas[tgt].n) return;
+    args->n_tgt = b->areas[tgt].n;
+    args->tgt_base = 0;
+    args->map_keys = NULL;
+    args->map_vals = NULL;
+    args->map_mask = 0;
+    args->tgt_support = NULL;
+}
+
+#ifdef GAIA_USE_MPI
+static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
+                                         gaia_fibre_stats *out);
+static gaia_status gaia__mpi_synapse_row(gaia_brain *b, const char *fn, gaia_status pre, const char *from,
+                                         const char *to, uint32_t i, uint32_t *tg, float *wt, size_t cap,
+                                         size_t *count);
+static gaia_status gaia__mpi_synapse_weight(gaia_brain *b, const char *fn, const char *from, const char *to,
+                                            uint32_t i, uint32_t j, float *w);
+#endif
+
+/* raw (may be NULL): {synapses, plastic, sum of c (w - 1) over the learned
+   weights, max weight}, the parts a sharded brain adds up over its ranks. */
+static gaia_status gaia__asm_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
+                                         gaia_fibre_stats *out, double *raw) {
     int src, tgt, fi;
     const gaia__asm_area *t;
-    double syn = 0, wsum = 0, wmax = 1;
+    double syn = 0, wsum = 0, wmax = 1, learned = 0;
     size_t plastic = 0;
     int exact = 1;
     gaia_status st;
-    if (!b) return GAIA_ERR_INVALID_ARG;
-#ifdef GAIA_USE_MPI
-    if (b->mpi) return gaia__mpi_refuse(b, "gaia_brain_fibre_stats");
-#endif
     if (!out) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
     if (st != GAIA_OK) return st;
@@ -12117,12 +12141,12 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
         gaia__asm_args(b, f, 0, &args);
         if (src < 0) {
             uint32_t j;
-            for (j = 0; j < t->n; j++) syn += gaia_cpu_assembly_stim_degree(&args, j);
-        } else if ((double)args.n_src * (double)args.n_tgt * args.p <= 2e8) {
-            uint32_t i;
+            for (j = 0; j < args.n_tgt; j++) syn += gaia_cpu_assembly_stim_degree(&args, j); /* (this rank's block) */
+        } else if ((double)args.n_src * (double)t->n * args.p <= 2e8) {
+            uint32_t i; /* (a sharded brain: the edges into this rank's block) */
             for (i = 0; i < args.n_src; i++) syn += (double)gaia_cpu_assembly_edges(&args, i, NULL, 0);
         } else {
-            syn = (double)args.n_src * (double)args.n_tgt * args.p;
+            syn = (double)args.n_src * (double)t->n * args.p;
             exact = 0;
         }
         wsum = syn;
@@ -12139,11 +12163,18 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
                 e = vals[s];
                 plastic += (size_t)c;
                 wsum += c * ((double)e - 1.0);
+                learned += c * ((double)e - 1.0);
                 if (e > wmax) wmax = e;
             }
             gaia__asm_hfree(b, keys);
             gaia__asm_hfree(b, vals);
         }
+    }
+    if (raw) {
+        raw[0] = syn;
+        raw[1] = (double)plastic;
+        raw[2] = learned;
+        raw[3] = wmax;
     }
     out->synapses = syn;
     out->synapses_exact = exact;
@@ -12151,6 +12182,15 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
     out->mean_weight = syn > 0 ? wsum / syn : 0.0;
     out->max_weight = syn > 0 ? wmax : 0.0;
     return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, const char *to, gaia_fibre_stats *out) {
+    static const char *fn = "gaia_brain_fibre_stats";
+    if (!b) return GAIA_ERR_INVALID_ARG;
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return gaia__mpi_fibre_stats(b, fn, from, to, out);
+#endif
+    return gaia__asm_fibre_stats(b, fn, from, to, out, NULL);
 }
 
 GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, const char *to, uint32_t i,
@@ -12163,9 +12203,6 @@ GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, con
     uint64_t c = 0;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
-#ifdef GAIA_USE_MPI
-    if (b->mpi) return gaia__mpi_refuse(b, "gaia_brain_fibre_edges");
-#endif
     if (!count || (cap && !out)) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
     src = gaia__asm_find_area(b, from);
     if (src < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", from ? from : "(null)");
@@ -12177,6 +12214,7 @@ GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, con
         return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "neuron %u outside area '%s' (n = %u)", i, from,
                           b->areas[src].n);
     gaia__asm_args(b, gaia__asm_fibre_view(b, src, tgt, &tmp), 1, &args);
+    gaia__asm_whole_target(b, tgt, &args);
     st = gaia__asm_dalloc(b, (cap ? cap : 1) * 4, &d);
     if (st == GAIA_OK) st = b->be->assembly->edges(b->ctx, &args, i, (uint32_t *)d, cap, &c);
     if (st == GAIA_OK && cap) st = b->be->download(b->ctx, out, d, (size_t)(c < cap ? c : cap) * 4);
@@ -12188,16 +12226,13 @@ GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, con
 
 /* The synapses of source neuron i of fibre from -> to, ascending, with their
    weights, into host arrays of `cap` (count: all of them). */
-static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const char *from, const char *to, uint32_t i,
-                                         uint32_t *tg, float *wt, size_t cap, size_t *count) {
+static gaia_status gaia__asm_synapse_row_local(gaia_brain *b, const char *fn, const char *from, const char *to,
+                                               uint32_t i, uint32_t *tg, float *wt, size_t cap, size_t *count) {
     int src, tgt;
     gaia__asm_fibre tmp;
     const gaia__asm_fibre *f;
     gaia_status st = GAIA_OK;
     if (!b) return GAIA_ERR_INVALID_ARG;
-#ifdef GAIA_USE_MPI
-    if (b->mpi) return gaia__mpi_refuse(b, fn);
-#endif
     if (!count || (cap && (!tg || !wt))) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
     st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
     if (st != GAIA_OK) return st;
@@ -12230,7 +12265,9 @@ static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const ch
         uint32_t *edges;
         /* the base edges on the host (the same on every device), then the
            learned weights from the map */
+        const gaia__asm_area *t = &b->areas[tgt];
         gaia__asm_args(b, f, 0, &args);
+        gaia__asm_whole_target(b, tgt, &args); /* a sharded brain: the whole row, from the hash */
         c = gaia_cpu_assembly_edges(&args, i, NULL, 0);
         if (!tg && !cap) { /* a size query */
             *count = (size_t)c;
@@ -12249,10 +12286,16 @@ static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const ch
                 st = gaia__asm_map_download(b, f, &keys, &vals);
         }
         if (st == GAIA_OK) {
+            /* this rank's map keys are i * sh_n + (j - sh_lo) (one process:
+               sh_lo = 0, sh_n = n); targets in another rank's block get
+               -inf here, its weight after the reduction (gaia__mpi_synapse_row) */
             for (e = 0; e < c; e++) {
+                int mine = edges[e] >= t->sh_lo && edges[e] - t->sh_lo < t->sh_n;
                 tg[e] = edges[e];
-                wt[e] = keys ? gaia_cpu_assembly_map_get(keys, vals, f->cap - 1, (uint64_t)i * b->areas[tgt].n + edges[e])
-                             : 1.0f;
+                wt[e] = !mine ? -INFINITY
+                        : keys ? gaia_cpu_assembly_map_get(keys, vals, f->cap - 1,
+                                                           (uint64_t)i * t->sh_n + (edges[e] - t->sh_lo))
+                               : 1.0f;
             }
             *count = (size_t)c;
         }
@@ -12264,6 +12307,15 @@ static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const ch
         if (st != GAIA_OK) return gaia__fail(b->ctx, st, fn, "cannot read the learned weights");
     }
     return GAIA_OK;
+}
+
+static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const char *from, const char *to, uint32_t i,
+                                         uint32_t *tg, float *wt, size_t cap, size_t *count) {
+    if (!b) return GAIA_ERR_INVALID_ARG;
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return gaia__mpi_synapse_row(b, fn, GAIA_OK, from, to, i, tg, wt, cap, count);
+#endif
+    return gaia__asm_synapse_row_local(b, fn, from, to, i, tg, wt, cap, count);
 }
 
 GAIA_API gaia_status gaia_brain_synapse_row(gaia_brain *b, const char *from, const char *to, uint32_t i,
@@ -12281,7 +12333,7 @@ GAIA_API gaia_status gaia_brain_synapse_weight(gaia_brain *b, const char *from, 
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
 #ifdef GAIA_USE_MPI
-    if (b->mpi) return gaia__mpi_refuse(b, "gaia_brain_synapse_weight");
+    if (b->mpi) return gaia__mpi_synapse_weight(b, fn, from, to, i, j, w);
 #endif
     if (!w) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "w is NULL");
     tgt = gaia__asm_find_area(b, to);
@@ -13722,12 +13774,6 @@ static gaia_status gaia__mpi_agree(gaia_ctx *ctx, MPI_Comm comm, const char *fn,
     return GAIA_OK;
 }
 
-static gaia_status gaia__mpi_refuse(gaia_brain *b, const char *fn) {
-    return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn,
-                      "not available on a brain sharded over %d MPI ranks (each holds part of the weights)",
-                      b->mpi->size);
-}
-
 /* Records comm (not duplicated yet: no collective) on a new brain. */
 static gaia_status gaia__mpi_attach(gaia_brain *b, MPI_Comm comm) {
     struct gaia__mpi_brain *m = (struct gaia__mpi_brain *)gaia__asm_hcalloc(b, 1, sizeof *m);
@@ -14278,6 +14324,102 @@ static gaia_status gaia__mpi_put_map(gaia__asm_wbuf *w, gaia_brain *b, const gai
     gaia__asm_hfree(b, all);
     gaia__asm_hfree(b, rc);
     gaia__asm_hfree(b, counts);
+    return st;
+}
+
+/* ---- per-synapse read-outs of a sharded brain. The connectome is the
+   hash's, so every rank regenerates the same edges; a learned weight lives
+   on the rank whose block holds its target, and one reduction gives every
+   rank all of them. Lazy targets are replicated: answered locally. All
+   collective, with the arguments compared across ranks. ---- */
+
+/* Whether target area `to` is an explicit area of b (then sharded). */
+static int gaia__mpi_sharded_target(const gaia_brain *b, const char *to) {
+    int tgt = gaia__asm_find_area(b, to);
+    return tgt >= 0 && b->areas[tgt].mode == GAIA_AREA_EXPLICIT;
+}
+
+static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
+                                         gaia_fibre_stats *out) {
+    gaia_fibre_stats mine;
+    double raw[4] = {0, 0, 0, 0}, sum[3], wmax = 0;
+    gaia_status st = gaia__asm_fibre_stats(b, fn, from, to, out ? &mine : NULL, raw);
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, NULL, NULL, 0, "");
+    if (st != GAIA_OK) return st;
+    if (gaia__mpi_sharded_target(b, to)) {
+        /* an estimate (not exact) is the whole fibre's already: rank 0's */
+        if (!mine.synapses_exact && b->mpi->rank != 0) raw[0] = 0;
+        MPI_Allreduce(raw, sum, 3, MPI_DOUBLE, MPI_SUM, b->mpi->comm);
+        MPI_Allreduce(&raw[3], &wmax, 1, MPI_DOUBLE, MPI_MAX, b->mpi->comm);
+        b->mpi->bytes += 32 * (uint64_t)b->mpi->size;
+        mine.synapses = sum[0];
+        mine.plastic = (size_t)sum[1];
+        mine.mean_weight = sum[0] > 0 ? (sum[0] + sum[2]) / sum[0] : 0.0;
+        mine.max_weight = sum[0] > 0 ? wmax : 0.0;
+    }
+    *out = mine;
+    return GAIA_OK;
+}
+
+/* pre: a failure of this rank before the call (it still attends). */
+static gaia_status gaia__mpi_synapse_row(gaia_brain *b, const char *fn, gaia_status pre, const char *from,
+                                         const char *to, uint32_t i, uint32_t *tg, float *wt, size_t cap,
+                                         size_t *count) {
+    static const char *const labels[2] = {"i", "cap"};
+    size_t c = 0, done;
+    int64_t vals[2];
+    gaia_status st = pre;
+    if (st == GAIA_OK) st = gaia__asm_synapse_row_local(b, fn, from, to, i, tg, wt, cap, &c);
+    vals[0] = (int64_t)i;
+    vals[1] = (int64_t)cap;
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 2, "the synapse row");
+    if (st != GAIA_OK) return st;
+    if (cap && gaia__mpi_sharded_target(b, to))
+        for (done = 0; done < c;) { /* the weights, from the ranks that own them (-inf elsewhere) */
+            int part = c - done < ((size_t)1 << 28) ? (int)(c - done) : 1 << 28;
+            MPI_Allreduce(MPI_IN_PLACE, wt + done, part, MPI_FLOAT, MPI_MAX, b->mpi->comm);
+            b->mpi->bytes += (uint64_t)part * 8;
+            done += (size_t)part;
+        }
+    *count = c;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__mpi_synapse_weight(gaia_brain *b, const char *fn, const char *from, const char *to,
+                                            uint32_t i, uint32_t j, float *w) {
+    static const char *const labels[2] = {"i", "j"};
+    size_t n = 0, lo, hi;
+    uint32_t *tg = NULL;
+    float *wt = NULL;
+    int64_t vals[2];
+    int tgt = gaia__asm_find_area(b, to);
+    gaia_status st = GAIA_OK;
+    if (!w) st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "w is NULL");
+    else if (tgt >= 0 && j >= b->areas[tgt].n)
+        st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "neuron %u outside area '%s' (n = %u)", j, to,
+                        b->areas[tgt].n);
+    vals[0] = (int64_t)i;
+    vals[1] = (int64_t)j;
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 2, "the synapse");
+    if (st != GAIA_OK) return st;
+    st = gaia__mpi_synapse_row(b, fn, GAIA_OK, from, to, i, NULL, NULL, 0, &n); /* the count: the same everywhere */
+    if (st != GAIA_OK) return st;
+    tg = (uint32_t *)gaia__asm_halloc(b, n * 4 + 4);
+    wt = (float *)gaia__asm_halloc(b, n * 4 + 4);
+    if (!tg || !wt) st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    st = gaia__mpi_synapse_row(b, fn, st, from, to, i, tg, wt, n, &n);
+    if (st == GAIA_OK) {
+        lo = 0; /* rows ascend: binary search for j */
+        hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (tg[mid] < j) lo = mid + 1;
+            else hi = mid;
+        }
+        *w = lo < n && tg[lo] == j ? wt[lo] : 0.0f;
+    }
+    gaia__asm_hfree(b, tg);
+    gaia__asm_hfree(b, wt);
     return st;
 }
 #endif /* GAIA_USE_MPI */

@@ -161,12 +161,106 @@ static void test_bit_identical(void) {
     OK(ctx, gaia_brain_mpi_traffic(m, &bytes, &merges, NULL));
     CHECK(merges > 0 && (g_size == 1 || bytes > 0), "traffic: %llu bytes in %llu merges", (unsigned long long)bytes,
           (unsigned long long)merges);
-    /* the read-outs that would need another rank's weights say so */
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
+/* The per-synapse read-outs of a sharded brain (fibre_stats, fibre_edges,
+   synapse_row, synapse_weight) against the single process, after learning
+   into explicit areas from explicit, lazy and stimulus sources. */
+static void test_synapse_readouts(void) {
+    static const char *const pairs[][2] = {{"s", "A"}, {"A", "A"}, {"A", "B"}, {"B", "A"}, {"C", "B"},
+                                           {"L", "A"}, {"L", "L"}, {"s", "L"}, {"B", "C"}};
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL;
+    uint32_t win[128], *tm = NULL, *tr = NULL;
+    float *wm = NULL, *wr = NULL;
+    size_t nwin = 0, q, e;
+    int s, ok = 1, learned = 0;
+    CHECK(ctx != NULL, "no context");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 777, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 777, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(ctx, build(r));
+    for (s = 0; s < 4 && ok; s++) step_both(ctx, m, r, s > 1 ? "s>A A>A A>B B>A" : s ? "s>A A>A A>B" : "s>A", &ok);
+    for (s = 0; s < 3 && ok; s++) step_both(ctx, m, r, s ? "t>C C>C C>B" : "t>C", &ok);
+    for (s = 0; s < 3 && ok; s++) step_both(ctx, m, r, s ? "s>L L>L L>A" : "s>L", &ok);
+    CHECK(ok, "steps differ");
+    tm = (uint32_t *)malloc(20000 * 4);
+    tr = (uint32_t *)malloc(20000 * 4);
+    wm = (float *)malloc(20000 * 4);
+    wr = (float *)malloc(20000 * 4);
+    CHECK(tm && tr && wm && wr, "no memory");
+    for (q = 0; q < sizeof pairs / sizeof pairs[0]; q++) {
+        const char *from = pairs[q][0], *to = pairs[q][1];
+        gaia_fibre_stats fm, fr;
+        OK(ctx, gaia_brain_fibre_stats(m, from, to, &fm));
+        OK(ctx, gaia_brain_fibre_stats(r, from, to, &fr));
+        CHECK(fm.synapses == fr.synapses && fm.synapses_exact == fr.synapses_exact && fm.plastic == fr.plastic &&
+                  fm.max_weight == fr.max_weight && fm.beta == fr.beta &&
+                  fabs(fm.mean_weight - fr.mean_weight) <= 1e-12 * fabs(fr.mean_weight),
+              "fibre_stats %s>%s: %.0f synapses, %zu plastic, mean %.17g, max %g sharded; %.0f, %zu, %.17g, %g single",
+              from, to, fm.synapses, fm.plastic, fm.mean_weight, fm.max_weight, fr.synapses, fr.plastic,
+              fr.mean_weight, fr.max_weight);
+        if (fr.plastic) learned++;
+        if (from[0] == 's') continue; /* stimulus fibres keep in-degrees, not rows */
+        /* the rows of the source's winners (learned weights) and of a few others */
+        OK(ctx, gaia_brain_winners(r, from, win, 128, &nwin));
+        win[nwin++] = 1;
+        win[nwin++] = 4097;
+        for (e = 0; e < nwin; e++) {
+            size_t cm = 0, cr = 0, k;
+            float w1 = 0, w2 = 0;
+            OK(ctx, gaia_brain_synapse_row(m, from, to, win[e], NULL, NULL, 0, &cm));
+            OK(ctx, gaia_brain_synapse_row(r, from, to, win[e], NULL, NULL, 0, &cr));
+            CHECK(cm == cr && cr <= 20000, "synapse_row %s>%s of %u: %zu synapses sharded, %zu single", from, to,
+                  win[e], cm, cr);
+            OK(ctx, gaia_brain_synapse_row(m, from, to, win[e], tm, wm, 20000, &cm));
+            OK(ctx, gaia_brain_synapse_row(r, from, to, win[e], tr, wr, 20000, &cr));
+            CHECK(cm == cr && memcmp(tm, tr, cr * 4) == 0 && memcmp(wm, wr, cr * 4) == 0,
+                  "synapse_row %s>%s of %u differs", from, to, win[e]);
+            if (cr) { /* one synapse, and one target that is none (0 when it is no edge) */
+                k = (size_t)win[e] % cr;
+                OK(ctx, gaia_brain_synapse_weight(m, from, to, win[e], tr[k], &w1));
+                OK(ctx, gaia_brain_synapse_weight(r, from, to, win[e], tr[k], &w2));
+                CHECK(w1 == w2 && w1 == wr[k], "synapse_weight %s>%s %u->%u: %g sharded, %g single", from, to,
+                      win[e], tr[k], w1, w2);
+                OK(ctx, gaia_brain_synapse_weight(m, from, to, win[e], (tr[k] + 1) % 5000, &w1));
+                OK(ctx, gaia_brain_synapse_weight(r, from, to, win[e], (tr[k] + 1) % 5000, &w2));
+                CHECK(w1 == w2, "synapse_weight %s>%s %u->%u: %g sharded, %g single", from, to, win[e],
+                      (tr[k] + 1) % 5000, w1, w2);
+            }
+            if (to[0] != 'L' && from[0] != 'L') { /* the base connectome, from the hash */
+                OK(ctx, gaia_brain_fibre_edges(m, from, to, win[e], tm, 20000, &cm));
+                OK(ctx, gaia_brain_fibre_edges(r, from, to, win[e], tr, 20000, &cr));
+                CHECK(cm == cr && memcmp(tm, tr, cr * 4) == 0, "fibre_edges %s>%s of %u differ", from, to, win[e]);
+            }
+        }
+    }
+    CHECK(learned >= 5, "only %d fibres learned anything", learned);
+    /* a bad argument on one rank only: every rank fails, none waits */
     {
         float w = 0;
-        gaia_status st = gaia_brain_synapse_weight(m, "A", "B", 0, 0, &w);
-        CHECK(st == GAIA_ERR_UNSUPPORTED, "synapse_weight on a sharded brain: %s", gaia_status_str(st));
+        size_t c = 0;
+        gaia_fibre_stats fs;
+        gaia_status st = gaia_brain_synapse_weight(m, "A", "B", 3, g_rank ? 13000u : 0u, &w);
+        CHECK(g_size == 1 ? st == GAIA_OK : st == GAIA_ERR_INVALID_ARG, "j out of range on ranks > 0: %s",
+              gaia_status_str(st));
+        st = gaia_brain_synapse_row(m, "A", g_rank ? "nowhere" : "B", 3, NULL, NULL, 0, &c);
+        CHECK(g_size == 1 ? st == GAIA_OK : st == GAIA_ERR_INVALID_ARG, "unknown area on ranks > 0: %s",
+              gaia_status_str(st));
+        st = gaia_brain_fibre_stats(m, "A", "B", g_rank ? NULL : &fs);
+        CHECK(g_size == 1 ? st == GAIA_OK : st == GAIA_ERR_INVALID_ARG, "NULL out on ranks > 0: %s",
+              gaia_status_str(st));
+        st = gaia_brain_synapse_row(m, "A", "B", g_rank ? 4u : 3u, tm, wm, 20000, &c);
+        CHECK(g_size == 1 ? st == GAIA_OK : st == GAIA_ERR_INVALID_ARG, "i differs across ranks: %s",
+              gaia_status_str(st));
     }
+    free(tm);
+    free(tr);
+    free(wm);
+    free(wr);
     gaia_brain_destroy(m);
     gaia_brain_destroy(r);
     gaia_ctx_destroy(ctx);
@@ -621,6 +715,7 @@ int main(int argc, char **argv) {
         {"mpi_mismatch_reported_on_every_rank", test_mismatch},
         {"mpi_out_of_memory_on_one_rank", test_out_of_memory},
         {"mpi_out_of_memory_anywhere_in_a_step", test_out_of_memory_anywhere},
+        {"mpi_synapse_readouts_as_one_process", test_synapse_readouts},
         {"mpi_save_load_reshard", test_save_load_reshard},
         {"mpi_shards_reshard", test_shards},
         {"mpi_hrr_cleanup_sharded_codebook", test_hrr_cleanup},
