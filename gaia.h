@@ -9721,6 +9721,7 @@ static gaia_status gaia__mpi_commit_winners(gaia_brain *b, gaia__asm_area *a);
 static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia_status st);
 static void gaia__mpi_prepare_begin(gaia_brain *b, const int *pairs, size_t count);
 static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st);
+static uint64_t gaia__mpi_fnv(uint64_t h, const void *p, size_t n);
 static gaia_status gaia__mpi_agree_pairs(gaia_brain *b, const char *fn, gaia_status st, const int *pairs, size_t count);
 static gaia_status gaia__mpi_agree(gaia_ctx *ctx, MPI_Comm comm, const char *fn, gaia_status st, const int64_t *vals,
                                    const char *const *labels, int nvals, const char *what);
@@ -11711,51 +11712,91 @@ GAIA_API gaia_status gaia_brain_fibre_fires(gaia_brain *b, const char *from, con
     return GAIA_OK;
 }
 
-static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, int ai, const uint32_t *w, size_t count) {
-    gaia__asm_area *a = &b->areas[ai];
-    uint32_t *tmp, t, mx = 0;
-    gaia_status st;
-    if (count == 0 || count > a->k)
-        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': %zu winners (want 1..k = %u)", a->name, count,
-                          a->k);
-    tmp = (uint32_t *)gaia__asm_halloc(b, count * 4);
-    if (!tmp) return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-    memcpy(tmp, w, count * 4);
-    qsort(tmp, count, 4, gaia__asm_cmp_u32);
-    for (t = 0; t < count; t++) {
-        if (tmp[t] >= a->n || (t && tmp[t] == tmp[t - 1])) {
-            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': winner %u out of range (n = %u) or repeated",
-                            a->name, tmp[t], a->n);
-            gaia__asm_hfree(b, tmp);
-            return st;
+/* pre: a failure of the caller's (a bad argument; ai may then be -1): one
+   process returns it; the ranks of a sharded brain still agree on it. */
+static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, gaia_status pre, int ai, const uint32_t *w,
+                                         size_t count) {
+    gaia__asm_area *a = ai >= 0 ? &b->areas[ai] : NULL;
+    uint32_t *tmp = NULL, t, mx = 0;
+    gaia_status st = pre;
+    int checked = 0; /* the arguments passed: later failures are the step's */
+    gaia__asm_undo u;
+    memset(&u, 0, sizeof u);
+    if (st == GAIA_OK && (count == 0 || count > a->k))
+        st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': %zu winners (want 1..k = %u)", a->name, count,
+                        a->k);
+    if (st == GAIA_OK) {
+        tmp = (uint32_t *)gaia__asm_halloc(b, count * 4);
+        if (!tmp) st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    }
+    if (st == GAIA_OK) {
+        memcpy(tmp, w, count * 4);
+        qsort(tmp, count, 4, gaia__asm_cmp_u32);
+        for (t = 0; t < count && st == GAIA_OK; t++) {
+            if (tmp[t] >= a->n || (t && tmp[t] == tmp[t - 1]))
+                st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn,
+                                "area '%s': winner %u out of range (n = %u) or repeated", a->name, tmp[t], a->n);
+            if (tmp[t] > mx) mx = tmp[t];
         }
-        if (tmp[t] > mx) mx = tmp[t];
     }
-    st = GAIA_OK;
-    b->over_limit = 0;
-    if (a->mode == GAIA_AREA_LAZY && (uint64_t)mx >= a->support) {
-        /* the missing neurons appear as silent ones (no input this step);
-           growth is put back if it cannot finish */
-        uint32_t q = (uint32_t)((uint64_t)mx + 1 - a->support);
-        gaia__asm_undo u;
-        st = gaia__asm_undo_save(b, &u);
-        if (st == GAIA_OK) st = gaia__asm_lazy_grow(b, ai, q, NULL, NULL, 0);
-        if (st != GAIA_OK && u.support) gaia__asm_undo_apply(b, &u);
-        gaia__asm_undo_free(b, &u);
+    if (st == GAIA_OK) {
+        checked = 1;
+        b->over_limit = 0;
+        if (a->mode == GAIA_AREA_LAZY && (uint64_t)mx >= a->support) {
+            /* the missing neurons appear as silent ones (no input this step);
+               growth is put back if it cannot finish */
+            uint32_t q = (uint32_t)((uint64_t)mx + 1 - a->support);
+            st = gaia__asm_undo_save(b, &u);
+            if (st == GAIA_OK) st = gaia__asm_lazy_grow(b, ai, q, NULL, NULL, 0);
+            if (st != GAIA_OK && u.support) gaia__asm_undo_apply(b, &u);
+        }
     }
+#ifdef GAIA_USE_MPI
+    if (b->mpi) {
+        /* every rank grew its replica of a lazy area (or failed) before any
+           commits: a failure anywhere puts the growth back everywhere */
+        static const char *const labels[3] = {"area", "count", "winners (hash)"};
+        int64_t vals[3];
+        gaia_status g;
+        vals[0] = ai;
+        vals[1] = (int64_t)count;
+        vals[2] = st == GAIA_OK ? (int64_t)gaia__mpi_fnv(0xcbf29ce484222325ull, tmp, count * 4) : 0;
+        g = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 3, "the winners");
+        if (g != GAIA_OK) {
+            if (st == GAIA_OK && u.support) gaia__asm_undo_apply(b, &u);
+            gaia__asm_undo_free(b, &u);
+            gaia__asm_hfree(b, tmp);
+            if (st == GAIA_OK) return g; /* (another rank's failure; the message says which) */
+            return checked ? gaia__asm_fail_step(b, fn, st, "cannot set the winners") : st;
+        }
+    }
+#endif
+    gaia__asm_undo_free(b, &u);
+    if (!checked) return st;
     if (st == GAIA_OK) st = gaia__asm_commit_winners(b, a, tmp, (uint32_t)count);
     gaia__asm_hfree(b, tmp);
+#ifdef GAIA_USE_MPI
+    if (b->mpi) { /* (only an upload can fail in the commit) */
+        gaia_status g = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, NULL, NULL, 0, "");
+        if (g != GAIA_OK && st == GAIA_OK) return g;
+    }
+#endif
     if (st != GAIA_OK) return gaia__asm_fail_step(b, fn, st, "cannot set the winners");
     return GAIA_OK;
 }
 
 GAIA_API gaia_status gaia_brain_set_winners(gaia_brain *b, const char *area, const uint32_t *winners, size_t count) {
     static const char *fn = "gaia_brain_set_winners";
-    int a;
-    gaia_status st = gaia__asm_area_arg(b, fn, area, &a);
+    int a = -1;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    st = gaia__asm_area_arg(b, fn, area, &a);
+    if (st == GAIA_OK && !winners) st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "winners is NULL");
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return gaia__asm_set_winners(b, fn, st, st == GAIA_OK ? a : -1, winners, count);
+#endif
     if (st != GAIA_OK) return st;
-    if (!winners) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "winners is NULL");
-    return gaia__asm_set_winners(b, fn, a, winners, count);
+    return gaia__asm_set_winners(b, fn, GAIA_OK, a, winners, count);
 }
 
 GAIA_API gaia_status gaia_brain_activate(gaia_brain *b, const char *area, uint32_t index) {
@@ -11769,9 +11810,13 @@ GAIA_API gaia_status gaia_brain_activate(gaia_brain *b, const char *area, uint32
         return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': assembly %u does not fit (n = %u, k = %u)",
                           area, index, b->areas[a].n, k);
     w = (uint32_t *)gaia__asm_halloc(b, (size_t)k * 4);
-    if (!w) return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    if (!w) st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+#ifdef GAIA_USE_MPI
+    if (!w && b->mpi) return gaia__asm_set_winners(b, fn, st, -1, NULL, 0); /* the other ranks hear of it */
+#endif
+    if (!w) return st;
     for (t = 0; t < k; t++) w[t] = index * k + t;
-    st = gaia__asm_set_winners(b, fn, a, w, k);
+    st = gaia__asm_set_winners(b, fn, GAIA_OK, a, w, k);
     gaia__asm_hfree(b, w);
     if (st == GAIA_OK) b->areas[a].fixed = 1;
     return st;

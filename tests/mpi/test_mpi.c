@@ -594,6 +594,85 @@ static void test_out_of_memory_anywhere(void) {
     gaia_ctx_destroy(ctx);
 }
 
+/* set_winners on a lazy area (growing it to neurons that never fired) and
+   on an explicit one, with one rank out of memory at each of its
+   allocations in turn: every rank returns the same status, a failure
+   leaves the brain as it was on every rank (growth put back), and a
+   success equals the single process; the next step still agrees. */
+static void test_set_winners_out_of_memory(void) {
+    static const char *const areas[2] = {"L", "A"};
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL;
+    uint32_t w[60];
+    size_t support = 0;
+    int s, ok = 1, victim = g_size > 1 ? g_size - 1 : 0, failures = 0, q;
+    long n = 0;
+    CHECK(ctx != NULL, "no context");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 4242, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 4242, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(ctx, build(r));
+    for (s = 0; s < 3 && ok; s++) step_both(ctx, m, r, s ? "s>A A>A s>L L>L" : "s>A s>L", &ok);
+    CHECK(ok, "steps differ");
+    for (q = 0; q < 2; q++) {
+        OK(ctx, gaia_brain_support(r, areas[q], &support));
+        /* half old neurons, half beyond the lazy area's support (it grows) */
+        for (s = 0; s < 60; s++) w[s] = (uint32_t)((s < 30 ? (size_t)s * 3 : support + (size_t)s - 30) % 20000);
+        for (n = 0; n < 3000; n++) {
+            gaia_status st, lo = GAIA_OK, hi = GAIA_OK;
+            int refused = 0, any_refused = 0;
+            void *before = NULL, *after = NULL;
+            size_t nb = 0, na = 0;
+            OK(ctx, gaia_brain_save_image(m, &before, &nb));
+            g_refused = 0;
+            g_countdown = g_rank == victim ? n : -1;
+            st = gaia_brain_set_winners(m, areas[q], w, 60);
+            g_countdown = -1;
+            refused = g_refused;
+            MPI_Allreduce(&refused, &any_refused, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            MPI_Allreduce(&st, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            MPI_Allreduce(&st, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            CHECK(lo == hi, "%s, allocation %ld on rank %d: the ranks returned %s and %s", areas[q], n, victim,
+                  gaia_status_str(lo), gaia_status_str(hi));
+            if (st == GAIA_OK) {
+                OK(ctx, gaia_brain_set_winners(r, areas[q], w, 60));
+                CHECK(same_image(m, r), "%s, allocation %ld refused: set_winners went another way", areas[q], n);
+            } else {
+                CHECK(st == GAIA_ERR_OUT_OF_MEMORY, "allocation %ld: %s (%s)", n, gaia_status_str(st),
+                      gaia_last_error(ctx));
+                OK(ctx, gaia_brain_save_image(m, &after, &na));
+                CHECK(na == nb && memcmp(before, after, na) == 0, "%s, allocation %ld: the failure changed the brain",
+                      areas[q], n);
+                failures++;
+            }
+            gaia_brain_free_image(ctx, before);
+            gaia_brain_free_image(ctx, after);
+            if (!any_refused) break; /* it needed fewer allocations: every point was tried */
+        }
+        CHECK(n < 3000, "%s: %ld points tried", areas[q], n);
+        step_both(ctx, m, r, "L>L L>A A>A", &ok);
+        CHECK(ok && same_image(m, r), "%s: the step after set_winners differs", areas[q]);
+    }
+    CHECK(failures > 0, "no allocation failed");
+    /* arguments that differ across ranks: the same status everywhere */
+    w[0] = g_rank ? 29999u : 0u;
+    {
+        gaia_status st = gaia_brain_set_winners(m, g_rank ? "L" : "A", w, 60), lo = GAIA_OK, hi = GAIA_OK;
+        MPI_Allreduce(&st, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&st, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        CHECK(lo == hi && (g_size == 1 || st == GAIA_ERR_INVALID_ARG), "differing areas: %s and %s",
+              gaia_status_str(lo), gaia_status_str(hi));
+        st = gaia_brain_set_winners(m, "L", g_rank ? NULL : w, 60);
+        MPI_Allreduce(&st, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&st, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        CHECK(lo == hi && (g_size == 1 || st == GAIA_ERR_INVALID_ARG), "NULL on some ranks: %s and %s",
+              gaia_status_str(lo), gaia_status_str(hi));
+    }
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
 /* With CUDA and a GPU on every rank (rank r uses GPU r mod count): the
    sharded brain on the GPUs equals the single-process CPU brain, image and
    all. Skipped (on every rank alike) without CUDA or without a GPU. */
@@ -715,6 +794,7 @@ int main(int argc, char **argv) {
         {"mpi_mismatch_reported_on_every_rank", test_mismatch},
         {"mpi_out_of_memory_on_one_rank", test_out_of_memory},
         {"mpi_out_of_memory_anywhere_in_a_step", test_out_of_memory_anywhere},
+        {"mpi_set_winners_out_of_memory_on_one_rank", test_set_winners_out_of_memory},
         {"mpi_synapse_readouts_as_one_process", test_synapse_readouts},
         {"mpi_save_load_reshard", test_save_load_reshard},
         {"mpi_shards_reshard", test_shards},
