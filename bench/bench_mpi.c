@@ -10,8 +10,9 @@
    the winners of the two must be the same (checked), and the ratio of their
    step times is the speed-up. Per step it prints the wall time (slowest
    rank), the time inside collectives (waits for slower ranks included; the
-   rest is computation), the payload bytes each rank sent and received, and
-   the memory each rank holds per neuron of the area.
+   rest is computation), the payload bytes each rank sent and received, the
+   memory each rank holds per neuron of the area, and each rank's peak
+   resident memory (the largest area: README, "Scaling out").
 
    Weak scaling is a model: run it with n proportional to the ranks (e.g.
    --n 2500000, 5000000, 7500000, 10000000 at -np 1..4) and read the
