@@ -980,10 +980,13 @@
    single-process image (rank 0 writes it; gaia_brain_load reads it as an
    ordinary brain, gaia_brain_load_mpi on any number of ranks, each keeping
    its blocks); gaia_brain_save_shard(b, path) has each rank write its own
-   shard to its own path, nothing gathered, and
+   shard to its own path (its blocks' support bits and weights), nothing
+   gathered, and
    gaia_brain_load_shards_mpi(ctx, paths, nshards, device, comm, &b) loads
    the shards (in their writers' rank order) on any number of ranks
-   (re-sharding), checking that they are one save's and complete. gaia_brain_mpi_traffic reports the bytes and
+   (re-sharding), checking that they are one save's and complete (shards
+   of older gaia, which carry every area's n/8 bytes of bits, load too).
+   gaia_brain_mpi_traffic reports the bytes and
    the seconds of the collectives. The per-synapse read-outs work as in one
    process and are collective on a sharded brain: fibre_edges and
    synapse_row regenerate the whole row from the hash on every rank, each
@@ -2617,10 +2620,11 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
                                          gaia_brain **out);
 /* Each rank writes its own shard to its own path (e.g. "brain.3" on rank
    3): the replicated state and its blocks' support bits and learned
-   weights, nothing gathered (the image format of gaia_brain_save, with the
-   other ranks' bits zero and their weights left out). Collective: every
-   rank returns the same status. One shard of several is no brain
-   (gaia_brain_load refuses it: its support bits do not add up). */
+   weights, nothing gathered (the image format of gaia_brain_save, marked
+   as a shard in its header, with the support bits of the rank's blocks
+   only and the other ranks' weights left out). Collective: every rank
+   returns the same status. A shard is no brain: gaia_brain_load refuses it
+   (GAIA_ERR_FORMAT, naming gaia_brain_load_shards_mpi). */
 GAIA_API gaia_status gaia_brain_save_shard(gaia_brain *b, const char *path);
 /* Loads the shards of one save, paths[0..nshards) in the order of the ranks
    that wrote them (every rank passes the same list), onto the ranks of comm,
@@ -9562,6 +9566,10 @@ GAIA_API gaia_status gaia_layer_benchmark_kernel(gaia_ctx *ctx, gaia_layer_kerne
    and fibres, each fibre's count of fires; 4: the lazy sampler (versions 1
    to 3 still load) */
 #define GAIA__ASM_VERSION 4u
+/* header word 3 (bytes 12..15), 0 in an image: a shard file written by
+   gaia_brain_save_shard holds only its writer's block of the support bits
+   (shards of older gaia have 0 there and every area's n/8 bytes). */
+#define GAIA__ASM_SHARD_BLOCK_BITS 1u
 
 typedef struct gaia__asm_row {
     uint32_t *j;
@@ -9714,6 +9722,7 @@ static void gaia__mpi_block(const gaia_brain *b, uint32_t n, uint32_t *lo, uint3
 typedef struct gaia__mpi_parse {
     MPI_Comm comm;
     int writer, writers;
+    int block_bits; /* the shard holds its writer's block of support bits only (set by gaia__asm_load) */
 } gaia__mpi_parse;
 static const uint32_t *gaia__mpi_local_ids(gaia_brain *b, const gaia__asm_area *a, const uint32_t *ids, uint32_t n,
                                            uint32_t *cnt);
@@ -12509,7 +12518,12 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     /* header: magic, version, payload length, checksum (filled in below) */
     gaia__asm_put(&w, GAIA__ASM_MAGIC, 8);
     gaia__asm_put_u32(&w, GAIA__ASM_VERSION);
+#ifdef GAIA_USE_MPI
+    /* header flags (0 for an image): 1 = a shard with its writer's support bits only */
+    gaia__asm_put_u32(&w, b->mpi && b->mpi->shard_save ? GAIA__ASM_SHARD_BLOCK_BITS : 0u);
+#else
     gaia__asm_put_u32(&w, 0);
+#endif
     gaia__asm_put_u64(&w, 0);
     gaia__asm_put_u64(&w, 0);
     gaia__asm_put_f64(&w, b->p);
@@ -12737,12 +12751,14 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     uint64_t seed, steps, lstream, u64;
     uint32_t plastic, ns, na, nf, i, t, sampler = GAIA_SAMPLER_EXACT;
     int writer = 0, writers = 0; /* a shard file: its writer, of how many (0: a whole image) */
+    int block_bits = 0;          /* a shard's support bits are its writer's block only */
     gaia_status st;
     *why = "truncated";
 #ifdef GAIA_USE_MPI
     if (shard) {
         writer = ((const gaia__mpi_parse *)shard)->writer;
         writers = ((const gaia__mpi_parse *)shard)->writers;
+        block_bits = writers && ((const gaia__mpi_parse *)shard)->block_bits;
     }
 #endif
     p = gaia__asm_get_f64(r);
@@ -12882,20 +12898,26 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         }
         if (ver >= 3) a->inhib = gaia__asm_get_u64(r);
         if (mode == GAIA_AREA_EXPLICIT) {
-            size_t words = ((size_t)n + 31) / 32;
+            size_t words = ((size_t)n + 31) / 32, first = 0; /* the file's words: global words first.. */
             uint64_t pop = 0;
-            if (!gaia__asm_need_n(r, words, 4)) goto bad;
             uint32_t wlo = 0, wn = n; /* the writer's block: bits elsewhere are another shard's */
             if (writers) gaia__asm_block_of(n, writer, writers, &wlo, &wn);
+            if (block_bits) { /* (blocks start at whole segments: whole words) */
+                first = wlo / 32;
+                words = ((size_t)wn + 31) / 32;
+            }
+            if (!gaia__asm_need_n(r, words, 4)) goto bad;
             for (t = 0; t < words; t++) {
                 uint32_t v = gaia__asm_get_u32(r);
-                if (t == words - 1 && (n & 31) && (v >> (n & 31))) goto bad;
-                if (v && (t < wlo / 32 || t >= ((size_t)wlo + wn + 31) / 32)) {
+                size_t gt = first + t; /* the global word */
+                if (gt == ((size_t)n + 31) / 32 - 1 && (n & 31) && (v >> (n & 31))) goto bad;
+                if (v && (gt < wlo / 32 || gt >= ((size_t)wlo + wn + 31) / 32)) {
                     *why = "support bits outside the shard's block";
                     goto bad;
                 }
                 /* this process's block (all of it unless sharded) */
-                if (t >= a->sh_lo / 32 && t - a->sh_lo / 32 < ((size_t)a->sh_n + 31) / 32) a->sup_bits[t - a->sh_lo / 32] = v;
+                if (gt >= a->sh_lo / 32 && gt - a->sh_lo / 32 < ((size_t)a->sh_n + 31) / 32)
+                    a->sup_bits[gt - a->sh_lo / 32] = v;
                 while (v) {
                     v &= v - 1;
                     pop++;
@@ -13095,8 +13117,11 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
                                   size_t limit, const void *shard, gaia_brain **out) {
     const unsigned char *c = (const unsigned char *)bytes;
     gaia__asm_rbuf r;
-    uint32_t ver;
+    uint32_t ver, flags;
     uint64_t plen = 0, h = 0;
+#ifdef GAIA_USE_MPI
+    gaia__mpi_parse req;
+#endif
     int q;
     const char *why = NULL;
     gaia_brain *b = NULL;
@@ -13111,7 +13136,18 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
     if (ver < 1 || ver > GAIA__ASM_VERSION)
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "unsupported version %u (this gaia reads 1..%u)", (unsigned)ver,
                           GAIA__ASM_VERSION);
-    if (c[12] | c[13] | c[14] | c[15]) /* reserved: one image, one byte string */
+    flags = (uint32_t)c[12] | ((uint32_t)c[13] << 8) | ((uint32_t)c[14] << 16) | ((uint32_t)c[15] << 24);
+    if (flags == GAIA__ASM_SHARD_BLOCK_BITS) { /* a shard of gaia_brain_save_shard */
+#ifdef GAIA_USE_MPI
+        if (shard && ((const gaia__mpi_parse *)shard)->writers) {
+            req = *(const gaia__mpi_parse *)shard;
+            req.block_bits = 1;
+            shard = &req;
+        } else
+#endif
+            return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "one shard of a brain saved by gaia_brain_save_shard, not a "
+                              "whole image (gaia_brain_load_shards_mpi loads the shards together)");
+    } else if (flags) /* reserved: one image, one byte string */
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "reserved header bytes are not zero");
     if (plen != (uint64_t)size - 32)
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "length %llu does not match the %zu bytes given",
@@ -13198,7 +13234,7 @@ GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
         gaia__mpi_parse req;
         gaia_brain *c = NULL;
         req.comm = b->mpi->comm;
-        req.writer = req.writers = 0;
+        req.writer = req.writers = req.block_bits = 0;
         st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, &req, &c);
         gaia__host_free(b->ctx, img);
         return gaia__mpi_loaded(b->ctx, "gaia_brain_clone", st, b->mpi->comm, c, out);
@@ -13915,7 +13951,7 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
     if (st == GAIA_OK) {
         gaia__mpi_parse req;
         req.comm = comm;
-        req.writer = req.writers = 0;
+        req.writer = req.writers = req.block_bits = 0;
         st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &b);
     }
     gaia__host_free(ctx, buf);
@@ -14005,6 +14041,7 @@ GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const
         req.comm = comm;
         req.writer = (int)s;
         req.writers = (int)nshards;
+        req.block_bits = 0; /* (gaia__asm_load sets it from the header) */
         st = gaia__read_file(ctx, fn, paths[s], (uint64_t)ctx->load_limit * 2 + 4096, &buf, &len);
         if (st == GAIA_OK) st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &x);
         gaia__host_free(ctx, buf);
@@ -14266,9 +14303,9 @@ static gaia_status gaia__mpi_commit_winners(gaia_brain *b, gaia__asm_area *a) {
 static void gaia__mpi_put_bits(gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_area *a) {
     struct gaia__mpi_brain *m = b->mpi;
     size_t words = ((size_t)a->n + 31) / 32, t;
-    if (m->shard_save) { /* this rank's words, zeros elsewhere: no collective */
-        size_t w0 = a->sh_lo / 32, nw = ((size_t)a->sh_n + 31) / 32;
-        for (t = 0; t < words; t++) gaia__asm_put_u32(w, t >= w0 && t - w0 < nw ? a->sup_bits[t - w0] : 0u);
+    if (m->shard_save) { /* this rank's block's words only (GAIA__ASM_SHARD_BLOCK_BITS): no collective */
+        size_t nw = ((size_t)a->sh_n + 31) / 32;
+        for (t = 0; t < nw; t++) gaia__asm_put_u32(w, a->sup_bits[t]);
         return;
     }
     uint32_t *all = (uint32_t *)gaia__asm_halloc(b, (words + 1) * 4);
