@@ -1046,13 +1046,19 @@
    single-process image (rank 0 writes it; gaia_brain_load reads it as an
    ordinary brain, gaia_brain_load_mpi on any number of ranks, each keeping
    its blocks); gaia_brain_save_shard(b, path) has each rank write its own
-   shard to its own path, nothing gathered, and
+   shard to its own path (its blocks' support bits and weights), nothing
+   gathered, and
    gaia_brain_load_shards_mpi(ctx, paths, nshards, device, comm, &b) loads
    the shards (in their writers' rank order) on any number of ranks
-   (re-sharding), checking that they are one save's and complete. gaia_brain_mpi_traffic reports the bytes and
-   the seconds of the collectives. Not on a sharded brain: fibre_stats,
-   fibre_edges, synapse_row, synapse_weight (GAIA_ERR_UNSUPPORTED: the
-   weights are spread over the ranks). With CUDA, each rank can drive its
+   (re-sharding), checking that they are one save's and complete (shards
+   of older gaia, which carry every area's n/8 bytes of bits, load too).
+   gaia_brain_mpi_traffic reports the bytes and
+   the seconds of the collectives. The per-synapse read-outs work as in one
+   process and are collective on a sharded brain: fibre_edges and
+   synapse_row regenerate the whole row from the hash on every rank, each
+   learned weight comes from the rank whose block holds its target (one
+   MPI_MAX reduction), fibre_stats adds up the ranks' counts (synapses,
+   plastic and max_weight exact; mean_weight to rounding). With CUDA, each rank can drive its
    own GPU (its context's cuda_device_index); compiled, not yet run on a
    GPU. Destroy sharded brains before MPI_Finalize. A program
    (not a doc test: it needs mpicc and mpirun -np 4 ./my):
@@ -2730,8 +2736,10 @@ GAIA_API gaia_sampler gaia_brain_sampler(const gaia_brain *b);
    same order, same arguments) except the read-outs of replicated state;
    a failure on one rank (bad or differing arguments, out of memory) is
    returned by every rank with the same status, and the brain is unchanged.
-   fibre_stats, fibre_edges, synapse_row and synapse_weight return
-   GAIA_ERR_UNSUPPORTED; gaia_brain_memory counts this rank's bytes.
+   fibre_stats, fibre_edges, synapse_row and synapse_weight are collective
+   and give every rank the single-process answer (the weights from the
+   ranks that own their targets; mean_weight to rounding); gaia_brain_memory
+   counts this rank's bytes.
    With CUDA each rank may drive its own GPU (a context per rank with its
    cuda_device_index; the device argument as for gaia_brain_create): the
    block's inputs are then copied down once per step for the merge. That
@@ -2746,10 +2754,11 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
                                          gaia_brain **out);
 /* Each rank writes its own shard to its own path (e.g. "brain.3" on rank
    3): the replicated state and its blocks' support bits and learned
-   weights, nothing gathered (the image format of gaia_brain_save, with the
-   other ranks' bits zero and their weights left out). Collective: every
-   rank returns the same status. One shard of several is no brain
-   (gaia_brain_load refuses it: its support bits do not add up). */
+   weights, nothing gathered (the image format of gaia_brain_save, marked
+   as a shard in its header, with the support bits of the rank's blocks
+   only and the other ranks' weights left out). Collective: every rank
+   returns the same status. A shard is no brain: gaia_brain_load refuses it
+   (GAIA_ERR_FORMAT, naming gaia_brain_load_shards_mpi). */
 GAIA_API gaia_status gaia_brain_save_shard(gaia_brain *b, const char *path);
 /* Loads the shards of one save, paths[0..nshards) in the order of the ranks
    that wrote them (every rank passes the same list), onto the ranks of comm,
@@ -10140,6 +10149,10 @@ GAIA_API gaia_status gaia_layer_benchmark_kernel(gaia_ctx *ctx, gaia_layer_kerne
    and fibres, each fibre's count of fires; 4: the lazy sampler (versions 1
    to 3 still load) */
 #define GAIA__ASM_VERSION 4u
+/* header word 3 (bytes 12..15), 0 in an image: a shard file written by
+   gaia_brain_save_shard holds only its writer's block of the support bits
+   (shards of older gaia have 0 there and every area's n/8 bytes). */
+#define GAIA__ASM_SHARD_BLOCK_BITS 1u
 
 typedef struct gaia__asm_row {
     uint32_t *j;
@@ -10292,6 +10305,7 @@ static void gaia__mpi_block(const gaia_brain *b, uint32_t n, uint32_t *lo, uint3
 typedef struct gaia__mpi_parse {
     MPI_Comm comm;
     int writer, writers;
+    int block_bits; /* the shard holds its writer's block of support bits only (set by gaia__asm_load) */
 } gaia__mpi_parse;
 static const uint32_t *gaia__mpi_local_ids(gaia_brain *b, const gaia__asm_area *a, const uint32_t *ids, uint32_t n,
                                            uint32_t *cnt);
@@ -10299,10 +10313,10 @@ static gaia_status gaia__mpi_commit_winners(gaia_brain *b, gaia__asm_area *a);
 static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia_status st);
 static void gaia__mpi_prepare_begin(gaia_brain *b, const int *pairs, size_t count);
 static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st);
+static uint64_t gaia__mpi_fnv(uint64_t h, const void *p, size_t n);
 static gaia_status gaia__mpi_agree_pairs(gaia_brain *b, const char *fn, gaia_status st, const int *pairs, size_t count);
 static gaia_status gaia__mpi_agree(gaia_ctx *ctx, MPI_Comm comm, const char *fn, gaia_status st, const int64_t *vals,
                                    const char *const *labels, int nvals, const char *what);
-static gaia_status gaia__mpi_refuse(gaia_brain *b, const char *fn);
 static gaia_status gaia__mpi_add_stimulus(gaia_brain *b, const char *name, uint32_t size);
 static gaia_status gaia__mpi_add_area(gaia_brain *b, const char *name, uint32_t n, uint32_t k, float beta,
                                       gaia_area_mode mode);
@@ -12290,51 +12304,91 @@ GAIA_API gaia_status gaia_brain_fibre_fires(gaia_brain *b, const char *from, con
     return GAIA_OK;
 }
 
-static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, int ai, const uint32_t *w, size_t count) {
-    gaia__asm_area *a = &b->areas[ai];
-    uint32_t *tmp, t, mx = 0;
-    gaia_status st;
-    if (count == 0 || count > a->k)
-        return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': %zu winners (want 1..k = %u)", a->name, count,
-                          a->k);
-    tmp = (uint32_t *)gaia__asm_halloc(b, count * 4);
-    if (!tmp) return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-    memcpy(tmp, w, count * 4);
-    qsort(tmp, count, 4, gaia__asm_cmp_u32);
-    for (t = 0; t < count; t++) {
-        if (tmp[t] >= a->n || (t && tmp[t] == tmp[t - 1])) {
-            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': winner %u out of range (n = %u) or repeated",
-                            a->name, tmp[t], a->n);
-            gaia__asm_hfree(b, tmp);
-            return st;
+/* pre: a failure of the caller's (a bad argument; ai may then be -1): one
+   process returns it; the ranks of a sharded brain still agree on it. */
+static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, gaia_status pre, int ai, const uint32_t *w,
+                                         size_t count) {
+    gaia__asm_area *a = ai >= 0 ? &b->areas[ai] : NULL;
+    uint32_t *tmp = NULL, t, mx = 0;
+    gaia_status st = pre;
+    int checked = 0; /* the arguments passed: later failures are the step's */
+    gaia__asm_undo u;
+    memset(&u, 0, sizeof u);
+    if (st == GAIA_OK && (count == 0 || count > a->k))
+        st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': %zu winners (want 1..k = %u)", a->name, count,
+                        a->k);
+    if (st == GAIA_OK) {
+        tmp = (uint32_t *)gaia__asm_halloc(b, count * 4);
+        if (!tmp) st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    }
+    if (st == GAIA_OK) {
+        memcpy(tmp, w, count * 4);
+        qsort(tmp, count, 4, gaia__asm_cmp_u32);
+        for (t = 0; t < count && st == GAIA_OK; t++) {
+            if (tmp[t] >= a->n || (t && tmp[t] == tmp[t - 1]))
+                st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn,
+                                "area '%s': winner %u out of range (n = %u) or repeated", a->name, tmp[t], a->n);
+            if (tmp[t] > mx) mx = tmp[t];
         }
-        if (tmp[t] > mx) mx = tmp[t];
     }
-    st = GAIA_OK;
-    b->over_limit = 0;
-    if (a->mode == GAIA_AREA_LAZY && (uint64_t)mx >= a->support) {
-        /* the missing neurons appear as silent ones (no input this step);
-           growth is put back if it cannot finish */
-        uint32_t q = (uint32_t)((uint64_t)mx + 1 - a->support);
-        gaia__asm_undo u;
-        st = gaia__asm_undo_save(b, &u);
-        if (st == GAIA_OK) st = gaia__asm_lazy_grow(b, ai, q, NULL, NULL, 0);
-        if (st != GAIA_OK && u.support) gaia__asm_undo_apply(b, &u);
-        gaia__asm_undo_free(b, &u);
+    if (st == GAIA_OK) {
+        checked = 1;
+        b->over_limit = 0;
+        if (a->mode == GAIA_AREA_LAZY && (uint64_t)mx >= a->support) {
+            /* the missing neurons appear as silent ones (no input this step);
+               growth is put back if it cannot finish */
+            uint32_t q = (uint32_t)((uint64_t)mx + 1 - a->support);
+            st = gaia__asm_undo_save(b, &u);
+            if (st == GAIA_OK) st = gaia__asm_lazy_grow(b, ai, q, NULL, NULL, 0);
+            if (st != GAIA_OK && u.support) gaia__asm_undo_apply(b, &u);
+        }
     }
+#ifdef GAIA_USE_MPI
+    if (b->mpi) {
+        /* every rank grew its replica of a lazy area (or failed) before any
+           commits: a failure anywhere puts the growth back everywhere */
+        static const char *const labels[3] = {"area", "count", "winners (hash)"};
+        int64_t vals[3];
+        gaia_status g;
+        vals[0] = ai;
+        vals[1] = (int64_t)count;
+        vals[2] = st == GAIA_OK ? (int64_t)gaia__mpi_fnv(0xcbf29ce484222325ull, tmp, count * 4) : 0;
+        g = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 3, "the winners");
+        if (g != GAIA_OK) {
+            if (st == GAIA_OK && u.support) gaia__asm_undo_apply(b, &u);
+            gaia__asm_undo_free(b, &u);
+            gaia__asm_hfree(b, tmp);
+            if (st == GAIA_OK) return g; /* (another rank's failure; the message says which) */
+            return checked ? gaia__asm_fail_step(b, fn, st, "cannot set the winners") : st;
+        }
+    }
+#endif
+    gaia__asm_undo_free(b, &u);
+    if (!checked) return st;
     if (st == GAIA_OK) st = gaia__asm_commit_winners(b, a, tmp, (uint32_t)count);
     gaia__asm_hfree(b, tmp);
+#ifdef GAIA_USE_MPI
+    if (b->mpi) { /* (only an upload can fail in the commit) */
+        gaia_status g = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, NULL, NULL, 0, "");
+        if (g != GAIA_OK && st == GAIA_OK) return g;
+    }
+#endif
     if (st != GAIA_OK) return gaia__asm_fail_step(b, fn, st, "cannot set the winners");
     return GAIA_OK;
 }
 
 GAIA_API gaia_status gaia_brain_set_winners(gaia_brain *b, const char *area, const uint32_t *winners, size_t count) {
     static const char *fn = "gaia_brain_set_winners";
-    int a;
-    gaia_status st = gaia__asm_area_arg(b, fn, area, &a);
+    int a = -1;
+    gaia_status st;
+    if (!b) return GAIA_ERR_INVALID_ARG;
+    st = gaia__asm_area_arg(b, fn, area, &a);
+    if (st == GAIA_OK && !winners) st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "winners is NULL");
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return gaia__asm_set_winners(b, fn, st, st == GAIA_OK ? a : -1, winners, count);
+#endif
     if (st != GAIA_OK) return st;
-    if (!winners) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "winners is NULL");
-    return gaia__asm_set_winners(b, fn, a, winners, count);
+    return gaia__asm_set_winners(b, fn, GAIA_OK, a, winners, count);
 }
 
 GAIA_API gaia_status gaia_brain_activate(gaia_brain *b, const char *area, uint32_t index) {
@@ -12348,9 +12402,13 @@ GAIA_API gaia_status gaia_brain_activate(gaia_brain *b, const char *area, uint32
         return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "area '%s': assembly %u does not fit (n = %u, k = %u)",
                           area, index, b->areas[a].n, k);
     w = (uint32_t *)gaia__asm_halloc(b, (size_t)k * 4);
-    if (!w) return gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    if (!w) st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+#ifdef GAIA_USE_MPI
+    if (!w && b->mpi) return gaia__asm_set_winners(b, fn, st, -1, NULL, 0); /* the other ranks hear of it */
+#endif
+    if (!w) return st;
     for (t = 0; t < k; t++) w[t] = index * k + t;
-    st = gaia__asm_set_winners(b, fn, a, w, k);
+    st = gaia__asm_set_winners(b, fn, GAIA_OK, a, w, k);
     gaia__asm_hfree(b, w);
     if (st == GAIA_OK) b->areas[a].fixed = 1;
     return st;
@@ -12648,18 +12706,38 @@ static gaia_status gaia__asm_map_download(gaia_brain *b, const gaia__asm_fibre *
     return st;
 }
 
-GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, const char *to, gaia_fibre_stats *out) {
-    static const char *fn = "gaia_brain_fibre_stats";
+/* Fibre args that cover the whole target area (a sharded brain's args
+   cover the rank's block): for the edges only, no weights or bits. */
+static void gaia__asm_whole_target(const gaia_brain *b, int tgt, gaia_assembly_fibre_args *args) {
+    if (args->n_tgt == b->areas[tgt].n) return;
+    args->n_tgt = b->areas[tgt].n;
+    args->tgt_base = 0;
+    args->map_keys = NULL;
+    args->map_vals = NULL;
+    args->map_mask = 0;
+    args->tgt_support = NULL;
+}
+
+#ifdef GAIA_USE_MPI
+static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
+                                         gaia_fibre_stats *out);
+static gaia_status gaia__mpi_synapse_row(gaia_brain *b, const char *fn, gaia_status pre, const char *from,
+                                         const char *to, uint32_t i, uint32_t *tg, float *wt, size_t cap,
+                                         size_t *count);
+static gaia_status gaia__mpi_synapse_weight(gaia_brain *b, const char *fn, const char *from, const char *to,
+                                            uint32_t i, uint32_t j, float *w);
+#endif
+
+/* raw (may be NULL): {synapses, plastic, sum of c (w - 1) over the learned
+   weights, max weight}, the parts a sharded brain adds up over its ranks. */
+static gaia_status gaia__asm_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
+                                         gaia_fibre_stats *out, double *raw) {
     int src, tgt, fi;
     const gaia__asm_area *t;
-    double syn = 0, wsum = 0, wmax = 1;
+    double syn = 0, wsum = 0, wmax = 1, learned = 0;
     size_t plastic = 0;
     int exact = 1;
     gaia_status st;
-    if (!b) return GAIA_ERR_INVALID_ARG;
-#ifdef GAIA_USE_MPI
-    if (b->mpi) return gaia__mpi_refuse(b, "gaia_brain_fibre_stats");
-#endif
     if (!out) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
     if (st != GAIA_OK) return st;
@@ -12700,12 +12778,12 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
         gaia__asm_args(b, f, 0, &args);
         if (src < 0) {
             uint32_t j;
-            for (j = 0; j < t->n; j++) syn += gaia_cpu_assembly_stim_degree(&args, j);
-        } else if ((double)args.n_src * (double)args.n_tgt * args.p <= 2e8) {
-            uint32_t i;
+            for (j = 0; j < args.n_tgt; j++) syn += gaia_cpu_assembly_stim_degree(&args, j); /* (this rank's block) */
+        } else if ((double)args.n_src * (double)t->n * args.p <= 2e8) {
+            uint32_t i; /* (a sharded brain: the edges into this rank's block) */
             for (i = 0; i < args.n_src; i++) syn += (double)gaia_cpu_assembly_edges(&args, i, NULL, 0);
         } else {
-            syn = (double)args.n_src * (double)args.n_tgt * args.p;
+            syn = (double)args.n_src * (double)t->n * args.p;
             exact = 0;
         }
         wsum = syn;
@@ -12722,11 +12800,18 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
                 e = vals[s];
                 plastic += (size_t)c;
                 wsum += c * ((double)e - 1.0);
+                learned += c * ((double)e - 1.0);
                 if (e > wmax) wmax = e;
             }
             gaia__asm_hfree(b, keys);
             gaia__asm_hfree(b, vals);
         }
+    }
+    if (raw) {
+        raw[0] = syn;
+        raw[1] = (double)plastic;
+        raw[2] = learned;
+        raw[3] = wmax;
     }
     out->synapses = syn;
     out->synapses_exact = exact;
@@ -12734,6 +12819,15 @@ GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, con
     out->mean_weight = syn > 0 ? wsum / syn : 0.0;
     out->max_weight = syn > 0 ? wmax : 0.0;
     return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_brain_fibre_stats(gaia_brain *b, const char *from, const char *to, gaia_fibre_stats *out) {
+    static const char *fn = "gaia_brain_fibre_stats";
+    if (!b) return GAIA_ERR_INVALID_ARG;
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return gaia__mpi_fibre_stats(b, fn, from, to, out);
+#endif
+    return gaia__asm_fibre_stats(b, fn, from, to, out, NULL);
 }
 
 GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, const char *to, uint32_t i,
@@ -12746,9 +12840,6 @@ GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, con
     uint64_t c = 0;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
-#ifdef GAIA_USE_MPI
-    if (b->mpi) return gaia__mpi_refuse(b, "gaia_brain_fibre_edges");
-#endif
     if (!count || (cap && !out)) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
     src = gaia__asm_find_area(b, from);
     if (src < 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "unknown area '%s'", from ? from : "(null)");
@@ -12760,6 +12851,7 @@ GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, con
         return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "neuron %u outside area '%s' (n = %u)", i, from,
                           b->areas[src].n);
     gaia__asm_args(b, gaia__asm_fibre_view(b, src, tgt, &tmp), 1, &args);
+    gaia__asm_whole_target(b, tgt, &args);
     st = gaia__asm_dalloc(b, (cap ? cap : 1) * 4, &d);
     if (st == GAIA_OK) st = b->be->assembly->edges(b->ctx, &args, i, (uint32_t *)d, cap, &c);
     if (st == GAIA_OK && cap) st = b->be->download(b->ctx, out, d, (size_t)(c < cap ? c : cap) * 4);
@@ -12771,16 +12863,13 @@ GAIA_API gaia_status gaia_brain_fibre_edges(gaia_brain *b, const char *from, con
 
 /* The synapses of source neuron i of fibre from -> to, ascending, with their
    weights, into host arrays of `cap` (count: all of them). */
-static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const char *from, const char *to, uint32_t i,
-                                         uint32_t *tg, float *wt, size_t cap, size_t *count) {
+static gaia_status gaia__asm_synapse_row_local(gaia_brain *b, const char *fn, const char *from, const char *to,
+                                               uint32_t i, uint32_t *tg, float *wt, size_t cap, size_t *count) {
     int src, tgt;
     gaia__asm_fibre tmp;
     const gaia__asm_fibre *f;
     gaia_status st = GAIA_OK;
     if (!b) return GAIA_ERR_INVALID_ARG;
-#ifdef GAIA_USE_MPI
-    if (b->mpi) return gaia__mpi_refuse(b, fn);
-#endif
     if (!count || (cap && (!tg || !wt))) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "NULL argument");
     st = gaia__asm_fibre_arg(b, fn, from, to, &src, &tgt);
     if (st != GAIA_OK) return st;
@@ -12813,7 +12902,9 @@ static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const ch
         uint32_t *edges;
         /* the base edges on the host (the same on every device), then the
            learned weights from the map */
+        const gaia__asm_area *t = &b->areas[tgt];
         gaia__asm_args(b, f, 0, &args);
+        gaia__asm_whole_target(b, tgt, &args); /* a sharded brain: the whole row, from the hash */
         c = gaia_cpu_assembly_edges(&args, i, NULL, 0);
         if (!tg && !cap) { /* a size query */
             *count = (size_t)c;
@@ -12832,10 +12923,16 @@ static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const ch
                 st = gaia__asm_map_download(b, f, &keys, &vals);
         }
         if (st == GAIA_OK) {
+            /* this rank's map keys are i * sh_n + (j - sh_lo) (one process:
+               sh_lo = 0, sh_n = n); targets in another rank's block get
+               -inf here, its weight after the reduction (gaia__mpi_synapse_row) */
             for (e = 0; e < c; e++) {
+                int mine = edges[e] >= t->sh_lo && edges[e] - t->sh_lo < t->sh_n;
                 tg[e] = edges[e];
-                wt[e] = keys ? gaia_cpu_assembly_map_get(keys, vals, f->cap - 1, (uint64_t)i * b->areas[tgt].n + edges[e])
-                             : 1.0f;
+                wt[e] = !mine ? -INFINITY
+                        : keys ? gaia_cpu_assembly_map_get(keys, vals, f->cap - 1,
+                                                           (uint64_t)i * t->sh_n + (edges[e] - t->sh_lo))
+                               : 1.0f;
             }
             *count = (size_t)c;
         }
@@ -12847,6 +12944,15 @@ static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const ch
         if (st != GAIA_OK) return gaia__fail(b->ctx, st, fn, "cannot read the learned weights");
     }
     return GAIA_OK;
+}
+
+static gaia_status gaia__asm_synapse_row(gaia_brain *b, const char *fn, const char *from, const char *to, uint32_t i,
+                                         uint32_t *tg, float *wt, size_t cap, size_t *count) {
+    if (!b) return GAIA_ERR_INVALID_ARG;
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return gaia__mpi_synapse_row(b, fn, GAIA_OK, from, to, i, tg, wt, cap, count);
+#endif
+    return gaia__asm_synapse_row_local(b, fn, from, to, i, tg, wt, cap, count);
 }
 
 GAIA_API gaia_status gaia_brain_synapse_row(gaia_brain *b, const char *from, const char *to, uint32_t i,
@@ -12864,7 +12970,7 @@ GAIA_API gaia_status gaia_brain_synapse_weight(gaia_brain *b, const char *from, 
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
 #ifdef GAIA_USE_MPI
-    if (b->mpi) return gaia__mpi_refuse(b, "gaia_brain_synapse_weight");
+    if (b->mpi) return gaia__mpi_synapse_weight(b, fn, from, to, i, j, w);
 #endif
     if (!w) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "w is NULL");
     tgt = gaia__asm_find_area(b, to);
@@ -12995,7 +13101,12 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     /* header: magic, version, payload length, checksum (filled in below) */
     gaia__asm_put(&w, GAIA__ASM_MAGIC, 8);
     gaia__asm_put_u32(&w, GAIA__ASM_VERSION);
+#ifdef GAIA_USE_MPI
+    /* header flags (0 for an image): 1 = a shard with its writer's support bits only */
+    gaia__asm_put_u32(&w, b->mpi && b->mpi->shard_save ? GAIA__ASM_SHARD_BLOCK_BITS : 0u);
+#else
     gaia__asm_put_u32(&w, 0);
+#endif
     gaia__asm_put_u64(&w, 0);
     gaia__asm_put_u64(&w, 0);
     gaia__asm_put_f64(&w, b->p);
@@ -13223,12 +13334,14 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     uint64_t seed, steps, lstream, u64;
     uint32_t plastic, ns, na, nf, i, t, sampler = GAIA_SAMPLER_EXACT;
     int writer = 0, writers = 0; /* a shard file: its writer, of how many (0: a whole image) */
+    int block_bits = 0;          /* a shard's support bits are its writer's block only */
     gaia_status st;
     *why = "truncated";
 #ifdef GAIA_USE_MPI
     if (shard) {
         writer = ((const gaia__mpi_parse *)shard)->writer;
         writers = ((const gaia__mpi_parse *)shard)->writers;
+        block_bits = writers && ((const gaia__mpi_parse *)shard)->block_bits;
     }
 #endif
     p = gaia__asm_get_f64(r);
@@ -13368,20 +13481,26 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         }
         if (ver >= 3) a->inhib = gaia__asm_get_u64(r);
         if (mode == GAIA_AREA_EXPLICIT) {
-            size_t words = ((size_t)n + 31) / 32;
+            size_t words = ((size_t)n + 31) / 32, first = 0; /* the file's words: global words first.. */
             uint64_t pop = 0;
-            if (!gaia__asm_need_n(r, words, 4)) goto bad;
             uint32_t wlo = 0, wn = n; /* the writer's block: bits elsewhere are another shard's */
             if (writers) gaia__asm_block_of(n, writer, writers, &wlo, &wn);
+            if (block_bits) { /* (blocks start at whole segments: whole words) */
+                first = wlo / 32;
+                words = ((size_t)wn + 31) / 32;
+            }
+            if (!gaia__asm_need_n(r, words, 4)) goto bad;
             for (t = 0; t < words; t++) {
                 uint32_t v = gaia__asm_get_u32(r);
-                if (t == words - 1 && (n & 31) && (v >> (n & 31))) goto bad;
-                if (v && (t < wlo / 32 || t >= ((size_t)wlo + wn + 31) / 32)) {
+                size_t gt = first + t; /* the global word */
+                if (gt == ((size_t)n + 31) / 32 - 1 && (n & 31) && (v >> (n & 31))) goto bad;
+                if (v && (gt < wlo / 32 || gt >= ((size_t)wlo + wn + 31) / 32)) {
                     *why = "support bits outside the shard's block";
                     goto bad;
                 }
                 /* this process's block (all of it unless sharded) */
-                if (t >= a->sh_lo / 32 && t - a->sh_lo / 32 < ((size_t)a->sh_n + 31) / 32) a->sup_bits[t - a->sh_lo / 32] = v;
+                if (gt >= a->sh_lo / 32 && gt - a->sh_lo / 32 < ((size_t)a->sh_n + 31) / 32)
+                    a->sup_bits[gt - a->sh_lo / 32] = v;
                 while (v) {
                     v &= v - 1;
                     pop++;
@@ -13581,8 +13700,11 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
                                   size_t limit, const void *shard, gaia_brain **out) {
     const unsigned char *c = (const unsigned char *)bytes;
     gaia__asm_rbuf r;
-    uint32_t ver;
+    uint32_t ver, flags;
     uint64_t plen = 0, h = 0;
+#ifdef GAIA_USE_MPI
+    gaia__mpi_parse req;
+#endif
     int q;
     const char *why = NULL;
     gaia_brain *b = NULL;
@@ -13597,7 +13719,18 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
     if (ver < 1 || ver > GAIA__ASM_VERSION)
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "unsupported version %u (this gaia reads 1..%u)", (unsigned)ver,
                           GAIA__ASM_VERSION);
-    if (c[12] | c[13] | c[14] | c[15]) /* reserved: one image, one byte string */
+    flags = (uint32_t)c[12] | ((uint32_t)c[13] << 8) | ((uint32_t)c[14] << 16) | ((uint32_t)c[15] << 24);
+    if (flags == GAIA__ASM_SHARD_BLOCK_BITS) { /* a shard of gaia_brain_save_shard */
+#ifdef GAIA_USE_MPI
+        if (shard && ((const gaia__mpi_parse *)shard)->writers) {
+            req = *(const gaia__mpi_parse *)shard;
+            req.block_bits = 1;
+            shard = &req;
+        } else
+#endif
+            return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "one shard of a brain saved by gaia_brain_save_shard, not a "
+                              "whole image (gaia_brain_load_shards_mpi loads the shards together)");
+    } else if (flags) /* reserved: one image, one byte string */
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "reserved header bytes are not zero");
     if (plen != (uint64_t)size - 32)
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "length %llu does not match the %zu bytes given",
@@ -13684,7 +13817,7 @@ GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
         gaia__mpi_parse req;
         gaia_brain *c = NULL;
         req.comm = b->mpi->comm;
-        req.writer = req.writers = 0;
+        req.writer = req.writers = req.block_bits = 0;
         st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, &req, &c);
         gaia__host_free(b->ctx, img);
         return gaia__mpi_loaded(b->ctx, "gaia_brain_clone", st, b->mpi->comm, c, out);
@@ -14305,12 +14438,6 @@ static gaia_status gaia__mpi_agree(gaia_ctx *ctx, MPI_Comm comm, const char *fn,
     return GAIA_OK;
 }
 
-static gaia_status gaia__mpi_refuse(gaia_brain *b, const char *fn) {
-    return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn,
-                      "not available on a brain sharded over %d MPI ranks (each holds part of the weights)",
-                      b->mpi->size);
-}
-
 /* Records comm (not duplicated yet: no collective) on a new brain. */
 static gaia_status gaia__mpi_attach(gaia_brain *b, MPI_Comm comm) {
     struct gaia__mpi_brain *m = (struct gaia__mpi_brain *)gaia__asm_hcalloc(b, 1, sizeof *m);
@@ -14407,7 +14534,7 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
     if (st == GAIA_OK) {
         gaia__mpi_parse req;
         req.comm = comm;
-        req.writer = req.writers = 0;
+        req.writer = req.writers = req.block_bits = 0;
         st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &b);
     }
     gaia__host_free(ctx, buf);
@@ -14497,6 +14624,7 @@ GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const
         req.comm = comm;
         req.writer = (int)s;
         req.writers = (int)nshards;
+        req.block_bits = 0; /* (gaia__asm_load sets it from the header) */
         st = gaia__read_file(ctx, fn, paths[s], (uint64_t)ctx->load_limit * 2 + 4096, &buf, &len);
         if (st == GAIA_OK) st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &x);
         gaia__host_free(ctx, buf);
@@ -14758,9 +14886,9 @@ static gaia_status gaia__mpi_commit_winners(gaia_brain *b, gaia__asm_area *a) {
 static void gaia__mpi_put_bits(gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_area *a) {
     struct gaia__mpi_brain *m = b->mpi;
     size_t words = ((size_t)a->n + 31) / 32, t;
-    if (m->shard_save) { /* this rank's words, zeros elsewhere: no collective */
-        size_t w0 = a->sh_lo / 32, nw = ((size_t)a->sh_n + 31) / 32;
-        for (t = 0; t < words; t++) gaia__asm_put_u32(w, t >= w0 && t - w0 < nw ? a->sup_bits[t - w0] : 0u);
+    if (m->shard_save) { /* this rank's block's words only (GAIA__ASM_SHARD_BLOCK_BITS): no collective */
+        size_t nw = ((size_t)a->sh_n + 31) / 32;
+        for (t = 0; t < nw; t++) gaia__asm_put_u32(w, a->sup_bits[t]);
         return;
     }
     uint32_t *all = (uint32_t *)gaia__asm_halloc(b, (words + 1) * 4);
@@ -14861,6 +14989,102 @@ static gaia_status gaia__mpi_put_map(gaia__asm_wbuf *w, gaia_brain *b, const gai
     gaia__asm_hfree(b, all);
     gaia__asm_hfree(b, rc);
     gaia__asm_hfree(b, counts);
+    return st;
+}
+
+/* ---- per-synapse read-outs of a sharded brain. The connectome is the
+   hash's, so every rank regenerates the same edges; a learned weight lives
+   on the rank whose block holds its target, and one reduction gives every
+   rank all of them. Lazy targets are replicated: answered locally. All
+   collective, with the arguments compared across ranks. ---- */
+
+/* Whether target area `to` is an explicit area of b (then sharded). */
+static int gaia__mpi_sharded_target(const gaia_brain *b, const char *to) {
+    int tgt = gaia__asm_find_area(b, to);
+    return tgt >= 0 && b->areas[tgt].mode == GAIA_AREA_EXPLICIT;
+}
+
+static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
+                                         gaia_fibre_stats *out) {
+    gaia_fibre_stats mine;
+    double raw[4] = {0, 0, 0, 0}, sum[3], wmax = 0;
+    gaia_status st = gaia__asm_fibre_stats(b, fn, from, to, out ? &mine : NULL, raw);
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, NULL, NULL, 0, "");
+    if (st != GAIA_OK) return st;
+    if (gaia__mpi_sharded_target(b, to)) {
+        /* an estimate (not exact) is the whole fibre's already: rank 0's */
+        if (!mine.synapses_exact && b->mpi->rank != 0) raw[0] = 0;
+        MPI_Allreduce(raw, sum, 3, MPI_DOUBLE, MPI_SUM, b->mpi->comm);
+        MPI_Allreduce(&raw[3], &wmax, 1, MPI_DOUBLE, MPI_MAX, b->mpi->comm);
+        b->mpi->bytes += 32 * (uint64_t)b->mpi->size;
+        mine.synapses = sum[0];
+        mine.plastic = (size_t)sum[1];
+        mine.mean_weight = sum[0] > 0 ? (sum[0] + sum[2]) / sum[0] : 0.0;
+        mine.max_weight = sum[0] > 0 ? wmax : 0.0;
+    }
+    *out = mine;
+    return GAIA_OK;
+}
+
+/* pre: a failure of this rank before the call (it still attends). */
+static gaia_status gaia__mpi_synapse_row(gaia_brain *b, const char *fn, gaia_status pre, const char *from,
+                                         const char *to, uint32_t i, uint32_t *tg, float *wt, size_t cap,
+                                         size_t *count) {
+    static const char *const labels[2] = {"i", "cap"};
+    size_t c = 0, done;
+    int64_t vals[2];
+    gaia_status st = pre;
+    if (st == GAIA_OK) st = gaia__asm_synapse_row_local(b, fn, from, to, i, tg, wt, cap, &c);
+    vals[0] = (int64_t)i;
+    vals[1] = (int64_t)cap;
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 2, "the synapse row");
+    if (st != GAIA_OK) return st;
+    if (cap && gaia__mpi_sharded_target(b, to))
+        for (done = 0; done < c;) { /* the weights, from the ranks that own them (-inf elsewhere) */
+            int part = c - done < ((size_t)1 << 28) ? (int)(c - done) : 1 << 28;
+            MPI_Allreduce(MPI_IN_PLACE, wt + done, part, MPI_FLOAT, MPI_MAX, b->mpi->comm);
+            b->mpi->bytes += (uint64_t)part * 8;
+            done += (size_t)part;
+        }
+    *count = c;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__mpi_synapse_weight(gaia_brain *b, const char *fn, const char *from, const char *to,
+                                            uint32_t i, uint32_t j, float *w) {
+    static const char *const labels[2] = {"i", "j"};
+    size_t n = 0, lo, hi;
+    uint32_t *tg = NULL;
+    float *wt = NULL;
+    int64_t vals[2];
+    int tgt = gaia__asm_find_area(b, to);
+    gaia_status st = GAIA_OK;
+    if (!w) st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "w is NULL");
+    else if (tgt >= 0 && j >= b->areas[tgt].n)
+        st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "neuron %u outside area '%s' (n = %u)", j, to,
+                        b->areas[tgt].n);
+    vals[0] = (int64_t)i;
+    vals[1] = (int64_t)j;
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 2, "the synapse");
+    if (st != GAIA_OK) return st;
+    st = gaia__mpi_synapse_row(b, fn, GAIA_OK, from, to, i, NULL, NULL, 0, &n); /* the count: the same everywhere */
+    if (st != GAIA_OK) return st;
+    tg = (uint32_t *)gaia__asm_halloc(b, n * 4 + 4);
+    wt = (float *)gaia__asm_halloc(b, n * 4 + 4);
+    if (!tg || !wt) st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    st = gaia__mpi_synapse_row(b, fn, st, from, to, i, tg, wt, n, &n);
+    if (st == GAIA_OK) {
+        lo = 0; /* rows ascend: binary search for j */
+        hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (tg[mid] < j) lo = mid + 1;
+            else hi = mid;
+        }
+        *w = lo < n && tg[lo] == j ? wt[lo] : 0.0f;
+    }
+    gaia__asm_hfree(b, tg);
+    gaia__asm_hfree(b, wt);
     return st;
 }
 #endif /* GAIA_USE_MPI */

@@ -10,8 +10,9 @@
    the winners of the two must be the same (checked), and the ratio of their
    step times is the speed-up. Per step it prints the wall time (slowest
    rank), the time inside collectives (waits for slower ranks included; the
-   rest is computation), the payload bytes each rank sent and received, and
-   the memory each rank holds per neuron of the area.
+   rest is computation), the payload bytes each rank sent and received, the
+   memory each rank holds per neuron of the area, and each rank's peak
+   resident memory (the largest area: README, "Scaling out").
 
    Weak scaling is a model: run it with n proportional to the ranks (e.g.
    --n 2500000, 5000000, 7500000, 10000000 at -np 1..4) and read the
@@ -26,6 +27,7 @@
 #define GAIA_IMPLEMENTATION
 #include "../gaia.h"
 #include "bench_common.h"
+#include <sys/resource.h>
 
 static int g_rank, g_size;
 
@@ -230,6 +232,22 @@ int main(int argc, char **argv) {
                    k, p, comp, bytes64, bytes64 * per_byte, per_byte, bytes64 / 1e10);
         }
         bench_print_load("after");
+    }
+    /* what the operating system saw: each rank's peak resident memory (rank
+       0's includes the single-process run, which came first) */
+    {
+        struct rusage ru;
+        long mine = 0, *all = (long *)calloc((size_t)g_size, sizeof(long));
+        int r;
+        if (getrusage(RUSAGE_SELF, &ru) == 0) mine = ru.ru_maxrss; /* KiB on Linux */
+        BCHECK(all != NULL, "out of memory");
+        MPI_Gather(&mine, 1, MPI_LONG, all, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+        if (g_rank == 0) {
+            printf("peak resident memory (KiB, getrusage):");
+            for (r = 0; r < g_size; r++) printf(" rank %d %ld%s", r, all[r], r == 0 && single ? " (with the 1-process run)" : "");
+            printf("\n");
+        }
+        free(all);
     }
     gaia_ctx_destroy(ctx);
     MPI_Finalize();

@@ -161,12 +161,106 @@ static void test_bit_identical(void) {
     OK(ctx, gaia_brain_mpi_traffic(m, &bytes, &merges, NULL));
     CHECK(merges > 0 && (g_size == 1 || bytes > 0), "traffic: %llu bytes in %llu merges", (unsigned long long)bytes,
           (unsigned long long)merges);
-    /* the read-outs that would need another rank's weights say so */
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
+/* The per-synapse read-outs of a sharded brain (fibre_stats, fibre_edges,
+   synapse_row, synapse_weight) against the single process, after learning
+   into explicit areas from explicit, lazy and stimulus sources. */
+static void test_synapse_readouts(void) {
+    static const char *const pairs[][2] = {{"s", "A"}, {"A", "A"}, {"A", "B"}, {"B", "A"}, {"C", "B"},
+                                           {"L", "A"}, {"L", "L"}, {"s", "L"}, {"B", "C"}};
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL;
+    uint32_t win[128], *tm = NULL, *tr = NULL;
+    float *wm = NULL, *wr = NULL;
+    size_t nwin = 0, q, e;
+    int s, ok = 1, learned = 0;
+    CHECK(ctx != NULL, "no context");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 777, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 777, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(ctx, build(r));
+    for (s = 0; s < 4 && ok; s++) step_both(ctx, m, r, s > 1 ? "s>A A>A A>B B>A" : s ? "s>A A>A A>B" : "s>A", &ok);
+    for (s = 0; s < 3 && ok; s++) step_both(ctx, m, r, s ? "t>C C>C C>B" : "t>C", &ok);
+    for (s = 0; s < 3 && ok; s++) step_both(ctx, m, r, s ? "s>L L>L L>A" : "s>L", &ok);
+    CHECK(ok, "steps differ");
+    tm = (uint32_t *)malloc(20000 * 4);
+    tr = (uint32_t *)malloc(20000 * 4);
+    wm = (float *)malloc(20000 * 4);
+    wr = (float *)malloc(20000 * 4);
+    CHECK(tm && tr && wm && wr, "no memory");
+    for (q = 0; q < sizeof pairs / sizeof pairs[0]; q++) {
+        const char *from = pairs[q][0], *to = pairs[q][1];
+        gaia_fibre_stats fm, fr;
+        OK(ctx, gaia_brain_fibre_stats(m, from, to, &fm));
+        OK(ctx, gaia_brain_fibre_stats(r, from, to, &fr));
+        CHECK(fm.synapses == fr.synapses && fm.synapses_exact == fr.synapses_exact && fm.plastic == fr.plastic &&
+                  fm.max_weight == fr.max_weight && fm.beta == fr.beta &&
+                  fabs(fm.mean_weight - fr.mean_weight) <= 1e-12 * fabs(fr.mean_weight),
+              "fibre_stats %s>%s: %.0f synapses, %zu plastic, mean %.17g, max %g sharded; %.0f, %zu, %.17g, %g single",
+              from, to, fm.synapses, fm.plastic, fm.mean_weight, fm.max_weight, fr.synapses, fr.plastic,
+              fr.mean_weight, fr.max_weight);
+        if (fr.plastic) learned++;
+        if (from[0] == 's') continue; /* stimulus fibres keep in-degrees, not rows */
+        /* the rows of the source's winners (learned weights) and of a few others */
+        OK(ctx, gaia_brain_winners(r, from, win, 128, &nwin));
+        win[nwin++] = 1;
+        win[nwin++] = 4097;
+        for (e = 0; e < nwin; e++) {
+            size_t cm = 0, cr = 0, k;
+            float w1 = 0, w2 = 0;
+            OK(ctx, gaia_brain_synapse_row(m, from, to, win[e], NULL, NULL, 0, &cm));
+            OK(ctx, gaia_brain_synapse_row(r, from, to, win[e], NULL, NULL, 0, &cr));
+            CHECK(cm == cr && cr <= 20000, "synapse_row %s>%s of %u: %zu synapses sharded, %zu single", from, to,
+                  win[e], cm, cr);
+            OK(ctx, gaia_brain_synapse_row(m, from, to, win[e], tm, wm, 20000, &cm));
+            OK(ctx, gaia_brain_synapse_row(r, from, to, win[e], tr, wr, 20000, &cr));
+            CHECK(cm == cr && memcmp(tm, tr, cr * 4) == 0 && memcmp(wm, wr, cr * 4) == 0,
+                  "synapse_row %s>%s of %u differs", from, to, win[e]);
+            if (cr) { /* one synapse, and one target that is none (0 when it is no edge) */
+                k = (size_t)win[e] % cr;
+                OK(ctx, gaia_brain_synapse_weight(m, from, to, win[e], tr[k], &w1));
+                OK(ctx, gaia_brain_synapse_weight(r, from, to, win[e], tr[k], &w2));
+                CHECK(w1 == w2 && w1 == wr[k], "synapse_weight %s>%s %u->%u: %g sharded, %g single", from, to,
+                      win[e], tr[k], w1, w2);
+                OK(ctx, gaia_brain_synapse_weight(m, from, to, win[e], (tr[k] + 1) % 5000, &w1));
+                OK(ctx, gaia_brain_synapse_weight(r, from, to, win[e], (tr[k] + 1) % 5000, &w2));
+                CHECK(w1 == w2, "synapse_weight %s>%s %u->%u: %g sharded, %g single", from, to, win[e],
+                      (tr[k] + 1) % 5000, w1, w2);
+            }
+            if (to[0] != 'L' && from[0] != 'L') { /* the base connectome, from the hash */
+                OK(ctx, gaia_brain_fibre_edges(m, from, to, win[e], tm, 20000, &cm));
+                OK(ctx, gaia_brain_fibre_edges(r, from, to, win[e], tr, 20000, &cr));
+                CHECK(cm == cr && memcmp(tm, tr, cr * 4) == 0, "fibre_edges %s>%s of %u differ", from, to, win[e]);
+            }
+        }
+    }
+    CHECK(learned >= 5, "only %d fibres learned anything", learned);
+    /* a bad argument on one rank only: every rank fails, none waits */
     {
         float w = 0;
-        gaia_status st = gaia_brain_synapse_weight(m, "A", "B", 0, 0, &w);
-        CHECK(st == GAIA_ERR_UNSUPPORTED, "synapse_weight on a sharded brain: %s", gaia_status_str(st));
+        size_t c = 0;
+        gaia_fibre_stats fs;
+        gaia_status st = gaia_brain_synapse_weight(m, "A", "B", 3, g_rank ? 13000u : 0u, &w);
+        CHECK(g_size == 1 ? st == GAIA_OK : st == GAIA_ERR_INVALID_ARG, "j out of range on ranks > 0: %s",
+              gaia_status_str(st));
+        st = gaia_brain_synapse_row(m, "A", g_rank ? "nowhere" : "B", 3, NULL, NULL, 0, &c);
+        CHECK(g_size == 1 ? st == GAIA_OK : st == GAIA_ERR_INVALID_ARG, "unknown area on ranks > 0: %s",
+              gaia_status_str(st));
+        st = gaia_brain_fibre_stats(m, "A", "B", g_rank ? NULL : &fs);
+        CHECK(g_size == 1 ? st == GAIA_OK : st == GAIA_ERR_INVALID_ARG, "NULL out on ranks > 0: %s",
+              gaia_status_str(st));
+        st = gaia_brain_synapse_row(m, "A", "B", g_rank ? 4u : 3u, tm, wm, 20000, &c);
+        CHECK(g_size == 1 ? st == GAIA_OK : st == GAIA_ERR_INVALID_ARG, "i differs across ranks: %s",
+              gaia_status_str(st));
     }
+    free(tm);
+    free(tr);
+    free(wm);
+    free(wr);
     gaia_brain_destroy(m);
     gaia_brain_destroy(r);
     gaia_ctx_destroy(ctx);
@@ -500,6 +594,85 @@ static void test_out_of_memory_anywhere(void) {
     gaia_ctx_destroy(ctx);
 }
 
+/* set_winners on a lazy area (growing it to neurons that never fired) and
+   on an explicit one, with one rank out of memory at each of its
+   allocations in turn: every rank returns the same status, a failure
+   leaves the brain as it was on every rank (growth put back), and a
+   success equals the single process; the next step still agrees. */
+static void test_set_winners_out_of_memory(void) {
+    static const char *const areas[2] = {"L", "A"};
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL;
+    uint32_t w[60];
+    size_t support = 0;
+    int s, ok = 1, victim = g_size > 1 ? g_size - 1 : 0, failures = 0, q;
+    long n = 0;
+    CHECK(ctx != NULL, "no context");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 4242, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 4242, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build(m));
+    OK(ctx, build(r));
+    for (s = 0; s < 3 && ok; s++) step_both(ctx, m, r, s ? "s>A A>A s>L L>L" : "s>A s>L", &ok);
+    CHECK(ok, "steps differ");
+    for (q = 0; q < 2; q++) {
+        OK(ctx, gaia_brain_support(r, areas[q], &support));
+        /* half old neurons, half beyond the lazy area's support (it grows) */
+        for (s = 0; s < 60; s++) w[s] = (uint32_t)((s < 30 ? (size_t)s * 3 : support + (size_t)s - 30) % 20000);
+        for (n = 0; n < 3000; n++) {
+            gaia_status st, lo = GAIA_OK, hi = GAIA_OK;
+            int refused = 0, any_refused = 0;
+            void *before = NULL, *after = NULL;
+            size_t nb = 0, na = 0;
+            OK(ctx, gaia_brain_save_image(m, &before, &nb));
+            g_refused = 0;
+            g_countdown = g_rank == victim ? n : -1;
+            st = gaia_brain_set_winners(m, areas[q], w, 60);
+            g_countdown = -1;
+            refused = g_refused;
+            MPI_Allreduce(&refused, &any_refused, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            MPI_Allreduce(&st, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            MPI_Allreduce(&st, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            CHECK(lo == hi, "%s, allocation %ld on rank %d: the ranks returned %s and %s", areas[q], n, victim,
+                  gaia_status_str(lo), gaia_status_str(hi));
+            if (st == GAIA_OK) {
+                OK(ctx, gaia_brain_set_winners(r, areas[q], w, 60));
+                CHECK(same_image(m, r), "%s, allocation %ld refused: set_winners went another way", areas[q], n);
+            } else {
+                CHECK(st == GAIA_ERR_OUT_OF_MEMORY, "allocation %ld: %s (%s)", n, gaia_status_str(st),
+                      gaia_last_error(ctx));
+                OK(ctx, gaia_brain_save_image(m, &after, &na));
+                CHECK(na == nb && memcmp(before, after, na) == 0, "%s, allocation %ld: the failure changed the brain",
+                      areas[q], n);
+                failures++;
+            }
+            gaia_brain_free_image(ctx, before);
+            gaia_brain_free_image(ctx, after);
+            if (!any_refused) break; /* it needed fewer allocations: every point was tried */
+        }
+        CHECK(n < 3000, "%s: %ld points tried", areas[q], n);
+        step_both(ctx, m, r, "L>L L>A A>A", &ok);
+        CHECK(ok && same_image(m, r), "%s: the step after set_winners differs", areas[q]);
+    }
+    CHECK(failures > 0, "no allocation failed");
+    /* arguments that differ across ranks: the same status everywhere */
+    w[0] = g_rank ? 29999u : 0u;
+    {
+        gaia_status st = gaia_brain_set_winners(m, g_rank ? "L" : "A", w, 60), lo = GAIA_OK, hi = GAIA_OK;
+        MPI_Allreduce(&st, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&st, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        CHECK(lo == hi && (g_size == 1 || st == GAIA_ERR_INVALID_ARG), "differing areas: %s and %s",
+              gaia_status_str(lo), gaia_status_str(hi));
+        st = gaia_brain_set_winners(m, "L", g_rank ? NULL : w, 60);
+        MPI_Allreduce(&st, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&st, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        CHECK(lo == hi && (g_size == 1 || st == GAIA_ERR_INVALID_ARG), "NULL on some ranks: %s and %s",
+              gaia_status_str(lo), gaia_status_str(hi));
+    }
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
 /* With CUDA and a GPU on every rank (rank r uses GPU r mod count): the
    sharded brain on the GPUs equals the single-process CPU brain, image and
    all. Skipped (on every rank alike) without CUDA or without a GPU. */
@@ -588,10 +761,59 @@ static void test_shards(void) {
     /* a shard alone is no brain; shards out of their ranks' order fail on
        every rank alike */
     st = gaia_brain_load(ctx, paths[0], GAIA_DEVICE_CPU, &x);
-    CHECK(g_size == 1 ? st == GAIA_OK : st == GAIA_ERR_FORMAT, "one shard of %d as a brain: %s", g_size,
-          gaia_status_str(st));
+    CHECK(st == GAIA_ERR_FORMAT && strstr(gaia_last_error(ctx), "gaia_brain_load_shards_mpi"),
+          "one shard of %d as a brain: %s (%s)", g_size, gaia_status_str(st), gaia_last_error(ctx));
     gaia_brain_destroy(x);
     x = NULL;
+    /* a shard holds its block's support bits only. On brains without
+       fibres yet (no weights), the shards together hold the image's bytes
+       plus (ranks - 1) copies of everything but the bits; were every
+       shard to carry all n/8 bytes of bits, (ranks - 1) x bits more. */
+    {
+        static const uint32_t exn[3] = {20000, 13000, 5000};
+        gaia_brain *m2 = NULL, *r2 = NULL;
+        void *img = NULL;
+        size_t ni = 0;
+        long fsize = 0, total = 0, bits = 0;
+        FILE *fp;
+        for (s = 0; s < 3; s++) bits += (long)((exn[s] + 31) / 32) * 4;
+        OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 9091, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m2));
+        OK(ctx, gaia_brain_create(ctx, 0.05, 9091, GAIA_DEVICE_CPU, &r2));
+        OK(ctx, build(m2));
+        OK(ctx, build(r2));
+        OK(ctx, gaia_brain_save_shard(m2, paths[g_rank]));
+        OK(ctx, gaia_brain_save_image(r2, &img, &ni));
+        fp = fopen(paths[g_rank], "rb");
+        CHECK(fp != NULL, "cannot open %s", paths[g_rank]);
+        fseek(fp, 0, SEEK_END);
+        fsize = ftell(fp);
+        fclose(fp);
+        MPI_Allreduce(&fsize, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(total - (long)ni == (long)(g_size - 1) * ((long)ni - bits),
+              "%d shards hold %ld bytes, the image %zu with %ld bytes of support bits", g_size, total, ni, bits);
+        gaia_brain_free_image(ctx, img);
+        gaia_brain_destroy(m2);
+        gaia_brain_destroy(r2);
+        MPI_Barrier(MPI_COMM_WORLD);
+        OK(ctx, gaia_brain_save_shard(m, paths[g_rank])); /* the trained brain's shards again */
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    /* a shard file of older gaia (every area's n/8 bytes of bits; header
+       flags 0) still loads: with one writer it is the single-process image */
+    {
+        char whole[600];
+        const char *one[1];
+        gaia_brain *old = NULL;
+        snprintf(whole, sizeof whole, "%s/whole.bin", g_dir);
+        one[0] = whole;
+        if (g_rank == 0) OK(ctx, gaia_brain_save(r, whole));
+        MPI_Barrier(MPI_COMM_WORLD);
+        OK(ctx, gaia_brain_load_shards_mpi(ctx, one, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &old));
+        CHECK(same_image(old, r), "an image loaded as one shard of the old format differs");
+        gaia_brain_destroy(old);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (g_rank == 0) remove(whole);
+    }
     if (g_size > 1) {
         GT_STATUS(t, GAIA_ERR_FORMAT, gaia_brain_load_shards_mpi(ctx, swapped, (size_t)g_size, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x));
         GT_STATUS(t, GAIA_ERR_FORMAT, gaia_brain_load_shards_mpi(ctx, paths, (size_t)g_size - 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x));
@@ -621,6 +843,8 @@ int main(int argc, char **argv) {
         {"mpi_mismatch_reported_on_every_rank", test_mismatch},
         {"mpi_out_of_memory_on_one_rank", test_out_of_memory},
         {"mpi_out_of_memory_anywhere_in_a_step", test_out_of_memory_anywhere},
+        {"mpi_set_winners_out_of_memory_on_one_rank", test_set_winners_out_of_memory},
+        {"mpi_synapse_readouts_as_one_process", test_synapse_readouts},
         {"mpi_save_load_reshard", test_save_load_reshard},
         {"mpi_shards_reshard", test_shards},
         {"mpi_hrr_cleanup_sharded_codebook", test_hrr_cleanup},
