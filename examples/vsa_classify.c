@@ -85,8 +85,8 @@ int main(int argc, char **argv) {
     size_t D = 4096, c, s, right = 0;
     double centre[CLASSES][FEATURES];
     gaia_vsa *keys = NULL, *levels = NULL, *train = NULL, *protos = NULL, *test = NULL;
-    float *x = (float *)malloc(CLASSES * TEST * FEATURES * sizeof(float));
-    long *guess = (long *)malloc(CLASSES * TEST * sizeof(long));
+    float *x;
+    long *guess;
     int a, i;
     for (a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
@@ -102,8 +102,12 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) {
-        fprintf(stderr, "vsa_classify: %s\n", gaia_last_error(NULL));
+    x = (float *)malloc(CLASSES * TEST * FEATURES * sizeof(float)); /* after the arguments: --help allocates nothing */
+    guess = (long *)malloc(CLASSES * TEST * sizeof(long));
+    if (!x || !guess || gaia_ctx_create(NULL, &ctx) != GAIA_OK) {
+        fprintf(stderr, "vsa_classify: %s\n", x && guess ? gaia_last_error(NULL) : "out of memory");
+        free(x);
+        free(guess);
         return 1;
     }
     for (c = 0; c < CLASSES; c++)
