@@ -13,41 +13,9 @@
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include "bench_common.h"
-#include <pthread.h>
 
 #define N_ELEMS ((size_t)1 << 24)
 #define ROW 1024
-
-typedef struct copy_part {
-    float *dst;
-    const float *src;
-    size_t n;
-} copy_part;
-
-static void *copy_part_run(void *p) {
-    copy_part *c = (copy_part *)p;
-    memcpy(c->dst, c->src, c->n * sizeof(float));
-    return NULL;
-}
-
-/* memcpy of n floats split over `threads` threads (the calling one included). */
-static void copy_threads(float *dst, const float *src, size_t n, int threads) {
-    pthread_t tid[64];
-    copy_part part[64];
-    size_t per = (n + (size_t)threads - 1) / (size_t)threads, at = 0;
-    int i, started = 0;
-    for (i = 0; i < threads; i++) {
-        part[i].dst = dst + at;
-        part[i].src = src + at;
-        part[i].n = at + per <= n ? per : n - at;
-        at += part[i].n;
-    }
-    for (i = 1; i < threads; i++)
-        if (pthread_create(&tid[i], NULL, copy_part_run, &part[i]) == 0) started = i;
-        else copy_part_run(&part[i]);
-    copy_part_run(&part[0]);
-    for (i = 1; i <= started; i++) pthread_join(tid[i], NULL);
-}
 
 typedef enum { OP_SOFTMAX, OP_LOG_SOFTMAX, OP_LT, OP_GT_SCALAR, OP_COUNT } op_kind;
 static const char *op_names[OP_COUNT] = {"softmax (rows of 1024)", "log_softmax (rows of 1024)", "a < b",
@@ -105,13 +73,13 @@ static int measure(int threads, int rounds, const char *label) {
     for (op = 0; op < OP_COUNT; op++) {
         double g, c, grate, crate;
         TRY(run_op(ctx, (op_kind)op, &t)); /* warm-up */
-        copy_threads(dst, src, N_ELEMS, threads);
+        bench_memcpy_threads(dst, src, N_ELEMS * sizeof(float), threads);
         for (r = 0; r < rounds; r++) {
             double t0 = gaia_time_s();
             TRY(run_op(ctx, (op_kind)op, &t));
             gt[r] = gaia_time_s() - t0;
             t0 = gaia_time_s();
-            copy_threads(dst, src, N_ELEMS, threads);
+            bench_memcpy_threads(dst, src, N_ELEMS * sizeof(float), threads);
             ct[r] = gaia_time_s() - t0;
         }
         g = bench_median(gt, rounds);

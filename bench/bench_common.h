@@ -33,6 +33,7 @@
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <pthread.h>
 
 /* The 1-minute load average, or -1 when /proc/loadavg is missing. */
 static inline double bench_load(void) {
@@ -248,4 +249,41 @@ static inline void bench_hog_stop(pid_t pid) {
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
 }
+
+/* memcpy of n bytes split over `threads` threads (the calling one
+   included): the bandwidth that the memory-bound benchmarks compare with,
+   one plain memcpy per thread on its share. */
+typedef struct bench_copy_part {
+    char *dst;
+    const char *src;
+    size_t n;
+} bench_copy_part;
+
+static inline void *bench_copy_part_run(void *p) {
+    bench_copy_part *c = (bench_copy_part *)p;
+    memcpy(c->dst, c->src, c->n);
+    return NULL;
+}
+
+static inline void bench_memcpy_threads(void *dst, const void *src, size_t n, int threads) {
+    pthread_t tid[64];
+    bench_copy_part part[64];
+    size_t per, at = 0;
+    int i, started = 0;
+    if (threads < 1) threads = 1;
+    if (threads > 64) threads = 64;
+    per = (n + (size_t)threads - 1) / (size_t)threads;
+    for (i = 0; i < threads; i++) {
+        part[i].dst = (char *)dst + at;
+        part[i].src = (const char *)src + at;
+        part[i].n = at + per <= n ? per : n - at;
+        at += part[i].n;
+    }
+    for (i = 1; i < threads; i++)
+        if (pthread_create(&tid[i], NULL, bench_copy_part_run, &part[i]) == 0) started = i;
+        else bench_copy_part_run(&part[i]);
+    bench_copy_part_run(&part[0]);
+    for (i = 1; i <= started; i++) pthread_join(tid[i], NULL);
+}
+
 #endif

@@ -17,15 +17,6 @@
 
 #define REPS 5
 
-#define CHECK(call)                                                                                            \
-    do {                                                                                                       \
-        gaia_status st_ = (call);                                                                              \
-        if (st_ != GAIA_OK) {                                                                                  \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, gaia_status_str(st_), gaia_last_error(ctx)); \
-            exit(1);                                                                                           \
-        }                                                                                                      \
-    } while (0)
-
 /* The same two steps in PyTorch; prints the best step in ms, or -1. */
 static const char *const torch_script =
     "import sys, time\n"

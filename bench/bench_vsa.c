@@ -29,22 +29,12 @@
 #include "gaia.h"
 #include "bench_common.h"
 #include <math.h>
-#include <pthread.h>
 
 #define D_OPS 10000
 #define BATCH 1000
 #define QUERIES 10
 #define ITEMS 20000
 #define REPS 5
-
-#define TRY(call)                                                                                              \
-    do {                                                                                                       \
-        gaia_status st_ = (call);                                                                              \
-        if (st_ != GAIA_OK) {                                                                                  \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, gaia_status_str(st_), gaia_last_error(ctx)); \
-            exit(1);                                                                                           \
-        }                                                                                                      \
-    } while (0)
 
 static double now_s(void) { return gaia_time_s(); }
 
@@ -108,18 +98,18 @@ static void gaia_times(gaia_ctx *ctx, double *out /* 13 */) {
     for (mi = 0; mi < 4; mi++) {
         gaia_vsa *a = NULL, *b = NULL, *q = NULL, *items = NULL, *o = NULL, *one = NULL;
         gaia_tensor *sim = NULL;
-        TRY(gaia_vsa_random(ctx, models[mi], BATCH, D_OPS, &a));
-        TRY(gaia_vsa_random(ctx, models[mi], BATCH, D_OPS, &b));
-        TRY(gaia_vsa_random(ctx, models[mi], QUERIES, D_OPS, &q));
-        TRY(gaia_vsa_random(ctx, models[mi], ITEMS, D_OPS, &items));
+        CHECK(gaia_vsa_random(ctx, models[mi], BATCH, D_OPS, &a));
+        CHECK(gaia_vsa_random(ctx, models[mi], BATCH, D_OPS, &b));
+        CHECK(gaia_vsa_random(ctx, models[mi], QUERIES, D_OPS, &q));
+        CHECK(gaia_vsa_random(ctx, models[mi], ITEMS, D_OPS, &items));
         for (op = 0; op < 3; op++) {
             double best = 1e30;
             for (r = 0; r <= REPS; r++) {
                 double t0 = now_s(), t;
-                if (op == 0) TRY(gaia_vsa_bind(ctx, a, b, &o));
-                else if (op == 1) TRY(gaia_vsa_bundle(ctx, a, BATCH, NULL, 0, &one));
-                else TRY(gaia_vsa_similarity(ctx, q, items, &sim));
-                TRY(gaia_synchronize(ctx));
+                if (op == 0) CHECK(gaia_vsa_bind(ctx, a, b, &o));
+                else if (op == 1) CHECK(gaia_vsa_bundle(ctx, a, BATCH, NULL, 0, &one));
+                else CHECK(gaia_vsa_similarity(ctx, q, items, &sim));
+                CHECK(gaia_synchronize(ctx));
                 t = now_s() - t0;
                 if (r > 0 && t < best) best = t; /* r = 0: the warm-up */
             }
@@ -141,15 +131,15 @@ static void gaia_times(gaia_ctx *ctx, double *out /* 13 */) {
         int conv;
         double best = 1e30;
         for (f = 0; f < 3; f++) {
-            TRY(gaia_vsa_random(ctx, GAIA_VSA_MAP, 30, 1000, &books[f]));
-            TRY(gaia_vsa_select(ctx, books[f], &pick[f], 1, &x));
-            if (f == 0) TRY(gaia_vsa_convert(ctx, x, GAIA_VSA_MAP, &s));
-            else TRY(gaia_vsa_bind(ctx, s, x, &s));
+            CHECK(gaia_vsa_random(ctx, GAIA_VSA_MAP, 30, 1000, &books[f]));
+            CHECK(gaia_vsa_select(ctx, books[f], &pick[f], 1, &x));
+            if (f == 0) CHECK(gaia_vsa_convert(ctx, x, GAIA_VSA_MAP, &s));
+            else CHECK(gaia_vsa_bind(ctx, s, x, &s));
             cb[f] = books[f];
         }
         for (r = 0; r <= REPS; r++) {
             double t0 = now_s(), t;
-            TRY(gaia_vsa_resonator(ctx, s, cb, 3, 20, idx, &it, &conv));
+            CHECK(gaia_vsa_resonator(ctx, s, cb, 3, 20, idx, &it, &conv));
             t = (now_s() - t0) / (double)it;
             if (r > 0 && t < best) best = t;
         }
@@ -161,37 +151,6 @@ static void gaia_times(gaia_ctx *ctx, double *out /* 13 */) {
 }
 
 /* --- part 2: the sweep against memcpy --- */
-typedef struct copy_part {
-    char *dst;
-    const char *src;
-    size_t n;
-} copy_part;
-static void *copy_part_run(void *p) {
-    copy_part *c = (copy_part *)p;
-    memcpy(c->dst, c->src, c->n);
-    return NULL;
-}
-static void copy_threads(char *dst, const char *src, size_t n, int threads) {
-    pthread_t tid[64];
-    copy_part part[64];
-    size_t per = (n + (size_t)threads - 1) / (size_t)threads, at = 0;
-    int i, started = 0;
-    if (threads < 1) threads = 1;
-    if (threads > 64) threads = 64;
-    memset(part, 0, sizeof part);
-    for (i = 0; i < threads; i++) {
-        part[i].dst = dst + at;
-        part[i].src = src + at;
-        part[i].n = at + per <= n ? per : n - at;
-        at += part[i].n;
-    }
-    for (i = 1; i < threads; i++)
-        if (pthread_create(&tid[i], NULL, copy_part_run, &part[i]) == 0) started = i;
-        else copy_part_run(&part[i]);
-    copy_part_run(&part[0]);
-    for (i = 1; i <= started; i++) pthread_join(tid[i], NULL);
-}
-
 static void sweep_vs_memcpy(size_t items, int threads) {
     gaia_ctx *ctx = NULL;
     gaia_ctx_desc desc;
@@ -210,16 +169,16 @@ static void sweep_vs_memcpy(size_t items, int threads) {
     }
     memset(src, 1, cbytes);
     memset(dst, 2, cbytes);
-    TRY(gaia_vsa_random(ctx, GAIA_VSA_BSC, 1, D, &q));
-    TRY(gaia_vsa_random(ctx, GAIA_VSA_BSC, items, D, &book));
-    TRY(gaia_vsa_similarity(ctx, q, book, &sim)); /* warm-up */
-    copy_threads(dst, src, cbytes, threads);
+    CHECK(gaia_vsa_random(ctx, GAIA_VSA_BSC, 1, D, &q));
+    CHECK(gaia_vsa_random(ctx, GAIA_VSA_BSC, items, D, &book));
+    CHECK(gaia_vsa_similarity(ctx, q, book, &sim)); /* warm-up */
+    bench_memcpy_threads(dst, src, cbytes, threads);
     for (r = 0; r < REPS; r++) { /* alternating rounds: both see the same machine */
         double t0 = now_s();
-        TRY(gaia_vsa_similarity(ctx, q, book, &sim));
+        CHECK(gaia_vsa_similarity(ctx, q, book, &sim));
         ts[r] = now_s() - t0;
         t0 = now_s();
-        copy_threads(dst, src, cbytes, threads);
+        bench_memcpy_threads(dst, src, cbytes, threads);
         tm[r] = now_s() - t0;
     }
     sweep_gbs = (double)bytes / bench_median(ts, REPS) / 1e9;
