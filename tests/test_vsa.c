@@ -602,7 +602,7 @@ static void vsa_resonator_factors_within_operating_capacity(gt *t) {
     }
     if (t->failed) return;
     /* past capacity: clearly below 99% (p >= 0.99 gives <= 54 of 60 with
-       probability < 1e-4, <= 6 of 12 with probability ~1e-10) */
+       probability < 1e-4, <= 6 of 12 with probability ~1e-9) */
     ok = resonator_trials(t, GAIA_VSA_MAP, 250, 40, 60, 1000, &conv);
     GT_CHECK(t, ok <= 54, "map D=250 M=40 (M^3=64000, past capacity): %zu of 60 found", ok);
     ok = resonator_trials(t, GAIA_VSA_MAP, 500, 100, 12, 300, &conv);
