@@ -3204,7 +3204,11 @@ GAIA_API gaia_status gaia_vsa_cleanup(gaia_ctx *ctx, const gaia_vsa *memory, con
    iterations (may be NULL): the sweeps run; converged may be NULL. s has
    one row; codebooks share its model and D; BSC runs on the bipolar
    images. HRR's approximate unbinding makes its resonator weak (about half
-   the success of MAP at D = 500, M = 20): prefer MAP, BSC or FHRR. --- */
+   the success of MAP at D = 500, M = 20): prefer MAP, BSC or FHRR. Near
+   the operational capacity (Kent et al. 2020: the largest M^F solved with
+   >= 99% accuracy, growing about as D^2; for MAP at F = 3 ~10^5 at D =
+   500) convergence takes hundreds of sweeps: give max_iter a few
+   thousand there. --- */
 GAIA_API gaia_status gaia_vsa_resonator(gaia_ctx *ctx, const gaia_vsa *s, const gaia_vsa *const *codebooks, size_t F,
                                         size_t max_iter, long *index, size_t *iterations, int *converged);
 
