@@ -12368,7 +12368,10 @@ static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, gaia_sta
     }
 #endif
     gaia__asm_undo_free(b, &u);
-    if (!checked) return st;
+    if (!checked) { /* a bad argument: the sorted copy may exist */
+        gaia__asm_hfree(b, tmp);
+        return st;
+    }
     if (st == GAIA_OK) st = gaia__asm_commit_winners(b, a, tmp, (uint32_t)count);
     gaia__asm_hfree(b, tmp);
 #ifdef GAIA_USE_MPI
