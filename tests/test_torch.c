@@ -149,6 +149,20 @@ static void torch_compare(gt *t, const char *py, const char *tag, torch_case *c,
     }
 }
 
+/* The end of a case: the comparison with torch when gaia's forward and
+   backward ran (tolerance 1e-5 + 1e-4 |ref|), else a failure saying why;
+   then everything is freed. */
+static void torch_finish(gt *t, const char *py, const char *tag, torch_case *c, gaia_tensor *loss, gaia_status st,
+                         const char *model) {
+    if (st == GAIA_OK)
+        torch_compare(t, py, tag, c, loss, model, 1e-5, 1e-4);
+    else
+        gt_fail_at(t, __FILE__, __LINE__, "gaia's forward or backward: %s (%s)", gaia_status_str(st),
+                   gaia_last_error(t->ctx));
+    gaia_tensor_free(loss);
+    torch_free(c);
+}
+
 /* An MLP: Linear + GELU (tanh form), LayerNorm, Linear, cross-entropy. */
 static void mlp_gradients_agree_with_torch(gt *t) {
     char cmd[600];
@@ -185,18 +199,11 @@ static void mlp_gradients_agree_with_torch(gt *t) {
     gaia_tensor_free(h);
     gaia_tensor_free(n);
     gaia_tensor_free(logits);
-    if (st == GAIA_OK)
-        torch_compare(t, py, "mlp", &c, loss,
-                      "h = F.gelu(t['x'] @ t['W1'].T + t['b1'], approximate='tanh')\n"
-                      "n = F.layer_norm(h, (h.shape[-1],), t['g'], t['beta'], 1e-5)\n"
-                      "logits = n @ t['W2'].T + t['b2']\n"
-                      "loss = F.cross_entropy(logits, t['target'].long())",
-                      1e-5, 1e-4);
-    else
-        gt_fail_at(t, __FILE__, __LINE__, "gaia's forward or backward: %s (%s)", gaia_status_str(st),
-                   gaia_last_error(t->ctx));
-    gaia_tensor_free(loss);
-    torch_free(&c);
+    torch_finish(t, py, "mlp", &c, loss, st,
+                 "h = F.gelu(t['x'] @ t['W1'].T + t['b1'], approximate='tanh')\n"
+                 "n = F.layer_norm(h, (h.shape[-1],), t['g'], t['beta'], 1e-5)\n"
+                 "logits = n @ t['W2'].T + t['b2']\n"
+                 "loss = F.cross_entropy(logits, t['target'].long())");
 }
 
 /* A pre-LayerNorm causal attention block with a residual:
@@ -237,20 +244,13 @@ static void attention_block_gradients_agree_with_torch(gt *t) {
     gaia_tensor_free(o);
     gaia_tensor_free(p);
     gaia_tensor_free(y);
-    if (st == GAIA_OK)
-        torch_compare(t, py, "att", &c, loss,
-                      "x = t['x']\n"
-                      "a = F.layer_norm(x, (x.shape[-1],), t['g'], t['beta'], 1e-5)\n"
-                      "q, k, v = a @ t['Wq'].T, a @ t['Wk'].T, a @ t['Wv'].T\n"
-                      "o = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
-                      "y = x + o @ t['Wo'].T + t['bo']\n"
-                      "loss = F.mse_loss(y, t['target'])",
-                      1e-5, 1e-4);
-    else
-        gt_fail_at(t, __FILE__, __LINE__, "gaia's forward or backward: %s (%s)", gaia_status_str(st),
-                   gaia_last_error(t->ctx));
-    gaia_tensor_free(loss);
-    torch_free(&c);
+    torch_finish(t, py, "att", &c, loss, st,
+                 "x = t['x']\n"
+                 "a = F.layer_norm(x, (x.shape[-1],), t['g'], t['beta'], 1e-5)\n"
+                 "q, k, v = a @ t['Wq'].T, a @ t['Wk'].T, a @ t['Wv'].T\n"
+                 "o = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
+                 "y = x + o @ t['Wo'].T + t['bo']\n"
+                 "loss = F.mse_loss(y, t['target'])");
 }
 
 const gt_case gt_torch_cases[] = {
