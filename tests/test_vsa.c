@@ -8,6 +8,7 @@
 #include "gaia_test.h"
 #include <stdlib.h>
 #include <stdio.h>
+#include "../examples/vsa_capacity_model.h" /* the analytic prediction the example draws */
 
 /* ---------------------------------------------------------------------
    Helpers
@@ -785,34 +786,6 @@ static void vsa_sequences_ngrams_records_sets(gt *t) {
    Capacity of a bundle of k bound pairs: gaia against the analytic
    prediction and against a float64 Monte-Carlo written here
    --------------------------------------------------------------------- */
-/* P(right) = integral N(s; mu, s1) Phi(s / s0)^(M-1) ds: the right item's
-   score against M - 1 others (the same formula as examples/vsa_capacity.c). */
-static double capacity_predicted(gaia_vsa_model m, size_t D, size_t k, size_t M) {
-    double mu = 1.0, s1, s0, sum = 0.0, h;
-    int i, steps = 4000;
-    if (m == GAIA_VSA_BSC) { /* majority of odd k: agreement 1/2 + C(k-1, (k-1)/2) / 2^k */
-        size_t hk = (k - 1) / 2, j;
-        for (j = 1; j <= hk; j++) mu *= (double)(hk + j) / (double)j / 4.0;
-        s1 = sqrt((1.0 - mu * mu) / D);
-        s0 = sqrt(1.0 / D);
-    } else if (m == GAIA_VSA_HRR) { /* docs/DESIGN.md: N(1, (k+5)/D) and N(0, (k+1)/D) */
-        s1 = sqrt((k + 5.0) / D);
-        s0 = sqrt((k + 1.0) / D);
-    } else { /* the k - 1 other pairs are noise; FHRR's real part halves it */
-        double c = m == GAIA_VSA_FHRR ? 0.5 : 1.0;
-        s1 = sqrt(c * (k - 1.0) / D);
-        s0 = sqrt(c * (double)k / D);
-    }
-    if (s1 < 1e-12) return pow(0.5 * erfc(-mu / (s0 * sqrt(2.0))), (double)(M - 1));
-    h = 20.0 * s1 / steps;
-    for (i = 0; i <= steps; i++) {
-        double x = mu - 10.0 * s1 + i * h, z = (x - mu) / s1;
-        double phi = exp(-0.5 * z * z) / (s1 * sqrt(2.0 * 3.14159265358979323846));
-        sum += (i == 0 || i == steps ? 0.5 : 1.0) * phi * pow(0.5 * erfc(-x / (s0 * sqrt(2.0))), (double)(M - 1));
-    }
-    return sum * h;
-}
-
 /* gaia: traces of k pairs (keys k_i, values = the first k rows of a
    codebook of M), every key queried: unbind, then top-1 cleanup. */
 static double capacity_gaia(gt *t, gaia_vsa_model m, size_t D, size_t k, size_t M, size_t traces) {
@@ -928,7 +901,7 @@ static void vsa_capacity_matches_prediction_and_float64(gt *t) {
             gaia_vsa_model m = all_models[mi];
             size_t k = ks[ki], traces = (m == GAIA_VSA_HRR ? 300 : 500) / k + 1, n = traces * k;
             double g = capacity_gaia(t, m, D, k, M, traces), f = capacity_float64(t, m, D, k, M, traces),
-                   p = capacity_predicted(m, D, k, M);
+                   p = vsa_predicted_accuracy(m, D, k, M);
             /* queries of one trace share their noise: 5 sigma of the binomial */
             double sd2 = sqrt((g * (1 - g) + f * (1 - f)) / (double)n + 1e-6), sdp = sqrt(p * (1 - p) / (double)n + 1e-6);
             if (t->failed) return;
