@@ -26,33 +26,6 @@
         }                                                                                        \
     } while (0)
 
-/* The measured accuracy over about `queries` queries. */
-static double measured_accuracy(gaia_ctx *ctx, gaia_vsa_model m, size_t D, size_t k, size_t M, size_t queries) {
-    size_t traces = (queries + k - 1) / k, tr, i, hits = 0, *first = (size_t *)malloc(k * sizeof(size_t));
-    long *idx = (long *)malloc(k * sizeof(long));
-    gaia_vsa *keys = NULL, *book = NULL, *vals = NULL, *pairs = NULL, *S = NULL, *u = NULL;
-    for (i = 0; i < k; i++) first[i] = i;
-    for (tr = 0; tr < traces; tr++) {
-        CHECK(gaia_vsa_random(ctx, m, k, D, &keys));
-        CHECK(gaia_vsa_random(ctx, m, M, D, &book));
-        CHECK(gaia_vsa_select(ctx, book, first, k, &vals));  /* value i is codebook row i */
-        CHECK(gaia_vsa_bind(ctx, keys, vals, &pairs));
-        CHECK(gaia_vsa_bundle(ctx, pairs, k, NULL, 0, &S));  /* one trace */
-        CHECK(gaia_vsa_unbind(ctx, S, keys, &u));            /* every key at once */
-        CHECK(gaia_vsa_cleanup(ctx, book, u, 1, idx, NULL));
-        for (i = 0; i < k; i++) hits += idx[i] == (long)i;
-    }
-    gaia_vsa_free(keys);
-    gaia_vsa_free(book);
-    gaia_vsa_free(vals);
-    gaia_vsa_free(pairs);
-    gaia_vsa_free(S);
-    gaia_vsa_free(u);
-    free(first);
-    free(idx);
-    return (double)hits / (double)(traces * k);
-}
-
 static void usage(FILE *f) {
     fprintf(f, "usage: vsa_capacity [--help] [--csv FILE] [queries per cell, default 2000]\n"
                "Retrieval accuracy of one bundle of k key-value pairs per VSA model (D = 256,\n"
@@ -94,8 +67,8 @@ int main(int argc, char **argv) {
            "measured", "predicted");
     for (mi = 0; mi < 4; mi++)
         for (k = 1; k <= 64; k += (csv ? (k < 8 ? 1 : 4) : (k < 4 ? 2 : 12))) {
-            double meas = measured_accuracy(ctx, models[mi], D, k, M, queries);
-            double pred = vsa_predicted_accuracy(models[mi], D, k, M);
+            double meas = 0, pred = vsa_predicted_accuracy(models[mi], D, k, M);
+            CHECK(vsa_measured_accuracy(ctx, models[mi], D, k, M, (queries + k - 1) / k, &meas));
             printf("%5s %4zu %9.3f %10.3f\n", gaia_vsa_model_str(models[mi]), k, meas, pred);
             if (f) fprintf(f, "%s,%zu,%zu,%.4f,%.4f\n", gaia_vsa_model_str(models[mi]), D, k, meas, pred);
         }

@@ -1,8 +1,8 @@
-/* vsa_capacity_model.h - the analytic accuracy of cleaning up one bound
-   pair from a bundle of k, per VSA model. Shared by examples/vsa_capacity.c
+/* vsa_capacity_model.h - the accuracy of cleaning up one bound pair from a
+   bundle of k, per VSA model: the analytic prediction, and gaia's measured. Shared by examples/vsa_capacity.c
    and the capacity test (tests/test_vsa.c), so the curve the example draws
-   is the one the test checks gaia against. Include after gaia.h and
-   <math.h>. */
+   is the one the test checks gaia against. Include after gaia.h,
+   <math.h> and <stdlib.h>. */
 #ifndef VSA_CAPACITY_MODEL_H
 #define VSA_CAPACITY_MODEL_H
 
@@ -38,6 +38,39 @@ static double vsa_predicted_accuracy(gaia_vsa_model m, size_t D, size_t k, size_
         sum += (i == 0 || i == steps ? 0.5 : 1.0) * phi * pow(0.5 * erfc(-x / (s0 * sqrt(2.0))), (double)(M - 1));
     }
     return sum * h;
+}
+
+/* gaia's accuracy on the same task: `traces` bundles of k bound pairs
+   (random keys; values = the first k rows of a random codebook of M), every
+   key queried (unbind, then top-1 cleanup against the codebook); *accuracy
+   is the fraction of queries answered with their own value. */
+static gaia_status vsa_measured_accuracy(gaia_ctx *ctx, gaia_vsa_model m, size_t D, size_t k, size_t M,
+                                         size_t traces, double *accuracy) {
+    size_t tr, i, hits = 0, *first = (size_t *)malloc(k * sizeof(size_t));
+    long *idx = (long *)malloc(k * sizeof(long));
+    gaia_vsa *keys = NULL, *book = NULL, *vals = NULL, *pairs = NULL, *S = NULL, *u = NULL;
+    gaia_status st = first && idx ? GAIA_OK : GAIA_ERR_OUT_OF_MEMORY;
+    for (i = 0; st == GAIA_OK && i < k; i++) first[i] = i;
+    for (tr = 0; tr < traces && st == GAIA_OK; tr++) {
+        st = gaia_vsa_random(ctx, m, k, D, &keys);
+        if (st == GAIA_OK) st = gaia_vsa_random(ctx, m, M, D, &book);
+        if (st == GAIA_OK) st = gaia_vsa_select(ctx, book, first, k, &vals); /* value i is codebook row i */
+        if (st == GAIA_OK) st = gaia_vsa_bind(ctx, keys, vals, &pairs);
+        if (st == GAIA_OK) st = gaia_vsa_bundle(ctx, pairs, k, NULL, 0, &S); /* one trace */
+        if (st == GAIA_OK) st = gaia_vsa_unbind(ctx, S, keys, &u);           /* every key at once */
+        if (st == GAIA_OK) st = gaia_vsa_cleanup(ctx, book, u, 1, idx, NULL);
+        for (i = 0; st == GAIA_OK && i < k; i++) hits += idx[i] == (long)i;
+    }
+    gaia_vsa_free(keys);
+    gaia_vsa_free(book);
+    gaia_vsa_free(vals);
+    gaia_vsa_free(pairs);
+    gaia_vsa_free(S);
+    gaia_vsa_free(u);
+    free(first);
+    free(idx);
+    if (st == GAIA_OK) *accuracy = (double)hits / (double)(traces * k);
+    return st;
 }
 
 #endif

@@ -786,31 +786,13 @@ static void vsa_sequences_ngrams_records_sets(gt *t) {
    Capacity of a bundle of k bound pairs: gaia against the analytic
    prediction and against a float64 Monte-Carlo written here
    --------------------------------------------------------------------- */
-/* gaia: traces of k pairs (keys k_i, values = the first k rows of a
-   codebook of M), every key queried: unbind, then top-1 cleanup. */
+/* gaia: vsa_measured_accuracy (examples/vsa_capacity_model.h), traces of
+   k pairs, every key queried. */
 static double capacity_gaia(gt *t, gaia_vsa_model m, size_t D, size_t k, size_t M, size_t traces) {
-    size_t tr, i, hits = 0;
-    long *idx = (long *)malloc(k * sizeof(long));
-    gaia_vsa *keys = NULL, *book = NULL, *vals = NULL, *pairs = NULL, *S = NULL, *u = NULL;
-    size_t *first = (size_t *)malloc(k * sizeof(size_t));
-    for (i = 0; i < k; i++) first[i] = i;
-    for (tr = 0; tr < traces && !t->failed; tr++) {
-        if (gaia_vsa_random(t->ctx, m, k, D, &keys) != GAIA_OK || gaia_vsa_random(t->ctx, m, M, D, &book) != GAIA_OK ||
-            gaia_vsa_select(t->ctx, book, first, k, &vals) != GAIA_OK || gaia_vsa_bind(t->ctx, keys, vals, &pairs) != GAIA_OK ||
-            gaia_vsa_bundle(t->ctx, pairs, k, NULL, 0, &S) != GAIA_OK || gaia_vsa_unbind(t->ctx, S, keys, &u) != GAIA_OK ||
-            gaia_vsa_cleanup(t->ctx, book, u, 1, idx, NULL) != GAIA_OK)
-            gt_fail_at(t, __FILE__, __LINE__, "%s", gaia_last_error(t->ctx));
-        for (i = 0; i < k; i++) hits += idx[i] == (long)i;
-    }
-    gaia_vsa_free(keys);
-    gaia_vsa_free(book);
-    gaia_vsa_free(vals);
-    gaia_vsa_free(pairs);
-    gaia_vsa_free(S);
-    gaia_vsa_free(u);
-    free(idx);
-    free(first);
-    return (double)hits / (double)(traces * k);
+    double acc = 0.0;
+    if (vsa_measured_accuracy(t->ctx, m, D, k, M, traces, &acc) != GAIA_OK)
+        gt_fail_at(t, __FILE__, __LINE__, "%s", gaia_last_error(t->ctx));
+    return acc;
 }
 
 /* The same experiment in float64 on host vectors: MAP and BSC as +-1, FHRR
