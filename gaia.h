@@ -10317,7 +10317,7 @@ static gaia_status gaia__mpi_commit_winners(gaia_brain *b, gaia__asm_area *a);
 static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia_status st);
 static void gaia__mpi_prepare_begin(gaia_brain *b, const int *pairs, size_t count);
 static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st);
-static uint64_t gaia__mpi_fnv(uint64_t h, const void *p, size_t n);
+static uint64_t gaia__asm_fnv(const void *p, size_t n);
 static gaia_status gaia__mpi_agree_pairs(gaia_brain *b, const char *fn, gaia_status st, const int *pairs, size_t count);
 static gaia_status gaia__mpi_agree(gaia_ctx *ctx, MPI_Comm comm, const char *fn, gaia_status st, const int64_t *vals,
                                    const char *const *labels, int nvals, const char *what);
@@ -12356,7 +12356,7 @@ static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, gaia_sta
         gaia_status g;
         vals[0] = ai;
         vals[1] = (int64_t)count;
-        vals[2] = st == GAIA_OK ? (int64_t)gaia__mpi_fnv(0xcbf29ce484222325ull, tmp, count * 4) : 0;
+        vals[2] = st == GAIA_OK ? (int64_t)gaia__asm_fnv(tmp, count * 4) : 0;
         g = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 3, "the winners");
         if (g != GAIA_OK) {
             if (st == GAIA_OK && u.support) gaia__asm_undo_apply(b, &u);
@@ -13082,10 +13082,13 @@ static void gaia__asm_put_name(gaia__asm_wbuf *w, const char *s) {
     gaia__asm_put_u32(w, n);
     gaia__asm_put(w, s, n);
 }
-static uint64_t gaia__asm_fnv(const unsigned char *p, size_t n) {
+/* FNV-1a 64 of n bytes: the brain file's checksum, and the fingerprint by
+   which MPI ranks check that they were given the same names and winners. */
+static uint64_t gaia__asm_fnv(const void *p, size_t n) {
+    const unsigned char *c = (const unsigned char *)p;
     uint64_t h = 0xCBF29CE484222325ull;
     size_t i;
-    for (i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001B3ull;
+    for (i = 0; i < n; i++) h = (h ^ c[i]) * 0x100000001B3ull;
     return h;
 }
 static int gaia__asm_cmp_kv(const void *x, const void *y) {
@@ -14374,13 +14377,6 @@ static void gaia__mpi_block(const gaia_brain *b, uint32_t n, uint32_t *lo, uint3
     gaia__asm_block_of(n, b->mpi->rank, b->mpi->size, lo, cnt);
 }
 
-static uint64_t gaia__mpi_fnv(uint64_t h, const void *p, size_t n) {
-    const unsigned char *c = (const unsigned char *)p;
-    size_t i;
-    for (i = 0; i < n; i++) h = (h ^ c[i]) * 0x100000001B3ull;
-    return h;
-}
-
 /* The local indices of the ids in this rank's block (into b->mpi->ids,
    room made by add_area). */
 static const uint32_t *gaia__mpi_local_ids(gaia_brain *b, const gaia__asm_area *a, const uint32_t *ids, uint32_t n,
@@ -14707,7 +14703,7 @@ static gaia_status gaia__mpi_add_stimulus(gaia_brain *b, const char *name, uint3
     b->mpi->inner = 1;
     st = gaia_brain_add_stimulus(b, name, size);
     b->mpi->inner = 0;
-    vals[0] = (int64_t)gaia__mpi_fnv(0xCBF29CE484222325ull, name ? name : "", name ? strlen(name) : 0);
+    vals[0] = (int64_t)gaia__asm_fnv(name ? name : "", name ? strlen(name) : 0);
     vals[1] = (int64_t)size;
     st = gaia__mpi_agree(b->ctx, b->mpi->comm, "gaia_brain_add_stimulus", st, vals, labels, 2, "the stimulus");
     if (st != GAIA_OK && b->nstims > before) {
@@ -14729,7 +14725,7 @@ static gaia_status gaia__mpi_add_area(gaia_brain *b, const char *name, uint32_t 
     if (st == GAIA_OK && !gaia__mpi_ids_room(b, k))
         st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_add_area", "out of memory");
     memcpy(&bb, &beta, 4);
-    vals[0] = (int64_t)gaia__mpi_fnv(0xCBF29CE484222325ull, name ? name : "", name ? strlen(name) : 0);
+    vals[0] = (int64_t)gaia__asm_fnv(name ? name : "", name ? strlen(name) : 0);
     vals[1] = n;
     vals[2] = k;
     vals[3] = bb;
@@ -14745,7 +14741,7 @@ static gaia_status gaia__mpi_agree_pairs(gaia_brain *b, const char *fn, gaia_sta
     int64_t vals[2];
     double t0 = MPI_Wtime();
     vals[0] = (int64_t)count;
-    vals[1] = (int64_t)gaia__mpi_fnv(0xCBF29CE484222325ull, pairs, count * 2 * sizeof(int));
+    vals[1] = (int64_t)gaia__asm_fnv(pairs, count * 2 * sizeof(int));
     st = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 2, "the step");
     b->mpi->seconds += MPI_Wtime() - t0;
     b->mpi->bytes += (uint64_t)b->mpi->size * 24;
