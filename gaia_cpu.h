@@ -3902,26 +3902,49 @@ static int gaia__asm_ctz32(uint32_t v) {
    that entered, subtracts the ones that left and adds S to the input; the
    sums are integers, so the result is exactly the from-scratch one.
    hebb_collect reads the kept edges instead of regenerating them.
+   S is held in two parts: S[j] = FIX * cnt[j] + excess[j], with cnt[j] the
+   kept sources with an edge into j (16 bits) and excess[j] the sum of their
+   weights' excess over 1 (non-zero only in the target's support, the only
+   targets with learned weights). Updating S is one random increment per
+   edge; on 16-bit counts a block of 64 segments is 512 KiB and stays in L2,
+   where 64-bit sums (2 MiB) did not: at n = 10^7, K = 10^4 that halved the
+   update's time. The excess is added to the input over the support's bits
+   only. At more than 65535 sources the counts could overflow, and the
+   cache is not used.
    S follows the weights because they change only in hebb: hebb_collect
    notes each key's weight before the update, the next call adds the change
    (settle). A collect from other sources than the kept ones, or any
    failure, drops the kept sources and S starts from zero. A stimulus
    fibre's cache holds its in-degrees instead (they never change).
-   The kept offsets are capped at 2^27 (256 MiB, with the segment starts
-   about 0.5 GiB at most): the paper's regime (n = 10^7, K = 10^4, p =
+   The kept offsets are capped at 2^27 (256 MiB, with the chunk starts
+   about 0.3 GiB at most): the paper's regime (n = 10^7, K = 10^4, p =
    10^-3) keeps 10^8, and regenerating them twice a step was nearly all of
-   its time. Above the cap every step regenerates. */
+   its time. Above the cap every step regenerates.
+   A source's edges are kept by chunk of 16 segments (2^16 targets), each
+   edge as its 16-bit offset in the chunk: the passes below walk one run of
+   offsets per chunk, where runs per segment (about four edges each at p =
+   10^-3) cost a mispredicted loop exit apiece, most of those passes' time
+   at n = 10^7, K = 10^4. Edges are still generated segment by segment,
+   each segment from its own stream, as the GPU does. */
 #define GAIA__ASM_KEEP_MAX ((uint64_t)1 << 27)
-/* Segments per block in the passes over kept sources (hebb_collect's,
-   S's update): each source's part of a block is a few cache lines. */
-#define GAIA__ASM_KEEP_BLOCK 64
+#define GAIA__ASM_CHUNK_SEGS_BITS 4
+#define GAIA__ASM_CHUNK_BITS (GAIA_ASSEMBLY_SEG_BITS + GAIA__ASM_CHUNK_SEGS_BITS) /* 16: offsets fit 16 bits */
+/* Chunks per block in the passes over kept sources (hebb_collect's, S's
+   update): each source's part of a block is a few cache lines, and the
+   block's 2^18 counts (512 KiB) stay in L2. */
+#define GAIA__ASM_KEEP_BLOCK 4
 
 typedef struct gaia__asm_kept {
-    uint32_t i;    /* the source neuron */
-    uint32_t cap;  /* room for offsets */
-    uint32_t *seg; /* nseg + 1 starts into off; seg[nseg] = the source's edges */
-    uint16_t *off; /* target offsets within their segment, segment by segment */
+    uint32_t i;      /* the source neuron */
+    uint32_t cap;    /* room for offsets */
+    uint32_t *start; /* nchunk + 1 starts into off; start[nchunk] = the source's edges */
+    uint16_t *off;   /* target offsets within their chunk, ascending chunk by chunk */
 } gaia__asm_kept;
+
+/* Chunks of 2^16 targets in nseg segments. */
+static uint64_t gaia__asm_nchunk(uint64_t nseg) {
+    return (nseg + ((uint64_t)1 << GAIA__ASM_CHUNK_SEGS_BITS) - 1) >> GAIA__ASM_CHUNK_SEGS_BITS;
+}
 
 typedef struct gaia__asm_cache {
     size_t bytes; /* held by the blocks below */
@@ -3930,7 +3953,8 @@ typedef struct gaia__asm_cache {
     int deg_size; /* 0: not built yet; -1: degrees too large to cache */
     /* area fibres */
     int valid;             /* S and kept describe the sources of the last accumulate */
-    int64_t *S;            /* n_tgt sums of the kept sources' weights */
+    uint16_t *cnt;         /* n_tgt: kept sources with an edge into j ... */
+    int64_t *excess;       /* ... and the sum of their weights' excess over 1: S = FIX cnt + excess */
     uint64_t nseg;         /* target segments (S's size / SEG, rounded up) */
     gaia__asm_kept *kept;  /* K sources, ascending */
     uint32_t K;
@@ -3945,22 +3969,48 @@ typedef struct gaia__asm_cache {
     uint32_t *last_bits;   /* n_tgt bits, allocated with S */
 } gaia__asm_cache;
 
-static size_t gaia__asm_kept_bytes(uint64_t nseg, uint32_t cap) { return (size_t)(nseg + 1) * 4 + (size_t)cap * 2; }
+#if defined(__GNUC__) || defined(__clang__)
+#define GAIA__ASM_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define GAIA__ASM_PREFETCH(p) ((void)(p))
+#endif
+
+/* The passes over kept sources read, per source, its chunk starts and
+   offsets in chunks q0..q1: a few cache lines in a block of its own, too
+   short a run for the hardware prefetcher. They ask for the next sources'
+   lines ahead: the starts two sources ahead (stage 0), the offsets, which
+   need the starts, one ahead (stage 1). At n = 10^7, K = 10^4 these misses
+   were two thirds of both passes. */
+static void gaia__asm_kept_prefetch(const gaia__asm_kept *x, uint64_t q0, uint64_t q1, int stage) {
+    const char *p, *end;
+    if (stage == 0) {
+        p = (const char *)(x->start + q0);
+        end = (const char *)(x->start + q1);
+    } else {
+        p = (const char *)(x->off + x->start[q0]);
+        end = (const char *)(x->off + x->start[q1]);
+    }
+    for (; p <= end; p += 64) GAIA__ASM_PREFETCH(p);
+}
+
+static size_t gaia__asm_kept_bytes(uint64_t nseg, uint32_t cap) {
+    return (size_t)(gaia__asm_nchunk(nseg) + 1) * 4 + (size_t)cap * 2;
+}
 
 static void gaia__asm_kept_free(gaia_ctx *ctx, gaia__asm_cache *c, gaia__asm_kept *e) {
-    if (!e->seg) return;
+    if (!e->start) return;
     c->bytes -= gaia__asm_kept_bytes(c->nseg, e->cap);
-    gaia__host_free(ctx, e->seg);
-    e->seg = NULL;
+    gaia__host_free(ctx, e->start);
+    e->start = NULL;
     e->off = NULL;
 }
 
-/* Room for `cap` offsets of source e (e->seg NULL on failure). */
+/* Room for `cap` offsets of source e (e->start NULL on failure). */
 static void gaia__asm_kept_alloc(gaia_ctx *ctx, gaia__asm_cache *c, gaia__asm_kept *e, uint32_t cap) {
     e->cap = cap;
-    e->seg = (uint32_t *)gaia__host_alloc(ctx, gaia__asm_kept_bytes(c->nseg, cap));
-    e->off = e->seg ? (uint16_t *)(e->seg + c->nseg + 1) : NULL;
-    if (e->seg) c->bytes += gaia__asm_kept_bytes(c->nseg, cap);
+    e->start = (uint32_t *)gaia__host_alloc(ctx, gaia__asm_kept_bytes(c->nseg, cap));
+    e->off = e->start ? (uint16_t *)(e->start + gaia__asm_nchunk(c->nseg) + 1) : NULL;
+    if (e->start) c->bytes += gaia__asm_kept_bytes(c->nseg, cap);
 }
 
 /* Forgets the kept sources: the next accumulate starts from zero. */
@@ -3980,7 +4030,8 @@ static void gaia__asm_cpu_cache_free(gaia_ctx *ctx, void *cache) {
     gaia__asm_cache *c = (gaia__asm_cache *)cache;
     if (!c) return;
     gaia__asm_cache_drop(ctx, c);
-    gaia__host_free(ctx, c->S);
+    gaia__host_free(ctx, c->cnt);
+    gaia__host_free(ctx, c->excess);
     gaia__host_free(ctx, c->last_bits);
     gaia__host_free(ctx, c->pend_key);
     gaia__host_free(ctx, c->pend_old);
@@ -4143,20 +4194,22 @@ GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, co
 /* Source e->i's out-edges in every segment into e; offsets beyond e->cap
    are counted, not stored. Returns how many edges there are. */
 static uint64_t gaia__asm_kept_gen(const gaia_assembly_fibre_args *a, gaia__asm_kept *e, uint64_t nseg) {
-    uint64_t g, n = 0, start[256];
+    uint64_t g, n = 0, rng0[256];
     for (g = 0; g < nseg; g++) {
         uint64_t lo = g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, j;
+        uint64_t chunk_lo = (g >> GAIA__ASM_CHUNK_SEGS_BITS) << GAIA__ASM_CHUNK_BITS;
         if (hi > a->n_tgt) hi = a->n_tgt;
         if (g % 256 == 0) /* a shard's segments are numbered from its block's first */
             gaia__asm_rng_starts(a->fkey, e->i, g + (a->tgt_base >> GAIA_ASSEMBLY_SEG_BITS),
-                                 nseg - g < 256 ? (uint32_t)(nseg - g) : 256, start);
-        e->seg[g] = (uint32_t)(n < e->cap ? n : e->cap);
-        GAIA__ASM_FOR_EDGES_FROM(a, start[g % 256], lo, hi, j, {
-            if (n < e->cap) e->off[n] = (uint16_t)(j - lo);
+                                 nseg - g < 256 ? (uint32_t)(nseg - g) : 256, rng0);
+        if ((g & (((uint64_t)1 << GAIA__ASM_CHUNK_SEGS_BITS) - 1)) == 0)
+            e->start[g >> GAIA__ASM_CHUNK_SEGS_BITS] = (uint32_t)(n < e->cap ? n : e->cap);
+        GAIA__ASM_FOR_EDGES_FROM(a, rng0[g % 256], lo, hi, j, {
+            if (n < e->cap) e->off[n] = (uint16_t)(j - chunk_lo);
             n++;
         });
     }
-    e->seg[nseg] = (uint32_t)(n < e->cap ? n : e->cap);
+    e->start[gaia__asm_nchunk(nseg)] = (uint32_t)(n < e->cap ? n : e->cap);
     return n;
 }
 
@@ -4165,7 +4218,7 @@ static void gaia__asm_settle(gaia__asm_cache *c, const gaia_assembly_fibre_args 
     uint64_t t;
     for (t = 0; t < c->npend; t++) {
         uint64_t key = c->pend_key[t], i = key / a->n_tgt, j = key % a->n_tgt;
-        c->S[j] += gaia__asm_w(a, i, j) - c->pend_old[t];
+        c->excess[j] += gaia__asm_w(a, i, j) - c->pend_old[t];
     }
     c->npend = 0;
 }
@@ -4180,22 +4233,25 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
     uint32_t s, t, stay = 0, nleave = 0, nenter = 0, *enter, cap;
     gaia__asm_kept *nk, *leave = NULL;
     long long q, g, nblk;
-    if ((double)K * room > (double)GAIA__ASM_KEEP_MAX) return 0;
+    if ((double)K * room > (double)GAIA__ASM_KEEP_MAX || K > 0xFFFFu) return 0;
     for (s = 1; s < K; s++)
         if (src[s] <= src[s - 1]) return 0;
     cap = room < (double)a->n_tgt ? (uint32_t)room : a->n_tgt;
-    if (!c->S) {
+    if (!c->cnt) {
         size_t nbw = (((size_t)a->n_tgt + 31) >> 5) * 4;
-        c->S = (int64_t *)gaia__host_alloc(ctx, (size_t)a->n_tgt * 8);
+        c->cnt = (uint16_t *)gaia__host_alloc(ctx, (size_t)a->n_tgt * 2);
+        c->excess = (int64_t *)gaia__host_alloc(ctx, (size_t)a->n_tgt * 8);
         c->last_bits = (uint32_t *)gaia__host_alloc(ctx, nbw);
-        if (!c->S || !c->last_bits) {
-            gaia__host_free(ctx, c->S);
+        if (!c->cnt || !c->excess || !c->last_bits) {
+            gaia__host_free(ctx, c->cnt);
+            gaia__host_free(ctx, c->excess);
             gaia__host_free(ctx, c->last_bits);
-            c->S = NULL;
+            c->cnt = NULL;
+            c->excess = NULL;
             c->last_bits = NULL;
             return 0;
         }
-        c->bytes += (size_t)a->n_tgt * 8 + nbw;
+        c->bytes += (size_t)a->n_tgt * 10 + nbw;
         c->nseg = nseg;
         c->valid = 0;
     }
@@ -4213,7 +4269,8 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
     }
     if (!c->valid || c->K - stay > stay) { /* mostly new sources: start afresh */
         gaia__asm_cache_drop(ctx, c);
-        memset(c->S, 0, (size_t)a->n_tgt * 8);
+        memset(c->cnt, 0, (size_t)a->n_tgt * 2);
+        memset(c->excess, 0, (size_t)a->n_tgt * 8);
         stay = 0;
     }
     /* the new kept array, the sources that leave, and those that enter */
@@ -4227,7 +4284,7 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
         else if (t == c->K || src[s] < c->kept[t].i) {
             nk[s].i = src[s];
             gaia__asm_kept_alloc(ctx, c, &nk[s], cap);
-            if (!nk[s].seg) goto fail;
+            if (!nk[s].start) goto fail;
             enter[nenter++] = s++;
         } else nk[s++] = c->kept[t++];
     }
@@ -4243,32 +4300,53 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
             gaia__asm_kept *e = &nk[enter[q]];
             gaia__asm_kept_free(ctx, c, e);
             gaia__asm_kept_alloc(ctx, c, e, (uint32_t)need[q]);
-            if (!e->seg) goto fail;
+            if (!e->start) goto fail;
             gaia__asm_kept_gen(a, e, nseg);
         }
     /* nothing can fail from here: S follows the change, then feeds input;
        in blocks of segments, each source's run of the block consecutive
        (see gaia__asm_hebb_kept) */
-    nblk = (long long)((nseg + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK);
+    nblk = (long long)((gaia__asm_nchunk(nseg) + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK);
     GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, (double)a->n_tgt + (double)(nleave + nenter) *
                                                                                  (3.0 * mean + 2.0 * (double)nseg)))
     for (g = 0; g < nblk; g++) {
-        uint64_t g0 = (uint64_t)g * GAIA__ASM_KEEP_BLOCK, g1 = g0 + GAIA__ASM_KEEP_BLOCK, h, j, jend;
-        int64_t *S = c->S;
+        uint64_t q0 = (uint64_t)g * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, q, j, jend, w, w1;
+        uint16_t *cnt = c->cnt;
+        int64_t *excess = c->excess;
+        const uint32_t *sup = a->tgt_support;
         uint32_t u, e;
-        if (g1 > nseg) g1 = nseg;
+        if (q1 > gaia__asm_nchunk(nseg)) q1 = gaia__asm_nchunk(nseg);
         for (u = 0; u < nleave + nenter; u++) {
             const gaia__asm_kept *x = u < nleave ? &leave[u] : &nk[enter[u - nleave]];
             int64_t sign = u < nleave ? -1 : 1;
-            for (h = g0; h < g1; h++) {
-                uint64_t lo = h << GAIA_ASSEMBLY_SEG_BITS;
-                for (e = x->seg[h]; e < x->seg[h + 1]; e++)
-                    S[lo + x->off[e]] += sign * gaia__asm_w(a, x->i, lo + x->off[e]);
+            uint16_t step = u < nleave ? (uint16_t)0xFFFFu : (uint16_t)1; /* -1 or +1, modulo 2^16 */
+            if (u + 2 < nleave + nenter)
+                gaia__asm_kept_prefetch(u + 2 < nleave ? &leave[u + 2] : &nk[enter[u + 2 - nleave]], q0, q1, 0);
+            if (u + 1 < nleave + nenter)
+                gaia__asm_kept_prefetch(u + 1 < nleave ? &leave[u + 1] : &nk[enter[u + 1 - nleave]], q0, q1, 1);
+            for (q = q0; q < q1; q++) {
+                uint64_t lo = q << GAIA__ASM_CHUNK_BITS;
+                for (e = x->start[q]; e < x->start[q + 1]; e++) {
+                    j = lo + x->off[e];
+                    cnt[j] = (uint16_t)(cnt[j] + step);
+                    if (gaia__asm_bit(sup, j))
+                        excess[j] += sign * (gaia__asm_w(a, x->i, j) - (int64_t)GAIA_ASSEMBLY_FIX);
+                }
             }
         }
-        jend = g1 << GAIA_ASSEMBLY_SEG_BITS;
+        j = q0 << GAIA__ASM_CHUNK_BITS;
+        jend = q1 << GAIA__ASM_CHUNK_BITS;
         if (jend > a->n_tgt) jend = a->n_tgt;
-        for (j = g0 << GAIA_ASSEMBLY_SEG_BITS; j < jend; j++) input[j] += S[j];
+        for (w = j; w < jend; w++) input[w] += (int64_t)cnt[w] * (int64_t)GAIA_ASSEMBLY_FIX;
+        /* the excess, over the support (a block starts on a word: 4096 | j) */
+        for (w = j >> 5, w1 = (jend + 31) >> 5; w < w1; w++) {
+            uint32_t v = sup[w];
+            while (v) {
+                uint64_t t = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
+                v &= v - 1;
+                input[t] += excess[t];
+            }
+        }
     }
     GAIA__PAR_END
     if (nleave || nenter) c->last_ok = 0; /* other sources: other keys */
@@ -4426,37 +4504,45 @@ static gaia_status gaia__asm_cpu_topk(gaia_ctx *ctx, const int64_t *input, uint3
 /* The kept sources' part of hebb_collect (sources s0..s1 of the batch):
    the keys of their kept edges that reach a target winner, into each
    segment's slots (off[g] on, count in used[g]), sources ascending within a
-   segment as when regenerated. Segments go in blocks of
-   GAIA__ASM_KEEP_BLOCK: within a block, each source's segment starts and
-   offsets are consecutive in memory and the block's winner bits (and
-   counters) stay in L1; segment by segment, every source's starts would be
-   a cache miss of its own (two per source and segment: at n = 10^7, K =
-   10^4 that was most of a converged step). */
+   segment as when regenerated. Chunks go in blocks of GAIA__ASM_KEEP_BLOCK:
+   within a block, each source's chunk starts and offsets are consecutive in
+   memory and the block's winner bits (32 KiB) stay in L1; segment by
+   segment, every source's starts would be a cache miss of its own. A
+   source's run of offsets in a chunk is scanned straight through; the rare
+   hit (about k/n of the edges) finds its segment from the offset. */
 static void gaia__asm_hebb_kept(gaia_ctx *ctx, const gaia__asm_cache *c, const gaia_assembly_fibre_args *a,
                                 const uint32_t *src, uint32_t s0, uint32_t s1, const uint32_t *tgt_bits,
                                 const uint64_t *off, uint64_t *used, uint64_t *slots) {
-    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS;
-    long long nblk = (long long)((nseg + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK), bk;
+    const uint64_t segs_per_chunk = (uint64_t)1 << GAIA__ASM_CHUNK_SEGS_BITS;
+    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, nq = gaia__asm_nchunk(nseg);
+    long long nblk = (long long)((nq + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK), bk;
     double ns = (double)(s1 - s0) * (1.5 * (double)a->n_tgt * a->p + 5.0 * (double)nseg);
     GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, ns))
     for (bk = 0; bk < nblk; bk++) {
-        uint64_t g0 = (uint64_t)bk * GAIA__ASM_KEEP_BLOCK, g1 = g0 + GAIA__ASM_KEEP_BLOCK, g, u[GAIA__ASM_KEEP_BLOCK];
+        uint64_t q0 = (uint64_t)bk * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, g0, g1, g, q;
+        uint64_t u[GAIA__ASM_KEEP_BLOCK << GAIA__ASM_CHUNK_SEGS_BITS];
         uint32_t s, e;
-        if (g1 > nseg) g1 = nseg;
+        if (q1 > nq) q1 = nq;
+        g0 = q0 * segs_per_chunk;
+        g1 = q1 * segs_per_chunk < nseg ? q1 * segs_per_chunk : nseg;
         for (g = g0; g < g1; g++) u[g - g0] = 0;
         for (s = s0; s < s1; s++) {
             const gaia__asm_kept *x = &c->kept[s];
             uint64_t base = (uint64_t)src[s] * a->n_tgt;
-            for (g = g0; g < g1; g++) {
-                uint64_t lo = g << GAIA_ASSEMBLY_SEG_BITS, *dst = slots + off[g];
+            if (s + 2 < s1) gaia__asm_kept_prefetch(&c->kept[s + 2], q0, q1, 0);
+            if (s + 1 < s1) gaia__asm_kept_prefetch(&c->kept[s + 1], q0, q1, 1);
+            for (q = q0; q < q1; q++) {
+                uint64_t lo = q << GAIA__ASM_CHUNK_BITS, gq = q * segs_per_chunk;
                 const uint32_t *bits = tgt_bits + (lo >> 5);
-                uint64_t m = u[g - g0];
-                if (off[g + 1] == off[g]) continue; /* no winners here */
-                for (e = x->seg[g]; e < x->seg[g + 1]; e++) {
+                uint64_t gend = gq + segs_per_chunk < g1 ? gq + segs_per_chunk : g1;
+                if (off[gend] == off[gq]) continue; /* no winners in this chunk */
+                for (e = x->start[q]; e < x->start[q + 1]; e++) {
                     uint32_t d = x->off[e];
-                    if ((bits[d >> 5] >> (d & 31)) & 1u) dst[m++] = base + lo + d;
+                    if ((bits[d >> 5] >> (d & 31)) & 1u) {
+                        uint64_t gi = gq + (d >> GAIA_ASSEMBLY_SEG_BITS) - g0;
+                        slots[off[g0 + gi] + u[gi]++] = base + lo + d;
+                    }
                 }
-                u[g - g0] = m;
             }
         }
         for (g = g0; g < g1; g++) used[g] = u[g - g0];
