@@ -879,7 +879,7 @@
          truncated), so the winners do not depend on summation order or
          device. Weights saturate at 2^20. CPU or CUDA. The CPU keeps, per
          fibre, the edges of the sources that fired last (2 bytes each) and
-         their summed weights into every target (8 bytes per neuron): the
+         their summed weights into every target (10 bytes per neuron): the
          next step generates only the sources that entered and subtracts
          those that left (a converged assembly costs almost nothing), and
          learning reads the kept edges. A stimulus fibre keeps its
