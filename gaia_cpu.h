@@ -3766,7 +3766,7 @@ static uint32_t gaia__asm_next(gaia__asm_rng *r) {
    bounded for every p. */
 static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng *r, uint64_t limit) {
     uint32_t u = gaia__asm_next(r);
-    uint32_t b = a->geo_guide[u >> 20];
+    uint32_t b = a->geo_guide_fine ? a->geo_guide_fine[u >> 16] : a->geo_guide[u >> 20];
     uint64_t x;
     while (u < a->geo[b + 1]) b++;
     x = b;
@@ -3806,12 +3806,14 @@ static void gaia__asm_rng_starts(uint64_t fkey, uint32_t i, uint64_t g0, uint32_
         r_.z = 0;                                                                           \
         r_.half = 0;                                                                        \
         if ((a)->geo_r32 == 0) {                                                            \
-            const uint32_t *geo_ = (a)->geo, *gd_ = (a)->geo_guide;                         \
+            const uint32_t *geo_ = (a)->geo;                                                \
+            const uint32_t *gd_ = (a)->geo_guide_fine ? (a)->geo_guide_fine : (a)->geo_guide; \
+            const int sh_ = (a)->geo_guide_fine ? 16 : 20;                                  \
             uint64_t s_ = r_.s;                                                             \
             (j) = (lo);                                                                     \
             for (;;) {                                                                      \
                 uint64_t z_ = gaia__asm_mix64(s_ += GAIA__ASM_GAMMA);                       \
-                uint32_t u_ = (uint32_t)z_, b_ = gd_[u_ >> 20];                             \
+                uint32_t u_ = (uint32_t)z_, b_ = gd_[u_ >> sh_];                             \
                 b_ += u_ < geo_[b_ + 1];                                                    \
                 while (u_ < geo_[b_ + 1]) b_++;                                             \
                 (j) += b_;                                                                  \
@@ -3819,7 +3821,7 @@ static void gaia__asm_rng_starts(uint64_t fkey, uint32_t i, uint64_t g0, uint32_
                 BODY;                                                                       \
                 (j)++;                                                                      \
                 u_ = (uint32_t)(z_ >> 32);                                                  \
-                b_ = gd_[u_ >> 20];                                                         \
+                b_ = gd_[u_ >> sh_];                                                        \
                 b_ += u_ < geo_[b_ + 1];                                                    \
                 while (u_ < geo_[b_ + 1]) b_++;                                             \
                 (j) += b_;                                                                  \
