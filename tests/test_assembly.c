@@ -392,9 +392,10 @@ static void assembly_clone_continues_identically(gt *t) {
    The same brain cloned before every step (clones start without that
    cache) must pick the same winners and learn the same weights, through
    steps that keep, swap part of and replace all sources, a fixed target,
-   plasticity off and several fibres per target. */
-static int asm_kept_op(gaia_brain *b, int op) {
-    static const uint32_t some[5] = {3, 40, 41, 977, 19999};
+   plasticity off and several fibres per target; on areas of one partial
+   chunk of kept edges (2^16 targets) and of several, the last partial. */
+static int asm_kept_op(gaia_brain *b, int op, uint32_t n_area) {
+    const uint32_t some[5] = {3, 40, 41, 977, n_area - 1};
     uint32_t w[100];
     size_t n = 0, i;
     switch (op) {
@@ -405,10 +406,10 @@ static int asm_kept_op(gaia_brain *b, int op) {
     case 3: /* a third of A's winners swapped for others */
         if (gaia_brain_winners(b, "A", w, 100, &n) != GAIA_OK) return 0;
         for (i = 0; i < n; i += 3) {
-            uint32_t v = (w[i] * 7u + 5u) % 20000u, taken = 1;
+            uint32_t v = (w[i] * 7u + 5u) % n_area, taken = 1;
             while (taken) { /* the next neuron that is not a winner yet */
                 size_t u;
-                v = (v + 1u) % 20000u;
+                v = (v + 1u) % n_area;
                 for (taken = 0, u = 0; u < n; u++) taken |= w[u] == v;
             }
             w[i] = v;
@@ -426,29 +427,36 @@ static int asm_kept_op(gaia_brain *b, int op) {
 
 static void assembly_kept_sources_match_a_fresh_start(gt *t) {
     static const int ops[] = {0, 1, 1, 8, 2, 1, 3, 2, 2, 4, 1, 5, 2, 6, 2, 7, 7, 3, 1, 2, 2};
-    gaia_brain *x = NULL, *y = NULL, *c = NULL;
-    gaia_fibre_stats fx, fy;
-    size_t k;
-    GT_OK(t, gaia_brain_create(t->ctx, 0.02, t->seed, GAIA_DEVICE_CPU, &x));
-    GT_OK(t, gaia_brain_add_stimulus(x, "s", 100));
-    GT_OK(t, gaia_brain_add_stimulus(x, "s2", 100));
-    GT_OK(t, gaia_brain_add_area(x, "A", 20000, 100, 0.1f, GAIA_AREA_EXPLICIT));
-    GT_OK(t, gaia_brain_add_area(x, "B", 20000, 100, 0.1f, GAIA_AREA_EXPLICIT));
-    GT_OK(t, gaia_brain_clone(x, &y));
-    for (k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-        GT_OK(t, gaia_brain_clone(y, &c));
+    static const uint32_t sizes[2] = {20000, 150001}; /* 1 chunk; 3 chunks, the last of 5 segments */
+    static const double probs[2] = {0.02, 0.004};
+    int z;
+    for (z = 0; z < 2; z++) {
+        gaia_brain *x = NULL, *y = NULL, *c = NULL;
+        gaia_fibre_stats fx, fy;
+        size_t k;
+        GT_OK(t, gaia_brain_create(t->ctx, probs[z], t->seed, GAIA_DEVICE_CPU, &x));
+        GT_OK(t, gaia_brain_add_stimulus(x, "s", 100));
+        GT_OK(t, gaia_brain_add_stimulus(x, "s2", 100));
+        GT_OK(t, gaia_brain_add_area(x, "A", sizes[z], 100, 0.1f, GAIA_AREA_EXPLICIT));
+        GT_OK(t, gaia_brain_add_area(x, "B", sizes[z], 100, 0.1f, GAIA_AREA_EXPLICIT));
+        GT_OK(t, gaia_brain_clone(x, &y));
+        for (k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+            GT_OK(t, gaia_brain_clone(y, &c));
+            gaia_brain_destroy(y);
+            y = c;
+            GT_CHECK(t, asm_kept_op(x, ops[k], sizes[z]) && asm_kept_op(y, ops[k], sizes[z]), "n %u, op %d: %s",
+                     sizes[z], ops[k], gaia_last_error(t->ctx));
+            GT_CHECK(t, asm_same_winners(t, x, y, "A") && asm_same_winners(t, x, y, "B"),
+                     "n %u, op %zu (%d): kept sources changed the winners", sizes[z], k, ops[k]);
+        }
+        GT_OK(t, gaia_brain_fibre_stats(x, "A", "A", &fx));
+        GT_OK(t, gaia_brain_fibre_stats(y, "A", "A", &fy));
+        GT_CHECK(t, fx.plastic == fy.plastic && fx.plastic > 0 && fx.mean_weight == fy.mean_weight,
+                 "n %u: learned %zu vs %zu, mean %g vs %g", sizes[z], fx.plastic, fy.plastic, fx.mean_weight,
+                 fy.mean_weight);
+        gaia_brain_destroy(x);
         gaia_brain_destroy(y);
-        y = c;
-        GT_CHECK(t, asm_kept_op(x, ops[k]) && asm_kept_op(y, ops[k]), "op %d: %s", ops[k], gaia_last_error(t->ctx));
-        GT_CHECK(t, asm_same_winners(t, x, y, "A") && asm_same_winners(t, x, y, "B"),
-                 "op %zu (%d): kept sources changed the winners", k, ops[k]);
     }
-    GT_OK(t, gaia_brain_fibre_stats(x, "A", "A", &fx));
-    GT_OK(t, gaia_brain_fibre_stats(y, "A", "A", &fy));
-    GT_CHECK(t, fx.plastic == fy.plastic && fx.plastic > 0 && fx.mean_weight == fy.mean_weight,
-             "learned %zu vs %zu, mean %g vs %g", fx.plastic, fy.plastic, fx.mean_weight, fy.mean_weight);
-    gaia_brain_destroy(x);
-    gaia_brain_destroy(y);
 }
 
 /* A converged projection: once the winners stop changing, the CPU reuses
