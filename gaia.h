@@ -17045,12 +17045,12 @@ static gaia_status gaia__vsa_resonate(gaia_ctx *ctx, const char *fn, const gaia_
             for (g = 0; st == GAIA_OK && g < F; g++)
                 if (g != f) st = gaia__vsa_bind_impl(ctx, fn, "s", u, "estimate", est[g], 1, &u);
             if (st == GAIA_OK) /* a = X u */
-                st = be->gemm(ctx, 0, 1, 1, 1, M, L, 1.0f, GAIA__VSA_F(u), L, 0, X, L, 0, 0.0f, coef, M, 0);
+                st = be->gemm(ctx, 0, 1, 1, M, 1, L, 1.0f, X, L, 0, GAIA__VSA_F(u), L, 0, 0.0f, coef, 1, 0);
             if (st == GAIA_OK && !cplx) /* fresh = a^T X */
                 st = be->gemm(ctx, 0, 0, 1, 1, L, M, 1.0f, coef, M, 0, X, L, 0, 0.0f, GAIA__VSA_F(fresh), L, 0);
             if (st == GAIA_OK && cplx) {
                 st = ops->mul(ctx, 1, s->D, 1, 0, GAIA__VSA_F(u), L, minus_i, L, ju);
-                if (st == GAIA_OK) st = be->gemm(ctx, 0, 1, 1, 1, M, L, 1.0f, ju, L, 0, X, L, 0, 0.0f, coef + M, M, 0);
+                if (st == GAIA_OK) st = be->gemm(ctx, 0, 1, 1, M, 1, L, 1.0f, X, L, 0, ju, L, 0, 0.0f, coef + M, 1, 0);
                 /* parts = [Re X ; Im X], then i (Im X), then their sum */
                 if (st == GAIA_OK) st = be->gemm(ctx, 0, 0, 2, 1, L, M, 1.0f, coef, M, M, X, L, 0, 0.0f, parts, L, L);
                 if (st == GAIA_OK) st = ops->mul(ctx, 1, s->D, 1, 0, parts + L, L, plus_i, L, parts + L);
@@ -17088,10 +17088,10 @@ static gaia_status gaia__vsa_resonate(gaia_ctx *ctx, const char *fn, const gaia_
         const float *X = GAIA__VSA_F(books[f]);
         long best = 0;
         double bv = -1.0;
-        st = be->gemm(ctx, 0, 1, 1, 1, M, L, 1.0f, GAIA__VSA_F(est[f]), L, 0, X, L, 0, 0.0f, coef, M, 0);
+        st = be->gemm(ctx, 0, 1, 1, M, 1, L, 1.0f, X, L, 0, GAIA__VSA_F(est[f]), L, 0, 0.0f, coef, 1, 0);
         if (st == GAIA_OK && cplx) {
             st = ops->mul(ctx, 1, s->D, 1, 0, GAIA__VSA_F(est[f]), L, minus_i, L, ju);
-            if (st == GAIA_OK) st = be->gemm(ctx, 0, 1, 1, 1, M, L, 1.0f, ju, L, 0, X, L, 0, 0.0f, coef + M, M, 0);
+            if (st == GAIA_OK) st = be->gemm(ctx, 0, 1, 1, M, 1, L, 1.0f, X, L, 0, ju, L, 0, 0.0f, coef + M, 1, 0);
         }
         if (st == GAIA_OK) st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, hs, d, coef, (cplx ? 2 : 1) * M * 4);
         for (m = 0; st == GAIA_OK && m < M; m++) {
