@@ -312,6 +312,54 @@ static void vsa_bundle_weights_and_normalize(gt *t) {
     }
 }
 
+/* The CPU bundle kernel itself, on the shapes its blocking splits on: K
+   around the group of 8 rows it sums in registers, L around its 64-column
+   vectors and its masked tail, one sum split over 2 threads and several
+   sums. Each element must equal the in-order float sum (0 + w_0 x_0 + w_1
+   x_1 + ...: the CUDA twin's order) bit for bit, and the float64 sum
+   within float rounding. */
+static void vsa_bundle_kernel_sums_in_order(gt *t) {
+    static const size_t Ks[] = {1, 7, 8, 9, 33}, Ls[] = {1, 63, 64, 65, 1000, 2500}, Ns[] = {1, 3};
+    size_t ki, li, ni, k, l, n, i;
+    int weighted, nt;
+    for (ki = 0; ki < 5; ki++)
+        for (li = 0; li < 6; li++)
+            for (ni = 0; ni < 2; ni++) {
+                size_t K = Ks[ki], L = Ls[li], N = Ns[ni];
+                float *x = (float *)malloc(N * K * L * sizeof(float)), *o = (float *)malloc(N * L * sizeof(float)),
+                      w[33];
+                if (!x || !o) {
+                    gt_fail_at(t, __FILE__, __LINE__, "out of memory");
+                    free(x);
+                    free(o);
+                    return;
+                }
+                for (i = 0; i < N * K * L; i++) x[i] = (float)gt_uniform(t, -1.0, 1.0);
+                for (k = 0; k < K; k++) w[k] = (float)gt_uniform(t, -2.0, 2.0);
+                for (weighted = 0; weighted < 2; weighted++)
+                    for (nt = 1; nt <= 2; nt++) {
+                        gaia_cpu_vsa_bundle(N, K, L, x, weighted ? w : NULL, o, nt);
+                        for (n = 0; n < N && !t->failed; n++)
+                            for (l = 0; l < L && !t->failed; l++) {
+                                float s = 0.0f;
+                                double s64 = 0.0, a64 = 0.0;
+                                for (k = 0; k < K; k++) {
+                                    float v = x[(n * K + k) * L + l], p = weighted ? w[k] * v : v;
+                                    s = s + p;
+                                    s64 += (weighted ? (double)w[k] : 1.0) * v;
+                                    a64 += fabs((weighted ? (double)w[k] : 1.0) * v);
+                                }
+                                GT_CHECK(t, o[n * L + l] == s, "K=%zu L=%zu N=%zu w=%d threads=%d [%zu][%zu]: %.9g, in order %.9g",
+                                         K, L, N, weighted, nt, n, l, (double)o[n * L + l], (double)s);
+                                GT_CHECK(t, fabs(o[n * L + l] - s64) <= 1e-6 + 1e-6 * (double)K * a64,
+                                         "K=%zu L=%zu: %.9g, float64 %.9g", K, L, (double)o[n * L + l], s64);
+                            }
+                    }
+                free(x);
+                free(o);
+            }
+}
+
 static void vsa_permute_is_cyclic_and_orthogonal(gt *t) {
     static const size_t Ds[] = {5, 64, 100, 1000, 4096};
     static const long shifts[] = {1, -1, 3, 64, 65, -130, 999};
@@ -1112,6 +1160,7 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_bsc_majority_matches_reference", vsa_bsc_majority_matches_reference},
     {"vsa_bundle_similarity_follows_one_over_sqrt_k", vsa_bundle_similarity_follows_one_over_sqrt_k},
     {"vsa_bundle_weights_and_normalize", vsa_bundle_weights_and_normalize},
+    {"vsa_bundle_kernel_sums_in_order", vsa_bundle_kernel_sums_in_order},
     {"vsa_permute_is_cyclic_and_orthogonal", vsa_permute_is_cyclic_and_orthogonal},
     {"vsa_conversions_keep_the_algebra", vsa_conversions_keep_the_algebra},
     {"vsa_hrr_fhrr_conversion_is_a_homomorphism", vsa_hrr_fhrr_conversion_is_a_homomorphism},
