@@ -5481,20 +5481,69 @@ GAIA_API void gaia_cpu_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint
 /* Queries per pass over the items: their words stay in L1/L2 while every
    item is read once per pass. */
 #define GAIA__VSA_HAMMING_QBLOCK 16
+/* How far ahead of the item being compared its successors are prefetched:
+   at least this many bytes and 4 items. One thread reading a long run
+   leaves a hardware prefetcher short of requests in flight to keep up with
+   the memory; a software prefetch ~5 KB ahead took the 1-thread sweep over
+   10^6 items of D = 10000 from ~77% to ~88% of a plain read loop's speed
+   (measured on the 2-core development machine). */
+#define GAIA__VSA_HAMMING_AHEAD 4096
+
+/* popcount(a XOR b) over W words. AVX-512 VPOPCNTDQ: 8 words a vector, two
+   independent accumulators, the last 1-7 words under a mask. */
+static uint64_t gaia__vsa_xor_popcount(const uint64_t *a, const uint64_t *b, size_t W) {
+#if defined(GAIA__AVX512) && defined(__AVX512VPOPCNTDQ__)
+    __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
+    size_t w = 0;
+    for (; w + 16 <= W; w += 16) {
+        c0 = _mm512_add_epi64(c0, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w)),
+                                                                       _mm512_loadu_si512((const void *)(b + w)))));
+        c1 = _mm512_add_epi64(c1, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w + 8)),
+                                                                       _mm512_loadu_si512((const void *)(b + w + 8)))));
+    }
+    if (w + 8 <= W) {
+        c0 = _mm512_add_epi64(c0, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w)),
+                                                                       _mm512_loadu_si512((const void *)(b + w)))));
+        w += 8;
+    }
+    if (w < W) {
+        __mmask8 m = (__mmask8)((1u << (W - w)) - 1u);
+        c1 = _mm512_add_epi64(c1, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_maskz_loadu_epi64(m, a + w),
+                                                                       _mm512_maskz_loadu_epi64(m, b + w))));
+    }
+    return (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(c0, c1));
+#else
+    uint64_t h0 = 0, h1 = 0;
+    size_t w = 0;
+    for (; w + 2 <= W; w += 2) {
+        h0 += GAIA__POPCOUNT64(a[w] ^ b[w]);
+        h1 += GAIA__POPCOUNT64(a[w + 1] ^ b[w + 1]);
+    }
+    if (w < W) h0 += GAIA__POPCOUNT64(a[w] ^ b[w]);
+    return h0 + h1;
+#endif
+}
 
 GAIA_API void gaia_cpu_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint64_t *a, const uint64_t *x,
                                        int similarity, float *out, int nthreads) {
-    size_t W = (D + 63) / 64, q0;
+    size_t W = (D + 63) / 64, q0, ahead = 4;
+    if (ahead * W * 8 < GAIA__VSA_HAMMING_AHEAD) ahead = (GAIA__VSA_HAMMING_AHEAD + W * 8 - 1) / (W * 8);
     for (q0 = 0; q0 < B; q0 += GAIA__VSA_HAMMING_QBLOCK) {
         size_t nq = B - q0 < GAIA__VSA_HAMMING_QBLOCK ? B - q0 : GAIA__VSA_HAMMING_QBLOCK, m;
         GAIA__PAR_FOR(M * W * nq >= GAIA__PAR_MIN, nthreads)
         for (m = 0; m < M; m++) {
             const uint64_t *xm = x + m * W;
-            size_t q, w;
+            size_t q;
+#if defined(__GNUC__) || defined(__clang__)
+            if (m + ahead < M) { /* the cache lines of item m + ahead */
+                const char *p = (const char *)(x + (m + ahead) * W);
+                size_t c;
+                for (c = 0; c < W * 8; c += 64) __builtin_prefetch(p + c, 0, 3);
+                __builtin_prefetch(p + W * 8 - 1, 0, 3);
+            }
+#endif
             for (q = 0; q < nq; q++) {
-                const uint64_t *aq = a + (q0 + q) * W;
-                uint64_t h = 0;
-                for (w = 0; w < W; w++) h += GAIA__POPCOUNT64(aq[w] ^ xm[w]);
+                uint64_t h = gaia__vsa_xor_popcount(a + (q0 + q) * W, xm, W);
                 out[(q0 + q) * M + m] = similarity ? (float)(1.0 - 2.0 * (double)h / (double)D) : (float)h;
             }
         }

@@ -205,6 +205,47 @@ static void vsa_bsc_hamming_matches_popcount_and_binomial(gt *t) {
     gaia_vsa_free(b);
 }
 
+/* The CPU Hamming kernel itself at every split its vector loop makes (16
+   words, 8 words, a masked tail of 1-7) and around the query block, 1 and
+   2 threads: each count equal to a bit-by-bit count. Bits past D are zero,
+   as in every BSC vector. */
+static void vsa_bsc_hamming_kernel_counts_every_bit(gt *t) {
+    static const size_t Ds[] = {1, 63, 64, 65, 129, 512, 576, 1000, 1088, 2047};
+    static const size_t Bs[] = {1, 17};
+    size_t di, bi, i, j, k, M = 50;
+    int nt;
+    for (di = 0; di < sizeof Ds / sizeof Ds[0]; di++)
+        for (bi = 0; bi < 2; bi++) {
+            size_t D = Ds[di], B = Bs[bi], W = (D + 63) / 64;
+            uint64_t *a = (uint64_t *)malloc(B * W * 8), *x = (uint64_t *)malloc(M * W * 8);
+            float *h = (float *)malloc(B * M * sizeof(float)), *s = (float *)malloc(B * M * sizeof(float));
+            if (!a || !x || !h || !s) {
+                gt_fail_at(t, __FILE__, __LINE__, "out of memory");
+            } else {
+                uint64_t tail = D % 64 ? (((uint64_t)1 << (D % 64)) - 1) : ~(uint64_t)0;
+                for (i = 0; i < B * W; i++) a[i] = gt_u64(t) & (i % W == W - 1 ? tail : ~(uint64_t)0);
+                for (i = 0; i < M * W; i++) x[i] = gt_u64(t) & (i % W == W - 1 ? tail : ~(uint64_t)0);
+                for (nt = 1; nt <= 2; nt++) {
+                    gaia_cpu_vsa_bsc_hamming(B, M, D, a, x, 0, h, nt);
+                    gaia_cpu_vsa_bsc_hamming(B, M, D, a, x, 1, s, nt);
+                    for (i = 0; i < B && !t->failed; i++)
+                        for (j = 0; j < M && !t->failed; j++) {
+                            size_t ref = 0;
+                            for (k = 0; k < D; k++) ref += ((a[i * W + k / 64] ^ x[j * W + k / 64]) >> (k % 64)) & 1u;
+                            GT_CHECK(t, h[i * M + j] == (float)ref, "D=%zu B=%zu threads=%d [%zu][%zu]: %g, bit count %zu", D,
+                                     B, nt, i, j, (double)h[i * M + j], ref);
+                            GT_CHECK(t, s[i * M + j] == (float)(1.0 - 2.0 * (double)ref / (double)D),
+                                     "D=%zu similarity [%zu][%zu] = %g", D, i, j, (double)s[i * M + j]);
+                        }
+                }
+            }
+            free(a);
+            free(x);
+            free(h);
+            free(s);
+        }
+}
+
 static void vsa_bsc_majority_matches_reference(gt *t) {
     static const size_t Ks[] = {1, 2, 3, 4, 7, 8, 33};
     size_t ki, D = 1000, N = 3;
@@ -1157,6 +1198,7 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_unbind_recovers_the_filler", vsa_unbind_recovers_the_filler},
     {"vsa_random_vectors_are_quasi_orthogonal", vsa_random_vectors_are_quasi_orthogonal},
     {"vsa_bsc_hamming_matches_popcount_and_binomial", vsa_bsc_hamming_matches_popcount_and_binomial},
+    {"vsa_bsc_hamming_kernel_counts_every_bit", vsa_bsc_hamming_kernel_counts_every_bit},
     {"vsa_bsc_majority_matches_reference", vsa_bsc_majority_matches_reference},
     {"vsa_bundle_similarity_follows_one_over_sqrt_k", vsa_bundle_similarity_follows_one_over_sqrt_k},
     {"vsa_bundle_weights_and_normalize", vsa_bundle_weights_and_normalize},
