@@ -3206,9 +3206,10 @@ GAIA_API gaia_status gaia_vsa_cleanup(gaia_ctx *ctx, const gaia_vsa *memory, con
    images. HRR's approximate unbinding makes its resonator weak (about half
    the success of MAP at D = 500, M = 20): prefer MAP, BSC or FHRR. Near
    the operational capacity (Kent et al. 2020: the largest M^F solved with
-   >= 99% accuracy, growing about as D^2; for MAP at F = 3 ~10^5 at D =
-   500) convergence takes hundreds of sweeps: give max_iter a few
-   thousand there. --- */
+   >= 99% accuracy within 0.001 M^F sweeps, growing about as D^2; for
+   MAP at F = 3 ~10^5 at D = 500, 79^3 = 4.9*10^5 at D = 1500 as
+   published, which gaia meets) convergence takes hundreds of sweeps:
+   give max_iter a few thousand there. --- */
 GAIA_API gaia_status gaia_vsa_resonator(gaia_ctx *ctx, const gaia_vsa *s, const gaia_vsa *const *codebooks, size_t F,
                                         size_t max_iter, long *index, size_t *iterations, int *converged);
 
