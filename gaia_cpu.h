@@ -5465,15 +5465,68 @@ static uint64_t gaia__vsa_majority_word(size_t K, size_t W, const uint64_t *col,
     }
 }
 
+#ifdef GAIA__AVX512
+/* The unweighted majority of 8 neighbouring words at once (one vector a
+   row): the same bit-sliced counter and comparison as
+   gaia__vsa_majority_word, each plane a vector of 8 words. out gets the
+   words that are ones; ties (even K) are broken by the caller. */
+static void gaia__vsa_majority_8words(size_t K, size_t W, const uint64_t *col, uint64_t *gt_out, uint64_t *eq_out) {
+    __m512i plane[64], gt = _mm512_setzero_si512(), eq = _mm512_set1_epi64(-1);
+    uint64_t T = (uint64_t)(K / 2);
+    size_t k;
+    int P = 0, p;
+    while (P < 64 && ((uint64_t)K >> P) != 0) P++;
+    for (p = 0; p < P; p++) plane[p] = _mm512_setzero_si512();
+    for (k = 0; k < K; k++) {
+        __m512i carry = _mm512_loadu_si512((const void *)(col + k * W));
+        /* the carry dies within a plane or two for most rows: stop when no
+           lane carries on (one test per plane instead of the full ripple) */
+        for (p = 0; p < P; p++) {
+            __m512i t = _mm512_and_si512(plane[p], carry);
+            plane[p] = _mm512_xor_si512(plane[p], carry);
+            carry = t;
+            if (!_mm512_test_epi64_mask(carry, carry)) break;
+        }
+    }
+    for (p = P - 1; p >= 0; p--) {
+        if ((T >> p) & 1u) {
+            eq = _mm512_and_si512(eq, plane[p]);
+        } else {
+            gt = _mm512_or_si512(gt, _mm512_and_si512(eq, plane[p]));
+            eq = _mm512_andnot_si512(plane[p], eq);
+        }
+    }
+    _mm512_storeu_si512((void *)gt_out, gt);
+    _mm512_storeu_si512((void *)eq_out, eq);
+}
+#endif
+
 GAIA_API void gaia_cpu_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
                                         uint64_t seed, uint64_t stream, uint64_t *out, int nthreads) {
-    size_t W = (D + 63) / 64, n = N * W, i;
+    /* work items: 8 neighbouring words of one output row (the AVX-512
+       path reads each input row's 64 bytes of them at once) */
+    size_t W = (D + 63) / 64, G = (W + 7) / 8, n = N * G, i;
     uint64_t tail = gaia__vsa_tail_mask(D);
-    GAIA__PAR_FOR(n * K >= GAIA__PAR_MIN / 8, nthreads)
+    GAIA__PAR_FOR(N * W * K >= GAIA__PAR_MIN / 8, nthreads)
     for (i = 0; i < n; i++) {
-        size_t r = i / W, w = i % W;
-        uint64_t v = gaia__vsa_majority_word(K, W, x + r * K * W + w, weights, seed, stream, (uint64_t)i);
-        out[i] = w == W - 1 ? (v & tail) : v;
+        size_t r = i / G, w0 = (i % G) * 8, w1 = w0 + 8 < W ? w0 + 8 : W, w;
+        const uint64_t *col = x + r * K * W;
+#ifdef GAIA__AVX512
+        if (!weights && w1 - w0 == 8) {
+            uint64_t gt[8], eq[8];
+            gaia__vsa_majority_8words(K, W, col + w0, gt, eq);
+            for (w = w0; w < w1; w++) {
+                uint64_t v = gt[w - w0], e = eq[w - w0];
+                if (K % 2 == 0 && e) v |= e & gaia_cpu_vsa_random_word(seed, stream, (uint64_t)(r * W + w));
+                out[r * W + w] = w == W - 1 ? (v & tail) : v;
+            }
+            continue;
+        }
+#endif
+        for (w = w0; w < w1; w++) {
+            uint64_t v = gaia__vsa_majority_word(K, W, col + w, weights, seed, stream, (uint64_t)(r * W + w));
+            out[r * W + w] = w == W - 1 ? (v & tail) : v;
+        }
     }
     GAIA__PAR_END
 }

@@ -248,7 +248,7 @@ static void vsa_bsc_hamming_kernel_counts_every_bit(gt *t) {
 
 static void vsa_bsc_majority_matches_reference(gt *t) {
     static const size_t Ks[] = {1, 2, 3, 4, 7, 8, 33};
-    size_t ki, D = 1000, N = 3;
+    size_t ki, D = 1100, N = 3; /* 18 words a row: two groups of 8 and a partial one */
     for (ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
         size_t K = Ks[ki], n, j, k, ties = 0, tie_ones = 0;
         int weighted;
