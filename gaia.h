@@ -3208,9 +3208,10 @@ GAIA_API gaia_status gaia_vsa_cleanup(gaia_ctx *ctx, const gaia_vsa *memory, con
    images. HRR's approximate unbinding makes its resonator weak (about half
    the success of MAP at D = 500, M = 20): prefer MAP, BSC or FHRR. Near
    the operational capacity (Kent et al. 2020: the largest M^F solved with
-   >= 99% accuracy, growing about as D^2; for MAP at F = 3 ~10^5 at D =
-   500) convergence takes hundreds of sweeps: give max_iter a few
-   thousand there. --- */
+   >= 99% accuracy within 0.001 M^F sweeps, growing about as D^2; for
+   MAP at F = 3 ~10^5 at D = 500, 79^3 = 4.9*10^5 at D = 1500 as
+   published, which gaia meets) convergence takes hundreds of sweeps:
+   give max_iter a few thousand there. --- */
 GAIA_API gaia_status gaia_vsa_resonator(gaia_ctx *ctx, const gaia_vsa *s, const gaia_vsa *const *codebooks, size_t F,
                                         size_t max_iter, long *index, size_t *iterations, int *converged);
 
@@ -17064,12 +17065,12 @@ static gaia_status gaia__vsa_resonate(gaia_ctx *ctx, const char *fn, const gaia_
             for (g = 0; st == GAIA_OK && g < F; g++)
                 if (g != f) st = gaia__vsa_bind_impl(ctx, fn, "s", u, "estimate", est[g], 1, &u);
             if (st == GAIA_OK) /* a = X u */
-                st = be->gemm(ctx, 0, 1, 1, 1, M, L, 1.0f, GAIA__VSA_F(u), L, 0, X, L, 0, 0.0f, coef, M, 0);
+                st = be->gemm(ctx, 0, 1, 1, M, 1, L, 1.0f, X, L, 0, GAIA__VSA_F(u), L, 0, 0.0f, coef, 1, 0);
             if (st == GAIA_OK && !cplx) /* fresh = a^T X */
                 st = be->gemm(ctx, 0, 0, 1, 1, L, M, 1.0f, coef, M, 0, X, L, 0, 0.0f, GAIA__VSA_F(fresh), L, 0);
             if (st == GAIA_OK && cplx) {
                 st = ops->mul(ctx, 1, s->D, 1, 0, GAIA__VSA_F(u), L, minus_i, L, ju);
-                if (st == GAIA_OK) st = be->gemm(ctx, 0, 1, 1, 1, M, L, 1.0f, ju, L, 0, X, L, 0, 0.0f, coef + M, M, 0);
+                if (st == GAIA_OK) st = be->gemm(ctx, 0, 1, 1, M, 1, L, 1.0f, X, L, 0, ju, L, 0, 0.0f, coef + M, 1, 0);
                 /* parts = [Re X ; Im X], then i (Im X), then their sum */
                 if (st == GAIA_OK) st = be->gemm(ctx, 0, 0, 2, 1, L, M, 1.0f, coef, M, M, X, L, 0, 0.0f, parts, L, L);
                 if (st == GAIA_OK) st = ops->mul(ctx, 1, s->D, 1, 0, parts + L, L, plus_i, L, parts + L);
@@ -17107,10 +17108,10 @@ static gaia_status gaia__vsa_resonate(gaia_ctx *ctx, const char *fn, const gaia_
         const float *X = GAIA__VSA_F(books[f]);
         long best = 0;
         double bv = -1.0;
-        st = be->gemm(ctx, 0, 1, 1, 1, M, L, 1.0f, GAIA__VSA_F(est[f]), L, 0, X, L, 0, 0.0f, coef, M, 0);
+        st = be->gemm(ctx, 0, 1, 1, M, 1, L, 1.0f, X, L, 0, GAIA__VSA_F(est[f]), L, 0, 0.0f, coef, 1, 0);
         if (st == GAIA_OK && cplx) {
             st = ops->mul(ctx, 1, s->D, 1, 0, GAIA__VSA_F(est[f]), L, minus_i, L, ju);
-            if (st == GAIA_OK) st = be->gemm(ctx, 0, 1, 1, 1, M, L, 1.0f, ju, L, 0, X, L, 0, 0.0f, coef + M, M, 0);
+            if (st == GAIA_OK) st = be->gemm(ctx, 0, 1, 1, M, 1, L, 1.0f, X, L, 0, ju, L, 0, 0.0f, coef + M, 1, 0);
         }
         if (st == GAIA_OK) st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, hs, d, coef, (cplx ? 2 : 1) * M * 4);
         for (m = 0; st == GAIA_OK && m < M; m++) {

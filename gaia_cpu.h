@@ -5553,15 +5553,68 @@ static uint64_t gaia__vsa_majority_word(size_t K, size_t W, const uint64_t *col,
     }
 }
 
+#ifdef GAIA__AVX512
+/* The unweighted majority of 8 neighbouring words at once (one vector a
+   row): the same bit-sliced counter and comparison as
+   gaia__vsa_majority_word, each plane a vector of 8 words. out gets the
+   words that are ones; ties (even K) are broken by the caller. */
+static void gaia__vsa_majority_8words(size_t K, size_t W, const uint64_t *col, uint64_t *gt_out, uint64_t *eq_out) {
+    __m512i plane[64], gt = _mm512_setzero_si512(), eq = _mm512_set1_epi64(-1);
+    uint64_t T = (uint64_t)(K / 2);
+    size_t k;
+    int P = 0, p;
+    while (P < 64 && ((uint64_t)K >> P) != 0) P++;
+    for (p = 0; p < P; p++) plane[p] = _mm512_setzero_si512();
+    for (k = 0; k < K; k++) {
+        __m512i carry = _mm512_loadu_si512((const void *)(col + k * W));
+        /* the carry dies within a plane or two for most rows: stop when no
+           lane carries on (one test per plane instead of the full ripple) */
+        for (p = 0; p < P; p++) {
+            __m512i t = _mm512_and_si512(plane[p], carry);
+            plane[p] = _mm512_xor_si512(plane[p], carry);
+            carry = t;
+            if (!_mm512_test_epi64_mask(carry, carry)) break;
+        }
+    }
+    for (p = P - 1; p >= 0; p--) {
+        if ((T >> p) & 1u) {
+            eq = _mm512_and_si512(eq, plane[p]);
+        } else {
+            gt = _mm512_or_si512(gt, _mm512_and_si512(eq, plane[p]));
+            eq = _mm512_andnot_si512(plane[p], eq);
+        }
+    }
+    _mm512_storeu_si512((void *)gt_out, gt);
+    _mm512_storeu_si512((void *)eq_out, eq);
+}
+#endif
+
 GAIA_API void gaia_cpu_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
                                         uint64_t seed, uint64_t stream, uint64_t *out, int nthreads) {
-    size_t W = (D + 63) / 64, n = N * W, i;
+    /* work items: 8 neighbouring words of one output row (the AVX-512
+       path reads each input row's 64 bytes of them at once) */
+    size_t W = (D + 63) / 64, G = (W + 7) / 8, n = N * G, i;
     uint64_t tail = gaia__vsa_tail_mask(D);
-    GAIA__PAR_FOR(n * K >= GAIA__PAR_MIN / 8, nthreads)
+    GAIA__PAR_FOR(N * W * K >= GAIA__PAR_MIN / 8, nthreads)
     for (i = 0; i < n; i++) {
-        size_t r = i / W, w = i % W;
-        uint64_t v = gaia__vsa_majority_word(K, W, x + r * K * W + w, weights, seed, stream, (uint64_t)i);
-        out[i] = w == W - 1 ? (v & tail) : v;
+        size_t r = i / G, w0 = (i % G) * 8, w1 = w0 + 8 < W ? w0 + 8 : W, w;
+        const uint64_t *col = x + r * K * W;
+#ifdef GAIA__AVX512
+        if (!weights && w1 - w0 == 8) {
+            uint64_t gt[8], eq[8];
+            gaia__vsa_majority_8words(K, W, col + w0, gt, eq);
+            for (w = w0; w < w1; w++) {
+                uint64_t v = gt[w - w0], e = eq[w - w0];
+                if (K % 2 == 0 && e) v |= e & gaia_cpu_vsa_random_word(seed, stream, (uint64_t)(r * W + w));
+                out[r * W + w] = w == W - 1 ? (v & tail) : v;
+            }
+            continue;
+        }
+#endif
+        for (w = w0; w < w1; w++) {
+            uint64_t v = gaia__vsa_majority_word(K, W, col + w, weights, seed, stream, (uint64_t)(r * W + w));
+            out[r * W + w] = w == W - 1 ? (v & tail) : v;
+        }
     }
     GAIA__PAR_END
 }
@@ -5569,20 +5622,69 @@ GAIA_API void gaia_cpu_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint
 /* Queries per pass over the items: their words stay in L1/L2 while every
    item is read once per pass. */
 #define GAIA__VSA_HAMMING_QBLOCK 16
+/* How far ahead of the item being compared its successors are prefetched:
+   at least this many bytes and 4 items. One thread reading a long run
+   leaves a hardware prefetcher short of requests in flight to keep up with
+   the memory; a software prefetch ~5 KB ahead took the 1-thread sweep over
+   10^6 items of D = 10000 from ~77% to ~88% of a plain read loop's speed
+   (measured on the 2-core development machine). */
+#define GAIA__VSA_HAMMING_AHEAD 4096
+
+/* popcount(a XOR b) over W words. AVX-512 VPOPCNTDQ: 8 words a vector, two
+   independent accumulators, the last 1-7 words under a mask. */
+static uint64_t gaia__vsa_xor_popcount(const uint64_t *a, const uint64_t *b, size_t W) {
+#if defined(GAIA__AVX512) && defined(__AVX512VPOPCNTDQ__)
+    __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
+    size_t w = 0;
+    for (; w + 16 <= W; w += 16) {
+        c0 = _mm512_add_epi64(c0, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w)),
+                                                                       _mm512_loadu_si512((const void *)(b + w)))));
+        c1 = _mm512_add_epi64(c1, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w + 8)),
+                                                                       _mm512_loadu_si512((const void *)(b + w + 8)))));
+    }
+    if (w + 8 <= W) {
+        c0 = _mm512_add_epi64(c0, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w)),
+                                                                       _mm512_loadu_si512((const void *)(b + w)))));
+        w += 8;
+    }
+    if (w < W) {
+        __mmask8 m = (__mmask8)((1u << (W - w)) - 1u);
+        c1 = _mm512_add_epi64(c1, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_maskz_loadu_epi64(m, a + w),
+                                                                       _mm512_maskz_loadu_epi64(m, b + w))));
+    }
+    return (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(c0, c1));
+#else
+    uint64_t h0 = 0, h1 = 0;
+    size_t w = 0;
+    for (; w + 2 <= W; w += 2) {
+        h0 += GAIA__POPCOUNT64(a[w] ^ b[w]);
+        h1 += GAIA__POPCOUNT64(a[w + 1] ^ b[w + 1]);
+    }
+    if (w < W) h0 += GAIA__POPCOUNT64(a[w] ^ b[w]);
+    return h0 + h1;
+#endif
+}
 
 GAIA_API void gaia_cpu_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint64_t *a, const uint64_t *x,
                                        int similarity, float *out, int nthreads) {
-    size_t W = (D + 63) / 64, q0;
+    size_t W = (D + 63) / 64, q0, ahead = 4;
+    if (ahead * W * 8 < GAIA__VSA_HAMMING_AHEAD) ahead = (GAIA__VSA_HAMMING_AHEAD + W * 8 - 1) / (W * 8);
     for (q0 = 0; q0 < B; q0 += GAIA__VSA_HAMMING_QBLOCK) {
         size_t nq = B - q0 < GAIA__VSA_HAMMING_QBLOCK ? B - q0 : GAIA__VSA_HAMMING_QBLOCK, m;
         GAIA__PAR_FOR(M * W * nq >= GAIA__PAR_MIN, nthreads)
         for (m = 0; m < M; m++) {
             const uint64_t *xm = x + m * W;
-            size_t q, w;
+            size_t q;
+#if defined(__GNUC__) || defined(__clang__)
+            if (m + ahead < M) { /* the cache lines of item m + ahead */
+                const char *p = (const char *)(x + (m + ahead) * W);
+                size_t c;
+                for (c = 0; c < W * 8; c += 64) __builtin_prefetch(p + c, 0, 3);
+                __builtin_prefetch(p + W * 8 - 1, 0, 3);
+            }
+#endif
             for (q = 0; q < nq; q++) {
-                const uint64_t *aq = a + (q0 + q) * W;
-                uint64_t h = 0;
-                for (w = 0; w < W; w++) h += GAIA__POPCOUNT64(aq[w] ^ xm[w]);
+                uint64_t h = gaia__vsa_xor_popcount(a + (q0 + q) * W, xm, W);
                 out[(q0 + q) * M + m] = similarity ? (float)(1.0 - 2.0 * (double)h / (double)D) : (float)h;
             }
         }
@@ -5656,32 +5758,87 @@ GAIA_API void gaia_cpu_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const f
     GAIA__PAR_END
 }
 
+/* Rows summed per pass over a stretch of columns: the stretch's partial
+   sums are loaded once per group of rows, added to in registers, stored
+   once, so the output costs 1/8 of the traffic of row-at-a-time sums. */
+#define GAIA__VSA_BUNDLE_ROWS 8
+
+/* Columns [l0, l1) of one sum of K rows (row stride L), each element's K
+   terms added in order k = 0, 1, ... from 0 (w: o + w_k x, rounded after
+   the product as the CUDA twin does, so the two agree bit for bit). */
+static void gaia__vsa_bundle_cols(size_t K, size_t L, const float *x, const float *w, float *o, size_t l0,
+                                  size_t l1) {
+    size_t k0, l, r;
+    for (l = l0; l < l1; l++) o[l] = 0.0f;
+    for (k0 = 0; k0 < K; k0 += GAIA__VSA_BUNDLE_ROWS) {
+        size_t kn = K - k0 < GAIA__VSA_BUNDLE_ROWS ? K - k0 : GAIA__VSA_BUNDLE_ROWS;
+        const float *xg = x + k0 * L;
+#ifdef GAIA__AVX512
+        /* 64 columns (4 vectors, 4 independent add chains) at a time */
+        for (l = l0; l + 64 <= l1; l += 64) {
+            __m512 a0 = _mm512_loadu_ps(o + l), a1 = _mm512_loadu_ps(o + l + 16);
+            __m512 a2 = _mm512_loadu_ps(o + l + 32), a3 = _mm512_loadu_ps(o + l + 48);
+            for (r = 0; r < kn; r++) {
+                const float *xr = xg + r * L + l;
+                __m512 v0 = _mm512_loadu_ps(xr), v1 = _mm512_loadu_ps(xr + 16);
+                __m512 v2 = _mm512_loadu_ps(xr + 32), v3 = _mm512_loadu_ps(xr + 48);
+                if (w) {
+                    __m512 wk = _mm512_set1_ps(w[k0 + r]);
+                    v0 = _mm512_mul_ps(wk, v0);
+                    v1 = _mm512_mul_ps(wk, v1);
+                    v2 = _mm512_mul_ps(wk, v2);
+                    v3 = _mm512_mul_ps(wk, v3);
+                }
+                a0 = _mm512_add_ps(a0, v0);
+                a1 = _mm512_add_ps(a1, v1);
+                a2 = _mm512_add_ps(a2, v2);
+                a3 = _mm512_add_ps(a3, v3);
+            }
+            _mm512_storeu_ps(o + l, a0);
+            _mm512_storeu_ps(o + l + 16, a1);
+            _mm512_storeu_ps(o + l + 32, a2);
+            _mm512_storeu_ps(o + l + 48, a3);
+        }
+        /* the last 1-63 columns, 16 at a time under a mask */
+        for (; l < l1; l += 16) {
+            __mmask16 m = l1 - l >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (l1 - l)) - 1u);
+            __m512 a = _mm512_maskz_loadu_ps(m, o + l);
+            for (r = 0; r < kn; r++) {
+                __m512 v = _mm512_maskz_loadu_ps(m, xg + r * L + l);
+                if (w) v = _mm512_mul_ps(_mm512_set1_ps(w[k0 + r]), v);
+                a = _mm512_add_ps(a, v);
+            }
+            _mm512_mask_storeu_ps(o + l, m, a);
+        }
+#else
+        for (l = l0; l < l1; l++) {
+            float a = o[l];
+            for (r = 0; r < kn; r++) a = a + (w ? w[k0 + r] * xg[r * L + l] : xg[r * L + l]);
+            o[l] = a;
+        }
+#endif
+    }
+}
+
 GAIA_API void gaia_cpu_vsa_bundle(size_t N, size_t K, size_t L, const float *x, const float *w, float *out,
                                   int nthreads) {
     /* work items: (sum n, a stretch of columns): whole rows when there are
        sums enough for every thread, else each sum split in one stretch per
-       thread, so every row is read in long runs the prefetcher follows.
-       Each element sums its K terms in order (the CUDA twin's order). */
+       thread (a multiple of 64 columns), so each thread reads its columns
+       of every row in long runs the prefetcher follows, and no thread
+       needs a private copy of the sum to merge. */
     size_t nt = nthreads > 1 ? (size_t)nthreads : 1;
     size_t span = N >= nt ? L : (L + nt - 1) / nt, chunks, total, c;
-    if (span < 1024) span = L < 1024 ? L : 1024;
+    span = (span + 63) / 64 * 64;
+    if (span < 1024) span = 1024;
+    if (span > L) span = L;
     if (span == 0) span = 1;
     chunks = (L + span - 1) / span;
     total = N * chunks;
     GAIA__PAR_FOR(N * K * L >= GAIA__PAR_MIN, nthreads)
     for (c = 0; c < total; c++) {
-        size_t n = c / chunks, l0 = (c % chunks) * span, l1 = l0 + span < L ? l0 + span : L, k, l;
-        float *o = out + n * L;
-        for (l = l0; l < l1; l++) o[l] = 0.0f;
-        for (k = 0; k < K; k++) {
-            const float *xk = x + (n * K + k) * L;
-            if (w) {
-                float wk = w[k];
-                for (l = l0; l < l1; l++) o[l] = o[l] + wk * xk[l];
-            } else {
-                for (l = l0; l < l1; l++) o[l] = o[l] + xk[l];
-            }
-        }
+        size_t n = c / chunks, l0 = (c % chunks) * span, l1 = l0 + span < L ? l0 + span : L;
+        gaia__vsa_bundle_cols(K, L, x + n * K * L, w, out + n * L, l0, l1);
     }
     GAIA__PAR_END
 }
