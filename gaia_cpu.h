@@ -6520,19 +6520,25 @@ static int gaia__conv_blocked(const gaia_conv2d_args *a, size_t Og, size_t Cg, s
 }
 
 /* Whether the blocked path runs on 1-D Winograd transforms (see
-   gaia__conv_wino_item): horizontal stride and dilation 1, kernels 3, 5 or
-   7 wide, rows of at least GAIA__WINO_MIN_OW outputs (a tile of 14 m
-   columns is computed whole), and the transformed planes within
-   GAIA_CONV_WINO_BYTES a thread. Measured as in gaia__conv_blocked: see
-   there. GAIA_CONV_PATH 4 forces it where it can run. */
+   gaia__conv_wino_item): horizontal stride and dilation 1, a kernel 3, 5
+   or 7 wide, and where measured faster (2-core EPYC, one thread, a loaded
+   machine; O in {16, 64}, C in {3, 16, 64}, images of 7 to 112 pixels;
+   ratio = Winograd / blocked time):
+   - rows of 14 m or more outputs that fill 3/4 or more of the tiles (each
+     tile of 14 m output columns is computed whole): 0.4-0.8 at 56 and 112
+     pixels with 16 or more input channels; rows of 28 with m = 4 (half of
+     each tile idle) 1.0-1.7, rows of 7 and 14 pixels 1.3-3;
+   - Cg x KH >= 16 products per transformed row (3 input channels of a 3x3
+     kernel: 1.1-1.3, the transforms outweigh the saving);
+   - the transformed planes (V) within GAIA_CONV_WINO_BYTES a thread.
+   GAIA_CONV_PATH 4 forces it where it can run. */
 #ifndef GAIA_CONV_WINO_BYTES
 #define GAIA_CONV_WINO_BYTES ((size_t)16 << 20)
 #endif
-#define GAIA__WINO_MIN_OW 28
-static int gaia__conv_wino(const gaia_conv2d_args *a, size_t vbytes) {
+static int gaia__conv_wino(const gaia_conv2d_args *a, size_t Cg, size_t wm, size_t tpad, size_t vbytes) {
     if (a->stride[1] != 1 || a->dil[1] != 1 || (a->KW != 3 && a->KW != 5 && a->KW != 7)) return 0;
     if (GAIA_CONV_PATH) return GAIA_CONV_PATH == 4;
-    return a->OW >= GAIA__WINO_MIN_OW && vbytes <= GAIA_CONV_WINO_BYTES;
+    return 4 * a->OW >= 3 * tpad * wm && Cg * a->KH >= 16 && vbytes <= GAIA_CONV_WINO_BYTES;
 }
 
 static void gaia__conv_plan_make(const gaia_conv2d_args *a, gaia__conv_plan *p) {
@@ -6565,7 +6571,7 @@ static void gaia__conv_plan_make(const gaia_conv2d_args *a, gaia__conv_plan *p) 
     if (p->blocked) {
         size_t wm = a->KW == 7 ? 2 : 4, wa = wm + a->KW - 1;
         size_t tpad = gaia__gemm_cdiv(gaia__gemm_cdiv(a->OW, wm), GAIA__CONV_BLK_PW) * GAIA__CONV_BLK_PW;
-        p->wino = gaia__conv_wino(a, wa * p->Cg * p->prows * tpad * sizeof(float));
+        p->wino = gaia__conv_wino(a, p->Cg, wm, tpad, wa * p->Cg * p->prows * tpad * sizeof(float));
         if (p->wino) {
             p->nob = gaia__gemm_cdiv(p->Og, GAIA__CONV_BLK_OC);
             p->wm = wm;
