@@ -6535,11 +6535,13 @@ static int gaia__conv_blocked(const gaia_conv2d_args *a, size_t Og, size_t Cg, s
 #ifndef GAIA_CONV_WINO_BYTES
 #define GAIA_CONV_WINO_BYTES ((size_t)16 << 20)
 #endif
+#ifdef GAIA__CONV_BLK
 static int gaia__conv_wino(const gaia_conv2d_args *a, size_t Cg, size_t wm, size_t tpad, size_t vbytes) {
     if (a->stride[1] != 1 || a->dil[1] != 1 || (a->KW != 3 && a->KW != 5 && a->KW != 7)) return 0;
     if (GAIA_CONV_PATH) return GAIA_CONV_PATH == 4;
     return 4 * a->OW >= 3 * tpad * wm && Cg * a->KH >= 16 && vbytes <= GAIA_CONV_WINO_BYTES;
 }
+#endif
 
 static void gaia__conv_plan_make(const gaia_conv2d_args *a, gaia__conv_plan *p) {
     size_t pbmax;
@@ -6552,6 +6554,8 @@ static void gaia__conv_plan_make(const gaia_conv2d_args *a, gaia__conv_plan *p) 
     p->direct = gaia__conv_direct(p->Og, p->Cg, a->KH * a->KW);
     p->blocked = !p->direct && gaia__conv_blocked(a, p->Og, p->Cg, a->KH * a->KW);
     p->nob = p->ntw = 0;
+    p->wino = 0;
+    p->wm = p->wa = p->tpad = p->wlen = 0;
     /* Columns per item: the buffer's worth, in whole register-tile widths. */
     pbmax = GAIA_CONV_BLOCK_COLS;
     p->pb = p->P <= pbmax ? p->P : gaia__gemm_block(p->P, pbmax, GAIA_GEMM_NR);
@@ -6566,8 +6570,6 @@ static void gaia__conv_plan_make(const gaia_conv2d_args *a, gaia__conv_plan *p) 
     }
 #ifdef GAIA__CONV_BLK
     /* The blocked path reads whole tiles of GAIA__CONV_BLK_PW pixels. */
-    p->wino = 0;
-    p->wm = p->wa = p->tpad = p->wlen = 0;
     if (p->blocked) {
         size_t wm = a->KW == 7 ? 2 : 4, wa = wm + a->KW - 1;
         size_t tpad = gaia__gemm_cdiv(gaia__gemm_cdiv(a->OW, wm), GAIA__CONV_BLK_PW) * GAIA__CONV_BLK_PW;
