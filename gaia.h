@@ -264,9 +264,15 @@
               [O] or NULL; stride, padding (zeros), dilation as {rows, cols}
               (NULL: {1,1}, {0,0}, {1,1}); groups (C: depthwise). PyTorch's
               conv2d and its output size floor((H + 2p - d(K-1) - 1)/s) + 1.
-              CPU: im2col + gaia's GEMM, or a direct loop for few output
-              channels per group (the rule, measured, is in gaia_cpu.h);
-              CUDA: im2col + cuBLAS, a direct kernel for depthwise.
+              CPU: a direct loop for few output channels per group; in
+              AVX-512 builds, from 16 per group (kernels of 2 or more taps,
+              column stride 1 or 2), a blocked direct loop (register tiles
+              of 32 channels x 14 pixels), which for rows of stride 1 with
+              kernels 3, 5 or 7 wide runs on 1-D Winograd transforms of the
+              rows (F(4,3), F(4,5), F(2,7); float32 error about twice the
+              direct sum's); else im2col + gaia's GEMM (the rules,
+              measured, are in gaia_cpu.h); CUDA: im2col + cuBLAS, a
+              direct kernel for depthwise.
      pool     max_pool2d, avg_pool2d(count_include_pad): kernel, stride
               (NULL: the kernel), padding at most half the kernel; max
               ignores padding and keeps NaN; average divides by KH*KW when
@@ -1724,7 +1730,10 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *opt, const char *path);
    O (groups == C: depthwise). The output is [N, O, OH, OW] with
        OH = floor((H + 2 ph - dh (KH - 1) - 1) / sh) + 1,  OW likewise,
    and a kernel that does not fit in the padded input (OH or OW < 1) is an
-   error. out must not alias x, w or bias. */
+   error. out must not alias x, w or bias. On the CPU some shapes take
+   Winograd's minimal filtering along the rows (see the manual's conv2d
+   entry): the result then differs from the plain sum's float32 rounding by
+   about as much again. Every path gives the same bits on any thread count. */
 GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
                                         const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
                                         const size_t dilation[2], size_t groups, gaia_tensor **out);

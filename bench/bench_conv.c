@@ -167,8 +167,14 @@ int main(int argc, char **argv) {
     bench_print_machine("bench_conv");
     printf("# 2-D convolution, batch 8, 64 -> 64 channels, 56 x 56, stride 1, same padding, float32, CPU\n");
     printf("# ms: best of %d calls (peers: best of 2 fresh processes per OpenBLAS kernel set); ratio = gaia / best\n"
-           "# peer (target <= 1.0); gaia takes its im2col + GEMM path here (64 output channels per group)\n",
-           REPS);
+           "# peer (target <= 1.0); gaia's path here: %s (64 output channels per group)\n",
+           REPS,
+#ifdef __AVX512F__
+           "blocked direct loop on 1-D Winograd rows (AVX-512)"
+#else
+           "im2col + GEMM"
+#endif
+    );
     if (!bench_have_numpy()) printf("# no Python with NumPy (%s): peers skipped\n", bench_python_exe());
     for (ki = 0; ki < 2; ki++) {
         size_t K = ks[ki], xs[4] = {8, 64, 56, 56}, ws[4] = {64, 64, 0, 0};

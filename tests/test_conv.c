@@ -14,10 +14,21 @@ typedef struct conv_case {
    loop up to 2 output channels per group (4 with more than one input
    channel per group), kernels of 25 taps or more up to 8, and the rest
    im2col + GEMM (a 1x1 stride-1 unpadded kernel multiplies x itself); the
-   last column says which, and both paths meet every feature. */
+   last column says which, and both paths meet every feature. In AVX-512
+   builds (gaia__conv_blocked) kernels of 2 taps or more with horizontal
+   stride 1 or 2 and 16 or more output channels per group (8 with 16 input
+   channels per group) take the blocked direct path instead of the GEMM
+   ("blk"; the GEMM elsewhere): tiles of 32 channels x 14 pixels, so the
+   cases from "blk:" on have channel counts that are not multiples of 32
+   and row widths that are not multiples of 14. Of those, the ones with
+   horizontal stride and dilation 1, a kernel 3, 5 or 7 wide, 16 or more
+   input channels x kernel rows and rows that fill 3/4 of their tiles of 14
+   x 4 (2 for 7 wide) output columns take its 1-D Winograd form ("wino",
+   gaia__conv_wino); their widths leave partial tiles. Its float32 error is about twice the direct sum's (see
+   gaia__conv_wino_item), well inside the tolerance below. */
 static const conv_case conv_cases[] = {
     /*  N   C   H   W   O  KH KW sh sw ph pw dh dw  g  bias      CPU path */
-    {2, 3, 9, 11, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* gemm: "same" 3x3 */
+    {2, 3, 9, 11, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* gemm/blk: "same" 3x3 */
     {2, 3, 9, 11, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},    /* direct: the same */
     {1, 4, 15, 13, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0},   /* gemm: stride 2 */
     {2, 5, 12, 17, 9, 3, 5, 1, 2, 2, 0, 2, 1, 1, 1},   /* gemm: non-square kernel, mixed stride, dilation */
@@ -29,15 +40,31 @@ static const conv_case conv_cases[] = {
     {1, 16, 6, 7, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   /* gemm: 1x1, x is the column matrix */
     {2, 16, 9, 8, 20, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0},   /* gemm: 1x1 with stride, gathered */
     {1, 16, 7, 7, 16, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1},   /* gemm: 1x1 with padding, grouped */
-    {2, 32, 40, 40, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* gemm: two pixel blocks per image */
+    {2, 32, 40, 40, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* gemm/blk: two pixel blocks per image */
     {1, 64, 12, 12, 8, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0},  /* direct: 64 input channels */
-    {1, 8, 20, 20, 16, 7, 7, 1, 1, 3, 3, 1, 1, 1, 1},  /* gemm: 7x7 "same" */
+    {1, 8, 20, 20, 16, 7, 7, 1, 1, 3, 3, 1, 1, 1, 1},  /* gemm/blk: 7x7 "same" */
     {1, 3, 5, 6, 10, 7, 8, 1, 1, 1, 1, 1, 1, 1, 1},    /* gemm: kernel = padded input, 1x1 output */
     {1, 2, 4, 4, 8, 3, 3, 5, 5, 3, 3, 3, 2, 1, 1},     /* gemm: padding wider than the windows' stride */
     {1, 2, 4, 4, 2, 3, 3, 5, 5, 3, 3, 3, 2, 1, 1},     /* direct: the same */
     {1, 8, 15, 17, 8, 3, 3, 2, 2, 1, 1, 1, 1, 8, 1},   /* direct: depthwise, stride 2 (strided loads) */
     {1, 4, 22, 37, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0},   /* direct: rows of 3 vectors, 22 = 5 x 4 + 2 rows */
-    {1, 40, 9, 9, 16, 5, 5, 1, 1, 2, 2, 1, 1, 1, 1},   /* gemm: 1000 taps per output */
+    {1, 40, 9, 9, 16, 5, 5, 1, 1, 2, 2, 1, 1, 1, 1},   /* gemm/blk: 1000 taps per output */
+    {2, 7, 13, 53, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* wino: 40 = 32 + 8 channels, 53 = 13 x 4 + 1 columns */
+    {3, 5, 19, 23, 17, 7, 7, 1, 1, 3, 3, 1, 1, 1, 1},  /* wino: 7x7 "same", 17 channels, 23 = 11 x 2 + 1 */
+    {2, 32, 11, 15, 64, 3, 3, 1, 1, 2, 2, 2, 2, 2, 0}, /* blk: 2 groups of 16 -> 32, dilation 2, padding 2 */
+    {1, 6, 10, 29, 16, 5, 5, 1, 2, 0, 2, 1, 1, 1, 1},  /* blk: horizontal stride 2, no vertical padding */
+    {2, 4, 17, 33, 33, 3, 3, 2, 2, 0, 0, 1, 1, 1, 0},  /* blk: stride 2, no padding, 33 channels */
+    {1, 16, 9, 55, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* wino: 8 outputs of 16 inputs, 55 = 13 x 4 + 3 */
+    {1, 8, 12, 12, 48, 3, 4, 1, 1, 1, 2, 1, 3, 4, 1},  /* gemm: 4 groups of 2 -> 12 (fewer than 16) */
+    {2, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* blk: the benchmark's layer, smaller images */
+    {1, 3, 12, 16, 20, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1},  /* blk: vertical stride 3 */
+    {1, 3, 12, 16, 20, 3, 3, 1, 3, 1, 1, 1, 1, 1, 1},  /* gemm: horizontal stride 3 */
+    {1, 5, 9, 27, 24, 7, 7, 1, 1, 3, 3, 1, 1, 1, 1},   /* wino F(2,7): 27 = 13 x 2 + 1 columns */
+    {2, 6, 16, 45, 16, 5, 5, 2, 1, 4, 2, 2, 1, 1, 1},  /* wino F(4,5): vertical stride and dilation 2, 45 */
+    {1, 16, 6, 50, 32, 3, 3, 1, 1, 1, 1, 1, 1, 2, 0},  /* wino F(4,3): 2 groups, 50 = 12 x 4 + 2 columns */
+    {1, 8, 7, 45, 20, 2, 3, 1, 1, 0, 0, 1, 1, 1, 1},   /* wino: 2x3 kernel, no padding, 43 columns */
+    {3, 64, 5, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* wino: the benchmark's 3x3 rows */
+    {1, 8, 4, 56, 33, 7, 7, 1, 1, 3, 3, 1, 1, 1, 0},   /* wino: the benchmark's 7x7 rows, 33 channels */
 };
 
 /* out[n][o][oh][ow] = bias[o] + sum over c, kh, kw in float64. */
@@ -153,10 +180,13 @@ static void conv2d_one_image_and_defaults(gt *t) {
 }
 
 /* Every output element is summed by one thread in a fixed order: 1 and 2
-   threads give the same bits on both paths. */
+   threads give the same bits on every path (direct, GEMM, and in AVX-512
+   builds the blocked path: 12, 23, 28, and its Winograd form: 21, 22, 32,
+   35, each large enough for 2 threads). */
 static void conv2d_same_bits_on_any_thread_count(gt *t) {
-    static const int pick[] = {12, 7, 9, 18};
-    float *y[2][4];
+    static const int pick[] = {12, 7, 9, 18, 21, 22, 23, 28, 32, 35};
+    const int npick = (int)(sizeof pick / sizeof pick[0]);
+    float *y[2][10];
     int nt, i;
     memset(y, 0, sizeof y);
     for (nt = 0; nt < 2; nt++) {
@@ -166,7 +196,7 @@ static void conv2d_same_bits_on_any_thread_count(gt *t) {
         d.device = GAIA_DEVICE_CPU;
         d.cpu_threads = nt + 1;
         GT_OK(t, gaia_ctx_create(&d, &ctx));
-        for (i = 0; i < 4; i++) {
+        for (i = 0; i < npick; i++) {
             const conv_case *k = &conv_cases[pick[i]];
             float *hx, *hw, *hb;
             t->rng = t->seed + (uint64_t)i; /* the same inputs on both runs */
@@ -176,7 +206,7 @@ static void conv2d_same_bits_on_any_thread_count(gt *t) {
         }
         gaia_ctx_destroy(ctx);
     }
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < npick; i++) {
         const conv_case *k = &conv_cases[pick[i]];
         size_t ny = k->N * k->O * conv_out(k->H, k->KH, k->sh, k->ph, k->dh) * conv_out(k->W, k->KW, k->sw, k->pw, k->dw);
         int same = memcmp(y[0][i], y[1][i], ny * sizeof(float)) == 0;
