@@ -237,6 +237,41 @@ static int gaia__team(int nthreads, double work, double grain) {
     return t < (double)nthreads ? (int)t : nthreads;
 }
 
+/* Blocks taken dynamically, for the bandwidth-bound sweeps (softmax rows,
+   the binary operations): the array is cut into blocks of about
+   GAIA__PAR_BLOCK floats, and each thread of the region claims the next
+   block from a shared counter (one atomic add per block, no lock, no
+   waiting) until none are left:
+
+       long long next = 0;
+       GAIA__PAR_BEGIN(team) {
+           long long blk;
+           while ((blk = gaia__par_claim(&next)) < nblocks) ... block blk ...
+       }
+       GAIA__PAR_END
+
+   A static schedule gives each thread an equal share, so the region lasts
+   as long as its slowest thread: beside a process that holds one of two
+   cores, the thread that shares that core gets half of it, and its share
+   took twice as long while the thread on the free core waited (measured:
+   softmax on 2 threads beside a spinning process at 0.56x memcpy's rate,
+   log-softmax 0.43x). With blocks claimed as they go, the thread on the
+   free core takes most of them, and the region ends within about one
+   block of the last claim. A block is computed the same way whichever
+   thread claims it, so the result does not depend on the team. 128 KiB
+   per block: the atomic (about 100 ns when the two cores pass its line
+   back and forth) is noise beside a block's 5-10 us of memory traffic, and
+   512 blocks for a 64 MiB tensor leave little work behind the last claim. */
+#define GAIA__PAR_BLOCK 32768
+static long long gaia__par_claim(long long *next) {
+    long long b;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+    b = (*next)++;
+    return b;
+}
+
 /* ---------------------------------------------------------------------
    2. Philox4x32-10 (Salmon, Moraes, Dror, Shaw: "Parallel random numbers:
    as easy as 1, 2, 3", SC'11). Ten rounds of two 32x32->64 multiplies with
@@ -2297,19 +2332,13 @@ static void gaia__cpu_binary_row(gaia_binary_op op, const float *a, size_t sa, c
     }
 }
 
+/* The sweep is gaia__cpu_binary_blocks, after the streaming-store and
+   grain constants of the layer kernels below. */
+static void gaia__cpu_binary_blocks(gaia_binary_op op, const float *a, const size_t *as, const float *b,
+                                    const size_t *bs, float *y, const size_t *shape, int nthreads);
 GAIA_API void gaia_cpu_binary(gaia_binary_op op, const float *a, const size_t *as, const float *b, const size_t *bs,
                               float *y, const size_t *shape, int nthreads) {
-    /* Rows of the last dimension, enumerated over the first three. */
-    long long rows = (long long)(shape[0] * shape[1] * shape[2]), r;
-    size_t n = shape[3];
-    (void)nthreads;
-    GAIA__PAR_FOR(rows * (long long)n > GAIA__PAR_MIN && rows > 1, nthreads)
-    for (r = 0; r < rows; r++) {
-        size_t i2 = (size_t)r % shape[2], i1 = ((size_t)r / shape[2]) % shape[1], i0 = (size_t)r / (shape[2] * shape[1]);
-        size_t oa = i0 * as[0] + i1 * as[1] + i2 * as[2], ob = i0 * bs[0] + i1 * bs[1] + i2 * bs[2];
-        gaia__cpu_binary_row(op, a + oa, as[3], b + ob, bs[3], y + (size_t)r * n, n);
-    }
-    GAIA__PAR_END
+    gaia__cpu_binary_blocks(op, a, as, b, bs, y, shape, nthreads);
 }
 
 GAIA_API void gaia_cpu_where(const float *c, const size_t *cs, const float *a, const size_t *as, const float *b,
@@ -2627,6 +2656,99 @@ static void gaia__cpu_layer_act_any(gaia_layer_act act, const float *x, const fl
 
 /* A few tens of microseconds of elementwise work per thread. */
 #define GAIA__ELEM_GRAIN 65536.0
+
+/* ---- the binary operations' sweep (gaia_cpu_binary) ---- */
+#ifdef GAIA__AVX512
+/* The AVX-512 row of the comparisons and the four arithmetic operations,
+   for contiguous or broadcast (stride 0) operands: each 16 values are one
+   compare (or one add, sub, mul, div) and one store, and a large output is
+   written with streaming stores (where y is 64-byte aligned; the caller
+   fences), so the row moves the bytes memcpy would and no more (a normal
+   store first reads the line it writes). NaN compares as C's operators do:
+   false, except !=. Returns 0 (and does nothing) for the other operations
+   and strides, which take gaia__cpu_binary_row. */
+#define GAIA__BIN16_LOOP(expr)                                                                           \
+    do {                                                                                                 \
+        size_t j_ = 0;                                                                                   \
+        __m512 u, w;                                                                                     \
+        if (stream && ((uintptr_t)y & 63) == 0) {                                                        \
+            for (; j_ + 16 <= n; j_ += 16) {                                                             \
+                u = sa ? _mm512_loadu_ps(a + j_) : av;                                                   \
+                w = sb ? _mm512_loadu_ps(b + j_) : bv;                                                   \
+                _mm512_stream_ps(y + j_, (expr));                                                        \
+            }                                                                                            \
+        } else {                                                                                         \
+            for (; j_ + 16 <= n; j_ += 16) {                                                             \
+                u = sa ? _mm512_loadu_ps(a + j_) : av;                                                   \
+                w = sb ? _mm512_loadu_ps(b + j_) : bv;                                                   \
+                _mm512_storeu_ps(y + j_, (expr));                                                        \
+            }                                                                                            \
+        }                                                                                                \
+        if (j_ < n) {                                                                                    \
+            __mmask16 k_ = (__mmask16)((1u << (n - j_)) - 1u);                                           \
+            u = sa ? _mm512_maskz_loadu_ps(k_, a + j_) : av;                                             \
+            w = sb ? _mm512_maskz_loadu_ps(k_, b + j_) : bv;                                             \
+            _mm512_mask_storeu_ps(y + j_, k_, (expr));                                                   \
+        }                                                                                                \
+    } while (0)
+#define GAIA__CMP16(pred) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(u, w, pred), one)
+static int gaia__cpu_binary_row16(gaia_binary_op op, const float *a, size_t sa, const float *b, size_t sb, float *y,
+                                  size_t n, int stream) {
+    __m512 one = _mm512_set1_ps(1.0f), av, bv;
+    if (sa > 1 || sb > 1 || (sa == 0 && sb == 0)) return 0;
+    av = _mm512_set1_ps(a[0]);
+    bv = _mm512_set1_ps(b[0]);
+    switch (op) {
+    case GAIA_BINARY_ADD: GAIA__BIN16_LOOP(_mm512_add_ps(u, w)); return 1;
+    case GAIA_BINARY_SUB: GAIA__BIN16_LOOP(_mm512_sub_ps(u, w)); return 1;
+    case GAIA_BINARY_MUL: GAIA__BIN16_LOOP(_mm512_mul_ps(u, w)); return 1;
+    case GAIA_BINARY_DIV: GAIA__BIN16_LOOP(_mm512_div_ps(u, w)); return 1;
+    case GAIA_BINARY_LT: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_LT_OQ)); return 1;
+    case GAIA_BINARY_LE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_LE_OQ)); return 1;
+    case GAIA_BINARY_GT: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_GT_OQ)); return 1;
+    case GAIA_BINARY_GE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_GE_OQ)); return 1;
+    case GAIA_BINARY_EQ: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_EQ_OQ)); return 1;
+    case GAIA_BINARY_NE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_NEQ_UQ)); return 1;
+    default: return 0;
+    }
+}
+#undef GAIA__CMP16
+#undef GAIA__BIN16_LOOP
+#endif
+
+static void gaia__cpu_binary_blocks(gaia_binary_op op, const float *a, const size_t *as, const float *b,
+                                    const size_t *bs, float *y, const size_t *shape, int nthreads) {
+    /* Rows of the last dimension, enumerated over the first three, in
+       blocks taken dynamically (gaia__par_claim): several short rows to a
+       block, or a long row cut into segments of GAIA__PAR_BLOCK values. */
+    size_t rows = shape[0] * shape[1] * shape[2], n = shape[3], total = rows * n;
+    size_t per = n >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / (n ? n : 1);
+    size_t segs = n > GAIA__PAR_BLOCK ? (n + GAIA__PAR_BLOCK - 1) / GAIA__PAR_BLOCK : 1;
+    long long nblk = (long long)(segs > 1 ? rows * segs : (rows + per - 1) / per), next = 0;
+    int stream = total * sizeof(float) >= GAIA_STREAM_BYTES;
+    if (total == 0) return;
+    GAIA__PAR_BEGIN(nblk > 1 && total > GAIA__PAR_MIN ? gaia__team(nthreads, (double)total, GAIA__ELEM_GRAIN) : 1) {
+        long long blk;
+        while ((blk = gaia__par_claim(&next)) < nblk) {
+            size_t r0 = segs > 1 ? (size_t)blk / segs : (size_t)blk * per;
+            size_t r1 = segs > 1 ? r0 + 1 : (rows - r0 < per ? rows : r0 + per), r;
+            size_t j0 = segs > 1 ? ((size_t)blk % segs) * GAIA__PAR_BLOCK : 0;
+            size_t len = segs > 1 ? (n - j0 < GAIA__PAR_BLOCK ? n - j0 : GAIA__PAR_BLOCK) : n;
+            for (r = r0; r < r1; r++) {
+                size_t i2 = r % shape[2], i1 = (r / shape[2]) % shape[1], i0 = r / (shape[2] * shape[1]);
+                const float *ar = a + i0 * as[0] + i1 * as[1] + i2 * as[2] + j0 * as[3];
+                const float *br = b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2] + j0 * bs[3];
+                float *yr = y + r * n + j0;
+#ifdef GAIA__AVX512
+                if (gaia__cpu_binary_row16(op, ar, as[3], br, bs[3], yr, len, stream)) continue;
+#endif
+                gaia__cpu_binary_row(op, ar, as[3], br, bs[3], yr, len);
+            }
+        }
+        if (stream) GAIA__SFENCE();
+    }
+    GAIA__PAR_END
+}
 
 GAIA_API void gaia_cpu_layer_bias_act(gaia_layer_act act, const float *x, const float *bias, float *y, size_t rows,
                                       size_t cols, int nthreads) {
@@ -6095,22 +6217,38 @@ GAIA_API void gaia_cpu_softmax(const float *x, float *y, size_t outer, size_t le
     int team = gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN);
     if (n == 0) return;
     if (inner == 1) {
+        /* blocks of whole lines, taken dynamically (gaia__par_claim) */
         int stream = n * sizeof(float) >= GAIA_STREAM_BYTES;
-        long long r;
-        GAIA__PAR_FOR(outer > 1, team)
-        for (r = 0; r < (long long)outer; r++)
-            gaia__sm_line(x + (size_t)r * len, y + (size_t)r * len, len, want_log, stream,
-                          x + (size_t)(r + 1) * len, r + 1 < (long long)outer ? len : 0);
-        if (stream) GAIA__SFENCE();
+        size_t per = len >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / len;
+        long long nblk = (long long)((outer + per - 1) / per), next = 0;
+        GAIA__PAR_BEGIN(nblk > 1 ? team : 1) {
+            long long blk;
+            while ((blk = gaia__par_claim(&next)) < nblk) {
+                size_t r0 = (size_t)blk * per, r1 = outer - r0 < per ? outer : r0 + per, r;
+                for (r = r0; r < r1; r++) /* the block's next line is prefetched, not another block's */
+                    gaia__sm_line(x + r * len, y + r * len, len, want_log, stream, x + (r + 1) * len,
+                                  r + 1 < r1 ? len : 0);
+            }
+            if (stream) GAIA__SFENCE();
+        }
         GAIA__PAR_END
     } else {
-        size_t nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS;
-        long long task;
-        GAIA__PAR_FOR(outer * nb > 1, team)
-        for (task = 0; task < (long long)(outer * nb); task++) {
-            size_t o = (size_t)task / nb, c0 = ((size_t)task % nb) * GAIA__AX_COLS;
-            size_t w = inner - c0 < GAIA__AX_COLS ? inner - c0 : GAIA__AX_COLS, off = o * len * inner + c0;
-            gaia__sm_cols(x + off, y + off, len, inner, w, want_log);
+        /* blocks of column tasks (up to GAIA__AX_COLS columns of one outer
+           index each), taken dynamically */
+        size_t nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS, ntask = outer * nb;
+        size_t task_floats = len * (inner < GAIA__AX_COLS ? inner : GAIA__AX_COLS);
+        size_t per = task_floats >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / task_floats;
+        long long nblk = (long long)((ntask + per - 1) / per), next = 0;
+        GAIA__PAR_BEGIN(nblk > 1 ? team : 1) {
+            long long blk;
+            while ((blk = gaia__par_claim(&next)) < nblk) {
+                size_t t0 = (size_t)blk * per, t1 = ntask - t0 < per ? ntask : t0 + per, task;
+                for (task = t0; task < t1; task++) {
+                    size_t o = task / nb, c0 = (task % nb) * GAIA__AX_COLS;
+                    size_t w = inner - c0 < GAIA__AX_COLS ? inner - c0 : GAIA__AX_COLS, off = o * len * inner + c0;
+                    gaia__sm_cols(x + off, y + off, len, inner, w, want_log);
+                }
+            }
         }
         GAIA__PAR_END
     }
