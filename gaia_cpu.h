@@ -89,6 +89,8 @@ GAIA_API size_t gaia_cpu_eigh_batch(const float *a, size_t batch, size_t n, floa
 
 #if defined(_OPENMP) && (defined(__unix__) || defined(__APPLE__))
 #include <sched.h> /* sched_yield, for gaia__par_join */
+#include <pthread.h> /* the sweep helpers (gaia__sweep_run) */
+#define GAIA__SWEEP_POOL 1
 #endif
 /* AVX-512 intrinsics for the bandwidth-bound layer kernels (GELU,
    LayerNorm): exp by scalef, and streaming stores. GAIA_NO_INTRINSICS
@@ -139,6 +141,9 @@ extern "C" {
      milliseconds (then the full team is tried again). One thread on a busy
      machine is what OMP_WAIT_POLICY=passive used to buy. Define
      GAIA_PAR_CALM_MS as 0 to switch this off.
+   The bandwidth-bound sweeps (softmax, the binary operations) run on
+   helper threads of their own instead (gaia__sweep_run, below), which
+   never wait for a thread that has not started.
    --------------------------------------------------------------------- */
 #ifndef GAIA_PAR_STARVED_US
 #define GAIA_PAR_STARVED_US 1000
@@ -239,29 +244,21 @@ static int gaia__team(int nthreads, double work, double grain) {
 
 /* Blocks taken dynamically, for the bandwidth-bound sweeps (softmax rows,
    the binary operations): the array is cut into blocks of about
-   GAIA__PAR_BLOCK floats, and each thread of the region claims the next
-   block from a shared counter (one atomic add per block, no lock, no
-   waiting) until none are left:
-
-       long long next = 0;
-       GAIA__PAR_BEGIN(team) {
-           long long blk;
-           while ((blk = gaia__par_claim(&next)) < nblocks) ... block blk ...
-       }
-       GAIA__PAR_END
-
-   A static schedule gives each thread an equal share, so the region lasts
-   as long as its slowest thread: beside a process that holds one of two
-   cores, the thread that shares that core gets half of it, and its share
-   took twice as long while the thread on the free core waited (measured:
-   softmax on 2 threads beside a spinning process at 0.56x memcpy's rate,
-   log-softmax 0.43x). With blocks claimed as they go, the thread on the
-   free core takes most of them, and the region ends within about one
-   block of the last claim. A block is computed the same way whichever
-   thread claims it, so the result does not depend on the team. 128 KiB
-   per block: the atomic (about 100 ns when the two cores pass its line
-   back and forth) is noise beside a block's 5-10 us of memory traffic, and
-   512 blocks for a 64 MiB tensor leave little work behind the last claim. */
+   GAIA__PAR_BLOCK floats, and each thread claims the next block from a
+   shared counter (gaia__par_claim: one atomic add per block, no lock)
+   until none are left (gaia__sweep_run below). A static schedule gives
+   each thread an equal share, so the region lasts as long as its slowest
+   thread: beside a process that holds one of two cores, the thread that
+   shares that core gets half of it, and its share took twice as long while
+   the thread on the free core waited (measured: softmax on 2 threads beside
+   a spinning process at 0.56x memcpy's rate, log-softmax 0.43x). With
+   blocks claimed as they go, the thread on the free core takes most of
+   them, and the sweep ends within about one block of the last claim. A
+   block is computed the same way whichever thread claims it, so the result
+   does not depend on the threads. 128 KiB per block: the atomic (about
+   100 ns when two cores pass its line back and forth) is noise beside a
+   block's 5-10 us of memory traffic, and a 64 MiB tensor has 512 blocks,
+   so little work is left behind the last claim. */
 #define GAIA__PAR_BLOCK 32768
 static long long gaia__par_claim(long long *next) {
     long long b;
@@ -270,6 +267,120 @@ static long long gaia__par_claim(long long *next) {
 #endif
     b = (*next)++;
     return b;
+}
+
+/* Sweeps that do not wait for a thread that has not started. An OpenMP
+   region ends only when every thread of its team has reached its end, and
+   libgomp's idle threads spin (see above): on a loaded machine the calling
+   thread finished the blocks alone and then waited for a worker queued
+   behind another process (measured beside compilers on both cores: softmax
+   of 2^24 floats on two threads 16-40 ms, on one 8.5 ms; with
+   OMP_WAIT_POLICY=passive, which a library cannot set, 8-16 ms; with the
+   helpers below 4-11 ms). gaia__sweep_run runs fn(arg, b)
+   for every block b in [0, nblk) on the calling thread and on up to
+   team - 1 helper threads of its own: the caller starts on the blocks at
+   once, helpers join when the kernel runs them and take blocks with
+   gaia__par_claim, and the caller waits (blocked, not spinning) only for
+   helpers that joined and still hold a block; a helper that wakes after
+   the blocks are gone takes none. Helpers sleep on a condition variable
+   between sweeps, so nothing spins. One sweep at a time: a caller that
+   finds the helpers busy (another thread's sweep) runs its blocks alone.
+   fn must leave its block complete (streaming stores fenced). Without
+   OpenMP, or off POSIX, the blocks run on the calling thread or an OpenMP
+   team. */
+typedef void (*gaia__sweep_fn)(void *arg, long long blk);
+#define GAIA__SWEEP_MAX_HELPERS 63
+#ifdef GAIA__SWEEP_POOL
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* helpers wait here for the next sweep */
+    pthread_cond_t idle; /* the caller waits here for busy to reach 0 */
+    int helpers;         /* helper threads started so far */
+    int running;         /* a sweep is in progress */
+    unsigned long gen;   /* sweeps published so far */
+    int want, joined;    /* helpers the sweep may use, helpers that joined it */
+    int busy;            /* helpers inside the sweep */
+    gaia__sweep_fn fn;
+    void *arg;
+    long long nblk, next; /* next: the claim counter (gaia__par_claim) */
+} gaia__sweep = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0,
+                 NULL, NULL, 0, 0};
+
+static void *gaia__sweep_helper(void *unused) {
+    unsigned long seen = 0;
+    (void)unused;
+    pthread_mutex_lock(&gaia__sweep.lock);
+    for (;;) {
+        gaia__sweep_fn fn;
+        void *arg;
+        long long nblk, blk, left;
+        while (gaia__sweep.gen == seen) pthread_cond_wait(&gaia__sweep.wake, &gaia__sweep.lock);
+        seen = gaia__sweep.gen;
+#pragma omp atomic read
+        left = gaia__sweep.next;
+        if (!gaia__sweep.running || gaia__sweep.joined >= gaia__sweep.want || left >= gaia__sweep.nblk) continue;
+        gaia__sweep.joined++;
+        gaia__sweep.busy++;
+        fn = gaia__sweep.fn;
+        arg = gaia__sweep.arg;
+        nblk = gaia__sweep.nblk;
+        pthread_mutex_unlock(&gaia__sweep.lock);
+        while ((blk = gaia__par_claim(&gaia__sweep.next)) < nblk) fn(arg, blk);
+        pthread_mutex_lock(&gaia__sweep.lock);
+        if (--gaia__sweep.busy == 0) pthread_cond_signal(&gaia__sweep.idle);
+    }
+    return NULL;
+}
+#endif
+
+static void gaia__sweep_run(int team, long long nblk, gaia__sweep_fn fn, void *arg) {
+    long long blk;
+    if (team > GAIA__SWEEP_MAX_HELPERS + 1) team = GAIA__SWEEP_MAX_HELPERS + 1;
+    if (team > 1 && nblk > 1) {
+#ifdef GAIA__SWEEP_POOL
+        pthread_mutex_lock(&gaia__sweep.lock);
+        if (!gaia__sweep.running) {
+            while (gaia__sweep.helpers < team - 1) { /* started once, kept for the process */
+                pthread_t tid;
+                pthread_attr_t at;
+                int ok = 0;
+                if (pthread_attr_init(&at) == 0) {
+                    ok = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
+                         pthread_create(&tid, &at, gaia__sweep_helper, NULL) == 0;
+                    pthread_attr_destroy(&at);
+                }
+                if (!ok) break; /* fewer helpers: the caller takes their blocks */
+                gaia__sweep.helpers++;
+            }
+            gaia__sweep.running = 1;
+            gaia__sweep.want = team - 1;
+            gaia__sweep.joined = 0;
+            gaia__sweep.fn = fn;
+            gaia__sweep.arg = arg;
+            gaia__sweep.nblk = nblk;
+            gaia__sweep.next = 0;
+            gaia__sweep.gen++;
+            pthread_cond_broadcast(&gaia__sweep.wake);
+            pthread_mutex_unlock(&gaia__sweep.lock);
+            while ((blk = gaia__par_claim(&gaia__sweep.next)) < nblk) fn(arg, blk);
+            pthread_mutex_lock(&gaia__sweep.lock);
+            while (gaia__sweep.busy > 0) pthread_cond_wait(&gaia__sweep.idle, &gaia__sweep.lock);
+            gaia__sweep.running = 0;
+            pthread_mutex_unlock(&gaia__sweep.lock);
+            return;
+        }
+        pthread_mutex_unlock(&gaia__sweep.lock); /* another thread's sweep holds the helpers */
+#else
+        long long next = 0;
+        GAIA__PAR_BEGIN(team) {
+            long long b;
+            while ((b = gaia__par_claim(&next)) < nblk) fn(arg, b);
+        }
+        GAIA__PAR_END
+        return;
+#endif
+    }
+    for (blk = 0; blk < nblk; blk++) fn(arg, blk);
 }
 
 /* ---------------------------------------------------------------------
@@ -2716,38 +2827,58 @@ static int gaia__cpu_binary_row16(gaia_binary_op op, const float *a, size_t sa, 
 #undef GAIA__BIN16_LOOP
 #endif
 
+/* One sweep of gaia_cpu_binary (gaia__sweep_run): the rows of the last
+   dimension, enumerated over the first three, `per` short rows to a block,
+   or a row longer than GAIA__PAR_BLOCK cut into `segs` segments. */
+typedef struct gaia__bin_sweep {
+    gaia_binary_op op;
+    const float *a, *b;
+    const size_t *as, *bs, *shape;
+    float *y;
+    size_t rows, n, per, segs;
+    int stream;
+} gaia__bin_sweep;
+
+static void gaia__cpu_binary_block(void *arg, long long blk) {
+    const gaia__bin_sweep *s = (const gaia__bin_sweep *)arg;
+    const size_t *as = s->as, *bs = s->bs, *shape = s->shape;
+    size_t segs = s->segs, n = s->n;
+    size_t r0 = segs > 1 ? (size_t)blk / segs : (size_t)blk * s->per;
+    size_t r1 = segs > 1 ? r0 + 1 : (s->rows - r0 < s->per ? s->rows : r0 + s->per), r;
+    size_t j0 = segs > 1 ? ((size_t)blk % segs) * GAIA__PAR_BLOCK : 0;
+    size_t len = segs > 1 ? (n - j0 < GAIA__PAR_BLOCK ? n - j0 : GAIA__PAR_BLOCK) : n;
+    for (r = r0; r < r1; r++) {
+        size_t i2 = r % shape[2], i1 = (r / shape[2]) % shape[1], i0 = r / (shape[2] * shape[1]);
+        const float *ar = s->a + i0 * as[0] + i1 * as[1] + i2 * as[2] + j0 * as[3];
+        const float *br = s->b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2] + j0 * bs[3];
+        float *yr = s->y + r * n + j0;
+#ifdef GAIA__AVX512
+        if (gaia__cpu_binary_row16(s->op, ar, as[3], br, bs[3], yr, len, s->stream)) continue;
+#endif
+        gaia__cpu_binary_row(s->op, ar, as[3], br, bs[3], yr, len);
+    }
+    if (s->stream) GAIA__SFENCE();
+}
+
 static void gaia__cpu_binary_blocks(gaia_binary_op op, const float *a, const size_t *as, const float *b,
                                     const size_t *bs, float *y, const size_t *shape, int nthreads) {
-    /* Rows of the last dimension, enumerated over the first three, in
-       blocks taken dynamically (gaia__par_claim): several short rows to a
-       block, or a long row cut into segments of GAIA__PAR_BLOCK values. */
-    size_t rows = shape[0] * shape[1] * shape[2], n = shape[3], total = rows * n;
-    size_t per = n >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / (n ? n : 1);
-    size_t segs = n > GAIA__PAR_BLOCK ? (n + GAIA__PAR_BLOCK - 1) / GAIA__PAR_BLOCK : 1;
-    long long nblk = (long long)(segs > 1 ? rows * segs : (rows + per - 1) / per), next = 0;
-    int stream = total * sizeof(float) >= GAIA_STREAM_BYTES;
+    gaia__bin_sweep s;
+    size_t total = shape[0] * shape[1] * shape[2] * shape[3];
     if (total == 0) return;
-    GAIA__PAR_BEGIN(nblk > 1 && total > GAIA__PAR_MIN ? gaia__team(nthreads, (double)total, GAIA__ELEM_GRAIN) : 1) {
-        long long blk;
-        while ((blk = gaia__par_claim(&next)) < nblk) {
-            size_t r0 = segs > 1 ? (size_t)blk / segs : (size_t)blk * per;
-            size_t r1 = segs > 1 ? r0 + 1 : (rows - r0 < per ? rows : r0 + per), r;
-            size_t j0 = segs > 1 ? ((size_t)blk % segs) * GAIA__PAR_BLOCK : 0;
-            size_t len = segs > 1 ? (n - j0 < GAIA__PAR_BLOCK ? n - j0 : GAIA__PAR_BLOCK) : n;
-            for (r = r0; r < r1; r++) {
-                size_t i2 = r % shape[2], i1 = (r / shape[2]) % shape[1], i0 = r / (shape[2] * shape[1]);
-                const float *ar = a + i0 * as[0] + i1 * as[1] + i2 * as[2] + j0 * as[3];
-                const float *br = b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2] + j0 * bs[3];
-                float *yr = y + r * n + j0;
-#ifdef GAIA__AVX512
-                if (gaia__cpu_binary_row16(op, ar, as[3], br, bs[3], yr, len, stream)) continue;
-#endif
-                gaia__cpu_binary_row(op, ar, as[3], br, bs[3], yr, len);
-            }
-        }
-        if (stream) GAIA__SFENCE();
-    }
-    GAIA__PAR_END
+    s.op = op;
+    s.a = a;
+    s.b = b;
+    s.as = as;
+    s.bs = bs;
+    s.shape = shape;
+    s.y = y;
+    s.rows = shape[0] * shape[1] * shape[2];
+    s.n = shape[3];
+    s.per = s.n >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / s.n;
+    s.segs = s.n > GAIA__PAR_BLOCK ? (s.n + GAIA__PAR_BLOCK - 1) / GAIA__PAR_BLOCK : 1;
+    s.stream = total * sizeof(float) >= GAIA_STREAM_BYTES;
+    gaia__sweep_run(total > GAIA__PAR_MIN ? gaia__team(nthreads, (double)total, GAIA__ELEM_GRAIN) : 1,
+                    (long long)(s.segs > 1 ? s.rows * s.segs : (s.rows + s.per - 1) / s.per), gaia__cpu_binary_block, &s);
 }
 
 GAIA_API void gaia_cpu_layer_bias_act(gaia_layer_act act, const float *x, const float *bias, float *y, size_t rows,
@@ -6211,46 +6342,56 @@ static void gaia__sm_cols(const float *x, float *y, size_t len, size_t inner, si
     }
 }
 
+/* One sweep of gaia_cpu_softmax (gaia__sweep_run): blocks of `per` whole
+   lines (inner == 1) or of `per` column tasks (up to GAIA__AX_COLS columns
+   of one outer index each). */
+typedef struct gaia__sm_sweep {
+    const float *x;
+    float *y;
+    size_t outer, len, inner, per, nb;
+    int want_log, stream;
+} gaia__sm_sweep;
+
+static void gaia__sm_rows_block(void *arg, long long blk) {
+    const gaia__sm_sweep *a = (const gaia__sm_sweep *)arg;
+    size_t r0 = (size_t)blk * a->per, r1 = a->outer - r0 < a->per ? a->outer : r0 + a->per, r, len = a->len;
+    for (r = r0; r < r1; r++) /* the block's next line is prefetched, not another block's */
+        gaia__sm_line(a->x + r * len, a->y + r * len, len, a->want_log, a->stream, a->x + (r + 1) * len,
+                      r + 1 < r1 ? len : 0);
+    if (a->stream) GAIA__SFENCE();
+}
+
+static void gaia__sm_cols_block(void *arg, long long blk) {
+    const gaia__sm_sweep *a = (const gaia__sm_sweep *)arg;
+    size_t ntask = a->outer * a->nb, t0 = (size_t)blk * a->per, t1 = ntask - t0 < a->per ? ntask : t0 + a->per, task;
+    for (task = t0; task < t1; task++) {
+        size_t o = task / a->nb, c0 = (task % a->nb) * GAIA__AX_COLS;
+        size_t w = a->inner - c0 < GAIA__AX_COLS ? a->inner - c0 : GAIA__AX_COLS, off = o * a->len * a->inner + c0;
+        gaia__sm_cols(a->x + off, a->y + off, a->len, a->inner, w, a->want_log);
+    }
+}
+
 GAIA_API void gaia_cpu_softmax(const float *x, float *y, size_t outer, size_t len, size_t inner, int want_log,
                                int nthreads) {
     size_t n = outer * len * inner;
     int team = gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN);
+    gaia__sm_sweep a;
     if (n == 0) return;
+    a.x = x;
+    a.y = y;
+    a.outer = outer;
+    a.len = len;
+    a.inner = inner;
+    a.want_log = want_log;
+    a.stream = inner == 1 && n * sizeof(float) >= GAIA_STREAM_BYTES;
+    a.nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS;
     if (inner == 1) {
-        /* blocks of whole lines, taken dynamically (gaia__par_claim) */
-        int stream = n * sizeof(float) >= GAIA_STREAM_BYTES;
-        size_t per = len >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / len;
-        long long nblk = (long long)((outer + per - 1) / per), next = 0;
-        GAIA__PAR_BEGIN(nblk > 1 ? team : 1) {
-            long long blk;
-            while ((blk = gaia__par_claim(&next)) < nblk) {
-                size_t r0 = (size_t)blk * per, r1 = outer - r0 < per ? outer : r0 + per, r;
-                for (r = r0; r < r1; r++) /* the block's next line is prefetched, not another block's */
-                    gaia__sm_line(x + r * len, y + r * len, len, want_log, stream, x + (r + 1) * len,
-                                  r + 1 < r1 ? len : 0);
-            }
-            if (stream) GAIA__SFENCE();
-        }
-        GAIA__PAR_END
+        a.per = len >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / len;
+        gaia__sweep_run(team, (long long)((outer + a.per - 1) / a.per), gaia__sm_rows_block, &a);
     } else {
-        /* blocks of column tasks (up to GAIA__AX_COLS columns of one outer
-           index each), taken dynamically */
-        size_t nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS, ntask = outer * nb;
         size_t task_floats = len * (inner < GAIA__AX_COLS ? inner : GAIA__AX_COLS);
-        size_t per = task_floats >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / task_floats;
-        long long nblk = (long long)((ntask + per - 1) / per), next = 0;
-        GAIA__PAR_BEGIN(nblk > 1 ? team : 1) {
-            long long blk;
-            while ((blk = gaia__par_claim(&next)) < nblk) {
-                size_t t0 = (size_t)blk * per, t1 = ntask - t0 < per ? ntask : t0 + per, task;
-                for (task = t0; task < t1; task++) {
-                    size_t o = task / nb, c0 = (task % nb) * GAIA__AX_COLS;
-                    size_t w = inner - c0 < GAIA__AX_COLS ? inner - c0 : GAIA__AX_COLS, off = o * len * inner + c0;
-                    gaia__sm_cols(x + off, y + off, len, inner, w, want_log);
-                }
-            }
-        }
-        GAIA__PAR_END
+        a.per = task_floats >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / task_floats;
+        gaia__sweep_run(team, (long long)((outer * a.nb + a.per - 1) / a.per), gaia__sm_cols_block, &a);
     }
 }
 

@@ -234,8 +234,68 @@ done:
     free(ref);
 }
 
+/* Several application threads, each with its own two-thread context,
+   running sweeps at once: the sweep helpers serve one sweep at a time and
+   the others run on their calling threads, so every result must still be
+   the one-thread result, bit for bit, in every round. */
+#define TS_CALLERS 4
+static void bandwidth_sweeps_from_several_threads_at_once(gt *t) {
+    size_t s[2] = {512, 1024}, one = 1, n = 512 * 1024;
+    float *hx = gt_alloc_floats(n), *want[2] = {NULL, NULL};
+    int bad[TS_CALLERS] = {0, 0, 0, 0}, k, c;
+    gaia_ctx *ref = ts_cpu_ctx(1);
+    gaia_tensor *x = NULL, *sc = NULL, *y = NULL;
+    TS_CHECK(t, hx && ref, "setup");
+    gt_fill_normal(t, hx, n);
+    TS_OK(t, ref, gaia_tensor_from_host(ref, 2, s, hx, &x));
+    TS_OK(t, ref, gaia_tensor_full(ref, 1, &one, 0.5f, &sc));
+    for (k = 0; k < 2; k++) {
+        TS_OK(t, ref, k ? gaia_tensor_binary(ref, GAIA_BINARY_GT, x, sc, &y) : gaia_tensor_softmax(ref, x, 1, &y));
+        want[k] = ts_host(ref, y);
+        gaia_tensor_free(y);
+        y = NULL;
+        TS_CHECK(t, want[k] != NULL, "download");
+    }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(TS_CALLERS) schedule(static, 1)
+#endif
+    for (c = 0; c < TS_CALLERS; c++) {
+        gaia_ctx *ctx = ts_cpu_ctx(2);
+        gaia_tensor *cx = NULL, *cs = NULL, *cy = NULL;
+        int round, kk;
+        if (!ctx || gaia_tensor_from_host(ctx, 2, s, hx, &cx) != GAIA_OK ||
+            gaia_tensor_full(ctx, 1, &one, 0.5f, &cs) != GAIA_OK)
+            bad[c] = 1;
+        for (round = 0; round < 20 && !bad[c]; round++)
+            for (kk = 0; kk < 2 && !bad[c]; kk++) {
+                float *got;
+                if ((kk ? gaia_tensor_binary(ctx, GAIA_BINARY_GT, cx, cs, &cy) : gaia_tensor_softmax(ctx, cx, 1, &cy)) !=
+                    GAIA_OK) {
+                    bad[c] = 1;
+                    break;
+                }
+                got = ts_host(ctx, cy);
+                if (!got || ts_first_diff(want[kk], got, n) >= 0) bad[c] = 2 + kk;
+                free(got);
+            }
+        gaia_tensor_free(cx), gaia_tensor_free(cs), gaia_tensor_free(cy);
+        gaia_ctx_destroy(ctx);
+    }
+    for (c = 0; c < TS_CALLERS; c++)
+        TS_CHECK(t, bad[c] == 0, "caller %d: %s", c, bad[c] == 1 ? "a call failed" : bad[c] == 2 ? "softmax differs" : "a > s differs");
+done:
+    free(hx);
+    free(want[0]);
+    free(want[1]);
+    gaia_tensor_free(x);
+    gaia_tensor_free(sc);
+    gaia_tensor_free(y);
+    gaia_ctx_destroy(ref);
+}
+
 const gt_case gt_bandwidth_cases[] = {
     {"bandwidth_binary_ops_match_float64_on_any_thread_count", bandwidth_binary_ops_match_float64_on_any_thread_count},
     {"bandwidth_softmax_matches_float64_on_any_thread_count", bandwidth_softmax_matches_float64_on_any_thread_count},
+    {"bandwidth_sweeps_from_several_threads_at_once", bandwidth_sweeps_from_several_threads_at_once},
     {NULL, NULL},
 };
