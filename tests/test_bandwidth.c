@@ -141,22 +141,34 @@ done:
 /* ---------------------------------------------------------------------
    softmax, log-softmax
    --------------------------------------------------------------------- */
-/* float64 softmax (or log-softmax) of one strided line by gaia.h's rules
-   for the lines used here (a NaN makes the line NaN; -inf entries give 0,
-   log -inf; no +inf). */
+/* float64 softmax (or log-softmax) of one strided line by gaia.h's rules:
+   a NaN makes the line NaN; +inf entries share the mass (the others get 0,
+   log -inf); a line of only -inf gets 0 (log -inf); else -inf entries get
+   0 (log -inf). */
 static void ts_ref_softmax_line(const float *x, double *y, size_t n, size_t stride, int want_log) {
     double m = -INFINITY, s = 0.0;
-    size_t j;
+    size_t j, ninf = 0;
     int nan = 0;
     for (j = 0; j < n; j++) {
         float v = x[j * stride];
         if (v != v) nan = 1;
         else if (v > m) m = v;
+        ninf += v == INFINITY;
+    }
+    if (nan || ninf || m == -INFINITY) {
+        for (j = 0; j < n; j++) {
+            float v = x[j * stride];
+            double *o = y + j * stride;
+            if (nan) *o = NAN;
+            else if (ninf && v == INFINITY) *o = want_log ? -log((double)ninf) : 1.0 / (double)ninf;
+            else *o = want_log ? -INFINITY : 0.0;
+        }
+        return;
     }
     for (j = 0; j < n; j++) s += exp((double)x[j * stride] - m);
     for (j = 0; j < n; j++) {
         double d = (double)x[j * stride] - m;
-        y[j * stride] = nan ? NAN : want_log ? d - log(s) : exp(d) / s;
+        y[j * stride] = want_log ? d - log(s) : exp(d) / s;
     }
 }
 
@@ -164,8 +176,8 @@ static void ts_ref_softmax_line(const float *x, double *y, size_t n, size_t stri
    ahead, blocks of 32 rows), long lines ([40, 100003]: chunks of the
    online sum, a line longer than a block) and a non-last axis ([1000,
    4200] along axis 0: blocks of column tasks), values 3 N(0, 1) around an
-   offset of 0 or 1000, a third of one row in ten masked with -inf, one row
-   with a NaN. Tolerances as tests/test_tensor_ops.c's: softmax 1e-7 + 1e-5
+   offset of 0 or 1000, a third of one line in ten masked with -inf, one
+   line with a NaN, every 97th line all -inf or with two +inf. Tolerances as tests/test_tensor_ops.c's: softmax 1e-7 + 1e-5
    |ref|, log-softmax 1e-5 + 1e-5 |ref|. */
 static void bandwidth_softmax_matches_float64_on_any_thread_count(gt *t) {
     static const struct {
@@ -193,6 +205,12 @@ static void bandwidth_softmax_matches_float64_on_any_thread_count(gt *t) {
         for (r = 0; r < nline; r += 10) /* masks: a third of every tenth line */
             for (i = 0; i < len; i += 3) hx[r * lstride + i * step] = -INFINITY;
         hx[(nline / 2) * lstride + (len / 3) * step] = NAN;
+        for (r = 0; r < nline; r += 97) /* lines the fast sweeps hand to the general one */
+            for (i = 0; i < len; i++) {
+                float *v = &hx[r * lstride + i * step];
+                if ((r / 97) % 2) *v = -INFINITY;                  /* only -inf */
+                else if (i == len / 2 || i == len - 1) *v = INFINITY; /* two +inf */
+            }
         for (k = 0; k < TS_NT; k++) {
             gaia_tensor_free(x[k]);
             x[k] = NULL;
