@@ -42,6 +42,7 @@ extern const gt_case gt_layer_grad_cases[];
 extern const gt_case gt_vsa_cases[];
 extern const gt_case gt_torch_cases[];
 extern const gt_case gt_checkpoint_cases[];
+extern const gt_case gt_bandwidth_cases[];
 
 static const struct gt_suite {
     const char *name;
@@ -61,6 +62,7 @@ static const struct gt_suite {
     {"vsa", gt_vsa_cases},
     {"torch", gt_torch_cases},
     {"checkpoint", gt_checkpoint_cases},
+    {"bandwidth", gt_bandwidth_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 
