@@ -7631,7 +7631,9 @@ static const double gaia__wino_g_45[8][5] = {{-1.0, 0.0, 0.0, 0.0, 0.0},
     {32.0 / 45, 16.0 / 45, 8.0 / 45, 4.0 / 45, 2.0 / 45},
     {32.0 / 45, -16.0 / 45, 8.0 / 45, -4.0 / 45, 2.0 / 45},
     {0.0, 0.0, 0.0, 0.0, 1.0}};
-static const float gaia__wino_bt_45[8][8] = {{-1.0f, 0.0f, 21.0f / 4, 0.0f, -21.0f / 4, 0.0f, 1.0f, 0.0f},
+/* B^T of the eight points 0, 1, -1, 2, -2, 1/2, -1/2 and infinity: shared
+   by F(4,5) and F(2,7), whose tiles both hold 8 inputs */
+static const float gaia__wino_bt_8[8][8] = {{-1.0f, 0.0f, 21.0f / 4, 0.0f, -21.0f / 4, 0.0f, 1.0f, 0.0f},
     {0.0f, 1.0f, 1.0f, -17.0f / 4, -17.0f / 4, 1.0f, 1.0f, 0.0f},
     {0.0f, -1.0f, 1.0f, 17.0f / 4, -17.0f / 4, -1.0f, 1.0f, 0.0f},
     {0.0f, 1.0f / 2, 1.0f / 4, -5.0f / 2, -5.0f / 4, 2.0f, 1.0f, 0.0f},
@@ -7650,18 +7652,10 @@ static const double gaia__wino_g_27[8][7] = {{-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     {32.0 / 45, 16.0 / 45, 8.0 / 45, 4.0 / 45, 2.0 / 45, 1.0 / 45, 1.0 / 90},
     {32.0 / 45, -16.0 / 45, 8.0 / 45, -4.0 / 45, 2.0 / 45, -1.0 / 45, 1.0 / 90},
     {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0}};
-static const float gaia__wino_bt_27[8][8] = {{-1.0f, 0.0f, 21.0f / 4, 0.0f, -21.0f / 4, 0.0f, 1.0f, 0.0f},
-    {0.0f, 1.0f, 1.0f, -17.0f / 4, -17.0f / 4, 1.0f, 1.0f, 0.0f},
-    {0.0f, -1.0f, 1.0f, 17.0f / 4, -17.0f / 4, -1.0f, 1.0f, 0.0f},
-    {0.0f, 1.0f / 2, 1.0f / 4, -5.0f / 2, -5.0f / 4, 2.0f, 1.0f, 0.0f},
-    {0.0f, -1.0f / 2, 1.0f / 4, 5.0f / 2, -5.0f / 4, -2.0f, 1.0f, 0.0f},
-    {0.0f, 2.0f, 4.0f, -5.0f / 2, -5.0f, 1.0f / 2, 1.0f, 0.0f},
-    {0.0f, -2.0f, 4.0f, 5.0f / 2, -5.0f, -1.0f / 2, 1.0f, 0.0f},
-    {0.0f, -1.0f, 0.0f, 21.0f / 4, 0.0f, -21.0f / 4, 0.0f, 1.0f}};
 static const gaia__wino_tab gaia__wino_tabs[3] = {
     {4, 3, &gaia__wino_at_43[0][0], &gaia__wino_g_43[0][0], &gaia__wino_bt_43[0][0]},
-    {4, 5, &gaia__wino_at_45[0][0], &gaia__wino_g_45[0][0], &gaia__wino_bt_45[0][0]},
-    {2, 7, &gaia__wino_at_27[0][0], &gaia__wino_g_27[0][0], &gaia__wino_bt_27[0][0]},
+    {4, 5, &gaia__wino_at_45[0][0], &gaia__wino_g_45[0][0], &gaia__wino_bt_8[0][0]},
+    {2, 7, &gaia__wino_at_27[0][0], &gaia__wino_g_27[0][0], &gaia__wino_bt_8[0][0]},
 };
 static const gaia__wino_tab *gaia__wino_tab_for(size_t KW) {
     return KW == 3 ? &gaia__wino_tabs[0] : KW == 5 ? &gaia__wino_tabs[1] : &gaia__wino_tabs[2];
@@ -7737,11 +7731,11 @@ static void gaia__wino_row_43(const float *row, float *ph, size_t L, size_t tpad
 }
 GAIA_GEMM_CONTRACT
 static void gaia__wino_row_45(const float *row, float *ph, size_t L, size_t tpad, float *v, size_t vstep) {
-    gaia__wino_row(row, ph, L, tpad, v, vstep, &gaia__wino_bt_45[0][0], 4, 8);
+    gaia__wino_row(row, ph, L, tpad, v, vstep, &gaia__wino_bt_8[0][0], 4, 8);
 }
 GAIA_GEMM_CONTRACT
 static void gaia__wino_row_27(const float *row, float *ph, size_t L, size_t tpad, float *v, size_t vstep) {
-    gaia__wino_row(row, ph, L, tpad, v, vstep, &gaia__wino_bt_27[0][0], 2, 8);
+    gaia__wino_row(row, ph, L, tpad, v, vstep, &gaia__wino_bt_8[0][0], 2, 8);
 }
 
 /* V = BT d for image n, group g: V[xi][c][row][t] (tpad columns), every

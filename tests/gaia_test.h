@@ -38,6 +38,15 @@ void gt_skip_because(gt *t, const char *fmt, ...);
             return;                                              \
         }                                                        \
     } while (0)
+/* As GT_CHECK, but jumps to the case's `done:` label instead of returning,
+   so a case that allocates frees what it made. */
+#define GT_CHECK_OR_DONE(t, cond, ...)                           \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            gt_fail_at((t), __FILE__, __LINE__, __VA_ARGS__);    \
+            goto done;                                           \
+        }                                                        \
+    } while (0)
 /* Fails unless the gaia call returned `want`; shows the context's message. */
 #define GT_STATUS(t, want, call)                                                       \
     do {                                                                               \

@@ -15,13 +15,6 @@
 
 #define TS_NT 3 /* thread counts 1..TS_NT */
 
-#define TS_CHECK(t, cond, ...)                                \
-    do {                                                      \
-        if (!(cond)) {                                        \
-            gt_fail_at((t), __FILE__, __LINE__, __VA_ARGS__); \
-            goto done;                                        \
-        }                                                     \
-    } while (0)
 #define TS_OK(t, ctx, call)                                                                                      \
     do {                                                                                                         \
         gaia_status st_ = (call);                                                                                \
@@ -60,6 +53,26 @@ static long ts_first_diff(const float *a, const float *b, size_t n) {
     return -1;
 }
 
+/* The first element where the result on 2..TS_NT threads differs from the
+   one on 1 thread (its thread count in *threads), or -1. */
+static long ts_thread_diff(float *const *out, size_t n, int *threads) {
+    int k;
+    for (k = 1; k < TS_NT; k++) {
+        long bad = ts_first_diff(out[0], out[k], n);
+        *threads = k + 1;
+        if (bad >= 0) return bad;
+    }
+    return -1;
+}
+
+static void ts_free_outs(float **out) {
+    int k;
+    for (k = 0; k < TS_NT; k++) {
+        free(out[k]);
+        out[k] = NULL;
+    }
+}
+
 /* ---------------------------------------------------------------------
    binary operations
    --------------------------------------------------------------------- */
@@ -77,12 +90,12 @@ static void bandwidth_binary_ops_match_float64_on_any_thread_count(gt *t) {
     gaia_tensor *a[TS_NT] = {NULL, NULL, NULL}, *b[TS_NT] = {NULL, NULL, NULL}, *y[TS_NT] = {NULL, NULL, NULL};
     size_t nmax = shapes[0][0] * shapes[0][1] > shapes[1][0] * shapes[1][1] ? shapes[0][0] * shapes[0][1]
                                                                                : shapes[1][0] * shapes[1][1];
-    int si, op, k, side;
-    for (k = 0; k < TS_NT; k++) TS_CHECK(t, (ctx[k] = ts_cpu_ctx(k + 1)) != NULL, "context on %d threads", k + 1);
+    int si, op, k, side, nt = 0;
+    for (k = 0; k < TS_NT; k++) GT_CHECK_OR_DONE(t, (ctx[k] = ts_cpu_ctx(k + 1)) != NULL, "context on %d threads", k + 1);
     ha = gt_alloc_floats(nmax);
     hb = gt_alloc_floats(nmax);
     ref = (double *)malloc(nmax * sizeof(double));
-    TS_CHECK(t, ha && hb && ref, "out of host memory");
+    GT_CHECK_OR_DONE(t, ha && hb && ref, "out of host memory");
     for (si = 0; si < 2; si++) {
         size_t n = shapes[si][0] * shapes[si][1], nb = si == 0 ? n : 1, i, one = 1;
         gt_fill_normal(t, ha, n);
@@ -109,20 +122,15 @@ static void bandwidth_binary_ops_match_float64_on_any_thread_count(gt *t) {
                     TS_OK(t, ctx[k], side ? gaia_tensor_binary(ctx[k], (gaia_binary_op)op, b[k], a[k], &y[k])
                                           : gaia_tensor_binary(ctx[k], (gaia_binary_op)op, a[k], b[k], &y[k]));
                     out[k] = ts_host(ctx[k], y[k]);
-                    TS_CHECK(t, out[k] != NULL, "download");
+                    GT_CHECK_OR_DONE(t, out[k] != NULL, "download");
                 }
                 bad = gt_mismatch(ref, out[0], n, 0.0, 1e-6);
-                TS_CHECK(t, bad < 0, "shape %d op %d side %d: element %ld: %g op %g is %.9g, got %.9g", si, op, side, bad,
+                GT_CHECK_OR_DONE(t, bad < 0, "shape %d op %d side %d: element %ld: %g op %g is %.9g, got %.9g", si, op, side, bad,
                          (double)ha[bad], (double)hb[si == 0 ? bad : 0], ref[bad], (double)out[0][bad]);
-                for (k = 1; k < TS_NT; k++) {
-                    bad = ts_first_diff(out[0], out[k], n);
-                    TS_CHECK(t, bad < 0, "shape %d op %d side %d: element %ld differs on 1 and %d threads", si, op, side,
-                             bad, k + 1);
-                }
-                for (k = 0; k < TS_NT; k++) {
-                    free(out[k]);
-                    out[k] = NULL;
-                }
+                bad = ts_thread_diff(out, n, &nt);
+                GT_CHECK_OR_DONE(t, bad < 0, "shape %d op %d side %d: element %ld differs on 1 and %d threads", si,
+                                 op, side, bad, nt);
+                ts_free_outs(out);
             }
     }
 done:
@@ -189,8 +197,8 @@ static void bandwidth_softmax_matches_float64_on_any_thread_count(gt *t) {
     float *hx = NULL, *out[TS_NT] = {NULL, NULL, NULL};
     double *ref = NULL;
     gaia_tensor *x[TS_NT] = {NULL, NULL, NULL}, *y = NULL;
-    int c, k, lg;
-    for (k = 0; k < TS_NT; k++) TS_CHECK(t, (ctx[k] = ts_cpu_ctx(k + 1)) != NULL, "context on %d threads", k + 1);
+    int c, k, lg, nt = 0;
+    for (k = 0; k < TS_NT; k++) GT_CHECK_OR_DONE(t, (ctx[k] = ts_cpu_ctx(k + 1)) != NULL, "context on %d threads", k + 1);
     for (c = 0; c < 3; c++) {
         size_t rows = cases[c].s[0], cols = cases[c].s[1], n = rows * cols, i, r;
         size_t nline = cases[c].axis ? rows : cols, len = cases[c].axis ? cols : rows;
@@ -199,7 +207,7 @@ static void bandwidth_softmax_matches_float64_on_any_thread_count(gt *t) {
         free(ref);
         hx = gt_alloc_floats(n);
         ref = (double *)malloc(n * sizeof(double));
-        TS_CHECK(t, hx && ref, "out of host memory");
+        GT_CHECK_OR_DONE(t, hx && ref, "out of host memory");
         gt_fill_normal(t, hx, n);
         for (i = 0; i < n; i++) hx[i] = cases[c].offset + 3.0f * hx[i];
         for (r = 0; r < nline; r += 10) /* masks: a third of every tenth line */
@@ -225,20 +233,15 @@ static void bandwidth_softmax_matches_float64_on_any_thread_count(gt *t) {
                 out[k] = ts_host(ctx[k], y);
                 gaia_tensor_free(y);
                 y = NULL;
-                TS_CHECK(t, out[k] != NULL, "download");
+                GT_CHECK_OR_DONE(t, out[k] != NULL, "download");
             }
             bad = gt_mismatch(ref, out[0], n, lg ? 1e-5 : 1e-7, 1e-5);
-            TS_CHECK(t, bad < 0, "case %d %s: element %ld: x %g, ref %.9g, got %.9g", c, lg ? "log_softmax" : "softmax",
+            GT_CHECK_OR_DONE(t, bad < 0, "case %d %s: element %ld: x %g, ref %.9g, got %.9g", c, lg ? "log_softmax" : "softmax",
                      bad, (double)hx[bad], ref[bad], (double)out[0][bad]);
-            for (k = 1; k < TS_NT; k++) {
-                bad = ts_first_diff(out[0], out[k], n);
-                TS_CHECK(t, bad < 0, "case %d %s: element %ld differs on 1 and %d threads", c,
-                         lg ? "log_softmax" : "softmax", bad, k + 1);
-            }
-            for (k = 0; k < TS_NT; k++) {
-                free(out[k]);
-                out[k] = NULL;
-            }
+            bad = ts_thread_diff(out, n, &nt);
+            GT_CHECK_OR_DONE(t, bad < 0, "case %d %s: element %ld differs on 1 and %d threads", c,
+                             lg ? "log_softmax" : "softmax", bad, nt);
+            ts_free_outs(out);
         }
     }
 done:
@@ -263,7 +266,7 @@ static void bandwidth_sweeps_from_several_threads_at_once(gt *t) {
     int bad[TS_CALLERS] = {0, 0, 0, 0}, k, c;
     gaia_ctx *ref = ts_cpu_ctx(1);
     gaia_tensor *x = NULL, *sc = NULL, *y = NULL;
-    TS_CHECK(t, hx && ref, "setup");
+    GT_CHECK_OR_DONE(t, hx && ref, "setup");
     gt_fill_normal(t, hx, n);
     TS_OK(t, ref, gaia_tensor_from_host(ref, 2, s, hx, &x));
     TS_OK(t, ref, gaia_tensor_full(ref, 1, &one, 0.5f, &sc));
@@ -272,7 +275,7 @@ static void bandwidth_sweeps_from_several_threads_at_once(gt *t) {
         want[k] = ts_host(ref, y);
         gaia_tensor_free(y);
         y = NULL;
-        TS_CHECK(t, want[k] != NULL, "download");
+        GT_CHECK_OR_DONE(t, want[k] != NULL, "download");
     }
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(TS_CALLERS) schedule(static, 1)
@@ -300,7 +303,7 @@ static void bandwidth_sweeps_from_several_threads_at_once(gt *t) {
         gaia_ctx_destroy(ctx);
     }
     for (c = 0; c < TS_CALLERS; c++)
-        TS_CHECK(t, bad[c] == 0, "caller %d: %s", c, bad[c] == 1 ? "a call failed" : bad[c] == 2 ? "softmax differs" : "a > s differs");
+        GT_CHECK_OR_DONE(t, bad[c] == 0, "caller %d: %s", c, bad[c] == 1 ? "a call failed" : bad[c] == 2 ? "softmax differs" : "a > s differs");
 done:
     free(hx);
     free(want[0]);

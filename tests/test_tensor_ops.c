@@ -10,14 +10,8 @@
 #include "gaia_test.h"
 #include <stdlib.h>
 
-/* Cleanup on failure: a case body jumps to `done` and frees what it made. */
-#define TO_CHECK(t, cond, ...)                                    \
-    do {                                                          \
-        if (!(cond)) {                                            \
-            gt_fail_at((t), __FILE__, __LINE__, __VA_ARGS__);     \
-            goto done;                                            \
-        }                                                         \
-    } while (0)
+/* Cleanup on failure: a case body jumps to `done` and frees what it made
+   (GT_CHECK_OR_DONE for conditions, TO_OK for gaia calls). */
 #define TO_OK(t, call)                                                                                  \
     do {                                                                                                \
         gaia_status st_ = (call);                                                                       \
@@ -97,28 +91,28 @@ static void softmax_matches_float64_on_every_axis(gt *t) {
                 size_t outer, len, inner, o, c;
                 long bad;
                 int ax = a < 0 ? a + nd : a;
-                TO_CHECK(t, hx && ref, "out of host memory");
+                GT_CHECK_OR_DONE(t, hx && ref, "out of host memory");
                 gt_fill_normal(t, hx, n);
                 for (i = 0; i < n; i++) hx[i] = offset + 3.0f * hx[i];
                 TO_OK(t, gaia_tensor_from_host(t->ctx, nd, s, hx, &x));
                 TO_OK(t, lg ? gaia_tensor_log_softmax(t->ctx, x, a, &y) : gaia_tensor_softmax(t->ctx, x, a, &y));
-                TO_CHECK(t, to_shape_is(y, nd, s), "shape");
+                GT_CHECK_OR_DONE(t, to_shape_is(y, nd, s), "shape");
                 to_split(nd, s, ax, &outer, &len, &inner);
                 for (o = 0; o < outer; o++)
                     for (c = 0; c < inner; c++)
                         ref_softmax_line(hx + o * len * inner + c, ref + o * len * inner + c, len, inner, lg);
                 out = gt_host(t, y);
-                TO_CHECK(t, out, "download");
+                GT_CHECK_OR_DONE(t, out, "download");
                 bad = gt_mismatch(ref, out, n, lg ? 1e-5 : 1e-7, 1e-5);
-                TO_CHECK(t, bad < 0, "shape %zu axis %d %s: element %ld ref %.9g got %.9g", si, a,
+                GT_CHECK_OR_DONE(t, bad < 0, "shape %zu axis %d %s: element %ld ref %.9g got %.9g", si, a,
                          lg ? "log_softmax" : "softmax", bad, ref[bad], (double)out[bad]);
                 /* in place: out == x gives the same numbers */
                 TO_OK(t, lg ? gaia_tensor_log_softmax(t->ctx, x, a, &x) : gaia_tensor_softmax(t->ctx, x, a, &x));
                 free(out);
                 out = gt_host(t, x);
-                TO_CHECK(t, out, "download");
+                GT_CHECK_OR_DONE(t, out, "download");
                 bad = gt_mismatch(ref, out, n, lg ? 1e-5 : 1e-7, 1e-5);
-                TO_CHECK(t, bad < 0, "shape %zu axis %d in place: element %ld", si, a, bad);
+                GT_CHECK_OR_DONE(t, bad < 0, "shape %zu axis %d in place: element %ld", si, a, bad);
             done:
                 free(hx);
                 free(ref);
@@ -177,7 +171,7 @@ static void softmax_special_lines_follow_the_rules(gt *t) {
                 double *ref = (double *)malloc(n * sizeof(double));
                 gaia_tensor *x = NULL, *y = NULL;
                 long bad;
-                TO_CHECK(t, hx && ref, "out of host memory");
+                GT_CHECK_OR_DONE(t, hx && ref, "out of host memory");
                 gt_fill_normal(t, hx, n);
                 /* line r of the layout: element j at r * len + j (tr 0: [rows, len], axis 1)
                    or at j * rows + r (tr 1: [len, rows], axis 0) */
@@ -203,13 +197,13 @@ static void softmax_special_lines_follow_the_rules(gt *t) {
                 TO_OK(t, gaia_tensor_from_host(t->ctx, 2, s, hx, &x));
                 TO_OK(t, lg ? gaia_tensor_log_softmax(t->ctx, x, tr ? 0 : 1, &y) : gaia_tensor_softmax(t->ctx, x, tr ? 0 : -1, &y));
                 out = gt_host(t, y);
-                TO_CHECK(t, out, "download");
+                GT_CHECK_OR_DONE(t, out, "download");
                 bad = gt_mismatch(ref, out, n, lg ? 1e-5 : 1e-7, 1e-5);
-                TO_CHECK(t, bad < 0, "len %zu %s %s: element %ld (line %zu) ref %g got %g", len, tr ? "axis 0" : "axis 1",
+                GT_CHECK_OR_DONE(t, bad < 0, "len %zu %s %s: element %ld (line %zu) ref %g got %g", len, tr ? "axis 0" : "axis 1",
                          lg ? "log" : "softmax", bad, tr ? (size_t)bad % rows : (size_t)bad / len, ref[bad], (double)out[bad]);
                 for (j = 0; j < n; j++) /* the special values are exact */
                     if ((ref[j] == 0.0 && out[j] != 0.0f) || (ref[j] == -INFINITY && out[j] != -INFINITY)) break;
-                TO_CHECK(t, j == n, "element %zu should be exactly %g, is %g", j, ref[j], (double)out[j]);
+                GT_CHECK_OR_DONE(t, j == n, "element %zu should be exactly %g, is %g", j, ref[j], (double)out[j]);
             done:
                 free(hx);
                 free(ref);
@@ -256,7 +250,7 @@ static void gather_scatter_and_select_match_reference(gt *t) {
             hs = gt_alloc_floats(ni);
             sel = gt_alloc_floats(m);
             ref = (double *)malloc((n > ni ? n : ni) * sizeof(double));
-            TO_CHECK(t, hx && hi && hs && sel && ref, "out of host memory");
+            GT_CHECK_OR_DONE(t, hx && hi && hs && sel && ref, "out of host memory");
             gt_fill_normal(t, hx, n);
             gt_fill_normal(t, hs, ni);
             for (j = 0; j < ni; j++) hi[j] = (float)to_rand(t, len);
@@ -267,7 +261,7 @@ static void gather_scatter_and_select_match_reference(gt *t) {
             TO_OK(t, gaia_tensor_from_host(t->ctx, 1, &m, sel, &sx));
 
             TO_OK(t, gaia_tensor_gather(t->ctx, x, a, idx, &y));
-            TO_CHECK(t, to_shape_is(y, nd, is), "gather's shape");
+            GT_CHECK_OR_DONE(t, to_shape_is(y, nd, is), "gather's shape");
             for (o = 0; o < outer; o++)
                 for (j = 0; j < m; j++)
                     for (c = 0; c < inner; c++) {
@@ -275,26 +269,26 @@ static void gather_scatter_and_select_match_reference(gt *t) {
                         ref[e] = hx[(o * len + (size_t)hi[e]) * inner + c];
                     }
             out = gt_host(t, y);
-            TO_CHECK(t, out && (bad = gt_mismatch(ref, out, ni, 0.0, 0.0)) < 0, "shape %zu axis %d: gather differs", si, a);
+            GT_CHECK_OR_DONE(t, out && (bad = gt_mismatch(ref, out, ni, 0.0, 0.0)) < 0, "shape %zu axis %d: gather differs", si, a);
             free(out);
             out = NULL;
             gaia_tensor_free(y);
             y = NULL;
 
             TO_OK(t, gaia_tensor_index_select(t->ctx, x, a, sx, &y));
-            TO_CHECK(t, to_shape_is(y, nd, is), "index_select's shape");
+            GT_CHECK_OR_DONE(t, to_shape_is(y, nd, is), "index_select's shape");
             for (o = 0; o < outer; o++)
                 for (j = 0; j < m; j++)
                     for (c = 0; c < inner; c++)
                         ref[(o * m + j) * inner + c] = hx[(o * len + (size_t)sel[j]) * inner + c];
             out = gt_host(t, y);
-            TO_CHECK(t, out && (bad = gt_mismatch(ref, out, ni, 0.0, 0.0)) < 0, "shape %zu axis %d: index_select differs",
+            GT_CHECK_OR_DONE(t, out && (bad = gt_mismatch(ref, out, ni, 0.0, 0.0)) < 0, "shape %zu axis %d: index_select differs",
                      si, a);
             free(out);
             out = NULL;
 
             TO_OK(t, gaia_tensor_scatter_add(t->ctx, x, a, idx, src, &z));
-            TO_CHECK(t, to_shape_is(z, nd, s), "scatter_add's shape");
+            GT_CHECK_OR_DONE(t, to_shape_is(z, nd, s), "scatter_add's shape");
             for (j = 0; j < n; j++) ref[j] = hx[j];
             for (o = 0; o < outer; o++)
                 for (j = 0; j < m; j++)
@@ -303,15 +297,15 @@ static void gather_scatter_and_select_match_reference(gt *t) {
                         ref[(o * len + (size_t)hi[e]) * inner + c] += hs[e];
                     }
             out = gt_host(t, z);
-            TO_CHECK(t, out, "download");
+            GT_CHECK_OR_DONE(t, out, "download");
             bad = gt_mismatch(ref, out, n, 1e-5, 1e-5);
-            TO_CHECK(t, bad < 0, "shape %zu axis %d: scatter_add element %ld ref %g got %g", si, a, bad, ref[bad],
+            GT_CHECK_OR_DONE(t, bad < 0, "shape %zu axis %d: scatter_add element %ld ref %g got %g", si, a, bad, ref[bad],
                      (double)out[bad]);
             free(out);
             out = NULL;
             TO_OK(t, gaia_tensor_scatter_add(t->ctx, x, a, idx, src, &x)); /* in place */
             out = gt_host(t, x);
-            TO_CHECK(t, out && (bad = gt_mismatch(ref, out, n, 1e-5, 1e-5)) < 0, "shape %zu axis %d: in-place scatter_add",
+            GT_CHECK_OR_DONE(t, out && (bad = gt_mismatch(ref, out, n, 1e-5, 1e-5)) < 0, "shape %zu axis %d: in-place scatter_add",
                      si, a);
         done:
             free(hx);
@@ -361,22 +355,22 @@ static void bad_indices_are_named_and_nothing_is_written(gt *t) {
         TO_OK(t, gaia_tensor_from_host(t->ctx, 1, &n2, h2 + 2, &sel)); /* [2, bad] */
         GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_gather(t->ctx, x, 1, idx, &y));
         msg = gaia_last_error(t->ctx);
-        TO_CHECK(t, strstr(msg, "gaia_tensor_gather") && strstr(msg, "index[1,1]") && strstr(msg, bads[i].says),
+        GT_CHECK_OR_DONE(t, strstr(msg, "gaia_tensor_gather") && strstr(msg, "index[1,1]") && strstr(msg, bads[i].says),
                  "message: %s", msg);
-        TO_CHECK(t, y == NULL, "gather made an output");
+        GT_CHECK_OR_DONE(t, y == NULL, "gather made an output");
         GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_gather(t->ctx, x, -1, idx, &old));
         TO_OK(t, gaia_tensor_to_host(t->ctx, old, keep, 6));
-        TO_CHECK(t, keep[0] == 7.0f && keep[5] == 7.0f, "gather wrote its existing output");
+        GT_CHECK_OR_DONE(t, keep[0] == 7.0f && keep[5] == 7.0f, "gather wrote its existing output");
         GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_index_select(t->ctx, x, 1, sel, &y));
         msg = gaia_last_error(t->ctx);
-        TO_CHECK(t, strstr(msg, "gaia_tensor_index_select") && strstr(msg, "index[1]") && strstr(msg, bads[i].says),
+        GT_CHECK_OR_DONE(t, strstr(msg, "gaia_tensor_index_select") && strstr(msg, "index[1]") && strstr(msg, bads[i].says),
                  "message: %s", msg);
         GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_scatter_add(t->ctx, x, 1, idx, src, &x));
         msg = gaia_last_error(t->ctx);
-        TO_CHECK(t, strstr(msg, "gaia_tensor_scatter_add") && strstr(msg, "index[1,1]"), "message: %s", msg);
+        GT_CHECK_OR_DONE(t, strstr(msg, "gaia_tensor_scatter_add") && strstr(msg, "index[1,1]"), "message: %s", msg);
         TO_OK(t, gaia_tensor_to_host(t->ctx, x, back, 15));
-        TO_CHECK(t, memcmp(back, hx, sizeof hx) == 0, "scatter_add in place changed x before failing");
-        TO_CHECK(t, y == NULL, "an output was made");
+        GT_CHECK_OR_DONE(t, memcmp(back, hx, sizeof hx) == 0, "scatter_add in place changed x before failing");
+        GT_CHECK_OR_DONE(t, y == NULL, "an output was made");
     }
 done:
     gaia_tensor_free(x);
@@ -416,7 +410,7 @@ static void concat_and_stack_match_reference(gt *t) {
                         ps[k][cax] = 1 + to_rand(t, 4);
                         total += ps[k][cax];
                         h[k] = gt_alloc_floats(to_numel(nd, ps[k]));
-                        TO_CHECK(t, h[k], "out of host memory");
+                        GT_CHECK_OR_DONE(t, h[k], "out of host memory");
                         gt_fill_normal(t, h[k], to_numel(nd, ps[k]));
                         TO_OK(t, gaia_tensor_from_host(t->ctx, nd, ps[k], h[k], &own[k]));
                         parts[k] = own[k];
@@ -424,15 +418,15 @@ static void concat_and_stack_match_reference(gt *t) {
                     TO_OK(t, gaia_tensor_concat(t->ctx, parts, count, a, &y));
                     to_split(nd, bases[bi].s, cax, &outer, &len, &inner);
                     n = outer * total * inner;
-                    TO_CHECK(t, gaia_tensor_numel(y) == n && gaia_tensor_dim(y, cax) == total, "concat's shape");
+                    GT_CHECK_OR_DONE(t, gaia_tensor_numel(y) == n && gaia_tensor_dim(y, cax) == total, "concat's shape");
                     ref = (double *)malloc(n * sizeof(double));
-                    TO_CHECK(t, ref, "out of host memory");
+                    GT_CHECK_OR_DONE(t, ref, "out of host memory");
                     for (o = 0; o < outer; o++)
                         for (off = 0, k = 0; k < count; off += ps[k][cax], k++)
                             for (c = 0; c < ps[k][cax] * inner; c++)
                                 ref[o * total * inner + off * inner + c] = h[k][o * ps[k][cax] * inner + c];
                     out = gt_host(t, y);
-                    TO_CHECK(t, out && gt_mismatch(ref, out, n, 0.0, 0.0) < 0, "base %zu, %d parts, axis %d: concat differs",
+                    GT_CHECK_OR_DONE(t, out && gt_mismatch(ref, out, n, 0.0, 0.0) < 0, "base %zu, %d parts, axis %d: concat differs",
                              bi, count, a);
                     free(out);
                     free(ref);
@@ -453,22 +447,22 @@ static void concat_and_stack_match_reference(gt *t) {
                     n = to_numel(nd, bases[bi].s);
                     for (k = 0; k < count; k++) {
                         h[k] = gt_alloc_floats(n);
-                        TO_CHECK(t, h[k], "out of host memory");
+                        GT_CHECK_OR_DONE(t, h[k], "out of host memory");
                         gt_fill_normal(t, h[k], n);
                         TO_OK(t, gaia_tensor_from_host(t->ctx, nd, bases[bi].s, h[k], &own[k]));
                         parts[k] = own[k];
                     }
                     TO_OK(t, gaia_tensor_stack(t->ctx, parts, count, a, &y));
                     for (k = 0; k <= nd; k++) os[k] = k < sax ? bases[bi].s[k] : k == sax ? (size_t)count : bases[bi].s[k - 1];
-                    TO_CHECK(t, to_shape_is(y, nd + 1, os), "stack's shape (axis %d)", a);
+                    GT_CHECK_OR_DONE(t, to_shape_is(y, nd + 1, os), "stack's shape (axis %d)", a);
                     to_split(nd + 1, os, sax, &outer, &len, &inner);
                     ref = (double *)malloc(n * (size_t)count * sizeof(double));
-                    TO_CHECK(t, ref, "out of host memory");
+                    GT_CHECK_OR_DONE(t, ref, "out of host memory");
                     for (o = 0; o < outer; o++)
                         for (k = 0; k < count; k++)
                             for (c = 0; c < inner; c++) ref[(o * (size_t)count + (size_t)k) * inner + c] = h[k][o * inner + c];
                     out = gt_host(t, y);
-                    TO_CHECK(t, out && gt_mismatch(ref, out, n * (size_t)count, 0.0, 0.0) < 0,
+                    GT_CHECK_OR_DONE(t, out && gt_mismatch(ref, out, n * (size_t)count, 0.0, 0.0) < 0,
                              "base %zu, %d parts, axis %d: stack differs", bi, count, a);
                 }
             done:
@@ -507,7 +501,7 @@ static void cumsum_is_the_rounded_exact_prefix_sum(gt *t) {
             gaia_tensor *x = NULL, *y = NULL;
             size_t outer, len, inner, o, c, j;
             long bad;
-            TO_CHECK(t, hx && ref, "out of host memory");
+            GT_CHECK_OR_DONE(t, hx && ref, "out of host memory");
             gt_fill_normal(t, hx, n);
             to_split(nd, s, a < 0 ? a + nd : a, &outer, &len, &inner);
             for (o = 0; o < outer; o++)
@@ -521,15 +515,15 @@ static void cumsum_is_the_rounded_exact_prefix_sum(gt *t) {
                 }
             TO_OK(t, gaia_tensor_from_host(t->ctx, nd, s, hx, &x));
             TO_OK(t, gaia_tensor_cumsum(t->ctx, x, a, &y));
-            TO_CHECK(t, to_shape_is(y, nd, s), "shape");
+            GT_CHECK_OR_DONE(t, to_shape_is(y, nd, s), "shape");
             out = gt_host(t, y);
-            TO_CHECK(t, out, "download");
+            GT_CHECK_OR_DONE(t, out, "download");
             bad = gt_mismatch(ref, out, n, 1e-9, 0x1p-24);
-            TO_CHECK(t, bad < 0, "shape %zu axis %d: element %ld ref %.12g got %.9g", si, a, bad, ref[bad], (double)out[bad]);
+            GT_CHECK_OR_DONE(t, bad < 0, "shape %zu axis %d: element %ld ref %.12g got %.9g", si, a, bad, ref[bad], (double)out[bad]);
             free(out);
             TO_OK(t, gaia_tensor_cumsum(t->ctx, x, a, &x));
             out = gt_host(t, x);
-            TO_CHECK(t, out && gt_mismatch(ref, out, n, 1e-9, 0x1p-24) < 0, "shape %zu axis %d: in place", si, a);
+            GT_CHECK_OR_DONE(t, out && gt_mismatch(ref, out, n, 1e-9, 0x1p-24) < 0, "shape %zu axis %d: in place", si, a);
         done:
             free(hx);
             free(ref);
@@ -592,7 +586,7 @@ static void topk_and_argsort_match_reference_with_ties_and_nan(gt *t) {
                     to_split(nd, s, ax, &outer, &len, &inner);
                     k = ki == 0 ? 1 : ki == 1 ? (len > 3 ? 3 : len) : len; /* ki 3: argsort */
                     line = (to_item *)malloc(len * sizeof(to_item));
-                    TO_CHECK(t, hx && line, "out of host memory");
+                    GT_CHECK_OR_DONE(t, hx && line, "out of host memory");
                     for (j = 0; j < n; j++) {
                         size_t r = to_rand(t, 40);
                         hx[j] = r == 0 ? NAN : r == 1 ? INFINITY : r == 2 ? -INFINITY : r == 3 ? -0.0f
@@ -603,14 +597,14 @@ static void topk_and_argsort_match_reference_with_ties_and_nan(gt *t) {
                     ks[ax] = k;
                     if (ki < 3) {
                         TO_OK(t, gaia_tensor_topk(t->ctx, x, k, a, lg, &vals, &idx));
-                        TO_CHECK(t, to_shape_is(vals, nd, ks) && to_shape_is(idx, nd, ks), "top-k's shapes");
+                        GT_CHECK_OR_DONE(t, to_shape_is(vals, nd, ks) && to_shape_is(idx, nd, ks), "top-k's shapes");
                         hv = gt_host(t, vals);
                     } else {
                         TO_OK(t, gaia_tensor_argsort(t->ctx, x, a, lg, &idx));
-                        TO_CHECK(t, to_shape_is(idx, nd, s), "argsort's shape");
+                        GT_CHECK_OR_DONE(t, to_shape_is(idx, nd, s), "argsort's shape");
                     }
                     hi = gt_host(t, idx);
-                    TO_CHECK(t, hi && (ki == 3 || hv), "download");
+                    GT_CHECK_OR_DONE(t, hi && (ki == 3 || hv), "download");
                     for (o = 0; o < outer; o++)
                         for (c = 0; c < inner; c++) {
                             for (j = 0; j < len; j++) {
@@ -620,11 +614,11 @@ static void topk_and_argsort_match_reference_with_ties_and_nan(gt *t) {
                             qsort(line, len, sizeof *line, lg ? to_cmp_desc : to_cmp_asc);
                             for (j = 0; j < k; j++) {
                                 size_t e = (o * k + j) * inner + c;
-                                TO_CHECK(t, hi[e] == (float)line[j].i,
+                                GT_CHECK_OR_DONE(t, hi[e] == (float)line[j].i,
                                          "shape %zu axis %d k %zu %s: line (%zu,%zu) rank %zu: index %g, expected %zu (%g)",
                                          si, a, k, lg ? "descending" : "ascending", o, c, j, (double)hi[e], line[j].i,
                                          (double)line[j].v);
-                                TO_CHECK(t, !hv || to_same_bits(hv[e], hx[(o * len + line[j].i) * inner + c]),
+                                GT_CHECK_OR_DONE(t, !hv || to_same_bits(hv[e], hx[(o * len + line[j].i) * inner + c]),
                                          "shape %zu axis %d k %zu: value %g is not x's", si, a, k, (double)hv[e]);
                             }
                         }
@@ -656,11 +650,11 @@ static void topk_outputs_are_optional_and_feed_gather(gt *t) {
     TO_OK(t, gaia_tensor_gather(t->ctx, x, 1, i, &g));
     a = gt_host(t, v);
     b = gt_host(t, g);
-    TO_CHECK(t, a && b && memcmp(a, b, 30 * sizeof(float)) == 0, "gather of the indices differs from the values");
+    GT_CHECK_OR_DONE(t, a && b && memcmp(a, b, 30 * sizeof(float)) == 0, "gather of the indices differs from the values");
     free(b);
     b = gt_host(t, v2);
-    TO_CHECK(t, b && memcmp(a, b, 30 * sizeof(float)) == 0, "values into an existing output differ");
-    TO_CHECK(t, a[0] >= a[1] && a[1] >= a[4], "not in descending order: %g %g %g", (double)a[0], (double)a[1],
+    GT_CHECK_OR_DONE(t, b && memcmp(a, b, 30 * sizeof(float)) == 0, "values into an existing output differ");
+    GT_CHECK_OR_DONE(t, a[0] >= a[1] && a[1] >= a[4], "not in descending order: %g %g %g", (double)a[0], (double)a[1],
              (double)a[4]);
 done:
     free(a);
@@ -700,7 +694,7 @@ static void tensor_ops_reject_bad_input(gt *t) {
         const char *w_[] = {__VA_ARGS__};                                                                 \
         size_t k_;                                                                                        \
         for (k_ = 0; k_ < sizeof w_ / sizeof w_[0]; k_++)                                                 \
-            TO_CHECK(t, strstr(m_, w_[k_]), "the message \"%s\" does not say \"%s\"", m_, w_[k_]);        \
+            GT_CHECK_OR_DONE(t, strstr(m_, w_[k_]), "the message \"%s\" does not say \"%s\"", m_, w_[k_]);        \
     } while (0)
 
     /* softmax, log_softmax */
@@ -729,7 +723,7 @@ static void tensor_ops_reject_bad_input(gt *t) {
         gaia_tensor_free(lo);
         gaia_tensor_free(hi);
     }
-    TO_CHECK(t, y == NULL, "a failed call made an output");
+    GT_CHECK_OR_DONE(t, y == NULL, "a failed call made an output");
 
     /* index_select, gather, scatter_add */
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_index_select(NULL, x, 1, idx, &y));
@@ -760,7 +754,7 @@ static void tensor_ops_reject_bad_input(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_scatter_add(ctx, x, 1, x34, x34, &x34));
     TO_MSG("must not overlap index or src");
     GT_STATUS(t, GAIA_ERR_SHAPE, gaia_tensor_scatter_add(ctx, x, 1, x34, x34, &bad));
-    TO_CHECK(t, y == NULL, "a failed call made an output");
+    GT_CHECK_OR_DONE(t, y == NULL, "a failed call made an output");
 
     /* concat, stack */
     parts[0] = x;
@@ -798,7 +792,7 @@ static void tensor_ops_reject_bad_input(gt *t) {
     GT_STATUS(t, GAIA_ERR_SHAPE, gaia_tensor_stack(ctx, parts, 2, 0, &y));
     TO_MSG("gives 5 dims");
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_stack(ctx, nullparts, 2, 0, &y));
-    TO_CHECK(t, y == NULL, "a failed call made an output");
+    GT_CHECK_OR_DONE(t, y == NULL, "a failed call made an output");
 
     /* cumsum */
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_cumsum(NULL, x, 0, &y));
@@ -819,9 +813,9 @@ static void tensor_ops_reject_bad_input(gt *t) {
     TO_MSG("k = 0");
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_topk(ctx, x, 2, 2, 1, &v, &y));
     GT_STATUS(t, GAIA_ERR_SHAPE, gaia_tensor_topk(ctx, x, 2, 1, 1, &v, &bad)); /* indices of the wrong shape */
-    TO_CHECK(t, v == NULL, "values were made though indices were wrong");
+    GT_CHECK_OR_DONE(t, v == NULL, "values were made though indices were wrong");
     GT_STATUS(t, GAIA_ERR_SHAPE, gaia_tensor_topk(ctx, x, 2, 1, 1, &bad, &y));
-    TO_CHECK(t, y == NULL, "indices were made though values were wrong");
+    GT_CHECK_OR_DONE(t, y == NULL, "indices were made though values were wrong");
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_topk(ctx, x, 5, 1, 1, &x, NULL));
     TO_MSG("values must not overlap x");
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_argsort(NULL, x, 1, 0, &y));
@@ -831,10 +825,10 @@ static void tensor_ops_reject_bad_input(gt *t) {
     TO_MSG("gaia_tensor_argsort", "axis -3");
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_argsort(ctx, x, 1, 0, &x));
     GT_STATUS(t, GAIA_ERR_SHAPE, gaia_tensor_argsort(ctx, x, 1, 0, &bad));
-    TO_CHECK(t, y == NULL && v == NULL, "a failed call made an output");
+    GT_CHECK_OR_DONE(t, y == NULL && v == NULL, "a failed call made an output");
 
     TO_OK(t, gaia_tensor_to_host(ctx, bad, kept, 2));
-    TO_CHECK(t, kept[0] == 7.0f && kept[1] == 7.0f, "an existing output of the wrong shape was written");
+    GT_CHECK_OR_DONE(t, kept[0] == 7.0f && kept[1] == 7.0f, "an existing output of the wrong shape was written");
 #undef TO_MSG
 done:
     gaia_tensor_free(x);
@@ -860,12 +854,12 @@ static void axes_longer_than_float_indices_are_refused(gt *t) {
     GT_OK(t, gaia_tensor_zeros(t->ctx, 1, &one, &i));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_index_select(t->ctx, x, 0, i, &y));
     m = gaia_last_error(t->ctx);
-    TO_CHECK(t, strstr(m, "16777217") && strstr(m, "2^24"), "message: %s", m);
+    GT_CHECK_OR_DONE(t, strstr(m, "16777217") && strstr(m, "2^24"), "message: %s", m);
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_gather(t->ctx, x, 0, i, &y));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_scatter_add(t->ctx, x, 0, i, i, &y));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_topk(t->ctx, x, 1, 0, 1, &y, NULL));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_argsort(t->ctx, x, 0, 1, &y));
-    TO_CHECK(t, y == NULL, "an output was made");
+    GT_CHECK_OR_DONE(t, y == NULL, "an output was made");
 done:
     gaia_tensor_free(x);
     gaia_tensor_free(i);
