@@ -462,33 +462,43 @@ static void assembly_kept_sources_match_a_fresh_start(gt *t) {
 /* A converged projection: once the winners stop changing, the CPU reuses
    the last step's learning keys (the kept sources and the winners are the
    same). Stepped on one brain (caches kept) and on a fresh clone at every
-   step (nothing kept), the winners and every learned weight agree. */
+   step (nothing kept), the winners and every learned weight agree. A few
+   brains do not converge in 30 steps (their winners keep moving: 11 of 400
+   seeds at this size, e.g. GAIA_TEST_SEED=1795755801); those are still
+   compared step by step, and the next seed is tried, up to four (all four
+   failing: about 10^-6 of runs). */
 static void assembly_converged_steps_learn_like_a_fresh_start(gt *t) {
     gaia_brain *x = NULL, *y = NULL, *c = NULL;
     gaia_fibre_stats fx, fy;
     uint32_t wx[128], wy[128], last[128];
     float vx[4096], vy[4096];
-    size_t nx, ny, nlast = 0, same = 0, q, cx, cy;
+    size_t nx = 0, ny, nlast, same = 0, q, cx, cy;
     uint32_t tx[4096], ty[4096];
-    int s;
-    GT_OK(t, gaia_brain_create(t->ctx, 0.02, t->seed, GAIA_DEVICE_CPU, &x));
-    GT_OK(t, gaia_brain_add_stimulus(x, "s", 100));
-    GT_OK(t, gaia_brain_add_area(x, "A", 20000, 100, 0.1f, GAIA_AREA_EXPLICIT));
-    GT_OK(t, gaia_brain_clone(x, &y));
-    for (s = 0; s < 30; s++) {
-        GT_OK(t, gaia_brain_clone(y, &c));
+    int s, attempt;
+    for (attempt = 0; attempt < 4 && same < 5; attempt++) {
+        gaia_brain_destroy(x);
         gaia_brain_destroy(y);
-        y = c;
-        GT_OK(t, gaia_brain_project_spec(x, s ? "s>A A>A" : "s>A"));
-        GT_OK(t, gaia_brain_project_spec(y, s ? "s>A A>A" : "s>A"));
-        GT_OK(t, gaia_brain_winners(x, "A", wx, 128, &nx));
-        GT_OK(t, gaia_brain_winners(y, "A", wy, 128, &ny));
-        GT_CHECK(t, nx == ny && memcmp(wx, wy, nx * 4) == 0, "step %d: the winners differ", s);
-        same += nlast == nx && memcmp(last, wx, nx * 4) == 0;
-        memcpy(last, wx, nx * 4);
-        nlast = nx;
+        x = y = NULL;
+        same = nlast = 0;
+        GT_OK(t, gaia_brain_create(t->ctx, 0.02, t->seed + (uint64_t)attempt, GAIA_DEVICE_CPU, &x));
+        GT_OK(t, gaia_brain_add_stimulus(x, "s", 100));
+        GT_OK(t, gaia_brain_add_area(x, "A", 20000, 100, 0.1f, GAIA_AREA_EXPLICIT));
+        GT_OK(t, gaia_brain_clone(x, &y));
+        for (s = 0; s < 30; s++) {
+            GT_OK(t, gaia_brain_clone(y, &c));
+            gaia_brain_destroy(y);
+            y = c;
+            GT_OK(t, gaia_brain_project_spec(x, s ? "s>A A>A" : "s>A"));
+            GT_OK(t, gaia_brain_project_spec(y, s ? "s>A A>A" : "s>A"));
+            GT_OK(t, gaia_brain_winners(x, "A", wx, 128, &nx));
+            GT_OK(t, gaia_brain_winners(y, "A", wy, 128, &ny));
+            GT_CHECK(t, nx == ny && memcmp(wx, wy, nx * 4) == 0, "seed +%d, step %d: the winners differ", attempt, s);
+            same += nlast == nx && memcmp(last, wx, nx * 4) == 0;
+            memcpy(last, wx, nx * 4);
+            nlast = nx;
+        }
     }
-    GT_CHECK(t, same >= 5, "only %zu steps kept the winners of the step before: not converged", same);
+    GT_CHECK(t, same >= 5, "only %zu steps kept the winners of the step before in four seeds: not converged", same);
     GT_OK(t, gaia_brain_fibre_stats(x, "A", "A", &fx));
     GT_OK(t, gaia_brain_fibre_stats(y, "A", "A", &fy));
     GT_CHECK(t, fx.plastic == fy.plastic && fx.plastic > 0 && fx.mean_weight == fy.mean_weight &&
