@@ -15,15 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                                              \
-    do {                                                                                         \
-        gaia_status st_ = (call);                                                                \
-        if (st_ != GAIA_OK) {                                                                    \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, gaia_status_str(st_),         \
-                    gaia_last_error(ctx));                                                       \
-            exit(1);                                                                             \
-        }                                                                                        \
-    } while (0)
+#include "example_check.h"
 
 static uint64_t rng = 0x853c49e6748fea9bull;
 static size_t pick(size_t n) { /* xorshift64*, good enough for picking fillers */

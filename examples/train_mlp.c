@@ -19,14 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                                                            \
-    do {                                                                                                       \
-        gaia_status st_ = (call);                                                                              \
-        if (st_ != GAIA_OK) {                                                                                  \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, gaia_status_str(st_), gaia_last_error(ctx)); \
-            exit(1);                                                                                           \
-        }                                                                                                      \
-    } while (0)
+#include "example_check.h"
 
 #define POINTS 150 /* per spiral */
 #define HIDDEN 64

@@ -13,14 +13,7 @@
 #include "reverse_transformer.h"
 #include <stdio.h>
 
-#define CHECK(call)                                                                                            \
-    do {                                                                                                       \
-        gaia_status st_ = (call);                                                                              \
-        if (st_ != GAIA_OK) {                                                                                  \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, gaia_status_str(st_), gaia_last_error(ctx)); \
-            exit(1);                                                                                           \
-        }                                                                                                      \
-    } while (0)
+#include "example_check.h"
 
 static void usage(FILE *f) {
     fprintf(f, "usage: train_transformer [--help] [STEPS] [--seed N] [--csv FILE]\n"

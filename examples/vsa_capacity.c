@@ -16,15 +16,7 @@
 #include <string.h>
 #include "vsa_capacity_model.h"
 
-#define CHECK(call)                                                                              \
-    do {                                                                                         \
-        gaia_status st_ = (call);                                                                \
-        if (st_ != GAIA_OK) {                                                                    \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, gaia_status_str(st_),         \
-                    gaia_last_error(ctx));                                                       \
-            exit(1);                                                                             \
-        }                                                                                        \
-    } while (0)
+#include "example_check.h"
 
 static void usage(FILE *f) {
     fprintf(f, "usage: vsa_capacity [--help] [--csv FILE] [queries per cell, default 2000]\n"

@@ -14,15 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                                              \
-    do {                                                                                         \
-        gaia_status st_ = (call);                                                                \
-        if (st_ != GAIA_OK) {                                                                    \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, gaia_status_str(st_),         \
-                    gaia_last_error(ctx));                                                       \
-            exit(1);                                                                             \
-        }                                                                                        \
-    } while (0)
+#include "example_check.h"
 
 static void usage(FILE *f) {
     fprintf(f, "usage: vsa_resonator [--help] [M >= 2, default 30] [D >= 64, default 1000]\n"
