@@ -367,7 +367,8 @@
 
    Parallel map. gaia_map(ctx, n, fn, user, &desc) calls
    fn(worker, item, user) for item = 0 .. n-1, spread over workers with
-   dynamic load balancing (a worker takes desc.grain items at a time):
+   dynamic load balancing (guided: a worker takes half its share of what is
+   left at a time, never fewer than desc.grain items):
      workers   each worker is a context of the map's own - on the CPU
                single-threaded (the parallelism is over items, never
                nested), on CUDA one stream with its own cuBLAS handles and
@@ -403,6 +404,41 @@
                logger are called from the workers' threads: a custom one
                must be thread-safe. A gaia_map inside an item runs its items
                there, one after another.
+   Items that are blocks of rows: gaia_map_slices(ctx, n, tensors, count,
+   fn, user, &desc) calls fn(worker, item, views, user) where views[t] is
+   rows item*r .. item*r+r-1 of tensors[t] (r = its shape[0] / n, every
+   other axis whole; up to GAIA_MAP_MAX_SLICES tensors, each with a multiple
+   of n rows, all on one device - where the items run). The views are lent
+   for the call: made on the stack, no allocation and no reference count
+   touched, so an item costs its own work and little else (the general form
+   above makes, counts and frees its views itself). Write results into a
+   lent view as `out`; gaia_tensor_slice_rows of a lent view makes one to
+   keep past the call; gaia_tensor_free on a lent view does nothing, and
+   one cannot be a parameter (gaia_tensor_set_requires_grad refuses it).
+   Everything else - workers, seeds, errors, desc - is gaia_map's; errors
+   name gaia_map_slices.
+   Example, 100 products, each item with its own left and right factor:
+       #include "gaia.h"
+       #include <stdio.h>
+       static gaia_status product(gaia_ctx *wk, size_t i, gaia_tensor *const *v, void *user) {
+           gaia_tensor *y = v[2];                   // v = {x_i, w_i, y_i}, each [8, 8]
+           (void)i; (void)user;
+           return gaia_tensor_matmul(wk, v[0], v[1], 0, 0, &y);
+       }
+       int main(void) {
+           gaia_ctx *ctx;
+           gaia_tensor *xwy[3] = {NULL, NULL, NULL};
+           size_t s[2] = {800, 8};                  // 100 blocks of 8 rows
+           if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) return 1;
+           gaia_tensor_randn(ctx, 2, s, 0.0f, 1.0f, &xwy[0]);
+           gaia_tensor_randn(ctx, 2, s, 0.0f, 1.0f, &xwy[1]);
+           gaia_tensor_zeros(ctx, 2, s, &xwy[2]);
+           if (gaia_map_slices(ctx, 100, xwy, 3, product, NULL, NULL) == GAIA_OK)
+               printf("100 lent items done\n");     // prints: 100 lent items done
+           gaia_tensor_free(xwy[0]); gaia_tensor_free(xwy[1]); gaia_tensor_free(xwy[2]);
+           gaia_ctx_destroy(ctx);
+           return 0;
+       }
    Example, 100 small products, each written into its own rows:
        #include "gaia.h"
        #include <stdio.h>
@@ -1881,7 +1917,8 @@ typedef struct gaia_map_desc {
                             CPU; without hints, the context's device */
     int workers;         /* CPU: threads (0 = desc.cpu_threads of the context);
                             CUDA: streams, one worker context each (0 = 4) */
-    size_t grain;        /* consecutive items a worker takes at once (0 = 1) */
+    size_t grain;        /* the fewest consecutive items a worker takes at once
+                            (0 = 1); early takes are longer (guided) */
     double flops_per_item;      /* AUTO's hints; 0 = unknown */
     size_t bytes_per_item;      /* data one item moves to the device */
     gaia_status *item_status;   /* NULL, or n entries: each item's status */
@@ -1895,6 +1932,20 @@ GAIA_API gaia_status gaia_map(gaia_ctx *ctx, size_t n, gaia_map_fn fn, void *use
 /* The context a worker works for (NULL for a context that is not a map
    worker, or NULL ctx). */
 GAIA_API gaia_ctx *gaia_map_parent(const gaia_ctx *worker);
+
+/* gaia_map over blocks of rows. Item i sees views[t] = rows i*r .. i*r+r-1
+   of tensors[t] (r = its shape[0] / n, the other axes whole). The views are
+   lent for the one call: made without allocating or touching a reference
+   count, so an item costs no more than its own work. Do not keep one past
+   the call (gaia_tensor_slice_rows of it makes one to keep); freeing one
+   does nothing. */
+#define GAIA_MAP_MAX_SLICES 8
+typedef gaia_status (*gaia_map_slices_fn)(gaia_ctx *worker, size_t item, gaia_tensor *const *views, void *user);
+/* Each tensors[t] (count of them, 1 .. GAIA_MAP_MAX_SLICES) has a multiple
+   of n rows (shape[0] >= n) and lives on one device, which is where the
+   items run (desc->device AUTO or that device). desc as for gaia_map. */
+GAIA_API gaia_status gaia_map_slices(gaia_ctx *ctx, size_t n, gaia_tensor *const *tensors, int count,
+                                     gaia_map_slices_fn fn, void *user, const gaia_map_desc *desc);
 
 /* ---------------------------------------------------------------------
    Backends (for backend authors and the consistency tests)
@@ -3469,6 +3520,8 @@ struct gaia_tensor {
     struct gaia_tensor *grad; /* its accumulated gradient (owned), or NULL */
     uint32_t ag_var;      /* its variable on the gradient tape ... */
     uint64_t ag_gen;      /* ... of this tape generation (else stale) */
+    int lent;             /* a view gaia_map_slices lends an item for one call:
+                             no reference of its own, so free ignores it */
 };
 
 struct gaia_ctx {
@@ -4125,7 +4178,7 @@ GAIA_API void gaia_tensor_free(gaia_tensor *t) {
     struct gaia_storage *s;
     gaia_ctx *ctx;
     int left;
-    if (!t) return;
+    if (!t || t->lent) return;
     s = t->storage;
     ctx = s->ctx;
     if (t->requires_grad) gaia__ag_forget(ctx, t);
@@ -4162,8 +4215,12 @@ GAIA_API const float *gaia_tensor_cdata(const gaia_tensor *t) { return t ? t->st
    reads the inputs its parent made, and the parent keeps the results its
    workers made (gaia_map synchronises both sides before and after). */
 static int gaia__ctx_related(const gaia_ctx *a, const gaia_ctx *b) {
-    const gaia_ctx *ra = a->map_parent ? a->map_parent : a;
-    const gaia_ctx *rb = b->map_parent ? b->map_parent : b;
+    const gaia_ctx *ra, *rb;
+    /* the common cases first, reading no other context (a map item checks
+       its parent's tensors on every call) */
+    if (a == b || b->map_parent == a) return 1;
+    ra = a->map_parent ? a->map_parent : a;
+    rb = b->map_parent ? b->map_parent : b;
     return ra == rb;
 }
 
@@ -5417,6 +5474,9 @@ GAIA_API gaia_status gaia_tensor_set_requires_grad(gaia_ctx *ctx, gaia_tensor *t
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__check_tensor(ctx, fn, "t", t)) != GAIA_OK) return st;
+    if (t->lent)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "t is a view gaia_map_slices lent for one item: it cannot "
+                                                         "be a parameter (make one with gaia_tensor_slice_rows)");
     if (gaia__ag_tracked(ctx, t) && !ctx->tape->vars[t->ag_var].leaf)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "t is the result of a recorded operation, not a parameter "
                                                          "(set requires_grad before using it)");
@@ -17548,8 +17608,7 @@ static void gaia__map_release(gaia_ctx *ctx) {
 }
 
 /* Makes sure ctx has `count` workers on device d. Existing ones are kept. */
-static gaia_status gaia__map_workers(gaia_ctx *ctx, gaia_device d, int count) {
-    static const char *fn = "gaia_map";
+static gaia_status gaia__map_workers(gaia_ctx *ctx, const char *fn, gaia_device d, int count) {
     gaia_ctx **grown;
     gaia_ctx_desc wd;
     int have = ctx->map_worker_count[d], i;
@@ -17593,7 +17652,7 @@ static uint64_t gaia__map_item_seed(uint64_t seed, uint64_t stream, size_t item)
 
 typedef struct gaia__map_run {
     gaia_ctx *ctx;
-    size_t n, grain, next;
+    size_t n, grain, next, workers;
     gaia_map_fn fn;
     void *user;
     gaia_status *item_status;
@@ -17624,25 +17683,32 @@ static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
     }
 }
 
-/* Claims the next `grain` items; returns the first, or n when none are left. */
-static size_t gaia__map_claim(gaia__map_run *r) {
-    size_t first;
+/* Claims the next run of items, [*first, *end); 0 when none are left.
+   Guided: a run is 1/(2 x workers) of what is left, never under the grain,
+   so early runs are long (few claims, each worker streaming through its
+   own stretch of memory) and the last ones short (the workers finish
+   together even when items differ in cost). */
+static int gaia__map_claim(gaia__map_run *r, size_t *first, size_t *end) {
+    int got = 0;
 #ifdef _OPENMP
-#pragma omp atomic capture
+#pragma omp critical(gaia__map_claim)
 #endif
     {
-        first = r->next;
-        r->next += r->grain;
+        size_t left = r->n - r->next, take = left / (2 * r->workers);
+        if (take < r->grain) take = r->grain;
+        if (take > left) take = left;
+        *first = r->next;
+        *end = r->next + take;
+        r->next += take;
+        got = take > 0;
     }
-    return first < r->n ? first : r->n;
+    return got;
 }
 
 static void gaia__map_work(gaia__map_run *r, gaia_ctx *w) {
     size_t first, i, end;
-    while ((first = gaia__map_claim(r)) < r->n) {
-        end = r->n - first < r->grain ? r->n : first + r->grain;
+    while (gaia__map_claim(r, &first, &end))
         for (i = first; i < end; i++) gaia__map_item(r, w, i);
-    }
 }
 
 /* Where AUTO runs the items: the cost model of host calls, asked for one
@@ -17655,8 +17721,9 @@ static gaia_device gaia__map_device(gaia_ctx *ctx, const gaia_map_desc *desc) {
     return gaia__host_call_device(ctx, GAIA__WORK_OTHER, desc->flops_per_item, desc->bytes_per_item, 0);
 }
 
-GAIA_API gaia_status gaia_map(gaia_ctx *ctx, size_t n, gaia_map_fn fn, void *user, const gaia_map_desc *desc_in) {
-    static const char *fn_name = "gaia_map";
+/* gaia_map, and gaia_map_slices under its own name */
+static gaia_status gaia__map(gaia_ctx *ctx, const char *fn_name, size_t n, gaia_map_fn fn, void *user,
+                             const gaia_map_desc *desc_in) {
     gaia_map_desc desc;
     gaia__map_run r;
     gaia_device d;
@@ -17688,6 +17755,7 @@ GAIA_API gaia_status gaia_map(gaia_ctx *ctx, size_t n, gaia_map_fn fn, void *use
     r.seed = ctx->seed;
     r.stream = ctx->rng_stream;
     r.first_failed = n;
+    r.workers = 1;
     if (ctx->map_parent) {
         /* a map inside an item: its items run here, one after another (the
            item's own worker is the only context this thread may use) */
@@ -17697,7 +17765,8 @@ GAIA_API gaia_status gaia_map(gaia_ctx *ctx, size_t n, gaia_map_fn fn, void *use
         nw = desc.workers ? desc.workers : (d == GAIA_DEVICE_CPU ? ctx->cpu_threads : 4);
         if ((size_t)nw > units) nw = (int)units;
         if (nw < 1) nw = 1;
-        st = gaia__map_workers(ctx, d, nw);
+        r.workers = (size_t)nw;
+        st = gaia__map_workers(ctx, fn_name, d, nw);
         if (st != GAIA_OK) return st;
         /* the workers read the context's tensors on their own streams */
         st = gaia_synchronize(ctx);
@@ -17753,6 +17822,80 @@ GAIA_API gaia_status gaia_map(gaia_ctx *ctx, size_t n, gaia_map_fn fn, void *use
         return gaia__fail(ctx, r.first_status, fn_name, "%s", r.first_error);
     return gaia__fail(ctx, r.first_status, fn_name, "item %zu of %zu failed (%zu failed in all): %s",
                       r.first_failed, n, r.failed, r.first_error);
+}
+
+GAIA_API gaia_status gaia_map(gaia_ctx *ctx, size_t n, gaia_map_fn fn, void *user, const gaia_map_desc *desc) {
+    return gaia__map(ctx, "gaia_map", n, fn, user, desc);
+}
+
+typedef struct gaia__map_slices_job {
+    gaia_tensor item0[GAIA_MAP_MAX_SLICES]; /* item 0's views; item i's lie i * numel further */
+    int count;
+    gaia_map_slices_fn fn;
+    void *user;
+} gaia__map_slices_job;
+
+/* The lent views live on this frame: nothing to allocate or count, and a
+   map inside the item gets views of its own. */
+static gaia_status gaia__map_slices_item(gaia_ctx *w, size_t item, void *p) {
+    const gaia__map_slices_job *j = (const gaia__map_slices_job *)p;
+    gaia_tensor views[GAIA_MAP_MAX_SLICES], *lent[GAIA_MAP_MAX_SLICES];
+    int t;
+    for (t = 0; t < j->count; t++) {
+        views[t] = j->item0[t];
+        views[t].offset += item * views[t].numel;
+        lent[t] = &views[t];
+    }
+    return j->fn(w, item, lent, j->user);
+}
+
+GAIA_API gaia_status gaia_map_slices(gaia_ctx *ctx, size_t n, gaia_tensor *const *tensors, int count,
+                                     gaia_map_slices_fn fn, void *user, const gaia_map_desc *desc_in) {
+    static const char *fn_name = "gaia_map_slices";
+    gaia__map_slices_job job;
+    gaia_map_desc desc;
+    gaia_device d = GAIA_DEVICE_AUTO;
+    gaia_status st;
+    int t;
+    GAIA__NEED_CTX(ctx);
+    if (!fn) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "fn is NULL");
+    if (!tensors) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "tensors is NULL");
+    if (count < 1 || count > GAIA_MAP_MAX_SLICES)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "count = %d outside 1..%d", count, GAIA_MAP_MAX_SLICES);
+    memset(&job, 0, sizeof job);
+    for (t = 0; t < count; t++) {
+        const gaia_tensor *x = tensors[t];
+        char name[32];
+        snprintf(name, sizeof name, "tensors[%d]", t);
+        if ((st = gaia__check_tensor(ctx, fn_name, name, x)) != GAIA_OK) return st;
+        if (t > 0 && GAIA__DEV(x) != d)
+            return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn_name, "tensors[0] is on %s, %s on %s",
+                              gaia_device_str(d), name, gaia_device_str(GAIA__DEV(x)));
+        d = GAIA__DEV(x);
+        if (n > 0 && (x->shape[0] < n || x->shape[0] % n != 0))
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn_name, "%s has %zu rows: not a multiple of n = %zu items", name,
+                              x->shape[0], n);
+        if (n > 0) {
+            gaia_tensor *v = &job.item0[t];
+            v->storage = x->storage;
+            v->offset = x->offset;
+            v->ndim = x->ndim;
+            memcpy(v->shape, x->shape, sizeof v->shape);
+            v->shape[0] = x->shape[0] / n;
+            v->numel = x->numel / n;
+            v->lent = 1;
+        }
+    }
+    memset(&desc, 0, sizeof desc);
+    if (desc_in) desc = *desc_in;
+    if (desc.device == GAIA_DEVICE_AUTO) desc.device = d;
+    if (desc.device != d && (desc.device == GAIA_DEVICE_CPU || desc.device == GAIA_DEVICE_CUDA))
+        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn_name, "desc->device is %s, the tensors are on %s",
+                          gaia_device_str(desc.device), gaia_device_str(d));
+    job.count = count;
+    job.fn = fn;
+    job.user = user;
+    return gaia__map(ctx, fn_name, n, gaia__map_slices_item, &job, &desc);
 }
 
 /* ---------------------------------------------------------------------

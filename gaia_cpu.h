@@ -8335,6 +8335,12 @@ static gaia_status gaia__cpu_alloc(gaia_ctx *ctx, size_t bytes, void **out) {
         return GAIA_ERR_OUT_OF_MEMORY;
     }
     memcpy(p, &bytes, sizeof bytes);
+#ifdef GAIA_THP_TEST
+    if (bytes >= ((size_t)4 << 20)) {
+        uintptr_t a0 = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, a1 = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+        if (a1 > a0) posix_madvise((void *)a0, a1 - a0, 14);
+    }
+#endif
     m->device_allocations++;
     m->bytes_in_use += bytes;
     m->bytes_requested += bytes;

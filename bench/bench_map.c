@@ -1,9 +1,11 @@
 /* gaia_map against the one-call way of doing the same work: 10,000 small
    matrix products (64x64 . 64x64, each with its own right-hand side)
      - as one batched gaia_tensor_matmul ([B,64,64] x [B,64,64]),
-     - as gaia_map over the B items (each item: views of its rows, one
-       gaia_tensor_matmul into its slice of the output),
-     - as a serial loop of the same per-item calls on the context.
+     - as gaia_map_slices over the B items (each item gets lent views of
+       its rows of x, w and y and makes one gaia_tensor_matmul),
+     - as gaia_map with the item making its own views
+       (gaia_tensor_slice_rows, then free): the general form,
+     - as a serial loop of those per-item calls on the context.
    Throughput is products per second; the ratio map / batched is the goal
    (>= 0.9). Each on 1 and on all threads, alone and beside one spinning
    process (a shared machine). On a GPU (CUDA build with a GPU): the map on 4
@@ -21,7 +23,15 @@ typedef struct work {
     gaia_tensor *x3, *w3, *y3; /* the same storage as [B, D, D] for the batched call */
 } work;
 
-/* y_i = x_i . w_i, written straight into the item's rows of y. */
+/* y_i = x_i . w_i on the rows gaia_map_slices lends: v = {x_i, w_i, y_i}. */
+static gaia_status product_lent(gaia_ctx *c, size_t i, gaia_tensor *const *v, void *user) {
+    gaia_tensor *yi = v[2];
+    (void)i;
+    (void)user;
+    return gaia_tensor_matmul(c, v[0], v[1], 0, 0, &yi);
+}
+
+/* The same with views the item makes itself, written straight into its rows of y. */
 static gaia_status product_item(gaia_ctx *c, size_t i, void *user) {
     work *wk = (work *)user;
     gaia_tensor *xi = NULL, *wi = NULL, *yi = NULL;
@@ -39,7 +49,7 @@ typedef struct run_arg {
     gaia_ctx *ctx;
     work *wk;
     size_t B;
-    int how; /* 0 batched, 1 map, 2 serial loop */
+    int how; /* 0 batched, 1 map_slices, 2 map with own views, 3 serial loop */
     gaia_device dev;
 } run_arg;
 
@@ -47,13 +57,18 @@ static int run_once(void *p) {
     run_arg *a = (run_arg *)p;
     size_t i;
     gaia_map_desc desc;
+    gaia_tensor *xwy[3];
+    memset(&desc, 0, sizeof desc);
+    desc.device = a->dev;
+    desc.grain = 8; /* an item is ~5 us: claim a few at a time */
     switch (a->how) {
     case 0: return gaia_tensor_matmul(a->ctx, a->wk->x3, a->wk->w3, 0, 0, &a->wk->y3) != GAIA_OK;
     case 1:
-        memset(&desc, 0, sizeof desc);
-        desc.device = a->dev;
-        desc.grain = 8; /* an item is ~10 us: claim a few at a time */
-        return gaia_map(a->ctx, a->B, product_item, a->wk, &desc) != GAIA_OK;
+        xwy[0] = a->wk->x;
+        xwy[1] = a->wk->w;
+        xwy[2] = a->wk->y;
+        return gaia_map_slices(a->ctx, a->B, xwy, 3, product_lent, NULL, &desc) != GAIA_OK;
+    case 2: return gaia_map(a->ctx, a->B, product_item, a->wk, &desc) != GAIA_OK;
     default:
         for (i = 0; i < a->B; i++)
             if (product_item(a->ctx, i, a->wk) != GAIA_OK) return 1;
@@ -61,22 +76,30 @@ static int run_once(void *p) {
     }
 }
 
-/* Median ms of 7 runs after a warm-up. */
-static double time_ms(gaia_ctx *ctx, run_arg *a) {
-    double v[7];
-    int r;
-    if (run_once(a)) {
-        fprintf(stderr, "bench_map: %s\n", gaia_last_error(ctx));
-        exit(1);
+#define MODES 4
+#define ROUNDS 9
+/* Median ms of each way, over ROUNDS rounds that run every way once: the
+   ways share the machine's slow and fast moments alike. */
+static void time_ways(gaia_ctx *ctx, run_arg *a, double ms[MODES]) {
+    double v[MODES][ROUNDS];
+    int r, m;
+    for (m = 0; m < MODES; m++) { /* warm-up */
+        a->how = m;
+        if (run_once(a)) {
+            fprintf(stderr, "bench_map: %s\n", gaia_last_error(ctx));
+            exit(1);
+        }
     }
     gaia_synchronize(ctx);
-    for (r = 0; r < 7; r++) {
-        double t0 = gaia_time_s();
-        run_once(a);
-        gaia_synchronize(ctx);
-        v[r] = (gaia_time_s() - t0) * 1e3;
-    }
-    return bench_median(v, 7);
+    for (r = 0; r < ROUNDS; r++)
+        for (m = 0; m < MODES; m++) {
+            double t0 = gaia_time_s();
+            a->how = m;
+            run_once(a);
+            gaia_synchronize(ctx);
+            v[m][r] = (gaia_time_s() - t0) * 1e3;
+        }
+    for (m = 0; m < MODES; m++) ms[m] = bench_median(v[m], ROUNDS);
 }
 
 static void make_work(gaia_ctx *ctx, size_t B, work *wk) {
@@ -102,48 +125,51 @@ static void free_work(work *wk) {
     gaia_tensor_free(wk->y3);
 }
 
-/* The map's result equals the batched call's (a benchmark of wrong answers
-   is worth nothing). */
+/* Both maps' results equal the batched call's (a benchmark of wrong
+   answers is worth nothing). */
 static void check_same(gaia_ctx *ctx, run_arg *a) {
     size_t n = gaia_tensor_numel(a->wk->y), i;
     float *m = (float *)malloc(n * sizeof *m), *b = (float *)malloc(n * sizeof *b);
-    double worst = 0;
     run_arg t = *a;
+    int how;
     if (!m || !b) exit(1);
-    t.how = 1;
-    run_once(&t);
-    CHECK(gaia_tensor_to_host(ctx, a->wk->y, m, n));
     t.how = 0;
     run_once(&t);
     CHECK(gaia_tensor_to_host(ctx, a->wk->y, b, n));
-    for (i = 0; i < n; i++) {
-        double d = fabs((double)m[i] - b[i]) / (1.0 + fabs((double)b[i]));
-        if (d > worst) worst = d;
+    for (how = 1; how <= 2; how++) {
+        double worst = 0;
+        CHECK(gaia_tensor_scale(ctx, a->wk->y, 0.0f, &a->wk->y)); /* rows a map skipped would show */
+        t.how = how;
+        if (run_once(&t)) {
+            fprintf(stderr, "bench_map: %s\n", gaia_last_error(ctx));
+            exit(1);
+        }
+        CHECK(gaia_tensor_to_host(ctx, a->wk->y, m, n));
+        for (i = 0; i < n; i++) {
+            double d = fabs((double)m[i] - b[i]) / (1.0 + fabs((double)b[i]));
+            if (d > worst) worst = d;
+        }
+        if (worst > 1e-4) {
+            fprintf(stderr, "bench_map: map %d and batched results differ (relative %g)\n", how, worst);
+            exit(1);
+        }
     }
     free(m);
     free(b);
-    if (worst > 1e-4) {
-        fprintf(stderr, "bench_map: map and batched results differ (relative %g)\n", worst);
-        exit(1);
-    }
 }
 
 static void row(const char *label, gaia_ctx *ctx, work *wk, size_t B, gaia_device dev) {
     run_arg a;
-    double batched, map, serial;
+    double ms[MODES];
     a.ctx = ctx;
     a.wk = wk;
     a.B = B;
     a.dev = dev;
     check_same(ctx, &a);
-    a.how = 0;
-    batched = time_ms(ctx, &a);
-    a.how = 1;
-    map = time_ms(ctx, &a);
-    a.how = 2;
-    serial = time_ms(ctx, &a);
+    time_ways(ctx, &a, ms);
     bench_progress_clear();
-    printf("%-30s %10.2f %10.2f %10.2f %9.3f %9.2f\n", label, batched, map, serial, batched / map, serial / map);
+    printf("%-26s %9.2f %9.2f %9.2f %9.2f %7.3f %7.3f %8.2f\n", label, ms[0], ms[1], ms[2], ms[3], ms[0] / ms[1],
+           ms[0] / ms[2], ms[3] / ms[1]);
     fflush(stdout);
 }
 
@@ -155,9 +181,10 @@ int main(int argc, char **argv) {
     work wk;
     if (B == 0) B = 1;
     bench_print_machine("bench_map");
-    printf("%zu products of %dx%d . %dx%d; ms per pass (median of 7); ratio = batched / map time\n", B, D, D, D, D);
-    printf("(goal: map >= 0.9x the batched throughput, i.e. ratio >= 0.9; 'x serial' = serial loop / map)\n");
-    printf("%-30s %10s %10s %10s %9s %9s\n", "cpu", "batched", "map", "serial", "ratio", "x serial");
+    printf("%zu products of %dx%d . %dx%d; ms per pass (median of %d interleaved rounds)\n", B, D, D, D, D, ROUNDS);
+    printf("slices = gaia_map_slices (lent views), map = gaia_map making its own views, serial = loop of those\n");
+    printf("goal: slices >= 0.9x the batched throughput (ratio = batched / slices time); x serial = serial / slices\n");
+    printf("%-26s %9s %9s %9s %9s %7s %7s %8s\n", "cpu", "batched", "slices", "map", "serial", "ratio", "map r", "x serial");
     nts[nn++] = 1;
     if (bench_cores() > 1) nts[nn++] = bench_cores();
     for (hogged = 0; hogged < 2; hogged++) {

@@ -401,6 +401,279 @@ static void map_cuda_matches_cpu(gt *t) {
     map_inputs_free(&in);
 }
 
+/* ---- gaia_map_slices: items on lent views of their rows ---- */
+#define SL_R 3 /* rows of x and y per item */
+typedef struct slices_job {
+    const gaia_tensor *w;          /* [MAP_D, MAP_D], shared */
+    int *calls;
+    int shapes_ok;                 /* cleared by an item whose views look wrong */
+    gaia_tensor **keep;            /* NULL, or n slots: a kept view of the item's x rows */
+    int fail_every;
+} slices_job;
+
+/* views = {x_i [SL_R, D], y_i [SL_R, D], s_i [1, 2, 2]}: y_i = x_i . w, s_i += i. */
+static gaia_status slices_item(gaia_ctx *worker, size_t item, gaia_tensor *const *views, void *user) {
+    slices_job *job = (slices_job *)user;
+    gaia_tensor *y = views[1], *s = views[2];
+    gaia_status st;
+    job->calls[item]++;
+    if (gaia_tensor_ndim(views[0]) != 2 || gaia_tensor_dim(views[0], 0) != SL_R ||
+        gaia_tensor_dim(views[0], 1) != MAP_D || gaia_tensor_ndim(views[2]) != 3 || gaia_tensor_dim(views[2], 0) != 1 ||
+        gaia_tensor_dim(views[2], 1) != 2 || gaia_tensor_dim(views[2], 2) != 2)
+        job->shapes_ok = 0;
+    if (job->fail_every && item % (size_t)job->fail_every == 3)
+        return gaia_tensor_set_requires_grad(worker, views[0], 1); /* refused: a lent view is no parameter */
+    st = gaia_tensor_matmul(worker, views[0], job->w, 0, 0, &y);
+    if (st == GAIA_OK) st = gaia_tensor_add_scalar(worker, s, (float)item, &s);
+    if (st == GAIA_OK && job->keep) st = gaia_tensor_slice_rows(worker, views[0], 0, SL_R, &job->keep[item]);
+    gaia_tensor_free(views[1]); /* freeing a lent view does nothing: the map still owns it */
+    return st;
+}
+
+typedef struct slices_inputs {
+    map_inputs m;   /* x [n*SL_R, D] through m.x, w, and the reference (per SL_R-row block) */
+    float *hs;
+    int *calls;     /* per item (m.calls counts m's 12-row blocks) */
+    gaia_tensor *y, *s;
+} slices_inputs;
+
+static void slices_inputs_free(slices_inputs *in) {
+    map_inputs_free(&in->m);
+    free(in->hs);
+    free(in->calls);
+    gaia_tensor_free(in->y);
+    gaia_tensor_free(in->s);
+}
+
+/* x as n*SL_R/MAP_D items of map_inputs (n a multiple of MAP_D/SL_R = 4), so
+   map_reference's blocks are the float64 x . w row for row. */
+static int slices_inputs_make(gt *t, size_t n, slices_inputs *in) {
+    size_t sy[2], ss[3] = {0, 2, 2};
+    memset(in, 0, sizeof *in);
+    if (!map_inputs_make(t, n * SL_R / MAP_D, &in->m)) return 0;
+    sy[0] = n * SL_R;
+    sy[1] = MAP_D;
+    ss[0] = n;
+    in->hs = gt_alloc_floats(n * 4);
+    in->calls = (int *)calloc(n, sizeof *in->calls);
+    if (!in->hs || !in->calls) return 0;
+    gt_fill_normal(t, in->hs, n * 4);
+    return gaia_tensor_zeros(t->ctx, 2, sy, &in->y) == GAIA_OK &&
+           gaia_tensor_from_host(t->ctx, 3, ss, in->hs, &in->s) == GAIA_OK;
+}
+
+static void map_slices_lend_each_item_its_rows(gt *t) {
+    const size_t n = 200; /* 200 items of 3 rows: 600 rows of x and y, 200 blocks of s */
+    static const int workers[] = {1, 2, 3};
+    static const size_t grains[] = {1, 7, 1000};
+    slices_inputs in;
+    slices_job job;
+    gaia_map_desc desc;
+    gaia_tensor *ts[3];
+    float *hy = NULL, *hs = NULL;
+    double *sref = NULL;
+    size_t i, w, g;
+    GT_CHECK_OR_DONE(t, slices_inputs_make(t, n, &in) && (sref = (double *)malloc(n * 4 * sizeof *sref)),
+                     "setup failed: %s", gaia_last_error(t->ctx));
+    ts[0] = in.m.x;
+    ts[1] = in.y;
+    ts[2] = in.s;
+    for (w = 0; w < sizeof workers / sizeof workers[0]; w++) {
+        for (g = 0; g < sizeof grains / sizeof grains[0]; g++) {
+            memset(&job, 0, sizeof job);
+            job.w = in.m.w;
+            job.calls = in.calls;
+            job.shapes_ok = 1;
+            memset(in.calls, 0, n * sizeof *in.calls);
+            GT_CHECK_OR_DONE(t, gaia_tensor_scale(t->ctx, in.y, 0.0f, &in.y) == GAIA_OK, "clearing y failed");
+            memset(&desc, 0, sizeof desc);
+            desc.workers = workers[w];
+            desc.grain = grains[g];
+            GT_CHECK_OR_DONE(t, gaia_map_slices(t->ctx, n, ts, 3, slices_item, &job, &desc) == GAIA_OK,
+                             "workers %d grain %zu: %s", workers[w], grains[g], gaia_last_error(t->ctx));
+            for (i = 0; i < n && in.calls[i] == 1; i++) continue;
+            GT_CHECK_OR_DONE(t, i == n, "workers %d grain %zu: item %zu ran %d times", workers[w], grains[g], i,
+                             i < n ? in.calls[i] : 0);
+            GT_CHECK_OR_DONE(t, job.shapes_ok, "an item's views had the wrong shape");
+            free(hy);
+            hy = gt_host(t, in.y);
+            GT_CHECK_OR_DONE(t, hy && gt_mismatch(in.m.ref, hy, n * SL_R * MAP_D, 1e-5, 1e-5) < 0,
+                             "workers %d grain %zu: y differs from the float64 reference", workers[w], grains[g]);
+        }
+    }
+    /* each of the 9 maps added the item's index to its block of s */
+    for (i = 0; i < n * 4; i++) sref[i] = (double)in.hs[i] + 9.0 * (double)(i / 4);
+    hs = gt_host(t, in.s);
+    GT_CHECK_OR_DONE(t, hs && gt_mismatch(sref, hs, n * 4, 1e-5, 1e-6) < 0, "s's blocks did not each get their item");
+done:
+    free(hy);
+    free(hs);
+    free(sref);
+    slices_inputs_free(&in);
+}
+
+/* A view made from a lent one is the item's to keep: it outlives the map,
+   holds its storage, and the context can use it. */
+static void map_slices_views_made_from_lent_ones_stay(gt *t) {
+    const size_t n = 8;
+    slices_inputs in;
+    slices_job job;
+    gaia_tensor *ts[3], *keep[8];
+    float *hk = NULL;
+    size_t i;
+    memset(keep, 0, sizeof keep);
+    GT_CHECK_OR_DONE(t, slices_inputs_make(t, n, &in), "setup failed: %s", gaia_last_error(t->ctx));
+    ts[0] = in.m.x;
+    ts[1] = in.y;
+    ts[2] = in.s;
+    memset(&job, 0, sizeof job);
+    job.w = in.m.w;
+    job.calls = in.calls;
+    job.keep = keep;
+    GT_CHECK_OR_DONE(t, gaia_map_slices(t->ctx, n, ts, 3, slices_item, &job, NULL) == GAIA_OK, "%s",
+                     gaia_last_error(t->ctx));
+    gaia_tensor_free(in.m.x); /* the kept views hold x's storage */
+    in.m.x = NULL;
+    for (i = 0; i < n; i++) {
+        free(hk);
+        hk = gt_host(t, keep[i]);
+        GT_CHECK_OR_DONE(t, hk && memcmp(hk, in.m.hx + i * SL_R * MAP_D, SL_R * MAP_D * sizeof(float)) == 0,
+                         "kept view %zu does not hold item %zu's rows of x", i, i);
+    }
+done:
+    free(hk);
+    for (i = 0; i < n; i++) gaia_tensor_free(keep[i]);
+    slices_inputs_free(&in);
+}
+
+static void map_slices_failing_items_are_named(gt *t) {
+    const size_t n = 40;
+    slices_inputs in;
+    slices_job job;
+    gaia_map_desc desc;
+    gaia_status item_status[40];
+    gaia_tensor *ts[3];
+    gaia_status st;
+    size_t i;
+    GT_CHECK_OR_DONE(t, slices_inputs_make(t, n, &in), "setup failed: %s", gaia_last_error(t->ctx));
+    ts[0] = in.m.x;
+    ts[1] = in.y;
+    ts[2] = in.s;
+    memset(&job, 0, sizeof job);
+    job.w = in.m.w;
+    job.calls = in.calls;
+    job.fail_every = 9; /* items 3, 12, 21, 30, 39 */
+    memset(&desc, 0, sizeof desc);
+    desc.workers = 2;
+    desc.item_status = item_status;
+    st = gaia_map_slices(t->ctx, n, ts, 3, slices_item, &job, &desc);
+    GT_CHECK_OR_DONE(t, st == GAIA_ERR_INVALID_ARG, "map returned %s", gaia_status_str(st));
+    GT_CHECK_OR_DONE(t, strstr(gaia_last_error(t->ctx), "gaia_map_slices: item 3 of 40 failed (5 failed in all)") &&
+                            strstr(gaia_last_error(t->ctx), "lent"),
+                     "message: %s", gaia_last_error(t->ctx));
+    for (i = 0; i < n; i++)
+        GT_CHECK_OR_DONE(t, (item_status[i] != GAIA_OK) == (i % 9 == 3) && in.calls[i] == 1,
+                         "item %zu: status %s, ran %d times", i, gaia_status_str(item_status[i]), in.calls[i]);
+done:
+    slices_inputs_free(&in);
+}
+
+/* A map_slices inside an item, over the item's own lent rows. */
+static gaia_status slices_inner(gaia_ctx *worker, size_t item, gaia_tensor *const *views, void *user) {
+    gaia_tensor *v = views[0];
+    (void)item;
+    (void)user;
+    return gaia_tensor_add_scalar(worker, v, 1.0f, &v);
+}
+static gaia_status slices_outer(gaia_ctx *worker, size_t item, gaia_tensor *const *views, void *user) {
+    (void)item;
+    (void)user;
+    return gaia_map_slices(worker, gaia_tensor_dim(views[0], 0), views, 1, slices_inner, NULL, NULL);
+}
+
+static void map_slices_inside_an_item_runs_there(gt *t) {
+    size_t shape[2] = {24, 5}, i;
+    float h[120], *out = NULL;
+    double ref[120];
+    gaia_tensor *x = NULL;
+    gt_fill_normal(t, h, 120);
+    for (i = 0; i < 120; i++) ref[i] = (double)h[i] + 1.0;
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, shape, h, &x));
+    /* 6 outer items of 4 rows, each 4 inner items of 1 row */
+    GT_CHECK_OR_DONE(t, gaia_map_slices(t->ctx, 6, &x, 1, slices_outer, NULL, NULL) == GAIA_OK, "%s",
+                     gaia_last_error(t->ctx));
+    out = gt_host(t, x);
+    GT_CHECK_OR_DONE(t, out && gt_mismatch(ref, out, 120, 1e-6, 1e-6) < 0, "a row was not added to exactly once");
+done:
+    free(out);
+    gaia_tensor_free(x);
+}
+
+static gaia_status slices_count_item(gaia_ctx *worker, size_t item, gaia_tensor *const *views, void *user) {
+    (void)worker;
+    (void)views;
+    (void)user;
+    if (item < 16) map_ran[item]++;
+    return GAIA_OK;
+}
+
+static void map_slices_bad_input(gt *t) {
+    gaia_tensor *a = NULL, *b = NULL, *ts[9], *none[2] = {NULL, NULL};
+    gaia_ctx *other = NULL;
+    gaia_tensor *foreign = NULL;
+    gaia_map_desc desc;
+    size_t s10[2] = {10, 3}, s12[1] = {12};
+    int i;
+    map_count_reset();
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_map_slices(NULL, 5, none, 1, slices_count_item, NULL, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_map_slices(t->ctx, 5, NULL, 1, slices_count_item, NULL, NULL));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_map_slices: tensors is NULL"), "%s", gaia_last_error(t->ctx));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 2, s10, &a));
+    GT_CHECK_OR_DONE(t, gaia_tensor_zeros(t->ctx, 1, s12, &b) == GAIA_OK, "setup");
+    for (i = 0; i < 9; i++) ts[i] = a;
+#define SL_BAD(want, call, text)                                                                               \
+    GT_CHECK_OR_DONE(t, (call) == (want) && strstr(gaia_last_error(t->ctx), text), "%s: %s", #call,            \
+                     gaia_last_error(t->ctx))
+    SL_BAD(GAIA_ERR_INVALID_ARG, gaia_map_slices(t->ctx, 5, ts, 1, NULL, NULL, NULL), "gaia_map_slices: fn is NULL");
+    SL_BAD(GAIA_ERR_INVALID_ARG, gaia_map_slices(t->ctx, 5, ts, 0, slices_count_item, NULL, NULL), "count = 0 outside 1..8");
+    SL_BAD(GAIA_ERR_INVALID_ARG, gaia_map_slices(t->ctx, 5, ts, 9, slices_count_item, NULL, NULL), "count = 9 outside 1..8");
+    SL_BAD(GAIA_ERR_INVALID_ARG, gaia_map_slices(t->ctx, 5, none, 2, slices_count_item, NULL, NULL), "tensors[0] is NULL");
+    ts[1] = b; /* 12 rows: not a multiple of 5 */
+    SL_BAD(GAIA_ERR_SHAPE, gaia_map_slices(t->ctx, 5, ts, 2, slices_count_item, NULL, NULL),
+           "tensors[1] has 12 rows: not a multiple of n = 5 items");
+    SL_BAD(GAIA_ERR_SHAPE, gaia_map_slices(t->ctx, 20, ts, 1, slices_count_item, NULL, NULL),
+           "tensors[0] has 10 rows: not a multiple of n = 20 items");
+    ts[1] = a;
+    memset(&desc, 0, sizeof desc);
+    desc.device = gaia_tensor_device(a) == GAIA_DEVICE_CPU ? GAIA_DEVICE_CUDA : GAIA_DEVICE_CPU;
+    GT_CHECK_OR_DONE(t, gaia_map_slices(t->ctx, 5, ts, 2, slices_count_item, NULL, &desc) == GAIA_ERR_DEVICE_MISMATCH,
+                     "a map on another device than its tensors was accepted");
+    GT_CHECK_OR_DONE(t, strstr(gaia_last_error(t->ctx), "desc->device is"), "%s", gaia_last_error(t->ctx));
+    desc.device = GAIA_DEVICE_AUTO;
+    desc.workers = -1; /* gaia_map's checks hold here too, under this name */
+    SL_BAD(GAIA_ERR_INVALID_ARG, gaia_map_slices(t->ctx, 5, ts, 2, slices_count_item, NULL, &desc),
+           "gaia_map_slices: workers = -1 outside");
+    GT_CHECK_OR_DONE(t, gaia_ctx_create(NULL, &other) == GAIA_OK && gaia_tensor_zeros(other, 2, s10, &foreign) == GAIA_OK,
+                     "setup of a second context");
+    ts[1] = foreign;
+    SL_BAD(GAIA_ERR_INVALID_ARG, gaia_map_slices(t->ctx, 5, ts, 2, slices_count_item, NULL, NULL),
+           "tensors[1] belongs to another context");
+#undef SL_BAD
+    GT_CHECK_OR_DONE(t, map_count_calls == 0, "a refused map ran %d items", map_count_calls);
+    /* nothing to do is not an error */
+    GT_CHECK_OR_DONE(t, gaia_map_slices(t->ctx, 0, ts, 1, slices_count_item, NULL, NULL) == GAIA_OK, "%s",
+                     gaia_last_error(t->ctx));
+    GT_CHECK_OR_DONE(t, map_count_calls == 0, "an empty map ran %d items", map_count_calls);
+    GT_CHECK_OR_DONE(t, gaia_map_slices(t->ctx, 5, ts, 1, slices_count_item, NULL, NULL) == GAIA_OK, "%s",
+                     gaia_last_error(t->ctx));
+    GT_CHECK_OR_DONE(t, map_count_calls == 5, "5 items ran %d times", map_count_calls);
+done:
+    gaia_tensor_free(a);
+    gaia_tensor_free(b);
+    gaia_tensor_free(foreign);
+    gaia_ctx_destroy(other);
+}
+
 /* ---- telemetry ---- */
 static char *map_read_file(const char *path) {
     FILE *f = fopen(path, "rb");
@@ -547,6 +820,11 @@ const gt_case gt_map_cases[] = {
     {"map_bad_input", map_bad_input},
     {"map_out_of_memory_making_workers", map_out_of_memory_making_workers},
     {"map_cuda_matches_cpu", map_cuda_matches_cpu},
+    {"map_slices_lend_each_item_its_rows", map_slices_lend_each_item_its_rows},
+    {"map_slices_views_made_from_lent_ones_stay", map_slices_views_made_from_lent_ones_stay},
+    {"map_slices_failing_items_are_named", map_slices_failing_items_are_named},
+    {"map_slices_inside_an_item_runs_there", map_slices_inside_an_item_runs_there},
+    {"map_slices_bad_input", map_slices_bad_input},
     {"telemetry_json_has_the_counters", telemetry_json_has_the_counters},
     {"telemetry_csv_has_a_row_per_op", telemetry_csv_has_a_row_per_op},
     {"telemetry_bad_input", telemetry_bad_input},
