@@ -3525,35 +3525,39 @@ struct gaia_tensor {
 };
 
 struct gaia_ctx {
+    /* What every call reads comes first, in two cache lines: a gaia_map item
+       costs a matrix product of 64x64 plus the lines its calls touch, and
+       each line the product's stream has pushed out costs a trip to L3. */
+    const gaia_backend *backends[GAIA_DEVICE_COUNT];
+    struct gaia_ctx *map_parent;      /* a gaia_map worker: the context it works for */
+    struct gaia__tape *tape;          /* autograd: the recorded operations, or NULL */
+    void *cpu_gemm_work;              /* packing buffers of gaia_cpu_sgemm */
+    size_t cpu_gemm_work_size;
+    int cpu_threads;
+    int profiling;
+    int grad_off;                     /* gaia_grad_set_enabled(ctx, 0) */
+    int in_backward;                  /* backward's own operations are not recorded */
+    uint64_t seed, rng_stream;
+    uint64_t tape_gen;                /* bumped when the tape is cleared */
+    uint64_t failures;                /* gaia__fail calls so far: did an item leave a message */
     gaia_allocator allocator;
     gaia_logger logger;
     gaia_progress progress;
     size_t progress_shown;            /* the last percent reported (+1; 0: none yet) */
     gaia_device device_stack[GAIA__DEVICE_STACK];
     int device_depth;                 /* device_stack[device_depth] is current */
-    const gaia_backend *backends[GAIA_DEVICE_COUNT];
-    uint64_t seed, rng_stream;
-    int cpu_threads;
     size_t load_limit;                /* desc.load_limit, resolved */
     int allow_tf32;
     gaia_device policy;               /* desc.device as asked: AUTO lets host-array calls choose */
-    int profiling;
     gaia_profile_entry profile[GAIA_PROF_COUNT];
     gaia_memory_stats cpu_memory;     /* tensor storage on the CPU */
-    void *cpu_gemm_work;              /* packing buffers of gaia_cpu_sgemm */
-    size_t cpu_gemm_work_size;
     void *cuda;                       /* struct gaia_cuda_state, gaia_cuda.h */
     void *hrr_state;                  /* the modules' per-context caches */
     unsigned hrr_cleanup_pass;        /* CPU cleanups so far: their row order alternates */
     void *assembly_state;
     void *layer_state;
-    struct gaia_ctx *map_parent;      /* a gaia_map worker: the context it works for */
     struct gaia_ctx **map_workers[GAIA_DEVICE_COUNT]; /* gaia_map's workers, made on first use */
     int map_worker_count[GAIA_DEVICE_COUNT];
-    struct gaia__tape *tape;          /* autograd: the recorded operations, or NULL */
-    uint64_t tape_gen;                /* bumped when the tape is cleared */
-    int grad_off;                     /* gaia_grad_set_enabled(ctx, 0) */
-    int in_backward;                  /* backward's own operations are not recorded */
     char last_error[GAIA__ERR_LEN];
 };
 
@@ -3612,6 +3616,7 @@ static gaia_status gaia__fail(gaia_ctx *ctx, gaia_status status, const char *fun
     va_list ap;
     int n;
     if (!ctx) return status;
+    ctx->failures++;
     n = snprintf(ctx->last_error, sizeof ctx->last_error, "%s: ", func);
     if (n < 0 || n >= (int)sizeof ctx->last_error) n = 0;
     va_start(ap, fmt);
@@ -5348,11 +5353,15 @@ static void gaia__ag_begin(gaia_ctx *ctx, gaia__ag_pending *p, gaia__ag_kind kin
                            const gaia_tensor *b, const gaia_tensor *c) {
     gaia__ag_node *n = &p->node;
     int ok = 1;
-    memset(p, 0, sizeof *p);
+    /* Most calls record nothing: they clear only what a caller may read
+       (the node is 200-odd bytes, four cache lines of stack per call). */
+    p->active = 0;
+    n->in[0] = n->in[1] = n->in[2] = 0;
     if (!ctx || ctx->grad_off || ctx->in_backward) return;
     if (!(a && (a->requires_grad || gaia__ag_tracked(ctx, a))) && !(b && (b->requires_grad || gaia__ag_tracked(ctx, b))) &&
         !(c && (c->requires_grad || gaia__ag_tracked(ctx, c))))
         return;
+    memset(p, 0, sizeof *p);
     n->kind = kind;
     n->op = op;
     n->in[0] = gaia__ag_input(ctx, a);
@@ -17664,9 +17673,9 @@ typedef struct gaia__map_run {
 
 static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
     gaia_status st;
+    uint64_t failures = w->failures; /* more after the item: its message is the worker's last error */
     w->seed = gaia__map_item_seed(r->seed, r->stream, item);
     w->rng_stream = 0;
-    w->last_error[0] = '\0';
     st = r->fn(w, item, r->user);
     if (r->item_status) r->item_status[item] = st;
     if (st == GAIA_OK) return;
@@ -17678,7 +17687,8 @@ static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
         if (item < r->first_failed) {
             r->first_failed = item;
             r->first_status = st;
-            snprintf(r->first_error, sizeof r->first_error, "%.400s", w->last_error[0] ? w->last_error : "(no message)");
+            snprintf(r->first_error, sizeof r->first_error, "%.400s",
+                     w->failures != failures ? w->last_error : "(no message)");
         }
     }
 }
