@@ -1165,6 +1165,17 @@ static void gaia__gemm_direct(int trans_a, int trans_b, size_t M, size_t N, size
             B = scratch;
             ldb = N;
         }
+        /* B is read column tile by column tile, each row a stride apart: a
+           walk the hardware prefetcher learns late when B comes from memory.
+           For a B of 4 to 32 KiB, asking for all of it first lets the loads
+           overlap (10,000 products of 64x64 from memory: 6% faster, and a
+           gaia_map of them 9%; B already in L2: 1.6% slower). A smaller B is
+           a few lines that come soon anyway. */
+        if (!trans_b && K * N >= 1024 && K * N <= 8192) {
+            size_t k, jj;
+            for (k = 0; k < K; ++k)
+                for (jj = 0; jj < N; jj += 16) __builtin_prefetch(B + k * ldb + jj, 0, 3);
+        }
         j = gaia__gemm_dtiles(M, N, K, A, sai, sak, B, ldb, alpha, beta, C, ldc);
         if (j == N) return;
         /* 1-3 leftover columns, B now in row form */
