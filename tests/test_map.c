@@ -435,6 +435,8 @@ typedef struct slices_inputs {
     float *hs;
     int *calls;     /* per item (m.calls counts m's 12-row blocks) */
     gaia_tensor *y, *s;
+    gaia_tensor *ts[3]; /* {x, y, s}: what the map slices */
+    slices_job job;     /* w and calls set, nothing asked to fail or keep */
 } slices_inputs;
 
 static void slices_inputs_free(slices_inputs *in) {
@@ -458,8 +460,16 @@ static int slices_inputs_make(gt *t, size_t n, slices_inputs *in) {
     in->calls = (int *)calloc(n, sizeof *in->calls);
     if (!in->hs || !in->calls) return 0;
     gt_fill_normal(t, in->hs, n * 4);
-    return gaia_tensor_zeros(t->ctx, 2, sy, &in->y) == GAIA_OK &&
-           gaia_tensor_from_host(t->ctx, 3, ss, in->hs, &in->s) == GAIA_OK;
+    if (gaia_tensor_zeros(t->ctx, 2, sy, &in->y) != GAIA_OK ||
+        gaia_tensor_from_host(t->ctx, 3, ss, in->hs, &in->s) != GAIA_OK)
+        return 0;
+    in->ts[0] = in->m.x;
+    in->ts[1] = in->y;
+    in->ts[2] = in->s;
+    in->job.w = in->m.w;
+    in->job.calls = in->calls;
+    in->job.shapes_ok = 1;
+    return 1;
 }
 
 static void map_slices_lend_each_item_its_rows(gt *t) {
@@ -469,27 +479,20 @@ static void map_slices_lend_each_item_its_rows(gt *t) {
     slices_inputs in;
     slices_job job;
     gaia_map_desc desc;
-    gaia_tensor *ts[3];
     float *hy = NULL, *hs = NULL;
     double *sref = NULL;
     size_t i, w, g;
     GT_CHECK_OR_DONE(t, slices_inputs_make(t, n, &in) && (sref = (double *)malloc(n * 4 * sizeof *sref)),
                      "setup failed: %s", gaia_last_error(t->ctx));
-    ts[0] = in.m.x;
-    ts[1] = in.y;
-    ts[2] = in.s;
     for (w = 0; w < sizeof workers / sizeof workers[0]; w++) {
         for (g = 0; g < sizeof grains / sizeof grains[0]; g++) {
-            memset(&job, 0, sizeof job);
-            job.w = in.m.w;
-            job.calls = in.calls;
-            job.shapes_ok = 1;
+            job = in.job;
             memset(in.calls, 0, n * sizeof *in.calls);
             GT_CHECK_OR_DONE(t, gaia_tensor_scale(t->ctx, in.y, 0.0f, &in.y) == GAIA_OK, "clearing y failed");
             memset(&desc, 0, sizeof desc);
             desc.workers = workers[w];
             desc.grain = grains[g];
-            GT_CHECK_OR_DONE(t, gaia_map_slices(t->ctx, n, ts, 3, slices_item, &job, &desc) == GAIA_OK,
+            GT_CHECK_OR_DONE(t, gaia_map_slices(t->ctx, n, in.ts, 3, slices_item, &job, &desc) == GAIA_OK,
                              "workers %d grain %zu: %s", workers[w], grains[g], gaia_last_error(t->ctx));
             for (i = 0; i < n && in.calls[i] == 1; i++) continue;
             GT_CHECK_OR_DONE(t, i == n, "workers %d grain %zu: item %zu ran %d times", workers[w], grains[g], i,
@@ -518,19 +521,14 @@ static void map_slices_views_made_from_lent_ones_stay(gt *t) {
     const size_t n = 8;
     slices_inputs in;
     slices_job job;
-    gaia_tensor *ts[3], *keep[8];
+    gaia_tensor *keep[8];
     float *hk = NULL;
     size_t i;
     memset(keep, 0, sizeof keep);
     GT_CHECK_OR_DONE(t, slices_inputs_make(t, n, &in), "setup failed: %s", gaia_last_error(t->ctx));
-    ts[0] = in.m.x;
-    ts[1] = in.y;
-    ts[2] = in.s;
-    memset(&job, 0, sizeof job);
-    job.w = in.m.w;
-    job.calls = in.calls;
+    job = in.job;
     job.keep = keep;
-    GT_CHECK_OR_DONE(t, gaia_map_slices(t->ctx, n, ts, 3, slices_item, &job, NULL) == GAIA_OK, "%s",
+    GT_CHECK_OR_DONE(t, gaia_map_slices(t->ctx, n, in.ts, 3, slices_item, &job, NULL) == GAIA_OK, "%s",
                      gaia_last_error(t->ctx));
     gaia_tensor_free(in.m.x); /* the kept views hold x's storage */
     in.m.x = NULL;
@@ -552,21 +550,15 @@ static void map_slices_failing_items_are_named(gt *t) {
     slices_job job;
     gaia_map_desc desc;
     gaia_status item_status[40];
-    gaia_tensor *ts[3];
     gaia_status st;
     size_t i;
     GT_CHECK_OR_DONE(t, slices_inputs_make(t, n, &in), "setup failed: %s", gaia_last_error(t->ctx));
-    ts[0] = in.m.x;
-    ts[1] = in.y;
-    ts[2] = in.s;
-    memset(&job, 0, sizeof job);
-    job.w = in.m.w;
-    job.calls = in.calls;
+    job = in.job;
     job.fail_every = 9; /* items 3, 12, 21, 30, 39 */
     memset(&desc, 0, sizeof desc);
     desc.workers = 2;
     desc.item_status = item_status;
-    st = gaia_map_slices(t->ctx, n, ts, 3, slices_item, &job, &desc);
+    st = gaia_map_slices(t->ctx, n, in.ts, 3, slices_item, &job, &desc);
     GT_CHECK_OR_DONE(t, st == GAIA_ERR_INVALID_ARG, "map returned %s", gaia_status_str(st));
     GT_CHECK_OR_DONE(t, strstr(gaia_last_error(t->ctx), "gaia_map_slices: item 3 of 40 failed (5 failed in all)") &&
                             strstr(gaia_last_error(t->ctx), "lent"),
