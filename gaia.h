@@ -3525,9 +3525,10 @@ struct gaia_tensor {
 };
 
 struct gaia_ctx {
-    /* What every call reads comes first, in two cache lines: a gaia_map item
-       costs a matrix product of 64x64 plus the lines its calls touch, and
-       each line the product's stream has pushed out costs a trip to L3. */
+    /* What every call reads comes first, in two cache lines, so that a call
+       touches few: between small products streamed from memory (a gaia_map
+       of 64x64 items) the lines a call reads have usually been pushed out
+       of the nearer caches by the product before it. */
     const gaia_backend *backends[GAIA_DEVICE_COUNT];
     struct gaia_ctx *map_parent;      /* a gaia_map worker: the context it works for */
     struct gaia__tape *tape;          /* autograd: the recorded operations, or NULL */
