@@ -1169,7 +1169,7 @@ static void gaia__gemm_direct(int trans_a, int trans_b, size_t M, size_t N, size
            walk the hardware prefetcher learns late when B comes from memory.
            For a B of 4 to 32 KiB, asking for all of it first lets the loads
            overlap (10,000 products of 64x64 from memory: 6% faster, and a
-           gaia_map of them 9%; B already in L2: 1.6% slower). A smaller B is
+           gaia_map of them 5-10%; B already in L2: 1.4-2.1% slower). A smaller B is
            a few lines that come soon anyway. */
         if (!trans_b && K * N >= 1024 && K * N <= 8192) {
             size_t k, jj;
