@@ -5112,6 +5112,19 @@ GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_
 /* ---------------------------------------------------------------------
    Views
    --------------------------------------------------------------------- */
+/* v = a view of x's storage, `offset` floats past x's start, in `shape`;
+   no reference taken (the caller takes one, or lends the view). */
+static void gaia__view_fill(gaia_tensor *v, const gaia_tensor *x, size_t offset, int ndim, const size_t *shape) {
+    int i;
+    memset(v, 0, sizeof *v);
+    v->storage = x->storage;
+    v->offset = x->offset + offset;
+    v->ndim = ndim;
+    memcpy(v->shape, shape, (size_t)ndim * sizeof(size_t));
+    v->numel = 1;
+    for (i = 0; i < ndim; i++) v->numel *= shape[i];
+}
+
 static gaia_status gaia__make_view(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, size_t offset, int ndim,
                                    const size_t *shape, gaia_tensor **out) {
     gaia_tensor *v;
@@ -5119,20 +5132,11 @@ static gaia_status gaia__make_view(gaia_ctx *ctx, const char *fn, const gaia_ten
     if (*out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "*out must be NULL: a view is always a new tensor");
     v = (gaia_tensor *)gaia__host_alloc(ctx, sizeof *v);
     if (!v) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate tensor header");
-    memset(v, 0, sizeof *v);
-    v->storage = x->storage;
+    gaia__view_fill(v, x, offset, ndim, shape);
 #ifdef _OPENMP
 #pragma omp atomic
 #endif
     v->storage->refcount++;
-    v->offset = x->offset + offset;
-    v->ndim = ndim;
-    memcpy(v->shape, shape, (size_t)ndim * sizeof(size_t));
-    v->numel = 1;
-    {
-        int i;
-        for (i = 0; i < ndim; i++) v->numel *= shape[i];
-    }
     *out = v;
     return GAIA_OK;
 }
@@ -17883,18 +17887,15 @@ GAIA_API gaia_status gaia_map_slices(gaia_ctx *ctx, size_t n, gaia_tensor *const
             return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn_name, "tensors[0] is on %s, %s on %s",
                               gaia_device_str(d), name, gaia_device_str(GAIA__DEV(x)));
         d = GAIA__DEV(x);
-        if (n > 0 && (x->shape[0] < n || x->shape[0] % n != 0))
-            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn_name, "%s has %zu rows: not a multiple of n = %zu items", name,
-                              x->shape[0], n);
         if (n > 0) {
-            gaia_tensor *v = &job.item0[t];
-            v->storage = x->storage;
-            v->offset = x->offset;
-            v->ndim = x->ndim;
-            memcpy(v->shape, x->shape, sizeof v->shape);
-            v->shape[0] = x->shape[0] / n;
-            v->numel = x->numel / n;
-            v->lent = 1;
+            size_t rows[GAIA_MAX_DIMS];
+            if (x->shape[0] < n || x->shape[0] % n != 0)
+                return gaia__fail(ctx, GAIA_ERR_SHAPE, fn_name, "%s has %zu rows: not a multiple of n = %zu items",
+                                  name, x->shape[0], n);
+            memcpy(rows, x->shape, sizeof rows);
+            rows[0] /= n;
+            gaia__view_fill(&job.item0[t], x, 0, x->ndim, rows);
+            job.item0[t].lent = 1;
         }
     }
     memset(&desc, 0, sizeof desc);

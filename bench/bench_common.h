@@ -222,16 +222,10 @@ static inline double bench_median(double *v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Exits with the status and the context's message when a gaia call fails
-   (a benchmark of a failed call measures nothing). Expects a `ctx` in scope. */
-#define CHECK(call)                                                                                          \
-    do {                                                                                                     \
-        gaia_status st_ = (call);                                                                            \
-        if (st_ != GAIA_OK) {                                                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, gaia_status_str(st_), gaia_last_error(ctx)); \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
+/* CHECK(call): the examples' - a failed gaia call prints where, its status
+   and the context's message, and ends the run (a benchmark of a failed call
+   measures nothing). Expects a `ctx` in scope. */
+#include "../examples/example_check.h"
 
 /* A competing CPU-bound process, the way a user's machine is shared: a child
    that spins until bench_hog_stop kills it. */
