@@ -2888,7 +2888,7 @@ static void gaia__cpu_binary_blocks(gaia_binary_op op, const float *a, const siz
     s.per = s.n >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / s.n;
     s.segs = s.n > GAIA__PAR_BLOCK ? (s.n + GAIA__PAR_BLOCK - 1) / GAIA__PAR_BLOCK : 1;
     s.stream = total * sizeof(float) >= GAIA_STREAM_BYTES;
-    gaia__sweep_run(total > GAIA__PAR_MIN ? gaia__team(nthreads, (double)total, GAIA__ELEM_GRAIN) : 1,
+    gaia__sweep_run(gaia__team(nthreads, (double)total, GAIA__ELEM_GRAIN),
                     (long long)(s.segs > 1 ? s.rows * s.segs : (s.rows + s.per - 1) / s.per), gaia__cpu_binary_block, &s);
 }
 
@@ -4256,7 +4256,9 @@ static void gaia__asm_kept_prefetch(const gaia__asm_kept *x, uint64_t q0, uint64
         p = (const char *)(x->off + x->start[q0]);
         end = (const char *)(x->off + x->start[q1]);
     }
-    for (; p <= end; p += 64) GAIA__ASM_PREFETCH(p);
+    /* from p's own line: stepping p itself by 64 skips end's line whenever
+       p sits further into its line than end does */
+    for (p = (const char *)((uintptr_t)p & ~(uintptr_t)63); p <= end; p += 64) GAIA__ASM_PREFETCH(p);
 }
 
 static size_t gaia__asm_kept_bytes(uint64_t nseg, uint32_t cap) {
@@ -6342,16 +6344,24 @@ static float gaia__sm_max(const float *x, size_t n) {
     if (j < n) m1 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, (__mmask16)((1u << (n - j)) - 1u), x + j), m1);
     return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
 }
+/* s0, s1 += the low and high 8 lanes of f, widened to double. */
+static void gaia__sm_widen(__m512d *s0, __m512d *s1, __m512 f) {
+    *s0 = _mm512_add_pd(*s0, _mm512_cvtps_pd(_mm512_castps512_ps256(f)));
+    *s1 = _mm512_add_pd(*s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f), 1))));
+}
 /* sum of e^(x - m) over x[0..n), in double (a NaN x makes it NaN);
-   prefetches up to n of the na floats at ahead (the next chunk or line). */
+   prefetches up to n of the na floats at ahead (the next chunk or line).
+   The order of the sum is every sweep's (gaia__sm_expstore, gaia__sm_pipe),
+   so a line gets the same bits whichever sweep its tensor's size picks:
+   blocks of 256, whose lanes add their even and their odd 16-vectors in
+   float (8 exponentials each, each <= 1: exact to a few ulps), then the
+   two, then widen to double (widening every vector cost more than the
+   exponentials: the sweep was compute-bound at 0.6x memcpy's bandwidth);
+   the tail's vectors widen one by one. */
 static double gaia__sm_sumexp(const float *x, size_t n, float m, const float *ahead, size_t na) {
     __m512 mv = _mm512_set1_ps(m);
-    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd(), s2 = _mm512_setzero_pd(), s3 = _mm512_setzero_pd();
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
     size_t j = 0, q;
-    /* Blocks of 256: each lane adds 8 exponentials (each <= 1) in float,
-       exact to a few ulps, and only then widens to double; widening every
-       vector cost more than the exponentials (the sweep was compute-bound
-       at 0.6x memcpy's bandwidth). */
     for (; j + 256 <= n; j += 256) {
         __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps();
         for (q = 0; q < 256; q += 32) {
@@ -6362,32 +6372,19 @@ static double gaia__sm_sumexp(const float *x, size_t n, float m, const float *ah
             f0 = _mm512_add_ps(f0, gaia__sm_exp16(_mm512_sub_ps(_mm512_loadu_ps(x + j + q), mv)));
             f1 = _mm512_add_ps(f1, gaia__sm_exp16(_mm512_sub_ps(_mm512_loadu_ps(x + j + q + 16), mv)));
         }
-        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(f0)));
-        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f0), 1))));
-        s2 = _mm512_add_pd(s2, _mm512_cvtps_pd(_mm512_castps512_ps256(f1)));
-        s3 = _mm512_add_pd(s3, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f1), 1))));
-    }
-    for (; j + 32 <= n; j += 32) {
-        __m512 e0 = gaia__sm_exp16(_mm512_sub_ps(_mm512_loadu_ps(x + j), mv));
-        __m512 e1 = gaia__sm_exp16(_mm512_sub_ps(_mm512_loadu_ps(x + j + 16), mv));
-        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e0)));
-        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e0), 1))));
-        s2 = _mm512_add_pd(s2, _mm512_cvtps_pd(_mm512_castps512_ps256(e1)));
-        s3 = _mm512_add_pd(s3, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e1), 1))));
+        gaia__sm_widen(&s0, &s1, _mm512_add_ps(f0, f1));
     }
     for (; j < n; j += 16) {
         __mmask16 k = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
         /* lanes past the end load -inf: e^(-inf) = 0 */
-        __m512 e = gaia__sm_exp16(_mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), k, x + j), mv));
-        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
-        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+        gaia__sm_widen(&s0, &s1, gaia__sm_exp16(_mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), k, x + j), mv)));
     }
-    return _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1), _mm512_add_pd(s2, s3)));
+    return _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
 }
 /* y = e^(x - m) and the sum of those, for a short line that stays in L1:
    one exponential per element instead of two (the sweep is compute-bound),
-   then gaia__sm_scale multiplies y by 1/sum. Sums and prefetches as
-   gaia__sm_sumexp. */
+   then gaia__sm_scale multiplies y by 1/sum. Sums (in the same order) and
+   prefetches as gaia__sm_sumexp. */
 static double gaia__sm_expstore(const float *x, float *y, size_t n, float m, const float *ahead, size_t na) {
     __m512 mv = _mm512_set1_ps(m);
     __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
@@ -6407,16 +6404,13 @@ static double gaia__sm_expstore(const float *x, float *y, size_t n, float m, con
             f0 = _mm512_add_ps(f0, e0);
             f1 = _mm512_add_ps(f1, e1);
         }
-        f0 = _mm512_add_ps(f0, f1);
-        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(f0)));
-        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f0), 1))));
+        gaia__sm_widen(&s0, &s1, _mm512_add_ps(f0, f1));
     }
     for (; j < n; j += 16) {
         __mmask16 k = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
         __m512 e = gaia__sm_exp16(_mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), k, x + j), mv));
         _mm512_mask_storeu_ps(y + j, k, e);
-        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
-        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+        gaia__sm_widen(&s0, &s1, e);
     }
     return _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
 }
@@ -6462,30 +6456,40 @@ static void gaia__sm_write(const float *x, float *y, size_t n, float m, float in
    0.66-0.75x, log-softmax at a median 0.88x against 0.82x). Line r: x (n
    floats, n a multiple of 16, max m), prefetching `ahead` (na floats); the
    pending line: output yp (64-byte aligned; NULL: none) from ep and inv,
-   or from xp, mp and lsp. Returns line r's sum, summed as gaia__sm_sumexp
-   sums. */
+   or from xp, mp and lsp. Returns line r's sum, summed in gaia__sm_sumexp's
+   order (the same bits as when the line's tensor is too small to stream). */
+#define GAIA__SM_PIPE_STEP(q, v)                                                                               \
+    do {                                                                                                       \
+        (v) = gaia__sm_exp16(_mm512_sub_ps(_mm512_loadu_ps(x + (q)), mv));                                     \
+        if ((q) + 16 <= na) GAIA__SM_PREFETCH(ahead + (q));                                                    \
+        if (e) _mm512_storeu_ps(e + (q), (v));                                                                 \
+        if (yp)                                                                                                \
+            _mm512_stream_ps(yp + (q), e ? _mm512_mul_ps(_mm512_loadu_ps(ep + (q)), iv)                        \
+                                         : _mm512_sub_ps(_mm512_sub_ps(_mm512_loadu_ps(xp + (q)), mpv), lv));  \
+    } while (0)
 static double gaia__sm_pipe(const float *x, size_t n, float m, float *e, const float *ahead, size_t na,
                             const float *ep, float inv, float *yp, const float *xp, float mp, float lsp) {
     __m512 mv = _mm512_set1_ps(m), iv = _mm512_set1_ps(inv), mpv = _mm512_set1_ps(mp), lv = _mm512_set1_ps(lsp);
+    __m512 v0, v1;
     __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
-    size_t j, q;
-    for (j = 0; j < n; j += 256) {
-        size_t w = n - j < 256 ? n - j : 256;
-        __m512 f = _mm512_setzero_ps();
-        for (q = j; q < j + w; q += 16) {
-            __m512 v = gaia__sm_exp16(_mm512_sub_ps(_mm512_loadu_ps(x + q), mv));
-            if (q + 16 < na) GAIA__SM_PREFETCH(ahead + q);
-            if (e) _mm512_storeu_ps(e + q, v);
-            f = _mm512_add_ps(f, v);
-            if (yp)
-                _mm512_stream_ps(yp + q, e ? _mm512_mul_ps(_mm512_loadu_ps(ep + q), iv)
-                                           : _mm512_sub_ps(_mm512_sub_ps(_mm512_loadu_ps(xp + q), mpv), lv));
+    size_t j = 0, q;
+    for (; j + 256 <= n; j += 256) {
+        __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps();
+        for (q = j; q < j + 256; q += 32) {
+            GAIA__SM_PIPE_STEP(q, v0);
+            GAIA__SM_PIPE_STEP(q + 16, v1);
+            f0 = _mm512_add_ps(f0, v0);
+            f1 = _mm512_add_ps(f1, v1);
         }
-        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(f)));
-        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f), 1))));
+        gaia__sm_widen(&s0, &s1, _mm512_add_ps(f0, f1));
+    }
+    for (q = j; q < n; q += 16) {
+        GAIA__SM_PIPE_STEP(q, v0);
+        gaia__sm_widen(&s0, &s1, v0);
     }
     return _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
 }
+#undef GAIA__SM_PIPE_STEP
 
 static void gaia__sm_line(const float *x, float *y, size_t n, int want_log, int stream, const float *next,
                           size_t nnext);
@@ -7544,17 +7548,18 @@ static void gaia__conv_blk_pack(const gaia_conv2d_args *a, const gaia__conv_plan
         for (b = 0; b < p->nob; b++) {
             float *wd = wp + (g * p->nob + b) * p->Kg * GAIA__CONV_BLK_OC;
             float *bd = bp + (g * p->nob + b) * GAIA__CONV_BLK_OC;
-            for (j = 0; j < GAIA__CONV_BLK_OC; j++) {
-                size_t o = b * GAIA__CONV_BLK_OC + j;
-                const float *ws = a->w + (g * p->Og + o) * p->Kg;
-                if (o < p->Og) {
-                    for (k = 0; k < p->Kg; k++) wd[k * GAIA__CONV_BLK_OC + j] = ws[k];
-                    bd[j] = a->bias ? a->bias[g * p->Og + o] : 0.0f;
-                } else {
-                    for (k = 0; k < p->Kg; k++) wd[k * GAIA__CONV_BLK_OC + j] = 0.0f;
-                    bd[j] = 0.0f;
-                }
+            /* channels of the block that exist: nj; the rest are zeros */
+            size_t o0 = b * GAIA__CONV_BLK_OC, nj = p->Og - o0 < GAIA__CONV_BLK_OC ? p->Og - o0 : GAIA__CONV_BLK_OC;
+            const float *ws = a->w + (g * p->Og + o0) * p->Kg;
+            /* k outer: the writes run in address order, the reads stride by
+               Kg (j outer wrote 128 bytes apart and took 1.7 ms of a 3.8 ms
+               call at batch 1, 512 -> 512 channels, 3x3 on 7x7) */
+            for (k = 0; k < p->Kg; k++) {
+                float *row = wd + k * GAIA__CONV_BLK_OC;
+                for (j = 0; j < nj; j++) row[j] = ws[j * p->Kg + k];
+                for (; j < GAIA__CONV_BLK_OC; j++) row[j] = 0.0f;
             }
+            for (j = 0; j < GAIA__CONV_BLK_OC; j++) bd[j] = j < nj && a->bias ? a->bias[g * p->Og + o0 + j] : 0.0f;
         }
 }
 

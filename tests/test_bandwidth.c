@@ -241,6 +241,27 @@ static void bandwidth_softmax_matches_float64_on_any_thread_count(gt *t) {
             bad = ts_thread_diff(out, n, &nt);
             GT_CHECK_OR_DONE(t, bad < 0, "case %d %s: element %ld differs on 1 and %d threads", c,
                              lg ? "log_softmax" : "softmax", bad, nt);
+            if (c == 0) { /* a row gets the same bits alone as inside the streamed batch */
+                static const size_t alone[] = {1, 2, 3, 501, 4098};
+                size_t a, one[2] = {1, 1024};
+                for (a = 0; a < sizeof alone / sizeof alone[0]; a++) {
+                    gaia_tensor *xr = NULL;
+                    float *row;
+                    gaia_status st;
+                    TS_OK(t, ctx[0], gaia_tensor_from_host(ctx[0], 2, one, hx + alone[a] * cols, &xr));
+                    st = lg ? gaia_tensor_log_softmax(ctx[0], xr, 1, &y) : gaia_tensor_softmax(ctx[0], xr, 1, &y);
+                    gaia_tensor_free(xr);
+                    TS_OK(t, ctx[0], st);
+                    row = ts_host(ctx[0], y);
+                    gaia_tensor_free(y);
+                    y = NULL;
+                    GT_CHECK_OR_DONE(t, row != NULL, "download");
+                    st = memcmp(row, out[0] + alone[a] * cols, cols * sizeof(float)) == 0 ? GAIA_OK : GAIA_ERR_NUMERIC;
+                    free(row);
+                    GT_CHECK_OR_DONE(t, st == GAIA_OK, "%s: row %zu alone differs from the same row in the batch",
+                                     lg ? "log_softmax" : "softmax", alone[a]);
+                }
+            }
             ts_free_outs(out);
         }
     }
