@@ -360,7 +360,13 @@ static void gaia__sweep_run(int team, long long nblk, gaia__sweep_fn fn, void *a
             gaia__sweep.nblk = nblk;
             gaia__sweep.next = 0;
             gaia__sweep.gen++;
-            pthread_cond_broadcast(&gaia__sweep.wake);
+            { /* wake as many helpers as the sweep may use, not all of them: the
+                 rest would only take the lock and sleep again, while the
+                 caller waits for the lock at its end. One that misses a wake
+                 costs nothing: the caller claims the blocks it leaves. */
+                int h;
+                for (h = 0; h < gaia__sweep.want && h < gaia__sweep.helpers; h++) pthread_cond_signal(&gaia__sweep.wake);
+            }
             pthread_mutex_unlock(&gaia__sweep.lock);
             while ((blk = gaia__par_claim(&gaia__sweep.next)) < nblk) fn(arg, blk);
             pthread_mutex_lock(&gaia__sweep.lock);
