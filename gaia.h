@@ -2027,7 +2027,9 @@ GAIA_API const gaia_backend *gaia_backend_get(gaia_ctx *ctx, gaia_device d);
      only -inf            gives 0 everywhere (log: -inf): an all-masked row
                           carries no probability rather than NaN;
      +inf entries         gives the m of them 1/m each and the rest 0 (log:
-                          -log m and -inf), the limit of the finite case. */
+                          -log m and -inf), the limit of the finite case.
+   On the CPU a line along the last axis gets the same bits on any thread
+   count, and alone as inside a larger batch. */
 GAIA_API gaia_status gaia_tensor_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out);
 GAIA_API gaia_status gaia_tensor_log_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out);
 
