@@ -6489,12 +6489,58 @@ GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user) {
     return c->min_lr + (base_lr - c->min_lr) * (float)(0.5 * (1.0 + cos(3.141592653589793 * t)));
 }
 
+/* Why a parameter list cannot be trained: 0 when it can. A parameter twice
+   (or two sharing memory) would be updated twice per step; one that needs
+   no gradient never gets one, so it would silently never change. */
+static gaia_status gaia__optim_check_params(gaia_ctx *ctx, const char *fn, gaia_tensor *const *params, size_t n) {
+    size_t i, j;
+    for (i = 0; i < n; i++) {
+        gaia_status st = gaia__check_tensor(ctx, fn, "a parameter", params[i]);
+        if (st != GAIA_OK) return gaia__fail(ctx, st, fn, "parameter %zu: %s", i, params[i] ? "belongs to another context" : "is NULL");
+        if (!params[i]->requires_grad)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                              "parameter %zu does not require a gradient (gaia_tensor_set_requires_grad): it would "
+                              "never be trained", i);
+    }
+    for (i = 0; i < n; i++)
+        for (j = 0; j < i; j++) {
+            const gaia_tensor *a = params[j], *b = params[i];
+            if (a == b)
+                return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                                  "parameters %zu and %zu are the same tensor: it would be updated twice per step", j, i);
+            if (a->storage == b->storage && a->offset < b->offset + b->numel && b->offset < a->offset + a->numel)
+                return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                                  "parameters %zu and %zu share memory: it would be updated twice per step", j, i);
+        }
+    return GAIA_OK;
+}
+
+/* The first field of d that no optimizer can have, named with its value
+   alone (the others may be fine); GAIA_OK when there is none. */
+static gaia_status gaia__optim_check_desc(gaia_ctx *ctx, const char *fn, const gaia_optim_desc *d) {
+    const char *bad = NULL;
+    double value = 0;
+    const char *want = "";
+    if (!(d->lr > 0.0f) || d->lr > FLT_MAX) bad = "lr", value = d->lr, want = "a finite number > 0";
+    else if (!(d->momentum >= 0.0f && d->momentum < 1.0f)) bad = "momentum", value = d->momentum, want = "in [0, 1)";
+    else if (!(d->weight_decay >= 0.0f) || d->weight_decay > FLT_MAX)
+        bad = "weight_decay", value = d->weight_decay, want = "a finite number >= 0";
+    else if (!(d->beta1 > 0.0f && d->beta1 < 1.0f)) bad = "beta1", value = d->beta1, want = "in (0, 1)";
+    else if (!(d->beta2 > 0.0f && d->beta2 < 1.0f)) bad = "beta2", value = d->beta2, want = "in (0, 1)";
+    else if (!(d->eps > 0.0f)) bad = "eps", value = d->eps, want = "> 0";
+    else if (!(d->clip_norm >= 0.0f)) bad = "clip_norm", value = d->clip_norm, want = ">= 0 (0: no clipping)";
+    if (bad) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%s %g must be %s", bad, value, want);
+    if (d->nesterov && d->momentum == 0.0f)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "nesterov %d needs momentum > 0 (momentum is 0)", d->nesterov);
+    return GAIA_OK;
+}
+
 GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *desc, gaia_tensor *const *params, size_t n,
                                        gaia_optim **out) {
     static const char *fn = "gaia_optim_create";
     gaia_optim *o;
     gaia_optim_desc d;
-    size_t i;
+    gaia_status st;
     GAIA__NEED_CTX(ctx);
     if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
     d = *desc;
@@ -6503,19 +6549,9 @@ GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *des
     if (d.beta1 == 0.0f) d.beta1 = 0.9f;
     if (d.beta2 == 0.0f) d.beta2 = 0.999f;
     if (d.eps == 0.0f) d.eps = 1e-8f;
-    if (!(d.lr > 0.0f) || d.lr > FLT_MAX || !(d.momentum >= 0.0f && d.momentum < 1.0f) || !(d.weight_decay >= 0.0f) ||
-        d.weight_decay > FLT_MAX || !(d.beta1 > 0.0f && d.beta1 < 1.0f) || !(d.beta2 > 0.0f && d.beta2 < 1.0f) ||
-        !(d.eps > 0.0f) || !(d.clip_norm >= 0.0f) || (d.nesterov && d.momentum == 0.0f))
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                          "lr %g must be > 0, momentum %g in [0, 1) (> 0 for Nesterov), weight_decay %g >= 0, betas "
-                          "%g %g in (0, 1), eps %g > 0, clip_norm %g >= 0",
-                          (double)d.lr, (double)d.momentum, (double)d.weight_decay, (double)d.beta1, (double)d.beta2,
-                          (double)d.eps, (double)d.clip_norm);
+    if ((st = gaia__optim_check_desc(ctx, fn, &d)) != GAIA_OK) return st;
     if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
-    for (i = 0; i < n; i++) {
-        gaia_status st = gaia__check_tensor(ctx, fn, "a parameter", params[i]);
-        if (st != GAIA_OK) return gaia__fail(ctx, st, fn, "parameter %zu: %s", i, params[i] ? "belongs to another context" : "is NULL");
-    }
+    if ((st = gaia__optim_check_params(ctx, fn, params, n)) != GAIA_OK) return st;
     o = (gaia_optim *)gaia__host_alloc(ctx, sizeof *o);
     if (!o) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the optimizer");
     memset(o, 0, sizeof *o);
@@ -6555,19 +6591,12 @@ GAIA_API void gaia_optim_zero_grad(gaia_optim *o) {
 GAIA_API uint64_t gaia_optim_steps(const gaia_optim *o) { return o ? o->steps : 0; }
 GAIA_API float gaia_optim_lr(const gaia_optim *o) { return o ? o->last_lr : 0.0f; }
 
-GAIA_API gaia_status gaia_grad_clip_norm(gaia_ctx *ctx, gaia_tensor *const *params, size_t n, float max_norm,
-                                         float *total_norm) {
-    static const char *fn = "gaia_grad_clip_norm";
+/* The global L2 norm of params' gradients (those that have one), changing
+   nothing; recording must be off. */
+static gaia_status gaia__grad_norm(gaia_ctx *ctx, gaia_tensor *const *params, size_t n, double *total) {
     double sum = 0;
     size_t i;
     gaia_status st = GAIA_OK;
-    int was;
-    GAIA__NEED_CTX(ctx);
-    if (!params && n) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "params is NULL");
-    if (!(max_norm > 0.0f)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "max_norm %g must be > 0", (double)max_norm);
-    for (i = 0; i < n; i++)
-        if (!params[i]) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "parameter %zu is NULL", i);
-    was = gaia_grad_set_enabled(ctx, 0);
     for (i = 0; st == GAIA_OK && i < n; i++) {
         gaia_tensor *norm = NULL;
         float v = 0;
@@ -6577,13 +6606,38 @@ GAIA_API gaia_status gaia_grad_clip_norm(gaia_ctx *ctx, gaia_tensor *const *para
         gaia_tensor_free(norm);
         sum += (double)v * v;
     }
+    *total = sqrt(sum);
+    return st;
+}
+
+/* Whether gradients of norm `total` exceed max_norm, and the factor that
+   brings them down to it. */
+static int gaia__clip_scale(double total, float max_norm, float *scale) {
+    *scale = (float)(max_norm / (total + 1e-6));
+    return total > max_norm;
+}
+
+GAIA_API gaia_status gaia_grad_clip_norm(gaia_ctx *ctx, gaia_tensor *const *params, size_t n, float max_norm,
+                                         float *total_norm) {
+    static const char *fn = "gaia_grad_clip_norm";
+    double total = 0;
+    size_t i;
+    gaia_status st;
+    int was;
+    GAIA__NEED_CTX(ctx);
+    if (!params && n) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "params is NULL");
+    if (!(max_norm > 0.0f)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "max_norm %g must be > 0", (double)max_norm);
+    for (i = 0; i < n; i++)
+        if (!params[i]) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "parameter %zu is NULL", i);
+    was = gaia_grad_set_enabled(ctx, 0);
+    st = gaia__grad_norm(ctx, params, n, &total);
     if (st == GAIA_OK) {
-        double total = sqrt(sum);
+        float scale;
+        int over = gaia__clip_scale(total, max_norm, &scale);
         if (total_norm) *total_norm = (float)total;
         if (!(total <= DBL_MAX)) {
             st = gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "the gradients' norm is %g: nothing was scaled", total);
-        } else if (total > max_norm) {
-            float scale = (float)(max_norm / (total + 1e-6));
+        } else if (over) {
             for (i = 0; st == GAIA_OK && i < n; i++)
                 if (params[i]->grad) st = gaia_tensor_scale(ctx, params[i]->grad, scale, &params[i]->grad);
         }
@@ -6592,95 +6646,241 @@ GAIA_API gaia_status gaia_grad_clip_norm(gaia_ctx *ctx, gaia_tensor *const *para
     return st;
 }
 
-static gaia_status gaia__optim_param(gaia_optim *o, size_t i, float lr) {
-    gaia_ctx *ctx = o->ctx;
-    gaia_tensor *p = o->params[i], *g = p->grad, *t = NULL, *u = NULL;
-    const gaia_optim_desc *d = &o->d;
-    gaia_status st = GAIA_OK;
-    if (d->kind == GAIA_OPTIM_SGD) {
-        if (d->weight_decay > 0) { /* g + wd p */
-            GAIA__AG_TRY(gaia_tensor_scale(ctx, p, d->weight_decay, &t));
-            GAIA__AG_TRY(gaia_tensor_add(ctx, t, g, &t));
-            g = t;
-        }
-        if (d->momentum > 0) {
-            if (!o->m[i]) GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &o->m[i])); /* the first step: buf = g */
-            else {
-                GAIA__AG_TRY(gaia_tensor_scale(ctx, o->m[i], d->momentum, &o->m[i]));
-                GAIA__AG_TRY(gaia_tensor_add(ctx, o->m[i], g, &o->m[i]));
-            }
-            if (d->nesterov) { /* g + momentum buf */
-                GAIA__AG_TRY(gaia_tensor_scale(ctx, o->m[i], d->momentum, &u));
-                GAIA__AG_TRY(gaia_tensor_add(ctx, u, g, &u));
-                g = u;
-            } else {
-                g = o->m[i];
-            }
-        }
-        /* g may be u itself (Nesterov): scale into a fresh tensor */
-        {
-            gaia_tensor *step = NULL;
-            GAIA__AG_TRY(gaia_tensor_scale(ctx, g, lr, &step));
-            st = gaia_tensor_sub(ctx, p, step, &p);
-            gaia_tensor_free(step);
-        }
-    } else {
-        double t1 = (double)(o->steps + 1);
-        float bc1 = (float)(1.0 - pow((double)d->beta1, t1)), bc2 = (float)(1.0 - pow((double)d->beta2, t1));
-        const gaia_backend *be = gaia__be(ctx, GAIA__DEV(p));
-        if (!o->m[i]) {
-            GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(p), p->ndim, p->shape, 0.0f, &o->m[i]));
-            GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(p), p->ndim, p->shape, 0.0f, &o->v[i]));
-        }
-        if (be && be->layer && be->layer->adamw && GAIA__DEV(g) == GAIA__DEV(p)) {
-            /* the fused update: one pass over p, g, m, v instead of a dozen */
-            p->storage->version++; /* p changes in place: a gradient that saved it can tell */
-            st = be->layer->adamw(ctx, GAIA__PTR(p), GAIA__PTR(g), GAIA__PTR(o->m[i]), GAIA__PTR(o->v[i]), p->numel, lr,
-                                  d->beta1, d->beta2, d->eps, d->weight_decay, bc1, bc2);
-            goto done;
-        }
-        if (d->weight_decay > 0) GAIA__AG_TRY(gaia_tensor_scale(ctx, p, 1.0f - lr * d->weight_decay, &p));
-        GAIA__AG_TRY(gaia_tensor_scale(ctx, o->m[i], d->beta1, &o->m[i])); /* m = b1 m + (1 - b1) g */
-        GAIA__AG_TRY(gaia_tensor_scale(ctx, g, 1.0f - d->beta1, &t));
-        GAIA__AG_TRY(gaia_tensor_add(ctx, o->m[i], t, &o->m[i]));
-        GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SQUARE, g, 0, 0, &t)); /* v = b2 v + (1 - b2) g^2 */
-        GAIA__AG_TRY(gaia_tensor_scale(ctx, t, 1.0f - d->beta2, &t));
-        GAIA__AG_TRY(gaia_tensor_scale(ctx, o->v[i], d->beta2, &o->v[i]));
-        GAIA__AG_TRY(gaia_tensor_add(ctx, o->v[i], t, &o->v[i]));
-        /* p -= lr (m / bc1) / (sqrt(v / bc2) + eps) */
-        GAIA__AG_TRY(gaia_tensor_scale(ctx, o->v[i], 1.0f / bc2, &t));
-        GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SQRT, t, 0, 0, &t));
-        GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, t, d->eps, &t));
-        GAIA__AG_TRY(gaia_tensor_div(ctx, o->m[i], t, &u));
-        GAIA__AG_TRY(gaia_tensor_scale(ctx, u, lr / bc1, &u));
-        st = gaia_tensor_sub(ctx, p, u, &p);
+/* An optimizer step runs in two phases so that a failure changes nothing:
+   gaia__optim_prepare makes everything the step needs (the learning rate,
+   the clipping factor, the moment buffers a parameter gets on its first
+   update, scratch room for temporaries) and writes nothing the caller can
+   see; gaia__optim_apply then updates gradients, moments and parameters in
+   place with backend primitives on memory that already exists, which on the
+   CPU cannot fail. */
+typedef struct gaia__optim_plan {
+    float lr;
+    int clipping;               /* the gradients are scaled by clip first */
+    float clip;
+    gaia_tensor **fresh;        /* [2n] new moment buffers (m, v of parameter i), or NULL */
+    gaia_tensor *scratch[GAIA_DEVICE_COUNT][2]; /* per device: two of its largest parameter's size */
+} gaia__optim_plan;
+
+static void gaia__optim_plan_free(gaia_optim *o, gaia__optim_plan *pl) {
+    size_t i;
+    int d;
+    for (i = 0; pl->fresh && i < 2 * o->n; i++) gaia_tensor_free(pl->fresh[i]);
+    gaia__host_free(o->ctx, pl->fresh);
+    for (d = 0; d < GAIA_DEVICE_COUNT; d++) {
+        gaia_tensor_free(pl->scratch[d][0]);
+        gaia_tensor_free(pl->scratch[d][1]);
     }
-done:
-    gaia_tensor_free(t);
-    gaia_tensor_free(u);
+    memset(pl, 0, sizeof *pl);
+}
+
+/* AdamW through the backend's fused update, when it has one. */
+static int gaia__optim_fused(const gaia_backend *be) { return be->layer && be->layer->adamw; }
+
+/* A buffer shaped like p on its device: zeros, or uninitialised contents. */
+static gaia_status gaia__optim_buffer(gaia_ctx *ctx, const gaia_tensor *p, int zero, gaia_tensor **out) {
+    gaia_status st = gaia__tensor_new(ctx, "gaia_optim_step", GAIA__DEV(p), p->ndim, p->shape, out);
+    if (st == GAIA_OK && zero) st = gaia__be(ctx, GAIA__DEV(p))->fill(ctx, GAIA__PTR(*out), (*out)->numel, 0.0f);
+    if (st != GAIA_OK) {
+        gaia_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
+    static const char *fn = "gaia_optim_step";
+    gaia_ctx *ctx = o->ctx;
+    const gaia_optim_desc *d = &o->d;
+    size_t i, largest[GAIA_DEVICE_COUNT];
+    int dev, need_m = d->kind == GAIA_OPTIM_ADAMW || d->momentum > 0, need_v = d->kind == GAIA_OPTIM_ADAMW;
+    gaia_status st = GAIA_OK;
+    memset(pl, 0, sizeof *pl);
+    memset(largest, 0, sizeof largest);
+    pl->lr = d->schedule ? d->schedule(o->steps, d->lr, d->schedule_user) : d->lr;
+    if (!(pl->lr >= 0.0f) || pl->lr > FLT_MAX)
+        return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "the schedule gave lr %g at step %llu", (double)pl->lr,
+                          (unsigned long long)o->steps);
+    for (i = 0; i < o->n; i++) {
+        const gaia_tensor *p = o->params[i], *g = p->grad;
+        if (!g) continue;
+        if (GAIA__DEV(g) != GAIA__DEV(p))
+            return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "parameter %zu is on %s, its gradient on %s", i,
+                              gaia_device_str(GAIA__DEV(p)), gaia_device_str(GAIA__DEV(g)));
+        if (g->numel != p->numel)
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "parameter %zu has %zu values, its gradient %zu", i, p->numel,
+                              g->numel);
+        if (p->numel > largest[GAIA__DEV(p)]) largest[GAIA__DEV(p)] = p->numel;
+    }
+    if (d->clip_norm > 0) {
+        double total = 0;
+        if ((st = gaia__grad_norm(ctx, o->params, o->n, &total)) != GAIA_OK) return st;
+        if (!(total <= DBL_MAX))
+            return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "the gradients' norm is %g: nothing was updated", total);
+        pl->clipping = gaia__clip_scale(total, d->clip_norm, &pl->clip);
+    }
+    /* the moment buffers of parameters updated for the first time */
+    for (i = 0; i < o->n; i++)
+        if (o->params[i]->grad && need_m && !o->m[i]) break;
+    if (i < o->n) {
+        pl->fresh = (gaia_tensor **)gaia__host_alloc(ctx, 2 * o->n * sizeof *pl->fresh);
+        if (!pl->fresh) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", 2 * o->n);
+        memset(pl->fresh, 0, 2 * o->n * sizeof *pl->fresh);
+        for (; st == GAIA_OK && i < o->n; i++) {
+            const gaia_tensor *p = o->params[i];
+            if (!p->grad || o->m[i]) continue;
+            /* SGD's buffer starts as the first gradient; Adam's moments as zeros */
+            st = gaia__optim_buffer(ctx, p, need_v, &pl->fresh[2 * i]);
+            if (st == GAIA_OK && need_v) st = gaia__optim_buffer(ctx, p, 1, &pl->fresh[2 * i + 1]);
+        }
+        if (st != GAIA_OK) goto fail;
+    }
+    /* room for temporaries: SGD's step (and weight-decayed gradient); AdamW's
+       denominator where the backend has no fused update */
+    for (dev = 0; dev < GAIA_DEVICE_COUNT; dev++) {
+        int k, count;
+        if (!largest[dev]) continue;
+        if (d->kind == GAIA_OPTIM_SGD) count = d->weight_decay > 0 ? 2 : 1;
+        else count = gaia__optim_fused(gaia__be(ctx, (gaia_device)dev)) ? 0 : 1;
+        for (k = 0; st == GAIA_OK && k < count; k++)
+            st = gaia__tensor_new(ctx, fn, (gaia_device)dev, 1, &largest[dev], &pl->scratch[dev][k]);
+        if (st != GAIA_OK) goto fail;
+    }
+    return GAIA_OK;
+fail:
+    gaia__optim_plan_free(o, pl);
+    return st;
+}
+
+/* y = a op b over n contiguous values (y may be a or b). */
+static gaia_status gaia__optim_binary(gaia_ctx *ctx, const gaia_backend *be, gaia_binary_op op, const float *a,
+                                      const float *b, float *y, size_t n) {
+    size_t shape[GAIA_MAX_DIMS] = {1, 1, 1, 1}, strides[GAIA_MAX_DIMS] = {0, 0, 0, 1};
+    shape[GAIA_MAX_DIMS - 1] = n;
+    return be->binary(ctx, op, a, strides, b, strides, y, shape);
+}
+
+#define GAIA__OPTIM_DO(call)                       \
+    do {                                           \
+        if ((st = (call)) != GAIA_OK) return st;   \
+    } while (0)
+
+/* SGD on parameter i: the same operations, in the same order, as
+   g' = g + wd p; buf = momentum buf + g' (buf = g' at first);
+   p -= lr (g' + momentum buf) (Nesterov), lr buf, or lr g'. */
+static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, size_t i, int first) {
+    gaia_ctx *ctx = o->ctx;
+    const gaia_optim_desc *d = &o->d;
+    gaia_tensor *p = o->params[i];
+    const gaia_backend *be = gaia__be(ctx, GAIA__DEV(p));
+    size_t n = p->numel;
+    float *P = GAIA__PTR(p), *G = GAIA__PTR(p->grad), *S = GAIA__PTR(pl->scratch[GAIA__DEV(p)][0]);
+    const float *gd = G, *dir;
+    gaia_status st;
+    if (d->weight_decay > 0) {
+        float *W = GAIA__PTR(pl->scratch[GAIA__DEV(p)][1]);
+        GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, P, W, n, d->weight_decay, 0));
+        GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_ADD, W, G, W, n));
+        gd = W;
+    }
+    dir = gd;
+    if (d->momentum > 0) {
+        float *M = GAIA__PTR(o->m[i]);
+        if (first) {
+            GAIA__OPTIM_DO(be->copy(ctx, M, gd, n * sizeof(float)));
+        } else {
+            GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, M, M, n, d->momentum, 0));
+            GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_ADD, M, gd, M, n));
+        }
+        o->m[i]->storage->version++;
+        dir = M;
+        if (d->nesterov) {
+            GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, M, S, n, d->momentum, 0));
+            GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_ADD, S, gd, S, n));
+            dir = S;
+        }
+    }
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, dir, S, n, pl->lr, 0));
+    return gaia__optim_binary(ctx, be, GAIA_BINARY_SUB, P, S, P, n);
+}
+
+/* AdamW on parameter i: one fused pass, or the same formulas op by op. */
+static gaia_status gaia__optim_adamw(gaia_optim *o, const gaia__optim_plan *pl, size_t i) {
+    gaia_ctx *ctx = o->ctx;
+    const gaia_optim_desc *d = &o->d;
+    gaia_tensor *p = o->params[i];
+    const gaia_backend *be = gaia__be(ctx, GAIA__DEV(p));
+    size_t n = p->numel;
+    float *P = GAIA__PTR(p), *G = GAIA__PTR(p->grad), *M = GAIA__PTR(o->m[i]), *V = GAIA__PTR(o->v[i]), *T;
+    double t1 = (double)(o->steps + 1);
+    float lr = pl->lr, bc1 = (float)(1.0 - pow((double)d->beta1, t1)), bc2 = (float)(1.0 - pow((double)d->beta2, t1));
+    gaia_status st;
+    o->m[i]->storage->version++;
+    o->v[i]->storage->version++;
+    if (gaia__optim_fused(be))
+        return be->layer->adamw(ctx, P, G, M, V, n, lr, d->beta1, d->beta2, d->eps, d->weight_decay, bc1, bc2);
+    T = GAIA__PTR(pl->scratch[GAIA__DEV(p)][0]);
+    if (d->weight_decay > 0) GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, P, P, n, 1.0f - lr * d->weight_decay, 0));
+    /* m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2 */
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, M, M, n, d->beta1, 0));
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, G, T, n, 1.0f - d->beta1, 0));
+    GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_ADD, M, T, M, n));
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SQUARE, G, T, n, 0, 0));
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, T, T, n, 1.0f - d->beta2, 0));
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, V, V, n, d->beta2, 0));
+    GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_ADD, V, T, V, n));
+    /* p -= lr (m / bc1) / (sqrt(v / bc2) + eps) */
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, V, T, n, 1.0f / bc2, 0));
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SQRT, T, T, n, 0, 0));
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_ADD_SCALAR, T, T, n, d->eps, 0));
+    GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_DIV, M, T, T, n));
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, T, T, n, lr / bc1, 0));
+    return gaia__optim_binary(ctx, be, GAIA_BINARY_SUB, P, T, P, n);
+}
+
+/* The mutating phase: allocates nothing. */
+static gaia_status gaia__optim_apply(gaia_optim *o, gaia__optim_plan *pl) {
+    gaia_ctx *ctx = o->ctx;
+    size_t i;
+    gaia_status st = GAIA_OK;
+    for (i = 0; st == GAIA_OK && pl->clipping && i < o->n; i++) {
+        gaia_tensor *g = o->params[i]->grad;
+        if (!g) continue;
+        g->storage->version++;
+        st = gaia__be(ctx, GAIA__DEV(g))->unary(ctx, GAIA_UNARY_SCALE, GAIA__PTR(g), GAIA__PTR(g), g->numel, pl->clip, 0);
+    }
+    for (i = 0; st == GAIA_OK && i < o->n; i++) {
+        gaia_tensor *p = o->params[i];
+        int first = pl->fresh && pl->fresh[2 * i];
+        if (!p->grad) continue;
+        if (first) { /* its new moment buffers join the state */
+            o->m[i] = pl->fresh[2 * i];
+            o->v[i] = pl->fresh[2 * i + 1];
+            pl->fresh[2 * i] = pl->fresh[2 * i + 1] = NULL;
+        }
+        p->storage->version++; /* p changes in place: a gradient that saved it can tell */
+        if (o->d.kind == GAIA_OPTIM_SGD) st = gaia__optim_sgd(o, pl, i, first);
+        else st = gaia__optim_adamw(o, pl, i);
+    }
     return st;
 }
 
 GAIA_API gaia_status gaia_optim_step(gaia_optim *o) {
-    gaia_status st = GAIA_OK;
-    size_t i;
-    float lr;
+    gaia__optim_plan pl;
+    gaia_status st;
     int was;
     if (!o) return GAIA_ERR_INVALID_ARG;
-    lr = o->d.schedule ? o->d.schedule(o->steps, o->d.lr, o->d.schedule_user) : o->d.lr;
-    if (!(lr >= 0.0f) || lr > FLT_MAX)
-        return gaia__fail(o->ctx, GAIA_ERR_NUMERIC, "gaia_optim_step", "the schedule gave lr %g at step %llu",
-                          (double)lr, (unsigned long long)o->steps);
-    if (o->d.clip_norm > 0 && (st = gaia_grad_clip_norm(o->ctx, o->params, o->n, o->d.clip_norm, NULL)) != GAIA_OK)
-        return st;
     was = gaia_grad_set_enabled(o->ctx, 0);
-    for (i = 0; st == GAIA_OK && i < o->n; i++)
-        if (o->params[i]->grad) st = gaia__optim_param(o, i, lr);
+    st = gaia__optim_prepare(o, &pl);
+    if (st == GAIA_OK) {
+        st = gaia__optim_apply(o, &pl);
+        if (st == GAIA_OK) {
+            o->last_lr = pl.lr;
+            o->steps++;
+        }
+        gaia__optim_plan_free(o, &pl);
+    }
     gaia_grad_set_enabled(o->ctx, was);
-    if (st != GAIA_OK) return st;
-    o->last_lr = lr;
-    o->steps++;
-    return GAIA_OK;
+    return st;
 }
 
 /* ---- recording wrappers around the eager operations ---- */

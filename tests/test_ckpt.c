@@ -597,6 +597,7 @@ static void optim_load_mismatches_change_nothing(gt *t) {
         GT_CHECK(t, strstr(gaia_last_error(r.ctx), "holds 4 parameters, this optimizer has 3") != NULL, "%s",
                  gaia_last_error(r.ctx));
         GT_OK(t, gaia_tensor_zeros(r.ctx, 2, s2, &extra));
+        GT_OK(t, gaia_tensor_set_requires_grad(r.ctx, extra, 1)); /* an optimizer trains only such tensors */
         memcpy(ps, r.p, sizeof ps);
         ps[0] = extra;
         GT_OK(t, gaia_optim_create(r.ctx, &od, ps, NPARAM, &wrong));
@@ -638,6 +639,7 @@ static void optim_load_out_of_memory_changes_nothing(gt *t) {
     for (i = 0; i < NPARAM; i++) {
         int nd = run_shapes[i][1] ? 2 : 1;
         GT_OK(t, gaia_tensor_from_host(ctx, nd, run_shapes[i], init + off, &p[i]));
+        GT_OK(t, gaia_tensor_set_requires_grad(ctx, p[i], 1));
         off += gaia_tensor_numel(p[i]);
     }
     memset(&od, 0, sizeof od);
@@ -835,6 +837,7 @@ static void checkpoint_functions_reject_bad_arguments(gt *t) {
     memset(&od, 0, sizeof od);
     od.kind = GAIA_OPTIM_SGD;
     od.lr = 0.1f;
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, x, 1));
     GT_OK(t, gaia_optim_create(t->ctx, &od, &x, 1, &opt));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_save(NULL, path));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_save(opt, NULL));

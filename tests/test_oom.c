@@ -8,16 +8,21 @@
        unchanged (compared byte for byte, brains through their images);
      - calling again gives the reference result;
      - no block leaks (the context's allocator is back to zero blocks).
-   The reference is the same call in a fresh context with the same seed. */
+   The reference is the same call in a fresh context with the same seed.
+   An optimizer's state counts as an input: its parameters' values and
+   gradients, its moment buffers and step count (through gaia_optim_save). */
 #include "gaia_test.h"
+#include <stdio.h>
 #include <stdlib.h>
 
 #define OOM_MAX_CALLS 4000 /* a sweep longer than this is a test bug */
+#define OOM_IN 5
 
 typedef struct oom_env {
     gaia_ctx *ctx;
     uint64_t seed;
-    gaia_tensor *in[4];
+    gaia_tensor *in[OOM_IN];
+    gaia_optim *opt;               /* the optimizer worked on (over in[0 .. 3]) */
     gaia_tensor *out;              /* the tensor result (NULL: made by the call) */
     gaia_brain *brain, *brain_out; /* the brain worked on; a brain made by the call */
     gaia_hrr_codebook *cb, *cb_out;
@@ -106,11 +111,36 @@ static void buf_layer(oom_env *e, oom_buf *b, const gaia_layer *L) {
     for (p = 0; p < GAIA_LAYER_PARAM_COUNT; p++) buf_tensor(e, b, gaia_layer_get(L, (gaia_layer_param)p));
 }
 
+/* An optimizer's whole state: its parameters' gradients, and the file
+   gaia_optim_save writes (values, moments, step count, last lr). */
+static void buf_optim(oom_env *e, oom_buf *b) {
+    char path[600];
+    FILE *f;
+    int i;
+    if (!e->opt) return;
+    for (i = 0; i < OOM_IN; i++)
+        if (e->in[i]) buf_tensor(e, b, gaia_tensor_grad(e->in[i]));
+    gt_tmp_path(path, sizeof path, "oom_optim.safetensors");
+    f = gaia_optim_save(e->opt, path) == GAIA_OK ? fopen(path, "rb") : NULL;
+    if (!f) {
+        buf_put(b, "?", 1);
+        return;
+    }
+    for (;;) {
+        unsigned char chunk[4096];
+        size_t got = fread(chunk, 1, sizeof chunk, f);
+        if (!got) break;
+        buf_put(b, chunk, got);
+    }
+    fclose(f);
+}
+
 /* The inputs (and a preset output) or everything, as bytes. */
 static oom_buf snapshot(oom_env *e, int everything) {
     oom_buf b = {NULL, 0, 0};
     int i;
-    for (i = 0; i < 4; i++) buf_tensor(e, &b, e->in[i]);
+    for (i = 0; i < OOM_IN; i++) buf_tensor(e, &b, e->in[i]);
+    buf_optim(e, &b);
     buf_tensor(e, &b, e->out);
     buf_brain(e, &b, e->brain);
     buf_codebook(e, &b, e->cb);
@@ -148,7 +178,8 @@ static size_t first_difference(const oom_buf *a, const oom_buf *b) {
 
 static void teardown(oom_env *e) {
     int i;
-    for (i = 0; i < 4; i++) gaia_tensor_free(e->in[i]);
+    gaia_optim_destroy(e->opt);
+    for (i = 0; i < OOM_IN; i++) gaia_tensor_free(e->in[i]);
     gaia_tensor_free(e->out);
     gaia_tensor_free(e->outs[0]);
     gaia_tensor_free(e->outs[1]);
@@ -696,6 +727,85 @@ static void oom_brain_operations_keep_whole_steps(gt *t) {
     sweep_op(t, "op_merge", op_merge);
 }
 
+/* ---- optimizer steps: a failed step changes nothing, its retry is the step ---- */
+/* The optimizer the setup makes, and how many steps it takes before the swept one. */
+static gaia_optim_desc oom_od;
+static int oom_warm;
+static gaia_lr_cosine oom_cosine = {2, 10, 0.001f};
+
+/* One forward and backward of mse(x W + b (+ c), a random target): c joins
+   only the swept step's forward, so that on a later step one parameter is
+   updated for the first time; u never has a gradient. */
+static int optim_forward(oom_env *e, int with_c) {
+    gaia_tensor *y = NULL, *target = NULL, *loss = NULL;
+    size_t ts[2] = {4, 5};
+    gaia_status st = gaia_tensor_matmul(e->ctx, e->in[4], e->in[0], 0, 0, &y);
+    if (st == GAIA_OK) st = gaia_tensor_add(e->ctx, y, e->in[1], &y);
+    if (st == GAIA_OK && with_c) st = gaia_tensor_add(e->ctx, y, e->in[2], &y);
+    if (st == GAIA_OK) st = gaia_tensor_randn(e->ctx, 2, ts, 0.0f, 1.0f, &target);
+    if (st == GAIA_OK) st = gaia_loss_mse(e->ctx, y, target, &loss);
+    if (st == GAIA_OK) st = gaia_backward(e->ctx, loss);
+    gaia_tensor_free(y);
+    gaia_tensor_free(target);
+    gaia_tensor_free(loss);
+    return st != GAIA_OK;
+}
+
+static int set_optim(oom_env *e) {
+    int i, s;
+    if (mk(e, 0, 2, 6, 5, 0) || mk(e, 1, 1, 5, 0, 0) || mk(e, 2, 1, 5, 0, 0) || mk(e, 3, 1, 3, 0, 0) ||
+        mk(e, 4, 2, 4, 6, 0))
+        return 1;
+    for (i = 0; i < 4; i++)
+        if (gaia_tensor_set_requires_grad(e->ctx, e->in[i], 1) != GAIA_OK) return 1;
+    if (gaia_optim_create(e->ctx, &oom_od, e->in, 4, &e->opt) != GAIA_OK) return 1;
+    for (s = 0; s < oom_warm; s++) {
+        gaia_optim_zero_grad(e->opt);
+        if (optim_forward(e, 0) || gaia_optim_step(e->opt) != GAIA_OK) return 1;
+    }
+    gaia_optim_zero_grad(e->opt);
+    return optim_forward(e, 1);
+}
+static gaia_status r_optim_step(oom_env *e) { return gaia_optim_step(e->opt); }
+
+static void oom_optimizer_steps(gt *t) {
+    static const struct {
+        const char *what;
+        gaia_optim_kind kind;
+        float momentum;
+        int nesterov;
+        float weight_decay, clip_norm;
+        int schedule;
+    } cfg[] = {
+        {"SGD", GAIA_OPTIM_SGD, 0, 0, 0, 0, 0},
+        {"SGD, momentum", GAIA_OPTIM_SGD, 0.9f, 0, 0, 0, 0},
+        {"SGD, Nesterov", GAIA_OPTIM_SGD, 0.9f, 1, 0, 0, 0},
+        {"SGD, weight decay", GAIA_OPTIM_SGD, 0, 0, 0.01f, 0, 0},
+        {"SGD, clipping", GAIA_OPTIM_SGD, 0, 0, 0, 0.5f, 0},
+        {"SGD, everything", GAIA_OPTIM_SGD, 0.8f, 1, 0.05f, 0.5f, 1},
+        {"AdamW", GAIA_OPTIM_ADAMW, 0, 0, 0, 0, 0},
+        {"AdamW, clipping that does not bite", GAIA_OPTIM_ADAMW, 0, 0, 0, 1e6f, 0},
+        {"AdamW, everything", GAIA_OPTIM_ADAMW, 0, 0, 0.1f, 0.5f, 1},
+    };
+    size_t c;
+    for (c = 0; c < sizeof cfg / sizeof cfg[0] && !t->failed; c++) {
+        char what[128];
+        memset(&oom_od, 0, sizeof oom_od);
+        oom_od.kind = cfg[c].kind;
+        oom_od.lr = 0.05f;
+        oom_od.momentum = cfg[c].momentum;
+        oom_od.nesterov = cfg[c].nesterov;
+        oom_od.weight_decay = cfg[c].weight_decay;
+        oom_od.clip_norm = cfg[c].clip_norm;
+        oom_od.schedule = cfg[c].schedule ? gaia_lr_warmup_cosine : NULL;
+        oom_od.schedule_user = cfg[c].schedule ? &oom_cosine : NULL;
+        for (oom_warm = 0; oom_warm <= 3 && !t->failed; oom_warm += 3) {
+            snprintf(what, sizeof what, "%s, %s step", cfg[c].what, oom_warm ? "a later" : "the first");
+            sweep(t, what, set_optim, r_optim_step);
+        }
+    }
+}
+
 /* ---- 2-D convolution, pooling and eigenvalues (issue 18) ---- */
 static int set_conv(oom_env *e) {
     size_t xs[4] = {2, 4, 9, 9}, ws[4] = {8, 4, 3, 3}, bs[1] = {8}, ds[4] = {4, 1, 3, 3};
@@ -737,5 +847,6 @@ const gt_case gt_oom_cases[] = {
     {"oom_layer_operations_fail_cleanly_and_retry", oom_layer_operations},
     {"oom_brain_operations_fail_cleanly_and_retry", oom_brain_operations},
     {"oom_conv_and_eigh_operations_fail_cleanly_and_retry", oom_conv_and_eigh_operations},
+    {"oom_optimizer_steps_change_nothing_when_they_fail_and_retry_exactly", oom_optimizer_steps},
     {NULL, NULL},
 };
