@@ -522,35 +522,88 @@ static void brain_rule_features_reject_bad_arguments(gt *t) {
     gaia_brain_destroy(b);
 }
 
-/* An optimizer refuses parameters it could not train as asked (one listed
-   twice, two sharing memory, one that needs no gradient) and a bad field of
-   its desc, naming the indices or that field and its value alone. */
-static void optim_create_refuses_repeated_or_untrainable_parameters_and_names_the_bad_field(gt *t) {
-    static const char *fields[] = {"lr", "momentum", "weight_decay", "beta1", "beta2", "eps", "clip_norm", "nesterov"};
+/* Tensors for the optimizer's checks: w and top, mid, low (rows 0-2, 2-3
+   and 3-5 of one matrix m: row 2 in top and mid) need gradients, v does not. */
+typedef struct optim_params {
+    gaia_tensor *w, *v, *m, *top, *mid, *low;
+} optim_params;
+static gaia_status optim_params_open(gaia_ctx *ctx, optim_params *p) {
+    size_t sw[2] = {6, 4};
+    gaia_status st;
+    memset(p, 0, sizeof *p);
+    st = gaia_tensor_randn(ctx, 2, sw, 0.0f, 1.0f, &p->w);
+    if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 2, sw, 0.0f, 1.0f, &p->v);
+    if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 2, sw, 0.0f, 1.0f, &p->m);
+    if (st == GAIA_OK) st = gaia_tensor_slice_rows(ctx, p->m, 0, 3, &p->top);
+    if (st == GAIA_OK) st = gaia_tensor_slice_rows(ctx, p->m, 2, 2, &p->mid);
+    if (st == GAIA_OK) st = gaia_tensor_slice_rows(ctx, p->m, 3, 3, &p->low);
+    if (st == GAIA_OK) st = gaia_tensor_set_requires_grad(ctx, p->w, 1);
+    if (st == GAIA_OK) st = gaia_tensor_set_requires_grad(ctx, p->top, 1);
+    if (st == GAIA_OK) st = gaia_tensor_set_requires_grad(ctx, p->mid, 1);
+    if (st == GAIA_OK) st = gaia_tensor_set_requires_grad(ctx, p->low, 1);
+    return st;
+}
+static void optim_params_close(optim_params *p) {
+    gaia_tensor_free(p->w);
+    gaia_tensor_free(p->v);
+    gaia_tensor_free(p->m);
+    gaia_tensor_free(p->top);
+    gaia_tensor_free(p->mid);
+    gaia_tensor_free(p->low);
+}
+
+/* A parameter listed twice, or two sharing memory, would be updated twice
+   per step: refused, naming both indices. */
+static void optim_create_refuses_a_parameter_listed_twice(gt *t) {
     gaia_ctx *ctx = t->ctx;
-    gaia_tensor *w = NULL, *v = NULL, *m = NULL, *top = NULL, *mid = NULL, *ps[3];
+    optim_params p;
+    gaia_tensor *ps[3];
     gaia_optim *opt = NULL;
     gaia_optim_desc d;
-    size_t sw[2] = {6, 4}, i, f;
-    GT_OK(t, gaia_tensor_randn(ctx, 2, sw, 0.0f, 1.0f, &w));
-    GT_OK(t, gaia_tensor_randn(ctx, 2, sw, 0.0f, 1.0f, &v));
-    GT_OK(t, gaia_tensor_randn(ctx, 2, sw, 0.0f, 1.0f, &m));
-    GT_OK(t, gaia_tensor_slice_rows(ctx, m, 0, 3, &top)); /* rows 0-2 and 2-4 of m: row 2 in both */
-    GT_OK(t, gaia_tensor_slice_rows(ctx, m, 2, 2, &mid));
-    GT_OK(t, gaia_tensor_set_requires_grad(ctx, w, 1));
-    GT_OK(t, gaia_tensor_set_requires_grad(ctx, top, 1));
-    GT_OK(t, gaia_tensor_set_requires_grad(ctx, mid, 1));
+    GT_OK(t, optim_params_open(ctx, &p));
     memset(&d, 0, sizeof d);
     d.kind = GAIA_OPTIM_SGD;
     d.lr = 0.1f;
-    ps[0] = w, ps[1] = top, ps[2] = w;
+    ps[0] = p.w, ps[1] = p.top, ps[2] = p.w;
     EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_optim_create(ctx, &d, ps, 3, &opt), "parameters 0 and 2");
-    ps[2] = mid;
+    ps[2] = p.mid;
     EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_optim_create(ctx, &d, ps, 3, &opt), "parameters 1 and 2 share memory");
-    ps[1] = v; /* no requires_grad */
-    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_optim_create(ctx, &d, ps, 3, &opt), "parameter 1 does not require");
     GT_CHECK(t, opt == NULL, "a refused optimizer was written");
-    /* one bad field at a time: its name and value, and no other field */
+    ps[0] = p.top, ps[1] = p.low, ps[2] = p.w; /* one matrix's rows 0-2 and 3-5: distinct memory, fine */
+    GT_OK(t, gaia_optim_create(ctx, &d, ps, 3, &opt));
+    gaia_optim_destroy(opt);
+    optim_params_close(&p);
+}
+
+/* A parameter that needs no gradient never gets one, so it would silently
+   never be trained: refused, naming its index. */
+static void optim_create_refuses_a_parameter_without_requires_grad(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    optim_params p;
+    gaia_tensor *ps[2];
+    gaia_optim *opt = NULL;
+    gaia_optim_desc d;
+    GT_OK(t, optim_params_open(ctx, &p));
+    memset(&d, 0, sizeof d);
+    d.kind = GAIA_OPTIM_ADAMW;
+    d.lr = 0.1f;
+    ps[0] = p.w, ps[1] = p.v;
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_optim_create(ctx, &d, ps, 2, &opt), "parameter 1 does not require");
+    GT_CHECK(t, opt == NULL, "a refused optimizer was written");
+    optim_params_close(&p);
+}
+
+/* One bad field of the desc: the message names it and its value, and no
+   other field. */
+static void optim_create_names_only_the_bad_field(gt *t) {
+    static const char *fields[] = {"lr", "momentum", "weight_decay", "beta1", "beta2", "eps", "clip_norm", "nesterov"};
+    static const float bad[] = {-2.5f, 1.5f, -0.25f, 1.25f, -0.5f, -3.0f, -4.0f, 1.0f};
+    gaia_ctx *ctx = t->ctx;
+    optim_params p;
+    gaia_optim *opt = NULL;
+    gaia_optim_desc d;
+    size_t i, f;
+    GT_OK(t, optim_params_open(ctx, &p));
     for (f = 0; f < sizeof fields / sizeof fields[0]; f++) {
         char value[64];
         const char *msg;
@@ -558,34 +611,30 @@ static void optim_create_refuses_repeated_or_untrainable_parameters_and_names_th
         d.kind = GAIA_OPTIM_ADAMW;
         d.lr = 0.1f;
         switch (f) {
-        case 0: d.lr = -2.5f; break;
-        case 1: d.momentum = 1.5f; break;
-        case 2: d.weight_decay = -0.25f; break;
-        case 3: d.beta1 = 1.25f; break;
-        case 4: d.beta2 = -0.5f; break;
-        case 5: d.eps = -3.0f; break;
-        case 6: d.clip_norm = -4.0f; break;
-        default: d.kind = GAIA_OPTIM_SGD, d.nesterov = 1; break;
+        case 0: d.lr = bad[f]; break;
+        case 1: d.momentum = bad[f]; break;
+        case 2: d.weight_decay = bad[f]; break;
+        case 3: d.beta1 = bad[f]; break;
+        case 4: d.beta2 = bad[f]; break;
+        case 5: d.eps = bad[f]; break;
+        case 6: d.clip_norm = bad[f]; break;
+        default: d.kind = GAIA_OPTIM_SGD, d.nesterov = 1; break; /* without momentum */
         }
-        snprintf(value, sizeof value, "%s %g", fields[f],
-                 f == 0 ? -2.5 : f == 1 ? 1.5 : f == 2 ? -0.25 : f == 3 ? 1.25 : f == 4 ? -0.5 : f == 5 ? -3.0 : f == 6 ? -4.0 : 1.0);
-        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_optim_create(ctx, &d, &w, 1, &opt), value);
+        snprintf(value, sizeof value, "%s %g", fields[f], (double)bad[f]);
+        EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_optim_create(ctx, &d, &p.w, 1, &opt), value);
         msg = gaia_last_error(ctx);
-        for (i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        for (i = 0; i < sizeof fields / sizeof fields[0]; i++) /* nesterov's says what it lacks: momentum */
             GT_CHECK(t, i == f || (f == 7 && i == 1) || !strstr(msg, fields[i]),
                      "bad %s: the message \"%s\" also names %s", fields[f], msg, fields[i]);
         GT_CHECK(t, opt == NULL, "a refused optimizer was written");
     }
-    gaia_tensor_free(w);
-    gaia_tensor_free(v);
-    gaia_tensor_free(m);
-    gaia_tensor_free(top);
-    gaia_tensor_free(mid);
+    optim_params_close(&p);
 }
 
 const gt_case gt_bad_input_cases[] = {
-    {"optim_create_refuses_repeated_or_untrainable_parameters_and_names_the_bad_field",
-     optim_create_refuses_repeated_or_untrainable_parameters_and_names_the_bad_field},
+    {"optim_create_refuses_a_parameter_listed_twice", optim_create_refuses_a_parameter_listed_twice},
+    {"optim_create_refuses_a_parameter_without_requires_grad", optim_create_refuses_a_parameter_without_requires_grad},
+    {"optim_create_names_only_the_bad_field", optim_create_names_only_the_bad_field},
     {"brain_rule_features_reject_bad_arguments", brain_rule_features_reject_bad_arguments},
     {"brain_operations_reject_unknown_names_and_negative_steps", brain_operations_reject_unknown_names_and_negative_steps},
     {"brain_controls_and_images_reject_bad_arguments", brain_controls_and_images_reject_bad_arguments},

@@ -768,7 +768,7 @@ static int set_optim(oom_env *e) {
 }
 static gaia_status r_optim_step(oom_env *e) { return gaia_optim_step(e->opt); }
 
-static void oom_optimizer_steps(gt *t) {
+static void oom_optimizer_steps(gt *t, gaia_optim_kind kind) {
     static const struct {
         const char *what;
         gaia_optim_kind kind;
@@ -790,6 +790,7 @@ static void oom_optimizer_steps(gt *t) {
     size_t c;
     for (c = 0; c < sizeof cfg / sizeof cfg[0] && !t->failed; c++) {
         char what[128];
+        if (cfg[c].kind != kind) continue;
         memset(&oom_od, 0, sizeof oom_od);
         oom_od.kind = cfg[c].kind;
         oom_od.lr = 0.05f;
@@ -805,6 +806,8 @@ static void oom_optimizer_steps(gt *t) {
         }
     }
 }
+static void oom_sgd_steps(gt *t) { oom_optimizer_steps(t, GAIA_OPTIM_SGD); }
+static void oom_adamw_steps(gt *t) { oom_optimizer_steps(t, GAIA_OPTIM_ADAMW); }
 
 /* ---- 2-D convolution, pooling and eigenvalues (issue 18) ---- */
 static int set_conv(oom_env *e) {
@@ -847,6 +850,7 @@ const gt_case gt_oom_cases[] = {
     {"oom_layer_operations_fail_cleanly_and_retry", oom_layer_operations},
     {"oom_brain_operations_fail_cleanly_and_retry", oom_brain_operations},
     {"oom_conv_and_eigh_operations_fail_cleanly_and_retry", oom_conv_and_eigh_operations},
-    {"oom_optimizer_steps_change_nothing_when_they_fail_and_retry_exactly", oom_optimizer_steps},
+    {"oom_optim_sgd_steps_change_nothing_when_they_fail_and_retry_exactly", oom_sgd_steps},
+    {"oom_optim_adamw_steps_change_nothing_when_they_fail_and_retry_exactly", oom_adamw_steps},
     {NULL, NULL},
 };
