@@ -530,6 +530,16 @@
    with a gaia_lr_cosine is the provided one); gaia_optim_step updates every
    parameter that has a gradient, with recording off (AdamW: one fused pass
    over the parameter, its gradient and both moments on either device).
+   Every parameter must require a gradient and appear once (two that share
+   memory count as one twice): anything else is refused by
+   gaia_optim_create, naming the indices. A step that fails - out of
+   memory, a schedule's bad rate, a non-finite gradient norm - changes
+   nothing: the parameters, gradients, moment buffers and step count are as
+   they were, and the same call later makes the step, bit for bit, that a
+   run which never failed would have made. (It first makes all it needs:
+   the rate, the clipping factor, a parameter's moment buffers on its first
+   update, scratch room; then it updates in place, which on the CPU cannot
+   fail.)
    Example, least squares by gradient descent:
        gaia_tensor *x = NULL, *w = NULL, *y = NULL, *t = NULL, *loss = NULL;
        gaia_optim *opt = NULL;
@@ -1676,10 +1686,16 @@ typedef struct gaia_optim_desc {
     void *schedule_user;
 } gaia_optim_desc;
 typedef struct gaia_optim gaia_optim;
-/* An optimizer over n parameters (kept by pointer: they must outlive it). */
+/* An optimizer over n parameters (kept by pointer: they must outlive it),
+   each requiring a gradient and listed once (none sharing memory with
+   another); a bad field of desc is named with its value. */
 GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *desc, gaia_tensor *const *params, size_t n,
                                        gaia_optim **out);
-/* One update of every parameter that has a gradient (recording off). */
+/* One update of every parameter that has a gradient (recording off),
+   clipped first when desc.clip_norm > 0. A failure changes nothing
+   (parameters, gradients, moments, step count), so the call can be
+   repeated; on a GPU only a failing kernel, after the update began, can
+   leave it partly done. */
 GAIA_API gaia_status gaia_optim_step(gaia_optim *opt);
 /* Drops every parameter's gradient. */
 GAIA_API void gaia_optim_zero_grad(gaia_optim *opt);
