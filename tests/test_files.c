@@ -165,61 +165,58 @@ static int limited_child(fx *f, int k, const char *path, int ignore, char *why, 
     return status;
 }
 
-static void saves_survive_a_file_size_limit_body(gt *t, fx *f) {
-    int k, ignore;
-    for (k = 0; k < K_COUNT; k++) {
-        char path[600], names[600], why[600];
-        const char *base = kind_file[k];
-        unsigned char *old = NULL, *old_names = NULL, *now = NULL, *now_names = NULL;
-        size_t old_len = 0, old_names_len = 0, now_len = 0, now_names_len = 0;
-        gt_tmp_path(path, sizeof path, base);
-        gt_tmp_path(names, sizeof names, "codebook.names.txt");
-        GT_OK(t, fx_save(f, k, 0, path));
-        old = slurp(path, &old_len);
-        if (k == K_CODEBOOK) old_names = slurp(names, &old_names_len);
-        GT_CHECK(t, old && old_len > 0 && (k != K_CODEBOOK || old_names), "%s: cannot read the old file", base);
-        for (ignore = 1; ignore >= 0; ignore--) {
-            int status = limited_child(f, k, path, ignore, why, sizeof why), same;
-            GT_CHECK(t, status != -1, "%s: cannot fork", base);
-            if (ignore)
-                GT_CHECK(t, WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                         "%s, SIGXFSZ ignored: the save %s (exit %d): %s", base,
-                         WIFEXITED(status) && WEXITSTATUS(status) == 2 ? "succeeded over the limit"
-                                                                       : "did not fail with EFBIG and the path",
-                         WIFEXITED(status) ? WEXITSTATUS(status) : -1, why);
-            else
-                GT_CHECK(t, WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ,
-                         "%s: the child was not killed by SIGXFSZ (status %d): %s", base, status, why);
-            now = slurp(path, &now_len);
-            same = now && now_len == old_len && memcmp(now, old, old_len) == 0;
-            free(now);
-            GT_CHECK(t, same, "%s, SIGXFSZ %s: the old file changed (%zu bytes, was %zu)", base,
-                     ignore ? "ignored" : "killed the saver", now_len, old_len);
-            if (k == K_CODEBOOK) {
-                now_names = slurp(names, &now_names_len);
-                same = now_names && now_names_len == old_names_len && memcmp(now_names, old_names, old_names_len) == 0;
-                free(now_names);
-                GT_CHECK(t, same, "codebook, SIGXFSZ %s: the names file changed", ignore ? "ignored" : "killed");
-            }
-            if (ignore)
-                GT_CHECK(t, temps_of(base) == 0, "%s: a failed save left %d temporary files", base, temps_of(base));
-            else
-                GT_CHECK(t, temps_of(base) == 1, "%s: the killed save left %d temporary files, not its own one", base,
-                         temps_of(base));
-        }
-        /* the next save replaces the file and removes the dead child's temporary file */
-        GT_OK(t, fx_save(f, k, 1, path));
-        GT_CHECK(t, temps_of(base) == 0, "%s: the next save left %d stale temporary files", base, temps_of(base));
+static void size_limit_body(gt *t, fx *f, int k) {
+    char path[600], names[600], why[600];
+    const char *base = kind_file[k];
+    unsigned char *old = NULL, *old_names = NULL, *now = NULL, *now_names = NULL;
+    size_t old_len = 0, old_names_len = 0, now_len = 0, now_names_len = 0;
+    int ignore;
+    gt_tmp_path(path, sizeof path, base);
+    gt_tmp_path(names, sizeof names, "codebook.names.txt");
+    GT_OK(t, fx_save(f, k, 0, path));
+    old = slurp(path, &old_len);
+    if (k == K_CODEBOOK) old_names = slurp(names, &old_names_len);
+    GT_CHECK(t, old && old_len > 0 && (k != K_CODEBOOK || old_names), "%s: cannot read the old file", base);
+    for (ignore = 1; ignore >= 0; ignore--) {
+        int status = limited_child(f, k, path, ignore, why, sizeof why), same;
+        GT_CHECK(t, status != -1, "%s: cannot fork", base);
+        /* first what is on the disk: the old file, byte for byte */
         now = slurp(path, &now_len);
-        GT_CHECK(t, now && (now_len != old_len || memcmp(now, old, old_len) != 0), "%s: the save changed nothing", base);
+        same = now && now_len == old_len && memcmp(now, old, old_len) == 0;
         free(now);
-        free(old);
-        free(old_names);
+        GT_CHECK(t, same, "%s, SIGXFSZ %s: the old file changed (%zu bytes, was %zu)", base,
+                 ignore ? "ignored" : "killed the saver", now_len, old_len);
+        if (k == K_CODEBOOK) {
+            now_names = slurp(names, &now_names_len);
+            same = now_names && now_names_len == old_names_len && memcmp(now_names, old_names, old_names_len) == 0;
+            free(now_names);
+            GT_CHECK(t, same, "codebook, SIGXFSZ %s: the names file changed", ignore ? "ignored" : "killed");
+        }
+        if (ignore) {
+            GT_CHECK(t, temps_of(base) == 0, "%s: a failed save left %d temporary files", base, temps_of(base));
+            GT_CHECK(t, WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                     "%s, SIGXFSZ ignored: the save %s (exit %d): %s", base,
+                     WIFEXITED(status) && WEXITSTATUS(status) == 2 ? "succeeded over the limit"
+                                                                   : "did not fail with EFBIG naming the path",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1, why);
+        } else {
+            GT_CHECK(t, WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ,
+                     "%s: the child was not killed by SIGXFSZ (status %d): %s", base, status, why);
+            GT_CHECK(t, temps_of(base) == 1, "%s: the killed save left %d temporary files, not its own one", base,
+                     temps_of(base));
+        }
     }
-    {
+    /* the next save replaces the file and removes the dead child's temporary file */
+    GT_OK(t, fx_save(f, k, 1, path));
+    GT_CHECK(t, temps_of(base) == 0, "%s: the next save left %d stale temporary files", base, temps_of(base));
+    now = slurp(path, &now_len);
+    GT_CHECK(t, now && (now_len != old_len || memcmp(now, old, old_len) != 0), "%s: the save changed nothing", base);
+    free(now);
+    free(old);
+    free(old_names);
+    if (k == K_NPY) {
         /* a temporary file of a process that runs (pid 1) is kept: it may be a save in progress */
-        char path[600], live[600];
-        gt_tmp_path(path, sizeof path, "x.npy");
+        char live[600];
         gt_tmp_path(live, sizeof live, "x.npy.tmp-1-7");
         GT_CHECK(t, spill(live, "partial", 7), "cannot write %s", live);
         GT_OK(t, fx_save(f, K_NPY, 0, path));
@@ -228,18 +225,23 @@ static void saves_survive_a_file_size_limit_body(gt *t, fx *f) {
     }
 }
 
-/* Every kind of file (npy, safetensors, brain image, codebook, optimizer
-   checkpoint) under RLIMIT_FSIZE: a write that fails with EFBIG returns
-   GAIA_ERR_IO naming the path and the reason, and a saver killed by
-   SIGXFSZ mid-write leaves the old file byte for byte; its temporary file
-   goes with the next save. (Brain shards, MPI only, go through the same
-   writer.) */
-static void saves_survive_a_file_size_limit(gt *t) {
+/* Each kind of file (npy, safetensors, brain image, codebook, optimizer
+   checkpoint) saved under RLIMIT_FSIZE: a write that fails with EFBIG
+   returns GAIA_ERR_IO naming the path and the reason, and a saver killed
+   by SIGXFSZ mid-write, like one that fails, leaves the old file byte for
+   byte; the dead saver's temporary file goes with the next save. (Brain
+   shards, MPI builds only, go through the same writer.) */
+static void size_limit(gt *t, int k) {
     fx f;
     fx_open(t, &f);
-    if (!t->failed) saves_survive_a_file_size_limit_body(t, &f);
+    if (!t->failed) size_limit_body(t, &f, k);
     fx_close(&f);
 }
+static void npy_save_survives_a_file_size_limit(gt *t) { size_limit(t, K_NPY); }
+static void safetensors_save_survives_a_file_size_limit(gt *t) { size_limit(t, K_SAFETENSORS); }
+static void brain_save_survives_a_file_size_limit(gt *t) { size_limit(t, K_BRAIN); }
+static void codebook_save_survives_a_file_size_limit(gt *t) { size_limit(t, K_CODEBOOK); }
+static void optim_save_survives_a_file_size_limit(gt *t) { size_limit(t, K_OPTIM); }
 
 /* A saved file keeps the permission bits of the one it replaces. */
 static void saves_keep_the_permissions(gt *t) {
@@ -448,7 +450,11 @@ static void file_errors_say_what_is_wrong(gt *t) {
 }
 
 const gt_case gt_files_cases[] = {
-    {"saves_survive_a_file_size_limit", saves_survive_a_file_size_limit},
+    {"npy_save_survives_a_file_size_limit", npy_save_survives_a_file_size_limit},
+    {"safetensors_save_survives_a_file_size_limit", safetensors_save_survives_a_file_size_limit},
+    {"brain_save_survives_a_file_size_limit", brain_save_survives_a_file_size_limit},
+    {"codebook_save_survives_a_file_size_limit", codebook_save_survives_a_file_size_limit},
+    {"optim_save_survives_a_file_size_limit", optim_save_survives_a_file_size_limit},
     {"saves_keep_the_permissions", saves_keep_the_permissions},
     {"safetensors_checksum_catches_every_flipped_bit", safetensors_checksum_catches_every_flipped_bit},
     {"safetensors_checksum_is_optional_and_hidden", safetensors_checksum_is_optional_and_hidden},
