@@ -195,6 +195,23 @@
                  an attempt. In-memory twins: gaia_npy_parse / gaia_npy_image,
                  gaia_safetensors_parse / _image,
                  gaia_brain_load_image / _save_image, gaia_hrr_codebook_parse.
+                 A path that cannot be read says why: "is a directory", the
+                 system's reason (strerror), the load_limit it is over.
+                 Every save (.npy, safetensors and optimizer checkpoints,
+                 brains and brain shards, codebooks) is all or nothing: the
+                 bytes go to a temporary file beside the target,
+                 "<path>.tmp-<pid>-<n>", flushed (fsync on POSIX), then
+                 renamed over it. A failed save (a full disk, a file-size
+                 limit, a missing directory) returns GAIA_ERR_IO naming the
+                 path and the reason, and leaves the old file byte for byte
+                 and no temporary file; a process killed mid-save leaves the
+                 old file and its temporary file, which the next save of the
+                 same path removes (POSIX: the temporary files whose process
+                 no longer runs on this machine; elsewhere they are left,
+                 and ignored). A codebook's .npy and .names.txt are both
+                 written before either is renamed. A replaced file keeps its
+                 permission bits; a symbolic link at path is replaced by the
+                 file, not followed.
      threads     contexts share nothing: threads may use different contexts
                  at the same time (checked under ThreadSanitizer); one
                  context is used by one thread at a time. desc.cpu_threads
@@ -642,7 +659,20 @@
                NULL or {key, value, ..., NULL}. The write is atomic: a
                temporary file beside path, flushed to the disk, renamed
                over path; a failed save leaves path as it was and no
-               temporary file. gaia_safetensors_image: the bytes in memory.
+               temporary file (see "files" under Guarantees).
+               gaia_safetensors_image: the bytes in memory. gaia's files
+               carry a checksum as the first metadata entry,
+               "gaia.fnv1a64": 16 lowercase hex digits of the FNV-1a 64 hash
+               of the whole file with those 16 digits read as '0'. The
+               loader checks it wherever it stands and a flipped bit
+               anywhere (length, header, tensors, optim.hyper) is
+               GAIA_ERR_FORMAT "checksum mismatch" naming the file, before
+               anything is used; it is not in _metadata (a loaded file
+               re-saves byte for byte, a key of that name passed to _save
+               is replaced by the new file's). A file without it (Python's
+               safetensors, any other writer) loads as before; a program
+               that rewrites a gaia file must drop the key or the load
+               fails.
      load      gaia_safetensors_load(ctx, path, &f) (or _parse on bytes):
                every tensor as float32 on the context's default device,
                converted from F32 F64 F16 BF16 I64 I32 I16 I8 U8 BOOL (a
@@ -658,7 +688,9 @@
                a zero-size one, a shape whose size overflows, byte ranges
                that do not match shape x dtype, overlap, leave a hole or
                run past the end, a name twice: GAIA_ERR_FORMAT naming the
-               tensor and the values, never a crash (tests/fuzz/ fuzzes it).
+               tensor and the values, never a crash (tests/fuzz/ fuzzes it);
+               a file whose first bytes cannot begin a safetensors file (a
+               text file, another format) is "not a safetensors file".
      optimizer gaia_optim_save(opt, path) writes the parameters, moment
                buffers, step count, hyper-parameters and the context's
                random stream; gaia_optim_load(opt, path), on an optimizer
