@@ -3448,7 +3448,8 @@ GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out);
 #endif
 #include <errno.h> /* the system's reason when a file cannot be opened or written */
 #if defined(_WIN32)
-#include <io.h> /* _isatty, for gaia_stderr_is_terminal */
+#include <io.h>      /* _isatty, for gaia_stderr_is_terminal */
+#include <process.h> /* _getpid, in the names of temporary files */
 #elif defined(__unix__) || defined(__APPLE__)
 #include <unistd.h> /* isatty */
 #endif
@@ -7180,7 +7181,7 @@ static gaia_status gaia__save_begin(gaia_ctx *ctx, const char *fn, const char *p
 #if !defined(_WIN32)
         snprintf(s->tmp, cap, "%s.tmp-%ld-%lu", path, (long)getpid(), n + (unsigned long)tries);
 #else
-        snprintf(s->tmp, cap, "%s.tmp-%lu-%lu", path, (unsigned long)GetCurrentProcessId(), n + (unsigned long)tries);
+        snprintf(s->tmp, cap, "%s.tmp-%ld-%lu", path, (long)_getpid(), n + (unsigned long)tries);
 #endif
         errno = 0;
         f = fopen(s->tmp, "wbx"); /* x: never another save's file */
