@@ -195,6 +195,23 @@
                  an attempt. In-memory twins: gaia_npy_parse / gaia_npy_image,
                  gaia_safetensors_parse / _image,
                  gaia_brain_load_image / _save_image, gaia_hrr_codebook_parse.
+                 A path that cannot be read says why: "is a directory", the
+                 system's reason (strerror), the load_limit it is over.
+                 Every save (.npy, safetensors and optimizer checkpoints,
+                 brains and brain shards, codebooks) is all or nothing: the
+                 bytes go to a temporary file beside the target,
+                 "<path>.tmp-<pid>-<n>", flushed (fsync on POSIX), then
+                 renamed over it. A failed save (a full disk, a file-size
+                 limit, a missing directory) returns GAIA_ERR_IO naming the
+                 path and the reason, and leaves the old file byte for byte
+                 and no temporary file; a process killed mid-save leaves the
+                 old file and its temporary file, which the next save of the
+                 same path removes (POSIX: the temporary files whose process
+                 no longer runs on this machine; elsewhere they are left,
+                 and ignored). A codebook's .npy and .names.txt are both
+                 written before either is renamed. A replaced file keeps its
+                 permission bits; a symbolic link at path is replaced by the
+                 file, not followed.
      threads     contexts share nothing: threads may use different contexts
                  at the same time (checked under ThreadSanitizer); one
                  context is used by one thread at a time. desc.cpu_threads
@@ -652,7 +669,20 @@
                NULL or {key, value, ..., NULL}. The write is atomic: a
                temporary file beside path, flushed to the disk, renamed
                over path; a failed save leaves path as it was and no
-               temporary file. gaia_safetensors_image: the bytes in memory.
+               temporary file (see "files" under Guarantees).
+               gaia_safetensors_image: the bytes in memory. gaia's files
+               carry a checksum as the first metadata entry,
+               "gaia.fnv1a64": 16 lowercase hex digits of the FNV-1a 64 hash
+               of the whole file with those 16 digits read as '0'. The
+               loader checks it wherever it stands and a flipped bit
+               anywhere (length, header, tensors, optim.hyper) is
+               GAIA_ERR_FORMAT "checksum mismatch" naming the file, before
+               anything is used; it is not in _metadata (a loaded file
+               re-saves byte for byte, a key of that name passed to _save
+               is replaced by the new file's). A file without it (Python's
+               safetensors, any other writer) loads as before; a program
+               that rewrites a gaia file must drop the key or the load
+               fails.
      load      gaia_safetensors_load(ctx, path, &f) (or _parse on bytes):
                every tensor as float32 on the context's default device,
                converted from F32 F64 F16 BF16 I64 I32 I16 I8 U8 BOOL (a
@@ -668,7 +698,9 @@
                a zero-size one, a shape whose size overflows, byte ranges
                that do not match shape x dtype, overlap, leave a hole or
                run past the end, a name twice: GAIA_ERR_FORMAT naming the
-               tensor and the values, never a crash (tests/fuzz/ fuzzes it).
+               tensor and the values, never a crash (tests/fuzz/ fuzzes it);
+               a file whose first bytes cannot begin a safetensors file (a
+               text file, another format) is "not a safetensors file".
      optimizer gaia_optim_save(opt, path) writes the parameters, moment
                buffers, step count, hyper-parameters and the context's
                random stream; gaia_optim_load(opt, path), on an optimizer
@@ -3430,10 +3462,24 @@ GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out);
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include <errno.h> /* the system's reason when a file cannot be opened or written */
 #if defined(_WIN32)
-#include <io.h> /* _isatty, for gaia_stderr_is_terminal */
+#include <io.h>      /* _isatty, for gaia_stderr_is_terminal */
+#include <process.h> /* _getpid, in the names of temporary files */
 #elif defined(__unix__) || defined(__APPLE__)
 #include <unistd.h> /* isatty */
+#endif
+/* GAIA__POSIX_IO: the POSIX file calls (fileno, fsync, fstat, fchmod,
+   opendir, kill) are declared. stdio.h defines L_ctermid exactly when it
+   shows POSIX; it does not when a system header came before gaia.h under
+   -std=c99 without _POSIX_C_SOURCE, and then saves go without fsync and
+   the sweep of stale temporary files (see gaia__save_begin). */
+#if !defined(_WIN32) && (defined(__unix__) || defined(__APPLE__)) && defined(L_ctermid)
+#define GAIA__POSIX_IO 1
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <signal.h>
 #endif
 
 #if defined(GAIA_MALLOC) != defined(GAIA_FREE)
@@ -7280,34 +7326,205 @@ GAIA_API gaia_status gaia_npy_parse(gaia_ctx *ctx, const void *bytes, size_t siz
     return st;
 }
 
+/* ---- saving files: every file gaia writes goes through gaia__save_* ----
+   The bytes go to a temporary file beside the target, named
+   "<path>.tmp-<pid>-<n>" (the same directory, so the rename stays on one
+   file system; n keeps apart saves of one path from threads of one
+   process), are flushed to the disk (fsync where POSIX allows) and only
+   then renamed over the target. Any failure (no space, a file-size limit,
+   a missing directory) removes the temporary file and leaves the target as
+   it was, byte for byte. A process killed mid-save leaves its temporary
+   file behind; the next save of the same path (POSIX) removes those whose
+   process no longer runs on this machine. A target that existed keeps its
+   permission bits. */
+typedef struct gaia__save {
+    const char *path;
+    char *tmp; /* the temporary file, written and flushed; NULL when none is pending */
+} gaia__save;
+
+#ifdef GAIA__POSIX_IO
+/* Removes "<path>.tmp-<pid>-<n>" files whose process is gone. A pid that
+   is alive (or that this process may not signal) keeps its file: it may
+   be a save in progress. */
+static void gaia__save_sweep(gaia_ctx *ctx, const char *path) {
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    size_t dlen = slash ? (size_t)(slash - path) : 1, blen = strlen(base);
+    char *dir = (char *)gaia__host_alloc(ctx, dlen + 2), *full;
+    DIR *d;
+    struct dirent *e;
+    if (!dir) return;
+    if (!slash) dir[0] = '.';
+    else if (dlen == 0) dir[0] = '/', dlen = 1;
+    else memcpy(dir, path, dlen);
+    dir[dlen] = 0;
+    d = opendir(dir);
+    while (d && (e = readdir(d)) != NULL) {
+        const char *s = e->d_name;
+        long pid = 0;
+        int digits = 0, ndigits = 0;
+        if (strncmp(s, base, blen) != 0 || strncmp(s + blen, ".tmp-", 5) != 0) continue;
+        for (s += blen + 5; *s >= '0' && *s <= '9' && digits < 9; s++, digits++) pid = pid * 10 + (*s - '0');
+        if (!digits || *s++ != '-') continue;
+        for (; *s >= '0' && *s <= '9'; s++) ndigits++;
+        if (!ndigits || *s || pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        full = (char *)gaia__host_alloc(ctx, dlen + strlen(e->d_name) + 2);
+        if (!full) break;
+        snprintf(full, dlen + strlen(e->d_name) + 2, "%s/%s", dir, e->d_name);
+        remove(full);
+        gaia__host_free(ctx, full);
+    }
+    if (d) closedir(d);
+    gaia__host_free(ctx, dir);
+}
+#endif
+
+/* Writes bytes to a new temporary file beside path (s->tmp), flushed to
+   the disk. On failure nothing is left and path is untouched. */
+static gaia_status gaia__save_begin(gaia_ctx *ctx, const char *fn, const char *path, const void *bytes, size_t size,
+                                    gaia__save *s) {
+    size_t cap = strlen(path) + 64;
+    unsigned long n = (unsigned long)((uintptr_t)s % 1000000007u); /* differs between threads' stacks */
+    FILE *f = NULL;
+    int err = 0, tries;
+    s->path = path;
+    s->tmp = (char *)gaia__host_alloc(ctx, cap);
+    if (!s->tmp) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a file name for '%s'", path);
+#ifdef GAIA__POSIX_IO
+    gaia__save_sweep(ctx, path);
+#endif
+    for (tries = 0; tries < 100 && !f; tries++) {
+#if !defined(_WIN32)
+        snprintf(s->tmp, cap, "%s.tmp-%ld-%lu", path, (long)getpid(), n + (unsigned long)tries);
+#else
+        snprintf(s->tmp, cap, "%s.tmp-%ld-%lu", path, (long)_getpid(), n + (unsigned long)tries);
+#endif
+        errno = 0;
+        f = fopen(s->tmp, "wbx"); /* x: never another save's file */
+        if (!f && errno != EEXIST) break;
+    }
+    if (!f) {
+        err = errno;
+        gaia__host_free(ctx, s->tmp);
+        s->tmp = NULL;
+        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot create '%s': %s", path,
+                          err ? strerror(err) : "no free temporary name beside it");
+    }
+    errno = 0;
+    if (fwrite(bytes, 1, size, f) != size) err = errno ? errno : EIO;
+    if (!err && fflush(f) != 0) err = errno ? errno : EIO;
+#ifdef GAIA__POSIX_IO
+    if (!err && fsync(fileno(f)) != 0) err = errno ? errno : EIO; /* on the disk before the name points at it */
+    if (!err) {
+        struct stat old;
+        if (stat(path, &old) == 0) (void)!fchmod(fileno(f), old.st_mode & 07777); /* best effort */
+    }
+#endif
+    if (fclose(f) != 0 && !err) err = errno ? errno : EIO;
+    if (err) {
+        remove(s->tmp);
+        gaia__host_free(ctx, s->tmp);
+        s->tmp = NULL;
+        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot write '%s': %s; it is unchanged", path, strerror(err));
+    }
+    return GAIA_OK;
+}
+
+/* Drops a pending temporary file (path stays as it was). */
+static void gaia__save_abort(gaia_ctx *ctx, gaia__save *s) {
+    if (!s->tmp) return;
+    remove(s->tmp);
+    gaia__host_free(ctx, s->tmp);
+    s->tmp = NULL;
+}
+
+/* Renames the temporary file over path. */
+static gaia_status gaia__save_commit(gaia_ctx *ctx, const char *fn, gaia__save *s) {
+    int err = 0;
+    errno = 0;
+#if defined(_WIN32)
+    if (!MoveFileExA(s->tmp, s->path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) err = EACCES;
+#else
+    if (rename(s->tmp, s->path) != 0) err = errno ? errno : EIO;
+#endif
+    if (err) {
+        gaia__save_abort(ctx, s);
+        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot replace '%s': %s; it is unchanged", s->path,
+                          strerror(err));
+    }
+    gaia__host_free(ctx, s->tmp);
+    s->tmp = NULL;
+    return GAIA_OK;
+}
+
+/* Writes bytes to path all or nothing (see gaia__save). */
+static gaia_status gaia__save_file(gaia_ctx *ctx, const char *fn, const char *path, const void *bytes, size_t size) {
+    gaia__save s;
+    gaia_status st = gaia__save_begin(ctx, fn, path, bytes, size, &s);
+    return st == GAIA_OK ? gaia__save_commit(ctx, fn, &s) : st;
+}
+
+/* What limits the size of a file a loader reads (for its message). */
+enum { GAIA__LIMIT_LOAD, GAIA__LIMIT_NPY, GAIA__LIMIT_NAMES };
+
 /* Reads a whole file into memory from the context's allocator (at most max
-   bytes: a larger one is GAIA_ERR_FORMAT before anything is allocated). */
-static gaia_status gaia__read_file(gaia_ctx *ctx, const char *fn, const char *path, uint64_t max, unsigned char **buf,
-                                   size_t *len) {
-    FILE *f = fopen(path, "rb");
+   bytes: a larger one is GAIA_ERR_FORMAT before anything is allocated;
+   limit says where max came from). */
+static gaia_status gaia__read_file(gaia_ctx *ctx, const char *fn, const char *path, uint64_t max, int limit,
+                                   unsigned char **buf, size_t *len) {
+    FILE *f;
     long n;
+    int err;
     *buf = NULL;
     *len = 0;
-    if (!f) return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot open '%s'", path);
+    errno = 0;
+    f = fopen(path, "rb");
+    if (!f) {
+        err = errno;
+        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot open '%s': %s", path,
+                          err ? strerror(err) : "the C library gives no reason");
+    }
+#ifdef GAIA__POSIX_IO
+    { /* a directory opens for reading on some systems and "sizes" as 2^63 - 1 bytes */
+        struct stat sb;
+        if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            fclose(f);
+            return gaia__fail(ctx, GAIA_ERR_IO, fn, "'%s' is a directory, not a file", path);
+        }
+    }
+#endif
+    errno = 0;
     if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        err = errno;
         fclose(f);
-        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot size '%s'", path);
+        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot size '%s': %s", path,
+                          err ? strerror(err) : "it is not a regular file");
     }
     if ((uint64_t)n > max || (uint64_t)n >= SIZE_MAX) {
         fclose(f);
-        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' is %ld bytes, over the limit of %llu", path, n,
-                          (unsigned long long)max);
+        if (limit == GAIA__LIMIT_LOAD)
+            return gaia__fail(ctx, GAIA_ERR_FORMAT, fn,
+                              "'%s' is %ld bytes, more than this loader reads under the context's load_limit of %zu "
+                              "bytes (at most %llu)",
+                              path, n, ctx->load_limit, (unsigned long long)max);
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' is %ld bytes, over the limit of %llu (%s)", path, n,
+                          (unsigned long long)max,
+                          limit == GAIA__LIMIT_NPY ? "GAIA_NPY_MAX_BYTES and a header"
+                                                   : "the names of the vectors beside it may take");
     }
     *buf = (unsigned char *)gaia__host_alloc(ctx, (size_t)n + 1);
     if (!*buf) {
         fclose(f);
         return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %ld bytes for '%s'", n, path);
     }
+    errno = 0;
     if (fread(*buf, 1, (size_t)n, f) != (size_t)n) {
+        err = errno;
         fclose(f);
         gaia__host_free(ctx, *buf);
         *buf = NULL;
-        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot read '%s'", path);
+        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot read '%s': %s", path,
+                          err ? strerror(err) : "it ended early (changed while read?)");
     }
     fclose(f);
     *len = (size_t)n;
@@ -7321,7 +7538,7 @@ GAIA_API gaia_status gaia_tensor_load_npy(gaia_ctx *ctx, const char *path, gaia_
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if (!path || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path or out is NULL");
-    st = gaia__read_file(ctx, fn, path, GAIA_NPY_MAX_BYTES + GAIA_NPY_MAX_HEADER + 16, &buf, &len);
+    st = gaia__read_file(ctx, fn, path, GAIA_NPY_MAX_BYTES + GAIA_NPY_MAX_HEADER + 16, GAIA__LIMIT_NPY, &buf, &len);
     if (st != GAIA_OK) return st;
     st = gaia_npy_parse(ctx, buf, len, out);
     if (st != GAIA_OK) {
@@ -7394,20 +7611,6 @@ GAIA_API gaia_status gaia_npy_image(gaia_ctx *ctx, const gaia_tensor *t, void **
     return GAIA_OK;
 }
 
-/* Writes bytes to path; a partial file is removed. */
-static gaia_status gaia__write_file(gaia_ctx *ctx, const char *fn, const char *path, const void *bytes, size_t size) {
-    FILE *f = fopen(path, "wb");
-    int bad;
-    if (!f) return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot create '%s'", path);
-    bad = fwrite(bytes, 1, size, f) != size;
-    bad |= fclose(f) != 0;
-    if (bad) {
-        remove(path);
-        return gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot write '%s'", path);
-    }
-    return GAIA_OK;
-}
-
 GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, const char *path) {
     static const char *fn = "gaia_tensor_save_npy";
     void *img;
@@ -7417,7 +7620,7 @@ GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, c
     if ((st = gaia__check_tensor(ctx, fn, "t", t)) != GAIA_OK) return st;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     if ((st = gaia_npy_image(ctx, t, &img, &size)) != GAIA_OK) return st;
-    st = gaia__write_file(ctx, fn, path, img, size);
+    st = gaia__save_file(ctx, fn, path, img, size);
     gaia__host_free(ctx, img);
     return st;
 }
@@ -7434,6 +7637,28 @@ GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, c
 #ifndef GAIA_SAFETENSORS_MAX_HEADER
 #define GAIA_SAFETENSORS_MAX_HEADER 100000000 /* bytes of JSON, the reference implementation's limit */
 #endif
+
+/* gaia's files carry a checksum in their metadata: "gaia.fnv1a64", 16
+   lowercase hex digits of the FNV-1a 64 hash of the whole file (length,
+   header, data) with those 16 digits read as '0'. The loader checks it
+   wherever it is in the metadata and then drops it from the list (a re-save
+   writes a fresh one); a file without it (another writer's) loads as
+   before. */
+#define GAIA__ST_SUM_KEY "gaia.fnv1a64"
+
+/* The checksum of the n bytes at b, the 16 at b + at taken as '0'. */
+static uint64_t gaia__st_sum(const unsigned char *b, size_t n, size_t at) {
+    uint64_t h = 0xCBF29CE484222325ull;
+    size_t i;
+    for (i = 0; i < at && i < n; i++) h = (h ^ b[i]) * 0x100000001B3ull;
+    for (; i < at + 16 && i < n; i++) h = (h ^ (unsigned char)'0') * 0x100000001B3ull;
+    for (; i < n; i++) h = (h ^ b[i]) * 0x100000001B3ull;
+    return h;
+}
+static void gaia__st_sum_put(unsigned char *p, uint64_t h) {
+    int i;
+    for (i = 15; i >= 0; i--, h >>= 4) p[i] = (unsigned char)"0123456789abcdef"[h & 15];
+}
 
 struct gaia_safetensors {
     gaia_ctx *ctx;
@@ -7813,6 +8038,36 @@ GAIA_API void gaia_safetensors_free(gaia_safetensors *f) {
     gaia__host_free(f->ctx, f);
 }
 
+/* One metadata entry, its value's bytes at [vat, end) with the closing
+   quote: for the checksum key, *sum_at = vat after checking that the value
+   is written as 16 lowercase hex digits (and is the only one); a key one
+   bit away from it is a damaged file, not another writer's key. */
+static gaia_status gaia__st_sum_entry(gaia_ctx *ctx, const char *fn, const char *key, const char *val, size_t vat,
+                                      size_t end, size_t *sum_at) {
+    static const char want[] = GAIA__ST_SUM_KEY;
+    size_t k, bits = 0;
+    if (strlen(key) == sizeof want - 1) {
+        for (k = 0; k < sizeof want - 1; k++) {
+            unsigned d = (unsigned char)key[k] ^ (unsigned char)want[k];
+            for (; d; d &= d - 1) bits++;
+        }
+        if (bits == 1)
+            return gaia__fail(ctx, GAIA_ERR_FORMAT, fn,
+                              "metadata key '%s' is one bit from the checksum key " GAIA__ST_SUM_KEY " (a damaged file)",
+                              key);
+    }
+    if (strcmp(key, want) != 0) return GAIA_OK;
+    if (*sum_at != (size_t)-1)
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "a second checksum " GAIA__ST_SUM_KEY " in the metadata");
+    for (k = 0; k < 16 && ((val[k] >= '0' && val[k] <= '9') || (val[k] >= 'a' && val[k] <= 'f')); k++) {
+    }
+    if (k != 16 || val[16] || end - vat != 17)
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "the checksum " GAIA__ST_SUM_KEY " '%.40s' is not 16 lowercase hex digits",
+                          val);
+    *sum_at = vat;
+    return GAIA_OK;
+}
+
 GAIA_API gaia_status gaia_safetensors_parse(gaia_ctx *ctx, const void *bytes, size_t size, gaia_safetensors **out) {
     static const char *fn = "gaia_safetensors_parse";
     const unsigned char *b = (const unsigned char *)bytes, *data;
@@ -7820,7 +8075,7 @@ GAIA_API gaia_status gaia_safetensors_parse(gaia_ctx *ctx, const void *bytes, si
     gaia__stj j;
     gaia__st_entry *ents = NULL, **order = NULL;
     char **meta = NULL, **names = NULL;
-    size_t ne = 0, ecap = 0, nm = 0, mcap = 0, i, total = 0, biggest = 0;
+    size_t ne = 0, ecap = 0, nm = 0, mcap = 0, i, total = 0, biggest = 0, sum_at = (size_t)-1;
     int seen_meta = 0, oom;
     float *tmp = NULL;
     gaia_safetensors *f = NULL;
@@ -7828,23 +8083,32 @@ GAIA_API gaia_status gaia_safetensors_parse(gaia_ctx *ctx, const void *bytes, si
     const char *dup;
     GAIA__NEED_CTX(ctx);
     if (!bytes || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "bytes or out is NULL");
-    if (size < 8) return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "%zu bytes: too short for the header length", size);
+    /* the first checks say "not a safetensors file" first: a text file or
+       another format fails here, and its numbers mean nothing to the user */
+    if (size < 8)
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "not a safetensors file: %zu bytes, too short for the header length",
+                          size);
     for (i = 8; i-- > 0;) hlen = (hlen << 8) | b[i];
     if (hlen > GAIA_SAFETENSORS_MAX_HEADER)
-        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "header length %llu exceeds the limit %d", (unsigned long long)hlen,
-                          GAIA_SAFETENSORS_MAX_HEADER);
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn,
+                          "not a safetensors file: its first 8 bytes give a header length of %llu, over the limit %d",
+                          (unsigned long long)hlen, GAIA_SAFETENSORS_MAX_HEADER);
     if (hlen > (uint64_t)(size - 8))
-        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "header length %llu runs past the end (%zu bytes)",
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn,
+                          "not a safetensors file, or a truncated one: header length %llu runs past the end (%zu bytes)",
                           (unsigned long long)hlen, size);
     if (hlen < 2)
-        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "header length %llu is too short for {}", (unsigned long long)hlen);
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "not a safetensors file: header length %llu is too short for {}",
+                          (unsigned long long)hlen);
     data = b + 8 + hlen;
     dlen = (uint64_t)(size - 8 - (size_t)hlen);
     j.ctx = ctx;
     j.fn = fn;
     j.start = j.p = b + 8;
     j.end = b + 8 + hlen;
-    if (*j.p != '{') return gaia__stj_fail(&j, "the header must start with '{'");
+    if (*j.p != '{')
+        return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "not a safetensors file: the header does not start with '{' (byte 8 is %u)",
+                          (unsigned)*j.p);
     j.p++;
     gaia__stj_ws(&j);
     if (j.p < j.end && *j.p == '}') j.p++; /* no tensors, no metadata */
@@ -7873,6 +8137,7 @@ GAIA_API gaia_status gaia_safetensors_parse(gaia_ctx *ctx, const void *bytes, si
                                             nm / 2 + 1);
                             goto done;
                         }
+                        size_t vat;
                         meta[nm] = meta[nm + 1] = NULL;
                         if ((st = gaia__stj_string(&j, &meta[nm])) != GAIA_OK) goto done;
                         nm++;
@@ -7882,8 +8147,17 @@ GAIA_API gaia_status gaia_safetensors_parse(gaia_ctx *ctx, const void *bytes, si
                             st = gaia__stj_fail(&j, "metadata values must be strings");
                             goto done;
                         }
+                        vat = (size_t)(j.p - b) + 1;
                         if ((st = gaia__stj_string(&j, &meta[nm])) != GAIA_OK) goto done;
                         nm++;
+                        if ((st = gaia__st_sum_entry(ctx, fn, meta[nm - 2], meta[nm - 1], vat, (size_t)(j.p - b),
+                                                     &sum_at)) != GAIA_OK)
+                            goto done;
+                        if (sum_at == vat) { /* the checksum: checked below, not part of the list */
+                            gaia__host_free(ctx, meta[--nm]);
+                            gaia__host_free(ctx, meta[--nm]);
+                            meta[nm] = NULL;
+                        }
                         gaia__stj_ws(&j);
                         if (j.p < j.end && *j.p == ',') j.p++;
                         else if (j.p < j.end && *j.p == '}') {
@@ -7920,6 +8194,19 @@ GAIA_API gaia_status gaia_safetensors_parse(gaia_ctx *ctx, const void *bytes, si
     if (j.p != j.end) {
         st = gaia__stj_fail(&j, "bytes after the header's closing '}'");
         goto done;
+    }
+    /* before anything the header says is used: a flipped bit anywhere
+       (length, header, data) is a checksum mismatch, not a wrong value */
+    if (sum_at != (size_t)-1) {
+        unsigned char want[16];
+        gaia__st_sum_put(want, gaia__st_sum(b, size, sum_at));
+        if (memcmp(want, b + sum_at, 16) != 0) {
+            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn,
+                            "checksum mismatch: " GAIA__ST_SUM_KEY " says %.16s, the bytes give %.16s (a damaged "
+                            "file, or one another program rewrote keeping gaia's checksum)",
+                            (const char *)(b + sum_at), (const char *)want);
+            goto done;
+        }
     }
     /* names and keys unique */
     if (ne) {
@@ -8069,8 +8356,8 @@ GAIA_API gaia_status gaia_safetensors_load(gaia_ctx *ctx, const char *path, gaia
     GAIA__NEED_CTX(ctx);
     if (!path || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path or out is NULL");
     /* the data may be float64: up to twice the floats the load limit allows */
-    st = gaia__read_file(ctx, fn, path, 8 + (uint64_t)GAIA_SAFETENSORS_MAX_HEADER + 2 * (uint64_t)ctx->load_limit, &buf,
-                         &len);
+    st = gaia__read_file(ctx, fn, path, 8 + (uint64_t)GAIA_SAFETENSORS_MAX_HEADER + 2 * (uint64_t)ctx->load_limit,
+                         GAIA__LIMIT_LOAD, &buf, &len);
     if (st != GAIA_OK) return st;
     st = gaia_safetensors_parse(ctx, buf, len, out);
     if (st != GAIA_OK) { /* say which file, keeping the parser's reason */
@@ -8168,7 +8455,7 @@ GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tens
                                             const char *const *metadata, void **bytes, size_t *size) {
     static const char *fn = "gaia_safetensors_image";
     gaia__sb h;
-    size_t i, k, pairs, data = 0, total;
+    size_t i, k, pairs, data = 0, total, sum_at;
     uint64_t at = 0;
     unsigned char *img = NULL;
     float *host = NULL;
@@ -8194,20 +8481,23 @@ GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tens
     if ((st = gaia__st_check_meta(ctx, fn, metadata, &pairs)) != GAIA_OK) return st;
     memset(&h, 0, sizeof h);
     h.ctx = ctx;
-    gaia__sb_cstr(&h, "{");
-    if (pairs) {
-        gaia__sb_cstr(&h, "\"__metadata__\":{");
-        for (i = 0; i < pairs; i++) {
-            if (i) gaia__sb_cstr(&h, ",");
-            gaia__sb_json(&h, metadata[2 * i]);
-            gaia__sb_cstr(&h, ":");
-            gaia__sb_json(&h, metadata[2 * i + 1]);
-        }
-        gaia__sb_cstr(&h, "}");
+    /* the checksum first, as 16 '0' digits while the file is hashed, then
+       the caller's metadata (a checksum key in it, from a loaded file, is
+       replaced by this file's) */
+    gaia__sb_cstr(&h, "{\"__metadata__\":{\"" GAIA__ST_SUM_KEY "\":\"");
+    sum_at = h.len;
+    gaia__sb_cstr(&h, "0000000000000000\"");
+    for (i = 0; i < pairs; i++) {
+        if (strcmp(metadata[2 * i], GAIA__ST_SUM_KEY) == 0) continue;
+        gaia__sb_cstr(&h, ",");
+        gaia__sb_json(&h, metadata[2 * i]);
+        gaia__sb_cstr(&h, ":");
+        gaia__sb_json(&h, metadata[2 * i + 1]);
     }
+    gaia__sb_cstr(&h, "}");
     for (i = 0; i < n; i++) {
         const gaia_tensor *t = tensors[i].tensor;
-        if (i || pairs) gaia__sb_cstr(&h, ",");
+        gaia__sb_cstr(&h, ",");
         gaia__sb_json(&h, tensors[i].name);
         gaia__sb_cstr(&h, ":{\"dtype\":\"F32\",\"shape\":[");
         for (k = 0; k < (size_t)t->ndim; k++) {
@@ -8263,52 +8553,9 @@ GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tens
         at += (uint64_t)t->numel * 4;
         gaia__host_free(ctx, host);
     }
+    gaia__st_sum_put(img + 8 + sum_at, gaia__st_sum(img, total, 8 + sum_at));
     *bytes = img;
     *size = total;
-    return GAIA_OK;
-}
-
-/* Writes bytes to path atomically: into a temporary file beside it (same
-   directory, so the rename stays on one file system), flushed to the disk,
-   then renamed over path. Any failure removes the temporary file and leaves
-   path as it was. */
-static gaia_status gaia__write_file_atomic(gaia_ctx *ctx, const char *fn, const char *path, const void *bytes,
-                                           size_t size) {
-    size_t plen = strlen(path);
-    char *tmp = (char *)gaia__host_alloc(ctx, plen + 64);
-    FILE *f;
-    int bad;
-    if (!tmp) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a file name");
-#if !defined(_WIN32)
-    snprintf(tmp, plen + 64, "%s.tmp-%ld-%p", path, (long)getpid(), (void *)ctx);
-#else
-    snprintf(tmp, plen + 64, "%s.tmp-%p", path, (void *)ctx);
-#endif
-    f = fopen(tmp, "wb");
-    if (!f) {
-        gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot create '%s'", tmp);
-        gaia__host_free(ctx, tmp);
-        return GAIA_ERR_IO;
-    }
-    bad = fwrite(bytes, 1, size, f) != size;
-    bad |= fflush(f) != 0;
-#if !defined(_WIN32) && defined(L_ctermid) /* stdio.h with POSIX (fileno): not when a system header came
-                                               before gaia.h under -std=c99; then the flush alone */
-    bad |= fsync(fileno(f)) != 0; /* the data is on the disk before the name points at it */
-#endif
-    bad |= fclose(f) != 0;
-#if defined(_WIN32)
-    if (!bad) bad = !MoveFileExA(tmp, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH);
-#else
-    if (!bad) bad = rename(tmp, path) != 0;
-#endif
-    if (bad) {
-        remove(tmp);
-        gaia__fail(ctx, GAIA_ERR_IO, fn, "cannot write '%s' (through '%s'); it is unchanged", path, tmp);
-        gaia__host_free(ctx, tmp);
-        return GAIA_ERR_IO;
-    }
-    gaia__host_free(ctx, tmp);
     return GAIA_OK;
 }
 
@@ -8321,7 +8568,7 @@ GAIA_API gaia_status gaia_safetensors_save(gaia_ctx *ctx, const char *path, cons
     GAIA__NEED_CTX(ctx);
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     if ((st = gaia_safetensors_image(ctx, tensors, n, metadata, &img, &size)) != GAIA_OK) return st;
-    st = gaia__write_file_atomic(ctx, fn, path, img, size);
+    st = gaia__save_file(ctx, fn, path, img, size);
     gaia__host_free(ctx, img);
     return st;
 }
@@ -14105,12 +14352,12 @@ GAIA_API gaia_status gaia_brain_save(gaia_brain *b, const char *path) {
     if (st != GAIA_OK) return st;
 #ifdef GAIA_USE_MPI
     if (b->mpi) { /* rank 0 writes the gathered image; every rank returns its status */
-        st = b->mpi->rank == 0 ? gaia__write_file(b->ctx, fn, path, img, size) : GAIA_OK;
+        st = b->mpi->rank == 0 ? gaia__save_file(b->ctx, fn, path, img, size) : GAIA_OK;
         gaia__host_free(b->ctx, img);
         return gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, NULL, NULL, 0, "the file");
     }
 #endif
-    st = gaia__write_file(b->ctx, fn, path, img, size);
+    st = gaia__save_file(b->ctx, fn, path, img, size);
     gaia__host_free(b->ctx, img);
     return st;
 }
@@ -14124,7 +14371,7 @@ GAIA_API gaia_status gaia_brain_load(gaia_ctx *ctx, const char *path, gaia_devic
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     /* an image is at most about twice the memory it describes */
-    st = gaia__read_file(ctx, fn, path, (uint64_t)ctx->load_limit * 2 + 4096, &buf, &len);
+    st = gaia__read_file(ctx, fn, path, (uint64_t)ctx->load_limit * 2 + 4096, GAIA__LIMIT_LOAD, &buf, &len);
     if (st != GAIA_OK) return st;
     st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, NULL, out);
     gaia__host_free(ctx, buf);
@@ -14854,7 +15101,7 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
     if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
     if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
     if (!path) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
-    else st = gaia__read_file(ctx, fn, path, (uint64_t)ctx->load_limit * 2 + 4096, &buf, &len);
+    else st = gaia__read_file(ctx, fn, path, (uint64_t)ctx->load_limit * 2 + 4096, GAIA__LIMIT_LOAD, &buf, &len);
     if (st == GAIA_OK) {
         gaia__mpi_parse req;
         req.comm = comm;
@@ -14877,7 +15124,7 @@ GAIA_API gaia_status gaia_brain_save_shard(gaia_brain *b, const char *path) {
         b->mpi->shard_save = 1;
         st = gaia_brain_save_image(b, &img, &size);
         b->mpi->shard_save = 0;
-        if (st == GAIA_OK) st = gaia__write_file(b->ctx, fn, path, img, size);
+        if (st == GAIA_OK) st = gaia__save_file(b->ctx, fn, path, img, size);
         gaia__host_free(b->ctx, img);
     }
     return gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, NULL, NULL, 0, "");
@@ -14949,7 +15196,7 @@ GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const
         req.writer = (int)s;
         req.writers = (int)nshards;
         req.block_bits = 0; /* (gaia__asm_load sets it from the header) */
-        st = gaia__read_file(ctx, fn, paths[s], (uint64_t)ctx->load_limit * 2 + 4096, &buf, &len);
+        st = gaia__read_file(ctx, fn, paths[s], (uint64_t)ctx->load_limit * 2 + 4096, GAIA__LIMIT_LOAD, &buf, &len);
         if (st == GAIA_OK) st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &x);
         gaia__host_free(ctx, buf);
         if (st != GAIA_OK) break;
@@ -16502,7 +16749,9 @@ GAIA_API gaia_status gaia_hrr_codebook_save(gaia_ctx *ctx, const gaia_hrr_codebo
     static const char *fn = "gaia_hrr_codebook_save";
     gaia_tensor *all = NULL;
     char *npath, *text = NULL;
-    size_t i, len = 0;
+    void *img = NULL;
+    size_t i, len = 0, size = 0;
+    gaia__save vs, ns;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__hrr_codebook_check(ctx, fn, cb)) != GAIA_OK) return st;
@@ -16519,8 +16768,17 @@ GAIA_API gaia_status gaia_hrr_codebook_save(gaia_ctx *ctx, const gaia_hrr_codebo
         len += n + 1;
     }
     if (st == GAIA_OK) st = gaia__hrr_codebook_rows(ctx, fn, cb, 0, cb->count, &all);
-    if (st == GAIA_OK) st = gaia_tensor_save_npy(ctx, all, path);
-    if (st == GAIA_OK) st = gaia__write_file(ctx, fn, npath, text, len);
+    if (st == GAIA_OK) st = gaia_npy_image(ctx, all, &img, &size);
+    /* both files written before either is renamed: a failed save leaves
+       the old pair, never new vectors with old names */
+    vs.tmp = ns.tmp = NULL;
+    if (st == GAIA_OK) st = gaia__save_begin(ctx, fn, path, img, size, &vs);
+    if (st == GAIA_OK) st = gaia__save_begin(ctx, fn, npath, text, len, &ns);
+    if (st == GAIA_OK) st = gaia__save_commit(ctx, fn, &vs);
+    if (st == GAIA_OK) st = gaia__save_commit(ctx, fn, &ns);
+    gaia__save_abort(ctx, &vs);
+    gaia__save_abort(ctx, &ns);
+    gaia_image_free(ctx, img);
     gaia_tensor_free(all);
     gaia__host_free(ctx, text);
     gaia__host_free(ctx, npath);
@@ -16607,9 +16865,11 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     if (!(npath = gaia__hrr_names_path(ctx, path))) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-    st = gaia__read_file(ctx, fn, path, GAIA_NPY_MAX_BYTES + GAIA_NPY_MAX_HEADER + 16, &npy, &npy_size);
+    st = gaia__read_file(ctx, fn, path, GAIA_NPY_MAX_BYTES + GAIA_NPY_MAX_HEADER + 16, GAIA__LIMIT_NPY, &npy,
+                         &npy_size);
     /* at most 256 bytes a name, one name a vector of >= 4 bytes */
-    if (st == GAIA_OK) st = gaia__read_file(ctx, fn, npath, (uint64_t)npy_size * 64 + 4096, &names, &names_size);
+    if (st == GAIA_OK) st = gaia__read_file(ctx, fn, npath, (uint64_t)npy_size * 64 + 4096, GAIA__LIMIT_NAMES, &names,
+                                           &names_size);
     if (st == GAIA_OK) {
         st = gaia_hrr_codebook_parse(ctx, npy, npy_size, names, names_size, out);
         if (st != GAIA_OK) {

@@ -43,6 +43,7 @@ extern const gt_case gt_vsa_cases[];
 extern const gt_case gt_torch_cases[];
 extern const gt_case gt_checkpoint_cases[];
 extern const gt_case gt_bandwidth_cases[];
+extern const gt_case gt_files_cases[];
 
 static const struct gt_suite {
     const char *name;
@@ -63,6 +64,7 @@ static const struct gt_suite {
     {"torch", gt_torch_cases},
     {"checkpoint", gt_checkpoint_cases},
     {"bandwidth", gt_bandwidth_cases},
+    {"files", gt_files_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 
