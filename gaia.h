@@ -12120,14 +12120,30 @@ static gaia_status gaia__asm_project_pairs(gaia_brain *b, const char *fn, const 
     return st;
 }
 
+/* A step that stops on this rank before gaia__asm_project_pairs (st, with
+   its message; or GAIA_OK with nothing to fire): on a sharded brain the
+   other ranks hear of it in the step's agreement instead of waiting. */
+static gaia_status gaia__asm_step_refused(gaia_brain *b, const char *fn, gaia_status st) {
+#ifdef GAIA_USE_MPI
+    if (b->mpi) gaia__mpi_agree_pairs(b, fn, st, NULL, 0);
+#else
+    (void)b;
+    (void)fn;
+#endif
+    return st;
+}
+
 GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count) {
     static const char *fn = "gaia_brain_project";
     int *pairs;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (b->broken) return gaia__fail(b->ctx, b->broken, fn, "an earlier device error left the brain inconsistent");
-    if (!fires || count == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "no fires given");
-    if (count > 1u << 20) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu fires (at most 2^20)", count);
+    if (!fires || count == 0)
+        return gaia__asm_step_refused(b, fn, gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "no fires given"));
+    if (count > 1u << 20)
+        return gaia__asm_step_refused(b, fn, gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu fires (at most 2^20)",
+                                                        count));
     b->over_limit = 0;
     pairs = (int *)gaia__asm_halloc(b, count * 2 * sizeof(int));
 #ifdef GAIA_USE_MPI
@@ -12246,7 +12262,7 @@ GAIA_API gaia_status gaia_brain_project_open(gaia_brain *b, const char *const *u
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (b->broken) return gaia__fail(b->ctx, b->broken, fn, "an earlier device error left the brain inconsistent");
     st = gaia__asm_units_arg(b, fn, units, nunits, &in);
-    if (st != GAIA_OK) return st;
+    if (st != GAIA_OK) return gaia__asm_step_refused(b, fn, st);
     n = gaia__asm_open_pairs(b, in, NULL);
     if (st == GAIA_OK && n > 1u << 20)
         st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu open fibres fire (at most 2^20 in a step)", n);
@@ -12258,7 +12274,9 @@ GAIA_API gaia_status gaia_brain_project_open(gaia_brain *b, const char *const *u
         gaia__asm_open_pairs(b, in, pairs);
         st = gaia__asm_check_pairs(b, fn, pairs, n);
         if (st == GAIA_OK) st = gaia__asm_project_pairs(b, fn, pairs, n);
-    }
+        else gaia__asm_step_refused(b, fn, st);
+    } else /* nothing fires here, or a failure: a sharded brain's ranks still agree */
+        st = gaia__asm_step_refused(b, fn, st);
     gaia__asm_hfree(b, pairs);
     gaia__asm_hfree(b, in);
     if (st == GAIA_OK && fired) *fired = n;
@@ -12270,27 +12288,35 @@ GAIA_API gaia_status gaia_brain_project_spec(gaia_brain *b, const char *spec) {
     char buf[1024], *p, *tok[128];
     gaia_brain_fire fires[64];
     size_t nf = 0, nt = 0, len;
+    gaia_status st = GAIA_OK;
     if (!b) return GAIA_ERR_INVALID_ARG;
-    if (!spec) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "spec is NULL");
-    len = strlen(spec);
-    if (len >= sizeof buf) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "spec longer than %zu", sizeof buf - 1);
-    memcpy(buf, spec, len + 1);
-    for (p = buf; *p;) {
+    if (!spec) st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "spec is NULL");
+    else if ((len = strlen(spec)) >= sizeof buf)
+        st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "spec longer than %zu", sizeof buf - 1);
+    else memcpy(buf, spec, len + 1);
+    for (p = buf; st == GAIA_OK && *p;) {
         while (*p == ',' || *p == ';' || *p == ' ' || *p == '\t' || *p == '\n') *p++ = 0;
         if (!*p) break;
-        if (nt == 128) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "too many fires");
+        if (nt == 128) {
+            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "too many fires");
+            break;
+        }
         tok[nt++] = p;
         while (*p && *p != ',' && *p != ';' && *p != ' ' && *p != '\t' && *p != '\n') p++;
     }
-    for (len = 0; len < nt; len++) {
+    for (len = 0; st == GAIA_OK && len < nt; len++) {
         char *gt = strchr(tok[len], '>');
-        if (!gt || gt == tok[len] || !gt[1] || strchr(gt + 1, '>') || nf == 64)
-            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "bad fire '%s' (want from>to)", tok[len]);
+        if (!gt || gt == tok[len] || !gt[1] || strchr(gt + 1, '>') || nf == 64) {
+            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "bad fire '%s' (want from>to)", tok[len]);
+            break;
+        }
         *gt = 0;
         fires[nf].from = tok[len];
         fires[nf].to = gt + 1;
         nf++;
     }
+    /* (the step is gaia_brain_project's, refusals included) */
+    if (st != GAIA_OK) return gaia__asm_step_refused(b, "gaia_brain_project", st);
     return gaia_brain_project(b, fires, nf);
 }
 
@@ -15059,8 +15085,8 @@ static gaia_status gaia__mpi_name_fires(gaia_brain *b, const char *fn, const int
     gaia__mpi_fires_str(b, all, s0, sizeof s0);
     gaia__mpi_fires_str(b, all + (size_t)r * GAIA__MPI_DETAIL, sr, sizeof sr);
     return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "the ranks disagree on the step's fires: rank 0 fires \"%s\" "
-                      "(%lld), rank %d fires \"%s\" (%lld); no rank stepped", s0, (long long)all[0], r, sr,
-                      (long long)all[(size_t)r * GAIA__MPI_DETAIL]);
+                      "(%lld in all), rank %d fires \"%s\" (%lld in all); no rank stepped", s0, (long long)all[0], r,
+                      sr, (long long)all[(size_t)r * GAIA__MPI_DETAIL]);
 }
 
 /* Before a step: the same checked fires on every rank, or nobody steps.
