@@ -1080,11 +1080,28 @@
    byte for byte). Stimuli, winners, histories and lazy areas are
    replicated: lazy areas are computed identically on every rank, not
    split. Every call on a sharded brain is collective (every rank, same
-   order, same arguments); parameters that differ between ranks (p, seed,
-   an area's n, k, beta, mode, a step's fires) and a failure on any rank
-   (out of memory, a bad argument) are returned by every rank with the
-   same status, and the brain is unchanged: no rank ever waits for another
-   that gave up. Two ways to save: gaia_brain_save gathers the
+   order, same arguments), and begins with one small exchange (the call's
+   name, each rank's status, the arguments that must agree: 112 bytes a
+   rank). So ranks in different calls (rank 0 steps while rank 1 saves),
+   parameters that differ between ranks (p, seed, an area's name, n, k,
+   beta, mode, a stimulus's size, a step's fires) and a failure on any
+   rank (out of memory, a bad argument) are returned by every rank with
+   the same status (GAIA_ERR_INVALID_ARG for a disagreement) and a message
+   naming the calls or the field and the ranks (differing steps show both
+   ranks' fires: rank 0 fires "s>A" (1 in all), rank 1 fires "t>A s>A" (2
+   in all)), and the brain is unchanged: no rank ever waits for another
+   that gave up. gaia_brain_destroy is collective too (destroy sharded
+   brains in the same order on every rank): a rank that destroys its brain (and goes on to MPI_Finalize) while the others still
+   step tells them so; their call returns GAIA_ERR_IO at once, "rank 1 of
+   2 left (gaia_brain_destroy) ...", as does every later call on that
+   brain but destroy. A rank that is gone without a word (crashed,
+   MPI_Finalize without destroy, or stuck elsewhere) is caught by a time
+   limit on that exchange: GAIA_ERR_IO after gaia_mpi_set_timeout(ctx,
+   seconds), by default GAIA_MPI_TIMEOUT from the environment, else 300 s
+   (0: no limit); the brain then refuses every call but destroy. The limit
+   bounds the wait at the start of a call; the data collectives inside a
+   call that every rank has joined are ordinary blocking ones.
+   Two ways to save: gaia_brain_save gathers the
    single-process image (rank 0 writes it; gaia_brain_load reads it as an
    ordinary brain, gaia_brain_load_mpi on any number of ranks, each keeping
    its blocks); gaia_brain_save_shard(b, path) has each rank write its own
@@ -1169,7 +1186,13 @@
    rows over the ranks and allgather the result (equal to bind_host's bit
    for bit). With CUDA, give each rank a context on its own GPU
    (desc.cuda_device_index = the rank's index on its node): the parts run
-   there. That path has not run on a GPU yet.
+   there. That path has not run on a GPU yet. These calls begin with the
+   same exchange as a sharded brain's: ranks in different hrr calls, or
+   with different B, D or threshold, get GAIA_ERR_INVALID_ARG naming the
+   calls or the value on every rank; a rank that does not join within the
+   context's limit (gaia_mpi_set_timeout) gives GAIA_ERR_IO, and that
+   communicator keeps the unanswered exchange: use no collective on it
+   again.
 
    =====================================================================
    12b. THE VSA MODULE
@@ -1241,6 +1264,10 @@
      GAIA_NPY_MAX_BYTES  largest .npy payload accepted (default 16 GiB)
      GAIA_SAFETENSORS_MAX_HEADER  largest safetensors JSON header accepted
                          (default 100000000 bytes, as the format's reference)
+     GAIA_MPI_TIMEOUT_DEFAULT  (GAIA_USE_MPI) seconds a collective call waits
+                         for every rank to join, unless GAIA_MPI_TIMEOUT in
+                         the environment or gaia_mpi_set_timeout says
+                         otherwise (default 300)
 
    =====================================================================
    14. STATUS CODES
@@ -1252,7 +1279,8 @@
      GAIA_ERR_OUT_OF_MEMORY    host or device allocation failed
      GAIA_ERR_NO_DEVICE        the device asked for is not available
      GAIA_ERR_CUDA             a CUDA / cuBLAS / cuFFT / cuRAND call failed
-     GAIA_ERR_IO               a file could not be opened, read or written
+     GAIA_ERR_IO               a file could not be opened, read or written;
+                               (MPI) a rank left or did not answer in time
      GAIA_ERR_FORMAT           a file or buffer is malformed
      GAIA_ERR_UNSUPPORTED      valid request this build or device cannot do
      GAIA_ERR_NUMERIC          NaN or infinity where a finite value is needed
@@ -2798,6 +2826,16 @@ GAIA_API gaia_sampler gaia_brain_sampler(const gaia_brain *b);
    same order, same arguments) except the read-outs of replicated state;
    a failure on one rank (bad or differing arguments, out of memory) is
    returned by every rank with the same status, and the brain is unchanged.
+   Each call begins with a small exchange of the call's name, the ranks'
+   statuses and the arguments that must agree: ranks in different calls or
+   with differing arguments get GAIA_ERR_INVALID_ARG on every rank, the
+   message naming the calls or the field and the ranks (for a step, both
+   ranks' fires). gaia_brain_destroy is collective (the same order of
+   brains on every rank): the other ranks' next
+   call learns that this rank left (GAIA_ERR_IO, at once), and so does
+   every later call on that brain but destroy. A rank that never joins
+   (crashed, finalized without destroy) is caught after the context's time
+   limit (gaia_mpi_set_timeout): GAIA_ERR_IO.
    fibre_stats, fibre_edges, synapse_row and synapse_weight are collective
    and give every rank the single-process answer (the weights from the
    ranks that own their targets; mean_weight to rounding); gaia_brain_memory
@@ -2846,7 +2884,9 @@ GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes
    with GAIA_ERR_IO, naming the limit. After that, the brain refuses every
    call (GAIA_ERR_IO) but gaia_brain_destroy, and the communicator of an hrr
    call keeps the unanswered exchange: use no collective on it again. */
+#ifndef GAIA_MPI_TIMEOUT_DEFAULT
 #define GAIA_MPI_TIMEOUT_DEFAULT 300.0
+#endif
 GAIA_API gaia_status gaia_mpi_set_timeout(gaia_ctx *ctx, double seconds);
 
 /* ---- hrr over MPI ranks ----
