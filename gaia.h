@@ -15248,7 +15248,7 @@ static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st) {
         double t0 = MPI_Wtime();
         st = gaia__mpi_agree(b->ctx, m->comm, m, "gaia_brain_project", st, NULL, NULL, 0, "");
         m->seconds += MPI_Wtime() - t0;
-        m->bytes += (uint64_t)m->size * 8;
+        m->bytes += (uint64_t)m->size * GAIA__MPI_REC * 8;
     }
     return st;
 }
