@@ -254,7 +254,8 @@ bench: $(BENCHES)
 
 # Extra targets (checks, fuzzing, plots) go here, above install.
 
-# make MPI=1 mpi-test: tests/mpi/test_mpi.c under mpirun -np 1, 2, 3, 4.
+# make MPI=1 mpi-test: tests/mpi/test_mpi.c under mpirun -np 1, 2, 3, 4, then
+# its --leave run on 3 ranks (one rank calls MPI_Finalize while two step on).
 # As root (containers, CI) Open MPI needs --allow-run-as-root; every run may
 # oversubscribe the cores.
 MPI_TEST := $(BUILD)/tests/test_mpi
@@ -267,6 +268,8 @@ mpi-test: $(MPI_TEST) $(if $(filter 1,$(MPI)),cxx-check)
 	@test "$(MPI)" = 1 || { echo "mpi-test: build with MPI=1 (make MPI=1 test)"; exit 1; }
 	@set -e; for np in $(MPI_NPS); do echo "== $(MPIRUN) -np $$np $(MPI_TEST)"; \
 	  $(MPIRUN) $(MPIRUN_FLAGS) -np $$np $(MPI_TEST); done
+	@echo "== $(MPIRUN) -np 3 $(MPI_TEST) --leave (a rank destroys its brain and calls MPI_Finalize)"
+	@$(MPIRUN) $(MPIRUN_FLAGS) -np 3 $(MPI_TEST) --leave
 
 # make plots: the examples' series as CSV in $(PLOTS)/, and, when gnuplot is
 # installed, the pictures docs/*.png (committed; the README shows them).

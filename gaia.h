@@ -1122,11 +1122,28 @@
    byte for byte). Stimuli, winners, histories and lazy areas are
    replicated: lazy areas are computed identically on every rank, not
    split. Every call on a sharded brain is collective (every rank, same
-   order, same arguments); parameters that differ between ranks (p, seed,
-   an area's n, k, beta, mode, a step's fires) and a failure on any rank
-   (out of memory, a bad argument) are returned by every rank with the
-   same status, and the brain is unchanged: no rank ever waits for another
-   that gave up. Two ways to save: gaia_brain_save gathers the
+   order, same arguments), and begins with one small exchange (the call's
+   name, each rank's status, the arguments that must agree: 112 bytes a
+   rank). So ranks in different calls (rank 0 steps while rank 1 saves),
+   parameters that differ between ranks (p, seed, an area's name, n, k,
+   beta, mode, a stimulus's size, a step's fires) and a failure on any
+   rank (out of memory, a bad argument) are returned by every rank with
+   the same status (GAIA_ERR_INVALID_ARG for a disagreement) and a message
+   naming the calls or the field and the ranks (differing steps show both
+   ranks' fires: rank 0 fires "s>A" (1 in all), rank 1 fires "t>A s>A" (2
+   in all)), and the brain is unchanged: no rank ever waits for another
+   that gave up. gaia_brain_destroy is collective too (destroy sharded
+   brains in the same order on every rank): a rank that destroys its brain (and goes on to MPI_Finalize) while the others still
+   step tells them so; their call returns GAIA_ERR_IO at once, "rank 1 of
+   2 left (gaia_brain_destroy) ...", as does every later call on that
+   brain but destroy. A rank that is gone without a word (crashed,
+   MPI_Finalize without destroy, or stuck elsewhere) is caught by a time
+   limit on that exchange: GAIA_ERR_IO after gaia_mpi_set_timeout(ctx,
+   seconds), by default GAIA_MPI_TIMEOUT from the environment, else 300 s
+   (0: no limit); the brain then refuses every call but destroy. The limit
+   bounds the wait at the start of a call; the data collectives inside a
+   call that every rank has joined are ordinary blocking ones.
+   Two ways to save: gaia_brain_save gathers the
    single-process image (rank 0 writes it; gaia_brain_load reads it as an
    ordinary brain, gaia_brain_load_mpi on any number of ranks, each keeping
    its blocks); gaia_brain_save_shard(b, path) has each rank write its own
@@ -1211,7 +1228,13 @@
    rows over the ranks and allgather the result (equal to bind_host's bit
    for bit). With CUDA, give each rank a context on its own GPU
    (desc.cuda_device_index = the rank's index on its node): the parts run
-   there. That path has not run on a GPU yet.
+   there. That path has not run on a GPU yet. These calls begin with the
+   same exchange as a sharded brain's: ranks in different hrr calls, or
+   with different B, D or threshold, get GAIA_ERR_INVALID_ARG naming the
+   calls or the value on every rank; a rank that does not join within the
+   context's limit (gaia_mpi_set_timeout) gives GAIA_ERR_IO, and that
+   communicator keeps the unanswered exchange: use no collective on it
+   again.
 
    =====================================================================
    12b. THE VSA MODULE
@@ -1283,6 +1306,10 @@
      GAIA_NPY_MAX_BYTES  largest .npy payload accepted (default 16 GiB)
      GAIA_SAFETENSORS_MAX_HEADER  largest safetensors JSON header accepted
                          (default 100000000 bytes, as the format's reference)
+     GAIA_MPI_TIMEOUT_DEFAULT  (GAIA_USE_MPI) seconds a collective call waits
+                         for every rank to join, unless GAIA_MPI_TIMEOUT in
+                         the environment or gaia_mpi_set_timeout says
+                         otherwise (default 300)
 
    =====================================================================
    14. STATUS CODES
@@ -1294,7 +1321,8 @@
      GAIA_ERR_OUT_OF_MEMORY    host or device allocation failed
      GAIA_ERR_NO_DEVICE        the device asked for is not available
      GAIA_ERR_CUDA             a CUDA / cuBLAS / cuFFT / cuRAND call failed
-     GAIA_ERR_IO               a file could not be opened, read or written
+     GAIA_ERR_IO               a file could not be opened, read or written;
+                               (MPI) a rank left or did not answer in time
      GAIA_ERR_FORMAT           a file or buffer is malformed
      GAIA_ERR_UNSUPPORTED      valid request this build or device cannot do
      GAIA_ERR_NUMERIC          NaN or infinity where a finite value is needed
@@ -2846,6 +2874,16 @@ GAIA_API gaia_sampler gaia_brain_sampler(const gaia_brain *b);
    same order, same arguments) except the read-outs of replicated state;
    a failure on one rank (bad or differing arguments, out of memory) is
    returned by every rank with the same status, and the brain is unchanged.
+   Each call begins with a small exchange of the call's name, the ranks'
+   statuses and the arguments that must agree: ranks in different calls or
+   with differing arguments get GAIA_ERR_INVALID_ARG on every rank, the
+   message naming the calls or the field and the ranks (for a step, both
+   ranks' fires). gaia_brain_destroy is collective (the same order of
+   brains on every rank): the other ranks' next
+   call learns that this rank left (GAIA_ERR_IO, at once), and so does
+   every later call on that brain but destroy. A rank that never joins
+   (crashed, finalized without destroy) is caught after the context's time
+   limit (gaia_mpi_set_timeout): GAIA_ERR_IO.
    fibre_stats, fibre_edges, synapse_row and synapse_weight are collective
    and give every rank the single-process answer (the weights from the
    ranks that own their targets; mean_weight to rounding); gaia_brain_memory
@@ -2885,6 +2923,19 @@ GAIA_API gaia_status gaia_brain_shard(const gaia_brain *b, const char *area, uin
    the wall time the steps spent in collectives, waiting for slower ranks
    included (merges and seconds may be NULL). */
 GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes, uint64_t *merges, double *seconds);
+/* How long a collective call of this context (sharded brains, the hrr calls
+   below) waits for the other ranks to join it: seconds > 0, or 0 for no
+   limit. The default is GAIA_MPI_TIMEOUT from the environment (seconds; 0:
+   none), else GAIA_MPI_TIMEOUT_DEFAULT. Each call begins with a small
+   exchange (the call's name, every rank's status and the arguments that
+   must agree); a rank that does not join it in time makes the call fail
+   with GAIA_ERR_IO, naming the limit. After that, the brain refuses every
+   call (GAIA_ERR_IO) but gaia_brain_destroy, and the communicator of an hrr
+   call keeps the unanswered exchange: use no collective on it again. */
+#ifndef GAIA_MPI_TIMEOUT_DEFAULT
+#define GAIA_MPI_TIMEOUT_DEFAULT 300.0
+#endif
+GAIA_API gaia_status gaia_mpi_set_timeout(gaia_ctx *ctx, double seconds);
 
 /* ---- hrr over MPI ranks ----
    A codebook sharded over comm: this rank holds rows [offset, offset + M)
@@ -3623,6 +3674,7 @@ struct gaia_ctx {
     void *layer_state;
     struct gaia_ctx **map_workers[GAIA_DEVICE_COUNT]; /* gaia_map's workers, made on first use */
     int map_worker_count[GAIA_DEVICE_COUNT];
+    double mpi_timeout;               /* gaia_mpi_set_timeout: 0 unset (GAIA_MPI_TIMEOUT or the default), < 0 none */
     char last_error[GAIA__ERR_LEN];
 };
 
@@ -10851,9 +10903,15 @@ struct gaia__mpi_brain {
     int merges_expected, merges_done, announced;
     int dup;                 /* comm is the brain's own (MPI_Comm_free on destroy) */
     int shard_save;          /* save_image writes this rank's shard only (gaia_brain_save_shard) */
+    const char *call;        /* the call that runs save_image (gaia_brain_save, _clone): its agreement's name */
     uint64_t bytes;          /* payload bytes this rank sent and received, all collectives */
     uint64_t merges;         /* top-k merges taken part in */
     double seconds;          /* wall time inside the step's collectives (waits included) */
+    int64_t *agree;          /* the agreement exchange's buffer (gaia__mpi_agree); left to a pending exchange
+                                that timed out, never freed then */
+    size_t agree_len;        /* its int64 slots */
+    gaia_status lost;        /* a rank left or did not answer: every call fails with this */
+    char lost_msg[256];
 };
 static void gaia__mpi_block(const gaia_brain *b, uint32_t n, uint32_t *lo, uint32_t *cnt);
 /* What the image parser is asked for a sharded brain: keep this rank's
@@ -10871,8 +10929,10 @@ static void gaia__mpi_prepare_begin(gaia_brain *b, const int *pairs, size_t coun
 static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st);
 static uint64_t gaia__asm_fnv(const void *p, size_t n);
 static gaia_status gaia__mpi_agree_pairs(gaia_brain *b, const char *fn, gaia_status st, const int *pairs, size_t count);
-static gaia_status gaia__mpi_agree(gaia_ctx *ctx, MPI_Comm comm, const char *fn, gaia_status st, const int64_t *vals,
-                                   const char *const *labels, int nvals, const char *what);
+static gaia_status gaia__mpi_agree(gaia_ctx *ctx, MPI_Comm comm, struct gaia__mpi_brain *m, const char *fn,
+                                   gaia_status st, const int64_t *vals, const char *const *labels, int nvals,
+                                   const char *what);
+static void gaia__mpi_leave(gaia_brain *b);
 static gaia_status gaia__mpi_add_stimulus(gaia_brain *b, const char *name, uint32_t size);
 static gaia_status gaia__mpi_add_area(gaia_brain *b, const char *name, uint32_t n, uint32_t k, float beta,
                                       gaia_area_mode mode);
@@ -11464,6 +11524,7 @@ GAIA_API void gaia_brain_destroy(gaia_brain *b) {
     if (!b) return;
     ctx = b->ctx;
 #ifdef GAIA_USE_MPI
+    gaia__mpi_leave(b); /* the other ranks learn that this one leaves */
     gaia__mpi_detach(b);
 #endif
     for (i = 0; i < b->nfibres; i++) gaia__asm_fibre_free(b, &b->fibres[i]);
@@ -12518,7 +12579,7 @@ static gaia_status gaia__asm_project_pairs(gaia_brain *b, const char *fn, const 
     unsigned char **flags = NULL;
     uint64_t *keys = NULL;
     gaia__asm_undo undo;
-    int t;
+    int t, agreement_failed = 0;
     gaia_status st;
     uint64_t t0;
     memset(&undo, 0, sizeof undo);
@@ -12529,14 +12590,19 @@ static gaia_status gaia__asm_project_pairs(gaia_brain *b, const char *fn, const 
     keys = (uint64_t *)gaia__asm_hcalloc(b, count * 2, sizeof(uint64_t));
     st = sf && candx && flags && keys ? gaia__asm_undo_save(b, &undo) : GAIA_ERR_OUT_OF_MEMORY;
 #ifdef GAIA_USE_MPI
-    /* every rank takes the same step, or none does (collective) */
-    if (b->mpi) st = gaia__mpi_agree_pairs(b, fn, st, pairs, count);
+    /* every rank takes the same step, or none does (collective); when only
+       the agreement failed, its message (which ranks, what differs) stands */
+    if (b->mpi) {
+        gaia_status here = st;
+        st = gaia__mpi_agree_pairs(b, fn, st, pairs, count);
+        if (here == GAIA_OK && st != GAIA_OK) agreement_failed = 1;
+    }
 #endif
     if (st == GAIA_OK) st = gaia__asm_step_prepare(b, pairs, count, sf, candx, flags, keys);
     if (st != GAIA_OK) {
         gaia__asm_clear_newbits(b);
         if (undo.support) gaia__asm_undo_apply(b, &undo);
-        st = gaia__asm_fail_step(b, fn, st, "step failed");
+        if (!agreement_failed) st = gaia__asm_fail_step(b, fn, st, "step failed");
     } else {
         st = gaia__asm_step_apply(b, pairs, count, flags, keys);
         if (st != GAIA_OK) {
@@ -12557,14 +12623,30 @@ static gaia_status gaia__asm_project_pairs(gaia_brain *b, const char *fn, const 
     return st;
 }
 
+/* A step that stops on this rank before gaia__asm_project_pairs (st, with
+   its message; or GAIA_OK with nothing to fire): on a sharded brain the
+   other ranks hear of it in the step's agreement instead of waiting. */
+static gaia_status gaia__asm_step_refused(gaia_brain *b, const char *fn, gaia_status st) {
+#ifdef GAIA_USE_MPI
+    if (b->mpi) gaia__mpi_agree_pairs(b, fn, st, NULL, 0);
+#else
+    (void)b;
+    (void)fn;
+#endif
+    return st;
+}
+
 GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count) {
     static const char *fn = "gaia_brain_project";
     int *pairs;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (b->broken) return gaia__fail(b->ctx, b->broken, fn, "an earlier device error left the brain inconsistent");
-    if (!fires || count == 0) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "no fires given");
-    if (count > 1u << 20) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu fires (at most 2^20)", count);
+    if (!fires || count == 0)
+        return gaia__asm_step_refused(b, fn, gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "no fires given"));
+    if (count > 1u << 20)
+        return gaia__asm_step_refused(b, fn, gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu fires (at most 2^20)",
+                                                        count));
     b->over_limit = 0;
     pairs = (int *)gaia__asm_halloc(b, count * 2 * sizeof(int));
 #ifdef GAIA_USE_MPI
@@ -12683,7 +12765,7 @@ GAIA_API gaia_status gaia_brain_project_open(gaia_brain *b, const char *const *u
     if (!b) return GAIA_ERR_INVALID_ARG;
     if (b->broken) return gaia__fail(b->ctx, b->broken, fn, "an earlier device error left the brain inconsistent");
     st = gaia__asm_units_arg(b, fn, units, nunits, &in);
-    if (st != GAIA_OK) return st;
+    if (st != GAIA_OK) return gaia__asm_step_refused(b, fn, st);
     n = gaia__asm_open_pairs(b, in, NULL);
     if (st == GAIA_OK && n > 1u << 20)
         st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "%zu open fibres fire (at most 2^20 in a step)", n);
@@ -12695,7 +12777,9 @@ GAIA_API gaia_status gaia_brain_project_open(gaia_brain *b, const char *const *u
         gaia__asm_open_pairs(b, in, pairs);
         st = gaia__asm_check_pairs(b, fn, pairs, n);
         if (st == GAIA_OK) st = gaia__asm_project_pairs(b, fn, pairs, n);
-    }
+        else gaia__asm_step_refused(b, fn, st);
+    } else /* nothing fires here, or a failure: a sharded brain's ranks still agree */
+        st = gaia__asm_step_refused(b, fn, st);
     gaia__asm_hfree(b, pairs);
     gaia__asm_hfree(b, in);
     if (st == GAIA_OK && fired) *fired = n;
@@ -12707,27 +12791,35 @@ GAIA_API gaia_status gaia_brain_project_spec(gaia_brain *b, const char *spec) {
     char buf[1024], *p, *tok[128];
     gaia_brain_fire fires[64];
     size_t nf = 0, nt = 0, len;
+    gaia_status st = GAIA_OK;
     if (!b) return GAIA_ERR_INVALID_ARG;
-    if (!spec) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "spec is NULL");
-    len = strlen(spec);
-    if (len >= sizeof buf) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "spec longer than %zu", sizeof buf - 1);
-    memcpy(buf, spec, len + 1);
-    for (p = buf; *p;) {
+    if (!spec) st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "spec is NULL");
+    else if ((len = strlen(spec)) >= sizeof buf)
+        st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "spec longer than %zu", sizeof buf - 1);
+    else memcpy(buf, spec, len + 1);
+    for (p = buf; st == GAIA_OK && *p;) {
         while (*p == ',' || *p == ';' || *p == ' ' || *p == '\t' || *p == '\n') *p++ = 0;
         if (!*p) break;
-        if (nt == 128) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "too many fires");
+        if (nt == 128) {
+            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "too many fires");
+            break;
+        }
         tok[nt++] = p;
         while (*p && *p != ',' && *p != ';' && *p != ' ' && *p != '\t' && *p != '\n') p++;
     }
-    for (len = 0; len < nt; len++) {
+    for (len = 0; st == GAIA_OK && len < nt; len++) {
         char *gt = strchr(tok[len], '>');
-        if (!gt || gt == tok[len] || !gt[1] || strchr(gt + 1, '>') || nf == 64)
-            return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "bad fire '%s' (want from>to)", tok[len]);
+        if (!gt || gt == tok[len] || !gt[1] || strchr(gt + 1, '>') || nf == 64) {
+            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "bad fire '%s' (want from>to)", tok[len]);
+            break;
+        }
         *gt = 0;
         fires[nf].from = tok[len];
         fires[nf].to = gt + 1;
         nf++;
     }
+    /* (the step is gaia_brain_project's, refusals included) */
+    if (st != GAIA_OK) return gaia__asm_step_refused(b, "gaia_brain_project", st);
     return gaia_brain_project(b, fires, nf);
 }
 
@@ -12925,7 +13017,7 @@ static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, gaia_sta
         vals[0] = ai;
         vals[1] = (int64_t)count;
         vals[2] = st == GAIA_OK ? (int64_t)gaia__asm_fnv(tmp, count * 4) : 0;
-        g = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 3, "the winners");
+        g = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, fn, st, vals, labels, 3, "the winners");
         if (g != GAIA_OK) {
             if (st == GAIA_OK && u.support) gaia__asm_undo_apply(b, &u);
             gaia__asm_undo_free(b, &u);
@@ -12944,7 +13036,7 @@ static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, gaia_sta
     gaia__asm_hfree(b, tmp);
 #ifdef GAIA_USE_MPI
     if (b->mpi) { /* (only an upload can fail in the commit) */
-        gaia_status g = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, NULL, NULL, 0, "");
+        gaia_status g = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, fn, st, NULL, NULL, 0, "");
         if (g != GAIA_OK && st == GAIA_OK) return g;
     }
 #endif
@@ -13673,6 +13765,17 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     size_t t;
     gaia_status st = GAIA_OK;
     if (!b) return GAIA_ERR_INVALID_ARG;
+#ifdef GAIA_USE_MPI
+    if (b->mpi && !b->mpi->shard_save) {
+        /* the image is gathered: every rank in the same call first, or none */
+        const char *call = b->mpi->call ? b->mpi->call : fn;
+        b->mpi->call = NULL;
+        if (!bytes || !size) /* (the calling gaia_brain_save has said why) */
+            st = call == fn ? gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "bytes or size is NULL") : GAIA_ERR_INVALID_ARG;
+        st = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, call, st, NULL, NULL, 0, "");
+        if (st != GAIA_OK) return st;
+    }
+#endif
     if (!bytes || !size) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "bytes or size is NULL");
     memset(&w, 0, sizeof w);
     w.b = b;
@@ -14347,16 +14450,21 @@ GAIA_API gaia_status gaia_brain_save(gaia_brain *b, const char *path) {
     size_t size;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
+#ifdef GAIA_USE_MPI
+    if (b->mpi) { /* rank 0 writes the gathered image; every rank returns its status. A NULL path on one
+                     rank: the others hear of it in save_image's agreement */
+        if (!path) gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
+        b->mpi->call = fn;
+        st = gaia_brain_save_image(b, path ? &img : NULL, &size);
+        if (st != GAIA_OK) return st;
+        st = b->mpi->rank == 0 ? gaia__save_file(b->ctx, fn, path, img, size) : GAIA_OK;
+        gaia__host_free(b->ctx, img);
+        return gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, fn, st, NULL, NULL, 0, "the file");
+    }
+#endif
     if (!path) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
     st = gaia_brain_save_image(b, &img, &size);
     if (st != GAIA_OK) return st;
-#ifdef GAIA_USE_MPI
-    if (b->mpi) { /* rank 0 writes the gathered image; every rank returns its status */
-        st = b->mpi->rank == 0 ? gaia__save_file(b->ctx, fn, path, img, size) : GAIA_OK;
-        gaia__host_free(b->ctx, img);
-        return gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, NULL, NULL, 0, "the file");
-    }
-#endif
     st = gaia__save_file(b->ctx, fn, path, img, size);
     gaia__host_free(b->ctx, img);
     return st;
@@ -14386,6 +14494,9 @@ GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
     if (!out) return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, "gaia_brain_clone", "out is NULL");
     if (b->broken)
         return gaia__fail(b->ctx, b->broken, "gaia_brain_clone", "an earlier device error left the brain inconsistent");
+#ifdef GAIA_USE_MPI
+    if (b->mpi) b->mpi->call = "gaia_brain_clone";
+#endif
     st = gaia_brain_save_image((gaia_brain *)b, &img, &size);
     if (st != GAIA_OK) return st;
     /* the copy keeps the original's memory limit; *out is set on success */
@@ -14956,66 +15067,206 @@ static const uint32_t *gaia__mpi_local_ids(gaia_brain *b, const gaia__asm_area *
     return b->mpi->ids;
 }
 
-/* The statuses of all ranks, combined: the largest (every rank gets the
-   same); a rank that did not fail itself says which rank did. vals (nvals
-   per rank, may be NULL) must be equal on every rank, else
-   GAIA_ERR_INVALID_ARG naming the first rank that differs from rank 0. */
-static gaia_status gaia__mpi_agree(gaia_ctx *ctx, MPI_Comm comm, const char *fn, gaia_status st, const int64_t *vals,
-                                   const char *const *labels, int nvals, const char *what) {
-    int size = 1, rank = 0, r, v, worst = 0;
-    int64_t mine[9], *all;
-    gaia_status g = GAIA_OK;
-    MPI_Comm_size(comm, &size);
-    MPI_Comm_rank(comm, &rank);
-    if (nvals > 8) nvals = 8;
-    mine[0] = (int64_t)st;
-    for (v = 0; v < nvals; v++) mine[1 + v] = vals[v];
-    /* on the stack for small communicators, so that agreeing needs no memory */
-    {
-        int64_t stackbuf[9 * 64];
-        all = size <= 64 ? stackbuf : (int64_t *)gaia__host_alloc(ctx, (size_t)size * 9 * sizeof(int64_t));
-        if (!all) { /* cannot even agree: take the worst status only */
-            int64_t w = (int64_t)(st != GAIA_OK ? st : GAIA_OK), wr = 0;
-            MPI_Allreduce(&w, &wr, 1, MPI_INT64_T, MPI_MAX, comm);
-            if ((gaia_status)wr != GAIA_OK && st == GAIA_OK)
-                return gaia__fail(ctx, (gaia_status)wr, fn, "another rank failed (%s)", gaia_status_str((gaia_status)wr));
-            return (gaia_status)wr;
-        }
-        MPI_Allgather(mine, 1 + nvals, MPI_INT64_T, all, 1 + nvals, MPI_INT64_T, comm);
-        for (r = 0; r < size; r++)
-            if (all[(size_t)r * (1 + nvals)] > (int64_t)g) {
-                g = (gaia_status)all[(size_t)r * (1 + nvals)];
-                worst = r;
-            }
-        if (g != GAIA_OK) {
-            if (all != stackbuf) gaia__host_free(ctx, all);
-            if (st == GAIA_OK)
-                return gaia__fail(ctx, g, fn, "rank %d of %d failed (%s); nothing changed on any rank", worst, size,
-                                  gaia_status_str(g));
-            return g; /* this rank's own message stands */
-        }
-        for (r = 1; r < size; r++)
-            for (v = 0; v < nvals; v++)
-                if (all[(size_t)r * (1 + nvals) + 1 + v] != all[1 + v]) {
-                    char msg[160];
-                    int64_t v0 = all[1 + v], vr = all[(size_t)r * (1 + nvals) + 1 + v];
-                    snprintf(msg, sizeof msg, "%s differs across ranks: rank 0 has %s = %lld, rank %d has %lld",
-                             what, labels ? labels[v] : "value", (long long)v0, r, (long long)vr);
-                    if (all != stackbuf) gaia__host_free(ctx, all);
-                    return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%s", msg);
-                }
-        if (all != stackbuf) gaia__host_free(ctx, all);
+/* ---- the agreement exchange. Every collective call on a sharded brain or
+   a communicator begins with one (and most end with one): every rank
+   gives a record of GAIA__MPI_REC int64 (the call's name, its status, up
+   to 8 values that must be equal on every rank), gathered by a
+   non-blocking allgather polled against the context's time limit
+   (gaia_mpi_set_timeout). Every rank then holds the same records and takes
+   the same decision, in this order: a rank is leaving (gaia_brain_destroy),
+   the ranks are in different calls, a rank failed, values differ. The
+   record has one size whatever the call, so ranks in different calls meet
+   in it and find out, instead of feeding each other's data collectives. ---- */
+#define GAIA__MPI_NAME 4 /* int64 slots for the call's name: 31 characters and a NUL */
+#define GAIA__MPI_REC (GAIA__MPI_NAME + 2 + 8) /* name, status, number of values, values */
+#define GAIA__MPI_FIRES 16 /* fires per rank that a message about differing steps shows */
+#define GAIA__MPI_DETAIL (1 + 2 * GAIA__MPI_FIRES) /* a rank's fire count and first fires */
+static const char gaia__mpi_leaving[] = "gaia_brain_destroy";
+
+/* The context's limit in seconds (0: none). */
+static double gaia__mpi_limit(const gaia_ctx *ctx) {
+    const char *e;
+    if (ctx->mpi_timeout > 0) return ctx->mpi_timeout;
+    if (ctx->mpi_timeout < 0) return 0.0;
+    e = getenv("GAIA_MPI_TIMEOUT");
+    if (e && *e) {
+        char *end;
+        double v = strtod(e, &end);
+        if (end != e && v >= 0) return v; /* (NaN fails v >= 0) */
     }
+    return GAIA_MPI_TIMEOUT_DEFAULT;
+}
+
+GAIA_API gaia_status gaia_mpi_set_timeout(gaia_ctx *ctx, double seconds) {
+    GAIA__NEED_CTX(ctx);
+    if (!(seconds >= 0))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, "gaia_mpi_set_timeout", "seconds = %g (want >= 0; 0: no limit)",
+                          seconds);
+    ctx->mpi_timeout = seconds > 0 ? seconds : -1.0;
     return GAIA_OK;
 }
 
-/* Records comm (not duplicated yet: no collective) on a new brain. */
+/* Polls this rank's part of a non-blocking collective: GAIA_OK once it is
+   done, GAIA_ERR_IO when limit seconds (> 0) pass first. A request left
+   pending cannot be cancelled: its buffers must never be freed or reused. */
+static gaia_status gaia__mpi_wait(MPI_Request *req, double limit) {
+    double t0 = MPI_Wtime();
+    int done = 0;
+    for (;;) {
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done) return GAIA_OK;
+        if (limit > 0 && MPI_Wtime() - t0 > limit) return GAIA_ERR_IO;
+    }
+}
+
+/* A call's name in a record, and back (name: GAIA__MPI_NAME * 8 + 1 bytes). */
+static void gaia__mpi_put_name(int64_t *rec, const char *fn) {
+    char name[GAIA__MPI_NAME * 8];
+    size_t n = strlen(fn);
+    memset(name, 0, sizeof name);
+    memcpy(name, fn, n < sizeof name - 1 ? n : sizeof name - 1);
+    memcpy(rec, name, sizeof name);
+}
+static void gaia__mpi_get_name(const int64_t *rec, char *name) {
+    memcpy(name, rec, GAIA__MPI_NAME * 8);
+    name[GAIA__MPI_NAME * 8] = 0;
+}
+
+/* The exchange on a brain did not complete in time: its buffer stays with
+   the pending request, and every later call on the brain fails. */
+static gaia_status gaia__mpi_timed_out(gaia_ctx *ctx, struct gaia__mpi_brain *m, const char *fn, int size,
+                                       double limit, int quiet) {
+    char msg[240];
+    snprintf(msg, sizeof msg, "not every rank of %d joined this call within %g s: a rank left without "
+             "gaia_brain_destroy, stopped, or waits in another call (gaia_mpi_set_timeout or GAIA_MPI_TIMEOUT "
+             "sets the limit)", size, limit);
+    if (m) {
+        m->agree = NULL;
+        m->lost = GAIA_ERR_IO;
+        snprintf(m->lost_msg, sizeof m->lost_msg, "%s", msg);
+    }
+    return quiet ? GAIA_ERR_IO : gaia__fail(ctx, GAIA_ERR_IO, fn, "%s", msg);
+}
+
+/* The agreement on comm (see above). m: the sharded brain whose exchange it
+   is (its buffer; marked lost when a rank has left or did not answer), or
+   NULL for a call on the caller's communicator (a buffer of its own).
+   *differs (may be NULL): the first rank whose values differ from rank
+   0's, else 0. fn is the call's name; gaia_brain_destroy's exchange
+   (gaia__mpi_leave) tells the others that this rank leaves, and returns
+   quietly whatever they do. */
+static gaia_status gaia__mpi_agree_x(gaia_ctx *ctx, MPI_Comm comm, struct gaia__mpi_brain *m, const char *fn,
+                                     gaia_status st, const int64_t *vals, const char *const *labels, int nvals,
+                                     const char *what, int *differs) {
+    int size = 1, r, v, worst = 0, leaving = strcmp(fn, gaia__mpi_leaving) == 0;
+    int64_t stackbuf[GAIA__MPI_REC * 65], *buf, *all;
+    char name0[GAIA__MPI_NAME * 8 + 1], name[GAIA__MPI_NAME * 8 + 1], msg[400];
+    double limit = gaia__mpi_limit(ctx);
+    MPI_Request req;
+    gaia_status g = GAIA_OK;
+    msg[0] = 0;
+    if (differs) *differs = 0;
+    if (m && m->lost) return leaving ? m->lost : gaia__fail(ctx, m->lost, fn, "%s", m->lost_msg);
+    MPI_Comm_size(comm, &size);
+    if (nvals > 8) nvals = 8;
+    buf = m ? m->agree : (int64_t *)gaia__host_alloc(ctx, ((size_t)size + 1) * GAIA__MPI_REC * sizeof(int64_t));
+    if (!buf) {
+        /* a buffer on the stack cannot be left to a pending exchange: the
+           wait then has no limit (out of memory, at most 64 ranks) */
+        if (size > 64) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "no memory to agree with %d ranks", size);
+        buf = stackbuf;
+        limit = 0;
+    }
+    all = buf + GAIA__MPI_REC;
+    memset(buf, 0, GAIA__MPI_REC * sizeof(int64_t));
+    gaia__mpi_put_name(buf, fn);
+    buf[GAIA__MPI_NAME] = (int64_t)st;
+    buf[GAIA__MPI_NAME + 1] = nvals;
+    for (v = 0; v < nvals; v++) buf[GAIA__MPI_NAME + 2 + v] = vals[v];
+    MPI_Iallgather(buf, GAIA__MPI_REC, MPI_INT64_T, all, GAIA__MPI_REC, MPI_INT64_T, comm, &req);
+    if (gaia__mpi_wait(&req, limit) != GAIA_OK) return gaia__mpi_timed_out(ctx, m, fn, size, limit, leaving);
+    gaia__mpi_get_name(all, name0);
+    for (r = 0; r < size && !leaving; r++) { /* a rank that leaves: the brain is gone */
+        gaia__mpi_get_name(all + (size_t)r * GAIA__MPI_REC, name);
+        if (strcmp(name, gaia__mpi_leaving) == 0) {
+            g = GAIA_ERR_IO;
+            snprintf(msg, sizeof msg, "rank %d of %d left (gaia_brain_destroy) while this rank called %s: the "
+                     "brain is no longer whole, and every call but gaia_brain_destroy now fails", r, size, fn);
+            if (m) {
+                m->lost = g;
+                snprintf(m->lost_msg, sizeof m->lost_msg, "%s", msg);
+            }
+            break;
+        }
+    }
+    for (r = 1; r < size && !leaving && g == GAIA_OK; r++) { /* ranks in different calls */
+        gaia__mpi_get_name(all + (size_t)r * GAIA__MPI_REC, name);
+        if (strcmp(name, name0) != 0) {
+            g = GAIA_ERR_INVALID_ARG;
+            snprintf(msg, sizeof msg, "the ranks disagree on the call: rank 0 called %s, rank %d called %s; nothing "
+                     "changed (every rank must make the same calls in the same order)", name0, r, name);
+        }
+    }
+    if (!leaving && g == GAIA_OK) { /* the worst status */
+        for (r = 0; r < size; r++)
+            if (all[(size_t)r * GAIA__MPI_REC + GAIA__MPI_NAME] > (int64_t)g) {
+                g = (gaia_status)all[(size_t)r * GAIA__MPI_REC + GAIA__MPI_NAME];
+                worst = r;
+            }
+        if (g != GAIA_OK && st == GAIA_OK)
+            snprintf(msg, sizeof msg, "rank %d of %d failed (%s); nothing changed on any rank", worst, size,
+                     gaia_status_str(g));
+    }
+    for (r = 1; r < size && !leaving && g == GAIA_OK; r++) /* the values that must agree */
+        for (v = 0; v < nvals; v++)
+            if (all[(size_t)r * GAIA__MPI_REC + GAIA__MPI_NAME + 2 + v] != all[GAIA__MPI_NAME + 2 + v]) {
+                g = GAIA_ERR_INVALID_ARG;
+                snprintf(msg, sizeof msg, "the ranks disagree on %s: rank 0 has %s = %lld, rank %d has %lld; "
+                         "nothing changed", what, labels ? labels[v] : "value",
+                         (long long)all[GAIA__MPI_NAME + 2 + v], r,
+                         (long long)all[(size_t)r * GAIA__MPI_REC + GAIA__MPI_NAME + 2 + v]);
+                if (differs) *differs = r;
+                break;
+            }
+    if (!m && buf != stackbuf) gaia__host_free(ctx, buf);
+    if (leaving || g == GAIA_OK) return GAIA_OK;
+    /* a rank's own failure keeps its own message */
+    return msg[0] ? gaia__fail(ctx, g, fn, "%s", msg) : g;
+}
+
+static gaia_status gaia__mpi_agree(gaia_ctx *ctx, MPI_Comm comm, struct gaia__mpi_brain *m, const char *fn,
+                                   gaia_status st, const int64_t *vals, const char *const *labels, int nvals,
+                                   const char *what) {
+    return gaia__mpi_agree_x(ctx, comm, m, fn, st, vals, labels, nvals, what, NULL);
+}
+
+/* gaia_brain_destroy's part (collective): the other ranks' next exchange
+   on the brain learns that this rank left, instead of waiting for it. Not
+   for a brain that never got its communicator, that is lost already, or
+   after MPI_Finalize. */
+static void gaia__mpi_leave(gaia_brain *b) {
+    struct gaia__mpi_brain *m = b->mpi;
+    int fin = 0;
+    if (!m || !m->dup || m->lost) return;
+    MPI_Finalized(&fin);
+    if (!fin) (void)gaia__mpi_agree(b->ctx, m->comm, m, gaia__mpi_leaving, GAIA_OK, NULL, NULL, 0, "");
+}
+
+/* Records comm (not duplicated yet: no collective) on a new brain, and
+   makes the agreement's buffer (room for the records, or for the first
+   fires of every rank when steps differ). */
 static gaia_status gaia__mpi_attach(gaia_brain *b, MPI_Comm comm) {
     struct gaia__mpi_brain *m = (struct gaia__mpi_brain *)gaia__asm_hcalloc(b, 1, sizeof *m);
     if (!m) return GAIA_ERR_OUT_OF_MEMORY;
     m->comm = comm;
     MPI_Comm_rank(comm, &m->rank);
     MPI_Comm_size(comm, &m->size);
+    m->agree_len = ((size_t)m->size + 1) * (GAIA__MPI_DETAIL > GAIA__MPI_REC ? GAIA__MPI_DETAIL : GAIA__MPI_REC);
+    m->agree = (int64_t *)gaia__asm_halloc(b, m->agree_len * sizeof(int64_t));
+    if (!m->agree) {
+        gaia__asm_hfree(b, m);
+        return GAIA_ERR_OUT_OF_MEMORY;
+    }
     b->mpi = m;
     return GAIA_OK;
 }
@@ -15025,7 +15276,9 @@ static void gaia__mpi_detach(gaia_brain *b) {
     int fin = 0;
     if (!m) return;
     MPI_Finalized(&fin);
-    if (m->dup && !fin) MPI_Comm_free(&m->comm);
+    /* (a communicator with an exchange pending, after a timeout, is left as it is) */
+    if (m->dup && !fin && m->agree) MPI_Comm_free(&m->comm);
+    gaia__asm_hfree(b, m->agree);
     gaia__asm_hfree(b, m->ids);
     b->mpi = NULL;
     gaia__asm_hfree(b, m);
@@ -15049,7 +15302,7 @@ static gaia_status gaia__mpi_loaded(gaia_ctx *ctx, const char *fn, gaia_status s
                 st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
                 break;
             }
-    st = gaia__mpi_agree(ctx, comm, fn, st, NULL, NULL, 0, "");
+    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, NULL, NULL, 0, "");
     if (st != GAIA_OK) {
         gaia_brain_destroy(b);
         return st;
@@ -15079,7 +15332,7 @@ GAIA_API gaia_status gaia_brain_create_mpi(gaia_ctx *ctx, double p, uint64_t see
     memcpy(&vals[0], &p, 8);
     vals[1] = (int64_t)seed;
     vals[2] = b ? (int64_t)b->dev : (int64_t)device;
-    st = gaia__mpi_agree(ctx, comm, fn, st, vals, labels, 3, "the brain's parameters");
+    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, vals, labels, 3, "the brain's parameters");
     if (st != GAIA_OK) {
         gaia_brain_destroy(b);
         return st;
@@ -15127,7 +15380,7 @@ GAIA_API gaia_status gaia_brain_save_shard(gaia_brain *b, const char *path) {
         if (st == GAIA_OK) st = gaia__save_file(b->ctx, fn, path, img, size);
         gaia__host_free(b->ctx, img);
     }
-    return gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, NULL, NULL, 0, "");
+    return gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, fn, st, NULL, NULL, 0, "");
 }
 
 /* Adds shard brain x (parsed for the same ranks) into brain b: the same
@@ -15209,7 +15462,7 @@ GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const
         if (st != GAIA_OK) st = gaia__fail(ctx, st, fn, "shard %zu ('%s'): %s", s, paths[s], why);
     }
     /* together, the shards hold every support bit (collective) */
-    st = gaia__mpi_agree(ctx, comm, fn, st, NULL, NULL, 0, "");
+    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, NULL, NULL, 0, "");
     agreed = st == GAIA_OK;
     /* every rank takes every area's reduction (a local failure waits for
        the agreement after the loop) */
@@ -15273,7 +15526,7 @@ static gaia_status gaia__mpi_add_stimulus(gaia_brain *b, const char *name, uint3
     b->mpi->inner = 0;
     vals[0] = (int64_t)gaia__asm_fnv(name ? name : "", name ? strlen(name) : 0);
     vals[1] = (int64_t)size;
-    st = gaia__mpi_agree(b->ctx, b->mpi->comm, "gaia_brain_add_stimulus", st, vals, labels, 2, "the stimulus");
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, "gaia_brain_add_stimulus", st, vals, labels, 2, "the stimulus");
     if (st != GAIA_OK && b->nstims > before) {
         gaia__asm_bin_free(b, &b->stims[--b->nstims].bin);
     }
@@ -15298,21 +15551,60 @@ static gaia_status gaia__mpi_add_area(gaia_brain *b, const char *name, uint32_t 
     vals[2] = k;
     vals[3] = bb;
     vals[4] = (int64_t)mode;
-    st = gaia__mpi_agree(b->ctx, b->mpi->comm, "gaia_brain_add_area", st, vals, labels, 5, "the area");
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, "gaia_brain_add_area", st, vals, labels, 5, "the area");
     if (st != GAIA_OK && b->nareas > before) gaia__asm_area_free(b, &b->areas[--b->nareas]);
     return st;
 }
 
-/* Before a step: the same checked fires on every rank, or nobody steps. */
+/* A step's fires as project_spec writes them ("s>A A>A"), from a detail
+   record (count, then up to GAIA__MPI_FIRES (source, target) pairs). */
+static void gaia__mpi_fires_str(const gaia_brain *b, const int64_t *rec, char *out, size_t cap) {
+    size_t len = 0, i, n = rec[0] < GAIA__MPI_FIRES ? (size_t)rec[0] : GAIA__MPI_FIRES;
+    out[0] = 0;
+    for (i = 0; i < n && len < cap; i++) {
+        int64_t src = rec[1 + 2 * i], tgt = rec[2 + 2 * i];
+        int ok = src >= -(int64_t)b->nstims && src < b->nareas && tgt >= 0 && tgt < b->nareas;
+        int w = snprintf(out + len, cap - len, "%s%s>%s", i ? " " : "", ok ? gaia__asm_src_name(b, (int)src) : "?",
+                         ok ? b->areas[tgt].name : "?");
+        len += w > 0 ? (size_t)w : 0;
+    }
+    if (n < (size_t)rec[0] && len < cap) snprintf(out + len, cap - len, " ...");
+}
+
+/* The fires differ between rank 0 and rank r (every rank knows it): each
+   rank shows its first fires to all, and every rank reports both steps. */
+static gaia_status gaia__mpi_name_fires(gaia_brain *b, const char *fn, const int *pairs, size_t count, int r) {
+    struct gaia__mpi_brain *m = b->mpi;
+    int64_t *mine = m->agree, *all = m->agree + GAIA__MPI_DETAIL;
+    size_t i, n = count < GAIA__MPI_FIRES ? count : GAIA__MPI_FIRES;
+    char s0[160], sr[160];
+    MPI_Request req;
+    double limit = gaia__mpi_limit(b->ctx);
+    memset(mine, 0, GAIA__MPI_DETAIL * sizeof(int64_t));
+    mine[0] = (int64_t)count;
+    for (i = 0; i < 2 * n; i++) mine[1 + i] = pairs[i];
+    MPI_Iallgather(mine, GAIA__MPI_DETAIL, MPI_INT64_T, all, GAIA__MPI_DETAIL, MPI_INT64_T, m->comm, &req);
+    if (gaia__mpi_wait(&req, limit) != GAIA_OK) return gaia__mpi_timed_out(b->ctx, m, fn, m->size, limit, 0);
+    gaia__mpi_fires_str(b, all, s0, sizeof s0);
+    gaia__mpi_fires_str(b, all + (size_t)r * GAIA__MPI_DETAIL, sr, sizeof sr);
+    return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "the ranks disagree on the step's fires: rank 0 fires \"%s\" "
+                      "(%lld in all), rank %d fires \"%s\" (%lld in all); no rank stepped", s0, (long long)all[0], r,
+                      sr, (long long)all[(size_t)r * GAIA__MPI_DETAIL]);
+}
+
+/* Before a step: the same checked fires on every rank, or nobody steps.
+   Fires that differ are shown (gaia__mpi_name_fires). */
 static gaia_status gaia__mpi_agree_pairs(gaia_brain *b, const char *fn, gaia_status st, const int *pairs, size_t count) {
     static const char *const labels[2] = {"fire count", "fires (hash)"};
     int64_t vals[2];
+    int differs = 0;
     double t0 = MPI_Wtime();
     vals[0] = (int64_t)count;
     vals[1] = (int64_t)gaia__asm_fnv(pairs, count * 2 * sizeof(int));
-    st = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 2, "the step");
+    st = gaia__mpi_agree_x(b->ctx, b->mpi->comm, b->mpi, fn, st, vals, labels, 2, "the step", &differs);
+    if (differs) st = gaia__mpi_name_fires(b, fn, pairs, count, differs);
     b->mpi->seconds += MPI_Wtime() - t0;
-    b->mpi->bytes += (uint64_t)b->mpi->size * 24;
+    b->mpi->bytes += (uint64_t)b->mpi->size * GAIA__MPI_REC * 8;
     return st;
 }
 
@@ -15417,9 +15709,9 @@ static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st) {
     }
     {
         double t0 = MPI_Wtime();
-        st = gaia__mpi_agree(b->ctx, m->comm, "gaia_brain_project", st, NULL, NULL, 0, "");
+        st = gaia__mpi_agree(b->ctx, m->comm, m, "gaia_brain_project", st, NULL, NULL, 0, "");
         m->seconds += MPI_Wtime() - t0;
-        m->bytes += (uint64_t)m->size * 8;
+        m->bytes += (uint64_t)m->size * GAIA__MPI_REC * 8;
     }
     return st;
 }
@@ -15580,7 +15872,7 @@ static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const ch
     gaia_fibre_stats mine;
     double raw[4] = {0, 0, 0, 0}, sum[3], wmax = 0;
     gaia_status st = gaia__asm_fibre_stats(b, fn, from, to, out ? &mine : NULL, raw);
-    st = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, NULL, NULL, 0, "");
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, fn, st, NULL, NULL, 0, "");
     if (st != GAIA_OK) return st;
     if (gaia__mpi_sharded_target(b, to)) {
         /* an estimate (not exact) is the whole fibre's already: rank 0's */
@@ -15608,7 +15900,7 @@ static gaia_status gaia__mpi_synapse_row(gaia_brain *b, const char *fn, gaia_sta
     if (st == GAIA_OK) st = gaia__asm_synapse_row_local(b, fn, from, to, i, tg, wt, cap, &c);
     vals[0] = (int64_t)i;
     vals[1] = (int64_t)cap;
-    st = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 2, "the synapse row");
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, fn, st, vals, labels, 2, "the synapse row");
     if (st != GAIA_OK) return st;
     if (cap && gaia__mpi_sharded_target(b, to))
         for (done = 0; done < c;) { /* the weights, from the ranks that own them (-inf elsewhere) */
@@ -15636,7 +15928,7 @@ static gaia_status gaia__mpi_synapse_weight(gaia_brain *b, const char *fn, const
                         b->areas[tgt].n);
     vals[0] = (int64_t)i;
     vals[1] = (int64_t)j;
-    st = gaia__mpi_agree(b->ctx, b->mpi->comm, fn, st, vals, labels, 2, "the synapse");
+    st = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, fn, st, vals, labels, 2, "the synapse");
     if (st != GAIA_OK) return st;
     st = gaia__mpi_synapse_row(b, fn, GAIA_OK, from, to, i, NULL, NULL, 0, &n); /* the count: the same everywhere */
     if (st != GAIA_OK) return st;
@@ -15712,7 +16004,7 @@ GAIA_API gaia_status gaia_hrr_cleanup_mpi(gaia_ctx *ctx, const gaia_tensor *quer
     vals[0] = (int64_t)B;
     vals[1] = (int64_t)D;
     vals[2] = (int64_t)tb;
-    st = gaia__mpi_agree(ctx, comm, fn, st, vals, labels, 3, "the cleanup");
+    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, vals, labels, 3, "the cleanup");
     if (st == GAIA_OK && B) {
         for (i = 0; i < B; i++) {
             /* a NaN best loses to every number; MAXLOC takes the lower row on ties */
@@ -15781,7 +16073,7 @@ static gaia_status gaia__mpi_bind_rows(gaia_ctx *ctx, const char *fn, int unbind
     vals[0] = (int64_t)B;
     vals[1] = (int64_t)D;
     vals[2] = b_rows == 1 ? 1 : (int64_t)B;
-    st = gaia__mpi_agree(ctx, comm, fn, st, vals, labels, 3, "the batch");
+    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, vals, labels, 3, "the batch");
     if (st == GAIA_OK) {
         dsp = cnt + size;
         for (r = 0; r < size; r++) {

@@ -506,6 +506,229 @@ static void test_hrr_bind_batch(void) {
     gaia_ctx_destroy(ctx);
 }
 
+/* Like CHECK, but goes on: the other ranks are still in the test's calls. */
+#define EXPECT(cond, ...)                                                          \
+    do {                                                                           \
+        if (!(cond)) {                                                             \
+            fprintf(stderr, "rank %d/%d: %s:%d: ", g_rank, g_size, __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                          \
+            fprintf(stderr, "\n");                                                 \
+            g_failed_here = 1;                                                     \
+        }                                                                          \
+    } while (0)
+
+/* Whether the context's last error holds every one of the (NULL-ended) words. */
+static int says(gaia_ctx *ctx, const char *w1, const char *w2, const char *w3) {
+    const char *e = gaia_last_error(ctx);
+    return strstr(e, w1) && (!w2 || strstr(e, w2)) && (!w3 || strstr(e, w3));
+}
+
+/* Steps whose fires differ between ranks, one field at a time (how many
+   fires, a fire's source, a fire's target): every rank refuses the step
+   with a message that names the disagreement and shows both ranks' fires,
+   and nobody steps. */
+static void test_step_disagreement_named(void) {
+    static const char *const mine[3] = {"s>A", "s>A", "s>A"};
+    static const char *const last[3] = {"s>A t>A", "t>A", "s>B"};
+    static const char *const shown[3] = {"t>A", "\"t>A\" (1 in all)", "\"s>B\" (1 in all)"};
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL;
+    int q, other = g_size - 1;
+    char name[32];
+    CHECK(ctx != NULL, "no context");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 3, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, build(m));
+    snprintf(name, sizeof name, "rank %d fires", other);
+    for (q = 0; q < 3; q++) {
+        gaia_status st = gaia_brain_project_spec(m, g_rank == other && g_size > 1 ? last[q] : mine[q]);
+        if (g_size == 1) {
+            EXPECT(st == GAIA_OK, "one rank: %s (%s)", gaia_status_str(st), gaia_last_error(ctx));
+            continue;
+        }
+        EXPECT(st == GAIA_ERR_INVALID_ARG, "fires '%s' against '%s': %s", mine[q], last[q], gaia_status_str(st));
+        EXPECT(says(ctx, "the ranks disagree on the step's fires", "rank 0 fires \"s>A\" (1 in all)", name) &&
+                   strstr(gaia_last_error(ctx), shown[q]),
+               "the message does not name the disagreement: %s", gaia_last_error(ctx));
+        EXPECT(gaia_brain_steps(m) == 0, "a step was taken (%zu)", gaia_brain_steps(m));
+    }
+    /* the same fires again: the brain goes on */
+    if (g_size > 1) OK(ctx, gaia_brain_project_spec(m, "s>A"));
+    CHECK(gaia_brain_steps(m) == (g_size > 1 ? 1u : 3u), "steps = %zu", gaia_brain_steps(m));
+    gaia_brain_destroy(m);
+    gaia_ctx_destroy(ctx);
+}
+
+/* Ranks in different calls (a step and a save; a read-out and add_area; an
+   hrr cleanup and a bind): each call finds out in its first exchange, and
+   every rank returns GAIA_ERR_INVALID_ARG naming both calls and ranks,
+   instead of feeding one call's data into the other's collectives. The
+   parameters of a unit or brain that differ are named too. */
+static void test_call_disagreement_named(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL;
+    gaia_status st;
+    gaia_fibre_stats fs;
+    int other = g_size - 1, q;
+    char path[600], who[64];
+    CHECK(ctx != NULL, "no context");
+    if (g_size == 1) { /* needs two ranks */
+        gaia_ctx_destroy(ctx);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/never.bin", g_dir);
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 3, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, build(m));
+    snprintf(who, sizeof who, "rank %d called", other);
+    st = g_rank == other ? gaia_brain_save(m, path) : gaia_brain_project_spec(m, "s>A");
+    EXPECT(st == GAIA_ERR_INVALID_ARG, "a step against a save: %s", gaia_status_str(st));
+    EXPECT(says(ctx, "the ranks disagree on the call: rank 0 called gaia_brain_project", who, "gaia_brain_save"),
+           "message: %s", gaia_last_error(ctx));
+    EXPECT(gaia_brain_steps(m) == 0, "a step was taken");
+    st = g_rank == other ? gaia_brain_add_area(m, "D", 5000, 50, 0.1f, GAIA_AREA_EXPLICIT)
+                         : gaia_brain_fibre_stats(m, "s", "A", &fs);
+    EXPECT(st == GAIA_ERR_INVALID_ARG, "fibre_stats against add_area: %s", gaia_status_str(st));
+    EXPECT(says(ctx, "rank 0 called gaia_brain_fibre_stats", who, "gaia_brain_add_area"), "message: %s",
+           gaia_last_error(ctx));
+    {
+        uint32_t lo, cnt;
+        EXPECT(gaia_brain_shard(m, "D", &lo, &cnt) == GAIA_ERR_INVALID_ARG, "area D was added on rank %d", g_rank);
+    }
+    /* every parameter of an area, and of a stimulus, that differs is named */
+    for (q = 0; q < 6; q++) {
+        static const char *const field[6] = {"name", "n =", "k =", "beta", "mode", "size"};
+        int odd = g_rank == other;
+        if (q < 5)
+            st = gaia_brain_add_area(m, odd && q == 0 ? "E2" : "E", odd && q == 1 ? 6000 : 5000, odd && q == 2 ? 51 : 50,
+                                     odd && q == 3 ? 0.2f : 0.1f,
+                                     odd && q == 4 ? GAIA_AREA_LAZY : GAIA_AREA_EXPLICIT);
+        else st = gaia_brain_add_stimulus(m, "u", odd ? 41 : 40);
+        EXPECT(st == GAIA_ERR_INVALID_ARG, "%s differs: %s", field[q], gaia_status_str(st));
+        EXPECT(says(ctx, "the ranks disagree on the", field[q], NULL),
+               "%s differs; message: %s", field[q], gaia_last_error(ctx));
+    }
+    /* the brain is whole: the same step everywhere now works */
+    OK(ctx, gaia_brain_project_spec(m, "s>A"));
+    CHECK(gaia_brain_steps(m) == 1, "steps = %zu", gaia_brain_steps(m));
+    gaia_brain_destroy(m);
+    /* hrr calls on one communicator */
+    {
+        enum { B = 6, D = 64 };
+        float a[B * D], b[B * D], out[B * D];
+        long idx[B];
+        gaia_tensor *tq = NULL, *tc = NULL;
+        size_t sh[2] = {B, D};
+        fill(a, B * D, 31);
+        fill(b, B * D, 32);
+        OK(ctx, gaia_tensor_from_host(ctx, 2, sh, a, &tq));
+        OK(ctx, gaia_tensor_from_host(ctx, 2, sh, b, &tc));
+        st = g_rank == other ? gaia_hrr_bind_host_mpi(ctx, a, b, B, out, B, D, MPI_COMM_WORLD)
+                             : gaia_hrr_cleanup_mpi(ctx, tq, tc, (size_t)g_rank * B, MPI_COMM_WORLD, 0.1f, idx, NULL);
+        EXPECT(st == GAIA_ERR_INVALID_ARG, "cleanup against bind: %s", gaia_status_str(st));
+        EXPECT(says(ctx, "rank 0 called gaia_hrr_cleanup_mpi", who, "gaia_hrr_bind_host_mpi"), "message: %s",
+               gaia_last_error(ctx));
+        gaia_tensor_free(tq);
+        gaia_tensor_free(tc);
+    }
+    gaia_ctx_destroy(ctx);
+}
+
+/* The last rank destroys its part of the brain (and would go on to
+   MPI_Finalize) while the others keep stepping: they learn that it left,
+   at once, with GAIA_ERR_IO naming the rank, and every later call fails
+   the same way without waiting. GAIA_MPI_TIMEOUT bounds the wait should
+   the leaving go unnoticed. */
+static void test_rank_leaves(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL;
+    int other = g_size - 1;
+    double t0, dt;
+    char who[64];
+    CHECK(ctx != NULL, "no context");
+    if (g_size == 1) {
+        gaia_ctx_destroy(ctx);
+        return;
+    }
+    setenv("GAIA_MPI_TIMEOUT", "5", 1);
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 3, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, build(m));
+    OK(ctx, gaia_brain_project_spec(m, "s>A"));
+    snprintf(who, sizeof who, "rank %d of %d left", other, g_size);
+    t0 = MPI_Wtime();
+    if (g_rank == other) {
+        gaia_brain_destroy(m);
+        m = NULL;
+    } else {
+        gaia_status st = gaia_brain_project_spec(m, "s>A");
+        dt = MPI_Wtime() - t0;
+        EXPECT(st == GAIA_ERR_IO, "a step after rank %d left: %s", other, gaia_status_str(st));
+        EXPECT(says(ctx, who, "gaia_brain_project", NULL), "message: %s", gaia_last_error(ctx));
+        EXPECT(dt < 4.0, "the step took %.1f s to find out", dt);
+        EXPECT(gaia_brain_steps(m) == 1, "steps = %zu", gaia_brain_steps(m));
+        t0 = MPI_Wtime();
+        st = gaia_brain_project_spec(m, "s>A");
+        EXPECT(st == GAIA_ERR_IO && says(ctx, who, NULL, NULL), "the next step: %s (%s)", gaia_status_str(st),
+               gaia_last_error(ctx));
+        st = gaia_brain_save(m, "unused");
+        EXPECT(st == GAIA_ERR_IO, "a save after rank %d left: %s", other, gaia_status_str(st));
+        EXPECT(MPI_Wtime() - t0 < 1.0, "a call on the left brain waited %.1f s", MPI_Wtime() - t0);
+        gaia_brain_destroy(m);
+    }
+    unsetenv("GAIA_MPI_TIMEOUT");
+    gaia_ctx_destroy(ctx);
+}
+
+/* The last rank is gone without a word (it crashed, or called MPI_Finalize
+   without gaia_brain_destroy; here it simply makes no call): the others'
+   step fails within the limit (gaia_mpi_set_timeout, short here) with
+   GAIA_ERR_IO saying so, and so does an hrr call on a communicator. */
+static void test_rank_gone(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL;
+    int other = g_size - 1;
+    double t0, dt;
+    MPI_Comm hc;
+    CHECK(ctx != NULL, "no context");
+    if (g_size == 1) {
+        gaia_ctx_destroy(ctx);
+        return;
+    }
+    OK(ctx, gaia_mpi_set_timeout(ctx, 0.5));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_mpi_set_timeout(ctx, -1.0));
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 3, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, build(m));
+    MPI_Comm_dup(MPI_COMM_WORLD, &hc);
+    if (g_rank != other) {
+        enum { B = 4, D = 32 };
+        float a[B * D], out[B * D];
+        gaia_status st;
+        fill(a, B * D, 41);
+        t0 = MPI_Wtime();
+        st = gaia_brain_project_spec(m, "s>A");
+        dt = MPI_Wtime() - t0;
+        EXPECT(st == GAIA_ERR_IO, "a step without rank %d: %s", other, gaia_status_str(st));
+        EXPECT(says(ctx, "did not", "join this call within 0.5 s", NULL) || says(ctx, "within 0.5 s", NULL, NULL),
+               "message: %s", gaia_last_error(ctx));
+        EXPECT(dt >= 0.5 && dt < 3.0, "the step gave up after %.2f s (limit 0.5 s)", dt);
+        EXPECT(gaia_brain_steps(m) == 0, "steps = %zu", gaia_brain_steps(m));
+        t0 = MPI_Wtime();
+        st = gaia_brain_project_spec(m, "s>A");
+        EXPECT(st == GAIA_ERR_IO && MPI_Wtime() - t0 < 0.4, "the next step: %s after %.2f s", gaia_status_str(st),
+               MPI_Wtime() - t0);
+        t0 = MPI_Wtime();
+        st = gaia_hrr_bind_host_mpi(ctx, a, a, B, out, B, D, hc);
+        dt = MPI_Wtime() - t0;
+        EXPECT(st == GAIA_ERR_IO && dt >= 0.5 && dt < 3.0, "an hrr bind without rank %d: %s after %.2f s (%s)", other,
+               gaia_status_str(st), dt, gaia_last_error(ctx));
+    }
+    /* the last rank comes back only now (its destroy then meets the others'
+       unanswered step, and ends as soon as they make progress) */
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* (the communicator with an unanswered exchange is not used again) */
+    if (g_rank == other) MPI_Comm_free(&hc);
+    gaia_brain_destroy(m);
+    gaia_ctx_destroy(ctx);
+}
+
 /* Bad input to every MPI entry point: the status, on every rank alike. */
 static void test_bad_input(void) {
     gaia_ctx *ctx = new_ctx();
@@ -832,6 +1055,49 @@ static void test_shards(void) {
     gaia_ctx_destroy(ctx);
 }
 
+/* `test_mpi --leave` (make MPI=1 test runs it on 3 ranks): the last rank
+   steps once, destroys its brain and calls MPI_Finalize, as a program that
+   is done; the others step on and learn at once (at most GAIA_MPI_TIMEOUT,
+   5 s here) that it left, with GAIA_ERR_IO naming it. */
+static int leave_and_finalize(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL;
+    gaia_status st = GAIA_ERR_INVALID_ARG;
+    int ok = 0, other = g_size - 1;
+    double t0, dt = 0;
+    char who[64];
+    setenv("GAIA_MPI_TIMEOUT", "5", 1);
+    if (ctx && gaia_brain_create_mpi(ctx, 0.05, 3, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m) == GAIA_OK && build(m) == GAIA_OK)
+        ok = gaia_brain_project_spec(m, "s>A") == GAIA_OK;
+    if (g_rank == other) { /* done: leaves */
+        gaia_brain_destroy(m);
+        gaia_ctx_destroy(ctx);
+        MPI_Finalize();
+        if (!ok) fprintf(stderr, "rank %d: the first step failed\n", g_rank);
+        if (g_size == 1) printf("mpi_rank_leaves_and_finalizes %s (1 ranks)\n%d passed, %d failed, 0 skipped\n",
+                                ok ? "ok" : "FAILED", ok, !ok);
+        return ok ? 0 : 1;
+    }
+    snprintf(who, sizeof who, "rank %d of %d left", other, g_size);
+    if (ok) {
+        t0 = MPI_Wtime();
+        st = gaia_brain_project_spec(m, "s>A");
+        dt = MPI_Wtime() - t0;
+        ok = st == GAIA_ERR_IO && strstr(gaia_last_error(ctx), who) && dt < 4.0;
+        if (!ok)
+            fprintf(stderr, "rank %d: a step after rank %d left: %s after %.2f s (%s)\n", g_rank, other,
+                    gaia_status_str(st), dt, gaia_last_error(ctx));
+        ok = ok && gaia_brain_project_spec(m, "s>A") == GAIA_ERR_IO && gaia_brain_steps(m) == 1;
+    }
+    gaia_brain_destroy(m);
+    gaia_ctx_destroy(ctx);
+    MPI_Finalize(); /* (each rank's exit status tells mpirun whether it passed) */
+    if (g_rank == 0)
+        printf("mpi_rank_leaves_and_finalizes %s (%d ranks)\n%d passed, %d failed, 0 skipped\n", ok ? "ok" : "FAILED",
+               g_size, ok, !ok);
+    return ok ? 0 : 1;
+}
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -850,6 +1116,10 @@ int main(int argc, char **argv) {
         {"mpi_hrr_cleanup_sharded_codebook", test_hrr_cleanup},
         {"mpi_hrr_bind_batch_split", test_hrr_bind_batch},
         {"mpi_bad_input", test_bad_input},
+        {"mpi_step_disagreement_named", test_step_disagreement_named},
+        {"mpi_call_disagreement_named", test_call_disagreement_named},
+        {"mpi_rank_leaves_while_others_step", test_rank_leaves},
+        {"mpi_rank_gone_gives_timeout", test_rank_gone},
         {"mpi_cuda_one_gpu_per_rank", test_cuda_ranks},
     };
     int i, passed = 0, failed = 0, skipped = 0, any, skip;
@@ -857,6 +1127,7 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    if (only && strcmp(only, "--leave") == 0) return leave_and_finalize();
     if (g_rank == 0) {
         const char *base = getenv("TMPDIR");
         snprintf(g_dir, sizeof g_dir, "%s/gaia-mpi-XXXXXX", base && base[0] ? base : "/tmp");
