@@ -3306,7 +3306,13 @@ GAIA_API gaia_status gaia_vsa_level_encode(gaia_ctx *ctx, const gaia_vsa *levels
 GAIA_API gaia_status gaia_vsa_fpe_base(gaia_ctx *ctx, gaia_vsa_model model, size_t B, size_t D, gaia_vsa **out);
 /* out[i] = base^values[i] (phases times the value): n rows from a one-row
    HRR or FHRR base; sim(x^a, x^b) depends on a - b only (a sinc kernel for
-   uniform phases). Values finite. */
+   uniform phases). Values finite with |v| <= 2^40 (~1.1e12): the phases are
+   taken in double (the HRR base's spectrum too) and v times a phase must
+   stay within a thousandth of a turn; larger values are refused. A unitary
+   base (every spectrum magnitude within 1e-4 of 1, as gaia_vsa_fpe_base
+   makes) gives powers of magnitude exactly 1 for any value; another base's
+   magnitudes are raised to v, and a value for which that overflows float is
+   refused. */
 GAIA_API gaia_status gaia_vsa_fpe_encode(gaia_ctx *ctx, const gaia_vsa *base, const float *values, size_t n,
                                          gaia_vsa **out);
 /* A sequence of the n rows of items: sum_i permute(items[i], n - 1 - i),
@@ -17431,12 +17437,78 @@ GAIA_API gaia_status gaia_vsa_fpe_base(gaia_ctx *ctx, gaia_vsa_model model, size
     return st;
 }
 
+/* The spectrum bins 0..D/2 of a real row, in double: Bluestein's chirp over
+   a power-of-two convolution. x^v multiplies the base's phases by v, so for
+   v ~ 1e10 a float spectrum's phase errors (~1e-7 rad) would become whole
+   turns; double keeps them ~1e-15. */
+static int gaia__vsa_dft_double(gaia_ctx *ctx, const float *x, size_t D, double *zr, double *zi) {
+    size_t M = 1, k, q2 = 0;
+    double *ar, *ai, *br, *bi, *cr, *ci;
+    while (M < 2 * D - 1) M <<= 1;
+    ar = (double *)gaia__host_alloc(ctx, 5 * M * sizeof(double));
+    if (!ar) return 0;
+    ai = ar + M;
+    br = ai + M;
+    bi = br + M;
+    cr = bi + M;
+    ci = cr + M / 2;
+    for (k = 0; k < M / 2; k++) {
+        double a = -2.0 * GAIA_FFT_PI * (double)k / (double)M;
+        cr[k] = cos(a);
+        ci[k] = sin(a);
+    }
+    for (k = 0; k < M; k++) ar[k] = ai[k] = br[k] = bi[k] = 0.0;
+    /* jk = (j^2 + k^2 - (k - j)^2) / 2: X_k = w*_k sum_j (x_j w*_j) w_(k-j),
+       w_j = e^(i pi j^2 / D); j^2 mod 2D keeps the angle exact */
+    for (k = 0; k < D; k++) {
+        double a = GAIA_FFT_PI * (double)q2 / (double)D, c = cos(a), s = sin(a);
+        ar[k] = (double)x[k] * c;
+        ai[k] = -(double)x[k] * s;
+        br[k] = c;
+        bi[k] = s;
+        if (k) {
+            br[M - k] = c;
+            bi[M - k] = s;
+        }
+        q2 = (q2 + 2 * k + 1) % (2 * D);
+    }
+    gaia__fft_dfft(ar, ai, M, cr, ci);
+    gaia__fft_dfft(br, bi, M, cr, ci);
+    /* the inverse transform as the forward one of the conjugate */
+    for (k = 0; k < M; k++) {
+        double r = ar[k] * br[k] - ai[k] * bi[k], i = ar[k] * bi[k] + ai[k] * br[k];
+        ar[k] = r;
+        ai[k] = -i;
+    }
+    gaia__fft_dfft(ar, ai, M, cr, ci);
+    q2 = 0;
+    for (k = 0; k < D / 2 + 1; k++) {
+        double a = GAIA_FFT_PI * (double)q2 / (double)D, c = cos(a), s = sin(a);
+        double r = ar[k] / (double)M, i = -ai[k] / (double)M;
+        zr[k] = r * c + i * s;
+        zi[k] = i * c - r * s;
+        q2 = (q2 + 2 * k + 1) % (2 * D);
+    }
+    gaia__host_free(ctx, ar);
+    return 1;
+}
+
+/* A base's phases are known to ~1e-15 rad; v times them must stay well
+   under a turn's thousandth, which bounds |v| by 2^40 (~1.1e12). */
+#define GAIA__FPE_MAX_VALUE 1099511627776.0
+/* A base whose every bin has magnitude 1 within this is unitary (as
+   gaia_vsa_fpe_base makes); its powers get magnitude exactly 1, since the
+   float rounding of |x_k| raised to v ~ 1e8 would overflow. */
+#define GAIA__FPE_UNIT_TOL 1e-4
+
 GAIA_API gaia_status gaia_vsa_fpe_encode(gaia_ctx *ctx, const gaia_vsa *base, const float *values, size_t n,
                                          gaia_vsa **out) {
     static const char *fn = "gaia_vsa_fpe_encode";
-    size_t D, nb, i, k;
-    float *hb = NULL, *h = NULL, *spec = NULL, *work = NULL, *amp = NULL, *ph = NULL;
+    size_t D, nb, i, k, cols;
+    float *hb = NULL, *h = NULL, *spec = NULL, *work = NULL;
+    double *amp = NULL, *ph = NULL, *la = NULL;
     gaia_cpu_rfft_plan *plan = NULL;
+    int unitary = 1;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__vsa_check(ctx, fn, "base", base)) != GAIA_OK) return st;
@@ -17446,60 +17518,86 @@ GAIA_API gaia_status gaia_vsa_fpe_encode(gaia_ctx *ctx, const gaia_vsa *base, co
     if (base->B != 1) return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "base has %zu rows, need 1", base->B);
     if (!values) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values is NULL");
     if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "n = 0: no value to encode");
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
         if (!isfinite(values[i]))
             return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values[%zu] = %g is not finite", i, (double)values[i]);
+        if (fabs((double)values[i]) > GAIA__FPE_MAX_VALUE)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values[%zu] = %g: |value| > 2^40 = %.4g, beyond which "
+                              "value times a phase cannot be held to a thousandth of a turn in double",
+                              i, (double)values[i], GAIA__FPE_MAX_VALUE);
+    }
     D = base->D;
     nb = base->model == GAIA_VSA_HRR ? D / 2 + 1 : D;
+    cols = gaia__vsa_cols(base->model, D);
     if ((st = gaia__vsa_download(ctx, fn, base, &hb)) != GAIA_OK) return st;
-    h = (float *)gaia__host_alloc(ctx, n * gaia__vsa_cols(base->model, D) * sizeof(float));
-    amp = (float *)gaia__host_alloc(ctx, nb * sizeof(float));
-    ph = (float *)gaia__host_alloc(ctx, nb * sizeof(float));
+    h = (float *)gaia__host_alloc(ctx, n * cols * sizeof(float));
+    amp = (double *)gaia__host_alloc(ctx, 3 * nb * sizeof(double));
     spec = (float *)gaia__host_alloc(ctx, 2 * (D / 2 + 1) * sizeof(float));
     if (base->model == GAIA_VSA_HRR) {
         plan = gaia_cpu_rfft_plan_create(D, &ctx->allocator);
         work = plan ? (float *)gaia__host_alloc(ctx, (gaia_cpu_rfft_work_floats(plan) + 1) * sizeof(float)) : NULL;
     }
-    if (!h || !amp || !ph || !spec || (base->model == GAIA_VSA_HRR && (!plan || !work)))
+    if (!h || !amp || !spec || (base->model == GAIA_VSA_HRR && (!plan || !work)))
         st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu rows of D = %zu", n, D);
     if (st == GAIA_OK) {
-        /* the base as amplitudes and phases of its spectrum (FHRR: its elements) */
-        const float *z = hb;
+        /* the base as amplitudes and phases of its spectrum (FHRR: its
+           elements), in double; la: log amplitudes */
+        ph = amp + nb;
+        la = ph + nb;
         if (base->model == GAIA_VSA_HRR) {
-            gaia_cpu_rfft_forward(plan, hb, spec, work);
-            z = spec;
-        }
-        for (k = 0; k < nb; k++) {
-            amp[k] = (float)sqrt((double)z[2 * k] * z[2 * k] + (double)z[2 * k + 1] * z[2 * k + 1]);
-            ph[k] = (float)atan2((double)z[2 * k + 1], (double)z[2 * k]);
-        }
-        if (base->model == GAIA_VSA_HRR) {
-            float dc = z[0], nyq = D % 2 == 0 ? z[2 * (nb - 1)] : 1.0f;
-            if (!(dc > 0.0f) || !(nyq >= 0.0f))
-                st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "base has DC %g and Nyquist %g: real fractional powers "
-                                "need DC > 0 and Nyquist >= 0 (gaia_vsa_fpe_base makes such bases)", (double)dc, (double)nyq);
+            if (!gaia__vsa_dft_double(ctx, hb, D, amp, ph))
+                st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the transform of D = %zu", D);
+        } else {
+            for (k = 0; k < D; k++) {
+                amp[k] = hb[2 * k];
+                ph[k] = hb[2 * k + 1];
+            }
         }
     }
+    for (k = 0; st == GAIA_OK && k < nb; k++) {
+        double re = amp[k], im = ph[k];
+        amp[k] = sqrt(re * re + im * im);
+        ph[k] = atan2(im, re);
+        if (base->model == GAIA_VSA_HRR && (k == 0 || 2 * k == D)) {
+            /* DC and Nyquist are real: their powers must be too */
+            if (!(re > 0.0 || (k > 0 && re >= 0.0)))
+                st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "base has %s %g: real fractional powers need DC > 0 "
+                                "and Nyquist >= 0 (gaia_vsa_fpe_base makes such bases)", k ? "Nyquist" : "DC", re);
+            ph[k] = 0.0;
+        }
+        if (!(fabs(amp[k] - 1.0) <= GAIA__FPE_UNIT_TOL)) unitary = 0;
+    }
+    for (k = 0; st == GAIA_OK && k < nb; k++) la[k] = unitary ? 0.0 : amp[k] > 0.0 ? log(amp[k]) : -HUGE_VAL;
     for (i = 0; st == GAIA_OK && i < n; i++) {
         double p = values[i];
+        float *row = h + i * cols;
         for (k = 0; k < nb; k++) {
-            double a = amp[k] > 0.0f ? pow((double)amp[k], p) : 0.0, t = p * ph[k];
+            /* |x_k|^p as exp(p log |x_k|): 0^0 = 1, 0^p = 0 for p > 0 */
+            double a = la[k] == 0.0 || p == 0.0 ? 1.0 : exp(p * la[k]), t = p * ph[k];
             if (base->model == GAIA_VSA_FHRR) {
-                h[i * 2 * D + 2 * k] = (float)(a * cos(t));
-                h[i * 2 * D + 2 * k + 1] = (float)(a * sin(t));
+                row[2 * k] = (float)(a * cos(t));
+                row[2 * k + 1] = (float)(a * sin(t));
             } else {
                 spec[2 * k] = (float)(a * cos(t) / (double)D);
                 spec[2 * k + 1] = (k == 0 || 2 * k == D) ? 0.0f : (float)(a * sin(t) / (double)D);
             }
         }
-        if (base->model == GAIA_VSA_HRR) gaia_cpu_rfft_inverse(plan, spec, h + i * D, work);
+        if (base->model == GAIA_VSA_HRR) gaia_cpu_rfft_inverse(plan, spec, row, work);
+        /* a base that is not unitary has magnitudes |x_k|^p, which a large
+           |p| takes out of float's range */
+        for (k = 0; k < cols; k++)
+            if (!isfinite(row[k])) {
+                st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values[%zu] = %g: base^value overflows float (the base "
+                                "is not unitary, so its spectrum's magnitudes are raised to the value; "
+                                "gaia_vsa_fpe_base makes unitary bases)", i, p);
+                break;
+            }
     }
     if (st == GAIA_OK) st = gaia__vsa_upload(ctx, fn, base->model, n, D, GAIA__VSA_DEV(base), h, out);
     gaia_cpu_rfft_plan_destroy(plan, &ctx->allocator);
     gaia__host_free(ctx, hb);
     gaia__host_free(ctx, h);
     gaia__host_free(ctx, amp);
-    gaia__host_free(ctx, ph);
     gaia__host_free(ctx, spec);
     gaia__host_free(ctx, work);
     return st;
