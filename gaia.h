@@ -3635,6 +3635,13 @@ static gaia_status gaia__fail(gaia_ctx *ctx, gaia_status status, const char *fun
     return status;
 }
 
+/* Whether the caller's arrays [a, a + abytes) and [b, b + bbytes) share a
+   byte: two results written into one array would garble each other. */
+static int gaia__host_overlap(const void *a, size_t abytes, const void *b, size_t bbytes) {
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return a && b && abytes && bbytes && x < y + bbytes && y < x + abytes;
+}
+
 static void *gaia__host_alloc(gaia_ctx *ctx, size_t bytes) {
     return ctx->allocator.alloc(bytes ? bytes : 1, ctx->allocator.user);
 }
@@ -4173,6 +4180,7 @@ static gaia_status gaia__tensor_new(gaia_ctx *ctx, const char *fn, gaia_device d
         return st;
     }
     s->refcount = 1;
+    s->version = 0;
     s->device = d;
     s->data = (float *)data;
     s->bytes = numel * sizeof(float);
@@ -4264,6 +4272,16 @@ static gaia_status gaia__prepare_out(gaia_ctx *ctx, const char *fn, gaia_device 
             gaia__shape_str(o, have, sizeof have);
             gaia__shape_str(&tmp, want, sizeof want);
             return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s), result has shape (%s)", have, want);
+        }
+        if (o->requires_grad && !ctx->grad_off && !ctx->in_backward) {
+            /* a parameter overwritten while the tape records: the tape's
+               nodes that read it would differentiate at values it no longer
+               holds (PyTorch refuses this too) */
+            char have[64];
+            gaia__shape_str(o, have, sizeof have);
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is a tensor that requires grad (shape %s), written "
+                              "in place while recording is on: write into a new tensor, or turn recording off around "
+                              "the update (gaia_grad_set_enabled(ctx, 0)) as the optimizers do", have);
         }
         o->storage->version++; /* about to be overwritten: a gradient that saved it can tell */
         return GAIA_OK;
@@ -6411,6 +6429,8 @@ GAIA_API gaia_status gaia_checkpoint(gaia_ctx *ctx, gaia_checkpoint_fn fn_block,
     GAIA__NEED_CTX(ctx);
     if (!fn_block || !out || (n && !inputs))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "fn, out or inputs (n = %zu) is NULL", n);
+    /* a block of no input has nothing to differentiate: call fn directly */
+    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "n = 0: a block needs at least one input");
     if (*out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "*out must be NULL (the block's result is always new)");
     for (i = 0; i < n; i++) {
         if ((st = gaia__check_tensor(ctx, fn, "an input", inputs[i])) != GAIA_OK)
@@ -8741,6 +8761,9 @@ static gaia_status gaia__tensor_topk_raw(gaia_ctx *ctx, const gaia_tensor *x, si
     static const char fn[] = "gaia_tensor_topk";
     GAIA__NEED_CTX(ctx);
     if (!values && !indices) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values and indices are both NULL");
+    /* one pointer cannot hold two results: the second would overwrite (and
+       lose) the first */
+    if (values == indices) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values and indices are the same pointer");
     return gaia__tensor_sort(ctx, fn, x, k, axis, largest != 0, values, indices);
 }
 
@@ -11703,8 +11726,10 @@ static gaia_status gaia__asm_explicit_collect(gaia_brain *b, gaia__asm_fibre *f,
     gaia_status st;
     gaia__asm_args(b, f, 1, &args);
     args.cache = &f->cache;
-    st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits, (uint64_t *)b->d_keys_tmp + *used,
-                           room, count);
+    /* the buffer is made on the first overflow: until then there is no
+       pointer to offset (NULL + 0 is undefined in C) */
+    st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits,
+                           b->d_keys_tmp ? (uint64_t *)b->d_keys_tmp + *used : NULL, room, count);
     if (st == GAIA_OK && *count > room) {
         /* a larger buffer keeps the keys collected so far, then collect again */
         uint64_t nc = *used + *count + (*used + *count) / 2 + 1024;
@@ -12100,8 +12125,8 @@ static gaia_status gaia__asm_project_pairs(gaia_brain *b, const char *fn, const 
     return st;
 }
 
-GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count) {
-    static const char *fn = "gaia_brain_project";
+/* A step from a list of fires; fn names the public call in messages. */
+static gaia_status gaia__asm_project(gaia_brain *b, const char *fn, const gaia_brain_fire *fires, size_t count) {
     int *pairs;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
@@ -12124,6 +12149,10 @@ GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fi
     if (st == GAIA_OK) st = gaia__asm_project_pairs(b, fn, pairs, count);
     gaia__asm_hfree(b, pairs);
     return st;
+}
+
+GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count) {
+    return gaia__asm_project(b, "gaia_brain_project", fires, count);
 }
 
 /* The pairs a project_open step fires (see the declaration), or only their
@@ -12271,7 +12300,7 @@ GAIA_API gaia_status gaia_brain_project_spec(gaia_brain *b, const char *spec) {
         fires[nf].to = gt + 1;
         nf++;
     }
-    return gaia_brain_project(b, fires, nf);
+    return gaia__asm_project(b, fn, fires, nf);
 }
 
 /* ---- area controls ---- */
@@ -15241,6 +15270,8 @@ GAIA_API gaia_status gaia_hrr_cleanup_mpi(gaia_ctx *ctx, const gaia_tensor *quer
         if (offset > (size_t)INT_MAX || M > (size_t)INT_MAX - offset)
             st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "rows %zu..%zu of the codebook: at most INT_MAX rows", offset,
                             offset + M);
+        else if (gaia__host_overlap(index, B * sizeof *index, similarity, B * sizeof *similarity))
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index and similarity overlap (%zu queries each)", B);
     }
     if (st == GAIA_OK && B) {
         li = (long *)gaia__host_alloc(ctx, B * sizeof(long));
@@ -15735,6 +15766,8 @@ static gaia_status gaia__hrr_cleanup_rows(gaia_ctx *ctx, const char *fn, gaia_de
     float *sim = NULL, *best = NULL, *host = NULL;
     gaia_status st;
     uint64_t t0;
+    if (gaia__host_overlap(index, B * sizeof *index, similarity, B * sizeof *similarity))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index and similarity overlap (%zu queries each)", B);
     if ((st = gaia__hrr_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
     if (chunk < 1) chunk = 1;
     if (chunk > B) chunk = B;
@@ -16269,6 +16302,9 @@ GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_cod
     if (!index) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index is NULL");
     if (threshold != threshold) return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "threshold is NaN");
     if (!cb->count) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the codebook is empty");
+    if (gaia__host_overlap(names, B * sizeof *names, index, B * sizeof *index) ||
+        gaia__host_overlap(names, B * sizeof *names, similarity, B * sizeof *similarity))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "names overlaps index or similarity (%zu queries each)", B);
     st = gaia__hrr_cleanup_rows(ctx, fn, cb->device, B, cb->count, D, GAIA__PTR(queries), cb->vec, cb->norms, threshold,
                                 index, similarity);
     if (st == GAIA_OK && names)
@@ -17055,6 +17091,8 @@ GAIA_API gaia_status gaia_vsa_cleanup(gaia_ctx *ctx, const gaia_vsa *memory, con
     if (memory->B > GAIA_INDEX_MAX)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "a memory of %zu rows is above 2^24", memory->B);
     n = queries->B * k;
+    if (gaia__host_overlap(index, n * sizeof *index, similarity, n * sizeof *similarity))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index and similarity overlap (%zu results each)", n);
     st = gaia__vsa_sim_impl(ctx, fn, queries, memory, 1, &sim);
     if (st == GAIA_OK) st = gaia_tensor_topk(ctx, sim, k, 1, 1, &vals, &idx);
     if (st == GAIA_OK && (!(hv = (float *)gaia__host_alloc(ctx, n * sizeof(float))) ||
@@ -17247,6 +17285,10 @@ GAIA_API gaia_status gaia_vsa_resonator(gaia_ctx *ctx, const gaia_vsa *s, const 
     if (F == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "F = 0: no factor to find");
     if (max_iter == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "max_iter = 0");
     if (!index) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index is NULL");
+    if (gaia__host_overlap(index, F * sizeof *index, iterations, sizeof *iterations) ||
+        gaia__host_overlap(index, F * sizeof *index, converged, sizeof *converged) ||
+        gaia__host_overlap(iterations, sizeof *iterations, converged, sizeof *converged))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index (%zu factors), iterations and converged overlap", F);
     for (f = 0; f < F; f++) {
         snprintf(name, sizeof name, "codebooks[%zu]", f);
         if ((st = gaia__vsa_same(ctx, fn, "s", s, name, codebooks[f])) != GAIA_OK) return st;
@@ -17390,7 +17432,10 @@ GAIA_API gaia_status gaia_vsa_level_encode(gaia_ctx *ctx, const gaia_vsa *levels
     if (!rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu indices", n);
     for (i = 0; st == GAIA_OK && i < n; i++) {
         double v = values[i], t;
-        if (isnan(v)) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values[%zu] is NaN", i);
+        if (isnan(v)) {
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values[%zu] is NaN", i);
+            break; /* NaN has no level: converting it to an index is undefined */
+        }
         t = v < low ? 0.0 : v > high ? 1.0 : (v - low) / ((double)high - low);
         rows[i] = (size_t)floor(t * (double)(levels->B - 1) + 0.5);
     }
