@@ -516,6 +516,12 @@
                y) makes gaia_backward fail and say which operation, never a
                wrong gradient. In-place forms whose backward needs no
                overwritten value are fine (add into itself, then tanh).
+               A tensor that requires grad (a parameter) is never written
+               while recording is on: any call given it as *out is
+               GAIA_ERR_INVALID_ARG, naming the call and its shape (as
+               PyTorch refuses an in-place op on a leaf that requires
+               grad); update parameters with recording off, as the
+               optimizers do.
      off       gaia_grad_set_enabled(ctx, 0) stops recording (evaluation,
                updates) and returns the old setting; gaia_tape_clear drops
                a recorded forward. Nothing is recorded unless an input
@@ -1644,7 +1650,8 @@ GAIA_API int gaia_grad_set_enabled(gaia_ctx *ctx, int on);
    node on the tape that keeps only views of the inputs; gaia_backward runs
    fn again with recording on, into a tape of its own, and back-propagates
    through it. Every tensor the block reads that needs a gradient must be
-   among the inputs. *out must be NULL (the result is always new). */
+   among the inputs, so n >= 1 (n = 0 is GAIA_ERR_INVALID_ARG). *out must
+   be NULL (the result is always new). */
 typedef gaia_status (*gaia_checkpoint_fn)(gaia_ctx *ctx, gaia_tensor *const *inputs, size_t n, void *user,
                                           gaia_tensor **out);
 GAIA_API gaia_status gaia_checkpoint(gaia_ctx *ctx, gaia_checkpoint_fn fn, void *user, gaia_tensor *const *inputs,
@@ -2067,7 +2074,8 @@ GAIA_API gaia_status gaia_tensor_cumsum(gaia_ctx *ctx, const gaia_tensor *x, int
    (largest first, or smallest first), and their indices. Ties go to the
    lower index; NaN counts as larger than +inf, -0 equals +0 (the order of
    NumPy's sort). values and indices have x's shape with the axis k long;
-   either pointer may be NULL (not both). 1 <= k <= the axis's length. */
+   either pointer may be NULL (not both, and not the same pointer).
+   1 <= k <= the axis's length. */
 GAIA_API gaia_status gaia_tensor_topk(gaia_ctx *ctx, const gaia_tensor *x, size_t k, int axis, int largest,
                                       gaia_tensor **values, gaia_tensor **indices);
 /* The indices that sort x along the axis, ascending (descending != 0:
@@ -3023,9 +3031,9 @@ GAIA_API gaia_status gaia_hrr_dot(gaia_ctx *ctx, const gaia_tensor *a, const gai
 /* Cosine similarity; a zero row has similarity 0 with everything. */
 GAIA_API gaia_status gaia_hrr_cosine(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out);
 /* For each query row, the codebook row of highest cosine: index[i] (host
-   array of B) and similarity[i] (host array of B, may be NULL). A best
-   similarity below threshold (or NaN) gives GAIA_HRR_NO_MATCH. Pass
-   threshold = -2 to accept any best match. */
+   array of B) and similarity[i] (host array of B, may be NULL; the two
+   must not overlap). A best similarity below threshold (or NaN) gives
+   GAIA_HRR_NO_MATCH. Pass threshold = -2 to accept any best match. */
 GAIA_API gaia_status gaia_hrr_cleanup(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
                                       float threshold, long *index, float *similarity);
 
