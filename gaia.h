@@ -233,6 +233,21 @@
               (tensor -> bytes, released with gaia_image_free)
    gaia_sgemm() multiplies plain host float arrays.
 
+   No empty tensors: every axis has length >= 1. NumPy and PyTorch allow a
+   zero-length axis; gaia refuses one wherever it could arise, with a
+   message naming the function and the axis ("dimension 1 is zero"):
+     GAIA_ERR_INVALID_ARG  every creator (zeros ones full from_host randn
+              uniform bernoulli), reshape to such a shape, slice_rows with
+              count 0, arange with an empty range, topk with k = 0;
+     GAIA_ERR_FORMAT  the file readers: load_npy and gaia_npy_parse, the
+              safetensors readers (a 0 in a stored shape).
+   So an empty index for index_select, gather or scatter_add cannot be made
+   either: skip the call when the host-side selection is empty. Why: the
+   kernels (the CPU's and CUDA's, where a launch of no blocks is an error),
+   the reductions (max and argmax of nothing have no value) and the tape
+   all assume at least one element, and checking that once at creation
+   keeps them simple.
+
    Along an axis (axis < 0 counts from the end; index tensors are float32
    tensors of integers, as argmax's, so they stay on the device, and every
    index is checked before anything is written):
@@ -4146,7 +4161,9 @@ static gaia_status gaia__check_shape(gaia_ctx *ctx, const char *fn, int ndim, co
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "ndim %d outside 1..%d", ndim, GAIA_MAX_DIMS);
     if (!shape) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "shape is NULL");
     for (i = 0; i < ndim; i++) {
-        if (shape[i] == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "dimension %d is zero", i);
+        if (shape[i] == 0)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "dimension %d is zero: gaia tensors have no empty axis "
+                              "(every axis >= 1; see TENSORS in the manual)", i);
         if (gaia__mul_overflows(n, shape[i], &n) || n > SIZE_MAX / sizeof(float) / 2)
             return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "shape too large (dimension %d = %zu overflows)", i, shape[i]);
     }
@@ -5195,7 +5212,10 @@ static gaia_status gaia__tensor_slice_rows_raw(gaia_ctx *ctx, const gaia_tensor 
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
-    if (count == 0 || start >= x->shape[0] || count > x->shape[0] - start)
+    if (count == 0)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "count = 0: rows [%zu, %zu) of axis 0 would be empty, and gaia "
+                          "tensors have no empty axis", start, start);
+    if (start >= x->shape[0] || count > x->shape[0] - start)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "rows [%zu, %zu + %zu) outside 0..%zu", start, start, count,
                           x->shape[0]);
     memcpy(shape, x->shape, sizeof shape);

@@ -649,6 +649,44 @@ static void brain_project_spec_errors_name_it(gt *t) {
     gaia_brain_destroy(b);
 }
 
+/* gaia has no empty tensors (the manual, TENSORS): each place a zero-length
+   axis could arise refuses it, naming the function and the axis. */
+static void empty_axes_are_refused_naming_function_and_axis(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    gaia_tensor *x = NULL, *o = NULL;
+    size_t shape[3] = {2, 0, 3}, six = 6, flat[2] = {6, 0};
+    float data[6] = {0};
+    static const char hdr[] = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,0), }";
+    unsigned char img[128];
+    size_t hlen = sizeof hdr - 1, total;
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_zeros(ctx, 3, shape, &o), "dimension 1 is zero");
+    GT_CHECK(t, strstr(gaia_last_error(ctx), "no empty axis") != NULL, "message: %s", gaia_last_error(ctx));
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_ones(ctx, 3, shape, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_full(ctx, 3, shape, 1.0f, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_from_host(ctx, 3, shape, data, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_randn(ctx, 3, shape, 0.0f, 1.0f, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_uniform(ctx, 3, shape, 0.0f, 1.0f, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_bernoulli(ctx, 3, shape, 0.5f, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_arange(ctx, 1.0f, 1.0f, 1.0f, &o), "empty range");
+    GT_OK(t, gaia_tensor_from_host(ctx, 1, &six, data, &x));
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_reshape(ctx, x, 2, flat, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_slice_rows(ctx, x, 2, 0, &o), "count = 0");
+    GT_CHECK(t, strstr(gaia_last_error(ctx), "axis 0") != NULL, "message: %s", gaia_last_error(ctx));
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_topk(ctx, x, 0, 0, 1, &o, NULL), "axis 0");
+    /* a .npy of shape (2, 0), as NumPy writes np.zeros((2, 0), np.float32) */
+    memcpy(img, "\x93NUMPY\x01\x00", 8);
+    total = 10 + hlen + 1;
+    total = (total + 63) / 64 * 64;
+    img[8] = (unsigned char)((total - 10) & 0xff);
+    img[9] = (unsigned char)((total - 10) >> 8);
+    memcpy(img + 10, hdr, hlen);
+    memset(img + 10 + hlen, ' ', total - 10 - hlen - 1);
+    img[total - 1] = '\n';
+    EXPECT_ERR(t, ctx, GAIA_ERR_FORMAT, gaia_npy_parse(ctx, img, total, &o), "dimension 1 is zero");
+    GT_CHECK(t, o == NULL, "a refused call made an output");
+    gaia_tensor_free(x);
+}
+
 const gt_case gt_bad_input_cases[] = {
     {"brain_rule_features_reject_bad_arguments", brain_rule_features_reject_bad_arguments},
     {"brain_operations_reject_unknown_names_and_negative_steps", brain_operations_reject_unknown_names_and_negative_steps},
@@ -664,5 +702,6 @@ const gt_case gt_bad_input_cases[] = {
     {"checkpoint_of_no_input_is_refused", checkpoint_of_no_input_is_refused},
     {"inplace_write_to_a_parameter_is_refused_while_recording", inplace_write_to_a_parameter_is_refused_while_recording},
     {"brain_project_spec_errors_name_it", brain_project_spec_errors_name_it},
+    {"empty_axes_are_refused_naming_function_and_axis", empty_axes_are_refused_naming_function_and_axis},
     {NULL, NULL},
 };
