@@ -51,9 +51,12 @@ else
 endif
 ifeq ($(SANITIZE),1)
   BUILD    := $(BUILD)-san
-  CFLAGS   += -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-  CXXFLAGS += -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-  LDLIBS   += -fsanitize=address,undefined
+  # every finding stops the program (so fails its test), and a float cast
+  # out of range (NaN to an index) counts, which `undefined` leaves out
+  SANFLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
+  CFLAGS   += -g -O1 $(SANFLAGS) -fno-omit-frame-pointer
+  CXXFLAGS += -g -O1 $(SANFLAGS) -fno-omit-frame-pointer
+  LDLIBS   += -fsanitize=address,undefined,float-cast-overflow
 endif
 
 # MPI=1: brains and hrr codebooks sharded over MPI ranks (GAIA_USE_MPI),

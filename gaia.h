@@ -250,6 +250,21 @@
               (tensor -> bytes, released with gaia_image_free)
    gaia_sgemm() multiplies plain host float arrays.
 
+   No empty tensors: every axis has length >= 1. NumPy and PyTorch allow a
+   zero-length axis; gaia refuses one wherever it could arise, with a
+   message naming the function and the axis ("dimension 1 is zero"):
+     GAIA_ERR_INVALID_ARG  every creator (zeros ones full from_host randn
+              uniform bernoulli), reshape to such a shape, slice_rows with
+              count 0, arange with an empty range, topk with k = 0;
+     GAIA_ERR_FORMAT  the file readers: load_npy and gaia_npy_parse, the
+              safetensors readers (a 0 in a stored shape).
+   So an empty index for index_select, gather or scatter_add cannot be made
+   either: skip the call when the host-side selection is empty. Why: the
+   kernels (the CPU's and CUDA's, where a launch of no blocks is an error),
+   the reductions (max and argmax of nothing have no value) and the tape
+   all assume at least one element, and checking that once at creation
+   keeps them simple.
+
    Along an axis (axis < 0 counts from the end; index tensors are float32
    tensors of integers, as argmax's, so they stay on the device, and every
    index is checked before anything is written):
@@ -533,6 +548,12 @@
                y) makes gaia_backward fail and say which operation, never a
                wrong gradient. In-place forms whose backward needs no
                overwritten value are fine (add into itself, then tanh).
+               A tensor that requires grad (a parameter) is never written
+               while recording is on: any call given it as *out is
+               GAIA_ERR_INVALID_ARG, naming the call and its shape (as
+               PyTorch refuses an in-place op on a leaf that requires
+               grad); update parameters with recording off, as the
+               optimizers do.
      off       gaia_grad_set_enabled(ctx, 0) stops recording (evaluation,
                updates) and returns the old setting; gaia_tape_clear drops
                a recorded forward. Nothing is recorded unless an input
@@ -1714,7 +1735,8 @@ GAIA_API int gaia_grad_set_enabled(gaia_ctx *ctx, int on);
    node on the tape that keeps only views of the inputs; gaia_backward runs
    fn again with recording on, into a tape of its own, and back-propagates
    through it. Every tensor the block reads that needs a gradient must be
-   among the inputs. *out must be NULL (the result is always new). */
+   among the inputs, so n >= 1 (n = 0 is GAIA_ERR_INVALID_ARG). *out must
+   be NULL (the result is always new). */
 typedef gaia_status (*gaia_checkpoint_fn)(gaia_ctx *ctx, gaia_tensor *const *inputs, size_t n, void *user,
                                           gaia_tensor **out);
 GAIA_API gaia_status gaia_checkpoint(gaia_ctx *ctx, gaia_checkpoint_fn fn, void *user, gaia_tensor *const *inputs,
@@ -2143,7 +2165,8 @@ GAIA_API gaia_status gaia_tensor_cumsum(gaia_ctx *ctx, const gaia_tensor *x, int
    (largest first, or smallest first), and their indices. Ties go to the
    lower index; NaN counts as larger than +inf, -0 equals +0 (the order of
    NumPy's sort). values and indices have x's shape with the axis k long;
-   either pointer may be NULL (not both). 1 <= k <= the axis's length. */
+   either pointer may be NULL (not both, and not the same pointer).
+   1 <= k <= the axis's length. */
 GAIA_API gaia_status gaia_tensor_topk(gaia_ctx *ctx, const gaia_tensor *x, size_t k, int axis, int largest,
                                       gaia_tensor **values, gaia_tensor **indices);
 /* The indices that sort x along the axis, ascending (descending != 0:
@@ -3122,9 +3145,9 @@ GAIA_API gaia_status gaia_hrr_dot(gaia_ctx *ctx, const gaia_tensor *a, const gai
 /* Cosine similarity; a zero row has similarity 0 with everything. */
 GAIA_API gaia_status gaia_hrr_cosine(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out);
 /* For each query row, the codebook row of highest cosine: index[i] (host
-   array of B) and similarity[i] (host array of B, may be NULL). A best
-   similarity below threshold (or NaN) gives GAIA_HRR_NO_MATCH. Pass
-   threshold = -2 to accept any best match. */
+   array of B) and similarity[i] (host array of B, may be NULL; the two
+   must not overlap). A best similarity below threshold (or NaN) gives
+   GAIA_HRR_NO_MATCH. Pass threshold = -2 to accept any best match. */
 GAIA_API gaia_status gaia_hrr_cleanup(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
                                       float threshold, long *index, float *similarity);
 
@@ -3405,7 +3428,13 @@ GAIA_API gaia_status gaia_vsa_level_encode(gaia_ctx *ctx, const gaia_vsa *levels
 GAIA_API gaia_status gaia_vsa_fpe_base(gaia_ctx *ctx, gaia_vsa_model model, size_t B, size_t D, gaia_vsa **out);
 /* out[i] = base^values[i] (phases times the value): n rows from a one-row
    HRR or FHRR base; sim(x^a, x^b) depends on a - b only (a sinc kernel for
-   uniform phases). Values finite. */
+   uniform phases). Values finite with |v| <= 2^40 (~1.1e12): the phases are
+   taken in double (the HRR base's spectrum too) and v times a phase must
+   stay within a thousandth of a turn; larger values are refused. A unitary
+   base (every spectrum magnitude within 1e-4 of 1, as gaia_vsa_fpe_base
+   makes) gives powers of magnitude exactly 1 for any value; another base's
+   magnitudes are raised to v, and a value for which that overflows float is
+   refused. */
 GAIA_API gaia_status gaia_vsa_fpe_encode(gaia_ctx *ctx, const gaia_vsa *base, const float *values, size_t n,
                                          gaia_vsa **out);
 /* A sequence of the n rows of items: sum_i permute(items[i], n - 1 - i),
@@ -3741,6 +3770,13 @@ static gaia_status gaia__fail(gaia_ctx *ctx, gaia_status status, const char *fun
     va_end(ap);
     if (ctx->logger.func) gaia__log(ctx, GAIA_LOG_ERROR, "%s", ctx->last_error);
     return status;
+}
+
+/* Whether the caller's arrays [a, a + abytes) and [b, b + bbytes) share a
+   byte: two results written into one array would garble each other. */
+static int gaia__host_overlap(const void *a, size_t abytes, const void *b, size_t bbytes) {
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return a && b && abytes && bbytes && x < y + bbytes && y < x + abytes;
 }
 
 static void *gaia__host_alloc(gaia_ctx *ctx, size_t bytes) {
@@ -4239,7 +4275,9 @@ static gaia_status gaia__check_shape(gaia_ctx *ctx, const char *fn, int ndim, co
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "ndim %d outside 1..%d", ndim, GAIA_MAX_DIMS);
     if (!shape) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "shape is NULL");
     for (i = 0; i < ndim; i++) {
-        if (shape[i] == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "dimension %d is zero", i);
+        if (shape[i] == 0)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "dimension %d is zero: gaia tensors have no empty axis "
+                              "(every axis >= 1; see TENSORS in the manual)", i);
         if (gaia__mul_overflows(n, shape[i], &n) || n > SIZE_MAX / sizeof(float) / 2)
             return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "shape too large (dimension %d = %zu overflows)", i, shape[i]);
     }
@@ -4281,6 +4319,7 @@ static gaia_status gaia__tensor_new(gaia_ctx *ctx, const char *fn, gaia_device d
         return st;
     }
     s->refcount = 1;
+    s->version = 0;
     s->device = d;
     s->data = (float *)data;
     s->bytes = numel * sizeof(float);
@@ -4372,6 +4411,16 @@ static gaia_status gaia__prepare_out(gaia_ctx *ctx, const char *fn, gaia_device 
             gaia__shape_str(o, have, sizeof have);
             gaia__shape_str(&tmp, want, sizeof want);
             return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s), result has shape (%s)", have, want);
+        }
+        if (o->requires_grad && !ctx->grad_off && !ctx->in_backward) {
+            /* a parameter overwritten while the tape records: the tape's
+               nodes that read it would differentiate at values it no longer
+               holds (PyTorch refuses this too) */
+            char have[64];
+            gaia__shape_str(o, have, sizeof have);
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is a tensor that requires grad (shape %s), written "
+                              "in place while recording is on: write into a new tensor, or turn recording off around "
+                              "the update (gaia_grad_set_enabled(ctx, 0)) as the optimizers do", have);
         }
         o->storage->version++; /* about to be overwritten: a gradient that saved it can tell */
         return GAIA_OK;
@@ -5277,7 +5326,10 @@ static gaia_status gaia__tensor_slice_rows_raw(gaia_ctx *ctx, const gaia_tensor 
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
-    if (count == 0 || start >= x->shape[0] || count > x->shape[0] - start)
+    if (count == 0)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "count = 0: rows [%zu, %zu) of axis 0 would be empty, and gaia "
+                          "tensors have no empty axis", start, start);
+    if (start >= x->shape[0] || count > x->shape[0] - start)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "rows [%zu, %zu + %zu) outside 0..%zu", start, start, count,
                           x->shape[0]);
     memcpy(shape, x->shape, sizeof shape);
@@ -6519,6 +6571,8 @@ GAIA_API gaia_status gaia_checkpoint(gaia_ctx *ctx, gaia_checkpoint_fn fn_block,
     GAIA__NEED_CTX(ctx);
     if (!fn_block || !out || (n && !inputs))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "fn, out or inputs (n = %zu) is NULL", n);
+    /* a block of no input has nothing to differentiate: call fn directly */
+    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "n = 0: a block needs at least one input");
     if (*out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "*out must be NULL (the block's result is always new)");
     for (i = 0; i < n; i++) {
         if ((st = gaia__check_tensor(ctx, fn, "an input", inputs[i])) != GAIA_OK)
@@ -9250,6 +9304,9 @@ static gaia_status gaia__tensor_topk_raw(gaia_ctx *ctx, const gaia_tensor *x, si
     static const char fn[] = "gaia_tensor_topk";
     GAIA__NEED_CTX(ctx);
     if (!values && !indices) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values and indices are both NULL");
+    /* one pointer cannot hold two results: the second would overwrite (and
+       lose) the first */
+    if (values == indices) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values and indices are the same pointer");
     return gaia__tensor_sort(ctx, fn, x, k, axis, largest != 0, values, indices);
 }
 
@@ -12221,8 +12278,10 @@ static gaia_status gaia__asm_explicit_collect(gaia_brain *b, gaia__asm_fibre *f,
     gaia_status st;
     gaia__asm_args(b, f, 1, &args);
     args.cache = &f->cache;
-    st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits, (uint64_t *)b->d_keys_tmp + *used,
-                           room, count);
+    /* the buffer is made on the first overflow: until then there is no
+       pointer to offset (NULL + 0 is undefined in C) */
+    st = ops->hebb_collect(b->ctx, &args, src, K, (const uint32_t *)t->d_newbits,
+                           b->d_keys_tmp ? (uint64_t *)b->d_keys_tmp + *used : NULL, room, count);
     if (st == GAIA_OK && *count > room) {
         /* a larger buffer keeps the keys collected so far, then collect again */
         uint64_t nc = *used + *count + (*used + *count) / 2 + 1024;
@@ -12636,8 +12695,8 @@ static gaia_status gaia__asm_step_refused(gaia_brain *b, const char *fn, gaia_st
     return st;
 }
 
-GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count) {
-    static const char *fn = "gaia_brain_project";
+/* A step from a list of fires; fn names the public call in messages. */
+static gaia_status gaia__asm_project(gaia_brain *b, const char *fn, const gaia_brain_fire *fires, size_t count) {
     int *pairs;
     gaia_status st;
     if (!b) return GAIA_ERR_INVALID_ARG;
@@ -12663,6 +12722,10 @@ GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fi
     if (st == GAIA_OK) st = gaia__asm_project_pairs(b, fn, pairs, count);
     gaia__asm_hfree(b, pairs);
     return st;
+}
+
+GAIA_API gaia_status gaia_brain_project(gaia_brain *b, const gaia_brain_fire *fires, size_t count) {
+    return gaia__asm_project(b, "gaia_brain_project", fires, count);
 }
 
 /* The pairs a project_open step fires (see the declaration), or only their
@@ -12818,9 +12881,8 @@ GAIA_API gaia_status gaia_brain_project_spec(gaia_brain *b, const char *spec) {
         fires[nf].to = gt + 1;
         nf++;
     }
-    /* (the step is gaia_brain_project's, refusals included) */
-    if (st != GAIA_OK) return gaia__asm_step_refused(b, "gaia_brain_project", st);
-    return gaia_brain_project(b, fires, nf);
+    if (st != GAIA_OK) return gaia__asm_step_refused(b, fn, st);
+    return gaia__asm_project(b, fn, fires, nf);
 }
 
 /* ---- area controls ---- */
@@ -15990,6 +16052,8 @@ GAIA_API gaia_status gaia_hrr_cleanup_mpi(gaia_ctx *ctx, const gaia_tensor *quer
         if (offset > (size_t)INT_MAX || M > (size_t)INT_MAX - offset)
             st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "rows %zu..%zu of the codebook: at most INT_MAX rows", offset,
                             offset + M);
+        else if (gaia__host_overlap(index, B * sizeof *index, similarity, B * sizeof *similarity))
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index and similarity overlap (%zu queries each)", B);
     }
     if (st == GAIA_OK && B) {
         li = (long *)gaia__host_alloc(ctx, B * sizeof(long));
@@ -16484,6 +16548,8 @@ static gaia_status gaia__hrr_cleanup_rows(gaia_ctx *ctx, const char *fn, gaia_de
     float *sim = NULL, *best = NULL, *host = NULL;
     gaia_status st;
     uint64_t t0;
+    if (gaia__host_overlap(index, B * sizeof *index, similarity, B * sizeof *similarity))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index and similarity overlap (%zu queries each)", B);
     if ((st = gaia__hrr_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
     if (chunk < 1) chunk = 1;
     if (chunk > B) chunk = B;
@@ -17018,6 +17084,9 @@ GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_cod
     if (!index) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index is NULL");
     if (threshold != threshold) return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "threshold is NaN");
     if (!cb->count) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the codebook is empty");
+    if (gaia__host_overlap(names, B * sizeof *names, index, B * sizeof *index) ||
+        gaia__host_overlap(names, B * sizeof *names, similarity, B * sizeof *similarity))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "names overlaps index or similarity (%zu queries each)", B);
     st = gaia__hrr_cleanup_rows(ctx, fn, cb->device, B, cb->count, D, GAIA__PTR(queries), cb->vec, cb->norms, threshold,
                                 index, similarity);
     if (st == GAIA_OK && names)
@@ -17817,6 +17886,8 @@ GAIA_API gaia_status gaia_vsa_cleanup(gaia_ctx *ctx, const gaia_vsa *memory, con
     if (memory->B > GAIA_INDEX_MAX)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "a memory of %zu rows is above 2^24", memory->B);
     n = queries->B * k;
+    if (gaia__host_overlap(index, n * sizeof *index, similarity, n * sizeof *similarity))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index and similarity overlap (%zu results each)", n);
     st = gaia__vsa_sim_impl(ctx, fn, queries, memory, 1, &sim);
     if (st == GAIA_OK) st = gaia_tensor_topk(ctx, sim, k, 1, 1, &vals, &idx);
     if (st == GAIA_OK && (!(hv = (float *)gaia__host_alloc(ctx, n * sizeof(float))) ||
@@ -18009,6 +18080,10 @@ GAIA_API gaia_status gaia_vsa_resonator(gaia_ctx *ctx, const gaia_vsa *s, const 
     if (F == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "F = 0: no factor to find");
     if (max_iter == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "max_iter = 0");
     if (!index) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index is NULL");
+    if (gaia__host_overlap(index, F * sizeof *index, iterations, sizeof *iterations) ||
+        gaia__host_overlap(index, F * sizeof *index, converged, sizeof *converged) ||
+        gaia__host_overlap(iterations, sizeof *iterations, converged, sizeof *converged))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index (%zu factors), iterations and converged overlap", F);
     for (f = 0; f < F; f++) {
         snprintf(name, sizeof name, "codebooks[%zu]", f);
         if ((st = gaia__vsa_same(ctx, fn, "s", s, name, codebooks[f])) != GAIA_OK) return st;
@@ -18152,7 +18227,10 @@ GAIA_API gaia_status gaia_vsa_level_encode(gaia_ctx *ctx, const gaia_vsa *levels
     if (!rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu indices", n);
     for (i = 0; st == GAIA_OK && i < n; i++) {
         double v = values[i], t;
-        if (isnan(v)) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values[%zu] is NaN", i);
+        if (isnan(v)) {
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values[%zu] is NaN", i);
+            break; /* NaN has no level: converting it to an index is undefined */
+        }
         t = v < low ? 0.0 : v > high ? 1.0 : (v - low) / ((double)high - low);
         rows[i] = (size_t)floor(t * (double)(levels->B - 1) + 0.5);
     }
@@ -18199,12 +18277,78 @@ GAIA_API gaia_status gaia_vsa_fpe_base(gaia_ctx *ctx, gaia_vsa_model model, size
     return st;
 }
 
+/* The spectrum bins 0..D/2 of a real row, in double: Bluestein's chirp over
+   a power-of-two convolution. x^v multiplies the base's phases by v, so for
+   v ~ 1e10 a float spectrum's phase errors (~1e-7 rad) would become whole
+   turns; double keeps them ~1e-15. */
+static int gaia__vsa_dft_double(gaia_ctx *ctx, const float *x, size_t D, double *zr, double *zi) {
+    size_t M = 1, k, q2 = 0;
+    double *ar, *ai, *br, *bi, *cr, *ci;
+    while (M < 2 * D - 1) M <<= 1;
+    ar = (double *)gaia__host_alloc(ctx, 5 * M * sizeof(double));
+    if (!ar) return 0;
+    ai = ar + M;
+    br = ai + M;
+    bi = br + M;
+    cr = bi + M;
+    ci = cr + M / 2;
+    for (k = 0; k < M / 2; k++) {
+        double a = -2.0 * GAIA_FFT_PI * (double)k / (double)M;
+        cr[k] = cos(a);
+        ci[k] = sin(a);
+    }
+    for (k = 0; k < M; k++) ar[k] = ai[k] = br[k] = bi[k] = 0.0;
+    /* jk = (j^2 + k^2 - (k - j)^2) / 2: X_k = w*_k sum_j (x_j w*_j) w_(k-j),
+       w_j = e^(i pi j^2 / D); j^2 mod 2D keeps the angle exact */
+    for (k = 0; k < D; k++) {
+        double a = GAIA_FFT_PI * (double)q2 / (double)D, c = cos(a), s = sin(a);
+        ar[k] = (double)x[k] * c;
+        ai[k] = -(double)x[k] * s;
+        br[k] = c;
+        bi[k] = s;
+        if (k) {
+            br[M - k] = c;
+            bi[M - k] = s;
+        }
+        q2 = (q2 + 2 * k + 1) % (2 * D);
+    }
+    gaia__fft_dfft(ar, ai, M, cr, ci);
+    gaia__fft_dfft(br, bi, M, cr, ci);
+    /* the inverse transform as the forward one of the conjugate */
+    for (k = 0; k < M; k++) {
+        double r = ar[k] * br[k] - ai[k] * bi[k], i = ar[k] * bi[k] + ai[k] * br[k];
+        ar[k] = r;
+        ai[k] = -i;
+    }
+    gaia__fft_dfft(ar, ai, M, cr, ci);
+    q2 = 0;
+    for (k = 0; k < D / 2 + 1; k++) {
+        double a = GAIA_FFT_PI * (double)q2 / (double)D, c = cos(a), s = sin(a);
+        double r = ar[k] / (double)M, i = -ai[k] / (double)M;
+        zr[k] = r * c + i * s;
+        zi[k] = i * c - r * s;
+        q2 = (q2 + 2 * k + 1) % (2 * D);
+    }
+    gaia__host_free(ctx, ar);
+    return 1;
+}
+
+/* A base's phases are known to ~1e-15 rad; v times them must stay well
+   under a turn's thousandth, which bounds |v| by 2^40 (~1.1e12). */
+#define GAIA__FPE_MAX_VALUE 1099511627776.0
+/* A base whose every bin has magnitude 1 within this is unitary (as
+   gaia_vsa_fpe_base makes); its powers get magnitude exactly 1, since the
+   float rounding of |x_k| raised to v ~ 1e8 would overflow. */
+#define GAIA__FPE_UNIT_TOL 1e-4
+
 GAIA_API gaia_status gaia_vsa_fpe_encode(gaia_ctx *ctx, const gaia_vsa *base, const float *values, size_t n,
                                          gaia_vsa **out) {
     static const char *fn = "gaia_vsa_fpe_encode";
-    size_t D, nb, i, k;
-    float *hb = NULL, *h = NULL, *spec = NULL, *work = NULL, *amp = NULL, *ph = NULL;
+    size_t D, nb, i, k, cols;
+    float *hb = NULL, *h = NULL, *spec = NULL, *work = NULL;
+    double *amp = NULL, *ph = NULL, *la = NULL;
     gaia_cpu_rfft_plan *plan = NULL;
+    int unitary = 1;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__vsa_check(ctx, fn, "base", base)) != GAIA_OK) return st;
@@ -18214,60 +18358,86 @@ GAIA_API gaia_status gaia_vsa_fpe_encode(gaia_ctx *ctx, const gaia_vsa *base, co
     if (base->B != 1) return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "base has %zu rows, need 1", base->B);
     if (!values) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values is NULL");
     if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "n = 0: no value to encode");
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
         if (!isfinite(values[i]))
             return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values[%zu] = %g is not finite", i, (double)values[i]);
+        if (fabs((double)values[i]) > GAIA__FPE_MAX_VALUE)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values[%zu] = %g: |value| > 2^40 = %.4g, beyond which "
+                              "value times a phase cannot be held to a thousandth of a turn in double",
+                              i, (double)values[i], GAIA__FPE_MAX_VALUE);
+    }
     D = base->D;
     nb = base->model == GAIA_VSA_HRR ? D / 2 + 1 : D;
+    cols = gaia__vsa_cols(base->model, D);
     if ((st = gaia__vsa_download(ctx, fn, base, &hb)) != GAIA_OK) return st;
-    h = (float *)gaia__host_alloc(ctx, n * gaia__vsa_cols(base->model, D) * sizeof(float));
-    amp = (float *)gaia__host_alloc(ctx, nb * sizeof(float));
-    ph = (float *)gaia__host_alloc(ctx, nb * sizeof(float));
+    h = (float *)gaia__host_alloc(ctx, n * cols * sizeof(float));
+    amp = (double *)gaia__host_alloc(ctx, 3 * nb * sizeof(double));
     spec = (float *)gaia__host_alloc(ctx, 2 * (D / 2 + 1) * sizeof(float));
     if (base->model == GAIA_VSA_HRR) {
         plan = gaia_cpu_rfft_plan_create(D, &ctx->allocator);
         work = plan ? (float *)gaia__host_alloc(ctx, (gaia_cpu_rfft_work_floats(plan) + 1) * sizeof(float)) : NULL;
     }
-    if (!h || !amp || !ph || !spec || (base->model == GAIA_VSA_HRR && (!plan || !work)))
+    if (!h || !amp || !spec || (base->model == GAIA_VSA_HRR && (!plan || !work)))
         st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu rows of D = %zu", n, D);
     if (st == GAIA_OK) {
-        /* the base as amplitudes and phases of its spectrum (FHRR: its elements) */
-        const float *z = hb;
+        /* the base as amplitudes and phases of its spectrum (FHRR: its
+           elements), in double; la: log amplitudes */
+        ph = amp + nb;
+        la = ph + nb;
         if (base->model == GAIA_VSA_HRR) {
-            gaia_cpu_rfft_forward(plan, hb, spec, work);
-            z = spec;
-        }
-        for (k = 0; k < nb; k++) {
-            amp[k] = (float)sqrt((double)z[2 * k] * z[2 * k] + (double)z[2 * k + 1] * z[2 * k + 1]);
-            ph[k] = (float)atan2((double)z[2 * k + 1], (double)z[2 * k]);
-        }
-        if (base->model == GAIA_VSA_HRR) {
-            float dc = z[0], nyq = D % 2 == 0 ? z[2 * (nb - 1)] : 1.0f;
-            if (!(dc > 0.0f) || !(nyq >= 0.0f))
-                st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "base has DC %g and Nyquist %g: real fractional powers "
-                                "need DC > 0 and Nyquist >= 0 (gaia_vsa_fpe_base makes such bases)", (double)dc, (double)nyq);
+            if (!gaia__vsa_dft_double(ctx, hb, D, amp, ph))
+                st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the transform of D = %zu", D);
+        } else {
+            for (k = 0; k < D; k++) {
+                amp[k] = hb[2 * k];
+                ph[k] = hb[2 * k + 1];
+            }
         }
     }
+    for (k = 0; st == GAIA_OK && k < nb; k++) {
+        double re = amp[k], im = ph[k];
+        amp[k] = sqrt(re * re + im * im);
+        ph[k] = atan2(im, re);
+        if (base->model == GAIA_VSA_HRR && (k == 0 || 2 * k == D)) {
+            /* DC and Nyquist are real: their powers must be too */
+            if (!(re > 0.0 || (k > 0 && re >= 0.0)))
+                st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "base has %s %g: real fractional powers need DC > 0 "
+                                "and Nyquist >= 0 (gaia_vsa_fpe_base makes such bases)", k ? "Nyquist" : "DC", re);
+            ph[k] = 0.0;
+        }
+        if (!(fabs(amp[k] - 1.0) <= GAIA__FPE_UNIT_TOL)) unitary = 0;
+    }
+    for (k = 0; st == GAIA_OK && k < nb; k++) la[k] = unitary ? 0.0 : amp[k] > 0.0 ? log(amp[k]) : -HUGE_VAL;
     for (i = 0; st == GAIA_OK && i < n; i++) {
         double p = values[i];
+        float *row = h + i * cols;
         for (k = 0; k < nb; k++) {
-            double a = amp[k] > 0.0f ? pow((double)amp[k], p) : 0.0, t = p * ph[k];
+            /* |x_k|^p as exp(p log |x_k|): 0^0 = 1, 0^p = 0 for p > 0 */
+            double a = la[k] == 0.0 || p == 0.0 ? 1.0 : exp(p * la[k]), t = p * ph[k];
             if (base->model == GAIA_VSA_FHRR) {
-                h[i * 2 * D + 2 * k] = (float)(a * cos(t));
-                h[i * 2 * D + 2 * k + 1] = (float)(a * sin(t));
+                row[2 * k] = (float)(a * cos(t));
+                row[2 * k + 1] = (float)(a * sin(t));
             } else {
                 spec[2 * k] = (float)(a * cos(t) / (double)D);
                 spec[2 * k + 1] = (k == 0 || 2 * k == D) ? 0.0f : (float)(a * sin(t) / (double)D);
             }
         }
-        if (base->model == GAIA_VSA_HRR) gaia_cpu_rfft_inverse(plan, spec, h + i * D, work);
+        if (base->model == GAIA_VSA_HRR) gaia_cpu_rfft_inverse(plan, spec, row, work);
+        /* a base that is not unitary has magnitudes |x_k|^p, which a large
+           |p| takes out of float's range */
+        for (k = 0; k < cols; k++)
+            if (!isfinite(row[k])) {
+                st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values[%zu] = %g: base^value overflows float (the base "
+                                "is not unitary, so its spectrum's magnitudes are raised to the value; "
+                                "gaia_vsa_fpe_base makes unitary bases)", i, p);
+                break;
+            }
     }
     if (st == GAIA_OK) st = gaia__vsa_upload(ctx, fn, base->model, n, D, GAIA__VSA_DEV(base), h, out);
     gaia_cpu_rfft_plan_destroy(plan, &ctx->allocator);
     gaia__host_free(ctx, hb);
     gaia__host_free(ctx, h);
     gaia__host_free(ctx, amp);
-    gaia__host_free(ctx, ph);
     gaia__host_free(ctx, spec);
     gaia__host_free(ctx, work);
     return st;

@@ -629,6 +629,170 @@ static void optim_create_names_only_the_bad_field(gt *t) {
         GT_CHECK(t, opt == NULL, "a refused optimizer was written");
     }
     optim_params_close(&p);
+/* One pointer (or one array) cannot hold two results: the second would
+   overwrite the first, and a tensor made for the first would leak. */
+static void aliased_outputs_are_refused(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    gaia_tensor *x = NULL, *v = NULL, *keep = NULL, *q = NULL, *book = NULL;
+    gaia_vsa *mem = NULL, *qs = NULL, *s = NULL;
+    const gaia_vsa *books[2];
+    size_t shape[2] = {4, 6}, kshape[2] = {4, 2}, qshape[2] = {2, 64}, bshape[2] = {3, 64}, it = 0, row = 0;
+    float before[8], after[8];
+    long idx[4] = {7, 7, 7, 7};
+    int conv = 0;
+    GT_OK(t, gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &x));
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_topk(ctx, x, 2, -1, 1, &v, &v), "same pointer");
+    GT_CHECK(t, v == NULL, "a refused topk made an output");
+    /* an existing output given twice is refused and left as it was */
+    GT_OK(t, gaia_tensor_randn(ctx, 2, kshape, 0.0f, 1.0f, &keep));
+    GT_OK(t, gaia_tensor_to_host(ctx, keep, before, 8));
+    v = keep;
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_topk(ctx, x, 2, 1, 0, &v, &v), "same pointer");
+    GT_CHECK(t, v == keep, "a refused topk replaced the caller's output");
+    GT_OK(t, gaia_tensor_to_host(ctx, keep, after, 8));
+    GT_CHECK(t, memcmp(before, after, sizeof before) == 0, "a refused topk wrote the caller's output");
+    v = NULL;
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_eigh(ctx, x, &v, &v), "same pointer");
+    /* host arrays of two results that overlap */
+    GT_OK(t, gaia_tensor_randn(ctx, 2, qshape, 0.0f, 1.0f, &q));
+    GT_OK(t, gaia_tensor_randn(ctx, 2, bshape, 0.0f, 1.0f, &book));
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_hrr_cleanup(ctx, q, book, -2.0f, idx, (float *)(void *)idx), "overlap");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_hrr_cleanup(ctx, q, book, -2.0f, idx, (float *)(void *)&idx[1]),
+               "overlap");
+    GT_CHECK(t, idx[0] == 7 && idx[1] == 7 && idx[2] == 7, "a refused cleanup wrote index");
+    GT_OK(t, gaia_hrr_cleanup(ctx, q, book, -2.0f, idx, (float *)(void *)&idx[2])); /* adjacent, apart */
+    GT_OK(t, gaia_vsa_random(ctx, GAIA_VSA_MAP, 3, 64, &mem));
+    GT_OK(t, gaia_vsa_random(ctx, GAIA_VSA_MAP, 2, 64, &qs));
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_vsa_cleanup(ctx, mem, qs, 1, idx, (float *)(void *)idx), "overlap");
+    GT_OK(t, gaia_vsa_select(ctx, mem, &row, 1, &s));
+    books[0] = mem;
+    books[1] = mem;
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG,
+               gaia_vsa_resonator(ctx, s, books, 2, 10, idx, (size_t *)(void *)&idx[1], &conv), "overlap");
+    GT_OK(t, gaia_vsa_resonator(ctx, s, books, 2, 10, idx, &it, &conv));
+    gaia_tensor_free(x);
+    gaia_tensor_free(keep);
+    gaia_tensor_free(q);
+    gaia_tensor_free(book);
+    gaia_vsa_free(mem);
+    gaia_vsa_free(qs);
+    gaia_vsa_free(s);
+}
+
+static gaia_status count_calls_block(gaia_ctx *ctx, gaia_tensor *const *in, size_t n, void *user, gaia_tensor **out) {
+    size_t one = 1;
+    (void)in;
+    (void)n;
+    ++*(int *)user;
+    return gaia_tensor_zeros(ctx, 1, &one, out);
+}
+
+/* A checkpointed block of no input has nothing to differentiate; it is
+   refused before the block runs (it would have got inputs = NULL). */
+static void checkpoint_of_no_input_is_refused(gt *t) {
+    gaia_tensor *y = NULL;
+    int calls = 0;
+    EXPECT_ERR(t, t->ctx, GAIA_ERR_INVALID_ARG, gaia_checkpoint(t->ctx, count_calls_block, &calls, NULL, 0, &y), "n = 0");
+    GT_CHECK(t, calls == 0 && y == NULL, "the block ran %d times, y %p", calls, (void *)y);
+}
+
+/* Writing a parameter in place while the tape records would make the
+   backward differentiate at values it no longer holds: refused, naming the
+   function and the shape, and the parameter is unchanged. With recording
+   off (as the optimizers update) the write goes through. */
+static void inplace_write_to_a_parameter_is_refused_while_recording(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    gaia_tensor *w = NULL, *x = NULL, *y = NULL, *loss = NULL, *out = NULL;
+    size_t shape[2] = {3, 4}, i;
+    float hw[12], hx[12], after[12], *g;
+    gt_fill_normal(t, hw, 12);
+    gt_fill_normal(t, hx, 12);
+    GT_OK(t, gaia_tensor_from_host(ctx, 2, shape, hw, &w));
+    GT_OK(t, gaia_tensor_from_host(ctx, 2, shape, hx, &x));
+    GT_OK(t, gaia_tensor_set_requires_grad(ctx, w, 1));
+    GT_OK(t, gaia_tensor_mul(ctx, x, w, &y));
+    GT_OK(t, gaia_tensor_sum(ctx, y, -1, &loss));
+    out = w;
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_scale(ctx, w, 3.0f, &out), "shape 3x4");
+    GT_CHECK(t, strstr(gaia_last_error(ctx), "requires grad") != NULL, "message: %s", gaia_last_error(ctx));
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_add(ctx, w, x, &out), "shape 3x4");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_mul(ctx, x, x, &out), "shape 3x4");
+    GT_CHECK(t, out == w, "a refused write replaced the output");
+    GT_OK(t, gaia_tensor_to_host(ctx, w, after, 12));
+    GT_CHECK(t, memcmp(hw, after, sizeof hw) == 0, "a refused write changed the parameter");
+    /* d(sum(x * w))/dw = x, at the values w had */
+    {
+        gaia_tensor *total = NULL;
+        GT_OK(t, gaia_tensor_sum(ctx, loss, -1, &total));
+        GT_OK(t, gaia_backward(ctx, total));
+        gaia_tensor_free(total);
+    }
+    g = gt_host(t, gaia_tensor_grad(w));
+    GT_CHECK(t, g != NULL, "no gradient");
+    for (i = 0; i < 12; i++) GT_CHECK(t, g[i] == hx[i], "grad[%zu] = %g, want %g", i, (double)g[i], (double)hx[i]);
+    free(g);
+    /* recording off: the update goes through */
+    gaia_grad_set_enabled(ctx, 0);
+    GT_OK(t, gaia_tensor_scale(ctx, w, 3.0f, &out));
+    gaia_grad_set_enabled(ctx, 1);
+    GT_OK(t, gaia_tensor_to_host(ctx, w, after, 12));
+    for (i = 0; i < 12; i++) GT_CHECK(t, after[i] == 3.0f * hw[i], "w[%zu] = %g, want %g", i, (double)after[i], 3.0 * hw[i]);
+    gaia_tensor_free(w);
+    gaia_tensor_free(x);
+    gaia_tensor_free(y);
+    gaia_tensor_free(loss);
+}
+
+/* gaia_brain_project_spec's messages name it, not the gaia_brain_project it
+   is built on. */
+static void brain_project_spec_errors_name_it(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    gaia_brain *b = NULL;
+    GT_OK(t, small_brain(ctx, &b));
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_project_spec(b, "s1>Nope"), "Nope");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_project_spec(b, "C>A"), "C");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_project_spec(b, "s1>A s1>A"), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_project_spec(b, " ,; "), NULL);
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_brain_project_spec(b, "A>s1"), "s1");
+    gaia_brain_destroy(b);
+}
+
+/* gaia has no empty tensors (the manual, TENSORS): each place a zero-length
+   axis could arise refuses it, naming the function and the axis. */
+static void empty_axes_are_refused_naming_function_and_axis(gt *t) {
+    gaia_ctx *ctx = t->ctx;
+    gaia_tensor *x = NULL, *o = NULL;
+    size_t shape[3] = {2, 0, 3}, six = 6, flat[2] = {6, 0};
+    float data[6] = {0};
+    static const char hdr[] = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,0), }";
+    unsigned char img[128];
+    size_t hlen = sizeof hdr - 1, total;
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_zeros(ctx, 3, shape, &o), "dimension 1 is zero");
+    GT_CHECK(t, strstr(gaia_last_error(ctx), "no empty axis") != NULL, "message: %s", gaia_last_error(ctx));
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_ones(ctx, 3, shape, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_full(ctx, 3, shape, 1.0f, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_from_host(ctx, 3, shape, data, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_randn(ctx, 3, shape, 0.0f, 1.0f, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_uniform(ctx, 3, shape, 0.0f, 1.0f, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_bernoulli(ctx, 3, shape, 0.5f, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_arange(ctx, 1.0f, 1.0f, 1.0f, &o), "empty range");
+    GT_OK(t, gaia_tensor_from_host(ctx, 1, &six, data, &x));
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_reshape(ctx, x, 2, flat, &o), "dimension 1 is zero");
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_slice_rows(ctx, x, 2, 0, &o), "count = 0");
+    GT_CHECK(t, strstr(gaia_last_error(ctx), "axis 0") != NULL, "message: %s", gaia_last_error(ctx));
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_tensor_topk(ctx, x, 0, 0, 1, &o, NULL), "axis 0");
+    /* a .npy of shape (2, 0), as NumPy writes np.zeros((2, 0), np.float32) */
+    memcpy(img, "\x93NUMPY\x01\x00", 8);
+    total = 10 + hlen + 1;
+    total = (total + 63) / 64 * 64;
+    img[8] = (unsigned char)((total - 10) & 0xff);
+    img[9] = (unsigned char)((total - 10) >> 8);
+    memcpy(img + 10, hdr, hlen);
+    memset(img + 10 + hlen, ' ', total - 10 - hlen - 1);
+    img[total - 1] = '\n';
+    EXPECT_ERR(t, ctx, GAIA_ERR_FORMAT, gaia_npy_parse(ctx, img, total, &o), "dimension 1 is zero");
+    GT_CHECK(t, o == NULL, "a refused call made an output");
+    gaia_tensor_free(x);
 }
 
 const gt_case gt_bad_input_cases[] = {
@@ -645,5 +809,10 @@ const gt_case gt_bad_input_cases[] = {
     {"hrr_shapes_and_images_reject_bad_arguments", hrr_shapes_and_images_reject_bad_arguments},
     {"context_calls_accept_null_and_unknown_values", context_calls_accept_null_and_unknown_values},
     {"backend_primitives_do_nothing_for_zero_sizes", backend_primitives_do_nothing_for_zero_sizes},
+    {"aliased_outputs_are_refused", aliased_outputs_are_refused},
+    {"checkpoint_of_no_input_is_refused", checkpoint_of_no_input_is_refused},
+    {"inplace_write_to_a_parameter_is_refused_while_recording", inplace_write_to_a_parameter_is_refused_while_recording},
+    {"brain_project_spec_errors_name_it", brain_project_spec_errors_name_it},
+    {"empty_axes_are_refused_naming_function_and_axis", empty_axes_are_refused_naming_function_and_axis},
     {NULL, NULL},
 };

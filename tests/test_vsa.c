@@ -872,6 +872,143 @@ static void vsa_fractional_power_encoding(gt *t) {
     }
 }
 
+/* x^v against float64 for values up to ~1e11: the base's spectrum and the
+   phases v theta in double; a unitary base's powers keep magnitude 1. A
+   non-unitary base raises its magnitudes to v, and refuses overflow. */
+static double fpe_ref_spectrum(const float *x, size_t D, size_t k, double *im) {
+    size_t j;
+    double re = 0.0;
+    *im = 0.0;
+    for (j = 0; j < D; j++) {
+        double a = -2.0 * 3.14159265358979323846 * (double)((j * k) % D) / (double)D;
+        re += (double)x[j] * cos(a);
+        *im += (double)x[j] * sin(a);
+    }
+    return re;
+}
+
+/* row j of x^v from the bins' magnitudes and phases (real, Hermitian) */
+static double fpe_ref_value(const double *mag, const double *th, size_t D, double v, size_t j, int unitary) {
+    size_t k;
+    double s = 0.0;
+    for (k = 0; k <= D / 2; k++) {
+        double a = unitary ? 1.0 : pow(mag[k], v);
+        double w = (k == 0 || 2 * k == D) ? 1.0 : 2.0;
+        s += w * a * cos(v * th[k] + 2.0 * 3.14159265358979323846 * (double)((j * k) % D) / (double)D);
+    }
+    return s / (double)D;
+}
+
+static void vsa_fpe_large_values_match_float64(gt *t) {
+    size_t D = 160 + (size_t)(gt_u64(t) % 97), n = 8, i, j, k;
+    float vals[8] = {1e10f, -3e10f, 1e11f, 0.5f, 0, 0, 0, 0}, *b = NULL, *e = NULL, *xs = NULL;
+    double *mag = NULL, *th = NULL, *ref = NULL;
+    gaia_vsa *base = NULL, *enc = NULL, *nu = NULL;
+    gaia_tensor *xt = NULL;
+    gaia_status st;
+    long at;
+    for (i = 4; i < n; i++) vals[i] = (float)((gt_u64(t) & 1 ? -1.0 : 1.0) * pow(10.0, gt_uniform(t, 0.0, 11.0)));
+    mag = (double *)malloc((D / 2 + 2) * sizeof(double)); /* D may grow by 1 below */
+    th = (double *)malloc((D / 2 + 2) * sizeof(double));
+    ref = (double *)malloc(n * 2 * D * sizeof(double));
+    GT_CHECK_OR_DONE(t, mag && th && ref, "out of memory");
+    /* HRR, unitary */
+    GT_CHECK_OR_DONE(t, gaia_vsa_fpe_base(t->ctx, GAIA_VSA_HRR, 1, D, &base) == GAIA_OK, "%s", gaia_last_error(t->ctx));
+    GT_CHECK_OR_DONE(t, gaia_vsa_fpe_encode(t->ctx, base, vals, n, &enc) == GAIA_OK, "%s", gaia_last_error(t->ctx));
+    b = gt_host(t, gaia_vsa_tensor(base));
+    e = gt_host(t, gaia_vsa_tensor(enc));
+    GT_CHECK_OR_DONE(t, b && e, "download failed");
+    for (k = 0; k <= D / 2; k++) {
+        double im, re = fpe_ref_spectrum(b, D, k, &im);
+        mag[k] = sqrt(re * re + im * im);
+        th[k] = (k == 0 || 2 * k == D) ? 0.0 : atan2(im, re);
+        GT_CHECK_OR_DONE(t, fabs(mag[k] - 1.0) < 1e-5, "fpe_base bin %zu has magnitude %g", k, mag[k]);
+    }
+    for (i = 0; i < n; i++)
+        for (j = 0; j < D; j++) ref[i * D + j] = fpe_ref_value(mag, th, D, vals[i], j, 1);
+    at = gt_mismatch(ref, e, n * D, 5e-5, 0.0);
+    GT_CHECK_OR_DONE(t, at < 0, "hrr D = %zu: x^%g element %zu: float64 %.9g, got %.9g", D,
+                     (double)vals[(size_t)at / D], (size_t)at % D, ref[at], (double)e[at]);
+    free(b);
+    free(e);
+    b = e = NULL;
+    gaia_vsa_free(base);
+    gaia_vsa_free(enc);
+    base = enc = NULL;
+    /* FHRR, unitary: phases times v */
+    GT_CHECK_OR_DONE(t, gaia_vsa_fpe_base(t->ctx, GAIA_VSA_FHRR, 1, D, &base) == GAIA_OK, "%s", gaia_last_error(t->ctx));
+    GT_CHECK_OR_DONE(t, gaia_vsa_fpe_encode(t->ctx, base, vals, n, &enc) == GAIA_OK, "%s", gaia_last_error(t->ctx));
+    b = gt_host(t, gaia_vsa_tensor(base));
+    e = gt_host(t, gaia_vsa_tensor(enc));
+    GT_CHECK_OR_DONE(t, b && e, "download failed");
+    for (i = 0; i < n; i++)
+        for (k = 0; k < D; k++) {
+            double p = (double)vals[i] * atan2((double)b[2 * k + 1], (double)b[2 * k]);
+            ref[i * 2 * D + 2 * k] = cos(p);
+            ref[i * 2 * D + 2 * k + 1] = sin(p);
+        }
+    at = gt_mismatch(ref, e, n * 2 * D, 5e-5, 0.0);
+    GT_CHECK_OR_DONE(t, at < 0, "fhrr D = %zu: x^%g element %ld: float64 %.9g, got %.9g", D,
+                     (double)vals[(size_t)at / (2 * D)], at, ref[at], (double)e[at]);
+    /* past 2^40 a phase times the value is not held in double: refused */
+    vals[0] = 2e12f;
+    st = gaia_vsa_fpe_encode(t->ctx, base, vals, 1, &nu);
+    GT_CHECK_OR_DONE(t, st == GAIA_ERR_INVALID_ARG && !nu && strstr(gaia_last_error(t->ctx), "gaia_vsa_fpe_encode") &&
+                     strstr(gaia_last_error(t->ctx), "values[0]"), "2e12: %s (%s)", gaia_status_str(st),
+                     gaia_last_error(t->ctx));
+    free(b);
+    free(e);
+    b = e = NULL;
+    gaia_vsa_free(base);
+    gaia_vsa_free(enc);
+    base = enc = NULL;
+    /* HRR, not unitary (DC > 0, Nyquist > 0): magnitudes |x_k|^v */
+    D += D % 2;
+    xs = gt_alloc_floats(D);
+    GT_CHECK_OR_DONE(t, xs != NULL, "out of memory");
+    for (j = 0; j < D; j++) xs[j] = 0.0f;
+    xs[0] = (float)gt_uniform(t, 1.0, 1.5);
+    xs[1] = (float)gt_uniform(t, -0.5, 0.5);
+    xs[2] = (float)gt_uniform(t, -0.2, 0.2);
+    {
+        size_t shape[2] = {1, 0};
+        shape[1] = D;
+        GT_CHECK_OR_DONE(t, gaia_tensor_from_host(t->ctx, 2, shape, xs, &xt) == GAIA_OK, "%s", gaia_last_error(t->ctx));
+    }
+    GT_CHECK_OR_DONE(t, gaia_vsa_from_tensor(t->ctx, GAIA_VSA_HRR, xt, &base) == GAIA_OK, "%s", gaia_last_error(t->ctx));
+    vals[0] = 2.5f;
+    vals[1] = -1.5f;
+    vals[2] = 7.0f;
+    GT_CHECK_OR_DONE(t, gaia_vsa_fpe_encode(t->ctx, base, vals, 3, &enc) == GAIA_OK, "%s", gaia_last_error(t->ctx));
+    e = gt_host(t, gaia_vsa_tensor(enc));
+    GT_CHECK_OR_DONE(t, e != NULL, "download failed");
+    for (k = 0; k <= D / 2; k++) {
+        double im, re = fpe_ref_spectrum(xs, D, k, &im);
+        mag[k] = sqrt(re * re + im * im);
+        th[k] = (k == 0 || 2 * k == D) ? 0.0 : atan2(im, re);
+    }
+    for (i = 0; i < 3; i++)
+        for (j = 0; j < D; j++) ref[i * D + j] = fpe_ref_value(mag, th, D, vals[i], j, 0);
+    at = gt_mismatch(ref, e, 3 * D, 1e-5, 1e-4);
+    GT_CHECK_OR_DONE(t, at < 0, "non-unitary x^%g element %zu: float64 %.9g, got %.9g", (double)vals[(size_t)at / D],
+                     (size_t)at % D, ref[at], (double)e[at]);
+    vals[0] = 1e6f;
+    st = gaia_vsa_fpe_encode(t->ctx, base, vals, 1, &nu);
+    GT_CHECK_OR_DONE(t, st == GAIA_ERR_INVALID_ARG && !nu && strstr(gaia_last_error(t->ctx), "overflows"),
+                     "non-unitary x^1e6: %s (%s)", gaia_status_str(st), gaia_last_error(t->ctx));
+done:
+    free(mag);
+    free(th);
+    free(ref);
+    free(b);
+    free(e);
+    free(xs);
+    gaia_tensor_free(xt);
+    gaia_vsa_free(base);
+    gaia_vsa_free(enc);
+    gaia_vsa_free(nu);
+}
+
 static void vsa_sequences_ngrams_records_sets(gt *t) {
     size_t mi, D = 4096;
     for (mi = 0; mi < 4; mi++) {
@@ -1270,6 +1407,7 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_level_and_circular_similarity_profiles", vsa_level_and_circular_similarity_profiles},
     {"vsa_thermometer_and_level_encode", vsa_thermometer_and_level_encode},
     {"vsa_fractional_power_encoding", vsa_fractional_power_encoding},
+    {"vsa_fpe_large_values_match_float64", vsa_fpe_large_values_match_float64},
     {"vsa_sequences_ngrams_records_sets", vsa_sequences_ngrams_records_sets},
     {"vsa_capacity_matches_prediction_and_float64", vsa_capacity_matches_prediction_and_float64},
     {"vsa_cuda_matches_cpu", vsa_cuda_matches_cpu},
