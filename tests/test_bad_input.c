@@ -629,6 +629,8 @@ static void optim_create_names_only_the_bad_field(gt *t) {
         GT_CHECK(t, opt == NULL, "a refused optimizer was written");
     }
     optim_params_close(&p);
+}
+
 /* One pointer (or one array) cannot hold two results: the second would
    overwrite the first, and a tensor made for the first would leak. */
 static void aliased_outputs_are_refused(gt *t) {
