@@ -262,6 +262,60 @@ static void assembly_topk_is_exact_with_ties_to_lower_index(gt *t) {
     free(scratch);
 }
 
+/* Every size remainder mod 4 (the histogram counts four inputs a step and
+   the rest alone), small and large n, few values (long runs of ties) and
+   many: the winners must be exactly the reference's, the k largest by value
+   with ties to the lower index, listed ascending. The largest input sits in
+   the tail on some rounds, so a tail the histogram skips cannot pass. */
+static const int64_t *asm_topk_ref_x; /* the inputs qsort's comparison reads */
+static int asm_topk_ref_cmp(const void *pa, const void *pb) {
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    if (asm_topk_ref_x[a] != asm_topk_ref_x[b]) return asm_topk_ref_x[a] > asm_topk_ref_x[b] ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+static int asm_topk_u32_cmp(const void *pa, const void *pb) {
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+static void assembly_topk_is_exact_at_every_size_remainder(gt *t) {
+    static const uint32_t bases[] = {4, 40, 1000, 20000};
+    const uint32_t nmax = 20003;
+    int64_t *x = (int64_t *)malloc(nmax * sizeof(int64_t));
+    uint32_t *scratch = (uint32_t *)malloc((nmax + 65536) * sizeof(uint32_t));
+    uint32_t *w = (uint32_t *)malloc(nmax * sizeof(uint32_t)), *ref = (uint32_t *)malloc(nmax * sizeof(uint32_t));
+    size_t bi;
+    uint32_t rem, j, kk, pat;
+    GT_CHECK_OR_DONE(t, x && scratch && w && ref, "malloc");
+    for (bi = 0; bi < sizeof bases / sizeof bases[0]; bi++)
+        for (rem = 0; rem < 4; rem++)
+            for (pat = 0; pat < 4; pat++)
+                for (kk = 0; kk < 3; kk++) {
+                    uint32_t n = bases[bi] + rem, k = kk == 0 ? 1 : kk == 1 ? (n + 2) / 3 : n - 1, c;
+                    for (j = 0; j < n; j++)
+                        x[j] = pat == 0 ? (int64_t)(gt_u64(t) % 3) * 65536        /* three values */
+                             : pat == 1 ? (int64_t)(gt_u64(t) >> 24)              /* mostly distinct, wide */
+                             : pat == 2 ? (int64_t)(gt_u64(t) % 5)                /* tiny values, shift 0 */
+                                        : 9;                                      /* all tied */
+                    /* the largest input in the tail (the last n % 4) when there is one */
+                    if (pat < 3 && rem > 0) x[n - 1 - (uint32_t)(gt_u64(t) % rem)] = (int64_t)1 << 40;
+                    gaia_cpu_assembly_topk(x, n, k, scratch, w);
+                    for (j = 0; j < n; j++) ref[j] = j;
+                    asm_topk_ref_x = x;
+                    qsort(ref, n, sizeof *ref, asm_topk_ref_cmp);
+                    qsort(ref, k, sizeof *ref, asm_topk_u32_cmp);
+                    for (c = 0; c < k; c++)
+                        GT_CHECK_OR_DONE(t, w[c] == ref[c], "n=%u k=%u pattern %u: winner %u is %u (value %lld), the "
+                                         "reference's %u (value %lld)", n, k, pat, c, w[c], (long long)x[w[c]], ref[c],
+                                         (long long)x[ref[c]]);
+                }
+done:
+    free(x);
+    free(scratch);
+    free(w);
+    free(ref);
+}
+
 /* Pairs (i, j), i in src, j in tgt (both ascending), with a base edge i -> j,
    whose key is not yet in seen[0..*nseen) (keys i * n + j); appends them. */
 static void asm_add_edge_pairs(gt *t, gaia_brain *b, const uint32_t *src, size_t ns, const uint32_t *tgt, size_t nt,
@@ -874,6 +928,7 @@ const gt_case gt_assembly_cases[] = {
     {"assembly_connectome_tiny_p_edge_probability", assembly_connectome_tiny_p_edge_probability},
     {"assembly_stimulus_in_degree_is_binomial", assembly_stimulus_in_degree_is_binomial},
     {"assembly_topk_is_exact_with_ties_to_lower_index", assembly_topk_is_exact_with_ties_to_lower_index},
+    {"assembly_topk_is_exact_at_every_size_remainder", assembly_topk_is_exact_at_every_size_remainder},
     {"assembly_same_seed_same_winners", assembly_same_seed_same_winners},
     {"assembly_fire_order_does_not_matter", assembly_fire_order_does_not_matter},
     {"assembly_clone_continues_identically", assembly_clone_continues_identically},
