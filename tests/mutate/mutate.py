@@ -358,6 +358,9 @@ def run(cmd, timeout, stream_fail=False, env=None):
     rc = p.wait()
     if status is None:
         status = "ok" if rc == 0 else "fail"
+        if rc != 0 and not any(l.startswith("FAIL ") for l in out):
+            last = out[-1].strip() if out else "(no output)"
+            out.append("CRASH %s, after: %s\n" % ("signal %d" % -rc if rc < 0 else "exit status %d" % rc, last))
     return status, "".join(out), time.time() - t0
 
 
@@ -524,8 +527,8 @@ def main():
                 survived.append(m)
                 verdict = "SURVIVED"
         else:
-            why = "timeout" if st == "timeout" else next((l.strip() for l in out.splitlines() if l.startswith("FAIL ")),
-                                                          "crashed or failed (exit status)")
+            why = "timeout" if st == "timeout" else next((l.strip() for l in out.splitlines()
+                                                           if l.startswith(("FAIL ", "CRASH "))), "failed")
             killed.append((m, why))
             verdict = "killed: " + why[:150]
         say("[%d/%d] %s %.0fs  %s" % (done, target, mutant_id(m), secs, verdict))
