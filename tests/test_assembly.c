@@ -734,6 +734,38 @@ static void assembly_corrupt_file_is_rejected(gt *t) {
     GT_STATUS(t, GAIA_ERR_IO, gaia_brain_load(t->ctx, "/nonexistent/dir/brain.bin", GAIA_DEVICE_CPU, &c));
 }
 
+/* An area name in an image that holds a NUL byte is a format error (the
+   name would be cut short on load), even with a valid checksum; the same
+   image with the name intact loads. */
+static void assembly_image_name_with_a_nul_byte_is_rejected(gt *t) {
+    gaia_brain *a = NULL, *c = NULL;
+    unsigned char *img = NULL, *bad = NULL;
+    size_t size = 0, q, at = 0, hits = 0;
+    uint64_t h = 0xCBF29CE484222325ull;
+    GT_OK(t, gaia_brain_create(t->ctx, 0.05, t->seed, GAIA_DEVICE_CPU, &a));
+    GT_OK(t, gaia_brain_add_area(a, "areaQZ", 500, 20, 0.1f, GAIA_AREA_EXPLICIT));
+    GT_OK(t, gaia_brain_save_image(a, (void **)&img, &size));
+    gaia_brain_destroy(a);
+    for (q = 32; q + 6 <= size; q++)
+        if (memcmp(img + q, "areaQZ", 6) == 0) at = q, hits++;
+    GT_CHECK_OR_DONE(t, hits == 1, "the name occurs %zu times in the image", hits);
+    bad = (unsigned char *)malloc(size);
+    GT_CHECK_OR_DONE(t, bad != NULL, "malloc");
+    memcpy(bad, img, size);
+    bad[at + 4] = 0; /* "area\0Z" */
+    for (q = 32; q < size; q++) h = (h ^ bad[q]) * 0x100000001B3ull; /* the image's checksum (FNV-1a) */
+    for (q = 0; q < 8; q++) bad[24 + q] = (unsigned char)(h >> (8 * q));
+    GT_CHECK_OR_DONE(t, gaia_brain_load_image(t->ctx, bad, size, GAIA_DEVICE_CPU, &c) == GAIA_ERR_FORMAT,
+                     "a name with a NUL byte loaded: %s", gaia_last_error(t->ctx));
+    GT_CHECK_OR_DONE(t, c == NULL, "failed load left a brain");
+    GT_CHECK_OR_DONE(t, gaia_brain_load_image(t->ctx, img, size, GAIA_DEVICE_CPU, &c) == GAIA_OK, "the intact image: %s",
+                     gaia_last_error(t->ctx));
+done:
+    gaia_brain_destroy(c);
+    free(bad);
+    gaia_brain_free_image(t->ctx, img);
+}
+
 static void assembly_plasticity_learns_weights(gt *t) {
     gaia_brain *b = asm_projection_brain(t, t->seed, 20000, 100, 0.05, 0.1f, GAIA_AREA_EXPLICIT);
     gaia_fibre_stats aa, sa, off;
@@ -937,6 +969,7 @@ const gt_case gt_assembly_cases[] = {
     {"assembly_out_of_memory_in_a_step", assembly_out_of_memory_in_a_step},
     {"assembly_save_load_round_trip", assembly_save_load_round_trip},
     {"assembly_corrupt_file_is_rejected", assembly_corrupt_file_is_rejected},
+    {"assembly_image_name_with_a_nul_byte_is_rejected", assembly_image_name_with_a_nul_byte_is_rejected},
     {"assembly_plasticity_learns_weights", assembly_plasticity_learns_weights},
     {"assembly_learning_hits_the_edges_to_new_winners", assembly_learning_hits_the_edges_to_new_winners},
     {"assembly_area_controls", assembly_area_controls},
