@@ -245,9 +245,9 @@ static void sgemm_on_host_arrays_honours_strides_alpha_and_beta(gt *t) {
 /* beta other than 0 and 1 on every path of the CPU GEMM: the unpacked
    kernels (small products, M <= 2 rows, N < 4 columns), the packed one with
    full and edge tiles and several K blocks (beta applies to the first one
-   only, and a last K block shorter than the others: K = 601, 1100), on 1, 2
-   and 3 threads (the team splits C into other rectangles),
-   every transpose, C with a padding column that must stay untouched. */
+   only; K = 601 and 1100 end on a shorter block), on 1, 2 and 3 threads
+   (the team splits C into other rectangles), every transpose, C with a
+   padding column that must stay untouched. */
 static void sgemm_beta_on_every_path_and_thread_count(gt *t) {
     static const size_t shapes[][3] = {{45, 38, 70},   {101, 77, 90}, {2, 300, 40},  {130, 3, 64},
                                        {67, 45, 600},  {160, 150, 100}, {200, 130, 150}, {13, 29, 1100},
