@@ -142,6 +142,9 @@ help:
 	@echo 'make install     PREFIX=$(PREFIX) DESTDIR=: headers, gaia.pc; with CUDA=1 also'
 	@echo '                 libgaia_kernels.a and gaia-cuda.pc'
 	@echo 'make fuzz | tsan  libFuzzer on the file parsers (clang) | two contexts under ThreadSanitizer'
+	@echo 'make mutate      plant bugs one at a time, run the tests that should catch them, list survivors'
+	@echo '                 (MUTATE_SAMPLE=100 MUTATE_SEED=1 MUTATE_FILES=gaia_cpu.h,gaia.h MUTATE_FUNCTIONS=regex'
+	@echo '                 MUTATE_LINES=file:a-b MUTATE_ONLY=id,... MUTATE_TESTS=filters; tests/mutate/mutate.py)'
 	@echo 'make consumer-check  install to a temp prefix; build tests/consumer via pkg-config,'
 	@echo '                 find_package and add_subdirectory (CUDA variants too when nvcc is found)'
 	@echo 'make uninstall | clean | cxx-check'
@@ -302,6 +305,29 @@ plots: $(PLOT_EXAMPLES)
 	  $(GNUPLOT) -e "csv='$(PLOTS)/bench_ratios.csv'; out='docs/bench_ratios.png'; src=': $(notdir $(BENCH_OUT))'" \
 	    docs/plots/bench_ratios.gp; echo "wrote docs/bench_ratios.png"; \
 	else echo "make plots: gnuplot is not installed, so no PNG: the CSV files are in $(PLOTS)/ (apt-get install gnuplot)"; fi
+
+# make mutate: plants bugs one at a time in the library (tests/mutate/mutate.py)
+# and runs the tests that should catch each; prints the score and every
+# surviving mutant. Each mutant rebuilds only the library object (at -O1) and
+# relinks the runner's objects. MUTATE_FILES (comma-separated headers),
+# MUTATE_FUNCTIONS (a regex on function names), MUTATE_LINES (file:a-b,...),
+# MUTATE_SAMPLE, MUTATE_SEED choose the sample; MUTATE_ONLY=ID,... runs those
+# mutants, MUTATE_PLANT=tests/mutate/planted.txt the hand-written ones; MUTATE_TESTS="filters" overrides tests/mutate/tests.map. Long
+# (a minute or so a mutant on 2 cores): not part of make test or CI.
+MUTATE_FILES     ?= gaia_cpu.h,gaia.h
+MUTATE_FUNCTIONS ?=
+MUTATE_LINES     ?=
+MUTATE_SAMPLE    ?= 100
+MUTATE_SEED      ?= 1
+MUTATE_ONLY      ?=
+MUTATE_TESTS     ?=
+MUTATE_PLANT     ?=
+.PHONY: mutate
+mutate: $(RUNNER) $(EXAMPLES)
+	python3 tests/mutate/mutate.py --files '$(MUTATE_FILES)' --functions '$(MUTATE_FUNCTIONS)' --lines '$(MUTATE_LINES)' \
+	  --sample $(MUTATE_SAMPLE) --seed $(MUTATE_SEED) --only '$(MUTATE_ONLY)' --plant '$(MUTATE_PLANT)' --tests '$(MUTATE_TESTS)' \
+	  --cc '$(CC)' --cxx '$(CXX)' --cflags '$(filter-out -O3 -O2 -Werror,$(CFLAGS)) -O1' --ldlibs '$(LDLIBS)' \
+	  --objs '$(TEST_OBJ)' --runner $(BUILD)/mutate/run_tests --log $(BUILD)/mutate/report.txt
 
 # A user's project built against an installed and a vendored gaia, every way.
 consumer-check:

@@ -262,6 +262,60 @@ static void assembly_topk_is_exact_with_ties_to_lower_index(gt *t) {
     free(scratch);
 }
 
+/* Every size remainder mod 4 (the histogram counts four inputs a step and
+   the rest alone), small and large n, few values (long runs of ties) and
+   many: the winners must be exactly the reference's, the k largest by value
+   with ties to the lower index, listed ascending. The largest input sits in
+   the tail on some rounds, so a tail the histogram skips cannot pass. */
+static const int64_t *asm_topk_ref_x; /* the inputs qsort's comparison reads */
+static int asm_topk_ref_cmp(const void *pa, const void *pb) {
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    if (asm_topk_ref_x[a] != asm_topk_ref_x[b]) return asm_topk_ref_x[a] > asm_topk_ref_x[b] ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+static int asm_topk_u32_cmp(const void *pa, const void *pb) {
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+static void assembly_topk_is_exact_at_every_size_remainder(gt *t) {
+    static const uint32_t bases[] = {4, 40, 1000, 20000};
+    const uint32_t nmax = 20003;
+    int64_t *x = (int64_t *)malloc(nmax * sizeof(int64_t));
+    uint32_t *scratch = (uint32_t *)malloc((nmax + 65536) * sizeof(uint32_t));
+    uint32_t *w = (uint32_t *)malloc(nmax * sizeof(uint32_t)), *ref = (uint32_t *)malloc(nmax * sizeof(uint32_t));
+    size_t bi;
+    uint32_t rem, j, kk, pat;
+    GT_CHECK_OR_DONE(t, x && scratch && w && ref, "malloc");
+    for (bi = 0; bi < sizeof bases / sizeof bases[0]; bi++)
+        for (rem = 0; rem < 4; rem++)
+            for (pat = 0; pat < 4; pat++)
+                for (kk = 0; kk < 3; kk++) {
+                    uint32_t n = bases[bi] + rem, k = kk == 0 ? 1 : kk == 1 ? (n + 2) / 3 : n - 1, c;
+                    for (j = 0; j < n; j++)
+                        x[j] = pat == 0 ? (int64_t)(gt_u64(t) % 3) * 65536        /* three values */
+                             : pat == 1 ? (int64_t)(gt_u64(t) >> 24)              /* mostly distinct, wide */
+                             : pat == 2 ? (int64_t)(gt_u64(t) % 5)                /* tiny values, shift 0 */
+                                        : 9;                                      /* all tied */
+                    /* the largest input in the tail (the last n % 4) when there is one */
+                    if (pat < 3 && rem > 0) x[n - 1 - (uint32_t)(gt_u64(t) % rem)] = (int64_t)1 << 40;
+                    gaia_cpu_assembly_topk(x, n, k, scratch, w);
+                    for (j = 0; j < n; j++) ref[j] = j;
+                    asm_topk_ref_x = x;
+                    qsort(ref, n, sizeof *ref, asm_topk_ref_cmp);
+                    qsort(ref, k, sizeof *ref, asm_topk_u32_cmp);
+                    for (c = 0; c < k; c++)
+                        GT_CHECK_OR_DONE(t, w[c] == ref[c], "n=%u k=%u pattern %u: winner %u is %u (value %lld), the "
+                                         "reference's %u (value %lld)", n, k, pat, c, w[c], (long long)x[w[c]], ref[c],
+                                         (long long)x[ref[c]]);
+                }
+done:
+    free(x);
+    free(scratch);
+    free(w);
+    free(ref);
+}
+
 /* Pairs (i, j), i in src, j in tgt (both ascending), with a base edge i -> j,
    whose key is not yet in seen[0..*nseen) (keys i * n + j); appends them. */
 static void asm_add_edge_pairs(gt *t, gaia_brain *b, const uint32_t *src, size_t ns, const uint32_t *tgt, size_t nt,
@@ -680,6 +734,38 @@ static void assembly_corrupt_file_is_rejected(gt *t) {
     GT_STATUS(t, GAIA_ERR_IO, gaia_brain_load(t->ctx, "/nonexistent/dir/brain.bin", GAIA_DEVICE_CPU, &c));
 }
 
+/* An area name in an image that holds a NUL byte is a format error (the
+   name would be cut short on load), even with a valid checksum; the same
+   image with the name intact loads. */
+static void assembly_image_name_with_a_nul_byte_is_rejected(gt *t) {
+    gaia_brain *a = NULL, *c = NULL;
+    unsigned char *img = NULL, *bad = NULL;
+    size_t size = 0, q, at = 0, hits = 0;
+    uint64_t h = 0xCBF29CE484222325ull;
+    GT_OK(t, gaia_brain_create(t->ctx, 0.05, t->seed, GAIA_DEVICE_CPU, &a));
+    GT_OK(t, gaia_brain_add_area(a, "areaQZ", 500, 20, 0.1f, GAIA_AREA_EXPLICIT));
+    GT_OK(t, gaia_brain_save_image(a, (void **)&img, &size));
+    gaia_brain_destroy(a);
+    for (q = 32; q + 6 <= size; q++)
+        if (memcmp(img + q, "areaQZ", 6) == 0) at = q, hits++;
+    GT_CHECK_OR_DONE(t, hits == 1, "the name occurs %zu times in the image", hits);
+    bad = (unsigned char *)malloc(size);
+    GT_CHECK_OR_DONE(t, bad != NULL, "malloc");
+    memcpy(bad, img, size);
+    bad[at + 4] = 0; /* "area\0Z" */
+    for (q = 32; q < size; q++) h = (h ^ bad[q]) * 0x100000001B3ull; /* the image's checksum (FNV-1a) */
+    for (q = 0; q < 8; q++) bad[24 + q] = (unsigned char)(h >> (8 * q));
+    GT_CHECK_OR_DONE(t, gaia_brain_load_image(t->ctx, bad, size, GAIA_DEVICE_CPU, &c) == GAIA_ERR_FORMAT,
+                     "a name with a NUL byte loaded: %s", gaia_last_error(t->ctx));
+    GT_CHECK_OR_DONE(t, c == NULL, "failed load left a brain");
+    GT_CHECK_OR_DONE(t, gaia_brain_load_image(t->ctx, img, size, GAIA_DEVICE_CPU, &c) == GAIA_OK, "the intact image: %s",
+                     gaia_last_error(t->ctx));
+done:
+    gaia_brain_destroy(c);
+    free(bad);
+    gaia_brain_free_image(t->ctx, img);
+}
+
 static void assembly_plasticity_learns_weights(gt *t) {
     gaia_brain *b = asm_projection_brain(t, t->seed, 20000, 100, 0.05, 0.1f, GAIA_AREA_EXPLICIT);
     gaia_fibre_stats aa, sa, off;
@@ -874,6 +960,7 @@ const gt_case gt_assembly_cases[] = {
     {"assembly_connectome_tiny_p_edge_probability", assembly_connectome_tiny_p_edge_probability},
     {"assembly_stimulus_in_degree_is_binomial", assembly_stimulus_in_degree_is_binomial},
     {"assembly_topk_is_exact_with_ties_to_lower_index", assembly_topk_is_exact_with_ties_to_lower_index},
+    {"assembly_topk_is_exact_at_every_size_remainder", assembly_topk_is_exact_at_every_size_remainder},
     {"assembly_same_seed_same_winners", assembly_same_seed_same_winners},
     {"assembly_fire_order_does_not_matter", assembly_fire_order_does_not_matter},
     {"assembly_clone_continues_identically", assembly_clone_continues_identically},
@@ -882,6 +969,7 @@ const gt_case gt_assembly_cases[] = {
     {"assembly_out_of_memory_in_a_step", assembly_out_of_memory_in_a_step},
     {"assembly_save_load_round_trip", assembly_save_load_round_trip},
     {"assembly_corrupt_file_is_rejected", assembly_corrupt_file_is_rejected},
+    {"assembly_image_name_with_a_nul_byte_is_rejected", assembly_image_name_with_a_nul_byte_is_rejected},
     {"assembly_plasticity_learns_weights", assembly_plasticity_learns_weights},
     {"assembly_learning_hits_the_edges_to_new_winners", assembly_learning_hits_the_edges_to_new_winners},
     {"assembly_area_controls", assembly_area_controls},

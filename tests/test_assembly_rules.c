@@ -127,6 +127,52 @@ static void asm_rules_weight_cap_saturates(gt *t) {
     }
 }
 
+/* The cap itself, on the plasticity primitive against a direct reference:
+   after each update a weight is min(w * factor, cap) (a new key starts from
+   1: min(factor, cap)), whatever the order of keys and repeats; a cap above
+   GAIA_ASSEMBLY_WMAX counts as WMAX; absent keys read 1. */
+static void asm_rules_weight_cap_matches_a_direct_reference(gt *t) {
+    enum { CAP = 64, NK = 20, ROUNDS = 12 };
+    uint64_t keys[CAP], upd[NK * 2];
+    float vals[CAP], ref[NK];
+    int seen[NK];
+    static const float caps[3] = {1.5f, 3.0f, 1e30f};
+    int c, r, i;
+    for (c = 0; c < 3; c++) {
+        float wmax = caps[c], eff = wmax < GAIA_ASSEMBLY_WMAX ? wmax : GAIA_ASSEMBLY_WMAX;
+        float factor = c == 2 ? 4.0f : 1.1f; /* 4^12 > WMAX: the hard cap bites too */
+        for (i = 0; i < CAP; i++) keys[i] = GAIA_ASSEMBLY_EMPTY, vals[i] = 0.0f;
+        for (i = 0; i < NK; i++) ref[i] = 1.0f, seen[i] = 0;
+        for (r = 0; r < ROUNDS; r++) {
+            uint64_t n = 0, inserted, want_new = 0;
+            /* a random subset of the keys (1000 i + 7), in random order */
+            for (i = 0; i < NK; i++)
+                if (gt_u64(t) % 3) upd[n++] = (uint64_t)i * 1000 + 7;
+            for (i = (int)n - 1; i > 0; i--) {
+                uint64_t j = gt_u64(t) % (uint64_t)(i + 1), tmp = upd[i];
+                upd[i] = upd[j], upd[j] = tmp;
+            }
+            for (i = 0; i < (int)n; i++) {
+                int k = (int)(upd[i] / 1000);
+                float v = ref[k] * factor;
+                want_new += !seen[k];
+                seen[k] = 1;
+                ref[k] = v < eff ? v : eff;
+            }
+            inserted = gaia_cpu_assembly_map_update(keys, vals, CAP - 1, upd, n, factor, wmax);
+            GT_CHECK(t, inserted == want_new, "round %d: %llu keys inserted, want %llu", r, (unsigned long long)inserted,
+                     (unsigned long long)want_new);
+            for (i = 0; i < NK; i++) {
+                float got = gaia_cpu_assembly_map_get(keys, vals, CAP - 1, (uint64_t)i * 1000 + 7);
+                GT_CHECK(t, got == ref[i], "cap %g, factor %g, round %d: key %d has weight %.9g, want %.9g", (double)wmax,
+                         (double)factor, r, i, (double)got, (double)ref[i]);
+                GT_CHECK(t, got <= eff, "cap %g: weight %g above it", (double)wmax, (double)got);
+            }
+            GT_CHECK(t, gaia_cpu_assembly_map_get(keys, vals, CAP - 1, 999999) == 1.0f, "an absent key does not read 1");
+        }
+    }
+}
+
 /* Per-fibre p and the cap travel with a clone (the image): the copy goes on
    exactly like the original. */
 static void asm_rules_settings_survive_a_clone(gt *t) {
@@ -841,6 +887,7 @@ const gt_case gt_assembly_rules_cases[] = {
     {"asm_rules_set_p_equals_a_brain_of_that_p", asm_rules_set_p_equals_a_brain_of_that_p},
     {"asm_rules_fibre_p_sets_the_density", asm_rules_fibre_p_sets_the_density},
     {"asm_rules_weight_cap_saturates", asm_rules_weight_cap_saturates},
+    {"asm_rules_weight_cap_matches_a_direct_reference", asm_rules_weight_cap_matches_a_direct_reference},
     {"asm_rules_settings_survive_a_clone", asm_rules_settings_survive_a_clone},
     {"asm_rules_version_1_images_load", asm_rules_version_1_images_load},
     {"asm_rules_version_2_images_load", asm_rules_version_2_images_load},

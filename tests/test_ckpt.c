@@ -247,6 +247,50 @@ static void safetensors_hostile_headers_are_format_errors(gt *t) {
 }
 
 /* The header length itself: past the end, over the limit, too short. */
+/* The end-of-data bound against a direct reference: a tensor whose
+   data_offsets end at exactly the data's last byte loads with its values;
+   one that ends 1 to 5 bytes past it (a file cut short) is a format error
+   that says so, whichever tensor of two it is. */
+static void safetensors_end_of_data_bound_is_exact(gt *t) {
+    float vals[6];
+    unsigned char data[64];
+    char header[512];
+    size_t n, cut, size;
+    int second;
+    gt_fill_normal(t, vals, 6);
+    memcpy(data, vals, sizeof vals); /* little-endian test host */
+    for (second = 0; second < 2; second++)
+        for (n = 1; n <= 4; n++)
+            for (cut = 0; cut <= 5; cut++) {
+                gaia_safetensors *f = NULL;
+                unsigned char *file;
+                size_t dlen = (second ? 8 : 0) + 4 * n, have = dlen - cut;
+                gaia_status st;
+                if (second)
+                    snprintf(header, sizeof header, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                             "\"b\":{\"dtype\":\"F32\",\"shape\":[%zu],\"data_offsets\":[8,%zu]}}", n, dlen);
+                else
+                    snprintf(header, sizeof header, "{\"b\":{\"dtype\":\"F32\",\"shape\":[%zu],\"data_offsets\":[0,%zu]}}",
+                             n, dlen);
+                if (cut > dlen - (second ? 8 : 0)) continue; /* the cut would reach into the first tensor */
+                /* the file holds exactly `have` data bytes: a longer read would leave the buffer */
+                file = st_file(header, data, have, &size);
+                st = gaia_safetensors_parse(t->ctx, file, size, &f);
+                free(file);
+                if (cut == 0) {
+                    float got[4];
+                    GT_CHECK(t, st == GAIA_OK, "n=%zu, data ends at the tensor's end: %s", n, gaia_last_error(t->ctx));
+                    GT_OK(t, gaia_tensor_to_host(t->ctx, gaia_safetensors_get(f, "b"), got, n));
+                    gaia_safetensors_free(f);
+                    GT_CHECK(t, memcmp(got, data + (second ? 8 : 0), 4 * n) == 0, "n=%zu: values differ", n);
+                } else {
+                    gaia_safetensors_free(f);
+                    GT_CHECK(t, st == GAIA_ERR_FORMAT && strstr(gaia_last_error(t->ctx), "past the data"),
+                             "n=%zu, %zu bytes cut: %s (%s)", n, cut, gaia_status_str(st), gaia_last_error(t->ctx));
+                }
+            }
+}
+
 static void safetensors_corrupt_header_lengths_are_format_errors(gt *t) {
     static const uint64_t lengths[] = {200, 100000001, (uint64_t)1 << 63, UINT64_MAX, 0, 1};
     unsigned char buf[64];
@@ -761,14 +805,18 @@ static void train_mlp_fingerprint(const char *args, char *fp, size_t size) {
 }
 
 static void train_mlp_resumed_run_matches_a_straight_one(gt *t) {
-    char path[600], args[1400], straight[64], cut[64], resumed[64];
+    char path[600], args[1400], straight[64], cut[64], resumed[64], prog[4200];
+    snprintf(prog, sizeof prog, "%s/../examples/train_mlp", gt_exe_dir);
+    /* A missing example is a build problem, not a training one: name it. */
+    GT_CHECK(t, access(prog, X_OK) == 0, "cannot run the example '%s' (make examples builds it)", prog);
     gt_tmp_path(path, sizeof path, "train_mlp.safetensors");
     train_mlp_fingerprint("40", straight, sizeof straight);
     snprintf(args, sizeof args, "40 --until 15 --save '%s'", path);
     train_mlp_fingerprint(args, cut, sizeof cut);
     snprintf(args, sizeof args, "40 --resume '%s'", path);
     train_mlp_fingerprint(args, resumed, sizeof resumed);
-    GT_CHECK(t, straight[0] && cut[0] && resumed[0], "a run failed: '%s' '%s' '%s'", straight, cut, resumed);
+    GT_CHECK(t, straight[0] && cut[0] && resumed[0], "a run of '%s' printed no fingerprint: straight '%s', cut '%s', resumed '%s'",
+             prog, straight, cut, resumed);
     GT_CHECK(t, strcmp(straight, resumed) == 0 && strcmp(straight, cut) != 0, "fingerprints: straight %s, cut %s, resumed %s",
              straight, cut, resumed);
 }
@@ -858,6 +906,7 @@ const gt_case gt_ckpt_cases[] = {
     {"safetensors_reads_every_listed_dtype", safetensors_reads_every_listed_dtype},
     {"safetensors_hostile_headers_are_format_errors", safetensors_hostile_headers_are_format_errors},
     {"safetensors_corrupt_header_lengths_are_format_errors", safetensors_corrupt_header_lengths_are_format_errors},
+    {"safetensors_end_of_data_bound_is_exact", safetensors_end_of_data_bound_is_exact},
     {"safetensors_truncated_or_flipped_files_never_crash", safetensors_truncated_or_flipped_files_never_crash},
     {"safetensors_respects_the_load_limit", safetensors_respects_the_load_limit},
     {"safetensors_save_is_atomic", safetensors_save_is_atomic},

@@ -1111,6 +1111,214 @@ static void optim_clip_and_schedule(gt *t) {
     gaia_tensor_free(l);
 }
 
+/* ---- tie rules: each gradient that must pick among equal inputs, against
+   the rule the code documents, on inputs built with exact ties ---- */
+
+/* x as a parameter from host values. */
+static gaia_status grad_param(gt *t, int nd, const size_t *shape, const float *v, gaia_tensor **x) {
+    gaia_status st = gaia_tensor_from_host(t->ctx, nd, shape, v, x);
+    return st ? st : gaia_tensor_set_requires_grad(t->ctx, *x, 1);
+}
+
+/* backward of L = sum(w * y), w given (not a parameter). */
+static gaia_status grad_weighted_backward(gt *t, gaia_tensor *y, const float *w) {
+    gaia_tensor *wt = NULL, *p = NULL, *l = NULL;
+    size_t shape[4];
+    int d, nd = (int)gaia_tensor_ndim(y);
+    gaia_status st;
+    for (d = 0; d < nd; d++) shape[d] = gaia_tensor_dim(y, d);
+    st = gaia_tensor_from_host(t->ctx, nd, shape, w, &wt);
+    if (!st) st = gaia_tensor_mul(t->ctx, y, wt, &p);
+    if (!st) st = gaia_tensor_sum(t->ctx, p, GAIA_AXIS_ALL, &l);
+    if (!st) st = gaia_backward(t->ctx, l);
+    gaia_tensor_free(wt);
+    gaia_tensor_free(p);
+    gaia_tensor_free(l);
+    return st;
+}
+
+/* Index of the first element of x's gradient that is not exactly want[],
+   or -1; -2 when x has no gradient. */
+static long grad_differs(gt *t, const gaia_tensor *x, const float *want, size_t n, float *got) {
+    size_t i;
+    const gaia_tensor *g = gaia_tensor_grad(x);
+    if (!g || gaia_tensor_to_host(t->ctx, g, got, n) != GAIA_OK) return -2;
+    for (i = 0; i < n; i++)
+        if (got[i] != want[i]) return (long)i;
+    return -1;
+}
+
+#define GRAD_TIE_CHECK(what, x, want, n)                                                                          \
+    do {                                                                                                          \
+        long at_ = grad_differs(t, (x), (want), (n), got);                                                        \
+        GT_CHECK_OR_DONE(t, at_ == -1, "%s: gradient element %ld is %g, the tie rule gives %g", (what), at_,      \
+                         at_ >= 0 ? (double)got[at_] : 0.0, at_ >= 0 ? (double)(want)[at_] : 0.0);               \
+    } while (0)
+
+static void grad_ties_follow_the_documented_rules(gt *t) {
+    enum { N = 24, R = 4, L = 6 };
+    float a[N], b[N], w[N], want[N], wantb[N], got[N];
+    gaia_tensor *ta = NULL, *tb = NULL, *y = NULL, *vals = NULL;
+    size_t n = N, rl[2] = {R, L}, i, r, j;
+    int op;
+    gt_fill_normal(t, a, N);
+    gt_fill_normal(t, b, N);
+    gt_fill_normal(t, w, N);
+    for (i = 0; i < N; i += 3) b[i] = a[i]; /* a tie every third element */
+    /* binary max and min: the gradient goes to a on ties */
+    for (op = 0; op < 2; op++) {
+        GT_OK(t, grad_param(t, 1, &n, a, &ta));
+        GT_OK(t, grad_param(t, 1, &n, b, &tb));
+        GT_OK(t, gaia_tensor_binary(t->ctx, op ? GAIA_BINARY_MIN : GAIA_BINARY_MAX, ta, tb, &y));
+        GT_OK(t, grad_weighted_backward(t, y, w));
+        for (i = 0; i < N; i++) {
+            int a_wins = op ? a[i] <= b[i] : a[i] >= b[i];
+            want[i] = a_wins ? w[i] : 0.0f;
+            wantb[i] = a_wins ? 0.0f : w[i];
+        }
+        GRAD_TIE_CHECK(op ? "min, a" : "max, a", ta, want, n);
+        GRAD_TIE_CHECK(op ? "min, b" : "max, b", tb, wantb, n);
+        gaia_tensor_free(ta), gaia_tensor_free(tb), gaia_tensor_free(y);
+        ta = tb = y = NULL;
+    }
+    /* relu and abs at exactly 0 (and -0): gradient 0; clamp at its bounds
+       (-0.5 and 0.5, inclusive): 1 */
+    for (i = 0; i < N; i++) a[i] = i % 6 == 0 ? 0.0f : i % 6 == 1 ? -0.0f : i % 6 == 2 ? -0.5f : i % 6 == 3 ? 0.5f : a[i];
+    for (op = 0; op < 3; op++) {
+        static const char *names[3] = {"relu", "abs", "clamp"};
+        GT_OK(t, grad_param(t, 1, &n, a, &ta));
+        if (op == 0) GT_OK(t, gaia_tensor_relu(t->ctx, ta, &y));
+        if (op == 1) GT_OK(t, gaia_tensor_unary(t->ctx, GAIA_UNARY_ABS, ta, 0.0f, 0.0f, &y));
+        if (op == 2) GT_OK(t, gaia_tensor_clamp(t->ctx, ta, -0.5f, 0.5f, &y));
+        GT_OK(t, grad_weighted_backward(t, y, w));
+        for (i = 0; i < N; i++) {
+            if (op == 0) want[i] = a[i] > 0 ? w[i] : 0.0f;
+            if (op == 1) want[i] = a[i] > 0 ? w[i] : a[i] < 0 ? -w[i] : 0.0f;
+            if (op == 2) want[i] = a[i] >= -0.5f && a[i] <= 0.5f ? w[i] : 0.0f;
+        }
+        GRAD_TIE_CHECK(names[op], ta, want, n);
+        gaia_tensor_free(ta), gaia_tensor_free(y);
+        ta = y = NULL;
+    }
+    /* max and min along an axis: every element equal to the extreme gets the
+       row's gradient */
+    gt_fill_normal(t, a, N);
+    for (r = 0; r < R; r++) a[r * L + 1] = a[r * L + 4] = 5.0f + (float)r, a[r * L + 2] = a[r * L + 5] = -5.0f - (float)r;
+    for (op = 0; op < 2; op++) {
+        GT_OK(t, grad_param(t, 2, rl, a, &ta));
+        GT_OK(t, op ? gaia_tensor_reduce(t->ctx, GAIA_REDUCE_MIN, ta, 1, &y) : gaia_tensor_max(t->ctx, ta, 1, &y));
+        GT_OK(t, grad_weighted_backward(t, y, w));
+        for (r = 0; r < R; r++)
+            for (j = 0; j < L; j++) want[r * L + j] = j == (op ? 2u : 1u) || j == (op ? 5u : 4u) ? w[r] : 0.0f;
+        GRAD_TIE_CHECK(op ? "min along an axis" : "max along an axis", ta, want, n);
+        gaia_tensor_free(ta), gaia_tensor_free(y);
+        ta = y = NULL;
+    }
+    /* top-k (k < L, largest and smallest) and a full sort (k = L): an output
+       position takes the lowest index among equal values not yet taken */
+    for (i = 0; i < N; i++) a[i] = (float)((i * 7) % 3); /* values 0, 1, 2, each twice a row */
+    for (op = 0; op < 4; op++) {
+        size_t k = op < 2 ? 3 : L;
+        int largest = op % 2 == 0;
+        GT_OK(t, grad_param(t, 2, rl, a, &ta));
+        GT_OK(t, gaia_tensor_topk(t->ctx, ta, k, 1, largest, &vals, NULL));
+        GT_OK(t, grad_weighted_backward(t, vals, w));
+        memset(want, 0, sizeof want);
+        for (r = 0; r < R; r++) {
+            int taken[L] = {0};
+            size_t q;
+            for (q = 0; q < k; q++) { /* selection in float64: the extreme untaken value, lowest index */
+                size_t best = L;
+                for (j = 0; j < L; j++)
+                    if (!taken[j] && (best == L || (largest ? a[r * L + j] > a[r * L + best] : a[r * L + j] < a[r * L + best])))
+                        best = j;
+                taken[best] = 1;
+                want[r * L + best] = w[r * k + q];
+            }
+        }
+        GRAD_TIE_CHECK(op == 0 ? "top-k largest" : op == 1 ? "top-k smallest" : op == 2 ? "sort descending" : "sort ascending",
+                       ta, want, n);
+        gaia_tensor_free(ta), gaia_tensor_free(vals);
+        ta = vals = NULL;
+    }
+    /* max pooling: the first largest input of each window */
+    {
+        size_t shape[4] = {1, 1, R, L}, kern[2] = {2, 3};
+        for (i = 0; i < N; i++) a[i] = (float)(i % 2); /* every window holds tied maxima */
+        GT_OK(t, grad_param(t, 4, shape, a, &ta));
+        GT_OK(t, gaia_tensor_max_pool2d(t->ctx, ta, kern, NULL, NULL, &y));
+        GT_OK(t, grad_weighted_backward(t, y, w));
+        memset(want, 0, sizeof want);
+        for (r = 0; r < R / 2; r++)
+            for (j = 0; j < L / 3; j++) {
+                size_t di, dj, best = (size_t)-1;
+                for (di = 0; di < 2; di++)
+                    for (dj = 0; dj < 3; dj++) {
+                        size_t at = (2 * r + di) * L + 3 * j + dj;
+                        if (best == (size_t)-1 || a[at] > a[best]) best = at;
+                    }
+                want[best] += w[r * (L / 3) + j];
+            }
+        GRAD_TIE_CHECK("max_pool2d", ta, want, n);
+    }
+done:
+    gaia_tensor_free(ta);
+    gaia_tensor_free(tb);
+    gaia_tensor_free(y);
+    gaia_tensor_free(vals);
+}
+
+/* gaia_grad_clip_norm: gradients whose global norm is at or below the limit
+   come back bit for bit; above it, each is scaled by max / (norm + 1e-6). */
+static void grad_clip_norm_is_exact_on_both_sides_of_the_limit(gt *t) {
+    enum { NA = 5, NB = 7 };
+    float ga[NA], gb[NB], got_a[NA], got_b[NB], norm = 0;
+    gaia_tensor *a = NULL, *b = NULL, *ps[2];
+    size_t na = NA, nb = NB, i;
+    int side;
+    for (side = 0; side < 3; side++) {
+        double sum = 0, total, limit, scale;
+        gaia_tensor *ca = NULL, *cb = NULL, *pa = NULL, *pb = NULL, *sa = NULL, *sb = NULL, *l = NULL;
+        gt_fill_normal(t, ga, NA);
+        gt_fill_normal(t, gb, NB);
+        for (i = 0; i < NA; i++) sum += (double)ga[i] * ga[i];
+        for (i = 0; i < NB; i++) sum += (double)gb[i] * gb[i];
+        total = sqrt(sum);
+        /* far below, far above, and the limit just above the norm */
+        limit = side == 0 ? 10.0 * total : side == 1 ? 0.25 * total : total * (1 + 1e-5);
+        GT_OK(t, grad_param(t, 1, &na, ga, &a));
+        GT_OK(t, grad_param(t, 1, &nb, gb, &b));
+        /* L = sum(a * ga) + sum(b * gb): the gradients are ga and gb exactly */
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &na, ga, &ca));
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &nb, gb, &cb));
+        GT_OK(t, gaia_tensor_mul(t->ctx, a, ca, &pa));
+        GT_OK(t, gaia_tensor_mul(t->ctx, b, cb, &pb));
+        GT_OK(t, gaia_tensor_sum(t->ctx, pa, GAIA_AXIS_ALL, &sa));
+        GT_OK(t, gaia_tensor_sum(t->ctx, pb, GAIA_AXIS_ALL, &sb));
+        GT_OK(t, gaia_tensor_add(t->ctx, sa, sb, &l));
+        GT_OK(t, gaia_backward(t->ctx, l));
+        gaia_tensor_free(ca), gaia_tensor_free(cb), gaia_tensor_free(pa), gaia_tensor_free(pb);
+        gaia_tensor_free(sa), gaia_tensor_free(sb), gaia_tensor_free(l);
+        ps[0] = a, ps[1] = b;
+        GT_OK(t, gaia_grad_clip_norm(t->ctx, ps, 2, (float)limit, &norm));
+        GT_CHECK(t, fabs(norm - total) <= 1e-6 * total, "side %d: norm %.9g, want %.9g", side, (double)norm, total);
+        GT_OK(t, gaia_tensor_to_host(t->ctx, gaia_tensor_grad(a), got_a, NA));
+        GT_OK(t, gaia_tensor_to_host(t->ctx, gaia_tensor_grad(b), got_b, NB));
+        scale = total > (double)(float)limit ? (double)(float)limit / (total + 1e-6) : 1.0;
+        for (i = 0; i < NA + NB; i++) {
+            double want = (i < NA ? ga[i] : gb[i - NA]) * scale, g = i < NA ? got_a[i] : got_b[i - NA];
+            if (scale == 1.0)
+                GT_CHECK(t, g == want, "side %d (norm %g, limit %g): element %zu changed from %.9g to %.9g", side, total,
+                         limit, i, want, g);
+            else
+                GT_CHECK(t, fabs(g - want) <= 1e-6 * fabs(want) + 1e-30, "side %d (norm %g, limit %g): element %zu is %.9g, "
+                         "want %.9g", side, total, limit, i, g, want);
+        }
+        gaia_tensor_free(a), gaia_tensor_free(b);
+        a = b = NULL;
+    }
+}
+
 /* ---- learning: a two-layer MLP on two spirals reaches 100% ---- */
 static void train_mlp_learns_two_spirals(gt *t) {
     enum { P = 100, B = 2 * P, H = 48, STEPS = 1500 };
@@ -1213,6 +1421,8 @@ const gt_case gt_grad_cases[] = {
     {"grad_freed_parameter_is_forgotten", grad_freed_parameter_is_forgotten},
     {"optim_steps_follow_their_formulas", optim_steps_follow_their_formulas},
     {"optim_clip_and_schedule", optim_clip_and_schedule},
+    {"grad_ties_follow_the_documented_rules", grad_ties_follow_the_documented_rules},
+    {"grad_clip_norm_is_exact_on_both_sides_of_the_limit", grad_clip_norm_is_exact_on_both_sides_of_the_limit},
     {"train_mlp_learns_two_spirals", train_mlp_learns_two_spirals},
     {NULL, NULL},
 };

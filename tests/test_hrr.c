@@ -1297,7 +1297,21 @@ static void hrr_codebook_rejects_bad_input(gt *t) {
     gaia_tensor_free(q);
 }
 
+/* The profiler's count for random vectors: one call, B D floats written. */
+static void hrr_random_is_profiled_with_its_bytes(gt *t) {
+    gaia_tensor *x = NULL;
+    gaia_profile_entry e;
+    gaia_profile_enable(t->ctx, 1);
+    gaia_profile_reset(t->ctx);
+    GT_OK(t, gaia_hrr_random(t->ctx, 3, 40, 0, &x));
+    e = gaia_profile_get(t->ctx, GAIA_PROF_HRR);
+    gaia_tensor_free(x);
+    GT_CHECK(t, e.calls == 1 && e.bytes == 3 * 40 * 4, "%llu calls, %llu bytes (want 1, %d)", (unsigned long long)e.calls,
+             (unsigned long long)e.bytes, 3 * 40 * 4);
+}
+
 const gt_case gt_hrr_cases[] = {
+    {"hrr_random_is_profiled_with_its_bytes", hrr_random_is_profiled_with_its_bytes},
     {"hrr_bind_matches_direct_convolution", hrr_bind_matches_direct_convolution},
     {"hrr_bind_broadcasts_one_row", hrr_bind_broadcasts_one_row},
     {"hrr_bind_identity_is_neutral", hrr_bind_identity_is_neutral},

@@ -751,6 +751,62 @@ static void hierarchy_process_equals_level_steps(gt *t) {
     gaia_ctx_destroy(ctx2);
 }
 
+/* The fused run's firing schedule against a direct reference: three
+   reactive levels (no state, no learning) with rates 1, 2 and 3; level k
+   fires at the steps t with t % r_k == 0, on level k-1's output of that
+   step, and holds its output between firings. The reference applies each
+   layer alone (gaia_layer_forward) on that schedule, so a schedule bug
+   shared by gaia_hierarchy_process and gaia_level_step cannot pass. */
+static void hierarchy_fires_each_level_on_its_own_schedule(gt *t) {
+    enum { T = 13 };
+    static const size_t rate[3] = {1, 2, 3}, width[4] = {6, 5, 4, 3};
+    gaia_hierarchy *h = NULL;
+    gaia_layer *L[3] = {NULL, NULL, NULL};
+    gaia_tensor *X = NULL, *outs[3] = {NULL, NULL, NULL};
+    gaia_hierarchy_run_desc rd;
+    size_t xs[2] = {T, 6}, step, k, j;
+    float x[T * 6], *rows[3] = {NULL, NULL, NULL}, held[3][6];
+    int have[3] = {0, 0, 0};
+    GT_OK(t, gaia_hierarchy_create(t->ctx, &h));
+    for (k = 0; k < 3; k++) {
+        gaia_level *v = NULL;
+        GT_OK(t, gaia_level_create(t->ctx, (int)k, width[k], width[k + 1], rate[k], &v));
+        GT_OK(t, gaia_layer_reactive_create(t->ctx, width[k], width[k + 1], NULL, &L[k]));
+        GT_OK(t, gaia_level_add_layer(t->ctx, v, L[k])); /* the level owns it; it stays usable */
+        GT_OK(t, gaia_hierarchy_add_level(t->ctx, h, v));
+    }
+    gt_fill_normal(t, x, T * 6);
+    X = lt_tensor(t, 2, xs, x);
+    memset(&rd, 0, sizeof rd);
+    GT_OK(t, gaia_hierarchy_process(t->ctx, h, X, T, &rd, outs));
+    for (k = 0; k < 3; k++) rows[k] = gt_host(t, outs[k]);
+    for (step = 0; step < T && !t->failed; step++) {
+        const float *below = x + step * 6;
+        for (k = 0; k < 3 && !t->failed; k++) {
+            if (step % rate[k] == 0) { /* fires: this layer on the level below's output now */
+                gaia_tensor *in = lt_tensor(t, 1, &width[k], below), *out = NULL;
+                GT_OK(t, gaia_layer_forward(t->ctx, L[k], in, &out));
+                GT_OK(t, gaia_tensor_to_host(t->ctx, out, held[k], width[k + 1]));
+                gaia_tensor_free(in);
+                gaia_tensor_free(out);
+                have[k] = 1;
+            }
+            GT_CHECK(t, have[k], "level %zu has no output at step %zu", k, step);
+            for (j = 0; j < width[k + 1]; j++)
+                GT_CHECK(t, fabsf(rows[k][step * width[k + 1] + j] - held[k][j]) <= 1e-6f + 1e-6f * fabsf(held[k][j]),
+                         "step %zu level %zu (rate %zu) unit %zu: %g, the schedule gives %g", step, k, rate[k], j,
+                         (double)rows[k][step * width[k + 1] + j], (double)held[k][j]);
+            below = held[k];
+        }
+    }
+    for (k = 0; k < 3; k++) {
+        free(rows[k]);
+        gaia_tensor_free(outs[k]);
+    }
+    gaia_tensor_free(X);
+    gaia_hierarchy_free(h);
+}
+
 static void hierarchy_learning_is_off_by_default(gt *t) {
     gaia_hierarchy *h = NULL;
     gaia_tensor *X = NULL, *outs[3] = {NULL, NULL, NULL};
@@ -1237,6 +1293,7 @@ const gt_case gt_layer_cases[] = {
     {"layer_temporal_carries_state", temporal_layer_carries_state},
     {"layer_level_fires_on_schedule_and_holds", level_fires_on_schedule_and_holds},
     {"layer_hierarchy_process_equals_level_steps", hierarchy_process_equals_level_steps},
+    {"layer_hierarchy_fires_each_level_on_its_own_schedule", hierarchy_fires_each_level_on_its_own_schedule},
     {"layer_hierarchy_learning_is_off_by_default", hierarchy_learning_is_off_by_default},
     {"layer_hierarchy_seed_small_workload_runs", hierarchy_seed_small_workload_runs},
     {"layer_hebbian_negative_homeostasis_flips_rows", hebbian_negative_homeostasis_flips_rows},

@@ -242,6 +242,66 @@ static void sgemm_on_host_arrays_honours_strides_alpha_and_beta(gt *t) {
     free(ref);
 }
 
+/* beta other than 0 and 1 on every path of the CPU GEMM: the unpacked
+   kernels (small products, M <= 2 rows, N < 4 columns), the packed one with
+   full and edge tiles and several K blocks (beta applies to the first one
+   only; K = 601 and 1100 end on a shorter block), on 1, 2 and 3 threads
+   (the team splits C into other rectangles), every transpose, C with a
+   padding column that must stay untouched. */
+static void sgemm_beta_on_every_path_and_thread_count(gt *t) {
+    static const size_t shapes[][3] = {{45, 38, 70},   {101, 77, 90}, {2, 300, 40},  {130, 3, 64},
+                                       {67, 45, 600},  {160, 150, 100}, {200, 130, 150}, {13, 29, 1100},
+                                       {67, 45, 601},  {40, 70, 1100}};
+    static const float betas[] = {-1.5f, 1.0f, 0.25f};
+    size_t s, i, maxe = 200 * 1100;
+    float *A = gt_alloc_floats(maxe), *B = gt_alloc_floats(maxe), *C0 = gt_alloc_floats(maxe), *C = gt_alloc_floats(maxe);
+    float *got = gt_alloc_floats(maxe);
+    double *ref = (double *)malloc(maxe * sizeof(double));
+    int nt, tr, bi;
+    gt_fill_normal(t, A, maxe);
+    gt_fill_normal(t, B, maxe);
+    gt_fill_normal(t, C0, maxe);
+    for (nt = 1; nt <= 3; nt++) {
+        gaia_ctx *ctx = NULL;
+        gaia_ctx_desc d;
+        memset(&d, 0, sizeof d);
+        d.device = GAIA_DEVICE_CPU;
+        d.cpu_threads = nt;
+        GT_OK(t, gaia_ctx_create(&d, &ctx));
+        for (s = 0; s < sizeof shapes / sizeof shapes[0] && !t->failed; s++)
+            for (tr = 0; tr < 4 && !t->failed; tr++)
+                for (bi = 0; bi < 3 && !t->failed; bi++) {
+                    size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], ldc = N + 1;
+                    int ta = tr & 1, tb = tr >> 1;
+                    size_t lda = ta ? M : K, ldb = tb ? K : N;
+                    long bad;
+                    float beta = betas[bi];
+                    memcpy(C, C0, M * ldc * sizeof(float));
+                    if (gaia_sgemm(ctx, ta, tb, M, N, K, 0.75f, A, lda, B, ldb, beta, C, ldc) != GAIA_OK) {
+                        gt_fail_at(t, __FILE__, __LINE__, "gaia_sgemm: %s", gaia_last_error(ctx));
+                        break;
+                    }
+                    ref_gemm(ta, tb, M, N, K, 0.75, A, lda, B, ldb, beta, C0, ldc, ref);
+                    for (i = 0; i < M * N; i++) got[i] = C[(i / N) * ldc + i % N];
+                    bad = gt_mismatch(ref, got, M * N, gemm_atol(K), 1e-5);
+                    if (bad >= 0)
+                        gt_fail_at(t, __FILE__, __LINE__, "%zux%zux%zu ta=%d tb=%d beta=%g on %d threads: element (%ld,%ld) "
+                                   "ref %.7g got %.7g", M, N, K, ta, tb, (double)beta, nt, bad / (long)N, bad % (long)N,
+                                   ref[bad], (double)got[bad]);
+                    for (i = 0; i < M && !t->failed; i++)
+                        if (memcmp(&C[i * ldc + N], &C0[i * ldc + N], sizeof(float)) != 0)
+                            gt_fail_at(t, __FILE__, __LINE__, "%zux%zux%zu: padding column of row %zu written", M, N, K, i);
+                }
+        gaia_ctx_destroy(ctx);
+    }
+    free(A);
+    free(B);
+    free(C0);
+    free(C);
+    free(got);
+    free(ref);
+}
+
 const gt_case gt_linalg_cases[] = {
     {"linalg_matmul_matches_float64_at_odd_sizes", matmul_matches_float64_at_odd_sizes},
     {"linalg_matmul_large_enough_for_the_blocked_path", matmul_large_enough_for_the_blocked_path},
@@ -249,5 +309,6 @@ const gt_case gt_linalg_cases[] = {
     {"linalg_matmul_rejects_bad_operands", matmul_rejects_bad_operands},
     {"linalg_dot_outer_and_transpose_match_float64", dot_outer_and_transpose_match_float64},
     {"linalg_sgemm_on_host_arrays_honours_strides_alpha_and_beta", sgemm_on_host_arrays_honours_strides_alpha_and_beta},
+    {"linalg_sgemm_beta_on_every_path_and_thread_count", sgemm_beta_on_every_path_and_thread_count},
     {NULL, NULL},
 };

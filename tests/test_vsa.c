@@ -353,6 +353,78 @@ static void vsa_bundle_weights_and_normalize(gt *t) {
     }
 }
 
+/* MAP bundling with normalize: a sum of exactly 0 takes a random sign from
+   the call's stream (the manual's tie rule), so both signs occur about
+   equally, the same seed gives the same signs on any thread count, and
+   another seed gives others; nonzero sums keep their sign. */
+static float *vsa_map_ties(gt *t, uint64_t seed, int threads, size_t N, size_t D, const float *x) {
+    gaia_ctx *ctx = NULL;
+    gaia_ctx_desc d;
+    gaia_tensor *tx = NULL;
+    gaia_vsa *v = NULL, *o = NULL;
+    size_t shape[2] = {2 * N, D};
+    float *h = NULL;
+    memset(&d, 0, sizeof d);
+    d.device = GAIA_DEVICE_CPU;
+    d.cpu_threads = threads;
+    d.seed = seed;
+    if (gaia_ctx_create(&d, &ctx) == GAIA_OK && gaia_tensor_from_host(ctx, 2, shape, x, &tx) == GAIA_OK &&
+        gaia_vsa_from_tensor(ctx, GAIA_VSA_MAP, tx, &v) == GAIA_OK && gaia_vsa_bundle(ctx, v, 2, NULL, 1, &o) == GAIA_OK &&
+        (h = gt_alloc_floats(N * D)) != NULL && gaia_tensor_to_host(ctx, gaia_vsa_tensor(o), h, N * D) == GAIA_OK)
+        ;
+    else
+        gt_fail_at(t, __FILE__, __LINE__, "bundle: %s", gaia_last_error(ctx));
+    if (t->failed) free(h), h = NULL;
+    gaia_vsa_free(o);
+    gaia_vsa_free(v);
+    gaia_tensor_free(tx);
+    gaia_ctx_destroy(ctx);
+    return h;
+}
+
+static void vsa_map_bundle_breaks_zero_sums_by_a_seeded_random_sign(gt *t) {
+    const size_t N = 3, D = 4000;
+    float *x = gt_alloc_floats(2 * N * D), *one = NULL, *three = NULL, *other = NULL;
+    size_t n, j, zeros = 0, plus = 0, same_other = 0;
+    gt_fill_normal(t, x, 2 * N * D);
+    /* rows 2n and 2n+1 bundle to row n: the second is minus the first on
+       three of every four elements (a sum of exactly 0) */
+    for (n = 0; n < N; n++)
+        for (j = 0; j < D; j++)
+            if (j % 4 != 3) x[(2 * n + 1) * D + j] = -x[2 * n * D + j];
+    one = vsa_map_ties(t, t->seed, 1, N, D, x);
+    three = vsa_map_ties(t, t->seed, 3, N, D, x);
+    other = vsa_map_ties(t, t->seed + 1, 1, N, D, x);
+    GT_CHECK_OR_DONE(t, one && three && other, "no result");
+    for (n = 0; n < N; n++)
+        for (j = 0; j < D; j++) {
+            size_t i = n * D + j;
+            double s = (double)x[2 * n * D + j] + x[(2 * n + 1) * D + j];
+            GT_CHECK_OR_DONE(t, one[i] == 1.0f || one[i] == -1.0f, "element (%zu,%zu) is %g, not +-1", n, j, (double)one[i]);
+            GT_CHECK_OR_DONE(t, one[i] == three[i], "element (%zu,%zu): %g on 1 thread, %g on 3", n, j, (double)one[i],
+                             (double)three[i]);
+            if (s != 0) {
+                GT_CHECK_OR_DONE(t, one[i] == (s > 0 ? 1.0f : -1.0f), "element (%zu,%zu): sum %g gave %g", n, j, s,
+                                 (double)one[i]);
+                GT_CHECK_OR_DONE(t, other[i] == one[i], "element (%zu,%zu): a nonzero sum's sign changed with the seed", n, j);
+            } else {
+                zeros++;
+                plus += one[i] > 0;
+                same_other += other[i] == one[i];
+            }
+        }
+    /* 9000 fair coins: 4.5 sigma is +-213 */
+    GT_CHECK_OR_DONE(t, zeros == N * D / 4 * 3, "%zu zero sums, want %zu", zeros, N * D / 4 * 3);
+    GT_CHECK_OR_DONE(t, plus > zeros / 2 - 213 && plus < zeros / 2 + 213, "%zu of %zu zero sums became +1", plus, zeros);
+    GT_CHECK_OR_DONE(t, same_other > zeros / 2 - 213 && same_other < zeros / 2 + 213,
+                     "another seed kept %zu of %zu tie signs (independent: about half)", same_other, zeros);
+done:
+    free(x);
+    free(one);
+    free(three);
+    free(other);
+}
+
 /* The CPU bundle kernel itself, on the shapes its blocking splits on: K
    around the group of 8 rows it sums in registers, L around its 64-column
    vectors and its masked tail, one sum split over 2 threads and several
@@ -1396,6 +1468,7 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_bsc_majority_matches_reference", vsa_bsc_majority_matches_reference},
     {"vsa_bundle_similarity_follows_one_over_sqrt_k", vsa_bundle_similarity_follows_one_over_sqrt_k},
     {"vsa_bundle_weights_and_normalize", vsa_bundle_weights_and_normalize},
+    {"vsa_map_bundle_breaks_zero_sums_by_a_seeded_random_sign", vsa_map_bundle_breaks_zero_sums_by_a_seeded_random_sign},
     {"vsa_bundle_kernel_sums_in_order", vsa_bundle_kernel_sums_in_order},
     {"vsa_permute_is_cyclic_and_orthogonal", vsa_permute_is_cyclic_and_orthogonal},
     {"vsa_conversions_keep_the_algebra", vsa_conversions_keep_the_algebra},
