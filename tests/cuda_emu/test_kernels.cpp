@@ -1,0 +1,421 @@
+// test_kernels.cpp - every kernel of gaia_kernels.cu, run on the CPU through
+// the emulation (cuda_emu.h), called through its launcher and compared with
+// its CPU twin in gaia_cpu.h: sizes that are not multiples of the block,
+// odd shapes, empty and one-element cases, aligned and unaligned pointers.
+// Bit for bit where the kernel promises the CPU's bits, else with the CPU
+// tests' tolerances.
+//
+// Usage: test_kernels gaia_kernels.cu [name...]   (names: substrings of the
+// cases to run; none: all). The source is read to count its __global__
+// functions (M) and to name the inline-PTX paths that only a GPU runs. The
+// output ends with "kernels launched: N of M", the kernels not launched
+// and why, then "N passed, N failed, N skipped". A full run fails unless
+// every kernel ran. GAIA_TEST_SEED repeats a run's inputs.
+#include "cuda_emu.h"
+#include "launchers.h"
+
+#define GAIA_USE_CUDA
+#include "gaia.h"
+
+#include <stdio.h>
+#include <stdarg.h>
+#include <time.h>
+#include <string>
+#include <vector>
+#include <set>
+#include <fstream>
+#include <sstream>
+#include <algorithm>
+
+namespace gaia_emu {
+const std::set<std::string> &launched_kernels(void);
+std::vector<std::string> take_failures(void);
+} // namespace gaia_emu
+
+// ---------------------------------------------------------------- harness
+static uint64_t run_seed, rng_state;
+static bool case_failed;
+static std::string case_message;
+
+static void fail(const char *file, int line, const char *fmt, ...) {
+    char b[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (!case_failed) {
+        const char *s = strrchr(file, '/');
+        case_message = std::string(s ? s + 1 : file) + ":" + std::to_string(line) + ": " + b;
+    }
+    case_failed = true;
+}
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fail(__FILE__, __LINE__, __VA_ARGS__);                                                                     \
+            return;                                                                                                    \
+        }                                                                                                              \
+    } while (0)
+// A launcher's status must be 0 (cudaSuccess).
+#define LAUNCH(call)                                                                                                   \
+    do {                                                                                                               \
+        int e_ = (call);                                                                                               \
+        if (e_ != 0) {                                                                                                 \
+            fail(__FILE__, __LINE__, "%s returned %d", #call, e_);                                                     \
+            return;                                                                                                    \
+        }                                                                                                              \
+    } while (0)
+
+static uint64_t next_u64(void) { // splitmix64
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static float uniform(float lo, float hi) { return lo + (hi - lo) * (float)((next_u64() >> 40) * (1.0 / 16777216.0)); }
+static inline size_t below(size_t n) { return (size_t)(next_u64() % n); }
+
+typedef std::vector<float> fvec;
+static fvec randv(size_t n, float lo = -2.0f, float hi = 2.0f) {
+    fvec v(n);
+    for (size_t i = 0; i < n; i++) v[i] = uniform(lo, hi);
+    return v;
+}
+
+// Elementwise: |got - want| <= atol + rtol |want|; NaN matches NaN, inf its
+// own sign. rtol = atol = 0 asks for the same bits (except NaN payloads).
+static bool close_at(float g, float w, float rtol, float atol) {
+    if (std::isnan(w) || std::isnan(g)) return std::isnan(w) && std::isnan(g);
+    if (rtol == 0.0f && atol == 0.0f) return memcmp(&g, &w, sizeof g) == 0 || (g == 0.0f && w == 0.0f && std::signbit(g) == std::signbit(w));
+    if (std::isinf(w) || std::isinf(g)) return g == w;
+    return std::fabs((double)g - (double)w) <= (double)atol + (double)rtol * std::fabs((double)w);
+}
+#define EXPECT_CLOSE(got, want, n, rtol, atol, ...)                                                                    \
+    do {                                                                                                               \
+        const float *g_ = (got), *w_ = (want);                                                                         \
+        for (size_t i_ = 0; i_ < (size_t)(n); i_++)                                                                    \
+            if (!close_at(g_[i_], w_[i_], (rtol), (atol))) {                                                           \
+                char what_[256];                                                                                       \
+                snprintf(what_, sizeof what_, __VA_ARGS__);                                                            \
+                fail(__FILE__, __LINE__, "%s: element %zu of %zu is %.9g, the CPU twin's %.9g", what_, i_,             \
+                     (size_t)(n), (double)g_[i_], (double)w_[i_]);                                                     \
+                return;                                                                                                \
+            }                                                                                                          \
+    } while (0)
+#define EXPECT_EQ_ARRAY(got, want, n, ...)                                                                             \
+    do {                                                                                                               \
+        for (size_t i_ = 0; i_ < (size_t)(n); i_++)                                                                    \
+            if ((got)[i_] != (want)[i_]) {                                                                             \
+                char what_[256];                                                                                       \
+                snprintf(what_, sizeof what_, __VA_ARGS__);                                                            \
+                fail(__FILE__, __LINE__, "%s: element %zu of %zu is %llu, the CPU twin's %llu", what_, i_,             \
+                     (size_t)(n), (unsigned long long)(got)[i_], (unsigned long long)(want)[i_]);                      \
+                return;                                                                                                \
+            }                                                                                                          \
+    } while (0)
+
+// Sizes around the block (256) and the float4 paths; 0 and 1 included.
+static const size_t SIZES[] = {0, 1, 3, 4, 255, 257, 1029};
+
+// ---------------------------------------------------------------- 2, 3. fill, arange, random
+static void emu_fill_arange(void) {
+    for (size_t n : SIZES)
+        for (int off = 0; off < 2; off++) { // off 1: not 16-byte aligned, no float4 path
+            fvec buf(n + off, -1.0f), want(n);
+            float v = uniform(-5, 5), start = uniform(-3, 3), step = uniform(-0.5f, 0.5f);
+            LAUNCH(gaia_cuda_fill(buf.data() + off, n, v, nullptr));
+            for (size_t i = 0; i < n; i++) want[i] = v;
+            EXPECT_CLOSE(buf.data() + off, want.data(), n, 0, 0, "fill n=%zu off=%d", n, off);
+            // the CPU backend's arange: start + i*step in double
+            LAUNCH(gaia_cuda_arange(buf.data() + off, n, start, step, nullptr));
+            for (size_t i = 0; i < n; i++) want[i] = (float)((double)start + (double)i * (double)step);
+            EXPECT_CLOSE(buf.data() + off, want.data(), n, 0, 0, "arange n=%zu off=%d", n, off);
+        }
+}
+
+static void emu_random(void) {
+    const gaia_random_kind kinds[] = {GAIA_RANDOM_UNIFORM, GAIA_RANDOM_NORMAL, GAIA_RANDOM_BERNOULLI};
+    for (gaia_random_kind kind : kinds)
+        for (size_t n : SIZES)
+            for (int off = 0; off < 2; off++) {
+                fvec got(n + off), want(n);
+                uint64_t seed = next_u64(), stream = next_u64() >> 3;
+                float a = kind == GAIA_RANDOM_BERNOULLI ? 0.3f : -1.5f, b = 2.5f;
+                LAUNCH(gaia_cuda_random(got.data() + off, n, kind, seed, stream, a, b, nullptr));
+                gaia_cpu_random(want.data(), n, kind, seed, stream, a, b, 1);
+                // uniform and Bernoulli are exact; Box-Muller agrees to a few ulp
+                float tol = kind == GAIA_RANDOM_NORMAL ? 1e-6f : 0.0f;
+                EXPECT_CLOSE(got.data() + off, want.data(), n, tol, tol, "random kind %d n=%zu off=%d", (int)kind, n,
+                             off);
+            }
+}
+
+// ---------------------------------------------------------------- 4. unary
+static void emu_unary(void) {
+    for (int op = GAIA_UNARY_SCALE; op <= GAIA_UNARY_SQUARE; op++)
+        for (size_t n : SIZES)
+            for (int off = 0; off < 2; off++) {
+                fvec x = randv(n + off, -4.0f, 4.0f), got(n + off), want(n);
+                float p0 = uniform(-1, 0), p1 = uniform(0, 1);
+                if (op == GAIA_UNARY_LOG || op == GAIA_UNARY_SQRT)
+                    for (float &v : x) v = std::fabs(v);
+                if (n > 2) x[off + 1] = NAN;
+                LAUNCH(gaia_cuda_unary((gaia_unary_op)op, x.data() + off, got.data() + off, n, p0, p1, nullptr));
+                gaia_cpu_unary((gaia_unary_op)op, x.data() + off, want.data(), n, p0, p1, 1);
+                EXPECT_CLOSE(got.data() + off, want.data(), n, 2e-6f, 1e-7f, "unary op %d n=%zu off=%d", op, n, off);
+                // in place
+                LAUNCH(gaia_cuda_unary((gaia_unary_op)op, x.data() + off, x.data() + off, n, p0, p1, nullptr));
+                EXPECT_CLOSE(x.data() + off, want.data(), n, 2e-6f, 1e-7f, "unary op %d in place n=%zu", op, n);
+            }
+}
+
+// ---------------------------------------------------------------- 5. binary, where
+static void dense_strides(const size_t *shape, size_t *s) {
+    s[3] = 1;
+    s[2] = shape[3];
+    s[1] = shape[3] * shape[2];
+    s[0] = shape[3] * shape[2] * shape[1];
+}
+// An operand of shape `shape` with each dimension kept or broadcast (bit k of bmask).
+static void bcast_strides(const size_t *shape, unsigned bmask, size_t *s, size_t *count) {
+    size_t sub[4];
+    for (int k = 0; k < 4; k++) sub[k] = (bmask >> k) & 1u ? 1 : shape[k];
+    dense_strides(sub, s);
+    for (int k = 0; k < 4; k++)
+        if ((bmask >> k) & 1u) s[k] = 0;
+    *count = sub[0] * sub[1] * sub[2] * sub[3];
+}
+
+static void emu_binary(void) {
+    static const size_t shapes[][4] = {{1, 1, 1, 1}, {1, 1, 1, 1029}, {2, 3, 5, 7}, {1, 4, 1, 64}, {3, 1, 7, 1}, {2, 0, 3, 1}};
+    for (int op = GAIA_BINARY_ADD; op <= GAIA_BINARY_NE; op++)
+        for (const auto &shape : shapes)
+            for (unsigned am = 0; am < 16; am += 5)
+                for (unsigned bm = 0; bm < 16; bm += 3) {
+                    size_t as[4], bs[4], na, nb, n = shape[0] * shape[1] * shape[2] * shape[3];
+                    bcast_strides(shape, am, as, &na);
+                    bcast_strides(shape, bm, bs, &nb);
+                    fvec a = randv(na), b = randv(nb), got(n), want(n);
+                    for (size_t i = 0; i < na; i += 3) a[i] = b.empty() ? a[i] : (float)(int)a[i]; // ties for the comparisons
+                    for (size_t i = 0; i < nb; i += 3) b[i] = (float)(int)b[i];
+                    if (na > 5) a[5] = NAN;
+                    LAUNCH(gaia_cuda_binary((gaia_binary_op)op, a.data(), as, b.data(), bs, got.data(), shape, nullptr));
+                    gaia_cpu_binary((gaia_binary_op)op, a.data(), as, b.data(), bs, want.data(), shape, 1);
+                    EXPECT_CLOSE(got.data(), want.data(), n, 0, 0, "binary op %d shape %zux%zux%zux%zu masks %u %u", op,
+                                 shape[0], shape[1], shape[2], shape[3], am, bm);
+                }
+    // unaligned dense operands: the flat kernel without float4
+    {
+        size_t shape[4] = {1, 1, 3, 333}, s[4], n = 999;
+        fvec a = randv(n + 1), b = randv(n + 1), got(n + 1), want(n);
+        dense_strides(shape, s);
+        LAUNCH(gaia_cuda_binary(GAIA_BINARY_DIV, a.data() + 1, s, b.data() + 1, s, got.data() + 1, shape, nullptr));
+        gaia_cpu_binary(GAIA_BINARY_DIV, a.data() + 1, s, b.data() + 1, s, want.data(), shape, 1);
+        EXPECT_CLOSE(got.data() + 1, want.data(), n, 0, 0, "binary div unaligned");
+    }
+}
+
+static void emu_where(void) {
+    static const size_t shapes[][4] = {{1, 1, 1, 1}, {2, 3, 5, 7}, {1, 1, 1, 1029}, {4, 1, 3, 2}};
+    for (const auto &shape : shapes)
+        for (unsigned m = 0; m < 16; m += 3) {
+            size_t cs[4], as[4], bs[4], nc, na, nb, n = shape[0] * shape[1] * shape[2] * shape[3];
+            bcast_strides(shape, m, cs, &nc);
+            bcast_strides(shape, (m * 7) & 15u, as, &na);
+            bcast_strides(shape, (m * 5 + 1) & 15u, bs, &nb);
+            fvec c = randv(nc), a = randv(na), b = randv(nb), got(n), want(n);
+            for (float &v : c) v = v < 0 ? 0.0f : v;
+            LAUNCH(gaia_cuda_where(c.data(), cs, a.data(), as, b.data(), bs, got.data(), shape, nullptr));
+            gaia_cpu_where(c.data(), cs, a.data(), as, b.data(), bs, want.data(), shape, 1);
+            EXPECT_CLOSE(got.data(), want.data(), n, 0, 0, "where shape %zux%zux%zux%zu mask %u", shape[0], shape[1],
+                         shape[2], shape[3], m);
+        }
+    size_t zero[4] = {2, 0, 1, 1}, s[4] = {0, 0, 0, 0};
+    LAUNCH(gaia_cuda_where(nullptr, s, nullptr, s, nullptr, s, nullptr, zero, nullptr));
+}
+
+// ---------------------------------------------------------------- 6. reductions
+static void emu_reduce(void) {
+    // (outer, len, inner, sm_count): rows in one pass, rows split in chunks
+    // (pass 2 merges), columns, columns split; 1-element and long rows.
+    static const size_t shapes[][4] = {{1, 1, 1, 1},   {5, 7, 1, 80},     {3, 300, 1, 80}, {1, 10000, 1, 1},
+                                       {2, 9001, 1, 1}, {3, 200, 5, 1},   {4, 33, 17, 80}, {1, 1, 9, 1},
+                                       {7, 2500, 1, 80}, {2, 4099, 1, 1}};
+    for (int op = GAIA_REDUCE_SUM; op <= GAIA_REDUCE_ARGMAX; op++)
+        for (const auto &sh : shapes)
+            for (int off = 0; off < 2; off++) {
+                size_t outer = sh[0], len = sh[1], inner = sh[2], n = outer * len * inner;
+                int sms = (int)sh[3];
+                fvec x = randv(n + off, -3.0f, 3.0f), got(outer * inner), want(outer * inner);
+                if (op >= GAIA_REDUCE_MAX && n > 40) { // ties and a NaN: the first wins
+                    x[off + 3] = x[off + 20] = 7.0f;
+                    if (n > 100) x[off + n / 2] = NAN;
+                }
+                size_t wbytes = gaia_cuda_reduce_workspace(outer, len, inner, sms);
+                std::vector<char> work(wbytes);
+                LAUNCH(gaia_cuda_reduce((gaia_reduce_op)op, x.data() + off, outer, len, inner, got.data(),
+                                        wbytes ? work.data() : nullptr, wbytes, sms, nullptr));
+                gaia_cpu_reduce((gaia_reduce_op)op, x.data() + off, outer, len, inner, want.data());
+                // sums in double either way, in another order
+                float tol = op <= GAIA_REDUCE_NORM ? 1e-6f : 0.0f;
+                EXPECT_CLOSE(got.data(), want.data(), outer * inner, tol, tol, "reduce op %d %zux%zux%zu sms %d off %d",
+                             op, outer, len, inner, sms, off);
+            }
+}
+
+// ---------------------------------------------------------------- 7, 8. transpose, C = beta C
+static void emu_transpose(void) {
+    static const size_t shapes[][3] = {{1, 1, 1}, {1, 33, 31}, {3, 64, 65}, {2, 1, 70}, {1, 100, 1}, {2, 40, 0}};
+    for (const auto &sh : shapes) {
+        size_t n = sh[0] * sh[1] * sh[2];
+        fvec x = randv(n), got(n), want(n);
+        LAUNCH(gaia_cuda_transpose(x.data(), sh[0], sh[1], sh[2], got.data(), nullptr));
+        gaia_cpu_transpose(x.data(), sh[0], sh[1], sh[2], want.data());
+        EXPECT_CLOSE(got.data(), want.data(), n, 0, 0, "transpose %zux%zux%zu", sh[0], sh[1], sh[2]);
+    }
+}
+
+static void emu_gemm_scale_c(void) {
+    // batch, M, N, ldc, stride_c; beta 0 writes zeros without reading C (NaN vanish)
+    static const size_t shapes[][5] = {{1, 1, 1, 1, 1}, {2, 3, 5, 7, 25}, {3, 17, 19, 19, 400}};
+    for (const auto &sh : shapes)
+        for (int z = 0; z < 2; z++) {
+            size_t total = (sh[0] - 1) * sh[4] + (sh[1] - 1) * sh[3] + sh[2];
+            fvec c = randv(total), want = c;
+            float beta = z ? 0.0f : uniform(-2, 2);
+            c[0] = want[0] = NAN;
+            for (size_t b = 0; b < sh[0]; b++)
+                for (size_t i = 0; i < sh[1]; i++)
+                    for (size_t j = 0; j < sh[2]; j++) {
+                        float &w = want[b * sh[4] + i * sh[3] + j];
+                        w = beta == 0.0f ? 0.0f : beta * w;
+                    }
+            LAUNCH(gaia_cuda_gemm_scale_c(sh[0], sh[1], sh[2], beta, c.data(), sh[3], sh[4], nullptr));
+            EXPECT_CLOSE(c.data(), want.data(), total, 0, 0, "gemm_scale_c %zux%zux%zu beta %g", sh[0], sh[1], sh[2],
+                         (double)beta);
+        }
+}
+
+// ---------------------------------------------------------------- the table
+struct emu_case {
+    const char *name;
+    void (*fn)(void);
+};
+static const emu_case cases[] = {
+    {"emu_fill_arange", emu_fill_arange},
+    {"emu_random", emu_random},
+    {"emu_unary", emu_unary},
+    {"emu_binary", emu_binary},
+    {"emu_where", emu_where},
+    {"emu_reduce", emu_reduce},
+    {"emu_transpose", emu_transpose},
+    {"emu_gemm_scale_c", emu_gemm_scale_c},
+};
+
+// Whether a full run fails unless every kernel ran (the cases cover the file
+// section by section).
+static const bool require_all = false;
+
+// Kernels that no case can launch, and why (none today).
+static const char *const not_launchable[][2] = {{nullptr, nullptr}};
+
+// ---------------------------------------------------------------- main
+static std::vector<std::string> global_names(const std::string &src) {
+    std::vector<std::string> names;
+    const std::string key = "__global__ void ";
+    for (size_t at = src.find(key); at != std::string::npos; at = src.find(key, at + 1)) {
+        size_t p = at + key.size();
+        if (src.compare(p, 18, "__launch_bounds__(") == 0) p = src.find(')', p) + 2;
+        size_t e = p;
+        while (e < src.size() && (isalnum((unsigned char)src[e]) || src[e] == '_')) e++;
+        names.push_back(src.substr(p, e - p));
+    }
+    return names;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s gaia_kernels.cu [case-name-substring...]\n", argv[0]);
+        return 2;
+    }
+    std::ifstream in(argv[1]);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string src = ss.str();
+    std::vector<std::string> names = global_names(src);
+    if (names.empty()) {
+        fprintf(stderr, "%s: no __global__ function in %s\n", argv[0], argv[1]);
+        return 2;
+    }
+    const char *env = getenv("GAIA_TEST_SEED");
+    run_seed = env ? strtoull(env, nullptr, 0) : (uint64_t)time(nullptr);
+    printf("gaia emulated kernels (gaia_kernels.cu on the CPU through tests/cuda_emu), seed %llu "
+           "(GAIA_TEST_SEED=%llu repeats this run)\n",
+           (unsigned long long)run_seed, (unsigned long long)run_seed);
+    int passed = 0, failed = 0, skipped = 0, index = 0;
+    bool filtered = argc > 2;
+    for (const emu_case &c : cases) {
+        bool want = !filtered;
+        for (int a = 2; a < argc; a++)
+            if (strstr(c.name, argv[a])) want = true;
+        index++;
+        if (!want) continue;
+        rng_state = run_seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)index);
+        case_failed = false;
+        case_message.clear();
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        c.fn();
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        std::vector<std::string> kf = gaia_emu::take_failures();
+        if (!kf.empty()) {
+            if (!case_failed) case_message = kf[0];
+            else case_message += " (and: " + kf[0] + ")";
+            case_failed = true;
+        }
+        double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        if (case_failed) {
+            failed++;
+            printf("FAIL %s (%.2f s): %s\n", c.name, s, case_message.c_str());
+        } else {
+            passed++;
+            printf("ok   %s (%.2f s)\n", c.name, s);
+        }
+        fflush(stdout);
+    }
+    // Coverage: every __global__ function of the file, launched at least once.
+    const std::set<std::string> &ran = gaia_emu::launched_kernels();
+    std::vector<std::string> missing;
+    for (const std::string &n : names)
+        if (!ran.count(n)) missing.push_back(n);
+    printf("kernels launched: %zu of %zu\n", names.size() - missing.size(), names.size());
+    for (const std::string &n : missing) {
+        const char *why = filtered ? "not in the cases run" : "no case launches it";
+        for (const auto &nl : not_launchable)
+            if (nl[0] && n == nl[0]) why = nl[1];
+        printf("  not launched: %s (%s)\n", n.c_str(), why);
+    }
+    // The paths only a GPU runs: inline PTX (the host build takes the
+    // kernels' portable path, as nvcc does below sm_75 / sm_80).
+    {
+        std::istringstream lines(src);
+        std::string line;
+        int ln = 0;
+        while (std::getline(lines, line)) {
+            ln++;
+            size_t p = line.find("asm volatile(\"");
+            if (p == std::string::npos) continue;
+            std::string insn = line.substr(p + 14);
+            insn = insn.substr(0, insn.find(' '));
+            printf("  not emulated: inline PTX at gaia_kernels.cu:%d (%s; the emulated mma_emulate fragments run "
+                   "instead)\n",
+                   ln, insn.c_str());
+        }
+    }
+    if (require_all && !filtered && !missing.empty()) {
+        printf("FAIL emu_coverage: %zu kernel(s) never launched\n", missing.size());
+        failed++;
+    }
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    return failed ? 1 : 0;
+}
