@@ -99,7 +99,7 @@ struct fibre {
 };
 
 struct warp_state {
-    unsigned arrived, mask;
+    unsigned arrived, mask, done; // lanes waiting at the operation, its mask, lanes that have ended
     int kind, line, width;
     const char *file;
     uint64_t val[32];
@@ -215,6 +215,7 @@ static void fibre_main(void) {
 #endif
     body(body_arg);
     pool[cur].state = F_DONE;
+    warps[cur >> 5].done |= 1u << (cur & 31);
     ndone++;
 #ifdef GAIA_EMU_ASAN
     __sanitizer_start_switch_fiber(nullptr, sched_bottom, sched_size);
@@ -277,7 +278,7 @@ static void run_block(unsigned linear_block) {
     bool reverse = linear_block & 1u;
     ndone = 0;
     bar_arrived = 0;
-    for (size_t w = 0; w < warps.size(); w++) warps[w].arrived = 0;
+    for (size_t w = 0; w < warps.size(); w++) warps[w].arrived = warps[w].done = 0;
     if (stacks_dirty) {
 #ifdef GAIA_EMU_ASAN
         // fibres abandoned by a failed launch left their frames poisoned
@@ -446,7 +447,8 @@ uint64_t warp_op(int kind, unsigned mask, uint64_t value, int param, int width, 
         ws.file = file;
         ws.line = line;
         ws.width = width;
-    } else if (ws.kind != kind || ws.mask != mask || ws.line != line || ws.width != width || strcmp(ws.file, file)) {
+    } else if (ws.kind != kind || ws.mask != mask || ws.line != line || ws.width != width ||
+               (ws.file != file && strcmp(ws.file, file))) {
         fail("%s: lanes of warp %d meet different warp operations: %s mask 0x%08x and %s mask 0x%08x",
              thread_name(cur).c_str(), w, where(file, line).c_str(), mask, where(ws.file, ws.line).c_str(), ws.mask);
     }
@@ -462,10 +464,9 @@ uint64_t warp_op(int kind, unsigned mask, uint64_t value, int param, int width, 
         return pool[cur].warp_result;
     }
     // A lane of the mask that has ended never comes.
-    for (int l = 0; l < 32; l++)
-        if (((mask >> l) & 1u) && pool[base + l].state == F_DONE)
-            fail("warp %d: lane %d has exited, but lanes 0x%08x wait for it at a warp operation (%s) with mask 0x%08x", w,
-                 l, ws.arrived, where(file, line).c_str(), mask);
+    if (mask & ws.done)
+        fail("warp %d: lane %d has exited, but lanes 0x%08x wait for it at a warp operation (%s) with mask 0x%08x", w,
+             __builtin_ctz(mask & ws.done), ws.arrived, where(file, line).c_str(), mask);
     pool[cur].state = F_WARP;
     yield_to_scheduler();
     return pool[cur].warp_result;

@@ -296,6 +296,222 @@ static void emu_gemm_scale_c(void) {
         }
 }
 
+// ---------------------------------------------------------------- 9. layer module
+static fvec normalv(size_t n, float sd = 1.0f) {
+    fvec v(n);
+    for (size_t i = 0; i < n; i++) { // a sum of uniforms: near enough to normal for inputs
+        float a = 0.0f;
+        for (int k = 0; k < 4; k++) a += uniform(-1.0f, 1.0f);
+        v[i] = a * sd * 0.866f;
+    }
+    return v;
+}
+
+static void emu_layer_bias_act(void) {
+    static const size_t shapes[][2] = {{0, 5}, {1, 1}, {3, 7}, {5, 64}, {2, 257}, {9, 4}};
+    for (int act = 0; act < GAIA_LAYER_ACT_COUNT; act++)
+        for (const auto &sh : shapes)
+            for (int v = 0; v < 4; v++) { // bit 0: bias; bit 1: unaligned
+                size_t rows = sh[0], cols = sh[1], n = rows * cols, off = v >> 1;
+                fvec x = randv(n + off, -4, 4), b = randv(cols), got(n + off), want(n);
+                const float *bias = (v & 1) ? b.data() : nullptr;
+                LAUNCH(gaia_cuda_layer_bias_act(act, x.data() + off, bias, got.data() + off, rows, cols, nullptr));
+                gaia_cpu_layer_bias_act((gaia_layer_act)act, x.data() + off, bias, want.data(), rows, cols, 1);
+                EXPECT_CLOSE(got.data() + off, want.data(), n, 2e-6f, 1e-7f, "bias_act act %d %zux%zu variant %d", act,
+                             rows, cols, v);
+            }
+}
+
+static void emu_layer_gemv(void) {
+    static const size_t shapes[][2] = {{1, 1}, {7, 31}, {9, 100}, {33, 5}, {8, 64}};
+    for (int act = 0; act < GAIA_LAYER_ACT_COUNT; act++)
+        for (const auto &sh : shapes)
+            for (int hasb = 0; hasb < 2; hasb++) {
+                size_t out = sh[0], in = sh[1];
+                fvec W = randv(out * in, -0.5f, 0.5f), b = randv(out), x = randv(in), got(out), want(out);
+                const float *bp = hasb ? b.data() : nullptr;
+                LAUNCH(gaia_cuda_layer_gemv(act, W.data(), bp, x.data(), got.data(), out, in, nullptr));
+                gaia_cpu_layer_gemv((gaia_layer_act)act, W.data(), bp, x.data(), want.data(), out, in, 1);
+                EXPECT_CLOSE(got.data(), want.data(), out, 1e-5f, 1e-6f, "gemv act %d %zux%zu bias %d", act, out, in, hasb);
+            }
+    LAUNCH(gaia_cuda_layer_gemv(0, nullptr, nullptr, nullptr, nullptr, 0, 3, nullptr));
+}
+
+static void emu_layer_layernorm(void) {
+    static const size_t shapes[][2] = {{1, 1}, {3, 7}, {2, 64}, {4, 300}, {2, 1100}};
+    for (const auto &sh : shapes)
+        for (int affine = 0; affine < 2; affine++) {
+            size_t rows = sh[0], cols = sh[1], n = rows * cols;
+            fvec x = normalv(n, 3.0f), w = randv(cols), b = randv(cols), got(n), want(n);
+            fvec mean(rows), rstd(rows), wmean(rows), wrstd(rows);
+            const float *wp = affine ? w.data() : nullptr, *bp = affine ? b.data() : nullptr;
+            for (size_t i = 0; i < n; i++) x[i] += 5.0f; // a mean far from 0
+            LAUNCH(gaia_cuda_layer_layernorm(x.data(), wp, bp, got.data(), rows, cols, 1e-5f, nullptr));
+            gaia_cpu_layer_layernorm(x.data(), wp, bp, want.data(), rows, cols, 1e-5f, 1);
+            EXPECT_CLOSE(got.data(), want.data(), n, 1e-4f, 1e-4f, "layernorm %zux%zu affine %d", rows, cols, affine);
+            LAUNCH(gaia_cuda_layer_layernorm_train(x.data(), wp, bp, got.data(), mean.data(), rstd.data(), rows, cols,
+                                                   1e-5f, nullptr));
+            gaia_cpu_layer_layernorm_train(x.data(), wp, bp, want.data(), wmean.data(), wrstd.data(), rows, cols, 1e-5f, 1);
+            EXPECT_CLOSE(got.data(), want.data(), n, 1e-4f, 1e-4f, "layernorm_train y %zux%zu", rows, cols);
+            EXPECT_CLOSE(mean.data(), wmean.data(), rows, 1e-5f, 1e-5f, "layernorm_train mean %zux%zu", rows, cols);
+            EXPECT_CLOSE(rstd.data(), wrstd.data(), rows, 1e-4f, 1e-4f, "layernorm_train rstd %zux%zu", rows, cols);
+            // the backward from the CPU's statistics: dx, and dw / db (each may be absent)
+            for (int which = 0; which < 3; which++) {
+                fvec dy = randv(n), dx(n), wdx(n), dw(cols), db(cols), wdw(cols), wdb(cols);
+                float *dxp = which == 2 ? nullptr : dx.data(), *dwp = which == 1 ? nullptr : dw.data();
+                float *wdxp = which == 2 ? nullptr : wdx.data(), *wdwp = which == 1 ? nullptr : wdw.data();
+                LAUNCH(gaia_cuda_layer_layernorm_backward(x.data(), wp, wmean.data(), wrstd.data(), dy.data(), dxp, dwp,
+                                                          db.data(), rows, cols, nullptr));
+                gaia_cpu_layer_layernorm_backward(x.data(), wp, wmean.data(), wrstd.data(), dy.data(), wdxp, wdwp,
+                                                  wdb.data(), rows, cols, 1);
+                if (dxp) EXPECT_CLOSE(dx.data(), wdx.data(), n, 2e-4f, 2e-4f, "layernorm dx %zux%zu", rows, cols);
+                if (dwp) EXPECT_CLOSE(dw.data(), wdw.data(), cols, 2e-4f, 2e-4f, "layernorm dw %zux%zu", rows, cols);
+                EXPECT_CLOSE(db.data(), wdb.data(), cols, 2e-4f, 2e-4f, "layernorm db %zux%zu", rows, cols);
+            }
+        }
+}
+
+// One attention shape: forward with the row log-sum-exp, then the backward
+// from the CPU's forward.
+static void attention_case(int prec, size_t bh, size_t nq, size_t nk, size_t d, int causal, float tol, float btol) {
+    size_t nqe = bh * nq * d, nke = bh * nk * d;
+    fvec q = normalv(nqe), k = normalv(nke), v = normalv(nke), o(nqe), wo(nqe), lse(bh * nq), wlse(bh * nq);
+    float scale = 1.0f / sqrtf((float)d);
+    LAUNCH(gaia_cuda_layer_attention(prec, q.data(), k.data(), v.data(), o.data(), bh, nq, nk, d, scale, causal, nullptr));
+    gaia_cpu_layer_attention_train((gaia_layer_precision)prec, q.data(), k.data(), v.data(), wo.data(), wlse.data(), bh,
+                                   nq, nk, d, scale, causal, 1);
+    EXPECT_CLOSE(o.data(), wo.data(), nqe, tol, tol, "attention prec %d bh %zu nq %zu nk %zu d %zu causal %d", prec, bh,
+                 nq, nk, d, causal);
+    LAUNCH(gaia_cuda_layer_attention_train(prec, q.data(), k.data(), v.data(), o.data(), lse.data(), bh, nq, nk, d, scale,
+                                           causal, nullptr));
+    EXPECT_CLOSE(o.data(), wo.data(), nqe, tol, tol, "attention_train o prec %d nq %zu nk %zu d %zu", prec, nq, nk, d);
+    EXPECT_CLOSE(lse.data(), wlse.data(), bh * nq, tol, tol, "attention_train lse prec %d nq %zu nk %zu d %zu causal %d",
+                 prec, nq, nk, d, causal);
+    fvec dout = normalv(nqe), dq(nqe), dk(nke), dv(nke), wdq(nqe), wdk(nke), wdv(nke);
+    LAUNCH(gaia_cuda_layer_attention_backward(prec, q.data(), k.data(), v.data(), wo.data(), wlse.data(), dout.data(),
+                                              dq.data(), dk.data(), dv.data(), bh, nq, nk, d, scale, causal, nullptr));
+    gaia_cpu_layer_attention_backward((gaia_layer_precision)prec, q.data(), k.data(), v.data(), wo.data(), wlse.data(),
+                                      dout.data(), wdq.data(), wdk.data(), wdv.data(), bh, nq, nk, d, scale, causal, 1);
+    EXPECT_CLOSE(dq.data(), wdq.data(), nqe, btol, btol, "attention dq prec %d nq %zu nk %zu d %zu causal %d", prec, nq,
+                 nk, d, causal);
+    EXPECT_CLOSE(dk.data(), wdk.data(), nke, btol, btol, "attention dk prec %d nq %zu nk %zu d %zu causal %d", prec, nq,
+                 nk, d, causal);
+    EXPECT_CLOSE(dv.data(), wdv.data(), nke, btol, btol, "attention dv prec %d nq %zu nk %zu d %zu causal %d", prec, nq,
+                 nk, d, causal);
+}
+
+static void emu_layer_attention_f32(void) {
+    // the CPU tests' 2e-5 against a float64 reference; two float paths differ by a few of those
+    static const size_t shapes[][5] = {{1, 1, 1, 1, 0},    {2, 33, 33, 32, 1}, {1, 37, 70, 80, 1},
+                                       {1, 70, 33, 64, 1}, {1, 9, 40, 128, 0}, {3, 5, 1, 7, 1}};
+    for (const auto &sh : shapes) {
+        attention_case(GAIA_LAYER_PREC_F32, sh[0], sh[1], sh[2], sh[3], (int)sh[4], 5e-5f, 2e-4f);
+        if (case_failed) return;
+    }
+}
+
+static void emu_layer_attention_mma(void) {
+    // the tensor-core kernel (its emulated fragments): bf16 keeps 8 bits, fp16 11
+    static const size_t shapes[][5] = {{1, 1, 1, 16, 0}, {1, 70, 70, 64, 1}, {2, 20, 90, 72, 0}, {1, 65, 30, 24, 1}};
+    for (const auto &sh : shapes)
+        for (int prec = GAIA_LAYER_PREC_BF16; prec <= GAIA_LAYER_PREC_F16; prec++) {
+            attention_case(prec, sh[0], sh[1], sh[2], sh[3], (int)sh[4], prec == GAIA_LAYER_PREC_BF16 ? 3e-2f : 5e-3f,
+                           2e-4f);
+            if (case_failed) return;
+        }
+}
+
+static void emu_layer_adamw(void) {
+    for (size_t n : SIZES) {
+        fvec p = randv(n), g = randv(n), m = randv(n, -0.1f, 0.1f), v = randv(n, 0.0f, 0.2f);
+        fvec wp = p, wm = m, wv = v;
+        float lr = 1e-3f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.01f, bc1 = 0.19f, bc2 = 0.002f;
+        LAUNCH(gaia_cuda_adamw(p.data(), g.data(), m.data(), v.data(), n, lr, b1, b2, eps, wd, bc1, bc2, nullptr));
+        gaia_cpu_adamw(wp.data(), g.data(), wm.data(), wv.data(), n, lr, b1, b2, eps, wd, bc1, bc2, 1);
+        EXPECT_CLOSE(m.data(), wm.data(), n, 1e-6f, 1e-9f, "adamw m n=%zu", n);
+        EXPECT_CLOSE(v.data(), wv.data(), n, 1e-6f, 1e-9f, "adamw v n=%zu", n);
+        EXPECT_CLOSE(p.data(), wp.data(), n, 1e-6f, 1e-7f, "adamw p n=%zu", n);
+    }
+}
+
+static void emu_layer_act_backward(void) {
+    static const size_t shapes[][2] = {{1, 1}, {3, 7}, {5, 300}, {2, 256}};
+    for (int act = 0; act < GAIA_LAYER_ACT_COUNT; act++)
+        for (const auto &sh : shapes)
+            for (int withdb = 0; withdb < 2; withdb++) {
+                size_t rows = sh[0], cols = sh[1], n = rows * cols;
+                fvec dy = randv(n), s = randv(n, -3, 3), dz(n), wdz(n), db(cols), wdb(cols);
+                if (act == GAIA_LAYER_ACT_SIGMOID) for (float &x : s) x = 0.5f + 0.15f * x;
+                if (act == GAIA_LAYER_ACT_TANH) for (float &x : s) x = 0.3f * x;
+                const float *sp = act == GAIA_LAYER_ACT_LINEAR ? nullptr : s.data();
+                LAUNCH(gaia_cuda_layer_act_backward(act, dy.data(), sp, dz.data(), withdb ? db.data() : nullptr, rows,
+                                                    cols, nullptr));
+                gaia_cpu_layer_act_backward((gaia_layer_act)act, dy.data(), sp, wdz.data(), withdb ? wdb.data() : nullptr,
+                                            rows, cols, 1);
+                EXPECT_CLOSE(dz.data(), wdz.data(), n, 1e-5f, 1e-6f, "act_backward act %d %zux%zu", act, rows, cols);
+                if (withdb) EXPECT_CLOSE(db.data(), wdb.data(), cols, 1e-5f, 1e-5f, "act_backward db act %d %zux%zu", act, rows, cols);
+            }
+    LAUNCH(gaia_cuda_layer_act_backward(0, nullptr, nullptr, nullptr, nullptr, 0, 4, nullptr));
+}
+
+static void emu_layer_hebbian(void) {
+    static const size_t shapes[][2] = {{1, 1}, {5, 7}, {40, 600}, {3, 130}};
+    static const unsigned flag_sets[] = {0u, 1u, 2u, 4u, 7u};
+    for (int rule = GAIA_HEBB_HEBBIAN; rule <= GAIA_HEBB_BCM; rule++)
+        for (int textbook = 0; textbook < 2; textbook++)
+            for (unsigned flags : flag_sets)
+                for (const auto &sh : shapes) {
+                    if (textbook && rule != GAIA_HEBB_BCM) continue;
+                    size_t out = sh[0], in = sh[1];
+                    fvec W = randv(out * in, -0.3f, 0.3f), pre = randv(in, 0, 1), post = randv(out, 0, 1);
+                    fvec theta = randv(out, 0, 0.5f), u(in), stats(2), wW = W, wtheta = theta, scratch(in + 16);
+                    float eta = 0.05f, decay = 0.01f, h = 0.3f;
+                    LAUNCH(gaia_cuda_layer_hebbian_update(rule, textbook, flags, eta, decay, h, out, in, W.data(),
+                                                          pre.data(), post.data(), theta.data(), u.data(), stats.data(),
+                                                          nullptr));
+                    gaia_layer_hebb_args a;
+                    memset(&a, 0, sizeof a);
+                    a.rule = (gaia_hebb_rule)rule;
+                    a.theta_rule = textbook ? GAIA_BCM_THETA_TEXTBOOK : GAIA_BCM_THETA_GAIA;
+                    a.flags = flags;
+                    a.eta = eta;
+                    a.decay = decay;
+                    a.homeostasis = h;
+                    a.out = out;
+                    a.in = in;
+                    a.W = wW.data();
+                    a.pre = pre.data();
+                    a.post = post.data();
+                    a.theta = wtheta.data();
+                    a.scratch = scratch.data();
+                    gaia_cpu_layer_hebbian_update(&a, 1);
+                    EXPECT_CLOSE(W.data(), wW.data(), out * in, 1e-5f, 1e-6f, "hebbian W rule %d flags %u %zux%zu", rule,
+                                 flags, out, in);
+                    EXPECT_CLOSE(theta.data(), wtheta.data(), out, 1e-5f, 1e-6f, "hebbian theta rule %d textbook %d %zux%zu",
+                                 rule, textbook, out, in);
+                }
+}
+
+// The hierarchy's row helpers: rows addressed by a counter in device memory.
+static void emu_layer_rows(void) {
+    static const size_t cols_list[] = {1, 7, 300};
+    for (size_t cols : cols_list) {
+        size_t rows = 5;
+        fvec X = randv(rows * cols), dst(cols, -1.0f), R(rows * cols, -1.0f), want(rows * cols, -1.0f);
+        long long step = 0;
+        for (size_t r = 0; r < rows; r++) {
+            LAUNCH(gaia_cuda_layer_gather_row(X.data(), cols, &step, dst.data(), nullptr));
+            EXPECT_CLOSE(dst.data(), X.data() + r * cols, cols, 0, 0, "gather_row %zu of %zu cols", r, cols);
+            for (float &v : dst) v *= 2.0f;
+            LAUNCH(gaia_cuda_layer_store_row(R.data(), cols, &step, dst.data(), nullptr));
+            for (size_t c = 0; c < cols; c++) want[r * cols + c] = 2.0f * X[r * cols + c];
+            LAUNCH(gaia_cuda_layer_advance(&step, nullptr));
+            CHECK(step == (long long)r + 1, "advance: step %lld after %zu", step, r + 1);
+        }
+        EXPECT_CLOSE(R.data(), want.data(), rows * cols, 0, 0, "store_row %zu cols", cols);
+    }
+}
+
 // ---------------------------------------------------------------- the table
 struct emu_case {
     const char *name;
@@ -310,6 +526,15 @@ static const emu_case cases[] = {
     {"emu_reduce", emu_reduce},
     {"emu_transpose", emu_transpose},
     {"emu_gemm_scale_c", emu_gemm_scale_c},
+    {"emu_layer_bias_act", emu_layer_bias_act},
+    {"emu_layer_gemv", emu_layer_gemv},
+    {"emu_layer_layernorm", emu_layer_layernorm},
+    {"emu_layer_attention_f32", emu_layer_attention_f32},
+    {"emu_layer_attention_mma", emu_layer_attention_mma},
+    {"emu_layer_adamw", emu_layer_adamw},
+    {"emu_layer_act_backward", emu_layer_act_backward},
+    {"emu_layer_hebbian", emu_layer_hebbian},
+    {"emu_layer_rows", emu_layer_rows},
 };
 
 // Whether a full run fails unless every kernel ran (the cases cover the file
