@@ -512,6 +512,279 @@ static void emu_layer_rows(void) {
     }
 }
 
+// ---------------------------------------------------------------- 9b. assembly module
+typedef unsigned long long ull;
+
+// A fibre's tables, built as gaia.h builds them (gaia__asm_geo_build,
+// gaia__asm_bin_build): the geometric skip thresholds and their guide, and a
+// stimulus fibre's binomial in-degree CDF.
+struct asm_tables {
+    std::vector<uint32_t> geo, guide, bin_guide;
+    std::vector<uint64_t> cdf;
+    uint32_t len, r32, bin_lo, bin_len;
+};
+static void asm_build(asm_tables &t, double p, uint32_t stim_size) {
+    const uint32_t GEO_MAX = 1u << 20;
+    double lq = p < 1.0 ? log1p(-p) : -HUGE_VAL, r = 0.0;
+    uint32_t L, c, bb;
+    if (p >= 1.0) L = 1;
+    else {
+        double L0 = floor(-33.0 * log(2.0) / lq) + 1.0;
+        if (L0 <= (double)GEO_MAX) L = (uint32_t)L0;
+        else {
+            L = GEO_MAX;
+            r = exp((double)L * lq);
+        }
+    }
+    t.geo.assign((size_t)L + 1, 0);
+    t.len = L;
+    t.geo[0] = 0xFFFFFFFFu;
+    for (bb = 1; bb < L; bb++) {
+        double q = (exp((double)bb * lq) - r) / (1.0 - r), v = floor(q * 4294967296.0 + 0.5);
+        t.geo[bb] = v >= 4294967295.0 ? 0xFFFFFFFFu : v <= 0 ? 0u : (uint32_t)v;
+    }
+    t.geo[L] = 0;
+    t.r32 = 0;
+    if (r > 0) {
+        double v = floor(r * 4294967296.0 + 0.5);
+        t.r32 = v >= 4294967295.0 ? 0xFFFFFFFFu : (uint32_t)v;
+    }
+    t.guide.assign(4096, 0);
+    bb = 0;
+    for (c = 4096; c-- > 0;) {
+        uint32_t u = (c << 20) | 0xFFFFFu;
+        while (u < t.geo[bb + 1]) bb++;
+        t.guide[c] = bb;
+    }
+    // binomial(stim_size, p) in-degrees (a log-factorial by lgamma is fine here)
+    double mean = (double)stim_size * p, sd = sqrt(mean * (1.0 - p)), acc = 0.0;
+    double l = floor(mean - 40.0 * sd - 10.0), h = ceil(mean + 40.0 * sd + 10.0);
+    uint32_t lo = l < 0 ? 0 : (uint32_t)l, hi = h > (double)stim_size ? stim_size : (uint32_t)h, x;
+    t.bin_lo = lo;
+    t.bin_len = hi - lo + 1;
+    t.cdf.assign(t.bin_len, 0);
+    for (x = 0; x < t.bin_len; x++) {
+        uint32_t k = lo + x;
+        acc += exp(lgamma(stim_size + 1.0) - lgamma(k + 1.0) - lgamma(stim_size - k + 1.0) + k * log(p) +
+                   (stim_size - k) * log1p(-p));
+        double v = acc * 18446744073709551616.0;
+        t.cdf[x] = v >= 18446744073709551615.0 ? ~(uint64_t)0 : (uint64_t)v;
+    }
+    t.cdf[t.bin_len - 1] = ~(uint64_t)0;
+    t.bin_guide.assign(4096, 0);
+    x = 0;
+    for (c = 0; c < 4096; c++) {
+        uint64_t edge = (uint64_t)c << 52;
+        while (x + 1 < t.bin_len && t.cdf[x] <= edge) x++;
+        t.bin_guide[c] = x;
+    }
+}
+
+static void emu_assembly_fibres(void) {
+    // p, n_tgt, tgt_base (a shard's first target), stimulus size
+    static const double ps[] = {0.05, 0.02, 1e-5};
+    static const uint32_t ntgts[] = {5000, 3000, 9000}, bases[] = {0, 4096, 0};
+    for (int f = 0; f < 3; f++) {
+        asm_tables T;
+        double p = ps[f];
+        uint32_t n_tgt = ntgts[f], n_src = 300, stim = 60, mapcap = 4096, i;
+        asm_build(T, p, stim);
+        gaia_assembly_fibre_args a;
+        memset(&a, 0, sizeof a);
+        a.fkey = next_u64();
+        a.n_src = n_src;
+        a.n_tgt = n_tgt;
+        a.geo = T.geo.data();
+        a.geo_guide = T.guide.data();
+        a.geo_len = T.len;
+        a.geo_r32 = T.r32;
+        a.stim_size = stim;
+        a.bin_cdf = T.cdf.data();
+        a.bin_guide = T.bin_guide.data();
+        a.bin_lo = T.bin_lo;
+        a.bin_len = T.bin_len;
+        a.p = p;
+        a.tgt_base = bases[f];
+        // out-edges of a few sources, all and truncated
+        static const uint32_t srcs[] = {0, 7, 299};
+        for (uint32_t si : srcs)
+            for (ull cap : {100000ull, 3ull}) {
+                std::vector<uint32_t> got(cap, 0xdeadbeefu), want(cap, 0xdeadbeefu);
+                ull count = ~0ull;
+                LAUNCH(gaia_cuda_assembly_edges(a.fkey, n_tgt, a.geo, a.geo_guide, a.geo_len, a.geo_r32, si, got.data(),
+                                                cap, &count, a.tgt_base, nullptr));
+                uint64_t wc = gaia_cpu_assembly_edges(&a, si, want.data(), cap);
+                CHECK(count == wc, "edges fibre %d source %u: %llu edges, the CPU's %llu", f, si, count,
+                      (unsigned long long)wc);
+                EXPECT_EQ_ARRAY(got, want, cap, "edges fibre %d source %u cap %llu", f, si, cap);
+            }
+        // learned weights on the edges of sources 0..9, their targets in the support
+        std::vector<uint64_t> mk(mapcap, GAIA_ASSEMBLY_EMPTY), keys;
+        std::vector<float> mv(mapcap, 0.0f);
+        std::vector<uint32_t> support((n_tgt + 31) / 32, 0);
+        for (i = 0; i < 10; i++) {
+            std::vector<uint32_t> e(100000);
+            uint64_t c = gaia_cpu_assembly_edges(&a, i, e.data(), e.size());
+            for (uint64_t t = 0; t < c && t < 60; t += 2) {
+                keys.push_back((uint64_t)i * n_tgt + e[t]);
+                support[e[t] >> 5] |= 1u << (e[t] & 31);
+            }
+        }
+        gaia_cpu_assembly_map_update(mk.data(), mv.data(), mapcap - 1, keys.data(), keys.size(), 1.75f, GAIA_ASSEMBLY_WMAX);
+        a.map_keys = mk.data();
+        a.map_vals = mv.data();
+        a.map_mask = mapcap - 1;
+        a.tgt_support = support.data();
+        // accumulate: K firing sources (some with learned weights), exact 64-bit sums
+        std::vector<uint32_t> src;
+        for (i = 0; i < n_src && src.size() < 23; i += 1 + (uint32_t)below(20)) src.push_back(i);
+        for (int stimulus = 0; stimulus < 2; stimulus++) {
+            std::vector<ull> gin(n_tgt, 0);
+            std::vector<int64_t> win(n_tgt, 0);
+            a.is_stimulus = stimulus;
+            LAUNCH(gaia_cuda_assembly_accumulate(a.fkey, n_tgt, a.geo, a.geo_guide, a.geo_len, a.geo_r32,
+                                                 (const ull *)a.map_keys, a.map_vals, a.map_mask, a.tgt_support,
+                                                 stimulus, (const ull *)a.bin_cdf, a.bin_guide, a.bin_lo, a.bin_len,
+                                                 src.data(), (uint32_t)src.size(), gin.data(), a.tgt_base, nullptr));
+            gaia_cpu_assembly_accumulate(&a, src.data(), (uint32_t)src.size(), win.data(), 1);
+            EXPECT_EQ_ARRAY(gin, (const ull *)win.data(), n_tgt, "accumulate fibre %d stimulus %d", f, stimulus);
+            if (p > 0.01) // (a test that compares zeros with zeros proves little)
+                CHECK(std::count(gin.begin(), gin.end(), 0ull) < (long)n_tgt * 9 / 10, "accumulate fibre %d: mostly zeros", f);
+            // hebb_collect: the keys of edges from the sources into flagged targets (any order)
+            std::vector<uint32_t> bits((n_tgt + 31) / 32);
+            for (uint32_t &w : bits) w = (uint32_t)next_u64() & (uint32_t)next_u64();
+            bits.back() &= n_tgt % 32 ? (1u << (n_tgt % 32)) - 1u : ~0u;
+            std::vector<uint64_t> want;
+            if (stimulus) {
+                for (uint32_t j = 0; j < n_tgt; j++)
+                    if (((bits[j >> 5] >> (j & 31)) & 1u) && gaia_cpu_assembly_stim_degree(&a, j) > 0) want.push_back(j);
+            } else {
+                for (uint32_t si : src) {
+                    std::vector<uint32_t> e(100000);
+                    uint64_t c = gaia_cpu_assembly_edges(&a, si, e.data(), e.size());
+                    for (uint64_t t = 0; t < c; t++)
+                        if ((bits[e[t] >> 5] >> (e[t] & 31)) & 1u) want.push_back((uint64_t)si * n_tgt + e[t]);
+                }
+            }
+            if (p > 0.01) CHECK(want.size() > 10, "hebb_collect fibre %d: only %zu keys to find", f, want.size());
+            for (ull cap : {(ull)want.size() + 5, (ull)want.size() / 2}) {
+                std::vector<ull> got(cap, 0);
+                ull count = 12345;
+                LAUNCH(gaia_cuda_assembly_hebb_collect(a.fkey, n_tgt, a.geo, a.geo_guide, a.geo_len, a.geo_r32, stimulus,
+                                                       (const ull *)a.bin_cdf, a.bin_guide, a.bin_lo, a.bin_len,
+                                                       src.data(), (uint32_t)src.size(), bits.data(), got.data(), cap,
+                                                       &count, a.tgt_base, nullptr));
+                CHECK(count == want.size(), "hebb_collect fibre %d stimulus %d: %llu keys, expected %zu", f, stimulus,
+                      count, want.size());
+                ull kept = cap < count ? cap : count;
+                std::sort(got.begin(), got.begin() + (long)kept);
+                if (kept == want.size()) {
+                    std::sort(want.begin(), want.end());
+                    EXPECT_EQ_ARRAY(got, want, want.size(), "hebb_collect keys fibre %d stimulus %d", f, stimulus);
+                } else { // truncated: distinct keys, each one of the expected
+                    for (ull t = 0; t < kept; t++)
+                        CHECK(std::find(want.begin(), want.end(), (uint64_t)got[t]) != want.end() &&
+                                  (t == 0 || got[t] != got[t - 1]),
+                              "hebb_collect (truncated) fibre %d: key %llu", f, got[t]);
+                }
+            }
+        }
+        a.is_stimulus = 0;
+    }
+}
+
+static void emu_assembly_topk(void) {
+    static const uint32_t ns[] = {0, 1, 300, 2000};
+    for (uint32_t n : ns) {
+        std::vector<ull> x(n);
+        for (ull &v : x) v = next_u64() >> (20 + below(20));
+        if (n > 10) x[3] = x[7]; // ties
+        ull mx = 77, wmx = 0;
+        for (ull v : x) wmx = v > wmx ? v : wmx;
+        LAUNCH(gaia_cuda_assembly_topk_max(x.data(), n, &mx, nullptr));
+        CHECK(mx == wmx, "topk_max n=%u: %llu, expected %llu", n, mx, wmx);
+        int shift = 0;
+        while (shift < 64 && (wmx >> shift) >= 65536) shift++;
+        std::vector<uint32_t> hist(65536, 99), whist(65536, 0);
+        LAUNCH(gaia_cuda_assembly_topk_hist(x.data(), n, shift, hist.data(), nullptr));
+        for (ull v : x) whist[v >> shift]++;
+        EXPECT_EQ_ARRAY(hist, whist, 65536, "topk_hist n=%u shift %d", n, shift);
+        ull d = n ? x[n / 2] >> shift : 0;
+        std::vector<uint32_t> above(n + 1), cand(n + 1), wabove, wcand;
+        ull counts[2] = {5, 5};
+        LAUNCH(gaia_cuda_assembly_topk_compact(x.data(), n, shift, d, above.data(), cand.data(), counts, nullptr));
+        for (uint32_t j = 0; j < n; j++) {
+            if ((x[j] >> shift) > d) wabove.push_back(j);
+            else if ((x[j] >> shift) == d) wcand.push_back(j);
+        }
+        CHECK(counts[0] == wabove.size() && counts[1] == wcand.size(), "topk_compact n=%u: counts %llu %llu, expected %zu %zu",
+              n, counts[0], counts[1], wabove.size(), wcand.size());
+        std::sort(above.begin(), above.begin() + (long)counts[0]);
+        std::sort(cand.begin(), cand.begin() + (long)counts[1]);
+        EXPECT_EQ_ARRAY(above, wabove, wabove.size(), "topk_compact above n=%u", n);
+        EXPECT_EQ_ARRAY(cand, wcand, wcand.size(), "topk_compact candidates n=%u", n);
+        // the candidates' values in one read-back
+        std::vector<ull> vals(counts[1] + 1, 0);
+        LAUNCH(gaia_cuda_assembly_gather(x.data(), cand.data(), (uint32_t)counts[1], vals.data(), nullptr));
+        for (ull t = 0; t < counts[1]; t++) CHECK(vals[t] == x[cand[t]], "gather n=%u: element %llu", n, t);
+    }
+}
+
+static void emu_assembly_map(void) {
+    const uint64_t cap = 512, mask = cap - 1;
+    std::vector<ull> mk(cap, 5), keysA, keysB;
+    std::vector<float> mv(cap, 0.0f), wv(cap, 0.0f);
+    LAUNCH(gaia_cuda_assembly_map_clear(mk.data(), cap, nullptr));
+    for (uint64_t t = 0; t < cap; t++) CHECK(mk[t] == GAIA_ASSEMBLY_EMPTY, "map_clear: slot %llu", (ull)t);
+    std::vector<uint64_t> wk(cap, GAIA_ASSEMBLY_EMPTY);
+    for (int t = 0; t < 200; t++) keysA.push_back(next_u64() % 100000);
+    std::sort(keysA.begin(), keysA.end());
+    keysA.erase(std::unique(keysA.begin(), keysA.end()), keysA.end());
+    for (size_t t = 0; t < keysA.size(); t += 3) keysB.push_back(keysA[t]); // updates of present keys
+    for (int t = 0; t < 40; t++) keysB.push_back(100000 + next_u64() % 1000); // and new ones
+    std::sort(keysB.begin(), keysB.end());
+    keysB.erase(std::unique(keysB.begin(), keysB.end()), keysB.end());
+    const std::vector<ull> *calls[2] = {&keysA, &keysB};
+    for (int c = 0; c < 2; c++) {
+        const std::vector<ull> &k = *calls[c];
+        ull inserted = 999;
+        float factor = c ? 3.5f : 1.25f, wmax = c ? 2.0f : 1e30f; // wmax beyond WMAX is capped to it
+        LAUNCH(gaia_cuda_assembly_map_update(mk.data(), mv.data(), mask, k.data(), k.size(), factor, wmax, &inserted,
+                                             nullptr));
+        uint64_t winserted = gaia_cpu_assembly_map_update(wk.data(), wv.data(), mask, (const uint64_t *)k.data(),
+                                                          k.size(), factor, wmax > GAIA_ASSEMBLY_WMAX ? GAIA_ASSEMBLY_WMAX : wmax);
+        CHECK(inserted == winserted, "map_update call %d: %llu inserted, the CPU's %llu", c, inserted, (ull)winserted);
+    }
+    // slots may differ (the order of insertion does); every key's weight may not
+    std::vector<ull> all(keysA);
+    all.insert(all.end(), keysB.begin(), keysB.end());
+    all.push_back(999999999);
+    for (ull key : all) {
+        float g = gaia_cpu_assembly_map_get((const uint64_t *)mk.data(), mv.data(), mask, key);
+        float w = gaia_cpu_assembly_map_get(wk.data(), wv.data(), mask, key);
+        CHECK(g == w, "map_update: key %llu weighs %g, the CPU's %g", key, (double)g, (double)w);
+    }
+    // rehash into a map twice as large
+    std::vector<ull> nk(2 * cap, GAIA_ASSEMBLY_EMPTY);
+    std::vector<float> nv(2 * cap, 0.0f);
+    LAUNCH(gaia_cuda_assembly_map_rehash(mk.data(), mv.data(), cap, nk.data(), nv.data(), 2 * cap - 1, nullptr));
+    for (ull key : all) {
+        float g = gaia_cpu_assembly_map_get((const uint64_t *)nk.data(), nv.data(), 2 * cap - 1, key);
+        float w = gaia_cpu_assembly_map_get(wk.data(), wv.data(), mask, key);
+        CHECK(g == w, "map_rehash: key %llu weighs %g, expected %g", key, (double)g, (double)w);
+    }
+    // bits: set, then clear some
+    const uint32_t nbits = 1000;
+    std::vector<uint32_t> bits((nbits + 31) / 32, 0), want((nbits + 31) / 32, 0), idx;
+    for (int t = 0; t < 300; t++) idx.push_back((uint32_t)below(nbits));
+    LAUNCH(gaia_cuda_assembly_bits_set(bits.data(), idx.data(), (uint32_t)idx.size(), 1, nullptr));
+    for (uint32_t j : idx) want[j >> 5] |= 1u << (j & 31);
+    EXPECT_EQ_ARRAY(bits, want, bits.size(), "bits_set 1");
+    LAUNCH(gaia_cuda_assembly_bits_set(bits.data(), idx.data(), 100, 0, nullptr));
+    for (int t = 0; t < 100; t++) want[idx[t] >> 5] &= ~(1u << (idx[t] & 31));
+    EXPECT_EQ_ARRAY(bits, want, bits.size(), "bits_set 0");
+}
+
 // ---------------------------------------------------------------- the table
 struct emu_case {
     const char *name;
@@ -535,6 +808,9 @@ static const emu_case cases[] = {
     {"emu_layer_act_backward", emu_layer_act_backward},
     {"emu_layer_hebbian", emu_layer_hebbian},
     {"emu_layer_rows", emu_layer_rows},
+    {"emu_assembly_fibres", emu_assembly_fibres},
+    {"emu_assembly_topk", emu_assembly_topk},
+    {"emu_assembly_map", emu_assembly_map},
 };
 
 // Whether a full run fails unless every kernel ran (the cases cover the file
