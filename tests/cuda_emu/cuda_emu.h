@@ -186,11 +186,13 @@ static inline void launch_lambda(const char *name, const void *kernel, dim3 grid
 }
 } // namespace gaia_emu
 
-// Every thread calls the kernel with its own copies of the arguments (the
-// lambda captures them by value at the launch, as CUDA copies them).
+// Every thread calls the kernel, whose by-value parameters are its own
+// copies, as on the GPU. The argument expressions are evaluated in the
+// launcher's scope (the lambda refers to it: a launch returns only when the
+// kernel is done), once per thread; the kernels' arguments are plain values.
 #define GAIA__K_LAUNCH(kernel, grid, block, smem, stream, ...)                                                         \
     gaia_emu::launch_lambda(#kernel, (const void *)&kernel, grid, block, smem, stream,                                \
-                            [=]() { kernel(__VA_ARGS__); })
+                            [&]() { kernel(__VA_ARGS__); })
 
 // ---------------------------------------------------------------- atomics
 // Fibres switch only at barriers and warp operations, so a read-modify-write

@@ -30,6 +30,7 @@
 namespace gaia_emu {
 const std::set<std::string> &launched_kernels(void);
 std::vector<std::string> take_failures(void);
+void set_quiet_faults(bool q);
 } // namespace gaia_emu
 
 // ---------------------------------------------------------------- harness
@@ -1125,12 +1126,106 @@ static void emu_vsa_float(void) {
     }
 }
 
+// ---------------------------------------------------------------- the emulator itself
+// Probes of the emulation (not gaia's kernels, so not counted above): warp
+// exchange as CUDA defines it, and the faults it must report by the
+// kernel's name instead of hanging.
+__global__ void emu_probe_warp(unsigned *out) {
+    unsigned lane = threadIdx.x & 31u, w = threadIdx.x >> 5, v = threadIdx.x * 7u + 3u, *o = out + threadIdx.x * 8;
+    o[0] = __shfl_sync(0xffffffffu, v, 5);
+    o[1] = __shfl_xor_sync(0xffffffffu, v, 3);
+    o[2] = __shfl_down_sync(0xffffffffu, v, 4);
+    o[3] = __shfl_up_sync(0xffffffffu, v, 2);
+    o[4] = __ballot_sync(0xffffffffu, lane % 3 == 0);
+    o[5] = (unsigned)__any_sync(0xffffffffu, lane == 7 && w == 1);
+    o[6] = (unsigned)__all_sync(0xffffffffu, lane != 9);
+    o[7] = __shfl_sync(0xffffffffu, v, (int)lane + 1, 8); // segments of 8 lanes
+    __syncwarp();
+}
+__global__ void emu_probe_early_exit(float *x) {
+    if (threadIdx.x >= 40) return;
+    x[threadIdx.x] = 1.0f;
+    __syncthreads();
+}
+__global__ void emu_probe_divergent_barrier(float *x) {
+    if (threadIdx.x & 1) {
+        x[threadIdx.x] = 1.0f;
+        __syncthreads();
+    } else {
+        __syncthreads();
+    }
+}
+__global__ void emu_probe_shfl_exited(float *x) {
+    if (threadIdx.x == 5) return;
+    x[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1.0f, 1);
+}
+__global__ void emu_probe_partial_warp(float *x) { x[threadIdx.x] = __shfl_down_sync(0xffffffffu, 1.0f, 1); }
+__global__ void emu_probe_shared(unsigned *out) {
+    GAIA__K_SHARED(unsigned, s, [4]);
+    if (threadIdx.x == 0) {
+        out[blockIdx.x] = s[blockIdx.x % 4]; // never written in this block: the fill, not the last block's 5
+        s[blockIdx.x % 4] = 5u;
+    }
+}
+
+// A launch that must fail, with a message naming the kernel and `what`.
+static bool expect_fault(const char *kernel, const char *what) {
+    cudaError_t e = cudaGetLastError();
+    std::vector<std::string> f = gaia_emu::take_failures();
+    if (e != cudaErrorLaunchFailure || f.size() != 1 || f[0].find(kernel) == std::string::npos ||
+        f[0].find(what) == std::string::npos) {
+        fail(__FILE__, __LINE__, "%s: expected a launch failure naming it and \"%s\"; got error %d, %s", kernel, what,
+             (int)e, f.empty() ? "no message" : f[0].c_str());
+        return false;
+    }
+    return true;
+}
+
+static void emu_emulator_checks(void) {
+    std::vector<unsigned> out(64 * 8);
+    GAIA__K_LAUNCH(emu_probe_warp, 1, 64, 0, nullptr, out.data());
+    CHECK(cudaGetLastError() == cudaSuccess, "emu_probe_warp failed");
+    for (unsigned t = 0; t < 64; t++) {
+        unsigned lane = t & 31u, base = t - lane, w = t >> 5, ballot = 0;
+        const unsigned *o = out.data() + t * 8;
+        for (unsigned l = 0; l < 32; l += 3) ballot |= 1u << l;
+#define V(l) ((base + (l)) * 7u + 3u)
+        unsigned want[8] = {V(5), V(lane ^ 3), lane + 4 < 32 ? V(lane + 4) : V(lane), lane >= 2 ? V(lane - 2) : V(lane),
+                            ballot, w == 1, 0, V((lane & ~7u) + ((lane + 1) & 7u))};
+#undef V
+        for (int k = 0; k < 8; k++) CHECK(o[k] == want[k], "warp probe: thread %u result %d is %u, expected %u", t, k, o[k], want[k]);
+    }
+    std::vector<float> x(64);
+    gaia_emu::set_quiet_faults(true);
+    struct loud_again {
+        ~loud_again() { gaia_emu::set_quiet_faults(false); }
+    } restore;
+    GAIA__K_LAUNCH(emu_probe_early_exit, 1, 64, 0, nullptr, x.data());
+    if (!expect_fault("emu_probe_early_exit", "have exited")) return;
+    GAIA__K_LAUNCH(emu_probe_divergent_barrier, 1, 64, 0, nullptr, x.data());
+    if (!expect_fault("emu_probe_divergent_barrier", "while others wait at")) return;
+    GAIA__K_LAUNCH(emu_probe_shfl_exited, 1, 32, 0, nullptr, x.data());
+    if (!expect_fault("emu_probe_shfl_exited", "lane 5")) return;
+    GAIA__K_LAUNCH(emu_probe_partial_warp, 1, 20, 0, nullptr, x.data());
+    if (!expect_fault("emu_probe_partial_warp", "warp of 20 threads")) return;
+    std::vector<unsigned> sh(9, 0);
+    GAIA__K_LAUNCH(emu_probe_shared, 9, 32, 0, nullptr, sh.data());
+    CHECK(cudaGetLastError() == cudaSuccess, "emu_probe_shared failed");
+    for (unsigned b = 0; b < 9; b++) CHECK(sh[b] == 0xffffffffu, "shared memory of block %u starts as %u", b, sh[b]);
+    // the runtime's launch checks: an empty grid, too many threads
+    GAIA__K_LAUNCH(emu_probe_shared, 0, 32, 0, nullptr, sh.data());
+    CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration, "an empty grid launched");
+    GAIA__K_LAUNCH(emu_probe_shared, 1, 1025, 0, nullptr, sh.data());
+    CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration, "a block of 1025 threads launched");
+}
+
 // ---------------------------------------------------------------- the table
 struct emu_case {
     const char *name;
     void (*fn)(void);
 };
 static const emu_case cases[] = {
+    {"emu_emulator_checks", emu_emulator_checks},
     {"emu_fill_arange", emu_fill_arange},
     {"emu_random", emu_random},
     {"emu_unary", emu_unary},
