@@ -170,14 +170,20 @@ static std::string base_name(const char *expr) {
     return s;
 }
 
-static std::string where(const char *file, int line) {
+// Names for messages, in static buffers: a fibre that fails is abandoned
+// mid-call, so nothing its frames allocated would ever be freed.
+static const char *where(const char *file, int line) {
+    static char b[4][160];
+    static int k;
     const char *slash = strrchr(file, '/');
-    return std::string(slash ? slash + 1 : file) + ":" + std::to_string(line);
+    k = (k + 1) % 4;
+    snprintf(b[k], sizeof b[k], "%s:%d", slash ? slash + 1 : file, line);
+    return b[k];
 }
 
-static std::string thread_name(int t) {
+static const char *thread_name(int t) {
+    static char b[96];
     const uint3 &i = pool[t].idx;
-    char b[96];
     snprintf(b, sizeof b, "block (%u,%u,%u) thread (%u,%u,%u)", blockIdx.x, blockIdx.y, blockIdx.z, i.x, i.y, i.z);
     return b;
 }
@@ -258,16 +264,19 @@ static void switch_to(int t) {
 static std::string describe_waits(void) {
     std::string s;
     int shown = 0;
-    if (bar_arrived)
-        s += std::to_string(bar_arrived) + " of " + std::to_string(nthreads) + " threads wait at __syncthreads (" +
-             where(bar_file, bar_line) + "), " + std::to_string(ndone) + " have exited";
+    if (bar_arrived) {
+        char b[256];
+        snprintf(b, sizeof b, "%d of %d threads wait at __syncthreads (%s), %d have exited", bar_arrived, nthreads,
+                 where(bar_file, bar_line), ndone);
+        s += b;
+    }
     for (size_t w = 0; w < warps.size(); w++) {
         const warp_state &ws = warps[w];
         if (!ws.arrived) continue;
         unsigned missing = ws.mask & ~ws.arrived;
         char b[256];
         snprintf(b, sizeof b, "%swarp %zu: lanes 0x%08x wait at a warp operation (%s) with mask 0x%08x; lanes 0x%08x never come",
-                 s.empty() ? "" : "; ", w, ws.arrived, where(ws.file, ws.line).c_str(), ws.mask, missing);
+                 s.empty() ? "" : "; ", w, ws.arrived, where(ws.file, ws.line), ws.mask, missing);
         s += b;
         if (++shown == 4) break;
     }
@@ -306,7 +315,9 @@ static void run_block(unsigned linear_block) {
         if (!ran && !failed) {
             failed = true;
             stacks_dirty = true;
-            failure = "deadlock in " + thread_name(0).substr(0, thread_name(0).find(" thread")) + ": " + describe_waits();
+            char b[64];
+            snprintf(b, sizeof b, "deadlock in block (%u,%u,%u): ", blockIdx.x, blockIdx.y, blockIdx.z);
+            failure = b + describe_waits();
         }
     }
     for (size_t i = 0; i < shared.size(); i++) free(shared[i].ptr);
@@ -391,8 +402,8 @@ void syncthreads(const char *file, int line) {
         bar_file = file;
         bar_line = line;
     } else if (line != bar_line || strcmp(file, bar_file) != 0) {
-        fail("%s waits at __syncthreads (%s) while others wait at %s", thread_name(cur).c_str(),
-             where(file, line).c_str(), where(bar_file, bar_line).c_str());
+        fail("%s waits at __syncthreads (%s) while others wait at %s", thread_name(cur),
+             where(file, line), where(bar_file, bar_line));
     }
     bar_arrived++;
     if (bar_arrived == nthreads) { // everyone is here: open
@@ -402,7 +413,7 @@ void syncthreads(const char *file, int line) {
         return;
     }
     if (bar_arrived + ndone == nthreads)
-        fail("__syncthreads (%s) is reached by %d of %d threads; the other %d have exited", where(file, line).c_str(),
+        fail("__syncthreads (%s) is reached by %d of %d threads; the other %d have exited", where(file, line),
              bar_arrived, nthreads, ndone);
     pool[cur].state = F_BARRIER;
     yield_to_scheduler();
@@ -426,7 +437,7 @@ static uint64_t warp_result(const warp_state &ws, int lane, int base_lane) {
     }
     if (!((ws.mask >> src) & 1u))
         fail("warp %d lane %d reads lane %d, which is not in the mask 0x%08x (%s)", base_lane / 32, lane, src, ws.mask,
-             where(ws.file, ws.line).c_str());
+             where(ws.file, ws.line));
     return ws.val[src];
 }
 
@@ -435,13 +446,13 @@ uint64_t warp_op(int kind, unsigned mask, uint64_t value, int param, int width, 
     warp_state &ws = warps[w];
     int lanes_here = nthreads - base < 32 ? nthreads - base : 32;
     if (width < 1 || width > 32 || (width & (width - 1)))
-        fail("%s: warp operation width %d (%s)", thread_name(cur).c_str(), width, where(file, line).c_str());
+        fail("%s: warp operation width %d (%s)", thread_name(cur), width, where(file, line));
     if (!((mask >> lane) & 1u))
-        fail("%s: lane %d calls a warp operation (%s) with mask 0x%08x, which leaves it out", thread_name(cur).c_str(),
-             lane, where(file, line).c_str(), mask);
+        fail("%s: lane %d calls a warp operation (%s) with mask 0x%08x, which leaves it out", thread_name(cur),
+             lane, where(file, line), mask);
     if (lanes_here < 32 && (mask >> lanes_here))
         fail("%s: warp operation (%s) with mask 0x%08x in a warp of %d threads (the block has %d)",
-             thread_name(cur).c_str(), where(file, line).c_str(), mask, lanes_here, nthreads);
+             thread_name(cur), where(file, line), mask, lanes_here, nthreads);
     if (ws.arrived == 0) {
         ws.kind = kind;
         ws.mask = mask;
@@ -451,7 +462,7 @@ uint64_t warp_op(int kind, unsigned mask, uint64_t value, int param, int width, 
     } else if (ws.kind != kind || ws.mask != mask || ws.line != line || ws.width != width ||
                (ws.file != file && strcmp(ws.file, file))) {
         fail("%s: lanes of warp %d meet different warp operations: %s mask 0x%08x and %s mask 0x%08x",
-             thread_name(cur).c_str(), w, where(file, line).c_str(), mask, where(ws.file, ws.line).c_str(), ws.mask);
+             thread_name(cur), w, where(file, line), mask, where(ws.file, ws.line), ws.mask);
     }
     ws.val[lane] = value;
     ws.param[lane] = param;
@@ -467,7 +478,7 @@ uint64_t warp_op(int kind, unsigned mask, uint64_t value, int param, int width, 
     // A lane of the mask that has ended never comes.
     if (mask & ws.done)
         fail("warp %d: lane %d has exited, but lanes 0x%08x wait for it at a warp operation (%s) with mask 0x%08x", w,
-             __builtin_ctz(mask & ws.done), ws.arrived, where(file, line).c_str(), mask);
+             __builtin_ctz(mask & ws.done), ws.arrived, where(file, line), mask);
     pool[cur].state = F_WARP;
     yield_to_scheduler();
     return pool[cur].warp_result;
