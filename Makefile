@@ -129,6 +129,7 @@ all: $(LIB) $(EXAMPLES) $(BENCHES) $(RUNNER) cxx-check
 help:
 	@echo 'make [all]       examples, tests, benchmarks and the C++ compile check'
 	@echo 'make test        build and run every test; the last line is "N passed, N failed, N skipped"'
+	@echo '                 (first the kernels of gaia_kernels.cu on the CPU, tests/cuda_emu: T=emu...)'
 	@echo '                 T=name runs the tests whose name contains name (several: T="hrr fft");'
 	@echo '                 a name that matches no test is an error. $(RUNNER) --list names them all'
 	@echo 'make demo        the tour of the four modules, then the hrr examples'
