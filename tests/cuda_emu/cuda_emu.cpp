@@ -126,7 +126,6 @@ static thread_fn body;
 static void *body_arg;
 static bool failed, stacks_dirty;
 static std::string failure;
-static const char *kernel_name;
 static cudaError_t last_error = cudaSuccess;
 static std::map<const void *, int> max_dyn_smem;
 static std::set<std::string> launched;
@@ -376,7 +375,6 @@ void launch(const char *name, const void *kernel, dim3 grid, dim3 block, size_t 
     blockDim = block;
     body = fn;
     body_arg = arg;
-    kernel_name = name;
     dyn_bytes = smem;
     failed = false;
     unsigned long long nblocks = (unsigned long long)grid.x * grid.y * grid.z, b;
@@ -501,6 +499,10 @@ void *shared_static(const void *key, size_t bytes) {
     s.key = key;
     s.bytes = bytes;
     s.ptr = malloc(bytes);
+    if (!s.ptr) {
+        fprintf(stderr, "cuda_emu: no memory for %zu bytes of shared memory\n", bytes);
+        abort();
+    }
     fill_garbage(s.ptr, bytes);
     shared.push_back(s);
     return s.ptr;
@@ -508,7 +510,11 @@ void *shared_static(const void *key, size_t bytes) {
 
 void *shared_dynamic(void) {
     if (!dyn_allocated) {
-        dyn_shared = malloc(dyn_bytes ? dyn_bytes : 1);
+        dyn_shared = malloc(dyn_bytes); // 0 bytes: any access is an overrun (ASan)
+        if (dyn_bytes && !dyn_shared) {
+            fprintf(stderr, "cuda_emu: no memory for %zu bytes of shared memory\n", dyn_bytes);
+            abort();
+        }
         if (dyn_bytes) fill_garbage(dyn_shared, dyn_bytes);
         dyn_allocated = true;
     }
