@@ -12,18 +12,18 @@
 // runs longer than GAIA_EMU_TIMEOUT seconds (default 300: an endless loop).
 #include "cuda_emu.h"
 
-#include <ucontext.h>
-#include <sys/mman.h>
-#include <unistd.h>
-#include <pthread.h>
-#include <time.h>
-#include <stdio.h>
-#include <stdarg.h>
-#include <string>
-#include <vector>
-#include <set>
-#include <map>
 #include <atomic>
+#include <map>
+#include <pthread.h>
+#include <set>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string>
+#include <sys/mman.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define GAIA_EMU_ASAN 1
@@ -235,8 +235,8 @@ static void grow_pool(int n) {
     while ((int)pool.size() < n) {
         fibre f;
         memset(&f, 0, sizeof f);
-        f.mem = (char *)mmap(nullptr, STACK_BYTES + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                             -1, 0);
+        f.mem = (char *)mmap(nullptr, STACK_BYTES + page, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (f.mem == MAP_FAILED) {
             fprintf(stderr, "cuda_emu: cannot map a fibre stack\n");
             abort();
@@ -274,7 +274,8 @@ static std::string describe_waits(void) {
         if (!ws.arrived) continue;
         unsigned missing = ws.mask & ~ws.arrived;
         char b[256];
-        snprintf(b, sizeof b, "%swarp %zu: lanes 0x%08x wait at a warp operation (%s) with mask 0x%08x; lanes 0x%08x never come",
+        snprintf(b, sizeof b,
+                 "%swarp %zu: lanes 0x%08x wait at a warp operation (%s) with mask 0x%08x; lanes 0x%08x never come",
                  s.empty() ? "" : "; ", w, ws.arrived, where(ws.file, ws.line), ws.mask, missing);
         s += b;
         if (++shown == 4) break;
@@ -400,8 +401,8 @@ void syncthreads(const char *file, int line) {
         bar_file = file;
         bar_line = line;
     } else if (line != bar_line || strcmp(file, bar_file) != 0) {
-        fail("%s waits at __syncthreads (%s) while others wait at %s", thread_name(cur),
-             where(file, line), where(bar_file, bar_line));
+        fail("%s waits at __syncthreads (%s) while others wait at %s", thread_name(cur), where(file, line),
+             where(bar_file, bar_line));
     }
     bar_arrived++;
     if (bar_arrived == nthreads) { // everyone is here: open
@@ -421,10 +422,18 @@ static uint64_t warp_result(const warp_state &ws, int lane, int base_lane) {
     int width = ws.width, seg = lane & ~(width - 1), src = lane, p = ws.param[lane];
     unsigned ballot = 0;
     switch (ws.kind) {
-    case W_SHFL: src = seg + (p & (width - 1)); break;
-    case W_SHFL_UP: src = lane - p >= seg ? lane - p : lane; break;
-    case W_SHFL_DOWN: src = lane + p < seg + width ? lane + p : lane; break;
-    case W_SHFL_XOR: src = (lane ^ p) < seg + width && (lane ^ p) >= seg ? lane ^ p : lane; break;
+    case W_SHFL:
+        src = seg + (p & (width - 1));
+        break;
+    case W_SHFL_UP:
+        src = lane - p >= seg ? lane - p : lane;
+        break;
+    case W_SHFL_DOWN:
+        src = lane + p < seg + width ? lane + p : lane;
+        break;
+    case W_SHFL_XOR:
+        src = (lane ^ p) < seg + width && (lane ^ p) >= seg ? lane ^ p : lane;
+        break;
     default:
         for (int l = 0; l < 32; l++)
             if (((ws.mask >> l) & 1u) && ws.val[l]) ballot |= 1u << l;
@@ -446,11 +455,11 @@ uint64_t warp_op(int kind, unsigned mask, uint64_t value, int param, int width, 
     if (width < 1 || width > 32 || (width & (width - 1)))
         fail("%s: warp operation width %d (%s)", thread_name(cur), width, where(file, line));
     if (!((mask >> lane) & 1u))
-        fail("%s: lane %d calls a warp operation (%s) with mask 0x%08x, which leaves it out", thread_name(cur),
-             lane, where(file, line), mask);
+        fail("%s: lane %d calls a warp operation (%s) with mask 0x%08x, which leaves it out", thread_name(cur), lane,
+             where(file, line), mask);
     if (lanes_here < 32 && (mask >> lanes_here))
-        fail("%s: warp operation (%s) with mask 0x%08x in a warp of %d threads (the block has %d)",
-             thread_name(cur), where(file, line), mask, lanes_here, nthreads);
+        fail("%s: warp operation (%s) with mask 0x%08x in a warp of %d threads (the block has %d)", thread_name(cur),
+             where(file, line), mask, lanes_here, nthreads);
     if (ws.arrived == 0) {
         ws.kind = kind;
         ws.mask = mask;
@@ -459,8 +468,8 @@ uint64_t warp_op(int kind, unsigned mask, uint64_t value, int param, int width, 
         ws.width = width;
     } else if (ws.kind != kind || ws.mask != mask || ws.line != line || ws.width != width ||
                (ws.file != file && strcmp(ws.file, file))) {
-        fail("%s: lanes of warp %d meet different warp operations: %s mask 0x%08x and %s mask 0x%08x",
-             thread_name(cur), w, where(file, line), mask, where(ws.file, ws.line), ws.mask);
+        fail("%s: lanes of warp %d meet different warp operations: %s mask 0x%08x and %s mask 0x%08x", thread_name(cur),
+             w, where(file, line), mask, where(ws.file, ws.line), ws.mask);
     }
     ws.val[lane] = value;
     ws.param[lane] = param;

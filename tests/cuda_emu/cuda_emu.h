@@ -23,11 +23,11 @@
 #define GAIA_CUDA_EMU_H
 
 #include <cmath>
-#include <math.h>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
+#include <math.h>
 
 #define GAIA_CUDA_EMU 1
 
@@ -100,7 +100,13 @@ static inline cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t
     if (n) std::memset(p, v, n);
     return cudaSuccess;
 }
-enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost,
+    cudaMemcpyHostToDevice,
+    cudaMemcpyDeviceToHost,
+    cudaMemcpyDeviceToDevice,
+    cudaMemcpyDefault
+};
 static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, cudaStream_t = 0) {
     if (n) std::memmove(d, s, n);
     return cudaSuccess;
@@ -145,9 +151,9 @@ template <typename T> static inline T from_bits(uint64_t u) {
 
 #define GAIA_EMU_SHFL(fn, kind)                                                                                        \
     template <typename T>                                                                                              \
-    static inline T fn(unsigned mask, T var, int p, int width = 32, const char *file = __builtin_FILE(),              \
+    static inline T fn(unsigned mask, T var, int p, int width = 32, const char *file = __builtin_FILE(),               \
                        int line = __builtin_LINE()) {                                                                  \
-        return gaia_emu::from_bits<T>(gaia_emu::warp_op(kind, mask, gaia_emu::to_bits(var), p, width, file, line));   \
+        return gaia_emu::from_bits<T>(gaia_emu::warp_op(kind, mask, gaia_emu::to_bits(var), p, width, file, line));    \
     }
 GAIA_EMU_SHFL(__shfl_sync, gaia_emu::W_SHFL)
 GAIA_EMU_SHFL(__shfl_up_sync, gaia_emu::W_SHFL_UP)
@@ -158,10 +164,12 @@ static inline unsigned __ballot_sync(unsigned mask, int pred, const char *file =
                                      int line = __builtin_LINE()) {
     return (unsigned)gaia_emu::warp_op(gaia_emu::W_BALLOT, mask, pred != 0, 0, 32, file, line);
 }
-static inline int __any_sync(unsigned mask, int pred, const char *file = __builtin_FILE(), int line = __builtin_LINE()) {
+static inline int __any_sync(unsigned mask, int pred, const char *file = __builtin_FILE(),
+                             int line = __builtin_LINE()) {
     return (int)gaia_emu::warp_op(gaia_emu::W_ANY, mask, pred != 0, 0, 32, file, line);
 }
-static inline int __all_sync(unsigned mask, int pred, const char *file = __builtin_FILE(), int line = __builtin_LINE()) {
+static inline int __all_sync(unsigned mask, int pred, const char *file = __builtin_FILE(),
+                             int line = __builtin_LINE()) {
     return (int)gaia_emu::warp_op(gaia_emu::W_ALL, mask, pred != 0, 0, 32, file, line);
 }
 
@@ -169,15 +177,15 @@ static inline int __all_sync(unsigned mask, int pred, const char *file = __built
 // reference to this block's allocation; the key is a static object unique
 // to the declaration.
 #define GAIA__K_SHARED(T, name, dims)                                                                                  \
-    static const char name##_gaia_emu_key = 0;                                                                        \
+    static const char name##_gaia_emu_key = 0;                                                                         \
     T(&name) dims = *static_cast<T(*) dims>(gaia_emu::shared_static(&name##_gaia_emu_key, sizeof(T dims)))
 #define GAIA__K_SHARED_DYN(T, name) T *name = static_cast<T *>(gaia_emu::shared_dynamic())
 
 // ---------------------------------------------------------------- launches
 namespace gaia_emu {
 typedef void (*thread_fn)(void *);
-void launch(const char *name, const void *kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
-            thread_fn fn, void *arg);
+void launch(const char *name, const void *kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t stream, thread_fn fn,
+            void *arg);
 template <typename F> static void call_thread(void *p) { (*static_cast<F *>(p))(); }
 template <typename F>
 static inline void launch_lambda(const char *name, const void *kernel, dim3 grid, dim3 block, size_t smem,
@@ -191,8 +199,7 @@ static inline void launch_lambda(const char *name, const void *kernel, dim3 grid
 // launcher's scope (the lambda refers to it: a launch returns only when the
 // kernel is done), once per thread; the kernels' arguments are plain values.
 #define GAIA__K_LAUNCH(kernel, grid, block, smem, stream, ...)                                                         \
-    gaia_emu::launch_lambda(#kernel, (const void *)&kernel, grid, block, smem, stream,                                \
-                            [&]() { kernel(__VA_ARGS__); })
+    gaia_emu::launch_lambda(#kernel, (const void *)&kernel, grid, block, smem, stream, [&]() { kernel(__VA_ARGS__); })
 
 // ---------------------------------------------------------------- atomics
 // Fibres switch only at barriers and warp operations, so a read-modify-write
@@ -350,9 +357,12 @@ static inline __half __float2half_rn(float f) {
 static inline __half __float2half(float f) { return __float2half_rn(f); }
 static inline float __half2float(__half h) {
     uint32_t sign = (uint32_t)(h.__x & 0x8000u) << 16, e = (h.__x >> 10) & 0x1fu, m = h.__x & 0x3ffu, u;
-    if (e == 0x1f) u = sign | 0x7f800000u | (m << 13);
-    else if (e) u = sign | ((e + 112) << 23) | (m << 13);
-    else if (m == 0) u = sign;
+    if (e == 0x1f)
+        u = sign | 0x7f800000u | (m << 13);
+    else if (e)
+        u = sign | ((e + 112) << 23) | (m << 13);
+    else if (m == 0)
+        u = sign;
     else { // subnormal: normalise
         e = 113;
         while (!(m & 0x400u)) {
@@ -379,8 +389,10 @@ static inline __half2 __floats2half2_rn(float lo, float hi) {
 static inline __nv_bfloat16 __float2bfloat16_rn(float f) {
     uint32_t u = __float_as_uint(f);
     __nv_bfloat16 r;
-    if ((u & 0x7fffffffu) > 0x7f800000u) r.__x = (unsigned short)((u >> 16) | 0x40u); // quiet NaN
-    else r.__x = (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        r.__x = (unsigned short)((u >> 16) | 0x40u); // quiet NaN
+    else
+        r.__x = (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
     return r;
 }
 static inline __nv_bfloat16 __float2bfloat16(float f) { return __float2bfloat16_rn(f); }

@@ -18,11 +18,11 @@ int gaia_cuda_layer_gemv(int act, const float *W, const float *b, const float *x
                          void *stream);
 int gaia_cuda_layer_layernorm(const float *x, const float *w, const float *b, float *y, size_t rows, size_t cols,
                               float eps, void *stream);
-int gaia_cuda_layer_attention(int prec, const float *q, const float *k, const float *v, float *o, size_t bh,
-                              size_t nq, size_t nk, size_t d, float scale, int causal, void *stream);
-int gaia_cuda_layer_hebbian_update(int rule, int textbook, unsigned flags, float eta, float decay, float h,
-                                   size_t out, size_t in, float *W, const float *pre, const float *post, float *theta,
-                                   float *u, float *stats, void *stream);
+int gaia_cuda_layer_attention(int prec, const float *q, const float *k, const float *v, float *o, size_t bh, size_t nq,
+                              size_t nk, size_t d, float scale, int causal, void *stream);
+int gaia_cuda_layer_hebbian_update(int rule, int textbook, unsigned flags, float eta, float decay, float h, size_t out,
+                                   size_t in, float *W, const float *pre, const float *post, float *theta, float *u,
+                                   float *stats, void *stream);
 int gaia_cuda_layer_gather_row(const float *X, size_t cols, const long long *step, float *dst, void *stream);
 int gaia_cuda_layer_store_row(float *rows, size_t cols, const long long *step, const float *src, void *stream);
 int gaia_cuda_layer_advance(long long *step, void *stream);
@@ -35,8 +35,8 @@ int gaia_cuda_layer_act_backward(int act, const float *dy, const float *s, float
                                  size_t cols, void *stream);
 int gaia_cuda_layer_attention_train(int prec, const float *q, const float *k, const float *v, float *o, float *lse,
                                     size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal, void *stream);
-int gaia_cuda_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2, float eps,
-                    float weight_decay, float bc1, float bc2, void *stream);
+int gaia_cuda_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
+                    float eps, float weight_decay, float bc1, float bc2, void *stream);
 int gaia_cuda_layer_attention_backward(int prec, const float *q, const float *k, const float *v, const float *o,
                                        const float *lse, const float *dout, float *dq, float *dk, float *dv, size_t bh,
                                        size_t nq, size_t nk, size_t d, float scale, int causal, void *stream);
@@ -61,14 +61,14 @@ int gaia_cuda_assembly_topk_hist(const unsigned long long *x, uint32_t n, int sh
 int gaia_cuda_assembly_topk_compact(const unsigned long long *x, uint32_t n, int shift, unsigned long long d,
                                     uint32_t *above, uint32_t *cand, unsigned long long *counts_dev, void *stream);
 int gaia_cuda_assembly_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
-                                  const unsigned long long *keys, unsigned long long count, float factor,
-                                  float wmax, unsigned long long *inserted_dev, void *stream);
+                                  const unsigned long long *keys, unsigned long long count, float factor, float wmax,
+                                  unsigned long long *inserted_dev, void *stream);
 int gaia_cuda_assembly_map_clear(unsigned long long *mk, unsigned long long cap, void *stream);
 int gaia_cuda_assembly_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
                                   unsigned long long *nk, float *nv, unsigned long long mask, void *stream);
 int gaia_cuda_assembly_bits_set(uint32_t *bits, const uint32_t *idx, uint32_t count, int value, void *stream);
-int gaia_cuda_assembly_gather(const unsigned long long *x, const uint32_t *idx, uint32_t count,
-                              unsigned long long *out, void *stream);
+int gaia_cuda_assembly_gather(const unsigned long long *x, const uint32_t *idx, uint32_t count, unsigned long long *out,
+                              void *stream);
 
 int gaia_cuda_hrr_spec_mul(size_t B, size_t nb, const float *a, size_t a_rs, const float *b, size_t b_rs, int conj_b,
                            float scale, float *out, void *stream);

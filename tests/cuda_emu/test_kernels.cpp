@@ -17,15 +17,15 @@
 #define GAIA_USE_CUDA
 #include "gaia.h"
 
-#include <stdio.h>
-#include <stdarg.h>
-#include <time.h>
-#include <string>
-#include <vector>
-#include <set>
-#include <fstream>
-#include <sstream>
 #include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string>
+#include <time.h>
+#include <vector>
 
 namespace gaia_emu {
 const std::set<std::string> &launched_kernels(void);
@@ -87,7 +87,8 @@ static fvec randv(size_t n, float lo = -2.0f, float hi = 2.0f) {
 // own sign. rtol = atol = 0 asks for the same bits (except NaN payloads).
 static bool close_at(float g, float w, float rtol, float atol) {
     if (std::isnan(w) || std::isnan(g)) return std::isnan(w) && std::isnan(g);
-    if (rtol == 0.0f && atol == 0.0f) return memcmp(&g, &w, sizeof g) == 0 || (g == 0.0f && w == 0.0f && std::signbit(g) == std::signbit(w));
+    if (rtol == 0.0f && atol == 0.0f)
+        return memcmp(&g, &w, sizeof g) == 0 || (g == 0.0f && w == 0.0f && std::signbit(g) == std::signbit(w));
     if (std::isinf(w) || std::isinf(g)) return g == w;
     return std::fabs((double)g - (double)w) <= (double)atol + (double)rtol * std::fabs((double)w);
 }
@@ -188,7 +189,8 @@ static void bcast_strides(const size_t *shape, unsigned bmask, size_t *s, size_t
 }
 
 static void emu_binary(void) {
-    static const size_t shapes[][4] = {{1, 1, 1, 1}, {1, 1, 1, 1029}, {2, 3, 5, 7}, {1, 4, 1, 64}, {3, 1, 7, 1}, {2, 0, 3, 1}};
+    static const size_t shapes[][4] = {{1, 1, 1, 1},  {1, 1, 1, 1029}, {2, 3, 5, 7},
+                                       {1, 4, 1, 64}, {3, 1, 7, 1},    {2, 0, 3, 1}};
     for (int op = GAIA_BINARY_ADD; op <= GAIA_BINARY_NE; op++)
         for (const auto &shape : shapes)
             for (unsigned am = 0; am < 16; am += 5)
@@ -197,10 +199,12 @@ static void emu_binary(void) {
                     bcast_strides(shape, am, as, &na);
                     bcast_strides(shape, bm, bs, &nb);
                     fvec a = randv(na), b = randv(nb), got(n), want(n);
-                    for (size_t i = 0; i < na; i += 3) a[i] = b.empty() ? a[i] : (float)(int)a[i]; // ties for the comparisons
+                    for (size_t i = 0; i < na; i += 3)
+                        a[i] = b.empty() ? a[i] : (float)(int)a[i]; // ties for the comparisons
                     for (size_t i = 0; i < nb; i += 3) b[i] = (float)(int)b[i];
                     if (na > 5) a[5] = NAN;
-                    LAUNCH(gaia_cuda_binary((gaia_binary_op)op, a.data(), as, b.data(), bs, got.data(), shape, nullptr));
+                    LAUNCH(
+                        gaia_cuda_binary((gaia_binary_op)op, a.data(), as, b.data(), bs, got.data(), shape, nullptr));
                     gaia_cpu_binary((gaia_binary_op)op, a.data(), as, b.data(), bs, want.data(), shape, 1);
                     EXPECT_CLOSE(got.data(), want.data(), n, 0, 0, "binary op %d shape %zux%zux%zux%zu masks %u %u", op,
                                  shape[0], shape[1], shape[2], shape[3], am, bm);
@@ -239,8 +243,8 @@ static void emu_where(void) {
 static void emu_reduce(void) {
     // (outer, len, inner, sm_count): rows in one pass, rows split in chunks
     // (pass 2 merges), columns, columns split; 1-element and long rows.
-    static const size_t shapes[][4] = {{1, 1, 1, 1},   {5, 7, 1, 80},     {3, 300, 1, 80}, {1, 10000, 1, 1},
-                                       {2, 9001, 1, 1}, {3, 200, 5, 1},   {4, 33, 17, 80}, {1, 1, 9, 1},
+    static const size_t shapes[][4] = {{1, 1, 1, 1},     {5, 7, 1, 80},  {3, 300, 1, 80}, {1, 10000, 1, 1},
+                                       {2, 9001, 1, 1},  {3, 200, 5, 1}, {4, 33, 17, 80}, {1, 1, 9, 1},
                                        {7, 2500, 1, 80}, {2, 4099, 1, 1}};
     for (int op = GAIA_REDUCE_SUM; op <= GAIA_REDUCE_ARGMAX; op++)
         for (const auto &sh : shapes)
@@ -333,7 +337,8 @@ static void emu_layer_gemv(void) {
                 const float *bp = hasb ? b.data() : nullptr;
                 LAUNCH(gaia_cuda_layer_gemv(act, W.data(), bp, x.data(), got.data(), out, in, nullptr));
                 gaia_cpu_layer_gemv((gaia_layer_act)act, W.data(), bp, x.data(), want.data(), out, in, 1);
-                EXPECT_CLOSE(got.data(), want.data(), out, 1e-5f, 1e-6f, "gemv act %d %zux%zu bias %d", act, out, in, hasb);
+                EXPECT_CLOSE(got.data(), want.data(), out, 1e-5f, 1e-6f, "gemv act %d %zux%zu bias %d", act, out, in,
+                             hasb);
             }
     LAUNCH(gaia_cuda_layer_gemv(0, nullptr, nullptr, nullptr, nullptr, 0, 3, nullptr));
 }
@@ -352,7 +357,8 @@ static void emu_layer_layernorm(void) {
             EXPECT_CLOSE(got.data(), want.data(), n, 1e-4f, 1e-4f, "layernorm %zux%zu affine %d", rows, cols, affine);
             LAUNCH(gaia_cuda_layer_layernorm_train(x.data(), wp, bp, got.data(), mean.data(), rstd.data(), rows, cols,
                                                    1e-5f, nullptr));
-            gaia_cpu_layer_layernorm_train(x.data(), wp, bp, want.data(), wmean.data(), wrstd.data(), rows, cols, 1e-5f, 1);
+            gaia_cpu_layer_layernorm_train(x.data(), wp, bp, want.data(), wmean.data(), wrstd.data(), rows, cols, 1e-5f,
+                                           1);
             EXPECT_CLOSE(got.data(), want.data(), n, 1e-4f, 1e-4f, "layernorm_train y %zux%zu", rows, cols);
             EXPECT_CLOSE(mean.data(), wmean.data(), rows, 1e-5f, 1e-5f, "layernorm_train mean %zux%zu", rows, cols);
             EXPECT_CLOSE(rstd.data(), wrstd.data(), rows, 1e-4f, 1e-4f, "layernorm_train rstd %zux%zu", rows, cols);
@@ -378,16 +384,17 @@ static void attention_case(int prec, size_t bh, size_t nq, size_t nk, size_t d, 
     size_t nqe = bh * nq * d, nke = bh * nk * d;
     fvec q = normalv(nqe), k = normalv(nke), v = normalv(nke), o(nqe), wo(nqe), lse(bh * nq), wlse(bh * nq);
     float scale = 1.0f / sqrtf((float)d);
-    LAUNCH(gaia_cuda_layer_attention(prec, q.data(), k.data(), v.data(), o.data(), bh, nq, nk, d, scale, causal, nullptr));
+    LAUNCH(
+        gaia_cuda_layer_attention(prec, q.data(), k.data(), v.data(), o.data(), bh, nq, nk, d, scale, causal, nullptr));
     gaia_cpu_layer_attention_train((gaia_layer_precision)prec, q.data(), k.data(), v.data(), wo.data(), wlse.data(), bh,
                                    nq, nk, d, scale, causal, 1);
     EXPECT_CLOSE(o.data(), wo.data(), nqe, tol, tol, "attention prec %d bh %zu nq %zu nk %zu d %zu causal %d", prec, bh,
                  nq, nk, d, causal);
-    LAUNCH(gaia_cuda_layer_attention_train(prec, q.data(), k.data(), v.data(), o.data(), lse.data(), bh, nq, nk, d, scale,
-                                           causal, nullptr));
+    LAUNCH(gaia_cuda_layer_attention_train(prec, q.data(), k.data(), v.data(), o.data(), lse.data(), bh, nq, nk, d,
+                                           scale, causal, nullptr));
     EXPECT_CLOSE(o.data(), wo.data(), nqe, tol, tol, "attention_train o prec %d nq %zu nk %zu d %zu", prec, nq, nk, d);
-    EXPECT_CLOSE(lse.data(), wlse.data(), bh * nq, tol, tol, "attention_train lse prec %d nq %zu nk %zu d %zu causal %d",
-                 prec, nq, nk, d, causal);
+    EXPECT_CLOSE(lse.data(), wlse.data(), bh * nq, tol, tol,
+                 "attention_train lse prec %d nq %zu nk %zu d %zu causal %d", prec, nq, nk, d, causal);
     fvec dout = normalv(nqe), dq(nqe), dk(nke), dv(nke), wdq(nqe), wdk(nke), wdv(nke);
     LAUNCH(gaia_cuda_layer_attention_backward(prec, q.data(), k.data(), v.data(), wo.data(), wlse.data(), dout.data(),
                                               dq.data(), dk.data(), dv.data(), bh, nq, nk, d, scale, causal, nullptr));
@@ -442,15 +449,19 @@ static void emu_layer_act_backward(void) {
             for (int withdb = 0; withdb < 2; withdb++) {
                 size_t rows = sh[0], cols = sh[1], n = rows * cols;
                 fvec dy = randv(n), s = randv(n, -3, 3), dz(n), wdz(n), db(cols), wdb(cols);
-                if (act == GAIA_LAYER_ACT_SIGMOID) for (float &x : s) x = 0.5f + 0.15f * x;
-                if (act == GAIA_LAYER_ACT_TANH) for (float &x : s) x = 0.3f * x;
+                if (act == GAIA_LAYER_ACT_SIGMOID)
+                    for (float &x : s) x = 0.5f + 0.15f * x;
+                if (act == GAIA_LAYER_ACT_TANH)
+                    for (float &x : s) x = 0.3f * x;
                 const float *sp = act == GAIA_LAYER_ACT_LINEAR ? nullptr : s.data();
                 LAUNCH(gaia_cuda_layer_act_backward(act, dy.data(), sp, dz.data(), withdb ? db.data() : nullptr, rows,
                                                     cols, nullptr));
-                gaia_cpu_layer_act_backward((gaia_layer_act)act, dy.data(), sp, wdz.data(), withdb ? wdb.data() : nullptr,
-                                            rows, cols, 1);
+                gaia_cpu_layer_act_backward((gaia_layer_act)act, dy.data(), sp, wdz.data(),
+                                            withdb ? wdb.data() : nullptr, rows, cols, 1);
                 EXPECT_CLOSE(dz.data(), wdz.data(), n, 1e-5f, 1e-6f, "act_backward act %d %zux%zu", act, rows, cols);
-                if (withdb) EXPECT_CLOSE(db.data(), wdb.data(), cols, 1e-5f, 1e-5f, "act_backward db act %d %zux%zu", act, rows, cols);
+                if (withdb)
+                    EXPECT_CLOSE(db.data(), wdb.data(), cols, 1e-5f, 1e-5f, "act_backward db act %d %zux%zu", act, rows,
+                                 cols);
             }
     LAUNCH(gaia_cuda_layer_act_backward(0, nullptr, nullptr, nullptr, nullptr, 0, 4, nullptr));
 }
@@ -486,10 +497,10 @@ static void emu_layer_hebbian(void) {
                     a.theta = wtheta.data();
                     a.scratch = scratch.data();
                     gaia_cpu_layer_hebbian_update(&a, 1);
-                    EXPECT_CLOSE(W.data(), wW.data(), out * in, 1e-5f, 1e-6f, "hebbian W rule %d flags %u %zux%zu", rule,
-                                 flags, out, in);
-                    EXPECT_CLOSE(theta.data(), wtheta.data(), out, 1e-5f, 1e-6f, "hebbian theta rule %d textbook %d %zux%zu",
-                                 rule, textbook, out, in);
+                    EXPECT_CLOSE(W.data(), wW.data(), out * in, 1e-5f, 1e-6f, "hebbian W rule %d flags %u %zux%zu",
+                                 rule, flags, out, in);
+                    EXPECT_CLOSE(theta.data(), wtheta.data(), out, 1e-5f, 1e-6f,
+                                 "hebbian theta rule %d textbook %d %zux%zu", rule, textbook, out, in);
                 }
 }
 
@@ -528,10 +539,12 @@ static void asm_build(asm_tables &t, double p, uint32_t stim_size) {
     const uint32_t GEO_MAX = 1u << 20;
     double lq = p < 1.0 ? log1p(-p) : -HUGE_VAL, r = 0.0;
     uint32_t L, c, bb;
-    if (p >= 1.0) L = 1;
+    if (p >= 1.0)
+        L = 1;
     else {
         double L0 = floor(-33.0 * log(2.0) / lq) + 1.0;
-        if (L0 <= (double)GEO_MAX) L = (uint32_t)L0;
+        if (L0 <= (double)GEO_MAX)
+            L = (uint32_t)L0;
         else {
             L = GEO_MAX;
             r = exp((double)L * lq);
@@ -631,7 +644,8 @@ static void emu_assembly_fibres(void) {
                 support[e[t] >> 5] |= 1u << (e[t] & 31);
             }
         }
-        gaia_cpu_assembly_map_update(mk.data(), mv.data(), mapcap - 1, keys.data(), keys.size(), 1.75f, GAIA_ASSEMBLY_WMAX);
+        gaia_cpu_assembly_map_update(mk.data(), mv.data(), mapcap - 1, keys.data(), keys.size(), 1.75f,
+                                     GAIA_ASSEMBLY_WMAX);
         a.map_keys = mk.data();
         a.map_vals = mv.data();
         a.map_mask = mapcap - 1;
@@ -650,7 +664,8 @@ static void emu_assembly_fibres(void) {
             gaia_cpu_assembly_accumulate(&a, src.data(), (uint32_t)src.size(), win.data(), 1);
             EXPECT_EQ_ARRAY(gin, (const ull *)win.data(), n_tgt, "accumulate fibre %d stimulus %d", f, stimulus);
             if (p > 0.01) // (a test that compares zeros with zeros proves little)
-                CHECK(std::count(gin.begin(), gin.end(), 0ull) < (long)n_tgt * 9 / 10, "accumulate fibre %d: mostly zeros", f);
+                CHECK(std::count(gin.begin(), gin.end(), 0ull) < (long)n_tgt * 9 / 10,
+                      "accumulate fibre %d: mostly zeros", f);
             // hebb_collect: the keys of edges from the sources into flagged targets (any order)
             std::vector<uint32_t> bits((n_tgt + 31) / 32);
             for (uint32_t &w : bits) w = (uint32_t)next_u64() & (uint32_t)next_u64();
@@ -658,7 +673,8 @@ static void emu_assembly_fibres(void) {
             std::vector<uint64_t> want;
             if (stimulus) {
                 for (uint32_t j = 0; j < n_tgt; j++)
-                    if (((bits[j >> 5] >> (j & 31)) & 1u) && gaia_cpu_assembly_stim_degree(&a, j) > 0) want.push_back(j);
+                    if (((bits[j >> 5] >> (j & 31)) & 1u) && gaia_cpu_assembly_stim_degree(&a, j) > 0)
+                        want.push_back(j);
             } else {
                 for (uint32_t si : src) {
                     std::vector<uint32_t> e(100000);
@@ -671,10 +687,10 @@ static void emu_assembly_fibres(void) {
             for (ull cap : {(ull)want.size() + 5, (ull)want.size() / 2}) {
                 std::vector<ull> got(cap, 0);
                 ull count = 12345;
-                LAUNCH(gaia_cuda_assembly_hebb_collect(a.fkey, n_tgt, a.geo, a.geo_guide, a.geo_len, a.geo_r32, stimulus,
-                                                       (const ull *)a.bin_cdf, a.bin_guide, a.bin_lo, a.bin_len,
-                                                       src.data(), (uint32_t)src.size(), bits.data(), got.data(), cap,
-                                                       &count, a.tgt_base, nullptr));
+                LAUNCH(gaia_cuda_assembly_hebb_collect(a.fkey, n_tgt, a.geo, a.geo_guide, a.geo_len, a.geo_r32,
+                                                       stimulus, (const ull *)a.bin_cdf, a.bin_guide, a.bin_lo,
+                                                       a.bin_len, src.data(), (uint32_t)src.size(), bits.data(),
+                                                       got.data(), cap, &count, a.tgt_base, nullptr));
                 CHECK(count == want.size(), "hebb_collect fibre %d stimulus %d: %llu keys, expected %zu", f, stimulus,
                       count, want.size());
                 ull kept = cap < count ? cap : count;
@@ -715,11 +731,14 @@ static void emu_assembly_topk(void) {
         ull counts[2] = {5, 5};
         LAUNCH(gaia_cuda_assembly_topk_compact(x.data(), n, shift, d, above.data(), cand.data(), counts, nullptr));
         for (uint32_t j = 0; j < n; j++) {
-            if ((x[j] >> shift) > d) wabove.push_back(j);
-            else if ((x[j] >> shift) == d) wcand.push_back(j);
+            if ((x[j] >> shift) > d)
+                wabove.push_back(j);
+            else if ((x[j] >> shift) == d)
+                wcand.push_back(j);
         }
-        CHECK(counts[0] == wabove.size() && counts[1] == wcand.size(), "topk_compact n=%u: counts %llu %llu, expected %zu %zu",
-              n, counts[0], counts[1], wabove.size(), wcand.size());
+        CHECK(counts[0] == wabove.size() && counts[1] == wcand.size(),
+              "topk_compact n=%u: counts %llu %llu, expected %zu %zu", n, counts[0], counts[1], wabove.size(),
+              wcand.size());
         std::sort(above.begin(), above.begin() + (long)counts[0]);
         std::sort(cand.begin(), cand.begin() + (long)counts[1]);
         EXPECT_EQ_ARRAY(above, wabove, wabove.size(), "topk_compact above n=%u", n);
@@ -741,7 +760,7 @@ static void emu_assembly_map(void) {
     for (int t = 0; t < 200; t++) keysA.push_back(next_u64() % 100000);
     std::sort(keysA.begin(), keysA.end());
     keysA.erase(std::unique(keysA.begin(), keysA.end()), keysA.end());
-    for (size_t t = 0; t < keysA.size(); t += 3) keysB.push_back(keysA[t]); // updates of present keys
+    for (size_t t = 0; t < keysA.size(); t += 3) keysB.push_back(keysA[t]);   // updates of present keys
     for (int t = 0; t < 40; t++) keysB.push_back(100000 + next_u64() % 1000); // and new ones
     std::sort(keysB.begin(), keysB.end());
     keysB.erase(std::unique(keysB.begin(), keysB.end()), keysB.end());
@@ -752,8 +771,9 @@ static void emu_assembly_map(void) {
         float factor = c ? 3.5f : 1.25f, wmax = c ? 2.0f : 1e30f; // wmax beyond WMAX is capped to it
         LAUNCH(gaia_cuda_assembly_map_update(mk.data(), mv.data(), mask, k.data(), k.size(), factor, wmax, &inserted,
                                              nullptr));
-        uint64_t winserted = gaia_cpu_assembly_map_update(wk.data(), wv.data(), mask, (const uint64_t *)k.data(),
-                                                          k.size(), factor, wmax > GAIA_ASSEMBLY_WMAX ? GAIA_ASSEMBLY_WMAX : wmax);
+        uint64_t winserted =
+            gaia_cpu_assembly_map_update(wk.data(), wv.data(), mask, (const uint64_t *)k.data(), k.size(), factor,
+                                         wmax > GAIA_ASSEMBLY_WMAX ? GAIA_ASSEMBLY_WMAX : wmax);
         CHECK(inserted == winserted, "map_update call %d: %llu inserted, the CPU's %llu", c, inserted, (ull)winserted);
     }
     // slots may differ (the order of insertion does); every key's weight may not
@@ -798,7 +818,8 @@ static void emu_hrr(void) {
             fvec aw = randv(B * a_rs);
             LAUNCH(gaia_cuda_hrr_spec_mul(B, nb, aw.data(), a_rs, b.data(), 0, conj, 0.5f, got.data(), nullptr));
             gaia_cpu_hrr_spec_mul(B, nb, aw.data(), a_rs, b.data(), 0, conj, 0.5f, want.data());
-            EXPECT_CLOSE(got.data(), want.data(), B * 2 * nb, 1e-6f, 1e-7f, "hrr spec_mul B %zu D %zu conj %d", B, D, conj);
+            EXPECT_CLOSE(got.data(), want.data(), B * 2 * nb, 1e-6f, 1e-7f, "hrr spec_mul B %zu D %zu conj %d", B, D,
+                         conj);
         }
         for (int op = GAIA_HRR_SPEC_INVERSE; op <= GAIA_HRR_SPEC_POWER; op++)
             for (float pw : {0.0f, -1.5f, 0.7f}) {
@@ -807,18 +828,20 @@ static void emu_hrr(void) {
                 if (B * nb > 2) in[3] = NAN;
                 LAUNCH(gaia_cuda_hrr_spec_map(B, nb, op, pw, 1.5f, in.data(), got.data(), nullptr));
                 gaia_cpu_hrr_spec_map(B, nb, (gaia_hrr_spec_op)op, pw, 1.5f, in.data(), want.data());
-                EXPECT_CLOSE(got.data(), want.data(), B * 2 * nb, 1e-6f, 1e-7f, "hrr spec_map op %d p %g B %zu D %zu", op,
-                             (double)pw, B, D);
+                EXPECT_CLOSE(got.data(), want.data(), B * 2 * nb, 1e-6f, 1e-7f, "hrr spec_map op %d p %g B %zu D %zu",
+                             op, (double)pw, B, D);
             }
         fvec x = randv(B * D), y(B * D), wy(B * D);
         for (size_t shift : {(size_t)0, (size_t)1, D - 1, D + 3})
             for (int rev = 0; rev < 2; rev++) {
                 LAUNCH(gaia_cuda_hrr_cyclic(B, D, x.data(), shift % D, rev, y.data(), nullptr));
                 gaia_cpu_hrr_cyclic(B, D, x.data(), shift % D, rev, wy.data());
-                EXPECT_CLOSE(y.data(), wy.data(), B * D, 0, 0, "hrr cyclic B %zu D %zu shift %zu reverse %d", B, D, shift, rev);
+                EXPECT_CLOSE(y.data(), wy.data(), B * D, 0, 0, "hrr cyclic B %zu D %zu shift %zu reverse %d", B, D,
+                             shift, rev);
             }
         fvec norms(B), wnorms(B);
-        if (B > 1) for (size_t i = 0; i < D; i++) x[D + i] = 0.0f; // a zero row
+        if (B > 1)
+            for (size_t i = 0; i < D; i++) x[D + i] = 0.0f; // a zero row
         LAUNCH(gaia_cuda_hrr_row_norms(B, D, x.data(), norms.data(), nullptr));
         gaia_cpu_hrr_row_norms(B, D, x.data(), wnorms.data());
         EXPECT_CLOSE(norms.data(), wnorms.data(), B, 1e-6f, 0, "hrr row_norms B %zu D %zu", B, D);
@@ -849,14 +872,17 @@ static size_t conv_out(size_t in, size_t k, size_t stride, size_t pad, size_t di
 
 static void emu_conv2d(void) {
     // N, C, H, W, O, KH, KW, groups, stride, pad, dil
-    static const size_t shapes[][11] = {{1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1}, {2, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1},
-                                        {1, 4, 10, 6, 6, 3, 2, 2, 2, 1, 1}, {1, 2, 9, 9, 2, 3, 3, 1, 1, 2, 2},
+    static const size_t shapes[][11] = {{1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},
+                                        {2, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1},
+                                        {1, 4, 10, 6, 6, 3, 2, 2, 2, 1, 1},
+                                        {1, 2, 9, 9, 2, 3, 3, 1, 1, 2, 2},
                                         {2, 6, 5, 5, 3, 1, 1, 3, 1, 0, 1}};
     for (const auto &sh : shapes)
         for (int withb = 0; withb < 2; withb++) {
             gaia_conv2d_args a;
             memset(&a, 0, sizeof a);
-            a.N = sh[0], a.C = sh[1], a.H = sh[2], a.W = sh[3], a.O = sh[4], a.KH = sh[5], a.KW = sh[6], a.groups = sh[7];
+            a.N = sh[0], a.C = sh[1], a.H = sh[2], a.W = sh[3], a.O = sh[4], a.KH = sh[5], a.KW = sh[6],
+            a.groups = sh[7];
             a.stride[0] = a.stride[1] = sh[8];
             a.pad[0] = a.pad[1] = sh[9];
             a.dil[0] = a.dil[1] = sh[10];
@@ -891,8 +917,9 @@ static void emu_conv2d(void) {
             gaia_cpu_conv2d(&a, work.data(), 1);
             a.y = y.data();
             LAUNCH(gaia_cuda_conv2d_direct(&a, nullptr));
-            EXPECT_CLOSE(y.data(), wy.data(), ny, 1e-5f, 1e-5f, "conv2d direct %zux%zux%zux%zu O %zu groups %zu bias %d",
-                         a.N, a.C, a.H, a.W, a.O, a.groups, withb);
+            EXPECT_CLOSE(y.data(), wy.data(), ny, 1e-5f, 1e-5f,
+                         "conv2d direct %zux%zux%zux%zu O %zu groups %zu bias %d", a.N, a.C, a.H, a.W, a.O, a.groups,
+                         withb);
             // the bias kernel adds bias[o] to every output plane
             fvec z = randv(ny), wz = z;
             a.y = z.data();
@@ -905,7 +932,8 @@ static void emu_conv2d(void) {
 
 static void emu_pool2d(void) {
     // planes, H, W, KH, KW, stride, pad
-    static const size_t shapes[][7] = {{1, 1, 1, 1, 1, 1, 0}, {3, 7, 9, 3, 3, 2, 1}, {2, 8, 8, 2, 2, 2, 0}, {1, 5, 11, 3, 4, 1, 1}};
+    static const size_t shapes[][7] = {
+        {1, 1, 1, 1, 1, 1, 0}, {3, 7, 9, 3, 3, 2, 1}, {2, 8, 8, 2, 2, 2, 0}, {1, 5, 11, 3, 4, 1, 1}};
     for (const auto &sh : shapes)
         for (int kind = GAIA_POOL_MAX; kind <= GAIA_POOL_AVG_VALID; kind++) {
             gaia_pool2d_args a;
@@ -923,12 +951,14 @@ static void emu_pool2d(void) {
             LAUNCH(gaia_cuda_pool2d(&a, nullptr));
             a.y = wy.data();
             gaia_cpu_pool2d(&a, 1);
-            EXPECT_CLOSE(y.data(), wy.data(), y.size(), 1e-6f, 1e-7f, "pool2d kind %d %zux%zux%zu", kind, a.planes, a.H, a.W);
+            EXPECT_CLOSE(y.data(), wy.data(), y.size(), 1e-6f, 1e-7f, "pool2d kind %d %zux%zux%zu", kind, a.planes, a.H,
+                         a.W);
         }
 }
 
 // ---------------------------------------------------------------- 11. along an axis
-static const size_t AXIS_SHAPES[][3] = {{1, 1, 1}, {3, 7, 1}, {2, 1500, 1}, {4, 33, 5}, {1, 2000, 3}, {5, 1, 2}, {2, 300, 1}};
+static const size_t AXIS_SHAPES[][3] = {{1, 1, 1},    {3, 7, 1}, {2, 1500, 1}, {4, 33, 5},
+                                        {1, 2000, 3}, {5, 1, 2}, {2, 300, 1}};
 
 static void emu_softmax(void) {
     for (const auto &sh : AXIS_SHAPES)
@@ -960,7 +990,8 @@ static void emu_index_ops(void) {
             unsigned long long first = ~0ull;
             LAUNCH(gaia_cuda_index_check(c.data(), m, len, &first, nullptr));
             size_t w = gaia_cpu_index_check(c.data(), m, len);
-            CHECK((w == m && first == ~0ull) || first == w, "index_check m %zu bad %d: %llu, the CPU's %zu", m, bad, first, w);
+            CHECK((w == m && first == ~0ull) || first == w, "index_check m %zu bad %d: %llu, the CPU's %zu", m, bad,
+                  first, w);
         }
         fvec y(outer * m * inner), wy(outer * m * inner);
         LAUNCH(gaia_cuda_index_select(x.data(), outer, len, inner, idx.data(), m, y.data(), nullptr));
@@ -1093,9 +1124,10 @@ static void emu_vsa_float(void) {
                 fvec ga = a, wa = a;
                 LAUNCH(gaia_cuda_vsa_mul(B, D, cplx, conj, ga.data(), L, b.data(), 0, ga.data(), nullptr));
                 gaia_cpu_vsa_mul(B, D, cplx, conj, wa.data(), L, b.data(), 0, wa.data(), 1);
-                EXPECT_CLOSE(ga.data(), wy.data(), B * L, 0, 0, "vsa_mul in place D %zu complex %d conj %d", D, cplx, conj);
-                EXPECT_CLOSE(wa.data(), wy.data(), B * L, 0, 0, "CPU vsa_mul in place D %zu complex %d conj %d", D, cplx,
+                EXPECT_CLOSE(ga.data(), wy.data(), B * L, 0, 0, "vsa_mul in place D %zu complex %d conj %d", D, cplx,
                              conj);
+                EXPECT_CLOSE(wa.data(), wy.data(), B * L, 0, 0, "CPU vsa_mul in place D %zu complex %d conj %d", D,
+                             cplx, conj);
             }
         for (size_t K : {(size_t)1, (size_t)5})
             for (int weighted = 0; weighted < 2; weighted++) {
@@ -1120,7 +1152,8 @@ static void emu_vsa_float(void) {
             for (size_t shift : {(size_t)0, (size_t)1, D - 1}) {
                 LAUNCH(gaia_cuda_vsa_permute(B, D, comps, x.data(), shift, y.data(), nullptr));
                 gaia_cpu_vsa_permute(B, D, comps, x.data(), shift, wy.data());
-                EXPECT_CLOSE(y.data(), wy.data(), y.size(), 0, 0, "vsa_permute D %zu comps %zu shift %zu", D, comps, shift);
+                EXPECT_CLOSE(y.data(), wy.data(), y.size(), 0, 0, "vsa_permute D %zu comps %zu shift %zu", D, comps,
+                             shift);
             }
         }
         fvec ph = randv(D, -7, 7), z(2 * D), wz(2 * D);
@@ -1194,10 +1227,12 @@ static void emu_emulator_checks(void) {
         const unsigned *o = out.data() + t * 8;
         for (unsigned l = 0; l < 32; l += 3) ballot |= 1u << l;
 #define V(l) ((base + (l)) * 7u + 3u)
-        unsigned want[8] = {V(5), V(lane ^ 3), lane + 4 < 32 ? V(lane + 4) : V(lane), lane >= 2 ? V(lane - 2) : V(lane),
-                            ballot, w == 1, 0, V((lane & ~7u) + ((lane + 1) & 7u))};
+        unsigned want[8] = {
+            V(5),   V(lane ^ 3), lane + 4 < 32 ? V(lane + 4) : V(lane), lane >= 2 ? V(lane - 2) : V(lane), ballot,
+            w == 1, 0,           V((lane & ~7u) + ((lane + 1) & 7u))};
 #undef V
-        for (int k = 0; k < 8; k++) CHECK(o[k] == want[k], "warp probe: thread %u result %d is %u, expected %u", t, k, o[k], want[k]);
+        for (int k = 0; k < 8; k++)
+            CHECK(o[k] == want[k], "warp probe: thread %u result %d is %u, expected %u", t, k, o[k], want[k]);
     }
     std::vector<float> x(64);
     gaia_emu::set_quiet_faults(true);
@@ -1314,8 +1349,10 @@ int main(int argc, char **argv) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
         std::vector<std::string> kf = gaia_emu::take_failures();
         if (!kf.empty()) {
-            if (!case_failed) case_message = kf[0];
-            else case_message += " (and: " + kf[0] + ")";
+            if (!case_failed)
+                case_message = kf[0];
+            else
+                case_message += " (and: " + kf[0] + ")";
             case_failed = true;
         }
         double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
