@@ -132,6 +132,7 @@ all: $(LIB) $(EXAMPLES) $(BENCHES) $(RUNNER) cxx-check
 help:
 	@echo 'make [all]       examples, tests, benchmarks and the C++ compile check'
 	@echo 'make test        build and run every test; the last line is "N passed, N failed, N skipped"'
+	@echo '                 (first the kernels of gaia_kernels.cu on the CPU, tests/cuda_emu: T=emu...)'
 	@echo '                 T=name runs the tests whose name contains name (several: T="hrr fft");'
 	@echo '                 a name that matches no test is an error. $(RUNNER) --list names them all'
 	@echo 'make demo        the tour of the four modules, then the hrr examples'
@@ -230,14 +231,23 @@ $(BUILD)/cxx-check.stamp: $(HEADERS) $(CONFIG)
 	@touch $@
 
 # ---------------------------------------------------------------- running
+# make test's emulated kernels (EMU_BIN; empty in CUDA=1 and MPI=1 builds)
+include tests/cuda_emu/emu.mk
+
 ifeq ($(MPI),1)
 # The MPI configuration's test: the MPI suite under mpirun with 1..4 ranks
 # (oversubscribed: more ranks than cores is fine), each run compared bit for
 # bit with the single-process library inside the program.
 test: mpi-test
 else
-test: $(RUNNER) cxx-check $(EXAMPLES)
-	$(RUNNER) $(T)
+# The emulated kernels first (tests/cuda_emu/emu.mk), then the runner, whose
+# "N passed, N failed, N skipped" stays the last line; either failing fails.
+test: $(RUNNER) cxx-check $(EXAMPLES) $(EMU_BIN)
+	@rc=0; \
+	$(if $(and $(EMU_BIN),$(or $(if $(T),,1),$(EMU_T))),echo "$(EMU_BIN) gaia_kernels.cu $(EMU_T)"; \
+	  $(EMU_BIN) gaia_kernels.cu $(EMU_T) || rc=1;) \
+	$(if $(or $(if $(T),,1),$(RUNNER_T)),echo "$(RUNNER) $(RUNNER_T)"; $(RUNNER) $(RUNNER_T) || rc=1;) \
+	exit $$rc
 endif
 
 print-runner:

@@ -1,5 +1,12 @@
 // gaia_kernels.cu - gaia's custom CUDA kernels, each next to its extern "C"
-// launcher. Compiled only by nvcc (make CUDA=1).
+// launcher. Compiled by nvcc (make CUDA=1), and, for the tests, also as host
+// C++ through tests/cuda_emu/cuda_emu.h, which runs every kernel on the CPU
+// (make test: tests/cuda_emu/test_kernels.cpp compares each launcher with
+// its CPU twin). For that one source serves both: launches are written
+// GAIA__K_LAUNCH(kernel, grid, block, shared bytes, stream, args...) (a
+// template kernel whose arguments hold a comma goes in parentheses), and
+// shared memory GAIA__K_SHARED(type, name, [dims]) or GAIA__K_SHARED_DYN
+// (extern __shared__); nvcc gets the plain CUDA below.
 //
 // Every launcher is named gaia_cuda_<name> after its CPU twin gaia_cpu_<name>
 // in gaia_cpu.h, does the same arithmetic, checks its launch and returns a
@@ -20,6 +27,12 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stddef.h>
+
+#ifndef GAIA__K_LAUNCH // (the emulation defines its own)
+#define GAIA__K_LAUNCH(kernel, grid, block, smem, stream, ...) kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
+#define GAIA__K_SHARED(T, name, dims) __shared__ T name dims
+#define GAIA__K_SHARED_DYN(T, name) extern __shared__ T name[]
+#endif
 
 // The public enums and the launchers' declarations (gaia_cuda.h's declaration
 // part, reached through gaia.h): the compiler checks each definition below
@@ -70,8 +83,8 @@ __global__ void gaia__k_fill(float *dst, size_t n, float v, int vec) {
 extern "C" int gaia_cuda_fill(float *dst, size_t n, float value, void *stream) {
     int vec = gaia__k_aligned16(dst);
     if (n == 0) return 0;
-    gaia__k_fill<<<gaia__k_blocks(vec ? n / 4 + 1 : n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        dst, n, value, vec);
+    GAIA__K_LAUNCH(gaia__k_fill, gaia__k_blocks(vec ? n / 4 + 1 : n, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), dst, n, value, vec);
     return gaia__k_check();
 }
 
@@ -83,8 +96,8 @@ __global__ void gaia__k_arange(float *dst, size_t n, double start, double step) 
 
 extern "C" int gaia_cuda_arange(float *dst, size_t n, float start, float step, void *stream) {
     if (n == 0) return 0;
-    gaia__k_arange<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        dst, n, (double)start, (double)step);
+    GAIA__K_LAUNCH(gaia__k_arange, gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream), dst,
+                   n, (double)start, (double)step);
     return gaia__k_check();
 }
 
@@ -153,8 +166,8 @@ extern "C" int gaia_cuda_random(float *dst, size_t n, gaia_random_kind kind, uin
     if (n == 0) return 0;
     if (kind != GAIA_RANDOM_UNIFORM && kind != GAIA_RANDOM_NORMAL && kind != GAIA_RANDOM_BERNOULLI)
         return (int)cudaErrorInvalidValue;
-    gaia__k_random<<<gaia__k_blocks(nblocks, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        dst, n, (int)kind, (uint32_t)seed, (uint32_t)(seed >> 32), stream_id, a, b, gaia__k_aligned16(dst));
+    GAIA__K_LAUNCH(gaia__k_random, gaia__k_blocks(nblocks, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream),
+                   dst, n, (int)kind, (uint32_t)seed, (uint32_t)(seed >> 32), stream_id, a, b, gaia__k_aligned16(dst));
     return gaia__k_check();
 }
 
@@ -212,8 +225,8 @@ template <int OP> __global__ void gaia__k_unary(const float *x, float *y, size_t
 
 template <int OP> static void gaia__k_unary_launch(const float *x, float *y, size_t n, float p0, float p1, int vec,
                                                    cudaStream_t s) {
-    gaia__k_unary<OP><<<gaia__k_blocks(vec ? n / 4 + 1 : n, GAIA__K_THREADS), GAIA__K_THREADS, 0, s>>>(x, y, n, p0, p1,
-                                                                                                        vec);
+    GAIA__K_LAUNCH(gaia__k_unary<OP>, gaia__k_blocks(vec ? n / 4 + 1 : n, GAIA__K_THREADS), GAIA__K_THREADS, 0, s, x, y,
+                   n, p0, p1, vec);
 }
 
 extern "C" int gaia_cuda_unary(gaia_unary_op op, const float *x, float *y, size_t n, float p0, float p1, void *stream) {
@@ -317,8 +330,8 @@ template <int OP> static void gaia__k_binary_launch(const float *a, const size_t
     }
     if (dense_a && dense_b) {
         int vec = gaia__k_aligned16(a) && gaia__k_aligned16(b) && gaia__k_aligned16(y);
-        gaia__k_binary_flat<OP><<<gaia__k_blocks(vec ? n / 4 + 1 : n, GAIA__K_THREADS), GAIA__K_THREADS, 0, s>>>(
-            a, b, y, n, vec);
+        GAIA__K_LAUNCH(gaia__k_binary_flat<OP>, gaia__k_blocks(vec ? n / 4 + 1 : n, GAIA__K_THREADS), GAIA__K_THREADS,
+                       0, s, a, b, y, n, vec);
     } else if (n <= ((size_t)1 << 31)) {
         gaia__k_bcast<unsigned> p;
         p.n = (unsigned)n;
@@ -327,7 +340,8 @@ template <int OP> static void gaia__k_binary_launch(const float *a, const size_t
         p.d3 = (unsigned)shape[3];
         p.as0 = (unsigned)as[0]; p.as1 = (unsigned)as[1]; p.as2 = (unsigned)as[2]; p.as3 = (unsigned)as[3];
         p.bs0 = (unsigned)bs[0]; p.bs1 = (unsigned)bs[1]; p.bs2 = (unsigned)bs[2]; p.bs3 = (unsigned)bs[3];
-        gaia__k_binary_bcast<OP, unsigned><<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, s>>>(a, b, y, p);
+        GAIA__K_LAUNCH((gaia__k_binary_bcast<OP, unsigned>), gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, s,
+                       a, b, y, p);
     } else {
         gaia__k_bcast<unsigned long long> p;
         p.n = n;
@@ -336,8 +350,8 @@ template <int OP> static void gaia__k_binary_launch(const float *a, const size_t
         p.d3 = shape[3];
         p.as0 = as[0]; p.as1 = as[1]; p.as2 = as[2]; p.as3 = as[3];
         p.bs0 = bs[0]; p.bs1 = bs[1]; p.bs2 = bs[2]; p.bs3 = bs[3];
-        gaia__k_binary_bcast<OP, unsigned long long><<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, s>>>(
-            a, b, y, p);
+        GAIA__K_LAUNCH((gaia__k_binary_bcast<OP, unsigned long long>), gaia__k_blocks(n, GAIA__K_THREADS),
+                       GAIA__K_THREADS, 0, s, a, b, y, p);
     }
 }
 
@@ -377,7 +391,7 @@ extern "C" int gaia_cuda_where(const float *c, const size_t *cs, const float *a,
     p.d3 = shape[3];
     for (k = 0; k < 3; k++)
         for (d = 0; d < 4; d++) p.s[k][d] = strides[k][d];
-    gaia__k_where<<<gaia__k_blocks((size_t)p.n, GAIA__K_THREADS), GAIA__K_THREADS, 0, st>>>(c, a, b, y, p);
+    GAIA__K_LAUNCH(gaia__k_where, gaia__k_blocks((size_t)p.n, GAIA__K_THREADS), GAIA__K_THREADS, 0, st, c, a, b, y, p);
     return gaia__k_check();
 }
 
@@ -512,7 +526,7 @@ template <int OP> __device__ __forceinline__ gaia__k_rstate gaia__k_r_warp(gaia_
 
 // Whole block (a multiple of 32 threads, at most 256); complete in thread 0.
 template <int OP> __device__ gaia__k_rstate gaia__k_r_block(gaia__k_rstate s) {
-    __shared__ gaia__k_rstate warp_part[8];
+    GAIA__K_SHARED(gaia__k_rstate, warp_part, [8]);
     int lane = (int)(threadIdx.x & 31u), wid = (int)(threadIdx.x >> 5), nw = (int)(blockDim.x >> 5);
     s = gaia__k_r_warp<OP>(s);
     if (lane == 0) warp_part[wid] = s;
@@ -632,14 +646,15 @@ template <int OP> static void gaia__k_reduce_launch(const float *x, size_t outer
     if (inner == 1) {
         size_t work = outer * p.splits;
         unsigned blocks = work > GAIA__K_MAX_BLOCKS * 16u ? GAIA__K_MAX_BLOCKS * 16u : (unsigned)work;
-        gaia__k_reduce_rows<OP><<<blocks, p.threads, 0, s>>>(x, outer, len, p.chunk, p.splits, y, part);
+        GAIA__K_LAUNCH(gaia__k_reduce_rows<OP>, blocks, p.threads, 0, s, x, outer, len, p.chunk, p.splits, y, part);
     } else {
-        gaia__k_reduce_cols<OP><<<gaia__k_blocks(outer * inner * p.splits, GAIA__K_THREADS), GAIA__K_THREADS, 0, s>>>(
-            x, outer, len, inner, p.chunk, p.splits, y, part);
+        GAIA__K_LAUNCH(gaia__k_reduce_cols<OP>, gaia__k_blocks(outer * inner * p.splits, GAIA__K_THREADS),
+                       GAIA__K_THREADS, 0, s, x, outer, len, inner, p.chunk, p.splits, y, part);
     }
     if (p.splits > 1) {
         size_t segs = outer * inner;
-        gaia__k_reduce_finish<OP><<<gaia__k_blocks(segs * 32, 128), 128, 0, s>>>(part, segs, p.splits, len, y);
+        GAIA__K_LAUNCH(gaia__k_reduce_finish<OP>, gaia__k_blocks(segs * 32, 128), 128, 0, s, part, segs, p.splits, len,
+                       y);
     }
 }
 
@@ -670,7 +685,7 @@ extern "C" int gaia_cuda_reduce(gaia_reduce_op op, const float *x, size_t outer,
 // ---------------------------------------------------------------------
 #define GAIA__K_TILE 32
 __global__ void gaia__k_transpose(const float *x, size_t batch, size_t rows, size_t cols, float *y) {
-    __shared__ float tile[GAIA__K_TILE][GAIA__K_TILE + 1];
+    GAIA__K_SHARED(float, tile, [GAIA__K_TILE][GAIA__K_TILE + 1]);
     size_t tiles_x = (cols + GAIA__K_TILE - 1) / GAIA__K_TILE, tiles_y = (rows + GAIA__K_TILE - 1) / GAIA__K_TILE;
     size_t b, tx, ty, j;
     for (b = blockIdx.z; b < batch; b += gridDim.z) {
@@ -700,7 +715,7 @@ extern "C" int gaia_cuda_transpose(const float *x, size_t batch, size_t rows, si
     grid.x = (unsigned)(tx > 65535 ? 65535 : tx);
     grid.y = (unsigned)(ty > 65535 ? 65535 : ty);
     grid.z = (unsigned)(batch > 65535 ? 65535 : batch);
-    gaia__k_transpose<<<grid, block, 0, gaia__k_stream(stream)>>>(x, batch, rows, cols, y);
+    GAIA__K_LAUNCH(gaia__k_transpose, grid, block, 0, gaia__k_stream(stream), x, batch, rows, cols, y);
     return gaia__k_check();
 }
 
@@ -721,8 +736,8 @@ __global__ void gaia__k_gemm_scale_c(size_t batch, size_t M, size_t N, float bet
 extern "C" int gaia_cuda_gemm_scale_c(size_t batch, size_t M, size_t N, float beta, float *C, size_t ldc,
                                       size_t stride_c, void *stream) {
     if (batch == 0 || M == 0 || N == 0) return 0;
-    gaia__k_gemm_scale_c<<<gaia__k_blocks(batch * M * N, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        batch, M, N, beta, C, ldc, stride_c);
+    GAIA__K_LAUNCH(gaia__k_gemm_scale_c, gaia__k_blocks(batch * M * N, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), batch, M, N, beta, C, ldc, stride_c);
     return gaia__k_check();
 }
 
@@ -841,7 +856,9 @@ __global__ void gemv_kernel(int a, const float *__restrict__ W, const float *__r
 __global__ void layernorm_kernel(const float *__restrict__ x, const float *__restrict__ w,
                                  const float *__restrict__ b, float *y, size_t cols, float eps, float *mean_out,
                                  float *rstd_out) {
-    __shared__ float sh_n[32], sh_m[32], sh_m2[32];
+    GAIA__K_SHARED(float, sh_n, [32]);
+    GAIA__K_SHARED(float, sh_m, [32]);
+    GAIA__K_SHARED(float, sh_m2, [32]);
     const float *xr = x + (size_t)blockIdx.x * cols;
     float *yr = y + (size_t)blockIdx.x * cols;
     float n = 0.0f, mean = 0.0f, m2 = 0.0f;
@@ -902,7 +919,7 @@ __global__ void layernorm_kernel(const float *__restrict__ x, const float *__res
 __global__ void attention_f32_kernel(const float *__restrict__ q, const float *__restrict__ k,
                                      const float *__restrict__ v, float *__restrict__ o, float *__restrict__ lse,
                                      int nq, int nk, int d, float scale, int causal) {
-    extern __shared__ float sm[];
+    GAIA__K_SHARED_DYN(float, sm);
     const int ds = d + 1; // odd row stride: lanes reading different keys hit different banks
     float *Qs = sm, *Ks = Qs + GAIA_ATT_F32_BQ * d, *Vs = Ks + GAIA_ATT_F32_BK * ds;
     const size_t bh = blockIdx.y;
@@ -1071,7 +1088,7 @@ __global__ void __launch_bounds__(128) attention_mma_kernel(const float *__restr
                                                            float *__restrict__ lse, int nq, int nk, int d, float scale,
                                                            int causal) {
     typedef mma_type<T> M;
-    extern __shared__ unsigned char smraw[];
+    GAIA__K_SHARED_DYN(unsigned char, smraw);
     const int dp = (d + 15) & ~15, ks = dp + 8; // padded row: conflict-light 32-bit loads
     T *Ks = reinterpret_cast<T *>(smraw), *Vs = Ks + GAIA_ATT_MMA_BK * ks;
     const size_t bh = blockIdx.y;
@@ -1208,7 +1225,7 @@ __global__ void __launch_bounds__(128) attention_mma_kernel(const float *__restr
 // computed on the device so a run never waits for the host.
 __global__ void hebb_stats_kernel(const float *__restrict__ post, size_t out, float decay, float h, unsigned flags,
                                   float *stats) {
-    __shared__ float sh[32];
+    GAIA__K_SHARED(float, sh, [32]);
     float s = 0.0f;
     for (size_t i = threadIdx.x; i < out; i += blockDim.x) s += post[i];
     s = block_sum(s, sh);
@@ -1235,7 +1252,7 @@ __global__ void oja_u_kernel(const float *__restrict__ W, const float *__restric
 __global__ void hebb_rows_kernel(int rule, float *W, const float *__restrict__ v, const float *__restrict__ post,
                                  const float *__restrict__ theta, float eta, unsigned flags,
                                  const float *__restrict__ stats, size_t in) {
-    __shared__ float sh[32];
+    GAIA__K_SHARED(float, sh, [32]);
     size_t i = blockIdx.x;
     float *w = W + i * in;
     float p = post[i], c = stats[0];
@@ -1311,7 +1328,7 @@ __global__ void col_sum_kernel(const float *__restrict__ x, float *__restrict__ 
 __global__ void layernorm_bwd_dx_kernel(const float *__restrict__ x, const float *__restrict__ w,
                                         const float *__restrict__ mean, const float *__restrict__ rstd,
                                         const float *__restrict__ dy, float *__restrict__ dx, size_t cols) {
-    __shared__ float sh[32];
+    GAIA__K_SHARED(float, sh, [32]);
     const size_t r = blockIdx.x;
     const float *xr = x + r * cols, *gr = dy + r * cols;
     const float mu = mean[r], rs = rstd[r];
@@ -1464,14 +1481,15 @@ static int gaia__layer_launch_status(void) { return (int)cudaGetLastError(); }
 
 extern "C" int gaia_cuda_layer_bias_act(int a, const float *x, const float *bias, float *y, size_t rows, size_t cols,
                                         void *stream) {
-    bias_act_kernel<<<grid_for(rows * cols / 4 + 1, 256), 256, 0, (cudaStream_t)stream>>>(a, x, bias, y, rows, cols);
+    GAIA__K_LAUNCH(bias_act_kernel, grid_for(rows * cols / 4 + 1, 256), 256, 0, (cudaStream_t)stream, a, x, bias, y,
+                   rows, cols);
     return gaia__layer_launch_status();
 }
 
 extern "C" int gaia_cuda_layer_gemv(int a, const float *W, const float *b, const float *x, float *y, size_t out,
                                     size_t in, void *stream) {
     if (out == 0) return 0; // a grid of 0 blocks is a launch error
-    gemv_kernel<<<(unsigned)((out + 7) / 8), 256, 0, (cudaStream_t)stream>>>(a, W, b, x, y, out, in);
+    GAIA__K_LAUNCH(gemv_kernel, (unsigned)((out + 7) / 8), 256, 0, (cudaStream_t)stream, a, W, b, x, y, out, in);
     return gaia__layer_launch_status();
 }
 
@@ -1480,8 +1498,8 @@ extern "C" int gaia_cuda_layer_layernorm(const float *x, const float *w, const f
     int threads = cols >= 1024 ? 1024 : cols >= 256 ? 256 : 64;
     for (size_t r0 = 0; r0 < rows; r0 += 65535u * 16u) { // grid.x limit is 2^31 - 1; stay modest
         size_t nr = rows - r0 < 65535u * 16u ? rows - r0 : 65535u * 16u;
-        layernorm_kernel<<<(unsigned)nr, threads, 0, (cudaStream_t)stream>>>(x + r0 * cols, w, b, y + r0 * cols, cols,
-                                                                               eps, NULL, NULL);
+        GAIA__K_LAUNCH(layernorm_kernel, (unsigned)nr, threads, 0, (cudaStream_t)stream, x + r0 * cols, w, b,
+                       y + r0 * cols, cols, eps, NULL, NULL);
         int e = gaia__layer_launch_status();
         if (e) return e;
     }
@@ -1502,16 +1520,17 @@ static int gaia__layer_attention_launch(int prec, const float *q, const float *k
                                                  (int)smem);
             if (e != cudaSuccess) return (int)e;
         }
-        attention_f32_kernel<<<grid, 256, smem, s>>>(q, k, v, o, lse, (int)nq, (int)nk, (int)d, scale, causal);
+        GAIA__K_LAUNCH(attention_f32_kernel, grid, 256, smem, s, q, k, v, o, lse, (int)nq, (int)nk, (int)d, scale,
+                       causal);
     } else {
         size_t dp = (d + 15) & ~(size_t)15, smem = 2 * GAIA_ATT_MMA_BK * (dp + 8) * 2;
         dim3 grid((unsigned)((nq + GAIA_ATT_MMA_BQ - 1) / GAIA_ATT_MMA_BQ), (unsigned)bh);
         if (prec == PREC_BF16)
-            attention_mma_kernel<__nv_bfloat16><<<grid, 128, smem, s>>>(q, k, v, o, lse, (int)nq, (int)nk, (int)d,
-                                                                        scale, causal);
+            GAIA__K_LAUNCH(attention_mma_kernel<__nv_bfloat16>, grid, 128, smem, s, q, k, v, o, lse, (int)nq, (int)nk,
+                           (int)d, scale, causal);
         else
-            attention_mma_kernel<__half><<<grid, 128, smem, s>>>(q, k, v, o, lse, (int)nq, (int)nk, (int)d, scale,
-                                                                 causal);
+            GAIA__K_LAUNCH(attention_mma_kernel<__half>, grid, 128, smem, s, q, k, v, o, lse, (int)nq, (int)nk, (int)d,
+                           scale, causal);
     }
     return gaia__layer_launch_status();
 }
@@ -1537,20 +1556,20 @@ extern "C" int gaia_cuda_layer_attention_backward(int prec, const float *q, cons
     if (bh == 0 || nq == 0 || nk == 0) return 0;
     if (bh > 65535u) return (int)cudaErrorInvalidValue; // grid.y limit
     dim3 gkv((unsigned)((nk + 31) / 32), (unsigned)bh), gq((unsigned)((nq + 7) / 8), (unsigned)bh);
-    attention_bwd_dkdv_kernel<<<gkv, 256, 0, s>>>(prec, q, k, v, o, lse, dout, dk, dv, (int)nq, (int)nk, (int)d, scale,
-                                                  causal);
+    GAIA__K_LAUNCH(attention_bwd_dkdv_kernel, gkv, 256, 0, s, prec, q, k, v, o, lse, dout, dk, dv, (int)nq, (int)nk,
+                   (int)d, scale, causal);
     int e = gaia__layer_launch_status();
     if (e) return e;
-    attention_bwd_dq_kernel<<<gq, 256, 0, s>>>(prec, q, k, v, o, lse, dout, dq, (int)nq, (int)nk, (int)d, scale,
-                                               causal);
+    GAIA__K_LAUNCH(attention_bwd_dq_kernel, gq, 256, 0, s, prec, q, k, v, o, lse, dout, dq, (int)nq, (int)nk, (int)d,
+                   scale, causal);
     return gaia__layer_launch_status();
 }
 
 extern "C" int gaia_cuda_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1,
                                float beta2, float eps, float weight_decay, float bc1, float bc2, void *stream) {
     if (n == 0) return 0;
-    adamw_kernel<<<grid_for(n, 256), 256, 0, (cudaStream_t)stream>>>(p, g, m, v, n, 1.0f - lr * weight_decay, lr / bc1,
-                                                                      1.0f / bc2, beta1, beta2, eps);
+    GAIA__K_LAUNCH(adamw_kernel, grid_for(n, 256), 256, 0, (cudaStream_t)stream, p, g, m, v, n,
+                   1.0f - lr * weight_decay, lr / bc1, 1.0f / bc2, beta1, beta2, eps);
     return gaia__layer_launch_status();
 }
 
@@ -1558,10 +1577,10 @@ extern "C" int gaia_cuda_layer_act_backward(int a, const float *dy, const float 
                                             size_t cols, void *stream) {
     size_t n = rows * cols;
     if (n == 0) return 0;
-    act_backward_kernel<<<grid_for(n, 256), 256, 0, (cudaStream_t)stream>>>(a, dy, s, dz, n);
+    GAIA__K_LAUNCH(act_backward_kernel, grid_for(n, 256), 256, 0, (cudaStream_t)stream, a, dy, s, dz, n);
     int e = gaia__layer_launch_status();
     if (e || !db) return e;
-    col_sum_kernel<<<(unsigned)((cols + 255) / 256), 256, 0, (cudaStream_t)stream>>>(dz, db, rows, cols);
+    GAIA__K_LAUNCH(col_sum_kernel, (unsigned)((cols + 255) / 256), 256, 0, (cudaStream_t)stream, dz, db, rows, cols);
     return gaia__layer_launch_status();
 }
 
@@ -1570,8 +1589,8 @@ extern "C" int gaia_cuda_layer_layernorm_train(const float *x, const float *w, c
     int threads = cols >= 1024 ? 1024 : cols >= 256 ? 256 : 64;
     for (size_t r0 = 0; r0 < rows; r0 += 65535u * 16u) {
         size_t nr = rows - r0 < 65535u * 16u ? rows - r0 : 65535u * 16u;
-        layernorm_kernel<<<(unsigned)nr, threads, 0, (cudaStream_t)stream>>>(x + r0 * cols, w, b, y + r0 * cols, cols,
-                                                                               eps, mean + r0, rstd + r0);
+        GAIA__K_LAUNCH(layernorm_kernel, (unsigned)nr, threads, 0, (cudaStream_t)stream, x + r0 * cols, w, b,
+                       y + r0 * cols, cols, eps, mean + r0, rstd + r0);
         int e = gaia__layer_launch_status();
         if (e) return e;
     }
@@ -1587,14 +1606,15 @@ extern "C" int gaia_cuda_layer_layernorm_backward(const float *x, const float *w
         int threads = cols >= 1024 ? 1024 : cols >= 256 ? 256 : 64;
         for (size_t r0 = 0; r0 < rows; r0 += 65535u * 16u) {
             size_t nr = rows - r0 < 65535u * 16u ? rows - r0 : 65535u * 16u;
-            layernorm_bwd_dx_kernel<<<(unsigned)nr, threads, 0, s>>>(x + r0 * cols, w, mean + r0, rstd + r0,
-                                                                      dy + r0 * cols, dx + r0 * cols, cols);
+            GAIA__K_LAUNCH(layernorm_bwd_dx_kernel, (unsigned)nr, threads, 0, s, x + r0 * cols, w, mean + r0, rstd + r0,
+                           dy + r0 * cols, dx + r0 * cols, cols);
             int e = gaia__layer_launch_status();
             if (e) return e;
         }
     }
     if (dw || db) {
-        layernorm_bwd_dwdb_kernel<<<(unsigned)((cols + 255) / 256), 256, 0, s>>>(x, mean, rstd, dy, dw, db, rows, cols);
+        GAIA__K_LAUNCH(layernorm_bwd_dwdb_kernel, (unsigned)((cols + 255) / 256), 256, 0, s, x, mean, rstd, dy, dw, db,
+                       rows, cols);
         return gaia__layer_launch_status();
     }
     return 0;
@@ -1607,17 +1627,17 @@ extern "C" int gaia_cuda_layer_hebbian_update(int rule, int textbook, unsigned f
                                               const float *post, float *theta, float *u, float *stats, void *stream) {
     cudaStream_t s = (cudaStream_t)stream;
     int e;
-    hebb_stats_kernel<<<1, 256, 0, s>>>(post, out, decay, h, flags, stats);
+    GAIA__K_LAUNCH(hebb_stats_kernel, 1, 256, 0, s, post, out, decay, h, flags, stats);
     if ((e = gaia__layer_launch_status())) return e;
     if (rule == RULE_OJA) {
-        oja_u_kernel<<<(unsigned)((in + 255) / 256), 256, 0, s>>>(W, pre, post, u, out, in);
+        GAIA__K_LAUNCH(oja_u_kernel, (unsigned)((in + 255) / 256), 256, 0, s, W, pre, post, u, out, in);
         if ((e = gaia__layer_launch_status())) return e;
     }
-    hebb_rows_kernel<<<(unsigned)out, in >= 512 ? 256 : 128, 0, s>>>(rule, W, rule == RULE_OJA ? u : pre, post, theta,
-                                                                      eta, flags, stats, in);
+    GAIA__K_LAUNCH(hebb_rows_kernel, (unsigned)out, in >= 512 ? 256 : 128, 0, s, rule, W, rule == RULE_OJA ? u : pre,
+                   post, theta, eta, flags, stats, in);
     if ((e = gaia__layer_launch_status())) return e;
     if (rule == RULE_BCM) {
-        bcm_theta_kernel<<<(unsigned)((out + 255) / 256), 256, 0, s>>>(theta, post, stats, out, textbook);
+        GAIA__K_LAUNCH(bcm_theta_kernel, (unsigned)((out + 255) / 256), 256, 0, s, theta, post, stats, out, textbook);
         if ((e = gaia__layer_launch_status())) return e;
     }
     return 0;
@@ -1625,16 +1645,16 @@ extern "C" int gaia_cuda_layer_hebbian_update(int rule, int textbook, unsigned f
 
 extern "C" int gaia_cuda_layer_gather_row(const float *X, size_t cols, const long long *step, float *dst,
                                           void *stream) {
-    gather_row_kernel<<<grid_for(cols, 256), 256, 0, (cudaStream_t)stream>>>(X, cols, step, dst);
+    GAIA__K_LAUNCH(gather_row_kernel, grid_for(cols, 256), 256, 0, (cudaStream_t)stream, X, cols, step, dst);
     return gaia__layer_launch_status();
 }
 extern "C" int gaia_cuda_layer_store_row(float *rows, size_t cols, const long long *step, const float *src,
                                          void *stream) {
-    store_row_kernel<<<grid_for(cols, 256), 256, 0, (cudaStream_t)stream>>>(rows, cols, step, src);
+    GAIA__K_LAUNCH(store_row_kernel, grid_for(cols, 256), 256, 0, (cudaStream_t)stream, rows, cols, step, src);
     return gaia__layer_launch_status();
 }
 extern "C" int gaia_cuda_layer_advance(long long *step, void *stream) {
-    advance_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(step);
+    GAIA__K_LAUNCH(advance_kernel, 1, 1, 0, (cudaStream_t)stream, step);
     return gaia__layer_launch_status();
 }
 // ---------------------------------------------------------------------
@@ -1812,10 +1832,12 @@ extern "C" int gaia_cuda_assembly_accumulate(unsigned long long fkey, uint32_t n
     gaia__asmk_fibre a = gaia__asmk_make(fkey, n_tgt, geo, guide, geo_len, geo_r32, map_keys, map_vals, map_mask,
                                          support, bin_cdf, bin_guide, bin_lo, bin_len, tgt_base);
     if (is_stimulus) {
-        gaia__asmk_stimulus<<<gaia__asmk_blocks(n_tgt, 256), 256, 0, st>>>(a, input);
+        GAIA__K_LAUNCH(gaia__asmk_stimulus, gaia__asmk_blocks(n_tgt, 256), 256, 0, st, a, input);
     } else {
         unsigned long long nseg = ((unsigned long long)n_tgt + GAIA__ASMK_SEG - 1) >> GAIA__ASMK_SEG_BITS;
-        if (K) gaia__asmk_accumulate<<<gaia__asmk_blocks((unsigned long long)K * nseg, 128), 128, 0, st>>>(a, src, K, nseg, input);
+        if (K)
+            GAIA__K_LAUNCH(gaia__asmk_accumulate, gaia__asmk_blocks((unsigned long long)K * nseg, 128), 128, 0, st, a,
+                           src, K, nseg, input);
     }
     return (int)cudaGetLastError();
 }
@@ -1865,11 +1887,11 @@ extern "C" int gaia_cuda_assembly_hebb_collect(unsigned long long fkey, uint32_t
     cudaError_t e = cudaMemsetAsync(count_dev, 0, sizeof(unsigned long long), st);
     if (e != cudaSuccess) return (int)e;
     if (is_stimulus) {
-        gaia__asmk_hebb_stim<<<gaia__asmk_blocks(n_tgt, 256), 256, 0, st>>>(a, bits, keys, cap, count_dev);
+        GAIA__K_LAUNCH(gaia__asmk_hebb_stim, gaia__asmk_blocks(n_tgt, 256), 256, 0, st, a, bits, keys, cap, count_dev);
     } else if (K) {
         unsigned long long nseg = ((unsigned long long)n_tgt + GAIA__ASMK_SEG - 1) >> GAIA__ASMK_SEG_BITS;
-        gaia__asmk_hebb<<<gaia__asmk_blocks((unsigned long long)K * nseg, 128), 128, 0, st>>>(a, src, K, nseg, bits,
-                                                                                          keys, cap, count_dev);
+        GAIA__K_LAUNCH(gaia__asmk_hebb, gaia__asmk_blocks((unsigned long long)K * nseg, 128), 128, 0, st, a, src, K,
+                       nseg, bits, keys, cap, count_dev);
     }
     return (int)cudaGetLastError();
 }
@@ -1896,7 +1918,7 @@ extern "C" int gaia_cuda_assembly_edges(unsigned long long fkey, uint32_t n_tgt,
                                         uint32_t *out, unsigned long long cap, unsigned long long *count_dev,
                                         uint32_t tgt_base, void *stream) {
     gaia__asmk_fibre a = gaia__asmk_make(fkey, n_tgt, geo, guide, geo_len, geo_r32, 0, 0, 0, 0, 0, 0, 0, 0, tgt_base);
-    gaia__asmk_edges<<<1, 1, 0, (cudaStream_t)stream>>>(a, i, out, cap, count_dev);
+    GAIA__K_LAUNCH(gaia__asmk_edges, 1, 1, 0, (cudaStream_t)stream, a, i, out, cap, count_dev);
     return (int)cudaGetLastError();
 }
 
@@ -1932,7 +1954,8 @@ extern "C" int gaia_cuda_assembly_topk_max(const unsigned long long *x, uint32_t
     cudaStream_t st = (cudaStream_t)stream;
     cudaError_t e = cudaMemsetAsync(mx_dev, 0, sizeof(unsigned long long), st);
     if (e != cudaSuccess) return (int)e;
-    gaia__asmk_max<<<gaia__asmk_blocks(n, 256) < 1024 ? gaia__asmk_blocks(n, 256) : 1024, 256, 0, st>>>(x, n, mx_dev);
+    GAIA__K_LAUNCH(gaia__asmk_max, gaia__asmk_blocks(n, 256) < 1024 ? gaia__asmk_blocks(n, 256) : 1024, 256, 0, st, x,
+                   n, mx_dev);
     return (int)cudaGetLastError();
 }
 
@@ -1941,7 +1964,7 @@ extern "C" int gaia_cuda_assembly_topk_hist(const unsigned long long *x, uint32_
     cudaStream_t st = (cudaStream_t)stream;
     cudaError_t e = cudaMemsetAsync(hist_dev, 0, 65536 * sizeof(uint32_t), st);
     if (e != cudaSuccess) return (int)e;
-    gaia__asmk_hist<<<gaia__asmk_blocks(n, 256), 256, 0, st>>>(x, n, shift, hist_dev);
+    GAIA__K_LAUNCH(gaia__asmk_hist, gaia__asmk_blocks(n, 256), 256, 0, st, x, n, shift, hist_dev);
     return (int)cudaGetLastError();
 }
 
@@ -1951,7 +1974,7 @@ extern "C" int gaia_cuda_assembly_topk_compact(const unsigned long long *x, uint
     cudaStream_t st = (cudaStream_t)stream;
     cudaError_t e = cudaMemsetAsync(counts_dev, 0, 2 * sizeof(unsigned long long), st);
     if (e != cudaSuccess) return (int)e;
-    gaia__asmk_compact<<<gaia__asmk_blocks(n, 256), 256, 0, st>>>(x, n, shift, d, above, cand, counts_dev);
+    GAIA__K_LAUNCH(gaia__asmk_compact, gaia__asmk_blocks(n, 256), 256, 0, st, x, n, shift, d, above, cand, counts_dev);
     return (int)cudaGetLastError();
 }
 
@@ -1987,7 +2010,9 @@ extern "C" int gaia_cuda_assembly_map_update(unsigned long long *mk, float *mv, 
     if (!(wmax <= GAIA__ASMK_WMAX)) wmax = GAIA__ASMK_WMAX;
     cudaError_t e = cudaMemsetAsync(inserted_dev, 0, sizeof(unsigned long long), st);
     if (e != cudaSuccess) return (int)e;
-    if (count) gaia__asmk_map_update<<<gaia__asmk_blocks(count, 256), 256, 0, st>>>(mk, mv, mask, keys, count, factor, wmax, inserted_dev);
+    if (count)
+        GAIA__K_LAUNCH(gaia__asmk_map_update, gaia__asmk_blocks(count, 256), 256, 0, st, mk, mv, mask, keys, count,
+                       factor, wmax, inserted_dev);
     return (int)cudaGetLastError();
 }
 
@@ -1999,7 +2024,7 @@ __global__ void gaia__asmk_map_clear(unsigned long long *mk, unsigned long long 
 }
 
 extern "C" int gaia_cuda_assembly_map_clear(unsigned long long *mk, unsigned long long cap, void *stream) {
-    gaia__asmk_map_clear<<<gaia__asmk_blocks(cap, 256), 256, 0, (cudaStream_t)stream>>>(mk, cap);
+    GAIA__K_LAUNCH(gaia__asmk_map_clear, gaia__asmk_blocks(cap, 256), 256, 0, (cudaStream_t)stream, mk, cap);
     return (int)cudaGetLastError();
 }
 
@@ -2019,8 +2044,8 @@ __global__ void gaia__asmk_map_rehash(const unsigned long long *ok, const float 
 extern "C" int gaia_cuda_assembly_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
                                              unsigned long long *nk, float *nv, unsigned long long mask,
                                              void *stream) {
-    gaia__asmk_map_rehash<<<gaia__asmk_blocks(old_cap, 256), 256, 0, (cudaStream_t)stream>>>(ok, ov, old_cap, nk, nv,
-                                                                                            mask);
+    GAIA__K_LAUNCH(gaia__asmk_map_rehash, gaia__asmk_blocks(old_cap, 256), 256, 0, (cudaStream_t)stream, ok, ov,
+                   old_cap, nk, nv, mask);
     return (int)cudaGetLastError();
 }
 
@@ -2036,7 +2061,9 @@ __global__ void gaia__asmk_bits_set(uint32_t *bits, const uint32_t *idx, uint32_
 
 extern "C" int gaia_cuda_assembly_bits_set(uint32_t *bits, const uint32_t *idx, uint32_t count, int value,
                                            void *stream) {
-    if (count) gaia__asmk_bits_set<<<gaia__asmk_blocks(count, 256), 256, 0, (cudaStream_t)stream>>>(bits, idx, count, value);
+    if (count)
+        GAIA__K_LAUNCH(gaia__asmk_bits_set, gaia__asmk_blocks(count, 256), 256, 0, (cudaStream_t)stream, bits, idx,
+                       count, value);
     return (int)cudaGetLastError();
 }
 
@@ -2051,7 +2078,9 @@ __global__ void gaia__asmk_gather(const unsigned long long *x, const uint32_t *i
 
 extern "C" int gaia_cuda_assembly_gather(const unsigned long long *x, const uint32_t *idx, uint32_t count,
                                          unsigned long long *out, void *stream) {
-    if (count) gaia__asmk_gather<<<gaia__asmk_blocks(count, 256), 256, 0, (cudaStream_t)stream>>>(x, idx, count, out);
+    if (count)
+        GAIA__K_LAUNCH(gaia__asmk_gather, gaia__asmk_blocks(count, 256), 256, 0, (cudaStream_t)stream, x, idx, count,
+                       out);
     return (int)cudaGetLastError();
 }
 // hrr module: CUDA kernels + extern "C" launchers (fragment of gaia_kernels.cu).
@@ -2083,8 +2112,8 @@ __global__ void gaia__hrr_spec_mul_kernel(size_t B, size_t nb, const float2 *a, 
 extern "C" int gaia_cuda_hrr_spec_mul(size_t B, size_t nb, const float *a, size_t a_rs, const float *b, size_t b_rs,
                                       int conj_b, float scale, float *out, void *stream) {
     // row strides arrive in floats; the kernel counts complex bins
-    gaia__hrr_spec_mul_kernel<<<gaia__hrr_grid(B * nb), GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(
-        B, nb, (const float2 *)a, a_rs / 2, (const float2 *)b, b_rs / 2, conj_b, scale, (float2 *)out);
+    GAIA__K_LAUNCH(gaia__hrr_spec_mul_kernel, gaia__hrr_grid(B * nb), GAIA__HRR_THREADS, 0, (cudaStream_t)stream, B, nb,
+                   (const float2 *)a, a_rs / 2, (const float2 *)b, b_rs / 2, conj_b, scale, (float2 *)out);
     return (int)cudaGetLastError();
 }
 
@@ -2134,8 +2163,8 @@ __global__ void gaia__hrr_spec_map_kernel(size_t n, int op, float p, float scale
 }
 extern "C" int gaia_cuda_hrr_spec_map(size_t B, size_t nb, int op, float p, float scale, const float *in,
                                       float *out, void *stream) {
-    gaia__hrr_spec_map_kernel<<<gaia__hrr_grid(B * nb), GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(
-        B * nb, op, p, scale, (const float2 *)in, (float2 *)out);
+    GAIA__K_LAUNCH(gaia__hrr_spec_map_kernel, gaia__hrr_grid(B * nb), GAIA__HRR_THREADS, 0, (cudaStream_t)stream,
+                   B * nb, op, p, scale, (const float2 *)in, (float2 *)out);
     return (int)cudaGetLastError();
 }
 
@@ -2149,15 +2178,15 @@ __global__ void gaia__hrr_cyclic_kernel(size_t B, size_t D, const float *x, size
 }
 extern "C" int gaia_cuda_hrr_cyclic(size_t B, size_t D, const float *x, size_t shift, int reverse, float *out,
                                     void *stream) {
-    gaia__hrr_cyclic_kernel<<<gaia__hrr_grid(B * D), GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(B, D, x, shift,
-                                                                                                  reverse, out);
+    GAIA__K_LAUNCH(gaia__hrr_cyclic_kernel, gaia__hrr_grid(B * D), GAIA__HRR_THREADS, 0, (cudaStream_t)stream, B, D, x,
+                   shift, reverse, out);
     return (int)cudaGetLastError();
 }
 
 // Sum of squares of one row by one block (double partials keep long rows exact
 // enough to match the CPU's double accumulation).
 __device__ double gaia__hrr_block_sumsq(const float *x, size_t D) {
-    __shared__ double part[GAIA__HRR_THREADS];
+    GAIA__K_SHARED(double, part, [GAIA__HRR_THREADS]);
     double s = 0.0;
     size_t i;
     unsigned w;
@@ -2192,8 +2221,8 @@ extern "C" int gaia_cuda_hrr_row_norms(size_t B, size_t D, const float *x, float
     size_t r0;
     for (r0 = 0; r0 < B; r0 += GAIA__HRR_ROWS_PER_LAUNCH) {
         size_t n = B - r0 < GAIA__HRR_ROWS_PER_LAUNCH ? B - r0 : GAIA__HRR_ROWS_PER_LAUNCH;
-        gaia__hrr_row_norms_kernel<<<(unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(D, x + r0 * D,
-                                                                                              norms + r0);
+        GAIA__K_LAUNCH(gaia__hrr_row_norms_kernel, (unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream, D,
+                       x + r0 * D, norms + r0);
     }
     return (int)cudaGetLastError();
 }
@@ -2201,8 +2230,8 @@ extern "C" int gaia_cuda_hrr_normalize(size_t B, size_t D, const float *x, float
     size_t r0;
     for (r0 = 0; r0 < B; r0 += GAIA__HRR_ROWS_PER_LAUNCH) {
         size_t n = B - r0 < GAIA__HRR_ROWS_PER_LAUNCH ? B - r0 : GAIA__HRR_ROWS_PER_LAUNCH;
-        gaia__hrr_normalize_kernel<<<(unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(D, x + r0 * D,
-                                                                                              out + r0 * D);
+        GAIA__K_LAUNCH(gaia__hrr_normalize_kernel, (unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream, D,
+                       x + r0 * D, out + r0 * D);
     }
     return (int)cudaGetLastError();
 }
@@ -2217,16 +2246,16 @@ __global__ void gaia__hrr_cosine_scale_kernel(size_t B, size_t M, float *sim, co
 }
 extern "C" int gaia_cuda_hrr_cosine_scale(size_t B, size_t M, float *sim, const float *na, const float *nb,
                                           void *stream) {
-    gaia__hrr_cosine_scale_kernel<<<gaia__hrr_grid(B * M), GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(B, M, sim,
-                                                                                                        na, nb);
+    GAIA__K_LAUNCH(gaia__hrr_cosine_scale_kernel, gaia__hrr_grid(B * M), GAIA__HRR_THREADS, 0, (cudaStream_t)stream, B,
+                   M, sim, na, nb);
     return (int)cudaGetLastError();
 }
 
 // First maximum of each row; any NaN in the row gives index -1 and NaN.
 __global__ void gaia__hrr_argmax_kernel(size_t M, const float *sim, float *best) {
-    __shared__ float val[GAIA__HRR_THREADS];
-    __shared__ size_t at[GAIA__HRR_THREADS];
-    __shared__ int nan[GAIA__HRR_THREADS];
+    GAIA__K_SHARED(float, val, [GAIA__HRR_THREADS]);
+    GAIA__K_SHARED(size_t, at, [GAIA__HRR_THREADS]);
+    GAIA__K_SHARED(int, nan, [GAIA__HRR_THREADS]);
     const float *s = sim + blockIdx.x * M;
     float v = -INFINITY;
     size_t a = (size_t)-1, j;
@@ -2266,8 +2295,8 @@ extern "C" int gaia_cuda_hrr_argmax_rows(size_t B, size_t M, const float *sim, f
     size_t r0;
     for (r0 = 0; r0 < B; r0 += GAIA__HRR_ROWS_PER_LAUNCH) {
         size_t n = B - r0 < GAIA__HRR_ROWS_PER_LAUNCH ? B - r0 : GAIA__HRR_ROWS_PER_LAUNCH;
-        gaia__hrr_argmax_kernel<<<(unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream>>>(M, sim + r0 * M,
-                                                                                           best + 2 * r0);
+        GAIA__K_LAUNCH(gaia__hrr_argmax_kernel, (unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream, M,
+                       sim + r0 * M, best + 2 * r0);
     }
     return (int)cudaGetLastError();
 }
@@ -2294,8 +2323,8 @@ __global__ void gaia__k_conv2d_im2col(gaia_conv2d_args a, const float *x, float 
 extern "C" int gaia_cuda_conv2d_im2col(const gaia_conv2d_args *a, const float *x_n, float *cols, void *stream) {
     size_t total = a->C * a->KH * a->KW * a->OH * a->OW;
     if (total == 0) return 0;
-    gaia__k_conv2d_im2col<<<gaia__k_blocks(total, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        *a, x_n, cols);
+    GAIA__K_LAUNCH(gaia__k_conv2d_im2col, gaia__k_blocks(total, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), *a, x_n, cols);
     return gaia__k_check();
 }
 
@@ -2328,7 +2357,8 @@ __global__ void gaia__k_conv2d_direct(gaia_conv2d_args a) {
 extern "C" int gaia_cuda_conv2d_direct(const gaia_conv2d_args *a, void *stream) {
     size_t total = a->N * a->O * a->OH * a->OW;
     if (total == 0) return 0;
-    gaia__k_conv2d_direct<<<gaia__k_blocks(total, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(*a);
+    GAIA__K_LAUNCH(gaia__k_conv2d_direct, gaia__k_blocks(total, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), *a);
     return gaia__k_check();
 }
 
@@ -2340,8 +2370,8 @@ __global__ void gaia__k_conv2d_bias(float *y, const float *bias, size_t total, s
 extern "C" int gaia_cuda_conv2d_bias(const gaia_conv2d_args *a, void *stream) {
     size_t P = a->OH * a->OW, total = a->N * a->O * P;
     if (total == 0 || !a->bias) return 0;
-    gaia__k_conv2d_bias<<<gaia__k_blocks(total, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        a->y, a->bias, total, P, a->O);
+    GAIA__K_LAUNCH(gaia__k_conv2d_bias, gaia__k_blocks(total, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), a->y, a->bias, total, P, a->O);
     return gaia__k_check();
 }
 
@@ -2379,7 +2409,8 @@ __global__ void gaia__k_pool2d(gaia_pool2d_args a) {
 extern "C" int gaia_cuda_pool2d(const gaia_pool2d_args *a, void *stream) {
     size_t total = a->planes * a->OH * a->OW;
     if (total == 0) return 0;
-    gaia__k_pool2d<<<gaia__k_blocks(total, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(*a);
+    GAIA__K_LAUNCH(gaia__k_pool2d, gaia__k_blocks(total, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream),
+                   *a);
     return gaia__k_check();
 }
 
@@ -2470,8 +2501,8 @@ __device__ void gaia__k_softmax_line(const float *x, float *y, size_t len, size_
 // Contiguous lines (inner == 1): G threads a line, GAIA__K_THREADS / G lines
 // a block.
 template <int G> __global__ void gaia__k_softmax_rows(const float *x, float *y, size_t rows, size_t len, int want_log) {
-    __shared__ float shf[GAIA__K_THREADS / 32];
-    __shared__ double shd[GAIA__K_THREADS / 32];
+    GAIA__K_SHARED(float, shf, [GAIA__K_THREADS / 32]);
+    GAIA__K_SHARED(double, shd, [GAIA__K_THREADS / 32]);
     size_t per = GAIA__K_THREADS / G, r;
     for (r = (size_t)blockIdx.x * per + threadIdx.x / G; r < rows; r += (size_t)gridDim.x * per)
         gaia__k_softmax_line<G>(x + r * len, y + r * len, len, 1, want_log, (int)(threadIdx.x % G), shf, shd);
@@ -2491,14 +2522,14 @@ extern "C" int gaia_cuda_softmax(const float *x, float *y, size_t outer, size_t 
     cudaStream_t st = gaia__k_stream(stream);
     if (outer == 0 || len == 0 || inner == 0) return 0;
     if (inner > 1)
-        gaia__k_softmax_cols<<<gaia__k_blocks(outer * inner, GAIA__K_THREADS), GAIA__K_THREADS, 0, st>>>(
-            x, y, outer, len, inner, want_log);
+        GAIA__K_LAUNCH(gaia__k_softmax_cols, gaia__k_blocks(outer * inner, GAIA__K_THREADS), GAIA__K_THREADS, 0, st, x,
+                       y, outer, len, inner, want_log);
     else if (len <= 1024) // a warp a line
-        gaia__k_softmax_rows<32><<<gaia__k_blocks(outer, GAIA__K_THREADS / 32), GAIA__K_THREADS, 0, st>>>(
-            x, y, outer, len, want_log);
+        GAIA__K_LAUNCH(gaia__k_softmax_rows<32>, gaia__k_blocks(outer, GAIA__K_THREADS / 32), GAIA__K_THREADS, 0, st, x,
+                       y, outer, len, want_log);
     else // a block a line
-        gaia__k_softmax_rows<GAIA__K_THREADS><<<gaia__k_blocks(outer, 1), GAIA__K_THREADS, 0, st>>>(x, y, outer, len,
-                                                                                                  want_log);
+        GAIA__K_LAUNCH(gaia__k_softmax_rows<GAIA__K_THREADS>, gaia__k_blocks(outer, 1), GAIA__K_THREADS, 0, st, x, y,
+                       outer, len, want_log);
     return gaia__k_check();
 }
 
@@ -2514,8 +2545,8 @@ __global__ void gaia__k_index_check(const float *idx, size_t n, float limit, uns
 extern "C" int gaia_cuda_index_check(const float *idx, size_t n, size_t limit, unsigned long long *first_bad,
                                      void *stream) {
     if (n == 0) return 0;
-    gaia__k_index_check<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        idx, n, (float)limit, first_bad);
+    GAIA__K_LAUNCH(gaia__k_index_check, gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream),
+                   idx, n, (float)limit, first_bad);
     return gaia__k_check();
 }
 
@@ -2532,8 +2563,8 @@ extern "C" int gaia_cuda_index_select(const float *x, size_t outer, size_t len, 
                                       size_t m, float *y, void *stream) {
     size_t n = outer * m * inner;
     if (n == 0) return 0;
-    gaia__k_index_select<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        x, len, inner, idx, m, n, y);
+    GAIA__K_LAUNCH(gaia__k_index_select, gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream),
+                   x, len, inner, idx, m, n, y);
     return gaia__k_check();
 }
 __global__ void gaia__k_gather(const float *x, size_t len, size_t inner, const float *idx, size_t m, size_t n, float *y) {
@@ -2547,8 +2578,8 @@ extern "C" int gaia_cuda_gather(const float *x, size_t outer, size_t len, size_t
                                 float *y, void *stream) {
     size_t n = outer * m * inner;
     if (n == 0) return 0;
-    gaia__k_gather<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(x, len, inner,
-                                                                                                    idx, m, n, y);
+    GAIA__K_LAUNCH(gaia__k_gather, gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream), x,
+                   len, inner, idx, m, n, y);
     return gaia__k_check();
 }
 
@@ -2568,8 +2599,8 @@ __global__ void gaia__k_scatter_add(float *y, size_t outer, size_t len, size_t i
 extern "C" int gaia_cuda_scatter_add(float *y, size_t outer, size_t len, size_t inner, const float *idx,
                                      const float *src, size_t m, void *stream) {
     if (outer == 0 || inner == 0 || m == 0) return 0;
-    gaia__k_scatter_add<<<gaia__k_blocks(outer * inner, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        y, outer, len, inner, idx, src, m);
+    GAIA__K_LAUNCH(gaia__k_scatter_add, gaia__k_blocks(outer * inner, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), y, outer, len, inner, idx, src, m);
     return gaia__k_check();
 }
 
@@ -2583,8 +2614,8 @@ __global__ void gaia__k_copy_rows(float *dst, size_t dst_ld, const float *src, s
 extern "C" int gaia_cuda_copy_rows(float *dst, size_t dst_ld, const float *src, size_t src_ld, size_t rows,
                                    size_t cols, void *stream) {
     if (rows == 0 || cols == 0) return 0;
-    gaia__k_copy_rows<<<gaia__k_blocks(rows * cols, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        dst, dst_ld, src, src_ld, rows, cols);
+    GAIA__K_LAUNCH(gaia__k_copy_rows, gaia__k_blocks(rows * cols, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), dst, dst_ld, src, src_ld, rows, cols);
     return gaia__k_check();
 }
 
@@ -2595,7 +2626,7 @@ extern "C" int gaia_cuda_copy_rows(float *dst, size_t dst_ld, const float *src, 
 // differs, which the float result shows only near a rounding tie).
 #define GAIA__K_SCAN_PER 4
 __global__ void gaia__k_cumsum_rows(const float *x, float *y, size_t rows, size_t len) {
-    __shared__ double wsum[GAIA__K_THREADS / 32];
+    GAIA__K_SHARED(double, wsum, [GAIA__K_THREADS / 32]);
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const size_t chunk = (size_t)GAIA__K_THREADS * GAIA__K_SCAN_PER;
     size_t r, c0;
@@ -2647,10 +2678,10 @@ extern "C" int gaia_cuda_cumsum(const float *x, float *y, size_t outer, size_t l
     cudaStream_t st = gaia__k_stream(stream);
     if (outer == 0 || len == 0 || inner == 0) return 0;
     if (inner > 1)
-        gaia__k_cumsum_cols<<<gaia__k_blocks(outer * inner, GAIA__K_THREADS), GAIA__K_THREADS, 0, st>>>(x, y, outer,
-                                                                                                     len, inner);
+        GAIA__K_LAUNCH(gaia__k_cumsum_cols, gaia__k_blocks(outer * inner, GAIA__K_THREADS), GAIA__K_THREADS, 0, st, x,
+                       y, outer, len, inner);
     else
-        gaia__k_cumsum_rows<<<gaia__k_blocks(outer, 1), GAIA__K_THREADS, 0, st>>>(x, y, outer, len);
+        GAIA__K_LAUNCH(gaia__k_cumsum_rows, gaia__k_blocks(outer, 1), GAIA__K_THREADS, 0, st, x, y, outer, len);
     return gaia__k_check();
 }
 
@@ -2683,7 +2714,7 @@ __device__ __forceinline__ void gaia__k_sort_put(const float *xl, size_t inner, 
 
 __global__ void gaia__k_sort_shared(const float *x, size_t outer, size_t len, size_t inner, size_t P, size_t k,
                                     uint32_t flip, float *values, float *indices) {
-    __shared__ unsigned long long key[GAIA__K_SORT_SHARED];
+    GAIA__K_SHARED(unsigned long long, key, [GAIA__K_SORT_SHARED]);
     size_t l;
     for (l = blockIdx.x; l < outer * inner; l += gridDim.x) {
         size_t o = l / inner, i = l % inner, t, size, stride;
@@ -2757,19 +2788,19 @@ extern "C" int gaia_cuda_sort(const float *x, size_t outer, size_t len, size_t i
     if (lines == 0 || len == 0 || k == 0) return 0;
     if (k > len) k = len;
     if (len <= GAIA__K_SORT_SHARED) {
-        gaia__k_sort_shared<<<gaia__k_blocks(lines, 1), GAIA__K_THREADS, 0, st>>>(x, outer, len, inner, P, k, flip,
-                                                                                 values, indices);
+        GAIA__K_LAUNCH(gaia__k_sort_shared, gaia__k_blocks(lines, 1), GAIA__K_THREADS, 0, st, x, outer, len, inner, P,
+                       k, flip, values, indices);
         return gaia__k_check();
     }
     if (!work || work_bytes < gaia_cuda_sort_workspace(outer, len, inner)) return (int)cudaErrorInvalidValue;
-    gaia__k_sort_load<<<gaia__k_blocks(lines * P, GAIA__K_THREADS), GAIA__K_THREADS, 0, st>>>(
-        x, outer, len, inner, P, flip, (unsigned long long *)work);
+    GAIA__K_LAUNCH(gaia__k_sort_load, gaia__k_blocks(lines * P, GAIA__K_THREADS), GAIA__K_THREADS, 0, st, x, outer, len,
+                   inner, P, flip, (unsigned long long *)work);
     for (size = 2; size <= P; size <<= 1)
         for (stride = size >> 1; stride > 0; stride >>= 1)
-            gaia__k_sort_stage<<<gaia__k_blocks(lines * P / 2, GAIA__K_THREADS), GAIA__K_THREADS, 0, st>>>(
-                (unsigned long long *)work, lines, P, size, stride);
-    gaia__k_sort_store<<<gaia__k_blocks(lines * k, GAIA__K_THREADS), GAIA__K_THREADS, 0, st>>>(
-        x, (const unsigned long long *)work, outer, len, inner, P, k, values, indices);
+            GAIA__K_LAUNCH(gaia__k_sort_stage, gaia__k_blocks(lines * P / 2, GAIA__K_THREADS), GAIA__K_THREADS, 0, st,
+                           (unsigned long long *)work, lines, P, size, stride);
+    GAIA__K_LAUNCH(gaia__k_sort_store, gaia__k_blocks(lines * k, GAIA__K_THREADS), GAIA__K_THREADS, 0, st, x,
+                   (const unsigned long long *)work, outer, len, inner, P, k, values, indices);
     return gaia__k_check();
 }
 
@@ -2807,8 +2838,8 @@ extern "C" int gaia_cuda_vsa_bsc_random(size_t B, size_t D, uint64_t seed, uint6
                                         void *stream) {
     size_t n = B * ((D + 63) / 64);
     if (n == 0) return 0;
-    gaia__k_vsa_bsc_random<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        B, D, seed, stream_id, out);
+    GAIA__K_LAUNCH(gaia__k_vsa_bsc_random, gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), B, D, seed, stream_id, out);
     return gaia__k_check();
 }
 
@@ -2823,8 +2854,8 @@ __global__ void gaia__k_vsa_bsc_xor(size_t B, size_t W, const uint64_t *a, size_
 extern "C" int gaia_cuda_vsa_bsc_xor(size_t B, size_t W, const uint64_t *a, size_t a_rs, const uint64_t *b,
                                      size_t b_rs, uint64_t *out, void *stream) {
     if (B * W == 0) return 0;
-    gaia__k_vsa_bsc_xor<<<gaia__k_blocks(B * W, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        B, W, a, a_rs, b, b_rs, out);
+    GAIA__K_LAUNCH(gaia__k_vsa_bsc_xor, gaia__k_blocks(B * W, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), B, W, a, a_rs, b, b_rs, out);
     return gaia__k_check();
 }
 
@@ -2882,8 +2913,8 @@ extern "C" int gaia_cuda_vsa_bsc_majority(size_t N, size_t K, size_t D, const ui
                                           uint64_t seed, uint64_t stream_id, uint64_t *out, void *stream) {
     size_t n = N * ((D + 63) / 64);
     if (n == 0) return 0;
-    gaia__k_vsa_bsc_majority<<<gaia__k_blocks(n, 128), 128, 0, gaia__k_stream(stream)>>>(N, K, D, x, weights, seed,
-                                                                                         stream_id, out);
+    GAIA__K_LAUNCH(gaia__k_vsa_bsc_majority, gaia__k_blocks(n, 128), 128, 0, gaia__k_stream(stream), N, K, D, x,
+                   weights, seed, stream_id, out);
     return gaia__k_check();
 }
 
@@ -2908,8 +2939,8 @@ __global__ void gaia__k_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint
 extern "C" int gaia_cuda_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint64_t *a, const uint64_t *x,
                                          int similarity, float *out, void *stream) {
     if (B == 0 || M == 0) return 0;
-    gaia__k_vsa_bsc_hamming<<<gaia__k_blocks(M * 32, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        B, M, D, a, x, similarity, out);
+    GAIA__K_LAUNCH(gaia__k_vsa_bsc_hamming, gaia__k_blocks(M * 32, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), B, M, D, a, x, similarity, out);
     return gaia__k_check();
 }
 
@@ -2940,8 +2971,8 @@ extern "C" int gaia_cuda_vsa_bsc_permute(size_t B, size_t D, const uint64_t *x, 
                                          void *stream) {
     size_t n = B * ((D + 63) / 64);
     if (n == 0) return 0;
-    gaia__k_vsa_bsc_permute<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        B, D, x, shift, out);
+    GAIA__K_LAUNCH(gaia__k_vsa_bsc_permute, gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), B, D, x, shift, out);
     return gaia__k_check();
 }
 
@@ -2954,8 +2985,8 @@ __global__ void gaia__k_vsa_bsc_to_bipolar(size_t B, size_t D, const uint64_t *x
 }
 extern "C" int gaia_cuda_vsa_bsc_to_bipolar(size_t B, size_t D, const uint64_t *x, float *out, void *stream) {
     if (B * D == 0) return 0;
-    gaia__k_vsa_bsc_to_bipolar<<<gaia__k_blocks(B * D, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        B, D, x, out);
+    GAIA__K_LAUNCH(gaia__k_vsa_bsc_to_bipolar, gaia__k_blocks(B * D, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), B, D, x, out);
     return gaia__k_check();
 }
 
@@ -2972,8 +3003,8 @@ __global__ void gaia__k_vsa_bipolar_to_bsc(size_t B, size_t D, const float *x, u
 extern "C" int gaia_cuda_vsa_bipolar_to_bsc(size_t B, size_t D, const float *x, uint64_t *out, void *stream) {
     size_t n = B * ((D + 63) / 64);
     if (n == 0) return 0;
-    gaia__k_vsa_bipolar_to_bsc<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        B, D, x, out);
+    GAIA__K_LAUNCH(gaia__k_vsa_bipolar_to_bsc, gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), B, D, x, out);
     return gaia__k_check();
 }
 
@@ -2996,8 +3027,8 @@ __global__ void gaia__k_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const 
 extern "C" int gaia_cuda_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const float *a, size_t a_rs, const float *b,
                                  size_t b_rs, float *out, void *stream) {
     if (B * n == 0) return 0;
-    gaia__k_vsa_mul<<<gaia__k_blocks(B * n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        B, n, cplx, conj_b, a, a_rs, b, b_rs, out);
+    GAIA__K_LAUNCH(gaia__k_vsa_mul, gaia__k_blocks(B * n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream),
+                   B, n, cplx, conj_b, a, a_rs, b, b_rs, out);
     return gaia__k_check();
 }
 
@@ -3017,8 +3048,8 @@ __global__ void gaia__k_vsa_bundle(size_t N, size_t K, size_t L, const float *x,
 extern "C" int gaia_cuda_vsa_bundle(size_t N, size_t K, size_t L, const float *x, const float *w, float *out,
                                     void *stream) {
     if (N * L == 0) return 0;
-    gaia__k_vsa_bundle<<<gaia__k_blocks(N * L, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        N, K, L, x, w, out);
+    GAIA__K_LAUNCH(gaia__k_vsa_bundle, gaia__k_blocks(N * L, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), N, K, L, x, w, out);
     return gaia__k_check();
 }
 
@@ -3049,8 +3080,8 @@ __global__ void gaia__k_vsa_quantize(int op, size_t B, size_t D, uint64_t seed, 
 extern "C" int gaia_cuda_vsa_quantize(int op, size_t B, size_t D, uint64_t seed, uint64_t stream_id, float *x,
                                       void *stream) {
     if (B * D == 0) return 0;
-    gaia__k_vsa_quantize<<<gaia__k_blocks(B * D, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        op, B, D, seed, stream_id, x);
+    GAIA__K_LAUNCH(gaia__k_vsa_quantize, gaia__k_blocks(B * D, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), op, B, D, seed, stream_id, x);
     return gaia__k_check();
 }
 
@@ -3064,8 +3095,8 @@ __global__ void gaia__k_vsa_permute(size_t B, size_t D, size_t comps, const floa
 extern "C" int gaia_cuda_vsa_permute(size_t B, size_t D, size_t comps, const float *x, size_t shift, float *out,
                                      void *stream) {
     if (B * D * comps == 0) return 0;
-    gaia__k_vsa_permute<<<gaia__k_blocks(B * D * comps, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(
-        B, D, comps, x, shift, out);
+    GAIA__K_LAUNCH(gaia__k_vsa_permute, gaia__k_blocks(B * D * comps, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), B, D, comps, x, shift, out);
     return gaia__k_check();
 }
 
@@ -3079,7 +3110,7 @@ __global__ void gaia__k_vsa_phasor(size_t n, const float *phase, float *out) {
 }
 extern "C" int gaia_cuda_vsa_phasor(size_t n, const float *phase, float *out, void *stream) {
     if (n == 0) return 0;
-    gaia__k_vsa_phasor<<<gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream)>>>(n, phase,
-                                                                                                         out);
+    GAIA__K_LAUNCH(gaia__k_vsa_phasor, gaia__k_blocks(n, GAIA__K_THREADS), GAIA__K_THREADS, 0, gaia__k_stream(stream),
+                   n, phase, out);
     return gaia__k_check();
 }
