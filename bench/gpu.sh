@@ -88,7 +88,8 @@ sanitizer=$(command -v compute-sanitizer 2>/dev/null || true)
 note "- device: $(printf '%s' "$gpu" | awk -F', ' '{print $1}')"
 note "- driver: $(printf '%s' "$gpu" | awk -F', ' '{print $2}'), memory $(printf '%s' "$gpu" | awk -F', ' '{print $3}')"
 note "- nvcc: $(nvcc --version 2>/dev/null | grep -i release | sed 's/.*release //' || true)"
-note "- compute-sanitizer: ${sanitizer:-not found (the sanitizer steps are skipped)}"
+if [ -n "$dry" ]; then note "- compute-sanitizer: ${sanitizer:-not found (a dry run echoes its steps all the same)}"
+else note "- compute-sanitizer: ${sanitizer:-not found (the sanitizer steps are skipped)}"; fi
 note "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)," \
      "$(git status --porcelain 2>/dev/null | wc -l | tr -d ' ') paths changed or new"
 note "- host: $(uname -srm), $jobs CPUs; budget ${budget} s for the whole run"
@@ -113,12 +114,12 @@ step() {
     log="$out/$(printf '%02d' "$nstep")-$name.log"
     now=$(date +%s)
     left=$((deadline - now))
-    [ "$limit" -gt "$left" ] && limit=$left
-    [ "$max_step" -gt 0 ] && [ "$limit" -gt "$max_step" ] && limit=$max_step
-    if [ "$limit" -lt 5 ]; then
+    if [ "$left" -lt 5 ]; then
         say "- SKIPPED $name: no time left in the ${budget} s budget"
         return 125
     fi
+    [ "$limit" -gt "$left" ] && limit=$left
+    [ "$max_step" -gt 0 ] && [ "$limit" -gt "$max_step" ] && limit=$max_step
     echo "== $name (limit $limit s): $*" | tee "$log"
     if [ -n "$dry" ]; then
         if [ "$name" = "${GAIA_GPU_SH_DRY_HANG:-}" ]; then set -- sleep $((limit + 60))
@@ -161,7 +162,7 @@ for b in $benches; do targets="$targets $bdir/bench/$b"; done
 # shellcheck disable=SC2086 # the targets are words
 if ! step build 180 make CUDA=1 CUDA_ARCH=native -j"$jobs" $targets; then
     note ""
-    note "The build failed: nothing else ran. Its last lines:"
+    note "The build did not succeed: nothing else ran. Its last lines:"
     note '```'
     tail -n 30 "$log" >> "$summary"
     note '```'
