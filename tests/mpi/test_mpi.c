@@ -9,20 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <stdarg.h>
 
 static int g_rank, g_size, g_failed_here, g_skipped_here;
 static gaia_ctx *g_ctx; /* the running test's context (new_ctx) */
 static char g_dir[512];
 
-#define CHECK(cond, ...)                                                           \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            fprintf(stderr, "rank %d/%d: %s:%d: ", g_rank, g_size, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                          \
-            fprintf(stderr, "\n");                                                 \
-            g_failed_here = 1;                                                     \
-            return;                                                                \
-        }                                                                          \
+/* Prints where and why a check failed on this rank and marks the test failed. */
+static void fail_at(const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "rank %d/%d: %s:%d: ", g_rank, g_size, file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    g_failed_here = 1;
+}
+
+#define CHECK(cond, ...)                                \
+    do {                                                \
+        if (!(cond)) {                                  \
+            fail_at(__FILE__, __LINE__, __VA_ARGS__);   \
+            return;                                     \
+        }                                               \
     } while (0)
 #define OK(ctx, call)                                                              \
     do {                                                                           \
@@ -507,14 +516,9 @@ static void test_hrr_bind_batch(void) {
 }
 
 /* Like CHECK, but goes on: the other ranks are still in the test's calls. */
-#define EXPECT(cond, ...)                                                          \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            fprintf(stderr, "rank %d/%d: %s:%d: ", g_rank, g_size, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                          \
-            fprintf(stderr, "\n");                                                 \
-            g_failed_here = 1;                                                     \
-        }                                                                          \
+#define EXPECT(cond, ...)                                                        \
+    do {                                                                         \
+        if (!(cond)) fail_at(__FILE__, __LINE__, __VA_ARGS__);                   \
     } while (0)
 
 /* Whether the context's last error holds every one of the (NULL-ended) words. */
