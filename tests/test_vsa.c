@@ -971,6 +971,16 @@ static double fpe_ref_value(const double *mag, const double *th, size_t D, doubl
     return s / (double)D;
 }
 
+/* Frees one case's downloads and vectors, leaving NULLs for the next case. */
+static void fpe_case_free(float **b, float **e, gaia_vsa **base, gaia_vsa **enc) {
+    free(*b);
+    free(*e);
+    *b = *e = NULL;
+    gaia_vsa_free(*base);
+    gaia_vsa_free(*enc);
+    *base = *enc = NULL;
+}
+
 static void vsa_fpe_large_values_match_float64(gt *t) {
     size_t D = 160 + (size_t)(gt_u64(t) % 97), n = 8, i, j, k;
     float vals[8] = {1e10f, -3e10f, 1e11f, 0.5f, 0, 0, 0, 0}, *b = NULL, *e = NULL, *xs = NULL;
@@ -1001,12 +1011,7 @@ static void vsa_fpe_large_values_match_float64(gt *t) {
     at = gt_mismatch(ref, e, n * D, 5e-5, 0.0);
     GT_CHECK_OR_DONE(t, at < 0, "hrr D = %zu: x^%g element %zu: float64 %.9g, got %.9g", D,
                      (double)vals[(size_t)at / D], (size_t)at % D, ref[at], (double)e[at]);
-    free(b);
-    free(e);
-    b = e = NULL;
-    gaia_vsa_free(base);
-    gaia_vsa_free(enc);
-    base = enc = NULL;
+    fpe_case_free(&b, &e, &base, &enc);
     /* FHRR, unitary: phases times v */
     GT_CHECK_OR_DONE(t, gaia_vsa_fpe_base(t->ctx, GAIA_VSA_FHRR, 1, D, &base) == GAIA_OK, "%s", gaia_last_error(t->ctx));
     GT_CHECK_OR_DONE(t, gaia_vsa_fpe_encode(t->ctx, base, vals, n, &enc) == GAIA_OK, "%s", gaia_last_error(t->ctx));
@@ -1028,12 +1033,7 @@ static void vsa_fpe_large_values_match_float64(gt *t) {
     GT_CHECK_OR_DONE(t, st == GAIA_ERR_INVALID_ARG && !nu && strstr(gaia_last_error(t->ctx), "gaia_vsa_fpe_encode") &&
                      strstr(gaia_last_error(t->ctx), "values[0]"), "2e12: %s (%s)", gaia_status_str(st),
                      gaia_last_error(t->ctx));
-    free(b);
-    free(e);
-    b = e = NULL;
-    gaia_vsa_free(base);
-    gaia_vsa_free(enc);
-    base = enc = NULL;
+    fpe_case_free(&b, &e, &base, &enc);
     /* HRR, not unitary (DC > 0, Nyquist > 0): magnitudes |x_k|^v */
     D += D % 2;
     xs = gt_alloc_floats(D);
