@@ -589,6 +589,8 @@ static void optim_create_refuses_a_parameter_without_requires_grad(gt *t) {
     d.lr = 0.1f;
     ps[0] = p.w, ps[1] = p.v;
     EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_optim_create(ctx, &d, ps, 2, &opt), "parameter 1 does not require");
+    ps[0] = p.v, ps[1] = p.w; /* the first one is checked too */
+    EXPECT_ERR(t, ctx, GAIA_ERR_INVALID_ARG, gaia_optim_create(ctx, &d, ps, 2, &opt), "parameter 0 does not require");
     GT_CHECK(t, opt == NULL, "a refused optimizer was written");
     optim_params_close(&p);
 }
