@@ -4395,7 +4395,14 @@ static gaia_status gaia__prepare_out(gaia_ctx *ctx, const char *fn, gaia_device 
         return st;
     } else {
         gaia_tensor *o = *out;
-        int i, same = o->ndim == ndim;
+        size_t numel;
+        int i, same;
+        /* the asked-for shape passes the checks a new tensor's would: an
+           ndim outside 1..GAIA_MAX_DIMS must not reach the comparison (or
+           the copy into tmp below) */
+        gaia_status st = gaia__check_shape(ctx, fn, ndim, shape, &numel);
+        if (st != GAIA_OK) return st;
+        same = o->ndim == ndim;
         for (i = 0; same && i < ndim; i++) same = o->shape[i] == shape[i];
         /* another context's memory may live in another allocator or pool */
         if (!gaia__ctx_related(o->storage->ctx, ctx)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out belongs to another context");

@@ -710,6 +710,63 @@ static void optim_load_out_of_memory_changes_nothing(gt *t) {
     GT_CHECK(t, h.live == 0, "%ld blocks leaked", h.live);
 }
 
+/* A save gives back every block it took: the context allocator's live
+   count is the same before and after gaia_optim_save (an SGD with momentum
+   and an AdamW after one step, so that moment buffers are written too),
+   and nothing is left once everything is destroyed. */
+static void optim_save_frees_every_block(gt *t) {
+    static const gaia_optim_kind kinds[2] = {GAIA_OPTIM_SGD, GAIA_OPTIM_ADAMW};
+    char path[600];
+    int c;
+    gt_tmp_path(path, sizeof path, "leak.safetensors");
+    for (c = 0; c < 2 && !t->failed; c++) {
+        gt_heap h;
+        gaia_ctx *ctx = NULL;
+        gaia_optim *opt = NULL;
+        gaia_optim_desc od;
+        gaia_tensor *p[2] = {NULL, NULL}, *target = NULL, *y = NULL, *loss = NULL;
+        size_t s[2] = {3, 4};
+        long live, calls;
+        gaia_status st;
+        int i;
+        if (gt_heap_ctx(&h, GAIA_DEVICE_CPU, &ctx) != GAIA_OK) {
+            gt_fail_at(t, __FILE__, __LINE__, "no context");
+            return;
+        }
+        gaia_ctx_set_seed(ctx, t->seed);
+        memset(&od, 0, sizeof od);
+        od.kind = kinds[c];
+        od.lr = 0.1f;
+        od.momentum = kinds[c] == GAIA_OPTIM_SGD ? 0.9f : 0.0f;
+        st = GAIA_OK;
+        for (i = 0; i < 2 && st == GAIA_OK; i++) {
+            st = gaia_tensor_randn(ctx, 2 - i, s + i, 0.0f, 1.0f, &p[i]);
+            if (st == GAIA_OK) st = gaia_tensor_set_requires_grad(ctx, p[i], 1);
+        }
+        if (st == GAIA_OK) st = gaia_optim_create(ctx, &od, p, 2, &opt);
+        if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 2, s, 0.0f, 1.0f, &target);
+        if (st == GAIA_OK) st = gaia_tensor_add(ctx, p[0], p[1], &y);
+        if (st == GAIA_OK) st = gaia_loss_mse(ctx, y, target, &loss);
+        if (st == GAIA_OK) st = gaia_backward(ctx, loss);
+        if (st == GAIA_OK) st = gaia_optim_step(opt);
+        if (st != GAIA_OK) gt_fail_at(t, __FILE__, __LINE__, "setup: %s", gaia_last_error(ctx));
+        live = h.live;
+        calls = h.calls;
+        if (!t->failed && (st = gaia_optim_save(opt, path)) != GAIA_OK)
+            gt_fail_at(t, __FILE__, __LINE__, "save: %s", gaia_last_error(ctx));
+        if (!t->failed && h.calls == calls) gt_fail_at(t, __FILE__, __LINE__, "the save allocated nothing");
+        if (!t->failed && h.live != live)
+            gt_fail_at(t, __FILE__, __LINE__, "%s: the save left %ld blocks allocated", c ? "AdamW" : "SGD",
+                       h.live - live);
+        gaia_optim_destroy(opt);
+        gaia_tensor_free(p[0]), gaia_tensor_free(p[1]), gaia_tensor_free(target), gaia_tensor_free(y);
+        gaia_tensor_free(loss);
+        gaia_ctx_destroy(ctx);
+        if (!t->failed && h.live) gt_fail_at(t, __FILE__, __LINE__, "%ld blocks leaked", h.live);
+    }
+    remove(path);
+}
+
 /* ---- Python's safetensors, both ways (skipped when it is not installed) ---- */
 static void safetensors_files_agree_with_python(gt *t) {
     char cmd[2400], script[600], ours[600], theirs[600];
@@ -914,6 +971,7 @@ const gt_case gt_ckpt_cases[] = {
     {"optim_resumed_training_is_bit_identical", optim_resumed_training_is_bit_identical},
     {"optim_load_mismatches_change_nothing", optim_load_mismatches_change_nothing},
     {"optim_load_out_of_memory_changes_nothing", optim_load_out_of_memory_changes_nothing},
+    {"optim_save_frees_every_block", optim_save_frees_every_block},
     {"checkpoint_functions_reject_bad_arguments", checkpoint_functions_reject_bad_arguments},
     {"train_mlp_resumed_run_matches_a_straight_one", train_mlp_resumed_run_matches_a_straight_one},
     {NULL, NULL},

@@ -328,6 +328,61 @@ static void kernels_are_reported_and_benchmarked(gt *t) {
     GT_CHECK(t, ms > 0, "no time for the hierarchy");
 }
 
+/* gaia_layer_benchmark_kernel: the bad inputs it refuses (a zero extent in
+   each kernel's shape, NULL, repeats < 1, an unknown kernel: INVALID_ARG
+   naming the function, ms untouched by a refusal of the arguments), and
+   every kernel on a tiny shape gives OK and a positive time. Attention
+   runs with shape[3] 0 and 1 (not causal, causal). */
+static void benchmark_kernel_refuses_bad_input_and_runs_every_kernel(gt *t) {
+    static const struct {
+        gaia_layer_kernel k;
+        size_t shape[4];
+        size_t bad[4]; /* the shape with a zero where the kernel needs an extent */
+    } cases[] = {
+        {GAIA_LAYER_KERNEL_GELU, {3, 8, 0, 0}, {3, 0, 0, 0}},
+        {GAIA_LAYER_KERNEL_LINEAR, {3, 8, 5, 0}, {3, 8, 0, 0}},
+        {GAIA_LAYER_KERNEL_LINEAR_GELU, {3, 8, 5, 0}, {0, 8, 5, 0}},
+        {GAIA_LAYER_KERNEL_LAYERNORM, {3, 8, 0, 0}, {0, 8, 0, 0}},
+        {GAIA_LAYER_KERNEL_ATTENTION, {2, 5, 8, 0}, {2, 5, 0, 0}},
+        {GAIA_LAYER_KERNEL_ATTENTION, {2, 5, 8, 1}, {2, 0, 8, 1}},
+        {GAIA_LAYER_KERNEL_ATTENTION_BF16, {2, 5, 8, 0}, {0, 5, 8, 0}},
+        {GAIA_LAYER_KERNEL_ATTENTION_F16, {2, 5, 8, 1}, {2, 5, 0, 1}},
+        {GAIA_LAYER_KERNEL_HEBBIAN, {6, 4, 0, 0}, {6, 0, 0, 0}},
+        {GAIA_LAYER_KERNEL_HIERARCHY, {2, 0, 0, 0}, {0, 0, 0, 0}},
+    };
+    size_t i, ok4[4] = {3, 8, 0, 0};
+    int seen[GAIA_LAYER_KERNEL_COUNT];
+    double ms;
+    memset(seen, 0, sizeof seen);
+    ms = -7.0;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_benchmark_kernel(NULL, GAIA_LAYER_KERNEL_GELU, ok4, 1, &ms));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_benchmark_kernel(t->ctx, GAIA_LAYER_KERNEL_GELU, NULL, 1, &ms));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_benchmark_kernel(t->ctx, GAIA_LAYER_KERNEL_GELU, ok4, 1, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_benchmark_kernel(t->ctx, GAIA_LAYER_KERNEL_GELU, ok4, 0, &ms));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_layer_benchmark_kernel") && strstr(gaia_last_error(t->ctx), "repeats 0"),
+             "message: %s", gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_benchmark_kernel(t->ctx, GAIA_LAYER_KERNEL_GELU, ok4, -3, &ms));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_benchmark_kernel(t->ctx, (gaia_layer_kernel)-1, ok4, 1, &ms));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG,
+              gaia_layer_benchmark_kernel(t->ctx, (gaia_layer_kernel)GAIA_LAYER_KERNEL_COUNT, ok4, 1, &ms));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "unknown kernel"), "message: %s", gaia_last_error(t->ctx));
+    GT_CHECK(t, ms == -7.0, "a refused call wrote ms (%g)", ms);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *name = gaia_layer_kernel_str(cases[i].k);
+        if (cases[i].k != GAIA_LAYER_KERNEL_HIERARCHY) { /* the hierarchy's shape[0] 0 means its default length */
+            GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_benchmark_kernel(t->ctx, cases[i].k, cases[i].bad, 1, &ms));
+            GT_CHECK(t, strstr(gaia_last_error(t->ctx), "need shape"), "%s: message: %s", name, gaia_last_error(t->ctx));
+        }
+        ms = 0.0;
+        GT_OK(t, gaia_layer_benchmark_kernel(t->ctx, cases[i].k, cases[i].shape, 2, &ms));
+        GT_CHECK(t, ms > 0.0 && ms < 1e4, "%s (shape %zu %zu %zu %zu): %g ms", name, cases[i].shape[0],
+                 cases[i].shape[1], cases[i].shape[2], cases[i].shape[3], ms);
+        seen[cases[i].k] = 1;
+    }
+    for (i = 0; i < GAIA_LAYER_KERNEL_COUNT; i++)
+        GT_CHECK(t, seen[i], "kernel %s is not benchmarked here", gaia_layer_kernel_str((gaia_layer_kernel)i));
+}
+
 /* ----------------------------------------------------------------- layers */
 static void reactive_layer_is_act_of_affine_map(gt *t) {
     static const gaia_layer_act acts[4] = {GAIA_LAYER_ACT_RELU, GAIA_LAYER_ACT_SIGMOID, GAIA_LAYER_ACT_TANH,
@@ -1284,6 +1339,8 @@ const gt_case gt_layer_cases[] = {
     {"layer_attention_low_precision_is_close", attention_low_precision_is_close},
     {"layer_attention_three_dims_equal_four", attention_three_dims_equal_four},
     {"layer_kernels_are_reported_and_benchmarked", kernels_are_reported_and_benchmarked},
+    {"layer_benchmark_kernel_refuses_bad_input_and_runs_every_kernel",
+     benchmark_kernel_refuses_bad_input_and_runs_every_kernel},
     {"layer_reactive_is_act_of_affine_map", reactive_layer_is_act_of_affine_map},
     {"layer_weight_inits_have_their_scale", weight_inits_have_their_scale},
     {"layer_hebbian_update_matches_hand_computed", hebbian_update_matches_hand_computed},

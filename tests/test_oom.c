@@ -10,10 +10,14 @@
      - no block leaks (the context's allocator is back to zero blocks).
    The reference is the same call in a fresh context with the same seed.
    An optimizer's state counts as an input: its parameters' values and
-   gradients, its moment buffers and step count (through gaia_optim_save). */
+   gradients, its moment buffers and step count (through gaia_optim_save).
+   Saves to a file have their own sweep (sweep_save): the old file at the
+   target stays byte for byte, no temporary file is left, and the retry
+   writes the bytes of a save that never failed. */
 #include "gaia_test.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 
 #define OOM_MAX_CALLS 4000 /* a sweep longer than this is a test bug */
 #define OOM_IN 5
@@ -533,7 +537,6 @@ static void oom_tensor_operations(gt *t) {
     sweep(t, "reshape", set_mat, r_reshape);
     sweep(t, "slice_rows", set_mat, r_slice);
     sweep(t, "npy_image", set_mat, r_npy_image);
-    sweep(t, "save_npy", set_mat, r_save_npy);
     sweep(t, "load_npy", set_npy_file, r_load_npy);
     sweep(t, "sgemm", set_none, r_sgemm);
 }
@@ -573,7 +576,6 @@ static void oom_hrr_operations(gt *t) {
     sweep(t, "hrr_unbind_host", set_none, r_unbind_host);
     sweep(t, "codebook_create + add", set_none, r_codebook_create);
     sweep(t, "codebook_vectors", set_codebook, r_codebook_vectors);
-    sweep(t, "codebook_save", set_codebook, r_codebook_save);
     sweep(t, "hrr_random", set_none, r_hrr_random);
     sweep(t, "hrr_unitary", set_none, r_hrr_unitary);
     sweep(t, "hrr_bind", set_rows, r_bind);
@@ -809,6 +811,240 @@ static void oom_optimizer_steps(gt *t, gaia_optim_kind kind) {
 static void oom_sgd_steps(gt *t) { oom_optimizer_steps(t, GAIA_OPTIM_SGD); }
 static void oom_adamw_steps(gt *t) { oom_optimizer_steps(t, GAIA_OPTIM_ADAMW); }
 
+/* ---- saves: a failed save keeps the old file ----
+   Every save that writes a file, swept like the rest, with more checks on
+   the disk: before each call the target path holds a good file of the same
+   kind (an older object's), and after a failed call that file is still
+   there byte for byte, with no "<path>.tmp-*" file left beside it; the
+   retry (and a call that said OK) writes the same bytes as a save that
+   never ran short of memory. */
+#define OOM_SAVE_PATHS 2 /* a codebook writes two files */
+
+typedef struct oom_save {
+    const char *what;
+    oom_setup_fn setup, old_setup; /* old_setup makes the object of the file already there */
+    oom_run_fn run;
+    const char *file;              /* the target's name in the scratch directory */
+    const char *second;            /* another file the save writes (NULL: none) */
+} oom_save;
+
+/* The whole file at path into b (b->p NULL when there is no file). */
+static void oom_slurp(const char *path, oom_buf *b) {
+    FILE *f = fopen(path, "rb");
+    memset(b, 0, sizeof *b);
+    if (!f) return;
+    b->p = (unsigned char *)malloc(1); /* an empty file: p set, n 0 */
+    for (;;) {
+        unsigned char chunk[4096];
+        size_t got = fread(chunk, 1, sizeof chunk, f);
+        if (!got) break;
+        buf_put(b, chunk, got);
+    }
+    fclose(f);
+}
+
+static int oom_spill(const char *path, const oom_buf *b) {
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(b->p, 1, b->n, f) == b->n;
+    if (f) ok &= fclose(f) == 0;
+    return ok;
+}
+
+static int oom_same(const oom_buf *a, const oom_buf *b) {
+    return a->p && b->p && a->n == b->n && memcmp(a->p, b->p, a->n) == 0;
+}
+
+/* How many "<path>.tmp-" files lie beside path (-1: the directory cannot be read). */
+static int oom_temps(const char *path) {
+    char dir[600];
+    const char *base = strrchr(path, '/');
+    size_t blen;
+    DIR *d;
+    struct dirent *de;
+    int n = 0;
+    if (base) {
+        snprintf(dir, sizeof dir, "%.*s", (int)(base - path), path);
+        base++;
+    } else {
+        snprintf(dir, sizeof dir, ".");
+        base = path;
+    }
+    blen = strlen(base);
+    if (!(d = opendir(dir[0] ? dir : "/"))) return -1;
+    while ((de = readdir(d)) != NULL)
+        if (strncmp(de->d_name, base, blen) == 0 && strncmp(de->d_name + blen, ".tmp-", 5) == 0) n++;
+    closedir(d);
+    return n;
+}
+
+/* The target paths of a save: e->path and the second file, if any. */
+static int oom_save_paths(const oom_save *sv, char path[OOM_SAVE_PATHS][600]) {
+    gt_tmp_path(path[0], 600, sv->file);
+    if (!sv->second) return 1;
+    gt_tmp_path(path[1], 600, sv->second);
+    return 2;
+}
+
+/* Runs setup and the save in a fresh context seeded with seed, and reads
+   the files it wrote into out[]. 0 on success. */
+static int oom_save_files(gt *t, const oom_save *sv, oom_setup_fn setup, uint64_t seed, oom_buf *out) {
+    gt_heap h;
+    oom_env e;
+    char path[OOM_SAVE_PATHS][600];
+    int np = oom_save_paths(sv, path), i, bad;
+    gt run = *t;
+    run.seed = seed;
+    for (i = 0; i < np; i++) remove(path[i]);
+    bad = env_open(&run, &e, &h, setup);
+    if (!bad) {
+        snprintf(e.path, sizeof e.path, "%s", path[0]);
+        bad = sv->run(&e) != GAIA_OK;
+        if (bad)
+            gt_fail_at(t, __FILE__, __LINE__, "%s: the save that does not run short failed: %s", sv->what,
+                       gaia_last_error(e.ctx));
+    } else
+        gt_fail_at(t, __FILE__, __LINE__, "%s: setup failed", sv->what);
+    teardown(&e);
+    if (!bad && h.live) {
+        gt_fail_at(t, __FILE__, __LINE__, "%s: %ld blocks leaked by a successful save", sv->what, h.live);
+        bad = 1;
+    }
+    for (i = 0; i < np; i++) {
+        oom_slurp(path[i], &out[i]);
+        remove(path[i]);
+        if (!bad && !out[i].p) {
+            gt_fail_at(t, __FILE__, __LINE__, "%s: the save wrote no %s", sv->what, path[i]);
+            bad = 1;
+        }
+    }
+    return bad;
+}
+
+/* Each path holds want[] (the old file or the reference) and no temporary file lies beside it. */
+static int oom_disk_is(gt *t, const oom_save *sv, long k, const char *when, char path[OOM_SAVE_PATHS][600], int np,
+                       const oom_buf *want) {
+    int i;
+    for (i = 0; i < np; i++) {
+        oom_buf now;
+        int temps = oom_temps(path[i]), same;
+        oom_slurp(path[i], &now);
+        same = oom_same(&now, &want[i]);
+        if (!same)
+            gt_fail_at(t, __FILE__, __LINE__, "%s: allocation %ld: %s, %s is %s (%zu bytes, want %zu)", sv->what, k,
+                       when, path[i], !now.p ? "gone" : "not the file it should be", now.n, want[i].n);
+        else if (temps != 0)
+            gt_fail_at(t, __FILE__, __LINE__, "%s: allocation %ld: %s, %d temporary files beside %s", sv->what, k, when,
+                       temps, path[i]);
+        free(now.p);
+        if (!same || temps != 0) return 0;
+    }
+    return 1;
+}
+
+static void sweep_save(gt *t, const oom_save *sv) {
+    gt_heap h;
+    oom_env e;
+    oom_buf ref[OOM_SAVE_PATHS], old[OOM_SAVE_PATHS], before, after;
+    char path[OOM_SAVE_PATHS][600];
+    int np = oom_save_paths(sv, path), i;
+    long k, failures = 0;
+    gaia_status st;
+    memset(ref, 0, sizeof ref);
+    memset(old, 0, sizeof old);
+    if (oom_save_files(t, sv, sv->setup, t->seed, ref) || oom_save_files(t, sv, sv->old_setup, t->seed + 1, old))
+        goto done;
+    for (i = 0; i < np; i++)
+        if (oom_same(&ref[i], &old[i])) {
+            gt_fail_at(t, __FILE__, __LINE__, "%s: the old %s equals the new one: the test could not tell them apart",
+                       sv->what, path[i]);
+            goto done;
+        }
+    for (k = 1; k <= OOM_MAX_CALLS; k++) {
+        long calls0;
+        int reached;
+        for (i = 0; i < np; i++)
+            if (!oom_spill(path[i], &old[i])) gt_fail_at(t, __FILE__, __LINE__, "%s: cannot write %s", sv->what, path[i]);
+        if (t->failed || env_open(t, &e, &h, sv->setup)) {
+            if (!t->failed) gt_fail_at(t, __FILE__, __LINE__, "%s: setup failed", sv->what);
+            teardown(&e);
+            break;
+        }
+        snprintf(e.path, sizeof e.path, "%s", path[0]);
+        before = snapshot(&e, 0);
+        calls0 = h.calls;
+        gt_heap_fail_in(&h, k);
+        st = sv->run(&e);
+        reached = h.calls - calls0 >= k;
+        gt_heap_fail_in(&h, 0);
+        if (st == GAIA_OK) /* an optional allocation failed: the save is whole */
+            oom_disk_is(t, sv, k, "the save said OK", path, np, ref);
+        else {
+            failures++;
+            if (st != GAIA_ERR_OUT_OF_MEMORY || !gaia_last_error(e.ctx)[0])
+                gt_fail_at(t, __FILE__, __LINE__, "%s: allocation %ld: %s (%s)", sv->what, k, gaia_status_str(st),
+                           gaia_last_error(e.ctx));
+            else if (oom_disk_is(t, sv, k, "the save failed", path, np, old)) {
+                after = snapshot(&e, 0);
+                if (after.n != before.n || memcmp(after.p, before.p, before.n) != 0)
+                    gt_fail_at(t, __FILE__, __LINE__, "%s: allocation %ld: the saved object changed", sv->what, k);
+                free(after.p);
+                st = sv->run(&e); /* memory is back: the same bytes as a save that never failed */
+                if (st != GAIA_OK)
+                    gt_fail_at(t, __FILE__, __LINE__, "%s: allocation %ld: the retry failed: %s", sv->what, k,
+                               gaia_last_error(e.ctx));
+                else
+                    oom_disk_is(t, sv, k, "after the retry", path, np, ref);
+            }
+        }
+        free(before.p);
+        teardown(&e);
+        if (h.live && !t->failed)
+            gt_fail_at(t, __FILE__, __LINE__, "%s: allocation %ld: %ld blocks leaked", sv->what, k, h.live);
+        if (t->failed || !reached) break;
+    }
+    if (!t->failed && k > OOM_MAX_CALLS) gt_fail_at(t, __FILE__, __LINE__, "%s: more than %d allocations", sv->what, OOM_MAX_CALLS);
+    if (!t->failed && failures == 0) gt_fail_at(t, __FILE__, __LINE__, "%s: allocates nothing that can fail", sv->what);
+done:
+    for (i = 0; i < np; i++) {
+        remove(path[i]);
+        free(ref[i].p);
+        free(old[i].p);
+    }
+}
+
+static gaia_status r_safetensors_save(oom_env *e) {
+    static const char *const meta[] = {"note", "swept", NULL};
+    gaia_named_tensor items[3];
+    items[0].name = "w", items[0].tensor = e->in[0];
+    items[1].name = "b", items[1].tensor = e->in[1];
+    items[2].name = "x", items[2].tensor = e->in[2];
+    return gaia_safetensors_save(e->ctx, e->path, items, 3, meta);
+}
+static gaia_status r_optim_save(oom_env *e) { return gaia_optim_save(e->opt, e->path); }
+static gaia_status r_brain_save(oom_env *e) { return gaia_brain_save(e->brain, e->path); }
+/* A codebook with other names: the old names file differs from the new one. */
+static int set_codebook_old(oom_env *e) {
+    return set_codebook(e) || gaia_hrr_codebook_add(e->ctx, e->cb, "only in the old file", NULL, NULL) != GAIA_OK;
+}
+
+static void oom_saves(gt *t) {
+    static const oom_save saves[] = {
+        {"save_npy", set_mat, set_mat, r_save_npy, "oom_save.npy", NULL},
+        {"safetensors_save", set_mat, set_mat, r_safetensors_save, "oom_save.safetensors", NULL},
+        {"optim_save (AdamW)", set_optim, set_optim, r_optim_save, "oom_save_optim.safetensors", NULL},
+        {"codebook_save", set_codebook, set_codebook_old, r_codebook_save, "oom_save_cb.npy", "oom_save_cb.names.txt"},
+        {"brain_save (explicit)", set_brain_explicit, set_brain_explicit, r_brain_save, "oom_save_brain.bin", NULL},
+        {"brain_save (lazy)", set_brain_lazy, set_brain_lazy, r_brain_save, "oom_save_brain.bin", NULL},
+    };
+    size_t i;
+    memset(&oom_od, 0, sizeof oom_od);
+    oom_od.kind = GAIA_OPTIM_ADAMW;
+    oom_od.lr = 0.05f;
+    oom_od.weight_decay = 0.01f;
+    oom_warm = 2; /* moments and a step count to save */
+    for (i = 0; i < sizeof saves / sizeof saves[0] && !t->failed; i++) sweep_save(t, &saves[i]);
+}
+
 /* ---- 2-D convolution, pooling and eigenvalues (issue 18) ---- */
 static int set_conv(oom_env *e) {
     size_t xs[4] = {2, 4, 9, 9}, ws[4] = {8, 4, 3, 3}, bs[1] = {8}, ds[4] = {4, 1, 3, 3};
@@ -852,5 +1088,6 @@ const gt_case gt_oom_cases[] = {
     {"oom_conv_and_eigh_operations_fail_cleanly_and_retry", oom_conv_and_eigh_operations},
     {"oom_optim_sgd_steps_change_nothing_when_they_fail_and_retry_exactly", oom_sgd_steps},
     {"oom_optim_adamw_steps_change_nothing_when_they_fail_and_retry_exactly", oom_adamw_steps},
+    {"oom_saves_keep_the_old_file_and_leave_no_temporary_file", oom_saves},
     {NULL, NULL},
 };

@@ -90,6 +90,29 @@ static void creation_rejects_bad_shapes(gt *t) {
     gaia_tensor_free(wrong);
 }
 
+/* An existing output does not let a bad shape through: ndim 0, ndim above
+   GAIA_MAX_DIMS (whose extents once were copied into a GAIA_MAX_DIMS array
+   for the message) and a zero extent get the message a new tensor gets,
+   and the output keeps its values. */
+static void creation_into_an_existing_out_checks_the_shape(gt *t) {
+    gaia_tensor *out = NULL;
+    size_t two[2] = {2, 2}, zero[2] = {2, 0}, five[5] = {2, 1, 1, 1, 1};
+    float v[2];
+    GT_OK(t, gaia_tensor_full(t->ctx, 1, two, 7.0f, &out));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_zeros(t->ctx, 0, two, &out));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_tensor_zeros") && strstr(gaia_last_error(t->ctx), "ndim 0 outside 1..4"),
+             "message: %s", gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_randn(t->ctx, 5, five, 0.0f, 1.0f, &out));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "ndim 5 outside 1..4"), "message: %s", gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_from_host(t->ctx, -1, two, v, &out));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_ones(t->ctx, 2, zero, &out));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "dimension 1 is zero"), "message: %s", gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_full(t->ctx, 1, NULL, 1.0f, &out));
+    GT_OK(t, gaia_tensor_to_host(t->ctx, out, v, 2));
+    GT_CHECK(t, v[0] == 7.0f && v[1] == 7.0f, "a refused output was modified");
+    gaia_tensor_free(out);
+}
+
 static void unary_ops_match_float64(gt *t) {
     size_t shape[2] = {37, 129}, n = 37 * 129, i;
     int op;
@@ -596,6 +619,7 @@ const gt_case gt_tensor_cases[] = {
     {"tensor_creation_fills_the_requested_values", creation_fills_the_requested_values},
     {"tensor_arange_counts_like_numpy", arange_counts_like_numpy},
     {"tensor_creation_rejects_bad_shapes", creation_rejects_bad_shapes},
+    {"tensor_creation_into_an_existing_out_checks_the_shape", creation_into_an_existing_out_checks_the_shape},
     {"tensor_unary_ops_match_float64", unary_ops_match_float64},
     {"tensor_named_unary_wrappers_and_in_place_use", named_unary_wrappers_and_in_place_use},
     {"tensor_binary_ops_broadcast_like_numpy", binary_ops_broadcast_like_numpy},

@@ -124,6 +124,49 @@ static void softmax_matches_float64_on_every_axis(gt *t) {
     }
 }
 
+/* A row whose maximum lies only in lanes 48..63 of 64-float blocks (the
+   last of the four accumulators of the vectorised row maximum) 120 above
+   the rest: a maximum that missed those lanes would put e^(~117) into a
+   float and overflow. Rows of 128 (the pipelined path) and 5000 (longer
+   than the CPU's chunk); softmax and log-softmax against float64. */
+static void softmax_finds_a_maximum_in_the_last_lanes(gt *t) {
+    static const size_t shapes[2][2] = {{6, 128}, {3, 5000}};
+    int si, lg;
+    for (si = 0; si < 2; si++)
+        for (lg = 0; lg < 2; lg++) {
+            size_t rows = shapes[si][0], len = shapes[si][1], n = rows * len, full = len / 64 * 64, r, j;
+            float *hx = gt_alloc_floats(n), *out = NULL;
+            double *ref = (double *)malloc(n * sizeof(double));
+            gaia_tensor *x = NULL, *y = NULL;
+            long bad;
+            GT_CHECK_OR_DONE(t, hx && ref, "out of host memory");
+            gt_fill_normal(t, hx, n);
+            for (r = 0; r < rows; r++) {
+                size_t hits = 0;
+                for (j = 48; j < full; j += j % 64 == 63 ? 49 : 1)
+                    if (to_rand(t, 4) == 0 || (j % 64 == 63 && hits == 0)) {
+                        hx[r * len + j] += 120.0f;
+                        hits++;
+                    }
+            }
+            for (r = 0; r < rows; r++) ref_softmax_line(hx + r * len, ref + r * len, len, 1, lg);
+            TO_OK(t, gaia_tensor_from_host(t->ctx, 2, shapes[si], hx, &x));
+            TO_OK(t, lg ? gaia_tensor_log_softmax(t->ctx, x, 1, &y) : gaia_tensor_softmax(t->ctx, x, 1, &y));
+            out = gt_host(t, y);
+            GT_CHECK_OR_DONE(t, out, "download");
+            bad = gt_mismatch(ref, out, n, lg ? 1e-5 : 1e-7, 1e-5);
+            GT_CHECK_OR_DONE(t, bad < 0, "rows of %zu, %s: element %ld (lane %ld) ref %.9g got %.9g", len,
+                             lg ? "log_softmax" : "softmax", bad, bad % (long)len % 64, ref[bad], (double)out[bad]);
+        done:
+            free(hx);
+            free(ref);
+            free(out);
+            gaia_tensor_free(x);
+            gaia_tensor_free(y);
+            if (t->failed) return;
+        }
+}
+
 /* Expected softmax (want_log 0) or log-softmax of a line with special
    values, by the rules of gaia.h: a NaN makes the line NaN; +inf entries
    share the mass; only -inf gives 0 (log -inf); else -inf entries give 0. */
@@ -994,6 +1037,7 @@ static void tensor_ops_cuda_matches_cpu(gt *t) {
 const gt_case gt_tensor_ops_cases[] = {
     {"tensor_ops_softmax_matches_float64_on_every_axis", softmax_matches_float64_on_every_axis},
     {"tensor_ops_softmax_special_lines_follow_the_rules", softmax_special_lines_follow_the_rules},
+    {"tensor_ops_softmax_finds_a_maximum_in_the_last_lanes", softmax_finds_a_maximum_in_the_last_lanes},
     {"tensor_ops_gather_scatter_and_select_match_reference", gather_scatter_and_select_match_reference},
     {"tensor_ops_bad_indices_are_named_and_nothing_is_written", bad_indices_are_named_and_nothing_is_written},
     {"tensor_ops_concat_and_stack_match_reference", concat_and_stack_match_reference},
