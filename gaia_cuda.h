@@ -1259,10 +1259,12 @@ int gaia_cuda_assembly_topk_compact(const unsigned long long *x, uint32_t n, int
                                     uint32_t *above, uint32_t *cand, unsigned long long *counts_dev, void *stream);
 int gaia_cuda_assembly_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
                                   const unsigned long long *keys, unsigned long long count, float factor,
-                                  float wmax, unsigned long long *inserted_dev, void *stream);
+                                  float wmax, unsigned long long *inserted_dev, unsigned long long *full_dev,
+                                  void *stream);
 int gaia_cuda_assembly_map_clear(unsigned long long *mk, unsigned long long cap, void *stream);
 int gaia_cuda_assembly_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
-                                  unsigned long long *nk, float *nv, unsigned long long mask, void *stream);
+                                  unsigned long long *nk, float *nv, unsigned long long mask,
+                                  unsigned long long *lost_dev, void *stream);
 int gaia_cuda_assembly_bits_set(uint32_t *bits, const uint32_t *idx, uint32_t count, int value, void *stream);
 int gaia_cuda_assembly_gather(const unsigned long long *x, const uint32_t *idx, uint32_t count,
                               unsigned long long *out, void *stream);
@@ -1401,17 +1403,23 @@ static gaia_status gaia__asm_cuda_map_update(gaia_ctx *ctx, uint64_t *map_keys, 
                                              const uint64_t *keys, uint64_t count, float factor, float wmax,
                                              uint64_t *inserted) {
     void *cnt_d = NULL;
-    unsigned long long c = 0;
-    gaia_status st = gaia__asm_cuda_word(ctx, 8, &cnt_d);
+    unsigned long long c[2] = {0, 0}; /* keys inserted, keys that found the table full */
+    gaia_status st = gaia__asm_cuda_word(ctx, 16, &cnt_d);
     if (st != GAIA_OK) return st;
     st = gaia__asm_cuda_check(ctx,
                               gaia_cuda_assembly_map_update((unsigned long long *)map_keys, map_vals, map_mask,
                                                             (const unsigned long long *)keys, count, factor, wmax,
-                                                            (unsigned long long *)cnt_d, GAIA__ASM_CUDA_STREAM(ctx)),
+                                                            (unsigned long long *)cnt_d, (unsigned long long *)cnt_d + 1,
+                                                            GAIA__ASM_CUDA_STREAM(ctx)),
                               "assembly weight update");
-    if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, &c, cnt_d, 8);
+    if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, c, cnt_d, 16);
     gaia__asm_cuda_unword(ctx, cnt_d);
-    *inserted = c;
+    *inserted = c[0];
+    if (st == GAIA_OK && c[1])
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain",
+                        "assembly weight update: the learned-weight table of %llu slots is full; %llu of %llu keys "
+                        "found no slot",
+                        (unsigned long long)map_mask + 1, c[1], (unsigned long long)count);
     return st;
 }
 
@@ -1424,11 +1432,23 @@ static gaia_status gaia__asm_cuda_map_clear(gaia_ctx *ctx, uint64_t *map_keys, u
 static gaia_status gaia__asm_cuda_map_rehash(gaia_ctx *ctx, const uint64_t *old_keys, const float *old_vals,
                                              uint64_t old_cap, uint64_t *new_keys, float *new_vals,
                                              uint64_t new_mask) {
-    return gaia__asm_cuda_check(ctx,
-                                gaia_cuda_assembly_map_rehash((const unsigned long long *)old_keys, old_vals, old_cap,
-                                                              (unsigned long long *)new_keys, new_vals, new_mask,
-                                                              GAIA__ASM_CUDA_STREAM(ctx)),
-                                "assembly map rehash");
+    void *lost_d = NULL;
+    unsigned long long lost = 0;
+    gaia_status st = gaia__asm_cuda_word(ctx, 8, &lost_d);
+    if (st != GAIA_OK) return st;
+    st = gaia__asm_cuda_check(ctx,
+                              gaia_cuda_assembly_map_rehash((const unsigned long long *)old_keys, old_vals, old_cap,
+                                                            (unsigned long long *)new_keys, new_vals, new_mask,
+                                                            (unsigned long long *)lost_d, GAIA__ASM_CUDA_STREAM(ctx)),
+                              "assembly map rehash");
+    if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, &lost, lost_d, 8);
+    gaia__asm_cuda_unword(ctx, lost_d);
+    if (st == GAIA_OK && lost)
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain",
+                        "assembly map rehash: the new learned-weight table of %llu slots is full; %llu keys found no "
+                        "slot",
+                        (unsigned long long)new_mask + 1, lost);
+    return st;
 }
 
 static gaia_status gaia__asm_cuda_bits_set(gaia_ctx *ctx, uint32_t *bits, const uint32_t *idx, uint32_t count,

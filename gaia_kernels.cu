@@ -1732,14 +1732,17 @@ __device__ __forceinline__ unsigned long long gaia__asmk_skip(const gaia__asmk_f
     return x;
 }
 
+// At most one probe per slot: a key not met after visiting every slot of a
+// full table is absent (weight 1), where an unbounded probe would never end.
 __device__ __forceinline__ float gaia__asmk_lookup(const gaia__asmk_fibre &a, unsigned long long key) {
-    unsigned long long h = gaia__asmk_mix64(key) & a.map_mask;
-    for (;;) {
+    unsigned long long h = gaia__asmk_mix64(key) & a.map_mask, n;
+    for (n = 0; n <= a.map_mask; n++) {
         unsigned long long k = a.map_keys[h];
         if (k == key) return a.map_vals[h];
         if (k == GAIA__ASMK_EMPTY) return 1.0f;
         h = (h + 1) & a.map_mask;
     }
+    return 1.0f;
 }
 
 __device__ __forceinline__ long long gaia__asmk_fix(float w) { return (long long)__fmul_rn(w, GAIA__ASMK_FIX); }
@@ -1979,14 +1982,19 @@ extern "C" int gaia_cuda_assembly_topk_compact(const unsigned long long *x, uint
 }
 
 // ---- learned-weight map: open addressing, linear probing ----
+// Every probe visits each slot at most once: a key that finds neither
+// itself nor an empty slot in a full table is counted in *full (the host
+// reads it back and fails the call), never probed for ever. (The host keeps
+// the load at or below one half, so a full table means a broken invariant,
+// which must not hang a GPU that has no watchdog.)
 __global__ void gaia__asmk_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
                                       const unsigned long long *keys, unsigned long long count, float factor,
-                                      float wmax, unsigned long long *inserted) {
+                                      float wmax, unsigned long long *inserted, unsigned long long *full) {
     unsigned long long t;
     for (t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < count;
          t += (unsigned long long)gridDim.x * blockDim.x) {
-        unsigned long long key = keys[t], h = gaia__asmk_mix64(key) & mask;
-        for (;;) {
+        unsigned long long key = keys[t], h = gaia__asmk_mix64(key) & mask, n;
+        for (n = 0; n <= mask; n++) {
             unsigned long long prev = atomicCAS(&mk[h], GAIA__ASMK_EMPTY, key);
             if (prev == GAIA__ASMK_EMPTY) { // inserted: keys are unique within a call
                 mv[h] = fminf(factor, wmax);
@@ -1999,20 +2007,23 @@ __global__ void gaia__asmk_map_update(unsigned long long *mk, float *mv, unsigne
             }
             h = (h + 1) & mask;
         }
+        if (n > mask) atomicAdd(full, 1ull);
     }
 }
 
 extern "C" int gaia_cuda_assembly_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
                                              const unsigned long long *keys, unsigned long long count, float factor,
-                                             float wmax, unsigned long long *inserted_dev, void *stream) {
+                                             float wmax, unsigned long long *inserted_dev,
+                                             unsigned long long *full_dev, void *stream) {
     cudaStream_t st = (cudaStream_t)stream;
     // the fixed-point inputs rely on weights <= WMAX, whatever the caller asks
     if (!(wmax <= GAIA__ASMK_WMAX)) wmax = GAIA__ASMK_WMAX;
     cudaError_t e = cudaMemsetAsync(inserted_dev, 0, sizeof(unsigned long long), st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(full_dev, 0, sizeof(unsigned long long), st);
     if (e != cudaSuccess) return (int)e;
     if (count)
         GAIA__K_LAUNCH(gaia__asmk_map_update, gaia__asmk_blocks(count, 256), 256, 0, st, mk, mv, mask, keys, count,
-                       factor, wmax, inserted_dev);
+                       factor, wmax, inserted_dev, full_dev);
     return (int)cudaGetLastError();
 }
 
@@ -2028,24 +2039,33 @@ extern "C" int gaia_cuda_assembly_map_clear(unsigned long long *mk, unsigned lon
     return (int)cudaGetLastError();
 }
 
+// As map_update: a key that finds no empty slot in the new table, after
+// visiting each once, is counted in *lost.
 __global__ void gaia__asmk_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
-                                      unsigned long long *nk, float *nv, unsigned long long mask) {
+                                      unsigned long long *nk, float *nv, unsigned long long mask,
+                                      unsigned long long *lost) {
     unsigned long long t;
     for (t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < old_cap;
          t += (unsigned long long)gridDim.x * blockDim.x) {
-        unsigned long long key = ok[t], h;
+        unsigned long long key = ok[t], h, n;
         if (key == GAIA__ASMK_EMPTY) continue;
         h = gaia__asmk_mix64(key) & mask;
-        while (atomicCAS(&nk[h], GAIA__ASMK_EMPTY, key) != GAIA__ASMK_EMPTY) h = (h + 1) & mask;
-        nv[h] = ov[t];
+        for (n = 0; n <= mask && atomicCAS(&nk[h], GAIA__ASMK_EMPTY, key) != GAIA__ASMK_EMPTY; n++)
+            h = (h + 1) & mask;
+        if (n > mask) atomicAdd(lost, 1ull);
+        else nv[h] = ov[t];
     }
 }
 
 extern "C" int gaia_cuda_assembly_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
                                              unsigned long long *nk, float *nv, unsigned long long mask,
-                                             void *stream) {
-    GAIA__K_LAUNCH(gaia__asmk_map_rehash, gaia__asmk_blocks(old_cap, 256), 256, 0, (cudaStream_t)stream, ok, ov,
-                   old_cap, nk, nv, mask);
+                                             unsigned long long *lost_dev, void *stream) {
+    cudaStream_t st = (cudaStream_t)stream;
+    cudaError_t e = cudaMemsetAsync(lost_dev, 0, sizeof(unsigned long long), st);
+    if (e != cudaSuccess) return (int)e;
+    if (old_cap)
+        GAIA__K_LAUNCH(gaia__asmk_map_rehash, gaia__asmk_blocks(old_cap, 256), 256, 0, st, ok, ov, old_cap, nk, nv,
+                       mask, lost_dev);
     return (int)cudaGetLastError();
 }
 
