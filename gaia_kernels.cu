@@ -791,16 +791,21 @@ __device__ __forceinline__ float warp_max(float v) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
-// Sum over a block of blockDim.x threads (a multiple of 32, at most 1024).
+// Sum over a block of blockDim.x threads (a multiple of 32, at most 1024),
+// returned to every thread. Only warp 0 reads the warps' partials: its
+// lanes have all read them when the shuffles of warp_sum meet, so thread 0
+// may then overwrite shared32[0] with the total, which every thread reads
+// after the last barrier (no thread reads a word while another writes it).
 __device__ float block_sum(float v, float *shared32) {
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     v = warp_sum(v);
-    __syncthreads();
+    __syncthreads(); // the caller's previous reads of shared32 are done
     if (lane == 0) shared32[warp] = v;
     __syncthreads();
-    v = lane < nw ? shared32[lane] : 0.0f;
-    if (warp == 0) v = warp_sum(v);
-    if (threadIdx.x == 0) shared32[0] = v;
+    if (warp == 0) {
+        v = warp_sum(lane < nw ? shared32[lane] : 0.0f);
+        if (lane == 0) shared32[0] = v;
+    }
     __syncthreads();
     return shared32[0];
 }
