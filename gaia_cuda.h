@@ -1578,9 +1578,10 @@ static gaia_status gaia__hrr_cuda_plan(gaia_ctx *ctx, const char *fn, size_t D, 
             cufftDestroy(p1);
             return st;
         }
-        cufftSetAutoAllocation(p1, 0);
-        cufftSetAutoAllocation(p2, 0);
-        st = gaia__hrr_cufft(ctx, fn, cufftMakePlanMany(p1, 1, &n, &inembed, 1, inembed, &onembed, 1, onembed,
+        st = gaia__hrr_cufft(ctx, fn, cufftSetAutoAllocation(p1, 0), "cufftSetAutoAllocation");
+        if (st == GAIA_OK) st = gaia__hrr_cufft(ctx, fn, cufftSetAutoAllocation(p2, 0), "cufftSetAutoAllocation");
+        if (st == GAIA_OK)
+            st = gaia__hrr_cufft(ctx, fn, cufftMakePlanMany(p1, 1, &n, &inembed, 1, inembed, &onembed, 1, onembed,
                                                         CUFFT_R2C, (int)batch, &ws1), "cufftMakePlanMany(R2C)");
         if (st == GAIA_OK)
             st = gaia__hrr_cufft(ctx, fn, cufftMakePlanMany(p2, 1, &n, &onembed, 1, onembed, &inembed, 1, inembed,
@@ -1592,15 +1593,32 @@ static gaia_status gaia__hrr_cuda_plan(gaia_ctx *ctx, const char *fn, size_t D, 
             if (st != GAIA_OK) st = gaia__fail(ctx, st, fn, "cannot allocate %zu bytes of cuFFT work area", want);
             else {
                 /* the old area may still be in use by queued transforms */
-                cudaStreamSynchronize(GAIA__HRR_STREAM(ctx));
-                if (c->work) ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, c->work);
-                c->work = w;
-                c->work_size = want;
-                for (i = 0; i < GAIA__HRR_CUDA_PLANS; i++)
-                    if (c->plans[i].live) {
-                        cufftSetWorkArea(c->plans[i].r2c, c->work);
-                        cufftSetWorkArea(c->plans[i].c2r, c->work);
-                    }
+                cudaError_t ce = cudaStreamSynchronize(GAIA__HRR_STREAM(ctx));
+                if (ce != cudaSuccess) {
+                    ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, w);
+                    st = gaia__fail(ctx, GAIA_ERR_CUDA, fn, "cudaStreamSynchronize before a new cuFFT work area: %s",
+                                    cudaGetErrorString(ce));
+                } else {
+                    if (c->work) ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, c->work);
+                    c->work = w;
+                    c->work_size = want;
+                    /* a pair that cannot take the new area would run on the freed
+                       one: it is dropped (made again on its next use) */
+                    for (i = 0; i < GAIA__HRR_CUDA_PLANS; i++)
+                        if (c->plans[i].live) {
+                            gaia_status s2 = gaia__hrr_cufft(ctx, fn, cufftSetWorkArea(c->plans[i].r2c, c->work),
+                                                             "cufftSetWorkArea");
+                            if (s2 == GAIA_OK)
+                                s2 = gaia__hrr_cufft(ctx, fn, cufftSetWorkArea(c->plans[i].c2r, c->work),
+                                                     "cufftSetWorkArea");
+                            if (s2 != GAIA_OK) {
+                                cufftDestroy(c->plans[i].r2c);
+                                cufftDestroy(c->plans[i].c2r);
+                                c->plans[i].live = 0;
+                                if (st == GAIA_OK) st = s2;
+                            }
+                        }
+                }
             }
         }
         if (st == GAIA_OK && c->work) {

@@ -1484,8 +1484,14 @@ using namespace gaia_layer_cu;
 
 static int gaia__layer_launch_status(void) { return (int)cudaGetLastError(); }
 
+// The attention kernels keep a row of q, o and the gradients in 4 registers
+// of each of a warp's 32 lanes (or the mma kernel's fragments of as many
+// columns): wider heads are refused, never indexed past.
+#define GAIA_ATT_MAX_D 128
+
 extern "C" int gaia_cuda_layer_bias_act(int a, const float *x, const float *bias, float *y, size_t rows, size_t cols,
                                         void *stream) {
+    if (rows == 0 || cols == 0) return 0; // nothing launched: no status of someone else's to pass on
     GAIA__K_LAUNCH(bias_act_kernel, grid_for(rows * cols / 4 + 1, 256), 256, 0, (cudaStream_t)stream, a, x, bias, y,
                    rows, cols);
     return gaia__layer_launch_status();
@@ -1515,8 +1521,9 @@ static int gaia__layer_attention_launch(int prec, const float *q, const float *k
                                         size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
                                         void *stream) {
     cudaStream_t s = (cudaStream_t)stream;
-    if (bh == 0 || nq == 0) return 0;                   // a grid of 0 blocks is a launch error
-    if (bh > 65535u) return (int)cudaErrorInvalidValue; // grid.y limit
+    if (d > GAIA_ATT_MAX_D) return (int)cudaErrorInvalidValue; // the kernels hold at most 128 columns a row
+    if (bh == 0 || nq == 0) return 0;                           // a grid of 0 blocks is a launch error
+    if (bh > 65535u) return (int)cudaErrorInvalidValue;         // grid.y limit
     if (prec == PREC_F32) {
         size_t smem = (GAIA_ATT_F32_BQ * d + 2 * GAIA_ATT_F32_BK * (d + 1)) * sizeof(float);
         dim3 grid((unsigned)((nq + GAIA_ATT_F32_BQ - 1) / GAIA_ATT_F32_BQ), (unsigned)bh);
@@ -1558,6 +1565,7 @@ extern "C" int gaia_cuda_layer_attention_backward(int prec, const float *q, cons
                                                   float *dk, float *dv, size_t bh, size_t nq, size_t nk, size_t d,
                                                   float scale, int causal, void *stream) {
     cudaStream_t s = (cudaStream_t)stream;
+    if (d > GAIA_ATT_MAX_D) return (int)cudaErrorInvalidValue; // the kernels hold at most 128 columns a row
     if (bh == 0 || nq == 0 || nk == 0) return 0;
     if (bh > 65535u) return (int)cudaErrorInvalidValue; // grid.y limit
     dim3 gkv((unsigned)((nk + 31) / 32), (unsigned)bh), gq((unsigned)((nq + 7) / 8), (unsigned)bh);
@@ -1632,6 +1640,9 @@ extern "C" int gaia_cuda_layer_hebbian_update(int rule, int textbook, unsigned f
                                               const float *post, float *theta, float *u, float *stats, void *stream) {
     cudaStream_t s = (cudaStream_t)stream;
     int e;
+    // nothing to learn, as on the CPU (and no mean over 0 outputs, no empty grid)
+    if (out == 0 || in == 0) return 0;
+    if (out > 2147483647u) return (int)cudaErrorInvalidValue; // one block a row: grid.x limit
     GAIA__K_LAUNCH(hebb_stats_kernel, 1, 256, 0, s, post, out, decay, h, flags, stats);
     if ((e = gaia__layer_launch_status())) return e;
     if (rule == RULE_OJA) {
@@ -1650,11 +1661,13 @@ extern "C" int gaia_cuda_layer_hebbian_update(int rule, int textbook, unsigned f
 
 extern "C" int gaia_cuda_layer_gather_row(const float *X, size_t cols, const long long *step, float *dst,
                                           void *stream) {
+    if (cols == 0) return 0;
     GAIA__K_LAUNCH(gather_row_kernel, grid_for(cols, 256), 256, 0, (cudaStream_t)stream, X, cols, step, dst);
     return gaia__layer_launch_status();
 }
 extern "C" int gaia_cuda_layer_store_row(float *rows, size_t cols, const long long *step, const float *src,
                                          void *stream) {
+    if (cols == 0) return 0;
     GAIA__K_LAUNCH(store_row_kernel, grid_for(cols, 256), 256, 0, (cudaStream_t)stream, rows, cols, step, src);
     return gaia__layer_launch_status();
 }
@@ -1839,12 +1852,12 @@ extern "C" int gaia_cuda_assembly_accumulate(unsigned long long fkey, uint32_t n
     cudaStream_t st = (cudaStream_t)stream;
     gaia__asmk_fibre a = gaia__asmk_make(fkey, n_tgt, geo, guide, geo_len, geo_r32, map_keys, map_vals, map_mask,
                                          support, bin_cdf, bin_guide, bin_lo, bin_len, tgt_base);
+    if (n_tgt == 0 || (!is_stimulus && K == 0)) return 0; // nothing launched
     if (is_stimulus) {
         GAIA__K_LAUNCH(gaia__asmk_stimulus, gaia__asmk_blocks(n_tgt, 256), 256, 0, st, a, input);
     } else {
         unsigned long long nseg = ((unsigned long long)n_tgt + GAIA__ASMK_SEG - 1) >> GAIA__ASMK_SEG_BITS;
-        if (K)
-            GAIA__K_LAUNCH(gaia__asmk_accumulate, gaia__asmk_blocks((unsigned long long)K * nseg, 128), 128, 0, st, a,
+        GAIA__K_LAUNCH(gaia__asmk_accumulate, gaia__asmk_blocks((unsigned long long)K * nseg, 128), 128, 0, st, a,
                            src, K, nseg, input);
     }
     return (int)cudaGetLastError();
@@ -2025,10 +2038,9 @@ extern "C" int gaia_cuda_assembly_map_update(unsigned long long *mk, float *mv, 
     if (!(wmax <= GAIA__ASMK_WMAX)) wmax = GAIA__ASMK_WMAX;
     cudaError_t e = cudaMemsetAsync(inserted_dev, 0, sizeof(unsigned long long), st);
     if (e == cudaSuccess) e = cudaMemsetAsync(full_dev, 0, sizeof(unsigned long long), st);
-    if (e != cudaSuccess) return (int)e;
-    if (count)
-        GAIA__K_LAUNCH(gaia__asmk_map_update, gaia__asmk_blocks(count, 256), 256, 0, st, mk, mv, mask, keys, count,
-                       factor, wmax, inserted_dev, full_dev);
+    if (e != cudaSuccess || count == 0) return (int)e;
+    GAIA__K_LAUNCH(gaia__asmk_map_update, gaia__asmk_blocks(count, 256), 256, 0, st, mk, mv, mask, keys, count, factor,
+                   wmax, inserted_dev, full_dev);
     return (int)cudaGetLastError();
 }
 
@@ -2067,10 +2079,9 @@ extern "C" int gaia_cuda_assembly_map_rehash(const unsigned long long *ok, const
                                              unsigned long long *lost_dev, void *stream) {
     cudaStream_t st = (cudaStream_t)stream;
     cudaError_t e = cudaMemsetAsync(lost_dev, 0, sizeof(unsigned long long), st);
-    if (e != cudaSuccess) return (int)e;
-    if (old_cap)
-        GAIA__K_LAUNCH(gaia__asmk_map_rehash, gaia__asmk_blocks(old_cap, 256), 256, 0, st, ok, ov, old_cap, nk, nv,
-                       mask, lost_dev);
+    if (e != cudaSuccess || old_cap == 0) return (int)e;
+    GAIA__K_LAUNCH(gaia__asmk_map_rehash, gaia__asmk_blocks(old_cap, 256), 256, 0, st, ok, ov, old_cap, nk, nv, mask,
+                   lost_dev);
     return (int)cudaGetLastError();
 }
 
@@ -2137,6 +2148,7 @@ __global__ void gaia__hrr_spec_mul_kernel(size_t B, size_t nb, const float2 *a, 
 extern "C" int gaia_cuda_hrr_spec_mul(size_t B, size_t nb, const float *a, size_t a_rs, const float *b, size_t b_rs,
                                       int conj_b, float scale, float *out, void *stream) {
     // row strides arrive in floats; the kernel counts complex bins
+    if (B == 0 || nb == 0) return 0; // nothing launched: no status of someone else's to pass on
     GAIA__K_LAUNCH(gaia__hrr_spec_mul_kernel, gaia__hrr_grid(B * nb), GAIA__HRR_THREADS, 0, (cudaStream_t)stream, B, nb,
                    (const float2 *)a, a_rs / 2, (const float2 *)b, b_rs / 2, conj_b, scale, (float2 *)out);
     return (int)cudaGetLastError();
@@ -2188,6 +2200,7 @@ __global__ void gaia__hrr_spec_map_kernel(size_t n, int op, float p, float scale
 }
 extern "C" int gaia_cuda_hrr_spec_map(size_t B, size_t nb, int op, float p, float scale, const float *in,
                                       float *out, void *stream) {
+    if (B == 0 || nb == 0) return 0;
     GAIA__K_LAUNCH(gaia__hrr_spec_map_kernel, gaia__hrr_grid(B * nb), GAIA__HRR_THREADS, 0, (cudaStream_t)stream,
                    B * nb, op, p, scale, (const float2 *)in, (float2 *)out);
     return (int)cudaGetLastError();
@@ -2203,6 +2216,7 @@ __global__ void gaia__hrr_cyclic_kernel(size_t B, size_t D, const float *x, size
 }
 extern "C" int gaia_cuda_hrr_cyclic(size_t B, size_t D, const float *x, size_t shift, int reverse, float *out,
                                     void *stream) {
+    if (B == 0 || D == 0) return 0;
     GAIA__K_LAUNCH(gaia__hrr_cyclic_kernel, gaia__hrr_grid(B * D), GAIA__HRR_THREADS, 0, (cudaStream_t)stream, B, D, x,
                    shift, reverse, out);
     return (int)cudaGetLastError();
@@ -2244,6 +2258,7 @@ __global__ void gaia__hrr_normalize_kernel(size_t D, const float *x, float *out)
 #define GAIA__HRR_ROWS_PER_LAUNCH ((size_t)1 << 30)
 extern "C" int gaia_cuda_hrr_row_norms(size_t B, size_t D, const float *x, float *norms, void *stream) {
     size_t r0;
+    if (B == 0) return 0;
     for (r0 = 0; r0 < B; r0 += GAIA__HRR_ROWS_PER_LAUNCH) {
         size_t n = B - r0 < GAIA__HRR_ROWS_PER_LAUNCH ? B - r0 : GAIA__HRR_ROWS_PER_LAUNCH;
         GAIA__K_LAUNCH(gaia__hrr_row_norms_kernel, (unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream, D,
@@ -2253,6 +2268,7 @@ extern "C" int gaia_cuda_hrr_row_norms(size_t B, size_t D, const float *x, float
 }
 extern "C" int gaia_cuda_hrr_normalize(size_t B, size_t D, const float *x, float *out, void *stream) {
     size_t r0;
+    if (B == 0) return 0;
     for (r0 = 0; r0 < B; r0 += GAIA__HRR_ROWS_PER_LAUNCH) {
         size_t n = B - r0 < GAIA__HRR_ROWS_PER_LAUNCH ? B - r0 : GAIA__HRR_ROWS_PER_LAUNCH;
         GAIA__K_LAUNCH(gaia__hrr_normalize_kernel, (unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream, D,
@@ -2271,6 +2287,7 @@ __global__ void gaia__hrr_cosine_scale_kernel(size_t B, size_t M, float *sim, co
 }
 extern "C" int gaia_cuda_hrr_cosine_scale(size_t B, size_t M, float *sim, const float *na, const float *nb,
                                           void *stream) {
+    if (B == 0 || M == 0) return 0;
     GAIA__K_LAUNCH(gaia__hrr_cosine_scale_kernel, gaia__hrr_grid(B * M), GAIA__HRR_THREADS, 0, (cudaStream_t)stream, B,
                    M, sim, na, nb);
     return (int)cudaGetLastError();
@@ -2318,6 +2335,7 @@ __global__ void gaia__hrr_argmax_kernel(size_t M, const float *sim, float *best)
 }
 extern "C" int gaia_cuda_hrr_argmax_rows(size_t B, size_t M, const float *sim, float *best, void *stream) {
     size_t r0;
+    if (B == 0) return 0;
     for (r0 = 0; r0 < B; r0 += GAIA__HRR_ROWS_PER_LAUNCH) {
         size_t n = B - r0 < GAIA__HRR_ROWS_PER_LAUNCH ? B - r0 : GAIA__HRR_ROWS_PER_LAUNCH;
         GAIA__K_LAUNCH(gaia__hrr_argmax_kernel, (unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream, M,

@@ -77,6 +77,7 @@ static float uniform(float lo, float hi) { return lo + (hi - lo) * (float)((next
 static inline size_t below(size_t n) { return (size_t)(next_u64() % n); }
 
 typedef std::vector<float> fvec;
+typedef unsigned long long ull;
 static fvec randv(size_t n, float lo = -2.0f, float hi = 2.0f) {
     fvec v(n);
     for (size_t i = 0; i < n; i++) v[i] = uniform(lo, hi);
@@ -504,6 +505,108 @@ static void emu_layer_hebbian(void) {
                 }
 }
 
+// Launchers given sizes their kernels cannot take refuse them, launching
+// nothing; given nothing to do, they launch nothing and return success.
+static void emu_layer_launcher_sizes(void) {
+    // attention: a head dimension above 128 is refused (the kernels hold 4 columns a lane), output untouched
+    const size_t bh = 2, nq = 3, nk = 5, d = 129;
+    fvec q = randv(bh * nq * d), k = randv(bh * nk * d), v = randv(bh * nk * d), dout = randv(bh * nq * d);
+    for (int prec = GAIA_LAYER_PREC_F32; prec <= GAIA_LAYER_PREC_F16; prec++) {
+        fvec o(bh * nq * d, 7.0f), lse(bh * nq, 7.0f), dq(bh * nq * d, 7.0f), dk(bh * nk * d, 7.0f),
+            dv(bh * nk * d, 7.0f);
+        int e = gaia_cuda_layer_attention(prec, q.data(), k.data(), v.data(), o.data(), bh, nq, nk, d, 0.1f, 0, nullptr);
+        CHECK(e != 0, "attention prec %d d %zu: returned 0, not a refusal", prec, d);
+        e = gaia_cuda_layer_attention_train(prec, q.data(), k.data(), v.data(), o.data(), lse.data(), bh, nq, nk, d,
+                                            0.1f, 1, nullptr);
+        CHECK(e != 0, "attention_train prec %d d %zu: returned 0, not a refusal", prec, d);
+        e = gaia_cuda_layer_attention_backward(prec, q.data(), k.data(), v.data(), o.data(), lse.data(), dout.data(),
+                                               dq.data(), dk.data(), dv.data(), bh, nq, nk, d, 0.1f, 0, nullptr);
+        CHECK(e != 0, "attention_backward prec %d d %zu: returned 0, not a refusal", prec, d);
+        for (const fvec *b : {&o, &lse, &dq, &dk, &dv})
+            for (float x : *b) CHECK(x == 7.0f, "attention prec %d d %zu wrote an output it refused", prec, d);
+    }
+    // Hebbian update with no outputs or no inputs: nothing to learn, as on the CPU
+    static const size_t shapes[][2] = {{0, 7}, {5, 0}, {0, 0}};
+    for (int rule = GAIA_HEBB_HEBBIAN; rule <= GAIA_HEBB_BCM; rule++)
+        for (const auto &sh : shapes) {
+            size_t out = sh[0], in = sh[1];
+            fvec W(out * in + 1, 3.0f), pre = randv(in + 1, 0, 1), post = randv(out + 1, 0, 1);
+            fvec theta(out + 1, 0.25f), u(in + 1, 5.0f), stats(2, 5.0f);
+            LAUNCH(gaia_cuda_layer_hebbian_update(rule, 0, 0u, 0.05f, 0.01f, 0.3f, out, in, W.data(), pre.data(),
+                                                  post.data(), theta.data(), u.data(), stats.data(), nullptr));
+            for (float x : W) CHECK(x == 3.0f, "hebbian rule %d %zux%zu changed W", rule, out, in);
+            for (float x : theta) CHECK(x == 0.25f, "hebbian rule %d %zux%zu changed theta", rule, out, in);
+            CHECK(stats[0] == 5.0f && stats[1] == 5.0f, "hebbian rule %d %zux%zu wrote stats %g %g", rule, out, in,
+                  (double)stats[0], (double)stats[1]);
+        }
+}
+
+// A launcher with nothing to launch returns success, and leaves an error
+// already pending (someone else's) pending, for its owner to find.
+static void emu_launchers_nothing_to_do(void) {
+    float f[4] = {1, 2, 3, 4}, g[4] = {0, 0, 0, 0};
+    ull uk[2] = {GAIA_ASSEMBLY_EMPTY, GAIA_ASSEMBLY_EMPTY}, w[2] = {0, 0};
+    long long step = 0;
+    struct call {
+        const char *name;
+        int (*fn)(float *, float *, ull *, ull *, long long *);
+    };
+    static const call calls[] = {
+        {"hrr_spec_mul", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_spec_mul(0, 2, a, 4, a, 4, 0, 1.0f, o, nullptr);
+         }},
+        {"hrr_spec_map", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_spec_map(0, 2, 1, 0.0f, 1.0f, a, o, nullptr);
+         }},
+        {"hrr_cyclic", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_cyclic(0, 4, a, 1, 0, o, nullptr);
+         }},
+        {"hrr_row_norms", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_row_norms(0, 4, a, o, nullptr);
+         }},
+        {"hrr_normalize", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_normalize(0, 4, a, o, nullptr);
+         }},
+        {"hrr_cosine_scale", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_cosine_scale(0, 4, o, a, a, nullptr);
+         }},
+        {"hrr_argmax_rows", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_argmax_rows(0, 4, a, o, nullptr);
+         }},
+        {"layer_bias_act", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_layer_bias_act(0, a, a, o, 0, 4, nullptr);
+         }},
+        {"layer_gather_row", [](float *a, float *o, ull *, ull *, long long *s) {
+             return gaia_cuda_layer_gather_row(a, 0, s, o, nullptr);
+         }},
+        {"layer_store_row", [](float *a, float *o, ull *, ull *, long long *s) {
+             return gaia_cuda_layer_store_row(o, 0, s, a, nullptr);
+         }},
+        {"layer_hebbian_update", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_layer_hebbian_update(0, 0, 0u, 0.1f, 0.0f, 0.0f, 0, 4, o, a, a, o, o, o, nullptr);
+         }},
+        {"assembly_accumulate", [](float *, float *, ull *, ull *w, long long *) {
+             return gaia_cuda_assembly_accumulate(1, 10, nullptr, nullptr, 1, 0, nullptr, nullptr, 0, nullptr, 0,
+                                                  nullptr, nullptr, 0, 1, nullptr, 0, w, 0, nullptr);
+         }},
+        {"assembly_map_update", [](float *, float *o, ull *k, ull *w, long long *) {
+             return gaia_cuda_assembly_map_update(k, o, 1, nullptr, 0, 2.0f, 1.0f, w, w + 1, nullptr);
+         }},
+        {"assembly_map_rehash", [](float *a, float *o, ull *k, ull *w, long long *) {
+             return gaia_cuda_assembly_map_rehash(k, a, 0, k, o, 1, w, nullptr);
+         }},
+    };
+    for (const call &c : calls) {
+        gaia_emu::set_error(cudaErrorLaunchFailure); // pending from an earlier call that is not the launcher's
+        int e = c.fn(f, g, uk, w, &step);
+        cudaError_t pending = cudaGetLastError();
+        CHECK(e == 0, "%s with nothing to do returned %d", c.name, e);
+        CHECK(pending == cudaErrorLaunchFailure, "%s with nothing to do cleared the pending error (now %d)", c.name,
+              (int)pending);
+        for (int t = 0; t < 4; t++) CHECK(g[t] == 0.0f, "%s with nothing to do wrote its output", c.name);
+    }
+}
+
 // The hierarchy's row helpers: rows addressed by a counter in device memory.
 static void emu_layer_rows(void) {
     static const size_t cols_list[] = {1, 7, 300};
@@ -525,7 +628,6 @@ static void emu_layer_rows(void) {
 }
 
 // ---------------------------------------------------------------- 9b. assembly module
-typedef unsigned long long ull;
 
 // A fibre's tables, built as gaia.h builds them (gaia__asm_geo_build,
 // gaia__asm_bin_build): the geometric skip thresholds and their guide, and a
@@ -1409,6 +1511,8 @@ static const emu_case cases[] = {
     {"emu_layer_adamw", emu_layer_adamw},
     {"emu_layer_act_backward", emu_layer_act_backward},
     {"emu_layer_hebbian", emu_layer_hebbian},
+    {"emu_layer_launcher_sizes", emu_layer_launcher_sizes},
+    {"emu_launchers_nothing_to_do", emu_launchers_nothing_to_do},
     {"emu_layer_rows", emu_layer_rows},
     {"emu_assembly_fibres", emu_assembly_fibres},
     {"emu_assembly_topk", emu_assembly_topk},
