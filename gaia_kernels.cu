@@ -20,10 +20,35 @@
 // cumsum, sort).
 //
 // Floating point: the Makefile compiles without --use_fast_math, so expf,
-// logf, tanhf, sqrtf and division are the accurate versions. Where the CPU
-// twin's result depends on rounding order (random numbers, GELU, arange) the
-// kernels use __fmul_rn/__fadd_rn so that nvcc cannot contract a*b+c into an
-// FMA that the CPU (compiled as ISO C, no contraction) does not do.
+// logf, tanhf, sqrtf and division are the accurate versions (within an ulp
+// or two, as the C library's are, but not always the same bits). nvcc may
+// contract a*b+c into an FMA, which the CPU (ISO C, no contraction) does
+// not do; where the order of rounding must be the CPU's, the kernels say so
+// with __fmul_rn/__fadd_rn, which nvcc never contracts.
+//
+// Bit for bit with the CPU twin (the emulated tests compare these with no
+// tolerance): fill, arange; uniform and Bernoulli random numbers; binary
+// operations and where; transpose; the GEMM helper's C = beta C; the
+// hierarchy's row gather and store; im2col and the convolution's bias;
+// index_select, gather, scatter_add, copy_rows; sort; the hrr cyclic shift,
+// cosine scaling and argmax; the assembly kernels (integers and fixed point);
+// the VSA module's BSC kernels and its mul, bundle, quantize and permute.
+// Each of these moves data, computes in integers, or rounds each float
+// result once, in the CPU's order (__fmul_rn/__fadd_rn where it matters).
+//
+// Within a tolerance (the emulated tests' and the CPU tests' bounds, 1e-7 to
+// 2e-4 relative; the tensor-core attention 5e-3 in fp16, 3e-2 in bf16):
+// normal random numbers (CUDA's logf and cosf in Box-Muller); the unary
+// operations, the elementwise GELU included (its products and sums are
+// pinned in the CPU's order, but tanhf is CUDA's); reductions (another
+// summation order); the whole layer module: bias + activation and gemv
+// (their GELU is a plain expression that nvcc may contract into FMAs),
+// layernorm, attention, AdamW, activation backward, the Hebbian update; the
+// hrr spectra's product and maps, row norms and normalisation; the
+// convolution's GEMM; pooling; softmax; cumsum; the phasor VSA. The
+// emulation compiles with -ffp-contract=off, so it cannot show what an FMA
+// contraction changes: on a GPU the first list keeps its bits only through
+// the __*_rn intrinsics, never through a test.
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stddef.h>
