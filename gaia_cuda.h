@@ -676,8 +676,12 @@ static gaia_status gaia__cuda_synchronize(gaia_ctx *ctx) {
 /* ---------------------------------------------------------------------
    7. Primitives of the backend table
    --------------------------------------------------------------------- */
-/* The context's cudaStream_t; the modules' fragments use it too. */
-#define GAIA__CUDA_STREAM(ctx) (((struct gaia_cuda_state *)(ctx)->cuda)->stream)
+/* The context's cudaStream_t, with the context's device made current first:
+   the modules' fragments (the layer module's launchers, cuBLASLt calls)
+   take their stream here, so a thread that alternates between contexts on
+   two GPUs, or a fresh thread whose current device is 0, launches each
+   kernel on its context's GPU. */
+#define GAIA__CUDA_STREAM(ctx) (gaia__cuda_enter(gaia__cuda_state(ctx)), gaia__cuda_state(ctx)->stream)
 
 static gaia_status gaia__cuda_fill(gaia_ctx *ctx, float *dst, size_t n, float value) {
     struct gaia_cuda_state *s = gaia__cuda_state(ctx);
@@ -1110,6 +1114,9 @@ static gaia_status gaia__cuda_layer_hierarchy(gaia_ctx *ctx, const gaia_layer_pl
     int e = 0, use_graph;
     gaia_status gs;
     if (!st) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "no layer state");
+    /* (GAIA__CUDA_STREAM made it current above; said again here because the
+       run stream and its events belong to the device current when made) */
+    gaia__cuda_enter(gaia__cuda_state(ctx));
     if (!st->run_ready) {
         GAIA__CUDA_LAYER_TRY(ctx, fn, cudaStreamCreate(&st->run));
         GAIA__CUDA_LAYER_TRY(ctx, fn, cudaEventCreateWithFlags(&st->join[0], cudaEventDisableTiming));
@@ -1556,6 +1563,8 @@ static gaia_status gaia__hrr_cuda_plan(gaia_ctx *ctx, const char *fn, size_t D, 
     cufftHandle p1, p2;
     gaia_status st;
     if (!slot) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the hrr state");
+    /* a cuFFT plan belongs to the device current when it is made */
+    gaia__cuda_enter(gaia__cuda_state(ctx));
     if (batch > 0x7fffffff || D > 0x7fffffff)
         return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "cuFFT batch %zu or D %zu above 2^31 - 1", batch, D);
     c = (struct gaia__hrr_cuda_cache *)*slot;
