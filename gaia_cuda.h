@@ -46,7 +46,9 @@ GAIA_API void gaia_cuda_host_free(gaia_ctx *ctx, void *ptr);
 GAIA_API gaia_status gaia_cuda_copy_async(gaia_ctx *ctx, void *dst, const void *src, size_t bytes);
 
 /* What the context measured when it was created (section 10): the automatic
-   offload of calls on host arrays weighs these figures. */
+   offload of calls on host arrays weighs these figures. Measured once per
+   process for each device, CPU thread count and TF32 setting; later contexts
+   with the same get the same figures (calibration_s: the first one's time). */
 typedef struct gaia_cuda_calibration {
     double h2d_bytes_per_s, d2h_bytes_per_s; /* host arrays <-> device, through pinned staging */
     double h2d_latency_s, d2h_latency_s;     /* a 4 KiB copy, synchronised */
@@ -154,6 +156,9 @@ int gaia_cuda_vsa_phasor(size_t n, const float *phase, float *out, void *stream)
 #define GAIA__CUDA_IMPLEMENTATION_DONE
 
 #include <limits.h>
+#if !defined(_WIN32)
+#include <pthread.h> /* the calibration cache's lock */
+#endif
 #include <cuda_runtime_api.h>
 #include <cublas_v2.h>
 #include <cublasLt.h>
@@ -2331,7 +2336,28 @@ static gaia_status gaia__cuda_calibrate_run(gaia_ctx *ctx, gaia__cuda_cal_buffer
     return GAIA_OK;
 }
 
-static gaia_status gaia__cuda_calibrate(gaia_ctx *ctx) {
+/* The measurements are made once per process for each (device, CPU threads,
+   TF32) a context asks for, and later contexts copy them: a program (or a
+   test suite) that makes hundreds of contexts pays tens of ms once, not each
+   time. The lock also keeps two threads that create contexts at once from
+   timing the same device together. */
+#define GAIA__CUDA_CAL_SLOTS 32
+typedef struct gaia__cuda_cal_slot {
+    int used, device, cpu_threads, tf32;
+    gaia_cuda_calibration cal;
+} gaia__cuda_cal_slot;
+static gaia__cuda_cal_slot gaia__cuda_cal_cache[GAIA__CUDA_CAL_SLOTS];
+#if defined(_WIN32)
+static SRWLOCK gaia__cuda_cal_mutex = SRWLOCK_INIT;
+static void gaia__cuda_cal_lock(void) { AcquireSRWLockExclusive(&gaia__cuda_cal_mutex); }
+static void gaia__cuda_cal_unlock(void) { ReleaseSRWLockExclusive(&gaia__cuda_cal_mutex); }
+#else
+static pthread_mutex_t gaia__cuda_cal_mutex = PTHREAD_MUTEX_INITIALIZER;
+static void gaia__cuda_cal_lock(void) { pthread_mutex_lock(&gaia__cuda_cal_mutex); }
+static void gaia__cuda_cal_unlock(void) { pthread_mutex_unlock(&gaia__cuda_cal_mutex); }
+#endif
+
+static gaia_status gaia__cuda_calibrate_now(gaia_ctx *ctx) {
     struct gaia_cuda_state *s = gaia__cuda_state(ctx);
     gaia__cuda_cal_buffers buf;
     double t0 = gaia_time_s();
@@ -2347,6 +2373,34 @@ static gaia_status gaia__cuda_calibrate(gaia_ctx *ctx) {
     s->pool.requests = s->pool.hits = s->pool.device_allocs = s->pool.trims = 0;
     s->pool.peak = s->pool.in_use;
     s->cal.calibration_s = gaia_time_s() - t0;
+    return st;
+}
+
+static gaia_status gaia__cuda_calibrate(gaia_ctx *ctx) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    int i, tf32 = ctx->allow_tf32 != 0;
+    gaia_status st = GAIA_OK;
+    gaia__cuda_cal_lock();
+    for (i = 0; i < GAIA__CUDA_CAL_SLOTS; i++) {
+        const gaia__cuda_cal_slot *c = &gaia__cuda_cal_cache[i];
+        if (c->used && c->device == s->device && c->cpu_threads == ctx->cpu_threads && c->tf32 == tf32) break;
+    }
+    if (i < GAIA__CUDA_CAL_SLOTS) {
+        s->cal = gaia__cuda_cal_cache[i].cal;
+    } else {
+        st = gaia__cuda_calibrate_now(ctx);
+        for (i = 0; st == GAIA_OK && i < GAIA__CUDA_CAL_SLOTS; i++)
+            if (!gaia__cuda_cal_cache[i].used) { /* all taken (unlikely): measured again next time */
+                gaia__cuda_cal_slot *c = &gaia__cuda_cal_cache[i];
+                c->device = s->device;
+                c->cpu_threads = ctx->cpu_threads;
+                c->tf32 = tf32;
+                c->cal = s->cal;
+                c->used = 1;
+                break;
+            }
+    }
+    gaia__cuda_cal_unlock();
     return st;
 }
 

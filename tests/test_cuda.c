@@ -591,6 +591,32 @@ static void cuda_error_names_function_and_values(gt *t) {
              "message '%s'", gaia_last_error(t->ctx));
 }
 
+/* The offload calibration runs once per process for a device (and CPU
+   threads, TF32 setting): a second context gets the first one's figures,
+   bit for bit, instead of timing again (which gives other figures). */
+static void cuda_calibration_once_per_process_and_device(gt *t) {
+    gaia_ctx *a = NULL, *b = NULL;
+    gaia_ctx_desc d;
+    gaia_cuda_calibration ca, cb;
+    gaia_status sa, sb;
+    TC_NEED_GPU(t);
+    memset(&d, 0, sizeof d);
+    d.seed = t->seed;
+    d.device = GAIA_DEVICE_CUDA;
+    d.cpu_threads = 1;
+    GT_OK(t, gaia_ctx_create(&d, &a));
+    sb = gaia_ctx_create(&d, &b);
+    sa = gaia_cuda_calibration_get(a, &ca);
+    if (sb == GAIA_OK && sa == GAIA_OK) sb = gaia_cuda_calibration_get(b, &cb);
+    gaia_ctx_destroy(a);
+    gaia_ctx_destroy(b);
+    GT_CHECK(t, sa == GAIA_OK && sb == GAIA_OK, "create or calibration_get: %s, %s", gaia_status_str(sa),
+             gaia_status_str(sb));
+    GT_CHECK(t, memcmp(&ca, &cb, sizeof ca) == 0,
+             "the second context measured again: GPU SGEMM %g and %g flop/s, h2d %g and %g B/s", ca.gpu_gemm_flops,
+             cb.gpu_gemm_flops, ca.h2d_bytes_per_s, cb.h2d_bytes_per_s);
+}
+
 /* A context on the second GPU, used while another device is current (as
    in a thread that also drives a context on GPU 0, or a fresh thread,
    whose current device is 0): the layer module's kernels, its cuBLASLt
@@ -714,6 +740,7 @@ static void tc_cpu_build(gt *t) { GT_SKIP(t, "built without GAIA_USE_CUDA"); }
 #define cuda_offload_model_weighs_size_and_memory tc_cpu_build
 #define cuda_error_names_function_and_values tc_cpu_build
 #define cuda_second_gpu_context_while_another_device_is_current tc_cpu_build
+#define cuda_calibration_once_per_process_and_device tc_cpu_build
 #endif
 
 const gt_case gt_cuda_cases[] = {
@@ -734,6 +761,7 @@ const gt_case gt_cuda_cases[] = {
     {"cuda_sgemm_on_host_arrays_matches_cpu", cuda_sgemm_on_host_arrays_matches_cpu},
     {"cuda_offload_model_weighs_size_and_memory", cuda_offload_model_weighs_size_and_memory},
     {"cuda_error_names_function_and_values", cuda_error_names_function_and_values},
+    {"cuda_calibration_once_per_process_and_device", cuda_calibration_once_per_process_and_device},
     {"cuda_second_gpu_context_while_another_device_is_current",
      cuda_second_gpu_context_while_another_device_is_current},
     {NULL, NULL},
