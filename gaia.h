@@ -830,9 +830,12 @@
                    stream; complete after gaia_synchronize(ctx)
                  gaia_cuda_stream(ctx)   the cudaStream_t, for your kernels
      offload   an AUTO context times transfers, launches and SGEMM on both
-               sides when it is created (tens of ms) and runs each call on
-               host arrays (gaia_sgemm, the modules' *_host calls) where the
-               estimate is lower, never on a GPU the data does not fit on.
+               sides when it is created (tens of ms; once per process for
+               each GPU, CPU thread count and TF32 setting: later contexts
+               reuse the figures, and there is no call to measure again) and
+               runs each call on host arrays (gaia_sgemm, the modules'
+               *_host calls) where the estimate is lower, never on a GPU the
+               data does not fit on.
                  gaia_cuda_calibration_get(ctx, &c)   the measurements
                  gaia_cuda_offload_sgemm(ctx, M, N, K, &cpu_s, &gpu_s)
 

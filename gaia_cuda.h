@@ -46,7 +46,9 @@ GAIA_API void gaia_cuda_host_free(gaia_ctx *ctx, void *ptr);
 GAIA_API gaia_status gaia_cuda_copy_async(gaia_ctx *ctx, void *dst, const void *src, size_t bytes);
 
 /* What the context measured when it was created (section 10): the automatic
-   offload of calls on host arrays weighs these figures. */
+   offload of calls on host arrays weighs these figures. Measured once per
+   process for each device, CPU thread count and TF32 setting; later contexts
+   with the same get the same figures (calibration_s: the first one's time). */
 typedef struct gaia_cuda_calibration {
     double h2d_bytes_per_s, d2h_bytes_per_s; /* host arrays <-> device, through pinned staging */
     double h2d_latency_s, d2h_latency_s;     /* a 4 KiB copy, synchronised */
@@ -154,6 +156,9 @@ int gaia_cuda_vsa_phasor(size_t n, const float *phase, float *out, void *stream)
 #define GAIA__CUDA_IMPLEMENTATION_DONE
 
 #include <limits.h>
+#if !defined(_WIN32)
+#include <pthread.h> /* the calibration cache's lock */
+#endif
 #include <cuda_runtime_api.h>
 #include <cublas_v2.h>
 #include <cublasLt.h>
@@ -676,8 +681,12 @@ static gaia_status gaia__cuda_synchronize(gaia_ctx *ctx) {
 /* ---------------------------------------------------------------------
    7. Primitives of the backend table
    --------------------------------------------------------------------- */
-/* The context's cudaStream_t; the modules' fragments use it too. */
-#define GAIA__CUDA_STREAM(ctx) (((struct gaia_cuda_state *)(ctx)->cuda)->stream)
+/* The context's cudaStream_t, with the context's device made current first:
+   the modules' fragments (the layer module's launchers, cuBLASLt calls)
+   take their stream here, so a thread that alternates between contexts on
+   two GPUs, or a fresh thread whose current device is 0, launches each
+   kernel on its context's GPU. */
+#define GAIA__CUDA_STREAM(ctx) (gaia__cuda_enter(gaia__cuda_state(ctx)), gaia__cuda_state(ctx)->stream)
 
 static gaia_status gaia__cuda_fill(gaia_ctx *ctx, float *dst, size_t n, float value) {
     struct gaia_cuda_state *s = gaia__cuda_state(ctx);
@@ -1110,6 +1119,9 @@ static gaia_status gaia__cuda_layer_hierarchy(gaia_ctx *ctx, const gaia_layer_pl
     int e = 0, use_graph;
     gaia_status gs;
     if (!st) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "no layer state");
+    /* (GAIA__CUDA_STREAM made it current above; said again here because the
+       run stream and its events belong to the device current when made) */
+    gaia__cuda_enter(gaia__cuda_state(ctx));
     if (!st->run_ready) {
         GAIA__CUDA_LAYER_TRY(ctx, fn, cudaStreamCreate(&st->run));
         GAIA__CUDA_LAYER_TRY(ctx, fn, cudaEventCreateWithFlags(&st->join[0], cudaEventDisableTiming));
@@ -1259,10 +1271,12 @@ int gaia_cuda_assembly_topk_compact(const unsigned long long *x, uint32_t n, int
                                     uint32_t *above, uint32_t *cand, unsigned long long *counts_dev, void *stream);
 int gaia_cuda_assembly_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
                                   const unsigned long long *keys, unsigned long long count, float factor,
-                                  float wmax, unsigned long long *inserted_dev, void *stream);
+                                  float wmax, unsigned long long *inserted_dev, unsigned long long *full_dev,
+                                  void *stream);
 int gaia_cuda_assembly_map_clear(unsigned long long *mk, unsigned long long cap, void *stream);
 int gaia_cuda_assembly_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
-                                  unsigned long long *nk, float *nv, unsigned long long mask, void *stream);
+                                  unsigned long long *nk, float *nv, unsigned long long mask,
+                                  unsigned long long *lost_dev, void *stream);
 int gaia_cuda_assembly_bits_set(uint32_t *bits, const uint32_t *idx, uint32_t count, int value, void *stream);
 int gaia_cuda_assembly_gather(const unsigned long long *x, const uint32_t *idx, uint32_t count,
                               unsigned long long *out, void *stream);
@@ -1401,17 +1415,23 @@ static gaia_status gaia__asm_cuda_map_update(gaia_ctx *ctx, uint64_t *map_keys, 
                                              const uint64_t *keys, uint64_t count, float factor, float wmax,
                                              uint64_t *inserted) {
     void *cnt_d = NULL;
-    unsigned long long c = 0;
-    gaia_status st = gaia__asm_cuda_word(ctx, 8, &cnt_d);
+    unsigned long long c[2] = {0, 0}; /* keys inserted, keys that found the table full */
+    gaia_status st = gaia__asm_cuda_word(ctx, 16, &cnt_d);
     if (st != GAIA_OK) return st;
     st = gaia__asm_cuda_check(ctx,
                               gaia_cuda_assembly_map_update((unsigned long long *)map_keys, map_vals, map_mask,
                                                             (const unsigned long long *)keys, count, factor, wmax,
-                                                            (unsigned long long *)cnt_d, GAIA__ASM_CUDA_STREAM(ctx)),
+                                                            (unsigned long long *)cnt_d, (unsigned long long *)cnt_d + 1,
+                                                            GAIA__ASM_CUDA_STREAM(ctx)),
                               "assembly weight update");
-    if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, &c, cnt_d, 8);
+    if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, c, cnt_d, 16);
     gaia__asm_cuda_unword(ctx, cnt_d);
-    *inserted = c;
+    *inserted = c[0];
+    if (st == GAIA_OK && c[1])
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain",
+                        "assembly weight update: the learned-weight table of %llu slots is full; %llu of %llu keys "
+                        "found no slot",
+                        (unsigned long long)map_mask + 1, c[1], (unsigned long long)count);
     return st;
 }
 
@@ -1424,11 +1444,23 @@ static gaia_status gaia__asm_cuda_map_clear(gaia_ctx *ctx, uint64_t *map_keys, u
 static gaia_status gaia__asm_cuda_map_rehash(gaia_ctx *ctx, const uint64_t *old_keys, const float *old_vals,
                                              uint64_t old_cap, uint64_t *new_keys, float *new_vals,
                                              uint64_t new_mask) {
-    return gaia__asm_cuda_check(ctx,
-                                gaia_cuda_assembly_map_rehash((const unsigned long long *)old_keys, old_vals, old_cap,
-                                                              (unsigned long long *)new_keys, new_vals, new_mask,
-                                                              GAIA__ASM_CUDA_STREAM(ctx)),
-                                "assembly map rehash");
+    void *lost_d = NULL;
+    unsigned long long lost = 0;
+    gaia_status st = gaia__asm_cuda_word(ctx, 8, &lost_d);
+    if (st != GAIA_OK) return st;
+    st = gaia__asm_cuda_check(ctx,
+                              gaia_cuda_assembly_map_rehash((const unsigned long long *)old_keys, old_vals, old_cap,
+                                                            (unsigned long long *)new_keys, new_vals, new_mask,
+                                                            (unsigned long long *)lost_d, GAIA__ASM_CUDA_STREAM(ctx)),
+                              "assembly map rehash");
+    if (st == GAIA_OK) st = gaia__asm_cuda_read(ctx, &lost, lost_d, 8);
+    gaia__asm_cuda_unword(ctx, lost_d);
+    if (st == GAIA_OK && lost)
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain",
+                        "assembly map rehash: the new learned-weight table of %llu slots is full; %llu keys found no "
+                        "slot",
+                        (unsigned long long)new_mask + 1, lost);
+    return st;
 }
 
 static gaia_status gaia__asm_cuda_bits_set(gaia_ctx *ctx, uint32_t *bits, const uint32_t *idx, uint32_t count,
@@ -1536,6 +1568,8 @@ static gaia_status gaia__hrr_cuda_plan(gaia_ctx *ctx, const char *fn, size_t D, 
     cufftHandle p1, p2;
     gaia_status st;
     if (!slot) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the hrr state");
+    /* a cuFFT plan belongs to the device current when it is made */
+    gaia__cuda_enter(gaia__cuda_state(ctx));
     if (batch > 0x7fffffff || D > 0x7fffffff)
         return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "cuFFT batch %zu or D %zu above 2^31 - 1", batch, D);
     c = (struct gaia__hrr_cuda_cache *)*slot;
@@ -1558,9 +1592,10 @@ static gaia_status gaia__hrr_cuda_plan(gaia_ctx *ctx, const char *fn, size_t D, 
             cufftDestroy(p1);
             return st;
         }
-        cufftSetAutoAllocation(p1, 0);
-        cufftSetAutoAllocation(p2, 0);
-        st = gaia__hrr_cufft(ctx, fn, cufftMakePlanMany(p1, 1, &n, &inembed, 1, inembed, &onembed, 1, onembed,
+        st = gaia__hrr_cufft(ctx, fn, cufftSetAutoAllocation(p1, 0), "cufftSetAutoAllocation");
+        if (st == GAIA_OK) st = gaia__hrr_cufft(ctx, fn, cufftSetAutoAllocation(p2, 0), "cufftSetAutoAllocation");
+        if (st == GAIA_OK)
+            st = gaia__hrr_cufft(ctx, fn, cufftMakePlanMany(p1, 1, &n, &inembed, 1, inembed, &onembed, 1, onembed,
                                                         CUFFT_R2C, (int)batch, &ws1), "cufftMakePlanMany(R2C)");
         if (st == GAIA_OK)
             st = gaia__hrr_cufft(ctx, fn, cufftMakePlanMany(p2, 1, &n, &onembed, 1, onembed, &inembed, 1, inembed,
@@ -1572,15 +1607,32 @@ static gaia_status gaia__hrr_cuda_plan(gaia_ctx *ctx, const char *fn, size_t D, 
             if (st != GAIA_OK) st = gaia__fail(ctx, st, fn, "cannot allocate %zu bytes of cuFFT work area", want);
             else {
                 /* the old area may still be in use by queued transforms */
-                cudaStreamSynchronize(GAIA__HRR_STREAM(ctx));
-                if (c->work) ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, c->work);
-                c->work = w;
-                c->work_size = want;
-                for (i = 0; i < GAIA__HRR_CUDA_PLANS; i++)
-                    if (c->plans[i].live) {
-                        cufftSetWorkArea(c->plans[i].r2c, c->work);
-                        cufftSetWorkArea(c->plans[i].c2r, c->work);
-                    }
+                cudaError_t ce = cudaStreamSynchronize(GAIA__HRR_STREAM(ctx));
+                if (ce != cudaSuccess) {
+                    ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, w);
+                    st = gaia__fail(ctx, GAIA_ERR_CUDA, fn, "cudaStreamSynchronize before a new cuFFT work area: %s",
+                                    cudaGetErrorString(ce));
+                } else {
+                    if (c->work) ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, c->work);
+                    c->work = w;
+                    c->work_size = want;
+                    /* a pair that cannot take the new area would run on the freed
+                       one: it is dropped (made again on its next use) */
+                    for (i = 0; i < GAIA__HRR_CUDA_PLANS; i++)
+                        if (c->plans[i].live) {
+                            gaia_status s2 = gaia__hrr_cufft(ctx, fn, cufftSetWorkArea(c->plans[i].r2c, c->work),
+                                                             "cufftSetWorkArea");
+                            if (s2 == GAIA_OK)
+                                s2 = gaia__hrr_cufft(ctx, fn, cufftSetWorkArea(c->plans[i].c2r, c->work),
+                                                     "cufftSetWorkArea");
+                            if (s2 != GAIA_OK) {
+                                cufftDestroy(c->plans[i].r2c);
+                                cufftDestroy(c->plans[i].c2r);
+                                c->plans[i].live = 0;
+                                if (st == GAIA_OK) st = s2;
+                            }
+                        }
+                }
             }
         }
         if (st == GAIA_OK && c->work) {
@@ -2284,7 +2336,28 @@ static gaia_status gaia__cuda_calibrate_run(gaia_ctx *ctx, gaia__cuda_cal_buffer
     return GAIA_OK;
 }
 
-static gaia_status gaia__cuda_calibrate(gaia_ctx *ctx) {
+/* The measurements are made once per process for each (device, CPU threads,
+   TF32) a context asks for, and later contexts copy them: a program (or a
+   test suite) that makes hundreds of contexts pays tens of ms once, not each
+   time. The lock also keeps two threads that create contexts at once from
+   timing the same device together. */
+#define GAIA__CUDA_CAL_SLOTS 32
+typedef struct gaia__cuda_cal_slot {
+    int used, device, cpu_threads, tf32;
+    gaia_cuda_calibration cal;
+} gaia__cuda_cal_slot;
+static gaia__cuda_cal_slot gaia__cuda_cal_cache[GAIA__CUDA_CAL_SLOTS];
+#if defined(_WIN32)
+static SRWLOCK gaia__cuda_cal_mutex = SRWLOCK_INIT;
+static void gaia__cuda_cal_lock(void) { AcquireSRWLockExclusive(&gaia__cuda_cal_mutex); }
+static void gaia__cuda_cal_unlock(void) { ReleaseSRWLockExclusive(&gaia__cuda_cal_mutex); }
+#else
+static pthread_mutex_t gaia__cuda_cal_mutex = PTHREAD_MUTEX_INITIALIZER;
+static void gaia__cuda_cal_lock(void) { pthread_mutex_lock(&gaia__cuda_cal_mutex); }
+static void gaia__cuda_cal_unlock(void) { pthread_mutex_unlock(&gaia__cuda_cal_mutex); }
+#endif
+
+static gaia_status gaia__cuda_calibrate_now(gaia_ctx *ctx) {
     struct gaia_cuda_state *s = gaia__cuda_state(ctx);
     gaia__cuda_cal_buffers buf;
     double t0 = gaia_time_s();
@@ -2300,6 +2373,34 @@ static gaia_status gaia__cuda_calibrate(gaia_ctx *ctx) {
     s->pool.requests = s->pool.hits = s->pool.device_allocs = s->pool.trims = 0;
     s->pool.peak = s->pool.in_use;
     s->cal.calibration_s = gaia_time_s() - t0;
+    return st;
+}
+
+static gaia_status gaia__cuda_calibrate(gaia_ctx *ctx) {
+    struct gaia_cuda_state *s = gaia__cuda_state(ctx);
+    int i, tf32 = ctx->allow_tf32 != 0;
+    gaia_status st = GAIA_OK;
+    gaia__cuda_cal_lock();
+    for (i = 0; i < GAIA__CUDA_CAL_SLOTS; i++) {
+        const gaia__cuda_cal_slot *c = &gaia__cuda_cal_cache[i];
+        if (c->used && c->device == s->device && c->cpu_threads == ctx->cpu_threads && c->tf32 == tf32) break;
+    }
+    if (i < GAIA__CUDA_CAL_SLOTS) {
+        s->cal = gaia__cuda_cal_cache[i].cal;
+    } else {
+        st = gaia__cuda_calibrate_now(ctx);
+        for (i = 0; st == GAIA_OK && i < GAIA__CUDA_CAL_SLOTS; i++)
+            if (!gaia__cuda_cal_cache[i].used) { /* all taken (unlikely): measured again next time */
+                gaia__cuda_cal_slot *c = &gaia__cuda_cal_cache[i];
+                c->device = s->device;
+                c->cpu_threads = ctx->cpu_threads;
+                c->tf32 = tf32;
+                c->cal = s->cal;
+                c->used = 1;
+                break;
+            }
+    }
+    gaia__cuda_cal_unlock();
     return st;
 }
 

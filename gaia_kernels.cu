@@ -20,10 +20,35 @@
 // cumsum, sort).
 //
 // Floating point: the Makefile compiles without --use_fast_math, so expf,
-// logf, tanhf, sqrtf and division are the accurate versions. Where the CPU
-// twin's result depends on rounding order (random numbers, GELU, arange) the
-// kernels use __fmul_rn/__fadd_rn so that nvcc cannot contract a*b+c into an
-// FMA that the CPU (compiled as ISO C, no contraction) does not do.
+// logf, tanhf, sqrtf and division are the accurate versions (within an ulp
+// or two, as the C library's are, but not always the same bits). nvcc may
+// contract a*b+c into an FMA, which the CPU (ISO C, no contraction) does
+// not do; where the order of rounding must be the CPU's, the kernels say so
+// with __fmul_rn/__fadd_rn, which nvcc never contracts.
+//
+// Bit for bit with the CPU twin (the emulated tests compare these with no
+// tolerance): fill, arange; uniform and Bernoulli random numbers; binary
+// operations and where; transpose; the GEMM helper's C = beta C; the
+// hierarchy's row gather and store; im2col and the convolution's bias;
+// index_select, gather, scatter_add, copy_rows; sort; the hrr cyclic shift,
+// cosine scaling and argmax; the assembly kernels (integers and fixed point);
+// the VSA module's BSC kernels and its mul, bundle, quantize and permute.
+// Each of these moves data, computes in integers, or rounds each float
+// result once, in the CPU's order (__fmul_rn/__fadd_rn where it matters).
+//
+// Within a tolerance (the emulated tests' and the CPU tests' bounds, 1e-7 to
+// 2e-4 relative; the tensor-core attention 5e-3 in fp16, 3e-2 in bf16):
+// normal random numbers (CUDA's logf and cosf in Box-Muller); the unary
+// operations, the elementwise GELU included (its products and sums are
+// pinned in the CPU's order, but tanhf is CUDA's); reductions (another
+// summation order); the whole layer module: bias + activation and gemv
+// (their GELU is a plain expression that nvcc may contract into FMAs),
+// layernorm, attention, AdamW, activation backward, the Hebbian update; the
+// hrr spectra's product and maps, row norms and normalisation; the
+// convolution's GEMM; pooling; softmax; cumsum; the phasor VSA. The
+// emulation compiles with -ffp-contract=off, so it cannot show what an FMA
+// contraction changes: on a GPU the first list keeps its bits only through
+// the __*_rn intrinsics, never through a test.
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stddef.h>
@@ -791,16 +816,21 @@ __device__ __forceinline__ float warp_max(float v) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
-// Sum over a block of blockDim.x threads (a multiple of 32, at most 1024).
+// Sum over a block of blockDim.x threads (a multiple of 32, at most 1024),
+// returned to every thread. Only warp 0 reads the warps' partials: its
+// lanes have all read them when the shuffles of warp_sum meet, so thread 0
+// may then overwrite shared32[0] with the total, which every thread reads
+// after the last barrier (no thread reads a word while another writes it).
 __device__ float block_sum(float v, float *shared32) {
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     v = warp_sum(v);
-    __syncthreads();
+    __syncthreads(); // the caller's previous reads of shared32 are done
     if (lane == 0) shared32[warp] = v;
     __syncthreads();
-    v = lane < nw ? shared32[lane] : 0.0f;
-    if (warp == 0) v = warp_sum(v);
-    if (threadIdx.x == 0) shared32[0] = v;
+    if (warp == 0) {
+        v = warp_sum(lane < nw ? shared32[lane] : 0.0f);
+        if (lane == 0) shared32[0] = v;
+    }
     __syncthreads();
     return shared32[0];
 }
@@ -1479,8 +1509,14 @@ using namespace gaia_layer_cu;
 
 static int gaia__layer_launch_status(void) { return (int)cudaGetLastError(); }
 
+// The attention kernels keep a row of q, o and the gradients in 4 registers
+// of each of a warp's 32 lanes (or the mma kernel's fragments of as many
+// columns): wider heads are refused, never indexed past.
+#define GAIA_ATT_MAX_D 128
+
 extern "C" int gaia_cuda_layer_bias_act(int a, const float *x, const float *bias, float *y, size_t rows, size_t cols,
                                         void *stream) {
+    if (rows == 0 || cols == 0) return 0; // nothing launched: no status of someone else's to pass on
     GAIA__K_LAUNCH(bias_act_kernel, grid_for(rows * cols / 4 + 1, 256), 256, 0, (cudaStream_t)stream, a, x, bias, y,
                    rows, cols);
     return gaia__layer_launch_status();
@@ -1510,8 +1546,9 @@ static int gaia__layer_attention_launch(int prec, const float *q, const float *k
                                         size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
                                         void *stream) {
     cudaStream_t s = (cudaStream_t)stream;
-    if (bh == 0 || nq == 0) return 0;                   // a grid of 0 blocks is a launch error
-    if (bh > 65535u) return (int)cudaErrorInvalidValue; // grid.y limit
+    if (d > GAIA_ATT_MAX_D) return (int)cudaErrorInvalidValue; // the kernels hold at most 128 columns a row
+    if (bh == 0 || nq == 0) return 0;                           // a grid of 0 blocks is a launch error
+    if (bh > 65535u) return (int)cudaErrorInvalidValue;         // grid.y limit
     if (prec == PREC_F32) {
         size_t smem = (GAIA_ATT_F32_BQ * d + 2 * GAIA_ATT_F32_BK * (d + 1)) * sizeof(float);
         dim3 grid((unsigned)((nq + GAIA_ATT_F32_BQ - 1) / GAIA_ATT_F32_BQ), (unsigned)bh);
@@ -1553,6 +1590,7 @@ extern "C" int gaia_cuda_layer_attention_backward(int prec, const float *q, cons
                                                   float *dk, float *dv, size_t bh, size_t nq, size_t nk, size_t d,
                                                   float scale, int causal, void *stream) {
     cudaStream_t s = (cudaStream_t)stream;
+    if (d > GAIA_ATT_MAX_D) return (int)cudaErrorInvalidValue; // the kernels hold at most 128 columns a row
     if (bh == 0 || nq == 0 || nk == 0) return 0;
     if (bh > 65535u) return (int)cudaErrorInvalidValue; // grid.y limit
     dim3 gkv((unsigned)((nk + 31) / 32), (unsigned)bh), gq((unsigned)((nq + 7) / 8), (unsigned)bh);
@@ -1627,6 +1665,9 @@ extern "C" int gaia_cuda_layer_hebbian_update(int rule, int textbook, unsigned f
                                               const float *post, float *theta, float *u, float *stats, void *stream) {
     cudaStream_t s = (cudaStream_t)stream;
     int e;
+    // nothing to learn, as on the CPU (and no mean over 0 outputs, no empty grid)
+    if (out == 0 || in == 0) return 0;
+    if (out > 2147483647u) return (int)cudaErrorInvalidValue; // one block a row: grid.x limit
     GAIA__K_LAUNCH(hebb_stats_kernel, 1, 256, 0, s, post, out, decay, h, flags, stats);
     if ((e = gaia__layer_launch_status())) return e;
     if (rule == RULE_OJA) {
@@ -1645,11 +1686,13 @@ extern "C" int gaia_cuda_layer_hebbian_update(int rule, int textbook, unsigned f
 
 extern "C" int gaia_cuda_layer_gather_row(const float *X, size_t cols, const long long *step, float *dst,
                                           void *stream) {
+    if (cols == 0) return 0;
     GAIA__K_LAUNCH(gather_row_kernel, grid_for(cols, 256), 256, 0, (cudaStream_t)stream, X, cols, step, dst);
     return gaia__layer_launch_status();
 }
 extern "C" int gaia_cuda_layer_store_row(float *rows, size_t cols, const long long *step, const float *src,
                                          void *stream) {
+    if (cols == 0) return 0;
     GAIA__K_LAUNCH(store_row_kernel, grid_for(cols, 256), 256, 0, (cudaStream_t)stream, rows, cols, step, src);
     return gaia__layer_launch_status();
 }
@@ -1732,14 +1775,17 @@ __device__ __forceinline__ unsigned long long gaia__asmk_skip(const gaia__asmk_f
     return x;
 }
 
+// At most one probe per slot: a key not met after visiting every slot of a
+// full table is absent (weight 1), where an unbounded probe would never end.
 __device__ __forceinline__ float gaia__asmk_lookup(const gaia__asmk_fibre &a, unsigned long long key) {
-    unsigned long long h = gaia__asmk_mix64(key) & a.map_mask;
-    for (;;) {
+    unsigned long long h = gaia__asmk_mix64(key) & a.map_mask, n;
+    for (n = 0; n <= a.map_mask; n++) {
         unsigned long long k = a.map_keys[h];
         if (k == key) return a.map_vals[h];
         if (k == GAIA__ASMK_EMPTY) return 1.0f;
         h = (h + 1) & a.map_mask;
     }
+    return 1.0f;
 }
 
 __device__ __forceinline__ long long gaia__asmk_fix(float w) { return (long long)__fmul_rn(w, GAIA__ASMK_FIX); }
@@ -1831,12 +1877,12 @@ extern "C" int gaia_cuda_assembly_accumulate(unsigned long long fkey, uint32_t n
     cudaStream_t st = (cudaStream_t)stream;
     gaia__asmk_fibre a = gaia__asmk_make(fkey, n_tgt, geo, guide, geo_len, geo_r32, map_keys, map_vals, map_mask,
                                          support, bin_cdf, bin_guide, bin_lo, bin_len, tgt_base);
+    if (n_tgt == 0 || (!is_stimulus && K == 0)) return 0; // nothing launched
     if (is_stimulus) {
         GAIA__K_LAUNCH(gaia__asmk_stimulus, gaia__asmk_blocks(n_tgt, 256), 256, 0, st, a, input);
     } else {
         unsigned long long nseg = ((unsigned long long)n_tgt + GAIA__ASMK_SEG - 1) >> GAIA__ASMK_SEG_BITS;
-        if (K)
-            GAIA__K_LAUNCH(gaia__asmk_accumulate, gaia__asmk_blocks((unsigned long long)K * nseg, 128), 128, 0, st, a,
+        GAIA__K_LAUNCH(gaia__asmk_accumulate, gaia__asmk_blocks((unsigned long long)K * nseg, 128), 128, 0, st, a,
                            src, K, nseg, input);
     }
     return (int)cudaGetLastError();
@@ -1979,14 +2025,19 @@ extern "C" int gaia_cuda_assembly_topk_compact(const unsigned long long *x, uint
 }
 
 // ---- learned-weight map: open addressing, linear probing ----
+// Every probe visits each slot at most once: a key that finds neither
+// itself nor an empty slot in a full table is counted in *full (the host
+// reads it back and fails the call), never probed for ever. (The host keeps
+// the load at or below one half, so a full table means a broken invariant,
+// which must not hang a GPU that has no watchdog.)
 __global__ void gaia__asmk_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
                                       const unsigned long long *keys, unsigned long long count, float factor,
-                                      float wmax, unsigned long long *inserted) {
+                                      float wmax, unsigned long long *inserted, unsigned long long *full) {
     unsigned long long t;
     for (t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < count;
          t += (unsigned long long)gridDim.x * blockDim.x) {
-        unsigned long long key = keys[t], h = gaia__asmk_mix64(key) & mask;
-        for (;;) {
+        unsigned long long key = keys[t], h = gaia__asmk_mix64(key) & mask, n;
+        for (n = 0; n <= mask; n++) {
             unsigned long long prev = atomicCAS(&mk[h], GAIA__ASMK_EMPTY, key);
             if (prev == GAIA__ASMK_EMPTY) { // inserted: keys are unique within a call
                 mv[h] = fminf(factor, wmax);
@@ -1999,20 +2050,22 @@ __global__ void gaia__asmk_map_update(unsigned long long *mk, float *mv, unsigne
             }
             h = (h + 1) & mask;
         }
+        if (n > mask) atomicAdd(full, 1ull);
     }
 }
 
 extern "C" int gaia_cuda_assembly_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
                                              const unsigned long long *keys, unsigned long long count, float factor,
-                                             float wmax, unsigned long long *inserted_dev, void *stream) {
+                                             float wmax, unsigned long long *inserted_dev,
+                                             unsigned long long *full_dev, void *stream) {
     cudaStream_t st = (cudaStream_t)stream;
     // the fixed-point inputs rely on weights <= WMAX, whatever the caller asks
     if (!(wmax <= GAIA__ASMK_WMAX)) wmax = GAIA__ASMK_WMAX;
     cudaError_t e = cudaMemsetAsync(inserted_dev, 0, sizeof(unsigned long long), st);
-    if (e != cudaSuccess) return (int)e;
-    if (count)
-        GAIA__K_LAUNCH(gaia__asmk_map_update, gaia__asmk_blocks(count, 256), 256, 0, st, mk, mv, mask, keys, count,
-                       factor, wmax, inserted_dev);
+    if (e == cudaSuccess) e = cudaMemsetAsync(full_dev, 0, sizeof(unsigned long long), st);
+    if (e != cudaSuccess || count == 0) return (int)e;
+    GAIA__K_LAUNCH(gaia__asmk_map_update, gaia__asmk_blocks(count, 256), 256, 0, st, mk, mv, mask, keys, count, factor,
+                   wmax, inserted_dev, full_dev);
     return (int)cudaGetLastError();
 }
 
@@ -2028,24 +2081,32 @@ extern "C" int gaia_cuda_assembly_map_clear(unsigned long long *mk, unsigned lon
     return (int)cudaGetLastError();
 }
 
+// As map_update: a key that finds no empty slot in the new table, after
+// visiting each once, is counted in *lost.
 __global__ void gaia__asmk_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
-                                      unsigned long long *nk, float *nv, unsigned long long mask) {
+                                      unsigned long long *nk, float *nv, unsigned long long mask,
+                                      unsigned long long *lost) {
     unsigned long long t;
     for (t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < old_cap;
          t += (unsigned long long)gridDim.x * blockDim.x) {
-        unsigned long long key = ok[t], h;
+        unsigned long long key = ok[t], h, n;
         if (key == GAIA__ASMK_EMPTY) continue;
         h = gaia__asmk_mix64(key) & mask;
-        while (atomicCAS(&nk[h], GAIA__ASMK_EMPTY, key) != GAIA__ASMK_EMPTY) h = (h + 1) & mask;
-        nv[h] = ov[t];
+        for (n = 0; n <= mask && atomicCAS(&nk[h], GAIA__ASMK_EMPTY, key) != GAIA__ASMK_EMPTY; n++)
+            h = (h + 1) & mask;
+        if (n > mask) atomicAdd(lost, 1ull);
+        else nv[h] = ov[t];
     }
 }
 
 extern "C" int gaia_cuda_assembly_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
                                              unsigned long long *nk, float *nv, unsigned long long mask,
-                                             void *stream) {
-    GAIA__K_LAUNCH(gaia__asmk_map_rehash, gaia__asmk_blocks(old_cap, 256), 256, 0, (cudaStream_t)stream, ok, ov,
-                   old_cap, nk, nv, mask);
+                                             unsigned long long *lost_dev, void *stream) {
+    cudaStream_t st = (cudaStream_t)stream;
+    cudaError_t e = cudaMemsetAsync(lost_dev, 0, sizeof(unsigned long long), st);
+    if (e != cudaSuccess || old_cap == 0) return (int)e;
+    GAIA__K_LAUNCH(gaia__asmk_map_rehash, gaia__asmk_blocks(old_cap, 256), 256, 0, st, ok, ov, old_cap, nk, nv, mask,
+                   lost_dev);
     return (int)cudaGetLastError();
 }
 
@@ -2112,6 +2173,7 @@ __global__ void gaia__hrr_spec_mul_kernel(size_t B, size_t nb, const float2 *a, 
 extern "C" int gaia_cuda_hrr_spec_mul(size_t B, size_t nb, const float *a, size_t a_rs, const float *b, size_t b_rs,
                                       int conj_b, float scale, float *out, void *stream) {
     // row strides arrive in floats; the kernel counts complex bins
+    if (B == 0 || nb == 0) return 0; // nothing launched: no status of someone else's to pass on
     GAIA__K_LAUNCH(gaia__hrr_spec_mul_kernel, gaia__hrr_grid(B * nb), GAIA__HRR_THREADS, 0, (cudaStream_t)stream, B, nb,
                    (const float2 *)a, a_rs / 2, (const float2 *)b, b_rs / 2, conj_b, scale, (float2 *)out);
     return (int)cudaGetLastError();
@@ -2163,6 +2225,7 @@ __global__ void gaia__hrr_spec_map_kernel(size_t n, int op, float p, float scale
 }
 extern "C" int gaia_cuda_hrr_spec_map(size_t B, size_t nb, int op, float p, float scale, const float *in,
                                       float *out, void *stream) {
+    if (B == 0 || nb == 0) return 0;
     GAIA__K_LAUNCH(gaia__hrr_spec_map_kernel, gaia__hrr_grid(B * nb), GAIA__HRR_THREADS, 0, (cudaStream_t)stream,
                    B * nb, op, p, scale, (const float2 *)in, (float2 *)out);
     return (int)cudaGetLastError();
@@ -2178,6 +2241,7 @@ __global__ void gaia__hrr_cyclic_kernel(size_t B, size_t D, const float *x, size
 }
 extern "C" int gaia_cuda_hrr_cyclic(size_t B, size_t D, const float *x, size_t shift, int reverse, float *out,
                                     void *stream) {
+    if (B == 0 || D == 0) return 0;
     GAIA__K_LAUNCH(gaia__hrr_cyclic_kernel, gaia__hrr_grid(B * D), GAIA__HRR_THREADS, 0, (cudaStream_t)stream, B, D, x,
                    shift, reverse, out);
     return (int)cudaGetLastError();
@@ -2219,6 +2283,7 @@ __global__ void gaia__hrr_normalize_kernel(size_t D, const float *x, float *out)
 #define GAIA__HRR_ROWS_PER_LAUNCH ((size_t)1 << 30)
 extern "C" int gaia_cuda_hrr_row_norms(size_t B, size_t D, const float *x, float *norms, void *stream) {
     size_t r0;
+    if (B == 0) return 0;
     for (r0 = 0; r0 < B; r0 += GAIA__HRR_ROWS_PER_LAUNCH) {
         size_t n = B - r0 < GAIA__HRR_ROWS_PER_LAUNCH ? B - r0 : GAIA__HRR_ROWS_PER_LAUNCH;
         GAIA__K_LAUNCH(gaia__hrr_row_norms_kernel, (unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream, D,
@@ -2228,6 +2293,7 @@ extern "C" int gaia_cuda_hrr_row_norms(size_t B, size_t D, const float *x, float
 }
 extern "C" int gaia_cuda_hrr_normalize(size_t B, size_t D, const float *x, float *out, void *stream) {
     size_t r0;
+    if (B == 0) return 0;
     for (r0 = 0; r0 < B; r0 += GAIA__HRR_ROWS_PER_LAUNCH) {
         size_t n = B - r0 < GAIA__HRR_ROWS_PER_LAUNCH ? B - r0 : GAIA__HRR_ROWS_PER_LAUNCH;
         GAIA__K_LAUNCH(gaia__hrr_normalize_kernel, (unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream, D,
@@ -2246,6 +2312,7 @@ __global__ void gaia__hrr_cosine_scale_kernel(size_t B, size_t M, float *sim, co
 }
 extern "C" int gaia_cuda_hrr_cosine_scale(size_t B, size_t M, float *sim, const float *na, const float *nb,
                                           void *stream) {
+    if (B == 0 || M == 0) return 0;
     GAIA__K_LAUNCH(gaia__hrr_cosine_scale_kernel, gaia__hrr_grid(B * M), GAIA__HRR_THREADS, 0, (cudaStream_t)stream, B,
                    M, sim, na, nb);
     return (int)cudaGetLastError();
@@ -2293,6 +2360,7 @@ __global__ void gaia__hrr_argmax_kernel(size_t M, const float *sim, float *best)
 }
 extern "C" int gaia_cuda_hrr_argmax_rows(size_t B, size_t M, const float *sim, float *best, void *stream) {
     size_t r0;
+    if (B == 0) return 0;
     for (r0 = 0; r0 < B; r0 += GAIA__HRR_ROWS_PER_LAUNCH) {
         size_t n = B - r0 < GAIA__HRR_ROWS_PER_LAUNCH ? B - r0 : GAIA__HRR_ROWS_PER_LAUNCH;
         GAIA__K_LAUNCH(gaia__hrr_argmax_kernel, (unsigned)n, GAIA__HRR_THREADS, 0, (cudaStream_t)stream, M,

@@ -590,6 +590,143 @@ static void cuda_error_names_function_and_values(gt *t) {
     GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_cuda_gemm") && strstr(gaia_last_error(t->ctx), "4294967296"),
              "message '%s'", gaia_last_error(t->ctx));
 }
+
+/* The offload calibration runs once per process for a device (and CPU
+   threads, TF32 setting): a second context gets the first one's figures,
+   bit for bit, instead of timing again (which gives other figures). */
+static void cuda_calibration_once_per_process_and_device(gt *t) {
+    gaia_ctx *a = NULL, *b = NULL;
+    gaia_ctx_desc d;
+    gaia_cuda_calibration ca, cb;
+    gaia_status sa, sb;
+    TC_NEED_GPU(t);
+    memset(&d, 0, sizeof d);
+    d.seed = t->seed;
+    d.device = GAIA_DEVICE_CUDA;
+    d.cpu_threads = 1;
+    GT_OK(t, gaia_ctx_create(&d, &a));
+    sb = gaia_ctx_create(&d, &b);
+    sa = gaia_cuda_calibration_get(a, &ca);
+    if (sb == GAIA_OK && sa == GAIA_OK) sb = gaia_cuda_calibration_get(b, &cb);
+    gaia_ctx_destroy(a);
+    gaia_ctx_destroy(b);
+    GT_CHECK(t, sa == GAIA_OK && sb == GAIA_OK, "create or calibration_get: %s, %s", gaia_status_str(sa),
+             gaia_status_str(sb));
+    GT_CHECK(t, memcmp(&ca, &cb, sizeof ca) == 0,
+             "the second context measured again: GPU SGEMM %g and %g flop/s, h2d %g and %g B/s", ca.gpu_gemm_flops,
+             cb.gpu_gemm_flops, ca.h2d_bytes_per_s, cb.h2d_bytes_per_s);
+}
+
+/* A context on the second GPU, used while another device is current (as
+   in a thread that also drives a context on GPU 0, or a fresh thread,
+   whose current device is 0): the layer module's kernels, its cuBLASLt
+   path and the hrr module's cuFFT plans must run on the context's GPU,
+   where its tensors live. Each result is compared with a CPU context's. */
+static int tc_close_to_cpu(gt *t, const char *what, gaia_ctx *gpu, const gaia_tensor *g, gaia_ctx *cpu,
+                           const gaia_tensor *c, size_t n) {
+    float *a = (float *)malloc(n * sizeof(float)), *b = (float *)malloc(n * sizeof(float));
+    size_t i;
+    int ok = a && b;
+    gaia_status sg = GAIA_OK, sc = GAIA_OK;
+    if (!ok) gt_fail_at(t, __FILE__, __LINE__, "out of memory");
+    if (ok) {
+        sg = gaia_tensor_to_host(gpu, g, a, n);
+        sc = gaia_tensor_to_host(cpu, c, b, n);
+        ok = sg == GAIA_OK && sc == GAIA_OK;
+        if (!ok)
+            gt_fail_at(t, __FILE__, __LINE__, "%s: reading back gave %s (%s), %s", what, gaia_status_str(sg),
+                       gaia_last_error(gpu), gaia_status_str(sc));
+        for (i = 0; ok && i < n; i++)
+            if (!(fabs((double)a[i] - (double)b[i]) <= 1e-4 + 1e-4 * fabs((double)b[i]))) {
+                gt_fail_at(t, __FILE__, __LINE__, "%s on GPU 1 with GPU 0 current: element %zu is %g, the CPU's %g",
+                           what, i, (double)a[i], (double)b[i]);
+                ok = 0;
+            }
+    }
+    free(a);
+    free(b);
+    return ok;
+}
+
+static void cuda_second_gpu_context_while_another_device_is_current(gt *t) {
+    gaia_ctx *gpu = NULL, *cpu = NULL;
+    gaia_ctx_desc d;
+    int count = 0, which;
+    size_t qs[3] = {2, 9, 64}, ls[2] = {5, 300}, xs[2] = {40, 70}, ws[2] = {30, 70}, hs[2] = {3, 256};
+    size_t shapes[5][3], nd[5] = {3, 2, 2, 2, 2}, i, k;
+    float *host[5] = {NULL, NULL, NULL, NULL, NULL};
+    gaia_tensor *tg[5] = {NULL, NULL, NULL, NULL, NULL}, *tc[5] = {NULL, NULL, NULL, NULL, NULL};
+    TC_NEED_GPU(t);
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) {
+        (void)cudaGetLastError();
+        GT_SKIP(t, "needs two GPUs");
+    }
+    memset(&d, 0, sizeof d);
+    d.seed = t->seed;
+    d.device = GAIA_DEVICE_CUDA;
+    d.cuda_device_index = 1;
+    GT_OK(t, gaia_ctx_create(&d, &gpu));
+    d.device = GAIA_DEVICE_CPU;
+    GT_OK(t, gaia_ctx_create(&d, &cpu));
+    /* q (k, v alike), layernorm x, linear x and W, hrr operands */
+    memcpy(shapes[0], qs, sizeof qs);
+    memcpy(shapes[1], ls, sizeof ls);
+    memcpy(shapes[2], xs, sizeof xs);
+    memcpy(shapes[3], ws, sizeof ws);
+    memcpy(shapes[4], hs, sizeof hs);
+    for (k = 0; k < 5 && !t->failed; k++) {
+        size_t n = 1;
+        for (i = 0; i < nd[k]; i++) n *= shapes[k][i];
+        host[k] = (float *)malloc(n * sizeof(float));
+        GT_CHECK(t, host[k] != NULL, "out of memory");
+        if (!host[k]) break;
+        for (i = 0; i < n; i++) host[k][i] = (float)gt_uniform(t, -1.0, 1.0) * (k == 4 ? 0.06f : 1.0f);
+        GT_OK(t, gaia_tensor_from_host(gpu, (int)nd[k], shapes[k], host[k], &tg[k]));
+        GT_OK(t, gaia_tensor_from_host(cpu, (int)nd[k], shapes[k], host[k], &tc[k]));
+    }
+    for (which = 0; which < 4 && !t->failed; which++) {
+        gaia_tensor *og = NULL, *oc = NULL;
+        size_t n = 0;
+        const char *what = "";
+        cudaSetDevice(0); /* another device current, as another context or a fresh thread leaves it */
+        switch (which) {
+        case 0:
+            what = "gaia_layer_attention";
+            GT_OK(t, gaia_layer_attention(gpu, tg[0], tg[0], tg[0], 0.0f, 1, GAIA_LAYER_PREC_F32, &og));
+            GT_OK(t, gaia_layer_attention(cpu, tc[0], tc[0], tc[0], 0.0f, 1, GAIA_LAYER_PREC_F32, &oc));
+            n = qs[0] * qs[1] * qs[2];
+            break;
+        case 1:
+            what = "gaia_layer_layernorm";
+            GT_OK(t, gaia_layer_layernorm(gpu, tg[1], NULL, NULL, 1e-5f, &og));
+            GT_OK(t, gaia_layer_layernorm(cpu, tc[1], NULL, NULL, 1e-5f, &oc));
+            n = ls[0] * ls[1];
+            break;
+        case 2:
+            what = "gaia_layer_linear";
+            GT_OK(t, gaia_layer_linear(gpu, tg[2], tg[3], NULL, GAIA_LAYER_ACT_GELU, &og));
+            GT_OK(t, gaia_layer_linear(cpu, tc[2], tc[3], NULL, GAIA_LAYER_ACT_GELU, &oc));
+            n = xs[0] * ws[0];
+            break;
+        default:
+            what = "gaia_hrr_bind";
+            GT_OK(t, gaia_hrr_bind(gpu, tg[4], tg[4], &og));
+            GT_OK(t, gaia_hrr_bind(cpu, tc[4], tc[4], &oc));
+            n = hs[0] * hs[1];
+            break;
+        }
+        if (og && oc) tc_close_to_cpu(t, what, gpu, og, cpu, oc, n);
+        gaia_tensor_free(og);
+        gaia_tensor_free(oc);
+    }
+    for (k = 0; k < 5; k++) {
+        gaia_tensor_free(tg[k]);
+        gaia_tensor_free(tc[k]);
+        free(host[k]);
+    }
+    gaia_ctx_destroy(gpu);
+    gaia_ctx_destroy(cpu);
+}
 #endif /* GAIA_USE_CUDA */
 
 #ifndef GAIA_USE_CUDA
@@ -602,6 +739,8 @@ static void tc_cpu_build(gt *t) { GT_SKIP(t, "built without GAIA_USE_CUDA"); }
 #define cuda_sgemm_on_host_arrays_matches_cpu tc_cpu_build
 #define cuda_offload_model_weighs_size_and_memory tc_cpu_build
 #define cuda_error_names_function_and_values tc_cpu_build
+#define cuda_second_gpu_context_while_another_device_is_current tc_cpu_build
+#define cuda_calibration_once_per_process_and_device tc_cpu_build
 #endif
 
 const gt_case gt_cuda_cases[] = {
@@ -622,5 +761,8 @@ const gt_case gt_cuda_cases[] = {
     {"cuda_sgemm_on_host_arrays_matches_cpu", cuda_sgemm_on_host_arrays_matches_cpu},
     {"cuda_offload_model_weighs_size_and_memory", cuda_offload_model_weighs_size_and_memory},
     {"cuda_error_names_function_and_values", cuda_error_names_function_and_values},
+    {"cuda_calibration_once_per_process_and_device", cuda_calibration_once_per_process_and_device},
+    {"cuda_second_gpu_context_while_another_device_is_current",
+     cuda_second_gpu_context_while_another_device_is_current},
     {NULL, NULL},
 };

@@ -62,10 +62,11 @@ int gaia_cuda_assembly_topk_compact(const unsigned long long *x, uint32_t n, int
                                     uint32_t *above, uint32_t *cand, unsigned long long *counts_dev, void *stream);
 int gaia_cuda_assembly_map_update(unsigned long long *mk, float *mv, unsigned long long mask,
                                   const unsigned long long *keys, unsigned long long count, float factor, float wmax,
-                                  unsigned long long *inserted_dev, void *stream);
+                                  unsigned long long *inserted_dev, unsigned long long *full_dev, void *stream);
 int gaia_cuda_assembly_map_clear(unsigned long long *mk, unsigned long long cap, void *stream);
 int gaia_cuda_assembly_map_rehash(const unsigned long long *ok, const float *ov, unsigned long long old_cap,
-                                  unsigned long long *nk, float *nv, unsigned long long mask, void *stream);
+                                  unsigned long long *nk, float *nv, unsigned long long mask,
+                                  unsigned long long *lost_dev, void *stream);
 int gaia_cuda_assembly_bits_set(uint32_t *bits, const uint32_t *idx, uint32_t count, int value, void *stream);
 int gaia_cuda_assembly_gather(const unsigned long long *x, const uint32_t *idx, uint32_t count, unsigned long long *out,
                               void *stream);

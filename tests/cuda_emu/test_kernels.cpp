@@ -77,6 +77,7 @@ static float uniform(float lo, float hi) { return lo + (hi - lo) * (float)((next
 static inline size_t below(size_t n) { return (size_t)(next_u64() % n); }
 
 typedef std::vector<float> fvec;
+typedef unsigned long long ull;
 static fvec randv(size_t n, float lo = -2.0f, float hi = 2.0f) {
     fvec v(n);
     for (size_t i = 0; i < n; i++) v[i] = uniform(lo, hi);
@@ -504,6 +505,108 @@ static void emu_layer_hebbian(void) {
                 }
 }
 
+// Launchers given sizes their kernels cannot take refuse them, launching
+// nothing; given nothing to do, they launch nothing and return success.
+static void emu_layer_launcher_sizes(void) {
+    // attention: a head dimension above 128 is refused (the kernels hold 4 columns a lane), output untouched
+    const size_t bh = 2, nq = 3, nk = 5, d = 129;
+    fvec q = randv(bh * nq * d), k = randv(bh * nk * d), v = randv(bh * nk * d), dout = randv(bh * nq * d);
+    for (int prec = GAIA_LAYER_PREC_F32; prec <= GAIA_LAYER_PREC_F16; prec++) {
+        fvec o(bh * nq * d, 7.0f), lse(bh * nq, 7.0f), dq(bh * nq * d, 7.0f), dk(bh * nk * d, 7.0f),
+            dv(bh * nk * d, 7.0f);
+        int e = gaia_cuda_layer_attention(prec, q.data(), k.data(), v.data(), o.data(), bh, nq, nk, d, 0.1f, 0, nullptr);
+        CHECK(e != 0, "attention prec %d d %zu: returned 0, not a refusal", prec, d);
+        e = gaia_cuda_layer_attention_train(prec, q.data(), k.data(), v.data(), o.data(), lse.data(), bh, nq, nk, d,
+                                            0.1f, 1, nullptr);
+        CHECK(e != 0, "attention_train prec %d d %zu: returned 0, not a refusal", prec, d);
+        e = gaia_cuda_layer_attention_backward(prec, q.data(), k.data(), v.data(), o.data(), lse.data(), dout.data(),
+                                               dq.data(), dk.data(), dv.data(), bh, nq, nk, d, 0.1f, 0, nullptr);
+        CHECK(e != 0, "attention_backward prec %d d %zu: returned 0, not a refusal", prec, d);
+        for (const fvec *b : {&o, &lse, &dq, &dk, &dv})
+            for (float x : *b) CHECK(x == 7.0f, "attention prec %d d %zu wrote an output it refused", prec, d);
+    }
+    // Hebbian update with no outputs or no inputs: nothing to learn, as on the CPU
+    static const size_t shapes[][2] = {{0, 7}, {5, 0}, {0, 0}};
+    for (int rule = GAIA_HEBB_HEBBIAN; rule <= GAIA_HEBB_BCM; rule++)
+        for (const auto &sh : shapes) {
+            size_t out = sh[0], in = sh[1];
+            fvec W(out * in + 1, 3.0f), pre = randv(in + 1, 0, 1), post = randv(out + 1, 0, 1);
+            fvec theta(out + 1, 0.25f), u(in + 1, 5.0f), stats(2, 5.0f);
+            LAUNCH(gaia_cuda_layer_hebbian_update(rule, 0, 0u, 0.05f, 0.01f, 0.3f, out, in, W.data(), pre.data(),
+                                                  post.data(), theta.data(), u.data(), stats.data(), nullptr));
+            for (float x : W) CHECK(x == 3.0f, "hebbian rule %d %zux%zu changed W", rule, out, in);
+            for (float x : theta) CHECK(x == 0.25f, "hebbian rule %d %zux%zu changed theta", rule, out, in);
+            CHECK(stats[0] == 5.0f && stats[1] == 5.0f, "hebbian rule %d %zux%zu wrote stats %g %g", rule, out, in,
+                  (double)stats[0], (double)stats[1]);
+        }
+}
+
+// A launcher with nothing to launch returns success, and leaves an error
+// already pending (someone else's) pending, for its owner to find.
+static void emu_launchers_nothing_to_do(void) {
+    float f[4] = {1, 2, 3, 4}, g[4] = {0, 0, 0, 0};
+    ull uk[2] = {GAIA_ASSEMBLY_EMPTY, GAIA_ASSEMBLY_EMPTY}, w[2] = {0, 0};
+    long long step = 0;
+    struct call {
+        const char *name;
+        int (*fn)(float *, float *, ull *, ull *, long long *);
+    };
+    static const call calls[] = {
+        {"hrr_spec_mul", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_spec_mul(0, 2, a, 4, a, 4, 0, 1.0f, o, nullptr);
+         }},
+        {"hrr_spec_map", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_spec_map(0, 2, 1, 0.0f, 1.0f, a, o, nullptr);
+         }},
+        {"hrr_cyclic", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_cyclic(0, 4, a, 1, 0, o, nullptr);
+         }},
+        {"hrr_row_norms", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_row_norms(0, 4, a, o, nullptr);
+         }},
+        {"hrr_normalize", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_normalize(0, 4, a, o, nullptr);
+         }},
+        {"hrr_cosine_scale", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_cosine_scale(0, 4, o, a, a, nullptr);
+         }},
+        {"hrr_argmax_rows", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_hrr_argmax_rows(0, 4, a, o, nullptr);
+         }},
+        {"layer_bias_act", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_layer_bias_act(0, a, a, o, 0, 4, nullptr);
+         }},
+        {"layer_gather_row", [](float *a, float *o, ull *, ull *, long long *s) {
+             return gaia_cuda_layer_gather_row(a, 0, s, o, nullptr);
+         }},
+        {"layer_store_row", [](float *a, float *o, ull *, ull *, long long *s) {
+             return gaia_cuda_layer_store_row(o, 0, s, a, nullptr);
+         }},
+        {"layer_hebbian_update", [](float *a, float *o, ull *, ull *, long long *) {
+             return gaia_cuda_layer_hebbian_update(0, 0, 0u, 0.1f, 0.0f, 0.0f, 0, 4, o, a, a, o, o, o, nullptr);
+         }},
+        {"assembly_accumulate", [](float *, float *, ull *, ull *w, long long *) {
+             return gaia_cuda_assembly_accumulate(1, 10, nullptr, nullptr, 1, 0, nullptr, nullptr, 0, nullptr, 0,
+                                                  nullptr, nullptr, 0, 1, nullptr, 0, w, 0, nullptr);
+         }},
+        {"assembly_map_update", [](float *, float *o, ull *k, ull *w, long long *) {
+             return gaia_cuda_assembly_map_update(k, o, 1, nullptr, 0, 2.0f, 1.0f, w, w + 1, nullptr);
+         }},
+        {"assembly_map_rehash", [](float *a, float *o, ull *k, ull *w, long long *) {
+             return gaia_cuda_assembly_map_rehash(k, a, 0, k, o, 1, w, nullptr);
+         }},
+    };
+    for (const call &c : calls) {
+        gaia_emu::set_error(cudaErrorLaunchFailure); // pending from an earlier call that is not the launcher's
+        int e = c.fn(f, g, uk, w, &step);
+        cudaError_t pending = cudaGetLastError();
+        CHECK(e == 0, "%s with nothing to do returned %d", c.name, e);
+        CHECK(pending == cudaErrorLaunchFailure, "%s with nothing to do cleared the pending error (now %d)", c.name,
+              (int)pending);
+        for (int t = 0; t < 4; t++) CHECK(g[t] == 0.0f, "%s with nothing to do wrote its output", c.name);
+    }
+}
+
 // The hierarchy's row helpers: rows addressed by a counter in device memory.
 static void emu_layer_rows(void) {
     static const size_t cols_list[] = {1, 7, 300};
@@ -525,7 +628,6 @@ static void emu_layer_rows(void) {
 }
 
 // ---------------------------------------------------------------- 9b. assembly module
-typedef unsigned long long ull;
 
 // A fibre's tables, built as gaia.h builds them (gaia__asm_geo_build,
 // gaia__asm_bin_build): the geometric skip thresholds and their guide, and a
@@ -767,10 +869,11 @@ static void emu_assembly_map(void) {
     const std::vector<ull> *calls[2] = {&keysA, &keysB};
     for (int c = 0; c < 2; c++) {
         const std::vector<ull> &k = *calls[c];
-        ull inserted = 999;
+        ull inserted = 999, full = 999;
         float factor = c ? 3.5f : 1.25f, wmax = c ? 2.0f : 1e30f; // wmax beyond WMAX is capped to it
         LAUNCH(gaia_cuda_assembly_map_update(mk.data(), mv.data(), mask, k.data(), k.size(), factor, wmax, &inserted,
-                                             nullptr));
+                                             &full, nullptr));
+        CHECK(full == 0, "map_update call %d: %llu keys found the table full", c, full);
         uint64_t winserted =
             gaia_cpu_assembly_map_update(wk.data(), wv.data(), mask, (const uint64_t *)k.data(), k.size(), factor,
                                          wmax > GAIA_ASSEMBLY_WMAX ? GAIA_ASSEMBLY_WMAX : wmax);
@@ -788,7 +891,9 @@ static void emu_assembly_map(void) {
     // rehash into a map twice as large
     std::vector<ull> nk(2 * cap, GAIA_ASSEMBLY_EMPTY);
     std::vector<float> nv(2 * cap, 0.0f);
-    LAUNCH(gaia_cuda_assembly_map_rehash(mk.data(), mv.data(), cap, nk.data(), nv.data(), 2 * cap - 1, nullptr));
+    ull lost = 999;
+    LAUNCH(gaia_cuda_assembly_map_rehash(mk.data(), mv.data(), cap, nk.data(), nv.data(), 2 * cap - 1, &lost, nullptr));
+    CHECK(lost == 0, "map_rehash: %llu keys lost", lost);
     for (ull key : all) {
         float g = gaia_cpu_assembly_map_get((const uint64_t *)nk.data(), nv.data(), 2 * cap - 1, key);
         float w = gaia_cpu_assembly_map_get(wk.data(), wv.data(), mask, key);
@@ -804,6 +909,131 @@ static void emu_assembly_map(void) {
     LAUNCH(gaia_cuda_assembly_bits_set(bits.data(), idx.data(), 100, 0, nullptr));
     for (int t = 0; t < 100; t++) want[idx[t] >> 5] &= ~(1u << (idx[t] & 31));
     EXPECT_EQ_ARRAY(bits, want, bits.size(), "bits_set 0");
+}
+
+// A full table (every one of its 16 slots taken): each probe must end after
+// visiting every slot once. A lookup of an absent key then gives the base
+// weight, an insertion or a rehash that finds no slot is counted for the host
+// to report; unbounded, each of these would loop for ever (here: until the
+// emulator's watchdog, GAIA_EMU_TIMEOUT, ends the run).
+struct full_map {
+    std::vector<uint64_t> keys, big_keys; // the 16 keys in a full 16-slot table; in a roomy 64-slot one
+    std::vector<float> vals, big_vals;
+};
+static void full_map_make(full_map &m, const std::vector<uint64_t> &keys) {
+    m.keys.assign(16, GAIA_ASSEMBLY_EMPTY);
+    m.vals.assign(16, 0.0f);
+    m.big_keys.assign(64, GAIA_ASSEMBLY_EMPTY);
+    m.big_vals.assign(64, 0.0f);
+    for (size_t t = 0; t < keys.size(); t++) { // weights 1.5, 2.5, ... (1.5 after one update, then 1.5 x the next)
+        float f = 1.5f + (float)(t % 3);
+        gaia_cpu_assembly_map_update(m.keys.data(), m.vals.data(), 15, &keys[t], 1, f, GAIA_ASSEMBLY_WMAX);
+        gaia_cpu_assembly_map_update(m.big_keys.data(), m.big_vals.data(), 63, &keys[t], 1, f, GAIA_ASSEMBLY_WMAX);
+    }
+}
+
+static void emu_assembly_full_lookup(void) {
+    asm_tables T;
+    const uint32_t n_tgt = 700, n_src = 50, stim = 40;
+    asm_build(T, 0.05, stim);
+    gaia_assembly_fibre_args a;
+    memset(&a, 0, sizeof a);
+    a.fkey = next_u64();
+    a.n_src = n_src;
+    a.n_tgt = n_tgt;
+    a.geo = T.geo.data();
+    a.geo_guide = T.guide.data();
+    a.geo_len = T.len;
+    a.geo_r32 = T.r32;
+    a.stim_size = stim;
+    a.bin_cdf = T.cdf.data();
+    a.bin_guide = T.bin_guide.data();
+    a.bin_lo = T.bin_lo;
+    a.bin_len = T.bin_len;
+    a.p = 0.05;
+    // 16 keys: 8 edges of source 0, 8 stimulus targets; every target in the support
+    std::vector<uint32_t> e(n_tgt);
+    uint64_t ne = gaia_cpu_assembly_edges(&a, 0, e.data(), e.size());
+    CHECK(ne >= 8, "source 0 has only %llu edges", (ull)ne);
+    std::vector<uint64_t> keys;
+    for (int t = 0; t < 8; t++) keys.push_back(e[t]); // source 0's edges (key: 0 x n_tgt + target)
+    for (uint64_t j = 3; keys.size() < 16; j += 11)    // stimulus targets (key: the target)
+        if (std::find(keys.begin(), keys.end(), j) == keys.end()) keys.push_back(j);
+    full_map m;
+    full_map_make(m, keys);
+    for (uint64_t k : m.keys) CHECK(k != GAIA_ASSEMBLY_EMPTY, "the 16-slot table is not full");
+    std::vector<uint32_t> support((n_tgt + 31) / 32, ~0u);
+    support.back() = n_tgt % 32 ? (1u << (n_tgt % 32)) - 1u : ~0u;
+    a.tgt_support = support.data();
+    std::vector<uint32_t> src = {0, 3, 17, 49};
+    for (int stimulus = 0; stimulus < 2; stimulus++) {
+        std::vector<ull> gin(n_tgt, 0);
+        std::vector<int64_t> win(n_tgt, 0);
+        a.is_stimulus = stimulus;
+        LAUNCH(gaia_cuda_assembly_accumulate(a.fkey, n_tgt, a.geo, a.geo_guide, a.geo_len, a.geo_r32,
+                                             (const ull *)m.keys.data(), m.vals.data(), 15, a.tgt_support, stimulus,
+                                             (const ull *)a.bin_cdf, a.bin_guide, a.bin_lo, a.bin_len, src.data(),
+                                             (uint32_t)src.size(), gin.data(), a.tgt_base, nullptr));
+        // the CPU twin, on the same keys in a table with room
+        a.map_keys = m.big_keys.data();
+        a.map_vals = m.big_vals.data();
+        a.map_mask = 63;
+        gaia_cpu_assembly_accumulate(&a, src.data(), (uint32_t)src.size(), win.data(), 1);
+        EXPECT_EQ_ARRAY(gin, (const ull *)win.data(), n_tgt, "accumulate on a full table, stimulus %d", stimulus);
+    }
+}
+
+static void emu_assembly_full_update(void) {
+    std::vector<uint64_t> keys;
+    for (uint64_t t = 0; t < 16; t++) keys.push_back(1000 + 7 * t);
+    full_map m;
+    full_map_make(m, keys);
+    for (uint64_t k : m.keys) CHECK(k != GAIA_ASSEMBLY_EMPTY, "the 16-slot table is not full");
+    std::vector<uint64_t> before = m.keys;
+    // one key present (updated in place), two absent (no slot for them)
+    std::vector<ull> upd = {(ull)keys[5], 99991, 99992};
+    ull inserted = 999, full = 999;
+    LAUNCH(gaia_cuda_assembly_map_update((ull *)m.keys.data(), m.vals.data(), 15, upd.data(), upd.size(), 2.0f,
+                                         GAIA_ASSEMBLY_WMAX, &inserted, &full, nullptr));
+    CHECK(inserted == 0 && full == 2, "map_update on a full table: %llu inserted, %llu full; expected 0 and 2",
+          inserted, full);
+    EXPECT_EQ_ARRAY(m.keys, before, 16, "map_update on a full table changed its keys");
+    float w5 = gaia_cpu_assembly_map_get(m.keys.data(), m.vals.data(), 15, keys[5]);
+    float want = fminf(2.0f * gaia_cpu_assembly_map_get(m.big_keys.data(), m.big_vals.data(), 63, keys[5]),
+                       GAIA_ASSEMBLY_WMAX);
+    CHECK(w5 == want, "map_update on a full table: the present key weighs %g, expected %g", (double)w5,
+          (double)want);
+}
+
+static void emu_assembly_full_rehash(void) {
+    std::vector<uint64_t> keys;
+    for (uint64_t t = 0; t < 16; t++) keys.push_back(next_u64() >> 8);
+    full_map m;
+    full_map_make(m, keys);
+    // into 8 slots: 8 keys fit, 8 are lost (counted)
+    std::vector<ull> nk(8, GAIA_ASSEMBLY_EMPTY);
+    std::vector<float> nv(8, 0.0f);
+    ull lost = 999;
+    LAUNCH(gaia_cuda_assembly_map_rehash((const ull *)m.keys.data(), m.vals.data(), 16, nk.data(), nv.data(), 7, &lost,
+                                         nullptr));
+    CHECK(lost == 8, "map_rehash of 16 keys into 8 slots: %llu lost, expected 8", lost);
+    for (int t = 0; t < 8; t++) {
+        float g = gaia_cpu_assembly_map_get((const uint64_t *)nk.data(), nv.data(), 7, nk[t]);
+        float w = gaia_cpu_assembly_map_get(m.big_keys.data(), m.big_vals.data(), 63, nk[t]);
+        CHECK(nk[t] != GAIA_ASSEMBLY_EMPTY && g == w, "map_rehash into 8 slots: slot %d key %llu weighs %g, not %g", t,
+              nk[t], (double)g, (double)w);
+    }
+    // into a full table of 16 other keys: all 16 lost, nothing overwritten
+    full_map other;
+    std::vector<uint64_t> okeys;
+    for (uint64_t t = 0; t < 16; t++) okeys.push_back((1ull << 60) + t);
+    full_map_make(other, okeys);
+    std::vector<uint64_t> before = other.keys;
+    lost = 999;
+    LAUNCH(gaia_cuda_assembly_map_rehash((const ull *)m.keys.data(), m.vals.data(), 16, (ull *)other.keys.data(),
+                                         other.vals.data(), 15, &lost, nullptr));
+    CHECK(lost == 16, "map_rehash into a full table: %llu lost, expected 16", lost);
+    EXPECT_EQ_ARRAY(other.keys, before, 16, "map_rehash into a full table changed its keys");
 }
 
 // ---------------------------------------------------------------- 9c. hrr module
@@ -1281,10 +1511,15 @@ static const emu_case cases[] = {
     {"emu_layer_adamw", emu_layer_adamw},
     {"emu_layer_act_backward", emu_layer_act_backward},
     {"emu_layer_hebbian", emu_layer_hebbian},
+    {"emu_layer_launcher_sizes", emu_layer_launcher_sizes},
+    {"emu_launchers_nothing_to_do", emu_launchers_nothing_to_do},
     {"emu_layer_rows", emu_layer_rows},
     {"emu_assembly_fibres", emu_assembly_fibres},
     {"emu_assembly_topk", emu_assembly_topk},
     {"emu_assembly_map", emu_assembly_map},
+    {"emu_assembly_full_lookup", emu_assembly_full_lookup},
+    {"emu_assembly_full_update", emu_assembly_full_update},
+    {"emu_assembly_full_rehash", emu_assembly_full_rehash},
     {"emu_hrr", emu_hrr},
     {"emu_conv2d", emu_conv2d},
     {"emu_pool2d", emu_pool2d},
