@@ -2093,7 +2093,7 @@ typedef struct gaia_backend {
     const struct gaia_hrr_ops *hrr;
     const struct gaia_assembly_ops *assembly;
     const struct gaia_layer_ops *layer;
-    /* 2-D convolution and pooling (issue 18); NULL: not on this backend. */
+    /* 2-D convolution and pooling; NULL: not on this backend. */
     gaia_status (*conv2d)(gaia_ctx *ctx, const gaia_conv2d_args *a);
     gaia_status (*pool2d)(gaia_ctx *ctx, const gaia_pool2d_args *a);
     /* Operations along an axis: softmax, gather/scatter, concat, cumsum, sort. */
@@ -5030,7 +5030,7 @@ GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t 
 }
 
 /* ---------------------------------------------------------------------
-   2-D convolution, pooling and symmetric eigenvalues (issue 18)
+   2-D convolution, pooling and symmetric eigenvalues
    --------------------------------------------------------------------- */
 /* Stride, padding and dilation above this are refused: they would only
    make empty or absurdly padded outputs, and the kernels' index arithmetic

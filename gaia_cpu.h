@@ -7075,7 +7075,7 @@ static const struct gaia_tensor_ops gaia__cpu_tensor_ops = {
 #define GAIA__CPU_TENSOR_OPS (&gaia__cpu_tensor_ops)
 
 /* ---------------------------------------------------------------------
-   5c. 2-D convolution, pooling and symmetric eigenvalues (issue 18)
+   5c. 2-D convolution, pooling and symmetric eigenvalues
    --------------------------------------------------------------------- */
 /* Convolution takes one of three paths per shape (gaia__conv_plan):
 
@@ -8485,7 +8485,7 @@ static gaia_status gaia__cpu_where_be(gaia_ctx *ctx, const float *c, const size_
     return GAIA_OK;
 }
 
-/* ---- 2-D convolution and pooling (issue 18) ---- */
+/* ---- 2-D convolution and pooling ---- */
 /* The scratch: the GEMM's packing buffers and a column buffer per thread,
    for this call only (a few hundred KiB a thread). */
 static gaia_status gaia__cpu_conv2d_be(gaia_ctx *ctx, const gaia_conv2d_args *a) {

@@ -96,7 +96,7 @@ int gaia_cuda_transpose(const float *x, size_t batch, size_t rows, size_t cols, 
 /* C = beta C (zeros when beta == 0) for `batch` M x N matrices: GEMM with K == 0. */
 int gaia_cuda_gemm_scale_c(size_t batch, size_t M, size_t N, float beta, float *C, size_t ldc, size_t stride_c,
                            void *stream);
-/* 2-D convolution and pooling (issue 18). gaia_cpu_conv2d's twin is
+/* 2-D convolution and pooling. gaia_cpu_conv2d's twin is
    composed in gaia__cuda_conv2d: im2col of one image x_n (all groups) into
    cols [C*KH*KW, OH*OW], then cuBLAS; or the direct kernel (bias included);
    the bias kernel adds bias[o] to every output plane. */
@@ -1878,7 +1878,7 @@ static const struct gaia_vsa_ops gaia__cuda_vsa_ops = {
 static const struct gaia_vsa_ops *gaia__cuda_vsa_ops_get(void) { return &gaia__cuda_vsa_ops; }
 /* ---- end of the vsa module's CUDA host code ---- */
 
-/* ---- 2-D convolution and pooling (issue 18) ----
+/* ---- 2-D convolution and pooling ----
    im2col + cuBLAS per image: the image's column matrix [C*KH*KW, OH*OW] is
    built once for all groups, then one strided-batched SGEMM over the groups
    multiplies each group's weights [Og, Cg*KH*KW] by its rows. A 1x1 kernel

@@ -2370,7 +2370,7 @@ extern "C" int gaia_cuda_hrr_argmax_rows(size_t B, size_t M, const float *sim, f
 }
 
 // ---------------------------------------------------------------------
-// 10. 2-D convolution and pooling (issue 18). Twins of gaia_cpu_conv2d's
+// 10. 2-D convolution and pooling. Twins of gaia_cpu_conv2d's
 // pieces and of gaia_cpu_pool2d; gaia__cuda_conv2d (gaia_cuda.h) puts the
 // convolution together. One thread per output element, grid-stride loops,
 // signed 64-bit index arithmetic (a window may start in the padding).
@@ -2873,7 +2873,7 @@ extern "C" int gaia_cuda_sort(const float *x, size_t outer, size_t len, size_t i
 }
 
 // ---------------------------------------------------------------------
-// 12. The vsa module (issue 16): binary spatter codes bit-packed in uint64
+// 12. The vsa module: binary spatter codes bit-packed in uint64
 // words (random words, XOR, majority with a seeded tie-break, the popcount
 // similarity sweep, bit rotation, bipolar conversions) and the float
 // models' bind, bundle, quantisation, permutation and phasors. Twins of

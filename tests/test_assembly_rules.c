@@ -1,4 +1,4 @@
-/* Tests of the assembly module's rule-program features (issue 13): per-fibre
+/* Tests of the assembly module's rule-program features: per-fibre
    connection probabilities, the weight cap, synapse read-outs, winner
    histories, fibre and area inhibition, read-out against given assemblies,
    explicit and lazy areas in one brain. Each against a simple reference:

@@ -1,4 +1,4 @@
-/* Tests of the assembly module's statistics tools (issue 13): batched
+/* Tests of the assembly module's statistics tools: batched
    independent trials (gaia_brain_trials_run, gaia_brain_trials), each trial
    against a single run of the same seed, independence of the thread count,
    and bad input. */

@@ -1045,7 +1045,7 @@ static void oom_saves(gt *t) {
     for (i = 0; i < sizeof saves / sizeof saves[0] && !t->failed; i++) sweep_save(t, &saves[i]);
 }
 
-/* ---- 2-D convolution, pooling and eigenvalues (issue 18) ---- */
+/* ---- 2-D convolution, pooling and eigenvalues ---- */
 static int set_conv(oom_env *e) {
     size_t xs[4] = {2, 4, 9, 9}, ws[4] = {8, 4, 3, 3}, bs[1] = {8}, ds[4] = {4, 1, 3, 3};
     return gaia_tensor_randn(e->ctx, 4, xs, 0, 1, &e->in[0]) || gaia_tensor_randn(e->ctx, 4, ws, 0, 1, &e->in[1]) ||
@@ -1077,7 +1077,7 @@ static void oom_conv_and_eigh_operations(gt *t) {
     sweep(t, "max_pool2d", set_conv, r_max_pool);
     sweep(t, "eigh with vectors", set_sym, r_eigh);
 }
-/* ---- end of issue 18 ---- */
+/* ---- end of convolution, pooling and eigenvalues ---- */
 
 const gt_case gt_oom_cases[] = {
     {"oom_multi_step_brain_operations_keep_whole_steps", oom_brain_operations_keep_whole_steps},

@@ -696,6 +696,28 @@ static void asm_build(asm_tables &t, double p, uint32_t stim_size) {
     }
 }
 
+// A fibre's arguments over tables T (a fresh fibre key each call).
+static gaia_assembly_fibre_args asm_fibre_args(const asm_tables &T, double p, uint32_t n_src, uint32_t n_tgt,
+                                               uint32_t stim) {
+    gaia_assembly_fibre_args a;
+    memset(&a, 0, sizeof a);
+    a.fkey = next_u64();
+    a.n_src = n_src;
+    a.n_tgt = n_tgt;
+    a.geo = T.geo.data();
+    a.geo_guide = T.guide.data();
+    a.geo_len = T.len;
+    a.geo_r32 = T.r32;
+    a.stim_size = stim;
+    a.bin_cdf = T.cdf.data();
+    a.bin_guide = T.bin_guide.data();
+    a.bin_lo = T.bin_lo;
+    a.bin_len = T.bin_len;
+    a.p = p;
+    return a;
+}
+
+
 static void emu_assembly_fibres(void) {
     // p, n_tgt, tgt_base (a shard's first target), stimulus size
     static const double ps[] = {0.05, 0.02, 1e-5};
@@ -705,21 +727,7 @@ static void emu_assembly_fibres(void) {
         double p = ps[f];
         uint32_t n_tgt = ntgts[f], n_src = 300, stim = 60, mapcap = 4096, i;
         asm_build(T, p, stim);
-        gaia_assembly_fibre_args a;
-        memset(&a, 0, sizeof a);
-        a.fkey = next_u64();
-        a.n_src = n_src;
-        a.n_tgt = n_tgt;
-        a.geo = T.geo.data();
-        a.geo_guide = T.guide.data();
-        a.geo_len = T.len;
-        a.geo_r32 = T.r32;
-        a.stim_size = stim;
-        a.bin_cdf = T.cdf.data();
-        a.bin_guide = T.bin_guide.data();
-        a.bin_lo = T.bin_lo;
-        a.bin_len = T.bin_len;
-        a.p = p;
+        gaia_assembly_fibre_args a = asm_fibre_args(T, p, n_src, n_tgt, stim);
         a.tgt_base = bases[f];
         // out-edges of a few sources, all and truncated
         static const uint32_t srcs[] = {0, 7, 299};
@@ -936,21 +944,7 @@ static void emu_assembly_full_lookup(void) {
     asm_tables T;
     const uint32_t n_tgt = 700, n_src = 50, stim = 40;
     asm_build(T, 0.05, stim);
-    gaia_assembly_fibre_args a;
-    memset(&a, 0, sizeof a);
-    a.fkey = next_u64();
-    a.n_src = n_src;
-    a.n_tgt = n_tgt;
-    a.geo = T.geo.data();
-    a.geo_guide = T.guide.data();
-    a.geo_len = T.len;
-    a.geo_r32 = T.r32;
-    a.stim_size = stim;
-    a.bin_cdf = T.cdf.data();
-    a.bin_guide = T.bin_guide.data();
-    a.bin_lo = T.bin_lo;
-    a.bin_len = T.bin_len;
-    a.p = 0.05;
+    gaia_assembly_fibre_args a = asm_fibre_args(T, 0.05, n_src, n_tgt, stim);
     // 16 keys: 8 edges of source 0, 8 stimulus targets; every target in the support
     std::vector<uint32_t> e(n_tgt);
     uint64_t ne = gaia_cpu_assembly_edges(&a, 0, e.data(), e.size());
