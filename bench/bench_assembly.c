@@ -23,9 +23,9 @@
       stay meaningful on a machine other jobs share), their means over
       steps 2..20, memory; and one step of n = 1e8 (the largest area whose
       step fits in about 10 s on two cores).
-   Usage: bench_assembly [quick] [shared] [peers] [samplers] [paper]   (quick:
-   fewer steps and seeds; shared, peers, samplers, paper: only that
-   section) */
+   Usage: bench_assembly [quick] [shared] [peers] [samplers] [paper] [gpu]
+   (quick: fewer steps and seeds; shared, peers, samplers, paper, gpu: only
+   that section) */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include "bench_common.h"
@@ -452,7 +452,7 @@ static void paper(void) {
 int main(int argc, char **argv) {
     gaia_ctx *ctx;
     gaia_ctx_desc desc;
-    int quick = 0, shared_only = 0, peers_only = 0, samplers_only = 0, paper_only = 0, i;
+    int quick = 0, shared_only = 0, peers_only = 0, samplers_only = 0, paper_only = 0, gpu_only = 0, i;
     run_result r;
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "quick") == 0) quick = 1;
@@ -460,6 +460,7 @@ int main(int argc, char **argv) {
         if (strcmp(argv[i], "peers") == 0) peers_only = 1;
         if (strcmp(argv[i], "samplers") == 0) samplers_only = 1;
         if (strcmp(argv[i], "paper") == 0) paper_only = 1;
+        if (strcmp(argv[i], "gpu") == 0) gpu_only = 1;
     }
     bench_print_machine("bench_assembly");
     if (shared_only || peers_only || samplers_only || paper_only) {
@@ -478,6 +479,10 @@ int main(int argc, char **argv) {
     }
     gaia_device_report(ctx, stdout);
     printf("assembly brains (projection: stim>A and A>A each step; steady = mean after step 1)\n");
+    if (gpu_only) {
+        gaia_ctx_destroy(ctx);
+        goto gpu;
+    }
 
     r = run(ctx, GAIA_DEVICE_CPU, GAIA_AREA_LAZY, 1000000, 1000, 0.01, 0.05f, 25);
     report("lazy     n=1e6 k=1000 p=0.01, 25 steps", r, 25, 100, 1);
@@ -495,6 +500,7 @@ int main(int argc, char **argv) {
     peers(quick);
     samplers(quick);
 
+gpu:
 #ifdef GAIA_USE_CUDA
     desc.device = GAIA_DEVICE_AUTO;
     if (gaia_ctx_create(&desc, &ctx) == GAIA_OK) {

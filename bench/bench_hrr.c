@@ -18,7 +18,9 @@
    then cblas_sgemv (cblas_sgemm for 16) and an argmax per call; one and two
    threads for both. Target: gaia <= 1.0x.
    With GAIA_USE_CUDA and a GPU: a batch of 10000 binds at D = 1024 against
-   the device's copy bandwidth. */
+   the device's copy bandwidth, and single binds (result read back) on the
+   GPU against the CPU from D = 256 to 2^20: where the GPU overtakes.
+   Usage: bench_hrr [--no-numpy] [--no-cleanup] [--gpu-only] */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include "bench_common.h"
@@ -253,16 +255,63 @@ static void bench_cleanup(void) {
     if (h) dlclose(h);
 }
 
+#ifdef GAIA_USE_CUDA
+/* One bind of two [1, D] tensors, each on its own device (operands already
+   there, result read back to the host, as a caller of a single bind needs
+   it): microseconds per bind, best of 5 runs of 20. */
+static double single_bind_us(gaia_ctx *c, size_t D) {
+    gaia_tensor *a = NULL, *b = NULL, *o = NULL;
+    float *h = (float *)malloc(D * sizeof(float));
+    double best = 1e30;
+    int run, k;
+    if (!h || gaia_hrr_random(c, 1, D, 0, &a) != GAIA_OK || gaia_hrr_random(c, 1, D, 0, &b) != GAIA_OK) {
+        free(h);
+        return -1;
+    }
+    gaia_hrr_bind(c, a, b, &o); /* warm-up: plans, pool */
+    gaia_tensor_to_host(c, o, h, D);
+    for (run = 0; run < 5; run++) {
+        double t0 = gaia_time_s();
+        for (k = 0; k < 20; k++) {
+            gaia_hrr_bind(c, a, b, &o);
+            gaia_tensor_to_host(c, o, h, D);
+        }
+        t0 = (gaia_time_s() - t0) * 1e6 / 20;
+        if (t0 < best) best = t0;
+    }
+    gaia_tensor_free(a);
+    gaia_tensor_free(b);
+    gaia_tensor_free(o);
+    free(h);
+    return best;
+}
+
+/* The single-bind size where the GPU overtakes the CPU (every thread). */
+static void single_bind_crossover(gaia_ctx *cpu, gaia_ctx *gpu) {
+    static const size_t Ds[] = {256, 1024, 4096, 16384, 65536, 262144, 1048576};
+    size_t i, first = 0;
+    printf("# single bind, result read back, us: D, CPU (every thread), GPU, GPU / CPU\n");
+    for (i = 0; i < sizeof Ds / sizeof Ds[0]; i++) {
+        double c = single_bind_us(cpu, Ds[i]), g = single_bind_us(gpu, Ds[i]);
+        printf("#   single D=%zu cpu %.2f gpu %.2f ratio %.2f\n", Ds[i], c, g, g / c);
+        if (!first && g > 0 && c > 0 && g < c) first = Ds[i];
+    }
+    if (first) printf("# single-bind crossover: the GPU is faster from D = %zu\n", first);
+    else printf("# single-bind crossover: the CPU is faster at every D up to %zu\n", Ds[sizeof Ds / sizeof Ds[0] - 1]);
+}
+#endif
+
 int main(int argc, char **argv) {
     static const size_t Ds[] = {512, 1000, 1024, 4096, 10000, 16384};
     gaia_ctx *ctx, *ctx_mt;
     gaia_ctx_desc desc;
-    int fftw = load_fftw(), np = bench_have_numpy(), trials = 9, no_cleanup = 0;
+    int fftw = load_fftw(), np = bench_have_numpy(), trials = 9, no_cleanup = 0, gpu_only = 0;
     size_t di, i;
     double worst_s = 0, worst_b = 0, worst_np = 1e30;
     for (di = 1; di < (size_t)argc; di++)
         if (strcmp(argv[di], "--no-numpy") == 0) np = 0;
         else if (strcmp(argv[di], "--no-cleanup") == 0) no_cleanup = 1;
+        else if (strcmp(argv[di], "--gpu-only") == 0) gpu_only = 1, no_cleanup = 1, np = 0;
     memset(&desc, 0, sizeof desc);
     desc.device = GAIA_DEVICE_CPU;
     desc.cpu_threads = 1;
@@ -281,7 +330,7 @@ int main(int argc, char **argv) {
     }
     printf("%6s | %9s %9s %6s | %9s %9s %6s | %9s | %9s %7s\n", "D", "gaia 1", "fftw 1", "ratio", "gaia 1000",
            "fftw 1000", "ratio", "gaia mt", "numpy 1", "np/gaia");
-    for (di = 0; di < sizeof Ds / sizeof Ds[0]; di++) {
+    for (di = 0; di < (gpu_only ? 0 : sizeof Ds / sizeof Ds[0]); di++) {
         job j;
         size_t D = Ds[di], n = BATCH * D;
         double g1, gb, gm, f1 = -1, fb = -1, n1 = -1;
@@ -424,6 +473,7 @@ int main(int argc, char **argv) {
             gaia_tensor_free(c);
             gaia_tensor_free(x);
             gaia_tensor_free(y);
+            single_bind_crossover(ctx_mt, g);
             gaia_ctx_destroy(g);
         }
     }

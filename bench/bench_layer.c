@@ -5,14 +5,14 @@
      process loop, float64 as GAIA) run over the same full number of steps
      in a fresh Python (bench_common.h), without learning (GAIA's manager) and with
      the update on firing steps (gaia's option);
-   - GELU and LayerNorm against memcpy of the same bytes on the same number
+   - GELU, LayerNorm and softmax against memcpy of the same bytes on the same number
      of threads (1, then 2);
    - Linear+GELU against the plain GEMM of the same shape;
    - attention against NumPy's naive softmax(q k^T) v (BLAS matmuls on the
      same number of threads, fresh process, best of 5 runs) at N = 1024,
      d = 64, 1 and 8 heads, with and without the causal mask.
    The GPU sections run when the build has CUDA and a GPU answers.
-   Usage: bench_layer [steps] */
+   Usage: bench_layer [steps [gpu]]   (gpu: the GPU sections only) */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include "bench_common.h"
@@ -28,7 +28,7 @@ typedef struct job {
     gaia_layer_precision prec;
 } job;
 
-enum { J_MEMCPY, J_COPY, J_GELU, J_LAYERNORM, J_LINEAR_GELU, J_MATMUL, J_ATTENTION, J_COMPARE };
+enum { J_MEMCPY, J_COPY, J_GELU, J_LAYERNORM, J_LINEAR_GELU, J_MATMUL, J_ATTENTION, J_COMPARE, J_SOFTMAX };
 
 /* memcpy of `bytes` split into nt contiguous parts, one per thread. */
 static void copy_nt(float *dst, const float *src, size_t bytes, int nt) {
@@ -56,6 +56,7 @@ static int run_job(void *arg) {
     case J_MATMUL: return gaia_tensor_matmul(j->ctx, j->a, j->b, 0, 1, &j->out) != GAIA_OK;
     case J_ATTENTION: return gaia_layer_attention(j->ctx, j->a, j->b, j->c, 0.0f, j->causal, j->prec, &j->out) != GAIA_OK;
     case J_COMPARE: return gaia_tensor_binary(j->ctx, GAIA_BINARY_LT, j->a, j->b, &j->out) != GAIA_OK;
+    case J_SOFTMAX: return gaia_tensor_softmax(j->ctx, j->a, -1, &j->out) != GAIA_OK;
     default: return 1;
     }
 }
@@ -211,7 +212,7 @@ static void bench_hierarchy(gaia_ctx *ctx, size_t T, const char *where) {
 static void bench_bandwidth(gaia_ctx *ctx, size_t rows, size_t cols, const char *where, int use_memcpy, int nt) {
     job j;
     size_t shape[2], n = rows * cols;
-    double ms_copy, ms_gelu, ms_ln, ms_cmp, bytes = 2.0 * (double)n * 4.0, bytes_cmp = 1.5 * bytes;
+    double ms_copy, ms_gelu, ms_ln, ms_sm, ms_cmp, bytes = 2.0 * (double)n * 4.0, bytes_cmp = 1.5 * bytes;
     float *src = NULL, *dst = NULL;
     shape[0] = rows;
     shape[1] = cols;
@@ -243,6 +244,10 @@ static void bench_bandwidth(gaia_ctx *ctx, size_t rows, size_t cols, const char 
     CHECK(gaia_tensor_randn(ctx, 1, shape + 1, 0.0f, 0.1f, &j.c));
     j.what = J_LAYERNORM;
     ms_ln = time_job(ctx, &j, 7);
+    gaia_tensor_free(j.out);
+    j.out = NULL;
+    j.what = J_SOFTMAX;
+    ms_sm = time_job(ctx, &j, 7);
     free_job(&j);
     CHECK(gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &j.a));
     CHECK(gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &j.b));
@@ -256,6 +261,8 @@ static void bench_bandwidth(gaia_ctx *ctx, size_t rows, size_t cols, const char 
            bytes / ms_gelu / 1e6, 100.0 * ms_copy / ms_gelu);
     printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy; target >= 80%%)\n", "layernorm", ms_ln,
            bytes / ms_ln / 1e6, 100.0 * ms_copy / ms_ln);
+    printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy; target >= 80%%)\n", "softmax", ms_sm,
+           bytes / ms_sm / 1e6, 100.0 * ms_copy / ms_sm);
     printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy's GB/s; target >= 80%%)\n", "a < b", ms_cmp,
            bytes_cmp / ms_cmp / 1e6, 100.0 * (bytes_cmp / ms_cmp) / (bytes / ms_copy));
 }
@@ -377,6 +384,7 @@ int main(int argc, char **argv) {
     gaia_ctx *ctx = NULL;
     gaia_ctx_desc desc;
     size_t T = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 10000;
+    int gpu_only = argc > 2 && strcmp(argv[2], "gpu") == 0;
     if (T == 0) T = 10000;
     memset(&desc, 0, sizeof desc);
     desc.device = GAIA_DEVICE_AUTO;
@@ -386,6 +394,7 @@ int main(int argc, char **argv) {
     }
     gaia_device_report(ctx, stdout);
     bench_print_machine("bench_layer");
+    if (gpu_only) goto gpu;
     printf("== layer module, CPU\n");
     CHECK(gaia_device_push(ctx, GAIA_DEVICE_CPU));
     bench_hierarchy(ctx, T, "cpu");
@@ -411,6 +420,7 @@ int main(int argc, char **argv) {
     bench_attention_vs_numpy();
     bench_print_load("after the attention runs");
     CHECK(gaia_device_pop(ctx));
+gpu:
 #ifdef GAIA_USE_CUDA
     if (gaia_device_available(ctx, GAIA_DEVICE_CUDA)) {
         printf("== layer module, CUDA\n");
@@ -419,6 +429,8 @@ int main(int argc, char **argv) {
         bench_bandwidth(ctx, 16384, 8192, "cuda", 0, 1); /* 512 MB + 512 MB */
         bench_linear(ctx, 8192, 4096, 4096, "cuda");
         bench_attention(ctx, 4, 16, 4096, 64, 0, GAIA_LAYER_PREC_F32, "cuda", 5);
+        bench_attention(ctx, 4, 16, 4096, 64, 1, GAIA_LAYER_PREC_F32, "cuda", 5);
+        bench_attention(ctx, 4, 16, 4096, 64, 0, GAIA_LAYER_PREC_F16, "cuda", 5);
         bench_attention(ctx, 4, 16, 4096, 64, 0, GAIA_LAYER_PREC_BF16, "cuda", 5);
         bench_attention(ctx, 4, 16, 4096, 64, 1, GAIA_LAYER_PREC_BF16, "cuda", 5);
         printf("  targets: attention f32 >= 20 TFLOP/s, bf16 >= 150 TFLOP/s at N = 4096, d = 64\n");

@@ -44,6 +44,7 @@ extern const gt_case gt_torch_cases[];
 extern const gt_case gt_checkpoint_cases[];
 extern const gt_case gt_bandwidth_cases[];
 extern const gt_case gt_files_cases[];
+extern const gt_case gt_gpu_paths_cases[];
 
 static const struct gt_suite {
     const char *name;
@@ -65,6 +66,7 @@ static const struct gt_suite {
     {"checkpoint", gt_checkpoint_cases},
     {"bandwidth", gt_bandwidth_cases},
     {"files", gt_files_cases},
+    {"gpu_paths", gt_gpu_paths_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 
