@@ -921,11 +921,17 @@ static gaia_status gaia__cuda_layer_bias_act(gaia_ctx *ctx, gaia_layer_act act, 
     return GAIA_OK;
 }
 
-/* cuBLASLt's epilogue for (act, bias), or -1 when it has none (tanh, sigmoid). */
+/* cuBLASLt's epilogue for (act, bias), or -1 when it has none (tanh,
+   sigmoid). GELU is not cuBLASLt's: its GELU epilogue rounds differently
+   from gaia's kernel, and a forward that records the tape (GEMM + bias,
+   then GELU, keeping the pre-activation) must give the same bits as one
+   that does not, or a checkpointed block's recomputation would differ from
+   the values its successors used. GELU runs after the GEMM + bias instead:
+   one more pass over the output (about 1% of an 8192 x 4096 x 4096 product). */
 static int gaia__cuda_layer_epilogue(gaia_layer_act act, int has_bias, cublasLtEpilogue_t *epi) {
     switch (act) {
-    case GAIA_LAYER_ACT_LINEAR: *epi = has_bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT; return 0;
-    case GAIA_LAYER_ACT_GELU: *epi = has_bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU; return 0;
+    case GAIA_LAYER_ACT_LINEAR:
+    case GAIA_LAYER_ACT_GELU: *epi = has_bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT; return 0;
     case GAIA_LAYER_ACT_RELU: *epi = has_bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU; return 0;
     default: return -1;
     }
@@ -1011,8 +1017,12 @@ static gaia_status gaia__cuda_layer_linear(gaia_ctx *ctx, gaia_layer_act act, co
             st->lt_state = 1;
     }
     if (st->lt_state == 1 && gaia__cuda_layer_epilogue(act, b != NULL, &epi) == 0 &&
-        gaia__cuda_layer_lt_linear(ctx, st, epi, x, W, b, y, rows, in, out))
+        gaia__cuda_layer_lt_linear(ctx, st, epi, x, W, b, y, rows, in, out)) {
+        if (act == GAIA_LAYER_ACT_GELU)
+            GAIA__CUDA_LAYER_TRY(ctx, fn,
+                                 gaia_cuda_layer_bias_act((int)act, y, NULL, y, rows, out, GAIA__CUDA_STREAM(ctx)));
         return GAIA_OK;
+    }
     /* Fallback: the backend's GEMM, then the custom bias + activation epilogue. */
     s = ctx->backends[GAIA_DEVICE_CUDA]->gemm(ctx, 0, 1, 1, rows, out, in, 1.0f, x, in, 0, W, in, 0, 0.0f, y, out, 0);
     if (s != GAIA_OK) return s;

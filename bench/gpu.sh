@@ -157,7 +157,7 @@ verdict() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN { ok = op == ">=" ? v >= t
 runner=$(make -s CUDA=1 print-runner 2>/dev/null || echo build-cuda/tests/run_tests)
 bdir=$(dirname "$(dirname "$runner")")
 benches="bench_cuda bench_layer bench_hrr bench_assembly bench_offload bench_train bench_map"
-targets="$runner"
+targets="$runner examples" # the tests run the examples too
 for b in $benches; do targets="$targets $bdir/bench/$b"; done
 # shellcheck disable=SC2086 # the targets are words
 if ! step build 180 make CUDA=1 CUDA_ARCH=native -j"$jobs" $targets; then
@@ -196,7 +196,7 @@ if want sanitizer; then
     if [ -z "$sanitizer" ] && [ -z "$dry" ]; then
         say "- SKIPPED compute-sanitizer memcheck, racecheck, synccheck: compute-sanitizer not found"
     else
-        for tool in memcheck:45 racecheck:45 synccheck:30; do
+        for tool in memcheck:45 racecheck:150 synccheck:30; do
             lim=${tool#*:} tool=${tool%:*}
             # A sanitizer that runs out of time found nothing: its line says
             # TIMEOUT, but only a finding (or a failed test) fails the run.

@@ -180,7 +180,8 @@ static float *ck_grads(gaia_ctx *ctx, const ck_model *m, size_t *count) {
 static void nested_checkpoints_give_the_same_gradients(gt *t) {
     static ck_values v;
     ck_model plain, nested;
-    size_t n = 0, n2 = 0, i, differ = 0;
+    size_t n = 0, n2 = 0, i, differ = 0, worst_at = 0;
+    double worst = 0, plain_v = 0, nested_v = 0;
     float *a = NULL, *b = NULL;
     gaia_status st;
     ck_fill(t, &v);
@@ -194,12 +195,20 @@ static void nested_checkpoints_give_the_same_gradients(gt *t) {
     }
     ck_free(&plain);
     ck_free(&nested);
-    for (i = 0; a && b && n == n2 && i < n; i++) differ += memcmp(&a[i], &b[i], sizeof(float)) != 0;
+    for (i = 0; a && b && n == n2 && i < n; i++)
+        if (memcmp(&a[i], &b[i], sizeof(float)) != 0) {
+            double r = fabs((double)a[i] - (double)b[i]) / (fabs((double)a[i]) + 1e-30);
+            if (!differ || r > worst) worst = r, worst_at = i, plain_v = a[i], nested_v = b[i];
+            differ++;
+        }
     free(a);
     free(b);
     GT_CHECK(t, st == GAIA_OK && n && n == n2, "the step failed (%s: %s) or a gradient is missing",
              gaia_status_str(st), gaia_last_error(t->ctx));
-    GT_CHECK(t, differ == 0, "%zu of %zu gradient values differ from the plain tape's", differ, n);
+    GT_CHECK(t, differ == 0,
+             "on %s, %zu of %zu gradient values differ from the plain tape's (the most at %zu: %.9g, plain %.9g, "
+             "relative %.2g)",
+             gaia_device_str(gaia_ctx_device(t->ctx)), differ, n, worst_at, nested_v, plain_v, worst);
 }
 
 static void checkpointed_blocks_give_the_same_gradients_and_hold_less(gt *t) {

@@ -358,8 +358,12 @@ static void memory_stats_follow_tensor_storage(gt *t) {
     gaia_memory_stats before, during, after;
     gaia_tensor *x = NULL;
     size_t shape[2] = {1000, 250};
+    gaia_status st;
     GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CPU, &before));
-    GT_OK(t, gaia_tensor_zeros(t->ctx, 2, shape, &x));
+    GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CPU)); /* the default device may be a GPU */
+    st = gaia_tensor_zeros(t->ctx, 2, shape, &x);
+    GT_OK(t, gaia_device_pop(t->ctx));
+    GT_OK(t, st);
     GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CPU, &during));
     gaia_tensor_free(x);
     GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CPU, &after));
@@ -376,7 +380,29 @@ static void memory_stats_follow_tensor_storage(gt *t) {
     if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) {
         GT_STATUS(t, GAIA_ERR_NO_DEVICE, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CUDA, &after));
         GT_STATUS(t, GAIA_ERR_NO_DEVICE, gaia_memory_trim(t->ctx, GAIA_DEVICE_CUDA));
+        return;
     }
+    /* The GPU's pool: whole size-class blocks in use, the request as asked;
+       a freed block stays cached until trimmed. */
+    x = NULL;
+    GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CUDA, &before));
+    GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CUDA));
+    st = gaia_tensor_zeros(t->ctx, 2, shape, &x);
+    GT_OK(t, gaia_device_pop(t->ctx));
+    GT_OK(t, st);
+    GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CUDA, &during));
+    gaia_tensor_free(x);
+    GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CUDA, &after));
+    GT_CHECK(t, during.bytes_requested == before.bytes_requested + 1000000 &&
+                    during.bytes_in_use >= before.bytes_in_use + 1000000 && during.requests == before.requests + 1,
+             "CUDA: requested %zu -> %zu, in use %zu -> %zu", before.bytes_requested, during.bytes_requested,
+             before.bytes_in_use, during.bytes_in_use);
+    GT_CHECK(t, after.bytes_in_use == before.bytes_in_use && after.bytes_cached > before.bytes_cached,
+             "CUDA after free: in use %zu (was %zu), cached %zu (was %zu)", after.bytes_in_use, before.bytes_in_use,
+             after.bytes_cached, before.bytes_cached);
+    GT_OK(t, gaia_memory_trim(t->ctx, GAIA_DEVICE_CUDA));
+    GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CUDA, &after));
+    GT_CHECK(t, after.bytes_cached == 0, "CUDA after trim: %zu bytes still cached", after.bytes_cached);
 }
 
 const gt_case gt_core_cases[] = {

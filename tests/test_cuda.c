@@ -308,9 +308,16 @@ static void cuda_where_matches_cpu(gt *t) {
         gaia_tensor_free(y);
         if (st != GAIA_OK) break;
     }
+    /* Where the condition holds the result is a's element, bit for bit; elsewhere
+       b's, and b is randn, whose CPU and GPU values agree to 1e-5 (not bit for
+       bit: the GPU's log and sincos round differently). */
     if (out[0] && out[1])
-        for (i = 0; i < n; i++) same &= memcmp(&out[0][i], &out[1][i], sizeof(float)) == 0 || out[0][i] == out[1][i];
-    GT_CHECK(t, out[0] && out[1] && same, "where differs between CPU and CUDA");
+        for (i = 0; i < n && same; i++) {
+            size_t at_c = (i / (7 * 33)) * 33 + i % 33;
+            if (hc[at_c] != 0.0f) same = memcmp(&out[0][i], &out[1][i], sizeof(float)) == 0;
+            else same = fabs((double)out[0][i] - (double)out[1][i]) <= 1e-5 + 1e-5 * fabs((double)out[0][i]);
+        }
+    GT_CHECK(t, out[0] && out[1] && same, "where differs between CPU and CUDA at element %zu", i - 1);
     free(out[0]);
     free(out[1]);
     free(hc);

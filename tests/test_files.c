@@ -83,11 +83,14 @@ static void fx_close(fx *f) {
     }
 }
 
+/* Everything on the CPU: the size-limit tests save from a forked child,
+   and CUDA does not survive a fork. */
 static void fx_open(gt *t, fx *f) {
     size_t n = FX_N;
     int i, k;
     memset(f, 0, sizeof *f);
     f->t = t;
+    gaia_device_push(t->ctx, GAIA_DEVICE_CPU); /* the context is the test's: no pop needed after a failure */
     for (i = 0; i < 2; i++) {
         float *h = gt_alloc_floats(FX_N);
         gaia_optim_desc od;
@@ -112,6 +115,7 @@ static void fx_open(gt *t, fx *f) {
             GT_OK(t, gaia_hrr_codebook_add(t->ctx, f->cb[i], name, NULL, NULL));
         }
     }
+    gaia_device_pop(t->ctx);
 }
 
 /* Saves state `fresh` (0 old, 1 new) of kind k to path. */

@@ -682,7 +682,7 @@ static void gradients_agree_on_cpu_and_cuda(gt *t) {
         int act;
         for (act = 0; act < GAIA_LAYER_ACT_COUNT; act++) {
             for (dev = 0; dev < 2; dev++) {
-                gaia_tensor **p = dev ? hg : hc, *y = NULL, *n = NULL, *q = NULL, *o = NULL, *L = NULL;
+                gaia_tensor **p = dev ? hg : hc, *y = NULL, *n = NULL, *q = NULL, *o = NULL, *o2 = NULL, *L = NULL;
                 for (i = 0; i < 4 && dev; i++) {
                     gaia_tensor_free(hg[i]);
                     hg[i] = NULL;
@@ -699,8 +699,8 @@ static void gradients_agree_on_cpu_and_cuda(gt *t) {
                 if (st == GAIA_OK)
                     st = gaia_layer_attention(t->ctx, q, q, q, 0.0f, act & 1,
                                               prec ? GAIA_LAYER_PREC_BF16 : GAIA_LAYER_PREC_F32, &o);
-                if (st == GAIA_OK) st = gaia_tensor_mul(t->ctx, o, o, &o);
-                if (st == GAIA_OK) st = gaia_tensor_sum(t->ctx, o, GAIA_AXIS_ALL, &L);
+                if (st == GAIA_OK) st = gaia_tensor_mul(t->ctx, o, o, &o2); /* o is saved: not in place */
+                if (st == GAIA_OK) st = gaia_tensor_sum(t->ctx, o2, GAIA_AXIS_ALL, &L);
                 if (st == GAIA_OK) st = gaia_backward(t->ctx, L);
                 for (i = 0; i < 4 && st == GAIA_OK; i++) out[dev][i] = gt_host(t, gaia_tensor_grad(p[i]));
                 if (st == GAIA_OK) out[dev][4] = gt_host(t, L);
@@ -708,6 +708,7 @@ static void gradients_agree_on_cpu_and_cuda(gt *t) {
                 gaia_tensor_free(n);
                 gaia_tensor_free(q);
                 gaia_tensor_free(o);
+                gaia_tensor_free(o2);
                 gaia_tensor_free(L);
                 GT_CHECK(t, st == GAIA_OK, "%s: %s", dev ? "CUDA" : "CPU", gaia_last_error(t->ctx));
             }
@@ -733,7 +734,7 @@ static void gradients_agree_on_cpu_and_cuda(gt *t) {
 
 /* The fused AdamW update (one pass) on CUDA against the CPU over three steps. */
 static void adamw_agrees_on_cpu_and_cuda(gt *t) {
-    gaia_tensor *p[2] = {NULL, NULL}, *sq = NULL, *L = NULL;
+    gaia_tensor *p[2] = {NULL, NULL}, *sq = NULL, *cube = NULL, *L = NULL;
     gaia_optim *opt[2] = {NULL, NULL};
     gaia_optim_desc od;
     size_t s[2] = {33, 17};
@@ -752,14 +753,15 @@ static void adamw_agrees_on_cpu_and_cuda(gt *t) {
         GT_OK(t, gaia_optim_create(t->ctx, &od, &p[dev], 1, &opt[dev]));
         for (step = 0; step < 3; step++) { /* L = sum(p^3 / 3): g = p^2 */
             GT_OK(t, gaia_tensor_mul(t->ctx, p[dev], p[dev], &sq));
-            GT_OK(t, gaia_tensor_mul(t->ctx, sq, p[dev], &sq));
-            GT_OK(t, gaia_tensor_sum(t->ctx, sq, GAIA_AXIS_ALL, &L));
+            GT_OK(t, gaia_tensor_mul(t->ctx, sq, p[dev], &cube)); /* sq is saved: not in place */
+            GT_OK(t, gaia_tensor_sum(t->ctx, cube, GAIA_AXIS_ALL, &L));
             gaia_optim_zero_grad(opt[dev]);
             GT_OK(t, gaia_backward(t->ctx, L));
             GT_OK(t, gaia_optim_step(opt[dev]));
             gaia_tensor_free(sq);
+            gaia_tensor_free(cube);
             gaia_tensor_free(L);
-            sq = L = NULL;
+            sq = cube = L = NULL;
         }
         out[dev] = gt_host(t, p[dev]);
         gaia_optim_destroy(opt[dev]);

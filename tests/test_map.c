@@ -93,7 +93,12 @@ static void map_runs_every_item_once_into_its_slot(gt *t) {
     map_job job;
     gaia_map_desc desc;
     size_t i, w, g;
-    if (!map_inputs_make(t, n, &in)) {
+    int made;
+    /* the CPU workers read the inputs where they are: on the CPU */
+    GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CPU));
+    made = map_inputs_make(t, n, &in);
+    GT_OK(t, gaia_device_pop(t->ctx));
+    if (!made) {
         map_inputs_free(&in);
         GT_CHECK(t, 0, "setup failed: %s", gaia_last_error(t->ctx));
     }
