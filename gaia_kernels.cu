@@ -938,6 +938,59 @@ __global__ void layernorm_kernel(const float *__restrict__ x, const float *__res
     }
 }
 
+// A row that fits in shared memory (GAIA_LN_SMEM_COLS floats, 48 KB: no
+// opt-in needed on any architecture) is read from device memory once: kept
+// in shared memory, summed, then the squared deviations from the exact mean
+// summed (two passes, no cancellation), then normalised from there. One
+// read and one write a row, the least a LayerNorm can move; float4 loads
+// when the row starts 16-byte aligned.
+#define GAIA_LN_SMEM_COLS 12288
+__global__ void layernorm_smem_kernel(const float *__restrict__ x, const float *__restrict__ w,
+                                      const float *__restrict__ b, float *y, size_t cols, float eps, float *mean_out,
+                                      float *rstd_out) {
+    GAIA__K_SHARED_DYN(float, row);
+    GAIA__K_SHARED(float, sh, [32]);
+    const float *xr = x + (size_t)blockIdx.x * cols;
+    float *yr = y + (size_t)blockIdx.x * cols;
+    const bool vec = (cols & 3) == 0 && ((uintptr_t)xr & 15) == 0 && ((uintptr_t)yr & 15) == 0;
+    float s = 0.0f, q = 0.0f;
+    size_t j;
+    if (vec) {
+        for (j = threadIdx.x; j < cols / 4; j += blockDim.x) {
+            float4 v = reinterpret_cast<const float4 *>(xr)[j];
+            reinterpret_cast<float4 *>(row)[j] = v;
+            s += (v.x + v.y) + (v.z + v.w);
+        }
+    } else {
+        for (j = threadIdx.x; j < cols; j += blockDim.x) {
+            float v = xr[j];
+            row[j] = v;
+            s += v;
+        }
+    }
+    // Each thread reads back only what it wrote until the barriers of block_sum.
+    const float mean = block_sum(s, sh) / (float)cols;
+    for (j = threadIdx.x; j < cols; j += blockDim.x) {
+        float d = row[j] - mean;
+        q += d * d;
+    }
+    const float rstd = rsqrtf(block_sum(q, sh) / (float)cols + eps);
+    if (threadIdx.x == 0 && mean_out) mean_out[blockIdx.x] = mean, rstd_out[blockIdx.x] = rstd;
+    if (vec) {
+        for (j = threadIdx.x; j < cols / 4; j += blockDim.x) {
+            float4 v = reinterpret_cast<const float4 *>(row)[j];
+            size_t c = 4 * j;
+            v.x = (v.x - mean) * rstd * (w ? w[c] : 1.0f) + (b ? b[c] : 0.0f);
+            v.y = (v.y - mean) * rstd * (w ? w[c + 1] : 1.0f) + (b ? b[c + 1] : 0.0f);
+            v.z = (v.z - mean) * rstd * (w ? w[c + 2] : 1.0f) + (b ? b[c + 2] : 0.0f);
+            v.w = (v.w - mean) * rstd * (w ? w[c + 3] : 1.0f) + (b ? b[c + 3] : 0.0f);
+            reinterpret_cast<float4 *>(yr)[j] = v;
+        }
+    } else {
+        for (j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = (row[j] - mean) * rstd * (w ? w[j] : 1.0f) + (b ? b[j] : 0.0f);
+    }
+}
+
 // ------------------------------------------------------------------ attention, float32
 // FlashAttention-2's loop: a block owns 32 queries (8 warps x 4 rows) of one
 // (batch, head); K/V tiles of 32 keys go through shared memory; a lane scores
@@ -1529,17 +1582,31 @@ extern "C" int gaia_cuda_layer_gemv(int a, const float *W, const float *b, const
     return gaia__layer_launch_status();
 }
 
-extern "C" int gaia_cuda_layer_layernorm(const float *x, const float *w, const float *b, float *y, size_t rows,
-                                         size_t cols, float eps, void *stream) {
-    int threads = cols >= 1024 ? 1024 : cols >= 256 ? 256 : 64;
+// A block a row: the shared-memory kernel when the row fits, else Welford
+// over the row in place (two reads). mean and rstd may be NULL.
+static int gaia__layernorm_launch(const float *x, const float *w, const float *b, float *y, float *mean, float *rstd,
+                                  size_t rows, size_t cols, float eps, cudaStream_t stream) {
+    const bool smem = cols <= GAIA_LN_SMEM_COLS;
+    const int threads = smem ? (cols >= 4096 ? 512 : cols >= 1024 ? 256 : cols >= 256 ? 128 : 64)
+                             : (cols >= 1024 ? 1024 : cols >= 256 ? 256 : 64);
     for (size_t r0 = 0; r0 < rows; r0 += 65535u * 16u) { // grid.x limit is 2^31 - 1; stay modest
         size_t nr = rows - r0 < 65535u * 16u ? rows - r0 : 65535u * 16u;
-        GAIA__K_LAUNCH(layernorm_kernel, (unsigned)nr, threads, 0, (cudaStream_t)stream, x + r0 * cols, w, b,
-                       y + r0 * cols, cols, eps, NULL, NULL);
+        float *m = mean ? mean + r0 : NULL, *r = rstd ? rstd + r0 : NULL;
+        if (smem)
+            GAIA__K_LAUNCH(layernorm_smem_kernel, (unsigned)nr, threads, cols * sizeof(float), stream, x + r0 * cols,
+                           w, b, y + r0 * cols, cols, eps, m, r);
+        else
+            GAIA__K_LAUNCH(layernorm_kernel, (unsigned)nr, threads, 0, stream, x + r0 * cols, w, b, y + r0 * cols,
+                           cols, eps, m, r);
         int e = gaia__layer_launch_status();
         if (e) return e;
     }
     return 0;
+}
+
+extern "C" int gaia_cuda_layer_layernorm(const float *x, const float *w, const float *b, float *y, size_t rows,
+                                         size_t cols, float eps, void *stream) {
+    return gaia__layernorm_launch(x, w, b, y, NULL, NULL, rows, cols, eps, (cudaStream_t)stream);
 }
 
 static int gaia__layer_attention_launch(int prec, const float *q, const float *k, const float *v, float *o, float *lse,
@@ -1624,15 +1691,7 @@ extern "C" int gaia_cuda_layer_act_backward(int a, const float *dy, const float 
 
 extern "C" int gaia_cuda_layer_layernorm_train(const float *x, const float *w, const float *b, float *y, float *mean,
                                                float *rstd, size_t rows, size_t cols, float eps, void *stream) {
-    int threads = cols >= 1024 ? 1024 : cols >= 256 ? 256 : 64;
-    for (size_t r0 = 0; r0 < rows; r0 += 65535u * 16u) {
-        size_t nr = rows - r0 < 65535u * 16u ? rows - r0 : 65535u * 16u;
-        GAIA__K_LAUNCH(layernorm_kernel, (unsigned)nr, threads, 0, (cudaStream_t)stream, x + r0 * cols, w, b,
-                       y + r0 * cols, cols, eps, mean + r0, rstd + r0);
-        int e = gaia__layer_launch_status();
-        if (e) return e;
-    }
-    return 0;
+    return gaia__layernorm_launch(x, w, b, y, mean, rstd, rows, cols, eps, (cudaStream_t)stream);
 }
 
 extern "C" int gaia_cuda_layer_layernorm_backward(const float *x, const float *w, const float *mean, const float *rstd,
@@ -2526,14 +2585,18 @@ template <int G> __device__ __forceinline__ float gaia__k_gmax(float v, float *s
 // One line of the softmax, strided, by a group of G threads (lane = this
 // thread's place in it; G = 1: one thread). The cases of gaia.h: a NaN
 // gives NaN, +inf entries share the mass, only -inf gives 0 (log: -inf).
+// cache (len floats, or NULL) keeps the line between the sweeps, so that the
+// line is read from device memory once and each exp computed once; a thread
+// touches only its own entries of it, so it needs no barrier.
 template <int G>
 __device__ void gaia__k_softmax_line(const float *x, float *y, size_t len, size_t stride, int want_log, int lane,
-                                     float *shf, double *shd) {
+                                     float *shf, double *shd, float *cache) {
     float m = -INFINITY;
     int nan = 0;
     size_t j;
     for (j = lane; j < len; j += G) {
         float v = x[j * stride];
+        if (cache) cache[j] = v;
         nan |= v != v;
         m = fmaxf(m, v); // fmaxf ignores NaN
     }
@@ -2555,13 +2618,21 @@ __device__ void gaia__k_softmax_line(const float *x, float *y, size_t len, size_
     } else {
         double s = 0.0;
         float inv, ls;
-        for (j = lane; j < len; j += G) s += (double)expf(x[j * stride] - m);
+        for (j = lane; j < len; j += G) {
+            float e = expf((cache ? cache[j] : x[j * stride]) - m);
+            if (cache && !want_log) cache[j] = e; // log-softmax reads x - m again
+            s += (double)e;
+        }
         if (G > 1) s = gaia__k_gsum<G, double>(s, shd);
         inv = (float)(1.0 / s);
         ls = (float)log(s);
         for (j = lane; j < len; j += G) {
-            float t = x[j * stride] - m;
-            y[j * stride] = want_log ? t - ls : expf(t) * inv;
+            if (cache) {
+                y[j] = want_log ? (cache[j] - m) - ls : cache[j] * inv;
+            } else {
+                float t = x[j * stride] - m;
+                y[j * stride] = want_log ? t - ls : expf(t) * inv;
+            }
         }
     }
 }
@@ -2573,7 +2644,19 @@ template <int G> __global__ void gaia__k_softmax_rows(const float *x, float *y, 
     GAIA__K_SHARED(double, shd, [GAIA__K_THREADS / 32]);
     size_t per = GAIA__K_THREADS / G, r;
     for (r = (size_t)blockIdx.x * per + threadIdx.x / G; r < rows; r += (size_t)gridDim.x * per)
-        gaia__k_softmax_line<G>(x + r * len, y + r * len, len, 1, want_log, (int)(threadIdx.x % G), shf, shd);
+        gaia__k_softmax_line<G>(x + r * len, y + r * len, len, 1, want_log, (int)(threadIdx.x % G), shf, shd, NULL);
+}
+// A block a line that fits in shared memory (len floats of dynamic shared
+// memory): one read and one write of the line.
+#define GAIA__K_SOFTMAX_SMEM_LEN 12288
+__global__ void gaia__k_softmax_rows_smem(const float *x, float *y, size_t rows, size_t len, int want_log) {
+    GAIA__K_SHARED(float, shf, [GAIA__K_THREADS / 32]);
+    GAIA__K_SHARED(double, shd, [GAIA__K_THREADS / 32]);
+    GAIA__K_SHARED_DYN(float, line);
+    size_t r;
+    for (r = blockIdx.x; r < rows; r += gridDim.x)
+        gaia__k_softmax_line<GAIA__K_THREADS>(x + r * len, y + r * len, len, 1, want_log, (int)threadIdx.x, shf, shd,
+                                              line);
 }
 // A non-last axis: one thread a line (neighbouring threads read neighbouring
 // columns, so every sweep is coalesced).
@@ -2581,7 +2664,7 @@ __global__ void gaia__k_softmax_cols(const float *x, float *y, size_t outer, siz
     size_t c;
     for (c = gaia__k_tid(); c < outer * inner; c += gaia__k_nthreads()) {
         size_t off = (c / inner) * len * inner + c % inner;
-        gaia__k_softmax_line<1>(x + off, y + off, len, inner, want_log, 0, NULL, NULL);
+        gaia__k_softmax_line<1>(x + off, y + off, len, inner, want_log, 0, NULL, NULL, NULL);
     }
 }
 
@@ -2595,7 +2678,10 @@ extern "C" int gaia_cuda_softmax(const float *x, float *y, size_t outer, size_t 
     else if (len <= 1024) // a warp a line
         GAIA__K_LAUNCH(gaia__k_softmax_rows<32>, gaia__k_blocks(outer, GAIA__K_THREADS / 32), GAIA__K_THREADS, 0, st, x,
                        y, outer, len, want_log);
-    else // a block a line
+    else if (len <= GAIA__K_SOFTMAX_SMEM_LEN) // a block a line, kept in shared memory
+        GAIA__K_LAUNCH(gaia__k_softmax_rows_smem, gaia__k_blocks(outer, 1), GAIA__K_THREADS, len * sizeof(float), st,
+                       x, y, outer, len, want_log);
+    else // a block a line, read three times
         GAIA__K_LAUNCH(gaia__k_softmax_rows<GAIA__K_THREADS>, gaia__k_blocks(outer, 1), GAIA__K_THREADS, 0, st, x, y,
                        outer, len, want_log);
     return gaia__k_check();

@@ -345,7 +345,9 @@ static void emu_layer_gemv(void) {
 }
 
 static void emu_layer_layernorm(void) {
-    static const size_t shapes[][2] = {{1, 1}, {3, 7}, {2, 64}, {4, 300}, {2, 1100}};
+    // up to 12288 columns the row is kept in shared memory (float4 when a
+    // multiple of 4), above it the Welford kernel reads it twice
+    static const size_t shapes[][2] = {{1, 1}, {3, 7}, {2, 64}, {4, 300}, {2, 1100}, {2, 4096}, {1, 12288}, {2, 12290}};
     for (const auto &sh : shapes)
         for (int affine = 0; affine < 2; affine++) {
             size_t rows = sh[0], cols = sh[1], n = rows * cols;
@@ -1181,8 +1183,8 @@ static void emu_pool2d(void) {
 }
 
 // ---------------------------------------------------------------- 11. along an axis
-static const size_t AXIS_SHAPES[][3] = {{1, 1, 1},    {3, 7, 1}, {2, 1500, 1}, {4, 33, 5},
-                                        {1, 2000, 3}, {5, 1, 2}, {2, 300, 1}};
+static const size_t AXIS_SHAPES[][3] = {{1, 1, 1},    {3, 7, 1}, {2, 1500, 1}, {4, 33, 5},   {1, 2000, 3},
+                                        {5, 1, 2},    {2, 300, 1}, {4, 1300, 1}, {3, 12289, 1}};
 
 static void emu_softmax(void) {
     for (const auto &sh : AXIS_SHAPES)
