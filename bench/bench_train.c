@@ -1,4 +1,4 @@
-/* bench_train - one training step (forward, backward, AdamW) on the CPU:
+/* bench_train - one training step (forward, backward, AdamW):
      mlp     x [256, 1024] -> Linear 4096 + GELU -> Linear 1024, MSE loss
      block   one pre-LayerNorm transformer block, x [B 8, N 256, d 512],
              8 heads of 64, causal attention, MLP 2048 with GELU, MSE loss
@@ -25,7 +25,7 @@ static const char *const torch_script =
     "    import torch.nn.functional as F\n"
     "except Exception:\n"
     "    print(-1); sys.exit(0)\n"
-    "kind, T, reps = %d, %d, %d\n"
+    "kind, T, reps, dev = %d, %d, %d, '%s'\n"
     "torch.set_num_threads(T)\n"
     "torch.manual_seed(0)\n"
     "L = torch.nn.Linear\n"
@@ -48,11 +48,14 @@ static const char *const torch_script =
     "            return x + s.f2(F.gelu(s.f1(s.ln2(x)), approximate='tanh'))\n"
     "    m = Block()\n"
     "    x, y = torch.randn(8, 256, 512), torch.randn(8, 256, 512)\n"
+    "m, x, y = m.to(dev), x.to(dev), y.to(dev)\n"
+    "sync = torch.cuda.synchronize if dev == 'cuda' else (lambda: None)\n"
     "opt = torch.optim.AdamW(m.parameters(), lr=1e-4)\n"
     "def step():\n"
     "    opt.zero_grad(set_to_none=True)\n"
     "    F.mse_loss(m(x), y).backward()\n"
     "    opt.step()\n"
+    "    sync()\n"
     "step(); step()\n"
     "best = 1e30\n"
     "for _ in range(reps):\n"
@@ -208,15 +211,54 @@ static double gaia_step_ms(gaia_ctx *ctx, int kind) {
     return best;
 }
 
+/* The GPU rows: gaia's step on the GPU, PyTorch's on the GPU, gaia's on the
+   CPU (every core) for the GPU / CPU-build ratio. */
+static int gpu_rows(const char *const names[2]) {
+    gaia_ctx_desc desc;
+    gaia_ctx *gpu = NULL, *cpu = NULL;
+    int kind;
+    memset(&desc, 0, sizeof desc);
+    desc.device = GAIA_DEVICE_CUDA;
+    if (gaia_ctx_create(&desc, &gpu) != GAIA_OK) {
+        printf("bench_train gpu: skipped (%s)\n", gaia_last_error(NULL));
+        return 0;
+    }
+    desc.device = GAIA_DEVICE_CPU;
+    if (gaia_ctx_create(&desc, &cpu) != GAIA_OK) {
+        fprintf(stderr, "%s\n", gaia_last_error(NULL));
+        gaia_ctx_destroy(gpu);
+        return 1;
+    }
+    gaia_ctx_set_seed(gpu, 1);
+    gaia_ctx_set_seed(cpu, 1);
+    bench_print_machine("bench_train gpu");
+    printf("# one step = forward + backward + AdamW, best of %d after 2 warm-up steps; torch on the GPU too\n", REPS);
+    printf("%-32s %12s %12s %8s %12s %10s\n", "step (GPU)", "gaia ms", "torch ms", "ratio", "gaia cpu ms", "cpu / gpu");
+    for (kind = 0; kind < 2; kind++) {
+        char script[8192];
+        double g = gaia_step_ms(gpu, kind), c = gaia_step_ms(cpu, kind), p;
+        snprintf(script, sizeof script, torch_script, kind, 1, REPS, "cuda");
+        p = bench_python("", script);
+        if (p > 0) printf("%-32s %12.2f %12.2f %8.2f %12.1f %10.1f\n", names[kind], g, p, g / p, c, c / g);
+        else printf("%-32s %12.2f %12s %8s %12.1f %10.1f\n", names[kind], g, "-", "-", c, c / g);
+        fflush(stdout);
+    }
+    gaia_ctx_destroy(gpu);
+    gaia_ctx_destroy(cpu);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     static const char *const names[2] = {"mlp 1024-4096-1024, batch 256", "block B8 N256 d512 8 heads"};
     gaia_ctx_desc desc;
     gaia_ctx *ctx;
     int nt = bench_cores(), kind;
+    if (argc > 1 && strcmp(argv[1], "gpu") == 0) return gpu_rows(names);
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: bench_train [--help] [THREADS]\n"
-               "  one training step (forward, backward, AdamW) of an MLP and of a transformer block on the CPU,\n"
-               "  against PyTorch when $GAIA_BENCH_PYTHON (else python3) imports torch\n");
+        printf("usage: bench_train [--help] [THREADS | gpu]\n"
+               "  one training step (forward, backward, AdamW) of an MLP and of a transformer block on the CPU\n"
+               "  (gpu: on the GPU, beside the CPU's), against PyTorch when $GAIA_BENCH_PYTHON (else python3)\n"
+               "  imports torch\n");
         return 0;
     }
     if (argc > 1) nt = atoi(argv[1]);
@@ -241,7 +283,7 @@ int main(int argc, char **argv) {
         double g, p;
         g = gaia_step_ms(ctx, kind);
         bench_pause(0.2);
-        snprintf(script, sizeof script, torch_script, kind, nt, REPS);
+        snprintf(script, sizeof script, torch_script, kind, nt, REPS, "cpu");
         p = bench_python("", script);
         if (p > 0) printf("%-32s %12.1f %12.1f %8.2f\n", names[kind], g, p, g / p);
         else printf("%-32s %12.1f %12s %8s\n", names[kind], g, "-", "-");
