@@ -952,7 +952,8 @@ __global__ void layernorm_smem_kernel(const float *__restrict__ x, const float *
     GAIA__K_SHARED(float, sh, [32]);
     const float *xr = x + (size_t)blockIdx.x * cols;
     float *yr = y + (size_t)blockIdx.x * cols;
-    const bool vec = (cols & 3) == 0 && ((uintptr_t)xr & 15) == 0 && ((uintptr_t)yr & 15) == 0;
+    const bool vec = (cols & 3) == 0 && ((uintptr_t)xr & 15) == 0 && ((uintptr_t)yr & 15) == 0 &&
+                     ((uintptr_t)w & 15) == 0 && ((uintptr_t)b & 15) == 0; // (NULL is aligned)
     float s = 0.0f, q = 0.0f;
     size_t j;
     if (vec) {
@@ -979,11 +980,13 @@ __global__ void layernorm_smem_kernel(const float *__restrict__ x, const float *
     if (vec) {
         for (j = threadIdx.x; j < cols / 4; j += blockDim.x) {
             float4 v = reinterpret_cast<const float4 *>(row)[j];
-            size_t c = 4 * j;
-            v.x = (v.x - mean) * rstd * (w ? w[c] : 1.0f) + (b ? b[c] : 0.0f);
-            v.y = (v.y - mean) * rstd * (w ? w[c + 1] : 1.0f) + (b ? b[c + 1] : 0.0f);
-            v.z = (v.z - mean) * rstd * (w ? w[c + 2] : 1.0f) + (b ? b[c + 2] : 0.0f);
-            v.w = (v.w - mean) * rstd * (w ? w[c + 3] : 1.0f) + (b ? b[c + 3] : 0.0f);
+            const float4 one = make_float4(1.0f, 1.0f, 1.0f, 1.0f), zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            const float4 ww = w ? reinterpret_cast<const float4 *>(w)[j] : one;
+            const float4 bb = b ? reinterpret_cast<const float4 *>(b)[j] : zero;
+            v.x = (v.x - mean) * rstd * ww.x + bb.x;
+            v.y = (v.y - mean) * rstd * ww.y + bb.y;
+            v.z = (v.z - mean) * rstd * ww.z + bb.z;
+            v.w = (v.w - mean) * rstd * ww.w + bb.w;
             reinterpret_cast<float4 *>(yr)[j] = v;
         }
     } else {
@@ -2568,16 +2571,18 @@ template <int G, typename T> __device__ __forceinline__ T gaia__k_gsum(T v, T *s
     }
     return v;
 }
+// The group's largest value; NaN when any member holds NaN.
+__device__ __forceinline__ float gaia__k_fmax_nan(float a, float b) { return a != a || b != b ? NAN : fmaxf(a, b); }
 template <int G> __device__ __forceinline__ float gaia__k_gmax(float v, float *sh) {
     int o;
-    for (o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(GAIA__K_FULL, v, o));
+    for (o = 16; o > 0; o >>= 1) v = gaia__k_fmax_nan(v, __shfl_xor_sync(GAIA__K_FULL, v, o));
     if (G > 32) {
         int w;
         __syncthreads();
         if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
         __syncthreads();
         v = sh[0];
-        for (w = 1; w < G / 32; w++) v = fmaxf(v, sh[w]);
+        for (w = 1; w < G / 32; w++) v = gaia__k_fmax_nan(v, sh[w]);
     }
     return v;
 }
@@ -2585,24 +2590,20 @@ template <int G> __device__ __forceinline__ float gaia__k_gmax(float v, float *s
 // One line of the softmax, strided, by a group of G threads (lane = this
 // thread's place in it; G = 1: one thread). The cases of gaia.h: a NaN
 // gives NaN, +inf entries share the mass, only -inf gives 0 (log: -inf).
-// cache (len floats, or NULL) keeps the line between the sweeps, so that the
-// line is read from device memory once and each exp computed once; a thread
-// touches only its own entries of it, so it needs no barrier.
 template <int G>
 __device__ void gaia__k_softmax_line(const float *x, float *y, size_t len, size_t stride, int want_log, int lane,
-                                     float *shf, double *shd, float *cache) {
+                                     float *shf, double *shd) {
     float m = -INFINITY;
     int nan = 0;
     size_t j;
     for (j = lane; j < len; j += G) {
         float v = x[j * stride];
-        if (cache) cache[j] = v;
         nan |= v != v;
         m = fmaxf(m, v); // fmaxf ignores NaN
     }
-    if (G > 1) {
-        m = gaia__k_gmax<G>(m, shf);
-        nan = gaia__k_gsum<G, double>((double)nan, shd) != 0.0;
+    if (G > 1) { // one reduction for both: a NaN anywhere makes the maximum NaN
+        m = gaia__k_gmax<G>(nan ? NAN : m, shf);
+        nan = m != m;
     }
     if (nan) {
         for (j = lane; j < len; j += G) y[j * stride] = NAN;
@@ -2618,21 +2619,13 @@ __device__ void gaia__k_softmax_line(const float *x, float *y, size_t len, size_
     } else {
         double s = 0.0;
         float inv, ls;
-        for (j = lane; j < len; j += G) {
-            float e = expf((cache ? cache[j] : x[j * stride]) - m);
-            if (cache && !want_log) cache[j] = e; // log-softmax reads x - m again
-            s += (double)e;
-        }
+        for (j = lane; j < len; j += G) s += (double)expf(x[j * stride] - m);
         if (G > 1) s = gaia__k_gsum<G, double>(s, shd);
         inv = (float)(1.0 / s);
         ls = (float)log(s);
         for (j = lane; j < len; j += G) {
-            if (cache) {
-                y[j] = want_log ? (cache[j] - m) - ls : cache[j] * inv;
-            } else {
-                float t = x[j * stride] - m;
-                y[j * stride] = want_log ? t - ls : expf(t) * inv;
-            }
+            float t = x[j * stride] - m;
+            y[j * stride] = want_log ? t - ls : expf(t) * inv;
         }
     }
 }
@@ -2644,19 +2637,74 @@ template <int G> __global__ void gaia__k_softmax_rows(const float *x, float *y, 
     GAIA__K_SHARED(double, shd, [GAIA__K_THREADS / 32]);
     size_t per = GAIA__K_THREADS / G, r;
     for (r = (size_t)blockIdx.x * per + threadIdx.x / G; r < rows; r += (size_t)gridDim.x * per)
-        gaia__k_softmax_line<G>(x + r * len, y + r * len, len, 1, want_log, (int)(threadIdx.x % G), shf, shd, NULL);
+        gaia__k_softmax_line<G>(x + r * len, y + r * len, len, 1, want_log, (int)(threadIdx.x % G), shf, shd);
 }
+
 // A block a line that fits in shared memory (len floats of dynamic shared
-// memory): one read and one write of the line.
+// memory): the line is read from device memory once into shared memory,
+// its exps computed once and kept there, and the result written once;
+// float4 when every line starts 16-byte aligned. A thread touches only its
+// own entries of the line (the same ones in every line), so the line needs
+// no barrier. Lines with NaN or infinities take gaia__k_softmax_line.
 #define GAIA__K_SOFTMAX_SMEM_LEN 12288
 __global__ void gaia__k_softmax_rows_smem(const float *x, float *y, size_t rows, size_t len, int want_log) {
     GAIA__K_SHARED(float, shf, [GAIA__K_THREADS / 32]);
     GAIA__K_SHARED(double, shd, [GAIA__K_THREADS / 32]);
     GAIA__K_SHARED_DYN(float, line);
-    size_t r;
-    for (r = blockIdx.x; r < rows; r += gridDim.x)
-        gaia__k_softmax_line<GAIA__K_THREADS>(x + r * len, y + r * len, len, 1, want_log, (int)threadIdx.x, shf, shd,
-                                              line);
+    const bool vec = (len & 3) == 0 && ((uintptr_t)x & 15) == 0 && ((uintptr_t)y & 15) == 0;
+    const size_t n = vec ? len / 4 : len;
+    float4 *line4 = reinterpret_cast<float4 *>(line);
+    size_t r, j;
+    for (r = blockIdx.x; r < rows; r += gridDim.x) {
+        const float *xr = x + r * len;
+        float *yr = y + r * len;
+        float m = -INFINITY, inv, ls;
+        int nan = 0;
+        double s = 0.0;
+        for (j = threadIdx.x; j < n; j += blockDim.x) {
+            if (vec) {
+                float4 v = reinterpret_cast<const float4 *>(xr)[j];
+                line4[j] = v;
+                nan |= (v.x != v.x) | (v.y != v.y) | (v.z != v.z) | (v.w != v.w);
+                m = fmaxf(m, fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)));
+            } else {
+                float v = xr[j];
+                line[j] = v;
+                nan |= v != v;
+                m = fmaxf(m, v);
+            }
+        }
+        m = gaia__k_gmax<GAIA__K_THREADS>(nan ? NAN : m, shf);
+        if (m != m || m == INFINITY || m == -INFINITY) {
+            gaia__k_softmax_line<GAIA__K_THREADS>(xr, yr, len, 1, want_log, (int)threadIdx.x, shf, shd);
+            continue;
+        }
+        for (j = threadIdx.x; j < n; j += blockDim.x) {
+            if (vec) {
+                float4 v = line4[j], e;
+                e.x = expf(v.x - m), e.y = expf(v.y - m), e.z = expf(v.z - m), e.w = expf(v.w - m);
+                if (!want_log) line4[j] = e; // log-softmax reads x - m again
+                s += ((double)e.x + (double)e.y) + ((double)e.z + (double)e.w);
+            } else {
+                float e = expf(line[j] - m);
+                if (!want_log) line[j] = e;
+                s += (double)e;
+            }
+        }
+        s = gaia__k_gsum<GAIA__K_THREADS, double>(s, shd);
+        inv = (float)(1.0 / s);
+        ls = (float)log(s);
+        for (j = threadIdx.x; j < n; j += blockDim.x) {
+            if (vec) {
+                float4 v = line4[j];
+                if (want_log) v.x = (v.x - m) - ls, v.y = (v.y - m) - ls, v.z = (v.z - m) - ls, v.w = (v.w - m) - ls;
+                else v.x *= inv, v.y *= inv, v.z *= inv, v.w *= inv;
+                reinterpret_cast<float4 *>(yr)[j] = v;
+            } else {
+                yr[j] = want_log ? (line[j] - m) - ls : line[j] * inv;
+            }
+        }
+    }
 }
 // A non-last axis: one thread a line (neighbouring threads read neighbouring
 // columns, so every sweep is coalesced).
@@ -2664,7 +2712,7 @@ __global__ void gaia__k_softmax_cols(const float *x, float *y, size_t outer, siz
     size_t c;
     for (c = gaia__k_tid(); c < outer * inner; c += gaia__k_nthreads()) {
         size_t off = (c / inner) * len * inner + c % inner;
-        gaia__k_softmax_line<1>(x + off, y + off, len, inner, want_log, 0, NULL, NULL, NULL);
+        gaia__k_softmax_line<1>(x + off, y + off, len, inner, want_log, 0, NULL, NULL);
     }
 }
 
