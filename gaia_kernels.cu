@@ -74,7 +74,11 @@ extern "C" int gaia_cuda_kernels_version(void) { return 1; }
 // ---------------------------------------------------------------------
 #define GAIA__K_THREADS 256
 // Grid-stride loops cover any size; more blocks than this only add scheduling.
+// (The emulated tests set it to a handful, so that every grid-stride loop
+// runs several rounds there.)
+#ifndef GAIA__K_MAX_BLOCKS
 #define GAIA__K_MAX_BLOCKS 65535u
+#endif
 
 static unsigned gaia__k_blocks(size_t work, unsigned threads) {
     size_t b = (work + threads - 1) / threads;
@@ -319,6 +323,38 @@ template <int OP> __global__ void gaia__k_binary_flat(const float *a, const floa
     }
 }
 
+// One operand dense, the other a single row of the last dimension repeated
+// over the others (a bias add, x - mean): y[i] = dense[i] op row[i mod C]
+// (row op dense when ROW_FIRST). The column advances by the grid stride
+// mod C, so the loop has no division; float4 when C is a multiple of 4 and
+// every pointer is 16-byte aligned.
+template <int OP, bool ROW_FIRST>
+__global__ void gaia__k_binary_row(const float *dense, const float *row, float *y, size_t n, size_t C, int vec) {
+    size_t stride = gaia__k_nthreads(), j = gaia__k_tid();
+    if (vec) {
+        const size_t n4 = n / 4, C4 = C / 4, step = stride % C4;
+        size_t c = j % C4;
+        for (; j < n4; j += stride) {
+            float4 u = reinterpret_cast<const float4 *>(dense)[j], w = reinterpret_cast<const float4 *>(row)[c], o;
+            o.x = ROW_FIRST ? gaia__k_binary_f<OP>(w.x, u.x) : gaia__k_binary_f<OP>(u.x, w.x);
+            o.y = ROW_FIRST ? gaia__k_binary_f<OP>(w.y, u.y) : gaia__k_binary_f<OP>(u.y, w.y);
+            o.z = ROW_FIRST ? gaia__k_binary_f<OP>(w.z, u.z) : gaia__k_binary_f<OP>(u.z, w.z);
+            o.w = ROW_FIRST ? gaia__k_binary_f<OP>(w.w, u.w) : gaia__k_binary_f<OP>(u.w, w.w);
+            reinterpret_cast<float4 *>(y)[j] = o;
+            c += step;
+            if (c >= C4) c -= C4;
+        }
+    } else {
+        const size_t step = stride % C;
+        size_t c = j % C;
+        for (; j < n; j += stride) {
+            y[j] = ROW_FIRST ? gaia__k_binary_f<OP>(row[c], dense[j]) : gaia__k_binary_f<OP>(dense[j], row[c]);
+            c += step;
+            if (c >= C) c -= C;
+        }
+    }
+}
+
 template <typename I> struct gaia__k_bcast {
     I n, d1, d2, d3;             // total and the sizes of dims 1..3
     I as0, as1, as2, as3;        // a's element strides
@@ -342,18 +378,30 @@ template <int OP> static void gaia__k_binary_launch(const float *a, const size_t
                                                     float *y, const size_t *shape, cudaStream_t s) {
     size_t n = shape[0] * shape[1] * shape[2] * shape[3];
     size_t full[4];
-    int dense_a, dense_b, k;
+    int dense_a, dense_b, row_a, row_b, k;
     full[3] = 1;
     full[2] = shape[3];
     full[1] = shape[3] * shape[2];
     full[0] = shape[3] * shape[2] * shape[1];
     dense_a = dense_b = 1;
+    row_a = row_b = shape[3] > 1 && as[3] == 1 && bs[3] == 1; // a row: the last dimension, repeated
     for (k = 0; k < 4; k++) {
         // A dimension of size 1 is dense whatever its stride says.
         if (shape[k] > 1 && as[k] != full[k]) dense_a = 0;
         if (shape[k] > 1 && bs[k] != full[k]) dense_b = 0;
+        if (k < 3 && shape[k] > 1 && as[k] != 0) row_a = 0;
+        if (k < 3 && shape[k] > 1 && bs[k] != 0) row_b = 0;
     }
-    if (dense_a && dense_b) {
+    if ((dense_a && row_b && !dense_b) || (dense_b && row_a && !dense_a)) {
+        const float *dense = dense_a ? a : b, *row = dense_a ? b : a;
+        int vec = shape[3] % 4 == 0 && gaia__k_aligned16(a) && gaia__k_aligned16(b) && gaia__k_aligned16(y);
+        if (dense_a)
+            GAIA__K_LAUNCH((gaia__k_binary_row<OP, false>), gaia__k_blocks(vec ? n / 4 : n, GAIA__K_THREADS),
+                           GAIA__K_THREADS, 0, s, dense, row, y, n, shape[3], vec);
+        else
+            GAIA__K_LAUNCH((gaia__k_binary_row<OP, true>), gaia__k_blocks(vec ? n / 4 : n, GAIA__K_THREADS),
+                           GAIA__K_THREADS, 0, s, dense, row, y, n, shape[3], vec);
+    } else if (dense_a && dense_b) {
         int vec = gaia__k_aligned16(a) && gaia__k_aligned16(b) && gaia__k_aligned16(y);
         GAIA__K_LAUNCH(gaia__k_binary_flat<OP>, gaia__k_blocks(vec ? n / 4 + 1 : n, GAIA__K_THREADS), GAIA__K_THREADS,
                        0, s, a, b, y, n, vec);

@@ -16,7 +16,9 @@ EMU_SRC  := tests/cuda_emu
 EMU_HDRS := $(wildcard $(EMU_SRC)/*.h)
 # C++17 (the kernels' nvcc dialect); no FMA contraction, so __fmul_rn and
 # friends round as on the GPU; the kernels' #pragma unroll means nothing here.
-EMU_CXXFLAGS = $(CXXFLAGS) -std=c++17 -ffp-contract=off -fno-strict-aliasing -Wno-unknown-pragmas -I$(EMU_SRC) -I.
+# A grid of at most 7 blocks: every grid-stride loop goes round several times.
+EMU_CXXFLAGS = $(CXXFLAGS) -std=c++17 -ffp-contract=off -fno-strict-aliasing -Wno-unknown-pragmas -I$(EMU_SRC) -I. \
+               -DGAIA__K_MAX_BLOCKS=7u
 
 $(BUILD)/cuda_emu/kernels.o: gaia_kernels.cu $(EMU_HDRS) $(HEADERS) $(CONFIG)
 	@mkdir -p $(@D)

@@ -190,8 +190,10 @@ static void bcast_strides(const size_t *shape, unsigned bmask, size_t *s, size_t
 }
 
 static void emu_binary(void) {
-    static const size_t shapes[][4] = {{1, 1, 1, 1},  {1, 1, 1, 1029}, {2, 3, 5, 7},
-                                       {1, 4, 1, 64}, {3, 1, 7, 1},    {2, 0, 3, 1}};
+    // the last two are larger than the emulated grid (7 blocks of 256): the
+    // grid-stride loops go round, a row's column wrapping at each step
+    static const size_t shapes[][4] = {{1, 1, 1, 1},  {1, 1, 1, 1029}, {2, 3, 5, 7},     {1, 4, 1, 64},
+                                       {3, 1, 7, 1},  {2, 0, 3, 1},    {3, 1, 5, 1000}, {2, 1, 9, 999}};
     for (int op = GAIA_BINARY_ADD; op <= GAIA_BINARY_NE; op++)
         for (const auto &shape : shapes)
             for (unsigned am = 0; am < 16; am += 5)
