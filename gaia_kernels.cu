@@ -1529,7 +1529,9 @@ __global__ void attention_bwd_dkdv_kernel(int prec, const float *__restrict__ q,
     const float *ob = o + bh * (size_t)nq * d, *gb = dout + bh * (size_t)nq * d, *lb = lse + bh * (size_t)nq;
     float kr[4][4], vr[4][4], dka[4][4], dva[4][4];
     if (key0 >= nk) return;
+#pragma unroll
     for (int kk = 0; kk < 4; kk++)
+#pragma unroll
         for (int t = 0; t < 4; t++) {
             int c = lane + 32 * t, key = key0 + kk;
             bool ok = key < nk && c < d;
@@ -1540,6 +1542,7 @@ __global__ void attention_bwd_dkdv_kernel(int prec, const float *__restrict__ q,
     for (int i = causal ? max(0, key0 - off) : 0; i < nq; i++) {
         float L = lb[i], qv[4], gv[4], di = 0.0f;
         if (!(L < INFINITY)) continue; // a row that sees no key
+#pragma unroll
         for (int t = 0; t < 4; t++) {
             int c = lane + 32 * t;
             qv[t] = c < d ? round_prec(prec, qb[(size_t)i * d + c]) : 0.0f;
@@ -1547,18 +1550,26 @@ __global__ void attention_bwd_dkdv_kernel(int prec, const float *__restrict__ q,
             di += c < d ? gv[t] * ob[(size_t)i * d + c] : 0.0f;
         }
         di = warp_sum(di);
+        // Unrolled with a warp-uniform condition rather than a break, so that
+        // kk stays a constant and the accumulators stay in registers.
+#pragma unroll
         for (int kk = 0; kk < 4; kk++) {
             int key = key0 + kk;
-            if (key >= nk || (causal && key > i + off)) break;
-            float sc = 0.0f, dp = 0.0f;
-            for (int t = 0; t < 4; t++) sc += qv[t] * kr[kk][t], dp += gv[t] * vr[kk][t];
-            sc = warp_sum(sc);
-            dp = warp_sum(dp);
-            float p = expf(sc * scale - L), ds = p * (dp - di) * scale;
-            for (int t = 0; t < 4; t++) dva[kk][t] += p * gv[t], dka[kk][t] += ds * qv[t];
+            if (key < nk && !(causal && key > i + off)) {
+                float sc = 0.0f, dp = 0.0f;
+#pragma unroll
+                for (int t = 0; t < 4; t++) sc += qv[t] * kr[kk][t], dp += gv[t] * vr[kk][t];
+                sc = warp_sum(sc);
+                dp = warp_sum(dp);
+                float p = expf(sc * scale - L), ds = p * (dp - di) * scale;
+#pragma unroll
+                for (int t = 0; t < 4; t++) dva[kk][t] += p * gv[t], dka[kk][t] += ds * qv[t];
+            }
         }
     }
+#pragma unroll
     for (int kk = 0; kk < 4; kk++)
+#pragma unroll
         for (int t = 0; t < 4; t++) {
             int c = lane + 32 * t, key = key0 + kk;
             if (key < nk && c < d) {
@@ -3070,7 +3081,8 @@ __device__ __forceinline__ uint64_t gaia__k_vsa_word(uint64_t seed, uint64_t str
     c[2] = (uint32_t)stream;
     c[3] = (uint32_t)(stream >> 32);
     gaia__k_philox(c, (uint32_t)seed, (uint32_t)(seed >> 32));
-    return (uint64_t)c[lane] | ((uint64_t)c[lane + 1] << 32);
+    // constant indices only: a run-time index would put c in local memory
+    return lane ? ((uint64_t)c[2] | ((uint64_t)c[3] << 32)) : ((uint64_t)c[0] | ((uint64_t)c[1] << 32));
 }
 __device__ __forceinline__ uint64_t gaia__k_vsa_tail(size_t D) {
     size_t r = D % 64;
@@ -3109,61 +3121,54 @@ extern "C" int gaia_cuda_vsa_bsc_xor(size_t B, size_t W, const uint64_t *a, size
     return gaia__k_check();
 }
 
-// One thread per output word: a bit-sliced counter (unweighted) or 64 float
-// sums (weighted), as gaia__vsa_majority_word on the CPU.
+// One warp per output word: lane l owns bits l and l + 32 and counts them
+// (unweighted) or sums the signed weights in the order of k, as the CPU
+// twin does (weighted), over the K input words, which the warp reads once
+// each (one broadcast load). The bits come back together by ballot. Two
+// counters a lane keep everything in registers (a thread-per-word counter of
+// 64 bits needs 64 sums and spilled).
 __global__ void gaia__k_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
                                          uint64_t seed, uint64_t stream, uint64_t *out) {
-    size_t W = (D + 63) / 64, n = N * W, i;
-    for (i = gaia__k_tid(); i < n; i += gaia__k_nthreads()) {
-        size_t r = i / W, w = i % W, k;
+    const size_t W = (D + 63) / 64, n = N * W, warps = (size_t)gridDim.x * (blockDim.x >> 5);
+    const unsigned lane = threadIdx.x & 31u;
+    size_t i;
+    for (i = (size_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); i < n; i += warps) {
+        const size_t r = i / W, w = i % W;
         const uint64_t *col = x + r * K * W + w;
-        uint64_t res = 0;
-        int j;
+        uint64_t res, tie;
+        size_t k;
+        bool one_lo, one_hi, tie_lo, tie_hi;
         if (!weights) {
-            uint64_t plane[64], eq = ~(uint64_t)0, T = (uint64_t)(K / 2);
-            int P = 0, p;
-            while (P < 64 && ((uint64_t)K >> P) != 0) P++;
-            for (p = 0; p < P; p++) plane[p] = 0;
+            size_t c_lo = 0, c_hi = 0;
             for (k = 0; k < K; k++) {
-                uint64_t carry = col[k * W];
-                for (p = 0; carry && p < P; p++) {
-                    uint64_t t = plane[p] & carry;
-                    plane[p] ^= carry;
-                    carry = t;
-                }
+                uint64_t v = col[k * W];
+                c_lo += (v >> lane) & 1u;
+                c_hi += (v >> (lane + 32u)) & 1u;
             }
-            for (p = P - 1; p >= 0; p--) {
-                if ((T >> p) & 1u) {
-                    eq &= plane[p];
-                } else {
-                    res |= eq & plane[p];
-                    eq &= ~plane[p];
-                }
-            }
-            if (K % 2 == 0 && eq) res |= eq & gaia__k_vsa_word(seed, stream, (uint64_t)i);
+            one_lo = 2 * c_lo > K, one_hi = 2 * c_hi > K;
+            tie_lo = 2 * c_lo == K, tie_hi = 2 * c_hi == K;
         } else {
-            float s[64];
-            uint64_t tie = 0;
-            for (j = 0; j < 64; j++) s[j] = 0.0f;
+            float s_lo = 0.0f, s_hi = 0.0f;
             for (k = 0; k < K; k++) {
                 uint64_t v = col[k * W];
                 float wk = weights[k];
-                for (j = 0; j < 64; j++) s[j] = __fadd_rn(s[j], ((v >> j) & 1u) ? -wk : wk);
+                s_lo = __fadd_rn(s_lo, ((v >> lane) & 1u) ? -wk : wk);
+                s_hi = __fadd_rn(s_hi, ((v >> (lane + 32u)) & 1u) ? -wk : wk);
             }
-            for (j = 0; j < 64; j++) {
-                if (s[j] < 0.0f) res |= (uint64_t)1 << j;
-                else if (s[j] == 0.0f) tie |= (uint64_t)1 << j;
-            }
-            if (tie) res |= tie & gaia__k_vsa_word(seed, stream, (uint64_t)i);
+            one_lo = s_lo < 0.0f, one_hi = s_hi < 0.0f;
+            tie_lo = s_lo == 0.0f, tie_hi = s_hi == 0.0f;
         }
-        out[i] = w == W - 1 ? (res & gaia__k_vsa_tail(D)) : res;
+        res = (uint64_t)__ballot_sync(GAIA__K_FULL, one_lo) | ((uint64_t)__ballot_sync(GAIA__K_FULL, one_hi) << 32);
+        tie = (uint64_t)__ballot_sync(GAIA__K_FULL, tie_lo) | ((uint64_t)__ballot_sync(GAIA__K_FULL, tie_hi) << 32);
+        if (tie) res |= tie & gaia__k_vsa_word(seed, stream, (uint64_t)i);
+        if (lane == 0) out[i] = w == W - 1 ? (res & gaia__k_vsa_tail(D)) : res;
     }
 }
 extern "C" int gaia_cuda_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
                                           uint64_t seed, uint64_t stream_id, uint64_t *out, void *stream) {
     size_t n = N * ((D + 63) / 64);
     if (n == 0) return 0;
-    GAIA__K_LAUNCH(gaia__k_vsa_bsc_majority, gaia__k_blocks(n, 128), 128, 0, gaia__k_stream(stream), N, K, D, x,
+    GAIA__K_LAUNCH(gaia__k_vsa_bsc_majority, gaia__k_blocks(n, 128 / 32), 128, 0, gaia__k_stream(stream), N, K, D, x,
                    weights, seed, stream_id, out);
     return gaia__k_check();
 }
