@@ -126,7 +126,8 @@ RUNNER   := $(BUILD)/tests/run_tests
 DOC      := $(BUILD)/doc
 DOC_SRC  := gaia.h README.md
 
-.PHONY: all test demo examples bench plots install uninstall clean cxx-check print-runner help consumer-check FORCE
+.PHONY: all test demo examples bench plots install uninstall clean cxx-check print-runner help consumer-check FORCE \
+        kernel-resources
 all: $(LIB) $(EXAMPLES) $(BENCHES) $(RUNNER) cxx-check
 
 help:
@@ -146,6 +147,8 @@ help:
 	@echo 'make mutate      plant bugs one at a time, run the tests that should catch them, list survivors'
 	@echo '                 (MUTATE_SAMPLE=100 MUTATE_SEED=1 MUTATE_FILES=gaia_cpu.h,gaia.h MUTATE_FUNCTIONS=regex'
 	@echo '                 MUTATE_LINES=file:a-b MUTATE_ONLY=id,... MUTATE_TESTS=filters; tests/mutate/mutate.py)'
+	@echo 'make kernel-resources  registers, stack, spills and shared memory of every CUDA kernel'
+	@echo '                 (KRES_ARCHS="75 80 90") into docs/kernel-resources.md; fails on a spill (needs nvcc)'
 	@echo 'make consumer-check  install to a temp prefix; build tests/consumer via pkg-config,'
 	@echo '                 find_package and add_subdirectory (CUDA variants too when nvcc is found)'
 	@echo 'make uninstall | clean | cxx-check'
@@ -252,6 +255,15 @@ endif
 
 print-runner:
 	@echo $(RUNNER)
+
+# Registers, stack frame, spills and shared memory of every CUDA kernel per
+# architecture (ptxas's report), into docs/kernel-resources.md; fails when a
+# kernel spills or keeps a stack frame without a listed reason. Needs nvcc.
+KRES_ARCHS ?= 75 80 90
+kernel-resources:
+	sh tests/kernel_resources.sh "$(KRES_ARCHS)" > docs/kernel-resources.md.new; rc=$$?; \
+	if [ $$rc -le 1 ]; then mv docs/kernel-resources.md.new docs/kernel-resources.md; \
+	else rm -f docs/kernel-resources.md.new; fi; exit $$rc
 
 examples: $(EXAMPLES)
 
