@@ -1045,8 +1045,12 @@ __global__ void layernorm_smem_kernel(const float *__restrict__ x, const float *
 // ------------------------------------------------------------------ attention, float32
 // FlashAttention-2's loop: a block owns 32 queries (8 warps x 4 rows) of one
 // (batch, head); K/V tiles of 32 keys go through shared memory; a lane scores
-// one key of the tile, then owns up to 4 output dims (d <= 128) for the P.V
-// update. Only a 32 x 32 block of scores exists at a time.
+// one key of the tile for the warp's 4 rows at once (each K element read
+// from shared memory serves 4 products), then owns up to 4 output dims
+// (d <= 128) for the P.V update, where each V element read serves the 4
+// rows. Only a 32 x 32 block of scores exists at a time. The loops over the
+// 4 rows and 4 dims are unrolled with conditions instead of breaks, so that
+// the accumulators stay in registers.
 #define GAIA_ATT_F32_BQ 32
 #define GAIA_ATT_F32_BK 32
 // lse [bh, nq] (may be NULL): each row's log-sum-exp, +inf for a row without keys.
@@ -1059,10 +1063,13 @@ __global__ void attention_f32_kernel(const float *__restrict__ q, const float *_
     const size_t bh = blockIdx.y;
     const int q0 = blockIdx.x * GAIA_ATT_F32_BQ, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const float *qb = q + bh * (size_t)nq * d, *kb = k + bh * (size_t)nk * d, *vb = v + bh * (size_t)nk * d;
-    const int off = nk - nq;
+    const float *qw = Qs + warp * 4 * d; // the warp's 4 rows
+    const int off = nk - nq, row0 = q0 + warp * 4;
     float acc[4][4], m[4], l[4];
+#pragma unroll
     for (int r = 0; r < 4; r++) {
         m[r] = -INFINITY, l[r] = 0.0f;
+#pragma unroll
         for (int c = 0; c < 4; c++) acc[r][c] = 0.0f;
     }
     for (int i = threadIdx.x; i < GAIA_ATT_F32_BQ * d; i += blockDim.x) {
@@ -1079,38 +1086,57 @@ __global__ void attention_f32_kernel(const float *__restrict__ q, const float *_
             Vs[r * ds + c] = ok ? vb[(size_t)(j0 + r) * d + c] : 0.0f;
         }
         __syncthreads();
+        if (row0 >= nq) continue; // a warp past the last query only helps load
+        const int key = j0 + lane;
+        const float *kr = Ks + lane * ds;
+        float s[4] = {0.0f, 0.0f, 0.0f, 0.0f}, p[4];
+        for (int c = 0; c < d; c++) {
+            float kv = kr[c];
+#pragma unroll
+            for (int r = 0; r < 4; r++) s[r] += qw[r * d + c] * kv;
+        }
+#pragma unroll
         for (int r = 0; r < 4; r++) {
-            int qi = q0 + warp * 4 + r, key = j0 + lane;
-            if (qi >= nq) break;
-            const float *qr = Qs + (warp * 4 + r) * d;
-            float s = 0.0f;
-            for (int c = 0; c < d; c++) s += qr[c] * Ks[lane * ds + c];
-            bool valid = key < nk && (!causal || key <= qi + off);
-            s = valid ? s * scale : -INFINITY;
-            float mt = warp_max(s), mnew = fmaxf(m[r], mt);
-            if (mnew == -INFINITY) continue; // nothing visible yet for this query
-            float p = valid ? __expf(s - mnew) : 0.0f, alpha = __expf(m[r] - mnew);
-            l[r] = l[r] * alpha + warp_sum(p);
+            int qi = row0 + r;
+            bool valid = qi < nq && key < nk && (!causal || key <= qi + off);
+            float sr = valid ? s[r] * scale : -INFINITY;
+            float mnew = fmaxf(m[r], warp_max(sr));
+            // a row that has seen no key yet keeps m = -inf: its p and alpha are 0 and 1
+            float base = mnew == -INFINITY ? 0.0f : mnew;
+            p[r] = valid ? __expf(sr - base) : 0.0f;
+            float alpha = m[r] == -INFINITY ? (mnew == -INFINITY ? 1.0f : 0.0f) : __expf(m[r] - base);
+            l[r] = l[r] * alpha + warp_sum(p[r]);
             m[r] = mnew;
+#pragma unroll
             for (int t = 0; t < 4; t++) acc[r][t] *= alpha;
-            for (int jj = 0; jj < GAIA_ATT_F32_BK; jj++) {
-                float pj = __shfl_sync(0xffffffffu, p, jj);
-                for (int t = 0; t < 4; t++) {
-                    int c = lane + 32 * t;
-                    if (c < d) acc[r][t] += pj * Vs[jj * ds + c];
-                }
+        }
+        for (int jj = 0; jj < GAIA_ATT_F32_BK; jj++) {
+            float pj[4], vv[4];
+#pragma unroll
+            for (int r = 0; r < 4; r++) pj[r] = __shfl_sync(0xffffffffu, p[r], jj);
+#pragma unroll
+            for (int t = 0; t < 4; t++) {
+                int c = lane + 32 * t;
+                vv[t] = c < d ? Vs[jj * ds + c] : 0.0f;
             }
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+#pragma unroll
+                for (int t = 0; t < 4; t++) acc[r][t] += pj[r] * vv[t];
         }
     }
+#pragma unroll
     for (int r = 0; r < 4; r++) {
-        int qi = q0 + warp * 4 + r;
-        if (qi >= nq) break;
-        float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-        for (int t = 0; t < 4; t++) {
-            int c = lane + 32 * t;
-            if (c < d) o[(bh * nq + qi) * (size_t)d + c] = acc[r][t] * inv;
+        int qi = row0 + r;
+        if (qi < nq) {
+            float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+#pragma unroll
+            for (int t = 0; t < 4; t++) {
+                int c = lane + 32 * t;
+                if (c < d) o[(bh * nq + qi) * (size_t)d + c] = acc[r][t] * inv;
+            }
+            if (lse && lane == 0) lse[bh * nq + qi] = l[r] > 0.0f ? m[r] + logf(l[r]) : INFINITY;
         }
-        if (lse && lane == 0) lse[bh * nq + qi] = l[r] > 0.0f ? m[r] + logf(l[r]) : INFINITY;
     }
 }
 
