@@ -1141,17 +1141,27 @@ __global__ void attention_f32_kernel(const float *__restrict__ q, const float *_
 }
 
 // ------------------------------------------------------------------ attention, bf16 / fp16 tensor cores
-// mma.sync m16n8k16 with float32 accumulation. A block is 4 warps x 16 query
-// rows; K/V tiles of 64 keys in shared memory (converted from float32 on load).
+// FlashAttention-2 with mma.sync m16n8k16 and float32 accumulation. The
+// launcher first writes K and V once as 16-bit values into a scratch buffer
+// (rows padded with zeros to DP columns and to a multiple of 64 keys), so a
+// block's tiles are plain 16-byte copies (cp.async, double-buffered: the next
+// tile loads while this one is computed) rather than 4 conversions per query
+// block. A block is 4 warps, each owning MT x 16 query rows: a warp's K and V
+// fragments (ldmatrix) serve MT row tiles, which is what keeps the
+// shared-memory traffic under the tensor cores' rate. Q is converted once
+// into registers.
 // Fragment layouts (PTX ISA, m16n8k16, g = lane / 4, t = lane % 4):
 //   A (16x16, row): r0 = (g, 2t..2t+1) r1 = (g+8, 2t..) r2 = (g, 2t+8..) r3 = (g+8, 2t+8..)
 //   B (16x8, col):  r0 = (k 2t..2t+1, n g)  r1 = (k 2t+8..2t+9, n g)
 //   C (16x8 f32):   c0,c1 = (g, 2t..2t+1)   c2,c3 = (g+8, 2t..2t+1)
 // The C fragments of two neighbouring 8-key tiles are exactly the A fragment
-// of P for the next product, so P never leaves registers (FlashAttention-2).
-#define GAIA_ATT_MMA_BQ 64
+// of P for the next product, so P never leaves registers. ldmatrix.x4 hands
+// lane l row l / 4, columns 2(l % 4)..+1 of the 8x8 matrix whose row
+// addresses lanes 8i..8i+7 gave, in register i: for K (rows = keys) that is
+// a B fragment as it stands; for V (rows = keys, the B fragment wants
+// columns of V) the .trans form gives it.
 #define GAIA_ATT_MMA_BK 64
-#define GAIA_ATT_MMA_DMAX 128
+#define GAIA_ATT_MMA_WARPS 4
 
 // The tensor-core instructions differ by architecture, so mma() has three
 // paths, chosen when nvcc compiles for each architecture of the fat binary:
@@ -1237,145 +1247,281 @@ template <> struct mma_type<__half> {
     }
 };
 
-template <typename T> __device__ __forceinline__ uint32_t pack2(T lo, T hi) {
-    uint16_t a = *reinterpret_cast<uint16_t *>(&lo), b = *reinterpret_cast<uint16_t *>(&hi);
-    return (uint32_t)a | ((uint32_t)b << 16);
+// ldmatrix.x4 (TRANS: .trans) from shared memory: lane l passes the address
+// base + off of row l % 8 of matrix l / 8. The twin (before sm_80, and the
+// emulation) fetches, for each lane, the same two 16-bit values from the
+// row addresses the other lanes gave, so both read the same layout.
+template <bool TRANS, typename T>
+__device__ __forceinline__ void att_ldsm_x4(uint32_t *r, const T *base, int off) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    uint32_t a = (uint32_t)__cvta_generic_to_shared(base + off);
+    if (TRANS)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(a));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(a));
+#else
+    const int lane = threadIdx.x & 31;
+    const uint16_t *b = reinterpret_cast<const uint16_t *>(base);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        if (TRANS) { // element (2(l%4) + h, l/4) of matrix i: column l/4 of rows 2(l%4), 2(l%4)+1
+            int o0 = __shfl_sync(GAIA_FULL_WARP, off, 8 * i + 2 * (lane & 3));
+            int o1 = __shfl_sync(GAIA_FULL_WARP, off, 8 * i + 2 * (lane & 3) + 1);
+            r[i] = (uint32_t)b[o0 + (lane >> 2)] | ((uint32_t)b[o1 + (lane >> 2)] << 16);
+        } else { // row l/4 of matrix i, columns 2(l%4), 2(l%4)+1
+            int o = __shfl_sync(GAIA_FULL_WARP, off, 8 * i + (lane >> 2));
+            r[i] = (uint32_t)b[o + 2 * (lane & 3)] | ((uint32_t)b[o + 2 * (lane & 3) + 1] << 16);
+        }
+    }
+#endif
 }
 
+// 16 bytes global -> shared without registers (cp.async.cg: through L2
+// only); the copies land by the next att_cp_wait. The twin copies at once.
+__device__ __forceinline__ void att_cp16(void *dst, const void *src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    uint32_t a = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(src));
+#else
+    *reinterpret_cast<float4 *>(dst) = *reinterpret_cast<const float4 *>(src);
+#endif
+}
+__device__ __forceinline__ void att_cp_commit(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+// Waits for every copy this thread issued; a barrier then shows all threads' copies.
+__device__ __forceinline__ void att_cp_wait(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 0;\n" ::);
+#endif
+}
+
+// 2^x; ex2.approx gives +0 for -inf, which the masked scores rely on.
+__device__ __forceinline__ float att_exp2(float x) {
+#if defined(__CUDA_ARCH__)
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+#else
+    return exp2f(x);
+#endif
+}
+
+// K or V [bh, nk, d] float32 -> [bh, nkp, DP] T, zeros past d and past nk:
+// one 16-byte chunk (8 values) a thread; vec: d a multiple of 8 and k, v
+// 16-byte aligned, so a chunk inside the row is two float4 loads.
 template <typename T>
-__global__ void __launch_bounds__(128) attention_mma_kernel(const float *__restrict__ q, const float *__restrict__ k,
-                                                           const float *__restrict__ v, float *__restrict__ o,
-                                                           float *__restrict__ lse, int nq, int nk, int d, float scale,
-                                                           int causal) {
+__global__ void attention_kv_convert_kernel(const float *__restrict__ k, const float *__restrict__ v, T *kc, T *vc,
+                                            size_t bh, int nk, int nkp, int d, int dp, int vec) {
     typedef mma_type<T> M;
+    const int cpr = dp / 8; // chunks a row
+    const size_t n = bh * (size_t)nkp * cpr;
+    for (size_t i = gaia__k_tid(); i < n; i += gaia__k_nthreads()) {
+        size_t row = i / cpr;
+        int c0 = (int)(i % cpr) * 8, key = (int)(row % nkp);
+        size_t b = row / nkp, src = (b * nk + key) * (size_t)d;
+        for (int w = 0; w < 2; w++) {
+            const float *x = w ? v : k;
+            float f[8];
+            if (vec && key < nk && c0 < d) {
+                float4 a = *reinterpret_cast<const float4 *>(x + src + c0),
+                       b = *reinterpret_cast<const float4 *>(x + src + c0 + 4);
+                f[0] = a.x, f[1] = a.y, f[2] = a.z, f[3] = a.w, f[4] = b.x, f[5] = b.y, f[6] = b.z, f[7] = b.w;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 8; e++) f[e] = key < nk && c0 + e < d ? x[src + c0 + e] : 0.0f;
+            }
+            float4 out;
+            uint32_t *u = reinterpret_cast<uint32_t *>(&out);
+#pragma unroll
+            for (int e = 0; e < 4; e++) u[e] = M::pack(f[2 * e], f[2 * e + 1]);
+            *reinterpret_cast<float4 *>((w ? vc : kc) + row * dp + c0) = out;
+        }
+    }
+}
+
+// kc, vc: [bh, nkp, DP] from attention_kv_convert_kernel, nkp a multiple of
+// 64. Shared memory: K and V, two buffers each, of 64 rows of DP + 8 values
+// (the 16-byte pad puts ldmatrix's 8 row addresses in 8 different 4-bank groups).
+template <typename T, int DP, int MT>
+__global__ void __launch_bounds__(GAIA_ATT_MMA_WARPS * 32)
+    attention_mma_kernel(const float *__restrict__ q, const T *__restrict__ kc, const T *__restrict__ vc,
+                         float *__restrict__ o, float *__restrict__ lse, int nq, int nk, int nkp, int d, float scale,
+                         int causal) {
+    typedef mma_type<T> M;
+    const int BK = GAIA_ATT_MMA_BK, KS = DP + 8, TILE = BK * KS, BQ = GAIA_ATT_MMA_WARPS * 16 * MT;
     GAIA__K_SHARED_DYN(unsigned char, smraw);
-    const int dp = (d + 15) & ~15, ks = dp + 8; // padded row: conflict-light 32-bit loads
-    T *Ks = reinterpret_cast<T *>(smraw), *Vs = Ks + GAIA_ATT_MMA_BK * ks;
+    T *Ks = reinterpret_cast<T *>(smraw), *Vs = Ks + 2 * TILE;
     const size_t bh = blockIdx.y;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-    const int q0 = blockIdx.x * GAIA_ATT_MMA_BQ + warp * 16, off = nk - nq;
-    const float *qb = q + bh * (size_t)nq * d, *kb = k + bh * (size_t)nk * d, *vb = v + bh * (size_t)nk * d;
-    const int nks = dp / 16, ndt = dp / 8;
-    uint32_t qa[GAIA_ATT_MMA_DMAX / 16][4];
-    float oacc[GAIA_ATT_MMA_DMAX / 8][4];
-    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f; // rows g and g + 8
-    const int r0 = q0 + g, r1 = q0 + g + 8;
+    // The last query blocks see the most keys under a causal mask: start them first.
+    const int qb0 = (int)(gridDim.x - 1 - blockIdx.x) * BQ, qw0 = qb0 + warp * 16 * MT, off = nk - nq;
+    const float *qb = q + bh * (size_t)nq * d;
+    const T *kb = kc + bh * (size_t)nkp * DP, *vb = vc + bh * (size_t)nkp * DP;
+    uint32_t qa[MT][DP / 16][4];
+    float oacc[MT][DP / 8][4], mr[MT][2], lr[MT][2];
 #pragma unroll
-    for (int kk = 0; kk < GAIA_ATT_MMA_DMAX / 16; kk++) {
-        if (kk < nks) {
+    for (int mt = 0; mt < MT; mt++) {
+        const int r0 = qw0 + mt * 16 + g, r1 = r0 + 8;
+#pragma unroll
+        for (int kk = 0; kk < DP / 16; kk++) {
             int c = kk * 16 + 2 * t;
 #define GAIA_QV(r, cc) ((r) < nq && (cc) < d ? qb[(size_t)(r) * d + (cc)] : 0.0f)
-            qa[kk][0] = M::pack(GAIA_QV(r0, c), GAIA_QV(r0, c + 1));
-            qa[kk][1] = M::pack(GAIA_QV(r1, c), GAIA_QV(r1, c + 1));
-            qa[kk][2] = M::pack(GAIA_QV(r0, c + 8), GAIA_QV(r0, c + 9));
-            qa[kk][3] = M::pack(GAIA_QV(r1, c + 8), GAIA_QV(r1, c + 9));
+            qa[mt][kk][0] = M::pack(GAIA_QV(r0, c), GAIA_QV(r0, c + 1));
+            qa[mt][kk][1] = M::pack(GAIA_QV(r1, c), GAIA_QV(r1, c + 1));
+            qa[mt][kk][2] = M::pack(GAIA_QV(r0, c + 8), GAIA_QV(r0, c + 9));
+            qa[mt][kk][3] = M::pack(GAIA_QV(r1, c + 8), GAIA_QV(r1, c + 9));
 #undef GAIA_QV
         }
+#pragma unroll
+        for (int n = 0; n < DP / 8; n++) oacc[mt][n][0] = oacc[mt][n][1] = oacc[mt][n][2] = oacc[mt][n][3] = 0.0f;
+        mr[mt][0] = mr[mt][1] = -INFINITY;
+        lr[mt][0] = lr[mt][1] = 0.0f;
     }
-#pragma unroll
-    for (int n = 0; n < GAIA_ATT_MMA_DMAX / 8; n++) oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.0f;
-    const int qlast = blockIdx.x * GAIA_ATT_MMA_BQ + GAIA_ATT_MMA_BQ - 1;
-    const int last = causal ? min(nk - 1, qlast + off) : nk - 1;
-    for (int j0 = 0; j0 <= last; j0 += GAIA_ATT_MMA_BK) {
+    // Scores in base 2: s log2(e) scale, so each exponential is one ex2.
+    const float sc = scale * 1.4426950408889634f;
+    const int last = causal ? min(nk - 1, qb0 + BQ - 1 + off) : nk - 1;
+    const int ntiles = last < 0 ? 0 : last / BK + 1;
+    // Tile j into buffer j & 1: 64 rows x DP / 8 chunks of K and of V.
+#define GAIA_ATT_LOAD(j)                                                                                               \
+    do {                                                                                                               \
+        const int j0_ = (j) * BK, b_ = ((j) & 1) * TILE;                                                               \
+        for (int i_ = threadIdx.x; i_ < BK * (DP / 8); i_ += GAIA_ATT_MMA_WARPS * 32) {                              \
+            int r_ = i_ / (DP / 8), c_ = (i_ % (DP / 8)) * 8;                                                          \
+            att_cp16(Ks + b_ + r_ * KS + c_, kb + (size_t)(j0_ + r_) * DP + c_);                                       \
+            att_cp16(Vs + b_ + r_ * KS + c_, vb + (size_t)(j0_ + r_) * DP + c_);                                       \
+        }                                                                                                              \
+        att_cp_commit();                                                                                               \
+    } while (0)
+    if (ntiles > 0) GAIA_ATT_LOAD(0);
+    // ldmatrix row addresses: lane l gives row l % 8 of matrix l / 8.
+    const int lm = lane >> 3, lrow = lane & 7;
+    for (int j = 0; j < ntiles; j++) {
+        const int j0 = j * BK;
+        att_cp_wait();
+        // Tile j is in for every thread, and every warp is done with tile
+        // j - 1, whose buffer the next copies overwrite.
         __syncthreads();
-        for (int i = threadIdx.x; i < GAIA_ATT_MMA_BK * dp; i += blockDim.x) {
-            int r = i / dp, c = i % dp;
-            bool ok = j0 + r < nk && c < d;
-            Ks[r * ks + c] = M::from(ok ? kb[(size_t)(j0 + r) * d + c] : 0.0f);
-            Vs[r * ks + c] = M::from(ok ? vb[(size_t)(j0 + r) * d + c] : 0.0f);
+        if (j + 1 < ntiles) GAIA_ATT_LOAD(j + 1);
+        const T *Kt = Ks + (j & 1) * TILE, *Vt = Vs + (j & 1) * TILE;
+        // S = Q K^T: an x4 load holds the B fragments of 16 keys x 16 dims.
+        float s[MT][BK / 8][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int n = 0; n < BK / 8; n++) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.0f;
+#pragma unroll
+        for (int np = 0; np < BK / 16; np++)
+#pragma unroll
+            for (int kk = 0; kk < DP / 16; kk++) {
+                uint32_t b[4]; // matrices: keys +0 / +8 (lm / 2), dims +0 / +8 (lm % 2)
+                att_ldsm_x4<false>(b, Kt, (np * 16 + (lm >> 1) * 8 + lrow) * KS + kk * 16 + (lm & 1) * 8);
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    M::mma(s[mt][2 * np], qa[mt][kk], b);
+                    M::mma(s[mt][2 * np + 1], qa[mt][kk], b + 2);
+                }
+            }
+        // Masks only where the tile reaches past nk or past this warp's first row's diagonal.
+        const bool mask = j0 + BK > nk || (causal && j0 + BK - 1 > qw0 + off);
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            float mx0 = -INFINITY, mx1 = -INFINITY;
+            const int r0 = qw0 + mt * 16 + g;
+#pragma unroll
+            for (int n = 0; n < BK / 8; n++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    float val = s[mt][n][e] * sc;
+                    if (mask) {
+                        int key = j0 + n * 8 + 2 * t + (e & 1), row = r0 + (e >> 1) * 8;
+                        if (key >= nk || (causal && key > row + off)) val = -INFINITY;
+                    }
+                    s[mt][n][e] = val;
+                    if (e < 2) mx0 = fmaxf(mx0, val);
+                    else mx1 = fmaxf(mx1, val);
+                }
+            mx0 = fmaxf(mx0, __shfl_xor_sync(GAIA_FULL_WARP, mx0, 1));
+            mx0 = fmaxf(mx0, __shfl_xor_sync(GAIA_FULL_WARP, mx0, 2));
+            mx1 = fmaxf(mx1, __shfl_xor_sync(GAIA_FULL_WARP, mx1, 1));
+            mx1 = fmaxf(mx1, __shfl_xor_sync(GAIA_FULL_WARP, mx1, 2));
+            float mn0 = fmaxf(mr[mt][0], mx0), mn1 = fmaxf(mr[mt][1], mx1);
+            // A row that has seen no key yet keeps m = -inf: use 0 so exp2 gives 0, not NaN.
+            float base0 = mn0 == -INFINITY ? 0.0f : mn0, base1 = mn1 == -INFINITY ? 0.0f : mn1;
+            float al0 = att_exp2(mr[mt][0] - base0), al1 = att_exp2(mr[mt][1] - base1), sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+            for (int n = 0; n < BK / 8; n++) {
+                s[mt][n][0] = att_exp2(s[mt][n][0] - base0), s[mt][n][1] = att_exp2(s[mt][n][1] - base0);
+                s[mt][n][2] = att_exp2(s[mt][n][2] - base1), s[mt][n][3] = att_exp2(s[mt][n][3] - base1);
+                sum0 += s[mt][n][0] + s[mt][n][1];
+                sum1 += s[mt][n][2] + s[mt][n][3];
+            }
+            // Each lane keeps its quarter of the row sum (alpha is the quad's):
+            // the quad adds them up once, at the end.
+            lr[mt][0] = lr[mt][0] * al0 + sum0, lr[mt][1] = lr[mt][1] * al1 + sum1;
+            mr[mt][0] = mn0, mr[mt][1] = mn1;
+#pragma unroll
+            for (int n = 0; n < DP / 8; n++) {
+                oacc[mt][n][0] *= al0, oacc[mt][n][1] *= al0;
+                oacc[mt][n][2] *= al1, oacc[mt][n][3] *= al1;
+            }
         }
-        __syncthreads();
-        // S = Q K^T for 64 keys: 8 tiles of 8 keys.
-        float s[GAIA_ATT_MMA_BK / 8][4];
+        // O += P V: P's A fragments straight from s; an x4.trans load holds
+        // the B fragments of 16 keys x 16 dims of V.
 #pragma unroll
-        for (int n = 0; n < GAIA_ATT_MMA_BK / 8; n++) {
-            s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+        for (int kk = 0; kk < BK / 16; kk++) {
+            uint32_t pa[MT][4];
 #pragma unroll
-            for (int kk = 0; kk < GAIA_ATT_MMA_DMAX / 16; kk++) {
-                if (kk < nks) {
-                    const T *kr = Ks + (n * 8 + g) * ks + kk * 16 + 2 * t;
-                    uint32_t b[2];
-                    b[0] = *reinterpret_cast<const uint32_t *>(kr);
-                    b[1] = *reinterpret_cast<const uint32_t *>(kr + 8);
-                    M::mma(s[n], qa[kk], b);
+            for (int mt = 0; mt < MT; mt++) {
+                pa[mt][0] = M::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+                pa[mt][1] = M::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+                pa[mt][2] = M::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+                pa[mt][3] = M::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+            }
+#pragma unroll
+            for (int np = 0; np < DP / 16; np++) {
+                uint32_t b[4]; // matrices: keys +0 / +8 (lm % 2), dims +0 / +8 (lm / 2)
+                att_ldsm_x4<true>(b, Vt, (kk * 16 + (lm & 1) * 8 + lrow) * KS + np * 16 + (lm >> 1) * 8);
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    M::mma(oacc[mt][2 * np], pa[mt], b);
+                    M::mma(oacc[mt][2 * np + 1], pa[mt], b + 2);
                 }
             }
         }
-        // Scale, mask, row maxima (a row's 64 scores are spread over a quad).
-        float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-        for (int n = 0; n < GAIA_ATT_MMA_BK / 8; n++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int key = j0 + n * 8 + 2 * t + (e & 1), row = e < 2 ? r0 : r1;
-                bool valid = key < nk && (!causal || key <= row + off);
-                float val = valid ? s[n][e] * scale : -INFINITY;
-                s[n][e] = val;
-                if (e < 2) mx0 = fmaxf(mx0, val);
-                else mx1 = fmaxf(mx1, val);
-            }
-        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-        float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
-        // A row that has seen no key yet keeps m = -inf: use 0 so exp() gives 0, not NaN.
-        float base0 = mn0 == -INFINITY ? 0.0f : mn0, base1 = mn1 == -INFINITY ? 0.0f : mn1;
-        float al0 = __expf(m0 - base0), al1 = __expf(m1 - base1), sum0 = 0.0f, sum1 = 0.0f;
-#pragma unroll
-        for (int n = 0; n < GAIA_ATT_MMA_BK / 8; n++) {
-            s[n][0] = __expf(s[n][0] - base0), s[n][1] = __expf(s[n][1] - base0);
-            s[n][2] = __expf(s[n][2] - base1), s[n][3] = __expf(s[n][3] - base1);
-            sum0 += s[n][0] + s[n][1];
-            sum1 += s[n][2] + s[n][3];
-        }
-        sum0 += __shfl_xor_sync(0xffffffffu, sum0, 1);
-        sum0 += __shfl_xor_sync(0xffffffffu, sum0, 2);
-        sum1 += __shfl_xor_sync(0xffffffffu, sum1, 1);
-        sum1 += __shfl_xor_sync(0xffffffffu, sum1, 2);
-        l0 = l0 * al0 + sum0, l1 = l1 * al1 + sum1;
-        m0 = mn0, m1 = mn1;
-#pragma unroll
-        for (int n = 0; n < GAIA_ATT_MMA_DMAX / 8; n++) {
-            oacc[n][0] *= al0, oacc[n][1] *= al0;
-            oacc[n][2] *= al1, oacc[n][3] *= al1;
-        }
-        // O += P V: P (16 x 64) as 4 A fragments straight from s.
-#pragma unroll
-        for (int kk = 0; kk < GAIA_ATT_MMA_BK / 16; kk++) {
-            uint32_t pa[4];
-            pa[0] = M::pack(s[2 * kk][0], s[2 * kk][1]);
-            pa[1] = M::pack(s[2 * kk][2], s[2 * kk][3]);
-            pa[2] = M::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-            pa[3] = M::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-#pragma unroll
-            for (int n = 0; n < GAIA_ATT_MMA_DMAX / 8; n++) {
-                if (n < ndt) {
-                    const T *vc = Vs + (kk * 16 + 2 * t) * ks + n * 8 + g;
-                    uint32_t b[2];
-                    b[0] = pack2<T>(vc[0], vc[ks]);
-                    b[1] = pack2<T>(vc[8 * ks], vc[9 * ks]);
-                    M::mma(oacc[n], pa, b);
-                }
-            }
-        }
     }
-    float inv0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
-    if (lse && t == 0) { // the quad's four lanes hold the same statistics
-        if (r0 < nq) lse[bh * nq + r0] = l0 > 0.0f ? m0 + logf(l0) : INFINITY;
-        if (r1 < nq) lse[bh * nq + r1] = l1 > 0.0f ? m1 + logf(l1) : INFINITY;
-    }
+#undef GAIA_ATT_LOAD
 #pragma unroll
-    for (int n = 0; n < GAIA_ATT_MMA_DMAX / 8; n++) {
-        int c = n * 8 + 2 * t;
-        if (n >= ndt) continue;
-        if (r0 < nq) {
-            if (c < d) o[(bh * nq + r0) * (size_t)d + c] = oacc[n][0] * inv0;
-            if (c + 1 < d) o[(bh * nq + r0) * (size_t)d + c + 1] = oacc[n][1] * inv0;
+    for (int mt = 0; mt < MT; mt++) {
+        const int r0 = qw0 + mt * 16 + g, r1 = r0 + 8;
+        float l0 = lr[mt][0], l1 = lr[mt][1];
+        l0 += __shfl_xor_sync(GAIA_FULL_WARP, l0, 1);
+        l0 += __shfl_xor_sync(GAIA_FULL_WARP, l0, 2);
+        l1 += __shfl_xor_sync(GAIA_FULL_WARP, l1, 1);
+        l1 += __shfl_xor_sync(GAIA_FULL_WARP, l1, 2);
+        float inv0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+        // m is in base 2: the natural log-sum-exp is m ln 2 + log l.
+        if (lse && t == 0) { // the quad's four lanes hold the same statistics
+            if (r0 < nq) lse[bh * nq + r0] = l0 > 0.0f ? mr[mt][0] * 0.6931471805599453f + logf(l0) : INFINITY;
+            if (r1 < nq) lse[bh * nq + r1] = l1 > 0.0f ? mr[mt][1] * 0.6931471805599453f + logf(l1) : INFINITY;
         }
-        if (r1 < nq) {
-            if (c < d) o[(bh * nq + r1) * (size_t)d + c] = oacc[n][2] * inv1;
-            if (c + 1 < d) o[(bh * nq + r1) * (size_t)d + c + 1] = oacc[n][3] * inv1;
+#pragma unroll
+        for (int n = 0; n < DP / 8; n++) {
+            int c = n * 8 + 2 * t;
+            if (r0 < nq) {
+                if (c < d) o[(bh * nq + r0) * (size_t)d + c] = oacc[mt][n][0] * inv0;
+                if (c + 1 < d) o[(bh * nq + r0) * (size_t)d + c + 1] = oacc[mt][n][1] * inv0;
+            }
+            if (r1 < nq) {
+                if (c < d) o[(bh * nq + r1) * (size_t)d + c] = oacc[mt][n][2] * inv1;
+                if (c + 1 < d) o[(bh * nq + r1) * (size_t)d + c + 1] = oacc[mt][n][3] * inv1;
+            }
         }
     }
 }
@@ -1697,6 +1843,59 @@ extern "C" int gaia_cuda_layer_layernorm(const float *x, const float *w, const f
     return gaia__layernorm_launch(x, w, b, y, NULL, NULL, rows, cols, eps, (cudaStream_t)stream);
 }
 
+// One (DP, MT) instance of the tensor-core kernel: a block of 64 MT queries.
+template <typename T, int DP, int MT>
+static int attention_mma_run(const float *q, const T *kc, const T *vc, float *o, float *lse, size_t bh, size_t nq,
+                             size_t nk, size_t nkp, size_t d, float scale, int causal, cudaStream_t s) {
+    const size_t bq = GAIA_ATT_MMA_WARPS * 16 * MT, smem = 4 * GAIA_ATT_MMA_BK * (DP + 8) * sizeof(T);
+    dim3 grid((unsigned)((nq + bq - 1) / bq), (unsigned)bh);
+    if (smem > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(attention_mma_kernel<T, DP, MT>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (e != cudaSuccess) return (int)e;
+    }
+    GAIA__K_LAUNCH((attention_mma_kernel<T, DP, MT>), grid, GAIA_ATT_MMA_WARPS * 32, smem, s, q, kc, vc, o, lse,
+                   (int)nq, (int)nk, (int)nkp, (int)d, scale, causal);
+    return gaia__layer_launch_status();
+}
+
+// K and V go to a stream-ordered scratch buffer as T (freed after the kernel
+// on the same stream), then the kernel instance for the padded head width:
+// two row tiles a warp where the registers allow it (DP <= 64).
+template <typename T>
+static int attention_mma_launch(const float *q, const float *k, const float *v, float *o, float *lse, size_t bh,
+                                size_t nq, size_t nk, size_t d, float scale, int causal, cudaStream_t s) {
+    const size_t dp = d <= 32 ? 32 : d <= 64 ? 64 : d <= 96 ? 96 : 128;
+    const size_t nkp = (nk + GAIA_ATT_MMA_BK - 1) / GAIA_ATT_MMA_BK * GAIA_ATT_MMA_BK;
+    const size_t elems = bh * nkp * dp;
+    T *kc = NULL, *vc = NULL;
+    if (nkp > 0x7fffffff) return (int)cudaErrorInvalidValue;
+    if (elems) {
+        void *p = NULL;
+        cudaError_t e = cudaMallocAsync(&p, 2 * elems * sizeof(T), s);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError(); // reported here: not left for the next launcher to find
+            return (int)e;
+        }
+        kc = static_cast<T *>(p), vc = kc + elems;
+        const int vec = d % 8 == 0 && gaia__k_aligned16(k) && gaia__k_aligned16(v);
+        GAIA__K_LAUNCH(attention_kv_convert_kernel<T>, gaia__k_blocks(elems / 8, 256), 256, 0, s, k, v, kc, vc, bh,
+                       (int)nk, (int)nkp, (int)d, (int)dp, vec);
+    }
+    int e = elems ? gaia__layer_launch_status() : 0;
+    if (!e) {
+        if (dp == 32) e = attention_mma_run<T, 32, 2>(q, kc, vc, o, lse, bh, nq, nk, nkp, d, scale, causal, s);
+        else if (dp == 64) e = attention_mma_run<T, 64, 2>(q, kc, vc, o, lse, bh, nq, nk, nkp, d, scale, causal, s);
+        else if (dp == 96) e = attention_mma_run<T, 96, 1>(q, kc, vc, o, lse, bh, nq, nk, nkp, d, scale, causal, s);
+        else e = attention_mma_run<T, 128, 1>(q, kc, vc, o, lse, bh, nq, nk, nkp, d, scale, causal, s);
+    }
+    if (elems) {
+        cudaError_t f = cudaFreeAsync(kc, s);
+        if (!e && f != cudaSuccess) e = (int)f;
+    }
+    return e;
+}
+
 static int gaia__layer_attention_launch(int prec, const float *q, const float *k, const float *v, float *o, float *lse,
                                         size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
                                         void *stream) {
@@ -1715,14 +1914,10 @@ static int gaia__layer_attention_launch(int prec, const float *q, const float *k
         GAIA__K_LAUNCH(attention_f32_kernel, grid, 256, smem, s, q, k, v, o, lse, (int)nq, (int)nk, (int)d, scale,
                        causal);
     } else {
-        size_t dp = (d + 15) & ~(size_t)15, smem = 2 * GAIA_ATT_MMA_BK * (dp + 8) * 2;
-        dim3 grid((unsigned)((nq + GAIA_ATT_MMA_BQ - 1) / GAIA_ATT_MMA_BQ), (unsigned)bh);
-        if (prec == PREC_BF16)
-            GAIA__K_LAUNCH(attention_mma_kernel<__nv_bfloat16>, grid, 128, smem, s, q, k, v, o, lse, (int)nq, (int)nk,
-                           (int)d, scale, causal);
-        else
-            GAIA__K_LAUNCH(attention_mma_kernel<__half>, grid, 128, smem, s, q, k, v, o, lse, (int)nq, (int)nk, (int)d,
-                           scale, causal);
+        int e = prec == PREC_BF16
+                    ? attention_mma_launch<__nv_bfloat16>(q, k, v, o, lse, bh, nq, nk, d, scale, causal, s)
+                    : attention_mma_launch<__half>(q, k, v, o, lse, bh, nq, nk, d, scale, causal, s);
+        if (e) return e;
     }
     return gaia__layer_launch_status();
 }

@@ -112,6 +112,15 @@ static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cuda
     return cudaSuccess;
 }
 static inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+// Stream-ordered allocation: launches are synchronous, so malloc and free.
+static inline cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t = 0) {
+    *p = std::malloc(n ? n : 1);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+static inline cudaError_t cudaFreeAsync(void *p, cudaStream_t = 0) {
+    std::free(p);
+    return cudaSuccess;
+}
 static inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 
 // ---------------------------------------------------------------- barriers and warps

@@ -424,8 +424,14 @@ static void emu_layer_attention_f32(void) {
 }
 
 static void emu_layer_attention_mma(void) {
-    // the tensor-core kernel (its emulated fragments): bf16 keeps 8 bits, fp16 11
-    static const size_t shapes[][5] = {{1, 1, 1, 16, 0}, {1, 70, 70, 64, 1}, {1, 20, 90, 72, 0}, {1, 65, 30, 24, 1}};
+    // the tensor-core kernel (its emulated fragments): bf16 keeps 8 bits, fp16 11. Each head width
+    // instance (d padded to 32, 64, 96, 128), lengths off the 64-key tile and the 64- or 128-query
+    // block, more queries than keys (leading rows that see no key: 0 and lse +inf) and fewer, B*H > 1.
+    static const size_t shapes[][5] = {{1, 1, 1, 16, 0},    {1, 70, 70, 64, 1},   {1, 20, 90, 72, 0},
+                                       {1, 65, 30, 24, 1},  {2, 130, 70, 8, 1},   {2, 70, 150, 40, 1},
+                                       {3, 150, 100, 64, 0}, {2, 140, 140, 64, 1}, {2, 90, 200, 128, 1},
+                                       {1, 129, 66, 128, 0}, {2, 33, 97, 80, 0},   {1, 100, 40, 128, 1},
+                                       {2, 37, 45, 20, 1}};
     for (const auto &sh : shapes)
         for (int prec = GAIA_LAYER_PREC_BF16; prec <= GAIA_LAYER_PREC_F16; prec++) {
             attention_case(prec, sh[0], sh[1], sh[2], sh[3], (int)sh[4], prec == GAIA_LAYER_PREC_BF16 ? 3e-2f : 5e-3f,
@@ -1538,7 +1544,8 @@ static std::vector<std::string> global_names(const std::string &src) {
     const std::string key = "__global__ void ";
     for (size_t at = src.find(key); at != std::string::npos; at = src.find(key, at + 1)) {
         size_t p = at + key.size();
-        if (src.compare(p, 18, "__launch_bounds__(") == 0) p = src.find(')', p) + 2;
+        if (src.compare(p, 18, "__launch_bounds__(") == 0) p = src.find(')', p) + 1;
+        while (p < src.size() && isspace((unsigned char)src[p])) p++; // the name may start the next line
         size_t e = p;
         while (e < src.size() && (isalnum((unsigned char)src[e]) || src[e] == '_')) e++;
         names.push_back(src.substr(p, e - p));
@@ -1618,13 +1625,13 @@ int main(int argc, char **argv) {
         int ln = 0;
         while (std::getline(lines, line)) {
             ln++;
-            size_t p = line.find("asm volatile(\"");
+            size_t p = line.find("asm volatile(\""), skip = 14;
+            if (p == std::string::npos) p = line.find("asm(\""), skip = 5;
             if (p == std::string::npos) continue;
-            std::string insn = line.substr(p + 14);
-            insn = insn.substr(0, insn.find(' '));
-            printf("  not emulated: inline PTX at gaia_kernels.cu:%d (%s; the emulated mma_emulate fragments run "
-                   "instead)\n",
-                   ln, insn.c_str());
+            std::string insn = line.substr(p + skip);
+            insn = insn.substr(0, insn.find_first_of(" ;\\"));
+            printf("  not emulated: inline PTX at gaia_kernels.cu:%d (%s; its portable twin runs instead)\n", ln,
+                   insn.c_str());
         }
     }
     if (!filtered && !missing.empty()) {
