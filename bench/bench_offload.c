@@ -5,8 +5,11 @@
      auto       an AUTO context: the cost model calibrated at creation
      1 MiB      VedaRT's rule: the GPU when the data exceeds 1 MiB
    For each size it prints whether auto and the threshold stay within 10% of
-   the better fixed choice, and a summary line at the end. Without a GPU it
-   prints one skip line and exits 0.
+   the better fixed choice, and a summary line at the end. Then the same for
+   the other automatic decision on host arrays, gaia_hrr_bind_host (B binds
+   of D = 1024, B from 1 to 10^4, and one bind of D up to 2^20: one bind
+   always stays on the CPU by rule). Without a GPU it prints one skip line
+   and exits 0.
    Run: make CUDA=1 && build-cuda/bench/bench_offload */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
@@ -32,26 +35,82 @@ static int bo_sgemm(void *arg) {
     return gaia_sgemm(c->ctx, 0, 0, c->n, c->n, c->n, 1.0f, c->A, c->n, c->B, c->n, 0.0f, c->C, c->n) != GAIA_OK;
 }
 
-/* Best-of milliseconds per call: one timed call sizes the repeat count so
-   that the measurements take about 0.2 s (at least 2, at most 50 calls).
-   Timed with the host clock around each call, with no synchronisation: a
-   gaia_sgemm on host arrays returns when C is written, on either device,
-   and gaia_synchronize would charge the AUTO context a stream
-   synchronisation that a call run on the CPU never needs. */
-static double bo_time(bo_call *c) {
+typedef struct bo_bind {
+    gaia_ctx *ctx;
+    size_t B, D;
+    const float *a, *b;
+    float *out;
+} bo_bind;
+
+static int bo_bind_call(void *arg) {
+    bo_bind *c = (bo_bind *)arg;
+    return gaia_hrr_bind_host(c->ctx, c->a, c->b, c->out, c->B, c->D) != GAIA_OK;
+}
+
+/* Best-of milliseconds per call of fn(arg): one timed call sizes the repeat
+   count so that the measurements take about 0.2 s (at least 2, at most 50
+   calls). Timed with the host clock around each call, with no
+   synchronisation: a call on host arrays returns when its output is
+   written, on either device, and gaia_synchronize would charge the AUTO
+   context a stream synchronisation that a call run on the CPU never needs. */
+static double bo_time_fn(int (*fn)(void *), void *arg) {
     double t0 = gaia_time_s(), first, best = 1e30;
     int reps, r;
-    if (bo_sgemm(c)) return -1.0; /* warm-up: plans, pool, pages */
+    if (fn(arg)) return -1.0; /* warm-up: plans, pool, pages */
     first = gaia_time_s() - t0;
     reps = first > 0.1 ? 2 : first < 0.004 ? 50 : (int)(0.2 / first);
     for (r = 0; r < reps; r++) {
         double t = gaia_time_s();
-        if (bo_sgemm(c)) return -1.0;
+        if (fn(arg)) return -1.0;
         t = gaia_time_s() - t;
         if (t < best) best = t;
     }
     return best * 1e3;
 }
+
+/* gaia_hrr_bind_host on each context; returns the sizes where auto is more
+   than 10% slower than the better fixed device (-1 on a failure). */
+static int bo_binds(gaia_ctx *cpu, gaia_ctx *gpu, gaia_ctx *aut) {
+    static const size_t shapes[][2] = {{1, 1024},   {10, 1024},   {100, 1024},  {1000, 1024},   {10000, 1024},
+                                       {1, 16384},  {1, 65536},   {1, 262144},  {1, 1048576}};
+    const int ns = (int)(sizeof shapes / sizeof shapes[0]);
+    int i, misses = 0;
+    printf("\ngaia_hrr_bind_host (B binds of D), ms:\n%8s %8s %10s %10s %10s %9s\n", "B", "D", "cpu ms", "gpu ms",
+           "auto ms", "auto/best");
+    for (i = 0; i < ns; i++) {
+        size_t n = shapes[i][0] * shapes[i][1], k;
+        float *a = (float *)malloc(n * sizeof(float)), *b = (float *)malloc(n * sizeof(float)),
+              *o = (float *)malloc(n * sizeof(float));
+        bo_bind c;
+        double tc, tg, ta, best;
+        if (!a || !b || !o) {
+            free(a), free(b), free(o);
+            return -1;
+        }
+        for (k = 0; k < n; k++) a[k] = (float)((k * 7) % 13) * 0.01f - 0.06f, b[k] = (float)((k * 5) % 11) * 0.01f - 0.05f;
+        c.B = shapes[i][0], c.D = shapes[i][1], c.a = a, c.b = b, c.out = o;
+        c.ctx = cpu;
+        tc = bo_time_fn(bo_bind_call, &c);
+        c.ctx = gpu;
+        tg = bo_time_fn(bo_bind_call, &c);
+        c.ctx = aut;
+        ta = bo_time_fn(bo_bind_call, &c);
+        free(a), free(b), free(o);
+        if (tc <= 0 || tg <= 0 || ta <= 0) {
+            printf("%8zu %8zu  failed: %s | %s | %s\n", shapes[i][0], shapes[i][1], gaia_last_error(cpu),
+                   gaia_last_error(gpu), gaia_last_error(aut));
+            return -1;
+        }
+        best = tc < tg ? tc : tg;
+        if (ta > 1.1 * best) misses++;
+        printf("%8zu %8zu %10.3f %10.3f %10.3f %8.2fx%s\n", shapes[i][0], shapes[i][1], tc, tg, ta, ta / best,
+               ta > 1.1 * best ? "  AUTO >10% off" : "");
+    }
+    printf("\nsummary: hrr bind auto within 10%% of the better fixed choice at %d of %d sizes\n", ns - misses, ns);
+    return misses;
+}
+
+static double bo_time(bo_call *c) { return bo_time_fn(bo_sgemm, c); }
 
 static gaia_ctx *bo_ctx(gaia_device d) {
     gaia_ctx_desc desc;
@@ -139,6 +198,11 @@ int main(void) {
            "%d of %d\n",
            nsizes - auto_misses, nsizes, nsizes - thresh_misses, nsizes);
     printf("verdict: %s\n", auto_misses == 0 ? "auto stays within 10% everywhere" : "auto misses the 10% target");
+    {
+        int m = bo_binds(cpu, gpu, aut);
+        if (m < 0) failed = 1;
+        printf("verdict: %s\n", m == 0 ? "hrr bind auto stays within 10% everywhere" : "hrr bind auto misses the 10% target");
+    }
     gaia_ctx_destroy(cpu);
     gaia_ctx_destroy(gpu);
     gaia_ctx_destroy(aut);
