@@ -35,6 +35,10 @@
 #                            that file instead (to check the figures' parsing)
 #   GAIA_GPU_SH_STEPS="tests sanitizer bench"  the groups of steps to run
 #                            (default all three; e.g. a second window: bench)
+#   GAIA_GPU_SH_SAN_TESTS="name ..."  the tests the sanitizers run (default:
+#                            every test that compares a custom kernel with
+#                            the CPU; a second window may check only the
+#                            kernels that changed)
 set -u -o pipefail
 
 if [ $# -ne 1 ] || [ -z "$1" ] || [ "$1" = "--help" ] || [ "$1" = "-h" ]; then
@@ -191,7 +195,7 @@ fi
 # updates), hrr (binds and cleanup), vsa (BSC majority, similarity), the
 # assembly brain's explicit area, the map's streams. Not the runtime tests
 # (pool, out-of-memory), whose deliberate failures are no kernel's.
-san_tests="backend_cuda_ _cuda_matches_cpu _cuda_match_cpu _on_cpu_and_cuda"
+san_tests=${GAIA_GPU_SH_SAN_TESTS:-backend_cuda_ _cuda_matches_cpu _cuda_match_cpu _on_cpu_and_cuda}
 if want sanitizer; then
     if [ -z "$sanitizer" ] && [ -z "$dry" ]; then
         say "- SKIPPED compute-sanitizer memcheck, racecheck, synccheck: compute-sanitizer not found"
