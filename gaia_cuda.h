@@ -1540,8 +1540,6 @@ struct gaia__hrr_cuda_cache {
         uint64_t used;
     } plans[GAIA__HRR_CUDA_PLANS];
     uint64_t tick;
-    void *work;        /* shared cuFFT work area (plans run one at a time on one stream) */
-    size_t work_size;
 };
 
 static gaia_status gaia__hrr_cuda_launch(gaia_ctx *ctx, const char *fn, int err) {
@@ -1550,6 +1548,8 @@ static gaia_status gaia__hrr_cuda_launch(gaia_ctx *ctx, const char *fn, int err)
 }
 static gaia_status gaia__hrr_cufft(gaia_ctx *ctx, const char *fn, cufftResult r, const char *what) {
     if (r == CUFFT_SUCCESS) return GAIA_OK;
+    if (r == CUFFT_ALLOC_FAILED) /* a plan's work area: out of device memory */
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "%s failed: out of device memory (CUFFT_ALLOC_FAILED)", what);
     return gaia__fail(ctx, GAIA_ERR_CUDA, fn, "%s failed (cufftResult %d)", what, (int)r);
 }
 
@@ -1562,12 +1562,15 @@ static void gaia__hrr_cuda_release(gaia_ctx *ctx, void *cache) {
             cufftDestroy(c->plans[i].r2c);
             cufftDestroy(c->plans[i].c2r);
         }
-    if (c->work) ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, c->work);
     gaia__host_free(ctx, c);
 }
 
 /* The R2C/C2R pair for (D, batch), made on first use (least recently used
-   pair evicted). All pairs share the largest work area asked for. */
+   pair evicted). Each plan keeps the work area cuFFT allocates for it, as
+   cuFFT does by default. (Until 2026-11-28 all pairs shared one work area
+   managed here; at D = 999 = 27 x 37, a length with a prime factor above 7,
+   the GPU's inverse then came back wrong on an H200, a zero row holding 26.
+   The sharing is the suspect, not yet confirmed on a GPU.) */
 static gaia_status gaia__hrr_cuda_plan(gaia_ctx *ctx, const char *fn, size_t D, size_t batch, cufftHandle *r2c,
                                        cufftHandle *c2r) {
     void **slot = gaia__hrr_slot(ctx, GAIA_DEVICE_CUDA);
@@ -1602,53 +1605,11 @@ static gaia_status gaia__hrr_cuda_plan(gaia_ctx *ctx, const char *fn, size_t D, 
             cufftDestroy(p1);
             return st;
         }
-        st = gaia__hrr_cufft(ctx, fn, cufftSetAutoAllocation(p1, 0), "cufftSetAutoAllocation");
-        if (st == GAIA_OK) st = gaia__hrr_cufft(ctx, fn, cufftSetAutoAllocation(p2, 0), "cufftSetAutoAllocation");
-        if (st == GAIA_OK)
-            st = gaia__hrr_cufft(ctx, fn, cufftMakePlanMany(p1, 1, &n, &inembed, 1, inembed, &onembed, 1, onembed,
+        st = gaia__hrr_cufft(ctx, fn, cufftMakePlanMany(p1, 1, &n, &inembed, 1, inembed, &onembed, 1, onembed,
                                                         CUFFT_R2C, (int)batch, &ws1), "cufftMakePlanMany(R2C)");
         if (st == GAIA_OK)
             st = gaia__hrr_cufft(ctx, fn, cufftMakePlanMany(p2, 1, &n, &onembed, 1, onembed, &inembed, 1, inembed,
                                                             CUFFT_C2R, (int)batch, &ws2), "cufftMakePlanMany(C2R)");
-        if (st == GAIA_OK && (ws1 > c->work_size || ws2 > c->work_size)) {
-            size_t want = ws1 > ws2 ? ws1 : ws2;
-            void *w = NULL;
-            st = ctx->backends[GAIA_DEVICE_CUDA]->alloc(ctx, want, &w);
-            if (st != GAIA_OK) st = gaia__fail(ctx, st, fn, "cannot allocate %zu bytes of cuFFT work area", want);
-            else {
-                /* the old area may still be in use by queued transforms */
-                cudaError_t ce = cudaStreamSynchronize(GAIA__HRR_STREAM(ctx));
-                if (ce != cudaSuccess) {
-                    ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, w);
-                    st = gaia__fail(ctx, GAIA_ERR_CUDA, fn, "cudaStreamSynchronize before a new cuFFT work area: %s",
-                                    cudaGetErrorString(ce));
-                } else {
-                    if (c->work) ctx->backends[GAIA_DEVICE_CUDA]->free(ctx, c->work);
-                    c->work = w;
-                    c->work_size = want;
-                    /* a pair that cannot take the new area would run on the freed
-                       one: it is dropped (made again on its next use) */
-                    for (i = 0; i < GAIA__HRR_CUDA_PLANS; i++)
-                        if (c->plans[i].live) {
-                            gaia_status s2 = gaia__hrr_cufft(ctx, fn, cufftSetWorkArea(c->plans[i].r2c, c->work),
-                                                             "cufftSetWorkArea");
-                            if (s2 == GAIA_OK)
-                                s2 = gaia__hrr_cufft(ctx, fn, cufftSetWorkArea(c->plans[i].c2r, c->work),
-                                                     "cufftSetWorkArea");
-                            if (s2 != GAIA_OK) {
-                                cufftDestroy(c->plans[i].r2c);
-                                cufftDestroy(c->plans[i].c2r);
-                                c->plans[i].live = 0;
-                                if (st == GAIA_OK) st = s2;
-                            }
-                        }
-                }
-            }
-        }
-        if (st == GAIA_OK && c->work) {
-            st = gaia__hrr_cufft(ctx, fn, cufftSetWorkArea(p1, c->work), "cufftSetWorkArea");
-            if (st == GAIA_OK) st = gaia__hrr_cufft(ctx, fn, cufftSetWorkArea(p2, c->work), "cufftSetWorkArea");
-        }
         if (st == GAIA_OK) st = gaia__hrr_cufft(ctx, fn, cufftSetStream(p1, GAIA__HRR_STREAM(ctx)), "cufftSetStream");
         if (st == GAIA_OK) st = gaia__hrr_cufft(ctx, fn, cufftSetStream(p2, GAIA__HRR_STREAM(ctx)), "cufftSetStream");
         if (st != GAIA_OK) {

@@ -317,6 +317,22 @@ static void hrr_inverse_and_broadcast_cuda_match_cpu(gt *t) {
         }
         xs[0] = B, xs[1] = D, rs[0] = 1, rs[1] = D;
         ok = gp_pair(t, 2, xs, x, &xc, &xg) && gp_pair(t, 2, rs, r, &rc, &rg) && gp_pair(t, 1, &D, r, &r1c, &r1g);
+        if (ok) { /* the transforms alone first: binding the identity gives the rows back */
+            gaia_tensor *id = NULL, *rt = NULL;
+            char what[64];
+            snprintf(what, sizeof what, "hrr bind with the identity (rfft, irfft) D %zu", D);
+            GT_OK(t, gaia_hrr_identity(t->ctx, 1, D, &id));
+            if (id && gaia_tensor_device(id) != GAIA_DEVICE_CUDA) {
+                gaia_tensor *idg = NULL;
+                GT_OK(t, gaia_tensor_to(t->ctx, id, GAIA_DEVICE_CUDA, &idg));
+                gaia_tensor_free(id);
+                id = idg;
+            }
+            GT_OK(t, gaia_hrr_bind(t->ctx, xg, id, &rt));
+            gp_agree_rows(t, what, xc, rt, D, 1e-6, 1e-4, 0.0);
+            gaia_tensor_free(id);
+            gaia_tensor_free(rt);
+        }
         for (e = 0; ok && e < 2 && !t->failed; e++) {
             gaia_tensor *oc = NULL, *og = NULL;
             char what[64];
