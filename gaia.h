@@ -8716,7 +8716,6 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
     float hv[GAIA__OPTIM_NHYPER];
     size_t i, count = 0, hn = GAIA__OPTIM_NHYPER;
     gaia_status st;
-    int was;
     if (!o) return GAIA_ERR_INVALID_ARG;
     ctx = o->ctx;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
@@ -8745,9 +8744,9 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
     }
     hv[0] = o->d.lr, hv[1] = o->d.momentum, hv[2] = o->d.beta1, hv[3] = o->d.beta2;
     hv[4] = o->d.eps, hv[5] = o->d.weight_decay, hv[6] = o->d.clip_norm, hv[7] = o->last_lr;
-    was = gaia_grad_set_enabled(ctx, 0);
-    st = gaia_tensor_from_host(ctx, 1, &hn, hv, &hyper);
-    gaia_grad_set_enabled(ctx, was);
+    /* on the CPU whatever the default device: 8 floats only go to the file */
+    st = gaia__tensor_new(ctx, fn, GAIA_DEVICE_CPU, 1, &hn, &hyper);
+    if (st == GAIA_OK) memcpy(GAIA__PTR(hyper), hv, sizeof hv);
     if (st == GAIA_OK) {
         items[count].name = "optim.hyper";
         items[count++].tensor = hyper;
