@@ -4065,23 +4065,27 @@ typedef enum gaia__work_kind {
 } gaia__work_kind;
 #ifdef GAIA_USE_CUDA
 static gaia_device gaia__cuda_offload_choose(gaia_ctx *ctx, gaia__work_kind kind, double flops, size_t bytes_in,
-                                             size_t bytes_out);
+                                             size_t bytes_out, size_t cpu_parts);
 /* gaia_sgemm on the GPU: host arrays in and out, staged through the pool. */
 static gaia_status gaia__cuda_sgemm_host(gaia_ctx *ctx, int trans_a, int trans_b, size_t M, size_t N, size_t K,
                                          float alpha, const float *A, size_t lda, const float *B, size_t ldb,
                                          float beta, float *C, size_t ldc);
 #endif
+/* Where an AUTO context runs a call on host arrays. cpu_parts: how many
+   independent pieces the CPU can spread over its threads (one FFT row each,
+   say), 0 when the work splits as finely as the threads want. */
 static gaia_device gaia__host_call_device(gaia_ctx *ctx, gaia__work_kind kind, double flops, size_t bytes_in,
-                                          size_t bytes_out) {
+                                          size_t bytes_out, size_t cpu_parts) {
     if (!ctx->backends[GAIA_DEVICE_CUDA] || ctx->policy == GAIA_DEVICE_CPU) return GAIA_DEVICE_CPU;
     if (ctx->policy == GAIA_DEVICE_CUDA) return GAIA_DEVICE_CUDA;
 #ifdef GAIA_USE_CUDA
-    return gaia__cuda_offload_choose(ctx, kind, flops, bytes_in, bytes_out);
+    return gaia__cuda_offload_choose(ctx, kind, flops, bytes_in, bytes_out, cpu_parts);
 #else
     (void)kind;
     (void)flops;
     (void)bytes_in;
     (void)bytes_out;
+    (void)cpu_parts;
     return GAIA_DEVICE_CPU;
 #endif
 }
@@ -5014,7 +5018,8 @@ GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t 
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "matrices too large to address: A %zu x %zu (lda %zu), "
                           "B %zu x %zu (ldb %zu), C %zu x %zu (ldc %zu)", rows_a, cols_a, lda, rows_b, cols_b, ldb, M, N, ldc);
     where = gaia__host_call_device(ctx, GAIA__WORK_GEMM, 2.0 * (double)M * (double)N * (double)K,
-                                   (M * K + K * N + (beta != 0.0f ? M * N : 0)) * sizeof(float), M * N * sizeof(float));
+                                   (M * K + K * N + (beta != 0.0f ? M * N : 0)) * sizeof(float), M * N * sizeof(float),
+                                   0);
     t0 = gaia__prof_begin(ctx);
 #ifdef GAIA_USE_CUDA
     if (where == GAIA_DEVICE_CUDA)
@@ -16781,10 +16786,11 @@ static gaia_status gaia__hrr_bind_host(gaia_ctx *ctx, const char *fn, const floa
     if ((st = gaia__hrr_gen_check(ctx, fn, B, D)) != GAIA_OK) return st;
     if (gaia__mul_overflows(B, D, &n) || n > SIZE_MAX / 16)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B = %zu times D = %zu overflows", B, D);
-    /* One bind is a few microseconds on the CPU: never worth a transfer. */
-    if (B == 1 && ctx->policy == GAIA_DEVICE_AUTO) where = GAIA_DEVICE_CPU;
-    else where = gaia__host_call_device(ctx, GAIA__WORK_FFT, 3.0 * gaia__hrr_fft_flops(B, D), 2 * n * sizeof(float),
-                                        n * sizeof(float));
+    /* The CPU binds rows in parallel, one row a thread: a single long row
+       runs on one core (on an H200 machine the GPU overtook one CPU core
+       from D = 16384, 2026-11-28). */
+    where = gaia__host_call_device(ctx, GAIA__WORK_FFT, 3.0 * gaia__hrr_fft_flops(B, D), 2 * n * sizeof(float),
+                                   n * sizeof(float), B);
     if ((st = gaia__hrr_ops_get(ctx, fn, where, &ops)) != GAIA_OK) return st;
     t0 = gaia__prof_begin(ctx);
     if (where == GAIA_DEVICE_CPU) {
@@ -18682,7 +18688,7 @@ static gaia_device gaia__map_device(gaia_ctx *ctx, const gaia_map_desc *desc) {
     if (desc->device != GAIA_DEVICE_AUTO) return desc->device;
     if (!ctx->backends[GAIA_DEVICE_CUDA]) return GAIA_DEVICE_CPU;
     if (desc->flops_per_item <= 0 && desc->bytes_per_item == 0) return gaia_ctx_device(ctx);
-    return gaia__host_call_device(ctx, GAIA__WORK_OTHER, desc->flops_per_item, desc->bytes_per_item, 0);
+    return gaia__host_call_device(ctx, GAIA__WORK_OTHER, desc->flops_per_item, desc->bytes_per_item, 0, 0);
 }
 
 /* gaia_map, and gaia_map_slices under its own name */

@@ -2102,12 +2102,16 @@ static double gaia__cuda_cpu_gemm_time(const gaia_cuda_calibration *c, double fl
     return c->cpu_gemm_128_s + (flops - f1) / c->cpu_gemm_flops;
 }
 
+/* cpu_parts (0: any) and threads: the CPU's rate is measured on all its
+   threads, so work in fewer independent parts than threads runs that much
+   slower. */
 static void gaia__cuda_predict(const struct gaia_cuda_state *s, gaia__work_kind kind, double flops, size_t bytes_in,
-                               size_t bytes_out, double *cpu_s, double *gpu_s) {
+                               size_t bytes_out, size_t cpu_parts, int threads, double *cpu_s, double *gpu_s) {
     const gaia_cuda_calibration *c = &s->cal;
     double div = kind == GAIA__WORK_GEMM ? 1.0 : kind == GAIA__WORK_FFT ? 4.0 : 8.0;
     double bytes = (double)bytes_in + (double)bytes_out;
-    *cpu_s = gaia__cuda_max(gaia__cuda_cpu_gemm_time(c, flops * div), bytes / c->cpu_bytes_per_s);
+    double idle = cpu_parts > 0 && threads > 1 && cpu_parts < (size_t)threads ? (double)threads / (double)cpu_parts : 1.0;
+    *cpu_s = idle * gaia__cuda_max(gaia__cuda_cpu_gemm_time(c, flops * div), bytes / c->cpu_bytes_per_s);
     *gpu_s = c->host_call_overhead_s + (double)bytes_in / c->h2d_bytes_per_s + (double)bytes_out / c->d2h_bytes_per_s +
              gaia__cuda_max(flops * div / c->gpu_gemm_flops, bytes / c->d2d_bytes_per_s);
 }
@@ -2126,11 +2130,11 @@ static int gaia__cuda_fits(struct gaia_cuda_state *s, size_t bytes) {
 }
 
 static gaia_device gaia__cuda_offload_choose(gaia_ctx *ctx, gaia__work_kind kind, double flops, size_t bytes_in,
-                                             size_t bytes_out) {
+                                             size_t bytes_out, size_t cpu_parts) {
     struct gaia_cuda_state *s = gaia__cuda_state(ctx);
     double cpu_s, gpu_s;
     if (!s) return GAIA_DEVICE_CPU;
-    gaia__cuda_predict(s, kind, flops, bytes_in, bytes_out, &cpu_s, &gpu_s);
+    gaia__cuda_predict(s, kind, flops, bytes_in, bytes_out, cpu_parts, ctx->cpu_threads, &cpu_s, &gpu_s);
     if (gpu_s >= cpu_s) return GAIA_DEVICE_CPU;
     if (!gaia__cuda_fits(s, bytes_in + bytes_out)) return GAIA_DEVICE_CPU;
     return GAIA_DEVICE_CUDA;
@@ -2874,8 +2878,8 @@ GAIA_API gaia_device gaia_cuda_offload_sgemm(gaia_ctx *ctx, size_t M, size_t N, 
     size_t in = (M * K + K * N) * sizeof(float), out = M * N * sizeof(float);
     gaia_device d = GAIA_DEVICE_CPU;
     if (s) {
-        gaia__cuda_predict(s, GAIA__WORK_GEMM, flops, in, out, &c, &g);
-        d = gaia__cuda_offload_choose(ctx, GAIA__WORK_GEMM, flops, in, out);
+        gaia__cuda_predict(s, GAIA__WORK_GEMM, flops, in, out, 0, ctx->cpu_threads, &c, &g);
+        d = gaia__cuda_offload_choose(ctx, GAIA__WORK_GEMM, flops, in, out, 0);
     }
     if (cpu_s) *cpu_s = c;
     if (gpu_s) *gpu_s = g;
