@@ -6966,7 +6966,6 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
             GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, M, M, n, d->momentum, 0));
             GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_ADD, M, gd, M, n));
         }
-        o->m[i]->storage->version++;
         dir = M;
         if (d->nesterov) {
             GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, M, S, n, d->momentum, 0));
@@ -6979,14 +6978,13 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
 }
 
 /* AdamW on parameter i: the backend's fused pass (every backend has one:
-   the CPU's and the CUDA layer tables both define adamw). */
+   the CPU's and the CUDA layer tables both define adamw). The moments need
+   no version bump (nor SGD's buffer): they never reach the tape. */
 static gaia_status gaia__optim_adamw(gaia_optim *o, const gaia__optim_plan *pl, size_t i) {
     const gaia_optim_desc *d = &o->d;
     gaia_tensor *p = o->params[i];
     double t1 = (double)(o->steps + 1);
     float bc1 = (float)(1.0 - pow((double)d->beta1, t1)), bc2 = (float)(1.0 - pow((double)d->beta2, t1));
-    o->m[i]->storage->version++;
-    o->v[i]->storage->version++;
     return gaia__be(o->ctx, GAIA__DEV(p))->layer->adamw(o->ctx, GAIA__PTR(p), GAIA__PTR(p->grad), GAIA__PTR(o->m[i]),
                                                          GAIA__PTR(o->v[i]), p->numel, pl->lr, d->beta1, d->beta2,
                                                          d->eps, d->weight_decay, bc1, bc2);
