@@ -2527,7 +2527,8 @@ struct gaia_layer_ops {
                                       const float *v, const float *o, const float *lse, const float *dout, float *dq,
                                       float *dk, float *dv, size_t bh, size_t nq, size_t nk, size_t d, float scale,
                                       int causal);
-    /* One AdamW update of n values in place, in one pass (gaia_optim_step):
+    /* One AdamW update of n values in place, in one pass (gaia_optim_step,
+       which has no other way: every backend with layer ops must give it):
        p = p (1 - lr wd); m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
        p -= lr / bc1 * m / (sqrt(v / bc2) + eps). */
     gaia_status (*adamw)(gaia_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1,
@@ -6856,9 +6857,6 @@ static void gaia__optim_plan_free(gaia_optim *o, gaia__optim_plan *pl) {
     memset(pl, 0, sizeof *pl);
 }
 
-/* AdamW through the backend's fused update, when it has one. */
-static int gaia__optim_fused(const gaia_backend *be) { return be->layer && be->layer->adamw; }
-
 /* A buffer shaped like p on its device: zeros, or uninitialised contents. */
 static gaia_status gaia__optim_buffer(gaia_ctx *ctx, const gaia_tensor *p, int zero, gaia_tensor **out) {
     gaia_status st = gaia__tensor_new(ctx, "gaia_optim_step", GAIA__DEV(p), p->ndim, p->shape, out);
@@ -6917,13 +6915,12 @@ static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
         }
         if (st != GAIA_OK) goto fail;
     }
-    /* room for temporaries: SGD's step (and weight-decayed gradient); AdamW's
-       denominator where the backend has no fused update */
+    /* room for temporaries: SGD's step (and weight-decayed gradient); AdamW
+       needs none (one fused pass) */
     for (dev = 0; dev < GAIA_DEVICE_COUNT; dev++) {
         int k, count;
-        if (!largest[dev]) continue;
-        if (d->kind == GAIA_OPTIM_SGD) count = d->weight_decay > 0 ? 2 : 1;
-        else count = gaia__optim_fused(gaia__be(ctx, (gaia_device)dev)) ? 0 : 1;
+        if (!largest[dev] || d->kind != GAIA_OPTIM_SGD) continue;
+        count = d->weight_decay > 0 ? 2 : 1;
         for (k = 0; st == GAIA_OK && k < count; k++)
             st = gaia__tensor_new(ctx, fn, (gaia_device)dev, 1, &largest[dev], &pl->scratch[dev][k]);
         if (st != GAIA_OK) goto fail;
@@ -6974,7 +6971,6 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
             GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, M, M, n, d->momentum, 0));
             GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_ADD, M, gd, M, n));
         }
-        o->m[i]->storage->version++;
         dir = M;
         if (d->nesterov) {
             GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, M, S, n, d->momentum, 0));
@@ -6986,38 +6982,17 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
     return gaia__optim_binary(ctx, be, GAIA_BINARY_SUB, P, S, P, n);
 }
 
-/* AdamW on parameter i: one fused pass, or the same formulas op by op. */
+/* AdamW on parameter i: the backend's fused pass (every backend has one:
+   the CPU's and the CUDA layer tables both define adamw). The moments need
+   no version bump (nor SGD's buffer): they never reach the tape. */
 static gaia_status gaia__optim_adamw(gaia_optim *o, const gaia__optim_plan *pl, size_t i) {
-    gaia_ctx *ctx = o->ctx;
     const gaia_optim_desc *d = &o->d;
     gaia_tensor *p = o->params[i];
-    const gaia_backend *be = gaia__be(ctx, GAIA__DEV(p));
-    size_t n = p->numel;
-    float *P = GAIA__PTR(p), *G = GAIA__PTR(p->grad), *M = GAIA__PTR(o->m[i]), *V = GAIA__PTR(o->v[i]), *T;
     double t1 = (double)(o->steps + 1);
-    float lr = pl->lr, bc1 = (float)(1.0 - pow((double)d->beta1, t1)), bc2 = (float)(1.0 - pow((double)d->beta2, t1));
-    gaia_status st;
-    o->m[i]->storage->version++;
-    o->v[i]->storage->version++;
-    if (gaia__optim_fused(be))
-        return be->layer->adamw(ctx, P, G, M, V, n, lr, d->beta1, d->beta2, d->eps, d->weight_decay, bc1, bc2);
-    T = GAIA__PTR(pl->scratch[GAIA__DEV(p)][0]);
-    if (d->weight_decay > 0) GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, P, P, n, 1.0f - lr * d->weight_decay, 0));
-    /* m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2 */
-    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, M, M, n, d->beta1, 0));
-    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, G, T, n, 1.0f - d->beta1, 0));
-    GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_ADD, M, T, M, n));
-    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SQUARE, G, T, n, 0, 0));
-    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, T, T, n, 1.0f - d->beta2, 0));
-    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, V, V, n, d->beta2, 0));
-    GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_ADD, V, T, V, n));
-    /* p -= lr (m / bc1) / (sqrt(v / bc2) + eps) */
-    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, V, T, n, 1.0f / bc2, 0));
-    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SQRT, T, T, n, 0, 0));
-    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_ADD_SCALAR, T, T, n, d->eps, 0));
-    GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_DIV, M, T, T, n));
-    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, T, T, n, lr / bc1, 0));
-    return gaia__optim_binary(ctx, be, GAIA_BINARY_SUB, P, T, P, n);
+    float bc1 = (float)(1.0 - pow((double)d->beta1, t1)), bc2 = (float)(1.0 - pow((double)d->beta2, t1));
+    return gaia__be(o->ctx, GAIA__DEV(p))->layer->adamw(o->ctx, GAIA__PTR(p), GAIA__PTR(p->grad), GAIA__PTR(o->m[i]),
+                                                         GAIA__PTR(o->v[i]), p->numel, pl->lr, d->beta1, d->beta2,
+                                                         d->eps, d->weight_decay, bc1, bc2);
 }
 
 /* The mutating phase: allocates nothing. */

@@ -879,6 +879,74 @@ static void asm_rules_version_2_images_load(gt *t) {
     gaia_brain_destroy(y);
 }
 
+/* The closed fibres are the image's last section, 16 bytes each (source,
+   target as u32, reasons as u64, little-endian), sorted by target then
+   source. An entry naming no unit (target -1 or past the areas, source past
+   the areas or the stimuli), with no reason, or out of order is refused
+   even when the checksum is right; the unpatched image loads. */
+static void asr_put_le(unsigned char *p, uint64_t v, int bytes) {
+    int i;
+    for (i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static void asm_rules_image_refuses_bad_closed_fibres(gt *t) {
+    static const struct {
+        int field; /* 0 source, 1 target, 2 reasons (of the first entry); 3: the entries swapped */
+        uint64_t value;
+        const char *what;
+    } bad[] = {
+        {1, 0xFFFFFFFFu, "target -1"},       {1, 2, "target past the areas"}, {0, 2, "source past the areas"},
+        {0, 0xFFFFFFFEu, "source -2 (one stimulus)"}, {2, 0, "no reason"},  {3, 0, "the entries swapped"},
+    };
+    gaia_brain *b = NULL, *l = NULL;
+    void *img = NULL;
+    unsigned char *copy = NULL;
+    size_t n = 0, k, q;
+    uint64_t reasons = 0;
+    GT_OK(t, gaia_brain_create(t->ctx, 0.05, t->seed, GAIA_DEVICE_CPU, &b));
+    GT_OK(t, gaia_brain_add_stimulus(b, "s", 20));
+    GT_OK(t, gaia_brain_add_area(b, "A", 400, 20, 0.1f, GAIA_AREA_EXPLICIT));
+    GT_OK(t, gaia_brain_add_area(b, "B", 400, 20, 0.1f, GAIA_AREA_EXPLICIT));
+    GT_OK(t, gaia_brain_inhibit_fibre(b, "A", "B", 0));
+    GT_OK(t, gaia_brain_inhibit_fibre(b, "s", "B", 1)); /* (s, B) first: s is -1 */
+    GT_OK(t, gaia_brain_save_image(b, &img, &n));
+    copy = (unsigned char *)malloc(n);
+    GT_CHECK(t, copy != NULL, "no memory");
+    for (k = 0; k <= sizeof bad / sizeof bad[0]; k++) {
+        unsigned char *e = copy + n - 32; /* the first of the two entries */
+        uint64_t h = 0xCBF29CE484222325ull;
+        gaia_status st;
+        memcpy(copy, img, n);
+        if (k < sizeof bad / sizeof bad[0]) {
+            if (bad[k].field == 3) {
+                unsigned char tmp[16];
+                memcpy(tmp, e, 16);
+                memcpy(e, e + 16, 16);
+                memcpy(e + 16, tmp, 16);
+            } else {
+                asr_put_le(e + 4 * bad[k].field, bad[k].value, bad[k].field == 2 ? 8 : 4);
+            }
+        }
+        for (q = 32; q < n; q++) h = (h ^ copy[q]) * 0x100000001B3ull;
+        asr_put_le(copy + 24, h, 8);
+        st = gaia_brain_load_image(t->ctx, copy, n, GAIA_DEVICE_CPU, &l);
+        if (k == sizeof bad / sizeof bad[0]) {
+            GT_OK(t, st);
+            GT_OK(t, gaia_brain_fibre_inhibition(l, "s", "B", &reasons));
+            GT_CHECK(t, reasons == 2, "s -> B: reasons %llx after loading", (unsigned long long)reasons);
+            GT_OK(t, gaia_brain_fibre_inhibition(l, "A", "B", &reasons));
+            GT_CHECK(t, reasons == 1, "A -> B: reasons %llx after loading", (unsigned long long)reasons);
+        } else {
+            GT_CHECK(t, st == GAIA_ERR_FORMAT && l == NULL && strstr(gaia_last_error(t->ctx), "closed fibre"),
+                     "%s: %s (%s)", bad[k].what, gaia_status_str(st), gaia_last_error(t->ctx));
+        }
+        gaia_brain_destroy(l);
+        l = NULL;
+    }
+    free(copy);
+    gaia_brain_free_image(t->ctx, img);
+    gaia_brain_destroy(b);
+}
+
 const gt_case gt_assembly_rules_cases[] = {
     {"asm_rules_read_out_finds_the_best_assembly", asm_rules_read_out_finds_the_best_assembly},
     {"asm_rules_explicit_and_lazy_areas_mix", asm_rules_explicit_and_lazy_areas_mix},
@@ -893,5 +961,6 @@ const gt_case gt_assembly_rules_cases[] = {
     {"asm_rules_version_2_images_load", asm_rules_version_2_images_load},
     {"asm_rules_inhibition_holds_while_any_reason_does", asm_rules_inhibition_holds_while_any_reason_does},
     {"asm_rules_project_open_fires_the_open_fibres", asm_rules_project_open_fires_the_open_fibres},
+    {"asm_rules_image_refuses_bad_closed_fibres", asm_rules_image_refuses_bad_closed_fibres},
     {NULL, NULL},
 };

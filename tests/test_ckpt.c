@@ -548,7 +548,7 @@ static void optim_resumed_training_is_bit_identical(gt *t) {
         run straight, first, second;
         int s, i;
         size_t off;
-        float lr_straight;
+        float lr_straight, lr_first;
         uint64_t steps_straight;
         GT_OK(t, run_open(&straight, 99, kind, init));
         for (s = 0; s < N; s++) GT_OK(t, run_step(&straight));
@@ -561,6 +561,7 @@ static void optim_resumed_training_is_bit_identical(gt *t) {
         GT_OK(t, run_open(&first, 99, kind, init));
         for (s = 0; s < K; s++) GT_OK(t, run_step(&first));
         GT_OK(t, gaia_optim_save(first.opt, path));
+        lr_first = gaia_optim_lr(first.opt);
         run_close(&first);
 
         GT_OK(t, run_open(&second, 12345, kind, other));
@@ -568,6 +569,9 @@ static void optim_resumed_training_is_bit_identical(gt *t) {
         GT_CHECK(t, gaia_optim_steps(second.opt) == (uint64_t)K, "kind %d: steps %llu after load", kind,
                  (unsigned long long)gaia_optim_steps(second.opt));
         GT_CHECK(t, gaia_ctx_seed(second.ctx) == 99, "kind %d: the seed was not restored", kind);
+        /* the rate of the last step before the save, before any step here */
+        GT_CHECK(t, gaia_optim_lr(second.opt) == lr_first, "kind %d: lr %g after load, %g at the save", kind,
+                 (double)gaia_optim_lr(second.opt), (double)lr_first);
         for (s = K; s < N; s++) GT_OK(t, run_step(&second));
         for (off = 0, i = 0; i < NPARAM; off += gaia_tensor_numel(second.p[i]), i++)
             GT_OK(t, gaia_tensor_to_host(second.ctx, second.p[i], b + off, RUN_FLOATS - off));

@@ -434,11 +434,15 @@ static void file_errors_say_what_is_wrong(gt *t) {
     st = gaia_safetensors_load(t->ctx, text, &f);
     msg = gaia_last_error(t->ctx);
     GT_CHECK(t, st == GAIA_ERR_FORMAT && strstr(msg, text) && strstr(msg, "not a safetensors file"), "%s", msg);
-    /* a file over what a loader reads: the message names the context's load_limit */
+    /* a file over what a loader reads: the message names the context's load_limit.
+       The brain loader reads up to 2 * load_limit + 4096 bytes: a file of
+       exactly that size is read (and refused as no brain image), one byte
+       more is not read at all. */
     {
         gaia_ctx *small = NULL;
         gaia_ctx_desc d;
         static unsigned char junk[8192];
+        const size_t most = 2 * 1024 + 4096;
         memset(&d, 0, sizeof d);
         d.load_limit = 1024;
         GT_OK(t, gaia_ctx_create(&d, &small));
@@ -447,6 +451,22 @@ static void file_errors_say_what_is_wrong(gt *t) {
         msg = gaia_last_error(small);
         k = st == GAIA_ERR_FORMAT && strstr(msg, "load_limit of 1024") != NULL;
         if (!k) snprintf(text, sizeof text, "%s", msg);
+        if (k) {
+            GT_CHECK(t, spill(big, junk, most + 1), "cannot write %s", big);
+            st = gaia_brain_load(small, big, GAIA_DEVICE_CPU, &b);
+            msg = gaia_last_error(small);
+            k = st == GAIA_ERR_FORMAT && strstr(msg, "is 6145 bytes, more than this loader reads") != NULL &&
+                strstr(msg, "(at most 6144)") != NULL;
+            if (!k) snprintf(text, sizeof text, "one byte over: %s", msg);
+        }
+        if (k) {
+            GT_CHECK(t, spill(big, junk, most), "cannot write %s", big);
+            st = gaia_brain_load(small, big, GAIA_DEVICE_CPU, &b);
+            msg = gaia_last_error(small);
+            k = st != GAIA_OK && b == NULL && strstr(msg, "more than this loader reads") == NULL &&
+                strstr(msg, "load_limit") == NULL;
+            if (!k) snprintf(text, sizeof text, "exactly at the limit (%s): %s", gaia_status_str(st), msg);
+        }
         gaia_ctx_destroy(small);
         GT_CHECK(t, k, "over the limit: %s", text);
     }

@@ -527,9 +527,11 @@ static void hrr_cleanup_finds_noisy_items(gt *t) {
    row, query blocks of 1, 4 and more than 32), exact duplicate rows (the
    lower index must win, whatever the direction), a zero row (similarity 0),
    through a tensor (norms computed in the pass) and a codebook (cached
-   norms), on one thread and on the test context's threads. */
+   norms), on one thread and on the test context's threads. A lone query
+   (the pass that pairs rows) is tried near row 1 and near row 0: the first
+   and the second row of a pair have their own norms and sums. */
 static void hrr_cleanup_one_pass_matches_float64(gt *t) {
-    static const size_t Ds[3] = {1024, 100, 17}, Ms[3] = {1000, 257, 9}, Bs[4] = {1, 3, 6, 37};
+    static const size_t Ds[3] = {1024, 100, 17}, Ms[3] = {1000, 257, 9}, Bs[5] = {1, 1, 3, 6, 37};
     int ci, bi, rep, th;
     for (th = 0; th < 2; th++) {
         gaia_ctx *ctx = t->ctx, *one = NULL;
@@ -544,7 +546,7 @@ static void hrr_cleanup_one_pass_matches_float64(gt *t) {
             continue;
         }
         for (ci = 0; ci < 3; ci++)
-            for (bi = 0; bi < 4; bi++) {
+            for (bi = 0; bi < 5; bi++) {
                 size_t D = Ds[ci], M = Ms[ci], B = Bs[bi], i, j, k;
                 float *book = hrand(t, M, D), *q = gt_alloc_floats(B * D), *sim = gt_alloc_floats(B);
                 long *idx = (long *)malloc(B * sizeof(long));
@@ -558,8 +560,8 @@ static void hrr_cleanup_one_pass_matches_float64(gt *t) {
                 memcpy(book + (M - 2) * D, book + D, D * sizeof(float));
                 memset(book + 2 * D, 0, D * sizeof(float));
                 for (i = 0; i < B; i++) {
-                    /* every third query is row 1 plus noise: a three-way tie */
-                    size_t src = i % 3 == 0 ? 1 : (size_t)(gt_u64(t) % M);
+                    /* every third query is row 1 plus noise: a three-way tie (row 0 for the second lone query) */
+                    size_t src = i % 3 == 0 ? (bi == 1 ? 0 : 1) : (size_t)(gt_u64(t) % M);
                     for (k = 0; k < D; k++) q[i * D + k] = book[src * D + k] + (float)(0.5 * gt_normal(t) / sqrt((double)D));
                 }
                 for (j = 0; j < M; j++) bnorm[j] = sqrt(dotd(book + j * D, book + j * D, D));

@@ -281,6 +281,13 @@ static void binary_ops_reject_mismatched_shapes(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_binary(t->ctx, GAIA_BINARY_COUNT, a, a, &y));
     /* the broadcast operand cannot also be the output */
     GT_STATUS(t, GAIA_ERR_SHAPE, gaia_tensor_add(t->ctx, a, row, &row));
+    /* an existing output of another shape: the message names the function
+       and both shapes in full */
+    GT_CHECK(t, strcmp(gaia_last_error(t->ctx), "gaia_tensor_add: out has shape (4), result has shape (3x4)") == 0,
+             "message: %s", gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_tensor_mul(t->ctx, a, a, &b));
+    GT_CHECK(t, strcmp(gaia_last_error(t->ctx), "gaia_tensor_mul: out has shape (3x5), result has shape (3x4)") == 0,
+             "message: %s", gaia_last_error(t->ctx));
     GT_OK(t, gaia_tensor_add(t->ctx, a, row, &a)); /* in place on the full operand is fine */
     {
         float v[12];

@@ -123,7 +123,14 @@ def scan(path):
                 if m and m.group(1) not in KEYWORDS and not stripped.endswith(";"):
                     pending = m.group(1)
             if pending and "{" in code:
-                func, pending = pending, None
+                k = code.index("{")
+                if code.count("{") == code.count("}") and stripped.endswith("}"):
+                    # a one-line definition: its body is on this line and the
+                    # next line is outside any function (not inside this one)
+                    yield no, " " * (k + 1) + code[k + 1:], pending, no
+                    pending = None
+                else:
+                    func, pending = pending, None
             elif pending and stripped.endswith(";"):
                 pending = None
             continue
