@@ -2047,8 +2047,8 @@ extern "C" int gaia_cuda_layer_advance(long long *step, void *stream) {
 // launchers. The edge generator and the binomial draw are line-for-line
 // twins of cpu_assembly.h (integer arithmetic only), so the CPU and the GPU
 // produce the same edges, the same 64-bit fixed-point inputs and therefore
-// the same winners. Launchers take plain arguments and return a cudaError_t
-// as int. UNVERIFIED on hardware: compiled only.
+// the same winners (so they were on an H200, 2026-11-28). Launchers take
+// plain arguments and return a cudaError_t as int.
 // ---------------------------------------------------------------------
 #include <stdint.h>
 
