@@ -354,24 +354,30 @@ static void bench_helper_reports_consistent_statistics(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_bench_run(NULL, bench_body, (void *)&acc, 0, 1, &s));
 }
 
-static void memory_stats_follow_tensor_storage(gt *t) {
-    gaia_memory_stats before, during, after;
+/* The device's statistics before, while and after a 1 MB tensor lives on it
+   (made there whatever the default device). */
+static gaia_status stats_around_a_tensor(gt *t, gaia_device d, gaia_memory_stats s[3]) {
     gaia_tensor *x = NULL;
     size_t shape[2] = {1000, 250};
-    gaia_status st;
-    GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CPU, &before));
-    GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CPU)); /* the default device may be a GPU */
+    gaia_status st = gaia_memory_stats_get(t->ctx, d, &s[0]);
+    if (st == GAIA_OK) st = gaia_device_push(t->ctx, d);
+    if (st != GAIA_OK) return st;
     st = gaia_tensor_zeros(t->ctx, 2, shape, &x);
-    GT_OK(t, gaia_device_pop(t->ctx));
-    GT_OK(t, st);
-    GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CPU, &during));
+    gaia_device_pop(t->ctx);
+    if (st == GAIA_OK) st = gaia_memory_stats_get(t->ctx, d, &s[1]);
     gaia_tensor_free(x);
-    GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CPU, &after));
-    GT_CHECK(t, during.bytes_in_use == before.bytes_in_use + 1000000, "in use %zu -> %zu", before.bytes_in_use,
-             during.bytes_in_use);
-    GT_CHECK(t, after.bytes_in_use == before.bytes_in_use && after.peak_bytes_in_use >= during.bytes_in_use,
-             "after free %zu, peak %zu", after.bytes_in_use, after.peak_bytes_in_use);
-    GT_CHECK(t, during.requests == before.requests + 1, "requests counted");
+    if (st == GAIA_OK) st = gaia_memory_stats_get(t->ctx, d, &s[2]);
+    return st;
+}
+
+static void memory_stats_follow_tensor_storage(gt *t) {
+    gaia_memory_stats s[3], after;
+    GT_OK(t, stats_around_a_tensor(t, GAIA_DEVICE_CPU, s));
+    GT_CHECK(t, s[1].bytes_in_use == s[0].bytes_in_use + 1000000, "in use %zu -> %zu", s[0].bytes_in_use,
+             s[1].bytes_in_use);
+    GT_CHECK(t, s[2].bytes_in_use == s[0].bytes_in_use && s[2].peak_bytes_in_use >= s[1].bytes_in_use,
+             "after free %zu, peak %zu", s[2].bytes_in_use, s[2].peak_bytes_in_use);
+    GT_CHECK(t, s[1].requests == s[0].requests + 1, "requests counted");
     GT_OK(t, gaia_memory_trim(t->ctx, GAIA_DEVICE_CPU));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CPU, NULL));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_memory_stats_get(t->ctx, (gaia_device)8, &after));
@@ -384,22 +390,14 @@ static void memory_stats_follow_tensor_storage(gt *t) {
     }
     /* The GPU's pool: whole size-class blocks in use, the request as asked;
        a freed block stays cached until trimmed. */
-    x = NULL;
-    GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CUDA, &before));
-    GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CUDA));
-    st = gaia_tensor_zeros(t->ctx, 2, shape, &x);
-    GT_OK(t, gaia_device_pop(t->ctx));
-    GT_OK(t, st);
-    GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CUDA, &during));
-    gaia_tensor_free(x);
-    GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CUDA, &after));
-    GT_CHECK(t, during.bytes_requested == before.bytes_requested + 1000000 &&
-                    during.bytes_in_use >= before.bytes_in_use + 1000000 && during.requests == before.requests + 1,
-             "CUDA: requested %zu -> %zu, in use %zu -> %zu", before.bytes_requested, during.bytes_requested,
-             before.bytes_in_use, during.bytes_in_use);
-    GT_CHECK(t, after.bytes_in_use == before.bytes_in_use && after.bytes_cached > before.bytes_cached,
-             "CUDA after free: in use %zu (was %zu), cached %zu (was %zu)", after.bytes_in_use, before.bytes_in_use,
-             after.bytes_cached, before.bytes_cached);
+    GT_OK(t, stats_around_a_tensor(t, GAIA_DEVICE_CUDA, s));
+    GT_CHECK(t, s[1].bytes_requested == s[0].bytes_requested + 1000000 &&
+                    s[1].bytes_in_use >= s[0].bytes_in_use + 1000000 && s[1].requests == s[0].requests + 1,
+             "CUDA: requested %zu -> %zu, in use %zu -> %zu", s[0].bytes_requested, s[1].bytes_requested,
+             s[0].bytes_in_use, s[1].bytes_in_use);
+    GT_CHECK(t, s[2].bytes_in_use == s[0].bytes_in_use && s[2].bytes_cached > s[0].bytes_cached,
+             "CUDA after free: in use %zu (was %zu), cached %zu (was %zu)", s[2].bytes_in_use, s[0].bytes_in_use,
+             s[2].bytes_cached, s[0].bytes_cached);
     GT_OK(t, gaia_memory_trim(t->ctx, GAIA_DEVICE_CUDA));
     GT_OK(t, gaia_memory_stats_get(t->ctx, GAIA_DEVICE_CUDA, &after));
     GT_CHECK(t, after.bytes_cached == 0, "CUDA after trim: %zu bytes still cached", after.bytes_cached);
