@@ -165,8 +165,12 @@ $(CONFIG): FORCE
 $(BUILD)/gaia.o: $(HEADERS) $(CONFIG)
 	$(CC) $(CFLAGS) -DGAIA_IMPLEMENTATION -x c -c gaia.h -o $@
 
+# ptxas's report of every kernel (registers, stack, spills, shared memory, per
+# architecture) comes out of the same compile, for tests/kernel_resources.sh;
+# everything else nvcc says still reaches the terminal.
 $(BUILD)/gaia_kernels.o: gaia_kernels.cu $(HEADERS) $(CONFIG)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) --resource-usage -c $< -o $@ 2> $(BUILD)/gaia_kernels.ptxas; rc=$$?; \
+	grep -v -e '^ptxas info' -e '^    [0-9]* bytes stack frame' $(BUILD)/gaia_kernels.ptxas >&2; exit $$rc
 
 $(LIB): $(BUILD)/gaia.o $(KERNELS_O)
 	rm -f $@

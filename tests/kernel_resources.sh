@@ -5,7 +5,11 @@
 # (nvcc --resource-usage). Prints a Markdown table; `make kernel-resources`
 # writes it to docs/kernel-resources.md.
 #
-#   sh tests/kernel_resources.sh [ARCHS]     (default "75 80 90")
+#   sh tests/kernel_resources.sh [ARCHS [REPORT]]   (default "75 80 90")
+#
+# REPORT: a file of ptxas's report made already (a CUDA=1 build keeps one
+# in build-cuda/gaia_kernels.ptxas, for every architecture it built);
+# without it, gaia_kernels.cu is compiled for each of ARCHS.
 #
 # Exit status 1 when a kernel spills or keeps a stack frame on any
 # architecture, unless it is in the list below with its reason: local
@@ -13,6 +17,7 @@
 set -u
 NVCC=${NVCC:-nvcc}
 archs=${1:-75 80 90}
+report=${2:-}
 src=$(dirname "$0")/../gaia_kernels.cu
 tmp=${TMPDIR:-/tmp}/gaia-kres.$$
 mkdir -p "$tmp" || exit 2
@@ -25,14 +30,20 @@ why="double-precision sincos/pow/atan2 and log (the CPU twins' accuracy) keep th
 allowed_spill="attention_mma_kernel<__nv_bfloat16@75"
 why_spill="Turing has no bf16 tensor-core instruction: there the fragments' products run as shuffles and FMAs, correct and slow"
 
-if ! command -v "$NVCC" > /dev/null 2>&1; then
+if [ -n "$report" ]; then
+    [ -r "$report" ] || { echo "kernel_resources: cannot read $report" >&2; exit 2; }
+    cp "$report" "$tmp/ru.txt"
+elif ! command -v "$NVCC" > /dev/null 2>&1; then
     echo "kernel_resources: no $NVCC (the CUDA toolkit): nothing measured" >&2
     exit 2
+else
+    : > "$tmp/ru.txt"
+    for a in $archs; do
+        "$NVCC" -O3 -std=c++17 -arch=sm_"$a" --resource-usage -c "$src" -o "$tmp/k$a.o" > "$tmp/ru$a.txt" 2>&1 ||
+            { cat "$tmp/ru$a.txt" >&2; exit 2; }
+        cat "$tmp/ru$a.txt" >> "$tmp/ru.txt"
+    done
 fi
-for a in $archs; do
-    "$NVCC" -O3 -std=c++17 -arch=sm_"$a" --resource-usage -c "$src" -o "$tmp/k$a.o" > "$tmp/ru$a.txt" 2>&1 ||
-        { cat "$tmp/ru$a.txt" >&2; exit 2; }
-done
 
 echo "# Resources of gaia's CUDA kernels"
 echo
@@ -50,18 +61,20 @@ echo
 printf '|---|'
 for a in $archs; do printf -- '---|'; done
 echo
-# One line per kernel and architecture: name regs stack spills smem.
-for a in $archs; do
-    awk -v arch="$a" '
-        /Compiling entry function/ { name = $0; sub(/.*entry function .\047?/, "", name); sub(/\047.*/, "", name) }
-        /bytes stack frame/ { stack = $1; spill = $5 + $9 }
-        /Used [0-9]+ registers/ {
-            regs = $0; sub(/.*Used /, "", regs); sub(/ registers.*/, "", regs)
-            smem = 0
-            if ($0 ~ /bytes smem/) { smem = $0; sub(/ bytes smem.*/, "", smem); sub(/.* /, "", smem) }
-            print name, arch, regs, stack, spill, smem
-        }' "$tmp/ru$a.txt"
-done > "$tmp/all.txt"
+# One line per kernel and architecture: name arch regs stack spills smem
+# (the architecture from ptxas's "Compiling entry function '...' for 'sm_90'").
+awk '
+    /Compiling entry function/ {
+        name = $0; sub(/.*entry function .\047?/, "", name); sub(/\047.*/, "", name)
+        arch = $0; sub(/.*for .sm_/, "", arch); sub(/[^0-9].*/, "", arch)
+    }
+    /bytes stack frame/ { stack = $1; spill = $5 + $9 }
+    /Used [0-9]+ registers/ {
+        regs = $0; sub(/.*Used /, "", regs); sub(/ registers.*/, "", regs)
+        smem = 0
+        if ($0 ~ /bytes smem/) { smem = $0; sub(/ bytes smem.*/, "", smem); sub(/.* /, "", smem) }
+        print name, arch, regs, stack, spill, smem
+    }' "$tmp/ru.txt" > "$tmp/all.txt"
 # Demangled by c++filt (binutils) where it exists, without the namespace
 # and the parameter list; else the mangled name.
 demangle() {
