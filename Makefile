@@ -95,7 +95,8 @@ ifeq ($(CUDA),1)
     CUDA_GENCODE := $(foreach a,$(CUDA_ARCH_LIST),-gencode arch=compute_$(a),code=sm_$(a)) \
                     -gencode arch=compute_$(lastword $(CUDA_ARCH_LIST)),code=compute_$(lastword $(CUDA_ARCH_LIST))
   endif
-  NVCCFLAGS := $(NVCC_BASE) $(CUDA_GENCODE) -Xcompiler -Wall,-Wextra -Werror all-warnings
+  # --threads 0: the architectures of the fat binary compile in parallel
+  NVCCFLAGS := $(NVCC_BASE) $(CUDA_GENCODE) --threads 0 -Xcompiler -Wall,-Wextra -Werror all-warnings
   CUDA_LIBDIR ?= $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib) $(CUDA_HOME)/lib64)
   BUILD    := $(BUILD)-cuda
   CFLAGS   += -DGAIA_USE_CUDA -isystem $(CUDA_HOME)/include

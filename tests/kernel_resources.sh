@@ -75,6 +75,12 @@ awk '
         if ($0 ~ /bytes smem/) { smem = $0; sub(/ bytes smem.*/, "", smem); sub(/.* /, "", smem) }
         print name, arch, regs, stack, spill, smem
     }' "$tmp/ru.txt" > "$tmp/all.txt"
+# One line per kernel and architecture, or the report was garbled (nvcc
+# --threads runs one ptxas per architecture at once).
+if [ "$(awk '{ print $1, $2 }' "$tmp/all.txt" | sort | uniq -d | wc -l)" -ne 0 ]; then
+    echo "kernel_resources: a kernel appears twice for one architecture in the report" >&2
+    exit 2
+fi
 # Demangled by c++filt (binutils) where it exists, without the namespace
 # and the parameter list; else the mangled name.
 demangle() {
