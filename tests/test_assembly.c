@@ -64,7 +64,11 @@ static void assembly_explicit_projection_curve_and_convergence(gt *t) {
         for (i = 1; i < 11; i++)
             GT_CHECK(t, hist[i] >= 0.9 * asm_ref_curve[i] / 1.35 && hist[i] <= 1.1 * asm_ref_curve[i],
                      "seed %d step %d: support %zu outside the band of %.0f", s, i + 1, hist[i], asm_ref_curve[i]);
-        GT_CHECK(t, hist[15] - hist[12] <= 3, "seed %d: still growing (%zu -> %zu)", s, hist[12], hist[15]);
+        /* converged: a few winners still slip in over steps 13-16 (5 in one
+           seed of about a hundred, GAIA_TEST_SEED=1795852588, up to 3 in the
+           rest); an unconverged area gains over 100 a step */
+        GT_CHECK(t, hist[15] - hist[12] <= 0.01 * 1213, "seed %d: still growing (%zu -> %zu)", s, hist[12],
+                 hist[15]);
     }
 }
 
