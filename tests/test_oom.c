@@ -61,6 +61,17 @@ static void buf_put(oom_buf *b, const void *p, size_t n) {
     b->n += n;
 }
 
+/* The rest of f appended to b; f is closed. */
+static void buf_put_file(oom_buf *b, FILE *f) {
+    for (;;) {
+        unsigned char chunk[4096];
+        size_t got = fread(chunk, 1, sizeof chunk, f);
+        if (!got) break;
+        buf_put(b, chunk, got);
+    }
+    fclose(f);
+}
+
 static void buf_tensor(oom_env *e, oom_buf *b, const gaia_tensor *x) {
     size_t n, k;
     float *h;
@@ -130,13 +141,7 @@ static void buf_optim(oom_env *e, oom_buf *b) {
         buf_put(b, "?", 1);
         return;
     }
-    for (;;) {
-        unsigned char chunk[4096];
-        size_t got = fread(chunk, 1, sizeof chunk, f);
-        if (!got) break;
-        buf_put(b, chunk, got);
-    }
-    fclose(f);
+    buf_put_file(b, f);
 }
 
 /* The inputs (and a preset output) or everything, as bytes. */
@@ -834,13 +839,7 @@ static void oom_slurp(const char *path, oom_buf *b) {
     memset(b, 0, sizeof *b);
     if (!f) return;
     b->p = (unsigned char *)malloc(1); /* an empty file: p set, n 0 */
-    for (;;) {
-        unsigned char chunk[4096];
-        size_t got = fread(chunk, 1, sizeof chunk, f);
-        if (!got) break;
-        buf_put(b, chunk, got);
-    }
-    fclose(f);
+    buf_put_file(b, f);
 }
 
 static int oom_spill(const char *path, const oom_buf *b) {
