@@ -2247,7 +2247,9 @@ typedef enum gaia_layer_act {
 } gaia_layer_act;
 
 /* Input precision of attention: float32, or inputs (and the probabilities)
-   rounded to bf16 / fp16 as the tensor cores see them, accumulating in float32. */
+   rounded to bf16 / fp16 as the tensor cores see them, accumulating in float32.
+   Turing GPUs (compute 7.5) have no bf16 tensor cores: bf16 runs as float32
+   there. */
 typedef enum gaia_layer_precision {
     GAIA_LAYER_PREC_F32 = 0,
     GAIA_LAYER_PREC_BF16,

@@ -1038,6 +1038,13 @@ static gaia_status gaia__cuda_layer_layernorm(gaia_ctx *ctx, const float *x, con
     return GAIA_OK;
 }
 
+/* Turing (compute 7.x) has no bf16 tensor cores, and gaia_kernels.cu builds
+   no bf16 attention for it: bf16 runs as float32 there, forward and
+   backward alike (more exact than bf16, never less). */
+static int gaia__cuda_attention_prec(gaia_ctx *ctx, gaia_layer_precision prec) {
+    return prec == GAIA_LAYER_PREC_BF16 && gaia__cuda_state(ctx)->prop.major < 8 ? (int)GAIA_LAYER_PREC_F32 : (int)prec;
+}
+
 static gaia_status gaia__cuda_layer_attention(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
                                               const float *k, const float *v, float *o, size_t bh, size_t nq,
                                               size_t nk, size_t d, float scale, int causal) {
@@ -1045,8 +1052,8 @@ static gaia_status gaia__cuda_layer_attention(gaia_ctx *ctx, gaia_layer_precisio
         return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_layer_attention",
                           "sizes too large for the kernel's grid (B*H %zu, Nq %zu, Nk %zu)", bh, nq, nk);
     GAIA__CUDA_LAYER_TRY(ctx, "gaia_layer_attention",
-                         gaia_cuda_layer_attention((int)prec, q, k, v, o, bh, nq, nk, d, scale, causal,
-                                                   GAIA__CUDA_STREAM(ctx)));
+                         gaia_cuda_layer_attention(gaia__cuda_attention_prec(ctx, prec), q, k, v, o, bh, nq, nk, d,
+                                                   scale, causal, GAIA__CUDA_STREAM(ctx)));
     return GAIA_OK;
 }
 
@@ -1206,8 +1213,8 @@ static gaia_status gaia__cuda_layer_attention_train(gaia_ctx *ctx, gaia_layer_pr
         return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_layer_attention",
                           "sizes too large for the kernel's grid (B*H %zu, Nq %zu, Nk %zu)", bh, nq, nk);
     GAIA__CUDA_LAYER_TRY(ctx, "gaia_layer_attention",
-                         gaia_cuda_layer_attention_train((int)prec, q, k, v, o, lse, bh, nq, nk, d, scale, causal,
-                                                         GAIA__CUDA_STREAM(ctx)));
+                         gaia_cuda_layer_attention_train(gaia__cuda_attention_prec(ctx, prec), q, k, v, o, lse, bh, nq,
+                                                         nk, d, scale, causal, GAIA__CUDA_STREAM(ctx)));
     return GAIA_OK;
 }
 static gaia_status gaia__cuda_layer_attention_backward(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
@@ -1216,8 +1223,9 @@ static gaia_status gaia__cuda_layer_attention_backward(gaia_ctx *ctx, gaia_layer
                                                        float *dv, size_t bh, size_t nq, size_t nk, size_t d,
                                                        float scale, int causal) {
     GAIA__CUDA_LAYER_TRY(ctx, "gaia_backward",
-                         gaia_cuda_layer_attention_backward((int)prec, q, k, v, o, lse, dout, dq, dk, dv, bh, nq, nk, d,
-                                                            scale, causal, GAIA__CUDA_STREAM(ctx)));
+                         gaia_cuda_layer_attention_backward(gaia__cuda_attention_prec(ctx, prec), q, k, v, o, lse,
+                                                            dout, dq, dk, dv, bh, nq, nk, d, scale, causal,
+                                                            GAIA__CUDA_STREAM(ctx)));
     return GAIA_OK;
 }
 static gaia_status gaia__cuda_adamw_be(gaia_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n, float lr,

@@ -826,12 +826,12 @@ extern "C" int gaia_cuda_kernels_check(void) {
 // ---------------------------------------------------------------------
 // layer module: CUDA kernels + extern "C" launchers (fragment of gaia_kernels.cu).
 // Each launcher gaia_cuda_layer_<name> is the twin of gaia_cpu_layer_<name> in
-// gaia_cpu.h and returns a cudaError_t (as int): 0 on success. Written to
-// be plainly correct first; no GPU was available when they were written, so
-// the consistency tests (tests/test_layer.c) are their first real check.
+// gaia_cpu.h and returns a cudaError_t (as int): 0 on success. The
+// consistency tests (tests/test_layer.c) hold each to its CPU twin.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
+#include <type_traits>
 
 namespace gaia_layer_cu {
 
@@ -1168,10 +1168,12 @@ __global__ void attention_f32_kernel(const float *__restrict__ q, const float *_
 //   sm_80 and newer: one mma.sync m16n8k16 (bf16 and fp16);
 //   sm_75 (fp16 only): two mma.sync m16n8k8, the k = 0..7 and 8..15 halves
 //     (their A, B and C fragments are the halves of the m16n8k16 ones above);
-//   otherwise (bf16 before sm_80, anything before sm_75): mma_emulate, the
-//     same product from warp shuffles and float FMAs. The inputs are the same
-//     rounded 16-bit values, and their products are exact in float32, so the
-//     results differ from the tensor cores' only in the order of the sums.
+//   otherwise (the kernel tests' CPU emulation, and GPUs older than the fat
+//     binary's): mma_emulate, the same product from warp shuffles and float
+//     FMAs. The inputs are the same rounded 16-bit values, and their products
+//     are exact in float32, so the results differ from the tensor cores' only
+//     in the order of the sums. (bf16 on sm_75 never gets here: the kernel
+//     leaves it out, see attention_mma_kernel.)
 #define GAIA_FULL_WARP 0xffffffffu
 
 // C += A B for one m16n8k16 tile without tensor cores. Every lane of the warp
@@ -1350,10 +1352,10 @@ __global__ void attention_kv_convert_kernel(const float *__restrict__ k, const f
 // 64. Shared memory: K and V, two buffers each, of 64 rows of DP + 8 values
 // (the 16-byte pad puts ldmatrix's 8 row addresses in 8 different 4-bank groups).
 template <typename T, int DP, int MT>
-__global__ void __launch_bounds__(GAIA_ATT_MMA_WARPS * 32)
-    attention_mma_kernel(const float *__restrict__ q, const T *__restrict__ kc, const T *__restrict__ vc,
-                         float *__restrict__ o, float *__restrict__ lse, int nq, int nk, int nkp, int d, float scale,
-                         int causal) {
+__device__ __forceinline__ void attention_mma_body(const float *__restrict__ q, const T *__restrict__ kc,
+                                                   const T *__restrict__ vc, float *__restrict__ o,
+                                                   float *__restrict__ lse, int nq, int nk, int nkp, int d,
+                                                   float scale, int causal) {
     typedef mma_type<T> M;
     const int BK = GAIA_ATT_MMA_BK, KS = DP + 8, TILE = BK * KS, BQ = GAIA_ATT_MMA_WARPS * 16 * MT;
     GAIA__K_SHARED_DYN(unsigned char, smraw);
@@ -1524,6 +1526,22 @@ __global__ void __launch_bounds__(GAIA_ATT_MMA_WARPS * 32)
             }
         }
     }
+}
+
+// Turing (sm_75) has no bf16 tensor cores: its bf16 body would be the
+// shuffle emulation, which took ptxas five minutes of every build, so the
+// sm_75 image leaves it out and the host runs bf16 there as float32
+// (gaia__cuda_attention_prec). The emulated kernel tests still compile it.
+template <typename T, int DP, int MT>
+__global__ void __launch_bounds__(GAIA_ATT_MMA_WARPS * 32)
+    attention_mma_kernel(const float *__restrict__ q, const T *__restrict__ kc, const T *__restrict__ vc,
+                         float *__restrict__ o, float *__restrict__ lse, int nq, int nk, int nkp, int d, float scale,
+                         int causal) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    if constexpr (std::is_same<T, __nv_bfloat16>::value) return;
+    else
+#endif
+        attention_mma_body<T, DP, MT>(q, kc, vc, o, lse, nq, nk, nkp, d, scale, causal);
 }
 
 // ------------------------------------------------------------------ Hebbian update

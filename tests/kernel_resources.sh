@@ -11,9 +11,9 @@
 # in build-cuda/gaia_kernels.ptxas, for every architecture it built);
 # without it, gaia_kernels.cu is compiled for each of ARCHS.
 #
-# Exit status 1 when a kernel spills or keeps a stack frame on any
-# architecture, unless it is in the list below with its reason: local
-# memory is many times slower than registers.
+# Exit status 1 when a kernel spills on any architecture, or keeps a stack
+# frame there without a reason in the list below: local memory is many
+# times slower than registers.
 set -u
 NVCC=${NVCC:-nvcc}
 archs=${1:-75 80 90}
@@ -26,9 +26,6 @@ trap 'rm -rf "$tmp"' EXIT
 # Kernels allowed a stack frame, and why.
 allowed="gaia__k_vsa_phasor gaia__k_vsa_quantize gaia__hrr_spec_map_kernel gaia__k_random gaia__k_arange"
 why="double-precision sincos/pow/atan2 and log (the CPU twins' accuracy) keep their slow paths' scratch on the stack"
-# Kernels allowed to spill on one architecture (kernel@arch), and why.
-allowed_spill="attention_mma_kernel<__nv_bfloat16@75"
-why_spill="Turing has no bf16 tensor-core instruction: there the fragments' products run as shuffles and FMAs, correct and slow"
 
 if [ -n "$report" ]; then
     [ -r "$report" ] || { echo "kernel_resources: cannot read $report" >&2; exit 2; }
@@ -53,7 +50,7 @@ echo "stack frame bytes / spill stores + loads bytes / static shared bytes. A"
 echo "stack frame is local memory (device memory behind the L1), many times"
 echo "slower than registers. The script fails when a kernel keeps a stack"
 echo "frame without a reason listed in it (allowed: $why) or"
-echo "spills where it does not allow that (allowed: bf16 attention on sm_75: $why_spill)."
+echo "spills."
 echo
 printf '| kernel |'
 for a in $archs; do printf ' sm_%s |' "$a"; done
@@ -100,10 +97,8 @@ for k in $(awk '{ print $1 }' "$tmp/all.txt" | sort -u); do
             printf ' %s / %s / %s / %s |' "$1" "$2" "$3" "$4"
             base=$(printf '%s' "$name" | sed 's/<.*//')
             if [ "$3" != 0 ]; then
-                case " $allowed_spill " in
-                    *" $(printf '%s' "$name" | sed 's/,.*//')@$a "*) ;;
-                    *) echo "kernel_resources: $name spills $3 bytes on sm_$a" >&2; status=1 ;;
-                esac
+                echo "kernel_resources: $name spills $3 bytes on sm_$a" >&2
+                status=1
             elif [ "$2" != 0 ] && ! printf ' %s ' "$allowed" | grep -q " $base "; then
                 echo "kernel_resources: $name keeps a $2-byte stack frame on sm_$a" >&2
                 status=1
