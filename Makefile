@@ -122,10 +122,11 @@ TEST_C   := $(wildcard tests/*.c)
 TEST_CXX := $(wildcard tests/*.cpp)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_C)) $(patsubst tests/%.cpp,$(BUILD)/tests/%.o,$(TEST_CXX))
 RUNNER   := $(BUILD)/tests/run_tests
-# Doc-tests: tests/doctest.sh turns every example of the manual (gaia.h) and
-# of README.md into a program in $(DOC); the runner's doc suite runs them.
+# Doc-tests: tests/doctest.sh turns every example of the manual (gaia.h), of
+# README.md and of the pages in docs/ into a program in $(DOC); the runner's
+# doc suite runs them.
 DOC      := $(BUILD)/doc
-DOC_SRC  := gaia.h README.md
+DOC_SRC  := gaia.h README.md $(sort $(wildcard docs/*.md))
 
 .PHONY: all test demo examples bench plots install uninstall clean cxx-check print-runner help consumer-check FORCE \
         kernel-resources
@@ -137,7 +138,7 @@ help:
 	@echo '                 (first the kernels of gaia_kernels.cu on the CPU, tests/cuda_emu: T=emu...)'
 	@echo '                 T=name runs the tests whose name contains name (several: T="hrr fft");'
 	@echo '                 a name that matches no test is an error. $(RUNNER) --list names them all'
-	@echo 'make demo        the tour of the four modules, then the hrr examples'
+	@echo 'make demo        the tour of the modules, then the hrr examples'
 	@echo 'make examples    build every example into $(BUILD)/examples (each answers --help)'
 	@echo 'make bench       every benchmark against its peers (peers are optional packages)'
 	@echo 'make plots       the examples'"'"' series as CSV in $(BUILD)/plots and, with gnuplot, docs/*.png'

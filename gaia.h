@@ -172,7 +172,7 @@
    nothing when it is redirected; the examples use it:
        gaia_ctx_set_progress(ctx, gaia_progress_bar, NULL);
 
-   Guarantees (each has tests; README "Guarantees" says which):
+   Guarantees (each has tests; docs/guarantees.md says which):
      bad input   NULL, a wrong shape, k > n, D = 0, an unknown name or flag, a
                  size past the address space: a status and a message, never
                  a crash, never a write out of bounds. Nothing the caller had

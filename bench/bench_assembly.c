@@ -11,8 +11,8 @@
    5. peers, in the same run: the reference simulator's Python code
       (GAIA_ASSEMBLY_PEER = a checkout of it, run by bench_common's Python
       finder; it needs NumPy and SciPy) and its C++ port (GAIA_ASSEMBLY_CPP =
-      a binary built by hand from bench/assembly_cpp_peer.cc, README
-      "Benchmarks"), on the lazy projection of 1 and an explicit one of
+      a binary built by hand from bench/assembly_cpp_peer.cc, as
+      docs/assembly.md says), on the lazy projection of 1 and an explicit one of
       n = 4000; a ratio is printed only for a peer that ran.
    6. samplers: the final support of lazy projections at a few (n, k, p),
       gaia's exact and truncated-normal samplers over many seeds (batched
@@ -226,7 +226,7 @@ static void peer_missing(const char *who) {
             printf("  C++ port: failed (%s printed no runs)\n", cpp_peer_bin());
         else
             printf("  C++ port: not run (set GAIA_ASSEMBLY_CPP to a binary built from bench/assembly_cpp_peer.cc,\n"
-                   "            README \"Benchmarks\")\n");
+                   "            as docs/assembly.md says)\n");
     }
 }
 

@@ -12,14 +12,14 @@
    rank), the time inside collectives (waits for slower ranks included; the
    rest is computation), the payload bytes each rank sent and received, the
    memory each rank holds per neuron of the area, and each rank's peak
-   resident memory (the largest area: README, "Scaling out").
+   resident memory (the largest area: docs/mpi.md).
 
    Weak scaling is a model: run it with n proportional to the ranks (e.g.
    --n 2500000, 5000000, 7500000, 10000000 at -np 1..4) and read the
    "model" line: computation per step per rank against the edges generated
    per rank (K firing sources x n/ranks targets x p), and communication per
    step against its bytes. The "projection" line extrapolates to n = 10^9
-   on 64 ranks from this run's rates (see README, "Scaling out").
+   on 64 ranks from this run's rates (see docs/mpi.md).
 
    On a machine with fewer cores than ranks (the development machine has
    2), ranks share cores: the computation they measure still scales as the

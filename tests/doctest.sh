@@ -6,7 +6,9 @@
 #   sh tests/doctest.sh OUTDIR cpu|cuda FILE...     (the Makefile runs it)
 #
 # What is an example:
-#   README.md (any *.md)   every fenced block that opens with ```c
+#   README.md (any *.md)   every fenced block that opens with ```c (the
+#                          tests are named doc_readme_SECTION for README.md,
+#                          doc_PAGE_SECTION for docs/PAGE.md)
 #   gaia.h (any *.h)       in the manual (the first comment), the lines
 #                          indented by 7 or more spaces that follow a line
 #                          "Example:" (text may come before the colon, as in
@@ -37,7 +39,8 @@ rm -f "$out"/*.c "$out"/*.expect "$out"/build_lines.*
 
 for src in "$@"; do
     case "$src" in
-    *.md) kind=md tag=readme ;;
+    README.md | */README.md) kind=md tag=readme ;;
+    *.md) kind=md tag=$(basename "$src" .md | tr -c 'A-Za-z0-9\n' '_') ;;
     *.h) kind=manual tag=manual ;;
     *) echo "doctest.sh: do not know how to read $src" >&2; exit 2 ;;
     esac

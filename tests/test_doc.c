@@ -1,10 +1,10 @@
-/* The doc suite: every example of the manual (gaia.h) and of README.md,
-   extracted by tests/doctest.sh into programs beside the runner (../doc/),
-   must build (the Makefile does that), run with exit status 0 and print what
-   its "prints:" comments say. Further cases check that the manual and the
-   README give the same build command lines, and that the example programs
-   (built beside the runner, ../examples/) do what the README's "Running the
-   examples" says: each answers --help, refuses an unknown option, and
+/* The doc suite: every example of the manual (gaia.h), of README.md and of
+   the pages in docs/, extracted by tests/doctest.sh into programs beside the runner
+   (../doc/), must build (the Makefile does that), run with exit status 0 and
+   print what its "prints:" comments say. Further cases check that the manual
+   and docs/building.md give the same build command lines, and that the
+   example programs (built beside the runner, ../examples/) do what
+   docs/examples.md says: each answers --help, refuses an unknown option, and
    tensor_basics keeps the file it says it saved. */
 #include "gaia_test.h"
 #include <dirent.h>
@@ -159,18 +159,20 @@ static int doc_lines_within(const char *a, const char *b, char *missing, size_t 
     return 1;
 }
 
+/* The build lines of docs/building.md and of the manual are the same set,
+   and the README shows only lines of the manual. */
 static void doc_build_lines_agree(gt *t) {
-    char pa[4300], pb[4300], missing[600];
-    char *a, *b;
-    int ok;
+    char pa[4300], pb[4300], pr[4300], missing[600];
+    char *a, *b, *r;
     snprintf(pa, sizeof pa, "%s/../doc/build_lines.gaia.h", gt_exe_dir);
-    snprintf(pb, sizeof pb, "%s/../doc/build_lines.README.md", gt_exe_dir);
+    snprintf(pb, sizeof pb, "%s/../doc/build_lines.building.md", gt_exe_dir);
+    snprintf(pr, sizeof pr, "%s/../doc/build_lines.README.md", gt_exe_dir);
     a = doc_read_file(pa, NULL);
     b = doc_read_file(pb, NULL);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        GT_CHECK(t, 0, "cannot read %s or %s (make test writes them)", pa, pb);
+    r = doc_read_file(pr, NULL);
+    if (!a || !b || !r) {
+        GT_CHECK(t, 0, "cannot read %s, %s or %s (make test writes them)", !a ? pa : "", !b ? pb : "", !r ? pr : "");
+        goto done;
     }
     /* CUDA's headers come in with -isystem (its warnings are not ours under
        -Werror), and every nvcc line has the Makefile's flags. */
@@ -188,23 +190,24 @@ static void doc_build_lines_agree(gt *t) {
                 gt_fail_at(t, "gaia.h", 1, "build line '%s' should use -isystem for CUDA headers and start '%s'", one,
                            base ? base : "(no nvcc_base: make test writes it)");
                 free(base);
-                free(a);
-                free(b);
-                return;
+                goto done;
             }
             line = e ? e + 1 : NULL;
         }
         free(base);
     }
-    ok = doc_lines_within(a, b, missing, sizeof missing);
-    if (ok) {
-        ok = doc_lines_within(b, a, missing, sizeof missing);
-        if (!ok) gt_fail_at(t, "README.md", 1, "build line not in the manual (gaia.h section 2): %s", missing);
-    } else {
-        gt_fail_at(t, "gaia.h", 1, "build line of the manual not in the README: %s", missing);
-    }
+    if (!doc_lines_within(a, b, missing, sizeof missing))
+        gt_fail_at(t, "gaia.h", 1, "build line of the manual not in docs/building.md: %s", missing);
+    else if (!doc_lines_within(b, a, missing, sizeof missing))
+        gt_fail_at(t, "docs/building.md", 1, "build line not in the manual (gaia.h section 2): %s", missing);
+    else if (!doc_lines_within(r, a, missing, sizeof missing))
+        gt_fail_at(t, "README.md", 1, "build line not in the manual (gaia.h section 2): %s", missing);
+    else
+        GT_CHECK(t, *r, "the README shows no build line");
+done:
     free(a);
     free(b);
+    free(r);
 }
 
 /* Each example program: --help prints a usage line with its name and exits
@@ -248,7 +251,7 @@ static void doc_examples_answer_help(gt *t) {
         free(out);
     }
     closedir(d);
-    GT_CHECK(t, seen >= 8, "found %d example programs in %s, want the 8 of the README", seen, dir);
+    GT_CHECK(t, seen >= 8, "found %d example programs in %s, want the 8 of docs/examples.md", seen, dir);
 }
 
 /* tensor_basics says it saved h: the file must be there afterwards, and hold
@@ -376,7 +379,7 @@ static void doc_examples_write_their_csv(gt *t) {
    "head -AREA-> dependent"). The brain's seed is fixed (the example's
    default): a determiner's word comes back into the lexicon at 14-20 of
    its 20 neurons, in gaia and in the reference alike, so with another seed
-   now and then it falls below the read-out's 70% (README), and a test of
+   now and then it falls below the read-out's 70% (docs/assembly.md), and a test of
    varying seed would fail now and then for the model's sake. */
 static void doc_parser_example_reads_out_the_reference_dependencies(gt *t) {
     static const struct { const char *sentence, *deps[6]; } want[] = {

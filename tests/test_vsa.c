@@ -749,7 +749,7 @@ static size_t resonator_min_successes(size_t n, double p) {
    (64x the D = 500 point) collapses at D = 500.
    The chain runs up to 3000 sweeps: near capacity convergence is slow, and
    a cap of 300 alone costs D = 250, M = 16 about 1% (991 of 1000).
-   Measured (400-1000 trials, 3000 sweeps; see README): 100% on the chain;
+   Measured (400-1000 trials, 3000 sweeps; see docs/vsa.md): 100% on the chain;
    ~70% at D = 250, M = 40 (1000 sweeps); ~2-5% at D = 500, M = 100 (300
    sweeps). gaia's own 99% capacity at F = 3 is about 1.2e4 (D = 250),
    0.9-1.25e5 (D = 500), 3.4-5e5 (D = 1000): 4-8x per doubling of D. */
