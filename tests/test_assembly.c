@@ -864,6 +864,47 @@ static void assembly_plasticity_learns_weights(gt *t) {
     gaia_brain_destroy(b);
 }
 
+/* gaia_brain_fibre_stats against the synapses read one row at a time:
+   the number of learned weights (not 1), their mean and maximum, and the
+   synapse count, of an area's recurrent fibre after learning, in explicit
+   mode and in lazy mode (there the rows are those of the support). */
+static void assembly_fibre_stats_match_the_rows(gt *t) {
+    static uint32_t tg[2000];
+    static float wt[2000];
+    int m;
+    for (m = 0; m < 2; m++) {
+        gaia_area_mode mode = m ? GAIA_AREA_LAZY : GAIA_AREA_EXPLICIT;
+        gaia_brain *b = asm_projection_brain(t, t->seed, 2000, 50, 0.1, 0.2f, mode);
+        gaia_fibre_stats st;
+        size_t plastic = 0, count = 0, c, q, rows = 2000;
+        double sum = 0.0, max = 0.0;
+        uint32_t i;
+        const char *name = m ? "lazy" : "explicit";
+        GT_CHECK_OR_DONE(t, b != NULL, "%s", gaia_last_error(t->ctx));
+        GT_OK(t, gaia_brain_op_projection(b, "s", "A", 6));
+        GT_OK(t, gaia_brain_fibre_stats(b, "A", "A", &st));
+        if (m) GT_OK(t, gaia_brain_support(b, "A", &rows));
+        for (i = 0; i < rows; i++) {
+            GT_OK(t, gaia_brain_synapse_row(b, "A", "A", i, tg, wt, 2000, &c));
+            for (q = 0; q < c; q++) {
+                plastic += wt[q] != 1.0f;
+                sum += wt[q];
+                if (wt[q] > max) max = wt[q];
+            }
+            count += c;
+        }
+        GT_CHECK(t, st.synapses_exact && st.synapses == (double)count, "%s A>A: %.0f synapses, the rows hold %zu",
+                 name, st.synapses, count);
+        GT_CHECK(t, plastic > 0 && st.plastic == plastic, "%s A>A: %zu plastic, the rows hold %zu weights other than 1",
+                 name, st.plastic, plastic);
+        GT_CHECK(t, fabs(st.mean_weight - sum / (double)count) <= 1e-9 * (sum / (double)count) && st.max_weight == max,
+                 "%s A>A: mean %.9g and max %g, the rows' %.9g and %g", name, st.mean_weight, st.max_weight,
+                 sum / (double)count, max);
+    done:
+        gaia_brain_destroy(b);
+    }
+}
+
 static void assembly_area_controls(gt *t) {
     gaia_brain *b = asm_projection_brain(t, t->seed, 20000, 100, 0.05, 0.1f, GAIA_AREA_EXPLICIT);
     uint32_t w[1024], set[3] = {7, 3, 11};
@@ -1042,6 +1083,7 @@ const gt_case gt_assembly_cases[] = {
     {"assembly_converged_steps_learn_like_a_fresh_start", assembly_converged_steps_learn_like_a_fresh_start},
     {"assembly_out_of_memory_in_a_step", assembly_out_of_memory_in_a_step},
     {"assembly_memory_matches_the_allocator_as_caches_grow", assembly_memory_matches_the_allocator_as_caches_grow},
+    {"assembly_fibre_stats_match_the_rows", assembly_fibre_stats_match_the_rows},
     {"assembly_save_load_round_trip", assembly_save_load_round_trip},
     {"assembly_corrupt_file_is_rejected", assembly_corrupt_file_is_rejected},
     {"assembly_image_name_with_a_nul_byte_is_rejected", assembly_image_name_with_a_nul_byte_is_rejected},

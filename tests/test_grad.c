@@ -39,7 +39,18 @@ static double grad_loss(const grad_case *c, const double *a, const double *b, co
     return L;
 }
 
-/* Runs one case; returns 0 and fills msg on a mismatch. */
+/* Tensor memory handed out on the CPU and (where one answers) the GPU. */
+static size_t grad_bytes_in_use(gaia_ctx *ctx) {
+    gaia_memory_stats m;
+    size_t n = 0;
+    if (gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &m) == GAIA_OK) n += m.bytes_in_use;
+    if (gaia_memory_stats_get(ctx, GAIA_DEVICE_CUDA, &m) == GAIA_OK) n += m.bytes_in_use;
+    return n;
+}
+
+/* Runs one case; returns 0 and fills msg on a mismatch, or when the forward
+   and backward pass leave tensor memory in use after every tensor of the
+   case is freed (a temporary of the backward that was never freed). */
 static int grad_check(gt *t, const grad_case *c, char *msg, size_t cap) {
     size_t na = grad_numel(c->nda, c->sa), nb = grad_numel(c->ndb, c->sb), ny = grad_numel(c->ndy, c->sy), i;
     float *fa = gt_alloc_floats(na), *fb = nb ? gt_alloc_floats(nb) : NULL, *fR = gt_alloc_floats(ny);
@@ -50,6 +61,7 @@ static int grad_check(gt *t, const grad_case *c, char *msg, size_t cap) {
     float *ga = NULL, *gb = NULL;
     int ok = 0;
     const double h = 1e-6;
+    const size_t in_use = grad_bytes_in_use(t->ctx);
     msg[0] = '\0';
     if (!fa || (nb && !fb) || !fR || !da || !db || !R || !y || !ref_ga || !ref_gb) {
         snprintf(msg, cap, "out of memory");
@@ -124,6 +136,11 @@ done:
     gaia_tensor_free(w);
     gaia_tensor_free(L);
     gaia_tape_clear(t->ctx);
+    if (ok && grad_bytes_in_use(t->ctx) != in_use) {
+        snprintf(msg, cap, "%zu bytes of tensor memory in use after the case freed its tensors, %zu before",
+                 grad_bytes_in_use(t->ctx), in_use);
+        ok = 0;
+    }
     return ok;
 }
 
@@ -1148,6 +1165,42 @@ static long grad_differs(gt *t, const gaia_tensor *x, const float *want, size_t 
     return -1;
 }
 
+/* Indices are integers held in float tensors, so a user can mark one as a
+   parameter by mistake: gather and scatter_add give it no gradient, and the
+   values' gradient is the same as without the mark. Marked alone, the index
+   puts nothing on the tape. */
+static void grad_indices_get_no_gradient(gt *t) {
+    static const float xv[6] = {0.5f, -1.0f, 2.0f, 3.0f, -0.25f, 1.5f}, iv[4] = {2, 0, 0, 1};
+    static const float w[4] = {1.0f, 2.0f, -3.0f, 0.5f};
+    const float want[6] = {2.0f - 3.0f, 0.5f, 1.0f, 0.0f, 0.0f, 0.0f}; /* x[0] twice, x[1], x[2]: d/dx of sum(w x[i]) */
+    size_t sx[1] = {6}, si[1] = {4};
+    int marked;
+    for (marked = 0; marked < 3; marked++) {
+        gaia_tensor *x = NULL, *idx = NULL, *y = NULL;
+        float got[6];
+        long at;
+        if (marked < 2) GT_OK(t, grad_param(t, 1, sx, xv, &x));
+        else GT_OK(t, gaia_tensor_from_host(t->ctx, 1, sx, xv, &x));
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 1, si, iv, &idx));
+        if (marked) GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, idx, 1));
+        GT_OK(t, gaia_tensor_gather(t->ctx, x, 0, idx, &y));
+        if (marked < 2) {
+            GT_OK(t, grad_weighted_backward(t, y, w));
+            at = grad_differs(t, x, want, 6, got);
+            GT_CHECK(t, at == -1, "index %s: d/dx[%ld] is %g, want %g", marked ? "marked" : "unmarked", at,
+                     at >= 0 ? (double)got[at] : 0.0, at >= 0 ? (double)want[at] : 0.0);
+        } else { /* nothing recorded: the loss depends on no parameter */
+            GT_STATUS(t, GAIA_ERR_INVALID_ARG, grad_weighted_backward(t, y, w));
+            GT_CHECK(t, gaia_tensor_grad(x) == NULL, "the values got a gradient without being a parameter");
+        }
+        GT_CHECK(t, gaia_tensor_grad(idx) == NULL, "the index (%s) got a gradient", marked ? "marked" : "unmarked");
+        gaia_tape_clear(t->ctx);
+        gaia_tensor_free(x);
+        gaia_tensor_free(idx);
+        gaia_tensor_free(y);
+    }
+}
+
 #define GRAD_TIE_CHECK(what, x, want, n)                                                                          \
     do {                                                                                                          \
         long at_ = grad_differs(t, (x), (want), (n), got);                                                        \
@@ -1422,6 +1475,7 @@ const gt_case gt_grad_cases[] = {
     {"optim_steps_follow_their_formulas", optim_steps_follow_their_formulas},
     {"optim_clip_and_schedule", optim_clip_and_schedule},
     {"grad_ties_follow_the_documented_rules", grad_ties_follow_the_documented_rules},
+    {"grad_indices_get_no_gradient", grad_indices_get_no_gradient},
     {"grad_clip_norm_is_exact_on_both_sides_of_the_limit", grad_clip_norm_is_exact_on_both_sides_of_the_limit},
     {"train_mlp_learns_two_spirals", train_mlp_learns_two_spirals},
     {NULL, NULL},
