@@ -143,7 +143,7 @@ help:
 	@echo 'make plots       the examples'"'"' series as CSV in $(BUILD)/plots and, with gnuplot, docs/*.png'
 	@echo '                 (BENCH_OUT=file: a make bench output for the benchmark picture)'
 	@echo 'make install     PREFIX=$(PREFIX) DESTDIR=: headers, gaia.pc, the CMake package (lib/cmake/gaia,'
-	@echo '                 for find_package(gaia)); with CUDA=1 also libgaia_kernels.a and gaia-cuda.pc'
+	@echo '                 for find_package(gaia)), LICENSE; with CUDA=1 also libgaia_kernels.a and gaia-cuda.pc'
 	@echo 'make fuzz | tsan  libFuzzer on the file parsers (clang) | two contexts under ThreadSanitizer'
 	@echo 'make mutate      plant bugs one at a time, run the tests that should catch them, list survivors'
 	@echo '                 (MUTATE_SAMPLE=100 MUTATE_SEED=1 MUTATE_FILES=gaia_cpu.h,gaia.h MUTATE_FUNCTIONS=regex'
@@ -363,8 +363,8 @@ consumer-check:
 	sh tests/consumer/check.sh
 
 # ---------------------------------------------------------------- install
-# Headers into include/gaia, the kernels' source into share/gaia, gaia.pc,
-# and the CMake package in lib/cmake/gaia
+# Headers into include/gaia, the kernels' source into share/gaia, LICENSE
+# into share/doc/gaia, gaia.pc, and the CMake package in lib/cmake/gaia
 # (gaiaConfig.cmake, gaiaConfigVersion.cmake, gaiaTargets.cmake): the same
 # files and targets as `cmake --install`, written by sed, so find_package(gaia)
 # works after either. A CUDA build adds the prebuilt kernels
@@ -372,6 +372,7 @@ consumer-check:
 # files carry -fopenmp, and the CMake package OpenMP::OpenMP_C, when this
 # build uses OpenMP.
 LIBDIR     := $(PREFIX)/lib
+DOCDIR     := $(PREFIX)/share/doc/gaia
 CMAKEDIR    = $(LIBDIR)/cmake/gaia
 VERSION     = $(shell sed -n 's/^.define GAIA_VERSION_STRING "\(.*\)"/\1/p' gaia.h)
 PC_OPENMP  := $(if $(filter 1,$(OMP)),-fopenmp)
@@ -392,10 +393,11 @@ CMAKE_SED   = -e 's|@VERSION@|$(VERSION)|g' -e 's|@SIZEOF_VOID_P@|$(SIZEOF_VOID_
               -e 's|@GAIA_WITH_OPENMP@|$(if $(filter 1,$(OMP)),ON,OFF)|g' \
               -e 's|@CMAKE_PREFIX_FROM_CONFIG@|$(CMAKE_PREFIX_FROM_CONFIG)|g'
 install: $(if $(filter 1,$(CUDA)),$(BUILD)/libgaia_kernels.a)
-	install -d $(DESTDIR)$(PREFIX)/include/gaia $(DESTDIR)$(PREFIX)/share/gaia \
+	install -d $(DESTDIR)$(PREFIX)/include/gaia $(DESTDIR)$(PREFIX)/share/gaia $(DESTDIR)$(DOCDIR) \
 	           $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(CMAKEDIR)
 	install -m 644 $(HEADERS) $(DESTDIR)$(PREFIX)/include/gaia/
 	install -m 644 gaia_kernels.cu $(DESTDIR)$(PREFIX)/share/gaia/
+	install -m 644 LICENSE $(DESTDIR)$(DOCDIR)/
 	sed $(PC_SED) pkgconfig/gaia.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/gaia.pc
 	sed $(CMAKE_SED) cmake/gaiaConfig.cmake.in > $(DESTDIR)$(CMAKEDIR)/gaiaConfig.cmake
 	sed $(CMAKE_SED) cmake/gaiaMakeConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/gaiaConfigVersion.cmake
@@ -410,11 +412,11 @@ endif
 # have created that are left empty; never PREFIX itself, nor a directory that
 # holds anything else.
 uninstall:
-	rm -rf $(DESTDIR)$(PREFIX)/include/gaia $(DESTDIR)$(PREFIX)/share/gaia $(DESTDIR)$(CMAKEDIR)
+	rm -rf $(DESTDIR)$(PREFIX)/include/gaia $(DESTDIR)$(PREFIX)/share/gaia $(DESTDIR)$(DOCDIR) $(DESTDIR)$(CMAKEDIR)
 	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/gaia.pc $(DESTDIR)$(LIBDIR)/pkgconfig/gaia-cuda.pc \
 	      $(DESTDIR)$(LIBDIR)/libgaia_kernels.a
 	@for d in $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/cmake $(DESTDIR)$(LIBDIR) \
-	          $(DESTDIR)$(PREFIX)/share $(DESTDIR)$(PREFIX)/include; do \
+	          $(DESTDIR)$(PREFIX)/share/doc $(DESTDIR)$(PREFIX)/share $(DESTDIR)$(PREFIX)/include; do \
 	  if [ -d "$$d" ]; then rmdir "$$d" 2>/dev/null || true; fi; done
 
 clean:

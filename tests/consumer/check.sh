@@ -82,6 +82,7 @@ same_install() { # MAKE_PREFIX CMAKE_PREFIX NAME
         echo "check.sh: make install and cmake --install install different files (<: make, >: cmake)" >&2
         exit 1
     fi
+    [ -f "$1/share/doc/gaia/LICENSE" ] || { echo "check.sh: no share/doc/gaia/LICENSE under $1" >&2; exit 1; }
     cmp -s "$1/lib/cmake/gaia/gaiaConfig.cmake" "$2/lib/cmake/gaia/gaiaConfig.cmake" ||
         { echo "check.sh: make install and cmake --install write different gaiaConfig.cmake" >&2; exit 1; }
     for p in "$1" "$2"; do
