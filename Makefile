@@ -143,8 +143,8 @@ help:
 	@echo 'make bench       every benchmark against its peers (peers are optional packages)'
 	@echo 'make plots       the examples'"'"' series as CSV in $(BUILD)/plots and, with gnuplot, docs/*.png'
 	@echo '                 (BENCH_OUT=file: a make bench output for the benchmark picture)'
-	@echo 'make install     PREFIX=$(PREFIX) DESTDIR=: headers, gaia.pc; with CUDA=1 also'
-	@echo '                 libgaia_kernels.a and gaia-cuda.pc'
+	@echo 'make install     PREFIX=$(PREFIX) DESTDIR=: headers, gaia.pc, the CMake package (lib/cmake/gaia,'
+	@echo '                 for find_package(gaia)), LICENSE; with CUDA=1 also libgaia_kernels.a and gaia-cuda.pc'
 	@echo 'make fuzz | tsan  libFuzzer on the file parsers (clang) | two contexts under ThreadSanitizer'
 	@echo 'make mutate      plant bugs one at a time, run the tests that should catch them, list survivors'
 	@echo '                 (MUTATE_SAMPLE=100 MUTATE_SEED=1 MUTATE_FILES=gaia_cpu.h,gaia.h MUTATE_FUNCTIONS=regex'
@@ -152,8 +152,10 @@ help:
 	@echo 'make kernel-resources  registers, stack, spills and shared memory of every CUDA kernel'
 	@echo '                 (KRES_ARCHS="75 80 90") into docs/kernel-resources.md; fails on a spill (needs nvcc)'
 	@echo 'make consumer-check  install to a temp prefix; build tests/consumer via pkg-config,'
-	@echo '                 find_package and add_subdirectory (CUDA variants too when nvcc is found)'
-	@echo 'make uninstall | clean | cxx-check'
+	@echo '                 find_package (of make install and cmake --install, which must agree) and'
+	@echo '                 add_subdirectory (CUDA variants too when nvcc is found); uninstall leaves nothing'
+	@echo 'make uninstall   PREFIX= DESTDIR=: removes what make install (or cmake --install) put there'
+	@echo 'make clean | cxx-check'
 	@echo 'options: CUDA=1 (nvcc; CUDA_ARCH="75 80 90" or native), OMP=0, NATIVE=0, SANITIZE=1,'
 	@echo '         MPI=1 (mpicc; build-mpi/; make MPI=1 test runs tests/mpi under mpirun -np 1..4)'
 	@$(if $(filter 1,$(CUDA)),echo 'CUDA_ARCH of this build: $(CUDA_ARCH) ($(NVCC) $(CUDA_GENCODE))')
@@ -220,6 +222,13 @@ $(RUNNER): $(LIB) $(TEST_OBJ) $(DOC)/programs
 $(DOC)/doc_cases.h: $(DOC_SRC) tests/doctest.sh Makefile
 	sh tests/doctest.sh $(DOC) $(if $(filter 1,$(CUDA)),cuda,cpu) $(DOC_SRC)
 	@echo 'nvcc $(NVCC_BASE) ' > $(DOC)/nvcc_base
+
+# The doc suite checks that the changelog names the version in gaia.h; a
+# changed changelog is copied again (the runner relinks, nothing recompiles).
+$(DOC)/CHANGELOG.md: CHANGELOG.md
+	@mkdir -p $(@D)
+	cp CHANGELOG.md $@
+$(RUNNER): $(DOC)/CHANGELOG.md
 
 $(DOC)/programs: $(DOC)/doc_cases.h $(LIB)
 	@set -e; for f in $(DOC)/*.c; do \
@@ -362,30 +371,61 @@ consumer-check:
 	sh tests/consumer/check.sh
 
 # ---------------------------------------------------------------- install
-# Headers into include/gaia, the kernels' source into share/gaia, gaia.pc; a
-# CUDA build adds the prebuilt kernels (libgaia_kernels.a) and gaia-cuda.pc.
-# The .pc files carry -fopenmp when this build uses OpenMP.
+# Headers into include/gaia, the kernels' source into share/gaia, LICENSE
+# into share/doc/gaia, gaia.pc, and the CMake package in lib/cmake/gaia
+# (gaiaConfig.cmake, gaiaConfigVersion.cmake, gaiaTargets.cmake): the same
+# files and targets as `cmake --install`, written by sed, so find_package(gaia)
+# works after either. A CUDA build adds the prebuilt kernels
+# (libgaia_kernels.a, the target gaia::kernels) and gaia-cuda.pc. The .pc
+# files carry -fopenmp, and the CMake package OpenMP::OpenMP_C, when this
+# build uses OpenMP.
 LIBDIR     := $(PREFIX)/lib
+DOCDIR     := $(PREFIX)/share/doc/gaia
+CMAKEDIR    = $(LIBDIR)/cmake/gaia
 VERSION     = $(shell sed -n 's/^.define GAIA_VERSION_STRING "\(.*\)"/\1/p' gaia.h)
 PC_OPENMP  := $(if $(filter 1,$(OMP)),-fopenmp)
 PC_SED     := -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
               -e 's|@VERSION@|$(VERSION)|g' \
               -e 's|@OPENMP@|$(PC_OPENMP)|g' -e 's|@CUDA_HOME@|$(CUDA_HOME)|g' -e 's|@CUDA_LIBDIR@|$(CUDA_LIBDIR)|g' \
               -e 's| *$$||'
+# The prefix as gaiaTargets.cmake finds it: relative to its own directory
+# when LIBDIR lies under PREFIX (the installed tree may then move), else
+# PREFIX itself. The version file checks the compiler's pointer size.
+empty :=
+space := $(empty) $(empty)
+CMAKE_UP_TO_PREFIX = $(subst $(space),,$(foreach d,$(subst /, ,$(patsubst $(PREFIX)/%,%,$(LIBDIR))),/..))
+CMAKE_PREFIX_FROM_CONFIG = $(if $(filter $(PREFIX)/%,$(LIBDIR)),$${CMAKE_CURRENT_LIST_DIR}/../..$(CMAKE_UP_TO_PREFIX),$(PREFIX))
+SIZEOF_VOID_P = $(shell echo __SIZEOF_POINTER__ | $(CC) -E -P -x c - | tail -n 1)
+CMAKE_SED   = -e 's|@VERSION@|$(VERSION)|g' -e 's|@SIZEOF_VOID_P@|$(SIZEOF_VOID_P)|g' \
+              -e 's|@GAIA_USE_CUDA@|$(if $(filter 1,$(CUDA)),ON,OFF)|g' \
+              -e 's|@GAIA_WITH_OPENMP@|$(if $(filter 1,$(OMP)),ON,OFF)|g' \
+              -e 's|@CMAKE_PREFIX_FROM_CONFIG@|$(CMAKE_PREFIX_FROM_CONFIG)|g'
 install: $(if $(filter 1,$(CUDA)),$(BUILD)/libgaia_kernels.a)
-	install -d $(DESTDIR)$(PREFIX)/include/gaia $(DESTDIR)$(PREFIX)/share/gaia $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/include/gaia $(DESTDIR)$(PREFIX)/share/gaia $(DESTDIR)$(DOCDIR) \
+	           $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(CMAKEDIR)
 	install -m 644 $(HEADERS) $(DESTDIR)$(PREFIX)/include/gaia/
 	install -m 644 gaia_kernels.cu $(DESTDIR)$(PREFIX)/share/gaia/
+	install -m 644 LICENSE $(DESTDIR)$(DOCDIR)/
 	sed $(PC_SED) pkgconfig/gaia.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/gaia.pc
+	sed $(CMAKE_SED) cmake/gaiaConfig.cmake.in > $(DESTDIR)$(CMAKEDIR)/gaiaConfig.cmake
+	sed $(CMAKE_SED) cmake/gaiaMakeConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/gaiaConfigVersion.cmake
+	sed $(CMAKE_SED) cmake/gaiaMakeTargets.cmake.in > $(DESTDIR)$(CMAKEDIR)/gaiaTargets.cmake
 ifeq ($(CUDA),1)
 	install -m 644 $(BUILD)/libgaia_kernels.a $(DESTDIR)$(LIBDIR)/
 	sed $(PC_SED) pkgconfig/gaia-cuda.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/gaia-cuda.pc
 endif
 
+# Removes what either install put there (CPU or CUDA; make's or cmake's, whose
+# CUDA export adds gaiaTargets-noconfig.cmake), then the directories it may
+# have created that are left empty; never PREFIX itself, nor a directory that
+# holds anything else.
 uninstall:
-	rm -rf $(DESTDIR)$(PREFIX)/include/gaia $(DESTDIR)$(PREFIX)/share/gaia
+	rm -rf $(DESTDIR)$(PREFIX)/include/gaia $(DESTDIR)$(PREFIX)/share/gaia $(DESTDIR)$(DOCDIR) $(DESTDIR)$(CMAKEDIR)
 	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/gaia.pc $(DESTDIR)$(LIBDIR)/pkgconfig/gaia-cuda.pc \
 	      $(DESTDIR)$(LIBDIR)/libgaia_kernels.a
+	@for d in $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/cmake $(DESTDIR)$(LIBDIR) \
+	          $(DESTDIR)$(PREFIX)/share/doc $(DESTDIR)$(PREFIX)/share $(DESTDIR)$(PREFIX)/include; do \
+	  if [ -d "$$d" ]; then rmdir "$$d" 2>/dev/null || true; fi; done
 
 clean:
 	rm -rf build build-*

@@ -470,11 +470,45 @@ static void doc_sequence_example_matches_the_reference(gt *t) {
              seed, oa);
 }
 
+/* CHANGELOG.md (copied beside the runner, ../doc/) has an Unreleased section
+   and, below it, a section for the version gaia.h states, before any other
+   version: a release raises GAIA_VERSION_* in gaia.h and names the version
+   in the changelog together. The version's three numbers agree with
+   GAIA_VERSION_STRING. */
+static void doc_changelog_names_the_version(gt *t) {
+    char path[4300], want[64], parts[64];
+    char *text, *line, *unreleased, *next;
+    snprintf(parts, sizeof parts, "%d.%d.%d", GAIA_VERSION_MAJOR, GAIA_VERSION_MINOR, GAIA_VERSION_PATCH);
+    GT_CHECK(t, strcmp(parts, GAIA_VERSION_STRING) == 0, "gaia.h: GAIA_VERSION_MAJOR.MINOR.PATCH is %s, the string %s",
+             parts, GAIA_VERSION_STRING);
+    snprintf(path, sizeof path, "%s/../doc/CHANGELOG.md", gt_exe_dir);
+    text = doc_read_file(path, NULL);
+    GT_CHECK(t, text != NULL, "cannot read %s (make test copies CHANGELOG.md there)", path);
+    unreleased = strstr(text, "\n## [Unreleased]\n");
+    if (!unreleased) {
+        free(text);
+        gt_fail_at(t, "CHANGELOG.md", 1, "no '## [Unreleased]' section");
+        return;
+    }
+    /* the first version heading after Unreleased */
+    next = strstr(unreleased + 1, "\n## [");
+    snprintf(want, sizeof want, "## [%s]", GAIA_VERSION_STRING);
+    line = next ? next + 1 : NULL;
+    if (!line || strncmp(line, want, strlen(want)) != 0) {
+        char *end = line ? strchr(line, '\n') : NULL;
+        if (end) *end = '\0';
+        gt_fail_at(t, "CHANGELOG.md", 1, "the newest version section should be '%s' (gaia.h's version), not '%s'", want,
+                   line ? line : "(none)");
+    }
+    free(text);
+}
+
 const gt_case gt_doc_cases[] = {
 #define GT_DOC(name, file, line_no, skip) {#name, name},
 #include "doc_cases.h"
 #undef GT_DOC
     {"doc_build_lines_agree", doc_build_lines_agree},
+    {"doc_changelog_names_the_version", doc_changelog_names_the_version},
     {"doc_examples_answer_help", doc_examples_answer_help},
     {"doc_tensor_basics_keeps_its_file", doc_tensor_basics_keeps_its_file},
     {"doc_examples_write_their_csv", doc_examples_write_their_csv},

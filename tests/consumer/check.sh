@@ -1,13 +1,20 @@
 #!/bin/sh
-# check.sh - builds and runs tests/consumer/consumer.c the three ways a user's
+# check.sh - builds and runs tests/consumer/consumer.c the ways a user's
 # project gets gaia, each from a fresh install into a temporary prefix:
 #   pkg-config     make install PREFIX=...; cc ... $(pkg-config --cflags --libs gaia)
 #   find_package   cmake --install ... --prefix ...; find_package(gaia)
+#   find_package   make install PREFIX=...; find_package(gaia) (the prefix
+#                  moved first: the CMake package is relocatable)
 #   add_subdirectory   this source tree, vendored
 # and, with "cuda", the same with the CUDA backend: gaia-cuda.pc (linking the
 # installed prebuilt libgaia_kernels.a), find_package of a -DGAIA_USE_CUDA=ON
-# install, add_subdirectory with -DGAIA_USE_CUDA=ON. Without a GPU the CUDA
-# consumers run on the CPU fallback, so running them checks the link only.
+# install and of a `make CUDA=1 install`, add_subdirectory with
+# -DGAIA_USE_CUDA=ON. Without a GPU the CUDA consumers run on the CPU
+# fallback, so running them checks the link only.
+# `make install` and `cmake --install` must install the same files and the
+# same CMake package: tests/consumer/probe prints what find_package(gaia)
+# answers (versions asked, variables, the targets' properties) for each, and
+# the two must agree. `make uninstall` must leave each prefix empty.
 #
 #   sh tests/consumer/check.sh [cpu|cuda|all]   (run from the repository root;
 #                                                default: all if nvcc is found)
@@ -25,6 +32,7 @@ src=$(pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gaia-consumer-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 arch=${CUDA_ARCH_CHECK:-80}
+version=$(sed -n 's/^#define GAIA_VERSION_STRING "\(.*\)"/\1/p' gaia.h)
 CC=${CC:-cc}
 cflags="-std=c99 -O2 -Wall -Wextra -pedantic -Werror"
 # Quiet tools, loud failures: each step's output goes to a log shown on failure.
@@ -52,8 +60,56 @@ with_pkgconfig() { # PREFIX PACKAGE OUT
 }
 with_find_package() { # PREFIX BUILD
     run cmake -S tests/consumer -B "$2" -DCMAKE_PREFIX_PATH="$1"
+    # the gaia of PREFIX, not one installed elsewhere on this machine
+    grep -qx "gaia_DIR:PATH=$1/lib/cmake/gaia" "$2/CMakeCache.txt" ||
+        { echo "check.sh: find_package(gaia) did not find $1/lib/cmake/gaia" >&2; exit 1; }
     run cmake --build "$2"
     consume "$2/consumer"
+}
+# The files under PREFIX, one a line (CMake's per-configuration targets file
+# gaiaTargets-*.cmake left out: `make install` writes one gaiaTargets.cmake).
+files_of() { # PREFIX
+    (cd "$1" && find . -type f | grep -v '/gaiaTargets-[^/]*\.cmake$' | sort)
+}
+# `make install` (MAKE_PREFIX) and `cmake --install` (CMAKE_PREFIX) of one
+# configuration: the same files, the same gaiaConfig.cmake, and
+# find_package(gaia) answering the same for both.
+same_install() { # MAKE_PREFIX CMAKE_PREFIX NAME
+    files_of "$1" >"$tmp/files-make"
+    files_of "$2" >"$tmp/files-cmake"
+    if ! diff "$tmp/files-make" "$tmp/files-cmake" >"$tmp/diff"; then
+        sed 's/^/   /' "$tmp/diff"
+        echo "check.sh: make install and cmake --install install different files (<: make, >: cmake)" >&2
+        exit 1
+    fi
+    [ -f "$1/share/doc/gaia/LICENSE" ] || { echo "check.sh: no share/doc/gaia/LICENSE under $1" >&2; exit 1; }
+    cmp -s "$1/lib/cmake/gaia/gaiaConfig.cmake" "$2/lib/cmake/gaia/gaiaConfig.cmake" ||
+        { echo "check.sh: make install and cmake --install write different gaiaConfig.cmake" >&2; exit 1; }
+    for p in "$1" "$2"; do
+        run cmake -S tests/consumer/probe -B "$p-probe" -DCMAKE_PREFIX_PATH="$p" -DGAIA_VERSION="$version"
+    done
+    if ! diff "$1-probe/probe.txt" "$2-probe/probe.txt" >"$tmp/diff"; then
+        sed 's/^/   /' "$tmp/diff"
+        echo "check.sh: find_package(gaia) answers differently for make install (<) and cmake --install (>)" >&2
+        exit 1
+    fi
+    grep -qx "find_package(gaia $version): found $version" "$1-probe/probe.txt" ||
+        { echo "check.sh: the probe did not find gaia $version" >&2; exit 1; }
+    n_asks=$(grep -c '^find_package' "$1-probe/probe.txt")
+    n_props=$(grep -vc '^find_package' "$1-probe/probe.txt")
+    echo "   $n_asks versions asked and $n_props variables and properties agree ($3)"
+}
+# make uninstall from PREFIX leaves nothing there.
+uninstalled() { # PREFIX [make options]
+    p=$1
+    shift
+    run make uninstall PREFIX="$p" "$@"
+    left=$(cd "$p" && find . -mindepth 1)
+    if [ -n "$left" ]; then
+        echo "$left" | sed 's/^/   /'
+        echo "check.sh: make uninstall left the above in $p" >&2
+        exit 1
+    fi
 }
 with_subdirectory() { # BUILD [cmake options]
     b=$1
@@ -74,6 +130,14 @@ if [ "$what" != cuda ]; then
     with_find_package "$tmp/cmake-cpu" "$tmp/fp-cpu"
     say "pkg-config gaia (cmake --install)"
     with_pkgconfig "$tmp/cmake-cpu" gaia "$tmp/pc-cmake-cpu"
+    say "make install and cmake --install: the same files and CMake package"
+    same_install "$tmp/make-cpu" "$tmp/cmake-cpu" cpu
+    say "find_package(gaia) (make install, the prefix moved)"
+    mv "$tmp/make-cpu" "$tmp/make-cpu-moved"
+    with_find_package "$tmp/make-cpu-moved" "$tmp/fp-make-cpu"
+    say "make uninstall (of make install and of cmake --install)"
+    uninstalled "$tmp/make-cpu-moved"
+    uninstalled "$tmp/cmake-cpu"
     say "add_subdirectory(gaia)"
     with_subdirectory "$tmp/sub-cpu"
 fi
@@ -90,6 +154,13 @@ if [ "$what" != cpu ]; then
     with_find_package "$tmp/cmake-cuda" "$tmp/fp-cuda"
     say "pkg-config gaia-cuda (cmake --install)"
     with_pkgconfig "$tmp/cmake-cuda" gaia-cuda "$tmp/pc-cmake-cuda"
+    say "make CUDA=1 install and cmake --install -DGAIA_USE_CUDA=ON: the same files and CMake package"
+    same_install "$tmp/make-cuda" "$tmp/cmake-cuda" cuda
+    say "find_package(gaia) (make CUDA=1 install: gaia::kernels is the prebuilt libgaia_kernels.a)"
+    with_find_package "$tmp/make-cuda" "$tmp/fp-make-cuda"
+    say "make CUDA=1 uninstall"
+    uninstalled "$tmp/make-cuda" CUDA=1
+    uninstalled "$tmp/cmake-cuda" CUDA=1
     say "add_subdirectory(gaia) with -DGAIA_USE_CUDA=ON (sm_$arch)"
     with_subdirectory "$tmp/sub-cuda" -DGAIA_USE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch"
 fi
