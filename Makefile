@@ -141,8 +141,9 @@ help:
 	@echo 'make demo        the tour of the modules, then the hrr examples'
 	@echo 'make examples    build every example into $(BUILD)/examples (each answers --help)'
 	@echo 'make bench       every benchmark against its peers (peers are optional packages)'
-	@echo 'make plots       the examples'"'"' series as CSV in $(BUILD)/plots and, with gnuplot, docs/*.png'
-	@echo '                 (BENCH_OUT=file: a make bench output for the benchmark picture)'
+	@echo 'make plots       the examples'"'"' series as CSV and, with gnuplot, their pictures as PNG in $(BUILD)/plots'
+	@echo '                 (BENCH_OUT=file: a make bench output for the benchmark picture);'
+	@echo '                 make plots-docs then copies the PNG files over the committed docs/*.png'
 	@echo 'make install     PREFIX=$(PREFIX) DESTDIR=: headers, gaia.pc, the CMake package (lib/cmake/gaia,'
 	@echo '                 for find_package(gaia)), LICENSE; with CUDA=1 also libgaia_kernels.a and gaia-cuda.pc'
 	@echo 'make fuzz | tsan  libFuzzer on the file parsers (clang) | two contexts under ThreadSanitizer'
@@ -315,7 +316,14 @@ mpi-test: $(MPI_TEST) $(if $(filter 1,$(MPI)),cxx-check)
 	@$(MPIRUN) $(MPIRUN_FLAGS) -np 3 $(MPI_TEST) --leave
 
 # make plots: the examples' series as CSV in $(PLOTS)/, and, when gnuplot is
-# installed, the pictures docs/*.png (committed; the README shows them).
+# installed, their pictures as PNG there too. The committed pictures
+# docs/*.png (the README shows them) change only on purpose: make plots-docs
+# copies the new ones over them. The same CSV gives the same PNG bytes
+# (gnuplot's pngcairo writes no date), and the examples' series are the same
+# from run to run and on any thread count; but a float series (the training
+# loss, the hierarchy's norms) may differ in its last bits on another CPU or
+# compiler (vector width, FMA), and the text with other fonts, so another
+# machine's pictures may differ a little from the committed ones.
 # The benchmark picture reads a `make bench` output: BENCH_OUT=file, by
 # default the newest CPU run in bench/results/ (their names end in the date).
 PLOTS     := $(BUILD)/plots
@@ -336,12 +344,22 @@ plots: $(PLOT_EXAMPLES)
 	@echo "wrote $(PLOTS)/bench_ratios.csv (from $(BENCH_OUT))"
 	@if command -v $(GNUPLOT) >/dev/null 2>&1; then set -e; \
 	  for p in assembly_support hrr_capacity hierarchy_outputs train_loss vsa_capacity; do \
-	    $(GNUPLOT) -e "csv='$(PLOTS)/$$p.csv'; out='docs/$$p.png'" docs/plots/$$p.gp; echo "wrote docs/$$p.png"; done; \
-	  $(GNUPLOT) -e "prefix='$(PLOTS)/assembly_sweeps'; out='docs/assembly_sweeps.png'; what=', n = 10^5, k = 317, p = 0.01, 16 seeds a point'" \
-	    docs/plots/assembly_sweeps.gp; echo "wrote docs/assembly_sweeps.png"; \
-	  $(GNUPLOT) -e "csv='$(PLOTS)/bench_ratios.csv'; out='docs/bench_ratios.png'; src=': $(notdir $(BENCH_OUT))'" \
-	    docs/plots/bench_ratios.gp; echo "wrote docs/bench_ratios.png"; \
+	    $(GNUPLOT) -e "csv='$(PLOTS)/$$p.csv'; out='$(PLOTS)/$$p.png'" docs/plots/$$p.gp; echo "wrote $(PLOTS)/$$p.png"; done; \
+	  $(GNUPLOT) -e "prefix='$(PLOTS)/assembly_sweeps'; out='$(PLOTS)/assembly_sweeps.png'; what=', sampler exact, n = 10^5, k = 317, p = 0.01, 16 seeds a point'" \
+	    docs/plots/assembly_sweeps.gp; echo "wrote $(PLOTS)/assembly_sweeps.png"; \
+	  $(GNUPLOT) -e "csv='$(PLOTS)/bench_ratios.csv'; out='$(PLOTS)/bench_ratios.png'; src=': $(notdir $(BENCH_OUT))'" \
+	    docs/plots/bench_ratios.gp; echo "wrote $(PLOTS)/bench_ratios.png"; \
+	  echo "make plots-docs copies them over docs/*.png"; \
 	else echo "make plots: gnuplot is not installed, so no PNG: the CSV files are in $(PLOTS)/ (apt-get install gnuplot)"; fi
+
+# make plots-docs: the pictures of make plots replace the committed ones.
+PLOT_PNGS := assembly_support hrr_capacity hierarchy_outputs train_loss vsa_capacity assembly_sweeps bench_ratios
+.PHONY: plots-docs
+plots-docs: plots
+	@command -v $(GNUPLOT) >/dev/null 2>&1 || { echo "make plots-docs: needs gnuplot (apt-get install gnuplot)"; exit 1; }
+	@set -e; for p in $(PLOT_PNGS); do \
+	  if cmp -s $(PLOTS)/$$p.png docs/$$p.png; then echo "docs/$$p.png unchanged"; \
+	  else cp $(PLOTS)/$$p.png docs/$$p.png; echo "docs/$$p.png replaced"; fi; done
 
 # make mutate: plants bugs one at a time in the library (tests/mutate/mutate.py)
 # and runs the tests that should catch each; prints the score and every

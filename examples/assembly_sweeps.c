@@ -6,7 +6,11 @@
    PREFIX_*.csv that make plots draws (docs/assembly_sweeps.png).
    The default run is short (n = 10^5, k = 317, 16 seeds a point, shorter
    curves); --full runs the reference's lengths with 200 seeds a point.
-   Usage: assembly_sweeps [--full | --quick] [--seeds R] [--explicit] [--csv PREFIX] */
+   Lazy areas draw their new candidates with gaia's exact sampler unless
+   --sampler truncnorm asks for the reference simulator's truncated-normal
+   approximation (gaia_brain_set_sampler), which reproduces the reference's
+   numbers; every table's header names the sampler.
+   Usage: assembly_sweeps [--full | --quick] [--seeds R] [--sampler exact|truncnorm] [--explicit] [--csv PREFIX] */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include <stdlib.h>
@@ -18,10 +22,19 @@ typedef struct cfg {
     double p;
     float beta;
     gaia_area_mode mode;
+    gaia_sampler sampler;
     int seeds;
     int proj_steps, merge_steps, assoc_steps, train_steps, curve_steps;
+    int train_stride; /* completion against training: train_steps +- 5 strides */
     const char *prefix;
 } cfg;
+
+/* The areas and the sampler, for every table's header. */
+static const char *areas_text(const cfg *c) {
+    if (c->mode == GAIA_AREA_EXPLICIT) return "explicit areas, no sampler";
+    return c->sampler == GAIA_SAMPLER_TRUNCNORM ? "lazy areas, sampler truncnorm (the reference's)"
+                                                : "lazy areas, sampler exact (gaia's default)";
+}
 
 /* One sweep point: a batch of seeds; curves and results come back per trial. */
 typedef struct batch {
@@ -41,6 +54,7 @@ static int run_batch(const cfg *c, gaia_experiment_kind kind, uint32_t k, double
     e.p = p;
     e.beta = beta;
     e.mode = c->mode;
+    e.sampler = (int)c->sampler;
     e.steps = steps;
     e.test_steps = test_steps;
     e.fraction = fraction;
@@ -142,17 +156,27 @@ static int sweep_projection_beta(const cfg *c) {
     batch bs[10];
     uint32_t ks[10];
     double fm[10], fs[10], dm[10], ds[10];
-    int i, ok = 1;
-    printf("projection over beta (n = %u, k = %u, p = %g, %d steps): final support / k, density of A>A among the "
-           "final winners\n", c->n, c->k, c->p, c->proj_steps);
+    int i, ok = 1, same = 0;
+    printf("projection over beta (n = %u, k = %u, p = %g, %d steps; %s): final support / k, density of A>A among "
+           "the final winners\n", c->n, c->k, c->p, c->proj_steps, areas_text(c));
     for (i = 0; i < 10 && ok; i++) {
         ok = run_batch(c, GAIA_EXPERIMENT_PROJECTION, c->k, c->p, (float)betas[i], c->proj_steps, 0, 0, 1000, &bs[i]);
         if (!ok) break;
         ks[i] = c->k;
         mean_sem(bs[i].sup + c->proj_steps - 1, bs[i].R, (size_t)c->proj_steps, c->k, &fm[i], &fs[i]);
         mean_sem(bs[i].res, bs[i].R, GAIA_EXPERIMENT_RESULTS, 1.0, &dm[i], &ds[i]);
-        printf("  beta %-6g  support/k %7.3f +- %.3f   density %.4f +- %.4f\n", betas[i], fm[i], fs[i], dm[i], ds[i]);
+        printf("  beta %-6g  support/k %7.3f +- %.3f   density %.4f +- %.4f%s\n", betas[i], fm[i], fs[i], dm[i], ds[i],
+               i > 0 && fm[i] == fm[i - 1] ? "   (support as above)" : "");
+        if (i > 0 && fm[i] == fm[i - 1]) same++;
     }
+    /* Every beta runs the same seeds, and an input is an integer count of
+       firing synapses: while (1 + beta)^t - 1 is a small part of one
+       synapse, learning mostly breaks ties between equal counts, which
+       changes few winners and, over short runs, often not the support. */
+    if (ok && same)
+        printf("  (support as above: every beta runs the same seeds, and a beta this small changes few winners\n"
+               "   in %d steps, as an input is an integer count of synapses; longer runs tell them apart)\n",
+               c->proj_steps);
     if (ok) ok = write_curves(c, "projection_beta", "beta", betas, 10, bs, ks);
     if (ok) ok = write_points(c, "projection_beta_final", "beta,support/k mean,support/k sem", betas, fm, fs, 10);
     if (ok) ok = write_points(c, "density_beta", "beta,density mean,density sem", betas, dm, ds, 10);
@@ -167,7 +191,7 @@ static int sweep_merge_beta(const cfg *c) {
     batch bs[5];
     uint32_t ks[5];
     int i, ok = 1;
-    printf("merge over beta (%d steps): final support / k of C, and of A and B\n", c->merge_steps);
+    printf("merge over beta (%d steps; %s): final support / k of C, and of A and B\n", c->merge_steps, areas_text(c));
     for (i = 0; i < 5 && ok; i++) {
         double cm, cs, am, as, bm, bsd;
         ok = run_batch(c, GAIA_EXPERIMENT_MERGE, c->k, c->p, (float)betas[i], c->merge_steps, 0, 0, 2000, &bs[i]);
@@ -189,8 +213,8 @@ static int sweep_completion(const cfg *c) {
     double x[11], m[11], s[11];
     int i, ok = 1;
     batch b;
-    printf("pattern completion (beta = %g): recovered part of the assembly after 5 steps from a random cue, "
-           "trained %d steps\n", (double)c->beta, c->train_steps);
+    printf("pattern completion (beta = %g; %s): recovered part of the assembly after 5 steps from a random cue,\n"
+           "trained %d steps\n", (double)c->beta, areas_text(c), c->train_steps);
     for (i = 0; i < 10 && ok; i++) {
         x[i] = 0.1 * (i + 1);
         ok = run_batch(c, GAIA_EXPERIMENT_COMPLETION, c->k, c->p, c->beta, c->train_steps, 5, x[i], 3000, &b);
@@ -201,9 +225,9 @@ static int sweep_completion(const cfg *c) {
         free_batch(&b);
     }
     if (ok) ok = write_points(c, "completion_cue", "cue fraction,recovered mean,recovered sem", x, m, s, 10);
-    printf("pattern completion against training (cue 0.4, 8 steps)\n");
+    printf("pattern completion against training (cue 0.4, 8 steps; %s)\n", areas_text(c));
     for (i = 0; i < 11 && ok; i++) {
-        x[i] = c->train_steps - 10 + 2 * i;
+        x[i] = c->train_steps + c->train_stride * (i - 5);
         ok = run_batch(c, GAIA_EXPERIMENT_COMPLETION, c->k, c->p, c->beta, (int)x[i], 8, 0.4, 4000, &b);
         if (ok) {
             mean_sem(b.res, b.R, GAIA_EXPERIMENT_RESULTS, 1.0, &m[i], &s[i]);
@@ -221,8 +245,8 @@ static int sweep_association(const cfg *c) {
     double x[64], m[64], s[64];
     int t, ok;
     batch b;
-    printf("association (beta = %g): overlap / k of C's assemblies for A alone and B alone, by joint steps\n",
-           (double)c->beta);
+    printf("association (beta = %g; %s): overlap / k of C's assemblies for A alone and B alone, by joint steps\n",
+           (double)c->beta, areas_text(c));
     ok = run_batch(c, GAIA_EXPERIMENT_ASSOCIATION, c->k, c->p, c->beta, c->assoc_steps, 0, 0, 5000, &b);
     if (ok) {
         double m0, s0;
@@ -249,7 +273,8 @@ static int sweep_p_and_k(const cfg *c) {
     int i, ok = 1;
     batch b;
     uint32_t k0 = c->k;
-    printf("final support / k after %d steps over p (k = %u) and over k (p = %g)\n", c->curve_steps, c->k, c->p);
+    printf("final support / k after %d steps over p (k = %u) and over k (p = %g; %s)\n", c->curve_steps, c->k, c->p,
+           areas_text(c));
     for (i = 0; i < 5 && ok; i++) {
         x[i] = ps[i];
         ok = run_batch(c, GAIA_EXPERIMENT_PROJECTION, k0, ps[i], c->beta, c->curve_steps, 0, 0, 6000, &b);
@@ -277,7 +302,8 @@ static int sweep_p_and_k(const cfg *c) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: assembly_sweeps [--help] [--full | --quick] [--seeds R] [--explicit] [--csv PREFIX]\n"
+    fprintf(f, "usage: assembly_sweeps [--help] [--full | --quick] [--seeds R] [--sampler exact|truncnorm] [--explicit]\n"
+               "                       [--csv PREFIX]\n"
                "The reference simulator's experiment sweeps as batches of seeds run in parallel:\n"
                "projection and the assembly's density over beta, merge over beta, pattern completion\n"
                "against the cue and the training, association by joint steps, final support over p\n"
@@ -285,9 +311,18 @@ static void usage(FILE *f) {
                "  (default)    n = 10^5, k = 317, p = 0.01, beta = 0.05, lazy areas, 16 seeds a point,\n"
                "               curves of 50 steps (under a minute on 2 cores)\n"
                "  --full       the reference's lengths (100 steps) and 200 seeds a point\n"
-               "  --quick      n = 10^4, k = 100, 3 seeds, short curves (a smoke test)\n"
+               "  --quick      n = 10^4, k = 100, 4 seeds a point, shorter curves (a few seconds); pattern\n"
+               "               completion is trained 40 steps, as an assembly this small needs that long\n"
+               "               before it completes from a cue (after 12 steps: 2-3%%, chance)\n"
                "  --seeds R    seeds per point instead\n"
-               "  --explicit   explicit areas instead of lazy ones (exact, slower)\n"
+               "  --sampler exact|truncnorm\n"
+               "               how lazy areas draw new candidates: gaia's exact binomial tail (default) or\n"
+               "               the reference simulator's truncated normal, which reproduces its numbers\n"
+               "               (the exact one's differ from it in places: final support after 25 steps\n"
+               "               at n = 2*10^4, k = 141 is 535 with exact, 622 with truncnorm, 628 in the\n"
+               "               reference; in the default run, merge's C at beta 0.05 is 15.9 k against\n"
+               "               17.5 k, the support at k = 106 4.30 k against 5.56 k)\n"
+               "  --explicit   explicit areas instead of lazy ones (exact, slower; no sampler)\n"
                "  --csv PREFIX also write PREFIX_<sweep>.csv (make plots draws docs/assembly_sweeps.png)\n");
 }
 
@@ -298,6 +333,7 @@ int main(int argc, char **argv) {
     memset(&c, 0, sizeof c);
     c.n = 100000, c.k = 317, c.p = 0.01, c.beta = 0.05f, c.mode = GAIA_AREA_LAZY, c.seeds = 16;
     c.proj_steps = 50, c.merge_steps = 50, c.assoc_steps = 20, c.train_steps = 25, c.curve_steps = 30;
+    c.train_stride = 2, c.sampler = GAIA_SAMPLER_EXACT;
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -305,10 +341,16 @@ int main(int argc, char **argv) {
         } else if (strcmp(argv[i], "--full") == 0) {
             c.seeds = 200, c.proj_steps = 100, c.merge_steps = 100, c.assoc_steps = 20, c.curve_steps = 50;
         } else if (strcmp(argv[i], "--quick") == 0) {
-            c.n = 10000, c.k = 100, c.seeds = 3;
-            c.proj_steps = 12, c.merge_steps = 8, c.assoc_steps = 5, c.train_steps = 12, c.curve_steps = 10;
+            /* short curves, but long enough training for completion to
+               show (an assembly of k = 100 needs about 40 steps) */
+            c.n = 10000, c.k = 100, c.seeds = 4;
+            c.proj_steps = 30, c.merge_steps = 20, c.assoc_steps = 20, c.train_steps = 40, c.curve_steps = 20;
+            c.train_stride = 4;
         } else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 2) {
             seeds = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--sampler") == 0 && i + 1 < argc &&
+                   (!strcmp(argv[i + 1], "exact") || !strcmp(argv[i + 1], "truncnorm"))) {
+            c.sampler = strcmp(argv[++i], "exact") == 0 ? GAIA_SAMPLER_EXACT : GAIA_SAMPLER_TRUNCNORM;
         } else if (strcmp(argv[i], "--explicit") == 0) {
             c.mode = GAIA_AREA_EXPLICIT;
         } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
@@ -325,8 +367,8 @@ int main(int argc, char **argv) {
     }
     /* a bar per batch on stderr when it is a terminal */
     gaia_ctx_set_progress(ctx, gaia_progress_bar, NULL);
-    printf("assembly sweeps: n = %u, k = %u, p = %g, beta = %g, %s areas, %d seeds a point (mean +- standard "
-           "error)\n", c.n, c.k, c.p, (double)c.beta, c.mode == GAIA_AREA_LAZY ? "lazy" : "explicit", c.seeds);
+    printf("assembly sweeps: n = %u, k = %u, p = %g, beta = %g, %s, %d seeds a point (mean +- standard "
+           "error)\n", c.n, c.k, c.p, (double)c.beta, areas_text(&c), c.seeds);
     t0 = gaia_time_s();
     ok = sweep_projection_beta(&c) && sweep_merge_beta(&c) && sweep_completion(&c) && sweep_association(&c) &&
          sweep_p_and_k(&c);

@@ -6,6 +6,10 @@
    on the default device (CUDA when built with it and a GPU answers). With
    --csv FILE it runs the same input twice, learning off and on, and writes
    each level's output norm at every step (make plots draws it).
+   With learning on, the top level ends with all its outputs +-|x| (152.59
+   for the default run): not saturation (the Hebbian layers are linear) but
+   the plain Hebbian rule's collapse, every row of W turned to the same
+   leading direction of the input; the example prints the evidence.
    Usage: layer_hierarchy [steps] [learn 0/1] [--csv FILE] */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
@@ -179,16 +183,57 @@ int main(int argc, char **argv) {
     for (k = 0; k < 3; k++)
         printf("  level %d: %zu x %zu outputs\n", k, gaia_tensor_dim(outs[k], 0), gaia_tensor_dim(outs[k], 1));
     {
-        /* The last representation of the top level, as GAIA's manager returns. */
+        /* The last representation of the top level, as GAIA's manager
+           returns it, and what its numbers are: the Hebbian layer is linear
+           (y = W x, no activation), so nothing saturates; instead learning
+           can make W's rows alike, and then every unit reports about the
+           same projection of its input. */
         gaia_tensor *row = NULL;
-        double n = 0;
-        size_t j;
+        double n = 0, lo = 1e300, hi = 0, n1 = 0, cos_min = 1.0, cos_sum = 0;
+        float *W = (float *)malloc(sizes[3] * sizes[2] * sizeof(float)), in1[400];
+        size_t j, i, fired = (T - 1) - (T - 1) % 4; /* level 2 fires every 4th step: its output is held since */
+        gaia_level *top = gaia_hierarchy_level(h, 2);
+        if (!W) return 1;
         CHECK(gaia_tensor_slice_rows(ctx, outs[2], T - 1, 1, &row));
         CHECK(gaia_tensor_to_host(ctx, row, last, 800));
-        for (j = 0; j < 800; j++) n += (double)last[j] * last[j];
+        gaia_tensor_free(row);
+        row = NULL;
+        CHECK(gaia_tensor_slice_rows(ctx, outs[1], fired, 1, &row));
+        CHECK(gaia_tensor_to_host(ctx, row, in1, 400));
+        gaia_tensor_free(row);
+        CHECK(gaia_tensor_to_host(ctx, gaia_layer_get(gaia_level_layer(top, 0), GAIA_LAYER_WEIGHTS), W,
+                                  sizes[3] * sizes[2]));
+        for (j = 0; j < 800; j++) {
+            double a = fabs((double)last[j]);
+            n += (double)last[j] * last[j];
+            if (a < lo) lo = a;
+            if (a > hi) hi = a;
+        }
+        for (j = 0; j < 400; j++) n1 += (double)in1[j] * in1[j];
+        /* |cos| of every row of W with row 0 (the rows have unit norm: the rule renormalises them) */
+        for (i = 1; i < sizes[3]; i++) {
+            double dot = 0, a2 = 0, b2 = 0;
+            for (j = 0; j < sizes[2]; j++) {
+                dot += (double)W[i * sizes[2] + j] * W[j];
+                a2 += (double)W[i * sizes[2] + j] * W[i * sizes[2] + j];
+                b2 += (double)W[j] * W[j];
+            }
+            dot = fabs(dot) / sqrt(a2 * b2 + 1e-300);
+            if (dot < cos_min) cos_min = dot;
+            cos_sum += dot;
+        }
+        free(W);
         printf("  top level at the last step: |y| = %.4f, y[0..3] = %.4f %.4f %.4f %.4f\n", sqrt(n), last[0], last[1],
                last[2], last[3]);
-        gaia_tensor_free(row);
+        printf("  what they are: y = W x with no activation (it cannot saturate), x = level 1's output at step %zu\n"
+               "  (|x| = %.4f), when level 2 last fired; |y_i| ranges over %.4f .. %.4f; W's rows against row 0:\n"
+               "  |cos| %.4f on average, %.4f the least\n", fired, sqrt(n1), lo, hi, cos_sum / (double)(sizes[3] - 1),
+               cos_min);
+        if (cos_min > 0.999)
+            printf("  so all of W's rows are one unit vector up to sign: the plain Hebbian rule (dW = eta y x^T,\n"
+                   "  rows renormalised) drives every unit to the same leading direction of its input, and each\n"
+                   "  reports +-|x|. That is the rule's known collapse (no competition between units), not\n"
+                   "  saturation; LEARN 0 keeps the random weights and distinct outputs.\n");
     }
     for (k = 0; k < 3; k++) gaia_tensor_free(outs[k]);
     gaia_tensor_free(X);

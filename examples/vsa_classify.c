@@ -66,9 +66,15 @@ static gaia_vsa *encode(gaia_ctx *ctx, const gaia_vsa *keys, const gaia_vsa *lev
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: vsa_classify [--help] [bsc|map|hrr|fhrr] [D, default 4096]\n"
-               "Classifies a generated dataset (4 classes, 16 features) with a level encoder\n"
-               "and an item memory of class prototypes.\n");
+    fprintf(f, "usage: vsa_classify [--help] [bsc|map|hrr|fhrr] [D]\n"
+               "Hyperdimensional classification of a dataset the example generates: 4 classes of\n"
+               "points in [0, 1]^16 (overlapping Gaussian clouds). Each feature value becomes a level\n"
+               "vector (32 levels), bound to the feature's key; a sample is the bundle of its 16\n"
+               "pairs. Training bundles 50 samples a class into a prototype; 100 fresh samples a class\n"
+               "are classified by top-1 cleanup against the prototypes. Prints the test accuracy.\n"
+               "  bsc|map|hrr|fhrr  the VSA model (default bsc)\n"
+               "  D                 the vectors' dimension (default 4096)\n"
+               "Run time: 0.1 s (bsc) to 1.5 s (fhrr) on a busy 2-core VM.\n");
 }
 
 int main(int argc, char **argv) {

@@ -17,8 +17,15 @@
 #include "example_check.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: vsa_resonator [--help] [M >= 2, default 30] [D >= 64, default 1000]\n"
-               "Factors bind(colour, shape, position) with a resonator network.\n");
+    fprintf(f, "usage: vsa_resonator [--help] [M] [D]\n"
+               "Factors scene objects with a resonator network (Frady et al. 2020): an object is\n"
+               "bind(colour, shape, position), one item from each of three codebooks of M bipolar\n"
+               "MAP vectors; given only the bound vector, the network searches the M^3 combinations\n"
+               "in superposition. Prints the first 4 objects' factors, sweeps and whether a fixed\n"
+               "point was reached, then how many of 40 objects it factored and the mean sweeps.\n"
+               "  M  items per codebook, at least 2 (default 30)\n"
+               "  D  the vectors' dimension, at least 64 (default 1000)\n"
+               "Run time: under 0.1 s at the defaults on a busy 2-core VM (it grows with M and D).\n");
 }
 
 int main(int argc, char **argv) {

@@ -132,6 +132,16 @@ static void doc_run_snippet(gt *t, const char *name, const char *file, int line_
 #include "doc_cases.h"
 #undef GT_DOC
 
+/* How many times `what` occurs in text. */
+static int doc_count(const char *text, const char *what) {
+    int n = 0;
+    while ((text = strstr(text, what)) != NULL) {
+        n++;
+        text += strlen(what);
+    }
+    return n;
+}
+
 /* Whether text has the line of n characters. */
 static int doc_has_line(const char *text, const char *line, size_t n) {
     while (*text) {
@@ -211,7 +221,8 @@ done:
 }
 
 /* Each example program: --help prints a usage line with its name and exits
-   0; an unknown option prints the usage to stderr and exits 2. */
+   0, and says more than that line (what it computes, its options: at least
+   4 lines); an unknown option prints the usage to stderr and exits 2. */
 static void doc_examples_answer_help(gt *t) {
     char dir[4200], cmd[8600];
     DIR *d;
@@ -231,9 +242,11 @@ static void doc_examples_answer_help(gt *t) {
         out = doc_run(cmd, &status);
         snprintf(want, sizeof want, "usage: %s ", e->d_name);
         if (!out || !(WIFEXITED(status) && WEXITSTATUS(status) == 0) || strncmp(out, want, strlen(want)) != 0 ||
-            !strstr(out, "--help")) {
-            gt_fail_at(t, __FILE__, __LINE__, "%s --help: status %d, output '%.200s' (want '%s...' and status 0)",
-                       e->d_name, WIFEXITED(status) ? WEXITSTATUS(status) : -1, out ? out : "", want);
+            !strstr(out, "--help") || doc_count(out, "\n") < 4) {
+            gt_fail_at(t, __FILE__, __LINE__,
+                       "%s --help: status %d, %d lines, output '%.200s' (want '%s...', 4 lines or more, status 0)",
+                       e->d_name, WIFEXITED(status) ? WEXITSTATUS(status) : -1, out ? doc_count(out, "\n") : 0,
+                       out ? out : "", want);
             free(out);
             closedir(d);
             return;
@@ -299,14 +312,17 @@ static void doc_pi_example_estimates_pi(gt *t) {
 }
 
 /* gaussian_filter's map matches a direct convolution and denoises (it
-   exits 1 otherwise). */
+   exits 1 otherwise), and its timing compares like with like: the map on
+   the context's workers against the map on one worker, and a loop on the
+   same threads. */
 static void doc_gaussian_filter_example_denoises(gt *t) {
     char cmd[4400], *out;
     int status;
     snprintf(cmd, sizeof cmd, "'%s/../examples/gaussian_filter' 6 64 1.5 2>&1", gt_exe_dir);
     out = doc_run(cmd, &status);
     GT_CHECK(t, out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && strstr(out, "6 images of 64 x 64") &&
-                    strstr(out, "max |error|") && strstr(out, "gaia_map: "),
+                    strstr(out, "max |error|") && strstr(out, "gaia_map: ") && strstr(out, " workers (") &&
+                    strstr(out, " on 1 worker: ") && strstr(out, "a loop of the items on the context"),
              "status %d, output '%.300s'", WIFEXITED(status) ? WEXITSTATUS(status) : -1, out ? out : "");
     free(out);
 }
@@ -503,6 +519,123 @@ static void doc_changelog_names_the_version(gt *t) {
     free(text);
 }
 
+/* assembly_parser --seeds A-B: per sentence, the parses that read a
+   <NON-WORD> and their seeds, then the total rate. The counts must add up,
+   and a seed it lists must read a <NON-WORD> when parsed alone (--seed), a
+   seed it does not list must not: the sweep reports what a single parse
+   shows. "a man saw the woman" (both determiners) reads one as <NON-WORD>
+   in about 10% of the seeds (seeds 2 and 9 of 1-20 here). */
+static void doc_parser_example_counts_non_words(gt *t) {
+    char cmd[4400], *out, *one, *at;
+    int status, bad = -1, n = -1, tbad = -1, tn = -1, listed = -1, unlisted = -1, s;
+    snprintf(cmd, sizeof cmd, "'%s/../examples/assembly_parser' --seeds 1-20 'a man saw the woman' 'cats chase mice' 2>&1",
+             gt_exe_dir);
+    out = doc_run(cmd, &status);
+    GT_CHECK(t, out && WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status %d, '%.300s'", cmd,
+             WIFEXITED(status) ? WEXITSTATUS(status) : -1, out ? out : "");
+    at = strstr(out, "a man saw the woman\n");
+    if (at) sscanf(at, "a man saw the woman\n  %d of %d parses read a <NON-WORD>", &bad, &n);
+    at = strstr(out, "seeds 1-20, 2 sentences, sampler exact: ");
+    if (at) sscanf(at, "seeds 1-20, 2 sentences, sampler exact: %d of %d parses", &tbad, &tn);
+    at = strstr(out, "<NON-WORD>, seeds ");
+    if (at) {
+        /* the list " 2 9 " (spaces around each seed), then the first seed not in it */
+        char list[256];
+        const char *from = at + strlen("<NON-WORD>, seeds"), *end = strchr(from, '\n');
+        snprintf(list, sizeof list, "%.*s ", end ? (int)(end - from) : 0, from);
+        listed = atoi(list);
+        for (s = 1; s <= 20 && unlisted < 0; s++) {
+            char word[16];
+            snprintf(word, sizeof word, " %d ", s);
+            if (!strstr(list, word)) unlisted = s;
+        }
+    }
+    if (!(n == 20 && bad >= 1 && bad <= 10 && tn == 40 && tbad == bad && listed >= 1 && listed <= 20 && unlisted >= 1 &&
+          strstr(out, "cats chase mice\n  0 of 20 parses read a <NON-WORD>"))) {
+        gt_fail_at(t, __FILE__, __LINE__, "--seeds 1-20: %d of %d, total %d of %d, first listed seed %d: '%.400s'", bad,
+                   n, tbad, tn, listed, out);
+        free(out);
+        return;
+    }
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/../examples/assembly_parser' --seed %d 'a man saw the woman' 2>&1", gt_exe_dir, listed);
+    one = doc_run(cmd, &status);
+    GT_CHECK(t, one && strstr(one, "<NON-WORD>") && strstr(one, "--seeds A-B counts how often"),
+             "seed %d, listed by --seeds, parses alone without a <NON-WORD> (or without the note): '%.300s'", listed,
+             one ? one : "");
+    free(one);
+    snprintf(cmd, sizeof cmd, "'%s/../examples/assembly_parser' --seed %d 'a man saw the woman' 2>&1", gt_exe_dir,
+             unlisted);
+    one = doc_run(cmd, &status);
+    GT_CHECK(t, one && !strstr(one, "<NON-WORD>") && strstr(one, "tree: saw"),
+             "seed %d, not listed by --seeds, parses alone with a <NON-WORD>: '%.300s'", unlisted, one ? one : "");
+    free(one);
+}
+
+/* assembly_sequence names its sampler in its first line, and --sampler
+   truncnorm reaches the brain: the same seed gives another outcome. */
+static void doc_sequence_example_names_its_sampler(gt *t) {
+    char cmd[4400], *ex, *tn, *re, *rt;
+    int status;
+    snprintf(cmd, sizeof cmd, "'%s/../examples/assembly_sequence' --n 10000 --k 50 --factor 10 --seed 3 2>&1", gt_exe_dir);
+    ex = doc_run(cmd, &status);
+    GT_CHECK(t, ex && WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: '%.300s'", cmd, ex ? ex : "");
+    snprintf(cmd, sizeof cmd,
+             "'%s/../examples/assembly_sequence' --n 10000 --k 50 --factor 10 --seed 3 --sampler truncnorm 2>&1",
+             gt_exe_dir);
+    tn = doc_run(cmd, &status);
+    if (!tn || !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) free(ex);
+    GT_CHECK(t, tn && WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: '%.300s'", cmd, tn ? tn : "");
+    re = strstr(ex, "result: ");
+    rt = strstr(tn, "result: ");
+    if (!re || !rt || !strstr(ex, "seed 3, sampler exact (gaia's default") ||
+        !strstr(tn, "seed 3, sampler truncnorm (the reference's)") ||
+        strncmp(re, rt, (size_t)(strchr(re, '(') - re)) == 0)
+        gt_fail_at(t, __FILE__, __LINE__,
+                   "exact: '%.300s'; truncnorm: '%.300s' (want each sampler named, and other results)", ex, tn);
+    free(ex);
+    free(tn);
+}
+
+/* vsa_capacity --progress draws the bar on stderr even into a pipe, up to
+   the last cell, and keeps it out of the table on stdout. */
+static void doc_vsa_capacity_example_shows_progress(gt *t) {
+    char path[600], cmd[5400], *out, *err;
+    int status;
+    gt_tmp_path(path, sizeof path, "vsa_progress.txt");
+    snprintf(cmd, sizeof cmd, "'%s/../examples/vsa_capacity' --progress 8 2>'%s'", gt_exe_dir, path);
+    out = doc_run(cmd, &status);
+    err = doc_read_file(path, NULL);
+    remove(path);
+    if (!out || !err || !(WIFEXITED(status) && WEXITSTATUS(status) == 0) || !strstr(out, " fhrr   53 ") ||
+        strchr(out, '\r') || !strstr(err, "vsa_capacity [") || !strstr(err, "100%  28/28"))
+        gt_fail_at(t, __FILE__, __LINE__, "vsa_capacity --progress 8: status %d, stdout '%.200s', stderr '%.200s'",
+                   WIFEXITED(status) ? WEXITSTATUS(status) : -1, out ? out : "", err ? err : "");
+    free(out);
+    free(err);
+}
+
+/* layer_hierarchy says what its last numbers are: with learning, every row
+   of the top level's W has turned to one direction, and each output is
+   +-|x| (the rule's collapse, which it names); without, the rows stay
+   apart and it names no collapse. */
+static void doc_hierarchy_example_explains_its_output(gt *t) {
+    char cmd[4400], *on, *off;
+    int status;
+    snprintf(cmd, sizeof cmd, "'%s/../examples/layer_hierarchy' 200 1 2>&1", gt_exe_dir);
+    on = doc_run(cmd, &status);
+    GT_CHECK(t, on && WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: '%.300s'", cmd, on ? on : "");
+    snprintf(cmd, sizeof cmd, "'%s/../examples/layer_hierarchy' 200 0 2>&1", gt_exe_dir);
+    off = doc_run(cmd, &status);
+    if (!off || !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) free(on);
+    GT_CHECK(t, off && WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: '%.300s'", cmd, off ? off : "");
+    if (!strstr(on, "what they are: y = W x") || !strstr(on, "1.0000 the least") || !strstr(on, "collapse") ||
+        !strstr(off, "what they are: y = W x") || strstr(off, "collapse"))
+        gt_fail_at(t, __FILE__, __LINE__, "learning on: '%.500s'; off: '%.500s'", on, off);
+    free(on);
+    free(off);
+}
+
 const gt_case gt_doc_cases[] = {
 #define GT_DOC(name, file, line_no, skip) {#name, name},
 #include "doc_cases.h"
@@ -517,5 +650,9 @@ const gt_case gt_doc_cases[] = {
     {"doc_gaussian_filter_example_denoises", doc_gaussian_filter_example_denoises},
     {"doc_parser_example_reads_out_the_reference_dependencies", doc_parser_example_reads_out_the_reference_dependencies},
     {"doc_sequence_example_matches_the_reference", doc_sequence_example_matches_the_reference},
+    {"doc_parser_example_counts_non_words", doc_parser_example_counts_non_words},
+    {"doc_sequence_example_names_its_sampler", doc_sequence_example_names_its_sampler},
+    {"doc_vsa_capacity_example_shows_progress", doc_vsa_capacity_example_shows_progress},
+    {"doc_hierarchy_example_explains_its_output", doc_hierarchy_example_explains_its_output},
     {NULL, NULL},
 };
