@@ -377,11 +377,16 @@ MUTATE_SEED      ?= 1
 MUTATE_ONLY      ?=
 MUTATE_TESTS     ?=
 MUTATE_PLANT     ?=
+# MUTATE_SANITIZE=1 builds each mutant with ASan + UBSan (slower): a mutant
+# that only reads or writes out of bounds changes no result the tests see.
+MUTATE_SANITIZE  ?=
+MUTATE_SAN_FLAGS := $(if $(filter 1,$(MUTATE_SANITIZE)),-fsanitize=address -fsanitize=undefined -fno-sanitize-recover=all)
 .PHONY: mutate
 mutate: $(RUNNER) $(EXAMPLES)
 	python3 tests/mutate/mutate.py --files '$(MUTATE_FILES)' --functions '$(MUTATE_FUNCTIONS)' --lines '$(MUTATE_LINES)' \
 	  --sample $(MUTATE_SAMPLE) --seed $(MUTATE_SEED) --only '$(MUTATE_ONLY)' --plant '$(MUTATE_PLANT)' --tests '$(MUTATE_TESTS)' \
-	  --cc '$(CC)' --cxx '$(CXX)' --cflags '$(filter-out -O3 -O2 -Werror,$(CFLAGS)) -O1' --ldlibs '$(LDLIBS)' \
+	  --cc '$(CC)' --cxx '$(CXX)' --cflags '$(filter-out -O3 -O2 -Werror,$(CFLAGS)) -O1 $(MUTATE_SAN_FLAGS)' \
+	  --ldlibs '$(LDLIBS) $(MUTATE_SAN_FLAGS)' \
 	  --objs '$(TEST_OBJ)' --runner $(BUILD)/mutate/run_tests --log $(BUILD)/mutate/report.txt
 
 # A user's project built against an installed and a vendored gaia, every way.

@@ -465,6 +465,18 @@ static gaia_status r_attention(oom_env *e) {
     return gaia_layer_attention(e->ctx, e->in[0], e->in[1], e->in[2], 0.0f, 1, GAIA_LAYER_PREC_F32, &e->out);
 }
 static gaia_status r_layer_forward(oom_env *e) { return gaia_layer_forward(e->ctx, e->layer, e->in[0], &e->out); }
+/* A recorded intermediate (out = 2 x, x a parameter) overwritten in place:
+   the backward's copy of the input is the allocation that can fail. */
+static int set_recorded(oom_env *e) {
+    return mk(e, 0, 2, 33, 20, 0) || gaia_tensor_set_requires_grad(e->ctx, e->in[0], 1) != GAIA_OK ||
+           gaia_tensor_scale(e->ctx, e->in[0], 2.0f, &e->out) != GAIA_OK;
+}
+static gaia_status r_gelu_in_place(oom_env *e) {
+    return gaia_layer_activation(e->ctx, GAIA_LAYER_ACT_GELU, e->out, &e->out);
+}
+static gaia_status r_layernorm_in_place(oom_env *e) {
+    return gaia_layer_layernorm(e->ctx, e->out, NULL, NULL, 1e-5f, &e->out);
+}
 
 static gaia_status r_reactive_create(oom_env *e) { return gaia_layer_reactive_create(e->ctx, 30, 20, NULL, &e->layer); }
 static gaia_status r_hierarchy(oom_env *e) {
@@ -621,6 +633,8 @@ static void oom_layer_operations(gt *t) {
     sweep(t, "linear + GELU", set_linear, r_linear);
     sweep(t, "layernorm", set_ln, r_layernorm);
     sweep(t, "attention", set_attention, r_attention);
+    sweep(t, "GELU in place, recorded", set_recorded, r_gelu_in_place);
+    sweep(t, "layernorm in place, recorded", set_recorded, r_layernorm_in_place);
     sweep(t, "hebbian forward", set_hebbian, r_layer_forward);
     sweep(t, "temporal forward", set_temporal, r_layer_forward);
     sweep(t, "reactive_create", set_none, r_reactive_create);
