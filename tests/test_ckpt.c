@@ -166,6 +166,34 @@ static void safetensors_reads_every_listed_dtype(gt *t) {
     gaia_safetensors_free(f);
 }
 
+/* \u escapes in names become UTF-8 of each length: 2 bytes (U+00E9), 3
+   (U+20AC) and 4 (U+1F600, written as a surrogate pair); metadata too. */
+static void safetensors_unicode_escapes_decode_to_utf8(gt *t) {
+    static const char *header =
+        "{\"__metadata__\":{\"k\\u00e9y\":\"\\ud83d\\ude00\"},"
+        "\"\\u00e9\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+        "\"\\u20ac\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]},"
+        "\"\\ud83d\\ude00\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}";
+    static const float data[3] = {1.0f, 2.0f, 3.0f};
+    static const char *names[3] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+    size_t size, i;
+    unsigned char *file = st_file(header, (const unsigned char *)data, sizeof data, &size);
+    gaia_safetensors *f = NULL;
+    const char *meta;
+    GT_OK(t, gaia_safetensors_parse(t->ctx, file, size, &f));
+    for (i = 0; f && i < 3; i++) {
+        const gaia_tensor *x = gaia_safetensors_get(f, names[i]);
+        float v = 0.0f;
+        GT_CHECK(t, x != NULL, "no tensor named by the %zu-byte UTF-8 sequence", i + 2);
+        if (x) GT_OK(t, gaia_tensor_to_host(t->ctx, x, &v, 1));
+        GT_CHECK(t, v == data[i], "tensor %zu holds %g", i, (double)v);
+    }
+    meta = f ? gaia_safetensors_meta(f, "k\xc3\xa9y") : NULL;
+    GT_CHECK(t, meta && strcmp(meta, "\xf0\x9f\x98\x80") == 0, "metadata value '%s'", meta ? meta : "(none)");
+    gaia_safetensors_free(f);
+    free(file);
+}
+
 /* Each header here is wrong in one way: a FORMAT error with a message,
    nothing made, nothing read past the end of the exact-size buffer. */
 static void safetensors_hostile_headers_are_format_errors(gt *t) {
@@ -966,6 +994,7 @@ const gt_case gt_ckpt_cases[] = {
     {"safetensors_round_trips_tensors_and_metadata", safetensors_round_trips_tensors_and_metadata},
     {"safetensors_reads_every_listed_dtype", safetensors_reads_every_listed_dtype},
     {"safetensors_hostile_headers_are_format_errors", safetensors_hostile_headers_are_format_errors},
+    {"safetensors_unicode_escapes_decode_to_utf8", safetensors_unicode_escapes_decode_to_utf8},
     {"safetensors_corrupt_header_lengths_are_format_errors", safetensors_corrupt_header_lengths_are_format_errors},
     {"safetensors_end_of_data_bound_is_exact", safetensors_end_of_data_bound_is_exact},
     {"safetensors_truncated_or_flipped_files_never_crash", safetensors_truncated_or_flipped_files_never_crash},

@@ -591,6 +591,33 @@ static void vsa_hrr_fhrr_conversion_is_a_homomorphism(gt *t) {
     }
 }
 
+/* FHRR -> HRR takes conjugate-symmetric rows to 1e-4, as the manual says:
+   a row whose bins 1 and D-1 are conjugates within 0.5e-4 converts, one
+   1.5e-4 apart is refused with the element named. */
+static void vsa_fhrr_to_hrr_tolerance_is_the_documented_one(gt *t) {
+    const size_t shape[2] = {1, 8}; /* D = 8 */
+    int k;
+    for (k = 0; k < 2; k++) {
+        /* phases: theta[D - j] = -theta[j], bins 0 and D/2 real */
+        float ph[8] = {0.0f, 0.0f, 0.7f, -1.1f, 3.14159265f, 1.1f, -0.7f, 0.0f};
+        gaia_tensor *x = NULL;
+        gaia_vsa *f = NULL, *h = NULL;
+        gaia_status st;
+        ph[1] = k ? 1.5e-4f : 0.5e-4f; /* sin(ph[1]) + sin(ph[7]) is the asymmetry */
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 2, shape, ph, &x));
+        GT_OK(t, gaia_vsa_from_tensor(t->ctx, GAIA_VSA_FHRR, x, &f));
+        st = gaia_vsa_convert(t->ctx, f, GAIA_VSA_HRR, &h);
+        if (k == 0)
+            GT_CHECK(t, st == GAIA_OK, "0.5e-4 from symmetric: %s (%s)", gaia_status_str(st), gaia_last_error(t->ctx));
+        else
+            GT_CHECK(t, st == GAIA_ERR_INVALID_ARG && strstr(gaia_last_error(t->ctx), "element 1"),
+                     "1.5e-4 from symmetric: %s (%s)", gaia_status_str(st), gaia_last_error(t->ctx));
+        gaia_tensor_free(x);
+        gaia_vsa_free(f);
+        gaia_vsa_free(h);
+    }
+}
+
 static void vsa_tensor_round_trip_and_hrr_interop(gt *t) {
     size_t mi, D = 100, B = 3, i;
     for (mi = 0; mi < 4; mi++) {
@@ -1474,6 +1501,7 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_conversions_keep_the_algebra", vsa_conversions_keep_the_algebra},
     {"vsa_hrr_fhrr_conversion_is_a_homomorphism", vsa_hrr_fhrr_conversion_is_a_homomorphism},
     {"vsa_tensor_round_trip_and_hrr_interop", vsa_tensor_round_trip_and_hrr_interop},
+    {"vsa_fhrr_to_hrr_tolerance_is_the_documented_one", vsa_fhrr_to_hrr_tolerance_is_the_documented_one},
     {"vsa_cleanup_top_k", vsa_cleanup_top_k},
     {"vsa_resonator_factors_within_operating_capacity", vsa_resonator_factors_within_operating_capacity},
     {"vsa_resonator_meets_published_operating_capacity", vsa_resonator_meets_published_operating_capacity},
