@@ -88,6 +88,8 @@ def mask_line(line, in_comment):
 
 FUNC_START = re.compile(r"^(?:[A-Za-z_][\w \t\*]*?[\s\*])?([A-Za-z_]\w*)\s*\(")
 MACRO_START = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\(")
+# A definition's attributes come before its name: __attribute__((always_inline)) void f(
+ATTRIBUTE = re.compile(r"__attribute__\s*\(\(.*?\)\)")
 KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else", "case"}
 
 
@@ -119,7 +121,7 @@ def scan(path):
             continue
         if func is None:
             if code[:1] not in ("", " ", "\t", "}", "{", "#"):
-                m = FUNC_START.match(code)
+                m = FUNC_START.match(ATTRIBUTE.sub("", code))
                 if m and m.group(1) not in KEYWORDS and not stripped.endswith(";"):
                     pending = m.group(1)
             if pending and "{" in code:
