@@ -128,7 +128,7 @@ DOC      := $(BUILD)/doc
 DOC_SRC  := gaia.h README.md
 
 .PHONY: all test demo examples bench plots install uninstall clean cxx-check print-runner help consumer-check FORCE \
-        kernel-resources
+        kernel-resources headers check-headers
 all: $(LIB) $(EXAMPLES) $(BENCHES) $(RUNNER) cxx-check
 
 help:
@@ -152,6 +152,9 @@ help:
 	@echo '                 (KRES_ARCHS="75 80 90") into docs/kernel-resources.md; fails on a spill (needs nvcc)'
 	@echo 'make consumer-check  install to a temp prefix; build tests/consumer via pkg-config,'
 	@echo '                 find_package and add_subdirectory (CUDA variants too when nvcc is found)'
+	@echo 'make headers     gaia.h and gaia_cpu.h from the module files under src/ (tools/amalgamate.py;'
+	@echo '                 edit src/, never the two headers: docs/DESIGN.md, "Source layout")'
+	@echo 'make check-headers  fails when gaia.h or gaia_cpu.h differ from what src/ makes'
 	@echo 'make uninstall | clean | cxx-check'
 	@echo 'options: CUDA=1 (nvcc; CUDA_ARCH="75 80 90" or native), OMP=0, NATIVE=0, SANITIZE=1,'
 	@echo '         MPI=1 (mpicc; build-mpi/; make MPI=1 test runs tests/mpi under mpirun -np 1..4)'
@@ -237,6 +240,24 @@ $(BUILD)/cxx-check.stamp: $(HEADERS) $(CONFIG)
 	  $(CXX) $(CXXFLAGS) -UGAIA_USE_CUDA -DGAIA_USE_CUDA -I. -isystem $(CUDA_HOME)/include -x c++ -fsyntax-only -; \
 	else echo "cxx-check: no CUDA toolkit, CUDA part skipped"; fi
 	@touch $@
+
+# ---------------------------------------------------------------- the headers
+# gaia.h and gaia_cpu.h are generated: the code lives in one file per module
+# under src/, and tools/amalgamate.py joins the pieces that src/gaia.h.parts
+# and src/gaia_cpu.h.parts list, in order. Edit src/, run make headers and
+# commit the result with it; never edit the two headers by hand. Building
+# reads only the committed headers, so it needs no Python.
+PYTHON ?= python3
+headers:
+	$(PYTHON) tools/amalgamate.py
+
+# Regenerates into a temporary folder and fails unless both headers match.
+check-headers:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(PYTHON) tools/amalgamate.py --out "$$tmp" && \
+	for h in gaia.h gaia_cpu.h; do \
+	  cmp "$$tmp/$$h" $$h || { echo "check-headers: $$h is not what src/ makes: run make headers"; exit 1; }; done && \
+	echo "check-headers: gaia.h and gaia_cpu.h are what src/ makes"
 
 # ---------------------------------------------------------------- running
 # make test's emulated kernels (EMU_BIN; empty in CUDA=1 and MPI=1 builds)

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Builds gaia.h and gaia_cpu.h from the module files under src/.
+
+    python3 tools/amalgamate.py              writes gaia.h and gaia_cpu.h
+    python3 tools/amalgamate.py --out DIR    writes them into DIR instead
+
+Each header is the concatenation of the pieces that its manifest
+(src/gaia.h.parts, src/gaia_cpu.h.parts) lists, in order. A module file
+opens with lines starting "//!" (what it holds; "uses:", "module:" and
+"hooks:" lines) and then holds one or more pieces, each starting with a
+line "//@ part NAME"; both kinds of line are left out of the headers.
+Python 3 standard library only."""
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, 'src')
+HEADERS = ('gaia.h', 'gaia_cpu.h')
+
+
+class Error(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- module files
+class ModuleFile:
+    """One file under src/: its opening lines and its pieces."""
+
+    def __init__(self, rel):
+        self.rel = rel  # e.g. "cpu/gemm.h"
+        self.path = os.path.join(SRC, rel)
+        self.module = rel[:-2] if rel.endswith('.h') else rel
+        self.uses = []
+        self.hooks = []  # (name, module named in parentheses or None)
+        self.about = []
+        self.pieces = {}  # name -> (first line number of its body, [lines])
+        self.order = []
+        with open(self.path, newline='') as fh:
+            lines = fh.read().splitlines(keepends=True)
+        i = 0
+        while i < len(lines) and lines[i].startswith('//!'):
+            self._opening(lines[i][3:].strip(), i + 1)
+            i += 1
+        piece = None
+        for n in range(i, len(lines)):
+            line = lines[n]
+            if line.startswith('//@'):
+                m = re.match(r'//@ part ([A-Za-z0-9_.-]+)\s*$', line)
+                if not m:
+                    raise Error('%s:%d: a line starting "//@" must be "//@ part NAME"' % (self.where(), n + 1))
+                piece = m.group(1)
+                if piece in self.pieces:
+                    raise Error('%s:%d: piece %s appears twice' % (self.where(), n + 1, piece))
+                self.pieces[piece] = (n + 2, [])
+                self.order.append(piece)
+            elif line.startswith('//!'):
+                raise Error('%s:%d: "//!" lines belong at the top of the file' % (self.where(), n + 1))
+            elif piece is None:
+                raise Error('%s:%d: code before the first "//@ part" line' % (self.where(), n + 1))
+            else:
+                self.pieces[piece][1].append(line)
+        if not self.pieces:
+            raise Error('%s: no "//@ part NAME" line' % self.where())
+
+    def where(self):
+        return 'src/' + self.rel
+
+    def _opening(self, text, n):
+        m = re.match(r'(uses|module|hooks):(.*)$', text)
+        if not m:
+            self.about.append(text)
+            return
+        key, val = m.group(1), m.group(2).strip()
+        if key == 'module':
+            self.module = val
+        elif key == 'uses':
+            if val not in ('', '-', '(nothing)'):
+                self.uses += val.replace(',', ' ').split()
+        else:
+            for name, mod in re.findall(r'([A-Za-z_]\w*)(?:\s*\(([\w/]+)\))?', val):
+                self.hooks.append((name, mod or None))
+
+
+def read_manifest(header):
+    path = os.path.join(SRC, header + '.parts')
+    entries = []
+    with open(path) as fh:
+        for n, line in enumerate(fh, 1):
+            line = line.split('#', 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split()
+            if len(parts) != 2:
+                raise Error('src/%s.parts:%d: want "FILE PIECE"' % (header, n))
+            entries.append((parts[0], parts[1], n))
+    return entries
+
+
+def load():
+    manifests = {h: read_manifest(h) for h in HEADERS}
+    files = {}
+    for h in HEADERS:
+        for rel, piece, n in manifests[h]:
+            if rel not in files:
+                if not os.path.isfile(os.path.join(SRC, rel)):
+                    raise Error('src/%s.parts:%d: no file src/%s' % (h, n, rel))
+                files[rel] = ModuleFile(rel)
+            if piece not in files[rel].pieces:
+                raise Error('src/%s.parts:%d: src/%s has no piece %s' % (h, n, rel, piece))
+    listed = {(rel, piece) for h in HEADERS for rel, piece, _ in manifests[h]}
+    for rel, f in files.items():
+        for piece in f.order:
+            if (rel, piece) not in listed:
+                raise Error('%s: piece %s is in no manifest' % (f.where(), piece))
+    seen = set()
+    for h in HEADERS:
+        for rel, piece, n in manifests[h]:
+            if (rel, piece) in seen:
+                raise Error('src/%s.parts:%d: %s %s is listed twice' % (h, n, rel, piece))
+            seen.add((rel, piece))
+    # every file under src/ that looks like a module file must be in a manifest
+    for d, _, names in os.walk(SRC):
+        for name in names:
+            rel = os.path.relpath(os.path.join(d, name), SRC).replace(os.sep, '/')
+            if name.endswith('.h') and rel not in files:
+                raise Error('src/%s is in no manifest' % rel)
+    return manifests, files
+
+
+def generate(manifests, files):
+    out = {}
+    for h in HEADERS:
+        out[h] = ''.join(''.join(files[rel].pieces[piece][1]) for rel, piece, _ in manifests[h])
+    return out
+
+
+def main(argv):
+    out_dir = ROOT
+    args = list(argv)
+    while args:
+        a = args.pop(0)
+        if a == '--out' and args:
+            out_dir = args.pop(0)
+        else:
+            print(__doc__.strip(), file=sys.stderr)
+            return 2
+    try:
+        manifests, files = load()
+        for h, text in generate(manifests, files).items():
+            path = os.path.join(out_dir, h)
+            tmp = path + '.tmp'
+            with open(tmp, 'w', newline='') as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+    except Error as e:
+        print('amalgamate: %s' % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
