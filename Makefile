@@ -154,7 +154,8 @@ help:
 	@echo '                 find_package and add_subdirectory (CUDA variants too when nvcc is found)'
 	@echo 'make headers     gaia.h and gaia_cpu.h from the module files under src/ (tools/amalgamate.py;'
 	@echo '                 edit src/, never the two headers: docs/DESIGN.md, "Source layout")'
-	@echo 'make check-headers  fails when gaia.h or gaia_cpu.h differ from what src/ makes'
+	@echo 'make check-headers  fails when a module breaks the dependency rules or gaia.h or'
+	@echo '                 gaia_cpu.h differ from what src/ makes'
 	@echo 'make uninstall | clean | cxx-check'
 	@echo 'options: CUDA=1 (nvcc; CUDA_ARCH="75 80 90" or native), OMP=0, NATIVE=0, SANITIZE=1,'
 	@echo '         MPI=1 (mpicc; build-mpi/; make MPI=1 test runs tests/mpi under mpirun -np 1..4)'
@@ -251,7 +252,9 @@ PYTHON ?= python3
 headers:
 	$(PYTHON) tools/amalgamate.py
 
-# Regenerates into a temporary folder and fails unless both headers match.
+# Regenerates into a temporary folder and fails unless both headers match;
+# the generator first checks the modules' dependency rules (tools/check_deps.py:
+# a module refers only to itself and the modules it lists under "uses:").
 check-headers:
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(PYTHON) tools/amalgamate.py --out "$$tmp" && \

@@ -1567,6 +1567,85 @@ GAIA_API gaia_status gaia_memory_trim(gaia_ctx *ctx, gaia_device d);
 GAIA_API gaia_status gaia_synchronize(gaia_ctx *ctx);
 
 /* ---------------------------------------------------------------------
+   Profiling and benchmarking
+   --------------------------------------------------------------------- */
+#define GAIA_PROFILE_OPS(X) \
+    X(GAIA_PROF_CREATE, "create")       \
+    X(GAIA_PROF_RANDOM, "random")       \
+    X(GAIA_PROF_COPY, "copy")           \
+    X(GAIA_PROF_UNARY, "unary")         \
+    X(GAIA_PROF_BINARY, "binary")       \
+    X(GAIA_PROF_REDUCE, "reduce")       \
+    X(GAIA_PROF_MATMUL, "matmul")       \
+    X(GAIA_PROF_TRANSPOSE, "transpose") \
+    X(GAIA_PROF_NPY, "npy")             \
+    X(GAIA_PROF_HRR, "hrr")             \
+    X(GAIA_PROF_ASSEMBLY, "assembly")   \
+    X(GAIA_PROF_LAYER, "layer")         \
+    X(GAIA_PROF_CONV, "conv")           \
+    X(GAIA_PROF_EIGH, "eigh") \
+    X(GAIA_PROF_SOFTMAX, "softmax")     \
+    X(GAIA_PROF_INDEX, "gather/scatter") \
+    X(GAIA_PROF_CONCAT, "concat")       \
+    X(GAIA_PROF_CUMSUM, "cumsum")       \
+    X(GAIA_PROF_SORT, "sort")
+
+typedef enum gaia_profile_op {
+#define GAIA__PROF_ENUM(name, text) name,
+    GAIA_PROFILE_OPS(GAIA__PROF_ENUM)
+#undef GAIA__PROF_ENUM
+    GAIA_PROF_COUNT
+} gaia_profile_op;
+
+typedef struct gaia_profile_entry {
+    uint64_t calls;
+    double total_ms;
+    uint64_t bytes; /* bytes read + written by the operation */
+} gaia_profile_entry;
+
+GAIA_API void gaia_profile_enable(gaia_ctx *ctx, int on);
+GAIA_API void gaia_profile_reset(gaia_ctx *ctx);
+GAIA_API gaia_profile_entry gaia_profile_get(const gaia_ctx *ctx, gaia_profile_op op);
+GAIA_API const char *gaia_profile_op_str(gaia_profile_op op);
+GAIA_API void gaia_profile_print(const gaia_ctx *ctx, FILE *f);
+
+typedef struct gaia_bench_stats {
+    double mean_ms, std_ms, min_ms, max_ms;
+    int repeats;
+} gaia_bench_stats;
+
+/* Runs fn(arg) `warmup` times, then `repeats` times, synchronising the context's
+   device after each call. fn returns nonzero to abort. */
+GAIA_API gaia_status gaia_bench_run(gaia_ctx *ctx, int (*fn)(void *arg), void *arg,
+                                    int warmup, int repeats, gaia_bench_stats *out);
+/* Monotonic wall clock in seconds (for benchmarks and examples). */
+GAIA_API double gaia_time_s(void);
+
+/* Profiling counters, memory and (with a GPU) device telemetry as one JSON
+   object, or the counters as CSV (a header line, then one row per
+   operation, all operations in enum order). f must be open for writing;
+   GAIA_ERR_IO when a write fails. */
+GAIA_API gaia_status gaia_profile_write_json(gaia_ctx *ctx, FILE *f);
+GAIA_API gaia_status gaia_profile_write_csv(gaia_ctx *ctx, FILE *f);
+
+/* What NVML says of the context's GPU right now. NVML is loaded at run time
+   (libnvidia-ml.so.1, nvml.dll), never linked: without it, or on a CPU
+   context, or in a build without GAIA_USE_CUDA, the call returns
+   GAIA_ERR_UNSUPPORTED (NVML missing) or GAIA_ERR_NO_DEVICE (no GPU) with
+   the reason, and nothing else changes. A reading the GPU does not support
+   (power on some boards) is -1. */
+typedef struct gaia_gpu_telemetry {
+    char name[96];
+    int utilization_gpu_pct;    /* time a kernel ran, over the driver's last sample period */
+    int utilization_memory_pct; /* time device memory was read or written, same period */
+    size_t memory_used, memory_total; /* bytes, the whole device (all processes) */
+    int temperature_c;
+    double power_w, power_limit_w;
+    int clock_sm_mhz;
+} gaia_gpu_telemetry;
+GAIA_API gaia_status gaia_gpu_telemetry_get(gaia_ctx *ctx, gaia_gpu_telemetry *out);
+
+/* ---------------------------------------------------------------------
    Tensors
    --------------------------------------------------------------------- */
 #define GAIA_MAX_DIMS 4
@@ -1707,6 +1786,74 @@ GAIA_API void gaia_image_free(gaia_ctx *ctx, void *bytes);
 GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t M, size_t N, size_t K,
                                 float alpha, const float *A, size_t lda, const float *B, size_t ldb,
                                 float beta, float *C, size_t ldc);
+
+/* ---------------------------------------------------------------------
+   2-D convolution and pooling (NCHW), symmetric eigenvalues
+   --------------------------------------------------------------------- */
+/* out = conv2d(x, w) + bias, PyTorch's conv2d: a cross-correlation (the
+   kernel is not flipped) with zero padding. x: [N, C, H, W], or [C, H, W] for
+   one image (the output then has 3 dims too); w: [O, C/groups, KH, KW];
+   bias: [O] or NULL. stride, padding, dilation: {rows, cols}, or NULL for
+   {1, 1}, {0, 0}, {1, 1}; stride and dilation >= 1. groups >= 1 divides C and
+   O (groups == C: depthwise). The output is [N, O, OH, OW] with
+       OH = floor((H + 2 ph - dh (KH - 1) - 1) / sh) + 1,  OW likewise,
+   and a kernel that does not fit in the padded input (OH or OW < 1) is an
+   error. out must not alias x, w or bias. On the CPU some shapes take
+   Winograd's minimal filtering along the rows (see the manual's conv2d
+   entry): the result then differs from the plain sum's float32 rounding by
+   about as much again. Every path gives the same bits on any thread count. */
+GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
+                                        const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
+                                        const size_t dilation[2], size_t groups, gaia_tensor **out);
+/* Max and average pooling of x [N, C, H, W] (or [C, H, W]) over windows of
+   kernel {KH, KW}: stride NULL means the kernel (PyTorch's default), padding
+   NULL {0, 0}; padding at most half the kernel (PyTorch's rule), so every
+   window holds an input element. OH = floor((H + 2 ph - KH) / sh) + 1.
+   Max: padding never wins, and a NaN in a window gives NaN (as PyTorch).
+   Average: count_include_pad 1 divides by KH * KW (PyTorch's default), 0 by
+   the number of input elements under the window. */
+GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
+                                            const size_t stride[2], const size_t padding[2], gaia_tensor **out);
+GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
+                                            const size_t stride[2], const size_t padding[2], int count_include_pad,
+                                            gaia_tensor **out);
+/* Eigenvalues (ascending) and, when vectors is not NULL, orthonormal
+   eigenvectors of symmetric matrices: a is [n, n] or a batch [..., n, n]
+   (up to 4 dims); only its lower triangle is read (NumPy's eigh default).
+   values: [..., n]; vectors: [..., n, n] with column j the eigenvector of
+   values[j] (NumPy's layout), its largest component positive. Computed in
+   double on the CPU: cyclic Jacobi for n <= 3, Householder
+   tridiagonalisation and implicit QR with Wilkinson shifts above. A tensor
+   on the GPU is copied to the host, solved there and the results copied
+   back (the outputs live on a's device). NaN or infinity in the lower
+   triangle is GAIA_ERR_NUMERIC. */
+GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_tensor **values,
+                                      gaia_tensor **vectors);
+
+/* What a backend's conv2d primitive gets: every size resolved and checked. */
+typedef struct gaia_conv2d_args {
+    const float *x;    /* [N, C, H, W] */
+    const float *w;    /* [O, C / groups, KH, KW] */
+    const float *bias; /* [O] or NULL */
+    float *y;          /* [N, O, OH, OW] */
+    size_t N, C, H, W, O, KH, KW, OH, OW, groups;
+    size_t stride[2], pad[2], dil[2];
+} gaia_conv2d_args;
+
+typedef enum gaia_pool_kind {
+    GAIA_POOL_MAX,
+    GAIA_POOL_AVG,          /* divide by KH * KW (padding counts) */
+    GAIA_POOL_AVG_VALID     /* divide by the input elements under the window */
+} gaia_pool_kind;
+
+/* What a backend's pool2d primitive gets: planes = N * C images of H x W. */
+typedef struct gaia_pool2d_args {
+    const float *x; /* [planes, H, W] */
+    float *y;       /* [planes, OH, OW] */
+    size_t planes, H, W, OH, OW;
+    size_t kernel[2], stride[2], pad[2];
+    gaia_pool_kind kind;
+} gaia_pool2d_args;
 
 /* ---------------------------------------------------------------------
    Training: gradients (reverse mode), losses, optimizers
@@ -1855,153 +2002,6 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *opt, const char *path);
    those that training without the interruption would have made. Anything
    wrong with the file or the match changes nothing. */
 GAIA_API gaia_status gaia_optim_load(gaia_optim *opt, const char *path);
-
-/* ---------------------------------------------------------------------
-   2-D convolution and pooling (NCHW), symmetric eigenvalues
-   --------------------------------------------------------------------- */
-/* out = conv2d(x, w) + bias, PyTorch's conv2d: a cross-correlation (the
-   kernel is not flipped) with zero padding. x: [N, C, H, W], or [C, H, W] for
-   one image (the output then has 3 dims too); w: [O, C/groups, KH, KW];
-   bias: [O] or NULL. stride, padding, dilation: {rows, cols}, or NULL for
-   {1, 1}, {0, 0}, {1, 1}; stride and dilation >= 1. groups >= 1 divides C and
-   O (groups == C: depthwise). The output is [N, O, OH, OW] with
-       OH = floor((H + 2 ph - dh (KH - 1) - 1) / sh) + 1,  OW likewise,
-   and a kernel that does not fit in the padded input (OH or OW < 1) is an
-   error. out must not alias x, w or bias. On the CPU some shapes take
-   Winograd's minimal filtering along the rows (see the manual's conv2d
-   entry): the result then differs from the plain sum's float32 rounding by
-   about as much again. Every path gives the same bits on any thread count. */
-GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
-                                        const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
-                                        const size_t dilation[2], size_t groups, gaia_tensor **out);
-/* Max and average pooling of x [N, C, H, W] (or [C, H, W]) over windows of
-   kernel {KH, KW}: stride NULL means the kernel (PyTorch's default), padding
-   NULL {0, 0}; padding at most half the kernel (PyTorch's rule), so every
-   window holds an input element. OH = floor((H + 2 ph - KH) / sh) + 1.
-   Max: padding never wins, and a NaN in a window gives NaN (as PyTorch).
-   Average: count_include_pad 1 divides by KH * KW (PyTorch's default), 0 by
-   the number of input elements under the window. */
-GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
-                                            const size_t stride[2], const size_t padding[2], gaia_tensor **out);
-GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
-                                            const size_t stride[2], const size_t padding[2], int count_include_pad,
-                                            gaia_tensor **out);
-/* Eigenvalues (ascending) and, when vectors is not NULL, orthonormal
-   eigenvectors of symmetric matrices: a is [n, n] or a batch [..., n, n]
-   (up to 4 dims); only its lower triangle is read (NumPy's eigh default).
-   values: [..., n]; vectors: [..., n, n] with column j the eigenvector of
-   values[j] (NumPy's layout), its largest component positive. Computed in
-   double on the CPU: cyclic Jacobi for n <= 3, Householder
-   tridiagonalisation and implicit QR with Wilkinson shifts above. A tensor
-   on the GPU is copied to the host, solved there and the results copied
-   back (the outputs live on a's device). NaN or infinity in the lower
-   triangle is GAIA_ERR_NUMERIC. */
-GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_tensor **values,
-                                      gaia_tensor **vectors);
-
-/* What a backend's conv2d primitive gets: every size resolved and checked. */
-typedef struct gaia_conv2d_args {
-    const float *x;    /* [N, C, H, W] */
-    const float *w;    /* [O, C / groups, KH, KW] */
-    const float *bias; /* [O] or NULL */
-    float *y;          /* [N, O, OH, OW] */
-    size_t N, C, H, W, O, KH, KW, OH, OW, groups;
-    size_t stride[2], pad[2], dil[2];
-} gaia_conv2d_args;
-
-typedef enum gaia_pool_kind {
-    GAIA_POOL_MAX,
-    GAIA_POOL_AVG,          /* divide by KH * KW (padding counts) */
-    GAIA_POOL_AVG_VALID     /* divide by the input elements under the window */
-} gaia_pool_kind;
-
-/* What a backend's pool2d primitive gets: planes = N * C images of H x W. */
-typedef struct gaia_pool2d_args {
-    const float *x; /* [planes, H, W] */
-    float *y;       /* [planes, OH, OW] */
-    size_t planes, H, W, OH, OW;
-    size_t kernel[2], stride[2], pad[2];
-    gaia_pool_kind kind;
-} gaia_pool2d_args;
-
-/* ---------------------------------------------------------------------
-   Profiling and benchmarking
-   --------------------------------------------------------------------- */
-#define GAIA_PROFILE_OPS(X) \
-    X(GAIA_PROF_CREATE, "create")       \
-    X(GAIA_PROF_RANDOM, "random")       \
-    X(GAIA_PROF_COPY, "copy")           \
-    X(GAIA_PROF_UNARY, "unary")         \
-    X(GAIA_PROF_BINARY, "binary")       \
-    X(GAIA_PROF_REDUCE, "reduce")       \
-    X(GAIA_PROF_MATMUL, "matmul")       \
-    X(GAIA_PROF_TRANSPOSE, "transpose") \
-    X(GAIA_PROF_NPY, "npy")             \
-    X(GAIA_PROF_HRR, "hrr")             \
-    X(GAIA_PROF_ASSEMBLY, "assembly")   \
-    X(GAIA_PROF_LAYER, "layer")         \
-    X(GAIA_PROF_CONV, "conv")           \
-    X(GAIA_PROF_EIGH, "eigh") \
-    X(GAIA_PROF_SOFTMAX, "softmax")     \
-    X(GAIA_PROF_INDEX, "gather/scatter") \
-    X(GAIA_PROF_CONCAT, "concat")       \
-    X(GAIA_PROF_CUMSUM, "cumsum")       \
-    X(GAIA_PROF_SORT, "sort")
-
-typedef enum gaia_profile_op {
-#define GAIA__PROF_ENUM(name, text) name,
-    GAIA_PROFILE_OPS(GAIA__PROF_ENUM)
-#undef GAIA__PROF_ENUM
-    GAIA_PROF_COUNT
-} gaia_profile_op;
-
-typedef struct gaia_profile_entry {
-    uint64_t calls;
-    double total_ms;
-    uint64_t bytes; /* bytes read + written by the operation */
-} gaia_profile_entry;
-
-GAIA_API void gaia_profile_enable(gaia_ctx *ctx, int on);
-GAIA_API void gaia_profile_reset(gaia_ctx *ctx);
-GAIA_API gaia_profile_entry gaia_profile_get(const gaia_ctx *ctx, gaia_profile_op op);
-GAIA_API const char *gaia_profile_op_str(gaia_profile_op op);
-GAIA_API void gaia_profile_print(const gaia_ctx *ctx, FILE *f);
-
-typedef struct gaia_bench_stats {
-    double mean_ms, std_ms, min_ms, max_ms;
-    int repeats;
-} gaia_bench_stats;
-
-/* Runs fn(arg) `warmup` times, then `repeats` times, synchronising the context's
-   device after each call. fn returns nonzero to abort. */
-GAIA_API gaia_status gaia_bench_run(gaia_ctx *ctx, int (*fn)(void *arg), void *arg,
-                                    int warmup, int repeats, gaia_bench_stats *out);
-/* Monotonic wall clock in seconds (for benchmarks and examples). */
-GAIA_API double gaia_time_s(void);
-
-/* Profiling counters, memory and (with a GPU) device telemetry as one JSON
-   object, or the counters as CSV (a header line, then one row per
-   operation, all operations in enum order). f must be open for writing;
-   GAIA_ERR_IO when a write fails. */
-GAIA_API gaia_status gaia_profile_write_json(gaia_ctx *ctx, FILE *f);
-GAIA_API gaia_status gaia_profile_write_csv(gaia_ctx *ctx, FILE *f);
-
-/* What NVML says of the context's GPU right now. NVML is loaded at run time
-   (libnvidia-ml.so.1, nvml.dll), never linked: without it, or on a CPU
-   context, or in a build without GAIA_USE_CUDA, the call returns
-   GAIA_ERR_UNSUPPORTED (NVML missing) or GAIA_ERR_NO_DEVICE (no GPU) with
-   the reason, and nothing else changes. A reading the GPU does not support
-   (power on some boards) is -1. */
-typedef struct gaia_gpu_telemetry {
-    char name[96];
-    int utilization_gpu_pct;    /* time a kernel ran, over the driver's last sample period */
-    int utilization_memory_pct; /* time device memory was read or written, same period */
-    size_t memory_used, memory_total; /* bytes, the whole device (all processes) */
-    int temperature_c;
-    double power_w, power_limit_w;
-    int clock_sm_mhz;
-} gaia_gpu_telemetry;
-GAIA_API gaia_status gaia_gpu_telemetry_get(gaia_ctx *ctx, gaia_gpu_telemetry *out);
 
 /* ---------------------------------------------------------------------
    Parallel map: fn(worker, item, user) for item = 0 .. n-1
@@ -2965,25 +2965,6 @@ GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes
 #define GAIA_MPI_TIMEOUT_DEFAULT 300.0
 #endif
 GAIA_API gaia_status gaia_mpi_set_timeout(gaia_ctx *ctx, double seconds);
-
-/* ---- hrr over MPI ranks ----
-   A codebook sharded over comm: this rank holds rows [offset, offset + M)
-   of the whole codebook as `codebook` ([M,D] or [D]; M may differ by rank).
-   Every rank passes the same queries; each finds its rows' best cosine,
-   and a reduction (MPI_MAXLOC) keeps the largest, ties to the lower global
-   row, as gaia_hrr_cleanup does on the whole codebook. index[i] is the
-   global row (or GAIA_HRR_NO_MATCH below threshold). Collective. */
-GAIA_API gaia_status gaia_hrr_cleanup_mpi(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
-                                          size_t offset, MPI_Comm comm, float threshold, long *index,
-                                          float *similarity);
-/* Batched binds split over the ranks: every rank passes the same B rows of
-   a (B x D host floats) and b (b_rows = B rows, or 1 row bound to every
-   row); each binds its share of the rows, and every rank gets all of out
-   (an allgather), equal to gaia_hrr_bind_host's. Collective. */
-GAIA_API gaia_status gaia_hrr_bind_host_mpi(gaia_ctx *ctx, const float *a, const float *b, int b_rows, float *out,
-                                            size_t B, size_t D, MPI_Comm comm);
-GAIA_API gaia_status gaia_hrr_unbind_host_mpi(gaia_ctx *ctx, const float *trace, const float *role, int role_rows,
-                                              float *out, size_t B, size_t D, MPI_Comm comm);
 #endif
 
 /* ---------------------------------------------------------------------
@@ -3275,6 +3256,27 @@ GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, flo
    the last one left in cache; the result does not depend on it. */
 GAIA_API void gaia_cpu_hrr_cleanup(size_t B, size_t M, size_t D, const float *q, const float *book,
                                    const float *bnorm, float *best, int nthreads, unsigned pass);
+
+#ifdef GAIA_USE_MPI
+/* ---- hrr over MPI ranks ----
+   A codebook sharded over comm: this rank holds rows [offset, offset + M)
+   of the whole codebook as `codebook` ([M,D] or [D]; M may differ by rank).
+   Every rank passes the same queries; each finds its rows' best cosine,
+   and a reduction (MPI_MAXLOC) keeps the largest, ties to the lower global
+   row, as gaia_hrr_cleanup does on the whole codebook. index[i] is the
+   global row (or GAIA_HRR_NO_MATCH below threshold). Collective. */
+GAIA_API gaia_status gaia_hrr_cleanup_mpi(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
+                                          size_t offset, MPI_Comm comm, float threshold, long *index,
+                                          float *similarity);
+/* Batched binds split over the ranks: every rank passes the same B rows of
+   a (B x D host floats) and b (b_rows = B rows, or 1 row bound to every
+   row); each binds its share of the rows, and every rank gets all of out
+   (an allgather), equal to gaia_hrr_bind_host's. Collective. */
+GAIA_API gaia_status gaia_hrr_bind_host_mpi(gaia_ctx *ctx, const float *a, const float *b, int b_rows, float *out,
+                                            size_t B, size_t D, MPI_Comm comm);
+GAIA_API gaia_status gaia_hrr_unbind_host_mpi(gaia_ctx *ctx, const float *trace, const float *role, int role_rows,
+                                              float *out, size_t B, size_t D, MPI_Comm comm);
+#endif
 
 /* vsa module: public declarations (fragment of gaia.h's public section).
 
@@ -3651,29 +3653,6 @@ extern "C" {
 #define GAIA__DEVICE_STACK 16
 #define GAIA__ERR_LEN 512
 
-struct gaia_storage {
-    int refcount;
-    uint64_t version;  /* writes into it so far: a value saved for a gradient must not change */
-    gaia_device device;
-    float *data;       /* device pointer */
-    size_t bytes;
-    gaia_ctx *ctx;
-};
-
-struct gaia_tensor {
-    struct gaia_storage *storage;
-    size_t offset;     /* in floats */
-    int ndim;
-    size_t shape[GAIA_MAX_DIMS];
-    size_t numel;
-    int requires_grad;    /* a parameter: backward gives it a gradient */
-    struct gaia_tensor *grad; /* its accumulated gradient (owned), or NULL */
-    uint32_t ag_var;      /* its variable on the gradient tape ... */
-    uint64_t ag_gen;      /* ... of this tape generation (else stale) */
-    int lent;             /* a view gaia_map_slices lends an item for one call:
-                             no reference of its own, so free ignores it */
-};
-
 struct gaia_ctx {
     /* What every call reads comes first, in two cache lines, so that a call
        touches few: between small products streamed from memory (a gaia_map
@@ -3959,7 +3938,6 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
 static void gaia__modules_release(gaia_ctx *ctx);
 static void gaia__map_release(gaia_ctx *ctx);
 static void gaia__ag_destroy(gaia_ctx *ctx);
-static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t);
 
 GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx) {
     gaia_allocator al;
@@ -3989,11 +3967,6 @@ GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx) {
 GAIA_API int gaia_device_available(const gaia_ctx *ctx, gaia_device d) {
     if (!ctx || (int)d <= 0 || (int)d >= GAIA_DEVICE_COUNT) return 0;
     return ctx->backends[d] != NULL;
-}
-
-GAIA_API const gaia_backend *gaia_backend_get(gaia_ctx *ctx, gaia_device d) {
-    if (!ctx || (int)d <= 0 || (int)d >= GAIA_DEVICE_COUNT) return NULL;
-    return ctx->backends[d];
 }
 
 GAIA_API gaia_status gaia_device_push(gaia_ctx *ctx, gaia_device d) {
@@ -4275,7 +4248,35 @@ GAIA_API gaia_status gaia_bench_run(gaia_ctx *ctx, int (*fn)(void *arg), void *a
 /* ---------------------------------------------------------------------
    Tensors: storage, creation, views
    --------------------------------------------------------------------- */
+struct gaia_storage {
+    int refcount;
+    uint64_t version;  /* writes into it so far: a value saved for a gradient must not change */
+    gaia_device device;
+    float *data;       /* device pointer */
+    size_t bytes;
+    gaia_ctx *ctx;
+};
+
+struct gaia_tensor {
+    struct gaia_storage *storage;
+    size_t offset;     /* in floats */
+    int ndim;
+    size_t shape[GAIA_MAX_DIMS];
+    size_t numel;
+    int requires_grad;    /* a parameter: backward gives it a gradient */
+    struct gaia_tensor *grad; /* its accumulated gradient (owned), or NULL */
+    uint32_t ag_var;      /* its variable on the gradient tape ... */
+    uint64_t ag_gen;      /* ... of this tape generation (else stale) */
+    int lent;             /* a view gaia_map_slices lends an item for one call:
+                             no reference of its own, so free ignores it */
+};
+
 static const gaia_backend *gaia__be(gaia_ctx *ctx, gaia_device d) { return ctx->backends[d]; }
+
+GAIA_API const gaia_backend *gaia_backend_get(gaia_ctx *ctx, gaia_device d) {
+    if (!ctx || (int)d <= 0 || (int)d >= GAIA_DEVICE_COUNT) return NULL;
+    return ctx->backends[d];
+}
 
 /* Checks ndim/shape and computes numel; rejects zero and overflowing sizes. */
 static gaia_status gaia__check_shape(gaia_ctx *ctx, const char *fn, int ndim, const size_t *shape, size_t *numel) {
@@ -5038,8 +5039,74 @@ GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t 
 }
 
 /* ---------------------------------------------------------------------
+   Views
+   --------------------------------------------------------------------- */
+/* v = a view of x's storage, `offset` floats past x's start, in `shape`;
+   no reference taken (the caller takes one, or lends the view). */
+static void gaia__view_fill(gaia_tensor *v, const gaia_tensor *x, size_t offset, int ndim, const size_t *shape) {
+    int i;
+    memset(v, 0, sizeof *v);
+    v->storage = x->storage;
+    v->offset = x->offset + offset;
+    v->ndim = ndim;
+    memcpy(v->shape, shape, (size_t)ndim * sizeof(size_t));
+    v->numel = 1;
+    for (i = 0; i < ndim; i++) v->numel *= shape[i];
+}
+
+static gaia_status gaia__make_view(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, size_t offset, int ndim,
+                                   const size_t *shape, gaia_tensor **out) {
+    gaia_tensor *v;
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if (*out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "*out must be NULL: a view is always a new tensor");
+    v = (gaia_tensor *)gaia__host_alloc(ctx, sizeof *v);
+    if (!v) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate tensor header");
+    gaia__view_fill(v, x, offset, ndim, shape);
+#ifdef _OPENMP
+#pragma omp atomic
+#endif
+    v->storage->refcount++;
+    *out = v;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__tensor_reshape_raw(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape,
+                                         gaia_tensor **out) {
+    static const char *fn = "gaia_tensor_reshape";
+    size_t numel = 0;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if ((st = gaia__check_shape(ctx, fn, ndim, shape, &numel)) != GAIA_OK) return st;
+    if (numel != x->numel)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "cannot reshape %zu elements into %zu", x->numel, numel);
+    return gaia__make_view(ctx, fn, x, 0, ndim, shape, out);
+}
+
+static gaia_status gaia__tensor_slice_rows_raw(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count,
+                                              gaia_tensor **out) {
+    static const char *fn = "gaia_tensor_slice_rows";
+    size_t shape[GAIA_MAX_DIMS], row;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if (count == 0)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "count = 0: rows [%zu, %zu) of axis 0 would be empty, and gaia "
+                          "tensors have no empty axis", start, start);
+    if (start >= x->shape[0] || count > x->shape[0] - start)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "rows [%zu, %zu + %zu) outside 0..%zu", start, start, count,
+                          x->shape[0]);
+    memcpy(shape, x->shape, sizeof shape);
+    shape[0] = count;
+    row = x->numel / x->shape[0];
+    return gaia__make_view(ctx, fn, x, start * row, x->ndim, shape, out);
+}
+
+/* ---------------------------------------------------------------------
    2-D convolution, pooling and symmetric eigenvalues
    --------------------------------------------------------------------- */
+/* Refuses an input that needs a gradient (autograd; eigh has none). */
+static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t);
 /* Stride, padding and dilation above this are refused: they would only
    make empty or absurdly padded outputs, and the kernels' index arithmetic
    stays far from overflow. */
@@ -5290,70 +5357,6 @@ GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_
     gaia__prof_end(ctx, GAIA_PROF_EIGH, t0, (a->numel * (vectors ? 2 : 1) + batch * n) * 4);
     if (vectors) gaia__finish_out(st, vectors, xcreated);
     return gaia__finish_out(st, values, vcreated);
-}
-
-/* ---------------------------------------------------------------------
-   Views
-   --------------------------------------------------------------------- */
-/* v = a view of x's storage, `offset` floats past x's start, in `shape`;
-   no reference taken (the caller takes one, or lends the view). */
-static void gaia__view_fill(gaia_tensor *v, const gaia_tensor *x, size_t offset, int ndim, const size_t *shape) {
-    int i;
-    memset(v, 0, sizeof *v);
-    v->storage = x->storage;
-    v->offset = x->offset + offset;
-    v->ndim = ndim;
-    memcpy(v->shape, shape, (size_t)ndim * sizeof(size_t));
-    v->numel = 1;
-    for (i = 0; i < ndim; i++) v->numel *= shape[i];
-}
-
-static gaia_status gaia__make_view(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, size_t offset, int ndim,
-                                   const size_t *shape, gaia_tensor **out) {
-    gaia_tensor *v;
-    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    if (*out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "*out must be NULL: a view is always a new tensor");
-    v = (gaia_tensor *)gaia__host_alloc(ctx, sizeof *v);
-    if (!v) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate tensor header");
-    gaia__view_fill(v, x, offset, ndim, shape);
-#ifdef _OPENMP
-#pragma omp atomic
-#endif
-    v->storage->refcount++;
-    *out = v;
-    return GAIA_OK;
-}
-
-static gaia_status gaia__tensor_reshape_raw(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape,
-                                         gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_reshape";
-    size_t numel = 0;
-    gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
-    if ((st = gaia__check_shape(ctx, fn, ndim, shape, &numel)) != GAIA_OK) return st;
-    if (numel != x->numel)
-        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "cannot reshape %zu elements into %zu", x->numel, numel);
-    return gaia__make_view(ctx, fn, x, 0, ndim, shape, out);
-}
-
-static gaia_status gaia__tensor_slice_rows_raw(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count,
-                                              gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_slice_rows";
-    size_t shape[GAIA_MAX_DIMS], row;
-    gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
-    if (count == 0)
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "count = 0: rows [%zu, %zu) of axis 0 would be empty, and gaia "
-                          "tensors have no empty axis", start, start);
-    if (start >= x->shape[0] || count > x->shape[0] - start)
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "rows [%zu, %zu + %zu) outside 0..%zu", start, start, count,
-                          x->shape[0]);
-    memcpy(shape, x->shape, sizeof shape);
-    shape[0] = count;
-    row = x->numel / x->shape[0];
-    return gaia__make_view(ctx, fn, x, start * row, x->ndim, shape, out);
 }
 
 /* ---------------------------------------------------------------------
@@ -16004,154 +16007,6 @@ static gaia_status gaia__mpi_synapse_weight(gaia_brain *b, const char *fn, const
     return st;
 }
 #endif /* GAIA_USE_MPI */
-#ifdef GAIA_USE_MPI
-/* ---------------------------------------------------------------------
-   hrr module: MPI (codebooks and batches split over ranks). Built on the
-   public hrr calls: each rank does its part with the single-process code,
-   then one collective puts the parts together.
-   --------------------------------------------------------------------- */
-/* MPI_FLOAT_INT's layout: a similarity and a row */
-typedef struct gaia__mpi_float_int {
-    float v;
-    int i;
-} gaia__mpi_float_int;
-
-GAIA_API gaia_status gaia_hrr_cleanup_mpi(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
-                                          size_t offset, MPI_Comm comm, float threshold, long *index,
-                                          float *similarity) {
-    static const char *fn = "gaia_hrr_cleanup_mpi";
-    static const char *const labels[3] = {"queries", "dimension", "threshold (bits)"};
-    size_t B = 0, D = 0, M = 0, i;
-    long *li = NULL;
-    float *ls = NULL;
-    gaia__mpi_float_int *mine = NULL, *best = NULL;
-    int64_t vals[3];
-    uint32_t tb;
-    gaia_status st = GAIA_OK;
-    int init = 0;
-    GAIA__NEED_CTX(ctx);
-    MPI_Initialized(&init);
-    if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
-    if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
-    if (!queries || !codebook) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "queries or codebook is NULL");
-    else if (!index) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index is NULL");
-    else if (threshold != threshold) st = gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "threshold is NaN");
-    if (st == GAIA_OK) {
-        B = queries->ndim == 1 ? 1 : queries->ndim == 2 ? queries->shape[0] : 0;
-        D = queries->ndim >= 1 ? queries->shape[queries->ndim - 1] : 0;
-        M = codebook->ndim == 1 ? 1 : codebook->ndim == 2 ? codebook->shape[0] : 0;
-        if (offset > (size_t)INT_MAX || M > (size_t)INT_MAX - offset)
-            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "rows %zu..%zu of the codebook: at most INT_MAX rows", offset,
-                            offset + M);
-        else if (gaia__host_overlap(index, B * sizeof *index, similarity, B * sizeof *similarity))
-            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index and similarity overlap (%zu queries each)", B);
-    }
-    if (st == GAIA_OK && B) {
-        li = (long *)gaia__host_alloc(ctx, B * sizeof(long));
-        ls = (float *)gaia__host_alloc(ctx, B * sizeof(float));
-        mine = (gaia__mpi_float_int *)gaia__host_alloc(ctx, B * sizeof *mine);
-        best = (gaia__mpi_float_int *)gaia__host_alloc(ctx, B * sizeof *best);
-        if (!li || !ls || !mine || !best) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "no memory for %zu queries", B);
-    }
-    /* the local best of every query (any similarity: the threshold is global) */
-    if (st == GAIA_OK && B) st = gaia_hrr_cleanup(ctx, queries, codebook, -2.0f, li, ls);
-    memcpy(&tb, &threshold, 4);
-    vals[0] = (int64_t)B;
-    vals[1] = (int64_t)D;
-    vals[2] = (int64_t)tb;
-    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, vals, labels, 3, "the cleanup");
-    if (st == GAIA_OK && B) {
-        for (i = 0; i < B; i++) {
-            /* a NaN best loses to every number; MAXLOC takes the lower row on ties */
-            mine[i].v = ls[i] == ls[i] ? ls[i] : -FLT_MAX;
-            mine[i].i = li[i] >= 0 ? (int)(offset + (size_t)li[i]) : INT_MAX;
-        }
-        MPI_Allreduce(mine, best, (int)B, MPI_FLOAT_INT, MPI_MAXLOC, comm);
-        for (i = 0; i < B; i++) {
-            int ok = best[i].i != INT_MAX && best[i].v >= threshold && best[i].v != -FLT_MAX;
-            index[i] = ok ? (long)best[i].i : GAIA_HRR_NO_MATCH;
-            if (similarity) similarity[i] = best[i].v == -FLT_MAX ? NAN : best[i].v;
-        }
-    }
-    gaia__host_free(ctx, li);
-    gaia__host_free(ctx, ls);
-    gaia__host_free(ctx, mine);
-    gaia__host_free(ctx, best);
-    return st;
-}
-
-/* Rows [lo, hi) of B for this rank of size: as even as integers allow. */
-static void gaia__mpi_rows(size_t B, int rank, int size, size_t *lo, size_t *hi) {
-    *lo = (size_t)((uint64_t)B * (uint64_t)rank / (uint64_t)size);
-    *hi = (size_t)((uint64_t)B * ((uint64_t)rank + 1) / (uint64_t)size);
-}
-
-/* bind_host / unbind_host over the ranks: each its rows, then allgatherv. */
-static gaia_status gaia__mpi_bind_rows(gaia_ctx *ctx, const char *fn, int unbind, const float *a, const float *b,
-                                       int b_rows, float *out, size_t B, size_t D, MPI_Comm comm) {
-    static const char *const labels[3] = {"rows", "dimension", "rows of b"};
-    int size = 1, rank = 0, r, init = 0;
-    int *cnt = NULL, *dsp = NULL;
-    size_t lo, hi;
-    int64_t vals[3];
-    gaia_status st = GAIA_OK;
-    GAIA__NEED_CTX(ctx);
-    MPI_Initialized(&init);
-    if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
-    if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
-    MPI_Comm_size(comm, &size);
-    MPI_Comm_rank(comm, &rank);
-    if (!a || !b || !out) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "NULL array");
-    else if (B == 0 || D == 0) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B = %zu, D = %zu (want >= 1)", B, D);
-    else if (B * D > (size_t)INT_MAX) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B x D = %zu x %zu above INT_MAX", B, D);
-    if (st == GAIA_OK) {
-        cnt = (int *)gaia__host_alloc(ctx, 2 * (size_t)size * sizeof(int));
-        if (!cnt) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-    }
-    gaia__mpi_rows(B, rank, size, &lo, &hi);
-    if (st == GAIA_OK && hi > lo) {
-        const float *bb = b_rows == 1 ? b : b + lo * D;
-        /* one row of b is bound to each row of a: bind_host wants B rows each */
-        if (b_rows == 1 && hi - lo > 1) {
-            float *rep = (float *)gaia__host_alloc(ctx, (hi - lo) * D * sizeof(float));
-            size_t q;
-            if (!rep) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-            for (q = 0; rep && q < hi - lo; q++) memcpy(rep + q * D, b, D * sizeof(float));
-            if (rep)
-                st = unbind ? gaia_hrr_unbind_host(ctx, a + lo * D, rep, out + lo * D, hi - lo, D)
-                            : gaia_hrr_bind_host(ctx, a + lo * D, rep, out + lo * D, hi - lo, D);
-            gaia__host_free(ctx, rep);
-        } else
-            st = unbind ? gaia_hrr_unbind_host(ctx, a + lo * D, bb, out + lo * D, hi - lo, D)
-                        : gaia_hrr_bind_host(ctx, a + lo * D, bb, out + lo * D, hi - lo, D);
-    }
-    vals[0] = (int64_t)B;
-    vals[1] = (int64_t)D;
-    vals[2] = b_rows == 1 ? 1 : (int64_t)B;
-    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, vals, labels, 3, "the batch");
-    if (st == GAIA_OK) {
-        dsp = cnt + size;
-        for (r = 0; r < size; r++) {
-            size_t l, h;
-            gaia__mpi_rows(B, r, size, &l, &h);
-            cnt[r] = (int)((h - l) * D);
-            dsp[r] = (int)(l * D);
-        }
-        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, out, cnt, dsp, MPI_FLOAT, comm);
-    }
-    gaia__host_free(ctx, cnt);
-    return st;
-}
-
-GAIA_API gaia_status gaia_hrr_bind_host_mpi(gaia_ctx *ctx, const float *a, const float *b, int b_rows, float *out,
-                                            size_t B, size_t D, MPI_Comm comm) {
-    return gaia__mpi_bind_rows(ctx, "gaia_hrr_bind_host_mpi", 0, a, b, b_rows, out, B, D, comm);
-}
-GAIA_API gaia_status gaia_hrr_unbind_host_mpi(gaia_ctx *ctx, const float *trace, const float *role, int role_rows,
-                                              float *out, size_t B, size_t D, MPI_Comm comm) {
-    return gaia__mpi_bind_rows(ctx, "gaia_hrr_unbind_host_mpi", 1, trace, role, role_rows, out, B, D, comm);
-}
-#endif /* GAIA_USE_MPI */
 /* hrr module: implementation (fragment of gaia.h's implementation section).
    Written once against the tensor internals and the backend's hrr table:
    nothing here branches on the device. */
@@ -17237,6 +17092,154 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
     return st;
 }
 
+#ifdef GAIA_USE_MPI
+/* ---------------------------------------------------------------------
+   hrr module: MPI (codebooks and batches split over ranks). Built on the
+   public hrr calls: each rank does its part with the single-process code,
+   then one collective puts the parts together.
+   --------------------------------------------------------------------- */
+/* MPI_FLOAT_INT's layout: a similarity and a row */
+typedef struct gaia__mpi_float_int {
+    float v;
+    int i;
+} gaia__mpi_float_int;
+
+GAIA_API gaia_status gaia_hrr_cleanup_mpi(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
+                                          size_t offset, MPI_Comm comm, float threshold, long *index,
+                                          float *similarity) {
+    static const char *fn = "gaia_hrr_cleanup_mpi";
+    static const char *const labels[3] = {"queries", "dimension", "threshold (bits)"};
+    size_t B = 0, D = 0, M = 0, i;
+    long *li = NULL;
+    float *ls = NULL;
+    gaia__mpi_float_int *mine = NULL, *best = NULL;
+    int64_t vals[3];
+    uint32_t tb;
+    gaia_status st = GAIA_OK;
+    int init = 0;
+    GAIA__NEED_CTX(ctx);
+    MPI_Initialized(&init);
+    if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
+    if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
+    if (!queries || !codebook) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "queries or codebook is NULL");
+    else if (!index) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index is NULL");
+    else if (threshold != threshold) st = gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "threshold is NaN");
+    if (st == GAIA_OK) {
+        B = queries->ndim == 1 ? 1 : queries->ndim == 2 ? queries->shape[0] : 0;
+        D = queries->ndim >= 1 ? queries->shape[queries->ndim - 1] : 0;
+        M = codebook->ndim == 1 ? 1 : codebook->ndim == 2 ? codebook->shape[0] : 0;
+        if (offset > (size_t)INT_MAX || M > (size_t)INT_MAX - offset)
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "rows %zu..%zu of the codebook: at most INT_MAX rows", offset,
+                            offset + M);
+        else if (gaia__host_overlap(index, B * sizeof *index, similarity, B * sizeof *similarity))
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index and similarity overlap (%zu queries each)", B);
+    }
+    if (st == GAIA_OK && B) {
+        li = (long *)gaia__host_alloc(ctx, B * sizeof(long));
+        ls = (float *)gaia__host_alloc(ctx, B * sizeof(float));
+        mine = (gaia__mpi_float_int *)gaia__host_alloc(ctx, B * sizeof *mine);
+        best = (gaia__mpi_float_int *)gaia__host_alloc(ctx, B * sizeof *best);
+        if (!li || !ls || !mine || !best) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "no memory for %zu queries", B);
+    }
+    /* the local best of every query (any similarity: the threshold is global) */
+    if (st == GAIA_OK && B) st = gaia_hrr_cleanup(ctx, queries, codebook, -2.0f, li, ls);
+    memcpy(&tb, &threshold, 4);
+    vals[0] = (int64_t)B;
+    vals[1] = (int64_t)D;
+    vals[2] = (int64_t)tb;
+    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, vals, labels, 3, "the cleanup");
+    if (st == GAIA_OK && B) {
+        for (i = 0; i < B; i++) {
+            /* a NaN best loses to every number; MAXLOC takes the lower row on ties */
+            mine[i].v = ls[i] == ls[i] ? ls[i] : -FLT_MAX;
+            mine[i].i = li[i] >= 0 ? (int)(offset + (size_t)li[i]) : INT_MAX;
+        }
+        MPI_Allreduce(mine, best, (int)B, MPI_FLOAT_INT, MPI_MAXLOC, comm);
+        for (i = 0; i < B; i++) {
+            int ok = best[i].i != INT_MAX && best[i].v >= threshold && best[i].v != -FLT_MAX;
+            index[i] = ok ? (long)best[i].i : GAIA_HRR_NO_MATCH;
+            if (similarity) similarity[i] = best[i].v == -FLT_MAX ? NAN : best[i].v;
+        }
+    }
+    gaia__host_free(ctx, li);
+    gaia__host_free(ctx, ls);
+    gaia__host_free(ctx, mine);
+    gaia__host_free(ctx, best);
+    return st;
+}
+
+/* Rows [lo, hi) of B for this rank of size: as even as integers allow. */
+static void gaia__mpi_rows(size_t B, int rank, int size, size_t *lo, size_t *hi) {
+    *lo = (size_t)((uint64_t)B * (uint64_t)rank / (uint64_t)size);
+    *hi = (size_t)((uint64_t)B * ((uint64_t)rank + 1) / (uint64_t)size);
+}
+
+/* bind_host / unbind_host over the ranks: each its rows, then allgatherv. */
+static gaia_status gaia__mpi_bind_rows(gaia_ctx *ctx, const char *fn, int unbind, const float *a, const float *b,
+                                       int b_rows, float *out, size_t B, size_t D, MPI_Comm comm) {
+    static const char *const labels[3] = {"rows", "dimension", "rows of b"};
+    int size = 1, rank = 0, r, init = 0;
+    int *cnt = NULL, *dsp = NULL;
+    size_t lo, hi;
+    int64_t vals[3];
+    gaia_status st = GAIA_OK;
+    GAIA__NEED_CTX(ctx);
+    MPI_Initialized(&init);
+    if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
+    if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    if (!a || !b || !out) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "NULL array");
+    else if (B == 0 || D == 0) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B = %zu, D = %zu (want >= 1)", B, D);
+    else if (B * D > (size_t)INT_MAX) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B x D = %zu x %zu above INT_MAX", B, D);
+    if (st == GAIA_OK) {
+        cnt = (int *)gaia__host_alloc(ctx, 2 * (size_t)size * sizeof(int));
+        if (!cnt) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    }
+    gaia__mpi_rows(B, rank, size, &lo, &hi);
+    if (st == GAIA_OK && hi > lo) {
+        const float *bb = b_rows == 1 ? b : b + lo * D;
+        /* one row of b is bound to each row of a: bind_host wants B rows each */
+        if (b_rows == 1 && hi - lo > 1) {
+            float *rep = (float *)gaia__host_alloc(ctx, (hi - lo) * D * sizeof(float));
+            size_t q;
+            if (!rep) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+            for (q = 0; rep && q < hi - lo; q++) memcpy(rep + q * D, b, D * sizeof(float));
+            if (rep)
+                st = unbind ? gaia_hrr_unbind_host(ctx, a + lo * D, rep, out + lo * D, hi - lo, D)
+                            : gaia_hrr_bind_host(ctx, a + lo * D, rep, out + lo * D, hi - lo, D);
+            gaia__host_free(ctx, rep);
+        } else
+            st = unbind ? gaia_hrr_unbind_host(ctx, a + lo * D, bb, out + lo * D, hi - lo, D)
+                        : gaia_hrr_bind_host(ctx, a + lo * D, bb, out + lo * D, hi - lo, D);
+    }
+    vals[0] = (int64_t)B;
+    vals[1] = (int64_t)D;
+    vals[2] = b_rows == 1 ? 1 : (int64_t)B;
+    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, vals, labels, 3, "the batch");
+    if (st == GAIA_OK) {
+        dsp = cnt + size;
+        for (r = 0; r < size; r++) {
+            size_t l, h;
+            gaia__mpi_rows(B, r, size, &l, &h);
+            cnt[r] = (int)((h - l) * D);
+            dsp[r] = (int)(l * D);
+        }
+        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, out, cnt, dsp, MPI_FLOAT, comm);
+    }
+    gaia__host_free(ctx, cnt);
+    return st;
+}
+
+GAIA_API gaia_status gaia_hrr_bind_host_mpi(gaia_ctx *ctx, const float *a, const float *b, int b_rows, float *out,
+                                            size_t B, size_t D, MPI_Comm comm) {
+    return gaia__mpi_bind_rows(ctx, "gaia_hrr_bind_host_mpi", 0, a, b, b_rows, out, B, D, comm);
+}
+GAIA_API gaia_status gaia_hrr_unbind_host_mpi(gaia_ctx *ctx, const float *trace, const float *role, int role_rows,
+                                              float *out, size_t B, size_t D, MPI_Comm comm) {
+    return gaia__mpi_bind_rows(ctx, "gaia_hrr_unbind_host_mpi", 1, trace, role, role_rows, out, B, D, comm);
+}
+#endif /* GAIA_USE_MPI */
 /* ---------------------------------------------------------------------
    vsa module: implementation (fragment of gaia.h's implementation
    section). The models share the checks, the output convention and the

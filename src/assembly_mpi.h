@@ -82,6 +82,7 @@ GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes
 #define GAIA_MPI_TIMEOUT_DEFAULT 300.0
 #endif
 GAIA_API gaia_status gaia_mpi_set_timeout(gaia_ctx *ctx, double seconds);
+#endif
 
 //@ part assembly-mpi-impl
 #ifdef GAIA_USE_MPI

@@ -2,7 +2,7 @@
 //! (winners, support, assemblies, fibre statistics, synapses), memory
 //! accounting, save, load and clone.
 //! module: assembly
-//! uses: core formats
+//! uses: core formats cpu/random
 //@ part assembly-readout
 /* ---- read-outs ---- */
 GAIA_API gaia_status gaia_brain_winners(gaia_brain *b, const char *area, uint32_t *out, size_t cap, size_t *count) {

@@ -1,7 +1,10 @@
 //! src/autograd.h - training: the gradient tape (reverse mode), backward,
 //! checkpointing, optimizers (SGD, AdamW), losses, and the recording wrappers
 //! through which the eager tensor operations go on the tape.
-//! uses: core tensor conv axis layer
+//! uses: core tensor conv
+//! hooks: gaia_tensor_index_select gaia_tensor_gather gaia_tensor_scatter_add gaia_tensor_concat
+//!        gaia_tensor_cumsum (axis)
+//!        gaia__layer_linear_back gaia__layer_layernorm_back gaia__layer_attention_back (layer)
 //@ part autograd-api
 /* ---------------------------------------------------------------------
    Training: gradients (reverse mode), losses, optimizers

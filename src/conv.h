@@ -1,7 +1,8 @@
 //! src/conv.h - 2-D convolution and pooling (NCHW) and symmetric eigenvalues:
 //! the declarations and the checked implementation over the backends' conv2d
 //! and pool2d primitives (their gradients are in autograd).
-//! uses: core tensor autograd
+//! uses: core tensor
+//! hooks: gaia__ag_refuse (autograd)
 //@ part conv-api
 /* ---------------------------------------------------------------------
    2-D convolution and pooling (NCHW), symmetric eigenvalues
@@ -50,6 +51,8 @@ GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_
 /* ---------------------------------------------------------------------
    2-D convolution, pooling and symmetric eigenvalues
    --------------------------------------------------------------------- */
+/* Refuses an input that needs a gradient (autograd; eigh has none). */
+static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t);
 /* Stride, padding and dilation above this are refused: they would only
    make empty or absurdly padded outputs, and the kernels' index arithmetic
    stays far from overflow. */

@@ -3,7 +3,14 @@
 //! and the header's frame: include guard, C linkage, the implementation's
 //! prologue (system headers, overridable macros, the monotonic clock), the
 //! includes of gaia_cpu.h and gaia_cuda.h, the teardown of the modules' caches.
-//! uses: tensor autograd map layer assembly hrr cpu/table
+//! uses: -
+//! hooks: gaia_backend (tensor)
+//!        gaia__ag_destroy (autograd)
+//!        gaia__map_release (map)
+//!        gaia__layer_release (layer)
+//!        gaia__assembly_release (assembly)
+//!        gaia__hrr_release (hrr)
+//!        gaia__cpu_backend gaia__cpu_release (cpu/table)
 //@ part core-api
 /* GAIA_NO_IMPLEMENTATION: this translation unit links a prebuilt
    implementation (the Makefile's libgaia.a), so its own GAIA_IMPLEMENTATION
@@ -214,7 +221,6 @@ GAIA_API gaia_status gaia_memory_stats_get(gaia_ctx *ctx, gaia_device d, gaia_me
 GAIA_API gaia_status gaia_memory_trim(gaia_ctx *ctx, gaia_device d);
 GAIA_API gaia_status gaia_synchronize(gaia_ctx *ctx);
 
-//@ part profiling-api
 /* ---------------------------------------------------------------------
    Profiling and benchmarking
    --------------------------------------------------------------------- */
@@ -428,29 +434,6 @@ extern "C" {
    --------------------------------------------------------------------- */
 #define GAIA__DEVICE_STACK 16
 #define GAIA__ERR_LEN 512
-
-struct gaia_storage {
-    int refcount;
-    uint64_t version;  /* writes into it so far: a value saved for a gradient must not change */
-    gaia_device device;
-    float *data;       /* device pointer */
-    size_t bytes;
-    gaia_ctx *ctx;
-};
-
-struct gaia_tensor {
-    struct gaia_storage *storage;
-    size_t offset;     /* in floats */
-    int ndim;
-    size_t shape[GAIA_MAX_DIMS];
-    size_t numel;
-    int requires_grad;    /* a parameter: backward gives it a gradient */
-    struct gaia_tensor *grad; /* its accumulated gradient (owned), or NULL */
-    uint32_t ag_var;      /* its variable on the gradient tape ... */
-    uint64_t ag_gen;      /* ... of this tape generation (else stale) */
-    int lent;             /* a view gaia_map_slices lends an item for one call:
-                             no reference of its own, so free ignores it */
-};
 
 struct gaia_ctx {
     /* What every call reads comes first, in two cache lines, so that a call
@@ -737,7 +720,6 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
 static void gaia__modules_release(gaia_ctx *ctx);
 static void gaia__map_release(gaia_ctx *ctx);
 static void gaia__ag_destroy(gaia_ctx *ctx);
-static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t);
 
 GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx) {
     gaia_allocator al;
@@ -767,11 +749,6 @@ GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx) {
 GAIA_API int gaia_device_available(const gaia_ctx *ctx, gaia_device d) {
     if (!ctx || (int)d <= 0 || (int)d >= GAIA_DEVICE_COUNT) return 0;
     return ctx->backends[d] != NULL;
-}
-
-GAIA_API const gaia_backend *gaia_backend_get(gaia_ctx *ctx, gaia_device d) {
-    if (!ctx || (int)d <= 0 || (int)d >= GAIA_DEVICE_COUNT) return NULL;
-    return ctx->backends[d];
 }
 
 GAIA_API gaia_status gaia_device_push(gaia_ctx *ctx, gaia_device d) {

@@ -2,6 +2,7 @@
 //! cleanup sharded over ranks, batched binds split over ranks.
 //! uses: core tensor assembly hrr
 //@ part hrr-mpi-api
+#ifdef GAIA_USE_MPI
 /* ---- hrr over MPI ranks ----
    A codebook sharded over comm: this rank holds rows [offset, offset + M)
    of the whole codebook as `codebook` ([M,D] or [D]; M may differ by rank).

@@ -2,7 +2,8 @@
 //! reductions, matmul, views, the .npy entry points), the backend table that
 //! every device fills in, and the tensor implementation on top of it (storage,
 //! creation, broadcasting, reductions, linear algebra, views).
-//! uses: core autograd
+//! uses: core
+//! hooks: gaia__ag_forget gaia__tensor_unary gaia__tensor_binary gaia__tensor_reduce gaia_tensor_copy (autograd)
 //@ part tensor-api
 /* ---------------------------------------------------------------------
    Tensors
@@ -232,7 +233,35 @@ GAIA_API const gaia_backend *gaia_backend_get(gaia_ctx *ctx, gaia_device d);
 /* ---------------------------------------------------------------------
    Tensors: storage, creation, views
    --------------------------------------------------------------------- */
+struct gaia_storage {
+    int refcount;
+    uint64_t version;  /* writes into it so far: a value saved for a gradient must not change */
+    gaia_device device;
+    float *data;       /* device pointer */
+    size_t bytes;
+    gaia_ctx *ctx;
+};
+
+struct gaia_tensor {
+    struct gaia_storage *storage;
+    size_t offset;     /* in floats */
+    int ndim;
+    size_t shape[GAIA_MAX_DIMS];
+    size_t numel;
+    int requires_grad;    /* a parameter: backward gives it a gradient */
+    struct gaia_tensor *grad; /* its accumulated gradient (owned), or NULL */
+    uint32_t ag_var;      /* its variable on the gradient tape ... */
+    uint64_t ag_gen;      /* ... of this tape generation (else stale) */
+    int lent;             /* a view gaia_map_slices lends an item for one call:
+                             no reference of its own, so free ignores it */
+};
+
 static const gaia_backend *gaia__be(gaia_ctx *ctx, gaia_device d) { return ctx->backends[d]; }
+
+GAIA_API const gaia_backend *gaia_backend_get(gaia_ctx *ctx, gaia_device d) {
+    if (!ctx || (int)d <= 0 || (int)d >= GAIA_DEVICE_COUNT) return NULL;
+    return ctx->backends[d];
+}
 
 /* Checks ndim/shape and computes numel; rejects zero and overflowing sizes. */
 static gaia_status gaia__check_shape(gaia_ctx *ctx, const char *fn, int ndim, const size_t *shape, size_t *numel) {
@@ -994,7 +1023,6 @@ GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t 
     return st;
 }
 
-//@ part views-impl
 /* ---------------------------------------------------------------------
    Views
    --------------------------------------------------------------------- */

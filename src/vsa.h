@@ -1,7 +1,7 @@
 //! src/vsa.h - the vsa module: BSC, MAP, HRR and FHRR hypervectors behind one
 //! API (bind, bundle, permute, similarity, cleanup, encoders, resonator); its
 //! backend table.
-//! uses: core tensor axis hrr cpu/cpu cpu/random cpu/fft
+//! uses: core tensor axis hrr cpu/random cpu/fft
 //@ part vsa-api
 /* vsa module: public declarations (fragment of gaia.h's public section).
 

@@ -9,7 +9,10 @@ Each header is the concatenation of the pieces that its manifest
 opens with lines starting "//!" (what it holds; "uses:", "module:" and
 "hooks:" lines) and then holds one or more pieces, each starting with a
 line "//@ part NAME"; both kinds of line are left out of the headers.
-Python 3 standard library only."""
+
+Nothing is written unless the dependency rules hold (tools/check_deps.py:
+a file refers only to its own module and those it uses, which come before
+it; "hooks:" names the few references back). Python 3 standard library only."""
 import os
 import re
 import sys
@@ -39,8 +42,9 @@ class ModuleFile:
         with open(self.path, newline='') as fh:
             lines = fh.read().splitlines(keepends=True)
         i = 0
+        self._key = None
         while i < len(lines) and lines[i].startswith('//!'):
-            self._opening(lines[i][3:].strip(), i + 1)
+            self._opening(lines[i][3:].strip(), i + 1, lines[i][3:])
             i += 1
         piece = None
         for n in range(i, len(lines)):
@@ -66,11 +70,15 @@ class ModuleFile:
     def where(self):
         return 'src/' + self.rel
 
-    def _opening(self, text, n):
+    def _opening(self, text, n, raw=''):
         m = re.match(r'(uses|module|hooks):(.*)$', text)
+        if not m and self._key == 'hooks' and raw.startswith('     '):
+            m = re.match(r'(hooks):(.*)$', 'hooks:' + text)  # a hooks line continued
         if not m:
+            self._key = None
             self.about.append(text)
             return
+        self._key = m.group(1)
         key, val = m.group(1), m.group(2).strip()
         if key == 'module':
             self.module = val
@@ -147,6 +155,14 @@ def main(argv):
             return 2
     try:
         manifests, files = load()
+        import check_deps
+        errors = check_deps.check_deps(manifests, files)
+        if errors:
+            for e in errors:
+                print('amalgamate: ' + e, file=sys.stderr)
+            print('amalgamate: %d violation(s) of the dependency rules (tools/check_deps.py); nothing written'
+                  % len(errors), file=sys.stderr)
+            return 1
         for h, text in generate(manifests, files).items():
             path = os.path.join(out_dir, h)
             tmp = path + '.tmp'

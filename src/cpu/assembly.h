@@ -1,22 +1,13 @@
 //! src/cpu/assembly.h - the assembly module's CPU primitives (explicit
 //! mode): the edge generator, input accumulation, top-k, learned-weight maps.
 //! module: assembly
-//! uses: core cpu/threads
+//! uses: core cpu/threads cpu/random
 //@ part cpu-assembly
 /* ---------------------------------------------------------------------
    assembly module: CPU primitives (explicit mode). The edge generator and
    the binomial draw below have line-for-line twins in kernels_assembly.cu;
    both use integer arithmetic only, so CPU and GPU agree bit for bit.
    --------------------------------------------------------------------- */
-#define GAIA__ASM_GAMMA 0x9E3779B97F4A7C15ull
-
-/* SplitMix64's finaliser: a strong 64-bit mixer, cheap on CPU and GPU. */
-static uint64_t gaia__asm_mix64(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* The word stream of (fibre, source i, segment g): SplitMix64 from a hashed
    start, two 32-bit words per step (low half first). */
 typedef struct gaia__asm_rng {

@@ -1,7 +1,7 @@
 //! src/cpu/axis.h - CPU primitives of the operations along an axis (softmax,
 //! index checks, index_select, gather, scatter_add, row copies, cumsum, sort).
 //! module: axis
-//! uses: core layer cpu/threads
+//! uses: core cpu/threads cpu/vector
 //@ part cpu-axis
 /* ---------------------------------------------------------------------
    5b. Tensor operations along an axis: softmax, index checks, index_select,

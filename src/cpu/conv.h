@@ -2,7 +2,7 @@
 //! and blocked direct loops, 1-D Winograd rows; chosen per shape), pooling and
 //! symmetric eigenvalues.
 //! module: conv
-//! uses: core tensor layer cpu/threads cpu/gemm
+//! uses: core tensor cpu/threads cpu/gemm cpu/vector
 //@ part cpu-conv
 /* ---------------------------------------------------------------------
    5c. 2-D convolution, pooling and symmetric eigenvalues

@@ -1,6 +1,7 @@
 //! src/cpu/cpu.h - the CPU backend's opening (gaia_cpu.h): the declarations of
 //! its generic primitives (Philox, GEMM, FFT, elementwise, convolution) and the
 //! start of its implementation (system headers, the AVX-512 switch).
+//! module: cpu
 //! uses: core tensor
 //@ part cpu-head
 /* gaia_cpu.h - the CPU backend of gaia: portable C99 primitives.
@@ -12,10 +13,12 @@
    gaia_kernels.cu (gaia_cpu_unary <-> gaia_cuda_unary ...), and is the
    reference the consistency tests compare the CUDA backend with.
 
-   Sections: 1. declarations  2. Philox  3. GEMM  4. FFT  5. elementwise,
-   reductions, transpose (then the modules' fragments)  5b. operations along
-   an axis (softmax, gather/scatter, concat, cumsum, sort)  5c. 2-D
-   convolution, pooling, symmetric eigenvalues  6. the backend table. */
+   Sections: 1. declarations  2. Philox (and SplitMix64)  3. GEMM  4. FFT,
+   the vector helpers  5. elementwise, reductions, transpose  5b. operations
+   along an axis (softmax, gather/scatter, concat, cumsum, sort)  5c. 2-D
+   convolution, pooling, symmetric eigenvalues, then the modules' CPU
+   primitives (layer, assembly, hrr, vsa)  6. the backend table. Generated
+   from src/cpu/ (a file a section): edit those, then make headers. */
 #ifndef GAIA_CPU_H
 #define GAIA_CPU_H
 

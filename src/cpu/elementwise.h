@@ -1,6 +1,6 @@
-//! src/cpu/elementwise.h - CPU: elementwise unary, binary and where,
-//! reductions, transpose.
-//! uses: core tensor layer cpu/threads
+//! src/cpu/elementwise.h - CPU: elementwise unary, binary (and its parallel
+//! sweep) and where, reductions, transpose.
+//! uses: core tensor cpu/threads cpu/vector
 //@ part elementwise
 /* ---------------------------------------------------------------------
    5. Elementwise, reductions, transpose
@@ -101,10 +101,119 @@ static void gaia__cpu_binary_row(gaia_binary_op op, const float *a, size_t sa, c
     }
 }
 
-/* The sweep is gaia__cpu_binary_blocks, after the streaming-store and
-   grain constants of the layer kernels below. */
+/* ---- the binary operations' sweep (gaia_cpu_binary) ---- */
+#ifdef GAIA__AVX512
+/* The AVX-512 row of the comparisons and the four arithmetic operations,
+   for contiguous or broadcast (stride 0) operands: each 16 values are one
+   compare (or one add, sub, mul, div) and one store, and a large output is
+   written with streaming stores (where y is 64-byte aligned; the caller
+   fences), so the row moves the bytes memcpy would and no more (a normal
+   store first reads the line it writes). NaN compares as C's operators do:
+   false, except !=. Returns 0 (and does nothing) for the other operations
+   and strides, which take gaia__cpu_binary_row. */
+#define GAIA__BIN16_LOOP(expr)                                                                           \
+    do {                                                                                                 \
+        size_t j_ = 0;                                                                                   \
+        __m512 u, w;                                                                                     \
+        if (stream && ((uintptr_t)y & 63) == 0) {                                                        \
+            for (; j_ + 16 <= n; j_ += 16) {                                                             \
+                u = sa ? _mm512_loadu_ps(a + j_) : av;                                                   \
+                w = sb ? _mm512_loadu_ps(b + j_) : bv;                                                   \
+                _mm512_stream_ps(y + j_, (expr));                                                        \
+            }                                                                                            \
+        } else {                                                                                         \
+            for (; j_ + 16 <= n; j_ += 16) {                                                             \
+                u = sa ? _mm512_loadu_ps(a + j_) : av;                                                   \
+                w = sb ? _mm512_loadu_ps(b + j_) : bv;                                                   \
+                _mm512_storeu_ps(y + j_, (expr));                                                        \
+            }                                                                                            \
+        }                                                                                                \
+        if (j_ < n) {                                                                                    \
+            __mmask16 k_ = (__mmask16)((1u << (n - j_)) - 1u);                                           \
+            u = sa ? _mm512_maskz_loadu_ps(k_, a + j_) : av;                                             \
+            w = sb ? _mm512_maskz_loadu_ps(k_, b + j_) : bv;                                             \
+            _mm512_mask_storeu_ps(y + j_, k_, (expr));                                                   \
+        }                                                                                                \
+    } while (0)
+#define GAIA__CMP16(pred) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(u, w, pred), one)
+static int gaia__cpu_binary_row16(gaia_binary_op op, const float *a, size_t sa, const float *b, size_t sb, float *y,
+                                  size_t n, int stream) {
+    __m512 one = _mm512_set1_ps(1.0f), av, bv;
+    if (sa > 1 || sb > 1 || (sa == 0 && sb == 0)) return 0;
+    av = _mm512_set1_ps(a[0]);
+    bv = _mm512_set1_ps(b[0]);
+    switch (op) {
+    case GAIA_BINARY_ADD: GAIA__BIN16_LOOP(_mm512_add_ps(u, w)); return 1;
+    case GAIA_BINARY_SUB: GAIA__BIN16_LOOP(_mm512_sub_ps(u, w)); return 1;
+    case GAIA_BINARY_MUL: GAIA__BIN16_LOOP(_mm512_mul_ps(u, w)); return 1;
+    case GAIA_BINARY_DIV: GAIA__BIN16_LOOP(_mm512_div_ps(u, w)); return 1;
+    case GAIA_BINARY_LT: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_LT_OQ)); return 1;
+    case GAIA_BINARY_LE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_LE_OQ)); return 1;
+    case GAIA_BINARY_GT: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_GT_OQ)); return 1;
+    case GAIA_BINARY_GE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_GE_OQ)); return 1;
+    case GAIA_BINARY_EQ: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_EQ_OQ)); return 1;
+    case GAIA_BINARY_NE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_NEQ_UQ)); return 1;
+    default: return 0;
+    }
+}
+#undef GAIA__CMP16
+#undef GAIA__BIN16_LOOP
+#endif
+
+/* One sweep of gaia_cpu_binary (gaia__sweep_run): the rows of the last
+   dimension, enumerated over the first three, `per` short rows to a block,
+   or a row longer than GAIA__PAR_BLOCK cut into `segs` segments. */
+typedef struct gaia__bin_sweep {
+    gaia_binary_op op;
+    const float *a, *b;
+    const size_t *as, *bs, *shape;
+    float *y;
+    size_t rows, n, per, segs;
+    int stream;
+} gaia__bin_sweep;
+
+static void gaia__cpu_binary_block(void *arg, long long blk) {
+    const gaia__bin_sweep *s = (const gaia__bin_sweep *)arg;
+    const size_t *as = s->as, *bs = s->bs, *shape = s->shape;
+    size_t segs = s->segs, n = s->n;
+    size_t r0 = segs > 1 ? (size_t)blk / segs : (size_t)blk * s->per;
+    size_t r1 = segs > 1 ? r0 + 1 : (s->rows - r0 < s->per ? s->rows : r0 + s->per), r;
+    size_t j0 = segs > 1 ? ((size_t)blk % segs) * GAIA__PAR_BLOCK : 0;
+    size_t len = segs > 1 ? (n - j0 < GAIA__PAR_BLOCK ? n - j0 : GAIA__PAR_BLOCK) : n;
+    for (r = r0; r < r1; r++) {
+        size_t i2 = r % shape[2], i1 = (r / shape[2]) % shape[1], i0 = r / (shape[2] * shape[1]);
+        const float *ar = s->a + i0 * as[0] + i1 * as[1] + i2 * as[2] + j0 * as[3];
+        const float *br = s->b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2] + j0 * bs[3];
+        float *yr = s->y + r * n + j0;
+#ifdef GAIA__AVX512
+        if (gaia__cpu_binary_row16(s->op, ar, as[3], br, bs[3], yr, len, s->stream)) continue;
+#endif
+        gaia__cpu_binary_row(s->op, ar, as[3], br, bs[3], yr, len);
+    }
+    if (s->stream) GAIA__SFENCE();
+}
+
 static void gaia__cpu_binary_blocks(gaia_binary_op op, const float *a, const size_t *as, const float *b,
-                                    const size_t *bs, float *y, const size_t *shape, int nthreads);
+                                    const size_t *bs, float *y, const size_t *shape, int nthreads) {
+    gaia__bin_sweep s;
+    size_t total = shape[0] * shape[1] * shape[2] * shape[3];
+    if (total == 0) return;
+    s.op = op;
+    s.a = a;
+    s.b = b;
+    s.as = as;
+    s.bs = bs;
+    s.shape = shape;
+    s.y = y;
+    s.rows = shape[0] * shape[1] * shape[2];
+    s.n = shape[3];
+    s.per = s.n >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / s.n;
+    s.segs = s.n > GAIA__PAR_BLOCK ? (s.n + GAIA__PAR_BLOCK - 1) / GAIA__PAR_BLOCK : 1;
+    s.stream = total * sizeof(float) >= GAIA_STREAM_BYTES;
+    gaia__sweep_run(gaia__team(nthreads, (double)total, GAIA__ELEM_GRAIN),
+                    (long long)(s.segs > 1 ? s.rows * s.segs : (s.rows + s.per - 1) / s.per), gaia__cpu_binary_block, &s);
+}
+
 GAIA_API void gaia_cpu_binary(gaia_binary_op op, const float *a, const size_t *as, const float *b, const size_t *bs,
                               float *y, const size_t *shape, int nthreads) {
     gaia__cpu_binary_blocks(op, a, as, b, bs, y, shape, nthreads);

@@ -1,7 +1,7 @@
 //! src/cpu/hrr.h - the hrr module's CPU primitives: binds through the real FFT,
 //! spectrum maps, norms, cleanup.
 //! module: hrr
-//! uses: core layer cpu/cpu cpu/threads cpu/fft
+//! uses: core cpu/threads cpu/fft cpu/vector
 //@ part cpu-hrr
 /* hrr module: CPU primitives (fragment of gaia_cpu.h's implementation section).
    Circular convolution through gaia_cpu_rfft_*: a bind of one row is two

@@ -1,7 +1,7 @@
 //! src/cpu/layer.h - the layer module's CPU primitives: activations, GEMV,
 //! LayerNorm, attention (forward and backward), Hebbian updates, AdamW.
 //! module: layer
-//! uses: core tensor cpu/threads cpu/elementwise
+//! uses: core cpu/threads cpu/vector
 //@ part cpu-layer
 /* ---------------------------------------------------------------------
    The modules' CPU primitives
@@ -20,70 +20,9 @@ typedef struct gaia__layer_state {
     void (*cuda_release)(gaia_ctx *ctx, void *cuda);
 } gaia__layer_state;
 
-/* Same reason as the GEMM's: ISO C modes stop GCC from fusing a*b+c. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define GAIA__LAYER_CONTRACT __attribute__((optimize("fp-contract=fast")))
-#else
-#define GAIA__LAYER_CONTRACT
-#endif
-/* 16 partial sums: one AVX-512 register or two AVX ones, so every reduction
-   below vectorises and hides the FMA latency. */
-#define GAIA__LAYER_LANES 16
-/* Sum of 16 partial sums as a tree: depth 4 instead of a chain of 16
-   dependent adds, which costs more than a short row's whole sweep. */
-static float gaia__layer_hsum(float *h) {
-    int k, w;
-    for (w = GAIA__LAYER_LANES / 2; w >= 1; w /= 2)
-        for (k = 0; k < w; k++) h[k] += h[k + w];
-    return h[0];
-}
-
-/* GCC/Clang vector types for the loops that store inside the reduction
-   (there GCC keeps the 16 partial sums of the portable version in memory). */
-/* Only with AVX-512: elsewhere a 64-byte vector passed by value changes the ABI. */
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__) && !defined(GAIA_LAYER_NO_VECEXT)
-#define GAIA__LAYER_VECEXT 1
-typedef float gaia__lv __attribute__((vector_size(64)));
-static gaia__lv gaia__lv_load(const float *p) {
-    gaia__lv v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-typedef float gaia__lv8 __attribute__((vector_size(32)));
-typedef float gaia__lv4 __attribute__((vector_size(16)));
-/* A tree of adds over the lanes. Lane subscripts, not memcpy of halves:
-   taking an accumulator's address made GCC keep every accumulator of the
-   calling loop in memory (a store and a load per multiply-add). */
-static float gaia__lv_sum(gaia__lv v) {
-    gaia__lv8 a = {v[0] + v[8], v[1] + v[9], v[2] + v[10], v[3] + v[11],
-                   v[4] + v[12], v[5] + v[13], v[6] + v[14], v[7] + v[15]};
-    gaia__lv4 c = {a[0] + a[4], a[1] + a[5], a[2] + a[6], a[3] + a[7]};
-    return (c[0] + c[2]) + (c[1] + c[3]);
-}
-#endif
 /* Below this many multiply-adds a matrix-vector product stays on one thread. */
 #define GAIA__LAYER_PAR_MAC 65536
 
-/* exp on [-87.3, 88]: 2^n * p(r), r = x - n ln2 split in two parts so r is
-   exact, p the degree-7 Taylor polynomial (|r| <= ln2/2: error < 1e-8). n is
-   rounded by adding 1.5 * 2^23, which also leaves n in the low mantissa bits:
-   2^n is built from them. Neither floorf nor a float->int conversion after a
-   clamp vectorises in GCC, this does. */
-static float gaia__layer_exp(float x) {
-    int32_t bits;
-    float kf, n, r, p, scale;
-    x = x < -87.3f ? -87.3f : x;
-    x = x > 88.0f ? 88.0f : x;
-    kf = x * 1.44269504088896341f + 12582912.0f;
-    n = kf - 12582912.0f;
-    memcpy(&bits, &kf, 4);
-    bits = (bits - 0x4B400000 + 127) * 8388608; /* (n + 127) << 23 */
-    memcpy(&scale, &bits, 4);
-    r = x - n * 0.693145751953125f;
-    r = r - n * 1.42860682030941723212e-6f;
-    p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
-    return p * scale;
-}
 static float gaia__layer_sigmoid(float x) { return 1.0f / (1.0f + gaia__layer_exp(-x)); }
 /* tanh: 1 - 2/(e^2x + 1) loses relative accuracy near 0, where the odd Taylor
    series (error < 2e-8 below 0.3) takes over. */
@@ -126,31 +65,7 @@ static void gaia__cpu_layer_act_run(gaia_layer_act act, const float *x, const fl
     }
 }
 
-/* Outputs of at least this many bytes are written with streaming stores
-   (where the CPU has them): an output that size would not be in cache for
-   the next operation anyway, and a normal store first reads the line it
-   writes, a third more memory traffic than the bytes the kernel moves. */
-#ifndef GAIA_STREAM_BYTES
-#define GAIA_STREAM_BYTES ((size_t)16 << 20)
-#endif
-
 #ifdef GAIA__AVX512
-/* e^t for t in [-88, 88]: t = n ln2 + r, |r| <= ln2/2 (ln2 split in two
-   so r is exact), e^r by its degree-6 Taylor polynomial (relative error
-   < 2e-7), times 2^n by scalef. */
-static __m512 gaia__exp16(__m512 t) {
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), t), p;
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860682030941723212e-6f), r);
-    p = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 720), r, _mm512_set1_ps(1.0f / 120));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
-}
 /* GELU as x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), the same
    form as gaia__layer_gelu. */
 static __m512 gaia__gelu16(__m512 v) {
@@ -184,9 +99,6 @@ static void gaia__cpu_gelu_run(const float *x, const float *bias, float *y, size
         _mm512_mask_storeu_ps(y + j, m, gaia__gelu16(v));
     }
 }
-#define GAIA__SFENCE() _mm_sfence()
-#else
-#define GAIA__SFENCE() ((void)0)
 #endif
 
 /* act(x + bias) over a run; GELU takes the vector kernel where there is one. */
@@ -200,122 +112,6 @@ static void gaia__cpu_layer_act_any(gaia_layer_act act, const float *x, const fl
 #endif
     (void)stream;
     gaia__cpu_layer_act_run(act, x, bias, y, n);
-}
-
-/* A few tens of microseconds of elementwise work per thread. */
-#define GAIA__ELEM_GRAIN 65536.0
-
-/* ---- the binary operations' sweep (gaia_cpu_binary) ---- */
-#ifdef GAIA__AVX512
-/* The AVX-512 row of the comparisons and the four arithmetic operations,
-   for contiguous or broadcast (stride 0) operands: each 16 values are one
-   compare (or one add, sub, mul, div) and one store, and a large output is
-   written with streaming stores (where y is 64-byte aligned; the caller
-   fences), so the row moves the bytes memcpy would and no more (a normal
-   store first reads the line it writes). NaN compares as C's operators do:
-   false, except !=. Returns 0 (and does nothing) for the other operations
-   and strides, which take gaia__cpu_binary_row. */
-#define GAIA__BIN16_LOOP(expr)                                                                           \
-    do {                                                                                                 \
-        size_t j_ = 0;                                                                                   \
-        __m512 u, w;                                                                                     \
-        if (stream && ((uintptr_t)y & 63) == 0) {                                                        \
-            for (; j_ + 16 <= n; j_ += 16) {                                                             \
-                u = sa ? _mm512_loadu_ps(a + j_) : av;                                                   \
-                w = sb ? _mm512_loadu_ps(b + j_) : bv;                                                   \
-                _mm512_stream_ps(y + j_, (expr));                                                        \
-            }                                                                                            \
-        } else {                                                                                         \
-            for (; j_ + 16 <= n; j_ += 16) {                                                             \
-                u = sa ? _mm512_loadu_ps(a + j_) : av;                                                   \
-                w = sb ? _mm512_loadu_ps(b + j_) : bv;                                                   \
-                _mm512_storeu_ps(y + j_, (expr));                                                        \
-            }                                                                                            \
-        }                                                                                                \
-        if (j_ < n) {                                                                                    \
-            __mmask16 k_ = (__mmask16)((1u << (n - j_)) - 1u);                                           \
-            u = sa ? _mm512_maskz_loadu_ps(k_, a + j_) : av;                                             \
-            w = sb ? _mm512_maskz_loadu_ps(k_, b + j_) : bv;                                             \
-            _mm512_mask_storeu_ps(y + j_, k_, (expr));                                                   \
-        }                                                                                                \
-    } while (0)
-#define GAIA__CMP16(pred) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(u, w, pred), one)
-static int gaia__cpu_binary_row16(gaia_binary_op op, const float *a, size_t sa, const float *b, size_t sb, float *y,
-                                  size_t n, int stream) {
-    __m512 one = _mm512_set1_ps(1.0f), av, bv;
-    if (sa > 1 || sb > 1 || (sa == 0 && sb == 0)) return 0;
-    av = _mm512_set1_ps(a[0]);
-    bv = _mm512_set1_ps(b[0]);
-    switch (op) {
-    case GAIA_BINARY_ADD: GAIA__BIN16_LOOP(_mm512_add_ps(u, w)); return 1;
-    case GAIA_BINARY_SUB: GAIA__BIN16_LOOP(_mm512_sub_ps(u, w)); return 1;
-    case GAIA_BINARY_MUL: GAIA__BIN16_LOOP(_mm512_mul_ps(u, w)); return 1;
-    case GAIA_BINARY_DIV: GAIA__BIN16_LOOP(_mm512_div_ps(u, w)); return 1;
-    case GAIA_BINARY_LT: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_LT_OQ)); return 1;
-    case GAIA_BINARY_LE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_LE_OQ)); return 1;
-    case GAIA_BINARY_GT: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_GT_OQ)); return 1;
-    case GAIA_BINARY_GE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_GE_OQ)); return 1;
-    case GAIA_BINARY_EQ: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_EQ_OQ)); return 1;
-    case GAIA_BINARY_NE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_NEQ_UQ)); return 1;
-    default: return 0;
-    }
-}
-#undef GAIA__CMP16
-#undef GAIA__BIN16_LOOP
-#endif
-
-/* One sweep of gaia_cpu_binary (gaia__sweep_run): the rows of the last
-   dimension, enumerated over the first three, `per` short rows to a block,
-   or a row longer than GAIA__PAR_BLOCK cut into `segs` segments. */
-typedef struct gaia__bin_sweep {
-    gaia_binary_op op;
-    const float *a, *b;
-    const size_t *as, *bs, *shape;
-    float *y;
-    size_t rows, n, per, segs;
-    int stream;
-} gaia__bin_sweep;
-
-static void gaia__cpu_binary_block(void *arg, long long blk) {
-    const gaia__bin_sweep *s = (const gaia__bin_sweep *)arg;
-    const size_t *as = s->as, *bs = s->bs, *shape = s->shape;
-    size_t segs = s->segs, n = s->n;
-    size_t r0 = segs > 1 ? (size_t)blk / segs : (size_t)blk * s->per;
-    size_t r1 = segs > 1 ? r0 + 1 : (s->rows - r0 < s->per ? s->rows : r0 + s->per), r;
-    size_t j0 = segs > 1 ? ((size_t)blk % segs) * GAIA__PAR_BLOCK : 0;
-    size_t len = segs > 1 ? (n - j0 < GAIA__PAR_BLOCK ? n - j0 : GAIA__PAR_BLOCK) : n;
-    for (r = r0; r < r1; r++) {
-        size_t i2 = r % shape[2], i1 = (r / shape[2]) % shape[1], i0 = r / (shape[2] * shape[1]);
-        const float *ar = s->a + i0 * as[0] + i1 * as[1] + i2 * as[2] + j0 * as[3];
-        const float *br = s->b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2] + j0 * bs[3];
-        float *yr = s->y + r * n + j0;
-#ifdef GAIA__AVX512
-        if (gaia__cpu_binary_row16(s->op, ar, as[3], br, bs[3], yr, len, s->stream)) continue;
-#endif
-        gaia__cpu_binary_row(s->op, ar, as[3], br, bs[3], yr, len);
-    }
-    if (s->stream) GAIA__SFENCE();
-}
-
-static void gaia__cpu_binary_blocks(gaia_binary_op op, const float *a, const size_t *as, const float *b,
-                                    const size_t *bs, float *y, const size_t *shape, int nthreads) {
-    gaia__bin_sweep s;
-    size_t total = shape[0] * shape[1] * shape[2] * shape[3];
-    if (total == 0) return;
-    s.op = op;
-    s.a = a;
-    s.b = b;
-    s.as = as;
-    s.bs = bs;
-    s.shape = shape;
-    s.y = y;
-    s.rows = shape[0] * shape[1] * shape[2];
-    s.n = shape[3];
-    s.per = s.n >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / s.n;
-    s.segs = s.n > GAIA__PAR_BLOCK ? (s.n + GAIA__PAR_BLOCK - 1) / GAIA__PAR_BLOCK : 1;
-    s.stream = total * sizeof(float) >= GAIA_STREAM_BYTES;
-    gaia__sweep_run(gaia__team(nthreads, (double)total, GAIA__ELEM_GRAIN),
-                    (long long)(s.segs > 1 ? s.rows * s.segs : (s.rows + s.per - 1) / s.per), gaia__cpu_binary_block, &s);
 }
 
 GAIA_API void gaia_cpu_layer_bias_act(gaia_layer_act act, const float *x, const float *bias, float *y, size_t rows,

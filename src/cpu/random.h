@@ -1,5 +1,5 @@
 //! src/cpu/random.h - CPU: Philox4x32-10 random numbers (uniform, normal,
-//! Bernoulli), the same streams as the CUDA kernels'.
+//! Bernoulli), the same streams as the CUDA kernels'; SplitMix64's mixer.
 //! uses: core tensor cpu/threads
 //@ part random
 /* ---------------------------------------------------------------------
@@ -81,5 +81,16 @@ GAIA_API void gaia_cpu_random(float *dst, size_t n, gaia_random_kind kind, uint6
         for (k = 0; k < 4 && base + k < n; k++) dst[base + k] = v[k];
     }
     GAIA__PAR_END
+}
+
+/* SplitMix64 (Steele, Lea, Flood): its increment and finaliser hash the
+   assembly module's connectome and the parallel map's item seeds. */
+#define GAIA__ASM_GAMMA 0x9E3779B97F4A7C15ull
+
+/* SplitMix64's finaliser: a strong 64-bit mixer, cheap on CPU and GPU. */
+static uint64_t gaia__asm_mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
 }
 
