@@ -156,6 +156,8 @@ help:
 	@echo '                 edit src/, never the two headers: docs/DESIGN.md, "Source layout")'
 	@echo 'make check-headers  fails when a module breaks the dependency rules or gaia.h or'
 	@echo '                 gaia_cpu.h differ from what src/ makes'
+	@echo 'make switches-check  the implementation with each GAIA_NO_<module> switch, all, tensors+hrr'
+	@echo '                 (tests/switches/check.sh; make test runs it when the headers change)'
 	@echo 'make uninstall | clean | cxx-check'
 	@echo 'options: CUDA=1 (nvcc; CUDA_ARCH="75 80 90" or native), OMP=0, NATIVE=0, SANITIZE=1,'
 	@echo '         MPI=1 (mpicc; build-mpi/; make MPI=1 test runs tests/mpi under mpirun -np 1..4)'
@@ -423,3 +425,6 @@ include tests/tsan/tsan.mk
 
 # make timer-check (also run by make test)
 include tests/timer/timer.mk
+
+# make switches-check (also run by make test)
+include tests/switches/switches.mk

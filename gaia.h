@@ -34,6 +34,8 @@
            gaia_cpu.h      CPU backend (GEMM, elementwise, reductions, Philox)
            gaia_cuda.h     CUDA backend host code (only with GAIA_USE_CUDA)
            gaia_kernels.cu CUDA kernels (compiled by nvcc, only with CUDA)
+   gaia.h and gaia_cpu.h are generated from one file per module under src/
+   in the repository (docs/DESIGN.md, "Source layout"): edit those.
    The design behind the code, with each module's formulas and the reference
    numbers the tests check, is docs/DESIGN.md.
 
@@ -79,6 +81,26 @@
    define GAIA_USE_MPI and build with the MPI wrapper, run under mpirun:
        mpicc -std=c99 -O3 -DGAIA_USE_MPI my.c -lm
        mpirun -np 4 ./a.out
+
+   Leaving modules out (CPU builds): define any of these before including
+   gaia.h in the file with GAIA_IMPLEMENTATION, and best in every file (a
+   call into a module left out then does not compile, rather than not link):
+     GAIA_NO_LAYER     the layer module; AdamW goes with it (its fused kernel
+                       is the layer table's): gaia_optim_create refuses it
+                       with GAIA_ERR_UNSUPPORTED, SGD stays
+     GAIA_NO_ASSEMBLY  the assembly module (and, with MPI, the hrr calls over
+                       MPI, which use the brains' exchange)
+     GAIA_NO_HRR       the hrr module (and vsa, whose HRR model is hrr)
+     GAIA_NO_VSA       the vsa module
+     GAIA_NO_MAP       gaia_map and gaia_map_slices
+     GAIA_NO_FORMATS   .npy, safetensors and optimizer files (and hrr, vsa
+                       and assembly, which save through them)
+   A module goes with every module it uses: gaia.h defines the switches that
+   follow (GAIA_NO_HRR defines GAIA_NO_VSA), so #ifdef GAIA_NO_VSA after the
+   include says whether vsa is there. Contexts, tensors, gradients,
+   optimizers, convolution and the operations along an axis are always
+   there. A CUDA build takes GAIA_NO_MAP only; the others are an #error
+   there (the CUDA backend serves those modules).
 
    Installed (`make install`; with CUDA=1 also the prebuilt kernels), the
    flags come from pkg-config:
@@ -1334,6 +1356,8 @@
                          for every rank to join, unless GAIA_MPI_TIMEOUT in
                          the environment or gaia_mpi_set_timeout says
                          otherwise (default 300)
+     GAIA_NO_LAYER, GAIA_NO_ASSEMBLY, GAIA_NO_HRR, GAIA_NO_VSA, GAIA_NO_MAP,
+     GAIA_NO_FORMATS     leave that module out (section 2)
 
    =====================================================================
    14. STATUS CODES
@@ -1394,6 +1418,27 @@
 #define GAIA_VERSION_MINOR 1
 #define GAIA_VERSION_PATCH 0
 #define GAIA_VERSION_STRING "0.1.0"
+
+/* Leaving modules out (manual, section 2): a module goes with every
+   module it uses. Generated from the modules' "uses:" lines (src/). */
+#if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_ASSEMBLY)
+#define GAIA_NO_ASSEMBLY
+#endif
+#if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_HRR)
+#define GAIA_NO_HRR
+#endif
+#if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_VSA)
+#define GAIA_NO_VSA
+#endif
+#if defined(GAIA_NO_HRR) && !defined(GAIA_NO_VSA)
+#define GAIA_NO_VSA
+#endif
+/* The CUDA backend (gaia_cuda.h, gaia_kernels.cu) serves the modules but
+   the parallel map: their switches are for CPU builds. */
+#if defined(GAIA_USE_CUDA) && (defined(GAIA_NO_FORMATS) || defined(GAIA_NO_LAYER) || defined(GAIA_NO_ASSEMBLY) || \
+                               defined(GAIA_NO_HRR) || defined(GAIA_NO_VSA))
+#error "gaia: GAIA_NO_FORMATS, _LAYER, _ASSEMBLY, _HRR and _VSA leave modules out of CPU builds only (the CUDA backend needs them)"
+#endif
 
 #ifndef GAIA_API
 #  ifdef GAIA_STATIC
@@ -1772,6 +1817,7 @@ GAIA_API gaia_status gaia_tensor_transpose(gaia_ctx *ctx, const gaia_tensor *x, 
 GAIA_API gaia_status gaia_tensor_reshape(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape, gaia_tensor **out);
 GAIA_API gaia_status gaia_tensor_slice_rows(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count, gaia_tensor **out);
 
+#ifndef GAIA_NO_FORMATS /* (defined in the formats module) */
 GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, const char *path);
 GAIA_API gaia_status gaia_tensor_load_npy(gaia_ctx *ctx, const char *path, gaia_tensor **out);
 /* Parses an in-memory .npy image (the loader's core; handy for fuzzing). */
@@ -1781,6 +1827,7 @@ GAIA_API gaia_status gaia_npy_parse(gaia_ctx *ctx, const void *bytes, size_t siz
 GAIA_API gaia_status gaia_npy_image(gaia_ctx *ctx, const gaia_tensor *t, void **bytes, size_t *size);
 /* Releases an image made by gaia_npy_image or gaia_brain_save_image. */
 GAIA_API void gaia_image_free(gaia_ctx *ctx, void *bytes);
+#endif
 
 /* C = alpha op(A) op(B) + beta C on plain row-major host arrays (see gaia_cpu_sgemm). */
 GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t M, size_t N, size_t K,
@@ -1947,6 +1994,7 @@ typedef struct gaia_lr_cosine {
 } gaia_lr_cosine;
 GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user /* a gaia_lr_cosine */);
 
+#ifndef GAIA_NO_FORMATS
 /* ---------------------------------------------------------------------
    Checkpoints: safetensors files (named tensors + string metadata) and
    optimizer state. Format: an 8-byte little-endian header length N, N
@@ -2003,6 +2051,8 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *opt, const char *path);
    wrong with the file or the match changes nothing. */
 GAIA_API gaia_status gaia_optim_load(gaia_optim *opt, const char *path);
 
+#endif /* GAIA_NO_FORMATS */
+#ifndef GAIA_NO_MAP
 /* ---------------------------------------------------------------------
    Parallel map: fn(worker, item, user) for item = 0 .. n-1
    --------------------------------------------------------------------- */
@@ -2048,6 +2098,7 @@ typedef gaia_status (*gaia_map_slices_fn)(gaia_ctx *worker, size_t item, gaia_te
 GAIA_API gaia_status gaia_map_slices(gaia_ctx *ctx, size_t n, gaia_tensor *const *tensors, int count,
                                      gaia_map_slices_fn fn, void *user, const gaia_map_desc *desc);
 
+#endif /* GAIA_NO_MAP */
 /* ---------------------------------------------------------------------
    Backends (for backend authors and the consistency tests)
    A backend is a table of primitive operations on raw device pointers.
@@ -2225,6 +2276,7 @@ GAIA_API size_t gaia_cpu_sort_work(size_t len, int nthreads);
 GAIA_API void gaia_cpu_sort(const float *x, size_t outer, size_t len, size_t inner, size_t k, int descending,
                             float *values, float *indices, void *work, int nthreads);
 
+#ifndef GAIA_NO_LAYER
 /* ---------------------------------------------------------------------
    Modules: layer, assembly, hrr
    --------------------------------------------------------------------- */
@@ -2571,6 +2623,8 @@ GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const
                                                 size_t d, float scale, int causal, int nthreads);
 GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
                              float eps, float weight_decay, float bc1, float bc2, int nthreads);
+#endif /* GAIA_NO_LAYER */
+#ifndef GAIA_NO_ASSEMBLY
 /* ---------------------------------------------------------------------
    assembly module: assembly-calculus brains (Papadimitriou et al., PNAS 2020)
    A brain has a connection probability p, stimuli (s neurons that always fire
@@ -2887,6 +2941,8 @@ GAIA_API gaia_status gaia_brain_set_sampler(gaia_brain *b, gaia_sampler sampler)
 /* The brain's sampler (GAIA_SAMPLER_EXACT for NULL). */
 GAIA_API gaia_sampler gaia_brain_sampler(const gaia_brain *b);
 
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_ASSEMBLY
 #ifdef GAIA_USE_MPI
 /* ---- assembly brains sharded over MPI ranks (built with GAIA_USE_MPI) ----
    A brain created with a communicator is one brain held by all its ranks:
@@ -2967,6 +3023,8 @@ GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes
 GAIA_API gaia_status gaia_mpi_set_timeout(gaia_ctx *ctx, double seconds);
 #endif
 
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_ASSEMBLY
 /* ---------------------------------------------------------------------
    assembly backend primitives (explicit mode). Device pointers throughout.
    The base connectome of fibre f: source neuron i's out-edges in target
@@ -3066,6 +3124,8 @@ GAIA_API uint64_t gaia_cpu_assembly_map_update(uint64_t *map_keys, float *map_va
                                                const uint64_t *keys, uint64_t count, float factor, float wmax);
 GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *map_vals, uint64_t map_mask,
                                          uint64_t key);
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_HRR
 /* hrr module: public declarations (fragment of gaia.h's public section).
 
    Holographic reduced representations (Plate). A batch of B vectors of
@@ -3257,6 +3317,8 @@ GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, flo
 GAIA_API void gaia_cpu_hrr_cleanup(size_t B, size_t M, size_t D, const float *q, const float *book,
                                    const float *bnorm, float *best, int nthreads, unsigned pass);
 
+#endif /* GAIA_NO_HRR */
+#if !defined(GAIA_NO_ASSEMBLY) && !defined(GAIA_NO_HRR)
 #ifdef GAIA_USE_MPI
 /* ---- hrr over MPI ranks ----
    A codebook sharded over comm: this rank holds rows [offset, offset + M)
@@ -3278,6 +3340,8 @@ GAIA_API gaia_status gaia_hrr_unbind_host_mpi(gaia_ctx *ctx, const float *trace,
                                               float *out, size_t B, size_t D, MPI_Comm comm);
 #endif
 
+#endif /* !GAIA_NO_ASSEMBLY && !GAIA_NO_HRR */
+#ifndef GAIA_NO_VSA
 /* vsa module: public declarations (fragment of gaia.h's public section).
 
    Vector-symbolic architectures behind one API: four models of hypervector,
@@ -3520,6 +3584,7 @@ GAIA_API void gaia_cpu_vsa_quantize(gaia_vsa_quantize_op op, size_t B, size_t D,
 GAIA_API void gaia_cpu_vsa_permute(size_t B, size_t D, size_t comps, const float *x, size_t shift, float *out);
 GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out);
 
+#endif /* GAIA_NO_VSA */
 #ifdef __cplusplus
 }
 #endif
@@ -3758,8 +3823,9 @@ static gaia_status gaia__fail(gaia_ctx *ctx, gaia_status status, const char *fun
 }
 
 /* Whether the caller's arrays [a, a + abytes) and [b, b + bbytes) share a
-   byte: two results written into one array would garble each other. */
-static int gaia__host_overlap(const void *a, size_t abytes, const void *b, size_t bbytes) {
+   byte: two results written into one array would garble each other. (Static
+   inline: no warning in a build whose switches leave out all its callers.) */
+static inline int gaia__host_overlap(const void *a, size_t abytes, const void *b, size_t bbytes) {
     uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
     return a && b && abytes && bbytes && x < y + bbytes && y < x + abytes;
 }
@@ -3936,14 +4002,18 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
 
 /* Module state hooks: modules register a destructor for their per-context caches. */
 static void gaia__modules_release(gaia_ctx *ctx);
+#ifndef GAIA_NO_MAP
 static void gaia__map_release(gaia_ctx *ctx);
+#endif
 static void gaia__ag_destroy(gaia_ctx *ctx);
 
 GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx) {
     gaia_allocator al;
     if (!ctx) return;
     gaia__ag_destroy(ctx);
+#ifndef GAIA_NO_MAP
     gaia__map_release(ctx);
+#endif
     gaia__modules_release(ctx);
     gaia__cpu_release(ctx);
 #ifdef GAIA_USE_CUDA
@@ -6281,11 +6351,13 @@ done:
     return st;
 }
 /* The layer module's backwards (defined with its forwards). */
+#ifndef GAIA_NO_LAYER
 static gaia_status gaia__layer_linear_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
 static gaia_status gaia__layer_layernorm_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g,
                                               gaia_tensor **gin);
 static gaia_status gaia__layer_attention_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g,
                                               gaia_tensor **gin);
+#endif
 
 static gaia_status gaia__ag_checkpoint_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g);
 
@@ -6346,9 +6418,16 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
     case GAIA__AG_GATHER: return gaia__ag_gather_back(ctx, n, g, &gin[0]);
     case GAIA__AG_CONV: return gaia__ag_conv_back(ctx, n, g, gin);
     case GAIA__AG_POOL: return gaia__ag_pool_back(ctx, n, g, &gin[0]);
+#ifndef GAIA_NO_LAYER /* (without the layer module no such node is recorded) */
     case GAIA__AG_LINEAR: return gaia__layer_linear_back(ctx, n, g, gin);
     case GAIA__AG_LAYERNORM: return gaia__layer_layernorm_back(ctx, n, g, gin);
     case GAIA__AG_ATTENTION: return gaia__layer_attention_back(ctx, n, g, gin);
+#else
+    case GAIA__AG_LINEAR:
+    case GAIA__AG_LAYERNORM:
+    case GAIA__AG_ATTENTION: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a layer node in a build "
+                                               "without the layer module (GAIA_NO_LAYER)");
+#endif
     case GAIA__AG_CHECKPOINT: return gaia__ag_checkpoint_back(ctx, n, g);
     case GAIA__AG_SCATTER: /* out = x + scattered src: x gets g, src what g holds where it went */
         if (n->in[0]) GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &gin[0]));
@@ -6735,6 +6814,11 @@ GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *des
     d = *desc;
     if (d.kind != GAIA_OPTIM_SGD && d.kind != GAIA_OPTIM_ADAMW)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)d.kind);
+#ifdef GAIA_NO_LAYER
+    if (d.kind == GAIA_OPTIM_ADAMW)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "AdamW runs on the layer module's fused kernel, which this "
+                          "build leaves out (GAIA_NO_LAYER): use GAIA_OPTIM_SGD or build with the layer module");
+#endif
     if (d.beta1 == 0.0f) d.beta1 = 0.9f;
     if (d.beta2 == 0.0f) d.beta2 = 0.999f;
     if (d.eps == 0.0f) d.eps = 1e-8f;
@@ -6991,6 +7075,11 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
    the CPU's and the CUDA layer tables both define adamw). The moments need
    no version bump (nor SGD's buffer): they never reach the tape. */
 static gaia_status gaia__optim_adamw(gaia_optim *o, const gaia__optim_plan *pl, size_t i) {
+#ifdef GAIA_NO_LAYER /* (gaia_optim_create refuses AdamW then: not reached) */
+    (void)pl;
+    (void)i;
+    return gaia__fail(o->ctx, GAIA_ERR_UNSUPPORTED, "gaia_optim_step", "AdamW needs the layer module (GAIA_NO_LAYER)");
+#else
     const gaia_optim_desc *d = &o->d;
     gaia_tensor *p = o->params[i];
     double t1 = (double)(o->steps + 1);
@@ -6998,6 +7087,7 @@ static gaia_status gaia__optim_adamw(gaia_optim *o, const gaia__optim_plan *pl, 
     return gaia__be(o->ctx, GAIA__DEV(p))->layer->adamw(o->ctx, GAIA__PTR(p), GAIA__PTR(p->grad), GAIA__PTR(o->m[i]),
                                                          GAIA__PTR(o->v[i]), p->numel, pl->lr, d->beta1, d->beta2,
                                                          d->eps, d->weight_decay, bc1, bc2);
+#endif
 }
 
 /* The mutating phase: allocates nothing. */
@@ -7289,6 +7379,7 @@ done:
     return st;
 }
 
+#ifndef GAIA_NO_FORMATS
 /* ---------------------------------------------------------------------
    NumPy .npy files. Format v1/v2/v3: magic "\x93NUMPY", major, minor,
    header length (u16 for v1, u32 for v2/v3), then a Python dict literal
@@ -8896,6 +8987,7 @@ done:
     return st;
 }
 
+#endif /* GAIA_NO_FORMATS */
 /* ---------------------------------------------------------------------
    Tensor operations along an axis: softmax, index_select, gather,
    scatter_add, concat, stack, cumsum, top-k, argsort. Checks, shapes and
@@ -9495,6 +9587,7 @@ GAIA_API gaia_status gaia_tensor_stack(gaia_ctx *ctx, const gaia_tensor *const *
 #ifdef __cplusplus
 extern "C" {
 #endif
+#ifndef GAIA_NO_LAYER
 /* layer module: implementation (fragment of gaia.h's implementation section).
    Written once against the tensor API and the backends' layer tables; every
    device-specific step goes through gaia__be(ctx, dev)->layer. */
@@ -10791,6 +10884,8 @@ GAIA_API gaia_status gaia_layer_benchmark_kernel(gaia_ctx *ctx, gaia_layer_kerne
     for (i = 0; i < 3; i++) gaia_tensor_free(B.outs[i]);
     return st;
 }
+#endif /* GAIA_NO_LAYER */
+#ifndef GAIA_NO_ASSEMBLY
 /* ---------------------------------------------------------------------
    assembly module: brains, written once against the backend tables.
    Explicit areas keep their inputs, learned-weight maps and bitmaps on the
@@ -13137,6 +13232,8 @@ GAIA_API gaia_status gaia_brain_activate(gaia_brain *b, const char *area, uint32
     return st;
 }
 
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_ASSEMBLY
 /* ---- read-outs ---- */
 GAIA_API gaia_status gaia_brain_winners(gaia_brain *b, const char *area, uint32_t *out, size_t cap, size_t *count) {
     static const char *fn = "gaia_brain_winners";
@@ -14584,6 +14681,8 @@ GAIA_API gaia_status gaia_brain_set_memory_limit(gaia_brain *b, size_t bytes) {
     return GAIA_OK;
 }
 
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_ASSEMBLY
 /* ---- the operations of the literature ---- */
 static int gaia__asm_has_winners(gaia_brain *b, const char *area) {
     int a = gaia__asm_find_area(b, area);
@@ -15098,6 +15197,8 @@ GAIA_API gaia_status gaia_brain_trials(gaia_ctx *ctx, const gaia_brain_experimen
     gaia__host_free(ctx, rows);
     return st;
 }
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_ASSEMBLY
 #ifdef GAIA_USE_MPI
 /* ---------------------------------------------------------------------
    assembly module: MPI (brains sharded over ranks). Every collective below
@@ -16007,6 +16108,8 @@ static gaia_status gaia__mpi_synapse_weight(gaia_brain *b, const char *fn, const
     return st;
 }
 #endif /* GAIA_USE_MPI */
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_HRR
 /* hrr module: implementation (fragment of gaia.h's implementation section).
    Written once against the tensor internals and the backend's hrr table:
    nothing here branches on the device. */
@@ -17092,6 +17195,8 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
     return st;
 }
 
+#endif /* GAIA_NO_HRR */
+#if !defined(GAIA_NO_ASSEMBLY) && !defined(GAIA_NO_HRR)
 #ifdef GAIA_USE_MPI
 /* ---------------------------------------------------------------------
    hrr module: MPI (codebooks and batches split over ranks). Built on the
@@ -17240,6 +17345,8 @@ GAIA_API gaia_status gaia_hrr_unbind_host_mpi(gaia_ctx *ctx, const float *trace,
     return gaia__mpi_bind_rows(ctx, "gaia_hrr_unbind_host_mpi", 1, trace, role, role_rows, out, B, D, comm);
 }
 #endif /* GAIA_USE_MPI */
+#endif /* !GAIA_NO_ASSEMBLY && !GAIA_NO_HRR */
+#ifndef GAIA_NO_VSA
 /* ---------------------------------------------------------------------
    vsa module: implementation (fragment of gaia.h's implementation
    section). The models share the checks, the output convention and the
@@ -18533,7 +18640,8 @@ GAIA_API gaia_status gaia_vsa_set(gaia_ctx *ctx, const gaia_vsa *items, int norm
 }
 /* ---- end of the vsa module's implementation ---- */
 
-/* Module caches live in the context and go with it. */
+#endif /* GAIA_NO_VSA */
+#ifndef GAIA_NO_MAP
 /* ---------------------------------------------------------------------
    Parallel map
    A context is used by one thread at a time, so gaia_map runs items on
@@ -18845,6 +18953,7 @@ GAIA_API gaia_status gaia_map_slices(gaia_ctx *ctx, size_t n, gaia_tensor *const
     return gaia__map(ctx, fn_name, n, gaia__map_slices_item, &job, &desc);
 }
 
+#endif /* GAIA_NO_MAP */
 /* ---------------------------------------------------------------------
    Telemetry: the profile, memory and GPU readings as JSON or CSV
    --------------------------------------------------------------------- */
@@ -18946,10 +19055,19 @@ GAIA_API gaia_status gaia_profile_write_csv(gaia_ctx *ctx, FILE *f) {
     return GAIA_OK;
 }
 
+/* Module caches live in the context and go with it (a module left out by
+   its switch has none). */
 static void gaia__modules_release(gaia_ctx *ctx) {
+#ifndef GAIA_NO_LAYER
     gaia__layer_release(ctx);
+#endif
+#ifndef GAIA_NO_ASSEMBLY
     gaia__assembly_release(ctx);
+#endif
+#ifndef GAIA_NO_HRR
     gaia__hrr_release(ctx);
+#endif
+    (void)ctx;
 }
 #ifdef __cplusplus
 }

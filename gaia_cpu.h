@@ -473,11 +473,12 @@ GAIA_API void gaia_cpu_random(float *dst, size_t n, gaia_random_kind kind, uint6
 }
 
 /* SplitMix64 (Steele, Lea, Flood): its increment and finaliser hash the
-   assembly module's connectome and the parallel map's item seeds. */
+   assembly module's connectome and the parallel map's item seeds (static
+   inline: a build that leaves both out does not use it). */
 #define GAIA__ASM_GAMMA 0x9E3779B97F4A7C15ull
 
 /* SplitMix64's finaliser: a strong 64-bit mixer, cheap on CPU and GPU. */
-static uint64_t gaia__asm_mix64(uint64_t z) {
+static inline uint64_t gaia__asm_mix64(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
@@ -2376,8 +2377,10 @@ GAIA_API void gaia_cpu_rfft_inverse(const gaia_cpu_rfft_plan *p, const float *sp
 
 /* ---------------------------------------------------------------------
    Vector helpers the CPU primitives share: 16 partial sums, vector types,
-   a vectorisable exp, streaming stores. (Their names keep the prefix of
-   the layer kernels, where they were written first.)
+   a vectorisable exp, streaming-store helpers. (Their names keep the prefix of
+   the layer kernels, where they were written first. Static inline: a
+   build whose switches leave out the layer and hrr modules uses some of
+   them nowhere.)
    --------------------------------------------------------------------- */
 /* Same reason as the GEMM's: ISO C modes stop GCC from fusing a*b+c. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -2390,7 +2393,7 @@ GAIA_API void gaia_cpu_rfft_inverse(const gaia_cpu_rfft_plan *p, const float *sp
 #define GAIA__LAYER_LANES 16
 /* Sum of 16 partial sums as a tree: depth 4 instead of a chain of 16
    dependent adds, which costs more than a short row's whole sweep. */
-static float gaia__layer_hsum(float *h) {
+static inline float gaia__layer_hsum(float *h) {
     int k, w;
     for (w = GAIA__LAYER_LANES / 2; w >= 1; w /= 2)
         for (k = 0; k < w; k++) h[k] += h[k + w];
@@ -2403,7 +2406,7 @@ static float gaia__layer_hsum(float *h) {
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__) && !defined(GAIA_LAYER_NO_VECEXT)
 #define GAIA__LAYER_VECEXT 1
 typedef float gaia__lv __attribute__((vector_size(64)));
-static gaia__lv gaia__lv_load(const float *p) {
+static inline gaia__lv gaia__lv_load(const float *p) {
     gaia__lv v;
     memcpy(&v, p, sizeof v);
     return v;
@@ -2413,7 +2416,7 @@ typedef float gaia__lv4 __attribute__((vector_size(16)));
 /* A tree of adds over the lanes. Lane subscripts, not memcpy of halves:
    taking an accumulator's address made GCC keep every accumulator of the
    calling loop in memory (a store and a load per multiply-add). */
-static float gaia__lv_sum(gaia__lv v) {
+static inline float gaia__lv_sum(gaia__lv v) {
     gaia__lv8 a = {v[0] + v[8], v[1] + v[9], v[2] + v[10], v[3] + v[11],
                    v[4] + v[12], v[5] + v[13], v[6] + v[14], v[7] + v[15]};
     gaia__lv4 c = {a[0] + a[4], a[1] + a[5], a[2] + a[6], a[3] + a[7]};
@@ -2451,22 +2454,6 @@ static float gaia__layer_exp(float x) {
 #endif
 
 #ifdef GAIA__AVX512
-/* e^t for t in [-88, 88]: t = n ln2 + r, |r| <= ln2/2 (ln2 split in two
-   so r is exact), e^r by its degree-6 Taylor polynomial (relative error
-   < 2e-7), times 2^n by scalef. */
-static __m512 gaia__exp16(__m512 t) {
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), t), p;
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860682030941723212e-6f), r);
-    p = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 720), r, _mm512_set1_ps(1.0f / 120));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
-}
 #define GAIA__SFENCE() _mm_sfence()
 #else
 #define GAIA__SFENCE() ((void)0)
@@ -4889,6 +4876,7 @@ GAIA_API size_t gaia_cpu_eigh_batch(const float *a, size_t batch, size_t n, floa
     return bad;
 }
 
+#ifndef GAIA_NO_LAYER
 /* ---------------------------------------------------------------------
    The modules' CPU primitives
    --------------------------------------------------------------------- */
@@ -4952,6 +4940,22 @@ static void gaia__cpu_layer_act_run(gaia_layer_act act, const float *x, const fl
 }
 
 #ifdef GAIA__AVX512
+/* e^t for t in [-88, 88]: t = n ln2 + r, |r| <= ln2/2 (ln2 split in two
+   so r is exact), e^r by its degree-6 Taylor polynomial (relative error
+   < 2e-7), times 2^n by scalef. */
+static __m512 gaia__exp16(__m512 t) {
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), t), p;
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860682030941723212e-6f), r);
+    p = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 720), r, _mm512_set1_ps(1.0f / 120));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
 /* GELU as x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), the same
    form as gaia__layer_gelu. */
 static __m512 gaia__gelu16(__m512 v) {
@@ -6095,6 +6099,8 @@ static const struct gaia_layer_ops gaia__cpu_layer_ops = {
     gaia__cpu_adamw_be,
 };
 #define GAIA__CPU_LAYER_OPS (&gaia__cpu_layer_ops)
+#endif /* GAIA_NO_LAYER */
+#ifndef GAIA_NO_ASSEMBLY
 /* ---------------------------------------------------------------------
    assembly module: CPU primitives (explicit mode). The edge generator and
    the binomial draw below have line-for-line twins in kernels_assembly.cu;
@@ -7120,6 +7126,8 @@ static const struct gaia_assembly_ops gaia__cpu_assembly_ops = {
     gaia__asm_cpu_edges,      gaia__asm_cpu_clear,      gaia__asm_cpu_cache_free, gaia__asm_cpu_cache_bytes,
 };
 #define GAIA__CPU_ASSEMBLY_OPS (&gaia__cpu_assembly_ops)
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_HRR
 /* hrr module: CPU primitives (fragment of gaia_cpu.h's implementation section).
    Circular convolution through gaia_cpu_rfft_*: a bind of one row is two
    forward transforms, one binwise product (1/D folded in) and one inverse,
@@ -7810,6 +7818,8 @@ static const struct gaia_hrr_ops gaia__cpu_hrr_ops = {
 };
 #define GAIA__CPU_HRR_OPS (&gaia__cpu_hrr_ops)
 
+#endif /* GAIA_NO_HRR */
+#ifndef GAIA_NO_VSA
 /* ---------------------------------------------------------------------
    vsa module: CPU primitives (fragment of gaia_cpu.h's implementation
    section): the CPU twins of gaia.h's struct gaia_vsa_ops, each doing the
@@ -8350,6 +8360,7 @@ static const struct gaia_vsa_ops gaia__cpu_vsa_ops = {
 };
 /* ---- end of the vsa module's CPU primitives ---- */
 
+#endif /* GAIA_NO_VSA */
 /* ---------------------------------------------------------------------
    6. The CPU backend table
    --------------------------------------------------------------------- */

@@ -3,6 +3,7 @@
 //! structure, creation, the projection step, area controls, inhibition.
 //! Continued in assembly_readout.h, assembly_experiments.h, assembly_mpi.h.
 //! uses: core tensor cpu/random
+//! switch: GAIA_NO_ASSEMBLY
 //@ part assembly-api
 /* ---------------------------------------------------------------------
    assembly module: assembly-calculus brains (Papadimitriou et al., PNAS 2020)

@@ -1021,11 +1021,13 @@ done:
     return st;
 }
 /* The layer module's backwards (defined with its forwards). */
+#ifndef GAIA_NO_LAYER
 static gaia_status gaia__layer_linear_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
 static gaia_status gaia__layer_layernorm_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g,
                                               gaia_tensor **gin);
 static gaia_status gaia__layer_attention_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g,
                                               gaia_tensor **gin);
+#endif
 
 static gaia_status gaia__ag_checkpoint_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g);
 
@@ -1086,9 +1088,16 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
     case GAIA__AG_GATHER: return gaia__ag_gather_back(ctx, n, g, &gin[0]);
     case GAIA__AG_CONV: return gaia__ag_conv_back(ctx, n, g, gin);
     case GAIA__AG_POOL: return gaia__ag_pool_back(ctx, n, g, &gin[0]);
+#ifndef GAIA_NO_LAYER /* (without the layer module no such node is recorded) */
     case GAIA__AG_LINEAR: return gaia__layer_linear_back(ctx, n, g, gin);
     case GAIA__AG_LAYERNORM: return gaia__layer_layernorm_back(ctx, n, g, gin);
     case GAIA__AG_ATTENTION: return gaia__layer_attention_back(ctx, n, g, gin);
+#else
+    case GAIA__AG_LINEAR:
+    case GAIA__AG_LAYERNORM:
+    case GAIA__AG_ATTENTION: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a layer node in a build "
+                                               "without the layer module (GAIA_NO_LAYER)");
+#endif
     case GAIA__AG_CHECKPOINT: return gaia__ag_checkpoint_back(ctx, n, g);
     case GAIA__AG_SCATTER: /* out = x + scattered src: x gets g, src what g holds where it went */
         if (n->in[0]) GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &gin[0]));
@@ -1475,6 +1484,11 @@ GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *des
     d = *desc;
     if (d.kind != GAIA_OPTIM_SGD && d.kind != GAIA_OPTIM_ADAMW)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)d.kind);
+#ifdef GAIA_NO_LAYER
+    if (d.kind == GAIA_OPTIM_ADAMW)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "AdamW runs on the layer module's fused kernel, which this "
+                          "build leaves out (GAIA_NO_LAYER): use GAIA_OPTIM_SGD or build with the layer module");
+#endif
     if (d.beta1 == 0.0f) d.beta1 = 0.9f;
     if (d.beta2 == 0.0f) d.beta2 = 0.999f;
     if (d.eps == 0.0f) d.eps = 1e-8f;
@@ -1731,6 +1745,11 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
    the CPU's and the CUDA layer tables both define adamw). The moments need
    no version bump (nor SGD's buffer): they never reach the tape. */
 static gaia_status gaia__optim_adamw(gaia_optim *o, const gaia__optim_plan *pl, size_t i) {
+#ifdef GAIA_NO_LAYER /* (gaia_optim_create refuses AdamW then: not reached) */
+    (void)pl;
+    (void)i;
+    return gaia__fail(o->ctx, GAIA_ERR_UNSUPPORTED, "gaia_optim_step", "AdamW needs the layer module (GAIA_NO_LAYER)");
+#else
     const gaia_optim_desc *d = &o->d;
     gaia_tensor *p = o->params[i];
     double t1 = (double)(o->steps + 1);
@@ -1738,6 +1757,7 @@ static gaia_status gaia__optim_adamw(gaia_optim *o, const gaia__optim_plan *pl, 
     return gaia__be(o->ctx, GAIA__DEV(p))->layer->adamw(o->ctx, GAIA__PTR(p), GAIA__PTR(p->grad), GAIA__PTR(o->m[i]),
                                                          GAIA__PTR(o->v[i]), p->numel, pl->lr, d->beta1, d->beta2,
                                                          d->eps, d->weight_decay, bc1, bc2);
+#endif
 }
 
 /* The mutating phase: allocates nothing. */

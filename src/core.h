@@ -50,6 +50,14 @@
 #define GAIA_VERSION_PATCH 0
 #define GAIA_VERSION_STRING "0.1.0"
 
+//@ switches
+/* The CUDA backend (gaia_cuda.h, gaia_kernels.cu) serves the modules but
+   the parallel map: their switches are for CPU builds. */
+#if defined(GAIA_USE_CUDA) && (defined(GAIA_NO_FORMATS) || defined(GAIA_NO_LAYER) || defined(GAIA_NO_ASSEMBLY) || \
+                               defined(GAIA_NO_HRR) || defined(GAIA_NO_VSA))
+#error "gaia: GAIA_NO_FORMATS, _LAYER, _ASSEMBLY, _HRR and _VSA leave modules out of CPU builds only (the CUDA backend needs them)"
+#endif
+
 #ifndef GAIA_API
 #  ifdef GAIA_STATIC
 #    define GAIA_API static
@@ -540,8 +548,9 @@ static gaia_status gaia__fail(gaia_ctx *ctx, gaia_status status, const char *fun
 }
 
 /* Whether the caller's arrays [a, a + abytes) and [b, b + bbytes) share a
-   byte: two results written into one array would garble each other. */
-static int gaia__host_overlap(const void *a, size_t abytes, const void *b, size_t bbytes) {
+   byte: two results written into one array would garble each other. (Static
+   inline: no warning in a build whose switches leave out all its callers.) */
+static inline int gaia__host_overlap(const void *a, size_t abytes, const void *b, size_t bbytes) {
     uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
     return a && b && abytes && bbytes && x < y + bbytes && y < x + abytes;
 }
@@ -718,14 +727,18 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
 
 /* Module state hooks: modules register a destructor for their per-context caches. */
 static void gaia__modules_release(gaia_ctx *ctx);
+#ifndef GAIA_NO_MAP
 static void gaia__map_release(gaia_ctx *ctx);
+#endif
 static void gaia__ag_destroy(gaia_ctx *ctx);
 
 GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx) {
     gaia_allocator al;
     if (!ctx) return;
     gaia__ag_destroy(ctx);
+#ifndef GAIA_NO_MAP
     gaia__map_release(ctx);
+#endif
     gaia__modules_release(ctx);
     gaia__cpu_release(ctx);
 #ifdef GAIA_USE_CUDA
@@ -1148,10 +1161,19 @@ GAIA_API gaia_status gaia_profile_write_csv(gaia_ctx *ctx, FILE *f) {
 }
 
 //@ part impl-end
+/* Module caches live in the context and go with it (a module left out by
+   its switch has none). */
 static void gaia__modules_release(gaia_ctx *ctx) {
+#ifndef GAIA_NO_LAYER
     gaia__layer_release(ctx);
+#endif
+#ifndef GAIA_NO_ASSEMBLY
     gaia__assembly_release(ctx);
+#endif
+#ifndef GAIA_NO_HRR
     gaia__hrr_release(ctx);
+#endif
+    (void)ctx;
 }
 #ifdef __cplusplus
 }

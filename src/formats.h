@@ -2,6 +2,7 @@
 //! optimizer state; the crash-safe save (temporary file, fsync, rename) and the
 //! bounded file reader that the modules' own formats use too.
 //! uses: core tensor autograd
+//! switch: GAIA_NO_FORMATS
 //@ part formats-api
 /* ---------------------------------------------------------------------
    Checkpoints: safetensors files (named tensors + string metadata) and

@@ -2,6 +2,7 @@
 //! bind and unbind by FFT, similarity, cleanup, cached spectra, codebooks; its
 //! backend table.
 //! uses: core tensor formats
+//! switch: GAIA_NO_HRR
 //@ part hrr-api
 /* hrr module: public declarations (fragment of gaia.h's public section).
 

@@ -2,6 +2,7 @@
 //! LayerNorm, attention, their gradients) and GAIA's learning hierarchy
 //! (reactive, Hebbian and temporal layers in levels); its backend table.
 //! uses: core tensor autograd
+//! switch: GAIA_NO_LAYER
 //@ part layer-api
 /* ---------------------------------------------------------------------
    Modules: layer, assembly, hrr

@@ -38,6 +38,8 @@
            gaia_cpu.h      CPU backend (GEMM, elementwise, reductions, Philox)
            gaia_cuda.h     CUDA backend host code (only with GAIA_USE_CUDA)
            gaia_kernels.cu CUDA kernels (compiled by nvcc, only with CUDA)
+   gaia.h and gaia_cpu.h are generated from one file per module under src/
+   in the repository (docs/DESIGN.md, "Source layout"): edit those.
    The design behind the code, with each module's formulas and the reference
    numbers the tests check, is docs/DESIGN.md.
 
@@ -83,6 +85,26 @@
    define GAIA_USE_MPI and build with the MPI wrapper, run under mpirun:
        mpicc -std=c99 -O3 -DGAIA_USE_MPI my.c -lm
        mpirun -np 4 ./a.out
+
+   Leaving modules out (CPU builds): define any of these before including
+   gaia.h in the file with GAIA_IMPLEMENTATION, and best in every file (a
+   call into a module left out then does not compile, rather than not link):
+     GAIA_NO_LAYER     the layer module; AdamW goes with it (its fused kernel
+                       is the layer table's): gaia_optim_create refuses it
+                       with GAIA_ERR_UNSUPPORTED, SGD stays
+     GAIA_NO_ASSEMBLY  the assembly module (and, with MPI, the hrr calls over
+                       MPI, which use the brains' exchange)
+     GAIA_NO_HRR       the hrr module (and vsa, whose HRR model is hrr)
+     GAIA_NO_VSA       the vsa module
+     GAIA_NO_MAP       gaia_map and gaia_map_slices
+     GAIA_NO_FORMATS   .npy, safetensors and optimizer files (and hrr, vsa
+                       and assembly, which save through them)
+   A module goes with every module it uses: gaia.h defines the switches that
+   follow (GAIA_NO_HRR defines GAIA_NO_VSA), so #ifdef GAIA_NO_VSA after the
+   include says whether vsa is there. Contexts, tensors, gradients,
+   optimizers, convolution and the operations along an axis are always
+   there. A CUDA build takes GAIA_NO_MAP only; the others are an #error
+   there (the CUDA backend serves those modules).
 
    Installed (`make install`; with CUDA=1 also the prebuilt kernels), the
    flags come from pkg-config:
@@ -1338,6 +1360,8 @@
                          for every rank to join, unless GAIA_MPI_TIMEOUT in
                          the environment or gaia_mpi_set_timeout says
                          otherwise (default 300)
+     GAIA_NO_LAYER, GAIA_NO_ASSEMBLY, GAIA_NO_HRR, GAIA_NO_VSA, GAIA_NO_MAP,
+     GAIA_NO_FORMATS     leave that module out (section 2)
 
    =====================================================================
    14. STATUS CODES

@@ -1,6 +1,7 @@
 //! src/map.h - parallel map: gaia_map and gaia_map_slices run items on worker
 //! contexts of their own (CPU threads or CUDA streams).
 //! uses: core tensor cpu/threads cpu/random
+//! switch: GAIA_NO_MAP
 //@ part map-api
 /* ---------------------------------------------------------------------
    Parallel map: fn(worker, item, user) for item = 0 .. n-1

@@ -132,6 +132,7 @@ GAIA_API gaia_status gaia_tensor_transpose(gaia_ctx *ctx, const gaia_tensor *x, 
 GAIA_API gaia_status gaia_tensor_reshape(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape, gaia_tensor **out);
 GAIA_API gaia_status gaia_tensor_slice_rows(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count, gaia_tensor **out);
 
+#ifndef GAIA_NO_FORMATS /* (defined in the formats module) */
 GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, const char *path);
 GAIA_API gaia_status gaia_tensor_load_npy(gaia_ctx *ctx, const char *path, gaia_tensor **out);
 /* Parses an in-memory .npy image (the loader's core; handy for fuzzing). */
@@ -141,6 +142,7 @@ GAIA_API gaia_status gaia_npy_parse(gaia_ctx *ctx, const void *bytes, size_t siz
 GAIA_API gaia_status gaia_npy_image(gaia_ctx *ctx, const gaia_tensor *t, void **bytes, size_t *size);
 /* Releases an image made by gaia_npy_image or gaia_brain_save_image. */
 GAIA_API void gaia_image_free(gaia_ctx *ctx, void *bytes);
+#endif
 
 /* C = alpha op(A) op(B) + beta C on plain row-major host arrays (see gaia_cpu_sgemm). */
 GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t M, size_t N, size_t K,

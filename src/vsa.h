@@ -2,6 +2,7 @@
 //! API (bind, bundle, permute, similarity, cleanup, encoders, resonator); its
 //! backend table.
 //! uses: core tensor axis hrr cpu/random cpu/fft
+//! switch: GAIA_NO_VSA
 //@ part vsa-api
 /* vsa module: public declarations (fragment of gaia.h's public section).
 
@@ -1539,4 +1540,3 @@ GAIA_API gaia_status gaia_vsa_set(gaia_ctx *ctx, const gaia_vsa *items, int norm
 }
 /* ---- end of the vsa module's implementation ---- */
 
-/* Module caches live in the context and go with it. */

@@ -6,9 +6,16 @@
 
 Each header is the concatenation of the pieces that its manifest
 (src/gaia.h.parts, src/gaia_cpu.h.parts) lists, in order. A module file
-opens with lines starting "//!" (what it holds; "uses:", "module:" and
-"hooks:" lines) and then holds one or more pieces, each starting with a
-line "//@ part NAME"; both kinds of line are left out of the headers.
+opens with lines starting "//!" (what it holds; "module:", "uses:",
+"hooks:" and "switch:" lines) and then holds one or more pieces, each
+starting with a line "//@ part NAME"; both kinds of line are left out of
+the headers.
+
+A module with a "switch: GAIA_NO_X" line can be left out: each of its
+pieces is wrapped in #ifndef GAIA_NO_X ... #endif (a module without a
+switch of its own that uses such modules: in the test of theirs), and the
+line "//@ switches" (once, in gaia.h, before every guarded piece) becomes
+the implications, #define GAIA_NO_Y when a module Y uses is left out.
 
 Nothing is written unless the dependency rules hold (tools/check_deps.py:
 a file refers only to its own module and those it uses, which come before
@@ -36,6 +43,7 @@ class ModuleFile:
         self.module = rel[:-2] if rel.endswith('.h') else rel
         self.uses = []
         self.hooks = []  # (name, module named in parentheses or None)
+        self.switch = None  # "GAIA_NO_X": the macro that leaves this module out
         self.about = []
         self.pieces = {}  # name -> (first line number of its body, [lines])
         self.order = []
@@ -49,10 +57,13 @@ class ModuleFile:
         piece = None
         for n in range(i, len(lines)):
             line = lines[n]
-            if line.startswith('//@'):
+            if line.rstrip('\r\n') == '//@ switches' and piece is not None:
+                self.pieces[piece][1].append(line)
+            elif line.startswith('//@'):
                 m = re.match(r'//@ part ([A-Za-z0-9_.-]+)\s*$', line)
                 if not m:
-                    raise Error('%s:%d: a line starting "//@" must be "//@ part NAME"' % (self.where(), n + 1))
+                    raise Error('%s:%d: a line starting "//@" must be "//@ part NAME" or "//@ switches"'
+                                % (self.where(), n + 1))
                 piece = m.group(1)
                 if piece in self.pieces:
                     raise Error('%s:%d: piece %s appears twice' % (self.where(), n + 1, piece))
@@ -71,7 +82,7 @@ class ModuleFile:
         return 'src/' + self.rel
 
     def _opening(self, text, n, raw=''):
-        m = re.match(r'(uses|module|hooks):(.*)$', text)
+        m = re.match(r'(uses|module|hooks|switch):(.*)$', text)
         if not m and self._key == 'hooks' and raw.startswith('     '):
             m = re.match(r'(hooks):(.*)$', 'hooks:' + text)  # a hooks line continued
         if not m:
@@ -82,6 +93,10 @@ class ModuleFile:
         key, val = m.group(1), m.group(2).strip()
         if key == 'module':
             self.module = val
+        elif key == 'switch':
+            if not re.match(r'GAIA_NO_[A-Z0-9_]+$', val):
+                raise Error('%s:%d: a switch is named GAIA_NO_SOMETHING' % (self.where(), n))
+            self.switch = val
         elif key == 'uses':
             if val not in ('', '-', '(nothing)'):
                 self.uses += val.replace(',', ' ').split()
@@ -136,10 +151,87 @@ def load():
     return manifests, files
 
 
+# ---------------------------------------------------------------- switches
+def switches(files):
+    """Per module: its own switch (or None) and the switches that leave it
+    out, its own and those of every module it uses (directly or not)."""
+    own, uses = {}, {}
+    for f in files.values():
+        uses.setdefault(f.module, set()).update(f.uses)
+        if f.switch:
+            if own.get(f.module, f.switch) != f.switch:
+                raise Error('%s: module %s has two switches' % (f.where(), f.module))
+            own[f.module] = f.switch
+    out, guards = {}, {}
+
+    def closure(m, seen):
+        if m in out:
+            return out[m]
+        got = {own[m]} if m in own else set()
+        for u in uses.get(m, ()):
+            if u not in seen:
+                got |= closure(u, seen | {u})
+        out[m] = got
+        return got
+    def guard(m, seen):
+        if m not in guards:
+            got = {own[m]} if m in own else set()
+            if m not in own:
+                for u in uses.get(m, ()):
+                    if u not in seen:
+                        got |= guard(u, seen | {u})
+            guards[m] = got
+        return guards[m]
+    for m in uses:
+        closure(m, {m})
+        guard(m, {m})
+    return own, out, guards
+
+
+def guard(module, guards):
+    """The switches a piece of module tests: its own (the implications at
+    the top of gaia.h define it when a module it uses is left out), or,
+    for a module without one, those of the modules it uses."""
+    return sorted(guards.get(module, ()))
+
+
+def implications(own, closure):
+    """The lines that stand for "//@ switches" in gaia.h."""
+    out = ['/* Leaving modules out (manual, section 2): a module goes with every\n',
+           '   module it uses. Generated from the modules\' "uses:" lines (src/). */\n']
+    for m in sorted(own, key=lambda m: own[m]):
+        for s in sorted(closure[m] - {own[m]}):
+            out.append('#if defined(%s) && !defined(%s)\n#define %s\n#endif\n' % (s, own[m], own[m]))
+    return out
+
+
+def piece_lines(f, piece, own, closure, guards):
+    lines = f.pieces[piece][1]
+    if any(l.rstrip('\r\n') == '//@ switches' for l in lines):
+        body = []
+        for l in lines:
+            body += implications(own, closure) if l.rstrip('\r\n') == '//@ switches' else [l]
+        lines = body
+    g = guard(f.module, guards)
+    if not g:
+        return lines
+    if len(g) == 1:
+        return ['#ifndef %s\n' % g[0]] + lines + ['#endif /* %s */\n' % g[0]]
+    return (['#if %s\n' % ' && '.join('!defined(%s)' % s for s in g)] + lines +
+            ['#endif /* %s */\n' % ' && '.join('!%s' % s for s in g)])
+
+
 def generate(manifests, files):
+    own, closure, guards = switches(files)
+    marks = [(rel, p) for h in HEADERS for rel, p, _ in manifests[h]
+             if any(l.rstrip('\r\n') == '//@ switches' for l in files[rel].pieces[p][1])]
+    if own and [h for h in HEADERS for rel, p, _ in manifests[h] if (rel, p) in marks] != ['gaia.h']:
+        raise Error('gaia.h needs exactly one line "//@ switches" (where the implications go), '
+                    'before every guarded piece')
     out = {}
     for h in HEADERS:
-        out[h] = ''.join(''.join(files[rel].pieces[piece][1]) for rel, piece, _ in manifests[h])
+        out[h] = ''.join(''.join(piece_lines(files[rel], piece, own, closure, guards))
+                         for rel, piece, _ in manifests[h])
     return out
 
 

@@ -20,6 +20,10 @@ the modules it may use. The rules:
      context's teardown reaching each module, the tape reaching the layer
      kernels' gradients, ...). A hook that is not needed is an error too, and
      so is a module under "uses:" that the file does not need.
+  4. Switches: a hook into a module that a switch ("//! switch: GAIA_NO_X")
+     can leave out sits inside "#ifndef GAIA_NO_X" (or "#if !defined(...)"),
+     and every piece of a module that a switch can leave out pairs its own
+     #if and #endif (the generator wraps it whole).
 
 Not references: names in comments and strings, after . or ->, in #if,
 #ifdef and #elif lines, a macro named inside an "#ifdef THAT_MACRO" branch
@@ -78,15 +82,15 @@ class Scan:
     def __init__(self):
         self.defs = {}  # name -> first line
         self.decls = {}  # prototypes: name -> first line
-        self.refs = {}  # name -> [lines]
+        self.refs = {}  # name -> [(line, the switches known undefined there)]
 
     def define(self, name, line):
         if GAIA.match(name):
             self.defs.setdefault(name, line)
 
-    def refer(self, name, line):
+    def refer(self, name, line, off=frozenset()):
         if GAIA.match(name):
-            self.refs.setdefault(name, []).append(line)
+            self.refs.setdefault(name, []).append((line, off))
 
 
 def scan_file(f):
@@ -99,8 +103,9 @@ def scan_file(f):
 
 def scan_text(text, first_line, s):
     """Preprocessor lines, then the C tokens of the rest (see scan_code)."""
-    code = []  # (token, line, soft)
+    code = []  # (token, line, soft, off)
     known = []  # stack: macros that the enclosing #ifdef branches test for
+    offs = []  # stack: macros that the enclosing branches require undefined
     cxx = []  # stack: inside "#ifdef __cplusplus" (extern "C" braces: not code)
     lines = text.split('\n')
     i = 0
@@ -116,22 +121,27 @@ def scan_text(text, first_line, s):
             if any(cxx):
                 continue
             soft = set().union(*known) if known else set()
+            off = frozenset().union(*offs) if offs else frozenset()
             for m in TOKEN.finditer(line):
                 t = m.group(0)
                 if t.strip():
-                    code.append((t, ln, t in soft))
+                    code.append((t, ln, t in soft, off))
             continue
         kw, rest = d.group(1), d.group(2)
         if kw in ('if', 'ifdef', 'ifndef'):
             known.append(tested(kw, rest))
+            offs.append(untested(kw, rest))
             cxx.append(kw == 'ifdef' and rest.strip() == '__cplusplus')
         elif kw in ('elif', 'else'):
             if known:
+                # #else of "#ifdef X" (or "#if defined(X)" alone): X is undefined there
+                offs[-1] = set(known[-1]) if kw == 'else' and len(known[-1]) == 1 else set()
                 known[-1] = tested('if', rest) if kw == 'elif' else set()
                 cxx[-1] = False
         elif kw == 'endif':
             if known:
                 known.pop()
+                offs.pop()
                 cxx.pop()
         elif kw == 'define':
             m = re.match(r'\s*([A-Za-z_]\w*)(\(([^)]*)\))?(.*)$', rest)
@@ -145,11 +155,26 @@ def scan_text(text, first_line, s):
                     for name in re.findall(r'\b%s\(\s*([A-Za-z_]\w*)' % re.escape(p), body):
                         s.define(name, ln)
             soft = set().union(*known) if known else set()
+            off = frozenset().union(*offs) if offs else frozenset()
             for name in re.findall(r'[A-Za-z_]\w*', body):
                 if name not in soft and name not in params:
-                    s.refer(name, ln)
+                    s.refer(name, ln, off)
         # #undef, #include, #error, #pragma, #line: no references
     scan_code(code, s)
+
+
+def untested(kw, rest):
+    """The macros a condition requires to be undefined (#ifndef X, !defined(X) && ...)."""
+    if kw == 'ifndef':
+        return {rest.strip()}
+    if kw == 'ifdef':
+        return set()
+    names = set()
+    for part in rest.split('&&'):
+        m = re.match(r'\s*\(?\s*!\s*defined\s*\(?\s*([A-Za-z_]\w*)\s*\)?\s*\)?\s*$', part)
+        if m:
+            names.add(m.group(1))
+    return names
 
 
 def tested(kw, rest):
@@ -176,7 +201,7 @@ def scan_code(toks, s):
     expect_enumerator = False
     i = 0
     while i < n:
-        t, ln, soft = toks[i]
+        t, ln, soft, off = toks[i]
         prev = toks[i - 1][0] if i else ''
         nxt = toks[i + 1][0] if i + 1 < n else ''
         if t == '{':
@@ -202,6 +227,9 @@ def scan_code(toks, s):
         if t == '}':
             if enum_levels and enum_levels[-1] == depth:
                 enum_levels.pop()
+            if depth == 0:  # a brace a macro opened (the FFT's GAIA_FFT_AHEAD): not ours
+                i += 1
+                continue
             depth -= 1
             if depth == 0:
                 stmt.append(i)
@@ -244,31 +272,34 @@ def is_function_head(toks, stmt):
 
 
 def function_name(toks, stmt):
-    depth = 0
+    """The name before the last parenthesised group at file scope that is
+    not a macro's (upper case: an attribute, or a macro that defines
+    functions before this one, as the FFT's GAIA_FFT_VDEF2(2))."""
+    depth, name = 0, None
     for a, k in enumerate(stmt):
         t = toks[k][0]
         if t == '(':
             if depth == 0 and a > 0:
-                name = toks[stmt[a - 1]][0]
-                if name not in NOT_NAMES and re.match(r'[A-Za-z_]\w*$', name):
-                    return name
+                w = toks[stmt[a - 1]][0]
+                if w not in NOT_NAMES and re.match(r'[A-Za-z_]\w*$', w) and w != w.upper():
+                    name = w
             depth += 1
         elif t == ')':
             depth -= 1
-    return None
+    return name
 
 
 def skip_body(toks, i, s):
     """Refers every gaia name in a function body; returns the index after it."""
     depth = 1
     while i < len(toks) and depth:
-        t, ln, soft = toks[i]
+        t, ln, soft, off = toks[i]
         if t == '{':
             depth += 1
         elif t == '}':
             depth -= 1
         elif not soft and not (i and toks[i - 1][0] in ('.', '->')) and not struct_pointer(toks, i):
-            s.refer(t, ln)
+            s.refer(t, ln, off)
         i += 1
     return i
 
@@ -281,10 +312,10 @@ def struct_pointer(toks, i):
 
 def refer_all(toks, stmt, s, skip=()):
     for k in stmt:
-        t, ln, soft = toks[k]
+        t, ln, soft, off = toks[k]
         if t in skip or soft or (k and toks[k - 1][0] in ('.', '->')) or struct_pointer(toks, k):
             continue
-        s.refer(t, ln)
+        s.refer(t, ln, off)
 
 
 def end_statement(toks, stmt, s):
@@ -308,7 +339,14 @@ def end_statement(toks, stmt, s):
             if tw[a] == '(' and tw[a + 1] == '*' and tw[a + 3] == ')':
                 m = tw[a + 2]
                 break
-        name = m or next((w for w in reversed(tw) if re.match(r'[A-Za-z_]\w*$', w)), None)
+        if not m:  # the last name outside parentheses: typedef float v __attribute__((...));
+            depth, outside = 0, []
+            for w in tw:
+                depth += (w == '(') - (w == ')')
+                if depth == 0 and w not in ('(', ')') and w not in NOT_NAMES:
+                    outside.append(w)
+            m = next((w for w in reversed(outside) if re.match(r'[A-Za-z_]\w*$', w)), None)
+        name = m
         if name:
             s.define(name, toks[stmt[0]][1])
             defined.add(name)
@@ -352,7 +390,25 @@ def check_deps(manifests, files, graph=False):
     for h in HEADERS:
         for k, (rel, piece, n) in enumerate(manifests[h]):
             pos[h].setdefault(files[rel].module, (k, n))
+    own, closure, guards = amalgamate.switches(files)
     errors = []
+    # a piece that a switch can leave out is whole: its #if and #endif pair up
+    for rel in sorted(files):
+        f = files[rel]
+        if not amalgamate.guard(f.module, guards):
+            continue
+        for piece in f.order:
+            first, lines = f.pieces[piece]
+            depth = 0
+            for k, line in enumerate(lines):
+                d = re.match(r'\s*#\s*(if|ifdef|ifndef|endif)\b', line)
+                if d:
+                    depth += -1 if d.group(1) == 'endif' else 1
+                    if depth < 0:
+                        errors.append('%s:%d: #endif of an #if outside piece %s' % (f.where(), first + k, piece))
+                        depth = 0
+            if depth:
+                errors.append('%s: piece %s leaves %d #if open' % (f.where(), piece, depth))
     for rel in sorted(files):
         f, s = files[rel], scans[rel]
         for u in f.uses:
@@ -362,7 +418,7 @@ def check_deps(manifests, files, graph=False):
                 errors.append('%s: uses its own module %s' % (f.where(), u))
         hooks = {name: mod for name, mod in f.hooks}
         used, hooked = set(), set()
-        for name in sorted(s.refs, key=lambda x: s.refs[x][0]):
+        for name in sorted(s.refs, key=lambda x: s.refs[x][0][0]):
             d = definers.get(name)
             if not d or f.module in d:
                 continue
@@ -372,10 +428,17 @@ def check_deps(manifests, files, graph=False):
                 continue
             if name in hooks:
                 hooked.add(name)
+                for m in d:
+                    sw = own.get(m)
+                    if sw and sw not in closure.get(f.module, ()):
+                        for line, off in s.refs[name]:
+                            if sw not in off:
+                                errors.append('%s:%d: %s (module %s) is not there when %s is defined: refer to it '
+                                              'inside "#ifndef %s"' % (f.where(), line, name, m, sw, sw))
                 continue
             m, (drel, dline) = sorted(d.items())[0]
             errors.append('%s:%d: %s is defined in module %s (src/%s:%d), which %s does not list under "uses:"'
-                          % (f.where(), s.refs[name][0], name, m, drel, dline, f.module))
+                          % (f.where(), s.refs[name][0][0], name, m, drel, dline, f.module))
         for u in f.uses:
             if u in modules and u not in used:
                 errors.append('%s: lists %s under "uses:" but refers to no name that %s defines'
@@ -415,12 +478,22 @@ def check_deps(manifests, files, graph=False):
         if not state.get(m):
             visit(m, [m])
     if graph:
-        for m in sorted(modules, key=lambda m: min(pos[h].get(m, (1e9,))[0] + 1e6 * k
-                                                   for k, h in enumerate(HEADERS))):
+        order = []
+        for h in HEADERS:
+            for rel, piece, _ in manifests[h]:
+                if files[rel].module not in order:
+                    order.append(files[rel].module)
+        for m in order:
             fs = modules[m]
-            hk = sorted({name for f in fs for name, _ in f.hooks})
-            print('%-14s %-40s uses: %s%s' % (m, ' '.join(f.where() for f in fs), ' '.join(uses[m]) or '-',
-                                               ('\n%55s hooks: %s' % ('', ' '.join(hk))) if hk else ''))
+            back = {}
+            for f in fs:
+                for name, _ in f.hooks:
+                    for d in definers.get(name, {}):
+                        back[d] = back.get(d, 0) + 1
+            print('%s%s  (%s)' % (m, ' [%s]' % own[m] if m in own else '', ' '.join(f.where() for f in fs)))
+            print('    uses: %s' % (' '.join(u for u in order if u in uses[m]) or '-'))
+            if back:
+                print('    hooks into: %s' % ' '.join('%s (%d)' % (d, back[d]) for d in order if d in back))
     return errors
 
 

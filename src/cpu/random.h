@@ -84,11 +84,12 @@ GAIA_API void gaia_cpu_random(float *dst, size_t n, gaia_random_kind kind, uint6
 }
 
 /* SplitMix64 (Steele, Lea, Flood): its increment and finaliser hash the
-   assembly module's connectome and the parallel map's item seeds. */
+   assembly module's connectome and the parallel map's item seeds (static
+   inline: a build that leaves both out does not use it). */
 #define GAIA__ASM_GAMMA 0x9E3779B97F4A7C15ull
 
 /* SplitMix64's finaliser: a strong 64-bit mixer, cheap on CPU and GPU. */
-static uint64_t gaia__asm_mix64(uint64_t z) {
+static inline uint64_t gaia__asm_mix64(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);

@@ -4,8 +4,10 @@
 //@ part vector
 /* ---------------------------------------------------------------------
    Vector helpers the CPU primitives share: 16 partial sums, vector types,
-   a vectorisable exp, streaming stores. (Their names keep the prefix of
-   the layer kernels, where they were written first.)
+   a vectorisable exp, streaming-store helpers. (Their names keep the prefix of
+   the layer kernels, where they were written first. Static inline: a
+   build whose switches leave out the layer and hrr modules uses some of
+   them nowhere.)
    --------------------------------------------------------------------- */
 /* Same reason as the GEMM's: ISO C modes stop GCC from fusing a*b+c. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -18,7 +20,7 @@
 #define GAIA__LAYER_LANES 16
 /* Sum of 16 partial sums as a tree: depth 4 instead of a chain of 16
    dependent adds, which costs more than a short row's whole sweep. */
-static float gaia__layer_hsum(float *h) {
+static inline float gaia__layer_hsum(float *h) {
     int k, w;
     for (w = GAIA__LAYER_LANES / 2; w >= 1; w /= 2)
         for (k = 0; k < w; k++) h[k] += h[k + w];
@@ -31,7 +33,7 @@ static float gaia__layer_hsum(float *h) {
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__) && !defined(GAIA_LAYER_NO_VECEXT)
 #define GAIA__LAYER_VECEXT 1
 typedef float gaia__lv __attribute__((vector_size(64)));
-static gaia__lv gaia__lv_load(const float *p) {
+static inline gaia__lv gaia__lv_load(const float *p) {
     gaia__lv v;
     memcpy(&v, p, sizeof v);
     return v;
@@ -41,7 +43,7 @@ typedef float gaia__lv4 __attribute__((vector_size(16)));
 /* A tree of adds over the lanes. Lane subscripts, not memcpy of halves:
    taking an accumulator's address made GCC keep every accumulator of the
    calling loop in memory (a store and a load per multiply-add). */
-static float gaia__lv_sum(gaia__lv v) {
+static inline float gaia__lv_sum(gaia__lv v) {
     gaia__lv8 a = {v[0] + v[8], v[1] + v[9], v[2] + v[10], v[3] + v[11],
                    v[4] + v[12], v[5] + v[13], v[6] + v[14], v[7] + v[15]};
     gaia__lv4 c = {a[0] + a[4], a[1] + a[5], a[2] + a[6], a[3] + a[7]};
@@ -79,22 +81,6 @@ static float gaia__layer_exp(float x) {
 #endif
 
 #ifdef GAIA__AVX512
-/* e^t for t in [-88, 88]: t = n ln2 + r, |r| <= ln2/2 (ln2 split in two
-   so r is exact), e^r by its degree-6 Taylor polynomial (relative error
-   < 2e-7), times 2^n by scalef. */
-static __m512 gaia__exp16(__m512 t) {
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), t), p;
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860682030941723212e-6f), r);
-    p = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 720), r, _mm512_set1_ps(1.0f / 120));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
-}
 #define GAIA__SFENCE() _mm_sfence()
 #else
 #define GAIA__SFENCE() ((void)0)
