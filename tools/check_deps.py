@@ -37,9 +37,10 @@ import os
 import re
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the work tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import amalgamate  # noqa: E402
-from amalgamate import HEADERS  # noqa: E402
+import srcfiles  # noqa: E402
+from srcfiles import HEADERS  # noqa: E402
 
 # ---------------------------------------------------------------- C scanning
 GAIA = re.compile(r'^(gaia_|GAIA_)')
@@ -390,12 +391,12 @@ def check_deps(manifests, files, graph=False):
     for h in HEADERS:
         for k, (rel, piece, n) in enumerate(manifests[h]):
             pos[h].setdefault(files[rel].module, (k, n))
-    own, closure, guards = amalgamate.switches(files)
+    own, closure, guards = srcfiles.switches(files)
     errors = []
     # a piece that a switch can leave out is whole: its #if and #endif pair up
     for rel in sorted(files):
         f = files[rel]
-        if not amalgamate.guard(f.module, guards):
+        if not srcfiles.guard(f.module, guards):
             continue
         for piece in f.order:
             first, lines = f.pieces[piece]
@@ -499,7 +500,7 @@ def check_deps(manifests, files, graph=False):
 
 def run(graph=False):
     """The violations, one line each ([] when the rules hold)."""
-    manifests, files = amalgamate.load()
+    manifests, files = srcfiles.load()
     return check_deps(manifests, files, graph)
 
 
@@ -510,7 +511,7 @@ def main(argv):
         return 2
     try:
         errors = run(graph)
-    except amalgamate.Error as e:
+    except srcfiles.Error as e:
         print('check_deps: %s' % e, file=sys.stderr)
         return 1
     for e in errors:
