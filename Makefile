@@ -129,7 +129,7 @@ DOC      := $(BUILD)/doc
 DOC_SRC  := gaia.h README.md $(sort $(wildcard docs/*.md))
 
 .PHONY: all test demo examples bench plots install uninstall clean cxx-check print-runner help consumer-check FORCE \
-        kernel-resources
+        kernel-resources headers check-headers
 all: $(LIB) $(EXAMPLES) $(BENCHES) $(RUNNER) cxx-check
 
 help:
@@ -155,6 +155,12 @@ help:
 	@echo 'make consumer-check  install to a temp prefix; build tests/consumer via pkg-config,'
 	@echo '                 find_package (of make install and cmake --install, which must agree) and'
 	@echo '                 add_subdirectory (CUDA variants too when nvcc is found); uninstall leaves nothing'
+	@echo 'make headers     gaia.h and gaia_cpu.h from the module files under src/ (tools/amalgamate.py;'
+	@echo '                 edit src/, never the two headers: docs/DESIGN.md, "Source layout")'
+	@echo 'make check-headers  fails when a module breaks the dependency rules or gaia.h or'
+	@echo '                 gaia_cpu.h differ from what src/ makes'
+	@echo 'make switches-check  the implementation with each GAIA_NO_<module> switch, all, tensors+hrr'
+	@echo '                 (tests/switches/check.sh; make test runs it when the headers change)'
 	@echo 'make uninstall   PREFIX= DESTDIR=: removes what make install (or cmake --install) put there'
 	@echo 'make clean | cxx-check'
 	@echo 'options: CUDA=1 (nvcc; CUDA_ARCH="75 80 90" or native), OMP=0, NATIVE=0, SANITIZE=1,'
@@ -248,6 +254,26 @@ $(BUILD)/cxx-check.stamp: $(HEADERS) $(CONFIG)
 	  $(CXX) $(CXXFLAGS) -UGAIA_USE_CUDA -DGAIA_USE_CUDA -I. -isystem $(CUDA_HOME)/include -x c++ -fsyntax-only -; \
 	else echo "cxx-check: no CUDA toolkit, CUDA part skipped"; fi
 	@touch $@
+
+# ---------------------------------------------------------------- the headers
+# gaia.h and gaia_cpu.h are generated: the code lives in one file per module
+# under src/, and tools/amalgamate.py joins the pieces that src/gaia.h.parts
+# and src/gaia_cpu.h.parts list, in order. Edit src/, run make headers and
+# commit the result with it; never edit the two headers by hand. Building
+# reads only the committed headers, so it needs no Python.
+PYTHON ?= python3
+headers:
+	$(PYTHON) tools/amalgamate.py
+
+# Regenerates into a temporary folder and fails unless both headers match;
+# the generator first checks the modules' dependency rules (tools/check_deps.py:
+# a module refers only to itself and the modules it lists under "uses:").
+check-headers:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(PYTHON) tools/amalgamate.py --out "$$tmp" && \
+	for h in gaia.h gaia_cpu.h; do \
+	  cmp "$$tmp/$$h" $$h || { echo "check-headers: $$h is not what src/ makes: run make headers"; exit 1; }; done && \
+	echo "check-headers: gaia.h and gaia_cpu.h are what src/ makes"
 
 # ---------------------------------------------------------------- running
 # make test's emulated kernels (EMU_BIN; empty in CUDA=1 and MPI=1 builds)
@@ -463,3 +489,6 @@ include tests/tsan/tsan.mk
 
 # make timer-check (also run by make test)
 include tests/timer/timer.mk
+
+# make switches-check (also run by make test)
+include tests/switches/switches.mk

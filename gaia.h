@@ -34,6 +34,8 @@
            gaia_cpu.h      CPU backend (GEMM, elementwise, reductions, Philox)
            gaia_cuda.h     CUDA backend host code (only with GAIA_USE_CUDA)
            gaia_kernels.cu CUDA kernels (compiled by nvcc, only with CUDA)
+   gaia.h and gaia_cpu.h are generated from one file per module under src/
+   in the repository (docs/DESIGN.md, "Source layout"): edit those.
    The design behind the code, with each module's formulas and the reference
    numbers the tests check, is docs/DESIGN.md.
 
@@ -79,6 +81,26 @@
    define GAIA_USE_MPI and build with the MPI wrapper, run under mpirun:
        mpicc -std=c99 -O3 -DGAIA_USE_MPI my.c -lm
        mpirun -np 4 ./a.out
+
+   Leaving modules out (CPU builds): define any of these before including
+   gaia.h in the file with GAIA_IMPLEMENTATION, and best in every file (a
+   call into a module left out then does not compile, rather than not link):
+     GAIA_NO_LAYER     the layer module; AdamW goes with it (its fused kernel
+                       is the layer table's): gaia_optim_create refuses it
+                       with GAIA_ERR_UNSUPPORTED, SGD stays
+     GAIA_NO_ASSEMBLY  the assembly module (and, with MPI, the hrr calls over
+                       MPI, which use the brains' exchange)
+     GAIA_NO_HRR       the hrr module (and vsa, whose HRR model is hrr)
+     GAIA_NO_VSA       the vsa module
+     GAIA_NO_MAP       gaia_map and gaia_map_slices
+     GAIA_NO_FORMATS   .npy, safetensors and optimizer files (and hrr, vsa
+                       and assembly, which save through them)
+   A module goes with every module it uses: gaia.h defines the switches that
+   follow (GAIA_NO_HRR defines GAIA_NO_VSA), so #ifdef GAIA_NO_VSA after the
+   include says whether vsa is there. Contexts, tensors, gradients,
+   optimizers, convolution and the operations along an axis are always
+   there. A CUDA build takes GAIA_NO_MAP only; the others are an #error
+   there (the CUDA backend serves those modules).
 
    Installed (`make install`; with CUDA=1 also the prebuilt kernels), the
    flags come from pkg-config:
@@ -1334,6 +1356,8 @@
                          for every rank to join, unless GAIA_MPI_TIMEOUT in
                          the environment or gaia_mpi_set_timeout says
                          otherwise (default 300)
+     GAIA_NO_LAYER, GAIA_NO_ASSEMBLY, GAIA_NO_HRR, GAIA_NO_VSA, GAIA_NO_MAP,
+     GAIA_NO_FORMATS     leave that module out (section 2)
 
    =====================================================================
    14. STATUS CODES
@@ -1394,6 +1418,27 @@
 #define GAIA_VERSION_MINOR 1
 #define GAIA_VERSION_PATCH 0
 #define GAIA_VERSION_STRING "0.1.0"
+
+/* Leaving modules out (manual, section 2): a module goes with every
+   module it uses. Generated from the modules' "uses:" lines (src/). */
+#if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_ASSEMBLY)
+#define GAIA_NO_ASSEMBLY
+#endif
+#if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_HRR)
+#define GAIA_NO_HRR
+#endif
+#if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_VSA)
+#define GAIA_NO_VSA
+#endif
+#if defined(GAIA_NO_HRR) && !defined(GAIA_NO_VSA)
+#define GAIA_NO_VSA
+#endif
+/* The CUDA backend (gaia_cuda.h, gaia_kernels.cu) serves the modules but
+   the parallel map: their switches are for CPU builds. */
+#if defined(GAIA_USE_CUDA) && (defined(GAIA_NO_FORMATS) || defined(GAIA_NO_LAYER) || defined(GAIA_NO_ASSEMBLY) || \
+                               defined(GAIA_NO_HRR) || defined(GAIA_NO_VSA))
+#error "gaia: GAIA_NO_FORMATS, _LAYER, _ASSEMBLY, _HRR and _VSA leave modules out of CPU builds only (the CUDA backend needs them)"
+#endif
 
 #ifndef GAIA_API
 #  ifdef GAIA_STATIC
@@ -1567,6 +1612,85 @@ GAIA_API gaia_status gaia_memory_trim(gaia_ctx *ctx, gaia_device d);
 GAIA_API gaia_status gaia_synchronize(gaia_ctx *ctx);
 
 /* ---------------------------------------------------------------------
+   Profiling and benchmarking
+   --------------------------------------------------------------------- */
+#define GAIA_PROFILE_OPS(X) \
+    X(GAIA_PROF_CREATE, "create")       \
+    X(GAIA_PROF_RANDOM, "random")       \
+    X(GAIA_PROF_COPY, "copy")           \
+    X(GAIA_PROF_UNARY, "unary")         \
+    X(GAIA_PROF_BINARY, "binary")       \
+    X(GAIA_PROF_REDUCE, "reduce")       \
+    X(GAIA_PROF_MATMUL, "matmul")       \
+    X(GAIA_PROF_TRANSPOSE, "transpose") \
+    X(GAIA_PROF_NPY, "npy")             \
+    X(GAIA_PROF_HRR, "hrr")             \
+    X(GAIA_PROF_ASSEMBLY, "assembly")   \
+    X(GAIA_PROF_LAYER, "layer")         \
+    X(GAIA_PROF_CONV, "conv")           \
+    X(GAIA_PROF_EIGH, "eigh") \
+    X(GAIA_PROF_SOFTMAX, "softmax")     \
+    X(GAIA_PROF_INDEX, "gather/scatter") \
+    X(GAIA_PROF_CONCAT, "concat")       \
+    X(GAIA_PROF_CUMSUM, "cumsum")       \
+    X(GAIA_PROF_SORT, "sort")
+
+typedef enum gaia_profile_op {
+#define GAIA__PROF_ENUM(name, text) name,
+    GAIA_PROFILE_OPS(GAIA__PROF_ENUM)
+#undef GAIA__PROF_ENUM
+    GAIA_PROF_COUNT
+} gaia_profile_op;
+
+typedef struct gaia_profile_entry {
+    uint64_t calls;
+    double total_ms;
+    uint64_t bytes; /* bytes read + written by the operation */
+} gaia_profile_entry;
+
+GAIA_API void gaia_profile_enable(gaia_ctx *ctx, int on);
+GAIA_API void gaia_profile_reset(gaia_ctx *ctx);
+GAIA_API gaia_profile_entry gaia_profile_get(const gaia_ctx *ctx, gaia_profile_op op);
+GAIA_API const char *gaia_profile_op_str(gaia_profile_op op);
+GAIA_API void gaia_profile_print(const gaia_ctx *ctx, FILE *f);
+
+typedef struct gaia_bench_stats {
+    double mean_ms, std_ms, min_ms, max_ms;
+    int repeats;
+} gaia_bench_stats;
+
+/* Runs fn(arg) `warmup` times, then `repeats` times, synchronising the context's
+   device after each call. fn returns nonzero to abort. */
+GAIA_API gaia_status gaia_bench_run(gaia_ctx *ctx, int (*fn)(void *arg), void *arg,
+                                    int warmup, int repeats, gaia_bench_stats *out);
+/* Monotonic wall clock in seconds (for benchmarks and examples). */
+GAIA_API double gaia_time_s(void);
+
+/* Profiling counters, memory and (with a GPU) device telemetry as one JSON
+   object, or the counters as CSV (a header line, then one row per
+   operation, all operations in enum order). f must be open for writing;
+   GAIA_ERR_IO when a write fails. */
+GAIA_API gaia_status gaia_profile_write_json(gaia_ctx *ctx, FILE *f);
+GAIA_API gaia_status gaia_profile_write_csv(gaia_ctx *ctx, FILE *f);
+
+/* What NVML says of the context's GPU right now. NVML is loaded at run time
+   (libnvidia-ml.so.1, nvml.dll), never linked: without it, or on a CPU
+   context, or in a build without GAIA_USE_CUDA, the call returns
+   GAIA_ERR_UNSUPPORTED (NVML missing) or GAIA_ERR_NO_DEVICE (no GPU) with
+   the reason, and nothing else changes. A reading the GPU does not support
+   (power on some boards) is -1. */
+typedef struct gaia_gpu_telemetry {
+    char name[96];
+    int utilization_gpu_pct;    /* time a kernel ran, over the driver's last sample period */
+    int utilization_memory_pct; /* time device memory was read or written, same period */
+    size_t memory_used, memory_total; /* bytes, the whole device (all processes) */
+    int temperature_c;
+    double power_w, power_limit_w;
+    int clock_sm_mhz;
+} gaia_gpu_telemetry;
+GAIA_API gaia_status gaia_gpu_telemetry_get(gaia_ctx *ctx, gaia_gpu_telemetry *out);
+
+/* ---------------------------------------------------------------------
    Tensors
    --------------------------------------------------------------------- */
 #define GAIA_MAX_DIMS 4
@@ -1693,6 +1817,7 @@ GAIA_API gaia_status gaia_tensor_transpose(gaia_ctx *ctx, const gaia_tensor *x, 
 GAIA_API gaia_status gaia_tensor_reshape(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape, gaia_tensor **out);
 GAIA_API gaia_status gaia_tensor_slice_rows(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count, gaia_tensor **out);
 
+#ifndef GAIA_NO_FORMATS /* (defined in the formats module) */
 GAIA_API gaia_status gaia_tensor_save_npy(gaia_ctx *ctx, const gaia_tensor *t, const char *path);
 GAIA_API gaia_status gaia_tensor_load_npy(gaia_ctx *ctx, const char *path, gaia_tensor **out);
 /* Parses an in-memory .npy image (the loader's core; handy for fuzzing). */
@@ -1702,11 +1827,80 @@ GAIA_API gaia_status gaia_npy_parse(gaia_ctx *ctx, const void *bytes, size_t siz
 GAIA_API gaia_status gaia_npy_image(gaia_ctx *ctx, const gaia_tensor *t, void **bytes, size_t *size);
 /* Releases an image made by gaia_npy_image or gaia_brain_save_image. */
 GAIA_API void gaia_image_free(gaia_ctx *ctx, void *bytes);
+#endif
 
 /* C = alpha op(A) op(B) + beta C on plain row-major host arrays (see gaia_cpu_sgemm). */
 GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t M, size_t N, size_t K,
                                 float alpha, const float *A, size_t lda, const float *B, size_t ldb,
                                 float beta, float *C, size_t ldc);
+
+/* ---------------------------------------------------------------------
+   2-D convolution and pooling (NCHW), symmetric eigenvalues
+   --------------------------------------------------------------------- */
+/* out = conv2d(x, w) + bias, PyTorch's conv2d: a cross-correlation (the
+   kernel is not flipped) with zero padding. x: [N, C, H, W], or [C, H, W] for
+   one image (the output then has 3 dims too); w: [O, C/groups, KH, KW];
+   bias: [O] or NULL. stride, padding, dilation: {rows, cols}, or NULL for
+   {1, 1}, {0, 0}, {1, 1}; stride and dilation >= 1. groups >= 1 divides C and
+   O (groups == C: depthwise). The output is [N, O, OH, OW] with
+       OH = floor((H + 2 ph - dh (KH - 1) - 1) / sh) + 1,  OW likewise,
+   and a kernel that does not fit in the padded input (OH or OW < 1) is an
+   error. out must not alias x, w or bias. On the CPU some shapes take
+   Winograd's minimal filtering along the rows (see the manual's conv2d
+   entry): the result then differs from the plain sum's float32 rounding by
+   about as much again. Every path gives the same bits on any thread count. */
+GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
+                                        const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
+                                        const size_t dilation[2], size_t groups, gaia_tensor **out);
+/* Max and average pooling of x [N, C, H, W] (or [C, H, W]) over windows of
+   kernel {KH, KW}: stride NULL means the kernel (PyTorch's default), padding
+   NULL {0, 0}; padding at most half the kernel (PyTorch's rule), so every
+   window holds an input element. OH = floor((H + 2 ph - KH) / sh) + 1.
+   Max: padding never wins, and a NaN in a window gives NaN (as PyTorch).
+   Average: count_include_pad 1 divides by KH * KW (PyTorch's default), 0 by
+   the number of input elements under the window. */
+GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
+                                            const size_t stride[2], const size_t padding[2], gaia_tensor **out);
+GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
+                                            const size_t stride[2], const size_t padding[2], int count_include_pad,
+                                            gaia_tensor **out);
+/* Eigenvalues (ascending) and, when vectors is not NULL, orthonormal
+   eigenvectors of symmetric matrices: a is [n, n] or a batch [..., n, n]
+   (up to 4 dims); only its lower triangle is read (NumPy's eigh default).
+   values: [..., n]; vectors: [..., n, n] with column j the eigenvector of
+   values[j] (NumPy's layout), its largest component positive. Computed in
+   double on the CPU: cyclic Jacobi for n <= 3, Householder
+   tridiagonalisation and implicit QR with Wilkinson shifts above. A tensor
+   on the GPU is copied to the host, solved there and the results copied
+   back (the outputs live on a's device). NaN or infinity in the lower
+   triangle is GAIA_ERR_NUMERIC. */
+GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_tensor **values,
+                                      gaia_tensor **vectors);
+
+/* What a backend's conv2d primitive gets: every size resolved and checked. */
+typedef struct gaia_conv2d_args {
+    const float *x;    /* [N, C, H, W] */
+    const float *w;    /* [O, C / groups, KH, KW] */
+    const float *bias; /* [O] or NULL */
+    float *y;          /* [N, O, OH, OW] */
+    size_t N, C, H, W, O, KH, KW, OH, OW, groups;
+    size_t stride[2], pad[2], dil[2];
+} gaia_conv2d_args;
+
+typedef enum gaia_pool_kind {
+    GAIA_POOL_MAX,
+    GAIA_POOL_AVG,          /* divide by KH * KW (padding counts) */
+    GAIA_POOL_AVG_VALID     /* divide by the input elements under the window */
+} gaia_pool_kind;
+
+/* What a backend's pool2d primitive gets: planes = N * C images of H x W. */
+typedef struct gaia_pool2d_args {
+    const float *x; /* [planes, H, W] */
+    float *y;       /* [planes, OH, OW] */
+    size_t planes, H, W, OH, OW;
+    size_t kernel[2], stride[2], pad[2];
+    gaia_pool_kind kind;
+} gaia_pool2d_args;
 
 /* ---------------------------------------------------------------------
    Training: gradients (reverse mode), losses, optimizers
@@ -1800,6 +1994,7 @@ typedef struct gaia_lr_cosine {
 } gaia_lr_cosine;
 GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user /* a gaia_lr_cosine */);
 
+#ifndef GAIA_NO_FORMATS
 /* ---------------------------------------------------------------------
    Checkpoints: safetensors files (named tensors + string metadata) and
    optimizer state. Format: an 8-byte little-endian header length N, N
@@ -1856,153 +2051,8 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *opt, const char *path);
    wrong with the file or the match changes nothing. */
 GAIA_API gaia_status gaia_optim_load(gaia_optim *opt, const char *path);
 
-/* ---------------------------------------------------------------------
-   2-D convolution and pooling (NCHW), symmetric eigenvalues
-   --------------------------------------------------------------------- */
-/* out = conv2d(x, w) + bias, PyTorch's conv2d: a cross-correlation (the
-   kernel is not flipped) with zero padding. x: [N, C, H, W], or [C, H, W] for
-   one image (the output then has 3 dims too); w: [O, C/groups, KH, KW];
-   bias: [O] or NULL. stride, padding, dilation: {rows, cols}, or NULL for
-   {1, 1}, {0, 0}, {1, 1}; stride and dilation >= 1. groups >= 1 divides C and
-   O (groups == C: depthwise). The output is [N, O, OH, OW] with
-       OH = floor((H + 2 ph - dh (KH - 1) - 1) / sh) + 1,  OW likewise,
-   and a kernel that does not fit in the padded input (OH or OW < 1) is an
-   error. out must not alias x, w or bias. On the CPU some shapes take
-   Winograd's minimal filtering along the rows (see the manual's conv2d
-   entry): the result then differs from the plain sum's float32 rounding by
-   about as much again. Every path gives the same bits on any thread count. */
-GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
-                                        const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
-                                        const size_t dilation[2], size_t groups, gaia_tensor **out);
-/* Max and average pooling of x [N, C, H, W] (or [C, H, W]) over windows of
-   kernel {KH, KW}: stride NULL means the kernel (PyTorch's default), padding
-   NULL {0, 0}; padding at most half the kernel (PyTorch's rule), so every
-   window holds an input element. OH = floor((H + 2 ph - KH) / sh) + 1.
-   Max: padding never wins, and a NaN in a window gives NaN (as PyTorch).
-   Average: count_include_pad 1 divides by KH * KW (PyTorch's default), 0 by
-   the number of input elements under the window. */
-GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
-                                            const size_t stride[2], const size_t padding[2], gaia_tensor **out);
-GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
-                                            const size_t stride[2], const size_t padding[2], int count_include_pad,
-                                            gaia_tensor **out);
-/* Eigenvalues (ascending) and, when vectors is not NULL, orthonormal
-   eigenvectors of symmetric matrices: a is [n, n] or a batch [..., n, n]
-   (up to 4 dims); only its lower triangle is read (NumPy's eigh default).
-   values: [..., n]; vectors: [..., n, n] with column j the eigenvector of
-   values[j] (NumPy's layout), its largest component positive. Computed in
-   double on the CPU: cyclic Jacobi for n <= 3, Householder
-   tridiagonalisation and implicit QR with Wilkinson shifts above. A tensor
-   on the GPU is copied to the host, solved there and the results copied
-   back (the outputs live on a's device). NaN or infinity in the lower
-   triangle is GAIA_ERR_NUMERIC. */
-GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_tensor **values,
-                                      gaia_tensor **vectors);
-
-/* What a backend's conv2d primitive gets: every size resolved and checked. */
-typedef struct gaia_conv2d_args {
-    const float *x;    /* [N, C, H, W] */
-    const float *w;    /* [O, C / groups, KH, KW] */
-    const float *bias; /* [O] or NULL */
-    float *y;          /* [N, O, OH, OW] */
-    size_t N, C, H, W, O, KH, KW, OH, OW, groups;
-    size_t stride[2], pad[2], dil[2];
-} gaia_conv2d_args;
-
-typedef enum gaia_pool_kind {
-    GAIA_POOL_MAX,
-    GAIA_POOL_AVG,          /* divide by KH * KW (padding counts) */
-    GAIA_POOL_AVG_VALID     /* divide by the input elements under the window */
-} gaia_pool_kind;
-
-/* What a backend's pool2d primitive gets: planes = N * C images of H x W. */
-typedef struct gaia_pool2d_args {
-    const float *x; /* [planes, H, W] */
-    float *y;       /* [planes, OH, OW] */
-    size_t planes, H, W, OH, OW;
-    size_t kernel[2], stride[2], pad[2];
-    gaia_pool_kind kind;
-} gaia_pool2d_args;
-
-/* ---------------------------------------------------------------------
-   Profiling and benchmarking
-   --------------------------------------------------------------------- */
-#define GAIA_PROFILE_OPS(X) \
-    X(GAIA_PROF_CREATE, "create")       \
-    X(GAIA_PROF_RANDOM, "random")       \
-    X(GAIA_PROF_COPY, "copy")           \
-    X(GAIA_PROF_UNARY, "unary")         \
-    X(GAIA_PROF_BINARY, "binary")       \
-    X(GAIA_PROF_REDUCE, "reduce")       \
-    X(GAIA_PROF_MATMUL, "matmul")       \
-    X(GAIA_PROF_TRANSPOSE, "transpose") \
-    X(GAIA_PROF_NPY, "npy")             \
-    X(GAIA_PROF_HRR, "hrr")             \
-    X(GAIA_PROF_ASSEMBLY, "assembly")   \
-    X(GAIA_PROF_LAYER, "layer")         \
-    X(GAIA_PROF_CONV, "conv")           \
-    X(GAIA_PROF_EIGH, "eigh") \
-    X(GAIA_PROF_SOFTMAX, "softmax")     \
-    X(GAIA_PROF_INDEX, "gather/scatter") \
-    X(GAIA_PROF_CONCAT, "concat")       \
-    X(GAIA_PROF_CUMSUM, "cumsum")       \
-    X(GAIA_PROF_SORT, "sort")
-
-typedef enum gaia_profile_op {
-#define GAIA__PROF_ENUM(name, text) name,
-    GAIA_PROFILE_OPS(GAIA__PROF_ENUM)
-#undef GAIA__PROF_ENUM
-    GAIA_PROF_COUNT
-} gaia_profile_op;
-
-typedef struct gaia_profile_entry {
-    uint64_t calls;
-    double total_ms;
-    uint64_t bytes; /* bytes read + written by the operation */
-} gaia_profile_entry;
-
-GAIA_API void gaia_profile_enable(gaia_ctx *ctx, int on);
-GAIA_API void gaia_profile_reset(gaia_ctx *ctx);
-GAIA_API gaia_profile_entry gaia_profile_get(const gaia_ctx *ctx, gaia_profile_op op);
-GAIA_API const char *gaia_profile_op_str(gaia_profile_op op);
-GAIA_API void gaia_profile_print(const gaia_ctx *ctx, FILE *f);
-
-typedef struct gaia_bench_stats {
-    double mean_ms, std_ms, min_ms, max_ms;
-    int repeats;
-} gaia_bench_stats;
-
-/* Runs fn(arg) `warmup` times, then `repeats` times, synchronising the context's
-   device after each call. fn returns nonzero to abort. */
-GAIA_API gaia_status gaia_bench_run(gaia_ctx *ctx, int (*fn)(void *arg), void *arg,
-                                    int warmup, int repeats, gaia_bench_stats *out);
-/* Monotonic wall clock in seconds (for benchmarks and examples). */
-GAIA_API double gaia_time_s(void);
-
-/* Profiling counters, memory and (with a GPU) device telemetry as one JSON
-   object, or the counters as CSV (a header line, then one row per
-   operation, all operations in enum order). f must be open for writing;
-   GAIA_ERR_IO when a write fails. */
-GAIA_API gaia_status gaia_profile_write_json(gaia_ctx *ctx, FILE *f);
-GAIA_API gaia_status gaia_profile_write_csv(gaia_ctx *ctx, FILE *f);
-
-/* What NVML says of the context's GPU right now. NVML is loaded at run time
-   (libnvidia-ml.so.1, nvml.dll), never linked: without it, or on a CPU
-   context, or in a build without GAIA_USE_CUDA, the call returns
-   GAIA_ERR_UNSUPPORTED (NVML missing) or GAIA_ERR_NO_DEVICE (no GPU) with
-   the reason, and nothing else changes. A reading the GPU does not support
-   (power on some boards) is -1. */
-typedef struct gaia_gpu_telemetry {
-    char name[96];
-    int utilization_gpu_pct;    /* time a kernel ran, over the driver's last sample period */
-    int utilization_memory_pct; /* time device memory was read or written, same period */
-    size_t memory_used, memory_total; /* bytes, the whole device (all processes) */
-    int temperature_c;
-    double power_w, power_limit_w;
-    int clock_sm_mhz;
-} gaia_gpu_telemetry;
-GAIA_API gaia_status gaia_gpu_telemetry_get(gaia_ctx *ctx, gaia_gpu_telemetry *out);
-
+#endif /* GAIA_NO_FORMATS */
+#ifndef GAIA_NO_MAP
 /* ---------------------------------------------------------------------
    Parallel map: fn(worker, item, user) for item = 0 .. n-1
    --------------------------------------------------------------------- */
@@ -2048,6 +2098,7 @@ typedef gaia_status (*gaia_map_slices_fn)(gaia_ctx *worker, size_t item, gaia_te
 GAIA_API gaia_status gaia_map_slices(gaia_ctx *ctx, size_t n, gaia_tensor *const *tensors, int count,
                                      gaia_map_slices_fn fn, void *user, const gaia_map_desc *desc);
 
+#endif /* GAIA_NO_MAP */
 /* ---------------------------------------------------------------------
    Backends (for backend authors and the consistency tests)
    A backend is a table of primitive operations on raw device pointers.
@@ -2225,6 +2276,7 @@ GAIA_API size_t gaia_cpu_sort_work(size_t len, int nthreads);
 GAIA_API void gaia_cpu_sort(const float *x, size_t outer, size_t len, size_t inner, size_t k, int descending,
                             float *values, float *indices, void *work, int nthreads);
 
+#ifndef GAIA_NO_LAYER
 /* ---------------------------------------------------------------------
    Modules: layer, assembly, hrr
    --------------------------------------------------------------------- */
@@ -2571,6 +2623,8 @@ GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const
                                                 size_t d, float scale, int causal, int nthreads);
 GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
                              float eps, float weight_decay, float bc1, float bc2, int nthreads);
+#endif /* GAIA_NO_LAYER */
+#ifndef GAIA_NO_ASSEMBLY
 /* ---------------------------------------------------------------------
    assembly module: assembly-calculus brains (Papadimitriou et al., PNAS 2020)
    A brain has a connection probability p, stimuli (s neurons that always fire
@@ -2887,6 +2941,8 @@ GAIA_API gaia_status gaia_brain_set_sampler(gaia_brain *b, gaia_sampler sampler)
 /* The brain's sampler (GAIA_SAMPLER_EXACT for NULL). */
 GAIA_API gaia_sampler gaia_brain_sampler(const gaia_brain *b);
 
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_ASSEMBLY
 #ifdef GAIA_USE_MPI
 /* ---- assembly brains sharded over MPI ranks (built with GAIA_USE_MPI) ----
    A brain created with a communicator is one brain held by all its ranks:
@@ -2965,27 +3021,10 @@ GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes
 #define GAIA_MPI_TIMEOUT_DEFAULT 300.0
 #endif
 GAIA_API gaia_status gaia_mpi_set_timeout(gaia_ctx *ctx, double seconds);
-
-/* ---- hrr over MPI ranks ----
-   A codebook sharded over comm: this rank holds rows [offset, offset + M)
-   of the whole codebook as `codebook` ([M,D] or [D]; M may differ by rank).
-   Every rank passes the same queries; each finds its rows' best cosine,
-   and a reduction (MPI_MAXLOC) keeps the largest, ties to the lower global
-   row, as gaia_hrr_cleanup does on the whole codebook. index[i] is the
-   global row (or GAIA_HRR_NO_MATCH below threshold). Collective. */
-GAIA_API gaia_status gaia_hrr_cleanup_mpi(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
-                                          size_t offset, MPI_Comm comm, float threshold, long *index,
-                                          float *similarity);
-/* Batched binds split over the ranks: every rank passes the same B rows of
-   a (B x D host floats) and b (b_rows = B rows, or 1 row bound to every
-   row); each binds its share of the rows, and every rank gets all of out
-   (an allgather), equal to gaia_hrr_bind_host's. Collective. */
-GAIA_API gaia_status gaia_hrr_bind_host_mpi(gaia_ctx *ctx, const float *a, const float *b, int b_rows, float *out,
-                                            size_t B, size_t D, MPI_Comm comm);
-GAIA_API gaia_status gaia_hrr_unbind_host_mpi(gaia_ctx *ctx, const float *trace, const float *role, int role_rows,
-                                              float *out, size_t B, size_t D, MPI_Comm comm);
 #endif
 
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_ASSEMBLY
 /* ---------------------------------------------------------------------
    assembly backend primitives (explicit mode). Device pointers throughout.
    The base connectome of fibre f: source neuron i's out-edges in target
@@ -3085,6 +3124,8 @@ GAIA_API uint64_t gaia_cpu_assembly_map_update(uint64_t *map_keys, float *map_va
                                                const uint64_t *keys, uint64_t count, float factor, float wmax);
 GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *map_vals, uint64_t map_mask,
                                          uint64_t key);
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_HRR
 /* hrr module: public declarations (fragment of gaia.h's public section).
 
    Holographic reduced representations (Plate). A batch of B vectors of
@@ -3276,6 +3317,31 @@ GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, flo
 GAIA_API void gaia_cpu_hrr_cleanup(size_t B, size_t M, size_t D, const float *q, const float *book,
                                    const float *bnorm, float *best, int nthreads, unsigned pass);
 
+#endif /* GAIA_NO_HRR */
+#if !defined(GAIA_NO_ASSEMBLY) && !defined(GAIA_NO_HRR)
+#ifdef GAIA_USE_MPI
+/* ---- hrr over MPI ranks ----
+   A codebook sharded over comm: this rank holds rows [offset, offset + M)
+   of the whole codebook as `codebook` ([M,D] or [D]; M may differ by rank).
+   Every rank passes the same queries; each finds its rows' best cosine,
+   and a reduction (MPI_MAXLOC) keeps the largest, ties to the lower global
+   row, as gaia_hrr_cleanup does on the whole codebook. index[i] is the
+   global row (or GAIA_HRR_NO_MATCH below threshold). Collective. */
+GAIA_API gaia_status gaia_hrr_cleanup_mpi(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
+                                          size_t offset, MPI_Comm comm, float threshold, long *index,
+                                          float *similarity);
+/* Batched binds split over the ranks: every rank passes the same B rows of
+   a (B x D host floats) and b (b_rows = B rows, or 1 row bound to every
+   row); each binds its share of the rows, and every rank gets all of out
+   (an allgather), equal to gaia_hrr_bind_host's. Collective. */
+GAIA_API gaia_status gaia_hrr_bind_host_mpi(gaia_ctx *ctx, const float *a, const float *b, int b_rows, float *out,
+                                            size_t B, size_t D, MPI_Comm comm);
+GAIA_API gaia_status gaia_hrr_unbind_host_mpi(gaia_ctx *ctx, const float *trace, const float *role, int role_rows,
+                                              float *out, size_t B, size_t D, MPI_Comm comm);
+#endif
+
+#endif /* !GAIA_NO_ASSEMBLY && !GAIA_NO_HRR */
+#ifndef GAIA_NO_VSA
 /* vsa module: public declarations (fragment of gaia.h's public section).
 
    Vector-symbolic architectures behind one API: four models of hypervector,
@@ -3518,6 +3584,7 @@ GAIA_API void gaia_cpu_vsa_quantize(gaia_vsa_quantize_op op, size_t B, size_t D,
 GAIA_API void gaia_cpu_vsa_permute(size_t B, size_t D, size_t comps, const float *x, size_t shift, float *out);
 GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out);
 
+#endif /* GAIA_NO_VSA */
 #ifdef __cplusplus
 }
 #endif
@@ -3651,29 +3718,6 @@ extern "C" {
 #define GAIA__DEVICE_STACK 16
 #define GAIA__ERR_LEN 512
 
-struct gaia_storage {
-    int refcount;
-    uint64_t version;  /* writes into it so far: a value saved for a gradient must not change */
-    gaia_device device;
-    float *data;       /* device pointer */
-    size_t bytes;
-    gaia_ctx *ctx;
-};
-
-struct gaia_tensor {
-    struct gaia_storage *storage;
-    size_t offset;     /* in floats */
-    int ndim;
-    size_t shape[GAIA_MAX_DIMS];
-    size_t numel;
-    int requires_grad;    /* a parameter: backward gives it a gradient */
-    struct gaia_tensor *grad; /* its accumulated gradient (owned), or NULL */
-    uint32_t ag_var;      /* its variable on the gradient tape ... */
-    uint64_t ag_gen;      /* ... of this tape generation (else stale) */
-    int lent;             /* a view gaia_map_slices lends an item for one call:
-                             no reference of its own, so free ignores it */
-};
-
 struct gaia_ctx {
     /* What every call reads comes first, in two cache lines, so that a call
        touches few: between small products streamed from memory (a gaia_map
@@ -3779,8 +3823,9 @@ static gaia_status gaia__fail(gaia_ctx *ctx, gaia_status status, const char *fun
 }
 
 /* Whether the caller's arrays [a, a + abytes) and [b, b + bbytes) share a
-   byte: two results written into one array would garble each other. */
-static int gaia__host_overlap(const void *a, size_t abytes, const void *b, size_t bbytes) {
+   byte: two results written into one array would garble each other. (Static
+   inline: no warning in a build whose switches leave out all its callers.) */
+static inline int gaia__host_overlap(const void *a, size_t abytes, const void *b, size_t bbytes) {
     uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
     return a && b && abytes && bbytes && x < y + bbytes && y < x + abytes;
 }
@@ -3957,15 +4002,18 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
 
 /* Module state hooks: modules register a destructor for their per-context caches. */
 static void gaia__modules_release(gaia_ctx *ctx);
+#ifndef GAIA_NO_MAP
 static void gaia__map_release(gaia_ctx *ctx);
+#endif
 static void gaia__ag_destroy(gaia_ctx *ctx);
-static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t);
 
 GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx) {
     gaia_allocator al;
     if (!ctx) return;
     gaia__ag_destroy(ctx);
+#ifndef GAIA_NO_MAP
     gaia__map_release(ctx);
+#endif
     gaia__modules_release(ctx);
     gaia__cpu_release(ctx);
 #ifdef GAIA_USE_CUDA
@@ -3989,11 +4037,6 @@ GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx) {
 GAIA_API int gaia_device_available(const gaia_ctx *ctx, gaia_device d) {
     if (!ctx || (int)d <= 0 || (int)d >= GAIA_DEVICE_COUNT) return 0;
     return ctx->backends[d] != NULL;
-}
-
-GAIA_API const gaia_backend *gaia_backend_get(gaia_ctx *ctx, gaia_device d) {
-    if (!ctx || (int)d <= 0 || (int)d >= GAIA_DEVICE_COUNT) return NULL;
-    return ctx->backends[d];
 }
 
 GAIA_API gaia_status gaia_device_push(gaia_ctx *ctx, gaia_device d) {
@@ -4275,7 +4318,35 @@ GAIA_API gaia_status gaia_bench_run(gaia_ctx *ctx, int (*fn)(void *arg), void *a
 /* ---------------------------------------------------------------------
    Tensors: storage, creation, views
    --------------------------------------------------------------------- */
+struct gaia_storage {
+    int refcount;
+    uint64_t version;  /* writes into it so far: a value saved for a gradient must not change */
+    gaia_device device;
+    float *data;       /* device pointer */
+    size_t bytes;
+    gaia_ctx *ctx;
+};
+
+struct gaia_tensor {
+    struct gaia_storage *storage;
+    size_t offset;     /* in floats */
+    int ndim;
+    size_t shape[GAIA_MAX_DIMS];
+    size_t numel;
+    int requires_grad;    /* a parameter: backward gives it a gradient */
+    struct gaia_tensor *grad; /* its accumulated gradient (owned), or NULL */
+    uint32_t ag_var;      /* its variable on the gradient tape ... */
+    uint64_t ag_gen;      /* ... of this tape generation (else stale) */
+    int lent;             /* a view gaia_map_slices lends an item for one call:
+                             no reference of its own, so free ignores it */
+};
+
 static const gaia_backend *gaia__be(gaia_ctx *ctx, gaia_device d) { return ctx->backends[d]; }
+
+GAIA_API const gaia_backend *gaia_backend_get(gaia_ctx *ctx, gaia_device d) {
+    if (!ctx || (int)d <= 0 || (int)d >= GAIA_DEVICE_COUNT) return NULL;
+    return ctx->backends[d];
+}
 
 /* Checks ndim/shape and computes numel; rejects zero and overflowing sizes. */
 static gaia_status gaia__check_shape(gaia_ctx *ctx, const char *fn, int ndim, const size_t *shape, size_t *numel) {
@@ -5038,8 +5109,74 @@ GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t 
 }
 
 /* ---------------------------------------------------------------------
+   Views
+   --------------------------------------------------------------------- */
+/* v = a view of x's storage, `offset` floats past x's start, in `shape`;
+   no reference taken (the caller takes one, or lends the view). */
+static void gaia__view_fill(gaia_tensor *v, const gaia_tensor *x, size_t offset, int ndim, const size_t *shape) {
+    int i;
+    memset(v, 0, sizeof *v);
+    v->storage = x->storage;
+    v->offset = x->offset + offset;
+    v->ndim = ndim;
+    memcpy(v->shape, shape, (size_t)ndim * sizeof(size_t));
+    v->numel = 1;
+    for (i = 0; i < ndim; i++) v->numel *= shape[i];
+}
+
+static gaia_status gaia__make_view(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, size_t offset, int ndim,
+                                   const size_t *shape, gaia_tensor **out) {
+    gaia_tensor *v;
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if (*out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "*out must be NULL: a view is always a new tensor");
+    v = (gaia_tensor *)gaia__host_alloc(ctx, sizeof *v);
+    if (!v) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate tensor header");
+    gaia__view_fill(v, x, offset, ndim, shape);
+#ifdef _OPENMP
+#pragma omp atomic
+#endif
+    v->storage->refcount++;
+    *out = v;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__tensor_reshape_raw(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape,
+                                         gaia_tensor **out) {
+    static const char *fn = "gaia_tensor_reshape";
+    size_t numel = 0;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if ((st = gaia__check_shape(ctx, fn, ndim, shape, &numel)) != GAIA_OK) return st;
+    if (numel != x->numel)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "cannot reshape %zu elements into %zu", x->numel, numel);
+    return gaia__make_view(ctx, fn, x, 0, ndim, shape, out);
+}
+
+static gaia_status gaia__tensor_slice_rows_raw(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count,
+                                              gaia_tensor **out) {
+    static const char *fn = "gaia_tensor_slice_rows";
+    size_t shape[GAIA_MAX_DIMS], row;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if (count == 0)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "count = 0: rows [%zu, %zu) of axis 0 would be empty, and gaia "
+                          "tensors have no empty axis", start, start);
+    if (start >= x->shape[0] || count > x->shape[0] - start)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "rows [%zu, %zu + %zu) outside 0..%zu", start, start, count,
+                          x->shape[0]);
+    memcpy(shape, x->shape, sizeof shape);
+    shape[0] = count;
+    row = x->numel / x->shape[0];
+    return gaia__make_view(ctx, fn, x, start * row, x->ndim, shape, out);
+}
+
+/* ---------------------------------------------------------------------
    2-D convolution, pooling and symmetric eigenvalues
    --------------------------------------------------------------------- */
+/* Refuses an input that needs a gradient (autograd; eigh has none). */
+static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t);
 /* Stride, padding and dilation above this are refused: they would only
    make empty or absurdly padded outputs, and the kernels' index arithmetic
    stays far from overflow. */
@@ -5290,70 +5427,6 @@ GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_
     gaia__prof_end(ctx, GAIA_PROF_EIGH, t0, (a->numel * (vectors ? 2 : 1) + batch * n) * 4);
     if (vectors) gaia__finish_out(st, vectors, xcreated);
     return gaia__finish_out(st, values, vcreated);
-}
-
-/* ---------------------------------------------------------------------
-   Views
-   --------------------------------------------------------------------- */
-/* v = a view of x's storage, `offset` floats past x's start, in `shape`;
-   no reference taken (the caller takes one, or lends the view). */
-static void gaia__view_fill(gaia_tensor *v, const gaia_tensor *x, size_t offset, int ndim, const size_t *shape) {
-    int i;
-    memset(v, 0, sizeof *v);
-    v->storage = x->storage;
-    v->offset = x->offset + offset;
-    v->ndim = ndim;
-    memcpy(v->shape, shape, (size_t)ndim * sizeof(size_t));
-    v->numel = 1;
-    for (i = 0; i < ndim; i++) v->numel *= shape[i];
-}
-
-static gaia_status gaia__make_view(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, size_t offset, int ndim,
-                                   const size_t *shape, gaia_tensor **out) {
-    gaia_tensor *v;
-    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    if (*out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "*out must be NULL: a view is always a new tensor");
-    v = (gaia_tensor *)gaia__host_alloc(ctx, sizeof *v);
-    if (!v) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate tensor header");
-    gaia__view_fill(v, x, offset, ndim, shape);
-#ifdef _OPENMP
-#pragma omp atomic
-#endif
-    v->storage->refcount++;
-    *out = v;
-    return GAIA_OK;
-}
-
-static gaia_status gaia__tensor_reshape_raw(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape,
-                                         gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_reshape";
-    size_t numel = 0;
-    gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
-    if ((st = gaia__check_shape(ctx, fn, ndim, shape, &numel)) != GAIA_OK) return st;
-    if (numel != x->numel)
-        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "cannot reshape %zu elements into %zu", x->numel, numel);
-    return gaia__make_view(ctx, fn, x, 0, ndim, shape, out);
-}
-
-static gaia_status gaia__tensor_slice_rows_raw(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count,
-                                              gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_slice_rows";
-    size_t shape[GAIA_MAX_DIMS], row;
-    gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
-    if (count == 0)
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "count = 0: rows [%zu, %zu) of axis 0 would be empty, and gaia "
-                          "tensors have no empty axis", start, start);
-    if (start >= x->shape[0] || count > x->shape[0] - start)
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "rows [%zu, %zu + %zu) outside 0..%zu", start, start, count,
-                          x->shape[0]);
-    memcpy(shape, x->shape, sizeof shape);
-    shape[0] = count;
-    row = x->numel / x->shape[0];
-    return gaia__make_view(ctx, fn, x, start * row, x->ndim, shape, out);
 }
 
 /* ---------------------------------------------------------------------
@@ -6278,11 +6351,13 @@ done:
     return st;
 }
 /* The layer module's backwards (defined with its forwards). */
+#ifndef GAIA_NO_LAYER
 static gaia_status gaia__layer_linear_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
 static gaia_status gaia__layer_layernorm_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g,
                                               gaia_tensor **gin);
 static gaia_status gaia__layer_attention_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g,
                                               gaia_tensor **gin);
+#endif
 
 static gaia_status gaia__ag_checkpoint_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g);
 
@@ -6343,9 +6418,16 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
     case GAIA__AG_GATHER: return gaia__ag_gather_back(ctx, n, g, &gin[0]);
     case GAIA__AG_CONV: return gaia__ag_conv_back(ctx, n, g, gin);
     case GAIA__AG_POOL: return gaia__ag_pool_back(ctx, n, g, &gin[0]);
+#ifndef GAIA_NO_LAYER /* (without the layer module no such node is recorded) */
     case GAIA__AG_LINEAR: return gaia__layer_linear_back(ctx, n, g, gin);
     case GAIA__AG_LAYERNORM: return gaia__layer_layernorm_back(ctx, n, g, gin);
     case GAIA__AG_ATTENTION: return gaia__layer_attention_back(ctx, n, g, gin);
+#else
+    case GAIA__AG_LINEAR:
+    case GAIA__AG_LAYERNORM:
+    case GAIA__AG_ATTENTION: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a layer node in a build "
+                                               "without the layer module (GAIA_NO_LAYER)");
+#endif
     case GAIA__AG_CHECKPOINT: return gaia__ag_checkpoint_back(ctx, n, g);
     case GAIA__AG_SCATTER: /* out = x + scattered src: x gets g, src what g holds where it went */
         if (n->in[0]) GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &gin[0]));
@@ -6732,6 +6814,11 @@ GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *des
     d = *desc;
     if (d.kind != GAIA_OPTIM_SGD && d.kind != GAIA_OPTIM_ADAMW)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)d.kind);
+#ifdef GAIA_NO_LAYER
+    if (d.kind == GAIA_OPTIM_ADAMW)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "AdamW runs on the layer module's fused kernel, which this "
+                          "build leaves out (GAIA_NO_LAYER): use GAIA_OPTIM_SGD or build with the layer module");
+#endif
     if (d.beta1 == 0.0f) d.beta1 = 0.9f;
     if (d.beta2 == 0.0f) d.beta2 = 0.999f;
     if (d.eps == 0.0f) d.eps = 1e-8f;
@@ -6988,6 +7075,11 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
    the CPU's and the CUDA layer tables both define adamw). The moments need
    no version bump (nor SGD's buffer): they never reach the tape. */
 static gaia_status gaia__optim_adamw(gaia_optim *o, const gaia__optim_plan *pl, size_t i) {
+#ifdef GAIA_NO_LAYER /* (gaia_optim_create refuses AdamW then: not reached) */
+    (void)pl;
+    (void)i;
+    return gaia__fail(o->ctx, GAIA_ERR_UNSUPPORTED, "gaia_optim_step", "AdamW needs the layer module (GAIA_NO_LAYER)");
+#else
     const gaia_optim_desc *d = &o->d;
     gaia_tensor *p = o->params[i];
     double t1 = (double)(o->steps + 1);
@@ -6995,6 +7087,7 @@ static gaia_status gaia__optim_adamw(gaia_optim *o, const gaia__optim_plan *pl, 
     return gaia__be(o->ctx, GAIA__DEV(p))->layer->adamw(o->ctx, GAIA__PTR(p), GAIA__PTR(p->grad), GAIA__PTR(o->m[i]),
                                                          GAIA__PTR(o->v[i]), p->numel, pl->lr, d->beta1, d->beta2,
                                                          d->eps, d->weight_decay, bc1, bc2);
+#endif
 }
 
 /* The mutating phase: allocates nothing. */
@@ -7286,6 +7379,7 @@ done:
     return st;
 }
 
+#ifndef GAIA_NO_FORMATS
 /* ---------------------------------------------------------------------
    NumPy .npy files. Format v1/v2/v3: magic "\x93NUMPY", major, minor,
    header length (u16 for v1, u32 for v2/v3), then a Python dict literal
@@ -8893,6 +8987,7 @@ done:
     return st;
 }
 
+#endif /* GAIA_NO_FORMATS */
 /* ---------------------------------------------------------------------
    Tensor operations along an axis: softmax, index_select, gather,
    scatter_add, concat, stack, cumsum, top-k, argsort. Checks, shapes and
@@ -9492,6 +9587,7 @@ GAIA_API gaia_status gaia_tensor_stack(gaia_ctx *ctx, const gaia_tensor *const *
 #ifdef __cplusplus
 extern "C" {
 #endif
+#ifndef GAIA_NO_LAYER
 /* layer module: implementation (fragment of gaia.h's implementation section).
    Written once against the tensor API and the backends' layer tables; every
    device-specific step goes through gaia__be(ctx, dev)->layer. */
@@ -10788,6 +10884,8 @@ GAIA_API gaia_status gaia_layer_benchmark_kernel(gaia_ctx *ctx, gaia_layer_kerne
     for (i = 0; i < 3; i++) gaia_tensor_free(B.outs[i]);
     return st;
 }
+#endif /* GAIA_NO_LAYER */
+#ifndef GAIA_NO_ASSEMBLY
 /* ---------------------------------------------------------------------
    assembly module: brains, written once against the backend tables.
    Explicit areas keep their inputs, learned-weight maps and bitmaps on the
@@ -13134,6 +13232,8 @@ GAIA_API gaia_status gaia_brain_activate(gaia_brain *b, const char *area, uint32
     return st;
 }
 
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_ASSEMBLY
 /* ---- read-outs ---- */
 GAIA_API gaia_status gaia_brain_winners(gaia_brain *b, const char *area, uint32_t *out, size_t cap, size_t *count) {
     static const char *fn = "gaia_brain_winners";
@@ -14581,6 +14681,8 @@ GAIA_API gaia_status gaia_brain_set_memory_limit(gaia_brain *b, size_t bytes) {
     return GAIA_OK;
 }
 
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_ASSEMBLY
 /* ---- the operations of the literature ---- */
 static int gaia__asm_has_winners(gaia_brain *b, const char *area) {
     int a = gaia__asm_find_area(b, area);
@@ -15095,6 +15197,8 @@ GAIA_API gaia_status gaia_brain_trials(gaia_ctx *ctx, const gaia_brain_experimen
     gaia__host_free(ctx, rows);
     return st;
 }
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_ASSEMBLY
 #ifdef GAIA_USE_MPI
 /* ---------------------------------------------------------------------
    assembly module: MPI (brains sharded over ranks). Every collective below
@@ -16004,154 +16108,8 @@ static gaia_status gaia__mpi_synapse_weight(gaia_brain *b, const char *fn, const
     return st;
 }
 #endif /* GAIA_USE_MPI */
-#ifdef GAIA_USE_MPI
-/* ---------------------------------------------------------------------
-   hrr module: MPI (codebooks and batches split over ranks). Built on the
-   public hrr calls: each rank does its part with the single-process code,
-   then one collective puts the parts together.
-   --------------------------------------------------------------------- */
-/* MPI_FLOAT_INT's layout: a similarity and a row */
-typedef struct gaia__mpi_float_int {
-    float v;
-    int i;
-} gaia__mpi_float_int;
-
-GAIA_API gaia_status gaia_hrr_cleanup_mpi(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
-                                          size_t offset, MPI_Comm comm, float threshold, long *index,
-                                          float *similarity) {
-    static const char *fn = "gaia_hrr_cleanup_mpi";
-    static const char *const labels[3] = {"queries", "dimension", "threshold (bits)"};
-    size_t B = 0, D = 0, M = 0, i;
-    long *li = NULL;
-    float *ls = NULL;
-    gaia__mpi_float_int *mine = NULL, *best = NULL;
-    int64_t vals[3];
-    uint32_t tb;
-    gaia_status st = GAIA_OK;
-    int init = 0;
-    GAIA__NEED_CTX(ctx);
-    MPI_Initialized(&init);
-    if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
-    if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
-    if (!queries || !codebook) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "queries or codebook is NULL");
-    else if (!index) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index is NULL");
-    else if (threshold != threshold) st = gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "threshold is NaN");
-    if (st == GAIA_OK) {
-        B = queries->ndim == 1 ? 1 : queries->ndim == 2 ? queries->shape[0] : 0;
-        D = queries->ndim >= 1 ? queries->shape[queries->ndim - 1] : 0;
-        M = codebook->ndim == 1 ? 1 : codebook->ndim == 2 ? codebook->shape[0] : 0;
-        if (offset > (size_t)INT_MAX || M > (size_t)INT_MAX - offset)
-            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "rows %zu..%zu of the codebook: at most INT_MAX rows", offset,
-                            offset + M);
-        else if (gaia__host_overlap(index, B * sizeof *index, similarity, B * sizeof *similarity))
-            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index and similarity overlap (%zu queries each)", B);
-    }
-    if (st == GAIA_OK && B) {
-        li = (long *)gaia__host_alloc(ctx, B * sizeof(long));
-        ls = (float *)gaia__host_alloc(ctx, B * sizeof(float));
-        mine = (gaia__mpi_float_int *)gaia__host_alloc(ctx, B * sizeof *mine);
-        best = (gaia__mpi_float_int *)gaia__host_alloc(ctx, B * sizeof *best);
-        if (!li || !ls || !mine || !best) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "no memory for %zu queries", B);
-    }
-    /* the local best of every query (any similarity: the threshold is global) */
-    if (st == GAIA_OK && B) st = gaia_hrr_cleanup(ctx, queries, codebook, -2.0f, li, ls);
-    memcpy(&tb, &threshold, 4);
-    vals[0] = (int64_t)B;
-    vals[1] = (int64_t)D;
-    vals[2] = (int64_t)tb;
-    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, vals, labels, 3, "the cleanup");
-    if (st == GAIA_OK && B) {
-        for (i = 0; i < B; i++) {
-            /* a NaN best loses to every number; MAXLOC takes the lower row on ties */
-            mine[i].v = ls[i] == ls[i] ? ls[i] : -FLT_MAX;
-            mine[i].i = li[i] >= 0 ? (int)(offset + (size_t)li[i]) : INT_MAX;
-        }
-        MPI_Allreduce(mine, best, (int)B, MPI_FLOAT_INT, MPI_MAXLOC, comm);
-        for (i = 0; i < B; i++) {
-            int ok = best[i].i != INT_MAX && best[i].v >= threshold && best[i].v != -FLT_MAX;
-            index[i] = ok ? (long)best[i].i : GAIA_HRR_NO_MATCH;
-            if (similarity) similarity[i] = best[i].v == -FLT_MAX ? NAN : best[i].v;
-        }
-    }
-    gaia__host_free(ctx, li);
-    gaia__host_free(ctx, ls);
-    gaia__host_free(ctx, mine);
-    gaia__host_free(ctx, best);
-    return st;
-}
-
-/* Rows [lo, hi) of B for this rank of size: as even as integers allow. */
-static void gaia__mpi_rows(size_t B, int rank, int size, size_t *lo, size_t *hi) {
-    *lo = (size_t)((uint64_t)B * (uint64_t)rank / (uint64_t)size);
-    *hi = (size_t)((uint64_t)B * ((uint64_t)rank + 1) / (uint64_t)size);
-}
-
-/* bind_host / unbind_host over the ranks: each its rows, then allgatherv. */
-static gaia_status gaia__mpi_bind_rows(gaia_ctx *ctx, const char *fn, int unbind, const float *a, const float *b,
-                                       int b_rows, float *out, size_t B, size_t D, MPI_Comm comm) {
-    static const char *const labels[3] = {"rows", "dimension", "rows of b"};
-    int size = 1, rank = 0, r, init = 0;
-    int *cnt = NULL, *dsp = NULL;
-    size_t lo, hi;
-    int64_t vals[3];
-    gaia_status st = GAIA_OK;
-    GAIA__NEED_CTX(ctx);
-    MPI_Initialized(&init);
-    if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
-    if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
-    MPI_Comm_size(comm, &size);
-    MPI_Comm_rank(comm, &rank);
-    if (!a || !b || !out) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "NULL array");
-    else if (B == 0 || D == 0) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B = %zu, D = %zu (want >= 1)", B, D);
-    else if (B * D > (size_t)INT_MAX) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B x D = %zu x %zu above INT_MAX", B, D);
-    if (st == GAIA_OK) {
-        cnt = (int *)gaia__host_alloc(ctx, 2 * (size_t)size * sizeof(int));
-        if (!cnt) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-    }
-    gaia__mpi_rows(B, rank, size, &lo, &hi);
-    if (st == GAIA_OK && hi > lo) {
-        const float *bb = b_rows == 1 ? b : b + lo * D;
-        /* one row of b is bound to each row of a: bind_host wants B rows each */
-        if (b_rows == 1 && hi - lo > 1) {
-            float *rep = (float *)gaia__host_alloc(ctx, (hi - lo) * D * sizeof(float));
-            size_t q;
-            if (!rep) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
-            for (q = 0; rep && q < hi - lo; q++) memcpy(rep + q * D, b, D * sizeof(float));
-            if (rep)
-                st = unbind ? gaia_hrr_unbind_host(ctx, a + lo * D, rep, out + lo * D, hi - lo, D)
-                            : gaia_hrr_bind_host(ctx, a + lo * D, rep, out + lo * D, hi - lo, D);
-            gaia__host_free(ctx, rep);
-        } else
-            st = unbind ? gaia_hrr_unbind_host(ctx, a + lo * D, bb, out + lo * D, hi - lo, D)
-                        : gaia_hrr_bind_host(ctx, a + lo * D, bb, out + lo * D, hi - lo, D);
-    }
-    vals[0] = (int64_t)B;
-    vals[1] = (int64_t)D;
-    vals[2] = b_rows == 1 ? 1 : (int64_t)B;
-    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, vals, labels, 3, "the batch");
-    if (st == GAIA_OK) {
-        dsp = cnt + size;
-        for (r = 0; r < size; r++) {
-            size_t l, h;
-            gaia__mpi_rows(B, r, size, &l, &h);
-            cnt[r] = (int)((h - l) * D);
-            dsp[r] = (int)(l * D);
-        }
-        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, out, cnt, dsp, MPI_FLOAT, comm);
-    }
-    gaia__host_free(ctx, cnt);
-    return st;
-}
-
-GAIA_API gaia_status gaia_hrr_bind_host_mpi(gaia_ctx *ctx, const float *a, const float *b, int b_rows, float *out,
-                                            size_t B, size_t D, MPI_Comm comm) {
-    return gaia__mpi_bind_rows(ctx, "gaia_hrr_bind_host_mpi", 0, a, b, b_rows, out, B, D, comm);
-}
-GAIA_API gaia_status gaia_hrr_unbind_host_mpi(gaia_ctx *ctx, const float *trace, const float *role, int role_rows,
-                                              float *out, size_t B, size_t D, MPI_Comm comm) {
-    return gaia__mpi_bind_rows(ctx, "gaia_hrr_unbind_host_mpi", 1, trace, role, role_rows, out, B, D, comm);
-}
-#endif /* GAIA_USE_MPI */
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_HRR
 /* hrr module: implementation (fragment of gaia.h's implementation section).
    Written once against the tensor internals and the backend's hrr table:
    nothing here branches on the device. */
@@ -17237,6 +17195,158 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
     return st;
 }
 
+#endif /* GAIA_NO_HRR */
+#if !defined(GAIA_NO_ASSEMBLY) && !defined(GAIA_NO_HRR)
+#ifdef GAIA_USE_MPI
+/* ---------------------------------------------------------------------
+   hrr module: MPI (codebooks and batches split over ranks). Built on the
+   public hrr calls: each rank does its part with the single-process code,
+   then one collective puts the parts together.
+   --------------------------------------------------------------------- */
+/* MPI_FLOAT_INT's layout: a similarity and a row */
+typedef struct gaia__mpi_float_int {
+    float v;
+    int i;
+} gaia__mpi_float_int;
+
+GAIA_API gaia_status gaia_hrr_cleanup_mpi(gaia_ctx *ctx, const gaia_tensor *queries, const gaia_tensor *codebook,
+                                          size_t offset, MPI_Comm comm, float threshold, long *index,
+                                          float *similarity) {
+    static const char *fn = "gaia_hrr_cleanup_mpi";
+    static const char *const labels[3] = {"queries", "dimension", "threshold (bits)"};
+    size_t B = 0, D = 0, M = 0, i;
+    long *li = NULL;
+    float *ls = NULL;
+    gaia__mpi_float_int *mine = NULL, *best = NULL;
+    int64_t vals[3];
+    uint32_t tb;
+    gaia_status st = GAIA_OK;
+    int init = 0;
+    GAIA__NEED_CTX(ctx);
+    MPI_Initialized(&init);
+    if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
+    if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
+    if (!queries || !codebook) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "queries or codebook is NULL");
+    else if (!index) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index is NULL");
+    else if (threshold != threshold) st = gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "threshold is NaN");
+    if (st == GAIA_OK) {
+        B = queries->ndim == 1 ? 1 : queries->ndim == 2 ? queries->shape[0] : 0;
+        D = queries->ndim >= 1 ? queries->shape[queries->ndim - 1] : 0;
+        M = codebook->ndim == 1 ? 1 : codebook->ndim == 2 ? codebook->shape[0] : 0;
+        if (offset > (size_t)INT_MAX || M > (size_t)INT_MAX - offset)
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "rows %zu..%zu of the codebook: at most INT_MAX rows", offset,
+                            offset + M);
+        else if (gaia__host_overlap(index, B * sizeof *index, similarity, B * sizeof *similarity))
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "index and similarity overlap (%zu queries each)", B);
+    }
+    if (st == GAIA_OK && B) {
+        li = (long *)gaia__host_alloc(ctx, B * sizeof(long));
+        ls = (float *)gaia__host_alloc(ctx, B * sizeof(float));
+        mine = (gaia__mpi_float_int *)gaia__host_alloc(ctx, B * sizeof *mine);
+        best = (gaia__mpi_float_int *)gaia__host_alloc(ctx, B * sizeof *best);
+        if (!li || !ls || !mine || !best) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "no memory for %zu queries", B);
+    }
+    /* the local best of every query (any similarity: the threshold is global) */
+    if (st == GAIA_OK && B) st = gaia_hrr_cleanup(ctx, queries, codebook, -2.0f, li, ls);
+    memcpy(&tb, &threshold, 4);
+    vals[0] = (int64_t)B;
+    vals[1] = (int64_t)D;
+    vals[2] = (int64_t)tb;
+    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, vals, labels, 3, "the cleanup");
+    if (st == GAIA_OK && B) {
+        for (i = 0; i < B; i++) {
+            /* a NaN best loses to every number; MAXLOC takes the lower row on ties */
+            mine[i].v = ls[i] == ls[i] ? ls[i] : -FLT_MAX;
+            mine[i].i = li[i] >= 0 ? (int)(offset + (size_t)li[i]) : INT_MAX;
+        }
+        MPI_Allreduce(mine, best, (int)B, MPI_FLOAT_INT, MPI_MAXLOC, comm);
+        for (i = 0; i < B; i++) {
+            int ok = best[i].i != INT_MAX && best[i].v >= threshold && best[i].v != -FLT_MAX;
+            index[i] = ok ? (long)best[i].i : GAIA_HRR_NO_MATCH;
+            if (similarity) similarity[i] = best[i].v == -FLT_MAX ? NAN : best[i].v;
+        }
+    }
+    gaia__host_free(ctx, li);
+    gaia__host_free(ctx, ls);
+    gaia__host_free(ctx, mine);
+    gaia__host_free(ctx, best);
+    return st;
+}
+
+/* Rows [lo, hi) of B for this rank of size: as even as integers allow. */
+static void gaia__mpi_rows(size_t B, int rank, int size, size_t *lo, size_t *hi) {
+    *lo = (size_t)((uint64_t)B * (uint64_t)rank / (uint64_t)size);
+    *hi = (size_t)((uint64_t)B * ((uint64_t)rank + 1) / (uint64_t)size);
+}
+
+/* bind_host / unbind_host over the ranks: each its rows, then allgatherv. */
+static gaia_status gaia__mpi_bind_rows(gaia_ctx *ctx, const char *fn, int unbind, const float *a, const float *b,
+                                       int b_rows, float *out, size_t B, size_t D, MPI_Comm comm) {
+    static const char *const labels[3] = {"rows", "dimension", "rows of b"};
+    int size = 1, rank = 0, r, init = 0;
+    int *cnt = NULL, *dsp = NULL;
+    size_t lo, hi;
+    int64_t vals[3];
+    gaia_status st = GAIA_OK;
+    GAIA__NEED_CTX(ctx);
+    MPI_Initialized(&init);
+    if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
+    if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    if (!a || !b || !out) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "NULL array");
+    else if (B == 0 || D == 0) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B = %zu, D = %zu (want >= 1)", B, D);
+    else if (B * D > (size_t)INT_MAX) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B x D = %zu x %zu above INT_MAX", B, D);
+    if (st == GAIA_OK) {
+        cnt = (int *)gaia__host_alloc(ctx, 2 * (size_t)size * sizeof(int));
+        if (!cnt) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    }
+    gaia__mpi_rows(B, rank, size, &lo, &hi);
+    if (st == GAIA_OK && hi > lo) {
+        const float *bb = b_rows == 1 ? b : b + lo * D;
+        /* one row of b is bound to each row of a: bind_host wants B rows each */
+        if (b_rows == 1 && hi - lo > 1) {
+            float *rep = (float *)gaia__host_alloc(ctx, (hi - lo) * D * sizeof(float));
+            size_t q;
+            if (!rep) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+            for (q = 0; rep && q < hi - lo; q++) memcpy(rep + q * D, b, D * sizeof(float));
+            if (rep)
+                st = unbind ? gaia_hrr_unbind_host(ctx, a + lo * D, rep, out + lo * D, hi - lo, D)
+                            : gaia_hrr_bind_host(ctx, a + lo * D, rep, out + lo * D, hi - lo, D);
+            gaia__host_free(ctx, rep);
+        } else
+            st = unbind ? gaia_hrr_unbind_host(ctx, a + lo * D, bb, out + lo * D, hi - lo, D)
+                        : gaia_hrr_bind_host(ctx, a + lo * D, bb, out + lo * D, hi - lo, D);
+    }
+    vals[0] = (int64_t)B;
+    vals[1] = (int64_t)D;
+    vals[2] = b_rows == 1 ? 1 : (int64_t)B;
+    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, vals, labels, 3, "the batch");
+    if (st == GAIA_OK) {
+        dsp = cnt + size;
+        for (r = 0; r < size; r++) {
+            size_t l, h;
+            gaia__mpi_rows(B, r, size, &l, &h);
+            cnt[r] = (int)((h - l) * D);
+            dsp[r] = (int)(l * D);
+        }
+        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, out, cnt, dsp, MPI_FLOAT, comm);
+    }
+    gaia__host_free(ctx, cnt);
+    return st;
+}
+
+GAIA_API gaia_status gaia_hrr_bind_host_mpi(gaia_ctx *ctx, const float *a, const float *b, int b_rows, float *out,
+                                            size_t B, size_t D, MPI_Comm comm) {
+    return gaia__mpi_bind_rows(ctx, "gaia_hrr_bind_host_mpi", 0, a, b, b_rows, out, B, D, comm);
+}
+GAIA_API gaia_status gaia_hrr_unbind_host_mpi(gaia_ctx *ctx, const float *trace, const float *role, int role_rows,
+                                              float *out, size_t B, size_t D, MPI_Comm comm) {
+    return gaia__mpi_bind_rows(ctx, "gaia_hrr_unbind_host_mpi", 1, trace, role, role_rows, out, B, D, comm);
+}
+#endif /* GAIA_USE_MPI */
+#endif /* !GAIA_NO_ASSEMBLY && !GAIA_NO_HRR */
+#ifndef GAIA_NO_VSA
 /* ---------------------------------------------------------------------
    vsa module: implementation (fragment of gaia.h's implementation
    section). The models share the checks, the output convention and the
@@ -18530,7 +18640,8 @@ GAIA_API gaia_status gaia_vsa_set(gaia_ctx *ctx, const gaia_vsa *items, int norm
 }
 /* ---- end of the vsa module's implementation ---- */
 
-/* Module caches live in the context and go with it. */
+#endif /* GAIA_NO_VSA */
+#ifndef GAIA_NO_MAP
 /* ---------------------------------------------------------------------
    Parallel map
    A context is used by one thread at a time, so gaia_map runs items on
@@ -18842,6 +18953,7 @@ GAIA_API gaia_status gaia_map_slices(gaia_ctx *ctx, size_t n, gaia_tensor *const
     return gaia__map(ctx, fn_name, n, gaia__map_slices_item, &job, &desc);
 }
 
+#endif /* GAIA_NO_MAP */
 /* ---------------------------------------------------------------------
    Telemetry: the profile, memory and GPU readings as JSON or CSV
    --------------------------------------------------------------------- */
@@ -18943,10 +19055,19 @@ GAIA_API gaia_status gaia_profile_write_csv(gaia_ctx *ctx, FILE *f) {
     return GAIA_OK;
 }
 
+/* Module caches live in the context and go with it (a module left out by
+   its switch has none). */
 static void gaia__modules_release(gaia_ctx *ctx) {
+#ifndef GAIA_NO_LAYER
     gaia__layer_release(ctx);
+#endif
+#ifndef GAIA_NO_ASSEMBLY
     gaia__assembly_release(ctx);
+#endif
+#ifndef GAIA_NO_HRR
     gaia__hrr_release(ctx);
+#endif
+    (void)ctx;
 }
 #ifdef __cplusplus
 }

@@ -7,10 +7,12 @@
    gaia_kernels.cu (gaia_cpu_unary <-> gaia_cuda_unary ...), and is the
    reference the consistency tests compare the CUDA backend with.
 
-   Sections: 1. declarations  2. Philox  3. GEMM  4. FFT  5. elementwise,
-   reductions, transpose (then the modules' fragments)  5b. operations along
-   an axis (softmax, gather/scatter, concat, cumsum, sort)  5c. 2-D
-   convolution, pooling, symmetric eigenvalues  6. the backend table. */
+   Sections: 1. declarations  2. Philox (and SplitMix64)  3. GEMM  4. FFT,
+   the vector helpers  5. elementwise, reductions, transpose  5b. operations
+   along an axis (softmax, gather/scatter, concat, cumsum, sort)  5c. 2-D
+   convolution, pooling, symmetric eigenvalues, then the modules' CPU
+   primitives (layer, assembly, hrr, vsa)  6. the backend table. Generated
+   from src/cpu/ (a file a section): edit those, then make headers. */
 #ifndef GAIA_CPU_H
 #define GAIA_CPU_H
 
@@ -468,6 +470,18 @@ GAIA_API void gaia_cpu_random(float *dst, size_t n, gaia_random_kind kind, uint6
         for (k = 0; k < 4 && base + k < n; k++) dst[base + k] = v[k];
     }
     GAIA__PAR_END
+}
+
+/* SplitMix64 (Steele, Lea, Flood): its increment and finaliser hash the
+   assembly module's connectome and the parallel map's item seeds (static
+   inline: a build that leaves both out does not use it). */
+#define GAIA__ASM_GAMMA 0x9E3779B97F4A7C15ull
+
+/* SplitMix64's finaliser: a strong 64-bit mixer, cheap on CPU and GPU. */
+static inline uint64_t gaia__asm_mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
 }
 
 /* ---------------------------------------------------------------------
@@ -2362,6 +2376,93 @@ GAIA_API void gaia_cpu_rfft_inverse(const gaia_cpu_rfft_plan *p, const float *sp
 #endif
 
 /* ---------------------------------------------------------------------
+   Vector helpers the CPU primitives share: 16 partial sums, vector types,
+   a vectorisable exp, streaming-store helpers. (Their names keep the prefix of
+   the layer kernels, where they were written first. Static inline: a
+   build whose switches leave out the layer and hrr modules uses some of
+   them nowhere.)
+   --------------------------------------------------------------------- */
+/* Same reason as the GEMM's: ISO C modes stop GCC from fusing a*b+c. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define GAIA__LAYER_CONTRACT __attribute__((optimize("fp-contract=fast")))
+#else
+#define GAIA__LAYER_CONTRACT
+#endif
+/* 16 partial sums: one AVX-512 register or two AVX ones, so every reduction
+   below vectorises and hides the FMA latency. */
+#define GAIA__LAYER_LANES 16
+/* Sum of 16 partial sums as a tree: depth 4 instead of a chain of 16
+   dependent adds, which costs more than a short row's whole sweep. */
+static inline float gaia__layer_hsum(float *h) {
+    int k, w;
+    for (w = GAIA__LAYER_LANES / 2; w >= 1; w /= 2)
+        for (k = 0; k < w; k++) h[k] += h[k + w];
+    return h[0];
+}
+
+/* GCC/Clang vector types for the loops that store inside the reduction
+   (there GCC keeps the 16 partial sums of the portable version in memory). */
+/* Only with AVX-512: elsewhere a 64-byte vector passed by value changes the ABI. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__) && !defined(GAIA_LAYER_NO_VECEXT)
+#define GAIA__LAYER_VECEXT 1
+typedef float gaia__lv __attribute__((vector_size(64)));
+static inline gaia__lv gaia__lv_load(const float *p) {
+    gaia__lv v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+typedef float gaia__lv8 __attribute__((vector_size(32)));
+typedef float gaia__lv4 __attribute__((vector_size(16)));
+/* A tree of adds over the lanes. Lane subscripts, not memcpy of halves:
+   taking an accumulator's address made GCC keep every accumulator of the
+   calling loop in memory (a store and a load per multiply-add). */
+static inline float gaia__lv_sum(gaia__lv v) {
+    gaia__lv8 a = {v[0] + v[8], v[1] + v[9], v[2] + v[10], v[3] + v[11],
+                   v[4] + v[12], v[5] + v[13], v[6] + v[14], v[7] + v[15]};
+    gaia__lv4 c = {a[0] + a[4], a[1] + a[5], a[2] + a[6], a[3] + a[7]};
+    return (c[0] + c[2]) + (c[1] + c[3]);
+}
+#endif
+
+/* exp on [-87.3, 88]: 2^n * p(r), r = x - n ln2 split in two parts so r is
+   exact, p the degree-7 Taylor polynomial (|r| <= ln2/2: error < 1e-8). n is
+   rounded by adding 1.5 * 2^23, which also leaves n in the low mantissa bits:
+   2^n is built from them. Neither floorf nor a float->int conversion after a
+   clamp vectorises in GCC, this does. */
+static float gaia__layer_exp(float x) {
+    int32_t bits;
+    float kf, n, r, p, scale;
+    x = x < -87.3f ? -87.3f : x;
+    x = x > 88.0f ? 88.0f : x;
+    kf = x * 1.44269504088896341f + 12582912.0f;
+    n = kf - 12582912.0f;
+    memcpy(&bits, &kf, 4);
+    bits = (bits - 0x4B400000 + 127) * 8388608; /* (n + 127) << 23 */
+    memcpy(&scale, &bits, 4);
+    r = x - n * 0.693145751953125f;
+    r = r - n * 1.42860682030941723212e-6f;
+    p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+    return p * scale;
+}
+
+/* Outputs of at least this many bytes are written with streaming stores
+   (where the CPU has them): an output that size would not be in cache for
+   the next operation anyway, and a normal store first reads the line it
+   writes, a third more memory traffic than the bytes the kernel moves. */
+#ifndef GAIA_STREAM_BYTES
+#define GAIA_STREAM_BYTES ((size_t)16 << 20)
+#endif
+
+#ifdef GAIA__AVX512
+#define GAIA__SFENCE() _mm_sfence()
+#else
+#define GAIA__SFENCE() ((void)0)
+#endif
+
+/* A few tens of microseconds of elementwise work per thread. */
+#define GAIA__ELEM_GRAIN 65536.0
+
+/* ---------------------------------------------------------------------
    5. Elementwise, reductions, transpose
    --------------------------------------------------------------------- */
 static float gaia__gelu(float x) {
@@ -2460,10 +2561,119 @@ static void gaia__cpu_binary_row(gaia_binary_op op, const float *a, size_t sa, c
     }
 }
 
-/* The sweep is gaia__cpu_binary_blocks, after the streaming-store and
-   grain constants of the layer kernels below. */
+/* ---- the binary operations' sweep (gaia_cpu_binary) ---- */
+#ifdef GAIA__AVX512
+/* The AVX-512 row of the comparisons and the four arithmetic operations,
+   for contiguous or broadcast (stride 0) operands: each 16 values are one
+   compare (or one add, sub, mul, div) and one store, and a large output is
+   written with streaming stores (where y is 64-byte aligned; the caller
+   fences), so the row moves the bytes memcpy would and no more (a normal
+   store first reads the line it writes). NaN compares as C's operators do:
+   false, except !=. Returns 0 (and does nothing) for the other operations
+   and strides, which take gaia__cpu_binary_row. */
+#define GAIA__BIN16_LOOP(expr)                                                                           \
+    do {                                                                                                 \
+        size_t j_ = 0;                                                                                   \
+        __m512 u, w;                                                                                     \
+        if (stream && ((uintptr_t)y & 63) == 0) {                                                        \
+            for (; j_ + 16 <= n; j_ += 16) {                                                             \
+                u = sa ? _mm512_loadu_ps(a + j_) : av;                                                   \
+                w = sb ? _mm512_loadu_ps(b + j_) : bv;                                                   \
+                _mm512_stream_ps(y + j_, (expr));                                                        \
+            }                                                                                            \
+        } else {                                                                                         \
+            for (; j_ + 16 <= n; j_ += 16) {                                                             \
+                u = sa ? _mm512_loadu_ps(a + j_) : av;                                                   \
+                w = sb ? _mm512_loadu_ps(b + j_) : bv;                                                   \
+                _mm512_storeu_ps(y + j_, (expr));                                                        \
+            }                                                                                            \
+        }                                                                                                \
+        if (j_ < n) {                                                                                    \
+            __mmask16 k_ = (__mmask16)((1u << (n - j_)) - 1u);                                           \
+            u = sa ? _mm512_maskz_loadu_ps(k_, a + j_) : av;                                             \
+            w = sb ? _mm512_maskz_loadu_ps(k_, b + j_) : bv;                                             \
+            _mm512_mask_storeu_ps(y + j_, k_, (expr));                                                   \
+        }                                                                                                \
+    } while (0)
+#define GAIA__CMP16(pred) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(u, w, pred), one)
+static int gaia__cpu_binary_row16(gaia_binary_op op, const float *a, size_t sa, const float *b, size_t sb, float *y,
+                                  size_t n, int stream) {
+    __m512 one = _mm512_set1_ps(1.0f), av, bv;
+    if (sa > 1 || sb > 1 || (sa == 0 && sb == 0)) return 0;
+    av = _mm512_set1_ps(a[0]);
+    bv = _mm512_set1_ps(b[0]);
+    switch (op) {
+    case GAIA_BINARY_ADD: GAIA__BIN16_LOOP(_mm512_add_ps(u, w)); return 1;
+    case GAIA_BINARY_SUB: GAIA__BIN16_LOOP(_mm512_sub_ps(u, w)); return 1;
+    case GAIA_BINARY_MUL: GAIA__BIN16_LOOP(_mm512_mul_ps(u, w)); return 1;
+    case GAIA_BINARY_DIV: GAIA__BIN16_LOOP(_mm512_div_ps(u, w)); return 1;
+    case GAIA_BINARY_LT: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_LT_OQ)); return 1;
+    case GAIA_BINARY_LE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_LE_OQ)); return 1;
+    case GAIA_BINARY_GT: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_GT_OQ)); return 1;
+    case GAIA_BINARY_GE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_GE_OQ)); return 1;
+    case GAIA_BINARY_EQ: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_EQ_OQ)); return 1;
+    case GAIA_BINARY_NE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_NEQ_UQ)); return 1;
+    default: return 0;
+    }
+}
+#undef GAIA__CMP16
+#undef GAIA__BIN16_LOOP
+#endif
+
+/* One sweep of gaia_cpu_binary (gaia__sweep_run): the rows of the last
+   dimension, enumerated over the first three, `per` short rows to a block,
+   or a row longer than GAIA__PAR_BLOCK cut into `segs` segments. */
+typedef struct gaia__bin_sweep {
+    gaia_binary_op op;
+    const float *a, *b;
+    const size_t *as, *bs, *shape;
+    float *y;
+    size_t rows, n, per, segs;
+    int stream;
+} gaia__bin_sweep;
+
+static void gaia__cpu_binary_block(void *arg, long long blk) {
+    const gaia__bin_sweep *s = (const gaia__bin_sweep *)arg;
+    const size_t *as = s->as, *bs = s->bs, *shape = s->shape;
+    size_t segs = s->segs, n = s->n;
+    size_t r0 = segs > 1 ? (size_t)blk / segs : (size_t)blk * s->per;
+    size_t r1 = segs > 1 ? r0 + 1 : (s->rows - r0 < s->per ? s->rows : r0 + s->per), r;
+    size_t j0 = segs > 1 ? ((size_t)blk % segs) * GAIA__PAR_BLOCK : 0;
+    size_t len = segs > 1 ? (n - j0 < GAIA__PAR_BLOCK ? n - j0 : GAIA__PAR_BLOCK) : n;
+    for (r = r0; r < r1; r++) {
+        size_t i2 = r % shape[2], i1 = (r / shape[2]) % shape[1], i0 = r / (shape[2] * shape[1]);
+        const float *ar = s->a + i0 * as[0] + i1 * as[1] + i2 * as[2] + j0 * as[3];
+        const float *br = s->b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2] + j0 * bs[3];
+        float *yr = s->y + r * n + j0;
+#ifdef GAIA__AVX512
+        if (gaia__cpu_binary_row16(s->op, ar, as[3], br, bs[3], yr, len, s->stream)) continue;
+#endif
+        gaia__cpu_binary_row(s->op, ar, as[3], br, bs[3], yr, len);
+    }
+    if (s->stream) GAIA__SFENCE();
+}
+
 static void gaia__cpu_binary_blocks(gaia_binary_op op, const float *a, const size_t *as, const float *b,
-                                    const size_t *bs, float *y, const size_t *shape, int nthreads);
+                                    const size_t *bs, float *y, const size_t *shape, int nthreads) {
+    gaia__bin_sweep s;
+    size_t total = shape[0] * shape[1] * shape[2] * shape[3];
+    if (total == 0) return;
+    s.op = op;
+    s.a = a;
+    s.b = b;
+    s.as = as;
+    s.bs = bs;
+    s.shape = shape;
+    s.y = y;
+    s.rows = shape[0] * shape[1] * shape[2];
+    s.n = shape[3];
+    s.per = s.n >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / s.n;
+    s.segs = s.n > GAIA__PAR_BLOCK ? (s.n + GAIA__PAR_BLOCK - 1) / GAIA__PAR_BLOCK : 1;
+    s.stream = total * sizeof(float) >= GAIA_STREAM_BYTES;
+    gaia__sweep_run(gaia__team(nthreads, (double)total, GAIA__ELEM_GRAIN),
+                    (long long)(s.segs > 1 ? s.rows * s.segs : (s.rows + s.per - 1) / s.per), gaia__cpu_binary_block, &s);
+}
+
 GAIA_API void gaia_cpu_binary(gaia_binary_op op, const float *a, const size_t *as, const float *b, const size_t *bs,
                               float *y, const size_t *shape, int nthreads) {
     gaia__cpu_binary_blocks(op, a, as, b, bs, y, shape, nthreads);
@@ -2582,3680 +2792,6 @@ GAIA_API void gaia_cpu_transpose(const float *x, size_t batch, size_t rows, size
             }
     }
 }
-
-/* ---------------------------------------------------------------------
-   The modules' CPU primitives
-   --------------------------------------------------------------------- */
-/* layer module: CPU primitives (fragment of gaia_cpu.h's implementation section).
-   Each gaia_cpu_layer_<name> has a twin gaia_cuda_layer_<name> in
-   gaia_kernels.cu. The loops are written so that GCC/Clang vectorise them
-   without -ffast-math: reductions go through 16 independent partial sums and
-   the transcendental functions are branch-free polynomials (libm's are calls
-   the vectoriser cannot see through). */
-
-/* The module's per-context cache (ctx->layer_state), shared by the backends'
-   layer fragments; defined here because this fragment is compiled first. */
-typedef struct gaia__layer_state {
-    void *cuda;                                    /* owned by cuda_layer.h */
-    void (*cuda_release)(gaia_ctx *ctx, void *cuda);
-} gaia__layer_state;
-
-/* Same reason as the GEMM's: ISO C modes stop GCC from fusing a*b+c. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define GAIA__LAYER_CONTRACT __attribute__((optimize("fp-contract=fast")))
-#else
-#define GAIA__LAYER_CONTRACT
-#endif
-/* 16 partial sums: one AVX-512 register or two AVX ones, so every reduction
-   below vectorises and hides the FMA latency. */
-#define GAIA__LAYER_LANES 16
-/* Sum of 16 partial sums as a tree: depth 4 instead of a chain of 16
-   dependent adds, which costs more than a short row's whole sweep. */
-static float gaia__layer_hsum(float *h) {
-    int k, w;
-    for (w = GAIA__LAYER_LANES / 2; w >= 1; w /= 2)
-        for (k = 0; k < w; k++) h[k] += h[k + w];
-    return h[0];
-}
-
-/* GCC/Clang vector types for the loops that store inside the reduction
-   (there GCC keeps the 16 partial sums of the portable version in memory). */
-/* Only with AVX-512: elsewhere a 64-byte vector passed by value changes the ABI. */
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__) && !defined(GAIA_LAYER_NO_VECEXT)
-#define GAIA__LAYER_VECEXT 1
-typedef float gaia__lv __attribute__((vector_size(64)));
-static gaia__lv gaia__lv_load(const float *p) {
-    gaia__lv v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-typedef float gaia__lv8 __attribute__((vector_size(32)));
-typedef float gaia__lv4 __attribute__((vector_size(16)));
-/* A tree of adds over the lanes. Lane subscripts, not memcpy of halves:
-   taking an accumulator's address made GCC keep every accumulator of the
-   calling loop in memory (a store and a load per multiply-add). */
-static float gaia__lv_sum(gaia__lv v) {
-    gaia__lv8 a = {v[0] + v[8], v[1] + v[9], v[2] + v[10], v[3] + v[11],
-                   v[4] + v[12], v[5] + v[13], v[6] + v[14], v[7] + v[15]};
-    gaia__lv4 c = {a[0] + a[4], a[1] + a[5], a[2] + a[6], a[3] + a[7]};
-    return (c[0] + c[2]) + (c[1] + c[3]);
-}
-#endif
-/* Below this many multiply-adds a matrix-vector product stays on one thread. */
-#define GAIA__LAYER_PAR_MAC 65536
-
-/* exp on [-87.3, 88]: 2^n * p(r), r = x - n ln2 split in two parts so r is
-   exact, p the degree-7 Taylor polynomial (|r| <= ln2/2: error < 1e-8). n is
-   rounded by adding 1.5 * 2^23, which also leaves n in the low mantissa bits:
-   2^n is built from them. Neither floorf nor a float->int conversion after a
-   clamp vectorises in GCC, this does. */
-static float gaia__layer_exp(float x) {
-    int32_t bits;
-    float kf, n, r, p, scale;
-    x = x < -87.3f ? -87.3f : x;
-    x = x > 88.0f ? 88.0f : x;
-    kf = x * 1.44269504088896341f + 12582912.0f;
-    n = kf - 12582912.0f;
-    memcpy(&bits, &kf, 4);
-    bits = (bits - 0x4B400000 + 127) * 8388608; /* (n + 127) << 23 */
-    memcpy(&scale, &bits, 4);
-    r = x - n * 0.693145751953125f;
-    r = r - n * 1.42860682030941723212e-6f;
-    p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
-    return p * scale;
-}
-static float gaia__layer_sigmoid(float x) { return 1.0f / (1.0f + gaia__layer_exp(-x)); }
-/* tanh: 1 - 2/(e^2x + 1) loses relative accuracy near 0, where the odd Taylor
-   series (error < 2e-8 below 0.3) takes over. */
-static float gaia__layer_tanh(float x) {
-    float a = fabsf(x), x2 = x * x;
-    float big = 1.0f - 2.0f / (gaia__layer_exp(2.0f * a) + 1.0f);
-    float small = x * (1.0f + x2 * (-1.0f / 3 + x2 * (2.0f / 15 + x2 * (-17.0f / 315 + x2 * (62.0f / 2835)))));
-    return a < 0.3f ? small : copysignf(big, x);
-}
-/* GELU's 0.5 x (1 + tanh(u)) is x * sigmoid(2u): no cancellation for u < 0. */
-static float gaia__layer_gelu(float x) {
-    float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-    return x / (1.0f + gaia__layer_exp(-2.0f * u));
-}
-
-#define GAIA__LAYER_ACT_LOOP(expr)                                  \
-    do {                                                            \
-        size_t j_;                                                  \
-        if (bias)                                                   \
-            for (j_ = 0; j_ < n; j_++) {                            \
-                float v = x[j_] + bias[j_];                         \
-                y[j_] = (expr);                                     \
-            }                                                       \
-        else                                                        \
-            for (j_ = 0; j_ < n; j_++) {                            \
-                float v = x[j_];                                    \
-                y[j_] = (expr);                                     \
-            }                                                       \
-    } while (0)
-
-/* act(x + bias) over one run of n values (bias may be NULL). */
-GAIA__LAYER_CONTRACT
-static void gaia__cpu_layer_act_run(gaia_layer_act act, const float *x, const float *bias, float *y, size_t n) {
-    switch (act) {
-    case GAIA_LAYER_ACT_RELU: GAIA__LAYER_ACT_LOOP(v > 0.0f ? v : 0.0f); break;
-    case GAIA_LAYER_ACT_GELU: GAIA__LAYER_ACT_LOOP(gaia__layer_gelu(v)); break;
-    case GAIA_LAYER_ACT_TANH: GAIA__LAYER_ACT_LOOP(gaia__layer_tanh(v)); break;
-    case GAIA_LAYER_ACT_SIGMOID: GAIA__LAYER_ACT_LOOP(gaia__layer_sigmoid(v)); break;
-    default: GAIA__LAYER_ACT_LOOP(v); break;
-    }
-}
-
-/* Outputs of at least this many bytes are written with streaming stores
-   (where the CPU has them): an output that size would not be in cache for
-   the next operation anyway, and a normal store first reads the line it
-   writes, a third more memory traffic than the bytes the kernel moves. */
-#ifndef GAIA_STREAM_BYTES
-#define GAIA_STREAM_BYTES ((size_t)16 << 20)
-#endif
-
-#ifdef GAIA__AVX512
-/* e^t for t in [-88, 88]: t = n ln2 + r, |r| <= ln2/2 (ln2 split in two
-   so r is exact), e^r by its degree-6 Taylor polynomial (relative error
-   < 2e-7), times 2^n by scalef. */
-static __m512 gaia__exp16(__m512 t) {
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), t), p;
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860682030941723212e-6f), r);
-    p = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 720), r, _mm512_set1_ps(1.0f / 120));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
-}
-/* GELU as x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), the same
-   form as gaia__layer_gelu. */
-static __m512 gaia__gelu16(__m512 v) {
-    __m512 v2 = _mm512_mul_ps(v, v);
-    __m512 t = _mm512_mul_ps(v, _mm512_fmadd_ps(v2, _mm512_set1_ps(-0.0713548162726009f),
-                                                _mm512_set1_ps(-1.5957691216057308f)));
-    t = _mm512_max_ps(_mm512_min_ps(t, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-88.0f));
-    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), gaia__exp16(t)));
-}
-/* y = GELU(x + bias) over n values; stream: streaming stores where y is
-   64-byte aligned (the caller fences). */
-static void gaia__cpu_gelu_run(const float *x, const float *bias, float *y, size_t n, int stream) {
-    size_t j = 0;
-    if (stream && ((uintptr_t)y & 63) == 0) {
-        for (; j + 16 <= n; j += 16) {
-            __m512 v = _mm512_loadu_ps(x + j);
-            if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + j));
-            _mm512_stream_ps(y + j, gaia__gelu16(v));
-        }
-    } else {
-        for (; j + 16 <= n; j += 16) {
-            __m512 v = _mm512_loadu_ps(x + j);
-            if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + j));
-            _mm512_storeu_ps(y + j, gaia__gelu16(v));
-        }
-    }
-    if (j < n) {
-        __mmask16 m = (__mmask16)((1u << (n - j)) - 1u);
-        __m512 v = _mm512_maskz_loadu_ps(m, x + j);
-        if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j));
-        _mm512_mask_storeu_ps(y + j, m, gaia__gelu16(v));
-    }
-}
-#define GAIA__SFENCE() _mm_sfence()
-#else
-#define GAIA__SFENCE() ((void)0)
-#endif
-
-/* act(x + bias) over a run; GELU takes the vector kernel where there is one. */
-static void gaia__cpu_layer_act_any(gaia_layer_act act, const float *x, const float *bias, float *y, size_t n,
-                                    int stream) {
-#ifdef GAIA__AVX512
-    if (act == GAIA_LAYER_ACT_GELU) {
-        gaia__cpu_gelu_run(x, bias, y, n, stream);
-        return;
-    }
-#endif
-    (void)stream;
-    gaia__cpu_layer_act_run(act, x, bias, y, n);
-}
-
-/* A few tens of microseconds of elementwise work per thread. */
-#define GAIA__ELEM_GRAIN 65536.0
-
-/* ---- the binary operations' sweep (gaia_cpu_binary) ---- */
-#ifdef GAIA__AVX512
-/* The AVX-512 row of the comparisons and the four arithmetic operations,
-   for contiguous or broadcast (stride 0) operands: each 16 values are one
-   compare (or one add, sub, mul, div) and one store, and a large output is
-   written with streaming stores (where y is 64-byte aligned; the caller
-   fences), so the row moves the bytes memcpy would and no more (a normal
-   store first reads the line it writes). NaN compares as C's operators do:
-   false, except !=. Returns 0 (and does nothing) for the other operations
-   and strides, which take gaia__cpu_binary_row. */
-#define GAIA__BIN16_LOOP(expr)                                                                           \
-    do {                                                                                                 \
-        size_t j_ = 0;                                                                                   \
-        __m512 u, w;                                                                                     \
-        if (stream && ((uintptr_t)y & 63) == 0) {                                                        \
-            for (; j_ + 16 <= n; j_ += 16) {                                                             \
-                u = sa ? _mm512_loadu_ps(a + j_) : av;                                                   \
-                w = sb ? _mm512_loadu_ps(b + j_) : bv;                                                   \
-                _mm512_stream_ps(y + j_, (expr));                                                        \
-            }                                                                                            \
-        } else {                                                                                         \
-            for (; j_ + 16 <= n; j_ += 16) {                                                             \
-                u = sa ? _mm512_loadu_ps(a + j_) : av;                                                   \
-                w = sb ? _mm512_loadu_ps(b + j_) : bv;                                                   \
-                _mm512_storeu_ps(y + j_, (expr));                                                        \
-            }                                                                                            \
-        }                                                                                                \
-        if (j_ < n) {                                                                                    \
-            __mmask16 k_ = (__mmask16)((1u << (n - j_)) - 1u);                                           \
-            u = sa ? _mm512_maskz_loadu_ps(k_, a + j_) : av;                                             \
-            w = sb ? _mm512_maskz_loadu_ps(k_, b + j_) : bv;                                             \
-            _mm512_mask_storeu_ps(y + j_, k_, (expr));                                                   \
-        }                                                                                                \
-    } while (0)
-#define GAIA__CMP16(pred) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(u, w, pred), one)
-static int gaia__cpu_binary_row16(gaia_binary_op op, const float *a, size_t sa, const float *b, size_t sb, float *y,
-                                  size_t n, int stream) {
-    __m512 one = _mm512_set1_ps(1.0f), av, bv;
-    if (sa > 1 || sb > 1 || (sa == 0 && sb == 0)) return 0;
-    av = _mm512_set1_ps(a[0]);
-    bv = _mm512_set1_ps(b[0]);
-    switch (op) {
-    case GAIA_BINARY_ADD: GAIA__BIN16_LOOP(_mm512_add_ps(u, w)); return 1;
-    case GAIA_BINARY_SUB: GAIA__BIN16_LOOP(_mm512_sub_ps(u, w)); return 1;
-    case GAIA_BINARY_MUL: GAIA__BIN16_LOOP(_mm512_mul_ps(u, w)); return 1;
-    case GAIA_BINARY_DIV: GAIA__BIN16_LOOP(_mm512_div_ps(u, w)); return 1;
-    case GAIA_BINARY_LT: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_LT_OQ)); return 1;
-    case GAIA_BINARY_LE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_LE_OQ)); return 1;
-    case GAIA_BINARY_GT: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_GT_OQ)); return 1;
-    case GAIA_BINARY_GE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_GE_OQ)); return 1;
-    case GAIA_BINARY_EQ: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_EQ_OQ)); return 1;
-    case GAIA_BINARY_NE: GAIA__BIN16_LOOP(GAIA__CMP16(_CMP_NEQ_UQ)); return 1;
-    default: return 0;
-    }
-}
-#undef GAIA__CMP16
-#undef GAIA__BIN16_LOOP
-#endif
-
-/* One sweep of gaia_cpu_binary (gaia__sweep_run): the rows of the last
-   dimension, enumerated over the first three, `per` short rows to a block,
-   or a row longer than GAIA__PAR_BLOCK cut into `segs` segments. */
-typedef struct gaia__bin_sweep {
-    gaia_binary_op op;
-    const float *a, *b;
-    const size_t *as, *bs, *shape;
-    float *y;
-    size_t rows, n, per, segs;
-    int stream;
-} gaia__bin_sweep;
-
-static void gaia__cpu_binary_block(void *arg, long long blk) {
-    const gaia__bin_sweep *s = (const gaia__bin_sweep *)arg;
-    const size_t *as = s->as, *bs = s->bs, *shape = s->shape;
-    size_t segs = s->segs, n = s->n;
-    size_t r0 = segs > 1 ? (size_t)blk / segs : (size_t)blk * s->per;
-    size_t r1 = segs > 1 ? r0 + 1 : (s->rows - r0 < s->per ? s->rows : r0 + s->per), r;
-    size_t j0 = segs > 1 ? ((size_t)blk % segs) * GAIA__PAR_BLOCK : 0;
-    size_t len = segs > 1 ? (n - j0 < GAIA__PAR_BLOCK ? n - j0 : GAIA__PAR_BLOCK) : n;
-    for (r = r0; r < r1; r++) {
-        size_t i2 = r % shape[2], i1 = (r / shape[2]) % shape[1], i0 = r / (shape[2] * shape[1]);
-        const float *ar = s->a + i0 * as[0] + i1 * as[1] + i2 * as[2] + j0 * as[3];
-        const float *br = s->b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2] + j0 * bs[3];
-        float *yr = s->y + r * n + j0;
-#ifdef GAIA__AVX512
-        if (gaia__cpu_binary_row16(s->op, ar, as[3], br, bs[3], yr, len, s->stream)) continue;
-#endif
-        gaia__cpu_binary_row(s->op, ar, as[3], br, bs[3], yr, len);
-    }
-    if (s->stream) GAIA__SFENCE();
-}
-
-static void gaia__cpu_binary_blocks(gaia_binary_op op, const float *a, const size_t *as, const float *b,
-                                    const size_t *bs, float *y, const size_t *shape, int nthreads) {
-    gaia__bin_sweep s;
-    size_t total = shape[0] * shape[1] * shape[2] * shape[3];
-    if (total == 0) return;
-    s.op = op;
-    s.a = a;
-    s.b = b;
-    s.as = as;
-    s.bs = bs;
-    s.shape = shape;
-    s.y = y;
-    s.rows = shape[0] * shape[1] * shape[2];
-    s.n = shape[3];
-    s.per = s.n >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / s.n;
-    s.segs = s.n > GAIA__PAR_BLOCK ? (s.n + GAIA__PAR_BLOCK - 1) / GAIA__PAR_BLOCK : 1;
-    s.stream = total * sizeof(float) >= GAIA_STREAM_BYTES;
-    gaia__sweep_run(gaia__team(nthreads, (double)total, GAIA__ELEM_GRAIN),
-                    (long long)(s.segs > 1 ? s.rows * s.segs : (s.rows + s.per - 1) / s.per), gaia__cpu_binary_block, &s);
-}
-
-GAIA_API void gaia_cpu_layer_bias_act(gaia_layer_act act, const float *x, const float *bias, float *y, size_t rows,
-                                      size_t cols, int nthreads) {
-    size_t n = rows * cols;
-    int stream = n * sizeof(float) >= GAIA_STREAM_BYTES;
-    if (!bias) {
-        /* No row structure: split the flat array into chunks for the threads
-           (multiples of 16 floats, so an aligned array stays aligned). */
-        size_t chunk = 16384, nchunks = (n + chunk - 1) / chunk;
-        long long c;
-        GAIA__PAR_FOR(nchunks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
-        for (c = 0; c < (long long)nchunks; c++) {
-            size_t s = (size_t)c * chunk, len = n - s < chunk ? n - s : chunk;
-            gaia__cpu_layer_act_any(act, x + s, NULL, y + s, len, stream);
-        }
-        if (stream) GAIA__SFENCE();
-        GAIA__PAR_END
-    } else {
-        long long r;
-        GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
-        for (r = 0; r < (long long)rows; r++)
-            gaia__cpu_layer_act_any(act, x + (size_t)r * cols, bias, y + (size_t)r * cols, cols, stream);
-        if (stream) GAIA__SFENCE();
-        GAIA__PAR_END
-    }
-}
-
-/* Four dot products against one x: x is loaded once for four rows of W. */
-GAIA__LAYER_CONTRACT
-static void gaia__cpu_layer_dot4(const float *w0, const float *w1, const float *w2, const float *w3, const float *x,
-                                 size_t n, float out[4]) {
-    float a0[GAIA__LAYER_LANES], a1[GAIA__LAYER_LANES], a2[GAIA__LAYER_LANES], a3[GAIA__LAYER_LANES];
-    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    size_t j = 0, k;
-#ifdef GAIA__LAYER_VECEXT
-    {
-        gaia__lv v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};
-        for (; j + GAIA__LAYER_LANES <= n; j += GAIA__LAYER_LANES) {
-            gaia__lv xv = gaia__lv_load(x + j);
-            v0 += gaia__lv_load(w0 + j) * xv;
-            v1 += gaia__lv_load(w1 + j) * xv;
-            v2 += gaia__lv_load(w2 + j) * xv;
-            v3 += gaia__lv_load(w3 + j) * xv;
-        }
-        s0 = gaia__lv_sum(v0);
-        s1 = gaia__lv_sum(v1);
-        s2 = gaia__lv_sum(v2);
-        s3 = gaia__lv_sum(v3);
-    }
-    (void)a0, (void)a1, (void)a2, (void)a3, (void)k;
-#else
-    for (k = 0; k < GAIA__LAYER_LANES; k++) a0[k] = a1[k] = a2[k] = a3[k] = 0.0f;
-    for (; j + GAIA__LAYER_LANES <= n; j += GAIA__LAYER_LANES)
-        for (k = 0; k < GAIA__LAYER_LANES; k++) {
-            float xv = x[j + k];
-            a0[k] += w0[j + k] * xv;
-            a1[k] += w1[j + k] * xv;
-            a2[k] += w2[j + k] * xv;
-            a3[k] += w3[j + k] * xv;
-        }
-    s0 = gaia__layer_hsum(a0);
-    s1 = gaia__layer_hsum(a1);
-    s2 = gaia__layer_hsum(a2);
-    s3 = gaia__layer_hsum(a3);
-#endif
-    for (; j < n; j++) {
-        s0 += w0[j] * x[j];
-        s1 += w1[j] * x[j];
-        s2 += w2[j] * x[j];
-        s3 += w3[j] * x[j];
-    }
-    out[0] = s0;
-    out[1] = s1;
-    out[2] = s2;
-    out[3] = s3;
-}
-
-/* y[i] = act(W[i, :] . x + b[i]) for rows [r0, r1). */
-static void gaia__cpu_layer_gemv_rows(gaia_layer_act act, const float *W, const float *b, const float *x, float *y,
-                                      size_t in, size_t r0, size_t r1) {
-    size_t i, blk, nblk = (r1 - r0) / 4;
-    float d[4];
-    for (blk = 0; blk < nblk; blk++) {
-        i = r0 + 4 * blk;
-        gaia__cpu_layer_dot4(W + i * in, W + (i + 1) * in, W + (i + 2) * in, W + (i + 3) * in, x, in, d);
-        gaia__cpu_layer_act_run(act, d, b ? b + i : NULL, y + i, 4);
-    }
-    for (i = r0 + 4 * nblk; i < r1; i++) {
-        gaia__cpu_layer_dot4(W + i * in, W + i * in, W + i * in, W + i * in, x, in, d);
-        gaia__cpu_layer_act_run(act, d, b ? b + i : NULL, y + i, 1);
-    }
-}
-
-/* Matrix-vector product fused with bias and activation: the batch-1 Linear.
-   Threads take contiguous row ranges, the same ranges as the Hebbian update,
-   so each core keeps its rows of W in its own cache from step to step. */
-GAIA_API void gaia_cpu_layer_gemv(gaia_layer_act act, const float *W, const float *b, const float *x, float *y,
-                                  size_t out, size_t in, int nthreads) {
-    long long part, nparts = 1;
-#ifdef _OPENMP
-    if (nthreads > 1 && (double)out * (double)in >= GAIA__LAYER_PAR_MAC && out >= 8) nparts = nthreads;
-#endif
-    (void)nthreads;
-    if (nparts == 1) { /* even a parallel region with if(0) costs a team setup */
-        gaia__cpu_layer_gemv_rows(act, W, b, x, y, in, 0, out);
-        return;
-    }
-    GAIA__PAR_FOR(nparts > 1, (int)nparts)
-    for (part = 0; part < nparts; part++) {
-        /* Split on multiples of 4 rows so the 4-row kernel covers almost all. */
-        size_t blocks = (out + 3) / 4;
-        size_t r0 = (size_t)part * blocks / (size_t)nparts * 4, r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
-        if (r1 > out) r1 = out;
-        if (r0 < r1) gaia__cpu_layer_gemv_rows(act, W, b, x, y, in, r0, r1);
-    }
-    GAIA__PAR_END
-}
-
-#ifdef GAIA__AVX512
-/* One row of LayerNorm with 64 partial sums in four registers; the row
-   (in L1 after the first pass) is read three times, written once. */
-static void gaia__cpu_layernorm_row16(const float *xr, const float *weight, const float *bias, float *yr, size_t cols,
-                                      float eps, int stream, float *mean_out, float *rstd_out) {
-    size_t j, full = cols & ~(size_t)15;
-    __mmask16 m = (__mmask16)((1u << (cols - full)) - 1u);
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, mv, rv;
-    float mean, rstd;
-    for (j = 0; j + 64 <= full; j += 64) {
-        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(xr + j));
-        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(xr + j + 16));
-        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(xr + j + 32));
-        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(xr + j + 48));
-    }
-    for (; j < full; j += 16) a0 = _mm512_add_ps(a0, _mm512_loadu_ps(xr + j));
-    if (m) a1 = _mm512_add_ps(a1, _mm512_maskz_loadu_ps(m, xr + full));
-    mean = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3))) / (float)cols;
-    mv = _mm512_set1_ps(mean);
-    /* centred second pass: no E[x^2] - E[x]^2 cancellation */
-    a0 = a1 = a2 = a3 = _mm512_setzero_ps();
-    for (j = 0; j + 64 <= full; j += 64) {
-        __m512 d0 = _mm512_sub_ps(_mm512_loadu_ps(xr + j), mv), d1 = _mm512_sub_ps(_mm512_loadu_ps(xr + j + 16), mv);
-        __m512 d2 = _mm512_sub_ps(_mm512_loadu_ps(xr + j + 32), mv), d3 = _mm512_sub_ps(_mm512_loadu_ps(xr + j + 48), mv);
-        a0 = _mm512_fmadd_ps(d0, d0, a0);
-        a1 = _mm512_fmadd_ps(d1, d1, a1);
-        a2 = _mm512_fmadd_ps(d2, d2, a2);
-        a3 = _mm512_fmadd_ps(d3, d3, a3);
-    }
-    for (; j < full; j += 16) {
-        __m512 d = _mm512_sub_ps(_mm512_loadu_ps(xr + j), mv);
-        a0 = _mm512_fmadd_ps(d, d, a0);
-    }
-    if (m) {
-        __m512 d = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, xr + full), mv);
-        a1 = _mm512_fmadd_ps(d, d, a1);
-    }
-    rstd = 1.0f / sqrtf(_mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3))) /
-                            (float)cols + eps);
-    rv = _mm512_set1_ps(rstd);
-    if (mean_out) *mean_out = mean, *rstd_out = rstd;
-    stream = stream && ((uintptr_t)yr & 63) == 0;
-    for (j = 0; j < full; j += 16) {
-        __m512 o = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(xr + j), mv), rv);
-        if (weight) o = _mm512_mul_ps(o, _mm512_loadu_ps(weight + j));
-        if (bias) o = _mm512_add_ps(o, _mm512_loadu_ps(bias + j));
-        if (stream) _mm512_stream_ps(yr + j, o);
-        else _mm512_storeu_ps(yr + j, o);
-    }
-    if (m) {
-        __m512 o = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, xr + full), mv), rv);
-        if (weight) o = _mm512_mul_ps(o, _mm512_maskz_loadu_ps(m, weight + full));
-        if (bias) o = _mm512_add_ps(o, _mm512_maskz_loadu_ps(m, bias + full));
-        _mm512_mask_storeu_ps(yr + full, m, o);
-    }
-}
-#endif
-
-GAIA_API void gaia_cpu_layer_layernorm(const float *x, const float *weight, const float *bias, float *y, size_t rows,
-                                       size_t cols, float eps, int nthreads) {
-    gaia_cpu_layer_layernorm_train(x, weight, bias, y, NULL, NULL, rows, cols, eps, nthreads);
-}
-
-/* LayerNorm that also keeps each row's mean and 1/sqrt(var + eps) (mean and
-   rstd [rows], both NULL for the plain forward): what its backward reads. */
-GAIA_API void gaia_cpu_layer_layernorm_train(const float *x, const float *weight, const float *bias, float *y,
-                                             float *mean_out, float *rstd_out, size_t rows, size_t cols, float eps,
-                                             int nthreads) {
-    long long r;
-#ifdef GAIA__AVX512
-    int stream = rows * cols * sizeof(float) >= GAIA_STREAM_BYTES && cols % 16 == 0;
-#endif
-    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
-    for (r = 0; r < (long long)rows; r++) {
-        /* Two passes over a row that stays in L1/L2: mean, then the centred
-           sum of squares (no E[x^2] - E[x]^2 cancellation), then the output. */
-        const float *xr = x + (size_t)r * cols;
-        float *yr = y + (size_t)r * cols;
-#ifdef GAIA__AVX512
-        gaia__cpu_layernorm_row16(xr, weight, bias, yr, cols, eps, stream, mean_out ? mean_out + r : NULL,
-                                  rstd_out ? rstd_out + r : NULL);
-#else
-        float acc[GAIA__LAYER_LANES], mean, var, rstd, s = 0.0f;
-        size_t j = 0, k;
-        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
-        for (; j + GAIA__LAYER_LANES <= cols; j += GAIA__LAYER_LANES)
-            for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] += xr[j + k];
-        for (; j < cols; j++) s += xr[j];
-        s += gaia__layer_hsum(acc);
-        mean = s / (float)cols;
-        s = 0.0f;
-        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
-        for (j = 0; j + GAIA__LAYER_LANES <= cols; j += GAIA__LAYER_LANES)
-            for (k = 0; k < GAIA__LAYER_LANES; k++) {
-                float dv = xr[j + k] - mean;
-                acc[k] += dv * dv;
-            }
-        for (; j < cols; j++) s += (xr[j] - mean) * (xr[j] - mean);
-        s += gaia__layer_hsum(acc);
-        var = s / (float)cols;
-        rstd = 1.0f / sqrtf(var + eps);
-        if (mean_out) mean_out[r] = mean, rstd_out[r] = rstd;
-        if (weight && bias)
-            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd * weight[j] + bias[j];
-        else if (weight)
-            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd * weight[j];
-        else if (bias)
-            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd + bias[j];
-        else
-            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd;
-#endif
-    }
-#ifdef GAIA__AVX512
-    if (stream) GAIA__SFENCE();
-#endif
-    GAIA__PAR_END
-}
-
-/* ---------------------------------------------------------------------
-   Attention. FlashAttention-2's loop on the CPU: a task is (batch*head,
-   block of GAIA__ATT_BQ queries); it walks the keys in tiles of
-   GAIA__ATT_BK, keeping per query the running max m, the running sum l and
-   the unnormalised output; only a BQ x BK block of scores ever exists.
-   The K tile is stored transposed so that a row of scores is a sum of
-   contiguous axpys (vectorised over keys), and P.V is an axpy over d.
-   --------------------------------------------------------------------- */
-#define GAIA__ATT_BQ 32
-#define GAIA__ATT_BK 64
-#define GAIA__ATT_D GAIA_LAYER_ATTENTION_MAX_D
-
-/* Round to bf16 / fp16 (nearest even), as the tensor-core kernels see values. */
-static float gaia__layer_round_bf16(float x) {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    if ((u & 0x7f800000u) == 0x7f800000u) return x;
-    u += 0x7fffu + ((u >> 16) & 1u);
-    u &= 0xffff0000u;
-    memcpy(&x, &u, 4);
-    return x;
-}
-static float gaia__layer_round_f16(float x) {
-    uint32_t u;
-    float a = fabsf(x);
-    if (!(a < 65520.0f)) return a != a ? x : copysignf(HUGE_VALF, x); /* past the largest half */
-    if (a < 6.103515625e-05f) return rintf(x * 16777216.0f) * (1.0f / 16777216.0f); /* subnormal: step 2^-24 */
-    memcpy(&u, &x, 4);
-    u += 0xfffu + ((u >> 13) & 1u);
-    u &= 0xffffe000u;
-    memcpy(&x, &u, 4);
-    return x;
-}
-static float gaia__layer_round(gaia_layer_precision prec, float x) {
-    return prec == GAIA_LAYER_PREC_BF16 ? gaia__layer_round_bf16(x)
-                                        : prec == GAIA_LAYER_PREC_F16 ? gaia__layer_round_f16(x) : x;
-}
-
-GAIA__LAYER_CONTRACT
-static void gaia__cpu_attention_block(gaia_layer_precision prec, const float *q, const float *k, const float *v,
-                                      float *o, float *lse, size_t nq, size_t nk, size_t d, float scale, int causal,
-                                      size_t q0) {
-    float kt[GAIA__ATT_D * GAIA__ATT_BK];   /* K tile, transposed: kt[c * BK + j] */
-    float vt[GAIA__ATT_BK * GAIA__ATT_D];   /* rounded V tile (low precision only) */
-    float qb[GAIA__ATT_BQ * GAIA__ATT_D];
-    float acc[GAIA__ATT_BQ * GAIA__ATT_D];
-    float s[4 * GAIA__ATT_BK];
-    float m[GAIA__ATT_BQ], l[GAIA__ATT_BQ];
-    size_t rows = nq - q0 < GAIA__ATT_BQ ? nq - q0 : GAIA__ATT_BQ, i, j, c, r, j0;
-    /* Query i sees keys j <= i + nk - nq (end-aligned); `off` may be negative. */
-    long long off = (long long)nk - (long long)nq;
-    long long last_key = causal ? (long long)(q0 + rows - 1) + off : (long long)nk - 1;
-    for (i = rows; i < ((rows + 3) & ~(size_t)3); i++)
-        for (c = 0; c < d; c++) qb[i * d + c] = 0.0f;
-    for (i = 0; i < rows; i++) {
-        for (c = 0; c < d; c++) qb[i * d + c] = gaia__layer_round(prec, q[(q0 + i) * d + c]);
-        for (c = 0; c < d; c++) acc[i * d + c] = 0.0f;
-        m[i] = -HUGE_VALF;
-        l[i] = 0.0f;
-    }
-    for (j0 = 0; j0 < nk && (long long)j0 <= last_key; j0 += GAIA__ATT_BK) {
-        size_t bk = nk - j0 < GAIA__ATT_BK ? nk - j0 : GAIA__ATT_BK;
-        const float *vtile = v + j0 * d;
-        for (j = 0; j < bk; j++)
-            for (c = 0; c < d; c++) kt[c * GAIA__ATT_BK + j] = gaia__layer_round(prec, k[(j0 + j) * d + c]);
-        for (j = bk; j < GAIA__ATT_BK; j++)
-            for (c = 0; c < d; c++) kt[c * GAIA__ATT_BK + j] = 0.0f;
-        if (prec != GAIA_LAYER_PREC_F32) {
-            for (j = 0; j < bk * d; j++) vt[j] = gaia__layer_round(prec, vtile[j]);
-            vtile = vt;
-        }
-        for (i = 0; i < rows; i += 4) {
-            size_t nr = rows - i < 4 ? rows - i : 4;
-            /* Scores of up to 4 queries at once, sharing each row of kt. */
-#if defined(GAIA__LAYER_VECEXT) && GAIA__ATT_BK == 4 * GAIA__LAYER_LANES
-            {
-                /* 4 queries x 64 keys = 16 vector accumulators in registers. */
-                gaia__lv sv[4][4];
-                int rr, bb;
-                for (rr = 0; rr < 4; rr++)
-                    for (bb = 0; bb < 4; bb++) memset(&sv[rr][bb], 0, sizeof sv[rr][bb]);
-                for (c = 0; c < d; c++) {
-                    const float *kr = kt + c * GAIA__ATT_BK;
-                    gaia__lv k0 = gaia__lv_load(kr), k1 = gaia__lv_load(kr + 16), k2 = gaia__lv_load(kr + 32),
-                             k3 = gaia__lv_load(kr + 48);
-                    for (rr = 0; rr < 4; rr++) {
-                        float e = qb[(i + (size_t)rr) * d + c]; /* rows past the block are zeros */
-                        sv[rr][0] += e * k0;
-                        sv[rr][1] += e * k1;
-                        sv[rr][2] += e * k2;
-                        sv[rr][3] += e * k3;
-                    }
-                }
-                for (rr = 0; rr < 4; rr++)
-                    for (bb = 0; bb < 4; bb++) memcpy(s + rr * GAIA__ATT_BK + bb * 16, &sv[rr][bb], sizeof sv[rr][bb]);
-            }
-#else
-            for (j = 0; j < 4 * GAIA__ATT_BK; j++) s[j] = 0.0f;
-            for (c = 0; c < d; c++) {
-                const float *kr = kt + c * GAIA__ATT_BK;
-                float e0 = qb[i * d + c], e1 = nr > 1 ? qb[(i + 1) * d + c] : 0.0f;
-                float e2 = nr > 2 ? qb[(i + 2) * d + c] : 0.0f, e3 = nr > 3 ? qb[(i + 3) * d + c] : 0.0f;
-                for (j = 0; j < GAIA__ATT_BK; j++) {
-                    s[j] += e0 * kr[j];
-                    s[GAIA__ATT_BK + j] += e1 * kr[j];
-                    s[2 * GAIA__ATT_BK + j] += e2 * kr[j];
-                    s[3 * GAIA__ATT_BK + j] += e3 * kr[j];
-                }
-            }
-#endif
-            for (r = 0; r < nr; r++) {
-                size_t qi = i + r, nvalid = bk;
-                float *sr = s + r * GAIA__ATT_BK, mx, mnew, alpha, sum = 0.0f;
-                float *ar = acc + qi * d;
-                if (causal) {
-                    long long lim = (long long)(q0 + qi) + off - (long long)j0 + 1; /* keys visible in this tile */
-                    if (lim <= 0) continue;
-                    if (lim < (long long)nvalid) nvalid = (size_t)lim;
-                }
-                {
-                    /* 16 running maxima / sums, so both loops vectorise. */
-                    float lm[GAIA__LAYER_LANES], ls[GAIA__LAYER_LANES];
-                    size_t kk;
-                    for (kk = 0; kk < GAIA__LAYER_LANES; kk++) lm[kk] = -HUGE_VALF, ls[kk] = 0.0f;
-                    for (j = 0; j + GAIA__LAYER_LANES <= nvalid; j += GAIA__LAYER_LANES)
-                        for (kk = 0; kk < GAIA__LAYER_LANES; kk++) {
-                            float sv = sr[j + kk] * scale;
-                            sr[j + kk] = sv;
-                            lm[kk] = sv > lm[kk] ? sv : lm[kk];
-                        }
-                    for (; j < nvalid; j++) {
-                        sr[j] *= scale;
-                        lm[0] = sr[j] > lm[0] ? sr[j] : lm[0];
-                    }
-                    mx = lm[0];
-                    for (kk = 1; kk < GAIA__LAYER_LANES; kk++) mx = lm[kk] > mx ? lm[kk] : mx;
-                    mnew = m[qi] > mx ? m[qi] : mx;
-                    alpha = gaia__layer_exp(m[qi] - mnew);
-                    for (j = 0; j + GAIA__LAYER_LANES <= nvalid; j += GAIA__LAYER_LANES)
-                        for (kk = 0; kk < GAIA__LAYER_LANES; kk++) {
-                            float pv = gaia__layer_exp(sr[j + kk] - mnew);
-                            sr[j + kk] = pv;
-                            ls[kk] += pv;
-                        }
-                    for (; j < nvalid; j++) {
-                        float pv = gaia__layer_exp(sr[j] - mnew);
-                        sr[j] = pv;
-                        ls[0] += pv;
-                    }
-                    sum = gaia__layer_hsum(ls);
-                }
-                l[qi] = l[qi] * alpha + sum;
-                m[qi] = mnew;
-                if (alpha != 1.0f)
-                    for (c = 0; c < d; c++) ar[c] *= alpha;
-                /* Four keys per sweep over the output row: a quarter of the
-                   loads and stores of ar. */
-                for (j = 0; j + 4 <= nvalid; j += 4) {
-                    float p0 = gaia__layer_round(prec, sr[j]), p1 = gaia__layer_round(prec, sr[j + 1]);
-                    float p2 = gaia__layer_round(prec, sr[j + 2]), p3 = gaia__layer_round(prec, sr[j + 3]);
-                    const float *v0 = vtile + j * d, *v1 = v0 + d, *v2 = v1 + d, *v3 = v2 + d;
-                    for (c = 0; c < d; c++) ar[c] += p0 * v0[c] + p1 * v1[c] + p2 * v2[c] + p3 * v3[c];
-                }
-                for (; j < nvalid; j++) {
-                    float p = gaia__layer_round(prec, sr[j]);
-                    const float *vr = vtile + j * d;
-                    for (c = 0; c < d; c++) ar[c] += p * vr[c];
-                }
-            }
-        }
-    }
-    for (i = 0; i < rows; i++) {
-        /* A query that sees no key (causal with nq > nk) gives zeros. */
-        float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
-        for (c = 0; c < d; c++) o[(q0 + i) * d + c] = acc[i * d + c] * inv;
-        /* The row's log-sum-exp for the backward; +inf for a row without
-           keys, so that its recomputed probabilities exp(s - lse) are 0. */
-        if (lse) lse[q0 + i] = l[i] > 0.0f ? m[i] + logf(l[i]) : HUGE_VALF;
-    }
-}
-
-GAIA_API void gaia_cpu_layer_attention(gaia_layer_precision prec, const float *q, const float *k, const float *v,
-                                       float *o, size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
-                                       int nthreads) {
-    gaia_cpu_layer_attention_train(prec, q, k, v, o, NULL, bh, nq, nk, d, scale, causal, nthreads);
-}
-
-/* The forward that also writes each query row's log-sum-exp of its scaled
-   scores (lse [bh, nq], NULL for the plain forward): the statistics from
-   which the backward recomputes the softmax. */
-GAIA_API void gaia_cpu_layer_attention_train(gaia_layer_precision prec, const float *q, const float *k, const float *v,
-                                             float *o, float *lse, size_t bh, size_t nq, size_t nk, size_t d,
-                                             float scale, int causal, int nthreads) {
-    size_t qblocks = (nq + GAIA__ATT_BQ - 1) / GAIA__ATT_BQ;
-    long long task, ntasks = (long long)(bh * qblocks);
-    (void)nthreads;
-    GAIA__PAR_FOR(ntasks > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5, nthreads)
-    for (task = 0; task < ntasks; task++) {
-        size_t b = (size_t)task / qblocks, qb = (size_t)task % qblocks;
-        gaia__cpu_attention_block(prec, q + b * nq * d, k + b * nk * d, v + b * nk * d, o + b * nq * d,
-                                  lse ? lse + b * nq : NULL, nq, nk, d, scale, causal, qb * GAIA__ATT_BQ);
-    }
-    GAIA__PAR_END
-}
-
-/* ---------------------------------------------------------------------
-   Backward kernels (training): each the twin of the forward above it and
-   of gaia_cuda_layer_<name>_backward in gaia_kernels.cu. Sums over rows
-   (bias, LayerNorm's weight and bias) are split by columns, one task per
-   block of columns walking every row: no partial buffers, no atomics, and
-   the same result for any thread count.
-   --------------------------------------------------------------------- */
-#define GAIA__LAYER_BWD_COLS 256
-
-/* dz = dy * act'(.) over n values. s is what the derivative is computed
-   from: the activation's output y, except for GELU, whose derivative needs
-   its input z (NULL for LINEAR). dz may be dy. */
-GAIA__LAYER_CONTRACT
-static void gaia__cpu_layer_act_back_run(gaia_layer_act act, const float *dy, const float *s, float *dz, size_t n) {
-    size_t j;
-    switch (act) {
-    case GAIA_LAYER_ACT_RELU:
-        for (j = 0; j < n; j++) dz[j] = s[j] > 0.0f ? dy[j] : 0.0f;
-        break;
-    case GAIA_LAYER_ACT_GELU:
-        /* gelu(z) = z sg, sg = sigmoid(2u), u = c (z + a z^3):
-           gelu' = sg + z sg (1 - sg) 2c (1 + 3a z^2) */
-        for (j = 0; j < n; j++) {
-            float z = s[j], z2 = z * z;
-            float u = 0.7978845608028654f * (z + 0.044715f * z2 * z);
-            float sg = 1.0f / (1.0f + gaia__layer_exp(-2.0f * u));
-            float du = 1.5957691216057308f * (1.0f + 0.134145f * z2);
-            dz[j] = dy[j] * (sg + z * sg * (1.0f - sg) * du);
-        }
-        break;
-    case GAIA_LAYER_ACT_TANH:
-        for (j = 0; j < n; j++) dz[j] = dy[j] * (1.0f - s[j] * s[j]);
-        break;
-    case GAIA_LAYER_ACT_SIGMOID:
-        for (j = 0; j < n; j++) dz[j] = dy[j] * (s[j] * (1.0f - s[j]));
-        break;
-    default:
-        if (dz != dy) memcpy(dz, dy, n * sizeof *dz);
-        break;
-    }
-}
-
-/* Linear's backward epilogue: dz [rows, cols] = dy * act'(s) and, when db is
-   not NULL, db [cols] = the column sums of dz (the bias gradient). */
-GAIA_API void gaia_cpu_layer_act_backward(gaia_layer_act act, const float *dy, const float *s, float *dz, float *db,
-                                          size_t rows, size_t cols, int nthreads) {
-    long long t, ntasks;
-    if (!db) {
-        size_t n = rows * cols, chunk = 16384;
-        ntasks = (long long)((n + chunk - 1) / chunk);
-        GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
-        for (t = 0; t < ntasks; t++) {
-            size_t a = (size_t)t * chunk, len = n - a < chunk ? n - a : chunk;
-            gaia__cpu_layer_act_back_run(act, dy + a, s ? s + a : NULL, dz + a, len);
-        }
-        GAIA__PAR_END
-        return;
-    }
-    ntasks = (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS);
-    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
-    for (t = 0; t < ntasks; t++) {
-        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = cols - c0, r, c;
-        float *dbt = db + c0;
-        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
-        for (c = 0; c < len; c++) dbt[c] = 0.0f;
-        for (r = 0; r < rows; r++) {
-            size_t at = r * cols + c0;
-            gaia__cpu_layer_act_back_run(act, dy + at, s ? s + at : NULL, dz + at, len);
-            for (c = 0; c < len; c++) dbt[c] += dz[at + c];
-        }
-    }
-    GAIA__PAR_END
-}
-
-/* One row of LayerNorm's input gradient: with g = dy * w and xh the
-   normalised row, dx = rstd (g - mean(g) - xh mean(g xh)). */
-GAIA__LAYER_CONTRACT
-static void gaia__cpu_layernorm_back_row(const float *xr, const float *weight, float mu, float rs, const float *gr,
-                                         float *dr, size_t cols) {
-    float sa[GAIA__LAYER_LANES], sb[GAIA__LAYER_LANES], a = 0.0f, b = 0.0f, inv = 1.0f / (float)cols;
-    size_t j = 0, k;
-    for (k = 0; k < GAIA__LAYER_LANES; k++) sa[k] = sb[k] = 0.0f;
-    for (; j + GAIA__LAYER_LANES <= cols; j += GAIA__LAYER_LANES)
-        for (k = 0; k < GAIA__LAYER_LANES; k++) {
-            float g = weight ? gr[j + k] * weight[j + k] : gr[j + k], xh = (xr[j + k] - mu) * rs;
-            sa[k] += g;
-            sb[k] += g * xh;
-        }
-    for (; j < cols; j++) {
-        float g = weight ? gr[j] * weight[j] : gr[j], xh = (xr[j] - mu) * rs;
-        a += g;
-        b += g * xh;
-    }
-    a = (a + gaia__layer_hsum(sa)) * inv;
-    b = (b + gaia__layer_hsum(sb)) * inv;
-    for (j = 0; j < cols; j++) {
-        float g = weight ? gr[j] * weight[j] : gr[j], xh = (xr[j] - mu) * rs;
-        dr[j] = rs * (g - a - xh * b);
-    }
-}
-
-/* dw += dy * xh and db += dy over rows, for columns [c0, c0 + len). */
-GAIA__LAYER_CONTRACT
-static void gaia__cpu_layernorm_back_cols(const float *x, const float *mean, const float *rstd, const float *dy,
-                                          float *dw, float *db, size_t rows, size_t cols, size_t c0, size_t len) {
-    size_t r, c;
-    if (dw)
-        for (c = 0; c < len; c++) dw[c0 + c] = 0.0f;
-    if (db)
-        for (c = 0; c < len; c++) db[c0 + c] = 0.0f;
-    for (r = 0; r < rows; r++) {
-        const float *xr = x + r * cols + c0, *gr = dy + r * cols + c0;
-        float mu = mean[r], rs = rstd[r];
-        if (dw)
-            for (c = 0; c < len; c++) dw[c0 + c] += gr[c] * ((xr[c] - mu) * rs);
-        if (db)
-            for (c = 0; c < len; c++) db[c0 + c] += gr[c];
-    }
-}
-
-/* LayerNorm's backward from the forward's mean and rstd [rows]: dx [rows,
-   cols], dw and db [cols] (each may be NULL; weight NULL means ones). */
-GAIA_API void gaia_cpu_layer_layernorm_backward(const float *x, const float *weight, const float *mean,
-                                                const float *rstd, const float *dy, float *dx, float *dw, float *db,
-                                                size_t rows, size_t cols, int nthreads) {
-    long long r, t, ntasks;
-    if (dx) {
-        GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
-        for (r = 0; r < (long long)rows; r++)
-            gaia__cpu_layernorm_back_row(x + (size_t)r * cols, weight, mean[r], rstd[r], dy + (size_t)r * cols,
-                                         dx + (size_t)r * cols, cols);
-        GAIA__PAR_END
-    }
-    if (!dw && !db) return;
-    ntasks = (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS);
-    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
-    for (t = 0; t < ntasks; t++) {
-        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = cols - c0;
-        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
-        gaia__cpu_layernorm_back_cols(x, mean, rstd, dy, dw, db, rows, cols, c0, len);
-    }
-    GAIA__PAR_END
-}
-
-/* ---------------------------------------------------------------------
-   Attention backward, FlashAttention-2's: for each tile of keys, every
-   query row that sees it recomputes its probabilities p = exp(s - lse)
-   from the saved log-sum-exp, then
-     dP = dO V^T,  dS = P (dP - D) with D = rowsum(dO * O),
-     dV += P^T dO,  dK += scale dS^T Q,  dQ += scale dS K.
-   No N x N matrix exists: a row of BK scores at a time. A task is one
-   (batch, head): it owns its dQ rows and, tile by tile, its dK and dV
-   rows, so no two threads write the same value. Low precisions see q, k
-   and v rounded as their forward does; the sums are float32 throughout.
-   --------------------------------------------------------------------- */
-#define GAIA__ATT_BWD_BK 32
-
-GAIA__LAYER_CONTRACT
-static void gaia__cpu_attention_bwd_head(gaia_layer_precision prec, const float *q, const float *k, const float *v,
-                                         const float *o, const float *lse, const float *dout, float *dq, float *dk,
-                                         float *dv, size_t nq, size_t nk, size_t d, float scale, int causal) {
-    float kt[GAIA__ATT_D * GAIA__ATT_BWD_BK];  /* K tile transposed: kt[c * BK + j] */
-    float vtt[GAIA__ATT_D * GAIA__ATT_BWD_BK]; /* V tile transposed */
-    float kr[GAIA__ATT_BWD_BK * GAIA__ATT_D];  /* K tile by rows, for dQ */
-    float dka[GAIA__ATT_BWD_BK * GAIA__ATT_D], dva[GAIA__ATT_BWD_BK * GAIA__ATT_D];
-    float qr[GAIA__ATT_D], s[GAIA__ATT_BWD_BK], dp[GAIA__ATT_BWD_BK];
-    long long off = (long long)nk - (long long)nq; /* query i sees keys j <= i + off */
-    size_t i, j, c, j0;
-    memset(dq, 0, nq * d * sizeof *dq);
-    for (j0 = 0; j0 < nk; j0 += GAIA__ATT_BWD_BK) {
-        size_t bk = nk - j0 < GAIA__ATT_BWD_BK ? nk - j0 : GAIA__ATT_BWD_BK, first = 0;
-        if (causal) {
-            long long f = (long long)j0 - off; /* the first query that sees key j0 */
-            if (f >= (long long)nq) {            /* no query sees this tile */
-                memset(dk + j0 * d, 0, bk * d * sizeof *dk);
-                memset(dv + j0 * d, 0, bk * d * sizeof *dv);
-                continue;
-            }
-            first = f > 0 ? (size_t)f : 0;
-        }
-        for (j = 0; j < GAIA__ATT_BWD_BK; j++)
-            for (c = 0; c < d; c++) {
-                float kv = j < bk ? gaia__layer_round(prec, k[(j0 + j) * d + c]) : 0.0f;
-                kt[c * GAIA__ATT_BWD_BK + j] = kv;
-                kr[j * d + c] = kv;
-                vtt[c * GAIA__ATT_BWD_BK + j] = j < bk ? gaia__layer_round(prec, v[(j0 + j) * d + c]) : 0.0f;
-            }
-        memset(dka, 0, bk * d * sizeof *dka);
-        memset(dva, 0, bk * d * sizeof *dva);
-        for (i = first; i < nq; i++) {
-            const float *go = dout + i * d, *orow = o + i * d;
-            float L = lse[i], Di = 0.0f, *dqi = dq + i * d;
-            size_t nvalid = bk;
-            if (!(L < HUGE_VALF)) continue; /* a row that sees no key: no gradient */
-            if (causal) {
-                long long lim = (long long)i + off - (long long)j0 + 1;
-                if (lim <= 0) continue;
-                if (lim < (long long)nvalid) nvalid = (size_t)lim;
-            }
-            for (c = 0; c < d; c++) {
-                qr[c] = gaia__layer_round(prec, q[i * d + c]);
-                Di += go[c] * orow[c];
-            }
-            for (j = 0; j < GAIA__ATT_BWD_BK; j++) s[j] = dp[j] = 0.0f;
-            for (c = 0; c < d; c++) {
-                const float *kc = kt + c * GAIA__ATT_BWD_BK, *vc = vtt + c * GAIA__ATT_BWD_BK;
-                float qc = qr[c], gc = go[c];
-                for (j = 0; j < GAIA__ATT_BWD_BK; j++) {
-                    s[j] += qc * kc[j];
-                    dp[j] += gc * vc[j];
-                }
-            }
-            for (j = 0; j < nvalid; j++) {
-                float p = gaia__layer_exp(s[j] * scale - L);
-                s[j] = p;
-                dp[j] = p * (dp[j] - Di) * scale;
-            }
-            for (j = 0; j < nvalid; j++) {
-                float p = s[j], ds = dp[j], *dvr = dva + j * d, *dkr = dka + j * d;
-                const float *krr = kr + j * d;
-                for (c = 0; c < d; c++) {
-                    dvr[c] += p * go[c];
-                    dkr[c] += ds * qr[c];
-                    dqi[c] += ds * krr[c];
-                }
-            }
-        }
-        memcpy(dk + j0 * d, dka, bk * d * sizeof *dk);
-        memcpy(dv + j0 * d, dva, bk * d * sizeof *dv);
-    }
-}
-
-/* AdamW's update in one pass (see struct gaia_layer_ops). */
-GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
-                             float eps, float weight_decay, float bc1, float bc2, int nthreads) {
-    const size_t chunk = 16384;
-    const float decay = 1.0f - lr * weight_decay, step = lr / bc1, inv_bc2 = 1.0f / bc2;
-    const float a1 = 1.0f - beta1, a2 = 1.0f - beta2;
-    long long t, ntasks = (long long)((n + chunk - 1) / chunk);
-    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
-    for (t = 0; t < ntasks; t++) {
-        size_t j0 = (size_t)t * chunk, j1 = n - j0 < chunk ? n : j0 + chunk, j;
-        for (j = j0; j < j1; j++) {
-            float gj = g[j], mj = beta1 * m[j] + a1 * gj, vj = beta2 * v[j] + a2 * (gj * gj);
-            m[j] = mj;
-            v[j] = vj;
-            p[j] = p[j] * decay - step * mj / (sqrtf(vj * inv_bc2) + eps);
-        }
-    }
-    GAIA__PAR_END
-}
-
-/* q, dq [bh, nq, d]; k, v, dk, dv [bh, nk, d]; o and dout [bh, nq, d]; lse
-   [bh, nq] from gaia_cpu_layer_attention_train. Every gradient is written
-   (not accumulated). */
-GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const float *q, const float *k,
-                                                const float *v, const float *o, const float *lse, const float *dout,
-                                                float *dq, float *dk, float *dv, size_t bh, size_t nq, size_t nk,
-                                                size_t d, float scale, int causal, int nthreads) {
-    long long b;
-    (void)nthreads;
-    GAIA__PAR_FOR(bh > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5, nthreads)
-    for (b = 0; b < (long long)bh; b++) {
-        size_t ub = (size_t)b;
-        gaia__cpu_attention_bwd_head(prec, q + ub * nq * d, k + ub * nk * d, v + ub * nk * d, o + ub * nq * d,
-                                     lse + ub * nq, dout + ub * nq * d, dq + ub * nq * d, dk + ub * nk * d,
-                                     dv + ub * nk * d, nq, nk, d, scale, causal);
-    }
-    GAIA__PAR_END
-}
-
-/* ---------------------------------------------------------------------
-   Hebbian update: the rule's dW, decay, homeostatic scaling and row
-   normalisation in one sweep over each row (which then sits in L1 for the
-   final scaling), instead of GAIA's five passes over W.
-   --------------------------------------------------------------------- */
-GAIA__LAYER_CONTRACT
-static void gaia__cpu_hebb_rows(const gaia_layer_hebb_args *a, const float *vin, float c, size_t r0, size_t r1) {
-    size_t i, j, k, in = a->in;
-    for (i = r0; i < r1; i++) {
-        float *w = a->W + i * in;
-        float post = a->post[i];
-        float g = a->rule == GAIA_HEBB_BCM ? post * (post - a->theta[i]) : post;
-        float e = a->eta * g, acc[GAIA__LAYER_LANES], ss = 0.0f;
-        j = 0;
-#ifdef GAIA__LAYER_VECEXT
-        {
-            gaia__lv vs = {0};
-            for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES) {
-                gaia__lv nw = (gaia__lv_load(w + j) + e * gaia__lv_load(vin + j)) * c;
-                memcpy(w + j, &nw, sizeof nw);
-                vs += nw * nw;
-            }
-            ss = gaia__lv_sum(vs);
-        }
-        (void)acc;
-        (void)k;
-#else
-        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
-        for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES)
-            for (k = 0; k < GAIA__LAYER_LANES; k++) {
-                float nw = (w[j + k] + e * vin[j + k]) * c;
-                w[j + k] = nw;
-                acc[k] += nw * nw;
-            }
-        ss += gaia__layer_hsum(acc);
-#endif
-        for (; j < in; j++) {
-            float nw = (w[j] + e * vin[j]) * c;
-            w[j] = nw;
-            ss += nw * nw;
-        }
-        if (!(a->flags & GAIA_HEBB_NO_NORMALIZE)) {
-            float inv;
-            inv = 1.0f / (sqrtf(ss) + 1e-8f);
-            for (j = 0; j < in; j++) w[j] *= inv;
-        }
-    }
-}
-
-/* u[j] = pre[j] - sum_i post[i] W[i, j] for columns [c0, c1). */
-GAIA__LAYER_CONTRACT
-static void gaia__cpu_oja_cols(const gaia_layer_hebb_args *a, size_t c0, size_t c1) {
-    size_t i, j;
-    float *u = a->scratch;
-    for (j = c0; j < c1; j++) u[j] = 0.0f;
-    for (i = 0; i < a->out; i++) {
-        const float *w = a->W + i * a->in;
-        float p = a->post[i];
-        for (j = c0; j < c1; j++) u[j] += p * w[j];
-    }
-    for (j = c0; j < c1; j++) u[j] = a->pre[j] - u[j];
-}
-
-GAIA_API void gaia_cpu_layer_hebbian_update(const gaia_layer_hebb_args *a, int nthreads) {
-    double msum = 0.0;
-    float mean_post, c = 1.0f;
-    long long part, nparts = 1;
-    size_t i;
-    if (!a || a->out == 0 || a->in == 0) return; /* nothing to learn */
-#ifdef _OPENMP
-    if (nthreads > 1 && (double)a->out * (double)a->in >= GAIA__LAYER_PAR_MAC && a->out >= 8) nparts = nthreads;
-#endif
-    (void)nthreads;
-    for (i = 0; i < a->out; i++) msum += a->post[i];
-    mean_post = (float)(msum / (double)a->out);
-    if (!(a->flags & GAIA_HEBB_NO_DECAY)) c *= 1.0f - a->decay;
-    if (!(a->flags & GAIA_HEBB_NO_HOMEOSTASIS)) c *= 1.0f + a->homeostasis * (0.5f - mean_post);
-    if (nparts == 1) {
-        if (a->rule == GAIA_HEBB_OJA) gaia__cpu_oja_cols(a, 0, a->in);
-        gaia__cpu_hebb_rows(a, a->rule == GAIA_HEBB_OJA ? a->scratch : a->pre, c, 0, a->out);
-    } else if (a->rule == GAIA_HEBB_OJA) {
-        GAIA__PAR_FOR(nparts > 1, (int)nparts)
-        for (part = 0; part < nparts; part++)
-            gaia__cpu_oja_cols(a, (size_t)part * a->in / (size_t)nparts, (size_t)(part + 1) * a->in / (size_t)nparts);
-        GAIA__PAR_END
-    }
-    if (nparts > 1) {
-        GAIA__PAR_FOR(nparts > 1, (int)nparts)
-        for (part = 0; part < nparts; part++) {
-            size_t blocks = (a->out + 3) / 4;
-            size_t r0 = (size_t)part * blocks / (size_t)nparts * 4;
-            size_t r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
-            if (r1 > a->out) r1 = a->out;
-            if (r0 < r1) gaia__cpu_hebb_rows(a, a->rule == GAIA_HEBB_OJA ? a->scratch : a->pre, c, r0, r1);
-        }
-        GAIA__PAR_END
-    }
-    /* BCM's threshold moves after dW used the old one (GAIA's order). */
-    if (a->rule == GAIA_HEBB_BCM) {
-        if (a->theta_rule == GAIA_BCM_THETA_TEXTBOOK) {
-            for (i = 0; i < a->out; i++) a->theta[i] = 0.9f * a->theta[i] + 0.1f * a->post[i] * a->post[i];
-        } else {
-            for (i = 0; i < a->out; i++) a->theta[i] = 0.9f * a->theta[i] + 0.1f * mean_post;
-        }
-    }
-}
-
-/* One batch-1 step of a layer: x [in] -> y [out]. */
-static void gaia__cpu_layer_step1(const gaia_layer_plan_layer *L, const float *x, int nthreads) {
-    switch (L->kind) {
-    case GAIA_LAYER_REACTIVE: gaia_cpu_layer_gemv(L->act, L->W, L->b, x, L->y, L->out, L->in, nthreads); break;
-    case GAIA_LAYER_HEBBIAN:
-        gaia_cpu_layer_gemv(GAIA_LAYER_ACT_LINEAR, L->W, NULL, x, L->y, L->out, L->in, nthreads);
-        memcpy((float *)L->hebb.pre, x, L->in * sizeof(float));
-        memcpy((float *)L->hebb.post, L->y, L->out * sizeof(float));
-        break;
-    case GAIA_LAYER_TEMPORAL:
-        /* h R^T enters as the bias of x W^T. */
-        gaia_cpu_layer_gemv(GAIA_LAYER_ACT_LINEAR, L->R, NULL, L->h, L->tmp, L->out, L->out, nthreads);
-        gaia_cpu_layer_gemv(GAIA_LAYER_ACT_TANH, L->W, L->tmp, x, L->y, L->out, L->in, nthreads);
-        memcpy(L->h, L->y, L->out * sizeof(float));
-        break;
-    }
-}
-
-/* Sum of squares of each row of W [out, in] into n2. */
-GAIA__LAYER_CONTRACT
-static void gaia__cpu_row_norms2(const float *W, size_t out, size_t in, float *n2) {
-    size_t i, j, k;
-    for (i = 0; i < out; i++) {
-        const float *w = W + i * in;
-        float acc[GAIA__LAYER_LANES], s = 0.0f;
-        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
-        for (j = 0; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES)
-            for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] += w[j + k] * w[j + k];
-        for (; j < in; j++) s += w[j] * w[j];
-        s += gaia__layer_hsum(acc);
-        n2[i] = s;
-    }
-}
-
-/* The pending Hebbian update (hebb or BCM, from the last firing's pre and
-   post) fused with this firing's forward pass: one sweep over W instead of
-   three (forward, update, normalise). The new row's norm is known before the
-   row is written: with v = pre and w.pre = post_i (post = W pre),
-     |c (w + e v)|^2 = c^2 (|w|^2 + 2 e post_i + e^2 |v|^2),
-   where |w|^2 is the exact sum of squares kept from the previous sweep. */
-GAIA__LAYER_CONTRACT
-static void gaia__cpu_hebb_fused(const gaia_layer_hebb_args *a, float *n2, const float *x, float *y) {
-    const float *v = a->pre;
-    size_t i, j, k, in = a->in;
-    double msum = 0.0;
-    float mean_post, c = 1.0f, vv = 0.0f;
-    for (i = 0; i < a->out; i++) msum += a->post[i];
-    mean_post = (float)(msum / (double)a->out);
-    if (!(a->flags & GAIA_HEBB_NO_DECAY)) c *= 1.0f - a->decay;
-    if (!(a->flags & GAIA_HEBB_NO_HOMEOSTASIS)) c *= 1.0f + a->homeostasis * (0.5f - mean_post);
-    for (j = 0; j < in; j++) vv += v[j] * v[j];
-    for (i = 0; i < a->out; i++) {
-        float *w = a->W + i * in;
-        float post = a->post[i];
-        float e = a->eta * (a->rule == GAIA_HEBB_BCM ? post * (post - a->theta[i]) : post), sc = c;
-        float ay[GAIA__LAYER_LANES], an[GAIA__LAYER_LANES], sy = 0.0f, sn = 0.0f;
-        if (!(a->flags & GAIA_HEBB_NO_NORMALIZE)) {
-            float nn = n2[i] + 2.0f * e * post + e * e * vv;
-            /* |c|, not c: a negative homeostatic factor (mean(post) > 0.5 + 1/h)
-               flips the row's sign, as GAIA's unfused steps do. */
-            sc = c / (fabsf(c) * sqrtf(nn > 0.0f ? nn : 0.0f) + 1e-8f);
-        }
-        j = 0;
-#ifdef GAIA__LAYER_VECEXT
-        {
-            gaia__lv vy = {0}, vn = {0};
-            for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES) {
-                gaia__lv nw = (gaia__lv_load(w + j) + e * gaia__lv_load(v + j)) * sc;
-                memcpy(w + j, &nw, sizeof nw);
-                vy += nw * gaia__lv_load(x + j);
-                vn += nw * nw;
-            }
-            sy = gaia__lv_sum(vy);
-            sn = gaia__lv_sum(vn);
-        }
-        (void)ay;
-        (void)an;
-        (void)k;
-#else
-        for (k = 0; k < GAIA__LAYER_LANES; k++) ay[k] = an[k] = 0.0f;
-        for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES)
-            for (k = 0; k < GAIA__LAYER_LANES; k++) {
-                float nw = (w[j + k] + e * v[j + k]) * sc;
-                w[j + k] = nw;
-                ay[k] += nw * x[j + k];
-                an[k] += nw * nw;
-            }
-        for (k = 0; k < GAIA__LAYER_LANES; k++) {
-            sy += ay[k];
-            sn += an[k];
-        }
-#endif
-        for (; j < in; j++) {
-            float nw = (w[j] + e * v[j]) * sc;
-            w[j] = nw;
-            sy += nw * x[j];
-            sn += nw * nw;
-        }
-        y[i] = sy;
-        n2[i] = sn;
-    }
-    if (a->rule == GAIA_HEBB_BCM) {
-        for (i = 0; i < a->out; i++)
-            a->theta[i] = 0.9f * a->theta[i] +
-                          0.1f * (a->theta_rule == GAIA_BCM_THETA_TEXTBOOK ? a->post[i] * a->post[i] : mean_post);
-    }
-}
-
-static int gaia__cpu_hebb_fusable(const gaia_layer_plan *p, const gaia_layer_plan_layer *L) {
-    return p->learn && L->kind == GAIA_LAYER_HEBBIAN && L->hebb.rule != GAIA_HEBB_OJA;
-}
-
-/* Floats of work gaia_cpu_layer_hierarchy_run needs: the row norms of the
-   layers whose updates it fuses. */
-GAIA_API size_t gaia_cpu_layer_hierarchy_work(const gaia_layer_plan *p) {
-    size_t k, li, n = 0;
-    if (!p) return 0;
-    for (k = 0; k < p->nlevels; k++)
-        for (li = 0; li < p->levels[k].nlayers; li++)
-            if (gaia__cpu_hebb_fusable(p, &p->levels[k].layers[li])) n += p->levels[k].layers[li].out;
-    return n;
-}
-
-/* The hierarchy's T steps: no allocation and no call through the tensor
-   layer per step, just the fused kernels and small copies. It runs on one
-   thread: a step is tens of microseconds of work, and a thread team's barrier
-   per kernel costs more than it saves (milliseconds when the cores are shared
-   with other processes). */
-GAIA_API void gaia_cpu_layer_hierarchy_run(const gaia_layer_plan *p, float *work, int nthreads) {
-    size_t t, k, li;
-    float *n2;
-    (void)nthreads;
-    if (!p) return;
-    /* Pass 1 over the layers: row norms for the fused updates. */
-    for (k = 0, n2 = work; k < p->nlevels; k++)
-        for (li = 0; li < p->levels[k].nlayers; li++) {
-            const gaia_layer_plan_layer *ly = &p->levels[k].layers[li];
-            if (gaia__cpu_hebb_fusable(p, ly)) {
-                gaia__cpu_row_norms2(ly->W, ly->out, ly->in, n2);
-                n2 += ly->out;
-            }
-        }
-    for (t = 0; t < p->T; t++) {
-        const float *x = p->X + t * p->in;
-        for (k = 0, n2 = work; k < p->nlevels; k++) {
-            const gaia_layer_plan_level *L = &p->levels[k];
-            int fire = t % L->r == 0;
-            const float *cur = x;
-            for (li = 0; li < L->nlayers; li++) {
-                const gaia_layer_plan_layer *ly = &L->layers[li];
-                int fused = gaia__cpu_hebb_fusable(p, ly);
-                if (fire) {
-                    if (fused && t > 0) {
-                        /* Every firing after the first has an update pending. */
-                        gaia__cpu_hebb_fused(&ly->hebb, n2, cur, ly->y);
-                        memcpy((float *)ly->hebb.pre, cur, ly->in * sizeof(float));
-                        memcpy((float *)ly->hebb.post, ly->y, ly->out * sizeof(float));
-                    } else {
-                        gaia__cpu_layer_step1(ly, cur, 1);
-                        if (p->learn && ly->kind == GAIA_LAYER_HEBBIAN && !fused)
-                            gaia_cpu_layer_hebbian_update(&ly->hebb, 1);
-                    }
-                    cur = ly->y;
-                }
-                if (fused) n2 += ly->out;
-            }
-            if (fire) memcpy(L->held, cur, L->out * sizeof(float));
-            memcpy(L->rows + t * L->out, L->held, L->out * sizeof(float));
-            x = L->rows + t * L->out;
-        }
-    }
-    /* The last firing's updates are still pending. */
-    for (k = 0; k < p->nlevels; k++)
-        for (li = 0; li < p->levels[k].nlayers; li++)
-            if (gaia__cpu_hebb_fusable(p, &p->levels[k].layers[li]))
-                gaia_cpu_layer_hebbian_update(&p->levels[k].layers[li].hebb, nthreads);
-}
-
-/* The backend table's wrappers. */
-static gaia_status gaia__cpu_layer_bias_act_be(gaia_ctx *ctx, gaia_layer_act act, const float *x, const float *bias,
-                                               float *y, size_t rows, size_t cols) {
-    gaia_cpu_layer_bias_act(act, x, bias, y, rows, cols, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_layer_linear_be(gaia_ctx *ctx, gaia_layer_act act, const float *x, const float *W,
-                                             const float *b, float *y, size_t rows, size_t in, size_t out) {
-    gaia_status st;
-    size_t r;
-    /* A few rows: W is streamed once per row, the fused gemv does that at the
-       memory speed; more rows: the GEMM, then one bias+activation pass. */
-    if (rows <= 2) {
-        for (r = 0; r < rows; r++) gaia_cpu_layer_gemv(act, W, b, x + r * in, y + r * out, out, in, ctx->cpu_threads);
-        return GAIA_OK;
-    }
-    st = ctx->backends[GAIA_DEVICE_CPU]->gemm(ctx, 0, 1, 1, rows, out, in, 1.0f, x, in, 0, W, in, 0, 0.0f, y, out, 0);
-    if (st != GAIA_OK) return st;
-    if (b || act != GAIA_LAYER_ACT_LINEAR) gaia_cpu_layer_bias_act(act, y, b, y, rows, out, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_layer_layernorm_be(gaia_ctx *ctx, const float *x, const float *w, const float *b,
-                                                float *y, size_t rows, size_t cols, float eps) {
-    gaia_cpu_layer_layernorm(x, w, b, y, rows, cols, eps, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_layer_attention_be(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
-                                                const float *k, const float *v, float *o, size_t bh, size_t nq,
-                                                size_t nk, size_t d, float scale, int causal) {
-    gaia_cpu_layer_attention(prec, q, k, v, o, bh, nq, nk, d, scale, causal, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_layer_hebbian_be(gaia_ctx *ctx, const gaia_layer_hebb_args *a) {
-    gaia_cpu_layer_hebbian_update(a, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_layer_hierarchy_be(gaia_ctx *ctx, const gaia_layer_plan *p) {
-    size_t n = gaia_cpu_layer_hierarchy_work(p);
-    float *work = (float *)gaia__host_alloc(ctx, n * sizeof(float));
-    if (!work) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_hierarchy_process", "cannot allocate %zu floats", n);
-    gaia_cpu_layer_hierarchy_run(p, work, ctx->cpu_threads);
-    gaia__host_free(ctx, work);
-    return GAIA_OK;
-}
-
-static gaia_status gaia__cpu_layer_layernorm_train_be(gaia_ctx *ctx, const float *x, const float *w, const float *b,
-                                                      float *y, float *mean, float *rstd, size_t rows, size_t cols,
-                                                      float eps) {
-    gaia_cpu_layer_layernorm_train(x, w, b, y, mean, rstd, rows, cols, eps, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_layer_layernorm_backward_be(gaia_ctx *ctx, const float *x, const float *w,
-                                                         const float *mean, const float *rstd, const float *dy,
-                                                         float *dx, float *dw, float *db, size_t rows, size_t cols) {
-    gaia_cpu_layer_layernorm_backward(x, w, mean, rstd, dy, dx, dw, db, rows, cols, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_layer_act_backward_be(gaia_ctx *ctx, gaia_layer_act act, const float *dy, const float *s,
-                                                   float *dz, float *db, size_t rows, size_t cols) {
-    gaia_cpu_layer_act_backward(act, dy, s, dz, db, rows, cols, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_layer_attention_train_be(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
-                                                      const float *k, const float *v, float *o, float *lse, size_t bh,
-                                                      size_t nq, size_t nk, size_t d, float scale, int causal) {
-    gaia_cpu_layer_attention_train(prec, q, k, v, o, lse, bh, nq, nk, d, scale, causal, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_layer_attention_backward_be(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
-                                                         const float *k, const float *v, const float *o,
-                                                         const float *lse, const float *dout, float *dq, float *dk,
-                                                         float *dv, size_t bh, size_t nq, size_t nk, size_t d,
-                                                         float scale, int causal) {
-    gaia_cpu_layer_attention_backward(prec, q, k, v, o, lse, dout, dq, dk, dv, bh, nq, nk, d, scale, causal,
-                                      ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_adamw_be(gaia_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n, float lr,
-                                      float beta1, float beta2, float eps, float weight_decay, float bc1, float bc2) {
-    gaia_cpu_adamw(p, g, m, v, n, lr, beta1, beta2, eps, weight_decay, bc1, bc2, ctx->cpu_threads);
-    return GAIA_OK;
-}
-
-static const struct gaia_layer_ops gaia__cpu_layer_ops = {
-    gaia__cpu_layer_bias_act_be,
-    gaia__cpu_layer_linear_be,
-    gaia__cpu_layer_layernorm_be,
-    gaia__cpu_layer_attention_be,
-    gaia__cpu_layer_hebbian_be,
-    gaia__cpu_layer_hierarchy_be,
-    (1u << GAIA_LAYER_PREC_F32) | (1u << GAIA_LAYER_PREC_BF16) | (1u << GAIA_LAYER_PREC_F16),
-    gaia__cpu_layer_layernorm_train_be,
-    gaia__cpu_layer_layernorm_backward_be,
-    gaia__cpu_layer_act_backward_be,
-    gaia__cpu_layer_attention_train_be,
-    gaia__cpu_layer_attention_backward_be,
-    gaia__cpu_adamw_be,
-};
-#define GAIA__CPU_LAYER_OPS (&gaia__cpu_layer_ops)
-/* ---------------------------------------------------------------------
-   assembly module: CPU primitives (explicit mode). The edge generator and
-   the binomial draw below have line-for-line twins in kernels_assembly.cu;
-   both use integer arithmetic only, so CPU and GPU agree bit for bit.
-   --------------------------------------------------------------------- */
-#define GAIA__ASM_GAMMA 0x9E3779B97F4A7C15ull
-
-/* SplitMix64's finaliser: a strong 64-bit mixer, cheap on CPU and GPU. */
-static uint64_t gaia__asm_mix64(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* The word stream of (fibre, source i, segment g): SplitMix64 from a hashed
-   start, two 32-bit words per step (low half first). */
-typedef struct gaia__asm_rng {
-    uint64_t s, z;
-    int half;
-} gaia__asm_rng;
-
-static uint32_t gaia__asm_next(gaia__asm_rng *r) {
-    if (r->half) {
-        r->half = 0;
-        return (uint32_t)(r->z >> 32);
-    }
-    r->s += GAIA__ASM_GAMMA;
-    r->z = gaia__asm_mix64(r->s);
-    r->half = 1;
-    return (uint32_t)r->z;
-}
-
-/* One Geometric(p) skip (non-edges before the next edge). The guide gives
-   the skip of the largest word in u's bucket, a lower bound; the thresholds
-   then settle it exactly (usually no step). For p < ~2e-5 the skip is
-   B + L * A with A the number of words below geo_r32 in a row (A part);
-   a tiny p makes A huge (about 1 / (p L) words), so the skip stops as soon
-   as it reaches `limit`, the distance to the end of the segment: the edges
-   inside it are the same, and each (source, segment) has its own stream, so
-   the words it leaves unread change nothing. The cost per segment is then
-   bounded for every p. */
-static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng *r, uint64_t limit) {
-    uint32_t u = gaia__asm_next(r);
-    uint32_t b = a->geo_guide_fine ? a->geo_guide_fine[u >> 16] : a->geo_guide[u >> 20];
-    uint64_t x;
-    while (u < a->geo[b + 1]) b++;
-    x = b;
-    if (a->geo_r32)
-        while (x < limit && gaia__asm_next(r) < a->geo_r32) x += a->geo_len;
-    return x;
-}
-
-/* Runs BODY for every out-edge j of source i in [lo, hi), segment g.
-   Without the A part (p >= ~2e-5) both halves of each 64-bit word are used
-   straight-line and the first threshold step is branch-free; the general
-   path consumes the same words in the same order. */
-#define GAIA__ASM_FOR_EDGES(a, i, g, lo, hi, j, BODY)                                       \
-    GAIA__ASM_FOR_EDGES_FROM(a, gaia__asm_rng_start((a)->fkey, (i), (g) + ((a)->tgt_base >> GAIA_ASSEMBLY_SEG_BITS)), \
-                             lo, hi, j, BODY)
-
-/* The stream's first state for (fibre key, source i, segment g). */
-static uint64_t gaia__asm_rng_start(uint64_t fkey, uint32_t i, uint32_t g) {
-    return gaia__asm_mix64(fkey ^ gaia__asm_mix64((((uint64_t)i << 32) | g) + GAIA__ASM_GAMMA));
-}
-
-/* The first states of segments g0..g0+count-1 of source i, computed ahead
-   in a loop without dependences between iterations (the compiler may
-   vectorise it), so an edge loop does not begin with two dependent hashes
-   (at p = 10^-3 a segment has about four edges). */
-static void gaia__asm_rng_starts(uint64_t fkey, uint32_t i, uint64_t g0, uint32_t count, uint64_t *out) {
-    uint32_t t;
-    for (t = 0; t < count; t++)
-        out[t] = gaia__asm_mix64(fkey ^ gaia__asm_mix64((((uint64_t)i << 32) | (g0 + t)) + GAIA__ASM_GAMMA));
-}
-
-/* As GAIA__ASM_FOR_EDGES, from the stream's first state start. */
-#define GAIA__ASM_FOR_EDGES_FROM(a, start, lo, hi, j, BODY)                                 \
-    do {                                                                                    \
-        gaia__asm_rng r_;                                                                   \
-        r_.s = (start);                                                                     \
-        r_.z = 0;                                                                           \
-        r_.half = 0;                                                                        \
-        if ((a)->geo_r32 == 0) {                                                            \
-            const uint32_t *geo_ = (a)->geo;                                                \
-            const uint32_t *gd_ = (a)->geo_guide_fine ? (a)->geo_guide_fine : (a)->geo_guide; \
-            const int sh_ = (a)->geo_guide_fine ? 16 : 20;                                  \
-            uint64_t s_ = r_.s;                                                             \
-            (j) = (lo);                                                                     \
-            for (;;) {                                                                      \
-                uint64_t z_ = gaia__asm_mix64(s_ += GAIA__ASM_GAMMA);                       \
-                uint32_t u_ = (uint32_t)z_, b_ = gd_[u_ >> sh_];                             \
-                b_ += u_ < geo_[b_ + 1];                                                    \
-                while (u_ < geo_[b_ + 1]) b_++;                                             \
-                (j) += b_;                                                                  \
-                if ((j) >= (hi)) break;                                                     \
-                BODY;                                                                       \
-                (j)++;                                                                      \
-                u_ = (uint32_t)(z_ >> 32);                                                  \
-                b_ = gd_[u_ >> sh_];                                                        \
-                b_ += u_ < geo_[b_ + 1];                                                    \
-                while (u_ < geo_[b_ + 1]) b_++;                                             \
-                (j) += b_;                                                                  \
-                if ((j) >= (hi)) break;                                                     \
-                BODY;                                                                       \
-                (j)++;                                                                      \
-            }                                                                               \
-        } else {                                                                            \
-            for ((j) = (lo) + gaia__asm_skip((a), &r_, (hi) - (lo)); (j) < (hi);            \
-                 (j) += 1 + gaia__asm_skip((a), &r_, (hi) - (j) - 1)) {                     \
-                BODY;                                                                       \
-            }                                                                               \
-        }                                                                                   \
-    } while (0)
-
-/* The offsets j - lo of source i's out-edges in [lo, hi) (segment g), into
-   out (room for hi - lo); returns how many. */
-static uint32_t gaia__asm_gen(const gaia_assembly_fibre_args *a, uint32_t i, uint32_t g, uint64_t lo, uint64_t hi,
-                              uint16_t *out) {
-    uint32_t n = 0;
-    uint64_t j;
-    GAIA__ASM_FOR_EDGES(a, i, g, lo, hi, j, { out[n++] = (uint16_t)(j - lo); });
-    return n;
-}
-
-static float gaia__asm_map_lookup(const uint64_t *keys, const float *vals, uint64_t mask, uint64_t key) {
-    uint64_t h = gaia__asm_mix64(key) & mask;
-    for (;;) {
-        uint64_t k = keys[h];
-        if (k == key) return vals[h];
-        if (k == GAIA_ASSEMBLY_EMPTY) return 1.0f;
-        h = (h + 1) & mask;
-    }
-}
-
-GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *map_vals, uint64_t map_mask,
-                                         uint64_t key) {
-    if (!map_keys || !map_vals) return 0.0f; /* no map: no learned weight */
-    return gaia__asm_map_lookup(map_keys, map_vals, map_mask, key);
-}
-
-/* Fixed point, truncated: exact in float (a power-of-two scale), then an
-   exact conversion, so every device gets the same integer. */
-static int64_t gaia__asm_fix(float w) { return (int64_t)(w * GAIA_ASSEMBLY_FIX); }
-
-GAIA_API uint32_t gaia_cpu_assembly_stim_degree(const gaia_assembly_fibre_args *a, uint32_t j) {
-    uint64_t u;
-    uint32_t x;
-    if (!a || !a->bin_guide || !a->bin_cdf) return 0; /* no stimulus fibre */
-    u = gaia__asm_mix64(a->fkey + ((uint64_t)a->tgt_base + j + 1) * GAIA__ASM_GAMMA);
-    x = a->bin_guide[u >> 52];
-    while (x + 1 < a->bin_len && u >= a->bin_cdf[x]) x++;
-    return a->bin_lo + x;
-}
-
-static int gaia__asm_bit(const uint32_t *bits, uint64_t j) { return (int)((bits[j >> 5] >> (j & 31)) & 1u); }
-
-/* Index of the lowest set bit of v != 0. */
-static int gaia__asm_ctz32(uint32_t v) {
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_ctz(v);
-#else
-    int n = 0;
-    while (!(v & 1u)) {
-        v >>= 1;
-        n++;
-    }
-    return n;
-#endif
-}
-
-/* ---- the per-fibre cache of the CPU backend (the `cache` slot) ----
-   A learning area fires nearly the same winners step after step (in a
-   projection the set stops changing after about 15 steps), so regenerating
-   every source's edges each step mostly redoes last step's work. The cache
-   of an area fibre keeps, for the sources of its last accumulate, their
-   out-edges (per source: where each target segment starts, then the 12-bit
-   target offsets) and S[j], the fixed-point sum of those sources' current
-   weights into target j. The next accumulate generates only the sources
-   that entered, subtracts the ones that left and adds S to the input; the
-   sums are integers, so the result is exactly the from-scratch one.
-   hebb_collect reads the kept edges instead of regenerating them.
-   S is held in two parts: S[j] = FIX * cnt[j] + excess[j], with cnt[j] the
-   kept sources with an edge into j (16 bits) and excess[j] the sum of their
-   weights' excess over 1 (non-zero only in the target's support, the only
-   targets with learned weights). Updating S is one random increment per
-   edge; on 16-bit counts a block of 64 segments is 512 KiB and stays in L2,
-   where 64-bit sums (2 MiB) did not: at n = 10^7, K = 10^4 that halved the
-   update's time. The excess is added to the input over the support's bits
-   only. At more than 65535 sources the counts could overflow, and the
-   cache is not used.
-   S follows the weights because they change only in hebb: hebb_collect
-   notes each key's weight before the update, the next call adds the change
-   (settle). A collect from other sources than the kept ones, or any
-   failure, drops the kept sources and S starts from zero. A stimulus
-   fibre's cache holds its in-degrees instead (they never change).
-   The kept offsets are capped at 2^27 (256 MiB, with the chunk starts
-   about 0.3 GiB at most): the paper's regime (n = 10^7, K = 10^4, p =
-   10^-3) keeps 10^8, and regenerating them twice a step was nearly all of
-   its time. Above the cap every step regenerates.
-   A source's edges are kept by chunk of 16 segments (2^16 targets), each
-   edge as its 16-bit offset in the chunk: the passes below walk one run of
-   offsets per chunk, where runs per segment (about four edges each at p =
-   10^-3) cost a mispredicted loop exit apiece, most of those passes' time
-   at n = 10^7, K = 10^4. Edges are still generated segment by segment,
-   each segment from its own stream, as the GPU does. */
-#define GAIA__ASM_KEEP_MAX ((uint64_t)1 << 27)
-#define GAIA__ASM_CHUNK_SEGS_BITS 4
-#define GAIA__ASM_CHUNK_BITS (GAIA_ASSEMBLY_SEG_BITS + GAIA__ASM_CHUNK_SEGS_BITS) /* 16: offsets fit 16 bits */
-/* Chunks per block in the passes over kept sources (hebb_collect's, S's
-   update): each source's part of a block is a few cache lines, and the
-   block's 2^18 counts (512 KiB) stay in L2. */
-#define GAIA__ASM_KEEP_BLOCK 4
-
-typedef struct gaia__asm_kept {
-    uint32_t i;      /* the source neuron */
-    uint32_t cap;    /* room for offsets */
-    uint32_t *start; /* nchunk + 1 starts into off; start[nchunk] = the source's edges */
-    uint16_t *off;   /* target offsets within their chunk, ascending chunk by chunk */
-} gaia__asm_kept;
-
-/* Chunks of 2^16 targets in nseg segments. */
-static uint64_t gaia__asm_nchunk(uint64_t nseg) {
-    return (nseg + ((uint64_t)1 << GAIA__ASM_CHUNK_SEGS_BITS) - 1) >> GAIA__ASM_CHUNK_SEGS_BITS;
-}
-
-typedef struct gaia__asm_cache {
-    size_t bytes; /* held by the blocks below */
-    /* stimulus fibres: in-degree of every target, 1 or 2 bytes each */
-    void *deg;
-    int deg_size; /* 0: not built yet; -1: degrees too large to cache */
-    /* area fibres */
-    int valid;             /* S and kept describe the sources of the last accumulate */
-    uint16_t *cnt;         /* n_tgt: kept sources with an edge into j ... */
-    int64_t *excess;       /* ... and the sum of their weights' excess over 1: S = FIX cnt + excess */
-    uint64_t nseg;         /* target segments (S's size / SEG, rounded up) */
-    gaia__asm_kept *kept;  /* K sources, ascending */
-    uint32_t K;
-    uint64_t *pend_key;    /* keys hebb is about to change ... */
-    int64_t *pend_old;     /* ... and their weights before */
-    uint64_t npend, pend_cap;
-    /* The last kept collect: its keys are pend_key[0..nlast) when last_ok,
-       for the target winners last_bits; the same kept sources and winners
-       give the same keys (a converged assembly: every step). */
-    int last_ok;
-    uint64_t nlast;
-    uint32_t *last_bits;   /* n_tgt bits, allocated with S */
-} gaia__asm_cache;
-
-#if defined(__GNUC__) || defined(__clang__)
-#define GAIA__ASM_PREFETCH(p) __builtin_prefetch(p)
-#else
-#define GAIA__ASM_PREFETCH(p) ((void)(p))
-#endif
-
-/* The passes over kept sources read, per source, its chunk starts and
-   offsets in chunks q0..q1: a few cache lines in a block of its own, too
-   short a run for the hardware prefetcher. They ask for the next sources'
-   lines ahead: the starts two sources ahead (stage 0), the offsets, which
-   need the starts, one ahead (stage 1). At n = 10^7, K = 10^4 these misses
-   were two thirds of both passes. */
-static void gaia__asm_kept_prefetch(const gaia__asm_kept *x, uint64_t q0, uint64_t q1, int stage) {
-    const char *p, *end;
-    if (stage == 0) {
-        p = (const char *)(x->start + q0);
-        end = (const char *)(x->start + q1);
-    } else {
-        p = (const char *)(x->off + x->start[q0]);
-        end = (const char *)(x->off + x->start[q1]);
-    }
-    /* from p's own line: stepping p itself by 64 skips end's line whenever
-       p sits further into its line than end does */
-    for (p = (const char *)((uintptr_t)p & ~(uintptr_t)63); p <= end; p += 64) GAIA__ASM_PREFETCH(p);
-}
-
-static size_t gaia__asm_kept_bytes(uint64_t nseg, uint32_t cap) {
-    return (size_t)(gaia__asm_nchunk(nseg) + 1) * 4 + (size_t)cap * 2;
-}
-
-static void gaia__asm_kept_free(gaia_ctx *ctx, gaia__asm_cache *c, gaia__asm_kept *e) {
-    if (!e->start) return;
-    c->bytes -= gaia__asm_kept_bytes(c->nseg, e->cap);
-    gaia__host_free(ctx, e->start);
-    e->start = NULL;
-    e->off = NULL;
-}
-
-/* Room for `cap` offsets of source e (e->start NULL on failure). */
-static void gaia__asm_kept_alloc(gaia_ctx *ctx, gaia__asm_cache *c, gaia__asm_kept *e, uint32_t cap) {
-    e->cap = cap;
-    e->start = (uint32_t *)gaia__host_alloc(ctx, gaia__asm_kept_bytes(c->nseg, cap));
-    e->off = e->start ? (uint16_t *)(e->start + gaia__asm_nchunk(c->nseg) + 1) : NULL;
-    if (e->start) c->bytes += gaia__asm_kept_bytes(c->nseg, cap);
-}
-
-/* Forgets the kept sources: the next accumulate starts from zero. */
-static void gaia__asm_cache_drop(gaia_ctx *ctx, gaia__asm_cache *c) {
-    uint32_t s;
-    for (s = 0; s < c->K; s++) gaia__asm_kept_free(ctx, c, &c->kept[s]);
-    if (c->kept) c->bytes -= ((size_t)c->K + 1) * sizeof(gaia__asm_kept);
-    gaia__host_free(ctx, c->kept);
-    c->kept = NULL;
-    c->K = 0;
-    c->valid = 0;
-    c->npend = 0;
-    c->last_ok = 0;
-}
-
-static void gaia__asm_cpu_cache_free(gaia_ctx *ctx, void *cache) {
-    gaia__asm_cache *c = (gaia__asm_cache *)cache;
-    if (!c) return;
-    gaia__asm_cache_drop(ctx, c);
-    gaia__host_free(ctx, c->cnt);
-    gaia__host_free(ctx, c->excess);
-    gaia__host_free(ctx, c->last_bits);
-    gaia__host_free(ctx, c->pend_key);
-    gaia__host_free(ctx, c->pend_old);
-    gaia__host_free(ctx, c->deg);
-    gaia__host_free(ctx, c);
-}
-
-static size_t gaia__asm_cpu_cache_bytes(const void *cache) {
-    return cache ? ((const gaia__asm_cache *)cache)->bytes : 0;
-}
-
-/* The fibre's cache, created on first use; NULL without a slot or memory. */
-static gaia__asm_cache *gaia__asm_cache_get(gaia_ctx *ctx, const gaia_assembly_fibre_args *a) {
-    gaia__asm_cache *c;
-    if (!a->cache) return NULL;
-    if (*a->cache) return (gaia__asm_cache *)*a->cache;
-    c = (gaia__asm_cache *)gaia__host_alloc(ctx, sizeof *c);
-    if (!c) return NULL;
-    memset(c, 0, sizeof *c);
-    c->bytes = sizeof *c;
-    *a->cache = c;
-    return c;
-}
-
-/* The in-degrees of a stimulus fibre, computed on first use. */
-static void gaia__asm_deg_prepare(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly_fibre_args *a) {
-    uint64_t top = (uint64_t)a->bin_lo + a->bin_len - 1;
-    long long j;
-    if (c->deg_size) return;
-    c->deg_size = top <= 0xFFu ? 1 : top <= 0xFFFFu ? 2 : -1;
-    if (c->deg_size < 0) return;
-    c->deg = gaia__host_alloc(ctx, (size_t)a->n_tgt * (size_t)c->deg_size);
-    if (!c->deg) {
-        c->deg_size = 0; /* try again next time */
-        return;
-    }
-    c->bytes += (size_t)a->n_tgt * (size_t)c->deg_size;
-    if (c->deg_size == 1) {
-        uint8_t *d = (uint8_t *)c->deg;
-        GAIA__PAR_FOR(a->n_tgt > GAIA__PAR_MIN / 4, ctx->cpu_threads)
-        for (j = 0; j < (long long)a->n_tgt; j++) d[j] = (uint8_t)gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
-        GAIA__PAR_END
-    } else {
-        uint16_t *d = (uint16_t *)c->deg;
-        GAIA__PAR_FOR(a->n_tgt > GAIA__PAR_MIN / 4, ctx->cpu_threads)
-        for (j = 0; j < (long long)a->n_tgt; j++) d[j] = (uint16_t)gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
-        GAIA__PAR_END
-    }
-}
-
-static uint32_t gaia__asm_deg(const gaia__asm_cache *c, const gaia_assembly_fibre_args *a, uint32_t j) {
-    if (c && c->deg_size == 1) return ((const uint8_t *)c->deg)[j];
-    if (c && c->deg_size == 2) return ((const uint16_t *)c->deg)[j];
-    return gaia_cpu_assembly_stim_degree(a, j);
-}
-
-static void gaia__asm_cpu_stimulus(const gaia_assembly_fibre_args *a, int64_t *input, int nthreads,
-                                   const gaia__asm_cache *c) {
-    long long j;
-    (void)nthreads;
-    if (c && c->deg_size > 0) {
-        /* every target as if unlearned (a vectorisable pass, memory bound:
-           threads only for huge areas), then the learned ones corrected:
-           c*65536 + c*(w - 65536) = c*w exactly */
-        uint64_t w, nw = ((uint64_t)a->n_tgt + 31) >> 5;
-        if (c->deg_size == 1) {
-            const uint8_t *d = (const uint8_t *)c->deg;
-            GAIA__PAR_FOR(a->n_tgt > 64 * GAIA__PAR_MIN, nthreads)
-            for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
-            GAIA__PAR_END
-        } else {
-            const uint16_t *d = (const uint16_t *)c->deg;
-            GAIA__PAR_FOR(a->n_tgt > 64 * GAIA__PAR_MIN, nthreads)
-            for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
-            GAIA__PAR_END
-        }
-        for (w = 0; w < nw; w++) {
-            uint32_t v = a->tgt_support[w];
-            while (v) {
-                uint64_t jj = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
-                uint32_t cnt = gaia__asm_deg(c, a, (uint32_t)jj);
-                v &= v - 1;
-                if (cnt)
-                    input[jj] += (int64_t)cnt *
-                                 (gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, jj)) -
-                                  (int64_t)GAIA_ASSEMBLY_FIX);
-            }
-        }
-        return;
-    }
-    GAIA__PAR_FOR(a->n_tgt > GAIA__PAR_MIN / 4, nthreads)
-    for (j = 0; j < (long long)a->n_tgt; j++) {
-        uint32_t cnt = gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
-        if (cnt) {
-            int64_t w = (int64_t)GAIA_ASSEMBLY_FIX;
-            if (gaia__asm_bit(a->tgt_support, (uint64_t)j))
-                w = gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, (uint64_t)j));
-            input[j] += (int64_t)cnt * w;
-        }
-    }
-    GAIA__PAR_END
-}
-
-/* The fixed-point weight of base synapse i -> j (only targets in the support
-   can have learned in-weights; absent keys weigh 1). */
-static int64_t gaia__asm_w(const gaia_assembly_fibre_args *a, uint64_t i, uint64_t j) {
-    if (!gaia__asm_bit(a->tgt_support, j)) return (int64_t)GAIA_ASSEMBLY_FIX;
-    return gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, i * a->n_tgt + j));
-}
-
-/* Threads for explicit-mode regions, by their estimated cost in
-   nanoseconds (gaia__team at GAIA__ASM_GRAIN, 2 ms, per thread): a step of
-   a small area (n = 10^5, k = 317: 2-3 ms in all, its largest region 1.5
-   ms) stays on the calling thread, so a core that another process holds
-   cannot stall it. Measured beside a loaded machine (about 12 runnable
-   processes on 2 cores), n = 10^5 steps: 2.9 ms on one thread, 53 ms on two
-   with a team for every region, 7.9 ms with teams from 1 ms, 2.9 ms with
-   teams from 4 ms. Generating a source's edges costs a stream start per
-   target segment and a few nanoseconds per edge (measured at p = 10^-3 and
-   10^-2). */
-#define GAIA__ASM_GRAIN 2.0e6
-static double gaia__asm_gen_ns(const gaia_assembly_fibre_args *a, double sources) {
-    double nseg = (double)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS);
-    return sources * (30.0 * nseg + 4.0 * (double)a->n_tgt * a->p);
-}
-static int gaia__asm_team(int nthreads, double ns) { return gaia__team(nthreads, ns, GAIA__ASM_GRAIN); }
-
-/* From scratch, parallel over target segments: each segment's inputs
-   (32 KiB) stay in L1 and have one writer, so no atomics and no per-thread
-   copies. Each source's edges are generated into a run of offsets, then
-   added in a separate, branch-light pass. */
-static void gaia__asm_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K, int64_t *input,
-                                 int nthreads) {
-    long long nseg = (long long)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS), g;
-    if (a->is_stimulus) {
-        gaia__asm_cpu_stimulus(a, input, nthreads, NULL);
-        return;
-    }
-    GAIA__PAR_FOR(nseg > 1, gaia__asm_team(nthreads, gaia__asm_gen_ns(a, (double)K)))
-    for (g = 0; g < nseg; g++) {
-        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG;
-        uint16_t run[GAIA_ASSEMBLY_SEG + 1];
-        int64_t *in = input + lo;
-        uint32_t s, cnt, e;
-        if (hi > a->n_tgt) hi = a->n_tgt;
-        for (s = 0; s < K; s++) {
-            cnt = gaia__asm_gen(a, src[s], (uint32_t)g, lo, hi, run);
-            for (e = 0; e < cnt; e++) in[run[e]] += gaia__asm_w(a, src[s], lo + run[e]);
-        }
-    }
-    GAIA__PAR_END
-}
-
-GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
-                                           int64_t *input, int nthreads) {
-    if (!a || (!a->is_stimulus && K == 0)) return; /* no fibre, or no source fires */
-    gaia__asm_accumulate(a, src, K, input, nthreads);
-}
-
-/* Source e->i's out-edges in every segment into e; offsets beyond e->cap
-   are counted, not stored. Returns how many edges there are. */
-static uint64_t gaia__asm_kept_gen(const gaia_assembly_fibre_args *a, gaia__asm_kept *e, uint64_t nseg) {
-    uint64_t g, n = 0, rng0[256];
-    for (g = 0; g < nseg; g++) {
-        uint64_t lo = g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, j;
-        uint64_t chunk_lo = (g >> GAIA__ASM_CHUNK_SEGS_BITS) << GAIA__ASM_CHUNK_BITS;
-        if (hi > a->n_tgt) hi = a->n_tgt;
-        if (g % 256 == 0) /* a shard's segments are numbered from its block's first */
-            gaia__asm_rng_starts(a->fkey, e->i, g + (a->tgt_base >> GAIA_ASSEMBLY_SEG_BITS),
-                                 nseg - g < 256 ? (uint32_t)(nseg - g) : 256, rng0);
-        if ((g & (((uint64_t)1 << GAIA__ASM_CHUNK_SEGS_BITS) - 1)) == 0)
-            e->start[g >> GAIA__ASM_CHUNK_SEGS_BITS] = (uint32_t)(n < e->cap ? n : e->cap);
-        GAIA__ASM_FOR_EDGES_FROM(a, rng0[g % 256], lo, hi, j, {
-            if (n < e->cap) e->off[n] = (uint16_t)(j - chunk_lo);
-            n++;
-        });
-    }
-    e->start[gaia__asm_nchunk(nseg)] = (uint32_t)(n < e->cap ? n : e->cap);
-    return n;
-}
-
-/* Adds to S the weight changes hebb_collect announced (see above). */
-static void gaia__asm_settle(gaia__asm_cache *c, const gaia_assembly_fibre_args *a) {
-    uint64_t t;
-    for (t = 0; t < c->npend; t++) {
-        uint64_t key = c->pend_key[t], i = key / a->n_tgt, j = key % a->n_tgt;
-        c->excess[j] += gaia__asm_w(a, i, j) - c->pend_old[t];
-    }
-    c->npend = 0;
-}
-
-/* input += the weights from src[0..K) through the kept sources (see the
-   cache's comment). Returns 0, input untouched, where the cache cannot
-   serve (too many edges to keep, sources not ascending, no memory). */
-static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly_fibre_args *a, const uint32_t *src,
-                          uint32_t K, int64_t *input) {
-    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, *need;
-    double mean = (double)a->n_tgt * a->p, room = mean + 6.0 * sqrt(mean) + 16.0;
-    uint32_t s, t, stay = 0, nleave = 0, nenter = 0, *enter, cap;
-    gaia__asm_kept *nk, *leave = NULL;
-    long long q, g, nblk;
-    if ((double)K * room > (double)GAIA__ASM_KEEP_MAX || K > 0xFFFFu) return 0;
-    for (s = 1; s < K; s++)
-        if (src[s] <= src[s - 1]) return 0;
-    cap = room < (double)a->n_tgt ? (uint32_t)room : a->n_tgt;
-    if (!c->cnt) {
-        size_t nbw = (((size_t)a->n_tgt + 31) >> 5) * 4;
-        c->cnt = (uint16_t *)gaia__host_alloc(ctx, (size_t)a->n_tgt * 2);
-        c->excess = (int64_t *)gaia__host_alloc(ctx, (size_t)a->n_tgt * 8);
-        c->last_bits = (uint32_t *)gaia__host_alloc(ctx, nbw);
-        if (!c->cnt || !c->excess || !c->last_bits) {
-            gaia__host_free(ctx, c->cnt);
-            gaia__host_free(ctx, c->excess);
-            gaia__host_free(ctx, c->last_bits);
-            c->cnt = NULL;
-            c->excess = NULL;
-            c->last_bits = NULL;
-            return 0;
-        }
-        c->bytes += (size_t)a->n_tgt * 10 + nbw;
-        c->nseg = nseg;
-        c->valid = 0;
-    }
-    if (c->valid) {
-        gaia__asm_settle(c, a);
-        for (s = 0, t = 0; s < K && t < c->K;) {
-            if (src[s] < c->kept[t].i) s++;
-            else if (src[s] > c->kept[t].i) t++;
-            else {
-                stay++;
-                s++;
-                t++;
-            }
-        }
-    }
-    if (!c->valid || c->K - stay > stay) { /* mostly new sources: start afresh */
-        gaia__asm_cache_drop(ctx, c);
-        memset(c->cnt, 0, (size_t)a->n_tgt * 2);
-        memset(c->excess, 0, (size_t)a->n_tgt * 8);
-        stay = 0;
-    }
-    /* the new kept array, the sources that leave, and those that enter */
-    nk = (gaia__asm_kept *)gaia__host_alloc(ctx, ((size_t)K + 1) * sizeof(gaia__asm_kept));
-    leave = (gaia__asm_kept *)gaia__host_alloc(ctx, ((size_t)c->K + 1) * sizeof(gaia__asm_kept));
-    enter = (uint32_t *)gaia__host_alloc(ctx, ((size_t)K + 1) * 4);
-    need = (uint64_t *)gaia__host_alloc(ctx, ((size_t)K + 1) * 8);
-    if (!nk || !leave || !enter || !need) goto fail;
-    for (s = 0, t = 0; s < K || t < c->K;) {
-        if (t < c->K && (s == K || c->kept[t].i < src[s])) leave[nleave++] = c->kept[t++];
-        else if (t == c->K || src[s] < c->kept[t].i) {
-            nk[s].i = src[s];
-            gaia__asm_kept_alloc(ctx, c, &nk[s], cap);
-            if (!nk[s].start) goto fail;
-            enter[nenter++] = s++;
-        } else nk[s++] = c->kept[t++];
-    }
-    /* generate the newcomers, then redo the (rare) ones that ran out of room */
-    GAIA__PAR_FOR(nenter > 1, gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)nenter)))
-    for (q = 0; q < (long long)nenter; q++) {
-        uint64_t n = gaia__asm_kept_gen(a, &nk[enter[q]], nseg);
-        need[q] = n > nk[enter[q]].cap ? n : 0;
-    }
-    GAIA__PAR_END
-    for (q = 0; q < (long long)nenter; q++)
-        if (need[q]) {
-            gaia__asm_kept *e = &nk[enter[q]];
-            gaia__asm_kept_free(ctx, c, e);
-            gaia__asm_kept_alloc(ctx, c, e, (uint32_t)need[q]);
-            if (!e->start) goto fail;
-            gaia__asm_kept_gen(a, e, nseg);
-        }
-    /* nothing can fail from here: S follows the change, then feeds input;
-       in blocks of segments, each source's run of the block consecutive
-       (see gaia__asm_hebb_kept) */
-    nblk = (long long)((gaia__asm_nchunk(nseg) + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK);
-    GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, (double)a->n_tgt + (double)(nleave + nenter) *
-                                                                                 (3.0 * mean + 2.0 * (double)nseg)))
-    for (g = 0; g < nblk; g++) {
-        uint64_t q0 = (uint64_t)g * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, q, j, jend, w, w1;
-        uint16_t *cnt = c->cnt;
-        int64_t *excess = c->excess;
-        const uint32_t *sup = a->tgt_support;
-        uint32_t u, e;
-        if (q1 > gaia__asm_nchunk(nseg)) q1 = gaia__asm_nchunk(nseg);
-        for (u = 0; u < nleave + nenter; u++) {
-            const gaia__asm_kept *x = u < nleave ? &leave[u] : &nk[enter[u - nleave]];
-            int64_t sign = u < nleave ? -1 : 1;
-            uint16_t step = u < nleave ? (uint16_t)0xFFFFu : (uint16_t)1; /* -1 or +1, modulo 2^16 */
-            if (u + 2 < nleave + nenter)
-                gaia__asm_kept_prefetch(u + 2 < nleave ? &leave[u + 2] : &nk[enter[u + 2 - nleave]], q0, q1, 0);
-            if (u + 1 < nleave + nenter)
-                gaia__asm_kept_prefetch(u + 1 < nleave ? &leave[u + 1] : &nk[enter[u + 1 - nleave]], q0, q1, 1);
-            for (q = q0; q < q1; q++) {
-                uint64_t lo = q << GAIA__ASM_CHUNK_BITS;
-                for (e = x->start[q]; e < x->start[q + 1]; e++) {
-                    j = lo + x->off[e];
-                    cnt[j] = (uint16_t)(cnt[j] + step);
-                    if (gaia__asm_bit(sup, j))
-                        excess[j] += sign * (gaia__asm_w(a, x->i, j) - (int64_t)GAIA_ASSEMBLY_FIX);
-                }
-            }
-        }
-        j = q0 << GAIA__ASM_CHUNK_BITS;
-        jend = q1 << GAIA__ASM_CHUNK_BITS;
-        if (jend > a->n_tgt) jend = a->n_tgt;
-        for (w = j; w < jend; w++) input[w] += (int64_t)cnt[w] * (int64_t)GAIA_ASSEMBLY_FIX;
-        /* the excess, over the support (a block starts on a word: 4096 | j) */
-        for (w = j >> 5, w1 = (jend + 31) >> 5; w < w1; w++) {
-            uint32_t v = sup[w];
-            while (v) {
-                uint64_t t = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
-                v &= v - 1;
-                input[t] += excess[t];
-            }
-        }
-    }
-    GAIA__PAR_END
-    if (nleave || nenter) c->last_ok = 0; /* other sources: other keys */
-    for (s = 0; s < nleave; s++) gaia__asm_kept_free(ctx, c, &leave[s]);
-    if (c->kept) c->bytes -= ((size_t)c->K + 1) * sizeof(gaia__asm_kept);
-    gaia__host_free(ctx, c->kept);
-    c->kept = nk;
-    c->bytes += ((size_t)K + 1) * sizeof(gaia__asm_kept);
-    c->K = K;
-    c->valid = 1;
-    gaia__host_free(ctx, leave);
-    gaia__host_free(ctx, enter);
-    gaia__host_free(ctx, need);
-    return 1;
-fail:
-    /* nk owns only the newcomers' blocks; the others still belong to
-       c->kept, which the caller drops */
-    for (q = 0; nk && enter && q < (long long)nenter; q++) gaia__asm_kept_free(ctx, c, &nk[enter[q]]);
-    gaia__host_free(ctx, nk);
-    gaia__host_free(ctx, leave);
-    gaia__host_free(ctx, enter);
-    gaia__host_free(ctx, need);
-    return 0;
-}
-
-GAIA_API uint64_t gaia_cpu_assembly_edges(const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out, uint64_t cap) {
-    uint64_t nseg, g, count = 0;
-    if (!a) return 0; /* no fibre: no edges */
-    nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS;
-    for (g = 0; g < nseg; g++) {
-        uint64_t lo = g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, j;
-        if (hi > a->n_tgt) hi = a->n_tgt;
-        GAIA__ASM_FOR_EDGES(a, i, (uint32_t)g, lo, hi, j, {
-            if (count < cap) out[count] = (uint32_t)j;
-            count++;
-        });
-    }
-    return count;
-}
-
-static int gaia__asm_cmp_u32(const void *x, const void *y) {
-    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    return a < b ? -1 : a > b;
-}
-
-/* Radix select on the 64-bit inputs: one 11-bit histogram over all n, then
-   refinement among the few in the threshold bucket; candidates stay in index
-   order, so among equal inputs the lower indices win. Most inputs share a
-   few values, so the first histogram is kept in four copies (L1-resident)
-   and consecutive inputs rarely update the same counter. */
-#define GAIA__ASM_TOPK_BITS 11
-GAIA_API void gaia_cpu_assembly_topk(const int64_t *input, uint32_t n, uint32_t k, uint32_t *scratch,
-                                     uint32_t *winners) {
-    uint32_t *hist = scratch, *cand = scratch + 65536, nw = 0, nc = 0, need = k, j, d;
-    const uint32_t nb = 1u << GAIA__ASM_TOPK_BITS;
-    uint64_t mx = 0, above;
-    int shift = 0;
-    if (k >= n) {
-        for (j = 0; j < n; j++) winners[j] = j;
-        return;
-    }
-    for (j = 0; j < n; j++)
-        if ((uint64_t)input[j] > mx) mx = (uint64_t)input[j];
-    while ((mx >> shift) >= nb) shift++;
-    memset(hist, 0, 4 * nb * sizeof(uint32_t));
-    for (j = 0; j + 4 <= n; j += 4) {
-        hist[(uint64_t)input[j] >> shift]++;
-        hist[nb + ((uint64_t)input[j + 1] >> shift)]++;
-        hist[2 * nb + ((uint64_t)input[j + 2] >> shift)]++;
-        hist[3 * nb + ((uint64_t)input[j + 3] >> shift)]++;
-    }
-    for (; j < n; j++) hist[(uint64_t)input[j] >> shift]++;
-    for (d = 0; d < nb; d++) hist[d] += hist[nb + d] + hist[2 * nb + d] + hist[3 * nb + d];
-    for (d = nb - 1, above = 0; above + hist[d] < need; d--) above += hist[d];
-    for (j = 0; j < n; j++) {
-        uint64_t bkt = (uint64_t)input[j] >> shift;
-        if (bkt > d) winners[nw++] = j;
-        else if (bkt == d) cand[nc++] = j;
-    }
-    need -= (uint32_t)above;
-    while (need < nc && shift > 0) {
-        int ns = shift > 16 ? shift - 16 : 0;
-        uint64_t dmask = ((uint64_t)1 << (shift - ns)) - 1;
-        uint32_t t, m = 0;
-        memset(hist, 0, ((size_t)dmask + 1) * sizeof(uint32_t));
-        for (t = 0; t < nc; t++) hist[((uint64_t)input[cand[t]] >> ns) & dmask]++;
-        for (d = (uint32_t)dmask, above = 0; above + hist[d] < need; d--) above += hist[d];
-        for (t = 0; t < nc; t++) {
-            uint64_t dig = ((uint64_t)input[cand[t]] >> ns) & dmask;
-            if (dig > d) winners[nw++] = cand[t];
-            else if (dig == d) cand[m++] = cand[t];
-        }
-        nc = m;
-        need -= (uint32_t)above;
-        shift = ns;
-    }
-    for (j = 0; j < need; j++) winners[nw++] = cand[j];
-    qsort(winners, nw, sizeof(uint32_t), gaia__asm_cmp_u32);
-}
-
-static uint64_t gaia__asm_map_insert(uint64_t *keys, float *vals, uint64_t mask, uint64_t key, float factor,
-                                     float wmax) {
-    uint64_t h = gaia__asm_mix64(key) & mask;
-    /* the fixed-point inputs rely on weights <= WMAX, whatever the caller asks */
-    if (!(wmax <= GAIA_ASSEMBLY_WMAX)) wmax = GAIA_ASSEMBLY_WMAX;
-    for (;;) {
-        uint64_t k = keys[h];
-        if (k == key) {
-            float v = vals[h] * factor;
-            vals[h] = v < wmax ? v : wmax;
-            return 0;
-        }
-        if (k == GAIA_ASSEMBLY_EMPTY) {
-            keys[h] = key;
-            vals[h] = factor < wmax ? factor : wmax;
-            return 1;
-        }
-        h = (h + 1) & mask;
-    }
-}
-
-GAIA_API uint64_t gaia_cpu_assembly_map_update(uint64_t *map_keys, float *map_vals, uint64_t map_mask,
-                                               const uint64_t *keys, uint64_t count, float factor, float wmax) {
-    uint64_t t, inserted = 0;
-    for (t = 0; t < count; t++) inserted += gaia__asm_map_insert(map_keys, map_vals, map_mask, keys[t], factor, wmax);
-    return inserted;
-}
-
-/* ---- the backend table's entries ---- */
-/* Caches are an optimisation only: without memory for them the step runs
-   (and gives the same result) without. */
-static gaia_status gaia__asm_cpu_accumulate(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
-                                            uint32_t K, int64_t *input) {
-    gaia__asm_cache *c = gaia__asm_cache_get(ctx, a);
-    if (a->is_stimulus) {
-        if (c) gaia__asm_deg_prepare(ctx, c, a);
-        gaia__asm_cpu_stimulus(a, input, ctx->cpu_threads, c);
-        return GAIA_OK;
-    }
-    if (c && gaia__asm_keep(ctx, c, a, src, K, input)) return GAIA_OK;
-    if (c) gaia__asm_cache_drop(ctx, c);
-    gaia__asm_accumulate(a, src, K, input, ctx->cpu_threads);
-    return GAIA_OK;
-}
-
-static size_t gaia__asm_cpu_topk_scratch(uint32_t n) { return ((size_t)n + 65536) * sizeof(uint32_t); }
-
-static gaia_status gaia__asm_cpu_topk(gaia_ctx *ctx, const int64_t *input, uint32_t n, uint32_t k, void *scratch,
-                                      uint32_t *winners) {
-    (void)ctx;
-    gaia_cpu_assembly_topk(input, n, k, (uint32_t *)scratch, winners);
-    return GAIA_OK;
-}
-
-/* The kept sources' part of hebb_collect (sources s0..s1 of the batch):
-   the keys of their kept edges that reach a target winner, into each
-   segment's slots (off[g] on, count in used[g]), sources ascending within a
-   segment as when regenerated. Chunks go in blocks of GAIA__ASM_KEEP_BLOCK:
-   within a block, each source's chunk starts and offsets are consecutive in
-   memory and the block's winner bits (32 KiB) stay in L1; segment by
-   segment, every source's starts would be a cache miss of its own. A
-   source's run of offsets in a chunk is scanned straight through; the rare
-   hit (about k/n of the edges) finds its segment from the offset. */
-static void gaia__asm_hebb_kept(gaia_ctx *ctx, const gaia__asm_cache *c, const gaia_assembly_fibre_args *a,
-                                const uint32_t *src, uint32_t s0, uint32_t s1, const uint32_t *tgt_bits,
-                                const uint64_t *off, uint64_t *used, uint64_t *slots) {
-    const uint64_t segs_per_chunk = (uint64_t)1 << GAIA__ASM_CHUNK_SEGS_BITS;
-    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, nq = gaia__asm_nchunk(nseg);
-    long long nblk = (long long)((nq + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK), bk;
-    double ns = (double)(s1 - s0) * (1.5 * (double)a->n_tgt * a->p + 5.0 * (double)nseg);
-    GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, ns))
-    for (bk = 0; bk < nblk; bk++) {
-        uint64_t q0 = (uint64_t)bk * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, g0, g1, g, q;
-        uint64_t u[GAIA__ASM_KEEP_BLOCK << GAIA__ASM_CHUNK_SEGS_BITS];
-        uint32_t s, e;
-        if (q1 > nq) q1 = nq;
-        g0 = q0 * segs_per_chunk;
-        g1 = q1 * segs_per_chunk < nseg ? q1 * segs_per_chunk : nseg;
-        for (g = g0; g < g1; g++) u[g - g0] = 0;
-        for (s = s0; s < s1; s++) {
-            const gaia__asm_kept *x = &c->kept[s];
-            uint64_t base = (uint64_t)src[s] * a->n_tgt;
-            if (s + 2 < s1) gaia__asm_kept_prefetch(&c->kept[s + 2], q0, q1, 0);
-            if (s + 1 < s1) gaia__asm_kept_prefetch(&c->kept[s + 1], q0, q1, 1);
-            for (q = q0; q < q1; q++) {
-                uint64_t lo = q << GAIA__ASM_CHUNK_BITS, gq = q * segs_per_chunk;
-                const uint32_t *bits = tgt_bits + (lo >> 5);
-                uint64_t gend = gq + segs_per_chunk < g1 ? gq + segs_per_chunk : g1;
-                if (off[gend] == off[gq]) continue; /* no winners in this chunk */
-                for (e = x->start[q]; e < x->start[q + 1]; e++) {
-                    uint32_t d = x->off[e];
-                    if ((bits[d >> 5] >> (d & 31)) & 1u) {
-                        uint64_t gi = gq + (d >> GAIA_ASSEMBLY_SEG_BITS) - g0;
-                        slots[off[g0 + gi] + u[gi]++] = base + lo + d;
-                    }
-                }
-            }
-        }
-        for (g = g0; g < g1; g++) used[g] = u[g - g0];
-    }
-    GAIA__PAR_END
-}
-
-/* Sources go in batches so the per-segment slots (winners in the segment x
-   batch) stay below 4M keys; segments run in parallel, then are packed.
-   Keys come out ordered by (batch, segment, source, target) whether the
-   edges are read from the kept sources or regenerated. */
-static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
-                                              uint32_t K, const uint32_t *tgt_bits, uint64_t *keys, uint64_t cap,
-                                              uint64_t *count) {
-    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, g, total = 0, nbits = 0;
-    uint64_t *off, *used, *slots;
-    uint32_t s0, batch;
-    gaia__asm_cache *c = a->cache ? (gaia__asm_cache *)*a->cache : NULL;
-    int kept = 0; /* read the kept sources' edges */
-    if (a->is_stimulus) {
-        uint64_t w, nw = ((uint64_t)a->n_tgt + 31) >> 5;
-        for (w = 0; w < nw; w++) {
-            uint32_t v = tgt_bits[w];
-            while (v) {
-                uint64_t j = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
-                v &= v - 1;
-                if (gaia__asm_deg(c, a, (uint32_t)j) > 0) {
-                    if (total < cap) keys[total] = j;
-                    total++;
-                }
-            }
-        }
-        *count = total;
-        return GAIA_OK;
-    }
-    if (c && c->valid) {
-        uint32_t s;
-        gaia__asm_settle(c, a);
-        kept = c->K == K;
-        for (s = 0; kept && s < K; s++) kept = c->kept[s].i == src[s];
-    }
-    if (c && !kept) gaia__asm_cache_drop(ctx, c); /* weights will change behind S's back */
-    if (kept && c->last_ok && c->nlast <= cap &&
-        memcmp(c->last_bits, tgt_bits, (((size_t)a->n_tgt + 31) >> 5) * 4) == 0) {
-        /* the kept sources and the winners of the last collect: its keys */
-        if (c->nlast) memcpy(keys, c->pend_key, (size_t)c->nlast * 8);
-        total = c->nlast;
-        goto announce;
-    }
-    off = (uint64_t *)gaia__host_alloc(ctx, (size_t)(2 * nseg + 1) * sizeof(uint64_t));
-    if (!off) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "no memory for %llu segments",
-                                (unsigned long long)nseg);
-    used = off + nseg + 1;
-    for (g = 0; g < nseg; g++) {
-        uint64_t w, w0 = (g << GAIA_ASSEMBLY_SEG_BITS) >> 5, w1 = w0 + (GAIA_ASSEMBLY_SEG >> 5), cnt = 0;
-        uint64_t wend = ((uint64_t)a->n_tgt + 31) >> 5;
-        if (w1 > wend) w1 = wend;
-        for (w = w0; w < w1; w++) {
-            uint32_t v = tgt_bits[w];
-            while (v) {
-                v &= v - 1;
-                cnt++;
-            }
-        }
-        used[g] = cnt; /* winners per segment for now */
-        nbits += cnt;
-    }
-    batch = K;
-    if (nbits && (uint64_t)batch * nbits > ((uint64_t)1 << 22)) batch = (uint32_t)(((uint64_t)1 << 22) / nbits);
-    if (batch == 0) batch = 1;
-    slots = (uint64_t *)gaia__host_alloc(ctx, (size_t)(nbits * batch + 1) * sizeof(uint64_t));
-    if (!slots) {
-        gaia__host_free(ctx, off);
-        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "no memory for %llu learning slots",
-                          (unsigned long long)(nbits * batch));
-    }
-    off[0] = 0;
-    for (g = 0; g < nseg; g++) off[g + 1] = off[g] + used[g] * batch;
-    for (s0 = 0; s0 < K && nbits; s0 += batch) {
-        uint32_t s1 = K - s0 < batch ? K : s0 + batch;
-        long long gg;
-        if (kept) gaia__asm_hebb_kept(ctx, c, a, src, s0, s1, tgt_bits, off, used, slots);
-        else {
-            GAIA__PAR_FOR(nseg > 1, gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)(s1 - s0))))
-            for (gg = 0; gg < (long long)nseg; gg++) {
-                uint64_t lo = (uint64_t)gg << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, u = 0;
-                uint32_t s;
-                if (hi > a->n_tgt) hi = a->n_tgt;
-                if (off[gg + 1] != off[gg]) /* else no winners here */
-                    for (s = s0; s < s1; s++) {
-                        uint32_t i = src[s];
-                        uint64_t base = (uint64_t)i * a->n_tgt, j;
-                        GAIA__ASM_FOR_EDGES(a, i, (uint32_t)gg, lo, hi, j, {
-                            if (gaia__asm_bit(tgt_bits, j)) slots[off[gg] + u++] = base + j;
-                        });
-                    }
-                used[gg] = u;
-            }
-            GAIA__PAR_END
-        }
-        for (g = 0; g < nseg; g++) {
-            uint64_t t;
-            for (t = 0; t < used[g]; t++) {
-                if (total < cap) keys[total] = slots[off[g] + t];
-                total++;
-            }
-            used[g] = (off[g + 1] - off[g]) / batch; /* back to winners per segment */
-        }
-    }
-    gaia__host_free(ctx, slots);
-    gaia__host_free(ctx, off);
-announce:
-    /* announce the weights about to change, with their values now */
-    if (kept) c->last_ok = 0;
-    if (kept && total <= cap) {
-        uint64_t t;
-        if (c->pend_cap < total) {
-            c->bytes -= (size_t)c->pend_cap * 16;
-            gaia__host_free(ctx, c->pend_key);
-            gaia__host_free(ctx, c->pend_old);
-            c->pend_cap = total + total / 2 + 64;
-            c->pend_key = (uint64_t *)gaia__host_alloc(ctx, (size_t)c->pend_cap * 8);
-            c->pend_old = (int64_t *)gaia__host_alloc(ctx, (size_t)c->pend_cap * 8);
-            if (!c->pend_key || !c->pend_old) {
-                gaia__host_free(ctx, c->pend_key);
-                gaia__host_free(ctx, c->pend_old);
-                c->pend_key = NULL;
-                c->pend_old = NULL;
-                c->pend_cap = 0;
-                gaia__asm_cache_drop(ctx, c);
-                kept = 0;
-            }
-            c->bytes += (size_t)c->pend_cap * 16;
-        }
-        for (t = 0; kept && t < total; t++) {
-            c->pend_key[t] = keys[t];
-            c->pend_old[t] = gaia__asm_w(a, keys[t] / a->n_tgt, keys[t] % a->n_tgt);
-        }
-        if (kept) {
-            c->npend = total;
-            c->nlast = total;
-            c->last_ok = 1;
-            memcpy(c->last_bits, tgt_bits, (((size_t)a->n_tgt + 31) >> 5) * 4);
-        }
-    }
-    *count = total;
-    return GAIA_OK;
-}
-
-static gaia_status gaia__asm_cpu_map_update(gaia_ctx *ctx, uint64_t *map_keys, float *map_vals, uint64_t map_mask,
-                                            const uint64_t *keys, uint64_t count, float factor, float wmax,
-                                            uint64_t *inserted) {
-    (void)ctx;
-    *inserted = gaia_cpu_assembly_map_update(map_keys, map_vals, map_mask, keys, count, factor, wmax);
-    return GAIA_OK;
-}
-
-static gaia_status gaia__asm_cpu_map_clear(gaia_ctx *ctx, uint64_t *map_keys, uint64_t cap) {
-    uint64_t t;
-    (void)ctx;
-    for (t = 0; t < cap; t++) map_keys[t] = GAIA_ASSEMBLY_EMPTY;
-    return GAIA_OK;
-}
-
-static gaia_status gaia__asm_cpu_map_rehash(gaia_ctx *ctx, const uint64_t *old_keys, const float *old_vals,
-                                            uint64_t old_cap, uint64_t *new_keys, float *new_vals,
-                                            uint64_t new_mask) {
-    uint64_t t;
-    (void)ctx;
-    for (t = 0; t < old_cap; t++) {
-        uint64_t key = old_keys[t], h;
-        if (key == GAIA_ASSEMBLY_EMPTY) continue;
-        h = gaia__asm_mix64(key) & new_mask;
-        while (new_keys[h] != GAIA_ASSEMBLY_EMPTY) h = (h + 1) & new_mask;
-        new_keys[h] = key;
-        new_vals[h] = old_vals[t];
-    }
-    return GAIA_OK;
-}
-
-static gaia_status gaia__asm_cpu_bits_set(gaia_ctx *ctx, uint32_t *bits, const uint32_t *idx, uint32_t count,
-                                          int value) {
-    uint32_t t;
-    (void)ctx;
-    for (t = 0; t < count; t++) {
-        if (value) bits[idx[t] >> 5] |= 1u << (idx[t] & 31);
-        else bits[idx[t] >> 5] &= ~(1u << (idx[t] & 31));
-    }
-    return GAIA_OK;
-}
-
-static gaia_status gaia__asm_cpu_edges(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out,
-                                       uint64_t cap, uint64_t *count) {
-    (void)ctx;
-    *count = gaia_cpu_assembly_edges(a, i, out, cap);
-    return GAIA_OK;
-}
-
-static gaia_status gaia__asm_cpu_clear(gaia_ctx *ctx, void *ptr, size_t bytes) {
-    (void)ctx;
-    memset(ptr, 0, bytes);
-    return GAIA_OK;
-}
-
-static const struct gaia_assembly_ops gaia__cpu_assembly_ops = {
-    gaia__asm_cpu_accumulate, gaia__asm_cpu_topk_scratch, gaia__asm_cpu_topk,    gaia__asm_cpu_hebb_collect,
-    gaia__asm_cpu_map_update, gaia__asm_cpu_map_clear,    gaia__asm_cpu_map_rehash, gaia__asm_cpu_bits_set,
-    gaia__asm_cpu_edges,      gaia__asm_cpu_clear,      gaia__asm_cpu_cache_free, gaia__asm_cpu_cache_bytes,
-};
-#define GAIA__CPU_ASSEMBLY_OPS (&gaia__cpu_assembly_ops)
-/* hrr module: CPU primitives (fragment of gaia_cpu.h's implementation section).
-   Circular convolution through gaia_cpu_rfft_*: a bind of one row is two
-   forward transforms, one binwise product (1/D folded in) and one inverse,
-   all inside one thread's cache-sized scratch, so a batch is a parallel loop
-   over rows with no intermediate [B, D] spectra in memory. */
-
-/* ctx->hrr_state: one cache per backend, each owned by that backend's ops
-   (released through ops->release). Defined here because this fragment is
-   compiled before the CUDA one and the module code. */
-struct gaia__hrr_state {
-    void *cache[GAIA_DEVICE_COUNT];
-};
-
-static void **gaia__hrr_slot(gaia_ctx *ctx, gaia_device d) {
-    struct gaia__hrr_state *s = (struct gaia__hrr_state *)ctx->hrr_state;
-    if (!s) {
-        s = (struct gaia__hrr_state *)gaia__host_alloc(ctx, sizeof *s);
-        if (!s) return NULL;
-        memset(s, 0, sizeof *s);
-        ctx->hrr_state = s;
-    }
-    return &s->cache[d];
-}
-
-/* --- the binwise kernels (shared by the fused CPU paths and the table) --- */
-GAIA_API void gaia_cpu_hrr_spec_mul(size_t B, size_t nb, const float *a, size_t a_rs, const float *b, size_t b_rs,
-                                    int conj_b, float scale, float *out) {
-    size_t r, k;
-    for (r = 0; r < B; r++) {
-        const float *x = a + r * a_rs, *y = b + r * b_rs;
-        float *o = out + r * 2 * nb;
-        /* Two loops so that each vectorises without a branch on conj_b. */
-        if (conj_b) {
-            for (k = 0; k < nb; k++) {
-                float xr = x[2 * k], xi = x[2 * k + 1], yr = y[2 * k], yi = y[2 * k + 1];
-                o[2 * k] = scale * (xr * yr + xi * yi);
-                o[2 * k + 1] = scale * (xi * yr - xr * yi);
-            }
-        } else {
-            for (k = 0; k < nb; k++) {
-                float xr = x[2 * k], xi = x[2 * k + 1], yr = y[2 * k], yi = y[2 * k + 1];
-                o[2 * k] = scale * (xr * yr - xi * yi);
-                o[2 * k + 1] = scale * (xr * yi + xi * yr);
-            }
-        }
-    }
-}
-
-GAIA_API void gaia_cpu_hrr_spec_map(size_t B, size_t nb, gaia_hrr_spec_op op, float p, float scale, const float *in,
-                                    float *out) {
-    size_t i, n = B * nb;
-    for (i = 0; i < n; i++) {
-        /* double: powers and phases of bins far from magnitude 1 stay accurate */
-        double re = in[2 * i], im = in[2 * i + 1], m2 = re * re + im * im, orr, oi;
-        switch (op) {
-        case GAIA_HRR_SPEC_INVERSE: {
-            double g = (double)p * (double)p, d = m2 > g ? m2 : g;
-            if (d > 0) {
-                orr = re / d;
-                oi = -im / d;
-            } else {
-                orr = oi = 0.0;
-            }
-            break;
-        }
-        case GAIA_HRR_SPEC_UNITARY: {
-            double m = sqrt(m2);
-            if (m > 0) {
-                orr = re / m;
-                oi = im / m;
-            } else if (m == 0) {
-                orr = 1.0;
-                oi = 0.0;
-            } else {
-                orr = oi = m; /* NaN stays NaN */
-            }
-            break;
-        }
-        case GAIA_HRR_SPEC_POWER:
-        default: {
-            double m = sqrt(m2), mp, th;
-            if (m == 0) {
-                orr = p == 0.0f ? 1.0 : 0.0;
-                oi = 0.0;
-                break;
-            }
-            mp = pow(m, (double)p);
-            th = atan2(im, re) * (double)p;
-            orr = mp * cos(th);
-            oi = mp * sin(th);
-            break;
-        }
-        }
-        out[2 * i] = (float)(scale * orr);
-        out[2 * i + 1] = (float)(scale * oi);
-    }
-}
-
-GAIA_API void gaia_cpu_hrr_cyclic(size_t B, size_t D, const float *x, size_t shift, int reverse, float *out) {
-    size_t r, i;
-    for (r = 0; r < B; r++) {
-        const float *xr = x + r * D;
-        float *o = out + r * D;
-        if (!reverse) {
-            /* out[i] = x[i - shift]: two contiguous pieces */
-            memcpy(o + shift, xr, (D - shift) * sizeof(float));
-            memcpy(o, xr + (D - shift), shift * sizeof(float));
-        } else {
-            for (i = 0; i < D; i++) o[i] = xr[(2 * D - i - shift) % D];
-        }
-    }
-}
-
-static double gaia__hrr_sumsq(const float *x, size_t D) {
-    /* four partial sums: vectorisable, still double */
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    size_t i = 0, n4 = D - D % 4; /* (i + 4 <= D made GCC 12 warn falsely once D was a constant) */
-    for (; i < n4; i += 4) {
-        s0 += (double)x[i] * x[i];
-        s1 += (double)x[i + 1] * x[i + 1];
-        s2 += (double)x[i + 2] * x[i + 2];
-        s3 += (double)x[i + 3] * x[i + 3];
-    }
-    for (; i < D; i++) s0 += (double)x[i] * x[i];
-    return (s0 + s1) + (s2 + s3);
-}
-
-GAIA_API void gaia_cpu_hrr_row_norms(size_t B, size_t D, const float *x, float *norms) {
-    size_t r;
-    for (r = 0; r < B; r++) norms[r] = (float)sqrt(gaia__hrr_sumsq(x + r * D, D));
-}
-
-static void gaia__hrr_normalize_row(const float *x, float *o, size_t D) {
-    double n = sqrt(gaia__hrr_sumsq(x, D));
-    float s = n > 0 ? (float)(1.0 / n) : (n == 0 ? 0.0f : (float)n);
-    size_t i;
-    for (i = 0; i < D; i++) o[i] = x[i] * s;
-}
-
-GAIA_API void gaia_cpu_hrr_normalize(size_t B, size_t D, const float *x, float *out) {
-    size_t r;
-    for (r = 0; r < B; r++) gaia__hrr_normalize_row(x + r * D, out + r * D, D);
-}
-
-GAIA_API void gaia_cpu_hrr_cosine_scale(size_t B, size_t M, float *sim, const float *na, const float *nb) {
-    size_t i, j;
-    for (i = 0; i < B; i++) {
-        float *s = sim + i * M;
-        for (j = 0; j < M; j++) {
-            float d = na[i] * nb[j];
-            s[j] = d == 0.0f ? 0.0f : s[j] / d;
-        }
-    }
-}
-
-GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, float *best) {
-    size_t i, j;
-    if (M == 0) { /* no columns: no best one */
-        for (i = 0; i < B; i++) best[i] = -1.0f;
-        return;
-    }
-    for (i = 0; i < B; i++) {
-        const float *s = sim + i * M;
-        float v = s[0];
-        size_t at = 0;
-        int nan = v != v;
-        for (j = 1; j < M && !nan; j++) {
-            if (s[j] != s[j]) nan = 1;
-            else if (s[j] > v) {
-                v = s[j];
-                at = j;
-            }
-        }
-        best[2 * i] = nan ? -1.0f : (float)at;
-        best[2 * i + 1] = nan ? (float)NAN : v;
-    }
-}
-
-/* --- cleanup: similarity and argmax in one pass over the codebook ---
-   Cleanup is a matrix-vector product (a few matrix-vector products for a
-   small batch) followed by an argmax, so its cost is reading the codebook
-   once. Composing it from a GEMM, a norms pass, a scaling pass over a
-   [B, M] matrix and an argmax pass (what the generic path does) reads the
-   codebook and the similarities several times and, at B = 1, drives a GEMM
-   built for large shapes. Here each block of book rows is dotted with every
-   query of a block (the row's sum of squares rides along in the same sweep
-   when its norm is not given: a tensor's rows can change between calls, so
-   only a codebook object keeps norms), turned into cosines and folded into a
-   running best per query. Threads take contiguous row ranges, the same
-   ranges every call, so a codebook that fits in the cores' caches stays
-   there between calls. */
-#define GAIA__HRR_CL_QCHUNK 32 /* queries per pass over the book (bounds the per-part bests) */
-#define GAIA__HRR_CL_PARTS 32  /* at most this many row ranges */
-/* Multiply-adds a thread must get before a second one is worth waking. */
-#define GAIA__HRR_CL_GRAIN 131072.0
-
-/* dot[r] = w_r . q for two rows and, when ss, ss[r] = w_r . w_r. Two rows
-   with four accumulators each: measured faster than eight rows at once
-   (36 against 44 us for 1000 x 1024), whose eight streams 4 KiB apart
-   contend for the same cache sets. */
-GAIA__LAYER_CONTRACT
-static void gaia__hrr_dots_q1(const float *w0, const float *w1, const float *q, size_t D, float dot[2], float *ss) {
-    size_t j = 0;
-#ifdef GAIA__LAYER_VECEXT
-    const size_t L = GAIA__LAYER_LANES;
-    gaia__lv a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
-    if (ss) {
-        gaia__lv s0 = {0}, s1 = {0}, t0 = {0}, t1 = {0};
-        for (; j + 2 * L <= D; j += 2 * L) {
-            gaia__lv x0 = gaia__lv_load(q + j), x1 = gaia__lv_load(q + j + L);
-            gaia__lv u0 = gaia__lv_load(w0 + j), u1 = gaia__lv_load(w0 + j + L);
-            gaia__lv v0 = gaia__lv_load(w1 + j), v1 = gaia__lv_load(w1 + j + L);
-            a0 += u0 * x0, a1 += u1 * x1, s0 += u0 * u0, s1 += u1 * u1;
-            b0 += v0 * x0, b1 += v1 * x1, t0 += v0 * v0, t1 += v1 * v1;
-        }
-        for (; j + L <= D; j += L) {
-            gaia__lv x0 = gaia__lv_load(q + j), u0 = gaia__lv_load(w0 + j), v0 = gaia__lv_load(w1 + j);
-            a0 += u0 * x0, s0 += u0 * u0, b0 += v0 * x0, t0 += v0 * v0;
-        }
-        ss[0] = gaia__lv_sum(s0 + s1);
-        ss[1] = gaia__lv_sum(t0 + t1);
-    } else {
-        for (; j + 4 * L <= D; j += 4 * L) {
-            gaia__lv x0 = gaia__lv_load(q + j), x1 = gaia__lv_load(q + j + L), x2 = gaia__lv_load(q + j + 2 * L),
-                     x3 = gaia__lv_load(q + j + 3 * L);
-            a0 += gaia__lv_load(w0 + j) * x0, b0 += gaia__lv_load(w1 + j) * x0;
-            a1 += gaia__lv_load(w0 + j + L) * x1, b1 += gaia__lv_load(w1 + j + L) * x1;
-            a2 += gaia__lv_load(w0 + j + 2 * L) * x2, b2 += gaia__lv_load(w1 + j + 2 * L) * x2;
-            a3 += gaia__lv_load(w0 + j + 3 * L) * x3, b3 += gaia__lv_load(w1 + j + 3 * L) * x3;
-        }
-        for (; j + L <= D; j += L) {
-            gaia__lv x0 = gaia__lv_load(q + j);
-            a0 += gaia__lv_load(w0 + j) * x0, b0 += gaia__lv_load(w1 + j) * x0;
-        }
-    }
-    dot[0] = gaia__lv_sum((a0 + a1) + (a2 + a3));
-    dot[1] = gaia__lv_sum((b0 + b1) + (b2 + b3));
-#else
-    {
-        float acc[2][GAIA__LAYER_LANES], sq[2][GAIA__LAYER_LANES];
-        size_t k;
-        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[0][k] = acc[1][k] = sq[0][k] = sq[1][k] = 0.0f;
-        for (; j + GAIA__LAYER_LANES <= D; j += GAIA__LAYER_LANES)
-            for (k = 0; k < GAIA__LAYER_LANES; k++) {
-                float u = w0[j + k], v = w1[j + k];
-                acc[0][k] += u * q[j + k];
-                acc[1][k] += v * q[j + k];
-                sq[0][k] += u * u;
-                sq[1][k] += v * v;
-            }
-        dot[0] = gaia__layer_hsum(acc[0]);
-        dot[1] = gaia__layer_hsum(acc[1]);
-        if (ss) ss[0] = gaia__layer_hsum(sq[0]), ss[1] = gaia__layer_hsum(sq[1]);
-    }
-#endif
-    for (; j < D; j++) {
-        dot[0] += w0[j] * q[j];
-        dot[1] += w1[j] * q[j];
-        if (ss) ss[0] += w0[j] * w0[j], ss[1] += w1[j] * w1[j];
-    }
-}
-
-/* dot[4 qi + r] = w_r . q_qi for 4 rows and 4 queries: each row vector is
-   loaded once for four queries and each query vector once for four rows;
-   ss as above. */
-GAIA__LAYER_CONTRACT
-static void gaia__hrr_dots_q4(const float *const w[4], const float *const q[4], size_t D, float dot[16],
-                              float *ss) {
-    size_t j = 0;
-    int r, i;
-#ifdef GAIA__LAYER_VECEXT
-    gaia__lv c[4][4], s[4];
-    memset(c, 0, sizeof c);
-    memset(s, 0, sizeof s);
-    for (; j + GAIA__LAYER_LANES <= D; j += GAIA__LAYER_LANES) {
-        gaia__lv x0 = gaia__lv_load(q[0] + j), x1 = gaia__lv_load(q[1] + j), x2 = gaia__lv_load(q[2] + j),
-                 x3 = gaia__lv_load(q[3] + j);
-        for (r = 0; r < 4; r++) {
-            gaia__lv v = gaia__lv_load(w[r] + j);
-            c[0][r] += v * x0;
-            c[1][r] += v * x1;
-            c[2][r] += v * x2;
-            c[3][r] += v * x3;
-            if (ss) s[r] += v * v;
-        }
-    }
-    for (i = 0; i < 4; i++)
-        for (r = 0; r < 4; r++) dot[4 * i + r] = gaia__lv_sum(c[i][r]);
-    if (ss)
-        for (r = 0; r < 4; r++) ss[r] = gaia__lv_sum(s[r]);
-#else
-    {
-        float acc[16][GAIA__LAYER_LANES], sq[4][GAIA__LAYER_LANES];
-        size_t k;
-        for (i = 0; i < 16; i++)
-            for (k = 0; k < GAIA__LAYER_LANES; k++) acc[i][k] = 0.0f;
-        for (r = 0; r < 4; r++)
-            for (k = 0; k < GAIA__LAYER_LANES; k++) sq[r][k] = 0.0f;
-        for (; j + GAIA__LAYER_LANES <= D; j += GAIA__LAYER_LANES)
-            for (r = 0; r < 4; r++)
-                for (k = 0; k < GAIA__LAYER_LANES; k++) {
-                    float v = w[r][j + k];
-                    acc[r][k] += v * q[0][j + k];
-                    acc[4 + r][k] += v * q[1][j + k];
-                    acc[8 + r][k] += v * q[2][j + k];
-                    acc[12 + r][k] += v * q[3][j + k];
-                    sq[r][k] += v * v;
-                }
-        for (i = 0; i < 16; i++) dot[i] = gaia__layer_hsum(acc[i]);
-        if (ss)
-            for (r = 0; r < 4; r++) ss[r] = gaia__layer_hsum(sq[r]);
-    }
-#endif
-    for (; j < D; j++)
-        for (r = 0; r < 4; r++) {
-            for (i = 0; i < 4; i++) dot[4 * i + r] += w[r][j] * q[i][j];
-            if (ss) ss[r] += w[r][j] * w[r][j];
-        }
-}
-
-/* One query's best so far: the highest similarity, the lowest row among
-   equals (whatever order the rows come in), and a NaN poisons the query
-   (as argmax_rows). */
-typedef struct gaia__hrr_best {
-    float v;
-    long at; /* -1: none yet */
-    int nan;
-} gaia__hrr_best;
-
-static void gaia__hrr_best_put(gaia__hrr_best *b, float s, long row) {
-    if (s != s) b->nan = 1;
-    else if (b->at < 0 || s > b->v || (s == b->v && row < b->at)) b->v = s, b->at = row;
-}
-
-/* Rows [r0, r1) against queries q[0..nq) (nq <= GAIA__HRR_CL_QCHUNK), in
-   blocks of rows taken in increasing order, or decreasing when backward. */
-static void gaia__hrr_cleanup_part(size_t D, const float *q, size_t nq, const float *qn, const float *book,
-                                   const float *bnorm, size_t r0, size_t r1, int backward, gaia__hrr_best *best) {
-    /* One query: dot products of 32 rows, then their cosines, so the sweep
-       over the book is not interleaved with per-row bookkeeping. More: 4
-       rows stay in L1 while every block of 4 queries passes. */
-    size_t blk = nq == 1 ? 32 : 4, nblk = (r1 - r0 + blk - 1) / blk, bi, i, t;
-    for (i = 0; i < nq; i++) best[i].at = -1, best[i].nan = 0, best[i].v = 0.0f;
-    for (bi = 0; bi < nblk; bi++) {
-        size_t r = r0 + (backward ? nblk - 1 - bi : bi) * blk, nr = r1 - r < blk ? r1 - r : blk;
-        if (nq == 1) {
-            float dot[32], ss[32];
-            for (t = 0; t < nr; t += 2) {
-                /* a lone last row is paired with itself; the copy is not used */
-                size_t t2 = t + 1 < nr ? t + 1 : t;
-                gaia__hrr_dots_q1(book + (r + t) * D, book + (r + t2) * D, q, D, dot + t, bnorm ? NULL : ss + t);
-            }
-            for (t = 0; t < nr; t++) {
-                float bn = bnorm ? bnorm[r + t] : (float)sqrt((double)ss[t]), d = qn[0] * bn;
-                gaia__hrr_best_put(&best[0], d == 0.0f ? 0.0f : dot[t] / d, (long)(r + t));
-            }
-        } else {
-            const float *w[4];
-            float bn[4], ss[4];
-            size_t q0;
-            for (t = 0; t < 4; t++) w[t] = book + (r + (t < nr ? t : 0)) * D;
-            for (q0 = 0; q0 < nq; q0 += 4) {
-                const float *qq[4];
-                float dot[16];
-                size_t nqb = nq - q0 < 4 ? nq - q0 : 4;
-                for (i = 0; i < 4; i++) qq[i] = q + (q0 + (i < nqb ? i : 0)) * D;
-                gaia__hrr_dots_q4(w, qq, D, dot, (!bnorm && q0 == 0) ? ss : NULL);
-                if (q0 == 0)
-                    for (t = 0; t < nr; t++) bn[t] = bnorm ? bnorm[r + t] : (float)sqrt((double)ss[t]);
-                for (i = 0; i < nqb; i++)
-                    for (t = 0; t < nr; t++) {
-                        float d = qn[q0 + i] * bn[t];
-                        gaia__hrr_best_put(&best[q0 + i], d == 0.0f ? 0.0f : dot[4 * i + t] / d, (long)(r + t));
-                    }
-            }
-        }
-    }
-}
-
-GAIA_API void gaia_cpu_hrr_cleanup(size_t B, size_t M, size_t D, const float *q, const float *book,
-                                   const float *bnorm, float *best, int nthreads, unsigned pass) {
-    gaia__hrr_best part[GAIA__HRR_CL_PARTS][GAIA__HRR_CL_QCHUNK];
-    float qn[GAIA__HRR_CL_QCHUNK];
-    size_t b0, i;
-    (void)nthreads;
-    if (M == 0) { /* no rows: no best one */
-        for (i = 0; i < B; i++) best[2 * i] = -1.0f, best[2 * i + 1] = (float)NAN;
-        return;
-    }
-    for (b0 = 0; b0 < B; b0 += GAIA__HRR_CL_QCHUNK) {
-        size_t nq = B - b0 < GAIA__HRR_CL_QCHUNK ? B - b0 : GAIA__HRR_CL_QCHUNK, blocks = (M + 7) / 8;
-        const float *qc = q + b0 * D;
-        long long p, nparts = gaia__team(nthreads, (double)nq * (double)M * (double)D, GAIA__HRR_CL_GRAIN);
-        int k;
-        if (nparts > GAIA__HRR_CL_PARTS) nparts = GAIA__HRR_CL_PARTS;
-        if ((size_t)nparts > blocks) nparts = (long long)blocks;
-        gaia_cpu_hrr_row_norms(nq, D, qc, qn);
-        GAIA__PAR_FOR(nparts > 1, (int)nparts)
-        for (p = 0; p < nparts; p++) {
-            /* Row ranges on multiples of 8, so only the last has a short block. */
-            size_t r0 = (size_t)p * blocks / (size_t)nparts * 8, r1 = (size_t)(p + 1) * blocks / (size_t)nparts * 8;
-            if (r1 > M) r1 = M;
-            gaia__hrr_cleanup_part(D, qc, nq, qn, book, bnorm, r0, r1, (int)((pass + b0 / GAIA__HRR_CL_QCHUNK) & 1u),
-                                   part[p]);
-        }
-        GAIA__PAR_END
-        for (i = 0; i < nq; i++) {
-            gaia__hrr_best all = part[0][i];
-            for (k = 1; k < (int)nparts; k++) {
-                const gaia__hrr_best *o = &part[k][i];
-                all.nan |= o->nan;
-                if (o->at >= 0) gaia__hrr_best_put(&all, o->v, o->at);
-            }
-            best[2 * (b0 + i)] = all.nan ? -1.0f : (float)all.at;
-            best[2 * (b0 + i) + 1] = all.nan ? (float)NAN : all.v;
-        }
-    }
-}
-
-/* --- plans and scratch, cached per D in the context --- */
-#define GAIA__HRR_CPU_PLANS 8
-#define GAIA__HRR_ROUND16(n) (((n) + 15) & ~(size_t)15)
-
-struct gaia__hrr_cpu_cache {
-    struct {
-        size_t D;
-        gaia_cpu_rfft_plan *plan;
-        uint64_t used;
-    } plans[GAIA__HRR_CPU_PLANS];
-    uint64_t tick;
-    void *raw;       /* scratch as allocated */
-    float *work;     /* 64-byte aligned view of it */
-    size_t floats;   /* capacity of work */
-};
-
-static void gaia__hrr_cpu_release(gaia_ctx *ctx, void *cache) {
-    struct gaia__hrr_cpu_cache *c = (struct gaia__hrr_cpu_cache *)cache;
-    int i;
-    if (!c) return;
-    for (i = 0; i < GAIA__HRR_CPU_PLANS; i++)
-        if (c->plans[i].plan) gaia_cpu_rfft_plan_destroy(c->plans[i].plan, &ctx->allocator);
-    gaia__host_free(ctx, c->raw);
-    gaia__host_free(ctx, c);
-}
-
-/* Scratch for one call: `shared` spectra (2 of them, for a row repeated over
-   the batch), then per thread the FFT work and three spectra. */
-typedef struct gaia__hrr_cpu_job {
-    const gaia_cpu_rfft_plan *plan;
-    size_t D, nb, S, per_thread;
-    float *shared, *threads;
-    int nthreads;
-} gaia__hrr_cpu_job;
-
-static gaia_status gaia__hrr_cpu_job_init(gaia_ctx *ctx, const char *fn, size_t D, size_t B, gaia__hrr_cpu_job *job) {
-    void **slot = gaia__hrr_slot(ctx, GAIA_DEVICE_CPU);
-    struct gaia__hrr_cpu_cache *c;
-    int i, at = -1, old = 0;
-    size_t need;
-    if (!slot) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the hrr state");
-    c = (struct gaia__hrr_cpu_cache *)*slot;
-    if (!c) {
-        c = (struct gaia__hrr_cpu_cache *)gaia__host_alloc(ctx, sizeof *c);
-        if (!c) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the FFT plan cache");
-        memset(c, 0, sizeof *c);
-        *slot = c;
-    }
-    for (i = 0; i < GAIA__HRR_CPU_PLANS; i++) {
-        if (c->plans[i].plan && c->plans[i].D == D) {
-            at = i;
-            break;
-        }
-        if (!c->plans[i].plan || (c->plans[old].plan && c->plans[i].used < c->plans[old].used)) old = i;
-    }
-    if (at < 0) { /* least recently used (or empty) slot */
-        gaia_cpu_rfft_plan *p = gaia_cpu_rfft_plan_create(D, &ctx->allocator);
-        if (!p) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot create an FFT plan for D = %zu", D);
-        if (c->plans[old].plan) gaia_cpu_rfft_plan_destroy(c->plans[old].plan, &ctx->allocator);
-        c->plans[old].plan = p;
-        c->plans[old].D = D;
-        at = old;
-    }
-    c->plans[at].used = ++c->tick;
-    job->plan = c->plans[at].plan;
-    job->D = D;
-    job->nb = D / 2 + 1;
-    job->S = GAIA__HRR_ROUND16(2 * job->nb);
-    job->per_thread = GAIA__HRR_ROUND16(gaia_cpu_rfft_work_floats(job->plan)) + 3 * job->S;
-    job->nthreads = ctx->cpu_threads > 0 ? ctx->cpu_threads : 1;
-    if ((size_t)job->nthreads > B) job->nthreads = (int)B;
-    need = 2 * job->S + (size_t)job->nthreads * job->per_thread;
-    if (c->floats < need) {
-        void *raw = gaia__host_alloc(ctx, need * sizeof(float) + 64);
-        if (!raw) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes of FFT scratch",
-                                    need * sizeof(float));
-        gaia__host_free(ctx, c->raw);
-        c->raw = raw;
-        c->work = (float *)((unsigned char *)raw + (64 - (size_t)((uintptr_t)raw % 64)) % 64);
-        c->floats = need;
-    }
-    job->shared = c->work;
-    job->threads = c->work + 2 * job->S;
-    return GAIA_OK;
-}
-
-static int gaia__hrr_thread(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
-/* Below this many floats a batch runs on one thread. */
-#define GAIA__HRR_PAR_MIN 16384
-#define GAIA__HRR_PAR(B, D) ((B) > 1 && (B) * (D) >= GAIA__HRR_PAR_MIN)
-
-static gaia_status gaia__hrr_cpu_forward(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *spec) {
-    gaia__hrr_cpu_job j;
-    long long r;
-    gaia_status st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_forward", D, B, &j);
-    if (st != GAIA_OK) return st;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
-    for (r = 0; r < (long long)B; r++) {
-        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
-        gaia_cpu_rfft_forward(j.plan, x + (size_t)r * D, spec + (size_t)r * 2 * j.nb, w);
-    }
-    GAIA__PAR_END
-    return GAIA_OK;
-}
-
-static gaia_status gaia__hrr_cpu_inverse(gaia_ctx *ctx, size_t B, size_t D, const float *spec, int keep_spec,
-                                         float *x) {
-    gaia__hrr_cpu_job j;
-    long long r;
-    (void)keep_spec; /* gaia_cpu_rfft_inverse never writes its input */
-    gaia_status st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_inverse", D, B, &j);
-    if (st != GAIA_OK) return st;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
-    for (r = 0; r < (long long)B; r++) {
-        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
-        gaia_cpu_rfft_inverse(j.plan, spec + (size_t)r * 2 * j.nb, x + (size_t)r * D, w);
-    }
-    GAIA__PAR_END
-    return GAIA_OK;
-}
-
-static gaia_status gaia__hrr_cpu_spec_mul(gaia_ctx *ctx, size_t B, size_t nb, const float *a, size_t a_rs,
-                                          const float *b, size_t b_rs, int conj_b, float scale, float *out) {
-    long long r;
-    (void)ctx;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, nb), ctx->cpu_threads)
-    for (r = 0; r < (long long)B; r++)
-        gaia_cpu_hrr_spec_mul(1, nb, a + (size_t)r * a_rs, 0, b + (size_t)r * b_rs, 0, conj_b, scale,
-                              out + (size_t)r * 2 * nb);
-    GAIA__PAR_END
-    return GAIA_OK;
-}
-
-static gaia_status gaia__hrr_cpu_spec_map(gaia_ctx *ctx, size_t B, size_t nb, gaia_hrr_spec_op op, float p,
-                                          float scale, const float *in, float *out) {
-    long long r;
-    (void)ctx;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, nb), ctx->cpu_threads)
-    for (r = 0; r < (long long)B; r++)
-        gaia_cpu_hrr_spec_map(1, nb, op, p, scale, in + (size_t)r * 2 * nb, out + (size_t)r * 2 * nb);
-    GAIA__PAR_END
-    return GAIA_OK;
-}
-
-/* The fused row loop of bind and bind_spec: b is either signal rows
-   (b_is_spec = 0) or spectra. */
-/* One row of bind / bind_spec (see below), with thread scratch w. */
-static void gaia__hrr_cpu_bind_row(const gaia__hrr_cpu_job *j, size_t r, size_t B, size_t D, const float *a,
-                                   size_t a_rs, const float *b, size_t b_rs, int b_is_spec, int conj_b, int normalize,
-                                   float *out, float *w) {
-    float *sa = w + (j->per_thread - 3 * j->S), *sb = sa + j->S, *sp = sb + j->S;
-    const float *pa, *pb;
-    float *o = out + r * D;
-    if (a_rs == 0 && B > 1) pa = j->shared;
-    else {
-        gaia_cpu_rfft_forward(j->plan, a + r * a_rs, sa, w);
-        pa = sa;
-    }
-    if (b_is_spec) pb = b + r * b_rs;
-    else if (b_rs == 0 && B > 1) pb = j->shared + j->S;
-    else {
-        gaia_cpu_rfft_forward(j->plan, b + r * b_rs, sb, w);
-        pb = sb;
-    }
-    gaia_cpu_hrr_spec_mul(1, j->nb, pa, 0, pb, 0, conj_b, 1.0f / (float)D, sp);
-    gaia_cpu_rfft_inverse(j->plan, sp, o, w);
-    if (normalize) gaia__hrr_normalize_row(o, o, D);
-}
-
-static gaia_status gaia__hrr_cpu_bind_rows(gaia_ctx *ctx, const char *fn, size_t B, size_t D, const float *a,
-                                           size_t a_rs, const float *b, size_t b_rs, int b_is_spec, int conj_b,
-                                           int normalize, float *out) {
-    gaia__hrr_cpu_job j;
-    long long r;
-    gaia_status st = gaia__hrr_cpu_job_init(ctx, fn, D, B, &j);
-    if (st != GAIA_OK) return st;
-    /* A row repeated over the batch is transformed once, by this thread. */
-    if (a_rs == 0 && B > 1) gaia_cpu_rfft_forward(j.plan, a, j.shared, j.threads);
-    if (b_rs == 0 && B > 1 && !b_is_spec) gaia_cpu_rfft_forward(j.plan, b, j.shared + j.S, j.threads);
-    if (!GAIA__HRR_PAR(B, D)) { /* a one-thread region still costs ~0.25 us in libgomp: a quarter of a bind */
-        for (r = 0; r < (long long)B; r++)
-            gaia__hrr_cpu_bind_row(&j, (size_t)r, B, D, a, a_rs, b, b_rs, b_is_spec, conj_b, normalize, out, j.threads);
-        return GAIA_OK;
-    }
-    GAIA__PAR_FOR(1, j.nthreads)
-    for (r = 0; r < (long long)B; r++)
-        gaia__hrr_cpu_bind_row(&j, (size_t)r, B, D, a, a_rs, b, b_rs, b_is_spec, conj_b, normalize, out,
-                               j.threads + (size_t)gaia__hrr_thread() * j.per_thread);
-    GAIA__PAR_END
-    return GAIA_OK;
-}
-
-static gaia_status gaia__hrr_cpu_bind(gaia_ctx *ctx, size_t B, size_t D, const float *a, size_t a_rs,
-                                      const float *b, size_t b_rs, int conj_b, int normalize, float *out) {
-    return gaia__hrr_cpu_bind_rows(ctx, "gaia_cpu_hrr_bind", B, D, a, a_rs, b, b_rs, 0, conj_b, normalize, out);
-}
-
-static gaia_status gaia__hrr_cpu_bind_spec(gaia_ctx *ctx, size_t B, size_t D, const float *a, size_t a_rs,
-                                           const float *spec, size_t s_rs, int conj, int normalize, float *out) {
-    return gaia__hrr_cpu_bind_rows(ctx, "gaia_cpu_hrr_bind_spec", B, D, a, a_rs, spec, s_rs, 1, conj, normalize,
-                                   out);
-}
-
-static gaia_status gaia__hrr_cpu_cyclic(gaia_ctx *ctx, size_t B, size_t D, const float *x, size_t shift,
-                                        int reverse, float *out) {
-    (void)ctx;
-    gaia_cpu_hrr_cyclic(B, D, x, shift, reverse, out);
-    return GAIA_OK;
-}
-
-static gaia_status gaia__hrr_cpu_row_norms(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *norms) {
-    long long r;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), ctx->cpu_threads)
-    for (r = 0; r < (long long)B; r++) gaia_cpu_hrr_row_norms(1, D, x + (size_t)r * D, norms + r);
-    GAIA__PAR_END
-    (void)ctx;
-    return GAIA_OK;
-}
-
-static gaia_status gaia__hrr_cpu_normalize(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *out) {
-    long long r;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), ctx->cpu_threads)
-    for (r = 0; r < (long long)B; r++) gaia__hrr_normalize_row(x + (size_t)r * D, out + (size_t)r * D, D);
-    GAIA__PAR_END
-    (void)ctx;
-    return GAIA_OK;
-}
-
-static gaia_status gaia__hrr_cpu_cosine_scale(gaia_ctx *ctx, size_t B, size_t M, float *sim, const float *na,
-                                              const float *nb) {
-    (void)ctx;
-    gaia_cpu_hrr_cosine_scale(B, M, sim, na, nb);
-    return GAIA_OK;
-}
-
-static gaia_status gaia__hrr_cpu_argmax_rows(gaia_ctx *ctx, size_t B, size_t M, const float *sim, float *best) {
-    (void)ctx;
-    gaia_cpu_hrr_argmax_rows(B, M, sim, best);
-    return GAIA_OK;
-}
-
-static gaia_status gaia__hrr_cpu_cleanup(gaia_ctx *ctx, size_t B, size_t M, size_t D, const float *q,
-                                         const float *book, const float *bnorm, float *best) {
-    gaia_cpu_hrr_cleanup(B, M, D, q, book, bnorm, best, ctx->cpu_threads, ctx->hrr_cleanup_pass++);
-    return GAIA_OK;
-}
-
-static const struct gaia_hrr_ops gaia__cpu_hrr_ops = {
-    gaia__hrr_cpu_forward,
-    gaia__hrr_cpu_inverse,
-    gaia__hrr_cpu_spec_mul,
-    gaia__hrr_cpu_spec_map,
-    gaia__hrr_cpu_bind,
-    gaia__hrr_cpu_bind_spec,
-    gaia__hrr_cpu_cyclic,
-    gaia__hrr_cpu_row_norms,
-    gaia__hrr_cpu_normalize,
-    gaia__hrr_cpu_cosine_scale,
-    gaia__hrr_cpu_argmax_rows,
-    gaia__hrr_cpu_cleanup,
-    gaia__hrr_cpu_release,
-};
-#define GAIA__CPU_HRR_OPS (&gaia__cpu_hrr_ops)
-
-/* ---------------------------------------------------------------------
-   vsa module: CPU primitives (fragment of gaia_cpu.h's implementation
-   section): the CPU twins of gaia.h's struct gaia_vsa_ops, each doing the
-   arithmetic of its CUDA twin in gaia_kernels.cu in the same order.
-   --------------------------------------------------------------------- */
-#if defined(__GNUC__) || defined(__clang__)
-#define GAIA__POPCOUNT64(x) ((uint64_t)__builtin_popcountll(x))
-#else
-static uint64_t gaia__popcount64_swar(uint64_t x) {
-    x = x - ((x >> 1) & 0x5555555555555555ull);
-    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
-    return (x * 0x0101010101010101ull) >> 56;
-}
-#define GAIA__POPCOUNT64(x) gaia__popcount64_swar(x)
-#endif
-
-/* The bits of the last word of a row that lie inside D. */
-static uint64_t gaia__vsa_tail_mask(size_t D) {
-    size_t r = D % 64;
-    return r ? (((uint64_t)1 << r) - 1) : ~(uint64_t)0;
-}
-
-GAIA_API uint64_t gaia_cpu_vsa_random_word(uint64_t seed, uint64_t stream, uint64_t i) {
-    uint32_t ctr[4], key[2], r[4];
-    uint64_t blk = i >> 1;
-    int lane = (int)(i & 1) * 2;
-    ctr[0] = (uint32_t)blk;
-    ctr[1] = (uint32_t)(blk >> 32);
-    ctr[2] = (uint32_t)stream;
-    ctr[3] = (uint32_t)(stream >> 32);
-    key[0] = (uint32_t)seed;
-    key[1] = (uint32_t)(seed >> 32);
-    gaia_cpu_philox4x32_10(ctr, key, r);
-    return (uint64_t)r[lane] | ((uint64_t)r[lane + 1] << 32);
-}
-
-GAIA_API void gaia_cpu_vsa_bsc_random(size_t B, size_t D, uint64_t seed, uint64_t stream, uint64_t *out,
-                                      int nthreads) {
-    size_t W = (D + 63) / 64, n = B * W, i;
-    uint64_t tail = gaia__vsa_tail_mask(D);
-    GAIA__PAR_FOR(n >= GAIA__PAR_MIN / 16, nthreads)
-    for (i = 0; i < n; i++) {
-        uint64_t v = gaia_cpu_vsa_random_word(seed, stream, (uint64_t)i);
-        out[i] = (i % W == W - 1) ? (v & tail) : v;
-    }
-    GAIA__PAR_END
-}
-
-GAIA_API void gaia_cpu_vsa_bsc_xor(size_t B, size_t W, const uint64_t *a, size_t a_rs, const uint64_t *b, size_t b_rs,
-                                   uint64_t *out) {
-    size_t r, w;
-    for (r = 0; r < B; r++) {
-        const uint64_t *ar = a + r * a_rs, *br = b + r * b_rs;
-        uint64_t *o = out + r * W;
-        for (w = 0; w < W; w++) o[w] = ar[w] ^ br[w];
-    }
-}
-
-/* One output word of the majority: the K words of column `col` (stride W). */
-static uint64_t gaia__vsa_majority_word(size_t K, size_t W, const uint64_t *col, const float *weights,
-                                        uint64_t seed, uint64_t stream, uint64_t word_index) {
-    size_t k;
-    int j;
-    if (!weights) {
-        /* a bit-sliced counter: plane p holds bit p of the 64 counts of ones */
-        uint64_t plane[64], gt = 0, eq = ~(uint64_t)0, T = (uint64_t)(K / 2);
-        int P = 0, p;
-        while (P < 64 && ((uint64_t)K >> P) != 0) P++;
-        for (p = 0; p < P; p++) plane[p] = 0;
-        for (k = 0; k < K; k++) {
-            uint64_t carry = col[k * W];
-            for (p = 0; carry && p < P; p++) {
-                uint64_t t = plane[p] & carry;
-                plane[p] ^= carry;
-                carry = t;
-            }
-        }
-        /* count > K/2 (ones win), count == K/2 (a tie, even K only) */
-        for (p = P - 1; p >= 0; p--) {
-            if ((T >> p) & 1u) {
-                eq &= plane[p];
-            } else {
-                gt |= eq & plane[p];
-                eq &= ~plane[p];
-            }
-        }
-        if (K % 2 == 0 && eq) gt |= eq & gaia_cpu_vsa_random_word(seed, stream, word_index);
-        return gt;
-    } else {
-        /* s_j = sum_k w_k (1 - 2 bit_kj): bit 1 when s < 0, a tie when 0 */
-        float s[64];
-        uint64_t res = 0, tie = 0;
-        for (j = 0; j < 64; j++) s[j] = 0.0f;
-        for (k = 0; k < K; k++) {
-            uint64_t v = col[k * W];
-            float wk = weights[k];
-            for (j = 0; j < 64; j++) s[j] = s[j] + (((v >> j) & 1u) ? -wk : wk);
-        }
-        for (j = 0; j < 64; j++) {
-            if (s[j] < 0.0f) res |= (uint64_t)1 << j;
-            else if (s[j] == 0.0f) tie |= (uint64_t)1 << j;
-        }
-        if (tie) res |= tie & gaia_cpu_vsa_random_word(seed, stream, word_index);
-        return res;
-    }
-}
-
-#ifdef GAIA__AVX512
-/* The unweighted majority of 8 neighbouring words at once (one vector a
-   row): the same bit-sliced counter and comparison as
-   gaia__vsa_majority_word, each plane a vector of 8 words. out gets the
-   words that are ones; ties (even K) are broken by the caller. */
-static void gaia__vsa_majority_8words(size_t K, size_t W, const uint64_t *col, uint64_t *gt_out, uint64_t *eq_out) {
-    __m512i plane[64], gt = _mm512_setzero_si512(), eq = _mm512_set1_epi64(-1);
-    uint64_t T = (uint64_t)(K / 2);
-    size_t k;
-    int P = 0, p;
-    while (P < 64 && ((uint64_t)K >> P) != 0) P++;
-    for (p = 0; p < P; p++) plane[p] = _mm512_setzero_si512();
-    for (k = 0; k < K; k++) {
-        __m512i carry = _mm512_loadu_si512((const void *)(col + k * W));
-        /* the carry dies within a plane or two for most rows: stop when no
-           lane carries on (one test per plane instead of the full ripple) */
-        for (p = 0; p < P; p++) {
-            __m512i t = _mm512_and_si512(plane[p], carry);
-            plane[p] = _mm512_xor_si512(plane[p], carry);
-            carry = t;
-            if (!_mm512_test_epi64_mask(carry, carry)) break;
-        }
-    }
-    for (p = P - 1; p >= 0; p--) {
-        if ((T >> p) & 1u) {
-            eq = _mm512_and_si512(eq, plane[p]);
-        } else {
-            gt = _mm512_or_si512(gt, _mm512_and_si512(eq, plane[p]));
-            eq = _mm512_andnot_si512(plane[p], eq);
-        }
-    }
-    _mm512_storeu_si512((void *)gt_out, gt);
-    _mm512_storeu_si512((void *)eq_out, eq);
-}
-#endif
-
-GAIA_API void gaia_cpu_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
-                                        uint64_t seed, uint64_t stream, uint64_t *out, int nthreads) {
-    /* work items: 8 neighbouring words of one output row (the AVX-512
-       path reads each input row's 64 bytes of them at once) */
-    size_t W = (D + 63) / 64, G = (W + 7) / 8, n = N * G, i;
-    uint64_t tail = gaia__vsa_tail_mask(D);
-    GAIA__PAR_FOR(N * W * K >= GAIA__PAR_MIN / 8, nthreads)
-    for (i = 0; i < n; i++) {
-        size_t r = i / G, w0 = (i % G) * 8, w1 = w0 + 8 < W ? w0 + 8 : W, w;
-        const uint64_t *col = x + r * K * W;
-#ifdef GAIA__AVX512
-        if (!weights && w1 - w0 == 8) {
-            uint64_t gt[8], eq[8];
-            gaia__vsa_majority_8words(K, W, col + w0, gt, eq);
-            for (w = w0; w < w1; w++) {
-                uint64_t v = gt[w - w0], e = eq[w - w0];
-                if (K % 2 == 0 && e) v |= e & gaia_cpu_vsa_random_word(seed, stream, (uint64_t)(r * W + w));
-                out[r * W + w] = w == W - 1 ? (v & tail) : v;
-            }
-            continue;
-        }
-#endif
-        for (w = w0; w < w1; w++) {
-            uint64_t v = gaia__vsa_majority_word(K, W, col + w, weights, seed, stream, (uint64_t)(r * W + w));
-            out[r * W + w] = w == W - 1 ? (v & tail) : v;
-        }
-    }
-    GAIA__PAR_END
-}
-
-/* Queries per pass over the items: their words stay in L1/L2 while every
-   item is read once per pass. */
-#define GAIA__VSA_HAMMING_QBLOCK 16
-/* How far ahead of the item being compared its successors are prefetched:
-   at least this many bytes and 4 items. One thread reading a long run
-   leaves a hardware prefetcher short of requests in flight to keep up with
-   the memory; a software prefetch ~5 KB ahead took the 1-thread sweep over
-   10^6 items of D = 10000 from ~77% to ~88% of a plain read loop's speed
-   (measured on the 2-core development machine). */
-#define GAIA__VSA_HAMMING_AHEAD 4096
-
-/* popcount(a XOR b) over W words. AVX-512 VPOPCNTDQ: 8 words a vector, two
-   independent accumulators, the last 1-7 words under a mask. */
-static uint64_t gaia__vsa_xor_popcount(const uint64_t *a, const uint64_t *b, size_t W) {
-#if defined(GAIA__AVX512) && defined(__AVX512VPOPCNTDQ__)
-    __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
-    size_t w = 0;
-    for (; w + 16 <= W; w += 16) {
-        c0 = _mm512_add_epi64(c0, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w)),
-                                                                       _mm512_loadu_si512((const void *)(b + w)))));
-        c1 = _mm512_add_epi64(c1, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w + 8)),
-                                                                       _mm512_loadu_si512((const void *)(b + w + 8)))));
-    }
-    if (w + 8 <= W) {
-        c0 = _mm512_add_epi64(c0, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w)),
-                                                                       _mm512_loadu_si512((const void *)(b + w)))));
-        w += 8;
-    }
-    if (w < W) {
-        __mmask8 m = (__mmask8)((1u << (W - w)) - 1u);
-        c1 = _mm512_add_epi64(c1, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_maskz_loadu_epi64(m, a + w),
-                                                                       _mm512_maskz_loadu_epi64(m, b + w))));
-    }
-    return (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(c0, c1));
-#else
-    uint64_t h0 = 0, h1 = 0;
-    size_t w = 0;
-    for (; w + 2 <= W; w += 2) {
-        h0 += GAIA__POPCOUNT64(a[w] ^ b[w]);
-        h1 += GAIA__POPCOUNT64(a[w + 1] ^ b[w + 1]);
-    }
-    if (w < W) h0 += GAIA__POPCOUNT64(a[w] ^ b[w]);
-    return h0 + h1;
-#endif
-}
-
-GAIA_API void gaia_cpu_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint64_t *a, const uint64_t *x,
-                                       int similarity, float *out, int nthreads) {
-    size_t W = (D + 63) / 64, q0, ahead = 4;
-    if (ahead * W * 8 < GAIA__VSA_HAMMING_AHEAD) ahead = (GAIA__VSA_HAMMING_AHEAD + W * 8 - 1) / (W * 8);
-    for (q0 = 0; q0 < B; q0 += GAIA__VSA_HAMMING_QBLOCK) {
-        size_t nq = B - q0 < GAIA__VSA_HAMMING_QBLOCK ? B - q0 : GAIA__VSA_HAMMING_QBLOCK, m;
-        GAIA__PAR_FOR(M * W * nq >= GAIA__PAR_MIN, nthreads)
-        for (m = 0; m < M; m++) {
-            const uint64_t *xm = x + m * W;
-            size_t q;
-#if defined(__GNUC__) || defined(__clang__)
-            if (m + ahead < M) { /* the cache lines of item m + ahead */
-                const char *p = (const char *)(x + (m + ahead) * W);
-                size_t c;
-                for (c = 0; c < W * 8; c += 64) __builtin_prefetch(p + c, 0, 3);
-                __builtin_prefetch(p + W * 8 - 1, 0, 3);
-            }
-#endif
-            for (q = 0; q < nq; q++) {
-                uint64_t h = gaia__vsa_xor_popcount(a + (q0 + q) * W, xm, W);
-                out[(q0 + q) * M + m] = similarity ? (float)(1.0 - 2.0 * (double)h / (double)D) : (float)h;
-            }
-        }
-        GAIA__PAR_END
-    }
-}
-
-/* 64 bits of a row from position pos on, cyclically: bit t is row bit
-   (pos + t) mod D. */
-static uint64_t gaia__vsa_bits_at(const uint64_t *row, size_t D, size_t pos) {
-    uint64_t v = 0;
-    int t;
-    if (pos + 64 <= D) {
-        size_t w = pos / 64, o = pos % 64;
-        v = row[w] >> o;
-        if (o) v |= row[w + 1] << (64 - o);
-        return v;
-    }
-    for (t = 0; t < 64; t++) {
-        size_t p = (pos + (size_t)t) % D;
-        v |= ((row[p / 64] >> (p % 64)) & 1u) << t;
-    }
-    return v;
-}
-
-GAIA_API void gaia_cpu_vsa_bsc_permute(size_t B, size_t D, const uint64_t *x, size_t shift, uint64_t *out) {
-    size_t W = (D + 63) / 64, r, w;
-    uint64_t tail = gaia__vsa_tail_mask(D);
-    for (r = 0; r < B; r++)
-        for (w = 0; w < W; w++) {
-            uint64_t v = gaia__vsa_bits_at(x + r * W, D, (w * 64 % D + D - shift) % D);
-            out[r * W + w] = w == W - 1 ? (v & tail) : v;
-        }
-}
-
-GAIA_API void gaia_cpu_vsa_bsc_to_bipolar(size_t B, size_t D, const uint64_t *x, float *out) {
-    size_t W = (D + 63) / 64, r, j;
-    for (r = 0; r < B; r++)
-        for (j = 0; j < D; j++) out[r * D + j] = ((x[r * W + j / 64] >> (j % 64)) & 1u) ? -1.0f : 1.0f;
-}
-
-GAIA_API void gaia_cpu_vsa_bipolar_to_bsc(size_t B, size_t D, const float *x, uint64_t *out) {
-    size_t W = (D + 63) / 64, r, j;
-    for (r = 0; r < B; r++) {
-        uint64_t *o = out + r * W;
-        for (j = 0; j < W; j++) o[j] = 0;
-        for (j = 0; j < D; j++)
-            if (x[r * D + j] < 0.0f) o[j / 64] |= (uint64_t)1 << (j % 64);
-    }
-}
-
-GAIA_API void gaia_cpu_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const float *a, size_t a_rs, const float *b,
-                               size_t b_rs, float *out, int nthreads) {
-    size_t r, cols = cplx ? 2 * n : n;
-    GAIA__PAR_FOR(B * cols >= GAIA__PAR_MIN, nthreads)
-    for (r = 0; r < B; r++) {
-        const float *ar = a + r * a_rs, *br = b + r * b_rs;
-        float *o = out + r * cols;
-        size_t i;
-        if (!cplx) {
-            for (i = 0; i < n; i++) o[i] = ar[i] * br[i];
-        } else {
-            /* Real parts, then imaginary parts, of 64 elements at a time
-               (all read before any is written: out may be a or b): in one
-               loop GCC 12's vectorizer turns the interleaved complex
-               product into FMADDSUB even under -ffp-contract=off, and the
-               fused result is not the CUDA twin's, which rounds every
-               product. */
-            float re[64], im[64];
-            size_t i0, m;
-            for (i0 = 0; i0 < n; i0 += 64) {
-                m = n - i0 < 64 ? n - i0 : 64;
-                for (i = 0; i < m; i++) {
-                    size_t e = 2 * (i0 + i);
-                    float yi = conj_b ? -br[e + 1] : br[e + 1], pr = ar[e] * br[e], pi = ar[e + 1] * yi;
-                    re[i] = pr - pi;
-                }
-                for (i = 0; i < m; i++) {
-                    size_t e = 2 * (i0 + i);
-                    float yi = conj_b ? -br[e + 1] : br[e + 1], qr = ar[e] * yi, qi = ar[e + 1] * br[e];
-                    im[i] = qr + qi;
-                }
-                for (i = 0; i < m; i++) {
-                    o[2 * (i0 + i)] = re[i];
-                    o[2 * (i0 + i) + 1] = im[i];
-                }
-            }
-        }
-    }
-    GAIA__PAR_END
-}
-
-/* Rows summed per pass over a stretch of columns: the stretch's partial
-   sums are loaded once per group of rows, added to in registers, stored
-   once, so the output costs 1/8 of the traffic of row-at-a-time sums. */
-#define GAIA__VSA_BUNDLE_ROWS 8
-
-/* Columns [l0, l1) of one sum of K rows (row stride L), each element's K
-   terms added in order k = 0, 1, ... from 0 (w: o + w_k x, rounded after
-   the product as the CUDA twin does, so the two agree bit for bit). */
-static void gaia__vsa_bundle_cols(size_t K, size_t L, const float *x, const float *w, float *o, size_t l0,
-                                  size_t l1) {
-    size_t k0, l, r;
-    for (l = l0; l < l1; l++) o[l] = 0.0f;
-    for (k0 = 0; k0 < K; k0 += GAIA__VSA_BUNDLE_ROWS) {
-        size_t kn = K - k0 < GAIA__VSA_BUNDLE_ROWS ? K - k0 : GAIA__VSA_BUNDLE_ROWS;
-        const float *xg = x + k0 * L;
-#ifdef GAIA__AVX512
-        /* 64 columns (4 vectors, 4 independent add chains) at a time */
-        for (l = l0; l + 64 <= l1; l += 64) {
-            __m512 a0 = _mm512_loadu_ps(o + l), a1 = _mm512_loadu_ps(o + l + 16);
-            __m512 a2 = _mm512_loadu_ps(o + l + 32), a3 = _mm512_loadu_ps(o + l + 48);
-            for (r = 0; r < kn; r++) {
-                const float *xr = xg + r * L + l;
-                __m512 v0 = _mm512_loadu_ps(xr), v1 = _mm512_loadu_ps(xr + 16);
-                __m512 v2 = _mm512_loadu_ps(xr + 32), v3 = _mm512_loadu_ps(xr + 48);
-                if (w) {
-                    __m512 wk = _mm512_set1_ps(w[k0 + r]);
-                    v0 = _mm512_mul_ps(wk, v0);
-                    v1 = _mm512_mul_ps(wk, v1);
-                    v2 = _mm512_mul_ps(wk, v2);
-                    v3 = _mm512_mul_ps(wk, v3);
-                }
-                a0 = _mm512_add_ps(a0, v0);
-                a1 = _mm512_add_ps(a1, v1);
-                a2 = _mm512_add_ps(a2, v2);
-                a3 = _mm512_add_ps(a3, v3);
-            }
-            _mm512_storeu_ps(o + l, a0);
-            _mm512_storeu_ps(o + l + 16, a1);
-            _mm512_storeu_ps(o + l + 32, a2);
-            _mm512_storeu_ps(o + l + 48, a3);
-        }
-        /* the last 1-63 columns, 16 at a time under a mask */
-        for (; l < l1; l += 16) {
-            __mmask16 m = l1 - l >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (l1 - l)) - 1u);
-            __m512 a = _mm512_maskz_loadu_ps(m, o + l);
-            for (r = 0; r < kn; r++) {
-                __m512 v = _mm512_maskz_loadu_ps(m, xg + r * L + l);
-                if (w) v = _mm512_mul_ps(_mm512_set1_ps(w[k0 + r]), v);
-                a = _mm512_add_ps(a, v);
-            }
-            _mm512_mask_storeu_ps(o + l, m, a);
-        }
-#else
-        for (l = l0; l < l1; l++) {
-            float a = o[l];
-            for (r = 0; r < kn; r++) a = a + (w ? w[k0 + r] * xg[r * L + l] : xg[r * L + l]);
-            o[l] = a;
-        }
-#endif
-    }
-}
-
-GAIA_API void gaia_cpu_vsa_bundle(size_t N, size_t K, size_t L, const float *x, const float *w, float *out,
-                                  int nthreads) {
-    /* work items: (sum n, a stretch of columns): whole rows when there are
-       sums enough for every thread, else each sum split in one stretch per
-       thread (a multiple of 64 columns), so each thread reads its columns
-       of every row in long runs the prefetcher follows, and no thread
-       needs a private copy of the sum to merge. */
-    size_t nt = nthreads > 1 ? (size_t)nthreads : 1;
-    size_t span = N >= nt ? L : (L + nt - 1) / nt, chunks, total, c;
-    span = (span + 63) / 64 * 64;
-    if (span < 1024) span = 1024;
-    if (span > L) span = L;
-    if (span == 0) span = 1;
-    chunks = (L + span - 1) / span;
-    total = N * chunks;
-    GAIA__PAR_FOR(N * K * L >= GAIA__PAR_MIN, nthreads)
-    for (c = 0; c < total; c++) {
-        size_t n = c / chunks, l0 = (c % chunks) * span, l1 = l0 + span < L ? l0 + span : L;
-        gaia__vsa_bundle_cols(K, L, x + n * K * L, w, out + n * L, l0, l1);
-    }
-    GAIA__PAR_END
-}
-
-GAIA_API void gaia_cpu_vsa_quantize(gaia_vsa_quantize_op op, size_t B, size_t D, uint64_t seed, uint64_t stream,
-                                    float *x) {
-    size_t W = (D + 63) / 64, r, j;
-    for (r = 0; r < B; r++) {
-        if (op == GAIA_VSA_QUANT_SIGN) {
-            float *row = x + r * D;
-            for (j = 0; j < D; j++) {
-                float v = row[j];
-                if (v > 0.0f) row[j] = 1.0f;
-                else if (v < 0.0f) row[j] = -1.0f;
-                else if (v == 0.0f) {
-                    uint64_t word = gaia_cpu_vsa_random_word(seed, stream, (uint64_t)(r * W + j / 64));
-                    row[j] = ((word >> (j % 64)) & 1u) ? -1.0f : 1.0f;
-                } /* NaN stays NaN */
-            }
-        } else {
-            float *row = x + r * 2 * D;
-            for (j = 0; j < D; j++) {
-                double re = row[2 * j], im = row[2 * j + 1], m = sqrt(re * re + im * im);
-                if (m > 0.0) {
-                    row[2 * j] = (float)(re / m);
-                    row[2 * j + 1] = (float)(im / m);
-                } else if (m == 0.0) {
-                    row[2 * j] = 1.0f;
-                    row[2 * j + 1] = 0.0f;
-                }
-            }
-        }
-    }
-}
-
-GAIA_API void gaia_cpu_vsa_permute(size_t B, size_t D, size_t comps, const float *x, size_t shift, float *out) {
-    size_t r, L = D * comps;
-    for (r = 0; r < B; r++) {
-        const float *xr = x + r * L;
-        float *o = out + r * L;
-        memcpy(o + shift * comps, xr, (D - shift) * comps * sizeof(float));
-        if (shift) memcpy(o, xr + (D - shift) * comps, shift * comps * sizeof(float));
-    }
-}
-
-GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out) {
-    size_t i;
-    for (i = 0; i < n; i++) {
-        double p = phase[i];
-        out[2 * i] = (float)cos(p);
-        out[2 * i + 1] = (float)sin(p);
-    }
-}
-
-/* The CPU backend's table: host pointers, the context's thread count. */
-static gaia_status gaia__cpu_vsa_bsc_random(gaia_ctx *ctx, size_t B, size_t D, uint64_t seed, uint64_t stream,
-                                            uint64_t *out) {
-    gaia_cpu_vsa_bsc_random(B, D, seed, stream, out, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_vsa_bsc_xor(gaia_ctx *ctx, size_t B, size_t W, const uint64_t *a, size_t a_rs,
-                                         const uint64_t *b, size_t b_rs, uint64_t *out) {
-    (void)ctx;
-    gaia_cpu_vsa_bsc_xor(B, W, a, a_rs, b, b_rs, out);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_vsa_bsc_majority(gaia_ctx *ctx, size_t N, size_t K, size_t D, const uint64_t *x,
-                                              const float *weights, uint64_t seed, uint64_t stream, uint64_t *out) {
-    gaia_cpu_vsa_bsc_majority(N, K, D, x, weights, seed, stream, out, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_vsa_bsc_hamming(gaia_ctx *ctx, size_t B, size_t M, size_t D, const uint64_t *a,
-                                             const uint64_t *x, int similarity, float *out) {
-    gaia_cpu_vsa_bsc_hamming(B, M, D, a, x, similarity, out, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_vsa_bsc_permute(gaia_ctx *ctx, size_t B, size_t D, const uint64_t *x, size_t shift,
-                                             uint64_t *out) {
-    (void)ctx;
-    gaia_cpu_vsa_bsc_permute(B, D, x, shift, out);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_vsa_bsc_to_bipolar(gaia_ctx *ctx, size_t B, size_t D, const uint64_t *x, float *out) {
-    (void)ctx;
-    gaia_cpu_vsa_bsc_to_bipolar(B, D, x, out);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_vsa_bipolar_to_bsc(gaia_ctx *ctx, size_t B, size_t D, const float *x, uint64_t *out) {
-    (void)ctx;
-    gaia_cpu_vsa_bipolar_to_bsc(B, D, x, out);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_vsa_mul(gaia_ctx *ctx, size_t B, size_t n, int cplx, int conj_b, const float *a,
-                                     size_t a_rs, const float *b, size_t b_rs, float *out) {
-    gaia_cpu_vsa_mul(B, n, cplx, conj_b, a, a_rs, b, b_rs, out, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_vsa_bundle(gaia_ctx *ctx, size_t N, size_t K, size_t L, const float *x, const float *w,
-                                        float *out) {
-    gaia_cpu_vsa_bundle(N, K, L, x, w, out, ctx->cpu_threads);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_vsa_quantize(gaia_ctx *ctx, gaia_vsa_quantize_op op, size_t B, size_t D, uint64_t seed,
-                                          uint64_t stream, float *x) {
-    (void)ctx;
-    gaia_cpu_vsa_quantize(op, B, D, seed, stream, x);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_vsa_permute(gaia_ctx *ctx, size_t B, size_t D, size_t comps, const float *x,
-                                         size_t shift, float *out) {
-    (void)ctx;
-    gaia_cpu_vsa_permute(B, D, comps, x, shift, out);
-    return GAIA_OK;
-}
-static gaia_status gaia__cpu_vsa_phasor(gaia_ctx *ctx, size_t n, const float *phase, float *out) {
-    (void)ctx;
-    gaia_cpu_vsa_phasor(n, phase, out);
-    return GAIA_OK;
-}
-static const struct gaia_vsa_ops gaia__cpu_vsa_ops = {
-    gaia__cpu_vsa_bsc_random,   gaia__cpu_vsa_bsc_xor,        gaia__cpu_vsa_bsc_majority,
-    gaia__cpu_vsa_bsc_hamming,  gaia__cpu_vsa_bsc_permute,    gaia__cpu_vsa_bsc_to_bipolar,
-    gaia__cpu_vsa_bipolar_to_bsc, gaia__cpu_vsa_mul,          gaia__cpu_vsa_bundle,
-    gaia__cpu_vsa_quantize,     gaia__cpu_vsa_permute,        gaia__cpu_vsa_phasor,
-};
-/* ---- end of the vsa module's CPU primitives ---- */
 
 /* ---------------------------------------------------------------------
    5b. Tensor operations along an axis: softmax, index checks, index_select,
@@ -8340,6 +4876,3491 @@ GAIA_API size_t gaia_cpu_eigh_batch(const float *a, size_t batch, size_t n, floa
     return bad;
 }
 
+#ifndef GAIA_NO_LAYER
+/* ---------------------------------------------------------------------
+   The modules' CPU primitives
+   --------------------------------------------------------------------- */
+/* layer module: CPU primitives (fragment of gaia_cpu.h's implementation section).
+   Each gaia_cpu_layer_<name> has a twin gaia_cuda_layer_<name> in
+   gaia_kernels.cu. The loops are written so that GCC/Clang vectorise them
+   without -ffast-math: reductions go through 16 independent partial sums and
+   the transcendental functions are branch-free polynomials (libm's are calls
+   the vectoriser cannot see through). */
+
+/* The module's per-context cache (ctx->layer_state), shared by the backends'
+   layer fragments; defined here because this fragment is compiled first. */
+typedef struct gaia__layer_state {
+    void *cuda;                                    /* owned by cuda_layer.h */
+    void (*cuda_release)(gaia_ctx *ctx, void *cuda);
+} gaia__layer_state;
+
+/* Below this many multiply-adds a matrix-vector product stays on one thread. */
+#define GAIA__LAYER_PAR_MAC 65536
+
+static float gaia__layer_sigmoid(float x) { return 1.0f / (1.0f + gaia__layer_exp(-x)); }
+/* tanh: 1 - 2/(e^2x + 1) loses relative accuracy near 0, where the odd Taylor
+   series (error < 2e-8 below 0.3) takes over. */
+static float gaia__layer_tanh(float x) {
+    float a = fabsf(x), x2 = x * x;
+    float big = 1.0f - 2.0f / (gaia__layer_exp(2.0f * a) + 1.0f);
+    float small = x * (1.0f + x2 * (-1.0f / 3 + x2 * (2.0f / 15 + x2 * (-17.0f / 315 + x2 * (62.0f / 2835)))));
+    return a < 0.3f ? small : copysignf(big, x);
+}
+/* GELU's 0.5 x (1 + tanh(u)) is x * sigmoid(2u): no cancellation for u < 0. */
+static float gaia__layer_gelu(float x) {
+    float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    return x / (1.0f + gaia__layer_exp(-2.0f * u));
+}
+
+#define GAIA__LAYER_ACT_LOOP(expr)                                  \
+    do {                                                            \
+        size_t j_;                                                  \
+        if (bias)                                                   \
+            for (j_ = 0; j_ < n; j_++) {                            \
+                float v = x[j_] + bias[j_];                         \
+                y[j_] = (expr);                                     \
+            }                                                       \
+        else                                                        \
+            for (j_ = 0; j_ < n; j_++) {                            \
+                float v = x[j_];                                    \
+                y[j_] = (expr);                                     \
+            }                                                       \
+    } while (0)
+
+/* act(x + bias) over one run of n values (bias may be NULL). */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layer_act_run(gaia_layer_act act, const float *x, const float *bias, float *y, size_t n) {
+    switch (act) {
+    case GAIA_LAYER_ACT_RELU: GAIA__LAYER_ACT_LOOP(v > 0.0f ? v : 0.0f); break;
+    case GAIA_LAYER_ACT_GELU: GAIA__LAYER_ACT_LOOP(gaia__layer_gelu(v)); break;
+    case GAIA_LAYER_ACT_TANH: GAIA__LAYER_ACT_LOOP(gaia__layer_tanh(v)); break;
+    case GAIA_LAYER_ACT_SIGMOID: GAIA__LAYER_ACT_LOOP(gaia__layer_sigmoid(v)); break;
+    default: GAIA__LAYER_ACT_LOOP(v); break;
+    }
+}
+
+#ifdef GAIA__AVX512
+/* e^t for t in [-88, 88]: t = n ln2 + r, |r| <= ln2/2 (ln2 split in two
+   so r is exact), e^r by its degree-6 Taylor polynomial (relative error
+   < 2e-7), times 2^n by scalef. */
+static __m512 gaia__exp16(__m512 t) {
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), t), p;
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860682030941723212e-6f), r);
+    p = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 720), r, _mm512_set1_ps(1.0f / 120));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+/* GELU as x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), the same
+   form as gaia__layer_gelu. */
+static __m512 gaia__gelu16(__m512 v) {
+    __m512 v2 = _mm512_mul_ps(v, v);
+    __m512 t = _mm512_mul_ps(v, _mm512_fmadd_ps(v2, _mm512_set1_ps(-0.0713548162726009f),
+                                                _mm512_set1_ps(-1.5957691216057308f)));
+    t = _mm512_max_ps(_mm512_min_ps(t, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-88.0f));
+    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), gaia__exp16(t)));
+}
+/* y = GELU(x + bias) over n values; stream: streaming stores where y is
+   64-byte aligned (the caller fences). */
+static void gaia__cpu_gelu_run(const float *x, const float *bias, float *y, size_t n, int stream) {
+    size_t j = 0;
+    if (stream && ((uintptr_t)y & 63) == 0) {
+        for (; j + 16 <= n; j += 16) {
+            __m512 v = _mm512_loadu_ps(x + j);
+            if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + j));
+            _mm512_stream_ps(y + j, gaia__gelu16(v));
+        }
+    } else {
+        for (; j + 16 <= n; j += 16) {
+            __m512 v = _mm512_loadu_ps(x + j);
+            if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + j));
+            _mm512_storeu_ps(y + j, gaia__gelu16(v));
+        }
+    }
+    if (j < n) {
+        __mmask16 m = (__mmask16)((1u << (n - j)) - 1u);
+        __m512 v = _mm512_maskz_loadu_ps(m, x + j);
+        if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j));
+        _mm512_mask_storeu_ps(y + j, m, gaia__gelu16(v));
+    }
+}
+#endif
+
+/* act(x + bias) over a run; GELU takes the vector kernel where there is one. */
+static void gaia__cpu_layer_act_any(gaia_layer_act act, const float *x, const float *bias, float *y, size_t n,
+                                    int stream) {
+#ifdef GAIA__AVX512
+    if (act == GAIA_LAYER_ACT_GELU) {
+        gaia__cpu_gelu_run(x, bias, y, n, stream);
+        return;
+    }
+#endif
+    (void)stream;
+    gaia__cpu_layer_act_run(act, x, bias, y, n);
+}
+
+GAIA_API void gaia_cpu_layer_bias_act(gaia_layer_act act, const float *x, const float *bias, float *y, size_t rows,
+                                      size_t cols, int nthreads) {
+    size_t n = rows * cols;
+    int stream = n * sizeof(float) >= GAIA_STREAM_BYTES;
+    if (!bias) {
+        /* No row structure: split the flat array into chunks for the threads
+           (multiples of 16 floats, so an aligned array stays aligned). */
+        size_t chunk = 16384, nchunks = (n + chunk - 1) / chunk;
+        long long c;
+        GAIA__PAR_FOR(nchunks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
+        for (c = 0; c < (long long)nchunks; c++) {
+            size_t s = (size_t)c * chunk, len = n - s < chunk ? n - s : chunk;
+            gaia__cpu_layer_act_any(act, x + s, NULL, y + s, len, stream);
+        }
+        if (stream) GAIA__SFENCE();
+        GAIA__PAR_END
+    } else {
+        long long r;
+        GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
+        for (r = 0; r < (long long)rows; r++)
+            gaia__cpu_layer_act_any(act, x + (size_t)r * cols, bias, y + (size_t)r * cols, cols, stream);
+        if (stream) GAIA__SFENCE();
+        GAIA__PAR_END
+    }
+}
+
+/* Four dot products against one x: x is loaded once for four rows of W. */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layer_dot4(const float *w0, const float *w1, const float *w2, const float *w3, const float *x,
+                                 size_t n, float out[4]) {
+    float a0[GAIA__LAYER_LANES], a1[GAIA__LAYER_LANES], a2[GAIA__LAYER_LANES], a3[GAIA__LAYER_LANES];
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t j = 0, k;
+#ifdef GAIA__LAYER_VECEXT
+    {
+        gaia__lv v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};
+        for (; j + GAIA__LAYER_LANES <= n; j += GAIA__LAYER_LANES) {
+            gaia__lv xv = gaia__lv_load(x + j);
+            v0 += gaia__lv_load(w0 + j) * xv;
+            v1 += gaia__lv_load(w1 + j) * xv;
+            v2 += gaia__lv_load(w2 + j) * xv;
+            v3 += gaia__lv_load(w3 + j) * xv;
+        }
+        s0 = gaia__lv_sum(v0);
+        s1 = gaia__lv_sum(v1);
+        s2 = gaia__lv_sum(v2);
+        s3 = gaia__lv_sum(v3);
+    }
+    (void)a0, (void)a1, (void)a2, (void)a3, (void)k;
+#else
+    for (k = 0; k < GAIA__LAYER_LANES; k++) a0[k] = a1[k] = a2[k] = a3[k] = 0.0f;
+    for (; j + GAIA__LAYER_LANES <= n; j += GAIA__LAYER_LANES)
+        for (k = 0; k < GAIA__LAYER_LANES; k++) {
+            float xv = x[j + k];
+            a0[k] += w0[j + k] * xv;
+            a1[k] += w1[j + k] * xv;
+            a2[k] += w2[j + k] * xv;
+            a3[k] += w3[j + k] * xv;
+        }
+    s0 = gaia__layer_hsum(a0);
+    s1 = gaia__layer_hsum(a1);
+    s2 = gaia__layer_hsum(a2);
+    s3 = gaia__layer_hsum(a3);
+#endif
+    for (; j < n; j++) {
+        s0 += w0[j] * x[j];
+        s1 += w1[j] * x[j];
+        s2 += w2[j] * x[j];
+        s3 += w3[j] * x[j];
+    }
+    out[0] = s0;
+    out[1] = s1;
+    out[2] = s2;
+    out[3] = s3;
+}
+
+/* y[i] = act(W[i, :] . x + b[i]) for rows [r0, r1). */
+static void gaia__cpu_layer_gemv_rows(gaia_layer_act act, const float *W, const float *b, const float *x, float *y,
+                                      size_t in, size_t r0, size_t r1) {
+    size_t i, blk, nblk = (r1 - r0) / 4;
+    float d[4];
+    for (blk = 0; blk < nblk; blk++) {
+        i = r0 + 4 * blk;
+        gaia__cpu_layer_dot4(W + i * in, W + (i + 1) * in, W + (i + 2) * in, W + (i + 3) * in, x, in, d);
+        gaia__cpu_layer_act_run(act, d, b ? b + i : NULL, y + i, 4);
+    }
+    for (i = r0 + 4 * nblk; i < r1; i++) {
+        gaia__cpu_layer_dot4(W + i * in, W + i * in, W + i * in, W + i * in, x, in, d);
+        gaia__cpu_layer_act_run(act, d, b ? b + i : NULL, y + i, 1);
+    }
+}
+
+/* Matrix-vector product fused with bias and activation: the batch-1 Linear.
+   Threads take contiguous row ranges, the same ranges as the Hebbian update,
+   so each core keeps its rows of W in its own cache from step to step. */
+GAIA_API void gaia_cpu_layer_gemv(gaia_layer_act act, const float *W, const float *b, const float *x, float *y,
+                                  size_t out, size_t in, int nthreads) {
+    long long part, nparts = 1;
+#ifdef _OPENMP
+    if (nthreads > 1 && (double)out * (double)in >= GAIA__LAYER_PAR_MAC && out >= 8) nparts = nthreads;
+#endif
+    (void)nthreads;
+    if (nparts == 1) { /* even a parallel region with if(0) costs a team setup */
+        gaia__cpu_layer_gemv_rows(act, W, b, x, y, in, 0, out);
+        return;
+    }
+    GAIA__PAR_FOR(nparts > 1, (int)nparts)
+    for (part = 0; part < nparts; part++) {
+        /* Split on multiples of 4 rows so the 4-row kernel covers almost all. */
+        size_t blocks = (out + 3) / 4;
+        size_t r0 = (size_t)part * blocks / (size_t)nparts * 4, r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
+        if (r1 > out) r1 = out;
+        if (r0 < r1) gaia__cpu_layer_gemv_rows(act, W, b, x, y, in, r0, r1);
+    }
+    GAIA__PAR_END
+}
+
+#ifdef GAIA__AVX512
+/* One row of LayerNorm with 64 partial sums in four registers; the row
+   (in L1 after the first pass) is read three times, written once. */
+static void gaia__cpu_layernorm_row16(const float *xr, const float *weight, const float *bias, float *yr, size_t cols,
+                                      float eps, int stream, float *mean_out, float *rstd_out) {
+    size_t j, full = cols & ~(size_t)15;
+    __mmask16 m = (__mmask16)((1u << (cols - full)) - 1u);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, mv, rv;
+    float mean, rstd;
+    for (j = 0; j + 64 <= full; j += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(xr + j));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(xr + j + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(xr + j + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(xr + j + 48));
+    }
+    for (; j < full; j += 16) a0 = _mm512_add_ps(a0, _mm512_loadu_ps(xr + j));
+    if (m) a1 = _mm512_add_ps(a1, _mm512_maskz_loadu_ps(m, xr + full));
+    mean = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3))) / (float)cols;
+    mv = _mm512_set1_ps(mean);
+    /* centred second pass: no E[x^2] - E[x]^2 cancellation */
+    a0 = a1 = a2 = a3 = _mm512_setzero_ps();
+    for (j = 0; j + 64 <= full; j += 64) {
+        __m512 d0 = _mm512_sub_ps(_mm512_loadu_ps(xr + j), mv), d1 = _mm512_sub_ps(_mm512_loadu_ps(xr + j + 16), mv);
+        __m512 d2 = _mm512_sub_ps(_mm512_loadu_ps(xr + j + 32), mv), d3 = _mm512_sub_ps(_mm512_loadu_ps(xr + j + 48), mv);
+        a0 = _mm512_fmadd_ps(d0, d0, a0);
+        a1 = _mm512_fmadd_ps(d1, d1, a1);
+        a2 = _mm512_fmadd_ps(d2, d2, a2);
+        a3 = _mm512_fmadd_ps(d3, d3, a3);
+    }
+    for (; j < full; j += 16) {
+        __m512 d = _mm512_sub_ps(_mm512_loadu_ps(xr + j), mv);
+        a0 = _mm512_fmadd_ps(d, d, a0);
+    }
+    if (m) {
+        __m512 d = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, xr + full), mv);
+        a1 = _mm512_fmadd_ps(d, d, a1);
+    }
+    rstd = 1.0f / sqrtf(_mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3))) /
+                            (float)cols + eps);
+    rv = _mm512_set1_ps(rstd);
+    if (mean_out) *mean_out = mean, *rstd_out = rstd;
+    stream = stream && ((uintptr_t)yr & 63) == 0;
+    for (j = 0; j < full; j += 16) {
+        __m512 o = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(xr + j), mv), rv);
+        if (weight) o = _mm512_mul_ps(o, _mm512_loadu_ps(weight + j));
+        if (bias) o = _mm512_add_ps(o, _mm512_loadu_ps(bias + j));
+        if (stream) _mm512_stream_ps(yr + j, o);
+        else _mm512_storeu_ps(yr + j, o);
+    }
+    if (m) {
+        __m512 o = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, xr + full), mv), rv);
+        if (weight) o = _mm512_mul_ps(o, _mm512_maskz_loadu_ps(m, weight + full));
+        if (bias) o = _mm512_add_ps(o, _mm512_maskz_loadu_ps(m, bias + full));
+        _mm512_mask_storeu_ps(yr + full, m, o);
+    }
+}
+#endif
+
+GAIA_API void gaia_cpu_layer_layernorm(const float *x, const float *weight, const float *bias, float *y, size_t rows,
+                                       size_t cols, float eps, int nthreads) {
+    gaia_cpu_layer_layernorm_train(x, weight, bias, y, NULL, NULL, rows, cols, eps, nthreads);
+}
+
+/* LayerNorm that also keeps each row's mean and 1/sqrt(var + eps) (mean and
+   rstd [rows], both NULL for the plain forward): what its backward reads. */
+GAIA_API void gaia_cpu_layer_layernorm_train(const float *x, const float *weight, const float *bias, float *y,
+                                             float *mean_out, float *rstd_out, size_t rows, size_t cols, float eps,
+                                             int nthreads) {
+    long long r;
+#ifdef GAIA__AVX512
+    int stream = rows * cols * sizeof(float) >= GAIA_STREAM_BYTES && cols % 16 == 0;
+#endif
+    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
+    for (r = 0; r < (long long)rows; r++) {
+        /* Two passes over a row that stays in L1/L2: mean, then the centred
+           sum of squares (no E[x^2] - E[x]^2 cancellation), then the output. */
+        const float *xr = x + (size_t)r * cols;
+        float *yr = y + (size_t)r * cols;
+#ifdef GAIA__AVX512
+        gaia__cpu_layernorm_row16(xr, weight, bias, yr, cols, eps, stream, mean_out ? mean_out + r : NULL,
+                                  rstd_out ? rstd_out + r : NULL);
+#else
+        float acc[GAIA__LAYER_LANES], mean, var, rstd, s = 0.0f;
+        size_t j = 0, k;
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
+        for (; j + GAIA__LAYER_LANES <= cols; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] += xr[j + k];
+        for (; j < cols; j++) s += xr[j];
+        s += gaia__layer_hsum(acc);
+        mean = s / (float)cols;
+        s = 0.0f;
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
+        for (j = 0; j + GAIA__LAYER_LANES <= cols; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) {
+                float dv = xr[j + k] - mean;
+                acc[k] += dv * dv;
+            }
+        for (; j < cols; j++) s += (xr[j] - mean) * (xr[j] - mean);
+        s += gaia__layer_hsum(acc);
+        var = s / (float)cols;
+        rstd = 1.0f / sqrtf(var + eps);
+        if (mean_out) mean_out[r] = mean, rstd_out[r] = rstd;
+        if (weight && bias)
+            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd * weight[j] + bias[j];
+        else if (weight)
+            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd * weight[j];
+        else if (bias)
+            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd + bias[j];
+        else
+            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd;
+#endif
+    }
+#ifdef GAIA__AVX512
+    if (stream) GAIA__SFENCE();
+#endif
+    GAIA__PAR_END
+}
+
+/* ---------------------------------------------------------------------
+   Attention. FlashAttention-2's loop on the CPU: a task is (batch*head,
+   block of GAIA__ATT_BQ queries); it walks the keys in tiles of
+   GAIA__ATT_BK, keeping per query the running max m, the running sum l and
+   the unnormalised output; only a BQ x BK block of scores ever exists.
+   The K tile is stored transposed so that a row of scores is a sum of
+   contiguous axpys (vectorised over keys), and P.V is an axpy over d.
+   --------------------------------------------------------------------- */
+#define GAIA__ATT_BQ 32
+#define GAIA__ATT_BK 64
+#define GAIA__ATT_D GAIA_LAYER_ATTENTION_MAX_D
+
+/* Round to bf16 / fp16 (nearest even), as the tensor-core kernels see values. */
+static float gaia__layer_round_bf16(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return x;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+static float gaia__layer_round_f16(float x) {
+    uint32_t u;
+    float a = fabsf(x);
+    if (!(a < 65520.0f)) return a != a ? x : copysignf(HUGE_VALF, x); /* past the largest half */
+    if (a < 6.103515625e-05f) return rintf(x * 16777216.0f) * (1.0f / 16777216.0f); /* subnormal: step 2^-24 */
+    memcpy(&u, &x, 4);
+    u += 0xfffu + ((u >> 13) & 1u);
+    u &= 0xffffe000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+static float gaia__layer_round(gaia_layer_precision prec, float x) {
+    return prec == GAIA_LAYER_PREC_BF16 ? gaia__layer_round_bf16(x)
+                                        : prec == GAIA_LAYER_PREC_F16 ? gaia__layer_round_f16(x) : x;
+}
+
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_attention_block(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                      float *o, float *lse, size_t nq, size_t nk, size_t d, float scale, int causal,
+                                      size_t q0) {
+    float kt[GAIA__ATT_D * GAIA__ATT_BK];   /* K tile, transposed: kt[c * BK + j] */
+    float vt[GAIA__ATT_BK * GAIA__ATT_D];   /* rounded V tile (low precision only) */
+    float qb[GAIA__ATT_BQ * GAIA__ATT_D];
+    float acc[GAIA__ATT_BQ * GAIA__ATT_D];
+    float s[4 * GAIA__ATT_BK];
+    float m[GAIA__ATT_BQ], l[GAIA__ATT_BQ];
+    size_t rows = nq - q0 < GAIA__ATT_BQ ? nq - q0 : GAIA__ATT_BQ, i, j, c, r, j0;
+    /* Query i sees keys j <= i + nk - nq (end-aligned); `off` may be negative. */
+    long long off = (long long)nk - (long long)nq;
+    long long last_key = causal ? (long long)(q0 + rows - 1) + off : (long long)nk - 1;
+    for (i = rows; i < ((rows + 3) & ~(size_t)3); i++)
+        for (c = 0; c < d; c++) qb[i * d + c] = 0.0f;
+    for (i = 0; i < rows; i++) {
+        for (c = 0; c < d; c++) qb[i * d + c] = gaia__layer_round(prec, q[(q0 + i) * d + c]);
+        for (c = 0; c < d; c++) acc[i * d + c] = 0.0f;
+        m[i] = -HUGE_VALF;
+        l[i] = 0.0f;
+    }
+    for (j0 = 0; j0 < nk && (long long)j0 <= last_key; j0 += GAIA__ATT_BK) {
+        size_t bk = nk - j0 < GAIA__ATT_BK ? nk - j0 : GAIA__ATT_BK;
+        const float *vtile = v + j0 * d;
+        for (j = 0; j < bk; j++)
+            for (c = 0; c < d; c++) kt[c * GAIA__ATT_BK + j] = gaia__layer_round(prec, k[(j0 + j) * d + c]);
+        for (j = bk; j < GAIA__ATT_BK; j++)
+            for (c = 0; c < d; c++) kt[c * GAIA__ATT_BK + j] = 0.0f;
+        if (prec != GAIA_LAYER_PREC_F32) {
+            for (j = 0; j < bk * d; j++) vt[j] = gaia__layer_round(prec, vtile[j]);
+            vtile = vt;
+        }
+        for (i = 0; i < rows; i += 4) {
+            size_t nr = rows - i < 4 ? rows - i : 4;
+            /* Scores of up to 4 queries at once, sharing each row of kt. */
+#if defined(GAIA__LAYER_VECEXT) && GAIA__ATT_BK == 4 * GAIA__LAYER_LANES
+            {
+                /* 4 queries x 64 keys = 16 vector accumulators in registers. */
+                gaia__lv sv[4][4];
+                int rr, bb;
+                for (rr = 0; rr < 4; rr++)
+                    for (bb = 0; bb < 4; bb++) memset(&sv[rr][bb], 0, sizeof sv[rr][bb]);
+                for (c = 0; c < d; c++) {
+                    const float *kr = kt + c * GAIA__ATT_BK;
+                    gaia__lv k0 = gaia__lv_load(kr), k1 = gaia__lv_load(kr + 16), k2 = gaia__lv_load(kr + 32),
+                             k3 = gaia__lv_load(kr + 48);
+                    for (rr = 0; rr < 4; rr++) {
+                        float e = qb[(i + (size_t)rr) * d + c]; /* rows past the block are zeros */
+                        sv[rr][0] += e * k0;
+                        sv[rr][1] += e * k1;
+                        sv[rr][2] += e * k2;
+                        sv[rr][3] += e * k3;
+                    }
+                }
+                for (rr = 0; rr < 4; rr++)
+                    for (bb = 0; bb < 4; bb++) memcpy(s + rr * GAIA__ATT_BK + bb * 16, &sv[rr][bb], sizeof sv[rr][bb]);
+            }
+#else
+            for (j = 0; j < 4 * GAIA__ATT_BK; j++) s[j] = 0.0f;
+            for (c = 0; c < d; c++) {
+                const float *kr = kt + c * GAIA__ATT_BK;
+                float e0 = qb[i * d + c], e1 = nr > 1 ? qb[(i + 1) * d + c] : 0.0f;
+                float e2 = nr > 2 ? qb[(i + 2) * d + c] : 0.0f, e3 = nr > 3 ? qb[(i + 3) * d + c] : 0.0f;
+                for (j = 0; j < GAIA__ATT_BK; j++) {
+                    s[j] += e0 * kr[j];
+                    s[GAIA__ATT_BK + j] += e1 * kr[j];
+                    s[2 * GAIA__ATT_BK + j] += e2 * kr[j];
+                    s[3 * GAIA__ATT_BK + j] += e3 * kr[j];
+                }
+            }
+#endif
+            for (r = 0; r < nr; r++) {
+                size_t qi = i + r, nvalid = bk;
+                float *sr = s + r * GAIA__ATT_BK, mx, mnew, alpha, sum = 0.0f;
+                float *ar = acc + qi * d;
+                if (causal) {
+                    long long lim = (long long)(q0 + qi) + off - (long long)j0 + 1; /* keys visible in this tile */
+                    if (lim <= 0) continue;
+                    if (lim < (long long)nvalid) nvalid = (size_t)lim;
+                }
+                {
+                    /* 16 running maxima / sums, so both loops vectorise. */
+                    float lm[GAIA__LAYER_LANES], ls[GAIA__LAYER_LANES];
+                    size_t kk;
+                    for (kk = 0; kk < GAIA__LAYER_LANES; kk++) lm[kk] = -HUGE_VALF, ls[kk] = 0.0f;
+                    for (j = 0; j + GAIA__LAYER_LANES <= nvalid; j += GAIA__LAYER_LANES)
+                        for (kk = 0; kk < GAIA__LAYER_LANES; kk++) {
+                            float sv = sr[j + kk] * scale;
+                            sr[j + kk] = sv;
+                            lm[kk] = sv > lm[kk] ? sv : lm[kk];
+                        }
+                    for (; j < nvalid; j++) {
+                        sr[j] *= scale;
+                        lm[0] = sr[j] > lm[0] ? sr[j] : lm[0];
+                    }
+                    mx = lm[0];
+                    for (kk = 1; kk < GAIA__LAYER_LANES; kk++) mx = lm[kk] > mx ? lm[kk] : mx;
+                    mnew = m[qi] > mx ? m[qi] : mx;
+                    alpha = gaia__layer_exp(m[qi] - mnew);
+                    for (j = 0; j + GAIA__LAYER_LANES <= nvalid; j += GAIA__LAYER_LANES)
+                        for (kk = 0; kk < GAIA__LAYER_LANES; kk++) {
+                            float pv = gaia__layer_exp(sr[j + kk] - mnew);
+                            sr[j + kk] = pv;
+                            ls[kk] += pv;
+                        }
+                    for (; j < nvalid; j++) {
+                        float pv = gaia__layer_exp(sr[j] - mnew);
+                        sr[j] = pv;
+                        ls[0] += pv;
+                    }
+                    sum = gaia__layer_hsum(ls);
+                }
+                l[qi] = l[qi] * alpha + sum;
+                m[qi] = mnew;
+                if (alpha != 1.0f)
+                    for (c = 0; c < d; c++) ar[c] *= alpha;
+                /* Four keys per sweep over the output row: a quarter of the
+                   loads and stores of ar. */
+                for (j = 0; j + 4 <= nvalid; j += 4) {
+                    float p0 = gaia__layer_round(prec, sr[j]), p1 = gaia__layer_round(prec, sr[j + 1]);
+                    float p2 = gaia__layer_round(prec, sr[j + 2]), p3 = gaia__layer_round(prec, sr[j + 3]);
+                    const float *v0 = vtile + j * d, *v1 = v0 + d, *v2 = v1 + d, *v3 = v2 + d;
+                    for (c = 0; c < d; c++) ar[c] += p0 * v0[c] + p1 * v1[c] + p2 * v2[c] + p3 * v3[c];
+                }
+                for (; j < nvalid; j++) {
+                    float p = gaia__layer_round(prec, sr[j]);
+                    const float *vr = vtile + j * d;
+                    for (c = 0; c < d; c++) ar[c] += p * vr[c];
+                }
+            }
+        }
+    }
+    for (i = 0; i < rows; i++) {
+        /* A query that sees no key (causal with nq > nk) gives zeros. */
+        float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
+        for (c = 0; c < d; c++) o[(q0 + i) * d + c] = acc[i * d + c] * inv;
+        /* The row's log-sum-exp for the backward; +inf for a row without
+           keys, so that its recomputed probabilities exp(s - lse) are 0. */
+        if (lse) lse[q0 + i] = l[i] > 0.0f ? m[i] + logf(l[i]) : HUGE_VALF;
+    }
+}
+
+GAIA_API void gaia_cpu_layer_attention(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                       float *o, size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
+                                       int nthreads) {
+    gaia_cpu_layer_attention_train(prec, q, k, v, o, NULL, bh, nq, nk, d, scale, causal, nthreads);
+}
+
+/* The forward that also writes each query row's log-sum-exp of its scaled
+   scores (lse [bh, nq], NULL for the plain forward): the statistics from
+   which the backward recomputes the softmax. */
+GAIA_API void gaia_cpu_layer_attention_train(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                             float *o, float *lse, size_t bh, size_t nq, size_t nk, size_t d,
+                                             float scale, int causal, int nthreads) {
+    size_t qblocks = (nq + GAIA__ATT_BQ - 1) / GAIA__ATT_BQ;
+    long long task, ntasks = (long long)(bh * qblocks);
+    (void)nthreads;
+    GAIA__PAR_FOR(ntasks > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5, nthreads)
+    for (task = 0; task < ntasks; task++) {
+        size_t b = (size_t)task / qblocks, qb = (size_t)task % qblocks;
+        gaia__cpu_attention_block(prec, q + b * nq * d, k + b * nk * d, v + b * nk * d, o + b * nq * d,
+                                  lse ? lse + b * nq : NULL, nq, nk, d, scale, causal, qb * GAIA__ATT_BQ);
+    }
+    GAIA__PAR_END
+}
+
+/* ---------------------------------------------------------------------
+   Backward kernels (training): each the twin of the forward above it and
+   of gaia_cuda_layer_<name>_backward in gaia_kernels.cu. Sums over rows
+   (bias, LayerNorm's weight and bias) are split by columns, one task per
+   block of columns walking every row: no partial buffers, no atomics, and
+   the same result for any thread count.
+   --------------------------------------------------------------------- */
+#define GAIA__LAYER_BWD_COLS 256
+
+/* dz = dy * act'(.) over n values. s is what the derivative is computed
+   from: the activation's output y, except for GELU, whose derivative needs
+   its input z (NULL for LINEAR). dz may be dy. */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layer_act_back_run(gaia_layer_act act, const float *dy, const float *s, float *dz, size_t n) {
+    size_t j;
+    switch (act) {
+    case GAIA_LAYER_ACT_RELU:
+        for (j = 0; j < n; j++) dz[j] = s[j] > 0.0f ? dy[j] : 0.0f;
+        break;
+    case GAIA_LAYER_ACT_GELU:
+        /* gelu(z) = z sg, sg = sigmoid(2u), u = c (z + a z^3):
+           gelu' = sg + z sg (1 - sg) 2c (1 + 3a z^2) */
+        for (j = 0; j < n; j++) {
+            float z = s[j], z2 = z * z;
+            float u = 0.7978845608028654f * (z + 0.044715f * z2 * z);
+            float sg = 1.0f / (1.0f + gaia__layer_exp(-2.0f * u));
+            float du = 1.5957691216057308f * (1.0f + 0.134145f * z2);
+            dz[j] = dy[j] * (sg + z * sg * (1.0f - sg) * du);
+        }
+        break;
+    case GAIA_LAYER_ACT_TANH:
+        for (j = 0; j < n; j++) dz[j] = dy[j] * (1.0f - s[j] * s[j]);
+        break;
+    case GAIA_LAYER_ACT_SIGMOID:
+        for (j = 0; j < n; j++) dz[j] = dy[j] * (s[j] * (1.0f - s[j]));
+        break;
+    default:
+        if (dz != dy) memcpy(dz, dy, n * sizeof *dz);
+        break;
+    }
+}
+
+/* Linear's backward epilogue: dz [rows, cols] = dy * act'(s) and, when db is
+   not NULL, db [cols] = the column sums of dz (the bias gradient). */
+GAIA_API void gaia_cpu_layer_act_backward(gaia_layer_act act, const float *dy, const float *s, float *dz, float *db,
+                                          size_t rows, size_t cols, int nthreads) {
+    long long t, ntasks;
+    if (!db) {
+        size_t n = rows * cols, chunk = 16384;
+        ntasks = (long long)((n + chunk - 1) / chunk);
+        GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
+        for (t = 0; t < ntasks; t++) {
+            size_t a = (size_t)t * chunk, len = n - a < chunk ? n - a : chunk;
+            gaia__cpu_layer_act_back_run(act, dy + a, s ? s + a : NULL, dz + a, len);
+        }
+        GAIA__PAR_END
+        return;
+    }
+    ntasks = (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS);
+    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
+    for (t = 0; t < ntasks; t++) {
+        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = cols - c0, r, c;
+        float *dbt = db + c0;
+        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
+        for (c = 0; c < len; c++) dbt[c] = 0.0f;
+        for (r = 0; r < rows; r++) {
+            size_t at = r * cols + c0;
+            gaia__cpu_layer_act_back_run(act, dy + at, s ? s + at : NULL, dz + at, len);
+            for (c = 0; c < len; c++) dbt[c] += dz[at + c];
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* One row of LayerNorm's input gradient: with g = dy * w and xh the
+   normalised row, dx = rstd (g - mean(g) - xh mean(g xh)). */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layernorm_back_row(const float *xr, const float *weight, float mu, float rs, const float *gr,
+                                         float *dr, size_t cols) {
+    float sa[GAIA__LAYER_LANES], sb[GAIA__LAYER_LANES], a = 0.0f, b = 0.0f, inv = 1.0f / (float)cols;
+    size_t j = 0, k;
+    for (k = 0; k < GAIA__LAYER_LANES; k++) sa[k] = sb[k] = 0.0f;
+    for (; j + GAIA__LAYER_LANES <= cols; j += GAIA__LAYER_LANES)
+        for (k = 0; k < GAIA__LAYER_LANES; k++) {
+            float g = weight ? gr[j + k] * weight[j + k] : gr[j + k], xh = (xr[j + k] - mu) * rs;
+            sa[k] += g;
+            sb[k] += g * xh;
+        }
+    for (; j < cols; j++) {
+        float g = weight ? gr[j] * weight[j] : gr[j], xh = (xr[j] - mu) * rs;
+        a += g;
+        b += g * xh;
+    }
+    a = (a + gaia__layer_hsum(sa)) * inv;
+    b = (b + gaia__layer_hsum(sb)) * inv;
+    for (j = 0; j < cols; j++) {
+        float g = weight ? gr[j] * weight[j] : gr[j], xh = (xr[j] - mu) * rs;
+        dr[j] = rs * (g - a - xh * b);
+    }
+}
+
+/* dw += dy * xh and db += dy over rows, for columns [c0, c0 + len). */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layernorm_back_cols(const float *x, const float *mean, const float *rstd, const float *dy,
+                                          float *dw, float *db, size_t rows, size_t cols, size_t c0, size_t len) {
+    size_t r, c;
+    if (dw)
+        for (c = 0; c < len; c++) dw[c0 + c] = 0.0f;
+    if (db)
+        for (c = 0; c < len; c++) db[c0 + c] = 0.0f;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + r * cols + c0, *gr = dy + r * cols + c0;
+        float mu = mean[r], rs = rstd[r];
+        if (dw)
+            for (c = 0; c < len; c++) dw[c0 + c] += gr[c] * ((xr[c] - mu) * rs);
+        if (db)
+            for (c = 0; c < len; c++) db[c0 + c] += gr[c];
+    }
+}
+
+/* LayerNorm's backward from the forward's mean and rstd [rows]: dx [rows,
+   cols], dw and db [cols] (each may be NULL; weight NULL means ones). */
+GAIA_API void gaia_cpu_layer_layernorm_backward(const float *x, const float *weight, const float *mean,
+                                                const float *rstd, const float *dy, float *dx, float *dw, float *db,
+                                                size_t rows, size_t cols, int nthreads) {
+    long long r, t, ntasks;
+    if (dx) {
+        GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
+        for (r = 0; r < (long long)rows; r++)
+            gaia__cpu_layernorm_back_row(x + (size_t)r * cols, weight, mean[r], rstd[r], dy + (size_t)r * cols,
+                                         dx + (size_t)r * cols, cols);
+        GAIA__PAR_END
+    }
+    if (!dw && !db) return;
+    ntasks = (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS);
+    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
+    for (t = 0; t < ntasks; t++) {
+        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = cols - c0;
+        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
+        gaia__cpu_layernorm_back_cols(x, mean, rstd, dy, dw, db, rows, cols, c0, len);
+    }
+    GAIA__PAR_END
+}
+
+/* ---------------------------------------------------------------------
+   Attention backward, FlashAttention-2's: for each tile of keys, every
+   query row that sees it recomputes its probabilities p = exp(s - lse)
+   from the saved log-sum-exp, then
+     dP = dO V^T,  dS = P (dP - D) with D = rowsum(dO * O),
+     dV += P^T dO,  dK += scale dS^T Q,  dQ += scale dS K.
+   No N x N matrix exists: a row of BK scores at a time. A task is one
+   (batch, head): it owns its dQ rows and, tile by tile, its dK and dV
+   rows, so no two threads write the same value. Low precisions see q, k
+   and v rounded as their forward does; the sums are float32 throughout.
+   --------------------------------------------------------------------- */
+#define GAIA__ATT_BWD_BK 32
+
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_attention_bwd_head(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                         const float *o, const float *lse, const float *dout, float *dq, float *dk,
+                                         float *dv, size_t nq, size_t nk, size_t d, float scale, int causal) {
+    float kt[GAIA__ATT_D * GAIA__ATT_BWD_BK];  /* K tile transposed: kt[c * BK + j] */
+    float vtt[GAIA__ATT_D * GAIA__ATT_BWD_BK]; /* V tile transposed */
+    float kr[GAIA__ATT_BWD_BK * GAIA__ATT_D];  /* K tile by rows, for dQ */
+    float dka[GAIA__ATT_BWD_BK * GAIA__ATT_D], dva[GAIA__ATT_BWD_BK * GAIA__ATT_D];
+    float qr[GAIA__ATT_D], s[GAIA__ATT_BWD_BK], dp[GAIA__ATT_BWD_BK];
+    long long off = (long long)nk - (long long)nq; /* query i sees keys j <= i + off */
+    size_t i, j, c, j0;
+    memset(dq, 0, nq * d * sizeof *dq);
+    for (j0 = 0; j0 < nk; j0 += GAIA__ATT_BWD_BK) {
+        size_t bk = nk - j0 < GAIA__ATT_BWD_BK ? nk - j0 : GAIA__ATT_BWD_BK, first = 0;
+        if (causal) {
+            long long f = (long long)j0 - off; /* the first query that sees key j0 */
+            if (f >= (long long)nq) {            /* no query sees this tile */
+                memset(dk + j0 * d, 0, bk * d * sizeof *dk);
+                memset(dv + j0 * d, 0, bk * d * sizeof *dv);
+                continue;
+            }
+            first = f > 0 ? (size_t)f : 0;
+        }
+        for (j = 0; j < GAIA__ATT_BWD_BK; j++)
+            for (c = 0; c < d; c++) {
+                float kv = j < bk ? gaia__layer_round(prec, k[(j0 + j) * d + c]) : 0.0f;
+                kt[c * GAIA__ATT_BWD_BK + j] = kv;
+                kr[j * d + c] = kv;
+                vtt[c * GAIA__ATT_BWD_BK + j] = j < bk ? gaia__layer_round(prec, v[(j0 + j) * d + c]) : 0.0f;
+            }
+        memset(dka, 0, bk * d * sizeof *dka);
+        memset(dva, 0, bk * d * sizeof *dva);
+        for (i = first; i < nq; i++) {
+            const float *go = dout + i * d, *orow = o + i * d;
+            float L = lse[i], Di = 0.0f, *dqi = dq + i * d;
+            size_t nvalid = bk;
+            if (!(L < HUGE_VALF)) continue; /* a row that sees no key: no gradient */
+            if (causal) {
+                long long lim = (long long)i + off - (long long)j0 + 1;
+                if (lim <= 0) continue;
+                if (lim < (long long)nvalid) nvalid = (size_t)lim;
+            }
+            for (c = 0; c < d; c++) {
+                qr[c] = gaia__layer_round(prec, q[i * d + c]);
+                Di += go[c] * orow[c];
+            }
+            for (j = 0; j < GAIA__ATT_BWD_BK; j++) s[j] = dp[j] = 0.0f;
+            for (c = 0; c < d; c++) {
+                const float *kc = kt + c * GAIA__ATT_BWD_BK, *vc = vtt + c * GAIA__ATT_BWD_BK;
+                float qc = qr[c], gc = go[c];
+                for (j = 0; j < GAIA__ATT_BWD_BK; j++) {
+                    s[j] += qc * kc[j];
+                    dp[j] += gc * vc[j];
+                }
+            }
+            for (j = 0; j < nvalid; j++) {
+                float p = gaia__layer_exp(s[j] * scale - L);
+                s[j] = p;
+                dp[j] = p * (dp[j] - Di) * scale;
+            }
+            for (j = 0; j < nvalid; j++) {
+                float p = s[j], ds = dp[j], *dvr = dva + j * d, *dkr = dka + j * d;
+                const float *krr = kr + j * d;
+                for (c = 0; c < d; c++) {
+                    dvr[c] += p * go[c];
+                    dkr[c] += ds * qr[c];
+                    dqi[c] += ds * krr[c];
+                }
+            }
+        }
+        memcpy(dk + j0 * d, dka, bk * d * sizeof *dk);
+        memcpy(dv + j0 * d, dva, bk * d * sizeof *dv);
+    }
+}
+
+/* AdamW's update in one pass (see struct gaia_layer_ops). */
+GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
+                             float eps, float weight_decay, float bc1, float bc2, int nthreads) {
+    const size_t chunk = 16384;
+    const float decay = 1.0f - lr * weight_decay, step = lr / bc1, inv_bc2 = 1.0f / bc2;
+    const float a1 = 1.0f - beta1, a2 = 1.0f - beta2;
+    long long t, ntasks = (long long)((n + chunk - 1) / chunk);
+    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
+    for (t = 0; t < ntasks; t++) {
+        size_t j0 = (size_t)t * chunk, j1 = n - j0 < chunk ? n : j0 + chunk, j;
+        for (j = j0; j < j1; j++) {
+            float gj = g[j], mj = beta1 * m[j] + a1 * gj, vj = beta2 * v[j] + a2 * (gj * gj);
+            m[j] = mj;
+            v[j] = vj;
+            p[j] = p[j] * decay - step * mj / (sqrtf(vj * inv_bc2) + eps);
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* q, dq [bh, nq, d]; k, v, dk, dv [bh, nk, d]; o and dout [bh, nq, d]; lse
+   [bh, nq] from gaia_cpu_layer_attention_train. Every gradient is written
+   (not accumulated). */
+GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const float *q, const float *k,
+                                                const float *v, const float *o, const float *lse, const float *dout,
+                                                float *dq, float *dk, float *dv, size_t bh, size_t nq, size_t nk,
+                                                size_t d, float scale, int causal, int nthreads) {
+    long long b;
+    (void)nthreads;
+    GAIA__PAR_FOR(bh > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5, nthreads)
+    for (b = 0; b < (long long)bh; b++) {
+        size_t ub = (size_t)b;
+        gaia__cpu_attention_bwd_head(prec, q + ub * nq * d, k + ub * nk * d, v + ub * nk * d, o + ub * nq * d,
+                                     lse + ub * nq, dout + ub * nq * d, dq + ub * nq * d, dk + ub * nk * d,
+                                     dv + ub * nk * d, nq, nk, d, scale, causal);
+    }
+    GAIA__PAR_END
+}
+
+/* ---------------------------------------------------------------------
+   Hebbian update: the rule's dW, decay, homeostatic scaling and row
+   normalisation in one sweep over each row (which then sits in L1 for the
+   final scaling), instead of GAIA's five passes over W.
+   --------------------------------------------------------------------- */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_hebb_rows(const gaia_layer_hebb_args *a, const float *vin, float c, size_t r0, size_t r1) {
+    size_t i, j, k, in = a->in;
+    for (i = r0; i < r1; i++) {
+        float *w = a->W + i * in;
+        float post = a->post[i];
+        float g = a->rule == GAIA_HEBB_BCM ? post * (post - a->theta[i]) : post;
+        float e = a->eta * g, acc[GAIA__LAYER_LANES], ss = 0.0f;
+        j = 0;
+#ifdef GAIA__LAYER_VECEXT
+        {
+            gaia__lv vs = {0};
+            for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES) {
+                gaia__lv nw = (gaia__lv_load(w + j) + e * gaia__lv_load(vin + j)) * c;
+                memcpy(w + j, &nw, sizeof nw);
+                vs += nw * nw;
+            }
+            ss = gaia__lv_sum(vs);
+        }
+        (void)acc;
+        (void)k;
+#else
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
+        for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) {
+                float nw = (w[j + k] + e * vin[j + k]) * c;
+                w[j + k] = nw;
+                acc[k] += nw * nw;
+            }
+        ss += gaia__layer_hsum(acc);
+#endif
+        for (; j < in; j++) {
+            float nw = (w[j] + e * vin[j]) * c;
+            w[j] = nw;
+            ss += nw * nw;
+        }
+        if (!(a->flags & GAIA_HEBB_NO_NORMALIZE)) {
+            float inv;
+            inv = 1.0f / (sqrtf(ss) + 1e-8f);
+            for (j = 0; j < in; j++) w[j] *= inv;
+        }
+    }
+}
+
+/* u[j] = pre[j] - sum_i post[i] W[i, j] for columns [c0, c1). */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_oja_cols(const gaia_layer_hebb_args *a, size_t c0, size_t c1) {
+    size_t i, j;
+    float *u = a->scratch;
+    for (j = c0; j < c1; j++) u[j] = 0.0f;
+    for (i = 0; i < a->out; i++) {
+        const float *w = a->W + i * a->in;
+        float p = a->post[i];
+        for (j = c0; j < c1; j++) u[j] += p * w[j];
+    }
+    for (j = c0; j < c1; j++) u[j] = a->pre[j] - u[j];
+}
+
+GAIA_API void gaia_cpu_layer_hebbian_update(const gaia_layer_hebb_args *a, int nthreads) {
+    double msum = 0.0;
+    float mean_post, c = 1.0f;
+    long long part, nparts = 1;
+    size_t i;
+    if (!a || a->out == 0 || a->in == 0) return; /* nothing to learn */
+#ifdef _OPENMP
+    if (nthreads > 1 && (double)a->out * (double)a->in >= GAIA__LAYER_PAR_MAC && a->out >= 8) nparts = nthreads;
+#endif
+    (void)nthreads;
+    for (i = 0; i < a->out; i++) msum += a->post[i];
+    mean_post = (float)(msum / (double)a->out);
+    if (!(a->flags & GAIA_HEBB_NO_DECAY)) c *= 1.0f - a->decay;
+    if (!(a->flags & GAIA_HEBB_NO_HOMEOSTASIS)) c *= 1.0f + a->homeostasis * (0.5f - mean_post);
+    if (nparts == 1) {
+        if (a->rule == GAIA_HEBB_OJA) gaia__cpu_oja_cols(a, 0, a->in);
+        gaia__cpu_hebb_rows(a, a->rule == GAIA_HEBB_OJA ? a->scratch : a->pre, c, 0, a->out);
+    } else if (a->rule == GAIA_HEBB_OJA) {
+        GAIA__PAR_FOR(nparts > 1, (int)nparts)
+        for (part = 0; part < nparts; part++)
+            gaia__cpu_oja_cols(a, (size_t)part * a->in / (size_t)nparts, (size_t)(part + 1) * a->in / (size_t)nparts);
+        GAIA__PAR_END
+    }
+    if (nparts > 1) {
+        GAIA__PAR_FOR(nparts > 1, (int)nparts)
+        for (part = 0; part < nparts; part++) {
+            size_t blocks = (a->out + 3) / 4;
+            size_t r0 = (size_t)part * blocks / (size_t)nparts * 4;
+            size_t r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
+            if (r1 > a->out) r1 = a->out;
+            if (r0 < r1) gaia__cpu_hebb_rows(a, a->rule == GAIA_HEBB_OJA ? a->scratch : a->pre, c, r0, r1);
+        }
+        GAIA__PAR_END
+    }
+    /* BCM's threshold moves after dW used the old one (GAIA's order). */
+    if (a->rule == GAIA_HEBB_BCM) {
+        if (a->theta_rule == GAIA_BCM_THETA_TEXTBOOK) {
+            for (i = 0; i < a->out; i++) a->theta[i] = 0.9f * a->theta[i] + 0.1f * a->post[i] * a->post[i];
+        } else {
+            for (i = 0; i < a->out; i++) a->theta[i] = 0.9f * a->theta[i] + 0.1f * mean_post;
+        }
+    }
+}
+
+/* One batch-1 step of a layer: x [in] -> y [out]. */
+static void gaia__cpu_layer_step1(const gaia_layer_plan_layer *L, const float *x, int nthreads) {
+    switch (L->kind) {
+    case GAIA_LAYER_REACTIVE: gaia_cpu_layer_gemv(L->act, L->W, L->b, x, L->y, L->out, L->in, nthreads); break;
+    case GAIA_LAYER_HEBBIAN:
+        gaia_cpu_layer_gemv(GAIA_LAYER_ACT_LINEAR, L->W, NULL, x, L->y, L->out, L->in, nthreads);
+        memcpy((float *)L->hebb.pre, x, L->in * sizeof(float));
+        memcpy((float *)L->hebb.post, L->y, L->out * sizeof(float));
+        break;
+    case GAIA_LAYER_TEMPORAL:
+        /* h R^T enters as the bias of x W^T. */
+        gaia_cpu_layer_gemv(GAIA_LAYER_ACT_LINEAR, L->R, NULL, L->h, L->tmp, L->out, L->out, nthreads);
+        gaia_cpu_layer_gemv(GAIA_LAYER_ACT_TANH, L->W, L->tmp, x, L->y, L->out, L->in, nthreads);
+        memcpy(L->h, L->y, L->out * sizeof(float));
+        break;
+    }
+}
+
+/* Sum of squares of each row of W [out, in] into n2. */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_row_norms2(const float *W, size_t out, size_t in, float *n2) {
+    size_t i, j, k;
+    for (i = 0; i < out; i++) {
+        const float *w = W + i * in;
+        float acc[GAIA__LAYER_LANES], s = 0.0f;
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
+        for (j = 0; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] += w[j + k] * w[j + k];
+        for (; j < in; j++) s += w[j] * w[j];
+        s += gaia__layer_hsum(acc);
+        n2[i] = s;
+    }
+}
+
+/* The pending Hebbian update (hebb or BCM, from the last firing's pre and
+   post) fused with this firing's forward pass: one sweep over W instead of
+   three (forward, update, normalise). The new row's norm is known before the
+   row is written: with v = pre and w.pre = post_i (post = W pre),
+     |c (w + e v)|^2 = c^2 (|w|^2 + 2 e post_i + e^2 |v|^2),
+   where |w|^2 is the exact sum of squares kept from the previous sweep. */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_hebb_fused(const gaia_layer_hebb_args *a, float *n2, const float *x, float *y) {
+    const float *v = a->pre;
+    size_t i, j, k, in = a->in;
+    double msum = 0.0;
+    float mean_post, c = 1.0f, vv = 0.0f;
+    for (i = 0; i < a->out; i++) msum += a->post[i];
+    mean_post = (float)(msum / (double)a->out);
+    if (!(a->flags & GAIA_HEBB_NO_DECAY)) c *= 1.0f - a->decay;
+    if (!(a->flags & GAIA_HEBB_NO_HOMEOSTASIS)) c *= 1.0f + a->homeostasis * (0.5f - mean_post);
+    for (j = 0; j < in; j++) vv += v[j] * v[j];
+    for (i = 0; i < a->out; i++) {
+        float *w = a->W + i * in;
+        float post = a->post[i];
+        float e = a->eta * (a->rule == GAIA_HEBB_BCM ? post * (post - a->theta[i]) : post), sc = c;
+        float ay[GAIA__LAYER_LANES], an[GAIA__LAYER_LANES], sy = 0.0f, sn = 0.0f;
+        if (!(a->flags & GAIA_HEBB_NO_NORMALIZE)) {
+            float nn = n2[i] + 2.0f * e * post + e * e * vv;
+            /* |c|, not c: a negative homeostatic factor (mean(post) > 0.5 + 1/h)
+               flips the row's sign, as GAIA's unfused steps do. */
+            sc = c / (fabsf(c) * sqrtf(nn > 0.0f ? nn : 0.0f) + 1e-8f);
+        }
+        j = 0;
+#ifdef GAIA__LAYER_VECEXT
+        {
+            gaia__lv vy = {0}, vn = {0};
+            for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES) {
+                gaia__lv nw = (gaia__lv_load(w + j) + e * gaia__lv_load(v + j)) * sc;
+                memcpy(w + j, &nw, sizeof nw);
+                vy += nw * gaia__lv_load(x + j);
+                vn += nw * nw;
+            }
+            sy = gaia__lv_sum(vy);
+            sn = gaia__lv_sum(vn);
+        }
+        (void)ay;
+        (void)an;
+        (void)k;
+#else
+        for (k = 0; k < GAIA__LAYER_LANES; k++) ay[k] = an[k] = 0.0f;
+        for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) {
+                float nw = (w[j + k] + e * v[j + k]) * sc;
+                w[j + k] = nw;
+                ay[k] += nw * x[j + k];
+                an[k] += nw * nw;
+            }
+        for (k = 0; k < GAIA__LAYER_LANES; k++) {
+            sy += ay[k];
+            sn += an[k];
+        }
+#endif
+        for (; j < in; j++) {
+            float nw = (w[j] + e * v[j]) * sc;
+            w[j] = nw;
+            sy += nw * x[j];
+            sn += nw * nw;
+        }
+        y[i] = sy;
+        n2[i] = sn;
+    }
+    if (a->rule == GAIA_HEBB_BCM) {
+        for (i = 0; i < a->out; i++)
+            a->theta[i] = 0.9f * a->theta[i] +
+                          0.1f * (a->theta_rule == GAIA_BCM_THETA_TEXTBOOK ? a->post[i] * a->post[i] : mean_post);
+    }
+}
+
+static int gaia__cpu_hebb_fusable(const gaia_layer_plan *p, const gaia_layer_plan_layer *L) {
+    return p->learn && L->kind == GAIA_LAYER_HEBBIAN && L->hebb.rule != GAIA_HEBB_OJA;
+}
+
+/* Floats of work gaia_cpu_layer_hierarchy_run needs: the row norms of the
+   layers whose updates it fuses. */
+GAIA_API size_t gaia_cpu_layer_hierarchy_work(const gaia_layer_plan *p) {
+    size_t k, li, n = 0;
+    if (!p) return 0;
+    for (k = 0; k < p->nlevels; k++)
+        for (li = 0; li < p->levels[k].nlayers; li++)
+            if (gaia__cpu_hebb_fusable(p, &p->levels[k].layers[li])) n += p->levels[k].layers[li].out;
+    return n;
+}
+
+/* The hierarchy's T steps: no allocation and no call through the tensor
+   layer per step, just the fused kernels and small copies. It runs on one
+   thread: a step is tens of microseconds of work, and a thread team's barrier
+   per kernel costs more than it saves (milliseconds when the cores are shared
+   with other processes). */
+GAIA_API void gaia_cpu_layer_hierarchy_run(const gaia_layer_plan *p, float *work, int nthreads) {
+    size_t t, k, li;
+    float *n2;
+    (void)nthreads;
+    if (!p) return;
+    /* Pass 1 over the layers: row norms for the fused updates. */
+    for (k = 0, n2 = work; k < p->nlevels; k++)
+        for (li = 0; li < p->levels[k].nlayers; li++) {
+            const gaia_layer_plan_layer *ly = &p->levels[k].layers[li];
+            if (gaia__cpu_hebb_fusable(p, ly)) {
+                gaia__cpu_row_norms2(ly->W, ly->out, ly->in, n2);
+                n2 += ly->out;
+            }
+        }
+    for (t = 0; t < p->T; t++) {
+        const float *x = p->X + t * p->in;
+        for (k = 0, n2 = work; k < p->nlevels; k++) {
+            const gaia_layer_plan_level *L = &p->levels[k];
+            int fire = t % L->r == 0;
+            const float *cur = x;
+            for (li = 0; li < L->nlayers; li++) {
+                const gaia_layer_plan_layer *ly = &L->layers[li];
+                int fused = gaia__cpu_hebb_fusable(p, ly);
+                if (fire) {
+                    if (fused && t > 0) {
+                        /* Every firing after the first has an update pending. */
+                        gaia__cpu_hebb_fused(&ly->hebb, n2, cur, ly->y);
+                        memcpy((float *)ly->hebb.pre, cur, ly->in * sizeof(float));
+                        memcpy((float *)ly->hebb.post, ly->y, ly->out * sizeof(float));
+                    } else {
+                        gaia__cpu_layer_step1(ly, cur, 1);
+                        if (p->learn && ly->kind == GAIA_LAYER_HEBBIAN && !fused)
+                            gaia_cpu_layer_hebbian_update(&ly->hebb, 1);
+                    }
+                    cur = ly->y;
+                }
+                if (fused) n2 += ly->out;
+            }
+            if (fire) memcpy(L->held, cur, L->out * sizeof(float));
+            memcpy(L->rows + t * L->out, L->held, L->out * sizeof(float));
+            x = L->rows + t * L->out;
+        }
+    }
+    /* The last firing's updates are still pending. */
+    for (k = 0; k < p->nlevels; k++)
+        for (li = 0; li < p->levels[k].nlayers; li++)
+            if (gaia__cpu_hebb_fusable(p, &p->levels[k].layers[li]))
+                gaia_cpu_layer_hebbian_update(&p->levels[k].layers[li].hebb, nthreads);
+}
+
+/* The backend table's wrappers. */
+static gaia_status gaia__cpu_layer_bias_act_be(gaia_ctx *ctx, gaia_layer_act act, const float *x, const float *bias,
+                                               float *y, size_t rows, size_t cols) {
+    gaia_cpu_layer_bias_act(act, x, bias, y, rows, cols, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_linear_be(gaia_ctx *ctx, gaia_layer_act act, const float *x, const float *W,
+                                             const float *b, float *y, size_t rows, size_t in, size_t out) {
+    gaia_status st;
+    size_t r;
+    /* A few rows: W is streamed once per row, the fused gemv does that at the
+       memory speed; more rows: the GEMM, then one bias+activation pass. */
+    if (rows <= 2) {
+        for (r = 0; r < rows; r++) gaia_cpu_layer_gemv(act, W, b, x + r * in, y + r * out, out, in, ctx->cpu_threads);
+        return GAIA_OK;
+    }
+    st = ctx->backends[GAIA_DEVICE_CPU]->gemm(ctx, 0, 1, 1, rows, out, in, 1.0f, x, in, 0, W, in, 0, 0.0f, y, out, 0);
+    if (st != GAIA_OK) return st;
+    if (b || act != GAIA_LAYER_ACT_LINEAR) gaia_cpu_layer_bias_act(act, y, b, y, rows, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_layernorm_be(gaia_ctx *ctx, const float *x, const float *w, const float *b,
+                                                float *y, size_t rows, size_t cols, float eps) {
+    gaia_cpu_layer_layernorm(x, w, b, y, rows, cols, eps, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_attention_be(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
+                                                const float *k, const float *v, float *o, size_t bh, size_t nq,
+                                                size_t nk, size_t d, float scale, int causal) {
+    gaia_cpu_layer_attention(prec, q, k, v, o, bh, nq, nk, d, scale, causal, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_hebbian_be(gaia_ctx *ctx, const gaia_layer_hebb_args *a) {
+    gaia_cpu_layer_hebbian_update(a, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_hierarchy_be(gaia_ctx *ctx, const gaia_layer_plan *p) {
+    size_t n = gaia_cpu_layer_hierarchy_work(p);
+    float *work = (float *)gaia__host_alloc(ctx, n * sizeof(float));
+    if (!work) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_hierarchy_process", "cannot allocate %zu floats", n);
+    gaia_cpu_layer_hierarchy_run(p, work, ctx->cpu_threads);
+    gaia__host_free(ctx, work);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cpu_layer_layernorm_train_be(gaia_ctx *ctx, const float *x, const float *w, const float *b,
+                                                      float *y, float *mean, float *rstd, size_t rows, size_t cols,
+                                                      float eps) {
+    gaia_cpu_layer_layernorm_train(x, w, b, y, mean, rstd, rows, cols, eps, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_layernorm_backward_be(gaia_ctx *ctx, const float *x, const float *w,
+                                                         const float *mean, const float *rstd, const float *dy,
+                                                         float *dx, float *dw, float *db, size_t rows, size_t cols) {
+    gaia_cpu_layer_layernorm_backward(x, w, mean, rstd, dy, dx, dw, db, rows, cols, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_act_backward_be(gaia_ctx *ctx, gaia_layer_act act, const float *dy, const float *s,
+                                                   float *dz, float *db, size_t rows, size_t cols) {
+    gaia_cpu_layer_act_backward(act, dy, s, dz, db, rows, cols, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_attention_train_be(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
+                                                      const float *k, const float *v, float *o, float *lse, size_t bh,
+                                                      size_t nq, size_t nk, size_t d, float scale, int causal) {
+    gaia_cpu_layer_attention_train(prec, q, k, v, o, lse, bh, nq, nk, d, scale, causal, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_attention_backward_be(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
+                                                         const float *k, const float *v, const float *o,
+                                                         const float *lse, const float *dout, float *dq, float *dk,
+                                                         float *dv, size_t bh, size_t nq, size_t nk, size_t d,
+                                                         float scale, int causal) {
+    gaia_cpu_layer_attention_backward(prec, q, k, v, o, lse, dout, dq, dk, dv, bh, nq, nk, d, scale, causal,
+                                      ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_adamw_be(gaia_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n, float lr,
+                                      float beta1, float beta2, float eps, float weight_decay, float bc1, float bc2) {
+    gaia_cpu_adamw(p, g, m, v, n, lr, beta1, beta2, eps, weight_decay, bc1, bc2, ctx->cpu_threads);
+    return GAIA_OK;
+}
+
+static const struct gaia_layer_ops gaia__cpu_layer_ops = {
+    gaia__cpu_layer_bias_act_be,
+    gaia__cpu_layer_linear_be,
+    gaia__cpu_layer_layernorm_be,
+    gaia__cpu_layer_attention_be,
+    gaia__cpu_layer_hebbian_be,
+    gaia__cpu_layer_hierarchy_be,
+    (1u << GAIA_LAYER_PREC_F32) | (1u << GAIA_LAYER_PREC_BF16) | (1u << GAIA_LAYER_PREC_F16),
+    gaia__cpu_layer_layernorm_train_be,
+    gaia__cpu_layer_layernorm_backward_be,
+    gaia__cpu_layer_act_backward_be,
+    gaia__cpu_layer_attention_train_be,
+    gaia__cpu_layer_attention_backward_be,
+    gaia__cpu_adamw_be,
+};
+#define GAIA__CPU_LAYER_OPS (&gaia__cpu_layer_ops)
+#endif /* GAIA_NO_LAYER */
+#ifndef GAIA_NO_ASSEMBLY
+/* ---------------------------------------------------------------------
+   assembly module: CPU primitives (explicit mode). The edge generator and
+   the binomial draw below have line-for-line twins in kernels_assembly.cu;
+   both use integer arithmetic only, so CPU and GPU agree bit for bit.
+   --------------------------------------------------------------------- */
+/* The word stream of (fibre, source i, segment g): SplitMix64 from a hashed
+   start, two 32-bit words per step (low half first). */
+typedef struct gaia__asm_rng {
+    uint64_t s, z;
+    int half;
+} gaia__asm_rng;
+
+static uint32_t gaia__asm_next(gaia__asm_rng *r) {
+    if (r->half) {
+        r->half = 0;
+        return (uint32_t)(r->z >> 32);
+    }
+    r->s += GAIA__ASM_GAMMA;
+    r->z = gaia__asm_mix64(r->s);
+    r->half = 1;
+    return (uint32_t)r->z;
+}
+
+/* One Geometric(p) skip (non-edges before the next edge). The guide gives
+   the skip of the largest word in u's bucket, a lower bound; the thresholds
+   then settle it exactly (usually no step). For p < ~2e-5 the skip is
+   B + L * A with A the number of words below geo_r32 in a row (A part);
+   a tiny p makes A huge (about 1 / (p L) words), so the skip stops as soon
+   as it reaches `limit`, the distance to the end of the segment: the edges
+   inside it are the same, and each (source, segment) has its own stream, so
+   the words it leaves unread change nothing. The cost per segment is then
+   bounded for every p. */
+static uint64_t gaia__asm_skip(const gaia_assembly_fibre_args *a, gaia__asm_rng *r, uint64_t limit) {
+    uint32_t u = gaia__asm_next(r);
+    uint32_t b = a->geo_guide_fine ? a->geo_guide_fine[u >> 16] : a->geo_guide[u >> 20];
+    uint64_t x;
+    while (u < a->geo[b + 1]) b++;
+    x = b;
+    if (a->geo_r32)
+        while (x < limit && gaia__asm_next(r) < a->geo_r32) x += a->geo_len;
+    return x;
+}
+
+/* Runs BODY for every out-edge j of source i in [lo, hi), segment g.
+   Without the A part (p >= ~2e-5) both halves of each 64-bit word are used
+   straight-line and the first threshold step is branch-free; the general
+   path consumes the same words in the same order. */
+#define GAIA__ASM_FOR_EDGES(a, i, g, lo, hi, j, BODY)                                       \
+    GAIA__ASM_FOR_EDGES_FROM(a, gaia__asm_rng_start((a)->fkey, (i), (g) + ((a)->tgt_base >> GAIA_ASSEMBLY_SEG_BITS)), \
+                             lo, hi, j, BODY)
+
+/* The stream's first state for (fibre key, source i, segment g). */
+static uint64_t gaia__asm_rng_start(uint64_t fkey, uint32_t i, uint32_t g) {
+    return gaia__asm_mix64(fkey ^ gaia__asm_mix64((((uint64_t)i << 32) | g) + GAIA__ASM_GAMMA));
+}
+
+/* The first states of segments g0..g0+count-1 of source i, computed ahead
+   in a loop without dependences between iterations (the compiler may
+   vectorise it), so an edge loop does not begin with two dependent hashes
+   (at p = 10^-3 a segment has about four edges). */
+static void gaia__asm_rng_starts(uint64_t fkey, uint32_t i, uint64_t g0, uint32_t count, uint64_t *out) {
+    uint32_t t;
+    for (t = 0; t < count; t++)
+        out[t] = gaia__asm_mix64(fkey ^ gaia__asm_mix64((((uint64_t)i << 32) | (g0 + t)) + GAIA__ASM_GAMMA));
+}
+
+/* As GAIA__ASM_FOR_EDGES, from the stream's first state start. */
+#define GAIA__ASM_FOR_EDGES_FROM(a, start, lo, hi, j, BODY)                                 \
+    do {                                                                                    \
+        gaia__asm_rng r_;                                                                   \
+        r_.s = (start);                                                                     \
+        r_.z = 0;                                                                           \
+        r_.half = 0;                                                                        \
+        if ((a)->geo_r32 == 0) {                                                            \
+            const uint32_t *geo_ = (a)->geo;                                                \
+            const uint32_t *gd_ = (a)->geo_guide_fine ? (a)->geo_guide_fine : (a)->geo_guide; \
+            const int sh_ = (a)->geo_guide_fine ? 16 : 20;                                  \
+            uint64_t s_ = r_.s;                                                             \
+            (j) = (lo);                                                                     \
+            for (;;) {                                                                      \
+                uint64_t z_ = gaia__asm_mix64(s_ += GAIA__ASM_GAMMA);                       \
+                uint32_t u_ = (uint32_t)z_, b_ = gd_[u_ >> sh_];                             \
+                b_ += u_ < geo_[b_ + 1];                                                    \
+                while (u_ < geo_[b_ + 1]) b_++;                                             \
+                (j) += b_;                                                                  \
+                if ((j) >= (hi)) break;                                                     \
+                BODY;                                                                       \
+                (j)++;                                                                      \
+                u_ = (uint32_t)(z_ >> 32);                                                  \
+                b_ = gd_[u_ >> sh_];                                                        \
+                b_ += u_ < geo_[b_ + 1];                                                    \
+                while (u_ < geo_[b_ + 1]) b_++;                                             \
+                (j) += b_;                                                                  \
+                if ((j) >= (hi)) break;                                                     \
+                BODY;                                                                       \
+                (j)++;                                                                      \
+            }                                                                               \
+        } else {                                                                            \
+            for ((j) = (lo) + gaia__asm_skip((a), &r_, (hi) - (lo)); (j) < (hi);            \
+                 (j) += 1 + gaia__asm_skip((a), &r_, (hi) - (j) - 1)) {                     \
+                BODY;                                                                       \
+            }                                                                               \
+        }                                                                                   \
+    } while (0)
+
+/* The offsets j - lo of source i's out-edges in [lo, hi) (segment g), into
+   out (room for hi - lo); returns how many. */
+static uint32_t gaia__asm_gen(const gaia_assembly_fibre_args *a, uint32_t i, uint32_t g, uint64_t lo, uint64_t hi,
+                              uint16_t *out) {
+    uint32_t n = 0;
+    uint64_t j;
+    GAIA__ASM_FOR_EDGES(a, i, g, lo, hi, j, { out[n++] = (uint16_t)(j - lo); });
+    return n;
+}
+
+static float gaia__asm_map_lookup(const uint64_t *keys, const float *vals, uint64_t mask, uint64_t key) {
+    uint64_t h = gaia__asm_mix64(key) & mask;
+    for (;;) {
+        uint64_t k = keys[h];
+        if (k == key) return vals[h];
+        if (k == GAIA_ASSEMBLY_EMPTY) return 1.0f;
+        h = (h + 1) & mask;
+    }
+}
+
+GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *map_vals, uint64_t map_mask,
+                                         uint64_t key) {
+    if (!map_keys || !map_vals) return 0.0f; /* no map: no learned weight */
+    return gaia__asm_map_lookup(map_keys, map_vals, map_mask, key);
+}
+
+/* Fixed point, truncated: exact in float (a power-of-two scale), then an
+   exact conversion, so every device gets the same integer. */
+static int64_t gaia__asm_fix(float w) { return (int64_t)(w * GAIA_ASSEMBLY_FIX); }
+
+GAIA_API uint32_t gaia_cpu_assembly_stim_degree(const gaia_assembly_fibre_args *a, uint32_t j) {
+    uint64_t u;
+    uint32_t x;
+    if (!a || !a->bin_guide || !a->bin_cdf) return 0; /* no stimulus fibre */
+    u = gaia__asm_mix64(a->fkey + ((uint64_t)a->tgt_base + j + 1) * GAIA__ASM_GAMMA);
+    x = a->bin_guide[u >> 52];
+    while (x + 1 < a->bin_len && u >= a->bin_cdf[x]) x++;
+    return a->bin_lo + x;
+}
+
+static int gaia__asm_bit(const uint32_t *bits, uint64_t j) { return (int)((bits[j >> 5] >> (j & 31)) & 1u); }
+
+/* Index of the lowest set bit of v != 0. */
+static int gaia__asm_ctz32(uint32_t v) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctz(v);
+#else
+    int n = 0;
+    while (!(v & 1u)) {
+        v >>= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+/* ---- the per-fibre cache of the CPU backend (the `cache` slot) ----
+   A learning area fires nearly the same winners step after step (in a
+   projection the set stops changing after about 15 steps), so regenerating
+   every source's edges each step mostly redoes last step's work. The cache
+   of an area fibre keeps, for the sources of its last accumulate, their
+   out-edges (per source: where each target segment starts, then the 12-bit
+   target offsets) and S[j], the fixed-point sum of those sources' current
+   weights into target j. The next accumulate generates only the sources
+   that entered, subtracts the ones that left and adds S to the input; the
+   sums are integers, so the result is exactly the from-scratch one.
+   hebb_collect reads the kept edges instead of regenerating them.
+   S is held in two parts: S[j] = FIX * cnt[j] + excess[j], with cnt[j] the
+   kept sources with an edge into j (16 bits) and excess[j] the sum of their
+   weights' excess over 1 (non-zero only in the target's support, the only
+   targets with learned weights). Updating S is one random increment per
+   edge; on 16-bit counts a block of 64 segments is 512 KiB and stays in L2,
+   where 64-bit sums (2 MiB) did not: at n = 10^7, K = 10^4 that halved the
+   update's time. The excess is added to the input over the support's bits
+   only. At more than 65535 sources the counts could overflow, and the
+   cache is not used.
+   S follows the weights because they change only in hebb: hebb_collect
+   notes each key's weight before the update, the next call adds the change
+   (settle). A collect from other sources than the kept ones, or any
+   failure, drops the kept sources and S starts from zero. A stimulus
+   fibre's cache holds its in-degrees instead (they never change).
+   The kept offsets are capped at 2^27 (256 MiB, with the chunk starts
+   about 0.3 GiB at most): the paper's regime (n = 10^7, K = 10^4, p =
+   10^-3) keeps 10^8, and regenerating them twice a step was nearly all of
+   its time. Above the cap every step regenerates.
+   A source's edges are kept by chunk of 16 segments (2^16 targets), each
+   edge as its 16-bit offset in the chunk: the passes below walk one run of
+   offsets per chunk, where runs per segment (about four edges each at p =
+   10^-3) cost a mispredicted loop exit apiece, most of those passes' time
+   at n = 10^7, K = 10^4. Edges are still generated segment by segment,
+   each segment from its own stream, as the GPU does. */
+#define GAIA__ASM_KEEP_MAX ((uint64_t)1 << 27)
+#define GAIA__ASM_CHUNK_SEGS_BITS 4
+#define GAIA__ASM_CHUNK_BITS (GAIA_ASSEMBLY_SEG_BITS + GAIA__ASM_CHUNK_SEGS_BITS) /* 16: offsets fit 16 bits */
+/* Chunks per block in the passes over kept sources (hebb_collect's, S's
+   update): each source's part of a block is a few cache lines, and the
+   block's 2^18 counts (512 KiB) stay in L2. */
+#define GAIA__ASM_KEEP_BLOCK 4
+
+typedef struct gaia__asm_kept {
+    uint32_t i;      /* the source neuron */
+    uint32_t cap;    /* room for offsets */
+    uint32_t *start; /* nchunk + 1 starts into off; start[nchunk] = the source's edges */
+    uint16_t *off;   /* target offsets within their chunk, ascending chunk by chunk */
+} gaia__asm_kept;
+
+/* Chunks of 2^16 targets in nseg segments. */
+static uint64_t gaia__asm_nchunk(uint64_t nseg) {
+    return (nseg + ((uint64_t)1 << GAIA__ASM_CHUNK_SEGS_BITS) - 1) >> GAIA__ASM_CHUNK_SEGS_BITS;
+}
+
+typedef struct gaia__asm_cache {
+    size_t bytes; /* held by the blocks below */
+    /* stimulus fibres: in-degree of every target, 1 or 2 bytes each */
+    void *deg;
+    int deg_size; /* 0: not built yet; -1: degrees too large to cache */
+    /* area fibres */
+    int valid;             /* S and kept describe the sources of the last accumulate */
+    uint16_t *cnt;         /* n_tgt: kept sources with an edge into j ... */
+    int64_t *excess;       /* ... and the sum of their weights' excess over 1: S = FIX cnt + excess */
+    uint64_t nseg;         /* target segments (S's size / SEG, rounded up) */
+    gaia__asm_kept *kept;  /* K sources, ascending */
+    uint32_t K;
+    uint64_t *pend_key;    /* keys hebb is about to change ... */
+    int64_t *pend_old;     /* ... and their weights before */
+    uint64_t npend, pend_cap;
+    /* The last kept collect: its keys are pend_key[0..nlast) when last_ok,
+       for the target winners last_bits; the same kept sources and winners
+       give the same keys (a converged assembly: every step). */
+    int last_ok;
+    uint64_t nlast;
+    uint32_t *last_bits;   /* n_tgt bits, allocated with S */
+} gaia__asm_cache;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GAIA__ASM_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define GAIA__ASM_PREFETCH(p) ((void)(p))
+#endif
+
+/* The passes over kept sources read, per source, its chunk starts and
+   offsets in chunks q0..q1: a few cache lines in a block of its own, too
+   short a run for the hardware prefetcher. They ask for the next sources'
+   lines ahead: the starts two sources ahead (stage 0), the offsets, which
+   need the starts, one ahead (stage 1). At n = 10^7, K = 10^4 these misses
+   were two thirds of both passes. */
+static void gaia__asm_kept_prefetch(const gaia__asm_kept *x, uint64_t q0, uint64_t q1, int stage) {
+    const char *p, *end;
+    if (stage == 0) {
+        p = (const char *)(x->start + q0);
+        end = (const char *)(x->start + q1);
+    } else {
+        p = (const char *)(x->off + x->start[q0]);
+        end = (const char *)(x->off + x->start[q1]);
+    }
+    /* from p's own line: stepping p itself by 64 skips end's line whenever
+       p sits further into its line than end does */
+    for (p = (const char *)((uintptr_t)p & ~(uintptr_t)63); p <= end; p += 64) GAIA__ASM_PREFETCH(p);
+}
+
+static size_t gaia__asm_kept_bytes(uint64_t nseg, uint32_t cap) {
+    return (size_t)(gaia__asm_nchunk(nseg) + 1) * 4 + (size_t)cap * 2;
+}
+
+static void gaia__asm_kept_free(gaia_ctx *ctx, gaia__asm_cache *c, gaia__asm_kept *e) {
+    if (!e->start) return;
+    c->bytes -= gaia__asm_kept_bytes(c->nseg, e->cap);
+    gaia__host_free(ctx, e->start);
+    e->start = NULL;
+    e->off = NULL;
+}
+
+/* Room for `cap` offsets of source e (e->start NULL on failure). */
+static void gaia__asm_kept_alloc(gaia_ctx *ctx, gaia__asm_cache *c, gaia__asm_kept *e, uint32_t cap) {
+    e->cap = cap;
+    e->start = (uint32_t *)gaia__host_alloc(ctx, gaia__asm_kept_bytes(c->nseg, cap));
+    e->off = e->start ? (uint16_t *)(e->start + gaia__asm_nchunk(c->nseg) + 1) : NULL;
+    if (e->start) c->bytes += gaia__asm_kept_bytes(c->nseg, cap);
+}
+
+/* Forgets the kept sources: the next accumulate starts from zero. */
+static void gaia__asm_cache_drop(gaia_ctx *ctx, gaia__asm_cache *c) {
+    uint32_t s;
+    for (s = 0; s < c->K; s++) gaia__asm_kept_free(ctx, c, &c->kept[s]);
+    if (c->kept) c->bytes -= ((size_t)c->K + 1) * sizeof(gaia__asm_kept);
+    gaia__host_free(ctx, c->kept);
+    c->kept = NULL;
+    c->K = 0;
+    c->valid = 0;
+    c->npend = 0;
+    c->last_ok = 0;
+}
+
+static void gaia__asm_cpu_cache_free(gaia_ctx *ctx, void *cache) {
+    gaia__asm_cache *c = (gaia__asm_cache *)cache;
+    if (!c) return;
+    gaia__asm_cache_drop(ctx, c);
+    gaia__host_free(ctx, c->cnt);
+    gaia__host_free(ctx, c->excess);
+    gaia__host_free(ctx, c->last_bits);
+    gaia__host_free(ctx, c->pend_key);
+    gaia__host_free(ctx, c->pend_old);
+    gaia__host_free(ctx, c->deg);
+    gaia__host_free(ctx, c);
+}
+
+static size_t gaia__asm_cpu_cache_bytes(const void *cache) {
+    return cache ? ((const gaia__asm_cache *)cache)->bytes : 0;
+}
+
+/* The fibre's cache, created on first use; NULL without a slot or memory. */
+static gaia__asm_cache *gaia__asm_cache_get(gaia_ctx *ctx, const gaia_assembly_fibre_args *a) {
+    gaia__asm_cache *c;
+    if (!a->cache) return NULL;
+    if (*a->cache) return (gaia__asm_cache *)*a->cache;
+    c = (gaia__asm_cache *)gaia__host_alloc(ctx, sizeof *c);
+    if (!c) return NULL;
+    memset(c, 0, sizeof *c);
+    c->bytes = sizeof *c;
+    *a->cache = c;
+    return c;
+}
+
+/* The in-degrees of a stimulus fibre, computed on first use. */
+static void gaia__asm_deg_prepare(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly_fibre_args *a) {
+    uint64_t top = (uint64_t)a->bin_lo + a->bin_len - 1;
+    long long j;
+    if (c->deg_size) return;
+    c->deg_size = top <= 0xFFu ? 1 : top <= 0xFFFFu ? 2 : -1;
+    if (c->deg_size < 0) return;
+    c->deg = gaia__host_alloc(ctx, (size_t)a->n_tgt * (size_t)c->deg_size);
+    if (!c->deg) {
+        c->deg_size = 0; /* try again next time */
+        return;
+    }
+    c->bytes += (size_t)a->n_tgt * (size_t)c->deg_size;
+    if (c->deg_size == 1) {
+        uint8_t *d = (uint8_t *)c->deg;
+        GAIA__PAR_FOR(a->n_tgt > GAIA__PAR_MIN / 4, ctx->cpu_threads)
+        for (j = 0; j < (long long)a->n_tgt; j++) d[j] = (uint8_t)gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
+        GAIA__PAR_END
+    } else {
+        uint16_t *d = (uint16_t *)c->deg;
+        GAIA__PAR_FOR(a->n_tgt > GAIA__PAR_MIN / 4, ctx->cpu_threads)
+        for (j = 0; j < (long long)a->n_tgt; j++) d[j] = (uint16_t)gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
+        GAIA__PAR_END
+    }
+}
+
+static uint32_t gaia__asm_deg(const gaia__asm_cache *c, const gaia_assembly_fibre_args *a, uint32_t j) {
+    if (c && c->deg_size == 1) return ((const uint8_t *)c->deg)[j];
+    if (c && c->deg_size == 2) return ((const uint16_t *)c->deg)[j];
+    return gaia_cpu_assembly_stim_degree(a, j);
+}
+
+static void gaia__asm_cpu_stimulus(const gaia_assembly_fibre_args *a, int64_t *input, int nthreads,
+                                   const gaia__asm_cache *c) {
+    long long j;
+    (void)nthreads;
+    if (c && c->deg_size > 0) {
+        /* every target as if unlearned (a vectorisable pass, memory bound:
+           threads only for huge areas), then the learned ones corrected:
+           c*65536 + c*(w - 65536) = c*w exactly */
+        uint64_t w, nw = ((uint64_t)a->n_tgt + 31) >> 5;
+        if (c->deg_size == 1) {
+            const uint8_t *d = (const uint8_t *)c->deg;
+            GAIA__PAR_FOR(a->n_tgt > 64 * GAIA__PAR_MIN, nthreads)
+            for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
+            GAIA__PAR_END
+        } else {
+            const uint16_t *d = (const uint16_t *)c->deg;
+            GAIA__PAR_FOR(a->n_tgt > 64 * GAIA__PAR_MIN, nthreads)
+            for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
+            GAIA__PAR_END
+        }
+        for (w = 0; w < nw; w++) {
+            uint32_t v = a->tgt_support[w];
+            while (v) {
+                uint64_t jj = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
+                uint32_t cnt = gaia__asm_deg(c, a, (uint32_t)jj);
+                v &= v - 1;
+                if (cnt)
+                    input[jj] += (int64_t)cnt *
+                                 (gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, jj)) -
+                                  (int64_t)GAIA_ASSEMBLY_FIX);
+            }
+        }
+        return;
+    }
+    GAIA__PAR_FOR(a->n_tgt > GAIA__PAR_MIN / 4, nthreads)
+    for (j = 0; j < (long long)a->n_tgt; j++) {
+        uint32_t cnt = gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
+        if (cnt) {
+            int64_t w = (int64_t)GAIA_ASSEMBLY_FIX;
+            if (gaia__asm_bit(a->tgt_support, (uint64_t)j))
+                w = gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, (uint64_t)j));
+            input[j] += (int64_t)cnt * w;
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* The fixed-point weight of base synapse i -> j (only targets in the support
+   can have learned in-weights; absent keys weigh 1). */
+static int64_t gaia__asm_w(const gaia_assembly_fibre_args *a, uint64_t i, uint64_t j) {
+    if (!gaia__asm_bit(a->tgt_support, j)) return (int64_t)GAIA_ASSEMBLY_FIX;
+    return gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, i * a->n_tgt + j));
+}
+
+/* Threads for explicit-mode regions, by their estimated cost in
+   nanoseconds (gaia__team at GAIA__ASM_GRAIN, 2 ms, per thread): a step of
+   a small area (n = 10^5, k = 317: 2-3 ms in all, its largest region 1.5
+   ms) stays on the calling thread, so a core that another process holds
+   cannot stall it. Measured beside a loaded machine (about 12 runnable
+   processes on 2 cores), n = 10^5 steps: 2.9 ms on one thread, 53 ms on two
+   with a team for every region, 7.9 ms with teams from 1 ms, 2.9 ms with
+   teams from 4 ms. Generating a source's edges costs a stream start per
+   target segment and a few nanoseconds per edge (measured at p = 10^-3 and
+   10^-2). */
+#define GAIA__ASM_GRAIN 2.0e6
+static double gaia__asm_gen_ns(const gaia_assembly_fibre_args *a, double sources) {
+    double nseg = (double)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS);
+    return sources * (30.0 * nseg + 4.0 * (double)a->n_tgt * a->p);
+}
+static int gaia__asm_team(int nthreads, double ns) { return gaia__team(nthreads, ns, GAIA__ASM_GRAIN); }
+
+/* From scratch, parallel over target segments: each segment's inputs
+   (32 KiB) stay in L1 and have one writer, so no atomics and no per-thread
+   copies. Each source's edges are generated into a run of offsets, then
+   added in a separate, branch-light pass. */
+static void gaia__asm_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K, int64_t *input,
+                                 int nthreads) {
+    long long nseg = (long long)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS), g;
+    if (a->is_stimulus) {
+        gaia__asm_cpu_stimulus(a, input, nthreads, NULL);
+        return;
+    }
+    GAIA__PAR_FOR(nseg > 1, gaia__asm_team(nthreads, gaia__asm_gen_ns(a, (double)K)))
+    for (g = 0; g < nseg; g++) {
+        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG;
+        uint16_t run[GAIA_ASSEMBLY_SEG + 1];
+        int64_t *in = input + lo;
+        uint32_t s, cnt, e;
+        if (hi > a->n_tgt) hi = a->n_tgt;
+        for (s = 0; s < K; s++) {
+            cnt = gaia__asm_gen(a, src[s], (uint32_t)g, lo, hi, run);
+            for (e = 0; e < cnt; e++) in[run[e]] += gaia__asm_w(a, src[s], lo + run[e]);
+        }
+    }
+    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
+                                           int64_t *input, int nthreads) {
+    if (!a || (!a->is_stimulus && K == 0)) return; /* no fibre, or no source fires */
+    gaia__asm_accumulate(a, src, K, input, nthreads);
+}
+
+/* Source e->i's out-edges in every segment into e; offsets beyond e->cap
+   are counted, not stored. Returns how many edges there are. */
+static uint64_t gaia__asm_kept_gen(const gaia_assembly_fibre_args *a, gaia__asm_kept *e, uint64_t nseg) {
+    uint64_t g, n = 0, rng0[256];
+    for (g = 0; g < nseg; g++) {
+        uint64_t lo = g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, j;
+        uint64_t chunk_lo = (g >> GAIA__ASM_CHUNK_SEGS_BITS) << GAIA__ASM_CHUNK_BITS;
+        if (hi > a->n_tgt) hi = a->n_tgt;
+        if (g % 256 == 0) /* a shard's segments are numbered from its block's first */
+            gaia__asm_rng_starts(a->fkey, e->i, g + (a->tgt_base >> GAIA_ASSEMBLY_SEG_BITS),
+                                 nseg - g < 256 ? (uint32_t)(nseg - g) : 256, rng0);
+        if ((g & (((uint64_t)1 << GAIA__ASM_CHUNK_SEGS_BITS) - 1)) == 0)
+            e->start[g >> GAIA__ASM_CHUNK_SEGS_BITS] = (uint32_t)(n < e->cap ? n : e->cap);
+        GAIA__ASM_FOR_EDGES_FROM(a, rng0[g % 256], lo, hi, j, {
+            if (n < e->cap) e->off[n] = (uint16_t)(j - chunk_lo);
+            n++;
+        });
+    }
+    e->start[gaia__asm_nchunk(nseg)] = (uint32_t)(n < e->cap ? n : e->cap);
+    return n;
+}
+
+/* Adds to S the weight changes hebb_collect announced (see above). */
+static void gaia__asm_settle(gaia__asm_cache *c, const gaia_assembly_fibre_args *a) {
+    uint64_t t;
+    for (t = 0; t < c->npend; t++) {
+        uint64_t key = c->pend_key[t], i = key / a->n_tgt, j = key % a->n_tgt;
+        c->excess[j] += gaia__asm_w(a, i, j) - c->pend_old[t];
+    }
+    c->npend = 0;
+}
+
+/* input += the weights from src[0..K) through the kept sources (see the
+   cache's comment). Returns 0, input untouched, where the cache cannot
+   serve (too many edges to keep, sources not ascending, no memory). */
+static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly_fibre_args *a, const uint32_t *src,
+                          uint32_t K, int64_t *input) {
+    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, *need;
+    double mean = (double)a->n_tgt * a->p, room = mean + 6.0 * sqrt(mean) + 16.0;
+    uint32_t s, t, stay = 0, nleave = 0, nenter = 0, *enter, cap;
+    gaia__asm_kept *nk, *leave = NULL;
+    long long q, g, nblk;
+    if ((double)K * room > (double)GAIA__ASM_KEEP_MAX || K > 0xFFFFu) return 0;
+    for (s = 1; s < K; s++)
+        if (src[s] <= src[s - 1]) return 0;
+    cap = room < (double)a->n_tgt ? (uint32_t)room : a->n_tgt;
+    if (!c->cnt) {
+        size_t nbw = (((size_t)a->n_tgt + 31) >> 5) * 4;
+        c->cnt = (uint16_t *)gaia__host_alloc(ctx, (size_t)a->n_tgt * 2);
+        c->excess = (int64_t *)gaia__host_alloc(ctx, (size_t)a->n_tgt * 8);
+        c->last_bits = (uint32_t *)gaia__host_alloc(ctx, nbw);
+        if (!c->cnt || !c->excess || !c->last_bits) {
+            gaia__host_free(ctx, c->cnt);
+            gaia__host_free(ctx, c->excess);
+            gaia__host_free(ctx, c->last_bits);
+            c->cnt = NULL;
+            c->excess = NULL;
+            c->last_bits = NULL;
+            return 0;
+        }
+        c->bytes += (size_t)a->n_tgt * 10 + nbw;
+        c->nseg = nseg;
+        c->valid = 0;
+    }
+    if (c->valid) {
+        gaia__asm_settle(c, a);
+        for (s = 0, t = 0; s < K && t < c->K;) {
+            if (src[s] < c->kept[t].i) s++;
+            else if (src[s] > c->kept[t].i) t++;
+            else {
+                stay++;
+                s++;
+                t++;
+            }
+        }
+    }
+    if (!c->valid || c->K - stay > stay) { /* mostly new sources: start afresh */
+        gaia__asm_cache_drop(ctx, c);
+        memset(c->cnt, 0, (size_t)a->n_tgt * 2);
+        memset(c->excess, 0, (size_t)a->n_tgt * 8);
+        stay = 0;
+    }
+    /* the new kept array, the sources that leave, and those that enter */
+    nk = (gaia__asm_kept *)gaia__host_alloc(ctx, ((size_t)K + 1) * sizeof(gaia__asm_kept));
+    leave = (gaia__asm_kept *)gaia__host_alloc(ctx, ((size_t)c->K + 1) * sizeof(gaia__asm_kept));
+    enter = (uint32_t *)gaia__host_alloc(ctx, ((size_t)K + 1) * 4);
+    need = (uint64_t *)gaia__host_alloc(ctx, ((size_t)K + 1) * 8);
+    if (!nk || !leave || !enter || !need) goto fail;
+    for (s = 0, t = 0; s < K || t < c->K;) {
+        if (t < c->K && (s == K || c->kept[t].i < src[s])) leave[nleave++] = c->kept[t++];
+        else if (t == c->K || src[s] < c->kept[t].i) {
+            nk[s].i = src[s];
+            gaia__asm_kept_alloc(ctx, c, &nk[s], cap);
+            if (!nk[s].start) goto fail;
+            enter[nenter++] = s++;
+        } else nk[s++] = c->kept[t++];
+    }
+    /* generate the newcomers, then redo the (rare) ones that ran out of room */
+    GAIA__PAR_FOR(nenter > 1, gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)nenter)))
+    for (q = 0; q < (long long)nenter; q++) {
+        uint64_t n = gaia__asm_kept_gen(a, &nk[enter[q]], nseg);
+        need[q] = n > nk[enter[q]].cap ? n : 0;
+    }
+    GAIA__PAR_END
+    for (q = 0; q < (long long)nenter; q++)
+        if (need[q]) {
+            gaia__asm_kept *e = &nk[enter[q]];
+            gaia__asm_kept_free(ctx, c, e);
+            gaia__asm_kept_alloc(ctx, c, e, (uint32_t)need[q]);
+            if (!e->start) goto fail;
+            gaia__asm_kept_gen(a, e, nseg);
+        }
+    /* nothing can fail from here: S follows the change, then feeds input;
+       in blocks of segments, each source's run of the block consecutive
+       (see gaia__asm_hebb_kept) */
+    nblk = (long long)((gaia__asm_nchunk(nseg) + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK);
+    GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, (double)a->n_tgt + (double)(nleave + nenter) *
+                                                                                 (3.0 * mean + 2.0 * (double)nseg)))
+    for (g = 0; g < nblk; g++) {
+        uint64_t q0 = (uint64_t)g * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, q, j, jend, w, w1;
+        uint16_t *cnt = c->cnt;
+        int64_t *excess = c->excess;
+        const uint32_t *sup = a->tgt_support;
+        uint32_t u, e;
+        if (q1 > gaia__asm_nchunk(nseg)) q1 = gaia__asm_nchunk(nseg);
+        for (u = 0; u < nleave + nenter; u++) {
+            const gaia__asm_kept *x = u < nleave ? &leave[u] : &nk[enter[u - nleave]];
+            int64_t sign = u < nleave ? -1 : 1;
+            uint16_t step = u < nleave ? (uint16_t)0xFFFFu : (uint16_t)1; /* -1 or +1, modulo 2^16 */
+            if (u + 2 < nleave + nenter)
+                gaia__asm_kept_prefetch(u + 2 < nleave ? &leave[u + 2] : &nk[enter[u + 2 - nleave]], q0, q1, 0);
+            if (u + 1 < nleave + nenter)
+                gaia__asm_kept_prefetch(u + 1 < nleave ? &leave[u + 1] : &nk[enter[u + 1 - nleave]], q0, q1, 1);
+            for (q = q0; q < q1; q++) {
+                uint64_t lo = q << GAIA__ASM_CHUNK_BITS;
+                for (e = x->start[q]; e < x->start[q + 1]; e++) {
+                    j = lo + x->off[e];
+                    cnt[j] = (uint16_t)(cnt[j] + step);
+                    if (gaia__asm_bit(sup, j))
+                        excess[j] += sign * (gaia__asm_w(a, x->i, j) - (int64_t)GAIA_ASSEMBLY_FIX);
+                }
+            }
+        }
+        j = q0 << GAIA__ASM_CHUNK_BITS;
+        jend = q1 << GAIA__ASM_CHUNK_BITS;
+        if (jend > a->n_tgt) jend = a->n_tgt;
+        for (w = j; w < jend; w++) input[w] += (int64_t)cnt[w] * (int64_t)GAIA_ASSEMBLY_FIX;
+        /* the excess, over the support (a block starts on a word: 4096 | j) */
+        for (w = j >> 5, w1 = (jend + 31) >> 5; w < w1; w++) {
+            uint32_t v = sup[w];
+            while (v) {
+                uint64_t t = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
+                v &= v - 1;
+                input[t] += excess[t];
+            }
+        }
+    }
+    GAIA__PAR_END
+    if (nleave || nenter) c->last_ok = 0; /* other sources: other keys */
+    for (s = 0; s < nleave; s++) gaia__asm_kept_free(ctx, c, &leave[s]);
+    if (c->kept) c->bytes -= ((size_t)c->K + 1) * sizeof(gaia__asm_kept);
+    gaia__host_free(ctx, c->kept);
+    c->kept = nk;
+    c->bytes += ((size_t)K + 1) * sizeof(gaia__asm_kept);
+    c->K = K;
+    c->valid = 1;
+    gaia__host_free(ctx, leave);
+    gaia__host_free(ctx, enter);
+    gaia__host_free(ctx, need);
+    return 1;
+fail:
+    /* nk owns only the newcomers' blocks; the others still belong to
+       c->kept, which the caller drops */
+    for (q = 0; nk && enter && q < (long long)nenter; q++) gaia__asm_kept_free(ctx, c, &nk[enter[q]]);
+    gaia__host_free(ctx, nk);
+    gaia__host_free(ctx, leave);
+    gaia__host_free(ctx, enter);
+    gaia__host_free(ctx, need);
+    return 0;
+}
+
+GAIA_API uint64_t gaia_cpu_assembly_edges(const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out, uint64_t cap) {
+    uint64_t nseg, g, count = 0;
+    if (!a) return 0; /* no fibre: no edges */
+    nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS;
+    for (g = 0; g < nseg; g++) {
+        uint64_t lo = g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, j;
+        if (hi > a->n_tgt) hi = a->n_tgt;
+        GAIA__ASM_FOR_EDGES(a, i, (uint32_t)g, lo, hi, j, {
+            if (count < cap) out[count] = (uint32_t)j;
+            count++;
+        });
+    }
+    return count;
+}
+
+static int gaia__asm_cmp_u32(const void *x, const void *y) {
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Radix select on the 64-bit inputs: one 11-bit histogram over all n, then
+   refinement among the few in the threshold bucket; candidates stay in index
+   order, so among equal inputs the lower indices win. Most inputs share a
+   few values, so the first histogram is kept in four copies (L1-resident)
+   and consecutive inputs rarely update the same counter. */
+#define GAIA__ASM_TOPK_BITS 11
+GAIA_API void gaia_cpu_assembly_topk(const int64_t *input, uint32_t n, uint32_t k, uint32_t *scratch,
+                                     uint32_t *winners) {
+    uint32_t *hist = scratch, *cand = scratch + 65536, nw = 0, nc = 0, need = k, j, d;
+    const uint32_t nb = 1u << GAIA__ASM_TOPK_BITS;
+    uint64_t mx = 0, above;
+    int shift = 0;
+    if (k >= n) {
+        for (j = 0; j < n; j++) winners[j] = j;
+        return;
+    }
+    for (j = 0; j < n; j++)
+        if ((uint64_t)input[j] > mx) mx = (uint64_t)input[j];
+    while ((mx >> shift) >= nb) shift++;
+    memset(hist, 0, 4 * nb * sizeof(uint32_t));
+    for (j = 0; j + 4 <= n; j += 4) {
+        hist[(uint64_t)input[j] >> shift]++;
+        hist[nb + ((uint64_t)input[j + 1] >> shift)]++;
+        hist[2 * nb + ((uint64_t)input[j + 2] >> shift)]++;
+        hist[3 * nb + ((uint64_t)input[j + 3] >> shift)]++;
+    }
+    for (; j < n; j++) hist[(uint64_t)input[j] >> shift]++;
+    for (d = 0; d < nb; d++) hist[d] += hist[nb + d] + hist[2 * nb + d] + hist[3 * nb + d];
+    for (d = nb - 1, above = 0; above + hist[d] < need; d--) above += hist[d];
+    for (j = 0; j < n; j++) {
+        uint64_t bkt = (uint64_t)input[j] >> shift;
+        if (bkt > d) winners[nw++] = j;
+        else if (bkt == d) cand[nc++] = j;
+    }
+    need -= (uint32_t)above;
+    while (need < nc && shift > 0) {
+        int ns = shift > 16 ? shift - 16 : 0;
+        uint64_t dmask = ((uint64_t)1 << (shift - ns)) - 1;
+        uint32_t t, m = 0;
+        memset(hist, 0, ((size_t)dmask + 1) * sizeof(uint32_t));
+        for (t = 0; t < nc; t++) hist[((uint64_t)input[cand[t]] >> ns) & dmask]++;
+        for (d = (uint32_t)dmask, above = 0; above + hist[d] < need; d--) above += hist[d];
+        for (t = 0; t < nc; t++) {
+            uint64_t dig = ((uint64_t)input[cand[t]] >> ns) & dmask;
+            if (dig > d) winners[nw++] = cand[t];
+            else if (dig == d) cand[m++] = cand[t];
+        }
+        nc = m;
+        need -= (uint32_t)above;
+        shift = ns;
+    }
+    for (j = 0; j < need; j++) winners[nw++] = cand[j];
+    qsort(winners, nw, sizeof(uint32_t), gaia__asm_cmp_u32);
+}
+
+static uint64_t gaia__asm_map_insert(uint64_t *keys, float *vals, uint64_t mask, uint64_t key, float factor,
+                                     float wmax) {
+    uint64_t h = gaia__asm_mix64(key) & mask;
+    /* the fixed-point inputs rely on weights <= WMAX, whatever the caller asks */
+    if (!(wmax <= GAIA_ASSEMBLY_WMAX)) wmax = GAIA_ASSEMBLY_WMAX;
+    for (;;) {
+        uint64_t k = keys[h];
+        if (k == key) {
+            float v = vals[h] * factor;
+            vals[h] = v < wmax ? v : wmax;
+            return 0;
+        }
+        if (k == GAIA_ASSEMBLY_EMPTY) {
+            keys[h] = key;
+            vals[h] = factor < wmax ? factor : wmax;
+            return 1;
+        }
+        h = (h + 1) & mask;
+    }
+}
+
+GAIA_API uint64_t gaia_cpu_assembly_map_update(uint64_t *map_keys, float *map_vals, uint64_t map_mask,
+                                               const uint64_t *keys, uint64_t count, float factor, float wmax) {
+    uint64_t t, inserted = 0;
+    for (t = 0; t < count; t++) inserted += gaia__asm_map_insert(map_keys, map_vals, map_mask, keys[t], factor, wmax);
+    return inserted;
+}
+
+/* ---- the backend table's entries ---- */
+/* Caches are an optimisation only: without memory for them the step runs
+   (and gives the same result) without. */
+static gaia_status gaia__asm_cpu_accumulate(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
+                                            uint32_t K, int64_t *input) {
+    gaia__asm_cache *c = gaia__asm_cache_get(ctx, a);
+    if (a->is_stimulus) {
+        if (c) gaia__asm_deg_prepare(ctx, c, a);
+        gaia__asm_cpu_stimulus(a, input, ctx->cpu_threads, c);
+        return GAIA_OK;
+    }
+    if (c && gaia__asm_keep(ctx, c, a, src, K, input)) return GAIA_OK;
+    if (c) gaia__asm_cache_drop(ctx, c);
+    gaia__asm_accumulate(a, src, K, input, ctx->cpu_threads);
+    return GAIA_OK;
+}
+
+static size_t gaia__asm_cpu_topk_scratch(uint32_t n) { return ((size_t)n + 65536) * sizeof(uint32_t); }
+
+static gaia_status gaia__asm_cpu_topk(gaia_ctx *ctx, const int64_t *input, uint32_t n, uint32_t k, void *scratch,
+                                      uint32_t *winners) {
+    (void)ctx;
+    gaia_cpu_assembly_topk(input, n, k, (uint32_t *)scratch, winners);
+    return GAIA_OK;
+}
+
+/* The kept sources' part of hebb_collect (sources s0..s1 of the batch):
+   the keys of their kept edges that reach a target winner, into each
+   segment's slots (off[g] on, count in used[g]), sources ascending within a
+   segment as when regenerated. Chunks go in blocks of GAIA__ASM_KEEP_BLOCK:
+   within a block, each source's chunk starts and offsets are consecutive in
+   memory and the block's winner bits (32 KiB) stay in L1; segment by
+   segment, every source's starts would be a cache miss of its own. A
+   source's run of offsets in a chunk is scanned straight through; the rare
+   hit (about k/n of the edges) finds its segment from the offset. */
+static void gaia__asm_hebb_kept(gaia_ctx *ctx, const gaia__asm_cache *c, const gaia_assembly_fibre_args *a,
+                                const uint32_t *src, uint32_t s0, uint32_t s1, const uint32_t *tgt_bits,
+                                const uint64_t *off, uint64_t *used, uint64_t *slots) {
+    const uint64_t segs_per_chunk = (uint64_t)1 << GAIA__ASM_CHUNK_SEGS_BITS;
+    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, nq = gaia__asm_nchunk(nseg);
+    long long nblk = (long long)((nq + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK), bk;
+    double ns = (double)(s1 - s0) * (1.5 * (double)a->n_tgt * a->p + 5.0 * (double)nseg);
+    GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, ns))
+    for (bk = 0; bk < nblk; bk++) {
+        uint64_t q0 = (uint64_t)bk * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, g0, g1, g, q;
+        uint64_t u[GAIA__ASM_KEEP_BLOCK << GAIA__ASM_CHUNK_SEGS_BITS];
+        uint32_t s, e;
+        if (q1 > nq) q1 = nq;
+        g0 = q0 * segs_per_chunk;
+        g1 = q1 * segs_per_chunk < nseg ? q1 * segs_per_chunk : nseg;
+        for (g = g0; g < g1; g++) u[g - g0] = 0;
+        for (s = s0; s < s1; s++) {
+            const gaia__asm_kept *x = &c->kept[s];
+            uint64_t base = (uint64_t)src[s] * a->n_tgt;
+            if (s + 2 < s1) gaia__asm_kept_prefetch(&c->kept[s + 2], q0, q1, 0);
+            if (s + 1 < s1) gaia__asm_kept_prefetch(&c->kept[s + 1], q0, q1, 1);
+            for (q = q0; q < q1; q++) {
+                uint64_t lo = q << GAIA__ASM_CHUNK_BITS, gq = q * segs_per_chunk;
+                const uint32_t *bits = tgt_bits + (lo >> 5);
+                uint64_t gend = gq + segs_per_chunk < g1 ? gq + segs_per_chunk : g1;
+                if (off[gend] == off[gq]) continue; /* no winners in this chunk */
+                for (e = x->start[q]; e < x->start[q + 1]; e++) {
+                    uint32_t d = x->off[e];
+                    if ((bits[d >> 5] >> (d & 31)) & 1u) {
+                        uint64_t gi = gq + (d >> GAIA_ASSEMBLY_SEG_BITS) - g0;
+                        slots[off[g0 + gi] + u[gi]++] = base + lo + d;
+                    }
+                }
+            }
+        }
+        for (g = g0; g < g1; g++) used[g] = u[g - g0];
+    }
+    GAIA__PAR_END
+}
+
+/* Sources go in batches so the per-segment slots (winners in the segment x
+   batch) stay below 4M keys; segments run in parallel, then are packed.
+   Keys come out ordered by (batch, segment, source, target) whether the
+   edges are read from the kept sources or regenerated. */
+static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, const uint32_t *src,
+                                              uint32_t K, const uint32_t *tgt_bits, uint64_t *keys, uint64_t cap,
+                                              uint64_t *count) {
+    uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, g, total = 0, nbits = 0;
+    uint64_t *off, *used, *slots;
+    uint32_t s0, batch;
+    gaia__asm_cache *c = a->cache ? (gaia__asm_cache *)*a->cache : NULL;
+    int kept = 0; /* read the kept sources' edges */
+    if (a->is_stimulus) {
+        uint64_t w, nw = ((uint64_t)a->n_tgt + 31) >> 5;
+        for (w = 0; w < nw; w++) {
+            uint32_t v = tgt_bits[w];
+            while (v) {
+                uint64_t j = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
+                v &= v - 1;
+                if (gaia__asm_deg(c, a, (uint32_t)j) > 0) {
+                    if (total < cap) keys[total] = j;
+                    total++;
+                }
+            }
+        }
+        *count = total;
+        return GAIA_OK;
+    }
+    if (c && c->valid) {
+        uint32_t s;
+        gaia__asm_settle(c, a);
+        kept = c->K == K;
+        for (s = 0; kept && s < K; s++) kept = c->kept[s].i == src[s];
+    }
+    if (c && !kept) gaia__asm_cache_drop(ctx, c); /* weights will change behind S's back */
+    if (kept && c->last_ok && c->nlast <= cap &&
+        memcmp(c->last_bits, tgt_bits, (((size_t)a->n_tgt + 31) >> 5) * 4) == 0) {
+        /* the kept sources and the winners of the last collect: its keys */
+        if (c->nlast) memcpy(keys, c->pend_key, (size_t)c->nlast * 8);
+        total = c->nlast;
+        goto announce;
+    }
+    off = (uint64_t *)gaia__host_alloc(ctx, (size_t)(2 * nseg + 1) * sizeof(uint64_t));
+    if (!off) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "no memory for %llu segments",
+                                (unsigned long long)nseg);
+    used = off + nseg + 1;
+    for (g = 0; g < nseg; g++) {
+        uint64_t w, w0 = (g << GAIA_ASSEMBLY_SEG_BITS) >> 5, w1 = w0 + (GAIA_ASSEMBLY_SEG >> 5), cnt = 0;
+        uint64_t wend = ((uint64_t)a->n_tgt + 31) >> 5;
+        if (w1 > wend) w1 = wend;
+        for (w = w0; w < w1; w++) {
+            uint32_t v = tgt_bits[w];
+            while (v) {
+                v &= v - 1;
+                cnt++;
+            }
+        }
+        used[g] = cnt; /* winners per segment for now */
+        nbits += cnt;
+    }
+    batch = K;
+    if (nbits && (uint64_t)batch * nbits > ((uint64_t)1 << 22)) batch = (uint32_t)(((uint64_t)1 << 22) / nbits);
+    if (batch == 0) batch = 1;
+    slots = (uint64_t *)gaia__host_alloc(ctx, (size_t)(nbits * batch + 1) * sizeof(uint64_t));
+    if (!slots) {
+        gaia__host_free(ctx, off);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_brain_project", "no memory for %llu learning slots",
+                          (unsigned long long)(nbits * batch));
+    }
+    off[0] = 0;
+    for (g = 0; g < nseg; g++) off[g + 1] = off[g] + used[g] * batch;
+    for (s0 = 0; s0 < K && nbits; s0 += batch) {
+        uint32_t s1 = K - s0 < batch ? K : s0 + batch;
+        long long gg;
+        if (kept) gaia__asm_hebb_kept(ctx, c, a, src, s0, s1, tgt_bits, off, used, slots);
+        else {
+            GAIA__PAR_FOR(nseg > 1, gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)(s1 - s0))))
+            for (gg = 0; gg < (long long)nseg; gg++) {
+                uint64_t lo = (uint64_t)gg << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, u = 0;
+                uint32_t s;
+                if (hi > a->n_tgt) hi = a->n_tgt;
+                if (off[gg + 1] != off[gg]) /* else no winners here */
+                    for (s = s0; s < s1; s++) {
+                        uint32_t i = src[s];
+                        uint64_t base = (uint64_t)i * a->n_tgt, j;
+                        GAIA__ASM_FOR_EDGES(a, i, (uint32_t)gg, lo, hi, j, {
+                            if (gaia__asm_bit(tgt_bits, j)) slots[off[gg] + u++] = base + j;
+                        });
+                    }
+                used[gg] = u;
+            }
+            GAIA__PAR_END
+        }
+        for (g = 0; g < nseg; g++) {
+            uint64_t t;
+            for (t = 0; t < used[g]; t++) {
+                if (total < cap) keys[total] = slots[off[g] + t];
+                total++;
+            }
+            used[g] = (off[g + 1] - off[g]) / batch; /* back to winners per segment */
+        }
+    }
+    gaia__host_free(ctx, slots);
+    gaia__host_free(ctx, off);
+announce:
+    /* announce the weights about to change, with their values now */
+    if (kept) c->last_ok = 0;
+    if (kept && total <= cap) {
+        uint64_t t;
+        if (c->pend_cap < total) {
+            c->bytes -= (size_t)c->pend_cap * 16;
+            gaia__host_free(ctx, c->pend_key);
+            gaia__host_free(ctx, c->pend_old);
+            c->pend_cap = total + total / 2 + 64;
+            c->pend_key = (uint64_t *)gaia__host_alloc(ctx, (size_t)c->pend_cap * 8);
+            c->pend_old = (int64_t *)gaia__host_alloc(ctx, (size_t)c->pend_cap * 8);
+            if (!c->pend_key || !c->pend_old) {
+                gaia__host_free(ctx, c->pend_key);
+                gaia__host_free(ctx, c->pend_old);
+                c->pend_key = NULL;
+                c->pend_old = NULL;
+                c->pend_cap = 0;
+                gaia__asm_cache_drop(ctx, c);
+                kept = 0;
+            }
+            c->bytes += (size_t)c->pend_cap * 16;
+        }
+        for (t = 0; kept && t < total; t++) {
+            c->pend_key[t] = keys[t];
+            c->pend_old[t] = gaia__asm_w(a, keys[t] / a->n_tgt, keys[t] % a->n_tgt);
+        }
+        if (kept) {
+            c->npend = total;
+            c->nlast = total;
+            c->last_ok = 1;
+            memcpy(c->last_bits, tgt_bits, (((size_t)a->n_tgt + 31) >> 5) * 4);
+        }
+    }
+    *count = total;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_map_update(gaia_ctx *ctx, uint64_t *map_keys, float *map_vals, uint64_t map_mask,
+                                            const uint64_t *keys, uint64_t count, float factor, float wmax,
+                                            uint64_t *inserted) {
+    (void)ctx;
+    *inserted = gaia_cpu_assembly_map_update(map_keys, map_vals, map_mask, keys, count, factor, wmax);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_map_clear(gaia_ctx *ctx, uint64_t *map_keys, uint64_t cap) {
+    uint64_t t;
+    (void)ctx;
+    for (t = 0; t < cap; t++) map_keys[t] = GAIA_ASSEMBLY_EMPTY;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_map_rehash(gaia_ctx *ctx, const uint64_t *old_keys, const float *old_vals,
+                                            uint64_t old_cap, uint64_t *new_keys, float *new_vals,
+                                            uint64_t new_mask) {
+    uint64_t t;
+    (void)ctx;
+    for (t = 0; t < old_cap; t++) {
+        uint64_t key = old_keys[t], h;
+        if (key == GAIA_ASSEMBLY_EMPTY) continue;
+        h = gaia__asm_mix64(key) & new_mask;
+        while (new_keys[h] != GAIA_ASSEMBLY_EMPTY) h = (h + 1) & new_mask;
+        new_keys[h] = key;
+        new_vals[h] = old_vals[t];
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_bits_set(gaia_ctx *ctx, uint32_t *bits, const uint32_t *idx, uint32_t count,
+                                          int value) {
+    uint32_t t;
+    (void)ctx;
+    for (t = 0; t < count; t++) {
+        if (value) bits[idx[t] >> 5] |= 1u << (idx[t] & 31);
+        else bits[idx[t] >> 5] &= ~(1u << (idx[t] & 31));
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_edges(gaia_ctx *ctx, const gaia_assembly_fibre_args *a, uint32_t i, uint32_t *out,
+                                       uint64_t cap, uint64_t *count) {
+    (void)ctx;
+    *count = gaia_cpu_assembly_edges(a, i, out, cap);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__asm_cpu_clear(gaia_ctx *ctx, void *ptr, size_t bytes) {
+    (void)ctx;
+    memset(ptr, 0, bytes);
+    return GAIA_OK;
+}
+
+static const struct gaia_assembly_ops gaia__cpu_assembly_ops = {
+    gaia__asm_cpu_accumulate, gaia__asm_cpu_topk_scratch, gaia__asm_cpu_topk,    gaia__asm_cpu_hebb_collect,
+    gaia__asm_cpu_map_update, gaia__asm_cpu_map_clear,    gaia__asm_cpu_map_rehash, gaia__asm_cpu_bits_set,
+    gaia__asm_cpu_edges,      gaia__asm_cpu_clear,      gaia__asm_cpu_cache_free, gaia__asm_cpu_cache_bytes,
+};
+#define GAIA__CPU_ASSEMBLY_OPS (&gaia__cpu_assembly_ops)
+#endif /* GAIA_NO_ASSEMBLY */
+#ifndef GAIA_NO_HRR
+/* hrr module: CPU primitives (fragment of gaia_cpu.h's implementation section).
+   Circular convolution through gaia_cpu_rfft_*: a bind of one row is two
+   forward transforms, one binwise product (1/D folded in) and one inverse,
+   all inside one thread's cache-sized scratch, so a batch is a parallel loop
+   over rows with no intermediate [B, D] spectra in memory. */
+
+/* ctx->hrr_state: one cache per backend, each owned by that backend's ops
+   (released through ops->release). Defined here because this fragment is
+   compiled before the CUDA one and the module code. */
+struct gaia__hrr_state {
+    void *cache[GAIA_DEVICE_COUNT];
+};
+
+static void **gaia__hrr_slot(gaia_ctx *ctx, gaia_device d) {
+    struct gaia__hrr_state *s = (struct gaia__hrr_state *)ctx->hrr_state;
+    if (!s) {
+        s = (struct gaia__hrr_state *)gaia__host_alloc(ctx, sizeof *s);
+        if (!s) return NULL;
+        memset(s, 0, sizeof *s);
+        ctx->hrr_state = s;
+    }
+    return &s->cache[d];
+}
+
+/* --- the binwise kernels (shared by the fused CPU paths and the table) --- */
+GAIA_API void gaia_cpu_hrr_spec_mul(size_t B, size_t nb, const float *a, size_t a_rs, const float *b, size_t b_rs,
+                                    int conj_b, float scale, float *out) {
+    size_t r, k;
+    for (r = 0; r < B; r++) {
+        const float *x = a + r * a_rs, *y = b + r * b_rs;
+        float *o = out + r * 2 * nb;
+        /* Two loops so that each vectorises without a branch on conj_b. */
+        if (conj_b) {
+            for (k = 0; k < nb; k++) {
+                float xr = x[2 * k], xi = x[2 * k + 1], yr = y[2 * k], yi = y[2 * k + 1];
+                o[2 * k] = scale * (xr * yr + xi * yi);
+                o[2 * k + 1] = scale * (xi * yr - xr * yi);
+            }
+        } else {
+            for (k = 0; k < nb; k++) {
+                float xr = x[2 * k], xi = x[2 * k + 1], yr = y[2 * k], yi = y[2 * k + 1];
+                o[2 * k] = scale * (xr * yr - xi * yi);
+                o[2 * k + 1] = scale * (xr * yi + xi * yr);
+            }
+        }
+    }
+}
+
+GAIA_API void gaia_cpu_hrr_spec_map(size_t B, size_t nb, gaia_hrr_spec_op op, float p, float scale, const float *in,
+                                    float *out) {
+    size_t i, n = B * nb;
+    for (i = 0; i < n; i++) {
+        /* double: powers and phases of bins far from magnitude 1 stay accurate */
+        double re = in[2 * i], im = in[2 * i + 1], m2 = re * re + im * im, orr, oi;
+        switch (op) {
+        case GAIA_HRR_SPEC_INVERSE: {
+            double g = (double)p * (double)p, d = m2 > g ? m2 : g;
+            if (d > 0) {
+                orr = re / d;
+                oi = -im / d;
+            } else {
+                orr = oi = 0.0;
+            }
+            break;
+        }
+        case GAIA_HRR_SPEC_UNITARY: {
+            double m = sqrt(m2);
+            if (m > 0) {
+                orr = re / m;
+                oi = im / m;
+            } else if (m == 0) {
+                orr = 1.0;
+                oi = 0.0;
+            } else {
+                orr = oi = m; /* NaN stays NaN */
+            }
+            break;
+        }
+        case GAIA_HRR_SPEC_POWER:
+        default: {
+            double m = sqrt(m2), mp, th;
+            if (m == 0) {
+                orr = p == 0.0f ? 1.0 : 0.0;
+                oi = 0.0;
+                break;
+            }
+            mp = pow(m, (double)p);
+            th = atan2(im, re) * (double)p;
+            orr = mp * cos(th);
+            oi = mp * sin(th);
+            break;
+        }
+        }
+        out[2 * i] = (float)(scale * orr);
+        out[2 * i + 1] = (float)(scale * oi);
+    }
+}
+
+GAIA_API void gaia_cpu_hrr_cyclic(size_t B, size_t D, const float *x, size_t shift, int reverse, float *out) {
+    size_t r, i;
+    for (r = 0; r < B; r++) {
+        const float *xr = x + r * D;
+        float *o = out + r * D;
+        if (!reverse) {
+            /* out[i] = x[i - shift]: two contiguous pieces */
+            memcpy(o + shift, xr, (D - shift) * sizeof(float));
+            memcpy(o, xr + (D - shift), shift * sizeof(float));
+        } else {
+            for (i = 0; i < D; i++) o[i] = xr[(2 * D - i - shift) % D];
+        }
+    }
+}
+
+static double gaia__hrr_sumsq(const float *x, size_t D) {
+    /* four partial sums: vectorisable, still double */
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0, n4 = D - D % 4; /* (i + 4 <= D made GCC 12 warn falsely once D was a constant) */
+    for (; i < n4; i += 4) {
+        s0 += (double)x[i] * x[i];
+        s1 += (double)x[i + 1] * x[i + 1];
+        s2 += (double)x[i + 2] * x[i + 2];
+        s3 += (double)x[i + 3] * x[i + 3];
+    }
+    for (; i < D; i++) s0 += (double)x[i] * x[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+GAIA_API void gaia_cpu_hrr_row_norms(size_t B, size_t D, const float *x, float *norms) {
+    size_t r;
+    for (r = 0; r < B; r++) norms[r] = (float)sqrt(gaia__hrr_sumsq(x + r * D, D));
+}
+
+static void gaia__hrr_normalize_row(const float *x, float *o, size_t D) {
+    double n = sqrt(gaia__hrr_sumsq(x, D));
+    float s = n > 0 ? (float)(1.0 / n) : (n == 0 ? 0.0f : (float)n);
+    size_t i;
+    for (i = 0; i < D; i++) o[i] = x[i] * s;
+}
+
+GAIA_API void gaia_cpu_hrr_normalize(size_t B, size_t D, const float *x, float *out) {
+    size_t r;
+    for (r = 0; r < B; r++) gaia__hrr_normalize_row(x + r * D, out + r * D, D);
+}
+
+GAIA_API void gaia_cpu_hrr_cosine_scale(size_t B, size_t M, float *sim, const float *na, const float *nb) {
+    size_t i, j;
+    for (i = 0; i < B; i++) {
+        float *s = sim + i * M;
+        for (j = 0; j < M; j++) {
+            float d = na[i] * nb[j];
+            s[j] = d == 0.0f ? 0.0f : s[j] / d;
+        }
+    }
+}
+
+GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, float *best) {
+    size_t i, j;
+    if (M == 0) { /* no columns: no best one */
+        for (i = 0; i < B; i++) best[i] = -1.0f;
+        return;
+    }
+    for (i = 0; i < B; i++) {
+        const float *s = sim + i * M;
+        float v = s[0];
+        size_t at = 0;
+        int nan = v != v;
+        for (j = 1; j < M && !nan; j++) {
+            if (s[j] != s[j]) nan = 1;
+            else if (s[j] > v) {
+                v = s[j];
+                at = j;
+            }
+        }
+        best[2 * i] = nan ? -1.0f : (float)at;
+        best[2 * i + 1] = nan ? (float)NAN : v;
+    }
+}
+
+/* --- cleanup: similarity and argmax in one pass over the codebook ---
+   Cleanup is a matrix-vector product (a few matrix-vector products for a
+   small batch) followed by an argmax, so its cost is reading the codebook
+   once. Composing it from a GEMM, a norms pass, a scaling pass over a
+   [B, M] matrix and an argmax pass (what the generic path does) reads the
+   codebook and the similarities several times and, at B = 1, drives a GEMM
+   built for large shapes. Here each block of book rows is dotted with every
+   query of a block (the row's sum of squares rides along in the same sweep
+   when its norm is not given: a tensor's rows can change between calls, so
+   only a codebook object keeps norms), turned into cosines and folded into a
+   running best per query. Threads take contiguous row ranges, the same
+   ranges every call, so a codebook that fits in the cores' caches stays
+   there between calls. */
+#define GAIA__HRR_CL_QCHUNK 32 /* queries per pass over the book (bounds the per-part bests) */
+#define GAIA__HRR_CL_PARTS 32  /* at most this many row ranges */
+/* Multiply-adds a thread must get before a second one is worth waking. */
+#define GAIA__HRR_CL_GRAIN 131072.0
+
+/* dot[r] = w_r . q for two rows and, when ss, ss[r] = w_r . w_r. Two rows
+   with four accumulators each: measured faster than eight rows at once
+   (36 against 44 us for 1000 x 1024), whose eight streams 4 KiB apart
+   contend for the same cache sets. */
+GAIA__LAYER_CONTRACT
+static void gaia__hrr_dots_q1(const float *w0, const float *w1, const float *q, size_t D, float dot[2], float *ss) {
+    size_t j = 0;
+#ifdef GAIA__LAYER_VECEXT
+    const size_t L = GAIA__LAYER_LANES;
+    gaia__lv a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
+    if (ss) {
+        gaia__lv s0 = {0}, s1 = {0}, t0 = {0}, t1 = {0};
+        for (; j + 2 * L <= D; j += 2 * L) {
+            gaia__lv x0 = gaia__lv_load(q + j), x1 = gaia__lv_load(q + j + L);
+            gaia__lv u0 = gaia__lv_load(w0 + j), u1 = gaia__lv_load(w0 + j + L);
+            gaia__lv v0 = gaia__lv_load(w1 + j), v1 = gaia__lv_load(w1 + j + L);
+            a0 += u0 * x0, a1 += u1 * x1, s0 += u0 * u0, s1 += u1 * u1;
+            b0 += v0 * x0, b1 += v1 * x1, t0 += v0 * v0, t1 += v1 * v1;
+        }
+        for (; j + L <= D; j += L) {
+            gaia__lv x0 = gaia__lv_load(q + j), u0 = gaia__lv_load(w0 + j), v0 = gaia__lv_load(w1 + j);
+            a0 += u0 * x0, s0 += u0 * u0, b0 += v0 * x0, t0 += v0 * v0;
+        }
+        ss[0] = gaia__lv_sum(s0 + s1);
+        ss[1] = gaia__lv_sum(t0 + t1);
+    } else {
+        for (; j + 4 * L <= D; j += 4 * L) {
+            gaia__lv x0 = gaia__lv_load(q + j), x1 = gaia__lv_load(q + j + L), x2 = gaia__lv_load(q + j + 2 * L),
+                     x3 = gaia__lv_load(q + j + 3 * L);
+            a0 += gaia__lv_load(w0 + j) * x0, b0 += gaia__lv_load(w1 + j) * x0;
+            a1 += gaia__lv_load(w0 + j + L) * x1, b1 += gaia__lv_load(w1 + j + L) * x1;
+            a2 += gaia__lv_load(w0 + j + 2 * L) * x2, b2 += gaia__lv_load(w1 + j + 2 * L) * x2;
+            a3 += gaia__lv_load(w0 + j + 3 * L) * x3, b3 += gaia__lv_load(w1 + j + 3 * L) * x3;
+        }
+        for (; j + L <= D; j += L) {
+            gaia__lv x0 = gaia__lv_load(q + j);
+            a0 += gaia__lv_load(w0 + j) * x0, b0 += gaia__lv_load(w1 + j) * x0;
+        }
+    }
+    dot[0] = gaia__lv_sum((a0 + a1) + (a2 + a3));
+    dot[1] = gaia__lv_sum((b0 + b1) + (b2 + b3));
+#else
+    {
+        float acc[2][GAIA__LAYER_LANES], sq[2][GAIA__LAYER_LANES];
+        size_t k;
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[0][k] = acc[1][k] = sq[0][k] = sq[1][k] = 0.0f;
+        for (; j + GAIA__LAYER_LANES <= D; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) {
+                float u = w0[j + k], v = w1[j + k];
+                acc[0][k] += u * q[j + k];
+                acc[1][k] += v * q[j + k];
+                sq[0][k] += u * u;
+                sq[1][k] += v * v;
+            }
+        dot[0] = gaia__layer_hsum(acc[0]);
+        dot[1] = gaia__layer_hsum(acc[1]);
+        if (ss) ss[0] = gaia__layer_hsum(sq[0]), ss[1] = gaia__layer_hsum(sq[1]);
+    }
+#endif
+    for (; j < D; j++) {
+        dot[0] += w0[j] * q[j];
+        dot[1] += w1[j] * q[j];
+        if (ss) ss[0] += w0[j] * w0[j], ss[1] += w1[j] * w1[j];
+    }
+}
+
+/* dot[4 qi + r] = w_r . q_qi for 4 rows and 4 queries: each row vector is
+   loaded once for four queries and each query vector once for four rows;
+   ss as above. */
+GAIA__LAYER_CONTRACT
+static void gaia__hrr_dots_q4(const float *const w[4], const float *const q[4], size_t D, float dot[16],
+                              float *ss) {
+    size_t j = 0;
+    int r, i;
+#ifdef GAIA__LAYER_VECEXT
+    gaia__lv c[4][4], s[4];
+    memset(c, 0, sizeof c);
+    memset(s, 0, sizeof s);
+    for (; j + GAIA__LAYER_LANES <= D; j += GAIA__LAYER_LANES) {
+        gaia__lv x0 = gaia__lv_load(q[0] + j), x1 = gaia__lv_load(q[1] + j), x2 = gaia__lv_load(q[2] + j),
+                 x3 = gaia__lv_load(q[3] + j);
+        for (r = 0; r < 4; r++) {
+            gaia__lv v = gaia__lv_load(w[r] + j);
+            c[0][r] += v * x0;
+            c[1][r] += v * x1;
+            c[2][r] += v * x2;
+            c[3][r] += v * x3;
+            if (ss) s[r] += v * v;
+        }
+    }
+    for (i = 0; i < 4; i++)
+        for (r = 0; r < 4; r++) dot[4 * i + r] = gaia__lv_sum(c[i][r]);
+    if (ss)
+        for (r = 0; r < 4; r++) ss[r] = gaia__lv_sum(s[r]);
+#else
+    {
+        float acc[16][GAIA__LAYER_LANES], sq[4][GAIA__LAYER_LANES];
+        size_t k;
+        for (i = 0; i < 16; i++)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) acc[i][k] = 0.0f;
+        for (r = 0; r < 4; r++)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) sq[r][k] = 0.0f;
+        for (; j + GAIA__LAYER_LANES <= D; j += GAIA__LAYER_LANES)
+            for (r = 0; r < 4; r++)
+                for (k = 0; k < GAIA__LAYER_LANES; k++) {
+                    float v = w[r][j + k];
+                    acc[r][k] += v * q[0][j + k];
+                    acc[4 + r][k] += v * q[1][j + k];
+                    acc[8 + r][k] += v * q[2][j + k];
+                    acc[12 + r][k] += v * q[3][j + k];
+                    sq[r][k] += v * v;
+                }
+        for (i = 0; i < 16; i++) dot[i] = gaia__layer_hsum(acc[i]);
+        if (ss)
+            for (r = 0; r < 4; r++) ss[r] = gaia__layer_hsum(sq[r]);
+    }
+#endif
+    for (; j < D; j++)
+        for (r = 0; r < 4; r++) {
+            for (i = 0; i < 4; i++) dot[4 * i + r] += w[r][j] * q[i][j];
+            if (ss) ss[r] += w[r][j] * w[r][j];
+        }
+}
+
+/* One query's best so far: the highest similarity, the lowest row among
+   equals (whatever order the rows come in), and a NaN poisons the query
+   (as argmax_rows). */
+typedef struct gaia__hrr_best {
+    float v;
+    long at; /* -1: none yet */
+    int nan;
+} gaia__hrr_best;
+
+static void gaia__hrr_best_put(gaia__hrr_best *b, float s, long row) {
+    if (s != s) b->nan = 1;
+    else if (b->at < 0 || s > b->v || (s == b->v && row < b->at)) b->v = s, b->at = row;
+}
+
+/* Rows [r0, r1) against queries q[0..nq) (nq <= GAIA__HRR_CL_QCHUNK), in
+   blocks of rows taken in increasing order, or decreasing when backward. */
+static void gaia__hrr_cleanup_part(size_t D, const float *q, size_t nq, const float *qn, const float *book,
+                                   const float *bnorm, size_t r0, size_t r1, int backward, gaia__hrr_best *best) {
+    /* One query: dot products of 32 rows, then their cosines, so the sweep
+       over the book is not interleaved with per-row bookkeeping. More: 4
+       rows stay in L1 while every block of 4 queries passes. */
+    size_t blk = nq == 1 ? 32 : 4, nblk = (r1 - r0 + blk - 1) / blk, bi, i, t;
+    for (i = 0; i < nq; i++) best[i].at = -1, best[i].nan = 0, best[i].v = 0.0f;
+    for (bi = 0; bi < nblk; bi++) {
+        size_t r = r0 + (backward ? nblk - 1 - bi : bi) * blk, nr = r1 - r < blk ? r1 - r : blk;
+        if (nq == 1) {
+            float dot[32], ss[32];
+            for (t = 0; t < nr; t += 2) {
+                /* a lone last row is paired with itself; the copy is not used */
+                size_t t2 = t + 1 < nr ? t + 1 : t;
+                gaia__hrr_dots_q1(book + (r + t) * D, book + (r + t2) * D, q, D, dot + t, bnorm ? NULL : ss + t);
+            }
+            for (t = 0; t < nr; t++) {
+                float bn = bnorm ? bnorm[r + t] : (float)sqrt((double)ss[t]), d = qn[0] * bn;
+                gaia__hrr_best_put(&best[0], d == 0.0f ? 0.0f : dot[t] / d, (long)(r + t));
+            }
+        } else {
+            const float *w[4];
+            float bn[4], ss[4];
+            size_t q0;
+            for (t = 0; t < 4; t++) w[t] = book + (r + (t < nr ? t : 0)) * D;
+            for (q0 = 0; q0 < nq; q0 += 4) {
+                const float *qq[4];
+                float dot[16];
+                size_t nqb = nq - q0 < 4 ? nq - q0 : 4;
+                for (i = 0; i < 4; i++) qq[i] = q + (q0 + (i < nqb ? i : 0)) * D;
+                gaia__hrr_dots_q4(w, qq, D, dot, (!bnorm && q0 == 0) ? ss : NULL);
+                if (q0 == 0)
+                    for (t = 0; t < nr; t++) bn[t] = bnorm ? bnorm[r + t] : (float)sqrt((double)ss[t]);
+                for (i = 0; i < nqb; i++)
+                    for (t = 0; t < nr; t++) {
+                        float d = qn[q0 + i] * bn[t];
+                        gaia__hrr_best_put(&best[q0 + i], d == 0.0f ? 0.0f : dot[4 * i + t] / d, (long)(r + t));
+                    }
+            }
+        }
+    }
+}
+
+GAIA_API void gaia_cpu_hrr_cleanup(size_t B, size_t M, size_t D, const float *q, const float *book,
+                                   const float *bnorm, float *best, int nthreads, unsigned pass) {
+    gaia__hrr_best part[GAIA__HRR_CL_PARTS][GAIA__HRR_CL_QCHUNK];
+    float qn[GAIA__HRR_CL_QCHUNK];
+    size_t b0, i;
+    (void)nthreads;
+    if (M == 0) { /* no rows: no best one */
+        for (i = 0; i < B; i++) best[2 * i] = -1.0f, best[2 * i + 1] = (float)NAN;
+        return;
+    }
+    for (b0 = 0; b0 < B; b0 += GAIA__HRR_CL_QCHUNK) {
+        size_t nq = B - b0 < GAIA__HRR_CL_QCHUNK ? B - b0 : GAIA__HRR_CL_QCHUNK, blocks = (M + 7) / 8;
+        const float *qc = q + b0 * D;
+        long long p, nparts = gaia__team(nthreads, (double)nq * (double)M * (double)D, GAIA__HRR_CL_GRAIN);
+        int k;
+        if (nparts > GAIA__HRR_CL_PARTS) nparts = GAIA__HRR_CL_PARTS;
+        if ((size_t)nparts > blocks) nparts = (long long)blocks;
+        gaia_cpu_hrr_row_norms(nq, D, qc, qn);
+        GAIA__PAR_FOR(nparts > 1, (int)nparts)
+        for (p = 0; p < nparts; p++) {
+            /* Row ranges on multiples of 8, so only the last has a short block. */
+            size_t r0 = (size_t)p * blocks / (size_t)nparts * 8, r1 = (size_t)(p + 1) * blocks / (size_t)nparts * 8;
+            if (r1 > M) r1 = M;
+            gaia__hrr_cleanup_part(D, qc, nq, qn, book, bnorm, r0, r1, (int)((pass + b0 / GAIA__HRR_CL_QCHUNK) & 1u),
+                                   part[p]);
+        }
+        GAIA__PAR_END
+        for (i = 0; i < nq; i++) {
+            gaia__hrr_best all = part[0][i];
+            for (k = 1; k < (int)nparts; k++) {
+                const gaia__hrr_best *o = &part[k][i];
+                all.nan |= o->nan;
+                if (o->at >= 0) gaia__hrr_best_put(&all, o->v, o->at);
+            }
+            best[2 * (b0 + i)] = all.nan ? -1.0f : (float)all.at;
+            best[2 * (b0 + i) + 1] = all.nan ? (float)NAN : all.v;
+        }
+    }
+}
+
+/* --- plans and scratch, cached per D in the context --- */
+#define GAIA__HRR_CPU_PLANS 8
+#define GAIA__HRR_ROUND16(n) (((n) + 15) & ~(size_t)15)
+
+struct gaia__hrr_cpu_cache {
+    struct {
+        size_t D;
+        gaia_cpu_rfft_plan *plan;
+        uint64_t used;
+    } plans[GAIA__HRR_CPU_PLANS];
+    uint64_t tick;
+    void *raw;       /* scratch as allocated */
+    float *work;     /* 64-byte aligned view of it */
+    size_t floats;   /* capacity of work */
+};
+
+static void gaia__hrr_cpu_release(gaia_ctx *ctx, void *cache) {
+    struct gaia__hrr_cpu_cache *c = (struct gaia__hrr_cpu_cache *)cache;
+    int i;
+    if (!c) return;
+    for (i = 0; i < GAIA__HRR_CPU_PLANS; i++)
+        if (c->plans[i].plan) gaia_cpu_rfft_plan_destroy(c->plans[i].plan, &ctx->allocator);
+    gaia__host_free(ctx, c->raw);
+    gaia__host_free(ctx, c);
+}
+
+/* Scratch for one call: `shared` spectra (2 of them, for a row repeated over
+   the batch), then per thread the FFT work and three spectra. */
+typedef struct gaia__hrr_cpu_job {
+    const gaia_cpu_rfft_plan *plan;
+    size_t D, nb, S, per_thread;
+    float *shared, *threads;
+    int nthreads;
+} gaia__hrr_cpu_job;
+
+static gaia_status gaia__hrr_cpu_job_init(gaia_ctx *ctx, const char *fn, size_t D, size_t B, gaia__hrr_cpu_job *job) {
+    void **slot = gaia__hrr_slot(ctx, GAIA_DEVICE_CPU);
+    struct gaia__hrr_cpu_cache *c;
+    int i, at = -1, old = 0;
+    size_t need;
+    if (!slot) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the hrr state");
+    c = (struct gaia__hrr_cpu_cache *)*slot;
+    if (!c) {
+        c = (struct gaia__hrr_cpu_cache *)gaia__host_alloc(ctx, sizeof *c);
+        if (!c) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the FFT plan cache");
+        memset(c, 0, sizeof *c);
+        *slot = c;
+    }
+    for (i = 0; i < GAIA__HRR_CPU_PLANS; i++) {
+        if (c->plans[i].plan && c->plans[i].D == D) {
+            at = i;
+            break;
+        }
+        if (!c->plans[i].plan || (c->plans[old].plan && c->plans[i].used < c->plans[old].used)) old = i;
+    }
+    if (at < 0) { /* least recently used (or empty) slot */
+        gaia_cpu_rfft_plan *p = gaia_cpu_rfft_plan_create(D, &ctx->allocator);
+        if (!p) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot create an FFT plan for D = %zu", D);
+        if (c->plans[old].plan) gaia_cpu_rfft_plan_destroy(c->plans[old].plan, &ctx->allocator);
+        c->plans[old].plan = p;
+        c->plans[old].D = D;
+        at = old;
+    }
+    c->plans[at].used = ++c->tick;
+    job->plan = c->plans[at].plan;
+    job->D = D;
+    job->nb = D / 2 + 1;
+    job->S = GAIA__HRR_ROUND16(2 * job->nb);
+    job->per_thread = GAIA__HRR_ROUND16(gaia_cpu_rfft_work_floats(job->plan)) + 3 * job->S;
+    job->nthreads = ctx->cpu_threads > 0 ? ctx->cpu_threads : 1;
+    if ((size_t)job->nthreads > B) job->nthreads = (int)B;
+    need = 2 * job->S + (size_t)job->nthreads * job->per_thread;
+    if (c->floats < need) {
+        void *raw = gaia__host_alloc(ctx, need * sizeof(float) + 64);
+        if (!raw) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes of FFT scratch",
+                                    need * sizeof(float));
+        gaia__host_free(ctx, c->raw);
+        c->raw = raw;
+        c->work = (float *)((unsigned char *)raw + (64 - (size_t)((uintptr_t)raw % 64)) % 64);
+        c->floats = need;
+    }
+    job->shared = c->work;
+    job->threads = c->work + 2 * job->S;
+    return GAIA_OK;
+}
+
+static int gaia__hrr_thread(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* Below this many floats a batch runs on one thread. */
+#define GAIA__HRR_PAR_MIN 16384
+#define GAIA__HRR_PAR(B, D) ((B) > 1 && (B) * (D) >= GAIA__HRR_PAR_MIN)
+
+static gaia_status gaia__hrr_cpu_forward(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *spec) {
+    gaia__hrr_cpu_job j;
+    long long r;
+    gaia_status st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_forward", D, B, &j);
+    if (st != GAIA_OK) return st;
+    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
+    for (r = 0; r < (long long)B; r++) {
+        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
+        gaia_cpu_rfft_forward(j.plan, x + (size_t)r * D, spec + (size_t)r * 2 * j.nb, w);
+    }
+    GAIA__PAR_END
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_inverse(gaia_ctx *ctx, size_t B, size_t D, const float *spec, int keep_spec,
+                                         float *x) {
+    gaia__hrr_cpu_job j;
+    long long r;
+    (void)keep_spec; /* gaia_cpu_rfft_inverse never writes its input */
+    gaia_status st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_inverse", D, B, &j);
+    if (st != GAIA_OK) return st;
+    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
+    for (r = 0; r < (long long)B; r++) {
+        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
+        gaia_cpu_rfft_inverse(j.plan, spec + (size_t)r * 2 * j.nb, x + (size_t)r * D, w);
+    }
+    GAIA__PAR_END
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_spec_mul(gaia_ctx *ctx, size_t B, size_t nb, const float *a, size_t a_rs,
+                                          const float *b, size_t b_rs, int conj_b, float scale, float *out) {
+    long long r;
+    (void)ctx;
+    GAIA__PAR_FOR(GAIA__HRR_PAR(B, nb), ctx->cpu_threads)
+    for (r = 0; r < (long long)B; r++)
+        gaia_cpu_hrr_spec_mul(1, nb, a + (size_t)r * a_rs, 0, b + (size_t)r * b_rs, 0, conj_b, scale,
+                              out + (size_t)r * 2 * nb);
+    GAIA__PAR_END
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_spec_map(gaia_ctx *ctx, size_t B, size_t nb, gaia_hrr_spec_op op, float p,
+                                          float scale, const float *in, float *out) {
+    long long r;
+    (void)ctx;
+    GAIA__PAR_FOR(GAIA__HRR_PAR(B, nb), ctx->cpu_threads)
+    for (r = 0; r < (long long)B; r++)
+        gaia_cpu_hrr_spec_map(1, nb, op, p, scale, in + (size_t)r * 2 * nb, out + (size_t)r * 2 * nb);
+    GAIA__PAR_END
+    return GAIA_OK;
+}
+
+/* The fused row loop of bind and bind_spec: b is either signal rows
+   (b_is_spec = 0) or spectra. */
+/* One row of bind / bind_spec (see below), with thread scratch w. */
+static void gaia__hrr_cpu_bind_row(const gaia__hrr_cpu_job *j, size_t r, size_t B, size_t D, const float *a,
+                                   size_t a_rs, const float *b, size_t b_rs, int b_is_spec, int conj_b, int normalize,
+                                   float *out, float *w) {
+    float *sa = w + (j->per_thread - 3 * j->S), *sb = sa + j->S, *sp = sb + j->S;
+    const float *pa, *pb;
+    float *o = out + r * D;
+    if (a_rs == 0 && B > 1) pa = j->shared;
+    else {
+        gaia_cpu_rfft_forward(j->plan, a + r * a_rs, sa, w);
+        pa = sa;
+    }
+    if (b_is_spec) pb = b + r * b_rs;
+    else if (b_rs == 0 && B > 1) pb = j->shared + j->S;
+    else {
+        gaia_cpu_rfft_forward(j->plan, b + r * b_rs, sb, w);
+        pb = sb;
+    }
+    gaia_cpu_hrr_spec_mul(1, j->nb, pa, 0, pb, 0, conj_b, 1.0f / (float)D, sp);
+    gaia_cpu_rfft_inverse(j->plan, sp, o, w);
+    if (normalize) gaia__hrr_normalize_row(o, o, D);
+}
+
+static gaia_status gaia__hrr_cpu_bind_rows(gaia_ctx *ctx, const char *fn, size_t B, size_t D, const float *a,
+                                           size_t a_rs, const float *b, size_t b_rs, int b_is_spec, int conj_b,
+                                           int normalize, float *out) {
+    gaia__hrr_cpu_job j;
+    long long r;
+    gaia_status st = gaia__hrr_cpu_job_init(ctx, fn, D, B, &j);
+    if (st != GAIA_OK) return st;
+    /* A row repeated over the batch is transformed once, by this thread. */
+    if (a_rs == 0 && B > 1) gaia_cpu_rfft_forward(j.plan, a, j.shared, j.threads);
+    if (b_rs == 0 && B > 1 && !b_is_spec) gaia_cpu_rfft_forward(j.plan, b, j.shared + j.S, j.threads);
+    if (!GAIA__HRR_PAR(B, D)) { /* a one-thread region still costs ~0.25 us in libgomp: a quarter of a bind */
+        for (r = 0; r < (long long)B; r++)
+            gaia__hrr_cpu_bind_row(&j, (size_t)r, B, D, a, a_rs, b, b_rs, b_is_spec, conj_b, normalize, out, j.threads);
+        return GAIA_OK;
+    }
+    GAIA__PAR_FOR(1, j.nthreads)
+    for (r = 0; r < (long long)B; r++)
+        gaia__hrr_cpu_bind_row(&j, (size_t)r, B, D, a, a_rs, b, b_rs, b_is_spec, conj_b, normalize, out,
+                               j.threads + (size_t)gaia__hrr_thread() * j.per_thread);
+    GAIA__PAR_END
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_bind(gaia_ctx *ctx, size_t B, size_t D, const float *a, size_t a_rs,
+                                      const float *b, size_t b_rs, int conj_b, int normalize, float *out) {
+    return gaia__hrr_cpu_bind_rows(ctx, "gaia_cpu_hrr_bind", B, D, a, a_rs, b, b_rs, 0, conj_b, normalize, out);
+}
+
+static gaia_status gaia__hrr_cpu_bind_spec(gaia_ctx *ctx, size_t B, size_t D, const float *a, size_t a_rs,
+                                           const float *spec, size_t s_rs, int conj, int normalize, float *out) {
+    return gaia__hrr_cpu_bind_rows(ctx, "gaia_cpu_hrr_bind_spec", B, D, a, a_rs, spec, s_rs, 1, conj, normalize,
+                                   out);
+}
+
+static gaia_status gaia__hrr_cpu_cyclic(gaia_ctx *ctx, size_t B, size_t D, const float *x, size_t shift,
+                                        int reverse, float *out) {
+    (void)ctx;
+    gaia_cpu_hrr_cyclic(B, D, x, shift, reverse, out);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_row_norms(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *norms) {
+    long long r;
+    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), ctx->cpu_threads)
+    for (r = 0; r < (long long)B; r++) gaia_cpu_hrr_row_norms(1, D, x + (size_t)r * D, norms + r);
+    GAIA__PAR_END
+    (void)ctx;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_normalize(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *out) {
+    long long r;
+    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), ctx->cpu_threads)
+    for (r = 0; r < (long long)B; r++) gaia__hrr_normalize_row(x + (size_t)r * D, out + (size_t)r * D, D);
+    GAIA__PAR_END
+    (void)ctx;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_cosine_scale(gaia_ctx *ctx, size_t B, size_t M, float *sim, const float *na,
+                                              const float *nb) {
+    (void)ctx;
+    gaia_cpu_hrr_cosine_scale(B, M, sim, na, nb);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_argmax_rows(gaia_ctx *ctx, size_t B, size_t M, const float *sim, float *best) {
+    (void)ctx;
+    gaia_cpu_hrr_argmax_rows(B, M, sim, best);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_cleanup(gaia_ctx *ctx, size_t B, size_t M, size_t D, const float *q,
+                                         const float *book, const float *bnorm, float *best) {
+    gaia_cpu_hrr_cleanup(B, M, D, q, book, bnorm, best, ctx->cpu_threads, ctx->hrr_cleanup_pass++);
+    return GAIA_OK;
+}
+
+static const struct gaia_hrr_ops gaia__cpu_hrr_ops = {
+    gaia__hrr_cpu_forward,
+    gaia__hrr_cpu_inverse,
+    gaia__hrr_cpu_spec_mul,
+    gaia__hrr_cpu_spec_map,
+    gaia__hrr_cpu_bind,
+    gaia__hrr_cpu_bind_spec,
+    gaia__hrr_cpu_cyclic,
+    gaia__hrr_cpu_row_norms,
+    gaia__hrr_cpu_normalize,
+    gaia__hrr_cpu_cosine_scale,
+    gaia__hrr_cpu_argmax_rows,
+    gaia__hrr_cpu_cleanup,
+    gaia__hrr_cpu_release,
+};
+#define GAIA__CPU_HRR_OPS (&gaia__cpu_hrr_ops)
+
+#endif /* GAIA_NO_HRR */
+#ifndef GAIA_NO_VSA
+/* ---------------------------------------------------------------------
+   vsa module: CPU primitives (fragment of gaia_cpu.h's implementation
+   section): the CPU twins of gaia.h's struct gaia_vsa_ops, each doing the
+   arithmetic of its CUDA twin in gaia_kernels.cu in the same order.
+   --------------------------------------------------------------------- */
+#if defined(__GNUC__) || defined(__clang__)
+#define GAIA__POPCOUNT64(x) ((uint64_t)__builtin_popcountll(x))
+#else
+static uint64_t gaia__popcount64_swar(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (x * 0x0101010101010101ull) >> 56;
+}
+#define GAIA__POPCOUNT64(x) gaia__popcount64_swar(x)
+#endif
+
+/* The bits of the last word of a row that lie inside D. */
+static uint64_t gaia__vsa_tail_mask(size_t D) {
+    size_t r = D % 64;
+    return r ? (((uint64_t)1 << r) - 1) : ~(uint64_t)0;
+}
+
+GAIA_API uint64_t gaia_cpu_vsa_random_word(uint64_t seed, uint64_t stream, uint64_t i) {
+    uint32_t ctr[4], key[2], r[4];
+    uint64_t blk = i >> 1;
+    int lane = (int)(i & 1) * 2;
+    ctr[0] = (uint32_t)blk;
+    ctr[1] = (uint32_t)(blk >> 32);
+    ctr[2] = (uint32_t)stream;
+    ctr[3] = (uint32_t)(stream >> 32);
+    key[0] = (uint32_t)seed;
+    key[1] = (uint32_t)(seed >> 32);
+    gaia_cpu_philox4x32_10(ctr, key, r);
+    return (uint64_t)r[lane] | ((uint64_t)r[lane + 1] << 32);
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_random(size_t B, size_t D, uint64_t seed, uint64_t stream, uint64_t *out,
+                                      int nthreads) {
+    size_t W = (D + 63) / 64, n = B * W, i;
+    uint64_t tail = gaia__vsa_tail_mask(D);
+    GAIA__PAR_FOR(n >= GAIA__PAR_MIN / 16, nthreads)
+    for (i = 0; i < n; i++) {
+        uint64_t v = gaia_cpu_vsa_random_word(seed, stream, (uint64_t)i);
+        out[i] = (i % W == W - 1) ? (v & tail) : v;
+    }
+    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_xor(size_t B, size_t W, const uint64_t *a, size_t a_rs, const uint64_t *b, size_t b_rs,
+                                   uint64_t *out) {
+    size_t r, w;
+    for (r = 0; r < B; r++) {
+        const uint64_t *ar = a + r * a_rs, *br = b + r * b_rs;
+        uint64_t *o = out + r * W;
+        for (w = 0; w < W; w++) o[w] = ar[w] ^ br[w];
+    }
+}
+
+/* One output word of the majority: the K words of column `col` (stride W). */
+static uint64_t gaia__vsa_majority_word(size_t K, size_t W, const uint64_t *col, const float *weights,
+                                        uint64_t seed, uint64_t stream, uint64_t word_index) {
+    size_t k;
+    int j;
+    if (!weights) {
+        /* a bit-sliced counter: plane p holds bit p of the 64 counts of ones */
+        uint64_t plane[64], gt = 0, eq = ~(uint64_t)0, T = (uint64_t)(K / 2);
+        int P = 0, p;
+        while (P < 64 && ((uint64_t)K >> P) != 0) P++;
+        for (p = 0; p < P; p++) plane[p] = 0;
+        for (k = 0; k < K; k++) {
+            uint64_t carry = col[k * W];
+            for (p = 0; carry && p < P; p++) {
+                uint64_t t = plane[p] & carry;
+                plane[p] ^= carry;
+                carry = t;
+            }
+        }
+        /* count > K/2 (ones win), count == K/2 (a tie, even K only) */
+        for (p = P - 1; p >= 0; p--) {
+            if ((T >> p) & 1u) {
+                eq &= plane[p];
+            } else {
+                gt |= eq & plane[p];
+                eq &= ~plane[p];
+            }
+        }
+        if (K % 2 == 0 && eq) gt |= eq & gaia_cpu_vsa_random_word(seed, stream, word_index);
+        return gt;
+    } else {
+        /* s_j = sum_k w_k (1 - 2 bit_kj): bit 1 when s < 0, a tie when 0 */
+        float s[64];
+        uint64_t res = 0, tie = 0;
+        for (j = 0; j < 64; j++) s[j] = 0.0f;
+        for (k = 0; k < K; k++) {
+            uint64_t v = col[k * W];
+            float wk = weights[k];
+            for (j = 0; j < 64; j++) s[j] = s[j] + (((v >> j) & 1u) ? -wk : wk);
+        }
+        for (j = 0; j < 64; j++) {
+            if (s[j] < 0.0f) res |= (uint64_t)1 << j;
+            else if (s[j] == 0.0f) tie |= (uint64_t)1 << j;
+        }
+        if (tie) res |= tie & gaia_cpu_vsa_random_word(seed, stream, word_index);
+        return res;
+    }
+}
+
+#ifdef GAIA__AVX512
+/* The unweighted majority of 8 neighbouring words at once (one vector a
+   row): the same bit-sliced counter and comparison as
+   gaia__vsa_majority_word, each plane a vector of 8 words. out gets the
+   words that are ones; ties (even K) are broken by the caller. */
+static void gaia__vsa_majority_8words(size_t K, size_t W, const uint64_t *col, uint64_t *gt_out, uint64_t *eq_out) {
+    __m512i plane[64], gt = _mm512_setzero_si512(), eq = _mm512_set1_epi64(-1);
+    uint64_t T = (uint64_t)(K / 2);
+    size_t k;
+    int P = 0, p;
+    while (P < 64 && ((uint64_t)K >> P) != 0) P++;
+    for (p = 0; p < P; p++) plane[p] = _mm512_setzero_si512();
+    for (k = 0; k < K; k++) {
+        __m512i carry = _mm512_loadu_si512((const void *)(col + k * W));
+        /* the carry dies within a plane or two for most rows: stop when no
+           lane carries on (one test per plane instead of the full ripple) */
+        for (p = 0; p < P; p++) {
+            __m512i t = _mm512_and_si512(plane[p], carry);
+            plane[p] = _mm512_xor_si512(plane[p], carry);
+            carry = t;
+            if (!_mm512_test_epi64_mask(carry, carry)) break;
+        }
+    }
+    for (p = P - 1; p >= 0; p--) {
+        if ((T >> p) & 1u) {
+            eq = _mm512_and_si512(eq, plane[p]);
+        } else {
+            gt = _mm512_or_si512(gt, _mm512_and_si512(eq, plane[p]));
+            eq = _mm512_andnot_si512(plane[p], eq);
+        }
+    }
+    _mm512_storeu_si512((void *)gt_out, gt);
+    _mm512_storeu_si512((void *)eq_out, eq);
+}
+#endif
+
+GAIA_API void gaia_cpu_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
+                                        uint64_t seed, uint64_t stream, uint64_t *out, int nthreads) {
+    /* work items: 8 neighbouring words of one output row (the AVX-512
+       path reads each input row's 64 bytes of them at once) */
+    size_t W = (D + 63) / 64, G = (W + 7) / 8, n = N * G, i;
+    uint64_t tail = gaia__vsa_tail_mask(D);
+    GAIA__PAR_FOR(N * W * K >= GAIA__PAR_MIN / 8, nthreads)
+    for (i = 0; i < n; i++) {
+        size_t r = i / G, w0 = (i % G) * 8, w1 = w0 + 8 < W ? w0 + 8 : W, w;
+        const uint64_t *col = x + r * K * W;
+#ifdef GAIA__AVX512
+        if (!weights && w1 - w0 == 8) {
+            uint64_t gt[8], eq[8];
+            gaia__vsa_majority_8words(K, W, col + w0, gt, eq);
+            for (w = w0; w < w1; w++) {
+                uint64_t v = gt[w - w0], e = eq[w - w0];
+                if (K % 2 == 0 && e) v |= e & gaia_cpu_vsa_random_word(seed, stream, (uint64_t)(r * W + w));
+                out[r * W + w] = w == W - 1 ? (v & tail) : v;
+            }
+            continue;
+        }
+#endif
+        for (w = w0; w < w1; w++) {
+            uint64_t v = gaia__vsa_majority_word(K, W, col + w, weights, seed, stream, (uint64_t)(r * W + w));
+            out[r * W + w] = w == W - 1 ? (v & tail) : v;
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* Queries per pass over the items: their words stay in L1/L2 while every
+   item is read once per pass. */
+#define GAIA__VSA_HAMMING_QBLOCK 16
+/* How far ahead of the item being compared its successors are prefetched:
+   at least this many bytes and 4 items. One thread reading a long run
+   leaves a hardware prefetcher short of requests in flight to keep up with
+   the memory; a software prefetch ~5 KB ahead took the 1-thread sweep over
+   10^6 items of D = 10000 from ~77% to ~88% of a plain read loop's speed
+   (measured on the 2-core development machine). */
+#define GAIA__VSA_HAMMING_AHEAD 4096
+
+/* popcount(a XOR b) over W words. AVX-512 VPOPCNTDQ: 8 words a vector, two
+   independent accumulators, the last 1-7 words under a mask. */
+static uint64_t gaia__vsa_xor_popcount(const uint64_t *a, const uint64_t *b, size_t W) {
+#if defined(GAIA__AVX512) && defined(__AVX512VPOPCNTDQ__)
+    __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
+    size_t w = 0;
+    for (; w + 16 <= W; w += 16) {
+        c0 = _mm512_add_epi64(c0, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w)),
+                                                                       _mm512_loadu_si512((const void *)(b + w)))));
+        c1 = _mm512_add_epi64(c1, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w + 8)),
+                                                                       _mm512_loadu_si512((const void *)(b + w + 8)))));
+    }
+    if (w + 8 <= W) {
+        c0 = _mm512_add_epi64(c0, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w)),
+                                                                       _mm512_loadu_si512((const void *)(b + w)))));
+        w += 8;
+    }
+    if (w < W) {
+        __mmask8 m = (__mmask8)((1u << (W - w)) - 1u);
+        c1 = _mm512_add_epi64(c1, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_maskz_loadu_epi64(m, a + w),
+                                                                       _mm512_maskz_loadu_epi64(m, b + w))));
+    }
+    return (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(c0, c1));
+#else
+    uint64_t h0 = 0, h1 = 0;
+    size_t w = 0;
+    for (; w + 2 <= W; w += 2) {
+        h0 += GAIA__POPCOUNT64(a[w] ^ b[w]);
+        h1 += GAIA__POPCOUNT64(a[w + 1] ^ b[w + 1]);
+    }
+    if (w < W) h0 += GAIA__POPCOUNT64(a[w] ^ b[w]);
+    return h0 + h1;
+#endif
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint64_t *a, const uint64_t *x,
+                                       int similarity, float *out, int nthreads) {
+    size_t W = (D + 63) / 64, q0, ahead = 4;
+    if (ahead * W * 8 < GAIA__VSA_HAMMING_AHEAD) ahead = (GAIA__VSA_HAMMING_AHEAD + W * 8 - 1) / (W * 8);
+    for (q0 = 0; q0 < B; q0 += GAIA__VSA_HAMMING_QBLOCK) {
+        size_t nq = B - q0 < GAIA__VSA_HAMMING_QBLOCK ? B - q0 : GAIA__VSA_HAMMING_QBLOCK, m;
+        GAIA__PAR_FOR(M * W * nq >= GAIA__PAR_MIN, nthreads)
+        for (m = 0; m < M; m++) {
+            const uint64_t *xm = x + m * W;
+            size_t q;
+#if defined(__GNUC__) || defined(__clang__)
+            if (m + ahead < M) { /* the cache lines of item m + ahead */
+                const char *p = (const char *)(x + (m + ahead) * W);
+                size_t c;
+                for (c = 0; c < W * 8; c += 64) __builtin_prefetch(p + c, 0, 3);
+                __builtin_prefetch(p + W * 8 - 1, 0, 3);
+            }
+#endif
+            for (q = 0; q < nq; q++) {
+                uint64_t h = gaia__vsa_xor_popcount(a + (q0 + q) * W, xm, W);
+                out[(q0 + q) * M + m] = similarity ? (float)(1.0 - 2.0 * (double)h / (double)D) : (float)h;
+            }
+        }
+        GAIA__PAR_END
+    }
+}
+
+/* 64 bits of a row from position pos on, cyclically: bit t is row bit
+   (pos + t) mod D. */
+static uint64_t gaia__vsa_bits_at(const uint64_t *row, size_t D, size_t pos) {
+    uint64_t v = 0;
+    int t;
+    if (pos + 64 <= D) {
+        size_t w = pos / 64, o = pos % 64;
+        v = row[w] >> o;
+        if (o) v |= row[w + 1] << (64 - o);
+        return v;
+    }
+    for (t = 0; t < 64; t++) {
+        size_t p = (pos + (size_t)t) % D;
+        v |= ((row[p / 64] >> (p % 64)) & 1u) << t;
+    }
+    return v;
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_permute(size_t B, size_t D, const uint64_t *x, size_t shift, uint64_t *out) {
+    size_t W = (D + 63) / 64, r, w;
+    uint64_t tail = gaia__vsa_tail_mask(D);
+    for (r = 0; r < B; r++)
+        for (w = 0; w < W; w++) {
+            uint64_t v = gaia__vsa_bits_at(x + r * W, D, (w * 64 % D + D - shift) % D);
+            out[r * W + w] = w == W - 1 ? (v & tail) : v;
+        }
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_to_bipolar(size_t B, size_t D, const uint64_t *x, float *out) {
+    size_t W = (D + 63) / 64, r, j;
+    for (r = 0; r < B; r++)
+        for (j = 0; j < D; j++) out[r * D + j] = ((x[r * W + j / 64] >> (j % 64)) & 1u) ? -1.0f : 1.0f;
+}
+
+GAIA_API void gaia_cpu_vsa_bipolar_to_bsc(size_t B, size_t D, const float *x, uint64_t *out) {
+    size_t W = (D + 63) / 64, r, j;
+    for (r = 0; r < B; r++) {
+        uint64_t *o = out + r * W;
+        for (j = 0; j < W; j++) o[j] = 0;
+        for (j = 0; j < D; j++)
+            if (x[r * D + j] < 0.0f) o[j / 64] |= (uint64_t)1 << (j % 64);
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const float *a, size_t a_rs, const float *b,
+                               size_t b_rs, float *out, int nthreads) {
+    size_t r, cols = cplx ? 2 * n : n;
+    GAIA__PAR_FOR(B * cols >= GAIA__PAR_MIN, nthreads)
+    for (r = 0; r < B; r++) {
+        const float *ar = a + r * a_rs, *br = b + r * b_rs;
+        float *o = out + r * cols;
+        size_t i;
+        if (!cplx) {
+            for (i = 0; i < n; i++) o[i] = ar[i] * br[i];
+        } else {
+            /* Real parts, then imaginary parts, of 64 elements at a time
+               (all read before any is written: out may be a or b): in one
+               loop GCC 12's vectorizer turns the interleaved complex
+               product into FMADDSUB even under -ffp-contract=off, and the
+               fused result is not the CUDA twin's, which rounds every
+               product. */
+            float re[64], im[64];
+            size_t i0, m;
+            for (i0 = 0; i0 < n; i0 += 64) {
+                m = n - i0 < 64 ? n - i0 : 64;
+                for (i = 0; i < m; i++) {
+                    size_t e = 2 * (i0 + i);
+                    float yi = conj_b ? -br[e + 1] : br[e + 1], pr = ar[e] * br[e], pi = ar[e + 1] * yi;
+                    re[i] = pr - pi;
+                }
+                for (i = 0; i < m; i++) {
+                    size_t e = 2 * (i0 + i);
+                    float yi = conj_b ? -br[e + 1] : br[e + 1], qr = ar[e] * yi, qi = ar[e + 1] * br[e];
+                    im[i] = qr + qi;
+                }
+                for (i = 0; i < m; i++) {
+                    o[2 * (i0 + i)] = re[i];
+                    o[2 * (i0 + i) + 1] = im[i];
+                }
+            }
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* Rows summed per pass over a stretch of columns: the stretch's partial
+   sums are loaded once per group of rows, added to in registers, stored
+   once, so the output costs 1/8 of the traffic of row-at-a-time sums. */
+#define GAIA__VSA_BUNDLE_ROWS 8
+
+/* Columns [l0, l1) of one sum of K rows (row stride L), each element's K
+   terms added in order k = 0, 1, ... from 0 (w: o + w_k x, rounded after
+   the product as the CUDA twin does, so the two agree bit for bit). */
+static void gaia__vsa_bundle_cols(size_t K, size_t L, const float *x, const float *w, float *o, size_t l0,
+                                  size_t l1) {
+    size_t k0, l, r;
+    for (l = l0; l < l1; l++) o[l] = 0.0f;
+    for (k0 = 0; k0 < K; k0 += GAIA__VSA_BUNDLE_ROWS) {
+        size_t kn = K - k0 < GAIA__VSA_BUNDLE_ROWS ? K - k0 : GAIA__VSA_BUNDLE_ROWS;
+        const float *xg = x + k0 * L;
+#ifdef GAIA__AVX512
+        /* 64 columns (4 vectors, 4 independent add chains) at a time */
+        for (l = l0; l + 64 <= l1; l += 64) {
+            __m512 a0 = _mm512_loadu_ps(o + l), a1 = _mm512_loadu_ps(o + l + 16);
+            __m512 a2 = _mm512_loadu_ps(o + l + 32), a3 = _mm512_loadu_ps(o + l + 48);
+            for (r = 0; r < kn; r++) {
+                const float *xr = xg + r * L + l;
+                __m512 v0 = _mm512_loadu_ps(xr), v1 = _mm512_loadu_ps(xr + 16);
+                __m512 v2 = _mm512_loadu_ps(xr + 32), v3 = _mm512_loadu_ps(xr + 48);
+                if (w) {
+                    __m512 wk = _mm512_set1_ps(w[k0 + r]);
+                    v0 = _mm512_mul_ps(wk, v0);
+                    v1 = _mm512_mul_ps(wk, v1);
+                    v2 = _mm512_mul_ps(wk, v2);
+                    v3 = _mm512_mul_ps(wk, v3);
+                }
+                a0 = _mm512_add_ps(a0, v0);
+                a1 = _mm512_add_ps(a1, v1);
+                a2 = _mm512_add_ps(a2, v2);
+                a3 = _mm512_add_ps(a3, v3);
+            }
+            _mm512_storeu_ps(o + l, a0);
+            _mm512_storeu_ps(o + l + 16, a1);
+            _mm512_storeu_ps(o + l + 32, a2);
+            _mm512_storeu_ps(o + l + 48, a3);
+        }
+        /* the last 1-63 columns, 16 at a time under a mask */
+        for (; l < l1; l += 16) {
+            __mmask16 m = l1 - l >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (l1 - l)) - 1u);
+            __m512 a = _mm512_maskz_loadu_ps(m, o + l);
+            for (r = 0; r < kn; r++) {
+                __m512 v = _mm512_maskz_loadu_ps(m, xg + r * L + l);
+                if (w) v = _mm512_mul_ps(_mm512_set1_ps(w[k0 + r]), v);
+                a = _mm512_add_ps(a, v);
+            }
+            _mm512_mask_storeu_ps(o + l, m, a);
+        }
+#else
+        for (l = l0; l < l1; l++) {
+            float a = o[l];
+            for (r = 0; r < kn; r++) a = a + (w ? w[k0 + r] * xg[r * L + l] : xg[r * L + l]);
+            o[l] = a;
+        }
+#endif
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_bundle(size_t N, size_t K, size_t L, const float *x, const float *w, float *out,
+                                  int nthreads) {
+    /* work items: (sum n, a stretch of columns): whole rows when there are
+       sums enough for every thread, else each sum split in one stretch per
+       thread (a multiple of 64 columns), so each thread reads its columns
+       of every row in long runs the prefetcher follows, and no thread
+       needs a private copy of the sum to merge. */
+    size_t nt = nthreads > 1 ? (size_t)nthreads : 1;
+    size_t span = N >= nt ? L : (L + nt - 1) / nt, chunks, total, c;
+    span = (span + 63) / 64 * 64;
+    if (span < 1024) span = 1024;
+    if (span > L) span = L;
+    if (span == 0) span = 1;
+    chunks = (L + span - 1) / span;
+    total = N * chunks;
+    GAIA__PAR_FOR(N * K * L >= GAIA__PAR_MIN, nthreads)
+    for (c = 0; c < total; c++) {
+        size_t n = c / chunks, l0 = (c % chunks) * span, l1 = l0 + span < L ? l0 + span : L;
+        gaia__vsa_bundle_cols(K, L, x + n * K * L, w, out + n * L, l0, l1);
+    }
+    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_vsa_quantize(gaia_vsa_quantize_op op, size_t B, size_t D, uint64_t seed, uint64_t stream,
+                                    float *x) {
+    size_t W = (D + 63) / 64, r, j;
+    for (r = 0; r < B; r++) {
+        if (op == GAIA_VSA_QUANT_SIGN) {
+            float *row = x + r * D;
+            for (j = 0; j < D; j++) {
+                float v = row[j];
+                if (v > 0.0f) row[j] = 1.0f;
+                else if (v < 0.0f) row[j] = -1.0f;
+                else if (v == 0.0f) {
+                    uint64_t word = gaia_cpu_vsa_random_word(seed, stream, (uint64_t)(r * W + j / 64));
+                    row[j] = ((word >> (j % 64)) & 1u) ? -1.0f : 1.0f;
+                } /* NaN stays NaN */
+            }
+        } else {
+            float *row = x + r * 2 * D;
+            for (j = 0; j < D; j++) {
+                double re = row[2 * j], im = row[2 * j + 1], m = sqrt(re * re + im * im);
+                if (m > 0.0) {
+                    row[2 * j] = (float)(re / m);
+                    row[2 * j + 1] = (float)(im / m);
+                } else if (m == 0.0) {
+                    row[2 * j] = 1.0f;
+                    row[2 * j + 1] = 0.0f;
+                }
+            }
+        }
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_permute(size_t B, size_t D, size_t comps, const float *x, size_t shift, float *out) {
+    size_t r, L = D * comps;
+    for (r = 0; r < B; r++) {
+        const float *xr = x + r * L;
+        float *o = out + r * L;
+        memcpy(o + shift * comps, xr, (D - shift) * comps * sizeof(float));
+        if (shift) memcpy(o, xr + (D - shift) * comps, shift * comps * sizeof(float));
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double p = phase[i];
+        out[2 * i] = (float)cos(p);
+        out[2 * i + 1] = (float)sin(p);
+    }
+}
+
+/* The CPU backend's table: host pointers, the context's thread count. */
+static gaia_status gaia__cpu_vsa_bsc_random(gaia_ctx *ctx, size_t B, size_t D, uint64_t seed, uint64_t stream,
+                                            uint64_t *out) {
+    gaia_cpu_vsa_bsc_random(B, D, seed, stream, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_xor(gaia_ctx *ctx, size_t B, size_t W, const uint64_t *a, size_t a_rs,
+                                         const uint64_t *b, size_t b_rs, uint64_t *out) {
+    (void)ctx;
+    gaia_cpu_vsa_bsc_xor(B, W, a, a_rs, b, b_rs, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_majority(gaia_ctx *ctx, size_t N, size_t K, size_t D, const uint64_t *x,
+                                              const float *weights, uint64_t seed, uint64_t stream, uint64_t *out) {
+    gaia_cpu_vsa_bsc_majority(N, K, D, x, weights, seed, stream, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_hamming(gaia_ctx *ctx, size_t B, size_t M, size_t D, const uint64_t *a,
+                                             const uint64_t *x, int similarity, float *out) {
+    gaia_cpu_vsa_bsc_hamming(B, M, D, a, x, similarity, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_permute(gaia_ctx *ctx, size_t B, size_t D, const uint64_t *x, size_t shift,
+                                             uint64_t *out) {
+    (void)ctx;
+    gaia_cpu_vsa_bsc_permute(B, D, x, shift, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_to_bipolar(gaia_ctx *ctx, size_t B, size_t D, const uint64_t *x, float *out) {
+    (void)ctx;
+    gaia_cpu_vsa_bsc_to_bipolar(B, D, x, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bipolar_to_bsc(gaia_ctx *ctx, size_t B, size_t D, const float *x, uint64_t *out) {
+    (void)ctx;
+    gaia_cpu_vsa_bipolar_to_bsc(B, D, x, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_mul(gaia_ctx *ctx, size_t B, size_t n, int cplx, int conj_b, const float *a,
+                                     size_t a_rs, const float *b, size_t b_rs, float *out) {
+    gaia_cpu_vsa_mul(B, n, cplx, conj_b, a, a_rs, b, b_rs, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bundle(gaia_ctx *ctx, size_t N, size_t K, size_t L, const float *x, const float *w,
+                                        float *out) {
+    gaia_cpu_vsa_bundle(N, K, L, x, w, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_quantize(gaia_ctx *ctx, gaia_vsa_quantize_op op, size_t B, size_t D, uint64_t seed,
+                                          uint64_t stream, float *x) {
+    (void)ctx;
+    gaia_cpu_vsa_quantize(op, B, D, seed, stream, x);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_permute(gaia_ctx *ctx, size_t B, size_t D, size_t comps, const float *x,
+                                         size_t shift, float *out) {
+    (void)ctx;
+    gaia_cpu_vsa_permute(B, D, comps, x, shift, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_phasor(gaia_ctx *ctx, size_t n, const float *phase, float *out) {
+    (void)ctx;
+    gaia_cpu_vsa_phasor(n, phase, out);
+    return GAIA_OK;
+}
+static const struct gaia_vsa_ops gaia__cpu_vsa_ops = {
+    gaia__cpu_vsa_bsc_random,   gaia__cpu_vsa_bsc_xor,        gaia__cpu_vsa_bsc_majority,
+    gaia__cpu_vsa_bsc_hamming,  gaia__cpu_vsa_bsc_permute,    gaia__cpu_vsa_bsc_to_bipolar,
+    gaia__cpu_vsa_bipolar_to_bsc, gaia__cpu_vsa_mul,          gaia__cpu_vsa_bundle,
+    gaia__cpu_vsa_quantize,     gaia__cpu_vsa_permute,        gaia__cpu_vsa_phasor,
+};
+/* ---- end of the vsa module's CPU primitives ---- */
+
+#endif /* GAIA_NO_VSA */
 /* ---------------------------------------------------------------------
    6. The CPU backend table
    --------------------------------------------------------------------- */

@@ -1,0 +1,858 @@
+//! src/cpu/gemm.h - CPU: single-precision GEMM (Goto/BLIS packing and
+//! blocking, a direct path for small products).
+//! uses: core cpu/threads
+//@ part gemm
+/* ---------------------------------------------------------------------
+   3. GEMM
+   --------------------------------------------------------------------- */
+/* ---------------------------------------------------------------------------
+ * CPU single-precision GEMM (fragment of the gaia_cpu.h implementation).
+ *
+ * Large problems follow the Goto/BLIS scheme:
+ *
+ *   for jc in N step NC            B block (KC x NC) lives in L3 / L2
+ *     for pc in K step KC
+ *       pack B[pc:pc+KC, jc:jc+NC] into NR-wide column panels
+ *       for ic in M step MC        A block (MC x KC) lives in L2
+ *         pack A[ic:ic+MC, pc:pc+KC] into MR-tall row panels
+ *         for jr in NC step NR     B micro-panel (KC x NR) stays in L1
+ *           for ir in MC step MR   stream A micro-panels from L2
+ *             micro-kernel: MR x NR tile of C kept in registers, rank-1
+ *             update per k (NR/VW vector loads of B, MR broadcasts of A)
+ *
+ * Packing makes every micro-kernel access unit-stride and zero-padded, so
+ * the kernel never sees transposes, leading dimensions or ragged edges.
+ * Threads split C into a 2-D grid of rectangles and each runs the scheme
+ * above on its own rectangle with its own packing buffers: no barriers, and
+ * the duplicated B packing costs O(K*N) against O(M*N*K/threads) flops.
+ *
+ * Small problems (and N < NR, M <= 2) skip packing, whose copies would cost
+ * as much as the math: 4x(16|8|4) register tiles read op(B) rows straight
+ * from memory and broadcast A at any stride; a transposed B is first copied
+ * into rows. Batches parallelise over the batch, one whole GEMM per thread.
+ * ------------------------------------------------------------------------- */
+
+/* Vector width (floats) and register tile. The tile uses 2 vectors per row
+   of C; MR rows are chosen to fill the register file without spilling:
+   AVX-512 has 32 zmm: 12x2 accumulators + 2 B vectors + broadcast = 27.
+   An override of GAIA_GEMM_MR must be even, 4..14. */
+#if defined(__AVX512F__)
+#define GAIA_GEMM_VW 16
+#define GAIA_GEMM_MR_DEFAULT 12
+#elif defined(__AVX__)
+#define GAIA_GEMM_VW 8
+#define GAIA_GEMM_MR_DEFAULT 6
+#elif defined(__aarch64__)
+#define GAIA_GEMM_VW 4
+#define GAIA_GEMM_MR_DEFAULT 12
+#else
+#define GAIA_GEMM_VW 4
+#define GAIA_GEMM_MR_DEFAULT 6
+#endif
+
+#ifndef GAIA_GEMM_MR
+#define GAIA_GEMM_MR GAIA_GEMM_MR_DEFAULT
+#endif
+#define GAIA_GEMM_NR (2 * GAIA_GEMM_VW)
+
+/* Cache blocks, tuned on Sapphire Rapids (48 KiB L1d, 2 MiB L2). The
+   textbook rule (B micro-panel KC*NR*4 bytes in L1, A block MC*KC*4 in L2,
+   B block KC*NC*4 in L3) suggests KC=256, MC~400, but measured best is a
+   long KC (fewer C read-modify-write passes) with a small MC whose A block
+   (192 KiB) stays well inside L2 while the 64 KiB B micro-panel streams from
+   L2 between its MC/MR reuses: 1024^3 went from ~113 to ~119 GFLOP/s. */
+#ifndef GAIA_GEMM_KC
+#if GAIA_GEMM_VW >= 16
+#define GAIA_GEMM_KC 512
+#else
+#define GAIA_GEMM_KC 256
+#endif
+#endif
+#ifndef GAIA_GEMM_MC
+#define GAIA_GEMM_MC 96
+#endif
+#ifndef GAIA_GEMM_NC
+#define GAIA_GEMM_NC 1024
+#endif
+/* M*N*K at or below which the unpacked path is used. */
+#ifndef GAIA_GEMM_SMALL
+#define GAIA_GEMM_SMALL (64u * 64u * 64u)
+#endif
+/* Columns (or rows) of C accumulated at once by the portable unpacked path. */
+#define GAIA_GEMM_DJ 64
+
+#define GAIA_GEMM_MC_R (((GAIA_GEMM_MC + GAIA_GEMM_MR - 1) / GAIA_GEMM_MR) * GAIA_GEMM_MR)
+#define GAIA_GEMM_NC_R (((GAIA_GEMM_NC + GAIA_GEMM_NR - 1) / GAIA_GEMM_NR) * GAIA_GEMM_NR)
+#define GAIA_GEMM_ALIGN_UP(x) (((x) + (size_t)63) & ~(size_t)63)
+#define GAIA_GEMM_APACK_BYTES GAIA_GEMM_ALIGN_UP((size_t)GAIA_GEMM_MC_R * GAIA_GEMM_KC * sizeof(float))
+#define GAIA_GEMM_BPACK_BYTES GAIA_GEMM_ALIGN_UP((size_t)GAIA_GEMM_NC_R * GAIA_GEMM_KC * sizeof(float))
+#define GAIA_GEMM_THREAD_BYTES (GAIA_GEMM_APACK_BYTES + GAIA_GEMM_BPACK_BYTES)
+
+/* In ISO C modes GCC stops contracting a*b+c into FMA, which halves the
+   kernel's throughput; re-enable it locally (clang contracts within an
+   expression by default). fmaf() is only used where it is a single
+   instruction, otherwise it would be a libm call. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define GAIA_GEMM_CONTRACT __attribute__((optimize("fp-contract=fast")))
+#else
+#define GAIA_GEMM_CONTRACT
+#endif
+#ifdef FP_FAST_FMAF
+#define GAIA_GEMM_FMA(a, b, c) fmaf((a), (b), (c))
+#else
+#define GAIA_GEMM_FMA(a, b, c) ((a) * (b) + (c))
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GAIA_GEMM_RESTRICT __restrict__
+#else
+#define GAIA_GEMM_RESTRICT
+#endif
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(GAIA_GEMM_NO_VECEXT)
+#define GAIA_GEMM_VECEXT 1
+#endif
+
+static size_t gaia__gemm_min(size_t a, size_t b) { return a < b ? a : b; }
+static size_t gaia__gemm_cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* Split n into ceil(n/max) nearly equal blocks, each a multiple of unit, so
+   the last block is not a sliver. */
+static size_t gaia__gemm_block(size_t n, size_t max, size_t unit)
+{
+    size_t nb = gaia__gemm_cdiv(n, max);
+    size_t b = gaia__gemm_cdiv(gaia__gemm_cdiv(n, nb), unit) * unit;
+    return b < max ? b : max;
+}
+
+/* C = beta * C over an m x n window; beta == 0 writes zeros without reading. */
+static void gaia__gemm_scale_c(size_t m, size_t n, float beta, float *C, size_t ldc)
+{
+    size_t i, j;
+    for (i = 0; i < m; ++i) {
+        float *c = C + i * ldc;
+        if (beta == 0.0f)
+            memset(c, 0, n * sizeof(float));
+        else if (beta != 1.0f)
+            for (j = 0; j < n; ++j) c[j] *= beta;
+    }
+}
+
+/* ---- packing ------------------------------------------------------------ */
+
+/* Transposing copies go through the L1 in tiles of this many k values;
+   walking a whole kc-long panel per source row would evict the panel's
+   own lines between consecutive writes. */
+#define GAIA_GEMM_KT 16
+/* Rows of a row-major B packed together (KB x NC floats stay in L1). */
+#ifndef GAIA_GEMM_KB
+#define GAIA_GEMM_KB 8
+#endif
+
+/* A rows [0,mc) x k [0,kc) -> panels of MR rows: dst[p][k][r], zero padded. */
+static void gaia__gemm_pack_a(int trans_a, size_t mc, size_t kc, const float *A, size_t lda,
+                              float *GAIA_GEMM_RESTRICT dst)
+{
+    size_t i, k, r;
+    if (trans_a) {
+        /* op(A)(i,k) = A[k*lda + i]: each k is a contiguous run over all
+           panels; visit each source row once (page/TLB friendly). */
+        size_t np = gaia__gemm_cdiv(mc, GAIA_GEMM_MR);
+        for (k = 0; k < kc; ++k) {
+            const float *src = A + k * lda;
+            for (i = 0; i < np; ++i) {
+                float *d = dst + i * kc * GAIA_GEMM_MR + k * GAIA_GEMM_MR;
+                size_t mr = gaia__gemm_min(GAIA_GEMM_MR, mc - i * GAIA_GEMM_MR);
+                if (mr == GAIA_GEMM_MR) {
+                    memcpy(d, src + i * GAIA_GEMM_MR, GAIA_GEMM_MR * sizeof(float));
+                } else {
+                    for (r = 0; r < mr; ++r) d[r] = src[i * GAIA_GEMM_MR + r];
+                    for (; r < GAIA_GEMM_MR; ++r) d[r] = 0.0f;
+                }
+            }
+        }
+        return;
+    }
+    for (i = 0; i < mc; i += GAIA_GEMM_MR) {
+        size_t mr = gaia__gemm_min(GAIA_GEMM_MR, mc - i);
+        const float *src = A + i * lda;
+        if (mr == GAIA_GEMM_MR) {
+            for (k = 0; k < kc; ++k) {
+                for (r = 0; r < GAIA_GEMM_MR; ++r) dst[r] = src[r * lda + k];
+                dst += GAIA_GEMM_MR;
+            }
+        } else {
+            for (k = 0; k < kc; ++k) {
+                for (r = 0; r < mr; ++r) dst[r] = src[r * lda + k];
+                for (; r < GAIA_GEMM_MR; ++r) dst[r] = 0.0f;
+                dst += GAIA_GEMM_MR;
+            }
+        }
+    }
+}
+
+/* B k [0,kc) x cols [0,nc) -> panels of NR columns: dst[p][k][c], zero padded. */
+static void gaia__gemm_pack_b(int trans_b, size_t kc, size_t nc, const float *B, size_t ldb,
+                              float *GAIA_GEMM_RESTRICT dst)
+{
+    size_t j, k, c, k0;
+    if (!trans_b) {
+        /* GAIA_GEMM_KB rows of B at a time, across every panel: those rows
+           (a few tens of KiB) stay in L1 while each panel receives a
+           contiguous KT x NR tile. A panel at a time walked kc rows ldb
+           apart (a page each) for every 32 columns, and a row at a time
+           wrote to panels kc*NR floats apart, all in one cache set: either
+           way packing took half of 16x4096x1024. */
+        size_t nfull = nc / GAIA_GEMM_NR, p;
+        for (k0 = 0; k0 < kc; k0 += GAIA_GEMM_KB) {
+            size_t kt = gaia__gemm_min(GAIA_GEMM_KB, kc - k0);
+            for (p = 0; p < nfull; ++p) {
+                const float *src = B + k0 * ldb + p * GAIA_GEMM_NR;
+                float *d = dst + p * kc * GAIA_GEMM_NR + k0 * GAIA_GEMM_NR;
+                for (k = 0; k < kt; ++k) memcpy(d + k * GAIA_GEMM_NR, src + k * ldb, GAIA_GEMM_NR * sizeof(float));
+            }
+            if (nfull * GAIA_GEMM_NR < nc) {
+                size_t nr = nc - nfull * GAIA_GEMM_NR;
+                for (k = k0; k < k0 + kt; ++k) {
+                    const float *src = B + k * ldb + nfull * GAIA_GEMM_NR;
+                    float *e = dst + nfull * kc * GAIA_GEMM_NR + k * GAIA_GEMM_NR;
+                    for (c = 0; c < nr; ++c) e[c] = src[c];
+                    for (; c < GAIA_GEMM_NR; ++c) e[c] = 0.0f;
+                }
+            }
+        }
+        return;
+    }
+    for (j = 0; j < nc; j += GAIA_GEMM_NR) {
+        size_t nr = gaia__gemm_min(GAIA_GEMM_NR, nc - j);
+        if (!trans_b) {
+            const float *src = B + j;
+            if (nr == GAIA_GEMM_NR) {
+                for (k = 0; k < kc; ++k) memcpy(dst + k * GAIA_GEMM_NR, src + k * ldb, GAIA_GEMM_NR * sizeof(float));
+            } else {
+                for (k = 0; k < kc; ++k) {
+                    for (c = 0; c < nr; ++c) dst[k * GAIA_GEMM_NR + c] = src[k * ldb + c];
+                    for (; c < GAIA_GEMM_NR; ++c) dst[k * GAIA_GEMM_NR + c] = 0.0f;
+                }
+            }
+        } else {
+            /* op(B)(k,j) = B[j*ldb + k]: a transpose, done a KT x NR tile at
+               a time so source lines and destination rows stay in L1. */
+            const float *src = B + j * ldb;
+            for (k0 = 0; k0 < kc; k0 += GAIA_GEMM_KT) {
+                size_t kt = gaia__gemm_min(GAIA_GEMM_KT, kc - k0);
+                float *d = dst + k0 * GAIA_GEMM_NR;
+                for (c = 0; c < nr; ++c) {
+                    const float *sc = src + c * ldb + k0;
+                    for (k = 0; k < kt; ++k) d[k * GAIA_GEMM_NR + c] = sc[k];
+                }
+                for (; c < GAIA_GEMM_NR; ++c)
+                    for (k = 0; k < kt; ++k) d[k * GAIA_GEMM_NR + c] = 0.0f;
+            }
+        }
+        dst += kc * GAIA_GEMM_NR;
+    }
+}
+
+/* ---- micro-kernel --------------------------------------------------------- */
+
+/* Write an MR x NR accumulator tile (row-major, stride NR) into the mr x nr
+   corner of C: C = alpha*acc + beta*C. */
+static void gaia__gemm_store_edge(size_t mr, size_t nr, float alpha, const float *acc, float beta,
+                                  float *C, size_t ldc)
+{
+    size_t i, j;
+    for (i = 0; i < mr; ++i) {
+        float *c = C + i * ldc;
+        const float *t = acc + i * GAIA_GEMM_NR;
+        if (beta == 0.0f)
+            for (j = 0; j < nr; ++j) c[j] = alpha * t[j];
+        else
+            for (j = 0; j < nr; ++j) c[j] = alpha * t[j] + beta * c[j];
+    }
+}
+
+#ifdef GAIA_GEMM_VECEXT
+
+typedef float gaia__gemm_vf __attribute__((vector_size(GAIA_GEMM_VW * sizeof(float))));
+
+/* Accumulators are named variables rather than an array so that GCC keeps
+   all of them in registers across the k loop. */
+#define GAIA_GEMM_ROWS4(X) X(0) X(1) X(2) X(3)
+#define GAIA_GEMM_ROWS6(X) GAIA_GEMM_ROWS4(X) X(4) X(5)
+#define GAIA_GEMM_ROWS8(X) GAIA_GEMM_ROWS6(X) X(6) X(7)
+#define GAIA_GEMM_ROWS10(X) GAIA_GEMM_ROWS8(X) X(8) X(9)
+#define GAIA_GEMM_ROWS12(X) GAIA_GEMM_ROWS10(X) X(10) X(11)
+#define GAIA_GEMM_ROWS14(X) GAIA_GEMM_ROWS12(X) X(12) X(13)
+#define GAIA_GEMM_ROWS_(n) GAIA_GEMM_ROWS##n
+#define GAIA_GEMM_ROWS(n) GAIA_GEMM_ROWS_(n)
+
+#define GAIA_GEMM_DECL(i) gaia__gemm_vf c##i##0 = zero, c##i##1 = zero;
+#define GAIA_GEMM_STEP(i) \
+    { \
+        const float ai = a[i]; \
+        c##i##0 += b0 * ai; \
+        c##i##1 += b1 * ai; \
+    }
+#define GAIA_GEMM_SPILL(i) \
+    memcpy(acc + (i) * GAIA_GEMM_NR, &c##i##0, sizeof(gaia__gemm_vf)); \
+    memcpy(acc + (i) * GAIA_GEMM_NR + GAIA_GEMM_VW, &c##i##1, sizeof(gaia__gemm_vf));
+#define GAIA_GEMM_STORE0(i) \
+    { \
+        gaia__gemm_vf t0 = c##i##0 * alpha, t1 = c##i##1 * alpha; \
+        memcpy(C + (i) * ldc, &t0, sizeof t0); \
+        memcpy(C + (i) * ldc + GAIA_GEMM_VW, &t1, sizeof t1); \
+    }
+#define GAIA_GEMM_STOREB(i) \
+    { \
+        gaia__gemm_vf o0, o1; \
+        memcpy(&o0, C + (i) * ldc, sizeof o0); \
+        memcpy(&o1, C + (i) * ldc + GAIA_GEMM_VW, sizeof o1); \
+        o0 = c##i##0 * alpha + o0 * beta; \
+        o1 = c##i##1 * alpha + o1 * beta; \
+        memcpy(C + (i) * ldc, &o0, sizeof o0); \
+        memcpy(C + (i) * ldc + GAIA_GEMM_VW, &o1, sizeof o1); \
+    }
+#define GAIA_GEMM_PREFETCH(i) __builtin_prefetch(C + (i) * ldc, 1), __builtin_prefetch(C + (i) * ldc + GAIA_GEMM_NR - 1, 1);
+
+/* The micro-kernel for ROWS rows of an MR-row panel (a advances by MR
+   per k): ROWS = MR for full panels, 8 and 4 for a short last panel, which
+   would otherwise spend MR rows of work on 4 (M = 16: a third of the time). */
+#define GAIA_GEMM_KERNEL_DEF(NAME, ROWS)                                                                       \
+    GAIA_GEMM_CONTRACT                                                                                         \
+    static void NAME(size_t kc, const float *GAIA_GEMM_RESTRICT a, const float *GAIA_GEMM_RESTRICT b,          \
+                     float alpha, float beta, float *GAIA_GEMM_RESTRICT C, size_t ldc, size_t mr, size_t nr)  \
+    {                                                                                                          \
+        const gaia__gemm_vf zero = {0};                                                                        \
+        size_t k;                                                                                              \
+        GAIA_GEMM_ROWS(ROWS)(GAIA_GEMM_DECL)                                                                   \
+        if (mr == (ROWS) && nr == GAIA_GEMM_NR) {                                                              \
+            GAIA_GEMM_ROWS(ROWS)(GAIA_GEMM_PREFETCH)                                                           \
+        }                                                                                                      \
+        for (k = 0; k < kc; ++k) {                                                                             \
+            gaia__gemm_vf b0, b1;                                                                              \
+            memcpy(&b0, b, sizeof b0);                                                                         \
+            memcpy(&b1, b + GAIA_GEMM_VW, sizeof b1);                                                          \
+            GAIA_GEMM_ROWS(ROWS)(GAIA_GEMM_STEP)                                                               \
+            a += GAIA_GEMM_MR;                                                                                 \
+            b += GAIA_GEMM_NR;                                                                                 \
+        }                                                                                                      \
+        if (mr == (ROWS) && nr == GAIA_GEMM_NR) {                                                              \
+            if (beta == 0.0f) {                                                                                \
+                GAIA_GEMM_ROWS(ROWS)(GAIA_GEMM_STORE0)                                                         \
+            } else {                                                                                           \
+                GAIA_GEMM_ROWS(ROWS)(GAIA_GEMM_STOREB)                                                         \
+            }                                                                                                  \
+        } else {                                                                                               \
+            float acc[(ROWS) * GAIA_GEMM_NR];                                                                  \
+            GAIA_GEMM_ROWS(ROWS)(GAIA_GEMM_SPILL)                                                              \
+            gaia__gemm_store_edge(mr, nr, alpha, acc, beta, C, ldc);                                           \
+        }                                                                                                      \
+    }
+GAIA_GEMM_KERNEL_DEF(gaia__gemm_kernel_full, GAIA_GEMM_MR)
+#if GAIA_GEMM_MR > 8
+GAIA_GEMM_KERNEL_DEF(gaia__gemm_kernel_8, 8)
+#endif
+#if GAIA_GEMM_MR > 4
+GAIA_GEMM_KERNEL_DEF(gaia__gemm_kernel_4, 4)
+#endif
+
+static void gaia__gemm_kernel(size_t kc, const float *GAIA_GEMM_RESTRICT a, const float *GAIA_GEMM_RESTRICT b,
+                              float alpha, float beta, float *GAIA_GEMM_RESTRICT C, size_t ldc, size_t mr,
+                              size_t nr)
+{
+#if GAIA_GEMM_MR > 4
+    if (mr <= 4) {
+        gaia__gemm_kernel_4(kc, a, b, alpha, beta, C, ldc, mr, nr);
+        return;
+    }
+#endif
+#if GAIA_GEMM_MR > 8
+    if (mr <= 8) {
+        gaia__gemm_kernel_8(kc, a, b, alpha, beta, C, ldc, mr, nr);
+        return;
+    }
+#endif
+    gaia__gemm_kernel_full(kc, a, b, alpha, beta, C, ldc, mr, nr);
+}
+
+#else /* plain C99 kernel: the array form the auto-vectoriser can handle */
+
+GAIA_GEMM_CONTRACT
+static void gaia__gemm_kernel(size_t kc, const float *GAIA_GEMM_RESTRICT a, const float *GAIA_GEMM_RESTRICT b,
+                              float alpha, float beta, float *GAIA_GEMM_RESTRICT C, size_t ldc, size_t mr,
+                              size_t nr)
+{
+    float acc[GAIA_GEMM_MR * GAIA_GEMM_NR];
+    size_t i, j, k;
+    for (i = 0; i < GAIA_GEMM_MR * GAIA_GEMM_NR; ++i) acc[i] = 0.0f;
+    for (k = 0; k < kc; ++k) {
+        for (i = 0; i < GAIA_GEMM_MR; ++i) {
+            const float ai = a[i];
+            float *t = acc + i * GAIA_GEMM_NR;
+            for (j = 0; j < GAIA_GEMM_NR; ++j) t[j] = GAIA_GEMM_FMA(ai, b[j], t[j]);
+        }
+        a += GAIA_GEMM_MR;
+        b += GAIA_GEMM_NR;
+    }
+    gaia__gemm_store_edge(mr, nr, alpha, acc, beta, C, ldc);
+}
+
+#endif
+
+/* ---- packed path ---------------------------------------------------------- */
+
+/* One thread's share: the whole blocked loop nest on an m x n window of C. */
+static void gaia__gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                              const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
+                              size_t ldc, float *apack, float *bpack)
+{
+    size_t jc, pc, ic, jr, ir;
+    size_t ncb = gaia__gemm_block(N, GAIA_GEMM_NC_R, GAIA_GEMM_NR);
+    size_t kcb = gaia__gemm_block(K, GAIA_GEMM_KC, 1);
+    size_t mcb = gaia__gemm_block(M, GAIA_GEMM_MC_R, GAIA_GEMM_MR);
+    for (jc = 0; jc < N; jc += ncb) {
+        size_t nc = gaia__gemm_min(ncb, N - jc);
+        for (pc = 0; pc < K; pc += kcb) {
+            size_t kc = gaia__gemm_min(kcb, K - pc);
+            /* beta applies once; later K blocks accumulate onto C. */
+            float bet = pc == 0 ? beta : 1.0f;
+            const float *Bblk = trans_b ? B + jc * ldb + pc : B + pc * ldb + jc;
+            gaia__gemm_pack_b(trans_b, kc, nc, Bblk, ldb, bpack);
+            for (ic = 0; ic < M; ic += mcb) {
+                size_t mc = gaia__gemm_min(mcb, M - ic);
+                const float *Ablk = trans_a ? A + pc * lda + ic : A + ic * lda + pc;
+                gaia__gemm_pack_a(trans_a, mc, kc, Ablk, lda, apack);
+                for (jr = 0; jr < nc; jr += GAIA_GEMM_NR) {
+                    size_t nr = gaia__gemm_min(GAIA_GEMM_NR, nc - jr);
+                    const float *bp = bpack + jr * kc;
+                    for (ir = 0; ir < mc; ir += GAIA_GEMM_MR) {
+                        size_t mr = gaia__gemm_min(GAIA_GEMM_MR, mc - ir);
+                        gaia__gemm_kernel(kc, apack + ir * kc, bp, alpha, bet,
+                                          C + (ic + ir) * ldc + jc + jr, ldc, mr, nr);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Thread t of nt: its [m0,m1) x [n0,n1) rectangle of C. The grid shape
+   tm x tn minimises per-thread flops (rows*cols*K) plus packing, which
+   touches (rows+cols)*K elements at several times the cost of an FMA. */
+static void gaia__gemm_partition(size_t M, size_t N, int nt, int t, size_t *m0, size_t *m1,
+                                 size_t *n0, size_t *n1)
+{
+    size_t mt = gaia__gemm_cdiv(M, GAIA_GEMM_MR), ntl = gaia__gemm_cdiv(N, GAIA_GEMM_NR);
+    size_t best_tm = 1, tm, best = (size_t)-1;
+    size_t ti, tj, tn, mper, nper;
+    for (tm = 1; tm <= (size_t)nt; ++tm) {
+        size_t cost, rows, cols;
+        if ((size_t)nt % tm) continue;
+        tn = (size_t)nt / tm;
+        rows = gaia__gemm_cdiv(mt, tm) * GAIA_GEMM_MR;
+        cols = gaia__gemm_cdiv(ntl, tn) * GAIA_GEMM_NR;
+        cost = rows * cols + 8 * (rows + cols);
+        if (cost < best) {
+            best = cost;
+            best_tm = tm;
+        }
+    }
+    tm = best_tm;
+    tn = (size_t)nt / tm;
+    ti = (size_t)t / tn;
+    tj = (size_t)t % tn;
+    mper = gaia__gemm_cdiv(mt, tm) * GAIA_GEMM_MR;
+    nper = gaia__gemm_cdiv(ntl, tn) * GAIA_GEMM_NR;
+    *m0 = gaia__gemm_min(ti * mper, M);
+    *m1 = gaia__gemm_min(*m0 + mper, M);
+    *n0 = gaia__gemm_min(tj * nper, N);
+    *n1 = gaia__gemm_min(*n0 + nper, N);
+}
+
+static void gaia__gemm_packed_part(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                                   const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                                   float *C, size_t ldc, int nt, int t, void *work)
+{
+    size_t m0, m1, n0, n1;
+    char *w = (char *)work + (size_t)t * GAIA_GEMM_THREAD_BYTES;
+    gaia__gemm_partition(M, N, nt, t, &m0, &m1, &n0, &n1);
+    if (m1 <= m0 || n1 <= n0) return;
+    gaia__gemm_packed(trans_a, trans_b, m1 - m0, n1 - n0, K, alpha, trans_a ? A + m0 : A + m0 * lda, lda,
+                      trans_b ? B + n0 * ldb : B + n0, ldb, beta, C + m0 * ldc + n0, ldc, (float *)w,
+                      (float *)(w + GAIA_GEMM_APACK_BYTES));
+}
+
+/* ---- unpacked path for small or degenerate shapes ------------------------- */
+
+/* Finish one C element from its product sum. */
+#define GAIA_GEMM_PUT(c, s) ((c) = beta == 0.0f ? alpha * (s) : alpha * (s) + beta * (c))
+
+/* Portable unpacked GEMM: picks the loop order whose innermost loop is
+   unit-stride. Accumulators live in a small array, so this is only the
+   fallback for compilers without vector extensions and for shapes the
+   register-tiled version below cannot take. */
+GAIA_GEMM_CONTRACT
+static void gaia__gemm_direct_plain(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                                    const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                                    float *C, size_t ldc)
+{
+    /* Element strides of op(A)(i,k) and op(B)(k,j). */
+    size_t sai = trans_a ? 1 : lda, sak = trans_a ? lda : 1;
+    size_t sbk = trans_b ? 1 : ldb, sbj = trans_b ? ldb : 1;
+    size_t i, j, k, j0, i0;
+    float acc[GAIA_GEMM_DJ];
+    int form;
+    /* 0: rows of C as axpys over rows of B (needs op(B) unit-stride in j)
+       1: each C element as a dot product over k
+       2: columns of C as axpys over columns of A (needs op(A) unit-stride in i) */
+    if (trans_b && !trans_a)
+        form = 1;
+    else if (!trans_b && trans_a)
+        form = N >= M ? 0 : 2;
+    else if (!trans_b)
+        form = N >= 4 ? 0 : 1;
+    else
+        form = M >= 4 ? 2 : 1;
+
+    if (form == 0) {
+        for (i = 0; i < M; ++i) {
+            const float *a = A + i * sai;
+            float *c = C + i * ldc;
+            for (j0 = 0; j0 < N; j0 += GAIA_GEMM_DJ) {
+                size_t nb = gaia__gemm_min(GAIA_GEMM_DJ, N - j0);
+                const float *b = B + j0;
+                for (j = 0; j < nb; ++j) acc[j] = 0.0f;
+                for (k = 0; k < K; ++k) {
+                    const float ak = a[k * sak];
+                    const float *GAIA_GEMM_RESTRICT bk = b + k * sbk;
+                    for (j = 0; j < nb; ++j) acc[j] = GAIA_GEMM_FMA(ak, bk[j], acc[j]);
+                }
+                for (j = 0; j < nb; ++j) GAIA_GEMM_PUT(c[j0 + j], acc[j]);
+            }
+        }
+    } else if (form == 2) {
+        for (j = 0; j < N; ++j) {
+            const float *b = B + j * sbj;
+            for (i0 = 0; i0 < M; i0 += GAIA_GEMM_DJ) {
+                size_t mb = gaia__gemm_min(GAIA_GEMM_DJ, M - i0);
+                const float *a = A + i0;
+                for (i = 0; i < mb; ++i) acc[i] = 0.0f;
+                for (k = 0; k < K; ++k) {
+                    const float bk = b[k * sbk];
+                    const float *GAIA_GEMM_RESTRICT ak = a + k * sak;
+                    for (i = 0; i < mb; ++i) acc[i] = GAIA_GEMM_FMA(bk, ak[i], acc[i]);
+                }
+                for (i = 0; i < mb; ++i) GAIA_GEMM_PUT(C[(i0 + i) * ldc + j], acc[i]);
+            }
+        }
+    } else {
+        /* Eight independent partial sums: vectorisable when both operands
+           are unit-stride in k, and latency-hiding when they are not. */
+        for (i = 0; i < M; ++i) {
+            const float *a = A + i * sai;
+            for (j = 0; j < N; ++j) {
+                const float *b = B + j * sbj;
+                float s8[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s;
+                size_t u;
+                for (k = 0; k + 8 <= K; k += 8)
+                    for (u = 0; u < 8; ++u) s8[u] = GAIA_GEMM_FMA(a[(k + u) * sak], b[(k + u) * sbk], s8[u]);
+                s = ((s8[0] + s8[4]) + (s8[1] + s8[5])) + ((s8[2] + s8[6]) + (s8[3] + s8[7]));
+                for (; k < K; ++k) s = GAIA_GEMM_FMA(a[k * sak], b[k * sbk], s);
+                GAIA_GEMM_PUT(C[i * ldc + j], s);
+            }
+        }
+    }
+}
+
+#ifdef GAIA_GEMM_VECEXT
+/* Register-tiled unpacked kernels: 4 rows (or 1 row) of C by one W-wide
+   vector, reading op(B) rows straight from memory (unit stride in j) and
+   broadcasting A elements at any stride. Instantiated for W = 16, 8, 4 so
+   narrow matrices (4x4) still use whole vectors. */
+#define GAIA_GEMM_DSTORE(V, acc, cp) \
+    { \
+        V o_ = (acc) * alpha; \
+        if (beta != 0.0f) { \
+            V c_; \
+            memcpy(&c_, (cp), sizeof c_); \
+            o_ += c_ * beta; \
+        } \
+        memcpy((cp), &o_, sizeof o_); \
+    }
+#define GAIA_GEMM_DTILE_DEF(W) \
+    typedef float gaia__gemm_v##W __attribute__((vector_size((W) * sizeof(float)))); \
+    GAIA_GEMM_CONTRACT \
+    static void gaia__gemm_dtile4_##W(size_t K, const float *a, size_t sai, size_t sak, const float *b, \
+                                      size_t ldb, float alpha, float beta, float *c, size_t ldc) \
+    { \
+        const float *a0 = a, *a1 = a + sai, *a2 = a + 2 * sai, *a3 = a + 3 * sai; \
+        gaia__gemm_v##W c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}; \
+        size_t k; \
+        for (k = 0; k < K; ++k) { \
+            gaia__gemm_v##W bk; \
+            memcpy(&bk, b + k * ldb, sizeof bk); \
+            c0 += bk * a0[k * sak]; \
+            c1 += bk * a1[k * sak]; \
+            c2 += bk * a2[k * sak]; \
+            c3 += bk * a3[k * sak]; \
+        } \
+        GAIA_GEMM_DSTORE(gaia__gemm_v##W, c0, c) \
+        GAIA_GEMM_DSTORE(gaia__gemm_v##W, c1, c + ldc) \
+        GAIA_GEMM_DSTORE(gaia__gemm_v##W, c2, c + 2 * ldc) \
+        GAIA_GEMM_DSTORE(gaia__gemm_v##W, c3, c + 3 * ldc) \
+    } \
+    /* One row: two accumulators over even/odd k hide the FMA latency. */ \
+    GAIA_GEMM_CONTRACT \
+    static void gaia__gemm_dtile1_##W(size_t K, const float *a, size_t sak, const float *b, size_t ldb, \
+                                      float alpha, float beta, float *c) \
+    { \
+        gaia__gemm_v##W c0 = {0}, c1 = {0}; \
+        size_t k; \
+        for (k = 0; k + 2 <= K; k += 2) { \
+            gaia__gemm_v##W b0, b1; \
+            memcpy(&b0, b + k * ldb, sizeof b0); \
+            memcpy(&b1, b + (k + 1) * ldb, sizeof b1); \
+            c0 += b0 * a[k * sak]; \
+            c1 += b1 * a[(k + 1) * sak]; \
+        } \
+        if (k < K) { \
+            gaia__gemm_v##W b0; \
+            memcpy(&b0, b + k * ldb, sizeof b0); \
+            c0 += b0 * a[k * sak]; \
+        } \
+        c0 += c1; \
+        GAIA_GEMM_DSTORE(gaia__gemm_v##W, c0, c) \
+    }
+GAIA_GEMM_DTILE_DEF(16)
+GAIA_GEMM_DTILE_DEF(8)
+GAIA_GEMM_DTILE_DEF(4)
+
+/* Row groups outer, column vectors inner, so C is written in address order
+   and the (small) op(B) is what gets re-read from cache. Returns how many
+   leading columns were done (N rounded down to a multiple of 4). */
+static size_t gaia__gemm_dtiles(size_t M, size_t N, size_t K, const float *A, size_t sai, size_t sak,
+                                const float *B, size_t ldb, float alpha, float beta, float *C, size_t ldc)
+{
+    size_t i, j = 0;
+    for (i = 0; i < M;) {
+        const float *a = A + i * sai;
+        float *c = C + i * ldc;
+        j = 0;
+        if (i + 4 <= M) {
+            if (GAIA_GEMM_VW >= 16)
+                for (; j + 16 <= N; j += 16) gaia__gemm_dtile4_16(K, a, sai, sak, B + j, ldb, alpha, beta, c + j, ldc);
+            if (GAIA_GEMM_VW >= 8)
+                for (; j + 8 <= N; j += 8) gaia__gemm_dtile4_8(K, a, sai, sak, B + j, ldb, alpha, beta, c + j, ldc);
+            for (; j + 4 <= N; j += 4) gaia__gemm_dtile4_4(K, a, sai, sak, B + j, ldb, alpha, beta, c + j, ldc);
+            i += 4;
+        } else {
+            if (GAIA_GEMM_VW >= 16)
+                for (; j + 16 <= N; j += 16) gaia__gemm_dtile1_16(K, a, sak, B + j, ldb, alpha, beta, c + j);
+            if (GAIA_GEMM_VW >= 8)
+                for (; j + 8 <= N; j += 8) gaia__gemm_dtile1_8(K, a, sak, B + j, ldb, alpha, beta, c + j);
+            for (; j + 4 <= N; j += 4) gaia__gemm_dtile1_4(K, a, sak, B + j, ldb, alpha, beta, c + j);
+            i += 1;
+        }
+    }
+    return j;
+}
+#endif
+
+/* A vector-matrix product (M tiny, B in row form) is bound by streaming B,
+   so read B strictly in address order and accumulate into C itself. */
+GAIA_GEMM_CONTRACT
+static void gaia__gemm_direct_rows(int trans_a, size_t M, size_t N, size_t K, float alpha, const float *A,
+                                   size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
+{
+    size_t i, j, k;
+    gaia__gemm_scale_c(M, N, beta, C, ldc);
+    for (i = 0; i < M; ++i) {
+        float *GAIA_GEMM_RESTRICT c = C + i * ldc;
+        for (k = 0; k < K; ++k) {
+            const float ak = alpha * (trans_a ? A[k * lda + i] : A[i * lda + k]);
+            const float *GAIA_GEMM_RESTRICT b = B + k * ldb;
+            for (j = 0; j < N; ++j) c[j] = GAIA_GEMM_FMA(ak, b[j], c[j]);
+        }
+    }
+}
+
+/* Unpacked GEMM for small or degenerate shapes. scratch (may be NULL)
+   holds cap floats; it lets a transposed B be copied into rows so the
+   register-tiled kernels apply. */
+static void gaia__gemm_direct(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                              const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
+                              size_t ldc, float *scratch, size_t cap)
+{
+#ifdef GAIA_GEMM_VECEXT
+    size_t sai = trans_a ? 1 : lda, sak = trans_a ? lda : 1;
+    size_t j;
+#endif
+    if (!trans_b && M <= 2 && N >= 64) {
+        gaia__gemm_direct_rows(trans_a, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+#ifdef GAIA_GEMM_VECEXT
+    /* Rows of fewer than 4 columns cannot fill a vector: those go to the
+       dot-product form, as does a transposed B too big to copy. */
+    if (N >= 4 && (!trans_b || (scratch != NULL && K * N <= cap))) {
+        if (trans_b) {
+            size_t k, jj;
+            for (jj = 0; jj < N; ++jj)
+                for (k = 0; k < K; ++k) scratch[k * N + jj] = B[jj * ldb + k];
+            B = scratch;
+            ldb = N;
+        }
+        /* B is read column tile by column tile, each row a stride apart: a
+           walk the hardware prefetcher learns late when B comes from memory.
+           For a B of 4 to 32 KiB, asking for all of it first lets the loads
+           overlap (10,000 products of 64x64 from memory: 6% faster, and a
+           gaia_map of them 5-10%; B already in L2: 1.4-2.1% slower). A smaller B is
+           a few lines that come soon anyway. */
+        if (!trans_b && K * N >= 1024 && K * N <= 8192) {
+            size_t k, jj;
+            for (k = 0; k < K; ++k)
+                for (jj = 0; jj < N; jj += 16) __builtin_prefetch(B + k * ldb + jj, 0, 3);
+        }
+        j = gaia__gemm_dtiles(M, N, K, A, sai, sak, B, ldb, alpha, beta, C, ldc);
+        if (j == N) return;
+        /* 1-3 leftover columns, B now in row form */
+        trans_b = 0;
+        B += j;
+        C += j;
+        N -= j;
+    }
+#else
+    (void)scratch;
+    (void)cap;
+#endif
+    gaia__gemm_direct_plain(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* ---- dispatch ------------------------------------------------------------- */
+
+static int gaia__gemm_is_small(size_t M, size_t N, size_t K)
+{
+    /* Packing B costs about as much as one pass of the math when M is tiny,
+       and a zero-padded register tile wastes most of its lanes when N < NR. */
+    if (M <= 2 || N < GAIA_GEMM_NR) return 1;
+    return (double)M * (double)N * (double)K <= (double)GAIA_GEMM_SMALL;
+}
+
+/* Returns 1 when the call is fully handled by a trivial case. */
+static int gaia__gemm_trivial(size_t M, size_t N, size_t K, float alpha, float beta, float *C, size_t ldc)
+{
+    if (M == 0 || N == 0) return 1;
+    if (K == 0 || alpha == 0.0f) {
+        gaia__gemm_scale_c(M, N, beta, C, ldc);
+        return 1;
+    }
+    return 0;
+}
+
+/* Thread t's share of an unpacked GEMM: row bands when there are enough
+   rows, otherwise column bands (vector-matrix products). */
+static void gaia__gemm_direct_part(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                                   const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                                   float *C, size_t ldc, int nt, int t, void *work)
+{
+    float *scratch = work ? (float *)((char *)work + (size_t)t * GAIA_GEMM_THREAD_BYTES + GAIA_GEMM_APACK_BYTES)
+                          : NULL;
+    size_t cap = GAIA_GEMM_BPACK_BYTES / sizeof(float);
+    if (M >= 4 * (size_t)nt) {
+        size_t per = gaia__gemm_cdiv(gaia__gemm_cdiv(M, (size_t)nt), 4) * 4;
+        size_t m0 = gaia__gemm_min((size_t)t * per, M), m1 = gaia__gemm_min(m0 + per, M);
+        if (m1 > m0)
+            gaia__gemm_direct(trans_a, trans_b, m1 - m0, N, K, alpha, trans_a ? A + m0 : A + m0 * lda, lda, B,
+                              ldb, beta, C + m0 * ldc, ldc, scratch, cap);
+    } else {
+        size_t per = gaia__gemm_cdiv(gaia__gemm_cdiv(N, (size_t)nt), 16) * 16;
+        size_t n0 = gaia__gemm_min((size_t)t * per, N), n1 = gaia__gemm_min(n0 + per, N);
+        if (n1 > n0)
+            gaia__gemm_direct(trans_a, trans_b, M, n1 - n0, K, alpha, A, lda, trans_b ? B + n0 * ldb : B + n0,
+                              ldb, beta, C + n0, ldc, scratch, cap);
+    }
+}
+
+/* Single-threaded GEMM with an explicit per-thread scratch slice. */
+static void gaia__gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                              const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
+                              size_t ldc, void *slice)
+{
+    if (gaia__gemm_trivial(M, N, K, alpha, beta, C, ldc)) return;
+    if (slice == NULL || gaia__gemm_is_small(M, N, K))
+        gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, slice);
+    else
+        gaia__gemm_packed_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, slice);
+}
+
+GAIA_API size_t gaia_cpu_sgemm_work_size(int nthreads)
+{
+    if (nthreads < 1) nthreads = 1;
+    return (size_t)nthreads * GAIA_GEMM_THREAD_BYTES;
+}
+
+GAIA_API void gaia_cpu_sgemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                             const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
+                             size_t ldc, int nthreads, void *work)
+{
+    int small;
+    if (nthreads < 1) nthreads = 1;
+    if (gaia__gemm_trivial(M, N, K, alpha, beta, C, ldc)) return;
+    small = work == NULL || gaia__gemm_is_small(M, N, K);
+#ifdef _OPENMP
+    /* Not worth waking a team for less than a few register tiles each. */
+    if (nthreads > 1 && (double)M * (double)N * (double)K >= 4.0 * (double)GAIA_GEMM_SMALL) {
+        GAIA__PAR_BEGIN(nthreads)
+        if (small)
+            gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                                   omp_get_num_threads(), omp_get_thread_num(), work);
+        else
+            gaia__gemm_packed_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                                   omp_get_num_threads(), omp_get_thread_num(), work);
+        GAIA__PAR_END
+        return;
+    }
+#endif
+    if (small)
+        gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, work);
+    else
+        gaia__gemm_packed_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, work);
+}
+
+GAIA_API void gaia_cpu_sgemm_batched(int trans_a, int trans_b, size_t batch, size_t M, size_t N, size_t K,
+                                     float alpha, const float *A, size_t lda, size_t stride_a, const float *B,
+                                     size_t ldb, size_t stride_b, float beta, float *C, size_t ldc,
+                                     size_t stride_c, int nthreads, void *work)
+{
+    size_t b;
+    if (nthreads < 1) nthreads = 1;
+    if (batch == 0 || M == 0 || N == 0) return;
+#ifdef _OPENMP
+    /* Independent problems parallelise perfectly, so spread the batch over
+       threads whenever there are enough of them, each thread using its own
+       scratch slice; otherwise let each GEMM use all threads itself. */
+    if (nthreads > 1 && batch > 1 &&
+        ((size_t)nthreads <= batch || gaia__gemm_is_small(M, N, K)) &&
+        (double)batch * (double)M * (double)N * (double)(K + 1) >= 2.0 * (double)GAIA_GEMM_SMALL) {
+        long nb = (long)batch, ib;
+        GAIA__PAR_BEGIN(nthreads)
+        char *slice = work ? (char *)work + (size_t)omp_get_thread_num() * GAIA_GEMM_THREAD_BYTES : NULL;
+        GAIA__PAR_LOOP
+        for (ib = 0; ib < nb; ++ib)
+            gaia__gemm_serial(trans_a, trans_b, M, N, K, alpha, A + (size_t)ib * stride_a, lda,
+                              B + (size_t)ib * stride_b, ldb, beta, C + (size_t)ib * stride_c, ldc, slice);
+        GAIA__PAR_END
+        return;
+    }
+#endif
+    for (b = 0; b < batch; ++b) {
+        if (nthreads > 1)
+            gaia_cpu_sgemm(trans_a, trans_b, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b, ldb, beta,
+                           C + b * stride_c, ldc, nthreads, work);
+        else
+            gaia__gemm_serial(trans_a, trans_b, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b, ldb, beta,
+                              C + b * stride_c, ldc, work);
+    }
+}
+

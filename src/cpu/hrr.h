@@ -1,0 +1,695 @@
+//! src/cpu/hrr.h - the hrr module's CPU primitives: binds through the real FFT,
+//! spectrum maps, norms, cleanup.
+//! module: hrr
+//! uses: core cpu/threads cpu/fft cpu/vector
+//@ part cpu-hrr
+/* hrr module: CPU primitives (fragment of gaia_cpu.h's implementation section).
+   Circular convolution through gaia_cpu_rfft_*: a bind of one row is two
+   forward transforms, one binwise product (1/D folded in) and one inverse,
+   all inside one thread's cache-sized scratch, so a batch is a parallel loop
+   over rows with no intermediate [B, D] spectra in memory. */
+
+/* ctx->hrr_state: one cache per backend, each owned by that backend's ops
+   (released through ops->release). Defined here because this fragment is
+   compiled before the CUDA one and the module code. */
+struct gaia__hrr_state {
+    void *cache[GAIA_DEVICE_COUNT];
+};
+
+static void **gaia__hrr_slot(gaia_ctx *ctx, gaia_device d) {
+    struct gaia__hrr_state *s = (struct gaia__hrr_state *)ctx->hrr_state;
+    if (!s) {
+        s = (struct gaia__hrr_state *)gaia__host_alloc(ctx, sizeof *s);
+        if (!s) return NULL;
+        memset(s, 0, sizeof *s);
+        ctx->hrr_state = s;
+    }
+    return &s->cache[d];
+}
+
+/* --- the binwise kernels (shared by the fused CPU paths and the table) --- */
+GAIA_API void gaia_cpu_hrr_spec_mul(size_t B, size_t nb, const float *a, size_t a_rs, const float *b, size_t b_rs,
+                                    int conj_b, float scale, float *out) {
+    size_t r, k;
+    for (r = 0; r < B; r++) {
+        const float *x = a + r * a_rs, *y = b + r * b_rs;
+        float *o = out + r * 2 * nb;
+        /* Two loops so that each vectorises without a branch on conj_b. */
+        if (conj_b) {
+            for (k = 0; k < nb; k++) {
+                float xr = x[2 * k], xi = x[2 * k + 1], yr = y[2 * k], yi = y[2 * k + 1];
+                o[2 * k] = scale * (xr * yr + xi * yi);
+                o[2 * k + 1] = scale * (xi * yr - xr * yi);
+            }
+        } else {
+            for (k = 0; k < nb; k++) {
+                float xr = x[2 * k], xi = x[2 * k + 1], yr = y[2 * k], yi = y[2 * k + 1];
+                o[2 * k] = scale * (xr * yr - xi * yi);
+                o[2 * k + 1] = scale * (xr * yi + xi * yr);
+            }
+        }
+    }
+}
+
+GAIA_API void gaia_cpu_hrr_spec_map(size_t B, size_t nb, gaia_hrr_spec_op op, float p, float scale, const float *in,
+                                    float *out) {
+    size_t i, n = B * nb;
+    for (i = 0; i < n; i++) {
+        /* double: powers and phases of bins far from magnitude 1 stay accurate */
+        double re = in[2 * i], im = in[2 * i + 1], m2 = re * re + im * im, orr, oi;
+        switch (op) {
+        case GAIA_HRR_SPEC_INVERSE: {
+            double g = (double)p * (double)p, d = m2 > g ? m2 : g;
+            if (d > 0) {
+                orr = re / d;
+                oi = -im / d;
+            } else {
+                orr = oi = 0.0;
+            }
+            break;
+        }
+        case GAIA_HRR_SPEC_UNITARY: {
+            double m = sqrt(m2);
+            if (m > 0) {
+                orr = re / m;
+                oi = im / m;
+            } else if (m == 0) {
+                orr = 1.0;
+                oi = 0.0;
+            } else {
+                orr = oi = m; /* NaN stays NaN */
+            }
+            break;
+        }
+        case GAIA_HRR_SPEC_POWER:
+        default: {
+            double m = sqrt(m2), mp, th;
+            if (m == 0) {
+                orr = p == 0.0f ? 1.0 : 0.0;
+                oi = 0.0;
+                break;
+            }
+            mp = pow(m, (double)p);
+            th = atan2(im, re) * (double)p;
+            orr = mp * cos(th);
+            oi = mp * sin(th);
+            break;
+        }
+        }
+        out[2 * i] = (float)(scale * orr);
+        out[2 * i + 1] = (float)(scale * oi);
+    }
+}
+
+GAIA_API void gaia_cpu_hrr_cyclic(size_t B, size_t D, const float *x, size_t shift, int reverse, float *out) {
+    size_t r, i;
+    for (r = 0; r < B; r++) {
+        const float *xr = x + r * D;
+        float *o = out + r * D;
+        if (!reverse) {
+            /* out[i] = x[i - shift]: two contiguous pieces */
+            memcpy(o + shift, xr, (D - shift) * sizeof(float));
+            memcpy(o, xr + (D - shift), shift * sizeof(float));
+        } else {
+            for (i = 0; i < D; i++) o[i] = xr[(2 * D - i - shift) % D];
+        }
+    }
+}
+
+static double gaia__hrr_sumsq(const float *x, size_t D) {
+    /* four partial sums: vectorisable, still double */
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0, n4 = D - D % 4; /* (i + 4 <= D made GCC 12 warn falsely once D was a constant) */
+    for (; i < n4; i += 4) {
+        s0 += (double)x[i] * x[i];
+        s1 += (double)x[i + 1] * x[i + 1];
+        s2 += (double)x[i + 2] * x[i + 2];
+        s3 += (double)x[i + 3] * x[i + 3];
+    }
+    for (; i < D; i++) s0 += (double)x[i] * x[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+GAIA_API void gaia_cpu_hrr_row_norms(size_t B, size_t D, const float *x, float *norms) {
+    size_t r;
+    for (r = 0; r < B; r++) norms[r] = (float)sqrt(gaia__hrr_sumsq(x + r * D, D));
+}
+
+static void gaia__hrr_normalize_row(const float *x, float *o, size_t D) {
+    double n = sqrt(gaia__hrr_sumsq(x, D));
+    float s = n > 0 ? (float)(1.0 / n) : (n == 0 ? 0.0f : (float)n);
+    size_t i;
+    for (i = 0; i < D; i++) o[i] = x[i] * s;
+}
+
+GAIA_API void gaia_cpu_hrr_normalize(size_t B, size_t D, const float *x, float *out) {
+    size_t r;
+    for (r = 0; r < B; r++) gaia__hrr_normalize_row(x + r * D, out + r * D, D);
+}
+
+GAIA_API void gaia_cpu_hrr_cosine_scale(size_t B, size_t M, float *sim, const float *na, const float *nb) {
+    size_t i, j;
+    for (i = 0; i < B; i++) {
+        float *s = sim + i * M;
+        for (j = 0; j < M; j++) {
+            float d = na[i] * nb[j];
+            s[j] = d == 0.0f ? 0.0f : s[j] / d;
+        }
+    }
+}
+
+GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, float *best) {
+    size_t i, j;
+    if (M == 0) { /* no columns: no best one */
+        for (i = 0; i < B; i++) best[i] = -1.0f;
+        return;
+    }
+    for (i = 0; i < B; i++) {
+        const float *s = sim + i * M;
+        float v = s[0];
+        size_t at = 0;
+        int nan = v != v;
+        for (j = 1; j < M && !nan; j++) {
+            if (s[j] != s[j]) nan = 1;
+            else if (s[j] > v) {
+                v = s[j];
+                at = j;
+            }
+        }
+        best[2 * i] = nan ? -1.0f : (float)at;
+        best[2 * i + 1] = nan ? (float)NAN : v;
+    }
+}
+
+/* --- cleanup: similarity and argmax in one pass over the codebook ---
+   Cleanup is a matrix-vector product (a few matrix-vector products for a
+   small batch) followed by an argmax, so its cost is reading the codebook
+   once. Composing it from a GEMM, a norms pass, a scaling pass over a
+   [B, M] matrix and an argmax pass (what the generic path does) reads the
+   codebook and the similarities several times and, at B = 1, drives a GEMM
+   built for large shapes. Here each block of book rows is dotted with every
+   query of a block (the row's sum of squares rides along in the same sweep
+   when its norm is not given: a tensor's rows can change between calls, so
+   only a codebook object keeps norms), turned into cosines and folded into a
+   running best per query. Threads take contiguous row ranges, the same
+   ranges every call, so a codebook that fits in the cores' caches stays
+   there between calls. */
+#define GAIA__HRR_CL_QCHUNK 32 /* queries per pass over the book (bounds the per-part bests) */
+#define GAIA__HRR_CL_PARTS 32  /* at most this many row ranges */
+/* Multiply-adds a thread must get before a second one is worth waking. */
+#define GAIA__HRR_CL_GRAIN 131072.0
+
+/* dot[r] = w_r . q for two rows and, when ss, ss[r] = w_r . w_r. Two rows
+   with four accumulators each: measured faster than eight rows at once
+   (36 against 44 us for 1000 x 1024), whose eight streams 4 KiB apart
+   contend for the same cache sets. */
+GAIA__LAYER_CONTRACT
+static void gaia__hrr_dots_q1(const float *w0, const float *w1, const float *q, size_t D, float dot[2], float *ss) {
+    size_t j = 0;
+#ifdef GAIA__LAYER_VECEXT
+    const size_t L = GAIA__LAYER_LANES;
+    gaia__lv a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
+    if (ss) {
+        gaia__lv s0 = {0}, s1 = {0}, t0 = {0}, t1 = {0};
+        for (; j + 2 * L <= D; j += 2 * L) {
+            gaia__lv x0 = gaia__lv_load(q + j), x1 = gaia__lv_load(q + j + L);
+            gaia__lv u0 = gaia__lv_load(w0 + j), u1 = gaia__lv_load(w0 + j + L);
+            gaia__lv v0 = gaia__lv_load(w1 + j), v1 = gaia__lv_load(w1 + j + L);
+            a0 += u0 * x0, a1 += u1 * x1, s0 += u0 * u0, s1 += u1 * u1;
+            b0 += v0 * x0, b1 += v1 * x1, t0 += v0 * v0, t1 += v1 * v1;
+        }
+        for (; j + L <= D; j += L) {
+            gaia__lv x0 = gaia__lv_load(q + j), u0 = gaia__lv_load(w0 + j), v0 = gaia__lv_load(w1 + j);
+            a0 += u0 * x0, s0 += u0 * u0, b0 += v0 * x0, t0 += v0 * v0;
+        }
+        ss[0] = gaia__lv_sum(s0 + s1);
+        ss[1] = gaia__lv_sum(t0 + t1);
+    } else {
+        for (; j + 4 * L <= D; j += 4 * L) {
+            gaia__lv x0 = gaia__lv_load(q + j), x1 = gaia__lv_load(q + j + L), x2 = gaia__lv_load(q + j + 2 * L),
+                     x3 = gaia__lv_load(q + j + 3 * L);
+            a0 += gaia__lv_load(w0 + j) * x0, b0 += gaia__lv_load(w1 + j) * x0;
+            a1 += gaia__lv_load(w0 + j + L) * x1, b1 += gaia__lv_load(w1 + j + L) * x1;
+            a2 += gaia__lv_load(w0 + j + 2 * L) * x2, b2 += gaia__lv_load(w1 + j + 2 * L) * x2;
+            a3 += gaia__lv_load(w0 + j + 3 * L) * x3, b3 += gaia__lv_load(w1 + j + 3 * L) * x3;
+        }
+        for (; j + L <= D; j += L) {
+            gaia__lv x0 = gaia__lv_load(q + j);
+            a0 += gaia__lv_load(w0 + j) * x0, b0 += gaia__lv_load(w1 + j) * x0;
+        }
+    }
+    dot[0] = gaia__lv_sum((a0 + a1) + (a2 + a3));
+    dot[1] = gaia__lv_sum((b0 + b1) + (b2 + b3));
+#else
+    {
+        float acc[2][GAIA__LAYER_LANES], sq[2][GAIA__LAYER_LANES];
+        size_t k;
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[0][k] = acc[1][k] = sq[0][k] = sq[1][k] = 0.0f;
+        for (; j + GAIA__LAYER_LANES <= D; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) {
+                float u = w0[j + k], v = w1[j + k];
+                acc[0][k] += u * q[j + k];
+                acc[1][k] += v * q[j + k];
+                sq[0][k] += u * u;
+                sq[1][k] += v * v;
+            }
+        dot[0] = gaia__layer_hsum(acc[0]);
+        dot[1] = gaia__layer_hsum(acc[1]);
+        if (ss) ss[0] = gaia__layer_hsum(sq[0]), ss[1] = gaia__layer_hsum(sq[1]);
+    }
+#endif
+    for (; j < D; j++) {
+        dot[0] += w0[j] * q[j];
+        dot[1] += w1[j] * q[j];
+        if (ss) ss[0] += w0[j] * w0[j], ss[1] += w1[j] * w1[j];
+    }
+}
+
+/* dot[4 qi + r] = w_r . q_qi for 4 rows and 4 queries: each row vector is
+   loaded once for four queries and each query vector once for four rows;
+   ss as above. */
+GAIA__LAYER_CONTRACT
+static void gaia__hrr_dots_q4(const float *const w[4], const float *const q[4], size_t D, float dot[16],
+                              float *ss) {
+    size_t j = 0;
+    int r, i;
+#ifdef GAIA__LAYER_VECEXT
+    gaia__lv c[4][4], s[4];
+    memset(c, 0, sizeof c);
+    memset(s, 0, sizeof s);
+    for (; j + GAIA__LAYER_LANES <= D; j += GAIA__LAYER_LANES) {
+        gaia__lv x0 = gaia__lv_load(q[0] + j), x1 = gaia__lv_load(q[1] + j), x2 = gaia__lv_load(q[2] + j),
+                 x3 = gaia__lv_load(q[3] + j);
+        for (r = 0; r < 4; r++) {
+            gaia__lv v = gaia__lv_load(w[r] + j);
+            c[0][r] += v * x0;
+            c[1][r] += v * x1;
+            c[2][r] += v * x2;
+            c[3][r] += v * x3;
+            if (ss) s[r] += v * v;
+        }
+    }
+    for (i = 0; i < 4; i++)
+        for (r = 0; r < 4; r++) dot[4 * i + r] = gaia__lv_sum(c[i][r]);
+    if (ss)
+        for (r = 0; r < 4; r++) ss[r] = gaia__lv_sum(s[r]);
+#else
+    {
+        float acc[16][GAIA__LAYER_LANES], sq[4][GAIA__LAYER_LANES];
+        size_t k;
+        for (i = 0; i < 16; i++)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) acc[i][k] = 0.0f;
+        for (r = 0; r < 4; r++)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) sq[r][k] = 0.0f;
+        for (; j + GAIA__LAYER_LANES <= D; j += GAIA__LAYER_LANES)
+            for (r = 0; r < 4; r++)
+                for (k = 0; k < GAIA__LAYER_LANES; k++) {
+                    float v = w[r][j + k];
+                    acc[r][k] += v * q[0][j + k];
+                    acc[4 + r][k] += v * q[1][j + k];
+                    acc[8 + r][k] += v * q[2][j + k];
+                    acc[12 + r][k] += v * q[3][j + k];
+                    sq[r][k] += v * v;
+                }
+        for (i = 0; i < 16; i++) dot[i] = gaia__layer_hsum(acc[i]);
+        if (ss)
+            for (r = 0; r < 4; r++) ss[r] = gaia__layer_hsum(sq[r]);
+    }
+#endif
+    for (; j < D; j++)
+        for (r = 0; r < 4; r++) {
+            for (i = 0; i < 4; i++) dot[4 * i + r] += w[r][j] * q[i][j];
+            if (ss) ss[r] += w[r][j] * w[r][j];
+        }
+}
+
+/* One query's best so far: the highest similarity, the lowest row among
+   equals (whatever order the rows come in), and a NaN poisons the query
+   (as argmax_rows). */
+typedef struct gaia__hrr_best {
+    float v;
+    long at; /* -1: none yet */
+    int nan;
+} gaia__hrr_best;
+
+static void gaia__hrr_best_put(gaia__hrr_best *b, float s, long row) {
+    if (s != s) b->nan = 1;
+    else if (b->at < 0 || s > b->v || (s == b->v && row < b->at)) b->v = s, b->at = row;
+}
+
+/* Rows [r0, r1) against queries q[0..nq) (nq <= GAIA__HRR_CL_QCHUNK), in
+   blocks of rows taken in increasing order, or decreasing when backward. */
+static void gaia__hrr_cleanup_part(size_t D, const float *q, size_t nq, const float *qn, const float *book,
+                                   const float *bnorm, size_t r0, size_t r1, int backward, gaia__hrr_best *best) {
+    /* One query: dot products of 32 rows, then their cosines, so the sweep
+       over the book is not interleaved with per-row bookkeeping. More: 4
+       rows stay in L1 while every block of 4 queries passes. */
+    size_t blk = nq == 1 ? 32 : 4, nblk = (r1 - r0 + blk - 1) / blk, bi, i, t;
+    for (i = 0; i < nq; i++) best[i].at = -1, best[i].nan = 0, best[i].v = 0.0f;
+    for (bi = 0; bi < nblk; bi++) {
+        size_t r = r0 + (backward ? nblk - 1 - bi : bi) * blk, nr = r1 - r < blk ? r1 - r : blk;
+        if (nq == 1) {
+            float dot[32], ss[32];
+            for (t = 0; t < nr; t += 2) {
+                /* a lone last row is paired with itself; the copy is not used */
+                size_t t2 = t + 1 < nr ? t + 1 : t;
+                gaia__hrr_dots_q1(book + (r + t) * D, book + (r + t2) * D, q, D, dot + t, bnorm ? NULL : ss + t);
+            }
+            for (t = 0; t < nr; t++) {
+                float bn = bnorm ? bnorm[r + t] : (float)sqrt((double)ss[t]), d = qn[0] * bn;
+                gaia__hrr_best_put(&best[0], d == 0.0f ? 0.0f : dot[t] / d, (long)(r + t));
+            }
+        } else {
+            const float *w[4];
+            float bn[4], ss[4];
+            size_t q0;
+            for (t = 0; t < 4; t++) w[t] = book + (r + (t < nr ? t : 0)) * D;
+            for (q0 = 0; q0 < nq; q0 += 4) {
+                const float *qq[4];
+                float dot[16];
+                size_t nqb = nq - q0 < 4 ? nq - q0 : 4;
+                for (i = 0; i < 4; i++) qq[i] = q + (q0 + (i < nqb ? i : 0)) * D;
+                gaia__hrr_dots_q4(w, qq, D, dot, (!bnorm && q0 == 0) ? ss : NULL);
+                if (q0 == 0)
+                    for (t = 0; t < nr; t++) bn[t] = bnorm ? bnorm[r + t] : (float)sqrt((double)ss[t]);
+                for (i = 0; i < nqb; i++)
+                    for (t = 0; t < nr; t++) {
+                        float d = qn[q0 + i] * bn[t];
+                        gaia__hrr_best_put(&best[q0 + i], d == 0.0f ? 0.0f : dot[4 * i + t] / d, (long)(r + t));
+                    }
+            }
+        }
+    }
+}
+
+GAIA_API void gaia_cpu_hrr_cleanup(size_t B, size_t M, size_t D, const float *q, const float *book,
+                                   const float *bnorm, float *best, int nthreads, unsigned pass) {
+    gaia__hrr_best part[GAIA__HRR_CL_PARTS][GAIA__HRR_CL_QCHUNK];
+    float qn[GAIA__HRR_CL_QCHUNK];
+    size_t b0, i;
+    (void)nthreads;
+    if (M == 0) { /* no rows: no best one */
+        for (i = 0; i < B; i++) best[2 * i] = -1.0f, best[2 * i + 1] = (float)NAN;
+        return;
+    }
+    for (b0 = 0; b0 < B; b0 += GAIA__HRR_CL_QCHUNK) {
+        size_t nq = B - b0 < GAIA__HRR_CL_QCHUNK ? B - b0 : GAIA__HRR_CL_QCHUNK, blocks = (M + 7) / 8;
+        const float *qc = q + b0 * D;
+        long long p, nparts = gaia__team(nthreads, (double)nq * (double)M * (double)D, GAIA__HRR_CL_GRAIN);
+        int k;
+        if (nparts > GAIA__HRR_CL_PARTS) nparts = GAIA__HRR_CL_PARTS;
+        if ((size_t)nparts > blocks) nparts = (long long)blocks;
+        gaia_cpu_hrr_row_norms(nq, D, qc, qn);
+        GAIA__PAR_FOR(nparts > 1, (int)nparts)
+        for (p = 0; p < nparts; p++) {
+            /* Row ranges on multiples of 8, so only the last has a short block. */
+            size_t r0 = (size_t)p * blocks / (size_t)nparts * 8, r1 = (size_t)(p + 1) * blocks / (size_t)nparts * 8;
+            if (r1 > M) r1 = M;
+            gaia__hrr_cleanup_part(D, qc, nq, qn, book, bnorm, r0, r1, (int)((pass + b0 / GAIA__HRR_CL_QCHUNK) & 1u),
+                                   part[p]);
+        }
+        GAIA__PAR_END
+        for (i = 0; i < nq; i++) {
+            gaia__hrr_best all = part[0][i];
+            for (k = 1; k < (int)nparts; k++) {
+                const gaia__hrr_best *o = &part[k][i];
+                all.nan |= o->nan;
+                if (o->at >= 0) gaia__hrr_best_put(&all, o->v, o->at);
+            }
+            best[2 * (b0 + i)] = all.nan ? -1.0f : (float)all.at;
+            best[2 * (b0 + i) + 1] = all.nan ? (float)NAN : all.v;
+        }
+    }
+}
+
+/* --- plans and scratch, cached per D in the context --- */
+#define GAIA__HRR_CPU_PLANS 8
+#define GAIA__HRR_ROUND16(n) (((n) + 15) & ~(size_t)15)
+
+struct gaia__hrr_cpu_cache {
+    struct {
+        size_t D;
+        gaia_cpu_rfft_plan *plan;
+        uint64_t used;
+    } plans[GAIA__HRR_CPU_PLANS];
+    uint64_t tick;
+    void *raw;       /* scratch as allocated */
+    float *work;     /* 64-byte aligned view of it */
+    size_t floats;   /* capacity of work */
+};
+
+static void gaia__hrr_cpu_release(gaia_ctx *ctx, void *cache) {
+    struct gaia__hrr_cpu_cache *c = (struct gaia__hrr_cpu_cache *)cache;
+    int i;
+    if (!c) return;
+    for (i = 0; i < GAIA__HRR_CPU_PLANS; i++)
+        if (c->plans[i].plan) gaia_cpu_rfft_plan_destroy(c->plans[i].plan, &ctx->allocator);
+    gaia__host_free(ctx, c->raw);
+    gaia__host_free(ctx, c);
+}
+
+/* Scratch for one call: `shared` spectra (2 of them, for a row repeated over
+   the batch), then per thread the FFT work and three spectra. */
+typedef struct gaia__hrr_cpu_job {
+    const gaia_cpu_rfft_plan *plan;
+    size_t D, nb, S, per_thread;
+    float *shared, *threads;
+    int nthreads;
+} gaia__hrr_cpu_job;
+
+static gaia_status gaia__hrr_cpu_job_init(gaia_ctx *ctx, const char *fn, size_t D, size_t B, gaia__hrr_cpu_job *job) {
+    void **slot = gaia__hrr_slot(ctx, GAIA_DEVICE_CPU);
+    struct gaia__hrr_cpu_cache *c;
+    int i, at = -1, old = 0;
+    size_t need;
+    if (!slot) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the hrr state");
+    c = (struct gaia__hrr_cpu_cache *)*slot;
+    if (!c) {
+        c = (struct gaia__hrr_cpu_cache *)gaia__host_alloc(ctx, sizeof *c);
+        if (!c) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the FFT plan cache");
+        memset(c, 0, sizeof *c);
+        *slot = c;
+    }
+    for (i = 0; i < GAIA__HRR_CPU_PLANS; i++) {
+        if (c->plans[i].plan && c->plans[i].D == D) {
+            at = i;
+            break;
+        }
+        if (!c->plans[i].plan || (c->plans[old].plan && c->plans[i].used < c->plans[old].used)) old = i;
+    }
+    if (at < 0) { /* least recently used (or empty) slot */
+        gaia_cpu_rfft_plan *p = gaia_cpu_rfft_plan_create(D, &ctx->allocator);
+        if (!p) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot create an FFT plan for D = %zu", D);
+        if (c->plans[old].plan) gaia_cpu_rfft_plan_destroy(c->plans[old].plan, &ctx->allocator);
+        c->plans[old].plan = p;
+        c->plans[old].D = D;
+        at = old;
+    }
+    c->plans[at].used = ++c->tick;
+    job->plan = c->plans[at].plan;
+    job->D = D;
+    job->nb = D / 2 + 1;
+    job->S = GAIA__HRR_ROUND16(2 * job->nb);
+    job->per_thread = GAIA__HRR_ROUND16(gaia_cpu_rfft_work_floats(job->plan)) + 3 * job->S;
+    job->nthreads = ctx->cpu_threads > 0 ? ctx->cpu_threads : 1;
+    if ((size_t)job->nthreads > B) job->nthreads = (int)B;
+    need = 2 * job->S + (size_t)job->nthreads * job->per_thread;
+    if (c->floats < need) {
+        void *raw = gaia__host_alloc(ctx, need * sizeof(float) + 64);
+        if (!raw) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes of FFT scratch",
+                                    need * sizeof(float));
+        gaia__host_free(ctx, c->raw);
+        c->raw = raw;
+        c->work = (float *)((unsigned char *)raw + (64 - (size_t)((uintptr_t)raw % 64)) % 64);
+        c->floats = need;
+    }
+    job->shared = c->work;
+    job->threads = c->work + 2 * job->S;
+    return GAIA_OK;
+}
+
+static int gaia__hrr_thread(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* Below this many floats a batch runs on one thread. */
+#define GAIA__HRR_PAR_MIN 16384
+#define GAIA__HRR_PAR(B, D) ((B) > 1 && (B) * (D) >= GAIA__HRR_PAR_MIN)
+
+static gaia_status gaia__hrr_cpu_forward(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *spec) {
+    gaia__hrr_cpu_job j;
+    long long r;
+    gaia_status st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_forward", D, B, &j);
+    if (st != GAIA_OK) return st;
+    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
+    for (r = 0; r < (long long)B; r++) {
+        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
+        gaia_cpu_rfft_forward(j.plan, x + (size_t)r * D, spec + (size_t)r * 2 * j.nb, w);
+    }
+    GAIA__PAR_END
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_inverse(gaia_ctx *ctx, size_t B, size_t D, const float *spec, int keep_spec,
+                                         float *x) {
+    gaia__hrr_cpu_job j;
+    long long r;
+    (void)keep_spec; /* gaia_cpu_rfft_inverse never writes its input */
+    gaia_status st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_inverse", D, B, &j);
+    if (st != GAIA_OK) return st;
+    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
+    for (r = 0; r < (long long)B; r++) {
+        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
+        gaia_cpu_rfft_inverse(j.plan, spec + (size_t)r * 2 * j.nb, x + (size_t)r * D, w);
+    }
+    GAIA__PAR_END
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_spec_mul(gaia_ctx *ctx, size_t B, size_t nb, const float *a, size_t a_rs,
+                                          const float *b, size_t b_rs, int conj_b, float scale, float *out) {
+    long long r;
+    (void)ctx;
+    GAIA__PAR_FOR(GAIA__HRR_PAR(B, nb), ctx->cpu_threads)
+    for (r = 0; r < (long long)B; r++)
+        gaia_cpu_hrr_spec_mul(1, nb, a + (size_t)r * a_rs, 0, b + (size_t)r * b_rs, 0, conj_b, scale,
+                              out + (size_t)r * 2 * nb);
+    GAIA__PAR_END
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_spec_map(gaia_ctx *ctx, size_t B, size_t nb, gaia_hrr_spec_op op, float p,
+                                          float scale, const float *in, float *out) {
+    long long r;
+    (void)ctx;
+    GAIA__PAR_FOR(GAIA__HRR_PAR(B, nb), ctx->cpu_threads)
+    for (r = 0; r < (long long)B; r++)
+        gaia_cpu_hrr_spec_map(1, nb, op, p, scale, in + (size_t)r * 2 * nb, out + (size_t)r * 2 * nb);
+    GAIA__PAR_END
+    return GAIA_OK;
+}
+
+/* The fused row loop of bind and bind_spec: b is either signal rows
+   (b_is_spec = 0) or spectra. */
+/* One row of bind / bind_spec (see below), with thread scratch w. */
+static void gaia__hrr_cpu_bind_row(const gaia__hrr_cpu_job *j, size_t r, size_t B, size_t D, const float *a,
+                                   size_t a_rs, const float *b, size_t b_rs, int b_is_spec, int conj_b, int normalize,
+                                   float *out, float *w) {
+    float *sa = w + (j->per_thread - 3 * j->S), *sb = sa + j->S, *sp = sb + j->S;
+    const float *pa, *pb;
+    float *o = out + r * D;
+    if (a_rs == 0 && B > 1) pa = j->shared;
+    else {
+        gaia_cpu_rfft_forward(j->plan, a + r * a_rs, sa, w);
+        pa = sa;
+    }
+    if (b_is_spec) pb = b + r * b_rs;
+    else if (b_rs == 0 && B > 1) pb = j->shared + j->S;
+    else {
+        gaia_cpu_rfft_forward(j->plan, b + r * b_rs, sb, w);
+        pb = sb;
+    }
+    gaia_cpu_hrr_spec_mul(1, j->nb, pa, 0, pb, 0, conj_b, 1.0f / (float)D, sp);
+    gaia_cpu_rfft_inverse(j->plan, sp, o, w);
+    if (normalize) gaia__hrr_normalize_row(o, o, D);
+}
+
+static gaia_status gaia__hrr_cpu_bind_rows(gaia_ctx *ctx, const char *fn, size_t B, size_t D, const float *a,
+                                           size_t a_rs, const float *b, size_t b_rs, int b_is_spec, int conj_b,
+                                           int normalize, float *out) {
+    gaia__hrr_cpu_job j;
+    long long r;
+    gaia_status st = gaia__hrr_cpu_job_init(ctx, fn, D, B, &j);
+    if (st != GAIA_OK) return st;
+    /* A row repeated over the batch is transformed once, by this thread. */
+    if (a_rs == 0 && B > 1) gaia_cpu_rfft_forward(j.plan, a, j.shared, j.threads);
+    if (b_rs == 0 && B > 1 && !b_is_spec) gaia_cpu_rfft_forward(j.plan, b, j.shared + j.S, j.threads);
+    if (!GAIA__HRR_PAR(B, D)) { /* a one-thread region still costs ~0.25 us in libgomp: a quarter of a bind */
+        for (r = 0; r < (long long)B; r++)
+            gaia__hrr_cpu_bind_row(&j, (size_t)r, B, D, a, a_rs, b, b_rs, b_is_spec, conj_b, normalize, out, j.threads);
+        return GAIA_OK;
+    }
+    GAIA__PAR_FOR(1, j.nthreads)
+    for (r = 0; r < (long long)B; r++)
+        gaia__hrr_cpu_bind_row(&j, (size_t)r, B, D, a, a_rs, b, b_rs, b_is_spec, conj_b, normalize, out,
+                               j.threads + (size_t)gaia__hrr_thread() * j.per_thread);
+    GAIA__PAR_END
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_bind(gaia_ctx *ctx, size_t B, size_t D, const float *a, size_t a_rs,
+                                      const float *b, size_t b_rs, int conj_b, int normalize, float *out) {
+    return gaia__hrr_cpu_bind_rows(ctx, "gaia_cpu_hrr_bind", B, D, a, a_rs, b, b_rs, 0, conj_b, normalize, out);
+}
+
+static gaia_status gaia__hrr_cpu_bind_spec(gaia_ctx *ctx, size_t B, size_t D, const float *a, size_t a_rs,
+                                           const float *spec, size_t s_rs, int conj, int normalize, float *out) {
+    return gaia__hrr_cpu_bind_rows(ctx, "gaia_cpu_hrr_bind_spec", B, D, a, a_rs, spec, s_rs, 1, conj, normalize,
+                                   out);
+}
+
+static gaia_status gaia__hrr_cpu_cyclic(gaia_ctx *ctx, size_t B, size_t D, const float *x, size_t shift,
+                                        int reverse, float *out) {
+    (void)ctx;
+    gaia_cpu_hrr_cyclic(B, D, x, shift, reverse, out);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_row_norms(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *norms) {
+    long long r;
+    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), ctx->cpu_threads)
+    for (r = 0; r < (long long)B; r++) gaia_cpu_hrr_row_norms(1, D, x + (size_t)r * D, norms + r);
+    GAIA__PAR_END
+    (void)ctx;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_normalize(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *out) {
+    long long r;
+    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), ctx->cpu_threads)
+    for (r = 0; r < (long long)B; r++) gaia__hrr_normalize_row(x + (size_t)r * D, out + (size_t)r * D, D);
+    GAIA__PAR_END
+    (void)ctx;
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_cosine_scale(gaia_ctx *ctx, size_t B, size_t M, float *sim, const float *na,
+                                              const float *nb) {
+    (void)ctx;
+    gaia_cpu_hrr_cosine_scale(B, M, sim, na, nb);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_argmax_rows(gaia_ctx *ctx, size_t B, size_t M, const float *sim, float *best) {
+    (void)ctx;
+    gaia_cpu_hrr_argmax_rows(B, M, sim, best);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_cleanup(gaia_ctx *ctx, size_t B, size_t M, size_t D, const float *q,
+                                         const float *book, const float *bnorm, float *best) {
+    gaia_cpu_hrr_cleanup(B, M, D, q, book, bnorm, best, ctx->cpu_threads, ctx->hrr_cleanup_pass++);
+    return GAIA_OK;
+}
+
+static const struct gaia_hrr_ops gaia__cpu_hrr_ops = {
+    gaia__hrr_cpu_forward,
+    gaia__hrr_cpu_inverse,
+    gaia__hrr_cpu_spec_mul,
+    gaia__hrr_cpu_spec_map,
+    gaia__hrr_cpu_bind,
+    gaia__hrr_cpu_bind_spec,
+    gaia__hrr_cpu_cyclic,
+    gaia__hrr_cpu_row_norms,
+    gaia__hrr_cpu_normalize,
+    gaia__hrr_cpu_cosine_scale,
+    gaia__hrr_cpu_argmax_rows,
+    gaia__hrr_cpu_cleanup,
+    gaia__hrr_cpu_release,
+};
+#define GAIA__CPU_HRR_OPS (&gaia__cpu_hrr_ops)
+

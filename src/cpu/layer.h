@@ -1,0 +1,1227 @@
+//! src/cpu/layer.h - the layer module's CPU primitives: activations, GEMV,
+//! LayerNorm, attention (forward and backward), Hebbian updates, AdamW.
+//! module: layer
+//! uses: core cpu/threads cpu/vector
+//@ part cpu-layer
+/* ---------------------------------------------------------------------
+   The modules' CPU primitives
+   --------------------------------------------------------------------- */
+/* layer module: CPU primitives (fragment of gaia_cpu.h's implementation section).
+   Each gaia_cpu_layer_<name> has a twin gaia_cuda_layer_<name> in
+   gaia_kernels.cu. The loops are written so that GCC/Clang vectorise them
+   without -ffast-math: reductions go through 16 independent partial sums and
+   the transcendental functions are branch-free polynomials (libm's are calls
+   the vectoriser cannot see through). */
+
+/* The module's per-context cache (ctx->layer_state), shared by the backends'
+   layer fragments; defined here because this fragment is compiled first. */
+typedef struct gaia__layer_state {
+    void *cuda;                                    /* owned by cuda_layer.h */
+    void (*cuda_release)(gaia_ctx *ctx, void *cuda);
+} gaia__layer_state;
+
+/* Below this many multiply-adds a matrix-vector product stays on one thread. */
+#define GAIA__LAYER_PAR_MAC 65536
+
+static float gaia__layer_sigmoid(float x) { return 1.0f / (1.0f + gaia__layer_exp(-x)); }
+/* tanh: 1 - 2/(e^2x + 1) loses relative accuracy near 0, where the odd Taylor
+   series (error < 2e-8 below 0.3) takes over. */
+static float gaia__layer_tanh(float x) {
+    float a = fabsf(x), x2 = x * x;
+    float big = 1.0f - 2.0f / (gaia__layer_exp(2.0f * a) + 1.0f);
+    float small = x * (1.0f + x2 * (-1.0f / 3 + x2 * (2.0f / 15 + x2 * (-17.0f / 315 + x2 * (62.0f / 2835)))));
+    return a < 0.3f ? small : copysignf(big, x);
+}
+/* GELU's 0.5 x (1 + tanh(u)) is x * sigmoid(2u): no cancellation for u < 0. */
+static float gaia__layer_gelu(float x) {
+    float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    return x / (1.0f + gaia__layer_exp(-2.0f * u));
+}
+
+#define GAIA__LAYER_ACT_LOOP(expr)                                  \
+    do {                                                            \
+        size_t j_;                                                  \
+        if (bias)                                                   \
+            for (j_ = 0; j_ < n; j_++) {                            \
+                float v = x[j_] + bias[j_];                         \
+                y[j_] = (expr);                                     \
+            }                                                       \
+        else                                                        \
+            for (j_ = 0; j_ < n; j_++) {                            \
+                float v = x[j_];                                    \
+                y[j_] = (expr);                                     \
+            }                                                       \
+    } while (0)
+
+/* act(x + bias) over one run of n values (bias may be NULL). */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layer_act_run(gaia_layer_act act, const float *x, const float *bias, float *y, size_t n) {
+    switch (act) {
+    case GAIA_LAYER_ACT_RELU: GAIA__LAYER_ACT_LOOP(v > 0.0f ? v : 0.0f); break;
+    case GAIA_LAYER_ACT_GELU: GAIA__LAYER_ACT_LOOP(gaia__layer_gelu(v)); break;
+    case GAIA_LAYER_ACT_TANH: GAIA__LAYER_ACT_LOOP(gaia__layer_tanh(v)); break;
+    case GAIA_LAYER_ACT_SIGMOID: GAIA__LAYER_ACT_LOOP(gaia__layer_sigmoid(v)); break;
+    default: GAIA__LAYER_ACT_LOOP(v); break;
+    }
+}
+
+#ifdef GAIA__AVX512
+/* e^t for t in [-88, 88]: t = n ln2 + r, |r| <= ln2/2 (ln2 split in two
+   so r is exact), e^r by its degree-6 Taylor polynomial (relative error
+   < 2e-7), times 2^n by scalef. */
+static __m512 gaia__exp16(__m512 t) {
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), t), p;
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860682030941723212e-6f), r);
+    p = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 720), r, _mm512_set1_ps(1.0f / 120));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+/* GELU as x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), the same
+   form as gaia__layer_gelu. */
+static __m512 gaia__gelu16(__m512 v) {
+    __m512 v2 = _mm512_mul_ps(v, v);
+    __m512 t = _mm512_mul_ps(v, _mm512_fmadd_ps(v2, _mm512_set1_ps(-0.0713548162726009f),
+                                                _mm512_set1_ps(-1.5957691216057308f)));
+    t = _mm512_max_ps(_mm512_min_ps(t, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-88.0f));
+    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), gaia__exp16(t)));
+}
+/* y = GELU(x + bias) over n values; stream: streaming stores where y is
+   64-byte aligned (the caller fences). */
+static void gaia__cpu_gelu_run(const float *x, const float *bias, float *y, size_t n, int stream) {
+    size_t j = 0;
+    if (stream && ((uintptr_t)y & 63) == 0) {
+        for (; j + 16 <= n; j += 16) {
+            __m512 v = _mm512_loadu_ps(x + j);
+            if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + j));
+            _mm512_stream_ps(y + j, gaia__gelu16(v));
+        }
+    } else {
+        for (; j + 16 <= n; j += 16) {
+            __m512 v = _mm512_loadu_ps(x + j);
+            if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + j));
+            _mm512_storeu_ps(y + j, gaia__gelu16(v));
+        }
+    }
+    if (j < n) {
+        __mmask16 m = (__mmask16)((1u << (n - j)) - 1u);
+        __m512 v = _mm512_maskz_loadu_ps(m, x + j);
+        if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j));
+        _mm512_mask_storeu_ps(y + j, m, gaia__gelu16(v));
+    }
+}
+#endif
+
+/* act(x + bias) over a run; GELU takes the vector kernel where there is one. */
+static void gaia__cpu_layer_act_any(gaia_layer_act act, const float *x, const float *bias, float *y, size_t n,
+                                    int stream) {
+#ifdef GAIA__AVX512
+    if (act == GAIA_LAYER_ACT_GELU) {
+        gaia__cpu_gelu_run(x, bias, y, n, stream);
+        return;
+    }
+#endif
+    (void)stream;
+    gaia__cpu_layer_act_run(act, x, bias, y, n);
+}
+
+GAIA_API void gaia_cpu_layer_bias_act(gaia_layer_act act, const float *x, const float *bias, float *y, size_t rows,
+                                      size_t cols, int nthreads) {
+    size_t n = rows * cols;
+    int stream = n * sizeof(float) >= GAIA_STREAM_BYTES;
+    if (!bias) {
+        /* No row structure: split the flat array into chunks for the threads
+           (multiples of 16 floats, so an aligned array stays aligned). */
+        size_t chunk = 16384, nchunks = (n + chunk - 1) / chunk;
+        long long c;
+        GAIA__PAR_FOR(nchunks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
+        for (c = 0; c < (long long)nchunks; c++) {
+            size_t s = (size_t)c * chunk, len = n - s < chunk ? n - s : chunk;
+            gaia__cpu_layer_act_any(act, x + s, NULL, y + s, len, stream);
+        }
+        if (stream) GAIA__SFENCE();
+        GAIA__PAR_END
+    } else {
+        long long r;
+        GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
+        for (r = 0; r < (long long)rows; r++)
+            gaia__cpu_layer_act_any(act, x + (size_t)r * cols, bias, y + (size_t)r * cols, cols, stream);
+        if (stream) GAIA__SFENCE();
+        GAIA__PAR_END
+    }
+}
+
+/* Four dot products against one x: x is loaded once for four rows of W. */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layer_dot4(const float *w0, const float *w1, const float *w2, const float *w3, const float *x,
+                                 size_t n, float out[4]) {
+    float a0[GAIA__LAYER_LANES], a1[GAIA__LAYER_LANES], a2[GAIA__LAYER_LANES], a3[GAIA__LAYER_LANES];
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t j = 0, k;
+#ifdef GAIA__LAYER_VECEXT
+    {
+        gaia__lv v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};
+        for (; j + GAIA__LAYER_LANES <= n; j += GAIA__LAYER_LANES) {
+            gaia__lv xv = gaia__lv_load(x + j);
+            v0 += gaia__lv_load(w0 + j) * xv;
+            v1 += gaia__lv_load(w1 + j) * xv;
+            v2 += gaia__lv_load(w2 + j) * xv;
+            v3 += gaia__lv_load(w3 + j) * xv;
+        }
+        s0 = gaia__lv_sum(v0);
+        s1 = gaia__lv_sum(v1);
+        s2 = gaia__lv_sum(v2);
+        s3 = gaia__lv_sum(v3);
+    }
+    (void)a0, (void)a1, (void)a2, (void)a3, (void)k;
+#else
+    for (k = 0; k < GAIA__LAYER_LANES; k++) a0[k] = a1[k] = a2[k] = a3[k] = 0.0f;
+    for (; j + GAIA__LAYER_LANES <= n; j += GAIA__LAYER_LANES)
+        for (k = 0; k < GAIA__LAYER_LANES; k++) {
+            float xv = x[j + k];
+            a0[k] += w0[j + k] * xv;
+            a1[k] += w1[j + k] * xv;
+            a2[k] += w2[j + k] * xv;
+            a3[k] += w3[j + k] * xv;
+        }
+    s0 = gaia__layer_hsum(a0);
+    s1 = gaia__layer_hsum(a1);
+    s2 = gaia__layer_hsum(a2);
+    s3 = gaia__layer_hsum(a3);
+#endif
+    for (; j < n; j++) {
+        s0 += w0[j] * x[j];
+        s1 += w1[j] * x[j];
+        s2 += w2[j] * x[j];
+        s3 += w3[j] * x[j];
+    }
+    out[0] = s0;
+    out[1] = s1;
+    out[2] = s2;
+    out[3] = s3;
+}
+
+/* y[i] = act(W[i, :] . x + b[i]) for rows [r0, r1). */
+static void gaia__cpu_layer_gemv_rows(gaia_layer_act act, const float *W, const float *b, const float *x, float *y,
+                                      size_t in, size_t r0, size_t r1) {
+    size_t i, blk, nblk = (r1 - r0) / 4;
+    float d[4];
+    for (blk = 0; blk < nblk; blk++) {
+        i = r0 + 4 * blk;
+        gaia__cpu_layer_dot4(W + i * in, W + (i + 1) * in, W + (i + 2) * in, W + (i + 3) * in, x, in, d);
+        gaia__cpu_layer_act_run(act, d, b ? b + i : NULL, y + i, 4);
+    }
+    for (i = r0 + 4 * nblk; i < r1; i++) {
+        gaia__cpu_layer_dot4(W + i * in, W + i * in, W + i * in, W + i * in, x, in, d);
+        gaia__cpu_layer_act_run(act, d, b ? b + i : NULL, y + i, 1);
+    }
+}
+
+/* Matrix-vector product fused with bias and activation: the batch-1 Linear.
+   Threads take contiguous row ranges, the same ranges as the Hebbian update,
+   so each core keeps its rows of W in its own cache from step to step. */
+GAIA_API void gaia_cpu_layer_gemv(gaia_layer_act act, const float *W, const float *b, const float *x, float *y,
+                                  size_t out, size_t in, int nthreads) {
+    long long part, nparts = 1;
+#ifdef _OPENMP
+    if (nthreads > 1 && (double)out * (double)in >= GAIA__LAYER_PAR_MAC && out >= 8) nparts = nthreads;
+#endif
+    (void)nthreads;
+    if (nparts == 1) { /* even a parallel region with if(0) costs a team setup */
+        gaia__cpu_layer_gemv_rows(act, W, b, x, y, in, 0, out);
+        return;
+    }
+    GAIA__PAR_FOR(nparts > 1, (int)nparts)
+    for (part = 0; part < nparts; part++) {
+        /* Split on multiples of 4 rows so the 4-row kernel covers almost all. */
+        size_t blocks = (out + 3) / 4;
+        size_t r0 = (size_t)part * blocks / (size_t)nparts * 4, r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
+        if (r1 > out) r1 = out;
+        if (r0 < r1) gaia__cpu_layer_gemv_rows(act, W, b, x, y, in, r0, r1);
+    }
+    GAIA__PAR_END
+}
+
+#ifdef GAIA__AVX512
+/* One row of LayerNorm with 64 partial sums in four registers; the row
+   (in L1 after the first pass) is read three times, written once. */
+static void gaia__cpu_layernorm_row16(const float *xr, const float *weight, const float *bias, float *yr, size_t cols,
+                                      float eps, int stream, float *mean_out, float *rstd_out) {
+    size_t j, full = cols & ~(size_t)15;
+    __mmask16 m = (__mmask16)((1u << (cols - full)) - 1u);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, mv, rv;
+    float mean, rstd;
+    for (j = 0; j + 64 <= full; j += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(xr + j));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(xr + j + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(xr + j + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(xr + j + 48));
+    }
+    for (; j < full; j += 16) a0 = _mm512_add_ps(a0, _mm512_loadu_ps(xr + j));
+    if (m) a1 = _mm512_add_ps(a1, _mm512_maskz_loadu_ps(m, xr + full));
+    mean = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3))) / (float)cols;
+    mv = _mm512_set1_ps(mean);
+    /* centred second pass: no E[x^2] - E[x]^2 cancellation */
+    a0 = a1 = a2 = a3 = _mm512_setzero_ps();
+    for (j = 0; j + 64 <= full; j += 64) {
+        __m512 d0 = _mm512_sub_ps(_mm512_loadu_ps(xr + j), mv), d1 = _mm512_sub_ps(_mm512_loadu_ps(xr + j + 16), mv);
+        __m512 d2 = _mm512_sub_ps(_mm512_loadu_ps(xr + j + 32), mv), d3 = _mm512_sub_ps(_mm512_loadu_ps(xr + j + 48), mv);
+        a0 = _mm512_fmadd_ps(d0, d0, a0);
+        a1 = _mm512_fmadd_ps(d1, d1, a1);
+        a2 = _mm512_fmadd_ps(d2, d2, a2);
+        a3 = _mm512_fmadd_ps(d3, d3, a3);
+    }
+    for (; j < full; j += 16) {
+        __m512 d = _mm512_sub_ps(_mm512_loadu_ps(xr + j), mv);
+        a0 = _mm512_fmadd_ps(d, d, a0);
+    }
+    if (m) {
+        __m512 d = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, xr + full), mv);
+        a1 = _mm512_fmadd_ps(d, d, a1);
+    }
+    rstd = 1.0f / sqrtf(_mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3))) /
+                            (float)cols + eps);
+    rv = _mm512_set1_ps(rstd);
+    if (mean_out) *mean_out = mean, *rstd_out = rstd;
+    stream = stream && ((uintptr_t)yr & 63) == 0;
+    for (j = 0; j < full; j += 16) {
+        __m512 o = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(xr + j), mv), rv);
+        if (weight) o = _mm512_mul_ps(o, _mm512_loadu_ps(weight + j));
+        if (bias) o = _mm512_add_ps(o, _mm512_loadu_ps(bias + j));
+        if (stream) _mm512_stream_ps(yr + j, o);
+        else _mm512_storeu_ps(yr + j, o);
+    }
+    if (m) {
+        __m512 o = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, xr + full), mv), rv);
+        if (weight) o = _mm512_mul_ps(o, _mm512_maskz_loadu_ps(m, weight + full));
+        if (bias) o = _mm512_add_ps(o, _mm512_maskz_loadu_ps(m, bias + full));
+        _mm512_mask_storeu_ps(yr + full, m, o);
+    }
+}
+#endif
+
+GAIA_API void gaia_cpu_layer_layernorm(const float *x, const float *weight, const float *bias, float *y, size_t rows,
+                                       size_t cols, float eps, int nthreads) {
+    gaia_cpu_layer_layernorm_train(x, weight, bias, y, NULL, NULL, rows, cols, eps, nthreads);
+}
+
+/* LayerNorm that also keeps each row's mean and 1/sqrt(var + eps) (mean and
+   rstd [rows], both NULL for the plain forward): what its backward reads. */
+GAIA_API void gaia_cpu_layer_layernorm_train(const float *x, const float *weight, const float *bias, float *y,
+                                             float *mean_out, float *rstd_out, size_t rows, size_t cols, float eps,
+                                             int nthreads) {
+    long long r;
+#ifdef GAIA__AVX512
+    int stream = rows * cols * sizeof(float) >= GAIA_STREAM_BYTES && cols % 16 == 0;
+#endif
+    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
+    for (r = 0; r < (long long)rows; r++) {
+        /* Two passes over a row that stays in L1/L2: mean, then the centred
+           sum of squares (no E[x^2] - E[x]^2 cancellation), then the output. */
+        const float *xr = x + (size_t)r * cols;
+        float *yr = y + (size_t)r * cols;
+#ifdef GAIA__AVX512
+        gaia__cpu_layernorm_row16(xr, weight, bias, yr, cols, eps, stream, mean_out ? mean_out + r : NULL,
+                                  rstd_out ? rstd_out + r : NULL);
+#else
+        float acc[GAIA__LAYER_LANES], mean, var, rstd, s = 0.0f;
+        size_t j = 0, k;
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
+        for (; j + GAIA__LAYER_LANES <= cols; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] += xr[j + k];
+        for (; j < cols; j++) s += xr[j];
+        s += gaia__layer_hsum(acc);
+        mean = s / (float)cols;
+        s = 0.0f;
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
+        for (j = 0; j + GAIA__LAYER_LANES <= cols; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) {
+                float dv = xr[j + k] - mean;
+                acc[k] += dv * dv;
+            }
+        for (; j < cols; j++) s += (xr[j] - mean) * (xr[j] - mean);
+        s += gaia__layer_hsum(acc);
+        var = s / (float)cols;
+        rstd = 1.0f / sqrtf(var + eps);
+        if (mean_out) mean_out[r] = mean, rstd_out[r] = rstd;
+        if (weight && bias)
+            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd * weight[j] + bias[j];
+        else if (weight)
+            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd * weight[j];
+        else if (bias)
+            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd + bias[j];
+        else
+            for (j = 0; j < cols; j++) yr[j] = (xr[j] - mean) * rstd;
+#endif
+    }
+#ifdef GAIA__AVX512
+    if (stream) GAIA__SFENCE();
+#endif
+    GAIA__PAR_END
+}
+
+/* ---------------------------------------------------------------------
+   Attention. FlashAttention-2's loop on the CPU: a task is (batch*head,
+   block of GAIA__ATT_BQ queries); it walks the keys in tiles of
+   GAIA__ATT_BK, keeping per query the running max m, the running sum l and
+   the unnormalised output; only a BQ x BK block of scores ever exists.
+   The K tile is stored transposed so that a row of scores is a sum of
+   contiguous axpys (vectorised over keys), and P.V is an axpy over d.
+   --------------------------------------------------------------------- */
+#define GAIA__ATT_BQ 32
+#define GAIA__ATT_BK 64
+#define GAIA__ATT_D GAIA_LAYER_ATTENTION_MAX_D
+
+/* Round to bf16 / fp16 (nearest even), as the tensor-core kernels see values. */
+static float gaia__layer_round_bf16(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return x;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+static float gaia__layer_round_f16(float x) {
+    uint32_t u;
+    float a = fabsf(x);
+    if (!(a < 65520.0f)) return a != a ? x : copysignf(HUGE_VALF, x); /* past the largest half */
+    if (a < 6.103515625e-05f) return rintf(x * 16777216.0f) * (1.0f / 16777216.0f); /* subnormal: step 2^-24 */
+    memcpy(&u, &x, 4);
+    u += 0xfffu + ((u >> 13) & 1u);
+    u &= 0xffffe000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+static float gaia__layer_round(gaia_layer_precision prec, float x) {
+    return prec == GAIA_LAYER_PREC_BF16 ? gaia__layer_round_bf16(x)
+                                        : prec == GAIA_LAYER_PREC_F16 ? gaia__layer_round_f16(x) : x;
+}
+
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_attention_block(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                      float *o, float *lse, size_t nq, size_t nk, size_t d, float scale, int causal,
+                                      size_t q0) {
+    float kt[GAIA__ATT_D * GAIA__ATT_BK];   /* K tile, transposed: kt[c * BK + j] */
+    float vt[GAIA__ATT_BK * GAIA__ATT_D];   /* rounded V tile (low precision only) */
+    float qb[GAIA__ATT_BQ * GAIA__ATT_D];
+    float acc[GAIA__ATT_BQ * GAIA__ATT_D];
+    float s[4 * GAIA__ATT_BK];
+    float m[GAIA__ATT_BQ], l[GAIA__ATT_BQ];
+    size_t rows = nq - q0 < GAIA__ATT_BQ ? nq - q0 : GAIA__ATT_BQ, i, j, c, r, j0;
+    /* Query i sees keys j <= i + nk - nq (end-aligned); `off` may be negative. */
+    long long off = (long long)nk - (long long)nq;
+    long long last_key = causal ? (long long)(q0 + rows - 1) + off : (long long)nk - 1;
+    for (i = rows; i < ((rows + 3) & ~(size_t)3); i++)
+        for (c = 0; c < d; c++) qb[i * d + c] = 0.0f;
+    for (i = 0; i < rows; i++) {
+        for (c = 0; c < d; c++) qb[i * d + c] = gaia__layer_round(prec, q[(q0 + i) * d + c]);
+        for (c = 0; c < d; c++) acc[i * d + c] = 0.0f;
+        m[i] = -HUGE_VALF;
+        l[i] = 0.0f;
+    }
+    for (j0 = 0; j0 < nk && (long long)j0 <= last_key; j0 += GAIA__ATT_BK) {
+        size_t bk = nk - j0 < GAIA__ATT_BK ? nk - j0 : GAIA__ATT_BK;
+        const float *vtile = v + j0 * d;
+        for (j = 0; j < bk; j++)
+            for (c = 0; c < d; c++) kt[c * GAIA__ATT_BK + j] = gaia__layer_round(prec, k[(j0 + j) * d + c]);
+        for (j = bk; j < GAIA__ATT_BK; j++)
+            for (c = 0; c < d; c++) kt[c * GAIA__ATT_BK + j] = 0.0f;
+        if (prec != GAIA_LAYER_PREC_F32) {
+            for (j = 0; j < bk * d; j++) vt[j] = gaia__layer_round(prec, vtile[j]);
+            vtile = vt;
+        }
+        for (i = 0; i < rows; i += 4) {
+            size_t nr = rows - i < 4 ? rows - i : 4;
+            /* Scores of up to 4 queries at once, sharing each row of kt. */
+#if defined(GAIA__LAYER_VECEXT) && GAIA__ATT_BK == 4 * GAIA__LAYER_LANES
+            {
+                /* 4 queries x 64 keys = 16 vector accumulators in registers. */
+                gaia__lv sv[4][4];
+                int rr, bb;
+                for (rr = 0; rr < 4; rr++)
+                    for (bb = 0; bb < 4; bb++) memset(&sv[rr][bb], 0, sizeof sv[rr][bb]);
+                for (c = 0; c < d; c++) {
+                    const float *kr = kt + c * GAIA__ATT_BK;
+                    gaia__lv k0 = gaia__lv_load(kr), k1 = gaia__lv_load(kr + 16), k2 = gaia__lv_load(kr + 32),
+                             k3 = gaia__lv_load(kr + 48);
+                    for (rr = 0; rr < 4; rr++) {
+                        float e = qb[(i + (size_t)rr) * d + c]; /* rows past the block are zeros */
+                        sv[rr][0] += e * k0;
+                        sv[rr][1] += e * k1;
+                        sv[rr][2] += e * k2;
+                        sv[rr][3] += e * k3;
+                    }
+                }
+                for (rr = 0; rr < 4; rr++)
+                    for (bb = 0; bb < 4; bb++) memcpy(s + rr * GAIA__ATT_BK + bb * 16, &sv[rr][bb], sizeof sv[rr][bb]);
+            }
+#else
+            for (j = 0; j < 4 * GAIA__ATT_BK; j++) s[j] = 0.0f;
+            for (c = 0; c < d; c++) {
+                const float *kr = kt + c * GAIA__ATT_BK;
+                float e0 = qb[i * d + c], e1 = nr > 1 ? qb[(i + 1) * d + c] : 0.0f;
+                float e2 = nr > 2 ? qb[(i + 2) * d + c] : 0.0f, e3 = nr > 3 ? qb[(i + 3) * d + c] : 0.0f;
+                for (j = 0; j < GAIA__ATT_BK; j++) {
+                    s[j] += e0 * kr[j];
+                    s[GAIA__ATT_BK + j] += e1 * kr[j];
+                    s[2 * GAIA__ATT_BK + j] += e2 * kr[j];
+                    s[3 * GAIA__ATT_BK + j] += e3 * kr[j];
+                }
+            }
+#endif
+            for (r = 0; r < nr; r++) {
+                size_t qi = i + r, nvalid = bk;
+                float *sr = s + r * GAIA__ATT_BK, mx, mnew, alpha, sum = 0.0f;
+                float *ar = acc + qi * d;
+                if (causal) {
+                    long long lim = (long long)(q0 + qi) + off - (long long)j0 + 1; /* keys visible in this tile */
+                    if (lim <= 0) continue;
+                    if (lim < (long long)nvalid) nvalid = (size_t)lim;
+                }
+                {
+                    /* 16 running maxima / sums, so both loops vectorise. */
+                    float lm[GAIA__LAYER_LANES], ls[GAIA__LAYER_LANES];
+                    size_t kk;
+                    for (kk = 0; kk < GAIA__LAYER_LANES; kk++) lm[kk] = -HUGE_VALF, ls[kk] = 0.0f;
+                    for (j = 0; j + GAIA__LAYER_LANES <= nvalid; j += GAIA__LAYER_LANES)
+                        for (kk = 0; kk < GAIA__LAYER_LANES; kk++) {
+                            float sv = sr[j + kk] * scale;
+                            sr[j + kk] = sv;
+                            lm[kk] = sv > lm[kk] ? sv : lm[kk];
+                        }
+                    for (; j < nvalid; j++) {
+                        sr[j] *= scale;
+                        lm[0] = sr[j] > lm[0] ? sr[j] : lm[0];
+                    }
+                    mx = lm[0];
+                    for (kk = 1; kk < GAIA__LAYER_LANES; kk++) mx = lm[kk] > mx ? lm[kk] : mx;
+                    mnew = m[qi] > mx ? m[qi] : mx;
+                    alpha = gaia__layer_exp(m[qi] - mnew);
+                    for (j = 0; j + GAIA__LAYER_LANES <= nvalid; j += GAIA__LAYER_LANES)
+                        for (kk = 0; kk < GAIA__LAYER_LANES; kk++) {
+                            float pv = gaia__layer_exp(sr[j + kk] - mnew);
+                            sr[j + kk] = pv;
+                            ls[kk] += pv;
+                        }
+                    for (; j < nvalid; j++) {
+                        float pv = gaia__layer_exp(sr[j] - mnew);
+                        sr[j] = pv;
+                        ls[0] += pv;
+                    }
+                    sum = gaia__layer_hsum(ls);
+                }
+                l[qi] = l[qi] * alpha + sum;
+                m[qi] = mnew;
+                if (alpha != 1.0f)
+                    for (c = 0; c < d; c++) ar[c] *= alpha;
+                /* Four keys per sweep over the output row: a quarter of the
+                   loads and stores of ar. */
+                for (j = 0; j + 4 <= nvalid; j += 4) {
+                    float p0 = gaia__layer_round(prec, sr[j]), p1 = gaia__layer_round(prec, sr[j + 1]);
+                    float p2 = gaia__layer_round(prec, sr[j + 2]), p3 = gaia__layer_round(prec, sr[j + 3]);
+                    const float *v0 = vtile + j * d, *v1 = v0 + d, *v2 = v1 + d, *v3 = v2 + d;
+                    for (c = 0; c < d; c++) ar[c] += p0 * v0[c] + p1 * v1[c] + p2 * v2[c] + p3 * v3[c];
+                }
+                for (; j < nvalid; j++) {
+                    float p = gaia__layer_round(prec, sr[j]);
+                    const float *vr = vtile + j * d;
+                    for (c = 0; c < d; c++) ar[c] += p * vr[c];
+                }
+            }
+        }
+    }
+    for (i = 0; i < rows; i++) {
+        /* A query that sees no key (causal with nq > nk) gives zeros. */
+        float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
+        for (c = 0; c < d; c++) o[(q0 + i) * d + c] = acc[i * d + c] * inv;
+        /* The row's log-sum-exp for the backward; +inf for a row without
+           keys, so that its recomputed probabilities exp(s - lse) are 0. */
+        if (lse) lse[q0 + i] = l[i] > 0.0f ? m[i] + logf(l[i]) : HUGE_VALF;
+    }
+}
+
+GAIA_API void gaia_cpu_layer_attention(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                       float *o, size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
+                                       int nthreads) {
+    gaia_cpu_layer_attention_train(prec, q, k, v, o, NULL, bh, nq, nk, d, scale, causal, nthreads);
+}
+
+/* The forward that also writes each query row's log-sum-exp of its scaled
+   scores (lse [bh, nq], NULL for the plain forward): the statistics from
+   which the backward recomputes the softmax. */
+GAIA_API void gaia_cpu_layer_attention_train(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                             float *o, float *lse, size_t bh, size_t nq, size_t nk, size_t d,
+                                             float scale, int causal, int nthreads) {
+    size_t qblocks = (nq + GAIA__ATT_BQ - 1) / GAIA__ATT_BQ;
+    long long task, ntasks = (long long)(bh * qblocks);
+    (void)nthreads;
+    GAIA__PAR_FOR(ntasks > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5, nthreads)
+    for (task = 0; task < ntasks; task++) {
+        size_t b = (size_t)task / qblocks, qb = (size_t)task % qblocks;
+        gaia__cpu_attention_block(prec, q + b * nq * d, k + b * nk * d, v + b * nk * d, o + b * nq * d,
+                                  lse ? lse + b * nq : NULL, nq, nk, d, scale, causal, qb * GAIA__ATT_BQ);
+    }
+    GAIA__PAR_END
+}
+
+/* ---------------------------------------------------------------------
+   Backward kernels (training): each the twin of the forward above it and
+   of gaia_cuda_layer_<name>_backward in gaia_kernels.cu. Sums over rows
+   (bias, LayerNorm's weight and bias) are split by columns, one task per
+   block of columns walking every row: no partial buffers, no atomics, and
+   the same result for any thread count.
+   --------------------------------------------------------------------- */
+#define GAIA__LAYER_BWD_COLS 256
+
+/* dz = dy * act'(.) over n values. s is what the derivative is computed
+   from: the activation's output y, except for GELU, whose derivative needs
+   its input z (NULL for LINEAR). dz may be dy. */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layer_act_back_run(gaia_layer_act act, const float *dy, const float *s, float *dz, size_t n) {
+    size_t j;
+    switch (act) {
+    case GAIA_LAYER_ACT_RELU:
+        for (j = 0; j < n; j++) dz[j] = s[j] > 0.0f ? dy[j] : 0.0f;
+        break;
+    case GAIA_LAYER_ACT_GELU:
+        /* gelu(z) = z sg, sg = sigmoid(2u), u = c (z + a z^3):
+           gelu' = sg + z sg (1 - sg) 2c (1 + 3a z^2) */
+        for (j = 0; j < n; j++) {
+            float z = s[j], z2 = z * z;
+            float u = 0.7978845608028654f * (z + 0.044715f * z2 * z);
+            float sg = 1.0f / (1.0f + gaia__layer_exp(-2.0f * u));
+            float du = 1.5957691216057308f * (1.0f + 0.134145f * z2);
+            dz[j] = dy[j] * (sg + z * sg * (1.0f - sg) * du);
+        }
+        break;
+    case GAIA_LAYER_ACT_TANH:
+        for (j = 0; j < n; j++) dz[j] = dy[j] * (1.0f - s[j] * s[j]);
+        break;
+    case GAIA_LAYER_ACT_SIGMOID:
+        for (j = 0; j < n; j++) dz[j] = dy[j] * (s[j] * (1.0f - s[j]));
+        break;
+    default:
+        if (dz != dy) memcpy(dz, dy, n * sizeof *dz);
+        break;
+    }
+}
+
+/* Linear's backward epilogue: dz [rows, cols] = dy * act'(s) and, when db is
+   not NULL, db [cols] = the column sums of dz (the bias gradient). */
+GAIA_API void gaia_cpu_layer_act_backward(gaia_layer_act act, const float *dy, const float *s, float *dz, float *db,
+                                          size_t rows, size_t cols, int nthreads) {
+    long long t, ntasks;
+    if (!db) {
+        size_t n = rows * cols, chunk = 16384;
+        ntasks = (long long)((n + chunk - 1) / chunk);
+        GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
+        for (t = 0; t < ntasks; t++) {
+            size_t a = (size_t)t * chunk, len = n - a < chunk ? n - a : chunk;
+            gaia__cpu_layer_act_back_run(act, dy + a, s ? s + a : NULL, dz + a, len);
+        }
+        GAIA__PAR_END
+        return;
+    }
+    ntasks = (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS);
+    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
+    for (t = 0; t < ntasks; t++) {
+        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = cols - c0, r, c;
+        float *dbt = db + c0;
+        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
+        for (c = 0; c < len; c++) dbt[c] = 0.0f;
+        for (r = 0; r < rows; r++) {
+            size_t at = r * cols + c0;
+            gaia__cpu_layer_act_back_run(act, dy + at, s ? s + at : NULL, dz + at, len);
+            for (c = 0; c < len; c++) dbt[c] += dz[at + c];
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* One row of LayerNorm's input gradient: with g = dy * w and xh the
+   normalised row, dx = rstd (g - mean(g) - xh mean(g xh)). */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layernorm_back_row(const float *xr, const float *weight, float mu, float rs, const float *gr,
+                                         float *dr, size_t cols) {
+    float sa[GAIA__LAYER_LANES], sb[GAIA__LAYER_LANES], a = 0.0f, b = 0.0f, inv = 1.0f / (float)cols;
+    size_t j = 0, k;
+    for (k = 0; k < GAIA__LAYER_LANES; k++) sa[k] = sb[k] = 0.0f;
+    for (; j + GAIA__LAYER_LANES <= cols; j += GAIA__LAYER_LANES)
+        for (k = 0; k < GAIA__LAYER_LANES; k++) {
+            float g = weight ? gr[j + k] * weight[j + k] : gr[j + k], xh = (xr[j + k] - mu) * rs;
+            sa[k] += g;
+            sb[k] += g * xh;
+        }
+    for (; j < cols; j++) {
+        float g = weight ? gr[j] * weight[j] : gr[j], xh = (xr[j] - mu) * rs;
+        a += g;
+        b += g * xh;
+    }
+    a = (a + gaia__layer_hsum(sa)) * inv;
+    b = (b + gaia__layer_hsum(sb)) * inv;
+    for (j = 0; j < cols; j++) {
+        float g = weight ? gr[j] * weight[j] : gr[j], xh = (xr[j] - mu) * rs;
+        dr[j] = rs * (g - a - xh * b);
+    }
+}
+
+/* dw += dy * xh and db += dy over rows, for columns [c0, c0 + len). */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_layernorm_back_cols(const float *x, const float *mean, const float *rstd, const float *dy,
+                                          float *dw, float *db, size_t rows, size_t cols, size_t c0, size_t len) {
+    size_t r, c;
+    if (dw)
+        for (c = 0; c < len; c++) dw[c0 + c] = 0.0f;
+    if (db)
+        for (c = 0; c < len; c++) db[c0 + c] = 0.0f;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + r * cols + c0, *gr = dy + r * cols + c0;
+        float mu = mean[r], rs = rstd[r];
+        if (dw)
+            for (c = 0; c < len; c++) dw[c0 + c] += gr[c] * ((xr[c] - mu) * rs);
+        if (db)
+            for (c = 0; c < len; c++) db[c0 + c] += gr[c];
+    }
+}
+
+/* LayerNorm's backward from the forward's mean and rstd [rows]: dx [rows,
+   cols], dw and db [cols] (each may be NULL; weight NULL means ones). */
+GAIA_API void gaia_cpu_layer_layernorm_backward(const float *x, const float *weight, const float *mean,
+                                                const float *rstd, const float *dy, float *dx, float *dw, float *db,
+                                                size_t rows, size_t cols, int nthreads) {
+    long long r, t, ntasks;
+    if (dx) {
+        GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
+        for (r = 0; r < (long long)rows; r++)
+            gaia__cpu_layernorm_back_row(x + (size_t)r * cols, weight, mean[r], rstd[r], dy + (size_t)r * cols,
+                                         dx + (size_t)r * cols, cols);
+        GAIA__PAR_END
+    }
+    if (!dw && !db) return;
+    ntasks = (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS);
+    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
+    for (t = 0; t < ntasks; t++) {
+        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = cols - c0;
+        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
+        gaia__cpu_layernorm_back_cols(x, mean, rstd, dy, dw, db, rows, cols, c0, len);
+    }
+    GAIA__PAR_END
+}
+
+/* ---------------------------------------------------------------------
+   Attention backward, FlashAttention-2's: for each tile of keys, every
+   query row that sees it recomputes its probabilities p = exp(s - lse)
+   from the saved log-sum-exp, then
+     dP = dO V^T,  dS = P (dP - D) with D = rowsum(dO * O),
+     dV += P^T dO,  dK += scale dS^T Q,  dQ += scale dS K.
+   No N x N matrix exists: a row of BK scores at a time. A task is one
+   (batch, head): it owns its dQ rows and, tile by tile, its dK and dV
+   rows, so no two threads write the same value. Low precisions see q, k
+   and v rounded as their forward does; the sums are float32 throughout.
+   --------------------------------------------------------------------- */
+#define GAIA__ATT_BWD_BK 32
+
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_attention_bwd_head(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                                         const float *o, const float *lse, const float *dout, float *dq, float *dk,
+                                         float *dv, size_t nq, size_t nk, size_t d, float scale, int causal) {
+    float kt[GAIA__ATT_D * GAIA__ATT_BWD_BK];  /* K tile transposed: kt[c * BK + j] */
+    float vtt[GAIA__ATT_D * GAIA__ATT_BWD_BK]; /* V tile transposed */
+    float kr[GAIA__ATT_BWD_BK * GAIA__ATT_D];  /* K tile by rows, for dQ */
+    float dka[GAIA__ATT_BWD_BK * GAIA__ATT_D], dva[GAIA__ATT_BWD_BK * GAIA__ATT_D];
+    float qr[GAIA__ATT_D], s[GAIA__ATT_BWD_BK], dp[GAIA__ATT_BWD_BK];
+    long long off = (long long)nk - (long long)nq; /* query i sees keys j <= i + off */
+    size_t i, j, c, j0;
+    memset(dq, 0, nq * d * sizeof *dq);
+    for (j0 = 0; j0 < nk; j0 += GAIA__ATT_BWD_BK) {
+        size_t bk = nk - j0 < GAIA__ATT_BWD_BK ? nk - j0 : GAIA__ATT_BWD_BK, first = 0;
+        if (causal) {
+            long long f = (long long)j0 - off; /* the first query that sees key j0 */
+            if (f >= (long long)nq) {            /* no query sees this tile */
+                memset(dk + j0 * d, 0, bk * d * sizeof *dk);
+                memset(dv + j0 * d, 0, bk * d * sizeof *dv);
+                continue;
+            }
+            first = f > 0 ? (size_t)f : 0;
+        }
+        for (j = 0; j < GAIA__ATT_BWD_BK; j++)
+            for (c = 0; c < d; c++) {
+                float kv = j < bk ? gaia__layer_round(prec, k[(j0 + j) * d + c]) : 0.0f;
+                kt[c * GAIA__ATT_BWD_BK + j] = kv;
+                kr[j * d + c] = kv;
+                vtt[c * GAIA__ATT_BWD_BK + j] = j < bk ? gaia__layer_round(prec, v[(j0 + j) * d + c]) : 0.0f;
+            }
+        memset(dka, 0, bk * d * sizeof *dka);
+        memset(dva, 0, bk * d * sizeof *dva);
+        for (i = first; i < nq; i++) {
+            const float *go = dout + i * d, *orow = o + i * d;
+            float L = lse[i], Di = 0.0f, *dqi = dq + i * d;
+            size_t nvalid = bk;
+            if (!(L < HUGE_VALF)) continue; /* a row that sees no key: no gradient */
+            if (causal) {
+                long long lim = (long long)i + off - (long long)j0 + 1;
+                if (lim <= 0) continue;
+                if (lim < (long long)nvalid) nvalid = (size_t)lim;
+            }
+            for (c = 0; c < d; c++) {
+                qr[c] = gaia__layer_round(prec, q[i * d + c]);
+                Di += go[c] * orow[c];
+            }
+            for (j = 0; j < GAIA__ATT_BWD_BK; j++) s[j] = dp[j] = 0.0f;
+            for (c = 0; c < d; c++) {
+                const float *kc = kt + c * GAIA__ATT_BWD_BK, *vc = vtt + c * GAIA__ATT_BWD_BK;
+                float qc = qr[c], gc = go[c];
+                for (j = 0; j < GAIA__ATT_BWD_BK; j++) {
+                    s[j] += qc * kc[j];
+                    dp[j] += gc * vc[j];
+                }
+            }
+            for (j = 0; j < nvalid; j++) {
+                float p = gaia__layer_exp(s[j] * scale - L);
+                s[j] = p;
+                dp[j] = p * (dp[j] - Di) * scale;
+            }
+            for (j = 0; j < nvalid; j++) {
+                float p = s[j], ds = dp[j], *dvr = dva + j * d, *dkr = dka + j * d;
+                const float *krr = kr + j * d;
+                for (c = 0; c < d; c++) {
+                    dvr[c] += p * go[c];
+                    dkr[c] += ds * qr[c];
+                    dqi[c] += ds * krr[c];
+                }
+            }
+        }
+        memcpy(dk + j0 * d, dka, bk * d * sizeof *dk);
+        memcpy(dv + j0 * d, dva, bk * d * sizeof *dv);
+    }
+}
+
+/* AdamW's update in one pass (see struct gaia_layer_ops). */
+GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
+                             float eps, float weight_decay, float bc1, float bc2, int nthreads) {
+    const size_t chunk = 16384;
+    const float decay = 1.0f - lr * weight_decay, step = lr / bc1, inv_bc2 = 1.0f / bc2;
+    const float a1 = 1.0f - beta1, a2 = 1.0f - beta2;
+    long long t, ntasks = (long long)((n + chunk - 1) / chunk);
+    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
+    for (t = 0; t < ntasks; t++) {
+        size_t j0 = (size_t)t * chunk, j1 = n - j0 < chunk ? n : j0 + chunk, j;
+        for (j = j0; j < j1; j++) {
+            float gj = g[j], mj = beta1 * m[j] + a1 * gj, vj = beta2 * v[j] + a2 * (gj * gj);
+            m[j] = mj;
+            v[j] = vj;
+            p[j] = p[j] * decay - step * mj / (sqrtf(vj * inv_bc2) + eps);
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* q, dq [bh, nq, d]; k, v, dk, dv [bh, nk, d]; o and dout [bh, nq, d]; lse
+   [bh, nq] from gaia_cpu_layer_attention_train. Every gradient is written
+   (not accumulated). */
+GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const float *q, const float *k,
+                                                const float *v, const float *o, const float *lse, const float *dout,
+                                                float *dq, float *dk, float *dv, size_t bh, size_t nq, size_t nk,
+                                                size_t d, float scale, int causal, int nthreads) {
+    long long b;
+    (void)nthreads;
+    GAIA__PAR_FOR(bh > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5, nthreads)
+    for (b = 0; b < (long long)bh; b++) {
+        size_t ub = (size_t)b;
+        gaia__cpu_attention_bwd_head(prec, q + ub * nq * d, k + ub * nk * d, v + ub * nk * d, o + ub * nq * d,
+                                     lse + ub * nq, dout + ub * nq * d, dq + ub * nq * d, dk + ub * nk * d,
+                                     dv + ub * nk * d, nq, nk, d, scale, causal);
+    }
+    GAIA__PAR_END
+}
+
+/* ---------------------------------------------------------------------
+   Hebbian update: the rule's dW, decay, homeostatic scaling and row
+   normalisation in one sweep over each row (which then sits in L1 for the
+   final scaling), instead of GAIA's five passes over W.
+   --------------------------------------------------------------------- */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_hebb_rows(const gaia_layer_hebb_args *a, const float *vin, float c, size_t r0, size_t r1) {
+    size_t i, j, k, in = a->in;
+    for (i = r0; i < r1; i++) {
+        float *w = a->W + i * in;
+        float post = a->post[i];
+        float g = a->rule == GAIA_HEBB_BCM ? post * (post - a->theta[i]) : post;
+        float e = a->eta * g, acc[GAIA__LAYER_LANES], ss = 0.0f;
+        j = 0;
+#ifdef GAIA__LAYER_VECEXT
+        {
+            gaia__lv vs = {0};
+            for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES) {
+                gaia__lv nw = (gaia__lv_load(w + j) + e * gaia__lv_load(vin + j)) * c;
+                memcpy(w + j, &nw, sizeof nw);
+                vs += nw * nw;
+            }
+            ss = gaia__lv_sum(vs);
+        }
+        (void)acc;
+        (void)k;
+#else
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
+        for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) {
+                float nw = (w[j + k] + e * vin[j + k]) * c;
+                w[j + k] = nw;
+                acc[k] += nw * nw;
+            }
+        ss += gaia__layer_hsum(acc);
+#endif
+        for (; j < in; j++) {
+            float nw = (w[j] + e * vin[j]) * c;
+            w[j] = nw;
+            ss += nw * nw;
+        }
+        if (!(a->flags & GAIA_HEBB_NO_NORMALIZE)) {
+            float inv;
+            inv = 1.0f / (sqrtf(ss) + 1e-8f);
+            for (j = 0; j < in; j++) w[j] *= inv;
+        }
+    }
+}
+
+/* u[j] = pre[j] - sum_i post[i] W[i, j] for columns [c0, c1). */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_oja_cols(const gaia_layer_hebb_args *a, size_t c0, size_t c1) {
+    size_t i, j;
+    float *u = a->scratch;
+    for (j = c0; j < c1; j++) u[j] = 0.0f;
+    for (i = 0; i < a->out; i++) {
+        const float *w = a->W + i * a->in;
+        float p = a->post[i];
+        for (j = c0; j < c1; j++) u[j] += p * w[j];
+    }
+    for (j = c0; j < c1; j++) u[j] = a->pre[j] - u[j];
+}
+
+GAIA_API void gaia_cpu_layer_hebbian_update(const gaia_layer_hebb_args *a, int nthreads) {
+    double msum = 0.0;
+    float mean_post, c = 1.0f;
+    long long part, nparts = 1;
+    size_t i;
+    if (!a || a->out == 0 || a->in == 0) return; /* nothing to learn */
+#ifdef _OPENMP
+    if (nthreads > 1 && (double)a->out * (double)a->in >= GAIA__LAYER_PAR_MAC && a->out >= 8) nparts = nthreads;
+#endif
+    (void)nthreads;
+    for (i = 0; i < a->out; i++) msum += a->post[i];
+    mean_post = (float)(msum / (double)a->out);
+    if (!(a->flags & GAIA_HEBB_NO_DECAY)) c *= 1.0f - a->decay;
+    if (!(a->flags & GAIA_HEBB_NO_HOMEOSTASIS)) c *= 1.0f + a->homeostasis * (0.5f - mean_post);
+    if (nparts == 1) {
+        if (a->rule == GAIA_HEBB_OJA) gaia__cpu_oja_cols(a, 0, a->in);
+        gaia__cpu_hebb_rows(a, a->rule == GAIA_HEBB_OJA ? a->scratch : a->pre, c, 0, a->out);
+    } else if (a->rule == GAIA_HEBB_OJA) {
+        GAIA__PAR_FOR(nparts > 1, (int)nparts)
+        for (part = 0; part < nparts; part++)
+            gaia__cpu_oja_cols(a, (size_t)part * a->in / (size_t)nparts, (size_t)(part + 1) * a->in / (size_t)nparts);
+        GAIA__PAR_END
+    }
+    if (nparts > 1) {
+        GAIA__PAR_FOR(nparts > 1, (int)nparts)
+        for (part = 0; part < nparts; part++) {
+            size_t blocks = (a->out + 3) / 4;
+            size_t r0 = (size_t)part * blocks / (size_t)nparts * 4;
+            size_t r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
+            if (r1 > a->out) r1 = a->out;
+            if (r0 < r1) gaia__cpu_hebb_rows(a, a->rule == GAIA_HEBB_OJA ? a->scratch : a->pre, c, r0, r1);
+        }
+        GAIA__PAR_END
+    }
+    /* BCM's threshold moves after dW used the old one (GAIA's order). */
+    if (a->rule == GAIA_HEBB_BCM) {
+        if (a->theta_rule == GAIA_BCM_THETA_TEXTBOOK) {
+            for (i = 0; i < a->out; i++) a->theta[i] = 0.9f * a->theta[i] + 0.1f * a->post[i] * a->post[i];
+        } else {
+            for (i = 0; i < a->out; i++) a->theta[i] = 0.9f * a->theta[i] + 0.1f * mean_post;
+        }
+    }
+}
+
+/* One batch-1 step of a layer: x [in] -> y [out]. */
+static void gaia__cpu_layer_step1(const gaia_layer_plan_layer *L, const float *x, int nthreads) {
+    switch (L->kind) {
+    case GAIA_LAYER_REACTIVE: gaia_cpu_layer_gemv(L->act, L->W, L->b, x, L->y, L->out, L->in, nthreads); break;
+    case GAIA_LAYER_HEBBIAN:
+        gaia_cpu_layer_gemv(GAIA_LAYER_ACT_LINEAR, L->W, NULL, x, L->y, L->out, L->in, nthreads);
+        memcpy((float *)L->hebb.pre, x, L->in * sizeof(float));
+        memcpy((float *)L->hebb.post, L->y, L->out * sizeof(float));
+        break;
+    case GAIA_LAYER_TEMPORAL:
+        /* h R^T enters as the bias of x W^T. */
+        gaia_cpu_layer_gemv(GAIA_LAYER_ACT_LINEAR, L->R, NULL, L->h, L->tmp, L->out, L->out, nthreads);
+        gaia_cpu_layer_gemv(GAIA_LAYER_ACT_TANH, L->W, L->tmp, x, L->y, L->out, L->in, nthreads);
+        memcpy(L->h, L->y, L->out * sizeof(float));
+        break;
+    }
+}
+
+/* Sum of squares of each row of W [out, in] into n2. */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_row_norms2(const float *W, size_t out, size_t in, float *n2) {
+    size_t i, j, k;
+    for (i = 0; i < out; i++) {
+        const float *w = W + i * in;
+        float acc[GAIA__LAYER_LANES], s = 0.0f;
+        for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] = 0.0f;
+        for (j = 0; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) acc[k] += w[j + k] * w[j + k];
+        for (; j < in; j++) s += w[j] * w[j];
+        s += gaia__layer_hsum(acc);
+        n2[i] = s;
+    }
+}
+
+/* The pending Hebbian update (hebb or BCM, from the last firing's pre and
+   post) fused with this firing's forward pass: one sweep over W instead of
+   three (forward, update, normalise). The new row's norm is known before the
+   row is written: with v = pre and w.pre = post_i (post = W pre),
+     |c (w + e v)|^2 = c^2 (|w|^2 + 2 e post_i + e^2 |v|^2),
+   where |w|^2 is the exact sum of squares kept from the previous sweep. */
+GAIA__LAYER_CONTRACT
+static void gaia__cpu_hebb_fused(const gaia_layer_hebb_args *a, float *n2, const float *x, float *y) {
+    const float *v = a->pre;
+    size_t i, j, k, in = a->in;
+    double msum = 0.0;
+    float mean_post, c = 1.0f, vv = 0.0f;
+    for (i = 0; i < a->out; i++) msum += a->post[i];
+    mean_post = (float)(msum / (double)a->out);
+    if (!(a->flags & GAIA_HEBB_NO_DECAY)) c *= 1.0f - a->decay;
+    if (!(a->flags & GAIA_HEBB_NO_HOMEOSTASIS)) c *= 1.0f + a->homeostasis * (0.5f - mean_post);
+    for (j = 0; j < in; j++) vv += v[j] * v[j];
+    for (i = 0; i < a->out; i++) {
+        float *w = a->W + i * in;
+        float post = a->post[i];
+        float e = a->eta * (a->rule == GAIA_HEBB_BCM ? post * (post - a->theta[i]) : post), sc = c;
+        float ay[GAIA__LAYER_LANES], an[GAIA__LAYER_LANES], sy = 0.0f, sn = 0.0f;
+        if (!(a->flags & GAIA_HEBB_NO_NORMALIZE)) {
+            float nn = n2[i] + 2.0f * e * post + e * e * vv;
+            /* |c|, not c: a negative homeostatic factor (mean(post) > 0.5 + 1/h)
+               flips the row's sign, as GAIA's unfused steps do. */
+            sc = c / (fabsf(c) * sqrtf(nn > 0.0f ? nn : 0.0f) + 1e-8f);
+        }
+        j = 0;
+#ifdef GAIA__LAYER_VECEXT
+        {
+            gaia__lv vy = {0}, vn = {0};
+            for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES) {
+                gaia__lv nw = (gaia__lv_load(w + j) + e * gaia__lv_load(v + j)) * sc;
+                memcpy(w + j, &nw, sizeof nw);
+                vy += nw * gaia__lv_load(x + j);
+                vn += nw * nw;
+            }
+            sy = gaia__lv_sum(vy);
+            sn = gaia__lv_sum(vn);
+        }
+        (void)ay;
+        (void)an;
+        (void)k;
+#else
+        for (k = 0; k < GAIA__LAYER_LANES; k++) ay[k] = an[k] = 0.0f;
+        for (; j + GAIA__LAYER_LANES <= in; j += GAIA__LAYER_LANES)
+            for (k = 0; k < GAIA__LAYER_LANES; k++) {
+                float nw = (w[j + k] + e * v[j + k]) * sc;
+                w[j + k] = nw;
+                ay[k] += nw * x[j + k];
+                an[k] += nw * nw;
+            }
+        for (k = 0; k < GAIA__LAYER_LANES; k++) {
+            sy += ay[k];
+            sn += an[k];
+        }
+#endif
+        for (; j < in; j++) {
+            float nw = (w[j] + e * v[j]) * sc;
+            w[j] = nw;
+            sy += nw * x[j];
+            sn += nw * nw;
+        }
+        y[i] = sy;
+        n2[i] = sn;
+    }
+    if (a->rule == GAIA_HEBB_BCM) {
+        for (i = 0; i < a->out; i++)
+            a->theta[i] = 0.9f * a->theta[i] +
+                          0.1f * (a->theta_rule == GAIA_BCM_THETA_TEXTBOOK ? a->post[i] * a->post[i] : mean_post);
+    }
+}
+
+static int gaia__cpu_hebb_fusable(const gaia_layer_plan *p, const gaia_layer_plan_layer *L) {
+    return p->learn && L->kind == GAIA_LAYER_HEBBIAN && L->hebb.rule != GAIA_HEBB_OJA;
+}
+
+/* Floats of work gaia_cpu_layer_hierarchy_run needs: the row norms of the
+   layers whose updates it fuses. */
+GAIA_API size_t gaia_cpu_layer_hierarchy_work(const gaia_layer_plan *p) {
+    size_t k, li, n = 0;
+    if (!p) return 0;
+    for (k = 0; k < p->nlevels; k++)
+        for (li = 0; li < p->levels[k].nlayers; li++)
+            if (gaia__cpu_hebb_fusable(p, &p->levels[k].layers[li])) n += p->levels[k].layers[li].out;
+    return n;
+}
+
+/* The hierarchy's T steps: no allocation and no call through the tensor
+   layer per step, just the fused kernels and small copies. It runs on one
+   thread: a step is tens of microseconds of work, and a thread team's barrier
+   per kernel costs more than it saves (milliseconds when the cores are shared
+   with other processes). */
+GAIA_API void gaia_cpu_layer_hierarchy_run(const gaia_layer_plan *p, float *work, int nthreads) {
+    size_t t, k, li;
+    float *n2;
+    (void)nthreads;
+    if (!p) return;
+    /* Pass 1 over the layers: row norms for the fused updates. */
+    for (k = 0, n2 = work; k < p->nlevels; k++)
+        for (li = 0; li < p->levels[k].nlayers; li++) {
+            const gaia_layer_plan_layer *ly = &p->levels[k].layers[li];
+            if (gaia__cpu_hebb_fusable(p, ly)) {
+                gaia__cpu_row_norms2(ly->W, ly->out, ly->in, n2);
+                n2 += ly->out;
+            }
+        }
+    for (t = 0; t < p->T; t++) {
+        const float *x = p->X + t * p->in;
+        for (k = 0, n2 = work; k < p->nlevels; k++) {
+            const gaia_layer_plan_level *L = &p->levels[k];
+            int fire = t % L->r == 0;
+            const float *cur = x;
+            for (li = 0; li < L->nlayers; li++) {
+                const gaia_layer_plan_layer *ly = &L->layers[li];
+                int fused = gaia__cpu_hebb_fusable(p, ly);
+                if (fire) {
+                    if (fused && t > 0) {
+                        /* Every firing after the first has an update pending. */
+                        gaia__cpu_hebb_fused(&ly->hebb, n2, cur, ly->y);
+                        memcpy((float *)ly->hebb.pre, cur, ly->in * sizeof(float));
+                        memcpy((float *)ly->hebb.post, ly->y, ly->out * sizeof(float));
+                    } else {
+                        gaia__cpu_layer_step1(ly, cur, 1);
+                        if (p->learn && ly->kind == GAIA_LAYER_HEBBIAN && !fused)
+                            gaia_cpu_layer_hebbian_update(&ly->hebb, 1);
+                    }
+                    cur = ly->y;
+                }
+                if (fused) n2 += ly->out;
+            }
+            if (fire) memcpy(L->held, cur, L->out * sizeof(float));
+            memcpy(L->rows + t * L->out, L->held, L->out * sizeof(float));
+            x = L->rows + t * L->out;
+        }
+    }
+    /* The last firing's updates are still pending. */
+    for (k = 0; k < p->nlevels; k++)
+        for (li = 0; li < p->levels[k].nlayers; li++)
+            if (gaia__cpu_hebb_fusable(p, &p->levels[k].layers[li]))
+                gaia_cpu_layer_hebbian_update(&p->levels[k].layers[li].hebb, nthreads);
+}
+
+/* The backend table's wrappers. */
+static gaia_status gaia__cpu_layer_bias_act_be(gaia_ctx *ctx, gaia_layer_act act, const float *x, const float *bias,
+                                               float *y, size_t rows, size_t cols) {
+    gaia_cpu_layer_bias_act(act, x, bias, y, rows, cols, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_linear_be(gaia_ctx *ctx, gaia_layer_act act, const float *x, const float *W,
+                                             const float *b, float *y, size_t rows, size_t in, size_t out) {
+    gaia_status st;
+    size_t r;
+    /* A few rows: W is streamed once per row, the fused gemv does that at the
+       memory speed; more rows: the GEMM, then one bias+activation pass. */
+    if (rows <= 2) {
+        for (r = 0; r < rows; r++) gaia_cpu_layer_gemv(act, W, b, x + r * in, y + r * out, out, in, ctx->cpu_threads);
+        return GAIA_OK;
+    }
+    st = ctx->backends[GAIA_DEVICE_CPU]->gemm(ctx, 0, 1, 1, rows, out, in, 1.0f, x, in, 0, W, in, 0, 0.0f, y, out, 0);
+    if (st != GAIA_OK) return st;
+    if (b || act != GAIA_LAYER_ACT_LINEAR) gaia_cpu_layer_bias_act(act, y, b, y, rows, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_layernorm_be(gaia_ctx *ctx, const float *x, const float *w, const float *b,
+                                                float *y, size_t rows, size_t cols, float eps) {
+    gaia_cpu_layer_layernorm(x, w, b, y, rows, cols, eps, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_attention_be(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
+                                                const float *k, const float *v, float *o, size_t bh, size_t nq,
+                                                size_t nk, size_t d, float scale, int causal) {
+    gaia_cpu_layer_attention(prec, q, k, v, o, bh, nq, nk, d, scale, causal, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_hebbian_be(gaia_ctx *ctx, const gaia_layer_hebb_args *a) {
+    gaia_cpu_layer_hebbian_update(a, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_hierarchy_be(gaia_ctx *ctx, const gaia_layer_plan *p) {
+    size_t n = gaia_cpu_layer_hierarchy_work(p);
+    float *work = (float *)gaia__host_alloc(ctx, n * sizeof(float));
+    if (!work) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_hierarchy_process", "cannot allocate %zu floats", n);
+    gaia_cpu_layer_hierarchy_run(p, work, ctx->cpu_threads);
+    gaia__host_free(ctx, work);
+    return GAIA_OK;
+}
+
+static gaia_status gaia__cpu_layer_layernorm_train_be(gaia_ctx *ctx, const float *x, const float *w, const float *b,
+                                                      float *y, float *mean, float *rstd, size_t rows, size_t cols,
+                                                      float eps) {
+    gaia_cpu_layer_layernorm_train(x, w, b, y, mean, rstd, rows, cols, eps, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_layernorm_backward_be(gaia_ctx *ctx, const float *x, const float *w,
+                                                         const float *mean, const float *rstd, const float *dy,
+                                                         float *dx, float *dw, float *db, size_t rows, size_t cols) {
+    gaia_cpu_layer_layernorm_backward(x, w, mean, rstd, dy, dx, dw, db, rows, cols, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_act_backward_be(gaia_ctx *ctx, gaia_layer_act act, const float *dy, const float *s,
+                                                   float *dz, float *db, size_t rows, size_t cols) {
+    gaia_cpu_layer_act_backward(act, dy, s, dz, db, rows, cols, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_attention_train_be(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
+                                                      const float *k, const float *v, float *o, float *lse, size_t bh,
+                                                      size_t nq, size_t nk, size_t d, float scale, int causal) {
+    gaia_cpu_layer_attention_train(prec, q, k, v, o, lse, bh, nq, nk, d, scale, causal, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_attention_backward_be(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
+                                                         const float *k, const float *v, const float *o,
+                                                         const float *lse, const float *dout, float *dq, float *dk,
+                                                         float *dv, size_t bh, size_t nq, size_t nk, size_t d,
+                                                         float scale, int causal) {
+    gaia_cpu_layer_attention_backward(prec, q, k, v, o, lse, dout, dq, dk, dv, bh, nq, nk, d, scale, causal,
+                                      ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_adamw_be(gaia_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n, float lr,
+                                      float beta1, float beta2, float eps, float weight_decay, float bc1, float bc2) {
+    gaia_cpu_adamw(p, g, m, v, n, lr, beta1, beta2, eps, weight_decay, bc1, bc2, ctx->cpu_threads);
+    return GAIA_OK;
+}
+
+static const struct gaia_layer_ops gaia__cpu_layer_ops = {
+    gaia__cpu_layer_bias_act_be,
+    gaia__cpu_layer_linear_be,
+    gaia__cpu_layer_layernorm_be,
+    gaia__cpu_layer_attention_be,
+    gaia__cpu_layer_hebbian_be,
+    gaia__cpu_layer_hierarchy_be,
+    (1u << GAIA_LAYER_PREC_F32) | (1u << GAIA_LAYER_PREC_BF16) | (1u << GAIA_LAYER_PREC_F16),
+    gaia__cpu_layer_layernorm_train_be,
+    gaia__cpu_layer_layernorm_backward_be,
+    gaia__cpu_layer_act_backward_be,
+    gaia__cpu_layer_attention_train_be,
+    gaia__cpu_layer_attention_backward_be,
+    gaia__cpu_adamw_be,
+};
+#define GAIA__CPU_LAYER_OPS (&gaia__cpu_layer_ops)

@@ -1,0 +1,545 @@
+//! src/cpu/vsa.h - the vsa module's CPU primitives: BSC bit operations,
+//! products, bundles, quantisation, permutations, phasors.
+//! module: vsa
+//! uses: core cpu/threads cpu/random
+//@ part cpu-vsa
+/* ---------------------------------------------------------------------
+   vsa module: CPU primitives (fragment of gaia_cpu.h's implementation
+   section): the CPU twins of gaia.h's struct gaia_vsa_ops, each doing the
+   arithmetic of its CUDA twin in gaia_kernels.cu in the same order.
+   --------------------------------------------------------------------- */
+#if defined(__GNUC__) || defined(__clang__)
+#define GAIA__POPCOUNT64(x) ((uint64_t)__builtin_popcountll(x))
+#else
+static uint64_t gaia__popcount64_swar(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (x * 0x0101010101010101ull) >> 56;
+}
+#define GAIA__POPCOUNT64(x) gaia__popcount64_swar(x)
+#endif
+
+/* The bits of the last word of a row that lie inside D. */
+static uint64_t gaia__vsa_tail_mask(size_t D) {
+    size_t r = D % 64;
+    return r ? (((uint64_t)1 << r) - 1) : ~(uint64_t)0;
+}
+
+GAIA_API uint64_t gaia_cpu_vsa_random_word(uint64_t seed, uint64_t stream, uint64_t i) {
+    uint32_t ctr[4], key[2], r[4];
+    uint64_t blk = i >> 1;
+    int lane = (int)(i & 1) * 2;
+    ctr[0] = (uint32_t)blk;
+    ctr[1] = (uint32_t)(blk >> 32);
+    ctr[2] = (uint32_t)stream;
+    ctr[3] = (uint32_t)(stream >> 32);
+    key[0] = (uint32_t)seed;
+    key[1] = (uint32_t)(seed >> 32);
+    gaia_cpu_philox4x32_10(ctr, key, r);
+    return (uint64_t)r[lane] | ((uint64_t)r[lane + 1] << 32);
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_random(size_t B, size_t D, uint64_t seed, uint64_t stream, uint64_t *out,
+                                      int nthreads) {
+    size_t W = (D + 63) / 64, n = B * W, i;
+    uint64_t tail = gaia__vsa_tail_mask(D);
+    GAIA__PAR_FOR(n >= GAIA__PAR_MIN / 16, nthreads)
+    for (i = 0; i < n; i++) {
+        uint64_t v = gaia_cpu_vsa_random_word(seed, stream, (uint64_t)i);
+        out[i] = (i % W == W - 1) ? (v & tail) : v;
+    }
+    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_xor(size_t B, size_t W, const uint64_t *a, size_t a_rs, const uint64_t *b, size_t b_rs,
+                                   uint64_t *out) {
+    size_t r, w;
+    for (r = 0; r < B; r++) {
+        const uint64_t *ar = a + r * a_rs, *br = b + r * b_rs;
+        uint64_t *o = out + r * W;
+        for (w = 0; w < W; w++) o[w] = ar[w] ^ br[w];
+    }
+}
+
+/* One output word of the majority: the K words of column `col` (stride W). */
+static uint64_t gaia__vsa_majority_word(size_t K, size_t W, const uint64_t *col, const float *weights,
+                                        uint64_t seed, uint64_t stream, uint64_t word_index) {
+    size_t k;
+    int j;
+    if (!weights) {
+        /* a bit-sliced counter: plane p holds bit p of the 64 counts of ones */
+        uint64_t plane[64], gt = 0, eq = ~(uint64_t)0, T = (uint64_t)(K / 2);
+        int P = 0, p;
+        while (P < 64 && ((uint64_t)K >> P) != 0) P++;
+        for (p = 0; p < P; p++) plane[p] = 0;
+        for (k = 0; k < K; k++) {
+            uint64_t carry = col[k * W];
+            for (p = 0; carry && p < P; p++) {
+                uint64_t t = plane[p] & carry;
+                plane[p] ^= carry;
+                carry = t;
+            }
+        }
+        /* count > K/2 (ones win), count == K/2 (a tie, even K only) */
+        for (p = P - 1; p >= 0; p--) {
+            if ((T >> p) & 1u) {
+                eq &= plane[p];
+            } else {
+                gt |= eq & plane[p];
+                eq &= ~plane[p];
+            }
+        }
+        if (K % 2 == 0 && eq) gt |= eq & gaia_cpu_vsa_random_word(seed, stream, word_index);
+        return gt;
+    } else {
+        /* s_j = sum_k w_k (1 - 2 bit_kj): bit 1 when s < 0, a tie when 0 */
+        float s[64];
+        uint64_t res = 0, tie = 0;
+        for (j = 0; j < 64; j++) s[j] = 0.0f;
+        for (k = 0; k < K; k++) {
+            uint64_t v = col[k * W];
+            float wk = weights[k];
+            for (j = 0; j < 64; j++) s[j] = s[j] + (((v >> j) & 1u) ? -wk : wk);
+        }
+        for (j = 0; j < 64; j++) {
+            if (s[j] < 0.0f) res |= (uint64_t)1 << j;
+            else if (s[j] == 0.0f) tie |= (uint64_t)1 << j;
+        }
+        if (tie) res |= tie & gaia_cpu_vsa_random_word(seed, stream, word_index);
+        return res;
+    }
+}
+
+#ifdef GAIA__AVX512
+/* The unweighted majority of 8 neighbouring words at once (one vector a
+   row): the same bit-sliced counter and comparison as
+   gaia__vsa_majority_word, each plane a vector of 8 words. out gets the
+   words that are ones; ties (even K) are broken by the caller. */
+static void gaia__vsa_majority_8words(size_t K, size_t W, const uint64_t *col, uint64_t *gt_out, uint64_t *eq_out) {
+    __m512i plane[64], gt = _mm512_setzero_si512(), eq = _mm512_set1_epi64(-1);
+    uint64_t T = (uint64_t)(K / 2);
+    size_t k;
+    int P = 0, p;
+    while (P < 64 && ((uint64_t)K >> P) != 0) P++;
+    for (p = 0; p < P; p++) plane[p] = _mm512_setzero_si512();
+    for (k = 0; k < K; k++) {
+        __m512i carry = _mm512_loadu_si512((const void *)(col + k * W));
+        /* the carry dies within a plane or two for most rows: stop when no
+           lane carries on (one test per plane instead of the full ripple) */
+        for (p = 0; p < P; p++) {
+            __m512i t = _mm512_and_si512(plane[p], carry);
+            plane[p] = _mm512_xor_si512(plane[p], carry);
+            carry = t;
+            if (!_mm512_test_epi64_mask(carry, carry)) break;
+        }
+    }
+    for (p = P - 1; p >= 0; p--) {
+        if ((T >> p) & 1u) {
+            eq = _mm512_and_si512(eq, plane[p]);
+        } else {
+            gt = _mm512_or_si512(gt, _mm512_and_si512(eq, plane[p]));
+            eq = _mm512_andnot_si512(plane[p], eq);
+        }
+    }
+    _mm512_storeu_si512((void *)gt_out, gt);
+    _mm512_storeu_si512((void *)eq_out, eq);
+}
+#endif
+
+GAIA_API void gaia_cpu_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
+                                        uint64_t seed, uint64_t stream, uint64_t *out, int nthreads) {
+    /* work items: 8 neighbouring words of one output row (the AVX-512
+       path reads each input row's 64 bytes of them at once) */
+    size_t W = (D + 63) / 64, G = (W + 7) / 8, n = N * G, i;
+    uint64_t tail = gaia__vsa_tail_mask(D);
+    GAIA__PAR_FOR(N * W * K >= GAIA__PAR_MIN / 8, nthreads)
+    for (i = 0; i < n; i++) {
+        size_t r = i / G, w0 = (i % G) * 8, w1 = w0 + 8 < W ? w0 + 8 : W, w;
+        const uint64_t *col = x + r * K * W;
+#ifdef GAIA__AVX512
+        if (!weights && w1 - w0 == 8) {
+            uint64_t gt[8], eq[8];
+            gaia__vsa_majority_8words(K, W, col + w0, gt, eq);
+            for (w = w0; w < w1; w++) {
+                uint64_t v = gt[w - w0], e = eq[w - w0];
+                if (K % 2 == 0 && e) v |= e & gaia_cpu_vsa_random_word(seed, stream, (uint64_t)(r * W + w));
+                out[r * W + w] = w == W - 1 ? (v & tail) : v;
+            }
+            continue;
+        }
+#endif
+        for (w = w0; w < w1; w++) {
+            uint64_t v = gaia__vsa_majority_word(K, W, col + w, weights, seed, stream, (uint64_t)(r * W + w));
+            out[r * W + w] = w == W - 1 ? (v & tail) : v;
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* Queries per pass over the items: their words stay in L1/L2 while every
+   item is read once per pass. */
+#define GAIA__VSA_HAMMING_QBLOCK 16
+/* How far ahead of the item being compared its successors are prefetched:
+   at least this many bytes and 4 items. One thread reading a long run
+   leaves a hardware prefetcher short of requests in flight to keep up with
+   the memory; a software prefetch ~5 KB ahead took the 1-thread sweep over
+   10^6 items of D = 10000 from ~77% to ~88% of a plain read loop's speed
+   (measured on the 2-core development machine). */
+#define GAIA__VSA_HAMMING_AHEAD 4096
+
+/* popcount(a XOR b) over W words. AVX-512 VPOPCNTDQ: 8 words a vector, two
+   independent accumulators, the last 1-7 words under a mask. */
+static uint64_t gaia__vsa_xor_popcount(const uint64_t *a, const uint64_t *b, size_t W) {
+#if defined(GAIA__AVX512) && defined(__AVX512VPOPCNTDQ__)
+    __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
+    size_t w = 0;
+    for (; w + 16 <= W; w += 16) {
+        c0 = _mm512_add_epi64(c0, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w)),
+                                                                       _mm512_loadu_si512((const void *)(b + w)))));
+        c1 = _mm512_add_epi64(c1, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w + 8)),
+                                                                       _mm512_loadu_si512((const void *)(b + w + 8)))));
+    }
+    if (w + 8 <= W) {
+        c0 = _mm512_add_epi64(c0, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512((const void *)(a + w)),
+                                                                       _mm512_loadu_si512((const void *)(b + w)))));
+        w += 8;
+    }
+    if (w < W) {
+        __mmask8 m = (__mmask8)((1u << (W - w)) - 1u);
+        c1 = _mm512_add_epi64(c1, _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_maskz_loadu_epi64(m, a + w),
+                                                                       _mm512_maskz_loadu_epi64(m, b + w))));
+    }
+    return (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(c0, c1));
+#else
+    uint64_t h0 = 0, h1 = 0;
+    size_t w = 0;
+    for (; w + 2 <= W; w += 2) {
+        h0 += GAIA__POPCOUNT64(a[w] ^ b[w]);
+        h1 += GAIA__POPCOUNT64(a[w + 1] ^ b[w + 1]);
+    }
+    if (w < W) h0 += GAIA__POPCOUNT64(a[w] ^ b[w]);
+    return h0 + h1;
+#endif
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint64_t *a, const uint64_t *x,
+                                       int similarity, float *out, int nthreads) {
+    size_t W = (D + 63) / 64, q0, ahead = 4;
+    if (ahead * W * 8 < GAIA__VSA_HAMMING_AHEAD) ahead = (GAIA__VSA_HAMMING_AHEAD + W * 8 - 1) / (W * 8);
+    for (q0 = 0; q0 < B; q0 += GAIA__VSA_HAMMING_QBLOCK) {
+        size_t nq = B - q0 < GAIA__VSA_HAMMING_QBLOCK ? B - q0 : GAIA__VSA_HAMMING_QBLOCK, m;
+        GAIA__PAR_FOR(M * W * nq >= GAIA__PAR_MIN, nthreads)
+        for (m = 0; m < M; m++) {
+            const uint64_t *xm = x + m * W;
+            size_t q;
+#if defined(__GNUC__) || defined(__clang__)
+            if (m + ahead < M) { /* the cache lines of item m + ahead */
+                const char *p = (const char *)(x + (m + ahead) * W);
+                size_t c;
+                for (c = 0; c < W * 8; c += 64) __builtin_prefetch(p + c, 0, 3);
+                __builtin_prefetch(p + W * 8 - 1, 0, 3);
+            }
+#endif
+            for (q = 0; q < nq; q++) {
+                uint64_t h = gaia__vsa_xor_popcount(a + (q0 + q) * W, xm, W);
+                out[(q0 + q) * M + m] = similarity ? (float)(1.0 - 2.0 * (double)h / (double)D) : (float)h;
+            }
+        }
+        GAIA__PAR_END
+    }
+}
+
+/* 64 bits of a row from position pos on, cyclically: bit t is row bit
+   (pos + t) mod D. */
+static uint64_t gaia__vsa_bits_at(const uint64_t *row, size_t D, size_t pos) {
+    uint64_t v = 0;
+    int t;
+    if (pos + 64 <= D) {
+        size_t w = pos / 64, o = pos % 64;
+        v = row[w] >> o;
+        if (o) v |= row[w + 1] << (64 - o);
+        return v;
+    }
+    for (t = 0; t < 64; t++) {
+        size_t p = (pos + (size_t)t) % D;
+        v |= ((row[p / 64] >> (p % 64)) & 1u) << t;
+    }
+    return v;
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_permute(size_t B, size_t D, const uint64_t *x, size_t shift, uint64_t *out) {
+    size_t W = (D + 63) / 64, r, w;
+    uint64_t tail = gaia__vsa_tail_mask(D);
+    for (r = 0; r < B; r++)
+        for (w = 0; w < W; w++) {
+            uint64_t v = gaia__vsa_bits_at(x + r * W, D, (w * 64 % D + D - shift) % D);
+            out[r * W + w] = w == W - 1 ? (v & tail) : v;
+        }
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_to_bipolar(size_t B, size_t D, const uint64_t *x, float *out) {
+    size_t W = (D + 63) / 64, r, j;
+    for (r = 0; r < B; r++)
+        for (j = 0; j < D; j++) out[r * D + j] = ((x[r * W + j / 64] >> (j % 64)) & 1u) ? -1.0f : 1.0f;
+}
+
+GAIA_API void gaia_cpu_vsa_bipolar_to_bsc(size_t B, size_t D, const float *x, uint64_t *out) {
+    size_t W = (D + 63) / 64, r, j;
+    for (r = 0; r < B; r++) {
+        uint64_t *o = out + r * W;
+        for (j = 0; j < W; j++) o[j] = 0;
+        for (j = 0; j < D; j++)
+            if (x[r * D + j] < 0.0f) o[j / 64] |= (uint64_t)1 << (j % 64);
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const float *a, size_t a_rs, const float *b,
+                               size_t b_rs, float *out, int nthreads) {
+    size_t r, cols = cplx ? 2 * n : n;
+    GAIA__PAR_FOR(B * cols >= GAIA__PAR_MIN, nthreads)
+    for (r = 0; r < B; r++) {
+        const float *ar = a + r * a_rs, *br = b + r * b_rs;
+        float *o = out + r * cols;
+        size_t i;
+        if (!cplx) {
+            for (i = 0; i < n; i++) o[i] = ar[i] * br[i];
+        } else {
+            /* Real parts, then imaginary parts, of 64 elements at a time
+               (all read before any is written: out may be a or b): in one
+               loop GCC 12's vectorizer turns the interleaved complex
+               product into FMADDSUB even under -ffp-contract=off, and the
+               fused result is not the CUDA twin's, which rounds every
+               product. */
+            float re[64], im[64];
+            size_t i0, m;
+            for (i0 = 0; i0 < n; i0 += 64) {
+                m = n - i0 < 64 ? n - i0 : 64;
+                for (i = 0; i < m; i++) {
+                    size_t e = 2 * (i0 + i);
+                    float yi = conj_b ? -br[e + 1] : br[e + 1], pr = ar[e] * br[e], pi = ar[e + 1] * yi;
+                    re[i] = pr - pi;
+                }
+                for (i = 0; i < m; i++) {
+                    size_t e = 2 * (i0 + i);
+                    float yi = conj_b ? -br[e + 1] : br[e + 1], qr = ar[e] * yi, qi = ar[e + 1] * br[e];
+                    im[i] = qr + qi;
+                }
+                for (i = 0; i < m; i++) {
+                    o[2 * (i0 + i)] = re[i];
+                    o[2 * (i0 + i) + 1] = im[i];
+                }
+            }
+        }
+    }
+    GAIA__PAR_END
+}
+
+/* Rows summed per pass over a stretch of columns: the stretch's partial
+   sums are loaded once per group of rows, added to in registers, stored
+   once, so the output costs 1/8 of the traffic of row-at-a-time sums. */
+#define GAIA__VSA_BUNDLE_ROWS 8
+
+/* Columns [l0, l1) of one sum of K rows (row stride L), each element's K
+   terms added in order k = 0, 1, ... from 0 (w: o + w_k x, rounded after
+   the product as the CUDA twin does, so the two agree bit for bit). */
+static void gaia__vsa_bundle_cols(size_t K, size_t L, const float *x, const float *w, float *o, size_t l0,
+                                  size_t l1) {
+    size_t k0, l, r;
+    for (l = l0; l < l1; l++) o[l] = 0.0f;
+    for (k0 = 0; k0 < K; k0 += GAIA__VSA_BUNDLE_ROWS) {
+        size_t kn = K - k0 < GAIA__VSA_BUNDLE_ROWS ? K - k0 : GAIA__VSA_BUNDLE_ROWS;
+        const float *xg = x + k0 * L;
+#ifdef GAIA__AVX512
+        /* 64 columns (4 vectors, 4 independent add chains) at a time */
+        for (l = l0; l + 64 <= l1; l += 64) {
+            __m512 a0 = _mm512_loadu_ps(o + l), a1 = _mm512_loadu_ps(o + l + 16);
+            __m512 a2 = _mm512_loadu_ps(o + l + 32), a3 = _mm512_loadu_ps(o + l + 48);
+            for (r = 0; r < kn; r++) {
+                const float *xr = xg + r * L + l;
+                __m512 v0 = _mm512_loadu_ps(xr), v1 = _mm512_loadu_ps(xr + 16);
+                __m512 v2 = _mm512_loadu_ps(xr + 32), v3 = _mm512_loadu_ps(xr + 48);
+                if (w) {
+                    __m512 wk = _mm512_set1_ps(w[k0 + r]);
+                    v0 = _mm512_mul_ps(wk, v0);
+                    v1 = _mm512_mul_ps(wk, v1);
+                    v2 = _mm512_mul_ps(wk, v2);
+                    v3 = _mm512_mul_ps(wk, v3);
+                }
+                a0 = _mm512_add_ps(a0, v0);
+                a1 = _mm512_add_ps(a1, v1);
+                a2 = _mm512_add_ps(a2, v2);
+                a3 = _mm512_add_ps(a3, v3);
+            }
+            _mm512_storeu_ps(o + l, a0);
+            _mm512_storeu_ps(o + l + 16, a1);
+            _mm512_storeu_ps(o + l + 32, a2);
+            _mm512_storeu_ps(o + l + 48, a3);
+        }
+        /* the last 1-63 columns, 16 at a time under a mask */
+        for (; l < l1; l += 16) {
+            __mmask16 m = l1 - l >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (l1 - l)) - 1u);
+            __m512 a = _mm512_maskz_loadu_ps(m, o + l);
+            for (r = 0; r < kn; r++) {
+                __m512 v = _mm512_maskz_loadu_ps(m, xg + r * L + l);
+                if (w) v = _mm512_mul_ps(_mm512_set1_ps(w[k0 + r]), v);
+                a = _mm512_add_ps(a, v);
+            }
+            _mm512_mask_storeu_ps(o + l, m, a);
+        }
+#else
+        for (l = l0; l < l1; l++) {
+            float a = o[l];
+            for (r = 0; r < kn; r++) a = a + (w ? w[k0 + r] * xg[r * L + l] : xg[r * L + l]);
+            o[l] = a;
+        }
+#endif
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_bundle(size_t N, size_t K, size_t L, const float *x, const float *w, float *out,
+                                  int nthreads) {
+    /* work items: (sum n, a stretch of columns): whole rows when there are
+       sums enough for every thread, else each sum split in one stretch per
+       thread (a multiple of 64 columns), so each thread reads its columns
+       of every row in long runs the prefetcher follows, and no thread
+       needs a private copy of the sum to merge. */
+    size_t nt = nthreads > 1 ? (size_t)nthreads : 1;
+    size_t span = N >= nt ? L : (L + nt - 1) / nt, chunks, total, c;
+    span = (span + 63) / 64 * 64;
+    if (span < 1024) span = 1024;
+    if (span > L) span = L;
+    if (span == 0) span = 1;
+    chunks = (L + span - 1) / span;
+    total = N * chunks;
+    GAIA__PAR_FOR(N * K * L >= GAIA__PAR_MIN, nthreads)
+    for (c = 0; c < total; c++) {
+        size_t n = c / chunks, l0 = (c % chunks) * span, l1 = l0 + span < L ? l0 + span : L;
+        gaia__vsa_bundle_cols(K, L, x + n * K * L, w, out + n * L, l0, l1);
+    }
+    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_vsa_quantize(gaia_vsa_quantize_op op, size_t B, size_t D, uint64_t seed, uint64_t stream,
+                                    float *x) {
+    size_t W = (D + 63) / 64, r, j;
+    for (r = 0; r < B; r++) {
+        if (op == GAIA_VSA_QUANT_SIGN) {
+            float *row = x + r * D;
+            for (j = 0; j < D; j++) {
+                float v = row[j];
+                if (v > 0.0f) row[j] = 1.0f;
+                else if (v < 0.0f) row[j] = -1.0f;
+                else if (v == 0.0f) {
+                    uint64_t word = gaia_cpu_vsa_random_word(seed, stream, (uint64_t)(r * W + j / 64));
+                    row[j] = ((word >> (j % 64)) & 1u) ? -1.0f : 1.0f;
+                } /* NaN stays NaN */
+            }
+        } else {
+            float *row = x + r * 2 * D;
+            for (j = 0; j < D; j++) {
+                double re = row[2 * j], im = row[2 * j + 1], m = sqrt(re * re + im * im);
+                if (m > 0.0) {
+                    row[2 * j] = (float)(re / m);
+                    row[2 * j + 1] = (float)(im / m);
+                } else if (m == 0.0) {
+                    row[2 * j] = 1.0f;
+                    row[2 * j + 1] = 0.0f;
+                }
+            }
+        }
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_permute(size_t B, size_t D, size_t comps, const float *x, size_t shift, float *out) {
+    size_t r, L = D * comps;
+    for (r = 0; r < B; r++) {
+        const float *xr = x + r * L;
+        float *o = out + r * L;
+        memcpy(o + shift * comps, xr, (D - shift) * comps * sizeof(float));
+        if (shift) memcpy(o, xr + (D - shift) * comps, shift * comps * sizeof(float));
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double p = phase[i];
+        out[2 * i] = (float)cos(p);
+        out[2 * i + 1] = (float)sin(p);
+    }
+}
+
+/* The CPU backend's table: host pointers, the context's thread count. */
+static gaia_status gaia__cpu_vsa_bsc_random(gaia_ctx *ctx, size_t B, size_t D, uint64_t seed, uint64_t stream,
+                                            uint64_t *out) {
+    gaia_cpu_vsa_bsc_random(B, D, seed, stream, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_xor(gaia_ctx *ctx, size_t B, size_t W, const uint64_t *a, size_t a_rs,
+                                         const uint64_t *b, size_t b_rs, uint64_t *out) {
+    (void)ctx;
+    gaia_cpu_vsa_bsc_xor(B, W, a, a_rs, b, b_rs, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_majority(gaia_ctx *ctx, size_t N, size_t K, size_t D, const uint64_t *x,
+                                              const float *weights, uint64_t seed, uint64_t stream, uint64_t *out) {
+    gaia_cpu_vsa_bsc_majority(N, K, D, x, weights, seed, stream, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_hamming(gaia_ctx *ctx, size_t B, size_t M, size_t D, const uint64_t *a,
+                                             const uint64_t *x, int similarity, float *out) {
+    gaia_cpu_vsa_bsc_hamming(B, M, D, a, x, similarity, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_permute(gaia_ctx *ctx, size_t B, size_t D, const uint64_t *x, size_t shift,
+                                             uint64_t *out) {
+    (void)ctx;
+    gaia_cpu_vsa_bsc_permute(B, D, x, shift, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bsc_to_bipolar(gaia_ctx *ctx, size_t B, size_t D, const uint64_t *x, float *out) {
+    (void)ctx;
+    gaia_cpu_vsa_bsc_to_bipolar(B, D, x, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bipolar_to_bsc(gaia_ctx *ctx, size_t B, size_t D, const float *x, uint64_t *out) {
+    (void)ctx;
+    gaia_cpu_vsa_bipolar_to_bsc(B, D, x, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_mul(gaia_ctx *ctx, size_t B, size_t n, int cplx, int conj_b, const float *a,
+                                     size_t a_rs, const float *b, size_t b_rs, float *out) {
+    gaia_cpu_vsa_mul(B, n, cplx, conj_b, a, a_rs, b, b_rs, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_bundle(gaia_ctx *ctx, size_t N, size_t K, size_t L, const float *x, const float *w,
+                                        float *out) {
+    gaia_cpu_vsa_bundle(N, K, L, x, w, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_quantize(gaia_ctx *ctx, gaia_vsa_quantize_op op, size_t B, size_t D, uint64_t seed,
+                                          uint64_t stream, float *x) {
+    (void)ctx;
+    gaia_cpu_vsa_quantize(op, B, D, seed, stream, x);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_permute(gaia_ctx *ctx, size_t B, size_t D, size_t comps, const float *x,
+                                         size_t shift, float *out) {
+    (void)ctx;
+    gaia_cpu_vsa_permute(B, D, comps, x, shift, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_phasor(gaia_ctx *ctx, size_t n, const float *phase, float *out) {
+    (void)ctx;
+    gaia_cpu_vsa_phasor(n, phase, out);
+    return GAIA_OK;
+}
+static const struct gaia_vsa_ops gaia__cpu_vsa_ops = {
+    gaia__cpu_vsa_bsc_random,   gaia__cpu_vsa_bsc_xor,        gaia__cpu_vsa_bsc_majority,
+    gaia__cpu_vsa_bsc_hamming,  gaia__cpu_vsa_bsc_permute,    gaia__cpu_vsa_bsc_to_bipolar,
+    gaia__cpu_vsa_bipolar_to_bsc, gaia__cpu_vsa_mul,          gaia__cpu_vsa_bundle,
+    gaia__cpu_vsa_quantize,     gaia__cpu_vsa_permute,        gaia__cpu_vsa_phasor,
+};
+/* ---- end of the vsa module's CPU primitives ---- */
+
