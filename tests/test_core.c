@@ -1,6 +1,7 @@
 /* Tests of the core: contexts, devices, errors, Philox, random tensors,
    profiling and the benchmark helper. */
 #include "gaia_test.h"
+#include <time.h>
 #include <stdlib.h>
 
 /* A counting allocator that can be told to fail. */
@@ -309,6 +310,18 @@ static void profiling_counts_calls_time_and_bytes(gt *t) {
     GT_CHECK(t, e.calls == 3 && e.bytes == 3u * 128 * 128 * 8 && e.total_ms >= 0, "unary: %llu calls, %llu bytes",
              (unsigned long long)e.calls, (unsigned long long)e.bytes);
     GT_CHECK(t, gaia_profile_get(t->ctx, GAIA_PROF_MATMUL).calls == 1, "matmul counted");
+    { /* the layer ops: counted, and timed from their own start (not more than the wall time around them) */
+        struct timespec w0, w1;
+        double wall_ms;
+        clock_gettime(CLOCK_MONOTONIC, &w0);
+        for (i = 0; i < 3; i++) GT_OK(t, gaia_layer_linear(t->ctx, a, a, NULL, GAIA_LAYER_ACT_RELU, &b));
+        clock_gettime(CLOCK_MONOTONIC, &w1);
+        wall_ms = (double)(w1.tv_sec - w0.tv_sec) * 1e3 + (double)(w1.tv_nsec - w0.tv_nsec) / 1e6;
+        e = gaia_profile_get(t->ctx, GAIA_PROF_LAYER);
+        GT_CHECK(t, e.calls == 3 && e.total_ms >= 0.0 && e.total_ms <= wall_ms + 0.5,
+                 "layer: %llu calls in %g ms, within a wall time of %g ms", (unsigned long long)e.calls, e.total_ms,
+                 wall_ms);
+    }
     GT_CHECK(t, gaia_profile_get(t->ctx, GAIA_PROF_RANDOM).calls == 1, "random counted");
     if (f) {
         char buf[512];

@@ -4,6 +4,7 @@
    is reported by index and loses nothing of the others, and the counters
    come out as JSON and CSV. */
 #include "gaia_test.h"
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -136,6 +137,54 @@ static void map_runs_every_item_once_into_its_slot(gt *t) {
 }
 
 /* Results an item made stay usable by the context after the map. */
+static uint64_t map_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* With profiling on, the workers' counts join the caller's after each map,
+   and each item's product counts once: two maps of n items, 2n matmuls;
+   the time stays within the maps' wall time on the workers. */
+static void map_profiles_count_each_item_once(gt *t) {
+    const size_t n = 12;
+    map_inputs in;
+    map_job job;
+    gaia_map_desc desc;
+    gaia_profile_entry e;
+    int made, r;
+    uint64_t t0, t1;
+    GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CPU));
+    made = map_inputs_make(t, n, &in);
+    GT_OK(t, gaia_device_pop(t->ctx));
+    if (!made) {
+        map_inputs_free(&in);
+        GT_CHECK(t, 0, "setup failed: %s", gaia_last_error(t->ctx));
+    }
+    memset(&job, 0, sizeof job);
+    job.x = in.x;
+    job.w = in.w;
+    job.out = in.out;
+    job.calls = in.calls;
+    memset(&desc, 0, sizeof desc);
+    desc.device = GAIA_DEVICE_CPU;
+    desc.workers = 2;
+    gaia_profile_reset(t->ctx);
+    gaia_profile_enable(t->ctx, 1);
+    t0 = map_now_ns();
+    for (r = 0; r < 2; r++)
+        if (gaia_map(t->ctx, n, map_matmul_item, &job, &desc) != GAIA_OK)
+            GT_CHECK(t, 0, "map %d: %s", r, gaia_last_error(t->ctx));
+    t1 = map_now_ns();
+    e = gaia_profile_get(t->ctx, GAIA_PROF_MATMUL);
+    gaia_profile_enable(t->ctx, 0);
+    gaia_profile_reset(t->ctx);
+    map_inputs_free(&in);
+    GT_CHECK(t, e.calls == 2 * n, "%llu matmuls counted after two maps of %zu items", (unsigned long long)e.calls, n);
+    GT_CHECK(t, e.total_ms >= 0.0 && e.total_ms <= 2.0 * (double)(t1 - t0) / 1e6 + 1.0,
+             "matmul time %g ms over two maps that took %g ms on 2 workers", e.total_ms, (double)(t1 - t0) / 1e6);
+}
+
 static void map_results_are_the_contexts_to_use(gt *t) {
     const size_t n = 40;
     map_inputs in;
@@ -810,6 +859,7 @@ static void telemetry_gpu_reads_nvml(gt *t) {
 
 const gt_case gt_map_cases[] = {
     {"map_runs_every_item_once_into_its_slot", map_runs_every_item_once_into_its_slot},
+    {"map_profiles_count_each_item_once", map_profiles_count_each_item_once},
     {"map_results_are_the_contexts_to_use", map_results_are_the_contexts_to_use},
     {"map_random_numbers_follow_the_item_not_the_thread", map_random_numbers_follow_the_item_not_the_thread},
     {"map_failing_items_are_named_and_the_others_kept", map_failing_items_are_named_and_the_others_kept},
