@@ -52,6 +52,7 @@ static const conv_case conv_cases[] = {
     {2, 7, 13, 53, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* wino: 40 = 32 + 8 channels, 53 = 13 x 4 + 1 columns */
     {3, 5, 19, 23, 17, 7, 7, 1, 1, 3, 3, 1, 1, 1, 1},  /* wino: 7x7 "same", 17 channels, 23 = 11 x 2 + 1 */
     {2, 32, 11, 15, 64, 3, 3, 1, 1, 2, 2, 2, 2, 2, 0}, /* blk: 2 groups of 16 -> 32, dilation 2, padding 2 */
+    {2, 32, 11, 15, 64, 3, 3, 1, 1, 1, 3, 1, 3, 2, 1}, /* blk: unequal dilations (1 down, 3 across) and padding */
     {1, 6, 10, 29, 16, 5, 5, 1, 2, 0, 2, 1, 1, 1, 1},  /* blk: horizontal stride 2, no vertical padding */
     {2, 4, 17, 33, 33, 3, 3, 2, 2, 0, 0, 1, 1, 1, 0},  /* blk: stride 2, no padding, 33 channels */
     {1, 16, 9, 55, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* wino: 8 outputs of 16 inputs, 55 = 13 x 4 + 3 */
