@@ -184,15 +184,6 @@ static busy_time busy_run(const char *work, int threads, int quick) {
     return r;
 }
 
-static int busy_cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-static double busy_median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, busy_cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 #define BUSY_MAX_ROUNDS 15
 /* One workload beside `load` spinners: rounds of (1 thread, 2 threads). */
 static void busy_row(const char *work, int load, int rounds, int quick) {
@@ -217,8 +208,8 @@ static void busy_row(const char *work, int load, int rounds, int quick) {
         if (b.wall < lo2) lo2 = b.wall;
         if (b.wall > hi2) hi2 = b.wall;
     }
-    mw1 = busy_median(w1, rounds), mc1 = busy_median(c1, rounds);
-    mw2 = busy_median(w2, rounds), mc2 = busy_median(c2, rounds);
+    mw1 = bench_median(w1, rounds), mc1 = bench_median(c1, rounds);
+    mw2 = bench_median(w2, rounds), mc2 = bench_median(c2, rounds);
     if (load == 0)
         verdict = strcmp(work, "conv") == 0 || strcmp(work, "mlp") == 0 ? (mw1 / mw2 >= 1.7 ? "met (>= 1.7x)" : "missed (>= 1.7x)")
                                                                         : "-";

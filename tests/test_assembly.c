@@ -586,27 +586,6 @@ static void asm_free(void *p, void *user) {
     free(p);
 }
 
-/* An allocator that knows the bytes live (each block's size in a header). */
-typedef struct asm_sized_heap {
-    size_t live;
-} asm_sized_heap;
-#define ASM_HEAP_HEADER 16 /* keeps the blocks 16-byte aligned */
-static void *asm_sized_alloc(size_t bytes, void *user) {
-    unsigned char *p = (unsigned char *)malloc(bytes + ASM_HEAP_HEADER);
-    if (!p) return NULL;
-    memcpy(p, &bytes, sizeof bytes);
-    ((asm_sized_heap *)user)->live += bytes;
-    return p + ASM_HEAP_HEADER;
-}
-static void asm_sized_free(void *q, void *user) {
-    size_t bytes;
-    unsigned char *p = (unsigned char *)q - ASM_HEAP_HEADER;
-    if (!q) return;
-    memcpy(&bytes, p, sizeof bytes);
-    ((asm_sized_heap *)user)->live -= bytes;
-    free(p);
-}
-
 /* gaia_brain_memory follows what the brain holds, to the byte, while the
    CPU backend's per-fibre caches grow: B's winners go from 20 to 200 to
    2000, so the weights a step announces (|B| k p: about 200, 900, 6000)
@@ -615,21 +594,15 @@ static void asm_sized_free(void *q, void *user) {
    holds a little more than the report says; once those blocks exist (two
    steps) the gap stays the same, whatever the caches add or give back. */
 static void assembly_memory_matches_the_allocator_as_caches_grow(gt *t) {
-    asm_sized_heap h = {0};
-    gaia_ctx_desc desc;
+    gt_heap h;
     gaia_ctx *ctx = NULL;
     gaia_brain *b = NULL;
     static uint32_t w[2000];
     const size_t sizes[3] = {20, 200, 2000};
     size_t before, host = 0, gap = 0, q;
     int i, step;
-    memset(&desc, 0, sizeof desc);
-    desc.device = GAIA_DEVICE_CPU;
-    desc.allocator.alloc = asm_sized_alloc;
-    desc.allocator.free = asm_sized_free;
-    desc.allocator.user = &h;
-    GT_OK(t, gaia_ctx_create(&desc, &ctx));
-    before = h.live;
+    GT_OK(t, gt_heap_ctx(&h, GAIA_DEVICE_CPU, &ctx));
+    before = h.bytes;
     GT_OK(t, gaia_brain_create(ctx, 0.05, t->seed, GAIA_DEVICE_CPU, &b));
     GT_CHECK_OR_DONE(t, b != NULL, "%s", gaia_last_error(ctx));
     GT_OK(t, gaia_brain_add_area(b, "A", 6000, 50, 0.1f, GAIA_AREA_EXPLICIT));
@@ -640,19 +613,19 @@ static void assembly_memory_matches_the_allocator_as_caches_grow(gt *t) {
         for (step = 0; step < 3; step++) {
             GT_OK(t, gaia_brain_project_spec(b, i == 0 && step == 0 ? "B>A" : "B>A A>A")); /* A fires from then on */
             GT_OK(t, gaia_brain_memory(b, &host, NULL));
-            GT_CHECK_OR_DONE(t, host <= h.live - before && h.live - before - host < 16 * 1024,
+            GT_CHECK_OR_DONE(t, host <= h.bytes - before && h.bytes - before - host < 16 * 1024,
                              "%zu winners in B, step %d: gaia_brain_memory says %zu bytes, %zu are held", sizes[i],
-                             step, host, h.live - before);
-            if (i == 0 && step == 1) gap = h.live - before - host;
+                             step, host, h.bytes - before);
+            if (i == 0 && step == 1) gap = h.bytes - before - host;
             if (i > 0 || step > 1)
-                GT_CHECK(t, h.live - before - host == gap,
+                GT_CHECK(t, h.bytes - before - host == gap,
                          "%zu winners in B, step %d: %zu bytes held beyond the report, %zu before", sizes[i], step,
-                         h.live - before - host, gap);
+                         h.bytes - before - host, gap);
         }
     }
 done:
     gaia_brain_destroy(b);
-    GT_CHECK(t, h.live == before, "%zu bytes still held after gaia_brain_destroy", h.live - before);
+    GT_CHECK(t, h.bytes == before, "%zu bytes still held after gaia_brain_destroy", h.bytes - before);
     gaia_ctx_destroy(ctx);
 }
 

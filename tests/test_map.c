@@ -86,6 +86,18 @@ static int map_inputs_make(gt *t, size_t n, map_inputs *in) {
            gaia_tensor_from_host(t->ctx, 2, sw, in->hw, &in->w) == GAIA_OK;
 }
 
+/* The same on the CPU, where CPU workers read them, even where a GPU answers. */
+static int map_inputs_make_cpu(gt *t, size_t n, map_inputs *in) {
+    int made;
+    if (gaia_device_push(t->ctx, GAIA_DEVICE_CPU) != GAIA_OK) {
+        memset(in, 0, sizeof *in);
+        return 0;
+    }
+    made = map_inputs_make(t, n, in);
+    if (gaia_device_pop(t->ctx) != GAIA_OK) made = 0;
+    return made;
+}
+
 static void map_runs_every_item_once_into_its_slot(gt *t) {
     const size_t n = 300;
     static const int workers[] = {1, 2, 3};
@@ -94,12 +106,7 @@ static void map_runs_every_item_once_into_its_slot(gt *t) {
     map_job job;
     gaia_map_desc desc;
     size_t i, w, g;
-    int made;
-    /* the CPU workers read the inputs where they are: on the CPU */
-    GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CPU));
-    made = map_inputs_make(t, n, &in);
-    GT_OK(t, gaia_device_pop(t->ctx));
-    if (!made) {
+    if (!map_inputs_make_cpu(t, n, &in)) {
         map_inputs_free(&in);
         GT_CHECK(t, 0, "setup failed: %s", gaia_last_error(t->ctx));
     }
@@ -152,12 +159,9 @@ static void map_profiles_count_each_item_once(gt *t) {
     map_job job;
     gaia_map_desc desc;
     gaia_profile_entry e;
-    int made, r;
+    int r;
     uint64_t t0, t1;
-    GT_OK(t, gaia_device_push(t->ctx, GAIA_DEVICE_CPU));
-    made = map_inputs_make(t, n, &in);
-    GT_OK(t, gaia_device_pop(t->ctx));
-    if (!made) {
+    if (!map_inputs_make_cpu(t, n, &in)) {
         map_inputs_free(&in);
         GT_CHECK(t, 0, "setup failed: %s", gaia_last_error(t->ctx));
     }
