@@ -406,12 +406,16 @@ MUTATE_PLANT     ?=
 # MUTATE_SANITIZE=1 builds each mutant with ASan + UBSan (slower): a mutant
 # that only reads or writes out of bounds changes no result the tests see.
 MUTATE_SANITIZE  ?=
+# A mutant that reads a variable before setting it is refused by the build
+# (-Wall -Werror warns: may be used uninitialized), so it is stillborn here
+# too rather than a survivor whose result depends on a stale register.
+MUTATE_WERROR    := -Werror=uninitialized -Werror=maybe-uninitialized
 MUTATE_SAN_FLAGS := $(if $(filter 1,$(MUTATE_SANITIZE)),-fsanitize=address -fsanitize=undefined -fno-sanitize-recover=all)
 .PHONY: mutate
 mutate: $(RUNNER) $(EXAMPLES)
 	python3 tests/mutate/mutate.py --files '$(MUTATE_FILES)' --functions '$(MUTATE_FUNCTIONS)' --lines '$(MUTATE_LINES)' \
 	  --sample $(MUTATE_SAMPLE) --seed $(MUTATE_SEED) --only '$(MUTATE_ONLY)' --plant '$(MUTATE_PLANT)' --tests '$(MUTATE_TESTS)' \
-	  --cc '$(CC)' --cxx '$(CXX)' --cflags '$(filter-out -O3 -O2 -Werror,$(CFLAGS)) -O1 $(MUTATE_SAN_FLAGS)' \
+	  --cc '$(CC)' --cxx '$(CXX)' --cflags '$(filter-out -O3 -O2 -Werror,$(CFLAGS)) -O1 $(MUTATE_WERROR) $(MUTATE_SAN_FLAGS)' \
 	  --ldlibs '$(LDLIBS) $(MUTATE_SAN_FLAGS)' \
 	  --objs '$(TEST_OBJ)' --runner $(BUILD)/mutate/run_tests --log $(BUILD)/mutate/report.txt
 

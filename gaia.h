@@ -2656,8 +2656,8 @@ typedef struct gaia_fibre_stats {
     double synapses;      /* synapses of the fibre (exact when synapses_exact) */
     int synapses_exact;   /* 0: explicit fibre too large to count, synapses = E[count] */
     size_t plastic;       /* synapses whose weight differs from 1 */
-    double mean_weight;   /* over all synapses of the fibre */
-    double max_weight;
+    double mean_weight;   /* over all synapses of the fibre (0 when it has none) */
+    double max_weight;    /* (0 when it has none) */
     float beta;           /* plasticity in use for this fibre */
 } gaia_fibre_stats;
 
@@ -13548,13 +13548,22 @@ static gaia_status gaia__mpi_synapse_weight(gaia_brain *b, const char *fn, const
                                             uint32_t i, uint32_t j, float *w);
 #endif
 
-/* raw (may be NULL): {synapses, plastic, sum of c (w - 1) over the learned
-   weights, max weight}, the parts a sharded brain adds up over its ranks. */
+/* A fibre's statistics from its sums: {synapses, plastic synapses, the sum
+   of (w - 1) over its synapses, the largest weight}. */
+static void gaia__asm_fibre_stats_from_sums(const double sums[4], gaia_fibre_stats *out) {
+    out->synapses = sums[0];
+    out->plastic = (size_t)sums[1];
+    out->mean_weight = sums[0] > 0 ? (sums[0] + sums[2]) / sums[0] : 0.0;
+    out->max_weight = sums[0] > 0 ? sums[3] : 0.0;
+}
+
+/* raw (may be NULL): the sums (above), which a sharded brain adds up over
+   its ranks. */
 static gaia_status gaia__asm_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
                                          gaia_fibre_stats *out, double *raw) {
     int src, tgt, fi;
     const gaia__asm_area *t;
-    double syn = 0, wsum = 0, wmax = 1, learned = 0;
+    double syn = 0, wsum = 0, wmax = 1, sums[4];
     size_t plastic = 0;
     int exact = 1;
     gaia_status st;
@@ -13620,24 +13629,22 @@ static gaia_status gaia__asm_fibre_stats(gaia_brain *b, const char *fn, const ch
                 e = vals[s];
                 plastic += (size_t)c;
                 wsum += c * ((double)e - 1.0);
-                learned += c * ((double)e - 1.0);
                 if (e > wmax) wmax = e;
             }
             gaia__asm_hfree(b, keys);
             gaia__asm_hfree(b, vals);
         }
     }
-    if (raw) {
-        raw[0] = syn;
-        raw[1] = (double)plastic;
-        raw[2] = learned;
-        raw[3] = wmax;
-    }
-    out->synapses = syn;
+    /* The four sums an MPI brain adds up over its ranks (gaia__mpi_fibre_stats);
+       the statistics are read from them here too, so that one process and
+       a reduction over ranks compute each field the same way. */
+    sums[0] = syn;
+    sums[1] = (double)plastic;
+    sums[2] = wsum - syn; /* the weights' excess over 1 */
+    sums[3] = wmax;
+    if (raw) memcpy(raw, sums, sizeof sums);
+    gaia__asm_fibre_stats_from_sums(sums, out);
     out->synapses_exact = exact;
-    out->plastic = plastic;
-    out->mean_weight = syn > 0 ? wsum / syn : 0.0;
-    out->max_weight = syn > 0 ? wmax : 0.0;
     return GAIA_OK;
 }
 
@@ -16027,7 +16034,7 @@ static int gaia__mpi_sharded_target(const gaia_brain *b, const char *to) {
 static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
                                          gaia_fibre_stats *out) {
     gaia_fibre_stats mine;
-    double raw[4] = {0, 0, 0, 0}, sum[3], wmax = 0;
+    double raw[4] = {0, 0, 0, 0}, sum[4];
     gaia_status st = gaia__asm_fibre_stats(b, fn, from, to, out ? &mine : NULL, raw);
     st = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, fn, st, NULL, NULL, 0, "");
     if (st != GAIA_OK) return st;
@@ -16035,12 +16042,9 @@ static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const ch
         /* an estimate (not exact) is the whole fibre's already: rank 0's */
         if (!mine.synapses_exact && b->mpi->rank != 0) raw[0] = 0;
         MPI_Allreduce(raw, sum, 3, MPI_DOUBLE, MPI_SUM, b->mpi->comm);
-        MPI_Allreduce(&raw[3], &wmax, 1, MPI_DOUBLE, MPI_MAX, b->mpi->comm);
+        MPI_Allreduce(&raw[3], &sum[3], 1, MPI_DOUBLE, MPI_MAX, b->mpi->comm);
         b->mpi->bytes += 32 * (uint64_t)b->mpi->size;
-        mine.synapses = sum[0];
-        mine.plastic = (size_t)sum[1];
-        mine.mean_weight = sum[0] > 0 ? (sum[0] + sum[2]) / sum[0] : 0.0;
-        mine.max_weight = sum[0] > 0 ? wmax : 0.0;
+        gaia__asm_fibre_stats_from_sums(sum, &mine);
     }
     *out = mine;
     return GAIA_OK;

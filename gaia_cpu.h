@@ -1773,22 +1773,6 @@ static gaia__fftv gaia__fftv_ld(const float *p)
     const size_t S_ = (S), T = (S) * m, Tv = T & ~(size_t)15; \
     size_t t, p, k;
 
-#define GAIA_FFT_VDEF2(S) \
-    GAIA_GEMM_CONTRACT static void gaia__fft_v2_##S(GAIA_FFT_VPARAMS) \
-    { \
-        GAIA_FFT_VHEAD(S) \
-        for (t = 0; t < Tv; t += 16) { \
-            GAIA_FFT_VLD(0) GAIA_FFT_VLD(1) \
-            GAIA_FFT_BF2_T(gaia__fftv) \
-            GAIA_FFT_VST(0, 2, S) GAIA_FFT_VST(1, 2, S) \
-        } \
-        for (p = Tv / S_; p < m; ++p) \
-            for (k = 0; k < S_; ++k) { \
-                GAIA_FFT_SLD(0) GAIA_FFT_SLD(1) \
-                GAIA_FFT_BF2 \
-                GAIA_FFT_SST0(2) GAIA_FFT_SST(1, 2) \
-            } \
-    }
 #define GAIA_FFT_VDEF3(S) \
     GAIA_GEMM_CONTRACT static void gaia__fft_v3_##S(GAIA_FFT_VPARAMS) \
     { \
@@ -1858,16 +1842,26 @@ static gaia__fftv gaia__fftv_ld(const float *p)
                 GAIA_FFT_SST(4, 8) GAIA_FFT_SST(5, 8) GAIA_FFT_SST(6, 8) GAIA_FFT_SST(7, 8) \
             } \
     }
-GAIA_FFT_VDEF2(2) GAIA_FFT_VDEF2(4) GAIA_FFT_VDEF2(8)
+/* Only the (radix, stride) pairs a plan can hold (gaia__fft_cplan_create
+   orders the stages 2, 8..., 4..., odd): radix 2 is only ever the s == 1
+   stage, radix 8 comes at s = 1, 8, 64..., radix 4 after the eights or at
+   s = 1, 4; the odd radices follow any power of two. */
 GAIA_FFT_VDEF3(2) GAIA_FFT_VDEF3(4) GAIA_FFT_VDEF3(8)
-GAIA_FFT_VDEF4(2) GAIA_FFT_VDEF4(4) GAIA_FFT_VDEF4(8)
+GAIA_FFT_VDEF4(4) GAIA_FFT_VDEF4(8)
 GAIA_FFT_VDEF5(2) GAIA_FFT_VDEF5(4) GAIA_FFT_VDEF5(8)
-GAIA_FFT_VDEF8(2) GAIA_FFT_VDEF8(4) GAIA_FFT_VDEF8(8)
+GAIA_FFT_VDEF8(8)
 
 /* 1 when the stage runs one of the kernels above. */
 static int gaia__fft_short_ok(unsigned r, size_t s, size_t m)
 {
-    return (s == 2 || s == 4 || s == 8) && s * m >= 16 && (r == 2 || r == 3 || r == 4 || r == 5 || r == 8);
+    if (s * m < 16) return 0;
+    switch (r) {
+    case 3:
+    case 5: return s == 2 || s == 4 || s == 8;
+    case 4: return s == 4 || s == 8;
+    case 8: return s == 8;
+    default: return 0;
+    }
 }
 
 static void gaia__fft_short(unsigned r, size_t s, GAIA_FFT_VPARAMS)
@@ -1876,12 +1870,14 @@ static void gaia__fft_short(unsigned r, size_t s, GAIA_FFT_VPARAMS)
     if (s == 2) gaia__fft_v##R##_2(m, xr, xi, yr, yi, wr, wi, er, ei); \
     else if (s == 4) gaia__fft_v##R##_4(m, xr, xi, yr, yi, wr, wi, er, ei); \
     else gaia__fft_v##R##_8(m, xr, xi, yr, yi, wr, wi, er, ei);
-    switch (r) {
-    case 2: GAIA_FFT_VCALL(2) break;
+    switch (r) { /* the pairs gaia__fft_short_ok accepts */
     case 3: GAIA_FFT_VCALL(3) break;
-    case 4: GAIA_FFT_VCALL(4) break;
+    case 4:
+        if (s == 4) gaia__fft_v4_4(m, xr, xi, yr, yi, wr, wi, er, ei);
+        else gaia__fft_v4_8(m, xr, xi, yr, yi, wr, wi, er, ei);
+        break;
     case 5: GAIA_FFT_VCALL(5) break;
-    default: GAIA_FFT_VCALL(8) break;
+    default: gaia__fft_v8_8(m, xr, xi, yr, yi, wr, wi, er, ei); break;
     }
 #undef GAIA_FFT_VCALL
 }

@@ -36,8 +36,8 @@ typedef struct gaia_fibre_stats {
     double synapses;      /* synapses of the fibre (exact when synapses_exact) */
     int synapses_exact;   /* 0: explicit fibre too large to count, synapses = E[count] */
     size_t plastic;       /* synapses whose weight differs from 1 */
-    double mean_weight;   /* over all synapses of the fibre */
-    double max_weight;
+    double mean_weight;   /* over all synapses of the fibre (0 when it has none) */
+    double max_weight;    /* (0 when it has none) */
     float beta;           /* plasticity in use for this fibre */
 } gaia_fibre_stats;
 

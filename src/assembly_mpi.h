@@ -913,7 +913,7 @@ static int gaia__mpi_sharded_target(const gaia_brain *b, const char *to) {
 static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
                                          gaia_fibre_stats *out) {
     gaia_fibre_stats mine;
-    double raw[4] = {0, 0, 0, 0}, sum[3], wmax = 0;
+    double raw[4] = {0, 0, 0, 0}, sum[4];
     gaia_status st = gaia__asm_fibre_stats(b, fn, from, to, out ? &mine : NULL, raw);
     st = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, fn, st, NULL, NULL, 0, "");
     if (st != GAIA_OK) return st;
@@ -921,12 +921,9 @@ static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const ch
         /* an estimate (not exact) is the whole fibre's already: rank 0's */
         if (!mine.synapses_exact && b->mpi->rank != 0) raw[0] = 0;
         MPI_Allreduce(raw, sum, 3, MPI_DOUBLE, MPI_SUM, b->mpi->comm);
-        MPI_Allreduce(&raw[3], &wmax, 1, MPI_DOUBLE, MPI_MAX, b->mpi->comm);
+        MPI_Allreduce(&raw[3], &sum[3], 1, MPI_DOUBLE, MPI_MAX, b->mpi->comm);
         b->mpi->bytes += 32 * (uint64_t)b->mpi->size;
-        mine.synapses = sum[0];
-        mine.plastic = (size_t)sum[1];
-        mine.mean_weight = sum[0] > 0 ? (sum[0] + sum[2]) / sum[0] : 0.0;
-        mine.max_weight = sum[0] > 0 ? wmax : 0.0;
+        gaia__asm_fibre_stats_from_sums(sum, &mine);
     }
     *out = mine;
     return GAIA_OK;

@@ -318,13 +318,22 @@ static gaia_status gaia__mpi_synapse_weight(gaia_brain *b, const char *fn, const
                                             uint32_t i, uint32_t j, float *w);
 #endif
 
-/* raw (may be NULL): {synapses, plastic, sum of c (w - 1) over the learned
-   weights, max weight}, the parts a sharded brain adds up over its ranks. */
+/* A fibre's statistics from its sums: {synapses, plastic synapses, the sum
+   of (w - 1) over its synapses, the largest weight}. */
+static void gaia__asm_fibre_stats_from_sums(const double sums[4], gaia_fibre_stats *out) {
+    out->synapses = sums[0];
+    out->plastic = (size_t)sums[1];
+    out->mean_weight = sums[0] > 0 ? (sums[0] + sums[2]) / sums[0] : 0.0;
+    out->max_weight = sums[0] > 0 ? sums[3] : 0.0;
+}
+
+/* raw (may be NULL): the sums (above), which a sharded brain adds up over
+   its ranks. */
 static gaia_status gaia__asm_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
                                          gaia_fibre_stats *out, double *raw) {
     int src, tgt, fi;
     const gaia__asm_area *t;
-    double syn = 0, wsum = 0, wmax = 1, learned = 0;
+    double syn = 0, wsum = 0, wmax = 1, sums[4];
     size_t plastic = 0;
     int exact = 1;
     gaia_status st;
@@ -390,24 +399,22 @@ static gaia_status gaia__asm_fibre_stats(gaia_brain *b, const char *fn, const ch
                 e = vals[s];
                 plastic += (size_t)c;
                 wsum += c * ((double)e - 1.0);
-                learned += c * ((double)e - 1.0);
                 if (e > wmax) wmax = e;
             }
             gaia__asm_hfree(b, keys);
             gaia__asm_hfree(b, vals);
         }
     }
-    if (raw) {
-        raw[0] = syn;
-        raw[1] = (double)plastic;
-        raw[2] = learned;
-        raw[3] = wmax;
-    }
-    out->synapses = syn;
+    /* The four sums an MPI brain adds up over its ranks (gaia__mpi_fibre_stats);
+       the statistics are read from them here too, so that one process and
+       a reduction over ranks compute each field the same way. */
+    sums[0] = syn;
+    sums[1] = (double)plastic;
+    sums[2] = wsum - syn; /* the weights' excess over 1 */
+    sums[3] = wmax;
+    if (raw) memcpy(raw, sums, sizeof sums);
+    gaia__asm_fibre_stats_from_sums(sums, out);
     out->synapses_exact = exact;
-    out->plastic = plastic;
-    out->mean_weight = syn > 0 ? wsum / syn : 0.0;
-    out->max_weight = syn > 0 ? wmax : 0.0;
     return GAIA_OK;
 }
 

@@ -878,6 +878,42 @@ static void assembly_fibre_stats_match_the_rows(gt *t) {
     }
 }
 
+/* The same on fibres of 0, 1 and a few synapses (tiny explicit areas over
+   many seeds): an empty fibre's mean and max weight are 0, a fibre of one
+   synapse has that synapse's weight as both. */
+static void assembly_fibre_stats_of_tiny_fibres(gt *t) {
+    uint64_t seed;
+    size_t seen[3] = {0, 0, 0};
+    for (seed = 1; seed <= 300; seed++) {
+        gaia_brain *b = asm_projection_brain(t, t->seed + seed, 3, 1, 0.25, 0.5f, GAIA_AREA_EXPLICIT);
+        gaia_fibre_stats st;
+        uint32_t tg[3], i;
+        float wt[3];
+        size_t count = 0, c, q;
+        double sum = 0.0, max = 0.0, mean;
+        GT_CHECK_OR_DONE(t, b != NULL, "%s", gaia_last_error(t->ctx));
+        GT_OK(t, gaia_brain_op_projection(b, "s", "A", 3));
+        GT_OK(t, gaia_brain_fibre_stats(b, "A", "A", &st));
+        for (i = 0; i < 3; i++) {
+            GT_OK(t, gaia_brain_synapse_row(b, "A", "A", i, tg, wt, 3, &c));
+            for (q = 0; q < c; q++) {
+                sum += wt[q];
+                if (wt[q] > max) max = wt[q];
+            }
+            count += c;
+        }
+        mean = count ? sum / (double)count : 0.0;
+        seen[count < 2 ? count : 2]++;
+        GT_CHECK(t, st.synapses == (double)count && fabs(st.mean_weight - mean) <= 1e-12 * mean && st.max_weight == max,
+                 "seed %llu: %.0f synapses, mean %.9g, max %g; the rows: %zu, %.9g, %g", (unsigned long long)seed,
+                 st.synapses, st.mean_weight, st.max_weight, count, mean, max);
+    done:
+        gaia_brain_destroy(b);
+    }
+    GT_CHECK(t, seen[0] && seen[1] && seen[2], "fibres of 0, 1, more synapses: %zu, %zu, %zu of 300", seen[0], seen[1],
+             seen[2]);
+}
+
 static void assembly_area_controls(gt *t) {
     gaia_brain *b = asm_projection_brain(t, t->seed, 20000, 100, 0.05, 0.1f, GAIA_AREA_EXPLICIT);
     uint32_t w[1024], set[3] = {7, 3, 11};
@@ -1057,6 +1093,7 @@ const gt_case gt_assembly_cases[] = {
     {"assembly_out_of_memory_in_a_step", assembly_out_of_memory_in_a_step},
     {"assembly_memory_matches_the_allocator_as_caches_grow", assembly_memory_matches_the_allocator_as_caches_grow},
     {"assembly_fibre_stats_match_the_rows", assembly_fibre_stats_match_the_rows},
+    {"assembly_fibre_stats_of_tiny_fibres", assembly_fibre_stats_of_tiny_fibres},
     {"assembly_save_load_round_trip", assembly_save_load_round_trip},
     {"assembly_corrupt_file_is_rejected", assembly_corrupt_file_is_rejected},
     {"assembly_image_name_with_a_nul_byte_is_rejected", assembly_image_name_with_a_nul_byte_is_rejected},

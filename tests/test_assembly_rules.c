@@ -515,6 +515,53 @@ static void asm_rules_explicit_and_lazy_areas_mix(gt *t) {
     gaia_brain_destroy(c);
 }
 
+/* A lazy fibre samples a source neuron's synapses when it first fires, so
+   the row of a neuron that has not fired through the fibre is empty, on
+   the brain and on its loaded image, next to rows that are not: for every
+   k here the rows fill their storage exactly (it grows in powers of two),
+   so the first neuron without a row is one past the last stored. */
+static void asm_rules_lazy_rows_of_unfired_neurons_are_empty(gt *t) {
+    static const uint32_t ks[4] = {4, 8, 16, 32};
+    int q;
+    for (q = 0; q < 4; q++) {
+        const uint32_t k = ks[q], n = 400;
+        gaia_brain *b = asr_brain(t, 0.5, t->seed + (uint64_t)q, n, k, GAIA_AREA_LAZY), *c = NULL, *br;
+        uint32_t w[64], i;
+        size_t nw, sup = 0, cnt, full = 0, r;
+        void *img = NULL;
+        size_t isz = 0;
+        unsigned char fired[400];
+        GT_CHECK(t, b != NULL, "%s", gaia_last_error(t->ctx));
+        GT_OK(t, gaia_brain_project_spec(b, "s>A"));
+        GT_OK(t, gaia_brain_support(b, "A", &sup));
+        GT_CHECK(t, sup == k, "k = %u: A's support after one step is %zu", k, sup);
+        nw = asr_winners(b, "A", w, 64);
+        GT_CHECK(t, nw == k, "k = %u: A has %zu winners", k, nw);
+        memset(fired, 0, sizeof fired);
+        for (i = 0; i < nw; i++) fired[w[i]] = 1;
+        GT_OK(t, gaia_brain_project_spec(b, "A>B")); /* A's first firing into B: rows for A's k neurons */
+        GT_OK(t, gaia_brain_save_image(b, &img, &isz));
+        GT_OK(t, gaia_brain_load_image(t->ctx, img, isz, GAIA_DEVICE_CPU, &c));
+        free(img);
+        for (r = 0; r < 2; r++) {
+            br = r ? c : b;
+            full = 0;
+            for (i = 0; i < n; i++) {
+                cnt = 12345;
+                GT_OK(t, gaia_brain_synapse_row(br, "A", "B", i, NULL, NULL, 0, &cnt));
+                GT_CHECK(t, fired[i] || cnt == 0, "k = %u (%s): neuron %u of A never fired but has %zu synapses into B",
+                         k, r ? "loaded" : "brain", i, cnt);
+                full += cnt > 0;
+            }
+            /* p = 0.5 into B's k winners: a row is empty with probability 0.5^k */
+            GT_CHECK(t, full >= k / 2, "k = %u (%s): only %zu of A's %u fired neurons have synapses", k,
+                     r ? "loaded" : "brain", full, k);
+        }
+        gaia_brain_destroy(b);
+        gaia_brain_destroy(c);
+    }
+}
+
 /* Read-outs against given sets and index blocks, against overlaps counted
    with gaia_assembly_overlap, on random winners and random sets (some of
    them sharing much with the winners). */
@@ -962,5 +1009,6 @@ const gt_case gt_assembly_rules_cases[] = {
     {"asm_rules_inhibition_holds_while_any_reason_does", asm_rules_inhibition_holds_while_any_reason_does},
     {"asm_rules_project_open_fires_the_open_fibres", asm_rules_project_open_fires_the_open_fibres},
     {"asm_rules_image_refuses_bad_closed_fibres", asm_rules_image_refuses_bad_closed_fibres},
+    {"asm_rules_lazy_rows_of_unfired_neurons_are_empty", asm_rules_lazy_rows_of_unfired_neurons_are_empty},
     {NULL, NULL},
 };

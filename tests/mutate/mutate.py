@@ -24,7 +24,10 @@ literals (n -> n+1, n -> 0; x.y -> 0.0 or 2 x.y, 0.0 -> 1.0), and deleting an as
 statement. Comments, strings and preprocessor directives are left alone;
 only code inside function bodies (and function-like macro bodies) is
 mutated. A mutant that does not compile is "stillborn": not counted, the
-sample draws another in its place.
+sample draws another in its place. `make mutate` compiles mutants with
+-Werror=uninitialized -Werror=maybe-uninitialized: the project's -Werror
+build refuses a mutant that reads a variable it no longer sets, so it is
+stillborn too.
 
 An ID is file:line:column:operator; it names the same mutant only while the
 file is unchanged. equivalent.txt keys a mutant by its file, the text of its
