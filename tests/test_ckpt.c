@@ -910,6 +910,38 @@ static void train_mlp_resumed_run_matches_a_straight_one(gt *t) {
              straight, cut, resumed);
 }
 
+/* The digits example on scikit-learn's digits, exported by the script the
+   example names: at least 95% of the 450 test images right (skipped without
+   a Python that has scikit-learn). */
+static void train_digits_reaches_95_percent_on_the_test_images(gt *t) {
+    char cmd[9000], prog[4200], script[4200], dir[600], line[512];
+    const char *py = gt_python(cmd, sizeof cmd, "numpy, sklearn");
+    double acc = -1.0;
+    unsigned long right = 0, total = 0;
+    FILE *p;
+    int rc;
+    if (!py) GT_SKIP(t, "no python with numpy and scikit-learn (set GAIA_TEST_PYTHON)");
+    snprintf(prog, sizeof prog, "%s/../examples/train_digits", gt_exe_dir);
+    snprintf(script, sizeof script, "%s/../../tools/digits_to_npy.py", gt_exe_dir);
+    GT_CHECK(t, access(prog, X_OK) == 0, "cannot run the example '%s' (make examples builds it)", prog);
+    GT_CHECK(t, access(script, R_OK) == 0, "cannot read the export script '%s'", script);
+    gt_tmp_path(dir, sizeof dir, "digits");
+    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' > /dev/null", py, script, dir);
+    GT_CHECK(t, system(cmd) == 0, "'%s' failed", cmd);
+    snprintf(cmd, sizeof cmd, "'%s' '%s' 2>&1", prog, dir);
+    p = popen(cmd, "r");
+    GT_CHECK(t, p != NULL, "cannot run '%s'", prog);
+    while (fgets(line, sizeof line, p))
+        if (sscanf(line, "test accuracy: %lu / %lu (%lf%%)", &right, &total, &acc) == 3) break;
+    while (fgets(line, sizeof line, p)) {
+    }
+    rc = pclose(p);
+    GT_CHECK(t, total == 450 && acc >= 95.0 && rc == 0, "'%s': test accuracy %.2f%% of %lu images (exit %d)", prog, acc,
+             total, rc);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) GT_CHECK(t, 0, "cannot remove %s", dir);
+}
+
 /* ---- bad arguments to every public function of the module ---- */
 static void checkpoint_functions_reject_bad_arguments(gt *t) {
     gaia_tensor *x = NULL;
@@ -1007,5 +1039,6 @@ const gt_case gt_ckpt_cases[] = {
     {"optim_save_frees_every_block", optim_save_frees_every_block},
     {"checkpoint_functions_reject_bad_arguments", checkpoint_functions_reject_bad_arguments},
     {"train_mlp_resumed_run_matches_a_straight_one", train_mlp_resumed_run_matches_a_straight_one},
+    {"train_digits_reaches_95_percent_on_the_test_images", train_digits_reaches_95_percent_on_the_test_images},
     {NULL, NULL},
 };
