@@ -700,6 +700,46 @@
            gaia_ctx_destroy(ctx);
            return 0;
        }
+   Checking the gradients of one's own composition: gaia_grad_check(ctx,
+   fn, user, inputs, n, desc, &report) calls fn (the same signature as a
+   checkpoint block) once with recording on and back-propagates L =
+   sum(R * y) for a fixed random R, then moves each element of each input
+   by +-h max(1, |x|) with recording off and compares dL/dx with the
+   central difference, the sums in float64: an element agrees when
+   |numeric - analytic| <= atol + rtol |numeric| (desc NULL: h = 1e-3,
+   atol 1e-3, rtol 1e-2, for float32; max_checks spreads fewer checks over
+   a large input). It returns GAIA_OK when the check ran; report.passed is
+   the verdict, and report names the element furthest off with both
+   derivatives. The inputs, their requires_grad flags and gradients are
+   left as they were; a tape that holds recorded operations is refused
+   (the check would consume them). A value that leaves gaia and comes back
+   (gaia_tensor_to_host, then gaia_tensor_from_host) is a constant to the
+   tape: the check finds the gradient it loses.
+   Example, checking a composition:
+       #include "gaia.h"
+       #include <stdio.h>
+       static gaia_status f(gaia_ctx *ctx, gaia_tensor *const *in, size_t n, void *user, gaia_tensor **out) {
+           gaia_tensor *p = NULL;
+           gaia_status st = gaia_tensor_matmul(ctx, in[0], in[1], 0, 0, &p);
+           if (st == GAIA_OK) st = gaia_tensor_tanh(ctx, p, out);      // y = tanh(a b)
+           gaia_tensor_free(p);
+           (void)n; (void)user;
+           return st;
+       }
+       int main(void) {
+           gaia_ctx *ctx;
+           gaia_tensor *in[2] = {NULL, NULL};
+           gaia_grad_check_report r;
+           size_t sa[2] = {3, 4}, sb[2] = {4, 2};
+           if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) return 1;
+           gaia_tensor_randn(ctx, 2, sa, 0.0f, 1.0f, &in[0]);
+           gaia_tensor_randn(ctx, 2, sb, 0.0f, 0.5f, &in[1]);
+           if (gaia_grad_check(ctx, f, NULL, in, 2, NULL, &r) == GAIA_OK)
+               printf("%s: %zu elements\n", r.passed ? "agree" : "differ", r.checked); // prints: agree: 20 elements
+           gaia_tensor_free(in[0]); gaia_tensor_free(in[1]);
+           gaia_ctx_destroy(ctx);
+           return 0;
+       }
    If PyTorch is installed, tests/test_torch.c checks gaia's gradients of
    an MLP and an attention block against torch.autograd in float64 (the
    interpreter: $GAIA_TEST_PYTHON, else python3; skipped without torch).

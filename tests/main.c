@@ -35,6 +35,7 @@ extern const gt_case gt_progress_cases[];
 extern const gt_case gt_doc_cases[];
 extern const gt_case gt_map_cases[];
 extern const gt_case gt_grad_cases[];
+extern const gt_case gt_grad_check_cases[];
 extern const gt_case gt_conv_cases[];
 extern const gt_case gt_eigh_cases[];
 extern const gt_case gt_ckpt_cases[];
@@ -55,7 +56,7 @@ static const struct gt_suite {
     {"backend", gt_backend_cases},   {"cuda", gt_cuda_cases},       {"hrr", gt_hrr_cases},
     {"assembly", gt_assembly_cases}, {"layer", gt_layer_cases},     {"hostile", gt_hostile_cases},
     {"oom", gt_oom_cases},           {"bad_input", gt_bad_input_cases}, {"progress", gt_progress_cases},
-    {"assembly_rules", gt_assembly_rules_cases}, {"map", gt_map_cases}, {"grad", gt_grad_cases}, {"doc", gt_doc_cases},
+    {"assembly_rules", gt_assembly_rules_cases}, {"map", gt_map_cases}, {"grad", gt_grad_cases}, {"grad_check", gt_grad_check_cases}, {"doc", gt_doc_cases},
     {"conv", gt_conv_cases},         {"eigh", gt_eigh_cases},
     {"assembly_stats", gt_assembly_stats_cases},
     {"tensor_ops", gt_tensor_ops_cases},
