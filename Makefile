@@ -159,8 +159,11 @@ help:
 	@echo '                 edit src/, never the two headers: docs/DESIGN.md, "Source layout")'
 	@echo 'make check-headers  fails when a module breaks the dependency rules or gaia.h or'
 	@echo '                 gaia_cpu.h differ from what src/ makes'
-	@echo 'make switches-check  the implementation with each GAIA_NO_<module> switch, all, tensors+hrr'
-	@echo '                 (tests/switches/check.sh; make test runs it when the headers change)'
+	@echo 'make switches-check  the implementation with each GAIA_NO_<module> switch, all, tensors+hrr,'
+	@echo '                 none, each compiled and run (tests/switches/check.sh; make test runs it when the'
+	@echo '                 headers change)'
+	@echo 'make compile-time  the implementation compiled whole and for tensors+hrr in alternation at -O2'
+	@echo '                 (ROUNDS=5 OPT=-O2 MAX_RATIO=; tools/compile_time.sh): medians and their ratio'
 	@echo 'make uninstall   PREFIX= DESTDIR=: removes what make install (or cmake --install) put there'
 	@echo 'make clean | cxx-check'
 	@echo 'options: CUDA=1 (nvcc; CUDA_ARCH="75 80 90" or native), OMP=0, NATIVE=0, SANITIZE=1,'
@@ -323,6 +326,16 @@ bench: $(BENCHES)
 	  if grep -q avx512f /proc/cpuinfo 2>/dev/null; then OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE:-SkylakeX} $$b; else $$b; fi; done
 
 # Extra targets (checks, fuzzing, plots) go here, above install.
+
+# make compile-time: how long the implementation takes to compile, whole and
+# for a program of tensors and hrr only (the switches of tests/switches/
+# check.sh's tensors_and_hrr), ROUNDS rounds in alternation with this
+# configuration's compiler and flags at OPT (-O2), medians and their ratio
+# (tools/compile_time.sh; MAX_RATIO=0.3333 fails when it is not below).
+ROUNDS ?= 5
+.PHONY: compile-time
+compile-time:
+	OPT='$(or $(OPT),-O2)' sh tools/compile_time.sh '$(ROUNDS)' '$(CC)' '$(CFLAGS)'
 
 # make MPI=1 mpi-test: tests/mpi/test_mpi.c under mpirun -np 1, 2, 3, 4, then
 # its --leave run on 3 ranks (one rank calls MPI_Finalize while two step on).

@@ -93,14 +93,31 @@
      GAIA_NO_HRR       the hrr module (and vsa, whose HRR model is hrr)
      GAIA_NO_VSA       the vsa module
      GAIA_NO_MAP       gaia_map and gaia_map_slices
-     GAIA_NO_FORMATS   .npy, safetensors and optimizer files (and hrr, vsa
-                       and assembly, which save through them)
+     GAIA_NO_FORMATS   .npy, safetensors and optimizer files (and assembly,
+                       which saves through them); hrr stays, without its
+                       codebook files (gaia_hrr_codebook_save, _load, _parse)
+     GAIA_NO_AUTOGRAD  training (section 8): gradients, the tape, gaia_grad_check,
+                       checkpointing, losses, optimizers and their files
+                       (and the layer module, whose kernels record their
+                       own backwards); every operation runs unrecorded
+     GAIA_NO_AXIS      the operations along an axis (softmax, index_select,
+                       gather, scatter_add, concat, stack, cumsum, top-k,
+                       argsort; and vsa, whose cleanup ranks with top-k).
+                       Their gathers and scatters are conv2d's and pooling's
+                       backwards, so those two then refuse an input that
+                       needs a gradient (GAIA_ERR_UNSUPPORTED) while
+                       recording is on
+     GAIA_NO_CONV      gaia_tensor_conv2d, _max_pool2d and _avg_pool2d
+     GAIA_NO_LINALG    gaia_tensor_eigh
    A module goes with every module it uses: gaia.h defines the switches that
    follow (GAIA_NO_HRR defines GAIA_NO_VSA), so #ifdef GAIA_NO_VSA after the
-   include says whether vsa is there. Contexts, tensors, gradients,
-   optimizers, convolution and the operations along an axis are always
-   there. A CUDA build takes GAIA_NO_MAP only; the others are an #error
-   there (the CUDA backend serves those modules).
+   include says whether vsa is there. Contexts and tensors (creation,
+   elementwise maths, reductions, matmul, views) are always there. A program
+   of tensors and hrr alone takes GAIA_NO_MAP, _LAYER, _ASSEMBLY, _VSA,
+   _FORMATS, _AUTOGRAD, _AXIS, _CONV and _LINALG, and its implementation
+   compiles in under a third of the whole's time (docs/building.md,
+   `make compile-time`). A CUDA build takes GAIA_NO_MAP only; the others are
+   an #error there (the CUDA backend serves those modules).
 
    Installed (`make install`; with CUDA=1 also the prebuilt kernels), the
    flags come from pkg-config:
@@ -1399,7 +1416,8 @@
                          the environment or gaia_mpi_set_timeout says
                          otherwise (default 300)
      GAIA_NO_LAYER, GAIA_NO_ASSEMBLY, GAIA_NO_HRR, GAIA_NO_VSA, GAIA_NO_MAP,
-     GAIA_NO_FORMATS     leave that module out (section 2)
+     GAIA_NO_FORMATS, GAIA_NO_AUTOGRAD, GAIA_NO_AXIS, GAIA_NO_CONV,
+     GAIA_NO_LINALG      leave that module out (section 2)
 
    =====================================================================
    14. STATUS CODES
@@ -1466,10 +1484,10 @@
 #if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_ASSEMBLY)
 #define GAIA_NO_ASSEMBLY
 #endif
-#if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_HRR)
-#define GAIA_NO_HRR
+#if defined(GAIA_NO_AUTOGRAD) && !defined(GAIA_NO_LAYER)
+#define GAIA_NO_LAYER
 #endif
-#if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_VSA)
+#if defined(GAIA_NO_AXIS) && !defined(GAIA_NO_VSA)
 #define GAIA_NO_VSA
 #endif
 #if defined(GAIA_NO_HRR) && !defined(GAIA_NO_VSA)
@@ -1478,8 +1496,9 @@
 /* The CUDA backend (gaia_cuda.h, gaia_kernels.cu) serves the modules but
    the parallel map: their switches are for CPU builds. */
 #if defined(GAIA_USE_CUDA) && (defined(GAIA_NO_FORMATS) || defined(GAIA_NO_LAYER) || defined(GAIA_NO_ASSEMBLY) || \
-                               defined(GAIA_NO_HRR) || defined(GAIA_NO_VSA))
-#error "gaia: GAIA_NO_FORMATS, _LAYER, _ASSEMBLY, _HRR and _VSA leave modules out of CPU builds only (the CUDA backend needs them)"
+                               defined(GAIA_NO_HRR) || defined(GAIA_NO_VSA) || defined(GAIA_NO_CONV) || \
+                               defined(GAIA_NO_LINALG) || defined(GAIA_NO_AUTOGRAD) || defined(GAIA_NO_AXIS))
+#error "gaia: GAIA_NO_FORMATS, _LAYER, _ASSEMBLY, _HRR, _VSA, _CONV, _LINALG, _AUTOGRAD and _AXIS leave modules out of CPU builds only (the CUDA backend needs them)"
 #endif
 
 #ifndef GAIA_API
@@ -1876,8 +1895,9 @@ GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t 
                                 float alpha, const float *A, size_t lda, const float *B, size_t ldb,
                                 float beta, float *C, size_t ldc);
 
+#ifndef GAIA_NO_CONV
 /* ---------------------------------------------------------------------
-   2-D convolution and pooling (NCHW), symmetric eigenvalues
+   2-D convolution and pooling (NCHW)
    --------------------------------------------------------------------- */
 /* out = conv2d(x, w) + bias, PyTorch's conv2d: a cross-correlation (the
    kernel is not flipped) with zero padding. x: [N, C, H, W], or [C, H, W] for
@@ -1906,6 +1926,12 @@ GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x,
 GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
                                             const size_t stride[2], const size_t padding[2], int count_include_pad,
                                             gaia_tensor **out);
+
+#endif /* GAIA_NO_CONV */
+#ifndef GAIA_NO_LINALG
+/* ---------------------------------------------------------------------
+   Symmetric eigenvalues
+   --------------------------------------------------------------------- */
 /* Eigenvalues (ascending) and, when vectors is not NULL, orthonormal
    eigenvectors of symmetric matrices: a is [n, n] or a batch [..., n, n]
    (up to 4 dims); only its lower triangle is read (NumPy's eigh default).
@@ -1919,6 +1945,7 @@ GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x,
 GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_tensor **values,
                                       gaia_tensor **vectors);
 
+#endif /* GAIA_NO_LINALG */
 /* What a backend's conv2d primitive gets: every size resolved and checked. */
 typedef struct gaia_conv2d_args {
     const float *x;    /* [N, C, H, W] */
@@ -1944,6 +1971,7 @@ typedef struct gaia_pool2d_args {
     gaia_pool_kind kind;
 } gaia_pool2d_args;
 
+#ifndef GAIA_NO_AUTOGRAD
 /* ---------------------------------------------------------------------
    Training: gradients (reverse mode), losses, optimizers
    --------------------------------------------------------------------- */
@@ -2036,6 +2064,8 @@ typedef struct gaia_lr_cosine {
 } gaia_lr_cosine;
 GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user /* a gaia_lr_cosine */);
 
+#endif /* GAIA_NO_AUTOGRAD */
+#ifndef GAIA_NO_AUTOGRAD
 /* Checks the gradients that gaia_backward gives for the inputs of fn
    against central differences. fn computes one tensor y from the inputs
    with gaia operations (it is called once with recording on, then twice per
@@ -2069,6 +2099,7 @@ typedef struct gaia_grad_check_report {
 } gaia_grad_check_report;
 GAIA_API gaia_status gaia_grad_check(gaia_ctx *ctx, gaia_grad_check_fn fn, void *user, gaia_tensor *const *inputs,
                                      size_t n, const gaia_grad_check_desc *desc, gaia_grad_check_report *report);
+#endif /* GAIA_NO_AUTOGRAD */
 #ifndef GAIA_NO_FORMATS
 /* ---------------------------------------------------------------------
    Checkpoints: safetensors files (named tensors + string metadata) and
@@ -2111,6 +2142,7 @@ GAIA_API gaia_tensor *gaia_safetensors_get(const gaia_safetensors *f, const char
 GAIA_API const char *gaia_safetensors_meta(const gaia_safetensors *f, const char *key);
 GAIA_API const char *const *gaia_safetensors_metadata(const gaia_safetensors *f);
 GAIA_API void gaia_safetensors_free(gaia_safetensors *f);
+#ifndef GAIA_NO_AUTOGRAD /* (optimizers are the autograd module's) */
 /* An optimizer's whole state - its parameters' values, moment buffers,
    step count, hyper-parameters and the context's random stream (seed and
    position) - as a safetensors file (atomically, as above). Tensors
@@ -2125,6 +2157,7 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *opt, const char *path);
    those that training without the interruption would have made. Anything
    wrong with the file or the match changes nothing. */
 GAIA_API gaia_status gaia_optim_load(gaia_optim *opt, const char *path);
+#endif
 
 #endif /* GAIA_NO_FORMATS */
 #ifndef GAIA_NO_MAP
@@ -2229,6 +2262,7 @@ typedef struct gaia_backend {
 /* NULL when the device is not available in this context. */
 GAIA_API const gaia_backend *gaia_backend_get(gaia_ctx *ctx, gaia_device d);
 
+#ifndef GAIA_NO_AXIS
 /* ---------------------------------------------------------------------
    Tensor operations along an axis: softmax and log-softmax, gather,
    index_select and scatter_add, concat and stack, cumsum, top-k and argsort
@@ -2351,6 +2385,7 @@ GAIA_API size_t gaia_cpu_sort_work(size_t len, int nthreads);
 GAIA_API void gaia_cpu_sort(const float *x, size_t outer, size_t len, size_t inner, size_t k, int descending,
                             float *values, float *indices, void *work, int nthreads);
 
+#endif /* GAIA_NO_AXIS */
 #ifndef GAIA_NO_LAYER
 /* ---------------------------------------------------------------------
    Modules: layer, assembly, hrr
@@ -3318,6 +3353,7 @@ GAIA_API gaia_status gaia_hrr_codebook_vectors(gaia_ctx *ctx, const gaia_hrr_cod
 GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_codebook *cb,
                                                const gaia_tensor *queries, float threshold, long *index,
                                                float *similarity, const char **names);
+#ifndef GAIA_NO_FORMATS /* (a codebook's files are .npy and text: the formats module's) */
 GAIA_API gaia_status gaia_hrr_codebook_save(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *path);
 /* Loads onto the context's default device. */
 GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gaia_hrr_codebook **out);
@@ -3326,6 +3362,7 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
    Both loaders set *out only on success. */
 GAIA_API gaia_status gaia_hrr_codebook_parse(gaia_ctx *ctx, const void *npy, size_t npy_size, const void *names,
                                              size_t names_size, gaia_hrr_codebook **out);
+#endif
 
 /* --- backend primitives (raw device pointers). Spectra are rows of
    nb = D/2+1 interleaved complex bins (2*nb floats) in natural order. --- */
@@ -4080,12 +4117,16 @@ static void gaia__modules_release(gaia_ctx *ctx);
 #ifndef GAIA_NO_MAP
 static void gaia__map_release(gaia_ctx *ctx);
 #endif
+#ifndef GAIA_NO_AUTOGRAD
 static void gaia__ag_destroy(gaia_ctx *ctx);
+#endif
 
 GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx) {
     gaia_allocator al;
     if (!ctx) return;
+#ifndef GAIA_NO_AUTOGRAD
     gaia__ag_destroy(ctx);
+#endif
 #ifndef GAIA_NO_MAP
     gaia__map_release(ctx);
 #endif
@@ -4489,7 +4530,9 @@ static gaia_status gaia__tensor_new(gaia_ctx *ctx, const char *fn, gaia_device d
     return GAIA_OK;
 }
 
+#ifndef GAIA_NO_AUTOGRAD
 static void gaia__ag_forget(gaia_ctx *ctx, gaia_tensor *t);
+#endif
 
 GAIA_API void gaia_tensor_free(gaia_tensor *t) {
     struct gaia_storage *s;
@@ -4498,7 +4541,9 @@ GAIA_API void gaia_tensor_free(gaia_tensor *t) {
     if (!t || t->lent) return;
     s = t->storage;
     ctx = s->ctx;
+#ifndef GAIA_NO_AUTOGRAD
     if (t->requires_grad) gaia__ag_forget(ctx, t);
+#endif
     gaia_tensor_free(t->grad);
     /* atomic: gaia_map's items may make and free views of one storage at once */
 #ifdef _OPENMP
@@ -4783,7 +4828,8 @@ GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float
    so a message names the function in the user's code. */
 /* The eager operations that go on the gradient tape: each public entry
    point is a recording wrapper (section "Autograd" below) around its
-   *_raw implementation. */
+   *_raw implementation; without the autograd module, the *_raw call alone
+   (the end of this section). */
 static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
                                       float p1, gaia_tensor **out);
 static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
@@ -5247,11 +5293,49 @@ static gaia_status gaia__tensor_slice_rows_raw(gaia_ctx *ctx, const gaia_tensor 
     return gaia__make_view(ctx, fn, x, start * row, x->ndim, shape, out);
 }
 
+#ifdef GAIA_NO_AUTOGRAD
+/* Without the autograd module (GAIA_NO_AUTOGRAD) nothing is recorded: the
+   entry points that its section wraps are their *_raw operations. */
+static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
+                                      float p1, gaia_tensor **out) {
+    return gaia__tensor_unary_raw(ctx, fn, op, x, p0, p1, out);
+}
+static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
+                                       const gaia_tensor *b, gaia_tensor **out) {
+    return gaia__tensor_binary_raw(ctx, fn, op, a, b, out);
+}
+static gaia_status gaia__tensor_reduce(gaia_ctx *ctx, const char *fn, gaia_reduce_op op, const gaia_tensor *x,
+                                       int axis, gaia_tensor **out) {
+    return gaia__tensor_reduce_raw(ctx, fn, op, x, axis, out);
+}
+GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                        int trans_b, gaia_tensor **out) {
+    return gaia__tensor_matmul_raw(ctx, a, b, trans_a, trans_b, out);
+}
+GAIA_API gaia_status gaia_tensor_where(gaia_ctx *ctx, const gaia_tensor *cond, const gaia_tensor *a,
+                                       const gaia_tensor *b, gaia_tensor **out) {
+    return gaia__tensor_where_raw(ctx, cond, a, b, out);
+}
+GAIA_API gaia_status gaia_tensor_transpose(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
+    return gaia__tensor_transpose_raw(ctx, x, out);
+}
+GAIA_API gaia_status gaia_tensor_reshape(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape,
+                                         gaia_tensor **out) {
+    return gaia__tensor_reshape_raw(ctx, x, ndim, shape, out);
+}
+GAIA_API gaia_status gaia_tensor_copy(gaia_ctx *ctx, const gaia_tensor *src, gaia_tensor **out) {
+    return gaia__tensor_copy_raw(ctx, src, out);
+}
+GAIA_API gaia_status gaia_tensor_slice_rows(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count,
+                                            gaia_tensor **out) {
+    return gaia__tensor_slice_rows_raw(ctx, x, start, count, out);
+}
+#endif
+
+#ifndef GAIA_NO_CONV
 /* ---------------------------------------------------------------------
-   2-D convolution, pooling and symmetric eigenvalues
+   2-D convolution and pooling
    --------------------------------------------------------------------- */
-/* Refuses an input that needs a gradient (autograd; eigh has none). */
-static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t);
 /* Stride, padding and dilation above this are refused: they would only
    make empty or absurdly padded outputs, and the kernels' index arithmetic
    stays far from overflow. */
@@ -5414,8 +5498,35 @@ static gaia_status gaia__pool2d(gaia_ctx *ctx, const char *fn, const gaia_tensor
     return gaia__finish_out(st, out, created);
 }
 
-/* (gaia_tensor_conv2d, _max_pool2d and _avg_pool2d, which record these
-   for the backward, are with the autograd section.) */
+/* gaia_tensor_conv2d, _max_pool2d and _avg_pool2d record these for the
+   backward: they are with the autograd section. Without the autograd module
+   (GAIA_NO_AUTOGRAD) nothing is recorded, and they are these calls alone. */
+#ifdef GAIA_NO_AUTOGRAD
+GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
+                                        const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
+                                        const size_t dilation[2], size_t groups, gaia_tensor **out) {
+    return gaia__tensor_conv2d_raw(ctx, x, w, bias, stride, padding, dilation, groups, out);
+}
+GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
+                                            const size_t stride[2], const size_t padding[2], gaia_tensor **out) {
+    return gaia__pool2d(ctx, "gaia_tensor_max_pool2d", x, kernel, stride, padding, GAIA_POOL_MAX, out);
+}
+GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
+                                            const size_t stride[2], const size_t padding[2], int count_include_pad,
+                                            gaia_tensor **out) {
+    return gaia__pool2d(ctx, "gaia_tensor_avg_pool2d", x, kernel, stride, padding,
+                        count_include_pad ? GAIA_POOL_AVG : GAIA_POOL_AVG_VALID, out);
+}
+#endif
+#endif /* GAIA_NO_CONV */
+#ifndef GAIA_NO_LINALG
+/* ---------------------------------------------------------------------
+   Symmetric eigenvalues
+   --------------------------------------------------------------------- */
+#ifndef GAIA_NO_AUTOGRAD
+/* Refuses an input that needs a gradient (autograd; eigh has none). */
+static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t);
+#endif
 
 /* Symmetric eigenproblems run on the host (gaia_cpu_eigh_batch): a tensor
    on another device is copied down, and the results copied back up. */
@@ -5432,7 +5543,9 @@ GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__check_tensor(ctx, fn, "a", a)) != GAIA_OK) return st;
+#ifndef GAIA_NO_AUTOGRAD
     if ((st = gaia__ag_refuse(ctx, fn, "a", a)) != GAIA_OK) return st;
+#endif
     if (!values) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values is NULL");
     if (vectors == values) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values and vectors are the same pointer");
     if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2]) {
@@ -5504,6 +5617,8 @@ GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_
     return gaia__finish_out(st, values, vcreated);
 }
 
+#endif /* GAIA_NO_LINALG */
+#ifndef GAIA_NO_AUTOGRAD
 /* ---------------------------------------------------------------------
    Autograd: a tape of the eager calls made while some input needs a
    gradient. Each tensor handle that an operation on the tape produced
@@ -5579,17 +5694,27 @@ static int gaia__ag_tracked(const gaia_ctx *ctx, const gaia_tensor *t) {
     return t && t->ag_var && t->ag_gen == ctx->tape_gen && ctx->tape && t->ag_var < ctx->tape->nvars;
 }
 
-/* Operations without a backward yet (eigh) refuse an
+/* Operations without a backward (eigh; conv2d and pooling in a build
+   without the axis module, which their backwards go through) refuse an
    input that would need one while recording is on, rather than return a
-   result through which no gradient would flow. */
-static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t) {
+   result through which no gradient would flow. why: the reason, after
+   "this operation". (Compiled where such an operation is.) */
+#if !defined(GAIA_NO_LINALG) || (defined(GAIA_NO_AXIS) && !defined(GAIA_NO_CONV))
+static gaia_status gaia__ag_refuse_why(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t,
+                                       const char *why) {
     if (!ctx || ctx->grad_off || ctx->in_backward || !t || !(t->requires_grad || gaia__ag_tracked(ctx, t)))
         return GAIA_OK;
     return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn,
-                      "%s needs a gradient, and this operation has no backward yet: turn recording off around it "
+                      "%s needs a gradient, and this operation %s: turn recording off around it "
                       "(gaia_grad_set_enabled(ctx, 0)) to use it as a fixed step",
-                      name);
+                      name, why);
 }
+#endif
+#ifndef GAIA_NO_LINALG
+static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t) {
+    return gaia__ag_refuse_why(ctx, fn, name, t, "has no backward yet");
+}
+#endif
 
 static gaia_status gaia__ag_tape(gaia_ctx *ctx) {
     if (ctx->tape) return GAIA_OK;
@@ -6123,6 +6248,7 @@ done:
     return st;
 }
 
+#ifndef GAIA_NO_AXIS /* (the backwards of the operations along an axis, and those that use them) */
 /* softmax: dx = y (g - sum(g y)); log-softmax: dx = g - exp(y) sum(g), the
    sums along the axis (y the saved output). */
 static gaia_status gaia__ag_softmax_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gx) {
@@ -6173,6 +6299,8 @@ done:
     gaia_tensor_free(iv);
     return st;
 }
+
+#ifndef GAIA_NO_CONV
 
 /* ---- convolution and pooling: composite backwards ----
    The input's windows are gathered with one table of indices (im2col as an
@@ -6425,6 +6553,8 @@ done:
     gaia_tensor_free(z);
     return st;
 }
+#endif /* GAIA_NO_CONV */
+#endif /* GAIA_NO_AXIS */
 /* The layer module's backwards (defined with its forwards). */
 #ifndef GAIA_NO_LAYER
 static gaia_status gaia__layer_linear_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
@@ -6489,10 +6619,25 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
         GAIA__AG_TRY(gaia_tensor_scale(ctx, t, 1.0f / (float)soft->shape[0], &gin[0]));
         break;
     }
+#ifndef GAIA_NO_AXIS
     case GAIA__AG_SOFTMAX: return gaia__ag_softmax_back(ctx, n, g, &gin[0]);
     case GAIA__AG_GATHER: return gaia__ag_gather_back(ctx, n, g, &gin[0]);
+#else /* (without the axis module no such node is recorded) */
+    case GAIA__AG_SOFTMAX:
+    case GAIA__AG_GATHER:
+    case GAIA__AG_SCATTER:
+    case GAIA__AG_CUMSUM:
+    case GAIA__AG_PART: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a node of an operation along an "
+                                          "axis in a build without the axis module (GAIA_NO_AXIS)");
+#endif
+#if !defined(GAIA_NO_CONV) && !defined(GAIA_NO_AXIS)
     case GAIA__AG_CONV: return gaia__ag_conv_back(ctx, n, g, gin);
     case GAIA__AG_POOL: return gaia__ag_pool_back(ctx, n, g, &gin[0]);
+#else /* (conv2d and pooling record no node then) */
+    case GAIA__AG_CONV:
+    case GAIA__AG_POOL: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a convolution or pooling node "
+                                          "in a build without the conv or the axis module");
+#endif
 #ifndef GAIA_NO_LAYER /* (without the layer module no such node is recorded) */
     case GAIA__AG_LINEAR: return gaia__layer_linear_back(ctx, n, g, gin);
     case GAIA__AG_LAYERNORM: return gaia__layer_layernorm_back(ctx, n, g, gin);
@@ -6504,6 +6649,7 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
                                                "without the layer module (GAIA_NO_LAYER)");
 #endif
     case GAIA__AG_CHECKPOINT: return gaia__ag_checkpoint_back(ctx, n, g);
+#ifndef GAIA_NO_AXIS
     case GAIA__AG_SCATTER: /* out = x + scattered src: x gets g, src what g holds where it went */
         if (n->in[0]) GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &gin[0]));
         if (n->in[2]) GAIA__AG_TRY(gaia_tensor_gather(ctx, g, n->axis, n->saved[1], &gin[2]));
@@ -6536,6 +6682,7 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
         }
         break;
     }
+#endif /* GAIA_NO_AXIS */
     }
 done:
     gaia_tensor_free(t);
@@ -7212,9 +7359,25 @@ GAIA_API gaia_status gaia_optim_step(gaia_optim *o) {
 }
 
 /* ---- recording wrappers around the eager operations ---- */
+#ifndef GAIA_NO_CONV
+#ifdef GAIA_NO_AXIS
+/* conv2d's and pooling's backwards gather and scatter with the axis
+   module's operations: without it an input that needs a gradient is
+   refused, and nothing is recorded. */
+#define GAIA__AG_CONV_NO_BACKWARD "has no backward in a build without the axis module (GAIA_NO_AXIS)"
+#endif
 GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
                                         const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
                                         const size_t dilation[2], size_t groups, gaia_tensor **out) {
+#ifdef GAIA_NO_AXIS
+    static const char fn[] = "gaia_tensor_conv2d";
+    gaia_status st;
+    if ((st = gaia__ag_refuse_why(ctx, fn, "x", x, GAIA__AG_CONV_NO_BACKWARD)) != GAIA_OK ||
+        (st = gaia__ag_refuse_why(ctx, fn, "w", w, GAIA__AG_CONV_NO_BACKWARD)) != GAIA_OK ||
+        (st = gaia__ag_refuse_why(ctx, fn, "bias", bias, GAIA__AG_CONV_NO_BACKWARD)) != GAIA_OK)
+        return st;
+    return gaia__tensor_conv2d_raw(ctx, x, w, bias, stride, padding, dilation, groups, out);
+#else
     gaia__ag_pending p;
     gaia_status st;
     gaia__ag_begin(ctx, &p, GAIA__AG_CONV, 0, x, w, bias);
@@ -7226,11 +7389,16 @@ GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, con
     }
     st = gaia__tensor_conv2d_raw(ctx, x, w, bias, stride, padding, dilation, groups, out);
     return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+#endif
 }
 
 static gaia_status gaia__pool2d_rec(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, const size_t kernel[2],
                                     const size_t stride[2], const size_t padding[2], gaia_pool_kind kind,
                                     gaia_tensor **out) {
+#ifdef GAIA_NO_AXIS
+    gaia_status st = gaia__ag_refuse_why(ctx, fn, "x", x, GAIA__AG_CONV_NO_BACKWARD);
+    return st != GAIA_OK ? st : gaia__pool2d(ctx, fn, x, kernel, stride, padding, kind, out);
+#else
     gaia__ag_pending p;
     gaia_status st;
     gaia__ag_begin(ctx, &p, GAIA__AG_POOL, (int)kind, x, NULL, NULL);
@@ -7241,6 +7409,7 @@ static gaia_status gaia__pool2d_rec(gaia_ctx *ctx, const char *fn, const gaia_te
     }
     st = gaia__pool2d(ctx, fn, x, kernel, stride, padding, kind, out);
     return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+#endif
 }
 GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
                                             const size_t stride[2], const size_t padding[2], gaia_tensor **out) {
@@ -7252,6 +7421,7 @@ GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x,
     return gaia__pool2d_rec(ctx, "gaia_tensor_avg_pool2d", x, kernel, stride, padding,
                             count_include_pad ? GAIA_POOL_AVG : GAIA_POOL_AVG_VALID, out);
 }
+#endif /* GAIA_NO_CONV */
 
 static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
                                       float p1, gaia_tensor **out) {
@@ -7454,6 +7624,8 @@ done:
     return st;
 }
 
+#endif /* GAIA_NO_AUTOGRAD */
+#ifndef GAIA_NO_AUTOGRAD
 /* L = sum(R * y) in float64 from y on the host. */
 static gaia_status gaia__gc_loss(gaia_ctx *ctx, gaia_grad_check_fn fn, void *user, gaia_tensor *const *inputs,
                                  size_t n, const float *R, size_t ny, float *yh, double *L) {
@@ -7604,6 +7776,7 @@ GAIA_API gaia_status gaia_grad_check(gaia_ctx *ctx, gaia_grad_check_fn fn, void 
     gaia_grad_set_enabled(ctx, was);
     return st;
 }
+#endif /* GAIA_NO_AUTOGRAD */
 #ifndef GAIA_NO_FORMATS
 /* ---------------------------------------------------------------------
    NumPy .npy files. Format v1/v2/v3: magic "\x93NUMPY", major, minor,
@@ -8990,7 +9163,8 @@ GAIA_API gaia_status gaia_safetensors_save(gaia_ctx *ctx, const char *path, cons
     return st;
 }
 
-/* ---- optimizer checkpoints ---- */
+/* ---- optimizer checkpoints (optimizers are the autograd module's) ---- */
+#ifndef GAIA_NO_AUTOGRAD
 #define GAIA__OPTIM_FORMAT "gaia.optim/1"
 #define GAIA__OPTIM_NHYPER 8
 
@@ -9211,8 +9385,10 @@ done:
     gaia_grad_set_enabled(ctx, was);
     return st;
 }
+#endif /* GAIA_NO_AUTOGRAD */
 
 #endif /* GAIA_NO_FORMATS */
+#ifndef GAIA_NO_AXIS
 /* ---------------------------------------------------------------------
    Tensor operations along an axis: softmax, index_select, gather,
    scatter_add, concat, stack, cumsum, top-k, argsort. Checks, shapes and
@@ -9636,7 +9812,10 @@ GAIA_API gaia_status gaia_tensor_argsort(gaia_ctx *ctx, const gaia_tensor *x, in
 
 /* ---- the operations along an axis on the gradient tape ----
    Each public function records its node (gaia__ag_begin / _end) around the
-   raw operation; argsort gives indices, which carry no gradient. */
+   raw operation; argsort gives indices, which carry no gradient. Without
+   the autograd module (GAIA_NO_AUTOGRAD) each is its raw operation alone
+   (the #else below). */
+#ifndef GAIA_NO_AUTOGRAD
 static int gaia__ag_axis(const gaia_tensor *x, int axis) { return axis < 0 ? axis + x->ndim : axis; }
 
 static gaia_status gaia__tensor_softmax_rec(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, int axis, int want_log,
@@ -9794,7 +9973,43 @@ GAIA_API gaia_status gaia_tensor_stack(gaia_ctx *ctx, const gaia_tensor *const *
     return gaia__ag_record_parts(ctx, "gaia_tensor_stack", 1, xs, count, axis < 0 ? axis + xs[0]->ndim + 1 : axis,
                                  *out);
 }
+#else /* GAIA_NO_AUTOGRAD */
+GAIA_API gaia_status gaia_tensor_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
+    return gaia__tensor_softmax(ctx, "gaia_tensor_softmax", x, axis, 0, out);
+}
+GAIA_API gaia_status gaia_tensor_log_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
+    return gaia__tensor_softmax(ctx, "gaia_tensor_log_softmax", x, axis, 1, out);
+}
+GAIA_API gaia_status gaia_tensor_index_select(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+                                              gaia_tensor **out) {
+    return gaia__tensor_index_select_raw(ctx, x, axis, index, out);
+}
+GAIA_API gaia_status gaia_tensor_gather(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+                                        gaia_tensor **out) {
+    return gaia__tensor_gather_raw(ctx, x, axis, index, out);
+}
+GAIA_API gaia_status gaia_tensor_scatter_add(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+                                             const gaia_tensor *src, gaia_tensor **out) {
+    return gaia__tensor_scatter_add_raw(ctx, x, axis, index, src, out);
+}
+GAIA_API gaia_status gaia_tensor_cumsum(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
+    return gaia__tensor_cumsum_raw(ctx, x, axis, out);
+}
+GAIA_API gaia_status gaia_tensor_topk(gaia_ctx *ctx, const gaia_tensor *x, size_t k, int axis, int largest,
+                                      gaia_tensor **values, gaia_tensor **indices) {
+    return gaia__tensor_topk_raw(ctx, x, k, axis, largest, values, indices);
+}
+GAIA_API gaia_status gaia_tensor_concat(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
+                                        gaia_tensor **out) {
+    return gaia__tensor_concat_raw(ctx, xs, count, axis, out);
+}
+GAIA_API gaia_status gaia_tensor_stack(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
+                                       gaia_tensor **out) {
+    return gaia__tensor_stack_raw(ctx, xs, count, axis, out);
+}
+#endif /* GAIA_NO_AUTOGRAD */
 
+#endif /* GAIA_NO_AXIS */
 #ifdef __cplusplus
 }
 #endif
@@ -17273,6 +17488,9 @@ GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_cod
     return st;
 }
 
+/* ---- a codebook's files: the vectors as .npy, the names as text (with
+   the formats module; without it, GAIA_NO_FORMATS, they are left out) ---- */
+#ifndef GAIA_NO_FORMATS
 /* "x.npy" -> "x.names.txt"; anything else gets ".names.txt" appended. */
 static char *gaia__hrr_names_path(gaia_ctx *ctx, const char *path) {
     size_t n = strlen(path), base = n;
@@ -17423,7 +17641,7 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
     gaia__host_free(ctx, npath);
     return st;
 }
-
+#endif /* GAIA_NO_FORMATS */
 #endif /* GAIA_NO_HRR */
 #if !defined(GAIA_NO_ASSEMBLY) && !defined(GAIA_NO_HRR)
 #ifdef GAIA_USE_MPI

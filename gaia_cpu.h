@@ -10,7 +10,7 @@
    Sections: 1. declarations  2. Philox (and SplitMix64)  3. GEMM  4. FFT,
    the vector helpers  5. elementwise, reductions, transpose  5b. operations
    along an axis (softmax, gather/scatter, concat, cumsum, sort)  5c. 2-D
-   convolution, pooling, symmetric eigenvalues, then the modules' CPU
+   convolution, pooling  5d. symmetric eigenvalues, then the modules' CPU
    primitives (layer, assembly, hrr, vsa)  6. the backend table. Generated
    from src/cpu/ (a file a section): edit those, then make headers. */
 #ifndef GAIA_CPU_H
@@ -63,13 +63,17 @@ GAIA_API void gaia_cpu_where(const float *c, const size_t *c_strides, const floa
 GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner, float *y);
 GAIA_API void gaia_cpu_transpose(const float *x, size_t batch, size_t rows, size_t cols, float *y);
 
-/* 2-D convolution, pooling and symmetric eigenvalues (section 5c). */
+#ifndef GAIA_NO_CONV
+/* 2-D convolution and pooling (section 5c). */
 /* Bytes of scratch gaia_cpu_conv2d needs on nthreads threads (0 when the
    shape takes the direct loop, which needs none). */
 GAIA_API size_t gaia_cpu_conv2d_work_size(const gaia_conv2d_args *a, int nthreads);
 GAIA_API void gaia_cpu_conv2d(const gaia_conv2d_args *a, void *work, int nthreads);
 GAIA_API void gaia_cpu_pool2d(const gaia_pool2d_args *a, int nthreads);
-/* Bytes of scratch gaia_cpu_eigh_batch needs for n x n matrices. */
+#endif
+#ifndef GAIA_NO_LINALG
+/* Symmetric eigenvalues (section 5d). Bytes of scratch gaia_cpu_eigh_batch
+   needs for n x n matrices. */
 GAIA_API size_t gaia_cpu_eigh_work_size(size_t n, int nthreads);
 /* batch symmetric n x n matrices at a (lower triangle read): ascending
    eigenvalues into values [batch, n], eigenvectors as columns into vectors
@@ -77,6 +81,7 @@ GAIA_API size_t gaia_cpu_eigh_work_size(size_t n, int nthreads);
    (their results are the last sweep's). */
 GAIA_API size_t gaia_cpu_eigh_batch(const float *a, size_t batch, size_t n, float *values, float *vectors,
                                     void *work, int nthreads);
+#endif
 
 #ifdef __cplusplus
 }
@@ -2424,7 +2429,10 @@ static inline float gaia__lv_sum(gaia__lv v) {
    exact, p the degree-7 Taylor polynomial (|r| <= ln2/2: error < 1e-8). n is
    rounded by adding 1.5 * 2^23, which also leaves n in the low mantissa bits:
    2^n is built from them. Neither floorf nor a float->int conversion after a
-   clamp vectorises in GCC, this does. */
+   clamp vectorises in GCC, this does. (Its users are the axis and layer
+   modules' kernels: without both, GAIA_NO_AXIS and GAIA_NO_LAYER, it is
+   left out.) */
+#if !defined(GAIA_NO_AXIS) || !defined(GAIA_NO_LAYER)
 static float gaia__layer_exp(float x) {
     int32_t bits;
     float kf, n, r, p, scale;
@@ -2440,6 +2448,7 @@ static float gaia__layer_exp(float x) {
     p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
     return p * scale;
 }
+#endif
 
 /* Outputs of at least this many bytes are written with streaming stores
    (where the CPU has them): an output that size would not be in cache for
@@ -2789,6 +2798,7 @@ GAIA_API void gaia_cpu_transpose(const float *x, size_t batch, size_t rows, size
     }
 }
 
+#ifndef GAIA_NO_AXIS
 /* ---------------------------------------------------------------------
    5b. Tensor operations along an axis: softmax, index checks, index_select,
    gather, scatter_add, row copies (concat, stack), cumsum, sort (top-k,
@@ -3606,8 +3616,10 @@ static const struct gaia_tensor_ops gaia__cpu_tensor_ops = {
 };
 #define GAIA__CPU_TENSOR_OPS (&gaia__cpu_tensor_ops)
 
+#endif /* GAIA_NO_AXIS */
+#ifndef GAIA_NO_CONV
 /* ---------------------------------------------------------------------
-   5c. 2-D convolution, pooling and symmetric eigenvalues
+   5c. 2-D convolution and pooling
    --------------------------------------------------------------------- */
 /* Convolution takes one of three paths per shape (gaia__conv_plan):
 
@@ -4596,6 +4608,22 @@ GAIA_API void gaia_cpu_pool2d(const gaia_pool2d_args *a, int nthreads) {
     }
     GAIA__PAR_END
 }
+#endif /* GAIA_NO_CONV */
+#ifndef GAIA_NO_LINALG
+/* ---------------------------------------------------------------------
+   5d. Symmetric eigenvalues
+   --------------------------------------------------------------------- */
+/* Flops below which a batch is not split over threads (the convolution's
+   grain). */
+#define GAIA__EIGH_GRAIN 2.0e6
+
+static int gaia__eigh_thread(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
 
 /* Symmetric eigenvalues, in double: the cyclic Jacobi method for n <= 3,
    Householder tridiagonalisation and implicit QR above (both below).
@@ -4853,11 +4881,11 @@ GAIA_API size_t gaia_cpu_eigh_batch(const float *a, size_t batch, size_t n, floa
     double flops = (double)batch * 8.0 * (vectors ? 5.0 : 3.0) * (double)n * (double)n * (double)n;
     int team;
     if (nthreads < 1) nthreads = 1;
-    team = gaia__team(nthreads, flops, GAIA__CONV_GRAIN);
+    team = gaia__team(nthreads, flops, GAIA__EIGH_GRAIN);
     if (team > nb) team = (int)nb;
     GAIA__PAR_BEGIN(team)
     {
-        void *mine = (char *)work + (size_t)gaia__conv_thread() * slice;
+        void *mine = (char *)work + (size_t)gaia__eigh_thread() * slice;
         GAIA__PAR_LOOP
         for (b = 0; b < nb; b++)
             if (!gaia__eigh_one(a + (size_t)b * n * n, n, values + (size_t)b * n,
@@ -4872,6 +4900,7 @@ GAIA_API size_t gaia_cpu_eigh_batch(const float *a, size_t batch, size_t n, floa
     return bad;
 }
 
+#endif /* GAIA_NO_LINALG */
 #ifndef GAIA_NO_LAYER
 /* ---------------------------------------------------------------------
    The modules' CPU primitives
@@ -8502,7 +8531,9 @@ static gaia_status gaia__cpu_where_be(gaia_ctx *ctx, const float *c, const size_
     return GAIA_OK;
 }
 
-/* ---- 2-D convolution and pooling ---- */
+/* ---- 2-D convolution and pooling (the conv module; without it, GAIA_NO_CONV,
+   the table's slots are NULL) ---- */
+#ifndef GAIA_NO_CONV
 /* The scratch: the GEMM's packing buffers and a column buffer per thread,
    for this call only (a few hundred KiB a thread). */
 static gaia_status gaia__cpu_conv2d_be(gaia_ctx *ctx, const gaia_conv2d_args *a) {
@@ -8519,6 +8550,7 @@ static gaia_status gaia__cpu_pool2d_be(gaia_ctx *ctx, const gaia_pool2d_args *a)
     gaia_cpu_pool2d(a, ctx->cpu_threads);
     return GAIA_OK;
 }
+#endif
 /* ---- end of convolution and pooling ---- */
 
 static const gaia_backend gaia__cpu_backend_table = {
@@ -8554,8 +8586,13 @@ static const gaia_backend gaia__cpu_backend_table = {
 #else
     NULL,
 #endif
+#ifndef GAIA_NO_CONV
     gaia__cpu_conv2d_be,
     gaia__cpu_pool2d_be,
+#else
+    NULL,
+    NULL,
+#endif
 #ifdef GAIA__CPU_TENSOR_OPS
     GAIA__CPU_TENSOR_OPS,
 #else

@@ -1,7 +1,9 @@
 //! src/autograd.h - training: the gradient tape (reverse mode), backward,
 //! checkpointing, optimizers (SGD, AdamW), losses, and the recording wrappers
 //! through which the eager tensor operations go on the tape.
-//! uses: core tensor conv
+//! uses: core tensor
+//! optional: conv
+//! switch: GAIA_NO_AUTOGRAD
 //! hooks: gaia_tensor_index_select gaia_tensor_gather gaia_tensor_scatter_add gaia_tensor_concat
 //!        gaia_tensor_cumsum (axis)
 //!        gaia__layer_linear_back gaia__layer_layernorm_back gaia__layer_attention_back (layer)
@@ -174,17 +176,27 @@ static int gaia__ag_tracked(const gaia_ctx *ctx, const gaia_tensor *t) {
     return t && t->ag_var && t->ag_gen == ctx->tape_gen && ctx->tape && t->ag_var < ctx->tape->nvars;
 }
 
-/* Operations without a backward yet (eigh) refuse an
+/* Operations without a backward (eigh; conv2d and pooling in a build
+   without the axis module, which their backwards go through) refuse an
    input that would need one while recording is on, rather than return a
-   result through which no gradient would flow. */
-static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t) {
+   result through which no gradient would flow. why: the reason, after
+   "this operation". (Compiled where such an operation is.) */
+#if !defined(GAIA_NO_LINALG) || (defined(GAIA_NO_AXIS) && !defined(GAIA_NO_CONV))
+static gaia_status gaia__ag_refuse_why(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t,
+                                       const char *why) {
     if (!ctx || ctx->grad_off || ctx->in_backward || !t || !(t->requires_grad || gaia__ag_tracked(ctx, t)))
         return GAIA_OK;
     return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn,
-                      "%s needs a gradient, and this operation has no backward yet: turn recording off around it "
+                      "%s needs a gradient, and this operation %s: turn recording off around it "
                       "(gaia_grad_set_enabled(ctx, 0)) to use it as a fixed step",
-                      name);
+                      name, why);
 }
+#endif
+#ifndef GAIA_NO_LINALG
+static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t) {
+    return gaia__ag_refuse_why(ctx, fn, name, t, "has no backward yet");
+}
+#endif
 
 static gaia_status gaia__ag_tape(gaia_ctx *ctx) {
     if (ctx->tape) return GAIA_OK;
@@ -718,6 +730,7 @@ done:
     return st;
 }
 
+#ifndef GAIA_NO_AXIS /* (the backwards of the operations along an axis, and those that use them) */
 /* softmax: dx = y (g - sum(g y)); log-softmax: dx = g - exp(y) sum(g), the
    sums along the axis (y the saved output). */
 static gaia_status gaia__ag_softmax_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gx) {
@@ -768,6 +781,8 @@ done:
     gaia_tensor_free(iv);
     return st;
 }
+
+#ifndef GAIA_NO_CONV
 
 /* ---- convolution and pooling: composite backwards ----
    The input's windows are gathered with one table of indices (im2col as an
@@ -1020,6 +1035,8 @@ done:
     gaia_tensor_free(z);
     return st;
 }
+#endif /* GAIA_NO_CONV */
+#endif /* GAIA_NO_AXIS */
 /* The layer module's backwards (defined with its forwards). */
 #ifndef GAIA_NO_LAYER
 static gaia_status gaia__layer_linear_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
@@ -1084,10 +1101,25 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
         GAIA__AG_TRY(gaia_tensor_scale(ctx, t, 1.0f / (float)soft->shape[0], &gin[0]));
         break;
     }
+#ifndef GAIA_NO_AXIS
     case GAIA__AG_SOFTMAX: return gaia__ag_softmax_back(ctx, n, g, &gin[0]);
     case GAIA__AG_GATHER: return gaia__ag_gather_back(ctx, n, g, &gin[0]);
+#else /* (without the axis module no such node is recorded) */
+    case GAIA__AG_SOFTMAX:
+    case GAIA__AG_GATHER:
+    case GAIA__AG_SCATTER:
+    case GAIA__AG_CUMSUM:
+    case GAIA__AG_PART: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a node of an operation along an "
+                                          "axis in a build without the axis module (GAIA_NO_AXIS)");
+#endif
+#if !defined(GAIA_NO_CONV) && !defined(GAIA_NO_AXIS)
     case GAIA__AG_CONV: return gaia__ag_conv_back(ctx, n, g, gin);
     case GAIA__AG_POOL: return gaia__ag_pool_back(ctx, n, g, &gin[0]);
+#else /* (conv2d and pooling record no node then) */
+    case GAIA__AG_CONV:
+    case GAIA__AG_POOL: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a convolution or pooling node "
+                                          "in a build without the conv or the axis module");
+#endif
 #ifndef GAIA_NO_LAYER /* (without the layer module no such node is recorded) */
     case GAIA__AG_LINEAR: return gaia__layer_linear_back(ctx, n, g, gin);
     case GAIA__AG_LAYERNORM: return gaia__layer_layernorm_back(ctx, n, g, gin);
@@ -1099,6 +1131,7 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
                                                "without the layer module (GAIA_NO_LAYER)");
 #endif
     case GAIA__AG_CHECKPOINT: return gaia__ag_checkpoint_back(ctx, n, g);
+#ifndef GAIA_NO_AXIS
     case GAIA__AG_SCATTER: /* out = x + scattered src: x gets g, src what g holds where it went */
         if (n->in[0]) GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &gin[0]));
         if (n->in[2]) GAIA__AG_TRY(gaia_tensor_gather(ctx, g, n->axis, n->saved[1], &gin[2]));
@@ -1131,6 +1164,7 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
         }
         break;
     }
+#endif /* GAIA_NO_AXIS */
     }
 done:
     gaia_tensor_free(t);
@@ -1807,9 +1841,25 @@ GAIA_API gaia_status gaia_optim_step(gaia_optim *o) {
 }
 
 /* ---- recording wrappers around the eager operations ---- */
+#ifndef GAIA_NO_CONV
+#ifdef GAIA_NO_AXIS
+/* conv2d's and pooling's backwards gather and scatter with the axis
+   module's operations: without it an input that needs a gradient is
+   refused, and nothing is recorded. */
+#define GAIA__AG_CONV_NO_BACKWARD "has no backward in a build without the axis module (GAIA_NO_AXIS)"
+#endif
 GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
                                         const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
                                         const size_t dilation[2], size_t groups, gaia_tensor **out) {
+#ifdef GAIA_NO_AXIS
+    static const char fn[] = "gaia_tensor_conv2d";
+    gaia_status st;
+    if ((st = gaia__ag_refuse_why(ctx, fn, "x", x, GAIA__AG_CONV_NO_BACKWARD)) != GAIA_OK ||
+        (st = gaia__ag_refuse_why(ctx, fn, "w", w, GAIA__AG_CONV_NO_BACKWARD)) != GAIA_OK ||
+        (st = gaia__ag_refuse_why(ctx, fn, "bias", bias, GAIA__AG_CONV_NO_BACKWARD)) != GAIA_OK)
+        return st;
+    return gaia__tensor_conv2d_raw(ctx, x, w, bias, stride, padding, dilation, groups, out);
+#else
     gaia__ag_pending p;
     gaia_status st;
     gaia__ag_begin(ctx, &p, GAIA__AG_CONV, 0, x, w, bias);
@@ -1821,11 +1871,16 @@ GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, con
     }
     st = gaia__tensor_conv2d_raw(ctx, x, w, bias, stride, padding, dilation, groups, out);
     return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+#endif
 }
 
 static gaia_status gaia__pool2d_rec(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, const size_t kernel[2],
                                     const size_t stride[2], const size_t padding[2], gaia_pool_kind kind,
                                     gaia_tensor **out) {
+#ifdef GAIA_NO_AXIS
+    gaia_status st = gaia__ag_refuse_why(ctx, fn, "x", x, GAIA__AG_CONV_NO_BACKWARD);
+    return st != GAIA_OK ? st : gaia__pool2d(ctx, fn, x, kernel, stride, padding, kind, out);
+#else
     gaia__ag_pending p;
     gaia_status st;
     gaia__ag_begin(ctx, &p, GAIA__AG_POOL, (int)kind, x, NULL, NULL);
@@ -1836,6 +1891,7 @@ static gaia_status gaia__pool2d_rec(gaia_ctx *ctx, const char *fn, const gaia_te
     }
     st = gaia__pool2d(ctx, fn, x, kernel, stride, padding, kind, out);
     return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+#endif
 }
 GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
                                             const size_t stride[2], const size_t padding[2], gaia_tensor **out) {
@@ -1847,6 +1903,7 @@ GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x,
     return gaia__pool2d_rec(ctx, "gaia_tensor_avg_pool2d", x, kernel, stride, padding,
                             count_include_pad ? GAIA_POOL_AVG : GAIA_POOL_AVG_VALID, out);
 }
+#endif /* GAIA_NO_CONV */
 
 static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
                                       float p1, gaia_tensor **out) {

@@ -1,7 +1,9 @@
 //! src/axis.h - tensor operations along an axis: softmax, log-softmax,
 //! index_select, gather, scatter_add, concat, stack, cumsum, top-k, argsort,
 //! and the backends' tensor_ops table they run on.
-//! uses: core tensor autograd
+//! uses: core tensor
+//! optional: autograd
+//! switch: GAIA_NO_AXIS
 //@ part axis-api
 /* ---------------------------------------------------------------------
    Tensor operations along an axis: softmax and log-softmax, gather,
@@ -549,7 +551,10 @@ GAIA_API gaia_status gaia_tensor_argsort(gaia_ctx *ctx, const gaia_tensor *x, in
 
 /* ---- the operations along an axis on the gradient tape ----
    Each public function records its node (gaia__ag_begin / _end) around the
-   raw operation; argsort gives indices, which carry no gradient. */
+   raw operation; argsort gives indices, which carry no gradient. Without
+   the autograd module (GAIA_NO_AUTOGRAD) each is its raw operation alone
+   (the #else below). */
+#ifndef GAIA_NO_AUTOGRAD
 static int gaia__ag_axis(const gaia_tensor *x, int axis) { return axis < 0 ? axis + x->ndim : axis; }
 
 static gaia_status gaia__tensor_softmax_rec(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, int axis, int want_log,
@@ -707,4 +712,39 @@ GAIA_API gaia_status gaia_tensor_stack(gaia_ctx *ctx, const gaia_tensor *const *
     return gaia__ag_record_parts(ctx, "gaia_tensor_stack", 1, xs, count, axis < 0 ? axis + xs[0]->ndim + 1 : axis,
                                  *out);
 }
+#else /* GAIA_NO_AUTOGRAD */
+GAIA_API gaia_status gaia_tensor_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
+    return gaia__tensor_softmax(ctx, "gaia_tensor_softmax", x, axis, 0, out);
+}
+GAIA_API gaia_status gaia_tensor_log_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
+    return gaia__tensor_softmax(ctx, "gaia_tensor_log_softmax", x, axis, 1, out);
+}
+GAIA_API gaia_status gaia_tensor_index_select(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+                                              gaia_tensor **out) {
+    return gaia__tensor_index_select_raw(ctx, x, axis, index, out);
+}
+GAIA_API gaia_status gaia_tensor_gather(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+                                        gaia_tensor **out) {
+    return gaia__tensor_gather_raw(ctx, x, axis, index, out);
+}
+GAIA_API gaia_status gaia_tensor_scatter_add(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+                                             const gaia_tensor *src, gaia_tensor **out) {
+    return gaia__tensor_scatter_add_raw(ctx, x, axis, index, src, out);
+}
+GAIA_API gaia_status gaia_tensor_cumsum(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
+    return gaia__tensor_cumsum_raw(ctx, x, axis, out);
+}
+GAIA_API gaia_status gaia_tensor_topk(gaia_ctx *ctx, const gaia_tensor *x, size_t k, int axis, int largest,
+                                      gaia_tensor **values, gaia_tensor **indices) {
+    return gaia__tensor_topk_raw(ctx, x, k, axis, largest, values, indices);
+}
+GAIA_API gaia_status gaia_tensor_concat(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
+                                        gaia_tensor **out) {
+    return gaia__tensor_concat_raw(ctx, xs, count, axis, out);
+}
+GAIA_API gaia_status gaia_tensor_stack(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
+                                       gaia_tensor **out) {
+    return gaia__tensor_stack_raw(ctx, xs, count, axis, out);
+}
+#endif /* GAIA_NO_AUTOGRAD */
 

@@ -54,8 +54,9 @@
 /* The CUDA backend (gaia_cuda.h, gaia_kernels.cu) serves the modules but
    the parallel map: their switches are for CPU builds. */
 #if defined(GAIA_USE_CUDA) && (defined(GAIA_NO_FORMATS) || defined(GAIA_NO_LAYER) || defined(GAIA_NO_ASSEMBLY) || \
-                               defined(GAIA_NO_HRR) || defined(GAIA_NO_VSA))
-#error "gaia: GAIA_NO_FORMATS, _LAYER, _ASSEMBLY, _HRR and _VSA leave modules out of CPU builds only (the CUDA backend needs them)"
+                               defined(GAIA_NO_HRR) || defined(GAIA_NO_VSA) || defined(GAIA_NO_CONV) || \
+                               defined(GAIA_NO_LINALG) || defined(GAIA_NO_AUTOGRAD) || defined(GAIA_NO_AXIS))
+#error "gaia: GAIA_NO_FORMATS, _LAYER, _ASSEMBLY, _HRR, _VSA, _CONV, _LINALG, _AUTOGRAD and _AXIS leave modules out of CPU builds only (the CUDA backend needs them)"
 #endif
 
 #ifndef GAIA_API
@@ -730,12 +731,16 @@ static void gaia__modules_release(gaia_ctx *ctx);
 #ifndef GAIA_NO_MAP
 static void gaia__map_release(gaia_ctx *ctx);
 #endif
+#ifndef GAIA_NO_AUTOGRAD
 static void gaia__ag_destroy(gaia_ctx *ctx);
+#endif
 
 GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx) {
     gaia_allocator al;
     if (!ctx) return;
+#ifndef GAIA_NO_AUTOGRAD
     gaia__ag_destroy(ctx);
+#endif
 #ifndef GAIA_NO_MAP
     gaia__map_release(ctx);
 #endif

@@ -1,7 +1,9 @@
 //! src/formats.h - file formats: NumPy .npy, safetensors checkpoints and
-//! optimizer state; the crash-safe save (temporary file, fsync, rename) and the
-//! bounded file reader that the modules' own formats use too.
-//! uses: core tensor autograd
+//! optimizer state (when the autograd module is in); the crash-safe save
+//! (temporary file, fsync, rename) and the bounded file reader that the
+//! modules' own formats use too.
+//! uses: core tensor
+//! optional: autograd
 //! switch: GAIA_NO_FORMATS
 //@ part formats-api
 /* ---------------------------------------------------------------------
@@ -45,6 +47,7 @@ GAIA_API gaia_tensor *gaia_safetensors_get(const gaia_safetensors *f, const char
 GAIA_API const char *gaia_safetensors_meta(const gaia_safetensors *f, const char *key);
 GAIA_API const char *const *gaia_safetensors_metadata(const gaia_safetensors *f);
 GAIA_API void gaia_safetensors_free(gaia_safetensors *f);
+#ifndef GAIA_NO_AUTOGRAD /* (optimizers are the autograd module's) */
 /* An optimizer's whole state - its parameters' values, moment buffers,
    step count, hyper-parameters and the context's random stream (seed and
    position) - as a safetensors file (atomically, as above). Tensors
@@ -59,6 +62,7 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *opt, const char *path);
    those that training without the interruption would have made. Anything
    wrong with the file or the match changes nothing. */
 GAIA_API gaia_status gaia_optim_load(gaia_optim *opt, const char *path);
+#endif
 
 //@ part formats-impl
 /* ---------------------------------------------------------------------
@@ -1446,7 +1450,8 @@ GAIA_API gaia_status gaia_safetensors_save(gaia_ctx *ctx, const char *path, cons
     return st;
 }
 
-/* ---- optimizer checkpoints ---- */
+/* ---- optimizer checkpoints (optimizers are the autograd module's) ---- */
+#ifndef GAIA_NO_AUTOGRAD
 #define GAIA__OPTIM_FORMAT "gaia.optim/1"
 #define GAIA__OPTIM_NHYPER 8
 
@@ -1667,4 +1672,5 @@ done:
     gaia_grad_set_enabled(ctx, was);
     return st;
 }
+#endif /* GAIA_NO_AUTOGRAD */
 

@@ -1,7 +1,9 @@
 //! src/hrr.h - the hrr module: holographic reduced representations (Plate):
 //! bind and unbind by FFT, similarity, cleanup, cached spectra, codebooks; its
-//! backend table.
-//! uses: core tensor formats
+//! backend table. A codebook's files (save, load, parse) come with the
+//! formats module.
+//! uses: core tensor
+//! optional: formats
 //! switch: GAIA_NO_HRR
 //@ part hrr-api
 /* hrr module: public declarations (fragment of gaia.h's public section).
@@ -121,6 +123,7 @@ GAIA_API gaia_status gaia_hrr_codebook_vectors(gaia_ctx *ctx, const gaia_hrr_cod
 GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_codebook *cb,
                                                const gaia_tensor *queries, float threshold, long *index,
                                                float *similarity, const char **names);
+#ifndef GAIA_NO_FORMATS /* (a codebook's files are .npy and text: the formats module's) */
 GAIA_API gaia_status gaia_hrr_codebook_save(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *path);
 /* Loads onto the context's default device. */
 GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gaia_hrr_codebook **out);
@@ -129,6 +132,7 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
    Both loaders set *out only on success. */
 GAIA_API gaia_status gaia_hrr_codebook_parse(gaia_ctx *ctx, const void *npy, size_t npy_size, const void *names,
                                              size_t names_size, gaia_hrr_codebook **out);
+#endif
 
 /* --- backend primitives (raw device pointers). Spectra are rows of
    nb = D/2+1 interleaved complex bins (2*nb floats) in natural order. --- */
@@ -1130,6 +1134,9 @@ GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_cod
     return st;
 }
 
+/* ---- a codebook's files: the vectors as .npy, the names as text (with
+   the formats module; without it, GAIA_NO_FORMATS, they are left out) ---- */
+#ifndef GAIA_NO_FORMATS
 /* "x.npy" -> "x.names.txt"; anything else gets ".names.txt" appended. */
 static char *gaia__hrr_names_path(gaia_ctx *ctx, const char *path) {
     size_t n = strlen(path), base = n;
@@ -1280,4 +1287,4 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
     gaia__host_free(ctx, npath);
     return st;
 }
-
+#endif /* GAIA_NO_FORMATS */

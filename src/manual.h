@@ -97,14 +97,31 @@
      GAIA_NO_HRR       the hrr module (and vsa, whose HRR model is hrr)
      GAIA_NO_VSA       the vsa module
      GAIA_NO_MAP       gaia_map and gaia_map_slices
-     GAIA_NO_FORMATS   .npy, safetensors and optimizer files (and hrr, vsa
-                       and assembly, which save through them)
+     GAIA_NO_FORMATS   .npy, safetensors and optimizer files (and assembly,
+                       which saves through them); hrr stays, without its
+                       codebook files (gaia_hrr_codebook_save, _load, _parse)
+     GAIA_NO_AUTOGRAD  training (section 8): gradients, the tape, gaia_grad_check,
+                       checkpointing, losses, optimizers and their files
+                       (and the layer module, whose kernels record their
+                       own backwards); every operation runs unrecorded
+     GAIA_NO_AXIS      the operations along an axis (softmax, index_select,
+                       gather, scatter_add, concat, stack, cumsum, top-k,
+                       argsort; and vsa, whose cleanup ranks with top-k).
+                       Their gathers and scatters are conv2d's and pooling's
+                       backwards, so those two then refuse an input that
+                       needs a gradient (GAIA_ERR_UNSUPPORTED) while
+                       recording is on
+     GAIA_NO_CONV      gaia_tensor_conv2d, _max_pool2d and _avg_pool2d
+     GAIA_NO_LINALG    gaia_tensor_eigh
    A module goes with every module it uses: gaia.h defines the switches that
    follow (GAIA_NO_HRR defines GAIA_NO_VSA), so #ifdef GAIA_NO_VSA after the
-   include says whether vsa is there. Contexts, tensors, gradients,
-   optimizers, convolution and the operations along an axis are always
-   there. A CUDA build takes GAIA_NO_MAP only; the others are an #error
-   there (the CUDA backend serves those modules).
+   include says whether vsa is there. Contexts and tensors (creation,
+   elementwise maths, reductions, matmul, views) are always there. A program
+   of tensors and hrr alone takes GAIA_NO_MAP, _LAYER, _ASSEMBLY, _VSA,
+   _FORMATS, _AUTOGRAD, _AXIS, _CONV and _LINALG, and its implementation
+   compiles in under a third of the whole's time (docs/building.md,
+   `make compile-time`). A CUDA build takes GAIA_NO_MAP only; the others are
+   an #error there (the CUDA backend serves those modules).
 
    Installed (`make install`; with CUDA=1 also the prebuilt kernels), the
    flags come from pkg-config:
@@ -1403,7 +1420,8 @@
                          the environment or gaia_mpi_set_timeout says
                          otherwise (default 300)
      GAIA_NO_LAYER, GAIA_NO_ASSEMBLY, GAIA_NO_HRR, GAIA_NO_VSA, GAIA_NO_MAP,
-     GAIA_NO_FORMATS     leave that module out (section 2)
+     GAIA_NO_FORMATS, GAIA_NO_AUTOGRAD, GAIA_NO_AXIS, GAIA_NO_CONV,
+     GAIA_NO_LINALG      leave that module out (section 2)
 
    =====================================================================
    14. STATUS CODES

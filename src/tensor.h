@@ -3,7 +3,7 @@
 //! every device fills in, and the tensor implementation on top of it (storage,
 //! creation, broadcasting, reductions, linear algebra, views).
 //! uses: core
-//! hooks: gaia__ag_forget gaia__tensor_unary gaia__tensor_binary gaia__tensor_reduce gaia_tensor_copy (autograd)
+//! hooks: gaia__ag_forget (autograd)
 //@ part tensor-api
 /* ---------------------------------------------------------------------
    Tensors
@@ -331,7 +331,9 @@ static gaia_status gaia__tensor_new(gaia_ctx *ctx, const char *fn, gaia_device d
     return GAIA_OK;
 }
 
+#ifndef GAIA_NO_AUTOGRAD
 static void gaia__ag_forget(gaia_ctx *ctx, gaia_tensor *t);
+#endif
 
 GAIA_API void gaia_tensor_free(gaia_tensor *t) {
     struct gaia_storage *s;
@@ -340,7 +342,9 @@ GAIA_API void gaia_tensor_free(gaia_tensor *t) {
     if (!t || t->lent) return;
     s = t->storage;
     ctx = s->ctx;
+#ifndef GAIA_NO_AUTOGRAD
     if (t->requires_grad) gaia__ag_forget(ctx, t);
+#endif
     gaia_tensor_free(t->grad);
     /* atomic: gaia_map's items may make and free views of one storage at once */
 #ifdef _OPENMP
@@ -625,7 +629,8 @@ GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float
    so a message names the function in the user's code. */
 /* The eager operations that go on the gradient tape: each public entry
    point is a recording wrapper (section "Autograd" below) around its
-   *_raw implementation. */
+   *_raw implementation; without the autograd module, the *_raw call alone
+   (the end of this section). */
 static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
                                       float p1, gaia_tensor **out);
 static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
@@ -1088,4 +1093,43 @@ static gaia_status gaia__tensor_slice_rows_raw(gaia_ctx *ctx, const gaia_tensor 
     row = x->numel / x->shape[0];
     return gaia__make_view(ctx, fn, x, start * row, x->ndim, shape, out);
 }
+
+#ifdef GAIA_NO_AUTOGRAD
+/* Without the autograd module (GAIA_NO_AUTOGRAD) nothing is recorded: the
+   entry points that its section wraps are their *_raw operations. */
+static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
+                                      float p1, gaia_tensor **out) {
+    return gaia__tensor_unary_raw(ctx, fn, op, x, p0, p1, out);
+}
+static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
+                                       const gaia_tensor *b, gaia_tensor **out) {
+    return gaia__tensor_binary_raw(ctx, fn, op, a, b, out);
+}
+static gaia_status gaia__tensor_reduce(gaia_ctx *ctx, const char *fn, gaia_reduce_op op, const gaia_tensor *x,
+                                       int axis, gaia_tensor **out) {
+    return gaia__tensor_reduce_raw(ctx, fn, op, x, axis, out);
+}
+GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                        int trans_b, gaia_tensor **out) {
+    return gaia__tensor_matmul_raw(ctx, a, b, trans_a, trans_b, out);
+}
+GAIA_API gaia_status gaia_tensor_where(gaia_ctx *ctx, const gaia_tensor *cond, const gaia_tensor *a,
+                                       const gaia_tensor *b, gaia_tensor **out) {
+    return gaia__tensor_where_raw(ctx, cond, a, b, out);
+}
+GAIA_API gaia_status gaia_tensor_transpose(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
+    return gaia__tensor_transpose_raw(ctx, x, out);
+}
+GAIA_API gaia_status gaia_tensor_reshape(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape,
+                                         gaia_tensor **out) {
+    return gaia__tensor_reshape_raw(ctx, x, ndim, shape, out);
+}
+GAIA_API gaia_status gaia_tensor_copy(gaia_ctx *ctx, const gaia_tensor *src, gaia_tensor **out) {
+    return gaia__tensor_copy_raw(ctx, src, out);
+}
+GAIA_API gaia_status gaia_tensor_slice_rows(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count,
+                                            gaia_tensor **out) {
+    return gaia__tensor_slice_rows_raw(ctx, x, start, count, out);
+}
+#endif
 

@@ -24,6 +24,11 @@ the modules it may use. The rules:
      can leave out sits inside "#ifndef GAIA_NO_X" (or "#if !defined(...)"),
      and every piece of a module that a switch can leave out pairs its own
      #if and #endif (the generator wraps it whole).
+  5. Optional uses: a module listed under "//! optional:" has a switch and
+     comes before the file, as one under "uses:", but the file goes on
+     without it: every reference to its names sits inside "#ifndef" of its
+     switch (hrr's codebook files need formats; hrr itself does not). So an
+     optional module's switch implies nothing about the file's module.
 
 Not references: names in comments and strings, after . or ->, in #if,
 #ifdef and #elif lines, a macro named inside an "#ifdef THAT_MACRO" branch
@@ -417,6 +422,14 @@ def check_deps(manifests, files, graph=False):
                 errors.append('%s: uses %s: no such module' % (f.where(), u))
             elif u == f.module:
                 errors.append('%s: uses its own module %s' % (f.where(), u))
+        for u in f.optional:
+            if u not in modules:
+                errors.append('%s: optional %s: no such module' % (f.where(), u))
+            elif u == f.module or u in f.uses:
+                errors.append('%s: optional %s: its own module, or listed under "uses:" too' % (f.where(), u))
+            elif u not in own:
+                errors.append('%s: optional %s: the module has no switch, so it is always there: list it under '
+                              '"uses:"' % (f.where(), u))
         hooks = {name: mod for name, mod in f.hooks}
         used, hooked = set(), set()
         for name in sorted(s.refs, key=lambda x: s.refs[x][0][0]):
@@ -426,6 +439,16 @@ def check_deps(manifests, files, graph=False):
             ok = [m for m in d if m in f.uses]
             if ok:
                 used.update(ok)
+                continue
+            opt = [m for m in d if m in f.optional and m in own]
+            if opt:
+                used.update(opt)
+                sw = own[opt[0]]
+                if sw not in closure.get(f.module, ()):
+                    for line, off in s.refs[name]:
+                        if sw not in off:
+                            errors.append('%s:%d: %s (module %s, optional here) is not there when %s is defined: '
+                                          'refer to it inside "#ifndef %s"' % (f.where(), line, name, opt[0], sw, sw))
                 continue
             if name in hooks:
                 hooked.add(name)
@@ -440,10 +463,11 @@ def check_deps(manifests, files, graph=False):
             m, (drel, dline) = sorted(d.items())[0]
             errors.append('%s:%d: %s is defined in module %s (src/%s:%d), which %s does not list under "uses:"'
                           % (f.where(), s.refs[name][0][0], name, m, drel, dline, f.module))
-        for u in f.uses:
-            if u in modules and u not in used:
-                errors.append('%s: lists %s under "uses:" but refers to no name that %s defines'
-                              % (f.where(), u, u))
+        for key, listed in (('uses', f.uses), ('optional', f.optional)):
+            for u in listed:
+                if u in modules and u not in used and (key == 'uses' or u in own):
+                    errors.append('%s: lists %s under "%s:" but refers to no name that %s defines'
+                                  % (f.where(), u, key, u))
         for name, mod in f.hooks:
             d = definers.get(name)
             if name not in s.refs:
@@ -458,7 +482,7 @@ def check_deps(manifests, files, graph=False):
     # the order: what a module uses comes before it in every manifest that holds both
     for rel in sorted(files):
         f = files[rel]
-        for u in f.uses:
+        for u in f.uses + f.optional:
             for h in HEADERS:
                 if f.module in pos[h] and u in pos[h] and pos[h][u][0] > pos[h][f.module][0]:
                     errors.append('%s: uses %s, but src/%s.parts lists %s (line %d) after %s (line %d)'
@@ -493,6 +517,9 @@ def check_deps(manifests, files, graph=False):
                         back[d] = back.get(d, 0) + 1
             print('%s%s  (%s)' % (m, ' [%s]' % own[m] if m in own else '', ' '.join(f.where() for f in fs)))
             print('    uses: %s' % (' '.join(u for u in order if u in uses[m]) or '-'))
+            opt = {u for f in fs for u in f.optional}
+            if opt:
+                print('    optional: %s' % ' '.join(u for u in order if u in opt))
             if back:
                 print('    hooks into: %s' % ' '.join('%s (%d)' % (d, back[d]) for d in order if d in back))
     return errors

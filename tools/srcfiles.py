@@ -5,7 +5,9 @@ them and tools/check_deps.py checks their dependency rules.
 
 A module file opens with lines starting "//!": what it holds, then
 "module: NAME" (when it belongs to a module of another name), "uses:",
-"hooks:" (a line may go on, indented, on the next) and "switch: GAIA_NO_X".
+"optional:" (earlier modules that a switch can leave out, referred to only
+inside #ifndef of their switch), "hooks:" (a line may go on, indented, on
+the next) and "switch: GAIA_NO_X".
 Then its pieces, each opened by "//@ part NAME"; a piece of gaia.h may hold
 the line "//@ switches". Python 3 standard library only."""
 import os
@@ -29,6 +31,7 @@ class ModuleFile:
         self.path = os.path.join(SRC, rel)
         self.module = rel[:-2] if rel.endswith('.h') else rel
         self.uses = []
+        self.optional = []  # modules referred to only where their switch is undefined
         self.hooks = []  # (name, module named in parentheses or None)
         self.switch = None  # "GAIA_NO_X": the macro that leaves this module out
         self.about = []
@@ -69,7 +72,7 @@ class ModuleFile:
         return 'src/' + self.rel
 
     def _opening(self, text, n, raw=''):
-        m = re.match(r'(uses|module|hooks|switch):(.*)$', text)
+        m = re.match(r'(uses|optional|module|hooks|switch):(.*)$', text)
         if not m and self._key == 'hooks' and raw.startswith('     '):
             m = re.match(r'(hooks):(.*)$', 'hooks:' + text)  # a hooks line continued
         if not m:
@@ -84,9 +87,9 @@ class ModuleFile:
             if not re.match(r'GAIA_NO_[A-Z0-9_]+$', val):
                 raise Error('%s:%d: a switch is named GAIA_NO_SOMETHING' % (self.where(), n))
             self.switch = val
-        elif key == 'uses':
+        elif key in ('uses', 'optional'):
             if val not in ('', '-', '(nothing)'):
-                self.uses += val.replace(',', ' ').split()
+                getattr(self, key).extend(val.replace(',', ' ').split())
         else:
             for name, mod in re.findall(r'([A-Za-z_]\w*)(?:\s*\(([\w/]+)\))?', val):
                 self.hooks.append((name, mod or None))

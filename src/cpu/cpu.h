@@ -16,7 +16,7 @@
    Sections: 1. declarations  2. Philox (and SplitMix64)  3. GEMM  4. FFT,
    the vector helpers  5. elementwise, reductions, transpose  5b. operations
    along an axis (softmax, gather/scatter, concat, cumsum, sort)  5c. 2-D
-   convolution, pooling, symmetric eigenvalues, then the modules' CPU
+   convolution, pooling  5d. symmetric eigenvalues, then the modules' CPU
    primitives (layer, assembly, hrr, vsa)  6. the backend table. Generated
    from src/cpu/ (a file a section): edit those, then make headers. */
 #ifndef GAIA_CPU_H
@@ -69,13 +69,17 @@ GAIA_API void gaia_cpu_where(const float *c, const size_t *c_strides, const floa
 GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner, float *y);
 GAIA_API void gaia_cpu_transpose(const float *x, size_t batch, size_t rows, size_t cols, float *y);
 
-/* 2-D convolution, pooling and symmetric eigenvalues (section 5c). */
+#ifndef GAIA_NO_CONV
+/* 2-D convolution and pooling (section 5c). */
 /* Bytes of scratch gaia_cpu_conv2d needs on nthreads threads (0 when the
    shape takes the direct loop, which needs none). */
 GAIA_API size_t gaia_cpu_conv2d_work_size(const gaia_conv2d_args *a, int nthreads);
 GAIA_API void gaia_cpu_conv2d(const gaia_conv2d_args *a, void *work, int nthreads);
 GAIA_API void gaia_cpu_pool2d(const gaia_pool2d_args *a, int nthreads);
-/* Bytes of scratch gaia_cpu_eigh_batch needs for n x n matrices. */
+#endif
+#ifndef GAIA_NO_LINALG
+/* Symmetric eigenvalues (section 5d). Bytes of scratch gaia_cpu_eigh_batch
+   needs for n x n matrices. */
 GAIA_API size_t gaia_cpu_eigh_work_size(size_t n, int nthreads);
 /* batch symmetric n x n matrices at a (lower triangle read): ascending
    eigenvalues into values [batch, n], eigenvectors as columns into vectors
@@ -83,6 +87,7 @@ GAIA_API size_t gaia_cpu_eigh_work_size(size_t n, int nthreads);
    (their results are the last sweep's). */
 GAIA_API size_t gaia_cpu_eigh_batch(const float *a, size_t batch, size_t n, float *values, float *vectors,
                                     void *work, int nthreads);
+#endif
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 //! src/cpu/table.h - the CPU backend table: aligned storage from the
 //! context's allocator, the slots that wrap the primitives, and the end of
 //! gaia_cpu.h.
-//! uses: core tensor conv cpu/random cpu/gemm cpu/elementwise
+//! uses: core tensor cpu/random cpu/gemm cpu/elementwise
+//! optional: conv
 //@ part cpu-table
 /* ---------------------------------------------------------------------
    6. The CPU backend table
@@ -148,7 +149,9 @@ static gaia_status gaia__cpu_where_be(gaia_ctx *ctx, const float *c, const size_
     return GAIA_OK;
 }
 
-/* ---- 2-D convolution and pooling ---- */
+/* ---- 2-D convolution and pooling (the conv module; without it, GAIA_NO_CONV,
+   the table's slots are NULL) ---- */
+#ifndef GAIA_NO_CONV
 /* The scratch: the GEMM's packing buffers and a column buffer per thread,
    for this call only (a few hundred KiB a thread). */
 static gaia_status gaia__cpu_conv2d_be(gaia_ctx *ctx, const gaia_conv2d_args *a) {
@@ -165,6 +168,7 @@ static gaia_status gaia__cpu_pool2d_be(gaia_ctx *ctx, const gaia_pool2d_args *a)
     gaia_cpu_pool2d(a, ctx->cpu_threads);
     return GAIA_OK;
 }
+#endif
 /* ---- end of convolution and pooling ---- */
 
 static const gaia_backend gaia__cpu_backend_table = {
@@ -200,8 +204,13 @@ static const gaia_backend gaia__cpu_backend_table = {
 #else
     NULL,
 #endif
+#ifndef GAIA_NO_CONV
     gaia__cpu_conv2d_be,
     gaia__cpu_pool2d_be,
+#else
+    NULL,
+    NULL,
+#endif
 #ifdef GAIA__CPU_TENSOR_OPS
     GAIA__CPU_TENSOR_OPS,
 #else

@@ -55,7 +55,10 @@ static inline float gaia__lv_sum(gaia__lv v) {
    exact, p the degree-7 Taylor polynomial (|r| <= ln2/2: error < 1e-8). n is
    rounded by adding 1.5 * 2^23, which also leaves n in the low mantissa bits:
    2^n is built from them. Neither floorf nor a float->int conversion after a
-   clamp vectorises in GCC, this does. */
+   clamp vectorises in GCC, this does. (Its users are the axis and layer
+   modules' kernels: without both, GAIA_NO_AXIS and GAIA_NO_LAYER, it is
+   left out.) */
+#if !defined(GAIA_NO_AXIS) || !defined(GAIA_NO_LAYER)
 static float gaia__layer_exp(float x) {
     int32_t bits;
     float kf, n, r, p, scale;
@@ -71,6 +74,7 @@ static float gaia__layer_exp(float x) {
     p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
     return p * scale;
 }
+#endif
 
 /* Outputs of at least this many bytes are written with streaming stores
    (where the CPU has them): an output that size would not be in cache for
