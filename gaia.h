@@ -96,8 +96,9 @@
      GAIA_NO_FORMATS   .npy, safetensors and optimizer files (and assembly,
                        which saves through them); hrr stays, without its
                        codebook files (gaia_hrr_codebook_save, _load, _parse)
-     GAIA_NO_AUTOGRAD  training (section 8): gradients, the tape, gaia_grad_check,
-                       checkpointing, losses, optimizers and their files
+     GAIA_NO_AUTOGRAD  training (section 8): gradients, the tape,
+                       checkpointing, gaia_grad_check, losses, optimizers
+                       and their files
                        (and the layer module, whose kernels record their
                        own backwards); every operation runs unrecorded
      GAIA_NO_AXIS      the operations along an axis (softmax, index_select,
