@@ -264,11 +264,31 @@ static struct gaia__pool_state {
     int forked;            /* pthread_atfork handlers registered */
     unsigned long gen;     /* regions published (atomic) */
     int busy;              /* helpers inside the region (atomic) */
+    int crowded;           /* the callers lately got less than GAIA__POOL_CROWDED of a core (atomic) */
+    uint64_t ran_ns, cpu_ns; /* the callers' time in their blocks since the last verdict: wall, CPU */
     gaia__par_fn fn;
     void *arg;
     long long nblk, next;  /* next: the claim counter (atomic) */
 } gaia__pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0,
-                0, 0, 0, NULL, NULL, 0, 0};
+                0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0};
+
+/* Whether the cores are crowded: a caller that ran its blocks for
+   GAIA__POOL_VERDICT_NS of wall time in all and got less than
+   GAIA__POOL_CROWDED of that as CPU time shared its core with other
+   runnable threads. Then a spinning helper only takes a core's slice from
+   someone who needs it (the process's own caller, with the scheduler's
+   per-session groups), so helpers sleep at once and the caller does not
+   watch for them. Measured on the thread's CPU clock; without one the
+   cores always count as free. */
+#define GAIA__POOL_VERDICT_NS 2000000u
+#define GAIA__POOL_CROWDED 0.85
+static uint64_t gaia__pool_cpu_ns(void) {
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+    return 0;
+}
 
 /* A forked child has only the thread that forked: it starts with no
    helpers (and a lock nobody holds, taken across the fork). */
@@ -309,14 +329,14 @@ static void *gaia__pool_helper(void *unused) {
         }
         /* watch for the next region a while before sleeping: regions that
            follow each other (a training step's) find the helper awake */
-        if (GAIA_PAR_SPIN_US > 0) {
+        if (GAIA_PAR_SPIN_US > 0 && !GAIA__LOAD(gaia__pool.crowded)) {
             uint64_t t0 = GAIA_NOW_NS(), limit = (uint64_t)GAIA_PAR_SPIN_US * 1000u;
             int k = 0;
             gaia__pool.spinners++;
             pthread_mutex_unlock(&gaia__pool.lock);
             while (GAIA__LOAD(gaia__pool.gen) == seen) {
                 GAIA__PAR_RELAX();
-                if (++k % 64 == 0 && GAIA_NOW_NS() - t0 > limit) break;
+                if (++k % 64 == 0 && (GAIA_NOW_NS() - t0 > limit || GAIA__LOAD(gaia__pool.crowded))) break;
             }
             pthread_mutex_lock(&gaia__pool.lock);
             gaia__pool.spinners--;
@@ -375,6 +395,7 @@ static void gaia__par_run(int team, long long nblk, gaia__par_fn fn, void *arg) 
 #if defined(GAIA__POOL)
     {
         long long blk;
+        uint64_t t0, t1, c0, c1;
         int wake, h;
         pthread_mutex_lock(&gaia__pool.lock);
         if (gaia__pool.running) { /* a region inside a region, or another thread's */
@@ -398,10 +419,14 @@ static void gaia__par_run(int team, long long nblk, gaia__par_fn fn, void *arg) 
         if (wake > gaia__pool.sleepers) wake = gaia__pool.sleepers;
         for (h = 0; h < wake; h++) pthread_cond_signal(&gaia__pool.wake);
         pthread_mutex_unlock(&gaia__pool.lock);
+        t0 = GAIA_NOW_NS();
+        c0 = gaia__pool_cpu_ns();
         while ((blk = gaia__par_claim(&gaia__pool.next)) < nblk) fn(arg, blk, 0);
+        c1 = gaia__pool_cpu_ns();
+        t1 = GAIA_NOW_NS();
         /* the helpers inside a block: watched a few microseconds, then
            waited for blocked (a helper that lost its core may be long) */
-        if (GAIA__LOAD(gaia__pool.busy) != 0 && GAIA_PAR_WAIT_US > 0) {
+        if (GAIA__LOAD(gaia__pool.busy) != 0 && GAIA_PAR_WAIT_US > 0 && !GAIA__LOAD(gaia__pool.crowded)) {
             uint64_t t0 = GAIA_NOW_NS(), limit = (uint64_t)GAIA_PAR_WAIT_US * 1000u;
             int k = 0;
             while (GAIA__LOAD(gaia__pool.busy) != 0) {
@@ -416,6 +441,14 @@ static void gaia__par_run(int team, long long nblk, gaia__par_fn fn, void *arg) 
             gaia__pool.waiting = 0;
         }
         gaia__pool.running = 0;
+        if (c1 >= c0 && t1 > t0) {
+            gaia__pool.ran_ns += t1 - t0;
+            gaia__pool.cpu_ns += c1 - c0;
+            if (gaia__pool.ran_ns >= GAIA__POOL_VERDICT_NS) {
+                GAIA__STORE(gaia__pool.crowded, (double)gaia__pool.cpu_ns < GAIA__POOL_CROWDED * (double)gaia__pool.ran_ns);
+                gaia__pool.ran_ns = gaia__pool.cpu_ns = 0;
+            }
+        }
         pthread_mutex_unlock(&gaia__pool.lock);
     }
 #elif defined(_OPENMP)
