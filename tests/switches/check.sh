@@ -2,7 +2,9 @@
 # check.sh - the switches that leave modules out (GAIA_NO_FORMATS, _MAP,
 # _LAYER, _ASSEMBLY, _HRR, _VSA) keep compiling: the implementation is
 # compiled with each alone, with all of them, and with the set of a program
-# that uses only tensors and hrr, as C99 under -Wall -Wextra -pedantic
+# that uses only tensors and hrr, and without the worker pool
+# (GAIA_THREADS 0: regions on the calling thread, or on an OpenMP team when
+# the flags have -fopenmp), alone and with every switch, as C99 under -Wall -Wextra -pedantic
 # -Werror (at -O0: -fsyntax-only would miss an unused static function), and
 # once as C++; in a CUDA configuration also GAIA_NO_MAP with CUDA (the one
 # switch a CUDA build takes). Then what a switch promises: its module's API
@@ -45,6 +47,8 @@ unit() {
 for s in $all; do unit "$s" "$cflags" "$s"; done
 unit all "$cflags" $all
 unit tensors_and_hrr "$cflags" GAIA_NO_MAP GAIA_NO_LAYER GAIA_NO_ASSEMBLY GAIA_NO_VSA
+unit no_threads "$cflags" "GAIA_THREADS 0"
+unit all_no_threads "$cflags" $all "GAIA_THREADS 0"
 [ -n "$cuda_flags" ] && unit cuda_no_map "$cuda_flags" GAIA_NO_MAP
 n=$(wc -l < "$tmp/units")
 : > "$tmp/failed"
@@ -79,5 +83,5 @@ wait $pid
 while read -r u; do
     echo "switches: the implementation ($u) does not compile:"; cat "$tmp/$u.log"; fail=1
 done < "$tmp/failed"
-[ $fail = 0 ] && echo "switches: the implementation compiles with each of $all, with all of them, with tensors and hrr only${cuda_flags:+ and (CUDA) GAIA_NO_MAP} ($n units), and as C++"
+[ $fail = 0 ] && echo "switches: the implementation compiles with each of $all, with all of them, with tensors and hrr only, without the worker pool${cuda_flags:+ and (CUDA) GAIA_NO_MAP} ($n units), and as C++"
 exit $fail
