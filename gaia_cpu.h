@@ -145,6 +145,12 @@ extern "C" {
    need a flag) regions run on an OpenMP team under -fopenmp (blocks taken
    dynamically, slot = the OpenMP thread number), else on the calling
    thread.
+   For tests: with GAIA_PAR_HELPERS_ONLY=1 in the environment when the pool
+   starts its first helper, every block of a region of two or more threads
+   runs on a helper while the caller waits, so a kernel whose result
+   depends on the thread (the slot) that ran a block differs from its
+   one-thread result however busy the machine is (the tests' thread-count
+   comparisons run again so, in a child process).
    --------------------------------------------------------------------- */
 #ifndef GAIA_PAR_SPIN_US
 #define GAIA_PAR_SPIN_US 50
@@ -262,6 +268,7 @@ static struct gaia__pool_state {
     int want, joined;      /* helpers the region may use, helpers that joined it */
     int waiting;           /* the caller is blocked on idle */
     int forked;            /* pthread_atfork handlers registered */
+    int helpers_only;      /* GAIA_PAR_HELPERS_ONLY: the caller runs no block of a team region */
     unsigned long gen;     /* regions published (atomic) */
     int busy;              /* helpers inside the region (atomic) */
     int crowded;           /* the callers lately got less than GAIA__POOL_CROWDED of a core (atomic) */
@@ -270,7 +277,7 @@ static struct gaia__pool_state {
     void *arg;
     long long nblk, next;  /* next: the claim counter (atomic) */
 } gaia__pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0,
-                0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0};
+                0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0};
 
 /* Whether the cores are crowded: a caller that ran its blocks for
    GAIA__POOL_VERDICT_NS of wall time in all and got less than
@@ -352,7 +359,9 @@ static void *gaia__pool_helper(void *unused) {
    scratch of tens of KiB on the stack). */
 static void gaia__pool_grow(int n) {
     if (!gaia__pool.forked) {
+        const char *e = getenv("GAIA_PAR_HELPERS_ONLY");
         gaia__pool.forked = 1;
+        gaia__pool.helpers_only = e && e[0] == '1';
         (void)pthread_atfork(gaia__pool_prefork, gaia__pool_postfork_parent, gaia__pool_postfork_child);
     }
     while (gaia__pool.helpers < n) {
@@ -417,6 +426,19 @@ static void gaia__par_run(int team, long long nblk, gaia__par_fn fn, void *arg) 
            takes the lock and a core's slice for nothing */
         wake = gaia__pool.want - gaia__pool.spinners;
         if (wake > gaia__pool.sleepers) wake = gaia__pool.sleepers;
+        if (gaia__pool.helpers_only && gaia__pool.helpers > 0) {
+            /* the test mode (GAIA_PAR_HELPERS_ONLY, above): the helpers take
+               every block; the first to join claims until none is left */
+            for (h = 0; h < gaia__pool.sleepers; h++) pthread_cond_signal(&gaia__pool.wake);
+            while (GAIA__LOAD(gaia__pool.next) < nblk || GAIA__LOAD(gaia__pool.busy) != 0) {
+                gaia__pool.waiting = 1;
+                pthread_cond_wait(&gaia__pool.idle, &gaia__pool.lock);
+                gaia__pool.waiting = 0;
+            }
+            gaia__pool.running = 0;
+            pthread_mutex_unlock(&gaia__pool.lock);
+            return;
+        }
         for (h = 0; h < wake; h++) pthread_cond_signal(&gaia__pool.wake);
         pthread_mutex_unlock(&gaia__pool.lock);
         t0 = GAIA_NOW_NS();
