@@ -138,6 +138,9 @@ extern "C" {
      as the region may use;
    - the caller waits for helpers still inside a block by watching for up
      to GAIA_PAR_WAIT_US, then blocked on a condition variable;
+   - neither watches while the cores are crowded (gaia__pool.crowded: the
+     caller got less than 0.85 of a core while it ran its blocks), where a
+     spinning thread only takes a slice from one who needs it;
    - one region at a time: a caller that finds the pool busy (a region
      inside a region, or another application thread's region) runs its
      blocks alone, so nothing can deadlock.
@@ -257,7 +260,8 @@ static void gaia__par_serial(long long nblk, gaia__par_fn fn, void *arg) {
 #define GAIA__STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 
 /* The pool: one region at a time, process-wide. lock guards everything but
-   gen, next and busy, which are also read outside it (atomically). */
+   gen, next, busy and crowded, which are also read outside it
+   (atomically). */
 static struct gaia__pool_state {
     pthread_mutex_t lock;
     pthread_cond_t wake;   /* sleeping helpers wait here for the next region */
