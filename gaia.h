@@ -256,15 +256,18 @@
                  at the same time (checked under ThreadSanitizer); one
                  context is used by one thread at a time. desc.cpu_threads
                  is at most GAIA_MAX_THREADS (1024).
-     shared cores  a CPU region runs on as many threads as its work is worth
-                 (short ones on the calling thread), its threads meet without
-                 spinning, and when they find their cores taken by other
-                 processes (the caller waited >= GAIA_PAR_STARVED_US, 1000 us,
-                 and 4x its own work, three times within
-                 GAIA_PAR_STARVED_WINDOW_MS, 50 ms) regions run on one thread
-                 for GAIA_PAR_CALM_MS (200 ms; 0 turns this off). Results are the
-                 same on any number of threads. No OMP_WAIT_POLICY needed;
-                 desc.cpu_threads = 1 never starts a team.
+     shared cores  a CPU region runs on gaia's own worker pool (POSIX
+                 threads, not OpenMP) with as many threads as its work is
+                 worth (short ones on the calling thread alone). Its blocks
+                 are claimed as threads come free: the caller starts at once
+                 and never waits for a helper that has not started, helpers
+                 spin at most GAIA_PAR_SPIN_US (50 us; not at all while the
+                 caller finds its core shared) and then sleep. Results are
+                 the same on any number of threads. desc.cpu_threads = 0:
+                 GAIA_NUM_THREADS, else OMP_NUM_THREADS (OpenMP's count
+                 under -fopenmp), else the cores online; 1 never wakes a
+                 helper. -DGAIA_THREADS=0 keeps gaia off threads (Windows:
+                 always; then OpenMP under -fopenmp).
      determinism the same seed and calls give the same numbers (section 6);
                  a failed call draws nothing from the random stream.
 
@@ -470,9 +473,9 @@
                item's status; gaia_map returns the lowest failing item's
                status and gaia_last_error(ctx) says "gaia_map: item 3 of 50
                failed (7 failed in all): <the worker's message>".
-     threads   the CPU team follows the shared-machine rules (Guarantees):
-               it meets without spinning and shrinks to one thread while
-               other processes hold the cores. The context's allocator and
+     threads   CPU items run on the worker pool (Guarantees, "shared
+               cores"): a thread that gets no core takes no items. The
+               context's allocator and
                logger are called from the workers' threads: a custom one
                must be thread-safe. A gaia_map inside an item runs its items
                there, one after another.
@@ -1187,9 +1190,9 @@
    brain may hold (a loaded brain starts capped at the context's load_limit).
 
    Batched trials: many seeds of one experiment at once, the trials spread
-   over the cores (OpenMP; each trial runs single-threaded in a CPU context
-   of its own), and trial r's numbers depend on its seed only, never on the
-   thread count. gaia_brain_trials runs the literature's experiments from a
+   over the cores (the worker pool; each trial runs single-threaded in a
+   CPU context of its own), and trial r's numbers depend on its seed only,
+   never on the thread count. gaia_brain_trials runs the literature's experiments from a
    description (PROJECTION, COMPLETION, ASSOCIATION, MERGE: curves of
    `steps` points per trial, the support and a per-kind measure, plus a few
    results; the declarations say which); gaia_brain_trials_run runs your own
@@ -1589,7 +1592,7 @@ typedef struct gaia_ctx_desc {
     uint64_t seed;          /* Philox key; 0 is a valid seed */
     gaia_allocator allocator; /* host memory; zero = GAIA_MALLOC/GAIA_FREE */
     gaia_logger logger;
-    int cpu_threads;        /* OpenMP threads for CPU kernels; 0 = all, at most GAIA_MAX_THREADS */
+    int cpu_threads;        /* CPU kernels' threads; 0 = GAIA_NUM_THREADS, OMP_NUM_THREADS or the cores; <= GAIA_MAX_THREADS */
     int allow_tf32;         /* let cuBLAS use TF32 tensor cores (never silent) */
     int profile;            /* start with profiling counters enabled */
     void *cuda_stream;      /* a cudaStream_t to run on; NULL = gaia makes one */
@@ -3747,6 +3750,25 @@ GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out);
 #include <dirent.h>
 #include <signal.h>
 #endif
+/* GAIA_THREADS: 1 when the CPU backend's parallel regions run on gaia's own
+   worker pool (POSIX threads; gaia_cpu.h, "Threads"), 0 when they run on
+   the calling thread (or, under -fopenmp, on an OpenMP team). The default
+   is 1 where the threads need no flag to link: glibc 2.34 on, musl, macOS,
+   or a build with -pthread or -fopenmp; other POSIX systems need
+   -DGAIA_THREADS=1 with -pthread. Never on Windows. */
+#ifndef GAIA_THREADS
+#if !defined(_WIN32) && (defined(__GNUC__) || defined(__clang__)) &&                                         \
+    (defined(_OPENMP) || defined(_REENTRANT) || defined(__APPLE__) ||                                          \
+     (defined(__linux__) && (!defined(__GLIBC__) || __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))))
+#define GAIA_THREADS 1
+#else
+#define GAIA_THREADS 0
+#endif
+#endif
+#if GAIA_THREADS && !defined(_WIN32) && (defined(__GNUC__) || defined(__clang__))
+#include <pthread.h>
+#define GAIA__POOL 1
+#endif
 
 #if defined(GAIA_MALLOC) != defined(GAIA_FREE)
 #error "gaia: define both GAIA_MALLOC and GAIA_FREE, or neither"
@@ -4029,6 +4051,56 @@ static void gaia__cuda_close(gaia_ctx *ctx);
 static const gaia_backend *gaia__cpu_backend(void); /* gaia_cpu.h */
 static void gaia__cpu_release(gaia_ctx *ctx);          /* gaia_cpu.h */
 
+/* *n += v, atomically where threads run, and the new value: for counts that
+   gaia_map's items may change at once (the views of one storage). */
+static inline int gaia__atomic_add(int *n, int v) {
+#if defined(GAIA__POOL)
+    return __atomic_add_fetch(n, v, __ATOMIC_ACQ_REL);
+#else
+    int r;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+    r = *n += v;
+    return r;
+#endif
+}
+
+/* A thread count from the environment variable `name` (its first number:
+   OMP_NUM_THREADS may be a list), at most GAIA_MAX_THREADS; 0 when unset
+   or not a positive number. */
+static int gaia__env_threads(const char *name) {
+    const char *s = getenv(name);
+    char *end;
+    long v;
+    if (!s) return 0;
+    v = strtol(s, &end, 10);
+    if (end == s || v < 1) return 0;
+    return v > GAIA_MAX_THREADS ? GAIA_MAX_THREADS : (int)v;
+}
+
+/* desc.cpu_threads = 0: GAIA_NUM_THREADS, else OpenMP's count under
+   -fopenmp (OMP_NUM_THREADS, else libgomp's cores), else OMP_NUM_THREADS,
+   else the cores online; 1 where regions run on the calling thread. */
+static int gaia__default_threads(void) {
+    int n = gaia__env_threads("GAIA_NUM_THREADS");
+    if (n > 0) return n;
+#ifdef _OPENMP
+    n = omp_get_max_threads();
+    return n < 1 ? 1 : n > GAIA_MAX_THREADS ? GAIA_MAX_THREADS : n;
+#elif defined(GAIA__POOL)
+    {
+        long c;
+        n = gaia__env_threads("OMP_NUM_THREADS");
+        if (n > 0) return n;
+        c = sysconf(_SC_NPROCESSORS_ONLN);
+        return c < 1 ? 1 : c > GAIA_MAX_THREADS ? GAIA_MAX_THREADS : (int)c;
+    }
+#else
+    return 1;
+#endif
+}
+
 GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **out) {
     gaia_ctx_desc desc;
     gaia_ctx *ctx;
@@ -4076,11 +4148,7 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
     ctx->load_limit = desc.load_limit ? desc.load_limit : GAIA_LOAD_LIMIT;
     ctx->policy = desc.device;
     ctx->profiling = desc.profile;
-#ifdef _OPENMP
-    ctx->cpu_threads = desc.cpu_threads ? desc.cpu_threads : omp_get_max_threads();
-#else
-    ctx->cpu_threads = 1;
-#endif
+    ctx->cpu_threads = desc.cpu_threads ? desc.cpu_threads : gaia__default_threads();
     ctx->backends[GAIA_DEVICE_CPU] = gaia__cpu_backend();
     want = desc.device;
 #ifdef GAIA_USE_CUDA
@@ -4547,10 +4615,7 @@ GAIA_API void gaia_tensor_free(gaia_tensor *t) {
 #endif
     gaia_tensor_free(t->grad);
     /* atomic: gaia_map's items may make and free views of one storage at once */
-#ifdef _OPENMP
-#pragma omp atomic capture
-#endif
-    left = --s->refcount;
+    left = gaia__atomic_add(&s->refcount, -1);
     if (left == 0) {
         if (ctx->backends[s->device]) ctx->backends[s->device]->free(ctx, s->data);
         gaia__host_free(ctx, s);
@@ -5254,10 +5319,7 @@ static gaia_status gaia__make_view(gaia_ctx *ctx, const char *fn, const gaia_ten
     v = (gaia_tensor *)gaia__host_alloc(ctx, sizeof *v);
     if (!v) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate tensor header");
     gaia__view_fill(v, x, offset, ndim, shape);
-#ifdef _OPENMP
-#pragma omp atomic
-#endif
-    v->storage->refcount++;
+    (void)gaia__atomic_add(&v->storage->refcount, 1);
     *out = v;
     return GAIA_OK;
 }
@@ -15315,12 +15377,66 @@ GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, dou
    The trials of a batch share nothing: each runs in a CPU context of its own
    with one thread, so the trials fill the cores, and a trial's numbers
    depend on its seed only, never on which thread ran it or when. */
-static gaia_status gaia__trials_run(gaia_ctx *ctx, const char *fn, const gaia_trials_desc *desc, double *out) {
+typedef struct gaia__trials_job {
+    gaia_ctx *ctx;
+    const char *fn;
+    const gaia_trials_desc *desc;
     double *rows;
-    size_t total, r, done = 0, failed = SIZE_MAX;
-    gaia_status fst = GAIA_OK;
+    size_t done, failed; /* failed: the lowest failed trial, SIZE_MAX: none */
+    gaia_status fst;
+    int stop;
     char fmsg[GAIA__ERR_LEN];
-    int nt, stop = 0;
+    gaia__lock lock; /* guards done, failed, fst, stop, fmsg */
+} gaia__trials_job;
+
+/* Trial r, one block of the pool's region. Blocks are claimed in index
+   order, so a failure stops the trials after it and the lowest failed
+   index is the one reported. */
+static void gaia__trial_block(void *arg, long long blk, int slot) {
+    gaia__trials_job *t = (gaia__trials_job *)arg;
+    const gaia_trials_desc *desc = t->desc;
+    size_t r = (size_t)blk;
+    gaia_ctx_desc cd;
+    gaia_ctx *c = NULL;
+    gaia_status st;
+    char msg[GAIA__ERR_LEN];
+    int skip;
+    gaia__lock_take(&t->lock);
+    skip = t->stop;
+    gaia__lock_give(&t->lock);
+    if (skip) return;
+    memset(&cd, 0, sizeof cd);
+    cd.device = GAIA_DEVICE_CPU;
+    cd.seed = desc->seed + r;
+    cd.allocator = t->ctx->allocator;
+    cd.cpu_threads = 1;
+    cd.load_limit = t->ctx->load_limit;
+    st = gaia_ctx_create(&cd, &c);
+    if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", gaia_last_error(NULL));
+    else {
+        st = desc->run(c, r, desc->seed + r, t->rows + r * desc->width, desc->user);
+        if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", c->last_error[0] ? c->last_error : gaia_status_str(st));
+        gaia_ctx_destroy(c);
+    }
+    gaia__lock_take(&t->lock);
+    if (st != GAIA_OK) {
+        t->stop = 1;
+        if (r < t->failed) {
+            t->failed = r;
+            t->fst = st;
+            memcpy(t->fmsg, msg, sizeof t->fmsg);
+        }
+    }
+    t->done++;
+    if (slot == 0) /* the caller's thread: the callback need not be thread-safe */
+        gaia_progress_report(t->ctx, t->done, desc->trials, t->fn);
+    gaia__lock_give(&t->lock);
+}
+
+static gaia_status gaia__trials_run(gaia_ctx *ctx, const char *fn, const gaia_trials_desc *desc, double *out) {
+    gaia__trials_job t;
+    size_t total, r;
+    int nt;
     GAIA__NEED_CTX(ctx);
     if (!desc) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc is NULL");
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
@@ -15335,74 +15451,28 @@ static gaia_status gaia__trials_run(gaia_ctx *ctx, const char *fn, const gaia_tr
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%zu trials x %zu doubles overflow the address space",
                           desc->trials, desc->width);
     /* the rows are gathered apart and copied out only when all succeeded */
-    rows = (double *)gaia__host_alloc(ctx, total * sizeof(double));
-    if (!rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu trial rows", desc->trials);
-    for (r = 0; r < total; r++) rows[r] = NAN;
-    fmsg[0] = '\0';
+    t.rows = (double *)gaia__host_alloc(ctx, total * sizeof(double));
+    if (!t.rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu trial rows", desc->trials);
+    for (r = 0; r < total; r++) t.rows[r] = NAN;
+    t.ctx = ctx, t.fn = fn, t.desc = desc, t.done = 0, t.failed = SIZE_MAX, t.fst = GAIA_OK, t.stop = 0;
+    t.fmsg[0] = '\0';
     nt = desc->threads ? desc->threads : ctx->cpu_threads;
     if ((size_t)nt > desc->trials) nt = (int)desc->trials;
     if (nt < 1) nt = 1;
     gaia_progress_report(ctx, 0, desc->trials, fn);
-    /* dynamic: trials of one batch may differ in length (a failed one ends
-       early); trials start in index order, so a failure stops the trials
-       after it and the lowest failed index is the one reported */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
-#endif
-    for (r = 0; r < desc->trials; r++) {
-        gaia_ctx_desc cd;
-        gaia_ctx *c = NULL;
-        gaia_status st;
-        char msg[GAIA__ERR_LEN];
-        int skip;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-        skip = stop;
-        if (skip) continue;
-        memset(&cd, 0, sizeof cd);
-        cd.device = GAIA_DEVICE_CPU;
-        cd.seed = desc->seed + r;
-        cd.allocator = ctx->allocator;
-        cd.cpu_threads = 1;
-        cd.load_limit = ctx->load_limit;
-        st = gaia_ctx_create(&cd, &c);
-        if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", gaia_last_error(NULL));
-        else {
-            st = desc->run(c, r, desc->seed + r, rows + r * desc->width, desc->user);
-            if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", c->last_error[0] ? c->last_error : gaia_status_str(st));
-            gaia_ctx_destroy(c);
-        }
-#ifdef _OPENMP
-#pragma omp critical(gaia__trials)
-#endif
-        {
-            if (st != GAIA_OK) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                stop = 1;
-                if (r < failed) {
-                    failed = r;
-                    fst = st;
-                    memcpy(fmsg, msg, sizeof fmsg);
-                }
-            }
-            done++;
-#ifdef _OPENMP
-            if (omp_get_thread_num() == 0) /* the caller's thread: the callback need not be thread-safe */
-#endif
-                gaia_progress_report(ctx, done, desc->trials, fn);
-        }
-    }
-    if (failed != SIZE_MAX) {
-        gaia__host_free(ctx, rows);
-        return gaia__fail(ctx, fst, fn, "trial %zu (seed %llu) failed: %s", failed,
-                          (unsigned long long)(desc->seed + failed), fmsg);
+    /* one trial a block, claimed as threads come free: trials of one batch
+       may differ in length (a failed one ends early) */
+    gaia__lock_init(&t.lock);
+    gaia__par_run(nt, (long long)desc->trials, gaia__trial_block, &t);
+    gaia__lock_destroy(&t.lock);
+    if (t.failed != SIZE_MAX) {
+        gaia__host_free(ctx, t.rows);
+        return gaia__fail(ctx, t.fst, fn, "trial %zu (seed %llu) failed: %s", t.failed,
+                          (unsigned long long)(desc->seed + t.failed), t.fmsg);
     }
     gaia_progress_report(ctx, desc->trials, desc->trials, fn);
-    memcpy(out, rows, total * sizeof(double));
-    gaia__host_free(ctx, rows);
+    memcpy(out, t.rows, total * sizeof(double));
+    gaia__host_free(ctx, t.rows);
     return GAIA_OK;
 }
 
@@ -19165,6 +19235,8 @@ typedef struct gaia__map_run {
     size_t failed, first_failed;  /* first_failed == n: none */
     gaia_status first_status;
     char first_error[GAIA__ERR_LEN];
+    gaia_device device; /* whose workers run the items */
+    gaia__lock lock;    /* guards next and the failure fields */
 } gaia__map_run;
 
 static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
@@ -19175,18 +19247,14 @@ static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
     st = r->fn(w, item, r->user);
     if (r->item_status) r->item_status[item] = st;
     if (st == GAIA_OK) return;
-#ifdef _OPENMP
-#pragma omp critical(gaia__map_failed)
-#endif
-    {
-        r->failed++;
-        if (item < r->first_failed) {
-            r->first_failed = item;
-            r->first_status = st;
-            snprintf(r->first_error, sizeof r->first_error, "%.400s",
-                     w->failures != failures ? w->last_error : "(no message)");
-        }
+    gaia__lock_take(&r->lock);
+    r->failed++;
+    if (item < r->first_failed) {
+        r->first_failed = item;
+        r->first_status = st;
+        snprintf(r->first_error, sizeof r->first_error, "%.400s", w->failures != failures ? w->last_error : "(no message)");
     }
+    gaia__lock_give(&r->lock);
 }
 
 /* Claims the next run of items, [*first, *end); 0 when none are left.
@@ -19195,20 +19263,17 @@ static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
    own stretch of memory) and the last ones short (the workers finish
    together even when items differ in cost). */
 static int gaia__map_claim(gaia__map_run *r, size_t *first, size_t *end) {
-    int got = 0;
-#ifdef _OPENMP
-#pragma omp critical(gaia__map_claim)
-#endif
-    {
-        size_t left = r->n - r->next, take = left / (2 * r->workers);
-        if (take < r->grain) take = r->grain;
-        if (take > left) take = left;
-        *first = r->next;
-        *end = r->next + take;
-        r->next += take;
-        got = take > 0;
-    }
-    return got;
+    size_t left, take;
+    gaia__lock_take(&r->lock);
+    left = r->n - r->next;
+    take = left / (2 * r->workers);
+    if (take < r->grain) take = r->grain;
+    if (take > left) take = left;
+    *first = r->next;
+    *end = r->next + take;
+    r->next += take;
+    gaia__lock_give(&r->lock);
+    return take > 0;
 }
 
 static void gaia__map_work(gaia__map_run *r, gaia_ctx *w) {
@@ -19216,6 +19281,16 @@ static void gaia__map_work(gaia__map_run *r, gaia_ctx *w) {
     while (gaia__map_claim(r, &first, &end))
         for (i = first; i < end; i++) gaia__map_item(r, w, i);
 }
+
+#if defined(GAIA__POOL) || defined(_OPENMP)
+/* A block of the pool's region: a thread works through the items' runs on
+   the worker of its slot (a helper that joins late finds none left). */
+static void gaia__map_block(void *arg, long long blk, int slot) {
+    gaia__map_run *r = (gaia__map_run *)arg;
+    (void)blk;
+    gaia__map_work(r, r->ctx->map_workers[r->device][slot]);
+}
+#endif
 
 /* Where AUTO runs the items: the cost model of host calls, asked for one
    item's work (the GPU runs several at once, but one item must be worth a
@@ -19265,7 +19340,9 @@ static gaia_status gaia__map(gaia_ctx *ctx, const char *fn_name, size_t n, gaia_
     if (ctx->map_parent) {
         /* a map inside an item: its items run here, one after another (the
            item's own worker is the only context this thread may use) */
+        gaia__lock_init(&r.lock);
         gaia__map_work(&r, ctx);
+        gaia__lock_destroy(&r.lock);
     } else {
         size_t units = (n + r.grain - 1) / r.grain;
         nw = desc.workers ? desc.workers : (d == GAIA_DEVICE_CPU ? ctx->cpu_threads : 4);
@@ -19278,21 +19355,14 @@ static gaia_status gaia__map(gaia_ctx *ctx, const char *fn_name, size_t n, gaia_
         st = gaia_synchronize(ctx);
         if (st != GAIA_OK) return st;
         for (i = 0; i < nw; i++) ctx->map_workers[d][i]->profiling = ctx->profiling;
-#ifdef _OPENMP
-        if (d == GAIA_DEVICE_CPU) {
-            /* a CPU team under the shared-machine rules of gaia_cpu.h: it
-               meets without spinning, and shrinks to one thread while other
-               processes hold the cores */
-            GAIA__PAR_BEGIN(nw) {
-                gaia__map_work(&r, ctx->map_workers[d][omp_get_thread_num()]);
-            }
-            GAIA__PAR_END
-        } else {
-            /* one host thread per stream: a thread whose item waits for its
-               results does not hold back the others */
-#pragma omp parallel num_threads(nw)
-            gaia__map_work(&r, ctx->map_workers[d][omp_get_thread_num()]);
-        }
+        gaia__lock_init(&r.lock);
+#if defined(GAIA__POOL) || defined(_OPENMP)
+        /* one block a worker on the pool (gaia_cpu.h, "Threads"): on the
+           CPU a helper that gets no core takes no items; on a GPU each
+           thread drives its worker's stream, so one whose item waits for
+           its results does not hold back the others */
+        r.device = d;
+        gaia__par_run(nw, nw, gaia__map_block, &r);
 #else
         if (d == GAIA_DEVICE_CPU) {
             gaia__map_work(&r, ctx->map_workers[d][0]);
@@ -19305,6 +19375,7 @@ static gaia_status gaia__map(gaia_ctx *ctx, const char *fn_name, size_t n, gaia_
             }
         }
 #endif
+        gaia__lock_destroy(&r.lock);
         for (i = 0; i < nw; i++) {
             gaia_ctx *w = ctx->map_workers[d][i];
             gaia_status sst = gaia_synchronize(w);

@@ -2,7 +2,7 @@
 //! operations of the literature (projection, reciprocal, association,
 //! merge, completion), batched trials, the lazy sampler, the experiments.
 //! module: assembly
-//! uses: core cpu/random
+//! uses: core cpu/threads cpu/random
 //@ part assembly-experiments
 /* ---- the operations of the literature ---- */
 static int gaia__asm_has_winners(gaia_brain *b, const char *area) {
@@ -188,12 +188,66 @@ GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, dou
    The trials of a batch share nothing: each runs in a CPU context of its own
    with one thread, so the trials fill the cores, and a trial's numbers
    depend on its seed only, never on which thread ran it or when. */
-static gaia_status gaia__trials_run(gaia_ctx *ctx, const char *fn, const gaia_trials_desc *desc, double *out) {
+typedef struct gaia__trials_job {
+    gaia_ctx *ctx;
+    const char *fn;
+    const gaia_trials_desc *desc;
     double *rows;
-    size_t total, r, done = 0, failed = SIZE_MAX;
-    gaia_status fst = GAIA_OK;
+    size_t done, failed; /* failed: the lowest failed trial, SIZE_MAX: none */
+    gaia_status fst;
+    int stop;
     char fmsg[GAIA__ERR_LEN];
-    int nt, stop = 0;
+    gaia__lock lock; /* guards done, failed, fst, stop, fmsg */
+} gaia__trials_job;
+
+/* Trial r, one block of the pool's region. Blocks are claimed in index
+   order, so a failure stops the trials after it and the lowest failed
+   index is the one reported. */
+static void gaia__trial_block(void *arg, long long blk, int slot) {
+    gaia__trials_job *t = (gaia__trials_job *)arg;
+    const gaia_trials_desc *desc = t->desc;
+    size_t r = (size_t)blk;
+    gaia_ctx_desc cd;
+    gaia_ctx *c = NULL;
+    gaia_status st;
+    char msg[GAIA__ERR_LEN];
+    int skip;
+    gaia__lock_take(&t->lock);
+    skip = t->stop;
+    gaia__lock_give(&t->lock);
+    if (skip) return;
+    memset(&cd, 0, sizeof cd);
+    cd.device = GAIA_DEVICE_CPU;
+    cd.seed = desc->seed + r;
+    cd.allocator = t->ctx->allocator;
+    cd.cpu_threads = 1;
+    cd.load_limit = t->ctx->load_limit;
+    st = gaia_ctx_create(&cd, &c);
+    if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", gaia_last_error(NULL));
+    else {
+        st = desc->run(c, r, desc->seed + r, t->rows + r * desc->width, desc->user);
+        if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", c->last_error[0] ? c->last_error : gaia_status_str(st));
+        gaia_ctx_destroy(c);
+    }
+    gaia__lock_take(&t->lock);
+    if (st != GAIA_OK) {
+        t->stop = 1;
+        if (r < t->failed) {
+            t->failed = r;
+            t->fst = st;
+            memcpy(t->fmsg, msg, sizeof t->fmsg);
+        }
+    }
+    t->done++;
+    if (slot == 0) /* the caller's thread: the callback need not be thread-safe */
+        gaia_progress_report(t->ctx, t->done, desc->trials, t->fn);
+    gaia__lock_give(&t->lock);
+}
+
+static gaia_status gaia__trials_run(gaia_ctx *ctx, const char *fn, const gaia_trials_desc *desc, double *out) {
+    gaia__trials_job t;
+    size_t total, r;
+    int nt;
     GAIA__NEED_CTX(ctx);
     if (!desc) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc is NULL");
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
@@ -208,74 +262,28 @@ static gaia_status gaia__trials_run(gaia_ctx *ctx, const char *fn, const gaia_tr
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%zu trials x %zu doubles overflow the address space",
                           desc->trials, desc->width);
     /* the rows are gathered apart and copied out only when all succeeded */
-    rows = (double *)gaia__host_alloc(ctx, total * sizeof(double));
-    if (!rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu trial rows", desc->trials);
-    for (r = 0; r < total; r++) rows[r] = NAN;
-    fmsg[0] = '\0';
+    t.rows = (double *)gaia__host_alloc(ctx, total * sizeof(double));
+    if (!t.rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu trial rows", desc->trials);
+    for (r = 0; r < total; r++) t.rows[r] = NAN;
+    t.ctx = ctx, t.fn = fn, t.desc = desc, t.done = 0, t.failed = SIZE_MAX, t.fst = GAIA_OK, t.stop = 0;
+    t.fmsg[0] = '\0';
     nt = desc->threads ? desc->threads : ctx->cpu_threads;
     if ((size_t)nt > desc->trials) nt = (int)desc->trials;
     if (nt < 1) nt = 1;
     gaia_progress_report(ctx, 0, desc->trials, fn);
-    /* dynamic: trials of one batch may differ in length (a failed one ends
-       early); trials start in index order, so a failure stops the trials
-       after it and the lowest failed index is the one reported */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
-#endif
-    for (r = 0; r < desc->trials; r++) {
-        gaia_ctx_desc cd;
-        gaia_ctx *c = NULL;
-        gaia_status st;
-        char msg[GAIA__ERR_LEN];
-        int skip;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-        skip = stop;
-        if (skip) continue;
-        memset(&cd, 0, sizeof cd);
-        cd.device = GAIA_DEVICE_CPU;
-        cd.seed = desc->seed + r;
-        cd.allocator = ctx->allocator;
-        cd.cpu_threads = 1;
-        cd.load_limit = ctx->load_limit;
-        st = gaia_ctx_create(&cd, &c);
-        if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", gaia_last_error(NULL));
-        else {
-            st = desc->run(c, r, desc->seed + r, rows + r * desc->width, desc->user);
-            if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", c->last_error[0] ? c->last_error : gaia_status_str(st));
-            gaia_ctx_destroy(c);
-        }
-#ifdef _OPENMP
-#pragma omp critical(gaia__trials)
-#endif
-        {
-            if (st != GAIA_OK) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                stop = 1;
-                if (r < failed) {
-                    failed = r;
-                    fst = st;
-                    memcpy(fmsg, msg, sizeof fmsg);
-                }
-            }
-            done++;
-#ifdef _OPENMP
-            if (omp_get_thread_num() == 0) /* the caller's thread: the callback need not be thread-safe */
-#endif
-                gaia_progress_report(ctx, done, desc->trials, fn);
-        }
-    }
-    if (failed != SIZE_MAX) {
-        gaia__host_free(ctx, rows);
-        return gaia__fail(ctx, fst, fn, "trial %zu (seed %llu) failed: %s", failed,
-                          (unsigned long long)(desc->seed + failed), fmsg);
+    /* one trial a block, claimed as threads come free: trials of one batch
+       may differ in length (a failed one ends early) */
+    gaia__lock_init(&t.lock);
+    gaia__par_run(nt, (long long)desc->trials, gaia__trial_block, &t);
+    gaia__lock_destroy(&t.lock);
+    if (t.failed != SIZE_MAX) {
+        gaia__host_free(ctx, t.rows);
+        return gaia__fail(ctx, t.fst, fn, "trial %zu (seed %llu) failed: %s", t.failed,
+                          (unsigned long long)(desc->seed + t.failed), t.fmsg);
     }
     gaia_progress_report(ctx, desc->trials, desc->trials, fn);
-    memcpy(out, rows, total * sizeof(double));
-    gaia__host_free(ctx, rows);
+    memcpy(out, t.rows, total * sizeof(double));
+    gaia__host_free(ctx, t.rows);
     return GAIA_OK;
 }
 

@@ -146,7 +146,7 @@ typedef struct gaia_ctx_desc {
     uint64_t seed;          /* Philox key; 0 is a valid seed */
     gaia_allocator allocator; /* host memory; zero = GAIA_MALLOC/GAIA_FREE */
     gaia_logger logger;
-    int cpu_threads;        /* OpenMP threads for CPU kernels; 0 = all, at most GAIA_MAX_THREADS */
+    int cpu_threads;        /* CPU kernels' threads; 0 = GAIA_NUM_THREADS, OMP_NUM_THREADS or the cores; <= GAIA_MAX_THREADS */
     int allow_tf32;         /* let cuBLAS use TF32 tensor cores (never silent) */
     int profile;            /* start with profiling counters enabled */
     void *cuda_stream;      /* a cudaStream_t to run on; NULL = gaia makes one */
@@ -359,6 +359,25 @@ GAIA_API gaia_status gaia_gpu_telemetry_get(gaia_ctx *ctx, gaia_gpu_telemetry *o
 #include <sys/stat.h>
 #include <dirent.h>
 #include <signal.h>
+#endif
+/* GAIA_THREADS: 1 when the CPU backend's parallel regions run on gaia's own
+   worker pool (POSIX threads; gaia_cpu.h, "Threads"), 0 when they run on
+   the calling thread (or, under -fopenmp, on an OpenMP team). The default
+   is 1 where the threads need no flag to link: glibc 2.34 on, musl, macOS,
+   or a build with -pthread or -fopenmp; other POSIX systems need
+   -DGAIA_THREADS=1 with -pthread. Never on Windows. */
+#ifndef GAIA_THREADS
+#if !defined(_WIN32) && (defined(__GNUC__) || defined(__clang__)) &&                                         \
+    (defined(_OPENMP) || defined(_REENTRANT) || defined(__APPLE__) ||                                          \
+     (defined(__linux__) && (!defined(__GLIBC__) || __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))))
+#define GAIA_THREADS 1
+#else
+#define GAIA_THREADS 0
+#endif
+#endif
+#if GAIA_THREADS && !defined(_WIN32) && (defined(__GNUC__) || defined(__clang__))
+#include <pthread.h>
+#define GAIA__POOL 1
 #endif
 
 #if defined(GAIA_MALLOC) != defined(GAIA_FREE)
@@ -642,6 +661,56 @@ static void gaia__cuda_close(gaia_ctx *ctx);
 static const gaia_backend *gaia__cpu_backend(void); /* gaia_cpu.h */
 static void gaia__cpu_release(gaia_ctx *ctx);          /* gaia_cpu.h */
 
+/* *n += v, atomically where threads run, and the new value: for counts that
+   gaia_map's items may change at once (the views of one storage). */
+static inline int gaia__atomic_add(int *n, int v) {
+#if defined(GAIA__POOL)
+    return __atomic_add_fetch(n, v, __ATOMIC_ACQ_REL);
+#else
+    int r;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+    r = *n += v;
+    return r;
+#endif
+}
+
+/* A thread count from the environment variable `name` (its first number:
+   OMP_NUM_THREADS may be a list), at most GAIA_MAX_THREADS; 0 when unset
+   or not a positive number. */
+static int gaia__env_threads(const char *name) {
+    const char *s = getenv(name);
+    char *end;
+    long v;
+    if (!s) return 0;
+    v = strtol(s, &end, 10);
+    if (end == s || v < 1) return 0;
+    return v > GAIA_MAX_THREADS ? GAIA_MAX_THREADS : (int)v;
+}
+
+/* desc.cpu_threads = 0: GAIA_NUM_THREADS, else OpenMP's count under
+   -fopenmp (OMP_NUM_THREADS, else libgomp's cores), else OMP_NUM_THREADS,
+   else the cores online; 1 where regions run on the calling thread. */
+static int gaia__default_threads(void) {
+    int n = gaia__env_threads("GAIA_NUM_THREADS");
+    if (n > 0) return n;
+#ifdef _OPENMP
+    n = omp_get_max_threads();
+    return n < 1 ? 1 : n > GAIA_MAX_THREADS ? GAIA_MAX_THREADS : n;
+#elif defined(GAIA__POOL)
+    {
+        long c;
+        n = gaia__env_threads("OMP_NUM_THREADS");
+        if (n > 0) return n;
+        c = sysconf(_SC_NPROCESSORS_ONLN);
+        return c < 1 ? 1 : c > GAIA_MAX_THREADS ? GAIA_MAX_THREADS : (int)c;
+    }
+#else
+    return 1;
+#endif
+}
+
 GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **out) {
     gaia_ctx_desc desc;
     gaia_ctx *ctx;
@@ -689,11 +758,7 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
     ctx->load_limit = desc.load_limit ? desc.load_limit : GAIA_LOAD_LIMIT;
     ctx->policy = desc.device;
     ctx->profiling = desc.profile;
-#ifdef _OPENMP
-    ctx->cpu_threads = desc.cpu_threads ? desc.cpu_threads : omp_get_max_threads();
-#else
-    ctx->cpu_threads = 1;
-#endif
+    ctx->cpu_threads = desc.cpu_threads ? desc.cpu_threads : gaia__default_threads();
     ctx->backends[GAIA_DEVICE_CPU] = gaia__cpu_backend();
     want = desc.device;
 #ifdef GAIA_USE_CUDA

@@ -260,15 +260,18 @@
                  at the same time (checked under ThreadSanitizer); one
                  context is used by one thread at a time. desc.cpu_threads
                  is at most GAIA_MAX_THREADS (1024).
-     shared cores  a CPU region runs on as many threads as its work is worth
-                 (short ones on the calling thread), its threads meet without
-                 spinning, and when they find their cores taken by other
-                 processes (the caller waited >= GAIA_PAR_STARVED_US, 1000 us,
-                 and 4x its own work, three times within
-                 GAIA_PAR_STARVED_WINDOW_MS, 50 ms) regions run on one thread
-                 for GAIA_PAR_CALM_MS (200 ms; 0 turns this off). Results are the
-                 same on any number of threads. No OMP_WAIT_POLICY needed;
-                 desc.cpu_threads = 1 never starts a team.
+     shared cores  a CPU region runs on gaia's own worker pool (POSIX
+                 threads, not OpenMP) with as many threads as its work is
+                 worth (short ones on the calling thread alone). Its blocks
+                 are claimed as threads come free: the caller starts at once
+                 and never waits for a helper that has not started, helpers
+                 spin at most GAIA_PAR_SPIN_US (50 us; not at all while the
+                 caller finds its core shared) and then sleep. Results are
+                 the same on any number of threads. desc.cpu_threads = 0:
+                 GAIA_NUM_THREADS, else OMP_NUM_THREADS (OpenMP's count
+                 under -fopenmp), else the cores online; 1 never wakes a
+                 helper. -DGAIA_THREADS=0 keeps gaia off threads (Windows:
+                 always; then OpenMP under -fopenmp).
      determinism the same seed and calls give the same numbers (section 6);
                  a failed call draws nothing from the random stream.
 
@@ -474,9 +477,9 @@
                item's status; gaia_map returns the lowest failing item's
                status and gaia_last_error(ctx) says "gaia_map: item 3 of 50
                failed (7 failed in all): <the worker's message>".
-     threads   the CPU team follows the shared-machine rules (Guarantees):
-               it meets without spinning and shrinks to one thread while
-               other processes hold the cores. The context's allocator and
+     threads   CPU items run on the worker pool (Guarantees, "shared
+               cores"): a thread that gets no core takes no items. The
+               context's allocator and
                logger are called from the workers' threads: a custom one
                must be thread-safe. A gaia_map inside an item runs its items
                there, one after another.
@@ -1191,9 +1194,9 @@
    brain may hold (a loaded brain starts capped at the context's load_limit).
 
    Batched trials: many seeds of one experiment at once, the trials spread
-   over the cores (OpenMP; each trial runs single-threaded in a CPU context
-   of its own), and trial r's numbers depend on its seed only, never on the
-   thread count. gaia_brain_trials runs the literature's experiments from a
+   over the cores (the worker pool; each trial runs single-threaded in a
+   CPU context of its own), and trial r's numbers depend on its seed only,
+   never on the thread count. gaia_brain_trials runs the literature's experiments from a
    description (PROJECTION, COMPLETION, ASSOCIATION, MERGE: curves of
    `steps` points per trial, the support and a per-kind measure, plus a few
    results; the declarations say which); gaia_brain_trials_run runs your own

@@ -124,6 +124,8 @@ typedef struct gaia__map_run {
     size_t failed, first_failed;  /* first_failed == n: none */
     gaia_status first_status;
     char first_error[GAIA__ERR_LEN];
+    gaia_device device; /* whose workers run the items */
+    gaia__lock lock;    /* guards next and the failure fields */
 } gaia__map_run;
 
 static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
@@ -134,18 +136,14 @@ static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
     st = r->fn(w, item, r->user);
     if (r->item_status) r->item_status[item] = st;
     if (st == GAIA_OK) return;
-#ifdef _OPENMP
-#pragma omp critical(gaia__map_failed)
-#endif
-    {
-        r->failed++;
-        if (item < r->first_failed) {
-            r->first_failed = item;
-            r->first_status = st;
-            snprintf(r->first_error, sizeof r->first_error, "%.400s",
-                     w->failures != failures ? w->last_error : "(no message)");
-        }
+    gaia__lock_take(&r->lock);
+    r->failed++;
+    if (item < r->first_failed) {
+        r->first_failed = item;
+        r->first_status = st;
+        snprintf(r->first_error, sizeof r->first_error, "%.400s", w->failures != failures ? w->last_error : "(no message)");
     }
+    gaia__lock_give(&r->lock);
 }
 
 /* Claims the next run of items, [*first, *end); 0 when none are left.
@@ -154,20 +152,17 @@ static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
    own stretch of memory) and the last ones short (the workers finish
    together even when items differ in cost). */
 static int gaia__map_claim(gaia__map_run *r, size_t *first, size_t *end) {
-    int got = 0;
-#ifdef _OPENMP
-#pragma omp critical(gaia__map_claim)
-#endif
-    {
-        size_t left = r->n - r->next, take = left / (2 * r->workers);
-        if (take < r->grain) take = r->grain;
-        if (take > left) take = left;
-        *first = r->next;
-        *end = r->next + take;
-        r->next += take;
-        got = take > 0;
-    }
-    return got;
+    size_t left, take;
+    gaia__lock_take(&r->lock);
+    left = r->n - r->next;
+    take = left / (2 * r->workers);
+    if (take < r->grain) take = r->grain;
+    if (take > left) take = left;
+    *first = r->next;
+    *end = r->next + take;
+    r->next += take;
+    gaia__lock_give(&r->lock);
+    return take > 0;
 }
 
 static void gaia__map_work(gaia__map_run *r, gaia_ctx *w) {
@@ -175,6 +170,16 @@ static void gaia__map_work(gaia__map_run *r, gaia_ctx *w) {
     while (gaia__map_claim(r, &first, &end))
         for (i = first; i < end; i++) gaia__map_item(r, w, i);
 }
+
+#if defined(GAIA__POOL) || defined(_OPENMP)
+/* A block of the pool's region: a thread works through the items' runs on
+   the worker of its slot (a helper that joins late finds none left). */
+static void gaia__map_block(void *arg, long long blk, int slot) {
+    gaia__map_run *r = (gaia__map_run *)arg;
+    (void)blk;
+    gaia__map_work(r, r->ctx->map_workers[r->device][slot]);
+}
+#endif
 
 /* Where AUTO runs the items: the cost model of host calls, asked for one
    item's work (the GPU runs several at once, but one item must be worth a
@@ -224,7 +229,9 @@ static gaia_status gaia__map(gaia_ctx *ctx, const char *fn_name, size_t n, gaia_
     if (ctx->map_parent) {
         /* a map inside an item: its items run here, one after another (the
            item's own worker is the only context this thread may use) */
+        gaia__lock_init(&r.lock);
         gaia__map_work(&r, ctx);
+        gaia__lock_destroy(&r.lock);
     } else {
         size_t units = (n + r.grain - 1) / r.grain;
         nw = desc.workers ? desc.workers : (d == GAIA_DEVICE_CPU ? ctx->cpu_threads : 4);
@@ -237,21 +244,14 @@ static gaia_status gaia__map(gaia_ctx *ctx, const char *fn_name, size_t n, gaia_
         st = gaia_synchronize(ctx);
         if (st != GAIA_OK) return st;
         for (i = 0; i < nw; i++) ctx->map_workers[d][i]->profiling = ctx->profiling;
-#ifdef _OPENMP
-        if (d == GAIA_DEVICE_CPU) {
-            /* a CPU team under the shared-machine rules of gaia_cpu.h: it
-               meets without spinning, and shrinks to one thread while other
-               processes hold the cores */
-            GAIA__PAR_BEGIN(nw) {
-                gaia__map_work(&r, ctx->map_workers[d][omp_get_thread_num()]);
-            }
-            GAIA__PAR_END
-        } else {
-            /* one host thread per stream: a thread whose item waits for its
-               results does not hold back the others */
-#pragma omp parallel num_threads(nw)
-            gaia__map_work(&r, ctx->map_workers[d][omp_get_thread_num()]);
-        }
+        gaia__lock_init(&r.lock);
+#if defined(GAIA__POOL) || defined(_OPENMP)
+        /* one block a worker on the pool (gaia_cpu.h, "Threads"): on the
+           CPU a helper that gets no core takes no items; on a GPU each
+           thread drives its worker's stream, so one whose item waits for
+           its results does not hold back the others */
+        r.device = d;
+        gaia__par_run(nw, nw, gaia__map_block, &r);
 #else
         if (d == GAIA_DEVICE_CPU) {
             gaia__map_work(&r, ctx->map_workers[d][0]);
@@ -264,6 +264,7 @@ static gaia_status gaia__map(gaia_ctx *ctx, const char *fn_name, size_t n, gaia_
             }
         }
 #endif
+        gaia__lock_destroy(&r.lock);
         for (i = 0; i < nw; i++) {
             gaia_ctx *w = ctx->map_workers[d][i];
             gaia_status sst = gaia_synchronize(w);

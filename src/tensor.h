@@ -347,10 +347,7 @@ GAIA_API void gaia_tensor_free(gaia_tensor *t) {
 #endif
     gaia_tensor_free(t->grad);
     /* atomic: gaia_map's items may make and free views of one storage at once */
-#ifdef _OPENMP
-#pragma omp atomic capture
-#endif
-    left = --s->refcount;
+    left = gaia__atomic_add(&s->refcount, -1);
     if (left == 0) {
         if (ctx->backends[s->device]) ctx->backends[s->device]->free(ctx, s->data);
         gaia__host_free(ctx, s);
@@ -1054,10 +1051,7 @@ static gaia_status gaia__make_view(gaia_ctx *ctx, const char *fn, const gaia_ten
     v = (gaia_tensor *)gaia__host_alloc(ctx, sizeof *v);
     if (!v) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate tensor header");
     gaia__view_fill(v, x, offset, ndim, shape);
-#ifdef _OPENMP
-#pragma omp atomic
-#endif
-    v->storage->refcount++;
+    (void)gaia__atomic_add(&v->storage->refcount, 1);
     *out = v;
     return GAIA_OK;
 }

@@ -809,6 +809,40 @@ static void cpu_results_do_not_depend_on_the_thread_count(gt *t) {
     free(B);
 }
 
+/* The thread-count comparisons again, in a child runner whose regions of
+   two or more threads run every block on a helper thread
+   (GAIA_PAR_HELPERS_ONLY=1, gaia_cpu.h "Threads"): on a busy machine the
+   calling thread may take every block itself, and then a kernel whose
+   block depends on the thread that runs it would pass them unseen. */
+extern char gt_exe_dir[4096]; /* tests/main.c */
+static void cpu_results_same_when_helpers_run_every_block(gt *t) {
+    static const char *const names =
+        "cpu_results_do_not_depend_on_the_thread_count linalg_sgemm_beta_on_every_path_and_thread_count "
+        "conv2d_same_bits_on_any_thread_count eigh_same_bits_on_any_thread_count assembly_trials_do_not_depend_on_threads "
+        "bandwidth_softmax_matches_float64_on_any_thread_count "
+        "vsa_bsc_hamming_kernel_counts_every_bit vsa_bundle_kernel_sums_in_order "
+        "vsa_map_bundle_breaks_zero_sums_by_a_seeded_random_sign hrr_cleanup_one_pass_matches_float64 "
+        "map_runs_every_item_once_into_its_slot map_random_numbers_follow_the_item_not_the_thread "
+        "map_slices_lend_each_item_its_rows";
+    char cmd[6000], out[16384], *fail;
+    size_t got = 0, r;
+    int status;
+    FILE *p;
+    if (getenv("GAIA_PAR_HELPERS_ONLY")) GT_SKIP(t, "already the child run");
+    snprintf(cmd, sizeof cmd, "GAIA_PAR_HELPERS_ONLY=1 GAIA_TEST_SEED=%llu '%s/run_tests' %s 2>&1",
+             (unsigned long long)t->seed, gt_exe_dir, names);
+    p = popen(cmd, "r");
+    GT_CHECK(t, p != NULL, "cannot run %s", cmd);
+    while (got + 1 < sizeof out && (r = fread(out + got, 1, sizeof out - 1 - got, p)) > 0) got += r;
+    out[got] = '\0';
+    while (fread(cmd, 1, sizeof cmd, p) > 0) {
+    }
+    status = pclose(p);
+    fail = strstr(out, "FAIL ");
+    GT_CHECK(t, status == 0 && strstr(out, " 0 failed") != NULL, "with GAIA_PAR_HELPERS_ONLY=1: status %d, %.600s", status,
+             fail ? fail : out);
+}
+
 static void backend_cpu_philox_known_answers(gt *t) { tb_run(t, GAIA_DEVICE_CPU, body_philox_known_answers); }
 
 #define TB_ENTRY(name) {"backend_cpu_" #name, backend_cpu_##name}, {"backend_cuda_" #name, backend_cuda_##name}
@@ -816,6 +850,7 @@ static void backend_cpu_philox_known_answers(gt *t) { tb_run(t, GAIA_DEVICE_CPU,
 const gt_case gt_backend_cases[] = {
     {"backend_cpu_philox_known_answers", backend_cpu_philox_known_answers},
     {"cpu_results_do_not_depend_on_the_thread_count", cpu_results_do_not_depend_on_the_thread_count},
+    {"cpu_results_same_when_helpers_run_every_block", cpu_results_same_when_helpers_run_every_block},
     TB_ENTRY(table_complete),
     TB_ENTRY(fill),
     TB_ENTRY(arange),

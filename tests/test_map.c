@@ -277,6 +277,54 @@ static void map_random_numbers_follow_the_item_not_the_thread(gt *t) {
     }
 }
 
+/* Items that run at the same time run on different workers: gaia_map gives
+   each thread of its region the worker of its slot (gaia_cpu.h, "Threads"),
+   and two threads with one slot would share a context. Items 0 and 1 wait
+   for each other (up to 0.5 s), so with a helper they do run at once; a
+   run where no helper came in time (a crowded machine) checks nothing and
+   is tried again, up to 5 times. */
+typedef struct map_meet {
+    int arrived[2];
+    gaia_ctx *worker[2];
+    int met;
+} map_meet;
+
+static double map_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static gaia_status map_meet_item(gaia_ctx *worker, size_t item, void *user) {
+    map_meet *m = (map_meet *)user;
+    double t0 = map_now_s();
+    m->worker[item] = worker;
+    __atomic_store_n(&m->arrived[item], 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&m->arrived[1 - item], __ATOMIC_ACQUIRE) && map_now_s() - t0 < 0.5) {
+    }
+    if (__atomic_load_n(&m->arrived[1 - item], __ATOMIC_ACQUIRE)) __atomic_store_n(&m->met, 1, __ATOMIC_RELEASE);
+    return GAIA_OK;
+}
+
+static void map_items_at_once_have_workers_of_their_own(gt *t) {
+    gaia_map_desc desc;
+    int tries;
+    memset(&desc, 0, sizeof desc);
+    desc.device = GAIA_DEVICE_CPU;
+    desc.workers = 2;
+    for (tries = 0; tries < 5; tries++) {
+        map_meet m;
+        memset(&m, 0, sizeof m);
+        GT_OK(t, gaia_map(t->ctx, 2, map_meet_item, &m, &desc));
+        if (!m.met) continue;
+        GT_CHECK(t, m.worker[0] && m.worker[1] && m.worker[0] != m.worker[1],
+                 "items 0 and 1 ran at the same time on one worker context (%p, %p)", (void *)m.worker[0],
+                 (void *)m.worker[1]);
+        return;
+    }
+    GT_SKIP(t, "no two items ran at the same time in 5 maps (one core, no threads, or a crowded machine)");
+}
+
 static void map_failing_items_are_named_and_the_others_kept(gt *t) {
     const size_t n = 50;
     map_inputs in;
@@ -866,6 +914,7 @@ const gt_case gt_map_cases[] = {
     {"map_profiles_count_each_item_once", map_profiles_count_each_item_once},
     {"map_results_are_the_contexts_to_use", map_results_are_the_contexts_to_use},
     {"map_random_numbers_follow_the_item_not_the_thread", map_random_numbers_follow_the_item_not_the_thread},
+    {"map_items_at_once_have_workers_of_their_own", map_items_at_once_have_workers_of_their_own},
     {"map_failing_items_are_named_and_the_others_kept", map_failing_items_are_named_and_the_others_kept},
     {"map_inside_an_item_runs_there", map_inside_an_item_runs_there},
     {"map_bad_input", map_bad_input},

@@ -331,10 +331,75 @@ static gaia__asm_cache *gaia__asm_cache_get(gaia_ctx *ctx, const gaia_assembly_f
     return c;
 }
 
+/* The assembly regions' job: the fibre, and the arrays a region reads or
+   writes (each loop's own). */
+typedef struct gaia__asm_job {
+    const gaia_assembly_fibre_args *a;
+    void *deg;
+    int64_t *input;
+    const uint32_t *src;
+    uint32_t K;
+} gaia__asm_job;
+
+static void gaia__asm_deg8_range(void *arg, long long j0, long long j1, int slot) {
+    const gaia__asm_job *g = (const gaia__asm_job *)arg;
+    uint8_t *d = (uint8_t *)g->deg;
+    long long j;
+    (void)slot;
+    for (j = j0; j < j1; j++) d[j] = (uint8_t)gaia_cpu_assembly_stim_degree(g->a, (uint32_t)j);
+}
+
+static void gaia__asm_deg16_range(void *arg, long long j0, long long j1, int slot) {
+    const gaia__asm_job *g = (const gaia__asm_job *)arg;
+    uint16_t *d = (uint16_t *)g->deg;
+    long long j;
+    (void)slot;
+    for (j = j0; j < j1; j++) d[j] = (uint16_t)gaia_cpu_assembly_stim_degree(g->a, (uint32_t)j);
+}
+
+static void gaia__asm_stim8_range(void *arg, long long j0, long long j1, int slot) {
+    const gaia__asm_job *g = (const gaia__asm_job *)arg;
+    const uint8_t *d = (const uint8_t *)g->deg;
+    long long j;
+    (void)slot;
+    for (j = j0; j < j1; j++) g->input[j] += (int64_t)d[j] << 16;
+}
+
+static void gaia__asm_stim16_range(void *arg, long long j0, long long j1, int slot) {
+    const gaia__asm_job *g = (const gaia__asm_job *)arg;
+    const uint16_t *d = (const uint16_t *)g->deg;
+    long long j;
+    (void)slot;
+    for (j = j0; j < j1; j++) g->input[j] += (int64_t)d[j] << 16;
+}
+
+static void gaia__asm_stim_range(void *arg, long long j0, long long j1, int slot) {
+    const gaia__asm_job *g = (const gaia__asm_job *)arg;
+    const gaia_assembly_fibre_args *a = g->a;
+    long long j;
+    (void)slot;
+    for (j = j0; j < j1; j++) {
+        uint32_t cnt = gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
+        if (cnt) {
+            int64_t w = (int64_t)GAIA_ASSEMBLY_FIX;
+            if (gaia__asm_bit(a->tgt_support, (uint64_t)j))
+                w = gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, (uint64_t)j));
+            g->input[j] += (int64_t)cnt * w;
+        }
+    }
+}
+
+/* gaia__par_range over a job of these fields. */
+static void gaia__asm_par_range(int team, long long n, gaia__range_fn fn, const gaia_assembly_fibre_args *a, void *deg,
+                                int64_t *input, const uint32_t *src) {
+    gaia__asm_job g;
+    g.a = a, g.deg = deg, g.input = input, g.src = src, g.K = 0;
+    gaia__par_range(team, n, fn, &g);
+}
+
 /* The in-degrees of a stimulus fibre, computed on first use. */
 static void gaia__asm_deg_prepare(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly_fibre_args *a) {
     uint64_t top = (uint64_t)a->bin_lo + a->bin_len - 1;
-    long long j;
     if (c->deg_size) return;
     c->deg_size = top <= 0xFFu ? 1 : top <= 0xFFFFu ? 2 : -1;
     if (c->deg_size < 0) return;
@@ -344,17 +409,8 @@ static void gaia__asm_deg_prepare(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_
         return;
     }
     c->bytes += (size_t)a->n_tgt * (size_t)c->deg_size;
-    if (c->deg_size == 1) {
-        uint8_t *d = (uint8_t *)c->deg;
-        GAIA__PAR_FOR(a->n_tgt > GAIA__PAR_MIN / 4, ctx->cpu_threads)
-        for (j = 0; j < (long long)a->n_tgt; j++) d[j] = (uint8_t)gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
-        GAIA__PAR_END
-    } else {
-        uint16_t *d = (uint16_t *)c->deg;
-        GAIA__PAR_FOR(a->n_tgt > GAIA__PAR_MIN / 4, ctx->cpu_threads)
-        for (j = 0; j < (long long)a->n_tgt; j++) d[j] = (uint16_t)gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
-        GAIA__PAR_END
-    }
+    gaia__asm_par_range(a->n_tgt > GAIA__PAR_MIN / 4 ? ctx->cpu_threads : 1, (long long)a->n_tgt,
+                        c->deg_size == 1 ? gaia__asm_deg8_range : gaia__asm_deg16_range, a, c->deg, NULL, NULL);
 }
 
 static uint32_t gaia__asm_deg(const gaia__asm_cache *c, const gaia_assembly_fibre_args *a, uint32_t j) {
@@ -365,24 +421,13 @@ static uint32_t gaia__asm_deg(const gaia__asm_cache *c, const gaia_assembly_fibr
 
 static void gaia__asm_cpu_stimulus(const gaia_assembly_fibre_args *a, int64_t *input, int nthreads,
                                    const gaia__asm_cache *c) {
-    long long j;
-    (void)nthreads;
     if (c && c->deg_size > 0) {
         /* every target as if unlearned (a vectorisable pass, memory bound:
            threads only for huge areas), then the learned ones corrected:
            c*65536 + c*(w - 65536) = c*w exactly */
         uint64_t w, nw = ((uint64_t)a->n_tgt + 31) >> 5;
-        if (c->deg_size == 1) {
-            const uint8_t *d = (const uint8_t *)c->deg;
-            GAIA__PAR_FOR(a->n_tgt > 64 * GAIA__PAR_MIN, nthreads)
-            for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
-            GAIA__PAR_END
-        } else {
-            const uint16_t *d = (const uint16_t *)c->deg;
-            GAIA__PAR_FOR(a->n_tgt > 64 * GAIA__PAR_MIN, nthreads)
-            for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
-            GAIA__PAR_END
-        }
+        gaia__asm_par_range(a->n_tgt > 64 * GAIA__PAR_MIN ? nthreads : 1, (long long)a->n_tgt,
+                            c->deg_size == 1 ? gaia__asm_stim8_range : gaia__asm_stim16_range, a, c->deg, input, NULL);
         for (w = 0; w < nw; w++) {
             uint32_t v = a->tgt_support[w];
             while (v) {
@@ -397,17 +442,8 @@ static void gaia__asm_cpu_stimulus(const gaia_assembly_fibre_args *a, int64_t *i
         }
         return;
     }
-    GAIA__PAR_FOR(a->n_tgt > GAIA__PAR_MIN / 4, nthreads)
-    for (j = 0; j < (long long)a->n_tgt; j++) {
-        uint32_t cnt = gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
-        if (cnt) {
-            int64_t w = (int64_t)GAIA_ASSEMBLY_FIX;
-            if (gaia__asm_bit(a->tgt_support, (uint64_t)j))
-                w = gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, (uint64_t)j));
-            input[j] += (int64_t)cnt * w;
-        }
-    }
-    GAIA__PAR_END
+    gaia__asm_par_range(a->n_tgt > GAIA__PAR_MIN / 4 ? nthreads : 1, (long long)a->n_tgt, gaia__asm_stim_range, a, NULL,
+                        input, NULL);
 }
 
 /* The fixed-point weight of base synapse i -> j (only targets in the support
@@ -438,26 +474,35 @@ static int gaia__asm_team(int nthreads, double ns) { return gaia__team(nthreads,
    (32 KiB) stay in L1 and have one writer, so no atomics and no per-thread
    copies. Each source's edges are generated into a run of offsets, then
    added in a separate, branch-light pass. */
+static void gaia__asm_accumulate_segs(void *arg, long long g0, long long g1, int slot) {
+    const gaia__asm_job *j = (const gaia__asm_job *)arg;
+    const gaia_assembly_fibre_args *a = j->a;
+    long long g;
+    (void)slot;
+    for (g = g0; g < g1; g++) {
+        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG;
+        uint16_t run[GAIA_ASSEMBLY_SEG + 1];
+        int64_t *in = j->input + lo;
+        uint32_t s, cnt, e;
+        if (hi > a->n_tgt) hi = a->n_tgt;
+        for (s = 0; s < j->K; s++) {
+            cnt = gaia__asm_gen(a, j->src[s], (uint32_t)g, lo, hi, run);
+            for (e = 0; e < cnt; e++) in[run[e]] += gaia__asm_w(a, j->src[s], lo + run[e]);
+        }
+    }
+}
+
 static void gaia__asm_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K, int64_t *input,
                                  int nthreads) {
-    long long nseg = (long long)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS), g;
+    long long nseg = (long long)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS);
+    gaia__asm_job j;
     if (a->is_stimulus) {
         gaia__asm_cpu_stimulus(a, input, nthreads, NULL);
         return;
     }
-    GAIA__PAR_FOR(nseg > 1, gaia__asm_team(nthreads, gaia__asm_gen_ns(a, (double)K)))
-    for (g = 0; g < nseg; g++) {
-        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG;
-        uint16_t run[GAIA_ASSEMBLY_SEG + 1];
-        int64_t *in = input + lo;
-        uint32_t s, cnt, e;
-        if (hi > a->n_tgt) hi = a->n_tgt;
-        for (s = 0; s < K; s++) {
-            cnt = gaia__asm_gen(a, src[s], (uint32_t)g, lo, hi, run);
-            for (e = 0; e < cnt; e++) in[run[e]] += gaia__asm_w(a, src[s], lo + run[e]);
-        }
-    }
-    GAIA__PAR_END
+    j.a = a, j.deg = NULL, j.input = input, j.src = src, j.K = K;
+    gaia__par_range(nseg > 1 ? gaia__asm_team(nthreads, gaia__asm_gen_ns(a, (double)K)) : 1, nseg,
+                    gaia__asm_accumulate_segs, &j);
 }
 
 GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
@@ -498,6 +543,74 @@ static void gaia__asm_settle(gaia__asm_cache *c, const gaia_assembly_fibre_args 
     c->npend = 0;
 }
 
+/* gaia__asm_keep's regions: the newcomers' edges, then blocks of chunks. */
+typedef struct gaia__asm_keep_job {
+    gaia__asm_cache *c;
+    const gaia_assembly_fibre_args *a;
+    gaia__asm_kept *nk, *leave;
+    const uint32_t *enter;
+    uint64_t *need;
+    int64_t *input;
+    uint64_t nseg;
+    uint32_t nleave, nenter;
+} gaia__asm_keep_job;
+
+static void gaia__asm_keep_enter(void *arg, long long q0, long long q1, int slot) {
+    const gaia__asm_keep_job *j = (const gaia__asm_keep_job *)arg;
+    long long q;
+    (void)slot;
+    for (q = q0; q < q1; q++) {
+        uint64_t n = gaia__asm_kept_gen(j->a, &j->nk[j->enter[q]], j->nseg);
+        j->need[q] = n > j->nk[j->enter[q]].cap ? n : 0;
+    }
+}
+
+static void gaia__asm_keep_blocks(void *arg, long long b0, long long b1, int slot) {
+    const gaia__asm_keep_job *kj = (const gaia__asm_keep_job *)arg;
+    const gaia_assembly_fibre_args *a = kj->a;
+    long long g;
+    (void)slot;
+    for (g = b0; g < b1; g++) {
+        uint64_t q0 = (uint64_t)g * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, q, j, jend, w, w1;
+        uint16_t *cnt = kj->c->cnt;
+        int64_t *excess = kj->c->excess;
+        const uint32_t *sup = a->tgt_support;
+        uint32_t u, e;
+        if (q1 > gaia__asm_nchunk(kj->nseg)) q1 = gaia__asm_nchunk(kj->nseg);
+        for (u = 0; u < kj->nleave + kj->nenter; u++) {
+            const gaia__asm_kept *x = u < kj->nleave ? &kj->leave[u] : &kj->nk[kj->enter[u - kj->nleave]];
+            int64_t sign = u < kj->nleave ? -1 : 1;
+            uint16_t step = u < kj->nleave ? (uint16_t)0xFFFFu : (uint16_t)1; /* -1 or +1, modulo 2^16 */
+            if (u + 2 < kj->nleave + kj->nenter)
+                gaia__asm_kept_prefetch(u + 2 < kj->nleave ? &kj->leave[u + 2] : &kj->nk[kj->enter[u + 2 - kj->nleave]], q0, q1, 0);
+            if (u + 1 < kj->nleave + kj->nenter)
+                gaia__asm_kept_prefetch(u + 1 < kj->nleave ? &kj->leave[u + 1] : &kj->nk[kj->enter[u + 1 - kj->nleave]], q0, q1, 1);
+            for (q = q0; q < q1; q++) {
+                uint64_t lo = q << GAIA__ASM_CHUNK_BITS;
+                for (e = x->start[q]; e < x->start[q + 1]; e++) {
+                    j = lo + x->off[e];
+                    cnt[j] = (uint16_t)(cnt[j] + step);
+                    if (gaia__asm_bit(sup, j))
+                        excess[j] += sign * (gaia__asm_w(a, x->i, j) - (int64_t)GAIA_ASSEMBLY_FIX);
+                }
+            }
+        }
+        j = q0 << GAIA__ASM_CHUNK_BITS;
+        jend = q1 << GAIA__ASM_CHUNK_BITS;
+        if (jend > a->n_tgt) jend = a->n_tgt;
+        for (w = j; w < jend; w++) kj->input[w] += (int64_t)cnt[w] * (int64_t)GAIA_ASSEMBLY_FIX;
+        /* the excess, over the support (a block starts on a word: 4096 | j) */
+        for (w = j >> 5, w1 = (jend + 31) >> 5; w < w1; w++) {
+            uint32_t v = sup[w];
+            while (v) {
+                uint64_t t = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
+                v &= v - 1;
+                kj->input[t] += excess[t];
+            }
+        }
+    }
+}
+
 /* input += the weights from src[0..K) through the kept sources (see the
    cache's comment). Returns 0, input untouched, where the cache cannot
    serve (too many edges to keep, sources not ascending, no memory). */
@@ -507,7 +620,8 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
     double mean = (double)a->n_tgt * a->p, room = mean + 6.0 * sqrt(mean) + 16.0;
     uint32_t s, t, stay = 0, nleave = 0, nenter = 0, *enter, cap;
     gaia__asm_kept *nk, *leave = NULL;
-    long long q, g, nblk;
+    gaia__asm_keep_job kj;
+    long long q, nblk;
     if ((double)K * room > (double)GAIA__ASM_KEEP_MAX || K > 0xFFFFu) return 0;
     for (s = 1; s < K; s++)
         if (src[s] <= src[s - 1]) return 0;
@@ -564,12 +678,10 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
         } else nk[s++] = c->kept[t++];
     }
     /* generate the newcomers, then redo the (rare) ones that ran out of room */
-    GAIA__PAR_FOR(nenter > 1, gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)nenter)))
-    for (q = 0; q < (long long)nenter; q++) {
-        uint64_t n = gaia__asm_kept_gen(a, &nk[enter[q]], nseg);
-        need[q] = n > nk[enter[q]].cap ? n : 0;
-    }
-    GAIA__PAR_END
+    kj.c = c, kj.a = a, kj.nk = nk, kj.leave = leave, kj.enter = enter, kj.need = need, kj.input = input;
+    kj.nseg = nseg, kj.nleave = nleave, kj.nenter = nenter;
+    gaia__par_range(nenter > 1 ? gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)nenter)) : 1,
+                    (long long)nenter, gaia__asm_keep_enter, &kj);
     for (q = 0; q < (long long)nenter; q++)
         if (need[q]) {
             gaia__asm_kept *e = &nk[enter[q]];
@@ -582,48 +694,10 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
        in blocks of segments, each source's run of the block consecutive
        (see gaia__asm_hebb_kept) */
     nblk = (long long)((gaia__asm_nchunk(nseg) + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK);
-    GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, (double)a->n_tgt + (double)(nleave + nenter) *
-                                                                                 (3.0 * mean + 2.0 * (double)nseg)))
-    for (g = 0; g < nblk; g++) {
-        uint64_t q0 = (uint64_t)g * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, q, j, jend, w, w1;
-        uint16_t *cnt = c->cnt;
-        int64_t *excess = c->excess;
-        const uint32_t *sup = a->tgt_support;
-        uint32_t u, e;
-        if (q1 > gaia__asm_nchunk(nseg)) q1 = gaia__asm_nchunk(nseg);
-        for (u = 0; u < nleave + nenter; u++) {
-            const gaia__asm_kept *x = u < nleave ? &leave[u] : &nk[enter[u - nleave]];
-            int64_t sign = u < nleave ? -1 : 1;
-            uint16_t step = u < nleave ? (uint16_t)0xFFFFu : (uint16_t)1; /* -1 or +1, modulo 2^16 */
-            if (u + 2 < nleave + nenter)
-                gaia__asm_kept_prefetch(u + 2 < nleave ? &leave[u + 2] : &nk[enter[u + 2 - nleave]], q0, q1, 0);
-            if (u + 1 < nleave + nenter)
-                gaia__asm_kept_prefetch(u + 1 < nleave ? &leave[u + 1] : &nk[enter[u + 1 - nleave]], q0, q1, 1);
-            for (q = q0; q < q1; q++) {
-                uint64_t lo = q << GAIA__ASM_CHUNK_BITS;
-                for (e = x->start[q]; e < x->start[q + 1]; e++) {
-                    j = lo + x->off[e];
-                    cnt[j] = (uint16_t)(cnt[j] + step);
-                    if (gaia__asm_bit(sup, j))
-                        excess[j] += sign * (gaia__asm_w(a, x->i, j) - (int64_t)GAIA_ASSEMBLY_FIX);
-                }
-            }
-        }
-        j = q0 << GAIA__ASM_CHUNK_BITS;
-        jend = q1 << GAIA__ASM_CHUNK_BITS;
-        if (jend > a->n_tgt) jend = a->n_tgt;
-        for (w = j; w < jend; w++) input[w] += (int64_t)cnt[w] * (int64_t)GAIA_ASSEMBLY_FIX;
-        /* the excess, over the support (a block starts on a word: 4096 | j) */
-        for (w = j >> 5, w1 = (jend + 31) >> 5; w < w1; w++) {
-            uint32_t v = sup[w];
-            while (v) {
-                uint64_t t = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
-                v &= v - 1;
-                input[t] += excess[t];
-            }
-        }
-    }
-    GAIA__PAR_END
+    gaia__par_range(nblk > 1 ? gaia__asm_team(ctx->cpu_threads, (double)a->n_tgt + (double)(nleave + nenter) *
+                                                                               (3.0 * mean + 2.0 * (double)nseg))
+                             : 1,
+                    nblk, gaia__asm_keep_blocks, &kj);
     if (nleave || nenter) c->last_ok = 0; /* other sources: other keys */
     for (s = 0; s < nleave; s++) gaia__asm_kept_free(ctx, c, &leave[s]);
     if (c->kept) c->bytes -= ((size_t)c->K + 1) * sizeof(gaia__asm_kept);
@@ -776,6 +850,56 @@ static gaia_status gaia__asm_cpu_topk(gaia_ctx *ctx, const int64_t *input, uint3
     return GAIA_OK;
 }
 
+/* hebb_collect's regions: blocks of chunks read from the kept sources, or
+   segments regenerated; sources [s0, s1) of the batch. */
+typedef struct gaia__asm_hebb_job {
+    const gaia__asm_cache *c;
+    const gaia_assembly_fibre_args *a;
+    const uint32_t *src, *tgt_bits;
+    const uint64_t *off;
+    uint64_t *used, *slots;
+    uint64_t nseg, nq;
+    uint32_t s0, s1;
+} gaia__asm_hebb_job;
+
+static void gaia__asm_hebb_kept_blocks(void *arg, long long b0, long long b1, int slot) {
+    const gaia__asm_hebb_job *h = (const gaia__asm_hebb_job *)arg;
+    const gaia_assembly_fibre_args *a = h->a;
+    const uint64_t segs_per_chunk = (uint64_t)1 << GAIA__ASM_CHUNK_SEGS_BITS;
+    uint64_t nseg = h->nseg, nq = h->nq;
+    long long bk;
+    (void)slot;
+    for (bk = b0; bk < b1; bk++) {
+        uint64_t q0 = (uint64_t)bk * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, g0, g1, g, q;
+        uint64_t u[GAIA__ASM_KEEP_BLOCK << GAIA__ASM_CHUNK_SEGS_BITS];
+        uint32_t s, e;
+        if (q1 > nq) q1 = nq;
+        g0 = q0 * segs_per_chunk;
+        g1 = q1 * segs_per_chunk < nseg ? q1 * segs_per_chunk : nseg;
+        for (g = g0; g < g1; g++) u[g - g0] = 0;
+        for (s = h->s0; s < h->s1; s++) {
+            const gaia__asm_kept *x = &h->c->kept[s];
+            uint64_t base = (uint64_t)h->src[s] * a->n_tgt;
+            if (s + 2 < h->s1) gaia__asm_kept_prefetch(&h->c->kept[s + 2], q0, q1, 0);
+            if (s + 1 < h->s1) gaia__asm_kept_prefetch(&h->c->kept[s + 1], q0, q1, 1);
+            for (q = q0; q < q1; q++) {
+                uint64_t lo = q << GAIA__ASM_CHUNK_BITS, gq = q * segs_per_chunk;
+                const uint32_t *bits = h->tgt_bits + (lo >> 5);
+                uint64_t gend = gq + segs_per_chunk < g1 ? gq + segs_per_chunk : g1;
+                if (h->off[gend] == h->off[gq]) continue; /* no winners in this chunk */
+                for (e = x->start[q]; e < x->start[q + 1]; e++) {
+                    uint32_t d = x->off[e];
+                    if ((bits[d >> 5] >> (d & 31)) & 1u) {
+                        uint64_t gi = gq + (d >> GAIA_ASSEMBLY_SEG_BITS) - g0;
+                        h->slots[h->off[g0 + gi] + u[gi]++] = base + lo + d;
+                    }
+                }
+            }
+        }
+        for (g = g0; g < g1; g++) h->used[g] = u[g - g0];
+    }
+}
+
 /* The kept sources' part of hebb_collect (sources s0..s1 of the batch):
    the keys of their kept edges that reach a target winner, into each
    segment's slots (off[g] on, count in used[g]), sources ascending within a
@@ -788,41 +912,35 @@ static gaia_status gaia__asm_cpu_topk(gaia_ctx *ctx, const int64_t *input, uint3
 static void gaia__asm_hebb_kept(gaia_ctx *ctx, const gaia__asm_cache *c, const gaia_assembly_fibre_args *a,
                                 const uint32_t *src, uint32_t s0, uint32_t s1, const uint32_t *tgt_bits,
                                 const uint64_t *off, uint64_t *used, uint64_t *slots) {
-    const uint64_t segs_per_chunk = (uint64_t)1 << GAIA__ASM_CHUNK_SEGS_BITS;
     uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, nq = gaia__asm_nchunk(nseg);
-    long long nblk = (long long)((nq + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK), bk;
+    long long nblk = (long long)((nq + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK);
+    gaia__asm_hebb_job h;
     double ns = (double)(s1 - s0) * (1.5 * (double)a->n_tgt * a->p + 5.0 * (double)nseg);
-    GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, ns))
-    for (bk = 0; bk < nblk; bk++) {
-        uint64_t q0 = (uint64_t)bk * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, g0, g1, g, q;
-        uint64_t u[GAIA__ASM_KEEP_BLOCK << GAIA__ASM_CHUNK_SEGS_BITS];
-        uint32_t s, e;
-        if (q1 > nq) q1 = nq;
-        g0 = q0 * segs_per_chunk;
-        g1 = q1 * segs_per_chunk < nseg ? q1 * segs_per_chunk : nseg;
-        for (g = g0; g < g1; g++) u[g - g0] = 0;
-        for (s = s0; s < s1; s++) {
-            const gaia__asm_kept *x = &c->kept[s];
-            uint64_t base = (uint64_t)src[s] * a->n_tgt;
-            if (s + 2 < s1) gaia__asm_kept_prefetch(&c->kept[s + 2], q0, q1, 0);
-            if (s + 1 < s1) gaia__asm_kept_prefetch(&c->kept[s + 1], q0, q1, 1);
-            for (q = q0; q < q1; q++) {
-                uint64_t lo = q << GAIA__ASM_CHUNK_BITS, gq = q * segs_per_chunk;
-                const uint32_t *bits = tgt_bits + (lo >> 5);
-                uint64_t gend = gq + segs_per_chunk < g1 ? gq + segs_per_chunk : g1;
-                if (off[gend] == off[gq]) continue; /* no winners in this chunk */
-                for (e = x->start[q]; e < x->start[q + 1]; e++) {
-                    uint32_t d = x->off[e];
-                    if ((bits[d >> 5] >> (d & 31)) & 1u) {
-                        uint64_t gi = gq + (d >> GAIA_ASSEMBLY_SEG_BITS) - g0;
-                        slots[off[g0 + gi] + u[gi]++] = base + lo + d;
-                    }
-                }
+    h.c = c, h.a = a, h.src = src, h.tgt_bits = tgt_bits, h.off = off, h.used = used, h.slots = slots;
+    h.nseg = nseg, h.nq = nq, h.s0 = s0, h.s1 = s1;
+    gaia__par_range(nblk > 1 ? gaia__asm_team(ctx->cpu_threads, ns) : 1, nblk, gaia__asm_hebb_kept_blocks, &h);
+}
+
+/* Segments [g0, g1) of hebb_collect, their edges regenerated. */
+static void gaia__asm_hebb_gen_segs(void *arg, long long g0, long long g1, int slot) {
+    const gaia__asm_hebb_job *h = (const gaia__asm_hebb_job *)arg;
+    const gaia_assembly_fibre_args *a = h->a;
+    long long gg;
+    (void)slot;
+    for (gg = g0; gg < g1; gg++) {
+        uint64_t lo = (uint64_t)gg << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, u = 0;
+        uint32_t s;
+        if (hi > a->n_tgt) hi = a->n_tgt;
+        if (h->off[gg + 1] != h->off[gg]) /* else no winners here */
+            for (s = h->s0; s < h->s1; s++) {
+                uint32_t i = h->src[s];
+                uint64_t base = (uint64_t)i * a->n_tgt, j;
+                GAIA__ASM_FOR_EDGES(a, i, (uint32_t)gg, lo, hi, j, {
+                    if (gaia__asm_bit(h->tgt_bits, j)) h->slots[h->off[gg] + u++] = base + j;
+                });
             }
-        }
-        for (g = g0; g < g1; g++) used[g] = u[g - g0];
+        h->used[gg] = u;
     }
-    GAIA__PAR_END
 }
 
 /* Sources go in batches so the per-segment slots (winners in the segment x
@@ -898,25 +1016,13 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
     for (g = 0; g < nseg; g++) off[g + 1] = off[g] + used[g] * batch;
     for (s0 = 0; s0 < K && nbits; s0 += batch) {
         uint32_t s1 = K - s0 < batch ? K : s0 + batch;
-        long long gg;
+        gaia__asm_hebb_job h;
         if (kept) gaia__asm_hebb_kept(ctx, c, a, src, s0, s1, tgt_bits, off, used, slots);
         else {
-            GAIA__PAR_FOR(nseg > 1, gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)(s1 - s0))))
-            for (gg = 0; gg < (long long)nseg; gg++) {
-                uint64_t lo = (uint64_t)gg << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, u = 0;
-                uint32_t s;
-                if (hi > a->n_tgt) hi = a->n_tgt;
-                if (off[gg + 1] != off[gg]) /* else no winners here */
-                    for (s = s0; s < s1; s++) {
-                        uint32_t i = src[s];
-                        uint64_t base = (uint64_t)i * a->n_tgt, j;
-                        GAIA__ASM_FOR_EDGES(a, i, (uint32_t)gg, lo, hi, j, {
-                            if (gaia__asm_bit(tgt_bits, j)) slots[off[gg] + u++] = base + j;
-                        });
-                    }
-                used[gg] = u;
-            }
-            GAIA__PAR_END
+            h.c = c, h.a = a, h.src = src, h.tgt_bits = tgt_bits, h.off = off, h.used = used, h.slots = slots;
+            h.nseg = nseg, h.nq = 0, h.s0 = s0, h.s1 = s1;
+            gaia__par_range(nseg > 1 ? gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)(s1 - s0))) : 1,
+                            (long long)nseg, gaia__asm_hebb_gen_segs, &h);
         }
         for (g = 0; g < nseg; g++) {
             uint64_t t;

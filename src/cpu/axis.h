@@ -441,7 +441,7 @@ static void gaia__sm_cols(const float *x, float *y, size_t len, size_t inner, si
     }
 }
 
-/* One sweep of gaia_cpu_softmax (gaia__sweep_run): blocks of `per` whole
+/* One sweep of gaia_cpu_softmax (gaia__par_run): blocks of `per` whole
    lines (inner == 1) or of `per` column tasks (up to GAIA__AX_COLS columns
    of one outer index each). */
 typedef struct gaia__sm_sweep {
@@ -451,8 +451,9 @@ typedef struct gaia__sm_sweep {
     int want_log, stream;
 } gaia__sm_sweep;
 
-static void gaia__sm_rows_block(void *arg, long long blk) {
+static void gaia__sm_rows_block(void *arg, long long blk, int slot) {
     const gaia__sm_sweep *a = (const gaia__sm_sweep *)arg;
+    (void)slot;
     size_t r0 = (size_t)blk * a->per, r1 = a->outer - r0 < a->per ? a->outer : r0 + a->per, r, len = a->len;
 #ifdef GAIA__AVX512
     if (a->stream && len <= GAIA__SM_CHUNK && len % 16 == 0 && ((uintptr_t)a->y & 63) == 0) {
@@ -467,8 +468,9 @@ static void gaia__sm_rows_block(void *arg, long long blk) {
     if (a->stream) GAIA__SFENCE();
 }
 
-static void gaia__sm_cols_block(void *arg, long long blk) {
+static void gaia__sm_cols_block(void *arg, long long blk, int slot) {
     const gaia__sm_sweep *a = (const gaia__sm_sweep *)arg;
+    (void)slot;
     size_t ntask = a->outer * a->nb, t0 = (size_t)blk * a->per, t1 = ntask - t0 < a->per ? ntask : t0 + a->per, task;
     for (task = t0; task < t1; task++) {
         size_t o = task / a->nb, c0 = (task % a->nb) * GAIA__AX_COLS;
@@ -493,11 +495,11 @@ GAIA_API void gaia_cpu_softmax(const float *x, float *y, size_t outer, size_t le
     a.nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS;
     if (inner == 1) {
         a.per = len >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / len;
-        gaia__sweep_run(team, (long long)((outer + a.per - 1) / a.per), gaia__sm_rows_block, &a);
+        gaia__par_run(team, (long long)((outer + a.per - 1) / a.per), gaia__sm_rows_block, &a);
     } else {
         size_t task_floats = len * (inner < GAIA__AX_COLS ? inner : GAIA__AX_COLS);
         a.per = task_floats >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / task_floats;
-        gaia__sweep_run(team, (long long)((outer * a.nb + a.per - 1) / a.per), gaia__sm_cols_block, &a);
+        gaia__par_run(team, (long long)((outer * a.nb + a.per - 1) / a.per), gaia__sm_cols_block, &a);
     }
 }
 
@@ -512,28 +514,71 @@ GAIA_API size_t gaia_cpu_index_check(const float *idx, size_t n, size_t limit) {
     return n;
 }
 
+/* The row operations' regions (index_select, gather, scatter_add,
+   copy_rows, cumsum): one job type, each its own loop body. */
+typedef struct gaia__ax_job {
+    const float *x, *idx, *src;
+    float *y;
+    size_t outer, len, inner, m, nb, ld_dst, ld_src, cols;
+} gaia__ax_job;
+
+static void gaia__index_select_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__ax_job *a = (const gaia__ax_job *)arg;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++) {
+        size_t o = (size_t)r / a->m, j = (size_t)r % a->m;
+        memcpy(a->y + (size_t)r * a->inner, a->x + (o * a->len + (size_t)a->idx[j]) * a->inner, a->inner * sizeof(float));
+    }
+}
+
 GAIA_API void gaia_cpu_index_select(const float *x, size_t outer, size_t len, size_t inner, const float *idx,
                                     size_t m, float *y, int nthreads) {
-    long long r, rows = (long long)(outer * m);
-    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN))
-    for (r = 0; r < rows; r++) {
-        size_t o = (size_t)r / m, j = (size_t)r % m;
-        memcpy(y + (size_t)r * inner, x + (o * len + (size_t)idx[j]) * inner, inner * sizeof(float));
+    long long rows = (long long)(outer * m);
+    gaia__ax_job a;
+    memset(&a, 0, sizeof a);
+    a.x = x, a.outer = outer, a.len = len, a.inner = inner, a.idx = idx, a.m = m, a.y = y;
+    gaia__par_range(rows > 1 ? gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN) : 1, rows,
+                    gaia__index_select_rows, &a);
+}
+
+static void gaia__gather_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__ax_job *a = (const gaia__ax_job *)arg;
+    size_t inner = a->inner;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++) {
+        const float *xo = a->x + ((size_t)r / a->m) * a->len * inner, *ir = a->idx + (size_t)r * inner;
+        float *yr = a->y + (size_t)r * inner;
+        size_t i;
+        for (i = 0; i < inner; i++) yr[i] = xo[(size_t)ir[i] * inner + i];
     }
-    GAIA__PAR_END
 }
 
 GAIA_API void gaia_cpu_gather(const float *x, size_t outer, size_t len, size_t inner, const float *idx, size_t m,
                               float *y, int nthreads) {
-    long long r, rows = (long long)(outer * m);
-    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN))
-    for (r = 0; r < rows; r++) {
-        const float *xo = x + ((size_t)r / m) * len * inner, *ir = idx + (size_t)r * inner;
-        float *yr = y + (size_t)r * inner;
-        size_t i;
-        for (i = 0; i < inner; i++) yr[i] = xo[(size_t)ir[i] * inner + i];
+    long long rows = (long long)(outer * m);
+    gaia__ax_job a;
+    memset(&a, 0, sizeof a);
+    a.x = x, a.outer = outer, a.len = len, a.inner = inner, a.idx = idx, a.m = m, a.y = y;
+    gaia__par_range(rows > 1 ? gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN) : 1, rows,
+                    gaia__gather_rows, &a);
+}
+
+static void gaia__scatter_add_tasks(void *arg, long long t0, long long t1, int slot) {
+    const gaia__ax_job *a = (const gaia__ax_job *)arg;
+    size_t inner = a->inner, nb = a->nb;
+    long long task;
+    (void)slot;
+    for (task = t0; task < t1; task++) {
+        size_t o = (size_t)task / nb, c0 = ((size_t)task % nb) * GAIA__AX_COLS, j, i;
+        size_t c1 = inner - c0 < GAIA__AX_COLS ? inner : c0 + GAIA__AX_COLS;
+        float *yo = a->y + o * a->len * inner;
+        for (j = 0; j < a->m; j++) {
+            const float *ir = a->idx + (o * a->m + j) * inner, *sr = a->src + (o * a->m + j) * inner;
+            for (i = c0; i < c1; i++) yo[(size_t)ir[i] * inner + i] += sr[i];
+        }
     }
-    GAIA__PAR_END
 }
 
 /* Each task is one outer block and a range of columns; within it j runs in
@@ -542,72 +587,86 @@ GAIA_API void gaia_cpu_gather(const float *x, size_t outer, size_t len, size_t i
 GAIA_API void gaia_cpu_scatter_add(float *y, size_t outer, size_t len, size_t inner, const float *idx,
                                    const float *src, size_t m, int nthreads) {
     size_t nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS;
-    long long task;
+    gaia__ax_job a;
     if (outer == 0 || m == 0 || inner == 0) return;
-    GAIA__PAR_FOR(outer * nb > 1, gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN))
-    for (task = 0; task < (long long)(outer * nb); task++) {
-        size_t o = (size_t)task / nb, c0 = ((size_t)task % nb) * GAIA__AX_COLS, j, i;
-        size_t c1 = inner - c0 < GAIA__AX_COLS ? inner : c0 + GAIA__AX_COLS;
-        float *yo = y + o * len * inner;
-        for (j = 0; j < m; j++) {
-            const float *ir = idx + (o * m + j) * inner, *sr = src + (o * m + j) * inner;
-            for (i = c0; i < c1; i++) yo[(size_t)ir[i] * inner + i] += sr[i];
-        }
-    }
-    GAIA__PAR_END
+    memset(&a, 0, sizeof a);
+    a.y = y, a.outer = outer, a.len = len, a.inner = inner, a.idx = idx, a.src = src, a.m = m, a.nb = nb;
+    gaia__par_range(outer * nb > 1 ? gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN) : 1,
+                    (long long)(outer * nb), gaia__scatter_add_tasks, &a);
 }
 
 /* ---- row copies (concat, stack) ----------------------------------------- */
+static void gaia__copy_rows_range(void *arg, long long r0, long long r1, int slot) {
+    const gaia__ax_job *a = (const gaia__ax_job *)arg;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++)
+        memcpy(a->y + (size_t)r * a->ld_dst, a->x + (size_t)r * a->ld_src, a->cols * sizeof(float));
+}
+
 GAIA_API void gaia_cpu_copy_rows(float *dst, size_t dst_ld, const float *src, size_t src_ld, size_t rows, size_t cols,
                                  int nthreads) {
-    long long r;
+    gaia__ax_job a;
     if (cols == 0) return;
-    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)(rows * cols), GAIA__ELEM_GRAIN))
-    for (r = 0; r < (long long)rows; r++) memcpy(dst + (size_t)r * dst_ld, src + (size_t)r * src_ld, cols * sizeof(float));
-    GAIA__PAR_END
+    memset(&a, 0, sizeof a);
+    a.y = dst, a.ld_dst = dst_ld, a.x = src, a.ld_src = src_ld, a.cols = cols;
+    gaia__par_range(rows > 1 ? gaia__team(nthreads, (double)(rows * cols), GAIA__ELEM_GRAIN) : 1, (long long)rows,
+                    gaia__copy_rows_range, &a);
 }
 
 /* ---- cumsum ----------------------------------------------------------------- */
+static void gaia__cumsum_lines(void *arg, long long r0, long long r1, int slot) {
+    const gaia__ax_job *a = (const gaia__ax_job *)arg;
+    size_t len = a->len;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++) {
+        const float *xr = a->x + (size_t)r * len;
+        float *yr = a->y + (size_t)r * len;
+        double acc = 0.0;
+        size_t j;
+        for (j = 0; j < len; j++) {
+            acc += (double)xr[j];
+            yr[j] = (float)acc;
+        }
+    }
+}
+
+static void gaia__cumsum_cols(void *arg, long long t0, long long t1, int slot) {
+    const gaia__ax_job *a = (const gaia__ax_job *)arg;
+    size_t len = a->len, inner = a->inner, nb = a->nb;
+    long long task;
+    (void)slot;
+    for (task = t0; task < t1; task++) {
+        size_t o = (size_t)task / nb, c0 = ((size_t)task % nb) * GAIA__AX_COLS, k, i;
+        size_t w = inner - c0 < GAIA__AX_COLS ? inner - c0 : GAIA__AX_COLS, off = o * len * inner + c0;
+        double acc[GAIA__AX_COLS];
+        for (i = 0; i < w; i++) acc[i] = 0.0;
+        for (k = 0; k < len; k++) {
+            const float *r = a->x + off + k * inner;
+            float *q = a->y + off + k * inner;
+            for (i = 0; i < w; i++) {
+                acc[i] += (double)r[i];
+                q[i] = (float)acc[i];
+            }
+        }
+    }
+}
+
 /* Sums in double, rounded once per output: |y - exact| <= 2^-24 |exact|
    + j 2^-53 sum |x| (the second term is far below a float's ulp). */
 GAIA_API void gaia_cpu_cumsum(const float *x, float *y, size_t outer, size_t len, size_t inner, int nthreads) {
     size_t n = outer * len * inner;
     int team = gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN);
+    gaia__ax_job a;
     if (n == 0) return;
-    if (inner == 1) {
-        long long r;
-        GAIA__PAR_FOR(outer > 1, team)
-        for (r = 0; r < (long long)outer; r++) {
-            const float *xr = x + (size_t)r * len;
-            float *yr = y + (size_t)r * len;
-            double acc = 0.0;
-            size_t j;
-            for (j = 0; j < len; j++) {
-                acc += (double)xr[j];
-                yr[j] = (float)acc;
-            }
-        }
-        GAIA__PAR_END
-    } else {
-        size_t nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS;
-        long long task;
-        GAIA__PAR_FOR(outer * nb > 1, team)
-        for (task = 0; task < (long long)(outer * nb); task++) {
-            size_t o = (size_t)task / nb, c0 = ((size_t)task % nb) * GAIA__AX_COLS, k, i;
-            size_t w = inner - c0 < GAIA__AX_COLS ? inner - c0 : GAIA__AX_COLS, off = o * len * inner + c0;
-            double acc[GAIA__AX_COLS];
-            for (i = 0; i < w; i++) acc[i] = 0.0;
-            for (k = 0; k < len; k++) {
-                const float *r = x + off + k * inner;
-                float *q = y + off + k * inner;
-                for (i = 0; i < w; i++) {
-                    acc[i] += (double)r[i];
-                    q[i] = (float)acc[i];
-                }
-            }
-        }
-        GAIA__PAR_END
-    }
+    memset(&a, 0, sizeof a);
+    a.x = x, a.y = y, a.outer = outer, a.len = len, a.inner = inner;
+    a.nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS;
+    if (inner == 1)
+        gaia__par_range(outer > 1 ? team : 1, (long long)outer, gaia__cumsum_lines, &a);
+    else
+        gaia__par_range(outer * a.nb > 1 ? team : 1, (long long)(outer * a.nb), gaia__cumsum_cols, &a);
 }
 
 /* ---- sort (top-k, argsort) ------------------------------------------------ */
@@ -721,36 +780,46 @@ static void gaia__sort_line(const float *x, size_t len, size_t stride, size_t k,
     memcpy(ord, idx, k * sizeof(uint32_t));
 }
 
-GAIA_API void gaia_cpu_sort(const float *x, size_t outer, size_t len, size_t inner, size_t k, int descending,
-                            float *values, float *indices, void *work, int nthreads) {
-    long long lines = (long long)(outer * inner), l;
-    uint32_t flip = descending ? 0xFFFFFFFFu : 0u;
-    if (lines == 0 || len == 0 || k == 0) return;
-    if (k > len) k = len;
-    /* a line sort costs about 10 passes over its values */
-    GAIA__PAR_BEGIN(lines > 1 ? gaia__team(nthreads, 10.0 * (double)(outer * len * inner), GAIA__ELEM_GRAIN) : 1)
-    {
-#ifdef _OPENMP
-        size_t me = (size_t)omp_get_thread_num();
-#else
-        size_t me = 0;
-#endif
-        uint32_t *mine = (uint32_t *)(void *)((unsigned char *)work + me * GAIA__SORT_BYTES(len));
-        /* the chosen indices go behind the keys: ord needs k <= len words */
-        uint32_t *ord = mine + 2 * len;
-        GAIA__PAR_LOOP
-        for (l = 0; l < lines; l++) {
-            size_t o = (size_t)l / inner, i = (size_t)l % inner, r;
-            const float *xl = x + o * len * inner + i;
-            gaia__sort_line(xl, len, inner, k, flip, mine, ord);
-            for (r = 0; r < k; r++) {
-                size_t at = (o * k + r) * inner + i;
-                if (values) values[at] = xl[(size_t)ord[r] * inner];
-                if (indices) indices[at] = (float)ord[r];
-            }
+typedef struct gaia__sort_job {
+    const float *x;
+    size_t len, inner, k;
+    uint32_t flip;
+    float *values, *indices;
+    void *work;
+} gaia__sort_job;
+
+/* Lines [l0, l1); slot's scratch holds the keys and indices. */
+static void gaia__sort_lines(void *arg, long long l0, long long l1, int slot) {
+    const gaia__sort_job *s = (const gaia__sort_job *)arg;
+    size_t len = s->len, inner = s->inner, k = s->k;
+    uint32_t *mine = (uint32_t *)(void *)((unsigned char *)s->work + (size_t)slot * GAIA__SORT_BYTES(len));
+    /* the chosen indices go behind the keys: ord needs k <= len words */
+    uint32_t *ord = mine + 2 * len;
+    long long l;
+    for (l = l0; l < l1; l++) {
+        size_t o = (size_t)l / inner, i = (size_t)l % inner, r;
+        const float *xl = s->x + o * len * inner + i;
+        gaia__sort_line(xl, len, inner, k, s->flip, mine, ord);
+        for (r = 0; r < k; r++) {
+            size_t at = (o * k + r) * inner + i;
+            if (s->values) s->values[at] = xl[(size_t)ord[r] * inner];
+            if (s->indices) s->indices[at] = (float)ord[r];
         }
     }
-    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_sort(const float *x, size_t outer, size_t len, size_t inner, size_t k, int descending,
+                            float *values, float *indices, void *work, int nthreads) {
+    long long lines = (long long)(outer * inner);
+    gaia__sort_job s;
+    if (lines == 0 || len == 0 || k == 0) return;
+    if (k > len) k = len;
+    s.x = x, s.len = len, s.inner = inner, s.k = k;
+    s.flip = descending ? 0xFFFFFFFFu : 0u;
+    s.values = values, s.indices = indices, s.work = work;
+    /* a line sort costs about 10 passes over its values */
+    gaia__par_range(lines > 1 ? gaia__team(nthreads, 10.0 * (double)(outer * len * inner), GAIA__ELEM_GRAIN) : 1, lines,
+                    gaia__sort_lines, &s);
 }
 
 /* ---- the CPU tensor_ops table ------------------------------------------------ */

@@ -88,14 +88,6 @@ typedef struct gaia__conv_plan {
     size_t tpad, wlen;    /* Winograd: V's row length (ntw whole tiles), a row phase's length */
 } gaia__conv_plan;
 
-static int gaia__conv_thread(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
 /* Which path, measured on the 2-core EPYC (AVX-512) with one thread over
    Cg in {1, 4, 16, 64}, Og in {1, 2, 4, 8, 16, 32}, kernels 1x1, 3x3, 5x5
    and 7x7 and images of 7 to 112 pixels (ratio = direct / GEMM time):
@@ -815,152 +807,128 @@ static void gaia__conv_wino_item(const gaia_conv2d_args *a, const gaia__conv_pla
 }
 #endif /* GAIA__CONV_BLK */
 
-/* Whether a blocked convolution's team got its cores. Each thread of the
-   region adds the CPU time it ran its items for; a team that got less than
-   1.25 cores' worth over the region's wall time did not pay for its second
-   thread: another process held that core. Measured beside a compiler
-   holding one of the two cores: 2-thread calls of 9-16 ms (3x3) and 28-44
-   ms (7x7) where one thread took 6 and 26, the threads getting a core
-   only at the scheduler's 4 ms ticks; thread 0's own pace was halved too,
-   so only CPU time tells. One such region is evidence enough, unlike
-   gaia__par_join's three (a region here lasts milliseconds, not
-   microseconds): every region then runs on its calling thread for
-   GAIA_PAR_CALM_MS, as gaia__par_join arranges. Without a thread CPU
-   clock nothing is measured. */
-#if defined(GAIA__CONV_BLK) && defined(_OPENMP) && defined(CLOCK_THREAD_CPUTIME_ID) && !defined(_WIN32)
-#define GAIA__CONV_CPU_CLOCK 1
-static uint64_t gaia__conv_cpu_ns(void) {
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+/* The convolution's regions: items are (image, group) on the direct
+   path, (image, group, block of output channels) on the blocked one and
+   (image, group, block of output pixels) on the GEMM one; each thread pads
+   or gathers into its slot's scratch. */
+typedef struct gaia__conv_job {
+    const gaia_conv2d_args *a;
+    const gaia__conv_plan *p;
+    char *work;     /* the slots' scratch */
+    size_t slot_bytes;
+    const float *wp, *bp; /* blocked path: the packed weights and bias */
+    long long chunk; /* blocked path: items per block */
+    long long padded[GAIA__POOL_MAX]; /* blocked path: the (image, group) whose planes are in a slot's scratch */
+} gaia__conv_job;
+
+static void gaia__conv_direct_items(void *arg, long long i0, long long i1, int slot) {
+    const gaia__conv_job *j = (const gaia__conv_job *)arg;
+    float *mine = (float *)(j->work + (size_t)slot * j->slot_bytes);
+    long long it;
+    for (it = i0; it < i1; it++)
+        gaia__conv_direct_item(j->a, j->p, (size_t)it / j->a->groups, (size_t)it % j->a->groups, mine);
 }
-static void gaia__conv_starved(uint64_t wall_ns, uint64_t cpu_ns) {
-    if (GAIA_PAR_CALM_MS > 0 && wall_ns > 0 && (double)cpu_ns < 1.25 * (double)wall_ns) {
-#pragma omp atomic write
-        gaia__par_calm_until = GAIA_NOW_NS() + (uint64_t)GAIA_PAR_CALM_MS * 1000000u;
+
+#ifdef GAIA__CONV_BLK
+/* Block blk: items [blk * chunk, ...). A slot's scratch keeps the last
+   (image, group) it padded, so a thread that takes that one's next items
+   does not pad it again; which thread pads changes no number. */
+static void gaia__conv_blk_block(void *arg, long long blk, int slot) {
+    gaia__conv_job *j = (gaia__conv_job *)arg;
+    const gaia_conv2d_args *a = j->a;
+    const gaia__conv_plan *p = j->p;
+    float *mine = (float *)(j->work + (size_t)slot * j->slot_bytes);
+    long long items = (long long)(a->N * a->groups * p->nob), it = blk * j->chunk;
+    long long end = it + j->chunk < items ? it + j->chunk : items;
+    for (; it < end; it++) {
+        long long ng = it / (long long)p->nob;
+        size_t n = (size_t)ng / a->groups, g = (size_t)ng % a->groups;
+        if (ng != j->padded[slot] && p->wino) {
+            size_t vbytes = GAIA_GEMM_ALIGN_UP(p->wa * p->Cg * p->prows * p->tpad * sizeof(float));
+            float *row = (float *)((char *)mine + vbytes);
+            gaia__conv_wino_input(a, p, n, g, mine, row,
+                                  (float *)((char *)row + GAIA_GEMM_ALIGN_UP(p->pcols * sizeof(float))));
+            j->padded[slot] = ng;
+        } else if (ng != j->padded[slot]) {
+            gaia__conv_pad_planes(a, p, n, g, mine);
+            j->padded[slot] = ng;
+        }
+        if (p->wino)
+            gaia__conv_wino_item(a, p, n, g, (size_t)(it % (long long)p->nob), mine, j->wp, j->bp);
+        else
+            gaia__conv_blk_item(a, p, n, g, (size_t)(it % (long long)p->nob), mine, j->wp, j->bp);
     }
 }
 #endif
 
+static void gaia__conv_gemm_items(void *arg, long long i0, long long i1, int slot) {
+    const gaia__conv_job *j = (const gaia__conv_job *)arg;
+    const gaia__conv_plan *p = j->p;
+    char *mine = j->work + (size_t)slot * j->slot_bytes;
+    long long it;
+    for (it = i0; it < i1; it++) {
+        size_t b = (size_t)it % p->nblk, ng = (size_t)it / p->nblk;
+        gaia__conv_gemm_item(j->a, p, ng / j->a->groups, ng % j->a->groups, b, (float *)(mine + GAIA_GEMM_THREAD_BYTES),
+                             mine);
+    }
+}
+
 GAIA_API void gaia_cpu_conv2d(const gaia_conv2d_args *a, void *work, int nthreads) {
     gaia__conv_plan p;
+    gaia__conv_job j;
     double flops;
-    long long items, it;
+    long long items;
     int team;
     gaia__conv_plan_make(a, &p);
     flops = 2.0 * (double)a->N * (double)a->O * (double)p.P * (double)p.Kg;
     if (nthreads < 1) nthreads = 1;
+    team = gaia__team(nthreads, flops, GAIA__CONV_GRAIN);
+    j.a = a;
+    j.p = &p;
+    j.wp = j.bp = NULL;
+    j.chunk = 1;
     if (p.direct) {
         items = (long long)(a->N * a->groups);
-        team = gaia__team(nthreads, flops, GAIA__CONV_GRAIN);
-        if (team > items) team = (int)items;
-        GAIA__PAR_BEGIN(team)
-        {
-            float *mine = (float *)((char *)work + (size_t)gaia__conv_thread() * gaia__conv_pad_bytes(&p));
-            GAIA__PAR_LOOP
-            for (it = 0; it < items; it++)
-                gaia__conv_direct_item(a, &p, (size_t)it / a->groups, (size_t)it % a->groups, mine);
-        }
-        GAIA__PAR_END
+        j.work = (char *)work;
+        j.slot_bytes = gaia__conv_pad_bytes(&p);
+        gaia__par_range(team, items, gaia__conv_direct_items, &j);
         return;
     }
 #ifdef GAIA__CONV_BLK
-#ifdef _OPENMP
-#define GAIA__CONV_DYN_LOOP(chunk) GAIA__PRAGMA(omp for schedule(dynamic, chunk) nowait)
-#else
-#define GAIA__CONV_DYN_LOOP(chunk) (void)(chunk);
-#endif
     if (p.blocked) {
         float *wp = (float *)work;
         float *bp = (float *)((char *)work + GAIA_GEMM_ALIGN_UP(gaia__conv_blk_wfloats(a, &p) * sizeof(float)));
-        char *pads = (char *)work + gaia__conv_blk_bytes(a, &p);
+        int s;
         if (p.wino)
             gaia__conv_wino_pack(a, &p, wp, bp);
         else
             gaia__conv_blk_pack(a, &p, wp, bp);
-        long long chunk;
-#ifdef GAIA__CONV_CPU_CLOCK
-        uint64_t t_start = 0, cpu = 0; /* when the region began; the team's CPU time in it */
-        int measured = 0;              /* 1: the region ran on a team */
-#endif
         items = (long long)(a->N * a->groups * p.nob);
-        team = gaia__team(nthreads, flops, GAIA__CONV_GRAIN);
         if (team > items) team = (int)items;
+        j.wp = wp;
+        j.bp = bp;
+        j.work = (char *)work + gaia__conv_blk_bytes(a, &p);
+        j.slot_bytes = gaia__conv_pad_bytes(&p);
+        for (s = 0; s < GAIA__POOL_MAX; s++) j.padded[s] = -1;
         /* Items are handed out as they are asked for, so a thread whose
            core another process holds takes fewer; whole (image, group)s
            at a time, each padded once, when there are two per thread. */
-        chunk = a->N * a->groups >= 2 * (size_t)team ? (long long)p.nob : 1;
-#ifdef GAIA__CONV_CPU_CLOCK
-        t_start = GAIA_NOW_NS();
-#endif
-        GAIA__PAR_BEGIN(team)
-        {
-            float *mine = (float *)(pads + (size_t)gaia__conv_thread() * gaia__conv_pad_bytes(&p));
-            long long padded = -1; /* the (image, group) whose planes are in mine */
-#ifdef GAIA__CONV_CPU_CLOCK
-            uint64_t cpu0 = gaia__conv_cpu_ns();
-#endif
-            GAIA__CONV_DYN_LOOP(chunk)
-            for (it = 0; it < items; it++) {
-                long long ng = it / (long long)p.nob;
-                size_t n = (size_t)ng / a->groups, g = (size_t)ng % a->groups;
-                if (ng != padded && p.wino) {
-                    size_t vbytes = GAIA_GEMM_ALIGN_UP(p.wa * p.Cg * p.prows * p.tpad * sizeof(float));
-                    float *row = (float *)((char *)mine + vbytes);
-                    gaia__conv_wino_input(a, &p, n, g, mine, row,
-                                          (float *)((char *)row + GAIA_GEMM_ALIGN_UP(p.pcols * sizeof(float))));
-                    padded = ng;
-                } else if (ng != padded) {
-                    gaia__conv_pad_planes(a, &p, n, g, mine);
-                    padded = ng;
-                }
-                if (p.wino)
-                    gaia__conv_wino_item(a, &p, n, g, (size_t)(it % (long long)p.nob), mine, wp, bp);
-                else
-                    gaia__conv_blk_item(a, &p, n, g, (size_t)(it % (long long)p.nob), mine, wp, bp);
-            }
-#ifdef GAIA__CONV_CPU_CLOCK
-            if (omp_get_num_threads() > 1) {
-                uint64_t used = gaia__conv_cpu_ns() - cpu0;
-#pragma omp atomic
-                cpu += used;
-                if (omp_get_thread_num() == 0) measured = 1;
-            }
-#endif
-        }
-        GAIA__PAR_END
-#ifdef GAIA__CONV_CPU_CLOCK
-        if (measured) gaia__conv_starved(GAIA_NOW_NS() - t_start, cpu);
-#endif
+        j.chunk = a->N * a->groups >= 2 * (size_t)team ? (long long)p.nob : 1;
+        gaia__par_run(team, (items + j.chunk - 1) / j.chunk, gaia__conv_blk_block, &j);
         return;
     }
 #endif
     items = (long long)(a->N * a->groups * p.nblk);
-    team = gaia__team(nthreads, flops, GAIA__CONV_GRAIN);
-    if (team > items) team = (int)items;
-    GAIA__PAR_BEGIN(team)
-    {
-        size_t chunk = GAIA_GEMM_THREAD_BYTES + gaia__conv_cols_bytes(&p);
-        char *mine = (char *)work + (size_t)gaia__conv_thread() * chunk;
-        GAIA__PAR_LOOP
-        for (it = 0; it < items; it++) {
-            size_t b = (size_t)it % p.nblk, ng = (size_t)it / p.nblk;
-            gaia__conv_gemm_item(a, &p, ng / a->groups, ng % a->groups, b, (float *)(mine + GAIA_GEMM_THREAD_BYTES),
-                                 mine);
-        }
-    }
-    GAIA__PAR_END
+    j.work = (char *)work;
+    j.slot_bytes = GAIA_GEMM_THREAD_BYTES + gaia__conv_cols_bytes(&p);
+    gaia__par_range(team, items, gaia__conv_gemm_items, &j);
 }
 
-/* Pooling: one window per output element, planes split over threads. The
-   window is clipped to the input; max starts from -inf so padding never
-   wins, and a NaN, once met, stays (NaN is data, as in max reductions). */
-GAIA_API void gaia_cpu_pool2d(const gaia_pool2d_args *a, int nthreads) {
-    long long planes = (long long)a->planes, pl;
-    double work = (double)a->planes * (double)(a->OH * a->OW) * (double)(a->kernel[0] * a->kernel[1]);
-    int team = gaia__team(nthreads, work, GAIA__ELEM_GRAIN);
-    GAIA__PAR_FOR(team > 1 && planes > 1, team)
-    for (pl = 0; pl < planes; pl++) {
+static void gaia__pool2d_planes(void *arg, long long p0, long long p1, int slot) {
+    const gaia_pool2d_args *a = (const gaia_pool2d_args *)arg;
+    long long pl;
+    (void)slot;
+    for (pl = p0; pl < p1; pl++) {
         const float *x = a->x + (size_t)pl * a->H * a->W;
         float *y = a->y + (size_t)pl * a->OH * a->OW;
         size_t oh, ow, h, w;
@@ -991,5 +959,14 @@ GAIA_API void gaia_cpu_pool2d(const gaia_pool2d_args *a, int nthreads) {
             }
         }
     }
-    GAIA__PAR_END
 }
+
+/* Pooling: one window per output element, planes split over threads. The
+   window is clipped to the input; max starts from -inf so padding never
+   wins, and a NaN, once met, stays (NaN is data, as in max reductions). */
+GAIA_API void gaia_cpu_pool2d(const gaia_pool2d_args *a, int nthreads) {
+    double work = (double)a->planes * (double)(a->OH * a->OW) * (double)(a->kernel[0] * a->kernel[1]);
+    gaia__par_range(gaia__team(nthreads, work, GAIA__ELEM_GRAIN), (long long)a->planes, gaia__pool2d_planes,
+                    (void *)a);
+}
+

@@ -100,11 +100,6 @@ GAIA_API size_t gaia_cpu_eigh_batch(const float *a, size_t batch, size_t n, floa
 #if defined(GAIA_IMPLEMENTATION) && defined(GAIA__CTX_DEFINED) && !defined(GAIA__CPU_IMPLEMENTATION_DONE)
 #define GAIA__CPU_IMPLEMENTATION_DONE
 
-#if defined(_OPENMP) && (defined(__unix__) || defined(__APPLE__))
-#include <sched.h> /* sched_yield, for gaia__par_join */
-#include <pthread.h> /* the sweep helpers (gaia__sweep_run) */
-#define GAIA__SWEEP_POOL 1
-#endif
 /* AVX-512 intrinsics for the bandwidth-bound layer kernels (GELU,
    LayerNorm): exp by scalef, and streaming stores. GAIA_NO_INTRINSICS
    keeps the portable loops. */

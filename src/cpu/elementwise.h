@@ -18,21 +18,30 @@ static float gaia__sigmoid(float x) {
     }
 }
 
-/* One loop per op, so each compiles to a tight (vectorisable) loop. */
+/* One loop per op, so each compiles to a tight (vectorisable) loop; a
+   region's block is [i0, i1). */
+typedef struct gaia__unary_job {
+    gaia_unary_op op;
+    const float *x;
+    float *y;
+    float p0, p1;
+} gaia__unary_job;
+
 #define GAIA__UNARY_LOOP(expr)                                   \
     do {                                                         \
         long long i_;                                            \
-        GAIA__PAR_FOR(n > GAIA__PAR_MIN, nthreads)               \
-        for (i_ = 0; i_ < (long long)n; i_++) {                  \
+        for (i_ = i0; i_ < i1; i_++) {                           \
             float v = x[i_];                                     \
             y[i_] = (expr);                                      \
         }                                                        \
-        GAIA__PAR_END                                            \
     } while (0)
 
-GAIA_API void gaia_cpu_unary(gaia_unary_op op, const float *x, float *y, size_t n, float p0, float p1, int nthreads) {
-    (void)nthreads;
-    switch (op) {
+static void gaia__cpu_unary_range(void *arg, long long i0, long long i1, int slot) {
+    const gaia__unary_job *j = (const gaia__unary_job *)arg;
+    const float *x = j->x;
+    float *y = j->y, p0 = j->p0, p1 = j->p1;
+    (void)slot;
+    switch (j->op) {
     case GAIA_UNARY_SCALE: GAIA__UNARY_LOOP(p0 * v); break;
     case GAIA_UNARY_ADD_SCALAR: GAIA__UNARY_LOOP(v + p0); break;
     case GAIA_UNARY_EXP: GAIA__UNARY_LOOP(expf(v)); break;
@@ -48,6 +57,17 @@ GAIA_API void gaia_cpu_unary(gaia_unary_op op, const float *x, float *y, size_t 
     case GAIA_UNARY_SQUARE: GAIA__UNARY_LOOP(v * v); break;
     default: break;
     }
+}
+#undef GAIA__UNARY_LOOP
+
+GAIA_API void gaia_cpu_unary(gaia_unary_op op, const float *x, float *y, size_t n, float p0, float p1, int nthreads) {
+    gaia__unary_job j;
+    j.op = op;
+    j.x = x;
+    j.y = y;
+    j.p0 = p0;
+    j.p1 = p1;
+    gaia__par_range(n > GAIA__PAR_MIN ? nthreads : 1, (long long)n, gaia__cpu_unary_range, &j);
 }
 
 static float gaia__binary_scalar(gaia_binary_op op, float a, float b) {
@@ -160,7 +180,7 @@ static int gaia__cpu_binary_row16(gaia_binary_op op, const float *a, size_t sa, 
 #undef GAIA__BIN16_LOOP
 #endif
 
-/* One sweep of gaia_cpu_binary (gaia__sweep_run): the rows of the last
+/* One sweep of gaia_cpu_binary (gaia__par_run): the rows of the last
    dimension, enumerated over the first three, `per` short rows to a block,
    or a row longer than GAIA__PAR_BLOCK cut into `segs` segments. */
 typedef struct gaia__bin_sweep {
@@ -172,7 +192,7 @@ typedef struct gaia__bin_sweep {
     int stream;
 } gaia__bin_sweep;
 
-static void gaia__cpu_binary_block(void *arg, long long blk) {
+static void gaia__cpu_binary_block(void *arg, long long blk, int slot) {
     const gaia__bin_sweep *s = (const gaia__bin_sweep *)arg;
     const size_t *as = s->as, *bs = s->bs, *shape = s->shape;
     size_t segs = s->segs, n = s->n;
@@ -191,6 +211,7 @@ static void gaia__cpu_binary_block(void *arg, long long blk) {
         gaia__cpu_binary_row(s->op, ar, as[3], br, bs[3], yr, len);
     }
     if (s->stream) GAIA__SFENCE();
+    (void)slot;
 }
 
 static void gaia__cpu_binary_blocks(gaia_binary_op op, const float *a, const size_t *as, const float *b,
@@ -210,7 +231,7 @@ static void gaia__cpu_binary_blocks(gaia_binary_op op, const float *a, const siz
     s.per = s.n >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / s.n;
     s.segs = s.n > GAIA__PAR_BLOCK ? (s.n + GAIA__PAR_BLOCK - 1) / GAIA__PAR_BLOCK : 1;
     s.stream = total * sizeof(float) >= GAIA_STREAM_BYTES;
-    gaia__sweep_run(gaia__team(nthreads, (double)total, GAIA__ELEM_GRAIN),
+    gaia__par_run(gaia__team(nthreads, (double)total, GAIA__ELEM_GRAIN),
                     (long long)(s.segs > 1 ? s.rows * s.segs : (s.rows + s.per - 1) / s.per), gaia__cpu_binary_block, &s);
 }
 
@@ -219,25 +240,41 @@ GAIA_API void gaia_cpu_binary(gaia_binary_op op, const float *a, const size_t *a
     gaia__cpu_binary_blocks(op, a, as, b, bs, y, shape, nthreads);
 }
 
-GAIA_API void gaia_cpu_where(const float *c, const size_t *cs, const float *a, const size_t *as, const float *b,
-                             const size_t *bs, float *y, const size_t *shape, int nthreads) {
-    long long rows = (long long)(shape[0] * shape[1] * shape[2]), r;
+typedef struct gaia__where_job {
+    const float *c, *a, *b;
+    const size_t *cs, *as, *bs, *shape;
+    float *y;
+} gaia__where_job;
+
+static void gaia__cpu_where_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__where_job *w = (const gaia__where_job *)arg;
+    const size_t *cs = w->cs, *as = w->as, *bs = w->bs, *shape = w->shape;
     size_t n = shape[3];
-    (void)nthreads;
-    GAIA__PAR_FOR(rows * (long long)n > GAIA__PAR_MIN && rows > 1, nthreads)
-    for (r = 0; r < rows; r++) {
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++) {
         size_t i2 = (size_t)r % shape[2], i1 = ((size_t)r / shape[2]) % shape[1], i0 = (size_t)r / (shape[2] * shape[1]);
-        const float *cr = c + i0 * cs[0] + i1 * cs[1] + i2 * cs[2];
-        const float *ar = a + i0 * as[0] + i1 * as[1] + i2 * as[2];
-        const float *br = b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2];
-        float *yr = y + (size_t)r * n;
+        const float *cr = w->c + i0 * cs[0] + i1 * cs[1] + i2 * cs[2];
+        const float *ar = w->a + i0 * as[0] + i1 * as[1] + i2 * as[2];
+        const float *br = w->b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2];
+        float *yr = w->y + (size_t)r * n;
         size_t j;
         if (cs[3] == 1 && as[3] == 1 && bs[3] == 1) /* the common dense row: a select that vectorises */
             for (j = 0; j < n; j++) yr[j] = cr[j] != 0.0f ? ar[j] : br[j];
         else
             for (j = 0; j < n; j++) yr[j] = cr[j * cs[3]] != 0.0f ? ar[j * as[3]] : br[j * bs[3]];
     }
-    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_where(const float *c, const size_t *cs, const float *a, const size_t *as, const float *b,
+                             const size_t *bs, float *y, const size_t *shape, int nthreads) {
+    long long rows = (long long)(shape[0] * shape[1] * shape[2]);
+    gaia__where_job w;
+    w.c = c, w.a = a, w.b = b;
+    w.cs = cs, w.as = as, w.bs = bs, w.shape = shape;
+    w.y = y;
+    gaia__par_range(rows * (long long)shape[3] > GAIA__PAR_MIN && rows > 1 ? nthreads : 1, rows, gaia__cpu_where_rows,
+                    &w);
 }
 
 /* Reduction of one strided run of len values; sums in double. NaN wins max/min,

@@ -437,8 +437,8 @@ static void gaia__gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size
     }
 }
 
-/* Thread t of nt: its [m0,m1) x [n0,n1) rectangle of C. The grid shape
-   tm x tn minimises per-thread flops (rows*cols*K) plus packing, which
+/* Part t of nt: its [m0,m1) x [n0,n1) rectangle of C. The grid shape
+   tm x tn minimises per-part flops (rows*cols*K) plus packing, which
    touches (rows+cols)*K elements at several times the cost of an FMA. */
 static void gaia__gemm_partition(size_t M, size_t N, int nt, int t, size_t *m0, size_t *m1,
                                  size_t *n0, size_t *n1)
@@ -475,7 +475,7 @@ static void gaia__gemm_packed_part(int trans_a, int trans_b, size_t M, size_t N,
                                    float *C, size_t ldc, int nt, int t, void *work)
 {
     size_t m0, m1, n0, n1;
-    char *w = (char *)work + (size_t)t * GAIA_GEMM_THREAD_BYTES;
+    char *w = (char *)work;
     gaia__gemm_partition(M, N, nt, t, &m0, &m1, &n0, &n1);
     if (m1 <= m0 || n1 <= n0) return;
     gaia__gemm_packed(trans_a, trans_b, m1 - m0, n1 - n0, K, alpha, trans_a ? A + m0 : A + m0 * lda, lda,
@@ -750,14 +750,13 @@ static int gaia__gemm_trivial(size_t M, size_t N, size_t K, float alpha, float b
     return 0;
 }
 
-/* Thread t's share of an unpacked GEMM: row bands when there are enough
-   rows, otherwise column bands (vector-matrix products). */
+/* Part t of nt of an unpacked GEMM: row bands when there are enough rows,
+   otherwise column bands (vector-matrix products); scratch (may be NULL)
+   holds GAIA_GEMM_BPACK_BYTES. */
 static void gaia__gemm_direct_part(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
                                    const float *A, size_t lda, const float *B, size_t ldb, float beta,
-                                   float *C, size_t ldc, int nt, int t, void *work)
+                                   float *C, size_t ldc, int nt, int t, float *scratch)
 {
-    float *scratch = work ? (float *)((char *)work + (size_t)t * GAIA_GEMM_THREAD_BYTES + GAIA_GEMM_APACK_BYTES)
-                          : NULL;
     size_t cap = GAIA_GEMM_BPACK_BYTES / sizeof(float);
     if (M >= 4 * (size_t)nt) {
         size_t per = gaia__gemm_cdiv(gaia__gemm_cdiv(M, (size_t)nt), 4) * 4;
@@ -781,7 +780,8 @@ static void gaia__gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size
 {
     if (gaia__gemm_trivial(M, N, K, alpha, beta, C, ldc)) return;
     if (slice == NULL || gaia__gemm_is_small(M, N, K))
-        gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, slice);
+        gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0,
+                               slice ? (float *)((char *)slice + GAIA_GEMM_APACK_BYTES) : NULL);
     else
         gaia__gemm_packed_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, slice);
 }
@@ -792,6 +792,44 @@ GAIA_API size_t gaia_cpu_sgemm_work_size(int nthreads)
     return (size_t)nthreads * GAIA_GEMM_THREAD_BYTES;
 }
 
+/* A GEMM's region: C cut into `parts` rectangles (gaia__gemm_partition,
+   or row and column bands on the unpacked path), one block each, packed in
+   the slot's scratch. Every element of C is summed in the same order
+   whatever the rectangle that holds it, so the parts change no bit. */
+typedef struct gaia__gemm_job {
+    int trans_a, trans_b, small, parts;
+    size_t M, N, K, lda, ldb, ldc, stride_a, stride_b, stride_c;
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+    void *work;
+} gaia__gemm_job;
+
+static void gaia__gemm_part_block(void *arg, long long blk, int slot) {
+    const gaia__gemm_job *g = (const gaia__gemm_job *)arg;
+    char *w = g->work ? (char *)g->work + (size_t)slot * GAIA_GEMM_THREAD_BYTES : NULL;
+    if (g->small) {
+        float *scratch = w ? (float *)(w + GAIA_GEMM_APACK_BYTES) : NULL;
+        gaia__gemm_direct_part(g->trans_a, g->trans_b, g->M, g->N, g->K, g->alpha, g->A, g->lda, g->B, g->ldb, g->beta,
+                               g->C, g->ldc, g->parts, (int)blk, scratch);
+    } else
+        gaia__gemm_packed_part(g->trans_a, g->trans_b, g->M, g->N, g->K, g->alpha, g->A, g->lda, g->B, g->ldb, g->beta,
+                               g->C, g->ldc, g->parts, (int)blk, w);
+}
+
+/* Rectangles for `team` threads: about two each, so a thread that joins
+   late or loses its core leaves the others at most one, but none under
+   GAIA_GEMM_SMALL multiply-adds (packing and the claim would outweigh it),
+   and no more than C has register tiles. */
+static int gaia__gemm_parts(int team, size_t M, size_t N, size_t K) {
+    double tiles = (double)gaia__gemm_cdiv(M, GAIA_GEMM_MR) * (double)gaia__gemm_cdiv(N, GAIA_GEMM_NR);
+    double most = (double)M * (double)N * (double)K / (double)GAIA_GEMM_SMALL;
+    int parts = 2 * team;
+    if ((double)parts > most) parts = (int)most;
+    if ((double)parts > tiles) parts = (int)tiles;
+    return parts < team ? team : parts;
+}
+
 GAIA_API void gaia_cpu_sgemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
                              const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
                              size_t ldc, int nthreads, void *work)
@@ -800,24 +838,34 @@ GAIA_API void gaia_cpu_sgemm(int trans_a, int trans_b, size_t M, size_t N, size_
     if (nthreads < 1) nthreads = 1;
     if (gaia__gemm_trivial(M, N, K, alpha, beta, C, ldc)) return;
     small = work == NULL || gaia__gemm_is_small(M, N, K);
-#ifdef _OPENMP
-    /* Not worth waking a team for less than a few register tiles each. */
+    /* Not worth waking a helper for less than a few register tiles each. */
     if (nthreads > 1 && (double)M * (double)N * (double)K >= 4.0 * (double)GAIA_GEMM_SMALL) {
-        GAIA__PAR_BEGIN(nthreads)
-        if (small)
-            gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
-                                   omp_get_num_threads(), omp_get_thread_num(), work);
-        else
-            gaia__gemm_packed_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
-                                   omp_get_num_threads(), omp_get_thread_num(), work);
-        GAIA__PAR_END
+        gaia__gemm_job g;
+        int team = nthreads > GAIA__POOL_MAX ? GAIA__POOL_MAX : nthreads;
+        g.trans_a = trans_a, g.trans_b = trans_b, g.small = small;
+        g.M = M, g.N = N, g.K = K, g.lda = lda, g.ldb = ldb, g.ldc = ldc;
+        g.stride_a = g.stride_b = g.stride_c = 0;
+        g.alpha = alpha, g.beta = beta, g.A = A, g.B = B, g.C = C, g.work = work;
+        g.parts = gaia__gemm_parts(team, M, N, K);
+        gaia__par_run(team, g.parts, gaia__gemm_part_block, &g);
         return;
     }
-#endif
     if (small)
-        gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, work);
+        gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0,
+                               work ? (float *)((char *)work + GAIA_GEMM_APACK_BYTES) : NULL);
     else
         gaia__gemm_packed_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, work);
+}
+
+/* Batched: problems [b0, b1), each on the slot's scratch alone. */
+static void gaia__gemm_batch_range(void *arg, long long b0, long long b1, int slot) {
+    const gaia__gemm_job *g = (const gaia__gemm_job *)arg;
+    char *slice = g->work ? (char *)g->work + (size_t)slot * GAIA_GEMM_THREAD_BYTES : NULL;
+    long long ib;
+    for (ib = b0; ib < b1; ++ib)
+        gaia__gemm_serial(g->trans_a, g->trans_b, g->M, g->N, g->K, g->alpha, g->A + (size_t)ib * g->stride_a, g->lda,
+                          g->B + (size_t)ib * g->stride_b, g->ldb, g->beta, g->C + (size_t)ib * g->stride_c, g->ldc,
+                          slice);
 }
 
 GAIA_API void gaia_cpu_sgemm_batched(int trans_a, int trans_b, size_t batch, size_t M, size_t N, size_t K,
@@ -828,24 +876,20 @@ GAIA_API void gaia_cpu_sgemm_batched(int trans_a, int trans_b, size_t batch, siz
     size_t b;
     if (nthreads < 1) nthreads = 1;
     if (batch == 0 || M == 0 || N == 0) return;
-#ifdef _OPENMP
     /* Independent problems parallelise perfectly, so spread the batch over
        threads whenever there are enough of them, each thread using its own
        scratch slice; otherwise let each GEMM use all threads itself. */
     if (nthreads > 1 && batch > 1 &&
         ((size_t)nthreads <= batch || gaia__gemm_is_small(M, N, K)) &&
         (double)batch * (double)M * (double)N * (double)(K + 1) >= 2.0 * (double)GAIA_GEMM_SMALL) {
-        long nb = (long)batch, ib;
-        GAIA__PAR_BEGIN(nthreads)
-        char *slice = work ? (char *)work + (size_t)omp_get_thread_num() * GAIA_GEMM_THREAD_BYTES : NULL;
-        GAIA__PAR_LOOP
-        for (ib = 0; ib < nb; ++ib)
-            gaia__gemm_serial(trans_a, trans_b, M, N, K, alpha, A + (size_t)ib * stride_a, lda,
-                              B + (size_t)ib * stride_b, ldb, beta, C + (size_t)ib * stride_c, ldc, slice);
-        GAIA__PAR_END
+        gaia__gemm_job g;
+        g.trans_a = trans_a, g.trans_b = trans_b, g.small = 0, g.parts = 1;
+        g.M = M, g.N = N, g.K = K, g.lda = lda, g.ldb = ldb, g.ldc = ldc;
+        g.stride_a = stride_a, g.stride_b = stride_b, g.stride_c = stride_c;
+        g.alpha = alpha, g.beta = beta, g.A = A, g.B = B, g.C = C, g.work = work;
+        gaia__par_range(nthreads, (long long)batch, gaia__gemm_batch_range, &g);
         return;
     }
-#endif
     for (b = 0; b < batch; ++b) {
         if (nthreads > 1)
             gaia_cpu_sgemm(trans_a, trans_b, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b, ldb, beta,

@@ -382,33 +382,47 @@ static void gaia__hrr_cleanup_part(size_t D, const float *q, size_t nq, const fl
     }
 }
 
+/* One chunk of queries' region: part p of nparts takes rows [r0, r1) on
+   multiples of 8, so only the last has a short block. */
+typedef struct gaia__hrr_cl_job {
+    size_t D, nq, M, blocks;
+    const float *q, *qn, *book, *bnorm;
+    int backward;
+    long long nparts;
+    gaia__hrr_best (*part)[GAIA__HRR_CL_QCHUNK];
+} gaia__hrr_cl_job;
+
+static void gaia__hrr_cleanup_block(void *arg, long long p, int slot) {
+    const gaia__hrr_cl_job *c = (const gaia__hrr_cl_job *)arg;
+    size_t r0 = (size_t)p * c->blocks / (size_t)c->nparts * 8, r1 = (size_t)(p + 1) * c->blocks / (size_t)c->nparts * 8;
+    (void)slot;
+    if (r1 > c->M) r1 = c->M;
+    gaia__hrr_cleanup_part(c->D, c->q, c->nq, c->qn, c->book, c->bnorm, r0, r1, c->backward, c->part[p]);
+}
+
 GAIA_API void gaia_cpu_hrr_cleanup(size_t B, size_t M, size_t D, const float *q, const float *book,
                                    const float *bnorm, float *best, int nthreads, unsigned pass) {
     gaia__hrr_best part[GAIA__HRR_CL_PARTS][GAIA__HRR_CL_QCHUNK];
     float qn[GAIA__HRR_CL_QCHUNK];
+    gaia__hrr_cl_job c;
     size_t b0, i;
-    (void)nthreads;
     if (M == 0) { /* no rows: no best one */
         for (i = 0; i < B; i++) best[2 * i] = -1.0f, best[2 * i + 1] = (float)NAN;
         return;
     }
+    c.D = D, c.M = M, c.book = book, c.bnorm = bnorm, c.qn = qn, c.part = part;
     for (b0 = 0; b0 < B; b0 += GAIA__HRR_CL_QCHUNK) {
         size_t nq = B - b0 < GAIA__HRR_CL_QCHUNK ? B - b0 : GAIA__HRR_CL_QCHUNK, blocks = (M + 7) / 8;
         const float *qc = q + b0 * D;
-        long long p, nparts = gaia__team(nthreads, (double)nq * (double)M * (double)D, GAIA__HRR_CL_GRAIN);
-        int k;
+        int team = gaia__team(nthreads, (double)nq * (double)M * (double)D, GAIA__HRR_CL_GRAIN), k;
+        /* two parts a thread: one that joins late leaves the others one */
+        long long nparts = team > 1 ? 2 * (long long)team : 1;
         if (nparts > GAIA__HRR_CL_PARTS) nparts = GAIA__HRR_CL_PARTS;
         if ((size_t)nparts > blocks) nparts = (long long)blocks;
         gaia_cpu_hrr_row_norms(nq, D, qc, qn);
-        GAIA__PAR_FOR(nparts > 1, (int)nparts)
-        for (p = 0; p < nparts; p++) {
-            /* Row ranges on multiples of 8, so only the last has a short block. */
-            size_t r0 = (size_t)p * blocks / (size_t)nparts * 8, r1 = (size_t)(p + 1) * blocks / (size_t)nparts * 8;
-            if (r1 > M) r1 = M;
-            gaia__hrr_cleanup_part(D, qc, nq, qn, book, bnorm, r0, r1, (int)((pass + b0 / GAIA__HRR_CL_QCHUNK) & 1u),
-                                   part[p]);
-        }
-        GAIA__PAR_END
+        c.nq = nq, c.blocks = blocks, c.q = qc, c.nparts = nparts;
+        c.backward = (int)((pass + b0 / GAIA__HRR_CL_QCHUNK) & 1u);
+        gaia__par_run(team, nparts, gaia__hrr_cleanup_block, &c);
         for (i = 0; i < nq; i++) {
             gaia__hrr_best all = part[0][i];
             for (k = 1; k < (int)nparts; k++) {
@@ -508,68 +522,97 @@ static gaia_status gaia__hrr_cpu_job_init(gaia_ctx *ctx, const char *fn, size_t 
     return GAIA_OK;
 }
 
-static int gaia__hrr_thread(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
 /* Below this many floats a batch runs on one thread. */
 #define GAIA__HRR_PAR_MIN 16384
 #define GAIA__HRR_PAR(B, D) ((B) > 1 && (B) * (D) >= GAIA__HRR_PAR_MIN)
 
+/* The row loops' regions: rows [r0, r1) of one operation, each thread's FFT
+   scratch at j->threads + slot * j->per_thread. */
+typedef struct gaia__hrr_rows_job {
+    const gaia__hrr_cpu_job *j;
+    size_t B, D, nb, a_rs, b_rs;
+    const float *a, *b;
+    float *out;
+    int b_is_spec, conj_b, normalize;
+    gaia_hrr_spec_op op;
+    float p, scale;
+} gaia__hrr_rows_job;
+
+static float *gaia__hrr_scratch(const gaia__hrr_rows_job *h, int slot) {
+    return h->j->threads + (size_t)slot * h->j->per_thread;
+}
+
+static void gaia__hrr_forward_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
+    float *w = gaia__hrr_scratch(h, slot);
+    long long r;
+    for (r = r0; r < r1; r++) gaia_cpu_rfft_forward(h->j->plan, h->a + (size_t)r * h->D, h->out + (size_t)r * 2 * h->nb, w);
+}
+
+static void gaia__hrr_inverse_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
+    float *w = gaia__hrr_scratch(h, slot);
+    long long r;
+    for (r = r0; r < r1; r++) gaia_cpu_rfft_inverse(h->j->plan, h->a + (size_t)r * 2 * h->nb, h->out + (size_t)r * h->D, w);
+}
+
 static gaia_status gaia__hrr_cpu_forward(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *spec) {
     gaia__hrr_cpu_job j;
-    long long r;
+    gaia__hrr_rows_job h;
     gaia_status st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_forward", D, B, &j);
     if (st != GAIA_OK) return st;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
-    for (r = 0; r < (long long)B; r++) {
-        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
-        gaia_cpu_rfft_forward(j.plan, x + (size_t)r * D, spec + (size_t)r * 2 * j.nb, w);
-    }
-    GAIA__PAR_END
+    memset(&h, 0, sizeof h);
+    h.j = &j, h.D = D, h.nb = j.nb, h.a = x, h.out = spec;
+    gaia__par_range(GAIA__HRR_PAR(B, D) ? j.nthreads : 1, (long long)B, gaia__hrr_forward_rows, &h);
     return GAIA_OK;
 }
 
 static gaia_status gaia__hrr_cpu_inverse(gaia_ctx *ctx, size_t B, size_t D, const float *spec, int keep_spec,
                                          float *x) {
     gaia__hrr_cpu_job j;
-    long long r;
+    gaia__hrr_rows_job h;
+    gaia_status st;
     (void)keep_spec; /* gaia_cpu_rfft_inverse never writes its input */
-    gaia_status st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_inverse", D, B, &j);
+    st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_inverse", D, B, &j);
     if (st != GAIA_OK) return st;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
-    for (r = 0; r < (long long)B; r++) {
-        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
-        gaia_cpu_rfft_inverse(j.plan, spec + (size_t)r * 2 * j.nb, x + (size_t)r * D, w);
-    }
-    GAIA__PAR_END
+    memset(&h, 0, sizeof h);
+    h.j = &j, h.D = D, h.nb = j.nb, h.a = spec, h.out = x;
+    gaia__par_range(GAIA__HRR_PAR(B, D) ? j.nthreads : 1, (long long)B, gaia__hrr_inverse_rows, &h);
     return GAIA_OK;
+}
+
+static void gaia__hrr_spec_mul_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++)
+        gaia_cpu_hrr_spec_mul(1, h->nb, h->a + (size_t)r * h->a_rs, 0, h->b + (size_t)r * h->b_rs, 0, h->conj_b, h->scale,
+                              h->out + (size_t)r * 2 * h->nb);
 }
 
 static gaia_status gaia__hrr_cpu_spec_mul(gaia_ctx *ctx, size_t B, size_t nb, const float *a, size_t a_rs,
                                           const float *b, size_t b_rs, int conj_b, float scale, float *out) {
-    long long r;
-    (void)ctx;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, nb), ctx->cpu_threads)
-    for (r = 0; r < (long long)B; r++)
-        gaia_cpu_hrr_spec_mul(1, nb, a + (size_t)r * a_rs, 0, b + (size_t)r * b_rs, 0, conj_b, scale,
-                              out + (size_t)r * 2 * nb);
-    GAIA__PAR_END
+    gaia__hrr_rows_job h;
+    memset(&h, 0, sizeof h);
+    h.nb = nb, h.a = a, h.a_rs = a_rs, h.b = b, h.b_rs = b_rs, h.conj_b = conj_b, h.scale = scale, h.out = out;
+    gaia__par_range(GAIA__HRR_PAR(B, nb) ? ctx->cpu_threads : 1, (long long)B, gaia__hrr_spec_mul_rows, &h);
     return GAIA_OK;
+}
+
+static void gaia__hrr_spec_map_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++)
+        gaia_cpu_hrr_spec_map(1, h->nb, h->op, h->p, h->scale, h->a + (size_t)r * 2 * h->nb, h->out + (size_t)r * 2 * h->nb);
 }
 
 static gaia_status gaia__hrr_cpu_spec_map(gaia_ctx *ctx, size_t B, size_t nb, gaia_hrr_spec_op op, float p,
                                           float scale, const float *in, float *out) {
-    long long r;
-    (void)ctx;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, nb), ctx->cpu_threads)
-    for (r = 0; r < (long long)B; r++)
-        gaia_cpu_hrr_spec_map(1, nb, op, p, scale, in + (size_t)r * 2 * nb, out + (size_t)r * 2 * nb);
-    GAIA__PAR_END
+    gaia__hrr_rows_job h;
+    memset(&h, 0, sizeof h);
+    h.nb = nb, h.op = op, h.p = p, h.scale = scale, h.a = in, h.out = out;
+    gaia__par_range(GAIA__HRR_PAR(B, nb) ? ctx->cpu_threads : 1, (long long)B, gaia__hrr_spec_map_rows, &h);
     return GAIA_OK;
 }
 
@@ -598,26 +641,29 @@ static void gaia__hrr_cpu_bind_row(const gaia__hrr_cpu_job *j, size_t r, size_t 
     if (normalize) gaia__hrr_normalize_row(o, o, D);
 }
 
+static void gaia__hrr_bind_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
+    float *w = gaia__hrr_scratch(h, slot);
+    long long r;
+    for (r = r0; r < r1; r++)
+        gaia__hrr_cpu_bind_row(h->j, (size_t)r, h->B, h->D, h->a, h->a_rs, h->b, h->b_rs, h->b_is_spec, h->conj_b,
+                               h->normalize, h->out, w);
+}
+
 static gaia_status gaia__hrr_cpu_bind_rows(gaia_ctx *ctx, const char *fn, size_t B, size_t D, const float *a,
                                            size_t a_rs, const float *b, size_t b_rs, int b_is_spec, int conj_b,
                                            int normalize, float *out) {
     gaia__hrr_cpu_job j;
-    long long r;
+    gaia__hrr_rows_job h;
     gaia_status st = gaia__hrr_cpu_job_init(ctx, fn, D, B, &j);
     if (st != GAIA_OK) return st;
     /* A row repeated over the batch is transformed once, by this thread. */
     if (a_rs == 0 && B > 1) gaia_cpu_rfft_forward(j.plan, a, j.shared, j.threads);
     if (b_rs == 0 && B > 1 && !b_is_spec) gaia_cpu_rfft_forward(j.plan, b, j.shared + j.S, j.threads);
-    if (!GAIA__HRR_PAR(B, D)) { /* a one-thread region still costs ~0.25 us in libgomp: a quarter of a bind */
-        for (r = 0; r < (long long)B; r++)
-            gaia__hrr_cpu_bind_row(&j, (size_t)r, B, D, a, a_rs, b, b_rs, b_is_spec, conj_b, normalize, out, j.threads);
-        return GAIA_OK;
-    }
-    GAIA__PAR_FOR(1, j.nthreads)
-    for (r = 0; r < (long long)B; r++)
-        gaia__hrr_cpu_bind_row(&j, (size_t)r, B, D, a, a_rs, b, b_rs, b_is_spec, conj_b, normalize, out,
-                               j.threads + (size_t)gaia__hrr_thread() * j.per_thread);
-    GAIA__PAR_END
+    memset(&h, 0, sizeof h);
+    h.j = &j, h.B = B, h.D = D, h.a = a, h.a_rs = a_rs, h.b = b, h.b_rs = b_rs;
+    h.b_is_spec = b_is_spec, h.conj_b = conj_b, h.normalize = normalize, h.out = out;
+    gaia__par_range(GAIA__HRR_PAR(B, D) ? j.nthreads : 1, (long long)B, gaia__hrr_bind_rows, &h);
     return GAIA_OK;
 }
 
@@ -639,21 +685,33 @@ static gaia_status gaia__hrr_cpu_cyclic(gaia_ctx *ctx, size_t B, size_t D, const
     return GAIA_OK;
 }
 
-static gaia_status gaia__hrr_cpu_row_norms(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *norms) {
+static void gaia__hrr_norm_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
     long long r;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), ctx->cpu_threads)
-    for (r = 0; r < (long long)B; r++) gaia_cpu_hrr_row_norms(1, D, x + (size_t)r * D, norms + r);
-    GAIA__PAR_END
-    (void)ctx;
+    (void)slot;
+    for (r = r0; r < r1; r++) gaia_cpu_hrr_row_norms(1, h->D, h->a + (size_t)r * h->D, h->out + r);
+}
+
+static gaia_status gaia__hrr_cpu_row_norms(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *norms) {
+    gaia__hrr_rows_job h;
+    memset(&h, 0, sizeof h);
+    h.D = D, h.a = x, h.out = norms;
+    gaia__par_range(GAIA__HRR_PAR(B, D) ? ctx->cpu_threads : 1, (long long)B, gaia__hrr_norm_rows, &h);
     return GAIA_OK;
 }
 
-static gaia_status gaia__hrr_cpu_normalize(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *out) {
+static void gaia__hrr_normalize_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
     long long r;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), ctx->cpu_threads)
-    for (r = 0; r < (long long)B; r++) gaia__hrr_normalize_row(x + (size_t)r * D, out + (size_t)r * D, D);
-    GAIA__PAR_END
-    (void)ctx;
+    (void)slot;
+    for (r = r0; r < r1; r++) gaia__hrr_normalize_row(h->a + (size_t)r * h->D, h->out + (size_t)r * h->D, h->D);
+}
+
+static gaia_status gaia__hrr_cpu_normalize(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *out) {
+    gaia__hrr_rows_job h;
+    memset(&h, 0, sizeof h);
+    h.D = D, h.a = x, h.out = out;
+    gaia__par_range(GAIA__HRR_PAR(B, D) ? ctx->cpu_threads : 1, (long long)B, gaia__hrr_normalize_rows, &h);
     return GAIA_OK;
 }
 

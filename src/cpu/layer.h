@@ -130,30 +130,49 @@ static void gaia__cpu_layer_act_any(gaia_layer_act act, const float *x, const fl
     gaia__cpu_layer_act_run(act, x, bias, y, n);
 }
 
+/* bias_act's region: chunks of the flat array (no bias) or rows. */
+typedef struct gaia__bias_act_job {
+    gaia_layer_act act;
+    const float *x, *bias;
+    float *y;
+    size_t n, cols, chunk;
+    int stream;
+} gaia__bias_act_job;
+
+static void gaia__bias_act_chunks(void *arg, long long c0, long long c1, int slot) {
+    const gaia__bias_act_job *j = (const gaia__bias_act_job *)arg;
+    long long c;
+    (void)slot;
+    for (c = c0; c < c1; c++) {
+        size_t s = (size_t)c * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk;
+        gaia__cpu_layer_act_any(j->act, j->x + s, NULL, j->y + s, len, j->stream);
+    }
+    if (j->stream) GAIA__SFENCE();
+}
+
+static void gaia__bias_act_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__bias_act_job *j = (const gaia__bias_act_job *)arg;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++)
+        gaia__cpu_layer_act_any(j->act, j->x + (size_t)r * j->cols, j->bias, j->y + (size_t)r * j->cols, j->cols, j->stream);
+    if (j->stream) GAIA__SFENCE();
+}
+
 GAIA_API void gaia_cpu_layer_bias_act(gaia_layer_act act, const float *x, const float *bias, float *y, size_t rows,
                                       size_t cols, int nthreads) {
-    size_t n = rows * cols;
-    int stream = n * sizeof(float) >= GAIA_STREAM_BYTES;
-    if (!bias) {
-        /* No row structure: split the flat array into chunks for the threads
-           (multiples of 16 floats, so an aligned array stays aligned). */
-        size_t chunk = 16384, nchunks = (n + chunk - 1) / chunk;
-        long long c;
-        GAIA__PAR_FOR(nchunks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
-        for (c = 0; c < (long long)nchunks; c++) {
-            size_t s = (size_t)c * chunk, len = n - s < chunk ? n - s : chunk;
-            gaia__cpu_layer_act_any(act, x + s, NULL, y + s, len, stream);
-        }
-        if (stream) GAIA__SFENCE();
-        GAIA__PAR_END
-    } else {
-        long long r;
-        GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
-        for (r = 0; r < (long long)rows; r++)
-            gaia__cpu_layer_act_any(act, x + (size_t)r * cols, bias, y + (size_t)r * cols, cols, stream);
-        if (stream) GAIA__SFENCE();
-        GAIA__PAR_END
-    }
+    gaia__bias_act_job j;
+    int team;
+    j.act = act, j.x = x, j.bias = bias, j.y = y, j.n = rows * cols, j.cols = cols;
+    j.stream = j.n * sizeof(float) >= GAIA_STREAM_BYTES;
+    /* No row structure: the flat array in chunks (multiples of 16 floats,
+       so an aligned array stays aligned). */
+    j.chunk = 16384;
+    team = gaia__team(nthreads, (double)j.n, GAIA__ELEM_GRAIN);
+    if (!bias)
+        gaia__par_range(team, (long long)((j.n + j.chunk - 1) / j.chunk), gaia__bias_act_chunks, &j);
+    else
+        gaia__par_range(team, (long long)rows, gaia__bias_act_rows, &j);
 }
 
 /* Four dot products against one x: x is loaded once for four rows of W. */
@@ -222,29 +241,45 @@ static void gaia__cpu_layer_gemv_rows(gaia_layer_act act, const float *W, const 
     }
 }
 
+/* A split of `out` rows into nparts ranges on multiples of 4 rows, so the
+   4-row kernels cover almost all: part p is [r0, r1). */
+static void gaia__layer_part_rows(size_t out, long long nparts, long long part, size_t *r0, size_t *r1) {
+    size_t blocks = (out + 3) / 4;
+    *r0 = (size_t)part * blocks / (size_t)nparts * 4;
+    *r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
+    if (*r1 > out) *r1 = out;
+}
+
+typedef struct gaia__gemv_job {
+    gaia_layer_act act;
+    const float *W, *b, *x;
+    float *y;
+    size_t out, in;
+    long long nparts;
+} gaia__gemv_job;
+
+static void gaia__gemv_part(void *arg, long long part, int slot) {
+    const gaia__gemv_job *g = (const gaia__gemv_job *)arg;
+    size_t r0, r1;
+    (void)slot;
+    gaia__layer_part_rows(g->out, g->nparts, part, &r0, &r1);
+    if (r0 < r1) gaia__cpu_layer_gemv_rows(g->act, g->W, g->b, g->x, g->y, g->in, r0, r1);
+}
+
 /* Matrix-vector product fused with bias and activation: the batch-1 Linear.
-   Threads take contiguous row ranges, the same ranges as the Hebbian update,
-   so each core keeps its rows of W in its own cache from step to step. */
+   One part of the rows a thread, the same parts as the Hebbian update, and
+   the caller claims the first: with helpers that keep up, each core keeps
+   its rows of W in its own cache from step to step. */
 GAIA_API void gaia_cpu_layer_gemv(gaia_layer_act act, const float *W, const float *b, const float *x, float *y,
                                   size_t out, size_t in, int nthreads) {
-    long long part, nparts = 1;
-#ifdef _OPENMP
-    if (nthreads > 1 && (double)out * (double)in >= GAIA__LAYER_PAR_MAC && out >= 8) nparts = nthreads;
-#endif
-    (void)nthreads;
-    if (nparts == 1) { /* even a parallel region with if(0) costs a team setup */
+    gaia__gemv_job g;
+    if (nthreads <= 1 || (double)out * (double)in < GAIA__LAYER_PAR_MAC || out < 8) {
         gaia__cpu_layer_gemv_rows(act, W, b, x, y, in, 0, out);
         return;
     }
-    GAIA__PAR_FOR(nparts > 1, (int)nparts)
-    for (part = 0; part < nparts; part++) {
-        /* Split on multiples of 4 rows so the 4-row kernel covers almost all. */
-        size_t blocks = (out + 3) / 4;
-        size_t r0 = (size_t)part * blocks / (size_t)nparts * 4, r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
-        if (r1 > out) r1 = out;
-        if (r0 < r1) gaia__cpu_layer_gemv_rows(act, W, b, x, y, in, r0, r1);
-    }
-    GAIA__PAR_END
+    g.act = act, g.W = W, g.b = b, g.x = x, g.y = y, g.out = out, g.in = in;
+    g.nparts = nthreads > GAIA__POOL_MAX ? GAIA__POOL_MAX : nthreads;
+    gaia__par_run((int)g.nparts, g.nparts, gaia__gemv_part, &g);
 }
 
 #ifdef GAIA__AVX512
@@ -310,23 +345,28 @@ GAIA_API void gaia_cpu_layer_layernorm(const float *x, const float *weight, cons
     gaia_cpu_layer_layernorm_train(x, weight, bias, y, NULL, NULL, rows, cols, eps, nthreads);
 }
 
-/* LayerNorm that also keeps each row's mean and 1/sqrt(var + eps) (mean and
-   rstd [rows], both NULL for the plain forward): what its backward reads. */
-GAIA_API void gaia_cpu_layer_layernorm_train(const float *x, const float *weight, const float *bias, float *y,
-                                             float *mean_out, float *rstd_out, size_t rows, size_t cols, float eps,
-                                             int nthreads) {
+typedef struct gaia__ln_job {
+    const float *x, *weight, *bias;
+    float *y, *mean_out, *rstd_out;
+    size_t cols;
+    float eps;
+    int stream;
+} gaia__ln_job;
+
+static void gaia__layernorm_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__ln_job *ln = (const gaia__ln_job *)arg;
+    const float *weight = ln->weight, *bias = ln->bias;
+    float *mean_out = ln->mean_out, *rstd_out = ln->rstd_out, eps = ln->eps;
+    size_t cols = ln->cols;
     long long r;
-#ifdef GAIA__AVX512
-    int stream = rows * cols * sizeof(float) >= GAIA_STREAM_BYTES && cols % 16 == 0;
-#endif
-    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
-    for (r = 0; r < (long long)rows; r++) {
+    (void)slot;
+    for (r = r0; r < r1; r++) {
         /* Two passes over a row that stays in L1/L2: mean, then the centred
            sum of squares (no E[x^2] - E[x]^2 cancellation), then the output. */
-        const float *xr = x + (size_t)r * cols;
-        float *yr = y + (size_t)r * cols;
+        const float *xr = ln->x + (size_t)r * cols;
+        float *yr = ln->y + (size_t)r * cols;
 #ifdef GAIA__AVX512
-        gaia__cpu_layernorm_row16(xr, weight, bias, yr, cols, eps, stream, mean_out ? mean_out + r : NULL,
+        gaia__cpu_layernorm_row16(xr, weight, bias, yr, cols, eps, ln->stream, mean_out ? mean_out + r : NULL,
                                   rstd_out ? rstd_out + r : NULL);
 #else
         float acc[GAIA__LAYER_LANES], mean, var, rstd, s = 0.0f;
@@ -360,9 +400,21 @@ GAIA_API void gaia_cpu_layer_layernorm_train(const float *x, const float *weight
 #endif
     }
 #ifdef GAIA__AVX512
-    if (stream) GAIA__SFENCE();
+    if (ln->stream) GAIA__SFENCE();
 #endif
-    GAIA__PAR_END
+}
+
+/* LayerNorm that also keeps each row's mean and 1/sqrt(var + eps) (mean and
+   rstd [rows], both NULL for the plain forward): what its backward reads. */
+GAIA_API void gaia_cpu_layer_layernorm_train(const float *x, const float *weight, const float *bias, float *y,
+                                             float *mean_out, float *rstd_out, size_t rows, size_t cols, float eps,
+                                             int nthreads) {
+    gaia__ln_job j;
+    j.x = x, j.weight = weight, j.bias = bias, j.y = y, j.mean_out = mean_out, j.rstd_out = rstd_out;
+    j.cols = cols, j.eps = eps;
+    j.stream = rows * cols * sizeof(float) >= GAIA_STREAM_BYTES && cols % 16 == 0;
+    gaia__par_range(rows > 1 ? gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN) : 1, (long long)rows,
+                    gaia__layernorm_rows, &j);
 }
 
 /* ---------------------------------------------------------------------
@@ -552,22 +604,44 @@ GAIA_API void gaia_cpu_layer_attention(gaia_layer_precision prec, const float *q
     gaia_cpu_layer_attention_train(prec, q, k, v, o, NULL, bh, nq, nk, d, scale, causal, nthreads);
 }
 
+/* Attention's regions: forward tasks (batch*head, block of queries) or
+   backward heads. */
+typedef struct gaia__att_job {
+    gaia_layer_precision prec;
+    const float *q, *k, *v, *o, *lse_in, *dout;
+    float *out, *lse, *dq, *dk, *dv;
+    size_t nq, nk, d, qblocks;
+    float scale;
+    int causal;
+} gaia__att_job;
+
+static void gaia__attention_tasks(void *arg, long long t0, long long t1, int slot) {
+    const gaia__att_job *j = (const gaia__att_job *)arg;
+    size_t nq = j->nq, nk = j->nk, d = j->d;
+    long long task;
+    (void)slot;
+    for (task = t0; task < t1; task++) {
+        size_t b = (size_t)task / j->qblocks, qb = (size_t)task % j->qblocks;
+        gaia__cpu_attention_block(j->prec, j->q + b * nq * d, j->k + b * nk * d, j->v + b * nk * d, j->out + b * nq * d,
+                                  j->lse ? j->lse + b * nq : NULL, nq, nk, d, j->scale, j->causal, qb * GAIA__ATT_BQ);
+    }
+}
+
 /* The forward that also writes each query row's log-sum-exp of its scaled
    scores (lse [bh, nq], NULL for the plain forward): the statistics from
    which the backward recomputes the softmax. */
 GAIA_API void gaia_cpu_layer_attention_train(gaia_layer_precision prec, const float *q, const float *k, const float *v,
                                              float *o, float *lse, size_t bh, size_t nq, size_t nk, size_t d,
                                              float scale, int causal, int nthreads) {
-    size_t qblocks = (nq + GAIA__ATT_BQ - 1) / GAIA__ATT_BQ;
-    long long task, ntasks = (long long)(bh * qblocks);
-    (void)nthreads;
-    GAIA__PAR_FOR(ntasks > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5, nthreads)
-    for (task = 0; task < ntasks; task++) {
-        size_t b = (size_t)task / qblocks, qb = (size_t)task % qblocks;
-        gaia__cpu_attention_block(prec, q + b * nq * d, k + b * nk * d, v + b * nk * d, o + b * nq * d,
-                                  lse ? lse + b * nq : NULL, nq, nk, d, scale, causal, qb * GAIA__ATT_BQ);
-    }
-    GAIA__PAR_END
+    gaia__att_job j;
+    long long ntasks;
+    memset(&j, 0, sizeof j);
+    j.prec = prec, j.q = q, j.k = k, j.v = v, j.out = o, j.lse = lse, j.nq = nq, j.nk = nk, j.d = d;
+    j.scale = scale, j.causal = causal;
+    j.qblocks = (nq + GAIA__ATT_BQ - 1) / GAIA__ATT_BQ;
+    ntasks = (long long)(bh * j.qblocks);
+    gaia__par_range(ntasks > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5 ? nthreads : 1, ntasks,
+                    gaia__attention_tasks, &j);
 }
 
 /* ---------------------------------------------------------------------
@@ -612,36 +686,55 @@ static void gaia__cpu_layer_act_back_run(gaia_layer_act act, const float *dy, co
     }
 }
 
+/* act_backward's regions: chunks of the flat arrays, or column blocks
+   that also sum db. */
+typedef struct gaia__act_bwd_job {
+    gaia_layer_act act;
+    const float *dy, *s;
+    float *dz, *db;
+    size_t n, rows, cols, chunk;
+} gaia__act_bwd_job;
+
+static void gaia__act_bwd_chunks(void *arg, long long t0, long long t1, int slot) {
+    const gaia__act_bwd_job *j = (const gaia__act_bwd_job *)arg;
+    long long t;
+    (void)slot;
+    for (t = t0; t < t1; t++) {
+        size_t a = (size_t)t * j->chunk, len = j->n - a < j->chunk ? j->n - a : j->chunk;
+        gaia__cpu_layer_act_back_run(j->act, j->dy + a, j->s ? j->s + a : NULL, j->dz + a, len);
+    }
+}
+
+static void gaia__act_bwd_cols(void *arg, long long t0, long long t1, int slot) {
+    const gaia__act_bwd_job *j = (const gaia__act_bwd_job *)arg;
+    long long t;
+    (void)slot;
+    for (t = t0; t < t1; t++) {
+        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = j->cols - c0, r, c;
+        float *dbt = j->db + c0;
+        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
+        for (c = 0; c < len; c++) dbt[c] = 0.0f;
+        for (r = 0; r < j->rows; r++) {
+            size_t at = r * j->cols + c0;
+            gaia__cpu_layer_act_back_run(j->act, j->dy + at, j->s ? j->s + at : NULL, j->dz + at, len);
+            for (c = 0; c < len; c++) dbt[c] += j->dz[at + c];
+        }
+    }
+}
+
 /* Linear's backward epilogue: dz [rows, cols] = dy * act'(s) and, when db is
    not NULL, db [cols] = the column sums of dz (the bias gradient). */
 GAIA_API void gaia_cpu_layer_act_backward(gaia_layer_act act, const float *dy, const float *s, float *dz, float *db,
                                           size_t rows, size_t cols, int nthreads) {
-    long long t, ntasks;
-    if (!db) {
-        size_t n = rows * cols, chunk = 16384;
-        ntasks = (long long)((n + chunk - 1) / chunk);
-        GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
-        for (t = 0; t < ntasks; t++) {
-            size_t a = (size_t)t * chunk, len = n - a < chunk ? n - a : chunk;
-            gaia__cpu_layer_act_back_run(act, dy + a, s ? s + a : NULL, dz + a, len);
-        }
-        GAIA__PAR_END
-        return;
-    }
-    ntasks = (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS);
-    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
-    for (t = 0; t < ntasks; t++) {
-        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = cols - c0, r, c;
-        float *dbt = db + c0;
-        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
-        for (c = 0; c < len; c++) dbt[c] = 0.0f;
-        for (r = 0; r < rows; r++) {
-            size_t at = r * cols + c0;
-            gaia__cpu_layer_act_back_run(act, dy + at, s ? s + at : NULL, dz + at, len);
-            for (c = 0; c < len; c++) dbt[c] += dz[at + c];
-        }
-    }
-    GAIA__PAR_END
+    gaia__act_bwd_job j;
+    j.act = act, j.dy = dy, j.s = s, j.dz = dz, j.db = db, j.n = rows * cols, j.rows = rows, j.cols = cols;
+    j.chunk = 16384;
+    if (!db)
+        gaia__par_range(gaia__team(nthreads, (double)j.n, GAIA__ELEM_GRAIN), (long long)((j.n + j.chunk - 1) / j.chunk),
+                        gaia__act_bwd_chunks, &j);
+    else
+        gaia__par_range(gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN),
+                        (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS), gaia__act_bwd_cols, &j);
 }
 
 /* One row of LayerNorm's input gradient: with g = dy * w and xh the
@@ -690,28 +783,45 @@ static void gaia__cpu_layernorm_back_cols(const float *x, const float *mean, con
     }
 }
 
+typedef struct gaia__ln_bwd_job {
+    const float *x, *weight, *mean, *rstd, *dy;
+    float *dx, *dw, *db;
+    size_t rows, cols;
+} gaia__ln_bwd_job;
+
+static void gaia__ln_bwd_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__ln_bwd_job *j = (const gaia__ln_bwd_job *)arg;
+    size_t cols = j->cols;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++)
+        gaia__cpu_layernorm_back_row(j->x + (size_t)r * cols, j->weight, j->mean[r], j->rstd[r], j->dy + (size_t)r * cols,
+                                     j->dx + (size_t)r * cols, cols);
+}
+
+static void gaia__ln_bwd_cols(void *arg, long long t0, long long t1, int slot) {
+    const gaia__ln_bwd_job *j = (const gaia__ln_bwd_job *)arg;
+    long long t;
+    (void)slot;
+    for (t = t0; t < t1; t++) {
+        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = j->cols - c0;
+        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
+        gaia__cpu_layernorm_back_cols(j->x, j->mean, j->rstd, j->dy, j->dw, j->db, j->rows, j->cols, c0, len);
+    }
+}
+
 /* LayerNorm's backward from the forward's mean and rstd [rows]: dx [rows,
    cols], dw and db [cols] (each may be NULL; weight NULL means ones). */
 GAIA_API void gaia_cpu_layer_layernorm_backward(const float *x, const float *weight, const float *mean,
                                                 const float *rstd, const float *dy, float *dx, float *dw, float *db,
                                                 size_t rows, size_t cols, int nthreads) {
-    long long r, t, ntasks;
-    if (dx) {
-        GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
-        for (r = 0; r < (long long)rows; r++)
-            gaia__cpu_layernorm_back_row(x + (size_t)r * cols, weight, mean[r], rstd[r], dy + (size_t)r * cols,
-                                         dx + (size_t)r * cols, cols);
-        GAIA__PAR_END
-    }
+    gaia__ln_bwd_job j;
+    int team = gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN);
+    j.x = x, j.weight = weight, j.mean = mean, j.rstd = rstd, j.dy = dy, j.dx = dx, j.dw = dw, j.db = db;
+    j.rows = rows, j.cols = cols;
+    if (dx) gaia__par_range(team, (long long)rows, gaia__ln_bwd_rows, &j);
     if (!dw && !db) return;
-    ntasks = (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS);
-    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
-    for (t = 0; t < ntasks; t++) {
-        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = cols - c0;
-        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
-        gaia__cpu_layernorm_back_cols(x, mean, rstd, dy, dw, db, rows, cols, c0, len);
-    }
-    GAIA__PAR_END
+    gaia__par_range(team, (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS), gaia__ln_bwd_cols, &j);
 }
 
 /* ---------------------------------------------------------------------
@@ -802,24 +912,53 @@ static void gaia__cpu_attention_bwd_head(gaia_layer_precision prec, const float 
     }
 }
 
+typedef struct gaia__adamw_job {
+    float *p, *m, *v;
+    const float *g;
+    size_t n, chunk;
+    float beta1, beta2, eps, decay, step, inv_bc2, a1, a2;
+} gaia__adamw_job;
+
+static void gaia__adamw_chunks(void *arg, long long t0, long long t1, int slot) {
+    const gaia__adamw_job *a = (const gaia__adamw_job *)arg;
+    float *p = a->p, *m = a->m, *v = a->v;
+    const float *g = a->g;
+    long long t;
+    (void)slot;
+    for (t = t0; t < t1; t++) {
+        size_t j0 = (size_t)t * a->chunk, j1 = a->n - j0 < a->chunk ? a->n : j0 + a->chunk, j;
+        for (j = j0; j < j1; j++) {
+            float gj = g[j], mj = a->beta1 * m[j] + a->a1 * gj, vj = a->beta2 * v[j] + a->a2 * (gj * gj);
+            m[j] = mj;
+            v[j] = vj;
+            p[j] = p[j] * a->decay - a->step * mj / (sqrtf(vj * a->inv_bc2) + a->eps);
+        }
+    }
+}
+
 /* AdamW's update in one pass (see struct gaia_layer_ops). */
 GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
                              float eps, float weight_decay, float bc1, float bc2, int nthreads) {
-    const size_t chunk = 16384;
-    const float decay = 1.0f - lr * weight_decay, step = lr / bc1, inv_bc2 = 1.0f / bc2;
-    const float a1 = 1.0f - beta1, a2 = 1.0f - beta2;
-    long long t, ntasks = (long long)((n + chunk - 1) / chunk);
-    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
-    for (t = 0; t < ntasks; t++) {
-        size_t j0 = (size_t)t * chunk, j1 = n - j0 < chunk ? n : j0 + chunk, j;
-        for (j = j0; j < j1; j++) {
-            float gj = g[j], mj = beta1 * m[j] + a1 * gj, vj = beta2 * v[j] + a2 * (gj * gj);
-            m[j] = mj;
-            v[j] = vj;
-            p[j] = p[j] * decay - step * mj / (sqrtf(vj * inv_bc2) + eps);
-        }
+    gaia__adamw_job a;
+    a.p = p, a.g = g, a.m = m, a.v = v, a.n = n, a.chunk = 16384;
+    a.beta1 = beta1, a.beta2 = beta2, a.eps = eps;
+    a.decay = 1.0f - lr * weight_decay, a.step = lr / bc1, a.inv_bc2 = 1.0f / bc2;
+    a.a1 = 1.0f - beta1, a.a2 = 1.0f - beta2;
+    gaia__par_range(gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN), (long long)((n + a.chunk - 1) / a.chunk),
+                    gaia__adamw_chunks, &a);
+}
+
+static void gaia__attention_bwd_heads(void *arg, long long b0, long long b1, int slot) {
+    const gaia__att_job *j = (const gaia__att_job *)arg;
+    size_t nq = j->nq, nk = j->nk, d = j->d;
+    long long b;
+    (void)slot;
+    for (b = b0; b < b1; b++) {
+        size_t ub = (size_t)b;
+        gaia__cpu_attention_bwd_head(j->prec, j->q + ub * nq * d, j->k + ub * nk * d, j->v + ub * nk * d,
+                                     j->o + ub * nq * d, j->lse_in + ub * nq, j->dout + ub * nq * d, j->dq + ub * nq * d,
+                                     j->dk + ub * nk * d, j->dv + ub * nk * d, nq, nk, d, j->scale, j->causal);
     }
-    GAIA__PAR_END
 }
 
 /* q, dq [bh, nq, d]; k, v, dk, dv [bh, nk, d]; o and dout [bh, nq, d]; lse
@@ -829,16 +968,12 @@ GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const
                                                 const float *v, const float *o, const float *lse, const float *dout,
                                                 float *dq, float *dk, float *dv, size_t bh, size_t nq, size_t nk,
                                                 size_t d, float scale, int causal, int nthreads) {
-    long long b;
-    (void)nthreads;
-    GAIA__PAR_FOR(bh > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5, nthreads)
-    for (b = 0; b < (long long)bh; b++) {
-        size_t ub = (size_t)b;
-        gaia__cpu_attention_bwd_head(prec, q + ub * nq * d, k + ub * nk * d, v + ub * nk * d, o + ub * nq * d,
-                                     lse + ub * nq, dout + ub * nq * d, dq + ub * nq * d, dk + ub * nk * d,
-                                     dv + ub * nk * d, nq, nk, d, scale, causal);
-    }
-    GAIA__PAR_END
+    gaia__att_job j;
+    memset(&j, 0, sizeof j);
+    j.prec = prec, j.q = q, j.k = k, j.v = v, j.o = o, j.lse_in = lse, j.dout = dout, j.dq = dq, j.dk = dk, j.dv = dv;
+    j.nq = nq, j.nk = nk, j.d = d, j.scale = scale, j.causal = causal;
+    gaia__par_range(bh > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5 ? nthreads : 1, (long long)bh,
+                    gaia__attention_bwd_heads, &j);
 }
 
 /* ---------------------------------------------------------------------
@@ -904,39 +1039,50 @@ static void gaia__cpu_oja_cols(const gaia_layer_hebb_args *a, size_t c0, size_t 
     for (j = c0; j < c1; j++) u[j] = a->pre[j] - u[j];
 }
 
+/* The Hebbian update's regions: Oja's u in column parts, then the rows in
+   the row parts of gaia_cpu_layer_gemv. */
+typedef struct gaia__hebb_job {
+    const gaia_layer_hebb_args *a;
+    float c;
+    long long nparts;
+} gaia__hebb_job;
+
+static void gaia__oja_part(void *arg, long long part, int slot) {
+    const gaia__hebb_job *h = (const gaia__hebb_job *)arg;
+    size_t in = h->a->in;
+    (void)slot;
+    gaia__cpu_oja_cols(h->a, (size_t)part * in / (size_t)h->nparts, (size_t)(part + 1) * in / (size_t)h->nparts);
+}
+
+static void gaia__hebb_part(void *arg, long long part, int slot) {
+    const gaia__hebb_job *h = (const gaia__hebb_job *)arg;
+    size_t r0, r1;
+    (void)slot;
+    gaia__layer_part_rows(h->a->out, h->nparts, part, &r0, &r1);
+    if (r0 < r1) gaia__cpu_hebb_rows(h->a, h->a->rule == GAIA_HEBB_OJA ? h->a->scratch : h->a->pre, h->c, r0, r1);
+}
+
 GAIA_API void gaia_cpu_layer_hebbian_update(const gaia_layer_hebb_args *a, int nthreads) {
     double msum = 0.0;
     float mean_post, c = 1.0f;
-    long long part, nparts = 1;
+    gaia__hebb_job h;
     size_t i;
     if (!a || a->out == 0 || a->in == 0) return; /* nothing to learn */
-#ifdef _OPENMP
-    if (nthreads > 1 && (double)a->out * (double)a->in >= GAIA__LAYER_PAR_MAC && a->out >= 8) nparts = nthreads;
-#endif
-    (void)nthreads;
+    h.nparts = 1;
+    if (nthreads > 1 && (double)a->out * (double)a->in >= GAIA__LAYER_PAR_MAC && a->out >= 8)
+        h.nparts = nthreads > GAIA__POOL_MAX ? GAIA__POOL_MAX : nthreads;
     for (i = 0; i < a->out; i++) msum += a->post[i];
     mean_post = (float)(msum / (double)a->out);
     if (!(a->flags & GAIA_HEBB_NO_DECAY)) c *= 1.0f - a->decay;
     if (!(a->flags & GAIA_HEBB_NO_HOMEOSTASIS)) c *= 1.0f + a->homeostasis * (0.5f - mean_post);
-    if (nparts == 1) {
+    h.a = a;
+    h.c = c;
+    if (h.nparts == 1) {
         if (a->rule == GAIA_HEBB_OJA) gaia__cpu_oja_cols(a, 0, a->in);
         gaia__cpu_hebb_rows(a, a->rule == GAIA_HEBB_OJA ? a->scratch : a->pre, c, 0, a->out);
-    } else if (a->rule == GAIA_HEBB_OJA) {
-        GAIA__PAR_FOR(nparts > 1, (int)nparts)
-        for (part = 0; part < nparts; part++)
-            gaia__cpu_oja_cols(a, (size_t)part * a->in / (size_t)nparts, (size_t)(part + 1) * a->in / (size_t)nparts);
-        GAIA__PAR_END
-    }
-    if (nparts > 1) {
-        GAIA__PAR_FOR(nparts > 1, (int)nparts)
-        for (part = 0; part < nparts; part++) {
-            size_t blocks = (a->out + 3) / 4;
-            size_t r0 = (size_t)part * blocks / (size_t)nparts * 4;
-            size_t r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
-            if (r1 > a->out) r1 = a->out;
-            if (r0 < r1) gaia__cpu_hebb_rows(a, a->rule == GAIA_HEBB_OJA ? a->scratch : a->pre, c, r0, r1);
-        }
-        GAIA__PAR_END
+    } else {
+        if (a->rule == GAIA_HEBB_OJA) gaia__par_run((int)h.nparts, h.nparts, gaia__oja_part, &h);
+        gaia__par_run((int)h.nparts, h.nparts, gaia__hebb_part, &h);
     }
     /* BCM's threshold moves after dW used the old one (GAIA's order). */
     if (a->rule == GAIA_HEBB_BCM) {

@@ -10,14 +10,6 @@
    grain). */
 #define GAIA__EIGH_GRAIN 2.0e6
 
-static int gaia__eigh_thread(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
 /* Symmetric eigenvalues, in double: the cyclic Jacobi method for n <= 3,
    Householder tridiagonalisation and implicit QR above (both below).
 
@@ -266,30 +258,34 @@ static int gaia__eigh_one(const float *a, size_t n, float *values, float *vector
     return ok;
 }
 
+typedef struct gaia__eigh_job {
+    const float *a;
+    size_t n, slice, bad;
+    float *values, *vectors;
+    char *work;
+} gaia__eigh_job;
+
+static void gaia__eigh_range(void *arg, long long b0, long long b1, int slot) {
+    gaia__eigh_job *j = (gaia__eigh_job *)arg;
+    void *mine = j->work + (size_t)slot * j->slice;
+    size_t n = j->n, bad = 0;
+    long long b;
+    for (b = b0; b < b1; b++)
+        if (!gaia__eigh_one(j->a + (size_t)b * n * n, n, j->values + (size_t)b * n,
+                            j->vectors ? j->vectors + (size_t)b * n * n : NULL, mine))
+            bad++;
+    if (bad) gaia__par_add(&j->bad, bad);
+}
+
 GAIA_API size_t gaia_cpu_eigh_batch(const float *a, size_t batch, size_t n, float *values, float *vectors,
                                     void *work, int nthreads) {
-    long long b, nb = (long long)batch;
-    size_t slice = gaia__eigh_slice_bytes(n), bad = 0;
+    gaia__eigh_job j;
     /* about 8 sweeps of 3 n^3 (values) or 5 n^3 (vectors too) flops */
     double flops = (double)batch * 8.0 * (vectors ? 5.0 : 3.0) * (double)n * (double)n * (double)n;
-    int team;
     if (nthreads < 1) nthreads = 1;
-    team = gaia__team(nthreads, flops, GAIA__EIGH_GRAIN);
-    if (team > nb) team = (int)nb;
-    GAIA__PAR_BEGIN(team)
-    {
-        void *mine = (char *)work + (size_t)gaia__eigh_thread() * slice;
-        GAIA__PAR_LOOP
-        for (b = 0; b < nb; b++)
-            if (!gaia__eigh_one(a + (size_t)b * n * n, n, values + (size_t)b * n,
-                                vectors ? vectors + (size_t)b * n * n : NULL, mine)) {
-#ifdef _OPENMP
-#pragma omp atomic
-#endif
-                bad++;
-            }
-    }
-    GAIA__PAR_END
-    return bad;
+    j.a = a, j.n = n, j.slice = gaia__eigh_slice_bytes(n), j.bad = 0;
+    j.values = values, j.vectors = vectors, j.work = (char *)work;
+    gaia__par_range(gaia__team(nthreads, flops, GAIA__EIGH_GRAIN), (long long)batch, gaia__eigh_range, &j);
+    return j.bad;
 }
 

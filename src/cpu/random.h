@@ -65,22 +65,35 @@ static void gaia__cpu_random_block(uint64_t block, gaia_random_kind kind, const 
     }
 }
 
-GAIA_API void gaia_cpu_random(float *dst, size_t n, gaia_random_kind kind, uint64_t seed, uint64_t stream, float a,
-                              float b, int nthreads) {
+typedef struct gaia__random_job {
+    float *dst;
+    size_t n;
+    gaia_random_kind kind;
     uint32_t key[2];
-    size_t nblocks = (n + 3) / 4;
+    uint64_t stream;
+    float a, b;
+} gaia__random_job;
+
+/* Blocks [b0, b1) of four values. */
+static void gaia__cpu_random_blocks(void *arg, long long b0, long long b1, int slot) {
+    const gaia__random_job *r = (const gaia__random_job *)arg;
     long long blk;
-    key[0] = (uint32_t)seed;
-    key[1] = (uint32_t)(seed >> 32);
-    (void)nthreads;
-    GAIA__PAR_FOR(n > GAIA__PAR_MIN, nthreads)
-    for (blk = 0; blk < (long long)nblocks; blk++) {
+    (void)slot;
+    for (blk = b0; blk < b1; blk++) {
         float v[4];
         size_t base = (size_t)blk * 4, k;
-        gaia__cpu_random_block((uint64_t)blk, kind, key, stream, a, b, v);
-        for (k = 0; k < 4 && base + k < n; k++) dst[base + k] = v[k];
+        gaia__cpu_random_block((uint64_t)blk, r->kind, r->key, r->stream, r->a, r->b, v);
+        for (k = 0; k < 4 && base + k < r->n; k++) r->dst[base + k] = v[k];
     }
-    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_random(float *dst, size_t n, gaia_random_kind kind, uint64_t seed, uint64_t stream, float a,
+                              float b, int nthreads) {
+    gaia__random_job r;
+    r.dst = dst, r.n = n, r.kind = kind, r.stream = stream, r.a = a, r.b = b;
+    r.key[0] = (uint32_t)seed;
+    r.key[1] = (uint32_t)(seed >> 32);
+    gaia__par_range(n > GAIA__PAR_MIN ? nthreads : 1, (long long)((n + 3) / 4), gaia__cpu_random_blocks, &r);
 }
 
 /* SplitMix64 (Steele, Lea, Flood): its increment and finaliser hash the

@@ -40,16 +40,34 @@ GAIA_API uint64_t gaia_cpu_vsa_random_word(uint64_t seed, uint64_t stream, uint6
     return (uint64_t)r[lane] | ((uint64_t)r[lane + 1] << 32);
 }
 
+/* The vsa regions' job: each loop reads the fields it needs. */
+typedef struct gaia__vsa_job {
+    size_t B, N, K, D, W, G, M, L, nq, q0, ahead, chunks, span, n, cols;
+    uint64_t seed, stream, tail;
+    const uint64_t *x, *a;
+    const float *weights, *fa, *fb, *fx;
+    size_t a_rs, b_rs;
+    int similarity, cplx, conj_b;
+    uint64_t *out;
+    float *fout;
+} gaia__vsa_job;
+
+static void gaia__vsa_random_words(void *arg, long long i0, long long i1, int slot) {
+    const gaia__vsa_job *j = (const gaia__vsa_job *)arg;
+    size_t i, W = j->W;
+    (void)slot;
+    for (i = (size_t)i0; i < (size_t)i1; i++) {
+        uint64_t v = gaia_cpu_vsa_random_word(j->seed, j->stream, (uint64_t)i);
+        j->out[i] = (i % W == W - 1) ? (v & j->tail) : v;
+    }
+}
+
 GAIA_API void gaia_cpu_vsa_bsc_random(size_t B, size_t D, uint64_t seed, uint64_t stream, uint64_t *out,
                                       int nthreads) {
-    size_t W = (D + 63) / 64, n = B * W, i;
-    uint64_t tail = gaia__vsa_tail_mask(D);
-    GAIA__PAR_FOR(n >= GAIA__PAR_MIN / 16, nthreads)
-    for (i = 0; i < n; i++) {
-        uint64_t v = gaia_cpu_vsa_random_word(seed, stream, (uint64_t)i);
-        out[i] = (i % W == W - 1) ? (v & tail) : v;
-    }
-    GAIA__PAR_END
+    gaia__vsa_job j;
+    memset(&j, 0, sizeof j);
+    j.W = (D + 63) / 64, j.n = B * j.W, j.tail = gaia__vsa_tail_mask(D), j.seed = seed, j.stream = stream, j.out = out;
+    gaia__par_range(j.n >= GAIA__PAR_MIN / 16 ? nthreads : 1, (long long)j.n, gaia__vsa_random_words, &j);
 }
 
 GAIA_API void gaia_cpu_vsa_bsc_xor(size_t B, size_t W, const uint64_t *a, size_t a_rs, const uint64_t *b, size_t b_rs,
@@ -147,34 +165,42 @@ static void gaia__vsa_majority_8words(size_t K, size_t W, const uint64_t *col, u
 }
 #endif
 
-GAIA_API void gaia_cpu_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
-                                        uint64_t seed, uint64_t stream, uint64_t *out, int nthreads) {
-    /* work items: 8 neighbouring words of one output row (the AVX-512
-       path reads each input row's 64 bytes of them at once) */
-    size_t W = (D + 63) / 64, G = (W + 7) / 8, n = N * G, i;
-    uint64_t tail = gaia__vsa_tail_mask(D);
-    GAIA__PAR_FOR(N * W * K >= GAIA__PAR_MIN / 8, nthreads)
-    for (i = 0; i < n; i++) {
+/* Work items [i0, i1): 8 neighbouring words of one output row. */
+static void gaia__vsa_majority_items(void *arg, long long i0, long long i1, int slot) {
+    const gaia__vsa_job *j = (const gaia__vsa_job *)arg;
+    size_t K = j->K, W = j->W, G = j->G, i;
+    (void)slot;
+    for (i = (size_t)i0; i < (size_t)i1; i++) {
         size_t r = i / G, w0 = (i % G) * 8, w1 = w0 + 8 < W ? w0 + 8 : W, w;
-        const uint64_t *col = x + r * K * W;
+        const uint64_t *col = j->x + r * K * W;
 #ifdef GAIA__AVX512
-        if (!weights && w1 - w0 == 8) {
+        if (!j->weights && w1 - w0 == 8) {
             uint64_t gt[8], eq[8];
             gaia__vsa_majority_8words(K, W, col + w0, gt, eq);
             for (w = w0; w < w1; w++) {
                 uint64_t v = gt[w - w0], e = eq[w - w0];
-                if (K % 2 == 0 && e) v |= e & gaia_cpu_vsa_random_word(seed, stream, (uint64_t)(r * W + w));
-                out[r * W + w] = w == W - 1 ? (v & tail) : v;
+                if (K % 2 == 0 && e) v |= e & gaia_cpu_vsa_random_word(j->seed, j->stream, (uint64_t)(r * W + w));
+                j->out[r * W + w] = w == W - 1 ? (v & j->tail) : v;
             }
             continue;
         }
 #endif
         for (w = w0; w < w1; w++) {
-            uint64_t v = gaia__vsa_majority_word(K, W, col + w, weights, seed, stream, (uint64_t)(r * W + w));
-            out[r * W + w] = w == W - 1 ? (v & tail) : v;
+            uint64_t v = gaia__vsa_majority_word(K, W, col + w, j->weights, j->seed, j->stream, (uint64_t)(r * W + w));
+            j->out[r * W + w] = w == W - 1 ? (v & j->tail) : v;
         }
     }
-    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
+                                        uint64_t seed, uint64_t stream, uint64_t *out, int nthreads) {
+    /* work items: 8 neighbouring words of one output row (the AVX-512
+       path reads each input row's 64 bytes of them at once) */
+    gaia__vsa_job j;
+    memset(&j, 0, sizeof j);
+    j.K = K, j.W = (D + 63) / 64, j.G = (j.W + 7) / 8, j.x = x, j.weights = weights, j.seed = seed, j.stream = stream;
+    j.out = out, j.tail = gaia__vsa_tail_mask(D);
+    gaia__par_range(N * j.W * K >= GAIA__PAR_MIN / 8 ? nthreads : 1, (long long)(N * j.G), gaia__vsa_majority_items, &j);
 }
 
 /* Queries per pass over the items: their words stay in L1/L2 while every
@@ -223,30 +249,40 @@ static uint64_t gaia__vsa_xor_popcount(const uint64_t *a, const uint64_t *b, siz
 #endif
 }
 
+/* Items [m0, m1) against the queries q0 .. q0 + nq. */
+static void gaia__vsa_hamming_items(void *arg, long long m0, long long m1, int slot) {
+    const gaia__vsa_job *j = (const gaia__vsa_job *)arg;
+    size_t W = j->W, M = j->M, ahead = j->ahead, m;
+    (void)slot;
+    for (m = (size_t)m0; m < (size_t)m1; m++) {
+        const uint64_t *xm = j->x + m * W;
+        size_t q;
+#if defined(__GNUC__) || defined(__clang__)
+        if (m + ahead < M) { /* the cache lines of item m + ahead */
+            const char *p = (const char *)(j->x + (m + ahead) * W);
+            size_t c;
+            for (c = 0; c < W * 8; c += 64) __builtin_prefetch(p + c, 0, 3);
+            __builtin_prefetch(p + W * 8 - 1, 0, 3);
+        }
+#endif
+        for (q = 0; q < j->nq; q++) {
+            uint64_t h = gaia__vsa_xor_popcount(j->a + (j->q0 + q) * W, xm, W);
+            j->fout[(j->q0 + q) * M + m] = j->similarity ? (float)(1.0 - 2.0 * (double)h / (double)j->D) : (float)h;
+        }
+    }
+}
+
 GAIA_API void gaia_cpu_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint64_t *a, const uint64_t *x,
                                        int similarity, float *out, int nthreads) {
-    size_t W = (D + 63) / 64, q0, ahead = 4;
-    if (ahead * W * 8 < GAIA__VSA_HAMMING_AHEAD) ahead = (GAIA__VSA_HAMMING_AHEAD + W * 8 - 1) / (W * 8);
+    gaia__vsa_job j;
+    size_t W = (D + 63) / 64, q0;
+    memset(&j, 0, sizeof j);
+    j.W = W, j.M = M, j.D = D, j.a = a, j.x = x, j.similarity = similarity, j.fout = out, j.ahead = 4;
+    if (j.ahead * W * 8 < GAIA__VSA_HAMMING_AHEAD) j.ahead = (GAIA__VSA_HAMMING_AHEAD + W * 8 - 1) / (W * 8);
     for (q0 = 0; q0 < B; q0 += GAIA__VSA_HAMMING_QBLOCK) {
-        size_t nq = B - q0 < GAIA__VSA_HAMMING_QBLOCK ? B - q0 : GAIA__VSA_HAMMING_QBLOCK, m;
-        GAIA__PAR_FOR(M * W * nq >= GAIA__PAR_MIN, nthreads)
-        for (m = 0; m < M; m++) {
-            const uint64_t *xm = x + m * W;
-            size_t q;
-#if defined(__GNUC__) || defined(__clang__)
-            if (m + ahead < M) { /* the cache lines of item m + ahead */
-                const char *p = (const char *)(x + (m + ahead) * W);
-                size_t c;
-                for (c = 0; c < W * 8; c += 64) __builtin_prefetch(p + c, 0, 3);
-                __builtin_prefetch(p + W * 8 - 1, 0, 3);
-            }
-#endif
-            for (q = 0; q < nq; q++) {
-                uint64_t h = gaia__vsa_xor_popcount(a + (q0 + q) * W, xm, W);
-                out[(q0 + q) * M + m] = similarity ? (float)(1.0 - 2.0 * (double)h / (double)D) : (float)h;
-            }
-        }
-        GAIA__PAR_END
+        j.q0 = q0;
+        j.nq = B - q0 < GAIA__VSA_HAMMING_QBLOCK ? B - q0 : GAIA__VSA_HAMMING_QBLOCK;
+        gaia__par_range(M * W * j.nq >= GAIA__PAR_MIN ? nthreads : 1, (long long)M, gaia__vsa_hamming_items, &j);
     }
 }
 
@@ -294,13 +330,15 @@ GAIA_API void gaia_cpu_vsa_bipolar_to_bsc(size_t B, size_t D, const float *x, ui
     }
 }
 
-GAIA_API void gaia_cpu_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const float *a, size_t a_rs, const float *b,
-                               size_t b_rs, float *out, int nthreads) {
-    size_t r, cols = cplx ? 2 * n : n;
-    GAIA__PAR_FOR(B * cols >= GAIA__PAR_MIN, nthreads)
-    for (r = 0; r < B; r++) {
-        const float *ar = a + r * a_rs, *br = b + r * b_rs;
-        float *o = out + r * cols;
+/* Rows [r0, r1) of gaia_cpu_vsa_mul. */
+static void gaia__vsa_mul_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__vsa_job *j = (const gaia__vsa_job *)arg;
+    size_t n = j->n, cols = j->cols, r;
+    int cplx = j->cplx, conj_b = j->conj_b;
+    (void)slot;
+    for (r = (size_t)r0; r < (size_t)r1; r++) {
+        const float *ar = j->fa + r * j->a_rs, *br = j->fb + r * j->b_rs;
+        float *o = j->fout + r * cols;
         size_t i;
         if (!cplx) {
             for (i = 0; i < n; i++) o[i] = ar[i] * br[i];
@@ -332,7 +370,15 @@ GAIA_API void gaia_cpu_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const f
             }
         }
     }
-    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const float *a, size_t a_rs, const float *b,
+                               size_t b_rs, float *out, int nthreads) {
+    gaia__vsa_job j;
+    memset(&j, 0, sizeof j);
+    j.n = n, j.cols = cplx ? 2 * n : n, j.cplx = cplx, j.conj_b = conj_b;
+    j.fa = a, j.a_rs = a_rs, j.fb = b, j.b_rs = b_rs, j.fout = out;
+    gaia__par_range(B * j.cols >= GAIA__PAR_MIN ? nthreads : 1, (long long)B, gaia__vsa_mul_rows, &j);
 }
 
 /* Rows summed per pass over a stretch of columns: the stretch's partial
@@ -397,6 +443,16 @@ static void gaia__vsa_bundle_cols(size_t K, size_t L, const float *x, const floa
     }
 }
 
+static void gaia__vsa_bundle_items(void *arg, long long c0, long long c1, int slot) {
+    const gaia__vsa_job *j = (const gaia__vsa_job *)arg;
+    size_t K = j->K, L = j->L, span = j->span, chunks = j->chunks, c;
+    (void)slot;
+    for (c = (size_t)c0; c < (size_t)c1; c++) {
+        size_t n = c / chunks, l0 = (c % chunks) * span, l1 = l0 + span < L ? l0 + span : L;
+        gaia__vsa_bundle_cols(K, L, j->fx + n * K * L, j->weights, j->fout + n * L, l0, l1);
+    }
+}
+
 GAIA_API void gaia_cpu_vsa_bundle(size_t N, size_t K, size_t L, const float *x, const float *w, float *out,
                                   int nthreads) {
     /* work items: (sum n, a stretch of columns): whole rows when there are
@@ -404,20 +460,16 @@ GAIA_API void gaia_cpu_vsa_bundle(size_t N, size_t K, size_t L, const float *x, 
        thread (a multiple of 64 columns), so each thread reads its columns
        of every row in long runs the prefetcher follows, and no thread
        needs a private copy of the sum to merge. */
+    gaia__vsa_job j;
     size_t nt = nthreads > 1 ? (size_t)nthreads : 1;
-    size_t span = N >= nt ? L : (L + nt - 1) / nt, chunks, total, c;
+    size_t span = N >= nt ? L : (L + nt - 1) / nt;
     span = (span + 63) / 64 * 64;
     if (span < 1024) span = 1024;
     if (span > L) span = L;
     if (span == 0) span = 1;
-    chunks = (L + span - 1) / span;
-    total = N * chunks;
-    GAIA__PAR_FOR(N * K * L >= GAIA__PAR_MIN, nthreads)
-    for (c = 0; c < total; c++) {
-        size_t n = c / chunks, l0 = (c % chunks) * span, l1 = l0 + span < L ? l0 + span : L;
-        gaia__vsa_bundle_cols(K, L, x + n * K * L, w, out + n * L, l0, l1);
-    }
-    GAIA__PAR_END
+    memset(&j, 0, sizeof j);
+    j.K = K, j.L = L, j.fx = x, j.weights = w, j.fout = out, j.span = span, j.chunks = (L + span - 1) / span;
+    gaia__par_range(N * K * L >= GAIA__PAR_MIN ? nthreads : 1, (long long)(N * j.chunks), gaia__vsa_bundle_items, &j);
 }
 
 GAIA_API void gaia_cpu_vsa_quantize(gaia_vsa_quantize_op op, size_t B, size_t D, uint64_t seed, uint64_t stream,

@@ -3,10 +3,13 @@
 # _LAYER, _ASSEMBLY, _HRR, _VSA, _AUTOGRAD, _AXIS, _CONV, _LINALG) keep
 # compiling and working: the implementation is compiled with each alone,
 # with all of them, with the set of a program that uses only tensors and hrr
-# and with none, as C99 under -Wall -Wextra -pedantic -Werror (at -O0:
-# -fsyntax-only would miss an unused static function), each unit together
-# with tests/switches/run.c, which is then run (what the configuration keeps
-# against float64 references, bad input, the refusals a switch brings); and
+# and with none, and without the worker pool (GAIA_THREADS 0: regions on the
+# calling thread, or on an OpenMP team when the flags have -fopenmp), alone
+# and with every switch, as C99 under -Wall -Wextra -pedantic -Werror (at
+# -O0: -fsyntax-only would miss an unused static function), each unit
+# together with tests/switches/run.c, which is then run (what the
+# configuration keeps against float64 references, bad input, the refusals a
+# switch brings); and
 # once as C++; in a CUDA configuration also GAIA_NO_MAP with CUDA (the one
 # switch a CUDA build takes; compiled only). Then what a switch promises:
 # its module's API is gone, a module goes with the modules it uses and with
@@ -53,6 +56,8 @@ for s in $all; do unit "$s" "$s"; done
 unit all $all
 unit tensors_and_hrr $tensors_and_hrr
 unit none
+unit no_threads "GAIA_THREADS 0"
+unit all_no_threads $all "GAIA_THREADS 0"
 if [ -n "$cuda_flags" ]; then # compiled only: running it would need the CUDA libraries
     printf '#define GAIA_NO_MAP\n#define GAIA_IMPLEMENTATION\n#include "gaia.h"\n' > "$tmp/cuda_no_map.c"
     echo "$cc $cuda_flags -O0 -I. -c $tmp/cuda_no_map.c -o $tmp/cuda_no_map.o > $tmp/cuda_no_map.log 2>&1 || echo cuda_no_map >> $tmp/failed" \
@@ -129,5 +134,5 @@ wait $pid
 while read -r u; do
     echo "switches: the implementation ($u) does not compile, or its run fails:"; cat "$tmp/$u.log"; fail=1
 done < "$tmp/failed"
-[ $fail = 0 ] && echo "switches: the implementation compiles and runs with each of" $all", with all of them, with tensors and hrr only and with none${cuda_flags:+, (CUDA) compiles with GAIA_NO_MAP} ($n units), and compiles as C++"
+[ $fail = 0 ] && echo "switches: the implementation compiles and runs with each of" $all", with all of them, with tensors and hrr only, with none and without the worker pool${cuda_flags:+, (CUDA) compiles with GAIA_NO_MAP} ($n units), and compiles as C++"
 exit $fail
