@@ -649,6 +649,41 @@
        printf("%s\n", l < 1.5f ? "converged" : "no");   // prints: converged
        gaia_optim_destroy(opt);
        gaia_tensor_free(x); gaia_tensor_free(w); gaia_tensor_free(t);
+   Parameter groups: gaia_optim_create_groups(ctx, &desc, groups, ngroups,
+   &opt) gives each gaia_optim_group its own base lr (0: desc's) and weight
+   decay (own_weight_decay = 1: the group's weight_decay, 0 meaning none;
+   else desc's), desc the rest; the schedule scales every group alike
+   (group g steps at lr_g * schedule(step, desc.lr) / desc.lr,
+   gaia_optim_group_lr(opt, g)) and clipping stays global. A parameter in
+   two groups, an empty group, a negative or non-finite lr or decay is
+   refused, naming the group. The usual recipe - decay the weights but not
+   the biases and norm gains - is one call:
+   gaia_optim_create_decay_split(ctx, &desc, params, n, &opt) puts tensors
+   of two or more dimensions in group 0 (desc's decay), the rest in group
+   1 (no decay). gaia_optim_save keeps the groups' settings (format
+   "gaia.optim/2"; an optimizer of one group of desc's settings still
+   writes, and loads, "gaia.optim/1"); gaia_optim_load restores them and
+   refuses a file whose groups hold other parameters.
+   Example, AdamW that decays W but not the bias b:
+       gaia_tensor *W = NULL, *b = NULL, *ps[2];
+       gaia_optim *opt = NULL;
+       gaia_optim_desc d;
+       size_t sw[2] = {4, 3}, sb[1] = {3};
+       gaia_tensor_randn(ctx, 2, sw, 0.0f, 1.0f, &W);
+       gaia_tensor_zeros(ctx, 1, sb, &b);
+       gaia_tensor_set_requires_grad(ctx, W, 1);
+       gaia_tensor_set_requires_grad(ctx, b, 1);
+       memset(&d, 0, sizeof d);
+       d.kind = GAIA_OPTIM_ADAMW;
+       d.lr = 1e-3f;
+       d.weight_decay = 0.01f;                            // for W only
+       ps[0] = W; ps[1] = b;
+       if (gaia_optim_create_decay_split(ctx, &d, ps, 2, &opt) == GAIA_OK)
+           printf("%zu groups\n", gaia_optim_group_count(opt));  // prints: 2 groups
+       gaia_optim_destroy(opt);
+       gaia_tensor_free(W); gaia_tensor_free(b);
+   The same by hand: gaia_optim_group g[2] = {{&W, 1, 0, 0, 0},
+   {&b, 1, 0, 0, 1}} (g[1]: own_weight_decay with weight_decay 0).
    examples/train_mlp.c trains an MLP on two spirals to 100%;
    examples/train_digits.c one on scikit-learn's handwritten digits
    (tools/digits_to_npy.py exports them) to 97-98% test accuracy.
@@ -2053,7 +2088,34 @@ GAIA_API gaia_status gaia_optim_step(gaia_optim *opt);
 /* Drops every parameter's gradient. */
 GAIA_API void gaia_optim_zero_grad(gaia_optim *opt);
 GAIA_API uint64_t gaia_optim_steps(const gaia_optim *opt);
-GAIA_API float gaia_optim_lr(const gaia_optim *opt); /* the rate the last step used */
+GAIA_API float gaia_optim_lr(const gaia_optim *opt); /* the rate the last step used (desc's lr, scheduled) */
+/* Parameter groups: each group has its own base learning rate and weight
+   decay; everything else (kind, momentum, betas, eps, clipping - global
+   over every parameter - and the schedule) is desc's. A zeroed group is
+   desc's settings. The schedule scales every group alike: at step s group
+   g's rate is lr_g * schedule(s, desc.lr) / desc.lr. */
+typedef struct gaia_optim_group {
+    gaia_tensor *const *params; /* n >= 1 parameters, none in another group */
+    size_t n;
+    float lr;                   /* 0: desc.lr; else this group's base rate, > 0 */
+    float weight_decay;         /* this group's decay (>= 0, 0 = none) when own_weight_decay */
+    int own_weight_decay;       /* 0: desc.weight_decay (weight_decay must then be 0) */
+} gaia_optim_group;
+/* An optimizer over the parameters of ngroups groups, as gaia_optim_create
+   over their concatenation (group 0's first: the order of
+   gaia_optim_save's "param.I"). A bad group is named with its index and
+   value; a parameter in two groups names both places. */
+GAIA_API gaia_status gaia_optim_create_groups(gaia_ctx *ctx, const gaia_optim_desc *desc,
+                                              const gaia_optim_group *groups, size_t ngroups, gaia_optim **out);
+/* The usual two groups over params (in their order): group 0, the tensors
+   of two or more dimensions (weights), decayed by desc.weight_decay; group
+   1, the others (biases, norm gains), not decayed. Either may be empty. */
+GAIA_API gaia_status gaia_optim_create_decay_split(gaia_ctx *ctx, const gaia_optim_desc *desc,
+                                                   gaia_tensor *const *params, size_t n, gaia_optim **out);
+/* The number of groups (1 for gaia_optim_create's), and the rate group g
+   used at the last step (0 for a NULL opt or g out of range). */
+GAIA_API size_t gaia_optim_group_count(const gaia_optim *opt);
+GAIA_API float gaia_optim_group_lr(const gaia_optim *opt, size_t g);
 GAIA_API void gaia_optim_destroy(gaia_optim *opt);
 /* Scales the gradients of params so that their global L2 norm is at most
    max_norm; *total_norm (may be NULL) gets the norm before. A non-finite
@@ -2152,14 +2214,20 @@ GAIA_API void gaia_safetensors_free(gaia_safetensors *f);
    position) - as a safetensors file (atomically, as above). Tensors
    "param.I", "m.I", "v.I" (I = 0 .. n-1, the moments once they exist) and
    "optim.hyper" = [lr, momentum, beta1, beta2, eps, weight_decay,
-   clip_norm, last lr]; metadata format, kind, nesterov, params, steps,
-   seed, rng_stream. */
+   clip_norm, last lr]; metadata format ("gaia.optim/1"), kind, nesterov,
+   params, steps, seed, rng_stream. An optimizer whose groups are not the
+   one group of desc's settings (gaia_optim_create_groups) writes format
+   "gaia.optim/2", adding metadata groups (G), "optim.groups" [G, 2] (each
+   group's base lr and weight decay) and "optim.group_of" [n] (each
+   parameter's group). */
 GAIA_API gaia_status gaia_optim_save(gaia_optim *opt, const char *path);
 /* Restores such a file into an optimizer of the same kind over parameters
    of the same count and shapes (the schedule is opt's own): the parameters
    are overwritten in place, and the steps that follow are bit for bit
-   those that training without the interruption would have made. Anything
-   wrong with the file or the match changes nothing. */
+   those that training without the interruption would have made. The
+   hyper-parameters are the file's, each group's lr and weight decay too;
+   the groups' membership must match (a "gaia.optim/1" file is one group).
+   Anything wrong with the file or the match changes nothing. */
 GAIA_API gaia_status gaia_optim_load(gaia_optim *opt, const char *path);
 #endif
 
@@ -7030,6 +7098,12 @@ struct gaia_optim {
     size_t n;
     uint64_t steps;
     float last_lr;
+    /* parameter groups: parameter i is in group group_of[i], whose base
+       rate is glr[g] and decay gwd[g] (one group of desc's for
+       gaia_optim_create) */
+    size_t ngroups;
+    size_t *group_of;
+    float *glr, *gwd;
 };
 
 GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user) {
@@ -7042,28 +7116,49 @@ GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user) {
     return c->min_lr + (base_lr - c->min_lr) * (float)(0.5 * (1.0 + cos(3.141592653589793 * t)));
 }
 
+/* Parameter i of a flat list, named for a message: "parameter I", or with
+   groups (group_of not NULL, the list their concatenation) "group G's
+   parameter K". */
+static void gaia__optim_param_name(char *buf, size_t len, size_t i, const size_t *group_of) {
+    size_t j, k = 0;
+    if (!group_of) {
+        snprintf(buf, len, "parameter %zu", i);
+        return;
+    }
+    for (j = 0; j < i; j++) k += group_of[j] == group_of[i];
+    snprintf(buf, len, "group %zu's parameter %zu", group_of[i], k);
+}
+
 /* Why a parameter list cannot be trained: 0 when it can. A parameter twice
    (or two sharing memory) would be updated twice per step; one that needs
    no gradient never gets one, so it would silently never change. */
-static gaia_status gaia__optim_check_params(gaia_ctx *ctx, const char *fn, gaia_tensor *const *params, size_t n) {
+static gaia_status gaia__optim_check_params(gaia_ctx *ctx, const char *fn, gaia_tensor *const *params, size_t n,
+                                            const size_t *group_of) {
     size_t i, j;
+    char a_name[64], b_name[64];
     for (i = 0; i < n; i++) {
         gaia_status st = gaia__check_tensor(ctx, fn, "a parameter", params[i]);
-        if (st != GAIA_OK) return gaia__fail(ctx, st, fn, "parameter %zu: %s", i, params[i] ? "belongs to another context" : "is NULL");
+        gaia__optim_param_name(a_name, sizeof a_name, i, group_of);
+        if (st != GAIA_OK) return gaia__fail(ctx, st, fn, "%s: %s", a_name, params[i] ? "belongs to another context" : "is NULL");
         if (!params[i]->requires_grad)
             return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                              "parameter %zu does not require a gradient (gaia_tensor_set_requires_grad): it would "
-                              "never be trained", i);
+                              "%s does not require a gradient (gaia_tensor_set_requires_grad): it would never be "
+                              "trained", a_name);
     }
     for (i = 0; i < n; i++)
         for (j = 0; j < i; j++) {
             const gaia_tensor *a = params[j], *b = params[i];
-            if (a == b)
+            int same = a == b;
+            if (!same && !(a->storage == b->storage && a->offset < b->offset + b->numel && b->offset < a->offset + a->numel))
+                continue;
+            gaia__optim_param_name(a_name, sizeof a_name, j, group_of);
+            gaia__optim_param_name(b_name, sizeof b_name, i, group_of);
+            if (!group_of)
                 return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                                  "parameters %zu and %zu are the same tensor: it would be updated twice per step", j, i);
-            if (a->storage == b->storage && a->offset < b->offset + b->numel && b->offset < a->offset + a->numel)
-                return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                                  "parameters %zu and %zu share memory: it would be updated twice per step", j, i);
+                                  "parameters %zu and %zu %s: it would be updated twice per step", j, i,
+                                  same ? "are the same tensor" : "share memory");
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%s and %s %s: it would be updated twice per step", a_name,
+                              b_name, same ? "are the same tensor" : "share memory");
         }
     return GAIA_OK;
 }
@@ -7088,46 +7183,163 @@ static gaia_status gaia__optim_check_desc(gaia_ctx *ctx, const char *fn, const g
     return GAIA_OK;
 }
 
-GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *desc, gaia_tensor *const *params, size_t n,
-                                       gaia_optim **out) {
-    static const char *fn = "gaia_optim_create";
-    gaia_optim *o;
-    gaia_optim_desc d;
-    gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
-    d = *desc;
-    if (d.kind != GAIA_OPTIM_SGD && d.kind != GAIA_OPTIM_ADAMW)
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)d.kind);
+/* desc with its defaults filled in, checked (the kind, then its fields). */
+static gaia_status gaia__optim_desc_fill(gaia_ctx *ctx, const char *fn, const gaia_optim_desc *desc,
+                                         gaia_optim_desc *d) {
+    *d = *desc;
+    if (d->kind != GAIA_OPTIM_SGD && d->kind != GAIA_OPTIM_ADAMW)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)d->kind);
 #ifdef GAIA_NO_LAYER
-    if (d.kind == GAIA_OPTIM_ADAMW)
+    if (d->kind == GAIA_OPTIM_ADAMW)
         return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "AdamW runs on the layer module's fused kernel, which this "
                           "build leaves out (GAIA_NO_LAYER): use GAIA_OPTIM_SGD or build with the layer module");
 #endif
-    if (d.beta1 == 0.0f) d.beta1 = 0.9f;
-    if (d.beta2 == 0.0f) d.beta2 = 0.999f;
-    if (d.eps == 0.0f) d.eps = 1e-8f;
-    if ((st = gaia__optim_check_desc(ctx, fn, &d)) != GAIA_OK) return st;
-    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
-    if ((st = gaia__optim_check_params(ctx, fn, params, n)) != GAIA_OK) return st;
-    o = (gaia_optim *)gaia__host_alloc(ctx, sizeof *o);
+    if (d->beta1 == 0.0f) d->beta1 = 0.9f;
+    if (d->beta2 == 0.0f) d->beta2 = 0.999f;
+    if (d->eps == 0.0f) d->eps = 1e-8f;
+    return gaia__optim_check_desc(ctx, fn, d);
+}
+
+/* The optimizer over params[0 .. n-1] (already checked), parameter i in
+   group group_of[i] (NULL: all in group 0) of ngroups, with base rates glr
+   and decays gwd; the arrays are copied. */
+static gaia_status gaia__optim_new(gaia_ctx *ctx, const char *fn, const gaia_optim_desc *d, gaia_tensor *const *params,
+                                   size_t n, const size_t *group_of, size_t ngroups, const float *glr,
+                                   const float *gwd, gaia_optim **out) {
+    gaia_optim *o = (gaia_optim *)gaia__host_alloc(ctx, sizeof *o);
     if (!o) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the optimizer");
     memset(o, 0, sizeof *o);
     o->ctx = ctx;
-    o->d = d;
+    o->d = *d;
     o->n = n;
+    o->ngroups = ngroups;
     o->params = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->params);
     o->m = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->m);
     o->v = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->v);
-    if (!o->params || !o->m || !o->v) {
+    o->group_of = (size_t *)gaia__host_alloc(ctx, n * sizeof *o->group_of);
+    o->glr = (float *)gaia__host_alloc(ctx, ngroups * sizeof *o->glr);
+    o->gwd = (float *)gaia__host_alloc(ctx, ngroups * sizeof *o->gwd);
+    if (!o->params || !o->m || !o->v || !o->group_of || !o->glr || !o->gwd) {
         gaia_optim_destroy(o);
         return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate state for %zu parameters", n);
     }
     memcpy(o->params, params, n * sizeof *o->params);
     memset(o->m, 0, n * sizeof *o->m);
     memset(o->v, 0, n * sizeof *o->v);
+    if (group_of) memcpy(o->group_of, group_of, n * sizeof *o->group_of);
+    else memset(o->group_of, 0, n * sizeof *o->group_of);
+    memcpy(o->glr, glr, ngroups * sizeof *o->glr);
+    memcpy(o->gwd, gwd, ngroups * sizeof *o->gwd);
     *out = o;
     return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *desc, gaia_tensor *const *params, size_t n,
+                                       gaia_optim **out) {
+    static const char *fn = "gaia_optim_create";
+    gaia_optim_desc d;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
+    if ((st = gaia__optim_desc_fill(ctx, fn, desc, &d)) != GAIA_OK) return st;
+    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
+    if ((st = gaia__optim_check_params(ctx, fn, params, n, NULL)) != GAIA_OK) return st;
+    return gaia__optim_new(ctx, fn, &d, params, n, NULL, 1, &d.lr, &d.weight_decay, out);
+}
+
+GAIA_API gaia_status gaia_optim_create_groups(gaia_ctx *ctx, const gaia_optim_desc *desc,
+                                              const gaia_optim_group *groups, size_t ngroups, gaia_optim **out) {
+    static const char *fn = "gaia_optim_create_groups";
+    gaia_optim_desc d;
+    gaia_tensor **flat = NULL;
+    size_t *group_of = NULL;
+    float *glr = NULL, *gwd = NULL;
+    size_t g, i, n = 0, at = 0;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!desc || !groups || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, groups or out is NULL");
+    if ((st = gaia__optim_desc_fill(ctx, fn, desc, &d)) != GAIA_OK) return st;
+    if (ngroups == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no groups (ngroups is 0)");
+    if (ngroups > SIZE_MAX / sizeof(float)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "ngroups %zu is too many", ngroups);
+    for (g = 0; g < ngroups; g++) {
+        const gaia_optim_group *gr = &groups[g];
+        if (!gr->params) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu: params is NULL", g);
+        if (gr->n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu has no parameters (n is 0)", g);
+        if (gr->n > SIZE_MAX / sizeof(gaia_tensor *) - n)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu: n %zu makes too many parameters", g, gr->n);
+        if (!(gr->lr >= 0.0f) || gr->lr > FLT_MAX)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                              "group %zu: lr %g must be 0 (desc's lr) or a finite number > 0", g, (double)gr->lr);
+        if (!(gr->weight_decay >= 0.0f) || gr->weight_decay > FLT_MAX)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu: weight_decay %g must be a finite number >= 0", g,
+                              (double)gr->weight_decay);
+        if (!gr->own_weight_decay && gr->weight_decay != 0.0f)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                              "group %zu: weight_decay %g is set but own_weight_decay is 0, which means desc's "
+                              "weight_decay %g: set own_weight_decay to 1 to use the group's",
+                              g, (double)gr->weight_decay, (double)d.weight_decay);
+        n += gr->n;
+    }
+    flat = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *flat);
+    group_of = (size_t *)gaia__host_alloc(ctx, n * sizeof *group_of);
+    glr = (float *)gaia__host_alloc(ctx, ngroups * sizeof *glr);
+    gwd = (float *)gaia__host_alloc(ctx, ngroups * sizeof *gwd);
+    if (!flat || !group_of || !glr || !gwd) {
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", n);
+        goto done;
+    }
+    for (g = 0; g < ngroups; g++) {
+        glr[g] = groups[g].lr > 0.0f ? groups[g].lr : d.lr;
+        gwd[g] = groups[g].own_weight_decay ? groups[g].weight_decay : d.weight_decay;
+        for (i = 0; i < groups[g].n; i++, at++) {
+            flat[at] = groups[g].params[i];
+            group_of[at] = g;
+        }
+    }
+    st = gaia__optim_check_params(ctx, fn, flat, n, group_of);
+    if (st == GAIA_OK) st = gaia__optim_new(ctx, fn, &d, flat, n, group_of, ngroups, glr, gwd, out);
+done:
+    gaia__host_free(ctx, flat);
+    gaia__host_free(ctx, group_of);
+    gaia__host_free(ctx, glr);
+    gaia__host_free(ctx, gwd);
+    return st;
+}
+
+GAIA_API gaia_status gaia_optim_create_decay_split(gaia_ctx *ctx, const gaia_optim_desc *desc,
+                                                   gaia_tensor *const *params, size_t n, gaia_optim **out) {
+    static const char *fn = "gaia_optim_create_decay_split";
+    gaia_optim_desc d;
+    size_t *group_of, i;
+    float glr[2], gwd[2];
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
+    if ((st = gaia__optim_desc_fill(ctx, fn, desc, &d)) != GAIA_OK) return st;
+    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
+    if ((st = gaia__optim_check_params(ctx, fn, params, n, NULL)) != GAIA_OK) return st;
+    group_of = (size_t *)gaia__host_alloc(ctx, n * sizeof *group_of);
+    if (!group_of) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", n);
+    for (i = 0; i < n; i++) group_of[i] = params[i]->ndim >= 2 ? 0 : 1;
+    glr[0] = glr[1] = d.lr;
+    gwd[0] = d.weight_decay;
+    gwd[1] = 0.0f;
+    st = gaia__optim_new(ctx, fn, &d, params, n, group_of, 2, glr, gwd, out);
+    gaia__host_free(ctx, group_of);
+    return st;
+}
+
+/* Group g's rate at a step whose scheduled base rate is lr: lr_g * lr /
+   desc.lr in double. It is exactly lr when lr_g is desc.lr (the product of
+   two floats is exact in double, so the quotient rounds to lr itself): one
+   group steps bit for bit as before groups existed. */
+static float gaia__optim_group_rate(const gaia_optim *o, size_t g, float lr) {
+    return (float)((double)o->glr[g] * (double)lr / (double)o->d.lr);
+}
+
+GAIA_API size_t gaia_optim_group_count(const gaia_optim *o) { return o ? o->ngroups : 0; }
+GAIA_API float gaia_optim_group_lr(const gaia_optim *o, size_t g) {
+    return o && g < o->ngroups ? gaia__optim_group_rate(o, g, o->last_lr) : 0.0f;
 }
 
 GAIA_API void gaia_optim_destroy(gaia_optim *o) {
@@ -7138,6 +7350,9 @@ GAIA_API void gaia_optim_destroy(gaia_optim *o) {
     gaia__host_free(o->ctx, o->params);
     gaia__host_free(o->ctx, o->m);
     gaia__host_free(o->ctx, o->v);
+    gaia__host_free(o->ctx, o->group_of);
+    gaia__host_free(o->ctx, o->glr);
+    gaia__host_free(o->ctx, o->gwd);
     gaia__host_free(o->ctx, o);
 }
 
@@ -7248,6 +7463,7 @@ static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
     const gaia_optim_desc *d = &o->d;
     size_t i, largest[GAIA_DEVICE_COUNT];
     int dev, need_m = d->kind == GAIA_OPTIM_ADAMW || d->momentum > 0, need_v = d->kind == GAIA_OPTIM_ADAMW;
+    int decayed = 0; /* some group has weight decay */
     gaia_status st = GAIA_OK;
     memset(pl, 0, sizeof *pl);
     memset(largest, 0, sizeof largest);
@@ -7255,6 +7471,13 @@ static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
     if (!(pl->lr >= 0.0f) || pl->lr > FLT_MAX)
         return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "the schedule gave lr %g at step %llu", (double)pl->lr,
                           (unsigned long long)o->steps);
+    for (i = 0; i < o->ngroups; i++) {
+        float r = gaia__optim_group_rate(o, i, pl->lr);
+        if (!(r >= 0.0f) || r > FLT_MAX)
+            return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "group %zu's lr is %g at step %llu (base %g, scheduled %g)", i,
+                              (double)r, (unsigned long long)o->steps, (double)o->glr[i], (double)pl->lr);
+        if (o->gwd[i] > 0) decayed = 1;
+    }
     for (i = 0; i < o->n; i++) {
         const gaia_tensor *p = o->params[i], *g = p->grad;
         if (!g) continue;
@@ -7294,7 +7517,7 @@ static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
     for (dev = 0; dev < GAIA_DEVICE_COUNT; dev++) {
         int k, count;
         if (!largest[dev] || d->kind != GAIA_OPTIM_SGD) continue;
-        count = d->weight_decay > 0 ? 2 : 1;
+        count = decayed ? 2 : 1;
         for (k = 0; st == GAIA_OK && k < count; k++)
             st = gaia__tensor_new(ctx, fn, (gaia_device)dev, 1, &largest[dev], &pl->scratch[dev][k]);
         if (st != GAIA_OK) goto fail;
@@ -7320,7 +7543,8 @@ static gaia_status gaia__optim_binary(gaia_ctx *ctx, const gaia_backend *be, gai
 
 /* SGD on parameter i: the same operations, in the same order, as
    g' = g + wd p; buf = momentum buf + g' (buf = g' at first);
-   p -= lr (g' + momentum buf) (Nesterov), lr buf, or lr g'. */
+   p -= lr (g' + momentum buf) (Nesterov), lr buf, or lr g' (lr and wd
+   those of its group). */
 static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, size_t i, int first) {
     gaia_ctx *ctx = o->ctx;
     const gaia_optim_desc *d = &o->d;
@@ -7329,10 +7553,11 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
     size_t n = p->numel;
     float *P = GAIA__PTR(p), *G = GAIA__PTR(p->grad), *S = GAIA__PTR(pl->scratch[GAIA__DEV(p)][0]);
     const float *gd = G, *dir;
+    float wd = o->gwd[o->group_of[i]], lr = gaia__optim_group_rate(o, o->group_of[i], pl->lr);
     gaia_status st;
-    if (d->weight_decay > 0) {
+    if (wd > 0) {
         float *W = GAIA__PTR(pl->scratch[GAIA__DEV(p)][1]);
-        GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, P, W, n, d->weight_decay, 0));
+        GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, P, W, n, wd, 0));
         GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_ADD, W, G, W, n));
         gd = W;
     }
@@ -7352,7 +7577,7 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
             dir = S;
         }
     }
-    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, dir, S, n, pl->lr, 0));
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, dir, S, n, lr, 0));
     return gaia__optim_binary(ctx, be, GAIA_BINARY_SUB, P, S, P, n);
 }
 
@@ -7370,8 +7595,9 @@ static gaia_status gaia__optim_adamw(gaia_optim *o, const gaia__optim_plan *pl, 
     double t1 = (double)(o->steps + 1);
     float bc1 = (float)(1.0 - pow((double)d->beta1, t1)), bc2 = (float)(1.0 - pow((double)d->beta2, t1));
     return gaia__be(o->ctx, GAIA__DEV(p))->layer->adamw(o->ctx, GAIA__PTR(p), GAIA__PTR(p->grad), GAIA__PTR(o->m[i]),
-                                                         GAIA__PTR(o->v[i]), p->numel, pl->lr, d->beta1, d->beta2,
-                                                         d->eps, d->weight_decay, bc1, bc2);
+                                                         GAIA__PTR(o->v[i]), p->numel,
+                                                         gaia__optim_group_rate(o, o->group_of[i], pl->lr), d->beta1,
+                                                         d->beta2, d->eps, o->gwd[o->group_of[i]], bc1, bc2);
 #endif
 }
 
@@ -9229,6 +9455,7 @@ GAIA_API gaia_status gaia_safetensors_save(gaia_ctx *ctx, const char *path, cons
 /* ---- optimizer checkpoints (optimizers are the autograd module's) ---- */
 #ifndef GAIA_NO_AUTOGRAD
 #define GAIA__OPTIM_FORMAT "gaia.optim/1"
+#define GAIA__OPTIM_FORMAT_GROUPS "gaia.optim/2"
 #define GAIA__OPTIM_NHYPER 8
 
 /* A decimal uint64 written by gaia_optim_save (digits only, checked). */
@@ -9248,22 +9475,24 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
     gaia_ctx *ctx;
     gaia_named_tensor *items = NULL;
     char(*names)[32] = NULL;
-    char steps[24], seed[24], stream[24], nparams[24];
-    const char *meta[15];
-    gaia_tensor *hyper = NULL;
+    char steps[24], seed[24], stream[24], nparams[24], ngroups[24];
+    const char *meta[17];
+    gaia_tensor *hyper = NULL, *gset = NULL, *gof = NULL;
     float hv[GAIA__OPTIM_NHYPER];
     size_t i, count = 0, hn = GAIA__OPTIM_NHYPER;
+    /* one group of desc's settings: the file of an optimizer without groups */
+    int plain = o && o->ngroups == 1 && o->glr[0] == o->d.lr && o->gwd[0] == o->d.weight_decay;
     gaia_status st;
     if (!o) return GAIA_ERR_INVALID_ARG;
     ctx = o->ctx;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
-    if (o->n > (SIZE_MAX - 1) / 3 / sizeof *names) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "too many parameters");
-    items = (gaia_named_tensor *)gaia__host_alloc(ctx, (3 * o->n + 1) * sizeof *items);
+    if (o->n > (SIZE_MAX - 3) / 3 / sizeof *names || o->ngroups > SIZE_MAX / 2 / sizeof(float)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "too many parameters");
+    items = (gaia_named_tensor *)gaia__host_alloc(ctx, (3 * o->n + 3) * sizeof *items);
     names = (char(*)[32])gaia__host_alloc(ctx, (3 * o->n + 1) * sizeof *names);
     if (!items || !names) {
         gaia__host_free(ctx, items);
         gaia__host_free(ctx, names);
-        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", 3 * o->n + 1);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", 3 * o->n + 3);
     }
     for (i = 0; i < o->n; i++) {
         snprintf(names[count], sizeof *names, "param.%zu", i);
@@ -9285,6 +9514,21 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
     /* on the CPU whatever the default device: 8 floats only go to the file */
     st = gaia__tensor_new(ctx, fn, GAIA_DEVICE_CPU, 1, &hn, &hyper);
     if (st == GAIA_OK) memcpy(GAIA__PTR(hyper), hv, sizeof hv);
+    if (st == GAIA_OK && !plain) { /* the groups: [lr, weight decay] each, and each parameter's */
+        size_t gs[2];
+        gs[0] = o->ngroups, gs[1] = 2;
+        st = gaia__tensor_new(ctx, fn, GAIA_DEVICE_CPU, 2, gs, &gset);
+        if (st == GAIA_OK) st = gaia__tensor_new(ctx, fn, GAIA_DEVICE_CPU, 1, &o->n, &gof);
+        if (st == GAIA_OK) {
+            float *gv = GAIA__PTR(gset), *ov = GAIA__PTR(gof);
+            for (i = 0; i < o->ngroups; i++) gv[2 * i] = o->glr[i], gv[2 * i + 1] = o->gwd[i];
+            for (i = 0; i < o->n; i++) ov[i] = (float)o->group_of[i];
+            items[count].name = "optim.groups";
+            items[count++].tensor = gset;
+            items[count].name = "optim.group_of";
+            items[count++].tensor = gof;
+        }
+    }
     if (st == GAIA_OK) {
         items[count].name = "optim.hyper";
         items[count++].tensor = hyper;
@@ -9292,14 +9536,16 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
         snprintf(seed, sizeof seed, "%llu", (unsigned long long)ctx->seed);
         snprintf(stream, sizeof stream, "%llu", (unsigned long long)ctx->rng_stream);
         snprintf(nparams, sizeof nparams, "%zu", o->n);
-        meta[0] = "format", meta[1] = GAIA__OPTIM_FORMAT;
+        snprintf(ngroups, sizeof ngroups, "%zu", o->ngroups);
+        meta[0] = "format", meta[1] = plain ? GAIA__OPTIM_FORMAT : GAIA__OPTIM_FORMAT_GROUPS;
         meta[2] = "kind", meta[3] = o->d.kind == GAIA_OPTIM_SGD ? "sgd" : "adamw";
         meta[4] = "nesterov", meta[5] = o->d.nesterov ? "1" : "0";
         meta[6] = "params", meta[7] = nparams;
         meta[8] = "steps", meta[9] = steps;
         meta[10] = "seed", meta[11] = seed;
         meta[12] = "rng_stream", meta[13] = stream;
-        meta[14] = NULL;
+        meta[14] = plain ? NULL : "groups", meta[15] = ngroups;
+        meta[16] = NULL;
         st = gaia_safetensors_save(ctx, path, items, count, meta);
         if (st != GAIA_OK) {
             char reason[GAIA__ERR_LEN];
@@ -9308,6 +9554,8 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
         }
     }
     gaia_tensor_free(hyper);
+    gaia_tensor_free(gset);
+    gaia_tensor_free(gof);
     gaia__host_free(ctx, items);
     gaia__host_free(ctx, names);
     return st;
@@ -9329,10 +9577,12 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
     const char *fmt, *kind, *nest;
     uint64_t steps, seed, stream, nparams;
     float hv[GAIA__OPTIM_NHYPER];
+    float *gv = NULL; /* the groups' [lr, weight decay] pairs, then each parameter's group */
     size_t i, expect = 1;
     gaia_optim_desc d;
     gaia_status st;
-    int was;
+    int was, grouped;
+    uint64_t ngroups = 1;
     if (!o) return GAIA_ERR_INVALID_ARG;
     ctx = o->ctx;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
@@ -9346,15 +9596,18 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
     fmt = gaia_safetensors_meta(f, "format");
     kind = gaia_safetensors_meta(f, "kind");
     nest = gaia_safetensors_meta(f, "nesterov");
-    if (!fmt || strcmp(fmt, GAIA__OPTIM_FORMAT) != 0 || !kind || !nest || (strcmp(nest, "0") && strcmp(nest, "1")) ||
+    grouped = fmt && strcmp(fmt, GAIA__OPTIM_FORMAT_GROUPS) == 0;
+    if (!fmt || (strcmp(fmt, GAIA__OPTIM_FORMAT) != 0 && !grouped) || !kind || !nest ||
+        (strcmp(nest, "0") && strcmp(nest, "1")) ||
+        (grouped && !gaia__st_parse_u64(gaia_safetensors_meta(f, "groups"), &ngroups)) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "params"), &nparams) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "steps"), &steps) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "seed"), &seed) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "rng_stream"), &stream)) {
         st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn,
                         "'%s' is not a gaia optimizer checkpoint (metadata format \"%s\" with kind, nesterov, params, "
-                        "steps, seed and rng_stream)",
-                        path, GAIA__OPTIM_FORMAT);
+                        "steps, seed and rng_stream, or \"%s\" with groups too)",
+                        path, GAIA__OPTIM_FORMAT, GAIA__OPTIM_FORMAT_GROUPS);
         goto done;
     }
     if (strcmp(kind, o->d.kind == GAIA_OPTIM_SGD ? "sgd" : "adamw") != 0) {
@@ -9366,6 +9619,42 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
         st = gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "'%s' holds %llu parameters, this optimizer has %zu", path,
                         (unsigned long long)nparams, o->n);
         goto done;
+    }
+    if (ngroups != o->ngroups) {
+        st = gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "'%s' holds %llu parameter group%s, this optimizer has %zu", path,
+                        (unsigned long long)ngroups, ngroups == 1 ? "" : "s", o->ngroups);
+        goto done;
+    }
+    if (grouped) { /* the groups' settings, and the same membership as o's */
+        gaia_tensor *gs = gaia_safetensors_get(f, "optim.groups"), *go = gaia_safetensors_get(f, "optim.group_of");
+        size_t g;
+        gv = (float *)gaia__host_alloc(ctx, (2 * o->ngroups + o->n) * sizeof *gv);
+        if (!gv) {
+            st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", 2 * o->ngroups + o->n);
+            goto done;
+        }
+        if (!gs || !go || gs->numel != 2 * o->ngroups || go->numel != o->n) {
+            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' has no optim.groups of %zu values and optim.group_of of %zu",
+                            path, 2 * o->ngroups, o->n);
+            goto done;
+        }
+        if ((st = gaia_tensor_to_host(ctx, gs, gv, 2 * o->ngroups)) != GAIA_OK ||
+            (st = gaia_tensor_to_host(ctx, go, gv + 2 * o->ngroups, o->n)) != GAIA_OK)
+            goto done;
+        expect += 2;
+        for (g = 0; g < o->ngroups; g++)
+            if (!(gv[2 * g] > 0.0f) || gv[2 * g] > FLT_MAX || !(gv[2 * g + 1] >= 0.0f) || gv[2 * g + 1] > FLT_MAX) {
+                st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s': group %zu has lr %g and weight_decay %g", path, g,
+                                (double)gv[2 * g], (double)gv[2 * g + 1]);
+                goto done;
+            }
+        for (i = 0; i < o->n; i++)
+            if (gv[2 * o->ngroups + i] != (float)o->group_of[i]) {
+                st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                                "'%s': parameter %zu is in group %g there, in group %zu in this optimizer", path, i,
+                                (double)gv[2 * o->ngroups + i], o->group_of[i]);
+                goto done;
+            }
     }
     {
         gaia_tensor *h = gaia_safetensors_get(f, "optim.hyper");
@@ -9437,6 +9726,12 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
         staged[3 * i + 1] = staged[3 * i + 2] = NULL;
     }
     o->d = d;
+    if (grouped) {
+        for (i = 0; i < o->ngroups; i++) o->glr[i] = gv[2 * i], o->gwd[i] = gv[2 * i + 1];
+    } else { /* one group: the file's desc settings */
+        o->glr[0] = d.lr;
+        o->gwd[0] = d.weight_decay;
+    }
     o->steps = steps;
     o->last_lr = hv[7];
     ctx->seed = seed;
@@ -9444,6 +9739,7 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
 done:
     for (i = 0; staged && i < 3 * o->n; i++) gaia_tensor_free(staged[i]);
     gaia__host_free(ctx, staged);
+    gaia__host_free(ctx, gv);
     gaia_safetensors_free(f);
     gaia_grad_set_enabled(ctx, was);
     return st;

@@ -85,7 +85,34 @@ GAIA_API gaia_status gaia_optim_step(gaia_optim *opt);
 /* Drops every parameter's gradient. */
 GAIA_API void gaia_optim_zero_grad(gaia_optim *opt);
 GAIA_API uint64_t gaia_optim_steps(const gaia_optim *opt);
-GAIA_API float gaia_optim_lr(const gaia_optim *opt); /* the rate the last step used */
+GAIA_API float gaia_optim_lr(const gaia_optim *opt); /* the rate the last step used (desc's lr, scheduled) */
+/* Parameter groups: each group has its own base learning rate and weight
+   decay; everything else (kind, momentum, betas, eps, clipping - global
+   over every parameter - and the schedule) is desc's. A zeroed group is
+   desc's settings. The schedule scales every group alike: at step s group
+   g's rate is lr_g * schedule(s, desc.lr) / desc.lr. */
+typedef struct gaia_optim_group {
+    gaia_tensor *const *params; /* n >= 1 parameters, none in another group */
+    size_t n;
+    float lr;                   /* 0: desc.lr; else this group's base rate, > 0 */
+    float weight_decay;         /* this group's decay (>= 0, 0 = none) when own_weight_decay */
+    int own_weight_decay;       /* 0: desc.weight_decay (weight_decay must then be 0) */
+} gaia_optim_group;
+/* An optimizer over the parameters of ngroups groups, as gaia_optim_create
+   over their concatenation (group 0's first: the order of
+   gaia_optim_save's "param.I"). A bad group is named with its index and
+   value; a parameter in two groups names both places. */
+GAIA_API gaia_status gaia_optim_create_groups(gaia_ctx *ctx, const gaia_optim_desc *desc,
+                                              const gaia_optim_group *groups, size_t ngroups, gaia_optim **out);
+/* The usual two groups over params (in their order): group 0, the tensors
+   of two or more dimensions (weights), decayed by desc.weight_decay; group
+   1, the others (biases, norm gains), not decayed. Either may be empty. */
+GAIA_API gaia_status gaia_optim_create_decay_split(gaia_ctx *ctx, const gaia_optim_desc *desc,
+                                                   gaia_tensor *const *params, size_t n, gaia_optim **out);
+/* The number of groups (1 for gaia_optim_create's), and the rate group g
+   used at the last step (0 for a NULL opt or g out of range). */
+GAIA_API size_t gaia_optim_group_count(const gaia_optim *opt);
+GAIA_API float gaia_optim_group_lr(const gaia_optim *opt, size_t g);
 GAIA_API void gaia_optim_destroy(gaia_optim *opt);
 /* Scales the gradients of params so that their global L2 norm is at most
    max_norm; *total_norm (may be NULL) gets the norm before. A non-finite
@@ -1449,6 +1476,12 @@ struct gaia_optim {
     size_t n;
     uint64_t steps;
     float last_lr;
+    /* parameter groups: parameter i is in group group_of[i], whose base
+       rate is glr[g] and decay gwd[g] (one group of desc's for
+       gaia_optim_create) */
+    size_t ngroups;
+    size_t *group_of;
+    float *glr, *gwd;
 };
 
 GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user) {
@@ -1461,28 +1494,49 @@ GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user) {
     return c->min_lr + (base_lr - c->min_lr) * (float)(0.5 * (1.0 + cos(3.141592653589793 * t)));
 }
 
+/* Parameter i of a flat list, named for a message: "parameter I", or with
+   groups (group_of not NULL, the list their concatenation) "group G's
+   parameter K". */
+static void gaia__optim_param_name(char *buf, size_t len, size_t i, const size_t *group_of) {
+    size_t j, k = 0;
+    if (!group_of) {
+        snprintf(buf, len, "parameter %zu", i);
+        return;
+    }
+    for (j = 0; j < i; j++) k += group_of[j] == group_of[i];
+    snprintf(buf, len, "group %zu's parameter %zu", group_of[i], k);
+}
+
 /* Why a parameter list cannot be trained: 0 when it can. A parameter twice
    (or two sharing memory) would be updated twice per step; one that needs
    no gradient never gets one, so it would silently never change. */
-static gaia_status gaia__optim_check_params(gaia_ctx *ctx, const char *fn, gaia_tensor *const *params, size_t n) {
+static gaia_status gaia__optim_check_params(gaia_ctx *ctx, const char *fn, gaia_tensor *const *params, size_t n,
+                                            const size_t *group_of) {
     size_t i, j;
+    char a_name[64], b_name[64];
     for (i = 0; i < n; i++) {
         gaia_status st = gaia__check_tensor(ctx, fn, "a parameter", params[i]);
-        if (st != GAIA_OK) return gaia__fail(ctx, st, fn, "parameter %zu: %s", i, params[i] ? "belongs to another context" : "is NULL");
+        gaia__optim_param_name(a_name, sizeof a_name, i, group_of);
+        if (st != GAIA_OK) return gaia__fail(ctx, st, fn, "%s: %s", a_name, params[i] ? "belongs to another context" : "is NULL");
         if (!params[i]->requires_grad)
             return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                              "parameter %zu does not require a gradient (gaia_tensor_set_requires_grad): it would "
-                              "never be trained", i);
+                              "%s does not require a gradient (gaia_tensor_set_requires_grad): it would never be "
+                              "trained", a_name);
     }
     for (i = 0; i < n; i++)
         for (j = 0; j < i; j++) {
             const gaia_tensor *a = params[j], *b = params[i];
-            if (a == b)
+            int same = a == b;
+            if (!same && !(a->storage == b->storage && a->offset < b->offset + b->numel && b->offset < a->offset + a->numel))
+                continue;
+            gaia__optim_param_name(a_name, sizeof a_name, j, group_of);
+            gaia__optim_param_name(b_name, sizeof b_name, i, group_of);
+            if (!group_of)
                 return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                                  "parameters %zu and %zu are the same tensor: it would be updated twice per step", j, i);
-            if (a->storage == b->storage && a->offset < b->offset + b->numel && b->offset < a->offset + a->numel)
-                return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                                  "parameters %zu and %zu share memory: it would be updated twice per step", j, i);
+                                  "parameters %zu and %zu %s: it would be updated twice per step", j, i,
+                                  same ? "are the same tensor" : "share memory");
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%s and %s %s: it would be updated twice per step", a_name,
+                              b_name, same ? "are the same tensor" : "share memory");
         }
     return GAIA_OK;
 }
@@ -1507,46 +1561,163 @@ static gaia_status gaia__optim_check_desc(gaia_ctx *ctx, const char *fn, const g
     return GAIA_OK;
 }
 
-GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *desc, gaia_tensor *const *params, size_t n,
-                                       gaia_optim **out) {
-    static const char *fn = "gaia_optim_create";
-    gaia_optim *o;
-    gaia_optim_desc d;
-    gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
-    d = *desc;
-    if (d.kind != GAIA_OPTIM_SGD && d.kind != GAIA_OPTIM_ADAMW)
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)d.kind);
+/* desc with its defaults filled in, checked (the kind, then its fields). */
+static gaia_status gaia__optim_desc_fill(gaia_ctx *ctx, const char *fn, const gaia_optim_desc *desc,
+                                         gaia_optim_desc *d) {
+    *d = *desc;
+    if (d->kind != GAIA_OPTIM_SGD && d->kind != GAIA_OPTIM_ADAMW)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)d->kind);
 #ifdef GAIA_NO_LAYER
-    if (d.kind == GAIA_OPTIM_ADAMW)
+    if (d->kind == GAIA_OPTIM_ADAMW)
         return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "AdamW runs on the layer module's fused kernel, which this "
                           "build leaves out (GAIA_NO_LAYER): use GAIA_OPTIM_SGD or build with the layer module");
 #endif
-    if (d.beta1 == 0.0f) d.beta1 = 0.9f;
-    if (d.beta2 == 0.0f) d.beta2 = 0.999f;
-    if (d.eps == 0.0f) d.eps = 1e-8f;
-    if ((st = gaia__optim_check_desc(ctx, fn, &d)) != GAIA_OK) return st;
-    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
-    if ((st = gaia__optim_check_params(ctx, fn, params, n)) != GAIA_OK) return st;
-    o = (gaia_optim *)gaia__host_alloc(ctx, sizeof *o);
+    if (d->beta1 == 0.0f) d->beta1 = 0.9f;
+    if (d->beta2 == 0.0f) d->beta2 = 0.999f;
+    if (d->eps == 0.0f) d->eps = 1e-8f;
+    return gaia__optim_check_desc(ctx, fn, d);
+}
+
+/* The optimizer over params[0 .. n-1] (already checked), parameter i in
+   group group_of[i] (NULL: all in group 0) of ngroups, with base rates glr
+   and decays gwd; the arrays are copied. */
+static gaia_status gaia__optim_new(gaia_ctx *ctx, const char *fn, const gaia_optim_desc *d, gaia_tensor *const *params,
+                                   size_t n, const size_t *group_of, size_t ngroups, const float *glr,
+                                   const float *gwd, gaia_optim **out) {
+    gaia_optim *o = (gaia_optim *)gaia__host_alloc(ctx, sizeof *o);
     if (!o) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the optimizer");
     memset(o, 0, sizeof *o);
     o->ctx = ctx;
-    o->d = d;
+    o->d = *d;
     o->n = n;
+    o->ngroups = ngroups;
     o->params = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->params);
     o->m = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->m);
     o->v = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->v);
-    if (!o->params || !o->m || !o->v) {
+    o->group_of = (size_t *)gaia__host_alloc(ctx, n * sizeof *o->group_of);
+    o->glr = (float *)gaia__host_alloc(ctx, ngroups * sizeof *o->glr);
+    o->gwd = (float *)gaia__host_alloc(ctx, ngroups * sizeof *o->gwd);
+    if (!o->params || !o->m || !o->v || !o->group_of || !o->glr || !o->gwd) {
         gaia_optim_destroy(o);
         return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate state for %zu parameters", n);
     }
     memcpy(o->params, params, n * sizeof *o->params);
     memset(o->m, 0, n * sizeof *o->m);
     memset(o->v, 0, n * sizeof *o->v);
+    if (group_of) memcpy(o->group_of, group_of, n * sizeof *o->group_of);
+    else memset(o->group_of, 0, n * sizeof *o->group_of);
+    memcpy(o->glr, glr, ngroups * sizeof *o->glr);
+    memcpy(o->gwd, gwd, ngroups * sizeof *o->gwd);
     *out = o;
     return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *desc, gaia_tensor *const *params, size_t n,
+                                       gaia_optim **out) {
+    static const char *fn = "gaia_optim_create";
+    gaia_optim_desc d;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
+    if ((st = gaia__optim_desc_fill(ctx, fn, desc, &d)) != GAIA_OK) return st;
+    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
+    if ((st = gaia__optim_check_params(ctx, fn, params, n, NULL)) != GAIA_OK) return st;
+    return gaia__optim_new(ctx, fn, &d, params, n, NULL, 1, &d.lr, &d.weight_decay, out);
+}
+
+GAIA_API gaia_status gaia_optim_create_groups(gaia_ctx *ctx, const gaia_optim_desc *desc,
+                                              const gaia_optim_group *groups, size_t ngroups, gaia_optim **out) {
+    static const char *fn = "gaia_optim_create_groups";
+    gaia_optim_desc d;
+    gaia_tensor **flat = NULL;
+    size_t *group_of = NULL;
+    float *glr = NULL, *gwd = NULL;
+    size_t g, i, n = 0, at = 0;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!desc || !groups || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, groups or out is NULL");
+    if ((st = gaia__optim_desc_fill(ctx, fn, desc, &d)) != GAIA_OK) return st;
+    if (ngroups == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no groups (ngroups is 0)");
+    if (ngroups > SIZE_MAX / sizeof(float)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "ngroups %zu is too many", ngroups);
+    for (g = 0; g < ngroups; g++) {
+        const gaia_optim_group *gr = &groups[g];
+        if (!gr->params) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu: params is NULL", g);
+        if (gr->n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu has no parameters (n is 0)", g);
+        if (gr->n > SIZE_MAX / sizeof(gaia_tensor *) - n)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu: n %zu makes too many parameters", g, gr->n);
+        if (!(gr->lr >= 0.0f) || gr->lr > FLT_MAX)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                              "group %zu: lr %g must be 0 (desc's lr) or a finite number > 0", g, (double)gr->lr);
+        if (!(gr->weight_decay >= 0.0f) || gr->weight_decay > FLT_MAX)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu: weight_decay %g must be a finite number >= 0", g,
+                              (double)gr->weight_decay);
+        if (!gr->own_weight_decay && gr->weight_decay != 0.0f)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                              "group %zu: weight_decay %g is set but own_weight_decay is 0, which means desc's "
+                              "weight_decay %g: set own_weight_decay to 1 to use the group's",
+                              g, (double)gr->weight_decay, (double)d.weight_decay);
+        n += gr->n;
+    }
+    flat = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *flat);
+    group_of = (size_t *)gaia__host_alloc(ctx, n * sizeof *group_of);
+    glr = (float *)gaia__host_alloc(ctx, ngroups * sizeof *glr);
+    gwd = (float *)gaia__host_alloc(ctx, ngroups * sizeof *gwd);
+    if (!flat || !group_of || !glr || !gwd) {
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", n);
+        goto done;
+    }
+    for (g = 0; g < ngroups; g++) {
+        glr[g] = groups[g].lr > 0.0f ? groups[g].lr : d.lr;
+        gwd[g] = groups[g].own_weight_decay ? groups[g].weight_decay : d.weight_decay;
+        for (i = 0; i < groups[g].n; i++, at++) {
+            flat[at] = groups[g].params[i];
+            group_of[at] = g;
+        }
+    }
+    st = gaia__optim_check_params(ctx, fn, flat, n, group_of);
+    if (st == GAIA_OK) st = gaia__optim_new(ctx, fn, &d, flat, n, group_of, ngroups, glr, gwd, out);
+done:
+    gaia__host_free(ctx, flat);
+    gaia__host_free(ctx, group_of);
+    gaia__host_free(ctx, glr);
+    gaia__host_free(ctx, gwd);
+    return st;
+}
+
+GAIA_API gaia_status gaia_optim_create_decay_split(gaia_ctx *ctx, const gaia_optim_desc *desc,
+                                                   gaia_tensor *const *params, size_t n, gaia_optim **out) {
+    static const char *fn = "gaia_optim_create_decay_split";
+    gaia_optim_desc d;
+    size_t *group_of, i;
+    float glr[2], gwd[2];
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
+    if ((st = gaia__optim_desc_fill(ctx, fn, desc, &d)) != GAIA_OK) return st;
+    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
+    if ((st = gaia__optim_check_params(ctx, fn, params, n, NULL)) != GAIA_OK) return st;
+    group_of = (size_t *)gaia__host_alloc(ctx, n * sizeof *group_of);
+    if (!group_of) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", n);
+    for (i = 0; i < n; i++) group_of[i] = params[i]->ndim >= 2 ? 0 : 1;
+    glr[0] = glr[1] = d.lr;
+    gwd[0] = d.weight_decay;
+    gwd[1] = 0.0f;
+    st = gaia__optim_new(ctx, fn, &d, params, n, group_of, 2, glr, gwd, out);
+    gaia__host_free(ctx, group_of);
+    return st;
+}
+
+/* Group g's rate at a step whose scheduled base rate is lr: lr_g * lr /
+   desc.lr in double. It is exactly lr when lr_g is desc.lr (the product of
+   two floats is exact in double, so the quotient rounds to lr itself): one
+   group steps bit for bit as before groups existed. */
+static float gaia__optim_group_rate(const gaia_optim *o, size_t g, float lr) {
+    return (float)((double)o->glr[g] * (double)lr / (double)o->d.lr);
+}
+
+GAIA_API size_t gaia_optim_group_count(const gaia_optim *o) { return o ? o->ngroups : 0; }
+GAIA_API float gaia_optim_group_lr(const gaia_optim *o, size_t g) {
+    return o && g < o->ngroups ? gaia__optim_group_rate(o, g, o->last_lr) : 0.0f;
 }
 
 GAIA_API void gaia_optim_destroy(gaia_optim *o) {
@@ -1557,6 +1728,9 @@ GAIA_API void gaia_optim_destroy(gaia_optim *o) {
     gaia__host_free(o->ctx, o->params);
     gaia__host_free(o->ctx, o->m);
     gaia__host_free(o->ctx, o->v);
+    gaia__host_free(o->ctx, o->group_of);
+    gaia__host_free(o->ctx, o->glr);
+    gaia__host_free(o->ctx, o->gwd);
     gaia__host_free(o->ctx, o);
 }
 
@@ -1667,6 +1841,7 @@ static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
     const gaia_optim_desc *d = &o->d;
     size_t i, largest[GAIA_DEVICE_COUNT];
     int dev, need_m = d->kind == GAIA_OPTIM_ADAMW || d->momentum > 0, need_v = d->kind == GAIA_OPTIM_ADAMW;
+    int decayed = 0; /* some group has weight decay */
     gaia_status st = GAIA_OK;
     memset(pl, 0, sizeof *pl);
     memset(largest, 0, sizeof largest);
@@ -1674,6 +1849,13 @@ static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
     if (!(pl->lr >= 0.0f) || pl->lr > FLT_MAX)
         return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "the schedule gave lr %g at step %llu", (double)pl->lr,
                           (unsigned long long)o->steps);
+    for (i = 0; i < o->ngroups; i++) {
+        float r = gaia__optim_group_rate(o, i, pl->lr);
+        if (!(r >= 0.0f) || r > FLT_MAX)
+            return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "group %zu's lr is %g at step %llu (base %g, scheduled %g)", i,
+                              (double)r, (unsigned long long)o->steps, (double)o->glr[i], (double)pl->lr);
+        if (o->gwd[i] > 0) decayed = 1;
+    }
     for (i = 0; i < o->n; i++) {
         const gaia_tensor *p = o->params[i], *g = p->grad;
         if (!g) continue;
@@ -1713,7 +1895,7 @@ static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
     for (dev = 0; dev < GAIA_DEVICE_COUNT; dev++) {
         int k, count;
         if (!largest[dev] || d->kind != GAIA_OPTIM_SGD) continue;
-        count = d->weight_decay > 0 ? 2 : 1;
+        count = decayed ? 2 : 1;
         for (k = 0; st == GAIA_OK && k < count; k++)
             st = gaia__tensor_new(ctx, fn, (gaia_device)dev, 1, &largest[dev], &pl->scratch[dev][k]);
         if (st != GAIA_OK) goto fail;
@@ -1739,7 +1921,8 @@ static gaia_status gaia__optim_binary(gaia_ctx *ctx, const gaia_backend *be, gai
 
 /* SGD on parameter i: the same operations, in the same order, as
    g' = g + wd p; buf = momentum buf + g' (buf = g' at first);
-   p -= lr (g' + momentum buf) (Nesterov), lr buf, or lr g'. */
+   p -= lr (g' + momentum buf) (Nesterov), lr buf, or lr g' (lr and wd
+   those of its group). */
 static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, size_t i, int first) {
     gaia_ctx *ctx = o->ctx;
     const gaia_optim_desc *d = &o->d;
@@ -1748,10 +1931,11 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
     size_t n = p->numel;
     float *P = GAIA__PTR(p), *G = GAIA__PTR(p->grad), *S = GAIA__PTR(pl->scratch[GAIA__DEV(p)][0]);
     const float *gd = G, *dir;
+    float wd = o->gwd[o->group_of[i]], lr = gaia__optim_group_rate(o, o->group_of[i], pl->lr);
     gaia_status st;
-    if (d->weight_decay > 0) {
+    if (wd > 0) {
         float *W = GAIA__PTR(pl->scratch[GAIA__DEV(p)][1]);
-        GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, P, W, n, d->weight_decay, 0));
+        GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, P, W, n, wd, 0));
         GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_ADD, W, G, W, n));
         gd = W;
     }
@@ -1771,7 +1955,7 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
             dir = S;
         }
     }
-    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, dir, S, n, pl->lr, 0));
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, dir, S, n, lr, 0));
     return gaia__optim_binary(ctx, be, GAIA_BINARY_SUB, P, S, P, n);
 }
 
@@ -1789,8 +1973,9 @@ static gaia_status gaia__optim_adamw(gaia_optim *o, const gaia__optim_plan *pl, 
     double t1 = (double)(o->steps + 1);
     float bc1 = (float)(1.0 - pow((double)d->beta1, t1)), bc2 = (float)(1.0 - pow((double)d->beta2, t1));
     return gaia__be(o->ctx, GAIA__DEV(p))->layer->adamw(o->ctx, GAIA__PTR(p), GAIA__PTR(p->grad), GAIA__PTR(o->m[i]),
-                                                         GAIA__PTR(o->v[i]), p->numel, pl->lr, d->beta1, d->beta2,
-                                                         d->eps, d->weight_decay, bc1, bc2);
+                                                         GAIA__PTR(o->v[i]), p->numel,
+                                                         gaia__optim_group_rate(o, o->group_of[i], pl->lr), d->beta1,
+                                                         d->beta2, d->eps, o->gwd[o->group_of[i]], bc1, bc2);
 #endif
 }
 

@@ -53,14 +53,20 @@ GAIA_API void gaia_safetensors_free(gaia_safetensors *f);
    position) - as a safetensors file (atomically, as above). Tensors
    "param.I", "m.I", "v.I" (I = 0 .. n-1, the moments once they exist) and
    "optim.hyper" = [lr, momentum, beta1, beta2, eps, weight_decay,
-   clip_norm, last lr]; metadata format, kind, nesterov, params, steps,
-   seed, rng_stream. */
+   clip_norm, last lr]; metadata format ("gaia.optim/1"), kind, nesterov,
+   params, steps, seed, rng_stream. An optimizer whose groups are not the
+   one group of desc's settings (gaia_optim_create_groups) writes format
+   "gaia.optim/2", adding metadata groups (G), "optim.groups" [G, 2] (each
+   group's base lr and weight decay) and "optim.group_of" [n] (each
+   parameter's group). */
 GAIA_API gaia_status gaia_optim_save(gaia_optim *opt, const char *path);
 /* Restores such a file into an optimizer of the same kind over parameters
    of the same count and shapes (the schedule is opt's own): the parameters
    are overwritten in place, and the steps that follow are bit for bit
-   those that training without the interruption would have made. Anything
-   wrong with the file or the match changes nothing. */
+   those that training without the interruption would have made. The
+   hyper-parameters are the file's, each group's lr and weight decay too;
+   the groups' membership must match (a "gaia.optim/1" file is one group).
+   Anything wrong with the file or the match changes nothing. */
 GAIA_API gaia_status gaia_optim_load(gaia_optim *opt, const char *path);
 #endif
 
@@ -1453,6 +1459,7 @@ GAIA_API gaia_status gaia_safetensors_save(gaia_ctx *ctx, const char *path, cons
 /* ---- optimizer checkpoints (optimizers are the autograd module's) ---- */
 #ifndef GAIA_NO_AUTOGRAD
 #define GAIA__OPTIM_FORMAT "gaia.optim/1"
+#define GAIA__OPTIM_FORMAT_GROUPS "gaia.optim/2"
 #define GAIA__OPTIM_NHYPER 8
 
 /* A decimal uint64 written by gaia_optim_save (digits only, checked). */
@@ -1472,22 +1479,24 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
     gaia_ctx *ctx;
     gaia_named_tensor *items = NULL;
     char(*names)[32] = NULL;
-    char steps[24], seed[24], stream[24], nparams[24];
-    const char *meta[15];
-    gaia_tensor *hyper = NULL;
+    char steps[24], seed[24], stream[24], nparams[24], ngroups[24];
+    const char *meta[17];
+    gaia_tensor *hyper = NULL, *gset = NULL, *gof = NULL;
     float hv[GAIA__OPTIM_NHYPER];
     size_t i, count = 0, hn = GAIA__OPTIM_NHYPER;
+    /* one group of desc's settings: the file of an optimizer without groups */
+    int plain = o && o->ngroups == 1 && o->glr[0] == o->d.lr && o->gwd[0] == o->d.weight_decay;
     gaia_status st;
     if (!o) return GAIA_ERR_INVALID_ARG;
     ctx = o->ctx;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
-    if (o->n > (SIZE_MAX - 1) / 3 / sizeof *names) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "too many parameters");
-    items = (gaia_named_tensor *)gaia__host_alloc(ctx, (3 * o->n + 1) * sizeof *items);
+    if (o->n > (SIZE_MAX - 3) / 3 / sizeof *names || o->ngroups > SIZE_MAX / 2 / sizeof(float)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "too many parameters");
+    items = (gaia_named_tensor *)gaia__host_alloc(ctx, (3 * o->n + 3) * sizeof *items);
     names = (char(*)[32])gaia__host_alloc(ctx, (3 * o->n + 1) * sizeof *names);
     if (!items || !names) {
         gaia__host_free(ctx, items);
         gaia__host_free(ctx, names);
-        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", 3 * o->n + 1);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", 3 * o->n + 3);
     }
     for (i = 0; i < o->n; i++) {
         snprintf(names[count], sizeof *names, "param.%zu", i);
@@ -1509,6 +1518,21 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
     /* on the CPU whatever the default device: 8 floats only go to the file */
     st = gaia__tensor_new(ctx, fn, GAIA_DEVICE_CPU, 1, &hn, &hyper);
     if (st == GAIA_OK) memcpy(GAIA__PTR(hyper), hv, sizeof hv);
+    if (st == GAIA_OK && !plain) { /* the groups: [lr, weight decay] each, and each parameter's */
+        size_t gs[2];
+        gs[0] = o->ngroups, gs[1] = 2;
+        st = gaia__tensor_new(ctx, fn, GAIA_DEVICE_CPU, 2, gs, &gset);
+        if (st == GAIA_OK) st = gaia__tensor_new(ctx, fn, GAIA_DEVICE_CPU, 1, &o->n, &gof);
+        if (st == GAIA_OK) {
+            float *gv = GAIA__PTR(gset), *ov = GAIA__PTR(gof);
+            for (i = 0; i < o->ngroups; i++) gv[2 * i] = o->glr[i], gv[2 * i + 1] = o->gwd[i];
+            for (i = 0; i < o->n; i++) ov[i] = (float)o->group_of[i];
+            items[count].name = "optim.groups";
+            items[count++].tensor = gset;
+            items[count].name = "optim.group_of";
+            items[count++].tensor = gof;
+        }
+    }
     if (st == GAIA_OK) {
         items[count].name = "optim.hyper";
         items[count++].tensor = hyper;
@@ -1516,14 +1540,16 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
         snprintf(seed, sizeof seed, "%llu", (unsigned long long)ctx->seed);
         snprintf(stream, sizeof stream, "%llu", (unsigned long long)ctx->rng_stream);
         snprintf(nparams, sizeof nparams, "%zu", o->n);
-        meta[0] = "format", meta[1] = GAIA__OPTIM_FORMAT;
+        snprintf(ngroups, sizeof ngroups, "%zu", o->ngroups);
+        meta[0] = "format", meta[1] = plain ? GAIA__OPTIM_FORMAT : GAIA__OPTIM_FORMAT_GROUPS;
         meta[2] = "kind", meta[3] = o->d.kind == GAIA_OPTIM_SGD ? "sgd" : "adamw";
         meta[4] = "nesterov", meta[5] = o->d.nesterov ? "1" : "0";
         meta[6] = "params", meta[7] = nparams;
         meta[8] = "steps", meta[9] = steps;
         meta[10] = "seed", meta[11] = seed;
         meta[12] = "rng_stream", meta[13] = stream;
-        meta[14] = NULL;
+        meta[14] = plain ? NULL : "groups", meta[15] = ngroups;
+        meta[16] = NULL;
         st = gaia_safetensors_save(ctx, path, items, count, meta);
         if (st != GAIA_OK) {
             char reason[GAIA__ERR_LEN];
@@ -1532,6 +1558,8 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
         }
     }
     gaia_tensor_free(hyper);
+    gaia_tensor_free(gset);
+    gaia_tensor_free(gof);
     gaia__host_free(ctx, items);
     gaia__host_free(ctx, names);
     return st;
@@ -1553,10 +1581,12 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
     const char *fmt, *kind, *nest;
     uint64_t steps, seed, stream, nparams;
     float hv[GAIA__OPTIM_NHYPER];
+    float *gv = NULL; /* the groups' [lr, weight decay] pairs, then each parameter's group */
     size_t i, expect = 1;
     gaia_optim_desc d;
     gaia_status st;
-    int was;
+    int was, grouped;
+    uint64_t ngroups = 1;
     if (!o) return GAIA_ERR_INVALID_ARG;
     ctx = o->ctx;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
@@ -1570,15 +1600,18 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
     fmt = gaia_safetensors_meta(f, "format");
     kind = gaia_safetensors_meta(f, "kind");
     nest = gaia_safetensors_meta(f, "nesterov");
-    if (!fmt || strcmp(fmt, GAIA__OPTIM_FORMAT) != 0 || !kind || !nest || (strcmp(nest, "0") && strcmp(nest, "1")) ||
+    grouped = fmt && strcmp(fmt, GAIA__OPTIM_FORMAT_GROUPS) == 0;
+    if (!fmt || (strcmp(fmt, GAIA__OPTIM_FORMAT) != 0 && !grouped) || !kind || !nest ||
+        (strcmp(nest, "0") && strcmp(nest, "1")) ||
+        (grouped && !gaia__st_parse_u64(gaia_safetensors_meta(f, "groups"), &ngroups)) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "params"), &nparams) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "steps"), &steps) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "seed"), &seed) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "rng_stream"), &stream)) {
         st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn,
                         "'%s' is not a gaia optimizer checkpoint (metadata format \"%s\" with kind, nesterov, params, "
-                        "steps, seed and rng_stream)",
-                        path, GAIA__OPTIM_FORMAT);
+                        "steps, seed and rng_stream, or \"%s\" with groups too)",
+                        path, GAIA__OPTIM_FORMAT, GAIA__OPTIM_FORMAT_GROUPS);
         goto done;
     }
     if (strcmp(kind, o->d.kind == GAIA_OPTIM_SGD ? "sgd" : "adamw") != 0) {
@@ -1590,6 +1623,42 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
         st = gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "'%s' holds %llu parameters, this optimizer has %zu", path,
                         (unsigned long long)nparams, o->n);
         goto done;
+    }
+    if (ngroups != o->ngroups) {
+        st = gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "'%s' holds %llu parameter group%s, this optimizer has %zu", path,
+                        (unsigned long long)ngroups, ngroups == 1 ? "" : "s", o->ngroups);
+        goto done;
+    }
+    if (grouped) { /* the groups' settings, and the same membership as o's */
+        gaia_tensor *gs = gaia_safetensors_get(f, "optim.groups"), *go = gaia_safetensors_get(f, "optim.group_of");
+        size_t g;
+        gv = (float *)gaia__host_alloc(ctx, (2 * o->ngroups + o->n) * sizeof *gv);
+        if (!gv) {
+            st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", 2 * o->ngroups + o->n);
+            goto done;
+        }
+        if (!gs || !go || gs->numel != 2 * o->ngroups || go->numel != o->n) {
+            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' has no optim.groups of %zu values and optim.group_of of %zu",
+                            path, 2 * o->ngroups, o->n);
+            goto done;
+        }
+        if ((st = gaia_tensor_to_host(ctx, gs, gv, 2 * o->ngroups)) != GAIA_OK ||
+            (st = gaia_tensor_to_host(ctx, go, gv + 2 * o->ngroups, o->n)) != GAIA_OK)
+            goto done;
+        expect += 2;
+        for (g = 0; g < o->ngroups; g++)
+            if (!(gv[2 * g] > 0.0f) || gv[2 * g] > FLT_MAX || !(gv[2 * g + 1] >= 0.0f) || gv[2 * g + 1] > FLT_MAX) {
+                st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s': group %zu has lr %g and weight_decay %g", path, g,
+                                (double)gv[2 * g], (double)gv[2 * g + 1]);
+                goto done;
+            }
+        for (i = 0; i < o->n; i++)
+            if (gv[2 * o->ngroups + i] != (float)o->group_of[i]) {
+                st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                                "'%s': parameter %zu is in group %g there, in group %zu in this optimizer", path, i,
+                                (double)gv[2 * o->ngroups + i], o->group_of[i]);
+                goto done;
+            }
     }
     {
         gaia_tensor *h = gaia_safetensors_get(f, "optim.hyper");
@@ -1661,6 +1730,12 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
         staged[3 * i + 1] = staged[3 * i + 2] = NULL;
     }
     o->d = d;
+    if (grouped) {
+        for (i = 0; i < o->ngroups; i++) o->glr[i] = gv[2 * i], o->gwd[i] = gv[2 * i + 1];
+    } else { /* one group: the file's desc settings */
+        o->glr[0] = d.lr;
+        o->gwd[0] = d.weight_decay;
+    }
     o->steps = steps;
     o->last_lr = hv[7];
     ctx->seed = seed;
@@ -1668,6 +1743,7 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
 done:
     for (i = 0; staged && i < 3 * o->n; i++) gaia_tensor_free(staged[i]);
     gaia__host_free(ctx, staged);
+    gaia__host_free(ctx, gv);
     gaia_safetensors_free(f);
     gaia_grad_set_enabled(ctx, was);
     return st;

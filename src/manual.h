@@ -653,6 +653,41 @@
        printf("%s\n", l < 1.5f ? "converged" : "no");   // prints: converged
        gaia_optim_destroy(opt);
        gaia_tensor_free(x); gaia_tensor_free(w); gaia_tensor_free(t);
+   Parameter groups: gaia_optim_create_groups(ctx, &desc, groups, ngroups,
+   &opt) gives each gaia_optim_group its own base lr (0: desc's) and weight
+   decay (own_weight_decay = 1: the group's weight_decay, 0 meaning none;
+   else desc's), desc the rest; the schedule scales every group alike
+   (group g steps at lr_g * schedule(step, desc.lr) / desc.lr,
+   gaia_optim_group_lr(opt, g)) and clipping stays global. A parameter in
+   two groups, an empty group, a negative or non-finite lr or decay is
+   refused, naming the group. The usual recipe - decay the weights but not
+   the biases and norm gains - is one call:
+   gaia_optim_create_decay_split(ctx, &desc, params, n, &opt) puts tensors
+   of two or more dimensions in group 0 (desc's decay), the rest in group
+   1 (no decay). gaia_optim_save keeps the groups' settings (format
+   "gaia.optim/2"; an optimizer of one group of desc's settings still
+   writes, and loads, "gaia.optim/1"); gaia_optim_load restores them and
+   refuses a file whose groups hold other parameters.
+   Example, AdamW that decays W but not the bias b:
+       gaia_tensor *W = NULL, *b = NULL, *ps[2];
+       gaia_optim *opt = NULL;
+       gaia_optim_desc d;
+       size_t sw[2] = {4, 3}, sb[1] = {3};
+       gaia_tensor_randn(ctx, 2, sw, 0.0f, 1.0f, &W);
+       gaia_tensor_zeros(ctx, 1, sb, &b);
+       gaia_tensor_set_requires_grad(ctx, W, 1);
+       gaia_tensor_set_requires_grad(ctx, b, 1);
+       memset(&d, 0, sizeof d);
+       d.kind = GAIA_OPTIM_ADAMW;
+       d.lr = 1e-3f;
+       d.weight_decay = 0.01f;                            // for W only
+       ps[0] = W; ps[1] = b;
+       if (gaia_optim_create_decay_split(ctx, &d, ps, 2, &opt) == GAIA_OK)
+           printf("%zu groups\n", gaia_optim_group_count(opt));  // prints: 2 groups
+       gaia_optim_destroy(opt);
+       gaia_tensor_free(W); gaia_tensor_free(b);
+   The same by hand: gaia_optim_group g[2] = {{&W, 1, 0, 0, 0},
+   {&b, 1, 0, 0, 1}} (g[1]: own_weight_decay with weight_decay 0).
    examples/train_mlp.c trains an MLP on two spirals to 100%;
    examples/train_digits.c one on scikit-learn's handwritten digits
    (tools/digits_to_npy.py exports them) to 97-98% test accuracy.

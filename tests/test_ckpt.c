@@ -486,7 +486,11 @@ typedef struct run {
 
 static const size_t run_shapes[NPARAM][2] = {{4, 8}, {8, 0}, {8, 3}, {2, 0}};
 
-/* Fresh parameters from the given host values, and an optimizer of kind k. */
+/* Fresh parameters from the given host values, and an optimizer of kind k:
+   0 SGD with momentum, 1 Nesterov with weight decay, 2 AdamW with clipping
+   and a schedule; with parameter groups, 3 the same AdamW over the decay
+   split, 4 Nesterov over two groups of their own rates and decays (W1 and
+   W2, then b1 and the unused one: param.I in that order). */
 static gaia_status run_open(run *r, uint64_t seed, int k, const float *init) {
     gaia_ctx_desc d;
     gaia_optim_desc od;
@@ -514,6 +518,18 @@ static gaia_status run_open(run *r, uint64_t seed, int k, const float *init) {
         od.momentum = 0.8f;
         od.nesterov = 1;
         od.weight_decay = 0.01f;
+    } else if (k == 4) {
+        gaia_optim_group g[2];
+        gaia_tensor *g0[2], *g1[2];
+        od.kind = GAIA_OPTIM_SGD;
+        od.momentum = 0.8f;
+        od.nesterov = 1;
+        od.weight_decay = 0.01f;
+        memset(g, 0, sizeof g);
+        g0[0] = r->p[0], g0[1] = r->p[2], g1[0] = r->p[1], g1[1] = r->p[3];
+        g[0].params = g0, g[0].n = 2, g[0].lr = 0.03f, g[0].weight_decay = 0.02f, g[0].own_weight_decay = 1;
+        g[1].params = g1, g[1].n = 2; /* desc's lr and decay */
+        return gaia_optim_create_groups(r->ctx, &od, g, 2, &r->opt);
     } else {
         od.kind = GAIA_OPTIM_ADAMW;
         od.weight_decay = 0.02f;
@@ -523,6 +539,7 @@ static gaia_status run_open(run *r, uint64_t seed, int k, const float *init) {
         r->sched.min_lr = 0.001f;
         od.schedule = gaia_lr_warmup_cosine;
         od.schedule_user = &r->sched;
+        if (k == 3) return gaia_optim_create_decay_split(r->ctx, &od, r->p, NPARAM, &r->opt);
     }
     return gaia_optim_create(r->ctx, &od, r->p, NPARAM, &r->opt);
 }
@@ -563,7 +580,8 @@ static void run_close(run *r) {
 /* N steps straight vs k steps, save, destroy everything, a new context
    with another seed and other initial values, load, N - k steps: the
    parameters agree bit for bit, for SGD with momentum, Nesterov with
-   weight decay, and AdamW with clipping and a warm-up cosine schedule. */
+   weight decay, and AdamW with clipping and a warm-up cosine schedule,
+   and with parameter groups (kinds 3 and 4 of run_open). */
 static void optim_resumed_training_is_bit_identical(gt *t) {
     float init[RUN_FLOATS], other[RUN_FLOATS], a[RUN_FLOATS], b[RUN_FLOATS];
     char path[600];
@@ -572,7 +590,7 @@ static void optim_resumed_training_is_bit_identical(gt *t) {
     gt_fill_normal(t, init, RUN_FLOATS);
     gt_fill_normal(t, other, RUN_FLOATS);
     gt_tmp_path(path, sizeof path, "optim.safetensors");
-    for (kind = 0; kind < 3; kind++) {
+    for (kind = 0; kind < 5; kind++) {
         run straight, first, second;
         int s, i;
         size_t off;
@@ -688,6 +706,120 @@ static void optim_load_mismatches_change_nothing(gt *t) {
     GT_CHECK(t, gaia_optim_steps(r.opt) == 0, "a failed load changed the step count");
     gaia_tensor_free(x);
     gaia_tensor_free(extra);
+    run_close(&r);
+}
+
+/* Files and groups: an optimizer without groups still writes the format
+   gaia.optim/1; a file in that format, built here by hand as the code
+   before groups wrote it, loads into such an optimizer (its lr and decay
+   become group 0's) and is refused by one with two groups; a grouped file
+   is refused by an optimizer of one group or of another membership, and
+   its groups' settings replace the optimizer's. */
+static void optim_groups_in_files(gt *t) {
+    float init[RUN_FLOATS], filevals[RUN_FLOATS], got[RUN_FLOATS];
+    char oldpath[600], grouped[600], plainpath[600];
+    run r;
+    gaia_safetensors *f = NULL;
+    gt_fill_normal(t, init, RUN_FLOATS);
+    gt_fill_normal(t, filevals, RUN_FLOATS);
+    gt_tmp_path(oldpath, sizeof oldpath, "old_format.safetensors");
+    gt_tmp_path(grouped, sizeof grouped, "grouped.safetensors");
+    gt_tmp_path(plainpath, sizeof plainpath, "plain_optim.safetensors");
+    /* the format an optimizer without groups writes: unchanged */
+    GT_OK(t, run_open(&r, 3, 1, init));
+    GT_OK(t, run_step(&r));
+    GT_OK(t, gaia_optim_save(r.opt, plainpath));
+    GT_OK(t, gaia_safetensors_load(r.ctx, plainpath, &f));
+    GT_CHECK(t, strcmp(gaia_safetensors_meta(f, "format"), "gaia.optim/1") == 0 &&
+                    gaia_safetensors_meta(f, "groups") == NULL && gaia_safetensors_get(f, "optim.groups") == NULL &&
+                    gaia_safetensors_count(f) == 8, /* 4 values, 3 momentum buffers (p3 has no gradient), hyper */
+             "format %s, %zu tensors", gaia_safetensors_meta(f, "format"), gaia_safetensors_count(f));
+    gaia_safetensors_free(f);
+    f = NULL;
+    run_close(&r);
+    { /* an old file: SGD, lr 0.07, decay 0.003, 3 steps, no momentum buffers yet */
+        static const float hyper[8] = {0.07f, 0.9f, 0.9f, 0.999f, 1e-8f, 0.003f, 0.0f, 0.07f};
+        static const char *meta[] = {"format", "gaia.optim/1", "kind", "sgd", "nesterov", "0", "params", "4",
+                                     "steps", "3", "seed", "5", "rng_stream", "0", NULL};
+        gaia_named_tensor items[NPARAM + 1];
+        gaia_tensor *vals[NPARAM + 1];
+        char names[NPARAM][16];
+        size_t off = 0, h8 = 8;
+        int i;
+        GT_OK(t, run_open(&r, 3, 0, init));
+        for (i = 0; i < NPARAM; i++) {
+            int nd = run_shapes[i][1] ? 2 : 1;
+            snprintf(names[i], sizeof names[i], "param.%d", i);
+            vals[i] = NULL;
+            GT_OK(t, gaia_tensor_from_host(r.ctx, nd, run_shapes[i], filevals + off, &vals[i]));
+            items[i].name = names[i];
+            items[i].tensor = vals[i];
+            off += gaia_tensor_numel(vals[i]);
+        }
+        vals[NPARAM] = NULL;
+        GT_OK(t, gaia_tensor_from_host(r.ctx, 1, &h8, hyper, &vals[NPARAM]));
+        items[NPARAM].name = "optim.hyper";
+        items[NPARAM].tensor = vals[NPARAM];
+        GT_OK(t, gaia_safetensors_save(r.ctx, oldpath, items, NPARAM + 1, meta));
+        for (i = 0; i <= NPARAM; i++) gaia_tensor_free(vals[i]);
+    }
+    GT_OK(t, gaia_optim_load(r.opt, oldpath));
+    GT_CHECK(t, gaia_optim_steps(r.opt) == 3 && gaia_optim_group_count(r.opt) == 1 && gaia_optim_lr(r.opt) == 0.07f &&
+                    gaia_optim_group_lr(r.opt, 0) == 0.07f,
+             "old file: steps %llu, %zu groups, lr %g, group 0's %g", (unsigned long long)gaia_optim_steps(r.opt),
+             gaia_optim_group_count(r.opt), (double)gaia_optim_lr(r.opt), (double)gaia_optim_group_lr(r.opt, 0));
+    GT_OK(t, gaia_tensor_to_host(r.ctx, r.p[0], got, 32));
+    GT_CHECK(t, memcmp(got, filevals, 32 * sizeof *got) == 0, "old file: values not loaded");
+    GT_OK(t, run_step(&r)); /* the file's rate (0.07), not run_open's (0.05) */
+    GT_CHECK(t, gaia_optim_group_lr(r.opt, 0) == 0.07f && gaia_optim_steps(r.opt) == 4, "old file: stepped at lr %g",
+             (double)gaia_optim_group_lr(r.opt, 0));
+    run_close(&r);
+    GT_OK(t, run_open(&r, 3, 4, init)); /* two groups: the old file is one */
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_optim_load(r.opt, oldpath));
+    GT_CHECK(t, strstr(gaia_last_error(r.ctx), "holds 1 parameter group, this optimizer has 2") != NULL, "%s",
+             gaia_last_error(r.ctx));
+    GT_OK(t, run_step(&r));
+    GT_OK(t, gaia_optim_save(r.opt, grouped));
+    GT_OK(t, gaia_safetensors_load(r.ctx, grouped, &f));
+    GT_CHECK(t, strcmp(gaia_safetensors_meta(f, "format"), "gaia.optim/2") == 0 &&
+                    strcmp(gaia_safetensors_meta(f, "groups"), "2") == 0,
+             "grouped file: format %s", gaia_safetensors_meta(f, "format"));
+    gaia_safetensors_free(f);
+    run_close(&r);
+    GT_OK(t, run_open(&r, 3, 1, init)); /* one group: the file has two */
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_optim_load(r.opt, grouped));
+    GT_CHECK(t, strstr(gaia_last_error(r.ctx), "holds 2 parameter groups, this optimizer has 1") != NULL, "%s",
+             gaia_last_error(r.ctx));
+    { /* other groups over the same tensors: another membership, then other settings */
+        gaia_optim *other = NULL;
+        gaia_optim_desc od;
+        gaia_optim_group g[2];
+        gaia_tensor *g0[3], *g1[2];
+        memset(&od, 0, sizeof od);
+        od.kind = GAIA_OPTIM_SGD;
+        od.lr = 0.05f;
+        od.momentum = 0.8f;
+        od.nesterov = 1;
+        memset(g, 0, sizeof g);
+        g0[0] = r.p[0], g0[1] = r.p[2], g0[2] = r.p[1], g1[0] = r.p[3];
+        g[0].params = g0, g[0].n = 3, g[1].params = g1, g[1].n = 1;
+        GT_OK(t, gaia_optim_create_groups(r.ctx, &od, g, 2, &other));
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_load(other, grouped));
+        GT_CHECK(t, strstr(gaia_last_error(r.ctx), "parameter 2 is in group 1 there, in group 0 in this") != NULL, "%s",
+                 gaia_last_error(r.ctx));
+        GT_CHECK(t, gaia_optim_steps(other) == 0, "a refused load changed the step count");
+        gaia_optim_destroy(other);
+        other = NULL;
+        g0[2] = NULL, g1[0] = r.p[1], g1[1] = r.p[3];
+        g[0].n = 2, g[0].lr = 0.5f, g[1].n = 2, g[1].weight_decay = 0.4f, g[1].own_weight_decay = 1;
+        GT_OK(t, gaia_optim_create_groups(r.ctx, &od, g, 2, &other));
+        GT_OK(t, gaia_optim_load(other, grouped));
+        /* the file's: group 0 at 0.03, group 1 at desc's 0.05 */
+        GT_CHECK(t, gaia_optim_group_lr(other, 0) == 0.03f && gaia_optim_group_lr(other, 1) == 0.05f,
+                 "group rates %g %g after the load", (double)gaia_optim_group_lr(other, 0),
+                 (double)gaia_optim_group_lr(other, 1));
+        gaia_optim_destroy(other);
+    }
     run_close(&r);
 }
 
@@ -1036,6 +1168,7 @@ const gt_case gt_ckpt_cases[] = {
     {"optim_resumed_training_is_bit_identical", optim_resumed_training_is_bit_identical},
     {"optim_load_mismatches_change_nothing", optim_load_mismatches_change_nothing},
     {"optim_load_out_of_memory_changes_nothing", optim_load_out_of_memory_changes_nothing},
+    {"optim_groups_in_files", optim_groups_in_files},
     {"optim_save_frees_every_block", optim_save_frees_every_block},
     {"checkpoint_functions_reject_bad_arguments", checkpoint_functions_reject_bad_arguments},
     {"train_mlp_resumed_run_matches_a_straight_one", train_mlp_resumed_run_matches_a_straight_one},

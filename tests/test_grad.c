@@ -1091,6 +1091,239 @@ static void optim_steps_follow_their_formulas(gt *t) {
     }
 }
 
+/* Three groups (a weight [2,3] at desc's lr and decay, a bias [3] at its
+   own lr without decay, a gain [4] at desc's lr with its own decay) under
+   a warm-up cosine schedule: every parameter against its group's formula in
+   float64, with rate lr_g * schedule(s, lr) / lr; then the decay split
+   gives the same values as the groups it stands for. */
+static void optim_groups_follow_their_formulas(gt *t) {
+    enum { STEPS = 5, NP = 3 };
+    static const gaia_optim_kind kinds[] = {GAIA_OPTIM_SGD, GAIA_OPTIM_SGD, GAIA_OPTIM_ADAMW};
+    static const size_t shapes[NP][2] = {{2, 3}, {3, 0}, {4, 0}};
+    gaia_lr_cosine cos_sched = {2, 6, 0.001f};
+    int k;
+    for (k = 0; k < 3; k++) {
+        gaia_tensor *w[NP], *g0[1], *g1[1], *g2[1];
+        gaia_optim *opt = NULL;
+        gaia_optim_desc d;
+        gaia_optim_group grp[3];
+        double p[NP][6], m[NP][6], v[NP][6], glr[NP], gwd[NP];
+        float fp[6], got[6];
+        size_t i, j, num[NP];
+        int step;
+        memset(&d, 0, sizeof d);
+        d.kind = kinds[k];
+        d.lr = 0.05f;
+        d.weight_decay = 0.1f;
+        d.schedule = gaia_lr_warmup_cosine;
+        d.schedule_user = &cos_sched;
+        if (k < 2) {
+            d.momentum = 0.9f;
+            d.nesterov = k == 1;
+        }
+        for (j = 0; j < NP; j++) {
+            int nd = shapes[j][1] ? 2 : 1;
+            num[j] = shapes[j][0] * (nd == 2 ? shapes[j][1] : 1);
+            for (i = 0; i < num[j]; i++) {
+                fp[i] = (float)gt_uniform(t, -1, 1);
+                p[j][i] = fp[i];
+                m[j][i] = v[j][i] = 0;
+            }
+            w[j] = NULL;
+            GT_OK(t, gaia_tensor_from_host(t->ctx, nd, shapes[j], fp, &w[j]));
+            GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, w[j], 1));
+        }
+        memset(grp, 0, sizeof grp);
+        g0[0] = w[0], g1[0] = w[1], g2[0] = w[2];
+        grp[0].params = g0, grp[0].n = 1;
+        grp[1].params = g1, grp[1].n = 1, grp[1].lr = 0.02f, grp[1].own_weight_decay = 1;
+        grp[2].params = g2, grp[2].n = 1, grp[2].weight_decay = 0.3f, grp[2].own_weight_decay = 1;
+        glr[0] = d.lr, glr[1] = 0.02f, glr[2] = d.lr;
+        gwd[0] = d.weight_decay, gwd[1] = 0, gwd[2] = 0.3f;
+        GT_OK(t, gaia_optim_create_groups(t->ctx, &d, grp, 3, &opt));
+        GT_CHECK(t, gaia_optim_group_count(opt) == 3, "%zu groups", gaia_optim_group_count(opt));
+        for (step = 0; step < STEPS; step++) {
+            double sched = gaia_lr_warmup_cosine((uint64_t)step, d.lr, &cos_sched) / (double)d.lr;
+            gaia_optim_zero_grad(opt);
+            for (j = 0; j < NP; j++) { /* loss_j = sum(w_j^3) / 3: gradient w_j^2 */
+                gaia_tensor *y = NULL, *y3 = NULL, *l = NULL;
+                GT_OK(t, gaia_tensor_unary(t->ctx, GAIA_UNARY_SQUARE, w[j], 0, 0, &y));
+                GT_OK(t, gaia_tensor_mul(t->ctx, y, w[j], &y3));
+                GT_OK(t, gaia_tensor_sum(t->ctx, y3, GAIA_AXIS_ALL, &l));
+                GT_OK(t, gaia_tensor_scale(t->ctx, l, 1.0f / 3.0f, &l));
+                GT_OK(t, gaia_backward(t->ctx, l));
+                gaia_tensor_free(y);
+                gaia_tensor_free(y3);
+                gaia_tensor_free(l);
+            }
+            GT_OK(t, gaia_optim_step(opt));
+            for (j = 0; j < NP; j++) {
+                double lr = glr[j] * sched, wd = gwd[j];
+                GT_CHECK(t, fabs(gaia_optim_group_lr(opt, j) - lr) <= 1e-7 * lr, "kind %d step %d group %zu: lr %g, want %g",
+                         k, step, j, (double)gaia_optim_group_lr(opt, j), lr);
+                for (i = 0; i < num[j]; i++) {
+                    double g = p[j][i] * p[j][i];
+                    if (d.kind == GAIA_OPTIM_SGD) {
+                        g += wd * p[j][i];
+                        m[j][i] = step == 0 ? g : d.momentum * m[j][i] + g;
+                        p[j][i] -= lr * (d.nesterov ? g + d.momentum * m[j][i] : m[j][i]);
+                    } else {
+                        double b1 = 0.9, b2 = 0.999;
+                        p[j][i] *= 1.0 - lr * wd;
+                        m[j][i] = b1 * m[j][i] + (1 - b1) * g;
+                        v[j][i] = b2 * v[j][i] + (1 - b2) * g * g;
+                        p[j][i] -= lr * (m[j][i] / (1 - pow(b1, step + 1))) / (sqrt(v[j][i] / (1 - pow(b2, step + 1))) + 1e-8);
+                    }
+                }
+            }
+        }
+        for (j = 0; j < NP; j++) {
+            GT_OK(t, gaia_tensor_to_host(t->ctx, w[j], got, num[j]));
+            GT_CLOSE(t, p[j], got, num[j], 1e-5, 1e-4);
+        }
+        gaia_optim_destroy(opt);
+        for (j = 0; j < NP; j++) gaia_tensor_free(w[j]);
+    }
+    { /* the decay split is group 0 (ndim >= 2) at desc's decay, group 1 at none */
+        gaia_tensor *a[2][3];
+        gaia_optim *opt[2] = {NULL, NULL};
+        gaia_optim_desc d;
+        gaia_optim_group grp[2];
+        gaia_tensor *ga[1], *gb[2];
+        float va[6], vb[6];
+        size_t j, n;
+        int s, c;
+        memset(&d, 0, sizeof d);
+        d.kind = GAIA_OPTIM_ADAMW;
+        d.lr = 0.05f;
+        d.weight_decay = 0.2f;
+        for (j = 0; j < 3; j++) {
+            n = shapes[j][1] ? 2 : 1;
+            for (s = 0; s < 6; s++) va[s] = (float)gt_uniform(t, -1, 1);
+            for (c = 0; c < 2; c++) {
+                a[c][j] = NULL;
+                GT_OK(t, gaia_tensor_from_host(t->ctx, (int)n, shapes[j], va, &a[c][j]));
+                GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, a[c][j], 1));
+            }
+        }
+        /* order: bias, weight, gain: the split keeps the list, the groups are weight | bias, gain */
+        {
+            gaia_tensor *list[3];
+            list[0] = a[0][1], list[1] = a[0][0], list[2] = a[0][2];
+            GT_OK(t, gaia_optim_create_decay_split(t->ctx, &d, list, 3, &opt[0]));
+        }
+        memset(grp, 0, sizeof grp);
+        ga[0] = a[1][0];
+        gb[0] = a[1][1], gb[1] = a[1][2];
+        grp[0].params = ga, grp[0].n = 1;
+        grp[1].params = gb, grp[1].n = 2, grp[1].own_weight_decay = 1; /* weight_decay 0 */
+        GT_OK(t, gaia_optim_create_groups(t->ctx, &d, grp, 2, &opt[1]));
+        GT_CHECK(t, gaia_optim_group_count(opt[0]) == 2, "the split has %zu groups", gaia_optim_group_count(opt[0]));
+        for (s = 0; s < 3; s++)
+            for (c = 0; c < 2; c++) {
+                gaia_optim_zero_grad(opt[c]);
+                for (j = 0; j < 3; j++) {
+                    gaia_tensor *y = NULL, *l = NULL;
+                    GT_OK(t, gaia_tensor_unary(t->ctx, GAIA_UNARY_SQUARE, a[c][j], 0, 0, &y));
+                    GT_OK(t, gaia_tensor_sum(t->ctx, y, GAIA_AXIS_ALL, &l));
+                    GT_OK(t, gaia_backward(t->ctx, l));
+                    gaia_tensor_free(y);
+                    gaia_tensor_free(l);
+                }
+                GT_OK(t, gaia_optim_step(opt[c]));
+            }
+        for (j = 0; j < 3; j++) {
+            n = gaia_tensor_numel(a[0][j]);
+            GT_OK(t, gaia_tensor_to_host(t->ctx, a[0][j], va, n));
+            GT_OK(t, gaia_tensor_to_host(t->ctx, a[1][j], vb, n));
+            GT_CHECK(t, memcmp(va, vb, n * sizeof *va) == 0, "decay split: parameter %zu differs from its groups' (%g vs %g)", j,
+                     (double)va[0], (double)vb[0]);
+        }
+        for (c = 0; c < 2; c++) {
+            gaia_optim_destroy(opt[c]);
+            for (j = 0; j < 3; j++) gaia_tensor_free(a[c][j]);
+        }
+    }
+}
+
+/* Bad groups: each refused with its index and value, nothing written. */
+static void optim_groups_bad_input(gt *t) {
+    gaia_tensor *w = NULL, *b = NULL, *two[2], *one[1];
+    size_t s[2] = {2, 3};
+    gaia_optim_desc d;
+    gaia_optim_group g[2];
+    gaia_optim *opt = NULL;
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s, 0.0f, 1.0f, &w));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, s, 0.0f, 1.0f, &b));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, w, 1));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, b, 1));
+    memset(&d, 0, sizeof d);
+    d.kind = GAIA_OPTIM_ADAMW;
+    d.lr = 0.01f;
+    memset(g, 0, sizeof g);
+    two[0] = w, two[1] = b, one[0] = b;
+    g[0].params = two, g[0].n = 1, g[1].params = one, g[1].n = 1;
+#define GROUPS_REFUSED(ng, want)                                                                          \
+    do {                                                                                                  \
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create_groups(t->ctx, &d, g, ng, &opt));           \
+        GT_CHECK(t, strstr(gaia_last_error(t->ctx), want) != NULL, "%s", gaia_last_error(t->ctx));        \
+    } while (0)
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create_groups(NULL, &d, g, 2, &opt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create_groups(t->ctx, &d, NULL, 2, &opt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create_groups(t->ctx, NULL, g, 2, &opt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create_groups(t->ctx, &d, g, 2, NULL));
+    GROUPS_REFUSED(0, "no groups (ngroups is 0)");
+    g[1].n = 0;
+    GROUPS_REFUSED(2, "group 1 has no parameters (n is 0)");
+    g[1].n = 1;
+    g[1].params = NULL;
+    GROUPS_REFUSED(2, "group 1: params is NULL");
+    g[1].params = one;
+    g[0].n = 2; /* b in both */
+    GROUPS_REFUSED(2, "group 0's parameter 1 and group 1's parameter 0 are the same tensor");
+    g[0].n = 1;
+    g[1].lr = -0.5f;
+    GROUPS_REFUSED(2, "group 1: lr -0.5 must be 0");
+    g[1].lr = (float)NAN;
+    GROUPS_REFUSED(2, "group 1: lr nan must be 0");
+    g[1].lr = INFINITY;
+    GROUPS_REFUSED(2, "group 1: lr inf must be 0");
+    g[1].lr = 0.0f;
+    g[0].weight_decay = -0.25f;
+    g[0].own_weight_decay = 1;
+    GROUPS_REFUSED(2, "group 0: weight_decay -0.25 must be a finite number >= 0");
+    g[0].weight_decay = 0.25f;
+    g[0].own_weight_decay = 0;
+    GROUPS_REFUSED(2, "group 0: weight_decay 0.25 is set but own_weight_decay is 0");
+    g[0].weight_decay = 0.0f;
+    d.lr = -1.0f; /* desc's fields are checked as gaia_optim_create checks them */
+    GROUPS_REFUSED(2, "lr -1 must be a finite number > 0");
+    d.lr = 0.01f;
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, b, 0));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create_groups(t->ctx, &d, g, 2, &opt));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "group 1's parameter 0 does not require a gradient"), "%s",
+             gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create_decay_split(t->ctx, &d, two, 2, &opt)); /* b again */
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "parameter 1 does not require a gradient"), "%s", gaia_last_error(t->ctx));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, b, 1));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create_decay_split(NULL, &d, two, 2, &opt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create_decay_split(t->ctx, &d, NULL, 2, &opt));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create_decay_split(t->ctx, &d, two, 0, &opt));
+    d.weight_decay = -1.0f;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_optim_create_decay_split(t->ctx, &d, two, 2, &opt));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "weight_decay -1 must be"), "%s", gaia_last_error(t->ctx));
+    d.weight_decay = 0.0f;
+    GT_CHECK(t, opt == NULL, "a refused optimizer was written");
+    GT_CHECK(t, gaia_optim_group_count(NULL) == 0 && gaia_optim_group_lr(NULL, 0) == 0.0f, "NULL getters answer nonzero");
+    GT_OK(t, gaia_optim_create_groups(t->ctx, &d, g, 2, &opt));
+    GT_CHECK(t, gaia_optim_group_lr(opt, 99) == 0.0f && gaia_optim_group_lr(opt, 2) == 0.0f,
+             "a group out of range has a rate");
+    gaia_optim_destroy(opt);
+#undef GROUPS_REFUSED
+    gaia_tensor_free(w);
+    gaia_tensor_free(b);
+}
+
 static void optim_clip_and_schedule(gt *t) {
     gaia_tensor *a = NULL, *b = NULL, *y = NULL, *l = NULL, *ps[2];
     size_t s = 4;
@@ -1474,6 +1707,8 @@ const gt_case gt_grad_cases[] = {
     {"grad_freed_parameter_is_forgotten", grad_freed_parameter_is_forgotten},
     {"optim_steps_follow_their_formulas", optim_steps_follow_their_formulas},
     {"optim_clip_and_schedule", optim_clip_and_schedule},
+    {"optim_groups_follow_their_formulas", optim_groups_follow_their_formulas},
+    {"optim_groups_bad_input", optim_groups_bad_input},
     {"grad_ties_follow_the_documented_rules", grad_ties_follow_the_documented_rules},
     {"grad_indices_get_no_gradient", grad_indices_get_no_gradient},
     {"grad_clip_norm_is_exact_on_both_sides_of_the_limit", grad_clip_norm_is_exact_on_both_sides_of_the_limit},

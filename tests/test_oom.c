@@ -751,7 +751,7 @@ static void oom_brain_operations_keep_whole_steps(gt *t) {
 /* ---- optimizer steps: a failed step changes nothing, its retry is the step ---- */
 /* The optimizer the setup makes, and how many steps it takes before the swept one. */
 static gaia_optim_desc oom_od;
-static int oom_warm;
+static int oom_warm, oom_groups; /* oom_groups: two groups of their own lr and decay */
 static gaia_lr_cosine oom_cosine = {2, 10, 0.001f};
 
 /* One forward and backward of mse(x W + b (+ c), a random target): c joins
@@ -779,7 +779,15 @@ static int set_optim(oom_env *e) {
         return 1;
     for (i = 0; i < 4; i++)
         if (gaia_tensor_set_requires_grad(e->ctx, e->in[i], 1) != GAIA_OK) return 1;
-    if (gaia_optim_create(e->ctx, &oom_od, e->in, 4, &e->opt) != GAIA_OK) return 1;
+    if (oom_groups) { /* W and b at their own rate and decay; c and u at desc's */
+        gaia_optim_group g[2];
+        memset(g, 0, sizeof g);
+        g[0].params = e->in, g[0].n = 2, g[0].lr = 0.02f, g[0].weight_decay = 0.03f, g[0].own_weight_decay = 1;
+        g[1].params = e->in + 2, g[1].n = 2;
+        if (gaia_optim_create_groups(e->ctx, &oom_od, g, 2, &e->opt) != GAIA_OK) return 1;
+    } else if (gaia_optim_create(e->ctx, &oom_od, e->in, 4, &e->opt) != GAIA_OK) {
+        return 1;
+    }
     for (s = 0; s < oom_warm; s++) {
         gaia_optim_zero_grad(e->opt);
         if (optim_forward(e, 0) || gaia_optim_step(e->opt) != GAIA_OK) return 1;
@@ -796,17 +804,19 @@ static void oom_optimizer_steps(gt *t, gaia_optim_kind kind) {
         float momentum;
         int nesterov;
         float weight_decay, clip_norm;
-        int schedule;
+        int schedule, groups;
     } cfg[] = {
-        {"SGD", GAIA_OPTIM_SGD, 0, 0, 0, 0, 0},
-        {"SGD, momentum", GAIA_OPTIM_SGD, 0.9f, 0, 0, 0, 0},
-        {"SGD, Nesterov", GAIA_OPTIM_SGD, 0.9f, 1, 0, 0, 0},
-        {"SGD, weight decay", GAIA_OPTIM_SGD, 0, 0, 0.01f, 0, 0},
-        {"SGD, clipping", GAIA_OPTIM_SGD, 0, 0, 0, 0.5f, 0},
-        {"SGD, everything", GAIA_OPTIM_SGD, 0.8f, 1, 0.05f, 0.5f, 1},
-        {"AdamW", GAIA_OPTIM_ADAMW, 0, 0, 0, 0, 0},
-        {"AdamW, clipping that does not bite", GAIA_OPTIM_ADAMW, 0, 0, 0, 1e6f, 0},
-        {"AdamW, everything", GAIA_OPTIM_ADAMW, 0, 0, 0.1f, 0.5f, 1},
+        {"SGD", GAIA_OPTIM_SGD, 0, 0, 0, 0, 0, 0},
+        {"SGD, momentum", GAIA_OPTIM_SGD, 0.9f, 0, 0, 0, 0, 0},
+        {"SGD, Nesterov", GAIA_OPTIM_SGD, 0.9f, 1, 0, 0, 0, 0},
+        {"SGD, weight decay", GAIA_OPTIM_SGD, 0, 0, 0.01f, 0, 0, 0},
+        {"SGD, clipping", GAIA_OPTIM_SGD, 0, 0, 0, 0.5f, 0, 0},
+        {"SGD, everything", GAIA_OPTIM_SGD, 0.8f, 1, 0.05f, 0.5f, 1, 0},
+        {"SGD, groups (one decayed)", GAIA_OPTIM_SGD, 0.9f, 0, 0, 0.5f, 1, 1},
+        {"AdamW", GAIA_OPTIM_ADAMW, 0, 0, 0, 0, 0, 0},
+        {"AdamW, clipping that does not bite", GAIA_OPTIM_ADAMW, 0, 0, 0, 1e6f, 0, 0},
+        {"AdamW, everything", GAIA_OPTIM_ADAMW, 0, 0, 0.1f, 0.5f, 1, 0},
+        {"AdamW, groups", GAIA_OPTIM_ADAMW, 0, 0, 0.1f, 0.5f, 1, 1},
     };
     size_t c;
     for (c = 0; c < sizeof cfg / sizeof cfg[0] && !t->failed; c++) {
@@ -821,6 +831,7 @@ static void oom_optimizer_steps(gt *t, gaia_optim_kind kind) {
         oom_od.clip_norm = cfg[c].clip_norm;
         oom_od.schedule = cfg[c].schedule ? gaia_lr_warmup_cosine : NULL;
         oom_od.schedule_user = cfg[c].schedule ? &oom_cosine : NULL;
+        oom_groups = cfg[c].groups;
         for (oom_warm = 0; oom_warm <= 3 && !t->failed; oom_warm += 3) {
             snprintf(what, sizeof what, "%s, %s step", cfg[c].what, oom_warm ? "a later" : "the first");
             sweep(t, what, set_optim, r_optim_step);
