@@ -551,7 +551,8 @@
                to the first largest input of each window) and avg_pool2d
                (both divisors); fused losses gaia_loss_mse and
                gaia_loss_cross_entropy (logits [B, C], class indices as
-               floats); the layer module's fused kernels (section 10):
+               floats) and gaia_loss (input, and an elementwise kind's
+               target); the layer module's fused kernels (section 10):
                gaia_layer_linear (x, W and b, through the fused bias and
                activation), gaia_layer_activation, gaia_layer_layernorm
                (x, weight, bias; mean and rstd saved by the forward) and
@@ -586,6 +587,35 @@
                needs a gradient, so code that trains nothing pays nothing.
      devices   the backward runs as tensor operations where the values
                live: the same code trains on the CPU and on a GPU.
+   Losses by descriptor: gaia_loss(ctx, &desc, input, target, &loss), with
+   PyTorch's definitions. desc.kind: GAIA_LOSS_MSE, _L1, _HUBER (desc.delta),
+   _SMOOTH_L1 (desc.delta is its beta), _BCE_WITH_LOGITS (as max(x, 0) -
+   x t + log1p(exp(-|x|)): finite at any logit), _NLL (log-probabilities
+   [B, C]) and _CROSS_ENTROPY (logits [B, C]; desc.label_smoothing). The
+   elementwise kinds take a target of the input's shape (which gets a
+   gradient too), the class kinds B class indices as floats, where
+   desc.use_ignore_index = 1 makes rows whose target is desc.ignore_index
+   count for nothing (padding). desc.reduction: MEAN (0; over the rows not
+   ignored, NaN when none is left, as PyTorch), SUM, or NONE (one loss per
+   element or row). A field that the kind does not read must be 0: a
+   smoothing given to MSE is an error, not ignored. gaia_loss_mse and
+   gaia_loss_cross_entropy are the MEAN cases of MSE and CROSS_ENTROPY.
+   Example, cross-entropy with label smoothing and a padding row:
+       gaia_tensor *logits = NULL, *tg = NULL, *loss = NULL;
+       gaia_loss_desc d;
+       size_t s[2] = {3, 4}, n = 3;
+       float t[3] = {1, -100, 3}, l = 0;                  // row 1 is padding
+       gaia_tensor_zeros(ctx, 2, s, &logits);
+       gaia_tensor_from_host(ctx, 1, &n, t, &tg);
+       memset(&d, 0, sizeof d);
+       d.kind = GAIA_LOSS_CROSS_ENTROPY;
+       d.label_smoothing = 0.1f;
+       d.use_ignore_index = 1;
+       d.ignore_index = -100;
+       gaia_loss(ctx, &d, logits, tg, &loss);             // the mean of rows 0 and 2
+       gaia_tensor_item(ctx, loss, &l);
+       printf("loss %.4f\n", l);                          // prints: loss 1.3863
+       gaia_tensor_free(logits); gaia_tensor_free(tg); gaia_tensor_free(loss);
    Optimizers: gaia_optim_create(ctx, &desc, params, n, &opt) with
    desc.kind GAIA_OPTIM_SGD (momentum, nesterov, weight_decay added to the
    gradient) or GAIA_OPTIM_ADAMW (beta1, beta2, eps; decoupled
