@@ -551,7 +551,9 @@
                target); the layer module's fused kernels (section 10):
                gaia_layer_linear (x, W and b, through the fused bias and
                activation), gaia_layer_activation, gaia_layer_layernorm
-               (x, weight, bias; mean and rstd saved by the forward) and
+               (x, weight, bias; mean and rstd saved by the forward),
+               gaia_layer_rmsnorm and gaia_layer_swiglu (as the tensor
+               operations they are made of) and
                gaia_layer_attention (q, k, v; FlashAttention-2's backward:
                the forward saves each query row's log-sum-exp and the
                backward recomputes the softmax tile by tile, no N x N
@@ -676,6 +678,35 @@
               gaia_tensor_dim(gaia_tensor_grad(W), 1));                      // prints: dW 16x16
        gaia_tensor_free(x); gaia_tensor_free(W); gaia_tensor_free(h);
        gaia_tensor_free(o); gaia_tensor_free(loss);
+   Activations and norms of current models (section 10): the exact GELU,
+   0.5 x (1 + erf(x / sqrt 2)) (GAIA_LAYER_ACT_GELU_ERF, PyTorch's default
+   F.gelu; GAIA_LAYER_ACT_GELU is the tanh form, approximate='tanh'), SiLU
+   x sigmoid(x) (GAIA_LAYER_ACT_SILU), both for gaia_layer_activation and
+   fused into gaia_layer_linear, on the CPU and the GPU; RMSNorm,
+   gaia_layer_rmsnorm(ctx, x, gain or NULL, eps, &y) = x / sqrt(mean(x^2)
+   + eps) * gain over the last dimension; and SwiGLU,
+   gaia_layer_swiglu(ctx, x, &y): x [.., 2h] split in halves a, b gives
+   silu(a) * b [.., h] (one input, so that one Linear of W [2h, in] makes
+   both halves in one GEMM; the order of x.chunk(2, -1) in the usual SwiGLU,
+   not F.glu's). RMSNorm and SwiGLU are composed of tensor operations.
+   Example, a LLaMA-style MLP block, x + W2 swiglu(W1 rmsnorm(x)):
+       gaia_tensor *x = NULL, *g = NULL, *W1 = NULL, *W2 = NULL;
+       gaia_tensor *n = NULL, *u = NULL, *s = NULL, *y = NULL;
+       size_t xs[2] = {4, 16}, gs = 16, w1s[2] = {2 * 32, 16}, w2s[2] = {16, 32};
+       gaia_tensor_randn(ctx, 2, xs, 0.0f, 1.0f, &x);
+       gaia_tensor_ones(ctx, 1, &gs, &g);
+       gaia_tensor_randn(ctx, 2, w1s, 0.0f, 0.25f, &W1);
+       gaia_tensor_randn(ctx, 2, w2s, 0.0f, 0.18f, &W2);
+       gaia_tensor_set_requires_grad(ctx, W1, 1);
+       gaia_layer_rmsnorm(ctx, x, g, 1e-6f, &n);
+       gaia_layer_linear(ctx, n, W1, NULL, GAIA_LAYER_ACT_LINEAR, &u);  // [4, 64]: both halves
+       gaia_layer_swiglu(ctx, u, &s);                                   // [4, 32]
+       gaia_layer_linear(ctx, s, W2, NULL, GAIA_LAYER_ACT_LINEAR, &y);
+       gaia_tensor_add(ctx, y, x, &y);                                  // the residual
+       printf("y %zux%zu\n", gaia_tensor_dim(y, 0), gaia_tensor_dim(y, 1)); // prints: y 4x16
+       gaia_tape_clear(ctx);
+       gaia_tensor_free(x); gaia_tensor_free(g); gaia_tensor_free(W1); gaia_tensor_free(W2);
+       gaia_tensor_free(n); gaia_tensor_free(u); gaia_tensor_free(s); gaia_tensor_free(y);
    Activation checkpointing trades compute for memory: gaia_checkpoint(ctx,
    fn, user, inputs, n, &y) runs the block fn (its one result from
    inputs[0 .. n-1] into *out, found NULL) with recording off and puts one
@@ -913,11 +944,14 @@
    10. THE LAYER MODULE
    =====================================================================
    Kernels on tensors (any device):
-     gaia_layer_activation(ctx, act, x, &y)     GELU (tanh form), relu, tanh,
-                                                sigmoid, linear; in place ok
+     gaia_layer_activation(ctx, act, x, &y)     GELU (tanh and erf forms),
+                                                SiLU, relu, tanh, sigmoid,
+                                                linear; in place ok
      gaia_layer_linear(ctx, x, W, b, act, &y)   y = act(x W^T + b), W [out,in],
                                                 b [out] or NULL; fused epilogue
      gaia_layer_layernorm(ctx, x, w, b, eps, &y) over the last dimension
+     gaia_layer_rmsnorm(ctx, x, w, eps, &y)     x / sqrt(mean(x^2) + eps) * w
+     gaia_layer_swiglu(ctx, x, &y)              silu(x[.., :h]) * x[.., h:]
      gaia_layer_attention(ctx, q, k, v, scale, causal, prec, &o)
          q [B,H,Nq,d], k and v [B,H,Nk,d], d <= 128; scale 0 = 1/sqrt(d);
          causal: query i sees keys j <= i + Nk - Nq. Online softmax over key
@@ -926,7 +960,8 @@
      gaia_layer_has_kernel(ctx, k), gaia_layer_benchmark_kernel(ctx, k,
          shape, repeats, &ms)    the seed's has_custom_kernels/benchmark_kernel
      Gradients: linear, activation, layernorm and attention go on the
-         gradient tape when an input needs one (section 8).
+         gradient tape when an input needs one (section 8); rmsnorm and
+         swiglu are composed of tensor operations, each recorded.
      Backend primitives (gaia_cpu_layer_*, twins in gaia_kernels.cu): the
          forwards above, _layernorm_train and _attention_train (the same,
          also writing mean/rstd and the rows' log-sum-exp), and the
@@ -948,7 +983,7 @@
          the device (CPU: one fused loop; CUDA: a captured graph per period).
    Levels own their layers, hierarchies their levels: free the top object.
    The enums: gaia_layer_act GAIA_LAYER_ACT_RELU (0), _LINEAR, _GELU, _TANH,
-   _SIGMOID; gaia_layer_precision GAIA_LAYER_PREC_F32 (0), _BF16, _F16;
+   _SIGMOID, _GELU_ERF, _SILU; gaia_layer_precision GAIA_LAYER_PREC_F32 (0), _BF16, _F16;
    gaia_layer_init GAIA_LAYER_INIT_HE (0), _XAVIER, _NORMAL, _UNIFORM;
    gaia_hebb_rule GAIA_HEBB_HEBBIAN (0), GAIA_HEBB_OJA, GAIA_HEBB_BCM;
    gaia_bcm_theta GAIA_BCM_THETA_GAIA (0), _TEXTBOOK; desc.flags
@@ -2364,9 +2399,10 @@ GAIA_API void gaia_cpu_sort(const float *x, size_t outer, size_t len, size_t inn
    --------------------------------------------------------------------- */
 /* layer module: public declarations (fragment of gaia.h's public section).
 
-   Two halves. Transformer kernels on tensors: activations (GELU tanh form,
-   relu, tanh, sigmoid), Linear y = x.W^T + b with a fused activation,
-   LayerNorm over the last dimension, FlashAttention-style attention. And
+   Two halves. Transformer kernels on tensors: activations (GELU in its tanh
+   and erf forms, SiLU, relu, tanh, sigmoid), Linear y = x.W^T + b with a
+   fused activation, LayerNorm and RMSNorm over the last dimension, SwiGLU,
+   FlashAttention-style attention. And
    GAIA's learning hierarchy: layers (reactive, Hebbian, temporal) stacked in
    levels with a temporal resolution, run over T steps by a hierarchy. */
 
@@ -2377,6 +2413,8 @@ typedef enum gaia_layer_act {
     GAIA_LAYER_ACT_GELU,    /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
     GAIA_LAYER_ACT_TANH,
     GAIA_LAYER_ACT_SIGMOID,
+    GAIA_LAYER_ACT_GELU_ERF, /* 0.5 x (1 + erf(x / sqrt(2))): PyTorch's default GELU (approximate='none') */
+    GAIA_LAYER_ACT_SILU,     /* x sigmoid(x), also called swish */
     GAIA_LAYER_ACT_COUNT
 } gaia_layer_act;
 
@@ -2403,6 +2441,23 @@ GAIA_API gaia_status gaia_layer_linear(gaia_ctx *ctx, const gaia_tensor *x, cons
    (population variance). weight, bias: [cols] or NULL (1 and 0); eps > 0. */
 GAIA_API gaia_status gaia_layer_layernorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight,
                                           const gaia_tensor *bias, float eps, gaia_tensor **out);
+/* RMSNorm over the last dimension: y = x / sqrt(mean(x^2) + eps) * weight,
+   weight [cols] or NULL (ones), eps finite and > 0 (PyTorch's F.rms_norm /
+   nn.RMSNorm with eps given). Composed of tensor operations (square, mean,
+   sqrt, div, mul), so it runs and differentiates (x and weight) on every
+   device; out may be x. */
+GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight, float eps,
+                                        gaia_tensor **out);
+/* SwiGLU, the gated unit of LLaMA-style MLPs: x [..., 2h] is split into
+   halves a = x[..., :h] and b = x[..., h:], and y [..., h] = silu(a) * b.
+   One input rather than two: one Linear with W [2h, in] makes both halves
+   in one GEMM, and its output goes in as it is (two tensors a, b are
+   gaia_tensor_concat along the last axis away). The order is the usual
+   SwiGLU's (x1, x2 = x.chunk(2, -1); silu(x1) * x2), the opposite of
+   F.glu, which gates the first half by the second. Composed of tensor
+   operations (index_select, the SILU activation, mul): any device, with
+   gradients; out must not alias x. */
+GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out);
 /* o = softmax(scale . q k^T [+ causal mask]) v, computed tile by tile with an
    online softmax (no Nq x Nk matrix). q: [B, H, Nq, d] (or [H, Nq, d], [Nq, d]),
    k and v: same leading dims, [.., Nk, d]; d <= 128. scale 0 means 1/sqrt(d).
@@ -2475,7 +2530,7 @@ typedef enum gaia_bcm_theta {
 #define GAIA_HEBB_NO_NORMALIZE 4u
 
 typedef struct gaia_reactive_desc {
-    gaia_layer_act activation;  /* 0 = relu; linear, sigmoid, tanh (and gelu) */
+    gaia_layer_act activation;  /* 0 = relu; linear, sigmoid, tanh (and the GELUs, SiLU) */
     gaia_layer_init init;       /* 0 = He */
 } gaia_reactive_desc;
 
@@ -2649,8 +2704,9 @@ struct gaia_layer_ops {
     gaia_status (*layernorm_backward)(gaia_ctx *ctx, const float *x, const float *weight, const float *mean,
                                       const float *rstd, const float *dy, float *dx, float *dw, float *db, size_t rows,
                                       size_t cols);
-    /* dz [rows, cols] = dy * act'(s), s the activation's output y (GELU: its
-       input z; LINEAR: NULL); db [cols] (may be NULL) = the column sums of dz. */
+    /* dz [rows, cols] = dy * act'(s), s the activation's output y (GELU,
+       GELU_ERF, SILU: its input z; LINEAR: NULL); db [cols] (may be NULL) =
+       the column sums of dz. */
     gaia_status (*act_backward)(gaia_ctx *ctx, gaia_layer_act act, const float *dy, const float *s, float *dz,
                                 float *db, size_t rows, size_t cols);
     /* attention, also writing each query row's log-sum-exp lse [bh, nq]
@@ -10055,6 +10111,11 @@ static const struct gaia_layer_ops *gaia__layer_ops(gaia_ctx *ctx, const char *f
 }
 
 static int gaia__layer_act_ok(gaia_layer_act act) { return (int)act >= 0 && act < GAIA_LAYER_ACT_COUNT; }
+/* The activations whose derivative is computed from their input z (the
+   others' from their output, LINEAR's from nothing). */
+static int gaia__layer_act_reads_input(gaia_layer_act act) {
+    return act == GAIA_LAYER_ACT_GELU || act == GAIA_LAYER_ACT_GELU_ERF || act == GAIA_LAYER_ACT_SILU;
+}
 
 /* ---------------------------------------------------------------------
    Gradients of the fused kernels. A call records one node on the tape
@@ -10226,14 +10287,14 @@ GAIA_API gaia_status gaia_layer_activation(gaia_ctx *ctx, gaia_layer_act act, co
     if (st != GAIA_OK) return st;
     gaia__ag_begin(ctx, &p, GAIA__AG_LINEAR, (int)act, x, NULL, NULL);
     p.node.flag1 = 1;
-    if (act == GAIA_LAYER_ACT_GELU) /* its derivative reads the input: copied when overwritten */
+    if (gaia__layer_act_reads_input(act)) /* the derivative reads the input: copied when overwritten */
         st = !created && gaia__aliases(*out, x) ? gaia__layer_ag_copy(ctx, &p, 2, x)
                                                 : gaia__layer_ag_keep(ctx, &p, 2, x, NULL);
     if (st != GAIA_OK) return gaia__finish_out(st, out, created);
     t0 = gaia__prof_begin(ctx);
     st = ops->bias_act(ctx, act, GAIA__PTR(x), NULL, GAIA__PTR(*out), 1, x->numel);
     gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
-    if (st == GAIA_OK && act != GAIA_LAYER_ACT_GELU && act != GAIA_LAYER_ACT_LINEAR)
+    if (st == GAIA_OK && !gaia__layer_act_reads_input(act) && act != GAIA_LAYER_ACT_LINEAR)
         st = gaia__layer_ag_keep(ctx, &p, 2, *out, NULL); /* the others' derivatives read the output */
     st = gaia__ag_end(ctx, &p, st, *out, NULL);
     return gaia__finish_out(st, out, created);
@@ -10284,7 +10345,7 @@ GAIA_API gaia_status gaia_layer_linear(gaia_ctx *ctx, const gaia_tensor *x, cons
     if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 1, W, NULL);
     p.node.shape_only[0] = !p.node.in[1];
     p.node.shape_only[1] = !p.node.in[0];
-    if (st == GAIA_OK && p.active && act == GAIA_LAYER_ACT_GELU) /* GELU's derivative reads z = x W^T + b */
+    if (st == GAIA_OK && p.active && gaia__layer_act_reads_input(act)) /* the derivative reads z = x W^T + b */
         st = gaia__tensor_new(ctx, fn, GAIA__DEV(x), x->ndim, oshape, &z);
     if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
     t0 = gaia__prof_begin(ctx);
@@ -10372,6 +10433,124 @@ GAIA_API gaia_status gaia_layer_layernorm(gaia_ctx *ctx, const gaia_tensor *x, c
     gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
     st = gaia__ag_end(ctx, &p, st, *out, NULL);
     return gaia__finish_out(st, out, created);
+}
+
+/* An existing *out must have the result's shape and live on d. */
+static gaia_status gaia__layer_check_out(gaia_ctx *ctx, const char *fn, const gaia_tensor *out, gaia_device d, int ndim,
+                                         const size_t *shape) {
+    int i, same;
+    if (!out) return GAIA_OK;
+    same = out->ndim == ndim;
+    for (i = 0; same && i < ndim; i++) same = out->shape[i] == shape[i];
+    if (!same) {
+        char have[64], want[64];
+        gaia_tensor tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.ndim = ndim;
+        memcpy(tmp.shape, shape, (size_t)ndim * sizeof(size_t));
+        gaia__shape_str(out, have, sizeof have);
+        gaia__shape_str(&tmp, want, sizeof want);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s), the result (%s)", have, want);
+    }
+    if (GAIA__DEV(out) != d)
+        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "out is on %s, x on %s", gaia_device_str(GAIA__DEV(out)),
+                          gaia_device_str(d));
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight, float eps,
+                                        gaia_tensor **out) {
+    static const char *fn = "gaia_layer_rmsnorm";
+    gaia_tensor *xc = NULL, *sq = NULL, *ms = NULL, *den = NULL, *r = NULL;
+    const gaia_tensor *src = x;
+    size_t cols, keep[GAIA_MAX_DIMS];
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    cols = x->shape[x->ndim - 1];
+    if (weight) {
+        if ((st = gaia__check_tensor(ctx, fn, "weight", weight)) != GAIA_OK) return st;
+        if ((st = gaia__same_device(ctx, fn, x, weight)) != GAIA_OK) return st;
+        if (weight->numel != cols)
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "weight has %zu elements, the last dimension is %zu",
+                              weight->numel, cols);
+    }
+    if (!(eps > 0.0f) || !isfinite(eps))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "eps %g must be finite and > 0", (double)eps);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
+    if (*out && gaia__aliases(*out, weight)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias weight");
+    memcpy(keep, x->shape, sizeof keep);
+    keep[x->ndim - 1] = 1;
+    /* normalised in place: the backward reads x, so the operations read a copy */
+    if (*out && gaia__aliases(*out, x)) {
+        GAIA__AG_TRY(gaia_tensor_copy(ctx, x, &xc));
+        src = xc;
+    }
+    GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SQUARE, src, 0, 0, &sq));
+    GAIA__AG_TRY(gaia_tensor_mean(ctx, sq, -1, &ms));
+    GAIA__AG_TRY(gaia_tensor_reshape(ctx, ms, x->ndim, keep, &den));
+    GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, den, eps, &r));
+    gaia_tensor_free(den);
+    den = NULL;
+    GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SQRT, r, 0, 0, &den)); /* [.., 1]: broadcast over the row */
+    if (weight) {
+        gaia_tensor_free(r);
+        r = NULL;
+        GAIA__AG_TRY(gaia_tensor_div(ctx, src, den, &r));
+        st = gaia_tensor_mul(ctx, r, weight, out);
+    } else {
+        st = gaia_tensor_div(ctx, src, den, out);
+    }
+done:
+    gaia_tensor_free(xc);
+    gaia_tensor_free(sq);
+    gaia_tensor_free(ms);
+    gaia_tensor_free(den);
+    gaia_tensor_free(r);
+    return st;
+}
+
+GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
+    static const char *fn = "gaia_layer_swiglu";
+    gaia_tensor *ia = NULL, *ib = NULL, *a = NULL, *b = NULL, *s = NULL;
+    size_t h, oshape[GAIA_MAX_DIMS];
+    int last;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    last = x->ndim - 1;
+    if (x->shape[last] % 2 != 0) {
+        char sx[64];
+        gaia__shape_str(x, sx, sizeof sx);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "x (%s): the last dimension %zu must be even, [..., 2h]", sx,
+                          x->shape[last]);
+    }
+    h = x->shape[last] / 2;
+    if (h >= ((size_t)1 << 24))
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "h = %zu: the halves are indexed as float32 (below 2^24)", h);
+    memcpy(oshape, x->shape, sizeof oshape);
+    oshape[last] = h;
+    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, oshape)) != GAIA_OK) return st;
+    if (*out && gaia__aliases(*out, x)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias x");
+    if (gaia_device_push(ctx, GAIA__DEV(x)) != GAIA_OK)
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "no %s", gaia_device_str(GAIA__DEV(x)));
+    st = gaia_tensor_arange(ctx, 0.0f, (float)h, 1.0f, &ia);
+    if (st == GAIA_OK) st = gaia_tensor_arange(ctx, (float)h, (float)(2 * h), 1.0f, &ib);
+    gaia_device_pop(ctx);
+    if (st != GAIA_OK) goto done;
+    GAIA__AG_TRY(gaia_tensor_index_select(ctx, x, last, ia, &a));
+    GAIA__AG_TRY(gaia_tensor_index_select(ctx, x, last, ib, &b));
+    GAIA__AG_TRY(gaia_layer_activation(ctx, GAIA_LAYER_ACT_SILU, a, &s));
+    st = gaia_tensor_mul(ctx, s, b, out);
+done:
+    gaia_tensor_free(ia);
+    gaia_tensor_free(ib);
+    gaia_tensor_free(a);
+    gaia_tensor_free(b);
+    gaia_tensor_free(s);
+    return st;
 }
 
 GAIA_API gaia_status gaia_layer_attention(gaia_ctx *ctx, const gaia_tensor *q, const gaia_tensor *k,

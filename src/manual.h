@@ -555,7 +555,9 @@
                target); the layer module's fused kernels (section 10):
                gaia_layer_linear (x, W and b, through the fused bias and
                activation), gaia_layer_activation, gaia_layer_layernorm
-               (x, weight, bias; mean and rstd saved by the forward) and
+               (x, weight, bias; mean and rstd saved by the forward),
+               gaia_layer_rmsnorm and gaia_layer_swiglu (as the tensor
+               operations they are made of) and
                gaia_layer_attention (q, k, v; FlashAttention-2's backward:
                the forward saves each query row's log-sum-exp and the
                backward recomputes the softmax tile by tile, no N x N
@@ -680,6 +682,35 @@
               gaia_tensor_dim(gaia_tensor_grad(W), 1));                      // prints: dW 16x16
        gaia_tensor_free(x); gaia_tensor_free(W); gaia_tensor_free(h);
        gaia_tensor_free(o); gaia_tensor_free(loss);
+   Activations and norms of current models (section 10): the exact GELU,
+   0.5 x (1 + erf(x / sqrt 2)) (GAIA_LAYER_ACT_GELU_ERF, PyTorch's default
+   F.gelu; GAIA_LAYER_ACT_GELU is the tanh form, approximate='tanh'), SiLU
+   x sigmoid(x) (GAIA_LAYER_ACT_SILU), both for gaia_layer_activation and
+   fused into gaia_layer_linear, on the CPU and the GPU; RMSNorm,
+   gaia_layer_rmsnorm(ctx, x, gain or NULL, eps, &y) = x / sqrt(mean(x^2)
+   + eps) * gain over the last dimension; and SwiGLU,
+   gaia_layer_swiglu(ctx, x, &y): x [.., 2h] split in halves a, b gives
+   silu(a) * b [.., h] (one input, so that one Linear of W [2h, in] makes
+   both halves in one GEMM; the order of x.chunk(2, -1) in the usual SwiGLU,
+   not F.glu's). RMSNorm and SwiGLU are composed of tensor operations.
+   Example, a LLaMA-style MLP block, x + W2 swiglu(W1 rmsnorm(x)):
+       gaia_tensor *x = NULL, *g = NULL, *W1 = NULL, *W2 = NULL;
+       gaia_tensor *n = NULL, *u = NULL, *s = NULL, *y = NULL;
+       size_t xs[2] = {4, 16}, gs = 16, w1s[2] = {2 * 32, 16}, w2s[2] = {16, 32};
+       gaia_tensor_randn(ctx, 2, xs, 0.0f, 1.0f, &x);
+       gaia_tensor_ones(ctx, 1, &gs, &g);
+       gaia_tensor_randn(ctx, 2, w1s, 0.0f, 0.25f, &W1);
+       gaia_tensor_randn(ctx, 2, w2s, 0.0f, 0.18f, &W2);
+       gaia_tensor_set_requires_grad(ctx, W1, 1);
+       gaia_layer_rmsnorm(ctx, x, g, 1e-6f, &n);
+       gaia_layer_linear(ctx, n, W1, NULL, GAIA_LAYER_ACT_LINEAR, &u);  // [4, 64]: both halves
+       gaia_layer_swiglu(ctx, u, &s);                                   // [4, 32]
+       gaia_layer_linear(ctx, s, W2, NULL, GAIA_LAYER_ACT_LINEAR, &y);
+       gaia_tensor_add(ctx, y, x, &y);                                  // the residual
+       printf("y %zux%zu\n", gaia_tensor_dim(y, 0), gaia_tensor_dim(y, 1)); // prints: y 4x16
+       gaia_tape_clear(ctx);
+       gaia_tensor_free(x); gaia_tensor_free(g); gaia_tensor_free(W1); gaia_tensor_free(W2);
+       gaia_tensor_free(n); gaia_tensor_free(u); gaia_tensor_free(s); gaia_tensor_free(y);
    Activation checkpointing trades compute for memory: gaia_checkpoint(ctx,
    fn, user, inputs, n, &y) runs the block fn (its one result from
    inputs[0 .. n-1] into *out, found NULL) with recording off and puts one
@@ -917,11 +948,14 @@
    10. THE LAYER MODULE
    =====================================================================
    Kernels on tensors (any device):
-     gaia_layer_activation(ctx, act, x, &y)     GELU (tanh form), relu, tanh,
-                                                sigmoid, linear; in place ok
+     gaia_layer_activation(ctx, act, x, &y)     GELU (tanh and erf forms),
+                                                SiLU, relu, tanh, sigmoid,
+                                                linear; in place ok
      gaia_layer_linear(ctx, x, W, b, act, &y)   y = act(x W^T + b), W [out,in],
                                                 b [out] or NULL; fused epilogue
      gaia_layer_layernorm(ctx, x, w, b, eps, &y) over the last dimension
+     gaia_layer_rmsnorm(ctx, x, w, eps, &y)     x / sqrt(mean(x^2) + eps) * w
+     gaia_layer_swiglu(ctx, x, &y)              silu(x[.., :h]) * x[.., h:]
      gaia_layer_attention(ctx, q, k, v, scale, causal, prec, &o)
          q [B,H,Nq,d], k and v [B,H,Nk,d], d <= 128; scale 0 = 1/sqrt(d);
          causal: query i sees keys j <= i + Nk - Nq. Online softmax over key
@@ -930,7 +964,8 @@
      gaia_layer_has_kernel(ctx, k), gaia_layer_benchmark_kernel(ctx, k,
          shape, repeats, &ms)    the seed's has_custom_kernels/benchmark_kernel
      Gradients: linear, activation, layernorm and attention go on the
-         gradient tape when an input needs one (section 8).
+         gradient tape when an input needs one (section 8); rmsnorm and
+         swiglu are composed of tensor operations, each recorded.
      Backend primitives (gaia_cpu_layer_*, twins in gaia_kernels.cu): the
          forwards above, _layernorm_train and _attention_train (the same,
          also writing mean/rstd and the rows' log-sum-exp), and the
@@ -952,7 +987,7 @@
          the device (CPU: one fused loop; CUDA: a captured graph per period).
    Levels own their layers, hierarchies their levels: free the top object.
    The enums: gaia_layer_act GAIA_LAYER_ACT_RELU (0), _LINEAR, _GELU, _TANH,
-   _SIGMOID; gaia_layer_precision GAIA_LAYER_PREC_F32 (0), _BF16, _F16;
+   _SIGMOID, _GELU_ERF, _SILU; gaia_layer_precision GAIA_LAYER_PREC_F32 (0), _BF16, _F16;
    gaia_layer_init GAIA_LAYER_INIT_HE (0), _XAVIER, _NORMAL, _UNIFORM;
    gaia_hebb_rule GAIA_HEBB_HEBBIAN (0), GAIA_HEBB_OJA, GAIA_HEBB_BCM;
    gaia_bcm_theta GAIA_BCM_THETA_GAIA (0), _TEXTBOOK; desc.flags

@@ -16,6 +16,8 @@ static double lt_act(gaia_layer_act act, double v) {
     case GAIA_LAYER_ACT_GELU: return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
     case GAIA_LAYER_ACT_TANH: return tanh(v);
     case GAIA_LAYER_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case GAIA_LAYER_ACT_GELU_ERF: return 0.5 * v * erfc(-v / sqrt(2.0));
+    case GAIA_LAYER_ACT_SILU: return v / (1.0 + exp(-v));
     default: return v;
     }
 }

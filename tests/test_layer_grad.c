@@ -27,6 +27,7 @@ typedef struct lg_case {
     double lo, hi;              /* input range */
     double atol, rtol;
     int round_bf16;             /* inputs rounded to bf16 first (low-precision attention) */
+    int check_forward;          /* also the output against the reference, to atol and rtol */
 } lg_case;
 
 static size_t lg_numel(int nd, const size_t *s) {
@@ -86,6 +87,19 @@ static int lg_check(gt *t, const lg_case *c, char *msg, size_t cap) {
         gaia_tensor_mul(t->ctx, out, Rt, &w) != GAIA_OK || gaia_tensor_sum(t->ctx, w, GAIA_AXIS_ALL, &L) != GAIA_OK ||
         gaia_backward(t->ctx, L) != GAIA_OK)
         goto gaia_failed;
+    if (c->check_forward) {
+        long at;
+        c->ref(din, y, c->cfg);
+        g = gt_host(t, out);
+        if (!g) goto oom;
+        at = gt_mismatch(y, g, ny, c->atol, c->rtol);
+        if (at >= 0) {
+            snprintf(msg, cap, "%s: output %ld: float64 reference %.7g, gaia %.7g", c->name, at, y[at], (double)g[at]);
+            goto done;
+        }
+        free(g);
+        g = NULL;
+    }
     for (k = 0; k < LG_IN; k++) {
         long at;
         if (!n[k]) continue;
@@ -159,6 +173,8 @@ static double ref_act(gaia_layer_act act, double z) {
     case GAIA_LAYER_ACT_GELU: return 0.5 * z * (1.0 + tanh(0.7978845608028654 * (z + 0.044715 * z * z * z)));
     case GAIA_LAYER_ACT_TANH: return tanh(z);
     case GAIA_LAYER_ACT_SIGMOID: return 1.0 / (1.0 + exp(-z));
+    case GAIA_LAYER_ACT_GELU_ERF: return 0.5 * z * erfc(-z / sqrt(2.0));
+    case GAIA_LAYER_ACT_SILU: return z / (1.0 + exp(-z));
     default: return z;
     }
 }
@@ -185,16 +201,17 @@ static void ref_lin(double *const *in, double *y, const void *cfg) {
 }
 
 static void linear_gradients_match_finite_differences(gt *t) {
-    static const gaia_layer_act acts[5] = {GAIA_LAYER_ACT_RELU, GAIA_LAYER_ACT_LINEAR, GAIA_LAYER_ACT_GELU,
-                                           GAIA_LAYER_ACT_TANH, GAIA_LAYER_ACT_SIGMOID};
+    static const gaia_layer_act acts[7] = {GAIA_LAYER_ACT_RELU,    GAIA_LAYER_ACT_LINEAR,   GAIA_LAYER_ACT_GELU,
+                                           GAIA_LAYER_ACT_TANH,    GAIA_LAYER_ACT_SIGMOID,  GAIA_LAYER_ACT_GELU_ERF,
+                                           GAIA_LAYER_ACT_SILU};
     /* rows x in -> out: many rows (GEMM path), 2 rows (the fused gemv), a 3-D x */
     static const size_t shapes[3][4] = {{7, 5, 4, 2}, {2, 9, 3, 2}, {6, 33, 17, 3}};
-    lin_ref_cfg cfg[5 * 2 * 3];
-    lg_case cases[5 * 2 * 3];
+    lin_ref_cfg cfg[7 * 2 * 3];
+    lg_case cases[7 * 2 * 3];
     size_t n = 0;
     int a, b, s;
     memset(cases, 0, sizeof cases);
-    for (a = 0; a < 5; a++)
+    for (a = 0; a < 7; a++)
         for (b = 0; b < 2; b++)
             for (s = 0; s < 3; s++) {
                 lin_ref_cfg *c = &cfg[n];
@@ -259,13 +276,14 @@ static void ref_act_only(double *const *in, double *y, const void *cfg) {
 }
 
 static void activation_gradients_match_finite_differences(gt *t) {
-    static const gaia_layer_act acts[5] = {GAIA_LAYER_ACT_RELU, GAIA_LAYER_ACT_LINEAR, GAIA_LAYER_ACT_GELU,
-                                           GAIA_LAYER_ACT_TANH, GAIA_LAYER_ACT_SIGMOID};
-    lin_ref_cfg cfg[10];
-    lg_case cases[10];
+    static const gaia_layer_act acts[7] = {GAIA_LAYER_ACT_RELU,    GAIA_LAYER_ACT_LINEAR,   GAIA_LAYER_ACT_GELU,
+                                           GAIA_LAYER_ACT_TANH,    GAIA_LAYER_ACT_SIGMOID,  GAIA_LAYER_ACT_GELU_ERF,
+                                           GAIA_LAYER_ACT_SILU};
+    lin_ref_cfg cfg[14];
+    lg_case cases[14];
     int a, inplace;
     memset(cases, 0, sizeof cases);
-    for (a = 0; a < 5; a++)
+    for (a = 0; a < 7; a++)
         for (inplace = 0; inplace < 2; inplace++) {
             lin_ref_cfg *c = &cfg[2 * a + inplace];
             lg_case *k = &cases[2 * a + inplace];
@@ -288,7 +306,168 @@ static void activation_gradients_match_finite_differences(gt *t) {
             k->atol = 2e-4;
             k->rtol = 2e-3;
         }
-    lg_run(t, cases, 10);
+    lg_run(t, cases, 14);
+}
+
+/* ---- RMSNorm and SwiGLU (composed of tensor operations) ---- */
+typedef struct rms_cfg {
+    size_t rows, cols;
+    int weight, inplace;
+    float eps;
+} rms_cfg;
+
+static gaia_status gaia_rms(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **y, const void *cfg) {
+    const rms_cfg *c = (const rms_cfg *)cfg;
+    gaia_tensor *x2 = NULL;
+    gaia_status st;
+    if (!c->inplace) return gaia_layer_rmsnorm(ctx, in[0], c->weight ? in[1] : NULL, c->eps, y);
+    st = gaia_tensor_scale(ctx, in[0], 1.0f, &x2); /* a recorded intermediate, normalised in place */
+    if (st == GAIA_OK) st = gaia_layer_rmsnorm(ctx, x2, c->weight ? in[1] : NULL, c->eps, &x2);
+    if (st == GAIA_OK) *y = x2;
+    else gaia_tensor_free(x2);
+    return st;
+}
+static void ref_rms(double *const *in, double *y, const void *cfg) {
+    const rms_cfg *c = (const rms_cfg *)cfg;
+    size_t r, j;
+    for (r = 0; r < c->rows; r++) {
+        const double *x = in[0] + r * c->cols;
+        double ms = 0, inv;
+        for (j = 0; j < c->cols; j++) ms += x[j] * x[j];
+        inv = 1.0 / sqrt(ms / (double)c->cols + (double)c->eps);
+        for (j = 0; j < c->cols; j++) y[r * c->cols + j] = x[j] * inv * (c->weight ? in[1][j] : 1.0);
+    }
+}
+
+static void rmsnorm_matches_float64_and_finite_differences(gt *t) {
+    /* rows, cols, weight, in place, eps, ndim (3: [2, rows/2, cols]; 1: [cols]) */
+    static const struct { size_t rows, cols; int weight, inplace; float eps; int nd; } v[] = {
+        {5, 37, 1, 0, 1e-5f, 2}, {5, 37, 0, 0, 1e-5f, 2}, {6, 16, 1, 0, 0.1f, 3},
+        {4, 9, 1, 1, 1e-6f, 2},  {1, 11, 1, 0, 1e-5f, 1}, {3, 64, 0, 1, 1e-5f, 2},
+    };
+    rms_cfg cfg[6];
+    lg_case cases[6];
+    size_t i;
+    memset(cases, 0, sizeof cases);
+    for (i = 0; i < 6; i++) {
+        rms_cfg *c = &cfg[i];
+        lg_case *k = &cases[i];
+        c->rows = v[i].rows, c->cols = v[i].cols, c->weight = v[i].weight, c->inplace = v[i].inplace;
+        c->eps = v[i].eps;
+        k->name = "rmsnorm";
+        k->nd[0] = k->ndy = v[i].nd;
+        if (v[i].nd == 1) {
+            k->shape[0][0] = k->sy[0] = c->cols;
+        } else if (v[i].nd == 2) {
+            k->shape[0][0] = k->sy[0] = c->rows;
+            k->shape[0][1] = k->sy[1] = c->cols;
+        } else {
+            k->shape[0][0] = k->sy[0] = 2;
+            k->shape[0][1] = k->sy[1] = c->rows / 2;
+            k->shape[0][2] = k->sy[2] = c->cols;
+        }
+        k->nd[1] = c->weight ? 1 : 0;
+        k->shape[1][0] = c->cols;
+        k->gaia = gaia_rms;
+        k->ref = ref_rms;
+        k->cfg = c;
+        k->lo = -2.0;
+        k->hi = 2.0;
+        k->atol = 2e-4;
+        k->rtol = 2e-3;
+        k->check_forward = 1;
+    }
+    lg_run(t, cases, 6);
+}
+
+typedef struct swiglu_cfg {
+    size_t rows, h;
+} swiglu_cfg;
+static gaia_status gaia_swiglu(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **y, const void *cfg) {
+    (void)cfg;
+    return gaia_layer_swiglu(ctx, in[0], y);
+}
+static void ref_swiglu(double *const *in, double *y, const void *cfg) {
+    const swiglu_cfg *c = (const swiglu_cfg *)cfg;
+    size_t r, j;
+    for (r = 0; r < c->rows; r++)
+        for (j = 0; j < c->h; j++) {
+            double a = in[0][r * 2 * c->h + j], b = in[0][r * 2 * c->h + c->h + j];
+            y[r * c->h + j] = a / (1.0 + exp(-a)) * b;
+        }
+}
+
+static void swiglu_matches_float64_and_finite_differences(gt *t) {
+    static const struct { size_t rows, h; int nd; } v[] = {{5, 13, 2}, {6, 8, 3}, {1, 7, 1}, {3, 40, 2}};
+    swiglu_cfg cfg[4];
+    lg_case cases[4];
+    size_t i;
+    memset(cases, 0, sizeof cases);
+    for (i = 0; i < 4; i++) {
+        lg_case *k = &cases[i];
+        cfg[i].rows = v[i].rows;
+        cfg[i].h = v[i].h;
+        k->name = "swiglu";
+        k->nd[0] = k->ndy = v[i].nd;
+        if (v[i].nd == 1) {
+            k->shape[0][0] = 2 * v[i].h;
+            k->sy[0] = v[i].h;
+        } else if (v[i].nd == 2) {
+            k->shape[0][0] = k->sy[0] = v[i].rows;
+            k->shape[0][1] = 2 * v[i].h;
+            k->sy[1] = v[i].h;
+        } else {
+            k->shape[0][0] = k->sy[0] = 2;
+            k->shape[0][1] = k->sy[1] = v[i].rows / 2;
+            k->shape[0][2] = 2 * v[i].h;
+            k->sy[2] = v[i].h;
+        }
+        k->gaia = gaia_swiglu;
+        k->ref = ref_swiglu;
+        k->cfg = &cfg[i];
+        k->lo = -3.0;
+        k->hi = 3.0;
+        k->atol = 2e-4;
+        k->rtol = 2e-3;
+        k->check_forward = 1;
+    }
+    lg_run(t, cases, 4);
+}
+
+static void rmsnorm_swiglu_bad_input(gt *t) {
+    size_t s[2] = {3, 4}, s5[2] = {3, 5}, s3[2] = {3, 3}, n4 = 4, n3 = 3;
+    gaia_tensor *x = NULL, *x5 = NULL, *w = NULL, *w3 = NULL, *o = NULL, *o3 = NULL, *h = NULL;
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s, 0.0f, 1.0f, &x));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s5, 0.0f, 1.0f, &x5));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &n4, 1.0f, 0.1f, &w));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &n3, 1.0f, 0.1f, &w3));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 2, s3, &o3));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(NULL, x, w, 1e-5f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(t->ctx, NULL, w, 1e-5f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(t->ctx, x, w, 1e-5f, NULL));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_rmsnorm(t->ctx, x, w3, 1e-5f, &o)); /* weight of 3, 4 columns */
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_layer_rmsnorm: weight has 3"), "%s", gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(t->ctx, x, w, 0.0f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(t->ctx, x, w, -1.0f, &o));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "eps -1"), "%s", gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(t->ctx, x, w, NAN, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_rmsnorm(t->ctx, x, w, 1e-5f, &o3)); /* out 3x3 for 3x4 */
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_layer_rmsnorm: out has shape (3x3)"), "%s",
+             gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(t->ctx, w, w, 1e-5f, &w)); /* out aliases weight */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_swiglu(NULL, x, &h));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_swiglu(t->ctx, NULL, &h));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_swiglu(t->ctx, x, NULL));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_swiglu(t->ctx, x5, &h)); /* 5 is odd */
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_layer_swiglu: x (3x5): the last dimension 5"), "%s",
+             gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_swiglu(t->ctx, x, &o3)); /* out 3x3 for 3x2 */
+    GT_CHECK(t, o == NULL && h == NULL, "a refused call wrote *out");
+    gaia_tensor_free(x);
+    gaia_tensor_free(x5);
+    gaia_tensor_free(w);
+    gaia_tensor_free(w3);
+    gaia_tensor_free(o3);
 }
 
 /* ---- LayerNorm ---- */
@@ -912,6 +1091,9 @@ const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_linear", linear_gradients_match_finite_differences},
     {"layer_grad_activation", activation_gradients_match_finite_differences},
     {"layer_grad_layernorm", layernorm_gradients_match_finite_differences},
+    {"layer_grad_rmsnorm", rmsnorm_matches_float64_and_finite_differences},
+    {"layer_grad_swiglu", swiglu_matches_float64_and_finite_differences},
+    {"layer_grad_rmsnorm_swiglu_bad_input", rmsnorm_swiglu_bad_input},
     {"layer_grad_attention", attention_gradients_match_finite_differences},
     {"layer_grad_attention_bf16", bf16_attention_gradients_are_close},
     {"layer_grad_self_attention", self_attention_gradient_adds_the_three_uses},

@@ -313,9 +313,52 @@ static void losses_agree_with_torch(gt *t) {
                  "           * t['R']).sum())");
 }
 
+/* The newer activations and norms: Linear + exact (erf) GELU, RMSNorm with
+   a gain, Linear into SwiGLU, Linear + SiLU, MSE. */
+static void activations_and_norms_agree_with_torch(gt *t) {
+    char cmd[600];
+    const char *py = gt_python(cmd, sizeof cmd, "numpy, torch");
+    torch_case c;
+    gaia_tensor *h = NULL, *n = NULL, *z = NULL, *g2 = NULL, *u = NULL, *loss = NULL;
+    size_t sx[2] = {4, 6}, sw1[2] = {8, 6}, sw2[2] = {10, 8}, sw3[2] = {3, 5}, st_[2] = {4, 3}, H = 8, O = 3;
+    gaia_status st = GAIA_OK;
+    if (!py) GT_SKIP(t, "no python with numpy and torch (set GAIA_TEST_PYTHON)");
+    memset(&c, 0, sizeof c);
+    if (st == GAIA_OK) st = torch_add(t, &c, "x", 2, sx, -1.5, 1.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "W1", 2, sw1, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "b1", 1, &H, -0.5, 0.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "g", 1, &H, 0.5, 1.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "W2", 2, sw2, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "W3", 2, sw3, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "b3", 1, &O, -0.5, 0.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "target", 2, st_, -1.0, 1.0, 0);
+    if (st == GAIA_OK)
+        st = gaia_layer_linear(t->ctx, torch_get(&c, "x"), torch_get(&c, "W1"), torch_get(&c, "b1"),
+                               GAIA_LAYER_ACT_GELU_ERF, &h);
+    if (st == GAIA_OK) st = gaia_layer_rmsnorm(t->ctx, h, torch_get(&c, "g"), 1e-5f, &n);
+    if (st == GAIA_OK) st = gaia_layer_linear(t->ctx, n, torch_get(&c, "W2"), NULL, GAIA_LAYER_ACT_LINEAR, &z);
+    if (st == GAIA_OK) st = gaia_layer_swiglu(t->ctx, z, &g2);
+    if (st == GAIA_OK)
+        st = gaia_layer_linear(t->ctx, g2, torch_get(&c, "W3"), torch_get(&c, "b3"), GAIA_LAYER_ACT_SILU, &u);
+    if (st == GAIA_OK) st = gaia_loss_mse(t->ctx, u, torch_get(&c, "target"), &loss);
+    if (st == GAIA_OK) st = gaia_backward(t->ctx, loss);
+    gaia_tensor_free(h);
+    gaia_tensor_free(n);
+    gaia_tensor_free(z);
+    gaia_tensor_free(g2);
+    gaia_tensor_free(u);
+    torch_finish(t, py, "actnorm", &c, loss, st,
+                 "h = F.gelu(t['x'] @ t['W1'].T + t['b1'])\n"
+                 "n = F.rms_norm(h, (h.shape[-1],), t['g'], 1e-5)\n"
+                 "z1, z2 = (n @ t['W2'].T).chunk(2, dim=-1)\n"
+                 "u = F.silu(F.silu(z1) * z2 @ t['W3'].T + t['b3'])\n"
+                 "loss = F.mse_loss(u, t['target'])");
+}
+
 const gt_case gt_torch_cases[] = {
     {"torch_mlp_gradients_agree", mlp_gradients_agree_with_torch},
     {"torch_attention_block_gradients_agree", attention_block_gradients_agree_with_torch},
     {"torch_losses_agree", losses_agree_with_torch},
+    {"torch_activations_and_norms_agree", activations_and_norms_agree_with_torch},
     {NULL, NULL},
 };

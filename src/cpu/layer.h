@@ -61,6 +61,9 @@ static void gaia__cpu_layer_act_run(gaia_layer_act act, const float *x, const fl
     case GAIA_LAYER_ACT_GELU: GAIA__LAYER_ACT_LOOP(gaia__layer_gelu(v)); break;
     case GAIA_LAYER_ACT_TANH: GAIA__LAYER_ACT_LOOP(gaia__layer_tanh(v)); break;
     case GAIA_LAYER_ACT_SIGMOID: GAIA__LAYER_ACT_LOOP(gaia__layer_sigmoid(v)); break;
+    /* 0.5 x erfc(-x / sqrt 2): no cancellation in 1 + erf for x < 0 (libm's erfcf) */
+    case GAIA_LAYER_ACT_GELU_ERF: GAIA__LAYER_ACT_LOOP(0.5f * v * erfcf(-0.70710678118654752f * v)); break;
+    case GAIA_LAYER_ACT_SILU: GAIA__LAYER_ACT_LOOP(v / (1.0f + gaia__layer_exp(-v))); break;
     default: GAIA__LAYER_ACT_LOOP(v); break;
     }
 }
@@ -580,8 +583,8 @@ GAIA_API void gaia_cpu_layer_attention_train(gaia_layer_precision prec, const fl
 #define GAIA__LAYER_BWD_COLS 256
 
 /* dz = dy * act'(.) over n values. s is what the derivative is computed
-   from: the activation's output y, except for GELU, whose derivative needs
-   its input z (NULL for LINEAR). dz may be dy. */
+   from: the activation's output y, except for GELU, GELU_ERF and SILU,
+   whose derivatives need their input z (NULL for LINEAR). dz may be dy. */
 GAIA__LAYER_CONTRACT
 static void gaia__cpu_layer_act_back_run(gaia_layer_act act, const float *dy, const float *s, float *dz, size_t n) {
     size_t j;
@@ -605,6 +608,19 @@ static void gaia__cpu_layer_act_back_run(gaia_layer_act act, const float *dy, co
         break;
     case GAIA_LAYER_ACT_SIGMOID:
         for (j = 0; j < n; j++) dz[j] = dy[j] * (s[j] * (1.0f - s[j]));
+        break;
+    case GAIA_LAYER_ACT_GELU_ERF: /* Phi(z) + z phi(z) */
+        for (j = 0; j < n; j++) {
+            float z = s[j];
+            dz[j] = dy[j] * (0.5f * erfcf(-0.70710678118654752f * z) +
+                             z * 0.39894228040143268f * gaia__layer_exp(-0.5f * z * z));
+        }
+        break;
+    case GAIA_LAYER_ACT_SILU: /* sg (1 + z (1 - sg)), sg = sigmoid(z) */
+        for (j = 0; j < n; j++) {
+            float z = s[j], sg = 1.0f / (1.0f + gaia__layer_exp(-z));
+            dz[j] = dy[j] * (sg * (1.0f + z * (1.0f - sg)));
+        }
         break;
     default:
         if (dz != dy) memcpy(dz, dy, n * sizeof *dz);
