@@ -707,6 +707,29 @@
        gaia_tape_clear(ctx);
        gaia_tensor_free(x); gaia_tensor_free(g); gaia_tensor_free(W1); gaia_tensor_free(W2);
        gaia_tensor_free(n); gaia_tensor_free(u); gaia_tensor_free(s); gaia_tensor_free(y);
+   Initialisation: gaia_layer_init_weights(ctx, init, ndim, shape, &W) draws
+   a weight tensor ([out, in], or a convolution's [O, I, kh, kw]) from the
+   context's random stream with PyTorch's formulas (torch.nn.init) and fans
+   (fan_in = in times the receptive field kh kw, fan_out = out times it):
+   GAIA_LAYER_INIT_LECUN N(0, 1/fan_in); _GLOROT_UNIFORM U(-b, b) with
+   b = sqrt(6/(fan_in + fan_out)) and _GLOROT_NORMAL N(0, 2/(fan_in +
+   fan_out)) (xavier_uniform_, xavier_normal_); _KAIMING_NORMAL_FAN_IN and
+   _FAN_OUT N(0, 2/fan), _KAIMING_UNIFORM_FAN_IN and _FAN_OUT U(-b, b) with
+   b = sqrt(6/fan) (kaiming_*_ with the default gain sqrt(2)). The older
+   names keep their numbers: _HE is _KAIMING_NORMAL_FAN_IN, and _XAVIER,
+   whose N(0, 1/fan_in) was never Glorot's, is _LECUN (deprecated: use
+   _LECUN for the same draws or _GLOROT_* for Xavier's). GAIA's layers take
+   the same values in their descs.
+   Example, a Glorot-uniform weight inside its bound:
+       gaia_tensor *W = NULL;
+       size_t s[2] = {64, 192};                          // fan_out 64, fan_in 192
+       float v[64 * 192], mx = 0;
+       int i;
+       gaia_layer_init_weights(ctx, GAIA_LAYER_INIT_GLOROT_UNIFORM, 2, s, &W);
+       gaia_tensor_to_host(ctx, W, v, 64 * 192);
+       for (i = 0; i < 64 * 192; i++) mx = fabsf(v[i]) > mx ? fabsf(v[i]) : mx;
+       printf("%s\n", mx <= sqrtf(6.0f / 256) ? "inside" : "outside"); // prints: inside
+       gaia_tensor_free(W);
    Activation checkpointing trades compute for memory: gaia_checkpoint(ctx,
    fn, user, inputs, n, &y) runs the block fn (its one result from
    inputs[0 .. n-1] into *out, found NULL) with recording off and puts one
@@ -984,7 +1007,10 @@
    Levels own their layers, hierarchies their levels: free the top object.
    The enums: gaia_layer_act GAIA_LAYER_ACT_RELU (0), _LINEAR, _GELU, _TANH,
    _SIGMOID, _GELU_ERF, _SILU; gaia_layer_precision GAIA_LAYER_PREC_F32 (0), _BF16, _F16;
-   gaia_layer_init GAIA_LAYER_INIT_HE (0), _XAVIER, _NORMAL, _UNIFORM;
+   gaia_layer_init GAIA_LAYER_INIT_HE (0), _XAVIER (deprecated: it is LeCun
+   normal, as _LECUN), _NORMAL, _UNIFORM, _LECUN, _GLOROT_UNIFORM,
+   _GLOROT_NORMAL, _KAIMING_NORMAL_FAN_IN (= _HE), _KAIMING_NORMAL_FAN_OUT,
+   _KAIMING_UNIFORM_FAN_IN, _KAIMING_UNIFORM_FAN_OUT (section 8);
    gaia_hebb_rule GAIA_HEBB_HEBBIAN (0), GAIA_HEBB_OJA, GAIA_HEBB_BCM;
    gaia_bcm_theta GAIA_BCM_THETA_GAIA (0), _TEXTBOOK; desc.flags
    GAIA_HEBB_NO_DECAY | GAIA_HEBB_NO_HOMEOSTASIS | GAIA_HEBB_NO_NORMALIZE;
@@ -1015,7 +1041,7 @@
        gaia_hierarchy *h;
        gaia_level *lv;
        gaia_layer *L;
-       gaia_reactive_desc rd = {GAIA_LAYER_ACT_TANH, GAIA_LAYER_INIT_XAVIER};
+       gaia_reactive_desc rd = {GAIA_LAYER_ACT_TANH, GAIA_LAYER_INIT_LECUN};
        gaia_hebbian_desc hd;
        memset(&hd, 0, sizeof hd);                                  // zero = GAIA's defaults
        hd.rule = GAIA_HEBB_OJA;
@@ -2503,13 +2529,33 @@ typedef enum gaia_layer_kind {
     GAIA_LAYER_TEMPORAL
 } gaia_layer_kind;
 
+/* Weight initialisations, with PyTorch's formulas (torch.nn.init). fan_in
+   and fan_out are PyTorch's too: W [out, in] has fan_in = in, fan_out =
+   out; a convolution's [O, I, kh, kw] has fan_in = I kh kw, fan_out =
+   O kh kw. The Kaiming ones use PyTorch's default gain sqrt(2) (relu, or
+   leaky_relu with slope 0). The values never change their numbers (files
+   and programs may hold them). */
 typedef enum gaia_layer_init {
-    GAIA_LAYER_INIT_HE = 0,     /* N(0, 1) * sqrt(2 / in) */
-    GAIA_LAYER_INIT_XAVIER,     /* N(0, 1) * sqrt(1 / in) */
+    GAIA_LAYER_INIT_HE = 0,     /* N(0, 2 / fan_in): Kaiming normal, fan-in (= KAIMING_NORMAL_FAN_IN) */
+    GAIA_LAYER_INIT_XAVIER,     /* DEPRECATED name, kept so that old code keeps its numbers: it draws
+                                   N(0, 1 / fan_in), which is LeCun normal (= GAIA_LAYER_INIT_LECUN),
+                                   not Glorot/Xavier (GAIA_LAYER_INIT_GLOROT_NORMAL or _UNIFORM) */
     GAIA_LAYER_INIT_NORMAL,     /* N(0, 1) * 0.01 */
     GAIA_LAYER_INIT_UNIFORM,    /* U(-0.01, 0.01) */
+    GAIA_LAYER_INIT_LECUN,      /* N(0, 1 / fan_in): LeCun normal */
+    GAIA_LAYER_INIT_GLOROT_UNIFORM, /* U(-b, b), b = sqrt(6 / (fan_in + fan_out)): xavier_uniform_ */
+    GAIA_LAYER_INIT_GLOROT_NORMAL,  /* N(0, 2 / (fan_in + fan_out)): xavier_normal_ */
+    GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_IN,   /* N(0, 2 / fan_in): kaiming_normal_(mode='fan_in') */
+    GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_OUT,  /* N(0, 2 / fan_out): kaiming_normal_(mode='fan_out') */
+    GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_IN,  /* U(-b, b), b = sqrt(6 / fan_in): kaiming_uniform_ */
+    GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_OUT, /* U(-b, b), b = sqrt(6 / fan_out) */
     GAIA_LAYER_INIT_COUNT
 } gaia_layer_init;
+/* A new weight tensor of `shape` (2 to 4 dims: [out, in] or a convolution's
+   [O, I, kh, kw]) drawn by `init` from the context's random stream, on the
+   context's default device. */
+GAIA_API gaia_status gaia_layer_init_weights(gaia_ctx *ctx, gaia_layer_init init, int ndim, const size_t *shape,
+                                             gaia_tensor **out);
 
 typedef enum gaia_hebb_rule {
     GAIA_HEBB_HEBBIAN = 0,  /* dW = eta post (x) pre */
@@ -10700,18 +10746,56 @@ GAIA_API void gaia_layer_free(gaia_layer *L) {
     gaia__host_free(L->ctx, L);
 }
 
+/* The draw of `init` for a tensor of (ndim, shape) with these fans (the
+   first four with the expressions they always had: the same numbers). */
+static gaia_status gaia__layer_init_draw(gaia_ctx *ctx, const char *fn, gaia_layer_init init, int ndim,
+                                         const size_t *shape, size_t fan_in, size_t fan_out, gaia_tensor **out) {
+    float fi = (float)fan_in, fo = (float)fan_out, b;
+    switch (init) {
+    case GAIA_LAYER_INIT_HE:
+    case GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_IN: return gaia_tensor_randn(ctx, ndim, shape, 0.0f, sqrtf(2.0f / fi), out);
+    case GAIA_LAYER_INIT_XAVIER:
+    case GAIA_LAYER_INIT_LECUN: return gaia_tensor_randn(ctx, ndim, shape, 0.0f, sqrtf(1.0f / fi), out);
+    case GAIA_LAYER_INIT_NORMAL: return gaia_tensor_randn(ctx, ndim, shape, 0.0f, 0.01f, out);
+    case GAIA_LAYER_INIT_UNIFORM: return gaia_tensor_uniform(ctx, ndim, shape, -0.01f, 0.01f, out);
+    case GAIA_LAYER_INIT_GLOROT_UNIFORM:
+        b = (float)sqrt(6.0 / ((double)fan_in + (double)fan_out));
+        return gaia_tensor_uniform(ctx, ndim, shape, -b, b, out);
+    case GAIA_LAYER_INIT_GLOROT_NORMAL:
+        return gaia_tensor_randn(ctx, ndim, shape, 0.0f, (float)sqrt(2.0 / ((double)fan_in + (double)fan_out)), out);
+    case GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_OUT: return gaia_tensor_randn(ctx, ndim, shape, 0.0f, sqrtf(2.0f / fo), out);
+    case GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_IN:
+    case GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_OUT:
+        b = (float)sqrt(6.0 / (double)(init == GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_IN ? fan_in : fan_out));
+        return gaia_tensor_uniform(ctx, ndim, shape, -b, b, out);
+    default: return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)init);
+    }
+}
+
 static gaia_status gaia__layer_init_weights(gaia_ctx *ctx, const char *fn, gaia_layer_init init, size_t rows,
                                             size_t cols, gaia_tensor **out) {
     size_t shape[2];
     shape[0] = rows;
     shape[1] = cols;
-    switch (init) {
-    case GAIA_LAYER_INIT_HE: return gaia_tensor_randn(ctx, 2, shape, 0.0f, sqrtf(2.0f / (float)cols), out);
-    case GAIA_LAYER_INIT_XAVIER: return gaia_tensor_randn(ctx, 2, shape, 0.0f, sqrtf(1.0f / (float)cols), out);
-    case GAIA_LAYER_INIT_NORMAL: return gaia_tensor_randn(ctx, 2, shape, 0.0f, 0.01f, out);
-    case GAIA_LAYER_INIT_UNIFORM: return gaia_tensor_uniform(ctx, 2, shape, -0.01f, 0.01f, out);
-    default: return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)init);
-    }
+    return gaia__layer_init_draw(ctx, fn, init, 2, shape, cols, rows, out);
+}
+
+GAIA_API gaia_status gaia_layer_init_weights(gaia_ctx *ctx, gaia_layer_init init, int ndim, const size_t *shape,
+                                             gaia_tensor **out) {
+    static const char *fn = "gaia_layer_init_weights";
+    size_t receptive = 1;
+    int i;
+    GAIA__NEED_CTX(ctx);
+    if ((int)init < 0 || init >= GAIA_LAYER_INIT_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)init);
+    if (!shape || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "shape or out is NULL");
+    if (ndim < 2 || ndim > GAIA_MAX_DIMS)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "ndim %d: a weight has 2 to %d dims ([out, in], [O, I, kh, kw])",
+                          ndim, GAIA_MAX_DIMS);
+    for (i = 0; i < ndim; i++)
+        if (shape[i] == 0) return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "dimension %d is 0", i);
+    for (i = 2; i < ndim; i++) receptive *= shape[i];
+    return gaia__layer_init_draw(ctx, fn, init, ndim, shape, shape[1] * receptive, shape[0] * receptive, out);
 }
 
 /* The parts every layer has; the caller adds its parameters. */

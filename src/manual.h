@@ -711,6 +711,29 @@
        gaia_tape_clear(ctx);
        gaia_tensor_free(x); gaia_tensor_free(g); gaia_tensor_free(W1); gaia_tensor_free(W2);
        gaia_tensor_free(n); gaia_tensor_free(u); gaia_tensor_free(s); gaia_tensor_free(y);
+   Initialisation: gaia_layer_init_weights(ctx, init, ndim, shape, &W) draws
+   a weight tensor ([out, in], or a convolution's [O, I, kh, kw]) from the
+   context's random stream with PyTorch's formulas (torch.nn.init) and fans
+   (fan_in = in times the receptive field kh kw, fan_out = out times it):
+   GAIA_LAYER_INIT_LECUN N(0, 1/fan_in); _GLOROT_UNIFORM U(-b, b) with
+   b = sqrt(6/(fan_in + fan_out)) and _GLOROT_NORMAL N(0, 2/(fan_in +
+   fan_out)) (xavier_uniform_, xavier_normal_); _KAIMING_NORMAL_FAN_IN and
+   _FAN_OUT N(0, 2/fan), _KAIMING_UNIFORM_FAN_IN and _FAN_OUT U(-b, b) with
+   b = sqrt(6/fan) (kaiming_*_ with the default gain sqrt(2)). The older
+   names keep their numbers: _HE is _KAIMING_NORMAL_FAN_IN, and _XAVIER,
+   whose N(0, 1/fan_in) was never Glorot's, is _LECUN (deprecated: use
+   _LECUN for the same draws or _GLOROT_* for Xavier's). GAIA's layers take
+   the same values in their descs.
+   Example, a Glorot-uniform weight inside its bound:
+       gaia_tensor *W = NULL;
+       size_t s[2] = {64, 192};                          // fan_out 64, fan_in 192
+       float v[64 * 192], mx = 0;
+       int i;
+       gaia_layer_init_weights(ctx, GAIA_LAYER_INIT_GLOROT_UNIFORM, 2, s, &W);
+       gaia_tensor_to_host(ctx, W, v, 64 * 192);
+       for (i = 0; i < 64 * 192; i++) mx = fabsf(v[i]) > mx ? fabsf(v[i]) : mx;
+       printf("%s\n", mx <= sqrtf(6.0f / 256) ? "inside" : "outside"); // prints: inside
+       gaia_tensor_free(W);
    Activation checkpointing trades compute for memory: gaia_checkpoint(ctx,
    fn, user, inputs, n, &y) runs the block fn (its one result from
    inputs[0 .. n-1] into *out, found NULL) with recording off and puts one
@@ -988,7 +1011,10 @@
    Levels own their layers, hierarchies their levels: free the top object.
    The enums: gaia_layer_act GAIA_LAYER_ACT_RELU (0), _LINEAR, _GELU, _TANH,
    _SIGMOID, _GELU_ERF, _SILU; gaia_layer_precision GAIA_LAYER_PREC_F32 (0), _BF16, _F16;
-   gaia_layer_init GAIA_LAYER_INIT_HE (0), _XAVIER, _NORMAL, _UNIFORM;
+   gaia_layer_init GAIA_LAYER_INIT_HE (0), _XAVIER (deprecated: it is LeCun
+   normal, as _LECUN), _NORMAL, _UNIFORM, _LECUN, _GLOROT_UNIFORM,
+   _GLOROT_NORMAL, _KAIMING_NORMAL_FAN_IN (= _HE), _KAIMING_NORMAL_FAN_OUT,
+   _KAIMING_UNIFORM_FAN_IN, _KAIMING_UNIFORM_FAN_OUT (section 8);
    gaia_hebb_rule GAIA_HEBB_HEBBIAN (0), GAIA_HEBB_OJA, GAIA_HEBB_BCM;
    gaia_bcm_theta GAIA_BCM_THETA_GAIA (0), _TEXTBOOK; desc.flags
    GAIA_HEBB_NO_DECAY | GAIA_HEBB_NO_HOMEOSTASIS | GAIA_HEBB_NO_NORMALIZE;
@@ -1019,7 +1045,7 @@
        gaia_hierarchy *h;
        gaia_level *lv;
        gaia_layer *L;
-       gaia_reactive_desc rd = {GAIA_LAYER_ACT_TANH, GAIA_LAYER_INIT_XAVIER};
+       gaia_reactive_desc rd = {GAIA_LAYER_ACT_TANH, GAIA_LAYER_INIT_LECUN};
        gaia_hebbian_desc hd;
        memset(&hd, 0, sizeof hd);                                  // zero = GAIA's defaults
        hd.rule = GAIA_HEBB_OJA;
