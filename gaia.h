@@ -707,6 +707,33 @@
        gaia_tape_clear(ctx);
        gaia_tensor_free(x); gaia_tensor_free(g); gaia_tensor_free(W1); gaia_tensor_free(W2);
        gaia_tensor_free(n); gaia_tensor_free(u); gaia_tensor_free(s); gaia_tensor_free(y);
+   Training and evaluation mode: gaia_ctx_set_training(ctx, 0) puts the
+   context in evaluation mode and gaia_ctx_set_training(ctx, 1) back in
+   training mode (the default), each returning the previous setting;
+   gaia_ctx_training(ctx) reads it. It is not gaia_grad_set_enabled: that
+   switches recording, this what layers such as dropout do (a gaia_map item
+   runs in its caller's mode). gaia_layer_dropout(ctx, x, p, &y) is inverted
+   dropout: in training mode each element is kept with probability 1 - p
+   and scaled by 1/(1 - p), else zeroed, with a mask drawn on x's device
+   from the context's Philox stream (the same seed and calls give the same
+   masks on any thread count); the gradient goes through the same mask. In
+   evaluation mode, and for p = 0, y is x; p = 1 zeroes everything (zero
+   gradient); p outside [0, 1] or NaN is GAIA_ERR_INVALID_ARG. y may be x.
+   Example, dropout while training, the identity in evaluation:
+       gaia_tensor *x = NULL, *y = NULL;
+       size_t n = 1000;
+       float v[1000], sum = 0;
+       int i;
+       gaia_tensor_ones(ctx, 1, &n, &x);
+       gaia_layer_dropout(ctx, x, 0.5f, &y);          // each element 0 or 2
+       gaia_tensor_to_host(ctx, y, v, n);
+       for (i = 0; i < 1000; i++) sum += v[i];
+       printf("%s\n", sum > 850 && sum < 1150 ? "mean about 1" : "no"); // prints: mean about 1
+       gaia_ctx_set_training(ctx, 0);                 // evaluation
+       gaia_layer_dropout(ctx, x, 0.5f, &y);          // y = x
+       gaia_tensor_to_host(ctx, y, v, n);
+       printf("%g %d\n", v[0], gaia_ctx_training(ctx)); // prints: 1 0
+       gaia_tensor_free(x); gaia_tensor_free(y);
    Initialisation: gaia_layer_init_weights(ctx, init, ndim, shape, &W) draws
    a weight tensor ([out, in], or a convolution's [O, I, kh, kw]) from the
    context's random stream with PyTorch's formulas (torch.nn.init) and fans
@@ -975,6 +1002,7 @@
      gaia_layer_layernorm(ctx, x, w, b, eps, &y) over the last dimension
      gaia_layer_rmsnorm(ctx, x, w, eps, &y)     x / sqrt(mean(x^2) + eps) * w
      gaia_layer_swiglu(ctx, x, &y)              silu(x[.., :h]) * x[.., h:]
+     gaia_layer_dropout(ctx, x, p, &y)          inverted dropout (section 8)
      gaia_layer_attention(ctx, q, k, v, scale, causal, prec, &o)
          q [B,H,Nq,d], k and v [B,H,Nk,d], d <= 128; scale 0 = 1/sqrt(d);
          causal: query i sees keys j <= i + Nk - Nq. Online softmax over key
@@ -1673,6 +1701,12 @@ GAIA_API void gaia_progress_bar(size_t done, size_t total, const char *label, vo
 GAIA_API int gaia_stderr_is_terminal(void);
 GAIA_API void gaia_ctx_set_seed(gaia_ctx *ctx, uint64_t seed);
 GAIA_API uint64_t gaia_ctx_seed(const gaia_ctx *ctx);
+/* Training mode (1, the default of a new context) or evaluation mode (0):
+   what the layers that behave differently in the two read (dropout is the
+   identity in evaluation). Returns the previous setting, to restore it;
+   NULL ctx: 0. Independent of gaia_grad_set_enabled (recording). */
+GAIA_API int gaia_ctx_set_training(gaia_ctx *ctx, int on);
+GAIA_API int gaia_ctx_training(const gaia_ctx *ctx);
 
 /* The default device for new tensors (never AUTO: it is resolved). */
 GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx);
@@ -2484,6 +2518,16 @@ GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, con
    operations (index_select, the SILU activation, mul): any device, with
    gradients; out must not alias x. */
 GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out);
+/* Inverted dropout. In training mode (gaia_ctx_training, the default) each
+   element is kept with probability 1 - p and scaled by 1 / (1 - p), or set
+   to 0: y = x * mask / (1 - p), the mask drawn on x's device from the
+   context's seeded random stream (Philox: the same seed and calls give the
+   same masks on any thread count, and on the GPU as on the CPU). The
+   gradient goes through the same mask. p = 0 and evaluation mode give x
+   unchanged (a copy, or nothing to do when out is x); p = 1 gives zeros
+   (and a zero gradient). p outside [0, 1] or NaN is GAIA_ERR_INVALID_ARG.
+   out may be x. */
+GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, float p, gaia_tensor **out);
 /* o = softmax(scale . q k^T [+ causal mask]) v, computed tile by tile with an
    online softmax (no Nq x Nk matrix). q: [B, H, Nq, d] (or [H, Nq, d], [Nq, d]),
    k and v: same leading dims, [.., Nk, d]; d <= 128. scale 0 means 1/sqrt(d).
@@ -3927,6 +3971,7 @@ struct gaia_ctx {
     int device_depth;                 /* device_stack[device_depth] is current */
     size_t load_limit;                /* desc.load_limit, resolved */
     int allow_tf32;
+    int eval_mode;                    /* gaia_ctx_set_training(ctx, 0); 0 (training) in a new context */
     gaia_device policy;               /* desc.device as asked: AUTO lets host-array calls choose */
     gaia_profile_entry profile[GAIA_PROF_COUNT];
     gaia_memory_stats cpu_memory;     /* tensor storage on the CPU */
@@ -4213,6 +4258,14 @@ GAIA_API void gaia_ctx_set_seed(gaia_ctx *ctx, uint64_t seed) {
     ctx->rng_stream = 0;
 }
 GAIA_API uint64_t gaia_ctx_seed(const gaia_ctx *ctx) { return ctx ? ctx->seed : 0; }
+GAIA_API int gaia_ctx_set_training(gaia_ctx *ctx, int on) {
+    int was;
+    if (!ctx) return 0;
+    was = !ctx->eval_mode;
+    ctx->eval_mode = !on;
+    return was;
+}
+GAIA_API int gaia_ctx_training(const gaia_ctx *ctx) { return ctx ? !ctx->eval_mode : 0; }
 
 GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx) {
     return ctx ? ctx->device_stack[ctx->device_depth] : GAIA_DEVICE_AUTO; /* AUTO: no context, no device */
@@ -10596,6 +10649,34 @@ done:
     gaia_tensor_free(a);
     gaia_tensor_free(b);
     gaia_tensor_free(s);
+    return st;
+}
+
+/* Dropout as tensor operations: xs = x / (1 - p) (a scale, which keeps no
+   value for its gradient), then y = where(mask, xs, 0), whose gradient is g
+   where the mask is 1. Neither keeps x itself, so y may overwrite x. */
+GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, float p, gaia_tensor **out) {
+    static const char *fn = "gaia_layer_dropout";
+    gaia_tensor *mask = NULL, *xs = NULL, *zero = NULL;
+    size_t one = 1;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if (!(p >= 0.0f && p <= 1.0f)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "p %g must be in [0, 1]", (double)p);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
+    if (ctx->eval_mode || p == 0.0f) return gaia_tensor_copy(ctx, x, out); /* the identity */
+    if (gaia_device_push(ctx, GAIA__DEV(x)) != GAIA_OK)
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "no %s", gaia_device_str(GAIA__DEV(x)));
+    st = gaia_tensor_bernoulli(ctx, x->ndim, x->shape, 1.0f - p, &mask); /* 1: kept */
+    if (st == GAIA_OK) st = gaia_tensor_full(ctx, 1, &one, 0.0f, &zero);
+    gaia_device_pop(ctx);
+    /* p = 1: every element dropped; the scale 0 (not 1/0) keeps the gradient 0, not NaN */
+    if (st == GAIA_OK) st = gaia_tensor_scale(ctx, x, p < 1.0f ? 1.0f / (1.0f - p) : 0.0f, &xs);
+    if (st == GAIA_OK) st = gaia_tensor_where(ctx, mask, xs, zero, out);
+    gaia_tensor_free(mask);
+    gaia_tensor_free(xs);
+    gaia_tensor_free(zero);
     return st;
 }
 
@@ -19431,6 +19512,7 @@ static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
     uint64_t failures = w->failures; /* more after the item: its message is the worker's last error */
     w->seed = gaia__map_item_seed(r->seed, r->stream, item);
     w->rng_stream = 0;
+    if (w->map_parent) w->eval_mode = w->map_parent->eval_mode; /* an item runs in its caller's mode */
     st = r->fn(w, item, r->user);
     if (r->item_status) r->item_status[item] = st;
     if (st == GAIA_OK) return;

@@ -68,6 +68,16 @@ GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, con
    operations (index_select, the SILU activation, mul): any device, with
    gradients; out must not alias x. */
 GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out);
+/* Inverted dropout. In training mode (gaia_ctx_training, the default) each
+   element is kept with probability 1 - p and scaled by 1 / (1 - p), or set
+   to 0: y = x * mask / (1 - p), the mask drawn on x's device from the
+   context's seeded random stream (Philox: the same seed and calls give the
+   same masks on any thread count, and on the GPU as on the CPU). The
+   gradient goes through the same mask. p = 0 and evaluation mode give x
+   unchanged (a copy, or nothing to do when out is x); p = 1 gives zeros
+   (and a zero gradient). p outside [0, 1] or NaN is GAIA_ERR_INVALID_ARG.
+   out may be x. */
+GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, float p, gaia_tensor **out);
 /* o = softmax(scale . q k^T [+ causal mask]) v, computed tile by tile with an
    online softmax (no Nq x Nk matrix). q: [B, H, Nq, d] (or [H, Nq, d], [Nq, d]),
    k and v: same leading dims, [.., Nk, d]; d <= 128. scale 0 means 1/sqrt(d).
@@ -854,6 +864,34 @@ done:
     gaia_tensor_free(a);
     gaia_tensor_free(b);
     gaia_tensor_free(s);
+    return st;
+}
+
+/* Dropout as tensor operations: xs = x / (1 - p) (a scale, which keeps no
+   value for its gradient), then y = where(mask, xs, 0), whose gradient is g
+   where the mask is 1. Neither keeps x itself, so y may overwrite x. */
+GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, float p, gaia_tensor **out) {
+    static const char *fn = "gaia_layer_dropout";
+    gaia_tensor *mask = NULL, *xs = NULL, *zero = NULL;
+    size_t one = 1;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if (!(p >= 0.0f && p <= 1.0f)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "p %g must be in [0, 1]", (double)p);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
+    if (ctx->eval_mode || p == 0.0f) return gaia_tensor_copy(ctx, x, out); /* the identity */
+    if (gaia_device_push(ctx, GAIA__DEV(x)) != GAIA_OK)
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "no %s", gaia_device_str(GAIA__DEV(x)));
+    st = gaia_tensor_bernoulli(ctx, x->ndim, x->shape, 1.0f - p, &mask); /* 1: kept */
+    if (st == GAIA_OK) st = gaia_tensor_full(ctx, 1, &one, 0.0f, &zero);
+    gaia_device_pop(ctx);
+    /* p = 1: every element dropped; the scale 0 (not 1/0) keeps the gradient 0, not NaN */
+    if (st == GAIA_OK) st = gaia_tensor_scale(ctx, x, p < 1.0f ? 1.0f / (1.0f - p) : 0.0f, &xs);
+    if (st == GAIA_OK) st = gaia_tensor_where(ctx, mask, xs, zero, out);
+    gaia_tensor_free(mask);
+    gaia_tensor_free(xs);
+    gaia_tensor_free(zero);
     return st;
 }
 

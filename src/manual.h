@@ -711,6 +711,33 @@
        gaia_tape_clear(ctx);
        gaia_tensor_free(x); gaia_tensor_free(g); gaia_tensor_free(W1); gaia_tensor_free(W2);
        gaia_tensor_free(n); gaia_tensor_free(u); gaia_tensor_free(s); gaia_tensor_free(y);
+   Training and evaluation mode: gaia_ctx_set_training(ctx, 0) puts the
+   context in evaluation mode and gaia_ctx_set_training(ctx, 1) back in
+   training mode (the default), each returning the previous setting;
+   gaia_ctx_training(ctx) reads it. It is not gaia_grad_set_enabled: that
+   switches recording, this what layers such as dropout do (a gaia_map item
+   runs in its caller's mode). gaia_layer_dropout(ctx, x, p, &y) is inverted
+   dropout: in training mode each element is kept with probability 1 - p
+   and scaled by 1/(1 - p), else zeroed, with a mask drawn on x's device
+   from the context's Philox stream (the same seed and calls give the same
+   masks on any thread count); the gradient goes through the same mask. In
+   evaluation mode, and for p = 0, y is x; p = 1 zeroes everything (zero
+   gradient); p outside [0, 1] or NaN is GAIA_ERR_INVALID_ARG. y may be x.
+   Example, dropout while training, the identity in evaluation:
+       gaia_tensor *x = NULL, *y = NULL;
+       size_t n = 1000;
+       float v[1000], sum = 0;
+       int i;
+       gaia_tensor_ones(ctx, 1, &n, &x);
+       gaia_layer_dropout(ctx, x, 0.5f, &y);          // each element 0 or 2
+       gaia_tensor_to_host(ctx, y, v, n);
+       for (i = 0; i < 1000; i++) sum += v[i];
+       printf("%s\n", sum > 850 && sum < 1150 ? "mean about 1" : "no"); // prints: mean about 1
+       gaia_ctx_set_training(ctx, 0);                 // evaluation
+       gaia_layer_dropout(ctx, x, 0.5f, &y);          // y = x
+       gaia_tensor_to_host(ctx, y, v, n);
+       printf("%g %d\n", v[0], gaia_ctx_training(ctx)); // prints: 1 0
+       gaia_tensor_free(x); gaia_tensor_free(y);
    Initialisation: gaia_layer_init_weights(ctx, init, ndim, shape, &W) draws
    a weight tensor ([out, in], or a convolution's [O, I, kh, kw]) from the
    context's random stream with PyTorch's formulas (torch.nn.init) and fans
@@ -979,6 +1006,7 @@
      gaia_layer_layernorm(ctx, x, w, b, eps, &y) over the last dimension
      gaia_layer_rmsnorm(ctx, x, w, eps, &y)     x / sqrt(mean(x^2) + eps) * w
      gaia_layer_swiglu(ctx, x, &y)              silu(x[.., :h]) * x[.., h:]
+     gaia_layer_dropout(ctx, x, p, &y)          inverted dropout (section 8)
      gaia_layer_attention(ctx, q, k, v, scale, causal, prec, &o)
          q [B,H,Nq,d], k and v [B,H,Nk,d], d <= 128; scale 0 = 1/sqrt(d);
          causal: query i sees keys j <= i + Nk - Nq. Online softmax over key

@@ -470,6 +470,185 @@ static void rmsnorm_swiglu_bad_input(gt *t) {
     gaia_tensor_free(o3);
 }
 
+/* ---- dropout and the training mode ---- */
+/* Runs dropout(p) on x (random, requiring a gradient; in place on a
+   recorded copy when inplace), backward from sum(R y); checks each element
+   is 0 or x / (1 - p), the gradient R / (1 - p) exactly where kept and 0
+   where dropped (the forward's mask), and returns the fraction dropped. */
+static int dropout_case(gt *t, float p, int inplace, double *dropped, char *msg, size_t cap) {
+    size_t s[2] = {64, 50}, n = 64 * 50, i, zeros = 0;
+    float *fx = gt_alloc_floats(n), *fR = gt_alloc_floats(n), *y = NULL, *g = NULL;
+    gaia_tensor *x = NULL, *x2 = NULL, *R = NULL, *out = NULL, *w = NULL, *L = NULL;
+    int ok = 0;
+    double keep = !gaia_ctx_training(t->ctx) ? 1.0 : p < 1.0f ? 1.0 / (1.0 - (double)p) : 0.0;
+    msg[0] = '\0';
+    if (!fx || !fR) goto done;
+    for (i = 0; i < n; i++) {
+        fx[i] = (float)gt_uniform(t, 0.5, 2.0) * (gt_u64(t) & 1 ? 1.0f : -1.0f); /* never 0 */
+        fR[i] = (float)gt_uniform(t, -1.0, 1.0);
+    }
+    if (gaia_tensor_from_host(t->ctx, 2, s, fx, &x) != GAIA_OK || gaia_tensor_from_host(t->ctx, 2, s, fR, &R) != GAIA_OK ||
+        gaia_tensor_set_requires_grad(t->ctx, x, 1) != GAIA_OK)
+        goto failed;
+    if (inplace) {
+        if (gaia_tensor_scale(t->ctx, x, 1.0f, &x2) != GAIA_OK || gaia_layer_dropout(t->ctx, x2, p, &x2) != GAIA_OK)
+            goto failed;
+        out = x2;
+        x2 = NULL;
+    } else if (gaia_layer_dropout(t->ctx, x, p, &out) != GAIA_OK) {
+        goto failed;
+    }
+    if (gaia_tensor_mul(t->ctx, out, R, &w) != GAIA_OK || gaia_tensor_sum(t->ctx, w, GAIA_AXIS_ALL, &L) != GAIA_OK ||
+        gaia_backward(t->ctx, L) != GAIA_OK)
+        goto failed;
+    y = gt_host(t, out);
+    g = gt_host(t, gaia_tensor_grad(x));
+    if (!y || !g) goto done;
+    for (i = 0; i < n; i++) {
+        int kept = y[i] != 0.0f;
+        double want_y = kept ? fx[i] * keep : 0.0, want_g = kept ? fR[i] * keep : 0.0;
+        zeros += !kept;
+        if (fabs(y[i] - want_y) > 1e-6 * fabs(want_y) || fabs(g[i] - want_g) > 1e-6 * fabs(want_g) + 1e-30) {
+            snprintf(msg, cap, "p %g element %zu: y %.9g (x %.9g), gradient %.9g, expected %.9g and %.9g", (double)p, i,
+                     (double)y[i], (double)fx[i], (double)g[i], want_y, want_g);
+            goto done;
+        }
+    }
+    *dropped = (double)zeros / (double)n;
+    ok = 1;
+    goto done;
+failed:
+    snprintf(msg, cap, "p %g: %s", (double)p, gaia_last_error(t->ctx));
+done:
+    free(fx), free(fR), free(y), free(g);
+    gaia_tensor_free(x), gaia_tensor_free(x2), gaia_tensor_free(R), gaia_tensor_free(out), gaia_tensor_free(w);
+    gaia_tensor_free(L);
+    gaia_tape_clear(t->ctx);
+    return ok;
+}
+
+static void dropout_scales_kept_elements_and_backpropagates_its_mask(gt *t) {
+    static const float ps[4] = {0.3f, 0.5f, 0.9f, 0.05f};
+    char msg[300];
+    double dropped = 0;
+    int i, inplace;
+    GT_CHECK(t, gaia_ctx_training(t->ctx) == 1, "a new context is not in training mode");
+    for (i = 0; i < 4; i++)
+        for (inplace = 0; inplace < 2; inplace++) {
+            double sd = sqrt(ps[i] * (1 - ps[i]) / 3200.0);
+            GT_CHECK(t, dropout_case(t, ps[i], inplace, &dropped, msg, sizeof msg), "%s", msg);
+            GT_CHECK(t, fabs(dropped - ps[i]) < 5 * sd, "p %g: %.4f dropped", (double)ps[i], dropped);
+        }
+    /* the edges: p = 0 keeps all (gradient 1), p = 1 drops all (gradient 0, not NaN) */
+    GT_CHECK(t, dropout_case(t, 0.0f, 0, &dropped, msg, sizeof msg) && dropped == 0.0, "p 0: %s, %g dropped", msg,
+             dropped);
+    GT_CHECK(t, dropout_case(t, 1.0f, 0, &dropped, msg, sizeof msg) && dropped == 1.0, "p 1: %s, %g dropped", msg,
+             dropped);
+    GT_CHECK(t, dropout_case(t, 1.0f, 1, &dropped, msg, sizeof msg) && dropped == 1.0, "p 1 in place: %s", msg);
+    /* evaluation mode: the identity, whatever p */
+    GT_CHECK(t, gaia_ctx_set_training(t->ctx, 0) == 1 && gaia_ctx_training(t->ctx) == 0, "set_training(0)");
+    GT_CHECK(t, dropout_case(t, 0.7f, 0, &dropped, msg, sizeof msg) && dropped == 0.0, "eval: %s, %g dropped", msg,
+             dropped);
+    GT_CHECK(t, dropout_case(t, 0.7f, 1, &dropped, msg, sizeof msg) && dropped == 0.0, "eval in place: %s", msg);
+    GT_CHECK(t, gaia_ctx_set_training(t->ctx, 5) == 0 && gaia_ctx_training(t->ctx) == 1, "set_training(5)");
+}
+
+/* The same seed gives the same masks on 1, 2 and 3 threads (a tensor big
+   enough to be split); calls in a row and another seed give other masks. */
+static void dropout_masks_follow_the_seed_on_any_thread_count(gt *t) {
+    size_t s[2] = {300, 1000}, n = 300 * 1000, i, diff_next = 0, diff_seed = 0;
+    float *first[3] = {NULL, NULL, NULL}, *second = NULL, *other = NULL;
+    int k;
+    for (k = 0; k < 3; k++) {
+        gaia_ctx_desc d;
+        gaia_ctx *c = NULL;
+        gaia_tensor *x = NULL, *y = NULL, *y2 = NULL;
+        memset(&d, 0, sizeof d);
+        d.device = GAIA_DEVICE_CPU;
+        d.seed = 1234;
+        d.cpu_threads = k + 1;
+        GT_OK(t, gaia_ctx_create(&d, &c));
+        if (gaia_tensor_ones(c, 2, s, &x) == GAIA_OK && gaia_layer_dropout(c, x, 0.25f, &y) == GAIA_OK &&
+            gaia_layer_dropout(c, x, 0.25f, &y2) == GAIA_OK) {
+            first[k] = (float *)malloc(n * sizeof(float));
+            if (first[k]) gaia_tensor_to_host(c, y, first[k], n);
+            if (k == 0 && (second = (float *)malloc(n * sizeof(float))) != NULL) gaia_tensor_to_host(c, y2, second, n);
+        }
+        if (k == 0) { /* another seed */
+            gaia_tensor_free(y);
+            y = NULL;
+            gaia_ctx_set_seed(c, 1235);
+            if (gaia_layer_dropout(c, x, 0.25f, &y) == GAIA_OK && (other = (float *)malloc(n * sizeof(float))) != NULL)
+                gaia_tensor_to_host(c, y, other, n);
+        }
+        gaia_tensor_free(x), gaia_tensor_free(y), gaia_tensor_free(y2);
+        gaia_ctx_destroy(c);
+    }
+    GT_CHECK_OR_DONE(t, first[0] && first[1] && first[2] && second && other, "a dropout failed");
+    GT_CHECK_OR_DONE(t, memcmp(first[0], first[1], n * sizeof(float)) == 0 &&
+                            memcmp(first[0], first[2], n * sizeof(float)) == 0,
+                     "the same seed gave other masks on 2 or 3 threads");
+    for (i = 0; i < n; i++) {
+        diff_next += first[0][i] != second[i];
+        diff_seed += first[0][i] != other[i];
+    }
+    /* two independent masks of p 0.25 differ in 2 p (1 - p) = 37.5% of the elements */
+    GT_CHECK_OR_DONE(t, fabs((double)diff_next / (double)n - 0.375) < 0.01 && fabs((double)diff_seed / (double)n - 0.375) < 0.01,
+                     "masks in a row differ in %zu, across seeds in %zu of %zu elements", diff_next, diff_seed, n);
+done:
+    for (k = 0; k < 3; k++) free(first[k]);
+    free(second);
+    free(other);
+}
+
+/* A gaia_map item runs dropout in its caller's mode: counts[item] gets the
+   elements of a dropout(0.9) of 64 ones that were dropped. */
+static gaia_status dropout_map_item(gaia_ctx *w, size_t item, void *user) {
+    size_t n = 64, i;
+    float v[64];
+    gaia_tensor *x = NULL, *y = NULL;
+    gaia_status st = gaia_tensor_ones(w, 1, &n, &x);
+    if (st == GAIA_OK) st = gaia_layer_dropout(w, x, 0.9f, &y);
+    if (st == GAIA_OK) st = gaia_tensor_to_host(w, y, v, n);
+    ((int *)user)[item] = 0;
+    for (i = 0; st == GAIA_OK && i < n; i++) ((int *)user)[item] += v[i] == 0.0f;
+    gaia_tensor_free(x);
+    gaia_tensor_free(y);
+    return st;
+}
+
+static void dropout_in_map_items_follows_the_callers_mode(gt *t) {
+    int counts[4], mode, i;
+    for (mode = 1; mode >= 0; mode--) {
+        gaia_ctx_set_training(t->ctx, mode);
+        GT_OK(t, gaia_map(t->ctx, 4, dropout_map_item, counts, NULL));
+        for (i = 0; i < 4; i++)
+            GT_CHECK(t, mode ? counts[i] > 32 : counts[i] == 0, "%s mode, item %d: %d of 64 dropped",
+                     mode ? "training" : "evaluation", i, counts[i]);
+    }
+}
+
+static void dropout_rejects_bad_input(gt *t) {
+    size_t s[2] = {3, 4}, s3[2] = {3, 3};
+    gaia_tensor *x = NULL, *o = NULL, *o3 = NULL;
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s, 0.0f, 1.0f, &x));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 2, s3, &o3));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(NULL, x, 0.5f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(t->ctx, NULL, 0.5f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(t->ctx, x, 0.5f, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(t->ctx, x, -0.1f, &o));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_layer_dropout: p -0.1"), "%s", gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(t->ctx, x, 1.5f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(t->ctx, x, NAN, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_dropout(t->ctx, x, 0.5f, &o3));
+    gaia_ctx_set_training(t->ctx, 0); /* evaluation checks p too */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(t->ctx, x, 2.0f, &o));
+    GT_CHECK(t, o == NULL, "a refused call wrote *out");
+    GT_CHECK(t, gaia_ctx_set_training(NULL, 1) == 0 && gaia_ctx_training(NULL) == 0, "NULL context answers nonzero");
+    gaia_tensor_free(x);
+    gaia_tensor_free(o3);
+}
+
 /* ---- LayerNorm ---- */
 typedef struct ln_cfg {
     size_t rows, cols;
@@ -1094,6 +1273,10 @@ const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_rmsnorm", rmsnorm_matches_float64_and_finite_differences},
     {"layer_grad_swiglu", swiglu_matches_float64_and_finite_differences},
     {"layer_grad_rmsnorm_swiglu_bad_input", rmsnorm_swiglu_bad_input},
+    {"layer_grad_dropout_mask_and_gradient", dropout_scales_kept_elements_and_backpropagates_its_mask},
+    {"layer_grad_dropout_masks_follow_the_seed", dropout_masks_follow_the_seed_on_any_thread_count},
+    {"layer_grad_dropout_bad_input", dropout_rejects_bad_input},
+    {"layer_grad_dropout_in_map_items", dropout_in_map_items_follows_the_callers_mode},
     {"layer_grad_attention", attention_gradients_match_finite_differences},
     {"layer_grad_attention_bf16", bf16_attention_gradients_are_close},
     {"layer_grad_self_attention", self_attention_gradient_adds_the_three_uses},
