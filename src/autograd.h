@@ -142,8 +142,12 @@ GAIA_API void gaia_optim_destroy(gaia_optim *opt);
    norm is GAIA_ERR_NUMERIC and changes nothing. */
 GAIA_API gaia_status gaia_grad_clip_norm(gaia_ctx *ctx, gaia_tensor *const *params, size_t n, float max_norm,
                                          float *total_norm);
-/* The provided schedule: linear warm-up from 0 over `warmup` steps, then a
-   cosine from base_lr down to min_lr at step `total` (and min_lr after). */
+/* The provided schedule: a linear warm-up in which step s < warmup gets
+   base_lr (s + 1) / warmup - step 0 already base_lr / warmup (never 0),
+   step warmup - 1 the full base_lr - then a cosine from base_lr at step
+   warmup down to min_lr at step `total` (and min_lr after). warmup 0: no
+   warm-up; total <= warmup: min_lr once the warm-up is over; a NULL user:
+   base_lr always. */
 typedef struct gaia_lr_cosine {
     uint64_t warmup, total;
     float min_lr;

@@ -623,7 +623,11 @@
    gradient) or GAIA_OPTIM_ADAMW (beta1, beta2, eps; decoupled
    weight_decay; bias correction), desc.clip_norm (clip to a global L2
    norm first, gaia_grad_clip_norm) and desc.schedule (gaia_lr_warmup_cosine
-   with a gaia_lr_cosine is the provided one); gaia_optim_step updates every
+   with a gaia_lr_cosine {warmup, total, min_lr} is the provided one: step
+   s < warmup gets base_lr (s + 1) / warmup, so the first step already has
+   base_lr / warmup, not 0, and step warmup - 1 the full rate; then a cosine
+   from base_lr at step warmup to min_lr at step total, and min_lr after);
+   gaia_optim_step updates every
    parameter that has a gradient, with recording off (AdamW: one fused pass
    over the parameter, its gradient and both moments on either device).
    Every parameter must require a gradient and appear once (two that share
@@ -664,6 +668,10 @@
        printf("%s\n", l < 1.5f ? "converged" : "no");   // prints: converged
        gaia_optim_destroy(opt);
        gaia_tensor_free(x); gaia_tensor_free(w); gaia_tensor_free(t);
+   Example, the provided schedule's rates (warm-up 4 steps, cosine to step 12):
+       gaia_lr_cosine c = {4, 12, 0.0f};
+       printf("%g %g %g %g\n", gaia_lr_warmup_cosine(0, 0.1f, &c), gaia_lr_warmup_cosine(3, 0.1f, &c),
+              gaia_lr_warmup_cosine(8, 0.1f, &c), gaia_lr_warmup_cosine(12, 0.1f, &c)); // prints: 0.025 0.1 0.05 0
    examples/train_mlp.c trains an MLP on two spirals to 100%.
    The layer module's kernels go on the tape as one node each; their
    backward kernels run beside their forwards, on the CPU or the GPU.
