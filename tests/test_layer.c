@@ -428,8 +428,12 @@ static void reactive_layer_is_act_of_affine_map(gt *t) {
 }
 
 static void weight_inits_have_their_scale(gt *t) {
-    static const double want[4] = {0.0, 0.0, 0.01, 0.01 / 1.7320508075688772}; /* He, Xavier filled below */
+    /* W [300, 200]: fan_in 200, fan_out 300 (layer_init_* check the formulas more closely) */
+    const double want[11] = {sqrt(2.0 / 200),       sqrt(1.0 / 200), 0.01, 0.01 / 1.7320508075688772,
+                             sqrt(1.0 / 200),       sqrt(2.0 / 500), sqrt(2.0 / 500), sqrt(2.0 / 200),
+                             sqrt(2.0 / 300),       sqrt(2.0 / 200), sqrt(2.0 / 300)};
     int i;
+    GT_CHECK(t, GAIA_LAYER_INIT_COUNT == 11, "a new initialisation needs its scale here");
     for (i = 0; i < GAIA_LAYER_INIT_COUNT; i++) {
         gaia_reactive_desc d;
         gaia_layer *L = NULL;
@@ -444,7 +448,7 @@ static void weight_inits_have_their_scale(gt *t) {
         m /= (double)(in * out);
         for (j = 0; j < in * out; j++) v += (w[j] - m) * (w[j] - m);
         sd = sqrt(v / (double)(in * out));
-        expect = i == 0 ? sqrt(2.0 / in) : i == 1 ? sqrt(1.0 / in) : want[i];
+        expect = want[i];
         GT_CHECK(t, fabs(sd / expect - 1.0) < 0.03 && fabs(m) < 0.03 * expect, "init %d: std %g, want %g (mean %g)", i,
                  sd, expect, m);
         free(w);
@@ -1360,7 +1364,7 @@ static void layers_reject_bad_input(gt *t) {
     rd.activation = (gaia_layer_act)77;
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_reactive_create(t->ctx, 3, 3, &rd, &L));
     rd.activation = GAIA_LAYER_ACT_RELU;
-    rd.init = (gaia_layer_init)9;
+    rd.init = (gaia_layer_init)99;
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_reactive_create(t->ctx, 3, 3, &rd, &L));
     memset(&hd, 0, sizeof hd);
     hd.rule = (gaia_hebb_rule)5;

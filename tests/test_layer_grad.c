@@ -1091,6 +1091,86 @@ static void gradients_agree_on_cpu_and_cuda(gt *t) {
 }
 
 /* The fused AdamW update (one pass) on CUDA against the CPU over three steps. */
+/* The losses, RMSNorm, SwiGLU and dropout on the GPU against the CPU: one
+   scalar from all of them, its value and the gradients of x and the gain
+   (dropout's masks match: the same seed, and Bernoulli draws are exact on
+   both devices). */
+static gaia_status newer_ops_loss(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **L) {
+    /* in: x [6, 10], g [10], y [6, 10], p [6, 10], classes [6], R [6, 10], R2 [6, 5] */
+    gaia_loss_desc d;
+    gaia_tensor *part = NULL, *t = NULL, *v = NULL;
+    gaia_status st = GAIA_OK;
+    int k;
+    for (k = 0; st == GAIA_OK && k < GAIA_LOSS_KIND_COUNT; k++) {
+        const gaia_tensor *target = k == GAIA_LOSS_BCE_WITH_LOGITS ? in[3] : k >= GAIA_LOSS_NLL ? in[4] : in[2];
+        memset(&d, 0, sizeof d);
+        d.kind = (gaia_loss_kind)k;
+        d.reduction = (gaia_loss_reduction)(k % 2); /* mean and sum */
+        if (k >= GAIA_LOSS_NLL) d.use_ignore_index = 1, d.ignore_index = -100;
+        if (k == GAIA_LOSS_CROSS_ENTROPY) d.label_smoothing = 0.1f;
+        if (k == GAIA_LOSS_HUBER || k == GAIA_LOSS_SMOOTH_L1) d.delta = 0.5f;
+        st = gaia_loss(ctx, &d, in[0], target, &part);
+        if (st == GAIA_OK) st = *L ? gaia_tensor_add(ctx, *L, part, L) : gaia_tensor_copy(ctx, part, L);
+        gaia_tensor_free(part);
+        part = NULL;
+    }
+    /* each weighted by R (or R2) into a new tensor: mul's backward reads its inputs */
+    for (k = 0; st == GAIA_OK && k < 3; k++) {
+        if (k == 0) st = gaia_layer_rmsnorm(ctx, in[0], in[1], 1e-5f, &t);
+        else if (k == 1) st = gaia_layer_swiglu(ctx, in[0], &t);
+        else st = gaia_layer_dropout(ctx, in[0], 0.3f, &t);
+        if (st == GAIA_OK) st = gaia_tensor_mul(ctx, t, in[k == 1 ? 6 : 5], &v);
+        if (st == GAIA_OK) st = gaia_tensor_sum(ctx, v, GAIA_AXIS_ALL, &part);
+        if (st == GAIA_OK) st = gaia_tensor_add(ctx, *L, part, L);
+        gaia_tensor_free(t), gaia_tensor_free(v), gaia_tensor_free(part);
+        t = v = part = NULL;
+    }
+    return st;
+}
+
+static void newer_ops_agree_on_cpu_and_cuda(gt *t) {
+    size_t sx[2] = {6, 10}, sg = 10, sc = 6, s2[2] = {6, 5}, n[3] = {60, 10, 1};
+    float cls[6] = {3, -100, 0, 9, 5, 1}, *out[2][3];
+    gaia_tensor *hc[7], *hg[7], *L[2] = {NULL, NULL};
+    int dev, i;
+    gaia_status st = GAIA_OK;
+    if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) GT_SKIP(t, "no CUDA device");
+    memset(hc, 0, sizeof hc);
+    memset(hg, 0, sizeof hg);
+    memset(out, 0, sizeof out);
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, sx, 0.0f, 1.0f, &hc[0]));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &sg, 1.0f, 0.2f, &hc[1]));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, sx, 0.0f, 1.0f, &hc[2]));
+    GT_OK(t, gaia_tensor_uniform(t->ctx, 2, sx, 0.0f, 1.0f, &hc[3]));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &sc, cls, &hc[4]));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, sx, 0.0f, 1.0f, &hc[5]));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s2, 0.0f, 1.0f, &hc[6]));
+    for (i = 0; i < 7; i++) GT_OK(t, gaia_tensor_to(t->ctx, hc[i], GAIA_DEVICE_CUDA, &hg[i]));
+    for (dev = 0; dev < 2 && st == GAIA_OK; dev++) {
+        gaia_tensor **p = dev ? hg : hc;
+        GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, p[0], 1));
+        GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, p[1], 1));
+        gaia_ctx_set_seed(t->ctx, 99); /* the same dropout mask on both */
+        st = newer_ops_loss(t->ctx, p, &L[dev]);
+        if (st == GAIA_OK) st = gaia_backward(t->ctx, L[dev]);
+        if (st == GAIA_OK) {
+            out[dev][0] = gt_host(t, gaia_tensor_grad(p[0]));
+            out[dev][1] = gt_host(t, gaia_tensor_grad(p[1]));
+            out[dev][2] = gt_host(t, L[dev]);
+        }
+    }
+    for (i = 0; i < 3 && st == GAIA_OK; i++)
+        if (gt_mismatch_f(out[0][i], out[1][i], n[i], 1e-4, 1e-4) >= 0) break;
+    GT_CHECK_OR_DONE(t, st == GAIA_OK, "%s", gaia_last_error(t->ctx));
+    GT_CHECK_OR_DONE(t, i == 3, "%s differs between the CPU and CUDA", i == 2 ? "the loss" : i ? "d/dg" : "d/dx");
+done:
+    for (i = 0; i < 7; i++) gaia_tensor_free(hc[i]), gaia_tensor_free(hg[i]);
+    for (dev = 0; dev < 2; dev++) {
+        gaia_tensor_free(L[dev]);
+        for (i = 0; i < 3; i++) free(out[dev][i]);
+    }
+}
+
 static void adamw_agrees_on_cpu_and_cuda(gt *t) {
     gaia_tensor *p[2] = {NULL, NULL}, *sq = NULL, *cube = NULL, *L = NULL;
     gaia_optim *opt[2] = {NULL, NULL};
@@ -1286,6 +1366,7 @@ const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_out_of_memory", out_of_memory_in_recording_and_backward},
     {"layer_grad_agrees_on_cpu_and_cuda", gradients_agree_on_cpu_and_cuda},
     {"layer_grad_adamw_agrees_on_cpu_and_cuda", adamw_agrees_on_cpu_and_cuda},
+    {"layer_grad_newer_ops_agree_on_cpu_and_cuda", newer_ops_agree_on_cpu_and_cuda},
     {"layer_grad_primitives_empty_input", primitives_accept_empty_input},
     {"layer_grad_transformer_learns_to_reverse", transformer_learns_to_reverse_sequences},
     {"layer_grad_transformer_is_deterministic", transformer_training_is_deterministic},
