@@ -814,7 +814,8 @@
            return 0;
        }
    If PyTorch is installed, tests/test_torch.c checks gaia's gradients of
-   an MLP and an attention block against torch.autograd in float64 (the
+   an MLP, an attention block, every gaia_loss kind and a chain of the
+   exact GELU, RMSNorm, SwiGLU and SiLU against torch.autograd in float64 (the
    interpreter: $GAIA_TEST_PYTHON, else python3; skipped without torch).
    examples/train_transformer.c trains a one-block transformer (embedding
    by index_select, attention, LayerNorm, GELU MLP, cross-entropy, AdamW)
