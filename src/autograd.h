@@ -2383,10 +2383,14 @@ GAIA_API gaia_status gaia_loss(gaia_ctx *ctx, const gaia_loss_desc *desc, const 
     } else if (st == GAIA_OK) {
         st = gaia__ag_keep(ctx, &p, 0, input, NULL);
         p.node.shape_only[0] = 1; /* the weights carry everything but its shape */
-        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 1, NULL, W);
-        W = NULL;
-        if (st == GAIA_OK && sm) st = gaia__ag_keep(ctx, &p, 2, NULL, sm);
-        sm = NULL;
+        if (st == GAIA_OK) { /* handed over: kept, or freed when nothing records */
+            st = gaia__ag_keep(ctx, &p, 1, NULL, W);
+            W = NULL;
+        }
+        if (st == GAIA_OK && sm) {
+            st = gaia__ag_keep(ctx, &p, 2, NULL, sm);
+            sm = NULL;
+        }
     }
     st = gaia__ag_end(ctx, &p, st, *out, NULL);
     if (st != GAIA_OK && created) { /* a new result only on success */

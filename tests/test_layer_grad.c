@@ -1128,6 +1128,91 @@ static gaia_status newer_ops_loss(gaia_ctx *ctx, gaia_tensor *const *in, gaia_te
     return st;
 }
 
+/* The newer operations under out of memory at every allocation of a
+   recorded forward and its backward: each failure is GAIA_ERR_OUT_OF_MEMORY
+   with a message and leaks nothing; a run that succeeds has the gradient of
+   the run that had memory. */
+static gaia_status lg_newer_block(gaia_ctx *ctx, gaia_tensor *x, gaia_tensor *g, const gaia_tensor *p,
+                                  const gaia_tensor *tg) {
+    gaia_loss_desc d;
+    gaia_tensor *l1 = NULL, *l2 = NULL, *r = NULL, *s = NULL, *dr = NULL, *L = NULL, *u = NULL;
+    gaia_status st;
+    memset(&d, 0, sizeof d);
+    d.kind = GAIA_LOSS_CROSS_ENTROPY;
+    d.label_smoothing = 0.1f;
+    d.use_ignore_index = 1;
+    d.ignore_index = -100;
+    st = gaia_loss(ctx, &d, x, tg, &l1);
+    memset(&d, 0, sizeof d);
+    d.kind = GAIA_LOSS_BCE_WITH_LOGITS;
+    d.reduction = GAIA_LOSS_REDUCE_SUM;
+    if (st == GAIA_OK) st = gaia_loss(ctx, &d, x, p, &l2);
+    if (st == GAIA_OK) st = gaia_layer_rmsnorm(ctx, x, g, 1e-5f, &r);
+    if (st == GAIA_OK) st = gaia_layer_swiglu(ctx, r, &s);
+    if (st == GAIA_OK) st = gaia_layer_dropout(ctx, s, 0.5f, &dr);
+    if (st == GAIA_OK) st = gaia_tensor_sum(ctx, dr, GAIA_AXIS_ALL, &L);
+    if (st == GAIA_OK) st = gaia_tensor_add(ctx, L, l1, &u);
+    if (st == GAIA_OK) st = gaia_tensor_add(ctx, u, l2, &u);
+    if (st == GAIA_OK) st = gaia_backward(ctx, u);
+    gaia_tape_clear(ctx);
+    gaia_tensor_free(l1), gaia_tensor_free(l2), gaia_tensor_free(r), gaia_tensor_free(s), gaia_tensor_free(dr);
+    gaia_tensor_free(L), gaia_tensor_free(u);
+    return st;
+}
+
+static void newer_ops_out_of_memory(gt *t) {
+    gt_heap h;
+    long k, failures = 0;
+    float fx[6 * 10], fg[10], fp[6 * 10], ftg[6] = {3, -100, 0, 9, 5, 1}, ref[60];
+    size_t xs[2] = {6, 10}, gs = 10, ts = 6, i;
+    int have_ref = 0;
+    gt_fill_uniform(t, fx, 60, -2.0, 2.0);
+    gt_fill_uniform(t, fg, 10, 0.5, 1.5);
+    gt_fill_uniform(t, fp, 60, 0.0, 1.0);
+    for (k = 0; k <= 1000; k++) {
+        gaia_ctx *ctx = NULL;
+        gaia_tensor *x = NULL, *g = NULL, *p = NULL, *tg = NULL;
+        gaia_status st;
+        GT_OK(t, gt_heap_ctx(&h, GAIA_DEVICE_CPU, &ctx));
+        gaia_ctx_set_seed(ctx, 5);
+        st = gaia_tensor_from_host(ctx, 2, xs, fx, &x);
+        if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 1, &gs, fg, &g);
+        if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 2, xs, fp, &p);
+        if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 1, &ts, ftg, &tg);
+        if (st == GAIA_OK) st = gaia_tensor_set_requires_grad(ctx, x, 1);
+        if (st == GAIA_OK) st = gaia_tensor_set_requires_grad(ctx, g, 1);
+        if (st != GAIA_OK) {
+            gaia_ctx_destroy(ctx);
+            GT_CHECK(t, 0, "setup failed");
+        }
+        if (k > 0) gt_heap_fail_in(&h, k);
+        st = lg_newer_block(ctx, x, g, p, tg);
+        gt_heap_fail_in(&h, 0);
+        if (st == GAIA_OK) {
+            float gx[60];
+            int same = gaia_tensor_grad(x) && gaia_tensor_to_host(ctx, gaia_tensor_grad(x), gx, 60) == GAIA_OK;
+            if (same && !have_ref) {
+                memcpy(ref, gx, sizeof ref);
+                have_ref = 1;
+            } else {
+                for (i = 0; same && i < 60; i++) same = gx[i] == ref[i];
+            }
+            gaia_tensor_free(x), gaia_tensor_free(g), gaia_tensor_free(p), gaia_tensor_free(tg);
+            gaia_ctx_destroy(ctx);
+            GT_CHECK(t, same, "allocation %ld failed, the call said OK, the gradient differs", k);
+            if (k > 0) break; /* past the last allocation */
+        } else {
+            int msg = gaia_last_error(ctx)[0] != '\0';
+            failures++;
+            gaia_tensor_free(x), gaia_tensor_free(g), gaia_tensor_free(p), gaia_tensor_free(tg);
+            gaia_ctx_destroy(ctx);
+            GT_CHECK(t, st == GAIA_ERR_OUT_OF_MEMORY && msg, "allocation %ld: %s", k, gaia_status_str(st));
+        }
+        GT_CHECK(t, h.live == 0, "allocation %ld: %ld blocks leaked", k, h.live);
+    }
+    GT_CHECK(t, have_ref && failures > 50, "the sweep saw %ld failures", failures);
+}
+
 static void newer_ops_agree_on_cpu_and_cuda(gt *t) {
     size_t sx[2] = {6, 10}, sg = 10, sc = 6, s2[2] = {6, 5}, n[3] = {60, 10, 1};
     float cls[6] = {3, -100, 0, 9, 5, 1}, *out[2][3];
@@ -1367,6 +1452,7 @@ const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_agrees_on_cpu_and_cuda", gradients_agree_on_cpu_and_cuda},
     {"layer_grad_adamw_agrees_on_cpu_and_cuda", adamw_agrees_on_cpu_and_cuda},
     {"layer_grad_newer_ops_agree_on_cpu_and_cuda", newer_ops_agree_on_cpu_and_cuda},
+    {"layer_grad_newer_ops_out_of_memory", newer_ops_out_of_memory},
     {"layer_grad_primitives_empty_input", primitives_accept_empty_input},
     {"layer_grad_transformer_learns_to_reverse", transformer_learns_to_reverse_sequences},
     {"layer_grad_transformer_is_deterministic", transformer_training_is_deterministic},
