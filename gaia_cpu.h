@@ -5692,6 +5692,96 @@ static void gaia__cpu_attention_bwd_head(gaia_layer_precision prec, const float 
     }
 }
 
+/* ---------------------------------------------------------------------
+   RMSNorm and SwiGLU, forward and backward: plain serial loops (a row at a
+   time; sums over 16 lanes, so that they vectorise). On a backend without
+   them the layer module composes both from tensor operations.
+   --------------------------------------------------------------------- */
+GAIA__LAYER_CONTRACT
+static float gaia__cpu_layer_dot(const float *a, const float *b, size_t n) {
+    float s[GAIA__LAYER_LANES], r = 0.0f;
+    size_t j = 0, k;
+    for (k = 0; k < GAIA__LAYER_LANES; k++) s[k] = 0.0f;
+    for (; j + GAIA__LAYER_LANES <= n; j += GAIA__LAYER_LANES)
+        for (k = 0; k < GAIA__LAYER_LANES; k++) s[k] += a[j + k] * b[j + k];
+    for (; j < n; j++) r += a[j] * b[j];
+    return r + gaia__layer_hsum(s);
+}
+
+/* y = x rstd weight per row, rstd = 1/sqrt(mean(x^2) + eps) (also written
+   to rstd [rows] when not NULL); weight NULL: ones; y may be x. */
+GAIA_API void gaia_cpu_layer_rmsnorm(const float *x, const float *weight, float *y, float *rstd, size_t rows,
+                                     size_t cols, float eps, int nthreads) {
+    size_t r, j;
+    (void)nthreads;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        float *yr = y + r * cols;
+        float rs = 1.0f / sqrtf(gaia__cpu_layer_dot(xr, xr, cols) / (float)cols + eps);
+        if (rstd) rstd[r] = rs;
+        if (weight)
+            for (j = 0; j < cols; j++) yr[j] = xr[j] * rs * weight[j];
+        else
+            for (j = 0; j < cols; j++) yr[j] = xr[j] * rs;
+    }
+}
+
+/* With xh = x rstd and h = dy weight: dx = rstd (h - xh mean(h xh)) and
+   dw = the column sums of dy xh (dx, dw may be NULL; weight NULL: ones). */
+GAIA_API void gaia_cpu_layer_rmsnorm_backward(const float *x, const float *weight, const float *rstd, const float *dy,
+                                              float *dx, float *dw, size_t rows, size_t cols, int nthreads) {
+    size_t r, j;
+    (void)nthreads;
+    if (dw)
+        for (j = 0; j < cols; j++) dw[j] = 0.0f;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + r * cols, *gr = dy + r * cols;
+        float rs = rstd[r];
+        if (dx) {
+            float *dr = dx + r * cols, b;
+            if (weight) { /* mean(h xh) = rs mean(dy w x): h into dr first */
+                for (j = 0; j < cols; j++) dr[j] = gr[j] * weight[j];
+                b = rs * gaia__cpu_layer_dot(dr, xr, cols) / (float)cols;
+                for (j = 0; j < cols; j++) dr[j] = rs * (dr[j] - xr[j] * rs * b);
+            } else {
+                b = rs * gaia__cpu_layer_dot(gr, xr, cols) / (float)cols;
+                for (j = 0; j < cols; j++) dr[j] = rs * (gr[j] - xr[j] * rs * b);
+            }
+        }
+        if (dw)
+            for (j = 0; j < cols; j++) dw[j] += gr[j] * xr[j] * rs;
+    }
+}
+
+/* SwiGLU: x [rows, 2h] is a = its first h columns, b the last h, and
+   y [rows, h] = a sigmoid(a) b. */
+GAIA_API void gaia_cpu_layer_swiglu(const float *x, float *y, size_t rows, size_t h, int nthreads) {
+    size_t r, j;
+    (void)nthreads;
+    for (r = 0; r < rows; r++) {
+        const float *a = x + r * 2 * h, *b = a + h;
+        float *yr = y + r * h;
+        for (j = 0; j < h; j++) yr[j] = a[j] / (1.0f + gaia__layer_exp(-a[j])) * b[j];
+    }
+}
+
+/* dx [rows, 2h] from dy [rows, h]: da = dy b silu'(a), silu'(a) =
+   s (1 + a (1 - s)) with s = sigmoid(a); db = dy silu(a). */
+GAIA_API void gaia_cpu_layer_swiglu_backward(const float *x, const float *dy, float *dx, size_t rows, size_t h,
+                                             int nthreads) {
+    size_t r, j;
+    (void)nthreads;
+    for (r = 0; r < rows; r++) {
+        const float *a = x + r * 2 * h, *b = a + h, *gr = dy + r * h;
+        float *da = dx + r * 2 * h, *db = da + h;
+        for (j = 0; j < h; j++) {
+            float s = 1.0f / (1.0f + gaia__layer_exp(-a[j]));
+            da[j] = gr[j] * b[j] * (s * (1.0f + a[j] * (1.0f - s)));
+            db[j] = gr[j] * (a[j] * s);
+        }
+    }
+}
+
 /* AdamW's update in one pass (see struct gaia_layer_ops). */
 GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
                              float eps, float weight_decay, float bc1, float bc2, int nthreads) {
@@ -6099,6 +6189,26 @@ static gaia_status gaia__cpu_adamw_be(gaia_ctx *ctx, float *p, const float *g, f
     return GAIA_OK;
 }
 
+static gaia_status gaia__cpu_layer_rmsnorm_be(gaia_ctx *ctx, const float *x, const float *w, float *y, float *rstd,
+                                              size_t rows, size_t cols, float eps) {
+    gaia_cpu_layer_rmsnorm(x, w, y, rstd, rows, cols, eps, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_rmsnorm_backward_be(gaia_ctx *ctx, const float *x, const float *w, const float *rstd,
+                                                       const float *dy, float *dx, float *dw, size_t rows, size_t cols) {
+    gaia_cpu_layer_rmsnorm_backward(x, w, rstd, dy, dx, dw, rows, cols, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_swiglu_be(gaia_ctx *ctx, const float *x, float *y, size_t rows, size_t h) {
+    gaia_cpu_layer_swiglu(x, y, rows, h, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_swiglu_backward_be(gaia_ctx *ctx, const float *x, const float *dy, float *dx,
+                                                      size_t rows, size_t h) {
+    gaia_cpu_layer_swiglu_backward(x, dy, dx, rows, h, ctx->cpu_threads);
+    return GAIA_OK;
+}
+
 static const struct gaia_layer_ops gaia__cpu_layer_ops = {
     gaia__cpu_layer_bias_act_be,
     gaia__cpu_layer_linear_be,
@@ -6113,6 +6223,10 @@ static const struct gaia_layer_ops gaia__cpu_layer_ops = {
     gaia__cpu_layer_attention_train_be,
     gaia__cpu_layer_attention_backward_be,
     gaia__cpu_adamw_be,
+    gaia__cpu_layer_rmsnorm_be,
+    gaia__cpu_layer_rmsnorm_backward_be,
+    gaia__cpu_layer_swiglu_be,
+    gaia__cpu_layer_swiglu_backward_be,
 };
 #define GAIA__CPU_LAYER_OPS (&gaia__cpu_layer_ops)
 #endif /* GAIA_NO_LAYER */

@@ -4,7 +4,8 @@
 //! uses: core tensor conv
 //! hooks: gaia_tensor_index_select gaia_tensor_gather gaia_tensor_scatter_add gaia_tensor_concat
 //!        gaia_tensor_cumsum gaia_tensor_log_softmax (axis)
-//!        gaia__layer_linear_back gaia__layer_layernorm_back gaia__layer_attention_back (layer)
+//!        gaia__layer_linear_back gaia__layer_layernorm_back gaia__layer_attention_back
+//!        gaia__layer_rmsnorm_back gaia__layer_swiglu_back (layer)
 //@ part autograd-api
 /* ---------------------------------------------------------------------
    Training: gradients (reverse mode), losses, optimizers
@@ -189,6 +190,8 @@ typedef enum gaia__ag_kind {
     GAIA__AG_LINEAR,    /* op: the activation; flag1: gaia_layer_activation (no W) */
     GAIA__AG_LAYERNORM, /* saved x, weight, [2, rows] mean and rstd, bias (its shape) */
     GAIA__AG_ATTENTION, /* op: precision, flag0: causal, p0: scale; saved q, k, v, o, lse */
+    GAIA__AG_RMSNORM,   /* the backend's RMSNorm: saved x, weight, rstd [rows] */
+    GAIA__AG_SWIGLU,    /* the backend's SwiGLU: saved x */
     GAIA__AG_CHECKPOINT, /* gaia_checkpoint: the block in ckpt, recomputed by the backward */
     GAIA__AG_LOSS /* gaia_loss: op the kind, flag0 the reduction, p0 delta, p1 the backward's scale;
                      saved input, target (or the class weights W), CROSS_ENTROPY's masked softmax */
@@ -386,7 +389,9 @@ static void gaia__ag_begin(gaia_ctx *ctx, gaia__ag_pending *p, gaia__ag_kind kin
     case GAIA__AG_CONV: ok = gaia__ag_save(ctx, n, 0, a) && gaia__ag_save(ctx, n, 1, b); break; /* bias: none */
     case GAIA__AG_LINEAR:
     case GAIA__AG_LAYERNORM:
-    case GAIA__AG_ATTENTION: break; /* the layer module saves what its backward reads */
+    case GAIA__AG_ATTENTION:
+    case GAIA__AG_RMSNORM:
+    case GAIA__AG_SWIGLU: break; /* the layer module saves what its backward reads */
     case GAIA__AG_LOSS: break;      /* gaia_loss saves what its backward reads */
     default: ok = gaia__ag_save(ctx, n, 0, a); break;          /* views and copies: the input's shape */
     }
@@ -1086,6 +1091,8 @@ static gaia_status gaia__layer_layernorm_back(gaia_ctx *ctx, const gaia__ag_node
                                               gaia_tensor **gin);
 static gaia_status gaia__layer_attention_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g,
                                               gaia_tensor **gin);
+static gaia_status gaia__layer_rmsnorm_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
+static gaia_status gaia__layer_swiglu_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
 #endif
 
 static gaia_status gaia__ag_checkpoint_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g);
@@ -1152,10 +1159,14 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
     case GAIA__AG_LINEAR: return gaia__layer_linear_back(ctx, n, g, gin);
     case GAIA__AG_LAYERNORM: return gaia__layer_layernorm_back(ctx, n, g, gin);
     case GAIA__AG_ATTENTION: return gaia__layer_attention_back(ctx, n, g, gin);
+    case GAIA__AG_RMSNORM: return gaia__layer_rmsnorm_back(ctx, n, g, gin);
+    case GAIA__AG_SWIGLU: return gaia__layer_swiglu_back(ctx, n, g, gin);
 #else
     case GAIA__AG_LINEAR:
     case GAIA__AG_LAYERNORM:
-    case GAIA__AG_ATTENTION: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a layer node in a build "
+    case GAIA__AG_ATTENTION:
+    case GAIA__AG_RMSNORM:
+    case GAIA__AG_SWIGLU: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a layer node in a build "
                                                "without the layer module (GAIA_NO_LAYER)");
 #endif
     case GAIA__AG_CHECKPOINT: return gaia__ag_checkpoint_back(ctx, n, g);

@@ -53,9 +53,11 @@ GAIA_API gaia_status gaia_layer_layernorm(gaia_ctx *ctx, const gaia_tensor *x, c
                                           const gaia_tensor *bias, float eps, gaia_tensor **out);
 /* RMSNorm over the last dimension: y = x / sqrt(mean(x^2) + eps) * weight,
    weight [cols] or NULL (ones), eps finite and > 0 (PyTorch's F.rms_norm /
-   nn.RMSNorm with eps given). Composed of tensor operations (square, mean,
-   sqrt, div, mul), so it runs and differentiates (x and weight) on every
-   device; out may be x. */
+   nn.RMSNorm with eps given). The backend's kernel where it has one (the
+   CPU: forward and backward, one node on the tape keeping x and each row's
+   rstd), else composed of tensor operations (square, mean, sqrt, div, mul;
+   CUDA), each recorded: either way it differentiates x and weight. out
+   may be x. */
 GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight, float eps,
                                         gaia_tensor **out);
 /* SwiGLU, the gated unit of LLaMA-style MLPs: x [..., 2h] is split into
@@ -64,9 +66,10 @@ GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, con
    in one GEMM, and its output goes in as it is (two tensors a, b are
    gaia_tensor_concat along the last axis away). The order is the usual
    SwiGLU's (x1, x2 = x.chunk(2, -1); silu(x1) * x2), the opposite of
-   F.glu, which gates the first half by the second. Composed of tensor
-   operations (index_select, the SILU activation, mul): any device, with
-   gradients; out must not alias x. */
+   F.glu, which gates the first half by the second. The backend's kernel
+   where it has one (the CPU: forward and backward), else composed of tensor
+   operations (index_select, the SILU activation, mul; CUDA): any device,
+   with gradients; out must not alias x. */
 GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out);
 /* Inverted dropout. In training mode (gaia_ctx_training, the default) each
    element is kept with probability 1 - p and scaled by 1 / (1 - p), or set
@@ -365,6 +368,18 @@ struct gaia_layer_ops {
        p -= lr / bc1 * m / (sqrt(v / bc2) + eps). */
     gaia_status (*adamw)(gaia_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1,
                          float beta2, float eps, float weight_decay, float bc1, float bc2);
+    /* RMSNorm and SwiGLU (NULL: gaia_layer_rmsnorm and gaia_layer_swiglu
+       compose them from tensor operations). rmsnorm: y = x rstd weight
+       (weight NULL: ones), rstd [rows] (may be NULL) = 1/sqrt(mean(x^2) +
+       eps); its backward writes dx and dw (each may be NULL). swiglu: x
+       [rows, 2h] to y [rows, h] = silu(first half) * second half; its
+       backward writes dx [rows, 2h]. */
+    gaia_status (*rmsnorm)(gaia_ctx *ctx, const float *x, const float *weight, float *y, float *rstd, size_t rows,
+                           size_t cols, float eps);
+    gaia_status (*rmsnorm_backward)(gaia_ctx *ctx, const float *x, const float *weight, const float *rstd,
+                                    const float *dy, float *dx, float *dw, size_t rows, size_t cols);
+    gaia_status (*swiglu)(gaia_ctx *ctx, const float *x, float *y, size_t rows, size_t h);
+    gaia_status (*swiglu_backward)(gaia_ctx *ctx, const float *x, const float *dy, float *dx, size_t rows, size_t h);
 };
 
 /* The CPU primitives (gaia_cpu.h; twins gaia_cuda_layer_* in the kernels). */
@@ -401,6 +416,16 @@ GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const
                                                 size_t d, float scale, int causal, int nthreads);
 GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
                              float eps, float weight_decay, float bc1, float bc2, int nthreads);
+/* RMSNorm and SwiGLU, forward and backward (see struct gaia_layer_ops;
+   serial: nthreads is not used yet). CUDA has no twins: there the layer
+   module composes them from tensor operations. */
+GAIA_API void gaia_cpu_layer_rmsnorm(const float *x, const float *weight, float *y, float *rstd, size_t rows,
+                                     size_t cols, float eps, int nthreads);
+GAIA_API void gaia_cpu_layer_rmsnorm_backward(const float *x, const float *weight, const float *rstd, const float *dy,
+                                              float *dx, float *dw, size_t rows, size_t cols, int nthreads);
+GAIA_API void gaia_cpu_layer_swiglu(const float *x, float *y, size_t rows, size_t h, int nthreads);
+GAIA_API void gaia_cpu_layer_swiglu_backward(const float *x, const float *dy, float *dx, size_t rows, size_t h,
+                                             int nthreads);
 //@ part layer-impl
 /* layer module: implementation (fragment of gaia.h's implementation section).
    Written once against the tensor API and the backends' layer tables; every
@@ -579,6 +604,38 @@ static gaia_status gaia__layer_attention_back(gaia_ctx *ctx, const gaia__ag_node
     st = ops->attention_backward(ctx, (gaia_layer_precision)n->op, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v),
                                  GAIA__PTR(o), GAIA__PTR(lse), GAIA__PTR(g), GAIA__PTR(gin[0]), GAIA__PTR(gin[1]),
                                  GAIA__PTR(gin[2]), bh, nq, nk, d, n->p0, n->flag0);
+done:
+    return st;
+}
+
+/* RMSNorm: the backend's kernel from the saved rstd. */
+static gaia_status gaia__layer_rmsnorm_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
+    static const char *fn = "gaia_backward";
+    const struct gaia_layer_ops *ops = NULL;
+    const gaia_tensor *x = n->saved[0], *w = n->saved[1], *rstd = n->saved[2];
+    size_t cols = x->shape[x->ndim - 1], rows = x->numel / cols;
+    gaia_status st;
+    GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 1));
+    if (!ops->rmsnorm_backward) GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 0));
+    if (n->in[0]) GAIA__AG_TRY(gaia__tensor_new(ctx, fn, GAIA__DEV(g), x->ndim, x->shape, &gin[0]));
+    if (n->in[1]) GAIA__AG_TRY(gaia__tensor_new(ctx, fn, GAIA__DEV(g), w->ndim, w->shape, &gin[1]));
+    st = ops->rmsnorm_backward(ctx, GAIA__PTR(x), w ? GAIA__PTR(w) : NULL, GAIA__PTR(rstd), GAIA__PTR(g),
+                               gin[0] ? GAIA__PTR(gin[0]) : NULL, gin[1] ? GAIA__PTR(gin[1]) : NULL, rows, cols);
+done:
+    return st;
+}
+
+/* SwiGLU: the backend's kernel from the saved input. */
+static gaia_status gaia__layer_swiglu_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
+    static const char *fn = "gaia_backward";
+    const struct gaia_layer_ops *ops = NULL;
+    const gaia_tensor *x = n->saved[0];
+    size_t h = x->shape[x->ndim - 1] / 2, rows = x->numel / (2 * h);
+    gaia_status st;
+    GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 1));
+    if (!ops->swiglu_backward) GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 0));
+    GAIA__AG_TRY(gaia__tensor_new(ctx, fn, GAIA__DEV(g), x->ndim, x->shape, &gin[0]));
+    st = ops->swiglu_backward(ctx, GAIA__PTR(x), GAIA__PTR(g), GAIA__PTR(gin[0]), rows, h);
 done:
     return st;
 }
@@ -775,6 +832,7 @@ static gaia_status gaia__layer_check_out(gaia_ctx *ctx, const char *fn, const ga
 GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight, float eps,
                                         gaia_tensor **out) {
     static const char *fn = "gaia_layer_rmsnorm";
+    const struct gaia_layer_ops *ops;
     gaia_tensor *xc = NULL, *sq = NULL, *ms = NULL, *den = NULL, *r = NULL;
     const gaia_tensor *src = x;
     size_t cols, keep[GAIA_MAX_DIMS];
@@ -794,6 +852,35 @@ GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, con
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
     if (*out && gaia__aliases(*out, weight)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias weight");
+    ops = gaia__be(ctx, GAIA__DEV(x))->layer;
+    if (ops && ops->rmsnorm && ops->rmsnorm_backward) { /* the backend's kernel, one node on the tape */
+        gaia__ag_pending p;
+        gaia_tensor *rstd = NULL;
+        size_t rows = x->numel / cols;
+        int created;
+        uint64_t t0;
+        st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, x->shape, out, &created);
+        if (st != GAIA_OK) return st;
+        gaia__ag_begin(ctx, &p, GAIA__AG_RMSNORM, 0, x, weight, NULL);
+        /* x for both gradients (copied when normalised in place); the weight for dx */
+        st = !created && gaia__aliases(*out, x) ? gaia__layer_ag_copy(ctx, &p, 0, x)
+                                                : gaia__layer_ag_keep(ctx, &p, 0, x, NULL);
+        if (st == GAIA_OK && weight) st = gaia__layer_ag_keep(ctx, &p, 1, weight, NULL);
+        p.node.shape_only[1] = !p.node.in[0];
+        if (st == GAIA_OK && p.active) st = gaia__tensor_new(ctx, fn, GAIA__DEV(x), 1, &rows, &rstd);
+        if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
+        t0 = gaia__prof_begin(ctx);
+        st = ops->rmsnorm(ctx, GAIA__PTR(x), weight ? GAIA__PTR(weight) : NULL, GAIA__PTR(*out),
+                          rstd ? GAIA__PTR(rstd) : NULL, rows, cols, eps);
+        gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
+        if (rstd) {
+            if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 2, NULL, rstd);
+            else gaia_tensor_free(rstd);
+        }
+        st = gaia__ag_end(ctx, &p, st, *out, NULL);
+        return gaia__finish_out(st, out, created);
+    }
+    /* composed of tensor operations, each recorded */
     memcpy(keep, x->shape, sizeof keep);
     keep[x->ndim - 1] = 1;
     /* normalised in place: the backward reads x, so the operations read a copy */
@@ -827,6 +914,7 @@ done:
 
 GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
     static const char *fn = "gaia_layer_swiglu";
+    const struct gaia_layer_ops *ops;
     gaia_tensor *ia = NULL, *ib = NULL, *a = NULL, *b = NULL, *s = NULL;
     size_t h, oshape[GAIA_MAX_DIMS];
     int last;
@@ -848,6 +936,23 @@ GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia
     oshape[last] = h;
     if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, oshape)) != GAIA_OK) return st;
     if (*out && gaia__aliases(*out, x)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias x");
+    ops = gaia__be(ctx, GAIA__DEV(x))->layer;
+    if (ops && ops->swiglu && ops->swiglu_backward) { /* the backend's kernel, one node on the tape */
+        gaia__ag_pending p;
+        int created;
+        uint64_t t0;
+        st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, oshape, out, &created);
+        if (st != GAIA_OK) return st;
+        gaia__ag_begin(ctx, &p, GAIA__AG_SWIGLU, 0, x, NULL, NULL);
+        st = gaia__layer_ag_keep(ctx, &p, 0, x, NULL);
+        if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
+        t0 = gaia__prof_begin(ctx);
+        st = ops->swiglu(ctx, GAIA__PTR(x), GAIA__PTR(*out), x->numel / (2 * h), h);
+        gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 6);
+        st = gaia__ag_end(ctx, &p, st, *out, NULL);
+        return gaia__finish_out(st, out, created);
+    }
+    /* composed of tensor operations, each recorded */
     if (gaia_device_push(ctx, GAIA__DEV(x)) != GAIA_OK)
         return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "no %s", gaia_device_str(GAIA__DEV(x)));
     st = gaia_tensor_arange(ctx, 0.0f, (float)h, 1.0f, &ia);

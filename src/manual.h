@@ -700,7 +700,8 @@
    gaia_layer_swiglu(ctx, x, &y): x [.., 2h] split in halves a, b gives
    silu(a) * b [.., h] (one input, so that one Linear of W [2h, in] makes
    both halves in one GEMM; the order of x.chunk(2, -1) in the usual SwiGLU,
-   not F.glu's). RMSNorm and SwiGLU are composed of tensor operations.
+   not F.glu's). RMSNorm and SwiGLU run as CPU kernels (forward and
+   backward) and, on CUDA, as compositions of tensor operations.
    Example, a LLaMA-style MLP block, x + W2 swiglu(W1 rmsnorm(x)):
        gaia_tensor *x = NULL, *g = NULL, *W1 = NULL, *W2 = NULL;
        gaia_tensor *n = NULL, *u = NULL, *s = NULL, *y = NULL;
@@ -1024,13 +1025,15 @@
      gaia_layer_has_kernel(ctx, k), gaia_layer_benchmark_kernel(ctx, k,
          shape, repeats, &ms)    the seed's has_custom_kernels/benchmark_kernel
      Gradients: linear, activation, layernorm and attention go on the
-         gradient tape when an input needs one (section 8); rmsnorm and
-         swiglu are composed of tensor operations, each recorded.
+         gradient tape when an input needs one (section 8); so do rmsnorm
+         and swiglu (CPU kernels; on CUDA their tensor operations, each
+         recorded).
      Backend primitives (gaia_cpu_layer_*, twins in gaia_kernels.cu): the
          forwards above, _layernorm_train and _attention_train (the same,
          also writing mean/rstd and the rows' log-sum-exp), and the
          backwards _act_backward (dz = dy act'(.), bias gradient),
-         _layernorm_backward and _attention_backward.
+         _layernorm_backward and _attention_backward; _rmsnorm, _swiglu
+         and their _backward (CPU only: no twins yet).
    GAIA's hierarchy:
      gaia_layer_reactive_create / _hebbian_create / _temporal_create(ctx, in,
          out, &desc or NULL, &layer)   (zero desc = GAIA's defaults: relu, He,

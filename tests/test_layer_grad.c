@@ -1309,6 +1309,24 @@ static void primitives_accept_empty_input(gt *t) {
                                       4, 4, 2, 1.0f, 1, 2);
     gaia_cpu_layer_attention_train(GAIA_LAYER_PREC_F32, NULL, NULL, NULL, NULL, NULL, 0, 4, 4, 2, 1.0f, 0, 2);
     gaia_cpu_adamw(NULL, NULL, NULL, NULL, 0, 0.1f, 0.9f, 0.999f, 1e-8f, 0.01f, 0.1f, 0.001f, 2);
+    gaia_cpu_layer_rmsnorm(NULL, NULL, NULL, NULL, 0, 4, 1e-5f, 2);
+    gaia_cpu_layer_rmsnorm_backward(NULL, NULL, NULL, NULL, NULL, NULL, 0, 4, 2);
+    gaia_cpu_layer_swiglu(NULL, NULL, 0, 4, 2);
+    gaia_cpu_layer_swiglu_backward(NULL, NULL, NULL, 0, 4, 2);
+    /* RMSNorm's optional outputs: rstd, dx, dw each NULL alone */
+    gaia_cpu_layer_rmsnorm(x, NULL, y, NULL, 2, 4, 1e-5f, 1);
+    gaia_cpu_layer_rmsnorm(x, NULL, dz, rstd, 2, 4, 1e-5f, 1);
+    for (i = 0; i < 8; i++) GT_CHECK(t, y[i] == dz[i], "rmsnorm: rstd changed the output at %zu", i);
+    for (i = 0; i < 2; i++) {
+        double ms = 0;
+        size_t j;
+        for (j = 0; j < 4; j++) ms += x[i * 4 + j] * x[i * 4 + j] / 4.0;
+        GT_CHECK(t, fabs(rstd[i] - 1.0 / sqrt(ms + 1e-5)) < 1e-5 * rstd[i], "rmsnorm row %zu: rstd %g, expected %g", i,
+                 (double)rstd[i], 1.0 / sqrt(ms + 1e-5));
+    }
+    gaia_cpu_layer_rmsnorm_backward(x, NULL, rstd, x, dz, NULL, 2, 4, 1);
+    gaia_cpu_layer_rmsnorm_backward(x, NULL, rstd, x, NULL, lse, 1, 2, 1); /* dw of a 1 x 2 block */
+    GT_CHECK(t, fabsf(lse[0] - x[0] * x[0] * rstd[0]) < 1e-6f, "rmsnorm dw %g", (double)lse[0]);
     /* the optional outputs: no statistics, no bias gradient */
     gaia_cpu_layer_layernorm_train(x, NULL, NULL, y, NULL, NULL, 2, 4, 1e-5f, 1);
     gaia_cpu_layer_layernorm_train(x, NULL, NULL, dz, mean, rstd, 2, 4, 1e-5f, 1);
