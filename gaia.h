@@ -93,32 +93,14 @@
      GAIA_NO_HRR       the hrr module (and vsa, whose HRR model is hrr)
      GAIA_NO_VSA       the vsa module
      GAIA_NO_MAP       gaia_map and gaia_map_slices
-     GAIA_NO_FORMATS   .npy, safetensors and optimizer files (and assembly,
-                       which saves through them); hrr stays, without its
-                       codebook files (gaia_hrr_codebook_save, _load, _parse)
-     GAIA_NO_AUTOGRAD  training (section 8): gradients, the tape,
-                       checkpointing, gaia_grad_check, losses, optimizers
-                       and their files
-                       (and the layer module, whose kernels record their
-                       own backwards); every operation runs unrecorded
-     GAIA_NO_AXIS      the operations along an axis (softmax, index_select,
-                       gather, scatter_add, concat, stack, cumsum, top-k,
-                       argsort; and vsa, whose cleanup ranks with top-k).
-                       Their gathers and scatters are conv2d's and pooling's
-                       backwards, so those two then refuse an input that
-                       needs a gradient (GAIA_ERR_UNSUPPORTED) while
-                       recording is on
-     GAIA_NO_CONV      gaia_tensor_conv2d, _max_pool2d and _avg_pool2d
-     GAIA_NO_LINALG    gaia_tensor_eigh
+     GAIA_NO_FORMATS   .npy, safetensors and optimizer files (and hrr, vsa
+                       and assembly, which save through them)
    A module goes with every module it uses: gaia.h defines the switches that
    follow (GAIA_NO_HRR defines GAIA_NO_VSA), so #ifdef GAIA_NO_VSA after the
-   include says whether vsa is there. Contexts and tensors (creation,
-   elementwise maths, reductions, matmul, views) are always there. A program
-   of tensors and hrr alone takes GAIA_NO_MAP, _LAYER, _ASSEMBLY, _VSA,
-   _FORMATS, _AUTOGRAD, _AXIS, _CONV and _LINALG, and its implementation
-   compiles in under a third of the whole's time (docs/building.md,
-   `make compile-time`). A CUDA build takes GAIA_NO_MAP only; the others are
-   an #error there (the CUDA backend serves those modules).
+   include says whether vsa is there. Contexts, tensors, gradients,
+   optimizers, convolution and the operations along an axis are always
+   there. A CUDA build takes GAIA_NO_MAP only; the others are an #error
+   there (the CUDA backend serves those modules).
 
    Installed (`make install`; with CUDA=1 also the prebuilt kernels), the
    flags come from pkg-config:
@@ -256,18 +238,15 @@
                  at the same time (checked under ThreadSanitizer); one
                  context is used by one thread at a time. desc.cpu_threads
                  is at most GAIA_MAX_THREADS (1024).
-     shared cores  a CPU region runs on gaia's own worker pool (POSIX
-                 threads, not OpenMP) with as many threads as its work is
-                 worth (short ones on the calling thread alone). Its blocks
-                 are claimed as threads come free: the caller starts at once
-                 and never waits for a helper that has not started, helpers
-                 spin at most GAIA_PAR_SPIN_US (50 us; not at all while the
-                 caller finds its core shared) and then sleep. Results are
-                 the same on any number of threads. desc.cpu_threads = 0:
-                 GAIA_NUM_THREADS, else OMP_NUM_THREADS (OpenMP's count
-                 under -fopenmp), else the cores online; 1 never wakes a
-                 helper. -DGAIA_THREADS=0 keeps gaia off threads (Windows:
-                 always; then OpenMP under -fopenmp).
+     shared cores  a CPU region runs on as many threads as its work is worth
+                 (short ones on the calling thread), its threads meet without
+                 spinning, and when they find their cores taken by other
+                 processes (the caller waited >= GAIA_PAR_STARVED_US, 1000 us,
+                 and 4x its own work, three times within
+                 GAIA_PAR_STARVED_WINDOW_MS, 50 ms) regions run on one thread
+                 for GAIA_PAR_CALM_MS (200 ms; 0 turns this off). Results are the
+                 same on any number of threads. No OMP_WAIT_POLICY needed;
+                 desc.cpu_threads = 1 never starts a team.
      determinism the same seed and calls give the same numbers (section 6);
                  a failed call draws nothing from the random stream.
 
@@ -473,9 +452,9 @@
                item's status; gaia_map returns the lowest failing item's
                status and gaia_last_error(ctx) says "gaia_map: item 3 of 50
                failed (7 failed in all): <the worker's message>".
-     threads   CPU items run on the worker pool (Guarantees, "shared
-               cores"): a thread that gets no core takes no items. The
-               context's allocator and
+     threads   the CPU team follows the shared-machine rules (Guarantees):
+               it meets without spinning and shrinks to one thread while
+               other processes hold the cores. The context's allocator and
                logger are called from the workers' threads: a custom one
                must be thread-safe. A gaia_map inside an item runs its items
                there, one after another.
@@ -568,10 +547,13 @@
                to the first largest input of each window) and avg_pool2d
                (both divisors); fused losses gaia_loss_mse and
                gaia_loss_cross_entropy (logits [B, C], class indices as
-               floats); the layer module's fused kernels (section 10):
+               floats) and gaia_loss (input, and an elementwise kind's
+               target); the layer module's fused kernels (section 10):
                gaia_layer_linear (x, W and b, through the fused bias and
                activation), gaia_layer_activation, gaia_layer_layernorm
-               (x, weight, bias; mean and rstd saved by the forward) and
+               (x, weight, bias; mean and rstd saved by the forward),
+               gaia_layer_rmsnorm and gaia_layer_swiglu (as the tensor
+               operations they are made of) and
                gaia_layer_attention (q, k, v; FlashAttention-2's backward:
                the forward saves each query row's log-sum-exp and the
                backward recomputes the softmax tile by tile, no N x N
@@ -603,12 +585,45 @@
                needs a gradient, so code that trains nothing pays nothing.
      devices   the backward runs as tensor operations where the values
                live: the same code trains on the CPU and on a GPU.
+   Losses by descriptor: gaia_loss(ctx, &desc, input, target, &loss), with
+   PyTorch's definitions. desc.kind: GAIA_LOSS_MSE, _L1, _HUBER (desc.delta),
+   _SMOOTH_L1 (desc.delta is its beta), _BCE_WITH_LOGITS (as max(x, 0) -
+   x t + log1p(exp(-|x|)): finite at any logit), _NLL (log-probabilities
+   [B, C]) and _CROSS_ENTROPY (logits [B, C]; desc.label_smoothing). The
+   elementwise kinds take a target of the input's shape (which gets a
+   gradient too), the class kinds B class indices as floats, where
+   desc.use_ignore_index = 1 makes rows whose target is desc.ignore_index
+   count for nothing (padding). desc.reduction: MEAN (0; over the rows not
+   ignored, NaN when none is left, as PyTorch), SUM, or NONE (one loss per
+   element or row). A field that the kind does not read must be 0: a
+   smoothing given to MSE is an error, not ignored. gaia_loss_mse and
+   gaia_loss_cross_entropy are the MEAN cases of MSE and CROSS_ENTROPY.
+   Example, cross-entropy with label smoothing and a padding row:
+       gaia_tensor *logits = NULL, *tg = NULL, *loss = NULL;
+       gaia_loss_desc d;
+       size_t s[2] = {3, 4}, n = 3;
+       float t[3] = {1, -100, 3}, l = 0;                  // row 1 is padding
+       gaia_tensor_zeros(ctx, 2, s, &logits);
+       gaia_tensor_from_host(ctx, 1, &n, t, &tg);
+       memset(&d, 0, sizeof d);
+       d.kind = GAIA_LOSS_CROSS_ENTROPY;
+       d.label_smoothing = 0.1f;
+       d.use_ignore_index = 1;
+       d.ignore_index = -100;
+       gaia_loss(ctx, &d, logits, tg, &loss);             // the mean of rows 0 and 2
+       gaia_tensor_item(ctx, loss, &l);
+       printf("loss %.4f\n", l);                          // prints: loss 1.3863
+       gaia_tensor_free(logits); gaia_tensor_free(tg); gaia_tensor_free(loss);
    Optimizers: gaia_optim_create(ctx, &desc, params, n, &opt) with
    desc.kind GAIA_OPTIM_SGD (momentum, nesterov, weight_decay added to the
    gradient) or GAIA_OPTIM_ADAMW (beta1, beta2, eps; decoupled
    weight_decay; bias correction), desc.clip_norm (clip to a global L2
    norm first, gaia_grad_clip_norm) and desc.schedule (gaia_lr_warmup_cosine
-   with a gaia_lr_cosine is the provided one); gaia_optim_step updates every
+   with a gaia_lr_cosine {warmup, total, min_lr} is the provided one: step
+   s < warmup gets base_lr (s + 1) / warmup, so the first step already has
+   base_lr / warmup, not 0, and step warmup - 1 the full rate; then a cosine
+   from base_lr at step warmup to min_lr at step total, and min_lr after);
+   gaia_optim_step updates every
    parameter that has a gradient, with recording off (AdamW: one fused pass
    over the parameter, its gradient and both moments on either device).
    Every parameter must require a gradient and appear once (two that share
@@ -649,44 +664,11 @@
        printf("%s\n", l < 1.5f ? "converged" : "no");   // prints: converged
        gaia_optim_destroy(opt);
        gaia_tensor_free(x); gaia_tensor_free(w); gaia_tensor_free(t);
-   Parameter groups: gaia_optim_create_groups(ctx, &desc, groups, ngroups,
-   &opt) gives each gaia_optim_group its own base lr (0: desc's) and weight
-   decay (own_weight_decay = 1: the group's weight_decay, 0 meaning none;
-   else desc's), desc the rest; the schedule scales every group alike
-   (group g steps at lr_g * schedule(step, desc.lr) / desc.lr,
-   gaia_optim_group_lr(opt, g)) and clipping stays global. A parameter in
-   two groups, an empty group, a negative or non-finite lr or decay is
-   refused, naming the group. The usual recipe - decay the weights but not
-   the biases and norm gains - is one call:
-   gaia_optim_create_decay_split(ctx, &desc, params, n, &opt) puts tensors
-   of two or more dimensions in group 0 (desc's decay), the rest in group
-   1 (no decay). gaia_optim_save keeps the groups' settings (format
-   "gaia.optim/2"; an optimizer of one group of desc's settings still
-   writes, and loads, "gaia.optim/1"); gaia_optim_load restores them and
-   refuses a file whose groups hold other parameters.
-   Example, AdamW that decays W but not the bias b:
-       gaia_tensor *W = NULL, *b = NULL, *ps[2];
-       gaia_optim *opt = NULL;
-       gaia_optim_desc d;
-       size_t sw[2] = {4, 3}, sb[1] = {3};
-       gaia_tensor_randn(ctx, 2, sw, 0.0f, 1.0f, &W);
-       gaia_tensor_zeros(ctx, 1, sb, &b);
-       gaia_tensor_set_requires_grad(ctx, W, 1);
-       gaia_tensor_set_requires_grad(ctx, b, 1);
-       memset(&d, 0, sizeof d);
-       d.kind = GAIA_OPTIM_ADAMW;
-       d.lr = 1e-3f;
-       d.weight_decay = 0.01f;                            // for W only
-       ps[0] = W; ps[1] = b;
-       if (gaia_optim_create_decay_split(ctx, &d, ps, 2, &opt) == GAIA_OK)
-           printf("%zu groups\n", gaia_optim_group_count(opt));  // prints: 2 groups
-       gaia_optim_destroy(opt);
-       gaia_tensor_free(W); gaia_tensor_free(b);
-   The same by hand: gaia_optim_group g[2] = {{&W, 1, 0, 0, 0},
-   {&b, 1, 0, 0, 1}} (g[1]: own_weight_decay with weight_decay 0).
-   examples/train_mlp.c trains an MLP on two spirals to 100%;
-   examples/train_digits.c one on scikit-learn's handwritten digits
-   (tools/digits_to_npy.py exports them) to 97-98% test accuracy.
+   Example, the provided schedule's rates (warm-up 4 steps, cosine to step 12):
+       gaia_lr_cosine c = {4, 12, 0.0f};
+       printf("%g %g %g %g\n", gaia_lr_warmup_cosine(0, 0.1f, &c), gaia_lr_warmup_cosine(3, 0.1f, &c),
+              gaia_lr_warmup_cosine(8, 0.1f, &c), gaia_lr_warmup_cosine(12, 0.1f, &c)); // prints: 0.025 0.1 0.05 0
+   examples/train_mlp.c trains an MLP on two spirals to 100%.
    The layer module's kernels go on the tape as one node each; their
    backward kernels run beside their forwards, on the CPU or the GPU.
    Example, a gradient through the fused layer kernels:
@@ -704,6 +686,86 @@
               gaia_tensor_dim(gaia_tensor_grad(W), 1));                      // prints: dW 16x16
        gaia_tensor_free(x); gaia_tensor_free(W); gaia_tensor_free(h);
        gaia_tensor_free(o); gaia_tensor_free(loss);
+   Activations and norms of current models (section 10): the exact GELU,
+   0.5 x (1 + erf(x / sqrt 2)) (GAIA_LAYER_ACT_GELU_ERF, PyTorch's default
+   F.gelu; GAIA_LAYER_ACT_GELU is the tanh form, approximate='tanh'), SiLU
+   x sigmoid(x) (GAIA_LAYER_ACT_SILU), both for gaia_layer_activation and
+   fused into gaia_layer_linear, on the CPU and the GPU; RMSNorm,
+   gaia_layer_rmsnorm(ctx, x, gain or NULL, eps, &y) = x / sqrt(mean(x^2)
+   + eps) * gain over the last dimension; and SwiGLU,
+   gaia_layer_swiglu(ctx, x, &y): x [.., 2h] split in halves a, b gives
+   silu(a) * b [.., h] (one input, so that one Linear of W [2h, in] makes
+   both halves in one GEMM; the order of x.chunk(2, -1) in the usual SwiGLU,
+   not F.glu's). RMSNorm and SwiGLU run as CPU kernels (forward and
+   backward) and, on CUDA, as compositions of tensor operations.
+   Example, a LLaMA-style MLP block, x + W2 swiglu(W1 rmsnorm(x)):
+       gaia_tensor *x = NULL, *g = NULL, *W1 = NULL, *W2 = NULL;
+       gaia_tensor *n = NULL, *u = NULL, *s = NULL, *y = NULL;
+       size_t xs[2] = {4, 16}, gs = 16, w1s[2] = {2 * 32, 16}, w2s[2] = {16, 32};
+       gaia_tensor_randn(ctx, 2, xs, 0.0f, 1.0f, &x);
+       gaia_tensor_ones(ctx, 1, &gs, &g);
+       gaia_tensor_randn(ctx, 2, w1s, 0.0f, 0.25f, &W1);
+       gaia_tensor_randn(ctx, 2, w2s, 0.0f, 0.18f, &W2);
+       gaia_tensor_set_requires_grad(ctx, W1, 1);
+       gaia_layer_rmsnorm(ctx, x, g, 1e-6f, &n);
+       gaia_layer_linear(ctx, n, W1, NULL, GAIA_LAYER_ACT_LINEAR, &u);  // [4, 64]: both halves
+       gaia_layer_swiglu(ctx, u, &s);                                   // [4, 32]
+       gaia_layer_linear(ctx, s, W2, NULL, GAIA_LAYER_ACT_LINEAR, &y);
+       gaia_tensor_add(ctx, y, x, &y);                                  // the residual
+       printf("y %zux%zu\n", gaia_tensor_dim(y, 0), gaia_tensor_dim(y, 1)); // prints: y 4x16
+       gaia_tape_clear(ctx);
+       gaia_tensor_free(x); gaia_tensor_free(g); gaia_tensor_free(W1); gaia_tensor_free(W2);
+       gaia_tensor_free(n); gaia_tensor_free(u); gaia_tensor_free(s); gaia_tensor_free(y);
+   Training and evaluation mode: gaia_ctx_set_training(ctx, 0) puts the
+   context in evaluation mode and gaia_ctx_set_training(ctx, 1) back in
+   training mode (the default), each returning the previous setting;
+   gaia_ctx_training(ctx) reads it. It is not gaia_grad_set_enabled: that
+   switches recording, this what layers such as dropout do (a gaia_map item
+   runs in its caller's mode). gaia_layer_dropout(ctx, x, p, &y) is inverted
+   dropout: in training mode each element is kept with probability 1 - p
+   and scaled by 1/(1 - p), else zeroed, with a mask drawn on x's device
+   from the context's Philox stream (the same seed and calls give the same
+   masks on any thread count); the gradient goes through the same mask. In
+   evaluation mode, and for p = 0, y is x; p = 1 zeroes everything (zero
+   gradient); p outside [0, 1] or NaN is GAIA_ERR_INVALID_ARG. y may be x.
+   Example, dropout while training, the identity in evaluation:
+       gaia_tensor *x = NULL, *y = NULL;
+       size_t n = 1000;
+       float v[1000], sum = 0;
+       int i;
+       gaia_tensor_ones(ctx, 1, &n, &x);
+       gaia_layer_dropout(ctx, x, 0.5f, &y);          // each element 0 or 2
+       gaia_tensor_to_host(ctx, y, v, n);
+       for (i = 0; i < 1000; i++) sum += v[i];
+       printf("%s\n", sum > 850 && sum < 1150 ? "mean about 1" : "no"); // prints: mean about 1
+       gaia_ctx_set_training(ctx, 0);                 // evaluation
+       gaia_layer_dropout(ctx, x, 0.5f, &y);          // y = x
+       gaia_tensor_to_host(ctx, y, v, n);
+       printf("%g %d\n", v[0], gaia_ctx_training(ctx)); // prints: 1 0
+       gaia_tensor_free(x); gaia_tensor_free(y);
+   Initialisation: gaia_layer_init_weights(ctx, init, ndim, shape, &W) draws
+   a weight tensor ([out, in], or a convolution's [O, I, kh, kw]) from the
+   context's random stream with PyTorch's formulas (torch.nn.init) and fans
+   (fan_in = in times the receptive field kh kw, fan_out = out times it):
+   GAIA_LAYER_INIT_LECUN N(0, 1/fan_in); _GLOROT_UNIFORM U(-b, b) with
+   b = sqrt(6/(fan_in + fan_out)) and _GLOROT_NORMAL N(0, 2/(fan_in +
+   fan_out)) (xavier_uniform_, xavier_normal_); _KAIMING_NORMAL_FAN_IN and
+   _FAN_OUT N(0, 2/fan), _KAIMING_UNIFORM_FAN_IN and _FAN_OUT U(-b, b) with
+   b = sqrt(6/fan) (kaiming_*_ with the default gain sqrt(2)). The older
+   names keep their numbers: _HE is _KAIMING_NORMAL_FAN_IN, and _XAVIER,
+   whose N(0, 1/fan_in) was never Glorot's, is _LECUN (deprecated: use
+   _LECUN for the same draws or _GLOROT_* for Xavier's). GAIA's layers take
+   the same values in their descs.
+   Example, a Glorot-uniform weight inside its bound:
+       gaia_tensor *W = NULL;
+       size_t s[2] = {64, 192};                          // fan_out 64, fan_in 192
+       float v[64 * 192], mx = 0;
+       int i;
+       gaia_layer_init_weights(ctx, GAIA_LAYER_INIT_GLOROT_UNIFORM, 2, s, &W);
+       gaia_tensor_to_host(ctx, W, v, 64 * 192);
+       for (i = 0; i < 64 * 192; i++) mx = fabsf(v[i]) > mx ? fabsf(v[i]) : mx;
+       printf("%s\n", mx <= sqrtf(6.0f / 256) ? "inside" : "outside"); // prints: inside
+       gaia_tensor_free(W);
    Activation checkpointing trades compute for memory: gaia_checkpoint(ctx,
    fn, user, inputs, n, &y) runs the block fn (its one result from
    inputs[0 .. n-1] into *out, found NULL) with recording off and puts one
@@ -752,48 +814,9 @@
            gaia_ctx_destroy(ctx);
            return 0;
        }
-   Checking the gradients of one's own composition: gaia_grad_check(ctx,
-   fn, user, inputs, n, desc, &report) calls fn (the same signature as a
-   checkpoint block) once with recording on and back-propagates L =
-   sum(R * y) for a fixed random R, then moves each element of each input
-   by +-h max(1, |x|) with recording off and compares dL/dx with the
-   central difference, the sums in float64: an element agrees when
-   |numeric - analytic| <= atol + rtol |numeric| (desc NULL: h = 1e-3,
-   atol 1e-3, rtol 1e-2, for float32; max_checks spreads fewer checks over
-   a large input). It returns GAIA_OK when the check ran; report.passed is
-   the verdict, and report names the element furthest off with both
-   derivatives. The inputs, their requires_grad flags and gradients are
-   left as they were; a tape that holds recorded operations is refused
-   (the check would consume them). A value that leaves gaia and comes back
-   (gaia_tensor_to_host, then gaia_tensor_from_host) is a constant to the
-   tape: the check finds the gradient it loses.
-   Example, checking a composition:
-       #include "gaia.h"
-       #include <stdio.h>
-       static gaia_status f(gaia_ctx *ctx, gaia_tensor *const *in, size_t n, void *user, gaia_tensor **out) {
-           gaia_tensor *p = NULL;
-           gaia_status st = gaia_tensor_matmul(ctx, in[0], in[1], 0, 0, &p);
-           if (st == GAIA_OK) st = gaia_tensor_tanh(ctx, p, out);      // y = tanh(a b)
-           gaia_tensor_free(p);
-           (void)n; (void)user;
-           return st;
-       }
-       int main(void) {
-           gaia_ctx *ctx;
-           gaia_tensor *in[2] = {NULL, NULL};
-           gaia_grad_check_report r;
-           size_t sa[2] = {3, 4}, sb[2] = {4, 2};
-           if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) return 1;
-           gaia_tensor_randn(ctx, 2, sa, 0.0f, 1.0f, &in[0]);
-           gaia_tensor_randn(ctx, 2, sb, 0.0f, 0.5f, &in[1]);
-           if (gaia_grad_check(ctx, f, NULL, in, 2, NULL, &r) == GAIA_OK)
-               printf("%s: %zu elements\n", r.passed ? "agree" : "differ", r.checked); // prints: agree: 20 elements
-           gaia_tensor_free(in[0]); gaia_tensor_free(in[1]);
-           gaia_ctx_destroy(ctx);
-           return 0;
-       }
    If PyTorch is installed, tests/test_torch.c checks gaia's gradients of
-   an MLP and an attention block against torch.autograd in float64 (the
+   an MLP, an attention block, every gaia_loss kind and a chain of the
+   exact GELU, RMSNorm, SwiGLU and SiLU against torch.autograd in float64 (the
    interpreter: $GAIA_TEST_PYTHON, else python3; skipped without torch).
    examples/train_transformer.c trains a one-block transformer (embedding
    by index_select, attention, LayerNorm, GELU MLP, cross-entropy, AdamW)
@@ -981,11 +1004,15 @@
    10. THE LAYER MODULE
    =====================================================================
    Kernels on tensors (any device):
-     gaia_layer_activation(ctx, act, x, &y)     GELU (tanh form), relu, tanh,
-                                                sigmoid, linear; in place ok
+     gaia_layer_activation(ctx, act, x, &y)     GELU (tanh and erf forms),
+                                                SiLU, relu, tanh, sigmoid,
+                                                linear; in place ok
      gaia_layer_linear(ctx, x, W, b, act, &y)   y = act(x W^T + b), W [out,in],
                                                 b [out] or NULL; fused epilogue
      gaia_layer_layernorm(ctx, x, w, b, eps, &y) over the last dimension
+     gaia_layer_rmsnorm(ctx, x, w, eps, &y)     x / sqrt(mean(x^2) + eps) * w
+     gaia_layer_swiglu(ctx, x, &y)              silu(x[.., :h]) * x[.., h:]
+     gaia_layer_dropout(ctx, x, p, &y)          inverted dropout (section 8)
      gaia_layer_attention(ctx, q, k, v, scale, causal, prec, &o)
          q [B,H,Nq,d], k and v [B,H,Nk,d], d <= 128; scale 0 = 1/sqrt(d);
          causal: query i sees keys j <= i + Nk - Nq. Online softmax over key
@@ -994,12 +1021,15 @@
      gaia_layer_has_kernel(ctx, k), gaia_layer_benchmark_kernel(ctx, k,
          shape, repeats, &ms)    the seed's has_custom_kernels/benchmark_kernel
      Gradients: linear, activation, layernorm and attention go on the
-         gradient tape when an input needs one (section 8).
+         gradient tape when an input needs one (section 8); so do rmsnorm
+         and swiglu (CPU kernels; on CUDA their tensor operations, each
+         recorded).
      Backend primitives (gaia_cpu_layer_*, twins in gaia_kernels.cu): the
          forwards above, _layernorm_train and _attention_train (the same,
          also writing mean/rstd and the rows' log-sum-exp), and the
          backwards _act_backward (dz = dy act'(.), bias gradient),
-         _layernorm_backward and _attention_backward.
+         _layernorm_backward and _attention_backward; _rmsnorm, _swiglu
+         and their _backward (CPU only: no twins yet).
    GAIA's hierarchy:
      gaia_layer_reactive_create / _hebbian_create / _temporal_create(ctx, in,
          out, &desc or NULL, &layer)   (zero desc = GAIA's defaults: relu, He,
@@ -1016,8 +1046,11 @@
          the device (CPU: one fused loop; CUDA: a captured graph per period).
    Levels own their layers, hierarchies their levels: free the top object.
    The enums: gaia_layer_act GAIA_LAYER_ACT_RELU (0), _LINEAR, _GELU, _TANH,
-   _SIGMOID; gaia_layer_precision GAIA_LAYER_PREC_F32 (0), _BF16, _F16;
-   gaia_layer_init GAIA_LAYER_INIT_HE (0), _XAVIER, _NORMAL, _UNIFORM;
+   _SIGMOID, _GELU_ERF, _SILU; gaia_layer_precision GAIA_LAYER_PREC_F32 (0), _BF16, _F16;
+   gaia_layer_init GAIA_LAYER_INIT_HE (0), _XAVIER (deprecated: it is LeCun
+   normal, as _LECUN), _NORMAL, _UNIFORM, _LECUN, _GLOROT_UNIFORM,
+   _GLOROT_NORMAL, _KAIMING_NORMAL_FAN_IN (= _HE), _KAIMING_NORMAL_FAN_OUT,
+   _KAIMING_UNIFORM_FAN_IN, _KAIMING_UNIFORM_FAN_OUT (section 8);
    gaia_hebb_rule GAIA_HEBB_HEBBIAN (0), GAIA_HEBB_OJA, GAIA_HEBB_BCM;
    gaia_bcm_theta GAIA_BCM_THETA_GAIA (0), _TEXTBOOK; desc.flags
    GAIA_HEBB_NO_DECAY | GAIA_HEBB_NO_HOMEOSTASIS | GAIA_HEBB_NO_NORMALIZE;
@@ -1048,7 +1081,7 @@
        gaia_hierarchy *h;
        gaia_level *lv;
        gaia_layer *L;
-       gaia_reactive_desc rd = {GAIA_LAYER_ACT_TANH, GAIA_LAYER_INIT_XAVIER};
+       gaia_reactive_desc rd = {GAIA_LAYER_ACT_TANH, GAIA_LAYER_INIT_LECUN};
        gaia_hebbian_desc hd;
        memset(&hd, 0, sizeof hd);                                  // zero = GAIA's defaults
        hd.rule = GAIA_HEBB_OJA;
@@ -1225,9 +1258,9 @@
    brain may hold (a loaded brain starts capped at the context's load_limit).
 
    Batched trials: many seeds of one experiment at once, the trials spread
-   over the cores (the worker pool; each trial runs single-threaded in a
-   CPU context of its own), and trial r's numbers depend on its seed only,
-   never on the thread count. gaia_brain_trials runs the literature's experiments from a
+   over the cores (OpenMP; each trial runs single-threaded in a CPU context
+   of its own), and trial r's numbers depend on its seed only, never on the
+   thread count. gaia_brain_trials runs the literature's experiments from a
    description (PROJECTION, COMPLETION, ASSOCIATION, MERGE: curves of
    `steps` points per trial, the support and a per-kind measure, plus a few
    results; the declarations say which); gaia_brain_trials_run runs your own
@@ -1455,8 +1488,7 @@
                          the environment or gaia_mpi_set_timeout says
                          otherwise (default 300)
      GAIA_NO_LAYER, GAIA_NO_ASSEMBLY, GAIA_NO_HRR, GAIA_NO_VSA, GAIA_NO_MAP,
-     GAIA_NO_FORMATS, GAIA_NO_AUTOGRAD, GAIA_NO_AXIS, GAIA_NO_CONV,
-     GAIA_NO_LINALG      leave that module out (section 2)
+     GAIA_NO_FORMATS     leave that module out (section 2)
 
    =====================================================================
    14. STATUS CODES
@@ -1523,10 +1555,10 @@
 #if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_ASSEMBLY)
 #define GAIA_NO_ASSEMBLY
 #endif
-#if defined(GAIA_NO_AUTOGRAD) && !defined(GAIA_NO_LAYER)
-#define GAIA_NO_LAYER
+#if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_HRR)
+#define GAIA_NO_HRR
 #endif
-#if defined(GAIA_NO_AXIS) && !defined(GAIA_NO_VSA)
+#if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_VSA)
 #define GAIA_NO_VSA
 #endif
 #if defined(GAIA_NO_HRR) && !defined(GAIA_NO_VSA)
@@ -1535,9 +1567,8 @@
 /* The CUDA backend (gaia_cuda.h, gaia_kernels.cu) serves the modules but
    the parallel map: their switches are for CPU builds. */
 #if defined(GAIA_USE_CUDA) && (defined(GAIA_NO_FORMATS) || defined(GAIA_NO_LAYER) || defined(GAIA_NO_ASSEMBLY) || \
-                               defined(GAIA_NO_HRR) || defined(GAIA_NO_VSA) || defined(GAIA_NO_CONV) || \
-                               defined(GAIA_NO_LINALG) || defined(GAIA_NO_AUTOGRAD) || defined(GAIA_NO_AXIS))
-#error "gaia: GAIA_NO_FORMATS, _LAYER, _ASSEMBLY, _HRR, _VSA, _CONV, _LINALG, _AUTOGRAD and _AXIS leave modules out of CPU builds only (the CUDA backend needs them)"
+                               defined(GAIA_NO_HRR) || defined(GAIA_NO_VSA))
+#error "gaia: GAIA_NO_FORMATS, _LAYER, _ASSEMBLY, _HRR and _VSA leave modules out of CPU builds only (the CUDA backend needs them)"
 #endif
 
 #ifndef GAIA_API
@@ -1627,7 +1658,7 @@ typedef struct gaia_ctx_desc {
     uint64_t seed;          /* Philox key; 0 is a valid seed */
     gaia_allocator allocator; /* host memory; zero = GAIA_MALLOC/GAIA_FREE */
     gaia_logger logger;
-    int cpu_threads;        /* CPU kernels' threads; 0 = GAIA_NUM_THREADS, OMP_NUM_THREADS or the cores; <= GAIA_MAX_THREADS */
+    int cpu_threads;        /* OpenMP threads for CPU kernels; 0 = all, at most GAIA_MAX_THREADS */
     int allow_tf32;         /* let cuBLAS use TF32 tensor cores (never silent) */
     int profile;            /* start with profiling counters enabled */
     void *cuda_stream;      /* a cudaStream_t to run on; NULL = gaia makes one */
@@ -1682,6 +1713,12 @@ GAIA_API void gaia_progress_bar(size_t done, size_t total, const char *label, vo
 GAIA_API int gaia_stderr_is_terminal(void);
 GAIA_API void gaia_ctx_set_seed(gaia_ctx *ctx, uint64_t seed);
 GAIA_API uint64_t gaia_ctx_seed(const gaia_ctx *ctx);
+/* Training mode (1, the default of a new context) or evaluation mode (0):
+   what the layers that behave differently in the two read (dropout is the
+   identity in evaluation). Returns the previous setting, to restore it;
+   NULL ctx: 0. Independent of gaia_grad_set_enabled (recording). */
+GAIA_API int gaia_ctx_set_training(gaia_ctx *ctx, int on);
+GAIA_API int gaia_ctx_training(const gaia_ctx *ctx);
 
 /* The default device for new tensors (never AUTO: it is resolved). */
 GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx);
@@ -1934,9 +1971,8 @@ GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t 
                                 float alpha, const float *A, size_t lda, const float *B, size_t ldb,
                                 float beta, float *C, size_t ldc);
 
-#ifndef GAIA_NO_CONV
 /* ---------------------------------------------------------------------
-   2-D convolution and pooling (NCHW)
+   2-D convolution and pooling (NCHW), symmetric eigenvalues
    --------------------------------------------------------------------- */
 /* out = conv2d(x, w) + bias, PyTorch's conv2d: a cross-correlation (the
    kernel is not flipped) with zero padding. x: [N, C, H, W], or [C, H, W] for
@@ -1965,12 +2001,6 @@ GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x,
 GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
                                             const size_t stride[2], const size_t padding[2], int count_include_pad,
                                             gaia_tensor **out);
-
-#endif /* GAIA_NO_CONV */
-#ifndef GAIA_NO_LINALG
-/* ---------------------------------------------------------------------
-   Symmetric eigenvalues
-   --------------------------------------------------------------------- */
 /* Eigenvalues (ascending) and, when vectors is not NULL, orthonormal
    eigenvectors of symmetric matrices: a is [n, n] or a batch [..., n, n]
    (up to 4 dims); only its lower triangle is read (NumPy's eigh default).
@@ -1984,7 +2014,6 @@ GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x,
 GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_tensor **values,
                                       gaia_tensor **vectors);
 
-#endif /* GAIA_NO_LINALG */
 /* What a backend's conv2d primitive gets: every size resolved and checked. */
 typedef struct gaia_conv2d_args {
     const float *x;    /* [N, C, H, W] */
@@ -2010,7 +2039,6 @@ typedef struct gaia_pool2d_args {
     gaia_pool_kind kind;
 } gaia_pool2d_args;
 
-#ifndef GAIA_NO_AUTOGRAD
 /* ---------------------------------------------------------------------
    Training: gradients (reverse mode), losses, optimizers
    --------------------------------------------------------------------- */
@@ -2056,6 +2084,58 @@ GAIA_API gaia_status gaia_loss_mse(gaia_ctx *ctx, const gaia_tensor *pred, const
 GAIA_API gaia_status gaia_loss_cross_entropy(gaia_ctx *ctx, const gaia_tensor *logits, const gaia_tensor *targets,
                                              gaia_tensor **out);
 
+/* Losses by descriptor, with PyTorch's definitions and reductions. With
+   d = input - target elementwise (same shapes):
+     MSE        d^2
+     L1         |d|
+     HUBER      0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)
+     SMOOTH_L1  0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta
+                (Huber / beta; beta is desc.delta; beta 0, PyTorch's L1,
+                is GAIA_LOSS_L1 here)
+     BCE_WITH_LOGITS  -[t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))],
+                computed as max(x, 0) - x t + log1p(exp(-|x|)) (no overflow,
+                no log of 0); targets any float, usually in [0, 1]
+   and per row b of input [B, C] with targets B class indices as floats:
+     NLL        -x[b, t_b], x log-probabilities
+     CROSS_ENTROPY  -sum_c q_c log_softmax(x[b])_c, q = (1 - eps) onehot(t_b)
+                + eps / C (eps = label_smoothing)
+   A row whose target equals ignore_index (with use_ignore_index) counts
+   for nothing: loss 0, gradient 0, and not in the mean's count. Mean
+   divides by the elements (NLL, CROSS_ENTROPY: the rows not ignored; all
+   ignored gives NaN, and a zero gradient, as PyTorch). The input gets a
+   gradient, and the target too (elementwise kinds; class indices none). */
+typedef enum gaia_loss_kind {
+    GAIA_LOSS_MSE = 0,
+    GAIA_LOSS_L1,
+    GAIA_LOSS_HUBER,
+    GAIA_LOSS_SMOOTH_L1,
+    GAIA_LOSS_BCE_WITH_LOGITS,
+    GAIA_LOSS_NLL,
+    GAIA_LOSS_CROSS_ENTROPY,
+    GAIA_LOSS_KIND_COUNT
+} gaia_loss_kind;
+typedef enum gaia_loss_reduction {
+    GAIA_LOSS_REDUCE_MEAN = 0, /* a [1] tensor */
+    GAIA_LOSS_REDUCE_SUM,      /* a [1] tensor */
+    GAIA_LOSS_REDUCE_NONE,     /* one loss per element: input's shape ([B] for NLL, CROSS_ENTROPY) */
+    GAIA_LOSS_REDUCE_COUNT
+} gaia_loss_reduction;
+typedef struct gaia_loss_desc {
+    gaia_loss_kind kind;
+    gaia_loss_reduction reduction; /* 0 = mean */
+    float delta;             /* HUBER: delta; SMOOTH_L1: beta; finite > 0, 0 = 1 (others: 0) */
+    float label_smoothing;   /* CROSS_ENTROPY: eps in [0, 1] (others: 0) */
+    int use_ignore_index;    /* NLL, CROSS_ENTROPY: 1 = rows whose target is ignore_index count for nothing */
+    int ignore_index;        /* e.g. -100, PyTorch's default (there it is always on) */
+} gaia_loss_desc;
+/* The loss desc->kind of input against target, reduced by desc->reduction.
+   A field that the kind does not read must be 0 (GAIA_ERR_INVALID_ARG
+   otherwise, naming it); class indices outside 0..C-1 that are not the
+   ignore_index are GAIA_ERR_INVALID_ARG naming the row and value. *out
+   may be an existing tensor of the result's shape. */
+GAIA_API gaia_status gaia_loss(gaia_ctx *ctx, const gaia_loss_desc *desc, const gaia_tensor *input,
+                               const gaia_tensor *target, gaia_tensor **out);
+
 typedef enum gaia_optim_kind {
     GAIA_OPTIM_SGD,   /* with momentum and Nesterov (weight_decay: added to the gradient) */
     GAIA_OPTIM_ADAMW  /* Adam with decoupled weight decay and bias correction */
@@ -2088,84 +2168,25 @@ GAIA_API gaia_status gaia_optim_step(gaia_optim *opt);
 /* Drops every parameter's gradient. */
 GAIA_API void gaia_optim_zero_grad(gaia_optim *opt);
 GAIA_API uint64_t gaia_optim_steps(const gaia_optim *opt);
-GAIA_API float gaia_optim_lr(const gaia_optim *opt); /* the rate the last step used (desc's lr, scheduled) */
-/* Parameter groups: each group has its own base learning rate and weight
-   decay; everything else (kind, momentum, betas, eps, clipping - global
-   over every parameter - and the schedule) is desc's. A zeroed group is
-   desc's settings. The schedule scales every group alike: at step s group
-   g's rate is lr_g * schedule(s, desc.lr) / desc.lr. */
-typedef struct gaia_optim_group {
-    gaia_tensor *const *params; /* n >= 1 parameters, none in another group */
-    size_t n;
-    float lr;                   /* 0: desc.lr; else this group's base rate, > 0 */
-    float weight_decay;         /* this group's decay (>= 0, 0 = none) when own_weight_decay */
-    int own_weight_decay;       /* 0: desc.weight_decay (weight_decay must then be 0) */
-} gaia_optim_group;
-/* An optimizer over the parameters of ngroups groups, as gaia_optim_create
-   over their concatenation (group 0's first: the order of
-   gaia_optim_save's "param.I"). A bad group is named with its index and
-   value; a parameter in two groups names both places. */
-GAIA_API gaia_status gaia_optim_create_groups(gaia_ctx *ctx, const gaia_optim_desc *desc,
-                                              const gaia_optim_group *groups, size_t ngroups, gaia_optim **out);
-/* The usual two groups over params (in their order): group 0, the tensors
-   of two or more dimensions (weights), decayed by desc.weight_decay; group
-   1, the others (biases, norm gains), not decayed. Either may be empty. */
-GAIA_API gaia_status gaia_optim_create_decay_split(gaia_ctx *ctx, const gaia_optim_desc *desc,
-                                                   gaia_tensor *const *params, size_t n, gaia_optim **out);
-/* The number of groups (1 for gaia_optim_create's), and the rate group g
-   used at the last step (0 for a NULL opt or g out of range). */
-GAIA_API size_t gaia_optim_group_count(const gaia_optim *opt);
-GAIA_API float gaia_optim_group_lr(const gaia_optim *opt, size_t g);
+GAIA_API float gaia_optim_lr(const gaia_optim *opt); /* the rate the last step used */
 GAIA_API void gaia_optim_destroy(gaia_optim *opt);
 /* Scales the gradients of params so that their global L2 norm is at most
    max_norm; *total_norm (may be NULL) gets the norm before. A non-finite
    norm is GAIA_ERR_NUMERIC and changes nothing. */
 GAIA_API gaia_status gaia_grad_clip_norm(gaia_ctx *ctx, gaia_tensor *const *params, size_t n, float max_norm,
                                          float *total_norm);
-/* The provided schedule: linear warm-up from 0 over `warmup` steps, then a
-   cosine from base_lr down to min_lr at step `total` (and min_lr after). */
+/* The provided schedule: a linear warm-up in which step s < warmup gets
+   base_lr (s + 1) / warmup - step 0 already base_lr / warmup (never 0),
+   step warmup - 1 the full base_lr - then a cosine from base_lr at step
+   warmup down to min_lr at step `total` (and min_lr after). warmup 0: no
+   warm-up; total <= warmup: min_lr once the warm-up is over; a NULL user:
+   base_lr always. */
 typedef struct gaia_lr_cosine {
     uint64_t warmup, total;
     float min_lr;
 } gaia_lr_cosine;
 GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user /* a gaia_lr_cosine */);
 
-#endif /* GAIA_NO_AUTOGRAD */
-#ifndef GAIA_NO_AUTOGRAD
-/* Checks the gradients that gaia_backward gives for the inputs of fn
-   against central differences. fn computes one tensor y from the inputs
-   with gaia operations (it is called once with recording on, then twice per
-   checked element with recording off); the check takes L = sum(R * y) with
-   R a fixed random tensor of y's shape, so every output is covered, and
-   compares dL/dx from the backward with (L(x + h) - L(x - h)) / 2h, the
-   sums taken in float64, at each checked element of each input. An element
-   passes when |numeric - analytic| <= atol + rtol |numeric|. gaia computes
-   in float32, so the defaults suit float32: h = 1e-3 max(1, |x|), atol
-   1e-3, rtol 1e-2 (a kink of relu, abs, max within h of an input gives a
-   false alarm: keep inputs away from kinks). The inputs must be float
-   tensors of this context; the check leaves them, their requires_grad flags
-   and gradients as they were, and refuses while the tape holds recorded
-   operations (it would consume them). Returns GAIA_OK when the check ran,
-   whatever it found: report->passed says whether every element agreed, and
-   report names the worst one. */
-typedef gaia_status (*gaia_grad_check_fn)(gaia_ctx *ctx, gaia_tensor *const *inputs, size_t n, void *user,
-                                          gaia_tensor **out);
-typedef struct gaia_grad_check_desc {
-    double h;           /* relative step (0: 1e-3); the step is h max(1, |x|) */
-    double atol, rtol;  /* (0, 0: 1e-3, 1e-2) */
-    size_t max_checks;  /* elements checked per input, evenly spread (0: all) */
-    uint64_t seed;      /* of R (0: 1) */
-} gaia_grad_check_desc;
-typedef struct gaia_grad_check_report {
-    int passed;              /* every checked element agreed */
-    size_t checked, failed;  /* elements checked, elements outside the tolerance */
-    size_t worst_input, worst_index; /* the element furthest outside (or nearest to) the tolerance */
-    double analytic, numeric;        /* its two derivatives */
-    double max_abs_err;      /* max |numeric - analytic| over the checked elements */
-} gaia_grad_check_report;
-GAIA_API gaia_status gaia_grad_check(gaia_ctx *ctx, gaia_grad_check_fn fn, void *user, gaia_tensor *const *inputs,
-                                     size_t n, const gaia_grad_check_desc *desc, gaia_grad_check_report *report);
-#endif /* GAIA_NO_AUTOGRAD */
 #ifndef GAIA_NO_FORMATS
 /* ---------------------------------------------------------------------
    Checkpoints: safetensors files (named tensors + string metadata) and
@@ -2208,28 +2229,20 @@ GAIA_API gaia_tensor *gaia_safetensors_get(const gaia_safetensors *f, const char
 GAIA_API const char *gaia_safetensors_meta(const gaia_safetensors *f, const char *key);
 GAIA_API const char *const *gaia_safetensors_metadata(const gaia_safetensors *f);
 GAIA_API void gaia_safetensors_free(gaia_safetensors *f);
-#ifndef GAIA_NO_AUTOGRAD /* (optimizers are the autograd module's) */
 /* An optimizer's whole state - its parameters' values, moment buffers,
    step count, hyper-parameters and the context's random stream (seed and
    position) - as a safetensors file (atomically, as above). Tensors
    "param.I", "m.I", "v.I" (I = 0 .. n-1, the moments once they exist) and
    "optim.hyper" = [lr, momentum, beta1, beta2, eps, weight_decay,
-   clip_norm, last lr]; metadata format ("gaia.optim/1"), kind, nesterov,
-   params, steps, seed, rng_stream. An optimizer whose groups are not the
-   one group of desc's settings (gaia_optim_create_groups) writes format
-   "gaia.optim/2", adding metadata groups (G), "optim.groups" [G, 2] (each
-   group's base lr and weight decay) and "optim.group_of" [n] (each
-   parameter's group). */
+   clip_norm, last lr]; metadata format, kind, nesterov, params, steps,
+   seed, rng_stream. */
 GAIA_API gaia_status gaia_optim_save(gaia_optim *opt, const char *path);
 /* Restores such a file into an optimizer of the same kind over parameters
    of the same count and shapes (the schedule is opt's own): the parameters
    are overwritten in place, and the steps that follow are bit for bit
-   those that training without the interruption would have made. The
-   hyper-parameters are the file's, each group's lr and weight decay too;
-   the groups' membership must match (a "gaia.optim/1" file is one group).
-   Anything wrong with the file or the match changes nothing. */
+   those that training without the interruption would have made. Anything
+   wrong with the file or the match changes nothing. */
 GAIA_API gaia_status gaia_optim_load(gaia_optim *opt, const char *path);
-#endif
 
 #endif /* GAIA_NO_FORMATS */
 #ifndef GAIA_NO_MAP
@@ -2334,7 +2347,6 @@ typedef struct gaia_backend {
 /* NULL when the device is not available in this context. */
 GAIA_API const gaia_backend *gaia_backend_get(gaia_ctx *ctx, gaia_device d);
 
-#ifndef GAIA_NO_AXIS
 /* ---------------------------------------------------------------------
    Tensor operations along an axis: softmax and log-softmax, gather,
    index_select and scatter_add, concat and stack, cumsum, top-k and argsort
@@ -2457,16 +2469,16 @@ GAIA_API size_t gaia_cpu_sort_work(size_t len, int nthreads);
 GAIA_API void gaia_cpu_sort(const float *x, size_t outer, size_t len, size_t inner, size_t k, int descending,
                             float *values, float *indices, void *work, int nthreads);
 
-#endif /* GAIA_NO_AXIS */
 #ifndef GAIA_NO_LAYER
 /* ---------------------------------------------------------------------
    Modules: layer, assembly, hrr
    --------------------------------------------------------------------- */
 /* layer module: public declarations (fragment of gaia.h's public section).
 
-   Two halves. Transformer kernels on tensors: activations (GELU tanh form,
-   relu, tanh, sigmoid), Linear y = x.W^T + b with a fused activation,
-   LayerNorm over the last dimension, FlashAttention-style attention. And
+   Two halves. Transformer kernels on tensors: activations (GELU in its tanh
+   and erf forms, SiLU, relu, tanh, sigmoid), Linear y = x.W^T + b with a
+   fused activation, LayerNorm and RMSNorm over the last dimension, SwiGLU,
+   FlashAttention-style attention. And
    GAIA's learning hierarchy: layers (reactive, Hebbian, temporal) stacked in
    levels with a temporal resolution, run over T steps by a hierarchy. */
 
@@ -2477,6 +2489,8 @@ typedef enum gaia_layer_act {
     GAIA_LAYER_ACT_GELU,    /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
     GAIA_LAYER_ACT_TANH,
     GAIA_LAYER_ACT_SIGMOID,
+    GAIA_LAYER_ACT_GELU_ERF, /* 0.5 x (1 + erf(x / sqrt(2))): PyTorch's default GELU (approximate='none') */
+    GAIA_LAYER_ACT_SILU,     /* x sigmoid(x), also called swish */
     GAIA_LAYER_ACT_COUNT
 } gaia_layer_act;
 
@@ -2503,6 +2517,36 @@ GAIA_API gaia_status gaia_layer_linear(gaia_ctx *ctx, const gaia_tensor *x, cons
    (population variance). weight, bias: [cols] or NULL (1 and 0); eps > 0. */
 GAIA_API gaia_status gaia_layer_layernorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight,
                                           const gaia_tensor *bias, float eps, gaia_tensor **out);
+/* RMSNorm over the last dimension: y = x / sqrt(mean(x^2) + eps) * weight,
+   weight [cols] or NULL (ones), eps finite and > 0 (PyTorch's F.rms_norm /
+   nn.RMSNorm with eps given). The backend's kernel where it has one (the
+   CPU: forward and backward, one node on the tape keeping x and each row's
+   rstd), else composed of tensor operations (square, mean, sqrt, div, mul;
+   CUDA), each recorded: either way it differentiates x and weight. out
+   may be x. */
+GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight, float eps,
+                                        gaia_tensor **out);
+/* SwiGLU, the gated unit of LLaMA-style MLPs: x [..., 2h] is split into
+   halves a = x[..., :h] and b = x[..., h:], and y [..., h] = silu(a) * b.
+   One input rather than two: one Linear with W [2h, in] makes both halves
+   in one GEMM, and its output goes in as it is (two tensors a, b are
+   gaia_tensor_concat along the last axis away). The order is the usual
+   SwiGLU's (x1, x2 = x.chunk(2, -1); silu(x1) * x2), the opposite of
+   F.glu, which gates the first half by the second. The backend's kernel
+   where it has one (the CPU: forward and backward), else composed of tensor
+   operations (index_select, the SILU activation, mul; CUDA): any device,
+   with gradients; out must not alias x. */
+GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out);
+/* Inverted dropout. In training mode (gaia_ctx_training, the default) each
+   element is kept with probability 1 - p and scaled by 1 / (1 - p), or set
+   to 0: y = x * mask / (1 - p), the mask drawn on x's device from the
+   context's seeded random stream (Philox: the same seed and calls give the
+   same masks on any thread count, and on the GPU as on the CPU). The
+   gradient goes through the same mask. p = 0 and evaluation mode give x
+   unchanged (a copy, or nothing to do when out is x); p = 1 gives zeros
+   (and a zero gradient). p outside [0, 1] or NaN is GAIA_ERR_INVALID_ARG.
+   out may be x. */
+GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, float p, gaia_tensor **out);
 /* o = softmax(scale . q k^T [+ causal mask]) v, computed tile by tile with an
    online softmax (no Nq x Nk matrix). q: [B, H, Nq, d] (or [H, Nq, d], [Nq, d]),
    k and v: same leading dims, [.., Nk, d]; d <= 128. scale 0 means 1/sqrt(d).
@@ -2548,13 +2592,33 @@ typedef enum gaia_layer_kind {
     GAIA_LAYER_TEMPORAL
 } gaia_layer_kind;
 
+/* Weight initialisations, with PyTorch's formulas (torch.nn.init). fan_in
+   and fan_out are PyTorch's too: W [out, in] has fan_in = in, fan_out =
+   out; a convolution's [O, I, kh, kw] has fan_in = I kh kw, fan_out =
+   O kh kw. The Kaiming ones use PyTorch's default gain sqrt(2) (relu, or
+   leaky_relu with slope 0). The values never change their numbers (files
+   and programs may hold them). */
 typedef enum gaia_layer_init {
-    GAIA_LAYER_INIT_HE = 0,     /* N(0, 1) * sqrt(2 / in) */
-    GAIA_LAYER_INIT_XAVIER,     /* N(0, 1) * sqrt(1 / in) */
+    GAIA_LAYER_INIT_HE = 0,     /* N(0, 2 / fan_in): Kaiming normal, fan-in (= KAIMING_NORMAL_FAN_IN) */
+    GAIA_LAYER_INIT_XAVIER,     /* DEPRECATED name, kept so that old code keeps its numbers: it draws
+                                   N(0, 1 / fan_in), which is LeCun normal (= GAIA_LAYER_INIT_LECUN),
+                                   not Glorot/Xavier (GAIA_LAYER_INIT_GLOROT_NORMAL or _UNIFORM) */
     GAIA_LAYER_INIT_NORMAL,     /* N(0, 1) * 0.01 */
     GAIA_LAYER_INIT_UNIFORM,    /* U(-0.01, 0.01) */
+    GAIA_LAYER_INIT_LECUN,      /* N(0, 1 / fan_in): LeCun normal */
+    GAIA_LAYER_INIT_GLOROT_UNIFORM, /* U(-b, b), b = sqrt(6 / (fan_in + fan_out)): xavier_uniform_ */
+    GAIA_LAYER_INIT_GLOROT_NORMAL,  /* N(0, 2 / (fan_in + fan_out)): xavier_normal_ */
+    GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_IN,   /* N(0, 2 / fan_in): kaiming_normal_(mode='fan_in') */
+    GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_OUT,  /* N(0, 2 / fan_out): kaiming_normal_(mode='fan_out') */
+    GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_IN,  /* U(-b, b), b = sqrt(6 / fan_in): kaiming_uniform_ */
+    GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_OUT, /* U(-b, b), b = sqrt(6 / fan_out) */
     GAIA_LAYER_INIT_COUNT
 } gaia_layer_init;
+/* A new weight tensor of `shape` (2 to 4 dims: [out, in] or a convolution's
+   [O, I, kh, kw]) drawn by `init` from the context's random stream, on the
+   context's default device. */
+GAIA_API gaia_status gaia_layer_init_weights(gaia_ctx *ctx, gaia_layer_init init, int ndim, const size_t *shape,
+                                             gaia_tensor **out);
 
 typedef enum gaia_hebb_rule {
     GAIA_HEBB_HEBBIAN = 0,  /* dW = eta post (x) pre */
@@ -2575,7 +2639,7 @@ typedef enum gaia_bcm_theta {
 #define GAIA_HEBB_NO_NORMALIZE 4u
 
 typedef struct gaia_reactive_desc {
-    gaia_layer_act activation;  /* 0 = relu; linear, sigmoid, tanh (and gelu) */
+    gaia_layer_act activation;  /* 0 = relu; linear, sigmoid, tanh (and the GELUs, SiLU) */
     gaia_layer_init init;       /* 0 = He */
 } gaia_reactive_desc;
 
@@ -2749,8 +2813,9 @@ struct gaia_layer_ops {
     gaia_status (*layernorm_backward)(gaia_ctx *ctx, const float *x, const float *weight, const float *mean,
                                       const float *rstd, const float *dy, float *dx, float *dw, float *db, size_t rows,
                                       size_t cols);
-    /* dz [rows, cols] = dy * act'(s), s the activation's output y (GELU: its
-       input z; LINEAR: NULL); db [cols] (may be NULL) = the column sums of dz. */
+    /* dz [rows, cols] = dy * act'(s), s the activation's output y (GELU,
+       GELU_ERF, SILU: its input z; LINEAR: NULL); db [cols] (may be NULL) =
+       the column sums of dz. */
     gaia_status (*act_backward)(gaia_ctx *ctx, gaia_layer_act act, const float *dy, const float *s, float *dz,
                                 float *db, size_t rows, size_t cols);
     /* attention, also writing each query row's log-sum-exp lse [bh, nq]
@@ -2769,6 +2834,18 @@ struct gaia_layer_ops {
        p -= lr / bc1 * m / (sqrt(v / bc2) + eps). */
     gaia_status (*adamw)(gaia_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1,
                          float beta2, float eps, float weight_decay, float bc1, float bc2);
+    /* RMSNorm and SwiGLU (NULL: gaia_layer_rmsnorm and gaia_layer_swiglu
+       compose them from tensor operations). rmsnorm: y = x rstd weight
+       (weight NULL: ones), rstd [rows] (may be NULL) = 1/sqrt(mean(x^2) +
+       eps); its backward writes dx and dw (each may be NULL). swiglu: x
+       [rows, 2h] to y [rows, h] = silu(first half) * second half; its
+       backward writes dx [rows, 2h]. */
+    gaia_status (*rmsnorm)(gaia_ctx *ctx, const float *x, const float *weight, float *y, float *rstd, size_t rows,
+                           size_t cols, float eps);
+    gaia_status (*rmsnorm_backward)(gaia_ctx *ctx, const float *x, const float *weight, const float *rstd,
+                                    const float *dy, float *dx, float *dw, size_t rows, size_t cols);
+    gaia_status (*swiglu)(gaia_ctx *ctx, const float *x, float *y, size_t rows, size_t h);
+    gaia_status (*swiglu_backward)(gaia_ctx *ctx, const float *x, const float *dy, float *dx, size_t rows, size_t h);
 };
 
 /* The CPU primitives (gaia_cpu.h; twins gaia_cuda_layer_* in the kernels). */
@@ -2805,6 +2882,16 @@ GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const
                                                 size_t d, float scale, int causal, int nthreads);
 GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
                              float eps, float weight_decay, float bc1, float bc2, int nthreads);
+/* RMSNorm and SwiGLU, forward and backward (see struct gaia_layer_ops;
+   serial: nthreads is not used yet). CUDA has no twins: there the layer
+   module composes them from tensor operations. */
+GAIA_API void gaia_cpu_layer_rmsnorm(const float *x, const float *weight, float *y, float *rstd, size_t rows,
+                                     size_t cols, float eps, int nthreads);
+GAIA_API void gaia_cpu_layer_rmsnorm_backward(const float *x, const float *weight, const float *rstd, const float *dy,
+                                              float *dx, float *dw, size_t rows, size_t cols, int nthreads);
+GAIA_API void gaia_cpu_layer_swiglu(const float *x, float *y, size_t rows, size_t h, int nthreads);
+GAIA_API void gaia_cpu_layer_swiglu_backward(const float *x, const float *dy, float *dx, size_t rows, size_t h,
+                                             int nthreads);
 #endif /* GAIA_NO_LAYER */
 #ifndef GAIA_NO_ASSEMBLY
 /* ---------------------------------------------------------------------
@@ -2838,8 +2925,8 @@ typedef struct gaia_fibre_stats {
     double synapses;      /* synapses of the fibre (exact when synapses_exact) */
     int synapses_exact;   /* 0: explicit fibre too large to count, synapses = E[count] */
     size_t plastic;       /* synapses whose weight differs from 1 */
-    double mean_weight;   /* over all synapses of the fibre (0 when it has none) */
-    double max_weight;    /* (0 when it has none) */
+    double mean_weight;   /* over all synapses of the fibre */
+    double max_weight;
     float beta;           /* plasticity in use for this fibre */
 } gaia_fibre_stats;
 
@@ -3425,7 +3512,6 @@ GAIA_API gaia_status gaia_hrr_codebook_vectors(gaia_ctx *ctx, const gaia_hrr_cod
 GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_codebook *cb,
                                                const gaia_tensor *queries, float threshold, long *index,
                                                float *similarity, const char **names);
-#ifndef GAIA_NO_FORMATS /* (a codebook's files are .npy and text: the formats module's) */
 GAIA_API gaia_status gaia_hrr_codebook_save(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *path);
 /* Loads onto the context's default device. */
 GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gaia_hrr_codebook **out);
@@ -3434,7 +3520,6 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
    Both loaders set *out only on success. */
 GAIA_API gaia_status gaia_hrr_codebook_parse(gaia_ctx *ctx, const void *npy, size_t npy_size, const void *names,
                                              size_t names_size, gaia_hrr_codebook **out);
-#endif
 
 /* --- backend primitives (raw device pointers). Spectra are rows of
    nb = D/2+1 interleaved complex bins (2*nb floats) in natural order. --- */
@@ -3818,25 +3903,6 @@ GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out);
 #include <dirent.h>
 #include <signal.h>
 #endif
-/* GAIA_THREADS: 1 when the CPU backend's parallel regions run on gaia's own
-   worker pool (POSIX threads; gaia_cpu.h, "Threads"), 0 when they run on
-   the calling thread (or, under -fopenmp, on an OpenMP team). The default
-   is 1 where the threads need no flag to link: glibc 2.34 on, musl, macOS,
-   or a build with -pthread or -fopenmp; other POSIX systems need
-   -DGAIA_THREADS=1 with -pthread. Never on Windows. */
-#ifndef GAIA_THREADS
-#if !defined(_WIN32) && (defined(__GNUC__) || defined(__clang__)) &&                                         \
-    (defined(_OPENMP) || defined(_REENTRANT) || defined(__APPLE__) ||                                          \
-     (defined(__linux__) && (!defined(__GLIBC__) || __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))))
-#define GAIA_THREADS 1
-#else
-#define GAIA_THREADS 0
-#endif
-#endif
-#if GAIA_THREADS && !defined(_WIN32) && (defined(__GNUC__) || defined(__clang__))
-#include <pthread.h>
-#define GAIA__POOL 1
-#endif
 
 #if defined(GAIA_MALLOC) != defined(GAIA_FREE)
 #error "gaia: define both GAIA_MALLOC and GAIA_FREE, or neither"
@@ -3946,6 +4012,7 @@ struct gaia_ctx {
     int device_depth;                 /* device_stack[device_depth] is current */
     size_t load_limit;                /* desc.load_limit, resolved */
     int allow_tf32;
+    int eval_mode;                    /* gaia_ctx_set_training(ctx, 0); 0 (training) in a new context */
     gaia_device policy;               /* desc.device as asked: AUTO lets host-array calls choose */
     gaia_profile_entry profile[GAIA_PROF_COUNT];
     gaia_memory_stats cpu_memory;     /* tensor storage on the CPU */
@@ -4119,56 +4186,6 @@ static void gaia__cuda_close(gaia_ctx *ctx);
 static const gaia_backend *gaia__cpu_backend(void); /* gaia_cpu.h */
 static void gaia__cpu_release(gaia_ctx *ctx);          /* gaia_cpu.h */
 
-/* *n += v, atomically where threads run, and the new value: for counts that
-   gaia_map's items may change at once (the views of one storage). */
-static inline int gaia__atomic_add(int *n, int v) {
-#if defined(GAIA__POOL)
-    return __atomic_add_fetch(n, v, __ATOMIC_ACQ_REL);
-#else
-    int r;
-#ifdef _OPENMP
-#pragma omp atomic capture
-#endif
-    r = *n += v;
-    return r;
-#endif
-}
-
-/* A thread count from the environment variable `name` (its first number:
-   OMP_NUM_THREADS may be a list), at most GAIA_MAX_THREADS; 0 when unset
-   or not a positive number. */
-static int gaia__env_threads(const char *name) {
-    const char *s = getenv(name);
-    char *end;
-    long v;
-    if (!s) return 0;
-    v = strtol(s, &end, 10);
-    if (end == s || v < 1) return 0;
-    return v > GAIA_MAX_THREADS ? GAIA_MAX_THREADS : (int)v;
-}
-
-/* desc.cpu_threads = 0: GAIA_NUM_THREADS, else OpenMP's count under
-   -fopenmp (OMP_NUM_THREADS, else libgomp's cores), else OMP_NUM_THREADS,
-   else the cores online; 1 where regions run on the calling thread. */
-static int gaia__default_threads(void) {
-    int n = gaia__env_threads("GAIA_NUM_THREADS");
-    if (n > 0) return n;
-#ifdef _OPENMP
-    n = omp_get_max_threads();
-    return n < 1 ? 1 : n > GAIA_MAX_THREADS ? GAIA_MAX_THREADS : n;
-#elif defined(GAIA__POOL)
-    {
-        long c;
-        n = gaia__env_threads("OMP_NUM_THREADS");
-        if (n > 0) return n;
-        c = sysconf(_SC_NPROCESSORS_ONLN);
-        return c < 1 ? 1 : c > GAIA_MAX_THREADS ? GAIA_MAX_THREADS : (int)c;
-    }
-#else
-    return 1;
-#endif
-}
-
 GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **out) {
     gaia_ctx_desc desc;
     gaia_ctx *ctx;
@@ -4216,7 +4233,11 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
     ctx->load_limit = desc.load_limit ? desc.load_limit : GAIA_LOAD_LIMIT;
     ctx->policy = desc.device;
     ctx->profiling = desc.profile;
-    ctx->cpu_threads = desc.cpu_threads ? desc.cpu_threads : gaia__default_threads();
+#ifdef _OPENMP
+    ctx->cpu_threads = desc.cpu_threads ? desc.cpu_threads : omp_get_max_threads();
+#else
+    ctx->cpu_threads = 1;
+#endif
     ctx->backends[GAIA_DEVICE_CPU] = gaia__cpu_backend();
     want = desc.device;
 #ifdef GAIA_USE_CUDA
@@ -4254,16 +4275,12 @@ static void gaia__modules_release(gaia_ctx *ctx);
 #ifndef GAIA_NO_MAP
 static void gaia__map_release(gaia_ctx *ctx);
 #endif
-#ifndef GAIA_NO_AUTOGRAD
 static void gaia__ag_destroy(gaia_ctx *ctx);
-#endif
 
 GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx) {
     gaia_allocator al;
     if (!ctx) return;
-#ifndef GAIA_NO_AUTOGRAD
     gaia__ag_destroy(ctx);
-#endif
 #ifndef GAIA_NO_MAP
     gaia__map_release(ctx);
 #endif
@@ -4282,6 +4299,14 @@ GAIA_API void gaia_ctx_set_seed(gaia_ctx *ctx, uint64_t seed) {
     ctx->rng_stream = 0;
 }
 GAIA_API uint64_t gaia_ctx_seed(const gaia_ctx *ctx) { return ctx ? ctx->seed : 0; }
+GAIA_API int gaia_ctx_set_training(gaia_ctx *ctx, int on) {
+    int was;
+    if (!ctx) return 0;
+    was = !ctx->eval_mode;
+    ctx->eval_mode = !on;
+    return was;
+}
+GAIA_API int gaia_ctx_training(const gaia_ctx *ctx) { return ctx ? !ctx->eval_mode : 0; }
 
 GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx) {
     return ctx ? ctx->device_stack[ctx->device_depth] : GAIA_DEVICE_AUTO; /* AUTO: no context, no device */
@@ -4667,9 +4692,7 @@ static gaia_status gaia__tensor_new(gaia_ctx *ctx, const char *fn, gaia_device d
     return GAIA_OK;
 }
 
-#ifndef GAIA_NO_AUTOGRAD
 static void gaia__ag_forget(gaia_ctx *ctx, gaia_tensor *t);
-#endif
 
 GAIA_API void gaia_tensor_free(gaia_tensor *t) {
     struct gaia_storage *s;
@@ -4678,12 +4701,13 @@ GAIA_API void gaia_tensor_free(gaia_tensor *t) {
     if (!t || t->lent) return;
     s = t->storage;
     ctx = s->ctx;
-#ifndef GAIA_NO_AUTOGRAD
     if (t->requires_grad) gaia__ag_forget(ctx, t);
-#endif
     gaia_tensor_free(t->grad);
     /* atomic: gaia_map's items may make and free views of one storage at once */
-    left = gaia__atomic_add(&s->refcount, -1);
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+    left = --s->refcount;
     if (left == 0) {
         if (ctx->backends[s->device]) ctx->backends[s->device]->free(ctx, s->data);
         gaia__host_free(ctx, s);
@@ -4962,8 +4986,7 @@ GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float
    so a message names the function in the user's code. */
 /* The eager operations that go on the gradient tape: each public entry
    point is a recording wrapper (section "Autograd" below) around its
-   *_raw implementation; without the autograd module, the *_raw call alone
-   (the end of this section). */
+   *_raw implementation. */
 static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
                                       float p1, gaia_tensor **out);
 static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
@@ -5387,7 +5410,10 @@ static gaia_status gaia__make_view(gaia_ctx *ctx, const char *fn, const gaia_ten
     v = (gaia_tensor *)gaia__host_alloc(ctx, sizeof *v);
     if (!v) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate tensor header");
     gaia__view_fill(v, x, offset, ndim, shape);
-    (void)gaia__atomic_add(&v->storage->refcount, 1);
+#ifdef _OPENMP
+#pragma omp atomic
+#endif
+    v->storage->refcount++;
     *out = v;
     return GAIA_OK;
 }
@@ -5424,49 +5450,11 @@ static gaia_status gaia__tensor_slice_rows_raw(gaia_ctx *ctx, const gaia_tensor 
     return gaia__make_view(ctx, fn, x, start * row, x->ndim, shape, out);
 }
 
-#ifdef GAIA_NO_AUTOGRAD
-/* Without the autograd module (GAIA_NO_AUTOGRAD) nothing is recorded: the
-   entry points that its section wraps are their *_raw operations. */
-static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
-                                      float p1, gaia_tensor **out) {
-    return gaia__tensor_unary_raw(ctx, fn, op, x, p0, p1, out);
-}
-static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
-                                       const gaia_tensor *b, gaia_tensor **out) {
-    return gaia__tensor_binary_raw(ctx, fn, op, a, b, out);
-}
-static gaia_status gaia__tensor_reduce(gaia_ctx *ctx, const char *fn, gaia_reduce_op op, const gaia_tensor *x,
-                                       int axis, gaia_tensor **out) {
-    return gaia__tensor_reduce_raw(ctx, fn, op, x, axis, out);
-}
-GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
-                                        int trans_b, gaia_tensor **out) {
-    return gaia__tensor_matmul_raw(ctx, a, b, trans_a, trans_b, out);
-}
-GAIA_API gaia_status gaia_tensor_where(gaia_ctx *ctx, const gaia_tensor *cond, const gaia_tensor *a,
-                                       const gaia_tensor *b, gaia_tensor **out) {
-    return gaia__tensor_where_raw(ctx, cond, a, b, out);
-}
-GAIA_API gaia_status gaia_tensor_transpose(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
-    return gaia__tensor_transpose_raw(ctx, x, out);
-}
-GAIA_API gaia_status gaia_tensor_reshape(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape,
-                                         gaia_tensor **out) {
-    return gaia__tensor_reshape_raw(ctx, x, ndim, shape, out);
-}
-GAIA_API gaia_status gaia_tensor_copy(gaia_ctx *ctx, const gaia_tensor *src, gaia_tensor **out) {
-    return gaia__tensor_copy_raw(ctx, src, out);
-}
-GAIA_API gaia_status gaia_tensor_slice_rows(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count,
-                                            gaia_tensor **out) {
-    return gaia__tensor_slice_rows_raw(ctx, x, start, count, out);
-}
-#endif
-
-#ifndef GAIA_NO_CONV
 /* ---------------------------------------------------------------------
-   2-D convolution and pooling
+   2-D convolution, pooling and symmetric eigenvalues
    --------------------------------------------------------------------- */
+/* Refuses an input that needs a gradient (autograd; eigh has none). */
+static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t);
 /* Stride, padding and dilation above this are refused: they would only
    make empty or absurdly padded outputs, and the kernels' index arithmetic
    stays far from overflow. */
@@ -5629,35 +5617,8 @@ static gaia_status gaia__pool2d(gaia_ctx *ctx, const char *fn, const gaia_tensor
     return gaia__finish_out(st, out, created);
 }
 
-/* gaia_tensor_conv2d, _max_pool2d and _avg_pool2d record these for the
-   backward: they are with the autograd section. Without the autograd module
-   (GAIA_NO_AUTOGRAD) nothing is recorded, and they are these calls alone. */
-#ifdef GAIA_NO_AUTOGRAD
-GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
-                                        const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
-                                        const size_t dilation[2], size_t groups, gaia_tensor **out) {
-    return gaia__tensor_conv2d_raw(ctx, x, w, bias, stride, padding, dilation, groups, out);
-}
-GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
-                                            const size_t stride[2], const size_t padding[2], gaia_tensor **out) {
-    return gaia__pool2d(ctx, "gaia_tensor_max_pool2d", x, kernel, stride, padding, GAIA_POOL_MAX, out);
-}
-GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
-                                            const size_t stride[2], const size_t padding[2], int count_include_pad,
-                                            gaia_tensor **out) {
-    return gaia__pool2d(ctx, "gaia_tensor_avg_pool2d", x, kernel, stride, padding,
-                        count_include_pad ? GAIA_POOL_AVG : GAIA_POOL_AVG_VALID, out);
-}
-#endif
-#endif /* GAIA_NO_CONV */
-#ifndef GAIA_NO_LINALG
-/* ---------------------------------------------------------------------
-   Symmetric eigenvalues
-   --------------------------------------------------------------------- */
-#ifndef GAIA_NO_AUTOGRAD
-/* Refuses an input that needs a gradient (autograd; eigh has none). */
-static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t);
-#endif
+/* (gaia_tensor_conv2d, _max_pool2d and _avg_pool2d, which record these
+   for the backward, are with the autograd section.) */
 
 /* Symmetric eigenproblems run on the host (gaia_cpu_eigh_batch): a tensor
    on another device is copied down, and the results copied back up. */
@@ -5674,9 +5635,7 @@ GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__check_tensor(ctx, fn, "a", a)) != GAIA_OK) return st;
-#ifndef GAIA_NO_AUTOGRAD
     if ((st = gaia__ag_refuse(ctx, fn, "a", a)) != GAIA_OK) return st;
-#endif
     if (!values) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values is NULL");
     if (vectors == values) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values and vectors are the same pointer");
     if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2]) {
@@ -5748,8 +5707,6 @@ GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_
     return gaia__finish_out(st, values, vcreated);
 }
 
-#endif /* GAIA_NO_LINALG */
-#ifndef GAIA_NO_AUTOGRAD
 /* ---------------------------------------------------------------------
    Autograd: a tape of the eager calls made while some input needs a
    gradient. Each tensor handle that an operation on the tape produced
@@ -5784,7 +5741,11 @@ typedef enum gaia__ag_kind {
     GAIA__AG_LINEAR,    /* op: the activation; flag1: gaia_layer_activation (no W) */
     GAIA__AG_LAYERNORM, /* saved x, weight, [2, rows] mean and rstd, bias (its shape) */
     GAIA__AG_ATTENTION, /* op: precision, flag0: causal, p0: scale; saved q, k, v, o, lse */
-    GAIA__AG_CHECKPOINT /* gaia_checkpoint: the block in ckpt, recomputed by the backward */
+    GAIA__AG_RMSNORM,   /* the backend's RMSNorm: saved x, weight, rstd [rows] */
+    GAIA__AG_SWIGLU,    /* the backend's SwiGLU: saved x */
+    GAIA__AG_CHECKPOINT, /* gaia_checkpoint: the block in ckpt, recomputed by the backward */
+    GAIA__AG_LOSS /* gaia_loss: op the kind, flag0 the reduction, p0 delta, p1 the backward's scale;
+                     saved input, target (or the class weights W), CROSS_ENTROPY's masked softmax */
 } gaia__ag_kind;
 
 /* Values a node may keep for its backward (attention keeps five). */
@@ -5825,27 +5786,17 @@ static int gaia__ag_tracked(const gaia_ctx *ctx, const gaia_tensor *t) {
     return t && t->ag_var && t->ag_gen == ctx->tape_gen && ctx->tape && t->ag_var < ctx->tape->nvars;
 }
 
-/* Operations without a backward (eigh; conv2d and pooling in a build
-   without the axis module, which their backwards go through) refuse an
+/* Operations without a backward yet (eigh) refuse an
    input that would need one while recording is on, rather than return a
-   result through which no gradient would flow. why: the reason, after
-   "this operation". (Compiled where such an operation is.) */
-#if !defined(GAIA_NO_LINALG) || (defined(GAIA_NO_AXIS) && !defined(GAIA_NO_CONV))
-static gaia_status gaia__ag_refuse_why(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t,
-                                       const char *why) {
+   result through which no gradient would flow. */
+static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t) {
     if (!ctx || ctx->grad_off || ctx->in_backward || !t || !(t->requires_grad || gaia__ag_tracked(ctx, t)))
         return GAIA_OK;
     return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn,
-                      "%s needs a gradient, and this operation %s: turn recording off around it "
+                      "%s needs a gradient, and this operation has no backward yet: turn recording off around it "
                       "(gaia_grad_set_enabled(ctx, 0)) to use it as a fixed step",
-                      name, why);
+                      name);
 }
-#endif
-#ifndef GAIA_NO_LINALG
-static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t) {
-    return gaia__ag_refuse_why(ctx, fn, name, t, "has no backward yet");
-}
-#endif
 
 static gaia_status gaia__ag_tape(gaia_ctx *ctx) {
     if (ctx->tape) return GAIA_OK;
@@ -5989,7 +5940,10 @@ static void gaia__ag_begin(gaia_ctx *ctx, gaia__ag_pending *p, gaia__ag_kind kin
     case GAIA__AG_CONV: ok = gaia__ag_save(ctx, n, 0, a) && gaia__ag_save(ctx, n, 1, b); break; /* bias: none */
     case GAIA__AG_LINEAR:
     case GAIA__AG_LAYERNORM:
-    case GAIA__AG_ATTENTION: break; /* the layer module saves what its backward reads */
+    case GAIA__AG_ATTENTION:
+    case GAIA__AG_RMSNORM:
+    case GAIA__AG_SWIGLU: break; /* the layer module saves what its backward reads */
+    case GAIA__AG_LOSS: break;      /* gaia_loss saves what its backward reads */
     default: ok = gaia__ag_save(ctx, n, 0, a); break;          /* views and copies: the input's shape */
     }
     if (kind == GAIA__AG_RESHAPE || kind == GAIA__AG_TRANSPOSE || kind == GAIA__AG_SLICE ||
@@ -6379,7 +6333,6 @@ done:
     return st;
 }
 
-#ifndef GAIA_NO_AXIS /* (the backwards of the operations along an axis, and those that use them) */
 /* softmax: dx = y (g - sum(g y)); log-softmax: dx = g - exp(y) sum(g), the
    sums along the axis (y the saved output). */
 static gaia_status gaia__ag_softmax_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gx) {
@@ -6430,8 +6383,6 @@ done:
     gaia_tensor_free(iv);
     return st;
 }
-
-#ifndef GAIA_NO_CONV
 
 /* ---- convolution and pooling: composite backwards ----
    The input's windows are gathered with one table of indices (im2col as an
@@ -6684,8 +6635,6 @@ done:
     gaia_tensor_free(z);
     return st;
 }
-#endif /* GAIA_NO_CONV */
-#endif /* GAIA_NO_AXIS */
 /* The layer module's backwards (defined with its forwards). */
 #ifndef GAIA_NO_LAYER
 static gaia_status gaia__layer_linear_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
@@ -6693,9 +6642,12 @@ static gaia_status gaia__layer_layernorm_back(gaia_ctx *ctx, const gaia__ag_node
                                               gaia_tensor **gin);
 static gaia_status gaia__layer_attention_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g,
                                               gaia_tensor **gin);
+static gaia_status gaia__layer_rmsnorm_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
+static gaia_status gaia__layer_swiglu_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
 #endif
 
 static gaia_status gaia__ag_checkpoint_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g);
+static gaia_status gaia__ag_loss_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
 
 static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
     const gaia_tensor *x = n->saved[0];
@@ -6750,37 +6702,26 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
         GAIA__AG_TRY(gaia_tensor_scale(ctx, t, 1.0f / (float)soft->shape[0], &gin[0]));
         break;
     }
-#ifndef GAIA_NO_AXIS
     case GAIA__AG_SOFTMAX: return gaia__ag_softmax_back(ctx, n, g, &gin[0]);
     case GAIA__AG_GATHER: return gaia__ag_gather_back(ctx, n, g, &gin[0]);
-#else /* (without the axis module no such node is recorded) */
-    case GAIA__AG_SOFTMAX:
-    case GAIA__AG_GATHER:
-    case GAIA__AG_SCATTER:
-    case GAIA__AG_CUMSUM:
-    case GAIA__AG_PART: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a node of an operation along an "
-                                          "axis in a build without the axis module (GAIA_NO_AXIS)");
-#endif
-#if !defined(GAIA_NO_CONV) && !defined(GAIA_NO_AXIS)
     case GAIA__AG_CONV: return gaia__ag_conv_back(ctx, n, g, gin);
     case GAIA__AG_POOL: return gaia__ag_pool_back(ctx, n, g, &gin[0]);
-#else /* (conv2d and pooling record no node then) */
-    case GAIA__AG_CONV:
-    case GAIA__AG_POOL: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a convolution or pooling node "
-                                          "in a build without the conv or the axis module");
-#endif
 #ifndef GAIA_NO_LAYER /* (without the layer module no such node is recorded) */
     case GAIA__AG_LINEAR: return gaia__layer_linear_back(ctx, n, g, gin);
     case GAIA__AG_LAYERNORM: return gaia__layer_layernorm_back(ctx, n, g, gin);
     case GAIA__AG_ATTENTION: return gaia__layer_attention_back(ctx, n, g, gin);
+    case GAIA__AG_RMSNORM: return gaia__layer_rmsnorm_back(ctx, n, g, gin);
+    case GAIA__AG_SWIGLU: return gaia__layer_swiglu_back(ctx, n, g, gin);
 #else
     case GAIA__AG_LINEAR:
     case GAIA__AG_LAYERNORM:
-    case GAIA__AG_ATTENTION: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a layer node in a build "
+    case GAIA__AG_ATTENTION:
+    case GAIA__AG_RMSNORM:
+    case GAIA__AG_SWIGLU: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a layer node in a build "
                                                "without the layer module (GAIA_NO_LAYER)");
 #endif
     case GAIA__AG_CHECKPOINT: return gaia__ag_checkpoint_back(ctx, n, g);
-#ifndef GAIA_NO_AXIS
+    case GAIA__AG_LOSS: return gaia__ag_loss_back(ctx, n, g, gin);
     case GAIA__AG_SCATTER: /* out = x + scattered src: x gets g, src what g holds where it went */
         if (n->in[0]) GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &gin[0]));
         if (n->in[2]) GAIA__AG_TRY(gaia_tensor_gather(ctx, g, n->axis, n->saved[1], &gin[2]));
@@ -6813,7 +6754,6 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
         }
         break;
     }
-#endif /* GAIA_NO_AXIS */
     }
 done:
     gaia_tensor_free(t);
@@ -7098,12 +7038,6 @@ struct gaia_optim {
     size_t n;
     uint64_t steps;
     float last_lr;
-    /* parameter groups: parameter i is in group group_of[i], whose base
-       rate is glr[g] and decay gwd[g] (one group of desc's for
-       gaia_optim_create) */
-    size_t ngroups;
-    size_t *group_of;
-    float *glr, *gwd;
 };
 
 GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user) {
@@ -7116,49 +7050,28 @@ GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user) {
     return c->min_lr + (base_lr - c->min_lr) * (float)(0.5 * (1.0 + cos(3.141592653589793 * t)));
 }
 
-/* Parameter i of a flat list, named for a message: "parameter I", or with
-   groups (group_of not NULL, the list their concatenation) "group G's
-   parameter K". */
-static void gaia__optim_param_name(char *buf, size_t len, size_t i, const size_t *group_of) {
-    size_t j, k = 0;
-    if (!group_of) {
-        snprintf(buf, len, "parameter %zu", i);
-        return;
-    }
-    for (j = 0; j < i; j++) k += group_of[j] == group_of[i];
-    snprintf(buf, len, "group %zu's parameter %zu", group_of[i], k);
-}
-
 /* Why a parameter list cannot be trained: 0 when it can. A parameter twice
    (or two sharing memory) would be updated twice per step; one that needs
    no gradient never gets one, so it would silently never change. */
-static gaia_status gaia__optim_check_params(gaia_ctx *ctx, const char *fn, gaia_tensor *const *params, size_t n,
-                                            const size_t *group_of) {
+static gaia_status gaia__optim_check_params(gaia_ctx *ctx, const char *fn, gaia_tensor *const *params, size_t n) {
     size_t i, j;
-    char a_name[64], b_name[64];
     for (i = 0; i < n; i++) {
         gaia_status st = gaia__check_tensor(ctx, fn, "a parameter", params[i]);
-        gaia__optim_param_name(a_name, sizeof a_name, i, group_of);
-        if (st != GAIA_OK) return gaia__fail(ctx, st, fn, "%s: %s", a_name, params[i] ? "belongs to another context" : "is NULL");
+        if (st != GAIA_OK) return gaia__fail(ctx, st, fn, "parameter %zu: %s", i, params[i] ? "belongs to another context" : "is NULL");
         if (!params[i]->requires_grad)
             return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                              "%s does not require a gradient (gaia_tensor_set_requires_grad): it would never be "
-                              "trained", a_name);
+                              "parameter %zu does not require a gradient (gaia_tensor_set_requires_grad): it would "
+                              "never be trained", i);
     }
     for (i = 0; i < n; i++)
         for (j = 0; j < i; j++) {
             const gaia_tensor *a = params[j], *b = params[i];
-            int same = a == b;
-            if (!same && !(a->storage == b->storage && a->offset < b->offset + b->numel && b->offset < a->offset + a->numel))
-                continue;
-            gaia__optim_param_name(a_name, sizeof a_name, j, group_of);
-            gaia__optim_param_name(b_name, sizeof b_name, i, group_of);
-            if (!group_of)
+            if (a == b)
                 return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                                  "parameters %zu and %zu %s: it would be updated twice per step", j, i,
-                                  same ? "are the same tensor" : "share memory");
-            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%s and %s %s: it would be updated twice per step", a_name,
-                              b_name, same ? "are the same tensor" : "share memory");
+                                  "parameters %zu and %zu are the same tensor: it would be updated twice per step", j, i);
+            if (a->storage == b->storage && a->offset < b->offset + b->numel && b->offset < a->offset + a->numel)
+                return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                                  "parameters %zu and %zu share memory: it would be updated twice per step", j, i);
         }
     return GAIA_OK;
 }
@@ -7183,163 +7096,46 @@ static gaia_status gaia__optim_check_desc(gaia_ctx *ctx, const char *fn, const g
     return GAIA_OK;
 }
 
-/* desc with its defaults filled in, checked (the kind, then its fields). */
-static gaia_status gaia__optim_desc_fill(gaia_ctx *ctx, const char *fn, const gaia_optim_desc *desc,
-                                         gaia_optim_desc *d) {
-    *d = *desc;
-    if (d->kind != GAIA_OPTIM_SGD && d->kind != GAIA_OPTIM_ADAMW)
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)d->kind);
+GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *desc, gaia_tensor *const *params, size_t n,
+                                       gaia_optim **out) {
+    static const char *fn = "gaia_optim_create";
+    gaia_optim *o;
+    gaia_optim_desc d;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
+    d = *desc;
+    if (d.kind != GAIA_OPTIM_SGD && d.kind != GAIA_OPTIM_ADAMW)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)d.kind);
 #ifdef GAIA_NO_LAYER
-    if (d->kind == GAIA_OPTIM_ADAMW)
+    if (d.kind == GAIA_OPTIM_ADAMW)
         return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "AdamW runs on the layer module's fused kernel, which this "
                           "build leaves out (GAIA_NO_LAYER): use GAIA_OPTIM_SGD or build with the layer module");
 #endif
-    if (d->beta1 == 0.0f) d->beta1 = 0.9f;
-    if (d->beta2 == 0.0f) d->beta2 = 0.999f;
-    if (d->eps == 0.0f) d->eps = 1e-8f;
-    return gaia__optim_check_desc(ctx, fn, d);
-}
-
-/* The optimizer over params[0 .. n-1] (already checked), parameter i in
-   group group_of[i] (NULL: all in group 0) of ngroups, with base rates glr
-   and decays gwd; the arrays are copied. */
-static gaia_status gaia__optim_new(gaia_ctx *ctx, const char *fn, const gaia_optim_desc *d, gaia_tensor *const *params,
-                                   size_t n, const size_t *group_of, size_t ngroups, const float *glr,
-                                   const float *gwd, gaia_optim **out) {
-    gaia_optim *o = (gaia_optim *)gaia__host_alloc(ctx, sizeof *o);
+    if (d.beta1 == 0.0f) d.beta1 = 0.9f;
+    if (d.beta2 == 0.0f) d.beta2 = 0.999f;
+    if (d.eps == 0.0f) d.eps = 1e-8f;
+    if ((st = gaia__optim_check_desc(ctx, fn, &d)) != GAIA_OK) return st;
+    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
+    if ((st = gaia__optim_check_params(ctx, fn, params, n)) != GAIA_OK) return st;
+    o = (gaia_optim *)gaia__host_alloc(ctx, sizeof *o);
     if (!o) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the optimizer");
     memset(o, 0, sizeof *o);
     o->ctx = ctx;
-    o->d = *d;
+    o->d = d;
     o->n = n;
-    o->ngroups = ngroups;
     o->params = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->params);
     o->m = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->m);
     o->v = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->v);
-    o->group_of = (size_t *)gaia__host_alloc(ctx, n * sizeof *o->group_of);
-    o->glr = (float *)gaia__host_alloc(ctx, ngroups * sizeof *o->glr);
-    o->gwd = (float *)gaia__host_alloc(ctx, ngroups * sizeof *o->gwd);
-    if (!o->params || !o->m || !o->v || !o->group_of || !o->glr || !o->gwd) {
+    if (!o->params || !o->m || !o->v) {
         gaia_optim_destroy(o);
         return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate state for %zu parameters", n);
     }
     memcpy(o->params, params, n * sizeof *o->params);
     memset(o->m, 0, n * sizeof *o->m);
     memset(o->v, 0, n * sizeof *o->v);
-    if (group_of) memcpy(o->group_of, group_of, n * sizeof *o->group_of);
-    else memset(o->group_of, 0, n * sizeof *o->group_of);
-    memcpy(o->glr, glr, ngroups * sizeof *o->glr);
-    memcpy(o->gwd, gwd, ngroups * sizeof *o->gwd);
     *out = o;
     return GAIA_OK;
-}
-
-GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *desc, gaia_tensor *const *params, size_t n,
-                                       gaia_optim **out) {
-    static const char *fn = "gaia_optim_create";
-    gaia_optim_desc d;
-    gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
-    if ((st = gaia__optim_desc_fill(ctx, fn, desc, &d)) != GAIA_OK) return st;
-    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
-    if ((st = gaia__optim_check_params(ctx, fn, params, n, NULL)) != GAIA_OK) return st;
-    return gaia__optim_new(ctx, fn, &d, params, n, NULL, 1, &d.lr, &d.weight_decay, out);
-}
-
-GAIA_API gaia_status gaia_optim_create_groups(gaia_ctx *ctx, const gaia_optim_desc *desc,
-                                              const gaia_optim_group *groups, size_t ngroups, gaia_optim **out) {
-    static const char *fn = "gaia_optim_create_groups";
-    gaia_optim_desc d;
-    gaia_tensor **flat = NULL;
-    size_t *group_of = NULL;
-    float *glr = NULL, *gwd = NULL;
-    size_t g, i, n = 0, at = 0;
-    gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if (!desc || !groups || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, groups or out is NULL");
-    if ((st = gaia__optim_desc_fill(ctx, fn, desc, &d)) != GAIA_OK) return st;
-    if (ngroups == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no groups (ngroups is 0)");
-    if (ngroups > SIZE_MAX / sizeof(float)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "ngroups %zu is too many", ngroups);
-    for (g = 0; g < ngroups; g++) {
-        const gaia_optim_group *gr = &groups[g];
-        if (!gr->params) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu: params is NULL", g);
-        if (gr->n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu has no parameters (n is 0)", g);
-        if (gr->n > SIZE_MAX / sizeof(gaia_tensor *) - n)
-            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu: n %zu makes too many parameters", g, gr->n);
-        if (!(gr->lr >= 0.0f) || gr->lr > FLT_MAX)
-            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                              "group %zu: lr %g must be 0 (desc's lr) or a finite number > 0", g, (double)gr->lr);
-        if (!(gr->weight_decay >= 0.0f) || gr->weight_decay > FLT_MAX)
-            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu: weight_decay %g must be a finite number >= 0", g,
-                              (double)gr->weight_decay);
-        if (!gr->own_weight_decay && gr->weight_decay != 0.0f)
-            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                              "group %zu: weight_decay %g is set but own_weight_decay is 0, which means desc's "
-                              "weight_decay %g: set own_weight_decay to 1 to use the group's",
-                              g, (double)gr->weight_decay, (double)d.weight_decay);
-        n += gr->n;
-    }
-    flat = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *flat);
-    group_of = (size_t *)gaia__host_alloc(ctx, n * sizeof *group_of);
-    glr = (float *)gaia__host_alloc(ctx, ngroups * sizeof *glr);
-    gwd = (float *)gaia__host_alloc(ctx, ngroups * sizeof *gwd);
-    if (!flat || !group_of || !glr || !gwd) {
-        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", n);
-        goto done;
-    }
-    for (g = 0; g < ngroups; g++) {
-        glr[g] = groups[g].lr > 0.0f ? groups[g].lr : d.lr;
-        gwd[g] = groups[g].own_weight_decay ? groups[g].weight_decay : d.weight_decay;
-        for (i = 0; i < groups[g].n; i++, at++) {
-            flat[at] = groups[g].params[i];
-            group_of[at] = g;
-        }
-    }
-    st = gaia__optim_check_params(ctx, fn, flat, n, group_of);
-    if (st == GAIA_OK) st = gaia__optim_new(ctx, fn, &d, flat, n, group_of, ngroups, glr, gwd, out);
-done:
-    gaia__host_free(ctx, flat);
-    gaia__host_free(ctx, group_of);
-    gaia__host_free(ctx, glr);
-    gaia__host_free(ctx, gwd);
-    return st;
-}
-
-GAIA_API gaia_status gaia_optim_create_decay_split(gaia_ctx *ctx, const gaia_optim_desc *desc,
-                                                   gaia_tensor *const *params, size_t n, gaia_optim **out) {
-    static const char *fn = "gaia_optim_create_decay_split";
-    gaia_optim_desc d;
-    size_t *group_of, i;
-    float glr[2], gwd[2];
-    gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
-    if ((st = gaia__optim_desc_fill(ctx, fn, desc, &d)) != GAIA_OK) return st;
-    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
-    if ((st = gaia__optim_check_params(ctx, fn, params, n, NULL)) != GAIA_OK) return st;
-    group_of = (size_t *)gaia__host_alloc(ctx, n * sizeof *group_of);
-    if (!group_of) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", n);
-    for (i = 0; i < n; i++) group_of[i] = params[i]->ndim >= 2 ? 0 : 1;
-    glr[0] = glr[1] = d.lr;
-    gwd[0] = d.weight_decay;
-    gwd[1] = 0.0f;
-    st = gaia__optim_new(ctx, fn, &d, params, n, group_of, 2, glr, gwd, out);
-    gaia__host_free(ctx, group_of);
-    return st;
-}
-
-/* Group g's rate at a step whose scheduled base rate is lr: lr_g * lr /
-   desc.lr in double. It is exactly lr when lr_g is desc.lr (the product of
-   two floats is exact in double, so the quotient rounds to lr itself): one
-   group steps bit for bit as before groups existed. */
-static float gaia__optim_group_rate(const gaia_optim *o, size_t g, float lr) {
-    return (float)((double)o->glr[g] * (double)lr / (double)o->d.lr);
-}
-
-GAIA_API size_t gaia_optim_group_count(const gaia_optim *o) { return o ? o->ngroups : 0; }
-GAIA_API float gaia_optim_group_lr(const gaia_optim *o, size_t g) {
-    return o && g < o->ngroups ? gaia__optim_group_rate(o, g, o->last_lr) : 0.0f;
 }
 
 GAIA_API void gaia_optim_destroy(gaia_optim *o) {
@@ -7350,9 +7146,6 @@ GAIA_API void gaia_optim_destroy(gaia_optim *o) {
     gaia__host_free(o->ctx, o->params);
     gaia__host_free(o->ctx, o->m);
     gaia__host_free(o->ctx, o->v);
-    gaia__host_free(o->ctx, o->group_of);
-    gaia__host_free(o->ctx, o->glr);
-    gaia__host_free(o->ctx, o->gwd);
     gaia__host_free(o->ctx, o);
 }
 
@@ -7463,7 +7256,6 @@ static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
     const gaia_optim_desc *d = &o->d;
     size_t i, largest[GAIA_DEVICE_COUNT];
     int dev, need_m = d->kind == GAIA_OPTIM_ADAMW || d->momentum > 0, need_v = d->kind == GAIA_OPTIM_ADAMW;
-    int decayed = 0; /* some group has weight decay */
     gaia_status st = GAIA_OK;
     memset(pl, 0, sizeof *pl);
     memset(largest, 0, sizeof largest);
@@ -7471,13 +7263,6 @@ static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
     if (!(pl->lr >= 0.0f) || pl->lr > FLT_MAX)
         return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "the schedule gave lr %g at step %llu", (double)pl->lr,
                           (unsigned long long)o->steps);
-    for (i = 0; i < o->ngroups; i++) {
-        float r = gaia__optim_group_rate(o, i, pl->lr);
-        if (!(r >= 0.0f) || r > FLT_MAX)
-            return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "group %zu's lr is %g at step %llu (base %g, scheduled %g)", i,
-                              (double)r, (unsigned long long)o->steps, (double)o->glr[i], (double)pl->lr);
-        if (o->gwd[i] > 0) decayed = 1;
-    }
     for (i = 0; i < o->n; i++) {
         const gaia_tensor *p = o->params[i], *g = p->grad;
         if (!g) continue;
@@ -7517,7 +7302,7 @@ static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
     for (dev = 0; dev < GAIA_DEVICE_COUNT; dev++) {
         int k, count;
         if (!largest[dev] || d->kind != GAIA_OPTIM_SGD) continue;
-        count = decayed ? 2 : 1;
+        count = d->weight_decay > 0 ? 2 : 1;
         for (k = 0; st == GAIA_OK && k < count; k++)
             st = gaia__tensor_new(ctx, fn, (gaia_device)dev, 1, &largest[dev], &pl->scratch[dev][k]);
         if (st != GAIA_OK) goto fail;
@@ -7543,8 +7328,7 @@ static gaia_status gaia__optim_binary(gaia_ctx *ctx, const gaia_backend *be, gai
 
 /* SGD on parameter i: the same operations, in the same order, as
    g' = g + wd p; buf = momentum buf + g' (buf = g' at first);
-   p -= lr (g' + momentum buf) (Nesterov), lr buf, or lr g' (lr and wd
-   those of its group). */
+   p -= lr (g' + momentum buf) (Nesterov), lr buf, or lr g'. */
 static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, size_t i, int first) {
     gaia_ctx *ctx = o->ctx;
     const gaia_optim_desc *d = &o->d;
@@ -7553,11 +7337,10 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
     size_t n = p->numel;
     float *P = GAIA__PTR(p), *G = GAIA__PTR(p->grad), *S = GAIA__PTR(pl->scratch[GAIA__DEV(p)][0]);
     const float *gd = G, *dir;
-    float wd = o->gwd[o->group_of[i]], lr = gaia__optim_group_rate(o, o->group_of[i], pl->lr);
     gaia_status st;
-    if (wd > 0) {
+    if (d->weight_decay > 0) {
         float *W = GAIA__PTR(pl->scratch[GAIA__DEV(p)][1]);
-        GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, P, W, n, wd, 0));
+        GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, P, W, n, d->weight_decay, 0));
         GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_ADD, W, G, W, n));
         gd = W;
     }
@@ -7577,7 +7360,7 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
             dir = S;
         }
     }
-    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, dir, S, n, lr, 0));
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, dir, S, n, pl->lr, 0));
     return gaia__optim_binary(ctx, be, GAIA_BINARY_SUB, P, S, P, n);
 }
 
@@ -7595,9 +7378,8 @@ static gaia_status gaia__optim_adamw(gaia_optim *o, const gaia__optim_plan *pl, 
     double t1 = (double)(o->steps + 1);
     float bc1 = (float)(1.0 - pow((double)d->beta1, t1)), bc2 = (float)(1.0 - pow((double)d->beta2, t1));
     return gaia__be(o->ctx, GAIA__DEV(p))->layer->adamw(o->ctx, GAIA__PTR(p), GAIA__PTR(p->grad), GAIA__PTR(o->m[i]),
-                                                         GAIA__PTR(o->v[i]), p->numel,
-                                                         gaia__optim_group_rate(o, o->group_of[i], pl->lr), d->beta1,
-                                                         d->beta2, d->eps, o->gwd[o->group_of[i]], bc1, bc2);
+                                                         GAIA__PTR(o->v[i]), p->numel, pl->lr, d->beta1, d->beta2,
+                                                         d->eps, d->weight_decay, bc1, bc2);
 #endif
 }
 
@@ -7648,25 +7430,9 @@ GAIA_API gaia_status gaia_optim_step(gaia_optim *o) {
 }
 
 /* ---- recording wrappers around the eager operations ---- */
-#ifndef GAIA_NO_CONV
-#ifdef GAIA_NO_AXIS
-/* conv2d's and pooling's backwards gather and scatter with the axis
-   module's operations: without it an input that needs a gradient is
-   refused, and nothing is recorded. */
-#define GAIA__AG_CONV_NO_BACKWARD "has no backward in a build without the axis module (GAIA_NO_AXIS)"
-#endif
 GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
                                         const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
                                         const size_t dilation[2], size_t groups, gaia_tensor **out) {
-#ifdef GAIA_NO_AXIS
-    static const char fn[] = "gaia_tensor_conv2d";
-    gaia_status st;
-    if ((st = gaia__ag_refuse_why(ctx, fn, "x", x, GAIA__AG_CONV_NO_BACKWARD)) != GAIA_OK ||
-        (st = gaia__ag_refuse_why(ctx, fn, "w", w, GAIA__AG_CONV_NO_BACKWARD)) != GAIA_OK ||
-        (st = gaia__ag_refuse_why(ctx, fn, "bias", bias, GAIA__AG_CONV_NO_BACKWARD)) != GAIA_OK)
-        return st;
-    return gaia__tensor_conv2d_raw(ctx, x, w, bias, stride, padding, dilation, groups, out);
-#else
     gaia__ag_pending p;
     gaia_status st;
     gaia__ag_begin(ctx, &p, GAIA__AG_CONV, 0, x, w, bias);
@@ -7678,16 +7444,11 @@ GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, con
     }
     st = gaia__tensor_conv2d_raw(ctx, x, w, bias, stride, padding, dilation, groups, out);
     return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
-#endif
 }
 
 static gaia_status gaia__pool2d_rec(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, const size_t kernel[2],
                                     const size_t stride[2], const size_t padding[2], gaia_pool_kind kind,
                                     gaia_tensor **out) {
-#ifdef GAIA_NO_AXIS
-    gaia_status st = gaia__ag_refuse_why(ctx, fn, "x", x, GAIA__AG_CONV_NO_BACKWARD);
-    return st != GAIA_OK ? st : gaia__pool2d(ctx, fn, x, kernel, stride, padding, kind, out);
-#else
     gaia__ag_pending p;
     gaia_status st;
     gaia__ag_begin(ctx, &p, GAIA__AG_POOL, (int)kind, x, NULL, NULL);
@@ -7698,7 +7459,6 @@ static gaia_status gaia__pool2d_rec(gaia_ctx *ctx, const char *fn, const gaia_te
     }
     st = gaia__pool2d(ctx, fn, x, kernel, stride, padding, kind, out);
     return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
-#endif
 }
 GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
                                             const size_t stride[2], const size_t padding[2], gaia_tensor **out) {
@@ -7710,7 +7470,6 @@ GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x,
     return gaia__pool2d_rec(ctx, "gaia_tensor_avg_pool2d", x, kernel, stride, padding,
                             count_include_pad ? GAIA_POOL_AVG : GAIA_POOL_AVG_VALID, out);
 }
-#endif /* GAIA_NO_CONV */
 
 static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
                                       float p1, gaia_tensor **out) {
@@ -7913,159 +7672,367 @@ done:
     return st;
 }
 
-#endif /* GAIA_NO_AUTOGRAD */
-#ifndef GAIA_NO_AUTOGRAD
-/* L = sum(R * y) in float64 from y on the host. */
-static gaia_status gaia__gc_loss(gaia_ctx *ctx, gaia_grad_check_fn fn, void *user, gaia_tensor *const *inputs,
-                                 size_t n, const float *R, size_t ny, float *yh, double *L) {
-    gaia_tensor *y = NULL;
-    gaia_status st = fn(ctx, inputs, n, user, &y);
-    size_t i;
-    double s = 0.0;
-    if (st == GAIA_OK && (!y || y->numel != ny))
-        st = gaia__fail(ctx, GAIA_ERR_SHAPE, "gaia_grad_check", "fn gave %zu elements, then %zu",
-                        ny, y ? y->numel : (size_t)0);
-    if (st == GAIA_OK) st = gaia_tensor_to_host(ctx, y, yh, ny);
-    gaia_tensor_free(y);
-    if (st != GAIA_OK) return st;
-    for (i = 0; i < ny; i++) s += (double)R[i] * (double)yh[i];
-    *L = s;
+
+/* ---- losses by descriptor (gaia_loss) ----
+   The forward runs as tensor operations with recording off and puts one
+   node on the tape; its backward, also tensor operations, multiplies the
+   incoming gradient by the loss's derivative, so both run on any device. */
+static const char *gaia__loss_name(gaia_loss_kind k) {
+    switch (k) {
+    case GAIA_LOSS_MSE: return "MSE";
+    case GAIA_LOSS_L1: return "L1";
+    case GAIA_LOSS_HUBER: return "HUBER";
+    case GAIA_LOSS_SMOOTH_L1: return "SMOOTH_L1";
+    case GAIA_LOSS_BCE_WITH_LOGITS: return "BCE_WITH_LOGITS";
+    case GAIA_LOSS_NLL: return "NLL";
+    case GAIA_LOSS_CROSS_ENTROPY: return "CROSS_ENTROPY";
+    default: return "unknown";
+    }
+}
+
+static int gaia__loss_is_class(gaia_loss_kind k) { return k == GAIA_LOSS_NLL || k == GAIA_LOSS_CROSS_ENTROPY; }
+
+/* Keeps t (a view of it; with own, own itself) in a slot of a pending
+   node. Out of memory: the node is dropped and the tape marked incomplete. */
+static gaia_status gaia__ag_keep(gaia_ctx *ctx, gaia__ag_pending *p, int slot, const gaia_tensor *t, gaia_tensor *own) {
+    if (!p->active) {
+        gaia_tensor_free(own);
+        return GAIA_OK;
+    }
+    if (own) {
+        p->node.saved[slot] = own;
+        p->node.saved_version[slot] = own->storage->version;
+        return GAIA_OK;
+    }
+    if (gaia__ag_save(ctx, &p->node, slot, t)) return GAIA_OK;
+    gaia__ag_release(&p->node);
+    p->active = 0;
+    if (ctx->tape) ctx->tape->broken = 1;
+    return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "autograd", "cannot record the operation on the gradient tape");
+}
+
+/* The checks of desc against its kind: the first bad field, named with its value. */
+static gaia_status gaia__loss_check_desc(gaia_ctx *ctx, const char *fn, const gaia_loss_desc *d) {
+    gaia_loss_kind k = d->kind;
+    if ((int)k < 0 || k >= GAIA_LOSS_KIND_COUNT) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)k);
+    if ((int)d->reduction < 0 || d->reduction >= GAIA_LOSS_REDUCE_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown reduction %d (MEAN 0, SUM 1, NONE 2)",
+                          (int)d->reduction);
+    if (k == GAIA_LOSS_HUBER || k == GAIA_LOSS_SMOOTH_L1) {
+        if (!(d->delta >= 0.0f) || d->delta > FLT_MAX)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "delta %g of %s must be finite and > 0 (0: 1)",
+                              (double)d->delta, gaia__loss_name(k));
+    } else if (d->delta != 0.0f) {
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "delta %g is for HUBER and SMOOTH_L1, not %s (set it to 0)",
+                          (double)d->delta, gaia__loss_name(k));
+    }
+    if (k == GAIA_LOSS_CROSS_ENTROPY) {
+        if (!(d->label_smoothing >= 0.0f && d->label_smoothing <= 1.0f))
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "label_smoothing %g must be in [0, 1]",
+                              (double)d->label_smoothing);
+    } else if (d->label_smoothing != 0.0f) {
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "label_smoothing %g is for CROSS_ENTROPY, not %s (set it to 0)",
+                          (double)d->label_smoothing, gaia__loss_name(k));
+    }
+    if (!gaia__loss_is_class(k) && d->use_ignore_index)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "use_ignore_index %d is for NLL and CROSS_ENTROPY, not %s "
+                          "(set it to 0)", d->use_ignore_index, gaia__loss_name(k));
     return GAIA_OK;
 }
 
-/* One element of a tensor, wherever it lives. */
-static gaia_status gaia__gc_set(gaia_ctx *ctx, gaia_tensor *t, size_t i, float v) {
-    return gaia__be(ctx, GAIA__DEV(t))->upload(ctx, GAIA__PTR(t) + i, &v, sizeof v);
-}
-
-GAIA_API gaia_status gaia_grad_check(gaia_ctx *ctx, gaia_grad_check_fn fn, void *user, gaia_tensor *const *inputs,
-                                     size_t n, const gaia_grad_check_desc *desc, gaia_grad_check_report *report) {
-    static const char *fn_name = "gaia_grad_check";
-    gaia_grad_check_desc d;
-    gaia_tensor *y = NULL, *Rt = NULL, *w = NULL, *L = NULL;
-    gaia_tensor *kept_grad[64];
-    int kept_flag[64], was = 1, swapped = 0;
-    float *R = NULL, *yh = NULL, *xh = NULL, *gh = NULL;
-    size_t ny = 0, k, i, ydims[GAIA_MAX_DIMS];
-    double worst_margin = -1.0;
-    uint64_t s;
+/* The class targets of NLL and CROSS_ENTROPY, checked on the host before
+   anything is computed: W [B, C] the weight of each log-probability in the
+   row's loss (one-hot, smoothed by eps; a zero row where the target is
+   ignored), mask [B, 1] (1, or 0 where ignored) and the rows not ignored. */
+static gaia_status gaia__loss_class_weights(gaia_ctx *ctx, const char *fn, const gaia_loss_desc *d,
+                                            const gaia_tensor *x, const gaia_tensor *targets, gaia_tensor **W,
+                                            gaia_tensor **mask, size_t *count) {
+    size_t B = x->shape[0], C = x->shape[1], i, j, ms[2];
+    float eps = d->kind == GAIA_LOSS_CROSS_ENTROPY ? d->label_smoothing : 0.0f;
+    float *host = (float *)gaia__host_alloc(ctx, (B * C + 2 * B) * sizeof(float)), *w, *m;
     gaia_status st;
-    if (!ctx) return GAIA_ERR_INVALID_ARG;
-    if (!fn || !inputs || !report) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "fn, inputs or report is NULL");
-    memset(report, 0, sizeof *report);
-    if (n == 0 || n > 64) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "n = %zu inputs (1 to 64)", n);
-    for (k = 0; k < n; k++) {
-        char name[32];
-        size_t j;
-        snprintf(name, sizeof name, "inputs[%zu]", k);
-        if ((st = gaia__check_tensor(ctx, fn_name, name, inputs[k])) != GAIA_OK) return st;
-        for (j = 0; j < k; j++)
-            if (inputs[j] == inputs[k])
-                return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "inputs[%zu] and inputs[%zu] are the same tensor", j, k);
-    }
-    d.h = 1e-3, d.atol = 1e-3, d.rtol = 1e-2, d.max_checks = 0, d.seed = 1;
-    if (desc) {
-        if (!(desc->h >= 0.0 && desc->h < 1.0) || !(desc->atol >= 0.0) || !(desc->rtol >= 0.0))
-            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "h = %g (0 to 1), atol = %g, rtol = %g (>= 0)", desc->h,
-                              desc->atol, desc->rtol);
-        if (desc->h > 0.0) d.h = desc->h;
-        if (desc->atol > 0.0 || desc->rtol > 0.0) d.atol = desc->atol, d.rtol = desc->rtol;
-        d.max_checks = desc->max_checks;
-        if (desc->seed) d.seed = desc->seed;
-    }
-    if (ctx->tape && ctx->tape->nnodes > 0)
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name,
-                          "the tape holds %zu recorded operations: gaia_backward or gaia_tape_clear first",
-                          ctx->tape->nnodes);
-
-    /* the inputs as parameters of their own, their gradients put aside */
-    for (k = 0; k < n; k++) {
-        kept_flag[k] = inputs[k]->requires_grad;
-        kept_grad[k] = inputs[k]->grad;
-        inputs[k]->grad = NULL;
-        inputs[k]->requires_grad = 1;
-    }
-    swapped = 1;
-    was = gaia_grad_set_enabled(ctx, 1);
-    st = fn(ctx, inputs, n, user, &y);
-    if (st == GAIA_OK && !y) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "fn returned no tensor");
-    if (st == GAIA_OK) {
-        ny = y->numel;
-        for (k = 0; k < (size_t)y->ndim; k++) ydims[k] = y->shape[k];
-        R = (float *)gaia__host_alloc(ctx, (ny ? ny : 1) * sizeof(float));
-        yh = (float *)gaia__host_alloc(ctx, (ny ? ny : 1) * sizeof(float));
-        if (!R || !yh) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn_name, "%zu outputs", ny);
-    }
-    if (st == GAIA_OK) {
-        s = d.seed;
-        for (i = 0; i < ny; i++) { /* splitmix64 to a uniform in [-1, 1) */
-            uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-            z ^= z >> 31;
-            R[i] = (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+    if (!host) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", (B * C + 2 * B) * 4);
+    w = host + B;
+    m = w + B * C;
+    *count = 0;
+    st = gaia_tensor_to_host(ctx, targets, host, B);
+    for (i = 0; st == GAIA_OK && i < B; i++) {
+        float t = host[i];
+        if (d->use_ignore_index && t == (float)d->ignore_index) {
+            for (j = 0; j < C; j++) w[i * C + j] = 0.0f;
+            m[i] = 0.0f;
+            continue;
         }
-        st = gaia_tensor_from_host(ctx, y->ndim, ydims, R, &Rt);
+        if (!(t >= 0.0f && t < (float)C) || t != (float)(size_t)t) {
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "target %zu is %g: a class index must be an integer in 0..%zu%s",
+                            i, (double)t, C - 1, d->use_ignore_index ? " or the ignore_index" : "");
+            break;
+        }
+        for (j = 0; j < C; j++) w[i * C + j] = eps / (float)C;
+        w[i * C + (size_t)t] += 1.0f - eps;
+        m[i] = 1.0f;
+        (*count)++;
     }
-    if (st == GAIA_OK) st = gaia_tensor_mul(ctx, y, Rt, &w);
-    if (st == GAIA_OK) st = gaia_tensor_sum(ctx, w, GAIA_AXIS_ALL, &L);
-    if (st == GAIA_OK && !gaia__ag_tracked(ctx, L))
-        st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "fn's output does not depend on any input");
-    if (st == GAIA_OK) st = gaia_backward(ctx, L);
-    gaia_tensor_free(y), gaia_tensor_free(Rt), gaia_tensor_free(w), gaia_tensor_free(L);
-    if (st != GAIA_OK) gaia_tape_clear(ctx);
-    gaia_grad_set_enabled(ctx, 0);
-
-    /* central differences, element by element */
-    for (k = 0; k < n && st == GAIA_OK; k++) {
-        gaia_tensor *x = inputs[k];
-        size_t m = x->numel, step = d.max_checks && m > d.max_checks ? m / d.max_checks : 1;
-        xh = (float *)gaia__host_alloc(ctx, m * sizeof(float));
-        gh = (float *)gaia__host_alloc(ctx, m * sizeof(float));
-        if (!xh || !gh) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn_name, "inputs[%zu] of %zu elements", k, m);
-        if (st == GAIA_OK) st = gaia_tensor_to_host(ctx, x, xh, m);
-        if (st == GAIA_OK) {
-            if (x->grad) st = gaia_tensor_to_host(ctx, x->grad, gh, m);
-            else memset(gh, 0, m * sizeof(float)); /* no path from this input: zero */
-        }
-        for (i = 0; i < m && st == GAIA_OK; i += step) {
-            double x0 = (double)xh[i], hh = d.h * (fabs(x0) > 1.0 ? fabs(x0) : 1.0), lp = 0.0, lm = 0.0, num, err, tol;
-            float xp = (float)(x0 + hh), xm = (float)(x0 - hh);
-            st = gaia__gc_set(ctx, x, i, xp);
-            if (st == GAIA_OK) st = gaia__gc_loss(ctx, fn, user, inputs, n, R, ny, yh, &lp);
-            if (st == GAIA_OK) st = gaia__gc_set(ctx, x, i, xm);
-            if (st == GAIA_OK) st = gaia__gc_loss(ctx, fn, user, inputs, n, R, ny, yh, &lm);
-            if (gaia__gc_set(ctx, x, i, xh[i]) != GAIA_OK && st == GAIA_OK) /* the input as it was */
-                st = gaia__fail(ctx, GAIA_ERR_CUDA, fn_name, "cannot restore inputs[%zu][%zu]", k, i);
-            if (st != GAIA_OK) break;
-            num = (lp - lm) / ((double)xp - (double)xm); /* the step the float inputs took */
-            err = fabs(num - (double)gh[i]);
-            tol = d.atol + d.rtol * fabs(num);
-            report->checked++;
-            if (!(err <= tol)) report->failed++;
-            if (!(err <= report->max_abs_err)) report->max_abs_err = err;
-            if (!(err - tol <= worst_margin) || report->checked == 1) {
-                worst_margin = err - tol;
-                report->worst_input = k, report->worst_index = i;
-                report->analytic = (double)gh[i], report->numeric = num;
-            }
-        }
-        gaia__host_free(ctx, xh), gaia__host_free(ctx, gh);
-        xh = gh = NULL;
-    }
-    report->passed = st == GAIA_OK && report->failed == 0;
-
-    gaia__host_free(ctx, R), gaia__host_free(ctx, yh);
-    if (swapped)
-        for (k = 0; k < n; k++) { /* the inputs' flags and gradients as they were */
-            gaia_tensor_free(inputs[k]->grad);
-            inputs[k]->grad = kept_grad[k];
-            inputs[k]->requires_grad = kept_flag[k];
-        }
-    gaia_grad_set_enabled(ctx, was);
+    ms[0] = B;
+    ms[1] = 1;
+    if (st == GAIA_OK) st = gaia__ag_from_host(ctx, GAIA__DEV(x), 2, x->shape, w, W);
+    if (st == GAIA_OK) st = gaia__ag_from_host(ctx, GAIA__DEV(x), 2, ms, m, mask);
+    gaia__host_free(ctx, host);
     return st;
 }
-#endif /* GAIA_NO_AUTOGRAD */
+
+/* log1p(u) for u >= 0 as tensor operations: log(w) u / (w - 1) with
+   w = 1 + u rounded (exact to a few ulp: the rounding of w cancels), and u
+   itself where w rounds to 1. */
+static gaia_status gaia__loss_log1p(gaia_ctx *ctx, const gaia_tensor *u, gaia_tensor **out) {
+    gaia_tensor *w = NULL, *l = NULL, *wm = NULL, *one = NULL;
+    gaia_status st;
+    GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, u, 1.0f, &w));
+    GAIA__AG_TRY(gaia_tensor_log(ctx, w, &l));
+    GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, w, -1.0f, &wm));
+    GAIA__AG_TRY(gaia__ag_mask(ctx, GAIA_BINARY_EQ, w, 1.0f, &one));
+    GAIA__AG_TRY(gaia_tensor_div(ctx, u, wm, &wm)); /* NaN where w = 1: where() takes u there */
+    GAIA__AG_TRY(gaia_tensor_mul(ctx, l, wm, &l));
+    st = gaia_tensor_where(ctx, one, u, l, out);
+done:
+    gaia_tensor_free(w);
+    gaia_tensor_free(l);
+    gaia_tensor_free(wm);
+    gaia_tensor_free(one);
+    return st;
+}
+
+/* The elementwise losses of x against y, into *e (x's shape). */
+static gaia_status gaia__loss_elementwise(gaia_ctx *ctx, gaia_loss_kind k, float delta, const gaia_tensor *x,
+                                          const gaia_tensor *y, gaia_tensor **e) {
+    gaia_tensor *d = NULL, *a = NULL, *m = NULL, *t = NULL;
+    gaia_status st = GAIA_OK;
+    if (k != GAIA_LOSS_BCE_WITH_LOGITS) GAIA__AG_TRY(gaia_tensor_sub(ctx, x, y, &d));
+    switch (k) {
+    case GAIA_LOSS_MSE: st = gaia_tensor_unary(ctx, GAIA_UNARY_SQUARE, d, 0, 0, e); break;
+    case GAIA_LOSS_L1: st = gaia_tensor_unary(ctx, GAIA_UNARY_ABS, d, 0, 0, e); break;
+    case GAIA_LOSS_HUBER:
+    case GAIA_LOSS_SMOOTH_L1: /* m = min(|d|, delta): m (|d| - m / 2) is both branches */
+        GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_ABS, d, 0, 0, &a));
+        GAIA__AG_TRY(gaia_tensor_clamp(ctx, a, 0.0f, delta, &m));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, m, -0.5f, &t));
+        GAIA__AG_TRY(gaia_tensor_add(ctx, t, a, &t));
+        if (k == GAIA_LOSS_HUBER) st = gaia_tensor_mul(ctx, m, t, e);
+        else {
+            GAIA__AG_TRY(gaia_tensor_mul(ctx, m, t, &t));
+            st = gaia_tensor_scale(ctx, t, 1.0f / delta, e);
+        }
+        break;
+    case GAIA_LOSS_BCE_WITH_LOGITS: /* max(x, 0) - x y + log1p(exp(-|x|)) */
+        GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_ABS, x, 0, 0, &a));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, a, -1.0f, &a));
+        GAIA__AG_TRY(gaia_tensor_exp(ctx, a, &a));
+        GAIA__AG_TRY(gaia__loss_log1p(ctx, a, &m));
+        GAIA__AG_TRY(gaia_tensor_mul(ctx, x, y, &t));
+        GAIA__AG_TRY(gaia_tensor_sub(ctx, m, t, &m));
+        GAIA__AG_TRY(gaia_tensor_relu(ctx, x, &t));
+        st = gaia_tensor_add(ctx, t, m, e);
+        break;
+    default: st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, "gaia_loss", "kind %d is not elementwise", (int)k); break;
+    }
+done:
+    gaia_tensor_free(d);
+    gaia_tensor_free(a);
+    gaia_tensor_free(m);
+    gaia_tensor_free(t);
+    return st;
+}
+
+GAIA_API gaia_status gaia_loss(gaia_ctx *ctx, const gaia_loss_desc *desc, const gaia_tensor *input,
+                               const gaia_tensor *target, gaia_tensor **out) {
+    static const char *fn = "gaia_loss";
+    gaia__ag_pending p;
+    gaia_loss_desc d;
+    gaia_tensor *e = NULL, *W = NULL, *mask = NULL, *lp = NULL, *t = NULL, *sm = NULL, *r = NULL;
+    size_t count = 0, rshape[GAIA_MAX_DIMS];
+    int rndim, cls, was, created;
+    float delta, fwd_scale, back_scale;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!desc) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc is NULL");
+    d = *desc;
+    if ((st = gaia__loss_check_desc(ctx, fn, &d)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "input", input)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "target", target)) != GAIA_OK) return st;
+    if ((st = gaia__same_device(ctx, fn, input, target)) != GAIA_OK) return st;
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    cls = gaia__loss_is_class(d.kind);
+    delta = d.delta == 0.0f ? 1.0f : d.delta;
+    if (cls) {
+        if (input->ndim != 2)
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "%s input must be [B, C], got %d-D", gaia__loss_name(d.kind),
+                              input->ndim);
+        if (target->numel != input->shape[0])
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "%zu targets for %zu rows of input", target->numel,
+                              input->shape[0]);
+    } else if (input->ndim != target->ndim ||
+               memcmp(input->shape, target->shape, (size_t)input->ndim * sizeof(size_t)) != 0) {
+        char si[64], stg[64];
+        gaia__shape_str(input, si, sizeof si);
+        gaia__shape_str(target, stg, sizeof stg);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "input (%s) and target (%s) differ in shape", si, stg);
+    }
+    /* the result's shape, and an existing *out checked against it before anything runs */
+    if (d.reduction != GAIA_LOSS_REDUCE_NONE) {
+        rndim = 1;
+        rshape[0] = 1;
+    } else if (cls) {
+        rndim = 1;
+        rshape[0] = input->shape[0];
+    } else {
+        rndim = input->ndim;
+        memcpy(rshape, input->shape, sizeof rshape);
+    }
+    if (*out) {
+        int i, same = (*out)->ndim == rndim;
+        for (i = 0; same && i < rndim; i++) same = (*out)->shape[i] == rshape[i];
+        if (!same) {
+            char have[64];
+            gaia__shape_str(*out, have, sizeof have);
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s); the %s loss with reduction %d has %zu "
+                              "value(s)", have, gaia__loss_name(d.kind), (int)d.reduction, rndim == 1 ? rshape[0] :
+                              input->numel);
+        }
+    }
+    created = *out == NULL;
+    if (cls && (st = gaia__loss_class_weights(ctx, fn, &d, input, target, &W, &mask, &count)) != GAIA_OK) goto done;
+    if (!cls) count = input->numel;
+    fwd_scale = d.reduction != GAIA_LOSS_REDUCE_MEAN ? 1.0f : count ? 1.0f / (float)count : NAN;
+    back_scale = d.reduction != GAIA_LOSS_REDUCE_MEAN ? 1.0f : count ? 1.0f / (float)count : 0.0f;
+    gaia__ag_begin(ctx, &p, GAIA__AG_LOSS, (int)d.kind, input, cls ? NULL : target, NULL);
+    p.node.flag0 = (int)d.reduction;
+    p.node.p0 = d.kind == GAIA_LOSS_CROSS_ENTROPY ? d.label_smoothing : delta;
+    p.node.p1 = back_scale;
+    was = gaia_grad_set_enabled(ctx, 0);
+    if (!cls) {
+        st = gaia__loss_elementwise(ctx, d.kind, delta, input, target, &e);
+    } else { /* e[b] = -sum_c W[b, c] lp[b, c], lp the log-probabilities */
+        const gaia_tensor *logp = input;
+        if (d.kind == GAIA_LOSS_CROSS_ENTROPY) {
+            st = gaia_tensor_log_softmax(ctx, input, 1, &lp);
+            logp = lp;
+            /* the backward's softmax, zero in ignored rows: dx = (sm - W) g */
+            if (st == GAIA_OK) st = gaia_tensor_exp(ctx, lp, &sm);
+            if (st == GAIA_OK) st = gaia_tensor_mul(ctx, sm, mask, &sm);
+        }
+        if (st == GAIA_OK) st = gaia_tensor_mul(ctx, logp, W, &t);
+        if (st == GAIA_OK) st = gaia_tensor_sum(ctx, t, 1, &e);
+        if (st == GAIA_OK) st = gaia_tensor_scale(ctx, e, -1.0f, &e);
+    }
+    if (st == GAIA_OK) {
+        if (d.reduction == GAIA_LOSS_REDUCE_NONE) {
+            if (*out) st = gaia_tensor_copy(ctx, e, out);
+            else {
+                *out = e;
+                e = NULL;
+            }
+        } else {
+            st = gaia_tensor_sum(ctx, e, GAIA_AXIS_ALL, &r);
+            if (st == GAIA_OK) st = gaia_tensor_scale(ctx, r, fwd_scale, out);
+        }
+    }
+    gaia_grad_set_enabled(ctx, was);
+    /* what the backward reads: the input and the target (elementwise), the
+       class weights and the masked softmax (classes) */
+    if (st == GAIA_OK && !cls) {
+        st = gaia__ag_keep(ctx, &p, 0, input, NULL);
+        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 1, target, NULL);
+    } else if (st == GAIA_OK) {
+        st = gaia__ag_keep(ctx, &p, 0, input, NULL);
+        p.node.shape_only[0] = 1; /* the weights carry everything but its shape */
+        if (st == GAIA_OK) { /* handed over: kept, or freed when nothing records */
+            st = gaia__ag_keep(ctx, &p, 1, NULL, W);
+            W = NULL;
+        }
+        if (st == GAIA_OK && sm) {
+            st = gaia__ag_keep(ctx, &p, 2, NULL, sm);
+            sm = NULL;
+        }
+    }
+    st = gaia__ag_end(ctx, &p, st, *out, NULL);
+    if (st != GAIA_OK && created) { /* a new result only on success */
+        gaia_tensor_free(*out);
+        *out = NULL;
+    }
+done:
+    gaia_tensor_free(e);
+    gaia_tensor_free(W);
+    gaia_tensor_free(mask);
+    gaia_tensor_free(lp);
+    gaia_tensor_free(t);
+    gaia_tensor_free(sm);
+    gaia_tensor_free(r);
+    return st;
+}
+
+/* The loss's backward: g (the result's gradient) times the reduction's
+   scale, times the loss's derivative. Elementwise, with d = x - y:
+   MSE 2d, L1 sign(d), HUBER clamp(d, -delta, delta), SMOOTH_L1 that over
+   beta, each negated for the target; BCE sigmoid(x) - t for the input and
+   -x for the target. Classes: NLL -W, CROSS_ENTROPY sm - W, per row. */
+static gaia_status gaia__ag_loss_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
+    const gaia_tensor *x = n->saved[0], *y = n->saved[1], *sm = n->saved[2];
+    gaia_loss_kind k = (gaia_loss_kind)n->op;
+    gaia_tensor *gs = NULL, *col = NULL, *dd = NULL, *D = NULL, *u = NULL;
+    gaia_status st;
+    GAIA__AG_TRY(gaia_tensor_scale(ctx, g, n->p1, &gs));
+    if (gaia__loss_is_class(k)) {
+        if (n->flag0 == GAIA_LOSS_REDUCE_NONE) { /* [B]: one factor per row */
+            size_t cs[2];
+            cs[0] = x->shape[0];
+            cs[1] = 1;
+            GAIA__AG_TRY(gaia_tensor_reshape(ctx, gs, 2, cs, &col));
+        }
+        if (k == GAIA_LOSS_NLL) GAIA__AG_TRY(gaia_tensor_scale(ctx, y, -1.0f, &D));
+        else GAIA__AG_TRY(gaia_tensor_sub(ctx, sm, y, &D));
+        st = gaia_tensor_mul(ctx, D, col ? col : gs, &gin[0]);
+        goto done;
+    }
+    if (k == GAIA_LOSS_BCE_WITH_LOGITS) {
+        if (n->in[0]) {
+            GAIA__AG_TRY(gaia_tensor_sigmoid(ctx, x, &D));
+            GAIA__AG_TRY(gaia_tensor_sub(ctx, D, y, &D));
+            GAIA__AG_TRY(gaia_tensor_mul(ctx, D, gs, &gin[0]));
+        }
+        if (n->in[1]) {
+            GAIA__AG_TRY(gaia_tensor_mul(ctx, x, gs, &u));
+            GAIA__AG_TRY(gaia_tensor_scale(ctx, u, -1.0f, &gin[1]));
+        }
+        goto done;
+    }
+    GAIA__AG_TRY(gaia_tensor_sub(ctx, x, y, &dd));
+    switch (k) {
+    case GAIA_LOSS_MSE: GAIA__AG_TRY(gaia_tensor_scale(ctx, dd, 2.0f, &D)); break;
+    case GAIA_LOSS_L1: /* sign(d): (d > 0) - (d < 0), 0 at 0 as PyTorch */
+        GAIA__AG_TRY(gaia__ag_mask(ctx, GAIA_BINARY_GT, dd, 0.0f, &D));
+        GAIA__AG_TRY(gaia__ag_mask(ctx, GAIA_BINARY_LT, dd, 0.0f, &u));
+        GAIA__AG_TRY(gaia_tensor_sub(ctx, D, u, &D));
+        break;
+    case GAIA_LOSS_HUBER: GAIA__AG_TRY(gaia_tensor_clamp(ctx, dd, -n->p0, n->p0, &D)); break;
+    default: /* SMOOTH_L1 */
+        GAIA__AG_TRY(gaia_tensor_clamp(ctx, dd, -n->p0, n->p0, &D));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, D, 1.0f / n->p0, &D));
+        break;
+    }
+    GAIA__AG_TRY(gaia_tensor_mul(ctx, D, gs, &D));
+    if (n->in[1]) GAIA__AG_TRY(gaia_tensor_scale(ctx, D, -1.0f, &gin[1]));
+    if (n->in[0]) {
+        gin[0] = D;
+        D = NULL;
+    }
+done:
+    gaia_tensor_free(gs);
+    gaia_tensor_free(col);
+    gaia_tensor_free(dd);
+    gaia_tensor_free(D);
+    gaia_tensor_free(u);
+    return st;
+}
 #ifndef GAIA_NO_FORMATS
 /* ---------------------------------------------------------------------
    NumPy .npy files. Format v1/v2/v3: magic "\x93NUMPY", major, minor,
@@ -9452,10 +9419,8 @@ GAIA_API gaia_status gaia_safetensors_save(gaia_ctx *ctx, const char *path, cons
     return st;
 }
 
-/* ---- optimizer checkpoints (optimizers are the autograd module's) ---- */
-#ifndef GAIA_NO_AUTOGRAD
+/* ---- optimizer checkpoints ---- */
 #define GAIA__OPTIM_FORMAT "gaia.optim/1"
-#define GAIA__OPTIM_FORMAT_GROUPS "gaia.optim/2"
 #define GAIA__OPTIM_NHYPER 8
 
 /* A decimal uint64 written by gaia_optim_save (digits only, checked). */
@@ -9475,24 +9440,22 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
     gaia_ctx *ctx;
     gaia_named_tensor *items = NULL;
     char(*names)[32] = NULL;
-    char steps[24], seed[24], stream[24], nparams[24], ngroups[24];
-    const char *meta[17];
-    gaia_tensor *hyper = NULL, *gset = NULL, *gof = NULL;
+    char steps[24], seed[24], stream[24], nparams[24];
+    const char *meta[15];
+    gaia_tensor *hyper = NULL;
     float hv[GAIA__OPTIM_NHYPER];
     size_t i, count = 0, hn = GAIA__OPTIM_NHYPER;
-    /* one group of desc's settings: the file of an optimizer without groups */
-    int plain = o && o->ngroups == 1 && o->glr[0] == o->d.lr && o->gwd[0] == o->d.weight_decay;
     gaia_status st;
     if (!o) return GAIA_ERR_INVALID_ARG;
     ctx = o->ctx;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
-    if (o->n > (SIZE_MAX - 3) / 3 / sizeof *names || o->ngroups > SIZE_MAX / 2 / sizeof(float)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "too many parameters");
-    items = (gaia_named_tensor *)gaia__host_alloc(ctx, (3 * o->n + 3) * sizeof *items);
+    if (o->n > (SIZE_MAX - 1) / 3 / sizeof *names) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "too many parameters");
+    items = (gaia_named_tensor *)gaia__host_alloc(ctx, (3 * o->n + 1) * sizeof *items);
     names = (char(*)[32])gaia__host_alloc(ctx, (3 * o->n + 1) * sizeof *names);
     if (!items || !names) {
         gaia__host_free(ctx, items);
         gaia__host_free(ctx, names);
-        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", 3 * o->n + 3);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", 3 * o->n + 1);
     }
     for (i = 0; i < o->n; i++) {
         snprintf(names[count], sizeof *names, "param.%zu", i);
@@ -9514,21 +9477,6 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
     /* on the CPU whatever the default device: 8 floats only go to the file */
     st = gaia__tensor_new(ctx, fn, GAIA_DEVICE_CPU, 1, &hn, &hyper);
     if (st == GAIA_OK) memcpy(GAIA__PTR(hyper), hv, sizeof hv);
-    if (st == GAIA_OK && !plain) { /* the groups: [lr, weight decay] each, and each parameter's */
-        size_t gs[2];
-        gs[0] = o->ngroups, gs[1] = 2;
-        st = gaia__tensor_new(ctx, fn, GAIA_DEVICE_CPU, 2, gs, &gset);
-        if (st == GAIA_OK) st = gaia__tensor_new(ctx, fn, GAIA_DEVICE_CPU, 1, &o->n, &gof);
-        if (st == GAIA_OK) {
-            float *gv = GAIA__PTR(gset), *ov = GAIA__PTR(gof);
-            for (i = 0; i < o->ngroups; i++) gv[2 * i] = o->glr[i], gv[2 * i + 1] = o->gwd[i];
-            for (i = 0; i < o->n; i++) ov[i] = (float)o->group_of[i];
-            items[count].name = "optim.groups";
-            items[count++].tensor = gset;
-            items[count].name = "optim.group_of";
-            items[count++].tensor = gof;
-        }
-    }
     if (st == GAIA_OK) {
         items[count].name = "optim.hyper";
         items[count++].tensor = hyper;
@@ -9536,16 +9484,14 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
         snprintf(seed, sizeof seed, "%llu", (unsigned long long)ctx->seed);
         snprintf(stream, sizeof stream, "%llu", (unsigned long long)ctx->rng_stream);
         snprintf(nparams, sizeof nparams, "%zu", o->n);
-        snprintf(ngroups, sizeof ngroups, "%zu", o->ngroups);
-        meta[0] = "format", meta[1] = plain ? GAIA__OPTIM_FORMAT : GAIA__OPTIM_FORMAT_GROUPS;
+        meta[0] = "format", meta[1] = GAIA__OPTIM_FORMAT;
         meta[2] = "kind", meta[3] = o->d.kind == GAIA_OPTIM_SGD ? "sgd" : "adamw";
         meta[4] = "nesterov", meta[5] = o->d.nesterov ? "1" : "0";
         meta[6] = "params", meta[7] = nparams;
         meta[8] = "steps", meta[9] = steps;
         meta[10] = "seed", meta[11] = seed;
         meta[12] = "rng_stream", meta[13] = stream;
-        meta[14] = plain ? NULL : "groups", meta[15] = ngroups;
-        meta[16] = NULL;
+        meta[14] = NULL;
         st = gaia_safetensors_save(ctx, path, items, count, meta);
         if (st != GAIA_OK) {
             char reason[GAIA__ERR_LEN];
@@ -9554,8 +9500,6 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
         }
     }
     gaia_tensor_free(hyper);
-    gaia_tensor_free(gset);
-    gaia_tensor_free(gof);
     gaia__host_free(ctx, items);
     gaia__host_free(ctx, names);
     return st;
@@ -9577,12 +9521,10 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
     const char *fmt, *kind, *nest;
     uint64_t steps, seed, stream, nparams;
     float hv[GAIA__OPTIM_NHYPER];
-    float *gv = NULL; /* the groups' [lr, weight decay] pairs, then each parameter's group */
     size_t i, expect = 1;
     gaia_optim_desc d;
     gaia_status st;
-    int was, grouped;
-    uint64_t ngroups = 1;
+    int was;
     if (!o) return GAIA_ERR_INVALID_ARG;
     ctx = o->ctx;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
@@ -9596,18 +9538,15 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
     fmt = gaia_safetensors_meta(f, "format");
     kind = gaia_safetensors_meta(f, "kind");
     nest = gaia_safetensors_meta(f, "nesterov");
-    grouped = fmt && strcmp(fmt, GAIA__OPTIM_FORMAT_GROUPS) == 0;
-    if (!fmt || (strcmp(fmt, GAIA__OPTIM_FORMAT) != 0 && !grouped) || !kind || !nest ||
-        (strcmp(nest, "0") && strcmp(nest, "1")) ||
-        (grouped && !gaia__st_parse_u64(gaia_safetensors_meta(f, "groups"), &ngroups)) ||
+    if (!fmt || strcmp(fmt, GAIA__OPTIM_FORMAT) != 0 || !kind || !nest || (strcmp(nest, "0") && strcmp(nest, "1")) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "params"), &nparams) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "steps"), &steps) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "seed"), &seed) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "rng_stream"), &stream)) {
         st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn,
                         "'%s' is not a gaia optimizer checkpoint (metadata format \"%s\" with kind, nesterov, params, "
-                        "steps, seed and rng_stream, or \"%s\" with groups too)",
-                        path, GAIA__OPTIM_FORMAT, GAIA__OPTIM_FORMAT_GROUPS);
+                        "steps, seed and rng_stream)",
+                        path, GAIA__OPTIM_FORMAT);
         goto done;
     }
     if (strcmp(kind, o->d.kind == GAIA_OPTIM_SGD ? "sgd" : "adamw") != 0) {
@@ -9619,42 +9558,6 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
         st = gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "'%s' holds %llu parameters, this optimizer has %zu", path,
                         (unsigned long long)nparams, o->n);
         goto done;
-    }
-    if (ngroups != o->ngroups) {
-        st = gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "'%s' holds %llu parameter group%s, this optimizer has %zu", path,
-                        (unsigned long long)ngroups, ngroups == 1 ? "" : "s", o->ngroups);
-        goto done;
-    }
-    if (grouped) { /* the groups' settings, and the same membership as o's */
-        gaia_tensor *gs = gaia_safetensors_get(f, "optim.groups"), *go = gaia_safetensors_get(f, "optim.group_of");
-        size_t g;
-        gv = (float *)gaia__host_alloc(ctx, (2 * o->ngroups + o->n) * sizeof *gv);
-        if (!gv) {
-            st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", 2 * o->ngroups + o->n);
-            goto done;
-        }
-        if (!gs || !go || gs->numel != 2 * o->ngroups || go->numel != o->n) {
-            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' has no optim.groups of %zu values and optim.group_of of %zu",
-                            path, 2 * o->ngroups, o->n);
-            goto done;
-        }
-        if ((st = gaia_tensor_to_host(ctx, gs, gv, 2 * o->ngroups)) != GAIA_OK ||
-            (st = gaia_tensor_to_host(ctx, go, gv + 2 * o->ngroups, o->n)) != GAIA_OK)
-            goto done;
-        expect += 2;
-        for (g = 0; g < o->ngroups; g++)
-            if (!(gv[2 * g] > 0.0f) || gv[2 * g] > FLT_MAX || !(gv[2 * g + 1] >= 0.0f) || gv[2 * g + 1] > FLT_MAX) {
-                st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s': group %zu has lr %g and weight_decay %g", path, g,
-                                (double)gv[2 * g], (double)gv[2 * g + 1]);
-                goto done;
-            }
-        for (i = 0; i < o->n; i++)
-            if (gv[2 * o->ngroups + i] != (float)o->group_of[i]) {
-                st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                                "'%s': parameter %zu is in group %g there, in group %zu in this optimizer", path, i,
-                                (double)gv[2 * o->ngroups + i], o->group_of[i]);
-                goto done;
-            }
     }
     {
         gaia_tensor *h = gaia_safetensors_get(f, "optim.hyper");
@@ -9726,12 +9629,6 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
         staged[3 * i + 1] = staged[3 * i + 2] = NULL;
     }
     o->d = d;
-    if (grouped) {
-        for (i = 0; i < o->ngroups; i++) o->glr[i] = gv[2 * i], o->gwd[i] = gv[2 * i + 1];
-    } else { /* one group: the file's desc settings */
-        o->glr[0] = d.lr;
-        o->gwd[0] = d.weight_decay;
-    }
     o->steps = steps;
     o->last_lr = hv[7];
     ctx->seed = seed;
@@ -9739,15 +9636,12 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
 done:
     for (i = 0; staged && i < 3 * o->n; i++) gaia_tensor_free(staged[i]);
     gaia__host_free(ctx, staged);
-    gaia__host_free(ctx, gv);
     gaia_safetensors_free(f);
     gaia_grad_set_enabled(ctx, was);
     return st;
 }
-#endif /* GAIA_NO_AUTOGRAD */
 
 #endif /* GAIA_NO_FORMATS */
-#ifndef GAIA_NO_AXIS
 /* ---------------------------------------------------------------------
    Tensor operations along an axis: softmax, index_select, gather,
    scatter_add, concat, stack, cumsum, top-k, argsort. Checks, shapes and
@@ -10171,10 +10065,7 @@ GAIA_API gaia_status gaia_tensor_argsort(gaia_ctx *ctx, const gaia_tensor *x, in
 
 /* ---- the operations along an axis on the gradient tape ----
    Each public function records its node (gaia__ag_begin / _end) around the
-   raw operation; argsort gives indices, which carry no gradient. Without
-   the autograd module (GAIA_NO_AUTOGRAD) each is its raw operation alone
-   (the #else below). */
-#ifndef GAIA_NO_AUTOGRAD
+   raw operation; argsort gives indices, which carry no gradient. */
 static int gaia__ag_axis(const gaia_tensor *x, int axis) { return axis < 0 ? axis + x->ndim : axis; }
 
 static gaia_status gaia__tensor_softmax_rec(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, int axis, int want_log,
@@ -10332,43 +10223,7 @@ GAIA_API gaia_status gaia_tensor_stack(gaia_ctx *ctx, const gaia_tensor *const *
     return gaia__ag_record_parts(ctx, "gaia_tensor_stack", 1, xs, count, axis < 0 ? axis + xs[0]->ndim + 1 : axis,
                                  *out);
 }
-#else /* GAIA_NO_AUTOGRAD */
-GAIA_API gaia_status gaia_tensor_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia__tensor_softmax(ctx, "gaia_tensor_softmax", x, axis, 0, out);
-}
-GAIA_API gaia_status gaia_tensor_log_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia__tensor_softmax(ctx, "gaia_tensor_log_softmax", x, axis, 1, out);
-}
-GAIA_API gaia_status gaia_tensor_index_select(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
-                                              gaia_tensor **out) {
-    return gaia__tensor_index_select_raw(ctx, x, axis, index, out);
-}
-GAIA_API gaia_status gaia_tensor_gather(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
-                                        gaia_tensor **out) {
-    return gaia__tensor_gather_raw(ctx, x, axis, index, out);
-}
-GAIA_API gaia_status gaia_tensor_scatter_add(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
-                                             const gaia_tensor *src, gaia_tensor **out) {
-    return gaia__tensor_scatter_add_raw(ctx, x, axis, index, src, out);
-}
-GAIA_API gaia_status gaia_tensor_cumsum(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
-    return gaia__tensor_cumsum_raw(ctx, x, axis, out);
-}
-GAIA_API gaia_status gaia_tensor_topk(gaia_ctx *ctx, const gaia_tensor *x, size_t k, int axis, int largest,
-                                      gaia_tensor **values, gaia_tensor **indices) {
-    return gaia__tensor_topk_raw(ctx, x, k, axis, largest, values, indices);
-}
-GAIA_API gaia_status gaia_tensor_concat(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
-                                        gaia_tensor **out) {
-    return gaia__tensor_concat_raw(ctx, xs, count, axis, out);
-}
-GAIA_API gaia_status gaia_tensor_stack(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
-                                       gaia_tensor **out) {
-    return gaia__tensor_stack_raw(ctx, xs, count, axis, out);
-}
-#endif /* GAIA_NO_AUTOGRAD */
 
-#endif /* GAIA_NO_AXIS */
 #ifdef __cplusplus
 }
 #endif
@@ -10410,6 +10265,11 @@ static const struct gaia_layer_ops *gaia__layer_ops(gaia_ctx *ctx, const char *f
 }
 
 static int gaia__layer_act_ok(gaia_layer_act act) { return (int)act >= 0 && act < GAIA_LAYER_ACT_COUNT; }
+/* The activations whose derivative is computed from their input z (the
+   others' from their output, LINEAR's from nothing). */
+static int gaia__layer_act_reads_input(gaia_layer_act act) {
+    return act == GAIA_LAYER_ACT_GELU || act == GAIA_LAYER_ACT_GELU_ERF || act == GAIA_LAYER_ACT_SILU;
+}
 
 /* ---------------------------------------------------------------------
    Gradients of the fused kernels. A call records one node on the tape
@@ -10563,6 +10423,38 @@ done:
     return st;
 }
 
+/* RMSNorm: the backend's kernel from the saved rstd. */
+static gaia_status gaia__layer_rmsnorm_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
+    static const char *fn = "gaia_backward";
+    const struct gaia_layer_ops *ops = NULL;
+    const gaia_tensor *x = n->saved[0], *w = n->saved[1], *rstd = n->saved[2];
+    size_t cols = x->shape[x->ndim - 1], rows = x->numel / cols;
+    gaia_status st;
+    GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 1));
+    if (!ops->rmsnorm_backward) GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 0));
+    if (n->in[0]) GAIA__AG_TRY(gaia__tensor_new(ctx, fn, GAIA__DEV(g), x->ndim, x->shape, &gin[0]));
+    if (n->in[1]) GAIA__AG_TRY(gaia__tensor_new(ctx, fn, GAIA__DEV(g), w->ndim, w->shape, &gin[1]));
+    st = ops->rmsnorm_backward(ctx, GAIA__PTR(x), w ? GAIA__PTR(w) : NULL, GAIA__PTR(rstd), GAIA__PTR(g),
+                               gin[0] ? GAIA__PTR(gin[0]) : NULL, gin[1] ? GAIA__PTR(gin[1]) : NULL, rows, cols);
+done:
+    return st;
+}
+
+/* SwiGLU: the backend's kernel from the saved input. */
+static gaia_status gaia__layer_swiglu_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
+    static const char *fn = "gaia_backward";
+    const struct gaia_layer_ops *ops = NULL;
+    const gaia_tensor *x = n->saved[0];
+    size_t h = x->shape[x->ndim - 1] / 2, rows = x->numel / (2 * h);
+    gaia_status st;
+    GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 1));
+    if (!ops->swiglu_backward) GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 0));
+    GAIA__AG_TRY(gaia__tensor_new(ctx, fn, GAIA__DEV(g), x->ndim, x->shape, &gin[0]));
+    st = ops->swiglu_backward(ctx, GAIA__PTR(x), GAIA__PTR(g), GAIA__PTR(gin[0]), rows, h);
+done:
+    return st;
+}
+
 /* ---------------------------------------------------------------------
    Kernels on tensors
    --------------------------------------------------------------------- */
@@ -10581,14 +10473,14 @@ GAIA_API gaia_status gaia_layer_activation(gaia_ctx *ctx, gaia_layer_act act, co
     if (st != GAIA_OK) return st;
     gaia__ag_begin(ctx, &p, GAIA__AG_LINEAR, (int)act, x, NULL, NULL);
     p.node.flag1 = 1;
-    if (act == GAIA_LAYER_ACT_GELU) /* its derivative reads the input: copied when overwritten */
+    if (gaia__layer_act_reads_input(act)) /* the derivative reads the input: copied when overwritten */
         st = !created && gaia__aliases(*out, x) ? gaia__layer_ag_copy(ctx, &p, 2, x)
                                                 : gaia__layer_ag_keep(ctx, &p, 2, x, NULL);
     if (st != GAIA_OK) return gaia__finish_out(st, out, created);
     t0 = gaia__prof_begin(ctx);
     st = ops->bias_act(ctx, act, GAIA__PTR(x), NULL, GAIA__PTR(*out), 1, x->numel);
     gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
-    if (st == GAIA_OK && act != GAIA_LAYER_ACT_GELU && act != GAIA_LAYER_ACT_LINEAR)
+    if (st == GAIA_OK && !gaia__layer_act_reads_input(act) && act != GAIA_LAYER_ACT_LINEAR)
         st = gaia__layer_ag_keep(ctx, &p, 2, *out, NULL); /* the others' derivatives read the output */
     st = gaia__ag_end(ctx, &p, st, *out, NULL);
     return gaia__finish_out(st, out, created);
@@ -10639,7 +10531,7 @@ GAIA_API gaia_status gaia_layer_linear(gaia_ctx *ctx, const gaia_tensor *x, cons
     if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 1, W, NULL);
     p.node.shape_only[0] = !p.node.in[1];
     p.node.shape_only[1] = !p.node.in[0];
-    if (st == GAIA_OK && p.active && act == GAIA_LAYER_ACT_GELU) /* GELU's derivative reads z = x W^T + b */
+    if (st == GAIA_OK && p.active && gaia__layer_act_reads_input(act)) /* the derivative reads z = x W^T + b */
         st = gaia__tensor_new(ctx, fn, GAIA__DEV(x), x->ndim, oshape, &z);
     if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
     t0 = gaia__prof_begin(ctx);
@@ -10727,6 +10619,200 @@ GAIA_API gaia_status gaia_layer_layernorm(gaia_ctx *ctx, const gaia_tensor *x, c
     gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
     st = gaia__ag_end(ctx, &p, st, *out, NULL);
     return gaia__finish_out(st, out, created);
+}
+
+/* An existing *out must have the result's shape and live on d. */
+static gaia_status gaia__layer_check_out(gaia_ctx *ctx, const char *fn, const gaia_tensor *out, gaia_device d, int ndim,
+                                         const size_t *shape) {
+    int i, same;
+    if (!out) return GAIA_OK;
+    same = out->ndim == ndim;
+    for (i = 0; same && i < ndim; i++) same = out->shape[i] == shape[i];
+    if (!same) {
+        char have[64], want[64];
+        gaia_tensor tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.ndim = ndim;
+        memcpy(tmp.shape, shape, (size_t)ndim * sizeof(size_t));
+        gaia__shape_str(out, have, sizeof have);
+        gaia__shape_str(&tmp, want, sizeof want);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s), the result (%s)", have, want);
+    }
+    if (GAIA__DEV(out) != d)
+        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "out is on %s, x on %s", gaia_device_str(GAIA__DEV(out)),
+                          gaia_device_str(d));
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight, float eps,
+                                        gaia_tensor **out) {
+    static const char *fn = "gaia_layer_rmsnorm";
+    const struct gaia_layer_ops *ops;
+    gaia_tensor *xc = NULL, *sq = NULL, *ms = NULL, *den = NULL, *r = NULL;
+    const gaia_tensor *src = x;
+    size_t cols, keep[GAIA_MAX_DIMS];
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    cols = x->shape[x->ndim - 1];
+    if (weight) {
+        if ((st = gaia__check_tensor(ctx, fn, "weight", weight)) != GAIA_OK) return st;
+        if ((st = gaia__same_device(ctx, fn, x, weight)) != GAIA_OK) return st;
+        if (weight->numel != cols)
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "weight has %zu elements, the last dimension is %zu",
+                              weight->numel, cols);
+    }
+    if (!(eps > 0.0f) || !isfinite(eps))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "eps %g must be finite and > 0", (double)eps);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
+    if (*out && gaia__aliases(*out, weight)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias weight");
+    ops = gaia__be(ctx, GAIA__DEV(x))->layer;
+    if (ops && ops->rmsnorm && ops->rmsnorm_backward) { /* the backend's kernel, one node on the tape */
+        gaia__ag_pending p;
+        gaia_tensor *rstd = NULL;
+        size_t rows = x->numel / cols;
+        int created;
+        uint64_t t0;
+        st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, x->shape, out, &created);
+        if (st != GAIA_OK) return st;
+        gaia__ag_begin(ctx, &p, GAIA__AG_RMSNORM, 0, x, weight, NULL);
+        /* x for both gradients (copied when normalised in place); the weight for dx */
+        st = !created && gaia__aliases(*out, x) ? gaia__layer_ag_copy(ctx, &p, 0, x)
+                                                : gaia__layer_ag_keep(ctx, &p, 0, x, NULL);
+        if (st == GAIA_OK && weight) st = gaia__layer_ag_keep(ctx, &p, 1, weight, NULL);
+        p.node.shape_only[1] = !p.node.in[0];
+        if (st == GAIA_OK && p.active) st = gaia__tensor_new(ctx, fn, GAIA__DEV(x), 1, &rows, &rstd);
+        if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
+        t0 = gaia__prof_begin(ctx);
+        st = ops->rmsnorm(ctx, GAIA__PTR(x), weight ? GAIA__PTR(weight) : NULL, GAIA__PTR(*out),
+                          rstd ? GAIA__PTR(rstd) : NULL, rows, cols, eps);
+        gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
+        if (rstd) {
+            if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 2, NULL, rstd);
+            else gaia_tensor_free(rstd);
+        }
+        st = gaia__ag_end(ctx, &p, st, *out, NULL);
+        return gaia__finish_out(st, out, created);
+    }
+    /* composed of tensor operations, each recorded */
+    memcpy(keep, x->shape, sizeof keep);
+    keep[x->ndim - 1] = 1;
+    /* normalised in place: the backward reads x, so the operations read a copy */
+    if (*out && gaia__aliases(*out, x)) {
+        GAIA__AG_TRY(gaia_tensor_copy(ctx, x, &xc));
+        src = xc;
+    }
+    GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SQUARE, src, 0, 0, &sq));
+    GAIA__AG_TRY(gaia_tensor_mean(ctx, sq, -1, &ms));
+    GAIA__AG_TRY(gaia_tensor_reshape(ctx, ms, x->ndim, keep, &den));
+    GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, den, eps, &r));
+    gaia_tensor_free(den);
+    den = NULL;
+    GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SQRT, r, 0, 0, &den)); /* [.., 1]: broadcast over the row */
+    if (weight) {
+        gaia_tensor_free(r);
+        r = NULL;
+        GAIA__AG_TRY(gaia_tensor_div(ctx, src, den, &r));
+        st = gaia_tensor_mul(ctx, r, weight, out);
+    } else {
+        st = gaia_tensor_div(ctx, src, den, out);
+    }
+done:
+    gaia_tensor_free(xc);
+    gaia_tensor_free(sq);
+    gaia_tensor_free(ms);
+    gaia_tensor_free(den);
+    gaia_tensor_free(r);
+    return st;
+}
+
+GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
+    static const char *fn = "gaia_layer_swiglu";
+    const struct gaia_layer_ops *ops;
+    gaia_tensor *ia = NULL, *ib = NULL, *a = NULL, *b = NULL, *s = NULL;
+    size_t h, oshape[GAIA_MAX_DIMS];
+    int last;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    last = x->ndim - 1;
+    if (x->shape[last] % 2 != 0) {
+        char sx[64];
+        gaia__shape_str(x, sx, sizeof sx);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "x (%s): the last dimension %zu must be even, [..., 2h]", sx,
+                          x->shape[last]);
+    }
+    h = x->shape[last] / 2;
+    if (h >= ((size_t)1 << 24))
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "h = %zu: the halves are indexed as float32 (below 2^24)", h);
+    memcpy(oshape, x->shape, sizeof oshape);
+    oshape[last] = h;
+    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, oshape)) != GAIA_OK) return st;
+    if (*out && gaia__aliases(*out, x)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias x");
+    ops = gaia__be(ctx, GAIA__DEV(x))->layer;
+    if (ops && ops->swiglu && ops->swiglu_backward) { /* the backend's kernel, one node on the tape */
+        gaia__ag_pending p;
+        int created;
+        uint64_t t0;
+        st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, oshape, out, &created);
+        if (st != GAIA_OK) return st;
+        gaia__ag_begin(ctx, &p, GAIA__AG_SWIGLU, 0, x, NULL, NULL);
+        st = gaia__layer_ag_keep(ctx, &p, 0, x, NULL);
+        if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
+        t0 = gaia__prof_begin(ctx);
+        st = ops->swiglu(ctx, GAIA__PTR(x), GAIA__PTR(*out), x->numel / (2 * h), h);
+        gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 6);
+        st = gaia__ag_end(ctx, &p, st, *out, NULL);
+        return gaia__finish_out(st, out, created);
+    }
+    /* composed of tensor operations, each recorded */
+    if (gaia_device_push(ctx, GAIA__DEV(x)) != GAIA_OK)
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "no %s", gaia_device_str(GAIA__DEV(x)));
+    st = gaia_tensor_arange(ctx, 0.0f, (float)h, 1.0f, &ia);
+    if (st == GAIA_OK) st = gaia_tensor_arange(ctx, (float)h, (float)(2 * h), 1.0f, &ib);
+    gaia_device_pop(ctx);
+    if (st != GAIA_OK) goto done;
+    GAIA__AG_TRY(gaia_tensor_index_select(ctx, x, last, ia, &a));
+    GAIA__AG_TRY(gaia_tensor_index_select(ctx, x, last, ib, &b));
+    GAIA__AG_TRY(gaia_layer_activation(ctx, GAIA_LAYER_ACT_SILU, a, &s));
+    st = gaia_tensor_mul(ctx, s, b, out);
+done:
+    gaia_tensor_free(ia);
+    gaia_tensor_free(ib);
+    gaia_tensor_free(a);
+    gaia_tensor_free(b);
+    gaia_tensor_free(s);
+    return st;
+}
+
+/* Dropout as tensor operations: xs = x / (1 - p) (a scale, which keeps no
+   value for its gradient), then y = where(mask, xs, 0), whose gradient is g
+   where the mask is 1. Neither keeps x itself, so y may overwrite x. */
+GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, float p, gaia_tensor **out) {
+    static const char *fn = "gaia_layer_dropout";
+    gaia_tensor *mask = NULL, *xs = NULL, *zero = NULL;
+    size_t one = 1;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if (!(p >= 0.0f && p <= 1.0f)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "p %g must be in [0, 1]", (double)p);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
+    if (ctx->eval_mode || p == 0.0f) return gaia_tensor_copy(ctx, x, out); /* the identity */
+    if (gaia_device_push(ctx, GAIA__DEV(x)) != GAIA_OK)
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "no %s", gaia_device_str(GAIA__DEV(x)));
+    st = gaia_tensor_bernoulli(ctx, x->ndim, x->shape, 1.0f - p, &mask); /* 1: kept */
+    if (st == GAIA_OK) st = gaia_tensor_full(ctx, 1, &one, 0.0f, &zero);
+    gaia_device_pop(ctx);
+    /* p = 1: every element dropped; the scale 0 (not 1/0) keeps the gradient 0, not NaN */
+    if (st == GAIA_OK) st = gaia_tensor_scale(ctx, x, p < 1.0f ? 1.0f / (1.0f - p) : 0.0f, &xs);
+    if (st == GAIA_OK) st = gaia_tensor_where(ctx, mask, xs, zero, out);
+    gaia_tensor_free(mask);
+    gaia_tensor_free(xs);
+    gaia_tensor_free(zero);
+    return st;
 }
 
 GAIA_API gaia_status gaia_layer_attention(gaia_ctx *ctx, const gaia_tensor *q, const gaia_tensor *k,
@@ -10876,18 +10962,56 @@ GAIA_API void gaia_layer_free(gaia_layer *L) {
     gaia__host_free(L->ctx, L);
 }
 
+/* The draw of `init` for a tensor of (ndim, shape) with these fans (the
+   first four with the expressions they always had: the same numbers). */
+static gaia_status gaia__layer_init_draw(gaia_ctx *ctx, const char *fn, gaia_layer_init init, int ndim,
+                                         const size_t *shape, size_t fan_in, size_t fan_out, gaia_tensor **out) {
+    float fi = (float)fan_in, fo = (float)fan_out, b;
+    switch (init) {
+    case GAIA_LAYER_INIT_HE:
+    case GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_IN: return gaia_tensor_randn(ctx, ndim, shape, 0.0f, sqrtf(2.0f / fi), out);
+    case GAIA_LAYER_INIT_XAVIER:
+    case GAIA_LAYER_INIT_LECUN: return gaia_tensor_randn(ctx, ndim, shape, 0.0f, sqrtf(1.0f / fi), out);
+    case GAIA_LAYER_INIT_NORMAL: return gaia_tensor_randn(ctx, ndim, shape, 0.0f, 0.01f, out);
+    case GAIA_LAYER_INIT_UNIFORM: return gaia_tensor_uniform(ctx, ndim, shape, -0.01f, 0.01f, out);
+    case GAIA_LAYER_INIT_GLOROT_UNIFORM:
+        b = (float)sqrt(6.0 / ((double)fan_in + (double)fan_out));
+        return gaia_tensor_uniform(ctx, ndim, shape, -b, b, out);
+    case GAIA_LAYER_INIT_GLOROT_NORMAL:
+        return gaia_tensor_randn(ctx, ndim, shape, 0.0f, (float)sqrt(2.0 / ((double)fan_in + (double)fan_out)), out);
+    case GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_OUT: return gaia_tensor_randn(ctx, ndim, shape, 0.0f, sqrtf(2.0f / fo), out);
+    case GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_IN:
+    case GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_OUT:
+        b = (float)sqrt(6.0 / (double)(init == GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_IN ? fan_in : fan_out));
+        return gaia_tensor_uniform(ctx, ndim, shape, -b, b, out);
+    default: return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)init);
+    }
+}
+
 static gaia_status gaia__layer_init_weights(gaia_ctx *ctx, const char *fn, gaia_layer_init init, size_t rows,
                                             size_t cols, gaia_tensor **out) {
     size_t shape[2];
     shape[0] = rows;
     shape[1] = cols;
-    switch (init) {
-    case GAIA_LAYER_INIT_HE: return gaia_tensor_randn(ctx, 2, shape, 0.0f, sqrtf(2.0f / (float)cols), out);
-    case GAIA_LAYER_INIT_XAVIER: return gaia_tensor_randn(ctx, 2, shape, 0.0f, sqrtf(1.0f / (float)cols), out);
-    case GAIA_LAYER_INIT_NORMAL: return gaia_tensor_randn(ctx, 2, shape, 0.0f, 0.01f, out);
-    case GAIA_LAYER_INIT_UNIFORM: return gaia_tensor_uniform(ctx, 2, shape, -0.01f, 0.01f, out);
-    default: return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)init);
-    }
+    return gaia__layer_init_draw(ctx, fn, init, 2, shape, cols, rows, out);
+}
+
+GAIA_API gaia_status gaia_layer_init_weights(gaia_ctx *ctx, gaia_layer_init init, int ndim, const size_t *shape,
+                                             gaia_tensor **out) {
+    static const char *fn = "gaia_layer_init_weights";
+    size_t receptive = 1;
+    int i;
+    GAIA__NEED_CTX(ctx);
+    if ((int)init < 0 || init >= GAIA_LAYER_INIT_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)init);
+    if (!shape || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "shape or out is NULL");
+    if (ndim < 2 || ndim > GAIA_MAX_DIMS)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "ndim %d: a weight has 2 to %d dims ([out, in], [O, I, kh, kw])",
+                          ndim, GAIA_MAX_DIMS);
+    for (i = 0; i < ndim; i++)
+        if (shape[i] == 0) return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "dimension %d is 0", i);
+    for (i = 2; i < ndim; i++) receptive *= shape[i];
+    return gaia__layer_init_draw(ctx, fn, init, ndim, shape, shape[1] * receptive, shape[0] * receptive, out);
 }
 
 /* The parts every layer has; the caller adds its parameters. */
@@ -14347,22 +14471,13 @@ static gaia_status gaia__mpi_synapse_weight(gaia_brain *b, const char *fn, const
                                             uint32_t i, uint32_t j, float *w);
 #endif
 
-/* A fibre's statistics from its sums: {synapses, plastic synapses, the sum
-   of (w - 1) over its synapses, the largest weight}. */
-static void gaia__asm_fibre_stats_from_sums(const double sums[4], gaia_fibre_stats *out) {
-    out->synapses = sums[0];
-    out->plastic = (size_t)sums[1];
-    out->mean_weight = sums[0] > 0 ? (sums[0] + sums[2]) / sums[0] : 0.0;
-    out->max_weight = sums[0] > 0 ? sums[3] : 0.0;
-}
-
-/* raw (may be NULL): the sums (above), which a sharded brain adds up over
-   its ranks. */
+/* raw (may be NULL): {synapses, plastic, sum of c (w - 1) over the learned
+   weights, max weight}, the parts a sharded brain adds up over its ranks. */
 static gaia_status gaia__asm_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
                                          gaia_fibre_stats *out, double *raw) {
     int src, tgt, fi;
     const gaia__asm_area *t;
-    double syn = 0, wsum = 0, wmax = 1, sums[4];
+    double syn = 0, wsum = 0, wmax = 1, learned = 0;
     size_t plastic = 0;
     int exact = 1;
     gaia_status st;
@@ -14428,22 +14543,24 @@ static gaia_status gaia__asm_fibre_stats(gaia_brain *b, const char *fn, const ch
                 e = vals[s];
                 plastic += (size_t)c;
                 wsum += c * ((double)e - 1.0);
+                learned += c * ((double)e - 1.0);
                 if (e > wmax) wmax = e;
             }
             gaia__asm_hfree(b, keys);
             gaia__asm_hfree(b, vals);
         }
     }
-    /* The four sums an MPI brain adds up over its ranks (gaia__mpi_fibre_stats);
-       the statistics are read from them here too, so that one process and
-       a reduction over ranks compute each field the same way. */
-    sums[0] = syn;
-    sums[1] = (double)plastic;
-    sums[2] = wsum - syn; /* the weights' excess over 1 */
-    sums[3] = wmax;
-    if (raw) memcpy(raw, sums, sizeof sums);
-    gaia__asm_fibre_stats_from_sums(sums, out);
+    if (raw) {
+        raw[0] = syn;
+        raw[1] = (double)plastic;
+        raw[2] = learned;
+        raw[3] = wmax;
+    }
+    out->synapses = syn;
     out->synapses_exact = exact;
+    out->plastic = plastic;
+    out->mean_weight = syn > 0 ? wsum / syn : 0.0;
+    out->max_weight = syn > 0 ? wmax : 0.0;
     return GAIA_OK;
 }
 
@@ -15673,66 +15790,12 @@ GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, dou
    The trials of a batch share nothing: each runs in a CPU context of its own
    with one thread, so the trials fill the cores, and a trial's numbers
    depend on its seed only, never on which thread ran it or when. */
-typedef struct gaia__trials_job {
-    gaia_ctx *ctx;
-    const char *fn;
-    const gaia_trials_desc *desc;
-    double *rows;
-    size_t done, failed; /* failed: the lowest failed trial, SIZE_MAX: none */
-    gaia_status fst;
-    int stop;
-    char fmsg[GAIA__ERR_LEN];
-    gaia__lock lock; /* guards done, failed, fst, stop, fmsg */
-} gaia__trials_job;
-
-/* Trial r, one block of the pool's region. Blocks are claimed in index
-   order, so a failure stops the trials after it and the lowest failed
-   index is the one reported. */
-static void gaia__trial_block(void *arg, long long blk, int slot) {
-    gaia__trials_job *t = (gaia__trials_job *)arg;
-    const gaia_trials_desc *desc = t->desc;
-    size_t r = (size_t)blk;
-    gaia_ctx_desc cd;
-    gaia_ctx *c = NULL;
-    gaia_status st;
-    char msg[GAIA__ERR_LEN];
-    int skip;
-    gaia__lock_take(&t->lock);
-    skip = t->stop;
-    gaia__lock_give(&t->lock);
-    if (skip) return;
-    memset(&cd, 0, sizeof cd);
-    cd.device = GAIA_DEVICE_CPU;
-    cd.seed = desc->seed + r;
-    cd.allocator = t->ctx->allocator;
-    cd.cpu_threads = 1;
-    cd.load_limit = t->ctx->load_limit;
-    st = gaia_ctx_create(&cd, &c);
-    if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", gaia_last_error(NULL));
-    else {
-        st = desc->run(c, r, desc->seed + r, t->rows + r * desc->width, desc->user);
-        if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", c->last_error[0] ? c->last_error : gaia_status_str(st));
-        gaia_ctx_destroy(c);
-    }
-    gaia__lock_take(&t->lock);
-    if (st != GAIA_OK) {
-        t->stop = 1;
-        if (r < t->failed) {
-            t->failed = r;
-            t->fst = st;
-            memcpy(t->fmsg, msg, sizeof t->fmsg);
-        }
-    }
-    t->done++;
-    if (slot == 0) /* the caller's thread: the callback need not be thread-safe */
-        gaia_progress_report(t->ctx, t->done, desc->trials, t->fn);
-    gaia__lock_give(&t->lock);
-}
-
 static gaia_status gaia__trials_run(gaia_ctx *ctx, const char *fn, const gaia_trials_desc *desc, double *out) {
-    gaia__trials_job t;
-    size_t total, r;
-    int nt;
+    double *rows;
+    size_t total, r, done = 0, failed = SIZE_MAX;
+    gaia_status fst = GAIA_OK;
+    char fmsg[GAIA__ERR_LEN];
+    int nt, stop = 0;
     GAIA__NEED_CTX(ctx);
     if (!desc) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc is NULL");
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
@@ -15747,28 +15810,74 @@ static gaia_status gaia__trials_run(gaia_ctx *ctx, const char *fn, const gaia_tr
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%zu trials x %zu doubles overflow the address space",
                           desc->trials, desc->width);
     /* the rows are gathered apart and copied out only when all succeeded */
-    t.rows = (double *)gaia__host_alloc(ctx, total * sizeof(double));
-    if (!t.rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu trial rows", desc->trials);
-    for (r = 0; r < total; r++) t.rows[r] = NAN;
-    t.ctx = ctx, t.fn = fn, t.desc = desc, t.done = 0, t.failed = SIZE_MAX, t.fst = GAIA_OK, t.stop = 0;
-    t.fmsg[0] = '\0';
+    rows = (double *)gaia__host_alloc(ctx, total * sizeof(double));
+    if (!rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu trial rows", desc->trials);
+    for (r = 0; r < total; r++) rows[r] = NAN;
+    fmsg[0] = '\0';
     nt = desc->threads ? desc->threads : ctx->cpu_threads;
     if ((size_t)nt > desc->trials) nt = (int)desc->trials;
     if (nt < 1) nt = 1;
     gaia_progress_report(ctx, 0, desc->trials, fn);
-    /* one trial a block, claimed as threads come free: trials of one batch
-       may differ in length (a failed one ends early) */
-    gaia__lock_init(&t.lock);
-    gaia__par_run(nt, (long long)desc->trials, gaia__trial_block, &t);
-    gaia__lock_destroy(&t.lock);
-    if (t.failed != SIZE_MAX) {
-        gaia__host_free(ctx, t.rows);
-        return gaia__fail(ctx, t.fst, fn, "trial %zu (seed %llu) failed: %s", t.failed,
-                          (unsigned long long)(desc->seed + t.failed), t.fmsg);
+    /* dynamic: trials of one batch may differ in length (a failed one ends
+       early); trials start in index order, so a failure stops the trials
+       after it and the lowest failed index is the one reported */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
+#endif
+    for (r = 0; r < desc->trials; r++) {
+        gaia_ctx_desc cd;
+        gaia_ctx *c = NULL;
+        gaia_status st;
+        char msg[GAIA__ERR_LEN];
+        int skip;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+        skip = stop;
+        if (skip) continue;
+        memset(&cd, 0, sizeof cd);
+        cd.device = GAIA_DEVICE_CPU;
+        cd.seed = desc->seed + r;
+        cd.allocator = ctx->allocator;
+        cd.cpu_threads = 1;
+        cd.load_limit = ctx->load_limit;
+        st = gaia_ctx_create(&cd, &c);
+        if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", gaia_last_error(NULL));
+        else {
+            st = desc->run(c, r, desc->seed + r, rows + r * desc->width, desc->user);
+            if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", c->last_error[0] ? c->last_error : gaia_status_str(st));
+            gaia_ctx_destroy(c);
+        }
+#ifdef _OPENMP
+#pragma omp critical(gaia__trials)
+#endif
+        {
+            if (st != GAIA_OK) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                stop = 1;
+                if (r < failed) {
+                    failed = r;
+                    fst = st;
+                    memcpy(fmsg, msg, sizeof fmsg);
+                }
+            }
+            done++;
+#ifdef _OPENMP
+            if (omp_get_thread_num() == 0) /* the caller's thread: the callback need not be thread-safe */
+#endif
+                gaia_progress_report(ctx, done, desc->trials, fn);
+        }
+    }
+    if (failed != SIZE_MAX) {
+        gaia__host_free(ctx, rows);
+        return gaia__fail(ctx, fst, fn, "trial %zu (seed %llu) failed: %s", failed,
+                          (unsigned long long)(desc->seed + failed), fmsg);
     }
     gaia_progress_report(ctx, desc->trials, desc->trials, fn);
-    memcpy(out, t.rows, total * sizeof(double));
-    gaia__host_free(ctx, t.rows);
+    memcpy(out, rows, total * sizeof(double));
+    gaia__host_free(ctx, rows);
     return GAIA_OK;
 }
 
@@ -16841,7 +16950,7 @@ static int gaia__mpi_sharded_target(const gaia_brain *b, const char *to) {
 static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
                                          gaia_fibre_stats *out) {
     gaia_fibre_stats mine;
-    double raw[4] = {0, 0, 0, 0}, sum[4];
+    double raw[4] = {0, 0, 0, 0}, sum[3], wmax = 0;
     gaia_status st = gaia__asm_fibre_stats(b, fn, from, to, out ? &mine : NULL, raw);
     st = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, fn, st, NULL, NULL, 0, "");
     if (st != GAIA_OK) return st;
@@ -16849,9 +16958,12 @@ static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const ch
         /* an estimate (not exact) is the whole fibre's already: rank 0's */
         if (!mine.synapses_exact && b->mpi->rank != 0) raw[0] = 0;
         MPI_Allreduce(raw, sum, 3, MPI_DOUBLE, MPI_SUM, b->mpi->comm);
-        MPI_Allreduce(&raw[3], &sum[3], 1, MPI_DOUBLE, MPI_MAX, b->mpi->comm);
+        MPI_Allreduce(&raw[3], &wmax, 1, MPI_DOUBLE, MPI_MAX, b->mpi->comm);
         b->mpi->bytes += 32 * (uint64_t)b->mpi->size;
-        gaia__asm_fibre_stats_from_sums(sum, &mine);
+        mine.synapses = sum[0];
+        mine.plastic = (size_t)sum[1];
+        mine.mean_weight = sum[0] > 0 ? (sum[0] + sum[2]) / sum[0] : 0.0;
+        mine.max_weight = sum[0] > 0 ? wmax : 0.0;
     }
     *out = mine;
     return GAIA_OK;
@@ -17855,9 +17967,6 @@ GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_cod
     return st;
 }
 
-/* ---- a codebook's files: the vectors as .npy, the names as text (with
-   the formats module; without it, GAIA_NO_FORMATS, they are left out) ---- */
-#ifndef GAIA_NO_FORMATS
 /* "x.npy" -> "x.names.txt"; anything else gets ".names.txt" appended. */
 static char *gaia__hrr_names_path(gaia_ctx *ctx, const char *path) {
     size_t n = strlen(path), base = n;
@@ -18008,7 +18117,7 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
     gaia__host_free(ctx, npath);
     return st;
 }
-#endif /* GAIA_NO_FORMATS */
+
 #endif /* GAIA_NO_HRR */
 #if !defined(GAIA_NO_ASSEMBLY) && !defined(GAIA_NO_HRR)
 #ifdef GAIA_USE_MPI
@@ -19531,8 +19640,6 @@ typedef struct gaia__map_run {
     size_t failed, first_failed;  /* first_failed == n: none */
     gaia_status first_status;
     char first_error[GAIA__ERR_LEN];
-    gaia_device device; /* whose workers run the items */
-    gaia__lock lock;    /* guards next and the failure fields */
 } gaia__map_run;
 
 static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
@@ -19540,17 +19647,22 @@ static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
     uint64_t failures = w->failures; /* more after the item: its message is the worker's last error */
     w->seed = gaia__map_item_seed(r->seed, r->stream, item);
     w->rng_stream = 0;
+    if (w->map_parent) w->eval_mode = w->map_parent->eval_mode; /* an item runs in its caller's mode */
     st = r->fn(w, item, r->user);
     if (r->item_status) r->item_status[item] = st;
     if (st == GAIA_OK) return;
-    gaia__lock_take(&r->lock);
-    r->failed++;
-    if (item < r->first_failed) {
-        r->first_failed = item;
-        r->first_status = st;
-        snprintf(r->first_error, sizeof r->first_error, "%.400s", w->failures != failures ? w->last_error : "(no message)");
+#ifdef _OPENMP
+#pragma omp critical(gaia__map_failed)
+#endif
+    {
+        r->failed++;
+        if (item < r->first_failed) {
+            r->first_failed = item;
+            r->first_status = st;
+            snprintf(r->first_error, sizeof r->first_error, "%.400s",
+                     w->failures != failures ? w->last_error : "(no message)");
+        }
     }
-    gaia__lock_give(&r->lock);
 }
 
 /* Claims the next run of items, [*first, *end); 0 when none are left.
@@ -19559,17 +19671,20 @@ static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
    own stretch of memory) and the last ones short (the workers finish
    together even when items differ in cost). */
 static int gaia__map_claim(gaia__map_run *r, size_t *first, size_t *end) {
-    size_t left, take;
-    gaia__lock_take(&r->lock);
-    left = r->n - r->next;
-    take = left / (2 * r->workers);
-    if (take < r->grain) take = r->grain;
-    if (take > left) take = left;
-    *first = r->next;
-    *end = r->next + take;
-    r->next += take;
-    gaia__lock_give(&r->lock);
-    return take > 0;
+    int got = 0;
+#ifdef _OPENMP
+#pragma omp critical(gaia__map_claim)
+#endif
+    {
+        size_t left = r->n - r->next, take = left / (2 * r->workers);
+        if (take < r->grain) take = r->grain;
+        if (take > left) take = left;
+        *first = r->next;
+        *end = r->next + take;
+        r->next += take;
+        got = take > 0;
+    }
+    return got;
 }
 
 static void gaia__map_work(gaia__map_run *r, gaia_ctx *w) {
@@ -19577,16 +19692,6 @@ static void gaia__map_work(gaia__map_run *r, gaia_ctx *w) {
     while (gaia__map_claim(r, &first, &end))
         for (i = first; i < end; i++) gaia__map_item(r, w, i);
 }
-
-#if defined(GAIA__POOL) || defined(_OPENMP)
-/* A block of the pool's region: a thread works through the items' runs on
-   the worker of its slot (a helper that joins late finds none left). */
-static void gaia__map_block(void *arg, long long blk, int slot) {
-    gaia__map_run *r = (gaia__map_run *)arg;
-    (void)blk;
-    gaia__map_work(r, r->ctx->map_workers[r->device][slot]);
-}
-#endif
 
 /* Where AUTO runs the items: the cost model of host calls, asked for one
    item's work (the GPU runs several at once, but one item must be worth a
@@ -19636,9 +19741,7 @@ static gaia_status gaia__map(gaia_ctx *ctx, const char *fn_name, size_t n, gaia_
     if (ctx->map_parent) {
         /* a map inside an item: its items run here, one after another (the
            item's own worker is the only context this thread may use) */
-        gaia__lock_init(&r.lock);
         gaia__map_work(&r, ctx);
-        gaia__lock_destroy(&r.lock);
     } else {
         size_t units = (n + r.grain - 1) / r.grain;
         nw = desc.workers ? desc.workers : (d == GAIA_DEVICE_CPU ? ctx->cpu_threads : 4);
@@ -19651,14 +19754,21 @@ static gaia_status gaia__map(gaia_ctx *ctx, const char *fn_name, size_t n, gaia_
         st = gaia_synchronize(ctx);
         if (st != GAIA_OK) return st;
         for (i = 0; i < nw; i++) ctx->map_workers[d][i]->profiling = ctx->profiling;
-        gaia__lock_init(&r.lock);
-#if defined(GAIA__POOL) || defined(_OPENMP)
-        /* one block a worker on the pool (gaia_cpu.h, "Threads"): on the
-           CPU a helper that gets no core takes no items; on a GPU each
-           thread drives its worker's stream, so one whose item waits for
-           its results does not hold back the others */
-        r.device = d;
-        gaia__par_run(nw, nw, gaia__map_block, &r);
+#ifdef _OPENMP
+        if (d == GAIA_DEVICE_CPU) {
+            /* a CPU team under the shared-machine rules of gaia_cpu.h: it
+               meets without spinning, and shrinks to one thread while other
+               processes hold the cores */
+            GAIA__PAR_BEGIN(nw) {
+                gaia__map_work(&r, ctx->map_workers[d][omp_get_thread_num()]);
+            }
+            GAIA__PAR_END
+        } else {
+            /* one host thread per stream: a thread whose item waits for its
+               results does not hold back the others */
+#pragma omp parallel num_threads(nw)
+            gaia__map_work(&r, ctx->map_workers[d][omp_get_thread_num()]);
+        }
 #else
         if (d == GAIA_DEVICE_CPU) {
             gaia__map_work(&r, ctx->map_workers[d][0]);
@@ -19671,7 +19781,6 @@ static gaia_status gaia__map(gaia_ctx *ctx, const char *fn_name, size_t n, gaia_
             }
         }
 #endif
-        gaia__lock_destroy(&r.lock);
         for (i = 0; i < nw; i++) {
             gaia_ctx *w = ctx->map_workers[d][i];
             gaia_status sst = gaia_synchronize(w);

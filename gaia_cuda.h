@@ -1250,6 +1250,7 @@ static const struct gaia_layer_ops gaia__cuda_layer_ops = {
     gaia__cuda_layer_attention_train,
     gaia__cuda_layer_attention_backward,
     gaia__cuda_adamw_be,
+    NULL, NULL, NULL, NULL, /* RMSNorm and SwiGLU: the layer module composes them from tensor operations */
 };
 #define GAIA__CUDA_LAYER_OPS (&gaia__cuda_layer_ops)
 /* ---------------------------------------------------------------------

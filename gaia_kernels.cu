@@ -836,7 +836,7 @@ extern "C" int gaia_cuda_kernels_check(void) {
 namespace gaia_layer_cu {
 
 // Activation codes, as gaia_layer_act in gaia.h.
-enum { ACT_RELU = 0, ACT_LINEAR = 1, ACT_GELU = 2, ACT_TANH = 3, ACT_SIGMOID = 4 };
+enum { ACT_RELU = 0, ACT_LINEAR = 1, ACT_GELU = 2, ACT_TANH = 3, ACT_SIGMOID = 4, ACT_GELU_ERF = 5, ACT_SILU = 6 };
 enum { PREC_F32 = 0, PREC_BF16 = 1, PREC_F16 = 2 };
 enum { RULE_HEBB = 0, RULE_OJA = 1, RULE_BCM = 2 };
 
@@ -852,6 +852,9 @@ __device__ __forceinline__ float act(int a, float v) {
     }
     case ACT_TANH: return tanhf(v);
     case ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
+    // 0.5 v erfc(-v / sqrt 2), as gaia_cpu.h: no cancellation for v < 0
+    case ACT_GELU_ERF: return 0.5f * v * erfcf(-0.70710678118654752f * v);
+    case ACT_SILU: return v / (1.0f + expf(-v));
     default: return v;
     }
 }
@@ -1617,7 +1620,7 @@ __global__ void advance_kernel(long long *step) { *step += 1; }
 // Twins of gaia_cpu.h's *_backward; plainly correct first (warp sums per
 // score), like the forwards above. Every gradient is written, not added.
 
-// dz = dy act'(s): s is the activation's output, GELU's input (NULL: linear).
+// dz = dy act'(s): s is the activation's output, GELU's, GELU_ERF's and SILU's input (NULL: linear).
 __global__ void act_backward_kernel(int a, const float *__restrict__ dy, const float *__restrict__ s, float *dz,
                                     size_t n) {
     size_t stride = (size_t)gridDim.x * blockDim.x;
@@ -1633,6 +1636,16 @@ __global__ void act_backward_kernel(int a, const float *__restrict__ dy, const f
         }
         case ACT_TANH: r = g * (1.0f - s[i] * s[i]); break;
         case ACT_SIGMOID: r = g * (s[i] * (1.0f - s[i])); break;
+        case ACT_GELU_ERF: { // Phi(z) + z phi(z)
+            float z = s[i];
+            r = g * (0.5f * erfcf(-0.70710678118654752f * z) + z * 0.39894228040143268f * expf(-0.5f * z * z));
+            break;
+        }
+        case ACT_SILU: {
+            float z = s[i], sg = 1.0f / (1.0f + expf(-z));
+            r = g * (sg * (1.0f + z * (1.0f - sg)));
+            break;
+        }
         default: r = g; break;
         }
         dz[i] = r;

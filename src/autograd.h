@@ -5,8 +5,9 @@
 //! optional: conv
 //! switch: GAIA_NO_AUTOGRAD
 //! hooks: gaia_tensor_index_select gaia_tensor_gather gaia_tensor_scatter_add gaia_tensor_concat
-//!        gaia_tensor_cumsum (axis)
-//!        gaia__layer_linear_back gaia__layer_layernorm_back gaia__layer_attention_back (layer)
+//!        gaia_tensor_cumsum gaia_tensor_log_softmax (axis)
+//!        gaia__layer_linear_back gaia__layer_layernorm_back gaia__layer_attention_back
+//!        gaia__layer_rmsnorm_back gaia__layer_swiglu_back (layer)
 //@ part autograd-api
 /* ---------------------------------------------------------------------
    Training: gradients (reverse mode), losses, optimizers
@@ -52,6 +53,58 @@ GAIA_API gaia_status gaia_checkpoint(gaia_ctx *ctx, gaia_checkpoint_fn fn, void 
 GAIA_API gaia_status gaia_loss_mse(gaia_ctx *ctx, const gaia_tensor *pred, const gaia_tensor *target, gaia_tensor **out);
 GAIA_API gaia_status gaia_loss_cross_entropy(gaia_ctx *ctx, const gaia_tensor *logits, const gaia_tensor *targets,
                                              gaia_tensor **out);
+
+/* Losses by descriptor, with PyTorch's definitions and reductions. With
+   d = input - target elementwise (same shapes):
+     MSE        d^2
+     L1         |d|
+     HUBER      0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)
+     SMOOTH_L1  0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta
+                (Huber / beta; beta is desc.delta; beta 0, PyTorch's L1,
+                is GAIA_LOSS_L1 here)
+     BCE_WITH_LOGITS  -[t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))],
+                computed as max(x, 0) - x t + log1p(exp(-|x|)) (no overflow,
+                no log of 0); targets any float, usually in [0, 1]
+   and per row b of input [B, C] with targets B class indices as floats:
+     NLL        -x[b, t_b], x log-probabilities
+     CROSS_ENTROPY  -sum_c q_c log_softmax(x[b])_c, q = (1 - eps) onehot(t_b)
+                + eps / C (eps = label_smoothing)
+   A row whose target equals ignore_index (with use_ignore_index) counts
+   for nothing: loss 0, gradient 0, and not in the mean's count. Mean
+   divides by the elements (NLL, CROSS_ENTROPY: the rows not ignored; all
+   ignored gives NaN, and a zero gradient, as PyTorch). The input gets a
+   gradient, and the target too (elementwise kinds; class indices none). */
+typedef enum gaia_loss_kind {
+    GAIA_LOSS_MSE = 0,
+    GAIA_LOSS_L1,
+    GAIA_LOSS_HUBER,
+    GAIA_LOSS_SMOOTH_L1,
+    GAIA_LOSS_BCE_WITH_LOGITS,
+    GAIA_LOSS_NLL,
+    GAIA_LOSS_CROSS_ENTROPY,
+    GAIA_LOSS_KIND_COUNT
+} gaia_loss_kind;
+typedef enum gaia_loss_reduction {
+    GAIA_LOSS_REDUCE_MEAN = 0, /* a [1] tensor */
+    GAIA_LOSS_REDUCE_SUM,      /* a [1] tensor */
+    GAIA_LOSS_REDUCE_NONE,     /* one loss per element: input's shape ([B] for NLL, CROSS_ENTROPY) */
+    GAIA_LOSS_REDUCE_COUNT
+} gaia_loss_reduction;
+typedef struct gaia_loss_desc {
+    gaia_loss_kind kind;
+    gaia_loss_reduction reduction; /* 0 = mean */
+    float delta;             /* HUBER: delta; SMOOTH_L1: beta; finite > 0, 0 = 1 (others: 0) */
+    float label_smoothing;   /* CROSS_ENTROPY: eps in [0, 1] (others: 0) */
+    int use_ignore_index;    /* NLL, CROSS_ENTROPY: 1 = rows whose target is ignore_index count for nothing */
+    int ignore_index;        /* e.g. -100, PyTorch's default (there it is always on) */
+} gaia_loss_desc;
+/* The loss desc->kind of input against target, reduced by desc->reduction.
+   A field that the kind does not read must be 0 (GAIA_ERR_INVALID_ARG
+   otherwise, naming it); class indices outside 0..C-1 that are not the
+   ignore_index are GAIA_ERR_INVALID_ARG naming the row and value. *out
+   may be an existing tensor of the result's shape. */
+GAIA_API gaia_status gaia_loss(gaia_ctx *ctx, const gaia_loss_desc *desc, const gaia_tensor *input,
+                               const gaia_tensor *target, gaia_tensor **out);
 
 typedef enum gaia_optim_kind {
     GAIA_OPTIM_SGD,   /* with momentum and Nesterov (weight_decay: added to the gradient) */
@@ -119,8 +172,12 @@ GAIA_API void gaia_optim_destroy(gaia_optim *opt);
    norm is GAIA_ERR_NUMERIC and changes nothing. */
 GAIA_API gaia_status gaia_grad_clip_norm(gaia_ctx *ctx, gaia_tensor *const *params, size_t n, float max_norm,
                                          float *total_norm);
-/* The provided schedule: linear warm-up from 0 over `warmup` steps, then a
-   cosine from base_lr down to min_lr at step `total` (and min_lr after). */
+/* The provided schedule: a linear warm-up in which step s < warmup gets
+   base_lr (s + 1) / warmup - step 0 already base_lr / warmup (never 0),
+   step warmup - 1 the full base_lr - then a cosine from base_lr at step
+   warmup down to min_lr at step `total` (and min_lr after). warmup 0: no
+   warm-up; total <= warmup: min_lr once the warm-up is over; a NULL user:
+   base_lr always. */
 typedef struct gaia_lr_cosine {
     uint64_t warmup, total;
     float min_lr;
@@ -162,7 +219,11 @@ typedef enum gaia__ag_kind {
     GAIA__AG_LINEAR,    /* op: the activation; flag1: gaia_layer_activation (no W) */
     GAIA__AG_LAYERNORM, /* saved x, weight, [2, rows] mean and rstd, bias (its shape) */
     GAIA__AG_ATTENTION, /* op: precision, flag0: causal, p0: scale; saved q, k, v, o, lse */
-    GAIA__AG_CHECKPOINT /* gaia_checkpoint: the block in ckpt, recomputed by the backward */
+    GAIA__AG_RMSNORM,   /* the backend's RMSNorm: saved x, weight, rstd [rows] */
+    GAIA__AG_SWIGLU,    /* the backend's SwiGLU: saved x */
+    GAIA__AG_CHECKPOINT, /* gaia_checkpoint: the block in ckpt, recomputed by the backward */
+    GAIA__AG_LOSS /* gaia_loss: op the kind, flag0 the reduction, p0 delta, p1 the backward's scale;
+                     saved input, target (or the class weights W), CROSS_ENTROPY's masked softmax */
 } gaia__ag_kind;
 
 /* Values a node may keep for its backward (attention keeps five). */
@@ -367,7 +428,10 @@ static void gaia__ag_begin(gaia_ctx *ctx, gaia__ag_pending *p, gaia__ag_kind kin
     case GAIA__AG_CONV: ok = gaia__ag_save(ctx, n, 0, a) && gaia__ag_save(ctx, n, 1, b); break; /* bias: none */
     case GAIA__AG_LINEAR:
     case GAIA__AG_LAYERNORM:
-    case GAIA__AG_ATTENTION: break; /* the layer module saves what its backward reads */
+    case GAIA__AG_ATTENTION:
+    case GAIA__AG_RMSNORM:
+    case GAIA__AG_SWIGLU: break; /* the layer module saves what its backward reads */
+    case GAIA__AG_LOSS: break;      /* gaia_loss saves what its backward reads */
     default: ok = gaia__ag_save(ctx, n, 0, a); break;          /* views and copies: the input's shape */
     }
     if (kind == GAIA__AG_RESHAPE || kind == GAIA__AG_TRANSPOSE || kind == GAIA__AG_SLICE ||
@@ -1071,9 +1135,12 @@ static gaia_status gaia__layer_layernorm_back(gaia_ctx *ctx, const gaia__ag_node
                                               gaia_tensor **gin);
 static gaia_status gaia__layer_attention_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g,
                                               gaia_tensor **gin);
+static gaia_status gaia__layer_rmsnorm_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
+static gaia_status gaia__layer_swiglu_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
 #endif
 
 static gaia_status gaia__ag_checkpoint_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g);
+static gaia_status gaia__ag_loss_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
 
 static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
     const gaia_tensor *x = n->saved[0];
@@ -1151,13 +1218,18 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
     case GAIA__AG_LINEAR: return gaia__layer_linear_back(ctx, n, g, gin);
     case GAIA__AG_LAYERNORM: return gaia__layer_layernorm_back(ctx, n, g, gin);
     case GAIA__AG_ATTENTION: return gaia__layer_attention_back(ctx, n, g, gin);
+    case GAIA__AG_RMSNORM: return gaia__layer_rmsnorm_back(ctx, n, g, gin);
+    case GAIA__AG_SWIGLU: return gaia__layer_swiglu_back(ctx, n, g, gin);
 #else
     case GAIA__AG_LINEAR:
     case GAIA__AG_LAYERNORM:
-    case GAIA__AG_ATTENTION: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a layer node in a build "
+    case GAIA__AG_ATTENTION:
+    case GAIA__AG_RMSNORM:
+    case GAIA__AG_SWIGLU: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a layer node in a build "
                                                "without the layer module (GAIA_NO_LAYER)");
 #endif
     case GAIA__AG_CHECKPOINT: return gaia__ag_checkpoint_back(ctx, n, g);
+    case GAIA__AG_LOSS: return gaia__ag_loss_back(ctx, n, g, gin);
 #ifndef GAIA_NO_AXIS
     case GAIA__AG_SCATTER: /* out = x + scattered src: x gets g, src what g holds where it went */
         if (n->in[0]) GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &gin[0]));
@@ -2291,3 +2363,364 @@ done:
     return st;
 }
 
+
+/* ---- losses by descriptor (gaia_loss) ----
+   The forward runs as tensor operations with recording off and puts one
+   node on the tape; its backward, also tensor operations, multiplies the
+   incoming gradient by the loss's derivative, so both run on any device. */
+static const char *gaia__loss_name(gaia_loss_kind k) {
+    switch (k) {
+    case GAIA_LOSS_MSE: return "MSE";
+    case GAIA_LOSS_L1: return "L1";
+    case GAIA_LOSS_HUBER: return "HUBER";
+    case GAIA_LOSS_SMOOTH_L1: return "SMOOTH_L1";
+    case GAIA_LOSS_BCE_WITH_LOGITS: return "BCE_WITH_LOGITS";
+    case GAIA_LOSS_NLL: return "NLL";
+    case GAIA_LOSS_CROSS_ENTROPY: return "CROSS_ENTROPY";
+    default: return "unknown";
+    }
+}
+
+static int gaia__loss_is_class(gaia_loss_kind k) { return k == GAIA_LOSS_NLL || k == GAIA_LOSS_CROSS_ENTROPY; }
+
+/* Keeps t (a view of it; with own, own itself) in a slot of a pending
+   node. Out of memory: the node is dropped and the tape marked incomplete. */
+static gaia_status gaia__ag_keep(gaia_ctx *ctx, gaia__ag_pending *p, int slot, const gaia_tensor *t, gaia_tensor *own) {
+    if (!p->active) {
+        gaia_tensor_free(own);
+        return GAIA_OK;
+    }
+    if (own) {
+        p->node.saved[slot] = own;
+        p->node.saved_version[slot] = own->storage->version;
+        return GAIA_OK;
+    }
+    if (gaia__ag_save(ctx, &p->node, slot, t)) return GAIA_OK;
+    gaia__ag_release(&p->node);
+    p->active = 0;
+    if (ctx->tape) ctx->tape->broken = 1;
+    return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "autograd", "cannot record the operation on the gradient tape");
+}
+
+/* The checks of desc against its kind: the first bad field, named with its value. */
+static gaia_status gaia__loss_check_desc(gaia_ctx *ctx, const char *fn, const gaia_loss_desc *d) {
+    gaia_loss_kind k = d->kind;
+    if ((int)k < 0 || k >= GAIA_LOSS_KIND_COUNT) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)k);
+    if ((int)d->reduction < 0 || d->reduction >= GAIA_LOSS_REDUCE_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown reduction %d (MEAN 0, SUM 1, NONE 2)",
+                          (int)d->reduction);
+    if (k == GAIA_LOSS_HUBER || k == GAIA_LOSS_SMOOTH_L1) {
+        if (!(d->delta >= 0.0f) || d->delta > FLT_MAX)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "delta %g of %s must be finite and > 0 (0: 1)",
+                              (double)d->delta, gaia__loss_name(k));
+    } else if (d->delta != 0.0f) {
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "delta %g is for HUBER and SMOOTH_L1, not %s (set it to 0)",
+                          (double)d->delta, gaia__loss_name(k));
+    }
+    if (k == GAIA_LOSS_CROSS_ENTROPY) {
+        if (!(d->label_smoothing >= 0.0f && d->label_smoothing <= 1.0f))
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "label_smoothing %g must be in [0, 1]",
+                              (double)d->label_smoothing);
+    } else if (d->label_smoothing != 0.0f) {
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "label_smoothing %g is for CROSS_ENTROPY, not %s (set it to 0)",
+                          (double)d->label_smoothing, gaia__loss_name(k));
+    }
+    if (!gaia__loss_is_class(k) && d->use_ignore_index)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "use_ignore_index %d is for NLL and CROSS_ENTROPY, not %s "
+                          "(set it to 0)", d->use_ignore_index, gaia__loss_name(k));
+    return GAIA_OK;
+}
+
+/* The class targets of NLL and CROSS_ENTROPY, checked on the host before
+   anything is computed: W [B, C] the weight of each log-probability in the
+   row's loss (one-hot, smoothed by eps; a zero row where the target is
+   ignored), mask [B, 1] (1, or 0 where ignored) and the rows not ignored. */
+static gaia_status gaia__loss_class_weights(gaia_ctx *ctx, const char *fn, const gaia_loss_desc *d,
+                                            const gaia_tensor *x, const gaia_tensor *targets, gaia_tensor **W,
+                                            gaia_tensor **mask, size_t *count) {
+    size_t B = x->shape[0], C = x->shape[1], i, j, ms[2];
+    float eps = d->kind == GAIA_LOSS_CROSS_ENTROPY ? d->label_smoothing : 0.0f;
+    float *host = (float *)gaia__host_alloc(ctx, (B * C + 2 * B) * sizeof(float)), *w, *m;
+    gaia_status st;
+    if (!host) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", (B * C + 2 * B) * 4);
+    w = host + B;
+    m = w + B * C;
+    *count = 0;
+    st = gaia_tensor_to_host(ctx, targets, host, B);
+    for (i = 0; st == GAIA_OK && i < B; i++) {
+        float t = host[i];
+        if (d->use_ignore_index && t == (float)d->ignore_index) {
+            for (j = 0; j < C; j++) w[i * C + j] = 0.0f;
+            m[i] = 0.0f;
+            continue;
+        }
+        if (!(t >= 0.0f && t < (float)C) || t != (float)(size_t)t) {
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "target %zu is %g: a class index must be an integer in 0..%zu%s",
+                            i, (double)t, C - 1, d->use_ignore_index ? " or the ignore_index" : "");
+            break;
+        }
+        for (j = 0; j < C; j++) w[i * C + j] = eps / (float)C;
+        w[i * C + (size_t)t] += 1.0f - eps;
+        m[i] = 1.0f;
+        (*count)++;
+    }
+    ms[0] = B;
+    ms[1] = 1;
+    if (st == GAIA_OK) st = gaia__ag_from_host(ctx, GAIA__DEV(x), 2, x->shape, w, W);
+    if (st == GAIA_OK) st = gaia__ag_from_host(ctx, GAIA__DEV(x), 2, ms, m, mask);
+    gaia__host_free(ctx, host);
+    return st;
+}
+
+/* log1p(u) for u >= 0 as tensor operations: log(w) u / (w - 1) with
+   w = 1 + u rounded (exact to a few ulp: the rounding of w cancels), and u
+   itself where w rounds to 1. */
+static gaia_status gaia__loss_log1p(gaia_ctx *ctx, const gaia_tensor *u, gaia_tensor **out) {
+    gaia_tensor *w = NULL, *l = NULL, *wm = NULL, *one = NULL;
+    gaia_status st;
+    GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, u, 1.0f, &w));
+    GAIA__AG_TRY(gaia_tensor_log(ctx, w, &l));
+    GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, w, -1.0f, &wm));
+    GAIA__AG_TRY(gaia__ag_mask(ctx, GAIA_BINARY_EQ, w, 1.0f, &one));
+    GAIA__AG_TRY(gaia_tensor_div(ctx, u, wm, &wm)); /* NaN where w = 1: where() takes u there */
+    GAIA__AG_TRY(gaia_tensor_mul(ctx, l, wm, &l));
+    st = gaia_tensor_where(ctx, one, u, l, out);
+done:
+    gaia_tensor_free(w);
+    gaia_tensor_free(l);
+    gaia_tensor_free(wm);
+    gaia_tensor_free(one);
+    return st;
+}
+
+/* The elementwise losses of x against y, into *e (x's shape). */
+static gaia_status gaia__loss_elementwise(gaia_ctx *ctx, gaia_loss_kind k, float delta, const gaia_tensor *x,
+                                          const gaia_tensor *y, gaia_tensor **e) {
+    gaia_tensor *d = NULL, *a = NULL, *m = NULL, *t = NULL;
+    gaia_status st = GAIA_OK;
+    if (k != GAIA_LOSS_BCE_WITH_LOGITS) GAIA__AG_TRY(gaia_tensor_sub(ctx, x, y, &d));
+    switch (k) {
+    case GAIA_LOSS_MSE: st = gaia_tensor_unary(ctx, GAIA_UNARY_SQUARE, d, 0, 0, e); break;
+    case GAIA_LOSS_L1: st = gaia_tensor_unary(ctx, GAIA_UNARY_ABS, d, 0, 0, e); break;
+    case GAIA_LOSS_HUBER:
+    case GAIA_LOSS_SMOOTH_L1: /* m = min(|d|, delta): m (|d| - m / 2) is both branches */
+        GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_ABS, d, 0, 0, &a));
+        GAIA__AG_TRY(gaia_tensor_clamp(ctx, a, 0.0f, delta, &m));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, m, -0.5f, &t));
+        GAIA__AG_TRY(gaia_tensor_add(ctx, t, a, &t));
+        if (k == GAIA_LOSS_HUBER) st = gaia_tensor_mul(ctx, m, t, e);
+        else {
+            GAIA__AG_TRY(gaia_tensor_mul(ctx, m, t, &t));
+            st = gaia_tensor_scale(ctx, t, 1.0f / delta, e);
+        }
+        break;
+    case GAIA_LOSS_BCE_WITH_LOGITS: /* max(x, 0) - x y + log1p(exp(-|x|)) */
+        GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_ABS, x, 0, 0, &a));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, a, -1.0f, &a));
+        GAIA__AG_TRY(gaia_tensor_exp(ctx, a, &a));
+        GAIA__AG_TRY(gaia__loss_log1p(ctx, a, &m));
+        GAIA__AG_TRY(gaia_tensor_mul(ctx, x, y, &t));
+        GAIA__AG_TRY(gaia_tensor_sub(ctx, m, t, &m));
+        GAIA__AG_TRY(gaia_tensor_relu(ctx, x, &t));
+        st = gaia_tensor_add(ctx, t, m, e);
+        break;
+    default: st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, "gaia_loss", "kind %d is not elementwise", (int)k); break;
+    }
+done:
+    gaia_tensor_free(d);
+    gaia_tensor_free(a);
+    gaia_tensor_free(m);
+    gaia_tensor_free(t);
+    return st;
+}
+
+GAIA_API gaia_status gaia_loss(gaia_ctx *ctx, const gaia_loss_desc *desc, const gaia_tensor *input,
+                               const gaia_tensor *target, gaia_tensor **out) {
+    static const char *fn = "gaia_loss";
+    gaia__ag_pending p;
+    gaia_loss_desc d;
+    gaia_tensor *e = NULL, *W = NULL, *mask = NULL, *lp = NULL, *t = NULL, *sm = NULL, *r = NULL;
+    size_t count = 0, rshape[GAIA_MAX_DIMS];
+    int rndim, cls, was, created;
+    float delta, fwd_scale, back_scale;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!desc) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc is NULL");
+    d = *desc;
+    if ((st = gaia__loss_check_desc(ctx, fn, &d)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "input", input)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "target", target)) != GAIA_OK) return st;
+    if ((st = gaia__same_device(ctx, fn, input, target)) != GAIA_OK) return st;
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    cls = gaia__loss_is_class(d.kind);
+    delta = d.delta == 0.0f ? 1.0f : d.delta;
+    if (cls) {
+        if (input->ndim != 2)
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "%s input must be [B, C], got %d-D", gaia__loss_name(d.kind),
+                              input->ndim);
+        if (target->numel != input->shape[0])
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "%zu targets for %zu rows of input", target->numel,
+                              input->shape[0]);
+    } else if (input->ndim != target->ndim ||
+               memcmp(input->shape, target->shape, (size_t)input->ndim * sizeof(size_t)) != 0) {
+        char si[64], stg[64];
+        gaia__shape_str(input, si, sizeof si);
+        gaia__shape_str(target, stg, sizeof stg);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "input (%s) and target (%s) differ in shape", si, stg);
+    }
+    /* the result's shape, and an existing *out checked against it before anything runs */
+    if (d.reduction != GAIA_LOSS_REDUCE_NONE) {
+        rndim = 1;
+        rshape[0] = 1;
+    } else if (cls) {
+        rndim = 1;
+        rshape[0] = input->shape[0];
+    } else {
+        rndim = input->ndim;
+        memcpy(rshape, input->shape, sizeof rshape);
+    }
+    if (*out) {
+        int i, same = (*out)->ndim == rndim;
+        for (i = 0; same && i < rndim; i++) same = (*out)->shape[i] == rshape[i];
+        if (!same) {
+            char have[64];
+            gaia__shape_str(*out, have, sizeof have);
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s); the %s loss with reduction %d has %zu "
+                              "value(s)", have, gaia__loss_name(d.kind), (int)d.reduction, rndim == 1 ? rshape[0] :
+                              input->numel);
+        }
+    }
+    created = *out == NULL;
+    if (cls && (st = gaia__loss_class_weights(ctx, fn, &d, input, target, &W, &mask, &count)) != GAIA_OK) goto done;
+    if (!cls) count = input->numel;
+    fwd_scale = d.reduction != GAIA_LOSS_REDUCE_MEAN ? 1.0f : count ? 1.0f / (float)count : NAN;
+    back_scale = d.reduction != GAIA_LOSS_REDUCE_MEAN ? 1.0f : count ? 1.0f / (float)count : 0.0f;
+    gaia__ag_begin(ctx, &p, GAIA__AG_LOSS, (int)d.kind, input, cls ? NULL : target, NULL);
+    p.node.flag0 = (int)d.reduction;
+    p.node.p0 = d.kind == GAIA_LOSS_CROSS_ENTROPY ? d.label_smoothing : delta;
+    p.node.p1 = back_scale;
+    was = gaia_grad_set_enabled(ctx, 0);
+    if (!cls) {
+        st = gaia__loss_elementwise(ctx, d.kind, delta, input, target, &e);
+    } else { /* e[b] = -sum_c W[b, c] lp[b, c], lp the log-probabilities */
+        const gaia_tensor *logp = input;
+        if (d.kind == GAIA_LOSS_CROSS_ENTROPY) {
+            st = gaia_tensor_log_softmax(ctx, input, 1, &lp);
+            logp = lp;
+            /* the backward's softmax, zero in ignored rows: dx = (sm - W) g */
+            if (st == GAIA_OK) st = gaia_tensor_exp(ctx, lp, &sm);
+            if (st == GAIA_OK) st = gaia_tensor_mul(ctx, sm, mask, &sm);
+        }
+        if (st == GAIA_OK) st = gaia_tensor_mul(ctx, logp, W, &t);
+        if (st == GAIA_OK) st = gaia_tensor_sum(ctx, t, 1, &e);
+        if (st == GAIA_OK) st = gaia_tensor_scale(ctx, e, -1.0f, &e);
+    }
+    if (st == GAIA_OK) {
+        if (d.reduction == GAIA_LOSS_REDUCE_NONE) {
+            if (*out) st = gaia_tensor_copy(ctx, e, out);
+            else {
+                *out = e;
+                e = NULL;
+            }
+        } else {
+            st = gaia_tensor_sum(ctx, e, GAIA_AXIS_ALL, &r);
+            if (st == GAIA_OK) st = gaia_tensor_scale(ctx, r, fwd_scale, out);
+        }
+    }
+    gaia_grad_set_enabled(ctx, was);
+    /* what the backward reads: the input and the target (elementwise), the
+       class weights and the masked softmax (classes) */
+    if (st == GAIA_OK && !cls) {
+        st = gaia__ag_keep(ctx, &p, 0, input, NULL);
+        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 1, target, NULL);
+    } else if (st == GAIA_OK) {
+        st = gaia__ag_keep(ctx, &p, 0, input, NULL);
+        p.node.shape_only[0] = 1; /* the weights carry everything but its shape */
+        if (st == GAIA_OK) { /* handed over: kept, or freed when nothing records */
+            st = gaia__ag_keep(ctx, &p, 1, NULL, W);
+            W = NULL;
+        }
+        if (st == GAIA_OK && sm) {
+            st = gaia__ag_keep(ctx, &p, 2, NULL, sm);
+            sm = NULL;
+        }
+    }
+    st = gaia__ag_end(ctx, &p, st, *out, NULL);
+    if (st != GAIA_OK && created) { /* a new result only on success */
+        gaia_tensor_free(*out);
+        *out = NULL;
+    }
+done:
+    gaia_tensor_free(e);
+    gaia_tensor_free(W);
+    gaia_tensor_free(mask);
+    gaia_tensor_free(lp);
+    gaia_tensor_free(t);
+    gaia_tensor_free(sm);
+    gaia_tensor_free(r);
+    return st;
+}
+
+/* The loss's backward: g (the result's gradient) times the reduction's
+   scale, times the loss's derivative. Elementwise, with d = x - y:
+   MSE 2d, L1 sign(d), HUBER clamp(d, -delta, delta), SMOOTH_L1 that over
+   beta, each negated for the target; BCE sigmoid(x) - t for the input and
+   -x for the target. Classes: NLL -W, CROSS_ENTROPY sm - W, per row. */
+static gaia_status gaia__ag_loss_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
+    const gaia_tensor *x = n->saved[0], *y = n->saved[1], *sm = n->saved[2];
+    gaia_loss_kind k = (gaia_loss_kind)n->op;
+    gaia_tensor *gs = NULL, *col = NULL, *dd = NULL, *D = NULL, *u = NULL;
+    gaia_status st;
+    GAIA__AG_TRY(gaia_tensor_scale(ctx, g, n->p1, &gs));
+    if (gaia__loss_is_class(k)) {
+        if (n->flag0 == GAIA_LOSS_REDUCE_NONE) { /* [B]: one factor per row */
+            size_t cs[2];
+            cs[0] = x->shape[0];
+            cs[1] = 1;
+            GAIA__AG_TRY(gaia_tensor_reshape(ctx, gs, 2, cs, &col));
+        }
+        if (k == GAIA_LOSS_NLL) GAIA__AG_TRY(gaia_tensor_scale(ctx, y, -1.0f, &D));
+        else GAIA__AG_TRY(gaia_tensor_sub(ctx, sm, y, &D));
+        st = gaia_tensor_mul(ctx, D, col ? col : gs, &gin[0]);
+        goto done;
+    }
+    if (k == GAIA_LOSS_BCE_WITH_LOGITS) {
+        if (n->in[0]) {
+            GAIA__AG_TRY(gaia_tensor_sigmoid(ctx, x, &D));
+            GAIA__AG_TRY(gaia_tensor_sub(ctx, D, y, &D));
+            GAIA__AG_TRY(gaia_tensor_mul(ctx, D, gs, &gin[0]));
+        }
+        if (n->in[1]) {
+            GAIA__AG_TRY(gaia_tensor_mul(ctx, x, gs, &u));
+            GAIA__AG_TRY(gaia_tensor_scale(ctx, u, -1.0f, &gin[1]));
+        }
+        goto done;
+    }
+    GAIA__AG_TRY(gaia_tensor_sub(ctx, x, y, &dd));
+    switch (k) {
+    case GAIA_LOSS_MSE: GAIA__AG_TRY(gaia_tensor_scale(ctx, dd, 2.0f, &D)); break;
+    case GAIA_LOSS_L1: /* sign(d): (d > 0) - (d < 0), 0 at 0 as PyTorch */
+        GAIA__AG_TRY(gaia__ag_mask(ctx, GAIA_BINARY_GT, dd, 0.0f, &D));
+        GAIA__AG_TRY(gaia__ag_mask(ctx, GAIA_BINARY_LT, dd, 0.0f, &u));
+        GAIA__AG_TRY(gaia_tensor_sub(ctx, D, u, &D));
+        break;
+    case GAIA_LOSS_HUBER: GAIA__AG_TRY(gaia_tensor_clamp(ctx, dd, -n->p0, n->p0, &D)); break;
+    default: /* SMOOTH_L1 */
+        GAIA__AG_TRY(gaia_tensor_clamp(ctx, dd, -n->p0, n->p0, &D));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, D, 1.0f / n->p0, &D));
+        break;
+    }
+    GAIA__AG_TRY(gaia_tensor_mul(ctx, D, gs, &D));
+    if (n->in[1]) GAIA__AG_TRY(gaia_tensor_scale(ctx, D, -1.0f, &gin[1]));
+    if (n->in[0]) {
+        gin[0] = D;
+        D = NULL;
+    }
+done:
+    gaia_tensor_free(gs);
+    gaia_tensor_free(col);
+    gaia_tensor_free(dd);
+    gaia_tensor_free(D);
+    gaia_tensor_free(u);
+    return st;
+}

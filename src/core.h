@@ -201,6 +201,12 @@ GAIA_API void gaia_progress_bar(size_t done, size_t total, const char *label, vo
 GAIA_API int gaia_stderr_is_terminal(void);
 GAIA_API void gaia_ctx_set_seed(gaia_ctx *ctx, uint64_t seed);
 GAIA_API uint64_t gaia_ctx_seed(const gaia_ctx *ctx);
+/* Training mode (1, the default of a new context) or evaluation mode (0):
+   what the layers that behave differently in the two read (dropout is the
+   identity in evaluation). Returns the previous setting, to restore it;
+   NULL ctx: 0. Independent of gaia_grad_set_enabled (recording). */
+GAIA_API int gaia_ctx_set_training(gaia_ctx *ctx, int on);
+GAIA_API int gaia_ctx_training(const gaia_ctx *ctx);
 
 /* The default device for new tensors (never AUTO: it is resolved). */
 GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx);
@@ -488,6 +494,7 @@ struct gaia_ctx {
     int device_depth;                 /* device_stack[device_depth] is current */
     size_t load_limit;                /* desc.load_limit, resolved */
     int allow_tf32;
+    int eval_mode;                    /* gaia_ctx_set_training(ctx, 0); 0 (training) in a new context */
     gaia_device policy;               /* desc.device as asked: AUTO lets host-array calls choose */
     gaia_profile_entry profile[GAIA_PROF_COUNT];
     gaia_memory_stats cpu_memory;     /* tensor storage on the CPU */
@@ -824,6 +831,14 @@ GAIA_API void gaia_ctx_set_seed(gaia_ctx *ctx, uint64_t seed) {
     ctx->rng_stream = 0;
 }
 GAIA_API uint64_t gaia_ctx_seed(const gaia_ctx *ctx) { return ctx ? ctx->seed : 0; }
+GAIA_API int gaia_ctx_set_training(gaia_ctx *ctx, int on) {
+    int was;
+    if (!ctx) return 0;
+    was = !ctx->eval_mode;
+    ctx->eval_mode = !on;
+    return was;
+}
+GAIA_API int gaia_ctx_training(const gaia_ctx *ctx) { return ctx ? !ctx->eval_mode : 0; }
 
 GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx) {
     return ctx ? ctx->device_stack[ctx->device_depth] : GAIA_DEVICE_AUTO; /* AUTO: no context, no device */

@@ -1,7 +1,7 @@
 //! src/layer.h - the layer module: transformer kernels (activations, Linear,
 //! LayerNorm, attention, their gradients) and GAIA's learning hierarchy
 //! (reactive, Hebbian and temporal layers in levels); its backend table.
-//! uses: core tensor autograd
+//! uses: core tensor autograd axis
 //! switch: GAIA_NO_LAYER
 //@ part layer-api
 /* ---------------------------------------------------------------------
@@ -9,9 +9,10 @@
    --------------------------------------------------------------------- */
 /* layer module: public declarations (fragment of gaia.h's public section).
 
-   Two halves. Transformer kernels on tensors: activations (GELU tanh form,
-   relu, tanh, sigmoid), Linear y = x.W^T + b with a fused activation,
-   LayerNorm over the last dimension, FlashAttention-style attention. And
+   Two halves. Transformer kernels on tensors: activations (GELU in its tanh
+   and erf forms, SiLU, relu, tanh, sigmoid), Linear y = x.W^T + b with a
+   fused activation, LayerNorm and RMSNorm over the last dimension, SwiGLU,
+   FlashAttention-style attention. And
    GAIA's learning hierarchy: layers (reactive, Hebbian, temporal) stacked in
    levels with a temporal resolution, run over T steps by a hierarchy. */
 
@@ -22,6 +23,8 @@ typedef enum gaia_layer_act {
     GAIA_LAYER_ACT_GELU,    /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
     GAIA_LAYER_ACT_TANH,
     GAIA_LAYER_ACT_SIGMOID,
+    GAIA_LAYER_ACT_GELU_ERF, /* 0.5 x (1 + erf(x / sqrt(2))): PyTorch's default GELU (approximate='none') */
+    GAIA_LAYER_ACT_SILU,     /* x sigmoid(x), also called swish */
     GAIA_LAYER_ACT_COUNT
 } gaia_layer_act;
 
@@ -48,6 +51,36 @@ GAIA_API gaia_status gaia_layer_linear(gaia_ctx *ctx, const gaia_tensor *x, cons
    (population variance). weight, bias: [cols] or NULL (1 and 0); eps > 0. */
 GAIA_API gaia_status gaia_layer_layernorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight,
                                           const gaia_tensor *bias, float eps, gaia_tensor **out);
+/* RMSNorm over the last dimension: y = x / sqrt(mean(x^2) + eps) * weight,
+   weight [cols] or NULL (ones), eps finite and > 0 (PyTorch's F.rms_norm /
+   nn.RMSNorm with eps given). The backend's kernel where it has one (the
+   CPU: forward and backward, one node on the tape keeping x and each row's
+   rstd), else composed of tensor operations (square, mean, sqrt, div, mul;
+   CUDA), each recorded: either way it differentiates x and weight. out
+   may be x. */
+GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight, float eps,
+                                        gaia_tensor **out);
+/* SwiGLU, the gated unit of LLaMA-style MLPs: x [..., 2h] is split into
+   halves a = x[..., :h] and b = x[..., h:], and y [..., h] = silu(a) * b.
+   One input rather than two: one Linear with W [2h, in] makes both halves
+   in one GEMM, and its output goes in as it is (two tensors a, b are
+   gaia_tensor_concat along the last axis away). The order is the usual
+   SwiGLU's (x1, x2 = x.chunk(2, -1); silu(x1) * x2), the opposite of
+   F.glu, which gates the first half by the second. The backend's kernel
+   where it has one (the CPU: forward and backward), else composed of tensor
+   operations (index_select, the SILU activation, mul; CUDA): any device,
+   with gradients; out must not alias x. */
+GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out);
+/* Inverted dropout. In training mode (gaia_ctx_training, the default) each
+   element is kept with probability 1 - p and scaled by 1 / (1 - p), or set
+   to 0: y = x * mask / (1 - p), the mask drawn on x's device from the
+   context's seeded random stream (Philox: the same seed and calls give the
+   same masks on any thread count, and on the GPU as on the CPU). The
+   gradient goes through the same mask. p = 0 and evaluation mode give x
+   unchanged (a copy, or nothing to do when out is x); p = 1 gives zeros
+   (and a zero gradient). p outside [0, 1] or NaN is GAIA_ERR_INVALID_ARG.
+   out may be x. */
+GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, float p, gaia_tensor **out);
 /* o = softmax(scale . q k^T [+ causal mask]) v, computed tile by tile with an
    online softmax (no Nq x Nk matrix). q: [B, H, Nq, d] (or [H, Nq, d], [Nq, d]),
    k and v: same leading dims, [.., Nk, d]; d <= 128. scale 0 means 1/sqrt(d).
@@ -93,13 +126,33 @@ typedef enum gaia_layer_kind {
     GAIA_LAYER_TEMPORAL
 } gaia_layer_kind;
 
+/* Weight initialisations, with PyTorch's formulas (torch.nn.init). fan_in
+   and fan_out are PyTorch's too: W [out, in] has fan_in = in, fan_out =
+   out; a convolution's [O, I, kh, kw] has fan_in = I kh kw, fan_out =
+   O kh kw. The Kaiming ones use PyTorch's default gain sqrt(2) (relu, or
+   leaky_relu with slope 0). The values never change their numbers (files
+   and programs may hold them). */
 typedef enum gaia_layer_init {
-    GAIA_LAYER_INIT_HE = 0,     /* N(0, 1) * sqrt(2 / in) */
-    GAIA_LAYER_INIT_XAVIER,     /* N(0, 1) * sqrt(1 / in) */
+    GAIA_LAYER_INIT_HE = 0,     /* N(0, 2 / fan_in): Kaiming normal, fan-in (= KAIMING_NORMAL_FAN_IN) */
+    GAIA_LAYER_INIT_XAVIER,     /* DEPRECATED name, kept so that old code keeps its numbers: it draws
+                                   N(0, 1 / fan_in), which is LeCun normal (= GAIA_LAYER_INIT_LECUN),
+                                   not Glorot/Xavier (GAIA_LAYER_INIT_GLOROT_NORMAL or _UNIFORM) */
     GAIA_LAYER_INIT_NORMAL,     /* N(0, 1) * 0.01 */
     GAIA_LAYER_INIT_UNIFORM,    /* U(-0.01, 0.01) */
+    GAIA_LAYER_INIT_LECUN,      /* N(0, 1 / fan_in): LeCun normal */
+    GAIA_LAYER_INIT_GLOROT_UNIFORM, /* U(-b, b), b = sqrt(6 / (fan_in + fan_out)): xavier_uniform_ */
+    GAIA_LAYER_INIT_GLOROT_NORMAL,  /* N(0, 2 / (fan_in + fan_out)): xavier_normal_ */
+    GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_IN,   /* N(0, 2 / fan_in): kaiming_normal_(mode='fan_in') */
+    GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_OUT,  /* N(0, 2 / fan_out): kaiming_normal_(mode='fan_out') */
+    GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_IN,  /* U(-b, b), b = sqrt(6 / fan_in): kaiming_uniform_ */
+    GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_OUT, /* U(-b, b), b = sqrt(6 / fan_out) */
     GAIA_LAYER_INIT_COUNT
 } gaia_layer_init;
+/* A new weight tensor of `shape` (2 to 4 dims: [out, in] or a convolution's
+   [O, I, kh, kw]) drawn by `init` from the context's random stream, on the
+   context's default device. */
+GAIA_API gaia_status gaia_layer_init_weights(gaia_ctx *ctx, gaia_layer_init init, int ndim, const size_t *shape,
+                                             gaia_tensor **out);
 
 typedef enum gaia_hebb_rule {
     GAIA_HEBB_HEBBIAN = 0,  /* dW = eta post (x) pre */
@@ -120,7 +173,7 @@ typedef enum gaia_bcm_theta {
 #define GAIA_HEBB_NO_NORMALIZE 4u
 
 typedef struct gaia_reactive_desc {
-    gaia_layer_act activation;  /* 0 = relu; linear, sigmoid, tanh (and gelu) */
+    gaia_layer_act activation;  /* 0 = relu; linear, sigmoid, tanh (and the GELUs, SiLU) */
     gaia_layer_init init;       /* 0 = He */
 } gaia_reactive_desc;
 
@@ -294,8 +347,9 @@ struct gaia_layer_ops {
     gaia_status (*layernorm_backward)(gaia_ctx *ctx, const float *x, const float *weight, const float *mean,
                                       const float *rstd, const float *dy, float *dx, float *dw, float *db, size_t rows,
                                       size_t cols);
-    /* dz [rows, cols] = dy * act'(s), s the activation's output y (GELU: its
-       input z; LINEAR: NULL); db [cols] (may be NULL) = the column sums of dz. */
+    /* dz [rows, cols] = dy * act'(s), s the activation's output y (GELU,
+       GELU_ERF, SILU: its input z; LINEAR: NULL); db [cols] (may be NULL) =
+       the column sums of dz. */
     gaia_status (*act_backward)(gaia_ctx *ctx, gaia_layer_act act, const float *dy, const float *s, float *dz,
                                 float *db, size_t rows, size_t cols);
     /* attention, also writing each query row's log-sum-exp lse [bh, nq]
@@ -314,6 +368,18 @@ struct gaia_layer_ops {
        p -= lr / bc1 * m / (sqrt(v / bc2) + eps). */
     gaia_status (*adamw)(gaia_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1,
                          float beta2, float eps, float weight_decay, float bc1, float bc2);
+    /* RMSNorm and SwiGLU (NULL: gaia_layer_rmsnorm and gaia_layer_swiglu
+       compose them from tensor operations). rmsnorm: y = x rstd weight
+       (weight NULL: ones), rstd [rows] (may be NULL) = 1/sqrt(mean(x^2) +
+       eps); its backward writes dx and dw (each may be NULL). swiglu: x
+       [rows, 2h] to y [rows, h] = silu(first half) * second half; its
+       backward writes dx [rows, 2h]. */
+    gaia_status (*rmsnorm)(gaia_ctx *ctx, const float *x, const float *weight, float *y, float *rstd, size_t rows,
+                           size_t cols, float eps);
+    gaia_status (*rmsnorm_backward)(gaia_ctx *ctx, const float *x, const float *weight, const float *rstd,
+                                    const float *dy, float *dx, float *dw, size_t rows, size_t cols);
+    gaia_status (*swiglu)(gaia_ctx *ctx, const float *x, float *y, size_t rows, size_t h);
+    gaia_status (*swiglu_backward)(gaia_ctx *ctx, const float *x, const float *dy, float *dx, size_t rows, size_t h);
 };
 
 /* The CPU primitives (gaia_cpu.h; twins gaia_cuda_layer_* in the kernels). */
@@ -350,6 +416,16 @@ GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const
                                                 size_t d, float scale, int causal, int nthreads);
 GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
                              float eps, float weight_decay, float bc1, float bc2, int nthreads);
+/* RMSNorm and SwiGLU, forward and backward (see struct gaia_layer_ops;
+   serial: nthreads is not used yet). CUDA has no twins: there the layer
+   module composes them from tensor operations. */
+GAIA_API void gaia_cpu_layer_rmsnorm(const float *x, const float *weight, float *y, float *rstd, size_t rows,
+                                     size_t cols, float eps, int nthreads);
+GAIA_API void gaia_cpu_layer_rmsnorm_backward(const float *x, const float *weight, const float *rstd, const float *dy,
+                                              float *dx, float *dw, size_t rows, size_t cols, int nthreads);
+GAIA_API void gaia_cpu_layer_swiglu(const float *x, float *y, size_t rows, size_t h, int nthreads);
+GAIA_API void gaia_cpu_layer_swiglu_backward(const float *x, const float *dy, float *dx, size_t rows, size_t h,
+                                             int nthreads);
 //@ part layer-impl
 /* layer module: implementation (fragment of gaia.h's implementation section).
    Written once against the tensor API and the backends' layer tables; every
@@ -374,6 +450,11 @@ static const struct gaia_layer_ops *gaia__layer_ops(gaia_ctx *ctx, const char *f
 }
 
 static int gaia__layer_act_ok(gaia_layer_act act) { return (int)act >= 0 && act < GAIA_LAYER_ACT_COUNT; }
+/* The activations whose derivative is computed from their input z (the
+   others' from their output, LINEAR's from nothing). */
+static int gaia__layer_act_reads_input(gaia_layer_act act) {
+    return act == GAIA_LAYER_ACT_GELU || act == GAIA_LAYER_ACT_GELU_ERF || act == GAIA_LAYER_ACT_SILU;
+}
 
 /* ---------------------------------------------------------------------
    Gradients of the fused kernels. A call records one node on the tape
@@ -527,6 +608,38 @@ done:
     return st;
 }
 
+/* RMSNorm: the backend's kernel from the saved rstd. */
+static gaia_status gaia__layer_rmsnorm_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
+    static const char *fn = "gaia_backward";
+    const struct gaia_layer_ops *ops = NULL;
+    const gaia_tensor *x = n->saved[0], *w = n->saved[1], *rstd = n->saved[2];
+    size_t cols = x->shape[x->ndim - 1], rows = x->numel / cols;
+    gaia_status st;
+    GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 1));
+    if (!ops->rmsnorm_backward) GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 0));
+    if (n->in[0]) GAIA__AG_TRY(gaia__tensor_new(ctx, fn, GAIA__DEV(g), x->ndim, x->shape, &gin[0]));
+    if (n->in[1]) GAIA__AG_TRY(gaia__tensor_new(ctx, fn, GAIA__DEV(g), w->ndim, w->shape, &gin[1]));
+    st = ops->rmsnorm_backward(ctx, GAIA__PTR(x), w ? GAIA__PTR(w) : NULL, GAIA__PTR(rstd), GAIA__PTR(g),
+                               gin[0] ? GAIA__PTR(gin[0]) : NULL, gin[1] ? GAIA__PTR(gin[1]) : NULL, rows, cols);
+done:
+    return st;
+}
+
+/* SwiGLU: the backend's kernel from the saved input. */
+static gaia_status gaia__layer_swiglu_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
+    static const char *fn = "gaia_backward";
+    const struct gaia_layer_ops *ops = NULL;
+    const gaia_tensor *x = n->saved[0];
+    size_t h = x->shape[x->ndim - 1] / 2, rows = x->numel / (2 * h);
+    gaia_status st;
+    GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 1));
+    if (!ops->swiglu_backward) GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 0));
+    GAIA__AG_TRY(gaia__tensor_new(ctx, fn, GAIA__DEV(g), x->ndim, x->shape, &gin[0]));
+    st = ops->swiglu_backward(ctx, GAIA__PTR(x), GAIA__PTR(g), GAIA__PTR(gin[0]), rows, h);
+done:
+    return st;
+}
+
 /* ---------------------------------------------------------------------
    Kernels on tensors
    --------------------------------------------------------------------- */
@@ -545,14 +658,14 @@ GAIA_API gaia_status gaia_layer_activation(gaia_ctx *ctx, gaia_layer_act act, co
     if (st != GAIA_OK) return st;
     gaia__ag_begin(ctx, &p, GAIA__AG_LINEAR, (int)act, x, NULL, NULL);
     p.node.flag1 = 1;
-    if (act == GAIA_LAYER_ACT_GELU) /* its derivative reads the input: copied when overwritten */
+    if (gaia__layer_act_reads_input(act)) /* the derivative reads the input: copied when overwritten */
         st = !created && gaia__aliases(*out, x) ? gaia__layer_ag_copy(ctx, &p, 2, x)
                                                 : gaia__layer_ag_keep(ctx, &p, 2, x, NULL);
     if (st != GAIA_OK) return gaia__finish_out(st, out, created);
     t0 = gaia__prof_begin(ctx);
     st = ops->bias_act(ctx, act, GAIA__PTR(x), NULL, GAIA__PTR(*out), 1, x->numel);
     gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
-    if (st == GAIA_OK && act != GAIA_LAYER_ACT_GELU && act != GAIA_LAYER_ACT_LINEAR)
+    if (st == GAIA_OK && !gaia__layer_act_reads_input(act) && act != GAIA_LAYER_ACT_LINEAR)
         st = gaia__layer_ag_keep(ctx, &p, 2, *out, NULL); /* the others' derivatives read the output */
     st = gaia__ag_end(ctx, &p, st, *out, NULL);
     return gaia__finish_out(st, out, created);
@@ -603,7 +716,7 @@ GAIA_API gaia_status gaia_layer_linear(gaia_ctx *ctx, const gaia_tensor *x, cons
     if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 1, W, NULL);
     p.node.shape_only[0] = !p.node.in[1];
     p.node.shape_only[1] = !p.node.in[0];
-    if (st == GAIA_OK && p.active && act == GAIA_LAYER_ACT_GELU) /* GELU's derivative reads z = x W^T + b */
+    if (st == GAIA_OK && p.active && gaia__layer_act_reads_input(act)) /* the derivative reads z = x W^T + b */
         st = gaia__tensor_new(ctx, fn, GAIA__DEV(x), x->ndim, oshape, &z);
     if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
     t0 = gaia__prof_begin(ctx);
@@ -691,6 +804,200 @@ GAIA_API gaia_status gaia_layer_layernorm(gaia_ctx *ctx, const gaia_tensor *x, c
     gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
     st = gaia__ag_end(ctx, &p, st, *out, NULL);
     return gaia__finish_out(st, out, created);
+}
+
+/* An existing *out must have the result's shape and live on d. */
+static gaia_status gaia__layer_check_out(gaia_ctx *ctx, const char *fn, const gaia_tensor *out, gaia_device d, int ndim,
+                                         const size_t *shape) {
+    int i, same;
+    if (!out) return GAIA_OK;
+    same = out->ndim == ndim;
+    for (i = 0; same && i < ndim; i++) same = out->shape[i] == shape[i];
+    if (!same) {
+        char have[64], want[64];
+        gaia_tensor tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.ndim = ndim;
+        memcpy(tmp.shape, shape, (size_t)ndim * sizeof(size_t));
+        gaia__shape_str(out, have, sizeof have);
+        gaia__shape_str(&tmp, want, sizeof want);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s), the result (%s)", have, want);
+    }
+    if (GAIA__DEV(out) != d)
+        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "out is on %s, x on %s", gaia_device_str(GAIA__DEV(out)),
+                          gaia_device_str(d));
+    return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight, float eps,
+                                        gaia_tensor **out) {
+    static const char *fn = "gaia_layer_rmsnorm";
+    const struct gaia_layer_ops *ops;
+    gaia_tensor *xc = NULL, *sq = NULL, *ms = NULL, *den = NULL, *r = NULL;
+    const gaia_tensor *src = x;
+    size_t cols, keep[GAIA_MAX_DIMS];
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    cols = x->shape[x->ndim - 1];
+    if (weight) {
+        if ((st = gaia__check_tensor(ctx, fn, "weight", weight)) != GAIA_OK) return st;
+        if ((st = gaia__same_device(ctx, fn, x, weight)) != GAIA_OK) return st;
+        if (weight->numel != cols)
+            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "weight has %zu elements, the last dimension is %zu",
+                              weight->numel, cols);
+    }
+    if (!(eps > 0.0f) || !isfinite(eps))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "eps %g must be finite and > 0", (double)eps);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
+    if (*out && gaia__aliases(*out, weight)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias weight");
+    ops = gaia__be(ctx, GAIA__DEV(x))->layer;
+    if (ops && ops->rmsnorm && ops->rmsnorm_backward) { /* the backend's kernel, one node on the tape */
+        gaia__ag_pending p;
+        gaia_tensor *rstd = NULL;
+        size_t rows = x->numel / cols;
+        int created;
+        uint64_t t0;
+        st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, x->shape, out, &created);
+        if (st != GAIA_OK) return st;
+        gaia__ag_begin(ctx, &p, GAIA__AG_RMSNORM, 0, x, weight, NULL);
+        /* x for both gradients (copied when normalised in place); the weight for dx */
+        st = !created && gaia__aliases(*out, x) ? gaia__layer_ag_copy(ctx, &p, 0, x)
+                                                : gaia__layer_ag_keep(ctx, &p, 0, x, NULL);
+        if (st == GAIA_OK && weight) st = gaia__layer_ag_keep(ctx, &p, 1, weight, NULL);
+        p.node.shape_only[1] = !p.node.in[0];
+        if (st == GAIA_OK && p.active) st = gaia__tensor_new(ctx, fn, GAIA__DEV(x), 1, &rows, &rstd);
+        if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
+        t0 = gaia__prof_begin(ctx);
+        st = ops->rmsnorm(ctx, GAIA__PTR(x), weight ? GAIA__PTR(weight) : NULL, GAIA__PTR(*out),
+                          rstd ? GAIA__PTR(rstd) : NULL, rows, cols, eps);
+        gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
+        if (rstd) {
+            if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 2, NULL, rstd);
+            else gaia_tensor_free(rstd);
+        }
+        st = gaia__ag_end(ctx, &p, st, *out, NULL);
+        return gaia__finish_out(st, out, created);
+    }
+    /* composed of tensor operations, each recorded */
+    memcpy(keep, x->shape, sizeof keep);
+    keep[x->ndim - 1] = 1;
+    /* normalised in place: the backward reads x, so the operations read a copy */
+    if (*out && gaia__aliases(*out, x)) {
+        GAIA__AG_TRY(gaia_tensor_copy(ctx, x, &xc));
+        src = xc;
+    }
+    GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SQUARE, src, 0, 0, &sq));
+    GAIA__AG_TRY(gaia_tensor_mean(ctx, sq, -1, &ms));
+    GAIA__AG_TRY(gaia_tensor_reshape(ctx, ms, x->ndim, keep, &den));
+    GAIA__AG_TRY(gaia_tensor_add_scalar(ctx, den, eps, &r));
+    gaia_tensor_free(den);
+    den = NULL;
+    GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SQRT, r, 0, 0, &den)); /* [.., 1]: broadcast over the row */
+    if (weight) {
+        gaia_tensor_free(r);
+        r = NULL;
+        GAIA__AG_TRY(gaia_tensor_div(ctx, src, den, &r));
+        st = gaia_tensor_mul(ctx, r, weight, out);
+    } else {
+        st = gaia_tensor_div(ctx, src, den, out);
+    }
+done:
+    gaia_tensor_free(xc);
+    gaia_tensor_free(sq);
+    gaia_tensor_free(ms);
+    gaia_tensor_free(den);
+    gaia_tensor_free(r);
+    return st;
+}
+
+GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
+    static const char *fn = "gaia_layer_swiglu";
+    const struct gaia_layer_ops *ops;
+    gaia_tensor *ia = NULL, *ib = NULL, *a = NULL, *b = NULL, *s = NULL;
+    size_t h, oshape[GAIA_MAX_DIMS];
+    int last;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    last = x->ndim - 1;
+    if (x->shape[last] % 2 != 0) {
+        char sx[64];
+        gaia__shape_str(x, sx, sizeof sx);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "x (%s): the last dimension %zu must be even, [..., 2h]", sx,
+                          x->shape[last]);
+    }
+    h = x->shape[last] / 2;
+    if (h >= ((size_t)1 << 24))
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "h = %zu: the halves are indexed as float32 (below 2^24)", h);
+    memcpy(oshape, x->shape, sizeof oshape);
+    oshape[last] = h;
+    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, oshape)) != GAIA_OK) return st;
+    if (*out && gaia__aliases(*out, x)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias x");
+    ops = gaia__be(ctx, GAIA__DEV(x))->layer;
+    if (ops && ops->swiglu && ops->swiglu_backward) { /* the backend's kernel, one node on the tape */
+        gaia__ag_pending p;
+        int created;
+        uint64_t t0;
+        st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, oshape, out, &created);
+        if (st != GAIA_OK) return st;
+        gaia__ag_begin(ctx, &p, GAIA__AG_SWIGLU, 0, x, NULL, NULL);
+        st = gaia__layer_ag_keep(ctx, &p, 0, x, NULL);
+        if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
+        t0 = gaia__prof_begin(ctx);
+        st = ops->swiglu(ctx, GAIA__PTR(x), GAIA__PTR(*out), x->numel / (2 * h), h);
+        gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 6);
+        st = gaia__ag_end(ctx, &p, st, *out, NULL);
+        return gaia__finish_out(st, out, created);
+    }
+    /* composed of tensor operations, each recorded */
+    if (gaia_device_push(ctx, GAIA__DEV(x)) != GAIA_OK)
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "no %s", gaia_device_str(GAIA__DEV(x)));
+    st = gaia_tensor_arange(ctx, 0.0f, (float)h, 1.0f, &ia);
+    if (st == GAIA_OK) st = gaia_tensor_arange(ctx, (float)h, (float)(2 * h), 1.0f, &ib);
+    gaia_device_pop(ctx);
+    if (st != GAIA_OK) goto done;
+    GAIA__AG_TRY(gaia_tensor_index_select(ctx, x, last, ia, &a));
+    GAIA__AG_TRY(gaia_tensor_index_select(ctx, x, last, ib, &b));
+    GAIA__AG_TRY(gaia_layer_activation(ctx, GAIA_LAYER_ACT_SILU, a, &s));
+    st = gaia_tensor_mul(ctx, s, b, out);
+done:
+    gaia_tensor_free(ia);
+    gaia_tensor_free(ib);
+    gaia_tensor_free(a);
+    gaia_tensor_free(b);
+    gaia_tensor_free(s);
+    return st;
+}
+
+/* Dropout as tensor operations: xs = x / (1 - p) (a scale, which keeps no
+   value for its gradient), then y = where(mask, xs, 0), whose gradient is g
+   where the mask is 1. Neither keeps x itself, so y may overwrite x. */
+GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, float p, gaia_tensor **out) {
+    static const char *fn = "gaia_layer_dropout";
+    gaia_tensor *mask = NULL, *xs = NULL, *zero = NULL;
+    size_t one = 1;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
+    if (!(p >= 0.0f && p <= 1.0f)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "p %g must be in [0, 1]", (double)p);
+    if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
+    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
+    if (ctx->eval_mode || p == 0.0f) return gaia_tensor_copy(ctx, x, out); /* the identity */
+    if (gaia_device_push(ctx, GAIA__DEV(x)) != GAIA_OK)
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "no %s", gaia_device_str(GAIA__DEV(x)));
+    st = gaia_tensor_bernoulli(ctx, x->ndim, x->shape, 1.0f - p, &mask); /* 1: kept */
+    if (st == GAIA_OK) st = gaia_tensor_full(ctx, 1, &one, 0.0f, &zero);
+    gaia_device_pop(ctx);
+    /* p = 1: every element dropped; the scale 0 (not 1/0) keeps the gradient 0, not NaN */
+    if (st == GAIA_OK) st = gaia_tensor_scale(ctx, x, p < 1.0f ? 1.0f / (1.0f - p) : 0.0f, &xs);
+    if (st == GAIA_OK) st = gaia_tensor_where(ctx, mask, xs, zero, out);
+    gaia_tensor_free(mask);
+    gaia_tensor_free(xs);
+    gaia_tensor_free(zero);
+    return st;
 }
 
 GAIA_API gaia_status gaia_layer_attention(gaia_ctx *ctx, const gaia_tensor *q, const gaia_tensor *k,
@@ -840,18 +1147,56 @@ GAIA_API void gaia_layer_free(gaia_layer *L) {
     gaia__host_free(L->ctx, L);
 }
 
+/* The draw of `init` for a tensor of (ndim, shape) with these fans (the
+   first four with the expressions they always had: the same numbers). */
+static gaia_status gaia__layer_init_draw(gaia_ctx *ctx, const char *fn, gaia_layer_init init, int ndim,
+                                         const size_t *shape, size_t fan_in, size_t fan_out, gaia_tensor **out) {
+    float fi = (float)fan_in, fo = (float)fan_out, b;
+    switch (init) {
+    case GAIA_LAYER_INIT_HE:
+    case GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_IN: return gaia_tensor_randn(ctx, ndim, shape, 0.0f, sqrtf(2.0f / fi), out);
+    case GAIA_LAYER_INIT_XAVIER:
+    case GAIA_LAYER_INIT_LECUN: return gaia_tensor_randn(ctx, ndim, shape, 0.0f, sqrtf(1.0f / fi), out);
+    case GAIA_LAYER_INIT_NORMAL: return gaia_tensor_randn(ctx, ndim, shape, 0.0f, 0.01f, out);
+    case GAIA_LAYER_INIT_UNIFORM: return gaia_tensor_uniform(ctx, ndim, shape, -0.01f, 0.01f, out);
+    case GAIA_LAYER_INIT_GLOROT_UNIFORM:
+        b = (float)sqrt(6.0 / ((double)fan_in + (double)fan_out));
+        return gaia_tensor_uniform(ctx, ndim, shape, -b, b, out);
+    case GAIA_LAYER_INIT_GLOROT_NORMAL:
+        return gaia_tensor_randn(ctx, ndim, shape, 0.0f, (float)sqrt(2.0 / ((double)fan_in + (double)fan_out)), out);
+    case GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_OUT: return gaia_tensor_randn(ctx, ndim, shape, 0.0f, sqrtf(2.0f / fo), out);
+    case GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_IN:
+    case GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_OUT:
+        b = (float)sqrt(6.0 / (double)(init == GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_IN ? fan_in : fan_out));
+        return gaia_tensor_uniform(ctx, ndim, shape, -b, b, out);
+    default: return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)init);
+    }
+}
+
 static gaia_status gaia__layer_init_weights(gaia_ctx *ctx, const char *fn, gaia_layer_init init, size_t rows,
                                             size_t cols, gaia_tensor **out) {
     size_t shape[2];
     shape[0] = rows;
     shape[1] = cols;
-    switch (init) {
-    case GAIA_LAYER_INIT_HE: return gaia_tensor_randn(ctx, 2, shape, 0.0f, sqrtf(2.0f / (float)cols), out);
-    case GAIA_LAYER_INIT_XAVIER: return gaia_tensor_randn(ctx, 2, shape, 0.0f, sqrtf(1.0f / (float)cols), out);
-    case GAIA_LAYER_INIT_NORMAL: return gaia_tensor_randn(ctx, 2, shape, 0.0f, 0.01f, out);
-    case GAIA_LAYER_INIT_UNIFORM: return gaia_tensor_uniform(ctx, 2, shape, -0.01f, 0.01f, out);
-    default: return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)init);
-    }
+    return gaia__layer_init_draw(ctx, fn, init, 2, shape, cols, rows, out);
+}
+
+GAIA_API gaia_status gaia_layer_init_weights(gaia_ctx *ctx, gaia_layer_init init, int ndim, const size_t *shape,
+                                             gaia_tensor **out) {
+    static const char *fn = "gaia_layer_init_weights";
+    size_t receptive = 1;
+    int i;
+    GAIA__NEED_CTX(ctx);
+    if ((int)init < 0 || init >= GAIA_LAYER_INIT_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown initialisation %d", (int)init);
+    if (!shape || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "shape or out is NULL");
+    if (ndim < 2 || ndim > GAIA_MAX_DIMS)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "ndim %d: a weight has 2 to %d dims ([out, in], [O, I, kh, kw])",
+                          ndim, GAIA_MAX_DIMS);
+    for (i = 0; i < ndim; i++)
+        if (shape[i] == 0) return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "dimension %d is 0", i);
+    for (i = 2; i < ndim; i++) receptive *= shape[i];
+    return gaia__layer_init_draw(ctx, fn, init, ndim, shape, shape[1] * receptive, shape[0] * receptive, out);
 }
 
 /* The parts every layer has; the caller adds its parameters. */

@@ -572,10 +572,13 @@
                to the first largest input of each window) and avg_pool2d
                (both divisors); fused losses gaia_loss_mse and
                gaia_loss_cross_entropy (logits [B, C], class indices as
-               floats); the layer module's fused kernels (section 10):
+               floats) and gaia_loss (input, and an elementwise kind's
+               target); the layer module's fused kernels (section 10):
                gaia_layer_linear (x, W and b, through the fused bias and
                activation), gaia_layer_activation, gaia_layer_layernorm
-               (x, weight, bias; mean and rstd saved by the forward) and
+               (x, weight, bias; mean and rstd saved by the forward),
+               gaia_layer_rmsnorm and gaia_layer_swiglu (as the tensor
+               operations they are made of) and
                gaia_layer_attention (q, k, v; FlashAttention-2's backward:
                the forward saves each query row's log-sum-exp and the
                backward recomputes the softmax tile by tile, no N x N
@@ -607,12 +610,45 @@
                needs a gradient, so code that trains nothing pays nothing.
      devices   the backward runs as tensor operations where the values
                live: the same code trains on the CPU and on a GPU.
+   Losses by descriptor: gaia_loss(ctx, &desc, input, target, &loss), with
+   PyTorch's definitions. desc.kind: GAIA_LOSS_MSE, _L1, _HUBER (desc.delta),
+   _SMOOTH_L1 (desc.delta is its beta), _BCE_WITH_LOGITS (as max(x, 0) -
+   x t + log1p(exp(-|x|)): finite at any logit), _NLL (log-probabilities
+   [B, C]) and _CROSS_ENTROPY (logits [B, C]; desc.label_smoothing). The
+   elementwise kinds take a target of the input's shape (which gets a
+   gradient too), the class kinds B class indices as floats, where
+   desc.use_ignore_index = 1 makes rows whose target is desc.ignore_index
+   count for nothing (padding). desc.reduction: MEAN (0; over the rows not
+   ignored, NaN when none is left, as PyTorch), SUM, or NONE (one loss per
+   element or row). A field that the kind does not read must be 0: a
+   smoothing given to MSE is an error, not ignored. gaia_loss_mse and
+   gaia_loss_cross_entropy are the MEAN cases of MSE and CROSS_ENTROPY.
+   Example, cross-entropy with label smoothing and a padding row:
+       gaia_tensor *logits = NULL, *tg = NULL, *loss = NULL;
+       gaia_loss_desc d;
+       size_t s[2] = {3, 4}, n = 3;
+       float t[3] = {1, -100, 3}, l = 0;                  // row 1 is padding
+       gaia_tensor_zeros(ctx, 2, s, &logits);
+       gaia_tensor_from_host(ctx, 1, &n, t, &tg);
+       memset(&d, 0, sizeof d);
+       d.kind = GAIA_LOSS_CROSS_ENTROPY;
+       d.label_smoothing = 0.1f;
+       d.use_ignore_index = 1;
+       d.ignore_index = -100;
+       gaia_loss(ctx, &d, logits, tg, &loss);             // the mean of rows 0 and 2
+       gaia_tensor_item(ctx, loss, &l);
+       printf("loss %.4f\n", l);                          // prints: loss 1.3863
+       gaia_tensor_free(logits); gaia_tensor_free(tg); gaia_tensor_free(loss);
    Optimizers: gaia_optim_create(ctx, &desc, params, n, &opt) with
    desc.kind GAIA_OPTIM_SGD (momentum, nesterov, weight_decay added to the
    gradient) or GAIA_OPTIM_ADAMW (beta1, beta2, eps; decoupled
    weight_decay; bias correction), desc.clip_norm (clip to a global L2
    norm first, gaia_grad_clip_norm) and desc.schedule (gaia_lr_warmup_cosine
-   with a gaia_lr_cosine is the provided one); gaia_optim_step updates every
+   with a gaia_lr_cosine {warmup, total, min_lr} is the provided one: step
+   s < warmup gets base_lr (s + 1) / warmup, so the first step already has
+   base_lr / warmup, not 0, and step warmup - 1 the full rate; then a cosine
+   from base_lr at step warmup to min_lr at step total, and min_lr after);
+   gaia_optim_step updates every
    parameter that has a gradient, with recording off (AdamW: one fused pass
    over the parameter, its gradient and both moments on either device).
    Every parameter must require a gradient and appear once (two that share
@@ -688,6 +724,10 @@
        gaia_tensor_free(W); gaia_tensor_free(b);
    The same by hand: gaia_optim_group g[2] = {{&W, 1, 0, 0, 0},
    {&b, 1, 0, 0, 1}} (g[1]: own_weight_decay with weight_decay 0).
+   Example, the provided schedule's rates (warm-up 4 steps, cosine to step 12):
+       gaia_lr_cosine c = {4, 12, 0.0f};
+       printf("%g %g %g %g\n", gaia_lr_warmup_cosine(0, 0.1f, &c), gaia_lr_warmup_cosine(3, 0.1f, &c),
+              gaia_lr_warmup_cosine(8, 0.1f, &c), gaia_lr_warmup_cosine(12, 0.1f, &c)); // prints: 0.025 0.1 0.05 0
    examples/train_mlp.c trains an MLP on two spirals to 100%;
    examples/train_digits.c one on scikit-learn's handwritten digits
    (tools/digits_to_npy.py exports them) to 97-98% test accuracy.
@@ -708,6 +748,86 @@
               gaia_tensor_dim(gaia_tensor_grad(W), 1));                      // prints: dW 16x16
        gaia_tensor_free(x); gaia_tensor_free(W); gaia_tensor_free(h);
        gaia_tensor_free(o); gaia_tensor_free(loss);
+   Activations and norms of current models (section 10): the exact GELU,
+   0.5 x (1 + erf(x / sqrt 2)) (GAIA_LAYER_ACT_GELU_ERF, PyTorch's default
+   F.gelu; GAIA_LAYER_ACT_GELU is the tanh form, approximate='tanh'), SiLU
+   x sigmoid(x) (GAIA_LAYER_ACT_SILU), both for gaia_layer_activation and
+   fused into gaia_layer_linear, on the CPU and the GPU; RMSNorm,
+   gaia_layer_rmsnorm(ctx, x, gain or NULL, eps, &y) = x / sqrt(mean(x^2)
+   + eps) * gain over the last dimension; and SwiGLU,
+   gaia_layer_swiglu(ctx, x, &y): x [.., 2h] split in halves a, b gives
+   silu(a) * b [.., h] (one input, so that one Linear of W [2h, in] makes
+   both halves in one GEMM; the order of x.chunk(2, -1) in the usual SwiGLU,
+   not F.glu's). RMSNorm and SwiGLU run as CPU kernels (forward and
+   backward) and, on CUDA, as compositions of tensor operations.
+   Example, a LLaMA-style MLP block, x + W2 swiglu(W1 rmsnorm(x)):
+       gaia_tensor *x = NULL, *g = NULL, *W1 = NULL, *W2 = NULL;
+       gaia_tensor *n = NULL, *u = NULL, *s = NULL, *y = NULL;
+       size_t xs[2] = {4, 16}, gs = 16, w1s[2] = {2 * 32, 16}, w2s[2] = {16, 32};
+       gaia_tensor_randn(ctx, 2, xs, 0.0f, 1.0f, &x);
+       gaia_tensor_ones(ctx, 1, &gs, &g);
+       gaia_tensor_randn(ctx, 2, w1s, 0.0f, 0.25f, &W1);
+       gaia_tensor_randn(ctx, 2, w2s, 0.0f, 0.18f, &W2);
+       gaia_tensor_set_requires_grad(ctx, W1, 1);
+       gaia_layer_rmsnorm(ctx, x, g, 1e-6f, &n);
+       gaia_layer_linear(ctx, n, W1, NULL, GAIA_LAYER_ACT_LINEAR, &u);  // [4, 64]: both halves
+       gaia_layer_swiglu(ctx, u, &s);                                   // [4, 32]
+       gaia_layer_linear(ctx, s, W2, NULL, GAIA_LAYER_ACT_LINEAR, &y);
+       gaia_tensor_add(ctx, y, x, &y);                                  // the residual
+       printf("y %zux%zu\n", gaia_tensor_dim(y, 0), gaia_tensor_dim(y, 1)); // prints: y 4x16
+       gaia_tape_clear(ctx);
+       gaia_tensor_free(x); gaia_tensor_free(g); gaia_tensor_free(W1); gaia_tensor_free(W2);
+       gaia_tensor_free(n); gaia_tensor_free(u); gaia_tensor_free(s); gaia_tensor_free(y);
+   Training and evaluation mode: gaia_ctx_set_training(ctx, 0) puts the
+   context in evaluation mode and gaia_ctx_set_training(ctx, 1) back in
+   training mode (the default), each returning the previous setting;
+   gaia_ctx_training(ctx) reads it. It is not gaia_grad_set_enabled: that
+   switches recording, this what layers such as dropout do (a gaia_map item
+   runs in its caller's mode). gaia_layer_dropout(ctx, x, p, &y) is inverted
+   dropout: in training mode each element is kept with probability 1 - p
+   and scaled by 1/(1 - p), else zeroed, with a mask drawn on x's device
+   from the context's Philox stream (the same seed and calls give the same
+   masks on any thread count); the gradient goes through the same mask. In
+   evaluation mode, and for p = 0, y is x; p = 1 zeroes everything (zero
+   gradient); p outside [0, 1] or NaN is GAIA_ERR_INVALID_ARG. y may be x.
+   Example, dropout while training, the identity in evaluation:
+       gaia_tensor *x = NULL, *y = NULL;
+       size_t n = 1000;
+       float v[1000], sum = 0;
+       int i;
+       gaia_tensor_ones(ctx, 1, &n, &x);
+       gaia_layer_dropout(ctx, x, 0.5f, &y);          // each element 0 or 2
+       gaia_tensor_to_host(ctx, y, v, n);
+       for (i = 0; i < 1000; i++) sum += v[i];
+       printf("%s\n", sum > 850 && sum < 1150 ? "mean about 1" : "no"); // prints: mean about 1
+       gaia_ctx_set_training(ctx, 0);                 // evaluation
+       gaia_layer_dropout(ctx, x, 0.5f, &y);          // y = x
+       gaia_tensor_to_host(ctx, y, v, n);
+       printf("%g %d\n", v[0], gaia_ctx_training(ctx)); // prints: 1 0
+       gaia_tensor_free(x); gaia_tensor_free(y);
+   Initialisation: gaia_layer_init_weights(ctx, init, ndim, shape, &W) draws
+   a weight tensor ([out, in], or a convolution's [O, I, kh, kw]) from the
+   context's random stream with PyTorch's formulas (torch.nn.init) and fans
+   (fan_in = in times the receptive field kh kw, fan_out = out times it):
+   GAIA_LAYER_INIT_LECUN N(0, 1/fan_in); _GLOROT_UNIFORM U(-b, b) with
+   b = sqrt(6/(fan_in + fan_out)) and _GLOROT_NORMAL N(0, 2/(fan_in +
+   fan_out)) (xavier_uniform_, xavier_normal_); _KAIMING_NORMAL_FAN_IN and
+   _FAN_OUT N(0, 2/fan), _KAIMING_UNIFORM_FAN_IN and _FAN_OUT U(-b, b) with
+   b = sqrt(6/fan) (kaiming_*_ with the default gain sqrt(2)). The older
+   names keep their numbers: _HE is _KAIMING_NORMAL_FAN_IN, and _XAVIER,
+   whose N(0, 1/fan_in) was never Glorot's, is _LECUN (deprecated: use
+   _LECUN for the same draws or _GLOROT_* for Xavier's). GAIA's layers take
+   the same values in their descs.
+   Example, a Glorot-uniform weight inside its bound:
+       gaia_tensor *W = NULL;
+       size_t s[2] = {64, 192};                          // fan_out 64, fan_in 192
+       float v[64 * 192], mx = 0;
+       int i;
+       gaia_layer_init_weights(ctx, GAIA_LAYER_INIT_GLOROT_UNIFORM, 2, s, &W);
+       gaia_tensor_to_host(ctx, W, v, 64 * 192);
+       for (i = 0; i < 64 * 192; i++) mx = fabsf(v[i]) > mx ? fabsf(v[i]) : mx;
+       printf("%s\n", mx <= sqrtf(6.0f / 256) ? "inside" : "outside"); // prints: inside
+       gaia_tensor_free(W);
    Activation checkpointing trades compute for memory: gaia_checkpoint(ctx,
    fn, user, inputs, n, &y) runs the block fn (its one result from
    inputs[0 .. n-1] into *out, found NULL) with recording off and puts one
@@ -797,7 +917,8 @@
            return 0;
        }
    If PyTorch is installed, tests/test_torch.c checks gaia's gradients of
-   an MLP and an attention block against torch.autograd in float64 (the
+   an MLP, an attention block, every gaia_loss kind and a chain of the
+   exact GELU, RMSNorm, SwiGLU and SiLU against torch.autograd in float64 (the
    interpreter: $GAIA_TEST_PYTHON, else python3; skipped without torch).
    examples/train_transformer.c trains a one-block transformer (embedding
    by index_select, attention, LayerNorm, GELU MLP, cross-entropy, AdamW)
@@ -985,11 +1106,15 @@
    10. THE LAYER MODULE
    =====================================================================
    Kernels on tensors (any device):
-     gaia_layer_activation(ctx, act, x, &y)     GELU (tanh form), relu, tanh,
-                                                sigmoid, linear; in place ok
+     gaia_layer_activation(ctx, act, x, &y)     GELU (tanh and erf forms),
+                                                SiLU, relu, tanh, sigmoid,
+                                                linear; in place ok
      gaia_layer_linear(ctx, x, W, b, act, &y)   y = act(x W^T + b), W [out,in],
                                                 b [out] or NULL; fused epilogue
      gaia_layer_layernorm(ctx, x, w, b, eps, &y) over the last dimension
+     gaia_layer_rmsnorm(ctx, x, w, eps, &y)     x / sqrt(mean(x^2) + eps) * w
+     gaia_layer_swiglu(ctx, x, &y)              silu(x[.., :h]) * x[.., h:]
+     gaia_layer_dropout(ctx, x, p, &y)          inverted dropout (section 8)
      gaia_layer_attention(ctx, q, k, v, scale, causal, prec, &o)
          q [B,H,Nq,d], k and v [B,H,Nk,d], d <= 128; scale 0 = 1/sqrt(d);
          causal: query i sees keys j <= i + Nk - Nq. Online softmax over key
@@ -998,12 +1123,15 @@
      gaia_layer_has_kernel(ctx, k), gaia_layer_benchmark_kernel(ctx, k,
          shape, repeats, &ms)    the seed's has_custom_kernels/benchmark_kernel
      Gradients: linear, activation, layernorm and attention go on the
-         gradient tape when an input needs one (section 8).
+         gradient tape when an input needs one (section 8); so do rmsnorm
+         and swiglu (CPU kernels; on CUDA their tensor operations, each
+         recorded).
      Backend primitives (gaia_cpu_layer_*, twins in gaia_kernels.cu): the
          forwards above, _layernorm_train and _attention_train (the same,
          also writing mean/rstd and the rows' log-sum-exp), and the
          backwards _act_backward (dz = dy act'(.), bias gradient),
-         _layernorm_backward and _attention_backward.
+         _layernorm_backward and _attention_backward; _rmsnorm, _swiglu
+         and their _backward (CPU only: no twins yet).
    GAIA's hierarchy:
      gaia_layer_reactive_create / _hebbian_create / _temporal_create(ctx, in,
          out, &desc or NULL, &layer)   (zero desc = GAIA's defaults: relu, He,
@@ -1020,8 +1148,11 @@
          the device (CPU: one fused loop; CUDA: a captured graph per period).
    Levels own their layers, hierarchies their levels: free the top object.
    The enums: gaia_layer_act GAIA_LAYER_ACT_RELU (0), _LINEAR, _GELU, _TANH,
-   _SIGMOID; gaia_layer_precision GAIA_LAYER_PREC_F32 (0), _BF16, _F16;
-   gaia_layer_init GAIA_LAYER_INIT_HE (0), _XAVIER, _NORMAL, _UNIFORM;
+   _SIGMOID, _GELU_ERF, _SILU; gaia_layer_precision GAIA_LAYER_PREC_F32 (0), _BF16, _F16;
+   gaia_layer_init GAIA_LAYER_INIT_HE (0), _XAVIER (deprecated: it is LeCun
+   normal, as _LECUN), _NORMAL, _UNIFORM, _LECUN, _GLOROT_UNIFORM,
+   _GLOROT_NORMAL, _KAIMING_NORMAL_FAN_IN (= _HE), _KAIMING_NORMAL_FAN_OUT,
+   _KAIMING_UNIFORM_FAN_IN, _KAIMING_UNIFORM_FAN_OUT (section 8);
    gaia_hebb_rule GAIA_HEBB_HEBBIAN (0), GAIA_HEBB_OJA, GAIA_HEBB_BCM;
    gaia_bcm_theta GAIA_BCM_THETA_GAIA (0), _TEXTBOOK; desc.flags
    GAIA_HEBB_NO_DECAY | GAIA_HEBB_NO_HOMEOSTASIS | GAIA_HEBB_NO_NORMALIZE;
@@ -1052,7 +1183,7 @@
        gaia_hierarchy *h;
        gaia_level *lv;
        gaia_layer *L;
-       gaia_reactive_desc rd = {GAIA_LAYER_ACT_TANH, GAIA_LAYER_INIT_XAVIER};
+       gaia_reactive_desc rd = {GAIA_LAYER_ACT_TANH, GAIA_LAYER_INIT_LECUN};
        gaia_hebbian_desc hd;
        memset(&hd, 0, sizeof hd);                                  // zero = GAIA's defaults
        hd.rule = GAIA_HEBB_OJA;

@@ -133,6 +133,7 @@ static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
     uint64_t failures = w->failures; /* more after the item: its message is the worker's last error */
     w->seed = gaia__map_item_seed(r->seed, r->stream, item);
     w->rng_stream = 0;
+    if (w->map_parent) w->eval_mode = w->map_parent->eval_mode; /* an item runs in its caller's mode */
     st = r->fn(w, item, r->user);
     if (r->item_status) r->item_status[item] = st;
     if (st == GAIA_OK) return;

@@ -1689,6 +1689,357 @@ static void train_mlp_learns_two_spirals(gt *t) {
     GT_CHECK(t, correct == B, "%d of %d points right after %d steps (loss %g)", correct, B, STEPS, last);
 }
 
+/* ---- gaia_loss: every kind and reduction against float64 ---- */
+#define LOSS_B 6
+#define LOSS_C 5
+/* class targets: row 3 is ignored when the case ignores -100 */
+static const float loss_targets[LOSS_B] = {2, 0, 4, -100, 1, 4};
+
+typedef struct loss_cfg {
+    gaia_loss_desc d;
+    size_t n; /* elements of input */
+} loss_cfg;
+
+static double loss_ref_elem(const gaia_loss_desc *d, double x, double y) {
+    double dd = x - y, a = fabs(dd), del = d->delta == 0.0f ? 1.0 : (double)d->delta;
+    switch (d->kind) {
+    case GAIA_LOSS_MSE: return dd * dd;
+    case GAIA_LOSS_L1: return a;
+    case GAIA_LOSS_HUBER: return a < del ? 0.5 * dd * dd : del * (a - 0.5 * del);
+    case GAIA_LOSS_SMOOTH_L1: return a < del ? 0.5 * dd * dd / del : a - 0.5 * del;
+    default: /* BCE with logits: -(y log s(x) + (1 - y) log s(-x)), log s(z) = -log1p(e^-z) stably */
+        {
+            double ls_pos = x > 0 ? -log1p(exp(-x)) : x - log1p(exp(x));
+            double ls_neg = -x > 0 ? -log1p(exp(x)) : -x - log1p(exp(-x));
+            return -(y * ls_pos + (1.0 - y) * ls_neg);
+        }
+    }
+}
+
+/* The reference: per-element (or per-row) losses into e, then the reduction into y. */
+static size_t loss_ref(const loss_cfg *c, const double *x, const double *tgt, double *y) {
+    double e[64], sum = 0;
+    size_t i, ne, count = 0;
+    int cls = c->d.kind == GAIA_LOSS_NLL || c->d.kind == GAIA_LOSS_CROSS_ENTROPY;
+    if (!cls) {
+        ne = c->n;
+        for (i = 0; i < ne; i++) e[i] = loss_ref_elem(&c->d, x[i], tgt[i]);
+        count = ne;
+    } else {
+        size_t b, k;
+        ne = LOSS_B;
+        for (b = 0; b < LOSS_B; b++) {
+            const double *r = x + b * LOSS_C;
+            double mx = r[0], s = 0, lse, eps = c->d.label_smoothing, all = 0;
+            size_t tb;
+            if (c->d.use_ignore_index && loss_targets[b] == (float)c->d.ignore_index) {
+                e[b] = 0;
+                continue;
+            }
+            count++;
+            tb = (size_t)loss_targets[b];
+            if (c->d.kind == GAIA_LOSS_NLL) {
+                e[b] = -r[tb];
+                continue;
+            }
+            for (k = 1; k < LOSS_C; k++) mx = r[k] > mx ? r[k] : mx;
+            for (k = 0; k < LOSS_C; k++) s += exp(r[k] - mx);
+            lse = mx + log(s);
+            for (k = 0; k < LOSS_C; k++) all += r[k] - lse;
+            e[b] = -(1.0 - eps) * (r[tb] - lse) - eps / LOSS_C * all;
+        }
+    }
+    for (i = 0; i < ne; i++) sum += e[i];
+    if (c->d.reduction == GAIA_LOSS_REDUCE_NONE)
+        for (i = 0; i < ne; i++) y[i] = e[i];
+    else
+        y[0] = c->d.reduction == GAIA_LOSS_REDUCE_SUM ? sum : sum / (double)count;
+    return c->d.reduction == GAIA_LOSS_REDUCE_NONE ? ne : 1;
+}
+
+static gaia_status g_loss(gaia_ctx *ctx, gaia_tensor *a, gaia_tensor *b, gaia_tensor **y, const void *cfg) {
+    const loss_cfg *c = (const loss_cfg *)cfg;
+    gaia_tensor *tg = NULL;
+    size_t nb = LOSS_B;
+    gaia_status st;
+    if (b) return gaia_loss(ctx, &c->d, a, b, y);
+    st = gaia_tensor_from_host(ctx, 1, &nb, loss_targets, &tg);
+    if (st == GAIA_OK) st = gaia_loss(ctx, &c->d, a, tg, y);
+    gaia_tensor_free(tg);
+    return st;
+}
+static void r_loss(const double *a, const double *b, double *y, const void *cfg) {
+    loss_ref((const loss_cfg *)cfg, a, b, y);
+}
+
+/* The cases: each kind under each reduction, with the options set. */
+static size_t loss_cases(loss_cfg *cfg) {
+    size_t n = 0;
+    int k, r;
+    for (k = 0; k < GAIA_LOSS_KIND_COUNT; k++)
+        for (r = 0; r < GAIA_LOSS_REDUCE_COUNT; r++) {
+            loss_cfg *c = &cfg[n++];
+            memset(c, 0, sizeof *c);
+            c->d.kind = (gaia_loss_kind)k;
+            c->d.reduction = (gaia_loss_reduction)r;
+            c->n = k == GAIA_LOSS_NLL || k == GAIA_LOSS_CROSS_ENTROPY ? LOSS_B * LOSS_C : 4 * 7;
+            if (k == GAIA_LOSS_HUBER) c->d.delta = 0.7f;
+            if (k == GAIA_LOSS_SMOOTH_L1) c->d.delta = 0.4f;
+            if (k == GAIA_LOSS_NLL || k == GAIA_LOSS_CROSS_ENTROPY) {
+                c->d.use_ignore_index = 1;
+                c->d.ignore_index = -100;
+            }
+            if (k == GAIA_LOSS_CROSS_ENTROPY) c->d.label_smoothing = r == 1 ? 0.0f : 0.15f;
+        }
+    /* the defaults: delta 0 (= 1), cross-entropy without smoothing or ignore */
+    memset(&cfg[n], 0, sizeof cfg[n]);
+    cfg[n].d.kind = GAIA_LOSS_HUBER;
+    cfg[n++].n = 4 * 7;
+    memset(&cfg[n], 0, sizeof cfg[n]);
+    cfg[n].d.kind = GAIA_LOSS_SMOOTH_L1;
+    cfg[n++].n = 4 * 7;
+    return n;
+}
+
+static void loss_forward_matches_float64(gt *t) {
+    loss_cfg cfg[GAIA_LOSS_KIND_COUNT * GAIA_LOSS_REDUCE_COUNT + 2];
+    size_t nc = loss_cases(cfg), ci, i;
+    for (ci = 0; ci < nc; ci++) {
+        const loss_cfg *c = &cfg[ci];
+        int cls = c->d.kind == GAIA_LOSS_NLL || c->d.kind == GAIA_LOSS_CROSS_ENTROPY;
+        float fx[64], fy[64], *got = NULL;
+        double dx[64], dy[64], ref[64];
+        size_t sx[2], nb = LOSS_B, nref;
+        gaia_tensor *x = NULL, *y = NULL, *out = NULL;
+        long at;
+        sx[0] = cls ? LOSS_B : 4;
+        sx[1] = cls ? LOSS_C : 7;
+        for (i = 0; i < c->n; i++) {
+            dx[i] = fx[i] = (float)gt_uniform(t, -3.0, 3.0);
+            /* BCE: probabilities as targets; the others: values near x (both Huber branches) */
+            dy[i] = fy[i] = c->d.kind == GAIA_LOSS_BCE_WITH_LOGITS ? (float)gt_uniform(t, 0.0, 1.0)
+                                                                   : (float)(dx[i] + gt_uniform(t, -1.5, 1.5));
+        }
+        nref = loss_ref(c, dx, cls ? NULL : dy, ref);
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 2, sx, fx, &x));
+        if (cls) GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &nb, loss_targets, &y));
+        else GT_OK(t, gaia_tensor_from_host(t->ctx, 2, sx, fy, &y));
+        GT_OK(t, gaia_loss(t->ctx, &c->d, x, y, &out));
+        GT_CHECK(t, gaia_tensor_numel(out) == nref, "case %zu: %zu values, reference %zu", ci, gaia_tensor_numel(out),
+                 nref);
+        got = gt_host(t, out);
+        at = gt_mismatch(ref, got, nref, 1e-5, 1e-5);
+        GT_CHECK(t, at < 0, "%s reduction %d: element %ld: reference %.9g, gaia %.9g", c->d.kind == GAIA_LOSS_MSE ? "MSE"
+                 : c->d.kind == GAIA_LOSS_L1 ? "L1" : c->d.kind == GAIA_LOSS_HUBER ? "HUBER" : c->d.kind ==
+                 GAIA_LOSS_SMOOTH_L1 ? "SMOOTH_L1" : c->d.kind == GAIA_LOSS_BCE_WITH_LOGITS ? "BCE" : c->d.kind ==
+                 GAIA_LOSS_NLL ? "NLL" : "CE", (int)c->d.reduction, at, at < 0 ? 0 : ref[at], at < 0 ? 0 :
+                 (double)got[at]);
+        free(got);
+        gaia_tensor_free(x);
+        gaia_tensor_free(y);
+        gaia_tensor_free(out);
+    }
+}
+
+static void loss_gradients_match_finite_differences(gt *t) {
+    loss_cfg cfg[GAIA_LOSS_KIND_COUNT * GAIA_LOSS_REDUCE_COUNT + 2];
+    size_t nc = loss_cases(cfg), ci;
+    char msg[300];
+    for (ci = 0; ci < nc; ci++) {
+        const loss_cfg *c = &cfg[ci];
+        int cls = c->d.kind == GAIA_LOSS_NLL || c->d.kind == GAIA_LOSS_CROSS_ENTROPY;
+        grad_case g;
+        memset(&g, 0, sizeof g);
+        g.nda = 2;
+        g.sa[0] = cls ? LOSS_B : 4;
+        g.sa[1] = cls ? LOSS_C : 7;
+        if (!cls) { /* the target gets its gradient too */
+            g.ndb = 2;
+            g.sb[0] = 4;
+            g.sb[1] = 7;
+        }
+        g.ndy = 1;
+        g.sy[0] = c->d.reduction != GAIA_LOSS_REDUCE_NONE ? 1 : cls ? LOSS_B : 0;
+        if (c->d.reduction == GAIA_LOSS_REDUCE_NONE && !cls) {
+            g.ndy = 2;
+            g.sy[0] = 4;
+            g.sy[1] = 7;
+        }
+        g.gaia = g_loss;
+        g.ref = r_loss;
+        g.cfg = c;
+        g.lo = -2.0;
+        g.hi = 2.0;
+        GT_CHECK(t, grad_check(t, &g, msg, sizeof msg), "kind %d reduction %d delta %g eps %g: %s", (int)c->d.kind,
+                 (int)c->d.reduction, (double)c->d.delta, (double)c->d.label_smoothing, msg);
+    }
+}
+
+/* The descriptor's MSE and cross-entropy are the fused functions'; a
+   batch whose every target is ignored has a NaN mean and no gradient (as
+   PyTorch); huge logits stay finite in BCE. */
+static void loss_agrees_with_the_fused_losses_and_edge_cases(gt *t) {
+    size_t s[2] = {LOSS_B, LOSS_C}, nb = LOSS_B, i;
+    float fx[LOSS_B * LOSS_C], ign[LOSS_B], a = 0, b = 0, *gx = NULL;
+    float big[6] = {-1e4f, -100.0f, -20.0f, 20.0f, 100.0f, 1e4f}, bt[6] = {1, 0, 1, 0, 1, 0}, vals[6];
+    gaia_tensor *x = NULL, *y = NULL, *tg = NULL, *l1 = NULL, *l2 = NULL;
+    gaia_loss_desc d;
+    for (i = 0; i < LOSS_B * LOSS_C; i++) fx[i] = (float)gt_uniform(t, -3, 3);
+    for (i = 0; i < LOSS_B; i++) ign[i] = -100.0f;
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, s, fx, &x));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s, 0.0f, 1.0f, &y));
+    memset(&d, 0, sizeof d);
+    d.kind = GAIA_LOSS_MSE;
+    GT_OK(t, gaia_loss(t->ctx, &d, x, y, &l1));
+    GT_OK(t, gaia_loss_mse(t->ctx, x, y, &l2));
+    GT_OK(t, gaia_tensor_item(t->ctx, l1, &a));
+    GT_OK(t, gaia_tensor_item(t->ctx, l2, &b));
+    GT_CHECK(t, fabsf(a - b) <= 1e-6f * fabsf(b), "MSE: gaia_loss %.9g, gaia_loss_mse %.9g", a, b);
+    gaia_tensor_free(l1), gaia_tensor_free(l2);
+    l1 = l2 = NULL;
+    d.kind = GAIA_LOSS_CROSS_ENTROPY;
+    {
+        float cls[LOSS_B] = {2, 0, 4, 1, 3, 3};
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &nb, cls, &tg));
+    }
+    GT_OK(t, gaia_loss(t->ctx, &d, x, tg, &l1));
+    GT_OK(t, gaia_loss_cross_entropy(t->ctx, x, tg, &l2));
+    GT_OK(t, gaia_tensor_item(t->ctx, l1, &a));
+    GT_OK(t, gaia_tensor_item(t->ctx, l2, &b));
+    GT_CHECK(t, fabsf(a - b) <= 1e-6f * fabsf(b), "cross-entropy: gaia_loss %.9g, fused %.9g", a, b);
+    gaia_tensor_free(l1), gaia_tensor_free(l2), gaia_tensor_free(tg);
+    l1 = l2 = tg = NULL;
+    /* every target ignored: mean NaN, sum 0, gradient 0 */
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, x, 1));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &nb, ign, &tg));
+    d.use_ignore_index = 1;
+    d.ignore_index = -100;
+    GT_OK(t, gaia_loss(t->ctx, &d, x, tg, &l1));
+    GT_OK(t, gaia_tensor_item(t->ctx, l1, &a));
+    GT_CHECK(t, isnan(a), "mean over no target is %g, not NaN", a);
+    GT_OK(t, gaia_backward(t->ctx, l1));
+    gx = gt_host(t, gaia_tensor_grad(x));
+    GT_CHECK(t, gx != NULL, "no gradient");
+    for (i = 0; i < LOSS_B * LOSS_C; i++) GT_CHECK(t, gx[i] == 0.0f, "gradient %zu is %g, not 0", i, gx[i]);
+    free(gx);
+    d.reduction = GAIA_LOSS_REDUCE_SUM;
+    GT_OK(t, gaia_loss(t->ctx, &d, x, tg, &l2));
+    GT_OK(t, gaia_tensor_item(t->ctx, l2, &a));
+    GT_CHECK(t, a == 0.0f, "sum over no target is %g", a);
+    gaia_tape_clear(t->ctx);
+    gaia_tensor_free(l1), gaia_tensor_free(l2), gaia_tensor_free(tg), gaia_tensor_free(x), gaia_tensor_free(y);
+    l1 = l2 = tg = x = y = NULL;
+    /* BCE with huge logits: finite, equal to the float64 reference */
+    memset(&d, 0, sizeof d);
+    d.kind = GAIA_LOSS_BCE_WITH_LOGITS;
+    d.reduction = GAIA_LOSS_REDUCE_NONE;
+    s[0] = 6;
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, s, big, &x));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, s, bt, &y));
+    GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, x, 1));
+    GT_OK(t, gaia_loss(t->ctx, &d, x, y, &l1));
+    GT_OK(t, gaia_tensor_to_host(t->ctx, l1, vals, 6));
+    for (i = 0; i < 6; i++) {
+        double want = loss_ref_elem(&d, big[i], bt[i]);
+        GT_CHECK(t, fabs(vals[i] - want) <= 1e-6 + 1e-6 * fabs(want), "BCE at %g, target %g: %.9g, reference %.9g",
+                 big[i], bt[i], vals[i], want);
+    }
+    GT_OK(t, gaia_tensor_sum(t->ctx, l1, GAIA_AXIS_ALL, &l2));
+    GT_OK(t, gaia_backward(t->ctx, l2));
+    GT_OK(t, gaia_tensor_to_host(t->ctx, gaia_tensor_grad(x), vals, 6));
+    for (i = 0; i < 6; i++) { /* sigmoid(x) - t */
+        double want = 1.0 / (1.0 + exp(-(double)big[i])) - bt[i];
+        GT_CHECK(t, fabs(vals[i] - want) <= 1e-6, "BCE gradient at %g: %.9g, reference %.9g", big[i], vals[i], want);
+    }
+    gaia_tensor_free(l1), gaia_tensor_free(l2), gaia_tensor_free(x), gaia_tensor_free(y);
+}
+
+static void loss_bad_input(gt *t) {
+    size_t s[2] = {3, 4}, s2[2] = {4, 3}, n3 = 3, n4 = 4;
+    float tgt_bad[3] = {1, 4, 0}, tgt_frac[3] = {1, 0.5f, 0}, tgt_neg[3] = {1, -1, 0};
+    gaia_tensor *x = NULL, *y = NULL, *yt = NULL, *tg = NULL, *tb = NULL, *tf = NULL, *tn = NULL, *t4 = NULL,
+                *o = NULL, *wrong = NULL;
+    gaia_loss_desc d;
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s, 0.0f, 1.0f, &x));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s, 0.0f, 1.0f, &y));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s2, 0.0f, 1.0f, &yt));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 1, &n3, &tg));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 1, &n4, &t4));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &n3, tgt_bad, &tb));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &n3, tgt_frac, &tf));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &n3, tgt_neg, &tn));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 1, &n4, &wrong));
+    memset(&d, 0, sizeof d);
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(NULL, &d, x, y, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, NULL, x, y, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, NULL, y, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, NULL, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, y, NULL));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_loss(t->ctx, &d, x, yt, &o)); /* [3, 4] against [4, 3] */
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_loss") && strstr(gaia_last_error(t->ctx), "4x3"), "%s",
+             gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_loss(t->ctx, &d, x, y, &wrong)); /* out [4] for a [1] loss */
+    d.kind = (gaia_loss_kind)GAIA_LOSS_KIND_COUNT;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, y, &o));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "unknown kind 7"), "%s", gaia_last_error(t->ctx));
+    d.kind = GAIA_LOSS_MSE;
+    d.reduction = (gaia_loss_reduction)3;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, y, &o));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "reduction 3"), "%s", gaia_last_error(t->ctx));
+    d.reduction = GAIA_LOSS_REDUCE_MEAN;
+    d.delta = 0.5f; /* not Huber */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, y, &o));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "delta 0.5"), "%s", gaia_last_error(t->ctx));
+    d.kind = GAIA_LOSS_HUBER;
+    d.delta = -1.0f;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, y, &o));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "delta -1"), "%s", gaia_last_error(t->ctx));
+    d.delta = NAN;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, y, &o));
+    d.kind = GAIA_LOSS_SMOOTH_L1;
+    d.delta = INFINITY;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, y, &o));
+    d.delta = 0.0f;
+    d.kind = GAIA_LOSS_L1;
+    d.label_smoothing = 0.1f;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, y, &o));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "label_smoothing 0.1"), "%s", gaia_last_error(t->ctx));
+    d.label_smoothing = 0.0f;
+    d.use_ignore_index = 1;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, y, &o));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "use_ignore_index 1"), "%s", gaia_last_error(t->ctx));
+    d.use_ignore_index = 0;
+    d.kind = GAIA_LOSS_CROSS_ENTROPY;
+    d.label_smoothing = 1.5f;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, tg, &o));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "label_smoothing 1.5"), "%s", gaia_last_error(t->ctx));
+    d.label_smoothing = 0.0f;
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_loss(t->ctx, &d, x, t4, &o));   /* 4 targets, 3 rows */
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_loss(t->ctx, &d, tg, tg, &o));  /* 1-D input */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, tb, &o)); /* class 4 of 4 */
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "target 1 is 4"), "%s", gaia_last_error(t->ctx));
+    d.kind = GAIA_LOSS_NLL;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, tf, &o));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "target 1 is 0.5"), "%s", gaia_last_error(t->ctx));
+    d.use_ignore_index = 1;
+    d.ignore_index = -100; /* -1 is neither a class nor the ignored index */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, tn, &o));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "target 1 is -1"), "%s", gaia_last_error(t->ctx));
+    GT_CHECK(t, o == NULL, "a refused loss wrote *out");
+    d.ignore_index = -1; /* now it is */
+    GT_OK(t, gaia_loss(t->ctx, &d, x, tn, &o));
+    gaia_tensor_free(o);
+    gaia_tensor_free(x);
+    gaia_tensor_free(y);
+    gaia_tensor_free(yt);
+    gaia_tensor_free(tg);
+    gaia_tensor_free(t4);
+    gaia_tensor_free(tb);
+    gaia_tensor_free(tf);
+    gaia_tensor_free(tn);
+    gaia_tensor_free(wrong);
+}
+
 const gt_case gt_grad_cases[] = {
     {"grad_unary_ops_match_finite_differences", grad_unary_ops_match_finite_differences},
     {"grad_binary_ops_reduce_over_broadcast_axes", grad_binary_ops_reduce_over_broadcast_axes},
@@ -1713,5 +2064,9 @@ const gt_case gt_grad_cases[] = {
     {"grad_indices_get_no_gradient", grad_indices_get_no_gradient},
     {"grad_clip_norm_is_exact_on_both_sides_of_the_limit", grad_clip_norm_is_exact_on_both_sides_of_the_limit},
     {"train_mlp_learns_two_spirals", train_mlp_learns_two_spirals},
+    {"loss_forward_matches_float64", loss_forward_matches_float64},
+    {"loss_gradients_match_finite_differences", loss_gradients_match_finite_differences},
+    {"loss_agrees_with_the_fused_losses_and_edge_cases", loss_agrees_with_the_fused_losses_and_edge_cases},
+    {"loss_bad_input", loss_bad_input},
     {NULL, NULL},
 };

@@ -16,6 +16,8 @@ static double lt_act(gaia_layer_act act, double v) {
     case GAIA_LAYER_ACT_GELU: return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
     case GAIA_LAYER_ACT_TANH: return tanh(v);
     case GAIA_LAYER_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case GAIA_LAYER_ACT_GELU_ERF: return 0.5 * v * erfc(-v / sqrt(2.0));
+    case GAIA_LAYER_ACT_SILU: return v / (1.0 + exp(-v));
     default: return v;
     }
 }
@@ -426,8 +428,12 @@ static void reactive_layer_is_act_of_affine_map(gt *t) {
 }
 
 static void weight_inits_have_their_scale(gt *t) {
-    static const double want[4] = {0.0, 0.0, 0.01, 0.01 / 1.7320508075688772}; /* He, Xavier filled below */
+    /* W [300, 200]: fan_in 200, fan_out 300 (layer_init_* check the formulas more closely) */
+    const double want[11] = {sqrt(2.0 / 200),       sqrt(1.0 / 200), 0.01, 0.01 / 1.7320508075688772,
+                             sqrt(1.0 / 200),       sqrt(2.0 / 500), sqrt(2.0 / 500), sqrt(2.0 / 200),
+                             sqrt(2.0 / 300),       sqrt(2.0 / 200), sqrt(2.0 / 300)};
     int i;
+    GT_CHECK(t, GAIA_LAYER_INIT_COUNT == 11, "a new initialisation needs its scale here");
     for (i = 0; i < GAIA_LAYER_INIT_COUNT; i++) {
         gaia_reactive_desc d;
         gaia_layer *L = NULL;
@@ -442,7 +448,7 @@ static void weight_inits_have_their_scale(gt *t) {
         m /= (double)(in * out);
         for (j = 0; j < in * out; j++) v += (w[j] - m) * (w[j] - m);
         sd = sqrt(v / (double)(in * out));
-        expect = i == 0 ? sqrt(2.0 / in) : i == 1 ? sqrt(1.0 / in) : want[i];
+        expect = want[i];
         GT_CHECK(t, fabs(sd / expect - 1.0) < 0.03 && fabs(m) < 0.03 * expect, "init %d: std %g, want %g (mean %g)", i,
                  sd, expect, m);
         free(w);
@@ -1161,6 +1167,138 @@ static void hierarchy_agrees_on_cpu_and_cuda(gt *t) {
 }
 
 /* -------------------------------------------------------------- bad input */
+/* ---------------------------------------------------------------- initialisation */
+/* Large draws of every initialisation against PyTorch's formulas: the
+   variance within 2% (7 standard errors at this size), the mean near 0,
+   uniform draws inside their bound and reaching it, normal ones with the
+   Gaussian's 4.55% beyond two standard deviations (a uniform draw of the
+   same variance has none). W [256, 1024]: fan_in 1024, fan_out 256. */
+static void init_draws_follow_the_formulas(gt *t) {
+    const double fi = 1024, fo = 256;
+    struct { gaia_layer_init init; double var; int uniform; } k[GAIA_LAYER_INIT_COUNT];
+    size_t shape[2] = {256, 1024}, n = 256 * 1024, i;
+    int j;
+    k[0].init = GAIA_LAYER_INIT_HE, k[0].var = 2 / fi, k[0].uniform = 0;
+    k[1].init = GAIA_LAYER_INIT_XAVIER, k[1].var = 1 / fi, k[1].uniform = 0; /* LeCun, by its old formula */
+    k[2].init = GAIA_LAYER_INIT_NORMAL, k[2].var = 1e-4, k[2].uniform = 0;
+    k[3].init = GAIA_LAYER_INIT_UNIFORM, k[3].var = 0.02 * 0.02 / 12, k[3].uniform = 1;
+    k[4].init = GAIA_LAYER_INIT_LECUN, k[4].var = 1 / fi, k[4].uniform = 0;
+    k[5].init = GAIA_LAYER_INIT_GLOROT_UNIFORM, k[5].var = 2 / (fi + fo), k[5].uniform = 1;
+    k[6].init = GAIA_LAYER_INIT_GLOROT_NORMAL, k[6].var = 2 / (fi + fo), k[6].uniform = 0;
+    k[7].init = GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_IN, k[7].var = 2 / fi, k[7].uniform = 0;
+    k[8].init = GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_OUT, k[8].var = 2 / fo, k[8].uniform = 0;
+    k[9].init = GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_IN, k[9].var = 2 / fi, k[9].uniform = 1;
+    k[10].init = GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_OUT, k[10].var = 2 / fo, k[10].uniform = 1;
+    GT_CHECK(t, GAIA_LAYER_INIT_COUNT == 11, "a new initialisation needs its row here");
+    for (j = 0; j < GAIA_LAYER_INIT_COUNT; j++) {
+        gaia_tensor *w = NULL;
+        float *v;
+        double mean = 0, var = 0, sd, bound = sqrt(3 * k[j].var), maxabs = 0;
+        size_t beyond = 0;
+        GT_OK(t, gaia_layer_init_weights(t->ctx, k[j].init, 2, shape, &w));
+        v = gt_host(t, w);
+        gaia_tensor_free(w);
+        GT_CHECK(t, v != NULL, "download failed");
+        for (i = 0; i < n; i++) mean += v[i];
+        mean /= (double)n;
+        for (i = 0; i < n; i++) var += (v[i] - mean) * (v[i] - mean);
+        var /= (double)n;
+        sd = sqrt(k[j].var);
+        for (i = 0; i < n; i++) {
+            double a = fabs((double)v[i]);
+            maxabs = a > maxabs ? a : maxabs;
+            beyond += a > 2 * sd;
+        }
+        free(v);
+        GT_CHECK(t, fabs(var / k[j].var - 1) < 0.02, "init %d: variance %.6g, formula %.6g", (int)k[j].init, var,
+                 k[j].var);
+        GT_CHECK(t, fabs(mean) < 5 * sd / sqrt((double)n), "init %d: mean %.3g (sd %.3g)", (int)k[j].init, mean, sd);
+        if (k[j].uniform) {
+            GT_CHECK(t, maxabs <= bound * (1 + 1e-6) && maxabs > 0.999 * bound,
+                     "init %d: largest |w| %.7g, bound %.7g", (int)k[j].init, maxabs, bound);
+            GT_CHECK(t, beyond == 0, "init %d: %zu uniform draws beyond 2 sd", (int)k[j].init, beyond);
+        } else {
+            double frac = (double)beyond / (double)n;
+            GT_CHECK(t, frac > 0.041 && frac < 0.050, "init %d: %.4f of the draws beyond 2 sd, a Gaussian 0.0455",
+                     (int)k[j].init, frac);
+        }
+    }
+}
+
+/* XAVIER keeps its old numbers, which are LeCun's (and HE's are Kaiming's
+   fan-in); a convolution's fans count its receptive field; GAIA's layers
+   take the fans of W [out, in]. */
+static void init_keeps_old_numbers_and_counts_fans(gt *t) {
+    size_t shape[2] = {40, 60}, conv[4] = {8, 4, 3, 3}, n = 40 * 60, i;
+    float *a, *b, *c;
+    gaia_tensor *w = NULL, *r = NULL, *q = NULL;
+    gaia_layer *L = NULL;
+    gaia_reactive_desc rd;
+    int pass;
+    for (pass = 0; pass < 2; pass++) {
+        gaia_layer_init old = pass ? GAIA_LAYER_INIT_HE : GAIA_LAYER_INIT_XAVIER;
+        gaia_layer_init now = pass ? GAIA_LAYER_INIT_KAIMING_NORMAL_FAN_IN : GAIA_LAYER_INIT_LECUN;
+        gaia_ctx_set_seed(t->ctx, 77);
+        GT_OK(t, gaia_layer_init_weights(t->ctx, old, 2, shape, &w));
+        gaia_ctx_set_seed(t->ctx, 77);
+        GT_OK(t, gaia_layer_init_weights(t->ctx, now, 2, shape, &q));
+        gaia_ctx_set_seed(t->ctx, 77); /* the formula the old name always had */
+        GT_OK(t, gaia_tensor_randn(t->ctx, 2, shape, 0.0f, sqrtf((pass ? 2.0f : 1.0f) / 60.0f), &r));
+        a = gt_host(t, w), b = gt_host(t, q), c = gt_host(t, r);
+        GT_CHECK(t, a && b && c, "download failed");
+        GT_CHECK(t, memcmp(a, b, n * sizeof *a) == 0 && memcmp(a, c, n * sizeof *a) == 0,
+                 "init %d: not the numbers of init %d and of randn(0, sqrt(%g / in))", (int)old, (int)now,
+                 pass ? 2.0 : 1.0);
+        free(a), free(b), free(c);
+        gaia_tensor_free(w), gaia_tensor_free(q), gaia_tensor_free(r);
+        w = q = r = NULL;
+    }
+    for (pass = 0; pass < 2; pass++) { /* fan_in = 4*3*3 = 36, fan_out = 8*3*3 = 72 */
+        double bound = sqrt(6.0 / (pass ? 72.0 : 36.0)), mx = 0;
+        GT_OK(t, gaia_layer_init_weights(t->ctx, pass ? GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_OUT
+                                                       : GAIA_LAYER_INIT_KAIMING_UNIFORM_FAN_IN, 4, conv, &w));
+        a = gt_host(t, w);
+        GT_CHECK(t, a != NULL, "download failed");
+        for (i = 0; i < 8 * 4 * 3 * 3; i++) mx = fabs((double)a[i]) > mx ? fabs((double)a[i]) : mx;
+        free(a);
+        gaia_tensor_free(w);
+        w = NULL;
+        GT_CHECK(t, mx <= bound * (1 + 1e-6) && mx > 0.9 * bound, "conv fan %s: largest |w| %g, bound %g",
+                 pass ? "out" : "in", mx, bound);
+    }
+    memset(&rd, 0, sizeof rd); /* a reactive layer 30 -> 90: Glorot bound sqrt(6 / 120) */
+    rd.init = GAIA_LAYER_INIT_GLOROT_UNIFORM;
+    GT_OK(t, gaia_layer_reactive_create(t->ctx, 30, 90, &rd, &L));
+    a = gt_host(t, gaia_layer_get(L, GAIA_LAYER_WEIGHTS));
+    gaia_layer_free(L);
+    GT_CHECK(t, a != NULL, "download failed");
+    {
+        double mx = 0, bound = sqrt(6.0 / 120.0);
+        for (i = 0; i < 30 * 90; i++) mx = fabs((double)a[i]) > mx ? fabs((double)a[i]) : mx;
+        free(a);
+        GT_CHECK(t, mx <= bound * (1 + 1e-6) && mx > 0.95 * bound, "reactive layer: largest |w| %g, bound %g", mx,
+                 bound);
+    }
+}
+
+static void init_rejects_bad_input(gt *t) {
+    size_t s2[2] = {3, 4}, s5[5] = {1, 1, 1, 1, 1}, s0[2] = {3, 0};
+    gaia_tensor *w = NULL;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_init_weights(NULL, GAIA_LAYER_INIT_LECUN, 2, s2, &w));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_init_weights(t->ctx, GAIA_LAYER_INIT_COUNT, 2, s2, &w));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_layer_init_weights: unknown initialisation 11"), "%s",
+             gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_init_weights(t->ctx, (gaia_layer_init)-1, 2, s2, &w));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_init_weights(t->ctx, GAIA_LAYER_INIT_LECUN, 2, NULL, &w));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_init_weights(t->ctx, GAIA_LAYER_INIT_LECUN, 2, s2, NULL));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_init_weights(t->ctx, GAIA_LAYER_INIT_LECUN, 1, s2, &w));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "ndim 1"), "%s", gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_init_weights(t->ctx, GAIA_LAYER_INIT_LECUN, 5, s5, &w));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_init_weights(t->ctx, GAIA_LAYER_INIT_GLOROT_UNIFORM, 2, s0, &w));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "dimension 1 is 0"), "%s", gaia_last_error(t->ctx));
+    GT_CHECK(t, w == NULL, "a refused call wrote *out");
+}
+
 static void kernels_reject_bad_input(gt *t) {
     size_t s23[2] = {2, 3}, s33[2] = {3, 3}, s4[1] = {4}, q4[4] = {1, 1, 4, 130}, q8[4] = {1, 1, 4, 8},
            k8[4] = {1, 2, 4, 8}, k9[4] = {1, 1, 4, 9};
@@ -1226,7 +1364,7 @@ static void layers_reject_bad_input(gt *t) {
     rd.activation = (gaia_layer_act)77;
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_reactive_create(t->ctx, 3, 3, &rd, &L));
     rd.activation = GAIA_LAYER_ACT_RELU;
-    rd.init = (gaia_layer_init)9;
+    rd.init = (gaia_layer_init)99;
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_reactive_create(t->ctx, 3, 3, &rd, &L));
     memset(&hd, 0, sizeof hd);
     hd.rule = (gaia_hebb_rule)5;
@@ -1357,6 +1495,9 @@ const gt_case gt_layer_cases[] = {
     {"layer_kernels_agree_on_cpu_and_cuda", kernels_agree_on_cpu_and_cuda},
     {"layer_hierarchy_agrees_on_cpu_and_cuda", hierarchy_agrees_on_cpu_and_cuda},
     {"layer_kernels_reject_bad_input", kernels_reject_bad_input},
+    {"layer_init_draws_follow_the_formulas", init_draws_follow_the_formulas},
+    {"layer_init_keeps_old_numbers_and_counts_fans", init_keeps_old_numbers_and_counts_fans},
+    {"layer_init_rejects_bad_input", init_rejects_bad_input},
     {"layer_layers_reject_bad_input", layers_reject_bad_input},
     {"layer_hierarchy_rejects_bad_input", hierarchy_rejects_bad_input},
     {NULL, NULL},

@@ -27,6 +27,7 @@ typedef struct lg_case {
     double lo, hi;              /* input range */
     double atol, rtol;
     int round_bf16;             /* inputs rounded to bf16 first (low-precision attention) */
+    int check_forward;          /* also the output against the reference, to atol and rtol */
 } lg_case;
 
 static size_t lg_numel(int nd, const size_t *s) {
@@ -86,6 +87,19 @@ static int lg_check(gt *t, const lg_case *c, char *msg, size_t cap) {
         gaia_tensor_mul(t->ctx, out, Rt, &w) != GAIA_OK || gaia_tensor_sum(t->ctx, w, GAIA_AXIS_ALL, &L) != GAIA_OK ||
         gaia_backward(t->ctx, L) != GAIA_OK)
         goto gaia_failed;
+    if (c->check_forward) {
+        long at;
+        c->ref(din, y, c->cfg);
+        g = gt_host(t, out);
+        if (!g) goto oom;
+        at = gt_mismatch(y, g, ny, c->atol, c->rtol);
+        if (at >= 0) {
+            snprintf(msg, cap, "%s: output %ld: float64 reference %.7g, gaia %.7g", c->name, at, y[at], (double)g[at]);
+            goto done;
+        }
+        free(g);
+        g = NULL;
+    }
     for (k = 0; k < LG_IN; k++) {
         long at;
         if (!n[k]) continue;
@@ -159,6 +173,8 @@ static double ref_act(gaia_layer_act act, double z) {
     case GAIA_LAYER_ACT_GELU: return 0.5 * z * (1.0 + tanh(0.7978845608028654 * (z + 0.044715 * z * z * z)));
     case GAIA_LAYER_ACT_TANH: return tanh(z);
     case GAIA_LAYER_ACT_SIGMOID: return 1.0 / (1.0 + exp(-z));
+    case GAIA_LAYER_ACT_GELU_ERF: return 0.5 * z * erfc(-z / sqrt(2.0));
+    case GAIA_LAYER_ACT_SILU: return z / (1.0 + exp(-z));
     default: return z;
     }
 }
@@ -185,16 +201,17 @@ static void ref_lin(double *const *in, double *y, const void *cfg) {
 }
 
 static void linear_gradients_match_finite_differences(gt *t) {
-    static const gaia_layer_act acts[5] = {GAIA_LAYER_ACT_RELU, GAIA_LAYER_ACT_LINEAR, GAIA_LAYER_ACT_GELU,
-                                           GAIA_LAYER_ACT_TANH, GAIA_LAYER_ACT_SIGMOID};
+    static const gaia_layer_act acts[7] = {GAIA_LAYER_ACT_RELU,    GAIA_LAYER_ACT_LINEAR,   GAIA_LAYER_ACT_GELU,
+                                           GAIA_LAYER_ACT_TANH,    GAIA_LAYER_ACT_SIGMOID,  GAIA_LAYER_ACT_GELU_ERF,
+                                           GAIA_LAYER_ACT_SILU};
     /* rows x in -> out: many rows (GEMM path), 2 rows (the fused gemv), a 3-D x */
     static const size_t shapes[3][4] = {{7, 5, 4, 2}, {2, 9, 3, 2}, {6, 33, 17, 3}};
-    lin_ref_cfg cfg[5 * 2 * 3];
-    lg_case cases[5 * 2 * 3];
+    lin_ref_cfg cfg[7 * 2 * 3];
+    lg_case cases[7 * 2 * 3];
     size_t n = 0;
     int a, b, s;
     memset(cases, 0, sizeof cases);
-    for (a = 0; a < 5; a++)
+    for (a = 0; a < 7; a++)
         for (b = 0; b < 2; b++)
             for (s = 0; s < 3; s++) {
                 lin_ref_cfg *c = &cfg[n];
@@ -259,13 +276,14 @@ static void ref_act_only(double *const *in, double *y, const void *cfg) {
 }
 
 static void activation_gradients_match_finite_differences(gt *t) {
-    static const gaia_layer_act acts[5] = {GAIA_LAYER_ACT_RELU, GAIA_LAYER_ACT_LINEAR, GAIA_LAYER_ACT_GELU,
-                                           GAIA_LAYER_ACT_TANH, GAIA_LAYER_ACT_SIGMOID};
-    lin_ref_cfg cfg[10];
-    lg_case cases[10];
+    static const gaia_layer_act acts[7] = {GAIA_LAYER_ACT_RELU,    GAIA_LAYER_ACT_LINEAR,   GAIA_LAYER_ACT_GELU,
+                                           GAIA_LAYER_ACT_TANH,    GAIA_LAYER_ACT_SIGMOID,  GAIA_LAYER_ACT_GELU_ERF,
+                                           GAIA_LAYER_ACT_SILU};
+    lin_ref_cfg cfg[14];
+    lg_case cases[14];
     int a, inplace;
     memset(cases, 0, sizeof cases);
-    for (a = 0; a < 5; a++)
+    for (a = 0; a < 7; a++)
         for (inplace = 0; inplace < 2; inplace++) {
             lin_ref_cfg *c = &cfg[2 * a + inplace];
             lg_case *k = &cases[2 * a + inplace];
@@ -288,7 +306,347 @@ static void activation_gradients_match_finite_differences(gt *t) {
             k->atol = 2e-4;
             k->rtol = 2e-3;
         }
-    lg_run(t, cases, 10);
+    lg_run(t, cases, 14);
+}
+
+/* ---- RMSNorm and SwiGLU (composed of tensor operations) ---- */
+typedef struct rms_cfg {
+    size_t rows, cols;
+    int weight, inplace;
+    float eps;
+} rms_cfg;
+
+static gaia_status gaia_rms(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **y, const void *cfg) {
+    const rms_cfg *c = (const rms_cfg *)cfg;
+    gaia_tensor *x2 = NULL;
+    gaia_status st;
+    if (!c->inplace) return gaia_layer_rmsnorm(ctx, in[0], c->weight ? in[1] : NULL, c->eps, y);
+    st = gaia_tensor_scale(ctx, in[0], 1.0f, &x2); /* a recorded intermediate, normalised in place */
+    if (st == GAIA_OK) st = gaia_layer_rmsnorm(ctx, x2, c->weight ? in[1] : NULL, c->eps, &x2);
+    if (st == GAIA_OK) *y = x2;
+    else gaia_tensor_free(x2);
+    return st;
+}
+static void ref_rms(double *const *in, double *y, const void *cfg) {
+    const rms_cfg *c = (const rms_cfg *)cfg;
+    size_t r, j;
+    for (r = 0; r < c->rows; r++) {
+        const double *x = in[0] + r * c->cols;
+        double ms = 0, inv;
+        for (j = 0; j < c->cols; j++) ms += x[j] * x[j];
+        inv = 1.0 / sqrt(ms / (double)c->cols + (double)c->eps);
+        for (j = 0; j < c->cols; j++) y[r * c->cols + j] = x[j] * inv * (c->weight ? in[1][j] : 1.0);
+    }
+}
+
+static void rmsnorm_matches_float64_and_finite_differences(gt *t) {
+    /* rows, cols, weight, in place, eps, ndim (3: [2, rows/2, cols]; 1: [cols]) */
+    static const struct { size_t rows, cols; int weight, inplace; float eps; int nd; } v[] = {
+        {5, 37, 1, 0, 1e-5f, 2}, {5, 37, 0, 0, 1e-5f, 2}, {6, 16, 1, 0, 0.1f, 3},
+        {4, 9, 1, 1, 1e-6f, 2},  {1, 11, 1, 0, 1e-5f, 1}, {3, 64, 0, 1, 1e-5f, 2},
+    };
+    rms_cfg cfg[6];
+    lg_case cases[6];
+    size_t i;
+    memset(cases, 0, sizeof cases);
+    for (i = 0; i < 6; i++) {
+        rms_cfg *c = &cfg[i];
+        lg_case *k = &cases[i];
+        c->rows = v[i].rows, c->cols = v[i].cols, c->weight = v[i].weight, c->inplace = v[i].inplace;
+        c->eps = v[i].eps;
+        k->name = "rmsnorm";
+        k->nd[0] = k->ndy = v[i].nd;
+        if (v[i].nd == 1) {
+            k->shape[0][0] = k->sy[0] = c->cols;
+        } else if (v[i].nd == 2) {
+            k->shape[0][0] = k->sy[0] = c->rows;
+            k->shape[0][1] = k->sy[1] = c->cols;
+        } else {
+            k->shape[0][0] = k->sy[0] = 2;
+            k->shape[0][1] = k->sy[1] = c->rows / 2;
+            k->shape[0][2] = k->sy[2] = c->cols;
+        }
+        k->nd[1] = c->weight ? 1 : 0;
+        k->shape[1][0] = c->cols;
+        k->gaia = gaia_rms;
+        k->ref = ref_rms;
+        k->cfg = c;
+        k->lo = -2.0;
+        k->hi = 2.0;
+        k->atol = 2e-4;
+        k->rtol = 2e-3;
+        k->check_forward = 1;
+    }
+    lg_run(t, cases, 6);
+}
+
+typedef struct swiglu_cfg {
+    size_t rows, h;
+} swiglu_cfg;
+static gaia_status gaia_swiglu(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **y, const void *cfg) {
+    (void)cfg;
+    return gaia_layer_swiglu(ctx, in[0], y);
+}
+static void ref_swiglu(double *const *in, double *y, const void *cfg) {
+    const swiglu_cfg *c = (const swiglu_cfg *)cfg;
+    size_t r, j;
+    for (r = 0; r < c->rows; r++)
+        for (j = 0; j < c->h; j++) {
+            double a = in[0][r * 2 * c->h + j], b = in[0][r * 2 * c->h + c->h + j];
+            y[r * c->h + j] = a / (1.0 + exp(-a)) * b;
+        }
+}
+
+static void swiglu_matches_float64_and_finite_differences(gt *t) {
+    static const struct { size_t rows, h; int nd; } v[] = {{5, 13, 2}, {6, 8, 3}, {1, 7, 1}, {3, 40, 2}};
+    swiglu_cfg cfg[4];
+    lg_case cases[4];
+    size_t i;
+    memset(cases, 0, sizeof cases);
+    for (i = 0; i < 4; i++) {
+        lg_case *k = &cases[i];
+        cfg[i].rows = v[i].rows;
+        cfg[i].h = v[i].h;
+        k->name = "swiglu";
+        k->nd[0] = k->ndy = v[i].nd;
+        if (v[i].nd == 1) {
+            k->shape[0][0] = 2 * v[i].h;
+            k->sy[0] = v[i].h;
+        } else if (v[i].nd == 2) {
+            k->shape[0][0] = k->sy[0] = v[i].rows;
+            k->shape[0][1] = 2 * v[i].h;
+            k->sy[1] = v[i].h;
+        } else {
+            k->shape[0][0] = k->sy[0] = 2;
+            k->shape[0][1] = k->sy[1] = v[i].rows / 2;
+            k->shape[0][2] = 2 * v[i].h;
+            k->sy[2] = v[i].h;
+        }
+        k->gaia = gaia_swiglu;
+        k->ref = ref_swiglu;
+        k->cfg = &cfg[i];
+        k->lo = -3.0;
+        k->hi = 3.0;
+        k->atol = 2e-4;
+        k->rtol = 2e-3;
+        k->check_forward = 1;
+    }
+    lg_run(t, cases, 4);
+}
+
+static void rmsnorm_swiglu_bad_input(gt *t) {
+    size_t s[2] = {3, 4}, s5[2] = {3, 5}, s3[2] = {3, 3}, n4 = 4, n3 = 3;
+    gaia_tensor *x = NULL, *x5 = NULL, *w = NULL, *w3 = NULL, *o = NULL, *o3 = NULL, *h = NULL;
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s, 0.0f, 1.0f, &x));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s5, 0.0f, 1.0f, &x5));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &n4, 1.0f, 0.1f, &w));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &n3, 1.0f, 0.1f, &w3));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 2, s3, &o3));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(NULL, x, w, 1e-5f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(t->ctx, NULL, w, 1e-5f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(t->ctx, x, w, 1e-5f, NULL));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_rmsnorm(t->ctx, x, w3, 1e-5f, &o)); /* weight of 3, 4 columns */
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_layer_rmsnorm: weight has 3"), "%s", gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(t->ctx, x, w, 0.0f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(t->ctx, x, w, -1.0f, &o));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "eps -1"), "%s", gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(t->ctx, x, w, NAN, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_rmsnorm(t->ctx, x, w, 1e-5f, &o3)); /* out 3x3 for 3x4 */
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_layer_rmsnorm: out has shape (3x3)"), "%s",
+             gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_rmsnorm(t->ctx, w, w, 1e-5f, &w)); /* out aliases weight */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_swiglu(NULL, x, &h));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_swiglu(t->ctx, NULL, &h));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_swiglu(t->ctx, x, NULL));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_swiglu(t->ctx, x5, &h)); /* 5 is odd */
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_layer_swiglu: x (3x5): the last dimension 5"), "%s",
+             gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_swiglu(t->ctx, x, &o3)); /* out 3x3 for 3x2 */
+    GT_CHECK(t, o == NULL && h == NULL, "a refused call wrote *out");
+    gaia_tensor_free(x);
+    gaia_tensor_free(x5);
+    gaia_tensor_free(w);
+    gaia_tensor_free(w3);
+    gaia_tensor_free(o3);
+}
+
+/* ---- dropout and the training mode ---- */
+/* Runs dropout(p) on x (random, requiring a gradient; in place on a
+   recorded copy when inplace), backward from sum(R y); checks each element
+   is 0 or x / (1 - p), the gradient R / (1 - p) exactly where kept and 0
+   where dropped (the forward's mask), and returns the fraction dropped. */
+static int dropout_case(gt *t, float p, int inplace, double *dropped, char *msg, size_t cap) {
+    size_t s[2] = {64, 50}, n = 64 * 50, i, zeros = 0;
+    float *fx = gt_alloc_floats(n), *fR = gt_alloc_floats(n), *y = NULL, *g = NULL;
+    gaia_tensor *x = NULL, *x2 = NULL, *R = NULL, *out = NULL, *w = NULL, *L = NULL;
+    int ok = 0;
+    double keep = !gaia_ctx_training(t->ctx) ? 1.0 : p < 1.0f ? 1.0 / (1.0 - (double)p) : 0.0;
+    msg[0] = '\0';
+    if (!fx || !fR) goto done;
+    for (i = 0; i < n; i++) {
+        fx[i] = (float)gt_uniform(t, 0.5, 2.0) * (gt_u64(t) & 1 ? 1.0f : -1.0f); /* never 0 */
+        fR[i] = (float)gt_uniform(t, -1.0, 1.0);
+    }
+    if (gaia_tensor_from_host(t->ctx, 2, s, fx, &x) != GAIA_OK || gaia_tensor_from_host(t->ctx, 2, s, fR, &R) != GAIA_OK ||
+        gaia_tensor_set_requires_grad(t->ctx, x, 1) != GAIA_OK)
+        goto failed;
+    if (inplace) {
+        if (gaia_tensor_scale(t->ctx, x, 1.0f, &x2) != GAIA_OK || gaia_layer_dropout(t->ctx, x2, p, &x2) != GAIA_OK)
+            goto failed;
+        out = x2;
+        x2 = NULL;
+    } else if (gaia_layer_dropout(t->ctx, x, p, &out) != GAIA_OK) {
+        goto failed;
+    }
+    if (gaia_tensor_mul(t->ctx, out, R, &w) != GAIA_OK || gaia_tensor_sum(t->ctx, w, GAIA_AXIS_ALL, &L) != GAIA_OK ||
+        gaia_backward(t->ctx, L) != GAIA_OK)
+        goto failed;
+    y = gt_host(t, out);
+    g = gt_host(t, gaia_tensor_grad(x));
+    if (!y || !g) goto done;
+    for (i = 0; i < n; i++) {
+        int kept = y[i] != 0.0f;
+        double want_y = kept ? fx[i] * keep : 0.0, want_g = kept ? fR[i] * keep : 0.0;
+        zeros += !kept;
+        if (fabs(y[i] - want_y) > 1e-6 * fabs(want_y) || fabs(g[i] - want_g) > 1e-6 * fabs(want_g) + 1e-30) {
+            snprintf(msg, cap, "p %g element %zu: y %.9g (x %.9g), gradient %.9g, expected %.9g and %.9g", (double)p, i,
+                     (double)y[i], (double)fx[i], (double)g[i], want_y, want_g);
+            goto done;
+        }
+    }
+    *dropped = (double)zeros / (double)n;
+    ok = 1;
+    goto done;
+failed:
+    snprintf(msg, cap, "p %g: %s", (double)p, gaia_last_error(t->ctx));
+done:
+    free(fx), free(fR), free(y), free(g);
+    gaia_tensor_free(x), gaia_tensor_free(x2), gaia_tensor_free(R), gaia_tensor_free(out), gaia_tensor_free(w);
+    gaia_tensor_free(L);
+    gaia_tape_clear(t->ctx);
+    return ok;
+}
+
+static void dropout_scales_kept_elements_and_backpropagates_its_mask(gt *t) {
+    static const float ps[4] = {0.3f, 0.5f, 0.9f, 0.05f};
+    char msg[300];
+    double dropped = 0;
+    int i, inplace;
+    GT_CHECK(t, gaia_ctx_training(t->ctx) == 1, "a new context is not in training mode");
+    for (i = 0; i < 4; i++)
+        for (inplace = 0; inplace < 2; inplace++) {
+            double sd = sqrt(ps[i] * (1 - ps[i]) / 3200.0);
+            GT_CHECK(t, dropout_case(t, ps[i], inplace, &dropped, msg, sizeof msg), "%s", msg);
+            GT_CHECK(t, fabs(dropped - ps[i]) < 5 * sd, "p %g: %.4f dropped", (double)ps[i], dropped);
+        }
+    /* the edges: p = 0 keeps all (gradient 1), p = 1 drops all (gradient 0, not NaN) */
+    GT_CHECK(t, dropout_case(t, 0.0f, 0, &dropped, msg, sizeof msg) && dropped == 0.0, "p 0: %s, %g dropped", msg,
+             dropped);
+    GT_CHECK(t, dropout_case(t, 1.0f, 0, &dropped, msg, sizeof msg) && dropped == 1.0, "p 1: %s, %g dropped", msg,
+             dropped);
+    GT_CHECK(t, dropout_case(t, 1.0f, 1, &dropped, msg, sizeof msg) && dropped == 1.0, "p 1 in place: %s", msg);
+    /* evaluation mode: the identity, whatever p */
+    GT_CHECK(t, gaia_ctx_set_training(t->ctx, 0) == 1 && gaia_ctx_training(t->ctx) == 0, "set_training(0)");
+    GT_CHECK(t, dropout_case(t, 0.7f, 0, &dropped, msg, sizeof msg) && dropped == 0.0, "eval: %s, %g dropped", msg,
+             dropped);
+    GT_CHECK(t, dropout_case(t, 0.7f, 1, &dropped, msg, sizeof msg) && dropped == 0.0, "eval in place: %s", msg);
+    GT_CHECK(t, gaia_ctx_set_training(t->ctx, 5) == 0 && gaia_ctx_training(t->ctx) == 1, "set_training(5)");
+}
+
+/* The same seed gives the same masks on 1, 2 and 3 threads (a tensor big
+   enough to be split); calls in a row and another seed give other masks. */
+static void dropout_masks_follow_the_seed_on_any_thread_count(gt *t) {
+    size_t s[2] = {300, 1000}, n = 300 * 1000, i, diff_next = 0, diff_seed = 0;
+    float *first[3] = {NULL, NULL, NULL}, *second = NULL, *other = NULL;
+    int k;
+    for (k = 0; k < 3; k++) {
+        gaia_ctx_desc d;
+        gaia_ctx *c = NULL;
+        gaia_tensor *x = NULL, *y = NULL, *y2 = NULL;
+        memset(&d, 0, sizeof d);
+        d.device = GAIA_DEVICE_CPU;
+        d.seed = 1234;
+        d.cpu_threads = k + 1;
+        GT_OK(t, gaia_ctx_create(&d, &c));
+        if (gaia_tensor_ones(c, 2, s, &x) == GAIA_OK && gaia_layer_dropout(c, x, 0.25f, &y) == GAIA_OK &&
+            gaia_layer_dropout(c, x, 0.25f, &y2) == GAIA_OK) {
+            first[k] = (float *)malloc(n * sizeof(float));
+            if (first[k]) gaia_tensor_to_host(c, y, first[k], n);
+            if (k == 0 && (second = (float *)malloc(n * sizeof(float))) != NULL) gaia_tensor_to_host(c, y2, second, n);
+        }
+        if (k == 0) { /* another seed */
+            gaia_tensor_free(y);
+            y = NULL;
+            gaia_ctx_set_seed(c, 1235);
+            if (gaia_layer_dropout(c, x, 0.25f, &y) == GAIA_OK && (other = (float *)malloc(n * sizeof(float))) != NULL)
+                gaia_tensor_to_host(c, y, other, n);
+        }
+        gaia_tensor_free(x), gaia_tensor_free(y), gaia_tensor_free(y2);
+        gaia_ctx_destroy(c);
+    }
+    GT_CHECK_OR_DONE(t, first[0] && first[1] && first[2] && second && other, "a dropout failed");
+    GT_CHECK_OR_DONE(t, memcmp(first[0], first[1], n * sizeof(float)) == 0 &&
+                            memcmp(first[0], first[2], n * sizeof(float)) == 0,
+                     "the same seed gave other masks on 2 or 3 threads");
+    for (i = 0; i < n; i++) {
+        diff_next += first[0][i] != second[i];
+        diff_seed += first[0][i] != other[i];
+    }
+    /* two independent masks of p 0.25 differ in 2 p (1 - p) = 37.5% of the elements */
+    GT_CHECK_OR_DONE(t, fabs((double)diff_next / (double)n - 0.375) < 0.01 && fabs((double)diff_seed / (double)n - 0.375) < 0.01,
+                     "masks in a row differ in %zu, across seeds in %zu of %zu elements", diff_next, diff_seed, n);
+done:
+    for (k = 0; k < 3; k++) free(first[k]);
+    free(second);
+    free(other);
+}
+
+/* A gaia_map item runs dropout in its caller's mode: counts[item] gets the
+   elements of a dropout(0.9) of 64 ones that were dropped. */
+static gaia_status dropout_map_item(gaia_ctx *w, size_t item, void *user) {
+    size_t n = 64, i;
+    float v[64];
+    gaia_tensor *x = NULL, *y = NULL;
+    gaia_status st = gaia_tensor_ones(w, 1, &n, &x);
+    if (st == GAIA_OK) st = gaia_layer_dropout(w, x, 0.9f, &y);
+    if (st == GAIA_OK) st = gaia_tensor_to_host(w, y, v, n);
+    ((int *)user)[item] = 0;
+    for (i = 0; st == GAIA_OK && i < n; i++) ((int *)user)[item] += v[i] == 0.0f;
+    gaia_tensor_free(x);
+    gaia_tensor_free(y);
+    return st;
+}
+
+static void dropout_in_map_items_follows_the_callers_mode(gt *t) {
+    int counts[4], mode, i;
+    for (mode = 1; mode >= 0; mode--) {
+        gaia_ctx_set_training(t->ctx, mode);
+        GT_OK(t, gaia_map(t->ctx, 4, dropout_map_item, counts, NULL));
+        for (i = 0; i < 4; i++)
+            GT_CHECK(t, mode ? counts[i] > 32 : counts[i] == 0, "%s mode, item %d: %d of 64 dropped",
+                     mode ? "training" : "evaluation", i, counts[i]);
+    }
+}
+
+static void dropout_rejects_bad_input(gt *t) {
+    size_t s[2] = {3, 4}, s3[2] = {3, 3};
+    gaia_tensor *x = NULL, *o = NULL, *o3 = NULL;
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s, 0.0f, 1.0f, &x));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 2, s3, &o3));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(NULL, x, 0.5f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(t->ctx, NULL, 0.5f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(t->ctx, x, 0.5f, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(t->ctx, x, -0.1f, &o));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_layer_dropout: p -0.1"), "%s", gaia_last_error(t->ctx));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(t->ctx, x, 1.5f, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(t->ctx, x, NAN, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_dropout(t->ctx, x, 0.5f, &o3));
+    gaia_ctx_set_training(t->ctx, 0); /* evaluation checks p too */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_dropout(t->ctx, x, 2.0f, &o));
+    GT_CHECK(t, o == NULL, "a refused call wrote *out");
+    GT_CHECK(t, gaia_ctx_set_training(NULL, 1) == 0 && gaia_ctx_training(NULL) == 0, "NULL context answers nonzero");
+    gaia_tensor_free(x);
+    gaia_tensor_free(o3);
 }
 
 /* ---- LayerNorm ---- */
@@ -733,6 +1091,171 @@ static void gradients_agree_on_cpu_and_cuda(gt *t) {
 }
 
 /* The fused AdamW update (one pass) on CUDA against the CPU over three steps. */
+/* The losses, RMSNorm, SwiGLU and dropout on the GPU against the CPU: one
+   scalar from all of them, its value and the gradients of x and the gain
+   (dropout's masks match: the same seed, and Bernoulli draws are exact on
+   both devices). */
+static gaia_status newer_ops_loss(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **L) {
+    /* in: x [6, 10], g [10], y [6, 10], p [6, 10], classes [6], R [6, 10], R2 [6, 5] */
+    gaia_loss_desc d;
+    gaia_tensor *part = NULL, *t = NULL, *v = NULL;
+    gaia_status st = GAIA_OK;
+    int k;
+    for (k = 0; st == GAIA_OK && k < GAIA_LOSS_KIND_COUNT; k++) {
+        const gaia_tensor *target = k == GAIA_LOSS_BCE_WITH_LOGITS ? in[3] : k >= GAIA_LOSS_NLL ? in[4] : in[2];
+        memset(&d, 0, sizeof d);
+        d.kind = (gaia_loss_kind)k;
+        d.reduction = (gaia_loss_reduction)(k % 2); /* mean and sum */
+        if (k >= GAIA_LOSS_NLL) d.use_ignore_index = 1, d.ignore_index = -100;
+        if (k == GAIA_LOSS_CROSS_ENTROPY) d.label_smoothing = 0.1f;
+        if (k == GAIA_LOSS_HUBER || k == GAIA_LOSS_SMOOTH_L1) d.delta = 0.5f;
+        st = gaia_loss(ctx, &d, in[0], target, &part);
+        if (st == GAIA_OK) st = *L ? gaia_tensor_add(ctx, *L, part, L) : gaia_tensor_copy(ctx, part, L);
+        gaia_tensor_free(part);
+        part = NULL;
+    }
+    /* each weighted by R (or R2) into a new tensor: mul's backward reads its inputs */
+    for (k = 0; st == GAIA_OK && k < 3; k++) {
+        if (k == 0) st = gaia_layer_rmsnorm(ctx, in[0], in[1], 1e-5f, &t);
+        else if (k == 1) st = gaia_layer_swiglu(ctx, in[0], &t);
+        else st = gaia_layer_dropout(ctx, in[0], 0.3f, &t);
+        if (st == GAIA_OK) st = gaia_tensor_mul(ctx, t, in[k == 1 ? 6 : 5], &v);
+        if (st == GAIA_OK) st = gaia_tensor_sum(ctx, v, GAIA_AXIS_ALL, &part);
+        if (st == GAIA_OK) st = gaia_tensor_add(ctx, *L, part, L);
+        gaia_tensor_free(t), gaia_tensor_free(v), gaia_tensor_free(part);
+        t = v = part = NULL;
+    }
+    return st;
+}
+
+/* The newer operations under out of memory at every allocation of a
+   recorded forward and its backward: each failure is GAIA_ERR_OUT_OF_MEMORY
+   with a message and leaks nothing; a run that succeeds has the gradient of
+   the run that had memory. */
+static gaia_status lg_newer_block(gaia_ctx *ctx, gaia_tensor *x, gaia_tensor *g, const gaia_tensor *p,
+                                  const gaia_tensor *tg) {
+    gaia_loss_desc d;
+    gaia_tensor *l1 = NULL, *l2 = NULL, *r = NULL, *s = NULL, *dr = NULL, *L = NULL, *u = NULL;
+    gaia_status st;
+    memset(&d, 0, sizeof d);
+    d.kind = GAIA_LOSS_CROSS_ENTROPY;
+    d.label_smoothing = 0.1f;
+    d.use_ignore_index = 1;
+    d.ignore_index = -100;
+    st = gaia_loss(ctx, &d, x, tg, &l1);
+    memset(&d, 0, sizeof d);
+    d.kind = GAIA_LOSS_BCE_WITH_LOGITS;
+    d.reduction = GAIA_LOSS_REDUCE_SUM;
+    if (st == GAIA_OK) st = gaia_loss(ctx, &d, x, p, &l2);
+    if (st == GAIA_OK) st = gaia_layer_rmsnorm(ctx, x, g, 1e-5f, &r);
+    if (st == GAIA_OK) st = gaia_layer_swiglu(ctx, r, &s);
+    if (st == GAIA_OK) st = gaia_layer_dropout(ctx, s, 0.5f, &dr);
+    if (st == GAIA_OK) st = gaia_tensor_sum(ctx, dr, GAIA_AXIS_ALL, &L);
+    if (st == GAIA_OK) st = gaia_tensor_add(ctx, L, l1, &u);
+    if (st == GAIA_OK) st = gaia_tensor_add(ctx, u, l2, &u);
+    if (st == GAIA_OK) st = gaia_backward(ctx, u);
+    gaia_tape_clear(ctx);
+    gaia_tensor_free(l1), gaia_tensor_free(l2), gaia_tensor_free(r), gaia_tensor_free(s), gaia_tensor_free(dr);
+    gaia_tensor_free(L), gaia_tensor_free(u);
+    return st;
+}
+
+static void newer_ops_out_of_memory(gt *t) {
+    gt_heap h;
+    long k, failures = 0;
+    float fx[6 * 10], fg[10], fp[6 * 10], ftg[6] = {3, -100, 0, 9, 5, 1}, ref[60];
+    size_t xs[2] = {6, 10}, gs = 10, ts = 6, i;
+    int have_ref = 0;
+    gt_fill_uniform(t, fx, 60, -2.0, 2.0);
+    gt_fill_uniform(t, fg, 10, 0.5, 1.5);
+    gt_fill_uniform(t, fp, 60, 0.0, 1.0);
+    for (k = 0; k <= 1000; k++) {
+        gaia_ctx *ctx = NULL;
+        gaia_tensor *x = NULL, *g = NULL, *p = NULL, *tg = NULL;
+        gaia_status st;
+        GT_OK(t, gt_heap_ctx(&h, GAIA_DEVICE_CPU, &ctx));
+        gaia_ctx_set_seed(ctx, 5);
+        st = gaia_tensor_from_host(ctx, 2, xs, fx, &x);
+        if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 1, &gs, fg, &g);
+        if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 2, xs, fp, &p);
+        if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 1, &ts, ftg, &tg);
+        if (st == GAIA_OK) st = gaia_tensor_set_requires_grad(ctx, x, 1);
+        if (st == GAIA_OK) st = gaia_tensor_set_requires_grad(ctx, g, 1);
+        if (st != GAIA_OK) {
+            gaia_ctx_destroy(ctx);
+            GT_CHECK(t, 0, "setup failed");
+        }
+        if (k > 0) gt_heap_fail_in(&h, k);
+        st = lg_newer_block(ctx, x, g, p, tg);
+        gt_heap_fail_in(&h, 0);
+        if (st == GAIA_OK) {
+            float gx[60];
+            int same = gaia_tensor_grad(x) && gaia_tensor_to_host(ctx, gaia_tensor_grad(x), gx, 60) == GAIA_OK;
+            if (same && !have_ref) {
+                memcpy(ref, gx, sizeof ref);
+                have_ref = 1;
+            } else {
+                for (i = 0; same && i < 60; i++) same = gx[i] == ref[i];
+            }
+            gaia_tensor_free(x), gaia_tensor_free(g), gaia_tensor_free(p), gaia_tensor_free(tg);
+            gaia_ctx_destroy(ctx);
+            GT_CHECK(t, same, "allocation %ld failed, the call said OK, the gradient differs", k);
+            if (k > 0) break; /* past the last allocation */
+        } else {
+            int msg = gaia_last_error(ctx)[0] != '\0';
+            failures++;
+            gaia_tensor_free(x), gaia_tensor_free(g), gaia_tensor_free(p), gaia_tensor_free(tg);
+            gaia_ctx_destroy(ctx);
+            GT_CHECK(t, st == GAIA_ERR_OUT_OF_MEMORY && msg, "allocation %ld: %s", k, gaia_status_str(st));
+        }
+        GT_CHECK(t, h.live == 0, "allocation %ld: %ld blocks leaked", k, h.live);
+    }
+    GT_CHECK(t, have_ref && failures > 50, "the sweep saw %ld failures", failures);
+}
+
+static void newer_ops_agree_on_cpu_and_cuda(gt *t) {
+    size_t sx[2] = {6, 10}, sg = 10, sc = 6, s2[2] = {6, 5}, n[3] = {60, 10, 1};
+    float cls[6] = {3, -100, 0, 9, 5, 1}, *out[2][3];
+    gaia_tensor *hc[7], *hg[7], *L[2] = {NULL, NULL};
+    int dev, i;
+    gaia_status st = GAIA_OK;
+    if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) GT_SKIP(t, "no CUDA device");
+    memset(hc, 0, sizeof hc);
+    memset(hg, 0, sizeof hg);
+    memset(out, 0, sizeof out);
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, sx, 0.0f, 1.0f, &hc[0]));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 1, &sg, 1.0f, 0.2f, &hc[1]));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, sx, 0.0f, 1.0f, &hc[2]));
+    GT_OK(t, gaia_tensor_uniform(t->ctx, 2, sx, 0.0f, 1.0f, &hc[3]));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &sc, cls, &hc[4]));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, sx, 0.0f, 1.0f, &hc[5]));
+    GT_OK(t, gaia_tensor_randn(t->ctx, 2, s2, 0.0f, 1.0f, &hc[6]));
+    for (i = 0; i < 7; i++) GT_OK(t, gaia_tensor_to(t->ctx, hc[i], GAIA_DEVICE_CUDA, &hg[i]));
+    for (dev = 0; dev < 2 && st == GAIA_OK; dev++) {
+        gaia_tensor **p = dev ? hg : hc;
+        GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, p[0], 1));
+        GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, p[1], 1));
+        gaia_ctx_set_seed(t->ctx, 99); /* the same dropout mask on both */
+        st = newer_ops_loss(t->ctx, p, &L[dev]);
+        if (st == GAIA_OK) st = gaia_backward(t->ctx, L[dev]);
+        if (st == GAIA_OK) {
+            out[dev][0] = gt_host(t, gaia_tensor_grad(p[0]));
+            out[dev][1] = gt_host(t, gaia_tensor_grad(p[1]));
+            out[dev][2] = gt_host(t, L[dev]);
+        }
+    }
+    for (i = 0; i < 3 && st == GAIA_OK; i++)
+        if (gt_mismatch_f(out[0][i], out[1][i], n[i], 1e-4, 1e-4) >= 0) break;
+    GT_CHECK_OR_DONE(t, st == GAIA_OK, "%s", gaia_last_error(t->ctx));
+    GT_CHECK_OR_DONE(t, i == 3, "%s differs between the CPU and CUDA", i == 2 ? "the loss" : i ? "d/dg" : "d/dx");
+done:
+    for (i = 0; i < 7; i++) gaia_tensor_free(hc[i]), gaia_tensor_free(hg[i]);
+    for (dev = 0; dev < 2; dev++) {
+        gaia_tensor_free(L[dev]);
+        for (i = 0; i < 3; i++) free(out[dev][i]);
+    }
+}
+
 static void adamw_agrees_on_cpu_and_cuda(gt *t) {
     gaia_tensor *p[2] = {NULL, NULL}, *sq = NULL, *cube = NULL, *L = NULL;
     gaia_optim *opt[2] = {NULL, NULL};
@@ -786,6 +1309,24 @@ static void primitives_accept_empty_input(gt *t) {
                                       4, 4, 2, 1.0f, 1, 2);
     gaia_cpu_layer_attention_train(GAIA_LAYER_PREC_F32, NULL, NULL, NULL, NULL, NULL, 0, 4, 4, 2, 1.0f, 0, 2);
     gaia_cpu_adamw(NULL, NULL, NULL, NULL, 0, 0.1f, 0.9f, 0.999f, 1e-8f, 0.01f, 0.1f, 0.001f, 2);
+    gaia_cpu_layer_rmsnorm(NULL, NULL, NULL, NULL, 0, 4, 1e-5f, 2);
+    gaia_cpu_layer_rmsnorm_backward(NULL, NULL, NULL, NULL, NULL, NULL, 0, 4, 2);
+    gaia_cpu_layer_swiglu(NULL, NULL, 0, 4, 2);
+    gaia_cpu_layer_swiglu_backward(NULL, NULL, NULL, 0, 4, 2);
+    /* RMSNorm's optional outputs: rstd, dx, dw each NULL alone */
+    gaia_cpu_layer_rmsnorm(x, NULL, y, NULL, 2, 4, 1e-5f, 1);
+    gaia_cpu_layer_rmsnorm(x, NULL, dz, rstd, 2, 4, 1e-5f, 1);
+    for (i = 0; i < 8; i++) GT_CHECK(t, y[i] == dz[i], "rmsnorm: rstd changed the output at %zu", i);
+    for (i = 0; i < 2; i++) {
+        double ms = 0;
+        size_t j;
+        for (j = 0; j < 4; j++) ms += x[i * 4 + j] * x[i * 4 + j] / 4.0;
+        GT_CHECK(t, fabs(rstd[i] - 1.0 / sqrt(ms + 1e-5)) < 1e-5 * rstd[i], "rmsnorm row %zu: rstd %g, expected %g", i,
+                 (double)rstd[i], 1.0 / sqrt(ms + 1e-5));
+    }
+    gaia_cpu_layer_rmsnorm_backward(x, NULL, rstd, x, dz, NULL, 2, 4, 1);
+    gaia_cpu_layer_rmsnorm_backward(x, NULL, rstd, x, NULL, lse, 1, 2, 1); /* dw of a 1 x 2 block */
+    GT_CHECK(t, fabsf(lse[0] - x[0] * x[0] * rstd[0]) < 1e-6f, "rmsnorm dw %g", (double)lse[0]);
     /* the optional outputs: no statistics, no bias gradient */
     gaia_cpu_layer_layernorm_train(x, NULL, NULL, y, NULL, NULL, 2, 4, 1e-5f, 1);
     gaia_cpu_layer_layernorm_train(x, NULL, NULL, dz, mean, rstd, 2, 4, 1e-5f, 1);
@@ -912,6 +1453,13 @@ const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_linear", linear_gradients_match_finite_differences},
     {"layer_grad_activation", activation_gradients_match_finite_differences},
     {"layer_grad_layernorm", layernorm_gradients_match_finite_differences},
+    {"layer_grad_rmsnorm", rmsnorm_matches_float64_and_finite_differences},
+    {"layer_grad_swiglu", swiglu_matches_float64_and_finite_differences},
+    {"layer_grad_rmsnorm_swiglu_bad_input", rmsnorm_swiglu_bad_input},
+    {"layer_grad_dropout_mask_and_gradient", dropout_scales_kept_elements_and_backpropagates_its_mask},
+    {"layer_grad_dropout_masks_follow_the_seed", dropout_masks_follow_the_seed_on_any_thread_count},
+    {"layer_grad_dropout_bad_input", dropout_rejects_bad_input},
+    {"layer_grad_dropout_in_map_items", dropout_in_map_items_follows_the_callers_mode},
     {"layer_grad_attention", attention_gradients_match_finite_differences},
     {"layer_grad_attention_bf16", bf16_attention_gradients_are_close},
     {"layer_grad_self_attention", self_attention_gradient_adds_the_three_uses},
@@ -921,6 +1469,8 @@ const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_out_of_memory", out_of_memory_in_recording_and_backward},
     {"layer_grad_agrees_on_cpu_and_cuda", gradients_agree_on_cpu_and_cuda},
     {"layer_grad_adamw_agrees_on_cpu_and_cuda", adamw_agrees_on_cpu_and_cuda},
+    {"layer_grad_newer_ops_agree_on_cpu_and_cuda", newer_ops_agree_on_cpu_and_cuda},
+    {"layer_grad_newer_ops_out_of_memory", newer_ops_out_of_memory},
     {"layer_grad_primitives_empty_input", primitives_accept_empty_input},
     {"layer_grad_transformer_learns_to_reverse", transformer_learns_to_reverse_sequences},
     {"layer_grad_transformer_is_deterministic", transformer_training_is_deterministic},

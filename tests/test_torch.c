@@ -253,8 +253,112 @@ static void attention_block_gradients_agree_with_torch(gt *t) {
                  "loss = F.mse_loss(y, t['target'])");
 }
 
+/* Every gaia_loss kind, reduction and option in one scalar: MSE (sum), L1,
+   Huber (delta 0.7), smooth L1 (beta 0.4, sum), BCE with logits (soft
+   targets, which get a gradient too), NLL of log_softmax with an ignored
+   row, cross-entropy with label smoothing and the ignored row (mean, and
+   none weighted by R). */
+static void losses_agree_with_torch(gt *t) {
+    char cmd[600];
+    const char *py = gt_python(cmd, sizeof cmd, "numpy, torch");
+    torch_case c;
+    gaia_tensor *parts[8], *lp = NULL, *loss = NULL, *w = NULL;
+    size_t s[2] = {6, 5}, B = 6, i;
+    float targets[6] = {2, 0, -100, 4, 1, 3};
+    gaia_loss_desc d[8];
+    gaia_status st = GAIA_OK;
+    if (!py) GT_SKIP(t, "no python with numpy and torch (set GAIA_TEST_PYTHON)");
+    memset(&c, 0, sizeof c);
+    memset(parts, 0, sizeof parts);
+    memset(d, 0, sizeof d);
+    if (st == GAIA_OK) st = torch_add(t, &c, "x", 2, s, -2.0, 2.0, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "y", 2, s, -2.0, 2.0, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "p", 2, s, 0.0, 1.0, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "R", 1, &B, -1.0, 1.0, 0);
+    if (st == GAIA_OK) st = torch_add_values(t, &c, "target", 1, &B, 0.0, 0.0, 0, targets);
+    d[0].kind = GAIA_LOSS_MSE, d[0].reduction = GAIA_LOSS_REDUCE_SUM;
+    d[1].kind = GAIA_LOSS_L1;
+    d[2].kind = GAIA_LOSS_HUBER, d[2].delta = 0.7f;
+    d[3].kind = GAIA_LOSS_SMOOTH_L1, d[3].delta = 0.4f, d[3].reduction = GAIA_LOSS_REDUCE_SUM;
+    d[4].kind = GAIA_LOSS_BCE_WITH_LOGITS;
+    d[5].kind = GAIA_LOSS_NLL, d[5].use_ignore_index = 1, d[5].ignore_index = -100;
+    d[6].kind = GAIA_LOSS_CROSS_ENTROPY, d[6].use_ignore_index = 1, d[6].ignore_index = -100;
+    d[6].label_smoothing = 0.2f;
+    d[7] = d[6];
+    d[7].label_smoothing = 0.1f, d[7].reduction = GAIA_LOSS_REDUCE_NONE;
+    for (i = 0; st == GAIA_OK && i < 8; i++) {
+        const gaia_tensor *in = torch_get(&c, "x"), *tg = i < 4 ? torch_get(&c, "y") : torch_get(&c, "p");
+        if (i >= 5) tg = torch_get(&c, "target");
+        if (i == 5) {
+            st = gaia_tensor_log_softmax(t->ctx, in, -1, &lp);
+            in = lp;
+        }
+        if (st == GAIA_OK) st = gaia_loss(t->ctx, &d[i], in, tg, &parts[i]);
+    }
+    if (st == GAIA_OK) st = gaia_tensor_mul(t->ctx, parts[7], torch_get(&c, "R"), &w);
+    if (st == GAIA_OK) st = gaia_tensor_sum(t->ctx, w, GAIA_AXIS_ALL, &loss);
+    for (i = 0; st == GAIA_OK && i < 7; i++) st = gaia_tensor_add(t->ctx, loss, parts[i], &loss);
+    if (st == GAIA_OK) st = gaia_backward(t->ctx, loss);
+    for (i = 0; i < 8; i++) gaia_tensor_free(parts[i]);
+    gaia_tensor_free(lp);
+    gaia_tensor_free(w);
+    torch_finish(t, py, "loss", &c, loss, st,
+                 "x, y, p, tg = t['x'], t['y'], t['p'], t['target'].long()\n"
+                 "loss = (F.mse_loss(x, y, reduction='sum') + F.l1_loss(x, y) + F.huber_loss(x, y, delta=0.7)\n"
+                 "        + F.smooth_l1_loss(x, y, reduction='sum', beta=0.4)\n"
+                 "        + F.binary_cross_entropy_with_logits(x, p)\n"
+                 "        + F.nll_loss(F.log_softmax(x, -1), tg, ignore_index=-100)\n"
+                 "        + F.cross_entropy(x, tg, ignore_index=-100, label_smoothing=0.2)\n"
+                 "        + (F.cross_entropy(x, tg, ignore_index=-100, label_smoothing=0.1, reduction='none')\n"
+                 "           * t['R']).sum())");
+}
+
+/* The newer activations and norms: Linear + exact (erf) GELU, RMSNorm with
+   a gain, Linear into SwiGLU, Linear + SiLU, MSE. */
+static void activations_and_norms_agree_with_torch(gt *t) {
+    char cmd[600];
+    const char *py = gt_python(cmd, sizeof cmd, "numpy, torch");
+    torch_case c;
+    gaia_tensor *h = NULL, *n = NULL, *z = NULL, *g2 = NULL, *u = NULL, *loss = NULL;
+    size_t sx[2] = {4, 6}, sw1[2] = {8, 6}, sw2[2] = {10, 8}, sw3[2] = {3, 5}, st_[2] = {4, 3}, H = 8, O = 3;
+    gaia_status st = GAIA_OK;
+    if (!py) GT_SKIP(t, "no python with numpy and torch (set GAIA_TEST_PYTHON)");
+    memset(&c, 0, sizeof c);
+    if (st == GAIA_OK) st = torch_add(t, &c, "x", 2, sx, -1.5, 1.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "W1", 2, sw1, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "b1", 1, &H, -0.5, 0.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "g", 1, &H, 0.5, 1.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "W2", 2, sw2, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "W3", 2, sw3, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "b3", 1, &O, -0.5, 0.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "target", 2, st_, -1.0, 1.0, 0);
+    if (st == GAIA_OK)
+        st = gaia_layer_linear(t->ctx, torch_get(&c, "x"), torch_get(&c, "W1"), torch_get(&c, "b1"),
+                               GAIA_LAYER_ACT_GELU_ERF, &h);
+    if (st == GAIA_OK) st = gaia_layer_rmsnorm(t->ctx, h, torch_get(&c, "g"), 1e-5f, &n);
+    if (st == GAIA_OK) st = gaia_layer_linear(t->ctx, n, torch_get(&c, "W2"), NULL, GAIA_LAYER_ACT_LINEAR, &z);
+    if (st == GAIA_OK) st = gaia_layer_swiglu(t->ctx, z, &g2);
+    if (st == GAIA_OK)
+        st = gaia_layer_linear(t->ctx, g2, torch_get(&c, "W3"), torch_get(&c, "b3"), GAIA_LAYER_ACT_SILU, &u);
+    if (st == GAIA_OK) st = gaia_loss_mse(t->ctx, u, torch_get(&c, "target"), &loss);
+    if (st == GAIA_OK) st = gaia_backward(t->ctx, loss);
+    gaia_tensor_free(h);
+    gaia_tensor_free(n);
+    gaia_tensor_free(z);
+    gaia_tensor_free(g2);
+    gaia_tensor_free(u);
+    torch_finish(t, py, "actnorm", &c, loss, st,
+                 "h = F.gelu(t['x'] @ t['W1'].T + t['b1'])\n"
+                 "n = F.rms_norm(h, (h.shape[-1],), t['g'], 1e-5)\n"
+                 "z1, z2 = (n @ t['W2'].T).chunk(2, dim=-1)\n"
+                 "u = F.silu(F.silu(z1) * z2 @ t['W3'].T + t['b3'])\n"
+                 "loss = F.mse_loss(u, t['target'])");
+}
+
 const gt_case gt_torch_cases[] = {
     {"torch_mlp_gradients_agree", mlp_gradients_agree_with_torch},
     {"torch_attention_block_gradients_agree", attention_block_gradients_agree_with_torch},
+    {"torch_losses_agree", losses_agree_with_torch},
+    {"torch_activations_and_norms_agree", activations_and_norms_agree_with_torch},
     {NULL, NULL},
 };

@@ -61,6 +61,9 @@ static void gaia__cpu_layer_act_run(gaia_layer_act act, const float *x, const fl
     case GAIA_LAYER_ACT_GELU: GAIA__LAYER_ACT_LOOP(gaia__layer_gelu(v)); break;
     case GAIA_LAYER_ACT_TANH: GAIA__LAYER_ACT_LOOP(gaia__layer_tanh(v)); break;
     case GAIA_LAYER_ACT_SIGMOID: GAIA__LAYER_ACT_LOOP(gaia__layer_sigmoid(v)); break;
+    /* 0.5 x erfc(-x / sqrt 2): no cancellation in 1 + erf for x < 0 (libm's erfcf) */
+    case GAIA_LAYER_ACT_GELU_ERF: GAIA__LAYER_ACT_LOOP(0.5f * v * erfcf(-0.70710678118654752f * v)); break;
+    case GAIA_LAYER_ACT_SILU: GAIA__LAYER_ACT_LOOP(v / (1.0f + gaia__layer_exp(-v))); break;
     default: GAIA__LAYER_ACT_LOOP(v); break;
     }
 }
@@ -654,8 +657,8 @@ GAIA_API void gaia_cpu_layer_attention_train(gaia_layer_precision prec, const fl
 #define GAIA__LAYER_BWD_COLS 256
 
 /* dz = dy * act'(.) over n values. s is what the derivative is computed
-   from: the activation's output y, except for GELU, whose derivative needs
-   its input z (NULL for LINEAR). dz may be dy. */
+   from: the activation's output y, except for GELU, GELU_ERF and SILU,
+   whose derivatives need their input z (NULL for LINEAR). dz may be dy. */
 GAIA__LAYER_CONTRACT
 static void gaia__cpu_layer_act_back_run(gaia_layer_act act, const float *dy, const float *s, float *dz, size_t n) {
     size_t j;
@@ -679,6 +682,19 @@ static void gaia__cpu_layer_act_back_run(gaia_layer_act act, const float *dy, co
         break;
     case GAIA_LAYER_ACT_SIGMOID:
         for (j = 0; j < n; j++) dz[j] = dy[j] * (s[j] * (1.0f - s[j]));
+        break;
+    case GAIA_LAYER_ACT_GELU_ERF: /* Phi(z) + z phi(z) */
+        for (j = 0; j < n; j++) {
+            float z = s[j];
+            dz[j] = dy[j] * (0.5f * erfcf(-0.70710678118654752f * z) +
+                             z * 0.39894228040143268f * gaia__layer_exp(-0.5f * z * z));
+        }
+        break;
+    case GAIA_LAYER_ACT_SILU: /* sg (1 + z (1 - sg)), sg = sigmoid(z) */
+        for (j = 0; j < n; j++) {
+            float z = s[j], sg = 1.0f / (1.0f + gaia__layer_exp(-z));
+            dz[j] = dy[j] * (sg * (1.0f + z * (1.0f - sg)));
+        }
         break;
     default:
         if (dz != dy) memcpy(dz, dy, n * sizeof *dz);
@@ -932,6 +948,96 @@ static void gaia__adamw_chunks(void *arg, long long t0, long long t1, int slot) 
             m[j] = mj;
             v[j] = vj;
             p[j] = p[j] * a->decay - a->step * mj / (sqrtf(vj * a->inv_bc2) + a->eps);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------
+   RMSNorm and SwiGLU, forward and backward: plain serial loops (a row at a
+   time; sums over 16 lanes, so that they vectorise). On a backend without
+   them the layer module composes both from tensor operations.
+   --------------------------------------------------------------------- */
+GAIA__LAYER_CONTRACT
+static float gaia__cpu_layer_dot(const float *a, const float *b, size_t n) {
+    float s[GAIA__LAYER_LANES], r = 0.0f;
+    size_t j = 0, k;
+    for (k = 0; k < GAIA__LAYER_LANES; k++) s[k] = 0.0f;
+    for (; j + GAIA__LAYER_LANES <= n; j += GAIA__LAYER_LANES)
+        for (k = 0; k < GAIA__LAYER_LANES; k++) s[k] += a[j + k] * b[j + k];
+    for (; j < n; j++) r += a[j] * b[j];
+    return r + gaia__layer_hsum(s);
+}
+
+/* y = x rstd weight per row, rstd = 1/sqrt(mean(x^2) + eps) (also written
+   to rstd [rows] when not NULL); weight NULL: ones; y may be x. */
+GAIA_API void gaia_cpu_layer_rmsnorm(const float *x, const float *weight, float *y, float *rstd, size_t rows,
+                                     size_t cols, float eps, int nthreads) {
+    size_t r, j;
+    (void)nthreads;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        float *yr = y + r * cols;
+        float rs = 1.0f / sqrtf(gaia__cpu_layer_dot(xr, xr, cols) / (float)cols + eps);
+        if (rstd) rstd[r] = rs;
+        if (weight)
+            for (j = 0; j < cols; j++) yr[j] = xr[j] * rs * weight[j];
+        else
+            for (j = 0; j < cols; j++) yr[j] = xr[j] * rs;
+    }
+}
+
+/* With xh = x rstd and h = dy weight: dx = rstd (h - xh mean(h xh)) and
+   dw = the column sums of dy xh (dx, dw may be NULL; weight NULL: ones). */
+GAIA_API void gaia_cpu_layer_rmsnorm_backward(const float *x, const float *weight, const float *rstd, const float *dy,
+                                              float *dx, float *dw, size_t rows, size_t cols, int nthreads) {
+    size_t r, j;
+    (void)nthreads;
+    if (dw)
+        for (j = 0; j < cols; j++) dw[j] = 0.0f;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + r * cols, *gr = dy + r * cols;
+        float rs = rstd[r];
+        if (dx) {
+            float *dr = dx + r * cols, b;
+            if (weight) { /* mean(h xh) = rs mean(dy w x): h into dr first */
+                for (j = 0; j < cols; j++) dr[j] = gr[j] * weight[j];
+                b = rs * gaia__cpu_layer_dot(dr, xr, cols) / (float)cols;
+                for (j = 0; j < cols; j++) dr[j] = rs * (dr[j] - xr[j] * rs * b);
+            } else {
+                b = rs * gaia__cpu_layer_dot(gr, xr, cols) / (float)cols;
+                for (j = 0; j < cols; j++) dr[j] = rs * (gr[j] - xr[j] * rs * b);
+            }
+        }
+        if (dw)
+            for (j = 0; j < cols; j++) dw[j] += gr[j] * xr[j] * rs;
+    }
+}
+
+/* SwiGLU: x [rows, 2h] is a = its first h columns, b the last h, and
+   y [rows, h] = a sigmoid(a) b. */
+GAIA_API void gaia_cpu_layer_swiglu(const float *x, float *y, size_t rows, size_t h, int nthreads) {
+    size_t r, j;
+    (void)nthreads;
+    for (r = 0; r < rows; r++) {
+        const float *a = x + r * 2 * h, *b = a + h;
+        float *yr = y + r * h;
+        for (j = 0; j < h; j++) yr[j] = a[j] / (1.0f + gaia__layer_exp(-a[j])) * b[j];
+    }
+}
+
+/* dx [rows, 2h] from dy [rows, h]: da = dy b silu'(a), silu'(a) =
+   s (1 + a (1 - s)) with s = sigmoid(a); db = dy silu(a). */
+GAIA_API void gaia_cpu_layer_swiglu_backward(const float *x, const float *dy, float *dx, size_t rows, size_t h,
+                                             int nthreads) {
+    size_t r, j;
+    (void)nthreads;
+    for (r = 0; r < rows; r++) {
+        const float *a = x + r * 2 * h, *b = a + h, *gr = dy + r * h;
+        float *da = dx + r * 2 * h, *db = da + h;
+        for (j = 0; j < h; j++) {
+            float s = 1.0f / (1.0f + gaia__layer_exp(-a[j]));
+            da[j] = gr[j] * b[j] * (s * (1.0f + a[j] * (1.0f - s)));
+            db[j] = gr[j] * (a[j] * s);
         }
     }
 }
@@ -1355,6 +1461,26 @@ static gaia_status gaia__cpu_adamw_be(gaia_ctx *ctx, float *p, const float *g, f
     return GAIA_OK;
 }
 
+static gaia_status gaia__cpu_layer_rmsnorm_be(gaia_ctx *ctx, const float *x, const float *w, float *y, float *rstd,
+                                              size_t rows, size_t cols, float eps) {
+    gaia_cpu_layer_rmsnorm(x, w, y, rstd, rows, cols, eps, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_rmsnorm_backward_be(gaia_ctx *ctx, const float *x, const float *w, const float *rstd,
+                                                       const float *dy, float *dx, float *dw, size_t rows, size_t cols) {
+    gaia_cpu_layer_rmsnorm_backward(x, w, rstd, dy, dx, dw, rows, cols, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_swiglu_be(gaia_ctx *ctx, const float *x, float *y, size_t rows, size_t h) {
+    gaia_cpu_layer_swiglu(x, y, rows, h, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_swiglu_backward_be(gaia_ctx *ctx, const float *x, const float *dy, float *dx,
+                                                      size_t rows, size_t h) {
+    gaia_cpu_layer_swiglu_backward(x, dy, dx, rows, h, ctx->cpu_threads);
+    return GAIA_OK;
+}
+
 static const struct gaia_layer_ops gaia__cpu_layer_ops = {
     gaia__cpu_layer_bias_act_be,
     gaia__cpu_layer_linear_be,
@@ -1369,5 +1495,9 @@ static const struct gaia_layer_ops gaia__cpu_layer_ops = {
     gaia__cpu_layer_attention_train_be,
     gaia__cpu_layer_attention_backward_be,
     gaia__cpu_adamw_be,
+    gaia__cpu_layer_rmsnorm_be,
+    gaia__cpu_layer_rmsnorm_backward_be,
+    gaia__cpu_layer_swiglu_be,
+    gaia__cpu_layer_swiglu_backward_be,
 };
 #define GAIA__CPU_LAYER_OPS (&gaia__cpu_layer_ops)
