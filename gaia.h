@@ -93,14 +93,32 @@
      GAIA_NO_HRR       the hrr module (and vsa, whose HRR model is hrr)
      GAIA_NO_VSA       the vsa module
      GAIA_NO_MAP       gaia_map and gaia_map_slices
-     GAIA_NO_FORMATS   .npy, safetensors and optimizer files (and hrr, vsa
-                       and assembly, which save through them)
+     GAIA_NO_FORMATS   .npy, safetensors and optimizer files (and assembly,
+                       which saves through them); hrr stays, without its
+                       codebook files (gaia_hrr_codebook_save, _load, _parse)
+     GAIA_NO_AUTOGRAD  training (section 8): gradients, the tape,
+                       checkpointing, gaia_grad_check, losses, optimizers
+                       and their files
+                       (and the layer module, whose kernels record their
+                       own backwards); every operation runs unrecorded
+     GAIA_NO_AXIS      the operations along an axis (softmax, index_select,
+                       gather, scatter_add, concat, stack, cumsum, top-k,
+                       argsort; and vsa, whose cleanup ranks with top-k).
+                       Their gathers and scatters are conv2d's and pooling's
+                       backwards, so those two then refuse an input that
+                       needs a gradient (GAIA_ERR_UNSUPPORTED) while
+                       recording is on
+     GAIA_NO_CONV      gaia_tensor_conv2d, _max_pool2d and _avg_pool2d
+     GAIA_NO_LINALG    gaia_tensor_eigh
    A module goes with every module it uses: gaia.h defines the switches that
    follow (GAIA_NO_HRR defines GAIA_NO_VSA), so #ifdef GAIA_NO_VSA after the
-   include says whether vsa is there. Contexts, tensors, gradients,
-   optimizers, convolution and the operations along an axis are always
-   there. A CUDA build takes GAIA_NO_MAP only; the others are an #error
-   there (the CUDA backend serves those modules).
+   include says whether vsa is there. Contexts and tensors (creation,
+   elementwise maths, reductions, matmul, views) are always there. A program
+   of tensors and hrr alone takes GAIA_NO_MAP, _LAYER, _ASSEMBLY, _VSA,
+   _FORMATS, _AUTOGRAD, _AXIS, _CONV and _LINALG, and its implementation
+   compiles in under a third of the whole's time (docs/building.md,
+   `make compile-time`). A CUDA build takes GAIA_NO_MAP only; the others are
+   an #error there (the CUDA backend serves those modules).
 
    Installed (`make install`; with CUDA=1 also the prebuilt kernels), the
    flags come from pkg-config:
@@ -238,15 +256,18 @@
                  at the same time (checked under ThreadSanitizer); one
                  context is used by one thread at a time. desc.cpu_threads
                  is at most GAIA_MAX_THREADS (1024).
-     shared cores  a CPU region runs on as many threads as its work is worth
-                 (short ones on the calling thread), its threads meet without
-                 spinning, and when they find their cores taken by other
-                 processes (the caller waited >= GAIA_PAR_STARVED_US, 1000 us,
-                 and 4x its own work, three times within
-                 GAIA_PAR_STARVED_WINDOW_MS, 50 ms) regions run on one thread
-                 for GAIA_PAR_CALM_MS (200 ms; 0 turns this off). Results are the
-                 same on any number of threads. No OMP_WAIT_POLICY needed;
-                 desc.cpu_threads = 1 never starts a team.
+     shared cores  a CPU region runs on gaia's own worker pool (POSIX
+                 threads, not OpenMP) with as many threads as its work is
+                 worth (short ones on the calling thread alone). Its blocks
+                 are claimed as threads come free: the caller starts at once
+                 and never waits for a helper that has not started, helpers
+                 spin at most GAIA_PAR_SPIN_US (50 us; not at all while the
+                 caller finds its core shared) and then sleep. Results are
+                 the same on any number of threads. desc.cpu_threads = 0:
+                 GAIA_NUM_THREADS, else OMP_NUM_THREADS (OpenMP's count
+                 under -fopenmp), else the cores online; 1 never wakes a
+                 helper. -DGAIA_THREADS=0 keeps gaia off threads (Windows:
+                 always; then OpenMP under -fopenmp).
      determinism the same seed and calls give the same numbers (section 6);
                  a failed call draws nothing from the random stream.
 
@@ -452,9 +473,9 @@
                item's status; gaia_map returns the lowest failing item's
                status and gaia_last_error(ctx) says "gaia_map: item 3 of 50
                failed (7 failed in all): <the worker's message>".
-     threads   the CPU team follows the shared-machine rules (Guarantees):
-               it meets without spinning and shrinks to one thread while
-               other processes hold the cores. The context's allocator and
+     threads   CPU items run on the worker pool (Guarantees, "shared
+               cores"): a thread that gets no core takes no items. The
+               context's allocator and
                logger are called from the workers' threads: a custom one
                must be thread-safe. A gaia_map inside an item runs its items
                there, one after another.
@@ -664,11 +685,48 @@
        printf("%s\n", l < 1.5f ? "converged" : "no");   // prints: converged
        gaia_optim_destroy(opt);
        gaia_tensor_free(x); gaia_tensor_free(w); gaia_tensor_free(t);
+   Parameter groups: gaia_optim_create_groups(ctx, &desc, groups, ngroups,
+   &opt) gives each gaia_optim_group its own base lr (0: desc's) and weight
+   decay (own_weight_decay = 1: the group's weight_decay, 0 meaning none;
+   else desc's), desc the rest; the schedule scales every group alike
+   (group g steps at lr_g * schedule(step, desc.lr) / desc.lr,
+   gaia_optim_group_lr(opt, g)) and clipping stays global. A parameter in
+   two groups, an empty group, a negative or non-finite lr or decay is
+   refused, naming the group. The usual recipe - decay the weights but not
+   the biases and norm gains - is one call:
+   gaia_optim_create_decay_split(ctx, &desc, params, n, &opt) puts tensors
+   of two or more dimensions in group 0 (desc's decay), the rest in group
+   1 (no decay). gaia_optim_save keeps the groups' settings (format
+   "gaia.optim/2"; an optimizer of one group of desc's settings still
+   writes, and loads, "gaia.optim/1"); gaia_optim_load restores them and
+   refuses a file whose groups hold other parameters.
+   Example, AdamW that decays W but not the bias b:
+       gaia_tensor *W = NULL, *b = NULL, *ps[2];
+       gaia_optim *opt = NULL;
+       gaia_optim_desc d;
+       size_t sw[2] = {4, 3}, sb[1] = {3};
+       gaia_tensor_randn(ctx, 2, sw, 0.0f, 1.0f, &W);
+       gaia_tensor_zeros(ctx, 1, sb, &b);
+       gaia_tensor_set_requires_grad(ctx, W, 1);
+       gaia_tensor_set_requires_grad(ctx, b, 1);
+       memset(&d, 0, sizeof d);
+       d.kind = GAIA_OPTIM_ADAMW;
+       d.lr = 1e-3f;
+       d.weight_decay = 0.01f;                            // for W only
+       ps[0] = W; ps[1] = b;
+       if (gaia_optim_create_decay_split(ctx, &d, ps, 2, &opt) == GAIA_OK)
+           printf("%zu groups\n", gaia_optim_group_count(opt));  // prints: 2 groups
+       gaia_optim_destroy(opt);
+       gaia_tensor_free(W); gaia_tensor_free(b);
+   The same by hand: gaia_optim_group g[2] = {{&W, 1, 0, 0, 0},
+   {&b, 1, 0, 0, 1}} (g[1]: own_weight_decay with weight_decay 0).
    Example, the provided schedule's rates (warm-up 4 steps, cosine to step 12):
        gaia_lr_cosine c = {4, 12, 0.0f};
        printf("%g %g %g %g\n", gaia_lr_warmup_cosine(0, 0.1f, &c), gaia_lr_warmup_cosine(3, 0.1f, &c),
               gaia_lr_warmup_cosine(8, 0.1f, &c), gaia_lr_warmup_cosine(12, 0.1f, &c)); // prints: 0.025 0.1 0.05 0
-   examples/train_mlp.c trains an MLP on two spirals to 100%.
+   examples/train_mlp.c trains an MLP on two spirals to 100%;
+   examples/train_digits.c one on scikit-learn's handwritten digits
+   (tools/digits_to_npy.py exports them) to 97-98% test accuracy.
    The layer module's kernels go on the tape as one node each; their
    backward kernels run beside their forwards, on the CPU or the GPU.
    Example, a gradient through the fused layer kernels:
@@ -811,6 +869,46 @@
                printf("dW %zux%zu\n", gaia_tensor_dim(gaia_tensor_grad(W), 0),
                       gaia_tensor_dim(gaia_tensor_grad(W), 1)); // prints: dW 16x16
            gaia_tensor_free(x); gaia_tensor_free(W); gaia_tensor_free(y); gaia_tensor_free(loss);
+           gaia_ctx_destroy(ctx);
+           return 0;
+       }
+   Checking the gradients of one's own composition: gaia_grad_check(ctx,
+   fn, user, inputs, n, desc, &report) calls fn (the same signature as a
+   checkpoint block) once with recording on and back-propagates L =
+   sum(R * y) for a fixed random R, then moves each element of each input
+   by +-h max(1, |x|) with recording off and compares dL/dx with the
+   central difference, the sums in float64: an element agrees when
+   |numeric - analytic| <= atol + rtol |numeric| (desc NULL: h = 1e-3,
+   atol 1e-3, rtol 1e-2, for float32; max_checks spreads fewer checks over
+   a large input). It returns GAIA_OK when the check ran; report.passed is
+   the verdict, and report names the element furthest off with both
+   derivatives. The inputs, their requires_grad flags and gradients are
+   left as they were; a tape that holds recorded operations is refused
+   (the check would consume them). A value that leaves gaia and comes back
+   (gaia_tensor_to_host, then gaia_tensor_from_host) is a constant to the
+   tape: the check finds the gradient it loses.
+   Example, checking a composition:
+       #include "gaia.h"
+       #include <stdio.h>
+       static gaia_status f(gaia_ctx *ctx, gaia_tensor *const *in, size_t n, void *user, gaia_tensor **out) {
+           gaia_tensor *p = NULL;
+           gaia_status st = gaia_tensor_matmul(ctx, in[0], in[1], 0, 0, &p);
+           if (st == GAIA_OK) st = gaia_tensor_tanh(ctx, p, out);      // y = tanh(a b)
+           gaia_tensor_free(p);
+           (void)n; (void)user;
+           return st;
+       }
+       int main(void) {
+           gaia_ctx *ctx;
+           gaia_tensor *in[2] = {NULL, NULL};
+           gaia_grad_check_report r;
+           size_t sa[2] = {3, 4}, sb[2] = {4, 2};
+           if (gaia_ctx_create(NULL, &ctx) != GAIA_OK) return 1;
+           gaia_tensor_randn(ctx, 2, sa, 0.0f, 1.0f, &in[0]);
+           gaia_tensor_randn(ctx, 2, sb, 0.0f, 0.5f, &in[1]);
+           if (gaia_grad_check(ctx, f, NULL, in, 2, NULL, &r) == GAIA_OK)
+               printf("%s: %zu elements\n", r.passed ? "agree" : "differ", r.checked); // prints: agree: 20 elements
+           gaia_tensor_free(in[0]); gaia_tensor_free(in[1]);
            gaia_ctx_destroy(ctx);
            return 0;
        }
@@ -1258,9 +1356,9 @@
    brain may hold (a loaded brain starts capped at the context's load_limit).
 
    Batched trials: many seeds of one experiment at once, the trials spread
-   over the cores (OpenMP; each trial runs single-threaded in a CPU context
-   of its own), and trial r's numbers depend on its seed only, never on the
-   thread count. gaia_brain_trials runs the literature's experiments from a
+   over the cores (the worker pool; each trial runs single-threaded in a
+   CPU context of its own), and trial r's numbers depend on its seed only,
+   never on the thread count. gaia_brain_trials runs the literature's experiments from a
    description (PROJECTION, COMPLETION, ASSOCIATION, MERGE: curves of
    `steps` points per trial, the support and a per-kind measure, plus a few
    results; the declarations say which); gaia_brain_trials_run runs your own
@@ -1488,7 +1586,8 @@
                          the environment or gaia_mpi_set_timeout says
                          otherwise (default 300)
      GAIA_NO_LAYER, GAIA_NO_ASSEMBLY, GAIA_NO_HRR, GAIA_NO_VSA, GAIA_NO_MAP,
-     GAIA_NO_FORMATS     leave that module out (section 2)
+     GAIA_NO_FORMATS, GAIA_NO_AUTOGRAD, GAIA_NO_AXIS, GAIA_NO_CONV,
+     GAIA_NO_LINALG      leave that module out (section 2)
 
    =====================================================================
    14. STATUS CODES
@@ -1555,10 +1654,13 @@
 #if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_ASSEMBLY)
 #define GAIA_NO_ASSEMBLY
 #endif
-#if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_HRR)
-#define GAIA_NO_HRR
+#if defined(GAIA_NO_AUTOGRAD) && !defined(GAIA_NO_LAYER)
+#define GAIA_NO_LAYER
 #endif
-#if defined(GAIA_NO_FORMATS) && !defined(GAIA_NO_VSA)
+#if defined(GAIA_NO_AXIS) && !defined(GAIA_NO_LAYER)
+#define GAIA_NO_LAYER
+#endif
+#if defined(GAIA_NO_AXIS) && !defined(GAIA_NO_VSA)
 #define GAIA_NO_VSA
 #endif
 #if defined(GAIA_NO_HRR) && !defined(GAIA_NO_VSA)
@@ -1567,8 +1669,9 @@
 /* The CUDA backend (gaia_cuda.h, gaia_kernels.cu) serves the modules but
    the parallel map: their switches are for CPU builds. */
 #if defined(GAIA_USE_CUDA) && (defined(GAIA_NO_FORMATS) || defined(GAIA_NO_LAYER) || defined(GAIA_NO_ASSEMBLY) || \
-                               defined(GAIA_NO_HRR) || defined(GAIA_NO_VSA))
-#error "gaia: GAIA_NO_FORMATS, _LAYER, _ASSEMBLY, _HRR and _VSA leave modules out of CPU builds only (the CUDA backend needs them)"
+                               defined(GAIA_NO_HRR) || defined(GAIA_NO_VSA) || defined(GAIA_NO_CONV) || \
+                               defined(GAIA_NO_LINALG) || defined(GAIA_NO_AUTOGRAD) || defined(GAIA_NO_AXIS))
+#error "gaia: GAIA_NO_FORMATS, _LAYER, _ASSEMBLY, _HRR, _VSA, _CONV, _LINALG, _AUTOGRAD and _AXIS leave modules out of CPU builds only (the CUDA backend needs them)"
 #endif
 
 #ifndef GAIA_API
@@ -1658,7 +1761,7 @@ typedef struct gaia_ctx_desc {
     uint64_t seed;          /* Philox key; 0 is a valid seed */
     gaia_allocator allocator; /* host memory; zero = GAIA_MALLOC/GAIA_FREE */
     gaia_logger logger;
-    int cpu_threads;        /* OpenMP threads for CPU kernels; 0 = all, at most GAIA_MAX_THREADS */
+    int cpu_threads;        /* CPU kernels' threads; 0 = GAIA_NUM_THREADS, OMP_NUM_THREADS or the cores; <= GAIA_MAX_THREADS */
     int allow_tf32;         /* let cuBLAS use TF32 tensor cores (never silent) */
     int profile;            /* start with profiling counters enabled */
     void *cuda_stream;      /* a cudaStream_t to run on; NULL = gaia makes one */
@@ -1971,8 +2074,9 @@ GAIA_API gaia_status gaia_sgemm(gaia_ctx *ctx, int trans_a, int trans_b, size_t 
                                 float alpha, const float *A, size_t lda, const float *B, size_t ldb,
                                 float beta, float *C, size_t ldc);
 
+#ifndef GAIA_NO_CONV
 /* ---------------------------------------------------------------------
-   2-D convolution and pooling (NCHW), symmetric eigenvalues
+   2-D convolution and pooling (NCHW)
    --------------------------------------------------------------------- */
 /* out = conv2d(x, w) + bias, PyTorch's conv2d: a cross-correlation (the
    kernel is not flipped) with zero padding. x: [N, C, H, W], or [C, H, W] for
@@ -2001,6 +2105,12 @@ GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x,
 GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
                                             const size_t stride[2], const size_t padding[2], int count_include_pad,
                                             gaia_tensor **out);
+
+#endif /* GAIA_NO_CONV */
+#ifndef GAIA_NO_LINALG
+/* ---------------------------------------------------------------------
+   Symmetric eigenvalues
+   --------------------------------------------------------------------- */
 /* Eigenvalues (ascending) and, when vectors is not NULL, orthonormal
    eigenvectors of symmetric matrices: a is [n, n] or a batch [..., n, n]
    (up to 4 dims); only its lower triangle is read (NumPy's eigh default).
@@ -2014,6 +2124,7 @@ GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x,
 GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_tensor **values,
                                       gaia_tensor **vectors);
 
+#endif /* GAIA_NO_LINALG */
 /* What a backend's conv2d primitive gets: every size resolved and checked. */
 typedef struct gaia_conv2d_args {
     const float *x;    /* [N, C, H, W] */
@@ -2039,6 +2150,7 @@ typedef struct gaia_pool2d_args {
     gaia_pool_kind kind;
 } gaia_pool2d_args;
 
+#ifndef GAIA_NO_AUTOGRAD
 /* ---------------------------------------------------------------------
    Training: gradients (reverse mode), losses, optimizers
    --------------------------------------------------------------------- */
@@ -2168,7 +2280,34 @@ GAIA_API gaia_status gaia_optim_step(gaia_optim *opt);
 /* Drops every parameter's gradient. */
 GAIA_API void gaia_optim_zero_grad(gaia_optim *opt);
 GAIA_API uint64_t gaia_optim_steps(const gaia_optim *opt);
-GAIA_API float gaia_optim_lr(const gaia_optim *opt); /* the rate the last step used */
+GAIA_API float gaia_optim_lr(const gaia_optim *opt); /* the rate the last step used (desc's lr, scheduled) */
+/* Parameter groups: each group has its own base learning rate and weight
+   decay; everything else (kind, momentum, betas, eps, clipping - global
+   over every parameter - and the schedule) is desc's. A zeroed group is
+   desc's settings. The schedule scales every group alike: at step s group
+   g's rate is lr_g * schedule(s, desc.lr) / desc.lr. */
+typedef struct gaia_optim_group {
+    gaia_tensor *const *params; /* n >= 1 parameters, none in another group */
+    size_t n;
+    float lr;                   /* 0: desc.lr; else this group's base rate, > 0 */
+    float weight_decay;         /* this group's decay (>= 0, 0 = none) when own_weight_decay */
+    int own_weight_decay;       /* 0: desc.weight_decay (weight_decay must then be 0) */
+} gaia_optim_group;
+/* An optimizer over the parameters of ngroups groups, as gaia_optim_create
+   over their concatenation (group 0's first: the order of
+   gaia_optim_save's "param.I"). A bad group is named with its index and
+   value; a parameter in two groups names both places. */
+GAIA_API gaia_status gaia_optim_create_groups(gaia_ctx *ctx, const gaia_optim_desc *desc,
+                                              const gaia_optim_group *groups, size_t ngroups, gaia_optim **out);
+/* The usual two groups over params (in their order): group 0, the tensors
+   of two or more dimensions (weights), decayed by desc.weight_decay; group
+   1, the others (biases, norm gains), not decayed. Either may be empty. */
+GAIA_API gaia_status gaia_optim_create_decay_split(gaia_ctx *ctx, const gaia_optim_desc *desc,
+                                                   gaia_tensor *const *params, size_t n, gaia_optim **out);
+/* The number of groups (1 for gaia_optim_create's), and the rate group g
+   used at the last step (0 for a NULL opt or g out of range). */
+GAIA_API size_t gaia_optim_group_count(const gaia_optim *opt);
+GAIA_API float gaia_optim_group_lr(const gaia_optim *opt, size_t g);
 GAIA_API void gaia_optim_destroy(gaia_optim *opt);
 /* Scales the gradients of params so that their global L2 norm is at most
    max_norm; *total_norm (may be NULL) gets the norm before. A non-finite
@@ -2187,6 +2326,42 @@ typedef struct gaia_lr_cosine {
 } gaia_lr_cosine;
 GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user /* a gaia_lr_cosine */);
 
+#endif /* GAIA_NO_AUTOGRAD */
+#ifndef GAIA_NO_AUTOGRAD
+/* Checks the gradients that gaia_backward gives for the inputs of fn
+   against central differences. fn computes one tensor y from the inputs
+   with gaia operations (it is called once with recording on, then twice per
+   checked element with recording off); the check takes L = sum(R * y) with
+   R a fixed random tensor of y's shape, so every output is covered, and
+   compares dL/dx from the backward with (L(x + h) - L(x - h)) / 2h, the
+   sums taken in float64, at each checked element of each input. An element
+   passes when |numeric - analytic| <= atol + rtol |numeric|. gaia computes
+   in float32, so the defaults suit float32: h = 1e-3 max(1, |x|), atol
+   1e-3, rtol 1e-2 (a kink of relu, abs, max within h of an input gives a
+   false alarm: keep inputs away from kinks). The inputs must be float
+   tensors of this context; the check leaves them, their requires_grad flags
+   and gradients as they were, and refuses while the tape holds recorded
+   operations (it would consume them). Returns GAIA_OK when the check ran,
+   whatever it found: report->passed says whether every element agreed, and
+   report names the worst one. */
+typedef gaia_status (*gaia_grad_check_fn)(gaia_ctx *ctx, gaia_tensor *const *inputs, size_t n, void *user,
+                                          gaia_tensor **out);
+typedef struct gaia_grad_check_desc {
+    double h;           /* relative step (0: 1e-3); the step is h max(1, |x|) */
+    double atol, rtol;  /* (0, 0: 1e-3, 1e-2) */
+    size_t max_checks;  /* elements checked per input, evenly spread (0: all) */
+    uint64_t seed;      /* of R (0: 1) */
+} gaia_grad_check_desc;
+typedef struct gaia_grad_check_report {
+    int passed;              /* every checked element agreed */
+    size_t checked, failed;  /* elements checked, elements outside the tolerance */
+    size_t worst_input, worst_index; /* the element furthest outside (or nearest to) the tolerance */
+    double analytic, numeric;        /* its two derivatives */
+    double max_abs_err;      /* max |numeric - analytic| over the checked elements */
+} gaia_grad_check_report;
+GAIA_API gaia_status gaia_grad_check(gaia_ctx *ctx, gaia_grad_check_fn fn, void *user, gaia_tensor *const *inputs,
+                                     size_t n, const gaia_grad_check_desc *desc, gaia_grad_check_report *report);
+#endif /* GAIA_NO_AUTOGRAD */
 #ifndef GAIA_NO_FORMATS
 /* ---------------------------------------------------------------------
    Checkpoints: safetensors files (named tensors + string metadata) and
@@ -2229,20 +2404,28 @@ GAIA_API gaia_tensor *gaia_safetensors_get(const gaia_safetensors *f, const char
 GAIA_API const char *gaia_safetensors_meta(const gaia_safetensors *f, const char *key);
 GAIA_API const char *const *gaia_safetensors_metadata(const gaia_safetensors *f);
 GAIA_API void gaia_safetensors_free(gaia_safetensors *f);
+#ifndef GAIA_NO_AUTOGRAD /* (optimizers are the autograd module's) */
 /* An optimizer's whole state - its parameters' values, moment buffers,
    step count, hyper-parameters and the context's random stream (seed and
    position) - as a safetensors file (atomically, as above). Tensors
    "param.I", "m.I", "v.I" (I = 0 .. n-1, the moments once they exist) and
    "optim.hyper" = [lr, momentum, beta1, beta2, eps, weight_decay,
-   clip_norm, last lr]; metadata format, kind, nesterov, params, steps,
-   seed, rng_stream. */
+   clip_norm, last lr]; metadata format ("gaia.optim/1"), kind, nesterov,
+   params, steps, seed, rng_stream. An optimizer whose groups are not the
+   one group of desc's settings (gaia_optim_create_groups) writes format
+   "gaia.optim/2", adding metadata groups (G), "optim.groups" [G, 2] (each
+   group's base lr and weight decay) and "optim.group_of" [n] (each
+   parameter's group). */
 GAIA_API gaia_status gaia_optim_save(gaia_optim *opt, const char *path);
 /* Restores such a file into an optimizer of the same kind over parameters
    of the same count and shapes (the schedule is opt's own): the parameters
    are overwritten in place, and the steps that follow are bit for bit
-   those that training without the interruption would have made. Anything
-   wrong with the file or the match changes nothing. */
+   those that training without the interruption would have made. The
+   hyper-parameters are the file's, each group's lr and weight decay too;
+   the groups' membership must match (a "gaia.optim/1" file is one group).
+   Anything wrong with the file or the match changes nothing. */
 GAIA_API gaia_status gaia_optim_load(gaia_optim *opt, const char *path);
+#endif
 
 #endif /* GAIA_NO_FORMATS */
 #ifndef GAIA_NO_MAP
@@ -2347,6 +2530,7 @@ typedef struct gaia_backend {
 /* NULL when the device is not available in this context. */
 GAIA_API const gaia_backend *gaia_backend_get(gaia_ctx *ctx, gaia_device d);
 
+#ifndef GAIA_NO_AXIS
 /* ---------------------------------------------------------------------
    Tensor operations along an axis: softmax and log-softmax, gather,
    index_select and scatter_add, concat and stack, cumsum, top-k and argsort
@@ -2469,6 +2653,7 @@ GAIA_API size_t gaia_cpu_sort_work(size_t len, int nthreads);
 GAIA_API void gaia_cpu_sort(const float *x, size_t outer, size_t len, size_t inner, size_t k, int descending,
                             float *values, float *indices, void *work, int nthreads);
 
+#endif /* GAIA_NO_AXIS */
 #ifndef GAIA_NO_LAYER
 /* ---------------------------------------------------------------------
    Modules: layer, assembly, hrr
@@ -2925,8 +3110,8 @@ typedef struct gaia_fibre_stats {
     double synapses;      /* synapses of the fibre (exact when synapses_exact) */
     int synapses_exact;   /* 0: explicit fibre too large to count, synapses = E[count] */
     size_t plastic;       /* synapses whose weight differs from 1 */
-    double mean_weight;   /* over all synapses of the fibre */
-    double max_weight;
+    double mean_weight;   /* over all synapses of the fibre (0 when it has none) */
+    double max_weight;    /* (0 when it has none) */
     float beta;           /* plasticity in use for this fibre */
 } gaia_fibre_stats;
 
@@ -3512,6 +3697,7 @@ GAIA_API gaia_status gaia_hrr_codebook_vectors(gaia_ctx *ctx, const gaia_hrr_cod
 GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_codebook *cb,
                                                const gaia_tensor *queries, float threshold, long *index,
                                                float *similarity, const char **names);
+#ifndef GAIA_NO_FORMATS /* (a codebook's files are .npy and text: the formats module's) */
 GAIA_API gaia_status gaia_hrr_codebook_save(gaia_ctx *ctx, const gaia_hrr_codebook *cb, const char *path);
 /* Loads onto the context's default device. */
 GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gaia_hrr_codebook **out);
@@ -3520,6 +3706,7 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
    Both loaders set *out only on success. */
 GAIA_API gaia_status gaia_hrr_codebook_parse(gaia_ctx *ctx, const void *npy, size_t npy_size, const void *names,
                                              size_t names_size, gaia_hrr_codebook **out);
+#endif
 
 /* --- backend primitives (raw device pointers). Spectra are rows of
    nb = D/2+1 interleaved complex bins (2*nb floats) in natural order. --- */
@@ -3903,6 +4090,25 @@ GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out);
 #include <dirent.h>
 #include <signal.h>
 #endif
+/* GAIA_THREADS: 1 when the CPU backend's parallel regions run on gaia's own
+   worker pool (POSIX threads; gaia_cpu.h, "Threads"), 0 when they run on
+   the calling thread (or, under -fopenmp, on an OpenMP team). The default
+   is 1 where the threads need no flag to link: glibc 2.34 on, musl, macOS,
+   or a build with -pthread or -fopenmp; other POSIX systems need
+   -DGAIA_THREADS=1 with -pthread. Never on Windows. */
+#ifndef GAIA_THREADS
+#if !defined(_WIN32) && (defined(__GNUC__) || defined(__clang__)) &&                                         \
+    (defined(_OPENMP) || defined(_REENTRANT) || defined(__APPLE__) ||                                          \
+     (defined(__linux__) && (!defined(__GLIBC__) || __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))))
+#define GAIA_THREADS 1
+#else
+#define GAIA_THREADS 0
+#endif
+#endif
+#if GAIA_THREADS && !defined(_WIN32) && (defined(__GNUC__) || defined(__clang__))
+#include <pthread.h>
+#define GAIA__POOL 1
+#endif
 
 #if defined(GAIA_MALLOC) != defined(GAIA_FREE)
 #error "gaia: define both GAIA_MALLOC and GAIA_FREE, or neither"
@@ -4186,6 +4392,56 @@ static void gaia__cuda_close(gaia_ctx *ctx);
 static const gaia_backend *gaia__cpu_backend(void); /* gaia_cpu.h */
 static void gaia__cpu_release(gaia_ctx *ctx);          /* gaia_cpu.h */
 
+/* *n += v, atomically where threads run, and the new value: for counts that
+   gaia_map's items may change at once (the views of one storage). */
+static inline int gaia__atomic_add(int *n, int v) {
+#if defined(GAIA__POOL)
+    return __atomic_add_fetch(n, v, __ATOMIC_ACQ_REL);
+#else
+    int r;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+    r = *n += v;
+    return r;
+#endif
+}
+
+/* A thread count from the environment variable `name` (its first number:
+   OMP_NUM_THREADS may be a list), at most GAIA_MAX_THREADS; 0 when unset
+   or not a positive number. */
+static int gaia__env_threads(const char *name) {
+    const char *s = getenv(name);
+    char *end;
+    long v;
+    if (!s) return 0;
+    v = strtol(s, &end, 10);
+    if (end == s || v < 1) return 0;
+    return v > GAIA_MAX_THREADS ? GAIA_MAX_THREADS : (int)v;
+}
+
+/* desc.cpu_threads = 0: GAIA_NUM_THREADS, else OpenMP's count under
+   -fopenmp (OMP_NUM_THREADS, else libgomp's cores), else OMP_NUM_THREADS,
+   else the cores online; 1 where regions run on the calling thread. */
+static int gaia__default_threads(void) {
+    int n = gaia__env_threads("GAIA_NUM_THREADS");
+    if (n > 0) return n;
+#ifdef _OPENMP
+    n = omp_get_max_threads();
+    return n < 1 ? 1 : n > GAIA_MAX_THREADS ? GAIA_MAX_THREADS : n;
+#elif defined(GAIA__POOL)
+    {
+        long c;
+        n = gaia__env_threads("OMP_NUM_THREADS");
+        if (n > 0) return n;
+        c = sysconf(_SC_NPROCESSORS_ONLN);
+        return c < 1 ? 1 : c > GAIA_MAX_THREADS ? GAIA_MAX_THREADS : (int)c;
+    }
+#else
+    return 1;
+#endif
+}
+
 GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **out) {
     gaia_ctx_desc desc;
     gaia_ctx *ctx;
@@ -4233,11 +4489,7 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
     ctx->load_limit = desc.load_limit ? desc.load_limit : GAIA_LOAD_LIMIT;
     ctx->policy = desc.device;
     ctx->profiling = desc.profile;
-#ifdef _OPENMP
-    ctx->cpu_threads = desc.cpu_threads ? desc.cpu_threads : omp_get_max_threads();
-#else
-    ctx->cpu_threads = 1;
-#endif
+    ctx->cpu_threads = desc.cpu_threads ? desc.cpu_threads : gaia__default_threads();
     ctx->backends[GAIA_DEVICE_CPU] = gaia__cpu_backend();
     want = desc.device;
 #ifdef GAIA_USE_CUDA
@@ -4275,12 +4527,16 @@ static void gaia__modules_release(gaia_ctx *ctx);
 #ifndef GAIA_NO_MAP
 static void gaia__map_release(gaia_ctx *ctx);
 #endif
+#ifndef GAIA_NO_AUTOGRAD
 static void gaia__ag_destroy(gaia_ctx *ctx);
+#endif
 
 GAIA_API void gaia_ctx_destroy(gaia_ctx *ctx) {
     gaia_allocator al;
     if (!ctx) return;
+#ifndef GAIA_NO_AUTOGRAD
     gaia__ag_destroy(ctx);
+#endif
 #ifndef GAIA_NO_MAP
     gaia__map_release(ctx);
 #endif
@@ -4692,7 +4948,9 @@ static gaia_status gaia__tensor_new(gaia_ctx *ctx, const char *fn, gaia_device d
     return GAIA_OK;
 }
 
+#ifndef GAIA_NO_AUTOGRAD
 static void gaia__ag_forget(gaia_ctx *ctx, gaia_tensor *t);
+#endif
 
 GAIA_API void gaia_tensor_free(gaia_tensor *t) {
     struct gaia_storage *s;
@@ -4701,13 +4959,12 @@ GAIA_API void gaia_tensor_free(gaia_tensor *t) {
     if (!t || t->lent) return;
     s = t->storage;
     ctx = s->ctx;
+#ifndef GAIA_NO_AUTOGRAD
     if (t->requires_grad) gaia__ag_forget(ctx, t);
+#endif
     gaia_tensor_free(t->grad);
     /* atomic: gaia_map's items may make and free views of one storage at once */
-#ifdef _OPENMP
-#pragma omp atomic capture
-#endif
-    left = --s->refcount;
+    left = gaia__atomic_add(&s->refcount, -1);
     if (left == 0) {
         if (ctx->backends[s->device]) ctx->backends[s->device]->free(ctx, s->data);
         gaia__host_free(ctx, s);
@@ -4986,7 +5243,8 @@ GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float
    so a message names the function in the user's code. */
 /* The eager operations that go on the gradient tape: each public entry
    point is a recording wrapper (section "Autograd" below) around its
-   *_raw implementation. */
+   *_raw implementation; without the autograd module, the *_raw call alone
+   (the end of this section). */
 static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
                                       float p1, gaia_tensor **out);
 static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
@@ -5410,10 +5668,7 @@ static gaia_status gaia__make_view(gaia_ctx *ctx, const char *fn, const gaia_ten
     v = (gaia_tensor *)gaia__host_alloc(ctx, sizeof *v);
     if (!v) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate tensor header");
     gaia__view_fill(v, x, offset, ndim, shape);
-#ifdef _OPENMP
-#pragma omp atomic
-#endif
-    v->storage->refcount++;
+    (void)gaia__atomic_add(&v->storage->refcount, 1);
     *out = v;
     return GAIA_OK;
 }
@@ -5450,11 +5705,49 @@ static gaia_status gaia__tensor_slice_rows_raw(gaia_ctx *ctx, const gaia_tensor 
     return gaia__make_view(ctx, fn, x, start * row, x->ndim, shape, out);
 }
 
+#ifdef GAIA_NO_AUTOGRAD
+/* Without the autograd module (GAIA_NO_AUTOGRAD) nothing is recorded: the
+   entry points that its section wraps are their *_raw operations. */
+static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
+                                      float p1, gaia_tensor **out) {
+    return gaia__tensor_unary_raw(ctx, fn, op, x, p0, p1, out);
+}
+static gaia_status gaia__tensor_binary(gaia_ctx *ctx, const char *fn, gaia_binary_op op, const gaia_tensor *a,
+                                       const gaia_tensor *b, gaia_tensor **out) {
+    return gaia__tensor_binary_raw(ctx, fn, op, a, b, out);
+}
+static gaia_status gaia__tensor_reduce(gaia_ctx *ctx, const char *fn, gaia_reduce_op op, const gaia_tensor *x,
+                                       int axis, gaia_tensor **out) {
+    return gaia__tensor_reduce_raw(ctx, fn, op, x, axis, out);
+}
+GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                        int trans_b, gaia_tensor **out) {
+    return gaia__tensor_matmul_raw(ctx, a, b, trans_a, trans_b, out);
+}
+GAIA_API gaia_status gaia_tensor_where(gaia_ctx *ctx, const gaia_tensor *cond, const gaia_tensor *a,
+                                       const gaia_tensor *b, gaia_tensor **out) {
+    return gaia__tensor_where_raw(ctx, cond, a, b, out);
+}
+GAIA_API gaia_status gaia_tensor_transpose(gaia_ctx *ctx, const gaia_tensor *x, gaia_tensor **out) {
+    return gaia__tensor_transpose_raw(ctx, x, out);
+}
+GAIA_API gaia_status gaia_tensor_reshape(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape,
+                                         gaia_tensor **out) {
+    return gaia__tensor_reshape_raw(ctx, x, ndim, shape, out);
+}
+GAIA_API gaia_status gaia_tensor_copy(gaia_ctx *ctx, const gaia_tensor *src, gaia_tensor **out) {
+    return gaia__tensor_copy_raw(ctx, src, out);
+}
+GAIA_API gaia_status gaia_tensor_slice_rows(gaia_ctx *ctx, const gaia_tensor *x, size_t start, size_t count,
+                                            gaia_tensor **out) {
+    return gaia__tensor_slice_rows_raw(ctx, x, start, count, out);
+}
+#endif
+
+#ifndef GAIA_NO_CONV
 /* ---------------------------------------------------------------------
-   2-D convolution, pooling and symmetric eigenvalues
+   2-D convolution and pooling
    --------------------------------------------------------------------- */
-/* Refuses an input that needs a gradient (autograd; eigh has none). */
-static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t);
 /* Stride, padding and dilation above this are refused: they would only
    make empty or absurdly padded outputs, and the kernels' index arithmetic
    stays far from overflow. */
@@ -5617,8 +5910,35 @@ static gaia_status gaia__pool2d(gaia_ctx *ctx, const char *fn, const gaia_tensor
     return gaia__finish_out(st, out, created);
 }
 
-/* (gaia_tensor_conv2d, _max_pool2d and _avg_pool2d, which record these
-   for the backward, are with the autograd section.) */
+/* gaia_tensor_conv2d, _max_pool2d and _avg_pool2d record these for the
+   backward: they are with the autograd section. Without the autograd module
+   (GAIA_NO_AUTOGRAD) nothing is recorded, and they are these calls alone. */
+#ifdef GAIA_NO_AUTOGRAD
+GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
+                                        const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
+                                        const size_t dilation[2], size_t groups, gaia_tensor **out) {
+    return gaia__tensor_conv2d_raw(ctx, x, w, bias, stride, padding, dilation, groups, out);
+}
+GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
+                                            const size_t stride[2], const size_t padding[2], gaia_tensor **out) {
+    return gaia__pool2d(ctx, "gaia_tensor_max_pool2d", x, kernel, stride, padding, GAIA_POOL_MAX, out);
+}
+GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
+                                            const size_t stride[2], const size_t padding[2], int count_include_pad,
+                                            gaia_tensor **out) {
+    return gaia__pool2d(ctx, "gaia_tensor_avg_pool2d", x, kernel, stride, padding,
+                        count_include_pad ? GAIA_POOL_AVG : GAIA_POOL_AVG_VALID, out);
+}
+#endif
+#endif /* GAIA_NO_CONV */
+#ifndef GAIA_NO_LINALG
+/* ---------------------------------------------------------------------
+   Symmetric eigenvalues
+   --------------------------------------------------------------------- */
+#ifndef GAIA_NO_AUTOGRAD
+/* Refuses an input that needs a gradient (autograd; eigh has none). */
+static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t);
+#endif
 
 /* Symmetric eigenproblems run on the host (gaia_cpu_eigh_batch): a tensor
    on another device is copied down, and the results copied back up. */
@@ -5635,7 +5955,9 @@ GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__check_tensor(ctx, fn, "a", a)) != GAIA_OK) return st;
+#ifndef GAIA_NO_AUTOGRAD
     if ((st = gaia__ag_refuse(ctx, fn, "a", a)) != GAIA_OK) return st;
+#endif
     if (!values) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values is NULL");
     if (vectors == values) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "values and vectors are the same pointer");
     if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2]) {
@@ -5707,6 +6029,8 @@ GAIA_API gaia_status gaia_tensor_eigh(gaia_ctx *ctx, const gaia_tensor *a, gaia_
     return gaia__finish_out(st, values, vcreated);
 }
 
+#endif /* GAIA_NO_LINALG */
+#ifndef GAIA_NO_AUTOGRAD
 /* ---------------------------------------------------------------------
    Autograd: a tape of the eager calls made while some input needs a
    gradient. Each tensor handle that an operation on the tape produced
@@ -5786,17 +6110,27 @@ static int gaia__ag_tracked(const gaia_ctx *ctx, const gaia_tensor *t) {
     return t && t->ag_var && t->ag_gen == ctx->tape_gen && ctx->tape && t->ag_var < ctx->tape->nvars;
 }
 
-/* Operations without a backward yet (eigh) refuse an
+/* Operations without a backward (eigh; conv2d and pooling in a build
+   without the axis module, which their backwards go through) refuse an
    input that would need one while recording is on, rather than return a
-   result through which no gradient would flow. */
-static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t) {
+   result through which no gradient would flow. why: the reason, after
+   "this operation". (Compiled where such an operation is.) */
+#if !defined(GAIA_NO_LINALG) || (defined(GAIA_NO_AXIS) && !defined(GAIA_NO_CONV))
+static gaia_status gaia__ag_refuse_why(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t,
+                                       const char *why) {
     if (!ctx || ctx->grad_off || ctx->in_backward || !t || !(t->requires_grad || gaia__ag_tracked(ctx, t)))
         return GAIA_OK;
     return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn,
-                      "%s needs a gradient, and this operation has no backward yet: turn recording off around it "
+                      "%s needs a gradient, and this operation %s: turn recording off around it "
                       "(gaia_grad_set_enabled(ctx, 0)) to use it as a fixed step",
-                      name);
+                      name, why);
 }
+#endif
+#ifndef GAIA_NO_LINALG
+static gaia_status gaia__ag_refuse(gaia_ctx *ctx, const char *fn, const char *name, const gaia_tensor *t) {
+    return gaia__ag_refuse_why(ctx, fn, name, t, "has no backward yet");
+}
+#endif
 
 static gaia_status gaia__ag_tape(gaia_ctx *ctx) {
     if (ctx->tape) return GAIA_OK;
@@ -6333,6 +6667,7 @@ done:
     return st;
 }
 
+#ifndef GAIA_NO_AXIS /* (the backwards of the operations along an axis, and those that use them) */
 /* softmax: dx = y (g - sum(g y)); log-softmax: dx = g - exp(y) sum(g), the
    sums along the axis (y the saved output). */
 static gaia_status gaia__ag_softmax_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gx) {
@@ -6383,6 +6718,8 @@ done:
     gaia_tensor_free(iv);
     return st;
 }
+
+#ifndef GAIA_NO_CONV
 
 /* ---- convolution and pooling: composite backwards ----
    The input's windows are gathered with one table of indices (im2col as an
@@ -6635,6 +6972,8 @@ done:
     gaia_tensor_free(z);
     return st;
 }
+#endif /* GAIA_NO_CONV */
+#endif /* GAIA_NO_AXIS */
 /* The layer module's backwards (defined with its forwards). */
 #ifndef GAIA_NO_LAYER
 static gaia_status gaia__layer_linear_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
@@ -6702,10 +7041,25 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
         GAIA__AG_TRY(gaia_tensor_scale(ctx, t, 1.0f / (float)soft->shape[0], &gin[0]));
         break;
     }
+#ifndef GAIA_NO_AXIS
     case GAIA__AG_SOFTMAX: return gaia__ag_softmax_back(ctx, n, g, &gin[0]);
     case GAIA__AG_GATHER: return gaia__ag_gather_back(ctx, n, g, &gin[0]);
+#else /* (without the axis module no such node is recorded) */
+    case GAIA__AG_SOFTMAX:
+    case GAIA__AG_GATHER:
+    case GAIA__AG_SCATTER:
+    case GAIA__AG_CUMSUM:
+    case GAIA__AG_PART: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a node of an operation along an "
+                                          "axis in a build without the axis module (GAIA_NO_AXIS)");
+#endif
+#if !defined(GAIA_NO_CONV) && !defined(GAIA_NO_AXIS)
     case GAIA__AG_CONV: return gaia__ag_conv_back(ctx, n, g, gin);
     case GAIA__AG_POOL: return gaia__ag_pool_back(ctx, n, g, &gin[0]);
+#else /* (conv2d and pooling record no node then) */
+    case GAIA__AG_CONV:
+    case GAIA__AG_POOL: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a convolution or pooling node "
+                                          "in a build without the conv or the axis module");
+#endif
 #ifndef GAIA_NO_LAYER /* (without the layer module no such node is recorded) */
     case GAIA__AG_LINEAR: return gaia__layer_linear_back(ctx, n, g, gin);
     case GAIA__AG_LAYERNORM: return gaia__layer_layernorm_back(ctx, n, g, gin);
@@ -6722,6 +7076,7 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
 #endif
     case GAIA__AG_CHECKPOINT: return gaia__ag_checkpoint_back(ctx, n, g);
     case GAIA__AG_LOSS: return gaia__ag_loss_back(ctx, n, g, gin);
+#ifndef GAIA_NO_AXIS
     case GAIA__AG_SCATTER: /* out = x + scattered src: x gets g, src what g holds where it went */
         if (n->in[0]) GAIA__AG_TRY(gaia_tensor_copy(ctx, g, &gin[0]));
         if (n->in[2]) GAIA__AG_TRY(gaia_tensor_gather(ctx, g, n->axis, n->saved[1], &gin[2]));
@@ -6754,6 +7109,7 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
         }
         break;
     }
+#endif /* GAIA_NO_AXIS */
     }
 done:
     gaia_tensor_free(t);
@@ -7038,6 +7394,12 @@ struct gaia_optim {
     size_t n;
     uint64_t steps;
     float last_lr;
+    /* parameter groups: parameter i is in group group_of[i], whose base
+       rate is glr[g] and decay gwd[g] (one group of desc's for
+       gaia_optim_create) */
+    size_t ngroups;
+    size_t *group_of;
+    float *glr, *gwd;
 };
 
 GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user) {
@@ -7050,28 +7412,49 @@ GAIA_API float gaia_lr_warmup_cosine(uint64_t step, float base_lr, void *user) {
     return c->min_lr + (base_lr - c->min_lr) * (float)(0.5 * (1.0 + cos(3.141592653589793 * t)));
 }
 
+/* Parameter i of a flat list, named for a message: "parameter I", or with
+   groups (group_of not NULL, the list their concatenation) "group G's
+   parameter K". */
+static void gaia__optim_param_name(char *buf, size_t len, size_t i, const size_t *group_of) {
+    size_t j, k = 0;
+    if (!group_of) {
+        snprintf(buf, len, "parameter %zu", i);
+        return;
+    }
+    for (j = 0; j < i; j++) k += group_of[j] == group_of[i];
+    snprintf(buf, len, "group %zu's parameter %zu", group_of[i], k);
+}
+
 /* Why a parameter list cannot be trained: 0 when it can. A parameter twice
    (or two sharing memory) would be updated twice per step; one that needs
    no gradient never gets one, so it would silently never change. */
-static gaia_status gaia__optim_check_params(gaia_ctx *ctx, const char *fn, gaia_tensor *const *params, size_t n) {
+static gaia_status gaia__optim_check_params(gaia_ctx *ctx, const char *fn, gaia_tensor *const *params, size_t n,
+                                            const size_t *group_of) {
     size_t i, j;
+    char a_name[64], b_name[64];
     for (i = 0; i < n; i++) {
         gaia_status st = gaia__check_tensor(ctx, fn, "a parameter", params[i]);
-        if (st != GAIA_OK) return gaia__fail(ctx, st, fn, "parameter %zu: %s", i, params[i] ? "belongs to another context" : "is NULL");
+        gaia__optim_param_name(a_name, sizeof a_name, i, group_of);
+        if (st != GAIA_OK) return gaia__fail(ctx, st, fn, "%s: %s", a_name, params[i] ? "belongs to another context" : "is NULL");
         if (!params[i]->requires_grad)
             return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                              "parameter %zu does not require a gradient (gaia_tensor_set_requires_grad): it would "
-                              "never be trained", i);
+                              "%s does not require a gradient (gaia_tensor_set_requires_grad): it would never be "
+                              "trained", a_name);
     }
     for (i = 0; i < n; i++)
         for (j = 0; j < i; j++) {
             const gaia_tensor *a = params[j], *b = params[i];
-            if (a == b)
+            int same = a == b;
+            if (!same && !(a->storage == b->storage && a->offset < b->offset + b->numel && b->offset < a->offset + a->numel))
+                continue;
+            gaia__optim_param_name(a_name, sizeof a_name, j, group_of);
+            gaia__optim_param_name(b_name, sizeof b_name, i, group_of);
+            if (!group_of)
                 return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                                  "parameters %zu and %zu are the same tensor: it would be updated twice per step", j, i);
-            if (a->storage == b->storage && a->offset < b->offset + b->numel && b->offset < a->offset + a->numel)
-                return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
-                                  "parameters %zu and %zu share memory: it would be updated twice per step", j, i);
+                                  "parameters %zu and %zu %s: it would be updated twice per step", j, i,
+                                  same ? "are the same tensor" : "share memory");
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%s and %s %s: it would be updated twice per step", a_name,
+                              b_name, same ? "are the same tensor" : "share memory");
         }
     return GAIA_OK;
 }
@@ -7096,46 +7479,163 @@ static gaia_status gaia__optim_check_desc(gaia_ctx *ctx, const char *fn, const g
     return GAIA_OK;
 }
 
-GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *desc, gaia_tensor *const *params, size_t n,
-                                       gaia_optim **out) {
-    static const char *fn = "gaia_optim_create";
-    gaia_optim *o;
-    gaia_optim_desc d;
-    gaia_status st;
-    GAIA__NEED_CTX(ctx);
-    if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
-    d = *desc;
-    if (d.kind != GAIA_OPTIM_SGD && d.kind != GAIA_OPTIM_ADAMW)
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)d.kind);
+/* desc with its defaults filled in, checked (the kind, then its fields). */
+static gaia_status gaia__optim_desc_fill(gaia_ctx *ctx, const char *fn, const gaia_optim_desc *desc,
+                                         gaia_optim_desc *d) {
+    *d = *desc;
+    if (d->kind != GAIA_OPTIM_SGD && d->kind != GAIA_OPTIM_ADAMW)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown kind %d", (int)d->kind);
 #ifdef GAIA_NO_LAYER
-    if (d.kind == GAIA_OPTIM_ADAMW)
+    if (d->kind == GAIA_OPTIM_ADAMW)
         return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "AdamW runs on the layer module's fused kernel, which this "
                           "build leaves out (GAIA_NO_LAYER): use GAIA_OPTIM_SGD or build with the layer module");
 #endif
-    if (d.beta1 == 0.0f) d.beta1 = 0.9f;
-    if (d.beta2 == 0.0f) d.beta2 = 0.999f;
-    if (d.eps == 0.0f) d.eps = 1e-8f;
-    if ((st = gaia__optim_check_desc(ctx, fn, &d)) != GAIA_OK) return st;
-    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
-    if ((st = gaia__optim_check_params(ctx, fn, params, n)) != GAIA_OK) return st;
-    o = (gaia_optim *)gaia__host_alloc(ctx, sizeof *o);
+    if (d->beta1 == 0.0f) d->beta1 = 0.9f;
+    if (d->beta2 == 0.0f) d->beta2 = 0.999f;
+    if (d->eps == 0.0f) d->eps = 1e-8f;
+    return gaia__optim_check_desc(ctx, fn, d);
+}
+
+/* The optimizer over params[0 .. n-1] (already checked), parameter i in
+   group group_of[i] (NULL: all in group 0) of ngroups, with base rates glr
+   and decays gwd; the arrays are copied. */
+static gaia_status gaia__optim_new(gaia_ctx *ctx, const char *fn, const gaia_optim_desc *d, gaia_tensor *const *params,
+                                   size_t n, const size_t *group_of, size_t ngroups, const float *glr,
+                                   const float *gwd, gaia_optim **out) {
+    gaia_optim *o = (gaia_optim *)gaia__host_alloc(ctx, sizeof *o);
     if (!o) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the optimizer");
     memset(o, 0, sizeof *o);
     o->ctx = ctx;
-    o->d = d;
+    o->d = *d;
     o->n = n;
+    o->ngroups = ngroups;
     o->params = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->params);
     o->m = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->m);
     o->v = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *o->v);
-    if (!o->params || !o->m || !o->v) {
+    o->group_of = (size_t *)gaia__host_alloc(ctx, n * sizeof *o->group_of);
+    o->glr = (float *)gaia__host_alloc(ctx, ngroups * sizeof *o->glr);
+    o->gwd = (float *)gaia__host_alloc(ctx, ngroups * sizeof *o->gwd);
+    if (!o->params || !o->m || !o->v || !o->group_of || !o->glr || !o->gwd) {
         gaia_optim_destroy(o);
         return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate state for %zu parameters", n);
     }
     memcpy(o->params, params, n * sizeof *o->params);
     memset(o->m, 0, n * sizeof *o->m);
     memset(o->v, 0, n * sizeof *o->v);
+    if (group_of) memcpy(o->group_of, group_of, n * sizeof *o->group_of);
+    else memset(o->group_of, 0, n * sizeof *o->group_of);
+    memcpy(o->glr, glr, ngroups * sizeof *o->glr);
+    memcpy(o->gwd, gwd, ngroups * sizeof *o->gwd);
     *out = o;
     return GAIA_OK;
+}
+
+GAIA_API gaia_status gaia_optim_create(gaia_ctx *ctx, const gaia_optim_desc *desc, gaia_tensor *const *params, size_t n,
+                                       gaia_optim **out) {
+    static const char *fn = "gaia_optim_create";
+    gaia_optim_desc d;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
+    if ((st = gaia__optim_desc_fill(ctx, fn, desc, &d)) != GAIA_OK) return st;
+    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
+    if ((st = gaia__optim_check_params(ctx, fn, params, n, NULL)) != GAIA_OK) return st;
+    return gaia__optim_new(ctx, fn, &d, params, n, NULL, 1, &d.lr, &d.weight_decay, out);
+}
+
+GAIA_API gaia_status gaia_optim_create_groups(gaia_ctx *ctx, const gaia_optim_desc *desc,
+                                              const gaia_optim_group *groups, size_t ngroups, gaia_optim **out) {
+    static const char *fn = "gaia_optim_create_groups";
+    gaia_optim_desc d;
+    gaia_tensor **flat = NULL;
+    size_t *group_of = NULL;
+    float *glr = NULL, *gwd = NULL;
+    size_t g, i, n = 0, at = 0;
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!desc || !groups || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, groups or out is NULL");
+    if ((st = gaia__optim_desc_fill(ctx, fn, desc, &d)) != GAIA_OK) return st;
+    if (ngroups == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no groups (ngroups is 0)");
+    if (ngroups > SIZE_MAX / sizeof(float)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "ngroups %zu is too many", ngroups);
+    for (g = 0; g < ngroups; g++) {
+        const gaia_optim_group *gr = &groups[g];
+        if (!gr->params) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu: params is NULL", g);
+        if (gr->n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu has no parameters (n is 0)", g);
+        if (gr->n > SIZE_MAX / sizeof(gaia_tensor *) - n)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu: n %zu makes too many parameters", g, gr->n);
+        if (!(gr->lr >= 0.0f) || gr->lr > FLT_MAX)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                              "group %zu: lr %g must be 0 (desc's lr) or a finite number > 0", g, (double)gr->lr);
+        if (!(gr->weight_decay >= 0.0f) || gr->weight_decay > FLT_MAX)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "group %zu: weight_decay %g must be a finite number >= 0", g,
+                              (double)gr->weight_decay);
+        if (!gr->own_weight_decay && gr->weight_decay != 0.0f)
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                              "group %zu: weight_decay %g is set but own_weight_decay is 0, which means desc's "
+                              "weight_decay %g: set own_weight_decay to 1 to use the group's",
+                              g, (double)gr->weight_decay, (double)d.weight_decay);
+        n += gr->n;
+    }
+    flat = (gaia_tensor **)gaia__host_alloc(ctx, n * sizeof *flat);
+    group_of = (size_t *)gaia__host_alloc(ctx, n * sizeof *group_of);
+    glr = (float *)gaia__host_alloc(ctx, ngroups * sizeof *glr);
+    gwd = (float *)gaia__host_alloc(ctx, ngroups * sizeof *gwd);
+    if (!flat || !group_of || !glr || !gwd) {
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", n);
+        goto done;
+    }
+    for (g = 0; g < ngroups; g++) {
+        glr[g] = groups[g].lr > 0.0f ? groups[g].lr : d.lr;
+        gwd[g] = groups[g].own_weight_decay ? groups[g].weight_decay : d.weight_decay;
+        for (i = 0; i < groups[g].n; i++, at++) {
+            flat[at] = groups[g].params[i];
+            group_of[at] = g;
+        }
+    }
+    st = gaia__optim_check_params(ctx, fn, flat, n, group_of);
+    if (st == GAIA_OK) st = gaia__optim_new(ctx, fn, &d, flat, n, group_of, ngroups, glr, gwd, out);
+done:
+    gaia__host_free(ctx, flat);
+    gaia__host_free(ctx, group_of);
+    gaia__host_free(ctx, glr);
+    gaia__host_free(ctx, gwd);
+    return st;
+}
+
+GAIA_API gaia_status gaia_optim_create_decay_split(gaia_ctx *ctx, const gaia_optim_desc *desc,
+                                                   gaia_tensor *const *params, size_t n, gaia_optim **out) {
+    static const char *fn = "gaia_optim_create_decay_split";
+    gaia_optim_desc d;
+    size_t *group_of, i;
+    float glr[2], gwd[2];
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if (!desc || !params || !out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc, params or out is NULL");
+    if ((st = gaia__optim_desc_fill(ctx, fn, desc, &d)) != GAIA_OK) return st;
+    if (n == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "no parameters");
+    if ((st = gaia__optim_check_params(ctx, fn, params, n, NULL)) != GAIA_OK) return st;
+    group_of = (size_t *)gaia__host_alloc(ctx, n * sizeof *group_of);
+    if (!group_of) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", n);
+    for (i = 0; i < n; i++) group_of[i] = params[i]->ndim >= 2 ? 0 : 1;
+    glr[0] = glr[1] = d.lr;
+    gwd[0] = d.weight_decay;
+    gwd[1] = 0.0f;
+    st = gaia__optim_new(ctx, fn, &d, params, n, group_of, 2, glr, gwd, out);
+    gaia__host_free(ctx, group_of);
+    return st;
+}
+
+/* Group g's rate at a step whose scheduled base rate is lr: lr_g * lr /
+   desc.lr in double. It is exactly lr when lr_g is desc.lr (the product of
+   two floats is exact in double, so the quotient rounds to lr itself): one
+   group steps bit for bit as before groups existed. */
+static float gaia__optim_group_rate(const gaia_optim *o, size_t g, float lr) {
+    return (float)((double)o->glr[g] * (double)lr / (double)o->d.lr);
+}
+
+GAIA_API size_t gaia_optim_group_count(const gaia_optim *o) { return o ? o->ngroups : 0; }
+GAIA_API float gaia_optim_group_lr(const gaia_optim *o, size_t g) {
+    return o && g < o->ngroups ? gaia__optim_group_rate(o, g, o->last_lr) : 0.0f;
 }
 
 GAIA_API void gaia_optim_destroy(gaia_optim *o) {
@@ -7146,6 +7646,9 @@ GAIA_API void gaia_optim_destroy(gaia_optim *o) {
     gaia__host_free(o->ctx, o->params);
     gaia__host_free(o->ctx, o->m);
     gaia__host_free(o->ctx, o->v);
+    gaia__host_free(o->ctx, o->group_of);
+    gaia__host_free(o->ctx, o->glr);
+    gaia__host_free(o->ctx, o->gwd);
     gaia__host_free(o->ctx, o);
 }
 
@@ -7256,6 +7759,7 @@ static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
     const gaia_optim_desc *d = &o->d;
     size_t i, largest[GAIA_DEVICE_COUNT];
     int dev, need_m = d->kind == GAIA_OPTIM_ADAMW || d->momentum > 0, need_v = d->kind == GAIA_OPTIM_ADAMW;
+    int decayed = 0; /* some group has weight decay */
     gaia_status st = GAIA_OK;
     memset(pl, 0, sizeof *pl);
     memset(largest, 0, sizeof largest);
@@ -7263,6 +7767,13 @@ static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
     if (!(pl->lr >= 0.0f) || pl->lr > FLT_MAX)
         return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "the schedule gave lr %g at step %llu", (double)pl->lr,
                           (unsigned long long)o->steps);
+    for (i = 0; i < o->ngroups; i++) {
+        float r = gaia__optim_group_rate(o, i, pl->lr);
+        if (!(r >= 0.0f) || r > FLT_MAX)
+            return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "group %zu's lr is %g at step %llu (base %g, scheduled %g)", i,
+                              (double)r, (unsigned long long)o->steps, (double)o->glr[i], (double)pl->lr);
+        if (o->gwd[i] > 0) decayed = 1;
+    }
     for (i = 0; i < o->n; i++) {
         const gaia_tensor *p = o->params[i], *g = p->grad;
         if (!g) continue;
@@ -7302,7 +7813,7 @@ static gaia_status gaia__optim_prepare(gaia_optim *o, gaia__optim_plan *pl) {
     for (dev = 0; dev < GAIA_DEVICE_COUNT; dev++) {
         int k, count;
         if (!largest[dev] || d->kind != GAIA_OPTIM_SGD) continue;
-        count = d->weight_decay > 0 ? 2 : 1;
+        count = decayed ? 2 : 1;
         for (k = 0; st == GAIA_OK && k < count; k++)
             st = gaia__tensor_new(ctx, fn, (gaia_device)dev, 1, &largest[dev], &pl->scratch[dev][k]);
         if (st != GAIA_OK) goto fail;
@@ -7328,7 +7839,8 @@ static gaia_status gaia__optim_binary(gaia_ctx *ctx, const gaia_backend *be, gai
 
 /* SGD on parameter i: the same operations, in the same order, as
    g' = g + wd p; buf = momentum buf + g' (buf = g' at first);
-   p -= lr (g' + momentum buf) (Nesterov), lr buf, or lr g'. */
+   p -= lr (g' + momentum buf) (Nesterov), lr buf, or lr g' (lr and wd
+   those of its group). */
 static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, size_t i, int first) {
     gaia_ctx *ctx = o->ctx;
     const gaia_optim_desc *d = &o->d;
@@ -7337,10 +7849,11 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
     size_t n = p->numel;
     float *P = GAIA__PTR(p), *G = GAIA__PTR(p->grad), *S = GAIA__PTR(pl->scratch[GAIA__DEV(p)][0]);
     const float *gd = G, *dir;
+    float wd = o->gwd[o->group_of[i]], lr = gaia__optim_group_rate(o, o->group_of[i], pl->lr);
     gaia_status st;
-    if (d->weight_decay > 0) {
+    if (wd > 0) {
         float *W = GAIA__PTR(pl->scratch[GAIA__DEV(p)][1]);
-        GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, P, W, n, d->weight_decay, 0));
+        GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, P, W, n, wd, 0));
         GAIA__OPTIM_DO(gaia__optim_binary(ctx, be, GAIA_BINARY_ADD, W, G, W, n));
         gd = W;
     }
@@ -7360,7 +7873,7 @@ static gaia_status gaia__optim_sgd(gaia_optim *o, const gaia__optim_plan *pl, si
             dir = S;
         }
     }
-    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, dir, S, n, pl->lr, 0));
+    GAIA__OPTIM_DO(be->unary(ctx, GAIA_UNARY_SCALE, dir, S, n, lr, 0));
     return gaia__optim_binary(ctx, be, GAIA_BINARY_SUB, P, S, P, n);
 }
 
@@ -7378,8 +7891,9 @@ static gaia_status gaia__optim_adamw(gaia_optim *o, const gaia__optim_plan *pl, 
     double t1 = (double)(o->steps + 1);
     float bc1 = (float)(1.0 - pow((double)d->beta1, t1)), bc2 = (float)(1.0 - pow((double)d->beta2, t1));
     return gaia__be(o->ctx, GAIA__DEV(p))->layer->adamw(o->ctx, GAIA__PTR(p), GAIA__PTR(p->grad), GAIA__PTR(o->m[i]),
-                                                         GAIA__PTR(o->v[i]), p->numel, pl->lr, d->beta1, d->beta2,
-                                                         d->eps, d->weight_decay, bc1, bc2);
+                                                         GAIA__PTR(o->v[i]), p->numel,
+                                                         gaia__optim_group_rate(o, o->group_of[i], pl->lr), d->beta1,
+                                                         d->beta2, d->eps, o->gwd[o->group_of[i]], bc1, bc2);
 #endif
 }
 
@@ -7430,9 +7944,25 @@ GAIA_API gaia_status gaia_optim_step(gaia_optim *o) {
 }
 
 /* ---- recording wrappers around the eager operations ---- */
+#ifndef GAIA_NO_CONV
+#ifdef GAIA_NO_AXIS
+/* conv2d's and pooling's backwards gather and scatter with the axis
+   module's operations: without it an input that needs a gradient is
+   refused, and nothing is recorded. */
+#define GAIA__AG_CONV_NO_BACKWARD "has no backward in a build without the axis module (GAIA_NO_AXIS)"
+#endif
 GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *w,
                                         const gaia_tensor *bias, const size_t stride[2], const size_t padding[2],
                                         const size_t dilation[2], size_t groups, gaia_tensor **out) {
+#ifdef GAIA_NO_AXIS
+    static const char fn[] = "gaia_tensor_conv2d";
+    gaia_status st;
+    if ((st = gaia__ag_refuse_why(ctx, fn, "x", x, GAIA__AG_CONV_NO_BACKWARD)) != GAIA_OK ||
+        (st = gaia__ag_refuse_why(ctx, fn, "w", w, GAIA__AG_CONV_NO_BACKWARD)) != GAIA_OK ||
+        (st = gaia__ag_refuse_why(ctx, fn, "bias", bias, GAIA__AG_CONV_NO_BACKWARD)) != GAIA_OK)
+        return st;
+    return gaia__tensor_conv2d_raw(ctx, x, w, bias, stride, padding, dilation, groups, out);
+#else
     gaia__ag_pending p;
     gaia_status st;
     gaia__ag_begin(ctx, &p, GAIA__AG_CONV, 0, x, w, bias);
@@ -7444,11 +7974,16 @@ GAIA_API gaia_status gaia_tensor_conv2d(gaia_ctx *ctx, const gaia_tensor *x, con
     }
     st = gaia__tensor_conv2d_raw(ctx, x, w, bias, stride, padding, dilation, groups, out);
     return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+#endif
 }
 
 static gaia_status gaia__pool2d_rec(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, const size_t kernel[2],
                                     const size_t stride[2], const size_t padding[2], gaia_pool_kind kind,
                                     gaia_tensor **out) {
+#ifdef GAIA_NO_AXIS
+    gaia_status st = gaia__ag_refuse_why(ctx, fn, "x", x, GAIA__AG_CONV_NO_BACKWARD);
+    return st != GAIA_OK ? st : gaia__pool2d(ctx, fn, x, kernel, stride, padding, kind, out);
+#else
     gaia__ag_pending p;
     gaia_status st;
     gaia__ag_begin(ctx, &p, GAIA__AG_POOL, (int)kind, x, NULL, NULL);
@@ -7459,6 +7994,7 @@ static gaia_status gaia__pool2d_rec(gaia_ctx *ctx, const char *fn, const gaia_te
     }
     st = gaia__pool2d(ctx, fn, x, kernel, stride, padding, kind, out);
     return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+#endif
 }
 GAIA_API gaia_status gaia_tensor_max_pool2d(gaia_ctx *ctx, const gaia_tensor *x, const size_t kernel[2],
                                             const size_t stride[2], const size_t padding[2], gaia_tensor **out) {
@@ -7470,6 +8006,7 @@ GAIA_API gaia_status gaia_tensor_avg_pool2d(gaia_ctx *ctx, const gaia_tensor *x,
     return gaia__pool2d_rec(ctx, "gaia_tensor_avg_pool2d", x, kernel, stride, padding,
                             count_include_pad ? GAIA_POOL_AVG : GAIA_POOL_AVG_VALID, out);
 }
+#endif /* GAIA_NO_CONV */
 
 static gaia_status gaia__tensor_unary(gaia_ctx *ctx, const char *fn, gaia_unary_op op, const gaia_tensor *x, float p0,
                                       float p1, gaia_tensor **out) {
@@ -7914,7 +8451,11 @@ GAIA_API gaia_status gaia_loss(gaia_ctx *ctx, const gaia_loss_desc *desc, const 
     } else { /* e[b] = -sum_c W[b, c] lp[b, c], lp the log-probabilities */
         const gaia_tensor *logp = input;
         if (d.kind == GAIA_LOSS_CROSS_ENTROPY) {
+#ifndef GAIA_NO_AXIS
             st = gaia_tensor_log_softmax(ctx, input, 1, &lp);
+#else
+            st = gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "cross-entropy needs log_softmax, which GAIA_NO_AXIS leaves out");
+#endif
             logp = lp;
             /* the backward's softmax, zero in ignored rows: dx = (sm - W) g */
             if (st == GAIA_OK) st = gaia_tensor_exp(ctx, lp, &sm);
@@ -8033,6 +8574,159 @@ done:
     gaia_tensor_free(u);
     return st;
 }
+#endif /* GAIA_NO_AUTOGRAD */
+#ifndef GAIA_NO_AUTOGRAD
+/* L = sum(R * y) in float64 from y on the host. */
+static gaia_status gaia__gc_loss(gaia_ctx *ctx, gaia_grad_check_fn fn, void *user, gaia_tensor *const *inputs,
+                                 size_t n, const float *R, size_t ny, float *yh, double *L) {
+    gaia_tensor *y = NULL;
+    gaia_status st = fn(ctx, inputs, n, user, &y);
+    size_t i;
+    double s = 0.0;
+    if (st == GAIA_OK && (!y || y->numel != ny))
+        st = gaia__fail(ctx, GAIA_ERR_SHAPE, "gaia_grad_check", "fn gave %zu elements, then %zu",
+                        ny, y ? y->numel : (size_t)0);
+    if (st == GAIA_OK) st = gaia_tensor_to_host(ctx, y, yh, ny);
+    gaia_tensor_free(y);
+    if (st != GAIA_OK) return st;
+    for (i = 0; i < ny; i++) s += (double)R[i] * (double)yh[i];
+    *L = s;
+    return GAIA_OK;
+}
+
+/* One element of a tensor, wherever it lives. */
+static gaia_status gaia__gc_set(gaia_ctx *ctx, gaia_tensor *t, size_t i, float v) {
+    return gaia__be(ctx, GAIA__DEV(t))->upload(ctx, GAIA__PTR(t) + i, &v, sizeof v);
+}
+
+GAIA_API gaia_status gaia_grad_check(gaia_ctx *ctx, gaia_grad_check_fn fn, void *user, gaia_tensor *const *inputs,
+                                     size_t n, const gaia_grad_check_desc *desc, gaia_grad_check_report *report) {
+    static const char *fn_name = "gaia_grad_check";
+    gaia_grad_check_desc d;
+    gaia_tensor *y = NULL, *Rt = NULL, *w = NULL, *L = NULL;
+    gaia_tensor *kept_grad[64];
+    int kept_flag[64], was = 1, swapped = 0;
+    float *R = NULL, *yh = NULL, *xh = NULL, *gh = NULL;
+    size_t ny = 0, k, i, ydims[GAIA_MAX_DIMS];
+    double worst_margin = -1.0;
+    uint64_t s;
+    gaia_status st;
+    if (!ctx) return GAIA_ERR_INVALID_ARG;
+    if (!fn || !inputs || !report) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "fn, inputs or report is NULL");
+    memset(report, 0, sizeof *report);
+    if (n == 0 || n > 64) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "n = %zu inputs (1 to 64)", n);
+    for (k = 0; k < n; k++) {
+        char name[32];
+        size_t j;
+        snprintf(name, sizeof name, "inputs[%zu]", k);
+        if ((st = gaia__check_tensor(ctx, fn_name, name, inputs[k])) != GAIA_OK) return st;
+        for (j = 0; j < k; j++)
+            if (inputs[j] == inputs[k])
+                return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "inputs[%zu] and inputs[%zu] are the same tensor", j, k);
+    }
+    d.h = 1e-3, d.atol = 1e-3, d.rtol = 1e-2, d.max_checks = 0, d.seed = 1;
+    if (desc) {
+        if (!(desc->h >= 0.0 && desc->h < 1.0) || !(desc->atol >= 0.0) || !(desc->rtol >= 0.0))
+            return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "h = %g (0 to 1), atol = %g, rtol = %g (>= 0)", desc->h,
+                              desc->atol, desc->rtol);
+        if (desc->h > 0.0) d.h = desc->h;
+        if (desc->atol > 0.0 || desc->rtol > 0.0) d.atol = desc->atol, d.rtol = desc->rtol;
+        d.max_checks = desc->max_checks;
+        if (desc->seed) d.seed = desc->seed;
+    }
+    if (ctx->tape && ctx->tape->nnodes > 0)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name,
+                          "the tape holds %zu recorded operations: gaia_backward or gaia_tape_clear first",
+                          ctx->tape->nnodes);
+
+    /* the inputs as parameters of their own, their gradients put aside */
+    for (k = 0; k < n; k++) {
+        kept_flag[k] = inputs[k]->requires_grad;
+        kept_grad[k] = inputs[k]->grad;
+        inputs[k]->grad = NULL;
+        inputs[k]->requires_grad = 1;
+    }
+    swapped = 1;
+    was = gaia_grad_set_enabled(ctx, 1);
+    st = fn(ctx, inputs, n, user, &y);
+    if (st == GAIA_OK && !y) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "fn returned no tensor");
+    if (st == GAIA_OK) {
+        ny = y->numel;
+        for (k = 0; k < (size_t)y->ndim; k++) ydims[k] = y->shape[k];
+        R = (float *)gaia__host_alloc(ctx, (ny ? ny : 1) * sizeof(float));
+        yh = (float *)gaia__host_alloc(ctx, (ny ? ny : 1) * sizeof(float));
+        if (!R || !yh) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn_name, "%zu outputs", ny);
+    }
+    if (st == GAIA_OK) {
+        s = d.seed;
+        for (i = 0; i < ny; i++) { /* splitmix64 to a uniform in [-1, 1) */
+            uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+            z ^= z >> 31;
+            R[i] = (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+        }
+        st = gaia_tensor_from_host(ctx, y->ndim, ydims, R, &Rt);
+    }
+    if (st == GAIA_OK) st = gaia_tensor_mul(ctx, y, Rt, &w);
+    if (st == GAIA_OK) st = gaia_tensor_sum(ctx, w, GAIA_AXIS_ALL, &L);
+    if (st == GAIA_OK && !gaia__ag_tracked(ctx, L))
+        st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn_name, "fn's output does not depend on any input");
+    if (st == GAIA_OK) st = gaia_backward(ctx, L);
+    gaia_tensor_free(y), gaia_tensor_free(Rt), gaia_tensor_free(w), gaia_tensor_free(L);
+    if (st != GAIA_OK) gaia_tape_clear(ctx);
+    gaia_grad_set_enabled(ctx, 0);
+
+    /* central differences, element by element */
+    for (k = 0; k < n && st == GAIA_OK; k++) {
+        gaia_tensor *x = inputs[k];
+        size_t m = x->numel, step = d.max_checks && m > d.max_checks ? m / d.max_checks : 1;
+        xh = (float *)gaia__host_alloc(ctx, m * sizeof(float));
+        gh = (float *)gaia__host_alloc(ctx, m * sizeof(float));
+        if (!xh || !gh) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn_name, "inputs[%zu] of %zu elements", k, m);
+        if (st == GAIA_OK) st = gaia_tensor_to_host(ctx, x, xh, m);
+        if (st == GAIA_OK) {
+            if (x->grad) st = gaia_tensor_to_host(ctx, x->grad, gh, m);
+            else memset(gh, 0, m * sizeof(float)); /* no path from this input: zero */
+        }
+        for (i = 0; i < m && st == GAIA_OK; i += step) {
+            double x0 = (double)xh[i], hh = d.h * (fabs(x0) > 1.0 ? fabs(x0) : 1.0), lp = 0.0, lm = 0.0, num, err, tol;
+            float xp = (float)(x0 + hh), xm = (float)(x0 - hh);
+            st = gaia__gc_set(ctx, x, i, xp);
+            if (st == GAIA_OK) st = gaia__gc_loss(ctx, fn, user, inputs, n, R, ny, yh, &lp);
+            if (st == GAIA_OK) st = gaia__gc_set(ctx, x, i, xm);
+            if (st == GAIA_OK) st = gaia__gc_loss(ctx, fn, user, inputs, n, R, ny, yh, &lm);
+            if (gaia__gc_set(ctx, x, i, xh[i]) != GAIA_OK && st == GAIA_OK) /* the input as it was */
+                st = gaia__fail(ctx, GAIA_ERR_CUDA, fn_name, "cannot restore inputs[%zu][%zu]", k, i);
+            if (st != GAIA_OK) break;
+            num = (lp - lm) / ((double)xp - (double)xm); /* the step the float inputs took */
+            err = fabs(num - (double)gh[i]);
+            tol = d.atol + d.rtol * fabs(num);
+            report->checked++;
+            if (!(err <= tol)) report->failed++;
+            if (!(err <= report->max_abs_err)) report->max_abs_err = err;
+            if (!(err - tol <= worst_margin) || report->checked == 1) {
+                worst_margin = err - tol;
+                report->worst_input = k, report->worst_index = i;
+                report->analytic = (double)gh[i], report->numeric = num;
+            }
+        }
+        gaia__host_free(ctx, xh), gaia__host_free(ctx, gh);
+        xh = gh = NULL;
+    }
+    report->passed = st == GAIA_OK && report->failed == 0;
+
+    gaia__host_free(ctx, R), gaia__host_free(ctx, yh);
+    if (swapped)
+        for (k = 0; k < n; k++) { /* the inputs' flags and gradients as they were */
+            gaia_tensor_free(inputs[k]->grad);
+            inputs[k]->grad = kept_grad[k];
+            inputs[k]->requires_grad = kept_flag[k];
+        }
+    gaia_grad_set_enabled(ctx, was);
+    return st;
+}
+#endif /* GAIA_NO_AUTOGRAD */
 #ifndef GAIA_NO_FORMATS
 /* ---------------------------------------------------------------------
    NumPy .npy files. Format v1/v2/v3: magic "\x93NUMPY", major, minor,
@@ -9419,8 +10113,10 @@ GAIA_API gaia_status gaia_safetensors_save(gaia_ctx *ctx, const char *path, cons
     return st;
 }
 
-/* ---- optimizer checkpoints ---- */
+/* ---- optimizer checkpoints (optimizers are the autograd module's) ---- */
+#ifndef GAIA_NO_AUTOGRAD
 #define GAIA__OPTIM_FORMAT "gaia.optim/1"
+#define GAIA__OPTIM_FORMAT_GROUPS "gaia.optim/2"
 #define GAIA__OPTIM_NHYPER 8
 
 /* A decimal uint64 written by gaia_optim_save (digits only, checked). */
@@ -9440,22 +10136,24 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
     gaia_ctx *ctx;
     gaia_named_tensor *items = NULL;
     char(*names)[32] = NULL;
-    char steps[24], seed[24], stream[24], nparams[24];
-    const char *meta[15];
-    gaia_tensor *hyper = NULL;
+    char steps[24], seed[24], stream[24], nparams[24], ngroups[24];
+    const char *meta[17];
+    gaia_tensor *hyper = NULL, *gset = NULL, *gof = NULL;
     float hv[GAIA__OPTIM_NHYPER];
     size_t i, count = 0, hn = GAIA__OPTIM_NHYPER;
+    /* one group of desc's settings: the file of an optimizer without groups */
+    int plain = o && o->ngroups == 1 && o->glr[0] == o->d.lr && o->gwd[0] == o->d.weight_decay;
     gaia_status st;
     if (!o) return GAIA_ERR_INVALID_ARG;
     ctx = o->ctx;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
-    if (o->n > (SIZE_MAX - 1) / 3 / sizeof *names) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "too many parameters");
-    items = (gaia_named_tensor *)gaia__host_alloc(ctx, (3 * o->n + 1) * sizeof *items);
+    if (o->n > (SIZE_MAX - 3) / 3 / sizeof *names || o->ngroups > SIZE_MAX / 2 / sizeof(float)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "too many parameters");
+    items = (gaia_named_tensor *)gaia__host_alloc(ctx, (3 * o->n + 3) * sizeof *items);
     names = (char(*)[32])gaia__host_alloc(ctx, (3 * o->n + 1) * sizeof *names);
     if (!items || !names) {
         gaia__host_free(ctx, items);
         gaia__host_free(ctx, names);
-        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", 3 * o->n + 1);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", 3 * o->n + 3);
     }
     for (i = 0; i < o->n; i++) {
         snprintf(names[count], sizeof *names, "param.%zu", i);
@@ -9477,6 +10175,21 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
     /* on the CPU whatever the default device: 8 floats only go to the file */
     st = gaia__tensor_new(ctx, fn, GAIA_DEVICE_CPU, 1, &hn, &hyper);
     if (st == GAIA_OK) memcpy(GAIA__PTR(hyper), hv, sizeof hv);
+    if (st == GAIA_OK && !plain) { /* the groups: [lr, weight decay] each, and each parameter's */
+        size_t gs[2];
+        gs[0] = o->ngroups, gs[1] = 2;
+        st = gaia__tensor_new(ctx, fn, GAIA_DEVICE_CPU, 2, gs, &gset);
+        if (st == GAIA_OK) st = gaia__tensor_new(ctx, fn, GAIA_DEVICE_CPU, 1, &o->n, &gof);
+        if (st == GAIA_OK) {
+            float *gv = GAIA__PTR(gset), *ov = GAIA__PTR(gof);
+            for (i = 0; i < o->ngroups; i++) gv[2 * i] = o->glr[i], gv[2 * i + 1] = o->gwd[i];
+            for (i = 0; i < o->n; i++) ov[i] = (float)o->group_of[i];
+            items[count].name = "optim.groups";
+            items[count++].tensor = gset;
+            items[count].name = "optim.group_of";
+            items[count++].tensor = gof;
+        }
+    }
     if (st == GAIA_OK) {
         items[count].name = "optim.hyper";
         items[count++].tensor = hyper;
@@ -9484,14 +10197,16 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
         snprintf(seed, sizeof seed, "%llu", (unsigned long long)ctx->seed);
         snprintf(stream, sizeof stream, "%llu", (unsigned long long)ctx->rng_stream);
         snprintf(nparams, sizeof nparams, "%zu", o->n);
-        meta[0] = "format", meta[1] = GAIA__OPTIM_FORMAT;
+        snprintf(ngroups, sizeof ngroups, "%zu", o->ngroups);
+        meta[0] = "format", meta[1] = plain ? GAIA__OPTIM_FORMAT : GAIA__OPTIM_FORMAT_GROUPS;
         meta[2] = "kind", meta[3] = o->d.kind == GAIA_OPTIM_SGD ? "sgd" : "adamw";
         meta[4] = "nesterov", meta[5] = o->d.nesterov ? "1" : "0";
         meta[6] = "params", meta[7] = nparams;
         meta[8] = "steps", meta[9] = steps;
         meta[10] = "seed", meta[11] = seed;
         meta[12] = "rng_stream", meta[13] = stream;
-        meta[14] = NULL;
+        meta[14] = plain ? NULL : "groups", meta[15] = ngroups;
+        meta[16] = NULL;
         st = gaia_safetensors_save(ctx, path, items, count, meta);
         if (st != GAIA_OK) {
             char reason[GAIA__ERR_LEN];
@@ -9500,6 +10215,8 @@ GAIA_API gaia_status gaia_optim_save(gaia_optim *o, const char *path) {
         }
     }
     gaia_tensor_free(hyper);
+    gaia_tensor_free(gset);
+    gaia_tensor_free(gof);
     gaia__host_free(ctx, items);
     gaia__host_free(ctx, names);
     return st;
@@ -9521,10 +10238,12 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
     const char *fmt, *kind, *nest;
     uint64_t steps, seed, stream, nparams;
     float hv[GAIA__OPTIM_NHYPER];
+    float *gv = NULL; /* the groups' [lr, weight decay] pairs, then each parameter's group */
     size_t i, expect = 1;
     gaia_optim_desc d;
     gaia_status st;
-    int was;
+    int was, grouped;
+    uint64_t ngroups = 1;
     if (!o) return GAIA_ERR_INVALID_ARG;
     ctx = o->ctx;
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
@@ -9538,15 +10257,18 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
     fmt = gaia_safetensors_meta(f, "format");
     kind = gaia_safetensors_meta(f, "kind");
     nest = gaia_safetensors_meta(f, "nesterov");
-    if (!fmt || strcmp(fmt, GAIA__OPTIM_FORMAT) != 0 || !kind || !nest || (strcmp(nest, "0") && strcmp(nest, "1")) ||
+    grouped = fmt && strcmp(fmt, GAIA__OPTIM_FORMAT_GROUPS) == 0;
+    if (!fmt || (strcmp(fmt, GAIA__OPTIM_FORMAT) != 0 && !grouped) || !kind || !nest ||
+        (strcmp(nest, "0") && strcmp(nest, "1")) ||
+        (grouped && !gaia__st_parse_u64(gaia_safetensors_meta(f, "groups"), &ngroups)) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "params"), &nparams) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "steps"), &steps) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "seed"), &seed) ||
         !gaia__st_parse_u64(gaia_safetensors_meta(f, "rng_stream"), &stream)) {
         st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn,
                         "'%s' is not a gaia optimizer checkpoint (metadata format \"%s\" with kind, nesterov, params, "
-                        "steps, seed and rng_stream)",
-                        path, GAIA__OPTIM_FORMAT);
+                        "steps, seed and rng_stream, or \"%s\" with groups too)",
+                        path, GAIA__OPTIM_FORMAT, GAIA__OPTIM_FORMAT_GROUPS);
         goto done;
     }
     if (strcmp(kind, o->d.kind == GAIA_OPTIM_SGD ? "sgd" : "adamw") != 0) {
@@ -9558,6 +10280,42 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
         st = gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "'%s' holds %llu parameters, this optimizer has %zu", path,
                         (unsigned long long)nparams, o->n);
         goto done;
+    }
+    if (ngroups != o->ngroups) {
+        st = gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "'%s' holds %llu parameter group%s, this optimizer has %zu", path,
+                        (unsigned long long)ngroups, ngroups == 1 ? "" : "s", o->ngroups);
+        goto done;
+    }
+    if (grouped) { /* the groups' settings, and the same membership as o's */
+        gaia_tensor *gs = gaia_safetensors_get(f, "optim.groups"), *go = gaia_safetensors_get(f, "optim.group_of");
+        size_t g;
+        gv = (float *)gaia__host_alloc(ctx, (2 * o->ngroups + o->n) * sizeof *gv);
+        if (!gv) {
+            st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu entries", 2 * o->ngroups + o->n);
+            goto done;
+        }
+        if (!gs || !go || gs->numel != 2 * o->ngroups || go->numel != o->n) {
+            st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s' has no optim.groups of %zu values and optim.group_of of %zu",
+                            path, 2 * o->ngroups, o->n);
+            goto done;
+        }
+        if ((st = gaia_tensor_to_host(ctx, gs, gv, 2 * o->ngroups)) != GAIA_OK ||
+            (st = gaia_tensor_to_host(ctx, go, gv + 2 * o->ngroups, o->n)) != GAIA_OK)
+            goto done;
+        expect += 2;
+        for (g = 0; g < o->ngroups; g++)
+            if (!(gv[2 * g] > 0.0f) || gv[2 * g] > FLT_MAX || !(gv[2 * g + 1] >= 0.0f) || gv[2 * g + 1] > FLT_MAX) {
+                st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "'%s': group %zu has lr %g and weight_decay %g", path, g,
+                                (double)gv[2 * g], (double)gv[2 * g + 1]);
+                goto done;
+            }
+        for (i = 0; i < o->n; i++)
+            if (gv[2 * o->ngroups + i] != (float)o->group_of[i]) {
+                st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                                "'%s': parameter %zu is in group %g there, in group %zu in this optimizer", path, i,
+                                (double)gv[2 * o->ngroups + i], o->group_of[i]);
+                goto done;
+            }
     }
     {
         gaia_tensor *h = gaia_safetensors_get(f, "optim.hyper");
@@ -9629,6 +10387,12 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
         staged[3 * i + 1] = staged[3 * i + 2] = NULL;
     }
     o->d = d;
+    if (grouped) {
+        for (i = 0; i < o->ngroups; i++) o->glr[i] = gv[2 * i], o->gwd[i] = gv[2 * i + 1];
+    } else { /* one group: the file's desc settings */
+        o->glr[0] = d.lr;
+        o->gwd[0] = d.weight_decay;
+    }
     o->steps = steps;
     o->last_lr = hv[7];
     ctx->seed = seed;
@@ -9636,12 +10400,15 @@ GAIA_API gaia_status gaia_optim_load(gaia_optim *o, const char *path) {
 done:
     for (i = 0; staged && i < 3 * o->n; i++) gaia_tensor_free(staged[i]);
     gaia__host_free(ctx, staged);
+    gaia__host_free(ctx, gv);
     gaia_safetensors_free(f);
     gaia_grad_set_enabled(ctx, was);
     return st;
 }
+#endif /* GAIA_NO_AUTOGRAD */
 
 #endif /* GAIA_NO_FORMATS */
+#ifndef GAIA_NO_AXIS
 /* ---------------------------------------------------------------------
    Tensor operations along an axis: softmax, index_select, gather,
    scatter_add, concat, stack, cumsum, top-k, argsort. Checks, shapes and
@@ -10065,7 +10832,10 @@ GAIA_API gaia_status gaia_tensor_argsort(gaia_ctx *ctx, const gaia_tensor *x, in
 
 /* ---- the operations along an axis on the gradient tape ----
    Each public function records its node (gaia__ag_begin / _end) around the
-   raw operation; argsort gives indices, which carry no gradient. */
+   raw operation; argsort gives indices, which carry no gradient. Without
+   the autograd module (GAIA_NO_AUTOGRAD) each is its raw operation alone
+   (the #else below). */
+#ifndef GAIA_NO_AUTOGRAD
 static int gaia__ag_axis(const gaia_tensor *x, int axis) { return axis < 0 ? axis + x->ndim : axis; }
 
 static gaia_status gaia__tensor_softmax_rec(gaia_ctx *ctx, const char *fn, const gaia_tensor *x, int axis, int want_log,
@@ -10223,7 +10993,43 @@ GAIA_API gaia_status gaia_tensor_stack(gaia_ctx *ctx, const gaia_tensor *const *
     return gaia__ag_record_parts(ctx, "gaia_tensor_stack", 1, xs, count, axis < 0 ? axis + xs[0]->ndim + 1 : axis,
                                  *out);
 }
+#else /* GAIA_NO_AUTOGRAD */
+GAIA_API gaia_status gaia_tensor_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
+    return gaia__tensor_softmax(ctx, "gaia_tensor_softmax", x, axis, 0, out);
+}
+GAIA_API gaia_status gaia_tensor_log_softmax(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
+    return gaia__tensor_softmax(ctx, "gaia_tensor_log_softmax", x, axis, 1, out);
+}
+GAIA_API gaia_status gaia_tensor_index_select(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+                                              gaia_tensor **out) {
+    return gaia__tensor_index_select_raw(ctx, x, axis, index, out);
+}
+GAIA_API gaia_status gaia_tensor_gather(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+                                        gaia_tensor **out) {
+    return gaia__tensor_gather_raw(ctx, x, axis, index, out);
+}
+GAIA_API gaia_status gaia_tensor_scatter_add(gaia_ctx *ctx, const gaia_tensor *x, int axis, const gaia_tensor *index,
+                                             const gaia_tensor *src, gaia_tensor **out) {
+    return gaia__tensor_scatter_add_raw(ctx, x, axis, index, src, out);
+}
+GAIA_API gaia_status gaia_tensor_cumsum(gaia_ctx *ctx, const gaia_tensor *x, int axis, gaia_tensor **out) {
+    return gaia__tensor_cumsum_raw(ctx, x, axis, out);
+}
+GAIA_API gaia_status gaia_tensor_topk(gaia_ctx *ctx, const gaia_tensor *x, size_t k, int axis, int largest,
+                                      gaia_tensor **values, gaia_tensor **indices) {
+    return gaia__tensor_topk_raw(ctx, x, k, axis, largest, values, indices);
+}
+GAIA_API gaia_status gaia_tensor_concat(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
+                                        gaia_tensor **out) {
+    return gaia__tensor_concat_raw(ctx, xs, count, axis, out);
+}
+GAIA_API gaia_status gaia_tensor_stack(gaia_ctx *ctx, const gaia_tensor *const *xs, int count, int axis,
+                                       gaia_tensor **out) {
+    return gaia__tensor_stack_raw(ctx, xs, count, axis, out);
+}
+#endif /* GAIA_NO_AUTOGRAD */
 
+#endif /* GAIA_NO_AXIS */
 #ifdef __cplusplus
 }
 #endif
@@ -14471,13 +15277,22 @@ static gaia_status gaia__mpi_synapse_weight(gaia_brain *b, const char *fn, const
                                             uint32_t i, uint32_t j, float *w);
 #endif
 
-/* raw (may be NULL): {synapses, plastic, sum of c (w - 1) over the learned
-   weights, max weight}, the parts a sharded brain adds up over its ranks. */
+/* A fibre's statistics from its sums: {synapses, plastic synapses, the sum
+   of (w - 1) over its synapses, the largest weight}. */
+static void gaia__asm_fibre_stats_from_sums(const double sums[4], gaia_fibre_stats *out) {
+    out->synapses = sums[0];
+    out->plastic = (size_t)sums[1];
+    out->mean_weight = sums[0] > 0 ? (sums[0] + sums[2]) / sums[0] : 0.0;
+    out->max_weight = sums[0] > 0 ? sums[3] : 0.0;
+}
+
+/* raw (may be NULL): the sums (above), which a sharded brain adds up over
+   its ranks. */
 static gaia_status gaia__asm_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
                                          gaia_fibre_stats *out, double *raw) {
     int src, tgt, fi;
     const gaia__asm_area *t;
-    double syn = 0, wsum = 0, wmax = 1, learned = 0;
+    double syn = 0, wsum = 0, wmax = 1, sums[4];
     size_t plastic = 0;
     int exact = 1;
     gaia_status st;
@@ -14543,24 +15358,22 @@ static gaia_status gaia__asm_fibre_stats(gaia_brain *b, const char *fn, const ch
                 e = vals[s];
                 plastic += (size_t)c;
                 wsum += c * ((double)e - 1.0);
-                learned += c * ((double)e - 1.0);
                 if (e > wmax) wmax = e;
             }
             gaia__asm_hfree(b, keys);
             gaia__asm_hfree(b, vals);
         }
     }
-    if (raw) {
-        raw[0] = syn;
-        raw[1] = (double)plastic;
-        raw[2] = learned;
-        raw[3] = wmax;
-    }
-    out->synapses = syn;
+    /* The four sums an MPI brain adds up over its ranks (gaia__mpi_fibre_stats);
+       the statistics are read from them here too, so that one process and
+       a reduction over ranks compute each field the same way. */
+    sums[0] = syn;
+    sums[1] = (double)plastic;
+    sums[2] = wsum - syn; /* the weights' excess over 1 */
+    sums[3] = wmax;
+    if (raw) memcpy(raw, sums, sizeof sums);
+    gaia__asm_fibre_stats_from_sums(sums, out);
     out->synapses_exact = exact;
-    out->plastic = plastic;
-    out->mean_weight = syn > 0 ? wsum / syn : 0.0;
-    out->max_weight = syn > 0 ? wmax : 0.0;
     return GAIA_OK;
 }
 
@@ -15790,12 +16603,66 @@ GAIA_API gaia_status gaia_brain_op_complete(gaia_brain *b, const char *area, dou
    The trials of a batch share nothing: each runs in a CPU context of its own
    with one thread, so the trials fill the cores, and a trial's numbers
    depend on its seed only, never on which thread ran it or when. */
-static gaia_status gaia__trials_run(gaia_ctx *ctx, const char *fn, const gaia_trials_desc *desc, double *out) {
+typedef struct gaia__trials_job {
+    gaia_ctx *ctx;
+    const char *fn;
+    const gaia_trials_desc *desc;
     double *rows;
-    size_t total, r, done = 0, failed = SIZE_MAX;
-    gaia_status fst = GAIA_OK;
+    size_t done, failed; /* failed: the lowest failed trial, SIZE_MAX: none */
+    gaia_status fst;
+    int stop;
     char fmsg[GAIA__ERR_LEN];
-    int nt, stop = 0;
+    gaia__lock lock; /* guards done, failed, fst, stop, fmsg */
+} gaia__trials_job;
+
+/* Trial r, one block of the pool's region. Blocks are claimed in index
+   order, so a failure stops the trials after it and the lowest failed
+   index is the one reported. */
+static void gaia__trial_block(void *arg, long long blk, int slot) {
+    gaia__trials_job *t = (gaia__trials_job *)arg;
+    const gaia_trials_desc *desc = t->desc;
+    size_t r = (size_t)blk;
+    gaia_ctx_desc cd;
+    gaia_ctx *c = NULL;
+    gaia_status st;
+    char msg[GAIA__ERR_LEN];
+    int skip;
+    gaia__lock_take(&t->lock);
+    skip = t->stop;
+    gaia__lock_give(&t->lock);
+    if (skip) return;
+    memset(&cd, 0, sizeof cd);
+    cd.device = GAIA_DEVICE_CPU;
+    cd.seed = desc->seed + r;
+    cd.allocator = t->ctx->allocator;
+    cd.cpu_threads = 1;
+    cd.load_limit = t->ctx->load_limit;
+    st = gaia_ctx_create(&cd, &c);
+    if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", gaia_last_error(NULL));
+    else {
+        st = desc->run(c, r, desc->seed + r, t->rows + r * desc->width, desc->user);
+        if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", c->last_error[0] ? c->last_error : gaia_status_str(st));
+        gaia_ctx_destroy(c);
+    }
+    gaia__lock_take(&t->lock);
+    if (st != GAIA_OK) {
+        t->stop = 1;
+        if (r < t->failed) {
+            t->failed = r;
+            t->fst = st;
+            memcpy(t->fmsg, msg, sizeof t->fmsg);
+        }
+    }
+    t->done++;
+    if (slot == 0) /* the caller's thread: the callback need not be thread-safe */
+        gaia_progress_report(t->ctx, t->done, desc->trials, t->fn);
+    gaia__lock_give(&t->lock);
+}
+
+static gaia_status gaia__trials_run(gaia_ctx *ctx, const char *fn, const gaia_trials_desc *desc, double *out) {
+    gaia__trials_job t;
+    size_t total, r;
+    int nt;
     GAIA__NEED_CTX(ctx);
     if (!desc) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "desc is NULL");
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
@@ -15810,74 +16677,28 @@ static gaia_status gaia__trials_run(gaia_ctx *ctx, const char *fn, const gaia_tr
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%zu trials x %zu doubles overflow the address space",
                           desc->trials, desc->width);
     /* the rows are gathered apart and copied out only when all succeeded */
-    rows = (double *)gaia__host_alloc(ctx, total * sizeof(double));
-    if (!rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu trial rows", desc->trials);
-    for (r = 0; r < total; r++) rows[r] = NAN;
-    fmsg[0] = '\0';
+    t.rows = (double *)gaia__host_alloc(ctx, total * sizeof(double));
+    if (!t.rows) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu trial rows", desc->trials);
+    for (r = 0; r < total; r++) t.rows[r] = NAN;
+    t.ctx = ctx, t.fn = fn, t.desc = desc, t.done = 0, t.failed = SIZE_MAX, t.fst = GAIA_OK, t.stop = 0;
+    t.fmsg[0] = '\0';
     nt = desc->threads ? desc->threads : ctx->cpu_threads;
     if ((size_t)nt > desc->trials) nt = (int)desc->trials;
     if (nt < 1) nt = 1;
     gaia_progress_report(ctx, 0, desc->trials, fn);
-    /* dynamic: trials of one batch may differ in length (a failed one ends
-       early); trials start in index order, so a failure stops the trials
-       after it and the lowest failed index is the one reported */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
-#endif
-    for (r = 0; r < desc->trials; r++) {
-        gaia_ctx_desc cd;
-        gaia_ctx *c = NULL;
-        gaia_status st;
-        char msg[GAIA__ERR_LEN];
-        int skip;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-        skip = stop;
-        if (skip) continue;
-        memset(&cd, 0, sizeof cd);
-        cd.device = GAIA_DEVICE_CPU;
-        cd.seed = desc->seed + r;
-        cd.allocator = ctx->allocator;
-        cd.cpu_threads = 1;
-        cd.load_limit = ctx->load_limit;
-        st = gaia_ctx_create(&cd, &c);
-        if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", gaia_last_error(NULL));
-        else {
-            st = desc->run(c, r, desc->seed + r, rows + r * desc->width, desc->user);
-            if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", c->last_error[0] ? c->last_error : gaia_status_str(st));
-            gaia_ctx_destroy(c);
-        }
-#ifdef _OPENMP
-#pragma omp critical(gaia__trials)
-#endif
-        {
-            if (st != GAIA_OK) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                stop = 1;
-                if (r < failed) {
-                    failed = r;
-                    fst = st;
-                    memcpy(fmsg, msg, sizeof fmsg);
-                }
-            }
-            done++;
-#ifdef _OPENMP
-            if (omp_get_thread_num() == 0) /* the caller's thread: the callback need not be thread-safe */
-#endif
-                gaia_progress_report(ctx, done, desc->trials, fn);
-        }
-    }
-    if (failed != SIZE_MAX) {
-        gaia__host_free(ctx, rows);
-        return gaia__fail(ctx, fst, fn, "trial %zu (seed %llu) failed: %s", failed,
-                          (unsigned long long)(desc->seed + failed), fmsg);
+    /* one trial a block, claimed as threads come free: trials of one batch
+       may differ in length (a failed one ends early) */
+    gaia__lock_init(&t.lock);
+    gaia__par_run(nt, (long long)desc->trials, gaia__trial_block, &t);
+    gaia__lock_destroy(&t.lock);
+    if (t.failed != SIZE_MAX) {
+        gaia__host_free(ctx, t.rows);
+        return gaia__fail(ctx, t.fst, fn, "trial %zu (seed %llu) failed: %s", t.failed,
+                          (unsigned long long)(desc->seed + t.failed), t.fmsg);
     }
     gaia_progress_report(ctx, desc->trials, desc->trials, fn);
-    memcpy(out, rows, total * sizeof(double));
-    gaia__host_free(ctx, rows);
+    memcpy(out, t.rows, total * sizeof(double));
+    gaia__host_free(ctx, t.rows);
     return GAIA_OK;
 }
 
@@ -16950,7 +17771,7 @@ static int gaia__mpi_sharded_target(const gaia_brain *b, const char *to) {
 static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
                                          gaia_fibre_stats *out) {
     gaia_fibre_stats mine;
-    double raw[4] = {0, 0, 0, 0}, sum[3], wmax = 0;
+    double raw[4] = {0, 0, 0, 0}, sum[4];
     gaia_status st = gaia__asm_fibre_stats(b, fn, from, to, out ? &mine : NULL, raw);
     st = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, fn, st, NULL, NULL, 0, "");
     if (st != GAIA_OK) return st;
@@ -16958,12 +17779,9 @@ static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const ch
         /* an estimate (not exact) is the whole fibre's already: rank 0's */
         if (!mine.synapses_exact && b->mpi->rank != 0) raw[0] = 0;
         MPI_Allreduce(raw, sum, 3, MPI_DOUBLE, MPI_SUM, b->mpi->comm);
-        MPI_Allreduce(&raw[3], &wmax, 1, MPI_DOUBLE, MPI_MAX, b->mpi->comm);
+        MPI_Allreduce(&raw[3], &sum[3], 1, MPI_DOUBLE, MPI_MAX, b->mpi->comm);
         b->mpi->bytes += 32 * (uint64_t)b->mpi->size;
-        mine.synapses = sum[0];
-        mine.plastic = (size_t)sum[1];
-        mine.mean_weight = sum[0] > 0 ? (sum[0] + sum[2]) / sum[0] : 0.0;
-        mine.max_weight = sum[0] > 0 ? wmax : 0.0;
+        gaia__asm_fibre_stats_from_sums(sum, &mine);
     }
     *out = mine;
     return GAIA_OK;
@@ -17967,6 +18785,9 @@ GAIA_API gaia_status gaia_hrr_codebook_cleanup(gaia_ctx *ctx, const gaia_hrr_cod
     return st;
 }
 
+/* ---- a codebook's files: the vectors as .npy, the names as text (with
+   the formats module; without it, GAIA_NO_FORMATS, they are left out) ---- */
+#ifndef GAIA_NO_FORMATS
 /* "x.npy" -> "x.names.txt"; anything else gets ".names.txt" appended. */
 static char *gaia__hrr_names_path(gaia_ctx *ctx, const char *path) {
     size_t n = strlen(path), base = n;
@@ -18117,7 +18938,7 @@ GAIA_API gaia_status gaia_hrr_codebook_load(gaia_ctx *ctx, const char *path, gai
     gaia__host_free(ctx, npath);
     return st;
 }
-
+#endif /* GAIA_NO_FORMATS */
 #endif /* GAIA_NO_HRR */
 #if !defined(GAIA_NO_ASSEMBLY) && !defined(GAIA_NO_HRR)
 #ifdef GAIA_USE_MPI
@@ -19640,6 +20461,8 @@ typedef struct gaia__map_run {
     size_t failed, first_failed;  /* first_failed == n: none */
     gaia_status first_status;
     char first_error[GAIA__ERR_LEN];
+    gaia_device device; /* whose workers run the items */
+    gaia__lock lock;    /* guards next and the failure fields */
 } gaia__map_run;
 
 static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
@@ -19651,18 +20474,14 @@ static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
     st = r->fn(w, item, r->user);
     if (r->item_status) r->item_status[item] = st;
     if (st == GAIA_OK) return;
-#ifdef _OPENMP
-#pragma omp critical(gaia__map_failed)
-#endif
-    {
-        r->failed++;
-        if (item < r->first_failed) {
-            r->first_failed = item;
-            r->first_status = st;
-            snprintf(r->first_error, sizeof r->first_error, "%.400s",
-                     w->failures != failures ? w->last_error : "(no message)");
-        }
+    gaia__lock_take(&r->lock);
+    r->failed++;
+    if (item < r->first_failed) {
+        r->first_failed = item;
+        r->first_status = st;
+        snprintf(r->first_error, sizeof r->first_error, "%.400s", w->failures != failures ? w->last_error : "(no message)");
     }
+    gaia__lock_give(&r->lock);
 }
 
 /* Claims the next run of items, [*first, *end); 0 when none are left.
@@ -19671,20 +20490,17 @@ static void gaia__map_item(gaia__map_run *r, gaia_ctx *w, size_t item) {
    own stretch of memory) and the last ones short (the workers finish
    together even when items differ in cost). */
 static int gaia__map_claim(gaia__map_run *r, size_t *first, size_t *end) {
-    int got = 0;
-#ifdef _OPENMP
-#pragma omp critical(gaia__map_claim)
-#endif
-    {
-        size_t left = r->n - r->next, take = left / (2 * r->workers);
-        if (take < r->grain) take = r->grain;
-        if (take > left) take = left;
-        *first = r->next;
-        *end = r->next + take;
-        r->next += take;
-        got = take > 0;
-    }
-    return got;
+    size_t left, take;
+    gaia__lock_take(&r->lock);
+    left = r->n - r->next;
+    take = left / (2 * r->workers);
+    if (take < r->grain) take = r->grain;
+    if (take > left) take = left;
+    *first = r->next;
+    *end = r->next + take;
+    r->next += take;
+    gaia__lock_give(&r->lock);
+    return take > 0;
 }
 
 static void gaia__map_work(gaia__map_run *r, gaia_ctx *w) {
@@ -19692,6 +20508,16 @@ static void gaia__map_work(gaia__map_run *r, gaia_ctx *w) {
     while (gaia__map_claim(r, &first, &end))
         for (i = first; i < end; i++) gaia__map_item(r, w, i);
 }
+
+#if defined(GAIA__POOL) || defined(_OPENMP)
+/* A block of the pool's region: a thread works through the items' runs on
+   the worker of its slot (a helper that joins late finds none left). */
+static void gaia__map_block(void *arg, long long blk, int slot) {
+    gaia__map_run *r = (gaia__map_run *)arg;
+    (void)blk;
+    gaia__map_work(r, r->ctx->map_workers[r->device][slot]);
+}
+#endif
 
 /* Where AUTO runs the items: the cost model of host calls, asked for one
    item's work (the GPU runs several at once, but one item must be worth a
@@ -19741,7 +20567,9 @@ static gaia_status gaia__map(gaia_ctx *ctx, const char *fn_name, size_t n, gaia_
     if (ctx->map_parent) {
         /* a map inside an item: its items run here, one after another (the
            item's own worker is the only context this thread may use) */
+        gaia__lock_init(&r.lock);
         gaia__map_work(&r, ctx);
+        gaia__lock_destroy(&r.lock);
     } else {
         size_t units = (n + r.grain - 1) / r.grain;
         nw = desc.workers ? desc.workers : (d == GAIA_DEVICE_CPU ? ctx->cpu_threads : 4);
@@ -19754,21 +20582,14 @@ static gaia_status gaia__map(gaia_ctx *ctx, const char *fn_name, size_t n, gaia_
         st = gaia_synchronize(ctx);
         if (st != GAIA_OK) return st;
         for (i = 0; i < nw; i++) ctx->map_workers[d][i]->profiling = ctx->profiling;
-#ifdef _OPENMP
-        if (d == GAIA_DEVICE_CPU) {
-            /* a CPU team under the shared-machine rules of gaia_cpu.h: it
-               meets without spinning, and shrinks to one thread while other
-               processes hold the cores */
-            GAIA__PAR_BEGIN(nw) {
-                gaia__map_work(&r, ctx->map_workers[d][omp_get_thread_num()]);
-            }
-            GAIA__PAR_END
-        } else {
-            /* one host thread per stream: a thread whose item waits for its
-               results does not hold back the others */
-#pragma omp parallel num_threads(nw)
-            gaia__map_work(&r, ctx->map_workers[d][omp_get_thread_num()]);
-        }
+        gaia__lock_init(&r.lock);
+#if defined(GAIA__POOL) || defined(_OPENMP)
+        /* one block a worker on the pool (gaia_cpu.h, "Threads"): on the
+           CPU a helper that gets no core takes no items; on a GPU each
+           thread drives its worker's stream, so one whose item waits for
+           its results does not hold back the others */
+        r.device = d;
+        gaia__par_run(nw, nw, gaia__map_block, &r);
 #else
         if (d == GAIA_DEVICE_CPU) {
             gaia__map_work(&r, ctx->map_workers[d][0]);
@@ -19781,6 +20602,7 @@ static gaia_status gaia__map(gaia_ctx *ctx, const char *fn_name, size_t n, gaia_
             }
         }
 #endif
+        gaia__lock_destroy(&r.lock);
         for (i = 0; i < nw; i++) {
             gaia_ctx *w = ctx->map_workers[d][i];
             gaia_status sst = gaia_synchronize(w);

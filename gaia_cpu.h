@@ -10,7 +10,7 @@
    Sections: 1. declarations  2. Philox (and SplitMix64)  3. GEMM  4. FFT,
    the vector helpers  5. elementwise, reductions, transpose  5b. operations
    along an axis (softmax, gather/scatter, concat, cumsum, sort)  5c. 2-D
-   convolution, pooling, symmetric eigenvalues, then the modules' CPU
+   convolution, pooling  5d. symmetric eigenvalues, then the modules' CPU
    primitives (layer, assembly, hrr, vsa)  6. the backend table. Generated
    from src/cpu/ (a file a section): edit those, then make headers. */
 #ifndef GAIA_CPU_H
@@ -63,13 +63,17 @@ GAIA_API void gaia_cpu_where(const float *c, const size_t *c_strides, const floa
 GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, size_t len, size_t inner, float *y);
 GAIA_API void gaia_cpu_transpose(const float *x, size_t batch, size_t rows, size_t cols, float *y);
 
-/* 2-D convolution, pooling and symmetric eigenvalues (section 5c). */
+#ifndef GAIA_NO_CONV
+/* 2-D convolution and pooling (section 5c). */
 /* Bytes of scratch gaia_cpu_conv2d needs on nthreads threads (0 when the
    shape takes the direct loop, which needs none). */
 GAIA_API size_t gaia_cpu_conv2d_work_size(const gaia_conv2d_args *a, int nthreads);
 GAIA_API void gaia_cpu_conv2d(const gaia_conv2d_args *a, void *work, int nthreads);
 GAIA_API void gaia_cpu_pool2d(const gaia_pool2d_args *a, int nthreads);
-/* Bytes of scratch gaia_cpu_eigh_batch needs for n x n matrices. */
+#endif
+#ifndef GAIA_NO_LINALG
+/* Symmetric eigenvalues (section 5d). Bytes of scratch gaia_cpu_eigh_batch
+   needs for n x n matrices. */
 GAIA_API size_t gaia_cpu_eigh_work_size(size_t n, int nthreads);
 /* batch symmetric n x n matrices at a (lower triangle read): ascending
    eigenvalues into values [batch, n], eigenvectors as columns into vectors
@@ -77,6 +81,7 @@ GAIA_API size_t gaia_cpu_eigh_work_size(size_t n, int nthreads);
    (their results are the last sweep's). */
 GAIA_API size_t gaia_cpu_eigh_batch(const float *a, size_t batch, size_t n, float *values, float *vectors,
                                     void *work, int nthreads);
+#endif
 
 #ifdef __cplusplus
 }
@@ -89,11 +94,6 @@ GAIA_API size_t gaia_cpu_eigh_batch(const float *a, size_t batch, size_t n, floa
 #if defined(GAIA_IMPLEMENTATION) && defined(GAIA__CTX_DEFINED) && !defined(GAIA__CPU_IMPLEMENTATION_DONE)
 #define GAIA__CPU_IMPLEMENTATION_DONE
 
-#if defined(_OPENMP) && (defined(__unix__) || defined(__APPLE__))
-#include <sched.h> /* sched_yield, for gaia__par_join */
-#include <pthread.h> /* the sweep helpers (gaia__sweep_run) */
-#define GAIA__SWEEP_POOL 1
-#endif
 /* AVX-512 intrinsics for the bandwidth-bound layer kernels (GELU,
    LayerNorm): exp by scalef, and streaming stores. GAIA_NO_INTRINSICS
    keeps the portable loops. */
@@ -107,290 +107,424 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------
-   Threads on a shared machine. Every parallel region of the CPU backend is
-   written as
+   Threads on a shared machine. Every parallel region of the CPU backend
+   runs on gaia's own worker pool:
 
-       GAIA__PAR_FOR(cond, nt)          a team of nt threads when cond holds
-       for (i = 0; i < n; i++) ...      (static schedule), else this thread
-       GAIA__PAR_END
+       gaia__par_run(team, nblk, fn, arg)      fn(arg, blk, slot) for every
+                                               blk in [0, nblk)
+       gaia__par_range(team, n, fn, arg)       fn(arg, i0, i1, slot) over
+                                               [0, n) cut into blocks
 
-   or GAIA__PAR_BEGIN(nt) ... GAIA__PAR_END around code that splits the work
-   by omp_get_thread_num() itself. Every kernel gives the same numbers on
-   any number of threads, which is what lets the rules below change the
-   team from call to call. On a machine whose cores other processes also
-   use, an OpenMP team can turn a short region into a long wait: libgomp's
-   threads spin (~300k iterations, several ms, unless OMP_WAIT_POLICY says
-   otherwise, and a library cannot change that once libgomp has started),
-   so the kernel's scheduler sees them as busy, and a woken worker then
-   queues behind the other process for its slice while the rest of the team
-   waits for it. Measured on a 2-core machine beside one CPU-bound process:
-   an explicit assembly step of 1.4 ms took 24 ms on two threads; a 0.3 ms
-   GEMM took 4.3 ms whenever the kernel woke the worker on its waker's core.
-   Three rules:
+   on the calling thread and up to team - 1 helper threads. Blocks are
+   claimed from an atomic counter (gaia__par_claim): the caller starts on
+   them at once, a helper joins when the kernel gives it a core and takes
+   what is left, and the caller waits only for helpers that are inside a
+   block, never for one that has not started (it takes every block nobody
+   claimed). `slot` numbers the threads of one call (0 the caller, 1..team-1
+   the helpers in the order they joined): it picks per-thread scratch
+   (GEMM's packing buffers, a sort's keys) and nothing else, so a block's
+   result depends only on blk, and every kernel gives the same numbers on
+   any number of threads and whichever thread ran a block.
+
+   Why not OpenMP: an OpenMP region ends only when every thread of its team
+   has reached its end, and libgomp's idle threads spin (several ms unless
+   OMP_WAIT_POLICY says otherwise, which a library cannot set). Beside
+   other users' processes a woken worker queues behind them for its slice
+   while the caller waits, and the spinning burns the cores the process
+   shares (measured beside 4-8 spinning processes on 2 cores: 2 threads
+   took 4.8-8.9x the wall time of 1 on a small MLP and a VSA sweep;
+   bench/results/busy-2core-2026-11-28.txt). The pool's rules:
    - size the team by the work (gaia__team): a region worth less than a few
-     tens of microseconds per thread runs on the calling thread, so no team
-     is woken at all;
-   - the threads of a region meet in gaia__par_join before the region's own
-     barrier, waiting with sched_yield(), so a thread whose teammate is
-     runnable on the same core hands the core over at once;
-   - thread 0 times its own share and its wait in gaia__par_join: when it
-     waited at least GAIA_PAR_STARVED_US microseconds and four times longer
-     than it worked, in three team regions within
-     GAIA_PAR_STARVED_WINDOW_MS (50) (one late wake-up after an idle
-     spell is not a taken core: on a VM it made a benchmark's timed block
-     run on one thread), the team's cores were taken, and every
-     region of the process runs on its calling thread for the next GAIA_PAR_CALM_MS
-     milliseconds (then the full team is tried again). One thread on a busy
-     machine is what OMP_WAIT_POLICY=passive used to buy. Define
-     GAIA_PAR_CALM_MS as 0 to switch this off.
-   The bandwidth-bound sweeps (softmax, the binary operations) run on
-   helper threads of their own instead (gaia__sweep_run, below), which
-   never wait for a thread that has not started.
+     tens of microseconds per thread runs on the calling thread, and no
+     helper is woken at all;
+   - a helper spins for at most GAIA_PAR_SPIN_US after its last block (a
+     region that follows soon, as in a training step, finds it awake), then
+     sleeps on a condition variable; the caller wakes only as many sleepers
+     as the region may use;
+   - the caller waits for helpers still inside a block by watching for up
+     to GAIA_PAR_WAIT_US, then blocked on a condition variable;
+   - neither watches while the cores are crowded (gaia__pool.crowded: the
+     caller got less than 0.85 of a core while it ran its blocks), where a
+     spinning thread only takes a slice from one who needs it;
+   - one region at a time: a caller that finds the pool busy (a region
+     inside a region, or another application thread's region) runs its
+     blocks alone, so nothing can deadlock.
+   Without the pool (GAIA_THREADS 0: Windows, or a C library whose threads
+   need a flag) regions run on an OpenMP team under -fopenmp (blocks taken
+   dynamically, slot = the OpenMP thread number), else on the calling
+   thread.
+   For tests: with GAIA_PAR_HELPERS_ONLY=1 in the environment when the pool
+   starts its first helper, every block of a region of two or more threads
+   runs on a helper while the caller waits, so a kernel whose result
+   depends on the thread (the slot) that ran a block differs from its
+   one-thread result however busy the machine is (the tests' thread-count
+   comparisons run again so, in a child process).
    --------------------------------------------------------------------- */
-#ifndef GAIA_PAR_STARVED_US
-#define GAIA_PAR_STARVED_US 1000
+#ifndef GAIA_PAR_SPIN_US
+#define GAIA_PAR_SPIN_US 50
 #endif
-#ifndef GAIA_PAR_CALM_MS
-#define GAIA_PAR_CALM_MS 200
+#ifndef GAIA_PAR_WAIT_US
+#define GAIA_PAR_WAIT_US 10
 #endif
-#ifndef GAIA_PAR_STARVED_WINDOW_MS
-#define GAIA_PAR_STARVED_WINDOW_MS 50
-#endif
-#ifdef _OPENMP
-#define GAIA__PRAGMA(x) _Pragma(#x)
-#if defined(__unix__) || defined(__APPLE__)
-#define GAIA__YIELD() sched_yield()
-#else
-#define GAIA__YIELD() ((void)0)
-#endif
-/* Until when (GAIA_NOW_NS) regions run on one thread; 0: no such period.
-   Process-wide, like the cores it describes; read and written atomically. */
-static uint64_t gaia__par_calm_until;
-/* When the last two starved team regions ended, older first (see
-   gaia__par_join); 0: never. */
-static uint64_t gaia__par_starved_at[2];
+/* At most this many threads (caller and helpers) in one region. */
+#define GAIA__POOL_MAX 256
 
-static int gaia__par_threads(int nt) {
-    uint64_t until;
-    if (nt <= 1 || GAIA_PAR_CALM_MS <= 0) return nt < 1 ? 1 : nt;
-#pragma omp atomic read
-    until = gaia__par_calm_until;
-    return until != 0 && GAIA_NOW_NS() < until ? 1 : nt;
-}
-
-/* t0: when thread 0 entered the region (0 when the team has one thread). */
-static void gaia__par_join(int *arrived, uint64_t t0) {
-    int n = omp_get_num_threads(), now;
-    uint64_t t1 = 0, t2;
-    if (n <= 1) return;
-    if (t0 && omp_get_thread_num() == 0) t1 = GAIA_NOW_NS();
-#pragma omp atomic capture
-    now = ++*arrived;
-    while (now < n) {
-        GAIA__YIELD();
-#pragma omp atomic read
-        now = *arrived;
-    }
-    if (t1 && GAIA_PAR_CALM_MS > 0) {
-        uint64_t last;
-        t2 = GAIA_NOW_NS();
-        if (t2 - t1 >= (uint64_t)GAIA_PAR_STARVED_US * 1000u && t2 - t1 >= 4 * (t1 - t0)) {
-            /* one slow region is not yet a taken core: a worker woken after
-               an idle spell (a sleeping core, a virtual CPU the hypervisor
-               ran elsewhere) can be late once or twice; three slow regions
-               within GAIA_PAR_STARVED_WINDOW_MS are. (Not "in a row": beside
-               a busy process, starved and lucky regions alternate.) */
-#pragma omp critical(gaia__par_starved)
-            {
-                last = gaia__par_starved_at[0];
-                gaia__par_starved_at[0] = gaia__par_starved_at[1];
-                gaia__par_starved_at[1] = t2;
-            }
-            if (last != 0 && t2 - last < (uint64_t)GAIA_PAR_STARVED_WINDOW_MS * 1000000u) {
-#pragma omp atomic write
-                gaia__par_calm_until = t2 + (uint64_t)GAIA_PAR_CALM_MS * 1000000u;
-            }
-        }
-    }
-}
-#define GAIA__PAR_BEGIN(nt)                                                                            \
-    {                                                                                                  \
-        int gaia__pnt_ = gaia__par_threads(nt), gaia__parrived_ = 0;                                   \
-        uint64_t gaia__pt0_ = gaia__pnt_ > 1 ? GAIA_NOW_NS() : 0;                                      \
-        GAIA__PRAGMA(omp parallel if (gaia__pnt_ > 1) num_threads(gaia__pnt_))                        \
-        {
-#define GAIA__PAR_END                                                                                  \
-            gaia__par_join(&gaia__parrived_, gaia__pt0_);                                              \
-        }                                                                                              \
-    }
-#define GAIA__PAR_LOOP GAIA__PRAGMA(omp for schedule(static) nowait)
-#else
-#define GAIA__PAR_BEGIN(nt) {                                                                          \
-        (void)(nt);
-#define GAIA__PAR_END }
-#define GAIA__PAR_LOOP
-#endif
-#define GAIA__PAR_FOR(cond, nt) GAIA__PAR_BEGIN((cond) ? (int)(nt) : 1) GAIA__PAR_LOOP
 /* Below this many elements a parallel region costs more than it saves. */
 #define GAIA__PAR_MIN 32768
 
 /* Threads worth waking for `work` units when each should get at least
    `grain` of them: a short region runs on the calling thread alone, so no
-   team is woken and no barrier waits for a core that another process
-   holds. */
+   helper is woken. */
 static int gaia__team(int nthreads, double work, double grain) {
     double t = work / grain;
     if (nthreads <= 1 || t < 2.0) return 1;
     return t < (double)nthreads ? (int)t : nthreads;
 }
 
-/* Blocks taken dynamically, for the bandwidth-bound sweeps (softmax rows,
-   the binary operations): the array is cut into blocks of about
-   GAIA__PAR_BLOCK floats, and each thread claims the next block from a
-   shared counter (gaia__par_claim: one atomic add per block, no lock)
-   until none are left (gaia__sweep_run below). A static schedule gives
-   each thread an equal share, so the region lasts as long as its slowest
-   thread: beside a process that holds one of two cores, the thread that
-   shares that core gets half of it, and its share took twice as long while
-   the thread on the free core waited (measured: softmax on 2 threads beside
-   a spinning process at 0.56x memcpy's rate, log-softmax 0.43x). With
-   blocks claimed as they go, the thread on the free core takes most of
-   them, and the sweep ends within about one block of the last claim. A
-   block is computed the same way whichever thread claims it, so the result
-   does not depend on the threads. 128 KiB per block: the atomic (about
-   100 ns when two cores pass its line back and forth) is noise beside a
-   block's 5-10 us of memory traffic, and a 64 MiB tensor has 512 blocks,
-   so little work is left behind the last claim. */
+/* Blocks of the bandwidth-bound sweeps (softmax rows, the binary
+   operations): about GAIA__PAR_BLOCK floats each. A static split gives each
+   thread an equal share, so the region lasts as long as its slowest thread:
+   beside a process that holds one of two cores, the thread sharing that
+   core gets half of it, and its share took twice as long while the other
+   waited (measured: softmax on 2 threads beside a spinning process at 0.56x
+   memcpy's rate, log-softmax 0.43x). With blocks claimed as they go, the
+   thread on the free core takes most of them. 128 KiB a block: the atomic
+   (about 100 ns when two cores pass its line back and forth) is noise
+   beside a block's 5-10 us of memory traffic, and a 64 MiB tensor has 512
+   blocks, so little is left behind the last claim. */
 #define GAIA__PAR_BLOCK 32768
-static long long gaia__par_claim(long long *next) {
+/* gaia__par_range's blocks per thread: a helper that joins late, or loses
+   its core for a while, leaves the others at most a quarter of its share. */
+#define GAIA__PAR_SPLIT 4
+
+typedef void (*gaia__par_fn)(void *arg, long long blk, int slot);
+typedef void (*gaia__range_fn)(void *arg, long long i0, long long i1, int slot);
+
+/* The next block from a shared counter; *x += v for a count that several
+   blocks add to. Atomic wherever regions can run on several threads. */
+static inline long long gaia__par_claim(long long *next) {
+#if defined(GAIA__POOL)
+    return __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+#else
     long long b;
 #ifdef _OPENMP
 #pragma omp atomic capture
 #endif
     b = (*next)++;
     return b;
+#endif
+}
+static inline void gaia__par_add(size_t *x, size_t v) {
+#if defined(GAIA__POOL)
+    __atomic_fetch_add(x, v, __ATOMIC_RELAXED);
+#else
+#ifdef _OPENMP
+#pragma omp atomic
+#endif
+    *x += v;
+#endif
 }
 
-/* Sweeps that do not wait for a thread that has not started. An OpenMP
-   region ends only when every thread of its team has reached its end, and
-   libgomp's idle threads spin (see above): on a loaded machine the calling
-   thread finished the blocks alone and then waited for a worker queued
-   behind another process (measured beside compilers on both cores: softmax
-   of 2^24 floats on two threads 16-40 ms, on one 8.5 ms; with
-   OMP_WAIT_POLICY=passive, which a library cannot set, 8-16 ms; with the
-   helpers below 4-11 ms). gaia__sweep_run runs fn(arg, b)
-   for every block b in [0, nblk) on the calling thread and on up to
-   team - 1 helper threads of its own: the caller starts on the blocks at
-   once, helpers join when the kernel runs them and take blocks with
-   gaia__par_claim, and the caller waits (blocked, not spinning) only for
-   helpers that joined and still hold a block; a helper that wakes after
-   the blocks are gone takes none. Helpers sleep on a condition variable
-   between sweeps, so nothing spins. One sweep at a time: a caller that
-   finds the helpers busy (another thread's sweep) runs its blocks alone.
-   fn must leave its block complete (streaming stores fenced). Without
-   OpenMP, or off POSIX, the blocks run on the calling thread or an OpenMP
-   team. */
-typedef void (*gaia__sweep_fn)(void *arg, long long blk);
-#define GAIA__SWEEP_MAX_HELPERS 63
-#ifdef GAIA__SWEEP_POOL
-static struct {
-    pthread_mutex_t lock;
-    pthread_cond_t wake; /* helpers wait here for the next sweep */
-    pthread_cond_t idle; /* the caller waits here for busy to reach 0 */
-    int helpers;         /* helper threads started so far */
-    int running;         /* a sweep is in progress */
-    unsigned long gen;   /* sweeps published so far */
-    int want, joined;    /* helpers the sweep may use, helpers that joined it */
-    int busy;            /* helpers inside the sweep */
-    gaia__sweep_fn fn;
-    void *arg;
-    long long nblk, next; /* next: the claim counter (gaia__par_claim) */
-} gaia__sweep = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0,
-                 NULL, NULL, 0, 0};
+/* A lock for the rare update that the threads of a region share (gaia_map's
+   claims and its first failure). Static inline, as gaia__par_claim and
+   gaia__par_add: a build that leaves their users out does not warn. */
+#if defined(GAIA__POOL)
+typedef pthread_mutex_t gaia__lock;
+static inline void gaia__lock_init(gaia__lock *l) { pthread_mutex_init(l, NULL); }
+static inline void gaia__lock_take(gaia__lock *l) { pthread_mutex_lock(l); }
+static inline void gaia__lock_give(gaia__lock *l) { pthread_mutex_unlock(l); }
+static inline void gaia__lock_destroy(gaia__lock *l) { pthread_mutex_destroy(l); }
+#elif defined(_OPENMP)
+typedef omp_lock_t gaia__lock;
+static inline void gaia__lock_init(gaia__lock *l) { omp_init_lock(l); }
+static inline void gaia__lock_take(gaia__lock *l) { omp_set_lock(l); }
+static inline void gaia__lock_give(gaia__lock *l) { omp_unset_lock(l); }
+static inline void gaia__lock_destroy(gaia__lock *l) { omp_destroy_lock(l); }
+#else
+typedef int gaia__lock;
+static inline void gaia__lock_init(gaia__lock *l) { *l = 0; }
+static inline void gaia__lock_take(gaia__lock *l) { (void)l; }
+static inline void gaia__lock_give(gaia__lock *l) { (void)l; }
+static inline void gaia__lock_destroy(gaia__lock *l) { (void)l; }
+#endif
 
-static void *gaia__sweep_helper(void *unused) {
-    unsigned long seen = 0;
+static void gaia__par_serial(long long nblk, gaia__par_fn fn, void *arg) {
+    long long b;
+    for (b = 0; b < nblk; b++) fn(arg, b, 0);
+}
+
+#ifdef GAIA__POOL
+#if defined(__x86_64__) || defined(__i386__)
+#define GAIA__PAR_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__) || defined(__arm__)
+#define GAIA__PAR_RELAX() __asm__ __volatile__("yield")
+#else
+#define GAIA__PAR_RELAX() ((void)0)
+#endif
+#define GAIA__LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define GAIA__STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+/* The pool: one region at a time, process-wide. lock guards everything but
+   gen, next, busy and crowded, which are also read outside it
+   (atomically). */
+static struct gaia__pool_state {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;   /* sleeping helpers wait here for the next region */
+    pthread_cond_t idle;   /* the caller waits here for busy to reach 0 */
+    int helpers;           /* helper threads started */
+    int running;           /* a region holds the pool */
+    int sleepers, spinners; /* helpers blocked on wake, helpers watching gen */
+    int want, joined;      /* helpers the region may use, helpers that joined it */
+    int waiting;           /* the caller is blocked on idle */
+    int forked;            /* pthread_atfork handlers registered */
+    int helpers_only;      /* GAIA_PAR_HELPERS_ONLY: the caller runs no block of a team region */
+    unsigned long gen;     /* regions published (atomic) */
+    int busy;              /* helpers inside the region (atomic) */
+    int crowded;           /* the callers lately got less than GAIA__POOL_CROWDED of a core (atomic) */
+    uint64_t ran_ns, cpu_ns; /* the callers' time in their blocks since the last verdict: wall, CPU */
+    gaia__par_fn fn;
+    void *arg;
+    long long nblk, next;  /* next: the claim counter (atomic) */
+} gaia__pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0,
+                0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0};
+
+/* Whether the cores are crowded: a caller that ran its blocks for
+   GAIA__POOL_VERDICT_NS of wall time in all and got less than
+   GAIA__POOL_CROWDED of that as CPU time shared its core with other
+   runnable threads. Then a spinning helper only takes a core's slice from
+   someone who needs it (the process's own caller, with the scheduler's
+   per-session groups), so helpers sleep at once and the caller does not
+   watch for them. Measured on the thread's CPU clock; without one the
+   cores always count as free. */
+#define GAIA__POOL_VERDICT_NS 2000000u
+#define GAIA__POOL_CROWDED 0.85
+static uint64_t gaia__pool_cpu_ns(void) {
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+    return 0;
+}
+
+/* A forked child has only the thread that forked: it starts with no
+   helpers (and a lock nobody holds, taken across the fork). */
+static void gaia__pool_prefork(void) { pthread_mutex_lock(&gaia__pool.lock); }
+static void gaia__pool_postfork_parent(void) { pthread_mutex_unlock(&gaia__pool.lock); }
+static void gaia__pool_postfork_child(void) {
+    pthread_mutex_unlock(&gaia__pool.lock); /* the forking thread took it, and is the child's */
+    pthread_cond_init(&gaia__pool.wake, NULL);
+    pthread_cond_init(&gaia__pool.idle, NULL);
+    gaia__pool.helpers = gaia__pool.running = gaia__pool.sleepers = gaia__pool.spinners = 0;
+    gaia__pool.want = gaia__pool.joined = gaia__pool.waiting = 0;
+    GAIA__STORE(gaia__pool.busy, 0);
+}
+
+static void *gaia__pool_helper(void *unused) {
+    unsigned long seen = 0; /* a helper started for a region joins it */
     (void)unused;
-    pthread_mutex_lock(&gaia__sweep.lock);
+    pthread_mutex_lock(&gaia__pool.lock);
     for (;;) {
-        gaia__sweep_fn fn;
-        void *arg;
-        long long nblk, blk, left;
-        while (gaia__sweep.gen == seen) pthread_cond_wait(&gaia__sweep.wake, &gaia__sweep.lock);
-        seen = gaia__sweep.gen;
-#pragma omp atomic read
-        left = gaia__sweep.next;
-        if (!gaia__sweep.running || gaia__sweep.joined >= gaia__sweep.want || left >= gaia__sweep.nblk) continue;
-        gaia__sweep.joined++;
-        gaia__sweep.busy++;
-        fn = gaia__sweep.fn;
-        arg = gaia__sweep.arg;
-        nblk = gaia__sweep.nblk;
-        pthread_mutex_unlock(&gaia__sweep.lock);
-        while ((blk = gaia__par_claim(&gaia__sweep.next)) < nblk) fn(arg, blk);
-        pthread_mutex_lock(&gaia__sweep.lock);
-        if (--gaia__sweep.busy == 0) pthread_cond_signal(&gaia__sweep.idle);
+        while (GAIA__LOAD(gaia__pool.gen) == seen) {
+            gaia__pool.sleepers++;
+            pthread_cond_wait(&gaia__pool.wake, &gaia__pool.lock);
+            gaia__pool.sleepers--;
+        }
+        seen = GAIA__LOAD(gaia__pool.gen);
+        if (gaia__pool.running && gaia__pool.joined < gaia__pool.want &&
+            GAIA__LOAD(gaia__pool.next) < gaia__pool.nblk) {
+            gaia__par_fn fn = gaia__pool.fn;
+            void *arg = gaia__pool.arg;
+            long long nblk = gaia__pool.nblk, blk;
+            int slot = ++gaia__pool.joined;
+            __atomic_fetch_add(&gaia__pool.busy, 1, __ATOMIC_ACQ_REL);
+            pthread_mutex_unlock(&gaia__pool.lock);
+            while ((blk = gaia__par_claim(&gaia__pool.next)) < nblk) fn(arg, blk, slot);
+            pthread_mutex_lock(&gaia__pool.lock);
+            if (__atomic_sub_fetch(&gaia__pool.busy, 1, __ATOMIC_ACQ_REL) == 0 && gaia__pool.waiting)
+                pthread_cond_signal(&gaia__pool.idle);
+        }
+        /* watch for the next region a while before sleeping: regions that
+           follow each other (a training step's) find the helper awake */
+        if (GAIA_PAR_SPIN_US > 0 && !GAIA__LOAD(gaia__pool.crowded)) {
+            uint64_t t0 = GAIA_NOW_NS(), limit = (uint64_t)GAIA_PAR_SPIN_US * 1000u;
+            int k = 0;
+            gaia__pool.spinners++;
+            pthread_mutex_unlock(&gaia__pool.lock);
+            while (GAIA__LOAD(gaia__pool.gen) == seen) {
+                GAIA__PAR_RELAX();
+                if (++k % 64 == 0 && (GAIA_NOW_NS() - t0 > limit || GAIA__LOAD(gaia__pool.crowded))) break;
+            }
+            pthread_mutex_lock(&gaia__pool.lock);
+            gaia__pool.spinners--;
+        }
     }
     return NULL;
 }
-#endif
 
-static void gaia__sweep_run(int team, long long nblk, gaia__sweep_fn fn, void *arg) {
-    long long blk;
-    if (team > GAIA__SWEEP_MAX_HELPERS + 1) team = GAIA__SWEEP_MAX_HELPERS + 1;
-    if (team > 1 && nblk > 1) {
-#ifdef GAIA__SWEEP_POOL
-        pthread_mutex_lock(&gaia__sweep.lock);
-        if (!gaia__sweep.running) {
-            while (gaia__sweep.helpers < team - 1) { /* started once, kept for the process */
-                pthread_t tid;
-                pthread_attr_t at;
-                int ok = 0;
-                if (pthread_attr_init(&at) == 0) {
-                    ok = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
-                         pthread_create(&tid, &at, gaia__sweep_helper, NULL) == 0;
-                    pthread_attr_destroy(&at);
-                }
-                if (!ok) break; /* fewer helpers: the caller takes their blocks */
-                gaia__sweep.helpers++;
-            }
-            gaia__sweep.running = 1;
-            gaia__sweep.want = team - 1;
-            gaia__sweep.joined = 0;
-            gaia__sweep.fn = fn;
-            gaia__sweep.arg = arg;
-            gaia__sweep.nblk = nblk;
-            gaia__sweep.next = 0;
-            gaia__sweep.gen++;
-            { /* wake as many helpers as the sweep may use, not all of them: the
-                 rest would only take the lock and sleep again, while the
-                 caller waits for the lock at its end. One that misses a wake
-                 costs nothing: the caller claims the blocks it leaves. */
-                int h;
-                for (h = 0; h < gaia__sweep.want && h < gaia__sweep.helpers; h++) pthread_cond_signal(&gaia__sweep.wake);
-            }
-            pthread_mutex_unlock(&gaia__sweep.lock);
-            while ((blk = gaia__par_claim(&gaia__sweep.next)) < nblk) fn(arg, blk);
-            pthread_mutex_lock(&gaia__sweep.lock);
-            while (gaia__sweep.busy > 0) pthread_cond_wait(&gaia__sweep.idle, &gaia__sweep.lock);
-            gaia__sweep.running = 0;
-            pthread_mutex_unlock(&gaia__sweep.lock);
+/* Starts helpers until there are `n` (lock held); fewer when the system
+   refuses one: the caller then takes their blocks. Helpers are detached and
+   kept for the process, with signals blocked (the application's threads
+   take its signals) and a stack of at least 4 MiB (the kernels keep
+   scratch of tens of KiB on the stack). */
+static void gaia__pool_grow(int n) {
+    if (!gaia__pool.forked) {
+        const char *e = getenv("GAIA_PAR_HELPERS_ONLY");
+        gaia__pool.forked = 1;
+        gaia__pool.helpers_only = e && e[0] == '1';
+        (void)pthread_atfork(gaia__pool_prefork, gaia__pool_postfork_parent, gaia__pool_postfork_child);
+    }
+    while (gaia__pool.helpers < n) {
+        pthread_t tid;
+        pthread_attr_t at;
+        size_t stack = 0;
+        int ok = 0;
+#ifdef GAIA__POSIX_IO
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+#endif
+        if (pthread_attr_init(&at) == 0) {
+            if (pthread_attr_getstacksize(&at, &stack) == 0 && stack < ((size_t)4 << 20))
+                (void)pthread_attr_setstacksize(&at, (size_t)4 << 20);
+            ok = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
+                 pthread_create(&tid, &at, gaia__pool_helper, NULL) == 0;
+            pthread_attr_destroy(&at);
+        }
+#ifdef GAIA__POSIX_IO
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+#endif
+        if (!ok) break;
+        gaia__pool.helpers++;
+    }
+}
+#endif /* GAIA__POOL */
+
+/* fn(arg, blk, slot) for every blk in [0, nblk), on the calling thread
+   and up to team - 1 others (see above). fn must leave its block complete
+   (streaming stores fenced); its writes are seen by the caller on return. */
+static void gaia__par_run(int team, long long nblk, gaia__par_fn fn, void *arg) {
+    if (nblk <= 0) return;
+    if (team > GAIA__POOL_MAX) team = GAIA__POOL_MAX;
+    if ((long long)team > nblk) team = (int)nblk;
+    if (team <= 1) { /* serial work wakes nobody */
+        gaia__par_serial(nblk, fn, arg);
+        return;
+    }
+#if defined(GAIA__POOL)
+    {
+        long long blk;
+        uint64_t t0, t1, c0, c1;
+        int wake, h;
+        pthread_mutex_lock(&gaia__pool.lock);
+        if (gaia__pool.running) { /* a region inside a region, or another thread's */
+            pthread_mutex_unlock(&gaia__pool.lock);
+            gaia__par_serial(nblk, fn, arg);
             return;
         }
-        pthread_mutex_unlock(&gaia__sweep.lock); /* another thread's sweep holds the helpers */
-#else
-        long long next = 0;
-        GAIA__PAR_BEGIN(team) {
-            long long b;
-            while ((b = gaia__par_claim(&next)) < nblk) fn(arg, b);
+        if (gaia__pool.helpers < team - 1) gaia__pool_grow(team - 1);
+        gaia__pool.running = 1;
+        gaia__pool.want = team - 1;
+        gaia__pool.joined = 0;
+        gaia__pool.fn = fn;
+        gaia__pool.arg = arg;
+        gaia__pool.nblk = nblk;
+        GAIA__STORE(gaia__pool.next, 0);
+        GAIA__STORE(gaia__pool.gen, GAIA__LOAD(gaia__pool.gen) + 1);
+        /* spinning helpers see gen change themselves; wake only as many
+           sleepers as the region may still use: one woken for nothing
+           takes the lock and a core's slice for nothing */
+        wake = gaia__pool.want - gaia__pool.spinners;
+        if (wake > gaia__pool.sleepers) wake = gaia__pool.sleepers;
+        if (gaia__pool.helpers_only && gaia__pool.helpers > 0) {
+            /* the test mode (GAIA_PAR_HELPERS_ONLY, above): the helpers take
+               every block; the first to join claims until none is left */
+            for (h = 0; h < gaia__pool.sleepers; h++) pthread_cond_signal(&gaia__pool.wake);
+            while (GAIA__LOAD(gaia__pool.next) < nblk || GAIA__LOAD(gaia__pool.busy) != 0) {
+                gaia__pool.waiting = 1;
+                pthread_cond_wait(&gaia__pool.idle, &gaia__pool.lock);
+                gaia__pool.waiting = 0;
+            }
+            gaia__pool.running = 0;
+            pthread_mutex_unlock(&gaia__pool.lock);
+            return;
         }
-        GAIA__PAR_END
-        return;
-#endif
+        for (h = 0; h < wake; h++) pthread_cond_signal(&gaia__pool.wake);
+        pthread_mutex_unlock(&gaia__pool.lock);
+        t0 = GAIA_NOW_NS();
+        c0 = gaia__pool_cpu_ns();
+        while ((blk = gaia__par_claim(&gaia__pool.next)) < nblk) fn(arg, blk, 0);
+        c1 = gaia__pool_cpu_ns();
+        t1 = GAIA_NOW_NS();
+        /* the helpers inside a block: watched a few microseconds, then
+           waited for blocked (a helper that lost its core may be long) */
+        if (GAIA__LOAD(gaia__pool.busy) != 0 && GAIA_PAR_WAIT_US > 0 && !GAIA__LOAD(gaia__pool.crowded)) {
+            uint64_t t0 = GAIA_NOW_NS(), limit = (uint64_t)GAIA_PAR_WAIT_US * 1000u;
+            int k = 0;
+            while (GAIA__LOAD(gaia__pool.busy) != 0) {
+                GAIA__PAR_RELAX();
+                if (++k % 64 == 0 && GAIA_NOW_NS() - t0 > limit) break;
+            }
+        }
+        pthread_mutex_lock(&gaia__pool.lock);
+        while (GAIA__LOAD(gaia__pool.busy) != 0) {
+            gaia__pool.waiting = 1;
+            pthread_cond_wait(&gaia__pool.idle, &gaia__pool.lock);
+            gaia__pool.waiting = 0;
+        }
+        gaia__pool.running = 0;
+        if (c1 >= c0 && t1 > t0) {
+            gaia__pool.ran_ns += t1 - t0;
+            gaia__pool.cpu_ns += c1 - c0;
+            if (gaia__pool.ran_ns >= GAIA__POOL_VERDICT_NS) {
+                GAIA__STORE(gaia__pool.crowded, (double)gaia__pool.cpu_ns < GAIA__POOL_CROWDED * (double)gaia__pool.ran_ns);
+                gaia__pool.ran_ns = gaia__pool.cpu_ns = 0;
+            }
+        }
+        pthread_mutex_unlock(&gaia__pool.lock);
     }
-    for (blk = 0; blk < nblk; blk++) fn(arg, blk);
+#elif defined(_OPENMP)
+    if (nblk <= 0x7FFFFFFF) {
+        int b, n = (int)nblk;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+        for (b = 0; b < n; b++) fn(arg, b, omp_get_thread_num());
+    } else
+        gaia__par_serial(nblk, fn, arg);
+#else
+    gaia__par_serial(nblk, fn, arg);
+#endif
 }
 
+/* A loop over [0, n) as gaia__par_run's blocks: GAIA__PAR_SPLIT contiguous
+   ranges per thread, fn(arg, i0, i1, slot) for each. */
+typedef struct gaia__range_job {
+    gaia__range_fn fn;
+    void *arg;
+    long long n, nblk;
+} gaia__range_job;
+
+/* Block b starts at b * q + min(b, m), n = q * nblk + m: the first m
+   blocks are one longer. */
+static void gaia__range_block(void *arg, long long blk, int slot) {
+    const gaia__range_job *r = (const gaia__range_job *)arg;
+    long long q = r->n / r->nblk, m = r->n % r->nblk;
+    long long i0 = blk * q + (blk < m ? blk : m), i1 = i0 + q + (blk < m);
+    if (i1 > i0) r->fn(r->arg, i0, i1, slot);
+}
+
+static void gaia__par_range(int team, long long n, gaia__range_fn fn, void *arg) {
+    gaia__range_job r;
+    if (n <= 0) return;
+    if (team <= 1 || n == 1) {
+        fn(arg, 0, n, 0);
+        return;
+    }
+    r.fn = fn;
+    r.arg = arg;
+    r.n = n;
+    r.nblk = (long long)team * GAIA__PAR_SPLIT;
+    if (r.nblk > n) r.nblk = n;
+    gaia__par_run(team, r.nblk, gaia__range_block, &r);
+}
 /* ---------------------------------------------------------------------
    2. Philox4x32-10 (Salmon, Moraes, Dror, Shaw: "Parallel random numbers:
    as easy as 1, 2, 3", SC'11). Ten rounds of two 32x32->64 multiplies with
@@ -454,22 +588,35 @@ static void gaia__cpu_random_block(uint64_t block, gaia_random_kind kind, const 
     }
 }
 
-GAIA_API void gaia_cpu_random(float *dst, size_t n, gaia_random_kind kind, uint64_t seed, uint64_t stream, float a,
-                              float b, int nthreads) {
+typedef struct gaia__random_job {
+    float *dst;
+    size_t n;
+    gaia_random_kind kind;
     uint32_t key[2];
-    size_t nblocks = (n + 3) / 4;
+    uint64_t stream;
+    float a, b;
+} gaia__random_job;
+
+/* Blocks [b0, b1) of four values. */
+static void gaia__cpu_random_blocks(void *arg, long long b0, long long b1, int slot) {
+    const gaia__random_job *r = (const gaia__random_job *)arg;
     long long blk;
-    key[0] = (uint32_t)seed;
-    key[1] = (uint32_t)(seed >> 32);
-    (void)nthreads;
-    GAIA__PAR_FOR(n > GAIA__PAR_MIN, nthreads)
-    for (blk = 0; blk < (long long)nblocks; blk++) {
+    (void)slot;
+    for (blk = b0; blk < b1; blk++) {
         float v[4];
         size_t base = (size_t)blk * 4, k;
-        gaia__cpu_random_block((uint64_t)blk, kind, key, stream, a, b, v);
-        for (k = 0; k < 4 && base + k < n; k++) dst[base + k] = v[k];
+        gaia__cpu_random_block((uint64_t)blk, r->kind, r->key, r->stream, r->a, r->b, v);
+        for (k = 0; k < 4 && base + k < r->n; k++) r->dst[base + k] = v[k];
     }
-    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_random(float *dst, size_t n, gaia_random_kind kind, uint64_t seed, uint64_t stream, float a,
+                              float b, int nthreads) {
+    gaia__random_job r;
+    r.dst = dst, r.n = n, r.kind = kind, r.stream = stream, r.a = a, r.b = b;
+    r.key[0] = (uint32_t)seed;
+    r.key[1] = (uint32_t)(seed >> 32);
+    gaia__par_range(n > GAIA__PAR_MIN ? nthreads : 1, (long long)((n + 3) / 4), gaia__cpu_random_blocks, &r);
 }
 
 /* SplitMix64 (Steele, Lea, Flood): its increment and finaliser hash the
@@ -919,8 +1066,8 @@ static void gaia__gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size
     }
 }
 
-/* Thread t of nt: its [m0,m1) x [n0,n1) rectangle of C. The grid shape
-   tm x tn minimises per-thread flops (rows*cols*K) plus packing, which
+/* Part t of nt: its [m0,m1) x [n0,n1) rectangle of C. The grid shape
+   tm x tn minimises per-part flops (rows*cols*K) plus packing, which
    touches (rows+cols)*K elements at several times the cost of an FMA. */
 static void gaia__gemm_partition(size_t M, size_t N, int nt, int t, size_t *m0, size_t *m1,
                                  size_t *n0, size_t *n1)
@@ -957,7 +1104,7 @@ static void gaia__gemm_packed_part(int trans_a, int trans_b, size_t M, size_t N,
                                    float *C, size_t ldc, int nt, int t, void *work)
 {
     size_t m0, m1, n0, n1;
-    char *w = (char *)work + (size_t)t * GAIA_GEMM_THREAD_BYTES;
+    char *w = (char *)work;
     gaia__gemm_partition(M, N, nt, t, &m0, &m1, &n0, &n1);
     if (m1 <= m0 || n1 <= n0) return;
     gaia__gemm_packed(trans_a, trans_b, m1 - m0, n1 - n0, K, alpha, trans_a ? A + m0 : A + m0 * lda, lda,
@@ -1232,14 +1379,13 @@ static int gaia__gemm_trivial(size_t M, size_t N, size_t K, float alpha, float b
     return 0;
 }
 
-/* Thread t's share of an unpacked GEMM: row bands when there are enough
-   rows, otherwise column bands (vector-matrix products). */
+/* Part t of nt of an unpacked GEMM: row bands when there are enough rows,
+   otherwise column bands (vector-matrix products); scratch (may be NULL)
+   holds GAIA_GEMM_BPACK_BYTES. */
 static void gaia__gemm_direct_part(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
                                    const float *A, size_t lda, const float *B, size_t ldb, float beta,
-                                   float *C, size_t ldc, int nt, int t, void *work)
+                                   float *C, size_t ldc, int nt, int t, float *scratch)
 {
-    float *scratch = work ? (float *)((char *)work + (size_t)t * GAIA_GEMM_THREAD_BYTES + GAIA_GEMM_APACK_BYTES)
-                          : NULL;
     size_t cap = GAIA_GEMM_BPACK_BYTES / sizeof(float);
     if (M >= 4 * (size_t)nt) {
         size_t per = gaia__gemm_cdiv(gaia__gemm_cdiv(M, (size_t)nt), 4) * 4;
@@ -1263,7 +1409,8 @@ static void gaia__gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size
 {
     if (gaia__gemm_trivial(M, N, K, alpha, beta, C, ldc)) return;
     if (slice == NULL || gaia__gemm_is_small(M, N, K))
-        gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, slice);
+        gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0,
+                               slice ? (float *)((char *)slice + GAIA_GEMM_APACK_BYTES) : NULL);
     else
         gaia__gemm_packed_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, slice);
 }
@@ -1274,6 +1421,44 @@ GAIA_API size_t gaia_cpu_sgemm_work_size(int nthreads)
     return (size_t)nthreads * GAIA_GEMM_THREAD_BYTES;
 }
 
+/* A GEMM's region: C cut into `parts` rectangles (gaia__gemm_partition,
+   or row and column bands on the unpacked path), one block each, packed in
+   the slot's scratch. Every element of C is summed in the same order
+   whatever the rectangle that holds it, so the parts change no bit. */
+typedef struct gaia__gemm_job {
+    int trans_a, trans_b, small, parts;
+    size_t M, N, K, lda, ldb, ldc, stride_a, stride_b, stride_c;
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+    void *work;
+} gaia__gemm_job;
+
+static void gaia__gemm_part_block(void *arg, long long blk, int slot) {
+    const gaia__gemm_job *g = (const gaia__gemm_job *)arg;
+    char *w = g->work ? (char *)g->work + (size_t)slot * GAIA_GEMM_THREAD_BYTES : NULL;
+    if (g->small) {
+        float *scratch = w ? (float *)(w + GAIA_GEMM_APACK_BYTES) : NULL;
+        gaia__gemm_direct_part(g->trans_a, g->trans_b, g->M, g->N, g->K, g->alpha, g->A, g->lda, g->B, g->ldb, g->beta,
+                               g->C, g->ldc, g->parts, (int)blk, scratch);
+    } else
+        gaia__gemm_packed_part(g->trans_a, g->trans_b, g->M, g->N, g->K, g->alpha, g->A, g->lda, g->B, g->ldb, g->beta,
+                               g->C, g->ldc, g->parts, (int)blk, w);
+}
+
+/* Rectangles for `team` threads: about two each, so a thread that joins
+   late or loses its core leaves the others at most one, but none under
+   GAIA_GEMM_SMALL multiply-adds (packing and the claim would outweigh it),
+   and no more than C has register tiles. */
+static int gaia__gemm_parts(int team, size_t M, size_t N, size_t K) {
+    double tiles = (double)gaia__gemm_cdiv(M, GAIA_GEMM_MR) * (double)gaia__gemm_cdiv(N, GAIA_GEMM_NR);
+    double most = (double)M * (double)N * (double)K / (double)GAIA_GEMM_SMALL;
+    int parts = 2 * team;
+    if ((double)parts > most) parts = (int)most;
+    if ((double)parts > tiles) parts = (int)tiles;
+    return parts < team ? team : parts;
+}
+
 GAIA_API void gaia_cpu_sgemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
                              const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
                              size_t ldc, int nthreads, void *work)
@@ -1282,24 +1467,34 @@ GAIA_API void gaia_cpu_sgemm(int trans_a, int trans_b, size_t M, size_t N, size_
     if (nthreads < 1) nthreads = 1;
     if (gaia__gemm_trivial(M, N, K, alpha, beta, C, ldc)) return;
     small = work == NULL || gaia__gemm_is_small(M, N, K);
-#ifdef _OPENMP
-    /* Not worth waking a team for less than a few register tiles each. */
+    /* Not worth waking a helper for less than a few register tiles each. */
     if (nthreads > 1 && (double)M * (double)N * (double)K >= 4.0 * (double)GAIA_GEMM_SMALL) {
-        GAIA__PAR_BEGIN(nthreads)
-        if (small)
-            gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
-                                   omp_get_num_threads(), omp_get_thread_num(), work);
-        else
-            gaia__gemm_packed_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
-                                   omp_get_num_threads(), omp_get_thread_num(), work);
-        GAIA__PAR_END
+        gaia__gemm_job g;
+        int team = nthreads > GAIA__POOL_MAX ? GAIA__POOL_MAX : nthreads;
+        g.trans_a = trans_a, g.trans_b = trans_b, g.small = small;
+        g.M = M, g.N = N, g.K = K, g.lda = lda, g.ldb = ldb, g.ldc = ldc;
+        g.stride_a = g.stride_b = g.stride_c = 0;
+        g.alpha = alpha, g.beta = beta, g.A = A, g.B = B, g.C = C, g.work = work;
+        g.parts = gaia__gemm_parts(team, M, N, K);
+        gaia__par_run(team, g.parts, gaia__gemm_part_block, &g);
         return;
     }
-#endif
     if (small)
-        gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, work);
+        gaia__gemm_direct_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0,
+                               work ? (float *)((char *)work + GAIA_GEMM_APACK_BYTES) : NULL);
     else
         gaia__gemm_packed_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, work);
+}
+
+/* Batched: problems [b0, b1), each on the slot's scratch alone. */
+static void gaia__gemm_batch_range(void *arg, long long b0, long long b1, int slot) {
+    const gaia__gemm_job *g = (const gaia__gemm_job *)arg;
+    char *slice = g->work ? (char *)g->work + (size_t)slot * GAIA_GEMM_THREAD_BYTES : NULL;
+    long long ib;
+    for (ib = b0; ib < b1; ++ib)
+        gaia__gemm_serial(g->trans_a, g->trans_b, g->M, g->N, g->K, g->alpha, g->A + (size_t)ib * g->stride_a, g->lda,
+                          g->B + (size_t)ib * g->stride_b, g->ldb, g->beta, g->C + (size_t)ib * g->stride_c, g->ldc,
+                          slice);
 }
 
 GAIA_API void gaia_cpu_sgemm_batched(int trans_a, int trans_b, size_t batch, size_t M, size_t N, size_t K,
@@ -1310,24 +1505,20 @@ GAIA_API void gaia_cpu_sgemm_batched(int trans_a, int trans_b, size_t batch, siz
     size_t b;
     if (nthreads < 1) nthreads = 1;
     if (batch == 0 || M == 0 || N == 0) return;
-#ifdef _OPENMP
     /* Independent problems parallelise perfectly, so spread the batch over
        threads whenever there are enough of them, each thread using its own
        scratch slice; otherwise let each GEMM use all threads itself. */
     if (nthreads > 1 && batch > 1 &&
         ((size_t)nthreads <= batch || gaia__gemm_is_small(M, N, K)) &&
         (double)batch * (double)M * (double)N * (double)(K + 1) >= 2.0 * (double)GAIA_GEMM_SMALL) {
-        long nb = (long)batch, ib;
-        GAIA__PAR_BEGIN(nthreads)
-        char *slice = work ? (char *)work + (size_t)omp_get_thread_num() * GAIA_GEMM_THREAD_BYTES : NULL;
-        GAIA__PAR_LOOP
-        for (ib = 0; ib < nb; ++ib)
-            gaia__gemm_serial(trans_a, trans_b, M, N, K, alpha, A + (size_t)ib * stride_a, lda,
-                              B + (size_t)ib * stride_b, ldb, beta, C + (size_t)ib * stride_c, ldc, slice);
-        GAIA__PAR_END
+        gaia__gemm_job g;
+        g.trans_a = trans_a, g.trans_b = trans_b, g.small = 0, g.parts = 1;
+        g.M = M, g.N = N, g.K = K, g.lda = lda, g.ldb = ldb, g.ldc = ldc;
+        g.stride_a = stride_a, g.stride_b = stride_b, g.stride_c = stride_c;
+        g.alpha = alpha, g.beta = beta, g.A = A, g.B = B, g.C = C, g.work = work;
+        gaia__par_range(nthreads, (long long)batch, gaia__gemm_batch_range, &g);
         return;
     }
-#endif
     for (b = 0; b < batch; ++b) {
         if (nthreads > 1)
             gaia_cpu_sgemm(trans_a, trans_b, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b, ldb, beta,
@@ -1773,22 +1964,6 @@ static gaia__fftv gaia__fftv_ld(const float *p)
     const size_t S_ = (S), T = (S) * m, Tv = T & ~(size_t)15; \
     size_t t, p, k;
 
-#define GAIA_FFT_VDEF2(S) \
-    GAIA_GEMM_CONTRACT static void gaia__fft_v2_##S(GAIA_FFT_VPARAMS) \
-    { \
-        GAIA_FFT_VHEAD(S) \
-        for (t = 0; t < Tv; t += 16) { \
-            GAIA_FFT_VLD(0) GAIA_FFT_VLD(1) \
-            GAIA_FFT_BF2_T(gaia__fftv) \
-            GAIA_FFT_VST(0, 2, S) GAIA_FFT_VST(1, 2, S) \
-        } \
-        for (p = Tv / S_; p < m; ++p) \
-            for (k = 0; k < S_; ++k) { \
-                GAIA_FFT_SLD(0) GAIA_FFT_SLD(1) \
-                GAIA_FFT_BF2 \
-                GAIA_FFT_SST0(2) GAIA_FFT_SST(1, 2) \
-            } \
-    }
 #define GAIA_FFT_VDEF3(S) \
     GAIA_GEMM_CONTRACT static void gaia__fft_v3_##S(GAIA_FFT_VPARAMS) \
     { \
@@ -1858,16 +2033,26 @@ static gaia__fftv gaia__fftv_ld(const float *p)
                 GAIA_FFT_SST(4, 8) GAIA_FFT_SST(5, 8) GAIA_FFT_SST(6, 8) GAIA_FFT_SST(7, 8) \
             } \
     }
-GAIA_FFT_VDEF2(2) GAIA_FFT_VDEF2(4) GAIA_FFT_VDEF2(8)
+/* Only the (radix, stride) pairs a plan can hold (gaia__fft_cplan_create
+   orders the stages 2, 8..., 4..., odd): radix 2 is only ever the s == 1
+   stage, radix 8 comes at s = 1, 8, 64..., radix 4 after the eights or at
+   s = 1, 4; the odd radices follow any power of two. */
 GAIA_FFT_VDEF3(2) GAIA_FFT_VDEF3(4) GAIA_FFT_VDEF3(8)
-GAIA_FFT_VDEF4(2) GAIA_FFT_VDEF4(4) GAIA_FFT_VDEF4(8)
+GAIA_FFT_VDEF4(4) GAIA_FFT_VDEF4(8)
 GAIA_FFT_VDEF5(2) GAIA_FFT_VDEF5(4) GAIA_FFT_VDEF5(8)
-GAIA_FFT_VDEF8(2) GAIA_FFT_VDEF8(4) GAIA_FFT_VDEF8(8)
+GAIA_FFT_VDEF8(8)
 
 /* 1 when the stage runs one of the kernels above. */
 static int gaia__fft_short_ok(unsigned r, size_t s, size_t m)
 {
-    return (s == 2 || s == 4 || s == 8) && s * m >= 16 && (r == 2 || r == 3 || r == 4 || r == 5 || r == 8);
+    if (s * m < 16) return 0;
+    switch (r) {
+    case 3:
+    case 5: return s == 2 || s == 4 || s == 8;
+    case 4: return s == 4 || s == 8;
+    case 8: return s == 8;
+    default: return 0;
+    }
 }
 
 static void gaia__fft_short(unsigned r, size_t s, GAIA_FFT_VPARAMS)
@@ -1876,12 +2061,14 @@ static void gaia__fft_short(unsigned r, size_t s, GAIA_FFT_VPARAMS)
     if (s == 2) gaia__fft_v##R##_2(m, xr, xi, yr, yi, wr, wi, er, ei); \
     else if (s == 4) gaia__fft_v##R##_4(m, xr, xi, yr, yi, wr, wi, er, ei); \
     else gaia__fft_v##R##_8(m, xr, xi, yr, yi, wr, wi, er, ei);
-    switch (r) {
-    case 2: GAIA_FFT_VCALL(2) break;
+    switch (r) { /* the pairs gaia__fft_short_ok accepts */
     case 3: GAIA_FFT_VCALL(3) break;
-    case 4: GAIA_FFT_VCALL(4) break;
+    case 4:
+        if (s == 4) gaia__fft_v4_4(m, xr, xi, yr, yi, wr, wi, er, ei);
+        else gaia__fft_v4_8(m, xr, xi, yr, yi, wr, wi, er, ei);
+        break;
     case 5: GAIA_FFT_VCALL(5) break;
-    default: GAIA_FFT_VCALL(8) break;
+    default: gaia__fft_v8_8(m, xr, xi, yr, yi, wr, wi, er, ei); break;
     }
 #undef GAIA_FFT_VCALL
 }
@@ -2428,7 +2615,10 @@ static inline float gaia__lv_sum(gaia__lv v) {
    exact, p the degree-7 Taylor polynomial (|r| <= ln2/2: error < 1e-8). n is
    rounded by adding 1.5 * 2^23, which also leaves n in the low mantissa bits:
    2^n is built from them. Neither floorf nor a float->int conversion after a
-   clamp vectorises in GCC, this does. */
+   clamp vectorises in GCC, this does. (Its users are the axis and layer
+   modules' kernels: without both, GAIA_NO_AXIS and GAIA_NO_LAYER, it is
+   left out.) */
+#if !defined(GAIA_NO_AXIS) || !defined(GAIA_NO_LAYER)
 static float gaia__layer_exp(float x) {
     int32_t bits;
     float kf, n, r, p, scale;
@@ -2444,6 +2634,7 @@ static float gaia__layer_exp(float x) {
     p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
     return p * scale;
 }
+#endif
 
 /* Outputs of at least this many bytes are written with streaming stores
    (where the CPU has them): an output that size would not be in cache for
@@ -2478,21 +2669,30 @@ static float gaia__sigmoid(float x) {
     }
 }
 
-/* One loop per op, so each compiles to a tight (vectorisable) loop. */
+/* One loop per op, so each compiles to a tight (vectorisable) loop; a
+   region's block is [i0, i1). */
+typedef struct gaia__unary_job {
+    gaia_unary_op op;
+    const float *x;
+    float *y;
+    float p0, p1;
+} gaia__unary_job;
+
 #define GAIA__UNARY_LOOP(expr)                                   \
     do {                                                         \
         long long i_;                                            \
-        GAIA__PAR_FOR(n > GAIA__PAR_MIN, nthreads)               \
-        for (i_ = 0; i_ < (long long)n; i_++) {                  \
+        for (i_ = i0; i_ < i1; i_++) {                           \
             float v = x[i_];                                     \
             y[i_] = (expr);                                      \
         }                                                        \
-        GAIA__PAR_END                                            \
     } while (0)
 
-GAIA_API void gaia_cpu_unary(gaia_unary_op op, const float *x, float *y, size_t n, float p0, float p1, int nthreads) {
-    (void)nthreads;
-    switch (op) {
+static void gaia__cpu_unary_range(void *arg, long long i0, long long i1, int slot) {
+    const gaia__unary_job *j = (const gaia__unary_job *)arg;
+    const float *x = j->x;
+    float *y = j->y, p0 = j->p0, p1 = j->p1;
+    (void)slot;
+    switch (j->op) {
     case GAIA_UNARY_SCALE: GAIA__UNARY_LOOP(p0 * v); break;
     case GAIA_UNARY_ADD_SCALAR: GAIA__UNARY_LOOP(v + p0); break;
     case GAIA_UNARY_EXP: GAIA__UNARY_LOOP(expf(v)); break;
@@ -2508,6 +2708,17 @@ GAIA_API void gaia_cpu_unary(gaia_unary_op op, const float *x, float *y, size_t 
     case GAIA_UNARY_SQUARE: GAIA__UNARY_LOOP(v * v); break;
     default: break;
     }
+}
+#undef GAIA__UNARY_LOOP
+
+GAIA_API void gaia_cpu_unary(gaia_unary_op op, const float *x, float *y, size_t n, float p0, float p1, int nthreads) {
+    gaia__unary_job j;
+    j.op = op;
+    j.x = x;
+    j.y = y;
+    j.p0 = p0;
+    j.p1 = p1;
+    gaia__par_range(n > GAIA__PAR_MIN ? nthreads : 1, (long long)n, gaia__cpu_unary_range, &j);
 }
 
 static float gaia__binary_scalar(gaia_binary_op op, float a, float b) {
@@ -2620,7 +2831,7 @@ static int gaia__cpu_binary_row16(gaia_binary_op op, const float *a, size_t sa, 
 #undef GAIA__BIN16_LOOP
 #endif
 
-/* One sweep of gaia_cpu_binary (gaia__sweep_run): the rows of the last
+/* One sweep of gaia_cpu_binary (gaia__par_run): the rows of the last
    dimension, enumerated over the first three, `per` short rows to a block,
    or a row longer than GAIA__PAR_BLOCK cut into `segs` segments. */
 typedef struct gaia__bin_sweep {
@@ -2632,7 +2843,7 @@ typedef struct gaia__bin_sweep {
     int stream;
 } gaia__bin_sweep;
 
-static void gaia__cpu_binary_block(void *arg, long long blk) {
+static void gaia__cpu_binary_block(void *arg, long long blk, int slot) {
     const gaia__bin_sweep *s = (const gaia__bin_sweep *)arg;
     const size_t *as = s->as, *bs = s->bs, *shape = s->shape;
     size_t segs = s->segs, n = s->n;
@@ -2651,6 +2862,7 @@ static void gaia__cpu_binary_block(void *arg, long long blk) {
         gaia__cpu_binary_row(s->op, ar, as[3], br, bs[3], yr, len);
     }
     if (s->stream) GAIA__SFENCE();
+    (void)slot;
 }
 
 static void gaia__cpu_binary_blocks(gaia_binary_op op, const float *a, const size_t *as, const float *b,
@@ -2670,7 +2882,7 @@ static void gaia__cpu_binary_blocks(gaia_binary_op op, const float *a, const siz
     s.per = s.n >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / s.n;
     s.segs = s.n > GAIA__PAR_BLOCK ? (s.n + GAIA__PAR_BLOCK - 1) / GAIA__PAR_BLOCK : 1;
     s.stream = total * sizeof(float) >= GAIA_STREAM_BYTES;
-    gaia__sweep_run(gaia__team(nthreads, (double)total, GAIA__ELEM_GRAIN),
+    gaia__par_run(gaia__team(nthreads, (double)total, GAIA__ELEM_GRAIN),
                     (long long)(s.segs > 1 ? s.rows * s.segs : (s.rows + s.per - 1) / s.per), gaia__cpu_binary_block, &s);
 }
 
@@ -2679,25 +2891,41 @@ GAIA_API void gaia_cpu_binary(gaia_binary_op op, const float *a, const size_t *a
     gaia__cpu_binary_blocks(op, a, as, b, bs, y, shape, nthreads);
 }
 
-GAIA_API void gaia_cpu_where(const float *c, const size_t *cs, const float *a, const size_t *as, const float *b,
-                             const size_t *bs, float *y, const size_t *shape, int nthreads) {
-    long long rows = (long long)(shape[0] * shape[1] * shape[2]), r;
+typedef struct gaia__where_job {
+    const float *c, *a, *b;
+    const size_t *cs, *as, *bs, *shape;
+    float *y;
+} gaia__where_job;
+
+static void gaia__cpu_where_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__where_job *w = (const gaia__where_job *)arg;
+    const size_t *cs = w->cs, *as = w->as, *bs = w->bs, *shape = w->shape;
     size_t n = shape[3];
-    (void)nthreads;
-    GAIA__PAR_FOR(rows * (long long)n > GAIA__PAR_MIN && rows > 1, nthreads)
-    for (r = 0; r < rows; r++) {
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++) {
         size_t i2 = (size_t)r % shape[2], i1 = ((size_t)r / shape[2]) % shape[1], i0 = (size_t)r / (shape[2] * shape[1]);
-        const float *cr = c + i0 * cs[0] + i1 * cs[1] + i2 * cs[2];
-        const float *ar = a + i0 * as[0] + i1 * as[1] + i2 * as[2];
-        const float *br = b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2];
-        float *yr = y + (size_t)r * n;
+        const float *cr = w->c + i0 * cs[0] + i1 * cs[1] + i2 * cs[2];
+        const float *ar = w->a + i0 * as[0] + i1 * as[1] + i2 * as[2];
+        const float *br = w->b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2];
+        float *yr = w->y + (size_t)r * n;
         size_t j;
         if (cs[3] == 1 && as[3] == 1 && bs[3] == 1) /* the common dense row: a select that vectorises */
             for (j = 0; j < n; j++) yr[j] = cr[j] != 0.0f ? ar[j] : br[j];
         else
             for (j = 0; j < n; j++) yr[j] = cr[j * cs[3]] != 0.0f ? ar[j * as[3]] : br[j * bs[3]];
     }
-    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_where(const float *c, const size_t *cs, const float *a, const size_t *as, const float *b,
+                             const size_t *bs, float *y, const size_t *shape, int nthreads) {
+    long long rows = (long long)(shape[0] * shape[1] * shape[2]);
+    gaia__where_job w;
+    w.c = c, w.a = a, w.b = b;
+    w.cs = cs, w.as = as, w.bs = bs, w.shape = shape;
+    w.y = y;
+    gaia__par_range(rows * (long long)shape[3] > GAIA__PAR_MIN && rows > 1 ? nthreads : 1, rows, gaia__cpu_where_rows,
+                    &w);
 }
 
 /* Reduction of one strided run of len values; sums in double. NaN wins max/min,
@@ -2793,6 +3021,7 @@ GAIA_API void gaia_cpu_transpose(const float *x, size_t batch, size_t rows, size
     }
 }
 
+#ifndef GAIA_NO_AXIS
 /* ---------------------------------------------------------------------
    5b. Tensor operations along an axis: softmax, index checks, index_select,
    gather, scatter_add, row copies (concat, stack), cumsum, sort (top-k,
@@ -3231,7 +3460,7 @@ static void gaia__sm_cols(const float *x, float *y, size_t len, size_t inner, si
     }
 }
 
-/* One sweep of gaia_cpu_softmax (gaia__sweep_run): blocks of `per` whole
+/* One sweep of gaia_cpu_softmax (gaia__par_run): blocks of `per` whole
    lines (inner == 1) or of `per` column tasks (up to GAIA__AX_COLS columns
    of one outer index each). */
 typedef struct gaia__sm_sweep {
@@ -3241,8 +3470,9 @@ typedef struct gaia__sm_sweep {
     int want_log, stream;
 } gaia__sm_sweep;
 
-static void gaia__sm_rows_block(void *arg, long long blk) {
+static void gaia__sm_rows_block(void *arg, long long blk, int slot) {
     const gaia__sm_sweep *a = (const gaia__sm_sweep *)arg;
+    (void)slot;
     size_t r0 = (size_t)blk * a->per, r1 = a->outer - r0 < a->per ? a->outer : r0 + a->per, r, len = a->len;
 #ifdef GAIA__AVX512
     if (a->stream && len <= GAIA__SM_CHUNK && len % 16 == 0 && ((uintptr_t)a->y & 63) == 0) {
@@ -3257,8 +3487,9 @@ static void gaia__sm_rows_block(void *arg, long long blk) {
     if (a->stream) GAIA__SFENCE();
 }
 
-static void gaia__sm_cols_block(void *arg, long long blk) {
+static void gaia__sm_cols_block(void *arg, long long blk, int slot) {
     const gaia__sm_sweep *a = (const gaia__sm_sweep *)arg;
+    (void)slot;
     size_t ntask = a->outer * a->nb, t0 = (size_t)blk * a->per, t1 = ntask - t0 < a->per ? ntask : t0 + a->per, task;
     for (task = t0; task < t1; task++) {
         size_t o = task / a->nb, c0 = (task % a->nb) * GAIA__AX_COLS;
@@ -3283,11 +3514,11 @@ GAIA_API void gaia_cpu_softmax(const float *x, float *y, size_t outer, size_t le
     a.nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS;
     if (inner == 1) {
         a.per = len >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / len;
-        gaia__sweep_run(team, (long long)((outer + a.per - 1) / a.per), gaia__sm_rows_block, &a);
+        gaia__par_run(team, (long long)((outer + a.per - 1) / a.per), gaia__sm_rows_block, &a);
     } else {
         size_t task_floats = len * (inner < GAIA__AX_COLS ? inner : GAIA__AX_COLS);
         a.per = task_floats >= GAIA__PAR_BLOCK ? 1 : GAIA__PAR_BLOCK / task_floats;
-        gaia__sweep_run(team, (long long)((outer * a.nb + a.per - 1) / a.per), gaia__sm_cols_block, &a);
+        gaia__par_run(team, (long long)((outer * a.nb + a.per - 1) / a.per), gaia__sm_cols_block, &a);
     }
 }
 
@@ -3302,28 +3533,71 @@ GAIA_API size_t gaia_cpu_index_check(const float *idx, size_t n, size_t limit) {
     return n;
 }
 
+/* The row operations' regions (index_select, gather, scatter_add,
+   copy_rows, cumsum): one job type, each its own loop body. */
+typedef struct gaia__ax_job {
+    const float *x, *idx, *src;
+    float *y;
+    size_t outer, len, inner, m, nb, ld_dst, ld_src, cols;
+} gaia__ax_job;
+
+static void gaia__index_select_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__ax_job *a = (const gaia__ax_job *)arg;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++) {
+        size_t o = (size_t)r / a->m, j = (size_t)r % a->m;
+        memcpy(a->y + (size_t)r * a->inner, a->x + (o * a->len + (size_t)a->idx[j]) * a->inner, a->inner * sizeof(float));
+    }
+}
+
 GAIA_API void gaia_cpu_index_select(const float *x, size_t outer, size_t len, size_t inner, const float *idx,
                                     size_t m, float *y, int nthreads) {
-    long long r, rows = (long long)(outer * m);
-    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN))
-    for (r = 0; r < rows; r++) {
-        size_t o = (size_t)r / m, j = (size_t)r % m;
-        memcpy(y + (size_t)r * inner, x + (o * len + (size_t)idx[j]) * inner, inner * sizeof(float));
+    long long rows = (long long)(outer * m);
+    gaia__ax_job a;
+    memset(&a, 0, sizeof a);
+    a.x = x, a.outer = outer, a.len = len, a.inner = inner, a.idx = idx, a.m = m, a.y = y;
+    gaia__par_range(rows > 1 ? gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN) : 1, rows,
+                    gaia__index_select_rows, &a);
+}
+
+static void gaia__gather_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__ax_job *a = (const gaia__ax_job *)arg;
+    size_t inner = a->inner;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++) {
+        const float *xo = a->x + ((size_t)r / a->m) * a->len * inner, *ir = a->idx + (size_t)r * inner;
+        float *yr = a->y + (size_t)r * inner;
+        size_t i;
+        for (i = 0; i < inner; i++) yr[i] = xo[(size_t)ir[i] * inner + i];
     }
-    GAIA__PAR_END
 }
 
 GAIA_API void gaia_cpu_gather(const float *x, size_t outer, size_t len, size_t inner, const float *idx, size_t m,
                               float *y, int nthreads) {
-    long long r, rows = (long long)(outer * m);
-    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN))
-    for (r = 0; r < rows; r++) {
-        const float *xo = x + ((size_t)r / m) * len * inner, *ir = idx + (size_t)r * inner;
-        float *yr = y + (size_t)r * inner;
-        size_t i;
-        for (i = 0; i < inner; i++) yr[i] = xo[(size_t)ir[i] * inner + i];
+    long long rows = (long long)(outer * m);
+    gaia__ax_job a;
+    memset(&a, 0, sizeof a);
+    a.x = x, a.outer = outer, a.len = len, a.inner = inner, a.idx = idx, a.m = m, a.y = y;
+    gaia__par_range(rows > 1 ? gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN) : 1, rows,
+                    gaia__gather_rows, &a);
+}
+
+static void gaia__scatter_add_tasks(void *arg, long long t0, long long t1, int slot) {
+    const gaia__ax_job *a = (const gaia__ax_job *)arg;
+    size_t inner = a->inner, nb = a->nb;
+    long long task;
+    (void)slot;
+    for (task = t0; task < t1; task++) {
+        size_t o = (size_t)task / nb, c0 = ((size_t)task % nb) * GAIA__AX_COLS, j, i;
+        size_t c1 = inner - c0 < GAIA__AX_COLS ? inner : c0 + GAIA__AX_COLS;
+        float *yo = a->y + o * a->len * inner;
+        for (j = 0; j < a->m; j++) {
+            const float *ir = a->idx + (o * a->m + j) * inner, *sr = a->src + (o * a->m + j) * inner;
+            for (i = c0; i < c1; i++) yo[(size_t)ir[i] * inner + i] += sr[i];
+        }
     }
-    GAIA__PAR_END
 }
 
 /* Each task is one outer block and a range of columns; within it j runs in
@@ -3332,72 +3606,86 @@ GAIA_API void gaia_cpu_gather(const float *x, size_t outer, size_t len, size_t i
 GAIA_API void gaia_cpu_scatter_add(float *y, size_t outer, size_t len, size_t inner, const float *idx,
                                    const float *src, size_t m, int nthreads) {
     size_t nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS;
-    long long task;
+    gaia__ax_job a;
     if (outer == 0 || m == 0 || inner == 0) return;
-    GAIA__PAR_FOR(outer * nb > 1, gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN))
-    for (task = 0; task < (long long)(outer * nb); task++) {
-        size_t o = (size_t)task / nb, c0 = ((size_t)task % nb) * GAIA__AX_COLS, j, i;
-        size_t c1 = inner - c0 < GAIA__AX_COLS ? inner : c0 + GAIA__AX_COLS;
-        float *yo = y + o * len * inner;
-        for (j = 0; j < m; j++) {
-            const float *ir = idx + (o * m + j) * inner, *sr = src + (o * m + j) * inner;
-            for (i = c0; i < c1; i++) yo[(size_t)ir[i] * inner + i] += sr[i];
-        }
-    }
-    GAIA__PAR_END
+    memset(&a, 0, sizeof a);
+    a.y = y, a.outer = outer, a.len = len, a.inner = inner, a.idx = idx, a.src = src, a.m = m, a.nb = nb;
+    gaia__par_range(outer * nb > 1 ? gaia__team(nthreads, (double)(outer * m * inner), GAIA__ELEM_GRAIN) : 1,
+                    (long long)(outer * nb), gaia__scatter_add_tasks, &a);
 }
 
 /* ---- row copies (concat, stack) ----------------------------------------- */
+static void gaia__copy_rows_range(void *arg, long long r0, long long r1, int slot) {
+    const gaia__ax_job *a = (const gaia__ax_job *)arg;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++)
+        memcpy(a->y + (size_t)r * a->ld_dst, a->x + (size_t)r * a->ld_src, a->cols * sizeof(float));
+}
+
 GAIA_API void gaia_cpu_copy_rows(float *dst, size_t dst_ld, const float *src, size_t src_ld, size_t rows, size_t cols,
                                  int nthreads) {
-    long long r;
+    gaia__ax_job a;
     if (cols == 0) return;
-    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)(rows * cols), GAIA__ELEM_GRAIN))
-    for (r = 0; r < (long long)rows; r++) memcpy(dst + (size_t)r * dst_ld, src + (size_t)r * src_ld, cols * sizeof(float));
-    GAIA__PAR_END
+    memset(&a, 0, sizeof a);
+    a.y = dst, a.ld_dst = dst_ld, a.x = src, a.ld_src = src_ld, a.cols = cols;
+    gaia__par_range(rows > 1 ? gaia__team(nthreads, (double)(rows * cols), GAIA__ELEM_GRAIN) : 1, (long long)rows,
+                    gaia__copy_rows_range, &a);
 }
 
 /* ---- cumsum ----------------------------------------------------------------- */
+static void gaia__cumsum_lines(void *arg, long long r0, long long r1, int slot) {
+    const gaia__ax_job *a = (const gaia__ax_job *)arg;
+    size_t len = a->len;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++) {
+        const float *xr = a->x + (size_t)r * len;
+        float *yr = a->y + (size_t)r * len;
+        double acc = 0.0;
+        size_t j;
+        for (j = 0; j < len; j++) {
+            acc += (double)xr[j];
+            yr[j] = (float)acc;
+        }
+    }
+}
+
+static void gaia__cumsum_cols(void *arg, long long t0, long long t1, int slot) {
+    const gaia__ax_job *a = (const gaia__ax_job *)arg;
+    size_t len = a->len, inner = a->inner, nb = a->nb;
+    long long task;
+    (void)slot;
+    for (task = t0; task < t1; task++) {
+        size_t o = (size_t)task / nb, c0 = ((size_t)task % nb) * GAIA__AX_COLS, k, i;
+        size_t w = inner - c0 < GAIA__AX_COLS ? inner - c0 : GAIA__AX_COLS, off = o * len * inner + c0;
+        double acc[GAIA__AX_COLS];
+        for (i = 0; i < w; i++) acc[i] = 0.0;
+        for (k = 0; k < len; k++) {
+            const float *r = a->x + off + k * inner;
+            float *q = a->y + off + k * inner;
+            for (i = 0; i < w; i++) {
+                acc[i] += (double)r[i];
+                q[i] = (float)acc[i];
+            }
+        }
+    }
+}
+
 /* Sums in double, rounded once per output: |y - exact| <= 2^-24 |exact|
    + j 2^-53 sum |x| (the second term is far below a float's ulp). */
 GAIA_API void gaia_cpu_cumsum(const float *x, float *y, size_t outer, size_t len, size_t inner, int nthreads) {
     size_t n = outer * len * inner;
     int team = gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN);
+    gaia__ax_job a;
     if (n == 0) return;
-    if (inner == 1) {
-        long long r;
-        GAIA__PAR_FOR(outer > 1, team)
-        for (r = 0; r < (long long)outer; r++) {
-            const float *xr = x + (size_t)r * len;
-            float *yr = y + (size_t)r * len;
-            double acc = 0.0;
-            size_t j;
-            for (j = 0; j < len; j++) {
-                acc += (double)xr[j];
-                yr[j] = (float)acc;
-            }
-        }
-        GAIA__PAR_END
-    } else {
-        size_t nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS;
-        long long task;
-        GAIA__PAR_FOR(outer * nb > 1, team)
-        for (task = 0; task < (long long)(outer * nb); task++) {
-            size_t o = (size_t)task / nb, c0 = ((size_t)task % nb) * GAIA__AX_COLS, k, i;
-            size_t w = inner - c0 < GAIA__AX_COLS ? inner - c0 : GAIA__AX_COLS, off = o * len * inner + c0;
-            double acc[GAIA__AX_COLS];
-            for (i = 0; i < w; i++) acc[i] = 0.0;
-            for (k = 0; k < len; k++) {
-                const float *r = x + off + k * inner;
-                float *q = y + off + k * inner;
-                for (i = 0; i < w; i++) {
-                    acc[i] += (double)r[i];
-                    q[i] = (float)acc[i];
-                }
-            }
-        }
-        GAIA__PAR_END
-    }
+    memset(&a, 0, sizeof a);
+    a.x = x, a.y = y, a.outer = outer, a.len = len, a.inner = inner;
+    a.nb = (inner + GAIA__AX_COLS - 1) / GAIA__AX_COLS;
+    if (inner == 1)
+        gaia__par_range(outer > 1 ? team : 1, (long long)outer, gaia__cumsum_lines, &a);
+    else
+        gaia__par_range(outer * a.nb > 1 ? team : 1, (long long)(outer * a.nb), gaia__cumsum_cols, &a);
 }
 
 /* ---- sort (top-k, argsort) ------------------------------------------------ */
@@ -3511,36 +3799,46 @@ static void gaia__sort_line(const float *x, size_t len, size_t stride, size_t k,
     memcpy(ord, idx, k * sizeof(uint32_t));
 }
 
-GAIA_API void gaia_cpu_sort(const float *x, size_t outer, size_t len, size_t inner, size_t k, int descending,
-                            float *values, float *indices, void *work, int nthreads) {
-    long long lines = (long long)(outer * inner), l;
-    uint32_t flip = descending ? 0xFFFFFFFFu : 0u;
-    if (lines == 0 || len == 0 || k == 0) return;
-    if (k > len) k = len;
-    /* a line sort costs about 10 passes over its values */
-    GAIA__PAR_BEGIN(lines > 1 ? gaia__team(nthreads, 10.0 * (double)(outer * len * inner), GAIA__ELEM_GRAIN) : 1)
-    {
-#ifdef _OPENMP
-        size_t me = (size_t)omp_get_thread_num();
-#else
-        size_t me = 0;
-#endif
-        uint32_t *mine = (uint32_t *)(void *)((unsigned char *)work + me * GAIA__SORT_BYTES(len));
-        /* the chosen indices go behind the keys: ord needs k <= len words */
-        uint32_t *ord = mine + 2 * len;
-        GAIA__PAR_LOOP
-        for (l = 0; l < lines; l++) {
-            size_t o = (size_t)l / inner, i = (size_t)l % inner, r;
-            const float *xl = x + o * len * inner + i;
-            gaia__sort_line(xl, len, inner, k, flip, mine, ord);
-            for (r = 0; r < k; r++) {
-                size_t at = (o * k + r) * inner + i;
-                if (values) values[at] = xl[(size_t)ord[r] * inner];
-                if (indices) indices[at] = (float)ord[r];
-            }
+typedef struct gaia__sort_job {
+    const float *x;
+    size_t len, inner, k;
+    uint32_t flip;
+    float *values, *indices;
+    void *work;
+} gaia__sort_job;
+
+/* Lines [l0, l1); slot's scratch holds the keys and indices. */
+static void gaia__sort_lines(void *arg, long long l0, long long l1, int slot) {
+    const gaia__sort_job *s = (const gaia__sort_job *)arg;
+    size_t len = s->len, inner = s->inner, k = s->k;
+    uint32_t *mine = (uint32_t *)(void *)((unsigned char *)s->work + (size_t)slot * GAIA__SORT_BYTES(len));
+    /* the chosen indices go behind the keys: ord needs k <= len words */
+    uint32_t *ord = mine + 2 * len;
+    long long l;
+    for (l = l0; l < l1; l++) {
+        size_t o = (size_t)l / inner, i = (size_t)l % inner, r;
+        const float *xl = s->x + o * len * inner + i;
+        gaia__sort_line(xl, len, inner, k, s->flip, mine, ord);
+        for (r = 0; r < k; r++) {
+            size_t at = (o * k + r) * inner + i;
+            if (s->values) s->values[at] = xl[(size_t)ord[r] * inner];
+            if (s->indices) s->indices[at] = (float)ord[r];
         }
     }
-    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_sort(const float *x, size_t outer, size_t len, size_t inner, size_t k, int descending,
+                            float *values, float *indices, void *work, int nthreads) {
+    long long lines = (long long)(outer * inner);
+    gaia__sort_job s;
+    if (lines == 0 || len == 0 || k == 0) return;
+    if (k > len) k = len;
+    s.x = x, s.len = len, s.inner = inner, s.k = k;
+    s.flip = descending ? 0xFFFFFFFFu : 0u;
+    s.values = values, s.indices = indices, s.work = work;
+    /* a line sort costs about 10 passes over its values */
+    gaia__par_range(lines > 1 ? gaia__team(nthreads, 10.0 * (double)(outer * len * inner), GAIA__ELEM_GRAIN) : 1, lines,
+                    gaia__sort_lines, &s);
 }
 
 /* ---- the CPU tensor_ops table ------------------------------------------------ */
@@ -3610,8 +3908,10 @@ static const struct gaia_tensor_ops gaia__cpu_tensor_ops = {
 };
 #define GAIA__CPU_TENSOR_OPS (&gaia__cpu_tensor_ops)
 
+#endif /* GAIA_NO_AXIS */
+#ifndef GAIA_NO_CONV
 /* ---------------------------------------------------------------------
-   5c. 2-D convolution, pooling and symmetric eigenvalues
+   5c. 2-D convolution and pooling
    --------------------------------------------------------------------- */
 /* Convolution takes one of three paths per shape (gaia__conv_plan):
 
@@ -3694,14 +3994,6 @@ typedef struct gaia__conv_plan {
     size_t wm, wa;        /* Winograd: outputs per tile, transform points */
     size_t tpad, wlen;    /* Winograd: V's row length (ntw whole tiles), a row phase's length */
 } gaia__conv_plan;
-
-static int gaia__conv_thread(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
 
 /* Which path, measured on the 2-core EPYC (AVX-512) with one thread over
    Cg in {1, 4, 16, 64}, Og in {1, 2, 4, 8, 16, 32}, kernels 1x1, 3x3, 5x5
@@ -4422,152 +4714,128 @@ static void gaia__conv_wino_item(const gaia_conv2d_args *a, const gaia__conv_pla
 }
 #endif /* GAIA__CONV_BLK */
 
-/* Whether a blocked convolution's team got its cores. Each thread of the
-   region adds the CPU time it ran its items for; a team that got less than
-   1.25 cores' worth over the region's wall time did not pay for its second
-   thread: another process held that core. Measured beside a compiler
-   holding one of the two cores: 2-thread calls of 9-16 ms (3x3) and 28-44
-   ms (7x7) where one thread took 6 and 26, the threads getting a core
-   only at the scheduler's 4 ms ticks; thread 0's own pace was halved too,
-   so only CPU time tells. One such region is evidence enough, unlike
-   gaia__par_join's three (a region here lasts milliseconds, not
-   microseconds): every region then runs on its calling thread for
-   GAIA_PAR_CALM_MS, as gaia__par_join arranges. Without a thread CPU
-   clock nothing is measured. */
-#if defined(GAIA__CONV_BLK) && defined(_OPENMP) && defined(CLOCK_THREAD_CPUTIME_ID) && !defined(_WIN32)
-#define GAIA__CONV_CPU_CLOCK 1
-static uint64_t gaia__conv_cpu_ns(void) {
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+/* The convolution's regions: items are (image, group) on the direct
+   path, (image, group, block of output channels) on the blocked one and
+   (image, group, block of output pixels) on the GEMM one; each thread pads
+   or gathers into its slot's scratch. */
+typedef struct gaia__conv_job {
+    const gaia_conv2d_args *a;
+    const gaia__conv_plan *p;
+    char *work;     /* the slots' scratch */
+    size_t slot_bytes;
+    const float *wp, *bp; /* blocked path: the packed weights and bias */
+    long long chunk; /* blocked path: items per block */
+    long long padded[GAIA__POOL_MAX]; /* blocked path: the (image, group) whose planes are in a slot's scratch */
+} gaia__conv_job;
+
+static void gaia__conv_direct_items(void *arg, long long i0, long long i1, int slot) {
+    const gaia__conv_job *j = (const gaia__conv_job *)arg;
+    float *mine = (float *)(j->work + (size_t)slot * j->slot_bytes);
+    long long it;
+    for (it = i0; it < i1; it++)
+        gaia__conv_direct_item(j->a, j->p, (size_t)it / j->a->groups, (size_t)it % j->a->groups, mine);
 }
-static void gaia__conv_starved(uint64_t wall_ns, uint64_t cpu_ns) {
-    if (GAIA_PAR_CALM_MS > 0 && wall_ns > 0 && (double)cpu_ns < 1.25 * (double)wall_ns) {
-#pragma omp atomic write
-        gaia__par_calm_until = GAIA_NOW_NS() + (uint64_t)GAIA_PAR_CALM_MS * 1000000u;
+
+#ifdef GAIA__CONV_BLK
+/* Block blk: items [blk * chunk, ...). A slot's scratch keeps the last
+   (image, group) it padded, so a thread that takes that one's next items
+   does not pad it again; which thread pads changes no number. */
+static void gaia__conv_blk_block(void *arg, long long blk, int slot) {
+    gaia__conv_job *j = (gaia__conv_job *)arg;
+    const gaia_conv2d_args *a = j->a;
+    const gaia__conv_plan *p = j->p;
+    float *mine = (float *)(j->work + (size_t)slot * j->slot_bytes);
+    long long items = (long long)(a->N * a->groups * p->nob), it = blk * j->chunk;
+    long long end = it + j->chunk < items ? it + j->chunk : items;
+    for (; it < end; it++) {
+        long long ng = it / (long long)p->nob;
+        size_t n = (size_t)ng / a->groups, g = (size_t)ng % a->groups;
+        if (ng != j->padded[slot] && p->wino) {
+            size_t vbytes = GAIA_GEMM_ALIGN_UP(p->wa * p->Cg * p->prows * p->tpad * sizeof(float));
+            float *row = (float *)((char *)mine + vbytes);
+            gaia__conv_wino_input(a, p, n, g, mine, row,
+                                  (float *)((char *)row + GAIA_GEMM_ALIGN_UP(p->pcols * sizeof(float))));
+            j->padded[slot] = ng;
+        } else if (ng != j->padded[slot]) {
+            gaia__conv_pad_planes(a, p, n, g, mine);
+            j->padded[slot] = ng;
+        }
+        if (p->wino)
+            gaia__conv_wino_item(a, p, n, g, (size_t)(it % (long long)p->nob), mine, j->wp, j->bp);
+        else
+            gaia__conv_blk_item(a, p, n, g, (size_t)(it % (long long)p->nob), mine, j->wp, j->bp);
     }
 }
 #endif
 
+static void gaia__conv_gemm_items(void *arg, long long i0, long long i1, int slot) {
+    const gaia__conv_job *j = (const gaia__conv_job *)arg;
+    const gaia__conv_plan *p = j->p;
+    char *mine = j->work + (size_t)slot * j->slot_bytes;
+    long long it;
+    for (it = i0; it < i1; it++) {
+        size_t b = (size_t)it % p->nblk, ng = (size_t)it / p->nblk;
+        gaia__conv_gemm_item(j->a, p, ng / j->a->groups, ng % j->a->groups, b, (float *)(mine + GAIA_GEMM_THREAD_BYTES),
+                             mine);
+    }
+}
+
 GAIA_API void gaia_cpu_conv2d(const gaia_conv2d_args *a, void *work, int nthreads) {
     gaia__conv_plan p;
+    gaia__conv_job j;
     double flops;
-    long long items, it;
+    long long items;
     int team;
     gaia__conv_plan_make(a, &p);
     flops = 2.0 * (double)a->N * (double)a->O * (double)p.P * (double)p.Kg;
     if (nthreads < 1) nthreads = 1;
+    team = gaia__team(nthreads, flops, GAIA__CONV_GRAIN);
+    j.a = a;
+    j.p = &p;
+    j.wp = j.bp = NULL;
+    j.chunk = 1;
     if (p.direct) {
         items = (long long)(a->N * a->groups);
-        team = gaia__team(nthreads, flops, GAIA__CONV_GRAIN);
-        if (team > items) team = (int)items;
-        GAIA__PAR_BEGIN(team)
-        {
-            float *mine = (float *)((char *)work + (size_t)gaia__conv_thread() * gaia__conv_pad_bytes(&p));
-            GAIA__PAR_LOOP
-            for (it = 0; it < items; it++)
-                gaia__conv_direct_item(a, &p, (size_t)it / a->groups, (size_t)it % a->groups, mine);
-        }
-        GAIA__PAR_END
+        j.work = (char *)work;
+        j.slot_bytes = gaia__conv_pad_bytes(&p);
+        gaia__par_range(team, items, gaia__conv_direct_items, &j);
         return;
     }
 #ifdef GAIA__CONV_BLK
-#ifdef _OPENMP
-#define GAIA__CONV_DYN_LOOP(chunk) GAIA__PRAGMA(omp for schedule(dynamic, chunk) nowait)
-#else
-#define GAIA__CONV_DYN_LOOP(chunk) (void)(chunk);
-#endif
     if (p.blocked) {
         float *wp = (float *)work;
         float *bp = (float *)((char *)work + GAIA_GEMM_ALIGN_UP(gaia__conv_blk_wfloats(a, &p) * sizeof(float)));
-        char *pads = (char *)work + gaia__conv_blk_bytes(a, &p);
+        int s;
         if (p.wino)
             gaia__conv_wino_pack(a, &p, wp, bp);
         else
             gaia__conv_blk_pack(a, &p, wp, bp);
-        long long chunk;
-#ifdef GAIA__CONV_CPU_CLOCK
-        uint64_t t_start = 0, cpu = 0; /* when the region began; the team's CPU time in it */
-        int measured = 0;              /* 1: the region ran on a team */
-#endif
         items = (long long)(a->N * a->groups * p.nob);
-        team = gaia__team(nthreads, flops, GAIA__CONV_GRAIN);
         if (team > items) team = (int)items;
+        j.wp = wp;
+        j.bp = bp;
+        j.work = (char *)work + gaia__conv_blk_bytes(a, &p);
+        j.slot_bytes = gaia__conv_pad_bytes(&p);
+        for (s = 0; s < GAIA__POOL_MAX; s++) j.padded[s] = -1;
         /* Items are handed out as they are asked for, so a thread whose
            core another process holds takes fewer; whole (image, group)s
            at a time, each padded once, when there are two per thread. */
-        chunk = a->N * a->groups >= 2 * (size_t)team ? (long long)p.nob : 1;
-#ifdef GAIA__CONV_CPU_CLOCK
-        t_start = GAIA_NOW_NS();
-#endif
-        GAIA__PAR_BEGIN(team)
-        {
-            float *mine = (float *)(pads + (size_t)gaia__conv_thread() * gaia__conv_pad_bytes(&p));
-            long long padded = -1; /* the (image, group) whose planes are in mine */
-#ifdef GAIA__CONV_CPU_CLOCK
-            uint64_t cpu0 = gaia__conv_cpu_ns();
-#endif
-            GAIA__CONV_DYN_LOOP(chunk)
-            for (it = 0; it < items; it++) {
-                long long ng = it / (long long)p.nob;
-                size_t n = (size_t)ng / a->groups, g = (size_t)ng % a->groups;
-                if (ng != padded && p.wino) {
-                    size_t vbytes = GAIA_GEMM_ALIGN_UP(p.wa * p.Cg * p.prows * p.tpad * sizeof(float));
-                    float *row = (float *)((char *)mine + vbytes);
-                    gaia__conv_wino_input(a, &p, n, g, mine, row,
-                                          (float *)((char *)row + GAIA_GEMM_ALIGN_UP(p.pcols * sizeof(float))));
-                    padded = ng;
-                } else if (ng != padded) {
-                    gaia__conv_pad_planes(a, &p, n, g, mine);
-                    padded = ng;
-                }
-                if (p.wino)
-                    gaia__conv_wino_item(a, &p, n, g, (size_t)(it % (long long)p.nob), mine, wp, bp);
-                else
-                    gaia__conv_blk_item(a, &p, n, g, (size_t)(it % (long long)p.nob), mine, wp, bp);
-            }
-#ifdef GAIA__CONV_CPU_CLOCK
-            if (omp_get_num_threads() > 1) {
-                uint64_t used = gaia__conv_cpu_ns() - cpu0;
-#pragma omp atomic
-                cpu += used;
-                if (omp_get_thread_num() == 0) measured = 1;
-            }
-#endif
-        }
-        GAIA__PAR_END
-#ifdef GAIA__CONV_CPU_CLOCK
-        if (measured) gaia__conv_starved(GAIA_NOW_NS() - t_start, cpu);
-#endif
+        j.chunk = a->N * a->groups >= 2 * (size_t)team ? (long long)p.nob : 1;
+        gaia__par_run(team, (items + j.chunk - 1) / j.chunk, gaia__conv_blk_block, &j);
         return;
     }
 #endif
     items = (long long)(a->N * a->groups * p.nblk);
-    team = gaia__team(nthreads, flops, GAIA__CONV_GRAIN);
-    if (team > items) team = (int)items;
-    GAIA__PAR_BEGIN(team)
-    {
-        size_t chunk = GAIA_GEMM_THREAD_BYTES + gaia__conv_cols_bytes(&p);
-        char *mine = (char *)work + (size_t)gaia__conv_thread() * chunk;
-        GAIA__PAR_LOOP
-        for (it = 0; it < items; it++) {
-            size_t b = (size_t)it % p.nblk, ng = (size_t)it / p.nblk;
-            gaia__conv_gemm_item(a, &p, ng / a->groups, ng % a->groups, b, (float *)(mine + GAIA_GEMM_THREAD_BYTES),
-                                 mine);
-        }
-    }
-    GAIA__PAR_END
+    j.work = (char *)work;
+    j.slot_bytes = GAIA_GEMM_THREAD_BYTES + gaia__conv_cols_bytes(&p);
+    gaia__par_range(team, items, gaia__conv_gemm_items, &j);
 }
 
-/* Pooling: one window per output element, planes split over threads. The
-   window is clipped to the input; max starts from -inf so padding never
-   wins, and a NaN, once met, stays (NaN is data, as in max reductions). */
-GAIA_API void gaia_cpu_pool2d(const gaia_pool2d_args *a, int nthreads) {
-    long long planes = (long long)a->planes, pl;
-    double work = (double)a->planes * (double)(a->OH * a->OW) * (double)(a->kernel[0] * a->kernel[1]);
-    int team = gaia__team(nthreads, work, GAIA__ELEM_GRAIN);
-    GAIA__PAR_FOR(team > 1 && planes > 1, team)
-    for (pl = 0; pl < planes; pl++) {
+static void gaia__pool2d_planes(void *arg, long long p0, long long p1, int slot) {
+    const gaia_pool2d_args *a = (const gaia_pool2d_args *)arg;
+    long long pl;
+    (void)slot;
+    for (pl = p0; pl < p1; pl++) {
         const float *x = a->x + (size_t)pl * a->H * a->W;
         float *y = a->y + (size_t)pl * a->OH * a->OW;
         size_t oh, ow, h, w;
@@ -4598,8 +4866,25 @@ GAIA_API void gaia_cpu_pool2d(const gaia_pool2d_args *a, int nthreads) {
             }
         }
     }
-    GAIA__PAR_END
 }
+
+/* Pooling: one window per output element, planes split over threads. The
+   window is clipped to the input; max starts from -inf so padding never
+   wins, and a NaN, once met, stays (NaN is data, as in max reductions). */
+GAIA_API void gaia_cpu_pool2d(const gaia_pool2d_args *a, int nthreads) {
+    double work = (double)a->planes * (double)(a->OH * a->OW) * (double)(a->kernel[0] * a->kernel[1]);
+    gaia__par_range(gaia__team(nthreads, work, GAIA__ELEM_GRAIN), (long long)a->planes, gaia__pool2d_planes,
+                    (void *)a);
+}
+
+#endif /* GAIA_NO_CONV */
+#ifndef GAIA_NO_LINALG
+/* ---------------------------------------------------------------------
+   5d. Symmetric eigenvalues
+   --------------------------------------------------------------------- */
+/* Flops below which a batch is not split over threads (the convolution's
+   grain). */
+#define GAIA__EIGH_GRAIN 2.0e6
 
 /* Symmetric eigenvalues, in double: the cyclic Jacobi method for n <= 3,
    Householder tridiagonalisation and implicit QR above (both below).
@@ -4849,33 +5134,38 @@ static int gaia__eigh_one(const float *a, size_t n, float *values, float *vector
     return ok;
 }
 
-GAIA_API size_t gaia_cpu_eigh_batch(const float *a, size_t batch, size_t n, float *values, float *vectors,
-                                    void *work, int nthreads) {
-    long long b, nb = (long long)batch;
-    size_t slice = gaia__eigh_slice_bytes(n), bad = 0;
-    /* about 8 sweeps of 3 n^3 (values) or 5 n^3 (vectors too) flops */
-    double flops = (double)batch * 8.0 * (vectors ? 5.0 : 3.0) * (double)n * (double)n * (double)n;
-    int team;
-    if (nthreads < 1) nthreads = 1;
-    team = gaia__team(nthreads, flops, GAIA__CONV_GRAIN);
-    if (team > nb) team = (int)nb;
-    GAIA__PAR_BEGIN(team)
-    {
-        void *mine = (char *)work + (size_t)gaia__conv_thread() * slice;
-        GAIA__PAR_LOOP
-        for (b = 0; b < nb; b++)
-            if (!gaia__eigh_one(a + (size_t)b * n * n, n, values + (size_t)b * n,
-                                vectors ? vectors + (size_t)b * n * n : NULL, mine)) {
-#ifdef _OPENMP
-#pragma omp atomic
-#endif
-                bad++;
-            }
-    }
-    GAIA__PAR_END
-    return bad;
+typedef struct gaia__eigh_job {
+    const float *a;
+    size_t n, slice, bad;
+    float *values, *vectors;
+    char *work;
+} gaia__eigh_job;
+
+static void gaia__eigh_range(void *arg, long long b0, long long b1, int slot) {
+    gaia__eigh_job *j = (gaia__eigh_job *)arg;
+    void *mine = j->work + (size_t)slot * j->slice;
+    size_t n = j->n, bad = 0;
+    long long b;
+    for (b = b0; b < b1; b++)
+        if (!gaia__eigh_one(j->a + (size_t)b * n * n, n, j->values + (size_t)b * n,
+                            j->vectors ? j->vectors + (size_t)b * n * n : NULL, mine))
+            bad++;
+    if (bad) gaia__par_add(&j->bad, bad);
 }
 
+GAIA_API size_t gaia_cpu_eigh_batch(const float *a, size_t batch, size_t n, float *values, float *vectors,
+                                    void *work, int nthreads) {
+    gaia__eigh_job j;
+    /* about 8 sweeps of 3 n^3 (values) or 5 n^3 (vectors too) flops */
+    double flops = (double)batch * 8.0 * (vectors ? 5.0 : 3.0) * (double)n * (double)n * (double)n;
+    if (nthreads < 1) nthreads = 1;
+    j.a = a, j.n = n, j.slice = gaia__eigh_slice_bytes(n), j.bad = 0;
+    j.values = values, j.vectors = vectors, j.work = (char *)work;
+    gaia__par_range(gaia__team(nthreads, flops, GAIA__EIGH_GRAIN), (long long)batch, gaia__eigh_range, &j);
+    return j.bad;
+}
+
+#endif /* GAIA_NO_LINALG */
 #ifndef GAIA_NO_LAYER
 /* ---------------------------------------------------------------------
    The modules' CPU primitives
@@ -5007,30 +5297,49 @@ static void gaia__cpu_layer_act_any(gaia_layer_act act, const float *x, const fl
     gaia__cpu_layer_act_run(act, x, bias, y, n);
 }
 
+/* bias_act's region: chunks of the flat array (no bias) or rows. */
+typedef struct gaia__bias_act_job {
+    gaia_layer_act act;
+    const float *x, *bias;
+    float *y;
+    size_t n, cols, chunk;
+    int stream;
+} gaia__bias_act_job;
+
+static void gaia__bias_act_chunks(void *arg, long long c0, long long c1, int slot) {
+    const gaia__bias_act_job *j = (const gaia__bias_act_job *)arg;
+    long long c;
+    (void)slot;
+    for (c = c0; c < c1; c++) {
+        size_t s = (size_t)c * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk;
+        gaia__cpu_layer_act_any(j->act, j->x + s, NULL, j->y + s, len, j->stream);
+    }
+    if (j->stream) GAIA__SFENCE();
+}
+
+static void gaia__bias_act_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__bias_act_job *j = (const gaia__bias_act_job *)arg;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++)
+        gaia__cpu_layer_act_any(j->act, j->x + (size_t)r * j->cols, j->bias, j->y + (size_t)r * j->cols, j->cols, j->stream);
+    if (j->stream) GAIA__SFENCE();
+}
+
 GAIA_API void gaia_cpu_layer_bias_act(gaia_layer_act act, const float *x, const float *bias, float *y, size_t rows,
                                       size_t cols, int nthreads) {
-    size_t n = rows * cols;
-    int stream = n * sizeof(float) >= GAIA_STREAM_BYTES;
-    if (!bias) {
-        /* No row structure: split the flat array into chunks for the threads
-           (multiples of 16 floats, so an aligned array stays aligned). */
-        size_t chunk = 16384, nchunks = (n + chunk - 1) / chunk;
-        long long c;
-        GAIA__PAR_FOR(nchunks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
-        for (c = 0; c < (long long)nchunks; c++) {
-            size_t s = (size_t)c * chunk, len = n - s < chunk ? n - s : chunk;
-            gaia__cpu_layer_act_any(act, x + s, NULL, y + s, len, stream);
-        }
-        if (stream) GAIA__SFENCE();
-        GAIA__PAR_END
-    } else {
-        long long r;
-        GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
-        for (r = 0; r < (long long)rows; r++)
-            gaia__cpu_layer_act_any(act, x + (size_t)r * cols, bias, y + (size_t)r * cols, cols, stream);
-        if (stream) GAIA__SFENCE();
-        GAIA__PAR_END
-    }
+    gaia__bias_act_job j;
+    int team;
+    j.act = act, j.x = x, j.bias = bias, j.y = y, j.n = rows * cols, j.cols = cols;
+    j.stream = j.n * sizeof(float) >= GAIA_STREAM_BYTES;
+    /* No row structure: the flat array in chunks (multiples of 16 floats,
+       so an aligned array stays aligned). */
+    j.chunk = 16384;
+    team = gaia__team(nthreads, (double)j.n, GAIA__ELEM_GRAIN);
+    if (!bias)
+        gaia__par_range(team, (long long)((j.n + j.chunk - 1) / j.chunk), gaia__bias_act_chunks, &j);
+    else
+        gaia__par_range(team, (long long)rows, gaia__bias_act_rows, &j);
 }
 
 /* Four dot products against one x: x is loaded once for four rows of W. */
@@ -5099,29 +5408,45 @@ static void gaia__cpu_layer_gemv_rows(gaia_layer_act act, const float *W, const 
     }
 }
 
+/* A split of `out` rows into nparts ranges on multiples of 4 rows, so the
+   4-row kernels cover almost all: part p is [r0, r1). */
+static void gaia__layer_part_rows(size_t out, long long nparts, long long part, size_t *r0, size_t *r1) {
+    size_t blocks = (out + 3) / 4;
+    *r0 = (size_t)part * blocks / (size_t)nparts * 4;
+    *r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
+    if (*r1 > out) *r1 = out;
+}
+
+typedef struct gaia__gemv_job {
+    gaia_layer_act act;
+    const float *W, *b, *x;
+    float *y;
+    size_t out, in;
+    long long nparts;
+} gaia__gemv_job;
+
+static void gaia__gemv_part(void *arg, long long part, int slot) {
+    const gaia__gemv_job *g = (const gaia__gemv_job *)arg;
+    size_t r0, r1;
+    (void)slot;
+    gaia__layer_part_rows(g->out, g->nparts, part, &r0, &r1);
+    if (r0 < r1) gaia__cpu_layer_gemv_rows(g->act, g->W, g->b, g->x, g->y, g->in, r0, r1);
+}
+
 /* Matrix-vector product fused with bias and activation: the batch-1 Linear.
-   Threads take contiguous row ranges, the same ranges as the Hebbian update,
-   so each core keeps its rows of W in its own cache from step to step. */
+   One part of the rows a thread, the same parts as the Hebbian update, and
+   the caller claims the first: with helpers that keep up, each core keeps
+   its rows of W in its own cache from step to step. */
 GAIA_API void gaia_cpu_layer_gemv(gaia_layer_act act, const float *W, const float *b, const float *x, float *y,
                                   size_t out, size_t in, int nthreads) {
-    long long part, nparts = 1;
-#ifdef _OPENMP
-    if (nthreads > 1 && (double)out * (double)in >= GAIA__LAYER_PAR_MAC && out >= 8) nparts = nthreads;
-#endif
-    (void)nthreads;
-    if (nparts == 1) { /* even a parallel region with if(0) costs a team setup */
+    gaia__gemv_job g;
+    if (nthreads <= 1 || (double)out * (double)in < GAIA__LAYER_PAR_MAC || out < 8) {
         gaia__cpu_layer_gemv_rows(act, W, b, x, y, in, 0, out);
         return;
     }
-    GAIA__PAR_FOR(nparts > 1, (int)nparts)
-    for (part = 0; part < nparts; part++) {
-        /* Split on multiples of 4 rows so the 4-row kernel covers almost all. */
-        size_t blocks = (out + 3) / 4;
-        size_t r0 = (size_t)part * blocks / (size_t)nparts * 4, r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
-        if (r1 > out) r1 = out;
-        if (r0 < r1) gaia__cpu_layer_gemv_rows(act, W, b, x, y, in, r0, r1);
-    }
-    GAIA__PAR_END
+    g.act = act, g.W = W, g.b = b, g.x = x, g.y = y, g.out = out, g.in = in;
+    g.nparts = nthreads > GAIA__POOL_MAX ? GAIA__POOL_MAX : nthreads;
+    gaia__par_run((int)g.nparts, g.nparts, gaia__gemv_part, &g);
 }
 
 #ifdef GAIA__AVX512
@@ -5187,23 +5512,28 @@ GAIA_API void gaia_cpu_layer_layernorm(const float *x, const float *weight, cons
     gaia_cpu_layer_layernorm_train(x, weight, bias, y, NULL, NULL, rows, cols, eps, nthreads);
 }
 
-/* LayerNorm that also keeps each row's mean and 1/sqrt(var + eps) (mean and
-   rstd [rows], both NULL for the plain forward): what its backward reads. */
-GAIA_API void gaia_cpu_layer_layernorm_train(const float *x, const float *weight, const float *bias, float *y,
-                                             float *mean_out, float *rstd_out, size_t rows, size_t cols, float eps,
-                                             int nthreads) {
+typedef struct gaia__ln_job {
+    const float *x, *weight, *bias;
+    float *y, *mean_out, *rstd_out;
+    size_t cols;
+    float eps;
+    int stream;
+} gaia__ln_job;
+
+static void gaia__layernorm_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__ln_job *ln = (const gaia__ln_job *)arg;
+    const float *weight = ln->weight, *bias = ln->bias;
+    float *mean_out = ln->mean_out, *rstd_out = ln->rstd_out, eps = ln->eps;
+    size_t cols = ln->cols;
     long long r;
-#ifdef GAIA__AVX512
-    int stream = rows * cols * sizeof(float) >= GAIA_STREAM_BYTES && cols % 16 == 0;
-#endif
-    GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
-    for (r = 0; r < (long long)rows; r++) {
+    (void)slot;
+    for (r = r0; r < r1; r++) {
         /* Two passes over a row that stays in L1/L2: mean, then the centred
            sum of squares (no E[x^2] - E[x]^2 cancellation), then the output. */
-        const float *xr = x + (size_t)r * cols;
-        float *yr = y + (size_t)r * cols;
+        const float *xr = ln->x + (size_t)r * cols;
+        float *yr = ln->y + (size_t)r * cols;
 #ifdef GAIA__AVX512
-        gaia__cpu_layernorm_row16(xr, weight, bias, yr, cols, eps, stream, mean_out ? mean_out + r : NULL,
+        gaia__cpu_layernorm_row16(xr, weight, bias, yr, cols, eps, ln->stream, mean_out ? mean_out + r : NULL,
                                   rstd_out ? rstd_out + r : NULL);
 #else
         float acc[GAIA__LAYER_LANES], mean, var, rstd, s = 0.0f;
@@ -5237,9 +5567,21 @@ GAIA_API void gaia_cpu_layer_layernorm_train(const float *x, const float *weight
 #endif
     }
 #ifdef GAIA__AVX512
-    if (stream) GAIA__SFENCE();
+    if (ln->stream) GAIA__SFENCE();
 #endif
-    GAIA__PAR_END
+}
+
+/* LayerNorm that also keeps each row's mean and 1/sqrt(var + eps) (mean and
+   rstd [rows], both NULL for the plain forward): what its backward reads. */
+GAIA_API void gaia_cpu_layer_layernorm_train(const float *x, const float *weight, const float *bias, float *y,
+                                             float *mean_out, float *rstd_out, size_t rows, size_t cols, float eps,
+                                             int nthreads) {
+    gaia__ln_job j;
+    j.x = x, j.weight = weight, j.bias = bias, j.y = y, j.mean_out = mean_out, j.rstd_out = rstd_out;
+    j.cols = cols, j.eps = eps;
+    j.stream = rows * cols * sizeof(float) >= GAIA_STREAM_BYTES && cols % 16 == 0;
+    gaia__par_range(rows > 1 ? gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN) : 1, (long long)rows,
+                    gaia__layernorm_rows, &j);
 }
 
 /* ---------------------------------------------------------------------
@@ -5429,22 +5771,44 @@ GAIA_API void gaia_cpu_layer_attention(gaia_layer_precision prec, const float *q
     gaia_cpu_layer_attention_train(prec, q, k, v, o, NULL, bh, nq, nk, d, scale, causal, nthreads);
 }
 
+/* Attention's regions: forward tasks (batch*head, block of queries) or
+   backward heads. */
+typedef struct gaia__att_job {
+    gaia_layer_precision prec;
+    const float *q, *k, *v, *o, *lse_in, *dout;
+    float *out, *lse, *dq, *dk, *dv;
+    size_t nq, nk, d, qblocks;
+    float scale;
+    int causal;
+} gaia__att_job;
+
+static void gaia__attention_tasks(void *arg, long long t0, long long t1, int slot) {
+    const gaia__att_job *j = (const gaia__att_job *)arg;
+    size_t nq = j->nq, nk = j->nk, d = j->d;
+    long long task;
+    (void)slot;
+    for (task = t0; task < t1; task++) {
+        size_t b = (size_t)task / j->qblocks, qb = (size_t)task % j->qblocks;
+        gaia__cpu_attention_block(j->prec, j->q + b * nq * d, j->k + b * nk * d, j->v + b * nk * d, j->out + b * nq * d,
+                                  j->lse ? j->lse + b * nq : NULL, nq, nk, d, j->scale, j->causal, qb * GAIA__ATT_BQ);
+    }
+}
+
 /* The forward that also writes each query row's log-sum-exp of its scaled
    scores (lse [bh, nq], NULL for the plain forward): the statistics from
    which the backward recomputes the softmax. */
 GAIA_API void gaia_cpu_layer_attention_train(gaia_layer_precision prec, const float *q, const float *k, const float *v,
                                              float *o, float *lse, size_t bh, size_t nq, size_t nk, size_t d,
                                              float scale, int causal, int nthreads) {
-    size_t qblocks = (nq + GAIA__ATT_BQ - 1) / GAIA__ATT_BQ;
-    long long task, ntasks = (long long)(bh * qblocks);
-    (void)nthreads;
-    GAIA__PAR_FOR(ntasks > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5, nthreads)
-    for (task = 0; task < ntasks; task++) {
-        size_t b = (size_t)task / qblocks, qb = (size_t)task % qblocks;
-        gaia__cpu_attention_block(prec, q + b * nq * d, k + b * nk * d, v + b * nk * d, o + b * nq * d,
-                                  lse ? lse + b * nq : NULL, nq, nk, d, scale, causal, qb * GAIA__ATT_BQ);
-    }
-    GAIA__PAR_END
+    gaia__att_job j;
+    long long ntasks;
+    memset(&j, 0, sizeof j);
+    j.prec = prec, j.q = q, j.k = k, j.v = v, j.out = o, j.lse = lse, j.nq = nq, j.nk = nk, j.d = d;
+    j.scale = scale, j.causal = causal;
+    j.qblocks = (nq + GAIA__ATT_BQ - 1) / GAIA__ATT_BQ;
+    ntasks = (long long)(bh * j.qblocks);
+    gaia__par_range(ntasks > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5 ? nthreads : 1, ntasks,
+                    gaia__attention_tasks, &j);
 }
 
 /* ---------------------------------------------------------------------
@@ -5502,36 +5866,55 @@ static void gaia__cpu_layer_act_back_run(gaia_layer_act act, const float *dy, co
     }
 }
 
+/* act_backward's regions: chunks of the flat arrays, or column blocks
+   that also sum db. */
+typedef struct gaia__act_bwd_job {
+    gaia_layer_act act;
+    const float *dy, *s;
+    float *dz, *db;
+    size_t n, rows, cols, chunk;
+} gaia__act_bwd_job;
+
+static void gaia__act_bwd_chunks(void *arg, long long t0, long long t1, int slot) {
+    const gaia__act_bwd_job *j = (const gaia__act_bwd_job *)arg;
+    long long t;
+    (void)slot;
+    for (t = t0; t < t1; t++) {
+        size_t a = (size_t)t * j->chunk, len = j->n - a < j->chunk ? j->n - a : j->chunk;
+        gaia__cpu_layer_act_back_run(j->act, j->dy + a, j->s ? j->s + a : NULL, j->dz + a, len);
+    }
+}
+
+static void gaia__act_bwd_cols(void *arg, long long t0, long long t1, int slot) {
+    const gaia__act_bwd_job *j = (const gaia__act_bwd_job *)arg;
+    long long t;
+    (void)slot;
+    for (t = t0; t < t1; t++) {
+        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = j->cols - c0, r, c;
+        float *dbt = j->db + c0;
+        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
+        for (c = 0; c < len; c++) dbt[c] = 0.0f;
+        for (r = 0; r < j->rows; r++) {
+            size_t at = r * j->cols + c0;
+            gaia__cpu_layer_act_back_run(j->act, j->dy + at, j->s ? j->s + at : NULL, j->dz + at, len);
+            for (c = 0; c < len; c++) dbt[c] += j->dz[at + c];
+        }
+    }
+}
+
 /* Linear's backward epilogue: dz [rows, cols] = dy * act'(s) and, when db is
    not NULL, db [cols] = the column sums of dz (the bias gradient). */
 GAIA_API void gaia_cpu_layer_act_backward(gaia_layer_act act, const float *dy, const float *s, float *dz, float *db,
                                           size_t rows, size_t cols, int nthreads) {
-    long long t, ntasks;
-    if (!db) {
-        size_t n = rows * cols, chunk = 16384;
-        ntasks = (long long)((n + chunk - 1) / chunk);
-        GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
-        for (t = 0; t < ntasks; t++) {
-            size_t a = (size_t)t * chunk, len = n - a < chunk ? n - a : chunk;
-            gaia__cpu_layer_act_back_run(act, dy + a, s ? s + a : NULL, dz + a, len);
-        }
-        GAIA__PAR_END
-        return;
-    }
-    ntasks = (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS);
-    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
-    for (t = 0; t < ntasks; t++) {
-        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = cols - c0, r, c;
-        float *dbt = db + c0;
-        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
-        for (c = 0; c < len; c++) dbt[c] = 0.0f;
-        for (r = 0; r < rows; r++) {
-            size_t at = r * cols + c0;
-            gaia__cpu_layer_act_back_run(act, dy + at, s ? s + at : NULL, dz + at, len);
-            for (c = 0; c < len; c++) dbt[c] += dz[at + c];
-        }
-    }
-    GAIA__PAR_END
+    gaia__act_bwd_job j;
+    j.act = act, j.dy = dy, j.s = s, j.dz = dz, j.db = db, j.n = rows * cols, j.rows = rows, j.cols = cols;
+    j.chunk = 16384;
+    if (!db)
+        gaia__par_range(gaia__team(nthreads, (double)j.n, GAIA__ELEM_GRAIN), (long long)((j.n + j.chunk - 1) / j.chunk),
+                        gaia__act_bwd_chunks, &j);
+    else
+        gaia__par_range(gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN),
+                        (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS), gaia__act_bwd_cols, &j);
 }
 
 /* One row of LayerNorm's input gradient: with g = dy * w and xh the
@@ -5580,28 +5963,45 @@ static void gaia__cpu_layernorm_back_cols(const float *x, const float *mean, con
     }
 }
 
+typedef struct gaia__ln_bwd_job {
+    const float *x, *weight, *mean, *rstd, *dy;
+    float *dx, *dw, *db;
+    size_t rows, cols;
+} gaia__ln_bwd_job;
+
+static void gaia__ln_bwd_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__ln_bwd_job *j = (const gaia__ln_bwd_job *)arg;
+    size_t cols = j->cols;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++)
+        gaia__cpu_layernorm_back_row(j->x + (size_t)r * cols, j->weight, j->mean[r], j->rstd[r], j->dy + (size_t)r * cols,
+                                     j->dx + (size_t)r * cols, cols);
+}
+
+static void gaia__ln_bwd_cols(void *arg, long long t0, long long t1, int slot) {
+    const gaia__ln_bwd_job *j = (const gaia__ln_bwd_job *)arg;
+    long long t;
+    (void)slot;
+    for (t = t0; t < t1; t++) {
+        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = j->cols - c0;
+        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
+        gaia__cpu_layernorm_back_cols(j->x, j->mean, j->rstd, j->dy, j->dw, j->db, j->rows, j->cols, c0, len);
+    }
+}
+
 /* LayerNorm's backward from the forward's mean and rstd [rows]: dx [rows,
    cols], dw and db [cols] (each may be NULL; weight NULL means ones). */
 GAIA_API void gaia_cpu_layer_layernorm_backward(const float *x, const float *weight, const float *mean,
                                                 const float *rstd, const float *dy, float *dx, float *dw, float *db,
                                                 size_t rows, size_t cols, int nthreads) {
-    long long r, t, ntasks;
-    if (dx) {
-        GAIA__PAR_FOR(rows > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
-        for (r = 0; r < (long long)rows; r++)
-            gaia__cpu_layernorm_back_row(x + (size_t)r * cols, weight, mean[r], rstd[r], dy + (size_t)r * cols,
-                                         dx + (size_t)r * cols, cols);
-        GAIA__PAR_END
-    }
+    gaia__ln_bwd_job j;
+    int team = gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN);
+    j.x = x, j.weight = weight, j.mean = mean, j.rstd = rstd, j.dy = dy, j.dx = dx, j.dw = dw, j.db = db;
+    j.rows = rows, j.cols = cols;
+    if (dx) gaia__par_range(team, (long long)rows, gaia__ln_bwd_rows, &j);
     if (!dw && !db) return;
-    ntasks = (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS);
-    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)rows * (double)cols, GAIA__ELEM_GRAIN))
-    for (t = 0; t < ntasks; t++) {
-        size_t c0 = (size_t)t * GAIA__LAYER_BWD_COLS, len = cols - c0;
-        if (len > GAIA__LAYER_BWD_COLS) len = GAIA__LAYER_BWD_COLS;
-        gaia__cpu_layernorm_back_cols(x, mean, rstd, dy, dw, db, rows, cols, c0, len);
-    }
-    GAIA__PAR_END
+    gaia__par_range(team, (long long)((cols + GAIA__LAYER_BWD_COLS - 1) / GAIA__LAYER_BWD_COLS), gaia__ln_bwd_cols, &j);
 }
 
 /* ---------------------------------------------------------------------
@@ -5689,6 +6089,30 @@ static void gaia__cpu_attention_bwd_head(gaia_layer_precision prec, const float 
         }
         memcpy(dk + j0 * d, dka, bk * d * sizeof *dk);
         memcpy(dv + j0 * d, dva, bk * d * sizeof *dv);
+    }
+}
+
+typedef struct gaia__adamw_job {
+    float *p, *m, *v;
+    const float *g;
+    size_t n, chunk;
+    float beta1, beta2, eps, decay, step, inv_bc2, a1, a2;
+} gaia__adamw_job;
+
+static void gaia__adamw_chunks(void *arg, long long t0, long long t1, int slot) {
+    const gaia__adamw_job *a = (const gaia__adamw_job *)arg;
+    float *p = a->p, *m = a->m, *v = a->v;
+    const float *g = a->g;
+    long long t;
+    (void)slot;
+    for (t = t0; t < t1; t++) {
+        size_t j0 = (size_t)t * a->chunk, j1 = a->n - j0 < a->chunk ? a->n : j0 + a->chunk, j;
+        for (j = j0; j < j1; j++) {
+            float gj = g[j], mj = a->beta1 * m[j] + a->a1 * gj, vj = a->beta2 * v[j] + a->a2 * (gj * gj);
+            m[j] = mj;
+            v[j] = vj;
+            p[j] = p[j] * a->decay - a->step * mj / (sqrtf(vj * a->inv_bc2) + a->eps);
+        }
     }
 }
 
@@ -5785,21 +6209,26 @@ GAIA_API void gaia_cpu_layer_swiglu_backward(const float *x, const float *dy, fl
 /* AdamW's update in one pass (see struct gaia_layer_ops). */
 GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
                              float eps, float weight_decay, float bc1, float bc2, int nthreads) {
-    const size_t chunk = 16384;
-    const float decay = 1.0f - lr * weight_decay, step = lr / bc1, inv_bc2 = 1.0f / bc2;
-    const float a1 = 1.0f - beta1, a2 = 1.0f - beta2;
-    long long t, ntasks = (long long)((n + chunk - 1) / chunk);
-    GAIA__PAR_FOR(ntasks > 1, gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN))
-    for (t = 0; t < ntasks; t++) {
-        size_t j0 = (size_t)t * chunk, j1 = n - j0 < chunk ? n : j0 + chunk, j;
-        for (j = j0; j < j1; j++) {
-            float gj = g[j], mj = beta1 * m[j] + a1 * gj, vj = beta2 * v[j] + a2 * (gj * gj);
-            m[j] = mj;
-            v[j] = vj;
-            p[j] = p[j] * decay - step * mj / (sqrtf(vj * inv_bc2) + eps);
-        }
+    gaia__adamw_job a;
+    a.p = p, a.g = g, a.m = m, a.v = v, a.n = n, a.chunk = 16384;
+    a.beta1 = beta1, a.beta2 = beta2, a.eps = eps;
+    a.decay = 1.0f - lr * weight_decay, a.step = lr / bc1, a.inv_bc2 = 1.0f / bc2;
+    a.a1 = 1.0f - beta1, a.a2 = 1.0f - beta2;
+    gaia__par_range(gaia__team(nthreads, (double)n, GAIA__ELEM_GRAIN), (long long)((n + a.chunk - 1) / a.chunk),
+                    gaia__adamw_chunks, &a);
+}
+
+static void gaia__attention_bwd_heads(void *arg, long long b0, long long b1, int slot) {
+    const gaia__att_job *j = (const gaia__att_job *)arg;
+    size_t nq = j->nq, nk = j->nk, d = j->d;
+    long long b;
+    (void)slot;
+    for (b = b0; b < b1; b++) {
+        size_t ub = (size_t)b;
+        gaia__cpu_attention_bwd_head(j->prec, j->q + ub * nq * d, j->k + ub * nk * d, j->v + ub * nk * d,
+                                     j->o + ub * nq * d, j->lse_in + ub * nq, j->dout + ub * nq * d, j->dq + ub * nq * d,
+                                     j->dk + ub * nk * d, j->dv + ub * nk * d, nq, nk, d, j->scale, j->causal);
     }
-    GAIA__PAR_END
 }
 
 /* q, dq [bh, nq, d]; k, v, dk, dv [bh, nk, d]; o and dout [bh, nq, d]; lse
@@ -5809,16 +6238,12 @@ GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const
                                                 const float *v, const float *o, const float *lse, const float *dout,
                                                 float *dq, float *dk, float *dv, size_t bh, size_t nq, size_t nk,
                                                 size_t d, float scale, int causal, int nthreads) {
-    long long b;
-    (void)nthreads;
-    GAIA__PAR_FOR(bh > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5, nthreads)
-    for (b = 0; b < (long long)bh; b++) {
-        size_t ub = (size_t)b;
-        gaia__cpu_attention_bwd_head(prec, q + ub * nq * d, k + ub * nk * d, v + ub * nk * d, o + ub * nq * d,
-                                     lse + ub * nq, dout + ub * nq * d, dq + ub * nq * d, dk + ub * nk * d,
-                                     dv + ub * nk * d, nq, nk, d, scale, causal);
-    }
-    GAIA__PAR_END
+    gaia__att_job j;
+    memset(&j, 0, sizeof j);
+    j.prec = prec, j.q = q, j.k = k, j.v = v, j.o = o, j.lse_in = lse, j.dout = dout, j.dq = dq, j.dk = dk, j.dv = dv;
+    j.nq = nq, j.nk = nk, j.d = d, j.scale = scale, j.causal = causal;
+    gaia__par_range(bh > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5 ? nthreads : 1, (long long)bh,
+                    gaia__attention_bwd_heads, &j);
 }
 
 /* ---------------------------------------------------------------------
@@ -5884,39 +6309,50 @@ static void gaia__cpu_oja_cols(const gaia_layer_hebb_args *a, size_t c0, size_t 
     for (j = c0; j < c1; j++) u[j] = a->pre[j] - u[j];
 }
 
+/* The Hebbian update's regions: Oja's u in column parts, then the rows in
+   the row parts of gaia_cpu_layer_gemv. */
+typedef struct gaia__hebb_job {
+    const gaia_layer_hebb_args *a;
+    float c;
+    long long nparts;
+} gaia__hebb_job;
+
+static void gaia__oja_part(void *arg, long long part, int slot) {
+    const gaia__hebb_job *h = (const gaia__hebb_job *)arg;
+    size_t in = h->a->in;
+    (void)slot;
+    gaia__cpu_oja_cols(h->a, (size_t)part * in / (size_t)h->nparts, (size_t)(part + 1) * in / (size_t)h->nparts);
+}
+
+static void gaia__hebb_part(void *arg, long long part, int slot) {
+    const gaia__hebb_job *h = (const gaia__hebb_job *)arg;
+    size_t r0, r1;
+    (void)slot;
+    gaia__layer_part_rows(h->a->out, h->nparts, part, &r0, &r1);
+    if (r0 < r1) gaia__cpu_hebb_rows(h->a, h->a->rule == GAIA_HEBB_OJA ? h->a->scratch : h->a->pre, h->c, r0, r1);
+}
+
 GAIA_API void gaia_cpu_layer_hebbian_update(const gaia_layer_hebb_args *a, int nthreads) {
     double msum = 0.0;
     float mean_post, c = 1.0f;
-    long long part, nparts = 1;
+    gaia__hebb_job h;
     size_t i;
     if (!a || a->out == 0 || a->in == 0) return; /* nothing to learn */
-#ifdef _OPENMP
-    if (nthreads > 1 && (double)a->out * (double)a->in >= GAIA__LAYER_PAR_MAC && a->out >= 8) nparts = nthreads;
-#endif
-    (void)nthreads;
+    h.nparts = 1;
+    if (nthreads > 1 && (double)a->out * (double)a->in >= GAIA__LAYER_PAR_MAC && a->out >= 8)
+        h.nparts = nthreads > GAIA__POOL_MAX ? GAIA__POOL_MAX : nthreads;
     for (i = 0; i < a->out; i++) msum += a->post[i];
     mean_post = (float)(msum / (double)a->out);
     if (!(a->flags & GAIA_HEBB_NO_DECAY)) c *= 1.0f - a->decay;
     if (!(a->flags & GAIA_HEBB_NO_HOMEOSTASIS)) c *= 1.0f + a->homeostasis * (0.5f - mean_post);
-    if (nparts == 1) {
+    h.a = a;
+    h.c = c;
+    if (h.nparts == 1) {
         if (a->rule == GAIA_HEBB_OJA) gaia__cpu_oja_cols(a, 0, a->in);
         gaia__cpu_hebb_rows(a, a->rule == GAIA_HEBB_OJA ? a->scratch : a->pre, c, 0, a->out);
-    } else if (a->rule == GAIA_HEBB_OJA) {
-        GAIA__PAR_FOR(nparts > 1, (int)nparts)
-        for (part = 0; part < nparts; part++)
-            gaia__cpu_oja_cols(a, (size_t)part * a->in / (size_t)nparts, (size_t)(part + 1) * a->in / (size_t)nparts);
-        GAIA__PAR_END
-    }
-    if (nparts > 1) {
-        GAIA__PAR_FOR(nparts > 1, (int)nparts)
-        for (part = 0; part < nparts; part++) {
-            size_t blocks = (a->out + 3) / 4;
-            size_t r0 = (size_t)part * blocks / (size_t)nparts * 4;
-            size_t r1 = (size_t)(part + 1) * blocks / (size_t)nparts * 4;
-            if (r1 > a->out) r1 = a->out;
-            if (r0 < r1) gaia__cpu_hebb_rows(a, a->rule == GAIA_HEBB_OJA ? a->scratch : a->pre, c, r0, r1);
-        }
-        GAIA__PAR_END
+    } else {
+        if (a->rule == GAIA_HEBB_OJA) gaia__par_run((int)h.nparts, h.nparts, gaia__oja_part, &h);
+        gaia__par_run((int)h.nparts, h.nparts, gaia__hebb_part, &h);
     }
     /* BCM's threshold moves after dW used the old one (GAIA's order). */
     if (a->rule == GAIA_HEBB_BCM) {
@@ -6559,10 +6995,75 @@ static gaia__asm_cache *gaia__asm_cache_get(gaia_ctx *ctx, const gaia_assembly_f
     return c;
 }
 
+/* The assembly regions' job: the fibre, and the arrays a region reads or
+   writes (each loop's own). */
+typedef struct gaia__asm_job {
+    const gaia_assembly_fibre_args *a;
+    void *deg;
+    int64_t *input;
+    const uint32_t *src;
+    uint32_t K;
+} gaia__asm_job;
+
+static void gaia__asm_deg8_range(void *arg, long long j0, long long j1, int slot) {
+    const gaia__asm_job *g = (const gaia__asm_job *)arg;
+    uint8_t *d = (uint8_t *)g->deg;
+    long long j;
+    (void)slot;
+    for (j = j0; j < j1; j++) d[j] = (uint8_t)gaia_cpu_assembly_stim_degree(g->a, (uint32_t)j);
+}
+
+static void gaia__asm_deg16_range(void *arg, long long j0, long long j1, int slot) {
+    const gaia__asm_job *g = (const gaia__asm_job *)arg;
+    uint16_t *d = (uint16_t *)g->deg;
+    long long j;
+    (void)slot;
+    for (j = j0; j < j1; j++) d[j] = (uint16_t)gaia_cpu_assembly_stim_degree(g->a, (uint32_t)j);
+}
+
+static void gaia__asm_stim8_range(void *arg, long long j0, long long j1, int slot) {
+    const gaia__asm_job *g = (const gaia__asm_job *)arg;
+    const uint8_t *d = (const uint8_t *)g->deg;
+    long long j;
+    (void)slot;
+    for (j = j0; j < j1; j++) g->input[j] += (int64_t)d[j] << 16;
+}
+
+static void gaia__asm_stim16_range(void *arg, long long j0, long long j1, int slot) {
+    const gaia__asm_job *g = (const gaia__asm_job *)arg;
+    const uint16_t *d = (const uint16_t *)g->deg;
+    long long j;
+    (void)slot;
+    for (j = j0; j < j1; j++) g->input[j] += (int64_t)d[j] << 16;
+}
+
+static void gaia__asm_stim_range(void *arg, long long j0, long long j1, int slot) {
+    const gaia__asm_job *g = (const gaia__asm_job *)arg;
+    const gaia_assembly_fibre_args *a = g->a;
+    long long j;
+    (void)slot;
+    for (j = j0; j < j1; j++) {
+        uint32_t cnt = gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
+        if (cnt) {
+            int64_t w = (int64_t)GAIA_ASSEMBLY_FIX;
+            if (gaia__asm_bit(a->tgt_support, (uint64_t)j))
+                w = gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, (uint64_t)j));
+            g->input[j] += (int64_t)cnt * w;
+        }
+    }
+}
+
+/* gaia__par_range over a job of these fields. */
+static void gaia__asm_par_range(int team, long long n, gaia__range_fn fn, const gaia_assembly_fibre_args *a, void *deg,
+                                int64_t *input, const uint32_t *src) {
+    gaia__asm_job g;
+    g.a = a, g.deg = deg, g.input = input, g.src = src, g.K = 0;
+    gaia__par_range(team, n, fn, &g);
+}
+
 /* The in-degrees of a stimulus fibre, computed on first use. */
 static void gaia__asm_deg_prepare(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly_fibre_args *a) {
     uint64_t top = (uint64_t)a->bin_lo + a->bin_len - 1;
-    long long j;
     if (c->deg_size) return;
     c->deg_size = top <= 0xFFu ? 1 : top <= 0xFFFFu ? 2 : -1;
     if (c->deg_size < 0) return;
@@ -6572,17 +7073,8 @@ static void gaia__asm_deg_prepare(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_
         return;
     }
     c->bytes += (size_t)a->n_tgt * (size_t)c->deg_size;
-    if (c->deg_size == 1) {
-        uint8_t *d = (uint8_t *)c->deg;
-        GAIA__PAR_FOR(a->n_tgt > GAIA__PAR_MIN / 4, ctx->cpu_threads)
-        for (j = 0; j < (long long)a->n_tgt; j++) d[j] = (uint8_t)gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
-        GAIA__PAR_END
-    } else {
-        uint16_t *d = (uint16_t *)c->deg;
-        GAIA__PAR_FOR(a->n_tgt > GAIA__PAR_MIN / 4, ctx->cpu_threads)
-        for (j = 0; j < (long long)a->n_tgt; j++) d[j] = (uint16_t)gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
-        GAIA__PAR_END
-    }
+    gaia__asm_par_range(a->n_tgt > GAIA__PAR_MIN / 4 ? ctx->cpu_threads : 1, (long long)a->n_tgt,
+                        c->deg_size == 1 ? gaia__asm_deg8_range : gaia__asm_deg16_range, a, c->deg, NULL, NULL);
 }
 
 static uint32_t gaia__asm_deg(const gaia__asm_cache *c, const gaia_assembly_fibre_args *a, uint32_t j) {
@@ -6593,24 +7085,13 @@ static uint32_t gaia__asm_deg(const gaia__asm_cache *c, const gaia_assembly_fibr
 
 static void gaia__asm_cpu_stimulus(const gaia_assembly_fibre_args *a, int64_t *input, int nthreads,
                                    const gaia__asm_cache *c) {
-    long long j;
-    (void)nthreads;
     if (c && c->deg_size > 0) {
         /* every target as if unlearned (a vectorisable pass, memory bound:
            threads only for huge areas), then the learned ones corrected:
            c*65536 + c*(w - 65536) = c*w exactly */
         uint64_t w, nw = ((uint64_t)a->n_tgt + 31) >> 5;
-        if (c->deg_size == 1) {
-            const uint8_t *d = (const uint8_t *)c->deg;
-            GAIA__PAR_FOR(a->n_tgt > 64 * GAIA__PAR_MIN, nthreads)
-            for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
-            GAIA__PAR_END
-        } else {
-            const uint16_t *d = (const uint16_t *)c->deg;
-            GAIA__PAR_FOR(a->n_tgt > 64 * GAIA__PAR_MIN, nthreads)
-            for (j = 0; j < (long long)a->n_tgt; j++) input[j] += (int64_t)d[j] << 16;
-            GAIA__PAR_END
-        }
+        gaia__asm_par_range(a->n_tgt > 64 * GAIA__PAR_MIN ? nthreads : 1, (long long)a->n_tgt,
+                            c->deg_size == 1 ? gaia__asm_stim8_range : gaia__asm_stim16_range, a, c->deg, input, NULL);
         for (w = 0; w < nw; w++) {
             uint32_t v = a->tgt_support[w];
             while (v) {
@@ -6625,17 +7106,8 @@ static void gaia__asm_cpu_stimulus(const gaia_assembly_fibre_args *a, int64_t *i
         }
         return;
     }
-    GAIA__PAR_FOR(a->n_tgt > GAIA__PAR_MIN / 4, nthreads)
-    for (j = 0; j < (long long)a->n_tgt; j++) {
-        uint32_t cnt = gaia_cpu_assembly_stim_degree(a, (uint32_t)j);
-        if (cnt) {
-            int64_t w = (int64_t)GAIA_ASSEMBLY_FIX;
-            if (gaia__asm_bit(a->tgt_support, (uint64_t)j))
-                w = gaia__asm_fix(gaia__asm_map_lookup(a->map_keys, a->map_vals, a->map_mask, (uint64_t)j));
-            input[j] += (int64_t)cnt * w;
-        }
-    }
-    GAIA__PAR_END
+    gaia__asm_par_range(a->n_tgt > GAIA__PAR_MIN / 4 ? nthreads : 1, (long long)a->n_tgt, gaia__asm_stim_range, a, NULL,
+                        input, NULL);
 }
 
 /* The fixed-point weight of base synapse i -> j (only targets in the support
@@ -6666,26 +7138,35 @@ static int gaia__asm_team(int nthreads, double ns) { return gaia__team(nthreads,
    (32 KiB) stay in L1 and have one writer, so no atomics and no per-thread
    copies. Each source's edges are generated into a run of offsets, then
    added in a separate, branch-light pass. */
+static void gaia__asm_accumulate_segs(void *arg, long long g0, long long g1, int slot) {
+    const gaia__asm_job *j = (const gaia__asm_job *)arg;
+    const gaia_assembly_fibre_args *a = j->a;
+    long long g;
+    (void)slot;
+    for (g = g0; g < g1; g++) {
+        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG;
+        uint16_t run[GAIA_ASSEMBLY_SEG + 1];
+        int64_t *in = j->input + lo;
+        uint32_t s, cnt, e;
+        if (hi > a->n_tgt) hi = a->n_tgt;
+        for (s = 0; s < j->K; s++) {
+            cnt = gaia__asm_gen(a, j->src[s], (uint32_t)g, lo, hi, run);
+            for (e = 0; e < cnt; e++) in[run[e]] += gaia__asm_w(a, j->src[s], lo + run[e]);
+        }
+    }
+}
+
 static void gaia__asm_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K, int64_t *input,
                                  int nthreads) {
-    long long nseg = (long long)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS), g;
+    long long nseg = (long long)(((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS);
+    gaia__asm_job j;
     if (a->is_stimulus) {
         gaia__asm_cpu_stimulus(a, input, nthreads, NULL);
         return;
     }
-    GAIA__PAR_FOR(nseg > 1, gaia__asm_team(nthreads, gaia__asm_gen_ns(a, (double)K)))
-    for (g = 0; g < nseg; g++) {
-        uint64_t lo = (uint64_t)g << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG;
-        uint16_t run[GAIA_ASSEMBLY_SEG + 1];
-        int64_t *in = input + lo;
-        uint32_t s, cnt, e;
-        if (hi > a->n_tgt) hi = a->n_tgt;
-        for (s = 0; s < K; s++) {
-            cnt = gaia__asm_gen(a, src[s], (uint32_t)g, lo, hi, run);
-            for (e = 0; e < cnt; e++) in[run[e]] += gaia__asm_w(a, src[s], lo + run[e]);
-        }
-    }
-    GAIA__PAR_END
+    j.a = a, j.deg = NULL, j.input = input, j.src = src, j.K = K;
+    gaia__par_range(nseg > 1 ? gaia__asm_team(nthreads, gaia__asm_gen_ns(a, (double)K)) : 1, nseg,
+                    gaia__asm_accumulate_segs, &j);
 }
 
 GAIA_API void gaia_cpu_assembly_accumulate(const gaia_assembly_fibre_args *a, const uint32_t *src, uint32_t K,
@@ -6726,6 +7207,74 @@ static void gaia__asm_settle(gaia__asm_cache *c, const gaia_assembly_fibre_args 
     c->npend = 0;
 }
 
+/* gaia__asm_keep's regions: the newcomers' edges, then blocks of chunks. */
+typedef struct gaia__asm_keep_job {
+    gaia__asm_cache *c;
+    const gaia_assembly_fibre_args *a;
+    gaia__asm_kept *nk, *leave;
+    const uint32_t *enter;
+    uint64_t *need;
+    int64_t *input;
+    uint64_t nseg;
+    uint32_t nleave, nenter;
+} gaia__asm_keep_job;
+
+static void gaia__asm_keep_enter(void *arg, long long q0, long long q1, int slot) {
+    const gaia__asm_keep_job *j = (const gaia__asm_keep_job *)arg;
+    long long q;
+    (void)slot;
+    for (q = q0; q < q1; q++) {
+        uint64_t n = gaia__asm_kept_gen(j->a, &j->nk[j->enter[q]], j->nseg);
+        j->need[q] = n > j->nk[j->enter[q]].cap ? n : 0;
+    }
+}
+
+static void gaia__asm_keep_blocks(void *arg, long long b0, long long b1, int slot) {
+    const gaia__asm_keep_job *kj = (const gaia__asm_keep_job *)arg;
+    const gaia_assembly_fibre_args *a = kj->a;
+    long long g;
+    (void)slot;
+    for (g = b0; g < b1; g++) {
+        uint64_t q0 = (uint64_t)g * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, q, j, jend, w, w1;
+        uint16_t *cnt = kj->c->cnt;
+        int64_t *excess = kj->c->excess;
+        const uint32_t *sup = a->tgt_support;
+        uint32_t u, e;
+        if (q1 > gaia__asm_nchunk(kj->nseg)) q1 = gaia__asm_nchunk(kj->nseg);
+        for (u = 0; u < kj->nleave + kj->nenter; u++) {
+            const gaia__asm_kept *x = u < kj->nleave ? &kj->leave[u] : &kj->nk[kj->enter[u - kj->nleave]];
+            int64_t sign = u < kj->nleave ? -1 : 1;
+            uint16_t step = u < kj->nleave ? (uint16_t)0xFFFFu : (uint16_t)1; /* -1 or +1, modulo 2^16 */
+            if (u + 2 < kj->nleave + kj->nenter)
+                gaia__asm_kept_prefetch(u + 2 < kj->nleave ? &kj->leave[u + 2] : &kj->nk[kj->enter[u + 2 - kj->nleave]], q0, q1, 0);
+            if (u + 1 < kj->nleave + kj->nenter)
+                gaia__asm_kept_prefetch(u + 1 < kj->nleave ? &kj->leave[u + 1] : &kj->nk[kj->enter[u + 1 - kj->nleave]], q0, q1, 1);
+            for (q = q0; q < q1; q++) {
+                uint64_t lo = q << GAIA__ASM_CHUNK_BITS;
+                for (e = x->start[q]; e < x->start[q + 1]; e++) {
+                    j = lo + x->off[e];
+                    cnt[j] = (uint16_t)(cnt[j] + step);
+                    if (gaia__asm_bit(sup, j))
+                        excess[j] += sign * (gaia__asm_w(a, x->i, j) - (int64_t)GAIA_ASSEMBLY_FIX);
+                }
+            }
+        }
+        j = q0 << GAIA__ASM_CHUNK_BITS;
+        jend = q1 << GAIA__ASM_CHUNK_BITS;
+        if (jend > a->n_tgt) jend = a->n_tgt;
+        for (w = j; w < jend; w++) kj->input[w] += (int64_t)cnt[w] * (int64_t)GAIA_ASSEMBLY_FIX;
+        /* the excess, over the support (a block starts on a word: 4096 | j) */
+        for (w = j >> 5, w1 = (jend + 31) >> 5; w < w1; w++) {
+            uint32_t v = sup[w];
+            while (v) {
+                uint64_t t = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
+                v &= v - 1;
+                kj->input[t] += excess[t];
+            }
+        }
+    }
+}
+
 /* input += the weights from src[0..K) through the kept sources (see the
    cache's comment). Returns 0, input untouched, where the cache cannot
    serve (too many edges to keep, sources not ascending, no memory). */
@@ -6735,7 +7284,8 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
     double mean = (double)a->n_tgt * a->p, room = mean + 6.0 * sqrt(mean) + 16.0;
     uint32_t s, t, stay = 0, nleave = 0, nenter = 0, *enter, cap;
     gaia__asm_kept *nk, *leave = NULL;
-    long long q, g, nblk;
+    gaia__asm_keep_job kj;
+    long long q, nblk;
     if ((double)K * room > (double)GAIA__ASM_KEEP_MAX || K > 0xFFFFu) return 0;
     for (s = 1; s < K; s++)
         if (src[s] <= src[s - 1]) return 0;
@@ -6792,12 +7342,10 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
         } else nk[s++] = c->kept[t++];
     }
     /* generate the newcomers, then redo the (rare) ones that ran out of room */
-    GAIA__PAR_FOR(nenter > 1, gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)nenter)))
-    for (q = 0; q < (long long)nenter; q++) {
-        uint64_t n = gaia__asm_kept_gen(a, &nk[enter[q]], nseg);
-        need[q] = n > nk[enter[q]].cap ? n : 0;
-    }
-    GAIA__PAR_END
+    kj.c = c, kj.a = a, kj.nk = nk, kj.leave = leave, kj.enter = enter, kj.need = need, kj.input = input;
+    kj.nseg = nseg, kj.nleave = nleave, kj.nenter = nenter;
+    gaia__par_range(nenter > 1 ? gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)nenter)) : 1,
+                    (long long)nenter, gaia__asm_keep_enter, &kj);
     for (q = 0; q < (long long)nenter; q++)
         if (need[q]) {
             gaia__asm_kept *e = &nk[enter[q]];
@@ -6810,48 +7358,10 @@ static int gaia__asm_keep(gaia_ctx *ctx, gaia__asm_cache *c, const gaia_assembly
        in blocks of segments, each source's run of the block consecutive
        (see gaia__asm_hebb_kept) */
     nblk = (long long)((gaia__asm_nchunk(nseg) + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK);
-    GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, (double)a->n_tgt + (double)(nleave + nenter) *
-                                                                                 (3.0 * mean + 2.0 * (double)nseg)))
-    for (g = 0; g < nblk; g++) {
-        uint64_t q0 = (uint64_t)g * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, q, j, jend, w, w1;
-        uint16_t *cnt = c->cnt;
-        int64_t *excess = c->excess;
-        const uint32_t *sup = a->tgt_support;
-        uint32_t u, e;
-        if (q1 > gaia__asm_nchunk(nseg)) q1 = gaia__asm_nchunk(nseg);
-        for (u = 0; u < nleave + nenter; u++) {
-            const gaia__asm_kept *x = u < nleave ? &leave[u] : &nk[enter[u - nleave]];
-            int64_t sign = u < nleave ? -1 : 1;
-            uint16_t step = u < nleave ? (uint16_t)0xFFFFu : (uint16_t)1; /* -1 or +1, modulo 2^16 */
-            if (u + 2 < nleave + nenter)
-                gaia__asm_kept_prefetch(u + 2 < nleave ? &leave[u + 2] : &nk[enter[u + 2 - nleave]], q0, q1, 0);
-            if (u + 1 < nleave + nenter)
-                gaia__asm_kept_prefetch(u + 1 < nleave ? &leave[u + 1] : &nk[enter[u + 1 - nleave]], q0, q1, 1);
-            for (q = q0; q < q1; q++) {
-                uint64_t lo = q << GAIA__ASM_CHUNK_BITS;
-                for (e = x->start[q]; e < x->start[q + 1]; e++) {
-                    j = lo + x->off[e];
-                    cnt[j] = (uint16_t)(cnt[j] + step);
-                    if (gaia__asm_bit(sup, j))
-                        excess[j] += sign * (gaia__asm_w(a, x->i, j) - (int64_t)GAIA_ASSEMBLY_FIX);
-                }
-            }
-        }
-        j = q0 << GAIA__ASM_CHUNK_BITS;
-        jend = q1 << GAIA__ASM_CHUNK_BITS;
-        if (jend > a->n_tgt) jend = a->n_tgt;
-        for (w = j; w < jend; w++) input[w] += (int64_t)cnt[w] * (int64_t)GAIA_ASSEMBLY_FIX;
-        /* the excess, over the support (a block starts on a word: 4096 | j) */
-        for (w = j >> 5, w1 = (jend + 31) >> 5; w < w1; w++) {
-            uint32_t v = sup[w];
-            while (v) {
-                uint64_t t = (w << 5) + (uint64_t)gaia__asm_ctz32(v);
-                v &= v - 1;
-                input[t] += excess[t];
-            }
-        }
-    }
-    GAIA__PAR_END
+    gaia__par_range(nblk > 1 ? gaia__asm_team(ctx->cpu_threads, (double)a->n_tgt + (double)(nleave + nenter) *
+                                                                               (3.0 * mean + 2.0 * (double)nseg))
+                             : 1,
+                    nblk, gaia__asm_keep_blocks, &kj);
     if (nleave || nenter) c->last_ok = 0; /* other sources: other keys */
     for (s = 0; s < nleave; s++) gaia__asm_kept_free(ctx, c, &leave[s]);
     if (c->kept) c->bytes -= ((size_t)c->K + 1) * sizeof(gaia__asm_kept);
@@ -7004,6 +7514,56 @@ static gaia_status gaia__asm_cpu_topk(gaia_ctx *ctx, const int64_t *input, uint3
     return GAIA_OK;
 }
 
+/* hebb_collect's regions: blocks of chunks read from the kept sources, or
+   segments regenerated; sources [s0, s1) of the batch. */
+typedef struct gaia__asm_hebb_job {
+    const gaia__asm_cache *c;
+    const gaia_assembly_fibre_args *a;
+    const uint32_t *src, *tgt_bits;
+    const uint64_t *off;
+    uint64_t *used, *slots;
+    uint64_t nseg, nq;
+    uint32_t s0, s1;
+} gaia__asm_hebb_job;
+
+static void gaia__asm_hebb_kept_blocks(void *arg, long long b0, long long b1, int slot) {
+    const gaia__asm_hebb_job *h = (const gaia__asm_hebb_job *)arg;
+    const gaia_assembly_fibre_args *a = h->a;
+    const uint64_t segs_per_chunk = (uint64_t)1 << GAIA__ASM_CHUNK_SEGS_BITS;
+    uint64_t nseg = h->nseg, nq = h->nq;
+    long long bk;
+    (void)slot;
+    for (bk = b0; bk < b1; bk++) {
+        uint64_t q0 = (uint64_t)bk * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, g0, g1, g, q;
+        uint64_t u[GAIA__ASM_KEEP_BLOCK << GAIA__ASM_CHUNK_SEGS_BITS];
+        uint32_t s, e;
+        if (q1 > nq) q1 = nq;
+        g0 = q0 * segs_per_chunk;
+        g1 = q1 * segs_per_chunk < nseg ? q1 * segs_per_chunk : nseg;
+        for (g = g0; g < g1; g++) u[g - g0] = 0;
+        for (s = h->s0; s < h->s1; s++) {
+            const gaia__asm_kept *x = &h->c->kept[s];
+            uint64_t base = (uint64_t)h->src[s] * a->n_tgt;
+            if (s + 2 < h->s1) gaia__asm_kept_prefetch(&h->c->kept[s + 2], q0, q1, 0);
+            if (s + 1 < h->s1) gaia__asm_kept_prefetch(&h->c->kept[s + 1], q0, q1, 1);
+            for (q = q0; q < q1; q++) {
+                uint64_t lo = q << GAIA__ASM_CHUNK_BITS, gq = q * segs_per_chunk;
+                const uint32_t *bits = h->tgt_bits + (lo >> 5);
+                uint64_t gend = gq + segs_per_chunk < g1 ? gq + segs_per_chunk : g1;
+                if (h->off[gend] == h->off[gq]) continue; /* no winners in this chunk */
+                for (e = x->start[q]; e < x->start[q + 1]; e++) {
+                    uint32_t d = x->off[e];
+                    if ((bits[d >> 5] >> (d & 31)) & 1u) {
+                        uint64_t gi = gq + (d >> GAIA_ASSEMBLY_SEG_BITS) - g0;
+                        h->slots[h->off[g0 + gi] + u[gi]++] = base + lo + d;
+                    }
+                }
+            }
+        }
+        for (g = g0; g < g1; g++) h->used[g] = u[g - g0];
+    }
+}
+
 /* The kept sources' part of hebb_collect (sources s0..s1 of the batch):
    the keys of their kept edges that reach a target winner, into each
    segment's slots (off[g] on, count in used[g]), sources ascending within a
@@ -7016,41 +7576,35 @@ static gaia_status gaia__asm_cpu_topk(gaia_ctx *ctx, const int64_t *input, uint3
 static void gaia__asm_hebb_kept(gaia_ctx *ctx, const gaia__asm_cache *c, const gaia_assembly_fibre_args *a,
                                 const uint32_t *src, uint32_t s0, uint32_t s1, const uint32_t *tgt_bits,
                                 const uint64_t *off, uint64_t *used, uint64_t *slots) {
-    const uint64_t segs_per_chunk = (uint64_t)1 << GAIA__ASM_CHUNK_SEGS_BITS;
     uint64_t nseg = ((uint64_t)a->n_tgt + GAIA_ASSEMBLY_SEG - 1) >> GAIA_ASSEMBLY_SEG_BITS, nq = gaia__asm_nchunk(nseg);
-    long long nblk = (long long)((nq + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK), bk;
+    long long nblk = (long long)((nq + GAIA__ASM_KEEP_BLOCK - 1) / GAIA__ASM_KEEP_BLOCK);
+    gaia__asm_hebb_job h;
     double ns = (double)(s1 - s0) * (1.5 * (double)a->n_tgt * a->p + 5.0 * (double)nseg);
-    GAIA__PAR_FOR(nblk > 1, gaia__asm_team(ctx->cpu_threads, ns))
-    for (bk = 0; bk < nblk; bk++) {
-        uint64_t q0 = (uint64_t)bk * GAIA__ASM_KEEP_BLOCK, q1 = q0 + GAIA__ASM_KEEP_BLOCK, g0, g1, g, q;
-        uint64_t u[GAIA__ASM_KEEP_BLOCK << GAIA__ASM_CHUNK_SEGS_BITS];
-        uint32_t s, e;
-        if (q1 > nq) q1 = nq;
-        g0 = q0 * segs_per_chunk;
-        g1 = q1 * segs_per_chunk < nseg ? q1 * segs_per_chunk : nseg;
-        for (g = g0; g < g1; g++) u[g - g0] = 0;
-        for (s = s0; s < s1; s++) {
-            const gaia__asm_kept *x = &c->kept[s];
-            uint64_t base = (uint64_t)src[s] * a->n_tgt;
-            if (s + 2 < s1) gaia__asm_kept_prefetch(&c->kept[s + 2], q0, q1, 0);
-            if (s + 1 < s1) gaia__asm_kept_prefetch(&c->kept[s + 1], q0, q1, 1);
-            for (q = q0; q < q1; q++) {
-                uint64_t lo = q << GAIA__ASM_CHUNK_BITS, gq = q * segs_per_chunk;
-                const uint32_t *bits = tgt_bits + (lo >> 5);
-                uint64_t gend = gq + segs_per_chunk < g1 ? gq + segs_per_chunk : g1;
-                if (off[gend] == off[gq]) continue; /* no winners in this chunk */
-                for (e = x->start[q]; e < x->start[q + 1]; e++) {
-                    uint32_t d = x->off[e];
-                    if ((bits[d >> 5] >> (d & 31)) & 1u) {
-                        uint64_t gi = gq + (d >> GAIA_ASSEMBLY_SEG_BITS) - g0;
-                        slots[off[g0 + gi] + u[gi]++] = base + lo + d;
-                    }
-                }
+    h.c = c, h.a = a, h.src = src, h.tgt_bits = tgt_bits, h.off = off, h.used = used, h.slots = slots;
+    h.nseg = nseg, h.nq = nq, h.s0 = s0, h.s1 = s1;
+    gaia__par_range(nblk > 1 ? gaia__asm_team(ctx->cpu_threads, ns) : 1, nblk, gaia__asm_hebb_kept_blocks, &h);
+}
+
+/* Segments [g0, g1) of hebb_collect, their edges regenerated. */
+static void gaia__asm_hebb_gen_segs(void *arg, long long g0, long long g1, int slot) {
+    const gaia__asm_hebb_job *h = (const gaia__asm_hebb_job *)arg;
+    const gaia_assembly_fibre_args *a = h->a;
+    long long gg;
+    (void)slot;
+    for (gg = g0; gg < g1; gg++) {
+        uint64_t lo = (uint64_t)gg << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, u = 0;
+        uint32_t s;
+        if (hi > a->n_tgt) hi = a->n_tgt;
+        if (h->off[gg + 1] != h->off[gg]) /* else no winners here */
+            for (s = h->s0; s < h->s1; s++) {
+                uint32_t i = h->src[s];
+                uint64_t base = (uint64_t)i * a->n_tgt, j;
+                GAIA__ASM_FOR_EDGES(a, i, (uint32_t)gg, lo, hi, j, {
+                    if (gaia__asm_bit(h->tgt_bits, j)) h->slots[h->off[gg] + u++] = base + j;
+                });
             }
-        }
-        for (g = g0; g < g1; g++) used[g] = u[g - g0];
+        h->used[gg] = u;
     }
-    GAIA__PAR_END
 }
 
 /* Sources go in batches so the per-segment slots (winners in the segment x
@@ -7126,25 +7680,13 @@ static gaia_status gaia__asm_cpu_hebb_collect(gaia_ctx *ctx, const gaia_assembly
     for (g = 0; g < nseg; g++) off[g + 1] = off[g] + used[g] * batch;
     for (s0 = 0; s0 < K && nbits; s0 += batch) {
         uint32_t s1 = K - s0 < batch ? K : s0 + batch;
-        long long gg;
+        gaia__asm_hebb_job h;
         if (kept) gaia__asm_hebb_kept(ctx, c, a, src, s0, s1, tgt_bits, off, used, slots);
         else {
-            GAIA__PAR_FOR(nseg > 1, gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)(s1 - s0))))
-            for (gg = 0; gg < (long long)nseg; gg++) {
-                uint64_t lo = (uint64_t)gg << GAIA_ASSEMBLY_SEG_BITS, hi = lo + GAIA_ASSEMBLY_SEG, u = 0;
-                uint32_t s;
-                if (hi > a->n_tgt) hi = a->n_tgt;
-                if (off[gg + 1] != off[gg]) /* else no winners here */
-                    for (s = s0; s < s1; s++) {
-                        uint32_t i = src[s];
-                        uint64_t base = (uint64_t)i * a->n_tgt, j;
-                        GAIA__ASM_FOR_EDGES(a, i, (uint32_t)gg, lo, hi, j, {
-                            if (gaia__asm_bit(tgt_bits, j)) slots[off[gg] + u++] = base + j;
-                        });
-                    }
-                used[gg] = u;
-            }
-            GAIA__PAR_END
+            h.c = c, h.a = a, h.src = src, h.tgt_bits = tgt_bits, h.off = off, h.used = used, h.slots = slots;
+            h.nseg = nseg, h.nq = 0, h.s0 = s0, h.s1 = s1;
+            gaia__par_range(nseg > 1 ? gaia__asm_team(ctx->cpu_threads, gaia__asm_gen_ns(a, (double)(s1 - s0))) : 1,
+                            (long long)nseg, gaia__asm_hebb_gen_segs, &h);
         }
         for (g = 0; g < nseg; g++) {
             uint64_t t;
@@ -7637,33 +8179,47 @@ static void gaia__hrr_cleanup_part(size_t D, const float *q, size_t nq, const fl
     }
 }
 
+/* One chunk of queries' region: part p of nparts takes rows [r0, r1) on
+   multiples of 8, so only the last has a short block. */
+typedef struct gaia__hrr_cl_job {
+    size_t D, nq, M, blocks;
+    const float *q, *qn, *book, *bnorm;
+    int backward;
+    long long nparts;
+    gaia__hrr_best (*part)[GAIA__HRR_CL_QCHUNK];
+} gaia__hrr_cl_job;
+
+static void gaia__hrr_cleanup_block(void *arg, long long p, int slot) {
+    const gaia__hrr_cl_job *c = (const gaia__hrr_cl_job *)arg;
+    size_t r0 = (size_t)p * c->blocks / (size_t)c->nparts * 8, r1 = (size_t)(p + 1) * c->blocks / (size_t)c->nparts * 8;
+    (void)slot;
+    if (r1 > c->M) r1 = c->M;
+    gaia__hrr_cleanup_part(c->D, c->q, c->nq, c->qn, c->book, c->bnorm, r0, r1, c->backward, c->part[p]);
+}
+
 GAIA_API void gaia_cpu_hrr_cleanup(size_t B, size_t M, size_t D, const float *q, const float *book,
                                    const float *bnorm, float *best, int nthreads, unsigned pass) {
     gaia__hrr_best part[GAIA__HRR_CL_PARTS][GAIA__HRR_CL_QCHUNK];
     float qn[GAIA__HRR_CL_QCHUNK];
+    gaia__hrr_cl_job c;
     size_t b0, i;
-    (void)nthreads;
     if (M == 0) { /* no rows: no best one */
         for (i = 0; i < B; i++) best[2 * i] = -1.0f, best[2 * i + 1] = (float)NAN;
         return;
     }
+    c.D = D, c.M = M, c.book = book, c.bnorm = bnorm, c.qn = qn, c.part = part;
     for (b0 = 0; b0 < B; b0 += GAIA__HRR_CL_QCHUNK) {
         size_t nq = B - b0 < GAIA__HRR_CL_QCHUNK ? B - b0 : GAIA__HRR_CL_QCHUNK, blocks = (M + 7) / 8;
         const float *qc = q + b0 * D;
-        long long p, nparts = gaia__team(nthreads, (double)nq * (double)M * (double)D, GAIA__HRR_CL_GRAIN);
-        int k;
+        int team = gaia__team(nthreads, (double)nq * (double)M * (double)D, GAIA__HRR_CL_GRAIN), k;
+        /* two parts a thread: one that joins late leaves the others one */
+        long long nparts = team > 1 ? 2 * (long long)team : 1;
         if (nparts > GAIA__HRR_CL_PARTS) nparts = GAIA__HRR_CL_PARTS;
         if ((size_t)nparts > blocks) nparts = (long long)blocks;
         gaia_cpu_hrr_row_norms(nq, D, qc, qn);
-        GAIA__PAR_FOR(nparts > 1, (int)nparts)
-        for (p = 0; p < nparts; p++) {
-            /* Row ranges on multiples of 8, so only the last has a short block. */
-            size_t r0 = (size_t)p * blocks / (size_t)nparts * 8, r1 = (size_t)(p + 1) * blocks / (size_t)nparts * 8;
-            if (r1 > M) r1 = M;
-            gaia__hrr_cleanup_part(D, qc, nq, qn, book, bnorm, r0, r1, (int)((pass + b0 / GAIA__HRR_CL_QCHUNK) & 1u),
-                                   part[p]);
-        }
-        GAIA__PAR_END
+        c.nq = nq, c.blocks = blocks, c.q = qc, c.nparts = nparts;
+        c.backward = (int)((pass + b0 / GAIA__HRR_CL_QCHUNK) & 1u);
+        gaia__par_run(team, nparts, gaia__hrr_cleanup_block, &c);
         for (i = 0; i < nq; i++) {
             gaia__hrr_best all = part[0][i];
             for (k = 1; k < (int)nparts; k++) {
@@ -7763,68 +8319,97 @@ static gaia_status gaia__hrr_cpu_job_init(gaia_ctx *ctx, const char *fn, size_t 
     return GAIA_OK;
 }
 
-static int gaia__hrr_thread(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
 /* Below this many floats a batch runs on one thread. */
 #define GAIA__HRR_PAR_MIN 16384
 #define GAIA__HRR_PAR(B, D) ((B) > 1 && (B) * (D) >= GAIA__HRR_PAR_MIN)
 
+/* The row loops' regions: rows [r0, r1) of one operation, each thread's FFT
+   scratch at j->threads + slot * j->per_thread. */
+typedef struct gaia__hrr_rows_job {
+    const gaia__hrr_cpu_job *j;
+    size_t B, D, nb, a_rs, b_rs;
+    const float *a, *b;
+    float *out;
+    int b_is_spec, conj_b, normalize;
+    gaia_hrr_spec_op op;
+    float p, scale;
+} gaia__hrr_rows_job;
+
+static float *gaia__hrr_scratch(const gaia__hrr_rows_job *h, int slot) {
+    return h->j->threads + (size_t)slot * h->j->per_thread;
+}
+
+static void gaia__hrr_forward_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
+    float *w = gaia__hrr_scratch(h, slot);
+    long long r;
+    for (r = r0; r < r1; r++) gaia_cpu_rfft_forward(h->j->plan, h->a + (size_t)r * h->D, h->out + (size_t)r * 2 * h->nb, w);
+}
+
+static void gaia__hrr_inverse_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
+    float *w = gaia__hrr_scratch(h, slot);
+    long long r;
+    for (r = r0; r < r1; r++) gaia_cpu_rfft_inverse(h->j->plan, h->a + (size_t)r * 2 * h->nb, h->out + (size_t)r * h->D, w);
+}
+
 static gaia_status gaia__hrr_cpu_forward(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *spec) {
     gaia__hrr_cpu_job j;
-    long long r;
+    gaia__hrr_rows_job h;
     gaia_status st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_forward", D, B, &j);
     if (st != GAIA_OK) return st;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
-    for (r = 0; r < (long long)B; r++) {
-        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
-        gaia_cpu_rfft_forward(j.plan, x + (size_t)r * D, spec + (size_t)r * 2 * j.nb, w);
-    }
-    GAIA__PAR_END
+    memset(&h, 0, sizeof h);
+    h.j = &j, h.D = D, h.nb = j.nb, h.a = x, h.out = spec;
+    gaia__par_range(GAIA__HRR_PAR(B, D) ? j.nthreads : 1, (long long)B, gaia__hrr_forward_rows, &h);
     return GAIA_OK;
 }
 
 static gaia_status gaia__hrr_cpu_inverse(gaia_ctx *ctx, size_t B, size_t D, const float *spec, int keep_spec,
                                          float *x) {
     gaia__hrr_cpu_job j;
-    long long r;
+    gaia__hrr_rows_job h;
+    gaia_status st;
     (void)keep_spec; /* gaia_cpu_rfft_inverse never writes its input */
-    gaia_status st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_inverse", D, B, &j);
+    st = gaia__hrr_cpu_job_init(ctx, "gaia_cpu_hrr_inverse", D, B, &j);
     if (st != GAIA_OK) return st;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), j.nthreads)
-    for (r = 0; r < (long long)B; r++) {
-        float *w = j.threads + (size_t)gaia__hrr_thread() * j.per_thread;
-        gaia_cpu_rfft_inverse(j.plan, spec + (size_t)r * 2 * j.nb, x + (size_t)r * D, w);
-    }
-    GAIA__PAR_END
+    memset(&h, 0, sizeof h);
+    h.j = &j, h.D = D, h.nb = j.nb, h.a = spec, h.out = x;
+    gaia__par_range(GAIA__HRR_PAR(B, D) ? j.nthreads : 1, (long long)B, gaia__hrr_inverse_rows, &h);
     return GAIA_OK;
+}
+
+static void gaia__hrr_spec_mul_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++)
+        gaia_cpu_hrr_spec_mul(1, h->nb, h->a + (size_t)r * h->a_rs, 0, h->b + (size_t)r * h->b_rs, 0, h->conj_b, h->scale,
+                              h->out + (size_t)r * 2 * h->nb);
 }
 
 static gaia_status gaia__hrr_cpu_spec_mul(gaia_ctx *ctx, size_t B, size_t nb, const float *a, size_t a_rs,
                                           const float *b, size_t b_rs, int conj_b, float scale, float *out) {
-    long long r;
-    (void)ctx;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, nb), ctx->cpu_threads)
-    for (r = 0; r < (long long)B; r++)
-        gaia_cpu_hrr_spec_mul(1, nb, a + (size_t)r * a_rs, 0, b + (size_t)r * b_rs, 0, conj_b, scale,
-                              out + (size_t)r * 2 * nb);
-    GAIA__PAR_END
+    gaia__hrr_rows_job h;
+    memset(&h, 0, sizeof h);
+    h.nb = nb, h.a = a, h.a_rs = a_rs, h.b = b, h.b_rs = b_rs, h.conj_b = conj_b, h.scale = scale, h.out = out;
+    gaia__par_range(GAIA__HRR_PAR(B, nb) ? ctx->cpu_threads : 1, (long long)B, gaia__hrr_spec_mul_rows, &h);
     return GAIA_OK;
+}
+
+static void gaia__hrr_spec_map_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++)
+        gaia_cpu_hrr_spec_map(1, h->nb, h->op, h->p, h->scale, h->a + (size_t)r * 2 * h->nb, h->out + (size_t)r * 2 * h->nb);
 }
 
 static gaia_status gaia__hrr_cpu_spec_map(gaia_ctx *ctx, size_t B, size_t nb, gaia_hrr_spec_op op, float p,
                                           float scale, const float *in, float *out) {
-    long long r;
-    (void)ctx;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, nb), ctx->cpu_threads)
-    for (r = 0; r < (long long)B; r++)
-        gaia_cpu_hrr_spec_map(1, nb, op, p, scale, in + (size_t)r * 2 * nb, out + (size_t)r * 2 * nb);
-    GAIA__PAR_END
+    gaia__hrr_rows_job h;
+    memset(&h, 0, sizeof h);
+    h.nb = nb, h.op = op, h.p = p, h.scale = scale, h.a = in, h.out = out;
+    gaia__par_range(GAIA__HRR_PAR(B, nb) ? ctx->cpu_threads : 1, (long long)B, gaia__hrr_spec_map_rows, &h);
     return GAIA_OK;
 }
 
@@ -7853,26 +8438,29 @@ static void gaia__hrr_cpu_bind_row(const gaia__hrr_cpu_job *j, size_t r, size_t 
     if (normalize) gaia__hrr_normalize_row(o, o, D);
 }
 
+static void gaia__hrr_bind_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
+    float *w = gaia__hrr_scratch(h, slot);
+    long long r;
+    for (r = r0; r < r1; r++)
+        gaia__hrr_cpu_bind_row(h->j, (size_t)r, h->B, h->D, h->a, h->a_rs, h->b, h->b_rs, h->b_is_spec, h->conj_b,
+                               h->normalize, h->out, w);
+}
+
 static gaia_status gaia__hrr_cpu_bind_rows(gaia_ctx *ctx, const char *fn, size_t B, size_t D, const float *a,
                                            size_t a_rs, const float *b, size_t b_rs, int b_is_spec, int conj_b,
                                            int normalize, float *out) {
     gaia__hrr_cpu_job j;
-    long long r;
+    gaia__hrr_rows_job h;
     gaia_status st = gaia__hrr_cpu_job_init(ctx, fn, D, B, &j);
     if (st != GAIA_OK) return st;
     /* A row repeated over the batch is transformed once, by this thread. */
     if (a_rs == 0 && B > 1) gaia_cpu_rfft_forward(j.plan, a, j.shared, j.threads);
     if (b_rs == 0 && B > 1 && !b_is_spec) gaia_cpu_rfft_forward(j.plan, b, j.shared + j.S, j.threads);
-    if (!GAIA__HRR_PAR(B, D)) { /* a one-thread region still costs ~0.25 us in libgomp: a quarter of a bind */
-        for (r = 0; r < (long long)B; r++)
-            gaia__hrr_cpu_bind_row(&j, (size_t)r, B, D, a, a_rs, b, b_rs, b_is_spec, conj_b, normalize, out, j.threads);
-        return GAIA_OK;
-    }
-    GAIA__PAR_FOR(1, j.nthreads)
-    for (r = 0; r < (long long)B; r++)
-        gaia__hrr_cpu_bind_row(&j, (size_t)r, B, D, a, a_rs, b, b_rs, b_is_spec, conj_b, normalize, out,
-                               j.threads + (size_t)gaia__hrr_thread() * j.per_thread);
-    GAIA__PAR_END
+    memset(&h, 0, sizeof h);
+    h.j = &j, h.B = B, h.D = D, h.a = a, h.a_rs = a_rs, h.b = b, h.b_rs = b_rs;
+    h.b_is_spec = b_is_spec, h.conj_b = conj_b, h.normalize = normalize, h.out = out;
+    gaia__par_range(GAIA__HRR_PAR(B, D) ? j.nthreads : 1, (long long)B, gaia__hrr_bind_rows, &h);
     return GAIA_OK;
 }
 
@@ -7894,21 +8482,33 @@ static gaia_status gaia__hrr_cpu_cyclic(gaia_ctx *ctx, size_t B, size_t D, const
     return GAIA_OK;
 }
 
-static gaia_status gaia__hrr_cpu_row_norms(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *norms) {
+static void gaia__hrr_norm_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
     long long r;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), ctx->cpu_threads)
-    for (r = 0; r < (long long)B; r++) gaia_cpu_hrr_row_norms(1, D, x + (size_t)r * D, norms + r);
-    GAIA__PAR_END
-    (void)ctx;
+    (void)slot;
+    for (r = r0; r < r1; r++) gaia_cpu_hrr_row_norms(1, h->D, h->a + (size_t)r * h->D, h->out + r);
+}
+
+static gaia_status gaia__hrr_cpu_row_norms(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *norms) {
+    gaia__hrr_rows_job h;
+    memset(&h, 0, sizeof h);
+    h.D = D, h.a = x, h.out = norms;
+    gaia__par_range(GAIA__HRR_PAR(B, D) ? ctx->cpu_threads : 1, (long long)B, gaia__hrr_norm_rows, &h);
     return GAIA_OK;
 }
 
-static gaia_status gaia__hrr_cpu_normalize(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *out) {
+static void gaia__hrr_normalize_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__hrr_rows_job *h = (const gaia__hrr_rows_job *)arg;
     long long r;
-    GAIA__PAR_FOR(GAIA__HRR_PAR(B, D), ctx->cpu_threads)
-    for (r = 0; r < (long long)B; r++) gaia__hrr_normalize_row(x + (size_t)r * D, out + (size_t)r * D, D);
-    GAIA__PAR_END
-    (void)ctx;
+    (void)slot;
+    for (r = r0; r < r1; r++) gaia__hrr_normalize_row(h->a + (size_t)r * h->D, h->out + (size_t)r * h->D, h->D);
+}
+
+static gaia_status gaia__hrr_cpu_normalize(gaia_ctx *ctx, size_t B, size_t D, const float *x, float *out) {
+    gaia__hrr_rows_job h;
+    memset(&h, 0, sizeof h);
+    h.D = D, h.a = x, h.out = out;
+    gaia__par_range(GAIA__HRR_PAR(B, D) ? ctx->cpu_threads : 1, (long long)B, gaia__hrr_normalize_rows, &h);
     return GAIA_OK;
 }
 
@@ -7987,16 +8587,34 @@ GAIA_API uint64_t gaia_cpu_vsa_random_word(uint64_t seed, uint64_t stream, uint6
     return (uint64_t)r[lane] | ((uint64_t)r[lane + 1] << 32);
 }
 
+/* The vsa regions' job: each loop reads the fields it needs. */
+typedef struct gaia__vsa_job {
+    size_t B, N, K, D, W, G, M, L, nq, q0, ahead, chunks, span, n, cols;
+    uint64_t seed, stream, tail;
+    const uint64_t *x, *a;
+    const float *weights, *fa, *fb, *fx;
+    size_t a_rs, b_rs;
+    int similarity, cplx, conj_b;
+    uint64_t *out;
+    float *fout;
+} gaia__vsa_job;
+
+static void gaia__vsa_random_words(void *arg, long long i0, long long i1, int slot) {
+    const gaia__vsa_job *j = (const gaia__vsa_job *)arg;
+    size_t i, W = j->W;
+    (void)slot;
+    for (i = (size_t)i0; i < (size_t)i1; i++) {
+        uint64_t v = gaia_cpu_vsa_random_word(j->seed, j->stream, (uint64_t)i);
+        j->out[i] = (i % W == W - 1) ? (v & j->tail) : v;
+    }
+}
+
 GAIA_API void gaia_cpu_vsa_bsc_random(size_t B, size_t D, uint64_t seed, uint64_t stream, uint64_t *out,
                                       int nthreads) {
-    size_t W = (D + 63) / 64, n = B * W, i;
-    uint64_t tail = gaia__vsa_tail_mask(D);
-    GAIA__PAR_FOR(n >= GAIA__PAR_MIN / 16, nthreads)
-    for (i = 0; i < n; i++) {
-        uint64_t v = gaia_cpu_vsa_random_word(seed, stream, (uint64_t)i);
-        out[i] = (i % W == W - 1) ? (v & tail) : v;
-    }
-    GAIA__PAR_END
+    gaia__vsa_job j;
+    memset(&j, 0, sizeof j);
+    j.W = (D + 63) / 64, j.n = B * j.W, j.tail = gaia__vsa_tail_mask(D), j.seed = seed, j.stream = stream, j.out = out;
+    gaia__par_range(j.n >= GAIA__PAR_MIN / 16 ? nthreads : 1, (long long)j.n, gaia__vsa_random_words, &j);
 }
 
 GAIA_API void gaia_cpu_vsa_bsc_xor(size_t B, size_t W, const uint64_t *a, size_t a_rs, const uint64_t *b, size_t b_rs,
@@ -8094,34 +8712,42 @@ static void gaia__vsa_majority_8words(size_t K, size_t W, const uint64_t *col, u
 }
 #endif
 
-GAIA_API void gaia_cpu_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
-                                        uint64_t seed, uint64_t stream, uint64_t *out, int nthreads) {
-    /* work items: 8 neighbouring words of one output row (the AVX-512
-       path reads each input row's 64 bytes of them at once) */
-    size_t W = (D + 63) / 64, G = (W + 7) / 8, n = N * G, i;
-    uint64_t tail = gaia__vsa_tail_mask(D);
-    GAIA__PAR_FOR(N * W * K >= GAIA__PAR_MIN / 8, nthreads)
-    for (i = 0; i < n; i++) {
+/* Work items [i0, i1): 8 neighbouring words of one output row. */
+static void gaia__vsa_majority_items(void *arg, long long i0, long long i1, int slot) {
+    const gaia__vsa_job *j = (const gaia__vsa_job *)arg;
+    size_t K = j->K, W = j->W, G = j->G, i;
+    (void)slot;
+    for (i = (size_t)i0; i < (size_t)i1; i++) {
         size_t r = i / G, w0 = (i % G) * 8, w1 = w0 + 8 < W ? w0 + 8 : W, w;
-        const uint64_t *col = x + r * K * W;
+        const uint64_t *col = j->x + r * K * W;
 #ifdef GAIA__AVX512
-        if (!weights && w1 - w0 == 8) {
+        if (!j->weights && w1 - w0 == 8) {
             uint64_t gt[8], eq[8];
             gaia__vsa_majority_8words(K, W, col + w0, gt, eq);
             for (w = w0; w < w1; w++) {
                 uint64_t v = gt[w - w0], e = eq[w - w0];
-                if (K % 2 == 0 && e) v |= e & gaia_cpu_vsa_random_word(seed, stream, (uint64_t)(r * W + w));
-                out[r * W + w] = w == W - 1 ? (v & tail) : v;
+                if (K % 2 == 0 && e) v |= e & gaia_cpu_vsa_random_word(j->seed, j->stream, (uint64_t)(r * W + w));
+                j->out[r * W + w] = w == W - 1 ? (v & j->tail) : v;
             }
             continue;
         }
 #endif
         for (w = w0; w < w1; w++) {
-            uint64_t v = gaia__vsa_majority_word(K, W, col + w, weights, seed, stream, (uint64_t)(r * W + w));
-            out[r * W + w] = w == W - 1 ? (v & tail) : v;
+            uint64_t v = gaia__vsa_majority_word(K, W, col + w, j->weights, j->seed, j->stream, (uint64_t)(r * W + w));
+            j->out[r * W + w] = w == W - 1 ? (v & j->tail) : v;
         }
     }
-    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint64_t *x, const float *weights,
+                                        uint64_t seed, uint64_t stream, uint64_t *out, int nthreads) {
+    /* work items: 8 neighbouring words of one output row (the AVX-512
+       path reads each input row's 64 bytes of them at once) */
+    gaia__vsa_job j;
+    memset(&j, 0, sizeof j);
+    j.K = K, j.W = (D + 63) / 64, j.G = (j.W + 7) / 8, j.x = x, j.weights = weights, j.seed = seed, j.stream = stream;
+    j.out = out, j.tail = gaia__vsa_tail_mask(D);
+    gaia__par_range(N * j.W * K >= GAIA__PAR_MIN / 8 ? nthreads : 1, (long long)(N * j.G), gaia__vsa_majority_items, &j);
 }
 
 /* Queries per pass over the items: their words stay in L1/L2 while every
@@ -8170,30 +8796,40 @@ static uint64_t gaia__vsa_xor_popcount(const uint64_t *a, const uint64_t *b, siz
 #endif
 }
 
+/* Items [m0, m1) against the queries q0 .. q0 + nq. */
+static void gaia__vsa_hamming_items(void *arg, long long m0, long long m1, int slot) {
+    const gaia__vsa_job *j = (const gaia__vsa_job *)arg;
+    size_t W = j->W, M = j->M, ahead = j->ahead, m;
+    (void)slot;
+    for (m = (size_t)m0; m < (size_t)m1; m++) {
+        const uint64_t *xm = j->x + m * W;
+        size_t q;
+#if defined(__GNUC__) || defined(__clang__)
+        if (m + ahead < M) { /* the cache lines of item m + ahead */
+            const char *p = (const char *)(j->x + (m + ahead) * W);
+            size_t c;
+            for (c = 0; c < W * 8; c += 64) __builtin_prefetch(p + c, 0, 3);
+            __builtin_prefetch(p + W * 8 - 1, 0, 3);
+        }
+#endif
+        for (q = 0; q < j->nq; q++) {
+            uint64_t h = gaia__vsa_xor_popcount(j->a + (j->q0 + q) * W, xm, W);
+            j->fout[(j->q0 + q) * M + m] = j->similarity ? (float)(1.0 - 2.0 * (double)h / (double)j->D) : (float)h;
+        }
+    }
+}
+
 GAIA_API void gaia_cpu_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint64_t *a, const uint64_t *x,
                                        int similarity, float *out, int nthreads) {
-    size_t W = (D + 63) / 64, q0, ahead = 4;
-    if (ahead * W * 8 < GAIA__VSA_HAMMING_AHEAD) ahead = (GAIA__VSA_HAMMING_AHEAD + W * 8 - 1) / (W * 8);
+    gaia__vsa_job j;
+    size_t W = (D + 63) / 64, q0;
+    memset(&j, 0, sizeof j);
+    j.W = W, j.M = M, j.D = D, j.a = a, j.x = x, j.similarity = similarity, j.fout = out, j.ahead = 4;
+    if (j.ahead * W * 8 < GAIA__VSA_HAMMING_AHEAD) j.ahead = (GAIA__VSA_HAMMING_AHEAD + W * 8 - 1) / (W * 8);
     for (q0 = 0; q0 < B; q0 += GAIA__VSA_HAMMING_QBLOCK) {
-        size_t nq = B - q0 < GAIA__VSA_HAMMING_QBLOCK ? B - q0 : GAIA__VSA_HAMMING_QBLOCK, m;
-        GAIA__PAR_FOR(M * W * nq >= GAIA__PAR_MIN, nthreads)
-        for (m = 0; m < M; m++) {
-            const uint64_t *xm = x + m * W;
-            size_t q;
-#if defined(__GNUC__) || defined(__clang__)
-            if (m + ahead < M) { /* the cache lines of item m + ahead */
-                const char *p = (const char *)(x + (m + ahead) * W);
-                size_t c;
-                for (c = 0; c < W * 8; c += 64) __builtin_prefetch(p + c, 0, 3);
-                __builtin_prefetch(p + W * 8 - 1, 0, 3);
-            }
-#endif
-            for (q = 0; q < nq; q++) {
-                uint64_t h = gaia__vsa_xor_popcount(a + (q0 + q) * W, xm, W);
-                out[(q0 + q) * M + m] = similarity ? (float)(1.0 - 2.0 * (double)h / (double)D) : (float)h;
-            }
-        }
-        GAIA__PAR_END
+        j.q0 = q0;
+        j.nq = B - q0 < GAIA__VSA_HAMMING_QBLOCK ? B - q0 : GAIA__VSA_HAMMING_QBLOCK;
+        gaia__par_range(M * W * j.nq >= GAIA__PAR_MIN ? nthreads : 1, (long long)M, gaia__vsa_hamming_items, &j);
     }
 }
 
@@ -8241,13 +8877,15 @@ GAIA_API void gaia_cpu_vsa_bipolar_to_bsc(size_t B, size_t D, const float *x, ui
     }
 }
 
-GAIA_API void gaia_cpu_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const float *a, size_t a_rs, const float *b,
-                               size_t b_rs, float *out, int nthreads) {
-    size_t r, cols = cplx ? 2 * n : n;
-    GAIA__PAR_FOR(B * cols >= GAIA__PAR_MIN, nthreads)
-    for (r = 0; r < B; r++) {
-        const float *ar = a + r * a_rs, *br = b + r * b_rs;
-        float *o = out + r * cols;
+/* Rows [r0, r1) of gaia_cpu_vsa_mul. */
+static void gaia__vsa_mul_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__vsa_job *j = (const gaia__vsa_job *)arg;
+    size_t n = j->n, cols = j->cols, r;
+    int cplx = j->cplx, conj_b = j->conj_b;
+    (void)slot;
+    for (r = (size_t)r0; r < (size_t)r1; r++) {
+        const float *ar = j->fa + r * j->a_rs, *br = j->fb + r * j->b_rs;
+        float *o = j->fout + r * cols;
         size_t i;
         if (!cplx) {
             for (i = 0; i < n; i++) o[i] = ar[i] * br[i];
@@ -8279,7 +8917,15 @@ GAIA_API void gaia_cpu_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const f
             }
         }
     }
-    GAIA__PAR_END
+}
+
+GAIA_API void gaia_cpu_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const float *a, size_t a_rs, const float *b,
+                               size_t b_rs, float *out, int nthreads) {
+    gaia__vsa_job j;
+    memset(&j, 0, sizeof j);
+    j.n = n, j.cols = cplx ? 2 * n : n, j.cplx = cplx, j.conj_b = conj_b;
+    j.fa = a, j.a_rs = a_rs, j.fb = b, j.b_rs = b_rs, j.fout = out;
+    gaia__par_range(B * j.cols >= GAIA__PAR_MIN ? nthreads : 1, (long long)B, gaia__vsa_mul_rows, &j);
 }
 
 /* Rows summed per pass over a stretch of columns: the stretch's partial
@@ -8344,6 +8990,16 @@ static void gaia__vsa_bundle_cols(size_t K, size_t L, const float *x, const floa
     }
 }
 
+static void gaia__vsa_bundle_items(void *arg, long long c0, long long c1, int slot) {
+    const gaia__vsa_job *j = (const gaia__vsa_job *)arg;
+    size_t K = j->K, L = j->L, span = j->span, chunks = j->chunks, c;
+    (void)slot;
+    for (c = (size_t)c0; c < (size_t)c1; c++) {
+        size_t n = c / chunks, l0 = (c % chunks) * span, l1 = l0 + span < L ? l0 + span : L;
+        gaia__vsa_bundle_cols(K, L, j->fx + n * K * L, j->weights, j->fout + n * L, l0, l1);
+    }
+}
+
 GAIA_API void gaia_cpu_vsa_bundle(size_t N, size_t K, size_t L, const float *x, const float *w, float *out,
                                   int nthreads) {
     /* work items: (sum n, a stretch of columns): whole rows when there are
@@ -8351,20 +9007,16 @@ GAIA_API void gaia_cpu_vsa_bundle(size_t N, size_t K, size_t L, const float *x, 
        thread (a multiple of 64 columns), so each thread reads its columns
        of every row in long runs the prefetcher follows, and no thread
        needs a private copy of the sum to merge. */
+    gaia__vsa_job j;
     size_t nt = nthreads > 1 ? (size_t)nthreads : 1;
-    size_t span = N >= nt ? L : (L + nt - 1) / nt, chunks, total, c;
+    size_t span = N >= nt ? L : (L + nt - 1) / nt;
     span = (span + 63) / 64 * 64;
     if (span < 1024) span = 1024;
     if (span > L) span = L;
     if (span == 0) span = 1;
-    chunks = (L + span - 1) / span;
-    total = N * chunks;
-    GAIA__PAR_FOR(N * K * L >= GAIA__PAR_MIN, nthreads)
-    for (c = 0; c < total; c++) {
-        size_t n = c / chunks, l0 = (c % chunks) * span, l1 = l0 + span < L ? l0 + span : L;
-        gaia__vsa_bundle_cols(K, L, x + n * K * L, w, out + n * L, l0, l1);
-    }
-    GAIA__PAR_END
+    memset(&j, 0, sizeof j);
+    j.K = K, j.L = L, j.fx = x, j.weights = w, j.fout = out, j.span = span, j.chunks = (L + span - 1) / span;
+    gaia__par_range(N * K * L >= GAIA__PAR_MIN ? nthreads : 1, (long long)(N * j.chunks), gaia__vsa_bundle_items, &j);
 }
 
 GAIA_API void gaia_cpu_vsa_quantize(gaia_vsa_quantize_op op, size_t B, size_t D, uint64_t seed, uint64_t stream,
@@ -8636,7 +9288,9 @@ static gaia_status gaia__cpu_where_be(gaia_ctx *ctx, const float *c, const size_
     return GAIA_OK;
 }
 
-/* ---- 2-D convolution and pooling ---- */
+/* ---- 2-D convolution and pooling (the conv module; without it, GAIA_NO_CONV,
+   the table's slots are NULL) ---- */
+#ifndef GAIA_NO_CONV
 /* The scratch: the GEMM's packing buffers and a column buffer per thread,
    for this call only (a few hundred KiB a thread). */
 static gaia_status gaia__cpu_conv2d_be(gaia_ctx *ctx, const gaia_conv2d_args *a) {
@@ -8653,6 +9307,7 @@ static gaia_status gaia__cpu_pool2d_be(gaia_ctx *ctx, const gaia_pool2d_args *a)
     gaia_cpu_pool2d(a, ctx->cpu_threads);
     return GAIA_OK;
 }
+#endif
 /* ---- end of convolution and pooling ---- */
 
 static const gaia_backend gaia__cpu_backend_table = {
@@ -8688,8 +9343,13 @@ static const gaia_backend gaia__cpu_backend_table = {
 #else
     NULL,
 #endif
+#ifndef GAIA_NO_CONV
     gaia__cpu_conv2d_be,
     gaia__cpu_pool2d_be,
+#else
+    NULL,
+    NULL,
+#endif
 #ifdef GAIA__CPU_TENSOR_OPS
     GAIA__CPU_TENSOR_OPS,
 #else

@@ -2605,7 +2605,11 @@ GAIA_API gaia_status gaia_loss(gaia_ctx *ctx, const gaia_loss_desc *desc, const 
     } else { /* e[b] = -sum_c W[b, c] lp[b, c], lp the log-probabilities */
         const gaia_tensor *logp = input;
         if (d.kind == GAIA_LOSS_CROSS_ENTROPY) {
+#ifndef GAIA_NO_AXIS
             st = gaia_tensor_log_softmax(ctx, input, 1, &lp);
+#else
+            st = gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "cross-entropy needs log_softmax, which GAIA_NO_AXIS leaves out");
+#endif
             logp = lp;
             /* the backward's softmax, zero in ignored rows: dx = (sm - W) g */
             if (st == GAIA_OK) st = gaia_tensor_exp(ctx, lp, &sm);
