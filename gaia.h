@@ -103,7 +103,9 @@
                        own backwards); every operation runs unrecorded
      GAIA_NO_AXIS      the operations along an axis (softmax, index_select,
                        gather, scatter_add, concat, stack, cumsum, top-k,
-                       argsort; and vsa, whose cleanup ranks with top-k).
+                       argsort; and vsa, whose cleanup ranks with top-k,
+                       and layer, whose SwiGLU splits its input with
+                       index_select on a GPU).
                        Their gathers and scatters are conv2d's and pooling's
                        backwards, so those two then refuse an input that
                        needs a gradient (GAIA_ERR_UNSUPPORTED) while
@@ -6667,6 +6669,17 @@ done:
     return st;
 }
 
+/* A host array as a tensor on device d. */
+static gaia_status gaia__ag_from_host(gaia_ctx *ctx, gaia_device d, int ndim, const size_t *shape, const float *host,
+                                      gaia_tensor **out) {
+    gaia_status st;
+    if (gaia_device_push(ctx, d) != GAIA_OK)
+        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, "gaia_backward", "no %s", gaia_device_str(d));
+    st = gaia_tensor_from_host(ctx, ndim, shape, host, out);
+    gaia_device_pop(ctx);
+    return st;
+}
+
 #ifndef GAIA_NO_AXIS /* (the backwards of the operations along an axis, and those that use them) */
 /* softmax: dx = y (g - sum(g y)); log-softmax: dx = g - exp(y) sum(g), the
    sums along the axis (y the saved output). */
@@ -6727,17 +6740,6 @@ done:
    for the padding) and gradients go back through its adjoint, scatter_add
    (col2im), so the same code runs on every device. Indices are float32
    integers: one image's C H W (pooling: H W) elements must be < 2^24. */
-
-/* A host array as a tensor on device d. */
-static gaia_status gaia__ag_from_host(gaia_ctx *ctx, gaia_device d, int ndim, const size_t *shape, const float *host,
-                                      gaia_tensor **out) {
-    gaia_status st;
-    if (gaia_device_push(ctx, d) != GAIA_OK)
-        return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, "gaia_backward", "no %s", gaia_device_str(d));
-    st = gaia_tensor_from_host(ctx, ndim, shape, host, out);
-    gaia_device_pop(ctx);
-    return st;
-}
 
 /* x viewed as [rows, len], with a last column of v appended: [rows, len + 1]. */
 static gaia_status gaia__ag_sentinel(gaia_ctx *ctx, const gaia_tensor *x, size_t rows, size_t len, float v,

@@ -107,7 +107,9 @@
                        own backwards); every operation runs unrecorded
      GAIA_NO_AXIS      the operations along an axis (softmax, index_select,
                        gather, scatter_add, concat, stack, cumsum, top-k,
-                       argsort; and vsa, whose cleanup ranks with top-k).
+                       argsort; and vsa, whose cleanup ranks with top-k,
+                       and layer, whose SwiGLU splits its input with
+                       index_select on a GPU).
                        Their gathers and scatters are conv2d's and pooling's
                        backwards, so those two then refuse an input that
                        needs a gradient (GAIA_ERR_UNSUPPORTED) while
