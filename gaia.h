@@ -3747,7 +3747,8 @@ struct gaia_hrr_ops {
     /* sim[i][j] /= na[i] nb[j] (0 when either norm is 0), sim is [B, M]. */
     gaia_status (*cosine_scale)(gaia_ctx *ctx, size_t B, size_t M, float *sim, const float *na, const float *nb);
     /* best[2i] = index of the first maximum of row i (as float), best[2i+1]
-       = that maximum; a row holding NaN gives index -1 and NaN. */
+       = that maximum; a row holding NaN gives index -1 and NaN, and so
+       does every row when M = 0. */
     gaia_status (*argmax_rows)(gaia_ctx *ctx, size_t B, size_t M, const float *sim, float *best);
     /* Optional (NULL: composed from gemm, row_norms, cosine_scale and
        argmax_rows): best[2i], best[2i+1] as argmax_rows gives them for the

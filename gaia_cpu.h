@@ -7957,8 +7957,11 @@ GAIA_API void gaia_cpu_hrr_cosine_scale(size_t B, size_t M, float *sim, const fl
 
 GAIA_API void gaia_cpu_hrr_argmax_rows(size_t B, size_t M, const float *sim, float *best) {
     size_t i, j;
-    if (M == 0) { /* no columns: no best one */
-        for (i = 0; i < B; i++) best[i] = -1.0f;
+    if (M == 0) { /* no columns: no best one, as for a row with a NaN */
+        for (i = 0; i < B; i++) {
+            best[2 * i] = -1.0f;
+            best[2 * i + 1] = (float)NAN;
+        }
         return;
     }
     for (i = 0; i < B; i++) {

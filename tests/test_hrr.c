@@ -1312,7 +1312,47 @@ static void hrr_random_is_profiled_with_its_bytes(gt *t) {
              (unsigned long long)e.bytes, 3 * 40 * 4);
 }
 
+/* The CPU primitive behind the composed cleanup (gaia_cpu_hrr_argmax_rows)
+   against a direct scan: random rows, rows with ties (the first maximum
+   wins), a row with a NaN (index -1 and NaN), one column. */
+static void hrr_cpu_argmax_rows_matches_a_direct_scan(gt *t) {
+    enum { B = 9, M = 37 };
+    float sim[B * M], best[2 * B];
+    size_t i, j;
+    for (i = 0; i < B * M; i++) sim[i] = (float)gt_uniform(t, -1.0, 1.0);
+    for (j = 0; j < M; j++) sim[2 * M + j] = 0.25f;                       /* all tied: index 0 */
+    sim[3 * M + 5] = sim[3 * M + 30] = 2.0f;                               /* a tie at the top: 5 */
+    sim[4 * M + 11] = NAN;                                                 /* NaN: -1 */
+    sim[5 * M + M - 1] = 3.0f;                                             /* the last column */
+    gaia_cpu_hrr_argmax_rows(B, M, sim, best);
+    for (i = 0; i < B; i++) {
+        size_t at = 0;
+        int nan = 0;
+        for (j = 0; j < M; j++) {
+            if (sim[i * M + j] != sim[i * M + j]) nan = 1;
+            else if (sim[i * M + j] > sim[i * M + at]) at = j;
+        }
+        if (nan)
+            GT_CHECK(t, best[2 * i] == -1.0f && best[2 * i + 1] != best[2 * i + 1], "row %zu (NaN): %g, %g", i,
+                     (double)best[2 * i], (double)best[2 * i + 1]);
+        else
+            GT_CHECK(t, best[2 * i] == (float)at && best[2 * i + 1] == sim[i * M + at], "row %zu: %g, %g; want %zu, %g",
+                     i, (double)best[2 * i], (double)best[2 * i + 1], at, (double)sim[i * M + at]);
+    }
+    GT_CHECK(t, best[4] == 0.0f && best[6] == 5.0f && best[8] == -1.0f && best[10] == (float)(M - 1),
+             "ties, NaN, last column: %g %g %g %g", (double)best[4], (double)best[6], (double)best[8],
+             (double)best[10]);
+    gaia_cpu_hrr_argmax_rows(B, 1, sim, best); /* one column: index 0, its value */
+    for (i = 0; i < B; i++)
+        GT_CHECK(t, best[2 * i] == 0.0f && best[2 * i + 1] == sim[i], "one column, row %zu: %g", i, (double)best[2 * i]);
+    gaia_cpu_hrr_argmax_rows(3, 0, NULL, best); /* no columns: every row -1 and NaN */
+    for (i = 0; i < 3; i++)
+        GT_CHECK(t, best[2 * i] == -1.0f && best[2 * i + 1] != best[2 * i + 1], "no columns, row %zu: %g, %g", i,
+                 (double)best[2 * i], (double)best[2 * i + 1]);
+}
+
 const gt_case gt_hrr_cases[] = {
+    {"hrr_cpu_argmax_rows_matches_a_direct_scan", hrr_cpu_argmax_rows_matches_a_direct_scan},
     {"hrr_random_is_profiled_with_its_bytes", hrr_random_is_profiled_with_its_bytes},
     {"hrr_bind_matches_direct_convolution", hrr_bind_matches_direct_convolution},
     {"hrr_bind_broadcasts_one_row", hrr_bind_broadcasts_one_row},
