@@ -889,6 +889,27 @@ static void hierarchy_learning_is_off_by_default(gt *t) {
     gaia_hierarchy_free(h);
 }
 
+/* One step is a run too (T = 1: one row out of each level); no step is an
+   error that names the shape. */
+static void hierarchy_processes_a_single_step(gt *t) {
+    gaia_hierarchy *h = NULL;
+    gaia_tensor *X = NULL, *outs[3] = {NULL, NULL, NULL};
+    size_t xs[2] = {1, 10}, k;
+    float x[10];
+    GT_OK(t, lt_small_hierarchy(t->ctx, &h));
+    gt_fill_normal(t, x, 10);
+    X = lt_tensor(t, 2, xs, x);
+    GT_OK(t, gaia_hierarchy_process(t->ctx, h, X, 1, NULL, outs));
+    for (k = 0; k < 3; k++)
+        GT_CHECK(t, outs[k] && gaia_tensor_ndim(outs[k]) == 2 && gaia_tensor_dim(outs[k], 0) == 1,
+                 "level %zu: %zu rows for one step", k, outs[k] ? gaia_tensor_dim(outs[k], 0) : (size_t)0);
+    for (k = 0; k < 3; k++) gaia_tensor_free(outs[k]), outs[k] = NULL;
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_hierarchy_process(t->ctx, h, X, 0, NULL, outs));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "T >= 1") != NULL, "message: %s", gaia_last_error(t->ctx));
+    gaia_tensor_free(X);
+    gaia_hierarchy_free(h);
+}
+
 static void hierarchy_seed_small_workload_runs(gt *t) {
     /* GAIA's 10 x 20 x 40 hierarchy, 1,000 steps, learning on: finite, and the
        Hebbian rows stay unit length. */
@@ -1490,6 +1511,7 @@ const gt_case gt_layer_cases[] = {
     {"layer_hierarchy_process_equals_level_steps", hierarchy_process_equals_level_steps},
     {"layer_hierarchy_fires_each_level_on_its_own_schedule", hierarchy_fires_each_level_on_its_own_schedule},
     {"layer_hierarchy_learning_is_off_by_default", hierarchy_learning_is_off_by_default},
+    {"layer_hierarchy_processes_a_single_step", hierarchy_processes_a_single_step},
     {"layer_hierarchy_seed_small_workload_runs", hierarchy_seed_small_workload_runs},
     {"layer_hebbian_negative_homeostasis_flips_rows", hebbian_negative_homeostasis_flips_rows},
     {"layer_kernels_agree_on_cpu_and_cuda", kernels_agree_on_cpu_and_cuda},
