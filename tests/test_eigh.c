@@ -286,6 +286,30 @@ static void eigh_of_cuda_tensors_matches_cpu(gt *t) {
     free(a), free(val[0]), free(val[1]), free(vec[0]), free(vec[1]);
 }
 
+/* The profile counts what eigh moves: the matrices, the values, and the
+   vectors when asked for. */
+static void eigh_is_profiled_with_its_bytes(gt *t) {
+    size_t s[3] = {2, 5, 5}, i;
+    float h[50];
+    gaia_tensor *a = NULL, *w = NULL, *v = NULL;
+    gaia_profile_entry e;
+    for (i = 0; i < 50; i++) h[i] = (float)gt_uniform(t, -1.0, 1.0);
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 3, s, h, &a));
+    gaia_profile_enable(t->ctx, 1);
+    gaia_profile_reset(t->ctx);
+    GT_OK(t, gaia_tensor_eigh(t->ctx, a, &w, &v));
+    e = gaia_profile_get(t->ctx, GAIA_PROF_EIGH);
+    GT_CHECK(t, e.calls == 1 && e.bytes == (50 * 2 + 10) * 4, "with vectors: %llu calls, %llu bytes (want 1, %d)",
+             (unsigned long long)e.calls, (unsigned long long)e.bytes, (50 * 2 + 10) * 4);
+    gaia_profile_reset(t->ctx);
+    GT_OK(t, gaia_tensor_eigh(t->ctx, a, &w, NULL));
+    e = gaia_profile_get(t->ctx, GAIA_PROF_EIGH);
+    GT_CHECK(t, e.calls == 1 && e.bytes == (50 + 10) * 4, "values only: %llu calls, %llu bytes (want 1, %d)",
+             (unsigned long long)e.calls, (unsigned long long)e.bytes, (50 + 10) * 4);
+    gaia_profile_enable(t->ctx, 0);
+    gaia_tensor_free(a), gaia_tensor_free(w), gaia_tensor_free(v);
+}
+
 static void eigh_rejects_bad_input(gt *t) {
     gaia_tensor *a = NULL, *r = NULL, *one = NULL, *w = NULL, *v = NULL, *keep = NULL, *nan = NULL;
     size_t s[3] = {2, 4, 4}, rs[2] = {3, 4}, os[1] = {4}, ks[2] = {2, 3};
@@ -361,6 +385,7 @@ const gt_case gt_eigh_cases[] = {
     {"eigh_same_bits_on_any_thread_count", eigh_same_bits_on_any_thread_count},
     {"eigh_of_cuda_tensors_matches_cpu", eigh_of_cuda_tensors_matches_cpu},
     {"eigh_rejects_bad_input", eigh_rejects_bad_input},
+    {"eigh_is_profiled_with_its_bytes", eigh_is_profiled_with_its_bytes},
     {"eigh_example_checks_its_batch", eigh_example_checks_its_batch},
     {NULL, NULL},
 };

@@ -1312,6 +1312,27 @@ static void hrr_random_is_profiled_with_its_bytes(gt *t) {
              (unsigned long long)e.bytes, 3 * 40 * 4);
 }
 
+/* Binding by a cached spectrum counts what it moves: a and the result (B x D
+   floats each) and the spectrum's rows (D/2 + 1 complex bins of 8 bytes). */
+static void hrr_bind_spectrum_is_profiled_with_its_bytes(gt *t) {
+    gaia_tensor *a = NULL, *r = NULL, *out = NULL;
+    gaia_hrr_spectrum *s = NULL;
+    gaia_profile_entry e;
+    const unsigned long long want = (3 * 64 + 3 * 64) * 4 + 3 * (64 / 2 + 1) * 8;
+    GT_OK(t, gaia_hrr_random(t->ctx, 3, 64, 0, &a));
+    GT_OK(t, gaia_hrr_random(t->ctx, 3, 64, 0, &r));
+    GT_OK(t, gaia_hrr_spectrum_create(t->ctx, r, &s));
+    gaia_profile_enable(t->ctx, 1);
+    gaia_profile_reset(t->ctx);
+    GT_OK(t, gaia_hrr_bind_spectrum(t->ctx, a, s, 0, &out));
+    e = gaia_profile_get(t->ctx, GAIA_PROF_HRR);
+    gaia_profile_enable(t->ctx, 0);
+    GT_CHECK(t, e.calls == 1 && e.bytes == want, "%llu calls, %llu bytes (want 1, %llu)", (unsigned long long)e.calls,
+             (unsigned long long)e.bytes, want);
+    gaia_tensor_free(a), gaia_tensor_free(r), gaia_tensor_free(out);
+    gaia_hrr_spectrum_free(s);
+}
+
 /* The CPU primitive behind the composed cleanup (gaia_cpu_hrr_argmax_rows)
    against a direct scan: random rows, rows with ties (the first maximum
    wins), a row with a NaN (index -1 and NaN), one column. */
@@ -1353,6 +1374,7 @@ static void hrr_cpu_argmax_rows_matches_a_direct_scan(gt *t) {
 
 const gt_case gt_hrr_cases[] = {
     {"hrr_cpu_argmax_rows_matches_a_direct_scan", hrr_cpu_argmax_rows_matches_a_direct_scan},
+    {"hrr_bind_spectrum_is_profiled_with_its_bytes", hrr_bind_spectrum_is_profiled_with_its_bytes},
     {"hrr_random_is_profiled_with_its_bytes", hrr_random_is_profiled_with_its_bytes},
     {"hrr_bind_matches_direct_convolution", hrr_bind_matches_direct_convolution},
     {"hrr_bind_broadcasts_one_row", hrr_bind_broadcasts_one_row},
