@@ -468,26 +468,6 @@ static int gaia__layer_act_reads_input(gaia_layer_act act) {
    plus ordinary matmuls for Linear's dx and dW.
    --------------------------------------------------------------------- */
 
-/* Keeps t (a view of it; with own, t itself) in a slot of a pending node.
-   Out of memory: the node is dropped, the tape marked incomplete. */
-static gaia_status gaia__layer_ag_keep(gaia_ctx *ctx, gaia__ag_pending *p, int slot, const gaia_tensor *t,
-                                       gaia_tensor *own) {
-    if (!p->active) {
-        gaia_tensor_free(own);
-        return GAIA_OK;
-    }
-    if (own) {
-        p->node.saved[slot] = own;
-        p->node.saved_version[slot] = own->storage->version;
-        return GAIA_OK;
-    }
-    if (gaia__ag_save(ctx, &p->node, slot, t)) return GAIA_OK;
-    gaia__ag_release(&p->node);
-    p->active = 0;
-    if (ctx->tape) ctx->tape->broken = 1;
-    return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "autograd", "cannot record the operation on the gradient tape");
-}
-
 /* A copy of x (recording off): for an input the operation overwrites. */
 static gaia_status gaia__layer_ag_copy(gaia_ctx *ctx, gaia__ag_pending *p, int slot, const gaia_tensor *x) {
     gaia_tensor *c = NULL;
@@ -503,7 +483,7 @@ static gaia_status gaia__layer_ag_copy(gaia_ctx *ctx, gaia__ag_pending *p, int s
         if (ctx->tape) ctx->tape->broken = 1;
         return st;
     }
-    return gaia__layer_ag_keep(ctx, p, slot, NULL, c);
+    return gaia__ag_keep(ctx, p, slot, NULL, c);
 }
 
 static gaia_status gaia__layer_grad_ops(gaia_ctx *ctx, const gaia_tensor *g, const struct gaia_layer_ops **ops,
@@ -660,13 +640,13 @@ GAIA_API gaia_status gaia_layer_activation(gaia_ctx *ctx, gaia_layer_act act, co
     p.node.flag1 = 1;
     if (gaia__layer_act_reads_input(act)) /* the derivative reads the input: copied when overwritten */
         st = !created && gaia__aliases(*out, x) ? gaia__layer_ag_copy(ctx, &p, 2, x)
-                                                : gaia__layer_ag_keep(ctx, &p, 2, x, NULL);
+                                                : gaia__ag_keep(ctx, &p, 2, x, NULL);
     if (st != GAIA_OK) return gaia__finish_out(st, out, created);
     t0 = gaia__prof_begin(ctx);
     st = ops->bias_act(ctx, act, GAIA__PTR(x), NULL, GAIA__PTR(*out), 1, x->numel);
     gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
     if (st == GAIA_OK && !gaia__layer_act_reads_input(act) && act != GAIA_LAYER_ACT_LINEAR)
-        st = gaia__layer_ag_keep(ctx, &p, 2, *out, NULL); /* the others' derivatives read the output */
+        st = gaia__ag_keep(ctx, &p, 2, *out, NULL); /* the others' derivatives read the output */
     st = gaia__ag_end(ctx, &p, st, *out, NULL);
     return gaia__finish_out(st, out, created);
 }
@@ -712,8 +692,8 @@ GAIA_API gaia_status gaia_layer_linear(gaia_ctx *ctx, const gaia_tensor *x, cons
     if (!created && (gaia__aliases(*out, x) || gaia__aliases(*out, W) || gaia__aliases(*out, b)))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias x, W or b");
     gaia__ag_begin(ctx, &p, GAIA__AG_LINEAR, (int)act, x, W, b);
-    st = gaia__layer_ag_keep(ctx, &p, 0, x, NULL); /* dW reads x, dx reads W */
-    if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 1, W, NULL);
+    st = gaia__ag_keep(ctx, &p, 0, x, NULL); /* dW reads x, dx reads W */
+    if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 1, W, NULL);
     p.node.shape_only[0] = !p.node.in[1];
     p.node.shape_only[1] = !p.node.in[0];
     if (st == GAIA_OK && p.active && gaia__layer_act_reads_input(act)) /* the derivative reads z = x W^T + b */
@@ -724,12 +704,12 @@ GAIA_API gaia_status gaia_layer_linear(gaia_ctx *ctx, const gaia_tensor *x, cons
         st = ops->linear(ctx, GAIA_LAYER_ACT_LINEAR, GAIA__PTR(x), GAIA__PTR(W), b ? GAIA__PTR(b) : NULL, GAIA__PTR(z),
                          rows, in, nout);
         if (st == GAIA_OK) st = ops->bias_act(ctx, act, GAIA__PTR(z), NULL, GAIA__PTR(*out), rows, nout);
-        if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 2, NULL, z);
+        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 2, NULL, z);
         else gaia_tensor_free(z);
     } else {
         st = ops->linear(ctx, act, GAIA__PTR(x), GAIA__PTR(W), b ? GAIA__PTR(b) : NULL, GAIA__PTR(*out), rows, in,
                          nout);
-        if (st == GAIA_OK && act != GAIA_LAYER_ACT_LINEAR) st = gaia__layer_ag_keep(ctx, &p, 2, *out, NULL);
+        if (st == GAIA_OK && act != GAIA_LAYER_ACT_LINEAR) st = gaia__ag_keep(ctx, &p, 2, *out, NULL);
     }
     gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, (x->numel + W->numel + (*out)->numel) * 4);
     st = gaia__ag_end(ctx, &p, st, *out, NULL);
@@ -779,9 +759,9 @@ GAIA_API gaia_status gaia_layer_layernorm(gaia_ctx *ctx, const gaia_tensor *x, c
                                 out, created);
     }
     /* x: copied when normalised in place; the weight for dx; the bias for its shape */
-    st = !created && gaia__aliases(*out, x) ? gaia__layer_ag_copy(ctx, &p, 0, x) : gaia__layer_ag_keep(ctx, &p, 0, x, NULL);
-    if (st == GAIA_OK && weight) st = gaia__layer_ag_keep(ctx, &p, 1, weight, NULL);
-    if (st == GAIA_OK && bias) st = gaia__layer_ag_keep(ctx, &p, 3, bias, NULL);
+    st = !created && gaia__aliases(*out, x) ? gaia__layer_ag_copy(ctx, &p, 0, x) : gaia__ag_keep(ctx, &p, 0, x, NULL);
+    if (st == GAIA_OK && weight) st = gaia__ag_keep(ctx, &p, 1, weight, NULL);
+    if (st == GAIA_OK && bias) st = gaia__ag_keep(ctx, &p, 3, bias, NULL);
     p.node.shape_only[1] = !p.node.in[0];
     p.node.shape_only[3] = 1;
     if (st == GAIA_OK && p.active) {
@@ -795,7 +775,7 @@ GAIA_API gaia_status gaia_layer_layernorm(gaia_ctx *ctx, const gaia_tensor *x, c
     if (stats) {
         st = ops->layernorm_train(ctx, GAIA__PTR(x), weight ? GAIA__PTR(weight) : NULL, bias ? GAIA__PTR(bias) : NULL,
                                   GAIA__PTR(*out), GAIA__PTR(stats), GAIA__PTR(stats) + rows, rows, cols, eps);
-        if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 2, NULL, stats);
+        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 2, NULL, stats);
         else gaia_tensor_free(stats);
     } else {
         st = ops->layernorm(ctx, GAIA__PTR(x), weight ? GAIA__PTR(weight) : NULL, bias ? GAIA__PTR(bias) : NULL,
@@ -864,8 +844,8 @@ GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, con
         gaia__ag_begin(ctx, &p, GAIA__AG_RMSNORM, 0, x, weight, NULL);
         /* x for both gradients (copied when normalised in place); the weight for dx */
         st = !created && gaia__aliases(*out, x) ? gaia__layer_ag_copy(ctx, &p, 0, x)
-                                                : gaia__layer_ag_keep(ctx, &p, 0, x, NULL);
-        if (st == GAIA_OK && weight) st = gaia__layer_ag_keep(ctx, &p, 1, weight, NULL);
+                                                : gaia__ag_keep(ctx, &p, 0, x, NULL);
+        if (st == GAIA_OK && weight) st = gaia__ag_keep(ctx, &p, 1, weight, NULL);
         p.node.shape_only[1] = !p.node.in[0];
         if (st == GAIA_OK && p.active) st = gaia__tensor_new(ctx, fn, GAIA__DEV(x), 1, &rows, &rstd);
         if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
@@ -874,7 +854,7 @@ GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, con
                           rstd ? GAIA__PTR(rstd) : NULL, rows, cols, eps);
         gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
         if (rstd) {
-            if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 2, NULL, rstd);
+            if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 2, NULL, rstd);
             else gaia_tensor_free(rstd);
         }
         st = gaia__ag_end(ctx, &p, st, *out, NULL);
@@ -944,7 +924,7 @@ GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia
         st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, oshape, out, &created);
         if (st != GAIA_OK) return st;
         gaia__ag_begin(ctx, &p, GAIA__AG_SWIGLU, 0, x, NULL, NULL);
-        st = gaia__layer_ag_keep(ctx, &p, 0, x, NULL);
+        st = gaia__ag_keep(ctx, &p, 0, x, NULL);
         if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
         t0 = gaia__prof_begin(ctx);
         st = ops->swiglu(ctx, GAIA__PTR(x), GAIA__PTR(*out), x->numel / (2 * h), h);
@@ -1059,9 +1039,9 @@ GAIA_API gaia_status gaia_layer_attention(gaia_ctx *ctx, const gaia_tensor *q, c
     }
     p.node.flag0 = causal != 0;
     p.node.p0 = scale;
-    st = gaia__layer_ag_keep(ctx, &p, 0, q, NULL);
-    if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 1, k, NULL);
-    if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 2, v, NULL);
+    st = gaia__ag_keep(ctx, &p, 0, q, NULL);
+    if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 1, k, NULL);
+    if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 2, v, NULL);
     if (st == GAIA_OK && p.active) {
         size_t ls[2];
         ls[0] = bh;
@@ -1073,8 +1053,8 @@ GAIA_API gaia_status gaia_layer_attention(gaia_ctx *ctx, const gaia_tensor *q, c
     if (lse) {
         st = ops->attention_train(ctx, prec, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v), GAIA__PTR(*out), GAIA__PTR(lse),
                                   bh, nq, nk, d, scale, causal != 0);
-        if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 3, *out, NULL);
-        if (st == GAIA_OK) st = gaia__layer_ag_keep(ctx, &p, 4, NULL, lse);
+        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 3, *out, NULL);
+        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 4, NULL, lse);
         else gaia_tensor_free(lse);
     } else {
         st = ops->attention(ctx, prec, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v), GAIA__PTR(*out), bh, nq, nk, d, scale,
