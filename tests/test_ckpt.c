@@ -743,7 +743,7 @@ static void optim_groups_in_files(gt *t) {
                                      "steps", "3", "seed", "5", "rng_stream", "0", NULL};
         gaia_named_tensor items[NPARAM + 1];
         gaia_tensor *vals[NPARAM + 1];
-        char names[NPARAM][16];
+        char names[NPARAM][24]; /* room for any int: -O1 cannot bound i */
         size_t off = 0, h8 = 8;
         int i;
         GT_OK(t, run_open(&r, 3, 0, init));
