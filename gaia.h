@@ -5004,6 +5004,37 @@ static int gaia__ctx_related(const gaia_ctx *a, const gaia_ctx *b) {
     return ra == rb;
 }
 
+/* An existing output o that will receive a result of `shape` on device d:
+   of this context (another context's memory may live in another allocator
+   or pool), on d, of that shape. */
+static gaia_status gaia__check_existing_out(gaia_ctx *ctx, const char *fn, const gaia_tensor *o, gaia_device d,
+                                            int ndim, const size_t *shape) {
+    size_t numel;
+    int i, same;
+    /* the asked-for shape passes the checks a new tensor's would: an ndim
+       outside 1..GAIA_MAX_DIMS must not reach the comparison (or the copy
+       into tmp below) */
+    gaia_status st = gaia__check_shape(ctx, fn, ndim, shape, &numel);
+    if (st != GAIA_OK) return st;
+    same = o->ndim == ndim;
+    for (i = 0; same && i < ndim; i++) same = o->shape[i] == shape[i];
+    if (!gaia__ctx_related(o->storage->ctx, ctx)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out belongs to another context");
+    if (GAIA__DEV(o) != d)
+        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "out is on %s, operands on %s",
+                          gaia_device_str(GAIA__DEV(o)), gaia_device_str(d));
+    if (!same) {
+        char have[64], want[64];
+        gaia_tensor tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.ndim = ndim;
+        memcpy(tmp.shape, shape, (size_t)ndim * sizeof(size_t));
+        gaia__shape_str(o, have, sizeof have);
+        gaia__shape_str(&tmp, want, sizeof want);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s), result has shape (%s)", have, want);
+    }
+    return GAIA_OK;
+}
+
 static gaia_status gaia__prepare_out(gaia_ctx *ctx, const char *fn, gaia_device d, int ndim, const size_t *shape,
                                      gaia_tensor **out, int *created) {
     *created = 0;
@@ -5014,30 +5045,8 @@ static gaia_status gaia__prepare_out(gaia_ctx *ctx, const char *fn, gaia_device 
         return st;
     } else {
         gaia_tensor *o = *out;
-        size_t numel;
-        int i, same;
-        /* the asked-for shape passes the checks a new tensor's would: an
-           ndim outside 1..GAIA_MAX_DIMS must not reach the comparison (or
-           the copy into tmp below) */
-        gaia_status st = gaia__check_shape(ctx, fn, ndim, shape, &numel);
+        gaia_status st = gaia__check_existing_out(ctx, fn, o, d, ndim, shape);
         if (st != GAIA_OK) return st;
-        same = o->ndim == ndim;
-        for (i = 0; same && i < ndim; i++) same = o->shape[i] == shape[i];
-        /* another context's memory may live in another allocator or pool */
-        if (!gaia__ctx_related(o->storage->ctx, ctx)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out belongs to another context");
-        if (GAIA__DEV(o) != d)
-            return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "out is on %s, operands on %s",
-                              gaia_device_str(GAIA__DEV(o)), gaia_device_str(d));
-        if (!same) {
-            char have[64], want[64];
-            gaia_tensor tmp;
-            memset(&tmp, 0, sizeof tmp);
-            tmp.ndim = ndim;
-            memcpy(tmp.shape, shape, (size_t)ndim * sizeof(size_t));
-            gaia__shape_str(o, have, sizeof have);
-            gaia__shape_str(&tmp, want, sizeof want);
-            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s), result has shape (%s)", have, want);
-        }
         if (o->requires_grad && !ctx->grad_off && !ctx->in_backward) {
             /* a parameter overwritten while the tape records: the tape's
                nodes that read it would differentiate at values it no longer
@@ -11410,29 +11419,6 @@ GAIA_API gaia_status gaia_layer_layernorm(gaia_ctx *ctx, const gaia_tensor *x, c
     return gaia__finish_out(st, out, created);
 }
 
-/* An existing *out must have the result's shape and live on d. */
-static gaia_status gaia__layer_check_out(gaia_ctx *ctx, const char *fn, const gaia_tensor *out, gaia_device d, int ndim,
-                                         const size_t *shape) {
-    int i, same;
-    if (!out) return GAIA_OK;
-    same = out->ndim == ndim;
-    for (i = 0; same && i < ndim; i++) same = out->shape[i] == shape[i];
-    if (!same) {
-        char have[64], want[64];
-        gaia_tensor tmp;
-        memset(&tmp, 0, sizeof tmp);
-        tmp.ndim = ndim;
-        memcpy(tmp.shape, shape, (size_t)ndim * sizeof(size_t));
-        gaia__shape_str(out, have, sizeof have);
-        gaia__shape_str(&tmp, want, sizeof want);
-        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s), the result (%s)", have, want);
-    }
-    if (GAIA__DEV(out) != d)
-        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "out is on %s, x on %s", gaia_device_str(GAIA__DEV(out)),
-                          gaia_device_str(d));
-    return GAIA_OK;
-}
-
 GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight, float eps,
                                         gaia_tensor **out) {
     static const char *fn = "gaia_layer_rmsnorm";
@@ -11454,7 +11440,7 @@ GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, con
     if (!(eps > 0.0f) || !isfinite(eps))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "eps %g must be finite and > 0", (double)eps);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
+    if (*out && (st = gaia__check_existing_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
     if (*out && gaia__aliases(*out, weight)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias weight");
     ops = gaia__be(ctx, GAIA__DEV(x))->layer;
     if (ops && ops->rmsnorm && ops->rmsnorm_backward) { /* the backend's kernel, one node on the tape */
@@ -11538,7 +11524,7 @@ GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia
         return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "h = %zu: the halves are indexed as float32 (below 2^24)", h);
     memcpy(oshape, x->shape, sizeof oshape);
     oshape[last] = h;
-    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, oshape)) != GAIA_OK) return st;
+    if (*out && (st = gaia__check_existing_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, oshape)) != GAIA_OK) return st;
     if (*out && gaia__aliases(*out, x)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias x");
     ops = gaia__be(ctx, GAIA__DEV(x))->layer;
     if (ops && ops->swiglu && ops->swiglu_backward) { /* the backend's kernel, one node on the tape */
@@ -11588,7 +11574,7 @@ GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, flo
     if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
     if (!(p >= 0.0f && p <= 1.0f)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "p %g must be in [0, 1]", (double)p);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
+    if (*out && (st = gaia__check_existing_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
     if (ctx->eval_mode || p == 0.0f) return gaia_tensor_copy(ctx, x, out); /* the identity */
     if (gaia_device_push(ctx, GAIA__DEV(x)) != GAIA_OK)
         return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "no %s", gaia_device_str(GAIA__DEV(x)));

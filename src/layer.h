@@ -786,29 +786,6 @@ GAIA_API gaia_status gaia_layer_layernorm(gaia_ctx *ctx, const gaia_tensor *x, c
     return gaia__finish_out(st, out, created);
 }
 
-/* An existing *out must have the result's shape and live on d. */
-static gaia_status gaia__layer_check_out(gaia_ctx *ctx, const char *fn, const gaia_tensor *out, gaia_device d, int ndim,
-                                         const size_t *shape) {
-    int i, same;
-    if (!out) return GAIA_OK;
-    same = out->ndim == ndim;
-    for (i = 0; same && i < ndim; i++) same = out->shape[i] == shape[i];
-    if (!same) {
-        char have[64], want[64];
-        gaia_tensor tmp;
-        memset(&tmp, 0, sizeof tmp);
-        tmp.ndim = ndim;
-        memcpy(tmp.shape, shape, (size_t)ndim * sizeof(size_t));
-        gaia__shape_str(out, have, sizeof have);
-        gaia__shape_str(&tmp, want, sizeof want);
-        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s), the result (%s)", have, want);
-    }
-    if (GAIA__DEV(out) != d)
-        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "out is on %s, x on %s", gaia_device_str(GAIA__DEV(out)),
-                          gaia_device_str(d));
-    return GAIA_OK;
-}
-
 GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, const gaia_tensor *weight, float eps,
                                         gaia_tensor **out) {
     static const char *fn = "gaia_layer_rmsnorm";
@@ -830,7 +807,7 @@ GAIA_API gaia_status gaia_layer_rmsnorm(gaia_ctx *ctx, const gaia_tensor *x, con
     if (!(eps > 0.0f) || !isfinite(eps))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "eps %g must be finite and > 0", (double)eps);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
+    if (*out && (st = gaia__check_existing_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
     if (*out && gaia__aliases(*out, weight)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias weight");
     ops = gaia__be(ctx, GAIA__DEV(x))->layer;
     if (ops && ops->rmsnorm && ops->rmsnorm_backward) { /* the backend's kernel, one node on the tape */
@@ -914,7 +891,7 @@ GAIA_API gaia_status gaia_layer_swiglu(gaia_ctx *ctx, const gaia_tensor *x, gaia
         return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "h = %zu: the halves are indexed as float32 (below 2^24)", h);
     memcpy(oshape, x->shape, sizeof oshape);
     oshape[last] = h;
-    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, oshape)) != GAIA_OK) return st;
+    if (*out && (st = gaia__check_existing_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, oshape)) != GAIA_OK) return st;
     if (*out && gaia__aliases(*out, x)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias x");
     ops = gaia__be(ctx, GAIA__DEV(x))->layer;
     if (ops && ops->swiglu && ops->swiglu_backward) { /* the backend's kernel, one node on the tape */
@@ -964,7 +941,7 @@ GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, flo
     if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
     if (!(p >= 0.0f && p <= 1.0f)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "p %g must be in [0, 1]", (double)p);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
-    if ((st = gaia__layer_check_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
+    if (*out && (st = gaia__check_existing_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
     if (ctx->eval_mode || p == 0.0f) return gaia_tensor_copy(ctx, x, out); /* the identity */
     if (gaia_device_push(ctx, GAIA__DEV(x)) != GAIA_OK)
         return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "no %s", gaia_device_str(GAIA__DEV(x)));

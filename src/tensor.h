@@ -384,6 +384,37 @@ static int gaia__ctx_related(const gaia_ctx *a, const gaia_ctx *b) {
     return ra == rb;
 }
 
+/* An existing output o that will receive a result of `shape` on device d:
+   of this context (another context's memory may live in another allocator
+   or pool), on d, of that shape. */
+static gaia_status gaia__check_existing_out(gaia_ctx *ctx, const char *fn, const gaia_tensor *o, gaia_device d,
+                                            int ndim, const size_t *shape) {
+    size_t numel;
+    int i, same;
+    /* the asked-for shape passes the checks a new tensor's would: an ndim
+       outside 1..GAIA_MAX_DIMS must not reach the comparison (or the copy
+       into tmp below) */
+    gaia_status st = gaia__check_shape(ctx, fn, ndim, shape, &numel);
+    if (st != GAIA_OK) return st;
+    same = o->ndim == ndim;
+    for (i = 0; same && i < ndim; i++) same = o->shape[i] == shape[i];
+    if (!gaia__ctx_related(o->storage->ctx, ctx)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out belongs to another context");
+    if (GAIA__DEV(o) != d)
+        return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "out is on %s, operands on %s",
+                          gaia_device_str(GAIA__DEV(o)), gaia_device_str(d));
+    if (!same) {
+        char have[64], want[64];
+        gaia_tensor tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.ndim = ndim;
+        memcpy(tmp.shape, shape, (size_t)ndim * sizeof(size_t));
+        gaia__shape_str(o, have, sizeof have);
+        gaia__shape_str(&tmp, want, sizeof want);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s), result has shape (%s)", have, want);
+    }
+    return GAIA_OK;
+}
+
 static gaia_status gaia__prepare_out(gaia_ctx *ctx, const char *fn, gaia_device d, int ndim, const size_t *shape,
                                      gaia_tensor **out, int *created) {
     *created = 0;
@@ -394,30 +425,8 @@ static gaia_status gaia__prepare_out(gaia_ctx *ctx, const char *fn, gaia_device 
         return st;
     } else {
         gaia_tensor *o = *out;
-        size_t numel;
-        int i, same;
-        /* the asked-for shape passes the checks a new tensor's would: an
-           ndim outside 1..GAIA_MAX_DIMS must not reach the comparison (or
-           the copy into tmp below) */
-        gaia_status st = gaia__check_shape(ctx, fn, ndim, shape, &numel);
+        gaia_status st = gaia__check_existing_out(ctx, fn, o, d, ndim, shape);
         if (st != GAIA_OK) return st;
-        same = o->ndim == ndim;
-        for (i = 0; same && i < ndim; i++) same = o->shape[i] == shape[i];
-        /* another context's memory may live in another allocator or pool */
-        if (!gaia__ctx_related(o->storage->ctx, ctx)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out belongs to another context");
-        if (GAIA__DEV(o) != d)
-            return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "out is on %s, operands on %s",
-                              gaia_device_str(GAIA__DEV(o)), gaia_device_str(d));
-        if (!same) {
-            char have[64], want[64];
-            gaia_tensor tmp;
-            memset(&tmp, 0, sizeof tmp);
-            tmp.ndim = ndim;
-            memcpy(tmp.shape, shape, (size_t)ndim * sizeof(size_t));
-            gaia__shape_str(o, have, sizeof have);
-            gaia__shape_str(&tmp, want, sizeof want);
-            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out has shape (%s), result has shape (%s)", have, want);
-        }
         if (o->requires_grad && !ctx->grad_off && !ctx->in_backward) {
             /* a parameter overwritten while the tape records: the tape's
                nodes that read it would differentiate at values it no longer
