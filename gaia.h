@@ -6755,15 +6755,15 @@ done:
 static gaia_status gaia__ag_sentinel(gaia_ctx *ctx, const gaia_tensor *x, size_t rows, size_t len, float v,
                                      gaia_tensor **out) {
     gaia_tensor *flat = NULL, *col = NULL;
-    const gaia_tensor *parts[2];
     size_t fs[2], cs[2];
     gaia_status st;
     fs[0] = rows, fs[1] = len, cs[0] = rows, cs[1] = 1;
     GAIA__AG_TRY(gaia_tensor_reshape(ctx, x, 2, fs, &flat));
     GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(x), 2, cs, v, &col));
-    parts[0] = flat;
-    parts[1] = col;
-    GAIA__AG_TRY(gaia_tensor_concat(ctx, parts, 2, 1, out));
+    { /* the count is the array's: the two cannot disagree */
+        const gaia_tensor *parts[] = {flat, col};
+        GAIA__AG_TRY(gaia_tensor_concat(ctx, parts, (int)(sizeof parts / sizeof parts[0]), 1, out));
+    }
 done:
     gaia_tensor_free(flat);
     gaia_tensor_free(col);
@@ -10918,11 +10918,11 @@ GAIA_API gaia_status gaia_tensor_topk(gaia_ctx *ctx, const gaia_tensor *x, size_
         if (!idx) idx = &own;
     }
     st = gaia__tensor_topk_raw(ctx, x, k, axis, largest, values, idx);
+    /* indices that cannot be kept: the call fails, and gaia__ag_end, given
+       the failure, releases the node's saved inputs */
     if (st == GAIA_OK && p.active && !gaia__ag_save(ctx, &p.node, 1, *idx)) {
-        gaia__ag_release(&p.node);
         if (ctx->tape) ctx->tape->broken = 1;
         st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_tensor_topk", "cannot record the operation on the gradient tape");
-        p.active = 0;
     }
     gaia_tensor_free(own);
     return gaia__ag_end(ctx, &p, st, values ? *values : NULL, NULL);

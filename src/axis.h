@@ -625,11 +625,11 @@ GAIA_API gaia_status gaia_tensor_topk(gaia_ctx *ctx, const gaia_tensor *x, size_
         if (!idx) idx = &own;
     }
     st = gaia__tensor_topk_raw(ctx, x, k, axis, largest, values, idx);
+    /* indices that cannot be kept: the call fails, and gaia__ag_end, given
+       the failure, releases the node's saved inputs */
     if (st == GAIA_OK && p.active && !gaia__ag_save(ctx, &p.node, 1, *idx)) {
-        gaia__ag_release(&p.node);
         if (ctx->tape) ctx->tape->broken = 1;
         st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, "gaia_tensor_topk", "cannot record the operation on the gradient tape");
-        p.active = 0;
     }
     gaia_tensor_free(own);
     return gaia__ag_end(ctx, &p, st, values ? *values : NULL, NULL);

@@ -103,6 +103,9 @@ typedef struct gt_heap {
     long live;        /* blocks handed out and not yet freed */
     size_t bytes;     /* bytes live */
     size_t peak;      /* most bytes live at once */
+    int poison;       /* nonzero: every block handed out is filled with 0xA5
+                         bytes, so a field the library forgets to set reads
+                         as garbage rather than as a fresh page's zeros */
 } gt_heap;
 void *gt_heap_alloc(size_t bytes, void *user);
 void gt_heap_free(void *p, void *user);

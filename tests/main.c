@@ -185,6 +185,7 @@ void *gt_heap_alloc(size_t bytes, void *user) {
     p = (unsigned char *)malloc(bytes + 16);
     if (!p) return NULL;
     memcpy(p, &bytes, sizeof bytes);
+    if (h->poison) memset(p + 16, 0xA5, bytes);
     h->live++;
     h->bytes += bytes;
     if (h->bytes > h->peak) h->peak = h->bytes;

@@ -781,6 +781,133 @@ static void assembly_corrupt_file_is_rejected(gt *t) {
     GT_STATUS(t, GAIA_ERR_IO, gaia_brain_load(t->ctx, "/nonexistent/dir/brain.bin", GAIA_DEVICE_CPU, &c));
 }
 
+/* Brain "s" (30 neurons) > "A" (2000, k 30) in ctx, after "s>A" then
+   "s>A A>A"; the k-th allocation of the first step fails (k = 0: none).
+   Returns the first step's status, and the image after both steps when
+   it succeeded. */
+static gaia_status asm_two_steps(gt *t, gaia_ctx *ctx, gt_heap *h, long k, gaia_area_mode mode, unsigned char **img,
+                                 size_t *size, int *reached) {
+    gaia_brain *b = NULL;
+    gaia_status st = gaia_brain_create(ctx, 0.05, t->seed, GAIA_DEVICE_CPU, &b);
+    long calls0;
+    *img = NULL, *reached = 0;
+    if (st == GAIA_OK) st = gaia_brain_add_stimulus(b, "s", 30);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "A", 2000, 30, 0.1f, mode);
+    if (st != GAIA_OK) {
+        gt_fail_at(t, __FILE__, __LINE__, "setup: %s", gaia_last_error(ctx));
+        gaia_brain_destroy(b);
+        return st;
+    }
+    calls0 = h ? h->calls : 0;
+    if (h && k > 0) gt_heap_fail_in(h, k);
+    st = gaia_brain_project_spec(b, "s>A");
+    if (h) {
+        gt_heap_fail_in(h, 0);
+        *reached = h->calls - calls0 >= k;
+    }
+    if (st == GAIA_OK) st = gaia_brain_project_spec(b, "s>A A>A");
+    if (st == GAIA_OK) st = gaia_brain_save_image(b, (void **)img, size);
+    gaia_brain_destroy(b);
+    return st;
+}
+
+/* A step's result does not depend on where its memory comes from: in a
+   context whose every block comes filled with garbage (0xA5 bytes), with
+   each allocation of the first step failing in turn, a step that says OK
+   leaves the brain whose image is the one built in a plain context, byte
+   for byte. When the stimulus's in-degree cache (an optimisation) cannot
+   be allocated, the step counts the stimulus's synapses itself; a lazy
+   area's new rows of synapses start empty whatever their memory held. A
+   step that fails says GAIA_ERR_OUT_OF_MEMORY. */
+static void assembly_steps_do_not_depend_on_their_memory(gt *t) {
+    int m;
+    for (m = 0; m < 2 && !t->failed; m++) {
+        gaia_area_mode mode = m ? GAIA_AREA_LAZY : GAIA_AREA_EXPLICIT;
+        unsigned char *ref = NULL, *img = NULL;
+        size_t rsize = 0, size = 0;
+        long k, oks = 0, fails = 0;
+        int reached = 1;
+        GT_OK(t, asm_two_steps(t, t->ctx, NULL, 0, mode, &ref, &rsize, &reached));
+        reached = 1;
+        for (k = 0; k < 400 && reached && !t->failed; k++) {
+            gt_heap h;
+            gaia_ctx *ctx = NULL;
+            gaia_status st;
+            GT_OK(t, gt_heap_ctx(&h, GAIA_DEVICE_CPU, &ctx));
+            if (!ctx) break;
+            h.poison = 1;
+            st = asm_two_steps(t, ctx, &h, k, mode, &img, &size, &reached);
+            if (k == 0) reached = 1;
+            if (st == GAIA_OK) {
+                oks++;
+                GT_CHECK(t, size == rsize && memcmp(img, ref, rsize) == 0,
+                         "%s, allocation %ld of the first step failed: the step said OK, the brain differs from the "
+                         "plain context's", m ? "lazy" : "explicit", k);
+            } else {
+                fails++;
+                GT_CHECK(t, st == GAIA_ERR_OUT_OF_MEMORY, "%s, allocation %ld: %s (%s)", m ? "lazy" : "explicit", k,
+                         gaia_status_str(st), gaia_last_error(ctx));
+            }
+            if (img) gaia_brain_free_image(ctx, img);
+            img = NULL;
+            gaia_ctx_destroy(ctx);
+            GT_CHECK(t, h.live == 0, "%s, allocation %ld: %ld blocks leaked", m ? "lazy" : "explicit", k, h.live);
+        }
+        GT_CHECK(t, oks > 1 && fails > 0, "%s: %ld steps succeeded, %ld failed: the sweep did not reach both kinds",
+                 m ? "lazy" : "explicit", oks, fails);
+        if (ref) gaia_brain_free_image(t->ctx, ref);
+    }
+}
+
+/* The header's version (bytes 8..11) and flags (12..15) are little-endian
+   words read byte by byte: a version with every byte set is refused with
+   its value (0x04030201 = 67305985), one with only the top bit set too
+   (0x80000001 = 2147483649: a shift past bit 31 would lose that bit and
+   read version 1); flags with the top bit alone, or any bits but a shard's
+   0x1, are reserved. The payload and its checksum are untouched. */
+static void assembly_image_header_words_are_read_whole(gt *t) {
+    static const struct {
+        int at;
+        unsigned char b[4];
+        const char *want;
+    } cases[] = {
+        {8, {1, 2, 3, 4}, "gaia_brain_load_image: unsupported version 67305985 (this gaia reads 1.."},
+        {8, {1, 0, 0, 0x80}, "gaia_brain_load_image: unsupported version 2147483649 (this gaia reads 1.."},
+        {8, {0, 1, 0, 0}, "gaia_brain_load_image: unsupported version 256 (this gaia reads 1.."},
+        {12, {0, 0, 0, 0x80}, "gaia_brain_load_image: reserved header bytes are not zero"},
+        {12, {0, 0, 1, 0}, "gaia_brain_load_image: reserved header bytes are not zero"},
+        {12, {1, 1, 0, 0}, "gaia_brain_load_image: reserved header bytes are not zero"},
+    };
+    gaia_brain *a = asm_projection_brain(t, t->seed, 2000, 30, 0.05, 0.1f, GAIA_AREA_EXPLICIT), *c = NULL;
+    unsigned char *img = NULL, *bad = NULL;
+    size_t size = 0, i;
+    GT_CHECK_OR_DONE(t, a != NULL, "%s", gaia_last_error(t->ctx));
+    GT_OK(t, gaia_brain_save_image(a, (void **)&img, &size));
+    bad = (unsigned char *)malloc(size);
+    GT_CHECK_OR_DONE(t, img && bad && size > 32, "image");
+    GT_CHECK_OR_DONE(t, img[8] >= 1 && !img[9] && !img[10] && !img[11] && !img[12] && !img[13] && !img[14] && !img[15],
+                     "the saved header: version %u.%u.%u.%u, flags %u.%u.%u.%u", img[8], img[9], img[10], img[11],
+                     img[12], img[13], img[14], img[15]);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gaia_status st;
+        memcpy(bad, img, size);
+        memcpy(bad + cases[i].at, cases[i].b, 4);
+        st = gaia_brain_load_image(t->ctx, bad, size, GAIA_DEVICE_CPU, &c);
+        GT_CHECK(t, st == GAIA_ERR_FORMAT && c == NULL && strncmp(gaia_last_error(t->ctx), cases[i].want,
+                                                                  strlen(cases[i].want)) == 0,
+                 "case %zu: %s, \"%s\", want \"%s\"", i, gaia_status_str(st), gaia_last_error(t->ctx), cases[i].want);
+        gaia_brain_destroy(c);
+        c = NULL;
+    }
+    /* the untouched image still loads */
+    GT_OK(t, gaia_brain_load_image(t->ctx, img, size, GAIA_DEVICE_CPU, &c));
+done:
+    gaia_brain_destroy(c);
+    gaia_brain_destroy(a);
+    free(bad);
+    if (img) gaia_brain_free_image(t->ctx, img);
+}
+
 /* An area name in an image that holds a NUL byte is a format error (the
    name would be cut short on load), even with a valid checksum; the same
    image with the name intact loads. */
@@ -1096,6 +1223,8 @@ const gt_case gt_assembly_cases[] = {
     {"assembly_fibre_stats_of_tiny_fibres", assembly_fibre_stats_of_tiny_fibres},
     {"assembly_save_load_round_trip", assembly_save_load_round_trip},
     {"assembly_corrupt_file_is_rejected", assembly_corrupt_file_is_rejected},
+    {"assembly_image_header_words_are_read_whole", assembly_image_header_words_are_read_whole},
+    {"assembly_steps_do_not_depend_on_their_memory", assembly_steps_do_not_depend_on_their_memory},
     {"assembly_image_name_with_a_nul_byte_is_rejected", assembly_image_name_with_a_nul_byte_is_rejected},
     {"assembly_plasticity_learns_weights", assembly_plasticity_learns_weights},
     {"assembly_learning_hits_the_edges_to_new_winners", assembly_learning_hits_the_edges_to_new_winners},

@@ -83,6 +83,45 @@ static void assembly_trials_equal_single_runs(gt *t) {
     }
 }
 
+/* Each trial's context comes from the caller's allocator and goes back to
+   it: through a counting allocator, a batch of trials (one of them failing
+   on purpose, the other a success) leaves exactly the blocks and bytes it
+   found, and its rows are the single runs'. */
+static void assembly_trials_give_back_every_context(gt *t) {
+    enum { R = 4, S = 3 };
+    double out[R * S], one[S];
+    gt_heap h;
+    gaia_ctx *ctx = NULL;
+    ast_proj x;
+    gaia_trials_desc d;
+    long live0;
+    size_t bytes0, r;
+    int pass;
+    GT_OK(t, gt_heap_ctx(&h, GAIA_DEVICE_CPU, &ctx));
+    GT_CHECK_OR_DONE(t, ctx != NULL, "context");
+    live0 = h.live, bytes0 = h.bytes;
+    for (pass = 0; pass < 2; pass++) {
+        x.n = 2000, x.k = 30, x.mode = GAIA_AREA_EXPLICIT, x.steps = S;
+        x.fail_at = pass ? 2 : SIZE_MAX;
+        memset(&d, 0, sizeof d);
+        d.trials = R, d.width = S, d.seed = t->seed, d.threads = 2, d.run = ast_trial, d.user = &x;
+        if (pass) {
+            GT_CHECK(t, gaia_brain_trials_run(ctx, &d, out) != GAIA_OK, "a batch with a failing trial succeeded");
+        } else {
+            GT_OK(t, gaia_brain_trials_run(ctx, &d, out));
+            for (r = 0; r < R; r++) {
+                GT_OK(t, ast_projection(t->ctx, t->seed + r, x.n, x.k, 0.01, 0.05f, x.mode, S, one));
+                GT_CHECK(t, memcmp(one, out + r * S, sizeof one) == 0, "trial %zu differs from a single run", r);
+            }
+        }
+        GT_CHECK(t, h.live == live0 && h.bytes == bytes0,
+                 "%s batch: %ld blocks (%zu bytes) held after it, %ld (%zu) before", pass ? "a failing" : "a",
+                 h.live, h.bytes, live0, bytes0);
+    }
+done:
+    gaia_ctx_destroy(ctx);
+}
+
 /* The experiment API: a projection batch is the same single runs, and its
    measure and result say what the manual says. */
 static void assembly_trials_projection_experiment(gt *t) {
@@ -912,6 +951,7 @@ static void assembly_lazy_matches_float64_reference(gt *t) {
 
 const gt_case gt_assembly_stats_cases[] = {
     {"assembly_trials_equal_single_runs", assembly_trials_equal_single_runs},
+    {"assembly_trials_give_back_every_context", assembly_trials_give_back_every_context},
     {"assembly_trials_projection_experiment", assembly_trials_projection_experiment},
     {"assembly_trials_do_not_depend_on_threads", assembly_trials_do_not_depend_on_threads},
     {"assembly_trials_experiments_answer_in_range", assembly_trials_experiments_answer_in_range},

@@ -6,6 +6,92 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* ---- recording when memory runs out ----
+   An operation keeps views of the inputs its backward reads; when such a
+   view (or any other part of the record) cannot be allocated, the tape is
+   marked incomplete: the operation's own result may still be OK, but the
+   backward must then refuse with GAIA_ERR_OUT_OF_MEMORY, never run a node
+   that lacks what it reads. Each allocation of the recorded call fails in
+   turn (a fresh context each time); whenever the backward does run, the
+   gradient of sum(y) is the one written from the definition: b for a * b,
+   1 / a for log a, 1 at each row's top 2 (else 0) for top-k's values. No
+   block leaks. */
+static gaia_status grad_oom_op(gaia_ctx *ctx, int op, gaia_tensor *a, gaia_tensor *b, gaia_tensor **y) {
+    if (op == 0) return gaia_tensor_mul(ctx, a, b, y);
+    if (op == 1) return gaia_tensor_log(ctx, a, y);
+    return gaia_tensor_topk(ctx, a, 2, 1, 1, y, NULL);
+}
+
+static void grad_recording_out_of_memory_refuses_the_backward(gt *t) {
+    static const char *names[3] = {"a * b", "log a", "top-k"};
+    const size_t shape[2] = {3, 5};
+    float ha[15], hb[15];
+    double ref[15];
+    int op;
+    size_t i, r, j;
+    gt_fill_uniform(t, ha, 15, 0.5, 2.0);
+    gt_fill_uniform(t, hb, 15, -1.0, 1.0);
+    for (op = 0; op < 3 && !t->failed; op++) {
+        long k, refused = 0, ran = 0;
+        int reached = 1;
+        for (i = 0; i < 15; i++) ref[i] = op == 0 ? hb[i] : op == 1 ? 1.0 / ha[i] : 0.0;
+        for (r = 0; op == 2 && r < 3; r++) { /* the two largest of the row (distinct random values) */
+            size_t m1 = 0, m2 = 1;
+            if (ha[r * 5 + 1] > ha[r * 5]) m1 = 1, m2 = 0;
+            for (j = 2; j < 5; j++) {
+                if (ha[r * 5 + j] > ha[r * 5 + m1]) m2 = m1, m1 = j;
+                else if (ha[r * 5 + j] > ha[r * 5 + m2]) m2 = j;
+            }
+            ref[r * 5 + m1] = ref[r * 5 + m2] = 1.0;
+        }
+        for (k = 1; k < 200 && reached && !t->failed; k++) {
+            gt_heap h;
+            gaia_ctx *ctx = NULL;
+            gaia_tensor *a = NULL, *b = NULL, *y = NULL, *loss = NULL;
+            gaia_status st;
+            long calls0;
+            GT_OK(t, gt_heap_ctx(&h, GAIA_DEVICE_CPU, &ctx));
+            if (!ctx) return;
+            GT_OK(t, gaia_tensor_from_host(ctx, 2, shape, ha, &a));
+            GT_OK(t, gaia_tensor_from_host(ctx, 2, shape, hb, &b));
+            GT_OK(t, gaia_tensor_set_requires_grad(ctx, a, 1));
+            calls0 = h.calls;
+            gt_heap_fail_in(&h, k);
+            st = grad_oom_op(ctx, op, a, b, &y);
+            gt_heap_fail_in(&h, 0);
+            reached = h.calls - calls0 >= k;
+            if (st != GAIA_OK) {
+                GT_CHECK(t, st == GAIA_ERR_OUT_OF_MEMORY, "%s, allocation %ld: %s (%s)", names[op], k,
+                         gaia_status_str(st), gaia_last_error(ctx));
+            } else {
+                GT_OK(t, gaia_tensor_sum(ctx, y, GAIA_AXIS_ALL, &loss));
+                st = gaia_backward(ctx, loss);
+                if (st != GAIA_OK) {
+                    refused++;
+                    GT_CHECK(t, st == GAIA_ERR_OUT_OF_MEMORY, "%s, allocation %ld failed, the call said OK, the "
+                             "backward: %s (%s)", names[op], k, gaia_status_str(st), gaia_last_error(ctx));
+                } else {
+                    float g[15];
+                    ran++;
+                    GT_OK(t, gaia_tensor_to_host(ctx, gaia_tensor_grad(a), g, 15));
+                    for (i = 0; i < 15; i++)
+                        GT_CHECK(t, fabs(g[i] - ref[i]) <= 1e-6 + 1e-6 * fabs(ref[i]),
+                                 "%s, allocation %ld failed, the call said OK: gradient[%zu] = %g, want %g", names[op],
+                                 k, i, (double)g[i], ref[i]);
+                }
+            }
+            gaia_tensor_free(y);
+            gaia_tensor_free(loss);
+            gaia_tensor_free(a);
+            gaia_tensor_free(b);
+            gaia_ctx_destroy(ctx);
+            GT_CHECK(t, h.live == 0, "%s, allocation %ld: %ld blocks leaked", names[op], k, h.live);
+        }
+        GT_CHECK(t, refused > 0 && ran > 0, "%s: %ld backwards refused, %ld ran: the sweep missed the recording",
+                 names[op], refused, ran);
+    }
+}
+
 /* ---- the finite-difference harness ----
    For an operation y = f(a[, b]) the test loss is L = sum(R * y) with R
    random, so dL/da = J^T R is checked in every direction at once. The
@@ -2042,6 +2128,7 @@ static void loss_bad_input(gt *t) {
 
 const gt_case gt_grad_cases[] = {
     {"grad_unary_ops_match_finite_differences", grad_unary_ops_match_finite_differences},
+    {"grad_recording_out_of_memory_refuses_the_backward", grad_recording_out_of_memory_refuses_the_backward},
     {"grad_binary_ops_reduce_over_broadcast_axes", grad_binary_ops_reduce_over_broadcast_axes},
     {"grad_reductions_match_finite_differences", grad_reductions_match_finite_differences},
     {"grad_matmul_every_transpose_and_batch", grad_matmul_every_transpose_and_batch},

@@ -296,6 +296,52 @@ static void hrr_inverse_is_exact_and_guarded(gt *t) {
     gaia_tensor_free(p);
 }
 
+/* A fractional power copies the spectrum to the host to check its DC and
+   Nyquist bins; when that copy cannot be allocated the message says how
+   many bytes it asked for: B rows of D/2 + 1 complex bins, 8 bytes each
+   (3 rows of D = 99: 3 * 50 * 8 = 1200). Every allocation of the call fails
+   in turn; the one whose message is the host copy's must say exactly
+   that, and every failure is GAIA_ERR_OUT_OF_MEMORY with no output. */
+static void hrr_power_names_the_bytes_it_could_not_get(gt *t) {
+    const size_t B = 3, D = 99;
+    char want[128];
+    long k;
+    int seen = 0, reached = 1;
+    snprintf(want, sizeof want, "gaia_hrr_power: cannot allocate %zu bytes", B * (D / 2 + 1) * 8);
+    for (k = 1; k < 100 && reached && !t->failed; k++) {
+        gt_heap h;
+        gaia_ctx *ctx = NULL;
+        gaia_tensor *x = NULL, *out = NULL;
+        gaia_status st;
+        long calls0;
+        GT_OK(t, gt_heap_ctx(&h, GAIA_DEVICE_CPU, &ctx));
+        if (!ctx) return;
+        GT_OK(t, gaia_hrr_identity(ctx, B, D, &x)); /* every bin 1: positive */
+        calls0 = h.calls;
+        gt_heap_fail_in(&h, k);
+        st = gaia_hrr_power(ctx, x, 0.5f, &out);
+        gt_heap_fail_in(&h, 0);
+        reached = h.calls - calls0 >= k;
+        if (reached) {
+            const char *msg = gaia_last_error(ctx);
+            GT_CHECK(t, st == GAIA_ERR_OUT_OF_MEMORY && out == NULL, "allocation %ld: %s (%s), output %p", k,
+                     gaia_status_str(st), msg, (void *)out);
+            /* the host copy's form: "cannot allocate N bytes", nothing after
+               (the scratch's and the output's go on: "bytes ... on cpu") */
+            if (strncmp(msg, "gaia_hrr_power: cannot allocate ", 32) == 0 && strlen(msg) > 6 &&
+                strcmp(msg + strlen(msg) - 6, " bytes") == 0) {
+                seen++;
+                GT_CHECK(t, strcmp(msg, want) == 0, "allocation %ld: \"%s\", want \"%s\"", k, msg, want);
+            }
+        }
+        gaia_tensor_free(out);
+        gaia_tensor_free(x);
+        gaia_ctx_destroy(ctx);
+        GT_CHECK(t, h.live == 0, "allocation %ld: %ld blocks leaked", k, h.live);
+    }
+    GT_CHECK(t, seen == 1, "the host copy's failure was seen %d times, want once", seen);
+}
+
 static void hrr_power_integer_and_fractional(gt *t) {
     size_t D = 128;
     float *a = hrand(t, 2, D), *h1, *h2;
@@ -1384,6 +1430,7 @@ const gt_case gt_hrr_cases[] = {
     {"hrr_involution_reverses_indices", hrr_involution_reverses_indices},
     {"hrr_inverse_is_exact_and_guarded", hrr_inverse_is_exact_and_guarded},
     {"hrr_power_integer_and_fractional", hrr_power_integer_and_fractional},
+    {"hrr_power_names_the_bytes_it_could_not_get", hrr_power_names_the_bytes_it_could_not_get},
     {"hrr_permute_shifts_cyclically", hrr_permute_shifts_cyclically},
     {"hrr_negate_and_normalize", hrr_negate_and_normalize},
     {"hrr_superpose_sums_rows", hrr_superpose_sums_rows},

@@ -603,8 +603,10 @@ static int to_cmp_desc(const void *p, const void *q) {
 }
 
 /* Values on a grid of 0.5 in [-3, 3] (many ties) with NaN, +-inf and -0
-   sprinkled in. top-k for k = 1, a few, and len, largest and smallest, and
-   argsort both ways, against qsort with the comparators above: indices
+   sprinkled in. top-k for k = 1, a few, len / 16 (the largest heap: on
+   a line of 3000, 187 keys, enough levels that a wrong parent in its
+   sift-up breaks the order) and len, largest and smallest, and argsort
+   both ways, against qsort with the comparators above: indices
    equal, values the very bits of x at those indices. Lines of every length
    class: insertion sort (<= 32), heap (k <= len / 16), radix sort, and on
    a GPU shared memory (<= 2048) and the global network. */
@@ -619,7 +621,7 @@ static void topk_and_argsort_match_reference_with_ties_and_nan(gt *t) {
         const size_t *s = shapes[si].s;
         size_t n = to_numel(nd, s);
         for (a = -nd; a < nd; a++)
-            for (ki = 0; ki < 4; ki++)
+            for (ki = 0; ki < 5; ki++)
                 for (lg = 0; lg < 2; lg++) {
                     int ax = a < 0 ? a + nd : a;
                     float *hx = gt_alloc_floats(n), *hv = NULL, *hi = NULL;
@@ -627,7 +629,8 @@ static void topk_and_argsort_match_reference_with_ties_and_nan(gt *t) {
                     gaia_tensor *x = NULL, *vals = NULL, *idx = NULL;
                     size_t outer, len, inner, k, o, c, j, ks[4];
                     to_split(nd, s, ax, &outer, &len, &inner);
-                    k = ki == 0 ? 1 : ki == 1 ? (len > 3 ? 3 : len) : len; /* ki 3: argsort */
+                    k = ki == 0 ? 1 : ki == 1 ? (len > 3 ? 3 : len) : ki == 2 ? (len >= 32 ? len / 16 : 1) : len;
+                    /* ki 4: argsort */
                     line = (to_item *)malloc(len * sizeof(to_item));
                     GT_CHECK_OR_DONE(t, hx && line, "out of host memory");
                     for (j = 0; j < n; j++) {
@@ -638,7 +641,7 @@ static void topk_and_argsort_match_reference_with_ties_and_nan(gt *t) {
                     TO_OK(t, gaia_tensor_from_host(t->ctx, nd, s, hx, &x));
                     memcpy(ks, s, sizeof ks);
                     ks[ax] = k;
-                    if (ki < 3) {
+                    if (ki < 4) {
                         TO_OK(t, gaia_tensor_topk(t->ctx, x, k, a, lg, &vals, &idx));
                         GT_CHECK_OR_DONE(t, to_shape_is(vals, nd, ks) && to_shape_is(idx, nd, ks), "top-k's shapes");
                         hv = gt_host(t, vals);
@@ -647,7 +650,7 @@ static void topk_and_argsort_match_reference_with_ties_and_nan(gt *t) {
                         GT_CHECK_OR_DONE(t, to_shape_is(idx, nd, s), "argsort's shape");
                     }
                     hi = gt_host(t, idx);
-                    GT_CHECK_OR_DONE(t, hi && (ki == 3 || hv), "download");
+                    GT_CHECK_OR_DONE(t, hi && (ki == 4 || hv), "download");
                     for (o = 0; o < outer; o++)
                         for (c = 0; c < inner; c++) {
                             for (j = 0; j < len; j++) {

@@ -618,6 +618,37 @@ static void vsa_fhrr_to_hrr_tolerance_is_the_documented_one(gt *t) {
     }
 }
 
+/* The refusal names the row, the element and its mirror, and both stored
+   values: row 0 of two is symmetric, row 1 breaks the symmetry between
+   elements 3 and 5 (D = 8), so the message must be about row 1, element
+   3, z[3] and z[5], printed from the vector's own floats. */
+static void vsa_fhrr_to_hrr_refusal_names_the_pair(gt *t) {
+    const size_t shape[2] = {2, 8};
+    const float ph[16] = {0.0f, 0.4f, 0.7f, -1.1f, 3.14159265f, 1.1f, -0.7f, -0.4f,
+                          0.0f, 0.4f, 0.7f, -1.1f, 0.0f, 1.4f, -0.7f, -0.4f};
+    gaia_tensor *x = NULL;
+    gaia_vsa *f = NULL, *h = NULL;
+    float *z = NULL;
+    char want[256];
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, shape, ph, &x));
+    GT_OK(t, gaia_vsa_from_tensor(t->ctx, GAIA_VSA_FHRR, x, &f));
+    z = vraw(t, f);
+    GT_CHECK_OR_DONE(t, z != NULL, "download");
+    z += 16; /* row 1: 8 complex elements */
+    snprintf(want, sizeof want, "row 1 is not conjugate-symmetric at element 3 (z[3] = %g%+gi, z[5] = %g%+gi): it has "
+             "no real HRR image", (double)z[6], (double)z[7], (double)z[10], (double)z[11]);
+    z -= 16;
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_convert(t->ctx, f, GAIA_VSA_HRR, &h));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_vsa_convert") && strstr(gaia_last_error(t->ctx), want),
+             "message \"%s\", want \"%s\"", gaia_last_error(t->ctx), want);
+    GT_CHECK(t, h == NULL, "an output was made");
+done:
+    free(z);
+    gaia_tensor_free(x);
+    gaia_vsa_free(f);
+    gaia_vsa_free(h);
+}
+
 static void vsa_tensor_round_trip_and_hrr_interop(gt *t) {
     size_t mi, D = 100, B = 3, i;
     for (mi = 0; mi < 4; mi++) {
@@ -717,6 +748,107 @@ static void vsa_cleanup_top_k(gt *t) {
 /* ---------------------------------------------------------------------
    Resonator networks
    --------------------------------------------------------------------- */
+/* Phasors to unit length, in place (n complex elements, re and im interleaved). */
+static void vres_phasor(double *z, size_t n) {
+    size_t j;
+    for (j = 0; j < n; j++) {
+        double m = hypot(z[2 * j], z[2 * j + 1]);
+        if (m > 0) z[2 * j] /= m, z[2 * j + 1] /= m;
+    }
+}
+
+/* An FHRR resonator whose answer settles while its estimates keep turning:
+   s = x y3, the first codebook holds x alone, the second y0..y7. From the
+   first sweep on, x's estimate is e^(it) x and y's e^(-it) Y for a fixed Y
+   near y3 (Y's crosstalk makes <Y, y3> complex), so every sweep turns both
+   by the same angle, the phase of that inner product, and changes nothing
+   else. The criterion 1 - |<old, new>| / (|old| |new|) is blind to such a
+   turn, so the network has converged after sweep 2. The reference runs the
+   same dynamics in float64 from the definition (a_m = <x_m, u> complex,
+   new = phasor(sum a_m x_m), u = s times the other estimate's conjugate)
+   and gives the sweep count, which must be gaia's; it also checks that the
+   turn is real (over 1e-3 rad), so a criterion that looked at the real
+   part alone, or at the wrong pairs of floats, would never stop. */
+static void vsa_fhrr_resonator_converges_through_a_turning_phase(gt *t) {
+    enum { D = 64, M = 8, Y3 = 3, MAXIT = 40 };
+    gaia_vsa *x = vrand(t, GAIA_VSA_FHRR, 1, D), *Y = vrand(t, GAIA_VSA_FHRR, M, D), *y = NULL, *s = NULL;
+    const gaia_vsa *books[2];
+    float *hx = NULL, *hY = NULL, *hs = NULL;
+    double est[2][2 * D], fresh[2 * D], u[2 * D], turn = 0.0;
+    size_t row = Y3, it = 0, ref_it = 0, sweep, f, m, j;
+    long idx[2] = {-1, -1};
+    int conv = -1, ref_conv = 0;
+    GT_CHECK_OR_DONE(t, x && Y, "random vectors");
+    GT_OK(t, gaia_vsa_select(t->ctx, Y, &row, 1, &y));
+    GT_OK(t, gaia_vsa_bind(t->ctx, x, y, &s));
+    books[0] = x, books[1] = Y;
+    GT_OK(t, gaia_vsa_resonator(t->ctx, s, books, 2, MAXIT, idx, &it, &conv));
+    hx = vraw(t, x), hY = vraw(t, Y), hs = vraw(t, s);
+    GT_CHECK_OR_DONE(t, hx && hY && hs, "download");
+    /* each estimate starts as its codebook's normalised sum */
+    for (j = 0; j < 2 * D; j++) {
+        est[0][j] = hx[j];
+        for (est[1][j] = 0, m = 0; m < M; m++) est[1][j] += hY[m * 2 * D + j];
+    }
+    vres_phasor(est[0], D);
+    vres_phasor(est[1], D);
+    for (sweep = 1; sweep <= MAXIT && !ref_conv; sweep++) {
+        double change = 0.0;
+        turn = 0.0;
+        for (f = 0; f < 2; f++) {
+            const float *X = f ? hY : hx;
+            size_t Mf = f ? M : 1;
+            double re = 0, im = 0, no = 0, nn = 0, dd;
+            for (j = 0; j < D; j++) { /* u = s conj(other estimate) */
+                const double *o = est[1 - f] + 2 * j;
+                u[2 * j] = hs[2 * j] * o[0] + hs[2 * j + 1] * o[1];
+                u[2 * j + 1] = hs[2 * j + 1] * o[0] - hs[2 * j] * o[1];
+            }
+            memset(fresh, 0, sizeof fresh);
+            for (m = 0; m < Mf; m++) {
+                const float *xm = X + m * 2 * D;
+                double ar = 0, ai = 0; /* a_m = sum conj(x_m) u */
+                for (j = 0; j < D; j++) {
+                    ar += xm[2 * j] * u[2 * j] + xm[2 * j + 1] * u[2 * j + 1];
+                    ai += xm[2 * j] * u[2 * j + 1] - xm[2 * j + 1] * u[2 * j];
+                }
+                for (j = 0; j < D; j++) {
+                    fresh[2 * j] += ar * xm[2 * j] - ai * xm[2 * j + 1];
+                    fresh[2 * j + 1] += ar * xm[2 * j + 1] + ai * xm[2 * j];
+                }
+            }
+            vres_phasor(fresh, D);
+            for (j = 0; j < D; j++) { /* <old, new> */
+                const double *o = est[f] + 2 * j, *w = fresh + 2 * j;
+                re += o[0] * w[0] + o[1] * w[1];
+                im += o[0] * w[1] - o[1] * w[0];
+                no += o[0] * o[0] + o[1] * o[1];
+                nn += w[0] * w[0] + w[1] * w[1];
+            }
+            dd = 1.0 - hypot(re, im) / sqrt(no * nn);
+            if (dd > change) change = dd;
+            if (fabs(atan2(im, re)) > turn) turn = fabs(atan2(im, re));
+            memcpy(est[f], fresh, sizeof fresh);
+        }
+        ref_it = sweep;
+        ref_conv = change <= 1e-6;
+    }
+    GT_CHECK(t, ref_conv && ref_it == 2 && turn > 1e-3,
+             "the reference: converged %d after %zu sweeps, the last turned an estimate by %g rad (the test needs 1, 2, "
+             "> 1e-3)", ref_conv, ref_it, turn);
+    GT_CHECK(t, conv == 1 && it == ref_it, "gaia: converged %d after %zu sweeps; the reference: %d after %zu", conv, it,
+             ref_conv, ref_it);
+    GT_CHECK(t, idx[0] == 0 && idx[1] == Y3, "found rows %ld and %ld, want 0 and %d", idx[0], idx[1], (int)Y3);
+done:
+    free(hx);
+    free(hY);
+    free(hs);
+    gaia_vsa_free(x);
+    gaia_vsa_free(Y);
+    gaia_vsa_free(y);
+    gaia_vsa_free(s);
+}
+
 /* Factors s = x1 x2 x3 with codebooks of M rows at dimension D; returns the
    number of trials whose three factors were all found. */
 static size_t resonator_trials(gt *t, gaia_vsa_model m, size_t D, size_t M, size_t trials, size_t max_iter,
@@ -1502,8 +1634,10 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_hrr_fhrr_conversion_is_a_homomorphism", vsa_hrr_fhrr_conversion_is_a_homomorphism},
     {"vsa_tensor_round_trip_and_hrr_interop", vsa_tensor_round_trip_and_hrr_interop},
     {"vsa_fhrr_to_hrr_tolerance_is_the_documented_one", vsa_fhrr_to_hrr_tolerance_is_the_documented_one},
+    {"vsa_fhrr_to_hrr_refusal_names_the_pair", vsa_fhrr_to_hrr_refusal_names_the_pair},
     {"vsa_cleanup_top_k", vsa_cleanup_top_k},
     {"vsa_resonator_factors_within_operating_capacity", vsa_resonator_factors_within_operating_capacity},
+    {"vsa_fhrr_resonator_converges_through_a_turning_phase", vsa_fhrr_resonator_converges_through_a_turning_phase},
     {"vsa_resonator_meets_published_operating_capacity", vsa_resonator_meets_published_operating_capacity},
     {"vsa_level_and_circular_similarity_profiles", vsa_level_and_circular_similarity_profiles},
     {"vsa_thermometer_and_level_encode", vsa_thermometer_and_level_encode},
