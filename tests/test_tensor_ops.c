@@ -681,6 +681,53 @@ static void topk_and_argsort_match_reference_with_ties_and_nan(gt *t) {
     }
 }
 
+/* Lines already in order, rising or falling, with a random offset: the
+   heap that keeps the k best of a long line (k <= len / 16) then receives
+   its first k keys in order, each a new extreme that must climb to the
+   root (a random line rarely climbs more than a level). top-k both ways,
+   k = 1, 3 and len / 16, against qsort's order. */
+static void topk_of_ordered_lines_matches_reference(gt *t) {
+    static const size_t lens[3] = {64, 700, 3000};
+    size_t li;
+    for (li = 0; li < 3; li++) {
+        size_t len = lens[li], shape[1], ki, j;
+        int rising, lg;
+        shape[0] = len;
+        for (rising = 0; rising < 2; rising++)
+            for (lg = 0; lg < 2; lg++)
+                for (ki = 0; ki < 3; ki++) {
+                    size_t k = ki == 0 ? 1 : ki == 1 ? 3 : len / 16;
+                    float *hx = gt_alloc_floats(len), *hi = NULL, *hv = NULL;
+                    to_item *line = (to_item *)malloc(len * sizeof(to_item));
+                    gaia_tensor *x = NULL, *vals = NULL, *idx = NULL;
+                    double off = gt_uniform(t, -100.0, 100.0);
+                    GT_CHECK_OR_DONE(t, hx && line, "out of host memory");
+                    for (j = 0; j < len; j++) hx[j] = (float)(off + 0.25 * (double)(rising ? j : len - j));
+                    TO_OK(t, gaia_tensor_from_host(t->ctx, 1, shape, hx, &x));
+                    TO_OK(t, gaia_tensor_topk(t->ctx, x, k, 0, lg, &vals, &idx));
+                    hi = gt_host(t, idx);
+                    hv = gt_host(t, vals);
+                    GT_CHECK_OR_DONE(t, hi && hv, "download");
+                    for (j = 0; j < len; j++) line[j].v = hx[j], line[j].i = j;
+                    qsort(line, len, sizeof *line, lg ? to_cmp_desc : to_cmp_asc);
+                    for (j = 0; j < k; j++)
+                        GT_CHECK_OR_DONE(t, hi[j] == (float)line[j].i && hv[j] == line[j].v,
+                                         "len %zu %s, %s k %zu: rank %zu is index %g (%g), expected %zu (%g)", len,
+                                         rising ? "rising" : "falling", lg ? "largest" : "smallest", k, j,
+                                         (double)hi[j], (double)hv[j], line[j].i, (double)line[j].v);
+                done:
+                    free(hx);
+                    free(hi);
+                    free(hv);
+                    free(line);
+                    gaia_tensor_free(x);
+                    gaia_tensor_free(vals);
+                    gaia_tensor_free(idx);
+                    if (t->failed) return;
+                }
+    }
+}
+
 /* top-k with one output only (the other NULL), into existing outputs, and
    the indices feeding gather: gather(x, topk's indices) is topk's values. */
 static void topk_outputs_are_optional_and_feed_gather(gt *t) {
@@ -1046,6 +1093,7 @@ const gt_case gt_tensor_ops_cases[] = {
     {"tensor_ops_concat_and_stack_match_reference", concat_and_stack_match_reference},
     {"tensor_ops_cumsum_is_the_rounded_exact_prefix_sum", cumsum_is_the_rounded_exact_prefix_sum},
     {"tensor_ops_topk_and_argsort_match_reference_with_ties_and_nan", topk_and_argsort_match_reference_with_ties_and_nan},
+    {"tensor_ops_topk_of_ordered_lines_matches_reference", topk_of_ordered_lines_matches_reference},
     {"tensor_ops_topk_outputs_are_optional_and_feed_gather", topk_outputs_are_optional_and_feed_gather},
     {"tensor_ops_reject_bad_input", tensor_ops_reject_bad_input},
     {"tensor_ops_axes_longer_than_float_indices_are_refused", axes_longer_than_float_indices_are_refused},
