@@ -1933,6 +1933,23 @@ typedef struct gaia_gpu_telemetry {
 GAIA_API gaia_status gaia_gpu_telemetry_get(gaia_ctx *ctx, gaia_gpu_telemetry *out);
 
 /* ---------------------------------------------------------------------
+   Half precision on the host: bfloat16 (1 sign, 8 exponent, 7 mantissa
+   bits: the upper half of a float32) and IEEE binary16 "f16" (1, 5, 10),
+   each element a uint16_t holding the bit pattern. float32 -> half rounds
+   to nearest, ties to even; a NaN stays a NaN (made quiet, sign and the
+   payload's top bits kept), an infinity stays one, and a value past the
+   largest finite half (bf16 3.3895e38, f16 65504: from 65520 up, the
+   halfway point) becomes an infinity of its sign; subnormal halves are
+   produced and read exactly (f16: steps of 2^-24). half -> float32 is
+   exact (a signalling NaN comes back quiet). n elements from src to dst;
+   src and dst must not overlap; n == 0 does nothing. NULL ctx, or NULL
+   src or dst with n > 0, is GAIA_ERR_INVALID_ARG. */
+GAIA_API gaia_status gaia_f32_to_bf16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n);
+GAIA_API gaia_status gaia_bf16_to_f32(gaia_ctx *ctx, const uint16_t *src, float *dst, size_t n);
+GAIA_API gaia_status gaia_f32_to_f16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n);
+GAIA_API gaia_status gaia_f16_to_f32(gaia_ctx *ctx, const uint16_t *src, float *dst, size_t n);
+
+/* ---------------------------------------------------------------------
    Tensors
    --------------------------------------------------------------------- */
 #define GAIA_MAX_DIMS 4
@@ -1963,6 +1980,18 @@ GAIA_API const float *gaia_tensor_cdata(const gaia_tensor *t);
 GAIA_API gaia_status gaia_tensor_to(gaia_ctx *ctx, const gaia_tensor *t, gaia_device d, gaia_tensor **out);
 /* Copies all elements into dst (capacity in floats) on the host. */
 GAIA_API gaia_status gaia_tensor_to_host(gaia_ctx *ctx, const gaia_tensor *t, float *dst, size_t capacity);
+/* Half-precision transfers (the conversions of gaia_f32_to_bf16 and
+   friends): to_host_* rounds every element into dst (capacity in
+   elements); from_host_* makes a float32 tensor of the given shape on the
+   context's device from the half bit patterns in data (exact), or fills
+   *out when it is an existing tensor of that shape. A CUDA tensor goes
+   through a float32 buffer on the host, converted there. */
+GAIA_API gaia_status gaia_tensor_to_host_bf16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity);
+GAIA_API gaia_status gaia_tensor_to_host_f16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity);
+GAIA_API gaia_status gaia_tensor_from_host_bf16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                                gaia_tensor **out);
+GAIA_API gaia_status gaia_tensor_from_host_f16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                               gaia_tensor **out);
 /* The single element of a one-element tensor. */
 GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float *value);
 GAIA_API gaia_status gaia_tensor_copy(gaia_ctx *ctx, const gaia_tensor *src, gaia_tensor **out);
@@ -4309,6 +4338,59 @@ static inline int gaia__host_overlap(const void *a, size_t abytes, const void *b
     return a && b && abytes && bbytes && x < y + bbytes && y < x + abytes;
 }
 
+/* One element of the half-precision conversions (declared with the API):
+   the converters of every module (tensor transfers, safetensors, the
+   layer kernels' rounding, the bf16 GEMM's packing) go through these. */
+static inline uint16_t gaia__f32_to_bf16_1(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u); /* NaN: set the quiet bit */
+    /* Adding 0x7fff plus the kept part's lowest bit rounds half to even; a
+       carry into the exponent is the next binade or, from the top, Inf. */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+static inline float gaia__bf16_to_f32_1(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    if ((h & 0x7fffu) > 0x7f80u) u |= 0x00400000u; /* a NaN comes back quiet */
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline uint16_t gaia__f32_to_f16_1(float x) {
+    uint32_t u, a, sign;
+    memcpy(&u, &x, 4);
+    sign = (u >> 16) & 0x8000u;
+    a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x1ffu)); /* NaN, quiet */
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* from 65520 (halfway past 65504) up, and Inf */
+    if (a < 0x38800000u) { /* under 2^-14: an f16 subnormal, k * 2^-24 */
+        uint32_t e = a >> 23, m, s, r, rem, half;
+        if (a <= 0x33000000u) return (uint16_t)sign; /* up to 2^-25: the tie at 2^-25 goes to even 0 */
+        m = (a & 0x7fffffu) | 0x800000u;              /* value = m * 2^(e - 150), e >= 102 */
+        s = 126u - e;                                 /* k = m * 2^(e - 126): shift right by 14 .. 24 */
+        r = m >> s;
+        rem = m & ((1u << s) - 1u);
+        half = 1u << (s - 1u);
+        if (rem > half || (rem == half && (r & 1u))) r++; /* r = 0x400 is the smallest normal: right too */
+        return (uint16_t)(sign | r);
+    }
+    a += 0xfffu + ((a >> 13) & 1u); /* round 23 mantissa bits to 10, half to even */
+    return (uint16_t)(sign | ((a >> 13) - (112u << 10))); /* rebias the exponent 127 -> 15 */
+}
+static inline float gaia__f16_to_f32_1(uint16_t h) {
+    uint32_t sign = ((uint32_t)h & 0x8000u) << 16, e = ((uint32_t)h >> 10) & 0x1fu, m = (uint32_t)h & 0x3ffu, bits;
+    float f;
+    if (e == 0) { /* zero or subnormal: m * 2^-24 is exact in float */
+        f = (float)m * (1.0f / 16777216.0f);
+        return sign ? -f : f;
+    }
+    if (e == 31) bits = sign | 0x7f800000u | (m << 13) | (m ? 0x00400000u : 0u); /* Inf, or a quiet NaN */
+    else bits = sign | ((e + 112u) << 23) | (m << 13);
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
 static void *gaia__host_alloc(gaia_ctx *ctx, size_t bytes) {
     return ctx->allocator.alloc(bytes ? bytes : 1, ctx->allocator.user);
 }
@@ -4386,6 +4468,47 @@ GAIA_API void gaia_clear_error(gaia_ctx *ctx) {
 
 #define GAIA__NEED_CTX(ctx) \
     do { if (!(ctx)) return GAIA_ERR_INVALID_ARG; } while (0)
+
+static gaia_status gaia__half_check(gaia_ctx *ctx, const char *fn, const void *src, size_t sbytes, const void *dst,
+                                    size_t dbytes, size_t n) {
+    GAIA__NEED_CTX(ctx);
+    if (n == 0) return GAIA_OK;
+    if (!src || !dst)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%s is NULL with n = %zu", src ? "dst" : "src", n);
+    if (n > SIZE_MAX / 4)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "n = %zu elements is too large", n);
+    if (gaia__host_overlap(src, n * sbytes, dst, n * dbytes))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "src and dst overlap (n = %zu)", n);
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_f32_to_bf16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n) {
+    size_t i;
+    gaia_status st = gaia__half_check(ctx, "gaia_f32_to_bf16", src, 4, dst, 2, n);
+    if (st != GAIA_OK) return st;
+    for (i = 0; i < n; i++) dst[i] = gaia__f32_to_bf16_1(src[i]);
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_bf16_to_f32(gaia_ctx *ctx, const uint16_t *src, float *dst, size_t n) {
+    size_t i;
+    gaia_status st = gaia__half_check(ctx, "gaia_bf16_to_f32", src, 2, dst, 4, n);
+    if (st != GAIA_OK) return st;
+    for (i = 0; i < n; i++) dst[i] = gaia__bf16_to_f32_1(src[i]);
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_f32_to_f16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n) {
+    size_t i;
+    gaia_status st = gaia__half_check(ctx, "gaia_f32_to_f16", src, 4, dst, 2, n);
+    if (st != GAIA_OK) return st;
+    for (i = 0; i < n; i++) dst[i] = gaia__f32_to_f16_1(src[i]);
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_f16_to_f32(gaia_ctx *ctx, const uint16_t *src, float *dst, size_t n) {
+    size_t i;
+    gaia_status st = gaia__half_check(ctx, "gaia_f16_to_f32", src, 2, dst, 4, n);
+    if (st != GAIA_OK) return st;
+    for (i = 0; i < n; i++) dst[i] = gaia__f16_to_f32_1(src[i]);
+    return GAIA_OK;
+}
 
 #ifdef GAIA_USE_CUDA
 /* Defined in gaia_cuda.h (implementation part). */
@@ -5235,6 +5358,81 @@ GAIA_API gaia_status gaia_tensor_to_host(gaia_ctx *ctx, const gaia_tensor *t, fl
     if (capacity < t->numel)
         return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "dst holds %zu floats, tensor has %zu", capacity, t->numel);
     return gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, dst, GAIA__DEV(t), GAIA__PTR(t), t->numel * sizeof(float));
+}
+
+/* The half-precision transfers: a CPU tensor converts in place of the copy;
+   another device's goes through a float32 staging buffer on the host. */
+static gaia_status gaia__tensor_to_host_half(gaia_ctx *ctx, const char *fn, int f16, const gaia_tensor *t,
+                                             uint16_t *dst, size_t capacity) {
+    gaia_status st;
+    const float *src;
+    float *stage = NULL;
+    size_t i, n;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "t", t)) != GAIA_OK) return st;
+    if (!dst) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "dst is NULL");
+    n = t->numel;
+    if (capacity < n)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "dst holds %zu elements, tensor has %zu", capacity, n);
+    if (GAIA__DEV(t) == GAIA_DEVICE_CPU) src = GAIA__PTR(t);
+    else {
+        if (!(stage = (float *)gaia__host_alloc(ctx, n * sizeof(float))))
+            return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a %zu-float staging buffer", n);
+        st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, stage, GAIA__DEV(t), GAIA__PTR(t), n * sizeof(float));
+        if (st != GAIA_OK) {
+            gaia__host_free(ctx, stage);
+            return st;
+        }
+        src = stage;
+    }
+    if (f16)
+        for (i = 0; i < n; i++) dst[i] = gaia__f32_to_f16_1(src[i]);
+    else
+        for (i = 0; i < n; i++) dst[i] = gaia__f32_to_bf16_1(src[i]);
+    gaia__host_free(ctx, stage);
+    return GAIA_OK;
+}
+static gaia_status gaia__tensor_from_host_half(gaia_ctx *ctx, const char *fn, int f16, int ndim, const size_t *shape,
+                                               const uint16_t *data, gaia_tensor **out) {
+    gaia_device d;
+    gaia_status st;
+    float *dst, *stage = NULL;
+    size_t i, n;
+    int created;
+    GAIA__NEED_CTX(ctx);
+    if (!data) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "data is NULL");
+    d = gaia_ctx_device(ctx);
+    st = gaia__prepare_out(ctx, fn, d, ndim, shape, out, &created);
+    if (st != GAIA_OK) return st;
+    n = (*out)->numel;
+    if (d == GAIA_DEVICE_CPU) dst = GAIA__PTR(*out);
+    else if (!(dst = stage = (float *)gaia__host_alloc(ctx, n * sizeof(float)))) {
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a %zu-float staging buffer", n);
+        return gaia__finish_out(st, out, created);
+    }
+    if (f16)
+        for (i = 0; i < n; i++) dst[i] = gaia__f16_to_f32_1(data[i]);
+    else
+        for (i = 0; i < n; i++) dst[i] = gaia__bf16_to_f32_1(data[i]);
+    if (stage) {
+        st = gaia__be(ctx, d)->upload(ctx, GAIA__PTR(*out), stage, n * sizeof(float));
+        gaia__host_free(ctx, stage);
+    }
+    return gaia__finish_out(st, out, created);
+}
+GAIA_API gaia_status gaia_tensor_to_host_bf16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity) {
+    return gaia__tensor_to_host_half(ctx, "gaia_tensor_to_host_bf16", 0, t, dst, capacity);
+}
+GAIA_API gaia_status gaia_tensor_to_host_f16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity) {
+    return gaia__tensor_to_host_half(ctx, "gaia_tensor_to_host_f16", 1, t, dst, capacity);
+}
+GAIA_API gaia_status gaia_tensor_from_host_bf16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                                gaia_tensor **out) {
+    return gaia__tensor_from_host_half(ctx, "gaia_tensor_from_host_bf16", 0, ndim, shape, data, out);
+}
+GAIA_API gaia_status gaia_tensor_from_host_f16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                               gaia_tensor **out) {
+    return gaia__tensor_from_host_half(ctx, "gaia_tensor_from_host_f16", 1, ndim, shape, data, out);
 }
 
 GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float *value) {
@@ -9546,18 +9744,6 @@ static const char *gaia__st_duplicate(gaia_ctx *ctx, char **names, size_t n, int
     return dup;
 }
 
-static float gaia__st_half(uint32_t h) {
-    uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
-    float f;
-    if (e == 0) { /* zero or subnormal: m * 2^-24 is exact in float */
-        f = (float)m * (1.0f / 16777216.0f);
-        return sign ? -f : f;
-    }
-    bits = e == 31 ? sign | 0x7f800000u | (m << 13) : sign | ((e + 112) << 23) | (m << 13);
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
 /* Little-endian element i of a dtype as float (byte by byte: any host, any alignment). */
 static float gaia__st_decode(const unsigned char *d, int dtype, size_t i) {
     size_t sz = gaia__st_dtypes[dtype].size, k;
@@ -9567,8 +9753,8 @@ static float gaia__st_decode(const unsigned char *d, int dtype, size_t i) {
     switch (dtype) {
     case 0: { uint32_t b = (uint32_t)u; float f; memcpy(&f, &b, 4); return f; }
     case 1: { double v; memcpy(&v, &u, 8); return (float)v; }
-    case 2: return gaia__st_half((uint32_t)u);
-    case 3: { uint32_t b = (uint32_t)u << 16; float f; memcpy(&f, &b, 4); return f; }
+    case 2: return gaia__f16_to_f32_1((uint16_t)u);
+    case 3: return gaia__bf16_to_f32_1((uint16_t)u);
     case 4: return (float)(int64_t)u;
     case 5: return (float)(int32_t)(uint32_t)u;
     case 6: return (float)(int16_t)(uint16_t)u;

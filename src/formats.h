@@ -877,18 +877,6 @@ static const char *gaia__st_duplicate(gaia_ctx *ctx, char **names, size_t n, int
     return dup;
 }
 
-static float gaia__st_half(uint32_t h) {
-    uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
-    float f;
-    if (e == 0) { /* zero or subnormal: m * 2^-24 is exact in float */
-        f = (float)m * (1.0f / 16777216.0f);
-        return sign ? -f : f;
-    }
-    bits = e == 31 ? sign | 0x7f800000u | (m << 13) : sign | ((e + 112) << 23) | (m << 13);
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
 /* Little-endian element i of a dtype as float (byte by byte: any host, any alignment). */
 static float gaia__st_decode(const unsigned char *d, int dtype, size_t i) {
     size_t sz = gaia__st_dtypes[dtype].size, k;
@@ -898,8 +886,8 @@ static float gaia__st_decode(const unsigned char *d, int dtype, size_t i) {
     switch (dtype) {
     case 0: { uint32_t b = (uint32_t)u; float f; memcpy(&f, &b, 4); return f; }
     case 1: { double v; memcpy(&v, &u, 8); return (float)v; }
-    case 2: return gaia__st_half((uint32_t)u);
-    case 3: { uint32_t b = (uint32_t)u << 16; float f; memcpy(&f, &b, 4); return f; }
+    case 2: return gaia__f16_to_f32_1((uint16_t)u);
+    case 3: return gaia__bf16_to_f32_1((uint16_t)u);
     case 4: return (float)(int64_t)u;
     case 5: return (float)(int32_t)(uint32_t)u;
     case 6: return (float)(int16_t)(uint16_t)u;

@@ -36,6 +36,18 @@ GAIA_API const float *gaia_tensor_cdata(const gaia_tensor *t);
 GAIA_API gaia_status gaia_tensor_to(gaia_ctx *ctx, const gaia_tensor *t, gaia_device d, gaia_tensor **out);
 /* Copies all elements into dst (capacity in floats) on the host. */
 GAIA_API gaia_status gaia_tensor_to_host(gaia_ctx *ctx, const gaia_tensor *t, float *dst, size_t capacity);
+/* Half-precision transfers (the conversions of gaia_f32_to_bf16 and
+   friends): to_host_* rounds every element into dst (capacity in
+   elements); from_host_* makes a float32 tensor of the given shape on the
+   context's device from the half bit patterns in data (exact), or fills
+   *out when it is an existing tensor of that shape. A CUDA tensor goes
+   through a float32 buffer on the host, converted there. */
+GAIA_API gaia_status gaia_tensor_to_host_bf16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity);
+GAIA_API gaia_status gaia_tensor_to_host_f16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity);
+GAIA_API gaia_status gaia_tensor_from_host_bf16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                                gaia_tensor **out);
+GAIA_API gaia_status gaia_tensor_from_host_f16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                               gaia_tensor **out);
 /* The single element of a one-element tensor. */
 GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float *value);
 GAIA_API gaia_status gaia_tensor_copy(gaia_ctx *ctx, const gaia_tensor *src, gaia_tensor **out);
@@ -615,6 +627,81 @@ GAIA_API gaia_status gaia_tensor_to_host(gaia_ctx *ctx, const gaia_tensor *t, fl
     if (capacity < t->numel)
         return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "dst holds %zu floats, tensor has %zu", capacity, t->numel);
     return gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, dst, GAIA__DEV(t), GAIA__PTR(t), t->numel * sizeof(float));
+}
+
+/* The half-precision transfers: a CPU tensor converts in place of the copy;
+   another device's goes through a float32 staging buffer on the host. */
+static gaia_status gaia__tensor_to_host_half(gaia_ctx *ctx, const char *fn, int f16, const gaia_tensor *t,
+                                             uint16_t *dst, size_t capacity) {
+    gaia_status st;
+    const float *src;
+    float *stage = NULL;
+    size_t i, n;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "t", t)) != GAIA_OK) return st;
+    if (!dst) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "dst is NULL");
+    n = t->numel;
+    if (capacity < n)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "dst holds %zu elements, tensor has %zu", capacity, n);
+    if (GAIA__DEV(t) == GAIA_DEVICE_CPU) src = GAIA__PTR(t);
+    else {
+        if (!(stage = (float *)gaia__host_alloc(ctx, n * sizeof(float))))
+            return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a %zu-float staging buffer", n);
+        st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, stage, GAIA__DEV(t), GAIA__PTR(t), n * sizeof(float));
+        if (st != GAIA_OK) {
+            gaia__host_free(ctx, stage);
+            return st;
+        }
+        src = stage;
+    }
+    if (f16)
+        for (i = 0; i < n; i++) dst[i] = gaia__f32_to_f16_1(src[i]);
+    else
+        for (i = 0; i < n; i++) dst[i] = gaia__f32_to_bf16_1(src[i]);
+    gaia__host_free(ctx, stage);
+    return GAIA_OK;
+}
+static gaia_status gaia__tensor_from_host_half(gaia_ctx *ctx, const char *fn, int f16, int ndim, const size_t *shape,
+                                               const uint16_t *data, gaia_tensor **out) {
+    gaia_device d;
+    gaia_status st;
+    float *dst, *stage = NULL;
+    size_t i, n;
+    int created;
+    GAIA__NEED_CTX(ctx);
+    if (!data) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "data is NULL");
+    d = gaia_ctx_device(ctx);
+    st = gaia__prepare_out(ctx, fn, d, ndim, shape, out, &created);
+    if (st != GAIA_OK) return st;
+    n = (*out)->numel;
+    if (d == GAIA_DEVICE_CPU) dst = GAIA__PTR(*out);
+    else if (!(dst = stage = (float *)gaia__host_alloc(ctx, n * sizeof(float)))) {
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a %zu-float staging buffer", n);
+        return gaia__finish_out(st, out, created);
+    }
+    if (f16)
+        for (i = 0; i < n; i++) dst[i] = gaia__f16_to_f32_1(data[i]);
+    else
+        for (i = 0; i < n; i++) dst[i] = gaia__bf16_to_f32_1(data[i]);
+    if (stage) {
+        st = gaia__be(ctx, d)->upload(ctx, GAIA__PTR(*out), stage, n * sizeof(float));
+        gaia__host_free(ctx, stage);
+    }
+    return gaia__finish_out(st, out, created);
+}
+GAIA_API gaia_status gaia_tensor_to_host_bf16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity) {
+    return gaia__tensor_to_host_half(ctx, "gaia_tensor_to_host_bf16", 0, t, dst, capacity);
+}
+GAIA_API gaia_status gaia_tensor_to_host_f16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity) {
+    return gaia__tensor_to_host_half(ctx, "gaia_tensor_to_host_f16", 1, t, dst, capacity);
+}
+GAIA_API gaia_status gaia_tensor_from_host_bf16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                                gaia_tensor **out) {
+    return gaia__tensor_from_host_half(ctx, "gaia_tensor_from_host_bf16", 0, ndim, shape, data, out);
+}
+GAIA_API gaia_status gaia_tensor_from_host_f16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                               gaia_tensor **out) {
+    return gaia__tensor_from_host_half(ctx, "gaia_tensor_from_host_f16", 1, ndim, shape, data, out);
 }
 
 GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float *value) {
