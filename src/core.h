@@ -327,6 +327,15 @@ GAIA_API gaia_status gaia_gpu_telemetry_get(gaia_ctx *ctx, gaia_gpu_telemetry *o
    exact (a signalling NaN comes back quiet). n elements from src to dst;
    src and dst must not overlap; n == 0 does nothing. NULL ctx, or NULL
    src or dst with n > 0, is GAIA_ERR_INVALID_ARG. */
+/* A storage or arithmetic precision: what safetensors files store
+   (gaia_safetensors_save_prec) and what gaia_tensor_matmul_prec rounds its
+   operands to. The values match gaia_layer_precision's. */
+typedef enum gaia_precision {
+    GAIA_PREC_F32 = 0, /* float32 */
+    GAIA_PREC_BF16,    /* bfloat16 */
+    GAIA_PREC_F16,     /* IEEE binary16 */
+    GAIA_PREC_COUNT
+} gaia_precision;
 GAIA_API gaia_status gaia_f32_to_bf16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n);
 GAIA_API gaia_status gaia_bf16_to_f32(gaia_ctx *ctx, const uint16_t *src, float *dst, size_t n);
 GAIA_API gaia_status gaia_f32_to_f16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n);
