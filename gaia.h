@@ -2088,6 +2088,17 @@ GAIA_API gaia_status gaia_tensor_argmax(gaia_ctx *ctx, const gaia_tensor *x, int
    (the 2-D operand shared by every batch). Transposes apply to the last two dims. */
 GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b,
                                         int trans_a, int trans_b, gaia_tensor **out);
+/* gaia_tensor_matmul in a lower precision: op(a) and op(b) rounded to prec
+   (GAIA_PREC_BF16 or GAIA_PREC_F16, nearest even; GAIA_PREC_F32 is
+   gaia_tensor_matmul) and the products summed in float32; the tensors stay
+   float32. On the CPU, bf16 rounds while packing and multiplies with
+   AVX512-BF16 (VDPBF16PS) where the build targets it, plain C elsewhere; f16
+   and the CUDA backend round copies of the operands and run the float32
+   GEMM. On the tape, the gradients are float32 products of the incoming
+   gradient with the other operand rounded (the rounding passes gradients
+   straight through): dA = g op(round(B))^T, dB likewise. */
+GAIA_API gaia_status gaia_tensor_matmul_prec(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                             int trans_b, gaia_precision prec, gaia_tensor **out);
 GAIA_API gaia_status gaia_tensor_dot(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out);
 GAIA_API gaia_status gaia_tensor_outer(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out);
 /* Swaps the last two dimensions (a 1-D tensor is copied). */
@@ -2576,6 +2587,13 @@ typedef struct gaia_backend {
     gaia_status (*pool2d)(gaia_ctx *ctx, const gaia_pool2d_args *a);
     /* Operations along an axis: softmax, gather/scatter, concat, cumsum, sort. */
     const struct gaia_tensor_ops *tensor_ops;
+    /* As gemm, with the operands that round_mask names (1: A, 2: B, 3: both)
+       rounded to prec (a gaia_precision: GAIA_PREC_BF16 or _F16) and the
+       products summed in float32; NULL: not on this backend. */
+    gaia_status (*gemm_prec)(gaia_ctx *ctx, int prec, int round_mask, int trans_a, int trans_b, size_t batch,
+                             size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, size_t stride_a,
+                             const float *B, size_t ldb, size_t stride_b, float beta, float *C, size_t ldc,
+                             size_t stride_c);
 } gaia_backend;
 
 /* NULL when the device is not available in this context. */
@@ -4489,6 +4507,18 @@ GAIA_API void gaia_clear_error(gaia_ctx *ctx) {
 #define GAIA__NEED_CTX(ctx) \
     do { if (!(ctx)) return GAIA_ERR_INVALID_ARG; } while (0)
 
+/* x rounded to prec (a gaia_precision) and widened back to float32. */
+static inline float gaia__round_prec_1(int prec, float x) {
+    return prec == GAIA_PREC_BF16  ? gaia__bf16_to_f32_1(gaia__f32_to_bf16_1(x))
+           : prec == GAIA_PREC_F16 ? gaia__f16_to_f32_1(gaia__f32_to_f16_1(x))
+                                   : x;
+}
+/* The floats a strided batch of row-major matrices spans (0 when empty). */
+static inline size_t gaia__gemm_span(size_t batch, size_t stride, size_t rows, size_t cols, size_t ld) {
+    if (!batch || !rows || !cols) return 0;
+    return (batch - 1) * stride + (rows - 1) * ld + cols;
+}
+
 static gaia_status gaia__half_check(gaia_ctx *ctx, const char *fn, const void *src, size_t sbytes, const void *dst,
                                     size_t dbytes, size_t n) {
     GAIA__NEED_CTX(ctx);
@@ -5722,14 +5752,19 @@ GAIA_API gaia_status gaia_tensor_argmax(gaia_ctx *ctx, const gaia_tensor *x, int
    --------------------------------------------------------------------- */
 static int gaia__aliases(const gaia_tensor *o, const gaia_tensor *t) { return o && t && o->storage == t->storage; }
 
-static gaia_status gaia__tensor_matmul_raw(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
-                                          int trans_b, gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_matmul";
+/* The matmul family's body: prec GAIA_PREC_F32 is the float32 GEMM;
+   otherwise the backend's gemm_prec rounds the operands round_mask names. */
+static gaia_status gaia__tensor_matmul_impl(gaia_ctx *ctx, const char *fn, const gaia_tensor *a, const gaia_tensor *b,
+                                            int trans_a, int trans_b, gaia_precision prec, int round_mask,
+                                            gaia_tensor **out) {
     size_t batch, M, K, Kb, N, oshape[3], stride_b;
     int ond, created;
     gaia_status st;
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
+    if ((int)prec < 0 || prec >= GAIA_PREC_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown precision %d (GAIA_PREC_F32, _BF16 or _F16)",
+                          (int)prec);
     if ((st = gaia__check_tensor(ctx, fn, "a", a)) != GAIA_OK) return st;
     if ((st = gaia__check_tensor(ctx, fn, "b", b)) != GAIA_OK) return st;
     if ((st = gaia__same_device(ctx, fn, a, b)) != GAIA_OK) return st;
@@ -5760,11 +5795,27 @@ static gaia_status gaia__tensor_matmul_raw(gaia_ctx *ctx, const gaia_tensor *a, 
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias a or b");
     stride_b = b->ndim == 3 ? b->shape[1] * b->shape[2] : 0;
     t0 = gaia__prof_begin(ctx);
-    st = gaia__be(ctx, GAIA__DEV(a))->gemm(ctx, trans_a, trans_b, batch, M, N, K, 1.0f, GAIA__PTR(a),
-                                           a->shape[a->ndim - 1], M * K, GAIA__PTR(b), b->shape[b->ndim - 1], stride_b,
-                                           0.0f, GAIA__PTR(*out), N, M * N);
+    if (prec == GAIA_PREC_F32 || !round_mask)
+        st = gaia__be(ctx, GAIA__DEV(a))->gemm(ctx, trans_a, trans_b, batch, M, N, K, 1.0f, GAIA__PTR(a),
+                                               a->shape[a->ndim - 1], M * K, GAIA__PTR(b), b->shape[b->ndim - 1],
+                                               stride_b, 0.0f, GAIA__PTR(*out), N, M * N);
+    else if (!gaia__be(ctx, GAIA__DEV(a))->gemm_prec)
+        st = gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "the %s backend has no reduced-precision GEMM",
+                        gaia__be(ctx, GAIA__DEV(a))->name);
+    else
+        st = gaia__be(ctx, GAIA__DEV(a))->gemm_prec(ctx, (int)prec, round_mask, trans_a, trans_b, batch, M, N, K, 1.0f,
+                                                    GAIA__PTR(a), a->shape[a->ndim - 1], M * K, GAIA__PTR(b),
+                                                    b->shape[b->ndim - 1], stride_b, 0.0f, GAIA__PTR(*out), N, M * N);
     gaia__prof_end(ctx, GAIA_PROF_MATMUL, t0, (a->numel + b->numel + (*out)->numel) * 4);
     return gaia__finish_out(st, out, created);
+}
+static gaia_status gaia__tensor_matmul_raw(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                          int trans_b, gaia_tensor **out) {
+    return gaia__tensor_matmul_impl(ctx, "gaia_tensor_matmul", a, b, trans_a, trans_b, GAIA_PREC_F32, 0, out);
+}
+static gaia_status gaia__tensor_matmul_prec_raw(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b,
+                                               int trans_a, int trans_b, gaia_precision prec, gaia_tensor **out) {
+    return gaia__tensor_matmul_impl(ctx, "gaia_tensor_matmul_prec", a, b, trans_a, trans_b, prec, 3, out);
 }
 
 GAIA_API gaia_status gaia_tensor_dot(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
@@ -5953,6 +6004,10 @@ static gaia_status gaia__tensor_reduce(gaia_ctx *ctx, const char *fn, gaia_reduc
 GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
                                         int trans_b, gaia_tensor **out) {
     return gaia__tensor_matmul_raw(ctx, a, b, trans_a, trans_b, out);
+}
+GAIA_API gaia_status gaia_tensor_matmul_prec(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                             int trans_b, gaia_precision prec, gaia_tensor **out) {
+    return gaia__tensor_matmul_prec_raw(ctx, a, b, trans_a, trans_b, prec, out);
 }
 GAIA_API gaia_status gaia_tensor_where(gaia_ctx *ctx, const gaia_tensor *cond, const gaia_tensor *a,
                                        const gaia_tensor *b, gaia_tensor **out) {
@@ -6859,6 +6914,16 @@ done:
     return st;
 }
 
+/* A backward product: float32 for a plain matmul; for matmul_prec (prec =
+   the node's op) the saved operand (mask: 1 the first, 2 the second) is
+   rounded as the forward saw it and the incoming gradient stays float32. */
+static gaia_status gaia__ag_mm(gaia_ctx *ctx, int prec, int mask, const gaia_tensor *x, const gaia_tensor *y, int tx,
+                               int ty, gaia_tensor **out) {
+    if (!prec) return gaia_tensor_matmul(ctx, x, y, tx, ty, out);
+    return gaia__tensor_matmul_impl(ctx, "gaia_tensor_matmul_prec (backward)", x, y, tx, ty, (gaia_precision)prec, mask,
+                                    out);
+}
+
 /* C = op(A) op(B): dA = g op(B)^T (transposed back when A was), dB the same
    way; a 2-D B shared by a batch gets the sum over the batch. */
 static gaia_status gaia__ag_matmul_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **ga,
@@ -6869,7 +6934,7 @@ static gaia_status gaia__ag_matmul_back(gaia_ctx *ctx, const gaia__ag_node *n, g
     gaia_status st = GAIA_OK;
     if (n->in[0]) {
         if (a->ndim == 3 && b->ndim == 2) { /* the shared B against every batch */
-            if (!ta) GAIA__AG_TRY(gaia_tensor_matmul(ctx, g, b, 0, !tb, ga));
+            if (!ta) GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 2, g, b, 0, !tb, ga));
             else {
                 size_t s3[3];
                 s3[0] = a->shape[0];
@@ -6877,14 +6942,14 @@ static gaia_status gaia__ag_matmul_back(gaia_ctx *ctx, const gaia__ag_node *n, g
                 s3[2] = b->shape[1];
                 GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(b), 3, s3, 0.0f, &bb));
                 GAIA__AG_TRY(gaia_tensor_add(ctx, bb, b, &bb));
-                GAIA__AG_TRY(gaia_tensor_matmul(ctx, bb, g, tb, 1, ga));
+                GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 1, bb, g, tb, 1, ga));
             }
-        } else if (!ta) GAIA__AG_TRY(gaia_tensor_matmul(ctx, g, b, 0, !tb, ga));
-        else GAIA__AG_TRY(gaia_tensor_matmul(ctx, b, g, tb, 1, ga));
+        } else if (!ta) GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 2, g, b, 0, !tb, ga));
+        else GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 1, b, g, tb, 1, ga));
     }
     if (n->in[1]) {
-        if (!tb) GAIA__AG_TRY(gaia_tensor_matmul(ctx, a, g, !ta, 0, &db));
-        else GAIA__AG_TRY(gaia_tensor_matmul(ctx, g, a, 1, ta, &db));
+        if (!tb) GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 1, a, g, !ta, 0, &db));
+        else GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 2, g, a, 1, ta, &db));
         if (a->ndim == 3 && b->ndim == 2) GAIA__AG_TRY(gaia_tensor_sum(ctx, db, 0, gb));
         else {
             *gb = db;
@@ -8282,6 +8347,18 @@ GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, con
     p.node.flag0 = trans_a != 0;
     p.node.flag1 = trans_b != 0;
     st = gaia__tensor_matmul_raw(ctx, a, b, trans_a, trans_b, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+/* The node's op is the precision (0: float32, a plain matmul). */
+GAIA_API gaia_status gaia_tensor_matmul_prec(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                             int trans_b, gaia_precision prec, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_MATMUL, (int)prec, a, b, NULL);
+    p.node.flag0 = trans_a != 0;
+    p.node.flag1 = trans_b != 0;
+    st = gaia__tensor_matmul_prec_raw(ctx, a, b, trans_a, trans_b, prec, out);
     return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
 }
 

@@ -739,6 +739,18 @@ GAIA_API void gaia_clear_error(gaia_ctx *ctx) {
 #define GAIA__NEED_CTX(ctx) \
     do { if (!(ctx)) return GAIA_ERR_INVALID_ARG; } while (0)
 
+/* x rounded to prec (a gaia_precision) and widened back to float32. */
+static inline float gaia__round_prec_1(int prec, float x) {
+    return prec == GAIA_PREC_BF16  ? gaia__bf16_to_f32_1(gaia__f32_to_bf16_1(x))
+           : prec == GAIA_PREC_F16 ? gaia__f16_to_f32_1(gaia__f32_to_f16_1(x))
+                                   : x;
+}
+/* The floats a strided batch of row-major matrices spans (0 when empty). */
+static inline size_t gaia__gemm_span(size_t batch, size_t stride, size_t rows, size_t cols, size_t ld) {
+    if (!batch || !rows || !cols) return 0;
+    return (batch - 1) * stride + (rows - 1) * ld + cols;
+}
+
 static gaia_status gaia__half_check(gaia_ctx *ctx, const char *fn, const void *src, size_t sbytes, const void *dst,
                                     size_t dbytes, size_t n) {
     GAIA__NEED_CTX(ctx);

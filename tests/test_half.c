@@ -427,6 +427,280 @@ done:
     gaia_tensor_free(a);
 }
 
+/* ---- the reduced-precision matmul ---- */
+
+/* ref = sum_k round(op(A))(i,k) round(op(B))(k,j) in float64 over the
+   rounded operands, and mag = sum |products| (the float32 sums' scale). */
+static void mm_ref(const hfmt *f, int ta, int tb, size_t M, size_t N, size_t K, const float *A, const float *B,
+                   double *ref, double *mag) {
+    size_t i, j, k;
+    double *ra = (double *)malloc(M * K * sizeof(double)), *rb = (double *)malloc(K * N * sizeof(double));
+    if (!ra || !rb) { /* the caller's check fails on the NaNs */
+        for (i = 0; i < M * N; i++) ref[i] = mag[i] = NAN;
+        free(ra), free(rb);
+        return;
+    }
+    for (i = 0; i < M; i++) /* ra[i][k] = round(op(A))(i, k), rb[j][k] = round(op(B))(k, j) */
+        for (k = 0; k < K; k++) ra[i * K + k] = h_round(f, ta ? A[k * M + i] : A[i * K + k]);
+    for (j = 0; j < N; j++)
+        for (k = 0; k < K; k++) rb[j * K + k] = h_round(f, tb ? B[j * K + k] : B[k * N + j]);
+    for (i = 0; i < M; i++)
+        for (j = 0; j < N; j++) {
+            double sum = 0.0, m = 0.0;
+            for (k = 0; k < K; k++) {
+                double p = ra[i * K + k] * rb[j * K + k];
+                sum += p;
+                m += fabs(p);
+            }
+            ref[i * N + j] = sum;
+            mag[i * N + j] = m;
+        }
+    free(ra), free(rb);
+}
+/* The float32 sums of K products: within 2e-6 of their magnitude sum (a
+   float32 rounding is 6e-8; an unrounded operand is off by ~4e-3 a product). */
+static long mm_mismatch(const double *ref, const double *mag, const float *got, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (!(fabs((double)got[i] - ref[i]) <= 2e-6 * mag[i] + 1e-30)) return (long)i;
+    return -1;
+}
+
+/* gaia_tensor_matmul_prec against the float64 reference on rounded inputs:
+   ragged shapes (edges of the 12 x 32 register tile, odd K, K past one
+   1024-deep block), every transpose pair, 1 and 2 threads, bf16 and f16,
+   2-D, batched 3-D x 3-D and 3-D x 2-D. */
+static void half_matmul_prec_reference(gt *t) {
+    static const size_t shapes[][3] = {{1, 1, 1},   {5, 3, 7},     {13, 33, 17},  {37, 65, 129},
+                                       {2, 200, 9}, {100, 70, 1031}, {97, 131, 2}, {64, 64, 64}};
+    size_t s, maxe = 131 * 1031 * 3, i;
+    float *A = gt_alloc_floats(maxe), *B = gt_alloc_floats(maxe), *got = NULL;
+    double *ref = (double *)malloc(maxe * sizeof(double)), *mag = (double *)malloc(maxe * sizeof(double));
+    int nt, tr, p;
+    gaia_ctx *ctx = NULL;
+    gaia_tensor *a = NULL, *b = NULL, *y = NULL;
+    GT_CHECK_OR_DONE(t, A && B && ref && mag, "out of memory");
+    for (nt = 1; nt <= 2; nt++) {
+        gaia_ctx_desc d;
+        memset(&d, 0, sizeof d);
+        d.device = gaia_ctx_device(t->ctx);
+        d.cpu_threads = nt;
+        GT_CHECK_OR_DONE(t, gaia_ctx_create(&d, &ctx) == GAIA_OK, "context with %d threads", nt);
+        for (p = 0; p < 2; p++) {
+            const hfmt *f = p ? &F16 : &BF16;
+            gaia_precision prec = p ? GAIA_PREC_F16 : GAIA_PREC_BF16;
+            for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+                for (tr = 0; tr < 4; tr++) {
+                    size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+                    size_t sa[2], sb[2];
+                    int ta = tr & 1, tb = tr >> 1;
+                    long bad;
+                    gt_fill_normal(t, A, M * K); /* fresh inputs each time */
+                    gt_fill_normal(t, B, K * N);
+                    sa[0] = ta ? K : M, sa[1] = ta ? M : K;
+                    sb[0] = tb ? N : K, sb[1] = tb ? K : N;
+                    GT_CHECK_OR_DONE(t, gaia_tensor_from_host(ctx, 2, sa, A, &a) == GAIA_OK, "upload a");
+                    GT_CHECK_OR_DONE(t, gaia_tensor_from_host(ctx, 2, sb, B, &b) == GAIA_OK, "upload b");
+                    GT_CHECK_OR_DONE(t, gaia_tensor_matmul_prec(ctx, a, b, ta, tb, prec, &y) == GAIA_OK, "%s",
+                                     gaia_last_error(ctx));
+                    GT_CHECK_OR_DONE(t, gaia_tensor_dim(y, 0) == M && gaia_tensor_dim(y, 1) == N, "shape");
+                    got = gt_alloc_floats(M * N);
+                    GT_CHECK_OR_DONE(t, gaia_tensor_to_host(ctx, y, got, M * N) == GAIA_OK, "download");
+                    mm_ref(f, ta, tb, M, N, K, A, B, ref, mag);
+                    bad = mm_mismatch(ref, mag, got, M * N);
+                    GT_CHECK_OR_DONE(t, bad < 0, "%s %zux%zux%zu ta=%d tb=%d, %d threads: (%ld,%ld) ref %.9g got %.9g",
+                                     f->name, M, N, K, ta, tb, nt, bad / (long)N, bad % (long)N, ref[bad],
+                                     (double)got[bad]);
+                    free(got);
+                    got = NULL;
+                    gaia_tensor_free(a), gaia_tensor_free(b), gaia_tensor_free(y);
+                    a = b = y = NULL;
+                }
+            /* batched: 3 x [M, K] . [K, N] (each its own B), then one shared 2-D B */
+            for (tr = 0; tr < 8; tr++) {
+                size_t M = 19, N = 45, K = 33, batch = 3, bi, sa[3], sb[3];
+                int ta = tr & 1, tb = (tr >> 1) & 1, shared = tr >> 2;
+                long bad;
+                gt_fill_normal(t, A, batch * M * K);
+                gt_fill_normal(t, B, batch * K * N);
+                sa[0] = batch, sa[1] = ta ? K : M, sa[2] = ta ? M : K;
+                sb[0] = batch, sb[1] = tb ? N : K, sb[2] = tb ? K : N;
+                GT_CHECK_OR_DONE(t, gaia_tensor_from_host(ctx, 3, sa, A, &a) == GAIA_OK, "upload a");
+                GT_CHECK_OR_DONE(t, gaia_tensor_from_host(ctx, shared ? 2 : 3, shared ? sb + 1 : sb, B, &b) == GAIA_OK,
+                                 "upload b");
+                GT_CHECK_OR_DONE(t, gaia_tensor_matmul_prec(ctx, a, b, ta, tb, prec, &y) == GAIA_OK, "%s",
+                                 gaia_last_error(ctx));
+                got = gt_alloc_floats(batch * M * N);
+                GT_CHECK_OR_DONE(t, gaia_tensor_to_host(ctx, y, got, batch * M * N) == GAIA_OK, "download");
+                for (bi = 0; bi < batch; bi++) {
+                    mm_ref(f, ta, tb, M, N, K, A + bi * M * K, B + (shared ? 0 : bi * K * N), ref, mag);
+                    bad = mm_mismatch(ref, mag, got + bi * M * N, M * N);
+                    GT_CHECK_OR_DONE(t, bad < 0, "%s batch %zu of 3 (%s B) ta=%d tb=%d, %d threads: (%ld,%ld) ref %.9g got %.9g",
+                                     f->name, bi, shared ? "shared" : "own", ta, tb, nt, bad / (long)N, bad % (long)N,
+                                     ref[bad], (double)got[bi * M * N + (size_t)bad]);
+                }
+                free(got);
+                got = NULL;
+                gaia_tensor_free(a), gaia_tensor_free(b), gaia_tensor_free(y);
+                a = b = y = NULL;
+            }
+        }
+        gaia_ctx_destroy(ctx);
+        ctx = NULL;
+    }
+    (void)i;
+done:
+    free(A);
+    free(B);
+    free(got);
+    free(ref);
+    free(mag);
+    gaia_tensor_free(a), gaia_tensor_free(b), gaia_tensor_free(y);
+    gaia_ctx_destroy(ctx);
+}
+
+/* gaia_cpu_gemm_bf16 on host arrays: alpha, beta, leading dimensions wider
+   than the matrix (the padding untouched), 1 and 2 threads. */
+static void half_cpu_gemm_bf16(gt *t) {
+    static const size_t shapes[][3] = {{7, 9, 5}, {40, 70, 301}, {130, 33, 1100}, {300, 300, 96}};
+    size_t s, i, j, maxe = 330 * 1100;
+    float *A = gt_alloc_floats(maxe), *B = gt_alloc_floats(maxe), *C = gt_alloc_floats(maxe), *C0 = gt_alloc_floats(maxe);
+    double *ref = (double *)malloc(maxe * sizeof(double)), *mag = (double *)malloc(maxe * sizeof(double));
+    void *work = NULL;
+    int nt, tr;
+    GT_CHECK_OR_DONE(t, A && B && C && C0 && ref && mag, "out of memory");
+    work = malloc(gaia_cpu_sgemm_work_size(2) + 64);
+    GT_CHECK_OR_DONE(t, work != NULL, "out of memory");
+    for (nt = 1; nt <= 2; nt++)
+        for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (tr = 0; tr < 4; tr++) {
+                size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], ldc = N + 3;
+                int ta = tr & 1, tb = tr >> 1;
+                float *w = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
+                /* first fill the packing buffers with NaN (a product over every
+                   slot): the zero padding of the next product must hide it */
+                for (i = 0; i < 320 * 1024; i++) A[i] = B[i] = NAN;
+                gaia_cpu_gemm_bf16(ta, tb, 300, 320, 1024, 1.0f, A, ta ? 300 : 1024, B, tb ? 1024 : 320, 0.0f, C, 320,
+                                   nt, w);
+                gt_fill_normal(t, A, M * K);
+                gt_fill_normal(t, B, K * N);
+                gt_fill_normal(t, C0, M * ldc);
+                memcpy(C, C0, M * ldc * sizeof(float));
+                gaia_cpu_gemm_bf16(ta, tb, M, N, K, 0.75f, A, ta ? M : K, B, tb ? K : N, -1.5f, C, ldc, nt, w);
+                mm_ref(&BF16, ta, tb, M, N, K, A, B, ref, mag);
+                for (i = 0; i < M; i++) {
+                    for (j = 0; j < N; j++) {
+                        double want = 0.75 * ref[i * N + j] - 1.5 * (double)C0[i * ldc + j];
+                        double tol = 2e-6 * (0.75 * mag[i * N + j] + 1.5 * fabs((double)C0[i * ldc + j])) + 1e-30;
+                        GT_CHECK_OR_DONE(t, fabs((double)C[i * ldc + j] - want) <= tol,
+                                         "%zux%zux%zu ta=%d tb=%d %d threads: (%zu,%zu) want %.9g got %.9g", M, N, K, ta,
+                                         tb, nt, i, j, want, (double)C[i * ldc + j]);
+                    }
+                    for (; j < ldc; j++)
+                        GT_CHECK_OR_DONE(t, memcmp(&C[i * ldc + j], &C0[i * ldc + j], 4) == 0,
+                                         "padding (%zu,%zu) written", i, j);
+                }
+            }
+done:
+    free(A), free(B), free(C), free(C0), free(ref), free(mag), free(work);
+}
+
+/* The gradients through matmul_prec: loss = sum(y * w) with y = op(a) op(b)
+   in bf16 gives da = w op(round(b))^T and db = op(round(a))^T w in float32
+   (the incoming gradient w not rounded), for every transpose pair and for
+   a shared 2-D b under a 3-D a. */
+static void half_matmul_prec_grad(gt *t) {
+    size_t M = 11, N = 37, K = 23, batch = 2, i, j, k, bi;
+    float *A = gt_alloc_floats(batch * M * K), *B = gt_alloc_floats(batch * K * N), *W = gt_alloc_floats(batch * M * N);
+    float *ga = gt_alloc_floats(batch * M * K), *gb = gt_alloc_floats(batch * K * N);
+    double *rga = (double *)calloc(batch * M * K, sizeof(double)), *rgb = (double *)calloc(batch * K * N, sizeof(double));
+    gaia_tensor *a = NULL, *b = NULL, *w = NULL, *y = NULL, *yw = NULL, *loss = NULL;
+    int tr;
+    GT_CHECK_OR_DONE(t, A && B && W && ga && gb && rga && rgb, "out of memory");
+    for (tr = 0; tr < 8; tr++) {
+        int ta = tr & 1, tb = (tr >> 1) & 1, shared = tr >> 2;
+        size_t nb = shared ? 1 : batch, sa[3], sb[3], sw[3];
+        gt_fill_normal(t, A, batch * M * K);
+        gt_fill_normal(t, B, nb * K * N);
+        gt_fill_normal(t, W, batch * M * N);
+        sa[0] = batch, sa[1] = ta ? K : M, sa[2] = ta ? M : K;
+        sb[0] = nb, sb[1] = tb ? N : K, sb[2] = tb ? K : N;
+        sw[0] = batch, sw[1] = M, sw[2] = N;
+        GT_CHECK_OR_DONE(t, gaia_tensor_from_host(t->ctx, 3, sa, A, &a) == GAIA_OK, "a");
+        GT_CHECK_OR_DONE(t, gaia_tensor_from_host(t->ctx, shared ? 2 : 3, shared ? sb + 1 : sb, B, &b) == GAIA_OK, "b");
+        GT_CHECK_OR_DONE(t, gaia_tensor_from_host(t->ctx, 3, sw, W, &w) == GAIA_OK, "w");
+        GT_CHECK_OR_DONE(t, gaia_tensor_set_requires_grad(t->ctx, a, 1) == GAIA_OK, "grad a");
+        GT_CHECK_OR_DONE(t, gaia_tensor_set_requires_grad(t->ctx, b, 1) == GAIA_OK, "grad b");
+        GT_CHECK_OR_DONE(t, gaia_tensor_matmul_prec(t->ctx, a, b, ta, tb, GAIA_PREC_BF16, &y) == GAIA_OK, "%s",
+                         gaia_last_error(t->ctx));
+        GT_CHECK_OR_DONE(t, gaia_tensor_mul(t->ctx, y, w, &yw) == GAIA_OK, "mul");
+        GT_CHECK_OR_DONE(t, gaia_tensor_sum(t->ctx, yw, GAIA_AXIS_ALL, &loss) == GAIA_OK, "sum");
+        GT_CHECK_OR_DONE(t, gaia_backward(t->ctx, loss) == GAIA_OK, "%s", gaia_last_error(t->ctx));
+        GT_CHECK_OR_DONE(t, gaia_tensor_to_host(t->ctx, gaia_tensor_grad(a), ga, batch * M * K) == GAIA_OK, "ga");
+        GT_CHECK_OR_DONE(t, gaia_tensor_to_host(t->ctx, gaia_tensor_grad(b), gb, nb * K * N) == GAIA_OK, "gb");
+        memset(rga, 0, batch * M * K * sizeof(double));
+        memset(rgb, 0, batch * K * N * sizeof(double));
+        for (bi = 0; bi < batch; bi++) {
+            const float *Ab = A + bi * M * K, *Bb = B + (shared ? 0 : bi * K * N), *Wb = W + bi * M * N;
+            double *ra = rga + bi * M * K, *rb = rgb + (shared ? 0 : bi * K * N);
+            for (i = 0; i < M; i++)
+                for (k = 0; k < K; k++)
+                    for (j = 0; j < N; j++) {
+                        size_t ia = ta ? k * M + i : i * K + k, ib = tb ? j * K + k : k * N + j;
+                        ra[ia] += (double)Wb[i * N + j] * h_round(&BF16, Bb[ib]);
+                        rb[ib] += h_round(&BF16, Ab[ia]) * (double)Wb[i * N + j];
+                    }
+        }
+        for (i = 0; i < batch * M * K; i++)
+            GT_CHECK_OR_DONE(t, fabs((double)ga[i] - rga[i]) <= 1e-5 * (1.0 + fabs(rga[i])),
+                             "ta=%d tb=%d shared=%d: da[%zu] = %.9g, ref %.9g", ta, tb, shared, i, (double)ga[i], rga[i]);
+        for (i = 0; i < nb * K * N; i++)
+            GT_CHECK_OR_DONE(t, fabs((double)gb[i] - rgb[i]) <= 1e-5 * (1.0 + fabs(rgb[i])),
+                             "ta=%d tb=%d shared=%d: db[%zu] = %.9g, ref %.9g", ta, tb, shared, i, (double)gb[i], rgb[i]);
+        gaia_tape_clear(t->ctx);
+        gaia_tensor_free(a), gaia_tensor_free(b), gaia_tensor_free(w), gaia_tensor_free(y), gaia_tensor_free(yw),
+            gaia_tensor_free(loss);
+        a = b = w = y = yw = loss = NULL;
+    }
+done:
+    free(A), free(B), free(W), free(ga), free(gb), free(rga), free(rgb);
+    gaia_tensor_free(a), gaia_tensor_free(b), gaia_tensor_free(w), gaia_tensor_free(y), gaia_tensor_free(yw),
+        gaia_tensor_free(loss);
+}
+
+static void half_matmul_prec_bad_input(gt *t) {
+    size_t s23[2] = {2, 3}, s43[2] = {4, 3};
+    float v[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    gaia_tensor *a = NULL, *b = NULL, *y = NULL;
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, s23, v, &a));
+    GT_CHECK_OR_DONE(t, gaia_tensor_from_host(t->ctx, 2, s43, v, &b) == GAIA_OK, "b");
+    GT_CHECK_OR_DONE(t, gaia_tensor_matmul_prec(t->ctx, a, b, 0, 0, GAIA_PREC_BF16, &y) == GAIA_ERR_SHAPE && !y,
+                     "[2,3] . [4,3] accepted");
+    GT_CHECK_OR_DONE(t, strstr(gaia_last_error(t->ctx), "gaia_tensor_matmul_prec"), "message: %s",
+                     gaia_last_error(t->ctx));
+    GT_CHECK_OR_DONE(t, gaia_tensor_matmul_prec(t->ctx, a, b, 0, 1, (gaia_precision)5, &y) == GAIA_ERR_INVALID_ARG &&
+                            !y, "precision 5 accepted");
+    GT_CHECK_OR_DONE(t, strstr(gaia_last_error(t->ctx), "gaia_tensor_matmul_prec") &&
+                            strstr(gaia_last_error(t->ctx), "5"), "message: %s", gaia_last_error(t->ctx));
+    GT_CHECK_OR_DONE(t, gaia_tensor_matmul_prec(t->ctx, NULL, b, 0, 1, GAIA_PREC_BF16, &y) == GAIA_ERR_INVALID_ARG,
+                     "NULL a accepted");
+    GT_CHECK_OR_DONE(t, gaia_tensor_matmul_prec(NULL, a, b, 0, 1, GAIA_PREC_BF16, &y) == GAIA_ERR_INVALID_ARG,
+                     "NULL ctx accepted");
+    /* float32 is the plain matmul, bit for bit */
+    GT_CHECK_OR_DONE(t, gaia_tensor_matmul_prec(t->ctx, a, b, 0, 1, GAIA_PREC_F32, &y) == GAIA_OK, "f32");
+    {
+        gaia_tensor *z = NULL;
+        float fy[8], fz[8];
+        GT_CHECK_OR_DONE(t, gaia_tensor_matmul(t->ctx, a, b, 0, 1, &z) == GAIA_OK, "matmul");
+        gaia_tensor_to_host(t->ctx, y, fy, 8);
+        gaia_tensor_to_host(t->ctx, z, fz, 8);
+        gaia_tensor_free(z);
+        GT_CHECK_OR_DONE(t, memcmp(fy, fz, sizeof fy) == 0, "GAIA_PREC_F32 differs from gaia_tensor_matmul");
+    }
+done:
+    gaia_tensor_free(a), gaia_tensor_free(b), gaia_tensor_free(y);
+}
+
 const gt_case gt_half_cases[] = {
     {"half_bf16_exhaustive", half_bf16_exhaustive},
     {"half_f16_exhaustive", half_f16_exhaustive},
@@ -436,5 +710,9 @@ const gt_case gt_half_cases[] = {
     {"half_tensor_transfer", half_tensor_transfer},
     {"half_safetensors_save", half_safetensors_save},
     {"half_safetensors_bad_input", half_safetensors_bad_input},
+    {"half_matmul_prec_reference", half_matmul_prec_reference},
+    {"half_cpu_gemm_bf16", half_cpu_gemm_bf16},
+    {"half_matmul_prec_grad", half_matmul_prec_grad},
+    {"half_matmul_prec_bad_input", half_matmul_prec_bad_input},
     {NULL, NULL},
 };

@@ -434,8 +434,8 @@ GAIA_API void gaia_cpu_layer_layernorm_train(const float *x, const float *weight
 
 /* Round to bf16 / fp16 (nearest even), as the tensor-core kernels see values:
    through the library's one converter pair (core). */
-static float gaia__layer_round_bf16(float x) { return gaia__bf16_to_f32_1(gaia__f32_to_bf16_1(x)); }
-static float gaia__layer_round_f16(float x) { return gaia__f16_to_f32_1(gaia__f32_to_f16_1(x)); }
+static float gaia__layer_round_bf16(float x) { return gaia__round_prec_1(GAIA_PREC_BF16, x); }
+static float gaia__layer_round_f16(float x) { return gaia__round_prec_1(GAIA_PREC_F16, x); }
 static float gaia__layer_round(gaia_layer_precision prec, float x) {
     return prec == GAIA_LAYER_PREC_BF16 ? gaia__layer_round_bf16(x)
                                         : prec == GAIA_LAYER_PREC_F16 ? gaia__layer_round_f16(x) : x;
