@@ -701,6 +701,19 @@ done:
     gaia_tensor_free(a), gaia_tensor_free(b), gaia_tensor_free(y);
 }
 
+/* The same two on the AVX512-BF16 kernel where the AMX tiles would run
+   (GAIA_NO_AMX turns them off; elsewhere these repeat the tests above). */
+static void half_matmul_prec_reference_no_amx(gt *t) {
+    setenv("GAIA_NO_AMX", "1", 1);
+    half_matmul_prec_reference(t);
+    unsetenv("GAIA_NO_AMX");
+}
+static void half_cpu_gemm_bf16_no_amx(gt *t) {
+    setenv("GAIA_NO_AMX", "1", 1);
+    half_cpu_gemm_bf16(t);
+    unsetenv("GAIA_NO_AMX");
+}
+
 const gt_case gt_half_cases[] = {
     {"half_bf16_exhaustive", half_bf16_exhaustive},
     {"half_f16_exhaustive", half_f16_exhaustive},
@@ -712,6 +725,8 @@ const gt_case gt_half_cases[] = {
     {"half_safetensors_bad_input", half_safetensors_bad_input},
     {"half_matmul_prec_reference", half_matmul_prec_reference},
     {"half_cpu_gemm_bf16", half_cpu_gemm_bf16},
+    {"half_matmul_prec_reference_no_amx", half_matmul_prec_reference_no_amx},
+    {"half_cpu_gemm_bf16_no_amx", half_cpu_gemm_bf16_no_amx},
     {"half_matmul_prec_grad", half_matmul_prec_grad},
     {"half_matmul_prec_bad_input", half_matmul_prec_bad_input},
     {NULL, NULL},
