@@ -295,6 +295,38 @@
               (tensor -> bytes, released with gaia_image_free)
    gaia_sgemm() multiplies plain host float arrays.
 
+   Half precision (bf16 and IEEE f16; tensors stay float32):
+     convert  gaia_f32_to_bf16 / gaia_bf16_to_f32 / gaia_f32_to_f16 /
+              gaia_f16_to_f32(ctx, src, dst, n): host arrays, a half as the
+              uint16_t of its bits. Nearest, ties to even; NaN stays a
+              (quiet) NaN, Inf stays Inf, an f16 from 65520 up is Inf,
+              subnormals exact both ways; half -> float32 is exact. Every
+              rounding in gaia (safetensors, attention's bf16/f16, the
+              matmul below) is this one. NULL src or dst with n > 0:
+              GAIA_ERR_INVALID_ARG.
+     move     gaia_tensor_to_host_bf16 / _f16(ctx, t, dst, capacity) and
+              gaia_tensor_from_host_bf16 / _f16(ctx, ndim, shape, data, &out),
+              on either backend (CUDA converts on the host).
+     files    gaia_safetensors_save_prec / _image_prec(..., prec): BF16 or
+              F16 files (GAIA_PREC_BF16, GAIA_PREC_F16; GAIA_PREC_F32 is
+              gaia_safetensors_save). Half the bytes; values a half holds
+              come back exactly.
+     matmul   gaia_tensor_matmul_prec(ctx, a, b, trans_a, trans_b, prec, &out):
+              matmul's shapes, op(a) and op(b) rounded to bf16 (or f16) and
+              the products summed in float32. On the CPU bf16 goes through
+              AMX tiles where the build targets them (-march=native on
+              Sapphire Rapids; GAIA_NO_AMX=1 in the environment turns them
+              off), else AVX512-BF16, else plain C; f16 and CUDA round
+              copies and use the float32 GEMM. Differentiable: the
+              gradients are float32, dA = g op(round(B))^T and
+              dB = op(round(A))^T g (rounding passes gradients straight
+              through). gaia_cpu_gemm_bf16 is the host-array form.
+   Mixed precision: keep the parameters (master weights) and the optimizer
+   state in float32 tensors and call gaia_tensor_matmul_prec(...,
+   GAIA_PREC_BF16, ...) for the forward products; the optimizer updates the
+   float32 weights, so small updates are not lost to bf16's 8-bit mantissa.
+   examples/train_mlp.c --bf16 trains so.
+
    No empty tensors: every axis has length >= 1. NumPy and PyTorch allow a
    zero-length axis; gaia refuses one wherever it could arise, with a
    message naming the function and the axis ("dimension 1 is zero"):
@@ -929,7 +961,8 @@
    tensor's dtype, shape and byte range, a "__metadata__" object of
    strings, then the raw little-endian data).
      save      gaia_safetensors_save(ctx, path, tensors, n, metadata): n
-               gaia_named_tensor {name, tensor} written as F32, metadata
+               gaia_named_tensor {name, tensor} written as F32 (BF16 or F16
+               with gaia_safetensors_save_prec), metadata
                NULL or {key, value, ..., NULL}. The write is atomic: a
                temporary file beside path, flushed to the disk, renamed
                over path; a failed save leaves path as it was and no
@@ -1933,6 +1966,32 @@ typedef struct gaia_gpu_telemetry {
 GAIA_API gaia_status gaia_gpu_telemetry_get(gaia_ctx *ctx, gaia_gpu_telemetry *out);
 
 /* ---------------------------------------------------------------------
+   Half precision on the host: bfloat16 (1 sign, 8 exponent, 7 mantissa
+   bits: the upper half of a float32) and IEEE binary16 "f16" (1, 5, 10),
+   each element a uint16_t holding the bit pattern. float32 -> half rounds
+   to nearest, ties to even; a NaN stays a NaN (made quiet, sign and the
+   payload's top bits kept), an infinity stays one, and a value past the
+   largest finite half (bf16 3.3895e38, f16 65504: from 65520 up, the
+   halfway point) becomes an infinity of its sign; subnormal halves are
+   produced and read exactly (f16: steps of 2^-24). half -> float32 is
+   exact (a signalling NaN comes back quiet). n elements from src to dst;
+   src and dst must not overlap; n == 0 does nothing. NULL ctx, or NULL
+   src or dst with n > 0, is GAIA_ERR_INVALID_ARG. */
+/* A storage or arithmetic precision: what safetensors files store
+   (gaia_safetensors_save_prec) and what gaia_tensor_matmul_prec rounds its
+   operands to. The values match gaia_layer_precision's. */
+typedef enum gaia_precision {
+    GAIA_PREC_F32 = 0, /* float32 */
+    GAIA_PREC_BF16,    /* bfloat16 */
+    GAIA_PREC_F16,     /* IEEE binary16 */
+    GAIA_PREC_COUNT
+} gaia_precision;
+GAIA_API gaia_status gaia_f32_to_bf16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n);
+GAIA_API gaia_status gaia_bf16_to_f32(gaia_ctx *ctx, const uint16_t *src, float *dst, size_t n);
+GAIA_API gaia_status gaia_f32_to_f16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n);
+GAIA_API gaia_status gaia_f16_to_f32(gaia_ctx *ctx, const uint16_t *src, float *dst, size_t n);
+
+/* ---------------------------------------------------------------------
    Tensors
    --------------------------------------------------------------------- */
 #define GAIA_MAX_DIMS 4
@@ -1963,6 +2022,18 @@ GAIA_API const float *gaia_tensor_cdata(const gaia_tensor *t);
 GAIA_API gaia_status gaia_tensor_to(gaia_ctx *ctx, const gaia_tensor *t, gaia_device d, gaia_tensor **out);
 /* Copies all elements into dst (capacity in floats) on the host. */
 GAIA_API gaia_status gaia_tensor_to_host(gaia_ctx *ctx, const gaia_tensor *t, float *dst, size_t capacity);
+/* Half-precision transfers (the conversions of gaia_f32_to_bf16 and
+   friends): to_host_* rounds every element into dst (capacity in
+   elements); from_host_* makes a float32 tensor of the given shape on the
+   context's device from the half bit patterns in data (exact), or fills
+   *out when it is an existing tensor of that shape. A CUDA tensor goes
+   through a float32 buffer on the host, converted there. */
+GAIA_API gaia_status gaia_tensor_to_host_bf16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity);
+GAIA_API gaia_status gaia_tensor_to_host_f16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity);
+GAIA_API gaia_status gaia_tensor_from_host_bf16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                                gaia_tensor **out);
+GAIA_API gaia_status gaia_tensor_from_host_f16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                               gaia_tensor **out);
 /* The single element of a one-element tensor. */
 GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float *value);
 GAIA_API gaia_status gaia_tensor_copy(gaia_ctx *ctx, const gaia_tensor *src, gaia_tensor **out);
@@ -2050,6 +2121,17 @@ GAIA_API gaia_status gaia_tensor_argmax(gaia_ctx *ctx, const gaia_tensor *x, int
    (the 2-D operand shared by every batch). Transposes apply to the last two dims. */
 GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b,
                                         int trans_a, int trans_b, gaia_tensor **out);
+/* gaia_tensor_matmul in a lower precision: op(a) and op(b) rounded to prec
+   (GAIA_PREC_BF16 or GAIA_PREC_F16, nearest even; GAIA_PREC_F32 is
+   gaia_tensor_matmul) and the products summed in float32; the tensors stay
+   float32. On the CPU, bf16 rounds while packing and multiplies with
+   AVX512-BF16 (VDPBF16PS) where the build targets it, plain C elsewhere; f16
+   and the CUDA backend round copies of the operands and run the float32
+   GEMM. On the tape, the gradients are float32 products of the incoming
+   gradient with the other operand rounded (the rounding passes gradients
+   straight through): dA = g op(round(B))^T, dB likewise. */
+GAIA_API gaia_status gaia_tensor_matmul_prec(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                             int trans_b, gaia_precision prec, gaia_tensor **out);
 GAIA_API gaia_status gaia_tensor_dot(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out);
 GAIA_API gaia_status gaia_tensor_outer(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out);
 /* Swaps the last two dimensions (a 1-D tensor is copied). */
@@ -2385,6 +2467,17 @@ GAIA_API gaia_status gaia_safetensors_save(gaia_ctx *ctx, const char *path, cons
 /* The same file as an image in memory (release it with gaia_image_free). */
 GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tensor *tensors, size_t n,
                                             const char *const *metadata, void **bytes, size_t *size);
+/* As gaia_safetensors_save and _image, with every tensor stored in the
+   precision prec: GAIA_PREC_F32 ("F32", the same file as _save),
+   GAIA_PREC_BF16 ("BF16") or GAIA_PREC_F16 ("F16"), each element rounded
+   by gaia_f32_to_bf16 / gaia_f32_to_f16 (nearest even; past 65504 an f16
+   is infinite). A value the format holds comes back exactly through
+   gaia_safetensors_load; PyTorch's and NumPy's readers see the same bits. */
+GAIA_API gaia_status gaia_safetensors_save_prec(gaia_ctx *ctx, const char *path, const gaia_named_tensor *tensors,
+                                                size_t n, const char *const *metadata, gaia_precision prec);
+GAIA_API gaia_status gaia_safetensors_image_prec(gaia_ctx *ctx, const gaia_named_tensor *tensors, size_t n,
+                                                 const char *const *metadata, gaia_precision prec, void **bytes,
+                                                 size_t *size);
 /* A loaded file: its tensors (float32, on the context's default device,
    owned by the file object) and its metadata. */
 typedef struct gaia_safetensors gaia_safetensors;
@@ -2527,6 +2620,13 @@ typedef struct gaia_backend {
     gaia_status (*pool2d)(gaia_ctx *ctx, const gaia_pool2d_args *a);
     /* Operations along an axis: softmax, gather/scatter, concat, cumsum, sort. */
     const struct gaia_tensor_ops *tensor_ops;
+    /* As gemm, with the operands that round_mask names (1: A, 2: B, 3: both)
+       rounded to prec (a gaia_precision: GAIA_PREC_BF16 or _F16) and the
+       products summed in float32; NULL: not on this backend. */
+    gaia_status (*gemm_prec)(gaia_ctx *ctx, int prec, int round_mask, int trans_a, int trans_b, size_t batch,
+                             size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, size_t stride_a,
+                             const float *B, size_t ldb, size_t stride_b, float beta, float *C, size_t ldc,
+                             size_t stride_c);
 } gaia_backend;
 
 /* NULL when the device is not available in this context. */
@@ -4309,6 +4409,59 @@ static inline int gaia__host_overlap(const void *a, size_t abytes, const void *b
     return a && b && abytes && bbytes && x < y + bbytes && y < x + abytes;
 }
 
+/* One element of the half-precision conversions (declared with the API):
+   the converters of every module (tensor transfers, safetensors, the
+   layer kernels' rounding, the bf16 GEMM's packing) go through these. */
+static inline uint16_t gaia__f32_to_bf16_1(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u); /* NaN: set the quiet bit */
+    /* Adding 0x7fff plus the kept part's lowest bit rounds half to even; a
+       carry into the exponent is the next binade or, from the top, Inf. */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+static inline float gaia__bf16_to_f32_1(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    if ((h & 0x7fffu) > 0x7f80u) u |= 0x00400000u; /* a NaN comes back quiet */
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline uint16_t gaia__f32_to_f16_1(float x) {
+    uint32_t u, a, sign;
+    memcpy(&u, &x, 4);
+    sign = (u >> 16) & 0x8000u;
+    a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x1ffu)); /* NaN, quiet */
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* from 65520 (halfway past 65504) up, and Inf */
+    if (a < 0x38800000u) { /* under 2^-14: an f16 subnormal, k * 2^-24 */
+        uint32_t e = a >> 23, m, s, r, rem, half;
+        if (a <= 0x33000000u) return (uint16_t)sign; /* up to 2^-25: the tie at 2^-25 goes to even 0 */
+        m = (a & 0x7fffffu) | 0x800000u;              /* value = m * 2^(e - 150), e >= 102 */
+        s = 126u - e;                                 /* k = m * 2^(e - 126): shift right by 14 .. 24 */
+        r = m >> s;
+        rem = m & ((1u << s) - 1u);
+        half = 1u << (s - 1u);
+        if (rem > half || (rem == half && (r & 1u))) r++; /* r = 0x400 is the smallest normal: right too */
+        return (uint16_t)(sign | r);
+    }
+    a += 0xfffu + ((a >> 13) & 1u); /* round 23 mantissa bits to 10, half to even */
+    return (uint16_t)(sign | ((a >> 13) - (112u << 10))); /* rebias the exponent 127 -> 15 */
+}
+static inline float gaia__f16_to_f32_1(uint16_t h) {
+    uint32_t sign = ((uint32_t)h & 0x8000u) << 16, e = ((uint32_t)h >> 10) & 0x1fu, m = (uint32_t)h & 0x3ffu, bits;
+    float f;
+    if (e == 0) { /* zero or subnormal: m * 2^-24 is exact in float */
+        f = (float)m * (1.0f / 16777216.0f);
+        return sign ? -f : f;
+    }
+    if (e == 31) bits = sign | 0x7f800000u | (m << 13) | (m ? 0x00400000u : 0u); /* Inf, or a quiet NaN */
+    else bits = sign | ((e + 112u) << 23) | (m << 13);
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
 static void *gaia__host_alloc(gaia_ctx *ctx, size_t bytes) {
     return ctx->allocator.alloc(bytes ? bytes : 1, ctx->allocator.user);
 }
@@ -4386,6 +4539,59 @@ GAIA_API void gaia_clear_error(gaia_ctx *ctx) {
 
 #define GAIA__NEED_CTX(ctx) \
     do { if (!(ctx)) return GAIA_ERR_INVALID_ARG; } while (0)
+
+/* x rounded to prec (a gaia_precision) and widened back to float32. */
+static inline float gaia__round_prec_1(int prec, float x) {
+    return prec == GAIA_PREC_BF16  ? gaia__bf16_to_f32_1(gaia__f32_to_bf16_1(x))
+           : prec == GAIA_PREC_F16 ? gaia__f16_to_f32_1(gaia__f32_to_f16_1(x))
+                                   : x;
+}
+/* The floats a strided batch of row-major matrices spans (0 when empty). */
+static inline size_t gaia__gemm_span(size_t batch, size_t stride, size_t rows, size_t cols, size_t ld) {
+    if (!batch || !rows || !cols) return 0;
+    return (batch - 1) * stride + (rows - 1) * ld + cols;
+}
+
+static gaia_status gaia__half_check(gaia_ctx *ctx, const char *fn, const void *src, size_t sbytes, const void *dst,
+                                    size_t dbytes, size_t n) {
+    GAIA__NEED_CTX(ctx);
+    if (n == 0) return GAIA_OK;
+    if (!src || !dst)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%s is NULL with n = %zu", src ? "dst" : "src", n);
+    if (n > SIZE_MAX / 4)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "n = %zu elements is too large", n);
+    if (gaia__host_overlap(src, n * sbytes, dst, n * dbytes))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "src and dst overlap (n = %zu)", n);
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_f32_to_bf16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n) {
+    size_t i;
+    gaia_status st = gaia__half_check(ctx, "gaia_f32_to_bf16", src, 4, dst, 2, n);
+    if (st != GAIA_OK) return st;
+    for (i = 0; i < n; i++) dst[i] = gaia__f32_to_bf16_1(src[i]);
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_bf16_to_f32(gaia_ctx *ctx, const uint16_t *src, float *dst, size_t n) {
+    size_t i;
+    gaia_status st = gaia__half_check(ctx, "gaia_bf16_to_f32", src, 2, dst, 4, n);
+    if (st != GAIA_OK) return st;
+    for (i = 0; i < n; i++) dst[i] = gaia__bf16_to_f32_1(src[i]);
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_f32_to_f16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n) {
+    size_t i;
+    gaia_status st = gaia__half_check(ctx, "gaia_f32_to_f16", src, 4, dst, 2, n);
+    if (st != GAIA_OK) return st;
+    for (i = 0; i < n; i++) dst[i] = gaia__f32_to_f16_1(src[i]);
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_f16_to_f32(gaia_ctx *ctx, const uint16_t *src, float *dst, size_t n) {
+    size_t i;
+    gaia_status st = gaia__half_check(ctx, "gaia_f16_to_f32", src, 2, dst, 4, n);
+    if (st != GAIA_OK) return st;
+    for (i = 0; i < n; i++) dst[i] = gaia__f16_to_f32_1(src[i]);
+    return GAIA_OK;
+}
 
 #ifdef GAIA_USE_CUDA
 /* Defined in gaia_cuda.h (implementation part). */
@@ -5237,6 +5443,81 @@ GAIA_API gaia_status gaia_tensor_to_host(gaia_ctx *ctx, const gaia_tensor *t, fl
     return gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, dst, GAIA__DEV(t), GAIA__PTR(t), t->numel * sizeof(float));
 }
 
+/* The half-precision transfers: a CPU tensor converts in place of the copy;
+   another device's goes through a float32 staging buffer on the host. */
+static gaia_status gaia__tensor_to_host_half(gaia_ctx *ctx, const char *fn, int f16, const gaia_tensor *t,
+                                             uint16_t *dst, size_t capacity) {
+    gaia_status st;
+    const float *src;
+    float *stage = NULL;
+    size_t i, n;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "t", t)) != GAIA_OK) return st;
+    if (!dst) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "dst is NULL");
+    n = t->numel;
+    if (capacity < n)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "dst holds %zu elements, tensor has %zu", capacity, n);
+    if (GAIA__DEV(t) == GAIA_DEVICE_CPU) src = GAIA__PTR(t);
+    else {
+        if (!(stage = (float *)gaia__host_alloc(ctx, n * sizeof(float))))
+            return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a %zu-float staging buffer", n);
+        st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, stage, GAIA__DEV(t), GAIA__PTR(t), n * sizeof(float));
+        if (st != GAIA_OK) {
+            gaia__host_free(ctx, stage);
+            return st;
+        }
+        src = stage;
+    }
+    if (f16)
+        for (i = 0; i < n; i++) dst[i] = gaia__f32_to_f16_1(src[i]);
+    else
+        for (i = 0; i < n; i++) dst[i] = gaia__f32_to_bf16_1(src[i]);
+    gaia__host_free(ctx, stage);
+    return GAIA_OK;
+}
+static gaia_status gaia__tensor_from_host_half(gaia_ctx *ctx, const char *fn, int f16, int ndim, const size_t *shape,
+                                               const uint16_t *data, gaia_tensor **out) {
+    gaia_device d;
+    gaia_status st;
+    float *dst, *stage = NULL;
+    size_t i, n;
+    int created;
+    GAIA__NEED_CTX(ctx);
+    if (!data) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "data is NULL");
+    d = gaia_ctx_device(ctx);
+    st = gaia__prepare_out(ctx, fn, d, ndim, shape, out, &created);
+    if (st != GAIA_OK) return st;
+    n = (*out)->numel;
+    if (d == GAIA_DEVICE_CPU) dst = GAIA__PTR(*out);
+    else if (!(dst = stage = (float *)gaia__host_alloc(ctx, n * sizeof(float)))) {
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a %zu-float staging buffer", n);
+        return gaia__finish_out(st, out, created);
+    }
+    if (f16)
+        for (i = 0; i < n; i++) dst[i] = gaia__f16_to_f32_1(data[i]);
+    else
+        for (i = 0; i < n; i++) dst[i] = gaia__bf16_to_f32_1(data[i]);
+    if (stage) {
+        st = gaia__be(ctx, d)->upload(ctx, GAIA__PTR(*out), stage, n * sizeof(float));
+        gaia__host_free(ctx, stage);
+    }
+    return gaia__finish_out(st, out, created);
+}
+GAIA_API gaia_status gaia_tensor_to_host_bf16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity) {
+    return gaia__tensor_to_host_half(ctx, "gaia_tensor_to_host_bf16", 0, t, dst, capacity);
+}
+GAIA_API gaia_status gaia_tensor_to_host_f16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity) {
+    return gaia__tensor_to_host_half(ctx, "gaia_tensor_to_host_f16", 1, t, dst, capacity);
+}
+GAIA_API gaia_status gaia_tensor_from_host_bf16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                                gaia_tensor **out) {
+    return gaia__tensor_from_host_half(ctx, "gaia_tensor_from_host_bf16", 0, ndim, shape, data, out);
+}
+GAIA_API gaia_status gaia_tensor_from_host_f16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                               gaia_tensor **out) {
+    return gaia__tensor_from_host_half(ctx, "gaia_tensor_from_host_f16", 1, ndim, shape, data, out);
+}
+
 GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float *value) {
     static const char *fn = "gaia_tensor_item";
     gaia_status st;
@@ -5504,14 +5785,19 @@ GAIA_API gaia_status gaia_tensor_argmax(gaia_ctx *ctx, const gaia_tensor *x, int
    --------------------------------------------------------------------- */
 static int gaia__aliases(const gaia_tensor *o, const gaia_tensor *t) { return o && t && o->storage == t->storage; }
 
-static gaia_status gaia__tensor_matmul_raw(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
-                                          int trans_b, gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_matmul";
+/* The matmul family's body: prec GAIA_PREC_F32 is the float32 GEMM;
+   otherwise the backend's gemm_prec rounds the operands round_mask names. */
+static gaia_status gaia__tensor_matmul_impl(gaia_ctx *ctx, const char *fn, const gaia_tensor *a, const gaia_tensor *b,
+                                            int trans_a, int trans_b, gaia_precision prec, int round_mask,
+                                            gaia_tensor **out) {
     size_t batch, M, K, Kb, N, oshape[3], stride_b;
     int ond, created;
     gaia_status st;
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
+    if ((int)prec < 0 || prec >= GAIA_PREC_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown precision %d (GAIA_PREC_F32, _BF16 or _F16)",
+                          (int)prec);
     if ((st = gaia__check_tensor(ctx, fn, "a", a)) != GAIA_OK) return st;
     if ((st = gaia__check_tensor(ctx, fn, "b", b)) != GAIA_OK) return st;
     if ((st = gaia__same_device(ctx, fn, a, b)) != GAIA_OK) return st;
@@ -5542,11 +5828,27 @@ static gaia_status gaia__tensor_matmul_raw(gaia_ctx *ctx, const gaia_tensor *a, 
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias a or b");
     stride_b = b->ndim == 3 ? b->shape[1] * b->shape[2] : 0;
     t0 = gaia__prof_begin(ctx);
-    st = gaia__be(ctx, GAIA__DEV(a))->gemm(ctx, trans_a, trans_b, batch, M, N, K, 1.0f, GAIA__PTR(a),
-                                           a->shape[a->ndim - 1], M * K, GAIA__PTR(b), b->shape[b->ndim - 1], stride_b,
-                                           0.0f, GAIA__PTR(*out), N, M * N);
+    if (prec == GAIA_PREC_F32 || !round_mask)
+        st = gaia__be(ctx, GAIA__DEV(a))->gemm(ctx, trans_a, trans_b, batch, M, N, K, 1.0f, GAIA__PTR(a),
+                                               a->shape[a->ndim - 1], M * K, GAIA__PTR(b), b->shape[b->ndim - 1],
+                                               stride_b, 0.0f, GAIA__PTR(*out), N, M * N);
+    else if (!gaia__be(ctx, GAIA__DEV(a))->gemm_prec)
+        st = gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "the %s backend has no reduced-precision GEMM",
+                        gaia__be(ctx, GAIA__DEV(a))->name);
+    else
+        st = gaia__be(ctx, GAIA__DEV(a))->gemm_prec(ctx, (int)prec, round_mask, trans_a, trans_b, batch, M, N, K, 1.0f,
+                                                    GAIA__PTR(a), a->shape[a->ndim - 1], M * K, GAIA__PTR(b),
+                                                    b->shape[b->ndim - 1], stride_b, 0.0f, GAIA__PTR(*out), N, M * N);
     gaia__prof_end(ctx, GAIA_PROF_MATMUL, t0, (a->numel + b->numel + (*out)->numel) * 4);
     return gaia__finish_out(st, out, created);
+}
+static gaia_status gaia__tensor_matmul_raw(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                          int trans_b, gaia_tensor **out) {
+    return gaia__tensor_matmul_impl(ctx, "gaia_tensor_matmul", a, b, trans_a, trans_b, GAIA_PREC_F32, 0, out);
+}
+static gaia_status gaia__tensor_matmul_prec_raw(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b,
+                                               int trans_a, int trans_b, gaia_precision prec, gaia_tensor **out) {
+    return gaia__tensor_matmul_impl(ctx, "gaia_tensor_matmul_prec", a, b, trans_a, trans_b, prec, 3, out);
 }
 
 GAIA_API gaia_status gaia_tensor_dot(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
@@ -5735,6 +6037,10 @@ static gaia_status gaia__tensor_reduce(gaia_ctx *ctx, const char *fn, gaia_reduc
 GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
                                         int trans_b, gaia_tensor **out) {
     return gaia__tensor_matmul_raw(ctx, a, b, trans_a, trans_b, out);
+}
+GAIA_API gaia_status gaia_tensor_matmul_prec(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                             int trans_b, gaia_precision prec, gaia_tensor **out) {
+    return gaia__tensor_matmul_prec_raw(ctx, a, b, trans_a, trans_b, prec, out);
 }
 GAIA_API gaia_status gaia_tensor_where(gaia_ctx *ctx, const gaia_tensor *cond, const gaia_tensor *a,
                                        const gaia_tensor *b, gaia_tensor **out) {
@@ -6641,6 +6947,16 @@ done:
     return st;
 }
 
+/* A backward product: float32 for a plain matmul; for matmul_prec (prec =
+   the node's op) the saved operand (mask: 1 the first, 2 the second) is
+   rounded as the forward saw it and the incoming gradient stays float32. */
+static gaia_status gaia__ag_mm(gaia_ctx *ctx, int prec, int mask, const gaia_tensor *x, const gaia_tensor *y, int tx,
+                               int ty, gaia_tensor **out) {
+    if (!prec) return gaia_tensor_matmul(ctx, x, y, tx, ty, out);
+    return gaia__tensor_matmul_impl(ctx, "gaia_tensor_matmul_prec (backward)", x, y, tx, ty, (gaia_precision)prec, mask,
+                                    out);
+}
+
 /* C = op(A) op(B): dA = g op(B)^T (transposed back when A was), dB the same
    way; a 2-D B shared by a batch gets the sum over the batch. */
 static gaia_status gaia__ag_matmul_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **ga,
@@ -6651,7 +6967,7 @@ static gaia_status gaia__ag_matmul_back(gaia_ctx *ctx, const gaia__ag_node *n, g
     gaia_status st = GAIA_OK;
     if (n->in[0]) {
         if (a->ndim == 3 && b->ndim == 2) { /* the shared B against every batch */
-            if (!ta) GAIA__AG_TRY(gaia_tensor_matmul(ctx, g, b, 0, !tb, ga));
+            if (!ta) GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 2, g, b, 0, !tb, ga));
             else {
                 size_t s3[3];
                 s3[0] = a->shape[0];
@@ -6659,14 +6975,14 @@ static gaia_status gaia__ag_matmul_back(gaia_ctx *ctx, const gaia__ag_node *n, g
                 s3[2] = b->shape[1];
                 GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(b), 3, s3, 0.0f, &bb));
                 GAIA__AG_TRY(gaia_tensor_add(ctx, bb, b, &bb));
-                GAIA__AG_TRY(gaia_tensor_matmul(ctx, bb, g, tb, 1, ga));
+                GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 1, bb, g, tb, 1, ga));
             }
-        } else if (!ta) GAIA__AG_TRY(gaia_tensor_matmul(ctx, g, b, 0, !tb, ga));
-        else GAIA__AG_TRY(gaia_tensor_matmul(ctx, b, g, tb, 1, ga));
+        } else if (!ta) GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 2, g, b, 0, !tb, ga));
+        else GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 1, b, g, tb, 1, ga));
     }
     if (n->in[1]) {
-        if (!tb) GAIA__AG_TRY(gaia_tensor_matmul(ctx, a, g, !ta, 0, &db));
-        else GAIA__AG_TRY(gaia_tensor_matmul(ctx, g, a, 1, ta, &db));
+        if (!tb) GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 1, a, g, !ta, 0, &db));
+        else GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 2, g, a, 1, ta, &db));
         if (a->ndim == 3 && b->ndim == 2) GAIA__AG_TRY(gaia_tensor_sum(ctx, db, 0, gb));
         else {
             *gb = db;
@@ -8064,6 +8380,18 @@ GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, con
     p.node.flag0 = trans_a != 0;
     p.node.flag1 = trans_b != 0;
     st = gaia__tensor_matmul_raw(ctx, a, b, trans_a, trans_b, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+/* The node's op is the precision (0: float32, a plain matmul). */
+GAIA_API gaia_status gaia_tensor_matmul_prec(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                             int trans_b, gaia_precision prec, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_MATMUL, (int)prec, a, b, NULL);
+    p.node.flag0 = trans_a != 0;
+    p.node.flag1 = trans_b != 0;
+    st = gaia__tensor_matmul_prec_raw(ctx, a, b, trans_a, trans_b, prec, out);
     return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
 }
 
@@ -9546,18 +9874,6 @@ static const char *gaia__st_duplicate(gaia_ctx *ctx, char **names, size_t n, int
     return dup;
 }
 
-static float gaia__st_half(uint32_t h) {
-    uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
-    float f;
-    if (e == 0) { /* zero or subnormal: m * 2^-24 is exact in float */
-        f = (float)m * (1.0f / 16777216.0f);
-        return sign ? -f : f;
-    }
-    bits = e == 31 ? sign | 0x7f800000u | (m << 13) : sign | ((e + 112) << 23) | (m << 13);
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
 /* Little-endian element i of a dtype as float (byte by byte: any host, any alignment). */
 static float gaia__st_decode(const unsigned char *d, int dtype, size_t i) {
     size_t sz = gaia__st_dtypes[dtype].size, k;
@@ -9567,8 +9883,8 @@ static float gaia__st_decode(const unsigned char *d, int dtype, size_t i) {
     switch (dtype) {
     case 0: { uint32_t b = (uint32_t)u; float f; memcpy(&f, &b, 4); return f; }
     case 1: { double v; memcpy(&v, &u, 8); return (float)v; }
-    case 2: return gaia__st_half((uint32_t)u);
-    case 3: { uint32_t b = (uint32_t)u << 16; float f; memcpy(&f, &b, 4); return f; }
+    case 2: return gaia__f16_to_f32_1((uint16_t)u);
+    case 3: return gaia__bf16_to_f32_1((uint16_t)u);
     case 4: return (float)(int64_t)u;
     case 5: return (float)(int32_t)(uint32_t)u;
     case 6: return (float)(int16_t)(uint16_t)u;
@@ -10003,16 +10319,20 @@ static gaia_status gaia__st_check_meta(gaia_ctx *ctx, const char *fn, const char
     return GAIA_OK;
 }
 
-GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tensor *tensors, size_t n,
-                                            const char *const *metadata, void **bytes, size_t *size) {
-    static const char *fn = "gaia_safetensors_image";
+/* The image in precision prec: es bytes an element, dtype name in the header. */
+static gaia_status gaia__st_image(gaia_ctx *ctx, const char *fn, const gaia_named_tensor *tensors, size_t n,
+                                  const char *const *metadata, gaia_precision prec, void **bytes, size_t *size) {
     gaia__sb h;
-    size_t i, k, pairs, data = 0, total, sum_at;
+    size_t i, k, pairs, data = 0, total, sum_at, es;
     uint64_t at = 0;
     unsigned char *img = NULL;
     float *host = NULL;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
+    if ((int)prec < 0 || prec >= GAIA_PREC_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown precision %d (GAIA_PREC_F32, _BF16 or _F16)",
+                          (int)prec);
+    es = prec == GAIA_PREC_F32 ? 4 : 2;
     if (!bytes || !size || (!tensors && n)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "tensors, bytes or size is NULL");
     for (i = 0; i < n; i++) {
         const char *name = tensors[i].name;
@@ -10028,7 +10348,7 @@ GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tens
                 return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the name '%.64s' appears twice", name);
         if (tensors[i].tensor->numel > (SIZE_MAX - data) / 8)
             return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the tensors are too large for an image");
-        data += tensors[i].tensor->numel * 4;
+        data += tensors[i].tensor->numel * es;
     }
     if ((st = gaia__st_check_meta(ctx, fn, metadata, &pairs)) != GAIA_OK) return st;
     memset(&h, 0, sizeof h);
@@ -10051,7 +10371,9 @@ GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tens
         const gaia_tensor *t = tensors[i].tensor;
         gaia__sb_cstr(&h, ",");
         gaia__sb_json(&h, tensors[i].name);
-        gaia__sb_cstr(&h, ":{\"dtype\":\"F32\",\"shape\":[");
+        gaia__sb_cstr(&h, prec == GAIA_PREC_F32    ? ":{\"dtype\":\"F32\",\"shape\":["
+                          : prec == GAIA_PREC_BF16 ? ":{\"dtype\":\"BF16\",\"shape\":["
+                                                   : ":{\"dtype\":\"F16\",\"shape\":[");
         for (k = 0; k < (size_t)t->ndim; k++) {
             if (k) gaia__sb_cstr(&h, ",");
             gaia__sb_u64(&h, t->shape[k]);
@@ -10059,7 +10381,7 @@ GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tens
         gaia__sb_cstr(&h, "],\"data_offsets\":[");
         gaia__sb_u64(&h, at);
         gaia__sb_cstr(&h, ",");
-        at += (uint64_t)t->numel * 4;
+        at += (uint64_t)t->numel * es;
         gaia__sb_u64(&h, at);
         gaia__sb_cstr(&h, "]}");
     }
@@ -10095,14 +10417,17 @@ GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tens
         }
         for (k = 0; k < t->numel; k++) { /* little-endian regardless of the host */
             uint32_t u;
-            unsigned char *le = img + at + 4 * k;
-            memcpy(&u, &host[k], 4);
+            unsigned char *le = img + at + es * k;
+            if (es == 4) {
+                memcpy(&u, &host[k], 4);
+                le[2] = (unsigned char)(u >> 16);
+                le[3] = (unsigned char)(u >> 24);
+            } else
+                u = prec == GAIA_PREC_BF16 ? gaia__f32_to_bf16_1(host[k]) : gaia__f32_to_f16_1(host[k]);
             le[0] = (unsigned char)u;
             le[1] = (unsigned char)(u >> 8);
-            le[2] = (unsigned char)(u >> 16);
-            le[3] = (unsigned char)(u >> 24);
         }
-        at += (uint64_t)t->numel * 4;
+        at += (uint64_t)t->numel * es;
         gaia__host_free(ctx, host);
     }
     gaia__st_sum_put(img + 8 + sum_at, gaia__st_sum(img, total, 8 + sum_at));
@@ -10111,18 +10436,35 @@ GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tens
     return GAIA_OK;
 }
 
-GAIA_API gaia_status gaia_safetensors_save(gaia_ctx *ctx, const char *path, const gaia_named_tensor *tensors, size_t n,
-                                           const char *const *metadata) {
-    static const char *fn = "gaia_safetensors_save";
+GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tensor *tensors, size_t n,
+                                            const char *const *metadata, void **bytes, size_t *size) {
+    return gaia__st_image(ctx, "gaia_safetensors_image", tensors, n, metadata, GAIA_PREC_F32, bytes, size);
+}
+GAIA_API gaia_status gaia_safetensors_image_prec(gaia_ctx *ctx, const gaia_named_tensor *tensors, size_t n,
+                                                 const char *const *metadata, gaia_precision prec, void **bytes,
+                                                 size_t *size) {
+    return gaia__st_image(ctx, "gaia_safetensors_image_prec", tensors, n, metadata, prec, bytes, size);
+}
+
+static gaia_status gaia__st_save(gaia_ctx *ctx, const char *fn, const char *path, const gaia_named_tensor *tensors,
+                                 size_t n, const char *const *metadata, gaia_precision prec) {
     void *img;
     size_t size;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
-    if ((st = gaia_safetensors_image(ctx, tensors, n, metadata, &img, &size)) != GAIA_OK) return st;
+    if ((st = gaia__st_image(ctx, fn, tensors, n, metadata, prec, &img, &size)) != GAIA_OK) return st;
     st = gaia__save_file(ctx, fn, path, img, size);
     gaia__host_free(ctx, img);
     return st;
+}
+GAIA_API gaia_status gaia_safetensors_save(gaia_ctx *ctx, const char *path, const gaia_named_tensor *tensors, size_t n,
+                                           const char *const *metadata) {
+    return gaia__st_save(ctx, "gaia_safetensors_save", path, tensors, n, metadata, GAIA_PREC_F32);
+}
+GAIA_API gaia_status gaia_safetensors_save_prec(gaia_ctx *ctx, const char *path, const gaia_named_tensor *tensors,
+                                                size_t n, const char *const *metadata, gaia_precision prec) {
+    return gaia__st_save(ctx, "gaia_safetensors_save_prec", path, tensors, n, metadata, prec);
 }
 
 /* ---- optimizer checkpoints (optimizers are the autograd module's) ---- */

@@ -810,6 +810,51 @@ static gaia_status gaia__cuda_gemm(gaia_ctx *ctx, int ta, int tb, size_t batch, 
     return GAIA_OK;
 }
 
+/* The reduced-precision GEMM, composed: each operand that round_mask names
+   (1: A, 2: B) is downloaded, rounded on the host by the library's
+   converter (gaia__round_prec_1) and uploaded to a scratch buffer, then
+   cuBLAS's SGEMM multiplies: a product of two bf16 or f16 values is exact
+   in float32, so this is the tensor-core product up to the order of the
+   sums. Slow (two transfers an operand): the reference path. */
+static gaia_status gaia__cuda_gemm_prec(gaia_ctx *ctx, int prec, int round_mask, int ta, int tb, size_t batch,
+                                        size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                                        size_t sa, const float *B, size_t ldb, size_t sb, float beta, float *C,
+                                        size_t ldc, size_t sc) {
+    static const char *fn = "gaia_cuda_gemm_prec";
+    const float *src[2];
+    size_t span[2], i;
+    float *dev[2] = {NULL, NULL}, *host = NULL;
+    gaia_status st = GAIA_OK;
+    int w;
+    src[0] = A;
+    src[1] = B;
+    span[0] = round_mask & 1 ? gaia__gemm_span(batch, sa, ta ? K : M, ta ? M : K, lda) : 0;
+    span[1] = round_mask & 2 ? gaia__gemm_span(batch, sb, tb ? N : K, tb ? K : N, ldb) : 0;
+    for (w = 0; w < 2 && st == GAIA_OK; w++) {
+        if (!span[w]) continue;
+        host = (float *)gaia__host_alloc(ctx, span[w] * sizeof(float));
+        if (!host) {
+            st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu host floats", span[w]);
+            break;
+        }
+        st = gaia__cuda_download(ctx, host, src[w], span[w] * sizeof(float));
+        if (st == GAIA_OK) {
+            for (i = 0; i < span[w]; i++) host[i] = gaia__round_prec_1(prec, host[i]);
+            st = gaia__cuda_pool_alloc(ctx, span[w] * sizeof(float), (void **)&dev[w]);
+        }
+        if (st == GAIA_OK) st = gaia__cuda_upload(ctx, dev[w], host, span[w] * sizeof(float));
+        if (st == GAIA_OK) st = gaia__cuda_synchronize(ctx); /* the host buffer goes next */
+        gaia__host_free(ctx, host);
+        host = NULL;
+    }
+    if (st == GAIA_OK)
+        st = gaia__cuda_gemm(ctx, ta, tb, batch, M, N, K, alpha, dev[0] ? dev[0] : A, lda, sa, dev[1] ? dev[1] : B,
+                             ldb, sb, beta, C, ldc, sc);
+    for (w = 0; w < 2; w++)
+        if (dev[w]) gaia__cuda_pool_free(ctx, dev[w]);
+    return st;
+}
+
 static gaia_status gaia__cuda_transpose(gaia_ctx *ctx, const float *x, size_t batch, size_t rows, size_t cols,
                                         float *y) {
     struct gaia_cuda_state *s = gaia__cuda_state(ctx);
@@ -2079,6 +2124,7 @@ static const gaia_backend gaia__cuda_backend_table = {
 #else
     NULL,
 #endif
+    gaia__cuda_gemm_prec,
 };
 
 /* ---------------------------------------------------------------------

@@ -19,7 +19,11 @@
    - each round times each library's own block of calls (~40 ms) after a
      warm-up call, rotating which goes first; the table gives the best and
      the median of the rounds, and the ratio compares medians.
+   Then the bf16 tables: gaia_tensor_matmul_prec(GAIA_PREC_BF16) against gaia's
+   float32 matmul and PyTorch's torch.matmul (float32 and bf16 tensors; the
+   interpreter is $GAIA_BENCH_PYTHON), on 1 and 2 threads.
    Usage: bench_matmul [rounds]   (default 5; BENCH_BLIS=path/libblis.so picks the BLIS)
+          bench_matmul --bf16 [rounds]   the bf16 tables alone (at least 3 rounds)
    Internal: bench_matmul --peer openblas|blis THREADS M N K CALLS */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
@@ -164,6 +168,137 @@ static double time_block(int lib, const bench_env *set, int nt, size_t M, size_t
     return flops / ((gaia_time_s() - t0) / calls) * 1e-9;
 }
 
+/* ---- bf16 matmul: gaia_tensor_matmul_prec(GAIA_PREC_BF16) against gaia's
+   float32 matmul and PyTorch's torch.matmul (float32 tensors, and bf16
+   tensors), all on the same thread count, in the same round ---- */
+
+/* PyTorch's GFLOP/s for float32 and bf16 (out[0], out[1]; -1 when Python or
+   torch is missing): one fresh interpreter, a warm-up call each, then
+   `calls` timed calls each. */
+static void torch_rates(int nt, size_t M, size_t N, size_t K, int calls, double out[2]) {
+    char script[1400], path[64], cmd[1024];
+    FILE *f;
+    int fd;
+    out[0] = out[1] = -1.0;
+    snprintf(script, sizeof script,
+             "import time, torch\n"
+             "torch.set_num_threads(%d)\n"
+             "g = torch.Generator().manual_seed(1)\n"
+             "a = torch.rand(%zu, %zu, generator=g) - 0.5\n"
+             "b = torch.rand(%zu, %zu, generator=g) - 0.5\n"
+             "r = []\n"
+             "for x, y in ((a, b), (a.bfloat16(), b.bfloat16())):\n"
+             "    torch.matmul(x, y)\n"
+             "    t0 = time.perf_counter()\n"
+             "    for _ in range(%d): torch.matmul(x, y)\n"
+             "    r.append(2.0 * %zu * %zu * %zu / ((time.perf_counter() - t0) / %d) * 1e-9)\n"
+             "print('%%.3f %%.3f' %% (r[0], r[1]))\n",
+             nt, M, K, K, N, calls, M, N, K, calls);
+    strcpy(path, "/tmp/gaia_bench_XXXXXX");
+    fd = mkstemp(path);
+    if (fd < 0) return;
+    if (write(fd, script, strlen(script)) != (ssize_t)strlen(script)) {
+        close(fd);
+        unlink(path);
+        return;
+    }
+    close(fd);
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%d '%s' %s 2>/dev/null", nt, bench_python_exe(), path);
+    f = popen(cmd, "r");
+    if (f) {
+        if (fscanf(f, "%lf %lf", &out[0], &out[1]) != 2) out[0] = out[1] = -1.0;
+        pclose(f);
+    }
+    unlink(path);
+}
+
+/* GFLOP/s of `calls` gaia matmuls on tensors (prec F32: gaia_tensor_matmul). */
+static double gaia_tensor_rate(gaia_ctx *ctx, gaia_precision prec, const gaia_tensor *a, const gaia_tensor *b,
+                               gaia_tensor **c, size_t M, size_t N, size_t K, int calls) {
+    double t0;
+    int i;
+    bench_pause(0.15);
+    if (gaia_tensor_matmul_prec(ctx, a, b, 0, 0, prec, c) != GAIA_OK) return 0; /* warm */
+    t0 = gaia_time_s();
+    for (i = 0; i < calls; ++i)
+        if (gaia_tensor_matmul_prec(ctx, a, b, 0, 0, prec, c) != GAIA_OK) return 0;
+    return 2.0 * (double)M * (double)N * (double)K / ((gaia_time_s() - t0) / calls) * 1e-9;
+}
+
+/* The bf16 table: per shape and thread count, `rounds` rounds of gaia f32,
+   gaia bf16 and PyTorch (f32 and bf16 in one fresh process); medians and
+   ranges, and the ratios of medians. */
+static void bf16_table(int rounds) {
+    static const size_t shapes[][3] = {{256, 256, 256},   {512, 512, 512},   {1024, 1024, 1024},
+                                       {2048, 2048, 2048}, {4096, 4096, 64}, {64, 4096, 4096}};
+    int ti, s, r;
+    int have_torch = bench_python("", "import torch\nprint(1)\n") > 0;
+    printf("\n# bf16 matmul: gaia_tensor_matmul_prec(GAIA_PREC_BF16) (float32 tensors rounded to bf16 while packed,\n"
+           "# float32 sums) against gaia's float32 matmul and PyTorch's torch.matmul on float32 and on bf16 tensors.\n"
+           "# GFLOP/s: median [min, max] of %d rounds; each block ~0.4 s of calls after a warm-up call and a 150 ms\n"
+           "# pause; PyTorch in a fresh process per round (torch.set_num_threads = the same count). bf16/f32 = gaia\n"
+           "# bf16 median / gaia f32 median; vs torch = gaia bf16 median / PyTorch bf16 median.\n",
+           rounds);
+    if (!have_torch) printf("# PyTorch not found (set GAIA_BENCH_PYTHON to a python with torch): its columns are empty\n");
+    for (ti = 1; ti <= 2; ++ti) {
+        printf("\nbf16 threads=%d\n", ti);
+        bench_print_load("before this table");
+        printf("%5s %5s %5s | %24s | %24s | %24s | %24s | %7s | %8s\n", "M", "N", "K", "gaia f32", "gaia bf16",
+               "torch f32", "torch bf16", "bf16/f32", "vs torch");
+        for (s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); ++s) {
+            size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], sa[2], sb[2];
+            double flops = 2.0 * (double)M * (double)N * (double)K, v[4][16], med[4], lo[4], hi[4];
+            int calls = (int)(4e10 / flops / 10) + 1, w;
+            gaia_ctx *ctx = ctx_for_threads[ti];
+            gaia_tensor *a = NULL, *b = NULL, *c = NULL;
+            sa[0] = M, sa[1] = K, sb[0] = K, sb[1] = N;
+            if (gaia_tensor_uniform(ctx, 2, sa, -0.5f, 0.5f, &a) != GAIA_OK ||
+                gaia_tensor_uniform(ctx, 2, sb, -0.5f, 0.5f, &b) != GAIA_OK) {
+                fprintf(stderr, "bench_matmul: %s\n", gaia_last_error(ctx));
+                exit(1);
+            }
+            for (r = 0; r < rounds; ++r) {
+                double tr[2] = {-1.0, -1.0};
+                /* rotate the order: f32 first in even rounds, bf16 first in odd */
+                if (r & 1) {
+                    v[1][r] = gaia_tensor_rate(ctx, GAIA_PREC_BF16, a, b, &c, M, N, K, calls);
+                    v[0][r] = gaia_tensor_rate(ctx, GAIA_PREC_F32, a, b, &c, M, N, K, calls);
+                } else {
+                    v[0][r] = gaia_tensor_rate(ctx, GAIA_PREC_F32, a, b, &c, M, N, K, calls);
+                    v[1][r] = gaia_tensor_rate(ctx, GAIA_PREC_BF16, a, b, &c, M, N, K, calls);
+                }
+                if (have_torch) {
+                    bench_pause(0.15);
+                    torch_rates(ti, M, N, K, calls, tr);
+                }
+                v[2][r] = tr[0];
+                v[3][r] = tr[1];
+            }
+            for (w = 0; w < 4; ++w) {
+                lo[w] = 1e30, hi[w] = -1e30;
+                for (r = 0; r < rounds; ++r) {
+                    if (v[w][r] < lo[w]) lo[w] = v[w][r];
+                    if (v[w][r] > hi[w]) hi[w] = v[w][r];
+                }
+                med[w] = bench_median(v[w], rounds);
+            }
+            printf("%5zu %5zu %5zu |", M, N, K);
+            for (w = 0; w < 4; ++w) {
+                if (med[w] > 0) printf(" %6.1f [%6.1f, %6.1f] |", med[w], lo[w], hi[w]);
+                else printf(" %24s |", "-");
+            }
+            printf(" %7.2f |", med[0] > 0 ? med[1] / med[0] : 0.0);
+            if (med[3] > 0) printf(" %8.2f\n", med[1] / med[3]);
+            else printf(" %8s\n", "-");
+            fflush(stdout);
+            gaia_tensor_free(a);
+            gaia_tensor_free(b);
+            gaia_tensor_free(c);
+        }
+    }
+    bench_print_load("after the bf16 tables");
+}
+
 int main(int argc, char **argv) {
     static const size_t shapes[][3] = {{256, 256, 256},  {512, 512, 512},  {1024, 1024, 1024}, {2048, 2048, 2048},
                                        {1024, 1024, 64}, {64, 1024, 1024}, {4096, 4096, 32},   {4096, 64, 4096},
@@ -172,7 +307,12 @@ int main(int argc, char **argv) {
     int rounds, ti, s, w, r, k;
     peer peers[NLIB];
     double worst[3] = {1e30, 1e30, 1e30}, r1024 = 0, ratio[3][16];
+    int bf16_only = argc > 1 && strcmp(argv[1], "--bf16") == 0;
     if (argc >= 8 && strcmp(argv[1], "--peer") == 0) return peer_main(argv);
+    if (bf16_only) {
+        argv++;
+        argc--;
+    }
     rounds = argc > 1 ? atoi(argv[1]) : 5;
     if (rounds < 1) rounds = 5;
     if (rounds > 16) rounds = 16;
@@ -197,6 +337,12 @@ int main(int argc, char **argv) {
         }
     }
     bench_print_machine("bench_matmul");
+    if (bf16_only) {
+        bf16_table(rounds < 3 ? 3 : rounds);
+        gaia_ctx_destroy(ctx_for_threads[1]);
+        gaia_ctx_destroy(ctx_for_threads[2]);
+        return 0;
+    }
     for (w = 1; w < NLIB; ++w) {
         if (!peers[w].n) {
             printf("# %s not found (%s): its column is empty\n", lib_names[w],
@@ -306,6 +452,7 @@ int main(int argc, char **argv) {
             gaia_tensor_free(C);
         }
     }
+    bf16_table(rounds < 3 ? 3 : rounds);
     bench_print_load("at end");
     if (worst[1] < 1e29) {
         printf("summary: gaia / better peer (medians): 1024^3 on 1 thread %.2f; worst shape %.2f on 1 thread, %.2f "

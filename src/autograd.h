@@ -783,6 +783,16 @@ done:
     return st;
 }
 
+/* A backward product: float32 for a plain matmul; for matmul_prec (prec =
+   the node's op) the saved operand (mask: 1 the first, 2 the second) is
+   rounded as the forward saw it and the incoming gradient stays float32. */
+static gaia_status gaia__ag_mm(gaia_ctx *ctx, int prec, int mask, const gaia_tensor *x, const gaia_tensor *y, int tx,
+                               int ty, gaia_tensor **out) {
+    if (!prec) return gaia_tensor_matmul(ctx, x, y, tx, ty, out);
+    return gaia__tensor_matmul_impl(ctx, "gaia_tensor_matmul_prec (backward)", x, y, tx, ty, (gaia_precision)prec, mask,
+                                    out);
+}
+
 /* C = op(A) op(B): dA = g op(B)^T (transposed back when A was), dB the same
    way; a 2-D B shared by a batch gets the sum over the batch. */
 static gaia_status gaia__ag_matmul_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **ga,
@@ -793,7 +803,7 @@ static gaia_status gaia__ag_matmul_back(gaia_ctx *ctx, const gaia__ag_node *n, g
     gaia_status st = GAIA_OK;
     if (n->in[0]) {
         if (a->ndim == 3 && b->ndim == 2) { /* the shared B against every batch */
-            if (!ta) GAIA__AG_TRY(gaia_tensor_matmul(ctx, g, b, 0, !tb, ga));
+            if (!ta) GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 2, g, b, 0, !tb, ga));
             else {
                 size_t s3[3];
                 s3[0] = a->shape[0];
@@ -801,14 +811,14 @@ static gaia_status gaia__ag_matmul_back(gaia_ctx *ctx, const gaia__ag_node *n, g
                 s3[2] = b->shape[1];
                 GAIA__AG_TRY(gaia__ag_full(ctx, GAIA__DEV(b), 3, s3, 0.0f, &bb));
                 GAIA__AG_TRY(gaia_tensor_add(ctx, bb, b, &bb));
-                GAIA__AG_TRY(gaia_tensor_matmul(ctx, bb, g, tb, 1, ga));
+                GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 1, bb, g, tb, 1, ga));
             }
-        } else if (!ta) GAIA__AG_TRY(gaia_tensor_matmul(ctx, g, b, 0, !tb, ga));
-        else GAIA__AG_TRY(gaia_tensor_matmul(ctx, b, g, tb, 1, ga));
+        } else if (!ta) GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 2, g, b, 0, !tb, ga));
+        else GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 1, b, g, tb, 1, ga));
     }
     if (n->in[1]) {
-        if (!tb) GAIA__AG_TRY(gaia_tensor_matmul(ctx, a, g, !ta, 0, &db));
-        else GAIA__AG_TRY(gaia_tensor_matmul(ctx, g, a, 1, ta, &db));
+        if (!tb) GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 1, a, g, !ta, 0, &db));
+        else GAIA__AG_TRY(gaia__ag_mm(ctx, n->op, 2, g, a, 1, ta, &db));
         if (a->ndim == 3 && b->ndim == 2) GAIA__AG_TRY(gaia_tensor_sum(ctx, db, 0, gb));
         else {
             *gb = db;
@@ -2206,6 +2216,18 @@ GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, con
     p.node.flag0 = trans_a != 0;
     p.node.flag1 = trans_b != 0;
     st = gaia__tensor_matmul_raw(ctx, a, b, trans_a, trans_b, out);
+    return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
+}
+
+/* The node's op is the precision (0: float32, a plain matmul). */
+GAIA_API gaia_status gaia_tensor_matmul_prec(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                             int trans_b, gaia_precision prec, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_status st;
+    gaia__ag_begin(ctx, &p, GAIA__AG_MATMUL, (int)prec, a, b, NULL);
+    p.node.flag0 = trans_a != 0;
+    p.node.flag1 = trans_b != 0;
+    st = gaia__tensor_matmul_prec_raw(ctx, a, b, trans_a, trans_b, prec, out);
     return gaia__ag_end(ctx, &p, st, out ? *out : NULL, NULL);
 }
 

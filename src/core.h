@@ -315,6 +315,32 @@ typedef struct gaia_gpu_telemetry {
 } gaia_gpu_telemetry;
 GAIA_API gaia_status gaia_gpu_telemetry_get(gaia_ctx *ctx, gaia_gpu_telemetry *out);
 
+/* ---------------------------------------------------------------------
+   Half precision on the host: bfloat16 (1 sign, 8 exponent, 7 mantissa
+   bits: the upper half of a float32) and IEEE binary16 "f16" (1, 5, 10),
+   each element a uint16_t holding the bit pattern. float32 -> half rounds
+   to nearest, ties to even; a NaN stays a NaN (made quiet, sign and the
+   payload's top bits kept), an infinity stays one, and a value past the
+   largest finite half (bf16 3.3895e38, f16 65504: from 65520 up, the
+   halfway point) becomes an infinity of its sign; subnormal halves are
+   produced and read exactly (f16: steps of 2^-24). half -> float32 is
+   exact (a signalling NaN comes back quiet). n elements from src to dst;
+   src and dst must not overlap; n == 0 does nothing. NULL ctx, or NULL
+   src or dst with n > 0, is GAIA_ERR_INVALID_ARG. */
+/* A storage or arithmetic precision: what safetensors files store
+   (gaia_safetensors_save_prec) and what gaia_tensor_matmul_prec rounds its
+   operands to. The values match gaia_layer_precision's. */
+typedef enum gaia_precision {
+    GAIA_PREC_F32 = 0, /* float32 */
+    GAIA_PREC_BF16,    /* bfloat16 */
+    GAIA_PREC_F16,     /* IEEE binary16 */
+    GAIA_PREC_COUNT
+} gaia_precision;
+GAIA_API gaia_status gaia_f32_to_bf16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n);
+GAIA_API gaia_status gaia_bf16_to_f32(gaia_ctx *ctx, const uint16_t *src, float *dst, size_t n);
+GAIA_API gaia_status gaia_f32_to_f16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n);
+GAIA_API gaia_status gaia_f16_to_f32(gaia_ctx *ctx, const uint16_t *src, float *dst, size_t n);
+
 //@ part api-end
 #ifdef __cplusplus
 }
@@ -582,6 +608,59 @@ static inline int gaia__host_overlap(const void *a, size_t abytes, const void *b
     return a && b && abytes && bbytes && x < y + bbytes && y < x + abytes;
 }
 
+/* One element of the half-precision conversions (declared with the API):
+   the converters of every module (tensor transfers, safetensors, the
+   layer kernels' rounding, the bf16 GEMM's packing) go through these. */
+static inline uint16_t gaia__f32_to_bf16_1(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u); /* NaN: set the quiet bit */
+    /* Adding 0x7fff plus the kept part's lowest bit rounds half to even; a
+       carry into the exponent is the next binade or, from the top, Inf. */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+static inline float gaia__bf16_to_f32_1(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    if ((h & 0x7fffu) > 0x7f80u) u |= 0x00400000u; /* a NaN comes back quiet */
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline uint16_t gaia__f32_to_f16_1(float x) {
+    uint32_t u, a, sign;
+    memcpy(&u, &x, 4);
+    sign = (u >> 16) & 0x8000u;
+    a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x1ffu)); /* NaN, quiet */
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* from 65520 (halfway past 65504) up, and Inf */
+    if (a < 0x38800000u) { /* under 2^-14: an f16 subnormal, k * 2^-24 */
+        uint32_t e = a >> 23, m, s, r, rem, half;
+        if (a <= 0x33000000u) return (uint16_t)sign; /* up to 2^-25: the tie at 2^-25 goes to even 0 */
+        m = (a & 0x7fffffu) | 0x800000u;              /* value = m * 2^(e - 150), e >= 102 */
+        s = 126u - e;                                 /* k = m * 2^(e - 126): shift right by 14 .. 24 */
+        r = m >> s;
+        rem = m & ((1u << s) - 1u);
+        half = 1u << (s - 1u);
+        if (rem > half || (rem == half && (r & 1u))) r++; /* r = 0x400 is the smallest normal: right too */
+        return (uint16_t)(sign | r);
+    }
+    a += 0xfffu + ((a >> 13) & 1u); /* round 23 mantissa bits to 10, half to even */
+    return (uint16_t)(sign | ((a >> 13) - (112u << 10))); /* rebias the exponent 127 -> 15 */
+}
+static inline float gaia__f16_to_f32_1(uint16_t h) {
+    uint32_t sign = ((uint32_t)h & 0x8000u) << 16, e = ((uint32_t)h >> 10) & 0x1fu, m = (uint32_t)h & 0x3ffu, bits;
+    float f;
+    if (e == 0) { /* zero or subnormal: m * 2^-24 is exact in float */
+        f = (float)m * (1.0f / 16777216.0f);
+        return sign ? -f : f;
+    }
+    if (e == 31) bits = sign | 0x7f800000u | (m << 13) | (m ? 0x00400000u : 0u); /* Inf, or a quiet NaN */
+    else bits = sign | ((e + 112u) << 23) | (m << 13);
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
 static void *gaia__host_alloc(gaia_ctx *ctx, size_t bytes) {
     return ctx->allocator.alloc(bytes ? bytes : 1, ctx->allocator.user);
 }
@@ -659,6 +738,59 @@ GAIA_API void gaia_clear_error(gaia_ctx *ctx) {
 
 #define GAIA__NEED_CTX(ctx) \
     do { if (!(ctx)) return GAIA_ERR_INVALID_ARG; } while (0)
+
+/* x rounded to prec (a gaia_precision) and widened back to float32. */
+static inline float gaia__round_prec_1(int prec, float x) {
+    return prec == GAIA_PREC_BF16  ? gaia__bf16_to_f32_1(gaia__f32_to_bf16_1(x))
+           : prec == GAIA_PREC_F16 ? gaia__f16_to_f32_1(gaia__f32_to_f16_1(x))
+                                   : x;
+}
+/* The floats a strided batch of row-major matrices spans (0 when empty). */
+static inline size_t gaia__gemm_span(size_t batch, size_t stride, size_t rows, size_t cols, size_t ld) {
+    if (!batch || !rows || !cols) return 0;
+    return (batch - 1) * stride + (rows - 1) * ld + cols;
+}
+
+static gaia_status gaia__half_check(gaia_ctx *ctx, const char *fn, const void *src, size_t sbytes, const void *dst,
+                                    size_t dbytes, size_t n) {
+    GAIA__NEED_CTX(ctx);
+    if (n == 0) return GAIA_OK;
+    if (!src || !dst)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%s is NULL with n = %zu", src ? "dst" : "src", n);
+    if (n > SIZE_MAX / 4)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "n = %zu elements is too large", n);
+    if (gaia__host_overlap(src, n * sbytes, dst, n * dbytes))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "src and dst overlap (n = %zu)", n);
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_f32_to_bf16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n) {
+    size_t i;
+    gaia_status st = gaia__half_check(ctx, "gaia_f32_to_bf16", src, 4, dst, 2, n);
+    if (st != GAIA_OK) return st;
+    for (i = 0; i < n; i++) dst[i] = gaia__f32_to_bf16_1(src[i]);
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_bf16_to_f32(gaia_ctx *ctx, const uint16_t *src, float *dst, size_t n) {
+    size_t i;
+    gaia_status st = gaia__half_check(ctx, "gaia_bf16_to_f32", src, 2, dst, 4, n);
+    if (st != GAIA_OK) return st;
+    for (i = 0; i < n; i++) dst[i] = gaia__bf16_to_f32_1(src[i]);
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_f32_to_f16(gaia_ctx *ctx, const float *src, uint16_t *dst, size_t n) {
+    size_t i;
+    gaia_status st = gaia__half_check(ctx, "gaia_f32_to_f16", src, 4, dst, 2, n);
+    if (st != GAIA_OK) return st;
+    for (i = 0; i < n; i++) dst[i] = gaia__f32_to_f16_1(src[i]);
+    return GAIA_OK;
+}
+GAIA_API gaia_status gaia_f16_to_f32(gaia_ctx *ctx, const uint16_t *src, float *dst, size_t n) {
+    size_t i;
+    gaia_status st = gaia__half_check(ctx, "gaia_f16_to_f32", src, 2, dst, 4, n);
+    if (st != GAIA_OK) return st;
+    for (i = 0; i < n; i++) dst[i] = gaia__f16_to_f32_1(src[i]);
+    return GAIA_OK;
+}
 
 #ifdef GAIA_USE_CUDA
 /* Defined in gaia_cuda.h (implementation part). */

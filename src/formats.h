@@ -26,6 +26,17 @@ GAIA_API gaia_status gaia_safetensors_save(gaia_ctx *ctx, const char *path, cons
 /* The same file as an image in memory (release it with gaia_image_free). */
 GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tensor *tensors, size_t n,
                                             const char *const *metadata, void **bytes, size_t *size);
+/* As gaia_safetensors_save and _image, with every tensor stored in the
+   precision prec: GAIA_PREC_F32 ("F32", the same file as _save),
+   GAIA_PREC_BF16 ("BF16") or GAIA_PREC_F16 ("F16"), each element rounded
+   by gaia_f32_to_bf16 / gaia_f32_to_f16 (nearest even; past 65504 an f16
+   is infinite). A value the format holds comes back exactly through
+   gaia_safetensors_load; PyTorch's and NumPy's readers see the same bits. */
+GAIA_API gaia_status gaia_safetensors_save_prec(gaia_ctx *ctx, const char *path, const gaia_named_tensor *tensors,
+                                                size_t n, const char *const *metadata, gaia_precision prec);
+GAIA_API gaia_status gaia_safetensors_image_prec(gaia_ctx *ctx, const gaia_named_tensor *tensors, size_t n,
+                                                 const char *const *metadata, gaia_precision prec, void **bytes,
+                                                 size_t *size);
 /* A loaded file: its tensors (float32, on the context's default device,
    owned by the file object) and its metadata. */
 typedef struct gaia_safetensors gaia_safetensors;
@@ -877,18 +888,6 @@ static const char *gaia__st_duplicate(gaia_ctx *ctx, char **names, size_t n, int
     return dup;
 }
 
-static float gaia__st_half(uint32_t h) {
-    uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
-    float f;
-    if (e == 0) { /* zero or subnormal: m * 2^-24 is exact in float */
-        f = (float)m * (1.0f / 16777216.0f);
-        return sign ? -f : f;
-    }
-    bits = e == 31 ? sign | 0x7f800000u | (m << 13) : sign | ((e + 112) << 23) | (m << 13);
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
 /* Little-endian element i of a dtype as float (byte by byte: any host, any alignment). */
 static float gaia__st_decode(const unsigned char *d, int dtype, size_t i) {
     size_t sz = gaia__st_dtypes[dtype].size, k;
@@ -898,8 +897,8 @@ static float gaia__st_decode(const unsigned char *d, int dtype, size_t i) {
     switch (dtype) {
     case 0: { uint32_t b = (uint32_t)u; float f; memcpy(&f, &b, 4); return f; }
     case 1: { double v; memcpy(&v, &u, 8); return (float)v; }
-    case 2: return gaia__st_half((uint32_t)u);
-    case 3: { uint32_t b = (uint32_t)u << 16; float f; memcpy(&f, &b, 4); return f; }
+    case 2: return gaia__f16_to_f32_1((uint16_t)u);
+    case 3: return gaia__bf16_to_f32_1((uint16_t)u);
     case 4: return (float)(int64_t)u;
     case 5: return (float)(int32_t)(uint32_t)u;
     case 6: return (float)(int16_t)(uint16_t)u;
@@ -1334,16 +1333,20 @@ static gaia_status gaia__st_check_meta(gaia_ctx *ctx, const char *fn, const char
     return GAIA_OK;
 }
 
-GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tensor *tensors, size_t n,
-                                            const char *const *metadata, void **bytes, size_t *size) {
-    static const char *fn = "gaia_safetensors_image";
+/* The image in precision prec: es bytes an element, dtype name in the header. */
+static gaia_status gaia__st_image(gaia_ctx *ctx, const char *fn, const gaia_named_tensor *tensors, size_t n,
+                                  const char *const *metadata, gaia_precision prec, void **bytes, size_t *size) {
     gaia__sb h;
-    size_t i, k, pairs, data = 0, total, sum_at;
+    size_t i, k, pairs, data = 0, total, sum_at, es;
     uint64_t at = 0;
     unsigned char *img = NULL;
     float *host = NULL;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
+    if ((int)prec < 0 || prec >= GAIA_PREC_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown precision %d (GAIA_PREC_F32, _BF16 or _F16)",
+                          (int)prec);
+    es = prec == GAIA_PREC_F32 ? 4 : 2;
     if (!bytes || !size || (!tensors && n)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "tensors, bytes or size is NULL");
     for (i = 0; i < n; i++) {
         const char *name = tensors[i].name;
@@ -1359,7 +1362,7 @@ GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tens
                 return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the name '%.64s' appears twice", name);
         if (tensors[i].tensor->numel > (SIZE_MAX - data) / 8)
             return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "the tensors are too large for an image");
-        data += tensors[i].tensor->numel * 4;
+        data += tensors[i].tensor->numel * es;
     }
     if ((st = gaia__st_check_meta(ctx, fn, metadata, &pairs)) != GAIA_OK) return st;
     memset(&h, 0, sizeof h);
@@ -1382,7 +1385,9 @@ GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tens
         const gaia_tensor *t = tensors[i].tensor;
         gaia__sb_cstr(&h, ",");
         gaia__sb_json(&h, tensors[i].name);
-        gaia__sb_cstr(&h, ":{\"dtype\":\"F32\",\"shape\":[");
+        gaia__sb_cstr(&h, prec == GAIA_PREC_F32    ? ":{\"dtype\":\"F32\",\"shape\":["
+                          : prec == GAIA_PREC_BF16 ? ":{\"dtype\":\"BF16\",\"shape\":["
+                                                   : ":{\"dtype\":\"F16\",\"shape\":[");
         for (k = 0; k < (size_t)t->ndim; k++) {
             if (k) gaia__sb_cstr(&h, ",");
             gaia__sb_u64(&h, t->shape[k]);
@@ -1390,7 +1395,7 @@ GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tens
         gaia__sb_cstr(&h, "],\"data_offsets\":[");
         gaia__sb_u64(&h, at);
         gaia__sb_cstr(&h, ",");
-        at += (uint64_t)t->numel * 4;
+        at += (uint64_t)t->numel * es;
         gaia__sb_u64(&h, at);
         gaia__sb_cstr(&h, "]}");
     }
@@ -1426,14 +1431,17 @@ GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tens
         }
         for (k = 0; k < t->numel; k++) { /* little-endian regardless of the host */
             uint32_t u;
-            unsigned char *le = img + at + 4 * k;
-            memcpy(&u, &host[k], 4);
+            unsigned char *le = img + at + es * k;
+            if (es == 4) {
+                memcpy(&u, &host[k], 4);
+                le[2] = (unsigned char)(u >> 16);
+                le[3] = (unsigned char)(u >> 24);
+            } else
+                u = prec == GAIA_PREC_BF16 ? gaia__f32_to_bf16_1(host[k]) : gaia__f32_to_f16_1(host[k]);
             le[0] = (unsigned char)u;
             le[1] = (unsigned char)(u >> 8);
-            le[2] = (unsigned char)(u >> 16);
-            le[3] = (unsigned char)(u >> 24);
         }
-        at += (uint64_t)t->numel * 4;
+        at += (uint64_t)t->numel * es;
         gaia__host_free(ctx, host);
     }
     gaia__st_sum_put(img + 8 + sum_at, gaia__st_sum(img, total, 8 + sum_at));
@@ -1442,18 +1450,35 @@ GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tens
     return GAIA_OK;
 }
 
-GAIA_API gaia_status gaia_safetensors_save(gaia_ctx *ctx, const char *path, const gaia_named_tensor *tensors, size_t n,
-                                           const char *const *metadata) {
-    static const char *fn = "gaia_safetensors_save";
+GAIA_API gaia_status gaia_safetensors_image(gaia_ctx *ctx, const gaia_named_tensor *tensors, size_t n,
+                                            const char *const *metadata, void **bytes, size_t *size) {
+    return gaia__st_image(ctx, "gaia_safetensors_image", tensors, n, metadata, GAIA_PREC_F32, bytes, size);
+}
+GAIA_API gaia_status gaia_safetensors_image_prec(gaia_ctx *ctx, const gaia_named_tensor *tensors, size_t n,
+                                                 const char *const *metadata, gaia_precision prec, void **bytes,
+                                                 size_t *size) {
+    return gaia__st_image(ctx, "gaia_safetensors_image_prec", tensors, n, metadata, prec, bytes, size);
+}
+
+static gaia_status gaia__st_save(gaia_ctx *ctx, const char *fn, const char *path, const gaia_named_tensor *tensors,
+                                 size_t n, const char *const *metadata, gaia_precision prec) {
     void *img;
     size_t size;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if (!path) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path is NULL");
-    if ((st = gaia_safetensors_image(ctx, tensors, n, metadata, &img, &size)) != GAIA_OK) return st;
+    if ((st = gaia__st_image(ctx, fn, tensors, n, metadata, prec, &img, &size)) != GAIA_OK) return st;
     st = gaia__save_file(ctx, fn, path, img, size);
     gaia__host_free(ctx, img);
     return st;
+}
+GAIA_API gaia_status gaia_safetensors_save(gaia_ctx *ctx, const char *path, const gaia_named_tensor *tensors, size_t n,
+                                           const char *const *metadata) {
+    return gaia__st_save(ctx, "gaia_safetensors_save", path, tensors, n, metadata, GAIA_PREC_F32);
+}
+GAIA_API gaia_status gaia_safetensors_save_prec(gaia_ctx *ctx, const char *path, const gaia_named_tensor *tensors,
+                                                size_t n, const char *const *metadata, gaia_precision prec) {
+    return gaia__st_save(ctx, "gaia_safetensors_save_prec", path, tensors, n, metadata, prec);
 }
 
 /* ---- optimizer checkpoints (optimizers are the autograd module's) ---- */

@@ -299,6 +299,38 @@
               (tensor -> bytes, released with gaia_image_free)
    gaia_sgemm() multiplies plain host float arrays.
 
+   Half precision (bf16 and IEEE f16; tensors stay float32):
+     convert  gaia_f32_to_bf16 / gaia_bf16_to_f32 / gaia_f32_to_f16 /
+              gaia_f16_to_f32(ctx, src, dst, n): host arrays, a half as the
+              uint16_t of its bits. Nearest, ties to even; NaN stays a
+              (quiet) NaN, Inf stays Inf, an f16 from 65520 up is Inf,
+              subnormals exact both ways; half -> float32 is exact. Every
+              rounding in gaia (safetensors, attention's bf16/f16, the
+              matmul below) is this one. NULL src or dst with n > 0:
+              GAIA_ERR_INVALID_ARG.
+     move     gaia_tensor_to_host_bf16 / _f16(ctx, t, dst, capacity) and
+              gaia_tensor_from_host_bf16 / _f16(ctx, ndim, shape, data, &out),
+              on either backend (CUDA converts on the host).
+     files    gaia_safetensors_save_prec / _image_prec(..., prec): BF16 or
+              F16 files (GAIA_PREC_BF16, GAIA_PREC_F16; GAIA_PREC_F32 is
+              gaia_safetensors_save). Half the bytes; values a half holds
+              come back exactly.
+     matmul   gaia_tensor_matmul_prec(ctx, a, b, trans_a, trans_b, prec, &out):
+              matmul's shapes, op(a) and op(b) rounded to bf16 (or f16) and
+              the products summed in float32. On the CPU bf16 goes through
+              AMX tiles where the build targets them (-march=native on
+              Sapphire Rapids; GAIA_NO_AMX=1 in the environment turns them
+              off), else AVX512-BF16, else plain C; f16 and CUDA round
+              copies and use the float32 GEMM. Differentiable: the
+              gradients are float32, dA = g op(round(B))^T and
+              dB = op(round(A))^T g (rounding passes gradients straight
+              through). gaia_cpu_gemm_bf16 is the host-array form.
+   Mixed precision: keep the parameters (master weights) and the optimizer
+   state in float32 tensors and call gaia_tensor_matmul_prec(...,
+   GAIA_PREC_BF16, ...) for the forward products; the optimizer updates the
+   float32 weights, so small updates are not lost to bf16's 8-bit mantissa.
+   examples/train_mlp.c --bf16 trains so.
+
    No empty tensors: every axis has length >= 1. NumPy and PyTorch allow a
    zero-length axis; gaia refuses one wherever it could arise, with a
    message naming the function and the axis ("dimension 1 is zero"):
@@ -933,7 +965,8 @@
    tensor's dtype, shape and byte range, a "__metadata__" object of
    strings, then the raw little-endian data).
      save      gaia_safetensors_save(ctx, path, tensors, n, metadata): n
-               gaia_named_tensor {name, tensor} written as F32, metadata
+               gaia_named_tensor {name, tensor} written as F32 (BF16 or F16
+               with gaia_safetensors_save_prec), metadata
                NULL or {key, value, ..., NULL}. The write is atomic: a
                temporary file beside path, flushed to the disk, renamed
                over path; a failed save leaves path as it was and no

@@ -36,6 +36,18 @@ GAIA_API const float *gaia_tensor_cdata(const gaia_tensor *t);
 GAIA_API gaia_status gaia_tensor_to(gaia_ctx *ctx, const gaia_tensor *t, gaia_device d, gaia_tensor **out);
 /* Copies all elements into dst (capacity in floats) on the host. */
 GAIA_API gaia_status gaia_tensor_to_host(gaia_ctx *ctx, const gaia_tensor *t, float *dst, size_t capacity);
+/* Half-precision transfers (the conversions of gaia_f32_to_bf16 and
+   friends): to_host_* rounds every element into dst (capacity in
+   elements); from_host_* makes a float32 tensor of the given shape on the
+   context's device from the half bit patterns in data (exact), or fills
+   *out when it is an existing tensor of that shape. A CUDA tensor goes
+   through a float32 buffer on the host, converted there. */
+GAIA_API gaia_status gaia_tensor_to_host_bf16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity);
+GAIA_API gaia_status gaia_tensor_to_host_f16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity);
+GAIA_API gaia_status gaia_tensor_from_host_bf16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                                gaia_tensor **out);
+GAIA_API gaia_status gaia_tensor_from_host_f16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                               gaia_tensor **out);
 /* The single element of a one-element tensor. */
 GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float *value);
 GAIA_API gaia_status gaia_tensor_copy(gaia_ctx *ctx, const gaia_tensor *src, gaia_tensor **out);
@@ -123,6 +135,17 @@ GAIA_API gaia_status gaia_tensor_argmax(gaia_ctx *ctx, const gaia_tensor *x, int
    (the 2-D operand shared by every batch). Transposes apply to the last two dims. */
 GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b,
                                         int trans_a, int trans_b, gaia_tensor **out);
+/* gaia_tensor_matmul in a lower precision: op(a) and op(b) rounded to prec
+   (GAIA_PREC_BF16 or GAIA_PREC_F16, nearest even; GAIA_PREC_F32 is
+   gaia_tensor_matmul) and the products summed in float32; the tensors stay
+   float32. On the CPU, bf16 rounds while packing and multiplies with
+   AVX512-BF16 (VDPBF16PS) where the build targets it, plain C elsewhere; f16
+   and the CUDA backend round copies of the operands and run the float32
+   GEMM. On the tape, the gradients are float32 products of the incoming
+   gradient with the other operand rounded (the rounding passes gradients
+   straight through): dA = g op(round(B))^T, dB likewise. */
+GAIA_API gaia_status gaia_tensor_matmul_prec(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                             int trans_b, gaia_precision prec, gaia_tensor **out);
 GAIA_API gaia_status gaia_tensor_dot(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out);
 GAIA_API gaia_status gaia_tensor_outer(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out);
 /* Swaps the last two dimensions (a 1-D tensor is copied). */
@@ -226,6 +249,13 @@ typedef struct gaia_backend {
     gaia_status (*pool2d)(gaia_ctx *ctx, const gaia_pool2d_args *a);
     /* Operations along an axis: softmax, gather/scatter, concat, cumsum, sort. */
     const struct gaia_tensor_ops *tensor_ops;
+    /* As gemm, with the operands that round_mask names (1: A, 2: B, 3: both)
+       rounded to prec (a gaia_precision: GAIA_PREC_BF16 or _F16) and the
+       products summed in float32; NULL: not on this backend. */
+    gaia_status (*gemm_prec)(gaia_ctx *ctx, int prec, int round_mask, int trans_a, int trans_b, size_t batch,
+                             size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, size_t stride_a,
+                             const float *B, size_t ldb, size_t stride_b, float beta, float *C, size_t ldc,
+                             size_t stride_c);
 } gaia_backend;
 
 /* NULL when the device is not available in this context. */
@@ -617,6 +647,81 @@ GAIA_API gaia_status gaia_tensor_to_host(gaia_ctx *ctx, const gaia_tensor *t, fl
     return gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, dst, GAIA__DEV(t), GAIA__PTR(t), t->numel * sizeof(float));
 }
 
+/* The half-precision transfers: a CPU tensor converts in place of the copy;
+   another device's goes through a float32 staging buffer on the host. */
+static gaia_status gaia__tensor_to_host_half(gaia_ctx *ctx, const char *fn, int f16, const gaia_tensor *t,
+                                             uint16_t *dst, size_t capacity) {
+    gaia_status st;
+    const float *src;
+    float *stage = NULL;
+    size_t i, n;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "t", t)) != GAIA_OK) return st;
+    if (!dst) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "dst is NULL");
+    n = t->numel;
+    if (capacity < n)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "dst holds %zu elements, tensor has %zu", capacity, n);
+    if (GAIA__DEV(t) == GAIA_DEVICE_CPU) src = GAIA__PTR(t);
+    else {
+        if (!(stage = (float *)gaia__host_alloc(ctx, n * sizeof(float))))
+            return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a %zu-float staging buffer", n);
+        st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, stage, GAIA__DEV(t), GAIA__PTR(t), n * sizeof(float));
+        if (st != GAIA_OK) {
+            gaia__host_free(ctx, stage);
+            return st;
+        }
+        src = stage;
+    }
+    if (f16)
+        for (i = 0; i < n; i++) dst[i] = gaia__f32_to_f16_1(src[i]);
+    else
+        for (i = 0; i < n; i++) dst[i] = gaia__f32_to_bf16_1(src[i]);
+    gaia__host_free(ctx, stage);
+    return GAIA_OK;
+}
+static gaia_status gaia__tensor_from_host_half(gaia_ctx *ctx, const char *fn, int f16, int ndim, const size_t *shape,
+                                               const uint16_t *data, gaia_tensor **out) {
+    gaia_device d;
+    gaia_status st;
+    float *dst, *stage = NULL;
+    size_t i, n;
+    int created;
+    GAIA__NEED_CTX(ctx);
+    if (!data) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "data is NULL");
+    d = gaia_ctx_device(ctx);
+    st = gaia__prepare_out(ctx, fn, d, ndim, shape, out, &created);
+    if (st != GAIA_OK) return st;
+    n = (*out)->numel;
+    if (d == GAIA_DEVICE_CPU) dst = GAIA__PTR(*out);
+    else if (!(dst = stage = (float *)gaia__host_alloc(ctx, n * sizeof(float)))) {
+        st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a %zu-float staging buffer", n);
+        return gaia__finish_out(st, out, created);
+    }
+    if (f16)
+        for (i = 0; i < n; i++) dst[i] = gaia__f16_to_f32_1(data[i]);
+    else
+        for (i = 0; i < n; i++) dst[i] = gaia__bf16_to_f32_1(data[i]);
+    if (stage) {
+        st = gaia__be(ctx, d)->upload(ctx, GAIA__PTR(*out), stage, n * sizeof(float));
+        gaia__host_free(ctx, stage);
+    }
+    return gaia__finish_out(st, out, created);
+}
+GAIA_API gaia_status gaia_tensor_to_host_bf16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity) {
+    return gaia__tensor_to_host_half(ctx, "gaia_tensor_to_host_bf16", 0, t, dst, capacity);
+}
+GAIA_API gaia_status gaia_tensor_to_host_f16(gaia_ctx *ctx, const gaia_tensor *t, uint16_t *dst, size_t capacity) {
+    return gaia__tensor_to_host_half(ctx, "gaia_tensor_to_host_f16", 1, t, dst, capacity);
+}
+GAIA_API gaia_status gaia_tensor_from_host_bf16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                                gaia_tensor **out) {
+    return gaia__tensor_from_host_half(ctx, "gaia_tensor_from_host_bf16", 0, ndim, shape, data, out);
+}
+GAIA_API gaia_status gaia_tensor_from_host_f16(gaia_ctx *ctx, int ndim, const size_t *shape, const uint16_t *data,
+                                               gaia_tensor **out) {
+    return gaia__tensor_from_host_half(ctx, "gaia_tensor_from_host_f16", 1, ndim, shape, data, out);
+}
+
 GAIA_API gaia_status gaia_tensor_item(gaia_ctx *ctx, const gaia_tensor *t, float *value) {
     static const char *fn = "gaia_tensor_item";
     gaia_status st;
@@ -884,14 +989,19 @@ GAIA_API gaia_status gaia_tensor_argmax(gaia_ctx *ctx, const gaia_tensor *x, int
    --------------------------------------------------------------------- */
 static int gaia__aliases(const gaia_tensor *o, const gaia_tensor *t) { return o && t && o->storage == t->storage; }
 
-static gaia_status gaia__tensor_matmul_raw(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
-                                          int trans_b, gaia_tensor **out) {
-    static const char *fn = "gaia_tensor_matmul";
+/* The matmul family's body: prec GAIA_PREC_F32 is the float32 GEMM;
+   otherwise the backend's gemm_prec rounds the operands round_mask names. */
+static gaia_status gaia__tensor_matmul_impl(gaia_ctx *ctx, const char *fn, const gaia_tensor *a, const gaia_tensor *b,
+                                            int trans_a, int trans_b, gaia_precision prec, int round_mask,
+                                            gaia_tensor **out) {
     size_t batch, M, K, Kb, N, oshape[3], stride_b;
     int ond, created;
     gaia_status st;
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
+    if ((int)prec < 0 || prec >= GAIA_PREC_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown precision %d (GAIA_PREC_F32, _BF16 or _F16)",
+                          (int)prec);
     if ((st = gaia__check_tensor(ctx, fn, "a", a)) != GAIA_OK) return st;
     if ((st = gaia__check_tensor(ctx, fn, "b", b)) != GAIA_OK) return st;
     if ((st = gaia__same_device(ctx, fn, a, b)) != GAIA_OK) return st;
@@ -922,11 +1032,27 @@ static gaia_status gaia__tensor_matmul_raw(gaia_ctx *ctx, const gaia_tensor *a, 
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias a or b");
     stride_b = b->ndim == 3 ? b->shape[1] * b->shape[2] : 0;
     t0 = gaia__prof_begin(ctx);
-    st = gaia__be(ctx, GAIA__DEV(a))->gemm(ctx, trans_a, trans_b, batch, M, N, K, 1.0f, GAIA__PTR(a),
-                                           a->shape[a->ndim - 1], M * K, GAIA__PTR(b), b->shape[b->ndim - 1], stride_b,
-                                           0.0f, GAIA__PTR(*out), N, M * N);
+    if (prec == GAIA_PREC_F32 || !round_mask)
+        st = gaia__be(ctx, GAIA__DEV(a))->gemm(ctx, trans_a, trans_b, batch, M, N, K, 1.0f, GAIA__PTR(a),
+                                               a->shape[a->ndim - 1], M * K, GAIA__PTR(b), b->shape[b->ndim - 1],
+                                               stride_b, 0.0f, GAIA__PTR(*out), N, M * N);
+    else if (!gaia__be(ctx, GAIA__DEV(a))->gemm_prec)
+        st = gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "the %s backend has no reduced-precision GEMM",
+                        gaia__be(ctx, GAIA__DEV(a))->name);
+    else
+        st = gaia__be(ctx, GAIA__DEV(a))->gemm_prec(ctx, (int)prec, round_mask, trans_a, trans_b, batch, M, N, K, 1.0f,
+                                                    GAIA__PTR(a), a->shape[a->ndim - 1], M * K, GAIA__PTR(b),
+                                                    b->shape[b->ndim - 1], stride_b, 0.0f, GAIA__PTR(*out), N, M * N);
     gaia__prof_end(ctx, GAIA_PROF_MATMUL, t0, (a->numel + b->numel + (*out)->numel) * 4);
     return gaia__finish_out(st, out, created);
+}
+static gaia_status gaia__tensor_matmul_raw(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                          int trans_b, gaia_tensor **out) {
+    return gaia__tensor_matmul_impl(ctx, "gaia_tensor_matmul", a, b, trans_a, trans_b, GAIA_PREC_F32, 0, out);
+}
+static gaia_status gaia__tensor_matmul_prec_raw(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b,
+                                               int trans_a, int trans_b, gaia_precision prec, gaia_tensor **out) {
+    return gaia__tensor_matmul_impl(ctx, "gaia_tensor_matmul_prec", a, b, trans_a, trans_b, prec, 3, out);
 }
 
 GAIA_API gaia_status gaia_tensor_dot(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, gaia_tensor **out) {
@@ -1115,6 +1241,10 @@ static gaia_status gaia__tensor_reduce(gaia_ctx *ctx, const char *fn, gaia_reduc
 GAIA_API gaia_status gaia_tensor_matmul(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
                                         int trans_b, gaia_tensor **out) {
     return gaia__tensor_matmul_raw(ctx, a, b, trans_a, trans_b, out);
+}
+GAIA_API gaia_status gaia_tensor_matmul_prec(gaia_ctx *ctx, const gaia_tensor *a, const gaia_tensor *b, int trans_a,
+                                             int trans_b, gaia_precision prec, gaia_tensor **out) {
+    return gaia__tensor_matmul_prec_raw(ctx, a, b, trans_a, trans_b, prec, out);
 }
 GAIA_API gaia_status gaia_tensor_where(gaia_ctx *ctx, const gaia_tensor *cond, const gaia_tensor *a,
                                        const gaia_tensor *b, gaia_tensor **out) {

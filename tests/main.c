@@ -46,6 +46,7 @@ extern const gt_case gt_checkpoint_cases[];
 extern const gt_case gt_bandwidth_cases[];
 extern const gt_case gt_files_cases[];
 extern const gt_case gt_gpu_paths_cases[];
+extern const gt_case gt_half_cases[];
 
 static const struct gt_suite {
     const char *name;
@@ -68,6 +69,7 @@ static const struct gt_suite {
     {"bandwidth", gt_bandwidth_cases},
     {"files", gt_files_cases},
     {"gpu_paths", gt_gpu_paths_cases},
+    {"half", gt_half_cases},
 };
 #define GT_NSUITES (sizeof gt_suites / sizeof gt_suites[0])
 

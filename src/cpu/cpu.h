@@ -49,6 +49,18 @@ GAIA_API void gaia_cpu_sgemm_batched(int trans_a, int trans_b, size_t batch, siz
                                      size_t ldb, size_t stride_b, float beta, float *C, size_t ldc, size_t stride_c,
                                      int nthreads, void *work);
 
+/* The same product with op(A) and op(B) rounded to bf16 (nearest even) as
+   they are packed and the products summed in float32: AVX512-BF16's
+   VDPBF16PS where the compiler targets it, plain C elsewhere (section 3).
+   work: gaia_cpu_sgemm_work_size(nthreads) bytes, 64-byte aligned (not NULL). */
+GAIA_API void gaia_cpu_gemm_bf16(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+                                 size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc,
+                                 int nthreads, void *work);
+GAIA_API void gaia_cpu_gemm_bf16_batched(int trans_a, int trans_b, size_t batch, size_t M, size_t N, size_t K,
+                                         float alpha, const float *A, size_t lda, size_t stride_a, const float *B,
+                                         size_t ldb, size_t stride_b, float beta, float *C, size_t ldc,
+                                         size_t stride_c, int nthreads, void *work);
+
 /* Real FFT of any length n (details in section 4). */
 typedef struct gaia_cpu_rfft_plan gaia_cpu_rfft_plan;
 GAIA_API gaia_cpu_rfft_plan *gaia_cpu_rfft_plan_create(size_t n, const gaia_allocator *al);

@@ -900,3 +900,445 @@ GAIA_API void gaia_cpu_sgemm_batched(int trans_a, int trans_b, size_t batch, siz
     }
 }
 
+/* ---- bf16 GEMM (float32 operands rounded to bf16, float32 sums) ----------
+ *
+ * The same Goto/BLIS loop nest as above; the difference is in the packing
+ * and the micro-kernel. Packing rounds each element of op(A) and op(B) to
+ * bf16 (gaia__f32_to_bf16_1: nearest even) and stores consecutive k values
+ * in pairs, the operand layout of AVX512-BF16's VDPBF16PS:
+ *
+ *   A panel (MR rows):    dst[kp][r][2]  = op(A)(r, 2kp), op(A)(r, 2kp + 1)
+ *   B panel (NR columns): dst[kp][c][2]  = op(B)(2kp, c), op(B)(2kp + 1, c)
+ *
+ * (an odd last k and the rows or columns past the edge are zero). The
+ * kernel broadcasts one 32-bit A pair per row and runs one VDPBF16PS per
+ * 16 columns: acc += a0 b0 + a1 b1 in float32, two multiply-adds a lane.
+ * Where the compiler has no AVX512-BF16 (__AVX512BF16__), a plain C kernel
+ * widens the same packed pairs to float32: a product of two bf16 values is
+ * exact in float32, so both paths differ only in the order and rounding of
+ * the sums. (VDPBF16PS also treats bf16 subnormal inputs, below 1.2e-38,
+ * as zero and flushes subnormal sums to zero.) A bf16 element is half a
+ * float, so the blocks hold twice the k values (GAIA_BGEMM_KC) in the same
+ * packing buffers as the float32 GEMM: the same work area serves both. */
+#define GAIA_BGEMM_KC (2 * GAIA_GEMM_KC)
+
+#if defined(GAIA__AVX512) && defined(__AVX512BF16__)
+#define GAIA__BGEMM_DPBF16 1
+#endif
+
+/* A rows [0,mc) x k [0,kc) -> panels of MR rows, k in pairs, rounded. */
+static void gaia__bgemm_pack_a(int trans_a, size_t mc, size_t kc, const float *A, size_t lda,
+                               uint16_t *GAIA_GEMM_RESTRICT dst)
+{
+    size_t kp = (kc + 1) / 2, i, k, r;
+    for (i = 0; i < mc; i += GAIA_GEMM_MR) {
+        size_t mr = gaia__gemm_min(GAIA_GEMM_MR, mc - i);
+        uint16_t *d = dst + (i / GAIA_GEMM_MR) * kp * 2 * GAIA_GEMM_MR;
+        if (trans_a) { /* op(A)(r, k) = A[k*lda + r]: row k of A is contiguous over r */
+            for (k = 0; k < kc; ++k) {
+                const float *src = A + k * lda + i;
+                uint16_t *e = d + (k / 2) * 2 * GAIA_GEMM_MR + (k & 1);
+                for (r = 0; r < mr; ++r) e[2 * r] = gaia__f32_to_bf16_1(src[r]);
+                for (; r < GAIA_GEMM_MR; ++r) e[2 * r] = 0;
+            }
+        } else {
+            for (r = 0; r < mr; ++r) {
+                const float *src = A + (i + r) * lda;
+                uint16_t *e = d + 2 * r;
+                for (k = 0; k + 1 < kc; k += 2) {
+                    e[k * GAIA_GEMM_MR] = gaia__f32_to_bf16_1(src[k]);
+                    e[k * GAIA_GEMM_MR + 1] = gaia__f32_to_bf16_1(src[k + 1]);
+                }
+                if (k < kc) e[k * GAIA_GEMM_MR] = gaia__f32_to_bf16_1(src[k]);
+            }
+            for (; r < GAIA_GEMM_MR; ++r)
+                for (k = 0; k < kp; ++k) d[k * 2 * GAIA_GEMM_MR + 2 * r] = d[k * 2 * GAIA_GEMM_MR + 2 * r + 1] = 0;
+        }
+        if (kc & 1) /* the odd last k's partner */
+            for (r = 0; r < GAIA_GEMM_MR; ++r) d[(kp - 1) * 2 * GAIA_GEMM_MR + 2 * r + 1] = 0;
+    }
+}
+
+/* B k [0,kc) x cols [0,nc) -> panels of NR columns, k in pairs, rounded. */
+static void gaia__bgemm_pack_b(int trans_b, size_t kc, size_t nc, const float *B, size_t ldb,
+                               uint16_t *GAIA_GEMM_RESTRICT dst)
+{
+    size_t kp = (kc + 1) / 2, j, k, c;
+    for (j = 0; j < nc; j += GAIA_GEMM_NR) {
+        size_t nr = gaia__gemm_min(GAIA_GEMM_NR, nc - j);
+        uint16_t *d = dst + (j / GAIA_GEMM_NR) * kp * 2 * GAIA_GEMM_NR;
+        if (!trans_b) { /* op(B)(k, c) = B[k*ldb + c]: row k contiguous over c */
+            for (k = 0; k < kc; ++k) {
+                const float *src = B + k * ldb + j;
+                uint16_t *e = d + (k / 2) * 2 * GAIA_GEMM_NR + (k & 1);
+                for (c = 0; c < nr; ++c) e[2 * c] = gaia__f32_to_bf16_1(src[c]);
+                for (; c < GAIA_GEMM_NR; ++c) e[2 * c] = 0;
+            }
+        } else { /* op(B)(k, c) = B[c*ldb + k]: column c contiguous over k */
+            for (c = 0; c < nr; ++c) {
+                const float *src = B + (j + c) * ldb;
+                uint16_t *e = d + 2 * c;
+                for (k = 0; k + 1 < kc; k += 2) {
+                    e[k * GAIA_GEMM_NR] = gaia__f32_to_bf16_1(src[k]);
+                    e[k * GAIA_GEMM_NR + 1] = gaia__f32_to_bf16_1(src[k + 1]);
+                }
+                if (k < kc) e[k * GAIA_GEMM_NR] = gaia__f32_to_bf16_1(src[k]);
+            }
+            for (; c < GAIA_GEMM_NR; ++c)
+                for (k = 0; k < kp; ++k) d[k * 2 * GAIA_GEMM_NR + 2 * c] = d[k * 2 * GAIA_GEMM_NR + 2 * c + 1] = 0;
+        }
+        if (kc & 1)
+            for (c = 0; c < GAIA_GEMM_NR; ++c) d[(kp - 1) * 2 * GAIA_GEMM_NR + 2 * c + 1] = 0;
+    }
+}
+
+#ifdef GAIA__BGEMM_DPBF16
+/* MR x NR tile: 2 zmm accumulators a row (NR = 32 columns), one broadcast
+   pair of A a row per k pair, two VDPBF16PS. */
+#define GAIA_BGEMM_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
+#define GAIA_BGEMM_STEP(i) \
+    { \
+        uint32_t ap; \
+        __m512i av; \
+        memcpy(&ap, a + 2 * (i), 4); \
+        av = _mm512_set1_epi32((int)ap); \
+        c##i##0 = _mm512_dpbf16_ps(c##i##0, (__m512bh)av, (__m512bh)b0); \
+        c##i##1 = _mm512_dpbf16_ps(c##i##1, (__m512bh)av, (__m512bh)b1); \
+    }
+#define GAIA_BGEMM_SPILL(i) \
+    _mm512_storeu_ps(acc + (i) * GAIA_GEMM_NR, c##i##0); \
+    _mm512_storeu_ps(acc + (i) * GAIA_GEMM_NR + 16, c##i##1);
+#define GAIA_BGEMM_STORE(i) \
+    { \
+        __m512 t0 = _mm512_mul_ps(c##i##0, va), t1 = _mm512_mul_ps(c##i##1, va); \
+        if (beta != 0.0f) { \
+            t0 = _mm512_fmadd_ps(_mm512_loadu_ps(C + (i) * ldc), vb, t0); \
+            t1 = _mm512_fmadd_ps(_mm512_loadu_ps(C + (i) * ldc + 16), vb, t1); \
+        } \
+        _mm512_storeu_ps(C + (i) * ldc, t0); \
+        _mm512_storeu_ps(C + (i) * ldc + 16, t1); \
+    }
+static void gaia__bgemm_kernel(size_t kp, const uint16_t *GAIA_GEMM_RESTRICT a, const uint16_t *GAIA_GEMM_RESTRICT b,
+                               float alpha, float beta, float *GAIA_GEMM_RESTRICT C, size_t ldc, size_t mr,
+                               size_t nr)
+{
+    size_t k;
+    GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_BGEMM_DECL)
+    for (k = 0; k < kp; ++k) {
+        __m512i b0 = _mm512_loadu_si512((const void *)b), b1 = _mm512_loadu_si512((const void *)(b + 32));
+        GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_BGEMM_STEP)
+        a += 2 * GAIA_GEMM_MR;
+        b += 2 * GAIA_GEMM_NR;
+    }
+    if (mr == GAIA_GEMM_MR && nr == GAIA_GEMM_NR) {
+        __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+        GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_BGEMM_STORE)
+    } else {
+        float acc[GAIA_GEMM_MR * GAIA_GEMM_NR];
+        GAIA_GEMM_ROWS(GAIA_GEMM_MR)(GAIA_BGEMM_SPILL)
+        gaia__gemm_store_edge(mr, nr, alpha, acc, beta, C, ldc);
+    }
+}
+#else
+/* Plain C: the pairs widened to float32 (exact), products summed in order. */
+GAIA_GEMM_CONTRACT
+static void gaia__bgemm_kernel(size_t kp, const uint16_t *GAIA_GEMM_RESTRICT a, const uint16_t *GAIA_GEMM_RESTRICT b,
+                               float alpha, float beta, float *GAIA_GEMM_RESTRICT C, size_t ldc, size_t mr,
+                               size_t nr)
+{
+    float acc[GAIA_GEMM_MR * GAIA_GEMM_NR], b0[GAIA_GEMM_NR], b1[GAIA_GEMM_NR];
+    size_t i, j, k;
+    for (i = 0; i < GAIA_GEMM_MR * GAIA_GEMM_NR; ++i) acc[i] = 0.0f;
+    for (k = 0; k < kp; ++k) {
+        for (j = 0; j < GAIA_GEMM_NR; ++j) {
+            b0[j] = gaia__bf16_to_f32_1(b[2 * j]);
+            b1[j] = gaia__bf16_to_f32_1(b[2 * j + 1]);
+        }
+        for (i = 0; i < mr; ++i) {
+            const float a0 = gaia__bf16_to_f32_1(a[2 * i]), a1 = gaia__bf16_to_f32_1(a[2 * i + 1]);
+            float *t = acc + i * GAIA_GEMM_NR;
+            for (j = 0; j < GAIA_GEMM_NR; ++j) t[j] = GAIA_GEMM_FMA(a1, b1[j], GAIA_GEMM_FMA(a0, b0[j], t[j]));
+        }
+        a += 2 * GAIA_GEMM_MR;
+        b += 2 * GAIA_GEMM_NR;
+    }
+    gaia__gemm_store_edge(mr, nr, alpha, acc, beta, C, ldc);
+}
+#endif
+
+
+/* ---- AMX: Intel's tile unit (Sapphire Rapids and later) ------------------
+ * On the CPUs that have AVX512-BF16 today, VDPBF16PS issues at a quarter of
+ * the FMA rate (1.7 against 6.7 G instructions/s, measured 2026-12-02 on a
+ * 2-core Intel Xeon VM with AVX-512 and AMX): twice an FMA's work at a
+ * quarter of the rate, so
+ * it cannot beat the float32 GEMM there. Where the build targets AMX
+ * (__AMX_TILE__ and __AMX_BF16__, Linux on x86-64) and the kernel grants
+ * the tile state to the process (arch_prctl ARCH_REQ_XCOMP_PERM, asked
+ * once), TDPBF16PS multiplies a 16 x 32 bf16 tile of A by a 32 x 16 tile of
+ * B into 16 x 16 float32 sums; VDPBF16PS stays the fallback. The
+ * environment variable GAIA_NO_AMX (any value) turns the tiles off.
+ *
+ * Packing for the tiles: A block rows [mc32][kc32] row-major (k contiguous,
+ * the A tile's rows), B block pairs [kc32/2][nc32][2] (the VNNI rows of a
+ * B tile), both zero padded to multiples of 32; they fit the float32 GEMM's
+ * buffers (MC_R * KC * 4 bytes hold 96 x 1024 bf16, NC_R * KC * 4 hold
+ * 1024 x 1024). A micro-tile is 32 x 32 of C in 4 tile registers. */
+#if defined(GAIA__BGEMM_DPBF16) && defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__linux__) && \
+    defined(__x86_64__) && !defined(GAIA_NO_AMX)
+#define GAIA__BGEMM_AMX 1
+
+/* 1 when the kernel lets this process use the tile registers (the request
+   is idempotent, so a race between two first callers is harmless). */
+static int gaia__amx_ok(void) {
+    static volatile int state = 0; /* 0: not asked yet, 1: granted, -1: refused */
+    if (getenv("GAIA_NO_AMX")) return 0;
+    if (state == 0) {
+        long ret;
+        /* arch_prctl(ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18) */
+        __asm__ volatile("syscall" : "=a"(ret) : "a"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
+        state = ret == 0 ? 1 : -1;
+    }
+    return state == 1;
+}
+
+typedef struct gaia__amx_cfg {
+    unsigned char palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    unsigned char rows[16];
+} gaia__amx_cfg;
+
+static void gaia__amx_pack_a(int trans_a, size_t mc, size_t kc, size_t kc32, const float *A, size_t lda,
+                             uint16_t *GAIA_GEMM_RESTRICT dst)
+{
+    size_t mc32 = (mc + 31) & ~(size_t)31, r, k;
+    for (r = 0; r < mc32; ++r) {
+        uint16_t *d = dst + r * kc32;
+        if (r >= mc) {
+            memset(d, 0, kc32 * sizeof *d);
+            continue;
+        }
+        if (trans_a)
+            for (k = 0; k < kc; ++k) d[k] = gaia__f32_to_bf16_1(A[k * lda + r]);
+        else
+            for (k = 0; k < kc; ++k) d[k] = gaia__f32_to_bf16_1(A[r * lda + k]);
+        for (; k < kc32; ++k) d[k] = 0;
+    }
+}
+
+static void gaia__amx_pack_b(int trans_b, size_t kc, size_t nc, size_t kc32, const float *B, size_t ldb,
+                             uint16_t *GAIA_GEMM_RESTRICT dst)
+{
+    size_t nc32 = (nc + 31) & ~(size_t)31, k, c;
+    memset(dst, 0, kc32 * nc32 * sizeof *dst);
+    if (!trans_b)
+        for (k = 0; k < kc; ++k) {
+            uint16_t *d = dst + (k / 2) * nc32 * 2 + (k & 1);
+            const float *src = B + k * ldb;
+            for (c = 0; c < nc; ++c) d[2 * c] = gaia__f32_to_bf16_1(src[c]);
+        }
+    else
+        for (c = 0; c < nc; ++c) {
+            const float *src = B + c * ldb;
+            uint16_t *d = dst + 2 * c;
+            for (k = 0; k < kc; ++k) d[(k / 2) * nc32 * 2 + (k & 1)] = gaia__f32_to_bf16_1(src[k]);
+        }
+}
+
+/* One thread's window of C through the tiles. */
+static void gaia__amx_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+                             size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc,
+                             uint16_t *apack, uint16_t *bpack)
+{
+    size_t jc, pc, ic, jr, ir, kk;
+    size_t ncb = gaia__gemm_block(N, GAIA_GEMM_NC_R, 32);
+    size_t kcb = gaia__gemm_block(K, GAIA_BGEMM_KC, 32);
+    size_t mcb = gaia__gemm_block(M, GAIA_GEMM_MC_R / 32 * 32, 32);
+    float acc[32 * 32];
+    gaia__amx_cfg cfg;
+    int t;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (t = 0; t < 8; ++t) { /* C: tiles 0-3, A: 4-5, B: 6-7, each 16 rows of 64 bytes */
+        cfg.colsb[t] = 64;
+        cfg.rows[t] = 16;
+    }
+    _tile_loadconfig(&cfg);
+    for (jc = 0; jc < N; jc += ncb) {
+        size_t nc = gaia__gemm_min(ncb, N - jc), nc32 = (nc + 31) & ~(size_t)31;
+        for (pc = 0; pc < K; pc += kcb) {
+            size_t kc = gaia__gemm_min(kcb, K - pc), kc32 = (kc + 31) & ~(size_t)31;
+            float bet = pc == 0 ? beta : 1.0f;
+            gaia__amx_pack_b(trans_b, kc, nc, kc32, trans_b ? B + jc * ldb + pc : B + pc * ldb + jc, ldb, bpack);
+            for (ic = 0; ic < M; ic += mcb) {
+                size_t mc = gaia__gemm_min(mcb, M - ic), mc32 = (mc + 31) & ~(size_t)31;
+                gaia__amx_pack_a(trans_a, mc, kc, kc32, trans_a ? A + pc * lda + ic : A + ic * lda + pc, lda, apack);
+                for (jr = 0; jr < nc32; jr += 32)
+                    for (ir = 0; ir < mc32; ir += 32) {
+                        const uint16_t *ap = apack + ir * kc32, *bp = bpack + jr * 2;
+                        _tile_zero(0);
+                        _tile_zero(1);
+                        _tile_zero(2);
+                        _tile_zero(3);
+                        for (kk = 0; kk < kc32; kk += 32) {
+                            _tile_loadd(4, ap + kk, (long)(kc32 * 2));
+                            _tile_loadd(5, ap + 16 * kc32 + kk, (long)(kc32 * 2));
+                            _tile_loadd(6, bp + (kk / 2) * nc32 * 2, (long)(nc32 * 4));
+                            _tile_loadd(7, bp + (kk / 2) * nc32 * 2 + 32, (long)(nc32 * 4));
+                            _tile_dpbf16ps(0, 4, 6);
+                            _tile_dpbf16ps(1, 4, 7);
+                            _tile_dpbf16ps(2, 5, 6);
+                            _tile_dpbf16ps(3, 5, 7);
+                        }
+                        _tile_stored(0, acc, 128);
+                        _tile_stored(1, acc + 16, 128);
+                        _tile_stored(2, acc + 16 * 32, 128);
+                        _tile_stored(3, acc + 16 * 32 + 16, 128);
+                        {
+                            size_t mr = gaia__gemm_min(32, mc - gaia__gemm_min(ir, mc));
+                            size_t nr = gaia__gemm_min(32, nc - gaia__gemm_min(jr, nc)), i, j;
+                            float *cp = C + (ic + ir) * ldc + jc + jr;
+                            for (i = 0; i < mr; ++i) {
+                                const float *s = acc + i * 32;
+                                float *c = cp + i * ldc;
+                                if (bet == 0.0f)
+                                    for (j = 0; j < nr; ++j) c[j] = alpha * s[j];
+                                else
+                                    for (j = 0; j < nr; ++j) c[j] = alpha * s[j] + bet * c[j];
+                            }
+                        }
+                    }
+            }
+        }
+    }
+    _tile_release();
+}
+#endif
+
+/* One thread's share of a bf16 GEMM: the loop nest on an m x n window. */
+static void gaia__bgemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                               const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
+                               size_t ldc, uint16_t *apack, uint16_t *bpack)
+{
+    size_t jc, pc, ic, jr, ir;
+    size_t ncb = gaia__gemm_block(N, GAIA_GEMM_NC_R, GAIA_GEMM_NR);
+    size_t kcb = gaia__gemm_block(K, GAIA_BGEMM_KC, 2);
+    size_t mcb = gaia__gemm_block(M, GAIA_GEMM_MC_R, GAIA_GEMM_MR);
+    for (jc = 0; jc < N; jc += ncb) {
+        size_t nc = gaia__gemm_min(ncb, N - jc);
+        for (pc = 0; pc < K; pc += kcb) {
+            size_t kc = gaia__gemm_min(kcb, K - pc), kp = (kc + 1) / 2;
+            float bet = pc == 0 ? beta : 1.0f;
+            const float *Bblk = trans_b ? B + jc * ldb + pc : B + pc * ldb + jc;
+            gaia__bgemm_pack_b(trans_b, kc, nc, Bblk, ldb, bpack);
+            for (ic = 0; ic < M; ic += mcb) {
+                size_t mc = gaia__gemm_min(mcb, M - ic);
+                const float *Ablk = trans_a ? A + pc * lda + ic : A + ic * lda + pc;
+                gaia__bgemm_pack_a(trans_a, mc, kc, Ablk, lda, apack);
+                for (jr = 0; jr < nc; jr += GAIA_GEMM_NR) {
+                    size_t nr = gaia__gemm_min(GAIA_GEMM_NR, nc - jr);
+                    const uint16_t *bp = bpack + jr * kp * 2;
+                    for (ir = 0; ir < mc; ir += GAIA_GEMM_MR) {
+                        size_t mr = gaia__gemm_min(GAIA_GEMM_MR, mc - ir);
+                        gaia__bgemm_kernel(kp, apack + ir * kp * 2, bp, alpha, bet, C + (ic + ir) * ldc + jc + jr,
+                                           ldc, mr, nr);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Part t of nt (gaia__gemm_partition's rectangles); amx: through the tiles. */
+static void gaia__bgemm_part(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+                             size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc, int nt, int t,
+                             void *work, int amx)
+{
+    size_t m0, m1, n0, n1;
+    char *w = (char *)work;
+    gaia__gemm_partition(M, N, nt, t, &m0, &m1, &n0, &n1);
+    if (m1 <= m0 || n1 <= n0) return;
+#ifdef GAIA__BGEMM_AMX
+    if (amx) {
+        gaia__amx_packed(trans_a, trans_b, m1 - m0, n1 - n0, K, alpha, trans_a ? A + m0 : A + m0 * lda, lda,
+                         trans_b ? B + n0 * ldb : B + n0, ldb, beta, C + m0 * ldc + n0, ldc, (uint16_t *)w,
+                         (uint16_t *)(w + GAIA_GEMM_APACK_BYTES));
+        return;
+    }
+#else
+    (void)amx;
+#endif
+    gaia__bgemm_packed(trans_a, trans_b, m1 - m0, n1 - n0, K, alpha, trans_a ? A + m0 : A + m0 * lda, lda,
+                       trans_b ? B + n0 * ldb : B + n0, ldb, beta, C + m0 * ldc + n0, ldc, (uint16_t *)w,
+                       (uint16_t *)(w + GAIA_GEMM_APACK_BYTES));
+}
+
+static void gaia__bgemm_part_block(void *arg, long long blk, int slot) {
+    const gaia__gemm_job *g = (const gaia__gemm_job *)arg;
+    gaia__bgemm_part(g->trans_a, g->trans_b, g->M, g->N, g->K, g->alpha, g->A, g->lda, g->B, g->ldb, g->beta, g->C,
+                     g->ldc, g->parts, (int)blk, (char *)g->work + (size_t)slot * GAIA_GEMM_THREAD_BYTES, g->small);
+}
+
+/* Whether this call goes through the AMX tiles (asked on the calling thread). */
+static int gaia__bgemm_amx(void) {
+#ifdef GAIA__BGEMM_AMX
+    return gaia__amx_ok();
+#else
+    return 0;
+#endif
+}
+
+GAIA_API void gaia_cpu_gemm_bf16(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                                 const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
+                                 size_t ldc, int nthreads, void *work)
+{
+    int amx;
+    if (nthreads < 1) nthreads = 1;
+    if (gaia__gemm_trivial(M, N, K, alpha, beta, C, ldc)) return;
+    amx = gaia__bgemm_amx();
+    if (nthreads > 1 && (double)M * (double)N * (double)K >= 4.0 * (double)GAIA_GEMM_SMALL) {
+        gaia__gemm_job g;
+        int team = nthreads > GAIA__POOL_MAX ? GAIA__POOL_MAX : nthreads;
+        g.trans_a = trans_a, g.trans_b = trans_b, g.small = amx; /* (small: here the AMX switch) */
+        g.M = M, g.N = N, g.K = K, g.lda = lda, g.ldb = ldb, g.ldc = ldc;
+        g.stride_a = g.stride_b = g.stride_c = 0;
+        g.alpha = alpha, g.beta = beta, g.A = A, g.B = B, g.C = C, g.work = work;
+        g.parts = gaia__gemm_parts(team, M, N, K);
+        gaia__par_run(team, g.parts, gaia__bgemm_part_block, &g);
+        return;
+    }
+    gaia__bgemm_part(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0, work, amx);
+}
+
+static void gaia__bgemm_batch_range(void *arg, long long b0, long long b1, int slot) {
+    const gaia__gemm_job *g = (const gaia__gemm_job *)arg;
+    char *slice = (char *)g->work + (size_t)slot * GAIA_GEMM_THREAD_BYTES;
+    long long ib;
+    for (ib = b0; ib < b1; ++ib)
+        if (!gaia__gemm_trivial(g->M, g->N, g->K, g->alpha, g->beta, g->C + (size_t)ib * g->stride_c, g->ldc))
+            gaia__bgemm_part(g->trans_a, g->trans_b, g->M, g->N, g->K, g->alpha, g->A + (size_t)ib * g->stride_a,
+                             g->lda, g->B + (size_t)ib * g->stride_b, g->ldb, g->beta, g->C + (size_t)ib * g->stride_c,
+                             g->ldc, 1, 0, slice, g->small);
+}
+
+GAIA_API void gaia_cpu_gemm_bf16_batched(int trans_a, int trans_b, size_t batch, size_t M, size_t N, size_t K,
+                                         float alpha, const float *A, size_t lda, size_t stride_a, const float *B,
+                                         size_t ldb, size_t stride_b, float beta, float *C, size_t ldc,
+                                         size_t stride_c, int nthreads, void *work)
+{
+    size_t b;
+    if (nthreads < 1) nthreads = 1;
+    if (batch == 0 || M == 0 || N == 0) return;
+    if (nthreads > 1 && batch > 1 && (size_t)nthreads <= batch) {
+        gaia__gemm_job g;
+        g.trans_a = trans_a, g.trans_b = trans_b, g.small = gaia__bgemm_amx(), g.parts = 1;
+        g.M = M, g.N = N, g.K = K, g.lda = lda, g.ldb = ldb, g.ldc = ldc;
+        g.stride_a = stride_a, g.stride_b = stride_b, g.stride_c = stride_c;
+        g.alpha = alpha, g.beta = beta, g.A = A, g.B = B, g.C = C, g.work = work;
+        gaia__par_range(nthreads, (long long)batch, gaia__bgemm_batch_range, &g);
+        return;
+    }
+    for (b = 0; b < batch; ++b)
+        gaia_cpu_gemm_bf16(trans_a, trans_b, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b, ldb, beta,
+                           C + b * stride_c, ldc, nthreads, work);
+}

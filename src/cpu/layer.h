@@ -432,27 +432,10 @@ GAIA_API void gaia_cpu_layer_layernorm_train(const float *x, const float *weight
 #define GAIA__ATT_BK 64
 #define GAIA__ATT_D GAIA_LAYER_ATTENTION_MAX_D
 
-/* Round to bf16 / fp16 (nearest even), as the tensor-core kernels see values. */
-static float gaia__layer_round_bf16(float x) {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    if ((u & 0x7f800000u) == 0x7f800000u) return x;
-    u += 0x7fffu + ((u >> 16) & 1u);
-    u &= 0xffff0000u;
-    memcpy(&x, &u, 4);
-    return x;
-}
-static float gaia__layer_round_f16(float x) {
-    uint32_t u;
-    float a = fabsf(x);
-    if (!(a < 65520.0f)) return a != a ? x : copysignf(HUGE_VALF, x); /* past the largest half */
-    if (a < 6.103515625e-05f) return rintf(x * 16777216.0f) * (1.0f / 16777216.0f); /* subnormal: step 2^-24 */
-    memcpy(&u, &x, 4);
-    u += 0xfffu + ((u >> 13) & 1u);
-    u &= 0xffffe000u;
-    memcpy(&x, &u, 4);
-    return x;
-}
+/* Round to bf16 / fp16 (nearest even), as the tensor-core kernels see values:
+   through the library's one converter pair (core). */
+static float gaia__layer_round_bf16(float x) { return gaia__round_prec_1(GAIA_PREC_BF16, x); }
+static float gaia__layer_round_f16(float x) { return gaia__round_prec_1(GAIA_PREC_F16, x); }
 static float gaia__layer_round(gaia_layer_precision prec, float x) {
     return prec == GAIA_LAYER_PREC_BF16 ? gaia__layer_round_bf16(x)
                                         : prec == GAIA_LAYER_PREC_F16 ? gaia__layer_round_f16(x) : x;

@@ -135,6 +135,43 @@ static gaia_status gaia__cpu_gemm_be(gaia_ctx *ctx, int ta, int tb, size_t batch
                                ctx->cpu_threads, work);
     return GAIA_OK;
 }
+/* The reduced-precision GEMM: bf16 x bf16 packs and multiplies in bf16
+   (gaia_cpu_gemm_bf16); otherwise (f16, or one operand rounded, as the
+   backward of a bf16 matmul wants) rounded copies go to the float32 GEMM:
+   a product of two such values is exact in float32 either way. */
+static gaia_status gaia__cpu_gemm_prec_be(gaia_ctx *ctx, int prec, int round_mask, int ta, int tb, size_t batch,
+                                          size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                                          size_t sa, const float *B, size_t ldb, size_t sb, float beta, float *C,
+                                          size_t ldc, size_t sc) {
+    static const char *fn = "gaia_tensor_matmul_prec";
+    void *work = NULL;
+    float *ra = NULL, *rb = NULL;
+    size_t na, nb, i;
+    gaia_status st = gaia__cpu_gemm_work(ctx, &work);
+    if (st != GAIA_OK) return st;
+    if (prec == GAIA_PREC_BF16 && round_mask == 3) {
+        if (batch == 1)
+            gaia_cpu_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ctx->cpu_threads, work);
+        else
+            gaia_cpu_gemm_bf16_batched(ta, tb, batch, M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc,
+                                       ctx->cpu_threads, work);
+        return GAIA_OK;
+    }
+    na = round_mask & 1 ? gaia__gemm_span(batch, sa, ta ? K : M, ta ? M : K, lda) : 0;
+    nb = round_mask & 2 ? gaia__gemm_span(batch, sb, tb ? N : K, tb ? K : N, ldb) : 0;
+    if ((na && !(ra = (float *)gaia__host_alloc(ctx, na * sizeof(float)))) ||
+        (nb && !(rb = (float *)gaia__host_alloc(ctx, nb * sizeof(float))))) {
+        gaia__host_free(ctx, ra);
+        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate rounded copies (%zu + %zu floats)", na, nb);
+    }
+    for (i = 0; i < na; i++) ra[i] = gaia__round_prec_1(prec, A[i]);
+    for (i = 0; i < nb; i++) rb[i] = gaia__round_prec_1(prec, B[i]);
+    st = gaia__cpu_gemm_be(ctx, ta, tb, batch, M, N, K, alpha, ra ? ra : A, lda, sa, rb ? rb : B, ldb, sb, beta, C,
+                           ldc, sc);
+    gaia__host_free(ctx, ra);
+    gaia__host_free(ctx, rb);
+    return st;
+}
 static gaia_status gaia__cpu_transpose_be(gaia_ctx *ctx, const float *x, size_t batch, size_t rows, size_t cols,
                                           float *y) {
     (void)ctx;
@@ -216,6 +253,7 @@ static const gaia_backend gaia__cpu_backend_table = {
 #else
     NULL,
 #endif
+    gaia__cpu_gemm_prec_be,
 };
 static const gaia_backend *gaia__cpu_backend(void) { return &gaia__cpu_backend_table; }
 static void gaia__cpu_release(gaia_ctx *ctx) {
