@@ -817,7 +817,10 @@
    dropout: in training mode each element is kept with probability 1 - p
    and scaled by 1/(1 - p), else zeroed, with a mask drawn on x's device
    from the context's Philox stream (the same seed and calls give the same
-   masks on any thread count); the gradient goes through the same mask. In
+   masks on any thread count); the gradient goes through the same mask. On
+   the CPU it is one pass that keeps no mask: element i is kept when word
+   i%4 of Philox block i/4 is below 1 - p (the mask gaia_tensor_bernoulli
+   draws with the same seed and call), and the backward draws it again. In
    evaluation mode, and for p = 0, y is x; p = 1 zeroes everything (zero
    gradient); p outside [0, 1] or NaN is GAIA_ERR_INVALID_ARG. y may be x.
    Example, dropout while training, the identity in evaluation:
@@ -3133,6 +3136,13 @@ struct gaia_layer_ops {
                                     const float *dy, float *dx, float *dw, size_t rows, size_t cols);
     gaia_status (*swiglu)(gaia_ctx *ctx, const float *x, float *y, size_t rows, size_t h);
     gaia_status (*swiglu_backward)(gaia_ctx *ctx, const float *x, const float *dy, float *dx, size_t rows, size_t h);
+    /* Inverted dropout in one pass (NULL: gaia_layer_dropout composes it):
+       y = x scale where kept, else 0, element i kept when the uniform of
+       Philox block i/4, word i%4 of (seed, stream) is below keep, the mask
+       gaia_tensor_bernoulli(keep) draws; the backward is the same pass over
+       the gradient. y may be x. */
+    gaia_status (*dropout)(gaia_ctx *ctx, const float *x, float *y, size_t n, float keep, float scale, uint64_t seed,
+                           uint64_t stream);
 };
 
 /* The CPU primitives (gaia_cpu.h; twins gaia_cuda_layer_* in the kernels). */
@@ -3177,6 +3187,8 @@ GAIA_API void gaia_cpu_layer_rmsnorm(const float *x, const float *weight, float 
 GAIA_API void gaia_cpu_layer_rmsnorm_backward(const float *x, const float *weight, const float *rstd, const float *dy,
                                               float *dx, float *dw, size_t rows, size_t cols, int nthreads);
 GAIA_API void gaia_cpu_layer_swiglu(const float *x, float *y, size_t rows, size_t h, int nthreads);
+GAIA_API void gaia_cpu_layer_dropout(const float *x, float *y, size_t n, float keep, float scale, uint64_t seed,
+                                     uint64_t stream, int nthreads);
 GAIA_API void gaia_cpu_layer_swiglu_backward(const float *x, const float *dy, float *dx, size_t rows, size_t h,
                                              int nthreads);
 #endif /* GAIA_NO_LAYER */
@@ -6385,6 +6397,8 @@ typedef enum gaia__ag_kind {
     GAIA__AG_ATTENTION, /* op: precision, flag0: causal, p0: scale; saved q, k, v, o, lse */
     GAIA__AG_RMSNORM,   /* the backend's RMSNorm: saved x, weight, rstd [rows] */
     GAIA__AG_SWIGLU,    /* the backend's SwiGLU: saved x */
+    GAIA__AG_DROPOUT,   /* the backend's dropout: p0 keep, p1 scale, win[0..3] the seed's and the
+                           stream's 32-bit halves (the mask is drawn again, not saved) */
     GAIA__AG_CHECKPOINT, /* gaia_checkpoint: the block in ckpt, recomputed by the backward */
     GAIA__AG_LOSS /* gaia_loss: op the kind, flag0 the reduction, p0 delta, p1 the backward's scale;
                      saved input, target (or the class weights W), CROSS_ENTROPY's masked softmax */
@@ -6594,7 +6608,8 @@ static void gaia__ag_begin(gaia_ctx *ctx, gaia__ag_pending *p, gaia__ag_kind kin
     case GAIA__AG_LAYERNORM:
     case GAIA__AG_ATTENTION:
     case GAIA__AG_RMSNORM:
-    case GAIA__AG_SWIGLU: break; /* the layer module saves what its backward reads */
+    case GAIA__AG_SWIGLU:
+    case GAIA__AG_DROPOUT: break; /* the layer module saves what its backward reads */
     case GAIA__AG_LOSS: break;      /* gaia_loss saves what its backward reads */
     default: ok = gaia__ag_save(ctx, n, 0, a); break;          /* views and copies: the input's shape */
     }
@@ -7311,6 +7326,7 @@ static gaia_status gaia__layer_attention_back(gaia_ctx *ctx, const gaia__ag_node
                                               gaia_tensor **gin);
 static gaia_status gaia__layer_rmsnorm_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
 static gaia_status gaia__layer_swiglu_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
+static gaia_status gaia__layer_dropout_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
 #endif
 
 static gaia_status gaia__ag_checkpoint_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g);
@@ -7394,12 +7410,14 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
     case GAIA__AG_ATTENTION: return gaia__layer_attention_back(ctx, n, g, gin);
     case GAIA__AG_RMSNORM: return gaia__layer_rmsnorm_back(ctx, n, g, gin);
     case GAIA__AG_SWIGLU: return gaia__layer_swiglu_back(ctx, n, g, gin);
+    case GAIA__AG_DROPOUT: return gaia__layer_dropout_back(ctx, n, g, gin);
 #else
     case GAIA__AG_LINEAR:
     case GAIA__AG_LAYERNORM:
     case GAIA__AG_ATTENTION:
     case GAIA__AG_RMSNORM:
-    case GAIA__AG_SWIGLU: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a layer node in a build "
+    case GAIA__AG_SWIGLU:
+    case GAIA__AG_DROPOUT: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a layer node in a build "
                                                "without the layer module (GAIA_NO_LAYER)");
 #endif
     case GAIA__AG_CHECKPOINT: return gaia__ag_checkpoint_back(ctx, n, g);
@@ -11595,6 +11613,22 @@ done:
     return st;
 }
 
+/* Dropout: the gradient is g scale where the forward kept the element, else
+   0, the backend's one pass drawing the forward's mask again from the seed
+   and stream kept on the node. */
+static gaia_status gaia__layer_dropout_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin) {
+    static const char *fn = "gaia_backward";
+    const struct gaia_layer_ops *ops = NULL;
+    uint64_t seed = (uint64_t)n->win[0] | (uint64_t)n->win[1] << 32, stream = (uint64_t)n->win[2] | (uint64_t)n->win[3] << 32;
+    gaia_status st;
+    GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 1));
+    if (!ops->dropout) GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 0));
+    GAIA__AG_TRY(gaia__tensor_new(ctx, fn, GAIA__DEV(g), g->ndim, g->shape, &gin[0]));
+    st = ops->dropout(ctx, GAIA__PTR(g), GAIA__PTR(gin[0]), g->numel, n->p0, n->p1, seed, stream);
+done:
+    return st;
+}
+
 /* ---------------------------------------------------------------------
    Kernels on tensors
    --------------------------------------------------------------------- */
@@ -11904,13 +11938,17 @@ done:
     return st;
 }
 
-/* Dropout as tensor operations: xs = x / (1 - p) (a scale, which keeps no
-   value for its gradient), then y = where(mask, xs, 0), whose gradient is g
-   where the mask is 1. Neither keeps x itself, so y may overwrite x. */
+/* Dropout: the backend's one pass where it has one (the CPU's), else tensor
+   operations: xs = x / (1 - p) (a scale, which keeps no value for its
+   gradient), then y = where(mask, xs, 0), whose gradient is g where the mask
+   is 1. Both draw the same mask (gaia_tensor_bernoulli's) and neither keeps
+   x itself, so y may overwrite x. */
 GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, float p, gaia_tensor **out) {
     static const char *fn = "gaia_layer_dropout";
+    const struct gaia_layer_ops *ops;
     gaia_tensor *mask = NULL, *xs = NULL, *zero = NULL;
     size_t one = 1;
+    float keep, scale;
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__check_tensor(ctx, fn, "x", x)) != GAIA_OK) return st;
@@ -11918,13 +11956,35 @@ GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, flo
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     if (*out && (st = gaia__check_existing_out(ctx, fn, *out, GAIA__DEV(x), x->ndim, x->shape)) != GAIA_OK) return st;
     if (ctx->eval_mode || p == 0.0f) return gaia_tensor_copy(ctx, x, out); /* the identity */
+    keep = 1.0f - p;
+    scale = p < 1.0f ? 1.0f / keep : 0.0f; /* p = 1: the scale 0 (not 1/0) keeps the gradient 0, not NaN */
+    ops = gaia__be(ctx, GAIA__DEV(x))->layer;
+    if (ops && ops->dropout) { /* the backend's one pass, one node on the tape */
+        gaia__ag_pending pa;
+        uint64_t stream = ctx->rng_stream, t0;
+        int created;
+        st = gaia__prepare_out(ctx, fn, GAIA__DEV(x), x->ndim, x->shape, out, &created);
+        if (st != GAIA_OK) return st;
+        gaia__ag_begin(ctx, &pa, GAIA__AG_DROPOUT, 0, x, NULL, NULL);
+        pa.node.p0 = keep;
+        pa.node.p1 = scale;
+        pa.node.win[0] = (uint32_t)ctx->seed;
+        pa.node.win[1] = (uint32_t)(ctx->seed >> 32);
+        pa.node.win[2] = (uint32_t)stream;
+        pa.node.win[3] = (uint32_t)(stream >> 32);
+        t0 = gaia__prof_begin(ctx);
+        st = ops->dropout(ctx, GAIA__PTR(x), GAIA__PTR(*out), x->numel, keep, scale, ctx->seed, stream);
+        gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, x->numel * 8);
+        if (st == GAIA_OK) ctx->rng_stream++; /* as gaia_tensor_bernoulli advances it */
+        st = gaia__ag_end(ctx, &pa, st, *out, NULL);
+        return gaia__finish_out(st, out, created);
+    }
     if (gaia_device_push(ctx, GAIA__DEV(x)) != GAIA_OK)
         return gaia__fail(ctx, GAIA_ERR_NO_DEVICE, fn, "no %s", gaia_device_str(GAIA__DEV(x)));
-    st = gaia_tensor_bernoulli(ctx, x->ndim, x->shape, 1.0f - p, &mask); /* 1: kept */
+    st = gaia_tensor_bernoulli(ctx, x->ndim, x->shape, keep, &mask); /* 1: kept */
     if (st == GAIA_OK) st = gaia_tensor_full(ctx, 1, &one, 0.0f, &zero);
     gaia_device_pop(ctx);
-    /* p = 1: every element dropped; the scale 0 (not 1/0) keeps the gradient 0, not NaN */
-    if (st == GAIA_OK) st = gaia_tensor_scale(ctx, x, p < 1.0f ? 1.0f / (1.0f - p) : 0.0f, &xs);
+    if (st == GAIA_OK) st = gaia_tensor_scale(ctx, x, scale, &xs);
     if (st == GAIA_OK) st = gaia_tensor_where(ctx, mask, xs, zero, out);
     gaia_tensor_free(mask);
     gaia_tensor_free(xs);

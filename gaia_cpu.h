@@ -566,21 +566,97 @@ GAIA_API void gaia_cpu_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2
     out[3] = c3;
 }
 
+/* Philox for GAIA__PHILOX_LANES consecutive blocks at once: block
+   block0 + l of `stream` goes to out[w][l], word w. With AVX-512 16
+   lanes are one register per word: a round's 32x32->64 products come from
+   two vpmuludq (even and odd lanes) whose halves are blended back, about
+   three instructions an output against some twenty for the scalar rounds.
+   Elsewhere the same arithmetic runs lane by lane. */
+#define GAIA__PHILOX_LANES 32
+#ifdef GAIA__AVX512
+/* The high and low 32 bits of the 16 products a * m. */
+/* The halves move with in-lane shuffles (swapping the two 32-bit halves of
+   each 64-bit lane), which run beside the multiplies rather than on their
+   port as shifts would. */
+static void gaia__philox_mul16(__m512i a, __m512i m, __m512i *hi, __m512i *lo) {
+    __m512i even = _mm512_mul_epu32(a, m), odd = _mm512_mul_epu32(_mm512_shuffle_epi32(a, _MM_PERM_CDAB), m);
+    *hi = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_shuffle_epi32(even, _MM_PERM_CDAB), odd);
+    *lo = _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, _mm512_shuffle_epi32(odd, _MM_PERM_CDAB));
+}
+#endif
+static void gaia__philox_lanes(uint64_t block0, uint64_t stream, const uint32_t key[2],
+                               uint32_t out[4][GAIA__PHILOX_LANES]) {
+    uint32_t c0[GAIA__PHILOX_LANES], c1[GAIA__PHILOX_LANES], c2[GAIA__PHILOX_LANES], c3[GAIA__PHILOX_LANES];
+    uint32_t k0 = key[0], k1 = key[1];
+    int l, r;
+    for (l = 0; l < GAIA__PHILOX_LANES; l++) {
+        uint64_t b = block0 + (uint64_t)l;
+        c0[l] = (uint32_t)b;
+        c1[l] = (uint32_t)(b >> 32);
+        c2[l] = (uint32_t)stream;
+        c3[l] = (uint32_t)(stream >> 32);
+    }
+#ifdef GAIA__AVX512
+    { /* two registers per word (lanes 0-15 and 16-31): two independent chains hide the multiplies' latency */
+        __m512i v[2][4];
+        const __m512i m0 = _mm512_set1_epi64((long long)GAIA__PHILOX_M0), m1 = _mm512_set1_epi64((long long)GAIA__PHILOX_M1);
+        int h;
+        for (h = 0; h < 2; h++) {
+            v[h][0] = _mm512_loadu_si512((const void *)(c0 + 16 * h));
+            v[h][1] = _mm512_loadu_si512((const void *)(c1 + 16 * h));
+            v[h][2] = _mm512_loadu_si512((const void *)(c2 + 16 * h));
+            v[h][3] = _mm512_loadu_si512((const void *)(c3 + 16 * h));
+        }
+        for (r = 0; r < 10; r++) {
+            const __m512i key0 = _mm512_set1_epi32((int)k0), key1 = _mm512_set1_epi32((int)k1);
+            for (h = 0; h < 2; h++) {
+                __m512i hi0, lo0, hi1, lo1;
+                gaia__philox_mul16(v[h][0], m0, &hi0, &lo0);
+                gaia__philox_mul16(v[h][2], m1, &hi1, &lo1);
+                v[h][0] = _mm512_ternarylogic_epi32(hi1, v[h][1], key0, 0x96); /* a ^ b ^ c */
+                v[h][2] = _mm512_ternarylogic_epi32(hi0, v[h][3], key1, 0x96);
+                v[h][1] = lo1;
+                v[h][3] = lo0;
+            }
+            k0 += GAIA__PHILOX_W0;
+            k1 += GAIA__PHILOX_W1;
+        }
+        for (h = 0; h < 2; h++) {
+            int w;
+            for (w = 0; w < 4; w++) _mm512_storeu_si512((void *)(out[w] + 16 * h), v[h][w]);
+        }
+    }
+#else
+    for (r = 0; r < 10; r++) {
+        for (l = 0; l < GAIA__PHILOX_LANES; l++) {
+            uint64_t p0 = (uint64_t)GAIA__PHILOX_M0 * c0[l], p1 = (uint64_t)GAIA__PHILOX_M1 * c2[l];
+            uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[l] ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3[l] ^ k1;
+            c1[l] = (uint32_t)p1;
+            c3[l] = (uint32_t)p0;
+            c0[l] = n0;
+            c2[l] = n2;
+        }
+        k0 += GAIA__PHILOX_W0;
+        k1 += GAIA__PHILOX_W1;
+    }
+    for (l = 0; l < GAIA__PHILOX_LANES; l++) {
+        out[0][l] = c0[l];
+        out[1][l] = c1[l];
+        out[2][l] = c2[l];
+        out[3][l] = c3[l];
+    }
+#endif
+}
+
 /* 24 random bits scaled into [0, 1): exact in float, never 1. */
 GAIA_API float gaia_cpu_u01(uint32_t u) { return (float)(u >> 8) * (1.0f / 16777216.0f); }
 /* (0, 1]: safe for log(). */
 GAIA_API float gaia_cpu_u01_open0(uint32_t u) { return (float)((u >> 8) + 1) * (1.0f / 16777216.0f); }
 
-/* One block of 4 outputs; the CUDA fill kernel does the same arithmetic. */
-static void gaia__cpu_random_block(uint64_t block, gaia_random_kind kind, const uint32_t key[2], uint64_t stream,
-                                   float a, float b, float out[4]) {
-    uint32_t ctr[4], r[4];
+/* The 4 outputs of one block from its 4 Philox words; the CUDA fill kernel
+   does the same arithmetic. */
+static void gaia__cpu_random_values(const uint32_t r[4], gaia_random_kind kind, float a, float b, float out[4]) {
     int i;
-    ctr[0] = (uint32_t)block;
-    ctr[1] = (uint32_t)(block >> 32);
-    ctr[2] = (uint32_t)stream;
-    ctr[3] = (uint32_t)(stream >> 32);
-    gaia_cpu_philox4x32_10(ctr, key, r);
     switch (kind) {
     case GAIA_RANDOM_UNIFORM:
         for (i = 0; i < 4; i++) out[i] = a + (b - a) * gaia_cpu_u01(r[i]);
@@ -609,16 +685,23 @@ typedef struct gaia__random_job {
     float a, b;
 } gaia__random_job;
 
-/* Blocks [b0, b1) of four values. */
+/* Blocks [b0, b1) of four values, GAIA__PHILOX_LANES blocks at a time. */
 static void gaia__cpu_random_blocks(void *arg, long long b0, long long b1, int slot) {
     const gaia__random_job *r = (const gaia__random_job *)arg;
     long long blk;
     (void)slot;
-    for (blk = b0; blk < b1; blk++) {
-        float v[4];
-        size_t base = (size_t)blk * 4, k;
-        gaia__cpu_random_block((uint64_t)blk, r->kind, r->key, r->stream, r->a, r->b, v);
-        for (k = 0; k < 4 && base + k < r->n; k++) r->dst[base + k] = v[k];
+    for (blk = b0; blk < b1; blk += GAIA__PHILOX_LANES) {
+        uint32_t words[4][GAIA__PHILOX_LANES];
+        int l, lanes = b1 - blk < GAIA__PHILOX_LANES ? (int)(b1 - blk) : GAIA__PHILOX_LANES;
+        gaia__philox_lanes((uint64_t)blk, r->stream, r->key, words);
+        for (l = 0; l < lanes; l++) {
+            uint32_t w[4];
+            float v[4];
+            size_t base = (size_t)(blk + l) * 4, k;
+            w[0] = words[0][l], w[1] = words[1][l], w[2] = words[2][l], w[3] = words[3][l];
+            gaia__cpu_random_values(w, r->kind, r->a, r->b, v);
+            for (k = 0; k < 4 && base + k < r->n; k++) r->dst[base + k] = v[k];
+        }
     }
 }
 
@@ -5712,38 +5795,48 @@ static __m512 gaia__gelu16(__m512 v) {
     t = _mm512_max_ps(_mm512_min_ps(t, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-88.0f));
     return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), gaia__exp16(t)));
 }
-/* y = GELU(x + bias) over n values; stream: streaming stores where y is
-   64-byte aligned (the caller fences). */
-static void gaia__cpu_gelu_run(const float *x, const float *bias, float *y, size_t n, int stream) {
+/* SiLU as x / (1 + e^(-x)), the scalar path's form. */
+static __m512 gaia__silu16(__m512 v) {
+    __m512 t = _mm512_max_ps(_mm512_min_ps(_mm512_sub_ps(_mm512_setzero_ps(), v), _mm512_set1_ps(88.0f)),
+                             _mm512_set1_ps(-88.0f));
+    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), gaia__exp16(t)));
+}
+static __m512 gaia__act16(gaia_layer_act act, __m512 v) {
+    return act == GAIA_LAYER_ACT_GELU ? gaia__gelu16(v) : gaia__silu16(v);
+}
+/* y = act(x + bias) over n values, act GELU or SILU; stream: streaming
+   stores where y is 64-byte aligned (the caller fences). */
+static void gaia__cpu_act_vec_run(gaia_layer_act act, const float *x, const float *bias, float *y, size_t n,
+                                  int stream) {
     size_t j = 0;
     if (stream && ((uintptr_t)y & 63) == 0) {
         for (; j + 16 <= n; j += 16) {
             __m512 v = _mm512_loadu_ps(x + j);
             if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + j));
-            _mm512_stream_ps(y + j, gaia__gelu16(v));
+            _mm512_stream_ps(y + j, gaia__act16(act, v));
         }
     } else {
         for (; j + 16 <= n; j += 16) {
             __m512 v = _mm512_loadu_ps(x + j);
             if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + j));
-            _mm512_storeu_ps(y + j, gaia__gelu16(v));
+            _mm512_storeu_ps(y + j, gaia__act16(act, v));
         }
     }
     if (j < n) {
         __mmask16 m = (__mmask16)((1u << (n - j)) - 1u);
         __m512 v = _mm512_maskz_loadu_ps(m, x + j);
         if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j));
-        _mm512_mask_storeu_ps(y + j, m, gaia__gelu16(v));
+        _mm512_mask_storeu_ps(y + j, m, gaia__act16(act, v));
     }
 }
 #endif
 
-/* act(x + bias) over a run; GELU takes the vector kernel where there is one. */
+/* act(x + bias) over a run; GELU and SiLU take the vector kernel where there is one. */
 static void gaia__cpu_layer_act_any(gaia_layer_act act, const float *x, const float *bias, float *y, size_t n,
                                     int stream) {
 #ifdef GAIA__AVX512
-    if (act == GAIA_LAYER_ACT_GELU) {
-        gaia__cpu_gelu_run(x, bias, y, n, stream);
+    if (act == GAIA_LAYER_ACT_GELU || act == GAIA_LAYER_ACT_SILU) {
+        gaia__cpu_act_vec_run(act, x, bias, y, n, stream);
         return;
     }
 #endif
@@ -6614,33 +6707,126 @@ GAIA_API void gaia_cpu_layer_rmsnorm_backward(const float *x, const float *weigh
     }
 }
 
+typedef struct gaia__swiglu_job {
+    const float *x, *dy;
+    float *y, *dx;
+    size_t h;
+} gaia__swiglu_job;
+
 /* SwiGLU: x [rows, 2h] is a = its first h columns, b the last h, and
    y [rows, h] = a sigmoid(a) b. */
-GAIA_API void gaia_cpu_layer_swiglu(const float *x, float *y, size_t rows, size_t h, int nthreads) {
-    size_t r, j;
-    (void)nthreads;
-    for (r = 0; r < rows; r++) {
-        const float *a = x + r * 2 * h, *b = a + h;
-        float *yr = y + r * h;
-        for (j = 0; j < h; j++) yr[j] = a[j] / (1.0f + gaia__layer_exp(-a[j])) * b[j];
+static void gaia__swiglu_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__swiglu_job *s = (const gaia__swiglu_job *)arg;
+    size_t h = s->h, j;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++) {
+        const float *a = s->x + (size_t)r * 2 * h, *b = a + h;
+        float *yr = s->y + (size_t)r * h;
+        j = 0;
+#ifdef GAIA__AVX512
+        for (; j + 16 <= h; j += 16)
+            _mm512_storeu_ps(yr + j, _mm512_mul_ps(gaia__silu16(_mm512_loadu_ps(a + j)), _mm512_loadu_ps(b + j)));
+#endif
+        for (; j < h; j++) yr[j] = a[j] / (1.0f + gaia__layer_exp(-a[j])) * b[j];
     }
+}
+
+GAIA_API void gaia_cpu_layer_swiglu(const float *x, float *y, size_t rows, size_t h, int nthreads) {
+    gaia__swiglu_job s;
+    s.x = x, s.y = y, s.h = h, s.dy = NULL, s.dx = NULL;
+    gaia__par_range(gaia__team(nthreads, 3.0 * (double)rows * (double)h, GAIA__ELEM_GRAIN), (long long)rows,
+                    gaia__swiglu_rows, &s);
 }
 
 /* dx [rows, 2h] from dy [rows, h]: da = dy b silu'(a), silu'(a) =
    s (1 + a (1 - s)) with s = sigmoid(a); db = dy silu(a). */
-GAIA_API void gaia_cpu_layer_swiglu_backward(const float *x, const float *dy, float *dx, size_t rows, size_t h,
-                                             int nthreads) {
-    size_t r, j;
-    (void)nthreads;
-    for (r = 0; r < rows; r++) {
-        const float *a = x + r * 2 * h, *b = a + h, *gr = dy + r * h;
-        float *da = dx + r * 2 * h, *db = da + h;
+static void gaia__swiglu_backward_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__swiglu_job *s = (const gaia__swiglu_job *)arg;
+    size_t h = s->h, j;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++) {
+        const float *a = s->x + (size_t)r * 2 * h, *b = a + h, *gr = s->dy + (size_t)r * h;
+        float *da = s->dx + (size_t)r * 2 * h, *db = da + h;
         for (j = 0; j < h; j++) {
-            float s = 1.0f / (1.0f + gaia__layer_exp(-a[j]));
-            da[j] = gr[j] * b[j] * (s * (1.0f + a[j] * (1.0f - s)));
-            db[j] = gr[j] * (a[j] * s);
+            float sg = 1.0f / (1.0f + gaia__layer_exp(-a[j]));
+            da[j] = gr[j] * b[j] * (sg * (1.0f + a[j] * (1.0f - sg)));
+            db[j] = gr[j] * (a[j] * sg);
         }
     }
+}
+
+GAIA_API void gaia_cpu_layer_swiglu_backward(const float *x, const float *dy, float *dx, size_t rows, size_t h,
+                                             int nthreads) {
+    gaia__swiglu_job s;
+    s.x = x, s.dy = dy, s.dx = dx, s.h = h, s.y = NULL;
+    gaia__par_range(gaia__team(nthreads, 5.0 * (double)rows * (double)h, GAIA__ELEM_GRAIN), (long long)rows,
+                    gaia__swiglu_backward_rows, &s);
+}
+
+typedef struct gaia__dropout_job {
+    const float *x;
+    float *y;
+    size_t n;
+    uint32_t limit; /* kept: the word's top 24 bits below it */
+    float scale;
+    uint32_t key[2];
+    uint64_t stream;
+} gaia__dropout_job;
+
+/* Chunks [c0, c1) of 4 GAIA__PHILOX_LANES elements: one call of the lanes'
+   Philox each. */
+static void gaia__dropout_chunks(void *arg, long long c0, long long c1, int slot) {
+    const gaia__dropout_job *d = (const gaia__dropout_job *)arg;
+    const size_t per = 4 * GAIA__PHILOX_LANES;
+    long long c;
+    (void)slot;
+    for (c = c0; c < c1; c++) {
+        uint32_t words[4][GAIA__PHILOX_LANES];
+        size_t base = (size_t)c * per, count = d->n - base < per ? d->n - base : per, i;
+        const float *x = d->x + base;
+        float *y = d->y + base;
+        gaia__philox_lanes((uint64_t)c * GAIA__PHILOX_LANES, d->stream, d->key, words);
+#if defined(GAIA__AVX512) && defined(__BMI2__)
+        if (count == per) { /* the 4 words' keep bits, interleaved into element order, as store masks */
+            const __m512i t = _mm512_set1_epi32((int)d->limit);
+            const __m512 scale = _mm512_set1_ps(d->scale);
+            int w, h;
+            for (h = 0; h < GAIA__PHILOX_LANES / 16; h++) { /* 16 blocks, 64 elements */
+                uint64_t kept = 0;
+                for (w = 0; w < 4; w++) {
+                    __m512i u = _mm512_srli_epi32(_mm512_loadu_si512((const void *)(words[w] + 16 * h)), 8);
+                    kept |= _pdep_u64((uint64_t)_mm512_cmplt_epu32_mask(u, t), 0x1111111111111111ull << w);
+                }
+                for (w = 0; w < 4; w++) {
+                    size_t at = 64 * (size_t)h + 16 * (size_t)w;
+                    _mm512_storeu_ps(y + at, _mm512_maskz_mul_ps((__mmask16)(kept >> (16 * w)), _mm512_loadu_ps(x + at), scale));
+                }
+            }
+            continue;
+        }
+#endif
+        for (i = 0; i < count; i++) y[i] = (words[i & 3][i >> 2] >> 8) < d->limit ? x[i] * d->scale : 0.0f;
+    }
+}
+
+/* Inverted dropout in one pass: y[i] = x[i] scale where element i is kept,
+   else 0. Element i is kept when the uniform of Philox block i/4, word i%4
+   of (seed, stream) is below `keep`: the mask gaia_tensor_bernoulli(keep)
+   draws from the same seed and stream, so the composed path (the CUDA
+   backend's) drops the same elements. u01(w) = (w >> 8) 2^-24 < keep is
+   compared exactly as (w >> 8) < ceil(keep 2^24). The backward is this pass over the
+   gradient; y may be x. */
+GAIA_API void gaia_cpu_layer_dropout(const float *x, float *y, size_t n, float keep, float scale, uint64_t seed,
+                                     uint64_t stream, int nthreads) {
+    gaia__dropout_job d;
+    const size_t per = 4 * GAIA__PHILOX_LANES;
+    d.x = x, d.y = y, d.n = n, d.limit = (uint32_t)ceilf(keep * 16777216.0f), d.scale = scale, d.stream = stream;
+    d.key[0] = (uint32_t)seed;
+    d.key[1] = (uint32_t)(seed >> 32);
+    gaia__par_range(gaia__team(nthreads, 4.0 * (double)n, GAIA__ELEM_GRAIN), (long long)((n + per - 1) / per),
+                    gaia__dropout_chunks, &d);
 }
 
 /* AdamW's update in one pass (see struct gaia_layer_ops). */
@@ -7076,6 +7262,11 @@ static gaia_status gaia__cpu_layer_swiglu_be(gaia_ctx *ctx, const float *x, floa
     gaia_cpu_layer_swiglu(x, y, rows, h, ctx->cpu_threads);
     return GAIA_OK;
 }
+static gaia_status gaia__cpu_layer_dropout_be(gaia_ctx *ctx, const float *x, float *y, size_t n, float keep,
+                                              float scale, uint64_t seed, uint64_t stream) {
+    gaia_cpu_layer_dropout(x, y, n, keep, scale, seed, stream, ctx->cpu_threads);
+    return GAIA_OK;
+}
 static gaia_status gaia__cpu_layer_swiglu_backward_be(gaia_ctx *ctx, const float *x, const float *dy, float *dx,
                                                       size_t rows, size_t h) {
     gaia_cpu_layer_swiglu_backward(x, dy, dx, rows, h, ctx->cpu_threads);
@@ -7100,6 +7291,7 @@ static const struct gaia_layer_ops gaia__cpu_layer_ops = {
     gaia__cpu_layer_rmsnorm_backward_be,
     gaia__cpu_layer_swiglu_be,
     gaia__cpu_layer_swiglu_backward_be,
+    gaia__cpu_layer_dropout_be,
 };
 #define GAIA__CPU_LAYER_OPS (&gaia__cpu_layer_ops)
 #endif /* GAIA_NO_LAYER */

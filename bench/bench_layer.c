@@ -5,8 +5,9 @@
      process loop, float64 as GAIA) run over the same full number of steps
      in a fresh Python (bench_common.h), without learning (GAIA's manager) and with
      the update on firing steps (gaia's option);
-   - GELU, LayerNorm and softmax against memcpy of the same bytes on the same number
-     of threads (1, then 2);
+   - GELU, SiLU, LayerNorm, RMSNorm, softmax, dropout (training mode, p = 0.1)
+     and SwiGLU against memcpy of the same bytes on the same number of threads
+     (1, then 2);
    - Linear+GELU against the plain GEMM of the same shape;
    - attention against NumPy's naive softmax(q k^T) v (BLAS matmuls on the
      same number of threads, fresh process, best of 5 runs) at N = 1024,
@@ -28,7 +29,8 @@ typedef struct job {
     gaia_layer_precision prec;
 } job;
 
-enum { J_MEMCPY, J_COPY, J_GELU, J_LAYERNORM, J_LINEAR_GELU, J_MATMUL, J_ATTENTION, J_COMPARE, J_SOFTMAX };
+enum { J_MEMCPY, J_COPY, J_GELU, J_LAYERNORM, J_LINEAR_GELU, J_MATMUL, J_ATTENTION, J_COMPARE, J_SOFTMAX, J_SILU, J_RMSNORM,
+       J_DROPOUT, J_SWIGLU };
 
 /* memcpy of `bytes` split into nt contiguous parts, one per thread. */
 static void copy_nt(float *dst, const float *src, size_t bytes, int nt) {
@@ -57,6 +59,10 @@ static int run_job(void *arg) {
     case J_ATTENTION: return gaia_layer_attention(j->ctx, j->a, j->b, j->c, 0.0f, j->causal, j->prec, &j->out) != GAIA_OK;
     case J_COMPARE: return gaia_tensor_binary(j->ctx, GAIA_BINARY_LT, j->a, j->b, &j->out) != GAIA_OK;
     case J_SOFTMAX: return gaia_tensor_softmax(j->ctx, j->a, -1, &j->out) != GAIA_OK;
+    case J_SILU: return gaia_layer_activation(j->ctx, GAIA_LAYER_ACT_SILU, j->a, &j->out) != GAIA_OK;
+    case J_RMSNORM: return gaia_layer_rmsnorm(j->ctx, j->a, j->b, 1e-6f, &j->out) != GAIA_OK;
+    case J_DROPOUT: return gaia_layer_dropout(j->ctx, j->a, 0.1f, &j->out) != GAIA_OK;
+    case J_SWIGLU: return gaia_layer_swiglu(j->ctx, j->a, &j->out) != GAIA_OK;
     default: return 1;
     }
 }
@@ -204,16 +210,33 @@ static void bench_hierarchy(gaia_ctx *ctx, size_t T, const char *where) {
     gaia_hierarchy_free(h);
 }
 
-/* GELU, LayerNorm and a comparison (a < b, two inputs) over rows x cols
-   floats against memcpy, all on nt threads (the CPU: a memcpy split across
-   nt threads; the GPU: a device copy). Prints GB/s (bytes read + written:
-   the comparison moves 12 bytes an element, the others 8) and the ratios of
-   bandwidth. */
+/* One line of the bandwidth table: `bytes` moved in `ms` against the copy's
+   `bytes_copy` in `ms_copy`, as a share of the copy's GB/s. */
+static void print_bandwidth_row(const char *name, double ms, double bytes, double ms_copy, double bytes_copy) {
+    printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy's GB/s; target >= 80%%)\n", name, ms, bytes / ms / 1e6,
+           100.0 * (bytes / ms) / (bytes_copy / ms_copy));
+}
+
+/* The row-wise and elementwise kernels over rows x cols floats against
+   memcpy, all on nt threads (the CPU: a memcpy split across nt threads; the
+   GPU: a device copy). Bytes are what each must read and write: 8 an
+   element for the unary ones and the norms, 12 for a comparison of two
+   inputs, 6 for SwiGLU (two inputs, half as many outputs); dropout's mask
+   is drawn, not read. Prints GB/s and the share of the copy's GB/s. */
 static void bench_bandwidth(gaia_ctx *ctx, size_t rows, size_t cols, const char *where, int use_memcpy, int nt) {
     job j;
     size_t shape[2], n = rows * cols;
-    double ms_copy, ms_gelu, ms_ln, ms_sm, ms_cmp, bytes = 2.0 * (double)n * 4.0, bytes_cmp = 1.5 * bytes;
+    double ms_copy, ms, bytes = 2.0 * (double)n * 4.0;
     float *src = NULL, *dst = NULL;
+    static const struct {
+        int what;
+        const char *name;
+        int weights; /* 0 none, 1 a gain, 2 a gain and a bias */
+        double bytes_per_element;
+    } kernels[] = {{J_GELU, "gelu", 0, 8},       {J_SILU, "silu", 0, 8},       {J_LAYERNORM, "layernorm", 2, 8},
+                   {J_RMSNORM, "rmsnorm", 1, 8}, {J_SOFTMAX, "softmax", 0, 8}, {J_DROPOUT, "dropout", 0, 8},
+                   {J_SWIGLU, "swiglu", 0, 6},   {J_COMPARE, "a < b", 3, 12}};
+    size_t k;
     shape[0] = rows;
     shape[1] = cols;
     memset(&j, 0, sizeof j);
@@ -236,35 +259,20 @@ static void bench_bandwidth(gaia_ctx *ctx, size_t rows, size_t cols, const char 
     free(src);
     free(dst);
     free_job(&j);
-    bench_pause(0.15);
-    CHECK(gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &j.a));
-    j.what = J_GELU;
-    ms_gelu = time_job(ctx, &j, 7);
-    CHECK(gaia_tensor_randn(ctx, 1, shape + 1, 1.0f, 0.1f, &j.b));
-    CHECK(gaia_tensor_randn(ctx, 1, shape + 1, 0.0f, 0.1f, &j.c));
-    j.what = J_LAYERNORM;
-    ms_ln = time_job(ctx, &j, 7);
-    gaia_tensor_free(j.out);
-    j.out = NULL;
-    j.what = J_SOFTMAX;
-    ms_sm = time_job(ctx, &j, 7);
-    free_job(&j);
-    CHECK(gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &j.a));
-    CHECK(gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &j.b));
-    j.what = J_COMPARE;
-    ms_cmp = time_job(ctx, &j, 7);
-    free_job(&j);
     printf("%s, %.0f MB in + out (%zu x %zu), %d thread%s for the copy and for gaia:\n", where, bytes / 1e6, rows,
            cols, nt, nt == 1 ? "" : "s");
     printf("  %-10s %8.3f ms  %7.1f GB/s\n", use_memcpy ? "memcpy" : "copy", ms_copy, bytes / ms_copy / 1e6);
-    printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy; target >= 80%%)\n", "gelu", ms_gelu,
-           bytes / ms_gelu / 1e6, 100.0 * ms_copy / ms_gelu);
-    printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy; target >= 80%%)\n", "layernorm", ms_ln,
-           bytes / ms_ln / 1e6, 100.0 * ms_copy / ms_ln);
-    printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy; target >= 80%%)\n", "softmax", ms_sm,
-           bytes / ms_sm / 1e6, 100.0 * ms_copy / ms_sm);
-    printf("  %-10s %8.3f ms  %7.1f GB/s  (%.0f%% of the copy's GB/s; target >= 80%%)\n", "a < b", ms_cmp,
-           bytes_cmp / ms_cmp / 1e6, 100.0 * (bytes_cmp / ms_cmp) / (bytes / ms_copy));
+    for (k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
+        bench_pause(0.15);
+        CHECK(gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &j.a));
+        if (kernels[k].weights == 3) CHECK(gaia_tensor_randn(ctx, 2, shape, 0.0f, 1.0f, &j.b));
+        else if (kernels[k].weights >= 1) CHECK(gaia_tensor_randn(ctx, 1, shape + 1, 1.0f, 0.1f, &j.b));
+        if (kernels[k].weights == 2) CHECK(gaia_tensor_randn(ctx, 1, shape + 1, 0.0f, 0.1f, &j.c));
+        j.what = kernels[k].what;
+        ms = time_job(ctx, &j, 7);
+        print_bandwidth_row(kernels[k].name, ms, kernels[k].bytes_per_element * (double)n, ms_copy, bytes);
+        free_job(&j);
+    }
 }
 
 static void bench_linear(gaia_ctx *ctx, size_t rows, size_t in, size_t out, const char *where) {

@@ -7,7 +7,7 @@
 //! hooks: gaia_tensor_index_select gaia_tensor_gather gaia_tensor_scatter_add gaia_tensor_concat
 //!        gaia_tensor_cumsum gaia_tensor_log_softmax (axis)
 //!        gaia__layer_linear_back gaia__layer_layernorm_back gaia__layer_attention_back
-//!        gaia__layer_rmsnorm_back gaia__layer_swiglu_back (layer)
+//!        gaia__layer_rmsnorm_back gaia__layer_swiglu_back gaia__layer_dropout_back (layer)
 //@ part autograd-api
 /* ---------------------------------------------------------------------
    Training: gradients (reverse mode), losses, optimizers
@@ -221,6 +221,8 @@ typedef enum gaia__ag_kind {
     GAIA__AG_ATTENTION, /* op: precision, flag0: causal, p0: scale; saved q, k, v, o, lse */
     GAIA__AG_RMSNORM,   /* the backend's RMSNorm: saved x, weight, rstd [rows] */
     GAIA__AG_SWIGLU,    /* the backend's SwiGLU: saved x */
+    GAIA__AG_DROPOUT,   /* the backend's dropout: p0 keep, p1 scale, win[0..3] the seed's and the
+                           stream's 32-bit halves (the mask is drawn again, not saved) */
     GAIA__AG_CHECKPOINT, /* gaia_checkpoint: the block in ckpt, recomputed by the backward */
     GAIA__AG_LOSS /* gaia_loss: op the kind, flag0 the reduction, p0 delta, p1 the backward's scale;
                      saved input, target (or the class weights W), CROSS_ENTROPY's masked softmax */
@@ -430,7 +432,8 @@ static void gaia__ag_begin(gaia_ctx *ctx, gaia__ag_pending *p, gaia__ag_kind kin
     case GAIA__AG_LAYERNORM:
     case GAIA__AG_ATTENTION:
     case GAIA__AG_RMSNORM:
-    case GAIA__AG_SWIGLU: break; /* the layer module saves what its backward reads */
+    case GAIA__AG_SWIGLU:
+    case GAIA__AG_DROPOUT: break; /* the layer module saves what its backward reads */
     case GAIA__AG_LOSS: break;      /* gaia_loss saves what its backward reads */
     default: ok = gaia__ag_save(ctx, n, 0, a); break;          /* views and copies: the input's shape */
     }
@@ -1147,6 +1150,7 @@ static gaia_status gaia__layer_attention_back(gaia_ctx *ctx, const gaia__ag_node
                                               gaia_tensor **gin);
 static gaia_status gaia__layer_rmsnorm_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
 static gaia_status gaia__layer_swiglu_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
+static gaia_status gaia__layer_dropout_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g, gaia_tensor **gin);
 #endif
 
 static gaia_status gaia__ag_checkpoint_back(gaia_ctx *ctx, const gaia__ag_node *n, gaia_tensor *g);
@@ -1230,12 +1234,14 @@ static gaia_status gaia__ag_node_back(gaia_ctx *ctx, const gaia__ag_node *n, gai
     case GAIA__AG_ATTENTION: return gaia__layer_attention_back(ctx, n, g, gin);
     case GAIA__AG_RMSNORM: return gaia__layer_rmsnorm_back(ctx, n, g, gin);
     case GAIA__AG_SWIGLU: return gaia__layer_swiglu_back(ctx, n, g, gin);
+    case GAIA__AG_DROPOUT: return gaia__layer_dropout_back(ctx, n, g, gin);
 #else
     case GAIA__AG_LINEAR:
     case GAIA__AG_LAYERNORM:
     case GAIA__AG_ATTENTION:
     case GAIA__AG_RMSNORM:
-    case GAIA__AG_SWIGLU: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a layer node in a build "
+    case GAIA__AG_SWIGLU:
+    case GAIA__AG_DROPOUT: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "a layer node in a build "
                                                "without the layer module (GAIA_NO_LAYER)");
 #endif
     case GAIA__AG_CHECKPOINT: return gaia__ag_checkpoint_back(ctx, n, g);

@@ -821,7 +821,10 @@
    dropout: in training mode each element is kept with probability 1 - p
    and scaled by 1/(1 - p), else zeroed, with a mask drawn on x's device
    from the context's Philox stream (the same seed and calls give the same
-   masks on any thread count); the gradient goes through the same mask. In
+   masks on any thread count); the gradient goes through the same mask. On
+   the CPU it is one pass that keeps no mask: element i is kept when word
+   i%4 of Philox block i/4 is below 1 - p (the mask gaia_tensor_bernoulli
+   draws with the same seed and call), and the backward draws it again. In
    evaluation mode, and for p = 0, y is x; p = 1 zeroes everything (zero
    gradient); p outside [0, 1] or NaN is GAIA_ERR_INVALID_ARG. y may be x.
    Example, dropout while training, the identity in evaluation:

@@ -601,6 +601,76 @@ done:
     free(other);
 }
 
+/* The mask against an independent draw: in a fresh context (stream 0 for
+   its first random draw) element i is kept when word i%4 of the Philox
+   block (i/4, stream 0) under the context's seed, scaled to [0, 1), is
+   below 1 - p; y = x / (1 - p) there, and the gradient of sum(R y) is
+   R / (1 - p) there, 0 elsewhere. Sizes around the kernels' chunks of 64
+   elements, 1 and 2 threads, a second call on stream 1. */
+static void dropout_keeps_what_the_seeds_philox_words_say(gt *t) {
+    static const size_t sizes[] = {1, 5, 63, 64, 65, 1000, 70001};
+    const float p = 0.3f, keep = 1.0f - p;
+    size_t si, i;
+    int nt, call;
+    for (nt = 1; nt <= 2; nt++)
+        for (si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            size_t n = sizes[si];
+            gaia_ctx_desc d;
+            gaia_ctx *c = NULL;
+            float *fx = gt_alloc_floats(n), *fR = gt_alloc_floats(n), *y = NULL, *g = NULL;
+            gaia_tensor *x = NULL, *R = NULL, *out = NULL, *w = NULL, *L = NULL;
+            uint64_t seed = gt_u64(t);
+            memset(&d, 0, sizeof d);
+            d.device = GAIA_DEVICE_CPU;
+            d.seed = seed;
+            d.cpu_threads = nt;
+            GT_CHECK_OR_DONE(t, fx && fR && gaia_ctx_create(&d, &c) == GAIA_OK, "setup");
+            for (i = 0; i < n; i++) {
+                fx[i] = (float)gt_uniform(t, 0.5, 2.0) * (gt_u64(t) & 1 ? 1.0f : -1.0f);
+                fR[i] = (float)gt_uniform(t, -1.0, 1.0);
+            }
+            GT_OK(t, gaia_tensor_from_host(c, 1, &n, fx, &x));
+            GT_OK(t, gaia_tensor_from_host(c, 1, &n, fR, &R));
+            GT_OK(t, gaia_tensor_set_requires_grad(c, x, 1));
+            for (call = 0; call < 2; call++) {
+                size_t bad = n;
+                gaia_tensor_free(out), gaia_tensor_free(w), gaia_tensor_free(L);
+                out = w = L = NULL;
+                gaia_tensor_zero_grad(x);
+                GT_OK(t, gaia_layer_dropout(c, x, p, &out));
+                GT_OK(t, gaia_tensor_mul(c, out, R, &w));
+                GT_OK(t, gaia_tensor_sum(c, w, GAIA_AXIS_ALL, &L));
+                GT_OK(t, gaia_backward(c, L));
+                free(y), free(g);
+                y = gt_alloc_floats(n);
+                g = gt_alloc_floats(n);
+                GT_CHECK_OR_DONE(t, y && g && gaia_tensor_to_host(c, out, y, n) == GAIA_OK &&
+                                        gaia_tensor_to_host(c, gaia_tensor_grad(x), g, n) == GAIA_OK,
+                                 "no output or gradient: %s", gaia_last_error(c));
+                for (i = 0; i < n && bad == n; i++) {
+                    uint32_t ctr[4], key[2], word[4];
+                    int kept;
+                    float want_y, want_g;
+                    ctr[0] = (uint32_t)(i / 4), ctr[1] = 0, ctr[2] = (uint32_t)call, ctr[3] = 0;
+                    key[0] = (uint32_t)seed, key[1] = (uint32_t)(seed >> 32);
+                    gaia_cpu_philox4x32_10(ctr, key, word);
+                    kept = (double)(word[i % 4] >> 8) / 16777216.0 < (double)keep;
+                    want_y = kept ? fx[i] * (1.0f / keep) : 0.0f;
+                    want_g = kept ? fR[i] * (1.0f / keep) : 0.0f;
+                    if (y[i] != want_y || g[i] != want_g) bad = i;
+                }
+                GT_CHECK(t, bad == n, "n %zu, %d thread(s), call %d, element %zu: y %.9g gradient %.9g (x %.9g R %.9g)",
+                         n, nt, call, bad, bad < n ? (double)y[bad] : 0.0, bad < n ? (double)g[bad] : 0.0,
+                         bad < n ? (double)fx[bad] : 0.0, bad < n ? (double)fR[bad] : 0.0);
+                gaia_tape_clear(c);
+            }
+        done:
+            free(fx), free(fR), free(y), free(g);
+            gaia_tensor_free(x), gaia_tensor_free(R), gaia_tensor_free(out), gaia_tensor_free(w), gaia_tensor_free(L);
+            gaia_ctx_destroy(c);
+        }
+}
+
 /* A gaia_map item runs dropout in its caller's mode: counts[item] gets the
    elements of a dropout(0.9) of 64 ones that were dropped. */
 static gaia_status dropout_map_item(gaia_ctx *w, size_t item, void *user) {
@@ -1458,6 +1528,7 @@ const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_rmsnorm_swiglu_bad_input", rmsnorm_swiglu_bad_input},
     {"layer_grad_dropout_mask_and_gradient", dropout_scales_kept_elements_and_backpropagates_its_mask},
     {"layer_grad_dropout_masks_follow_the_seed", dropout_masks_follow_the_seed_on_any_thread_count},
+    {"layer_grad_dropout_keeps_what_the_philox_words_say", dropout_keeps_what_the_seeds_philox_words_say},
     {"layer_grad_dropout_bad_input", dropout_rejects_bad_input},
     {"layer_grad_dropout_in_map_items", dropout_in_map_items_follows_the_callers_mode},
     {"layer_grad_attention", attention_gradients_match_finite_differences},

@@ -1,7 +1,7 @@
 //! src/cpu/layer.h - the layer module's CPU primitives: activations, GEMV,
 //! LayerNorm, attention (forward and backward), Hebbian updates, AdamW.
 //! module: layer
-//! uses: core cpu/threads cpu/vector
+//! uses: core cpu/threads cpu/vector cpu/random
 //@ part cpu-layer
 /* ---------------------------------------------------------------------
    The modules' CPU primitives
@@ -94,38 +94,48 @@ static __m512 gaia__gelu16(__m512 v) {
     t = _mm512_max_ps(_mm512_min_ps(t, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-88.0f));
     return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), gaia__exp16(t)));
 }
-/* y = GELU(x + bias) over n values; stream: streaming stores where y is
-   64-byte aligned (the caller fences). */
-static void gaia__cpu_gelu_run(const float *x, const float *bias, float *y, size_t n, int stream) {
+/* SiLU as x / (1 + e^(-x)), the scalar path's form. */
+static __m512 gaia__silu16(__m512 v) {
+    __m512 t = _mm512_max_ps(_mm512_min_ps(_mm512_sub_ps(_mm512_setzero_ps(), v), _mm512_set1_ps(88.0f)),
+                             _mm512_set1_ps(-88.0f));
+    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), gaia__exp16(t)));
+}
+static __m512 gaia__act16(gaia_layer_act act, __m512 v) {
+    return act == GAIA_LAYER_ACT_GELU ? gaia__gelu16(v) : gaia__silu16(v);
+}
+/* y = act(x + bias) over n values, act GELU or SILU; stream: streaming
+   stores where y is 64-byte aligned (the caller fences). */
+static void gaia__cpu_act_vec_run(gaia_layer_act act, const float *x, const float *bias, float *y, size_t n,
+                                  int stream) {
     size_t j = 0;
     if (stream && ((uintptr_t)y & 63) == 0) {
         for (; j + 16 <= n; j += 16) {
             __m512 v = _mm512_loadu_ps(x + j);
             if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + j));
-            _mm512_stream_ps(y + j, gaia__gelu16(v));
+            _mm512_stream_ps(y + j, gaia__act16(act, v));
         }
     } else {
         for (; j + 16 <= n; j += 16) {
             __m512 v = _mm512_loadu_ps(x + j);
             if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + j));
-            _mm512_storeu_ps(y + j, gaia__gelu16(v));
+            _mm512_storeu_ps(y + j, gaia__act16(act, v));
         }
     }
     if (j < n) {
         __mmask16 m = (__mmask16)((1u << (n - j)) - 1u);
         __m512 v = _mm512_maskz_loadu_ps(m, x + j);
         if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j));
-        _mm512_mask_storeu_ps(y + j, m, gaia__gelu16(v));
+        _mm512_mask_storeu_ps(y + j, m, gaia__act16(act, v));
     }
 }
 #endif
 
-/* act(x + bias) over a run; GELU takes the vector kernel where there is one. */
+/* act(x + bias) over a run; GELU and SiLU take the vector kernel where there is one. */
 static void gaia__cpu_layer_act_any(gaia_layer_act act, const float *x, const float *bias, float *y, size_t n,
                                     int stream) {
 #ifdef GAIA__AVX512
-    if (act == GAIA_LAYER_ACT_GELU) {
-        gaia__cpu_gelu_run(x, bias, y, n, stream);
+    if (act == GAIA_LAYER_ACT_GELU || act == GAIA_LAYER_ACT_SILU) {
+        gaia__cpu_act_vec_run(act, x, bias, y, n, stream);
         return;
     }
 #endif
@@ -996,33 +1006,126 @@ GAIA_API void gaia_cpu_layer_rmsnorm_backward(const float *x, const float *weigh
     }
 }
 
+typedef struct gaia__swiglu_job {
+    const float *x, *dy;
+    float *y, *dx;
+    size_t h;
+} gaia__swiglu_job;
+
 /* SwiGLU: x [rows, 2h] is a = its first h columns, b the last h, and
    y [rows, h] = a sigmoid(a) b. */
-GAIA_API void gaia_cpu_layer_swiglu(const float *x, float *y, size_t rows, size_t h, int nthreads) {
-    size_t r, j;
-    (void)nthreads;
-    for (r = 0; r < rows; r++) {
-        const float *a = x + r * 2 * h, *b = a + h;
-        float *yr = y + r * h;
-        for (j = 0; j < h; j++) yr[j] = a[j] / (1.0f + gaia__layer_exp(-a[j])) * b[j];
+static void gaia__swiglu_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__swiglu_job *s = (const gaia__swiglu_job *)arg;
+    size_t h = s->h, j;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++) {
+        const float *a = s->x + (size_t)r * 2 * h, *b = a + h;
+        float *yr = s->y + (size_t)r * h;
+        j = 0;
+#ifdef GAIA__AVX512
+        for (; j + 16 <= h; j += 16)
+            _mm512_storeu_ps(yr + j, _mm512_mul_ps(gaia__silu16(_mm512_loadu_ps(a + j)), _mm512_loadu_ps(b + j)));
+#endif
+        for (; j < h; j++) yr[j] = a[j] / (1.0f + gaia__layer_exp(-a[j])) * b[j];
     }
+}
+
+GAIA_API void gaia_cpu_layer_swiglu(const float *x, float *y, size_t rows, size_t h, int nthreads) {
+    gaia__swiglu_job s;
+    s.x = x, s.y = y, s.h = h, s.dy = NULL, s.dx = NULL;
+    gaia__par_range(gaia__team(nthreads, 3.0 * (double)rows * (double)h, GAIA__ELEM_GRAIN), (long long)rows,
+                    gaia__swiglu_rows, &s);
 }
 
 /* dx [rows, 2h] from dy [rows, h]: da = dy b silu'(a), silu'(a) =
    s (1 + a (1 - s)) with s = sigmoid(a); db = dy silu(a). */
-GAIA_API void gaia_cpu_layer_swiglu_backward(const float *x, const float *dy, float *dx, size_t rows, size_t h,
-                                             int nthreads) {
-    size_t r, j;
-    (void)nthreads;
-    for (r = 0; r < rows; r++) {
-        const float *a = x + r * 2 * h, *b = a + h, *gr = dy + r * h;
-        float *da = dx + r * 2 * h, *db = da + h;
+static void gaia__swiglu_backward_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__swiglu_job *s = (const gaia__swiglu_job *)arg;
+    size_t h = s->h, j;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++) {
+        const float *a = s->x + (size_t)r * 2 * h, *b = a + h, *gr = s->dy + (size_t)r * h;
+        float *da = s->dx + (size_t)r * 2 * h, *db = da + h;
         for (j = 0; j < h; j++) {
-            float s = 1.0f / (1.0f + gaia__layer_exp(-a[j]));
-            da[j] = gr[j] * b[j] * (s * (1.0f + a[j] * (1.0f - s)));
-            db[j] = gr[j] * (a[j] * s);
+            float sg = 1.0f / (1.0f + gaia__layer_exp(-a[j]));
+            da[j] = gr[j] * b[j] * (sg * (1.0f + a[j] * (1.0f - sg)));
+            db[j] = gr[j] * (a[j] * sg);
         }
     }
+}
+
+GAIA_API void gaia_cpu_layer_swiglu_backward(const float *x, const float *dy, float *dx, size_t rows, size_t h,
+                                             int nthreads) {
+    gaia__swiglu_job s;
+    s.x = x, s.dy = dy, s.dx = dx, s.h = h, s.y = NULL;
+    gaia__par_range(gaia__team(nthreads, 5.0 * (double)rows * (double)h, GAIA__ELEM_GRAIN), (long long)rows,
+                    gaia__swiglu_backward_rows, &s);
+}
+
+typedef struct gaia__dropout_job {
+    const float *x;
+    float *y;
+    size_t n;
+    uint32_t limit; /* kept: the word's top 24 bits below it */
+    float scale;
+    uint32_t key[2];
+    uint64_t stream;
+} gaia__dropout_job;
+
+/* Chunks [c0, c1) of 4 GAIA__PHILOX_LANES elements: one call of the lanes'
+   Philox each. */
+static void gaia__dropout_chunks(void *arg, long long c0, long long c1, int slot) {
+    const gaia__dropout_job *d = (const gaia__dropout_job *)arg;
+    const size_t per = 4 * GAIA__PHILOX_LANES;
+    long long c;
+    (void)slot;
+    for (c = c0; c < c1; c++) {
+        uint32_t words[4][GAIA__PHILOX_LANES];
+        size_t base = (size_t)c * per, count = d->n - base < per ? d->n - base : per, i;
+        const float *x = d->x + base;
+        float *y = d->y + base;
+        gaia__philox_lanes((uint64_t)c * GAIA__PHILOX_LANES, d->stream, d->key, words);
+#if defined(GAIA__AVX512) && defined(__BMI2__)
+        if (count == per) { /* the 4 words' keep bits, interleaved into element order, as store masks */
+            const __m512i t = _mm512_set1_epi32((int)d->limit);
+            const __m512 scale = _mm512_set1_ps(d->scale);
+            int w, h;
+            for (h = 0; h < GAIA__PHILOX_LANES / 16; h++) { /* 16 blocks, 64 elements */
+                uint64_t kept = 0;
+                for (w = 0; w < 4; w++) {
+                    __m512i u = _mm512_srli_epi32(_mm512_loadu_si512((const void *)(words[w] + 16 * h)), 8);
+                    kept |= _pdep_u64((uint64_t)_mm512_cmplt_epu32_mask(u, t), 0x1111111111111111ull << w);
+                }
+                for (w = 0; w < 4; w++) {
+                    size_t at = 64 * (size_t)h + 16 * (size_t)w;
+                    _mm512_storeu_ps(y + at, _mm512_maskz_mul_ps((__mmask16)(kept >> (16 * w)), _mm512_loadu_ps(x + at), scale));
+                }
+            }
+            continue;
+        }
+#endif
+        for (i = 0; i < count; i++) y[i] = (words[i & 3][i >> 2] >> 8) < d->limit ? x[i] * d->scale : 0.0f;
+    }
+}
+
+/* Inverted dropout in one pass: y[i] = x[i] scale where element i is kept,
+   else 0. Element i is kept when the uniform of Philox block i/4, word i%4
+   of (seed, stream) is below `keep`: the mask gaia_tensor_bernoulli(keep)
+   draws from the same seed and stream, so the composed path (the CUDA
+   backend's) drops the same elements. u01(w) = (w >> 8) 2^-24 < keep is
+   compared exactly as (w >> 8) < ceil(keep 2^24). The backward is this pass over the
+   gradient; y may be x. */
+GAIA_API void gaia_cpu_layer_dropout(const float *x, float *y, size_t n, float keep, float scale, uint64_t seed,
+                                     uint64_t stream, int nthreads) {
+    gaia__dropout_job d;
+    const size_t per = 4 * GAIA__PHILOX_LANES;
+    d.x = x, d.y = y, d.n = n, d.limit = (uint32_t)ceilf(keep * 16777216.0f), d.scale = scale, d.stream = stream;
+    d.key[0] = (uint32_t)seed;
+    d.key[1] = (uint32_t)(seed >> 32);
+    gaia__par_range(gaia__team(nthreads, 4.0 * (double)n, GAIA__ELEM_GRAIN), (long long)((n + per - 1) / per),
+                    gaia__dropout_chunks, &d);
 }
 
 /* AdamW's update in one pass (see struct gaia_layer_ops). */
@@ -1458,6 +1561,11 @@ static gaia_status gaia__cpu_layer_swiglu_be(gaia_ctx *ctx, const float *x, floa
     gaia_cpu_layer_swiglu(x, y, rows, h, ctx->cpu_threads);
     return GAIA_OK;
 }
+static gaia_status gaia__cpu_layer_dropout_be(gaia_ctx *ctx, const float *x, float *y, size_t n, float keep,
+                                              float scale, uint64_t seed, uint64_t stream) {
+    gaia_cpu_layer_dropout(x, y, n, keep, scale, seed, stream, ctx->cpu_threads);
+    return GAIA_OK;
+}
 static gaia_status gaia__cpu_layer_swiglu_backward_be(gaia_ctx *ctx, const float *x, const float *dy, float *dx,
                                                       size_t rows, size_t h) {
     gaia_cpu_layer_swiglu_backward(x, dy, dx, rows, h, ctx->cpu_threads);
@@ -1482,5 +1590,6 @@ static const struct gaia_layer_ops gaia__cpu_layer_ops = {
     gaia__cpu_layer_rmsnorm_backward_be,
     gaia__cpu_layer_swiglu_be,
     gaia__cpu_layer_swiglu_backward_be,
+    gaia__cpu_layer_dropout_be,
 };
 #define GAIA__CPU_LAYER_OPS (&gaia__cpu_layer_ops)
