@@ -74,12 +74,81 @@ typedef struct gaia__random_job {
     float a, b;
 } gaia__random_job;
 
+#ifdef GAIA__AVX512
+/* The 32-bit halves of the 64-bit products m * c on 16 lanes. */
+static void gaia__philox_mul16(__m512i c, __m512i m, __m512i *hi, __m512i *lo) {
+    __m512i even = _mm512_mul_epu32(c, m), odd = _mm512_mul_epu32(_mm512_srli_epi64(c, 32), m);
+    *hi = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(even, 32), odd);
+    *lo = _mm512_mullo_epi32(c, m);
+}
+
+/* 16 neighbouring blocks (64 values) from block blk on: Philox4x32-10 on
+   16 counters at once, the same integer rounds as gaia_cpu_philox4x32_10,
+   and the same float steps as gaia__cpu_random_block (a product, then a
+   sum, each rounded: bit for bit its values). Uniform and Bernoulli only. */
+static void gaia__cpu_random_16blocks(uint64_t blk, gaia_random_kind kind, const uint32_t key[2], uint64_t stream,
+                                      float a, float b, float *out) {
+    uint32_t lo[16], hi[16];
+    __m512i c0, c1, c2, c3, h0, l0, h1, l1, k0 = _mm512_set1_epi32((int)key[0]), k1 = _mm512_set1_epi32((int)key[1]);
+    const __m512i m0 = _mm512_set1_epi32((int)GAIA__PHILOX_M0), m1 = _mm512_set1_epi32((int)GAIA__PHILOX_M1);
+    __m512 v[4], t0, t1, t2, t3, u0, u1, u2, u3, x, y;
+    int i, r;
+    for (i = 0; i < 16; i++) lo[i] = (uint32_t)(blk + (uint64_t)i), hi[i] = (uint32_t)((blk + (uint64_t)i) >> 32);
+    c0 = _mm512_loadu_si512((const void *)lo);
+    c1 = _mm512_loadu_si512((const void *)hi);
+    c2 = _mm512_set1_epi32((int)(uint32_t)stream);
+    c3 = _mm512_set1_epi32((int)(uint32_t)(stream >> 32));
+    for (r = 0; r < 10; r++) {
+        gaia__philox_mul16(c0, m0, &h0, &l0);
+        gaia__philox_mul16(c2, m1, &h1, &l1);
+        c0 = _mm512_xor_si512(_mm512_xor_si512(h1, c1), k0);
+        c2 = _mm512_xor_si512(_mm512_xor_si512(h0, c3), k1);
+        c1 = l1;
+        c3 = l0;
+        k0 = _mm512_add_epi32(k0, _mm512_set1_epi32((int)GAIA__PHILOX_W0));
+        k1 = _mm512_add_epi32(k1, _mm512_set1_epi32((int)GAIA__PHILOX_W1));
+    }
+    {
+        __m512i w[4];
+        const __m512 scale = _mm512_set1_ps(1.0f / 16777216.0f);
+        w[0] = c0, w[1] = c1, w[2] = c2, w[3] = c3;
+        for (i = 0; i < 4; i++) {
+            __m512 u = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w[i], 8)), scale);
+            if (kind == GAIA_RANDOM_UNIFORM)
+                v[i] = _mm512_add_ps(_mm512_set1_ps(a), _mm512_mul_ps(_mm512_set1_ps(b - a), u));
+            else
+                v[i] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(u, _mm512_set1_ps(a), _CMP_LT_OQ), _mm512_setzero_ps(),
+                                            _mm512_set1_ps(1.0f));
+        }
+    }
+    /* lane l of v[i] is value i of block l: out wants block by block */
+    t0 = _mm512_unpacklo_ps(v[0], v[1]), t1 = _mm512_unpackhi_ps(v[0], v[1]);
+    t2 = _mm512_unpacklo_ps(v[2], v[3]), t3 = _mm512_unpackhi_ps(v[2], v[3]);
+    u0 = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    u1 = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    u2 = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+    u3 = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+    /* u_k's 128-bit lane L: block 4L + k; a 4 x 4 transpose of the lanes */
+    x = _mm512_shuffle_f32x4(u0, u1, 0x44), y = _mm512_shuffle_f32x4(u2, u3, 0x44);
+    _mm512_storeu_ps(out, _mm512_shuffle_f32x4(x, y, 0x88));
+    _mm512_storeu_ps(out + 16, _mm512_shuffle_f32x4(x, y, 0xDD));
+    x = _mm512_shuffle_f32x4(u0, u1, 0xEE), y = _mm512_shuffle_f32x4(u2, u3, 0xEE);
+    _mm512_storeu_ps(out + 32, _mm512_shuffle_f32x4(x, y, 0x88));
+    _mm512_storeu_ps(out + 48, _mm512_shuffle_f32x4(x, y, 0xDD));
+}
+#endif
+
 /* Blocks [b0, b1) of four values. */
 static void gaia__cpu_random_blocks(void *arg, long long b0, long long b1, int slot) {
     const gaia__random_job *r = (const gaia__random_job *)arg;
-    long long blk;
+    long long blk = b0;
     (void)slot;
-    for (blk = b0; blk < b1; blk++) {
+#ifdef GAIA__AVX512
+    if (r->kind != GAIA_RANDOM_NORMAL)
+        for (; blk + 16 <= b1 && ((size_t)blk + 16) * 4 <= r->n; blk += 16)
+            gaia__cpu_random_16blocks((uint64_t)blk, r->kind, r->key, r->stream, r->a, r->b, r->dst + (size_t)blk * 4);
+#endif
+    for (; blk < b1; blk++) {
         float v[4];
         size_t base = (size_t)blk * 4, k;
         gaia__cpu_random_block((uint64_t)blk, r->kind, r->key, r->stream, r->a, r->b, v);
