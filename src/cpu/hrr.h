@@ -1,7 +1,7 @@
 //! src/cpu/hrr.h - the hrr module's CPU primitives: binds through the real FFT,
 //! spectrum maps, norms, cleanup.
 //! module: hrr
-//! uses: core cpu/threads cpu/fft cpu/vector
+//! uses: core cpu/threads cpu/fft cpu/vector cpu/gemm
 //@ part cpu-hrr
 /* hrr module: CPU primitives (fragment of gaia_cpu.h's implementation section).
    Circular convolution through gaia_cpu_rfft_*: a bind of one row is two
@@ -731,9 +731,134 @@ static gaia_status gaia__hrr_cpu_argmax_rows(gaia_ctx *ctx, size_t B, size_t M, 
     return GAIA_OK;
 }
 
+/* --- cleanup of many queries: one GEMM, then a vector argmax per row ---
+   From GAIA__HRR_CL_GEMM_MIN queries on, cleanup is a matrix product whose
+   register tiles reuse each loaded book value for many queries and each
+   query value for many rows (gaia_cpu_sgemm, threaded over its tiles),
+   then one pass over each row of dot products: the cosine dot / (|q| |w|)
+   (0 where |q| |w| is 0, as the one-pass kernel) folded into a running
+   best per lane, 16 lanes, the lowest row among equal bests, a NaN
+   poisoning its query. The products are summed in another order than the
+   one-pass kernel's, so a similarity may differ from it in the last bits. */
+#define GAIA__HRR_CL_GEMM_MIN 8
+/* Dot products kept at once: the [queries, M] block of one GEMM. */
+#define GAIA__HRR_CL_SIM_FLOATS ((size_t)1 << 20)
+
+typedef struct gaia__hrr_clg_job {
+    size_t M;
+    const float *sim, *qn, *bn;
+    float *best;
+} gaia__hrr_clg_job;
+
+static void gaia__hrr_clg_rows(void *arg, long long i0, long long i1, int slot) {
+    const gaia__hrr_clg_job *g = (const gaia__hrr_clg_job *)arg;
+    size_t M = g->M, i;
+    (void)slot;
+    for (i = (size_t)i0; i < (size_t)i1; i++) {
+        const float *srow = g->sim + i * M, *bn = g->bn;
+        float qn = g->qn[i], v = 0.0f;
+        long at = -1;
+        int nan = 0;
+        size_t m = 0;
+#ifdef GAIA__AVX512
+        {
+            __m512 vq = _mm512_set1_ps(qn), vbest = _mm512_set1_ps(-INFINITY);
+            __m512i vat = _mm512_set1_epi32(-1), vidx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+            const __m512i step = _mm512_set1_epi32(16);
+            __mmask16 anynan = 0;
+            float lv[16];
+            int la[16], l;
+            for (; m < M; m += 16) {
+                __mmask16 in = M - m >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (M - m)) - 1u), gt, zero;
+                __m512 d = _mm512_mul_ps(vq, _mm512_maskz_loadu_ps(in, bn + m));
+                __m512 c = _mm512_div_ps(_mm512_maskz_loadu_ps(in, srow + m), d);
+                zero = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_EQ_OQ);
+                c = _mm512_mask_blend_ps(zero, c, _mm512_setzero_ps());
+                anynan |= (__mmask16)(in & _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q));
+                /* a lane's first row of its highest value: a later equal one does not replace it */
+                gt = (__mmask16)(in & (_mm512_cmp_ps_mask(c, vbest, _CMP_GT_OQ) |
+                                       (_mm512_cmp_ps_mask(c, vbest, _CMP_EQ_OQ) &
+                                        _mm512_cmp_epi32_mask(vat, _mm512_setzero_si512(), _MM_CMPINT_LT))));
+                vbest = _mm512_mask_blend_ps(gt, vbest, c);
+                vat = _mm512_mask_blend_epi32(gt, vat, vidx);
+                vidx = _mm512_add_epi32(vidx, step);
+            }
+            nan = anynan != 0;
+            _mm512_storeu_ps(lv, vbest);
+            _mm512_storeu_si512((void *)la, vat);
+            for (l = 0; l < 16; l++)
+                if (la[l] >= 0 && (at < 0 || lv[l] > v || (lv[l] == v && la[l] < at))) v = lv[l], at = la[l];
+        }
+#else
+        for (; m < M; m++) {
+            float d = qn * bn[m], c = d == 0.0f ? 0.0f : srow[m] / d;
+            if (c != c) nan = 1;
+            else if (at < 0 || c > v) v = c, at = (long)m;
+        }
+#endif
+        g->best[2 * i] = nan ? -1.0f : (float)at;
+        g->best[2 * i + 1] = nan ? (float)NAN : v;
+    }
+}
+
+/* The GEMM path's scratch in the CPU cache's buffer (shared with the binds'
+   FFT scratch: no call needs both at once). */
+static gaia_status gaia__hrr_cpu_scratch(gaia_ctx *ctx, const char *fn, size_t floats, float **out) {
+    void **slot = gaia__hrr_slot(ctx, GAIA_DEVICE_CPU);
+    struct gaia__hrr_cpu_cache *c;
+    if (!slot) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the hrr state");
+    c = (struct gaia__hrr_cpu_cache *)*slot;
+    if (!c) {
+        c = (struct gaia__hrr_cpu_cache *)gaia__host_alloc(ctx, sizeof *c);
+        if (!c) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the FFT plan cache");
+        memset(c, 0, sizeof *c);
+        *slot = c;
+    }
+    if (c->floats < floats) {
+        void *raw = gaia__host_alloc(ctx, floats * sizeof(float) + 64);
+        if (!raw) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes of scratch",
+                                    floats * sizeof(float));
+        gaia__host_free(ctx, c->raw);
+        c->raw = raw;
+        c->work = (float *)((unsigned char *)raw + (64 - (size_t)((uintptr_t)raw % 64)) % 64);
+        c->floats = floats;
+    }
+    *out = c->work;
+    return GAIA_OK;
+}
+
 static gaia_status gaia__hrr_cpu_cleanup(gaia_ctx *ctx, size_t B, size_t M, size_t D, const float *q,
                                          const float *book, const float *bnorm, float *best) {
-    gaia_cpu_hrr_cleanup(B, M, D, q, book, bnorm, best, ctx->cpu_threads, ctx->hrr_cleanup_pass++);
+    static const char *fn = "gaia_hrr_cleanup";
+    int nt = ctx->cpu_threads > 0 ? ctx->cpu_threads : 1;
+    size_t chunk, gw, need, r0;
+    float *w = NULL, *qn, *bn, *sim;
+    gaia_status st;
+    gaia__hrr_clg_job g;
+    if (B < GAIA__HRR_CL_GEMM_MIN || M == 0 || D == 0) {
+        gaia_cpu_hrr_cleanup(B, M, D, q, book, bnorm, best, ctx->cpu_threads, ctx->hrr_cleanup_pass++);
+        return GAIA_OK;
+    }
+    chunk = GAIA__HRR_CL_SIM_FLOATS / M;
+    if (chunk < GAIA__HRR_CL_GEMM_MIN) chunk = GAIA__HRR_CL_GEMM_MIN;
+    if (chunk > B) chunk = B;
+    gw = (gaia_cpu_sgemm_work_size(nt) + 63) / 64 * 16; /* floats, a multiple of 16 */
+    need = gw + GAIA__HRR_ROUND16(chunk) + GAIA__HRR_ROUND16(M) + chunk * M;
+    if ((st = gaia__hrr_cpu_scratch(ctx, fn, need, &w)) != GAIA_OK) return st;
+    qn = w + gw;
+    bn = qn + GAIA__HRR_ROUND16(chunk);
+    sim = bn + GAIA__HRR_ROUND16(M);
+    if (bnorm) memcpy(bn, bnorm, M * sizeof(float));
+    else gaia__hrr_cpu_row_norms(ctx, M, D, book, bn);
+    memset(&g, 0, sizeof g);
+    g.M = M, g.sim = sim, g.qn = qn, g.bn = bn;
+    for (r0 = 0; r0 < B; r0 += chunk) {
+        size_t n = B - r0 < chunk ? B - r0 : chunk;
+        gaia__hrr_cpu_row_norms(ctx, n, D, q + r0 * D, qn);
+        gaia_cpu_sgemm(0, 1, n, M, D, 1.0f, q + r0 * D, D, book, D, 0.0f, sim, M, nt, w);
+        g.best = best + 2 * r0;
+        gaia__par_range(gaia__team(nt, (double)n * (double)M, 65536.0), (long long)n, gaia__hrr_clg_rows, &g);
+    }
     return GAIA_OK;
 }
 
