@@ -7983,6 +7983,27 @@ GAIA_API void gaia_cpu_hrr_cyclic(size_t B, size_t D, const float *x, size_t shi
 }
 
 static double gaia__hrr_sumsq(const float *x, size_t D) {
+#ifdef GAIA__AVX512
+    /* 16 floats widened to two vectors of 8 doubles, two accumulators:
+       double sums as below, in another order, 10x as fast (a 1000 x 1024
+       book's norms: ~300 us scalar) */
+    __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+    size_t i = 0;
+    for (; i + 16 <= D; i += 16) {
+        __m512d u = _mm512_cvtps_pd(_mm256_loadu_ps(x + i)), v = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8));
+        a0 = _mm512_fmadd_pd(u, u, a0);
+        a1 = _mm512_fmadd_pd(v, v, a1);
+    }
+    if (i < D) {
+        __mmask16 m = (__mmask16)((1u << (D - i)) - 1u);
+        __m512 t = _mm512_maskz_loadu_ps(m, x + i);
+        __m512d u = _mm512_cvtps_pd(_mm512_castps512_ps256(t));
+        __m512d v = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1)));
+        a0 = _mm512_fmadd_pd(u, u, a0);
+        a1 = _mm512_fmadd_pd(v, v, a1);
+    }
+    return _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
+#else
     /* four partial sums: vectorisable, still double */
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     size_t i = 0, n4 = D - D % 4; /* (i + 4 <= D made GCC 12 warn falsely once D was a constant) */
@@ -7994,6 +8015,7 @@ static double gaia__hrr_sumsq(const float *x, size_t D) {
     }
     for (; i < D; i++) s0 += (double)x[i] * x[i];
     return (s0 + s1) + (s2 + s3);
+#endif
 }
 
 GAIA_API void gaia_cpu_hrr_row_norms(size_t B, size_t D, const float *x, float *norms) {
@@ -8597,73 +8619,77 @@ static gaia_status gaia__hrr_cpu_argmax_rows(gaia_ctx *ctx, size_t B, size_t M, 
     return GAIA_OK;
 }
 
-/* --- cleanup of many queries: one GEMM, then a vector argmax per row ---
-   From GAIA__HRR_CL_GEMM_MIN queries on, cleanup is a matrix product whose
+/* --- cleanup of many queries: one GEMM, then a vector argmax ---
+   From GAIA__HRR_CL_GEMM_MIN queries on, cleanup is a matrix product,
+   S = W Q^T ([M, n]: the book as GEMM's A, whose packing reads its rows
+   in order, measured faster than Q W^T for 16 and for 1000 queries), whose
    register tiles reuse each loaded book value for many queries and each
-   query value for many rows (gaia_cpu_sgemm, threaded over its tiles),
-   then one pass over each row of dot products: the cosine dot / (|q| |w|)
-   (0 where |q| |w| is 0, as the one-pass kernel) folded into a running
-   best per lane, 16 lanes, the lowest row among equal bests, a NaN
-   poisoning its query. The products are summed in another order than the
-   one-pass kernel's, so a similarity may differ from it in the last bits. */
+   query value for many rows (gaia_cpu_sgemm, threaded over its tiles).
+   Then one pass down S: for 16 queries at a time, the cosine
+   dot / (|q| |w|) (0 where |q| |w| is 0, as the one-pass kernel) of row m
+   replaces a query's best when strictly higher, so the lowest row among
+   equal bests stays, and a NaN poisons its query. The products are summed
+   in another order than the one-pass kernel's, so a similarity may differ
+   from it in the last bits. */
 #define GAIA__HRR_CL_GEMM_MIN 8
-/* Dot products kept at once: the [queries, M] block of one GEMM. */
+/* Dot products kept at once: the [M, queries] block of one GEMM. */
 #define GAIA__HRR_CL_SIM_FLOATS ((size_t)1 << 20)
 
 typedef struct gaia__hrr_clg_job {
-    size_t M;
+    size_t M, n;
     const float *sim, *qn, *bn;
     float *best;
 } gaia__hrr_clg_job;
 
-static void gaia__hrr_clg_rows(void *arg, long long i0, long long i1, int slot) {
+/* Queries [16 b0, 16 b1) of the block: each one's best row. */
+static void gaia__hrr_clg_cols(void *arg, long long b0, long long b1, int slot) {
     const gaia__hrr_clg_job *g = (const gaia__hrr_clg_job *)arg;
-    size_t M = g->M, i;
+    size_t M = g->M, n = g->n, i0 = (size_t)b0 * 16, i1 = (size_t)b1 * 16, m, i;
     (void)slot;
-    for (i = (size_t)i0; i < (size_t)i1; i++) {
-        const float *srow = g->sim + i * M, *bn = g->bn;
-        float qn = g->qn[i], v = 0.0f;
-        long at = -1;
-        int nan = 0;
-        size_t m = 0;
+    if (i1 > n) i1 = n;
+    for (i = i0; i < i1; i += 16) {
+        size_t nq = i1 - i < 16 ? i1 - i : 16, l;
+        float v[16], qn[16];
+        long at[16];
+        int nan[16];
+        for (l = 0; l < nq; l++) v[l] = 0.0f, at[l] = -1, nan[l] = 0, qn[l] = g->qn[i + l];
 #ifdef GAIA__AVX512
         {
-            __m512 vq = _mm512_set1_ps(qn), vbest = _mm512_set1_ps(-INFINITY);
-            __m512i vat = _mm512_set1_epi32(-1), vidx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-            const __m512i step = _mm512_set1_epi32(16);
-            __mmask16 anynan = 0;
-            float lv[16];
-            int la[16], l;
-            for (; m < M; m += 16) {
-                __mmask16 in = M - m >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (M - m)) - 1u), gt, zero;
-                __m512 d = _mm512_mul_ps(vq, _mm512_maskz_loadu_ps(in, bn + m));
-                __m512 c = _mm512_div_ps(_mm512_maskz_loadu_ps(in, srow + m), d);
-                zero = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_EQ_OQ);
+            __mmask16 in = nq == 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nq) - 1u), anynan = 0;
+            __m512 vq = _mm512_maskz_loadu_ps(in, qn), vbest = _mm512_set1_ps(-INFINITY);
+            __m512i vat = _mm512_set1_epi32(-1);
+            int la[16];
+            for (m = 0; m < M; m++) {
+                __m512 d = _mm512_mul_ps(vq, _mm512_set1_ps(g->bn[m]));
+                __m512 c = _mm512_div_ps(_mm512_maskz_loadu_ps(in, g->sim + m * n + i), d);
+                __mmask16 zero = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_EQ_OQ), gt;
                 c = _mm512_mask_blend_ps(zero, c, _mm512_setzero_ps());
-                anynan |= (__mmask16)(in & _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q));
-                /* a lane's first row of its highest value: a later equal one does not replace it */
-                gt = (__mmask16)(in & (_mm512_cmp_ps_mask(c, vbest, _CMP_GT_OQ) |
-                                       (_mm512_cmp_ps_mask(c, vbest, _CMP_EQ_OQ) &
-                                        _mm512_cmp_epi32_mask(vat, _mm512_setzero_si512(), _MM_CMPINT_LT))));
+                anynan |= _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q);
+                gt = (__mmask16)(_mm512_cmp_ps_mask(c, vbest, _CMP_GT_OQ) |
+                                 (_mm512_cmp_ps_mask(c, vbest, _CMP_EQ_OQ) &
+                                  _mm512_cmp_epi32_mask(vat, _mm512_setzero_si512(), _MM_CMPINT_LT)));
                 vbest = _mm512_mask_blend_ps(gt, vbest, c);
-                vat = _mm512_mask_blend_epi32(gt, vat, vidx);
-                vidx = _mm512_add_epi32(vidx, step);
+                vat = _mm512_mask_blend_epi32(gt, vat, _mm512_set1_epi32((int)m));
             }
-            nan = anynan != 0;
-            _mm512_storeu_ps(lv, vbest);
+            _mm512_storeu_ps(v, vbest);
             _mm512_storeu_si512((void *)la, vat);
-            for (l = 0; l < 16; l++)
-                if (la[l] >= 0 && (at < 0 || lv[l] > v || (lv[l] == v && la[l] < at))) v = lv[l], at = la[l];
+            for (l = 0; l < nq; l++) at[l] = la[l], nan[l] = (int)((anynan >> l) & 1u);
         }
 #else
-        for (; m < M; m++) {
-            float d = qn * bn[m], c = d == 0.0f ? 0.0f : srow[m] / d;
-            if (c != c) nan = 1;
-            else if (at < 0 || c > v) v = c, at = (long)m;
+        for (m = 0; m < M; m++) {
+            const float *srow = g->sim + m * n + i;
+            float bn = g->bn[m];
+            for (l = 0; l < nq; l++) {
+                float d = qn[l] * bn, c = d == 0.0f ? 0.0f : srow[l] / d;
+                if (c != c) nan[l] = 1;
+                else if (at[l] < 0 || c > v[l]) v[l] = c, at[l] = (long)m;
+            }
         }
 #endif
-        g->best[2 * i] = nan ? -1.0f : (float)at;
-        g->best[2 * i + 1] = nan ? (float)NAN : v;
+        for (l = 0; l < nq; l++) {
+            g->best[2 * (i + l)] = nan[l] ? -1.0f : (float)at[l];
+            g->best[2 * (i + l) + 1] = nan[l] ? (float)NAN : v[l];
+        }
     }
 }
 
@@ -8721,9 +8747,9 @@ static gaia_status gaia__hrr_cpu_cleanup(gaia_ctx *ctx, size_t B, size_t M, size
     for (r0 = 0; r0 < B; r0 += chunk) {
         size_t n = B - r0 < chunk ? B - r0 : chunk;
         gaia__hrr_cpu_row_norms(ctx, n, D, q + r0 * D, qn);
-        gaia_cpu_sgemm(0, 1, n, M, D, 1.0f, q + r0 * D, D, book, D, 0.0f, sim, M, nt, w);
-        g.best = best + 2 * r0;
-        gaia__par_range(gaia__team(nt, (double)n * (double)M, 65536.0), (long long)n, gaia__hrr_clg_rows, &g);
+        gaia_cpu_sgemm(0, 1, M, n, D, 1.0f, book, D, q + r0 * D, D, 0.0f, sim, n, nt, w);
+        g.n = n, g.best = best + 2 * r0;
+        gaia__par_range(gaia__team(nt, (double)n * (double)M, 65536.0), (long long)((n + 15) / 16), gaia__hrr_clg_cols, &g);
     }
     return GAIA_OK;
 }

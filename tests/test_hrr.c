@@ -558,7 +558,7 @@ static void hrr_cleanup_one_pass_matches_float64(gt *t) {
                 gaia_tensor *tb = NULL, *tq = NULL;
                 gaia_hrr_codebook *cb = NULL;
                 int ok = 1;
-                /* rows 3, 17 (the same lane of a 16-wide argmax) and M-2 copy row 1; row 2 is zero */
+                /* rows 3, 17 and M-2 copy row 1; row 2 is zero */
                 memcpy(book + 3 * D, book + D, D * sizeof(float));
                 if (M > 17) memcpy(book + 17 * D, book + D, D * sizeof(float));
                 memcpy(book + (M - 2) * D, book + D, D * sizeof(float));
