@@ -33,8 +33,9 @@
    torchhd is looked for in $GAIA_BENCH_PYTHON (else python3): install it
    with `pip install torch-hd`; without it the peer rows are skipped.
 
-       bench_vsa [--help] [--quick] [--sweep]
-   (--quick: 10^5 items in part 2; --sweep: part 2 alone) */
+       bench_vsa [--help] [--quick] [--sweep] [--random]
+   (--quick: 10^5 items in part 2; --sweep: part 2 alone; --random: the
+   random-generation rows of part 1 alone) */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include "bench_common.h"
@@ -82,13 +83,30 @@ static const char *const peer_script =
     "est = torchhd.hard_quantize(torchhd.multiset(books))\n"
     "print(best(lambda: torchhd.resonator(s, est, books)))\n";
 
+/* --random: the generation rows alone (torchhd.random, then PyTorch's own) */
+static const char *const peer_random_script =
+    "import sys, time, math, torch, torchhd\n"
+    "T = int(sys.argv[1]); torch.set_num_threads(T)\n"
+    "D, B, Q, M, REPS = %d, %d, %d, %d, %d\n"
+    "def best(f, reps=REPS):\n"
+    "    t0 = time.perf_counter(); f(); t = time.perf_counter() - t0\n"
+    "    for _ in range(reps):\n"
+    "        t0 = time.perf_counter(); f(); t = min(t, time.perf_counter() - t0)\n"
+    "    return t\n"
+    "for vsa in ['BSC', 'MAP', 'FHRR']:\n"
+    "    print(best(lambda: torchhd.random(B, D, vsa)))\n"
+    "print(best(lambda: torch.randint(0, 2, (B, D), dtype=torch.bool)))\n"
+    "print(best(lambda: torch.randint(0, 2, (B, D), dtype=torch.float32) * 2 - 1))\n"
+    "print(best(lambda: torch.polar(torch.ones(B, D), torch.rand(B, D) * (2 * math.pi))))\n";
+static int random_only;
+
 /* Runs the peer script with T threads; fills out[0..n) (-1 when missing). */
 static int run_peer(int threads, double *out, int n) {
     char path[64], cmd[1200], script[4096];
     FILE *f;
     int fd, got = 0, i;
     for (i = 0; i < n; i++) out[i] = -1.0;
-    snprintf(script, sizeof script, peer_script, D_OPS, BATCH, QUERIES, ITEMS, REPS);
+    snprintf(script, sizeof script, random_only ? peer_random_script : peer_script, D_OPS, BATCH, QUERIES, ITEMS, REPS);
     strcpy(path, "/tmp/gaia_bench_vsa_XXXXXX");
     fd = mkstemp(path);
     if (fd < 0) return 0;
@@ -125,6 +143,26 @@ static const gaia_vsa_model models[4] = {GAIA_VSA_BSC, GAIA_VSA_MAP, GAIA_VSA_HR
 #define P_TORCH 16
 #define P_RESONATOR 19
 static int peer_op(int mi, int op) { return mi == 0 ? op : 4 + (mi - 1) * 3 + op; }
+
+/* Random generation of BATCH x D_OPS for BSC, MAP, FHRR into out[0..3),
+   into the same vector each time: best of REPS after a warm-up. */
+static void random_times(gaia_ctx *ctx, double *out) {
+    static const gaia_vsa_model rm[3] = {GAIA_VSA_BSC, GAIA_VSA_MAP, GAIA_VSA_FHRR};
+    int mi, r;
+    for (mi = 0; mi < 3; mi++) {
+        gaia_vsa *v = NULL;
+        double best = 1e30;
+        for (r = 0; r <= REPS; r++) {
+            double t0 = now_s(), t;
+            CHECK(gaia_vsa_random(ctx, rm[mi], BATCH, D_OPS, &v));
+            CHECK(gaia_synchronize(ctx));
+            t = now_s() - t0;
+            if (r > 0 && t < best) best = t;
+        }
+        out[mi] = best;
+        gaia_vsa_free(v);
+    }
+}
 
 static void gaia_times(gaia_ctx *ctx, double *out /* GAIA_TIMES */) {
     int mi, r, op;
@@ -181,20 +219,7 @@ static void gaia_times(gaia_ctx *ctx, double *out /* GAIA_TIMES */) {
         gaia_vsa_free(s);
         gaia_vsa_free(x);
     }
-    for (mi = 0; mi < 3; mi++) { /* random generation, into the same vector each time */
-        static const gaia_vsa_model rm[3] = {GAIA_VSA_BSC, GAIA_VSA_MAP, GAIA_VSA_FHRR};
-        gaia_vsa *v = NULL;
-        double best = 1e30;
-        for (r = 0; r <= REPS; r++) {
-            double t0 = now_s(), t;
-            CHECK(gaia_vsa_random(ctx, rm[mi], BATCH, D_OPS, &v));
-            CHECK(gaia_synchronize(ctx));
-            t = now_s() - t0;
-            if (r > 0 && t < best) best = t;
-        }
-        out[13 + mi] = best;
-        gaia_vsa_free(v);
-    }
+    random_times(ctx, out + 13);
 }
 
 /* --- part 2: the sweep against memcpy and against a plain read loop --- */
@@ -299,15 +324,18 @@ int main(int argc, char **argv) {
     int quick = 0, sweep_only = 0, a, ti, nthreads[2];
     for (a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
-            printf("usage: bench_vsa [--help] [--quick] [--sweep]\n(GAIA_BENCH_PYTHON picks the Python with torch and"
-                   " torchhd; --quick: 10^5 items in the sweep against memcpy; --sweep: that sweep alone)\n");
+            printf("usage: bench_vsa [--help] [--quick] [--sweep] [--random]\n(GAIA_BENCH_PYTHON picks the Python with torch and"
+                   " torchhd; --quick: 10^5 items in the sweep against memcpy; --sweep: that sweep alone; --random: the"
+                   " generation rows alone)\n");
             return 0;
         } else if (!strcmp(argv[a], "--quick")) {
             quick = 1;
         } else if (!strcmp(argv[a], "--sweep")) {
             sweep_only = 1;
+        } else if (!strcmp(argv[a], "--random")) {
+            random_only = 1;
         } else {
-            fprintf(stderr, "usage: bench_vsa [--help] [--quick] [--sweep]\n");
+            fprintf(stderr, "usage: bench_vsa [--help] [--quick] [--sweep] [--random]\n");
             return 2;
         }
     }
@@ -329,6 +357,27 @@ int main(int argc, char **argv) {
         desc.device = GAIA_DEVICE_CPU;
         desc.cpu_threads = nthreads[ti];
         if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) return 1;
+        if (random_only) {
+            random_times(ctx, g + 13);
+            gaia_ctx_destroy(ctx);
+            bench_pause(0.5);
+            have = run_peer(nthreads[ti], p + P_RANDOM, 6) == 6;
+            printf("  %d thread%s%s\n", nthreads[ti], nthreads[ti] == 1 ? "" : "s",
+                   have ? "" : " (torchhd not importable: peer skipped)");
+            for (mi = 0; mi < 3; mi++) {
+                double gt = g[13 + mi];
+                if (have) {
+                    printf("    %-5s %-10s gaia %9.3f ms  torchhd %9.3f ms  ratio %.2f %s\n", rname[mi], "random",
+                           gt * 1e3, p[P_RANDOM + mi] * 1e3, gt / p[P_RANDOM + mi], gt < p[P_RANDOM + mi] ? "" : "(slower)");
+                    printf("    %-5s %-10s gaia %9.3f ms  torch %s %9.3f ms  ratio %.2f %s\n", rname[mi], "random",
+                           gt * 1e3, tname[mi], p[P_TORCH + mi] * 1e3, gt / p[P_TORCH + mi],
+                           gt < p[P_TORCH + mi] ? "" : "(slower)");
+                } else
+                    printf("    %-5s %-10s gaia %9.3f ms\n", rname[mi], "random", gt * 1e3);
+            }
+            bench_print_load("after");
+            continue;
+        }
         gaia_times(ctx, g);
         gaia_ctx_destroy(ctx);
         bench_pause(0.5);
@@ -364,6 +413,7 @@ int main(int argc, char **argv) {
             printf("    map   resonator  gaia %9.3f ms (per sweep)\n", g[12] * 1e3);
         bench_print_load("after");
     }
+    if (random_only) return 0;
     printf("# part 2: the BSC popcount sweep against memcpy bandwidth\n");
     sweep_vs_memcpy(quick ? 100000 : 1000000, nthreads[1]);
     if (nthreads[1] > 1) sweep_vs_memcpy(quick ? 100000 : 1000000, 1);
