@@ -9455,6 +9455,47 @@ GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out, int 
     gaia__par_range(gaia__team(nthreads, (double)n, 65536.0), (long long)n, gaia__vsa_phasor_range, &j);
 }
 
+/* FHRR generation fused: for each run of 64 values, the uniform phases in
+   [-pi, pi) of gaia_cpu_random (the same Philox counters, the same float
+   steps) into a buffer on the stack, then their phasors straight into out:
+   the bits of gaia_cpu_random followed by gaia_cpu_vsa_phasor, without the
+   [n] array of phases written to memory and read back. */
+#define GAIA__VSA_PI_F 3.14159265358979f
+static void gaia__vsa_fhrr_runs(void *arg, long long r0, long long r1, int slot) {
+    const gaia__vsa_job *j = (const gaia__vsa_job *)arg;
+    gaia__vsa_job pj;
+    uint32_t key[2];
+    float ph[64];
+    long long r;
+    (void)slot;
+    memset(&pj, 0, sizeof pj);
+    key[0] = (uint32_t)j->seed, key[1] = (uint32_t)(j->seed >> 32);
+    pj.fx = ph;
+    for (r = r0; r < r1; r++) {
+        size_t i0 = (size_t)r * 64, cnt = j->n - i0 < 64 ? j->n - i0 : 64, b, k;
+        uint64_t blk0 = (uint64_t)r * 16;
+#ifdef GAIA__AVX512
+        if (cnt == 64)
+            gaia__cpu_random_16blocks(blk0, GAIA_RANDOM_UNIFORM, key, j->stream, -GAIA__VSA_PI_F, GAIA__VSA_PI_F, ph);
+        else
+#endif
+            for (b = 0; 4 * b < cnt; b++) {
+                float v[4];
+                gaia__cpu_random_block(blk0 + b, GAIA_RANDOM_UNIFORM, key, j->stream, -GAIA__VSA_PI_F, GAIA__VSA_PI_F, v);
+                for (k = 0; k < 4 && 4 * b + k < cnt; k++) ph[4 * b + k] = v[k];
+            }
+        pj.fout = j->fout + 2 * i0;
+        gaia__vsa_phasor_range(&pj, 0, (long long)cnt, 0);
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_fhrr_random(size_t n, uint64_t seed, uint64_t stream, float *out, int nthreads) {
+    gaia__vsa_job j;
+    memset(&j, 0, sizeof j);
+    j.n = n, j.seed = seed, j.stream = stream, j.fout = out;
+    gaia__par_range(gaia__team(nthreads, (double)n, 65536.0), (long long)((n + 63) / 64), gaia__vsa_fhrr_runs, &j);
+}
+
 /* The CPU backend's table: host pointers, the context's thread count. */
 static gaia_status gaia__cpu_vsa_bsc_random(gaia_ctx *ctx, size_t B, size_t D, uint64_t seed, uint64_t stream,
                                             uint64_t *out) {

@@ -284,7 +284,8 @@ done:
 /* Random vectors of every model are the same bits on 1 and 2 threads (the
    stream is one counter per value, whichever thread draws it), and the
    pieces match their references: MAP is the bipolar image of BSC's bits of
-   the same stream, FHRR the phasors of uniform phases, whose vector Philox
+   the same stream, FHRR (fused on the CPU) the phasors of gaia_cpu_random's
+   uniform phases, whose vector Philox
    (16 counters at once) gives gaia_cpu_philox4x32_10's values bit for bit
    at every count (tails of 1..63 values past the vector blocks). */
 static void vsa_random_same_bits_on_any_thread_count(gt *t) {
@@ -329,6 +330,19 @@ static void vsa_random_same_bits_on_any_thread_count(gt *t) {
                             GT_CHECK(t, f[r * D + j] == (((w[r * W + j / 64] >> (j % 64)) & 1u) ? -1.0f : 1.0f),
                                      "MAP D=%zu [%zu][%zu] = %g", D, r, j, (double)f[r * D + j]);
                     free(w);
+                }
+                if (model == GAIA_VSA_FHRR) { /* the fused path: gaia_cpu_random's phases, then their phasors */
+                    size_t n = B * D;
+                    float *ph = gt_alloc_floats(n), *z = gt_alloc_floats(2 * n);
+                    GT_CHECK(t, ph && z, "out of memory");
+                    if (ph && z) {
+                        gaia_cpu_random(ph, n, GAIA_RANDOM_UNIFORM, 77, 0, -3.14159265358979f, 3.14159265358979f, 1);
+                        gaia_cpu_vsa_phasor(n, ph, z, 1);
+                        GT_CHECK(t, memcmp(z, h[0], 2 * n * sizeof(float)) == 0,
+                                 "FHRR D=%zu: not the phasors of gaia_cpu_random's phases", D);
+                    }
+                    free(ph);
+                    free(z);
                 }
             }
             free(h[0]);
