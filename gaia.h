@@ -4144,7 +4144,7 @@ GAIA_API void gaia_cpu_vsa_bsc_majority(size_t N, size_t K, size_t D, const uint
 GAIA_API void gaia_cpu_vsa_bsc_hamming(size_t B, size_t M, size_t D, const uint64_t *a, const uint64_t *x,
                                        int similarity, float *out, int nthreads);
 GAIA_API void gaia_cpu_vsa_bsc_permute(size_t B, size_t D, const uint64_t *x, size_t shift, uint64_t *out);
-GAIA_API void gaia_cpu_vsa_bsc_to_bipolar(size_t B, size_t D, const uint64_t *x, float *out);
+GAIA_API void gaia_cpu_vsa_bsc_to_bipolar(size_t B, size_t D, const uint64_t *x, float *out, int nthreads);
 GAIA_API void gaia_cpu_vsa_bipolar_to_bsc(size_t B, size_t D, const float *x, uint64_t *out);
 GAIA_API void gaia_cpu_vsa_mul(size_t B, size_t n, int cplx, int conj_b, const float *a, size_t a_rs, const float *b,
                                size_t b_rs, float *out, int nthreads);
@@ -4153,7 +4153,10 @@ GAIA_API void gaia_cpu_vsa_bundle(size_t N, size_t K, size_t L, const float *x, 
 GAIA_API void gaia_cpu_vsa_quantize(gaia_vsa_quantize_op op, size_t B, size_t D, uint64_t seed, uint64_t stream,
                                     float *x);
 GAIA_API void gaia_cpu_vsa_permute(size_t B, size_t D, size_t comps, const float *x, size_t shift, float *out);
-GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out);
+GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out, int nthreads);
+/* n unit phasors of phases uniform in [-pi, pi): the bits of gaia_cpu_random
+   (uniform, -pi, pi, seed, stream) followed by gaia_cpu_vsa_phasor, fused. */
+GAIA_API void gaia_cpu_vsa_fhrr_random(size_t n, uint64_t seed, uint64_t stream, float *out, int nthreads);
 
 #endif /* GAIA_NO_VSA */
 #ifdef __cplusplus
@@ -19677,6 +19680,10 @@ GAIA_API gaia_status gaia_vsa_random(gaia_ctx *ctx, gaia_vsa_model model, size_t
         if (st == GAIA_OK) st = ops->bsc_to_bipolar(ctx, B, D, (const uint64_t *)(void *)tmp, GAIA__VSA_F(*out));
         break;
     case GAIA_VSA_FHRR:
+        if (d == GAIA_DEVICE_CPU) { /* fused: no array of phases */
+            gaia_cpu_vsa_fhrr_random(B * D, ctx->seed, stream, GAIA__VSA_F(*out), ctx->cpu_threads);
+            break;
+        }
         st = gaia__vsa_scratch(ctx, fn, d, B * D, NULL, &tmp);
         if (st == GAIA_OK)
             st = gaia__be(ctx, d)->random(ctx, tmp, B * D, GAIA_RANDOM_UNIFORM, ctx->seed, stream,

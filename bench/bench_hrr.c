@@ -12,15 +12,17 @@
    process it runs in): the best of 5 processes, each the best of 7 repeats.
    Targets: gaia <= 1.0x FFTW at every D; >= 5x faster than NumPy (single).
 
-   Cleanup: one query (and 16) against a 1000 x 1024 codebook, gaia_hrr_cleanup
-   on a tensor and gaia_hrr_codebook_cleanup against OpenBLAS (loaded at run
-   time) doing what a C user would: the codebook's rows normalised once,
-   then cblas_sgemv (cblas_sgemm for 16) and an argmax per call; one and two
-   threads for both. Target: gaia <= 1.0x.
+   Cleanup: 1, 16 and 1000 queries against a 1000 x 1024 codebook,
+   gaia_hrr_cleanup on a tensor and gaia_hrr_codebook_cleanup against
+   OpenBLAS (loaded at run time: libopenblas.so.0 or $GAIA_BENCH_OPENBLAS)
+   doing what a C user would: the codebook's rows normalised once, then
+   cblas_sgemv (cblas_sgemm for more queries) and an argmax per call; one
+   and two threads for both; the median and range of 9 timings. Target:
+   gaia <= 1.0x.
    With GAIA_USE_CUDA and a GPU: a batch of 10000 binds at D = 1024 against
    the device's copy bandwidth, and single binds (result read back) on the
    GPU against the CPU from D = 256 to 2^20: where the GPU overtakes.
-   Usage: bench_hrr [--no-numpy] [--no-cleanup] [--gpu-only] */
+   Usage: bench_hrr [--no-numpy] [--no-cleanup] [--cleanup-only] [--gpu-only] */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include "bench_common.h"
@@ -133,7 +135,11 @@ static double numpy_us(size_t D) {
     return best;
 }
 
-/* --- cleanup against OpenBLAS gemv/gemm + argmax --- */
+/* --- cleanup against OpenBLAS gemv/gemm + argmax ---
+   OpenBLAS is libopenblas.so.0, else the library named by
+   $GAIA_BENCH_OPENBLAS (e.g. the scipy-openblas build that NumPy and SciPy
+   wheels ship, whose symbols carry a "scipy_" prefix: both spellings are
+   tried). */
 enum { CblasRowMajor = 101, CblasNoTrans = 111, CblasTrans = 112 };
 typedef void (*sgemv_fn)(int, int, int, int, float, const float *, int, const float *, int, float, float *, int);
 typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
@@ -149,8 +155,8 @@ typedef struct cjob {
     const float *qh, *unit; /* host query rows, normalised codebook */
     float *sim;
     size_t B, M, D;
-    long idx[16];
-    float best[16];
+    long *idx, *oidx;
+    float *best;
 } cjob;
 
 static int run_cleanup_tensor(void *arg) {
@@ -175,33 +181,78 @@ static int run_cleanup_openblas(void *arg) {
         size_t at = 0;
         for (m = 1; m < j->M; m++)
             if (s[m] > s[at]) at = m;
-        j->idx[b] = (long)at;
+        j->oidx[b] = (long)at;
     }
     return 0;
 }
 
-static void bench_cleanup(void) {
-    void *h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
-    const size_t M = 1000, D = 1024;
-    size_t Bs[2] = {1, 16}, bi, i, m;
-    int nt;
-    if (h) {
-        void *f = dlsym(h, "cblas_sgemv"), *g = dlsym(h, "cblas_sgemm"), *t = dlsym(h, "openblas_set_num_threads");
-        memcpy(&ob_sgemv, &f, sizeof f);
-        memcpy(&ob_sgemm, &g, sizeof g);
-        memcpy(&ob_setnt, &t, sizeof t);
+/* Microseconds per call of fn: `trials` timings (each calibrated to ~20 ms
+   of calls), their median and range. */
+static void stats_us(int (*fn)(void *), void *arg, int trials, double *med, double *lo, double *hi) {
+    double v[16];
+    long reps = 1, r;
+    int t;
+    if (trials > 16) trials = 16;
+    for (;;) {
+        double t0 = gaia_time_s(), dt;
+        for (r = 0; r < reps; r++) fn(arg);
+        dt = gaia_time_s() - t0;
+        if (dt > 0.02 || reps > (1L << 24)) break;
+        reps *= 2;
     }
-    printf("# cleanup against a %zu x %zu codebook, us per call (best of 9 trials); ratio = gaia / OpenBLAS\n", M, D);
-    if (!ob_sgemv || !ob_sgemm || !ob_setnt) printf("# OpenBLAS not found (libopenblas.so.0): gaia only\n");
-    printf("%7s %7s | %12s %12s | %12s | %7s %7s\n", "threads", "queries", "gaia tensor", "gaia cbook", "openblas",
+    for (t = 0; t < trials; t++) {
+        double t0 = gaia_time_s();
+        for (r = 0; r < reps; r++) fn(arg);
+        v[t] = (gaia_time_s() - t0) / (double)reps * 1e6;
+    }
+    *lo = *hi = v[0];
+    for (t = 1; t < trials; t++) *lo = v[t] < *lo ? v[t] : *lo, *hi = v[t] > *hi ? v[t] : *hi;
+    *med = bench_median(v, trials);
+}
+
+static void *load_openblas(const char **from) {
+    const char *env = getenv("GAIA_BENCH_OPENBLAS");
+    void *h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    *from = "libopenblas.so.0";
+    if (!h && env && *env) h = dlopen(env, RTLD_NOW | RTLD_LOCAL), *from = env;
+    if (h) {
+        static const char *const pre[2] = {"", "scipy_"};
+        int k;
+        for (k = 0; k < 2 && !(ob_sgemv && ob_sgemm && ob_setnt); k++) {
+            char n1[64], n2[64], n3[64];
+            void *f, *g, *t;
+            snprintf(n1, sizeof n1, "%scblas_sgemv", pre[k]);
+            snprintf(n2, sizeof n2, "%scblas_sgemm", pre[k]);
+            snprintf(n3, sizeof n3, "%sopenblas_set_num_threads", pre[k]);
+            f = dlsym(h, n1), g = dlsym(h, n2), t = dlsym(h, n3);
+            memcpy(&ob_sgemv, &f, sizeof f);
+            memcpy(&ob_sgemm, &g, sizeof g);
+            memcpy(&ob_setnt, &t, sizeof t);
+        }
+    }
+    return h;
+}
+
+static void bench_cleanup(int trials) {
+    const char *from = "";
+    void *h = load_openblas(&from);
+    const size_t M = 1000, D = 1024;
+    size_t Bs[3] = {1, 16, 1000}, bi, i, m;
+    int nt;
+    printf("# cleanup against a %zu x %zu codebook, us per call: median [min - max] of %d timings;"
+           " ratio = gaia / OpenBLAS (medians)\n", M, D, trials);
+    if (!ob_sgemv || !ob_sgemm || !ob_setnt)
+        printf("# OpenBLAS not found (libopenblas.so.0, or a library named by GAIA_BENCH_OPENBLAS): gaia only\n");
+    else printf("# OpenBLAS: %s\n", from);
+    printf("%7s %7s | %27s %27s | %27s | %7s %7s\n", "threads", "queries", "gaia tensor", "gaia cbook", "openblas",
            "ratio t", "ratio c");
     for (nt = 1; nt <= 2; nt++)
-        for (bi = 0; bi < 2; bi++) {
+        for (bi = 0; bi < 3; bi++) {
             cjob j;
             gaia_ctx_desc desc;
-            size_t qs[2], bs[2];
+            size_t qs[2], bs[2], differ = 0;
             float *book, *unit, *qh;
-            double tt, tc, to = -1;
+            double tt[3], tc[3], to[3] = {-1, -1, -1};
             memset(&j, 0, sizeof j);
             memset(&desc, 0, sizeof desc);
             desc.device = GAIA_DEVICE_CPU;
@@ -215,6 +266,9 @@ static void bench_cleanup(void) {
             unit = (float *)malloc(M * D * sizeof(float));
             qh = (float *)malloc(j.B * D * sizeof(float));
             j.sim = (float *)malloc(j.B * M * sizeof(float));
+            j.idx = (long *)malloc(j.B * sizeof(long));
+            j.oidx = (long *)malloc(j.B * sizeof(long));
+            j.best = (float *)malloc(j.B * sizeof(float));
             gaia_tensor_to_host(j.ctx, j.book, book, M * D);
             gaia_tensor_to_host(j.ctx, j.q, qh, j.B * D);
             for (m = 0; m < M; m++) {
@@ -234,19 +288,22 @@ static void bench_cleanup(void) {
                 gaia_tensor_free(row);
             }
             bench_pause(0.15);
-            tt = best_us(run_cleanup_tensor, &j, 9);
-            tc = best_us(run_cleanup_codebook, &j, 9);
+            stats_us(run_cleanup_tensor, &j, trials, &tt[0], &tt[1], &tt[2]);
+            stats_us(run_cleanup_codebook, &j, trials, &tc[0], &tc[1], &tc[2]);
             if (ob_setnt) {
                 ob_setnt(nt);
                 bench_pause(0.15);
-                to = best_us(run_cleanup_openblas, &j, 9);
+                stats_us(run_cleanup_openblas, &j, trials, &to[0], &to[1], &to[2]);
                 bench_pause(0.15);
+                for (i = 0; i < j.B; i++) differ += j.idx[i] != j.oidx[i];
             }
-            printf("%7d %7zu | %12.2f %12.2f | ", nt, j.B, tt, tc);
-            if (to > 0) printf("%12.2f | %7.2f %7.2f\n", to, tt / to, tc / to);
-            else printf("%12s | %7s %7s\n", "-", "-", "-");
+            printf("%7d %7zu | %9.2f [%7.2f-%8.2f] %9.2f [%7.2f-%8.2f] | ", nt, j.B, tt[0], tt[1], tt[2], tc[0], tc[1],
+                   tc[2]);
+            if (to[0] > 0) printf("%9.2f [%7.2f-%8.2f] | %7.2f %7.2f\n", to[0], to[1], to[2], tt[0] / to[0], tc[0] / to[0]);
+            else printf("%27s | %7s %7s\n", "-", "-", "-");
+            if (differ) printf("# %zu of %zu queries: gaia's best row is not OpenBLAS's (a near tie?)\n", differ, j.B);
             fflush(stdout);
-            free(book), free(unit), free(qh), free(j.sim);
+            free(book), free(unit), free(qh), free(j.sim), free(j.idx), free(j.oidx), free(j.best);
             gaia_hrr_codebook_free(j.cb);
             gaia_tensor_free(j.book);
             gaia_tensor_free(j.q);
@@ -305,13 +362,14 @@ int main(int argc, char **argv) {
     static const size_t Ds[] = {512, 1000, 1024, 4096, 10000, 16384};
     gaia_ctx *ctx, *ctx_mt;
     gaia_ctx_desc desc;
-    int fftw = load_fftw(), np = bench_have_numpy(), trials = 9, no_cleanup = 0, gpu_only = 0;
+    int fftw = load_fftw(), np = bench_have_numpy(), trials = 9, no_cleanup = 0, gpu_only = 0, cleanup_only = 0;
     size_t di, i;
     double worst_s = 0, worst_b = 0, worst_np = 1e30;
     for (di = 1; di < (size_t)argc; di++)
         if (strcmp(argv[di], "--no-numpy") == 0) np = 0;
         else if (strcmp(argv[di], "--no-cleanup") == 0) no_cleanup = 1;
         else if (strcmp(argv[di], "--gpu-only") == 0) gpu_only = 1, no_cleanup = 1, np = 0;
+        else if (strcmp(argv[di], "--cleanup-only") == 0) cleanup_only = 1, np = 0;
     memset(&desc, 0, sizeof desc);
     desc.device = GAIA_DEVICE_CPU;
     desc.cpu_threads = 1;
@@ -330,7 +388,7 @@ int main(int argc, char **argv) {
     }
     printf("%6s | %9s %9s %6s | %9s %9s %6s | %9s | %9s %7s\n", "D", "gaia 1", "fftw 1", "ratio", "gaia 1000",
            "fftw 1000", "ratio", "gaia mt", "numpy 1", "np/gaia");
-    for (di = 0; di < (gpu_only ? 0 : sizeof Ds / sizeof Ds[0]); di++) {
+    for (di = 0; di < (gpu_only || cleanup_only ? 0 : sizeof Ds / sizeof Ds[0]); di++) {
         job j;
         size_t D = Ds[di], n = BATCH * D;
         double g1, gb, gm, f1 = -1, fb = -1, n1 = -1;
@@ -416,7 +474,7 @@ int main(int argc, char **argv) {
     if (np && worst_np < 1e29) printf("# smallest NumPy/gaia speed-up, single: %.1fx (target >= 5)\n", worst_np);
     bench_print_load("after the binds");
     if (!no_cleanup) {
-        bench_cleanup();
+        bench_cleanup(trials);
         bench_print_load("after the cleanups");
     }
 

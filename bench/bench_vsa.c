@@ -7,7 +7,14 @@
         bind        1000 pairs of vectors, bound row by row
         bundle      1000 vectors into one (BSC: majority; others: sum)
         similarity  10 queries against 20000 items (BSC: Hamming popcount
-                    sweep; others: cosine through one matrix product)
+                    sweep; others: cosine through one matrix product). For
+                    BSC also against the stronger peer: PyTorch's matmul of
+                    the bipolar +-1 float images (the same ranking; torchhd's
+                    Hamming builds a [Q, M, D] array)
+        random      1000 vectors (BSC, MAP, FHRR) against torchhd.random and
+                    against PyTorch's own generation: torch.randint (bool for
+                    BSC, +-1 floats for MAP) and torch.polar of
+                    torch.rand * 2 pi (FHRR)
       and a resonator factorisation (MAP, F = 3, M = 30, D = 1000): the time
       of one sweep over the three factors (gaia: a run of 20 sweeps divided
       by the sweeps it took; torchhd: one torchhd.resonator call, which
@@ -26,8 +33,9 @@
    torchhd is looked for in $GAIA_BENCH_PYTHON (else python3): install it
    with `pip install torch-hd`; without it the peer rows are skipped.
 
-       bench_vsa [--help] [--quick] [--sweep]
-   (--quick: 10^5 items in part 2; --sweep: part 2 alone) */
+       bench_vsa [--help] [--quick] [--sweep] [--random]
+   (--quick: 10^5 items in part 2; --sweep: part 2 alone; --random: the
+   random-generation rows of part 1 alone) */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include "bench_common.h"
@@ -43,7 +51,7 @@ static double now_s(void) { return gaia_time_s(); }
 
 /* --- torchhd in a fresh Python: prints one time (s) per line --- */
 static const char *const peer_script =
-    "import sys, time, torch, torchhd\n"
+    "import sys, time, math, torch, torchhd\n"
     "T = int(sys.argv[1]); torch.set_num_threads(T)\n"
     "D, B, Q, M, REPS = %d, %d, %d, %d, %d\n"
     "def best(f, reps=REPS):\n"
@@ -59,12 +67,38 @@ static const char *const peer_script =
     "    print(best(lambda: torchhd.multiset(a)))\n"
     "    if vsa == 'BSC': print(best(lambda: torchhd.hamming_similarity(q, items)))\n"
     "    else: print(best(lambda: torchhd.cosine_similarity(q, items)))\n"
+    "    if vsa == 'BSC':\n"
+    "        qb = 1.0 - 2.0 * q.float(); ib = 1.0 - 2.0 * items.float()\n"
+    "        print(best(lambda: torch.matmul(qb, ib.T)))\n"
+    "        del qb, ib\n"
     "    del a, b, q, items\n"
+    "for vsa in ['BSC', 'MAP', 'FHRR']:\n"
+    "    print(best(lambda: torchhd.random(B, D, vsa)))\n"
+    "print(best(lambda: torch.randint(0, 2, (B, D), dtype=torch.bool)))\n"
+    "print(best(lambda: torch.randint(0, 2, (B, D), dtype=torch.float32) * 2 - 1))\n"
+    "print(best(lambda: torch.polar(torch.ones(B, D), torch.rand(B, D) * (2 * math.pi))))\n"
     "F, RM, RD = 3, 30, 1000\n"
     "books = torchhd.random(F * RM, RD, 'MAP').view(F, RM, RD)\n"
     "s = torchhd.bind(torchhd.bind(books[0, 3], books[1, 7]), books[2, 11])\n"
     "est = torchhd.hard_quantize(torchhd.multiset(books))\n"
     "print(best(lambda: torchhd.resonator(s, est, books)))\n";
+
+/* --random: the generation rows alone (torchhd.random, then PyTorch's own) */
+static const char *const peer_random_script =
+    "import sys, time, math, torch, torchhd\n"
+    "T = int(sys.argv[1]); torch.set_num_threads(T)\n"
+    "D, B, Q, M, REPS = %d, %d, %d, %d, %d\n"
+    "def best(f, reps=REPS):\n"
+    "    t0 = time.perf_counter(); f(); t = time.perf_counter() - t0\n"
+    "    for _ in range(reps):\n"
+    "        t0 = time.perf_counter(); f(); t = min(t, time.perf_counter() - t0)\n"
+    "    return t\n"
+    "for vsa in ['BSC', 'MAP', 'FHRR']:\n"
+    "    print(best(lambda: torchhd.random(B, D, vsa)))\n"
+    "print(best(lambda: torch.randint(0, 2, (B, D), dtype=torch.bool)))\n"
+    "print(best(lambda: torch.randint(0, 2, (B, D), dtype=torch.float32) * 2 - 1))\n"
+    "print(best(lambda: torch.polar(torch.ones(B, D), torch.rand(B, D) * (2 * math.pi))))\n";
+static int random_only;
 
 /* Runs the peer script with T threads; fills out[0..n) (-1 when missing). */
 static int run_peer(int threads, double *out, int n) {
@@ -72,7 +106,7 @@ static int run_peer(int threads, double *out, int n) {
     FILE *f;
     int fd, got = 0, i;
     for (i = 0; i < n; i++) out[i] = -1.0;
-    snprintf(script, sizeof script, peer_script, D_OPS, BATCH, QUERIES, ITEMS, REPS);
+    snprintf(script, sizeof script, random_only ? peer_random_script : peer_script, D_OPS, BATCH, QUERIES, ITEMS, REPS);
     strcpy(path, "/tmp/gaia_bench_vsa_XXXXXX");
     fd = mkstemp(path);
     if (fd < 0) return 0;
@@ -96,7 +130,41 @@ static int run_peer(int threads, double *out, int n) {
 /* --- gaia, the same work --- */
 static const gaia_vsa_model models[4] = {GAIA_VSA_BSC, GAIA_VSA_MAP, GAIA_VSA_HRR, GAIA_VSA_FHRR};
 
-static void gaia_times(gaia_ctx *ctx, double *out /* 13 */) {
+/* gaia's times: [3 mi + op] per model and operation, [12] the resonator
+   sweep, [13 + k] random generation of BATCH x D_OPS for BSC, MAP, FHRR. */
+#define GAIA_TIMES 16
+/* the peer's lines: 13 for the operations (BSC's similarity twice: torchhd's
+   Hamming, then PyTorch's matmul of bipolar +-1 floats), torchhd.random for
+   BSC, MAP, FHRR, PyTorch's own generation (randint bool, randint +-1,
+   polar of rand * 2 pi), the resonator */
+#define PEER_TIMES 20
+#define P_MATMUL 3
+#define P_RANDOM 13
+#define P_TORCH 16
+#define P_RESONATOR 19
+static int peer_op(int mi, int op) { return mi == 0 ? op : 4 + (mi - 1) * 3 + op; }
+
+/* Random generation of BATCH x D_OPS for BSC, MAP, FHRR into out[0..3),
+   into the same vector each time: best of REPS after a warm-up. */
+static void random_times(gaia_ctx *ctx, double *out) {
+    static const gaia_vsa_model rm[3] = {GAIA_VSA_BSC, GAIA_VSA_MAP, GAIA_VSA_FHRR};
+    int mi, r;
+    for (mi = 0; mi < 3; mi++) {
+        gaia_vsa *v = NULL;
+        double best = 1e30;
+        for (r = 0; r <= REPS; r++) {
+            double t0 = now_s(), t;
+            CHECK(gaia_vsa_random(ctx, rm[mi], BATCH, D_OPS, &v));
+            CHECK(gaia_synchronize(ctx));
+            t = now_s() - t0;
+            if (r > 0 && t < best) best = t;
+        }
+        out[mi] = best;
+        gaia_vsa_free(v);
+    }
+}
+
+static void gaia_times(gaia_ctx *ctx, double *out /* GAIA_TIMES */) {
     int mi, r, op;
     for (mi = 0; mi < 4; mi++) {
         gaia_vsa *a = NULL, *b = NULL, *q = NULL, *items = NULL, *o = NULL, *one = NULL;
@@ -151,6 +219,7 @@ static void gaia_times(gaia_ctx *ctx, double *out /* 13 */) {
         gaia_vsa_free(s);
         gaia_vsa_free(x);
     }
+    random_times(ctx, out + 13);
 }
 
 /* --- part 2: the sweep against memcpy and against a plain read loop --- */
@@ -255,15 +324,18 @@ int main(int argc, char **argv) {
     int quick = 0, sweep_only = 0, a, ti, nthreads[2];
     for (a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
-            printf("usage: bench_vsa [--help] [--quick] [--sweep]\n(GAIA_BENCH_PYTHON picks the Python with torch and"
-                   " torchhd; --quick: 10^5 items in the sweep against memcpy; --sweep: that sweep alone)\n");
+            printf("usage: bench_vsa [--help] [--quick] [--sweep] [--random]\n(GAIA_BENCH_PYTHON picks the Python with torch and"
+                   " torchhd; --quick: 10^5 items in the sweep against memcpy; --sweep: that sweep alone; --random: the"
+                   " generation rows alone)\n");
             return 0;
         } else if (!strcmp(argv[a], "--quick")) {
             quick = 1;
         } else if (!strcmp(argv[a], "--sweep")) {
             sweep_only = 1;
+        } else if (!strcmp(argv[a], "--random")) {
+            random_only = 1;
         } else {
-            fprintf(stderr, "usage: bench_vsa [--help] [--quick] [--sweep]\n");
+            fprintf(stderr, "usage: bench_vsa [--help] [--quick] [--sweep] [--random]\n");
             return 2;
         }
     }
@@ -277,34 +349,71 @@ int main(int argc, char **argv) {
     for (ti = 0; !sweep_only && ti < (nthreads[1] > 1 ? 2 : 1); ti++) {
         gaia_ctx *ctx = NULL;
         gaia_ctx_desc desc;
-        double g[13], p[13];
+        double g[GAIA_TIMES], p[PEER_TIMES];
         int mi, op, have;
+        static const char *const rname[3] = {"bsc", "map", "fhrr"};
+        static const char *const tname[3] = {"randint bool", "randint +-1", "polar(rand 2pi)"};
         memset(&desc, 0, sizeof desc);
         desc.device = GAIA_DEVICE_CPU;
         desc.cpu_threads = nthreads[ti];
         if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) return 1;
+        if (random_only) {
+            random_times(ctx, g + 13);
+            gaia_ctx_destroy(ctx);
+            bench_pause(0.5);
+            have = run_peer(nthreads[ti], p + P_RANDOM, 6) == 6;
+            printf("  %d thread%s%s\n", nthreads[ti], nthreads[ti] == 1 ? "" : "s",
+                   have ? "" : " (torchhd not importable: peer skipped)");
+            for (mi = 0; mi < 3; mi++) {
+                double gt = g[13 + mi];
+                if (have) {
+                    printf("    %-5s %-10s gaia %9.3f ms  torchhd %9.3f ms  ratio %.2f %s\n", rname[mi], "random",
+                           gt * 1e3, p[P_RANDOM + mi] * 1e3, gt / p[P_RANDOM + mi], gt < p[P_RANDOM + mi] ? "" : "(slower)");
+                    printf("    %-5s %-10s gaia %9.3f ms  torch %s %9.3f ms  ratio %.2f %s\n", rname[mi], "random",
+                           gt * 1e3, tname[mi], p[P_TORCH + mi] * 1e3, gt / p[P_TORCH + mi],
+                           gt < p[P_TORCH + mi] ? "" : "(slower)");
+                } else
+                    printf("    %-5s %-10s gaia %9.3f ms\n", rname[mi], "random", gt * 1e3);
+            }
+            bench_print_load("after");
+            continue;
+        }
         gaia_times(ctx, g);
         gaia_ctx_destroy(ctx);
         bench_pause(0.5);
-        have = run_peer(nthreads[ti], p, 13) == 13;
+        have = run_peer(nthreads[ti], p, PEER_TIMES) == PEER_TIMES;
         printf("  %d thread%s%s\n", nthreads[ti], nthreads[ti] == 1 ? "" : "s",
                have ? "" : " (torchhd not importable: peer skipped)");
         for (mi = 0; mi < 4; mi++)
             for (op = 0; op < 3; op++) {
-                double gt = g[mi * 3 + op], pt = p[mi * 3 + op];
+                double gt = g[mi * 3 + op], pt = p[peer_op(mi, op)];
                 if (have)
                     printf("    %-5s %-10s gaia %9.3f ms  torchhd %9.3f ms  ratio %.2f %s\n", gaia_vsa_model_str(models[mi]),
                            opn[op], gt * 1e3, pt * 1e3, gt / pt, gt < pt ? "" : "(slower)");
                 else
                     printf("    %-5s %-10s gaia %9.3f ms\n", gaia_vsa_model_str(models[mi]), opn[op], gt * 1e3);
+                if (have && mi == 0 && op == 2) /* the stronger peer: the same ranking from one float matmul */
+                    printf("    %-5s %-10s gaia %9.3f ms  torch.matmul(+-1 floats) %9.3f ms  ratio %.2f %s\n", "bsc",
+                           "similarity", gt * 1e3, p[P_MATMUL] * 1e3, gt / p[P_MATMUL], gt < p[P_MATMUL] ? "" : "(slower)");
             }
+        for (mi = 0; mi < 3; mi++) {
+            double gt = g[13 + mi];
+            if (have) {
+                printf("    %-5s %-10s gaia %9.3f ms  torchhd %9.3f ms  ratio %.2f %s\n", rname[mi], "random", gt * 1e3,
+                       p[P_RANDOM + mi] * 1e3, gt / p[P_RANDOM + mi], gt < p[P_RANDOM + mi] ? "" : "(slower)");
+                printf("    %-5s %-10s gaia %9.3f ms  torch %s %9.3f ms  ratio %.2f %s\n", rname[mi], "random", gt * 1e3,
+                       tname[mi], p[P_TORCH + mi] * 1e3, gt / p[P_TORCH + mi], gt < p[P_TORCH + mi] ? "" : "(slower)");
+            } else
+                printf("    %-5s %-10s gaia %9.3f ms\n", rname[mi], "random", gt * 1e3);
+        }
         if (have)
             printf("    map   resonator  gaia %9.3f ms  torchhd %9.3f ms  ratio %.2f %s (per sweep)\n", g[12] * 1e3,
-                   p[12] * 1e3, g[12] / p[12], g[12] < p[12] ? "" : "(slower)");
+                   p[P_RESONATOR] * 1e3, g[12] / p[P_RESONATOR], g[12] < p[P_RESONATOR] ? "" : "(slower)");
         else
             printf("    map   resonator  gaia %9.3f ms (per sweep)\n", g[12] * 1e3);
         bench_print_load("after");
     }
+    if (random_only) return 0;
     printf("# part 2: the BSC popcount sweep against memcpy bandwidth\n");
     sweep_vs_memcpy(quick ? 100000 : 1000000, nthreads[1]);
     if (nthreads[1] > 1) sweep_vs_memcpy(quick ? 100000 : 1000000, 1);

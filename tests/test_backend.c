@@ -821,6 +821,7 @@ static void cpu_results_same_when_helpers_run_every_block(gt *t) {
         "conv2d_same_bits_on_any_thread_count eigh_same_bits_on_any_thread_count assembly_trials_do_not_depend_on_threads "
         "bandwidth_softmax_matches_float64_on_any_thread_count "
         "vsa_bsc_hamming_kernel_counts_every_bit vsa_bundle_kernel_sums_in_order "
+        "vsa_phasor_sincos_error_bound vsa_random_same_bits_on_any_thread_count "
         "vsa_map_bundle_breaks_zero_sums_by_a_seeded_random_sign hrr_cleanup_one_pass_matches_float64 "
         "map_runs_every_item_once_into_its_slot map_random_numbers_follow_the_item_not_the_thread "
         "map_slices_lend_each_item_its_rows";

@@ -575,9 +575,12 @@ static void hrr_cleanup_finds_noisy_items(gt *t) {
    through a tensor (norms computed in the pass) and a codebook (cached
    norms), on one thread and on the test context's threads. A lone query
    (the pass that pairs rows) is tried near row 1 and near row 0: the first
-   and the second row of a pair have their own norms and sums. */
+   and the second row of a pair have their own norms and sums. From 8
+   queries on the CPU takes a GEMM and a vector argmax instead (7 and 8 try
+   both sides); 1100 queries against 1000 rows take two GEMMs of at most
+   2^20 dot products. */
 static void hrr_cleanup_one_pass_matches_float64(gt *t) {
-    static const size_t Ds[3] = {1024, 100, 17}, Ms[3] = {1000, 257, 9}, Bs[5] = {1, 1, 3, 6, 37};
+    static const size_t Ds[4] = {1024, 100, 17, 16}, Ms[4] = {1000, 257, 9, 1000}, Bs[7] = {1, 1, 3, 6, 7, 8, 37};
     int ci, bi, rep, th;
     for (th = 0; th < 2; th++) {
         gaia_ctx *ctx = t->ctx, *one = NULL;
@@ -591,9 +594,9 @@ static void hrr_cleanup_one_pass_matches_float64(gt *t) {
         } else if (gaia_ctx_device(ctx) != GAIA_DEVICE_CPU) {
             continue;
         }
-        for (ci = 0; ci < 3; ci++)
-            for (bi = 0; bi < 5; bi++) {
-                size_t D = Ds[ci], M = Ms[ci], B = Bs[bi], i, j, k;
+        for (ci = 0; ci < 4; ci++)
+            for (bi = 0; bi < 7; bi++) {
+                size_t D = Ds[ci], M = Ms[ci], B = ci == 3 && bi == 6 ? 1100 : Bs[bi], i, j, k;
                 float *book = hrand(t, M, D), *q = gt_alloc_floats(B * D), *sim = gt_alloc_floats(B);
                 long *idx = (long *)malloc(B * sizeof(long));
                 double *ref = (double *)malloc(B * sizeof(double)), *bnorm = (double *)malloc(M * sizeof(double));
@@ -601,8 +604,9 @@ static void hrr_cleanup_one_pass_matches_float64(gt *t) {
                 gaia_tensor *tb = NULL, *tq = NULL;
                 gaia_hrr_codebook *cb = NULL;
                 int ok = 1;
-                /* rows 3 and M-2 copy row 1; row 2 is zero */
+                /* rows 3, 17 and M-2 copy row 1; row 2 is zero */
                 memcpy(book + 3 * D, book + D, D * sizeof(float));
+                if (M > 17) memcpy(book + 17 * D, book + D, D * sizeof(float));
                 memcpy(book + (M - 2) * D, book + D, D * sizeof(float));
                 memset(book + 2 * D, 0, D * sizeof(float));
                 for (i = 0; i < B; i++) {
@@ -653,7 +657,7 @@ static void hrr_cleanup_one_pass_matches_float64(gt *t) {
                         GT_CHECK(t, fabs(sim[i] - ref[i]) <= e, "D %zu B %zu query %zu: similarity %.9g, float64 %.9g", D,
                                  B, i, (double)sim[i], ref[i]);
                         /* exact copies of row 1: only the lowest index may be reported */
-                        GT_CHECK(t, idx[i] != 3 && idx[i] != (long)(M - 2), "D %zu B %zu query %zu: a later copy (%ld) won",
+                        GT_CHECK(t, idx[i] != 3 && idx[i] != 17 && idx[i] != (long)(M - 2), "D %zu B %zu query %zu: a later copy (%ld) won",
                                  D, B, i, idx[i]);
                     }
                 }
@@ -664,6 +668,45 @@ static void hrr_cleanup_one_pass_matches_float64(gt *t) {
             }
         gaia_ctx_destroy(one);
     }
+}
+
+/* The same with a batch that takes the CPU's GEMM path (20 queries): a NaN
+   query cleans to no match (similarity NaN) while its neighbours match as
+   one query alone does; a NaN book row poisons every query, as the one-pass
+   kernel's NaN rule says. */
+static void hrr_nan_poisons_a_batch_of_queries(gt *t) {
+    size_t B = 20, M = 40, D = 33, i;
+    float *q = hrand(t, B, D), *book = hrand(t, M, D), sim[20], one_sim;
+    long idx[20], one_idx;
+    gaia_tensor *tq, *tb, *t1 = NULL;
+    size_t s1[2] = {1, 33};
+    q[5 * D + 7] = NAN;
+    tq = mk(t, B, D, q);
+    tb = mk(t, M, D, book);
+    GT_OK(t, gaia_hrr_cleanup(t->ctx, tq, tb, -2.0f, idx, sim));
+    for (i = 0; i < B; i++) {
+        if (i == 5) {
+            GT_CHECK(t, idx[i] == GAIA_HRR_NO_MATCH && sim[i] != sim[i], "NaN query: index %ld, similarity %g", idx[i],
+                     (double)sim[i]);
+            continue;
+        }
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 2, s1, q + i * D, &t1));
+        GT_OK(t, gaia_hrr_cleanup(t->ctx, t1, tb, -2.0f, &one_idx, &one_sim));
+        GT_CHECK(t, idx[i] == one_idx && fabs(sim[i] - one_sim) <= 1e-6, "query %zu: %ld (%.9g) in the batch, %ld (%.9g) alone",
+                 i, idx[i], (double)sim[i], one_idx, (double)one_sim);
+    }
+    gaia_tensor_free(tb);
+    book[17 * D + 3] = NAN;
+    tb = mk(t, M, D, book);
+    GT_OK(t, gaia_hrr_cleanup(t->ctx, tq, tb, -2.0f, idx, sim));
+    for (i = 0; i < B; i++)
+        GT_CHECK(t, idx[i] == GAIA_HRR_NO_MATCH && sim[i] != sim[i], "NaN book row, query %zu: index %ld, similarity %g", i,
+                 idx[i], (double)sim[i]);
+    free(q);
+    free(book);
+    gaia_tensor_free(tq);
+    gaia_tensor_free(tb);
+    gaia_tensor_free(t1);
 }
 
 static void hrr_nan_propagates_and_cleans_to_no_match(gt *t) {
@@ -1439,6 +1482,7 @@ const gt_case gt_hrr_cases[] = {
     {"hrr_cleanup_finds_noisy_items", hrr_cleanup_finds_noisy_items},
     {"hrr_cleanup_one_pass_matches_float64", hrr_cleanup_one_pass_matches_float64},
     {"hrr_nan_propagates_and_cleans_to_no_match", hrr_nan_propagates_and_cleans_to_no_match},
+    {"hrr_nan_poisons_a_batch_of_queries", hrr_nan_poisons_a_batch_of_queries},
     {"hrr_spectrum_bind_matches_bind", hrr_spectrum_bind_matches_bind},
     {"hrr_host_arrays_match_tensors", hrr_host_arrays_match_tensors},
     {"hrr_codebook_add_find_cleanup", hrr_codebook_add_find_cleanup},

@@ -205,6 +205,205 @@ static void vsa_bsc_hamming_matches_popcount_and_binomial(gt *t) {
     gaia_vsa_free(b);
 }
 
+/* The CPU phasor's float sincos against double cos and sin: random phases
+   in [-pi, pi) (what FHRR generation makes) and in [-2^12, 2^12], phases
+   next to every multiple of pi/4 up to 2^12 (where the reduction cancels
+   and the quadrant changes), each within 1.5 float ulps of the true value
+   and 1e-7 absolute; beyond 2^12, infinities and NaNs the double functions
+   rounded to float, exactly. Counts that leave every length of masked tail
+   (1..15 past a multiple of 16), 1 and 2 threads giving the same bits. */
+static double vsa_ulps(double out, double ref) {
+    int e;
+    double u;
+    frexp(ref, &e);
+    u = ldexp(1.0, (e - 24 < -149 ? -149 : e - 24)); /* a float's spacing at |ref| */
+    return fabs(out - ref) / u;
+}
+
+static void vsa_phasor_sincos_error_bound(gt *t) {
+    size_t n = 600013, i, nk = 2 * 5216, worst_at = 0;
+    float *ph = gt_alloc_floats(n), *o1 = gt_alloc_floats(2 * n), *o2 = gt_alloc_floats(2 * n);
+    double worst_ulp = 0, worst_abs = 0;
+    GT_CHECK_OR_DONE(t, ph && o1 && o2, "out of memory");
+    for (i = 0; i < n; i++) {
+        size_t c = i % 4;
+        if (c == 0) ph[i] = (float)gt_uniform(t, -3.14159265358979, 3.14159265358979);
+        else if (c == 1) ph[i] = (float)gt_uniform(t, -4096.0, 4096.0);
+        else if (c == 2 && i / 4 < 4 * nk) { /* around k pi/4: the float below, at and above */
+            size_t m = i / 4, kk = m / 4;
+            double at = ((double)kk - (double)(nk / 2)) * 0.78539816339744831;
+            float f = (float)at;
+            if (fabs(at) > 4095.0) f = 1.0f;
+            ph[i] = m % 4 == 0 ? nextafterf(f, -INFINITY) : m % 4 == 1 ? nextafterf(f, INFINITY) : f;
+        } else ph[i] = (float)gt_uniform(t, -1.0, 1.0) * (float)(i % 7 == 0 ? 1e-3 : 1.0);
+    }
+    gaia_cpu_vsa_phasor(n, ph, o1, 1);
+    for (i = 0; i < n; i++) {
+        double c = cos((double)ph[i]), s = sin((double)ph[i]);
+        double uc = vsa_ulps(o1[2 * i], c), us = vsa_ulps(o1[2 * i + 1], s);
+        double ac = fabs(o1[2 * i] - c), as = fabs(o1[2 * i + 1] - s);
+        if (uc > worst_ulp) worst_ulp = uc, worst_at = i;
+        if (us > worst_ulp) worst_ulp = us, worst_at = i;
+        if (ac > worst_abs) worst_abs = ac;
+        if (as > worst_abs) worst_abs = as;
+    }
+    GT_CHECK(t, worst_ulp <= 1.5 && worst_abs <= 1e-7, "largest error %.3f ulps (phase %.9g: %.9g, %.9g), %.3g absolute",
+             worst_ulp, (double)ph[worst_at], (double)o1[2 * worst_at], (double)o1[2 * worst_at + 1], worst_abs);
+    /* the same bits on 2 threads, and for any start and length (the vector
+       groups of 16 start where the call starts) */
+    gaia_cpu_vsa_phasor(n, ph, o2, 2);
+    GT_CHECK(t, memcmp(o1, o2, 2 * n * sizeof(float)) == 0, "1 and 2 threads differ");
+    for (i = 1; i < 17 && !t->failed; i++) {
+        size_t k;
+        gaia_cpu_vsa_phasor(i + 20, ph + i, o2, 1);
+        for (k = 0; k < i + 20; k++)
+            GT_CHECK(t, memcmp(o2 + 2 * k, o1 + 2 * (i + k), 2 * sizeof(float)) == 0, "start %zu length %zu: element %zu",
+                     i, i + 20, k);
+    }
+    /* beyond the polynomial's range: double cos and sin, rounded */
+    {
+        static const float big[] = {4096.0f, 4096.5f, -5000.25f, 1e6f, -3e9f, 1e30f, INFINITY, -INFINITY, NAN};
+        float out[2 * 9 + 2], sentinel = 12345.0f;
+        for (i = 0; i < 9; i++) ph[i] = big[i];
+        out[18] = out[19] = sentinel;
+        gaia_cpu_vsa_phasor(9, ph, out, 1);
+        for (i = 0; i < 9; i++) {
+            float c = (float)cos((double)big[i]), s = (float)sin((double)big[i]);
+            GT_CHECK(t, (out[2 * i] == c && out[2 * i + 1] == s) || (c != c && out[2 * i] != out[2 * i] && out[2 * i + 1] != out[2 * i + 1]),
+                     "phase %g: %.9g, %.9g against %.9g, %.9g", (double)big[i], (double)out[2 * i], (double)out[2 * i + 1],
+                     (double)c, (double)s);
+        }
+        GT_CHECK(t, out[18] == sentinel && out[19] == sentinel, "wrote past the last phasor");
+    }
+done:
+    free(ph);
+    free(o1);
+    free(o2);
+}
+
+/* Random vectors of every model are the same bits on 1 and 2 threads (the
+   stream is one counter per value, whichever thread draws it), and the
+   pieces match their references: MAP is the bipolar image of BSC's bits of
+   the same stream, FHRR (fused on the CPU) the phasors of gaia_cpu_random's
+   uniform phases, whose vector Philox
+   (16 counters at once) gives gaia_cpu_philox4x32_10's values bit for bit
+   at every count (tails of 1..63 values past the vector blocks). */
+static void vsa_random_same_bits_on_any_thread_count(gt *t) {
+    static const size_t Ds[] = {1, 15, 17, 64, 65, 1000, 10007};
+    static const size_t ns[] = {1, 3, 63, 64, 65, 127, 129, 1000, 70001};
+    size_t di, ni, i;
+    int m;
+    for (m = 0; m < 3; m++) {
+        gaia_vsa_model model = m == 0 ? GAIA_VSA_BSC : m == 1 ? GAIA_VSA_MAP : GAIA_VSA_FHRR;
+        for (di = 0; di < sizeof Ds / sizeof Ds[0] && !t->failed; di++) {
+            size_t D = Ds[di], B = D < 100 ? 300 : 40, bytes = 0;
+            unsigned char *h[2] = {NULL, NULL};
+            int nt;
+            for (nt = 1; nt <= 2; nt++) {
+                gaia_ctx *ctx = NULL;
+                gaia_ctx_desc d;
+                gaia_vsa *v = NULL;
+                memset(&d, 0, sizeof d);
+                d.device = GAIA_DEVICE_CPU;
+                d.cpu_threads = nt;
+                d.seed = 77;
+                if (gaia_ctx_create(&d, &ctx) == GAIA_OK && gaia_vsa_random(ctx, model, B, D, &v) == GAIA_OK) {
+                    bytes = gaia_tensor_numel(gaia_vsa_tensor(v)) * sizeof(float);
+                    h[nt - 1] = (unsigned char *)malloc(bytes);
+                    if (h[nt - 1] && gaia_tensor_to_host(ctx, gaia_vsa_tensor(v), (float *)(void *)h[nt - 1], bytes / 4) != GAIA_OK)
+                        free(h[nt - 1]), h[nt - 1] = NULL;
+                }
+                GT_CHECK(t, h[nt - 1] != NULL, "%s D=%zu: %s", gaia_vsa_model_str(model), D, gaia_last_error(ctx));
+                gaia_vsa_free(v);
+                gaia_ctx_destroy(ctx);
+            }
+            if (h[0] && h[1]) {
+                GT_CHECK(t, memcmp(h[0], h[1], bytes) == 0, "%s B=%zu D=%zu: 1 and 2 threads differ", gaia_vsa_model_str(model), B, D);
+                if (model == GAIA_VSA_MAP) { /* the bipolar image of the BSC words of the same stream */
+                    size_t W = (D + 63) / 64, r, j;
+                    uint64_t *w = (uint64_t *)malloc(B * W * 8);
+                    const float *f = (const float *)(const void *)h[0];
+                    GT_CHECK(t, w != NULL, "out of memory");
+                    if (w) gaia_cpu_vsa_bsc_random(B, D, 77, 0, w, 1);
+                    for (r = 0; w && r < B && !t->failed; r++)
+                        for (j = 0; j < D && !t->failed; j++)
+                            GT_CHECK(t, f[r * D + j] == (((w[r * W + j / 64] >> (j % 64)) & 1u) ? -1.0f : 1.0f),
+                                     "MAP D=%zu [%zu][%zu] = %g", D, r, j, (double)f[r * D + j]);
+                    free(w);
+                }
+                if (model == GAIA_VSA_FHRR) { /* the fused path: gaia_cpu_random's phases, then their phasors */
+                    size_t n = B * D;
+                    float *ph = gt_alloc_floats(n), *z = gt_alloc_floats(2 * n);
+                    GT_CHECK(t, ph && z, "out of memory");
+                    if (ph && z) {
+                        gaia_cpu_random(ph, n, GAIA_RANDOM_UNIFORM, 77, 0, -3.14159265358979f, 3.14159265358979f, 1);
+                        gaia_cpu_vsa_phasor(n, ph, z, 1);
+                        GT_CHECK(t, memcmp(z, h[0], 2 * n * sizeof(float)) == 0,
+                                 "FHRR D=%zu: not the phasors of gaia_cpu_random's phases", D);
+                    }
+                    free(ph);
+                    free(z);
+                }
+            }
+            free(h[0]);
+            free(h[1]);
+        }
+    }
+    /* the bit-to-bipolar kernel alone: every tail length, 1 and 2 threads */
+    for (di = 0; di < sizeof Ds / sizeof Ds[0] && !t->failed; di++) {
+        size_t D = Ds[di], B = 37, W = (D + 63) / 64, r, j;
+        uint64_t *w = (uint64_t *)malloc(B * W * 8);
+        float *f = gt_alloc_floats(B * D + 1);
+        int nt;
+        GT_CHECK(t, w && f, "out of memory");
+        for (i = 0; w && f && i < B * W; i++) w[i] = gt_u64(t);
+        for (nt = 1; w && f && nt <= 2; nt++) {
+            f[B * D] = 7.0f;
+            gaia_cpu_vsa_bsc_to_bipolar(B, D, w, f, nt);
+            for (r = 0; r < B && !t->failed; r++)
+                for (j = 0; j < D && !t->failed; j++)
+                    GT_CHECK(t, f[r * D + j] == (((w[r * W + j / 64] >> (j % 64)) & 1u) ? -1.0f : 1.0f),
+                             "to_bipolar D=%zu threads=%d [%zu][%zu] = %g", D, nt, r, j, (double)f[r * D + j]);
+            GT_CHECK(t, f[B * D] == 7.0f, "to_bipolar D=%zu wrote past the end", D);
+        }
+        free(w);
+        free(f);
+    }
+    /* gaia_cpu_random's uniform and Bernoulli values against the scalar
+       Philox block, 1 and 2 threads */
+    for (ni = 0; ni < sizeof ns / sizeof ns[0] && !t->failed; ni++) {
+        size_t n = ns[ni];
+        float *v = gt_alloc_floats(n + 1);
+        int kind, nt;
+        GT_CHECK(t, v != NULL, "out of memory");
+        for (kind = 0; v && kind < 2; kind++)
+            for (nt = 1; nt <= 2; nt++) {
+                uint64_t seed = 0x1234567890abcdefull, stream = 0xfedcba9876543210ull + (uint64_t)n;
+                float a = kind ? 0.3f : -3.14159265f, b = kind ? 0.0f : 3.14159265f;
+                v[n] = 7.0f;
+                gaia_cpu_random(v, n, kind ? GAIA_RANDOM_BERNOULLI : GAIA_RANDOM_UNIFORM, seed, stream, a, b, nt);
+                for (i = 0; i < n && !t->failed; i++) {
+                    uint32_t ctr[4], key[2], r[4];
+                    float u, want;
+                    ctr[0] = (uint32_t)(i / 4), ctr[1] = (uint32_t)((uint64_t)(i / 4) >> 32);
+                    ctr[2] = (uint32_t)stream, ctr[3] = (uint32_t)(stream >> 32);
+                    key[0] = (uint32_t)seed, key[1] = (uint32_t)(seed >> 32);
+                    gaia_cpu_philox4x32_10(ctr, key, r);
+                    u = (float)(r[i % 4] >> 8) * (1.0f / 16777216.0f);
+                    if (kind) want = u < a ? 1.0f : 0.0f;
+                    else {
+                        volatile float p = (b - a) * u; /* rounded before the sum, as the library does */
+                        want = a + p;
+                    }
+                    GT_CHECK(t, memcmp(&v[i], &want, 4) == 0, "%s n=%zu threads=%d [%zu]: %.9g, scalar Philox %.9g",
+                             kind ? "bernoulli" : "uniform", n, nt, i, (double)v[i], (double)want);
+                }
+                GT_CHECK(t, v[n] == 7.0f, "n=%zu wrote past the end", n);
+            }
+        free(v);
+    }
+}
+
 /* The CPU Hamming kernel itself at every split its vector loop makes (16
    words, 8 words, a masked tail of 1-7) and around the query block, 1 and
    2 threads: each count equal to a bit-by-bit count. Bits past D are zero,
@@ -1510,13 +1709,13 @@ static void vsa_rejects_bad_input(gt *t) {
     gaia_cpu_vsa_bsc_majority(0, 3, 64, NULL, NULL, 1, 1, NULL, 1);
     gaia_cpu_vsa_bsc_hamming(0, 0, 64, NULL, NULL, 1, NULL, 1);
     gaia_cpu_vsa_bsc_permute(0, 64, NULL, 0, NULL);
-    gaia_cpu_vsa_bsc_to_bipolar(0, 64, NULL, NULL);
+    gaia_cpu_vsa_bsc_to_bipolar(0, 64, NULL, NULL, 1);
     gaia_cpu_vsa_bipolar_to_bsc(0, 64, NULL, NULL);
     gaia_cpu_vsa_mul(0, 64, 1, 0, NULL, 0, NULL, 0, NULL, 1);
     gaia_cpu_vsa_bundle(0, 1, 64, NULL, NULL, NULL, 1);
     gaia_cpu_vsa_quantize(GAIA_VSA_QUANT_SIGN, 0, 64, 1, 1, NULL);
     gaia_cpu_vsa_permute(0, 64, 1, NULL, 0, NULL);
-    gaia_cpu_vsa_phasor(0, NULL, NULL);
+    gaia_cpu_vsa_phasor(0, NULL, NULL, 1);
     GT_CHECK(t, gaia_cpu_vsa_random_word(1, 2, 3) != gaia_cpu_vsa_random_word(1, 2, 4), "words of one stream repeat (NULL)");
     gaia_tensor_free(nan);
     gaia_vsa_free(a);
@@ -1639,6 +1838,8 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_bsc_hamming_matches_popcount_and_binomial", vsa_bsc_hamming_matches_popcount_and_binomial},
     {"vsa_bsc_hamming_kernel_counts_every_bit", vsa_bsc_hamming_kernel_counts_every_bit},
     {"vsa_bsc_majority_matches_reference", vsa_bsc_majority_matches_reference},
+    {"vsa_phasor_sincos_error_bound", vsa_phasor_sincos_error_bound},
+    {"vsa_random_same_bits_on_any_thread_count", vsa_random_same_bits_on_any_thread_count},
     {"vsa_bundle_similarity_follows_one_over_sqrt_k", vsa_bundle_similarity_follows_one_over_sqrt_k},
     {"vsa_bundle_weights_and_normalize", vsa_bundle_weights_and_normalize},
     {"vsa_map_bundle_breaks_zero_sums_by_a_seeded_random_sign", vsa_map_bundle_breaks_zero_sums_by_a_seeded_random_sign},

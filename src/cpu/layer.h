@@ -1086,26 +1086,23 @@ static void gaia__dropout_chunks(void *arg, long long c0, long long c1, int slot
         size_t base = (size_t)c * per, count = d->n - base < per ? d->n - base : per, i;
         const float *x = d->x + base;
         float *y = d->y + base;
-        gaia__philox_lanes((uint64_t)c * GAIA__PHILOX_LANES, d->stream, d->key, words);
 #if defined(GAIA__AVX512) && defined(__BMI2__)
         if (count == per) { /* the 4 words' keep bits, interleaved into element order, as store masks */
             const __m512i t = _mm512_set1_epi32((int)d->limit);
             const __m512 scale = _mm512_set1_ps(d->scale);
-            int w, h;
-            for (h = 0; h < GAIA__PHILOX_LANES / 16; h++) { /* 16 blocks, 64 elements */
-                uint64_t kept = 0;
-                for (w = 0; w < 4; w++) {
-                    __m512i u = _mm512_srli_epi32(_mm512_loadu_si512((const void *)(words[w] + 16 * h)), 8);
-                    kept |= _pdep_u64((uint64_t)_mm512_cmplt_epu32_mask(u, t), 0x1111111111111111ull << w);
-                }
-                for (w = 0; w < 4; w++) {
-                    size_t at = 64 * (size_t)h + 16 * (size_t)w;
-                    _mm512_storeu_ps(y + at, _mm512_maskz_mul_ps((__mmask16)(kept >> (16 * w)), _mm512_loadu_ps(x + at), scale));
-                }
-            }
+            __m512i w[4];
+            uint64_t kept = 0;
+            int k;
+            gaia__philox16((uint64_t)c * GAIA__PHILOX_LANES, d->stream, d->key, w);
+            for (k = 0; k < 4; k++)
+                kept |= _pdep_u64((uint64_t)_mm512_cmplt_epu32_mask(_mm512_srli_epi32(w[k], 8), t),
+                                  0x1111111111111111ull << k);
+            for (k = 0; k < 4; k++)
+                _mm512_storeu_ps(y + 16 * k, _mm512_maskz_mul_ps((__mmask16)(kept >> (16 * k)), _mm512_loadu_ps(x + 16 * k), scale));
             continue;
         }
 #endif
+        gaia__philox_lanes((uint64_t)c * GAIA__PHILOX_LANES, d->stream, d->key, words);
         for (i = 0; i < count; i++) y[i] = (words[i & 3][i >> 2] >> 8) < d->limit ? x[i] * d->scale : 0.0f;
     }
 }

@@ -31,26 +31,55 @@ GAIA_API void gaia_cpu_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2
     out[3] = c3;
 }
 
-/* Philox for GAIA__PHILOX_LANES consecutive blocks at once: block
-   block0 + l of `stream` goes to out[w][l], word w. With AVX-512 16
-   lanes are one register per word: a round's 32x32->64 products come from
-   two vpmuludq (even and odd lanes) whose halves are blended back, about
-   three instructions an output against some twenty for the scalar rounds.
-   Elsewhere the same arithmetic runs lane by lane. */
-#define GAIA__PHILOX_LANES 32
+/* Philox for GAIA__PHILOX_LANES (16) consecutive blocks at once: block
+   block0 + l of `stream` goes to word w of lane l. With AVX-512 the lanes
+   are one register per word (gaia__philox16): a round's 32x32->64
+   products come from two vpmuludq (even and odd lanes) whose halves are
+   blended back, about three instructions an output against some twenty
+   for the scalar rounds. Elsewhere the same arithmetic runs lane by lane
+   (gaia__philox_lanes), which compilers vectorise as far as they can. */
+#define GAIA__PHILOX_LANES 16
 #ifdef GAIA__AVX512
-/* The high and low 32 bits of the 16 products a * m. */
-/* The halves move with in-lane shuffles (swapping the two 32-bit halves of
-   each 64-bit lane), which run beside the multiplies rather than on their
-   port as shifts would. */
+/* The high and low 32 bits of the 16 products a * m. The halves move with
+   in-lane shuffles (swapping the two 32-bit halves of each 64-bit lane),
+   which run beside the multiplies rather than on their port as shifts
+   would. */
 static void gaia__philox_mul16(__m512i a, __m512i m, __m512i *hi, __m512i *lo) {
     __m512i even = _mm512_mul_epu32(a, m), odd = _mm512_mul_epu32(_mm512_shuffle_epi32(a, _MM_PERM_CDAB), m);
     *hi = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_shuffle_epi32(even, _MM_PERM_CDAB), odd);
     *lo = _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, _mm512_shuffle_epi32(odd, _MM_PERM_CDAB));
 }
+/* The four words of blocks block0 .. block0 + 15, lane l block block0 + l. */
+static void gaia__philox16(uint64_t block0, uint64_t stream, const uint32_t key[2], __m512i w[4]) {
+    uint32_t lo[16], hi[16], k0 = key[0], k1 = key[1];
+    const __m512i m0 = _mm512_set1_epi64((long long)GAIA__PHILOX_M0), m1 = _mm512_set1_epi64((long long)GAIA__PHILOX_M1);
+    int l, r;
+    for (l = 0; l < 16; l++) lo[l] = (uint32_t)(block0 + (uint64_t)l), hi[l] = (uint32_t)((block0 + (uint64_t)l) >> 32);
+    w[0] = _mm512_loadu_si512((const void *)lo);
+    w[1] = _mm512_loadu_si512((const void *)hi);
+    w[2] = _mm512_set1_epi32((int)(uint32_t)stream);
+    w[3] = _mm512_set1_epi32((int)(uint32_t)(stream >> 32));
+    for (r = 0; r < 10; r++) {
+        __m512i hi0, lo0, hi1, lo1;
+        gaia__philox_mul16(w[0], m0, &hi0, &lo0);
+        gaia__philox_mul16(w[2], m1, &hi1, &lo1);
+        w[0] = _mm512_ternarylogic_epi32(hi1, w[1], _mm512_set1_epi32((int)k0), 0x96); /* a ^ b ^ c */
+        w[2] = _mm512_ternarylogic_epi32(hi0, w[3], _mm512_set1_epi32((int)k1), 0x96);
+        w[1] = lo1;
+        w[3] = lo0;
+        k0 += GAIA__PHILOX_W0;
+        k1 += GAIA__PHILOX_W1;
+    }
+}
 #endif
 static void gaia__philox_lanes(uint64_t block0, uint64_t stream, const uint32_t key[2],
                                uint32_t out[4][GAIA__PHILOX_LANES]) {
+#ifdef GAIA__AVX512
+    __m512i w[4];
+    int i;
+    gaia__philox16(block0, stream, key, w);
+    for (i = 0; i < 4; i++) _mm512_storeu_si512((void *)out[i], w[i]);
+#else
     uint32_t c0[GAIA__PHILOX_LANES], c1[GAIA__PHILOX_LANES], c2[GAIA__PHILOX_LANES], c3[GAIA__PHILOX_LANES];
     uint32_t k0 = key[0], k1 = key[1];
     int l, r;
@@ -61,37 +90,6 @@ static void gaia__philox_lanes(uint64_t block0, uint64_t stream, const uint32_t 
         c2[l] = (uint32_t)stream;
         c3[l] = (uint32_t)(stream >> 32);
     }
-#ifdef GAIA__AVX512
-    { /* two registers per word (lanes 0-15 and 16-31): two independent chains hide the multiplies' latency */
-        __m512i v[2][4];
-        const __m512i m0 = _mm512_set1_epi64((long long)GAIA__PHILOX_M0), m1 = _mm512_set1_epi64((long long)GAIA__PHILOX_M1);
-        int h;
-        for (h = 0; h < 2; h++) {
-            v[h][0] = _mm512_loadu_si512((const void *)(c0 + 16 * h));
-            v[h][1] = _mm512_loadu_si512((const void *)(c1 + 16 * h));
-            v[h][2] = _mm512_loadu_si512((const void *)(c2 + 16 * h));
-            v[h][3] = _mm512_loadu_si512((const void *)(c3 + 16 * h));
-        }
-        for (r = 0; r < 10; r++) {
-            const __m512i key0 = _mm512_set1_epi32((int)k0), key1 = _mm512_set1_epi32((int)k1);
-            for (h = 0; h < 2; h++) {
-                __m512i hi0, lo0, hi1, lo1;
-                gaia__philox_mul16(v[h][0], m0, &hi0, &lo0);
-                gaia__philox_mul16(v[h][2], m1, &hi1, &lo1);
-                v[h][0] = _mm512_ternarylogic_epi32(hi1, v[h][1], key0, 0x96); /* a ^ b ^ c */
-                v[h][2] = _mm512_ternarylogic_epi32(hi0, v[h][3], key1, 0x96);
-                v[h][1] = lo1;
-                v[h][3] = lo0;
-            }
-            k0 += GAIA__PHILOX_W0;
-            k1 += GAIA__PHILOX_W1;
-        }
-        for (h = 0; h < 2; h++) {
-            int w;
-            for (w = 0; w < 4; w++) _mm512_storeu_si512((void *)(out[w] + 16 * h), v[h][w]);
-        }
-    }
-#else
     for (r = 0; r < 10; r++) {
         for (l = 0; l < GAIA__PHILOX_LANES; l++) {
             uint64_t p0 = (uint64_t)GAIA__PHILOX_M0 * c0[l], p1 = (uint64_t)GAIA__PHILOX_M1 * c2[l];
@@ -150,12 +148,57 @@ typedef struct gaia__random_job {
     float a, b;
 } gaia__random_job;
 
-/* Blocks [b0, b1) of four values, GAIA__PHILOX_LANES blocks at a time. */
+#ifdef GAIA__AVX512
+/* 16 neighbouring blocks (64 values) from block blk on: Philox4x32-10 on
+   16 counters at once, the same integer rounds as gaia_cpu_philox4x32_10,
+   and the same float steps as gaia__cpu_random_values (a product, then a
+   sum, each rounded: bit for bit its values). Uniform and Bernoulli only. */
+static void gaia__cpu_random_16blocks(uint64_t blk, gaia_random_kind kind, const uint32_t key[2], uint64_t stream,
+                                      float a, float b, float *out) {
+    __m512i w[4];
+    __m512 v[4], t0, t1, t2, t3, u0, u1, u2, u3, x, y;
+    int i;
+    gaia__philox16(blk, stream, key, w);
+    {
+        const __m512 scale = _mm512_set1_ps(1.0f / 16777216.0f);
+        for (i = 0; i < 4; i++) {
+            __m512 u = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w[i], 8)), scale);
+            if (kind == GAIA_RANDOM_UNIFORM)
+                v[i] = _mm512_add_ps(_mm512_set1_ps(a), _mm512_mul_ps(_mm512_set1_ps(b - a), u));
+            else
+                v[i] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(u, _mm512_set1_ps(a), _CMP_LT_OQ), _mm512_setzero_ps(),
+                                            _mm512_set1_ps(1.0f));
+        }
+    }
+    /* lane l of v[i] is value i of block l: out wants block by block */
+    t0 = _mm512_unpacklo_ps(v[0], v[1]), t1 = _mm512_unpackhi_ps(v[0], v[1]);
+    t2 = _mm512_unpacklo_ps(v[2], v[3]), t3 = _mm512_unpackhi_ps(v[2], v[3]);
+    u0 = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    u1 = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    u2 = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+    u3 = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+    /* u_k's 128-bit lane L: block 4L + k; a 4 x 4 transpose of the lanes */
+    x = _mm512_shuffle_f32x4(u0, u1, 0x44), y = _mm512_shuffle_f32x4(u2, u3, 0x44);
+    _mm512_storeu_ps(out, _mm512_shuffle_f32x4(x, y, 0x88));
+    _mm512_storeu_ps(out + 16, _mm512_shuffle_f32x4(x, y, 0xDD));
+    x = _mm512_shuffle_f32x4(u0, u1, 0xEE), y = _mm512_shuffle_f32x4(u2, u3, 0xEE);
+    _mm512_storeu_ps(out + 32, _mm512_shuffle_f32x4(x, y, 0x88));
+    _mm512_storeu_ps(out + 48, _mm512_shuffle_f32x4(x, y, 0xDD));
+}
+#endif
+
+/* Blocks [b0, b1) of four values: 16 at a time, uniform and Bernoulli in
+   registers where AVX-512 has them. */
 static void gaia__cpu_random_blocks(void *arg, long long b0, long long b1, int slot) {
     const gaia__random_job *r = (const gaia__random_job *)arg;
-    long long blk;
+    long long blk = b0;
     (void)slot;
-    for (blk = b0; blk < b1; blk += GAIA__PHILOX_LANES) {
+#ifdef GAIA__AVX512
+    if (r->kind != GAIA_RANDOM_NORMAL)
+        for (; blk + 16 <= b1 && ((size_t)blk + 16) * 4 <= r->n; blk += 16)
+            gaia__cpu_random_16blocks((uint64_t)blk, r->kind, r->key, r->stream, r->a, r->b, r->dst + (size_t)blk * 4);
+#endif
+    for (; blk < b1; blk += GAIA__PHILOX_LANES) {
         uint32_t words[4][GAIA__PHILOX_LANES];
         int l, lanes = b1 - blk < GAIA__PHILOX_LANES ? (int)(b1 - blk) : GAIA__PHILOX_LANES;
         gaia__philox_lanes((uint64_t)blk, r->stream, r->key, words);

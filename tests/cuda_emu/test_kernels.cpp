@@ -1333,7 +1333,7 @@ static void emu_vsa_bsc(void) {
         }
         fvec bip(B * D), wbip(B * D);
         LAUNCH(gaia_cuda_vsa_bsc_to_bipolar(B, D, r.data(), bip.data(), nullptr));
-        gaia_cpu_vsa_bsc_to_bipolar(B, D, r.data(), wbip.data());
+        gaia_cpu_vsa_bsc_to_bipolar(B, D, r.data(), wbip.data(), 1);
         EXPECT_CLOSE(bip.data(), wbip.data(), B * D, 0, 0, "bsc_to_bipolar D %zu", D);
         fvec noisy = randv(B * D);
         LAUNCH(gaia_cuda_vsa_bipolar_to_bsc(B, D, noisy.data(), x.data(), nullptr));
@@ -1392,7 +1392,7 @@ static void emu_vsa_float(void) {
         }
         fvec ph = randv(D, -7, 7), z(2 * D), wz(2 * D);
         LAUNCH(gaia_cuda_vsa_phasor(D, ph.data(), z.data(), nullptr));
-        gaia_cpu_vsa_phasor(D, ph.data(), wz.data());
+        gaia_cpu_vsa_phasor(D, ph.data(), wz.data(), 1);
         EXPECT_CLOSE(z.data(), wz.data(), 2 * D, 1e-7f, 1e-7f, "vsa_phasor n %zu", D);
     }
 }
