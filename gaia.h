@@ -277,8 +277,8 @@
                  (no page faults, zeroing or unmapping of the same
                  temporaries every step). Data stays 64-byte aligned. The
                  cache is bounded: in use + cached at most twice the peak
-                 in use, or GAIA_CPU_POOL=N MiB cached when the environment
-                 says so. gaia_memory_trim(ctx, GAIA_DEVICE_CPU) hands the
+                 in use, or GAIA_CPU_POOL_MIB=N MiB cached when the
+                 environment says so. gaia_memory_trim(ctx, GAIA_DEVICE_CPU) hands the
                  cache back (gaia_map's workers' too), gaia_ctx_destroy
                  frees it all, an allocator failure trims and retries once.
                  Off: desc.cpu_pool = -1, GAIA_CPU_POOL=0 in the
@@ -1849,7 +1849,7 @@ GAIA_API int gaia_ctx_training(const gaia_ctx *ctx);
    setting; NULL ctx: 0. Off returns every cached block to the allocator at
    once; storage handed out while it was on goes back to the allocator when
    freed. The cache is bounded: at most N MiB where the environment says
-   GAIA_CPU_POOL=N (N > 0), else in use + cached stays at most twice the
+   GAIA_CPU_POOL_MIB=N (N > 0), else in use + cached stays at most twice the
    peak of bytes in use so far. gaia_memory_trim returns the cache. */
 GAIA_API int gaia_ctx_set_cpu_pool(gaia_ctx *ctx, int on);
 
@@ -4259,7 +4259,7 @@ struct gaia_ctx {
     gaia_profile_entry profile[GAIA_PROF_COUNT];
     gaia_memory_stats cpu_memory;     /* tensor storage on the CPU */
     int cpu_pool_on;                  /* gaia_ctx_set_cpu_pool */
-    size_t cpu_pool_limit;            /* GAIA_CPU_POOL's MiB in bytes; 0: the peak in use */
+    size_t cpu_pool_limit;            /* GAIA_CPU_POOL_MIB in bytes; 0: bounded by the peak in use */
     void *cpu_pool_bins[GAIA__CPU_POOL_BINS]; /* cached blocks, a list a class */
     void *cuda;                       /* struct gaia_cuda_state, gaia_cuda.h */
     void *hrr_state;                  /* the modules' per-context caches */

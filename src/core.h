@@ -215,7 +215,7 @@ GAIA_API int gaia_ctx_training(const gaia_ctx *ctx);
    setting; NULL ctx: 0. Off returns every cached block to the allocator at
    once; storage handed out while it was on goes back to the allocator when
    freed. The cache is bounded: at most N MiB where the environment says
-   GAIA_CPU_POOL=N (N > 0), else in use + cached stays at most twice the
+   GAIA_CPU_POOL_MIB=N (N > 0), else in use + cached stays at most twice the
    peak of bytes in use so far. gaia_memory_trim returns the cache. */
 GAIA_API int gaia_ctx_set_cpu_pool(gaia_ctx *ctx, int on);
 
@@ -515,7 +515,7 @@ struct gaia_ctx {
     gaia_profile_entry profile[GAIA_PROF_COUNT];
     gaia_memory_stats cpu_memory;     /* tensor storage on the CPU */
     int cpu_pool_on;                  /* gaia_ctx_set_cpu_pool */
-    size_t cpu_pool_limit;            /* GAIA_CPU_POOL's MiB in bytes; 0: the peak in use */
+    size_t cpu_pool_limit;            /* GAIA_CPU_POOL_MIB in bytes; 0: bounded by the peak in use */
     void *cpu_pool_bins[GAIA__CPU_POOL_BINS]; /* cached blocks, a list a class */
     void *cuda;                       /* struct gaia_cuda_state, gaia_cuda.h */
     void *hrr_state;                  /* the modules' per-context caches */

@@ -281,8 +281,8 @@
                  (no page faults, zeroing or unmapping of the same
                  temporaries every step). Data stays 64-byte aligned. The
                  cache is bounded: in use + cached at most twice the peak
-                 in use, or GAIA_CPU_POOL=N MiB cached when the environment
-                 says so. gaia_memory_trim(ctx, GAIA_DEVICE_CPU) hands the
+                 in use, or GAIA_CPU_POOL_MIB=N MiB cached when the
+                 environment says so. gaia_memory_trim(ctx, GAIA_DEVICE_CPU) hands the
                  cache back (gaia_map's workers' too), gaia_ctx_destroy
                  frees it all, an allocator failure trims and retries once.
                  Off: desc.cpu_pool = -1, GAIA_CPU_POOL=0 in the

@@ -40,7 +40,7 @@ static void gaia__cpu_aligned_free(gaia_ctx *ctx, void *p) {
        eighth wasted), up to 2^30; larger blocks round up to 2 MiB and are
        reused when they waste at most an eighth;
      - a freed block goes on its class's list unless the cached bytes would
-       pass the limit, then back to the allocator: GAIA_CPU_POOL=N MiB
+       pass the limit, then back to the allocator: GAIA_CPU_POOL_MIB=N MiB
        cached at most, else in use + cached at most twice the peak in use;
      - gaia_memory_trim and turning the pool off return the cache, and
        gaia_ctx_destroy does too; an allocator failure returns the cache and
@@ -138,16 +138,16 @@ static void gaia__cpu_pool_trim(gaia_ctx *ctx) {
 }
 
 /* desc.cpu_pool: 1 on, -1 off, 0 the environment's GAIA_CPU_POOL (unset or
-   a positive number of MiB: on, that many MiB its limit; 0: off). */
+   anything but 0: on; 0: off). GAIA_CPU_POOL_MIB=N (N > 0): at most N MiB
+   cached, in place of the bound by the peak in use. */
 static void gaia__cpu_pool_setup(gaia_ctx *ctx, int desc_pool) {
-    const char *e = getenv("GAIA_CPU_POOL");
-    ctx->cpu_pool_on = 1;
+    const char *e = getenv("GAIA_CPU_POOL"), *m = getenv("GAIA_CPU_POOL_MIB");
+    ctx->cpu_pool_on = !(e && e[0] == '0' && e[1] == '\0');
     ctx->cpu_pool_limit = 0;
-    if (e && *e) {
+    if (m && *m) {
         char *end;
-        double mib = strtod(e, &end);
-        if (end != e && mib <= 0.0) ctx->cpu_pool_on = 0;
-        else if (end != e && mib < (double)(SIZE_MAX >> 21)) ctx->cpu_pool_limit = (size_t)(mib * 1048576.0);
+        double mib = strtod(m, &end);
+        if (end != m && mib > 0.0 && mib < (double)(SIZE_MAX >> 21)) ctx->cpu_pool_limit = (size_t)(mib * 1048576.0);
     }
     if (desc_pool > 0) ctx->cpu_pool_on = 1;
     else if (desc_pool < 0) ctx->cpu_pool_on = 0;
@@ -203,7 +203,7 @@ static void gaia__cpu_free(gaia_ctx *ctx, void *ptr) {
     b = (gaia__cpu_block *)((unsigned char *)ptr - GAIA__CPU_ALIGN);
     m->bytes_in_use -= b->size;
     m->bytes_requested -= b->requested;
-    /* the cache's room: GAIA_CPU_POOL's limit, else what keeps in use +
+    /* the cache's room: GAIA_CPU_POOL_MIB's limit, else what keeps in use +
        cached at most twice the peak in use */
     limit = ctx->cpu_pool_limit ? ctx->cpu_pool_limit : 2 * m->peak_bytes_in_use - m->bytes_in_use;
     if (!b->pooled || !ctx->cpu_pool_on || b->size > limit || m->bytes_cached > limit - b->size) {
