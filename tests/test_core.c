@@ -639,6 +639,63 @@ static void cpu_pool_returns_its_cache_when_the_allocator_fails(gt *t) {
     GT_CHECK(t, h.live == 0, "after destroy: %ld heap blocks live", h.live);
 }
 
+/* The environment's switches, read when a context is made: GAIA_CPU_POOL=0
+   off (desc.cpu_pool = 1 still turns it on), GAIA_CPU_POOL_MIB=N caps the
+   cache at N MiB, a value that is not a number is ignored. */
+static int env_pool_ctx(gt *t, int desc_pool, gaia_ctx **ctx) {
+    gaia_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    d.device = GAIA_DEVICE_CPU;
+    d.cpu_pool = desc_pool;
+    if (gaia_ctx_create(&d, ctx) == GAIA_OK) return 1;
+    gt_fail_at(t, __FILE__, __LINE__, "context: %s", gaia_last_error(NULL));
+    return 0;
+}
+/* The bytes cached after a tensor of n floats is made and freed. */
+static size_t cached_after(gt *t, gaia_ctx *ctx, size_t n) {
+    gaia_tensor *a = NULL;
+    gaia_memory_stats ms;
+    memset(&ms, 0, sizeof ms);
+    if (gaia_tensor_zeros(ctx, 1, &n, &a) != GAIA_OK || gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms) != GAIA_OK)
+        gt_fail_at(t, __FILE__, __LINE__, "%zu floats: %s", n, gaia_last_error(ctx));
+    gaia_tensor_free(a);
+    if (gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms) != GAIA_OK)
+        gt_fail_at(t, __FILE__, __LINE__, "stats: %s", gaia_last_error(ctx));
+    return ms.bytes_cached;
+}
+static void cpu_pool_switches_from_the_environment(gt *t) {
+    gaia_ctx *ctx = NULL;
+    size_t two_mib = (size_t)1 << 19, half_mib = (size_t)1 << 17; /* floats */
+    setenv("GAIA_CPU_POOL", "0", 1);
+    if (env_pool_ctx(t, 0, &ctx)) {
+        GT_CHECK(t, gaia_ctx_set_cpu_pool(ctx, 0) == 0, "GAIA_CPU_POOL=0: off");
+        gaia_ctx_destroy(ctx);
+    }
+    if (env_pool_ctx(t, 1, &ctx)) {
+        GT_CHECK(t, gaia_ctx_set_cpu_pool(ctx, 1) == 1, "desc.cpu_pool = 1 wins over GAIA_CPU_POOL=0");
+        gaia_ctx_destroy(ctx);
+    }
+    setenv("GAIA_CPU_POOL", "1", 1);
+    setenv("GAIA_CPU_POOL_MIB", "1", 1);
+    if (env_pool_ctx(t, 0, &ctx)) {
+        GT_CHECK(t, gaia_ctx_set_cpu_pool(ctx, 1) == 1, "GAIA_CPU_POOL=1: on");
+        GT_CHECK(t, cached_after(t, ctx, two_mib) == 0, "2 MiB freed under a 1 MiB cap: not cached");
+        GT_CHECK(t, cached_after(t, ctx, half_mib) == half_mib * sizeof(float), "half a MiB: cached");
+        gaia_ctx_destroy(ctx);
+    }
+    setenv("GAIA_CPU_POOL_MIB", "lots", 1);
+    if (env_pool_ctx(t, 0, &ctx)) {
+        GT_CHECK(t, cached_after(t, ctx, two_mib) == two_mib * sizeof(float), "a cap that is no number is ignored");
+        gaia_ctx_destroy(ctx);
+    }
+    if (env_pool_ctx(t, -1, &ctx)) {
+        GT_CHECK(t, cached_after(t, ctx, half_mib) == 0, "desc.cpu_pool = -1: off");
+        gaia_ctx_destroy(ctx);
+    }
+    unsetenv("GAIA_CPU_POOL");
+    unsetenv("GAIA_CPU_POOL_MIB");
+}
+
 const gt_case gt_core_cases[] = {
     {"core_status_strings_name_every_code", status_strings_name_every_code},
     {"core_context_defaults_to_an_available_device", context_defaults_to_an_available_device},
@@ -660,5 +717,6 @@ const gt_case gt_core_cases[] = {
     {"core_cpu_pool_steady_training_loop_allocates_nothing", cpu_pool_steady_training_loop_allocates_nothing},
     {"core_cpu_pool_stays_bounded_and_trims", cpu_pool_stays_bounded_and_trims},
     {"core_cpu_pool_returns_its_cache_when_the_allocator_fails", cpu_pool_returns_its_cache_when_the_allocator_fails},
+    {"core_cpu_pool_switches_from_the_environment", cpu_pool_switches_from_the_environment},
     {NULL, NULL},
 };
