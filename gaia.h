@@ -270,6 +270,23 @@
                  under -fopenmp), else the cores online; 1 never wakes a
                  helper. -DGAIA_THREADS=0 keeps gaia off threads (Windows:
                  always; then OpenMP under -fopenmp).
+     cpu pool    tensor storage on the CPU comes from a per-context pool:
+                 a freed block is kept by size class (at most an eighth
+                 wasted) and handed out again, so a training loop takes
+                 nothing from the allocator once its first steps have run
+                 (no page faults, zeroing or unmapping of the same
+                 temporaries every step). Data stays 64-byte aligned. The
+                 cache is bounded: in use + cached at most twice the peak
+                 in use, or GAIA_CPU_POOL_MIB=N MiB cached when the
+                 environment says so. gaia_memory_trim(ctx, GAIA_DEVICE_CPU) hands the
+                 cache back (gaia_map's workers' too), gaia_ctx_destroy
+                 frees it all, an allocator failure trims and retries once.
+                 Off: desc.cpu_pool = -1, GAIA_CPU_POOL=0 in the
+                 environment, or gaia_ctx_set_cpu_pool(ctx, 0) at any time
+                 (it trims). gaia_memory_stats_get counts requests, cache
+                 hits, allocator calls (device_allocations), bytes cached.
+                 Under AddressSanitizer cached blocks are poisoned: a use
+                 after free still reports.
      determinism the same seed and calls give the same numbers (section 6);
                  a failed call draws nothing from the random stream.
 
@@ -1101,7 +1118,7 @@
                  gaia_cuda_memory_trim(ctx)            cache back to CUDA
                gaia_memory_stats_get(ctx, device, &s) and gaia_memory_trim
                (ctx, device) do the same in every build, for either device
-               (on the CPU: the bytes held by tensors, and host memory).
+               (on the CPU: the CPU pool's, section 4, and host memory).
      transfers host arrays move through pinned double buffers; upload returns
                once the source was read, download when the data is there.
                  gaia_cuda_host_alloc / gaia_cuda_host_free   pinned memory
@@ -1808,6 +1825,10 @@ typedef struct gaia_ctx_desc {
                                brain keeps it as its memory limit. 0 = the
                                default, GAIA_LOAD_LIMIT (16 GiB) */
     gaia_progress progress; /* reports from long operations; zero = none */
+    int cpu_pool;           /* the CPU memory pool (freed tensor storage kept by
+                               size class and reused): 0 = the default, on
+                               unless the environment says GAIA_CPU_POOL=0;
+                               1 = on, -1 = off. See gaia_ctx_set_cpu_pool */
 } gaia_ctx_desc;
 
 #ifndef GAIA_LOAD_LIMIT
@@ -1860,6 +1881,13 @@ GAIA_API uint64_t gaia_ctx_seed(const gaia_ctx *ctx);
    NULL ctx: 0. Independent of gaia_grad_set_enabled (recording). */
 GAIA_API int gaia_ctx_set_training(gaia_ctx *ctx, int on);
 GAIA_API int gaia_ctx_training(const gaia_ctx *ctx);
+/* Turns the CPU memory pool on (1) or off (0) and returns the previous
+   setting; NULL ctx: 0. Off returns every cached block to the allocator at
+   once; storage handed out while it was on goes back to the allocator when
+   freed. The cache is bounded: at most N MiB where the environment says
+   GAIA_CPU_POOL_MIB=N (N > 0), else in use + cached stays at most twice the
+   peak of bytes in use so far. gaia_memory_trim returns the cache. */
+GAIA_API int gaia_ctx_set_cpu_pool(gaia_ctx *ctx, int on);
 
 /* The default device for new tensors (never AUTO: it is resolved). */
 GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx);
@@ -1871,16 +1899,17 @@ GAIA_API void gaia_device_report(gaia_ctx *ctx, FILE *f);
 
 /* Memory held for tensors on a device. On CUDA this is the caching pool
    (freed blocks are kept by size class and reused; trim returns them); on
-   the CPU, tensor storage from the context's allocator. */
+   the CPU, tensor storage from the context's allocator, through the CPU pool
+   (the same scheme, gaia_ctx_set_cpu_pool) unless it is off. */
 typedef struct gaia_memory_stats {
     size_t bytes_in_use;        /* handed out to tensors (CUDA: whole size-class blocks) */
     size_t bytes_requested;     /* what the callers asked for, of bytes_in_use */
-    size_t bytes_cached;        /* freed blocks kept for reuse (CUDA) */
+    size_t bytes_cached;        /* freed blocks kept for reuse */
     size_t bytes_reserved;      /* in use + cached */
     size_t peak_bytes_in_use;
     uint64_t requests;          /* allocations asked for */
-    uint64_t cache_hits;        /* ... served from the cache (CUDA) */
-    uint64_t device_allocations;/* cudaMalloc calls / allocator calls */
+    uint64_t cache_hits;        /* ... served from the cache */
+    uint64_t device_allocations;/* cudaMalloc calls / the allocator's calls for tensor storage */
     uint64_t trims;             /* times the cache went back to the device */
     size_t device_free, device_total; /* cudaMemGetInfo; host memory on the CPU */
 } gaia_memory_stats;
@@ -4309,6 +4338,10 @@ extern "C" {
    Context
    --------------------------------------------------------------------- */
 #define GAIA__DEVICE_STACK 16
+/* The CPU pool's size classes (gaia_cpu.h, section 6): one bin of the
+   smallest blocks, 8 classes a power of two up to 2^30 bytes, one list of
+   larger blocks. */
+#define GAIA__CPU_POOL_BINS (1 + 22 * 8 + 1)
 #define GAIA__ERR_LEN 512
 
 struct gaia_ctx {
@@ -4340,6 +4373,9 @@ struct gaia_ctx {
     gaia_device policy;               /* desc.device as asked: AUTO lets host-array calls choose */
     gaia_profile_entry profile[GAIA_PROF_COUNT];
     gaia_memory_stats cpu_memory;     /* tensor storage on the CPU */
+    int cpu_pool_on;                  /* gaia_ctx_set_cpu_pool */
+    size_t cpu_pool_limit;            /* GAIA_CPU_POOL_MIB in bytes; 0: bounded by the peak in use */
+    void *cpu_pool_bins[GAIA__CPU_POOL_BINS]; /* cached blocks, a list a class */
     void *cuda;                       /* struct gaia_cuda_state, gaia_cuda.h */
     void *hrr_state;                  /* the modules' per-context caches */
     unsigned hrr_cleanup_pass;        /* CPU cleanups so far: their row order alternates */
@@ -4615,6 +4651,8 @@ static void gaia__cuda_close(gaia_ctx *ctx);
 #endif
 static const gaia_backend *gaia__cpu_backend(void); /* gaia_cpu.h */
 static void gaia__cpu_release(gaia_ctx *ctx);          /* gaia_cpu.h */
+static void gaia__cpu_pool_setup(gaia_ctx *ctx, int desc_pool); /* gaia_cpu.h */
+static void gaia__cpu_pool_trim(gaia_ctx *ctx);        /* gaia_cpu.h */
 
 /* *n += v, atomically where threads run, and the new value: for counts that
    gaia_map's items may change at once (the views of one storage). */
@@ -4715,6 +4753,7 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
     ctx->profiling = desc.profile;
     ctx->cpu_threads = desc.cpu_threads ? desc.cpu_threads : gaia__default_threads();
     ctx->backends[GAIA_DEVICE_CPU] = gaia__cpu_backend();
+    gaia__cpu_pool_setup(ctx, desc.cpu_pool);
     want = desc.device;
 #ifdef GAIA_USE_CUDA
     if (want != GAIA_DEVICE_CPU) {
@@ -4787,6 +4826,14 @@ GAIA_API int gaia_ctx_set_training(gaia_ctx *ctx, int on) {
     return was;
 }
 GAIA_API int gaia_ctx_training(const gaia_ctx *ctx) { return ctx ? !ctx->eval_mode : 0; }
+GAIA_API int gaia_ctx_set_cpu_pool(gaia_ctx *ctx, int on) {
+    int was;
+    if (!ctx) return 0;
+    was = ctx->cpu_pool_on;
+    ctx->cpu_pool_on = on != 0;
+    if (!on) gaia__cpu_pool_trim(ctx);
+    return was;
+}
 
 GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx) {
     return ctx ? ctx->device_stack[ctx->device_depth] : GAIA_DEVICE_AUTO; /* AUTO: no context, no device */
@@ -4935,7 +4982,7 @@ GAIA_API gaia_status gaia_memory_stats_get(gaia_ctx *ctx, gaia_device d, gaia_me
         memset(&info, 0, sizeof info);
         gaia__cpu_info(&info);
         *out = ctx->cpu_memory;
-        out->bytes_reserved = out->bytes_in_use;
+        out->bytes_reserved = out->bytes_in_use + out->bytes_cached;
         out->device_free = info.memory_free;
         out->device_total = info.memory_total;
         return GAIA_OK;
@@ -4955,7 +5002,16 @@ GAIA_API gaia_status gaia_memory_trim(gaia_ctx *ctx, gaia_device d) {
 #ifdef GAIA_USE_CUDA
     if (d == GAIA_DEVICE_CUDA) return gaia__cuda_pool_trim(ctx);
 #endif
-    return GAIA_OK; /* the CPU keeps no cache */
+    if (d == GAIA_DEVICE_CPU) {
+#ifndef GAIA_NO_MAP
+        int i;
+        /* gaia_map's workers keep pools of their own */
+        for (i = 0; i < ctx->map_worker_count[GAIA_DEVICE_CPU]; i++)
+            gaia__cpu_pool_trim(ctx->map_workers[GAIA_DEVICE_CPU][i]);
+#endif
+        gaia__cpu_pool_trim(ctx);
+    }
+    return GAIA_OK;
 }
 
 GAIA_API void gaia_device_report(gaia_ctx *ctx, FILE *f) {
@@ -20803,6 +20859,7 @@ static gaia_status gaia__map_workers(gaia_ctx *ctx, const char *fn, gaia_device 
     wd.cpu_threads = 1;
     wd.allow_tf32 = ctx->allow_tf32;
     wd.load_limit = ctx->load_limit;
+    wd.cpu_pool = ctx->cpu_pool_on ? 1 : -1;
 #ifdef GAIA_USE_CUDA
     if (d == GAIA_DEVICE_CUDA) wd.cuda_device_index = gaia__cuda_state(ctx)->device;
 #endif

@@ -845,6 +845,16 @@ static inline uint64_t gaia__asm_mix64(uint64_t z) {
 #ifndef GAIA_GEMM_SMALL
 #define GAIA_GEMM_SMALL (64u * 64u * 64u)
 #endif
+/* Multiply-adds each thread of a parallel GEMM gets at least (gaia__team):
+   about 3.1 million, some 50 us on one AVX-512 core. Waking a helper that
+   sleeps, and its first touches of A and B, cost tens of microseconds: a
+   product smaller than two such shares runs on the calling thread. (At the
+   old minimum of 4 GAIA_GEMM_SMALL, 1 million multiply-adds or 20 us, the
+   2-64-64-2 MLP of examples/train_mlp ran its 300 x 64 x 64 products on two
+   threads and its step took longer on 2 threads than on 1.) */
+#ifndef GAIA_GEMM_PAR_GRAIN
+#define GAIA_GEMM_PAR_GRAIN (12.0 * (double)GAIA_GEMM_SMALL)
+#endif
 /* Columns (or rows) of C accumulated at once by the portable unpacked path. */
 #define GAIA_GEMM_DJ 64
 
@@ -1605,10 +1615,11 @@ GAIA_API void gaia_cpu_sgemm(int trans_a, int trans_b, size_t M, size_t N, size_
     if (nthreads < 1) nthreads = 1;
     if (gaia__gemm_trivial(M, N, K, alpha, beta, C, ldc)) return;
     small = work == NULL || gaia__gemm_is_small(M, N, K);
-    /* Not worth waking a helper for less than a few register tiles each. */
-    if (nthreads > 1 && (double)M * (double)N * (double)K >= 4.0 * (double)GAIA_GEMM_SMALL) {
+    /* Not worth waking a helper for less than GAIA_GEMM_PAR_GRAIN each. */
+    if (gaia__team(nthreads, (double)M * (double)N * (double)K, GAIA_GEMM_PAR_GRAIN) > 1) {
         gaia__gemm_job g;
-        int team = nthreads > GAIA__POOL_MAX ? GAIA__POOL_MAX : nthreads;
+        int team = gaia__team(nthreads, (double)M * (double)N * (double)K, GAIA_GEMM_PAR_GRAIN);
+        if (team > GAIA__POOL_MAX) team = GAIA__POOL_MAX;
         g.trans_a = trans_a, g.trans_b = trans_b, g.small = small;
         g.M = M, g.N = N, g.K = K, g.lda = lda, g.ldb = ldb, g.ldc = ldc;
         g.stride_a = g.stride_b = g.stride_c = 0;
@@ -1648,13 +1659,15 @@ GAIA_API void gaia_cpu_sgemm_batched(int trans_a, int trans_b, size_t batch, siz
        scratch slice; otherwise let each GEMM use all threads itself. */
     if (nthreads > 1 && batch > 1 &&
         ((size_t)nthreads <= batch || gaia__gemm_is_small(M, N, K)) &&
-        (double)batch * (double)M * (double)N * (double)(K + 1) >= 2.0 * (double)GAIA_GEMM_SMALL) {
+        gaia__team(nthreads, (double)batch * (double)M * (double)N * (double)(K + 1), GAIA_GEMM_PAR_GRAIN) > 1) {
         gaia__gemm_job g;
         g.trans_a = trans_a, g.trans_b = trans_b, g.small = 0, g.parts = 1;
         g.M = M, g.N = N, g.K = K, g.lda = lda, g.ldb = ldb, g.ldc = ldc;
         g.stride_a = stride_a, g.stride_b = stride_b, g.stride_c = stride_c;
         g.alpha = alpha, g.beta = beta, g.A = A, g.B = B, g.C = C, g.work = work;
-        gaia__par_range(nthreads, (long long)batch, gaia__gemm_batch_range, &g);
+        gaia__par_range(gaia__team(nthreads, (double)batch * (double)M * (double)N * (double)(K + 1),
+                                   GAIA_GEMM_PAR_GRAIN),
+                        (long long)batch, gaia__gemm_batch_range, &g);
         return;
     }
     for (b = 0; b < batch; ++b) {
@@ -3586,6 +3599,39 @@ GAIA_API void gaia_cpu_reduce(gaia_reduce_op op, const float *x, size_t outer, s
 
 /* Tiles keep both the reads and the writes within a few cache lines. */
 #define GAIA__TRANSPOSE_TILE 32
+#ifdef GAIA__AVX512
+/* One 8 x 8 block in registers: rows of x (stride ldx) become rows of y
+   (stride ldy). Pairs of rows interleave (unpack), then quadruples
+   (shuffle), then the 128-bit halves swap (permute): a scalar copy moves
+   one float a load and a store, this 8 a load and a store. A head split of
+   a transformer block ([B, N, d] -> [B, d, N] -> ...) is two transposes
+   of the whole activation, forward and backward. */
+static void gaia__transpose_8x8(const float *x, size_t ldx, float *y, size_t ldy) {
+    __m256 r0 = _mm256_loadu_ps(x), r1 = _mm256_loadu_ps(x + ldx), r2 = _mm256_loadu_ps(x + 2 * ldx);
+    __m256 r3 = _mm256_loadu_ps(x + 3 * ldx), r4 = _mm256_loadu_ps(x + 4 * ldx), r5 = _mm256_loadu_ps(x + 5 * ldx);
+    __m256 r6 = _mm256_loadu_ps(x + 6 * ldx), r7 = _mm256_loadu_ps(x + 7 * ldx);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(y, _mm256_permute2f128_ps(s0, s4, 0x20));
+    _mm256_storeu_ps(y + ldy, _mm256_permute2f128_ps(s1, s5, 0x20));
+    _mm256_storeu_ps(y + 2 * ldy, _mm256_permute2f128_ps(s2, s6, 0x20));
+    _mm256_storeu_ps(y + 3 * ldy, _mm256_permute2f128_ps(s3, s7, 0x20));
+    _mm256_storeu_ps(y + 4 * ldy, _mm256_permute2f128_ps(s0, s4, 0x31));
+    _mm256_storeu_ps(y + 5 * ldy, _mm256_permute2f128_ps(s1, s5, 0x31));
+    _mm256_storeu_ps(y + 6 * ldy, _mm256_permute2f128_ps(s2, s6, 0x31));
+    _mm256_storeu_ps(y + 7 * ldy, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+#endif
+
+/* Tiles of 32 x 32 (a tile's rows and columns stay in L1); inside a tile,
+   whole 8 x 8 blocks in registers where AVX-512 is on, the edges (and every
+   element without it) one at a time. */
 GAIA_API void gaia_cpu_transpose(const float *x, size_t batch, size_t rows, size_t cols, float *y) {
     size_t b, r0, c0, r, c;
     for (b = 0; b < batch; b++) {
@@ -3595,7 +3641,16 @@ GAIA_API void gaia_cpu_transpose(const float *x, size_t batch, size_t rows, size
             for (c0 = 0; c0 < cols; c0 += GAIA__TRANSPOSE_TILE) {
                 size_t r1 = r0 + GAIA__TRANSPOSE_TILE < rows ? r0 + GAIA__TRANSPOSE_TILE : rows;
                 size_t c1 = c0 + GAIA__TRANSPOSE_TILE < cols ? c0 + GAIA__TRANSPOSE_TILE : cols;
-                for (r = r0; r < r1; r++)
+                size_t r8 = r0, c8 = c0; /* the ends of the whole 8 x 8 blocks */
+#ifdef GAIA__AVX512
+                r8 = r0 + (r1 - r0) / 8 * 8;
+                c8 = c0 + (c1 - c0) / 8 * 8;
+                for (r = r0; r < r8; r += 8)
+                    for (c = c0; c < c8; c += 8) gaia__transpose_8x8(xb + r * cols + c, cols, yb + c * rows + r, rows);
+#endif
+                for (r = r0; r < r8; r++) /* the columns right of the blocks */
+                    for (c = c8; c < c1; c++) yb[c * rows + r] = xb[r * cols + c];
+                for (r = r8; r < r1; r++) /* the rows below them, every column */
                     for (c = c0; c < c1; c++) yb[c * rows + r] = xb[r * cols + c];
             }
     }
@@ -10197,41 +10252,194 @@ static void gaia__cpu_aligned_free(gaia_ctx *ctx, void *p) {
     ctx->allocator.free(raw, ctx->allocator.user);
 }
 
-/* Tensor storage: the size sits in the first 64 bytes so that free can keep
-   the context's memory statistics. */
-static gaia_status gaia__cpu_alloc(gaia_ctx *ctx, size_t bytes, void **out) {
-    unsigned char *p;
-    gaia_memory_stats *m = &ctx->cpu_memory;
-    if (bytes > SIZE_MAX - GAIA__CPU_ALIGN) return GAIA_ERR_OUT_OF_MEMORY;
-    m->requests++;
-    p = (unsigned char *)gaia__cpu_aligned_alloc(ctx, bytes + GAIA__CPU_ALIGN);
-    if (!p) {
-        *out = NULL;
-        return GAIA_ERR_OUT_OF_MEMORY;
+/* ---- The CPU memory pool ----
+   A training step makes and frees the same temporaries every step. Taken
+   from malloc each time, the large ones come as fresh mappings from the
+   kernel (page faults, zeroed pages) and go back on free (unmapping), a
+   quarter of a small model's step. The pool keeps freed tensor storage by
+   size class and hands it out again: once the first step has run, a steady
+   loop asks the allocator for nothing. It is the CUDA pool's scheme
+   (gaia_cuda.h, section 5) on the host:
+     - a request of b bytes takes a block of its class: one class up to 256
+       bytes, then 8 classes between consecutive powers of two (at most an
+       eighth wasted), up to 2^30; larger blocks round up to 2 MiB and are
+       reused when they waste at most an eighth;
+     - a freed block goes on its class's list unless the cached bytes would
+       pass the limit, then back to the allocator: GAIA_CPU_POOL_MIB=N MiB
+       cached at most, else in use + cached at most twice the peak in use;
+     - gaia_memory_trim and turning the pool off return the cache, and
+       gaia_ctx_destroy does too; an allocator failure returns the cache and
+       tries once more.
+   Every block carries a 64-byte header (its class size, the bytes asked
+   for, whether it is pooled, the list link) just below the data, so the
+   data stays 64-byte aligned and free needs no lookup. Under AddressSanitizer
+   a cached block is poisoned: a use after free still reports. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GAIA__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GAIA__ASAN 1
+#endif
+#endif
+#ifdef GAIA__ASAN
+#include <sanitizer/asan_interface.h>
+#define GAIA__POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define GAIA__UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define GAIA__POISON(p, n) ((void)(p), (void)(n))
+#define GAIA__UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+typedef struct gaia__cpu_block {
+    size_t size;                  /* the data's bytes: the class size when pooled */
+    size_t requested;             /* what the caller asked for */
+    int pooled;                   /* goes back to the pool when freed */
+    struct gaia__cpu_block *next; /* the class's list, while cached */
+} gaia__cpu_block;
+
+#define GAIA__CPU_POOL_SMALL ((size_t)256)
+#define GAIA__CPU_POOL_LARGE ((size_t)1 << 30)
+#define GAIA__CPU_POOL_GRANULE ((size_t)2 << 20)
+
+/* The class of a request: its block size and bin; 0 when it overflows. */
+static size_t gaia__cpu_pool_class(size_t bytes, int *bin) {
+    size_t p = 8, step, size;
+    if (bytes <= GAIA__CPU_POOL_SMALL) {
+        *bin = 0;
+        return GAIA__CPU_POOL_SMALL;
     }
-    memcpy(p, &bytes, sizeof bytes);
+    if (bytes > GAIA__CPU_POOL_LARGE) {
+        if (bytes > SIZE_MAX - GAIA__CPU_POOL_GRANULE - 2 * GAIA__CPU_ALIGN - sizeof(void *)) return 0;
+        *bin = GAIA__CPU_POOL_BINS - 1;
+        return (bytes + GAIA__CPU_POOL_GRANULE - 1) / GAIA__CPU_POOL_GRANULE * GAIA__CPU_POOL_GRANULE;
+    }
+    while (((size_t)1 << (p + 1)) < bytes) p++; /* 2^p < bytes <= 2^(p+1) */
+    step = (size_t)1 << (p - 3);
+    size = (bytes + step - 1) / step * step; /* 9..16 steps */
+    *bin = 1 + (int)(p - 8) * 8 + (int)(size / step - 9);
+    return size;
+}
+
+/* A cached block for this class, off its list: the head, or among the
+   large ones the smallest that wastes at most an eighth. */
+static gaia__cpu_block *gaia__cpu_pool_take(gaia_ctx *ctx, int bin, size_t size) {
+    gaia__cpu_block **link = (gaia__cpu_block **)&ctx->cpu_pool_bins[bin], **best = NULL, *b;
+    if (bin != GAIA__CPU_POOL_BINS - 1) {
+        best = *link ? link : NULL;
+    } else {
+        for (; *link; link = &(*link)->next) {
+            size_t have = (*link)->size;
+            if (have >= size && have - size <= size / 8 && (!best || have < (*best)->size)) best = link;
+        }
+    }
+    if (!best) return NULL;
+    b = *best;
+    *best = b->next;
+    b->next = NULL;
+    ctx->cpu_memory.bytes_cached -= b->size;
+    return b;
+}
+
+static void gaia__cpu_block_release(gaia_ctx *ctx, gaia__cpu_block *b) {
+    GAIA__UNPOISON((unsigned char *)b + GAIA__CPU_ALIGN, b->size);
+    gaia__cpu_aligned_free(ctx, b);
+}
+
+/* Every cached block back to the allocator. */
+static void gaia__cpu_pool_trim(gaia_ctx *ctx) {
+    int i;
+    if (!ctx) return;
+    for (i = 0; i < GAIA__CPU_POOL_BINS; i++) {
+        gaia__cpu_block *b = (gaia__cpu_block *)ctx->cpu_pool_bins[i];
+        while (b) {
+            gaia__cpu_block *next = b->next;
+            gaia__cpu_block_release(ctx, b);
+            b = next;
+        }
+        ctx->cpu_pool_bins[i] = NULL;
+    }
+    ctx->cpu_memory.bytes_cached = 0;
+    ctx->cpu_memory.trims++;
+}
+
+/* desc.cpu_pool: 1 on, -1 off, 0 the environment's GAIA_CPU_POOL (unset or
+   anything but 0: on; 0: off). GAIA_CPU_POOL_MIB=N (N > 0): at most N MiB
+   cached, in place of the bound by the peak in use. */
+static void gaia__cpu_pool_setup(gaia_ctx *ctx, int desc_pool) {
+    const char *e = getenv("GAIA_CPU_POOL"), *m = getenv("GAIA_CPU_POOL_MIB");
+    ctx->cpu_pool_on = !(e && e[0] == '0' && e[1] == '\0');
+    ctx->cpu_pool_limit = 0;
+    if (m && *m) {
+        char *end;
+        double mib = strtod(m, &end);
+        if (end != m && mib > 0.0 && mib < (double)(SIZE_MAX >> 21)) ctx->cpu_pool_limit = (size_t)(mib * 1048576.0);
+    }
+    if (desc_pool > 0) ctx->cpu_pool_on = 1;
+    else if (desc_pool < 0) ctx->cpu_pool_on = 0;
+}
+
+/* Tensor storage: a header block, then the data, 64-byte aligned. */
+static gaia_status gaia__cpu_alloc(gaia_ctx *ctx, size_t bytes, void **out) {
+    gaia__cpu_block *b = NULL;
+    gaia_memory_stats *m = &ctx->cpu_memory;
+    size_t size = bytes;
+    int bin = 0;
+    *out = NULL;
+    if (bytes > SIZE_MAX - 2 * GAIA__CPU_ALIGN - sizeof(void *)) return GAIA_ERR_OUT_OF_MEMORY;
+    m->requests++;
+    if (ctx->cpu_pool_on) {
+        size = gaia__cpu_pool_class(bytes, &bin);
+        if (size == 0) return GAIA_ERR_OUT_OF_MEMORY;
+        b = gaia__cpu_pool_take(ctx, bin, size);
+        if (b) m->cache_hits++;
+    }
+    if (!b) {
+        b = (gaia__cpu_block *)gaia__cpu_aligned_alloc(ctx, size + GAIA__CPU_ALIGN);
+        if (!b && m->bytes_cached) { /* the cache back to the allocator, and once more */
+            gaia__cpu_pool_trim(ctx);
+            b = (gaia__cpu_block *)gaia__cpu_aligned_alloc(ctx, size + GAIA__CPU_ALIGN);
+        }
+        if (!b) return GAIA_ERR_OUT_OF_MEMORY;
+        b->size = size;
+        b->pooled = ctx->cpu_pool_on;
+        b->next = NULL;
+        m->device_allocations++;
+    }
+    b->requested = bytes;
+    GAIA__UNPOISON((unsigned char *)b + GAIA__CPU_ALIGN, bytes);
 #ifdef GAIA_THP_TEST
     if (bytes >= ((size_t)4 << 20)) {
-        uintptr_t a0 = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, a1 = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+        uintptr_t a0 = ((uintptr_t)b + 4095) & ~(uintptr_t)4095, a1 = ((uintptr_t)b + bytes) & ~(uintptr_t)4095;
         if (a1 > a0) posix_madvise((void *)a0, a1 - a0, 14);
     }
 #endif
-    m->device_allocations++;
-    m->bytes_in_use += bytes;
+    m->bytes_in_use += b->size;
     m->bytes_requested += bytes;
     if (m->bytes_in_use > m->peak_bytes_in_use) m->peak_bytes_in_use = m->bytes_in_use;
-    *out = p + GAIA__CPU_ALIGN;
+    *out = (unsigned char *)b + GAIA__CPU_ALIGN;
     return GAIA_OK;
 }
 static void gaia__cpu_free(gaia_ctx *ctx, void *ptr) {
-    unsigned char *p;
-    size_t bytes;
+    gaia__cpu_block *b;
+    gaia_memory_stats *m = &ctx->cpu_memory;
+    size_t limit;
+    int bin = 0;
     if (!ptr) return;
-    p = (unsigned char *)ptr - GAIA__CPU_ALIGN;
-    memcpy(&bytes, p, sizeof bytes);
-    ctx->cpu_memory.bytes_in_use -= bytes;
-    ctx->cpu_memory.bytes_requested -= bytes;
-    gaia__cpu_aligned_free(ctx, p);
+    b = (gaia__cpu_block *)((unsigned char *)ptr - GAIA__CPU_ALIGN);
+    m->bytes_in_use -= b->size;
+    m->bytes_requested -= b->requested;
+    /* the cache's room: GAIA_CPU_POOL_MIB's limit, else what keeps in use +
+       cached at most twice the peak in use */
+    limit = ctx->cpu_pool_limit ? ctx->cpu_pool_limit : 2 * m->peak_bytes_in_use - m->bytes_in_use;
+    if (!b->pooled || !ctx->cpu_pool_on || b->size > limit || m->bytes_cached > limit - b->size) {
+        gaia__cpu_block_release(ctx, b);
+        return;
+    }
+    (void)gaia__cpu_pool_class(b->size, &bin);
+    GAIA__POISON((unsigned char *)b + GAIA__CPU_ALIGN, b->size);
+    b->next = (gaia__cpu_block *)ctx->cpu_pool_bins[bin];
+    ctx->cpu_pool_bins[bin] = b;
+    m->bytes_cached += b->size;
 }
 static gaia_status gaia__cpu_copy(gaia_ctx *ctx, void *dst, const void *src, size_t bytes) {
     (void)ctx;
@@ -10427,6 +10635,7 @@ static const gaia_backend gaia__cpu_backend_table = {
 };
 static const gaia_backend *gaia__cpu_backend(void) { return &gaia__cpu_backend_table; }
 static void gaia__cpu_release(gaia_ctx *ctx) {
+    gaia__cpu_pool_trim(ctx);
     gaia__cpu_aligned_free(ctx, ctx->cpu_gemm_work);
     ctx->cpu_gemm_work = NULL;
     ctx->cpu_gemm_work_size = 0;

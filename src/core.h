@@ -10,7 +10,7 @@
 //!        gaia__layer_release (layer)
 //!        gaia__assembly_release (assembly)
 //!        gaia__hrr_release (hrr)
-//!        gaia__cpu_backend gaia__cpu_release (cpu/table)
+//!        gaia__cpu_backend gaia__cpu_release gaia__cpu_pool_setup gaia__cpu_pool_trim (cpu/table)
 //@ part core-api
 /* GAIA_NO_IMPLEMENTATION: this translation unit links a prebuilt
    implementation (the Makefile's libgaia.a), so its own GAIA_IMPLEMENTATION
@@ -155,6 +155,10 @@ typedef struct gaia_ctx_desc {
                                brain keeps it as its memory limit. 0 = the
                                default, GAIA_LOAD_LIMIT (16 GiB) */
     gaia_progress progress; /* reports from long operations; zero = none */
+    int cpu_pool;           /* the CPU memory pool (freed tensor storage kept by
+                               size class and reused): 0 = the default, on
+                               unless the environment says GAIA_CPU_POOL=0;
+                               1 = on, -1 = off. See gaia_ctx_set_cpu_pool */
 } gaia_ctx_desc;
 
 #ifndef GAIA_LOAD_LIMIT
@@ -207,6 +211,13 @@ GAIA_API uint64_t gaia_ctx_seed(const gaia_ctx *ctx);
    NULL ctx: 0. Independent of gaia_grad_set_enabled (recording). */
 GAIA_API int gaia_ctx_set_training(gaia_ctx *ctx, int on);
 GAIA_API int gaia_ctx_training(const gaia_ctx *ctx);
+/* Turns the CPU memory pool on (1) or off (0) and returns the previous
+   setting; NULL ctx: 0. Off returns every cached block to the allocator at
+   once; storage handed out while it was on goes back to the allocator when
+   freed. The cache is bounded: at most N MiB where the environment says
+   GAIA_CPU_POOL_MIB=N (N > 0), else in use + cached stays at most twice the
+   peak of bytes in use so far. gaia_memory_trim returns the cache. */
+GAIA_API int gaia_ctx_set_cpu_pool(gaia_ctx *ctx, int on);
 
 /* The default device for new tensors (never AUTO: it is resolved). */
 GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx);
@@ -218,16 +229,17 @@ GAIA_API void gaia_device_report(gaia_ctx *ctx, FILE *f);
 
 /* Memory held for tensors on a device. On CUDA this is the caching pool
    (freed blocks are kept by size class and reused; trim returns them); on
-   the CPU, tensor storage from the context's allocator. */
+   the CPU, tensor storage from the context's allocator, through the CPU pool
+   (the same scheme, gaia_ctx_set_cpu_pool) unless it is off. */
 typedef struct gaia_memory_stats {
     size_t bytes_in_use;        /* handed out to tensors (CUDA: whole size-class blocks) */
     size_t bytes_requested;     /* what the callers asked for, of bytes_in_use */
-    size_t bytes_cached;        /* freed blocks kept for reuse (CUDA) */
+    size_t bytes_cached;        /* freed blocks kept for reuse */
     size_t bytes_reserved;      /* in use + cached */
     size_t peak_bytes_in_use;
     uint64_t requests;          /* allocations asked for */
-    uint64_t cache_hits;        /* ... served from the cache (CUDA) */
-    uint64_t device_allocations;/* cudaMalloc calls / allocator calls */
+    uint64_t cache_hits;        /* ... served from the cache */
+    uint64_t device_allocations;/* cudaMalloc calls / the allocator's calls for tensor storage */
     uint64_t trims;             /* times the cache went back to the device */
     size_t device_free, device_total; /* cudaMemGetInfo; host memory on the CPU */
 } gaia_memory_stats;
@@ -493,6 +505,10 @@ extern "C" {
    Context
    --------------------------------------------------------------------- */
 #define GAIA__DEVICE_STACK 16
+/* The CPU pool's size classes (gaia_cpu.h, section 6): one bin of the
+   smallest blocks, 8 classes a power of two up to 2^30 bytes, one list of
+   larger blocks. */
+#define GAIA__CPU_POOL_BINS (1 + 22 * 8 + 1)
 #define GAIA__ERR_LEN 512
 
 struct gaia_ctx {
@@ -524,6 +540,9 @@ struct gaia_ctx {
     gaia_device policy;               /* desc.device as asked: AUTO lets host-array calls choose */
     gaia_profile_entry profile[GAIA_PROF_COUNT];
     gaia_memory_stats cpu_memory;     /* tensor storage on the CPU */
+    int cpu_pool_on;                  /* gaia_ctx_set_cpu_pool */
+    size_t cpu_pool_limit;            /* GAIA_CPU_POOL_MIB in bytes; 0: bounded by the peak in use */
+    void *cpu_pool_bins[GAIA__CPU_POOL_BINS]; /* cached blocks, a list a class */
     void *cuda;                       /* struct gaia_cuda_state, gaia_cuda.h */
     void *hrr_state;                  /* the modules' per-context caches */
     unsigned hrr_cleanup_pass;        /* CPU cleanups so far: their row order alternates */
@@ -799,6 +818,8 @@ static void gaia__cuda_close(gaia_ctx *ctx);
 #endif
 static const gaia_backend *gaia__cpu_backend(void); /* gaia_cpu.h */
 static void gaia__cpu_release(gaia_ctx *ctx);          /* gaia_cpu.h */
+static void gaia__cpu_pool_setup(gaia_ctx *ctx, int desc_pool); /* gaia_cpu.h */
+static void gaia__cpu_pool_trim(gaia_ctx *ctx);        /* gaia_cpu.h */
 
 /* *n += v, atomically where threads run, and the new value: for counts that
    gaia_map's items may change at once (the views of one storage). */
@@ -899,6 +920,7 @@ GAIA_API gaia_status gaia_ctx_create(const gaia_ctx_desc *desc_in, gaia_ctx **ou
     ctx->profiling = desc.profile;
     ctx->cpu_threads = desc.cpu_threads ? desc.cpu_threads : gaia__default_threads();
     ctx->backends[GAIA_DEVICE_CPU] = gaia__cpu_backend();
+    gaia__cpu_pool_setup(ctx, desc.cpu_pool);
     want = desc.device;
 #ifdef GAIA_USE_CUDA
     if (want != GAIA_DEVICE_CPU) {
@@ -971,6 +993,14 @@ GAIA_API int gaia_ctx_set_training(gaia_ctx *ctx, int on) {
     return was;
 }
 GAIA_API int gaia_ctx_training(const gaia_ctx *ctx) { return ctx ? !ctx->eval_mode : 0; }
+GAIA_API int gaia_ctx_set_cpu_pool(gaia_ctx *ctx, int on) {
+    int was;
+    if (!ctx) return 0;
+    was = ctx->cpu_pool_on;
+    ctx->cpu_pool_on = on != 0;
+    if (!on) gaia__cpu_pool_trim(ctx);
+    return was;
+}
 
 GAIA_API gaia_device gaia_ctx_device(const gaia_ctx *ctx) {
     return ctx ? ctx->device_stack[ctx->device_depth] : GAIA_DEVICE_AUTO; /* AUTO: no context, no device */
@@ -1119,7 +1149,7 @@ GAIA_API gaia_status gaia_memory_stats_get(gaia_ctx *ctx, gaia_device d, gaia_me
         memset(&info, 0, sizeof info);
         gaia__cpu_info(&info);
         *out = ctx->cpu_memory;
-        out->bytes_reserved = out->bytes_in_use;
+        out->bytes_reserved = out->bytes_in_use + out->bytes_cached;
         out->device_free = info.memory_free;
         out->device_total = info.memory_total;
         return GAIA_OK;
@@ -1139,7 +1169,16 @@ GAIA_API gaia_status gaia_memory_trim(gaia_ctx *ctx, gaia_device d) {
 #ifdef GAIA_USE_CUDA
     if (d == GAIA_DEVICE_CUDA) return gaia__cuda_pool_trim(ctx);
 #endif
-    return GAIA_OK; /* the CPU keeps no cache */
+    if (d == GAIA_DEVICE_CPU) {
+#ifndef GAIA_NO_MAP
+        int i;
+        /* gaia_map's workers keep pools of their own */
+        for (i = 0; i < ctx->map_worker_count[GAIA_DEVICE_CPU]; i++)
+            gaia__cpu_pool_trim(ctx->map_workers[GAIA_DEVICE_CPU][i]);
+#endif
+        gaia__cpu_pool_trim(ctx);
+    }
+    return GAIA_OK;
 }
 
 GAIA_API void gaia_device_report(gaia_ctx *ctx, FILE *f) {

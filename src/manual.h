@@ -274,6 +274,23 @@
                  under -fopenmp), else the cores online; 1 never wakes a
                  helper. -DGAIA_THREADS=0 keeps gaia off threads (Windows:
                  always; then OpenMP under -fopenmp).
+     cpu pool    tensor storage on the CPU comes from a per-context pool:
+                 a freed block is kept by size class (at most an eighth
+                 wasted) and handed out again, so a training loop takes
+                 nothing from the allocator once its first steps have run
+                 (no page faults, zeroing or unmapping of the same
+                 temporaries every step). Data stays 64-byte aligned. The
+                 cache is bounded: in use + cached at most twice the peak
+                 in use, or GAIA_CPU_POOL_MIB=N MiB cached when the
+                 environment says so. gaia_memory_trim(ctx, GAIA_DEVICE_CPU) hands the
+                 cache back (gaia_map's workers' too), gaia_ctx_destroy
+                 frees it all, an allocator failure trims and retries once.
+                 Off: desc.cpu_pool = -1, GAIA_CPU_POOL=0 in the
+                 environment, or gaia_ctx_set_cpu_pool(ctx, 0) at any time
+                 (it trims). gaia_memory_stats_get counts requests, cache
+                 hits, allocator calls (device_allocations), bytes cached.
+                 Under AddressSanitizer cached blocks are poisoned: a use
+                 after free still reports.
      determinism the same seed and calls give the same numbers (section 6);
                  a failed call draws nothing from the random stream.
 
@@ -1105,7 +1122,7 @@
                  gaia_cuda_memory_trim(ctx)            cache back to CUDA
                gaia_memory_stats_get(ctx, device, &s) and gaia_memory_trim
                (ctx, device) do the same in every build, for either device
-               (on the CPU: the bytes held by tensors, and host memory).
+               (on the CPU: the CPU pool's, section 4, and host memory).
      transfers host arrays move through pinned double buffers; upload returns
                once the source was read, download when the data is there.
                  gaia_cuda_host_alloc / gaia_cuda_host_free   pinned memory

@@ -88,6 +88,7 @@ static gaia_status gaia__map_workers(gaia_ctx *ctx, const char *fn, gaia_device 
     wd.cpu_threads = 1;
     wd.allow_tf32 = ctx->allow_tf32;
     wd.load_limit = ctx->load_limit;
+    wd.cpu_pool = ctx->cpu_pool_on ? 1 : -1;
 #ifdef GAIA_USE_CUDA
     if (d == GAIA_DEVICE_CUDA) wd.cuda_device_index = gaia__cuda_state(ctx)->device;
 #endif

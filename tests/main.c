@@ -214,6 +214,10 @@ gaia_status gt_heap_ctx(gt_heap *h, gaia_device d, gaia_ctx **ctx) {
     desc.allocator.free = gt_heap_free;
     desc.allocator.user = h;
     desc.logger.func = gt_log_capture;
+    /* every allocation reaches the heap, none is served from the CPU pool's
+       cache: the failure sweeps reach each one (the pool's own tests turn it
+       on with gaia_ctx_set_cpu_pool) */
+    desc.cpu_pool = -1;
     return gaia_ctx_create(&desc, ctx);
 }
 void gt_heap_fail_in(gt_heap *h, long k) { h->fail_at = k > 0 ? h->calls + k : -1; }

@@ -386,8 +386,12 @@ static gaia_status stats_around_a_tensor(gt *t, gaia_device d, gaia_memory_stats
 static void memory_stats_follow_tensor_storage(gt *t) {
     gaia_memory_stats s[3], after;
     GT_OK(t, stats_around_a_tensor(t, GAIA_DEVICE_CPU, s));
-    GT_CHECK(t, s[1].bytes_in_use == s[0].bytes_in_use + 1000000, "in use %zu -> %zu", s[0].bytes_in_use,
-             s[1].bytes_in_use);
+    /* whole size-class blocks in use (the CPU pool's, as the GPU's), the request as asked */
+    GT_CHECK(t, s[1].bytes_requested == s[0].bytes_requested + 1000000 &&
+                    s[1].bytes_in_use >= s[0].bytes_in_use + 1000000 &&
+                    s[1].bytes_in_use <= s[0].bytes_in_use + 1000000 + 1000000 / 8,
+             "requested %zu -> %zu, in use %zu -> %zu", s[0].bytes_requested, s[1].bytes_requested,
+             s[0].bytes_in_use, s[1].bytes_in_use);
     GT_CHECK(t, s[2].bytes_in_use == s[0].bytes_in_use && s[2].peak_bytes_in_use >= s[1].bytes_in_use,
              "after free %zu, peak %zu", s[2].bytes_in_use, s[2].peak_bytes_in_use);
     GT_CHECK(t, s[1].requests == s[0].requests + 1, "requests counted");
@@ -416,6 +420,282 @@ static void memory_stats_follow_tensor_storage(gt *t) {
     GT_CHECK(t, after.bytes_cached == 0, "CUDA after trim: %zu bytes still cached", after.bytes_cached);
 }
 
+/* ---- the CPU memory pool ---- */
+
+/* A small classifier's training loop (two layers, cross-entropy, AdamW) on
+   a context whose host memory comes from a counting heap; the losses of its
+   `steps` steps into loss[], the pool's allocator calls after step 2 and
+   after the last into calls[2]. */
+static gaia_status pool_training_loop(gt *t, gt_heap *h, int pool, int steps, float *loss, uint64_t calls[2],
+                                      gaia_memory_stats *end) {
+    gaia_ctx *ctx = NULL;
+    gaia_tensor *p[4] = {NULL, NULL, NULL, NULL}, *x = NULL, *y = NULL, *hid = NULL, *o = NULL, *L = NULL;
+    gaia_optim *opt = NULL;
+    gaia_optim_desc od;
+    gaia_memory_stats ms;
+    size_t sx[2] = {48, 40}, sw1[2] = {72, 40}, sb1[1] = {72}, sw2[2] = {10, 72}, sb2[1] = {10}, sy[1] = {48};
+    float labels[48];
+    int i, r;
+    gaia_status st = gt_heap_ctx(h, GAIA_DEVICE_CPU, &ctx);
+    if (st != GAIA_OK) return st;
+    gaia_ctx_set_cpu_pool(ctx, pool);
+    gaia_ctx_set_seed(ctx, t->seed);
+    for (i = 0; i < 48; i++) labels[i] = (float)(i * 7 % 10);
+    st = gaia_tensor_randn(ctx, 2, sw1, 0.0f, 0.15f, &p[0]);
+    if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 1, sb1, 0.0f, 0.1f, &p[1]);
+    if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 2, sw2, 0.0f, 0.1f, &p[2]);
+    if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 1, sb2, 0.0f, 0.1f, &p[3]);
+    if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 2, sx, 0.0f, 1.0f, &x);
+    if (st == GAIA_OK) st = gaia_tensor_from_host(ctx, 1, sy, labels, &y);
+    for (i = 0; i < 4 && st == GAIA_OK; i++) st = gaia_tensor_set_requires_grad(ctx, p[i], 1);
+    memset(&od, 0, sizeof od);
+    od.kind = GAIA_OPTIM_ADAMW;
+    od.lr = 1e-2f;
+    od.weight_decay = 0.01f;
+    if (st == GAIA_OK) st = gaia_optim_create(ctx, &od, p, 4, &opt);
+    for (r = 0; r < steps && st == GAIA_OK; r++) {
+        gaia_optim_zero_grad(opt);
+        st = gaia_layer_linear(ctx, x, p[0], p[1], GAIA_LAYER_ACT_GELU, &hid);
+        if (st == GAIA_OK) st = gaia_layer_linear(ctx, hid, p[2], p[3], GAIA_LAYER_ACT_LINEAR, &o);
+        if (st == GAIA_OK) st = gaia_loss_cross_entropy(ctx, o, y, &L);
+        if (st == GAIA_OK) st = gaia_backward(ctx, L);
+        if (st == GAIA_OK) st = gaia_optim_step(opt);
+        if (st == GAIA_OK) st = gaia_tensor_item(ctx, L, &loss[r]);
+        gaia_tensor_free(hid);
+        gaia_tensor_free(o);
+        gaia_tensor_free(L);
+        hid = o = L = NULL;
+        if (st == GAIA_OK) st = gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms);
+        if (st == GAIA_OK && r == 1) calls[0] = ms.device_allocations;
+        if (st == GAIA_OK) calls[1] = ms.device_allocations;
+        if (st == GAIA_OK) *end = ms;
+    }
+    if (st != GAIA_OK) gt_fail_at(t, __FILE__, __LINE__, "training loop: %s", gaia_last_error(ctx));
+    gaia_optim_destroy(opt);
+    for (i = 0; i < 4; i++) gaia_tensor_free(p[i]);
+    gaia_tensor_free(x);
+    gaia_tensor_free(y);
+    gaia_ctx_destroy(ctx);
+    return st;
+}
+
+/* Steps 3..N of a steady loop take nothing from the allocator for tensor
+   storage (the first step fills the cache; the optimizer makes its moment
+   buffers at the end of it, from blocks the second step then misses), learn exactly what the loop without the pool learns (reused
+   blocks are not zeroed: a kernel that read memory it had not written would
+   differ), and destroying the context gives every block back. */
+static void cpu_pool_steady_training_loop_allocates_nothing(gt *t) {
+    gt_heap h;
+    gaia_memory_stats on, off;
+    float loss_on[8], loss_off[8];
+    uint64_t calls_on[2] = {0, 0}, calls_off[2] = {0, 0};
+    int r;
+    if (pool_training_loop(t, &h, 1, 8, loss_on, calls_on, &on) != GAIA_OK) return;
+    GT_CHECK(t, h.live == 0, "pool on: %ld blocks not given back by gaia_ctx_destroy", h.live);
+    if (pool_training_loop(t, &h, 0, 8, loss_off, calls_off, &off) != GAIA_OK) return;
+    GT_CHECK(t, h.live == 0, "pool off: %ld blocks leaked", h.live);
+    GT_CHECK(t, calls_on[1] == calls_on[0], "pool on: steps 3..8 made %llu allocator calls for tensor storage",
+             (unsigned long long)(calls_on[1] - calls_on[0]));
+    GT_CHECK(t, on.cache_hits > 0 && on.bytes_cached > 0, "pool on: %llu hits, %zu bytes cached",
+             (unsigned long long)on.cache_hits, on.bytes_cached);
+    /* the same loop without the pool does go to the allocator every step:
+       the count above is not zero by construction */
+    GT_CHECK(t, calls_off[1] - calls_off[0] >= 6 && off.cache_hits == 0 && off.bytes_cached == 0,
+             "pool off: %llu calls in steps 3..8, %llu hits, %zu cached",
+             (unsigned long long)(calls_off[1] - calls_off[0]), (unsigned long long)off.cache_hits,
+             off.bytes_cached);
+    for (r = 0; r < 8; r++)
+        GT_CHECK(t, loss_on[r] == loss_off[r], "step %d: loss %.9g with the pool, %.9g without", r + 1,
+                 (double)loss_on[r], (double)loss_off[r]);
+    GT_CHECK(t, loss_on[7] < loss_on[0], "the loop learns: %g -> %g", (double)loss_on[0], (double)loss_on[7]);
+}
+
+/* Tensors of many sizes made and freed one at a time: the pool never holds
+   more than twice the peak in use (in use + cached), a block of a size seen before is reused, trim
+   and turning the pool off hand the cache back, destroy gives back all. */
+static void cpu_pool_stays_bounded_and_trims(gt *t) {
+    gt_heap h;
+    gaia_ctx *ctx = NULL;
+    gaia_memory_stats ms, ms2;
+    gaia_tensor *a = NULL, *keep = NULL;
+    size_t n, big = 300000, small = 5;
+    long live_before;
+    int worst = 0;
+    if (gt_heap_ctx(&h, GAIA_DEVICE_CPU, &ctx) != GAIA_OK) {
+        gt_fail_at(t, __FILE__, __LINE__, "context: %s", gaia_last_error(NULL));
+        return;
+    }
+    GT_CHECK(t, gaia_ctx_set_cpu_pool(ctx, 1) == 0, "the heap's context starts with the pool off");
+    GT_CHECK(t, gaia_ctx_set_cpu_pool(NULL, 1) == 0, "NULL context: 0");
+    /* sizes 1 .. 200k floats in growing steps: each one a new class */
+    for (n = 1; n < 200000 && !t->failed; n = n + n / 5 + 1) {
+        GT_OK(t, gaia_tensor_zeros(ctx, 1, &n, &a));
+        gaia_tensor_free(a);
+        a = NULL;
+        GT_OK(t, gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms));
+        if (ms.bytes_reserved > 2 * ms.peak_bytes_in_use) worst = 1;
+        if (worst) {
+            GT_CHECK(t, 0, "%zu floats: %zu bytes reserved, peak in use %zu", n, ms.bytes_reserved,
+                     ms.peak_bytes_in_use);
+            break;
+        }
+    }
+    GT_CHECK(t, ms.bytes_cached > 0, "something cached");
+    /* the same size again: served from the cache, no allocator call */
+    GT_OK(t, gaia_memory_trim(ctx, GAIA_DEVICE_CPU));
+    GT_OK(t, gaia_tensor_zeros(ctx, 1, &big, &a));
+    gaia_tensor_free(a);
+    a = NULL;
+    GT_OK(t, gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms));
+    GT_OK(t, gaia_tensor_zeros(ctx, 1, &big, &a));
+    GT_OK(t, gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms2));
+    GT_CHECK(t, ms2.device_allocations == ms.device_allocations && ms2.cache_hits == ms.cache_hits + 1,
+             "a freed block of the size is reused: allocations %llu -> %llu, hits %llu -> %llu",
+             (unsigned long long)ms.device_allocations, (unsigned long long)ms2.device_allocations,
+             (unsigned long long)ms.cache_hits, (unsigned long long)ms2.cache_hits);
+    GT_CHECK(t, ms2.bytes_reserved == ms2.bytes_in_use + ms2.bytes_cached, "reserved = in use + cached");
+    gaia_tensor_free(a);
+    a = NULL;
+    GT_OK(t, gaia_tensor_zeros(ctx, 1, &small, &keep)); /* in use across the trim */
+    live_before = h.live;
+    GT_OK(t, gaia_memory_trim(ctx, GAIA_DEVICE_CPU));
+    GT_OK(t, gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms));
+    GT_CHECK(t, ms.bytes_cached == 0 && h.live < live_before && ms.bytes_in_use > 0,
+             "after trim: %zu bytes cached, heap blocks %ld -> %ld", ms.bytes_cached, live_before, h.live);
+    {
+        float v[5];
+        GT_OK(t, gaia_tensor_to_host(ctx, keep, v, 5));
+        GT_CHECK(t, v[0] == 0.0f && v[4] == 0.0f, "a tensor in use is untouched by the trim");
+    }
+    /* off: frees go straight back to the allocator, the cache stays empty */
+    GT_OK(t, gaia_tensor_zeros(ctx, 1, &big, &a));
+    gaia_tensor_free(a);
+    a = NULL;
+    GT_OK(t, gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms));
+    GT_CHECK(t, ms.bytes_cached > 0, "cached again");
+    GT_CHECK(t, gaia_ctx_set_cpu_pool(ctx, 0) == 1, "set returns the previous setting");
+    GT_OK(t, gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms));
+    GT_CHECK(t, ms.bytes_cached == 0, "turning the pool off trims: %zu bytes cached", ms.bytes_cached);
+    GT_OK(t, gaia_tensor_zeros(ctx, 1, &big, &a));
+    gaia_tensor_free(a);
+    a = NULL;
+    GT_OK(t, gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms));
+    GT_CHECK(t, ms.bytes_cached == 0, "pool off: %zu bytes cached", ms.bytes_cached);
+    /* on again, a block cached, the context destroyed with it and `keep`'s
+       storage in the cache: the heap gets every block back */
+    gaia_ctx_set_cpu_pool(ctx, 1);
+    GT_OK(t, gaia_tensor_zeros(ctx, 1, &big, &a));
+    gaia_tensor_free(a);
+    gaia_tensor_free(keep);
+    gaia_ctx_destroy(ctx);
+    GT_CHECK(t, h.live == 0, "after destroy: %ld heap blocks live", h.live);
+}
+
+/* The allocator fails while the cache holds blocks of other classes: the
+   pool hands its cache back and asks once more, the call succeeds. */
+static void cpu_pool_returns_its_cache_when_the_allocator_fails(gt *t) {
+    gt_heap h;
+    gaia_ctx *ctx = NULL;
+    gaia_memory_stats ms;
+    gaia_tensor *a = NULL;
+    size_t n1 = 100000, n2 = 3000, n3 = 7;
+    if (gt_heap_ctx(&h, GAIA_DEVICE_CPU, &ctx) != GAIA_OK) {
+        gt_fail_at(t, __FILE__, __LINE__, "context: %s", gaia_last_error(NULL));
+        return;
+    }
+    long calls;
+    gaia_ctx_set_cpu_pool(ctx, 1);
+    /* how many heap calls a tensor of a new size makes: its storage is the last */
+    calls = h.calls;
+    GT_OK(t, gaia_tensor_zeros(ctx, 1, &n3, &a));
+    calls = h.calls - calls;
+    gaia_tensor_free(a);
+    a = NULL;
+    GT_OK(t, gaia_memory_trim(ctx, GAIA_DEVICE_CPU));
+    GT_OK(t, gaia_tensor_zeros(ctx, 1, &n1, &a));
+    gaia_tensor_free(a);
+    a = NULL;
+    GT_OK(t, gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms));
+    GT_CHECK(t, ms.bytes_cached > 0 && ms.trims == 1, "a block cached");
+    gt_heap_fail_in(&h, calls);
+    GT_OK(t, gaia_tensor_full(ctx, 1, &n2, 2.5f, &a));
+    GT_OK(t, gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms));
+    GT_CHECK(t, ms.bytes_cached == 0 && ms.trims == 2, "after the retry: %zu bytes cached, %llu trims",
+             ms.bytes_cached, (unsigned long long)ms.trims);
+    if (a) {
+        float v[3000];
+        GT_OK(t, gaia_tensor_to_host(ctx, a, v, n2));
+        GT_CHECK(t, v[0] == 2.5f && v[2999] == 2.5f, "the retried tensor holds its values");
+    }
+    gaia_tensor_free(a);
+    a = NULL;
+    /* a failure with nothing cached stays a failure */
+    GT_OK(t, gaia_memory_trim(ctx, GAIA_DEVICE_CPU));
+    gt_heap_fail_in(&h, calls);
+    GT_STATUS(t, GAIA_ERR_OUT_OF_MEMORY, gaia_tensor_zeros(ctx, 1, &n1, &a));
+    GT_CHECK(t, a == NULL, "no output on failure");
+    gt_heap_fail_in(&h, 0);
+    gaia_ctx_destroy(ctx);
+    GT_CHECK(t, h.live == 0, "after destroy: %ld heap blocks live", h.live);
+}
+
+/* The environment's switches, read when a context is made: GAIA_CPU_POOL=0
+   off (desc.cpu_pool = 1 still turns it on), GAIA_CPU_POOL_MIB=N caps the
+   cache at N MiB, a value that is not a number is ignored. */
+static int env_pool_ctx(gt *t, int desc_pool, gaia_ctx **ctx) {
+    gaia_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    d.device = GAIA_DEVICE_CPU;
+    d.cpu_pool = desc_pool;
+    if (gaia_ctx_create(&d, ctx) == GAIA_OK) return 1;
+    gt_fail_at(t, __FILE__, __LINE__, "context: %s", gaia_last_error(NULL));
+    return 0;
+}
+/* The bytes cached after a tensor of n floats is made and freed. */
+static size_t cached_after(gt *t, gaia_ctx *ctx, size_t n) {
+    gaia_tensor *a = NULL;
+    gaia_memory_stats ms;
+    memset(&ms, 0, sizeof ms);
+    if (gaia_tensor_zeros(ctx, 1, &n, &a) != GAIA_OK || gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms) != GAIA_OK)
+        gt_fail_at(t, __FILE__, __LINE__, "%zu floats: %s", n, gaia_last_error(ctx));
+    gaia_tensor_free(a);
+    if (gaia_memory_stats_get(ctx, GAIA_DEVICE_CPU, &ms) != GAIA_OK)
+        gt_fail_at(t, __FILE__, __LINE__, "stats: %s", gaia_last_error(ctx));
+    return ms.bytes_cached;
+}
+static void cpu_pool_switches_from_the_environment(gt *t) {
+    gaia_ctx *ctx = NULL;
+    size_t two_mib = (size_t)1 << 19, half_mib = (size_t)1 << 17; /* floats */
+    setenv("GAIA_CPU_POOL", "0", 1);
+    if (env_pool_ctx(t, 0, &ctx)) {
+        GT_CHECK(t, gaia_ctx_set_cpu_pool(ctx, 0) == 0, "GAIA_CPU_POOL=0: off");
+        gaia_ctx_destroy(ctx);
+    }
+    if (env_pool_ctx(t, 1, &ctx)) {
+        GT_CHECK(t, gaia_ctx_set_cpu_pool(ctx, 1) == 1, "desc.cpu_pool = 1 wins over GAIA_CPU_POOL=0");
+        gaia_ctx_destroy(ctx);
+    }
+    setenv("GAIA_CPU_POOL", "1", 1);
+    setenv("GAIA_CPU_POOL_MIB", "1", 1);
+    if (env_pool_ctx(t, 0, &ctx)) {
+        GT_CHECK(t, gaia_ctx_set_cpu_pool(ctx, 1) == 1, "GAIA_CPU_POOL=1: on");
+        GT_CHECK(t, cached_after(t, ctx, two_mib) == 0, "2 MiB freed under a 1 MiB cap: not cached");
+        GT_CHECK(t, cached_after(t, ctx, half_mib) == half_mib * sizeof(float), "half a MiB: cached");
+        gaia_ctx_destroy(ctx);
+    }
+    setenv("GAIA_CPU_POOL_MIB", "lots", 1);
+    if (env_pool_ctx(t, 0, &ctx)) {
+        GT_CHECK(t, cached_after(t, ctx, two_mib) == two_mib * sizeof(float), "a cap that is no number is ignored");
+        gaia_ctx_destroy(ctx);
+    }
+    if (env_pool_ctx(t, -1, &ctx)) {
+        GT_CHECK(t, cached_after(t, ctx, half_mib) == 0, "desc.cpu_pool = -1: off");
+        gaia_ctx_destroy(ctx);
+    }
+    unsetenv("GAIA_CPU_POOL");
+    unsetenv("GAIA_CPU_POOL_MIB");
+}
+
 const gt_case gt_core_cases[] = {
     {"core_status_strings_name_every_code", status_strings_name_every_code},
     {"core_context_defaults_to_an_available_device", context_defaults_to_an_available_device},
@@ -434,5 +714,9 @@ const gt_case gt_core_cases[] = {
     {"core_profiling_counts_calls_time_and_bytes", profiling_counts_calls_time_and_bytes},
     {"core_bench_helper_reports_consistent_statistics", bench_helper_reports_consistent_statistics},
     {"core_memory_stats_follow_tensor_storage", memory_stats_follow_tensor_storage},
+    {"core_cpu_pool_steady_training_loop_allocates_nothing", cpu_pool_steady_training_loop_allocates_nothing},
+    {"core_cpu_pool_stays_bounded_and_trims", cpu_pool_stays_bounded_and_trims},
+    {"core_cpu_pool_returns_its_cache_when_the_allocator_fails", cpu_pool_returns_its_cache_when_the_allocator_fails},
+    {"core_cpu_pool_switches_from_the_environment", cpu_pool_switches_from_the_environment},
     {NULL, NULL},
 };

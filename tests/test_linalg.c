@@ -159,6 +159,41 @@ static void matmul_rejects_bad_operands(gt *t) {
     gaia_tensor_free(sq);
 }
 
+/* Transposes of every shape class the kernel cuts differently: below one
+   8 x 8 block, whole blocks, blocks with ragged edges on either side, more
+   than one 32 x 32 tile, a batch: each element where it belongs, exactly. */
+static void transpose_of_every_edge_shape_is_exact(gt *t) {
+    static const size_t sizes[] = {1, 3, 8, 9, 16, 31, 32, 33, 64, 70};
+    size_t nsz = sizeof sizes / sizeof sizes[0], i, j, b, r, c;
+    for (i = 0; i < nsz && !t->failed; i++)
+        for (j = 0; j < nsz && !t->failed; j++) {
+            size_t shape[3], batch = (i + j) % 3 + 1, rows = sizes[i], cols = sizes[j], n;
+            float *hx, *out;
+            gaia_tensor *x = NULL, *y = NULL;
+            shape[0] = batch, shape[1] = rows, shape[2] = cols;
+            n = batch * rows * cols;
+            hx = gt_alloc_floats(n);
+            gt_fill_normal(t, hx, n);
+            GT_OK(t, gaia_tensor_from_host(t->ctx, 3, shape, hx, &x));
+            GT_OK(t, gaia_tensor_transpose(t->ctx, x, &y));
+            GT_CHECK(t, gaia_tensor_dim(y, 1) == cols && gaia_tensor_dim(y, 2) == rows, "shape of %zux%zu", rows, cols);
+            out = gt_host(t, y);
+            for (b = 0; b < batch && out; b++)
+                for (r = 0; r < rows; r++)
+                    for (c = 0; c < cols; c++)
+                        if (out[b * rows * cols + c * rows + r] != hx[b * rows * cols + r * cols + c]) {
+                            GT_CHECK(t, 0, "%zu x %zu x %zu: element (%zu, %zu, %zu) is %g, not %g", batch, rows, cols,
+                                     b, r, c, (double)out[b * rows * cols + c * rows + r],
+                                     (double)hx[b * rows * cols + r * cols + c]);
+                            b = batch, r = rows, c = cols; /* one report */
+                        }
+            free(out);
+            free(hx);
+            gaia_tensor_free(x);
+            gaia_tensor_free(y);
+        }
+}
+
 static void dot_outer_and_transpose_match_float64(gt *t) {
     size_t n = 1000, m = 37, s23[3] = {3, 17, 29}, i, b, r, c;
     float *hx = gt_alloc_floats(n), *hy = gt_alloc_floats(n), *hz = gt_alloc_floats(3 * 17 * 29), *out, v;
@@ -308,6 +343,7 @@ const gt_case gt_linalg_cases[] = {
     {"linalg_batched_matmul_handles_many_small_matrices", batched_matmul_handles_many_small_matrices},
     {"linalg_matmul_rejects_bad_operands", matmul_rejects_bad_operands},
     {"linalg_dot_outer_and_transpose_match_float64", dot_outer_and_transpose_match_float64},
+    {"linalg_transpose_of_every_edge_shape_is_exact", transpose_of_every_edge_shape_is_exact},
     {"linalg_sgemm_on_host_arrays_honours_strides_alpha_and_beta", sgemm_on_host_arrays_honours_strides_alpha_and_beta},
     {"linalg_sgemm_beta_on_every_path_and_thread_count", sgemm_beta_on_every_path_and_thread_count},
     {NULL, NULL},

@@ -78,6 +78,16 @@
 #ifndef GAIA_GEMM_SMALL
 #define GAIA_GEMM_SMALL (64u * 64u * 64u)
 #endif
+/* Multiply-adds each thread of a parallel GEMM gets at least (gaia__team):
+   about 3.1 million, some 50 us on one AVX-512 core. Waking a helper that
+   sleeps, and its first touches of A and B, cost tens of microseconds: a
+   product smaller than two such shares runs on the calling thread. (At the
+   old minimum of 4 GAIA_GEMM_SMALL, 1 million multiply-adds or 20 us, the
+   2-64-64-2 MLP of examples/train_mlp ran its 300 x 64 x 64 products on two
+   threads and its step took longer on 2 threads than on 1.) */
+#ifndef GAIA_GEMM_PAR_GRAIN
+#define GAIA_GEMM_PAR_GRAIN (12.0 * (double)GAIA_GEMM_SMALL)
+#endif
 /* Columns (or rows) of C accumulated at once by the portable unpacked path. */
 #define GAIA_GEMM_DJ 64
 
@@ -838,10 +848,11 @@ GAIA_API void gaia_cpu_sgemm(int trans_a, int trans_b, size_t M, size_t N, size_
     if (nthreads < 1) nthreads = 1;
     if (gaia__gemm_trivial(M, N, K, alpha, beta, C, ldc)) return;
     small = work == NULL || gaia__gemm_is_small(M, N, K);
-    /* Not worth waking a helper for less than a few register tiles each. */
-    if (nthreads > 1 && (double)M * (double)N * (double)K >= 4.0 * (double)GAIA_GEMM_SMALL) {
+    /* Not worth waking a helper for less than GAIA_GEMM_PAR_GRAIN each. */
+    if (gaia__team(nthreads, (double)M * (double)N * (double)K, GAIA_GEMM_PAR_GRAIN) > 1) {
         gaia__gemm_job g;
-        int team = nthreads > GAIA__POOL_MAX ? GAIA__POOL_MAX : nthreads;
+        int team = gaia__team(nthreads, (double)M * (double)N * (double)K, GAIA_GEMM_PAR_GRAIN);
+        if (team > GAIA__POOL_MAX) team = GAIA__POOL_MAX;
         g.trans_a = trans_a, g.trans_b = trans_b, g.small = small;
         g.M = M, g.N = N, g.K = K, g.lda = lda, g.ldb = ldb, g.ldc = ldc;
         g.stride_a = g.stride_b = g.stride_c = 0;
@@ -881,13 +892,15 @@ GAIA_API void gaia_cpu_sgemm_batched(int trans_a, int trans_b, size_t batch, siz
        scratch slice; otherwise let each GEMM use all threads itself. */
     if (nthreads > 1 && batch > 1 &&
         ((size_t)nthreads <= batch || gaia__gemm_is_small(M, N, K)) &&
-        (double)batch * (double)M * (double)N * (double)(K + 1) >= 2.0 * (double)GAIA_GEMM_SMALL) {
+        gaia__team(nthreads, (double)batch * (double)M * (double)N * (double)(K + 1), GAIA_GEMM_PAR_GRAIN) > 1) {
         gaia__gemm_job g;
         g.trans_a = trans_a, g.trans_b = trans_b, g.small = 0, g.parts = 1;
         g.M = M, g.N = N, g.K = K, g.lda = lda, g.ldb = ldb, g.ldc = ldc;
         g.stride_a = stride_a, g.stride_b = stride_b, g.stride_c = stride_c;
         g.alpha = alpha, g.beta = beta, g.A = A, g.B = B, g.C = C, g.work = work;
-        gaia__par_range(nthreads, (long long)batch, gaia__gemm_batch_range, &g);
+        gaia__par_range(gaia__team(nthreads, (double)batch * (double)M * (double)N * (double)(K + 1),
+                                   GAIA_GEMM_PAR_GRAIN),
+                        (long long)batch, gaia__gemm_batch_range, &g);
         return;
     }
     for (b = 0; b < batch; ++b) {

@@ -27,41 +27,194 @@ static void gaia__cpu_aligned_free(gaia_ctx *ctx, void *p) {
     ctx->allocator.free(raw, ctx->allocator.user);
 }
 
-/* Tensor storage: the size sits in the first 64 bytes so that free can keep
-   the context's memory statistics. */
-static gaia_status gaia__cpu_alloc(gaia_ctx *ctx, size_t bytes, void **out) {
-    unsigned char *p;
-    gaia_memory_stats *m = &ctx->cpu_memory;
-    if (bytes > SIZE_MAX - GAIA__CPU_ALIGN) return GAIA_ERR_OUT_OF_MEMORY;
-    m->requests++;
-    p = (unsigned char *)gaia__cpu_aligned_alloc(ctx, bytes + GAIA__CPU_ALIGN);
-    if (!p) {
-        *out = NULL;
-        return GAIA_ERR_OUT_OF_MEMORY;
+/* ---- The CPU memory pool ----
+   A training step makes and frees the same temporaries every step. Taken
+   from malloc each time, the large ones come as fresh mappings from the
+   kernel (page faults, zeroed pages) and go back on free (unmapping), a
+   quarter of a small model's step. The pool keeps freed tensor storage by
+   size class and hands it out again: once the first step has run, a steady
+   loop asks the allocator for nothing. It is the CUDA pool's scheme
+   (gaia_cuda.h, section 5) on the host:
+     - a request of b bytes takes a block of its class: one class up to 256
+       bytes, then 8 classes between consecutive powers of two (at most an
+       eighth wasted), up to 2^30; larger blocks round up to 2 MiB and are
+       reused when they waste at most an eighth;
+     - a freed block goes on its class's list unless the cached bytes would
+       pass the limit, then back to the allocator: GAIA_CPU_POOL_MIB=N MiB
+       cached at most, else in use + cached at most twice the peak in use;
+     - gaia_memory_trim and turning the pool off return the cache, and
+       gaia_ctx_destroy does too; an allocator failure returns the cache and
+       tries once more.
+   Every block carries a 64-byte header (its class size, the bytes asked
+   for, whether it is pooled, the list link) just below the data, so the
+   data stays 64-byte aligned and free needs no lookup. Under AddressSanitizer
+   a cached block is poisoned: a use after free still reports. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GAIA__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GAIA__ASAN 1
+#endif
+#endif
+#ifdef GAIA__ASAN
+#include <sanitizer/asan_interface.h>
+#define GAIA__POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define GAIA__UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define GAIA__POISON(p, n) ((void)(p), (void)(n))
+#define GAIA__UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+typedef struct gaia__cpu_block {
+    size_t size;                  /* the data's bytes: the class size when pooled */
+    size_t requested;             /* what the caller asked for */
+    int pooled;                   /* goes back to the pool when freed */
+    struct gaia__cpu_block *next; /* the class's list, while cached */
+} gaia__cpu_block;
+
+#define GAIA__CPU_POOL_SMALL ((size_t)256)
+#define GAIA__CPU_POOL_LARGE ((size_t)1 << 30)
+#define GAIA__CPU_POOL_GRANULE ((size_t)2 << 20)
+
+/* The class of a request: its block size and bin; 0 when it overflows. */
+static size_t gaia__cpu_pool_class(size_t bytes, int *bin) {
+    size_t p = 8, step, size;
+    if (bytes <= GAIA__CPU_POOL_SMALL) {
+        *bin = 0;
+        return GAIA__CPU_POOL_SMALL;
     }
-    memcpy(p, &bytes, sizeof bytes);
+    if (bytes > GAIA__CPU_POOL_LARGE) {
+        if (bytes > SIZE_MAX - GAIA__CPU_POOL_GRANULE - 2 * GAIA__CPU_ALIGN - sizeof(void *)) return 0;
+        *bin = GAIA__CPU_POOL_BINS - 1;
+        return (bytes + GAIA__CPU_POOL_GRANULE - 1) / GAIA__CPU_POOL_GRANULE * GAIA__CPU_POOL_GRANULE;
+    }
+    while (((size_t)1 << (p + 1)) < bytes) p++; /* 2^p < bytes <= 2^(p+1) */
+    step = (size_t)1 << (p - 3);
+    size = (bytes + step - 1) / step * step; /* 9..16 steps */
+    *bin = 1 + (int)(p - 8) * 8 + (int)(size / step - 9);
+    return size;
+}
+
+/* A cached block for this class, off its list: the head, or among the
+   large ones the smallest that wastes at most an eighth. */
+static gaia__cpu_block *gaia__cpu_pool_take(gaia_ctx *ctx, int bin, size_t size) {
+    gaia__cpu_block **link = (gaia__cpu_block **)&ctx->cpu_pool_bins[bin], **best = NULL, *b;
+    if (bin != GAIA__CPU_POOL_BINS - 1) {
+        best = *link ? link : NULL;
+    } else {
+        for (; *link; link = &(*link)->next) {
+            size_t have = (*link)->size;
+            if (have >= size && have - size <= size / 8 && (!best || have < (*best)->size)) best = link;
+        }
+    }
+    if (!best) return NULL;
+    b = *best;
+    *best = b->next;
+    b->next = NULL;
+    ctx->cpu_memory.bytes_cached -= b->size;
+    return b;
+}
+
+static void gaia__cpu_block_release(gaia_ctx *ctx, gaia__cpu_block *b) {
+    GAIA__UNPOISON((unsigned char *)b + GAIA__CPU_ALIGN, b->size);
+    gaia__cpu_aligned_free(ctx, b);
+}
+
+/* Every cached block back to the allocator. */
+static void gaia__cpu_pool_trim(gaia_ctx *ctx) {
+    int i;
+    if (!ctx) return;
+    for (i = 0; i < GAIA__CPU_POOL_BINS; i++) {
+        gaia__cpu_block *b = (gaia__cpu_block *)ctx->cpu_pool_bins[i];
+        while (b) {
+            gaia__cpu_block *next = b->next;
+            gaia__cpu_block_release(ctx, b);
+            b = next;
+        }
+        ctx->cpu_pool_bins[i] = NULL;
+    }
+    ctx->cpu_memory.bytes_cached = 0;
+    ctx->cpu_memory.trims++;
+}
+
+/* desc.cpu_pool: 1 on, -1 off, 0 the environment's GAIA_CPU_POOL (unset or
+   anything but 0: on; 0: off). GAIA_CPU_POOL_MIB=N (N > 0): at most N MiB
+   cached, in place of the bound by the peak in use. */
+static void gaia__cpu_pool_setup(gaia_ctx *ctx, int desc_pool) {
+    const char *e = getenv("GAIA_CPU_POOL"), *m = getenv("GAIA_CPU_POOL_MIB");
+    ctx->cpu_pool_on = !(e && e[0] == '0' && e[1] == '\0');
+    ctx->cpu_pool_limit = 0;
+    if (m && *m) {
+        char *end;
+        double mib = strtod(m, &end);
+        if (end != m && mib > 0.0 && mib < (double)(SIZE_MAX >> 21)) ctx->cpu_pool_limit = (size_t)(mib * 1048576.0);
+    }
+    if (desc_pool > 0) ctx->cpu_pool_on = 1;
+    else if (desc_pool < 0) ctx->cpu_pool_on = 0;
+}
+
+/* Tensor storage: a header block, then the data, 64-byte aligned. */
+static gaia_status gaia__cpu_alloc(gaia_ctx *ctx, size_t bytes, void **out) {
+    gaia__cpu_block *b = NULL;
+    gaia_memory_stats *m = &ctx->cpu_memory;
+    size_t size = bytes;
+    int bin = 0;
+    *out = NULL;
+    if (bytes > SIZE_MAX - 2 * GAIA__CPU_ALIGN - sizeof(void *)) return GAIA_ERR_OUT_OF_MEMORY;
+    m->requests++;
+    if (ctx->cpu_pool_on) {
+        size = gaia__cpu_pool_class(bytes, &bin);
+        if (size == 0) return GAIA_ERR_OUT_OF_MEMORY;
+        b = gaia__cpu_pool_take(ctx, bin, size);
+        if (b) m->cache_hits++;
+    }
+    if (!b) {
+        b = (gaia__cpu_block *)gaia__cpu_aligned_alloc(ctx, size + GAIA__CPU_ALIGN);
+        if (!b && m->bytes_cached) { /* the cache back to the allocator, and once more */
+            gaia__cpu_pool_trim(ctx);
+            b = (gaia__cpu_block *)gaia__cpu_aligned_alloc(ctx, size + GAIA__CPU_ALIGN);
+        }
+        if (!b) return GAIA_ERR_OUT_OF_MEMORY;
+        b->size = size;
+        b->pooled = ctx->cpu_pool_on;
+        b->next = NULL;
+        m->device_allocations++;
+    }
+    b->requested = bytes;
+    GAIA__UNPOISON((unsigned char *)b + GAIA__CPU_ALIGN, bytes);
 #ifdef GAIA_THP_TEST
     if (bytes >= ((size_t)4 << 20)) {
-        uintptr_t a0 = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, a1 = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+        uintptr_t a0 = ((uintptr_t)b + 4095) & ~(uintptr_t)4095, a1 = ((uintptr_t)b + bytes) & ~(uintptr_t)4095;
         if (a1 > a0) posix_madvise((void *)a0, a1 - a0, 14);
     }
 #endif
-    m->device_allocations++;
-    m->bytes_in_use += bytes;
+    m->bytes_in_use += b->size;
     m->bytes_requested += bytes;
     if (m->bytes_in_use > m->peak_bytes_in_use) m->peak_bytes_in_use = m->bytes_in_use;
-    *out = p + GAIA__CPU_ALIGN;
+    *out = (unsigned char *)b + GAIA__CPU_ALIGN;
     return GAIA_OK;
 }
 static void gaia__cpu_free(gaia_ctx *ctx, void *ptr) {
-    unsigned char *p;
-    size_t bytes;
+    gaia__cpu_block *b;
+    gaia_memory_stats *m = &ctx->cpu_memory;
+    size_t limit;
+    int bin = 0;
     if (!ptr) return;
-    p = (unsigned char *)ptr - GAIA__CPU_ALIGN;
-    memcpy(&bytes, p, sizeof bytes);
-    ctx->cpu_memory.bytes_in_use -= bytes;
-    ctx->cpu_memory.bytes_requested -= bytes;
-    gaia__cpu_aligned_free(ctx, p);
+    b = (gaia__cpu_block *)((unsigned char *)ptr - GAIA__CPU_ALIGN);
+    m->bytes_in_use -= b->size;
+    m->bytes_requested -= b->requested;
+    /* the cache's room: GAIA_CPU_POOL_MIB's limit, else what keeps in use +
+       cached at most twice the peak in use */
+    limit = ctx->cpu_pool_limit ? ctx->cpu_pool_limit : 2 * m->peak_bytes_in_use - m->bytes_in_use;
+    if (!b->pooled || !ctx->cpu_pool_on || b->size > limit || m->bytes_cached > limit - b->size) {
+        gaia__cpu_block_release(ctx, b);
+        return;
+    }
+    (void)gaia__cpu_pool_class(b->size, &bin);
+    GAIA__POISON((unsigned char *)b + GAIA__CPU_ALIGN, b->size);
+    b->next = (gaia__cpu_block *)ctx->cpu_pool_bins[bin];
+    ctx->cpu_pool_bins[bin] = b;
+    m->bytes_cached += b->size;
 }
 static gaia_status gaia__cpu_copy(gaia_ctx *ctx, void *dst, const void *src, size_t bytes) {
     (void)ctx;
@@ -257,6 +410,7 @@ static const gaia_backend gaia__cpu_backend_table = {
 };
 static const gaia_backend *gaia__cpu_backend(void) { return &gaia__cpu_backend_table; }
 static void gaia__cpu_release(gaia_ctx *ctx) {
+    gaia__cpu_pool_trim(ctx);
     gaia__cpu_aligned_free(ctx, ctx->cpu_gemm_work);
     ctx->cpu_gemm_work = NULL;
     ctx->cpu_gemm_work_size = 0;
