@@ -482,69 +482,111 @@ static __mmask16 gaia__fa_first(long long n) {
     return n <= 0 ? (__mmask16)0 : n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u);
 }
 
-/* C[x][0, 16 NV) (+)= sum_y A[x ax + y ay] B[y ldb + col] for 4 rows x (the
-   rows from nrows on are computed from row 0 and not stored); the last
+/* C[x][0, 16 NV) (+)= sum_y A[x ax + y ay] B[y ldb + col] for R rows x
+   (rows from nrows on are computed from row 0 and not stored); the last
+   vector's lanes are `last`, B and C are read and written under it. zero:
+   C starts from 0; else from C, times alpha[x] when alpha is not NULL. */
+/* One row's accumulators (one array per row: GCC keeps small arrays in
+   registers, a 6 x 4 one partly in memory). */
+#define GAIA__FA_INIT(x, cx)                                                                                \
+    if (R > (x))                                                                                            \
+        for (u = 0; u < NV; u++) {                                                                          \
+            if (zero || (size_t)(x) >= nrows) {                                                             \
+                cx[u] = _mm512_setzero_ps();                                                                \
+            } else {                                                                                        \
+                cx[u] = u == NV - 1 ? _mm512_maskz_loadu_ps(last, C + (x) * ldc + 16 * u)                   \
+                                    : _mm512_loadu_ps(C + (x) * ldc + 16 * u);                              \
+                if (alpha) cx[u] = _mm512_mul_ps(cx[u], _mm512_set1_ps(alpha[x]));                         \
+            }                                                                                               \
+        }
+#define GAIA__FA_FMA(x, cx)                                                                                 \
+    if (R > (x)) {                                                                                          \
+        __m512 s_ = _mm512_set1_ps(a##x[y * ay]);                                                           \
+        for (u = 0; u < NV; u++) cx[u] = _mm512_fmadd_ps(s_, b[u], cx[u]);                                  \
+    }
+#define GAIA__FA_STORE(x, cx)                                                                               \
+    if (R > (x) && (size_t)(x) < nrows)                                                                     \
+        for (u = 0; u < NV; u++) {                                                                          \
+            if (u == NV - 1)                                                                                \
+                _mm512_mask_storeu_ps(C + (x) * ldc + 16 * u, last, cx[u]);                                 \
+            else                                                                                            \
+                _mm512_storeu_ps(C + (x) * ldc + 16 * u, cx[u]);                                            \
+        }
+
+/* C[x][0, 16 NV) (+)= sum_y A[x ax + y ay] B[y ldb + col] for R rows x
+   (rows from nrows on are computed from row 0 and not stored); the last
    vector's lanes are `last`, B and C are read and written under it. zero:
    C starts from 0; else from C, times alpha[x] when alpha is not NULL. */
 GAIA__LAYER_CONTRACT
-static __inline__ __attribute__((always_inline)) void gaia__fa_mm4(const float *A, size_t ax, size_t ay, size_t ny,
-                                                                   size_t nrows, const float *B, size_t ldb, float *C,
-                                                                   size_t ldc, const float *alpha, int zero,
-                                                                   __mmask16 last, const int NV) {
-    __m512 acc[4][4];
-    const float *a[4];
+static __inline__ __attribute__((always_inline)) void gaia__fa_mm_rv(const float *A, size_t ax, size_t ay, size_t ny,
+                                                                     size_t nrows, const float *B, size_t ldb,
+                                                                     float *C, size_t ldc, const float *alpha,
+                                                                     int zero, __mmask16 last, const int R,
+                                                                     const int NV) {
+    __m512 c0[4], c1[4], c2[4], c3[4], c4[4], c5[4];
+    const float *a0 = A, *a1 = A + (1 < nrows ? ax : 0), *a2 = A + (2 < nrows ? 2 * ax : 0);
+    const float *a3 = A + (3 < nrows ? 3 * ax : 0), *a4 = A + (4 < nrows ? 4 * ax : 0);
+    const float *a5 = A + (5 < nrows ? 5 * ax : 0);
     size_t y;
-    int x, u;
-    for (x = 0; x < 4; x++) a[x] = A + ((size_t)x < nrows ? (size_t)x : 0) * ax;
-    for (x = 0; x < 4; x++)
-        for (u = 0; u < NV; u++) {
-            if (zero || (size_t)x >= nrows) {
-                acc[x][u] = _mm512_setzero_ps();
-            } else {
-                acc[x][u] = u == NV - 1 ? _mm512_maskz_loadu_ps(last, C + x * ldc + 16 * u)
-                                        : _mm512_loadu_ps(C + x * ldc + 16 * u);
-                if (alpha) acc[x][u] = _mm512_mul_ps(acc[x][u], _mm512_set1_ps(alpha[x]));
-            }
-        }
+    int u;
+    GAIA__FA_INIT(0, c0)
+    GAIA__FA_INIT(1, c1)
+    GAIA__FA_INIT(2, c2)
+    GAIA__FA_INIT(3, c3)
+    GAIA__FA_INIT(4, c4)
+    GAIA__FA_INIT(5, c5)
     for (y = 0; y < ny; y++) {
         __m512 b[4];
         for (u = 0; u < NV; u++)
             b[u] = u == NV - 1 ? _mm512_maskz_loadu_ps(last, B + y * ldb + 16 * u) : _mm512_loadu_ps(B + y * ldb + 16 * u);
-        for (x = 0; x < 4; x++) {
-            __m512 s = _mm512_set1_ps(a[x][y * ay]);
-            for (u = 0; u < NV; u++) acc[x][u] = _mm512_fmadd_ps(s, b[u], acc[x][u]);
-        }
+        GAIA__FA_FMA(0, c0)
+        GAIA__FA_FMA(1, c1)
+        GAIA__FA_FMA(2, c2)
+        GAIA__FA_FMA(3, c3)
+        GAIA__FA_FMA(4, c4)
+        GAIA__FA_FMA(5, c5)
     }
-    for (x = 0; x < 4; x++)
-        if ((size_t)x < nrows)
-            for (u = 0; u < NV; u++) {
-                if (u == NV - 1)
-                    _mm512_mask_storeu_ps(C + x * ldc + 16 * u, last, acc[x][u]);
-                else
-                    _mm512_storeu_ps(C + x * ldc + 16 * u, acc[x][u]);
-            }
+    GAIA__FA_STORE(0, c0)
+    GAIA__FA_STORE(1, c1)
+    GAIA__FA_STORE(2, c2)
+    GAIA__FA_STORE(3, c3)
+    GAIA__FA_STORE(4, c4)
+    GAIA__FA_STORE(5, c5)
 }
+#undef GAIA__FA_INIT
+#undef GAIA__FA_FMA
+#undef GAIA__FA_STORE
 
 /* C[x][0, ncols) (+)= sum_{y < ny} A[x ax + y ay] B[y ldb + col] for
    x < nrows: column chunks of 64 outside (B's chunk stays in L1), rows
-   by fours inside. */
+   by sixes (24 accumulators) inside, by fours for a short last group. */
 GAIA__LAYER_CONTRACT
-static void gaia__fa_mm(const float *A, size_t ax, size_t ay, size_t ny, size_t nrows, const float *B, size_t ldb,
+static __attribute__((noinline)) void gaia__fa_mm(const float *A, size_t ax, size_t ay, size_t ny, size_t nrows, const float *B, size_t ldb,
                         size_t ncols, float *C, size_t ldc, const float *alpha, int zero) {
     size_t c0, x0;
     for (c0 = 0; c0 < ncols; c0 += 64) {
         size_t w = ncols - c0 < 64 ? ncols - c0 : 64, nv = (w + 15) / 16;
         __mmask16 last = gaia__fa_first((long long)(w - 16 * (nv - 1)));
-        for (x0 = 0; x0 < nrows; x0 += 4) {
+        for (x0 = 0; x0 < nrows;) {
             const float *a = A + x0 * ax, *al = alpha ? alpha + x0 : NULL;
             float *c = C + x0 * ldc + c0;
-            size_t nr = nrows - x0 < 4 ? nrows - x0 : 4;
-            switch (nv) {
-            case 4: gaia__fa_mm4(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 4); break;
-            case 3: gaia__fa_mm4(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 3); break;
-            case 2: gaia__fa_mm4(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 2); break;
-            default: gaia__fa_mm4(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 1); break;
+            size_t nr = nrows - x0 < 6 ? nrows - x0 : 6;
+            if (nr > 4) {
+                switch (nv) {
+                case 4: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 6, 4); break;
+                case 3: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 6, 3); break;
+                case 2: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 6, 2); break;
+                default: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 6, 1); break;
+                }
+            } else {
+                switch (nv) {
+                case 4: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 4, 4); break;
+                case 3: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 4, 3); break;
+                case 2: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 4, 2); break;
+                default: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 4, 1); break;
+                }
             }
+            x0 += nr;
         }
     }
 }
@@ -554,6 +596,25 @@ static void gaia__fa_mm(const float *A, size_t ax, size_t ay, size_t ny, size_t 
 static __m512 gaia__fa_exp(__m512 t) {
     t = _mm512_max_ps(t, _mm512_set1_ps(-88.0f)); /* the second operand where t is NaN */
     return gaia__exp16(_mm512_min_ps(t, _mm512_set1_ps(88.0f)));
+}
+
+/* 2^t for t clipped to [-126, 126] (NaN: 2^-126, as above): t = n + r,
+   |r| <= 1/2, 2^r by its degree-6 Taylor polynomial in r ln 2 (relative
+   error < 2e-7), times 2^n by scalef. The forward works in base 2: its
+   scores carry the factor log2(e), folded into the query tile. */
+static __m512 gaia__fa_exp2(__m512 t) {
+    __m512 n, r, p;
+    t = _mm512_max_ps(t, _mm512_set1_ps(-126.0f));
+    t = _mm512_min_ps(t, _mm512_set1_ps(126.0f));
+    n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm512_sub_ps(t, n);
+    p = _mm512_fmadd_ps(_mm512_set1_ps(1.5403530393381608e-4f), r, _mm512_set1_ps(1.3333558146428443e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.6181291076284772e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.5504108664821580e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(2.4022650695910071e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(6.9314718055994531e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
 }
 
 /* One tile of up to 64 queries [q0, q0 + rows) of one (batch, head). */
@@ -571,8 +632,9 @@ static void gaia__fa_fwd_tile(gaia_layer_precision prec, const float *q, const f
     long long off = (long long)nk - (long long)nq; /* query i sees keys j <= i + off */
     long long last_key = causal ? (long long)(q0 + rows - 1) + off : (long long)nk - 1;
     int low = prec != GAIA_LAYER_PREC_F32;
+    float sl = scale * 1.44269504088896341f; /* scores in base 2 */
     for (c = 0; c < d; c++) {
-        for (i = 0; i < rows; i++) qt[c * GAIA__FA_BQ + i] = gaia__layer_round(prec, q[(q0 + i) * d + c]);
+        for (i = 0; i < rows; i++) qt[c * GAIA__FA_BQ + i] = gaia__layer_round(prec, q[(q0 + i) * d + c]) * sl;
         for (; i < lanes; i++) qt[c * GAIA__FA_BQ + i] = 0.0f;
     }
     memset(ot, 0, rows * d * sizeof *ot);
@@ -589,20 +651,24 @@ static void gaia__fa_fwd_tile(gaia_layer_precision prec, const float *q, const f
         /* S^T = K Q^T, 64 queries per key row. */
         gaia__fa_mm(kp, d, 1, d, bk, qt, GAIA__FA_BQ, lanes, st, GAIA__FA_BQ, NULL, 1);
         for (u = 0; u < nqv; u++) {
-            __m512 bm = _mm512_set1_ps(-HUGE_VALF), mnew, sum = _mm512_setzero_ps(), sc = _mm512_set1_ps(scale), al;
+            __m512 bm = _mm512_set1_ps(-HUGE_VALF), mnew, sum = _mm512_setzero_ps(), al;
             float *s = st + 16 * u;
             /* query q0 + 16u + lane sees key j0 + j when lane >= j0 + j - off - q0 - 16u */
             long long t0 = (long long)j0 - off - (long long)(q0 + 16 * u);
-            for (j = 0; j < bk; j++) {
-                __m512 x = _mm512_mul_ps(_mm512_loadu_ps(s + j * GAIA__FA_BQ), sc);
-                if (mask) x = _mm512_mask_blend_ps(gaia__fa_first(t0 + (long long)j), x, _mm512_set1_ps(-HUGE_VALF));
-                _mm512_storeu_ps(s + j * GAIA__FA_BQ, x);
-                bm = _mm512_max_ps(bm, x);
+            if (mask) {
+                for (j = 0; j < bk; j++) {
+                    __m512 x = _mm512_mask_blend_ps(gaia__fa_first(t0 + (long long)j), _mm512_loadu_ps(s + j * GAIA__FA_BQ),
+                                                    _mm512_set1_ps(-HUGE_VALF));
+                    _mm512_storeu_ps(s + j * GAIA__FA_BQ, x);
+                    bm = _mm512_max_ps(bm, x);
+                }
+            } else {
+                for (j = 0; j < bk; j++) bm = _mm512_max_ps(bm, _mm512_loadu_ps(s + j * GAIA__FA_BQ));
             }
             mnew = _mm512_max_ps(m[u], bm);
-            al = gaia__fa_exp(_mm512_sub_ps(m[u], mnew));
+            al = gaia__fa_exp2(_mm512_sub_ps(m[u], mnew));
             for (j = 0; j < bk; j++) {
-                __m512 p = gaia__fa_exp(_mm512_sub_ps(_mm512_loadu_ps(s + j * GAIA__FA_BQ), mnew));
+                __m512 p = gaia__fa_exp2(_mm512_sub_ps(_mm512_loadu_ps(s + j * GAIA__FA_BQ), mnew));
                 if (mask) p = _mm512_maskz_mov_ps((__mmask16)~gaia__fa_first(t0 + (long long)j), p);
                 sum = _mm512_add_ps(sum, p);
                 _mm512_storeu_ps(s + j * GAIA__FA_BQ, p);
@@ -628,7 +694,7 @@ static void gaia__fa_fwd_tile(gaia_layer_precision prec, const float *q, const f
         for (c = 0; c < d; c++) o[(q0 + i) * d + c] = ot[i * d + c] * inv;
         /* The row's log-sum-exp for the backward; +inf for a row without
            keys, so that its recomputed probabilities exp(s - lse) are 0. */
-        if (lse) lse[q0 + i] = lrow[i] > 0.0f ? mrow[i] + logf(lrow[i]) : HUGE_VALF;
+        if (lse) lse[q0 + i] = lrow[i] > 0.0f ? mrow[i] * 0.693147180559945309f + logf(lrow[i]) : HUGE_VALF;
     }
 }
 #endif
