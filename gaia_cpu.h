@@ -6619,7 +6619,7 @@ GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const
            thread count gives the same sums. Chunks past the first keep
            their dQ apart (summed after, in order); without that memory,
            one chunk per head. */
-        size_t nblk = (nk + GAIA__FA_BK - 1) / GAIA__FA_BK, chunks = bh >= 8 ? 1 : (8 + bh - 1) / bh;
+        size_t nblk = (nk + GAIA__FA_BK - 1) / GAIA__FA_BK, chunks = bh >= 8 || bh == 0 ? 1 : (8 + bh - 1) / bh;
         int big = (double)nq * (double)nk * (double)d * (double)bh > 2e5;
         if (chunks > nblk) chunks = nblk;
         if (!big || chunks < 1) chunks = 1;
