@@ -125,6 +125,32 @@ static inline double bench_python(const char *env, const char *script) {
     return v;
 }
 
+/* As bench_python, but reads up to n numbers the script prints into out;
+   returns how many it read (0 when Python or the script fails). */
+static inline int bench_python_n(const char *env, const char *script, double *out, int n) {
+    char path[64];
+    char cmd[1024];
+    FILE *f;
+    int got = 0, fd;
+    strcpy(path, "/tmp/gaia_bench_XXXXXX");
+    fd = mkstemp(path);
+    if (fd < 0) return 0;
+    if (write(fd, script, strlen(script)) != (ssize_t)strlen(script)) {
+        close(fd);
+        unlink(path);
+        return 0;
+    }
+    close(fd);
+    snprintf(cmd, sizeof cmd, "env %s '%s' %s 2>/dev/null", env ? env : "", bench_python_exe(), path);
+    f = popen(cmd, "r");
+    if (f) {
+        while (got < n && fscanf(f, "%lf", &out[got]) == 1) got++;
+        pclose(f);
+    }
+    unlink(path);
+    return got;
+}
+
 static inline int bench_have_numpy(void) {
     return bench_python("", "import numpy\nprint(1)\n") > 0;
 }

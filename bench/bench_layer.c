@@ -9,11 +9,19 @@
      and SwiGLU against memcpy of the same bytes on the same number of threads
      (1, then 2);
    - Linear+GELU against the plain GEMM of the same shape;
-   - attention against NumPy's naive softmax(q k^T) v (BLAS matmuls on the
-     same number of threads, fresh process, best of 5 runs) at N = 1024,
-     d = 64, 1 and 8 heads, with and without the causal mask.
+   - attention (f32, d = 64; B 1, 4; H 1, 8; N 512, 1024, 2048; full and
+     causal; 1 and 2 threads) against PyTorch's
+     torch.nn.functional.scaled_dot_product_attention when the benchmark's
+     Python (GAIA_BENCH_PYTHON, bench_common.h) has torch: the forward, and
+     the forward + backward (torch: q, k, v requiring grad, out.backward(g);
+     gaia: gaia_cpu_layer_attention_train + gaia_cpu_layer_attention_backward),
+     on the same number of threads; otherwise against NumPy's naive
+     softmax(q k^T) v (BLAS matmuls), forward only. Each figure is the best
+     of a few repetitions; the run is repeated and the ratio gaia / peer is
+     given as median [min, max] over the runs.
    The GPU sections run when the build has CUDA and a GPU answers.
-   Usage: bench_layer [steps [gpu]]   (gpu: the GPU sections only) */
+   Usage: bench_layer [steps [gpu|attention [runs]]]   (gpu: the GPU
+   sections only; attention: the attention comparison only, runs >= 3) */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include "bench_common.h"
@@ -316,76 +324,168 @@ static void bench_attention(gaia_ctx *ctx, size_t B, size_t H, size_t N, size_t 
            causal ? "causal" : "full", ms, flops / ms / 1e6);
 }
 
-/* NumPy's naive attention (one BLAS matmul per head for q k^T and for P v,
-   softmax in between) on nt BLAS threads: best of 5 fresh processes, ms. */
-static double numpy_attention_ms(size_t H, size_t N, size_t d, int causal, int nt) {
-    char script[2048], env[64];
-    double best = -1.0;
-    int p;
-    snprintf(script, sizeof script,
-             "import time, numpy as np\n"
-             "H, N, d, causal = %zu, %zu, %zu, %d\n"
-             "rng = np.random.default_rng(0)\n"
-             "q, k, v = (rng.standard_normal((H, N, d)).astype(np.float32) for _ in range(3))\n"
-             "scale = np.float32(1.0 / np.sqrt(d))\n"
-             "mask = np.triu(np.ones((N, N), dtype=bool), 1)\n"
-             "def att():\n"
-             "    o = np.empty_like(q)\n"
-             "    for h in range(H):\n"
-             "        s = (q[h] @ k[h].T) * scale\n"
-             "        if causal: s[mask] = -np.inf\n"
-             "        s = np.exp(s - s.max(axis=1, keepdims=True))\n"
-             "        s /= s.sum(axis=1, keepdims=True)\n"
-             "        o[h] = s @ v[h]\n"
-             "    return o\n"
-             "att()\n"
-             "best = 1e30\n"
-             "for _ in range(5):\n"
-             "    t0 = time.perf_counter(); att(); best = min(best, time.perf_counter() - t0)\n"
-             "print(best * 1e3)\n",
-             H, N, d, causal);
-    snprintf(env, sizeof env, "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d", nt, nt);
-    for (p = 0; p < 5; p++) {
-        double v = bench_python(env, script);
-        if (v > 0 && (best < 0 || v < best)) best = v;
-    }
-    return best;
+/* The attention comparison's shapes (d = 64). */
+#define ATT_NSHAPES 24
+static void att_shape(int i, size_t *B, size_t *H, size_t *N, int *causal) {
+    static const size_t Bs[2] = {1, 4}, Hs[2] = {1, 8}, Ns[3] = {512, 1024, 2048};
+    *B = Bs[i / 12], *H = Hs[(i / 6) % 2], *N = Ns[(i / 2) % 3], *causal = i % 2;
 }
 
-static void bench_attention_vs_numpy(void) {
-    static const size_t heads[2] = {1, 8};
-    int nt, hi, causal;
-    printf("cpu attention N1024 d64 f32 against NumPy's naive softmax(q k^T) v (ms, best; ratio = gaia / NumPy)\n");
+/* Repetitions per figure: fewer for the largest shapes. */
+static int att_reps(size_t B, size_t H, size_t N) { return B * H * N * N >= ((size_t)8 << 22) ? 2 : 3; }
+
+/* The peer's times for every shape on nt threads, fresh process: fwd[i],
+   fb[i] (forward + backward; -1 without torch), ms. Returns 2 for
+   PyTorch, 1 for NumPy, 0 when neither ran. */
+static int att_peer(int nt, double *fwd, double *fb) {
+    char script[4096], env[96];
+    double v[2 * ATT_NSHAPES + 1];
+    int i, n;
+    snprintf(script, sizeof script,
+             "import time, sys\n"
+             "nt = %d\n"
+             "shapes = [(B, H, N, c) for B in (1, 4) for H in (1, 8) for N in (512, 1024, 2048) for c in (0, 1)]\n"
+             "def reps(B, H, N): return 2 if B * H * N * N >= 8 << 22 else 3\n"
+             "def best(f, r):\n"
+             "    b = 1e30\n"
+             "    for _ in range(r):\n"
+             "        t0 = time.perf_counter(); f(); b = min(b, time.perf_counter() - t0)\n"
+             "    return b * 1e3\n"
+             "try:\n"
+             "    import torch\n"
+             "    import torch.nn.functional as F\n"
+             "    torch.set_num_threads(nt)\n"
+             "    print(2)\n"
+             "    for B, H, N, c in shapes:\n"
+             "        q, k, v, g = (torch.randn(B, H, N, 64) for _ in range(4))\n"
+             "        def fwd():\n"
+             "            with torch.no_grad(): F.scaled_dot_product_attention(q, k, v, is_causal=bool(c))\n"
+             "        qq, kk, vv = (x.clone().requires_grad_() for x in (q, k, v))\n"
+             "        def fb():\n"
+             "            qq.grad = kk.grad = vv.grad = None\n"
+             "            F.scaled_dot_product_attention(qq, kk, vv, is_causal=bool(c)).backward(g)\n"
+             "        fwd(); fb()\n"
+             "        print(best(fwd, reps(B, H, N)), best(fb, reps(B, H, N)), flush=True)\n"
+             "except ImportError:\n"
+             "    import numpy as np\n"
+             "    print(1)\n"
+             "    rng = np.random.default_rng(0)\n"
+             "    for B, H, N, c in shapes:\n"
+             "        q, k, v = (rng.standard_normal((B * H, N, 64)).astype(np.float32) for _ in range(3))\n"
+             "        mask = np.triu(np.ones((N, N), dtype=bool), 1)\n"
+             "        def fwd():\n"
+             "            o = np.empty_like(q)\n"
+             "            for h in range(B * H):\n"
+             "                s = (q[h] @ k[h].T) * np.float32(0.125)\n"
+             "                if c: s[mask] = -np.inf\n"
+             "                s = np.exp(s - s.max(axis=1, keepdims=True))\n"
+             "                o[h] = (s / s.sum(axis=1, keepdims=True)) @ v[h]\n"
+             "        fwd()\n"
+             "        print(best(fwd, reps(B, H, N)), -1, flush=True)\n",
+             nt);
+    snprintf(env, sizeof env, "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d MKL_NUM_THREADS=%d", nt, nt, nt);
+    n = bench_python_n(env, script, v, 2 * ATT_NSHAPES + 1);
+    if (n < 1 + 2 * ATT_NSHAPES) return 0;
+    for (i = 0; i < ATT_NSHAPES; i++) fwd[i] = v[1 + 2 * i], fb[i] = v[2 + 2 * i];
+    return (int)v[0];
+}
+
+static double att_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* gaia's times for every shape on nt threads (the CPU kernels themselves). */
+static void att_gaia(int nt, double *fwd, double *fb) {
+    size_t most = (size_t)4 * 8 * 2048 * 64, i;
+    float *buf = (float *)malloc(8 * most * sizeof(float)), *lse = (float *)malloc(4 * 8 * 2048 * sizeof(float));
+    float *q = buf, *k = q + most, *v = k + most, *g = v + most, *o = g + most, *dq = o + most, *dk = dq + most,
+          *dv = dk + most;
+    unsigned s = 12345u;
+    int sh;
+    if (!buf || !lse) {
+        fprintf(stderr, "bench_layer: out of memory\n");
+        exit(1);
+    }
+    for (i = 0; i < 4 * most; i++) {
+        s = s * 1664525u + 1013904223u;
+        buf[i] = (float)((double)(s >> 8) / 16777216.0 * 2.0 - 1.0);
+    }
+    for (sh = 0; sh < ATT_NSHAPES; sh++) {
+        size_t B, H, N, bh;
+        int causal, r, reps;
+        double bf = 1e30, bb = 1e30;
+        att_shape(sh, &B, &H, &N, &causal);
+        bh = B * H, reps = att_reps(B, H, N);
+        gaia_cpu_layer_attention(GAIA_LAYER_PREC_F32, q, k, v, o, bh, N, N, 64, 0.125f, causal, nt); /* warm */
+        for (r = 0; r < reps; r++) {
+            double t0 = att_now_ms(), t1;
+            gaia_cpu_layer_attention(GAIA_LAYER_PREC_F32, q, k, v, o, bh, N, N, 64, 0.125f, causal, nt);
+            t1 = att_now_ms() - t0;
+            bf = t1 < bf ? t1 : bf;
+        }
+        for (r = 0; r < reps; r++) {
+            double t0 = att_now_ms(), t1;
+            gaia_cpu_layer_attention_train(GAIA_LAYER_PREC_F32, q, k, v, o, lse, bh, N, N, 64, 0.125f, causal, nt);
+            gaia_cpu_layer_attention_backward(GAIA_LAYER_PREC_F32, q, k, v, o, lse, g, dq, dk, dv, bh, N, N, 64, 0.125f,
+                                              causal, nt);
+            t1 = att_now_ms() - t0;
+            bb = t1 < bb ? t1 : bb;
+        }
+        fwd[sh] = bf, fb[sh] = bb;
+    }
+    free(buf);
+    free(lse);
+}
+
+/* Attention against PyTorch's SDPA (or NumPy's naive attention), `runs`
+   alternating runs of gaia and of the peer per thread count. */
+static void bench_attention_vs_peer(int runs) {
+    static double gf[2][8][ATT_NSHAPES], gb[2][8][ATT_NSHAPES], pf[2][8][ATT_NSHAPES], pb[2][8][ATT_NSHAPES];
+    int nt, run, sh, kind = 0;
+    if (runs > 8) runs = 8;
     for (nt = 1; nt <= 2; nt++)
-        for (hi = 0; hi < 2; hi++)
-            for (causal = 0; causal < 2; causal++) {
-                gaia_ctx *ctx = NULL;
-                gaia_ctx_desc desc;
-                job j;
-                size_t s[4];
-                double ms, np;
-                memset(&desc, 0, sizeof desc);
-                desc.device = GAIA_DEVICE_CPU;
-                desc.cpu_threads = nt;
-                if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) return;
-                memset(&j, 0, sizeof j);
-                s[0] = 1, s[1] = heads[hi], s[2] = 1024, s[3] = 64;
-                CHECK(gaia_tensor_randn(ctx, 4, s, 0.0f, 1.0f, &j.a));
-                CHECK(gaia_tensor_randn(ctx, 4, s, 0.0f, 1.0f, &j.b));
-                CHECK(gaia_tensor_randn(ctx, 4, s, 0.0f, 1.0f, &j.c));
-                j.what = J_ATTENTION;
-                j.causal = causal;
-                j.prec = GAIA_LAYER_PREC_F32;
-                bench_pause(0.15);
-                ms = time_job(ctx, &j, 5);
-                free_job(&j);
-                gaia_ctx_destroy(ctx);
-                np = numpy_attention_ms(heads[hi], 1024, 64, causal, nt);
-                printf("  threads %d  heads %zu  %-6s  gaia %8.3f ms", nt, heads[hi], causal ? "causal" : "full", ms);
-                if (np > 0) printf("  numpy %8.3f ms  ratio %5.2f (target < 1)\n", np, ms / np);
-                else printf("  numpy -\n");
-                fflush(stdout);
+        for (run = 0; run < runs; run++) {
+            att_gaia(nt, gf[nt - 1][run], gb[nt - 1][run]);
+            kind = att_peer(nt, pf[nt - 1][run], pb[nt - 1][run]);
+            if (!kind) {
+                printf("cpu attention: neither torch nor NumPy in %s (set GAIA_BENCH_PYTHON): comparison skipped\n",
+                       bench_python_exe());
+                return;
             }
+            bench_print_load(nt == 1 ? "attention runs, 1 thread" : "attention runs, 2 threads");
+        }
+    printf("cpu attention f32 d64 against %s (ms, median of %d runs of best-of-2/3; ratio gaia / peer: median "
+           "[min, max]; target <= 1)\n",
+           kind == 2 ? "PyTorch's scaled_dot_product_attention" : "NumPy's naive softmax(q k^T) v (forward only)",
+           runs);
+    for (nt = 1; nt <= 2; nt++)
+        for (sh = 0; sh < ATT_NSHAPES; sh++) {
+            size_t B, H, N;
+            int causal, i;
+            double a[8], b[8], c[8], d[8], rmin, rmax;
+            att_shape(sh, &B, &H, &N, &causal);
+            printf("  threads %d B%zu H%zu N%-4zu %-6s", nt, B, H, N, causal ? "causal" : "full");
+            for (i = 0; i < runs; i++) a[i] = gf[nt - 1][i][sh], b[i] = pf[nt - 1][i][sh];
+            for (i = 0, rmin = 1e30, rmax = 0; i < runs; i++) {
+                double r = a[i] / b[i];
+                rmin = r < rmin ? r : rmin, rmax = r > rmax ? r : rmax, c[i] = r;
+            }
+            printf("  fwd %8.2f / %8.2f = %.2f [%.2f, %.2f]", bench_median(a, runs), bench_median(b, runs),
+                   bench_median(c, runs), rmin, rmax);
+            if (kind == 2) {
+                for (i = 0; i < runs; i++) a[i] = gb[nt - 1][i][sh], b[i] = pb[nt - 1][i][sh];
+                for (i = 0, rmin = 1e30, rmax = 0; i < runs; i++) {
+                    double r = a[i] / b[i];
+                    rmin = r < rmin ? r : rmin, rmax = r > rmax ? r : rmax, d[i] = r;
+                }
+                printf("  fwd+bwd %8.2f / %8.2f = %.2f [%.2f, %.2f]", bench_median(a, runs), bench_median(b, runs),
+                       bench_median(d, runs), rmin, rmax);
+            }
+            printf("\n");
+        }
+    fflush(stdout);
 }
 
 int main(int argc, char **argv) {
@@ -403,6 +503,13 @@ int main(int argc, char **argv) {
     gaia_device_report(ctx, stdout);
     bench_print_machine("bench_layer");
     if (gpu_only) goto gpu;
+    if (argc > 2 && strcmp(argv[2], "attention") == 0) {
+        int runs = argc > 3 ? atoi(argv[3]) : 3;
+        bench_print_load("before the attention runs");
+        bench_attention_vs_peer(runs < 3 ? 3 : runs);
+        gaia_ctx_destroy(ctx);
+        return 0;
+    }
     printf("== layer module, CPU\n");
     CHECK(gaia_device_push(ctx, GAIA_DEVICE_CPU));
     bench_hierarchy(ctx, T, "cpu");
@@ -425,7 +532,7 @@ int main(int argc, char **argv) {
     bench_attention(ctx, 1, 8, 1024, 64, 0, GAIA_LAYER_PREC_F32, "cpu", 3);
     bench_attention(ctx, 1, 8, 1024, 64, 1, GAIA_LAYER_PREC_F32, "cpu", 3);
     bench_attention(ctx, 1, 4, 1024, 128, 0, GAIA_LAYER_PREC_F32, "cpu", 3);
-    bench_attention_vs_numpy();
+    bench_attention_vs_peer(3);
     bench_print_load("after the attention runs");
     CHECK(gaia_device_pop(ctx));
 gpu:

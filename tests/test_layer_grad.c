@@ -1417,6 +1417,117 @@ static void primitives_accept_empty_input(gt *t) {
     GT_CHECK(t, fabsf(lse[0] - 0.5f * (x[0] * x[2] + x[1] * x[3])) < 1e-6f, "lse %g", (double)lse[0]);
 }
 
+/* ---- the attention kernels against float64, at the tiles' edges ---- */
+/* Forward (o, lse) and backward (dq, dk, dv) of softmax(scale q k^T + mask) v
+   per head in float64: query i sees keys j <= i + nk - nq when causal. */
+static void att64_ref(const float *q, const float *k, const float *v, const float *g, size_t bh, size_t nq, size_t nk,
+                      size_t d, double scale, int causal, double *o, double *lse, double *dq, double *dk, double *dv) {
+    double *p = (double *)malloc(nk * sizeof(double)), *dp = (double *)malloc(nk * sizeof(double));
+    size_t b, i, j, c;
+    memset(dq, 0, bh * nq * d * sizeof(double));
+    memset(dk, 0, bh * nk * d * sizeof(double));
+    memset(dv, 0, bh * nk * d * sizeof(double));
+    for (b = 0; b < bh; b++)
+        for (i = 0; i < nq; i++) {
+            const float *qi = q + (b * nq + i) * d, *gi = g + (b * nq + i) * d;
+            double *oi = o + (b * nq + i) * d, mx = -HUGE_VAL, sum = 0, D = 0;
+            long long lim = causal ? (long long)i + (long long)nk - (long long)nq : (long long)nk - 1;
+            for (c = 0; c < d; c++) oi[c] = 0;
+            lse[b * nq + i] = HUGE_VAL;
+            if (lim < 0) continue;
+            for (j = 0; j < nk && (long long)j <= lim; j++) {
+                double acc = 0;
+                for (c = 0; c < d; c++) acc += (double)qi[c] * k[(b * nk + j) * d + c];
+                p[j] = acc * scale;
+                if (p[j] > mx) mx = p[j];
+            }
+            for (j = 0; j < nk && (long long)j <= lim; j++) sum += (p[j] = exp(p[j] - mx));
+            lse[b * nq + i] = mx + log(sum);
+            for (j = 0; j < nk && (long long)j <= lim; j++) {
+                p[j] /= sum;
+                dp[j] = 0;
+                for (c = 0; c < d; c++) {
+                    oi[c] += p[j] * v[(b * nk + j) * d + c];
+                    dp[j] += (double)gi[c] * v[(b * nk + j) * d + c];
+                }
+            }
+            for (c = 0; c < d; c++) D += gi[c] * oi[c];
+            for (j = 0; j < nk && (long long)j <= lim; j++) {
+                double ds = p[j] * (dp[j] - D) * scale;
+                for (c = 0; c < d; c++) {
+                    dv[(b * nk + j) * d + c] += p[j] * gi[c];
+                    dq[(b * nq + i) * d + c] += ds * k[(b * nk + j) * d + c];
+                    dk[(b * nk + j) * d + c] += ds * qi[c];
+                }
+            }
+        }
+    free(p);
+    free(dp);
+}
+
+/* One shape: the forward's o and lse and the three gradients against
+   float64 on 1 thread, and the same bits on 2 threads. */
+static void att64_case(gt *t, size_t bh, size_t nq, size_t nk, size_t d, int causal) {
+    size_t nqe = bh * nq * d, nke = bh * nk * d, i;
+    float *q = gt_alloc_floats(nqe), *k = gt_alloc_floats(nke), *v = gt_alloc_floats(nke), *g = gt_alloc_floats(nqe);
+    float *out[2][6];
+    double *ro = (double *)malloc(nqe * sizeof(double)), *rl = (double *)malloc(bh * nq * sizeof(double));
+    double *rdq = (double *)malloc(nqe * sizeof(double)), *rdk = (double *)malloc(nke * sizeof(double));
+    double *rdv = (double *)malloc(nke * sizeof(double));
+    const double *refs[5];
+    size_t sizes[5];
+    static const char *names[5] = {"o", "lse", "dq", "dk", "dv"};
+    float scale = 1.0f / sqrtf((float)d);
+    int th, w;
+    gt_fill_normal(t, q, nqe);
+    gt_fill_normal(t, k, nke);
+    gt_fill_normal(t, v, nke);
+    gt_fill_normal(t, g, nqe);
+    att64_ref(q, k, v, g, bh, nq, nk, d, scale, causal, ro, rl, rdq, rdk, rdv);
+    refs[0] = ro, refs[1] = rl, refs[2] = rdq, refs[3] = rdk, refs[4] = rdv;
+    sizes[0] = nqe, sizes[1] = bh * nq, sizes[2] = nqe, sizes[3] = nke, sizes[4] = nke;
+    for (th = 0; th < 2; th++) {
+        for (w = 0; w < 5; w++) out[th][w] = gt_alloc_floats(sizes[w]);
+        gaia_cpu_layer_attention_train(GAIA_LAYER_PREC_F32, q, k, v, out[th][0], out[th][1], bh, nq, nk, d, scale,
+                                       causal, th + 1);
+        gaia_cpu_layer_attention_backward(GAIA_LAYER_PREC_F32, q, k, v, out[th][0], out[th][1], g, out[th][2],
+                                          out[th][3], out[th][4], bh, nq, nk, d, scale, causal, th + 1);
+    }
+    for (w = 0; w < 5 && !t->failed; w++) {
+        /* lse is +inf for a query without keys: compared as such */
+        long at = -1;
+        for (i = 0; i < sizes[w] && at < 0; i++) {
+            double r = refs[w][i], x = out[0][w][i];
+            if (isinf(r) ? !(isinf(x) && x > 0) : !(fabs(x - r) <= 2e-5 + 2e-4 * fabs(r))) at = (long)i;
+        }
+        GT_CHECK(t, at < 0, "attention %s: bh %zu nq %zu nk %zu d %zu causal %d: element %ld ref %.7g got %.7g",
+                 names[w], bh, nq, nk, d, causal, at, at >= 0 ? refs[w][at] : 0.0,
+                 at >= 0 ? (double)out[0][w][at] : 0.0);
+        GT_CHECK(t, memcmp(out[0][w], out[1][w], sizes[w] * sizeof(float)) == 0,
+                 "attention %s: bh %zu nq %zu nk %zu d %zu causal %d: 2 threads differ from 1", names[w], bh, nq, nk,
+                 d, causal);
+    }
+    for (th = 0; th < 2; th++)
+        for (w = 0; w < 5; w++) free(out[th][w]);
+    free(q), free(k), free(v), free(g), free(ro), free(rl), free(rdq), free(rdk), free(rdv);
+}
+
+/* Tile edges: N = 1, N not a multiple of the 64-row tiles, Nq != Nk with
+   the causal mask both ways (Nq > Nk: the first queries see no key), d
+   not a multiple of 16 and up to the maximum, one head with its keys in
+   several chunks (2 threads share one head's backward) and many heads. */
+static void attention_kernels_match_float64_at_tile_edges(gt *t) {
+    static const size_t shapes[][5] = {
+        /* bh, nq, nk, d, causal */
+        {2, 1, 1, 64, 0},     {1, 1, 1, 32, 1},     {3, 70, 70, 32, 1},  {2, 130, 130, 80, 0}, {1, 65, 200, 128, 1},
+        {1, 200, 65, 64, 1},  {1, 300, 333, 64, 0}, {1, 257, 257, 24, 1}, {9, 100, 100, 40, 1}, {2, 64, 128, 16, 1},
+        {1, 129, 300, 96, 0}, {4, 190, 190, 64, 1},
+    };
+    size_t s;
+    for (s = 0; s < sizeof shapes / sizeof shapes[0] && !t->failed; s++)
+        att64_case(t, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], (int)shapes[s][4]);
+}
+
 /* ---- learning: a one-block transformer reverses sequences ---- */
 static gaia_status lg_train(gaia_ctx *ctx, const rt_config *cfg, rt_model *m, float *losses) {
     gaia_optim *opt = NULL;
@@ -1534,6 +1645,7 @@ const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_attention", attention_gradients_match_finite_differences},
     {"layer_grad_attention_bf16", bf16_attention_gradients_are_close},
     {"layer_grad_self_attention", self_attention_gradient_adds_the_three_uses},
+    {"layer_grad_attention_kernels_float64_tile_edges", attention_kernels_match_float64_at_tile_edges},
     {"layer_grad_nothing_recorded_without_parameters", nothing_is_recorded_without_a_parameter},
     {"layer_grad_overwritten_output_and_recording_off", overwritten_output_is_an_error_and_recording_off_records_nothing},
     {"layer_grad_bad_input_leaves_tape_usable", bad_input_while_recording_leaves_the_tape_usable},

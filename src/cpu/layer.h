@@ -451,6 +451,249 @@ static float gaia__layer_round(gaia_layer_precision prec, float x) {
                                         : prec == GAIA_LAYER_PREC_F16 ? gaia__layer_round_f16(x) : x;
 }
 
+#ifdef GAIA__AVX512
+/* ---------------------------------------------------------------------
+   Blocked attention with AVX-512 (flash-attention's tiling). Every
+   product below is one register-blocked kernel, gaia__fa_mm: four rows of
+   up to 64 outputs (16 accumulators) held in registers over the whole
+   reduction, each step one load per 16 outputs and one broadcast per row.
+
+   The forward keeps a tile of 64 queries transposed (qt[c][r]), so the
+   scores of a block of 64 keys come out as S^T[j][r]: the running maximum
+   and sum of every query are then vertical (lane-wise) maxima and sums,
+   with no horizontal reduction, and P^T[j][r] feeds P V as broadcasts.
+   The output tile (64 x d) stays in L1 and is read and written once per
+   block of 64 keys. The backward keeps a block of 64 keys transposed
+   (kt, vt) and walks the queries in tiles of 64: S and dP by the same
+   kernel, then dV += P^T dO, dK += dS^T Q and dQ += dS K.
+   --------------------------------------------------------------------- */
+#define GAIA__FA_BQ 64
+#define GAIA__FA_BK 64
+
+/* Lanes [0, n) of a 16-lane mask, n clipped to [0, 16]. */
+static __mmask16 gaia__fa_first(long long n) {
+    return n <= 0 ? (__mmask16)0 : n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u);
+}
+
+/* C[x][0, 16 NV) (+)= sum_y A[x ax + y ay] B[y ldb + col] for R rows x
+   (rows from nrows on are computed from row 0 and not stored); the last
+   vector's lanes are `last`, B and C are read and written under it. zero:
+   C starts from 0; else from C, times alpha[x] when alpha is not NULL. */
+/* One row's accumulators (one array per row: GCC keeps small arrays in
+   registers, a 6 x 4 one partly in memory). */
+#define GAIA__FA_INIT(x, cx)                                                                                \
+    if (R > (x))                                                                                            \
+        for (u = 0; u < NV; u++) {                                                                          \
+            if (zero || (size_t)(x) >= nrows) {                                                             \
+                cx[u] = _mm512_setzero_ps();                                                                \
+            } else {                                                                                        \
+                cx[u] = u == NV - 1 ? _mm512_maskz_loadu_ps(last, C + (x) * ldc + 16 * u)                   \
+                                    : _mm512_loadu_ps(C + (x) * ldc + 16 * u);                              \
+                if (alpha) cx[u] = _mm512_mul_ps(cx[u], _mm512_set1_ps(alpha[x]));                         \
+            }                                                                                               \
+        }
+#define GAIA__FA_FMA(x, cx)                                                                                 \
+    if (R > (x)) {                                                                                          \
+        __m512 s_ = _mm512_set1_ps(a##x[y * ay]);                                                           \
+        for (u = 0; u < NV; u++) cx[u] = _mm512_fmadd_ps(s_, b[u], cx[u]);                                  \
+    }
+#define GAIA__FA_STORE(x, cx)                                                                               \
+    if (R > (x) && (size_t)(x) < nrows)                                                                     \
+        for (u = 0; u < NV; u++) {                                                                          \
+            if (u == NV - 1)                                                                                \
+                _mm512_mask_storeu_ps(C + (x) * ldc + 16 * u, last, cx[u]);                                 \
+            else                                                                                            \
+                _mm512_storeu_ps(C + (x) * ldc + 16 * u, cx[u]);                                            \
+        }
+
+/* C[x][0, 16 NV) (+)= sum_y A[x ax + y ay] B[y ldb + col] for R rows x
+   (rows from nrows on are computed from row 0 and not stored); the last
+   vector's lanes are `last`, B and C are read and written under it. zero:
+   C starts from 0; else from C, times alpha[x] when alpha is not NULL. */
+GAIA__LAYER_CONTRACT
+static __inline__ __attribute__((always_inline)) void gaia__fa_mm_rv(const float *A, size_t ax, size_t ay, size_t ny,
+                                                                     size_t nrows, const float *B, size_t ldb,
+                                                                     float *C, size_t ldc, const float *alpha,
+                                                                     int zero, __mmask16 last, const int R,
+                                                                     const int NV) {
+    __m512 c0[4], c1[4], c2[4], c3[4], c4[4], c5[4];
+    const float *a0 = A, *a1 = A + (1 < nrows ? ax : 0), *a2 = A + (2 < nrows ? 2 * ax : 0);
+    const float *a3 = A + (3 < nrows ? 3 * ax : 0), *a4 = A + (4 < nrows ? 4 * ax : 0);
+    const float *a5 = A + (5 < nrows ? 5 * ax : 0);
+    size_t y;
+    int u;
+    GAIA__FA_INIT(0, c0)
+    GAIA__FA_INIT(1, c1)
+    GAIA__FA_INIT(2, c2)
+    GAIA__FA_INIT(3, c3)
+    GAIA__FA_INIT(4, c4)
+    GAIA__FA_INIT(5, c5)
+    for (y = 0; y < ny; y++) {
+        __m512 b[4];
+        for (u = 0; u < NV; u++)
+            b[u] = u == NV - 1 ? _mm512_maskz_loadu_ps(last, B + y * ldb + 16 * u) : _mm512_loadu_ps(B + y * ldb + 16 * u);
+        GAIA__FA_FMA(0, c0)
+        GAIA__FA_FMA(1, c1)
+        GAIA__FA_FMA(2, c2)
+        GAIA__FA_FMA(3, c3)
+        GAIA__FA_FMA(4, c4)
+        GAIA__FA_FMA(5, c5)
+    }
+    GAIA__FA_STORE(0, c0)
+    GAIA__FA_STORE(1, c1)
+    GAIA__FA_STORE(2, c2)
+    GAIA__FA_STORE(3, c3)
+    GAIA__FA_STORE(4, c4)
+    GAIA__FA_STORE(5, c5)
+}
+#undef GAIA__FA_INIT
+#undef GAIA__FA_FMA
+#undef GAIA__FA_STORE
+
+/* C[x][0, ncols) (+)= sum_{y < ny} A[x ax + y ay] B[y ldb + col] for
+   x < nrows: column chunks of 64 outside (B's chunk stays in L1), rows
+   by sixes (24 accumulators) inside, by fours for a short last group. */
+GAIA__LAYER_CONTRACT
+static __attribute__((noinline)) void gaia__fa_mm(const float *A, size_t ax, size_t ay, size_t ny, size_t nrows, const float *B, size_t ldb,
+                        size_t ncols, float *C, size_t ldc, const float *alpha, int zero) {
+    size_t c0, x0;
+    for (c0 = 0; c0 < ncols; c0 += 64) {
+        size_t w = ncols - c0 < 64 ? ncols - c0 : 64, nv = (w + 15) / 16;
+        __mmask16 last = gaia__fa_first((long long)(w - 16 * (nv - 1)));
+        for (x0 = 0; x0 < nrows;) {
+            const float *a = A + x0 * ax, *al = alpha ? alpha + x0 : NULL;
+            float *c = C + x0 * ldc + c0;
+            size_t nr = nrows - x0 < 6 ? nrows - x0 : 6;
+            if (nr > 4) {
+                switch (nv) {
+                case 4: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 6, 4); break;
+                case 3: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 6, 3); break;
+                case 2: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 6, 2); break;
+                default: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 6, 1); break;
+                }
+            } else {
+                switch (nv) {
+                case 4: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 4, 4); break;
+                case 3: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 4, 3); break;
+                case 2: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 4, 2); break;
+                default: gaia__fa_mm_rv(a, ax, ay, ny, nr, B + c0, ldb, c, ldc, al, zero, last, 4, 1); break;
+                }
+            }
+            x0 += nr;
+        }
+    }
+}
+
+/* e^t for t clipped to [-88, 88]; a NaN t (the -inf - -inf of a query
+   that has seen no key yet) gives e^-88, which only ever multiplies 0. */
+static __m512 gaia__fa_exp(__m512 t) {
+    t = _mm512_max_ps(t, _mm512_set1_ps(-88.0f)); /* the second operand where t is NaN */
+    return gaia__exp16(_mm512_min_ps(t, _mm512_set1_ps(88.0f)));
+}
+
+/* 2^t for t clipped to [-126, 126] (NaN: 2^-126, as above): t = n + r,
+   |r| <= 1/2, 2^r by its degree-6 Taylor polynomial in r ln 2 (relative
+   error < 2e-7), times 2^n by scalef. The forward works in base 2: its
+   scores carry the factor log2(e), folded into the query tile. */
+static __m512 gaia__fa_exp2(__m512 t) {
+    __m512 n, r, p;
+    t = _mm512_max_ps(t, _mm512_set1_ps(-126.0f));
+    t = _mm512_min_ps(t, _mm512_set1_ps(126.0f));
+    n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm512_sub_ps(t, n);
+    p = _mm512_fmadd_ps(_mm512_set1_ps(1.5403530393381608e-4f), r, _mm512_set1_ps(1.3333558146428443e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.6181291076284772e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.5504108664821580e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(2.4022650695910071e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(6.9314718055994531e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+/* One tile of up to 64 queries [q0, q0 + rows) of one (batch, head). */
+GAIA__LAYER_CONTRACT
+static void gaia__fa_fwd_tile(gaia_layer_precision prec, const float *q, const float *k, const float *v, float *o,
+                              float *lse, size_t nq, size_t nk, size_t d, float scale, int causal, size_t q0) {
+    float qt[GAIA__ATT_D * GAIA__FA_BQ];                       /* Q^T: qt[c * BQ + r], zero past the tile */
+    float st[GAIA__FA_BK * GAIA__FA_BQ];                       /* S^T, then P^T: st[j * BQ + r] */
+    float ot[GAIA__FA_BQ * GAIA__ATT_D];                       /* the output tile, rows of d */
+    float kb[GAIA__FA_BK * GAIA__ATT_D], vb[GAIA__FA_BK * GAIA__ATT_D]; /* rounded K, V (low precision) */
+    float mrow[GAIA__FA_BQ], lrow[GAIA__FA_BQ], alpha[GAIA__FA_BQ];
+    __m512 m[GAIA__FA_BQ / 16], l[GAIA__FA_BQ / 16];
+    size_t rows = nq - q0 < GAIA__FA_BQ ? nq - q0 : GAIA__FA_BQ, nqv = (rows + 15) / 16, lanes = 16 * nqv;
+    size_t i, j, c, u, j0;
+    long long off = (long long)nk - (long long)nq; /* query i sees keys j <= i + off */
+    long long last_key = causal ? (long long)(q0 + rows - 1) + off : (long long)nk - 1;
+    int low = prec != GAIA_LAYER_PREC_F32;
+    float sl = scale * 1.44269504088896341f; /* scores in base 2 */
+    for (c = 0; c < d; c++) {
+        for (i = 0; i < rows; i++) qt[c * GAIA__FA_BQ + i] = gaia__layer_round(prec, q[(q0 + i) * d + c]) * sl;
+        for (; i < lanes; i++) qt[c * GAIA__FA_BQ + i] = 0.0f;
+    }
+    memset(ot, 0, rows * d * sizeof *ot);
+    for (u = 0; u < nqv; u++) m[u] = _mm512_set1_ps(-HUGE_VALF), l[u] = _mm512_setzero_ps();
+    for (j0 = 0; j0 < nk && (long long)j0 <= last_key; j0 += GAIA__FA_BK) {
+        size_t bk = nk - j0 < GAIA__FA_BK ? nk - j0 : GAIA__FA_BK;
+        const float *kp = k + j0 * d, *vp = v + j0 * d;
+        /* The block reaches past the first query's last key: mask. */
+        int mask = causal && (long long)(j0 + bk - 1) > (long long)q0 + off;
+        if (low) {
+            for (j = 0; j < bk * d; j++) kb[j] = gaia__layer_round(prec, kp[j]), vb[j] = gaia__layer_round(prec, vp[j]);
+            kp = kb, vp = vb;
+        }
+        /* S^T = K Q^T, 64 queries per key row. */
+        gaia__fa_mm(kp, d, 1, d, bk, qt, GAIA__FA_BQ, lanes, st, GAIA__FA_BQ, NULL, 1);
+        for (u = 0; u < nqv; u++) {
+            __m512 bm = _mm512_set1_ps(-HUGE_VALF), mnew, sum = _mm512_setzero_ps(), al;
+            float *s = st + 16 * u;
+            /* query q0 + 16u + lane sees key j0 + j when lane >= j0 + j - off - q0 - 16u */
+            long long t0 = (long long)j0 - off - (long long)(q0 + 16 * u);
+            if (mask) {
+                for (j = 0; j < bk; j++) {
+                    __m512 x = _mm512_mask_blend_ps(gaia__fa_first(t0 + (long long)j), _mm512_loadu_ps(s + j * GAIA__FA_BQ),
+                                                    _mm512_set1_ps(-HUGE_VALF));
+                    _mm512_storeu_ps(s + j * GAIA__FA_BQ, x);
+                    bm = _mm512_max_ps(bm, x);
+                }
+            } else {
+                for (j = 0; j < bk; j++) bm = _mm512_max_ps(bm, _mm512_loadu_ps(s + j * GAIA__FA_BQ));
+            }
+            mnew = _mm512_max_ps(m[u], bm);
+            al = gaia__fa_exp2(_mm512_sub_ps(m[u], mnew));
+            for (j = 0; j < bk; j++) {
+                __m512 p = gaia__fa_exp2(_mm512_sub_ps(_mm512_loadu_ps(s + j * GAIA__FA_BQ), mnew));
+                if (mask) p = _mm512_maskz_mov_ps((__mmask16)~gaia__fa_first(t0 + (long long)j), p);
+                sum = _mm512_add_ps(sum, p);
+                _mm512_storeu_ps(s + j * GAIA__FA_BQ, p);
+            }
+            l[u] = _mm512_fmadd_ps(l[u], al, sum);
+            m[u] = mnew;
+            _mm512_storeu_ps(alpha + 16 * u, al);
+        }
+        /* The sums above are of the unrounded P; P V sees it rounded. */
+        if (low)
+            for (j = 0; j < bk; j++)
+                for (i = 0; i < rows; i++) st[j * GAIA__FA_BQ + i] = gaia__layer_round(prec, st[j * GAIA__FA_BQ + i]);
+        /* O = alpha O + P V */
+        gaia__fa_mm(st, 1, GAIA__FA_BQ, bk, rows, vp, d, d, ot, d, alpha, 0);
+    }
+    for (u = 0; u < nqv; u++) {
+        _mm512_storeu_ps(mrow + 16 * u, m[u]);
+        _mm512_storeu_ps(lrow + 16 * u, l[u]);
+    }
+    for (i = 0; i < rows; i++) {
+        /* A query that sees no key (causal with nq > nk) gives zeros. */
+        float inv = lrow[i] > 0.0f ? 1.0f / lrow[i] : 0.0f;
+        for (c = 0; c < d; c++) o[(q0 + i) * d + c] = ot[i * d + c] * inv;
+        /* The row's log-sum-exp for the backward; +inf for a row without
+           keys, so that its recomputed probabilities exp(s - lse) are 0. */
+        if (lse) lse[q0 + i] = lrow[i] > 0.0f ? mrow[i] * 0.693147180559945309f + logf(lrow[i]) : HUGE_VALF;
+    }
+}
+#endif
+
+#ifndef GAIA__AVX512
+/* The portable forward: one block of GAIA__ATT_BQ queries. */
 GAIA__LAYER_CONTRACT
 static void gaia__cpu_attention_block(gaia_layer_precision prec, const float *q, const float *k, const float *v,
                                       float *o, float *lse, size_t nq, size_t nk, size_t d, float scale, int causal,
@@ -594,6 +837,8 @@ static void gaia__cpu_attention_block(gaia_layer_precision prec, const float *q,
     }
 }
 
+#endif
+
 GAIA_API void gaia_cpu_layer_attention(gaia_layer_precision prec, const float *q, const float *k, const float *v,
                                        float *o, size_t bh, size_t nq, size_t nk, size_t d, float scale, int causal,
                                        int nthreads) {
@@ -606,7 +851,8 @@ typedef struct gaia__att_job {
     gaia_layer_precision prec;
     const float *q, *k, *v, *o, *lse_in, *dout;
     float *out, *lse, *dq, *dk, *dv;
-    size_t nq, nk, d, qblocks;
+    float *part; /* the backward's dQ shares of key chunks 1.. (NULL: one chunk) */
+    size_t nq, nk, d, qblocks, bh, chunks;
     float scale;
     int causal;
 } gaia__att_job;
@@ -618,8 +864,13 @@ static void gaia__attention_tasks(void *arg, long long t0, long long t1, int slo
     (void)slot;
     for (task = t0; task < t1; task++) {
         size_t b = (size_t)task / j->qblocks, qb = (size_t)task % j->qblocks;
+#ifdef GAIA__AVX512
+        gaia__fa_fwd_tile(j->prec, j->q + b * nq * d, j->k + b * nk * d, j->v + b * nk * d, j->out + b * nq * d,
+                          j->lse ? j->lse + b * nq : NULL, nq, nk, d, j->scale, j->causal, qb * GAIA__FA_BQ);
+#else
         gaia__cpu_attention_block(j->prec, j->q + b * nq * d, j->k + b * nk * d, j->v + b * nk * d, j->out + b * nq * d,
                                   j->lse ? j->lse + b * nq : NULL, nq, nk, d, j->scale, j->causal, qb * GAIA__ATT_BQ);
+#endif
     }
 }
 
@@ -634,7 +885,11 @@ GAIA_API void gaia_cpu_layer_attention_train(gaia_layer_precision prec, const fl
     memset(&j, 0, sizeof j);
     j.prec = prec, j.q = q, j.k = k, j.v = v, j.out = o, j.lse = lse, j.nq = nq, j.nk = nk, j.d = d;
     j.scale = scale, j.causal = causal;
+#ifdef GAIA__AVX512
+    j.qblocks = (nq + GAIA__FA_BQ - 1) / GAIA__FA_BQ;
+#else
     j.qblocks = (nq + GAIA__ATT_BQ - 1) / GAIA__ATT_BQ;
+#endif
     ntasks = (long long)(bh * j.qblocks);
     gaia__par_range(ntasks > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5 ? nthreads : 1, ntasks,
                     gaia__attention_tasks, &j);
@@ -844,6 +1099,86 @@ GAIA_API void gaia_cpu_layer_layernorm_backward(const float *x, const float *wei
    rows, so no two threads write the same value. Low precisions see q, k
    and v rounded as their forward does; the sums are float32 throughout.
    --------------------------------------------------------------------- */
+#ifdef GAIA__AVX512
+/* The backward of one block of up to 64 keys [j0, j0 + bk) of one (batch,
+   head): writes their dK and dV rows and adds their share of dQ into dq
+   (rows of d). */
+GAIA__LAYER_CONTRACT
+static void gaia__fa_bwd_block(gaia_layer_precision prec, const float *q, const float *k, const float *v,
+                               const float *o, const float *lse, const float *dout, float *dq, float *dk, float *dv,
+                               size_t nq, size_t nk, size_t d, float scale, int causal, size_t j0) {
+    float kt[GAIA__ATT_D * GAIA__FA_BK], vt[GAIA__ATT_D * GAIA__FA_BK]; /* K, V transposed: kt[c * BK + j] */
+    float kb[GAIA__FA_BK * GAIA__ATT_D];                                /* rounded K rows (low precision) */
+    float qb[GAIA__FA_BQ * GAIA__ATT_D];                                /* rounded Q tile (low precision) */
+    float pt[GAIA__FA_BQ * GAIA__FA_BK], dst[GAIA__FA_BQ * GAIA__FA_BK]; /* S then P, dP then dS: [r][j] */
+    float drow[GAIA__FA_BQ];
+    size_t bk = nk - j0 < GAIA__FA_BK ? nk - j0 : GAIA__FA_BK, nkv = (bk + 15) / 16, lanes = 16 * nkv;
+    size_t i0 = 0, i, j, c, u;
+    long long off = (long long)nk - (long long)nq; /* query i sees keys j <= i + off */
+    const float *kp = k + j0 * d;
+    int low = prec != GAIA_LAYER_PREC_F32;
+    float *dkb = dk + j0 * d, *dvb = dv + j0 * d;
+    memset(dkb, 0, bk * d * sizeof *dkb);
+    memset(dvb, 0, bk * d * sizeof *dvb);
+    if (causal) {
+        long long f = (long long)j0 - off; /* the first query that sees key j0 */
+        if (f >= (long long)nq) return;     /* no query sees this block */
+        i0 = f > 0 ? (size_t)f : 0;
+    }
+    for (c = 0; c < d; c++) {
+        for (j = 0; j < bk; j++) {
+            kt[c * GAIA__FA_BK + j] = gaia__layer_round(prec, k[(j0 + j) * d + c]);
+            vt[c * GAIA__FA_BK + j] = gaia__layer_round(prec, v[(j0 + j) * d + c]);
+        }
+        for (; j < lanes; j++) kt[c * GAIA__FA_BK + j] = vt[c * GAIA__FA_BK + j] = 0.0f;
+    }
+    if (low) {
+        for (j = 0; j < bk * d; j++) kb[j] = gaia__layer_round(prec, kp[j]);
+        kp = kb;
+    }
+    for (; i0 < nq; i0 += GAIA__FA_BQ) {
+        size_t rows = nq - i0 < GAIA__FA_BQ ? nq - i0 : GAIA__FA_BQ;
+        const float *qp = q + i0 * d, *gp = dout + i0 * d;
+        if (low) {
+            for (i = 0; i < rows * d; i++) qb[i] = gaia__layer_round(prec, qp[i]);
+            qp = qb;
+        }
+        /* D_r = dO_r . O_r */
+        for (i = 0; i < rows; i++) {
+            __m512 acc = _mm512_setzero_ps();
+            const float *gr = gp + i * d, *orow = o + (i0 + i) * d;
+            for (c = 0; c < d; c += 16) {
+                __mmask16 mk = gaia__fa_first((long long)(d - c));
+                acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, gr + c), _mm512_maskz_loadu_ps(mk, orow + c), acc);
+            }
+            drow[i] = _mm512_reduce_add_ps(acc);
+        }
+        gaia__fa_mm(qp, d, 1, d, rows, kt, GAIA__FA_BK, lanes, pt, GAIA__FA_BK, NULL, 1);  /* S = Q K^T */
+        gaia__fa_mm(gp, d, 1, d, rows, vt, GAIA__FA_BK, lanes, dst, GAIA__FA_BK, NULL, 1); /* dP = dO V^T */
+        for (i = 0; i < rows; i++) {
+            float L = lse[i0 + i];
+            long long nvis = (long long)bk;
+            __m512 sc = _mm512_set1_ps(scale), nl = _mm512_set1_ps(-L), dr = _mm512_set1_ps(drow[i]);
+            if (causal && (long long)(i0 + i) + off - (long long)j0 + 1 < nvis)
+                nvis = (long long)(i0 + i) + off - (long long)j0 + 1;
+            if (!(L < HUGE_VALF)) nvis = 0; /* a row that sees no key: no gradient */
+            for (u = 0; u < nkv; u++) {
+                float *sp = pt + i * GAIA__FA_BK + 16 * u, *dp = dst + i * GAIA__FA_BK + 16 * u;
+                __mmask16 mk = gaia__fa_first(nvis - 16 * (long long)u);
+                __m512 p = _mm512_maskz_mov_ps(mk, gaia__fa_exp(_mm512_fmadd_ps(_mm512_loadu_ps(sp), sc, nl)));
+                __m512 ds = _mm512_mul_ps(_mm512_mul_ps(p, _mm512_sub_ps(_mm512_loadu_ps(dp), dr)), sc);
+                _mm512_storeu_ps(sp, p);
+                _mm512_storeu_ps(dp, ds);
+            }
+        }
+        gaia__fa_mm(pt, 1, GAIA__FA_BK, rows, bk, gp, d, d, dvb, d, NULL, 0);   /* dV += P^T dO */
+        gaia__fa_mm(dst, 1, GAIA__FA_BK, rows, bk, qp, d, d, dkb, d, NULL, 0);  /* dK += dS^T Q */
+        gaia__fa_mm(dst, GAIA__FA_BK, 1, bk, rows, kp, d, d, dq + i0 * d, d, NULL, 0); /* dQ += dS K */
+    }
+}
+#endif
+
+#ifndef GAIA__AVX512
 #define GAIA__ATT_BWD_BK 32
 
 GAIA__LAYER_CONTRACT
@@ -920,6 +1255,8 @@ static void gaia__cpu_attention_bwd_head(gaia_layer_precision prec, const float 
         memcpy(dv + j0 * d, dva, bk * d * sizeof *dv);
     }
 }
+
+#endif
 
 typedef struct gaia__adamw_job {
     float *p, *m, *v;
@@ -1137,6 +1474,37 @@ GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_
                     gaia__adamw_chunks, &a);
 }
 
+#ifdef GAIA__AVX512
+/* Task (head b, chunk c): the key blocks c, c + chunks, c + 2 chunks, ...
+   of head b (interleaved, so that causal chunks carry equal work). Chunk
+   0 adds its dQ into dq, chunk c > 0 into its own share of j->part. */
+static void gaia__attention_bwd_chunks(void *arg, long long t0, long long t1, int slot) {
+    const gaia__att_job *j = (const gaia__att_job *)arg;
+    size_t nq = j->nq, nk = j->nk, d = j->d, nblk = (nk + GAIA__FA_BK - 1) / GAIA__FA_BK;
+    long long t;
+    (void)slot;
+    for (t = t0; t < t1; t++) {
+        size_t b = (size_t)t / j->chunks, c = (size_t)t % j->chunks, kb;
+        float *dq = c == 0 ? j->dq + b * nq * d : j->part + ((c - 1) * j->bh + b) * nq * d;
+        memset(dq, 0, nq * d * sizeof *dq);
+        for (kb = c; kb < nblk; kb += j->chunks)
+            gaia__fa_bwd_block(j->prec, j->q + b * nq * d, j->k + b * nk * d, j->v + b * nk * d, j->o + b * nq * d,
+                               j->lse_in + b * nq, j->dout + b * nq * d, dq, j->dk + b * nk * d, j->dv + b * nk * d,
+                               nq, nk, d, j->scale, j->causal, kb * GAIA__FA_BK);
+    }
+}
+
+/* dq += the chunks' shares, in chunk order, over rows [r0, r1). */
+static void gaia__attention_bwd_sum(void *arg, long long r0, long long r1, int slot) {
+    const gaia__att_job *j = (const gaia__att_job *)arg;
+    size_t n = j->bh * j->nq * j->d, i0 = (size_t)r0 * j->d, i1 = (size_t)r1 * j->d, c, i;
+    (void)slot;
+    for (c = 1; c < j->chunks; c++) {
+        const float *p = j->part + (c - 1) * n;
+        for (i = i0; i < i1; i++) j->dq[i] += p[i];
+    }
+}
+#else
 static void gaia__attention_bwd_heads(void *arg, long long b0, long long b1, int slot) {
     const gaia__att_job *j = (const gaia__att_job *)arg;
     size_t nq = j->nq, nk = j->nk, d = j->d;
@@ -1150,6 +1518,8 @@ static void gaia__attention_bwd_heads(void *arg, long long b0, long long b1, int
     }
 }
 
+#endif
+
 /* q, dq [bh, nq, d]; k, v, dk, dv [bh, nk, d]; o and dout [bh, nq, d]; lse
    [bh, nq] from gaia_cpu_layer_attention_train. Every gradient is written
    (not accumulated). */
@@ -1161,8 +1531,34 @@ GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const
     memset(&j, 0, sizeof j);
     j.prec = prec, j.q = q, j.k = k, j.v = v, j.o = o, j.lse_in = lse, j.dout = dout, j.dq = dq, j.dk = dk, j.dv = dv;
     j.nq = nq, j.nk = nk, j.d = d, j.scale = scale, j.causal = causal;
+#ifdef GAIA__AVX512
+    {
+        /* Heads split into chunks of key blocks until there are 8 tasks:
+           the split depends on the shape only, never on nthreads, so any
+           thread count gives the same sums. Chunks past the first keep
+           their dQ apart (summed after, in order); without that memory,
+           one chunk per head. */
+        size_t nblk = (nk + GAIA__FA_BK - 1) / GAIA__FA_BK, chunks = bh >= 8 || bh == 0 ? 1 : (8 + bh - 1) / bh;
+        int big = (double)nq * (double)nk * (double)d * (double)bh > 2e5;
+        if (chunks > nblk) chunks = nblk;
+        if (!big || chunks < 1) chunks = 1;
+        j.bh = bh;
+        if (chunks > 1) {
+            j.part = (float *)malloc((chunks - 1) * bh * nq * d * sizeof(float));
+            if (!j.part) chunks = 1;
+        }
+        j.chunks = chunks;
+        gaia__par_range(big ? nthreads : 1, (long long)(bh * chunks), gaia__attention_bwd_chunks, &j);
+        if (j.part) {
+            gaia__par_range(gaia__team(nthreads, (double)(bh * nq * d * chunks), GAIA__ELEM_GRAIN),
+                            (long long)(bh * nq), gaia__attention_bwd_sum, &j);
+            free(j.part);
+        }
+    }
+#else
     gaia__par_range(bh > 1 && (double)nq * (double)nk * (double)d * (double)bh > 2e5 ? nthreads : 1, (long long)bh,
                     gaia__attention_bwd_heads, &j);
+#endif
 }
 
 /* ---------------------------------------------------------------------
