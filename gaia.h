@@ -17067,6 +17067,7 @@ static void gaia__trial_block(void *arg, long long blk, int slot) {
     cd.allocator = t->ctx->allocator;
     cd.cpu_threads = 1;
     cd.load_limit = t->ctx->load_limit;
+    cd.cpu_pool = t->ctx->cpu_pool_on ? 1 : -1; /* as the caller's */
     st = gaia_ctx_create(&cd, &c);
     if (st != GAIA_OK) snprintf(msg, sizeof msg, "%s", gaia_last_error(NULL));
     else {

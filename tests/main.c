@@ -13,6 +13,7 @@
 #include <time.h>
 #include <dirent.h>
 #include <unistd.h>
+#include <pthread.h>
 
 extern const gt_case gt_core_cases[];
 extern const gt_case gt_tensor_cases[];
@@ -179,18 +180,27 @@ double gt_ref_binary(gaia_binary_op op, double a, double b) {
     }
 }
 
-/* Each block carries its size in front (16 bytes keep the alignment). */
+/* Each block carries its size in front (16 bytes keep the alignment). The
+   counts take a lock: contexts made for worker threads (trials, map items)
+   allocate from several threads at once. */
+static pthread_mutex_t gt_heap_lock = PTHREAD_MUTEX_INITIALIZER;
 void *gt_heap_alloc(size_t bytes, void *user) {
     gt_heap *h = (gt_heap *)user;
     unsigned char *p;
-    if (++h->calls == h->fail_at || bytes > (size_t)-1 - 16) return NULL;
+    int fail;
+    pthread_mutex_lock(&gt_heap_lock);
+    fail = ++h->calls == h->fail_at;
+    pthread_mutex_unlock(&gt_heap_lock);
+    if (fail || bytes > (size_t)-1 - 16) return NULL;
     p = (unsigned char *)malloc(bytes + 16);
     if (!p) return NULL;
     memcpy(p, &bytes, sizeof bytes);
     if (h->poison) memset(p + 16, 0xA5, bytes);
+    pthread_mutex_lock(&gt_heap_lock);
     h->live++;
     h->bytes += bytes;
     if (h->bytes > h->peak) h->peak = h->bytes;
+    pthread_mutex_unlock(&gt_heap_lock);
     return p + 16;
 }
 void gt_heap_free(void *q, void *user) {
@@ -200,8 +210,10 @@ void gt_heap_free(void *q, void *user) {
     if (!p) return;
     p -= 16;
     memcpy(&bytes, p, sizeof bytes);
+    pthread_mutex_lock(&gt_heap_lock);
     h->live--;
     h->bytes -= bytes;
+    pthread_mutex_unlock(&gt_heap_lock);
     free(p);
 }
 gaia_status gt_heap_ctx(gt_heap *h, gaia_device d, gaia_ctx **ctx) {
