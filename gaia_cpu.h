@@ -7099,20 +7099,36 @@ static float gaia__cpu_layer_dot(const float *a, const float *b, size_t n) {
 
 /* y = x rstd weight per row, rstd = 1/sqrt(mean(x^2) + eps) (also written
    to rstd [rows] when not NULL); weight NULL: ones; y may be x. */
-GAIA_API void gaia_cpu_layer_rmsnorm(const float *x, const float *weight, float *y, float *rstd, size_t rows,
-                                     size_t cols, float eps, int nthreads) {
-    size_t r, j;
-    (void)nthreads;
-    for (r = 0; r < rows; r++) {
-        const float *xr = x + r * cols;
-        float *yr = y + r * cols;
-        float rs = 1.0f / sqrtf(gaia__cpu_layer_dot(xr, xr, cols) / (float)cols + eps);
-        if (rstd) rstd[r] = rs;
-        if (weight)
-            for (j = 0; j < cols; j++) yr[j] = xr[j] * rs * weight[j];
+typedef struct gaia__rmsnorm_job {
+    const float *x, *weight;
+    float *y, *rstd;
+    size_t cols;
+    float eps;
+} gaia__rmsnorm_job;
+
+static void gaia__rmsnorm_rows(void *arg, long long r0, long long r1, int slot) {
+    const gaia__rmsnorm_job *a = (const gaia__rmsnorm_job *)arg;
+    size_t cols = a->cols, j;
+    long long r;
+    (void)slot;
+    for (r = r0; r < r1; r++) {
+        const float *xr = a->x + (size_t)r * cols;
+        float *yr = a->y + (size_t)r * cols;
+        float rs = 1.0f / sqrtf(gaia__cpu_layer_dot(xr, xr, cols) / (float)cols + a->eps);
+        if (a->rstd) a->rstd[r] = rs;
+        if (a->weight)
+            for (j = 0; j < cols; j++) yr[j] = xr[j] * rs * a->weight[j];
         else
             for (j = 0; j < cols; j++) yr[j] = xr[j] * rs;
     }
+}
+
+GAIA_API void gaia_cpu_layer_rmsnorm(const float *x, const float *weight, float *y, float *rstd, size_t rows,
+                                     size_t cols, float eps, int nthreads) {
+    gaia__rmsnorm_job a;
+    a.x = x, a.weight = weight, a.y = y, a.rstd = rstd, a.cols = cols, a.eps = eps;
+    gaia__par_range(gaia__team(nthreads, 2.0 * (double)rows * (double)cols, GAIA__ELEM_GRAIN), (long long)rows,
+                    gaia__rmsnorm_rows, &a);
 }
 
 /* With xh = x rstd and h = dy weight: dx = rstd (h - xh mean(h xh)) and
