@@ -7104,6 +7104,7 @@ typedef struct gaia__rmsnorm_job {
     float *y, *rstd;
     size_t cols;
     float eps;
+    int stream; /* streaming stores (LayerNorm's rule: a large output, rows of whole vectors) */
 } gaia__rmsnorm_job;
 
 static void gaia__rmsnorm_rows(void *arg, long long r0, long long r1, int slot) {
@@ -7116,17 +7117,30 @@ static void gaia__rmsnorm_rows(void *arg, long long r0, long long r1, int slot) 
         float *yr = a->y + (size_t)r * cols;
         float rs = 1.0f / sqrtf(gaia__cpu_layer_dot(xr, xr, cols) / (float)cols + a->eps);
         if (a->rstd) a->rstd[r] = rs;
+        j = 0;
+#ifdef GAIA__AVX512
+        if (a->stream && ((uintptr_t)yr & 63) == 0) {
+            const __m512 rv = _mm512_set1_ps(rs);
+            for (; j + 16 <= cols; j += 16) {
+                __m512 o = _mm512_mul_ps(_mm512_loadu_ps(xr + j), rv);
+                if (a->weight) o = _mm512_mul_ps(o, _mm512_loadu_ps(a->weight + j));
+                _mm512_stream_ps(yr + j, o);
+            }
+        }
+#endif
         if (a->weight)
-            for (j = 0; j < cols; j++) yr[j] = xr[j] * rs * a->weight[j];
+            for (; j < cols; j++) yr[j] = xr[j] * rs * a->weight[j];
         else
-            for (j = 0; j < cols; j++) yr[j] = xr[j] * rs;
+            for (; j < cols; j++) yr[j] = xr[j] * rs;
     }
+    if (a->stream) GAIA__SFENCE();
 }
 
 GAIA_API void gaia_cpu_layer_rmsnorm(const float *x, const float *weight, float *y, float *rstd, size_t rows,
                                      size_t cols, float eps, int nthreads) {
     gaia__rmsnorm_job a;
     a.x = x, a.weight = weight, a.y = y, a.rstd = rstd, a.cols = cols, a.eps = eps;
+    a.stream = rows * cols * sizeof(float) >= GAIA_STREAM_BYTES && cols % 16 == 0;
     gaia__par_range(gaia__team(nthreads, 2.0 * (double)rows * (double)cols, GAIA__ELEM_GRAIN), (long long)rows,
                     gaia__rmsnorm_rows, &a);
 }
@@ -7224,6 +7238,7 @@ typedef struct gaia__dropout_job {
     float scale;
     uint32_t key[2];
     uint64_t stream;
+    int nt_stores; /* streaming stores: a large, 64-byte aligned output */
 } gaia__dropout_job;
 
 /* Chunks [c0, c1) of 4 GAIA__PHILOX_LANES elements: one call of the lanes'
@@ -7249,14 +7264,18 @@ static void gaia__dropout_chunks(void *arg, long long c0, long long c1, int slot
             for (k = 0; k < 4; k++)
                 kept |= _pdep_u64((uint64_t)_mm512_cmplt_epu32_mask(_mm512_srli_epi32(w[k], 8), t),
                                   0x1111111111111111ull << k);
-            for (k = 0; k < 4; k++)
-                _mm512_storeu_ps(y + 16 * k, _mm512_maskz_mul_ps((__mmask16)(kept >> (16 * k)), _mm512_loadu_ps(x + 16 * k), scale));
+            for (k = 0; k < 4; k++) {
+                __m512 o = _mm512_maskz_mul_ps((__mmask16)(kept >> (16 * k)), _mm512_loadu_ps(x + 16 * k), scale);
+                if (d->nt_stores) _mm512_stream_ps(y + 16 * k, o);
+                else _mm512_storeu_ps(y + 16 * k, o);
+            }
             continue;
         }
 #endif
         gaia__philox_lanes((uint64_t)c * GAIA__PHILOX_LANES, d->stream, d->key, words);
         for (i = 0; i < count; i++) y[i] = (words[i & 3][i >> 2] >> 8) < d->limit ? x[i] * d->scale : 0.0f;
     }
+    if (d->nt_stores) GAIA__SFENCE();
 }
 
 /* Inverted dropout in one pass: y[i] = x[i] scale where element i is kept,
@@ -7273,6 +7292,7 @@ GAIA_API void gaia_cpu_layer_dropout(const float *x, float *y, size_t n, float k
     d.x = x, d.y = y, d.n = n, d.limit = (uint32_t)ceilf(keep * 16777216.0f), d.scale = scale, d.stream = stream;
     d.key[0] = (uint32_t)seed;
     d.key[1] = (uint32_t)(seed >> 32);
+    d.nt_stores = n * sizeof(float) >= GAIA_STREAM_BYTES && ((uintptr_t)y & 63) == 0;
     gaia__par_range(gaia__team(nthreads, 4.0 * (double)n, GAIA__ELEM_GRAIN), (long long)((n + per - 1) / per),
                     gaia__dropout_chunks, &d);
 }
