@@ -9449,11 +9449,10 @@ typedef struct gaia__hrr_cpu_job {
     int nthreads;
 } gaia__hrr_cpu_job;
 
-static gaia_status gaia__hrr_cpu_job_init(gaia_ctx *ctx, const char *fn, size_t D, size_t B, gaia__hrr_cpu_job *job) {
+/* The context's CPU cache (FFT plans and scratch), made on first use. */
+static gaia_status gaia__hrr_cpu_cache_of(gaia_ctx *ctx, const char *fn, struct gaia__hrr_cpu_cache **out) {
     void **slot = gaia__hrr_slot(ctx, GAIA_DEVICE_CPU);
     struct gaia__hrr_cpu_cache *c;
-    int i, at = -1, old = 0;
-    size_t need;
     if (!slot) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the hrr state");
     c = (struct gaia__hrr_cpu_cache *)*slot;
     if (!c) {
@@ -9462,6 +9461,31 @@ static gaia_status gaia__hrr_cpu_job_init(gaia_ctx *ctx, const char *fn, size_t 
         memset(c, 0, sizeof *c);
         *slot = c;
     }
+    *out = c;
+    return GAIA_OK;
+}
+
+/* The cache's scratch, grown to at least `floats` (64-byte aligned); what
+   it held is not kept. */
+static gaia_status gaia__hrr_cpu_cache_reserve(gaia_ctx *ctx, const char *fn, struct gaia__hrr_cpu_cache *c,
+                                               size_t floats) {
+    if (c->floats < floats) {
+        void *raw = gaia__host_alloc(ctx, floats * sizeof(float) + 64);
+        if (!raw) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes of scratch",
+                                    floats * sizeof(float));
+        gaia__host_free(ctx, c->raw);
+        c->raw = raw;
+        c->work = (float *)((unsigned char *)raw + (64 - (size_t)((uintptr_t)raw % 64)) % 64);
+        c->floats = floats;
+    }
+    return GAIA_OK;
+}
+
+static gaia_status gaia__hrr_cpu_job_init(gaia_ctx *ctx, const char *fn, size_t D, size_t B, gaia__hrr_cpu_job *job) {
+    struct gaia__hrr_cpu_cache *c = NULL;
+    int i, at = -1, old = 0;
+    gaia_status st;
+    if ((st = gaia__hrr_cpu_cache_of(ctx, fn, &c)) != GAIA_OK) return st;
     for (i = 0; i < GAIA__HRR_CPU_PLANS; i++) {
         if (c->plans[i].plan && c->plans[i].D == D) {
             at = i;
@@ -9485,16 +9509,8 @@ static gaia_status gaia__hrr_cpu_job_init(gaia_ctx *ctx, const char *fn, size_t 
     job->per_thread = GAIA__HRR_ROUND16(gaia_cpu_rfft_work_floats(job->plan)) + 3 * job->S;
     job->nthreads = ctx->cpu_threads > 0 ? ctx->cpu_threads : 1;
     if ((size_t)job->nthreads > B) job->nthreads = (int)B;
-    need = 2 * job->S + (size_t)job->nthreads * job->per_thread;
-    if (c->floats < need) {
-        void *raw = gaia__host_alloc(ctx, need * sizeof(float) + 64);
-        if (!raw) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes of FFT scratch",
-                                    need * sizeof(float));
-        gaia__host_free(ctx, c->raw);
-        c->raw = raw;
-        c->work = (float *)((unsigned char *)raw + (64 - (size_t)((uintptr_t)raw % 64)) % 64);
-        c->floats = need;
-    }
+    st = gaia__hrr_cpu_cache_reserve(ctx, fn, c, 2 * job->S + (size_t)job->nthreads * job->per_thread);
+    if (st != GAIA_OK) return st;
     job->shared = c->work;
     job->threads = c->work + 2 * job->S;
     return GAIA_OK;
@@ -9783,25 +9799,10 @@ static void gaia__hrr_clg_cols(void *arg, long long b0, long long b1, int slot) 
 /* The GEMM path's scratch in the CPU cache's buffer (shared with the binds'
    FFT scratch: no call needs both at once). */
 static gaia_status gaia__hrr_cpu_scratch(gaia_ctx *ctx, const char *fn, size_t floats, float **out) {
-    void **slot = gaia__hrr_slot(ctx, GAIA_DEVICE_CPU);
-    struct gaia__hrr_cpu_cache *c;
-    if (!slot) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the hrr state");
-    c = (struct gaia__hrr_cpu_cache *)*slot;
-    if (!c) {
-        c = (struct gaia__hrr_cpu_cache *)gaia__host_alloc(ctx, sizeof *c);
-        if (!c) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate the FFT plan cache");
-        memset(c, 0, sizeof *c);
-        *slot = c;
-    }
-    if (c->floats < floats) {
-        void *raw = gaia__host_alloc(ctx, floats * sizeof(float) + 64);
-        if (!raw) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes of scratch",
-                                    floats * sizeof(float));
-        gaia__host_free(ctx, c->raw);
-        c->raw = raw;
-        c->work = (float *)((unsigned char *)raw + (64 - (size_t)((uintptr_t)raw % 64)) % 64);
-        c->floats = floats;
-    }
+    struct gaia__hrr_cpu_cache *c = NULL;
+    gaia_status st = gaia__hrr_cpu_cache_of(ctx, fn, &c);
+    if (st == GAIA_OK) st = gaia__hrr_cpu_cache_reserve(ctx, fn, c, floats);
+    if (st != GAIA_OK) return st;
     *out = c->work;
     return GAIA_OK;
 }

@@ -182,17 +182,9 @@ static int py_peer(const char *mode, uint32_t n, uint32_t k, double p, double be
                    peer_run *out) {
     const char *dir = py_peer_dir();
     char path[64], cmd[8192];
-    int fd, got;
+    int got;
     if (!dir) return 0;
-    strcpy(path, "/tmp/gaia_bench_XXXXXX");
-    fd = mkstemp(path);
-    if (fd < 0) return 0;
-    if (write(fd, py_peer_script, strlen(py_peer_script)) != (ssize_t)strlen(py_peer_script)) {
-        close(fd);
-        unlink(path);
-        return 0;
-    }
-    close(fd);
+    if (!bench_script_file(py_peer_script, path)) return 0;
     snprintf(cmd, sizeof cmd, "'%s' %s '%s' %s %u %u %.17g %.17g %d %d %d 2>/dev/null", bench_python_exe(), path, dir,
              mode, n, k, p, beta, steps, seed, runs);
     got = peer_read(cmd, out, runs);

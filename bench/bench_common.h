@@ -96,51 +96,32 @@ static inline const char *bench_python_exe(void) {
     return chosen;
 }
 
-/* Runs `script` (Python source, written to a temporary file) in a fresh
-   bench_python_exe() with env (e.g. "OPENBLAS_NUM_THREADS=1", may be "")
-   and returns the first number it prints, or -1 when Python, NumPy or the
-   script fails. */
-static inline double bench_python(const char *env, const char *script) {
-    char path[64];
-    char cmd[1024];
-    FILE *f;
-    double v = -1.0;
+/* Writes `script` to a fresh temporary file, its name into path; 1 on
+   success, 0 (and nothing left behind) when it cannot. */
+static inline int bench_script_file(const char *script, char path[64]) {
+    size_t len = strlen(script);
     int fd;
     strcpy(path, "/tmp/gaia_bench_XXXXXX");
     fd = mkstemp(path);
-    if (fd < 0) return -1.0;
-    if (write(fd, script, strlen(script)) != (ssize_t)strlen(script)) {
-        close(fd);
-        unlink(path);
-        return -1.0;
-    }
-    close(fd);
-    snprintf(cmd, sizeof cmd, "env %s '%s' %s 2>/dev/null", env ? env : "", bench_python_exe(), path);
-    f = popen(cmd, "r");
-    if (f) {
-        if (fscanf(f, "%lf", &v) != 1) v = -1.0;
-        pclose(f);
-    }
-    unlink(path);
-    return v;
-}
-
-/* As bench_python, but reads up to n numbers the script prints into out;
-   returns how many it read (0 when Python or the script fails). */
-static inline int bench_python_n(const char *env, const char *script, double *out, int n) {
-    char path[64];
-    char cmd[1024];
-    FILE *f;
-    int got = 0, fd;
-    strcpy(path, "/tmp/gaia_bench_XXXXXX");
-    fd = mkstemp(path);
     if (fd < 0) return 0;
-    if (write(fd, script, strlen(script)) != (ssize_t)strlen(script)) {
+    if (write(fd, script, len) != (ssize_t)len) {
         close(fd);
         unlink(path);
         return 0;
     }
     close(fd);
+    return 1;
+}
+
+/* Runs `script` (Python source, written to a temporary file) in a fresh
+   bench_python_exe() with env (e.g. "OPENBLAS_NUM_THREADS=1", may be "")
+   and reads up to n numbers it prints into out; returns how many it read
+   (0 when Python or the script fails). */
+static inline int bench_python_n(const char *env, const char *script, double *out, int n) {
+    char path[64], cmd[1024];
+    FILE *f;
+    int got = 0;
+    if (!bench_script_file(script, path)) return 0;
     snprintf(cmd, sizeof cmd, "env %s '%s' %s 2>/dev/null", env ? env : "", bench_python_exe(), path);
     f = popen(cmd, "r");
     if (f) {
@@ -149,6 +130,13 @@ static inline int bench_python_n(const char *env, const char *script, double *ou
     }
     unlink(path);
     return got;
+}
+
+/* The first number `script` prints (as bench_python_n), or -1 when Python,
+   NumPy or the script fails. */
+static inline double bench_python(const char *env, const char *script) {
+    double v = -1.0;
+    return bench_python_n(env, script, &v, 1) == 1 ? v : -1.0;
 }
 
 static inline int bench_have_numpy(void) {

@@ -178,7 +178,6 @@ static double time_block(int lib, const bench_env *set, int nt, size_t M, size_t
 static void torch_rates(int nt, size_t M, size_t N, size_t K, int calls, double out[2]) {
     char script[1400], path[64], cmd[1024];
     FILE *f;
-    int fd;
     out[0] = out[1] = -1.0;
     snprintf(script, sizeof script,
              "import time, torch\n"
@@ -194,15 +193,7 @@ static void torch_rates(int nt, size_t M, size_t N, size_t K, int calls, double 
              "    r.append(2.0 * %zu * %zu * %zu / ((time.perf_counter() - t0) / %d) * 1e-9)\n"
              "print('%%.3f %%.3f' %% (r[0], r[1]))\n",
              nt, M, K, K, N, calls, M, N, K, calls);
-    strcpy(path, "/tmp/gaia_bench_XXXXXX");
-    fd = mkstemp(path);
-    if (fd < 0) return;
-    if (write(fd, script, strlen(script)) != (ssize_t)strlen(script)) {
-        close(fd);
-        unlink(path);
-        return;
-    }
-    close(fd);
+    if (!bench_script_file(script, path)) return;
     snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%d '%s' %s 2>/dev/null", nt, bench_python_exe(), path);
     f = popen(cmd, "r");
     if (f) {

@@ -299,16 +299,8 @@ static double gaia_step_ms(gaia_ctx *ctx, int kind) {
 static int torch_rounds(const char *script, double *out, int n) {
     char path[64], cmd[1024];
     FILE *f;
-    int fd, got = 0;
-    strcpy(path, "/tmp/gaia_bench_XXXXXX");
-    fd = mkstemp(path);
-    if (fd < 0) return 0;
-    if (write(fd, script, strlen(script)) != (ssize_t)strlen(script)) {
-        close(fd);
-        unlink(path);
-        return 0;
-    }
-    close(fd);
+    int got = 0;
+    if (!bench_script_file(script, path)) return 0;
     snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", bench_python_exe(), path);
     f = popen(cmd, "r");
     if (f) {

@@ -104,18 +104,10 @@ static int random_only;
 static int run_peer(int threads, double *out, int n) {
     char path[64], cmd[1200], script[4096];
     FILE *f;
-    int fd, got = 0, i;
+    int got = 0, i;
     for (i = 0; i < n; i++) out[i] = -1.0;
     snprintf(script, sizeof script, random_only ? peer_random_script : peer_script, D_OPS, BATCH, QUERIES, ITEMS, REPS);
-    strcpy(path, "/tmp/gaia_bench_vsa_XXXXXX");
-    fd = mkstemp(path);
-    if (fd < 0) return 0;
-    if (write(fd, script, strlen(script)) != (ssize_t)strlen(script)) {
-        close(fd);
-        unlink(path);
-        return 0;
-    }
-    close(fd);
+    if (!bench_script_file(script, path)) return 0;
     snprintf(cmd, sizeof cmd, "env OMP_NUM_THREADS=%d '%s' %s %d 2>/dev/null", threads, bench_python_exe(), path,
              threads);
     f = popen(cmd, "r");
