@@ -22,6 +22,7 @@ typedef struct rt_config {
     long steps;
     float lr;
     uint64_t seed;
+    gaia_precision prec; /* the products' operands: GAIA_PREC_F32, or GAIA_PREC_BF16 for mixed precision */
 } rt_config;
 
 /* The defaults: 10 tokens, sequences of 6, d = 32, MLP 64, batch 64. */
@@ -35,6 +36,7 @@ static rt_config rt_default_config(void) {
     c.steps = 400;
     c.lr = 1e-2f;
     c.seed = 7;
+    c.prec = GAIA_PREC_F32;
     return c;
 }
 
@@ -106,6 +108,22 @@ static void rt_batch(rt_model *m, size_t n, float *tokens, float *targets) {
     }
 }
 
+/* y = act(x W^T + b): gaia_layer_linear in float32; in mixed precision a
+   product of bf16-rounded operands with float32 sums, then the bias and the
+   activation (the parameters, their gradients and AdamW's state stay
+   float32). */
+static gaia_status rt_linear(gaia_ctx *ctx, const rt_model *m, const gaia_tensor *x, const gaia_tensor *W,
+                             const gaia_tensor *b, gaia_layer_act act, gaia_tensor **y) {
+    gaia_tensor *z = NULL;
+    gaia_status st;
+    if (m->c.prec == GAIA_PREC_F32) return gaia_layer_linear(ctx, x, W, b, act, y);
+    st = gaia_tensor_matmul_prec(ctx, x, W, 0, 1, m->c.prec, &z);
+    if (st == GAIA_OK && b) st = gaia_tensor_add(ctx, z, b, &z);
+    if (st == GAIA_OK) st = gaia_layer_activation(ctx, act, z, y);
+    gaia_tensor_free(z);
+    return st;
+}
+
 /* logits [n * len, vocab] for tokens [n * len] (a tensor of indices). */
 static gaia_status rt_forward(gaia_ctx *ctx, const rt_model *m, const gaia_tensor *tokens, size_t n,
                               gaia_tensor **logits) {
@@ -126,26 +144,27 @@ static gaia_status rt_forward(gaia_ctx *ctx, const rt_model *m, const gaia_tenso
     e = x = NULL;
     /* attention */
     if (st == GAIA_OK) st = gaia_layer_layernorm(ctx, h, p[RT_LN1W], p[RT_LN1B], 1e-5f, &x);
-    if (st == GAIA_OK) st = gaia_layer_linear(ctx, x, p[RT_WQ], NULL, GAIA_LAYER_ACT_LINEAR, &q);
-    if (st == GAIA_OK) st = gaia_layer_linear(ctx, x, p[RT_WK], NULL, GAIA_LAYER_ACT_LINEAR, &k);
-    if (st == GAIA_OK) st = gaia_layer_linear(ctx, x, p[RT_WV], NULL, GAIA_LAYER_ACT_LINEAR, &v);
-    if (st == GAIA_OK) st = gaia_layer_attention(ctx, q, k, v, 0.0f, 0, GAIA_LAYER_PREC_F32, &a);
-    if (st == GAIA_OK) st = gaia_layer_linear(ctx, a, p[RT_WO], NULL, GAIA_LAYER_ACT_LINEAR, &y);
+    if (st == GAIA_OK) st = rt_linear(ctx, m, x, p[RT_WQ], NULL, GAIA_LAYER_ACT_LINEAR, &q);
+    if (st == GAIA_OK) st = rt_linear(ctx, m, x, p[RT_WK], NULL, GAIA_LAYER_ACT_LINEAR, &k);
+    if (st == GAIA_OK) st = rt_linear(ctx, m, x, p[RT_WV], NULL, GAIA_LAYER_ACT_LINEAR, &v);
+    if (st == GAIA_OK) st = gaia_layer_attention(ctx, q, k, v, 0.0f, 0,
+                                                    m->c.prec == GAIA_PREC_BF16 ? GAIA_LAYER_PREC_BF16 : GAIA_LAYER_PREC_F32, &a);
+    if (st == GAIA_OK) st = rt_linear(ctx, m, a, p[RT_WO], NULL, GAIA_LAYER_ACT_LINEAR, &y);
     if (st == GAIA_OK) st = gaia_tensor_add(ctx, h, y, &h2); /* a new tensor: LN1's backward reads h */
     gaia_tensor_free(x);
     gaia_tensor_free(y);
     x = y = NULL;
     /* MLP */
     if (st == GAIA_OK) st = gaia_layer_layernorm(ctx, h2, p[RT_LN2W], p[RT_LN2B], 1e-5f, &x);
-    if (st == GAIA_OK) st = gaia_layer_linear(ctx, x, p[RT_W1], p[RT_B1], GAIA_LAYER_ACT_GELU, &f);
-    if (st == GAIA_OK) st = gaia_layer_linear(ctx, f, p[RT_W2], p[RT_B2], GAIA_LAYER_ACT_LINEAR, &y);
+    if (st == GAIA_OK) st = rt_linear(ctx, m, x, p[RT_W1], p[RT_B1], GAIA_LAYER_ACT_GELU, &f);
+    if (st == GAIA_OK) st = rt_linear(ctx, m, f, p[RT_W2], p[RT_B2], GAIA_LAYER_ACT_LINEAR, &y);
     if (st == GAIA_OK) st = gaia_tensor_add(ctx, h2, y, &h3);
     gaia_tensor_free(x);
     gaia_tensor_free(y);
     x = y = NULL;
     /* output */
     if (st == GAIA_OK) st = gaia_layer_layernorm(ctx, h3, p[RT_LNFW], p[RT_LNFB], 1e-5f, &x);
-    if (st == GAIA_OK) st = gaia_layer_linear(ctx, x, p[RT_WOUT], p[RT_BOUT], GAIA_LAYER_ACT_LINEAR, &y);
+    if (st == GAIA_OK) st = rt_linear(ctx, m, x, p[RT_WOUT], p[RT_BOUT], GAIA_LAYER_ACT_LINEAR, &y);
     if (st == GAIA_OK) st = gaia_tensor_reshape(ctx, y, 2, s2, logits);
     gaia_tensor_free(h); /* the tape keeps what the backward reads */
     gaia_tensor_free(h2);

@@ -6,8 +6,11 @@
    gaia_loss_cross_entropy, the update AdamW with a warm-up + cosine schedule.
    Every step draws a fresh batch; at the end the token accuracy on 1000
    unseen sequences is printed (exit status 1 below 99%), with one example.
+   --bf16 trains in mixed precision: every product's operands are rounded
+   to bf16 with float32 sums (gaia_tensor_matmul_prec, bf16 attention),
+   while the parameters, gradients and AdamW's state stay float32.
 
-       ./train_transformer [STEPS] [--seed N] [--csv FILE]   (default 400 steps) */
+       ./train_transformer [STEPS] [--seed N] [--csv FILE] [--bf16]   (default 400 steps) */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include "reverse_transformer.h"
@@ -16,10 +19,11 @@
 #include "example_check.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: train_transformer [--help] [STEPS] [--seed N] [--csv FILE]\n"
+    fprintf(f, "usage: train_transformer [--help] [STEPS] [--seed N] [--csv FILE] [--bf16]\n"
                "  trains a one-block transformer to reverse sequences of 6 tokens out of 10 with AdamW\n"
                "  for STEPS steps (default 400) and prints the token accuracy on unseen sequences;\n"
-               "  --csv FILE writes step,loss,lr\n");
+               "  --csv FILE writes step,loss,lr; --bf16 trains in mixed precision (bf16 products,\n"
+               "  float32 sums, parameters and AdamW state)\n");
 }
 
 int main(int argc, char **argv) {
@@ -43,6 +47,8 @@ int main(int argc, char **argv) {
             return 0;
         } else if (strcmp(argv[a], "--csv") == 0 && a + 1 < argc) {
             csv_path = argv[++a];
+        } else if (strcmp(argv[a], "--bf16") == 0) {
+            cfg.prec = GAIA_PREC_BF16;
         } else if (strcmp(argv[a], "--seed") == 0 && a + 1 < argc) {
             cfg.seed = strtoull(argv[++a], NULL, 10);
         } else if (argv[a][0] != '-' && atol(argv[a]) > 0) {
@@ -80,8 +86,9 @@ int main(int argc, char **argv) {
         }
         fprintf(csv, "step,loss,lr\n");
     }
-    printf("reverse %zu tokens out of %zu: one block, d = %zu, MLP %zu, batch %zu, AdamW, %ld steps on %s\n", cfg.len,
-           cfg.vocab, cfg.dim, cfg.hidden, cfg.batch, cfg.steps, gaia_device_str(gaia_ctx_device(ctx)));
+    printf("reverse %zu tokens out of %zu: one block, d = %zu, MLP %zu, batch %zu, AdamW, %ld steps on %s%s\n", cfg.len,
+           cfg.vocab, cfg.dim, cfg.hidden, cfg.batch, cfg.steps, gaia_device_str(gaia_ctx_device(ctx)),
+           cfg.prec == GAIA_PREC_BF16 ? ", bf16 products" : "");
     t0 = gaia_time_s();
     for (step = 0; step < cfg.steps; step++) {
         CHECK(rt_step(ctx, &m, opt, tok, tgt, &loss));

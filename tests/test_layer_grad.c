@@ -1630,6 +1630,51 @@ static void train_transformer_example_learns(gt *t) {
     GT_CHECK(t, bad == 0 && rows == 300, "CSV: %s at row %d (%d rows)", bad < 0 ? "wrong header" : "bad row", bad, rows);
 }
 
+/* examples/train_transformer --bf16 (mixed precision: bf16 products with
+   float32 sums, float32 parameters and AdamW state) reaches the float32
+   run's accuracy (the example exits 1 below 99%) on a loss curve of its own
+   (not the float32 run's numbers). */
+static void train_transformer_bf16_matches_float32_accuracy(gt *t) {
+    char path[2][600], cmd[5400], out[4096];
+    double last[2] = {-1.0, -1.0}, acc[2] = {-1.0, -1.0};
+    int differ = 0, k;
+    for (k = 0; k < 2; k++) {
+        FILE *f;
+        size_t used = 0;
+        int status;
+        const char *a;
+        gt_tmp_path(path[k], sizeof path[k], k ? "transformer_bf16.csv" : "transformer_f32.csv");
+        snprintf(cmd, sizeof cmd, "'%s/../examples/train_transformer' 400 --csv '%s'%s 2>&1", gt_exe_dir, path[k],
+                 k ? " --bf16" : "");
+        f = popen(cmd, "r");
+        GT_CHECK_OR_DONE(t, f != NULL, "cannot run %s", cmd);
+        out[0] = '\0';
+        while (used + 1 < sizeof out && fgets(out + used, (int)(sizeof out - used), f)) used += strlen(out + used);
+        status = pclose(f);
+        GT_CHECK_OR_DONE(t, status == 0, "%s failed (status %d): %.400s", cmd, status, out);
+        GT_CHECK_OR_DONE(t, !k || strstr(out, "bf16 products") != NULL, "no mixed-precision line: %.400s", out);
+        a = strstr(out, "token accuracy on 1000 unseen sequences: ");
+        GT_CHECK_OR_DONE(t, a && sscanf(a + 41, "%lf", &acc[k]) == 1, "no accuracy line: %.400s", out);
+    }
+    {
+        FILE *f0 = fopen(path[0], "r"), *f1 = fopen(path[1], "r");
+        char l0[256], l1[256];
+        GT_CHECK_OR_DONE(t, f0 && f1, "a CSV is missing");
+        while (fgets(l0, sizeof l0, f0) && fgets(l1, sizeof l1, f1)) {
+            double s0, s1, lr0, lr1;
+            if (sscanf(l0, "%lf,%lf,%lf", &s0, &last[0], &lr0) == 3 && sscanf(l1, "%lf,%lf,%lf", &s1, &last[1], &lr1) == 3)
+                differ += last[0] != last[1];
+        }
+        fclose(f0);
+        fclose(f1);
+    }
+    GT_CHECK(t, acc[0] >= 99.0 && acc[1] >= 99.0, "accuracy %.2f%% (float32), %.2f%% (bf16)", acc[0], acc[1]);
+    GT_CHECK(t, differ > 0, "the bf16 run's losses are the float32 run's, row for row");
+    GT_CHECK(t, last[1] >= 0 && last[1] < 0.05, "the bf16 run's last loss %g (float32: %g)", last[1], last[0]);
+done:
+    return;
+}
+
 const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_linear", linear_gradients_match_finite_differences},
     {"layer_grad_activation", activation_gradients_match_finite_differences},
@@ -1658,5 +1703,6 @@ const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_transformer_learns_to_reverse", transformer_learns_to_reverse_sequences},
     {"layer_grad_transformer_is_deterministic", transformer_training_is_deterministic},
     {"layer_grad_train_transformer_example_learns", train_transformer_example_learns},
+    {"layer_grad_train_transformer_bf16_matches_float32", train_transformer_bf16_matches_float32_accuracy},
     {NULL, NULL},
 };
