@@ -355,10 +355,43 @@ static void activations_and_norms_agree_with_torch(gt *t) {
                  "loss = F.mse_loss(u, t['target'])");
 }
 
+/* A bf16 product (gaia_tensor_matmul_prec) in a small network against
+   torch: operands rounded to bfloat16 by torch's own conversion, products
+   summed in float64, gradients through the rounding as through the
+   identity (gaia's definition: the incoming gradient is not rounded). */
+static void bf16_matmul_agrees_with_torch(gt *t) {
+    char cmd[600];
+    const char *py = gt_python(cmd, sizeof cmd, "numpy, torch");
+    torch_case c;
+    gaia_tensor *h = NULL, *z = NULL, *loss = NULL;
+    size_t sx[2] = {5, 24}, sw1[2] = {16, 24}, sw2[2] = {7, 16}, st_[2] = {5, 7}, H = 16;
+    gaia_status st = GAIA_OK;
+    if (!py) GT_SKIP(t, "no python with numpy and torch (set GAIA_TEST_PYTHON)");
+    memset(&c, 0, sizeof c);
+    if (st == GAIA_OK) st = torch_add(t, &c, "x", 2, sx, -1.5, 1.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "W1", 2, sw1, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "b1", 1, &H, -0.5, 0.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "W2", 2, sw2, -0.6, 0.6, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "target", 2, st_, -1.0, 1.0, 0);
+    if (st == GAIA_OK) st = gaia_tensor_matmul_prec(t->ctx, torch_get(&c, "x"), torch_get(&c, "W1"), 0, 1, GAIA_PREC_BF16, &h);
+    if (st == GAIA_OK) st = gaia_tensor_add(t->ctx, h, torch_get(&c, "b1"), &h);
+    if (st == GAIA_OK) st = gaia_tensor_tanh(t->ctx, h, &h);
+    if (st == GAIA_OK) st = gaia_tensor_matmul_prec(t->ctx, h, torch_get(&c, "W2"), 0, 1, GAIA_PREC_BF16, &z);
+    if (st == GAIA_OK) st = gaia_loss_mse(t->ctx, z, torch_get(&c, "target"), &loss);
+    if (st == GAIA_OK) st = gaia_backward(t->ctx, loss);
+    gaia_tensor_free(h);
+    gaia_tensor_free(z);
+    torch_finish(t, py, "bf16", &c, loss, st,
+                 "r = lambda a: a + (a.to(torch.bfloat16).to(torch.float64) - a).detach()\n"
+                 "h = torch.tanh(r(t['x']) @ r(t['W1']).T + t['b1'])\n"
+                 "loss = F.mse_loss(r(h) @ r(t['W2']).T, t['target'])");
+}
+
 const gt_case gt_torch_cases[] = {
     {"torch_mlp_gradients_agree", mlp_gradients_agree_with_torch},
     {"torch_attention_block_gradients_agree", attention_block_gradients_agree_with_torch},
     {"torch_losses_agree", losses_agree_with_torch},
     {"torch_activations_and_norms_agree", activations_and_norms_agree_with_torch},
+    {"torch_bf16_matmul_agrees", bf16_matmul_agrees_with_torch},
     {NULL, NULL},
 };
