@@ -9690,7 +9690,9 @@ static gaia_status gaia__hrr_cpu_row_norms(gaia_ctx *ctx, size_t B, size_t D, co
     gaia__hrr_rows_job h;
     memset(&h, 0, sizeof h);
     h.D = D, h.a = x, h.out = norms;
-    gaia__par_range(GAIA__HRR_PAR(B, D) ? ctx->cpu_threads : 1, (long long)B, gaia__hrr_norm_rows, &h);
+    /* a read at memory speed: threads only for what an elementwise sweep would split */
+    gaia__par_range(gaia__team(ctx->cpu_threads, (double)B * (double)D, GAIA__ELEM_GRAIN), (long long)B,
+                    gaia__hrr_norm_rows, &h);
     return GAIA_OK;
 }
 
@@ -9705,7 +9707,8 @@ static gaia_status gaia__hrr_cpu_normalize(gaia_ctx *ctx, size_t B, size_t D, co
     gaia__hrr_rows_job h;
     memset(&h, 0, sizeof h);
     h.D = D, h.a = x, h.out = out;
-    gaia__par_range(GAIA__HRR_PAR(B, D) ? ctx->cpu_threads : 1, (long long)B, gaia__hrr_normalize_rows, &h);
+    gaia__par_range(gaia__team(ctx->cpu_threads, 2.0 * (double)B * (double)D, GAIA__ELEM_GRAIN), (long long)B,
+                    gaia__hrr_normalize_rows, &h);
     return GAIA_OK;
 }
 
