@@ -1444,6 +1444,7 @@ typedef struct gaia__dropout_job {
 
 /* Chunks [c0, c1) of 4 GAIA__PHILOX_LANES elements: one call of the lanes'
    Philox each. */
+#define GAIA__DROPOUT_AHEAD 1024 /* floats */
 static void gaia__dropout_chunks(void *arg, long long c0, long long c1, int slot) {
     const gaia__dropout_job *d = (const gaia__dropout_job *)arg;
     const size_t per = 4 * GAIA__PHILOX_LANES;
@@ -1461,6 +1462,11 @@ static void gaia__dropout_chunks(void *arg, long long c0, long long c1, int slot
             __m512i w[4];
             uint64_t kept = 0;
             int k;
+            /* The input 4 KiB ahead: Philox's arithmetic is long enough
+               that the hardware prefetcher alone leaves the loads waiting
+               on memory rather than overlapping them (65% of memcpy's
+               bandwidth without, 75-85% with, on the 2-core Xeon VM). */
+            for (k = 0; k < 4; k++) __builtin_prefetch(x + GAIA__DROPOUT_AHEAD + 16 * k, 0, 3);
             gaia__philox16((uint64_t)c * GAIA__PHILOX_LANES, d->stream, d->key, w);
             for (k = 0; k < 4; k++)
                 kept |= _pdep_u64((uint64_t)_mm512_cmplt_epu32_mask(_mm512_srli_epi32(w[k], 8), t),
