@@ -611,7 +611,8 @@
    gaia_optim_zero_grad): several backwards before a step are gradient
    accumulation.
      covered   unary ops and activations (scale, add_scalar, exp, log,
-               tanh, sigmoid, relu, gelu, clamp, neg, abs, sqrt, square),
+               tanh, sigmoid, relu, gelu, clamp, neg, abs, sqrt, square,
+               sin, cos),
                add sub mul div max min with broadcasting (the gradient is
                summed over the broadcast axes), where (through a and b),
                sum mean max min norm std along an axis or all, matmul (both

@@ -154,6 +154,8 @@ double gt_ref_unary(gaia_unary_op op, double x, double p0, double p1) {
     case GAIA_UNARY_ABS: return fabs(x);
     case GAIA_UNARY_SQRT: return sqrt(x);
     case GAIA_UNARY_SQUARE: return x * x;
+    case GAIA_UNARY_SIN: return sin(x);
+    case GAIA_UNARY_COS: return cos(x);
     default: return NAN;
     }
 }

@@ -55,6 +55,8 @@ static void gaia__cpu_unary_range(void *arg, long long i0, long long i1, int slo
     case GAIA_UNARY_ABS: GAIA__UNARY_LOOP(fabsf(v)); break;
     case GAIA_UNARY_SQRT: GAIA__UNARY_LOOP(sqrtf(v)); break;
     case GAIA_UNARY_SQUARE: GAIA__UNARY_LOOP(v * v); break;
+    case GAIA_UNARY_SIN: GAIA__UNARY_LOOP(sinf(v)); break;
+    case GAIA_UNARY_COS: GAIA__UNARY_LOOP(cosf(v)); break;
     default: break;
     }
 }
