@@ -559,6 +559,59 @@ static void vsa_struct_sinusoid_trains_with_an_optimizer(gt *t) {
     GT_CHECK(t, loss1 < 0.1f * loss0, "loss %g -> %g", (double)loss0, (double)loss1);
 }
 
+/* The tensor sin and cos the sinusoid embedding uses, against double libm
+   over every range their CPU path treats apart: small and moderate phases
+   (the vectorised reduction), phases up to 2^12 and just past it, large
+   ones (libm's second pass), infinities and NaN (NaN out), on one thread
+   and on two (the second pass within each thread's block). */
+static void vsa_struct_sin_cos_match_float64_across_ranges(gt *t) {
+    enum { N = 70001 }; /* above one thread's share */
+    static float x[N];
+    static double ref[N];
+    size_t shape[1] = {N}, i;
+    int op, th;
+    for (i = 0; i < N; i++) {
+        double mag = i % 4 == 0 ? 1.0 : i % 4 == 1 ? 100.0 : i % 4 == 2 ? 4096.0 : 1e6;
+        x[i] = (float)gt_uniform(t, -mag, mag);
+    }
+    x[7] = 4096.0f, x[11] = -4096.0f, x[13] = 4096.001f, x[17] = (float)INFINITY, x[19] = -(float)INFINITY;
+    x[23] = (float)NAN, x[29] = 0.0f, x[31] = 1e-30f, x[37] = 3.0e38f;
+    for (th = 1; th <= 2; th++) {
+        gaia_ctx *c = NULL;
+        gaia_ctx_desc desc;
+        memset(&desc, 0, sizeof desc);
+        desc.device = gaia_ctx_device(t->ctx);
+        desc.cpu_threads = th;
+        GT_OK(t, gaia_ctx_create(&desc, &c));
+        for (op = 0; op < 2; op++) {
+            gaia_tensor *xt = NULL, *yt = NULL;
+            float *y;
+            gaia_status st = gaia_tensor_from_host(c, 1, shape, x, &xt);
+            if (st == GAIA_OK) st = gaia_tensor_unary(c, op ? GAIA_UNARY_COS : GAIA_UNARY_SIN, xt, 0, 0, &yt);
+            y = (float *)malloc(N * sizeof(float));
+            if (st == GAIA_OK && y) st = gaia_tensor_to_host(c, yt, y, N);
+            gaia_tensor_free(xt), gaia_tensor_free(yt);
+            if (st != GAIA_OK || !y) {
+                free(y);
+                gaia_ctx_destroy(c);
+                GT_CHECK(t, 0, "%s: %s", op ? "cos" : "sin", gaia_status_str(st));
+            }
+            for (i = 0; i < N; i++) ref[i] = op ? cos((double)x[i]) : sin((double)x[i]);
+            for (i = 0; i < N; i++) {
+                int nan_ok = isnan(ref[i]) ? isnan(y[i]) : fabs(y[i] - ref[i]) <= 2e-7 + 2e-6 * fabs(ref[i]);
+                if (!nan_ok) {
+                    double xi = x[i], yi = y[i], ri = ref[i];
+                    free(y);
+                    gaia_ctx_destroy(c);
+                    GT_CHECK(t, 0, "%s(%.9g) = %.9g, float64 %.9g (%d threads)", op ? "cos" : "sin", xi, yi, ri, th);
+                }
+            }
+            free(y);
+        }
+        gaia_ctx_destroy(c);
+    }
+}
+
 /* ---------------------------------------------------------------------
    Bad input
    --------------------------------------------------------------------- */
@@ -681,6 +734,7 @@ const gt_case gt_vsa_struct_cases[] = {
     {"vsa_struct_embedding_init_draws_like_torchhd", vsa_struct_embedding_init_draws_like_torchhd},
     {"vsa_struct_embedding_gradients", vsa_struct_embedding_gradients},
     {"vsa_struct_sinusoid_trains_with_an_optimizer", vsa_struct_sinusoid_trains_with_an_optimizer},
+    {"vsa_struct_sin_cos_match_float64_across_ranges", vsa_struct_sin_cos_match_float64_across_ranges},
     {"vsa_struct_rejects_bad_input", vsa_struct_rejects_bad_input},
     {NULL, NULL},
 };
