@@ -612,6 +612,73 @@ static void vsa_struct_sin_cos_match_float64_across_ranges(gt *t) {
     }
 }
 
+/* On a GPU: the same graph (every model, directed), its neighbour bundles
+   and edge scores, bind_sequence and the sinusoid forward, built on the
+   CPU and on CUDA from the same seed, agree (the vsa and tensor operations
+   under them have CUDA paths). Skipped without a CUDA device. */
+static float *run_on(gt *t, gaia_device dev, gaia_vsa_model m, uint64_t seed, size_t *n_out) {
+    enum { N = 9, E = 7, D = 300 };
+    static const size_t si[E] = {0, 1, 2, 3, 4, 5, 6}, di[E] = {1, 2, 3, 4, 5, 6, 0};
+    size_t sx[2] = {4, 5}, at = 0, n;
+    gaia_vsa *nodes = NULL, *src = NULL, *dst = NULL, *nb = NULL, *bs = NULL;
+    gaia_vsa_graph *g = NULL;
+    gaia_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL;
+    float *out = NULL, *h;
+    gaia_status st = gaia_device_push(t->ctx, dev);
+    if (st != GAIA_OK) return NULL;
+    gaia_ctx_set_seed(t->ctx, seed);
+    st = gaia_vsa_random(t->ctx, m, N, D, &nodes);
+    if (st == GAIA_OK) st = gaia_vsa_select(t->ctx, nodes, si, E, &src);
+    if (st == GAIA_OK) st = gaia_vsa_select(t->ctx, nodes, di, E, &dst);
+    if (st == GAIA_OK) st = gaia_vsa_graph_create(t->ctx, m, D, 1, &g);
+    if (st == GAIA_OK) st = gaia_vsa_graph_add_edges(t->ctx, g, src, dst);
+    if (st == GAIA_OK) st = gaia_vsa_graph_neighbors(t->ctx, g, nodes, 0, &nb);
+    if (st == GAIA_OK) st = gaia_vsa_bind_sequence(t->ctx, nodes, &bs);
+    if (st == GAIA_OK) st = gaia_tensor_randn(t->ctx, 2, sx, 0, 1, &x);
+    if (st == GAIA_OK) st = gaia_vsa_sinusoid_init(t->ctx, 5, D, &w, &b);
+    if (st == GAIA_OK) st = gaia_vsa_sinusoid(t->ctx, x, w, b, &y);
+    n = (st == GAIA_OK) ? gaia_tensor_numel(gaia_vsa_tensor(nb)) + gaia_tensor_numel(gaia_vsa_tensor(bs)) + E +
+                              gaia_tensor_numel(y)
+                        : 0;
+    out = st == GAIA_OK ? (float *)malloc(n * sizeof(float)) : NULL;
+    if (out) {
+        const gaia_tensor *parts[3];
+        int k;
+        parts[0] = gaia_vsa_tensor(nb), parts[1] = gaia_vsa_tensor(bs), parts[2] = y;
+        for (k = 0; k < 3 && st == GAIA_OK; k++) {
+            h = gt_host(t, parts[k]);
+            if (!h) st = GAIA_ERR_OUT_OF_MEMORY;
+            else memcpy(out + at, h, gaia_tensor_numel(parts[k]) * sizeof(float)), at += gaia_tensor_numel(parts[k]);
+            free(h);
+        }
+        if (st == GAIA_OK) st = gaia_vsa_graph_contains(t->ctx, g, src, dst, out + at);
+    }
+    gaia_device_pop(t->ctx);
+    gaia_vsa_free(nodes), gaia_vsa_free(src), gaia_vsa_free(dst), gaia_vsa_free(nb), gaia_vsa_free(bs);
+    gaia_vsa_graph_free(g);
+    gaia_tensor_free(x), gaia_tensor_free(w), gaia_tensor_free(b), gaia_tensor_free(y);
+    if (st != GAIA_OK) {
+        free(out);
+        return NULL;
+    }
+    *n_out = n;
+    return out;
+}
+
+static void vsa_struct_cuda_matches_cpu(gt *t) {
+    size_t mi;
+    if (!gaia_device_available(t->ctx, GAIA_DEVICE_CUDA)) GT_SKIP(t, "no CUDA device");
+    for (mi = 0; mi < 4; mi++) {
+        size_t nc = 0, ng = 0;
+        uint64_t seed = gaia_ctx_seed(t->ctx) + mi;
+        float *c = run_on(t, GAIA_DEVICE_CPU, models[mi], seed, &nc), *g = run_on(t, GAIA_DEVICE_CUDA, models[mi], seed, &ng);
+        long at = (c && g && nc == ng) ? gt_mismatch_f(c, g, nc, 1e-4, 1e-4) : 0;
+        free(c), free(g);
+        GT_CHECK(t, at < 0, "%s: CUDA and CPU differ at %ld (%s)", gaia_vsa_model_str(models[mi]), at,
+                 gaia_last_error(t->ctx));
+    }
+}
+
 /* ---------------------------------------------------------------------
    Bad input
    --------------------------------------------------------------------- */
@@ -735,6 +802,7 @@ const gt_case gt_vsa_struct_cases[] = {
     {"vsa_struct_embedding_gradients", vsa_struct_embedding_gradients},
     {"vsa_struct_sinusoid_trains_with_an_optimizer", vsa_struct_sinusoid_trains_with_an_optimizer},
     {"vsa_struct_sin_cos_match_float64_across_ranges", vsa_struct_sin_cos_match_float64_across_ranges},
+    {"vsa_struct_cuda_matches_cpu", vsa_struct_cuda_matches_cpu},
     {"vsa_struct_rejects_bad_input", vsa_struct_rejects_bad_input},
     {NULL, NULL},
 };
