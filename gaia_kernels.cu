@@ -229,6 +229,8 @@ template <int OP> __device__ __forceinline__ float gaia__k_unary_f(float v, floa
     case GAIA_UNARY_ABS: return fabsf(v);
     case GAIA_UNARY_SQRT: return sqrtf(v);
     case GAIA_UNARY_SQUARE: return v * v;
+    case GAIA_UNARY_SIN: return sinf(v);
+    case GAIA_UNARY_COS: return cosf(v);
     default: return v;
     }
 }
@@ -276,6 +278,8 @@ extern "C" int gaia_cuda_unary(gaia_unary_op op, const float *x, float *y, size_
     case GAIA_UNARY_ABS: gaia__k_unary_launch<GAIA_UNARY_ABS>(x, y, n, p0, p1, vec, s); break;
     case GAIA_UNARY_SQRT: gaia__k_unary_launch<GAIA_UNARY_SQRT>(x, y, n, p0, p1, vec, s); break;
     case GAIA_UNARY_SQUARE: gaia__k_unary_launch<GAIA_UNARY_SQUARE>(x, y, n, p0, p1, vec, s); break;
+    case GAIA_UNARY_SIN: gaia__k_unary_launch<GAIA_UNARY_SIN>(x, y, n, p0, p1, vec, s); break;
+    case GAIA_UNARY_COS: gaia__k_unary_launch<GAIA_UNARY_COS>(x, y, n, p0, p1, vec, s); break;
     default: return (int)cudaErrorInvalidValue;
     }
     return gaia__k_check();

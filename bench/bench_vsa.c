@@ -30,12 +30,23 @@
       256 MiB) measured in the same run, on every core and on 1 thread (goal
       >= 0.8); and against a loop that only reads (sums the words of the
       same 256 MiB), the read rate a streaming kernel can reach at most.
+   3. The vsa structures against torchhd, MAP at D = 4096, on 1 and 2
+      threads: graph build (a directed graph of 500 nodes from 2000 edges:
+      gaia selects the two node rows of each edge and adds them to a
+      gaia_vsa_graph in one call; torchhd functional.graph of the indexed
+      node pairs), neighbour queries (the out-neighbours of 100 nodes,
+      top 10 of the 500 by cosine: gaia_vsa_graph_query; torchhd
+      Graph.node_neighbors of the batch, cosine_similarity, topk), and the
+      sinusoid embedding's forward (1000 inputs of 64 features: gaia
+      gaia_vsa_sinusoid; torchhd embeddings.Sinusoid under no_grad). Each
+      run times gaia and torchhd (best of 5 each) at both thread counts;
+      3 runs, and the median and range of each ratio over them.
    torchhd is looked for in $GAIA_BENCH_PYTHON (else python3): install it
    with `pip install torch-hd`; without it the peer rows are skipped.
 
-       bench_vsa [--help] [--quick] [--sweep] [--random]
+       bench_vsa [--help] [--quick] [--sweep] [--random] [--struct]
    (--quick: 10^5 items in part 2; --sweep: part 2 alone; --random: the
-   random-generation rows of part 1 alone) */
+   random-generation rows of part 1 alone; --struct: part 3 alone) */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include "bench_common.h"
@@ -99,6 +110,146 @@ static const char *const peer_random_script =
     "print(best(lambda: torch.randint(0, 2, (B, D), dtype=torch.float32) * 2 - 1))\n"
     "print(best(lambda: torch.polar(torch.ones(B, D), torch.rand(B, D) * (2 * math.pi))))\n";
 static int random_only;
+
+/* --- part 3: the structures --- */
+#define S_D 4096
+#define S_NODES 500
+#define S_EDGES 2000
+#define S_QUERIES 100
+#define S_K 10
+#define S_NX 1000
+#define S_FEAT 64
+#define S_RUNS 3
+static const char *const struct_script =
+    "import sys, time, torch, torchhd\n"
+    "from torchhd import functional as F, embeddings\n"
+    "from torchhd.structures import Graph\n"
+    "T = int(sys.argv[1]); torch.set_num_threads(T)\n"
+    "D, N, E, Q, K, NX, MF, REPS = %d, %d, %d, %d, %d, %d, %d, %d\n"
+    "def best(f):\n"
+    "    f(); t = 1e30\n"
+    "    for _ in range(REPS):\n"
+    "        t0 = time.perf_counter(); f(); t = min(t, time.perf_counter() - t0)\n"
+    "    return t\n"
+    "g = torch.Generator().manual_seed(1)\n"
+    "src = torch.randint(0, N, (E,), generator=g)\n"
+    "dst = (src + 1 + torch.randint(0, N - 1, (E,), generator=g)) %% N\n"
+    "nodes = torchhd.random(N, D, 'MAP'); qi = torch.arange(Q)\n"
+    "build = lambda: Graph(F.graph(torch.stack([nodes[src], nodes[dst]]), directed=True), directed=True)\n"
+    "G = build()\n"
+    "query = lambda: torchhd.cosine_similarity(G.node_neighbors(nodes[qi]), nodes).topk(K, dim=-1)\n"
+    "emb = embeddings.Sinusoid(MF, D); x = torch.randn(NX, MF)\n"
+    "def fwd():\n"
+    "    with torch.no_grad(): return emb(x)\n"
+    "print(best(build)); print(best(query)); print(best(fwd))\n";
+
+/* gaia's best-of-REPS times of the three rows on `threads` threads. */
+static int struct_gaia(int threads, double out[3]) {
+    gaia_ctx *ctx = NULL;
+    gaia_ctx_desc desc;
+    gaia_vsa *nodes = NULL, *src = NULL, *dst = NULL, *qn = NULL;
+    gaia_vsa_graph *g = NULL;
+    gaia_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL;
+    size_t si[S_EDGES], di[S_EDGES], qi[S_QUERIES], e, sx[2] = {S_NX, S_FEAT};
+    long idx[S_QUERIES * S_K];
+    float sc[S_QUERIES * S_K];
+    uint64_t r = 88172645463325252ull;
+    gaia_status st;
+    int rep, row;
+    memset(&desc, 0, sizeof desc);
+    desc.device = GAIA_DEVICE_CPU;
+    desc.cpu_threads = threads;
+    if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) return 0;
+    for (e = 0; e < S_EDGES; e++) { /* xorshift: any edges without loops */
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        si[e] = (size_t)(r % S_NODES);
+        di[e] = (si[e] + 1 + (size_t)((r >> 20) % (S_NODES - 1))) % S_NODES;
+    }
+    for (e = 0; e < S_QUERIES; e++) qi[e] = e;
+    st = gaia_vsa_random(ctx, GAIA_VSA_MAP, S_NODES, S_D, &nodes);
+    if (st == GAIA_OK) st = gaia_tensor_randn(ctx, 2, sx, 0, 1, &x);
+    if (st == GAIA_OK) st = gaia_vsa_sinusoid_init(ctx, S_FEAT, S_D, &w, &b);
+    for (row = 0; st == GAIA_OK && row < 3; row++) {
+        out[row] = 1e30;
+        for (rep = 0; st == GAIA_OK && rep <= REPS; rep++) { /* rep 0 warms up */
+            double t0 = now_s(), t;
+            if (row == 0) {
+                gaia_vsa_graph_free(g), g = NULL;
+                st = gaia_vsa_graph_create(ctx, GAIA_VSA_MAP, S_D, 1, &g);
+                if (st == GAIA_OK) st = gaia_vsa_select(ctx, nodes, si, S_EDGES, &src);
+                if (st == GAIA_OK) st = gaia_vsa_select(ctx, nodes, di, S_EDGES, &dst);
+                if (st == GAIA_OK) st = gaia_vsa_graph_add_edges(ctx, g, src, dst);
+                gaia_vsa_free(src), gaia_vsa_free(dst), src = dst = NULL;
+            } else if (row == 1) {
+                st = gaia_vsa_select(ctx, nodes, qi, S_QUERIES, &qn);
+                if (st == GAIA_OK) st = gaia_vsa_graph_query(ctx, g, nodes, qn, 1, S_K, idx, sc);
+                gaia_vsa_free(qn), qn = NULL;
+            } else {
+                st = gaia_vsa_sinusoid(ctx, x, w, b, &y);
+                gaia_tensor_free(y), y = NULL;
+            }
+            t = now_s() - t0;
+            if (rep > 0 && t < out[row]) out[row] = t;
+        }
+    }
+    if (st != GAIA_OK) fprintf(stderr, "bench_vsa: %s\n", gaia_last_error(ctx));
+    gaia_vsa_graph_free(g);
+    gaia_vsa_free(nodes);
+    gaia_tensor_free(x), gaia_tensor_free(w), gaia_tensor_free(b);
+    gaia_ctx_destroy(ctx);
+    return st == GAIA_OK;
+}
+
+static int struct_peer(int threads, double out[3]) {
+    char script[3000], env[64];
+    snprintf(script, sizeof script, struct_script, S_D, S_NODES, S_EDGES, S_QUERIES, S_K, S_NX, S_FEAT, REPS);
+    /* bench_python_n runs the script with no arguments: the thread count
+       goes in through the environment and a one-line prelude */
+    snprintf(env, sizeof env, "OMP_NUM_THREADS=%d", threads);
+    {
+        char full[3200];
+        snprintf(full, sizeof full, "import sys; sys.argv = ['', '%d']\n%s", threads, script);
+        return bench_python_n(env, full, out, 3) == 3;
+    }
+}
+
+static void struct_part(void) {
+    static const char *const rn[3] = {"graph build", "neighbour query", "sinusoid fwd"};
+    double g[2][S_RUNS][3], p[2][S_RUNS][3], ratio[S_RUNS];
+    int th[2] = {1, 2}, ti, run, row, have = 1;
+    printf("# part 3: the vsa structures against torchhd (%s), MAP, D = %d: graph build (%d nodes, %d directed edges),"
+           " neighbour query (%d nodes, top %d of %d), sinusoid forward (%d x %d features). Best of %d each, %d runs;"
+           " ratio = gaia / torchhd, median [min, max] over the runs\n",
+           bench_python_exe(), S_D, S_NODES, S_EDGES, S_QUERIES, S_K, S_NODES, S_NX, S_FEAT, REPS, S_RUNS);
+    bench_print_load("before");
+    for (run = 0; run < S_RUNS; run++)
+        for (ti = 0; ti < 2; ti++) {
+            if (!struct_gaia(th[ti], g[ti][run])) return;
+            bench_pause(0.2);
+            if (have && !struct_peer(th[ti], p[ti][run])) have = 0;
+        }
+    for (ti = 0; ti < 2; ti++) {
+        printf("  %d thread%s%s\n", th[ti], th[ti] == 1 ? "" : "s", have ? "" : " (torchhd not importable: peer skipped)");
+        for (row = 0; row < 3; row++) {
+            double gm[S_RUNS], pm[S_RUNS];
+            for (run = 0; run < S_RUNS; run++) {
+                gm[run] = g[ti][run][row];
+                pm[run] = p[ti][run][row];
+                ratio[run] = gm[run] / pm[run];
+            }
+            if (have) {
+                double med = bench_median(ratio, S_RUNS), lo = ratio[0], hi = ratio[0];
+                for (run = 1; run < S_RUNS; run++) lo = ratio[run] < lo ? ratio[run] : lo, hi = ratio[run] > hi ? ratio[run] : hi;
+                printf("    %-16s gaia %9.3f ms  torchhd %9.3f ms  ratio %.2f [%.2f, %.2f] %s\n", rn[row],
+                       bench_median(gm, S_RUNS) * 1e3, bench_median(pm, S_RUNS) * 1e3, med, lo, hi,
+                       med < 1 ? "" : "(slower)");
+            } else {
+                printf("    %-16s gaia %9.3f ms\n", rn[row], bench_median(gm, S_RUNS) * 1e3);
+            }
+        }
+    }
+    bench_print_load("after");
+}
 
 /* Runs the peer script with T threads; fills out[0..n) (-1 when missing). */
 static int run_peer(int threads, double *out, int n) {
@@ -313,12 +464,12 @@ static void sweep_vs_memcpy(size_t items, int threads) {
 
 int main(int argc, char **argv) {
     static const char *opn[3] = {"bind", "bundle", "similarity"};
-    int quick = 0, sweep_only = 0, a, ti, nthreads[2];
+    int quick = 0, sweep_only = 0, struct_only = 0, a, ti, nthreads[2];
     for (a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
-            printf("usage: bench_vsa [--help] [--quick] [--sweep] [--random]\n(GAIA_BENCH_PYTHON picks the Python with torch and"
-                   " torchhd; --quick: 10^5 items in the sweep against memcpy; --sweep: that sweep alone; --random: the"
-                   " generation rows alone)\n");
+            printf("usage: bench_vsa [--help] [--quick] [--sweep] [--random] [--struct]\n(GAIA_BENCH_PYTHON picks the Python"
+                   " with torch and torchhd; --quick: 10^5 items in the sweep against memcpy; --sweep: that sweep alone;"
+                   " --random: the generation rows alone; --struct: the structures (graph, sinusoid embedding) alone)\n");
             return 0;
         } else if (!strcmp(argv[a], "--quick")) {
             quick = 1;
@@ -326,12 +477,18 @@ int main(int argc, char **argv) {
             sweep_only = 1;
         } else if (!strcmp(argv[a], "--random")) {
             random_only = 1;
+        } else if (!strcmp(argv[a], "--struct")) {
+            struct_only = 1;
         } else {
-            fprintf(stderr, "usage: bench_vsa [--help] [--quick] [--sweep] [--random]\n");
+            fprintf(stderr, "usage: bench_vsa [--help] [--quick] [--sweep] [--random] [--struct]\n");
             return 2;
         }
     }
     bench_print_machine("bench_vsa");
+    if (struct_only) {
+        struct_part();
+        return 0;
+    }
     nthreads[0] = 1;
     nthreads[1] = bench_cores();
     if (!sweep_only)
@@ -409,6 +566,7 @@ int main(int argc, char **argv) {
     printf("# part 2: the BSC popcount sweep against memcpy bandwidth\n");
     sweep_vs_memcpy(quick ? 100000 : 1000000, nthreads[1]);
     if (nthreads[1] > 1) sweep_vs_memcpy(quick ? 100000 : 1000000, 1);
+    if (!sweep_only) struct_part();
     bench_print_load("at end");
     return 0;
 }

@@ -410,7 +410,7 @@ static void gaia__ag_begin(gaia_ctx *ctx, gaia__ag_pending *p, gaia__ag_kind kin
     switch (kind) {
     case GAIA__AG_UNARY:
         if (op == GAIA_UNARY_LOG || op == GAIA_UNARY_GELU || op == GAIA_UNARY_CLAMP || op == GAIA_UNARY_ABS ||
-            op == GAIA_UNARY_SQUARE)
+            op == GAIA_UNARY_SQUARE || op == GAIA_UNARY_SIN || op == GAIA_UNARY_COS)
             ok = gaia__ag_save(ctx, n, 0, a);
         break;
     case GAIA__AG_BINARY:
@@ -694,6 +694,11 @@ static gaia_status gaia__ag_unary_back(gaia_ctx *ctx, const gaia__ag_node *n, ga
         st = gaia_tensor_scale(ctx, *gx, 0.5f, gx);
         goto done;
     case GAIA_UNARY_SQUARE: GAIA__AG_TRY(gaia_tensor_scale(ctx, x, 2.0f, &d)); break;
+    case GAIA_UNARY_SIN: GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_COS, x, 0, 0, &d)); break;
+    case GAIA_UNARY_COS: /* -sin(x) */
+        GAIA__AG_TRY(gaia_tensor_unary(ctx, GAIA_UNARY_SIN, x, 0, 0, &d));
+        GAIA__AG_TRY(gaia_tensor_scale(ctx, d, -1.0f, &d));
+        break;
     default: return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, "gaia_backward", "no gradient for unary op %d", n->op);
     }
     st = gaia_tensor_mul(ctx, g, d, gx);

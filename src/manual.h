@@ -611,7 +611,8 @@
    gaia_optim_zero_grad): several backwards before a step are gradient
    accumulation.
      covered   unary ops and activations (scale, add_scalar, exp, log,
-               tanh, sigmoid, relu, gelu, clamp, neg, abs, sqrt, square),
+               tanh, sigmoid, relu, gelu, clamp, neg, abs, sqrt, square,
+               sin, cos),
                add sub mul div max min with broadcasting (the gradient is
                summed over the broadcast axes), where (through a and b),
                sum mean max min norm std along an axis or all, matmul (both
@@ -1604,6 +1605,15 @@
                fpe_encode (fractional powers x^v: real unitary HRR bases,
                FHRR phases times v), sequence (permute and bundle), ngrams,
                record (bundle of bound pairs), set
+     structures (src/vsa_struct.h, torchhd's semantics) gaia_vsa_graph:
+               _create, _add_edges, _value, _neighbors, _query (top-k
+               neighbours by cleanup), _contains (edge multiplicity);
+               gaia_vsa_graph_encode_edges, _bundle (functional.graph);
+               gaia_vsa_bind_sequence (bind of the rows shifted n-1-i)
+     embeddings gaia_vsa_projection_init, gaia_vsa_projection (x W^T),
+               gaia_vsa_sinusoid_init, gaia_vsa_sinusoid (cos(x W^T + b)
+               sin(x W^T)): W and b plain tensors, trainable on the tape;
+               gaia_vsa_from_tensor makes the rows hypervectors
 
    Example, a record of three bound pairs and a query, in binary:
        gaia_vsa *roles = NULL, *fillers = NULL, *rec = NULL, *key = NULL, *y = NULL;

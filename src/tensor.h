@@ -66,6 +66,8 @@ typedef enum gaia_unary_op {
     GAIA_UNARY_ABS,
     GAIA_UNARY_SQRT,
     GAIA_UNARY_SQUARE,
+    GAIA_UNARY_SIN,        /* radians */
+    GAIA_UNARY_COS,
     GAIA_UNARY_COUNT
 } gaia_unary_op;
 

@@ -42,6 +42,7 @@ extern const gt_case gt_eigh_cases[];
 extern const gt_case gt_ckpt_cases[];
 extern const gt_case gt_layer_grad_cases[];
 extern const gt_case gt_vsa_cases[];
+extern const gt_case gt_vsa_struct_cases[];
 extern const gt_case gt_torch_cases[];
 extern const gt_case gt_checkpoint_cases[];
 extern const gt_case gt_bandwidth_cases[];
@@ -65,6 +66,7 @@ static const struct gt_suite {
     {"ckpt", gt_ckpt_cases},
     {"layer_grad", gt_layer_grad_cases},
     {"vsa", gt_vsa_cases},
+    {"vsa_struct", gt_vsa_struct_cases},
     {"torch", gt_torch_cases},
     {"checkpoint", gt_checkpoint_cases},
     {"bandwidth", gt_bandwidth_cases},
@@ -154,6 +156,8 @@ double gt_ref_unary(gaia_unary_op op, double x, double p0, double p1) {
     case GAIA_UNARY_ABS: return fabs(x);
     case GAIA_UNARY_SQRT: return sqrt(x);
     case GAIA_UNARY_SQUARE: return x * x;
+    case GAIA_UNARY_SIN: return sin(x);
+    case GAIA_UNARY_COS: return cos(x);
     default: return NAN;
     }
 }

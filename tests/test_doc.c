@@ -327,6 +327,19 @@ static void doc_gaussian_filter_example_denoises(gt *t) {
     free(out);
 }
 
+/* vsa_graph answers every destination query and membership test right
+   (it exits 1 otherwise) and its embedding ranks near points first. */
+static void doc_vsa_graph_example_answers(gt *t) {
+    char cmd[4400], *out;
+    int status;
+    snprintf(cmd, sizeof cmd, "'%s/../examples/vsa_graph' 2>&1", gt_exe_dir);
+    out = doc_run(cmd, &status);
+    GT_CHECK(t, out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && strstr(out, "20 flights between 12 airports") &&
+                    strstr(out, "AMS -> LHR") && !strstr(out, "WRONG") && strstr(out, "every query right"),
+             "status %d, output '%.300s'", WIFEXITED(status) ? WEXITSTATUS(status) : -1, out ? out : "");
+    free(out);
+}
+
 /* train_mlp learns the spirals (it exits 1 below 100%) and its loss curve
    falls. */
 static void doc_train_mlp_example_learns(gt *t) {
@@ -648,6 +661,7 @@ const gt_case gt_doc_cases[] = {
     {"doc_pi_example_estimates_pi", doc_pi_example_estimates_pi},
     {"doc_train_mlp_example_learns", doc_train_mlp_example_learns},
     {"doc_gaussian_filter_example_denoises", doc_gaussian_filter_example_denoises},
+    {"doc_vsa_graph_example_answers", doc_vsa_graph_example_answers},
     {"doc_parser_example_reads_out_the_reference_dependencies", doc_parser_example_reads_out_the_reference_dependencies},
     {"doc_sequence_example_matches_the_reference", doc_sequence_example_matches_the_reference},
     {"doc_parser_example_counts_non_words", doc_parser_example_counts_non_words},

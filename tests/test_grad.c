@@ -265,7 +265,8 @@ static void grad_unary_ops_match_finite_differences(gt *t) {
         {GAIA_UNARY_RELU, 0, 0, -2, 2},          {GAIA_UNARY_GELU, 0, 0, -3, 3},
         {GAIA_UNARY_CLAMP, -0.5f, 0.7f, -2, 2},  {GAIA_UNARY_NEG, 0, 0, -2, 2},
         {GAIA_UNARY_ABS, 0, 0, -2, 2},           {GAIA_UNARY_SQRT, 0, 0, 0.2, 3},
-        {GAIA_UNARY_SQUARE, 0, 0, -2, 2},
+        {GAIA_UNARY_SQUARE, 0, 0, -2, 2},        {GAIA_UNARY_SIN, 0, 0, -4, 4},
+        {GAIA_UNARY_COS, 0, 0, -4, 4},
     };
     size_t k;
     char msg[300];

@@ -387,11 +387,215 @@ static void bf16_matmul_agrees_with_torch(gt *t) {
                  "loss = F.mse_loss(r(h) @ r(t['W2']).T, t['target'])");
 }
 
+/* ---------------------------------------------------------------------
+   The vsa structures against torchhd: gaia's nodes, edges and results go
+   out as .npy; a script builds the same with torchhd (functional.graph,
+   structures.Graph with add_edge, node_neighbors and contains,
+   functional.bind_sequence, embeddings.Projection and Sinusoid with gaia's
+   weights) and compares, exiting nonzero with the first difference.
+   --------------------------------------------------------------------- */
+/* A vsa's values as .npy: BSC 0/1 bits, MAP and HRR values, FHRR the raw
+   interleaved (re, im) storage (magnitudes too, for sums). */
+static gaia_status vs_save(gt *t, const gaia_vsa *v, const char *name) {
+    char path[600];
+    gaia_tensor *x = NULL;
+    gaia_status st;
+    gt_tmp_path(path, sizeof path, name);
+    if (gaia_vsa_model_of(v) == GAIA_VSA_FHRR) return gaia_tensor_save_npy(t->ctx, gaia_vsa_tensor(v), path);
+    st = gaia_vsa_to_tensor(t->ctx, v, &x);
+    if (st == GAIA_OK) st = gaia_tensor_save_npy(t->ctx, x, path);
+    gaia_tensor_free(x);
+    return st;
+}
+
+static const char vs_script[] =
+    "import sys, os, numpy as np, torch, torchhd\n"
+    "from torchhd import functional as F, embeddings\n"
+    "from torchhd.structures import Graph\n"
+    "from torchhd.tensors.map import MAPTensor\n"
+    "from torchhd.tensors.bsc import BSCTensor\n"
+    "from torchhd.tensors.hrr import HRRTensor\n"
+    "from torchhd.tensors.fhrr import FHRRTensor\n"
+    "d = sys.argv[1]\n"
+    "L = lambda n: np.load(os.path.join(d, 'vs_' + n + '.npy'))\n"
+    "src = L('src').astype(np.int64); dst = L('dst').astype(np.int64)\n"
+    "bad = []\n"
+    "def close(what, got, want, tol):\n"
+    "    got = np.asarray(got, dtype=np.complex128); want = np.asarray(want, dtype=np.complex128)\n"
+    "    if got.size == want.size: got = got.reshape(want.shape)  # gaia's one-row results are [1, D]\n"
+    "    if got.shape != want.shape: bad.append('%s: shape %s, torchhd %s' % (what, got.shape, want.shape)); return\n"
+    "    err = np.abs(got - want) - tol * (1 + np.abs(want))\n"
+    "    if (err > 0).any():\n"
+    "        i = np.unravel_index(np.argmax(err), err.shape)\n"
+    "        bad.append('%s at %s: gaia %s, torchhd %s' % (what, i, got[i], want[i]))\n"
+    "def hv(m, a):\n"
+    "    if m == 'bsc': return torch.from_numpy(a != 0).as_subclass(BSCTensor)\n"
+    "    if m == 'fhrr': return torch.from_numpy(a[..., 0::2] + 1j * a[..., 1::2]).to(torch.complex128).as_subclass(FHRRTensor)\n"
+    "    t = torch.from_numpy(a.astype(np.float64))\n"
+    "    return t.as_subclass(MAPTensor if m == 'map' else HRRTensor)\n"
+    "def val(m, a):\n"
+    "    if m == 'fhrr': return a[..., 0::2] + 1j * a[..., 1::2]\n"
+    "    return a\n"
+    "def plain(x):\n"
+    "    x = x.as_subclass(torch.Tensor)\n"
+    "    return x.to(torch.float64).numpy() if not x.is_complex() else x.numpy()\n"
+    "for m in ['bsc', 'map', 'hrr', 'fhrr']:\n"
+    "    nodes = hv(m, L(m + '_nodes'))\n"
+    "    tol = 0 if m == 'bsc' else 2e-5\n"
+    "    for directed in (0, 1):\n"
+    "        want = F.graph(torch.stack([nodes[src], nodes[dst]]), directed=bool(directed))\n"
+    "        close('%s graph directed %d' % (m, directed), val(m, L('%s_graph%d' % (m, directed))), plain(want), tol)\n"
+    "    if m == 'hrr':  # torchhd's HRR multibind takes torch.prod of the spectra in a real dtype,\n"
+    "        # dropping their imaginary parts (it warns): its bind_sequence, chained pairwise\n"
+    "        want = F.permute(nodes[0], shifts=4)\n"
+    "        for i in range(1, 5): want = F.bind(want, F.permute(nodes[i], shifts=4 - i))\n"
+    "    else:\n"
+    "        want = F.bind_sequence(nodes[:5])\n"
+    "    close(m + ' bind_sequence', val(m, L(m + '_bseq')), plain(want), tol)\n"
+    "    if m == 'bsc': continue\n"
+    "    for directed in (0, 1):\n"
+    "        G = Graph(nodes.shape[-1], m.upper(), directed=bool(directed), dtype=nodes.dtype)\n"
+    "        for s_, t_ in zip(src, dst): G.add_edge(nodes[s_], nodes[t_])\n"
+    "        for out in ((1, 0) if directed else (1,)):\n"
+    "            want = np.stack([plain(G.node_neighbors(nodes[i], outgoing=bool(out))) for i in range(nodes.shape[0])])\n"
+    "            close('%s neighbours directed %d outgoing %d' % (m, directed, out), val(m, L('%s_nb%d%d' % (m, directed, out))), want, tol)\n"
+    "        if m != 'hrr':\n"
+    "            want = [float(G.contains(G.encode_edge(nodes[s_], nodes[t_]))) for s_, t_ in zip(src, dst)]\n"
+    "            close('%s contains directed %d' % (m, directed), L('%s_contains%d' % (m, directed)), want, 2e-5)\n"
+    "x = torch.from_numpy(L('x').astype(np.float64))\n"
+    "W = torch.from_numpy(L('W').astype(np.float64)); b = torch.from_numpy(L('b').astype(np.float64))\n"
+    "P = embeddings.Projection(W.shape[1], W.shape[0], dtype=torch.float64); P.weight.data.copy_(W)\n"
+    "S = embeddings.Sinusoid(W.shape[1], W.shape[0], dtype=torch.float64); S.weight.data.copy_(W); S.bias.data.copy_(b)\n"
+    "close('projection', L('proj'), plain(P(x)), 1e-5)\n"
+    "close('sinusoid', L('sin'), plain(S(x)), 1e-5)\n"
+    "if bad: print('\\n'.join(bad[:8]))\n"
+    "sys.exit(1 if bad else 0)\n";
+
+static void vsa_structures_agree_with_torchhd(gt *t) {
+    enum { N = 10, E = 7, M = 6 };
+    const size_t D = 200;
+    gaia_vsa_model models[4] = {GAIA_VSA_BSC, GAIA_VSA_MAP, GAIA_VSA_HRR, GAIA_VSA_FHRR};
+    size_t si[E], di[E], e, mi, seq[5] = {0, 1, 2, 3, 4}, sh[1] = {E}, sx[2] = {5, M};
+    float fs[E], fd[E], xh[5 * M];
+    char cmd[1400], path[600], script[600], name[64];
+    const char *py = gt_python(cmd, sizeof cmd, "numpy, torch, torchhd");
+    gaia_tensor *ts = NULL, *td = NULL, *x = NULL, *w = NULL, *b = NULL, *yp = NULL, *ys = NULL;
+    gaia_status st = GAIA_OK;
+    FILE *f;
+    if (!py) GT_SKIP(t, "no Python with numpy, torch and torchhd (set GAIA_TEST_PYTHON)");
+    for (e = 0; e < E; e++) {
+        si[e] = (size_t)gt_uniform(t, 0, N);
+        do di[e] = (size_t)gt_uniform(t, 0, N);
+        while (di[e] == si[e]);
+        fs[e] = (float)si[e], fd[e] = (float)di[e];
+    }
+    for (e = 0; e < 5 * M; e++) xh[e] = (float)gt_uniform(t, -2, 2);
+    st = gaia_tensor_from_host(t->ctx, 1, sh, fs, &ts);
+    if (st == GAIA_OK) st = gaia_tensor_from_host(t->ctx, 1, sh, fd, &td);
+    if (st == GAIA_OK) st = gaia_tensor_save_npy(t->ctx, ts, gt_tmp_path(path, sizeof path, "vs_src.npy"));
+    if (st == GAIA_OK) st = gaia_tensor_save_npy(t->ctx, td, gt_tmp_path(path, sizeof path, "vs_dst.npy"));
+    for (mi = 0; st == GAIA_OK && mi < 4; mi++) {
+        gaia_vsa_model m = models[mi];
+        const char *mn = gaia_vsa_model_str(m);
+        gaia_vsa *nodes = NULL, *src = NULL, *dst = NULL, *r = NULL, *bs = NULL;
+        int directed, out;
+        st = gaia_vsa_random(t->ctx, m, N, D, &nodes);
+        if (st == GAIA_OK) st = gaia_vsa_select(t->ctx, nodes, si, E, &src);
+        if (st == GAIA_OK) st = gaia_vsa_select(t->ctx, nodes, di, E, &dst);
+        snprintf(name, sizeof name, "vs_%s_nodes.npy", mn);
+        if (st == GAIA_OK) st = vs_save(t, nodes, name);
+        for (directed = 0; st == GAIA_OK && directed < 2; directed++) {
+            gaia_vsa_graph *g = NULL;
+            float sc[E];
+            st = gaia_vsa_graph_bundle(t->ctx, src, dst, directed, 0, &r);
+            snprintf(name, sizeof name, "vs_%s_graph%d.npy", mn, directed);
+            if (st == GAIA_OK) st = vs_save(t, r, name);
+            gaia_vsa_free(r), r = NULL;
+            if (m == GAIA_VSA_BSC) continue;
+            /* the graph object, one edge at a time as torchhd's add_edge */
+            if (st == GAIA_OK) st = gaia_vsa_graph_create(t->ctx, m, D, directed, &g);
+            for (e = 0; st == GAIA_OK && e < E; e++) {
+                gaia_vsa *a = NULL, *c = NULL;
+                st = gaia_vsa_select(t->ctx, nodes, &si[e], 1, &a);
+                if (st == GAIA_OK) st = gaia_vsa_select(t->ctx, nodes, &di[e], 1, &c);
+                if (st == GAIA_OK) st = gaia_vsa_graph_add_edges(t->ctx, g, a, c);
+                gaia_vsa_free(a), gaia_vsa_free(c);
+            }
+            for (out = 1; st == GAIA_OK && out >= (directed ? 0 : 1); out--) {
+                st = gaia_vsa_graph_neighbors(t->ctx, g, nodes, out, &r);
+                snprintf(name, sizeof name, "vs_%s_nb%d%d.npy", mn, directed, out);
+                if (st == GAIA_OK) st = vs_save(t, r, name);
+                gaia_vsa_free(r), r = NULL;
+            }
+            if (st == GAIA_OK) st = gaia_vsa_graph_contains(t->ctx, g, src, dst, sc);
+            if (st == GAIA_OK) {
+                gaia_tensor *c = NULL;
+                snprintf(name, sizeof name, "vs_%s_contains%d.npy", mn, directed);
+                st = gaia_tensor_from_host(t->ctx, 1, sh, sc, &c);
+                if (st == GAIA_OK) st = gaia_tensor_save_npy(t->ctx, c, gt_tmp_path(path, sizeof path, name));
+                gaia_tensor_free(c);
+            }
+            gaia_vsa_graph_free(g);
+        }
+        if (st == GAIA_OK) st = gaia_vsa_select(t->ctx, nodes, seq, 5, &r);
+        if (st == GAIA_OK) st = gaia_vsa_bind_sequence(t->ctx, r, &bs);
+        snprintf(name, sizeof name, "vs_%s_bseq.npy", mn);
+        if (st == GAIA_OK) st = vs_save(t, bs, name);
+        gaia_vsa_free(nodes), gaia_vsa_free(src), gaia_vsa_free(dst), gaia_vsa_free(r), gaia_vsa_free(bs);
+    }
+    if (st == GAIA_OK) st = gaia_tensor_from_host(t->ctx, 2, sx, xh, &x);
+    if (st == GAIA_OK) st = gaia_vsa_sinusoid_init(t->ctx, M, D, &w, &b);
+    if (st == GAIA_OK) st = gaia_vsa_projection(t->ctx, x, w, &yp);
+    if (st == GAIA_OK) st = gaia_vsa_sinusoid(t->ctx, x, w, b, &ys);
+    if (st == GAIA_OK) st = gaia_tensor_save_npy(t->ctx, x, gt_tmp_path(path, sizeof path, "vs_x.npy"));
+    if (st == GAIA_OK) st = gaia_tensor_save_npy(t->ctx, w, gt_tmp_path(path, sizeof path, "vs_W.npy"));
+    if (st == GAIA_OK) st = gaia_tensor_save_npy(t->ctx, b, gt_tmp_path(path, sizeof path, "vs_b.npy"));
+    if (st == GAIA_OK) st = gaia_tensor_save_npy(t->ctx, yp, gt_tmp_path(path, sizeof path, "vs_proj.npy"));
+    if (st == GAIA_OK) st = gaia_tensor_save_npy(t->ctx, ys, gt_tmp_path(path, sizeof path, "vs_sin.npy"));
+    gaia_tensor_free(ts), gaia_tensor_free(td), gaia_tensor_free(x), gaia_tensor_free(w), gaia_tensor_free(b);
+    gaia_tensor_free(yp), gaia_tensor_free(ys);
+    GT_CHECK(t, st == GAIA_OK, "gaia's side: %s", gaia_last_error(t->ctx));
+    gt_tmp_path(script, sizeof script, "vs_torchhd.py");
+    f = fopen(script, "w");
+    GT_CHECK(t, f != NULL, "cannot write %s", script);
+    fputs(vs_script, f);
+    GT_CHECK(t, fclose(f) == 0, "cannot write %s", script);
+    gt_tmp_path(path, sizeof path, "");
+    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s'", py, script, path);
+    GT_CHECK(t, system(cmd) == 0, "gaia and torchhd differ (printed above): %s", cmd);
+}
+
+/* The sinusoid embedding's loss mean(y^2) and its gradients in x, W, b
+   against torch.autograd in float64. */
+static void sinusoid_gradients_agree_with_torch(gt *t) {
+    char cmd[600];
+    const char *py = gt_python(cmd, sizeof cmd, "numpy, torch");
+    size_t sx[2] = {6, 5}, sw[2] = {40, 5}, sb[2] = {1, 40}, sy[2] = {6, 40};
+    torch_case c;
+    gaia_tensor *y = NULL, *zero = NULL, *loss = NULL;
+    gaia_status st;
+    if (!py) GT_SKIP(t, "no Python with numpy and torch (set GAIA_TEST_PYTHON)");
+    memset(&c, 0, sizeof c);
+    st = torch_add(t, &c, "x", 2, sx, -1.5, 1.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "W", 2, sw, -0.5, 0.5, 1);
+    if (st == GAIA_OK) st = torch_add(t, &c, "b", 2, sb, 0, 6.283185307179586, 1);
+    if (st == GAIA_OK) st = gaia_vsa_sinusoid(t->ctx, torch_get(&c, "x"), torch_get(&c, "W"), torch_get(&c, "b"), &y);
+    if (st == GAIA_OK) st = gaia_tensor_zeros(t->ctx, 2, sy, &zero);
+    if (st == GAIA_OK) st = gaia_loss_mse(t->ctx, y, zero, &loss);
+    if (st == GAIA_OK) st = gaia_backward(t->ctx, loss);
+    gaia_tensor_free(y), gaia_tensor_free(zero);
+    torch_finish(t, py, "sinusoid", &c, loss, st,
+                 "p = t['x'] @ t['W'].T\n"
+                 "loss = (torch.cos(p + t['b']) * torch.sin(p)).pow(2).mean()");
+}
+
 const gt_case gt_torch_cases[] = {
     {"torch_mlp_gradients_agree", mlp_gradients_agree_with_torch},
     {"torch_attention_block_gradients_agree", attention_block_gradients_agree_with_torch},
     {"torch_losses_agree", losses_agree_with_torch},
     {"torch_activations_and_norms_agree", activations_and_norms_agree_with_torch},
     {"torch_bf16_matmul_agrees", bf16_matmul_agrees_with_torch},
+    {"torch_vsa_structures_agree_with_torchhd", vsa_structures_agree_with_torchhd},
+    {"torch_sinusoid_gradients_agree", sinusoid_gradients_agree_with_torch},
     {NULL, NULL},
 };

@@ -155,7 +155,7 @@ static void emu_random(void) {
 
 // ---------------------------------------------------------------- 4. unary
 static void emu_unary(void) {
-    for (int op = GAIA_UNARY_SCALE; op <= GAIA_UNARY_SQUARE; op++)
+    for (int op = GAIA_UNARY_SCALE; op < GAIA_UNARY_COUNT; op++)
         for (size_t n : SIZES)
             for (int off = 0; off < 2; off++) {
                 fvec x = randv(n + off, -4.0f, 4.0f), got(n + off), want(n);
