@@ -53,6 +53,7 @@ typedef struct learner {
     uint32_t lex_k, sense_k; /* NOUN/VERB's k; PHON/VISUAL/MOTOR's k (the reference's PHON_k, CONTEXTUAL_k) */
     int nouns, verbs, proj_rounds, verbose;
     uint64_t rng; /* the sentences' random choices (splitmix64) */
+    gaia_sampler sampler; /* the lazy areas' (gaia_brain_set_sampler) */
 } learner;
 
 #define TRY(call)                                                                           \
@@ -78,6 +79,7 @@ static int random_below(learner *l, int n) { return (int)(next_random(l) % (uint
 static int learner_brain(learner *l, uint64_t seed) {
     int lex = l->nouns + l->verbs;
     TRY(gaia_brain_create(l->ctx, l->p, seed, GAIA_DEVICE_AUTO, &l->b));
+    TRY(gaia_brain_set_sampler(l->b, l->sampler));
     TRY(gaia_brain_add_area(l->b, "PHON", (size_t)lex * l->sense_k, l->sense_k, l->beta, GAIA_AREA_EXPLICIT));
     TRY(gaia_brain_add_area(l->b, "MOTOR", (size_t)l->verbs * l->sense_k, l->sense_k, l->beta, GAIA_AREA_EXPLICIT));
     TRY(gaia_brain_add_area(l->b, "VISUAL", (size_t)l->nouns * l->sense_k, l->sense_k, l->beta, GAIA_AREA_EXPLICIT));
@@ -264,7 +266,7 @@ static int learn_randomly(learner *l, int max, int *needed) {
 static void usage(FILE *f) {
     fprintf(f,
             "usage: assembly_learner [--help] [--seed N] [--nouns N] [--verbs N] [--p P] [--beta B] [--lex-n N]\n"
-            "                        [--lex-k K] [--max N] [--rounds R | --simple R | --lexicon-sizes A-B [--seeds A-B]]\n"
+            "                        [--lex-k K] [--max N] [--sampler S] [--rounds R | --simple R | --lexicon-sizes A-B [--seeds A-B]]\n"
             "Learns words from sensory streams with a brain of assemblies (the reference simulator's\n"
             "learner): PHON (sounds), VISUAL (nouns' contexts) and MOTOR (verbs') explicit, NOUN and VERB\n"
             "lazy. Sentences \"noun verb\" fire both contexts and each word's sound; a word is learned when\n"
@@ -282,6 +284,8 @@ static void usage(FILE *f) {
             "  --p P (0.05)  --beta B (0.06)  --lex-n N (100000)  --lex-k K (50): the reference\n"
             "                   experiment's brain (PHON, VISUAL, MOTOR: 100 neurons an assembly)\n"
             "  --max N          random sentences at most (default 500)\n"
+            "  --sampler exact|truncnorm  how NOUN and VERB draw new candidates: gaia's exact binomial\n"
+            "                   tail (default) or the reference simulator's truncated normal\n"
             "  -v               the sentences needed for each test\n");
 }
 
@@ -332,6 +336,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--lex-n") && atol(v) > 0) l->lex_n = (size_t)atol(v);
         else if (!strcmp(a, "--lex-k") && atoi(v) > 0 && atoi(v) <= 1024) l->lex_k = (uint32_t)atoi(v);
         else if (!strcmp(a, "--max") && atoi(v) > 0) max = atoi(v);
+        else if (!strcmp(a, "--sampler") && (!strcmp(v, "exact") || !strcmp(v, "truncnorm")))
+            l->sampler = strcmp(v, "exact") == 0 ? GAIA_SAMPLER_EXACT : GAIA_SAMPLER_TRUNCNORM;
         else {
             fprintf(stderr, "assembly_learner: bad option '%s %s'\n", a, v);
             usage(stderr);
@@ -339,8 +345,8 @@ int main(int argc, char **argv) {
         }
     }
     if (gaia_ctx_create(NULL, &l->ctx) != GAIA_OK) return 1;
-    printf("learner: p = %g, beta = %g, NOUN/VERB n = %zu k = %u, PHON/VISUAL/MOTOR k = %u\n", l->p, (double)l->beta,
-           l->lex_n, l->lex_k, l->sense_k);
+    printf("learner: p = %g, beta = %g, NOUN/VERB n = %zu k = %u, PHON/VISUAL/MOTOR k = %u, sampler %s\n", l->p,
+           (double)l->beta, l->lex_n, l->lex_k, l->sense_k, l->sampler == GAIA_SAMPLER_TRUNCNORM ? "truncnorm" : "exact");
     if (mode == 3) {
         unsigned long long n, s;
         for (n = n0; n <= n1 && !rc; n++) {
