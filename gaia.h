@@ -1380,9 +1380,12 @@
        if (gaia_brain_project_spec(b, "s>B") != GAIA_OK)
            printf("\n%s\n", gaia_last_error(ctx)); // prints: fibre 's' -> 'B' is inhibited (reason 2
        gaia_brain_destroy(b);
-   examples/assembly_parser.c (the reference's English parser) and
-   examples/assembly_sequence.c (its turing_sim.py sequence) are larger
-   rule programs.
+   examples/assembly_parser.c (the reference's English parser),
+   examples/assembly_recursive_parser.c (its recursive parser: dependent
+   clauses, sharing the parser's rules through examples/assembly_rules.h),
+   examples/assembly_learner.c (its learner.py: words learned from sound,
+   sight and motion areas) and examples/assembly_sequence.c (its
+   turing_sim.py sequence) are larger rule programs.
 
    Controls: gaia_brain_clear_winners (no assembly, and unfixed; the older
    name gaia_brain_inhibit does the same and is no part of the inhibition
