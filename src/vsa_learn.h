@@ -90,6 +90,9 @@ GAIA_API void gaia_vsa_classifier_free(gaia_vsa_classifier *m);
 /* The prototypes (owned by the classifier: normalize, read, or reset them
    through the gaia_vsa_centroid_* calls). */
 GAIA_API gaia_vsa_centroid *gaia_vsa_classifier_centroid(gaia_vsa_classifier *m);
+/* The fixed keys (F rows) and levels (M rows), read-only (NULL for NULL). */
+GAIA_API const gaia_vsa *gaia_vsa_classifier_keys(const gaia_vsa_classifier *m);
+GAIA_API const gaia_vsa *gaia_vsa_classifier_levels(const gaia_vsa_classifier *m);
 /* The n encodings as a MAP gaia_vsa of n rows (output convention of the
    vsa module). NaN features are refused. */
 GAIA_API gaia_status gaia_vsa_classifier_encode(gaia_ctx *ctx, const gaia_vsa_classifier *m, const float *x, size_t n,
@@ -505,6 +508,8 @@ GAIA_API void gaia_vsa_classifier_free(gaia_vsa_classifier *m) {
     gaia__host_free(ctx, m);
 }
 GAIA_API gaia_vsa_centroid *gaia_vsa_classifier_centroid(gaia_vsa_classifier *m) { return m ? m->centroid : NULL; }
+GAIA_API const gaia_vsa *gaia_vsa_classifier_keys(const gaia_vsa_classifier *m) { return m ? m->keys : NULL; }
+GAIA_API const gaia_vsa *gaia_vsa_classifier_levels(const gaia_vsa_classifier *m) { return m ? m->levels : NULL; }
 
 GAIA_API gaia_status gaia_vsa_classifier_create(gaia_ctx *ctx, size_t features, size_t classes, size_t D,
                                                 size_t levels, float low, float high, gaia_vsa_classifier **out) {
