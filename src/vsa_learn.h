@@ -123,10 +123,12 @@ struct gaia_vsa_centroid {
     gaia_ctx *ctx;
     size_t C, D;
     gaia_tensor *w;    /* [C, D] */
-    float *scratch;    /* device: scores [N C], magnitudes [N C], x norms [N], w norms [C] */
+    float *scratch;    /* device: dots [N C], x norms [N], w norms [C], coefficients [N C] */
     size_t scratch_n;  /* its floats */
-    float *host;       /* host: scores [N C] and coefficients [N C] */
+    float *host;       /* host: scores [N C], x norms [N], coefficients [N C] */
     size_t host_n;
+    float *wn;         /* host: the prototypes' norms [C], valid while wn_ok */
+    int wn_ok;         /* cleared by every change of the prototypes */
 };
 
 GAIA_API size_t gaia_vsa_centroid_classes(const gaia_vsa_centroid *c) { return c ? c->C : 0; }
@@ -139,6 +141,7 @@ GAIA_API void gaia_vsa_centroid_free(gaia_vsa_centroid *c) {
     ctx = c->ctx;
     if (c->scratch) gaia__be(ctx, GAIA__DEV(c->w))->free(ctx, c->scratch);
     gaia__host_free(ctx, c->host);
+    gaia__host_free(ctx, c->wn);
     gaia_tensor_free(c->w);
     gaia__host_free(ctx, c);
 }
@@ -212,7 +215,12 @@ static gaia_status gaia__centroid_reserve(gaia_ctx *ctx, const char *fn, gaia_vs
     if (gaia__mul_overflows(N, c->C, &nc) || nc > SIZE_MAX / 64)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%zu rows of %zu scores are too large", N, c->C);
     dev_n = 2 * nc + N + c->C;
-    host_n = 2 * nc;
+    host_n = 2 * nc + N;
+    if (!c->wn) {
+        c->wn = (float *)gaia__host_alloc(c->ctx, c->C * sizeof(float));
+        if (!c->wn) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu host floats", c->C);
+        c->wn_ok = 0;
+    }
     if (dev_n > c->scratch_n) {
         void *p = NULL;
         gaia_status st;
@@ -260,38 +268,56 @@ static gaia_status gaia__centroid_scores_into(gaia_ctx *ctx, const gaia_vsa_cent
 }
 
 /* The [N, C] cosine scores on the host (c->host) and the top-1 class of
-   each row (first maximum, as torch.argmax). */
-static gaia_status gaia__centroid_top1(gaia_ctx *ctx, const char *fn, gaia_vsa_centroid *c, const float *x, size_t N,
-                                       long *pred) {
-    float *s, *mag;
-    size_t n, k;
+   each row (first maximum, as torch.argmax). The device computes the dots
+   (one GEMM) and the norms (xn: the rows' norms when already on the
+   device, else NULL; the prototypes' norms only after a change); the host
+   finishes the cosine as torchhd does (the norms' product in float32,
+   clamped at 1e-8, one division): N C values, one transfer. */
+static gaia_status gaia__centroid_top1(gaia_ctx *ctx, const char *fn, gaia_vsa_centroid *c, const float *x,
+                                       const float *xn, size_t N, long *pred) {
+    const gaia_backend *be = gaia__be(ctx, GAIA__DEV(c->w));
+    size_t n, k, C = c->C, D = c->D;
+    float *dots, *xnd, *wnd;
     gaia_status st = gaia__centroid_reserve(ctx, fn, c, N);
     if (st != GAIA_OK) return st;
-    s = c->scratch;
-    mag = s + N * c->C;
-    st = gaia__centroid_scores_into(ctx, c, x, N, 0, s, mag, mag + N * c->C, mag + N * c->C + N);
-    if (st == GAIA_OK) st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, c->host, GAIA__DEV(c->w), s, N * c->C * sizeof(float));
+    dots = c->scratch;
+    xnd = dots + N * C;
+    wnd = xnd + N;
+    st = be->gemm(ctx, 0, 1, 1, N, C, D, 1.0f, x, D, 0, GAIA__PTR(c->w), D, 0, 0.0f, dots, C, 0);
+    if (st == GAIA_OK)
+        st = xn ? be->copy(ctx, xnd, xn, N * sizeof(float)) : be->reduce(ctx, GAIA_REDUCE_NORM, x, N, D, 1, xnd);
+    if (st == GAIA_OK && !c->wn_ok) {
+        st = be->reduce(ctx, GAIA_REDUCE_NORM, GAIA__PTR(c->w), C, D, 1, wnd);
+        if (st == GAIA_OK) st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, c->wn, GAIA__DEV(c->w), wnd, C * sizeof(float));
+        c->wn_ok = st == GAIA_OK;
+    }
+    if (st == GAIA_OK)
+        st = gaia__transfer(ctx, fn, GAIA_DEVICE_CPU, c->host, GAIA__DEV(c->w), dots, (N * C + N) * sizeof(float));
     if (st != GAIA_OK) return st;
     for (n = 0; n < N; n++) {
-        const float *row = c->host + n * c->C;
+        float *row = c->host + n * C, xnn = c->host[N * C + n];
         long best = 0;
-        for (k = 1; k < c->C; k++)
-            if (row[k] > row[best]) best = (long)k;
+        for (k = 0; k < C; k++) {
+            float mag = xnn * c->wn[k];
+            row[k] = row[k] / (mag > 1e-8f ? mag : 1e-8f);
+            if (k && row[k] > row[best]) best = (long)k;
+        }
         pred[n] = best;
     }
     return GAIA_OK;
 }
 
-/* W += lr A^T X with A = c->host + N C (host [N, C] coefficients),
-   uploaded into the device scratch. */
+/* W += lr A^T X with A the host [N, C] coefficients after the scores and
+   norms, uploaded into the device scratch. */
 static gaia_status gaia__centroid_apply(gaia_ctx *ctx, const char *fn, gaia_vsa_centroid *c, const float *x, size_t N,
                                         float lr) {
     const gaia_backend *be = gaia__be(ctx, GAIA__DEV(c->w));
-    float *a = c->scratch;
-    gaia_status st = gaia__transfer(ctx, fn, GAIA__DEV(c->w), a, GAIA_DEVICE_CPU, c->host + N * c->C,
+    float *a = c->scratch + N * c->C + N + c->C;
+    gaia_status st = gaia__transfer(ctx, fn, GAIA__DEV(c->w), a, GAIA_DEVICE_CPU, c->host + N * c->C + N,
                                     N * c->C * sizeof(float));
     if (st != GAIA_OK) return st;
     c->w->storage->version++;
+    c->wn_ok = 0;
     return be->gemm(ctx, 1, 0, 1, c->C, c->D, N, lr, a, c->C, 0, x, c->D, 0, 1.0f, GAIA__PTR(c->w), c->D, 0);
 }
 
@@ -299,15 +325,15 @@ typedef enum { GAIA__CENTROID_ADD, GAIA__CENTROID_ADAPT, GAIA__CENTROID_ONLINE }
 
 /* One update call of `rule` on the N rows at x (device, row stride D),
    labels already checked. pred is N host longs of scratch. */
-static gaia_status gaia__centroid_step(gaia_ctx *ctx, const char *fn, gaia_vsa_centroid *c, const float *x, size_t N,
-                                       const long *labels, gaia__centroid_rule rule, float lr, long *pred,
-                                       size_t *wrong) {
+static gaia_status gaia__centroid_step(gaia_ctx *ctx, const char *fn, gaia_vsa_centroid *c, const float *x,
+                                       const float *xn, size_t N, const long *labels, gaia__centroid_rule rule,
+                                       float lr, long *pred, size_t *wrong) {
     size_t n, bad = 0;
     float *a;
     gaia_status st = gaia__centroid_reserve(ctx, fn, c, N);
     if (st != GAIA_OK) return st;
-    if (rule != GAIA__CENTROID_ADD && (st = gaia__centroid_top1(ctx, fn, c, x, N, pred)) != GAIA_OK) return st;
-    a = c->host + N * c->C;
+    if (rule != GAIA__CENTROID_ADD && (st = gaia__centroid_top1(ctx, fn, c, x, xn, N, pred)) != GAIA_OK) return st;
+    a = c->host + N * c->C + N;
     memset(a, 0, N * c->C * sizeof(float));
     for (n = 0; n < N; n++) {
         const float *s = c->host + n * c->C;
@@ -343,7 +369,7 @@ static gaia_status gaia__centroid_update(gaia_ctx *ctx, const char *fn, gaia_vsa
     if ((st = gaia__centroid_lr(ctx, fn, lr)) != GAIA_OK) return st;
     pred = (long *)gaia__host_alloc(ctx, x->B * sizeof *pred);
     if (!pred) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu predictions", x->B);
-    st = gaia__centroid_step(ctx, fn, c, GAIA__VSA_F(x), x->B, labels, rule, lr, pred, wrong);
+    st = gaia__centroid_step(ctx, fn, c, GAIA__VSA_F(x), NULL, x->B, labels, rule, lr, pred, wrong);
     gaia__host_free(ctx, pred);
     return st;
 }
@@ -380,6 +406,7 @@ GAIA_API gaia_status gaia_vsa_centroid_set_weights(gaia_ctx *ctx, gaia_vsa_centr
                             (double)h[i]);
     if (st == GAIA_OK) {
         c->w->storage->version++;
+        c->wn_ok = 0;
         st = gaia__transfer(ctx, fn, GAIA__DEV(c->w), GAIA__PTR(c->w), GAIA_DEVICE_CPU, h, w->numel * sizeof(float));
     }
     gaia__host_free(ctx, h);
@@ -404,6 +431,7 @@ GAIA_API gaia_status gaia_vsa_centroid_normalize(gaia_ctx *ctx, gaia_vsa_centroi
     shape[3] = c->D;
     sw[2] = c->D;
     c->w->storage->version++;
+    c->wn_ok = 0;
     return be->binary(ctx, GAIA_BINARY_DIV, w, sw, wn, sn, w, shape);
 }
 
@@ -452,11 +480,14 @@ static gaia_status gaia__centroid_predict_rows(gaia_ctx *ctx, const char *fn, co
     tmp.scratch_n = 0;
     tmp.host = NULL;
     tmp.host_n = 0;
-    st = gaia__centroid_top1(ctx, fn, &tmp, x, N, labels);
+    tmp.wn = NULL;
+    tmp.wn_ok = 0;
+    st = gaia__centroid_top1(ctx, fn, &tmp, x, NULL, N, labels);
     if (st == GAIA_OK && scores)
         for (n = 0; n < N; n++) scores[n] = tmp.host[n * c->C + (size_t)labels[n]];
     if (tmp.scratch) gaia__be(ctx, GAIA__DEV(c->w))->free(ctx, tmp.scratch);
     gaia__host_free(ctx, tmp.host);
+    gaia__host_free(ctx, tmp.wn);
     return st;
 }
 
@@ -623,6 +654,8 @@ GAIA_API gaia_status gaia_vsa_classifier_fit(gaia_ctx *ctx, gaia_vsa_classifier 
     static const char *fn = "gaia_vsa_classifier_fit";
     gaia_vsa *enc = NULL;
     long *pred = NULL;
+    void *xn = NULL;
+    const gaia_backend *be;
     size_t e, s0, bad = 0;
     gaia__centroid_rule rule;
     gaia_status st;
@@ -639,19 +672,25 @@ GAIA_API gaia_status gaia_vsa_classifier_fit(gaia_ctx *ctx, gaia_vsa_classifier 
     if (batch == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "batch = 0: no sample per update");
     if (batch > n) batch = n;
     if ((st = gaia__classifier_encode(ctx, fn, m, x, n, &enc)) != GAIA_OK) return st;
+    be = gaia__be(ctx, GAIA__VSA_DEV(enc));
+    /* the encodings' norms, once: every epoch's scores reuse them */
+    st = be->alloc(ctx, n * sizeof(float), &xn);
+    if (st != GAIA_OK) st = gaia__fail(ctx, st, fn, "cannot allocate %zu norms", n);
+    else st = be->reduce(ctx, GAIA_REDUCE_NORM, GAIA__VSA_F(enc), n, enc->D, 1, (float *)xn);
     pred = (long *)gaia__host_alloc(ctx, batch * sizeof *pred);
-    if (!pred) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu predictions", batch);
+    if (!pred && st == GAIA_OK) st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu predictions", batch);
     for (e = 0; st == GAIA_OK && e < epochs; e++) {
         bad = 0;
         for (s0 = 0; st == GAIA_OK && s0 < n; s0 += batch) {
             size_t k = n - s0 < batch ? n - s0 : batch, w = 0;
-            st = gaia__centroid_step(ctx, fn, m->centroid, GAIA__VSA_F(enc) + s0 * enc->D, k, labels + s0, rule, lr,
-                                     pred, &w);
+            st = gaia__centroid_step(ctx, fn, m->centroid, GAIA__VSA_F(enc) + s0 * enc->D, (const float *)xn + s0, k,
+                                     labels + s0, rule, lr, pred, &w);
             bad += w;
         }
     }
     if (st == GAIA_OK && wrong) *wrong = rule == GAIA__CENTROID_ADD ? 0 : bad;
     gaia__host_free(ctx, pred);
+    if (xn) be->free(ctx, xn);
     gaia_vsa_free(enc);
     return st;
 }
