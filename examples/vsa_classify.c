@@ -228,6 +228,7 @@ int main(int argc, char **argv) {
     for (c = 0; c < CLASSES; c++) samples(centre[c], TRAIN, xtr + c * TRAIN * FEATURES);
     for (c = 0; c < CLASSES; c++) samples(centre[c], TEST, x + c * TEST * FEATURES);
     for (s = 0; s < CLASSES * TRAIN; s++) ytr[s] = (long)(s / TRAIN);
+    for (s = 0; s < CLASSES * TEST; s++) yte[s] = (long)(s / TEST);
     printf("generated: %d classes, %d features, %d levels; %d training and %d test samples per class, D = %zu\n",
            CLASSES, FEATURES, LEVELS, TRAIN, TEST, D);
 
@@ -258,7 +259,6 @@ int main(int argc, char **argv) {
             xtr[r * FEATURES + f] = tx;
         }
     }
-    for (s = 0; s < CLASSES * TEST; s++) yte[s] = (long)(s / TEST);
     train_three(ctx, FEATURES, CLASSES, D, LEVELS, xtr, ytr, CLASSES * TRAIN, x, yte, CLASSES * TEST, epochs, lr,
                 batch);
     gaia_vsa_free(keys);
