@@ -9,6 +9,10 @@
 #include "gaia_test.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char gt_exe_dir[4096]; /* tests/main.c: the runner's directory */
 
 /* ---- the float64 reference: torchhd.models.Centroid ---- */
 enum { REF_ADD, REF_ADAPT, REF_ONLINE };
@@ -559,6 +563,67 @@ static void vsa_learn_functions_reject_bad_arguments(gt *t) {
     gaia_vsa_classifier_free(m);
 }
 
+/* examples/vsa_classify: runs prog with args and reads its three
+   "NAME test accuracy: R / N (P%)" lines (centroid, adapthd, onlinehd)
+   into acc[3] and total[3]; returns the exit status (-1: cannot run). */
+static int run_vsa_classify(const char *args, double *acc, unsigned long *total) {
+    static const char *names[3] = {"centroid", "adapthd", "onlinehd"};
+    char cmd[9000], line[512];
+    FILE *p;
+    int k;
+    for (k = 0; k < 3; k++) acc[k] = -1, total[k] = 0;
+    snprintf(cmd, sizeof cmd, "'%s/../examples/vsa_classify' %s 2>&1", gt_exe_dir, args);
+    p = popen(cmd, "r");
+    if (!p) return -1;
+    while (fgets(line, sizeof line, p))
+        for (k = 0; k < 3; k++) {
+            size_t len = strlen(names[k]);
+            unsigned long right;
+            if (strncmp(line, names[k], len) == 0 && line[len] == ' ')
+                if (sscanf(line + len, " test accuracy: %lu / %lu (%lf%%)", &right, &total[k], &acc[k]) != 3)
+                    acc[k] = -1;
+        }
+    return pclose(p);
+}
+
+/* The generated dataset (no files): the three trained models each above
+   75% of the 400 test samples (88, 84 and 86% at the defaults). */
+static void vsa_classify_example_trains_three_models(gt *t) {
+    double acc[3];
+    unsigned long total[3];
+    char prog[4200];
+    int rc, k;
+    snprintf(prog, sizeof prog, "%s/../examples/vsa_classify", gt_exe_dir);
+    GT_CHECK(t, access(prog, X_OK) == 0, "cannot run the example '%s' (make examples builds it)", prog);
+    rc = run_vsa_classify("", acc, total);
+    for (k = 0; k < 3; k++)
+        GT_CHECK(t, rc == 0 && total[k] == 400 && acc[k] >= 75.0, "'%s': model %d: %.2f%% of %lu (exit %d)", prog, k,
+                 acc[k], total[k], rc);
+}
+
+/* scikit-learn's digits, exported by the script the example names: the
+   centroid, AdaptHD and OnlineHD models each above 88% of the 450 test
+   images at D = 4000 and 5 epochs (90.9, 94.7 and 97.8% measured; skipped
+   without a Python that has scikit-learn). */
+static void vsa_classify_example_on_digits(gt *t) {
+    char cmd[9000], script[4200], dir[600], args[700];
+    const char *py = gt_python(cmd, sizeof cmd, "numpy, sklearn");
+    double acc[3];
+    unsigned long total[3];
+    int rc, k;
+    if (!py) GT_SKIP(t, "no python with numpy and scikit-learn (set GAIA_TEST_PYTHON)");
+    snprintf(script, sizeof script, "%s/../../tools/digits_to_npy.py", gt_exe_dir);
+    GT_CHECK(t, access(script, R_OK) == 0, "cannot read the export script '%s'", script);
+    gt_tmp_path(dir, sizeof dir, "vsa_digits");
+    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' > /dev/null", py, script, dir);
+    GT_CHECK(t, system(cmd) == 0, "'%s' failed", cmd);
+    snprintf(args, sizeof args, "--digits '%s' 4000 --epochs 5", dir);
+    rc = run_vsa_classify(args, acc, total);
+    for (k = 0; k < 3; k++)
+        GT_CHECK(t, rc == 0 && total[k] == 450 && acc[k] >= 88.0, "vsa_classify --digits: model %d: %.2f%% of %lu (exit %d)",
+                 k, acc[k], total[k], rc);
+}
+
 const gt_case gt_vsa_learn_cases[] = {
     {"vsa_centroid_updates_match_float64_reference", vsa_centroid_updates_match_float64_reference},
     {"vsa_centroid_zero_prototypes_predict_class_0", vsa_centroid_zero_prototypes_predict_class_0},
@@ -567,5 +632,7 @@ const gt_case gt_vsa_learn_cases[] = {
     {"vsa_classifier_fit_matches_reference", vsa_classifier_fit_matches_reference},
     {"vsa_centroid_cuda_matches_cpu", vsa_centroid_cuda_matches_cpu},
     {"vsa_learn_functions_reject_bad_arguments", vsa_learn_functions_reject_bad_arguments},
+    {"vsa_classify_example_trains_three_models", vsa_classify_example_trains_three_models},
+    {"vsa_classify_example_on_digits", vsa_classify_example_on_digits},
     {NULL, NULL},
 };
