@@ -154,6 +154,7 @@ int main(int argc, char **argv) {
     if (!ytr || !yte) return 1;
     for (i = 0; i < ntr; i++) ytr[i] = (long)ytrf[i];
     for (i = 0; i < nte; i++) yte[i] = (long)ytef[i];
+    setvbuf(stdout, NULL, _IOLBF, 0); /* each run's line as it comes: a long run shows its progress */
     bench_print_machine("bench_vsa_learn");
     printf("# digits: %zu training, %zu test images; D = %zu, %d levels, %zu epochs, lr %g, batch %zu; %zu runs\n", ntr,
            nte, D, LEVELS, E, (double)lr, B, runs);
@@ -174,6 +175,10 @@ int main(int argc, char **argv) {
                 for (k = 0; k < 3; k++) pt[k][r] = peer[2 * k], pa[k] = peer[2 * k + 1];
             } else
                 have_peer = 0;
+            printf("# %d thread%s, run %zu: gaia %.2f %.2f %.2f s", ti, ti > 1 ? "s" : "", r + 1, times[0], times[1],
+                   times[2]);
+            if (have_peer) printf(", torchhd %.2f %.2f %.2f s", pt[0][r], pt[1][r], pt[2][r]);
+            printf(" (centroid, adapthd, onlinehd; load %.2f)\n", bench_load());
             bench_pause(0.5);
         }
         for (k = 0; k < 3; k++) {
