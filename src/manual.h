@@ -1638,6 +1638,39 @@
    HRR or FHRR rows 1/sqrt(k); examples/vsa_capacity compares the accuracy
    of bundles of k bound pairs with the analytic prediction per model.
 
+   Classifiers (torchhd's Centroid and its training rules, same semantics):
+   a gaia_vsa_centroid holds C class prototypes [C, D] on the context's
+   device, trained on MAP (or HRR) encodings with host labels in [0, C):
+     gaia_vsa_centroid_create / _free / _classes / _dim / _weights /
+                      _set_weights
+     _add(ctx, c, x, labels, lr)         w[y] += lr x (bundling)
+     _add_adapt(ctx, c, x, labels, lr, &wrong)    AdaptHD: a mispredicted
+                      row is added to its class, taken from the predicted one
+     _add_online(ctx, c, x, labels, lr, &wrong)   OnlineHD: the same,
+                      weighted by 1 - cos (its class) and cos - 1 (predicted)
+     _normalize (unit prototypes), _scores (cosine or dot, [N, C] tensor),
+     _predict (top-1 labels and cosines), _accuracy
+   One call is one torchhd call on a batch: every prediction from the
+   prototypes as the call found them, then the whole batch's update (one
+   GEMM); train sequentially with batches of one row. gaia_vsa_classifier
+   is the level-encoding pipeline (torchhd's Vanilla/AdaptHD): F features
+   with random keys, M levels over [low, high], a sample encoded as
+   sign(sum_i bind(K_i, L(x_i))), keys and levels fixed (torchhd trains no
+   level embedding); _create, _encode, _fit(epochs, mode, lr, batch),
+   _predict, _accuracy, _centroid, _keys, _levels.
+
+   Example, two classes of three features, AdaptHD one sample at a time:
+       float x[12] = {0.1f, 0.2f, 0.1f, 0.9f, 0.8f, 0.9f, 0.2f, 0.1f, 0.2f, 0.8f, 0.9f, 0.8f};
+       long y[4] = {0, 1, 0, 1}, guess[4];
+       gaia_vsa_classifier *m = NULL;
+       gaia_vsa_classifier_create(ctx, 3, 2, 2048, 10, 0.0f, 1.0f, &m);
+       gaia_vsa_classifier_fit(ctx, m, x, y, 4, 5, GAIA_VSA_FIT_ADAPT, 0.035f, 1, NULL);
+       gaia_vsa_classifier_predict(ctx, m, x, 4, guess, NULL);
+       printf("%ld %ld %ld %ld\n", guess[0], guess[1], guess[2], guess[3]); // prints: 0 1 0 1
+       gaia_vsa_classifier_free(m);
+   examples/vsa_classify trains the three rules on scikit-learn's digits
+   (91.6, 95.3 and 96.0% of the 450 test images at D = 10000).
+
    =====================================================================
    13. OVERRIDABLE MACROS (define before including gaia.h)
    =====================================================================

@@ -43,6 +43,7 @@ extern const gt_case gt_ckpt_cases[];
 extern const gt_case gt_layer_grad_cases[];
 extern const gt_case gt_vsa_cases[];
 extern const gt_case gt_vsa_struct_cases[];
+extern const gt_case gt_vsa_learn_cases[];
 extern const gt_case gt_torch_cases[];
 extern const gt_case gt_checkpoint_cases[];
 extern const gt_case gt_bandwidth_cases[];
@@ -67,6 +68,7 @@ static const struct gt_suite {
     {"layer_grad", gt_layer_grad_cases},
     {"vsa", gt_vsa_cases},
     {"vsa_struct", gt_vsa_struct_cases},
+    {"vsa_learn", gt_vsa_learn_cases},
     {"torch", gt_torch_cases},
     {"checkpoint", gt_checkpoint_cases},
     {"bandwidth", gt_bandwidth_cases},

@@ -587,6 +587,130 @@ static void sinusoid_gradients_agree_with_torch(gt *t) {
     torch_finish(t, py, "sinusoid", &c, loss, st,
                  "p = t['x'] @ t['W'].T\n"
                  "loss = (torch.cos(p + t['b']) * torch.sin(p)).pow(2).mean()");
+/* gaia's hyperdimensional classifier updates against torchhd's own
+   Centroid (torchhd.models.Centroid) on the same encodings and the same
+   starting prototypes: one call of add, add_adapt and add_online on a
+   batch, and training runs of AdaptHD and OnlineHD (3 epochs of batches of
+   8 from zero prototypes); then the predictions. Bipolar encodings from
+   zero prototypes with lr 1 sum integers: add must agree bit for bit. */
+static void vsa_centroid_agrees_with_torchhd(gt *t) {
+    char cmd[2400], path[600], script[600], dir[600];
+    const char *py = gt_python(cmd, sizeof cmd, "numpy, torch, torchhd");
+    enum { C = 4, D = 512, N = 48, E = 3, BATCH = 8 };
+    static const char *outs[] = {"add", "adapt", "online", "fit_adapt", "fit_online", "add_int"};
+    float *W0 = gt_alloc_floats(C * D), yf[N];
+    long y[N], pred[N];
+    size_t i, shape[2] = {C, D}, nshape = N, o;
+    gaia_vsa *x = NULL;
+    gaia_vsa_centroid *c = NULL;
+    gaia_tensor *w0 = NULL, *zero = NULL, *ty = NULL, *results[6] = {NULL, NULL, NULL, NULL, NULL, NULL}, *tp = NULL;
+    FILE *f;
+    if (!py) {
+        free(W0);
+        GT_SKIP(t, "no python with numpy, torch and torchhd (set GAIA_TEST_PYTHON)");
+    }
+    for (i = 0; i < C * D; i++) W0[i] = (float)(0.3 * gt_normal(t));
+    for (i = 0; i < N; i++) yf[i] = (float)(y[i] = (long)(gt_uniform(t, 0, 1) * C) % C);
+    GT_OK(t, gaia_vsa_random(t->ctx, GAIA_VSA_MAP, N, D, &x));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, shape, W0, &w0));
+    GT_OK(t, gaia_tensor_zeros(t->ctx, 2, shape, &zero));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &nshape, yf, &ty));
+    GT_OK(t, gaia_vsa_centroid_create(t->ctx, C, D, &c));
+    for (o = 0; o < 6; o++) {
+        size_t wrong = 0, e, s0;
+        GT_OK(t, gaia_vsa_centroid_set_weights(t->ctx, c, o < 3 ? w0 : zero));
+        if (o == 0) GT_OK(t, gaia_vsa_centroid_add(t->ctx, c, x, y, 0.7f));
+        if (o == 1) GT_OK(t, gaia_vsa_centroid_add_adapt(t->ctx, c, x, y, 0.035f, &wrong));
+        if (o == 2) GT_OK(t, gaia_vsa_centroid_add_online(t->ctx, c, x, y, 0.035f, &wrong));
+        if (o == 5) GT_OK(t, gaia_vsa_centroid_add(t->ctx, c, x, y, 1.0f));
+        for (e = 0; (o == 3 || o == 4) && e < E; e++)
+            for (s0 = 0; s0 < N; s0 += BATCH) {
+                size_t rows[BATCH], k;
+                gaia_vsa *b = NULL;
+                for (k = 0; k < BATCH; k++) rows[k] = s0 + k;
+                GT_OK(t, gaia_vsa_select(t->ctx, x, rows, BATCH, &b));
+                if (o == 3) GT_OK(t, gaia_vsa_centroid_add_adapt(t->ctx, c, b, y + s0, 0.035f, &wrong));
+                else GT_OK(t, gaia_vsa_centroid_add_online(t->ctx, c, b, y + s0, 0.035f, &wrong));
+                gaia_vsa_free(b);
+            }
+        GT_OK(t, gaia_tensor_copy(t->ctx, gaia_vsa_centroid_weights(c), &results[o]));
+    }
+    /* the predictions of the OnlineHD run's prototypes (the last trained) */
+    {
+        float pf[N];
+        GT_OK(t, gaia_vsa_centroid_set_weights(t->ctx, c, results[4]));
+        GT_OK(t, gaia_vsa_centroid_predict(t->ctx, c, x, pred, NULL));
+        for (i = 0; i < N; i++) pf[i] = (float)pred[i];
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 1, &nshape, pf, &tp));
+    }
+    GT_OK(t, gaia_tensor_save_npy(t->ctx, gaia_vsa_tensor(x), gt_tmp_path(path, sizeof path, "hd_x.npy")));
+    GT_OK(t, gaia_tensor_save_npy(t->ctx, ty, gt_tmp_path(path, sizeof path, "hd_y.npy")));
+    GT_OK(t, gaia_tensor_save_npy(t->ctx, w0, gt_tmp_path(path, sizeof path, "hd_w0.npy")));
+    gt_tmp_path(script, sizeof script, "hd_ref.py");
+    f = fopen(script, "w");
+    GT_CHECK(t, f != NULL, "cannot write %s", script);
+    fprintf(f,
+            "import sys, os, numpy as np, torch\n"
+            "import warnings\n"
+            "warnings.filterwarnings('ignore')  # the zero prototypes' norm warning\n"
+            "from torchhd.models import Centroid\n"
+            "d = sys.argv[1]\n"
+            "L = lambda n: torch.from_numpy(np.load(os.path.join(d, 'hd_' + n + '.npy')))\n"
+            "x, y, w0 = L('x'), L('y').long(), L('w0')\n"
+            "C, D = w0.shape\n"
+            "def model(w):\n"
+            "    m = Centroid(D, C)\n"
+            "    m.weight.data.copy_(w)\n"
+            "    return m\n"
+            "out = {}\n"
+            "m = model(w0); m.add(x, y, lr=0.7); out['add'] = m.weight.data.clone()\n"
+            "m = model(w0); m.add_adapt(x, y, lr=0.035); out['adapt'] = m.weight.data.clone()\n"
+            "m = model(w0); m.add_online(x, y, lr=0.035); out['online'] = m.weight.data.clone()\n"
+            "for name, rule in (('fit_adapt', 'add_adapt'), ('fit_online', 'add_online')):\n"
+            "    m = model(torch.zeros(C, D))\n"
+            "    for e in range(%d):\n"
+            "        for s in range(0, len(y), %d):\n"
+            "            getattr(m, rule)(x[s:s + %d], y[s:s + %d], lr=0.035)\n"
+            "    out[name] = m.weight.data.clone()\n"
+            "out['pred'] = m(x).argmax(1).float()\n"
+            "m = model(torch.zeros(C, D)); m.add(x, y); out['add_int'] = m.weight.data.clone()\n"
+            "for k, v in out.items():\n"
+            "    np.save(os.path.join(d, 'hd_ref_' + k + '.npy'), v.numpy().astype(np.float32))\n",
+            E, BATCH, BATCH, BATCH);
+    GT_CHECK(t, fclose(f) == 0, "cannot write %s", script);
+    gt_tmp_path(dir, sizeof dir, "");
+    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s'", py, script, dir);
+    GT_CHECK(t, system(cmd) == 0, "python could not run torchhd: %s", cmd);
+    for (o = 0; o < 7; o++) {
+        char file[100];
+        const gaia_tensor *mine = o < 6 ? results[o] : tp;
+        gaia_tensor *ref = NULL;
+        float *r, *g;
+        size_t n, k;
+        /* single calls 1e-5, training runs 1e-4, predictions and the
+           integer sums exact */
+        double tol = o < 3 ? 1e-5 : o < 5 ? 1e-4 : 0.0;
+        snprintf(file, sizeof file, "hd_ref_%s.npy", o < 6 ? outs[o] : "pred");
+        GT_OK(t, gaia_tensor_load_npy(t->ctx, gt_tmp_path(path, sizeof path, file), &ref));
+        n = gaia_tensor_numel(ref);
+        GT_CHECK(t, n == gaia_tensor_numel(mine), "%s: %zu values, gaia %zu", file, n, gaia_tensor_numel(mine));
+        r = gt_host(t, ref);
+        g = gt_host(t, mine);
+        gaia_tensor_free(ref);
+        for (k = 0; k < n; k++)
+            if (!(fabs((double)r[k] - g[k]) <= tol + tol * fabs((double)r[k]))) break;
+        GT_CHECK(t, k == n, "%s element %zu: torchhd %.9g, gaia %.9g", file, k, k < n ? r[k] : 0.0f, k < n ? g[k] : 0.0f);
+        free(r);
+        free(g);
+    }
+    for (o = 0; o < 6; o++) gaia_tensor_free(results[o]);
+    gaia_tensor_free(tp);
+    gaia_tensor_free(w0);
+    gaia_tensor_free(zero);
+    gaia_tensor_free(ty);
+    gaia_vsa_free(x);
+    gaia_vsa_centroid_free(c);
+    free(W0);
 }
 
 const gt_case gt_torch_cases[] = {
@@ -597,5 +721,6 @@ const gt_case gt_torch_cases[] = {
     {"torch_bf16_matmul_agrees", bf16_matmul_agrees_with_torch},
     {"torch_vsa_structures_agree_with_torchhd", vsa_structures_agree_with_torchhd},
     {"torch_sinusoid_gradients_agree", sinusoid_gradients_agree_with_torch},
+    {"torch_vsa_centroid_agrees_with_torchhd", vsa_centroid_agrees_with_torchhd},
     {NULL, NULL},
 };
