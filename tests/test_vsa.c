@@ -1831,6 +1831,108 @@ static void vsa_cuda_matches_cpu(gt *t) {
     }
 }
 
+/* ---------------------------------------------------------------------
+   VTB and MCR: the algebra against float64 references from the
+   definitions, statistics, and bad input
+   --------------------------------------------------------------------- */
+/* VTB bind in float64: out[k s + i] = sqrt(s) sum_j A(i, j) b[k s + j],
+   A from a (transposed when tr). */
+static void vtb_ref(const float *a, const float *b, size_t s, int tr, double *out) {
+    size_t k, i, j;
+    for (k = 0; k < s; k++)
+        for (i = 0; i < s; i++) {
+            double acc = 0.0;
+            for (j = 0; j < s; j++) acc += (double)(tr ? a[j * s + i] : a[i * s + j]) * (double)b[k * s + j];
+            out[k * s + i] = sqrt((double)s) * acc;
+        }
+}
+static double cos64(const float *a, const float *b, size_t n) {
+    double ab = 0, aa = 0, bb = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        ab += (double)a[i] * b[i];
+        aa += (double)a[i] * a[i];
+        bb += (double)b[i] * b[i];
+    }
+    return ab / sqrt(aa * bb);
+}
+
+#define VTB_RECOVERY_MIN 0.6
+static void vsa_vtb_matches_float64(gt *t) {
+    static const size_t Ds[] = {1, 4, 9, 64, 1024, 4096};
+    size_t di;
+    for (di = 0; di < sizeof Ds / sizeof Ds[0]; di++) {
+        size_t D = Ds[di], s = (size_t)(sqrt((double)D) + 0.5), B = 3, r, i, k;
+        gaia_vsa *a = vrand(t, GAIA_VSA_VTB, B, D), *b = vrand(t, GAIA_VSA_VTB, B, D), *o = NULL, *u = NULL, *inv = NULL,
+                 *id = NULL, *o1 = NULL, *sum = NULL, *nsum = NULL, *p = NULL;
+        float *ha, *hb, *ho, *hu, *hi, *hid, *ho1, *hs, *hn, *hp, *sim, w[3] = {0.5f, -1.25f, 2.0f};
+        double *ref = (double *)malloc(B * D * sizeof(double)), *ref1 = (double *)malloc(D * sizeof(double));
+        if (t->failed) return;
+        GT_OK(t, gaia_vsa_bind(t->ctx, a, b, &o));
+        GT_OK(t, gaia_vsa_unbind(t->ctx, o, a, &u));
+        GT_OK(t, gaia_vsa_inverse(t->ctx, a, &inv));
+        GT_OK(t, gaia_vsa_identity(t->ctx, GAIA_VSA_VTB, 1, D, &id));
+        GT_OK(t, gaia_vsa_bind(t->ctx, id, b, &o1)); /* the identity's matrix is I */
+        GT_OK(t, gaia_vsa_bundle(t->ctx, a, B, w, 0, &sum));
+        GT_OK(t, gaia_vsa_bundle(t->ctx, a, B, w, 1, &nsum));
+        GT_OK(t, gaia_vsa_permute(t->ctx, a, 5, &p));
+        ha = vraw(t, a), hb = vraw(t, b), ho = vraw(t, o), hu = vraw(t, u), hi = vraw(t, inv), hid = vraw(t, id);
+        ho1 = vraw(t, o1), hs = vraw(t, sum), hn = vraw(t, nsum), hp = vraw(t, p), sim = vsim(t, a, b);
+        GT_CHECK(t, ha && hb && ho && hu && hi && hid && ho1 && hs && hn && hp && sim && ref && ref1, "host copies");
+        if (t->failed) return;
+        for (r = 0; r < B; r++) {
+            double nrm = 0;
+            for (i = 0; i < D; i++) nrm += (double)ha[r * D + i] * ha[r * D + i];
+            GT_CHECK(t, fabs(nrm - 1.0) < 1e-5, "D=%zu: random row %zu has squared length %g", D, r, nrm);
+            vtb_ref(ha + r * D, hb + r * D, s, 0, ref + r * D);
+        }
+        GT_CLOSE(t, ref, ho, B * D, 1e-6, 1e-5);
+        /* unbind(trace, role) = V_role^T trace */
+        for (r = 0; r < B; r++) vtb_ref(ha + r * D, ho + r * D, s, 1, ref + r * D);
+        GT_CLOSE(t, ref, hu, B * D, 1e-6, 1e-5);
+        for (r = 0; r < B; r++)
+            for (i = 0; i < s; i++)
+                for (k = 0; k < s; k++) ref[r * D + i * s + k] = ha[r * D + k * s + i];
+        GT_CLOSE(t, ref, hi, B * D, 0, 0);
+        for (i = 0; i < D; i++) ref1[i] = (i % (s + 1) == 0) ? 1.0 / sqrt((double)s) : 0.0;
+        GT_CLOSE(t, ref1, hid, D, 1e-7, 1e-6);
+        for (i = 0; i < B * D; i++) ref[i] = hb[i];
+        GT_CLOSE(t, ref, ho1, B * D, 1e-6, 1e-5);
+        for (i = 0; i < D; i++) ref1[i] = w[0] * (double)ha[i] + w[1] * (double)ha[D + i] + w[2] * (double)ha[2 * D + i];
+        GT_CLOSE(t, ref1, hs, D, 1e-6, 1e-5);
+        {
+            double nrm = 0;
+            for (i = 0; i < D; i++) nrm += ref1[i] * ref1[i];
+            for (i = 0; i < D; i++) ref1[i] /= sqrt(nrm);
+        }
+        GT_CLOSE(t, ref1, hn, D, 1e-6, 1e-4);
+        for (r = 0; r < B; r++)
+            for (i = 0; i < D; i++) ref[r * D + i] = ha[r * D + (i + D - 5 % D) % D];
+        GT_CLOSE(t, ref, hp, B * D, 0, 0);
+        for (r = 0; r < B; r++)
+            for (k = 0; k < B; k++) {
+                double c = cos64(ha + r * D, hb + k * D, D);
+                GT_CHECK(t, fabs(c - sim[r * B + k]) <= 1e-5, "D=%zu: similarity %g, float64 %g", D,
+                         (double)sim[r * B + k], c);
+            }
+        /* recovery: unbind(bind(r, f), r) = V_r^T V_r f is near f at large D */
+        for (r = 0; D >= 1024 && r < B; r++) {
+            double c = cos64(hu + r * D, hb + r * D, D), c0 = cos64(hu + r * D, hb + ((r + 1) % B) * D, D);
+            if (getenv("VSA_VTB_PRINT")) printf("vtb D=%zu recovery cosine %.4f, other %.4f\n", D, c, c0);
+            GT_CHECK(t, c > VTB_RECOVERY_MIN && fabs(c0) < 5.0 / sqrt((double)D), "D=%zu: recovered cosine %g, other %g", D, c, c0);
+        }
+        /* bind into an operand gives the same values */
+        GT_OK(t, gaia_vsa_bind(t->ctx, a, b, &b));
+        free(hb);
+        hb = vraw(t, b);
+        GT_CHECK(t, hb && memcmp(hb, ho, B * D * sizeof(float)) == 0, "D=%zu: bind into b differs", D);
+        free(ha), free(hb), free(ho), free(hu), free(hi), free(hid), free(ho1), free(hs), free(hn), free(hp), free(sim);
+        free(ref), free(ref1);
+        gaia_vsa_free(a), gaia_vsa_free(b), gaia_vsa_free(o), gaia_vsa_free(u), gaia_vsa_free(inv);
+        gaia_vsa_free(id), gaia_vsa_free(o1), gaia_vsa_free(sum), gaia_vsa_free(nsum), gaia_vsa_free(p);
+    }
+}
+
 const gt_case gt_vsa_cases[] = {
     {"vsa_bind_matches_reference", vsa_bind_matches_reference},
     {"vsa_unbind_recovers_the_filler", vsa_unbind_recovers_the_filler},
@@ -1862,5 +1964,6 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_capacity_matches_prediction_and_float64", vsa_capacity_matches_prediction_and_float64},
     {"vsa_cuda_matches_cpu", vsa_cuda_matches_cpu},
     {"vsa_rejects_bad_input", vsa_rejects_bad_input},
+    {"vsa_vtb_matches_float64", vsa_vtb_matches_float64},
     {NULL, NULL},
 };
