@@ -4083,7 +4083,8 @@ GAIA_API gaia_status gaia_vsa_inverse(gaia_ctx *ctx, const gaia_vsa *x, gaia_vsa
    unit length for HRR and VTB, unit phasors for FHRR (a zero element gives
    phase 0). MCR is always quantised, normalize or not (torchhd's rule):
    the weighted sum of the phasors e^(2 pi i x / m) in double, its angle
-   t in (-pi, pi] taken to m t / (2 pi), rounded half to even, mod m; a sum
+   t in (-pi, pi] taken to m t / (2 pi) (within 1e-7 of a half-integer it
+   is taken as that tie), rounded half to even, mod m; a sum
    of magnitude <= 1e-9 sum_k |w_k| (the phasors cancel) takes the plain
    mean of the K integers instead, rounded half to even, mod m.
    Takes one random stream (BSC always, MAP when normalizing). */

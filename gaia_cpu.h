@@ -10677,7 +10677,13 @@ GAIA_API void gaia_cpu_vsa_mcr_bind(size_t B, size_t D, unsigned m, int mode, co
 static float gaia__vsa_mcr_quantize(double re, double im, double aw, double isum, size_t K, unsigned m) {
     double r, lim = 1e-9 * aw;
     if (re * re + im * im <= lim * lim) r = nearbyint(isum / (double)K);
-    else r = nearbyint((double)m * (atan2(im, re) / 6.283185307179586476925));
+    else {
+        /* an exact tie m t / 2 pi = n + 1/2 comes out of atan2 a few ulp off
+           either way: within 1e-7 of a half-integer counts as the tie */
+        double tt = (double)m * (atan2(im, re) / 6.283185307179586476925), h = nearbyint(2.0 * tt);
+        if (fabs(2.0 * tt - h) < 1e-7) tt = 0.5 * h;
+        r = nearbyint(tt);
+    }
     r = fmod(r, (double)m);
     if (r <= 0.0) r += (double)m; /* -0 and negatives */
     if (r >= (double)m) r -= (double)m;

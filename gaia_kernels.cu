@@ -3698,7 +3698,11 @@ __global__ void gaia__k_vsa_mcr_bundle(size_t N, size_t K, size_t D, unsigned m,
         }
         lim = 1e-9 * aw;
         if (re * re + im * im <= lim * lim) r = rint(isum / (double)K);
-        else r = rint((double)m * (atan2(im, re) / 6.283185307179586476925));
+        else {
+            double tt = (double)m * (atan2(im, re) / 6.283185307179586476925), h = rint(2.0 * tt);
+            if (fabs(2.0 * tt - h) < 1e-7) tt = 0.5 * h;
+            r = rint(tt);
+        }
         r = fmod(r, (double)m);
         if (r <= 0.0) r += (double)m;
         if (r >= (double)m) r -= (double)m;

@@ -1933,6 +1933,183 @@ static void vsa_vtb_matches_float64(gt *t) {
     }
 }
 
+/* MCR bundle element in float64 from the definition: the angle of the
+   weighted phasor sum, m t / 2 pi rounded half to even, mod m; a cancelling
+   sum takes the mean. *near: set when the result sits within 1e-6 of a
+   rounding tie or of cancellation (where float noise decides). */
+static double mcr_bundle_ref(const double *x, const double *w, size_t K, unsigned m, int *near) {
+    double re = 0, im = 0, aw = 0, mean = 0, t, r;
+    size_t k;
+    for (k = 0; k < K; k++) {
+        double ph = 6.283185307179586 * x[k] / m, wk = w ? w[k] : 1.0;
+        re += wk * cos(ph);
+        im += wk * sin(ph);
+        aw += fabs(wk);
+        mean += x[k] / (double)K;
+    }
+    *near = 0;
+    if (hypot(re, im) <= 1e-9 * aw) {
+        t = mean;
+    } else {
+        t = m * atan2(im, re) / (6.283185307179586);
+        if (hypot(re, im) < 1e-6 * aw) *near = 1;
+    }
+    /* a tie computed a few ulp off is the tie; between 1e-7 and 1e-5 of
+       one the result is ambiguous */
+    if (fabs(2 * t - floor(2 * t + 0.5)) < 1e-7) t = floor(2 * t + 0.5) / 2;
+    else if (fabs(2 * t - floor(2 * t + 0.5)) < 1e-5 && fabs(t - floor(t + 0.5)) > 0.25) *near = 1;
+    r = floor(t + 0.5);
+    if (r - t == 0.5 && fmod(r, 2.0) != 0.0) r -= 1.0; /* half to even */
+    r = fmod(r, (double)m);
+    if (r < 0) r += m;
+    return r;
+}
+
+static void vsa_mcr_matches_float64(gt *t) {
+    static const unsigned ms[] = {2, 3, 16, 257, 65536};
+    static const size_t Ds[] = {1, 100, 1024};
+    size_t mi, di;
+    for (mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+        for (di = 0; di < sizeof Ds / sizeof Ds[0]; di++) {
+            unsigned m = ms[mi];
+            size_t D = Ds[di], B = 6, K = 3, i, r, k, nnear = 0;
+            gaia_vsa *a = NULL, *b = NULL, *o = NULL, *u = NULL, *inv = NULL, *id = NULL, *o1 = NULL, *bun = NULL,
+                     *wbun = NULL, *one = NULL;
+            float *ha, *hb, *ho, *hu, *hi, *hid, *hbun, *hw, *sim, wf[3] = {0.75f, -0.5f, 2.0f};
+            double *ref = (double *)malloc(B * D * sizeof(double)), wd[3] = {0.75, -0.5, 2.0};
+            size_t zero = 0;
+            if (t->failed) return;
+            GT_OK(t, gaia_vsa_random_mcr(t->ctx, B, D, m, &a));
+            GT_OK(t, gaia_vsa_random_mcr(t->ctx, B, D, m, &b));
+            GT_CHECK(t, gaia_vsa_modulus(a) == m && gaia_vsa_model_of(a) == GAIA_VSA_MCR, "modulus %u", gaia_vsa_modulus(a));
+            GT_OK(t, gaia_vsa_bind(t->ctx, a, b, &o));
+            GT_OK(t, gaia_vsa_unbind(t->ctx, o, a, &u));
+            GT_OK(t, gaia_vsa_inverse(t->ctx, a, &inv));
+            GT_OK(t, gaia_vsa_identity_mcr(t->ctx, 1, D, m, &id));
+            GT_OK(t, gaia_vsa_bind(t->ctx, id, b, &o1));
+            GT_OK(t, gaia_vsa_bundle(t->ctx, a, K, NULL, 1, &bun));
+            GT_OK(t, gaia_vsa_bundle(t->ctx, a, K, wf, 0, &wbun));
+            GT_OK(t, gaia_vsa_select(t->ctx, a, &zero, 1, &one));
+            ha = vraw(t, a), hb = vraw(t, b), ho = vraw(t, o), hu = vraw(t, u), hi = vraw(t, inv), hid = vraw(t, o1);
+            hbun = vraw(t, bun), hw = vraw(t, wbun), sim = vsim(t, a, b);
+            GT_CHECK(t, ha && hb && ho && hu && hi && hid && hbun && hw && sim && ref, "host copies");
+            if (t->failed) return;
+            for (i = 0; i < B * D; i++)
+                GT_CHECK(t, ha[i] >= 0 && ha[i] < m && ha[i] == floorf(ha[i]), "m=%u: element %g", m, (double)ha[i]);
+            for (i = 0; i < B * D; i++) ref[i] = fmod((double)ha[i] + hb[i], m);
+            GT_CLOSE(t, ref, ho, B * D, 0, 0);
+            for (i = 0; i < B * D; i++) ref[i] = hb[i]; /* exact unbinding and identity */
+            GT_CLOSE(t, ref, hu, B * D, 0, 0);
+            GT_CLOSE(t, ref, hid, B * D, 0, 0);
+            for (i = 0; i < B * D; i++) ref[i] = fmod(m - (double)ha[i], m);
+            GT_CLOSE(t, ref, hi, B * D, 0, 0);
+            /* bundles of K = 3 rows, unweighted and weighted */
+            for (r = 0; r < B / K; r++)
+                for (i = 0; i < D; i++) {
+                    double x[3], g, gw;
+                    int n1, n2;
+                    for (k = 0; k < K; k++) x[k] = ha[(r * K + k) * D + i];
+                    g = mcr_bundle_ref(x, NULL, K, m, &n1);
+                    gw = mcr_bundle_ref(x, wd, K, m, &n2);
+                    nnear += (size_t)n1 + (size_t)n2;
+                    GT_CHECK(t, n1 || g == hbun[r * D + i], "m=%u D=%zu bundle [%zu][%zu] of %g %g %g: %g, float64 %g", m,
+                             D, r, i, x[0], x[1], x[2], (double)hbun[r * D + i], g);
+                    GT_CHECK(t, n2 || gw == hw[r * D + i], "m=%u D=%zu weighted bundle [%zu][%zu]: %g, float64 %g", m, D,
+                             r, i, (double)hw[r * D + i], gw);
+                    if (t->failed) return;
+                }
+            GT_CHECK(t, nnear * 100 <= 2 * (B / K) * D + 2, "m=%u D=%zu: %zu elements near a tie", m, D, nnear);
+            /* similarity: 1 - 4 E / (m D) */
+            for (r = 0; r < B; r++)
+                for (k = 0; k < B; k++) {
+                    double E = 0;
+                    for (i = 0; i < D; i++) {
+                        double d = fmod((double)ha[r * D + i] - hb[k * D + i] + m, m);
+                        E += d < m - d ? d : m - d;
+                    }
+                    GT_CHECK(t, fabs(1.0 - 4.0 * E / ((double)m * D) - sim[r * B + k]) <= 1e-6,
+                             "m=%u D=%zu similarity [%zu][%zu] %g, float64 %g", m, D, r, k, (double)sim[r * B + k],
+                             1.0 - 4.0 * E / ((double)m * D));
+                }
+            free(sim);
+            sim = vsim(t, a, one);
+            GT_CHECK(t, sim && sim[0] == 1.0f, "self-similarity %g", sim ? (double)sim[0] : -9.0);
+            free(ha), free(hb), free(ho), free(hu), free(hi), free(hid), free(hbun), free(hw), free(sim), free(ref);
+            gaia_vsa_free(a), gaia_vsa_free(b), gaia_vsa_free(o), gaia_vsa_free(u), gaia_vsa_free(inv);
+            gaia_vsa_free(id), gaia_vsa_free(o1), gaia_vsa_free(bun), gaia_vsa_free(wbun), gaia_vsa_free(one);
+        }
+}
+
+/* The tie and cancellation rules on chosen inputs, and the statistics:
+   random rows have similarity ~ 0 (sd ~ 1/sqrt(D) times a constant), a
+   bundle of K stays similar to its members, cleanup finds a bound pair in a
+   record, MCR -> FHRR keeps binding. */
+static void vsa_mcr_ties_statistics_and_conversion(gt *t) {
+    /* rows: [0, 1] -> t = 0.5 -> 0 (even); [1, 2] -> 1.5 -> 2; [0, 8] cancels
+       (m = 16) -> mean 4; [3, 11] cancels -> mean 7; [5, 5] -> 5 */
+    float x[10] = {0, 1, 1, 2, 0, 8, 3, 11, 5, 5}, want[5] = {0, 2, 4, 7, 5};
+    size_t shape[2] = {10, 1}, D = 2048, M = 20, i;
+    gaia_tensor *tx = NULL;
+    gaia_vsa *v = NULL, *g = NULL, *keys = NULL, *vals = NULL, *rec = NULL, *q = NULL, *fa = NULL, *fb = NULL,
+             *fab = NULL, *ab = NULL, *fab2 = NULL, *bun = NULL, *r1 = NULL, *r2 = NULL;
+    float *h, *s;
+    long idx[4];
+    if (t->failed) return;
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, shape, x, &tx));
+    /* a [10, 1] tensor: 10 rows of D = 1, bundled in pairs */
+    GT_OK(t, gaia_vsa_from_tensor_mcr(t->ctx, 16, tx, &v));
+    GT_OK(t, gaia_vsa_bundle(t->ctx, v, 2, NULL, 0, &g));
+    h = vraw(t, g);
+    for (i = 0; h && i < 5; i++) GT_CHECK(t, h[i] == want[i], "tie/cancel case %zu: %g, want %g", i, (double)h[i], (double)want[i]);
+    free(h);
+    /* statistics at D = 2048, m = 16 */
+    GT_OK(t, gaia_vsa_random_mcr(t->ctx, M, D, 16, &keys));
+    GT_OK(t, gaia_vsa_random_mcr(t->ctx, M, D, 16, &vals));
+    s = vsim(t, keys, vals);
+    for (i = 0; s && i < M * M; i++) GT_CHECK(t, fabs(s[i]) < 6.0 / sqrt((double)D), "random similarity %g", (double)s[i]);
+    free(s);
+    GT_OK(t, gaia_vsa_bundle(t->ctx, keys, 5, NULL, 0, &bun));
+    s = vsim(t, bun, keys); /* [4, 20]: bundle n against its 5 members */
+    for (i = 0; s && i < 4 * M; i++) {
+        size_t n = i / M, j = i % M;
+        if (j / 5 == n) GT_CHECK(t, s[i] > 0.2, "member %zu of bundle %zu: similarity %g", j, n, (double)s[i]);
+        else GT_CHECK(t, fabs(s[i]) < 6.0 / sqrt((double)D), "non-member %zu of bundle %zu: %g", j, n, (double)s[i]);
+    }
+    free(s);
+    /* a record of 5 pairs; unbinding a key's row and cleaning up finds its value */
+    {
+        size_t five[5] = {0, 1, 2, 3, 4}, k3 = 3;
+        gaia_vsa *k5 = NULL, *v5 = NULL;
+        GT_OK(t, gaia_vsa_select(t->ctx, keys, five, 5, &k5));
+        GT_OK(t, gaia_vsa_select(t->ctx, vals, five, 5, &v5));
+        GT_OK(t, gaia_vsa_record(t->ctx, k5, v5, 1, &rec));
+        GT_OK(t, gaia_vsa_select(t->ctx, keys, &k3, 1, &r2));
+        GT_OK(t, gaia_vsa_unbind(t->ctx, rec, r2, &q));
+        GT_OK(t, gaia_vsa_cleanup(t->ctx, vals, q, 1, idx, NULL));
+        GT_CHECK(t, idx[0] == 3, "record lookup found %ld, not 3", idx[0]);
+        gaia_vsa_free(k5), gaia_vsa_free(v5);
+    }
+    /* MCR -> FHRR: phases 2 pi x / m, binding preserved */
+    GT_OK(t, gaia_vsa_bind(t->ctx, keys, vals, &ab));
+    GT_OK(t, gaia_vsa_convert(t->ctx, keys, GAIA_VSA_FHRR, &fa));
+    GT_OK(t, gaia_vsa_convert(t->ctx, vals, GAIA_VSA_FHRR, &fb));
+    GT_OK(t, gaia_vsa_bind(t->ctx, fa, fb, &fab));
+    GT_OK(t, gaia_vsa_convert(t->ctx, ab, GAIA_VSA_FHRR, &fab2));
+    h = vraw(t, fab);
+    s = vraw(t, fab2);
+    if (h && s) {
+        double *ref = (double *)malloc(2 * M * D * sizeof(double));
+        for (i = 0; ref && i < 2 * M * D; i++) ref[i] = s[i];
+        if (ref) GT_CLOSE(t, ref, h, 2 * M * D, 2e-6, 0);
+        free(ref);
+    }
+    free(h), free(s);
+    gaia_tensor_free(tx);
+    gaia_vsa_free(v), gaia_vsa_free(g), gaia_vsa_free(keys), gaia_vsa_free(vals), gaia_vsa_free(rec), gaia_vsa_free(q);
+    gaia_vsa_free(fa), gaia_vsa_free(fb), gaia_vsa_free(fab), gaia_vsa_free(ab), gaia_vsa_free(fab2), gaia_vsa_free(bun);
+    gaia_vsa_free(r1), gaia_vsa_free(r2);
+}
+
 const gt_case gt_vsa_cases[] = {
     {"vsa_bind_matches_reference", vsa_bind_matches_reference},
     {"vsa_unbind_recovers_the_filler", vsa_unbind_recovers_the_filler},
@@ -1965,5 +2142,7 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_cuda_matches_cpu", vsa_cuda_matches_cpu},
     {"vsa_rejects_bad_input", vsa_rejects_bad_input},
     {"vsa_vtb_matches_float64", vsa_vtb_matches_float64},
+    {"vsa_mcr_matches_float64", vsa_mcr_matches_float64},
+    {"vsa_mcr_ties_statistics_and_conversion", vsa_mcr_ties_statistics_and_conversion},
     {NULL, NULL},
 };
