@@ -2110,6 +2110,114 @@ static void vsa_mcr_ties_statistics_and_conversion(gt *t) {
     gaia_vsa_free(r1), gaia_vsa_free(r2);
 }
 
+/* Bad input of the two models: VTB's square D, MCR's modulus and values,
+   mixed models and moduli, and the functions that refuse them; each
+   message names the function and the values. */
+static void vsa_vtb_mcr_reject_bad_input(gt *t) {
+    gaia_ctx *c = t->ctx;
+    gaia_vsa *v = vrand(t, GAIA_VSA_VTB, 2, 64), *h = vrand(t, GAIA_VSA_HRR, 2, 64), *m16 = NULL, *m17 = NULL, *o = NULL,
+             *f = vrand(t, GAIA_VSA_FHRR, 2, 64);
+    gaia_tensor *x = NULL, *s = NULL;
+    const gaia_vsa *books[1];
+    float bad[4] = {0.0f, 3.0f, 1.5f, 2.0f}, big[4] = {0.0f, 16.0f, 1.0f, 2.0f}, neg[4] = {0.0f, -1.0f, 1.0f, 2.0f},
+          vals[1] = {1.0f};
+    size_t shape[2] = {1, 4}, shape3[2] = {1, 3};
+    long idx[2];
+    if (t->failed) return;
+    /* VTB: D must be a perfect square */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random(c, GAIA_VSA_VTB, 2, 1000, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_random") && strstr(gaia_last_error(c), "D = 1000") &&
+                    strstr(gaia_last_error(c), "square"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_identity(c, GAIA_VSA_VTB, 1, 63, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "D = 63"), "message: %s", gaia_last_error(c));
+    GT_OK(t, gaia_tensor_from_host(c, 2, shape3, bad, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor(c, GAIA_VSA_VTB, x, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "D = 3"), "message: %s", gaia_last_error(c));
+    gaia_tensor_free(x);
+    x = NULL;
+    GT_CHECK(t, o == NULL, "a failed call made an output");
+    /* MCR: the modulus */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random_mcr(c, 2, 64, 1, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_random_mcr") && strstr(gaia_last_error(c), "modulus 1"), "message: %s",
+             gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random_mcr(c, 2, 64, 0, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random_mcr(c, 2, 64, GAIA_VSA_MCR_MAX_MODULUS + 1, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "65537"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random_mcr(c, 0, 64, 16, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random_mcr(NULL, 2, 64, 16, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_identity_mcr(c, 2, 64, 1, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_identity_mcr"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_identity_mcr(c, 2, 0, 16, &o));
+    /* MCR values: integers in 0..m-1 */
+    GT_OK(t, gaia_tensor_from_host(c, 2, shape, bad, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor_mcr(c, 16, x, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "x[0][2] = 1.5") && strstr(gaia_last_error(c), "modulus 16"), "message: %s",
+             gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor_mcr(c, 70000, x, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor_mcr(c, 16, NULL, &o));
+    gaia_tensor_free(x);
+    x = NULL;
+    GT_OK(t, gaia_tensor_from_host(c, 2, shape, big, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor(c, GAIA_VSA_MCR, x, &o)); /* 16 with the default modulus 16 */
+    GT_CHECK(t, strstr(gaia_last_error(c), "x[0][1] = 16"), "message: %s", gaia_last_error(c));
+    GT_OK(t, gaia_vsa_from_tensor_mcr(c, 17, x, &m17));
+    gaia_tensor_free(x);
+    x = NULL;
+    GT_OK(t, gaia_tensor_from_host(c, 2, shape, neg, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor_mcr(c, 16, x, &o));
+    gaia_tensor_free(x);
+    x = NULL;
+    GT_CHECK(t, o == NULL, "a failed call made an output");
+    GT_CHECK(t, gaia_vsa_modulus(NULL) == 0 && gaia_vsa_modulus(v) == 0 && gaia_vsa_modulus(m17) == 17, "modulus getter");
+    /* mixed models and moduli */
+    GT_OK(t, gaia_vsa_random_mcr(c, 1, 4, 16, &m16));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_bind(c, v, h, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "vtb") && strstr(gaia_last_error(c), "hrr"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_bind(c, m16, m17, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_bind") && strstr(gaia_last_error(c), "m = 16") &&
+                    strstr(gaia_last_error(c), "m = 17"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_unbind(c, m16, m17, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_similarity(c, m16, m17, &s));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_cleanup(c, m16, m17, 1, idx, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_record(c, m16, m17, 1, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_bind(c, m17, m17, &m16)); /* *out of another modulus */
+    GT_CHECK(t, strstr(gaia_last_error(c), "modulus 16") && strstr(gaia_last_error(c), "modulus 17"), "message: %s",
+             gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_random_mcr(c, 1, 4, 17, &m16));
+    /* what the models refuse */
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_hamming(c, v, v, &s));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_hamming") && strstr(gaia_last_error(c), "vtb"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_hamming(c, m16, m16, &s));
+    GT_CHECK(t, strstr(gaia_last_error(c), "mcr"), "message: %s", gaia_last_error(c));
+    books[0] = v;
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_resonator(c, v, books, 1, 10, idx, NULL, NULL));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_resonator") && strstr(gaia_last_error(c), "vtb"), "message: %s",
+             gaia_last_error(c));
+    books[0] = m16;
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_resonator(c, m16, books, 1, 10, idx, NULL, NULL));
+    GT_CHECK(t, strstr(gaia_last_error(c), "mcr"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_level(c, GAIA_VSA_MCR, 4, 64, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_level") && strstr(gaia_last_error(c), "mcr"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_circular(c, GAIA_VSA_MCR, 4, 64, &o));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_thermometer(c, GAIA_VSA_VTB, 4, 64, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "vtb"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_thermometer(c, GAIA_VSA_MCR, 4, 64, &o));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_fpe_base(c, GAIA_VSA_VTB, 1, 64, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_fpe_base") && strstr(gaia_last_error(c), "vtb"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_fpe_base(c, GAIA_VSA_MCR, 1, 64, &o));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_fpe_encode(c, m16, vals, 1, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "mcr"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_convert(c, v, GAIA_VSA_HRR, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_convert") && strstr(gaia_last_error(c), "vtb to hrr"), "message: %s",
+             gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_convert(c, f, GAIA_VSA_MCR, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "fhrr to mcr"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_convert(c, m16, GAIA_VSA_MAP, &o));
+    GT_CHECK(t, o == NULL, "a failed call made an output");
+    gaia_vsa_free(v), gaia_vsa_free(h), gaia_vsa_free(m16), gaia_vsa_free(m17), gaia_vsa_free(f);
+    gaia_tensor_free(s);
+}
+
 const gt_case gt_vsa_cases[] = {
     {"vsa_bind_matches_reference", vsa_bind_matches_reference},
     {"vsa_unbind_recovers_the_filler", vsa_unbind_recovers_the_filler},
@@ -2144,5 +2252,6 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_vtb_matches_float64", vsa_vtb_matches_float64},
     {"vsa_mcr_matches_float64", vsa_mcr_matches_float64},
     {"vsa_mcr_ties_statistics_and_conversion", vsa_mcr_ties_statistics_and_conversion},
+    {"vsa_vtb_mcr_reject_bad_input", vsa_vtb_mcr_reject_bad_input},
     {NULL, NULL},
 };
