@@ -745,12 +745,12 @@ typedef struct gaia__vsa_mjob {
    output element sums its s products in j order (as the CUDA twin's
    thread does); the loop runs j outside and i inside so the s sums of a
    block advance together, reading A column j contiguously (transposed to
-   a stack copy first when s <= 64). */
+   a stack copy first when s <= 128, D <= 16384). */
 static void gaia__vsa_vtb_items(void *arg, long long i0, long long i1, int slot) {
     const gaia__vsa_mjob *jb = (const gaia__vsa_mjob *)arg;
     size_t s = jb->s, D = s * s, it, last_r = (size_t)-1;
-    float At[64 * 64], scale = (float)sqrt((double)s);
-    int local = s <= 64;
+    float At[128 * 128], scale = (float)sqrt((double)s);
+    int local = s <= 128;
     (void)slot;
     for (it = (size_t)i0; it < (size_t)i1; it++) {
         size_t r = it / s, k = it % s, i, j;

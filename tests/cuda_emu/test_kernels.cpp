@@ -1400,7 +1400,7 @@ static void emu_vsa_float(void) {
 // VTB and MCR: the kernels against gaia_cpu_vsa_vtb_* and gaia_cpu_vsa_mcr_*
 // (bit for bit: the same sums in the same order), one-row operands too.
 static void emu_vsa_models(void) {
-    for (size_t s : {(size_t)1, (size_t)3, (size_t)8, (size_t)65}) { // 65: the CPU's path without a stack copy
+    for (size_t s : {(size_t)1, (size_t)3, (size_t)8, (size_t)129}) { // 129: the CPU's path without a stack copy
         size_t B = 3, D = s * s;
         fvec a = randv(B * D), b = randv(B * D), y(B * D), wy(B * D);
         for (int tr = 0; tr < 2; tr++)
