@@ -2218,6 +2218,24 @@ static void vsa_vtb_mcr_reject_bad_input(gt *t) {
     gaia_tensor_free(s);
 }
 
+/* The CPU twins of the VTB and MCR primitives: empty batches touch no
+   pointer (NULL is fine), and an unweighted MCR bundle (weights NULL) of
+   K = 1 returns its rows. */
+static void vsa_vtb_mcr_cpu_twins_edge_cases(gt *t) {
+    float x[6] = {3, 0, 15, 7, 1, 2}, y[6] = {-1, -1, -1, -1, -1, -1}, z[6];
+    size_t i;
+    gaia_cpu_vsa_vtb_bind(0, 4, 0, NULL, 16, NULL, 16, NULL, 2);
+    gaia_cpu_vsa_vtb_transpose(0, 4, NULL, NULL);
+    gaia_cpu_vsa_mcr_bind(0, 8, 16, 0, NULL, 8, NULL, 8, NULL);
+    gaia_cpu_vsa_mcr_similarity(0, 3, 8, 16, NULL, NULL, NULL, 2);
+    gaia_cpu_vsa_mcr_bundle(0, 3, 8, 16, NULL, NULL, NULL, 2);
+    gaia_cpu_vsa_mcr_bundle(6, 1, 1, 16, x, NULL, y, 1);
+    for (i = 0; i < 6; i++) GT_CHECK(t, y[i] == x[i], "K = 1 bundle [%zu]: %g, not %g", i, (double)y[i], (double)x[i]);
+    gaia_cpu_vsa_mcr_bind(1, 6, 16, 2, x, 6, x, 6, z); /* the inverse: 0 stays 0 (not -0) */
+    for (i = 0; i < 6; i++)
+        GT_CHECK(t, z[i] == (x[i] == 0 ? 0.0f : 16.0f - x[i]) && !signbit(z[i]), "inverse [%zu]: %g", i, (double)z[i]);
+}
+
 const gt_case gt_vsa_cases[] = {
     {"vsa_bind_matches_reference", vsa_bind_matches_reference},
     {"vsa_unbind_recovers_the_filler", vsa_unbind_recovers_the_filler},
@@ -2253,5 +2271,6 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_mcr_matches_float64", vsa_mcr_matches_float64},
     {"vsa_mcr_ties_statistics_and_conversion", vsa_mcr_ties_statistics_and_conversion},
     {"vsa_vtb_mcr_reject_bad_input", vsa_vtb_mcr_reject_bad_input},
+    {"vsa_vtb_mcr_cpu_twins_edge_cases", vsa_vtb_mcr_cpu_twins_edge_cases},
     {NULL, NULL},
 };
