@@ -143,6 +143,15 @@ int gaia_cuda_vsa_bundle(size_t N, size_t K, size_t L, const float *x, const flo
 int gaia_cuda_vsa_quantize(int op, size_t B, size_t D, uint64_t seed, uint64_t stream_id, float *x, void *stream);
 int gaia_cuda_vsa_permute(size_t B, size_t D, size_t comps, const float *x, size_t shift, float *out, void *stream);
 int gaia_cuda_vsa_phasor(size_t n, const float *phase, float *out, void *stream);
+int gaia_cuda_vsa_vtb_bind(size_t B, size_t s, int transpose, const float *a, size_t a_rs, const float *b,
+                           size_t b_rs, float *out, void *stream);
+int gaia_cuda_vsa_vtb_transpose(size_t B, size_t s, const float *x, float *out, void *stream);
+int gaia_cuda_vsa_mcr_bind(size_t B, size_t D, unsigned m, int mode, const float *a, size_t a_rs, const float *b,
+                           size_t b_rs, float *out, void *stream);
+int gaia_cuda_vsa_mcr_bundle(size_t N, size_t K, size_t D, unsigned m, const float *x, const float *w, float *out,
+                             void *stream);
+int gaia_cuda_vsa_mcr_similarity(size_t B, size_t M, size_t D, unsigned m, const float *a, const float *x, float *out,
+                                 void *stream);
 
 #ifdef __cplusplus
 }
@@ -1895,11 +1904,37 @@ static gaia_status gaia__vsa_cuda_phasor(gaia_ctx *ctx, size_t n, const float *p
     return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_phasor",
                                gaia_cuda_vsa_phasor(n, phase, out, GAIA__VSA_CUDA_STREAM(ctx)));
 }
+static gaia_status gaia__vsa_cuda_vtb_bind(gaia_ctx *ctx, size_t B, size_t s, int transpose, const float *a,
+                                          size_t a_rs, const float *b, size_t b_rs, float *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_vtb_bind",
+                               gaia_cuda_vsa_vtb_bind(B, s, transpose, a, a_rs, b, b_rs, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_vtb_transpose(gaia_ctx *ctx, size_t B, size_t s, const float *x, float *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_vtb_transpose",
+                               gaia_cuda_vsa_vtb_transpose(B, s, x, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_mcr_bind(gaia_ctx *ctx, size_t B, size_t D, unsigned m, int mode, const float *a,
+                                          size_t a_rs, const float *b, size_t b_rs, float *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_mcr_bind",
+                               gaia_cuda_vsa_mcr_bind(B, D, m, mode, a, a_rs, b, b_rs, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_mcr_bundle(gaia_ctx *ctx, size_t N, size_t K, size_t D, unsigned m, const float *x,
+                                            const float *w, float *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_mcr_bundle",
+                               gaia_cuda_vsa_mcr_bundle(N, K, D, m, x, w, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
+static gaia_status gaia__vsa_cuda_mcr_similarity(gaia_ctx *ctx, size_t B, size_t M, size_t D, unsigned m,
+                                                const float *a, const float *x, float *out) {
+    return gaia__vsa_cuda_done(ctx, "gaia_cuda_vsa_mcr_similarity",
+                               gaia_cuda_vsa_mcr_similarity(B, M, D, m, a, x, out, GAIA__VSA_CUDA_STREAM(ctx)));
+}
 static const struct gaia_vsa_ops gaia__cuda_vsa_ops = {
     gaia__vsa_cuda_bsc_random,     gaia__vsa_cuda_bsc_xor,    gaia__vsa_cuda_bsc_majority,
     gaia__vsa_cuda_bsc_hamming,    gaia__vsa_cuda_bsc_permute, gaia__vsa_cuda_bsc_to_bipolar,
     gaia__vsa_cuda_bipolar_to_bsc, gaia__vsa_cuda_mul,        gaia__vsa_cuda_bundle,
     gaia__vsa_cuda_quantize,       gaia__vsa_cuda_permute,    gaia__vsa_cuda_phasor,
+    gaia__vsa_cuda_vtb_bind,       gaia__vsa_cuda_vtb_transpose, gaia__vsa_cuda_mcr_bind,
+    gaia__vsa_cuda_mcr_bundle,     gaia__vsa_cuda_mcr_similarity,
 };
 static const struct gaia_vsa_ops *gaia__cuda_vsa_ops_get(void) { return &gaia__cuda_vsa_ops; }
 /* ---- end of the vsa module's CUDA host code ---- */

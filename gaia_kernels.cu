@@ -3625,3 +3625,122 @@ extern "C" int gaia_cuda_vsa_phasor(size_t n, const float *phase, float *out, vo
                    n, phase, out);
     return gaia__k_check();
 }
+
+// VTB: one thread per output element (row r, block k, element i), its s
+// products summed in j order then scaled: gaia_cpu_vsa_vtb_bind's order.
+__global__ void gaia__k_vsa_vtb_bind(size_t B, size_t s, int transpose, const float *a, size_t a_rs, const float *b,
+                                    size_t b_rs, float *out) {
+    size_t D = s * s, total = B * D, t;
+    float scale = (float)sqrt((double)s);
+    for (t = gaia__k_tid(); t < total; t += gaia__k_nthreads()) {
+        size_t r = t / D, e = t % D, k = e / s, i = e % s, j;
+        const float *A = a + r * a_rs, *bk = b + r * b_rs + k * s;
+        float acc = 0.0f;
+        for (j = 0; j < s; j++) acc = __fadd_rn(acc, __fmul_rn(transpose ? A[j * s + i] : A[i * s + j], bk[j]));
+        out[t] = __fmul_rn(acc, scale);
+    }
+}
+extern "C" int gaia_cuda_vsa_vtb_bind(size_t B, size_t s, int transpose, const float *a, size_t a_rs, const float *b,
+                                      size_t b_rs, float *out, void *stream) {
+    if (B * s == 0) return 0;
+    GAIA__K_LAUNCH(gaia__k_vsa_vtb_bind, gaia__k_blocks(B * s * s, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), B, s, transpose, a, a_rs, b, b_rs, out);
+    return gaia__k_check();
+}
+
+__global__ void gaia__k_vsa_vtb_transpose(size_t B, size_t s, const float *x, float *out) {
+    size_t D = s * s, total = B * D, t;
+    for (t = gaia__k_tid(); t < total; t += gaia__k_nthreads()) {
+        size_t r = t / D, e = t % D, i = e / s, j = e % s;
+        out[t] = x[r * D + j * s + i];
+    }
+}
+extern "C" int gaia_cuda_vsa_vtb_transpose(size_t B, size_t s, const float *x, float *out, void *stream) {
+    if (B * s == 0) return 0;
+    GAIA__K_LAUNCH(gaia__k_vsa_vtb_transpose, gaia__k_blocks(B * s * s, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), B, s, x, out);
+    return gaia__k_check();
+}
+
+// MCR binding: exact float arithmetic on integers below 2^17.
+__global__ void gaia__k_vsa_mcr_bind(size_t B, size_t D, unsigned m, int mode, const float *a, size_t a_rs,
+                                    const float *b, size_t b_rs, float *out) {
+    size_t total = B * D, t;
+    float fm = (float)m;
+    for (t = gaia__k_tid(); t < total; t += gaia__k_nthreads()) {
+        size_t r = t / D, i = t % D;
+        float av = a[r * a_rs + i], bv = b[r * b_rs + i];
+        float v = mode == 0 ? av + bv : mode == 1 ? av - bv : -bv;
+        out[t] = v >= fm ? v - fm : v < 0.0f ? v + fm : v + 0.0f;
+    }
+}
+extern "C" int gaia_cuda_vsa_mcr_bind(size_t B, size_t D, unsigned m, int mode, const float *a, size_t a_rs,
+                                      const float *b, size_t b_rs, float *out, void *stream) {
+    if (B * D == 0) return 0;
+    GAIA__K_LAUNCH(gaia__k_vsa_mcr_bind, gaia__k_blocks(B * D, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), B, D, m, mode, a, a_rs, b, b_rs, out);
+    return gaia__k_check();
+}
+
+// MCR bundle: one thread per output element, the phasors in double in k
+// order, quantised as gaia_cpu_vsa_mcr_bundle does (the device's double
+// cos/sin/atan2 may differ from the host's in the last bit, which moves a
+// result only at an exact tie of the rounding).
+__global__ void gaia__k_vsa_mcr_bundle(size_t N, size_t K, size_t D, unsigned m, const float *x, const float *w,
+                                      float *out) {
+    size_t total = N * D, t, k;
+    for (t = gaia__k_tid(); t < total; t += gaia__k_nthreads()) {
+        size_t n = t / D, l = t % D;
+        double re = 0.0, im = 0.0, isum = 0.0, aw = 0.0, r, lim;
+        for (k = 0; k < K; k++) {
+            float v = x[(n * K + k) * D + l];
+            double wk = w ? (double)w[k] : 1.0, ph = 6.283185307179586476925 * (double)v / (double)m;
+            re = re + wk * cos(ph);
+            im = im + wk * sin(ph);
+            isum = isum + (double)v;
+            aw = aw + fabs(wk);
+        }
+        lim = 1e-9 * aw;
+        if (re * re + im * im <= lim * lim) r = rint(isum / (double)K);
+        else {
+            double tt = (double)m * (atan2(im, re) / 6.283185307179586476925), h = rint(2.0 * tt);
+            if (fabs(2.0 * tt - h) < 1e-7) tt = 0.5 * h;
+            r = rint(tt);
+        }
+        r = fmod(r, (double)m);
+        if (r <= 0.0) r += (double)m;
+        if (r >= (double)m) r -= (double)m;
+        out[t] = (float)r;
+    }
+}
+extern "C" int gaia_cuda_vsa_mcr_bundle(size_t N, size_t K, size_t D, unsigned m, const float *x, const float *w,
+                                        float *out, void *stream) {
+    if (N * D == 0) return 0;
+    GAIA__K_LAUNCH(gaia__k_vsa_mcr_bundle, gaia__k_blocks(N * D, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), N, K, D, m, x, w, out);
+    return gaia__k_check();
+}
+
+// MCR similarity: one thread per pair, the distance sum in integers.
+__global__ void gaia__k_vsa_mcr_similarity(size_t B, size_t M, size_t D, unsigned m, const float *a, const float *x,
+                                          float *out) {
+    size_t total = B * M, p, l;
+    int mi = (int)m;
+    for (p = gaia__k_tid(); p < total; p += gaia__k_nthreads()) {
+        const float *ar = a + (p / M) * D, *xr = x + (p % M) * D;
+        long long E = 0;
+        for (l = 0; l < D; l++) {
+            int d = (int)ar[l] - (int)xr[l];
+            d = d < 0 ? -d : d;
+            E += d < mi - d ? d : mi - d;
+        }
+        out[p] = (float)(1.0 - 4.0 * (double)E / ((double)m * (double)D));
+    }
+}
+extern "C" int gaia_cuda_vsa_mcr_similarity(size_t B, size_t M, size_t D, unsigned m, const float *a, const float *x,
+                                            float *out, void *stream) {
+    if (B * M == 0) return 0;
+    GAIA__K_LAUNCH(gaia__k_vsa_mcr_similarity, gaia__k_blocks(B * M, GAIA__K_THREADS), GAIA__K_THREADS, 0,
+                   gaia__k_stream(stream), B, M, D, m, a, x, out);
+    return gaia__k_check();
+}

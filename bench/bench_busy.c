@@ -18,7 +18,7 @@
             AdamW, 300 steps)
      conv   3x3 convolutions, batch 8: 128 -> 128 channels on 28x28 and
             256 -> 256 on 14x14, same padding, 6 passes each
-     vsa    `vsa_capacity 200` (the example: one cell sweep of the four models)
+     vsa    `vsa_capacity 200` (the example: one cell sweep of its six models; four before 2026-12-02, whose tables timed 2/3 of today's work)
      brain  a lazy area of n = 10^6, k = 1000, p = 0.01: 100 projection steps
    The examples are looked for beside this program (../examples/, as the
    Makefile builds them); a missing one is reported and skipped.

@@ -44,9 +44,18 @@
    torchhd is looked for in $GAIA_BENCH_PYTHON (else python3): install it
    with `pip install torch-hd`; without it the peer rows are skipped.
 
-       bench_vsa [--help] [--quick] [--sweep] [--random] [--struct]
+   4. VTB and MCR (modulus 16) at D = 10000 (= 100^2) against torchhd's
+      VTBTensor and MCRTensor (int64, block_size 16), on 1 thread and on
+      every core: bind 1000 pairs, bundle 1000 into 1, similarity 10
+      queries against 20000 items (MCR: 200 items, since torchhd's MCR
+      similarity builds two [Q, M, D] int64 arrays). Each time is the
+      median of 5 after a warm-up, with the range; gaia's and torchhd's
+      in the same run, the ratio gaia / torchhd.
+
+       bench_vsa [--help] [--quick] [--sweep] [--random] [--struct] [--models]
    (--quick: 10^5 items in part 2; --sweep: part 2 alone; --random: the
-   random-generation rows of part 1 alone; --struct: part 3 alone) */
+   random-generation rows of part 1 alone; --struct: part 3 alone;
+   --models: part 4 alone) */
 #define GAIA_IMPLEMENTATION
 #include "gaia.h"
 #include "bench_common.h"
@@ -247,6 +256,95 @@ static void struct_part(void) {
                 printf("    %-16s gaia %9.3f ms\n", rn[row], bench_median(gm, S_RUNS) * 1e3);
             }
         }
+/* --models: VTB and MCR, each time the median and range of REPS */
+#define MCR_ITEMS 200
+static const char *const peer_models_script =
+    "import sys, time, torch, torchhd\n"
+    "T = int(sys.argv[1]); torch.set_num_threads(T)\n"
+    "D, B, Q, M, MM, REPS = %d, %d, %d, %d, %d, %d\n"
+    "def runs(f):\n"
+    "    f(); ts = []\n"
+    "    for _ in range(REPS):\n"
+    "        t0 = time.perf_counter(); f(); ts.append(time.perf_counter() - t0)\n"
+    "    ts.sort(); print(ts[len(ts) // 2], ts[0], ts[-1])\n"
+    "for vsa, kw, items in [('VTB', {}, M), ('MCR', {'block_size': 16}, MM)]:\n"
+    "    a = torchhd.random(B, D, vsa, **kw); b = torchhd.random(B, D, vsa, **kw)\n"
+    "    q = torchhd.random(Q, D, vsa, **kw); it = torchhd.random(items, D, vsa, **kw)\n"
+    "    runs(lambda: torchhd.bind(a, b))\n"
+    "    runs(lambda: torchhd.multiset(a))\n"
+    "    runs(lambda: torchhd.cosine_similarity(q, it))\n";
+
+static double median_range(double *t, int n, double *lo, double *hi) {
+    int i, j;
+    for (i = 1; i < n; i++)
+        for (j = i; j > 0 && t[j - 1] > t[j]; j--) {
+            double x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    *lo = t[0];
+    *hi = t[n - 1];
+    return t[n / 2];
+}
+
+static void models_part(int threads) {
+    static const gaia_vsa_model mm[2] = {GAIA_VSA_VTB, GAIA_VSA_MCR};
+    static const char *opn[3] = {"bind", "bundle", "similarity"};
+    gaia_ctx *ctx = NULL;
+    gaia_ctx_desc desc;
+    double g[6][3], p[6][3], t[REPS];
+    char path[64], cmd[1200], script[2048];
+    FILE *f;
+    int mi, op, r, got = 0;
+    memset(&desc, 0, sizeof desc);
+    desc.device = GAIA_DEVICE_CPU;
+    desc.cpu_threads = threads;
+    if (gaia_ctx_create(&desc, &ctx) != GAIA_OK) exit(1);
+    for (mi = 0; mi < 2; mi++) {
+        gaia_vsa *a = NULL, *b = NULL, *q = NULL, *items = NULL, *o = NULL, *one = NULL;
+        gaia_tensor *sim = NULL;
+        CHECK(gaia_vsa_random(ctx, mm[mi], BATCH, D_OPS, &a));
+        CHECK(gaia_vsa_random(ctx, mm[mi], BATCH, D_OPS, &b));
+        CHECK(gaia_vsa_random(ctx, mm[mi], QUERIES, D_OPS, &q));
+        CHECK(gaia_vsa_random(ctx, mm[mi], mi ? MCR_ITEMS : ITEMS, D_OPS, &items));
+        for (op = 0; op < 3; op++) {
+            for (r = -1; r < REPS; r++) { /* r = -1: the warm-up */
+                double t0 = now_s();
+                if (op == 0) CHECK(gaia_vsa_bind(ctx, a, b, &o));
+                else if (op == 1) CHECK(gaia_vsa_bundle(ctx, a, BATCH, NULL, 0, &one));
+                else CHECK(gaia_vsa_similarity(ctx, q, items, &sim));
+                CHECK(gaia_synchronize(ctx));
+                if (r >= 0) t[r] = now_s() - t0;
+            }
+            g[mi * 3 + op][0] = median_range(t, REPS, &g[mi * 3 + op][1], &g[mi * 3 + op][2]);
+        }
+        gaia_vsa_free(a), gaia_vsa_free(b), gaia_vsa_free(q), gaia_vsa_free(items), gaia_vsa_free(o);
+        gaia_vsa_free(one);
+        gaia_tensor_free(sim);
+    }
+    gaia_ctx_destroy(ctx);
+    bench_pause(0.5);
+    snprintf(script, sizeof script, peer_models_script, D_OPS, BATCH, QUERIES, ITEMS, MCR_ITEMS, REPS);
+    if (bench_script_file(script, path)) {
+        snprintf(cmd, sizeof cmd, "env OMP_NUM_THREADS=%d '%s' %s %d 2>/dev/null", threads, bench_python_exe(), path,
+                 threads);
+        if ((f = popen(cmd, "r"))) {
+            while (got < 6 && fscanf(f, "%lf %lf %lf", &p[got][0], &p[got][1], &p[got][2]) == 3) got++;
+            pclose(f);
+        }
+        unlink(path);
+    }
+    printf("  %d thread%s%s (median of %d [min, max], ms)\n", threads, threads == 1 ? "" : "s",
+           got == 6 ? "" : " (torchhd not importable: peer skipped)", REPS);
+    for (mi = 0; mi < 6; mi++) {
+        const double *x = g[mi];
+        if (got == 6)
+            printf("    %-4s %-10s gaia %9.3f [%.3f, %.3f]  torchhd %9.3f [%.3f, %.3f]  ratio %.2f %s\n",
+                   mi < 3 ? "vtb" : "mcr", opn[mi % 3], x[0] * 1e3, x[1] * 1e3, x[2] * 1e3, p[mi][0] * 1e3,
+                   p[mi][1] * 1e3, p[mi][2] * 1e3, x[0] / p[mi][0], x[0] < p[mi][0] ? "" : "(slower)");
+        else
+            printf("    %-4s %-10s gaia %9.3f [%.3f, %.3f]\n", mi < 3 ? "vtb" : "mcr", opn[mi % 3], x[0] * 1e3,
+                   x[1] * 1e3, x[2] * 1e3);
     }
     bench_print_load("after");
 }
@@ -464,12 +562,13 @@ static void sweep_vs_memcpy(size_t items, int threads) {
 
 int main(int argc, char **argv) {
     static const char *opn[3] = {"bind", "bundle", "similarity"};
-    int quick = 0, sweep_only = 0, struct_only = 0, a, ti, nthreads[2];
+    int quick = 0, sweep_only = 0, struct_only = 0, models_only = 0, a, ti, nthreads[2];
     for (a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
-            printf("usage: bench_vsa [--help] [--quick] [--sweep] [--random] [--struct]\n(GAIA_BENCH_PYTHON picks the Python"
-                   " with torch and torchhd; --quick: 10^5 items in the sweep against memcpy; --sweep: that sweep alone;"
-                   " --random: the generation rows alone; --struct: the structures (graph, sinusoid embedding) alone)\n");
+            printf("usage: bench_vsa [--help] [--quick] [--sweep] [--random] [--struct] [--models]\n(GAIA_BENCH_PYTHON picks"
+                   " the Python with torch and torchhd; --quick: 10^5 items in the sweep against memcpy; --sweep: that sweep"
+                   " alone; --random: the generation rows alone; --struct: the structures (graph, sinusoid embedding) alone;"
+                   " --models: VTB and MCR alone)\n");
             return 0;
         } else if (!strcmp(argv[a], "--quick")) {
             quick = 1;
@@ -479,8 +578,10 @@ int main(int argc, char **argv) {
             random_only = 1;
         } else if (!strcmp(argv[a], "--struct")) {
             struct_only = 1;
+        } else if (!strcmp(argv[a], "--models")) {
+            models_only = 1;
         } else {
-            fprintf(stderr, "usage: bench_vsa [--help] [--quick] [--sweep] [--random] [--struct]\n");
+            fprintf(stderr, "usage: bench_vsa [--help] [--quick] [--sweep] [--random] [--struct] [--models]\n");
             return 2;
         }
     }
@@ -491,6 +592,13 @@ int main(int argc, char **argv) {
     }
     nthreads[0] = 1;
     nthreads[1] = bench_cores();
+    if (models_only || (!sweep_only && !random_only && !struct_only)) {
+        printf("# part 4: VTB and MCR (modulus 16) against torchhd, D = %d; bind %d pairs, bundle %d into 1, "
+               "similarity %d x %d (MCR %d x %d). ratio = gaia / torchhd\n",
+               D_OPS, BATCH, BATCH, QUERIES, ITEMS, QUERIES, MCR_ITEMS);
+        for (ti = 0; ti < (nthreads[1] > 1 ? 2 : 1); ti++) models_part(nthreads[ti]);
+        if (models_only) return 0;
+    }
     if (!sweep_only)
         printf("# part 1: gaia against torchhd (%s), D = %d; bind %d pairs, bundle %d into 1, similarity %d x %d;"
                " resonator MAP F = 3, M = 30, D = 1000, per sweep. Best of %d. ratio = gaia / torchhd\n",

@@ -13,11 +13,21 @@
      HRR   mu = 1, s1^2 = (k+5)/D, s0^2 = (k+1)/D  (docs/DESIGN.md)
      BSC   odd k: mu = C(k-1, (k-1)/2) / 2^(k-1), the majority's agreement
            2p - 1, s1^2 = (1 - mu^2)/D, s0^2 = 1/D (binomial); an even k
-           with random tie-breaks agrees like k + 1. */
+           with random tie-breaks agrees like k + 1.
+     VTB   mu = 1, s1^2 = s0^2 = (k+1)/D: V_r is an s x s Gaussian matrix
+           with entries N(0, 1/s), so W = V_r^T V_r has mean I and
+           E|W v|^2 = 2 for a unit v (the unbound filler carries as much
+           noise as signal), and each other pair adds |V_r^T V_j v_j|^2 = 1.
+     MCR   no closed form here (the quantised bundle and the modular
+           distance): NAN, the example prints the measurement alone. */
 static double vsa_predicted_accuracy(gaia_vsa_model m, size_t D, size_t k, size_t M) {
     double mu = 1.0, s1, s0, sum = 0.0, h;
     int i, steps = 4000;
-    if (m == GAIA_VSA_BSC) {
+    if (m == GAIA_VSA_MCR) return NAN;
+    if (m == GAIA_VSA_VTB) {
+        s1 = sqrt((k + 1.0) / D);
+        s0 = s1;
+    } else if (m == GAIA_VSA_BSC) {
         size_t kk = k % 2 ? k : k + 1, hk = (kk - 1) / 2, j;
         for (j = 1; j <= hk; j++) mu *= (double)(hk + j) / (double)j / 4.0;
         s1 = sqrt((1.0 - mu * mu) / D);

@@ -20,7 +20,7 @@
     10. The layer module: transformer kernels, GAIA's hierarchy
     11. The assembly module: assembly-calculus brains
     12. The hrr module: holographic reduced representations
-    12b. The vsa module: BSC, MAP, HRR and FHRR behind one API
+    12b. The vsa module: BSC, MAP, HRR, FHRR, VTB and MCR behind one API
     13. Overridable macros
     14. Status codes
     15. Licence
@@ -1577,7 +1577,7 @@
    =====================================================================
    12b. THE VSA MODULE
    =====================================================================
-   Four vector-symbolic models behind one API shape (the hrr module's: a
+   Six vector-symbolic models behind one API shape (the hrr module's: a
    context, operands, &out; *out NULL makes a new result, else it is
    reused). A gaia_vsa holds B rows of one model and dimension D on one
    device:
@@ -1590,12 +1590,30 @@
            tensor to every gaia_hrr_* call): circular convolution
      FHRR  unit phasors: bind adds phases, unbind subtracts (exact), bundle
            sums (normalize: back to unit phasors), Re<a, b> / |a||b|
+     VTB   real rows of length 1, D = s^2 (another D is refused, the
+           message naming it): bind(a, b) = V_a b, V_a block-diagonal of s
+           copies of sqrt(s) A (A the s x s matrix of a, row by row); not
+           commutative, the role first; unbind by V_role^T (approximate:
+           cosine ~0.7 with the filler); inverse = A transposed; bundle
+           sums (normalize: unit length); cosine. torchhd.bind(b, a).
+     MCR   integers 0..m-1 standing for phases 2 pi x / m: bind = (a + b)
+           mod m, unbind = (t - r) mod m, inverse (m - x) mod m (exact);
+           bundle = the angle of the phasor sum, rounded half to even to
+           one of the m phases (always, normalize or not); similarity 1 -
+           4 E / (m D), E the modular Manhattan distance. The modulus m (2
+           .. GAIA_VSA_MCR_MAX_MODULUS = 65536) lives in each gaia_vsa:
+           gaia_vsa_random_mcr(ctx, B, D, m, &out), gaia_vsa_identity_mcr,
+           gaia_vsa_from_tensor_mcr take it, the generic generators give
+           GAIA_VSA_MCR_DEFAULT_MODULUS (16), gaia_vsa_modulus reads it,
+           and operands of different moduli are refused.
    Random vectors come from the context's seed and stream, counter-based
    (Philox), so a CPU and a GPU context with the same seed and stream make
    the same vectors.
 
      generate  gaia_vsa_random, gaia_vsa_identity; _from_tensor, _to_tensor,
-               _select (rows by index), _convert (bsc <-> map, hrr <-> fhrr)
+               _select (rows by index), _convert (bsc <-> map, hrr <-> fhrr,
+               mcr -> fhrr); gaia_vsa_random_mcr, _identity_mcr,
+               _from_tensor_mcr (MCR with its modulus)
      algebra   bind unbind inverse bundle (groups of K rows, weights,
                normalize) permute (cyclic shift)
      memory    gaia_vsa_similarity ([B] x [M] -> [B, M] tensor: one GEMM or
@@ -1603,11 +1621,13 @@
                (top-k rows and similarities per query)
      resonator gaia_vsa_resonator(ctx, s, books, F, max_iter, index, &sweeps,
                &converged): the factors of s = bind of one row per codebook
+               (not VTB or MCR: GAIA_ERR_UNSUPPORTED)
      encoders  level (M levels, sim ~ 1 - |i - j| / (M - 1)), thermometer,
                circular, level_encode (values to levels), fpe_base and
                fpe_encode (fractional powers x^v: real unitary HRR bases,
                FHRR phases times v), sequence (permute and bundle), ngrams,
-               record (bundle of bound pairs), set
+               record (bundle of bound pairs), set (level and circular take
+               VTB, not MCR; thermometer BSC and MAP; fpe HRR and FHRR)
      structures (src/vsa_struct.h, torchhd's semantics) gaia_vsa_graph:
                _create, _add_edges, _value, _neighbors, _query (top-k
                neighbours by cleanup), _contains (edge multiplicity);

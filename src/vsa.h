@@ -1,4 +1,4 @@
-//! src/vsa.h - the vsa module: BSC, MAP, HRR and FHRR hypervectors behind one
+//! src/vsa.h - the vsa module: BSC, MAP, HRR, FHRR, VTB and MCR hypervectors behind one
 //! API (bind, bundle, permute, similarity, cleanup, encoders, resonator); its
 //! backend table.
 //! uses: core tensor axis hrr cpu/random cpu/fft
@@ -6,7 +6,7 @@
 //@ part vsa-api
 /* vsa module: public declarations (fragment of gaia.h's public section).
 
-   Vector-symbolic architectures behind one API: four models of hypervector,
+   Vector-symbolic architectures behind one API: six models of hypervector,
    each a batch of B rows of dimension D held in a gaia_vsa (which knows its
    model, B, D and device). Every operation runs on the device its operands
    live on; generation uses the context's default device and takes one random
@@ -19,30 +19,73 @@
      MAP    real, random +-1   elementwise *   elementwise * weighted sum   cosine
      HRR    real, N(0, 1/D)    circular conv.  correlation   weighted sum   cosine
      FHRR   unit phasor e^(it) phase add       phase sub.    weighted sum   Re<a, b> / |a||b|
+     VTB    real, unit length  V_a b (below)   V_r^T t       weighted sum   cosine
+     MCR    integer mod m      (a + b) mod m   (t - r) mod m phasor sum,    1 - 4 E / (m D)
+                                                             quantised
 
    BSC bit b stands for the bipolar value 1 - 2b, so XOR is the product of
-   the bipolar images and 1 - 2H/D their cosine. */
+   the bipolar images and 1 - 2H/D their cosine.
+
+   VTB (vector-derived transformation binding, Gosmann and Eliasmith 2019)
+   needs D = s^2: a row is s blocks of s elements, and V_a is the
+   block-diagonal matrix of s copies of sqrt(s) A, A the s x s matrix of a
+   read row by row (A[i][j] = a[i s + j]): bind(a, b) block k = sqrt(s) A
+   b_k. Binding is not commutative; the role is bind's first operand, so
+   unbind(bind(r, f), r) = V_r^T V_r f ~ f (exact for unitary V_r). In
+   torchhd's argument order gaia_vsa_bind(a, b) is torchhd.bind(b, a). The
+   inverse is the transpose of A (A^T read row by row).
+
+   MCR (modular composite representations, Snaider and Franklin 2014)
+   holds integers 0..m-1 (as floats) standing for the phases 2 pi x / m:
+   binding is phase addition, so MCR is a quantised FHRR. The modulus m (2
+   <= m <= GAIA_VSA_MCR_MAX_MODULUS) belongs to each gaia_vsa: the *_mcr
+   generators take it, the generic ones use GAIA_VSA_MCR_DEFAULT_MODULUS,
+   and two operands of different moduli are refused. E is the modular
+   Manhattan distance sum_j min((a_j - b_j) mod m, (b_j - a_j) mod m), whose
+   mean over random pairs is m D / 4: similarity 1 for equal rows, ~0 for
+   unrelated ones (torchhd's MCR cosine_similarity). */
 typedef enum gaia_vsa_model {
     GAIA_VSA_BSC = 0,  /* binary spatter codes */
     GAIA_VSA_MAP = 1,  /* multiply-add-permute, bipolar or real */
     GAIA_VSA_HRR = 2,  /* holographic reduced representations (the hrr module) */
     GAIA_VSA_FHRR = 3, /* Fourier HRR: unit phasors */
-    GAIA_VSA_MODEL_COUNT = 4
+    GAIA_VSA_VTB = 4,  /* vector-derived transformation binding, D a square */
+    GAIA_VSA_MCR = 5,  /* modular composite representations, integers mod m */
+    GAIA_VSA_MODEL_COUNT = 6
 } gaia_vsa_model;
+
+/* The modulus the generic generators give MCR (Snaider and Franklin's 16),
+   and the largest accepted: 2^16 keeps every sum of two elements and every
+   distance exact in float and the draw of an element unbiased to 2^-16. */
+#define GAIA_VSA_MCR_DEFAULT_MODULUS 16u
+#define GAIA_VSA_MCR_MAX_MODULUS 65536u
 
 /* B hypervectors of one model and dimension, on one device. */
 typedef struct gaia_vsa gaia_vsa;
 
-/* "bsc", "map", "hrr", "fhrr" ("?" otherwise). */
+/* "bsc", "map", "hrr", "fhrr", "vtb", "mcr" ("?" otherwise). */
 GAIA_API const char *gaia_vsa_model_str(gaia_vsa_model model);
 
 /* --- generation (the context's default device, one random stream each) ---
    BSC: iid fair bits; MAP: iid +-1 (the bipolar image of the BSC bits of the
-   same stream); HRR: iid N(0, 1/D); FHRR: phases iid uniform in [-pi, pi). */
+   same stream); HRR: iid N(0, 1/D); FHRR: phases iid uniform in [-pi, pi);
+   VTB: uniform on the unit sphere (iid N(0, 1/D), each row scaled to length
+   1: gaia_hrr_random with unit = 1); MCR: iid uniform in 0..m-1 (element i
+   of the batch: floor(w m / 2^32), w the high half of
+   gaia_cpu_vsa_random_word(seed, stream, i), drawn on the host). */
 GAIA_API gaia_status gaia_vsa_random(gaia_ctx *ctx, gaia_vsa_model model, size_t B, size_t D, gaia_vsa **out);
 /* The identity of binding in every row: BSC all 0, MAP all 1, HRR the delta
-   [1, 0, ...], FHRR phase 0. */
+   [1, 0, ...], FHRR phase 0, VTB s^(-1/2) on the diagonal of A (so V is the
+   identity matrix), MCR all 0. */
 GAIA_API gaia_status gaia_vsa_identity(gaia_ctx *ctx, gaia_vsa_model model, size_t B, size_t D, gaia_vsa **out);
+/* MCR with modulus m: as gaia_vsa_random, gaia_vsa_identity and
+   gaia_vsa_from_tensor with model GAIA_VSA_MCR, which use
+   GAIA_VSA_MCR_DEFAULT_MODULUS. 2 <= modulus <= GAIA_VSA_MCR_MAX_MODULUS. */
+GAIA_API gaia_status gaia_vsa_random_mcr(gaia_ctx *ctx, size_t B, size_t D, unsigned modulus, gaia_vsa **out);
+GAIA_API gaia_status gaia_vsa_identity_mcr(gaia_ctx *ctx, size_t B, size_t D, unsigned modulus, gaia_vsa **out);
+GAIA_API gaia_status gaia_vsa_from_tensor_mcr(gaia_ctx *ctx, unsigned modulus, const gaia_tensor *x, gaia_vsa **out);
+/* An MCR vector's modulus; 0 for the other models and for NULL. */
+GAIA_API unsigned gaia_vsa_modulus(const gaia_vsa *v);
 
 /* --- the output convention of every function that makes a gaia_vsa: *out
    NULL gets a new one; otherwise *out must have the result's model, rows,
@@ -54,15 +97,18 @@ GAIA_API size_t gaia_vsa_dim(const gaia_vsa *v);
 GAIA_API gaia_device gaia_vsa_device(const gaia_vsa *v);
 /* The storage, read-only: BSC [B, 2W] floats that hold W = ceil(D/64)
    little-endian uint64 words per row (bit j of the row is bit j%64 of word
-   j/64; the bits past D are 0), MAP and HRR [B, D], FHRR [B, 2D] as
-   interleaved (cos, sin). An HRR's tensor works with every gaia_hrr_* call. */
+   j/64; the bits past D are 0), MAP, HRR, VTB and MCR [B, D] (MCR: the
+   integers as floats), FHRR [B, 2D] as interleaved (cos, sin). An HRR's
+   tensor works with every gaia_hrr_* call. */
 GAIA_API const gaia_tensor *gaia_vsa_tensor(const gaia_vsa *v);
 
-/* From a [B, D] (or [D]) tensor: BSC takes 0/1 values, MAP and HRR any
-   finite values, FHRR phases in radians. NaN or inf (or a BSC value other
-   than 0 and 1) is GAIA_ERR_INVALID_ARG, naming the first. */
+/* From a [B, D] (or [D]) tensor: BSC takes 0/1 values, MAP, HRR and VTB
+   any finite values (VTB: D a square), FHRR phases in radians, MCR the
+   integers 0..m-1. NaN or inf (or a BSC value other than 0 and 1, an MCR
+   value that is not such an integer) is GAIA_ERR_INVALID_ARG, naming the
+   first. */
 GAIA_API gaia_status gaia_vsa_from_tensor(gaia_ctx *ctx, gaia_vsa_model model, const gaia_tensor *x, gaia_vsa **out);
-/* To a [B, D] tensor on v's device: BSC 0/1, MAP and HRR the values, FHRR
+/* To a [B, D] tensor on v's device: BSC 0/1, MAP, HRR, VTB, MCR the values, FHRR
    the phases in (-pi, pi] (atan2; a zero element gives 0). */
 GAIA_API gaia_status gaia_vsa_to_tensor(gaia_ctx *ctx, const gaia_vsa *v, gaia_tensor **out);
 /* Rows rows[0..n) of v, in that order (repeats allowed), as a new batch. */
@@ -74,24 +120,35 @@ GAIA_API gaia_status gaia_vsa_select(gaia_ctx *ctx, const gaia_vsa *v, const siz
                   convolution becomes phase addition; a zero bin gives 1);
      FHRR -> HRR  the inverse DFT, for conjugate-symmetric rows only
                   (z[D-k] = conj z[k], z[0] and z[D/2] real, to 1e-4);
-   the same model is a copy. */
+     MCR -> FHRR  x -> the phasor of phase 2 pi x / m (exact: modular
+                  addition becomes phase addition);
+   the same model is a copy (MCR keeps its modulus). VTB converts to
+   nothing: its binding has no image in another model. */
 GAIA_API gaia_status gaia_vsa_convert(gaia_ctx *ctx, const gaia_vsa *v, gaia_vsa_model to, gaia_vsa **out);
 
 /* --- algebra. Binary operations take equal rows, or one row with a batch.
    --- */
 GAIA_API gaia_status gaia_vsa_bind(gaia_ctx *ctx, const gaia_vsa *a, const gaia_vsa *b, gaia_vsa **out);
 /* Recovers the filler from trace = bind(role, filler): exact for BSC, for
-   bipolar MAP and for FHRR; HRR uses the involution (approximate). */
+   bipolar MAP, for FHRR and MCR; HRR uses the involution, VTB the
+   transpose V_role^T (both approximate). */
 GAIA_API gaia_status gaia_vsa_unbind(gaia_ctx *ctx, const gaia_vsa *trace, const gaia_vsa *role, gaia_vsa **out);
 /* The inverse that unbind uses: BSC and MAP x itself, HRR the involution,
-   FHRR the conjugate. */
+   FHRR the conjugate, VTB the transpose of each row's s x s matrix, MCR
+   (m - x) mod m. */
 GAIA_API gaia_status gaia_vsa_inverse(gaia_ctx *ctx, const gaia_vsa *x, gaia_vsa **out);
 /* Bundles each group of K consecutive rows of x (B = N K rows) into one:
    out has N rows. weights: NULL (all 1) or K finite host floats. BSC: the
    weighted majority of the bipolar images, a tie (an even K unweighted)
    broken by a random bit of the call's stream; MAP, HRR, FHRR: the weighted
    sum, then with normalize != 0 the sign for MAP (ties random as for BSC),
-   unit length for HRR, unit phasors for FHRR (a zero element gives phase 0).
+   unit length for HRR and VTB, unit phasors for FHRR (a zero element gives
+   phase 0). MCR is always quantised, normalize or not (torchhd's rule):
+   the weighted sum of the phasors e^(2 pi i x / m) in double, its angle
+   t in (-pi, pi] taken to m t / (2 pi) (within 1e-7 of a half-integer it
+   is taken as that tie), rounded half to even, mod m; a sum
+   of magnitude <= 1e-9 sum_k |w_k| (the phasors cancel) takes the plain
+   mean of the K integers instead, rounded half to even, mod m.
    Takes one random stream (BSC always, MAP when normalizing). */
 GAIA_API gaia_status gaia_vsa_bundle(gaia_ctx *ctx, const gaia_vsa *x, size_t K, const float *weights, int normalize,
                                      gaia_vsa **out);
@@ -99,8 +156,8 @@ GAIA_API gaia_status gaia_vsa_bundle(gaia_ctx *ctx, const gaia_vsa *x, size_t K,
 GAIA_API gaia_status gaia_vsa_permute(gaia_ctx *ctx, const gaia_vsa *x, long shift, gaia_vsa **out);
 
 /* --- similarity: a [B] against b [M] gives a [B, M] float tensor on their
-   device: one matrix product (MAP, HRR, FHRR) or one popcount sweep (BSC).
-   --- */
+   device: one matrix product (MAP, HRR, FHRR, VTB), one popcount sweep
+   (BSC) or one sweep of modular distances (MCR, 1 - 4 E / (m D)). --- */
 GAIA_API gaia_status gaia_vsa_similarity(gaia_ctx *ctx, const gaia_vsa *a, const gaia_vsa *b, gaia_tensor **out);
 /* BSC only: the Hamming distances (integers as floats). */
 GAIA_API gaia_status gaia_vsa_hamming(gaia_ctx *ctx, const gaia_vsa *a, const gaia_vsa *b, gaia_tensor **out);
@@ -123,7 +180,9 @@ GAIA_API gaia_status gaia_vsa_cleanup(gaia_ctx *ctx, const gaia_vsa *memory, con
    since two factors may settle on -x or e^(it) x and still multiply to s);
    iterations (may be NULL): the sweeps run; converged may be NULL. s has
    one row; codebooks share its model and D; BSC runs on the bipolar
-   images. HRR's approximate unbinding makes its resonator weak (about half
+   images. VTB and MCR are refused (GAIA_ERR_UNSUPPORTED): VTB's binding
+   does not commute, and MCR has no real-valued superposition to iterate
+   on. HRR's approximate unbinding makes its resonator weak (about half
    the success of MAP at D = 500, M = 20): prefer MAP, BSC or FHRR. Near
    the operational capacity (Kent et al. 2020: the largest M^F solved with
    >= 99% accuracy within 0.001 M^F sweeps, growing about as D^2; for
@@ -138,8 +197,9 @@ GAIA_API gaia_status gaia_vsa_resonator(gaia_ctx *ctx, const gaia_vsa *s, const 
    level 0 and level M-1 are unrelated. Level i takes the elements of a
    random vector B at the first round(i D / (M-1)) positions of a random
    order and those of a random vector A elsewhere, so sim(i, j) ~ 1 -
-   |i - j| / (M-1). Any model; M >= 2; two random streams (A and B with
-   one, the order with the other). */
+   |i - j| / (M-1). Any model but MCR (whose levels would need a modulus:
+   GAIA_ERR_UNSUPPORTED); M >= 2; two random streams (A and B with one, the
+   order with the other). */
 GAIA_API gaia_status gaia_vsa_level(gaia_ctx *ctx, gaia_vsa_model model, size_t M, size_t D, gaia_vsa **out);
 /* Thermometer codes: level i has its first round(i D / (M-1)) elements set
    (BSC 1, MAP -1) and the others clear (BSC 0, MAP +1); BSC and MAP only;
@@ -148,8 +208,8 @@ GAIA_API gaia_status gaia_vsa_thermometer(gaia_ctx *ctx, gaia_vsa_model model, s
 /* M levels on a circle (angles 2 pi i / M): from level 0 (= A) the first
    half turn replaces A's elements by B's in a random order, the second
    half turn restores them in the same order, so sim(i, j) ~ 1 - 2 d / M
-   with d the circular distance; opposite levels are unrelated. Any model;
-   M even, >= 2; two random streams, as gaia_vsa_level. */
+   with d the circular distance; opposite levels are unrelated. Any model
+   but MCR; M even, >= 2; two random streams, as gaia_vsa_level. */
 GAIA_API gaia_status gaia_vsa_circular(gaia_ctx *ctx, gaia_vsa_model model, size_t M, size_t D, gaia_vsa **out);
 /* Per value, the row of `levels` (M rows) for it: values[i] clamped to
    [low, high], then level round((v - low) / (high - low) (M - 1)). */
@@ -222,6 +282,24 @@ struct gaia_vsa_ops {
     gaia_status (*permute)(gaia_ctx *ctx, size_t B, size_t D, size_t comps, const float *x, size_t shift, float *out);
     /* out[2i] = cos(p[i]), out[2i+1] = sin(p[i]) for n phases. */
     gaia_status (*phasor)(gaia_ctx *ctx, size_t n, const float *phase, float *out);
+    /* VTB over B rows of D = s^2: out[r][k s + i] = sqrt(s) sum_j A[i][j]
+       b[r][k s + j], A[i][j] = a[r][i s + j] (transpose: a[r][j s + i]);
+       the sum in float, j ascending, then times (float)sqrt(s); out != a, b. */
+    gaia_status (*vtb_bind)(gaia_ctx *ctx, size_t B, size_t s, int transpose, const float *a, size_t a_rs,
+                            const float *b, size_t b_rs, float *out);
+    /* VTB inverse: out[r][i s + j] = x[r][j s + i]; out != x. */
+    gaia_status (*vtb_transpose)(gaia_ctx *ctx, size_t B, size_t s, const float *x, float *out);
+    /* MCR over B rows of D integers mod m: mode 0 out = (a + b) mod m, 1
+       (a - b) mod m, 2 (m - b) mod m (a unused); out may be a or b. */
+    gaia_status (*mcr_bind)(gaia_ctx *ctx, size_t B, size_t D, unsigned m, int mode, const float *a, size_t a_rs,
+                            const float *b, size_t b_rs, float *out);
+    /* MCR bundle of rows n K .. n K + K-1 into row n (gaia_vsa_bundle's
+       rule; weights: K device floats or NULL). */
+    gaia_status (*mcr_bundle)(gaia_ctx *ctx, size_t N, size_t K, size_t D, unsigned m, const float *x,
+                              const float *w, float *out);
+    /* MCR similarity of a[b] and x[j]: 1 - 4 E / (m D) into out[b M + j]. */
+    gaia_status (*mcr_similarity)(gaia_ctx *ctx, size_t B, size_t M, size_t D, unsigned m, const float *a,
+                                  const float *x, float *out);
 };
 
 /* The CPU twins (host pointers). */
@@ -248,6 +326,15 @@ GAIA_API void gaia_cpu_vsa_phasor(size_t n, const float *phase, float *out, int 
 /* n unit phasors of phases uniform in [-pi, pi): the bits of gaia_cpu_random
    (uniform, -pi, pi, seed, stream) followed by gaia_cpu_vsa_phasor, fused. */
 GAIA_API void gaia_cpu_vsa_fhrr_random(size_t n, uint64_t seed, uint64_t stream, float *out, int nthreads);
+GAIA_API void gaia_cpu_vsa_vtb_bind(size_t B, size_t s, int transpose, const float *a, size_t a_rs, const float *b,
+                                    size_t b_rs, float *out, int nthreads);
+GAIA_API void gaia_cpu_vsa_vtb_transpose(size_t B, size_t s, const float *x, float *out);
+GAIA_API void gaia_cpu_vsa_mcr_bind(size_t B, size_t D, unsigned m, int mode, const float *a, size_t a_rs,
+                                    const float *b, size_t b_rs, float *out);
+GAIA_API void gaia_cpu_vsa_mcr_bundle(size_t N, size_t K, size_t D, unsigned m, const float *x, const float *w,
+                                      float *out, int nthreads);
+GAIA_API void gaia_cpu_vsa_mcr_similarity(size_t B, size_t M, size_t D, unsigned m, const float *a, const float *x,
+                                          float *out, int nthreads);
 
 //@ part vsa-impl
 /* ---------------------------------------------------------------------
@@ -259,6 +346,7 @@ GAIA_API void gaia_cpu_vsa_fhrr_random(size_t n, uint64_t seed, uint64_t stream,
    --------------------------------------------------------------------- */
 struct gaia_vsa {
     gaia_vsa_model model;
+    unsigned modulus; /* MCR: the modulus m; 0 for the other models */
     size_t B, D;
     gaia_tensor *t; /* the storage, see gaia_vsa_tensor */
 };
@@ -289,6 +377,8 @@ GAIA_API const char *gaia_vsa_model_str(gaia_vsa_model model) {
     case GAIA_VSA_MAP: return "map";
     case GAIA_VSA_HRR: return "hrr";
     case GAIA_VSA_FHRR: return "fhrr";
+    case GAIA_VSA_VTB: return "vtb";
+    case GAIA_VSA_MCR: return "mcr";
     default: return "?";
     }
 }
@@ -302,12 +392,20 @@ GAIA_API void gaia_vsa_free(gaia_vsa *v) {
     gaia__host_free(ctx, v);
 }
 GAIA_API gaia_vsa_model gaia_vsa_model_of(const gaia_vsa *v) { return v ? v->model : GAIA_VSA_MODEL_COUNT; }
+GAIA_API unsigned gaia_vsa_modulus(const gaia_vsa *v) { return v ? v->modulus : 0u; }
 GAIA_API size_t gaia_vsa_rows(const gaia_vsa *v) { return v ? v->B : 0; }
 GAIA_API size_t gaia_vsa_dim(const gaia_vsa *v) { return v ? v->D : 0; }
 GAIA_API gaia_device gaia_vsa_device(const gaia_vsa *v) { return v ? GAIA__VSA_DEV(v) : GAIA_DEVICE_AUTO; }
 GAIA_API const gaia_tensor *gaia_vsa_tensor(const gaia_vsa *v) { return v ? v->t : NULL; }
 
 /* --- checks --- */
+/* floor(sqrt(n)) exactly, for n < 2^31 */
+static size_t gaia__vsa_isqrt(size_t n) {
+    size_t r = (size_t)sqrt((double)n);
+    while (r * r > n) r--;
+    while ((r + 1) * (r + 1) <= n) r++;
+    return r;
+}
 static gaia_status gaia__vsa_model_check(gaia_ctx *ctx, const char *fn, gaia_vsa_model m) {
     if (!gaia__vsa_model_ok(m)) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown model %d", (int)m);
     return GAIA_OK;
@@ -318,8 +416,18 @@ static gaia_status gaia__vsa_dims_check(gaia_ctx *ctx, const char *fn, gaia_vsa_
     if (st != GAIA_OK) return st;
     if (B == 0 || D == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "B = %zu and D = %zu must be > 0", B, D);
     if (D > (size_t)0x7fffffff) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "D = %zu is above 2^31 - 1", D);
+    if (m == GAIA_VSA_VTB && gaia__vsa_isqrt(D) * gaia__vsa_isqrt(D) != D)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn,
+                          "D = %zu is not a perfect square: vtb binds blocks of sqrt(D) elements (try D = %zu)", D,
+                          (gaia__vsa_isqrt(D) + 1) * (gaia__vsa_isqrt(D) + 1));
     if (gaia__mul_overflows(B, gaia__vsa_cols(m, D), &n) || n > SIZE_MAX / 8)
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%zu rows of D = %zu are too large", B, D);
+    return GAIA_OK;
+}
+static gaia_status gaia__vsa_modulus_check(gaia_ctx *ctx, const char *fn, unsigned mod) {
+    if (mod < 2 || mod > GAIA_VSA_MCR_MAX_MODULUS)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "mcr modulus %u is outside 2..%u", mod,
+                          GAIA_VSA_MCR_MAX_MODULUS);
     return GAIA_OK;
 }
 static gaia_status gaia__vsa_check(gaia_ctx *ctx, const char *fn, const char *name, const gaia_vsa *v) {
@@ -340,6 +448,9 @@ static gaia_status gaia__vsa_same(gaia_ctx *ctx, const char *fn, const char *na,
     if (a->D != b->D)
         return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "dimensions differ: %s has D = %zu, %s has D = %zu", na, a->D, nb,
                           b->D);
+    if (a->modulus != b->modulus)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "mcr moduli differ: %s has m = %u, %s has m = %u", na,
+                          a->modulus, nb, b->modulus);
     return gaia__same_device(ctx, fn, a->t, b->t);
 }
 static gaia_status gaia__vsa_ops_get(gaia_ctx *ctx, const char *fn, gaia_device d, const struct gaia_vsa_ops **ops) {
@@ -351,14 +462,15 @@ static gaia_status gaia__vsa_ops_get(gaia_ctx *ctx, const char *fn, gaia_device 
 }
 
 /* --- making results --- */
-static gaia_status gaia__vsa_new(gaia_ctx *ctx, const char *fn, gaia_vsa_model m, size_t B, size_t D, gaia_device d,
-                                 gaia_vsa **out) {
+static gaia_status gaia__vsa_new(gaia_ctx *ctx, const char *fn, gaia_vsa_model m, unsigned mod, size_t B, size_t D,
+                                 gaia_device d, gaia_vsa **out) {
     size_t shape[2];
     gaia_vsa *v = (gaia_vsa *)gaia__host_alloc(ctx, sizeof *v);
     gaia_status st;
     *out = NULL;
     if (!v) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a gaia_vsa");
     v->model = m;
+    v->modulus = m == GAIA_VSA_MCR ? mod : 0;
     v->B = B;
     v->D = D;
     v->t = NULL;
@@ -373,13 +485,13 @@ static gaia_status gaia__vsa_new(gaia_ctx *ctx, const char *fn, gaia_vsa_model m
     return GAIA_OK;
 }
 /* The output convention: *out NULL -> new; else it must match exactly. */
-static gaia_status gaia__vsa_prepare(gaia_ctx *ctx, const char *fn, gaia_vsa_model m, size_t B, size_t D,
-                                     gaia_device d, gaia_vsa **out, int *created) {
+static gaia_status gaia__vsa_prepare(gaia_ctx *ctx, const char *fn, gaia_vsa_model m, unsigned mod, size_t B,
+                                     size_t D, gaia_device d, gaia_vsa **out, int *created) {
     gaia_vsa *o;
     *created = 0;
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     if (!*out) {
-        gaia_status st = gaia__vsa_new(ctx, fn, m, B, D, d, out);
+        gaia_status st = gaia__vsa_new(ctx, fn, m, mod, B, D, d, out);
         if (st == GAIA_OK) *created = 1;
         return st;
     }
@@ -390,6 +502,8 @@ static gaia_status gaia__vsa_prepare(gaia_ctx *ctx, const char *fn, gaia_vsa_mod
     if (o->model != m || o->B != B || o->D != D)
         return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out is %s with %zu rows of D = %zu, the result %s with %zu rows of D = %zu",
                           gaia_vsa_model_str(o->model), o->B, o->D, gaia_vsa_model_str(m), B, D);
+    if (m == GAIA_VSA_MCR && o->modulus != mod)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out is mcr of modulus %u, the result mcr of modulus %u", o->modulus, mod);
     if (GAIA__DEV(o->t) != d)
         return gaia__fail(ctx, GAIA_ERR_DEVICE_MISMATCH, fn, "out is on %s, operands on %s",
                           gaia_device_str(GAIA__DEV(o->t)), gaia_device_str(d));
@@ -433,18 +547,18 @@ static gaia_status gaia__vsa_download(gaia_ctx *ctx, const char *fn, const gaia_
     return st;
 }
 /* A new gaia_vsa on device d (or *out reused) from host storage. */
-static gaia_status gaia__vsa_upload(gaia_ctx *ctx, const char *fn, gaia_vsa_model m, size_t B, size_t D, gaia_device d,
-                                    const float *host, gaia_vsa **out) {
+static gaia_status gaia__vsa_upload(gaia_ctx *ctx, const char *fn, gaia_vsa_model m, unsigned mod, size_t B, size_t D,
+                                    gaia_device d, const float *host, gaia_vsa **out) {
     int created;
-    gaia_status st = gaia__vsa_prepare(ctx, fn, m, B, D, d, out, &created);
+    gaia_status st = gaia__vsa_prepare(ctx, fn, m, mod, B, D, d, out, &created);
     if (st != GAIA_OK) return st;
     st = gaia__transfer(ctx, fn, d, GAIA__VSA_F(*out), GAIA_DEVICE_CPU, host, (*out)->t->numel * sizeof(float));
     return gaia__vsa_finish(st, out, created);
 }
 
 /* --- generation --- */
-GAIA_API gaia_status gaia_vsa_random(gaia_ctx *ctx, gaia_vsa_model model, size_t B, size_t D, gaia_vsa **out) {
-    static const char *fn = "gaia_vsa_random";
+static gaia_status gaia__vsa_random_impl(gaia_ctx *ctx, const char *fn, gaia_vsa_model model, unsigned mod, size_t B,
+                                         size_t D, gaia_vsa **out) {
     const struct gaia_vsa_ops *ops = NULL;
     gaia_device d;
     gaia_status st;
@@ -455,10 +569,28 @@ GAIA_API gaia_status gaia_vsa_random(gaia_ctx *ctx, gaia_vsa_model model, size_t
     if ((st = gaia__vsa_dims_check(ctx, fn, model, B, D)) != GAIA_OK) return st;
     d = gaia_ctx_device(ctx);
     if ((st = gaia__vsa_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
-    if ((st = gaia__vsa_prepare(ctx, fn, model, B, D, d, out, &created)) != GAIA_OK) return st;
+    if ((st = gaia__vsa_prepare(ctx, fn, model, mod, B, D, d, out, &created)) != GAIA_OK) return st;
     stream = ctx->rng_stream;
     switch (model) {
     case GAIA_VSA_BSC: st = ops->bsc_random(ctx, B, D, ctx->seed, stream, GAIA__VSA_W(*out)); break;
+    case GAIA_VSA_MCR: { /* on the host: floor(w m / 2^32), w 32 random bits */
+        size_t i, n = B * D;
+        float *h = d == GAIA_DEVICE_CPU ? GAIA__VSA_F(*out) : (float *)gaia__host_alloc(ctx, n * sizeof(float));
+        if (!h) {
+            st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", n * 4);
+            break;
+        }
+        for (i = 0; i < n; i++)
+            h[i] = (float)(((gaia_cpu_vsa_random_word(ctx->seed, stream, (uint64_t)i) >> 32) * (uint64_t)mod) >> 32);
+        if (h != GAIA__VSA_F(*out)) {
+            st = gaia__transfer(ctx, fn, d, GAIA__VSA_F(*out), GAIA_DEVICE_CPU, h, n * sizeof(float));
+            gaia__host_free(ctx, h);
+        }
+        break;
+    }
+    case GAIA_VSA_VTB: /* uniform on the sphere: the hrr module's rows of length 1 (it takes the stream itself) */
+        st = gaia_hrr_random(ctx, B, D, 1, &(*out)->t);
+        return gaia__vsa_finish(st, out, created);
     case GAIA_VSA_MAP:
         st = gaia__vsa_scratch(ctx, fn, d, 2 * B * gaia__vsa_words(D), NULL, &tmp);
         if (st == GAIA_OK) st = ops->bsc_random(ctx, B, D, ctx->seed, stream, (uint64_t *)(void *)tmp);
@@ -483,9 +615,19 @@ GAIA_API gaia_status gaia_vsa_random(gaia_ctx *ctx, gaia_vsa_model model, size_t
     if (st == GAIA_OK) ctx->rng_stream++;
     return gaia__vsa_finish(st, out, created);
 }
+GAIA_API gaia_status gaia_vsa_random(gaia_ctx *ctx, gaia_vsa_model model, size_t B, size_t D, gaia_vsa **out) {
+    return gaia__vsa_random_impl(ctx, "gaia_vsa_random", model, GAIA_VSA_MCR_DEFAULT_MODULUS, B, D, out);
+}
+GAIA_API gaia_status gaia_vsa_random_mcr(gaia_ctx *ctx, size_t B, size_t D, unsigned modulus, gaia_vsa **out) {
+    static const char *fn = "gaia_vsa_random_mcr";
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__vsa_modulus_check(ctx, fn, modulus)) != GAIA_OK) return st;
+    return gaia__vsa_random_impl(ctx, fn, GAIA_VSA_MCR, modulus, B, D, out);
+}
 
-GAIA_API gaia_status gaia_vsa_identity(gaia_ctx *ctx, gaia_vsa_model model, size_t B, size_t D, gaia_vsa **out) {
-    static const char *fn = "gaia_vsa_identity";
+static gaia_status gaia__vsa_identity_impl(gaia_ctx *ctx, const char *fn, gaia_vsa_model model, unsigned mod,
+                                           size_t B, size_t D, gaia_vsa **out) {
     gaia_device d;
     gaia_status st;
     int created;
@@ -494,25 +636,39 @@ GAIA_API gaia_status gaia_vsa_identity(gaia_ctx *ctx, gaia_vsa_model model, size
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__vsa_dims_check(ctx, fn, model, B, D)) != GAIA_OK) return st;
     d = gaia_ctx_device(ctx);
-    if ((st = gaia__vsa_prepare(ctx, fn, model, B, D, d, out, &created)) != GAIA_OK) return st;
-    if (model == GAIA_VSA_BSC || model == GAIA_VSA_MAP) {
-        st = gaia__be(ctx, d)->fill(ctx, GAIA__VSA_F(*out), (*out)->t->numel, model == GAIA_VSA_BSC ? 0.0f : 1.0f);
+    if ((st = gaia__vsa_prepare(ctx, fn, model, mod, B, D, d, out, &created)) != GAIA_OK) return st;
+    if (model == GAIA_VSA_BSC || model == GAIA_VSA_MAP || model == GAIA_VSA_MCR) {
+        st = gaia__be(ctx, d)->fill(ctx, GAIA__VSA_F(*out), (*out)->t->numel, model == GAIA_VSA_MAP ? 1.0f : 0.0f);
         return gaia__vsa_finish(st, out, created);
     }
     cols = gaia__vsa_cols(model, D);
     h = (float *)gaia__host_alloc(ctx, B * cols * sizeof(float));
     if (!h) return gaia__vsa_finish(gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", B * cols * 4), out, created);
     for (r = 0; r < B; r++)
-        for (j = 0; j < cols; j++)
-            h[r * cols + j] = model == GAIA_VSA_HRR ? (j == 0 ? 1.0f : 0.0f) : (j % 2 == 0 ? 1.0f : 0.0f);
+        for (j = 0; j < cols; j++) {
+            size_t s = gaia__vsa_isqrt(D);
+            h[r * cols + j] = model == GAIA_VSA_HRR   ? (j == 0 ? 1.0f : 0.0f)
+                              : model == GAIA_VSA_VTB ? (j % (s + 1) == 0 ? (float)(1.0 / sqrt((double)s)) : 0.0f)
+                                                      : (j % 2 == 0 ? 1.0f : 0.0f);
+        }
     st = gaia__transfer(ctx, fn, d, GAIA__VSA_F(*out), GAIA_DEVICE_CPU, h, B * cols * sizeof(float));
     gaia__host_free(ctx, h);
     return gaia__vsa_finish(st, out, created);
 }
+GAIA_API gaia_status gaia_vsa_identity(gaia_ctx *ctx, gaia_vsa_model model, size_t B, size_t D, gaia_vsa **out) {
+    return gaia__vsa_identity_impl(ctx, "gaia_vsa_identity", model, GAIA_VSA_MCR_DEFAULT_MODULUS, B, D, out);
+}
+GAIA_API gaia_status gaia_vsa_identity_mcr(gaia_ctx *ctx, size_t B, size_t D, unsigned modulus, gaia_vsa **out) {
+    static const char *fn = "gaia_vsa_identity_mcr";
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__vsa_modulus_check(ctx, fn, modulus)) != GAIA_OK) return st;
+    return gaia__vsa_identity_impl(ctx, fn, GAIA_VSA_MCR, modulus, B, D, out);
+}
 
 /* --- tensors in and out --- */
-GAIA_API gaia_status gaia_vsa_from_tensor(gaia_ctx *ctx, gaia_vsa_model model, const gaia_tensor *x, gaia_vsa **out) {
-    static const char *fn = "gaia_vsa_from_tensor";
+static gaia_status gaia__vsa_from_tensor_impl(gaia_ctx *ctx, const char *fn, gaia_vsa_model model, unsigned mod,
+                                              const gaia_tensor *x, gaia_vsa **out) {
     size_t B, D, cols, i;
     float *in = NULL, *h = NULL;
     gaia_status st;
@@ -530,6 +686,9 @@ GAIA_API gaia_status gaia_vsa_from_tensor(gaia_ctx *ctx, gaia_vsa_model model, c
         if (!isfinite(v) || (model == GAIA_VSA_BSC && v != 0.0f && v != 1.0f))
             st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "x[%zu][%zu] = %g is not %s", i / D, i % D, (double)v,
                             model == GAIA_VSA_BSC ? "0 or 1" : "finite");
+        else if (model == GAIA_VSA_MCR && (v < 0.0f || v >= (float)mod || v != floorf(v)))
+            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "x[%zu][%zu] = %g is not an integer in 0..%u (mcr modulus %u)",
+                            i / D, i % D, (double)v, mod - 1, mod);
     }
     if (st == GAIA_OK) {
         if (model == GAIA_VSA_BSC) {
@@ -547,11 +706,21 @@ GAIA_API gaia_status gaia_vsa_from_tensor(gaia_ctx *ctx, gaia_vsa_model model, c
         } else {
             memcpy(h, in, B * D * sizeof(float));
         }
-        st = gaia__vsa_upload(ctx, fn, model, B, D, GAIA__DEV(x), h, out);
+        st = gaia__vsa_upload(ctx, fn, model, mod, B, D, GAIA__DEV(x), h, out);
     }
     gaia__host_free(ctx, in);
     gaia__host_free(ctx, h);
     return st;
+}
+GAIA_API gaia_status gaia_vsa_from_tensor(gaia_ctx *ctx, gaia_vsa_model model, const gaia_tensor *x, gaia_vsa **out) {
+    return gaia__vsa_from_tensor_impl(ctx, "gaia_vsa_from_tensor", model, GAIA_VSA_MCR_DEFAULT_MODULUS, x, out);
+}
+GAIA_API gaia_status gaia_vsa_from_tensor_mcr(gaia_ctx *ctx, unsigned modulus, const gaia_tensor *x, gaia_vsa **out) {
+    static const char *fn = "gaia_vsa_from_tensor_mcr";
+    gaia_status st;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__vsa_modulus_check(ctx, fn, modulus)) != GAIA_OK) return st;
+    return gaia__vsa_from_tensor_impl(ctx, fn, GAIA_VSA_MCR, modulus, x, out);
 }
 
 GAIA_API gaia_status gaia_vsa_to_tensor(gaia_ctx *ctx, const gaia_vsa *v, gaia_tensor **out) {
@@ -602,9 +771,9 @@ GAIA_API gaia_status gaia_vsa_select(gaia_ctx *ctx, const gaia_vsa *v, const siz
     if (out && *out == v) { /* the result replaces v: build it aside */
         if (n != v->B)
             return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "out is v, which has %zu rows, the result %zu", v->B, n);
-        if ((st = gaia__vsa_new(ctx, fn, v->model, n, v->D, GAIA__VSA_DEV(v), &res)) != GAIA_OK) return st;
+        if ((st = gaia__vsa_new(ctx, fn, v->model, v->modulus, n, v->D, GAIA__VSA_DEV(v), &res)) != GAIA_OK) return st;
     } else {
-        if ((st = gaia__vsa_prepare(ctx, fn, v->model, n, v->D, GAIA__VSA_DEV(v), out, &created)) != GAIA_OK) return st;
+        if ((st = gaia__vsa_prepare(ctx, fn, v->model, v->modulus, n, v->D, GAIA__VSA_DEV(v), out, &created)) != GAIA_OK) return st;
         res = *out;
     }
     cols = gaia__vsa_cols(v->model, v->D);
@@ -660,7 +829,7 @@ static gaia_status gaia__vsa_fourier(gaia_ctx *ctx, const char *fn, const gaia_v
             if (st == GAIA_OK) gaia_cpu_rfft_inverse(plan, spec, o + r * D, work);
         }
     }
-    if (st == GAIA_OK) st = gaia__vsa_upload(ctx, fn, to, B, D, GAIA__VSA_DEV(v), o, out);
+    if (st == GAIA_OK) st = gaia__vsa_upload(ctx, fn, to, 0, B, D, GAIA__VSA_DEV(v), o, out);
     gaia_cpu_rfft_plan_destroy(plan, &ctx->allocator);
     gaia__host_free(ctx, h);
     gaia__host_free(ctx, o);
@@ -681,17 +850,34 @@ GAIA_API gaia_status gaia_vsa_convert(gaia_ctx *ctx, const gaia_vsa *v, gaia_vsa
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     if (v->model == to) {
         if (*out == v) return GAIA_OK;
-        if ((st = gaia__vsa_prepare(ctx, fn, to, v->B, v->D, GAIA__VSA_DEV(v), out, &created)) != GAIA_OK) return st;
+        if ((st = gaia__vsa_prepare(ctx, fn, to, v->modulus, v->B, v->D, GAIA__VSA_DEV(v), out, &created)) != GAIA_OK) return st;
         return gaia__vsa_finish(gaia__vsa_copy_into(ctx, *out, v), out, created);
     }
     if (*out == v) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is v, whose model is not the result's");
     if ((v->model == GAIA_VSA_HRR && to == GAIA_VSA_FHRR) || (v->model == GAIA_VSA_FHRR && to == GAIA_VSA_HRR))
         return gaia__vsa_fourier(ctx, fn, v, to, out);
+    if (v->model == GAIA_VSA_MCR && to == GAIA_VSA_FHRR) { /* phase 2 pi x / m, in double, on the host */
+        float *h = NULL, *o = NULL;
+        size_t i, n = v->B * v->D;
+        st = gaia__vsa_download(ctx, fn, v, &h);
+        if (st == GAIA_OK && !(o = (float *)gaia__host_alloc(ctx, 2 * n * sizeof(float))))
+            st = gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate %zu bytes", 2 * n * 4);
+        for (i = 0; st == GAIA_OK && i < n; i++) {
+            double ph = 6.283185307179586476925 * (double)h[i] / (double)v->modulus;
+            o[2 * i] = (float)cos(ph);
+            o[2 * i + 1] = (float)sin(ph);
+        }
+        if (st == GAIA_OK) st = gaia__vsa_upload(ctx, fn, to, 0, v->B, v->D, GAIA__VSA_DEV(v), o, out);
+        gaia__host_free(ctx, h);
+        gaia__host_free(ctx, o);
+        return st;
+    }
     if (!((v->model == GAIA_VSA_BSC && to == GAIA_VSA_MAP) || (v->model == GAIA_VSA_MAP && to == GAIA_VSA_BSC)))
-        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "no conversion from %s to %s (defined: bsc <-> map, hrr <-> fhrr)",
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn,
+                          "no conversion from %s to %s (defined: bsc <-> map, hrr <-> fhrr, mcr -> fhrr)",
                           gaia_vsa_model_str(v->model), gaia_vsa_model_str(to));
     if ((st = gaia__vsa_ops_get(ctx, fn, GAIA__VSA_DEV(v), &ops)) != GAIA_OK) return st;
-    if ((st = gaia__vsa_prepare(ctx, fn, to, v->B, v->D, GAIA__VSA_DEV(v), out, &created)) != GAIA_OK) return st;
+    if ((st = gaia__vsa_prepare(ctx, fn, to, 0, v->B, v->D, GAIA__VSA_DEV(v), out, &created)) != GAIA_OK) return st;
     res = *out;
     if (to == GAIA_VSA_MAP) st = ops->bsc_to_bipolar(ctx, v->B, v->D, GAIA__VSA_W(v), GAIA__VSA_F(res));
     else st = ops->bipolar_to_bsc(ctx, v->B, v->D, GAIA__VSA_F(v), GAIA__VSA_W(res));
@@ -703,6 +889,7 @@ GAIA_API gaia_status gaia_vsa_convert(gaia_ctx *ctx, const gaia_vsa *v, gaia_vsa
 static gaia_status gaia__vsa_bind_impl(gaia_ctx *ctx, const char *fn, const char *na, const gaia_vsa *a,
                                        const char *nb, const gaia_vsa *b, int conj, gaia_vsa **out) {
     const struct gaia_vsa_ops *ops = NULL;
+    gaia_vsa *res = NULL;
     gaia_device d;
     gaia_status st;
     size_t B, cols, a_rs, b_rs;
@@ -716,7 +903,7 @@ static gaia_status gaia__vsa_bind_impl(gaia_ctx *ctx, const char *fn, const char
     d = GAIA__VSA_DEV(a);
     if ((st = gaia__vsa_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
     B = a->B > b->B ? a->B : b->B;
-    if ((st = gaia__vsa_prepare(ctx, fn, a->model, B, a->D, d, out, &created)) != GAIA_OK) return st;
+    if ((st = gaia__vsa_prepare(ctx, fn, a->model, a->modulus, B, a->D, d, out, &created)) != GAIA_OK) return st;
     cols = gaia__vsa_cols(a->model, a->D);
     a_rs = (a->B == 1 && B > 1) ? 0 : cols;
     b_rs = (b->B == 1 && B > 1) ? 0 : cols;
@@ -724,6 +911,21 @@ static gaia_status gaia__vsa_bind_impl(gaia_ctx *ctx, const char *fn, const char
     switch (a->model) {
     case GAIA_VSA_BSC:
         st = ops->bsc_xor(ctx, B, cols / 2, GAIA__VSA_W(a), a_rs / 2, GAIA__VSA_W(b), b_rs / 2, GAIA__VSA_W(*out));
+        break;
+    case GAIA_VSA_VTB: /* V_a b (bind) or V_b^T a (unbind): the matrix from the role; out aside when it is an operand */
+        if (*out == a || *out == b) st = gaia__vsa_new(ctx, fn, a->model, 0, B, a->D, d, &res);
+        if (st == GAIA_OK)
+            st = conj ? ops->vtb_bind(ctx, B, gaia__vsa_isqrt(a->D), 1, GAIA__VSA_F(b), b_rs, GAIA__VSA_F(a), a_rs,
+                                      GAIA__VSA_F(res ? res : *out))
+                      : ops->vtb_bind(ctx, B, gaia__vsa_isqrt(a->D), 0, GAIA__VSA_F(a), a_rs, GAIA__VSA_F(b), b_rs,
+                                      GAIA__VSA_F(res ? res : *out));
+        if (res) {
+            if (st == GAIA_OK) st = gaia__vsa_copy_into(ctx, *out, res);
+            gaia_vsa_free(res);
+        }
+        break;
+    case GAIA_VSA_MCR:
+        st = ops->mcr_bind(ctx, B, a->D, a->modulus, conj, GAIA__VSA_F(a), a_rs, GAIA__VSA_F(b), b_rs, GAIA__VSA_F(*out));
         break;
     case GAIA_VSA_MAP: st = ops->mul(ctx, B, a->D, 0, 0, GAIA__VSA_F(a), a_rs, GAIA__VSA_F(b), b_rs, GAIA__VSA_F(*out)); break;
     case GAIA_VSA_FHRR: st = ops->mul(ctx, B, a->D, 1, conj, GAIA__VSA_F(a), a_rs, GAIA__VSA_F(b), b_rs, GAIA__VSA_F(*out)); break;
@@ -749,8 +951,27 @@ GAIA_API gaia_status gaia_vsa_inverse(gaia_ctx *ctx, const gaia_vsa *x, gaia_vsa
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__vsa_check(ctx, fn, "x", x)) != GAIA_OK) return st;
     if (x->model == GAIA_VSA_HRR) {
-        if ((st = gaia__vsa_prepare(ctx, fn, x->model, x->B, x->D, GAIA__VSA_DEV(x), out, &created)) != GAIA_OK) return st;
+        if ((st = gaia__vsa_prepare(ctx, fn, x->model, x->modulus, x->B, x->D, GAIA__VSA_DEV(x), out, &created)) != GAIA_OK) return st;
         return gaia__vsa_finish(gaia_hrr_involution(ctx, x->t, &(*out)->t), out, created);
+    }
+    if (x->model == GAIA_VSA_VTB || x->model == GAIA_VSA_MCR) {
+        const struct gaia_vsa_ops *ops = NULL;
+        gaia_vsa *res = NULL;
+        if ((st = gaia__vsa_ops_get(ctx, fn, GAIA__VSA_DEV(x), &ops)) != GAIA_OK) return st;
+        if ((st = gaia__vsa_prepare(ctx, fn, x->model, x->modulus, x->B, x->D, GAIA__VSA_DEV(x), out, &created)) != GAIA_OK)
+            return st;
+        if (x->model == GAIA_VSA_MCR)
+            return gaia__vsa_finish(ops->mcr_bind(ctx, x->B, x->D, x->modulus, 2, GAIA__VSA_F(x), x->D, GAIA__VSA_F(x),
+                                                  x->D, GAIA__VSA_F(*out)),
+                                    out, created);
+        if (*out == x && (st = gaia__vsa_new(ctx, fn, x->model, 0, x->B, x->D, GAIA__VSA_DEV(x), &res)) != GAIA_OK)
+            return st;
+        st = ops->vtb_transpose(ctx, x->B, gaia__vsa_isqrt(x->D), GAIA__VSA_F(x), GAIA__VSA_F(res ? res : *out));
+        if (res) {
+            if (st == GAIA_OK) st = gaia__vsa_copy_into(ctx, *out, res);
+            gaia_vsa_free(res);
+        }
+        return gaia__vsa_finish(st, out, created);
     }
     if (x->model != GAIA_VSA_FHRR) return gaia_vsa_convert(ctx, x, x->model, out); /* self-inverse: a copy */
     /* the conjugate: unbind the identity by x */
@@ -785,10 +1006,10 @@ GAIA_API gaia_status gaia_vsa_bundle(gaia_ctx *ctx, const gaia_vsa *x, size_t K,
     if ((st = gaia__vsa_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
     N = x->B / K;
     if (out && *out == x) { /* the sums read x while they write: build aside */
-        if ((st = gaia__vsa_prepare(ctx, fn, x->model, N, x->D, d, out, &created)) != GAIA_OK) return st;
-        if ((st = gaia__vsa_new(ctx, fn, x->model, N, x->D, d, &res)) != GAIA_OK) return st;
+        if ((st = gaia__vsa_prepare(ctx, fn, x->model, x->modulus, N, x->D, d, out, &created)) != GAIA_OK) return st;
+        if ((st = gaia__vsa_new(ctx, fn, x->model, x->modulus, N, x->D, d, &res)) != GAIA_OK) return st;
     } else {
-        if ((st = gaia__vsa_prepare(ctx, fn, x->model, N, x->D, d, out, &created)) != GAIA_OK) return st;
+        if ((st = gaia__vsa_prepare(ctx, fn, x->model, x->modulus, N, x->D, d, out, &created)) != GAIA_OK) return st;
         res = *out;
     }
     if (weights) st = gaia__vsa_scratch(ctx, fn, d, K, weights, &w);
@@ -796,6 +1017,8 @@ GAIA_API gaia_status gaia_vsa_bundle(gaia_ctx *ctx, const gaia_vsa *x, size_t K,
     if (st == GAIA_OK && x->model == GAIA_VSA_BSC) {
         st = ops->bsc_majority(ctx, N, K, x->D, GAIA__VSA_W(x), w, ctx->seed, ctx->rng_stream, GAIA__VSA_W(res));
         if (st == GAIA_OK) ctx->rng_stream++;
+    } else if (st == GAIA_OK && x->model == GAIA_VSA_MCR) {
+        st = ops->mcr_bundle(ctx, N, K, x->D, x->modulus, GAIA__VSA_F(x), w, GAIA__VSA_F(res));
     } else if (st == GAIA_OK) {
         st = ops->bundle(ctx, N, K, gaia__vsa_cols(x->model, x->D), GAIA__VSA_F(x), w, GAIA__VSA_F(res));
         if (st == GAIA_OK && normalize) {
@@ -830,12 +1053,12 @@ GAIA_API gaia_status gaia_vsa_permute(gaia_ctx *ctx, const gaia_vsa *x, long shi
     if ((st = gaia__vsa_check(ctx, fn, "x", x)) != GAIA_OK) return st;
     d = GAIA__VSA_DEV(x);
     if ((st = gaia__vsa_ops_get(ctx, fn, d, &ops)) != GAIA_OK) return st;
-    if ((st = gaia__vsa_prepare(ctx, fn, x->model, x->B, x->D, d, out, &created)) != GAIA_OK) return st;
+    if ((st = gaia__vsa_prepare(ctx, fn, x->model, x->modulus, x->B, x->D, d, out, &created)) != GAIA_OK) return st;
     D = x->D;
     /* shift mod D in [0, D), without overflow for LONG_MIN */
     if (shift >= 0) s = (size_t)shift % D;
     else s = (D - (size_t)(-(shift + 1)) % D - 1) % D;
-    if (*out == x && (st = gaia__vsa_new(ctx, fn, x->model, x->B, D, d, &res)) != GAIA_OK) return st;
+    if (*out == x && (st = gaia__vsa_new(ctx, fn, x->model, x->modulus, x->B, D, d, &res)) != GAIA_OK) return st;
     if (!res) res = *out;
     if (x->model == GAIA_VSA_BSC) st = ops->bsc_permute(ctx, x->B, D, GAIA__VSA_W(x), s, GAIA__VSA_W(res));
     else st = ops->permute(ctx, x->B, D, x->model == GAIA_VSA_FHRR ? 2 : 1, GAIA__VSA_F(x), s, GAIA__VSA_F(res));
@@ -856,7 +1079,7 @@ static gaia_status gaia__vsa_sim_impl(gaia_ctx *ctx, const char *fn, const gaia_
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__vsa_same(ctx, fn, "a", a, "b", b)) != GAIA_OK) return st;
-    if (a->model != GAIA_VSA_BSC) {
+    if (a->model != GAIA_VSA_BSC && (a->model != GAIA_VSA_MCR || !similarity)) {
         if (!similarity)
             return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "Hamming distances are for bsc vectors, not %s",
                               gaia_vsa_model_str(a->model));
@@ -869,7 +1092,10 @@ static gaia_status gaia__vsa_sim_impl(gaia_ctx *ctx, const char *fn, const gaia_
     if (!created && (gaia__aliases(*out, a->t) || gaia__aliases(*out, b->t)))
         return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias a or b");
     t0 = gaia__prof_begin(ctx);
-    st = ops->bsc_hamming(ctx, a->B, b->B, a->D, GAIA__VSA_W(a), GAIA__VSA_W(b), similarity, GAIA__PTR(*out));
+    if (a->model == GAIA_VSA_MCR)
+        st = ops->mcr_similarity(ctx, a->B, b->B, a->D, a->modulus, GAIA__VSA_F(a), GAIA__VSA_F(b), GAIA__PTR(*out));
+    else
+        st = ops->bsc_hamming(ctx, a->B, b->B, a->D, GAIA__VSA_W(a), GAIA__VSA_W(b), similarity, GAIA__PTR(*out));
     gaia__prof_end(ctx, GAIA_PROF_HRR, t0, (a->t->numel + b->t->numel) * 4 + (*out)->numel * 4);
     return gaia__finish_out(st, out, created);
 }
@@ -981,12 +1207,12 @@ static gaia_status gaia__vsa_resonate(gaia_ctx *ctx, const char *fn, const gaia_
     if (st == GAIA_OK && cplx) st = gaia__vsa_scratch(ctx, fn, d, 2 * L, NULL, &parts);
     /* every estimate starts as the normalised superposition of its codebook */
     for (f = 0; st == GAIA_OK && f < F; f++) {
-        st = gaia__vsa_new(ctx, fn, s->model, 1, s->D, d, &est[f]);
+        st = gaia__vsa_new(ctx, fn, s->model, s->modulus, 1, s->D, d, &est[f]);
         if (st == GAIA_OK) st = ops->bundle(ctx, 1, books[f]->B, L, GAIA__VSA_F(books[f]), NULL, GAIA__VSA_F(est[f]));
         if (st == GAIA_OK) st = gaia__vsa_clean(ctx, ops, est[f]);
     }
-    if (st == GAIA_OK) st = gaia__vsa_new(ctx, fn, s->model, 1, s->D, d, &u);
-    if (st == GAIA_OK) st = gaia__vsa_new(ctx, fn, s->model, 1, s->D, d, &fresh);
+    if (st == GAIA_OK) st = gaia__vsa_new(ctx, fn, s->model, s->modulus, 1, s->D, d, &u);
+    if (st == GAIA_OK) st = gaia__vsa_new(ctx, fn, s->model, s->modulus, 1, s->D, d, &fresh);
     while (st == GAIA_OK && !done && it < max_iter) {
         double change = 0.0;
         it++;
@@ -1084,6 +1310,9 @@ GAIA_API gaia_status gaia_vsa_resonator(gaia_ctx *ctx, const gaia_vsa *s, const 
     char name[32];
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__vsa_check(ctx, fn, "s", s)) != GAIA_OK) return st;
+    if (s->model == GAIA_VSA_VTB || s->model == GAIA_VSA_MCR)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "no resonator for %s vectors (bsc, map, hrr, fhrr have one)",
+                          gaia_vsa_model_str(s->model));
     if (s->B != 1) return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "s has %zu rows, need 1", s->B);
     if (!codebooks) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "codebooks is NULL");
     if (F == 0) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "F = 0: no factor to find");
@@ -1146,6 +1375,8 @@ static gaia_status gaia__vsa_levels(gaia_ctx *ctx, const char *fn, gaia_vsa_mode
     gaia_status st;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__vsa_dims_check(ctx, fn, model, M, D)) != GAIA_OK) return st;
+    if (model == GAIA_VSA_MCR)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "no level vectors for mcr (they would need a modulus)");
     if (M < 2) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "M = %zu levels: need at least 2", M);
     if (circular && M % 2) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "M = %zu: circular levels need an even M", M);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
@@ -1177,7 +1408,7 @@ static gaia_status gaia__vsa_levels(gaia_ctx *ctx, const char *fn, gaia_vsa_mode
                 for (j = 0; j < c; j++) gaia__vsa_take(model, row, A, order[j]);
             }
         }
-        st = gaia__vsa_upload(ctx, fn, model, M, D, GAIA__VSA_DEV(ab), h, out);
+        st = gaia__vsa_upload(ctx, fn, model, 0, M, D, GAIA__VSA_DEV(ab), h, out);
     }
     gaia_vsa_free(ab);
     gaia__host_free(ctx, hab);
@@ -1215,7 +1446,7 @@ GAIA_API gaia_status gaia_vsa_thermometer(gaia_ctx *ctx, gaia_vsa_model model, s
             else if (j < c) ((uint64_t *)(void *)row)[j / 64] |= (uint64_t)1 << (j % 64);
         }
     }
-    st = gaia__vsa_upload(ctx, fn, model, M, D, gaia_ctx_device(ctx), h, out);
+    st = gaia__vsa_upload(ctx, fn, model, 0, M, D, gaia_ctx_device(ctx), h, out);
     gaia__host_free(ctx, h);
     return st;
 }
@@ -1278,7 +1509,7 @@ GAIA_API gaia_status gaia_vsa_fpe_base(gaia_ctx *ctx, gaia_vsa_model model, size
         }
         gaia_cpu_rfft_inverse(plan, spec, h + r * D, work);
     }
-    if (st == GAIA_OK) st = gaia__vsa_upload(ctx, fn, model, B, D, gaia_ctx_device(ctx), h, out);
+    if (st == GAIA_OK) st = gaia__vsa_upload(ctx, fn, model, 0, B, D, gaia_ctx_device(ctx), h, out);
     gaia_cpu_rfft_plan_destroy(plan, &ctx->allocator);
     gaia__host_free(ctx, spec);
     gaia__host_free(ctx, h);
@@ -1442,7 +1673,7 @@ GAIA_API gaia_status gaia_vsa_fpe_encode(gaia_ctx *ctx, const gaia_vsa *base, co
                 break;
             }
     }
-    if (st == GAIA_OK) st = gaia__vsa_upload(ctx, fn, base->model, n, D, GAIA__VSA_DEV(base), h, out);
+    if (st == GAIA_OK) st = gaia__vsa_upload(ctx, fn, base->model, base->modulus, n, D, GAIA__VSA_DEV(base), h, out);
     gaia_cpu_rfft_plan_destroy(plan, &ctx->allocator);
     gaia__host_free(ctx, hb);
     gaia__host_free(ctx, h);
@@ -1457,7 +1688,7 @@ static gaia_status gaia__vsa_permute_rows(gaia_ctx *ctx, const char *fn, const g
                                           size_t base_shift, gaia_vsa **out) {
     gaia_vsa *row = NULL, *moved = NULL;
     size_t i, cols = gaia__vsa_cols(x->model, x->D);
-    gaia_status st = gaia__vsa_new(ctx, fn, x->model, n, x->D, GAIA__VSA_DEV(x), out);
+    gaia_status st = gaia__vsa_new(ctx, fn, x->model, x->modulus, n, x->D, GAIA__VSA_DEV(x), out);
     for (i = 0; st == GAIA_OK && i < n; i++) {
         size_t r = first + i;
         st = gaia_vsa_select(ctx, x, &r, 1, &row);
@@ -1500,7 +1731,7 @@ GAIA_API gaia_status gaia_vsa_ngrams(gaia_ctx *ctx, const gaia_vsa *items, size_
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     nwin = items->B - g + 1;
     cols = gaia__vsa_cols(items->model, items->D);
-    st = gaia__vsa_new(ctx, fn, items->model, nwin, items->D, GAIA__VSA_DEV(items), &grams);
+    st = gaia__vsa_new(ctx, fn, items->model, items->modulus, nwin, items->D, GAIA__VSA_DEV(items), &grams);
     for (i = 0; st == GAIA_OK && i < nwin; i++) {
         /* window i: bind_j permute(items[i + j], g - 1 - j) */
         st = gaia__vsa_permute_rows(ctx, fn, items, i, g, g - 1, &win);

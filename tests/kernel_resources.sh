@@ -24,7 +24,7 @@ mkdir -p "$tmp" || exit 2
 trap 'rm -rf "$tmp"' EXIT
 
 # Kernels allowed a stack frame, and why.
-allowed="gaia__k_vsa_phasor gaia__k_vsa_quantize gaia__hrr_spec_map_kernel gaia__k_random gaia__k_arange"
+allowed="gaia__k_vsa_phasor gaia__k_vsa_quantize gaia__k_vsa_mcr_bundle gaia__hrr_spec_map_kernel gaia__k_random gaia__k_arange"
 why="double-precision sincos/pow/atan2 and log (the CPU twins' accuracy) keep their slow paths' scratch on the stack"
 
 if [ -n "$report" ]; then

@@ -1,4 +1,5 @@
-/* gaia's gradients against torch.autograd, when a Python with numpy and
+/* gaia's gradients against torch.autograd, and the VTB and MCR
+   hypervectors against torchhd, when a Python with numpy and
    torch is there ($GAIA_TEST_PYTHON, else python3; skipped otherwise).
    gaia writes the weights and inputs as .npy, Python computes the same
    loss and its gradients in float64 and writes them back as .npy, and
@@ -711,6 +712,159 @@ static void vsa_centroid_agrees_with_torchhd(gt *t) {
     gaia_vsa_free(x);
     gaia_vsa_centroid_free(c);
     free(W0);
+/* VTB and MCR against torchhd on gaia's own vectors: gaia writes its random
+   vectors and its bind, unbind, inverse, bundle and similarity results as
+   .npy; torchhd recomputes each from the same vectors (VTB in float64, MCR
+   as torchhd's int64 MCRTensor with block_size m) and writes them back.
+   gaia_vsa_bind(a, b) is torchhd.bind(b, a) for VTB (gaia's role is the
+   first operand; torchhd's matrix comes from the second). MCR's bind,
+   inverse and bundle must agree bit for bit: K = 3 rows per bundle and an
+   even m leave no exact tie and no cancelling sum, where torchhd's float32
+   phasors and gaia's float64 ones could fall either way. */
+static gaia_status vsa_save(gt *t, const gaia_tensor *x, const char *tag, const char *name) {
+    char path[600], file[100];
+    snprintf(file, sizeof file, "%s_%s.npy", tag, name);
+    return gaia_tensor_save_npy(t->ctx, x, gt_tmp_path(path, sizeof path, file));
+}
+static float *vsa_load(gt *t, const char *tag, const char *name, size_t want) {
+    char path[600], file[100];
+    gaia_tensor *x = NULL;
+    float *h = NULL;
+    snprintf(file, sizeof file, "%s_%s.npy", tag, name);
+    if (gaia_tensor_load_npy(t->ctx, gt_tmp_path(path, sizeof path, file), &x) != GAIA_OK) return NULL;
+    if (gaia_tensor_numel(x) == want) h = gt_host(t, x);
+    gaia_tensor_free(x);
+    return h;
+}
+static int vsa_run_python(gt *t, const char *py, const char *tag, const char *body) {
+    char script[600], dir[600], cmd[2000], file[100];
+    FILE *f;
+    snprintf(file, sizeof file, "%s.py", tag);
+    gt_tmp_path(script, sizeof script, file);
+    f = fopen(script, "w");
+    if (!f) return -1;
+    fprintf(f,
+            "import sys, os, numpy as np, torch, torchhd\n"
+            "d, tag = sys.argv[1], sys.argv[2]\n"
+            "L = lambda n: np.load(os.path.join(d, tag + '_' + n + '.npy'))\n"
+            "S = lambda n, v: np.save(os.path.join(d, tag + '_' + n + '.npy'), np.asarray(v, dtype=np.float32))\n"
+            "%s\n",
+            body);
+    if (fclose(f) != 0) return -1;
+    gt_tmp_path(dir, sizeof dir, "");
+    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' %s", py, script, dir, tag);
+    (void)t;
+    return system(cmd);
+}
+
+static void vsa_vtb_agrees_with_torchhd(gt *t) {
+    char cmd[600];
+    const char *py = gt_python(cmd, sizeof cmd, "numpy, torch, torchhd");
+    size_t B = 6, D = 1024, K = 3, i;
+    gaia_vsa *a = NULL, *b = NULL, *o = NULL, *u = NULL, *inv = NULL, *bun = NULL;
+    gaia_tensor *sim = NULL;
+    const char *names[5] = {"bind", "unbind", "inverse", "bundle", "sim"};
+    const gaia_tensor *outs[5];
+    size_t ns[5];
+    int k;
+    if (!py) GT_SKIP(t, "no python with numpy, torch and torchhd (set GAIA_TEST_PYTHON)");
+    GT_OK(t, gaia_vsa_random(t->ctx, GAIA_VSA_VTB, B, D, &a));
+    GT_OK(t, gaia_vsa_random(t->ctx, GAIA_VSA_VTB, B, D, &b));
+    GT_OK(t, gaia_vsa_bind(t->ctx, a, b, &o));
+    GT_OK(t, gaia_vsa_unbind(t->ctx, o, a, &u));
+    GT_OK(t, gaia_vsa_inverse(t->ctx, a, &inv));
+    GT_OK(t, gaia_vsa_bundle(t->ctx, a, K, NULL, 0, &bun));
+    GT_OK(t, gaia_vsa_similarity(t->ctx, a, b, &sim));
+    GT_OK(t, vsa_save(t, gaia_vsa_tensor(a), "vtb", "a"));
+    GT_OK(t, vsa_save(t, gaia_vsa_tensor(b), "vtb", "b"));
+    GT_CHECK(t, vsa_run_python(t, py, "vtb",
+                               "V = lambda n: torch.from_numpy(L(n).astype(np.float64)).as_subclass(torchhd.VTBTensor)\n"
+                               "a, b = V('a'), V('b')\n"
+                               "o = torchhd.bind(b, a)\n"
+                               "S('ref_bind', o)\n"
+                               "S('ref_unbind', torchhd.bind(o, torchhd.inverse(a)))\n"
+                               "S('ref_inverse', torchhd.inverse(a))\n"
+                               "S('ref_bundle', torchhd.multiset(a.reshape(2, 3, -1)))\n"
+                               "S('ref_sim', torchhd.cosine_similarity(a, b))\n") == 0,
+             "python could not run torchhd");
+    outs[0] = gaia_vsa_tensor(o), outs[1] = gaia_vsa_tensor(u), outs[2] = gaia_vsa_tensor(inv);
+    outs[3] = gaia_vsa_tensor(bun), outs[4] = sim;
+    ns[0] = ns[1] = ns[2] = B * D, ns[3] = (B / K) * D, ns[4] = B * B;
+    for (k = 0; k < 5; k++) {
+        char ref_name[40];
+        float *r, *g = gt_host(t, outs[k]);
+        double *rd = (double *)malloc(ns[k] * sizeof(double));
+        long at;
+        snprintf(ref_name, sizeof ref_name, "ref_%s", names[k]);
+        r = vsa_load(t, "vtb", ref_name, ns[k]);
+        GT_CHECK(t, r && g && rd, "vtb %s: no reference (or out of memory)", names[k]);
+        for (i = 0; i < ns[k]; i++) rd[i] = r[i];
+        at = gt_mismatch(rd, g, ns[k], 1e-6, 1e-4);
+        GT_CHECK(t, at < 0, "vtb %s element %ld: torchhd %.9g, gaia %.9g", names[k], at, at < 0 ? 0.0 : rd[at],
+                 at < 0 ? 0.0 : (double)g[at]);
+        free(r), free(g), free(rd);
+    }
+    gaia_vsa_free(a), gaia_vsa_free(b), gaia_vsa_free(o), gaia_vsa_free(u), gaia_vsa_free(inv), gaia_vsa_free(bun);
+    gaia_tensor_free(sim);
+}
+
+static void vsa_mcr_agrees_with_torchhd(gt *t) {
+    char cmd[600], body[1400];
+    const char *py = gt_python(cmd, sizeof cmd, "numpy, torch, torchhd");
+    static const unsigned ms[] = {4, 16, 64};
+    size_t B = 30, D = 512, K = 3, i, mi;
+    if (!py) GT_SKIP(t, "no python with numpy, torch and torchhd (set GAIA_TEST_PYTHON)");
+    for (mi = 0; mi < 3; mi++) {
+        unsigned m = ms[mi];
+        gaia_vsa *a = NULL, *b = NULL, *o = NULL, *u = NULL, *inv = NULL, *bun = NULL;
+        gaia_tensor *sim = NULL;
+        const char *names[5] = {"bind", "unbind", "inverse", "bundle", "sim"};
+        const gaia_tensor *outs[5];
+        size_t ns[5];
+        int k;
+        GT_OK(t, gaia_vsa_random_mcr(t->ctx, B, D, m, &a));
+        GT_OK(t, gaia_vsa_random_mcr(t->ctx, B, D, m, &b));
+        GT_OK(t, gaia_vsa_bind(t->ctx, a, b, &o));
+        GT_OK(t, gaia_vsa_unbind(t->ctx, o, a, &u));
+        GT_OK(t, gaia_vsa_inverse(t->ctx, a, &inv));
+        GT_OK(t, gaia_vsa_bundle(t->ctx, a, K, NULL, 1, &bun));
+        GT_OK(t, gaia_vsa_similarity(t->ctx, a, b, &sim));
+        GT_OK(t, vsa_save(t, gaia_vsa_tensor(a), "mcr", "a"));
+        GT_OK(t, vsa_save(t, gaia_vsa_tensor(b), "mcr", "b"));
+        snprintf(body, sizeof body,
+                 "def V(n):\n"
+                 "    x = torch.from_numpy(L(n).astype(np.int64)).as_subclass(torchhd.MCRTensor)\n"
+                 "    x.block_size = %u\n"
+                 "    return x\n"
+                 "a, b = V('a'), V('b')\n"
+                 "o = torchhd.bind(a, b)\n"
+                 "S('ref_bind', o)\n"
+                 "S('ref_unbind', torchhd.bind(o, torchhd.inverse(a)))\n"
+                 "S('ref_inverse', torchhd.inverse(a))\n"
+                 "S('ref_bundle', torchhd.multiset(a.reshape(%zu, %zu, -1)))\n"
+                 "S('ref_sim', torchhd.cosine_similarity(a, b))\n",
+                 m, B / K, K);
+        GT_CHECK(t, vsa_run_python(t, py, "mcr", body) == 0, "python could not run torchhd");
+        outs[0] = gaia_vsa_tensor(o), outs[1] = gaia_vsa_tensor(u), outs[2] = gaia_vsa_tensor(inv);
+        outs[3] = gaia_vsa_tensor(bun), outs[4] = sim;
+        ns[0] = ns[1] = ns[2] = B * D, ns[3] = (B / K) * D, ns[4] = B * B;
+        for (k = 0; k < 5; k++) {
+            char ref_name[40];
+            float *r, *g = gt_host(t, outs[k]);
+            double *rd = (double *)malloc(ns[k] * sizeof(double));
+            long at;
+            snprintf(ref_name, sizeof ref_name, "ref_%s", names[k]);
+            r = vsa_load(t, "mcr", ref_name, ns[k]);
+            GT_CHECK(t, r && g && rd, "mcr %s: no reference (or out of memory)", names[k]);
+            for (i = 0; i < ns[k]; i++) rd[i] = r[i];
+            at = gt_mismatch(rd, g, ns[k], k == 4 ? 1e-5 : 0.0, 0.0); /* bit for bit but the float32 sums */
+            GT_CHECK(t, at < 0, "mcr m=%u %s element %ld: torchhd %.9g, gaia %.9g", m, names[k], at, at < 0 ? 0.0 : rd[at],
+                     at < 0 ? 0.0 : (double)g[at]);
+            free(r), free(g), free(rd);
+        }
+        gaia_vsa_free(a), gaia_vsa_free(b), gaia_vsa_free(o), gaia_vsa_free(u), gaia_vsa_free(inv), gaia_vsa_free(bun);
+        gaia_tensor_free(sim);
+    }
 }
 
 const gt_case gt_torch_cases[] = {
@@ -722,5 +876,7 @@ const gt_case gt_torch_cases[] = {
     {"torch_vsa_structures_agree_with_torchhd", vsa_structures_agree_with_torchhd},
     {"torch_sinusoid_gradients_agree", sinusoid_gradients_agree_with_torch},
     {"torch_vsa_centroid_agrees_with_torchhd", vsa_centroid_agrees_with_torchhd},
+    {"torch_vsa_vtb_agrees_with_torchhd", vsa_vtb_agrees_with_torchhd},
+    {"torch_vsa_mcr_agrees_with_torchhd", vsa_mcr_agrees_with_torchhd},
     {NULL, NULL},
 };

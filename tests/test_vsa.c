@@ -1831,6 +1831,411 @@ static void vsa_cuda_matches_cpu(gt *t) {
     }
 }
 
+/* ---------------------------------------------------------------------
+   VTB and MCR: the algebra against float64 references from the
+   definitions, statistics, and bad input
+   --------------------------------------------------------------------- */
+/* VTB bind in float64: out[k s + i] = sqrt(s) sum_j A(i, j) b[k s + j],
+   A from a (transposed when tr). */
+static void vtb_ref(const float *a, const float *b, size_t s, int tr, double *out) {
+    size_t k, i, j;
+    for (k = 0; k < s; k++)
+        for (i = 0; i < s; i++) {
+            double acc = 0.0;
+            for (j = 0; j < s; j++) acc += (double)(tr ? a[j * s + i] : a[i * s + j]) * (double)b[k * s + j];
+            out[k * s + i] = sqrt((double)s) * acc;
+        }
+}
+static double cos64(const float *a, const float *b, size_t n) {
+    double ab = 0, aa = 0, bb = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        ab += (double)a[i] * b[i];
+        aa += (double)a[i] * a[i];
+        bb += (double)b[i] * b[i];
+    }
+    return ab / sqrt(aa * bb);
+}
+
+#define VTB_RECOVERY_MIN 0.6
+static void vsa_vtb_matches_float64(gt *t) {
+    static const size_t Ds[] = {1, 4, 9, 64, 1024, 4096};
+    size_t di;
+    for (di = 0; di < sizeof Ds / sizeof Ds[0]; di++) {
+        size_t D = Ds[di], s = (size_t)(sqrt((double)D) + 0.5), B = 3, r, i, k;
+        gaia_vsa *a = vrand(t, GAIA_VSA_VTB, B, D), *b = vrand(t, GAIA_VSA_VTB, B, D), *o = NULL, *u = NULL, *inv = NULL,
+                 *id = NULL, *o1 = NULL, *sum = NULL, *nsum = NULL, *p = NULL;
+        float *ha, *hb, *ho, *hu, *hi, *hid, *ho1, *hs, *hn, *hp, *sim, w[3] = {0.5f, -1.25f, 2.0f};
+        double *ref = (double *)malloc(B * D * sizeof(double)), *ref1 = (double *)malloc(D * sizeof(double));
+        if (t->failed) return;
+        GT_OK(t, gaia_vsa_bind(t->ctx, a, b, &o));
+        GT_OK(t, gaia_vsa_unbind(t->ctx, o, a, &u));
+        GT_OK(t, gaia_vsa_inverse(t->ctx, a, &inv));
+        GT_OK(t, gaia_vsa_identity(t->ctx, GAIA_VSA_VTB, 1, D, &id));
+        GT_OK(t, gaia_vsa_bind(t->ctx, id, b, &o1)); /* the identity's matrix is I */
+        GT_OK(t, gaia_vsa_bundle(t->ctx, a, B, w, 0, &sum));
+        GT_OK(t, gaia_vsa_bundle(t->ctx, a, B, w, 1, &nsum));
+        GT_OK(t, gaia_vsa_permute(t->ctx, a, 5, &p));
+        ha = vraw(t, a), hb = vraw(t, b), ho = vraw(t, o), hu = vraw(t, u), hi = vraw(t, inv), hid = vraw(t, id);
+        ho1 = vraw(t, o1), hs = vraw(t, sum), hn = vraw(t, nsum), hp = vraw(t, p), sim = vsim(t, a, b);
+        GT_CHECK(t, ha && hb && ho && hu && hi && hid && ho1 && hs && hn && hp && sim && ref && ref1, "host copies");
+        if (t->failed) return;
+        for (r = 0; r < B; r++) {
+            double nrm = 0;
+            for (i = 0; i < D; i++) nrm += (double)ha[r * D + i] * ha[r * D + i];
+            GT_CHECK(t, fabs(nrm - 1.0) < 1e-5, "D=%zu: random row %zu has squared length %g", D, r, nrm);
+            vtb_ref(ha + r * D, hb + r * D, s, 0, ref + r * D);
+        }
+        GT_CLOSE(t, ref, ho, B * D, 1e-6, 1e-5);
+        /* unbind(trace, role) = V_role^T trace */
+        for (r = 0; r < B; r++) vtb_ref(ha + r * D, ho + r * D, s, 1, ref + r * D);
+        GT_CLOSE(t, ref, hu, B * D, 1e-6, 1e-5);
+        for (r = 0; r < B; r++)
+            for (i = 0; i < s; i++)
+                for (k = 0; k < s; k++) ref[r * D + i * s + k] = ha[r * D + k * s + i];
+        GT_CLOSE(t, ref, hi, B * D, 0, 0);
+        for (i = 0; i < D; i++) ref1[i] = (i % (s + 1) == 0) ? 1.0 / sqrt((double)s) : 0.0;
+        GT_CLOSE(t, ref1, hid, D, 1e-7, 1e-6);
+        for (i = 0; i < B * D; i++) ref[i] = hb[i];
+        GT_CLOSE(t, ref, ho1, B * D, 1e-6, 1e-5);
+        for (i = 0; i < D; i++) ref1[i] = w[0] * (double)ha[i] + w[1] * (double)ha[D + i] + w[2] * (double)ha[2 * D + i];
+        GT_CLOSE(t, ref1, hs, D, 1e-6, 1e-5);
+        {
+            double nrm = 0;
+            for (i = 0; i < D; i++) nrm += ref1[i] * ref1[i];
+            for (i = 0; i < D; i++) ref1[i] /= sqrt(nrm);
+        }
+        GT_CLOSE(t, ref1, hn, D, 1e-6, 1e-4);
+        for (r = 0; r < B; r++)
+            for (i = 0; i < D; i++) ref[r * D + i] = ha[r * D + (i + D - 5 % D) % D];
+        GT_CLOSE(t, ref, hp, B * D, 0, 0);
+        for (r = 0; r < B; r++)
+            for (k = 0; k < B; k++) {
+                double c = cos64(ha + r * D, hb + k * D, D);
+                GT_CHECK(t, fabs(c - sim[r * B + k]) <= 1e-5, "D=%zu: similarity %g, float64 %g", D,
+                         (double)sim[r * B + k], c);
+            }
+        /* recovery: unbind(bind(r, f), r) = V_r^T V_r f is near f at large D */
+        for (r = 0; D >= 1024 && r < B; r++) {
+            double c = cos64(hu + r * D, hb + r * D, D), c0 = cos64(hu + r * D, hb + ((r + 1) % B) * D, D);
+            if (getenv("VSA_VTB_PRINT")) printf("vtb D=%zu recovery cosine %.4f, other %.4f\n", D, c, c0);
+            GT_CHECK(t, c > VTB_RECOVERY_MIN && fabs(c0) < 5.0 / sqrt((double)D), "D=%zu: recovered cosine %g, other %g", D, c, c0);
+        }
+        /* bind into an operand gives the same values */
+        GT_OK(t, gaia_vsa_bind(t->ctx, a, b, &b));
+        free(hb);
+        hb = vraw(t, b);
+        GT_CHECK(t, hb && memcmp(hb, ho, B * D * sizeof(float)) == 0, "D=%zu: bind into b differs", D);
+        free(ha), free(hb), free(ho), free(hu), free(hi), free(hid), free(ho1), free(hs), free(hn), free(hp), free(sim);
+        free(ref), free(ref1);
+        gaia_vsa_free(a), gaia_vsa_free(b), gaia_vsa_free(o), gaia_vsa_free(u), gaia_vsa_free(inv);
+        gaia_vsa_free(id), gaia_vsa_free(o1), gaia_vsa_free(sum), gaia_vsa_free(nsum), gaia_vsa_free(p);
+    }
+}
+
+/* MCR bundle element in float64 from the definition: the angle of the
+   weighted phasor sum, m t / 2 pi rounded half to even, mod m; a cancelling
+   sum takes the mean. *near: set when the result sits within 1e-6 of a
+   rounding tie or of cancellation (where float noise decides). */
+static double mcr_bundle_ref(const double *x, const double *w, size_t K, unsigned m, int *near) {
+    double re = 0, im = 0, aw = 0, mean = 0, t, r;
+    size_t k;
+    for (k = 0; k < K; k++) {
+        double ph = 6.283185307179586 * x[k] / m, wk = w ? w[k] : 1.0;
+        re += wk * cos(ph);
+        im += wk * sin(ph);
+        aw += fabs(wk);
+        mean += x[k] / (double)K;
+    }
+    *near = 0;
+    if (hypot(re, im) <= 1e-9 * aw) {
+        t = mean;
+    } else {
+        t = m * atan2(im, re) / (6.283185307179586);
+        if (hypot(re, im) < 1e-6 * aw) *near = 1;
+    }
+    /* a tie computed a few ulp off is the tie; between 1e-7 and 1e-5 of
+       one the result is ambiguous */
+    if (fabs(2 * t - floor(2 * t + 0.5)) < 1e-7) t = floor(2 * t + 0.5) / 2;
+    else if (fabs(2 * t - floor(2 * t + 0.5)) < 1e-5 && fabs(t - floor(t + 0.5)) > 0.25) *near = 1;
+    r = floor(t + 0.5);
+    if (r - t == 0.5 && fmod(r, 2.0) != 0.0) r -= 1.0; /* half to even */
+    r = fmod(r, (double)m);
+    if (r < 0) r += m;
+    return r;
+}
+
+static void vsa_mcr_matches_float64(gt *t) {
+    static const unsigned ms[] = {2, 3, 16, 257, 65536};
+    static const size_t Ds[] = {1, 100, 1024};
+    size_t mi, di;
+    for (mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+        for (di = 0; di < sizeof Ds / sizeof Ds[0]; di++) {
+            unsigned m = ms[mi];
+            size_t D = Ds[di], B = 6, K = 3, i, r, k, nnear = 0;
+            gaia_vsa *a = NULL, *b = NULL, *o = NULL, *u = NULL, *inv = NULL, *id = NULL, *o1 = NULL, *bun = NULL,
+                     *wbun = NULL, *one = NULL;
+            float *ha, *hb, *ho, *hu, *hi, *hid, *hbun, *hw, *sim, wf[3] = {0.75f, -0.5f, 2.0f};
+            double *ref = (double *)malloc(B * D * sizeof(double)), wd[3] = {0.75, -0.5, 2.0};
+            size_t zero = 0;
+            if (t->failed) return;
+            GT_OK(t, gaia_vsa_random_mcr(t->ctx, B, D, m, &a));
+            GT_OK(t, gaia_vsa_random_mcr(t->ctx, B, D, m, &b));
+            GT_CHECK(t, gaia_vsa_modulus(a) == m && gaia_vsa_model_of(a) == GAIA_VSA_MCR, "modulus %u", gaia_vsa_modulus(a));
+            GT_OK(t, gaia_vsa_bind(t->ctx, a, b, &o));
+            GT_OK(t, gaia_vsa_unbind(t->ctx, o, a, &u));
+            GT_OK(t, gaia_vsa_inverse(t->ctx, a, &inv));
+            GT_OK(t, gaia_vsa_identity_mcr(t->ctx, 1, D, m, &id));
+            GT_OK(t, gaia_vsa_bind(t->ctx, id, b, &o1));
+            GT_OK(t, gaia_vsa_bundle(t->ctx, a, K, NULL, 1, &bun));
+            GT_OK(t, gaia_vsa_bundle(t->ctx, a, K, wf, 0, &wbun));
+            GT_OK(t, gaia_vsa_select(t->ctx, a, &zero, 1, &one));
+            ha = vraw(t, a), hb = vraw(t, b), ho = vraw(t, o), hu = vraw(t, u), hi = vraw(t, inv), hid = vraw(t, o1);
+            hbun = vraw(t, bun), hw = vraw(t, wbun), sim = vsim(t, a, b);
+            GT_CHECK(t, ha && hb && ho && hu && hi && hid && hbun && hw && sim && ref, "host copies");
+            if (t->failed) return;
+            for (i = 0; i < B * D; i++)
+                GT_CHECK(t, ha[i] >= 0 && ha[i] < m && ha[i] == floorf(ha[i]), "m=%u: element %g", m, (double)ha[i]);
+            for (i = 0; i < B * D; i++) ref[i] = fmod((double)ha[i] + hb[i], m);
+            GT_CLOSE(t, ref, ho, B * D, 0, 0);
+            for (i = 0; i < B * D; i++) ref[i] = hb[i]; /* exact unbinding and identity */
+            GT_CLOSE(t, ref, hu, B * D, 0, 0);
+            GT_CLOSE(t, ref, hid, B * D, 0, 0);
+            for (i = 0; i < B * D; i++) ref[i] = fmod(m - (double)ha[i], m);
+            GT_CLOSE(t, ref, hi, B * D, 0, 0);
+            /* bundles of K = 3 rows, unweighted and weighted */
+            for (r = 0; r < B / K; r++)
+                for (i = 0; i < D; i++) {
+                    double x[3], g, gw;
+                    int n1, n2;
+                    for (k = 0; k < K; k++) x[k] = ha[(r * K + k) * D + i];
+                    g = mcr_bundle_ref(x, NULL, K, m, &n1);
+                    gw = mcr_bundle_ref(x, wd, K, m, &n2);
+                    nnear += (size_t)n1 + (size_t)n2;
+                    GT_CHECK(t, n1 || g == hbun[r * D + i], "m=%u D=%zu bundle [%zu][%zu] of %g %g %g: %g, float64 %g", m,
+                             D, r, i, x[0], x[1], x[2], (double)hbun[r * D + i], g);
+                    GT_CHECK(t, n2 || gw == hw[r * D + i], "m=%u D=%zu weighted bundle [%zu][%zu]: %g, float64 %g", m, D,
+                             r, i, (double)hw[r * D + i], gw);
+                    if (t->failed) return;
+                }
+            GT_CHECK(t, nnear * 100 <= 2 * (B / K) * D + 2, "m=%u D=%zu: %zu elements near a tie", m, D, nnear);
+            /* similarity: 1 - 4 E / (m D) */
+            for (r = 0; r < B; r++)
+                for (k = 0; k < B; k++) {
+                    double E = 0;
+                    for (i = 0; i < D; i++) {
+                        double d = fmod((double)ha[r * D + i] - hb[k * D + i] + m, m);
+                        E += d < m - d ? d : m - d;
+                    }
+                    GT_CHECK(t, fabs(1.0 - 4.0 * E / ((double)m * D) - sim[r * B + k]) <= 1e-6,
+                             "m=%u D=%zu similarity [%zu][%zu] %g, float64 %g", m, D, r, k, (double)sim[r * B + k],
+                             1.0 - 4.0 * E / ((double)m * D));
+                }
+            free(sim);
+            sim = vsim(t, a, one);
+            GT_CHECK(t, sim && sim[0] == 1.0f, "self-similarity %g", sim ? (double)sim[0] : -9.0);
+            free(ha), free(hb), free(ho), free(hu), free(hi), free(hid), free(hbun), free(hw), free(sim), free(ref);
+            gaia_vsa_free(a), gaia_vsa_free(b), gaia_vsa_free(o), gaia_vsa_free(u), gaia_vsa_free(inv);
+            gaia_vsa_free(id), gaia_vsa_free(o1), gaia_vsa_free(bun), gaia_vsa_free(wbun), gaia_vsa_free(one);
+        }
+}
+
+/* The tie and cancellation rules on chosen inputs, and the statistics:
+   random rows have similarity ~ 0 (sd ~ 1/sqrt(D) times a constant), a
+   bundle of K stays similar to its members, cleanup finds a bound pair in a
+   record, MCR -> FHRR keeps binding. */
+static void vsa_mcr_ties_statistics_and_conversion(gt *t) {
+    /* rows: [0, 1] -> t = 0.5 -> 0 (even); [1, 2] -> 1.5 -> 2; [0, 8] cancels
+       (m = 16) -> mean 4; [3, 11] cancels -> mean 7; [5, 5] -> 5 */
+    float x[10] = {0, 1, 1, 2, 0, 8, 3, 11, 5, 5}, want[5] = {0, 2, 4, 7, 5};
+    size_t shape[2] = {10, 1}, D = 2048, M = 20, i;
+    gaia_tensor *tx = NULL;
+    gaia_vsa *v = NULL, *g = NULL, *keys = NULL, *vals = NULL, *rec = NULL, *q = NULL, *fa = NULL, *fb = NULL,
+             *fab = NULL, *ab = NULL, *fab2 = NULL, *bun = NULL, *r1 = NULL, *r2 = NULL;
+    float *h, *s;
+    long idx[4];
+    if (t->failed) return;
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, shape, x, &tx));
+    /* a [10, 1] tensor: 10 rows of D = 1, bundled in pairs */
+    GT_OK(t, gaia_vsa_from_tensor_mcr(t->ctx, 16, tx, &v));
+    GT_OK(t, gaia_vsa_bundle(t->ctx, v, 2, NULL, 0, &g));
+    h = vraw(t, g);
+    for (i = 0; h && i < 5; i++) GT_CHECK(t, h[i] == want[i], "tie/cancel case %zu: %g, want %g", i, (double)h[i], (double)want[i]);
+    free(h);
+    /* statistics at D = 2048, m = 16 */
+    GT_OK(t, gaia_vsa_random_mcr(t->ctx, M, D, 16, &keys));
+    GT_OK(t, gaia_vsa_random_mcr(t->ctx, M, D, 16, &vals));
+    s = vsim(t, keys, vals);
+    for (i = 0; s && i < M * M; i++) GT_CHECK(t, fabs(s[i]) < 6.0 / sqrt((double)D), "random similarity %g", (double)s[i]);
+    free(s);
+    GT_OK(t, gaia_vsa_bundle(t->ctx, keys, 5, NULL, 0, &bun));
+    s = vsim(t, bun, keys); /* [4, 20]: bundle n against its 5 members */
+    for (i = 0; s && i < 4 * M; i++) {
+        size_t n = i / M, j = i % M;
+        if (j / 5 == n) GT_CHECK(t, s[i] > 0.2, "member %zu of bundle %zu: similarity %g", j, n, (double)s[i]);
+        else GT_CHECK(t, fabs(s[i]) < 6.0 / sqrt((double)D), "non-member %zu of bundle %zu: %g", j, n, (double)s[i]);
+    }
+    free(s);
+    /* a record of 5 pairs; unbinding a key's row and cleaning up finds its value */
+    {
+        size_t five[5] = {0, 1, 2, 3, 4}, k3 = 3;
+        gaia_vsa *k5 = NULL, *v5 = NULL;
+        GT_OK(t, gaia_vsa_select(t->ctx, keys, five, 5, &k5));
+        GT_OK(t, gaia_vsa_select(t->ctx, vals, five, 5, &v5));
+        GT_OK(t, gaia_vsa_record(t->ctx, k5, v5, 1, &rec));
+        GT_OK(t, gaia_vsa_select(t->ctx, keys, &k3, 1, &r2));
+        GT_OK(t, gaia_vsa_unbind(t->ctx, rec, r2, &q));
+        GT_OK(t, gaia_vsa_cleanup(t->ctx, vals, q, 1, idx, NULL));
+        GT_CHECK(t, idx[0] == 3, "record lookup found %ld, not 3", idx[0]);
+        gaia_vsa_free(k5), gaia_vsa_free(v5);
+    }
+    /* MCR -> FHRR: phases 2 pi x / m, binding preserved */
+    GT_OK(t, gaia_vsa_bind(t->ctx, keys, vals, &ab));
+    GT_OK(t, gaia_vsa_convert(t->ctx, keys, GAIA_VSA_FHRR, &fa));
+    GT_OK(t, gaia_vsa_convert(t->ctx, vals, GAIA_VSA_FHRR, &fb));
+    GT_OK(t, gaia_vsa_bind(t->ctx, fa, fb, &fab));
+    GT_OK(t, gaia_vsa_convert(t->ctx, ab, GAIA_VSA_FHRR, &fab2));
+    h = vraw(t, fab);
+    s = vraw(t, fab2);
+    if (h && s) {
+        double *ref = (double *)malloc(2 * M * D * sizeof(double));
+        for (i = 0; ref && i < 2 * M * D; i++) ref[i] = s[i];
+        if (ref) GT_CLOSE(t, ref, h, 2 * M * D, 2e-6, 0);
+        free(ref);
+    }
+    free(h), free(s);
+    gaia_tensor_free(tx);
+    gaia_vsa_free(v), gaia_vsa_free(g), gaia_vsa_free(keys), gaia_vsa_free(vals), gaia_vsa_free(rec), gaia_vsa_free(q);
+    gaia_vsa_free(fa), gaia_vsa_free(fb), gaia_vsa_free(fab), gaia_vsa_free(ab), gaia_vsa_free(fab2), gaia_vsa_free(bun);
+    gaia_vsa_free(r1), gaia_vsa_free(r2);
+}
+
+/* Bad input of the two models: VTB's square D, MCR's modulus and values,
+   mixed models and moduli, and the functions that refuse them; each
+   message names the function and the values. */
+static void vsa_vtb_mcr_reject_bad_input(gt *t) {
+    gaia_ctx *c = t->ctx;
+    gaia_vsa *v = vrand(t, GAIA_VSA_VTB, 2, 64), *h = vrand(t, GAIA_VSA_HRR, 2, 64), *m16 = NULL, *m17 = NULL, *o = NULL,
+             *f = vrand(t, GAIA_VSA_FHRR, 2, 64);
+    gaia_tensor *x = NULL, *s = NULL;
+    const gaia_vsa *books[1];
+    float bad[4] = {0.0f, 3.0f, 1.5f, 2.0f}, big[4] = {0.0f, 16.0f, 1.0f, 2.0f}, neg[4] = {0.0f, -1.0f, 1.0f, 2.0f},
+          vals[1] = {1.0f};
+    size_t shape[2] = {1, 4}, shape3[2] = {1, 3};
+    long idx[2];
+    if (t->failed) return;
+    /* VTB: D must be a perfect square */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random(c, GAIA_VSA_VTB, 2, 1000, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_random") && strstr(gaia_last_error(c), "D = 1000") &&
+                    strstr(gaia_last_error(c), "square"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_identity(c, GAIA_VSA_VTB, 1, 63, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "D = 63"), "message: %s", gaia_last_error(c));
+    GT_OK(t, gaia_tensor_from_host(c, 2, shape3, bad, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor(c, GAIA_VSA_VTB, x, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "D = 3"), "message: %s", gaia_last_error(c));
+    gaia_tensor_free(x);
+    x = NULL;
+    GT_CHECK(t, o == NULL, "a failed call made an output");
+    /* MCR: the modulus */
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random_mcr(c, 2, 64, 1, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_random_mcr") && strstr(gaia_last_error(c), "modulus 1"), "message: %s",
+             gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random_mcr(c, 2, 64, 0, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random_mcr(c, 2, 64, GAIA_VSA_MCR_MAX_MODULUS + 1, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "65537"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random_mcr(c, 0, 64, 16, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_random_mcr(NULL, 2, 64, 16, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_identity_mcr(c, 2, 64, 1, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_identity_mcr"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_identity_mcr(c, 2, 0, 16, &o));
+    /* MCR values: integers in 0..m-1 */
+    GT_OK(t, gaia_tensor_from_host(c, 2, shape, bad, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor_mcr(c, 16, x, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "x[0][2] = 1.5") && strstr(gaia_last_error(c), "modulus 16"), "message: %s",
+             gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor_mcr(c, 70000, x, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor_mcr(c, 16, NULL, &o));
+    gaia_tensor_free(x);
+    x = NULL;
+    GT_OK(t, gaia_tensor_from_host(c, 2, shape, big, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor(c, GAIA_VSA_MCR, x, &o)); /* 16 with the default modulus 16 */
+    GT_CHECK(t, strstr(gaia_last_error(c), "x[0][1] = 16"), "message: %s", gaia_last_error(c));
+    GT_OK(t, gaia_vsa_from_tensor_mcr(c, 17, x, &m17));
+    gaia_tensor_free(x);
+    x = NULL;
+    GT_OK(t, gaia_tensor_from_host(c, 2, shape, neg, &x));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_from_tensor_mcr(c, 16, x, &o));
+    gaia_tensor_free(x);
+    x = NULL;
+    GT_CHECK(t, o == NULL, "a failed call made an output");
+    GT_CHECK(t, gaia_vsa_modulus(NULL) == 0 && gaia_vsa_modulus(v) == 0 && gaia_vsa_modulus(m17) == 17, "modulus getter");
+    /* mixed models and moduli */
+    GT_OK(t, gaia_vsa_random_mcr(c, 1, 4, 16, &m16));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_bind(c, v, h, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "vtb") && strstr(gaia_last_error(c), "hrr"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_bind(c, m16, m17, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_bind") && strstr(gaia_last_error(c), "m = 16") &&
+                    strstr(gaia_last_error(c), "m = 17"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_unbind(c, m16, m17, &o));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_similarity(c, m16, m17, &s));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_cleanup(c, m16, m17, 1, idx, NULL));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_record(c, m16, m17, 1, &o));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_bind(c, m17, m17, &m16)); /* *out of another modulus */
+    GT_CHECK(t, strstr(gaia_last_error(c), "modulus 16") && strstr(gaia_last_error(c), "modulus 17"), "message: %s",
+             gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_SHAPE, gaia_vsa_random_mcr(c, 1, 4, 17, &m16));
+    /* what the models refuse */
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_hamming(c, v, v, &s));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_hamming") && strstr(gaia_last_error(c), "vtb"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_hamming(c, m16, m16, &s));
+    GT_CHECK(t, strstr(gaia_last_error(c), "mcr"), "message: %s", gaia_last_error(c));
+    books[0] = v;
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_resonator(c, v, books, 1, 10, idx, NULL, NULL));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_resonator") && strstr(gaia_last_error(c), "vtb"), "message: %s",
+             gaia_last_error(c));
+    books[0] = m16;
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_resonator(c, m16, books, 1, 10, idx, NULL, NULL));
+    GT_CHECK(t, strstr(gaia_last_error(c), "mcr"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_level(c, GAIA_VSA_MCR, 4, 64, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_level") && strstr(gaia_last_error(c), "mcr"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_circular(c, GAIA_VSA_MCR, 4, 64, &o));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_thermometer(c, GAIA_VSA_VTB, 4, 64, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "vtb"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_thermometer(c, GAIA_VSA_MCR, 4, 64, &o));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_fpe_base(c, GAIA_VSA_VTB, 1, 64, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_fpe_base") && strstr(gaia_last_error(c), "vtb"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_fpe_base(c, GAIA_VSA_MCR, 1, 64, &o));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_fpe_encode(c, m16, vals, 1, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "mcr"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_convert(c, v, GAIA_VSA_HRR, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "gaia_vsa_convert") && strstr(gaia_last_error(c), "vtb to hrr"), "message: %s",
+             gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_convert(c, f, GAIA_VSA_MCR, &o));
+    GT_CHECK(t, strstr(gaia_last_error(c), "fhrr to mcr"), "message: %s", gaia_last_error(c));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_convert(c, m16, GAIA_VSA_MAP, &o));
+    GT_CHECK(t, o == NULL, "a failed call made an output");
+    gaia_vsa_free(v), gaia_vsa_free(h), gaia_vsa_free(m16), gaia_vsa_free(m17), gaia_vsa_free(f);
+    gaia_tensor_free(s);
+}
+
+/* The CPU twins of the VTB and MCR primitives: empty batches touch no
+   pointer (NULL is fine), and an unweighted MCR bundle (weights NULL) of
+   K = 1 returns its rows. */
+static void vsa_vtb_mcr_cpu_twins_edge_cases(gt *t) {
+    float x[6] = {3, 0, 15, 7, 1, 2}, y[6] = {-1, -1, -1, -1, -1, -1}, z[6];
+    size_t i;
+    gaia_cpu_vsa_vtb_bind(0, 4, 0, NULL, 16, NULL, 16, NULL, 2);
+    gaia_cpu_vsa_vtb_transpose(0, 4, NULL, NULL);
+    gaia_cpu_vsa_mcr_bind(0, 8, 16, 0, NULL, 8, NULL, 8, NULL);
+    gaia_cpu_vsa_mcr_similarity(0, 3, 8, 16, NULL, NULL, NULL, 2);
+    gaia_cpu_vsa_mcr_bundle(0, 3, 8, 16, NULL, NULL, NULL, 2);
+    gaia_cpu_vsa_mcr_bundle(6, 1, 1, 16, x, NULL, y, 1);
+    for (i = 0; i < 6; i++) GT_CHECK(t, y[i] == x[i], "K = 1 bundle [%zu]: %g, not %g", i, (double)y[i], (double)x[i]);
+    gaia_cpu_vsa_mcr_bind(1, 6, 16, 2, x, 6, x, 6, z); /* the inverse: 0 stays 0 (not -0) */
+    for (i = 0; i < 6; i++)
+        GT_CHECK(t, z[i] == (x[i] == 0 ? 0.0f : 16.0f - x[i]) && !signbit(z[i]), "inverse [%zu]: %g", i, (double)z[i]);
+}
+
 const gt_case gt_vsa_cases[] = {
     {"vsa_bind_matches_reference", vsa_bind_matches_reference},
     {"vsa_unbind_recovers_the_filler", vsa_unbind_recovers_the_filler},
@@ -1862,5 +2267,10 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_capacity_matches_prediction_and_float64", vsa_capacity_matches_prediction_and_float64},
     {"vsa_cuda_matches_cpu", vsa_cuda_matches_cpu},
     {"vsa_rejects_bad_input", vsa_rejects_bad_input},
+    {"vsa_vtb_matches_float64", vsa_vtb_matches_float64},
+    {"vsa_mcr_matches_float64", vsa_mcr_matches_float64},
+    {"vsa_mcr_ties_statistics_and_conversion", vsa_mcr_ties_statistics_and_conversion},
+    {"vsa_vtb_mcr_reject_bad_input", vsa_vtb_mcr_reject_bad_input},
+    {"vsa_vtb_mcr_cpu_twins_edge_cases", vsa_vtb_mcr_cpu_twins_edge_cases},
     {NULL, NULL},
 };

@@ -1,5 +1,5 @@
 //! src/cpu/vsa.h - the vsa module's CPU primitives: BSC bit operations,
-//! products, bundles, quantisation, permutations, phasors.
+//! products, bundles, quantisation, permutations, phasors, VTB and MCR.
 //! module: vsa
 //! uses: core tensor cpu/threads cpu/random
 //@ part cpu-vsa
@@ -732,6 +732,173 @@ GAIA_API void gaia_cpu_vsa_fhrr_random(size_t n, uint64_t seed, uint64_t stream,
     gaia__par_range(gaia__team(nthreads, (double)n, 65536.0), (long long)((n + 63) / 64), gaia__vsa_fhrr_runs, &j);
 }
 
+/* --- VTB and MCR --- */
+typedef struct gaia__vsa_mjob {
+    size_t B, M, N, K, D, s, a_rs, b_rs;
+    unsigned m;
+    int transpose;
+    const float *a, *b, *x, *w;
+    float *out;
+} gaia__vsa_mjob;
+
+/* Items [i0, i1) of gaia_cpu_vsa_vtb_bind: item = row r s + block k. Each
+   output element sums its s products in j order (as the CUDA twin's
+   thread does); the loop runs j outside and i inside so the s sums of a
+   block advance together, reading A column j contiguously (transposed to
+   a stack copy first when s <= 128, D <= 16384). */
+static void gaia__vsa_vtb_items(void *arg, long long i0, long long i1, int slot) {
+    const gaia__vsa_mjob *jb = (const gaia__vsa_mjob *)arg;
+    size_t s = jb->s, D = s * s, it, last_r = (size_t)-1;
+    float At[128 * 128], scale = (float)sqrt((double)s);
+    int local = s <= 128;
+    (void)slot;
+    for (it = (size_t)i0; it < (size_t)i1; it++) {
+        size_t r = it / s, k = it % s, i, j;
+        const float *A = jb->a + r * jb->a_rs, *bk = jb->b + r * jb->b_rs + k * s;
+        float *o = jb->out + r * D + k * s;
+        if (local && r != last_r) { /* At[j s + i] = A(i, j) */
+            for (i = 0; i < s; i++)
+                for (j = 0; j < s; j++) At[j * s + i] = jb->transpose ? A[j * s + i] : A[i * s + j];
+            last_r = r;
+        }
+        for (i = 0; i < s; i++) o[i] = 0.0f;
+        for (j = 0; j < s; j++) {
+            float bj = bk[j];
+            if (local) {
+                const float *col = At + j * s;
+                for (i = 0; i < s; i++) o[i] = o[i] + col[i] * bj;
+            } else if (jb->transpose) {
+                const float *col = A + j * s;
+                for (i = 0; i < s; i++) o[i] = o[i] + col[i] * bj;
+            } else {
+                for (i = 0; i < s; i++) o[i] = o[i] + A[i * s + j] * bj;
+            }
+        }
+        for (i = 0; i < s; i++) o[i] = o[i] * scale;
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_vtb_bind(size_t B, size_t s, int transpose, const float *a, size_t a_rs, const float *b,
+                                    size_t b_rs, float *out, int nthreads) {
+    gaia__vsa_mjob j;
+    memset(&j, 0, sizeof j);
+    j.B = B, j.s = s, j.transpose = transpose, j.a = a, j.a_rs = a_rs, j.b = b, j.b_rs = b_rs, j.out = out;
+    gaia__par_range(B * s * s * s >= GAIA__PAR_MIN ? nthreads : 1, (long long)(B * s), gaia__vsa_vtb_items, &j);
+}
+
+GAIA_API void gaia_cpu_vsa_vtb_transpose(size_t B, size_t s, const float *x, float *out) {
+    size_t r, i, j, D = s * s;
+    for (r = 0; r < B; r++)
+        for (i = 0; i < s; i++)
+            for (j = 0; j < s; j++) out[r * D + i * s + j] = x[r * D + j * s + i];
+}
+
+GAIA_API void gaia_cpu_vsa_mcr_bind(size_t B, size_t D, unsigned m, int mode, const float *a, size_t a_rs,
+                                    const float *b, size_t b_rs, float *out) {
+    size_t r, i;
+    float fm = (float)m;
+    for (r = 0; r < B; r++) {
+        const float *ar = a + r * a_rs, *br = b + r * b_rs;
+        float *o = out + r * D;
+        for (i = 0; i < D; i++) {
+            float v = mode == 0 ? ar[i] + br[i] : mode == 1 ? ar[i] - br[i] : -br[i];
+            o[i] = v >= fm ? v - fm : v < 0.0f ? v + fm : v + 0.0f; /* + 0: -0 becomes 0 */
+        }
+    }
+}
+
+/* The phase 2 pi x / m of an integer x as (cos, sin) in double: the same
+   expression on the CPU and in the CUDA twin. */
+#define GAIA__VSA_MCR_PHASE(x, m) (6.283185307179586476925 * (double)(x) / (double)(m))
+
+/* One MCR bundle element from its phasor sum (re, im) with sum |w| = aw and
+   the plain sum of its K integers (for a sum that cancels). */
+static float gaia__vsa_mcr_quantize(double re, double im, double aw, double isum, size_t K, unsigned m) {
+    double r, lim = 1e-9 * aw;
+    if (re * re + im * im <= lim * lim) r = nearbyint(isum / (double)K);
+    else {
+        /* an exact tie m t / 2 pi = n + 1/2 comes out of atan2 a few ulp off
+           either way: within 1e-7 of a half-integer counts as the tie */
+        double tt = (double)m * (atan2(im, re) / 6.283185307179586476925), h = nearbyint(2.0 * tt);
+        if (fabs(2.0 * tt - h) < 1e-7) tt = 0.5 * h;
+        r = nearbyint(tt);
+    }
+    r = fmod(r, (double)m);
+    if (r <= 0.0) r += (double)m; /* -0 and negatives */
+    if (r >= (double)m) r -= (double)m;
+    return (float)r;
+}
+
+/* Columns [c0, c1) of all N bundles: c = n D + l. Moduli up to 256 read
+   their phasors from a table built with the same expression. */
+static void gaia__vsa_mcr_bundle_items(void *arg, long long c0, long long c1, int slot) {
+    const gaia__vsa_mjob *jb = (const gaia__vsa_mjob *)arg;
+    size_t K = jb->K, D = jb->D, c, k;
+    unsigned m = jb->m, t;
+    double tc[256], ts[256], aw = 0.0;
+    int table = m <= 256;
+    (void)slot;
+    for (t = 0; table && t < m; t++) {
+        tc[t] = cos(GAIA__VSA_MCR_PHASE(t, m));
+        ts[t] = sin(GAIA__VSA_MCR_PHASE(t, m));
+    }
+    for (k = 0; k < K; k++) aw += jb->w ? fabs((double)jb->w[k]) : 1.0;
+    for (c = (size_t)c0; c < (size_t)c1; c++) {
+        size_t n = c / D, l = c % D;
+        double re = 0.0, im = 0.0, isum = 0.0;
+        for (k = 0; k < K; k++) {
+            float v = jb->x[(n * K + k) * D + l];
+            double wk = jb->w ? (double)jb->w[k] : 1.0, cr, ci;
+            if (table) {
+                cr = tc[(unsigned)v];
+                ci = ts[(unsigned)v];
+            } else {
+                cr = cos(GAIA__VSA_MCR_PHASE(v, m));
+                ci = sin(GAIA__VSA_MCR_PHASE(v, m));
+            }
+            re = re + wk * cr;
+            im = im + wk * ci;
+            isum = isum + (double)v;
+        }
+        jb->out[c] = gaia__vsa_mcr_quantize(re, im, aw, isum, K, m);
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_mcr_bundle(size_t N, size_t K, size_t D, unsigned m, const float *x, const float *w,
+                                      float *out, int nthreads) {
+    gaia__vsa_mjob j;
+    memset(&j, 0, sizeof j);
+    j.N = N, j.K = K, j.D = D, j.m = m, j.x = x, j.w = w, j.out = out;
+    gaia__par_range(N * K * D >= GAIA__PAR_MIN / 8 ? nthreads : 1, (long long)(N * D), gaia__vsa_mcr_bundle_items, &j);
+}
+
+/* Pairs [p0, p1) of gaia_cpu_vsa_mcr_similarity, p = b M + j: the distance
+   sum in integers (exact), then 1 - 4 E / (m D) in double. */
+static void gaia__vsa_mcr_sim_items(void *arg, long long p0, long long p1, int slot) {
+    const gaia__vsa_mjob *jb = (const gaia__vsa_mjob *)arg;
+    size_t D = jb->D, p, l;
+    int m = (int)jb->m;
+    (void)slot;
+    for (p = (size_t)p0; p < (size_t)p1; p++) {
+        const float *ar = jb->a + (p / jb->M) * D, *xr = jb->x + (p % jb->M) * D;
+        long long E = 0;
+        for (l = 0; l < D; l++) {
+            int d = (int)ar[l] - (int)xr[l];
+            d = d < 0 ? -d : d;
+            E += d < m - d ? d : m - d;
+        }
+        jb->out[p] = (float)(1.0 - 4.0 * (double)E / ((double)jb->m * (double)D));
+    }
+}
+
+GAIA_API void gaia_cpu_vsa_mcr_similarity(size_t B, size_t M, size_t D, unsigned m, const float *a, const float *x,
+                                          float *out, int nthreads) {
+    gaia__vsa_mjob j;
+    memset(&j, 0, sizeof j);
+    j.B = B, j.M = M, j.D = D, j.m = m, j.a = a, j.x = x, j.out = out;
+    gaia__par_range(B * M * D >= GAIA__PAR_MIN ? nthreads : 1, (long long)(B * M), gaia__vsa_mcr_sim_items, &j);
+}
+
 /* The CPU backend's table: host pointers, the context's thread count. */
 static gaia_status gaia__cpu_vsa_bsc_random(gaia_ctx *ctx, size_t B, size_t D, uint64_t seed, uint64_t stream,
                                             uint64_t *out) {
@@ -795,11 +962,39 @@ static gaia_status gaia__cpu_vsa_phasor(gaia_ctx *ctx, size_t n, const float *ph
     gaia_cpu_vsa_phasor(n, phase, out, ctx->cpu_threads);
     return GAIA_OK;
 }
+static gaia_status gaia__cpu_vsa_vtb_bind(gaia_ctx *ctx, size_t B, size_t s, int transpose, const float *a,
+                                          size_t a_rs, const float *b, size_t b_rs, float *out) {
+    gaia_cpu_vsa_vtb_bind(B, s, transpose, a, a_rs, b, b_rs, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_vtb_transpose(gaia_ctx *ctx, size_t B, size_t s, const float *x, float *out) {
+    (void)ctx;
+    gaia_cpu_vsa_vtb_transpose(B, s, x, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_mcr_bind(gaia_ctx *ctx, size_t B, size_t D, unsigned m, int mode, const float *a,
+                                          size_t a_rs, const float *b, size_t b_rs, float *out) {
+    (void)ctx;
+    gaia_cpu_vsa_mcr_bind(B, D, m, mode, a, a_rs, b, b_rs, out);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_mcr_bundle(gaia_ctx *ctx, size_t N, size_t K, size_t D, unsigned m, const float *x,
+                                            const float *w, float *out) {
+    gaia_cpu_vsa_mcr_bundle(N, K, D, m, x, w, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_vsa_mcr_similarity(gaia_ctx *ctx, size_t B, size_t M, size_t D, unsigned m,
+                                                const float *a, const float *x, float *out) {
+    gaia_cpu_vsa_mcr_similarity(B, M, D, m, a, x, out, ctx->cpu_threads);
+    return GAIA_OK;
+}
 static const struct gaia_vsa_ops gaia__cpu_vsa_ops = {
     gaia__cpu_vsa_bsc_random,   gaia__cpu_vsa_bsc_xor,        gaia__cpu_vsa_bsc_majority,
     gaia__cpu_vsa_bsc_hamming,  gaia__cpu_vsa_bsc_permute,    gaia__cpu_vsa_bsc_to_bipolar,
     gaia__cpu_vsa_bipolar_to_bsc, gaia__cpu_vsa_mul,          gaia__cpu_vsa_bundle,
     gaia__cpu_vsa_quantize,     gaia__cpu_vsa_permute,        gaia__cpu_vsa_phasor,
+    gaia__cpu_vsa_vtb_bind,     gaia__cpu_vsa_vtb_transpose,  gaia__cpu_vsa_mcr_bind,
+    gaia__cpu_vsa_mcr_bundle,   gaia__cpu_vsa_mcr_similarity,
 };
 /* ---- end of the vsa module's CPU primitives ---- */
 

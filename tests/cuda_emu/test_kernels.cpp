@@ -1397,6 +1397,49 @@ static void emu_vsa_float(void) {
     }
 }
 
+// VTB and MCR: the kernels against gaia_cpu_vsa_vtb_* and gaia_cpu_vsa_mcr_*
+// (bit for bit: the same sums in the same order), one-row operands too.
+static void emu_vsa_models(void) {
+    for (size_t s : {(size_t)1, (size_t)3, (size_t)8, (size_t)129}) { // 129: the CPU's path without a stack copy
+        size_t B = 3, D = s * s;
+        fvec a = randv(B * D), b = randv(B * D), y(B * D), wy(B * D);
+        for (int tr = 0; tr < 2; tr++)
+            for (int one = 0; one < 2; one++) {
+                size_t a_rs = one ? 0 : D;
+                LAUNCH(gaia_cuda_vsa_vtb_bind(B, s, tr, a.data(), a_rs, b.data(), D, y.data(), nullptr));
+                gaia_cpu_vsa_vtb_bind(B, s, tr, a.data(), a_rs, b.data(), D, wy.data(), 2);
+                EXPECT_CLOSE(y.data(), wy.data(), B * D, 0, 0, "vtb_bind s %zu transpose %d one-row %d", s, tr, one);
+            }
+        LAUNCH(gaia_cuda_vsa_vtb_transpose(B, s, a.data(), y.data(), nullptr));
+        gaia_cpu_vsa_vtb_transpose(B, s, a.data(), wy.data());
+        EXPECT_CLOSE(y.data(), wy.data(), B * D, 0, 0, "vtb_transpose s %zu", s);
+    }
+    for (unsigned m : {2u, 5u, 16u, 256u, 257u, 65536u})
+        for (size_t D : {(size_t)1, (size_t)100}) {
+            size_t B = 6, K = 3, N = B / K;
+            fvec a(B * D), b(B * D), y(B * D), wy(B * D), w = randv(K);
+            for (size_t i = 0; i < B * D; i++) {
+                a[i] = (float)(next_u64() % m);
+                b[i] = (float)(next_u64() % m);
+            }
+            for (int mode = 0; mode < 3; mode++) {
+                LAUNCH(gaia_cuda_vsa_mcr_bind(B, D, m, mode, a.data(), D, b.data(), 0, y.data(), nullptr));
+                gaia_cpu_vsa_mcr_bind(B, D, m, mode, a.data(), D, b.data(), 0, wy.data());
+                EXPECT_CLOSE(y.data(), wy.data(), B * D, 0, 0, "mcr_bind m %u D %zu mode %d", m, D, mode);
+            }
+            for (int weighted = 0; weighted < 2; weighted++) {
+                fvec z(N * D), wz(N * D);
+                LAUNCH(gaia_cuda_vsa_mcr_bundle(N, K, D, m, a.data(), weighted ? w.data() : nullptr, z.data(), nullptr));
+                gaia_cpu_vsa_mcr_bundle(N, K, D, m, a.data(), weighted ? w.data() : nullptr, wz.data(), 2);
+                EXPECT_CLOSE(z.data(), wz.data(), N * D, 0, 0, "mcr_bundle m %u D %zu weighted %d", m, D, weighted);
+            }
+            fvec sim(B * B), wsim(B * B);
+            LAUNCH(gaia_cuda_vsa_mcr_similarity(B, B, D, m, a.data(), b.data(), sim.data(), nullptr));
+            gaia_cpu_vsa_mcr_similarity(B, B, D, m, a.data(), b.data(), wsim.data(), 2);
+            EXPECT_CLOSE(sim.data(), wsim.data(), B * B, 0, 0, "mcr_similarity m %u D %zu", m, D);
+        }
+}
+
 // ---------------------------------------------------------------- the emulator itself
 // Probes of the emulation (not gaia's kernels, so not counted above): warp
 // exchange as CUDA defines it, and the faults it must report by the
@@ -1533,6 +1576,7 @@ static const emu_case cases[] = {
     {"emu_sort", emu_sort},
     {"emu_vsa_bsc", emu_vsa_bsc},
     {"emu_vsa_float", emu_vsa_float},
+    {"emu_vsa_models", emu_vsa_models},
 };
 
 // Kernels that no case can launch, and why (none today).
