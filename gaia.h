@@ -21425,6 +21425,12 @@ GAIA_API gaia_status gaia_vsa_graph_create(gaia_ctx *ctx, gaia_vsa_model model, 
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     *out = NULL;
     if ((st = gaia__vsa_dims_check(ctx, fn, model, 1, D)) != GAIA_OK) return st;
+    /* the graph keeps the plain sum of its edges, which is no MCR bundle
+       (integers modulo m bundle through their phasors):
+       gaia_vsa_graph_bundle gives an MCR graph's hypervector */
+    if (model == GAIA_VSA_MCR)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn,
+                          "a graph object of model %s: use gaia_vsa_graph_bundle for MCR graphs", gaia_vsa_model_str(model));
     if ((st = gaia__vsa_ops_get(ctx, fn, gaia_ctx_device(ctx), &ops)) != GAIA_OK) return st;
     g = (gaia_vsa_graph *)gaia__host_alloc(ctx, sizeof *g);
     acc = (gaia_vsa *)gaia__host_alloc(ctx, sizeof *acc);
@@ -21591,7 +21597,7 @@ GAIA_API gaia_status gaia_vsa_bind_sequence(gaia_ctx *ctx, const gaia_vsa *items
     int created;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__vsa_check(ctx, fn, "items", items)) != GAIA_OK) return st;
-    if ((st = gaia__vsa_prepare(ctx, fn, items->model, 1, items->D, GAIA__VSA_DEV(items), out, &created)) != GAIA_OK)
+    if ((st = gaia__vsa_prepare(ctx, fn, items->model, items->modulus, 1, items->D, GAIA__VSA_DEV(items), out, &created)) != GAIA_OK)
         return st;
     n = items->B;
     /* acc = P^(n-1) items[0], then acc = acc * P^(n-1-i) items[i] (every
@@ -22215,7 +22221,7 @@ static gaia_status gaia__classifier_encode(gaia_ctx *ctx, const char *fn, const 
     chunk = ((size_t)1 << 22) / (F * D);
     if (chunk < 1) chunk = 1;
     if (chunk > n) chunk = n;
-    if ((st = gaia__vsa_prepare(ctx, fn, GAIA_VSA_MAP, n, D, GAIA__DEV(m->centroid->w), out, &created)) != GAIA_OK)
+    if ((st = gaia__vsa_prepare(ctx, fn, GAIA_VSA_MAP, 0, n, D, GAIA__DEV(m->centroid->w), out, &created)) != GAIA_OK)
         return st;
     be = gaia__be(ctx, GAIA__DEV(m->centroid->w));
     which = (size_t *)gaia__host_alloc(ctx, chunk * F * sizeof *which);

@@ -606,7 +606,7 @@ static gaia_status gaia__classifier_encode(gaia_ctx *ctx, const char *fn, const 
     chunk = ((size_t)1 << 22) / (F * D);
     if (chunk < 1) chunk = 1;
     if (chunk > n) chunk = n;
-    if ((st = gaia__vsa_prepare(ctx, fn, GAIA_VSA_MAP, n, D, GAIA__DEV(m->centroid->w), out, &created)) != GAIA_OK)
+    if ((st = gaia__vsa_prepare(ctx, fn, GAIA_VSA_MAP, 0, n, D, GAIA__DEV(m->centroid->w), out, &created)) != GAIA_OK)
         return st;
     be = gaia__be(ctx, GAIA__DEV(m->centroid->w));
     which = (size_t *)gaia__host_alloc(ctx, chunk * F * sizeof *which);

@@ -711,6 +711,8 @@ static void vsa_struct_rejects_bad_input(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_graph_create(c, GAIA_VSA_MAP, 0, 0, &g));
     GT_CHECK(t, names(t, "gaia_vsa_graph_create") && g == NULL, "message: %s", gaia_last_error(c));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_graph_create(c, (gaia_vsa_model)7, 64, 0, &g));
+    GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_vsa_graph_create(c, GAIA_VSA_MCR, 64, 0, &g));
+    GT_CHECK(t, names(t, "gaia_vsa_graph_bundle for MCR") && g == NULL, "message: %s", gaia_last_error(c));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_graph_create(c, GAIA_VSA_MAP, 64, 0, NULL));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_vsa_graph_create(NULL, GAIA_VSA_MAP, 64, 0, &g));
     GT_OK(t, gaia_vsa_graph_create(c, GAIA_VSA_MAP, 64, 1, &g));
