@@ -1331,7 +1331,9 @@
    an explicit target regenerates the edges of a lazy source's neurons.
 
    Fibres: each has its own connection probability (gaia_brain_set_p(b,
-   from, to, p), default the brain's p; set before the fibre first fires)
+   from, to, p), default the brain's p; set before the fibre first fires;
+   fibres of different p may fire into one lazy area together: its
+   never-fired neurons then draw a sum of binomials, one per source)
    and plasticity (_set_beta). Learned weights saturate at a cap
    (gaia_brain_set_max_weight, default 2^20: unbounded in practice).
    Synapses: gaia_brain_synapse_row (one neuron's synapses and weights) and
