@@ -577,9 +577,9 @@ struct gaia_brain {
     int over_limit;          /* an allocation was refused by mem_limit */
     gaia_status broken;      /* a device error left a step half done */
     double *lz_sf;           /* P(Binomial(lz_K, lz_p) > x), x = 0..lz_K */
-    uint32_t lz_K;
     double lz_p;
-    gaia__asm_lzmix lzm;     /* the same for sources of different p */
+    gaia__asm_lzmix *lzm;    /* the same for sources of different p (made when first needed) */
+    uint32_t lz_K;           /* (beside sampler: the struct keeps its size) */
     int sampler;             /* lazy candidates: a gaia_sampler (set_sampler) */
 #ifdef GAIA_USE_MPI
     struct gaia__mpi_brain *mpi; /* the ranks that share it (NULL: one process) */
@@ -951,10 +951,14 @@ static void gaia__asm_lzmix_free(gaia_brain *b, gaia__asm_lzmix *z) {
    convolutions cost len[s] * rlen[s+1] each: at p = 0.01 and K = 1000 a term
    spans about 130 values. */
 static gaia_status gaia__asm_lzmix_build(gaia_brain *b, const uint32_t *K, const double *p, int m) {
-    gaia__asm_lzmix *z = &b->lzm;
+    gaia__asm_lzmix *z = b->lzm;
     int s;
     uint32_t x, Ktot = 0;
     double acc = 0.0;
+    if (!z) {
+        z = b->lzm = (gaia__asm_lzmix *)gaia__asm_hcalloc(b, 1, sizeof(gaia__asm_lzmix));
+        if (!z) return GAIA_ERR_OUT_OF_MEMORY;
+    }
     if (z->sf && z->m == m) {
         for (s = 0; s < m; s++)
             if (z->K[s] != K[s] || z->p[s] != p[s]) break;
@@ -1327,7 +1331,8 @@ GAIA_API void gaia_brain_destroy(gaia_brain *b) {
     gaia__asm_hfree(b, b->stims);
     gaia__asm_geo_free(b, &b->geo);
     gaia__asm_hfree(b, b->lz_sf);
-    gaia__asm_lzmix_free(b, &b->lzm);
+    if (b->lzm) gaia__asm_lzmix_free(b, b->lzm);
+    gaia__asm_hfree(b, b->lzm);
     gaia__asm_dfree(b, b->d_keys_tmp, (size_t)b->keys_tmp_cap * 8);
     gaia__host_free(ctx, b);
 }
@@ -1850,9 +1855,9 @@ static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_s
                 sd += (double)sf[s].K * ps[s] * (1.0 - ps[s]);
             }
             sd = sqrt(sd);
-            tab = b->lzm.sf;
-            xlo = b->lzm.rlo[0];
-            xhi = b->lzm.rlo[0] + b->lzm.rlen[0] - 1;
+            tab = b->lzm->sf;
+            xlo = b->lzm->rlo[0];
+            xhi = b->lzm->rlo[0] + b->lzm->rlen[0] - 1;
         }
         gaia__asm_lrng_init(b, &rng);
         if (b->sampler == GAIA_SAMPLER_TRUNCNORM && N > a->k)
@@ -1979,7 +1984,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
             /* per source: its count given the total, then which of its
                firing neurons (items numbered as in the one-p case) */
             uint32_t pos = 0, e2;
-            gaia__asm_lzmix_split(&b->lzm, xi, &rng, cnt);
+            gaia__asm_lzmix_split(b->lzm, xi, &rng, cnt);
             for (s = 0; s < nsf; s++) {
                 if (cnt[s]) gaia__asm_sample_distinct(&rng, sf[s].K, cnt[s], items + pos);
                 for (e2 = 0; e2 < cnt[s]; e2++) items[pos + e2] += sf[s].off;
