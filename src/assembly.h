@@ -442,6 +442,10 @@ GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *
    gaia_brain_save_shard holds only its writer's block of the support bits
    (shards of older gaia have 0 there and every area's n/8 bytes). */
 #define GAIA__ASM_SHARD_BLOCK_BITS 1u
+/* with it, in shards of a gaia whose ranks hold lazy rows apart: a lazy
+   fibre's rows hold only the synapses into the writer's neurons (j mod
+   writers = writer). Shards without it hold every rank's copy of them. */
+#define GAIA__ASM_SHARD_LAZY_ROWS 2u
 
 typedef struct gaia__asm_row {
     uint32_t *j;
@@ -597,7 +601,7 @@ struct gaia__mpi_brain {
     int inner;               /* inside a wrapped add_area / add_stimulus */
     uint32_t *ids;           /* room for the largest k: local ids of a list of winners */
     size_t ids_cap;
-    /* the step's protocol (gaia__mpi_prepare_begin): merges of explicit
+    /* the step's protocol (gaia__mpi_prepare_begin): merges of unfixed
        targets expected and done, and whether a failure was seen by all */
     int merges_expected, merges_done, announced;
     int dup;                 /* comm is the brain's own (MPI_Comm_free on destroy) */
@@ -619,11 +623,14 @@ typedef struct gaia__mpi_parse {
     MPI_Comm comm;
     int writer, writers;
     int block_bits; /* the shard holds its writer's block of support bits only (set by gaia__asm_load) */
+    int lazy_rows;  /* its lazy rows hold the writer's neurons only (set by gaia__asm_load) */
 } gaia__mpi_parse;
 static const uint32_t *gaia__mpi_local_ids(gaia_brain *b, const gaia__asm_area *a, const uint32_t *ids, uint32_t n,
                                            uint32_t *cnt);
 static gaia_status gaia__mpi_commit_winners(gaia_brain *b, gaia__asm_area *a);
 static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia_status st);
+static gaia_status gaia__mpi_lazy_merge(gaia_brain *b, gaia__asm_area *a, const int64_t *key, uint32_t w,
+                                       uint32_t total);
 static void gaia__mpi_prepare_begin(gaia_brain *b, const int *pairs, size_t count);
 static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st);
 static uint64_t gaia__asm_fnv(const void *p, size_t n);
@@ -642,6 +649,7 @@ static gaia_status gaia__mpi_loaded(gaia_ctx *ctx, const char *fn, gaia_status s
 struct gaia__asm_wbuf;
 static void gaia__mpi_put_bits(struct gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_area *a);
 static gaia_status gaia__mpi_put_map(struct gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f);
+static gaia_status gaia__mpi_put_rows(struct gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f);
 #endif
 static gaia_status gaia__asm_fail_step(gaia_brain *b, const char *fn, gaia_status st, const char *what);
 
@@ -1122,7 +1130,21 @@ static uint32_t gaia__asm_lrng_binom(const gaia__asm_bin *s, gaia__asm_lrng *r) 
     return s->lo + x;
 }
 
-/* ---- lazy rows ---- */
+/* ---- lazy rows ----
+   A lazy area held by MPI ranks keeps neuron j's synapses in (its column of
+   every fibre into the area) on rank j mod ranks only. Every rank still
+   makes every random draw of the single process, in its order, and drops
+   the synapses it does not keep: the draws and the winners are the single
+   process's, whatever the number of ranks. */
+static int gaia__asm_lazy_mine(const gaia_brain *b, uint32_t j) {
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return (int)(j % (uint32_t)b->mpi->size) == b->mpi->rank;
+#endif
+    (void)b;
+    (void)j;
+    return 1;
+}
+
 static int gaia__asm_row_push(gaia_brain *b, gaia__asm_row *row, uint32_t j, float w) {
     if (row->len == row->cap) {
         uint32_t nc = row->cap ? row->cap * 2 : 8;
@@ -1164,7 +1186,7 @@ static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, 
         uint64_t j;
         memset(row, 0, sizeof *row);
         for (j = gaia__asm_lrng_skip(p, lq, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(p, lq, &r))
-            if (!gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) {
+            if (gaia__asm_lazy_mine(b, (uint32_t)j) && !gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) {
                 gaia__asm_hfree(b, row->j); /* the row is not counted yet: it must not keep memory */
                 gaia__asm_hfree(b, row->w);
                 memset(row, 0, sizeof *row);
@@ -1876,6 +1898,14 @@ static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_s
         memcpy(a->neww, a->win, (size_t)a->nwin * 4);
         a->nneww = a->nwin;
     } else {
+#ifdef GAIA_USE_MPI
+        /* the inputs of this rank's neurons and (on rank 0) the candidates,
+           merged over the ranks (collective) */
+        if (b->mpi) {
+            st = gaia__mpi_lazy_merge(b, a, key, w, total);
+            goto done;
+        }
+#endif
         gaia_cpu_assembly_topk(key, total, a->k, scratch, a->neww);
         a->nneww = a->k < total ? a->k : total;
     }
@@ -1978,6 +2008,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
     gaia__asm_lrng_init(b, &rng);
     for (u = 0; u < q; u++) {
         uint32_t id = w0 + u, xi = x ? x[u] : 0, e = 0;
+        int mine = gaia__asm_lazy_mine(b, id); /* else the draws only */
         if (xi > K) xi = K;
         if (xi && !mixed) gaia__asm_sample_distinct(&rng, K, xi, items);
         else if (xi) {
@@ -2020,7 +2051,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
                 uint64_t i;
                 const gaia__asm_area *sa = &b->areas[f->src];
                 double fp = gaia__asm_fibre_p(b, f), lq = log1p(-fp);
-                if (fire) /* the chosen firing neurons */
+                if (fire && mine) /* the chosen firing neurons */
                     for (e = 0; e < xi; e++)
                         if (items[e] >= fire->off && items[e] < fire->off + fire->K &&
                             !gaia__asm_row_push(b, &f->rows[sa->win[items[e] - fire->off]], id, 1.0f)) {
@@ -2030,7 +2061,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
                 /* every other existing source neuron: Bernoulli(p) */
                 for (i = gaia__asm_lrng_skip(fp, lq, &rng); i < f->nrows;
                      i += 1 + gaia__asm_lrng_skip(fp, lq, &rng)) {
-                    if (firing[fi] && firing[fi][i]) continue;
+                    if (!mine || (firing[fi] && firing[fi][i])) continue;
                     if (!gaia__asm_row_push(b, &f->rows[i], id, 1.0f)) {
                         st = GAIA_ERR_OUT_OF_MEMORY;
                         goto done;
@@ -2915,7 +2946,7 @@ static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, gaia_sta
     }
 #ifdef GAIA_USE_MPI
     if (b->mpi) {
-        /* every rank grew its replica of a lazy area (or failed) before any
+        /* every rank grew its share of a lazy area (or failed) before any
            commits: a failure anywhere puts the growth back everywhere */
         static const char *const labels[3] = {"area", "count", "winners (hash)"};
         int64_t vals[3];
