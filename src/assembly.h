@@ -957,7 +957,7 @@ static void gaia__asm_lzmix_free(gaia_brain *b, gaia__asm_lzmix *z) {
 /* b->lzm for the sources K[0..m) of probabilities p[0..m) (the caller's
    order: that of the step's fires). Rebuilt only when the list changed. The
    convolutions cost len[s] * rlen[s+1] each: at p = 0.01 and K = 1000 a term
-   spans about 130 values. */
+   spans about 150 values. */
 static gaia_status gaia__asm_lzmix_build(gaia_brain *b, const uint32_t *K, const double *p, int m) {
     gaia__asm_lzmix *z = b->lzm;
     int s;
