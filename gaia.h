@@ -1328,7 +1328,9 @@
    an explicit target regenerates the edges of a lazy source's neurons.
 
    Fibres: each has its own connection probability (gaia_brain_set_p(b,
-   from, to, p), default the brain's p; set before the fibre first fires)
+   from, to, p), default the brain's p; set before the fibre first fires;
+   fibres of different p may fire into one lazy area together: its
+   never-fired neurons then draw a sum of binomials, one per source)
    and plasticity (_set_beta). Learned weights saturate at a cap
    (gaia_brain_set_max_weight, default 2^20: unbounded in practice).
    Synapses: gaia_brain_synapse_row (one neuron's synapses and weights) and
@@ -1453,9 +1455,11 @@
    own weights. Winners, supports and weights are bit-identical to
    gaia_brain_create's brain of the same seed, whatever the number of ranks
    (make MPI=1 test checks 1 to 4 ranks against the single process, image
-   byte for byte). Stimuli, winners, histories and lazy areas are
-   replicated: lazy areas are computed identically on every rank, not
-   split. Every call on a sharded brain is collective (every rank, same
+   byte for byte). A lazy area's synapses are split too, by target neuron
+   (j mod ranks): every rank makes the single process's random draws and
+   keeps its own synapses, and the lazy top k is merged like the explicit
+   one. Stimuli, winners and histories are replicated. Every call on a
+   sharded brain is collective (every rank, same
    order, same arguments), and begins with one small exchange (the call's
    name, each rank's status, the arguments that must agree: 112 bytes a
    rank). So ranks in different calls (rank 0 steps while rank 1 saves),
@@ -3360,9 +3364,9 @@ GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32
 GAIA_API gaia_status gaia_brain_set_beta(gaia_brain *b, const char *from, const char *to, float beta);
 /* Connection probability of the fibre from -> to (a stimulus or an area into
    an area; default: the brain's p), in [GAIA_BRAIN_P_MIN, 1]. Set it before
-   the fibre first fires: a fibre that holds synapses refuses. A lazy area
-   takes one p per step: fibres of different p may not fire into it together
-   (GAIA_ERR_UNSUPPORTED). */
+   the fibre first fires: a fibre that holds synapses refuses. Fibres of
+   different p may fire into one lazy area together: its never-fired
+   neurons then draw the sum of the sources' Binomial(K_s, p_s). */
 GAIA_API gaia_status gaia_brain_set_p(gaia_brain *b, const char *from, const char *to, double p);
 /* Learned weights saturate at w, in [1, 2^20] (default 2^20, which is
    unbounded for any experiment: the C++ port's max_weight). Weights above a
@@ -3614,8 +3618,13 @@ GAIA_API gaia_sampler gaia_brain_sampler(const gaia_brain *b);
    each explicit area's neurons are split into contiguous blocks of whole
    segments (GAIA_ASSEMBLY_SEG neurons; a rank may own none), and a rank
    holds its block's inputs, support bits and the learned weights into it.
-   Stimuli, winners, histories and lazy areas are replicated (lazy areas
-   are computed identically on every rank, not sharded). A step shares the
+   A lazy area's synapses are split by target: rank r keeps, in every fibre
+   from an area into it, the synapses into its neurons j = r mod ranks;
+   every rank makes all of the single process's random draws (dropping the
+   synapses it does not keep), sums its own neurons' inputs, and the lazy
+   top k is merged as the explicit one (rank 0 adds the never-fired
+   candidates, drawn alike everywhere). Stimuli, winners, histories and
+   stimulus fibres are replicated. A step shares the
    candidates, not the connectome: every rank regenerates the edges into
    its block from the hash, takes its block's k best, and an allgather of
    (input, neuron) picks the global k with the single-process tie-break, so
@@ -3654,22 +3663,24 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
    3): the replicated state and its blocks' support bits and learned
    weights, nothing gathered (the image format of gaia_brain_save, marked
    as a shard in its header, with the support bits of the rank's blocks
-   only and the other ranks' weights left out). Collective: every rank
+   only, the other ranks' weights and lazy synapses left out). Collective: every rank
    returns the same status. A shard is no brain: gaia_brain_load refuses it
    (GAIA_ERR_FORMAT, naming gaia_brain_load_shards_mpi). */
 GAIA_API gaia_status gaia_brain_save_shard(gaia_brain *b, const char *path);
 /* Loads the shards of one save, paths[0..nshards) in the order of the ranks
    that wrote them (every rank passes the same list), onto the ranks of comm,
    any number of them: each rank reads every shard and keeps what falls in
-   its blocks (re-sharding). Checks that the shards belong together and
+   its blocks (re-sharding; shards of a gaia that replicated lazy areas
+   load too). Checks that the shards belong together and
    that together they hold every support bit. Collective. */
 GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const *paths, size_t nshards,
                                                 gaia_device device, MPI_Comm comm, gaia_brain **out);
 /* This rank's block of an area: neurons [*lo, *lo + *count) (a lazy area,
-   or a brain of one process: the whole area). */
+   whose synapses are split j mod ranks rather than in blocks, or a brain of
+   one process: the whole area). */
 GAIA_API gaia_status gaia_brain_shard(const gaia_brain *b, const char *area, uint32_t *lo, uint32_t *count);
 /* Payload bytes this rank has sent and received in the brain's collectives,
-   *merges the top-k merges (one per explicit target per step) and *seconds
+   *merges the top-k merges (one per unfixed target per step) and *seconds
    the wall time the steps spent in collectives, waiting for slower ranks
    included (merges and seconds may be NULL). */
 GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes, uint64_t *merges, double *seconds);
@@ -13429,6 +13440,10 @@ GAIA_API gaia_status gaia_layer_benchmark_kernel(gaia_ctx *ctx, gaia_layer_kerne
    gaia_brain_save_shard holds only its writer's block of the support bits
    (shards of older gaia have 0 there and every area's n/8 bytes). */
 #define GAIA__ASM_SHARD_BLOCK_BITS 1u
+/* with it, in shards of a gaia whose ranks hold lazy rows apart: a lazy
+   fibre's rows hold only the synapses into the writer's neurons (j mod
+   writers = writer). Shards without it hold every rank's copy of them. */
+#define GAIA__ASM_SHARD_LAZY_ROWS 2u
 
 typedef struct gaia__asm_row {
     uint32_t *j;
@@ -13526,6 +13541,22 @@ typedef struct gaia__asm_closed {
     uint64_t reasons;
 } gaia__asm_closed;
 
+/* The tables of a lazy target whose firing sources have different p: a
+   never-fired neuron's input is then S = c_0 + ... + c_{m-1}, c_s ~
+   Binomial(K_s, p_s) independent. pmf[s] is c_s's law on lo[s] ..
+   lo[s] + len[s] - 1 (40 sd out, as the stimulus tables: the rest is below
+   double's range), R[s] the law of c_s + ... + c_{m-1} on rlo[s] ..
+   rlo[s] + rlen[s] - 1 (convolutions from the last source: R[0] is S's
+   law), sf[x] = P(S > x) for x = 0..Ktot. Kept for the last (K_s, p_s) list
+   it was built for. */
+typedef struct gaia__asm_lzmix {
+    int m;
+    uint32_t Ktot;
+    uint32_t *K, *lo, *len, *rlo, *rlen;
+    double *p, *sf;
+    double **pmf, **R;
+} gaia__asm_lzmix;
+
 struct gaia_brain {
     gaia_ctx *ctx;
     gaia_device dev;
@@ -13548,8 +13579,9 @@ struct gaia_brain {
     int over_limit;          /* an allocation was refused by mem_limit */
     gaia_status broken;      /* a device error left a step half done */
     double *lz_sf;           /* P(Binomial(lz_K, lz_p) > x), x = 0..lz_K */
-    uint32_t lz_K;
     double lz_p;
+    gaia__asm_lzmix *lzm;    /* the same for sources of different p (made when first needed) */
+    uint32_t lz_K;           /* (beside sampler: the struct keeps its size) */
     int sampler;             /* lazy candidates: a gaia_sampler (set_sampler) */
 #ifdef GAIA_USE_MPI
     struct gaia__mpi_brain *mpi; /* the ranks that share it (NULL: one process) */
@@ -13567,7 +13599,7 @@ struct gaia__mpi_brain {
     int inner;               /* inside a wrapped add_area / add_stimulus */
     uint32_t *ids;           /* room for the largest k: local ids of a list of winners */
     size_t ids_cap;
-    /* the step's protocol (gaia__mpi_prepare_begin): merges of explicit
+    /* the step's protocol (gaia__mpi_prepare_begin): merges of unfixed
        targets expected and done, and whether a failure was seen by all */
     int merges_expected, merges_done, announced;
     int dup;                 /* comm is the brain's own (MPI_Comm_free on destroy) */
@@ -13589,11 +13621,14 @@ typedef struct gaia__mpi_parse {
     MPI_Comm comm;
     int writer, writers;
     int block_bits; /* the shard holds its writer's block of support bits only (set by gaia__asm_load) */
+    int lazy_rows;  /* its lazy rows hold the writer's neurons only (set by gaia__asm_load) */
 } gaia__mpi_parse;
 static const uint32_t *gaia__mpi_local_ids(gaia_brain *b, const gaia__asm_area *a, const uint32_t *ids, uint32_t n,
                                            uint32_t *cnt);
 static gaia_status gaia__mpi_commit_winners(gaia_brain *b, gaia__asm_area *a);
 static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia_status st);
+static gaia_status gaia__mpi_lazy_merge(gaia_brain *b, gaia__asm_area *a, const int64_t *key, uint32_t w,
+                                       uint32_t total);
 static void gaia__mpi_prepare_begin(gaia_brain *b, const int *pairs, size_t count);
 static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st);
 static uint64_t gaia__asm_fnv(const void *p, size_t n);
@@ -13612,6 +13647,7 @@ static gaia_status gaia__mpi_loaded(gaia_ctx *ctx, const char *fn, gaia_status s
 struct gaia__asm_wbuf;
 static void gaia__mpi_put_bits(struct gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_area *a);
 static gaia_status gaia__mpi_put_map(struct gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f);
+static gaia_status gaia__mpi_put_rows(struct gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f);
 #endif
 static gaia_status gaia__asm_fail_step(gaia_brain *b, const char *fn, gaia_status st, const char *what);
 
@@ -13903,6 +13939,102 @@ static void gaia__asm_bin_free(gaia_brain *b, gaia__asm_bin *st) {
     st->d_cdf = st->d_guide = NULL;
 }
 
+/* ---- a lazy target's sources of different p: the law of their sum ---- */
+static void gaia__asm_lzmix_free(gaia_brain *b, gaia__asm_lzmix *z) {
+    int s;
+    for (s = 0; z->pmf && s < z->m; s++) gaia__asm_hfree(b, z->pmf[s]);
+    for (s = 0; z->R && s < z->m; s++) gaia__asm_hfree(b, z->R[s]);
+    gaia__asm_hfree(b, z->pmf);
+    gaia__asm_hfree(b, z->R);
+    gaia__asm_hfree(b, z->K); /* lo, len, rlo and rlen live in K's block */
+    gaia__asm_hfree(b, z->p);
+    gaia__asm_hfree(b, z->sf);
+    memset(z, 0, sizeof *z);
+}
+
+/* b->lzm for the sources K[0..m) of probabilities p[0..m) (the caller's
+   order: that of the step's fires). Rebuilt only when the list changed. The
+   convolutions cost len[s] * rlen[s+1] each: at p = 0.01 and K = 1000 a term
+   spans about 150 values. */
+static gaia_status gaia__asm_lzmix_build(gaia_brain *b, const uint32_t *K, const double *p, int m) {
+    gaia__asm_lzmix *z = b->lzm;
+    int s;
+    uint32_t x, Ktot = 0;
+    double acc = 0.0;
+    if (!z) {
+        z = b->lzm = (gaia__asm_lzmix *)gaia__asm_hcalloc(b, 1, sizeof(gaia__asm_lzmix));
+        if (!z) return GAIA_ERR_OUT_OF_MEMORY;
+    }
+    if (z->sf && z->m == m) {
+        for (s = 0; s < m; s++)
+            if (z->K[s] != K[s] || z->p[s] != p[s]) break;
+        if (s == m) return GAIA_OK;
+    }
+    gaia__asm_lzmix_free(b, z);
+    for (s = 0; s < m; s++) Ktot += K[s]; /* at most 2^26 (gaia__asm_check_pairs) */
+    z->K = (uint32_t *)gaia__asm_hcalloc(b, (size_t)5 * (size_t)m, sizeof(uint32_t));
+    z->p = (double *)gaia__asm_hcalloc(b, (size_t)m, sizeof(double));
+    z->pmf = (double **)gaia__asm_hcalloc(b, (size_t)m, sizeof(double *));
+    z->R = (double **)gaia__asm_hcalloc(b, (size_t)m, sizeof(double *));
+    z->sf = (double *)gaia__asm_halloc(b, ((size_t)Ktot + 1) * sizeof(double));
+    z->m = m;
+    if (!z->K || !z->p || !z->pmf || !z->R || !z->sf) goto oom;
+    z->lo = z->K + m;
+    z->len = z->K + 2 * m;
+    z->rlo = z->K + 3 * m;
+    z->rlen = z->K + 4 * m;
+    z->Ktot = Ktot;
+    for (s = 0; s < m; s++) {
+        uint32_t lo, hi;
+        z->K[s] = K[s];
+        z->p[s] = p[s];
+        if (p[s] >= 1.0) lo = hi = K[s];
+        else {
+            double mean = (double)K[s] * p[s], sd = sqrt(mean * (1.0 - p[s]));
+            double l = floor(mean - 40.0 * sd - 10.0), h = ceil(mean + 40.0 * sd + 10.0);
+            lo = l < 0 ? 0 : (uint32_t)l;
+            hi = h > (double)K[s] ? K[s] : (uint32_t)h;
+        }
+        z->lo[s] = lo;
+        z->len[s] = hi - lo + 1;
+        z->pmf[s] = (double *)gaia__asm_halloc(b, (size_t)z->len[s] * sizeof(double));
+        if (!z->pmf[s]) goto oom;
+        for (x = 0; x < z->len[s]; x++)
+            z->pmf[s][x] = p[s] >= 1.0 ? 1.0 : exp(gaia__asm_log_binom_pmf(K[s], p[s], lo + x));
+    }
+    /* R[m-1] = pmf[m-1]; R[s] = pmf[s] convolved with R[s+1] */
+    for (s = m; s-- > 0;) {
+        uint32_t i, j;
+        if (s == m - 1) {
+            z->rlo[s] = z->lo[s];
+            z->rlen[s] = z->len[s];
+            z->R[s] = (double *)gaia__asm_halloc(b, (size_t)z->len[s] * sizeof(double));
+            if (!z->R[s]) goto oom;
+            memcpy(z->R[s], z->pmf[s], (size_t)z->len[s] * sizeof(double));
+            continue;
+        }
+        z->rlo[s] = z->lo[s] + z->rlo[s + 1];
+        z->rlen[s] = z->len[s] + z->rlen[s + 1] - 1;
+        z->R[s] = (double *)gaia__asm_hcalloc(b, (size_t)z->rlen[s], sizeof(double));
+        if (!z->R[s]) goto oom;
+        for (i = 0; i < z->len[s]; i++) {
+            const double a = z->pmf[s][i], *r = z->R[s + 1];
+            double *o = z->R[s] + i;
+            for (j = 0; j < z->rlen[s + 1]; j++) o[j] += a * r[j];
+        }
+    }
+    /* P(S > x), summed from the top (small terms first) */
+    z->sf[Ktot] = 0.0;
+    for (x = Ktot; x > 0; x--) {
+        if (x >= z->rlo[0] && x - z->rlo[0] < z->rlen[0]) acc += z->R[0][x - z->rlo[0]];
+        z->sf[x - 1] = acc;
+    }
+    return GAIA_OK;
+oom:
+    gaia__asm_lzmix_free(b, z);
+    return GAIA_ERR_OUT_OF_MEMORY;
+}
+
 /* The fibre's hash key: Philox(seed; fibre id), so fibres are independent. */
 static uint64_t gaia__asm_fkey(uint64_t seed, uint32_t id) {
     uint32_t ctr[4], key[2], out[4];
@@ -13996,7 +14128,21 @@ static uint32_t gaia__asm_lrng_binom(const gaia__asm_bin *s, gaia__asm_lrng *r) 
     return s->lo + x;
 }
 
-/* ---- lazy rows ---- */
+/* ---- lazy rows ----
+   A lazy area held by MPI ranks keeps neuron j's synapses in (its column of
+   every fibre into the area) on rank j mod ranks only. Every rank still
+   makes every random draw of the single process, in its order, and drops
+   the synapses it does not keep: the draws and the winners are the single
+   process's, whatever the number of ranks. */
+static int gaia__asm_lazy_mine(const gaia_brain *b, uint32_t j) {
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return (int)(j % (uint32_t)b->mpi->size) == b->mpi->rank;
+#endif
+    (void)b;
+    (void)j;
+    return 1;
+}
+
 static int gaia__asm_row_push(gaia_brain *b, gaia__asm_row *row, uint32_t j, float w) {
     if (row->len == row->cap) {
         uint32_t nc = row->cap ? row->cap * 2 : 8;
@@ -14038,7 +14184,7 @@ static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, 
         uint64_t j;
         memset(row, 0, sizeof *row);
         for (j = gaia__asm_lrng_skip(p, lq, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(p, lq, &r))
-            if (!gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) {
+            if (gaia__asm_lazy_mine(b, (uint32_t)j) && !gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) {
                 gaia__asm_hfree(b, row->j); /* the row is not counted yet: it must not keep memory */
                 gaia__asm_hfree(b, row->w);
                 memset(row, 0, sizeof *row);
@@ -14205,6 +14351,8 @@ GAIA_API void gaia_brain_destroy(gaia_brain *b) {
     gaia__asm_hfree(b, b->stims);
     gaia__asm_geo_free(b, &b->geo);
     gaia__asm_hfree(b, b->lz_sf);
+    if (b->lzm) gaia__asm_lzmix_free(b, b->lzm);
+    gaia__asm_hfree(b, b->lzm);
     gaia__asm_dfree(b, b->d_keys_tmp, (size_t)b->keys_tmp_cap * 8);
     gaia__host_free(ctx, b);
 }
@@ -14528,15 +14676,71 @@ static gaia_status gaia__asm_lazy_sf(gaia_brain *b, uint32_t K, double p) {
     return GAIA_OK;
 }
 
-/* Smallest x with P(X > x) <= g. */
-static uint32_t gaia__asm_lazy_quantile(const gaia_brain *b, double g) {
-    uint32_t lo = 0, hi = b->lz_K;
+typedef struct gaia__asm_src_fire {
+    int src;       /* area or -1 - stimulus */
+    uint32_t K;    /* firing neurons */
+    uint32_t off;  /* first item in the concatenation of all firing neurons */
+} gaia__asm_src_fire;
+
+/* Smallest x with P(X > x) <= g, sf[x] = P(X > x) for x = 0..K. */
+static uint32_t gaia__asm_sf_quantile(const double *sf, uint32_t K, double g) {
+    uint32_t lo = 0, hi = K;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (b->lz_sf[mid] <= g) hi = mid;
+        if (sf[mid] <= g) hi = mid;
         else lo = mid + 1;
     }
     return lo;
+}
+
+/* The connection probability of every source firing into lazy target t
+   (p[s] for sf[s]); returns 1 when they differ: the never-fired neurons'
+   inputs are then a sum of binomials (b->lzm), not one Binomial(K, p). */
+static int gaia__asm_lazy_ps(const gaia_brain *b, int t, const gaia__asm_src_fire *sf, int nsf, double *p) {
+    int s, mixed = 0;
+    for (s = 0; s < nsf; s++) {
+        p[s] = gaia__asm_fibre_p(b, &b->fibres[gaia__asm_find_fibre(b, sf[s].src, t)]);
+        if (p[s] != p[0]) mixed = 1;
+    }
+    return mixed;
+}
+
+/* A new winner's input x split over the sources of b->lzm: the counts
+   c[0..m) from their law given c_0 + ... + c_{m-1} = x, one at a time,
+   P(c_s = c | c_0..c_{s-1}) proportional to pmf_s(c) R_{s+1}(rest - c),
+   the last the remainder. x lies in R[0]'s range (the callers clamp it),
+   and R[s](rest) > 0 is the sum of these very products, so each law has
+   mass. */
+static void gaia__asm_lzmix_split(const gaia__asm_lzmix *z, uint32_t x, gaia__asm_lrng *r, uint32_t *c) {
+    uint32_t rest = x;
+    int s;
+    for (s = 0; s + 1 < z->m; s++) {
+        const double *R = z->R[s + 1];
+        uint32_t clo = z->lo[s], chi = z->lo[s] + z->len[s] - 1, v, pick;
+        double tot = 0.0, u, acc = 0.0;
+        /* rest - c within R[s+1]'s range */
+        if (rest >= z->rlo[s + 1] + z->rlen[s + 1] - 1 && rest - (z->rlo[s + 1] + z->rlen[s + 1] - 1) > clo)
+            clo = rest - (z->rlo[s + 1] + z->rlen[s + 1] - 1);
+        if (rest >= z->rlo[s + 1] && rest - z->rlo[s + 1] < chi) chi = rest - z->rlo[s + 1];
+        if (clo > chi || rest < z->rlo[s + 1]) { /* no mass (cannot happen): the most the source can take */
+            c[s] = rest < z->K[s] ? rest : z->K[s];
+            rest -= c[s];
+            continue;
+        }
+        for (v = clo; v <= chi; v++) tot += z->pmf[s][v - z->lo[s]] * R[rest - v - z->rlo[s + 1]];
+        u = gaia__asm_lrng_open0(r) * tot;
+        pick = chi;
+        for (v = clo; v <= chi; v++) {
+            acc += z->pmf[s][v - z->lo[s]] * R[rest - v - z->rlo[s + 1]];
+            if (u <= acc) {
+                pick = v;
+                break;
+            }
+        }
+        c[s] = pick;
+        rest -= pick;
+    }
+    c[z->m - 1] = rest < z->K[z->m - 1] ? rest : z->K[z->m - 1];
 }
 
 /* The standard normal quantile, u in (0, 1): Acklam's rational
@@ -14576,15 +14780,15 @@ static int gaia__asm_cmp_u32_desc(const void *x, const void *y) {
 
 /* The reference simulators' candidates (GAIA_SAMPLER_TRUNCNORM): kk draws of
    round(mu + sd Z), Z ~ N(0, 1) truncated to [za, inf), za = (alpha - mu)/sd
-   with alpha the (N - k)/N quantile of Binomial(K, p) (the brain's table
-   b->lz_sf is that of K and p). Z = -Phi^-1(U Q(za)), Q the upper tail, one
+   with alpha the (N - k)/N quantile of the inputs' law (tab: P(X > x), x =
+   0..K; mu and sd: its mean and standard deviation, Kp and sqrt(Kp(1-p))
+   for one p). Z = -Phi^-1(U Q(za)), Q the upper tail, one
    uniform each; rounding half to even, as NumPy's round. Sorted descending:
    the new winners are then the first candidates, as with order statistics
    (the draws are independent, so their order carries nothing). */
-static void gaia__asm_truncnorm_candidates(const gaia_brain *b, uint32_t K, uint64_t N, uint32_t kk,
-                                           gaia__asm_lrng *rng, uint32_t *cx) {
-    double p = b->lz_p, mu = (double)K * p, sd = sqrt((double)K * p * (1.0 - p));
-    double alpha = (double)gaia__asm_lazy_quantile(b, (double)kk / (double)N);
+static void gaia__asm_truncnorm_candidates(const double *tab, uint32_t K, double mu, double sd, uint64_t N,
+                                           uint32_t kk, gaia__asm_lrng *rng, uint32_t *cx) {
+    double alpha = (double)gaia__asm_sf_quantile(tab, K, (double)kk / (double)N);
     double za = sd > 0.0 ? (alpha - mu) / sd : 0.0, qa = 0.5 * erfc(za / 1.4142135623730951);
     uint32_t r;
     for (r = 0; r < kk; r++) {
@@ -14597,16 +14801,12 @@ static void gaia__asm_truncnorm_candidates(const gaia_brain *b, uint32_t K, uint
     qsort(cx, kk, sizeof(uint32_t), gaia__asm_cmp_u32_desc);
 }
 
-typedef struct gaia__asm_src_fire {
-    int src;       /* area or -1 - stimulus */
-    uint32_t K;    /* firing neurons */
-    uint32_t off;  /* first item in the concatenation of all firing neurons */
-} gaia__asm_src_fire;
-
 /* The inputs and new winners of lazy target t: existing neurons sum their
    rows; (n - support) never-fired neurons are represented by the k largest
-   of that many Binomial(K, p) draws, drawn as order statistics. Returns the
-   candidates' inputs (counts) in *cand_x. */
+   of that many Binomial(K, p) draws, drawn as order statistics. Sources of
+   different p: draws of the sum of their Binomial(K_s, p_s) (b->lzm), the
+   same order statistics over that law's tail. Returns the candidates'
+   inputs (counts) in *cand_x. */
 static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_src_fire *sf, int nsf,
                                          uint32_t **cand_x, uint32_t *ncand) {
     gaia__asm_area *a = &b->areas[t];
@@ -14614,23 +14814,27 @@ static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_s
     uint64_t N = (uint64_t)a->n - a->support;
     double *in = NULL, logv = 0.0;
     int64_t *key = NULL;
-    uint32_t *scratch = NULL, *cx = NULL;
+    uint32_t *scratch = NULL, *cx = NULL, *Ks = NULL;
+    double *ps = NULL;
     gaia__asm_lrng rng;
     gaia_status st = GAIA_OK;
     int s;
     for (s = 0; s < nsf; s++) K += sf[s].K;
     kk = N < a->k ? (uint32_t)N : a->k;
     total = w + kk;
+    ps = (double *)gaia__asm_halloc(b, ((size_t)nsf + 1) * sizeof(double));
+    Ks = (uint32_t *)gaia__asm_halloc(b, ((size_t)nsf + 1) * sizeof(uint32_t));
     in = (double *)gaia__asm_hcalloc(b, (size_t)w + 1, sizeof(double));
     key = (int64_t *)gaia__asm_halloc(b, ((size_t)total + 1) * sizeof(int64_t));
     scratch = (uint32_t *)gaia__asm_halloc(b, ((size_t)total + 65536) * sizeof(uint32_t));
     cx = (uint32_t *)gaia__asm_halloc(b, ((size_t)kk + 1) * sizeof(uint32_t));
-    if (!in || !key || !scratch || !cx) {
+    if (!in || !key || !scratch || !cx || !ps || !Ks) {
         st = GAIA_ERR_OUT_OF_MEMORY;
         goto done;
     }
     for (s = 0; s < nsf; s++) {
         gaia__asm_fibre *f = &b->fibres[gaia__asm_find_fibre(b, sf[s].src, t)];
+        Ks[s] = sf[s].K;
         if (sf[s].src < 0) {
             for (j = 0; j < w; j++) in[j] += (double)f->sc[j] * (double)f->sw[j];
         } else {
@@ -14648,18 +14852,43 @@ static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_s
         key[j] = v >= 9.0e18 ? (int64_t)9000000000000000000LL : (int64_t)v;
     }
     if (kk) {
-        /* every fibre firing into t has the same p (gaia__asm_fire_pairs) */
-        st = gaia__asm_lazy_sf(b, K, gaia__asm_fibre_p(b, &b->fibres[gaia__asm_find_fibre(b, sf[0].src, t)]));
-        if (st != GAIA_OK) goto done;
+        const double *tab;
+        double mu, sd;
+        uint32_t xlo = 0, xhi = K;
+        if (!gaia__asm_lazy_ps(b, t, sf, nsf, ps)) {
+            /* one p: one Binomial(K, p) */
+            double p;
+            st = gaia__asm_lazy_sf(b, K, ps[0]);
+            if (st != GAIA_OK) goto done;
+            p = b->lz_p;
+            mu = (double)K * p;
+            sd = sqrt((double)K * p * (1.0 - p));
+            tab = b->lz_sf;
+        } else {
+            /* the sum of the sources' binomials: its mean and variance for
+               the truncated normal, its range for the draws (a quantile
+               outside it has probability below double's resolution) */
+            st = gaia__asm_lzmix_build(b, Ks, ps, nsf);
+            if (st != GAIA_OK) goto done;
+            for (mu = sd = 0.0, s = 0; s < nsf; s++) {
+                mu += (double)sf[s].K * ps[s];
+                sd += (double)sf[s].K * ps[s] * (1.0 - ps[s]);
+            }
+            sd = sqrt(sd);
+            tab = b->lzm->sf;
+            xlo = b->lzm->rlo[0];
+            xhi = b->lzm->rlo[0] + b->lzm->rlen[0] - 1;
+        }
         gaia__asm_lrng_init(b, &rng);
         if (b->sampler == GAIA_SAMPLER_TRUNCNORM && N > a->k)
-            gaia__asm_truncnorm_candidates(b, K, N, kk, &rng, cx);
+            gaia__asm_truncnorm_candidates(tab, K, mu, sd, N, kk, &rng, cx);
         for (r = 0; r < kk; r++) {
             if (b->sampler != GAIA_SAMPLER_TRUNCNORM || N <= a->k) {
                 /* V_r = V_{r-1} U^(1/(N-r)): the r-th largest of N uniforms */
                 logv += log(gaia__asm_lrng_open0(&rng)) / (double)(N - r);
-                cx[r] = gaia__asm_lazy_quantile(b, -expm1(logv));
+                cx[r] = gaia__asm_sf_quantile(tab, K, -expm1(logv));
             }
+            cx[r] = cx[r] < xlo ? xlo : cx[r] > xhi ? xhi : cx[r];
             key[w + r] = (int64_t)cx[r] * (int64_t)GAIA_ASSEMBLY_FIX;
         }
     }
@@ -14667,6 +14896,14 @@ static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_s
         memcpy(a->neww, a->win, (size_t)a->nwin * 4);
         a->nneww = a->nwin;
     } else {
+#ifdef GAIA_USE_MPI
+        /* the inputs of this rank's neurons and (on rank 0) the candidates,
+           merged over the ranks (collective) */
+        if (b->mpi) {
+            st = gaia__mpi_lazy_merge(b, a, key, w, total);
+            goto done;
+        }
+#endif
         gaia_cpu_assembly_topk(key, total, a->k, scratch, a->neww);
         a->nneww = a->k < total ? a->k : total;
     }
@@ -14674,6 +14911,8 @@ done:
     gaia__asm_hfree(b, in);
     gaia__asm_hfree(b, key);
     gaia__asm_hfree(b, scratch);
+    gaia__asm_hfree(b, ps);
+    gaia__asm_hfree(b, Ks);
     if (st != GAIA_OK) {
         gaia__asm_hfree(b, cx);
         cx = NULL;
@@ -14710,15 +14949,18 @@ static void gaia__asm_sample_distinct(gaia__asm_lrng *r, uint32_t K, uint32_t x,
 /* Lazy area t gains neurons support..support+q-1 (new winners with inputs
    x[0..q), or silent ones when x is NULL): new columns in every fibre into t
    (the x hits split over the firing sources by a uniform choice of x of the
-   K firing neurons, i.e. a multivariate hypergeometric split), then new rows
-   in every fibre out of t. */
+   K firing neurons, i.e. a multivariate hypergeometric split, when all have
+   one p; else the count of each source from its law given the total
+   (gaia__asm_lzmix_split), then a uniform choice of that many of its firing
+   neurons), then new rows in every fibre out of t. */
 static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const uint32_t *x,
                                        const gaia__asm_src_fire *sf, int nsf) {
     gaia__asm_area *a = &b->areas[t];
     uint32_t w0 = (uint32_t)a->support, K = 0, u, maxx = 0;
-    uint32_t *items = NULL;
+    uint32_t *items = NULL, *Ks = NULL, *cnt = NULL;
+    double *ps = NULL;
     unsigned char **firing = NULL;
-    int s, fi;
+    int s, fi, mixed = 0;
     gaia__asm_lrng rng;
     gaia_status st = GAIA_OK;
     if (q == 0) return GAIA_OK;
@@ -14730,6 +14972,20 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
     if (!items || !firing) {
         st = GAIA_ERR_OUT_OF_MEMORY;
         goto done;
+    }
+    if (x && nsf > 1) {
+        /* sources of different p: the sum's tables (kept from the selection
+           unless another target's replaced them) */
+        ps = (double *)gaia__asm_halloc(b, (size_t)nsf * sizeof(double));
+        Ks = (uint32_t *)gaia__asm_halloc(b, (size_t)nsf * sizeof(uint32_t));
+        cnt = (uint32_t *)gaia__asm_halloc(b, (size_t)nsf * sizeof(uint32_t));
+        if (!ps || !Ks || !cnt) {
+            st = GAIA_ERR_OUT_OF_MEMORY;
+            goto done;
+        }
+        for (s = 0; s < nsf; s++) Ks[s] = sf[s].K;
+        mixed = gaia__asm_lazy_ps(b, t, sf, nsf, ps);
+        if (mixed && (st = gaia__asm_lzmix_build(b, Ks, ps, nsf)) != GAIA_OK) goto done;
     }
     /* flags of the firing neurons of each firing area source */
     for (fi = 0; fi < b->nfibres; fi++) {
@@ -14750,8 +15006,21 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
     gaia__asm_lrng_init(b, &rng);
     for (u = 0; u < q; u++) {
         uint32_t id = w0 + u, xi = x ? x[u] : 0, e = 0;
+        int mine = gaia__asm_lazy_mine(b, id); /* else the draws only */
         if (xi > K) xi = K;
-        if (xi) gaia__asm_sample_distinct(&rng, K, xi, items);
+        if (xi && !mixed) gaia__asm_sample_distinct(&rng, K, xi, items);
+        else if (xi) {
+            /* per source: its count given the total, then which of its
+               firing neurons (items numbered as in the one-p case) */
+            uint32_t pos = 0, e2;
+            gaia__asm_lzmix_split(b->lzm, xi, &rng, cnt);
+            for (s = 0; s < nsf; s++) {
+                if (cnt[s]) gaia__asm_sample_distinct(&rng, sf[s].K, cnt[s], items + pos);
+                for (e2 = 0; e2 < cnt[s]; e2++) items[pos + e2] += sf[s].off;
+                pos += cnt[s];
+            }
+            xi = pos;
+        }
         for (fi = 0; fi < b->nfibres; fi++) {
             gaia__asm_fibre *f = &b->fibres[fi];
             const gaia__asm_src_fire *fire = NULL;
@@ -14780,7 +15049,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
                 uint64_t i;
                 const gaia__asm_area *sa = &b->areas[f->src];
                 double fp = gaia__asm_fibre_p(b, f), lq = log1p(-fp);
-                if (fire) /* the chosen firing neurons */
+                if (fire && mine) /* the chosen firing neurons */
                     for (e = 0; e < xi; e++)
                         if (items[e] >= fire->off && items[e] < fire->off + fire->K &&
                             !gaia__asm_row_push(b, &f->rows[sa->win[items[e] - fire->off]], id, 1.0f)) {
@@ -14790,7 +15059,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
                 /* every other existing source neuron: Bernoulli(p) */
                 for (i = gaia__asm_lrng_skip(fp, lq, &rng); i < f->nrows;
                      i += 1 + gaia__asm_lrng_skip(fp, lq, &rng)) {
-                    if (firing[fi] && firing[fi][i]) continue;
+                    if (!mine || (firing[fi] && firing[fi][i])) continue;
                     if (!gaia__asm_row_push(b, &f->rows[i], id, 1.0f)) {
                         st = GAIA_ERR_OUT_OF_MEMORY;
                         goto done;
@@ -14815,6 +15084,9 @@ done:
         for (fi = 0; fi < b->nfibres; fi++) gaia__asm_hfree(b, firing[fi]);
     gaia__asm_hfree(b, firing);
     gaia__asm_hfree(b, items);
+    gaia__asm_hfree(b, ps);
+    gaia__asm_hfree(b, Ks);
+    gaia__asm_hfree(b, cnt);
     return st;
 }
 
@@ -15051,17 +15323,6 @@ static gaia_status gaia__asm_check_pairs(gaia_brain *b, const char *fn, int *pai
             return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "fire into '%s' given twice",
                               b->areas[pairs[2 * i + 1]].name);
     for (i = 0; i < count; i++) {
-        /* a lazy target's never-fired neurons draw Binomial(K, p): one p */
-        if (b->areas[pairs[2 * i + 1]].mode == GAIA_AREA_LAZY && i > 0 && pairs[2 * i - 1] == pairs[2 * i + 1]) {
-            int f0 = gaia__asm_find_fibre(b, pairs[2 * i - 2], pairs[2 * i - 1]);
-            int f1 = gaia__asm_find_fibre(b, pairs[2 * i], pairs[2 * i + 1]);
-            double p0 = f0 >= 0 ? gaia__asm_fibre_p(b, &b->fibres[f0]) : b->p;
-            double p1 = f1 >= 0 ? gaia__asm_fibre_p(b, &b->fibres[f1]) : b->p;
-            if (p0 != p1)
-                return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn,
-                                  "lazy area '%s': fibres of p = %g and %g fire into it in one step (one p per step)",
-                                  b->areas[pairs[2 * i + 1]].name, p0, p1);
-        }
         Ksum += gaia__asm_src_k(b, pairs[2 * i]);
         if (i + 1 == count || pairs[2 * i + 3] != pairs[2 * i + 1]) {
             if (Ksum > (1u << 26))
@@ -15683,7 +15944,7 @@ static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, gaia_sta
     }
 #ifdef GAIA_USE_MPI
     if (b->mpi) {
-        /* every rank grew its replica of a lazy area (or failed) before any
+        /* every rank grew its share of a lazy area (or failed) before any
            commits: a failure anywhere puts the growth back everywhere */
         static const char *const labels[3] = {"area", "count", "winners (hash)"};
         int64_t vals[3];
@@ -16467,7 +16728,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     gaia__asm_put_u32(&w, GAIA__ASM_VERSION);
 #ifdef GAIA_USE_MPI
     /* header flags (0 for an image): 1 = a shard with its writer's support bits only */
-    gaia__asm_put_u32(&w, b->mpi && b->mpi->shard_save ? GAIA__ASM_SHARD_BLOCK_BITS : 0u);
+    gaia__asm_put_u32(&w, b->mpi && b->mpi->shard_save ? GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS : 0u);
 #else
     gaia__asm_put_u32(&w, 0);
 #endif
@@ -16537,6 +16798,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
         gaia__asm_put_u64(&w, f->fires); /* version 3 */
 #ifdef GAIA_USE_MPI
         if (b->mpi && b->areas[f->tgt].mode == GAIA_AREA_EXPLICIT) st = gaia__mpi_put_map(&w, b, f); /* collective */
+        else if (b->mpi && f->src >= 0) st = gaia__mpi_put_rows(&w, b, f); /* collective */
         else
 #endif
         if (b->areas[f->tgt].mode == GAIA_AREA_EXPLICIT) {
@@ -16699,6 +16961,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     uint32_t plastic, ns, na, nf, i, t, sampler = GAIA_SAMPLER_EXACT;
     int writer = 0, writers = 0; /* a shard file: its writer, of how many (0: a whole image) */
     int block_bits = 0;          /* a shard's support bits are its writer's block only */
+    int lazy_rows = 0;           /* a shard's lazy rows hold its writer's neurons only */
     gaia_status st;
     *why = "truncated";
 #ifdef GAIA_USE_MPI
@@ -16706,6 +16969,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         writer = ((const gaia__mpi_parse *)shard)->writer;
         writers = ((const gaia__mpi_parse *)shard)->writers;
         block_bits = writers && ((const gaia__mpi_parse *)shard)->block_bits;
+        lazy_rows = writers && ((const gaia__mpi_parse *)shard)->lazy_rows;
     }
 #endif
     p = gaia__asm_get_f64(r);
@@ -16990,7 +17254,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
             if (nrows && !gaia__asm_grow(b, (void **)&f->rows, sizeof(gaia__asm_row), 0, &cap, nrows)) goto oom;
             f->caprows = (uint32_t)cap;
             for (rr = 0; rr < nrows; rr++) {
-                uint32_t len = gaia__asm_get_u32(r);
+                uint32_t len = gaia__asm_get_u32(r), prevj = 0;
                 gaia__asm_row *row = &f->rows[rr];
                 memset(row, 0, sizeof *row);
                 f->nrows = rr + 1;
@@ -16998,8 +17262,14 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
                 for (e = 0; e < len; e++) {
                     uint32_t j = gaia__asm_get_u32(r);
                     float v = gaia__asm_get_f32(r);
-                    if (j >= ta->support || (e && j <= row->j[e - 1]) || !(v > 0.0f && v <= GAIA_ASSEMBLY_WMAX)) goto bad;
-                    if (!gaia__asm_row_push(b, row, j, v)) goto oom;
+                    if (j >= ta->support || (e && j <= prevj) || !(v > 0.0f && v <= GAIA_ASSEMBLY_WMAX)) goto bad;
+                    prevj = j;
+                    /* a shard's synapses go into its writer's neurons (older
+                       shards: every writer's copy, kept from writer 0's) */
+                    if (lazy_rows && (int)(j % (uint32_t)writers) != writer) goto bad;
+                    if (writers && !lazy_rows && writer != 0) continue;
+                    /* a sharded brain keeps the synapses into its own neurons */
+                    if (gaia__asm_lazy_mine(b, j) && !gaia__asm_row_push(b, row, j, v)) goto oom;
                 }
             }
         } else {
@@ -17084,11 +17354,13 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "unsupported version %u (this gaia reads 1..%u)", (unsigned)ver,
                           GAIA__ASM_VERSION);
     flags = (uint32_t)c[12] | ((uint32_t)c[13] << 8) | ((uint32_t)c[14] << 16) | ((uint32_t)c[15] << 24);
-    if (flags == GAIA__ASM_SHARD_BLOCK_BITS) { /* a shard of gaia_brain_save_shard */
+    if (flags == GAIA__ASM_SHARD_BLOCK_BITS || flags == (GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS)) {
+        /* a shard of gaia_brain_save_shard */
 #ifdef GAIA_USE_MPI
         if (shard && ((const gaia__mpi_parse *)shard)->writers) {
             req = *(const gaia__mpi_parse *)shard;
             req.block_bits = 1;
+            req.lazy_rows = (flags & GAIA__ASM_SHARD_LAZY_ROWS) != 0;
             shard = &req;
         } else
 #endif
@@ -17189,7 +17461,7 @@ GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
         gaia__mpi_parse req;
         gaia_brain *c = NULL;
         req.comm = b->mpi->comm;
-        req.writer = req.writers = req.block_bits = 0;
+        req.writer = req.writers = req.block_bits = req.lazy_rows = 0;
         st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, &req, &c);
         gaia__host_free(b->ctx, img);
         return gaia__mpi_loaded(b->ctx, "gaia_brain_clone", st, b->mpi->comm, c, out);
@@ -18054,7 +18326,7 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
     if (st == GAIA_OK) {
         gaia__mpi_parse req;
         req.comm = comm;
-        req.writer = req.writers = req.block_bits = 0;
+        req.writer = req.writers = req.block_bits = req.lazy_rows = 0;
         st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &b);
     }
     gaia__host_free(ctx, buf);
@@ -18114,6 +18386,42 @@ static gaia_status gaia__mpi_merge_shard(gaia_brain *b, gaia_brain *x, const cha
         if (st != GAIA_OK) return st;
         f->count += g->count;
     }
+    /* lazy rows: the union of the shards' synapses (each row ascends) */
+    for (i = 0; i < b->nfibres; i++) {
+        gaia__asm_fibre *f = &b->fibres[i], *g = &x->fibres[i];
+        uint32_t r;
+        if (b->areas[f->tgt].mode != GAIA_AREA_LAZY || f->src < 0) continue;
+        *why = "the shards are of different brains or steps";
+        if (f->nrows != g->nrows) return GAIA_ERR_FORMAT;
+        *why = "out of memory";
+        for (r = 0; r < f->nrows; r++) {
+            gaia__asm_row *fr = &f->rows[r], *gr = &g->rows[r], m;
+            uint32_t a = 0, c = 0;
+            if (!gr->len) continue;
+            memset(&m, 0, sizeof m);
+            while (a < fr->len || c < gr->len) {
+                int fromf = c == gr->len || (a < fr->len && fr->j[a] <= gr->j[c]);
+                *why = "the shards hold one synapse twice";
+                if (a < fr->len && c < gr->len && fr->j[a] == gr->j[c]) goto dup;
+                *why = "out of memory";
+                if (!gaia__asm_row_push(b, &m, fromf ? fr->j[a] : gr->j[c], fromf ? fr->w[a] : gr->w[c])) goto oom;
+                if (fromf) a++;
+                else c++;
+            }
+            gaia__asm_hfree(b, fr->j);
+            gaia__asm_hfree(b, fr->w);
+            *fr = m;
+            continue;
+        dup:
+            gaia__asm_hfree(b, m.j);
+            gaia__asm_hfree(b, m.w);
+            return GAIA_ERR_FORMAT;
+        oom:
+            gaia__asm_hfree(b, m.j);
+            gaia__asm_hfree(b, m.w);
+            return GAIA_ERR_OUT_OF_MEMORY;
+        }
+    }
     return GAIA_OK;
 }
 
@@ -18144,7 +18452,7 @@ GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const
         req.comm = comm;
         req.writer = (int)s;
         req.writers = (int)nshards;
-        req.block_bits = 0; /* (gaia__asm_load sets it from the header) */
+        req.block_bits = req.lazy_rows = 0; /* (gaia__asm_load sets them from the header) */
         st = gaia__read_file(ctx, fn, paths[s], (uint64_t)ctx->load_limit * 2 + 4096, GAIA__LIMIT_LOAD, &buf, &len);
         if (st == GAIA_OK) st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &x);
         gaia__host_free(ctx, buf);
@@ -18308,10 +18616,10 @@ static void gaia__mpi_prepare_begin(gaia_brain *b, const int *pairs, size_t coun
     size_t i;
     struct gaia__mpi_brain *m = b->mpi;
     m->merges_expected = m->merges_done = m->announced = 0;
-    for (i = 0; i < count; i++) { /* sorted by target: one merge per explicit, unfixed target */
+    for (i = 0; i < count; i++) { /* sorted by target: one merge per unfixed target, either mode */
         const gaia__asm_area *a = &b->areas[pairs[2 * i + 1]];
         if (i && pairs[2 * i + 1] == pairs[2 * i - 1]) continue;
-        if (a->mode == GAIA_AREA_EXPLICIT && !a->fixed) m->merges_expected++;
+        if (!a->fixed) m->merges_expected++;
     }
 }
 
@@ -18394,14 +18702,85 @@ static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia
     return (gaia_status)g;
 }
 
+/* The merge of a lazy target: rank r holds the inputs of the existing
+   neurons j = r mod ranks (key[j], j < w), rank 0 adds the never-fired
+   candidates (key[j], w <= j < total; every rank drew the same). Each sends
+   its best min(k, what it holds) after the statuses' allreduce (as
+   gaia__mpi_select_merge: a failed rank attends it with its status); the
+   merge orders them as the single process's top-k (larger input, then the
+   lower neuron), so the winners are its winners. */
+static gaia_status gaia__mpi_lazy_merge(gaia_brain *b, gaia__asm_area *a, const int64_t *key, uint32_t w,
+                                       uint32_t total) {
+    struct gaia__mpi_brain *m = b->mpi;
+    int P = m->size, r;
+    uint32_t k = a->k, held = 0, cnt, t, j;
+    int64_t *mine = NULL, *all = NULL, st, g = 0;
+    int *rc = NULL, *rd;
+    double t0;
+    size_t gathered = 0;
+    for (j = (uint32_t)m->rank; j < w; j += (uint32_t)P) held++;
+    if (m->rank == 0) held += total - w;
+    mine = (int64_t *)gaia__asm_halloc(b, ((size_t)held + 1) * 2 * sizeof(int64_t));
+    all = (int64_t *)gaia__asm_halloc(b, ((size_t)P * k + 1) * 2 * sizeof(int64_t));
+    rc = (int *)gaia__asm_halloc(b, (size_t)P * 2 * sizeof(int));
+    st = mine && all && rc ? GAIA_OK : GAIA_ERR_OUT_OF_MEMORY;
+    cnt = 0;
+    if (st == GAIA_OK) {
+        for (j = (uint32_t)m->rank; j < w; j += (uint32_t)P) {
+            mine[2 * cnt] = key[j];
+            mine[2 * cnt + 1] = j;
+            cnt++;
+        }
+        for (j = w; m->rank == 0 && j < total; j++) {
+            mine[2 * cnt] = key[j];
+            mine[2 * cnt + 1] = j;
+            cnt++;
+        }
+        qsort(mine, cnt, 2 * sizeof(int64_t), gaia__mpi_cmp_cand);
+        if (cnt > k) cnt = k;
+    }
+    t0 = MPI_Wtime();
+    MPI_Allreduce(&st, &g, 1, MPI_INT64_T, MPI_MAX, m->comm);
+    m->merges_done++;
+    m->merges++;
+    m->bytes += 16;
+    if ((gaia_status)g == GAIA_OK) {
+        int c = (int)cnt * 2;
+        rd = rc + P;
+        MPI_Allgather(&c, 1, MPI_INT, rc, 1, MPI_INT, m->comm);
+        for (r = 0; r < P; r++) {
+            rd[r] = (int)(gathered * 2);
+            gathered += (size_t)rc[r] / 2;
+        }
+        MPI_Allgatherv(mine, c, MPI_INT64_T, all, rc, rd, MPI_INT64_T, m->comm);
+        m->seconds += MPI_Wtime() - t0;
+        m->bytes += (uint64_t)P * 4 + (uint64_t)cnt * 16 * (uint64_t)(P - 1) + (uint64_t)(gathered - cnt) * 16;
+        qsort(all, gathered, 2 * sizeof(int64_t), gaia__mpi_cmp_cand);
+        a->nneww = (uint32_t)(gathered < k ? gathered : k);
+        for (t = 0; t < a->nneww; t++) a->neww[t] = (uint32_t)all[2 * t + 1];
+        qsort(a->neww, a->nneww, sizeof(uint32_t), gaia__asm_cmp_u32);
+    } else {
+        m->seconds += MPI_Wtime() - t0;
+        m->announced = 1;
+        if (st == GAIA_OK)
+            gaia__fail(b->ctx, (gaia_status)g, "gaia_brain_project",
+                       "another rank failed in the step (%s); nothing changed", gaia_status_str((gaia_status)g));
+        else
+            gaia__fail(b->ctx, (gaia_status)st, "gaia_brain_project", "no memory for the top-k merge");
+    }
+    gaia__asm_hfree(b, mine);
+    gaia__asm_hfree(b, all);
+    gaia__asm_hfree(b, rc);
+    return (gaia_status)g;
+}
+
 static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st) {
     struct gaia__mpi_brain *m = b->mpi;
     /* a rank that failed before its next merge tells the others there */
     if (st != GAIA_OK && !m->announced && m->merges_done < m->merges_expected) {
-        int area;
-        for (area = 0; area < b->nareas; area++) /* any area: it only carries the status */
-            if (b->areas[area].mode == GAIA_AREA_EXPLICIT) break;
-        if (area < b->nareas) gaia__mpi_select_merge(b, &b->areas[area], st);
+        /* any area: a merge that fails at its first collective (the
+           statuses' allreduce, the same in both modes) only carries the status */
+        if (b->nareas) gaia__mpi_select_merge(b, &b->areas[0], st);
     }
     {
         double t0 = MPI_Wtime();
@@ -18471,6 +18850,92 @@ static void gaia__mpi_put_bits(gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm
 
 /* save_image of a sharded brain: a fibre's learned weights from every rank,
    keys made global again and sorted, as a single process writes them. */
+/* save_image of a sharded brain: a lazy fibre from an area, its rows
+   gathered from the ranks (each holds the synapses into its own neurons) as
+   (i, j, w) records, sorted by (i, j): the single process's rows, which
+   ascend. A shard (gaia_brain_save_shard) writes this rank's rows only. */
+static int gaia__mpi_cmp_ijw(const void *x, const void *y) {
+    uint32_t a[2], c[2];
+    memcpy(a, x, 8);
+    memcpy(c, y, 8);
+    if (a[0] != c[0]) return a[0] < c[0] ? -1 : 1;
+    return a[1] < c[1] ? -1 : a[1] > c[1];
+}
+static gaia_status gaia__mpi_put_rows(gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f) {
+    struct gaia__mpi_brain *m = b->mpi;
+    uint64_t cnt = 0, total = 0, s, mine64;
+    unsigned char *all = NULL;
+    int64_t *counts = NULL;
+    int *rc = NULL, r, ok, allok = 0;
+    uint32_t i, e;
+    unsigned char *rec;
+    if (m->shard_save) {
+        gaia__asm_put_u32(w, f->nrows);
+        for (i = 0; i < f->nrows; i++) {
+            gaia__asm_put_u32(w, f->rows[i].len);
+            for (e = 0; e < f->rows[i].len; e++) {
+                gaia__asm_put_u32(w, f->rows[i].j[e]);
+                gaia__asm_put_f32(w, f->rows[i].w[e]);
+            }
+        }
+        return GAIA_OK;
+    }
+    for (i = 0; i < f->nrows; i++) cnt += f->rows[i].len;
+    rec = (unsigned char *)gaia__asm_halloc(b, (size_t)cnt * 12 + 1);
+    counts = (int64_t *)gaia__asm_halloc(b, (size_t)m->size * sizeof(int64_t));
+    ok = rec && counts;
+    for (s = 0, i = 0; rec && i < f->nrows; i++)
+        for (e = 0; e < f->rows[i].len; e++, s++) {
+            memcpy(rec + s * 12, &i, 4);
+            memcpy(rec + s * 12 + 4, &f->rows[i].j[e], 4);
+            memcpy(rec + s * 12 + 8, &f->rows[i].w[e], 4);
+        }
+    mine64 = cnt;
+    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
+    if (allok) {
+        MPI_Allgather(&mine64, 1, MPI_INT64_T, counts, 1, MPI_INT64_T, m->comm);
+        for (r = 0; r < m->size; r++) total += (uint64_t)counts[r];
+        all = (unsigned char *)gaia__asm_halloc(b, (size_t)total * 12 + 1);
+        rc = (int *)gaia__asm_halloc(b, (size_t)m->size * 2 * sizeof(int));
+        ok = all && rc && total * 12 < 2147483647u;
+        MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
+    }
+    if (allok) {
+        uint64_t off = 0;
+        for (r = 0; r < m->size; r++) {
+            rc[r] = (int)(counts[r] * 12);
+            rc[m->size + r] = (int)off;
+            off += (uint64_t)counts[r] * 12;
+        }
+        MPI_Allgatherv(rec, (int)(cnt * 12), MPI_BYTE, all, rc, rc + m->size, MPI_BYTE, m->comm);
+        m->bytes += total * 12;
+        qsort(all, (size_t)total, 12, gaia__mpi_cmp_ijw);
+        gaia__asm_put_u32(w, f->nrows);
+        for (s = 0, i = 0; i < f->nrows; i++) {
+            uint64_t s0 = s;
+            uint32_t ri;
+            for (; s < total; s++) {
+                memcpy(&ri, all + s * 12, 4);
+                if (ri != i) break;
+            }
+            gaia__asm_put_u32(w, (uint32_t)(s - s0));
+            for (; s0 < s; s0++) {
+                uint32_t j;
+                float v;
+                memcpy(&j, all + s0 * 12 + 4, 4);
+                memcpy(&v, all + s0 * 12 + 8, 4);
+                gaia__asm_put_u32(w, j);
+                gaia__asm_put_f32(w, v);
+            }
+        }
+    }
+    gaia__asm_hfree(b, rec);
+    gaia__asm_hfree(b, all);
+    gaia__asm_hfree(b, rc);
+    gaia__asm_hfree(b, counts);
+    return allok ? GAIA_OK : GAIA_ERR_OUT_OF_MEMORY;
+}
+
 static gaia_status gaia__mpi_put_map(gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f) {
     struct gaia__mpi_brain *m = b->mpi;
     const gaia__asm_area *t = &b->areas[f->tgt];
@@ -18554,13 +19019,93 @@ static gaia_status gaia__mpi_put_map(gaia__asm_wbuf *w, gaia_brain *b, const gai
 /* ---- per-synapse read-outs of a sharded brain. The connectome is the
    hash's, so every rank regenerates the same edges; a learned weight lives
    on the rank whose block holds its target, and one reduction gives every
-   rank all of them. Lazy targets are replicated: answered locally. All
-   collective, with the arguments compared across ranks. ---- */
+   rank all of them. A lazy target's synapses from an area live with their
+   target's rank (j mod ranks): its rows are gathered; stimulus fibres are
+   replicated. All collective, with the arguments compared across ranks. ---- */
 
 /* Whether target area `to` is an explicit area of b (then sharded). */
 static int gaia__mpi_sharded_target(const gaia_brain *b, const char *to) {
     int tgt = gaia__asm_find_area(b, to);
     return tgt >= 0 && b->areas[tgt].mode == GAIA_AREA_EXPLICIT;
+}
+/* Whether from -> to is a lazy fibre from an area (its rows sharded by target). */
+static int gaia__mpi_lazy_rows_sharded(const gaia_brain *b, const char *from, const char *to) {
+    int tgt = gaia__asm_find_area(b, to);
+    return tgt >= 0 && b->areas[tgt].mode == GAIA_AREA_LAZY && from && gaia__asm_find_area(b, from) >= 0;
+}
+
+/* The row of source i of lazy fibre from -> to, gathered from every rank's
+   synapses into its own neurons, ascending as in one process. Collective
+   after an agreement on (i, cap): *count = the whole row's length; cap too
+   small fails on every rank. */
+static int gaia__mpi_cmp_jw(const void *x, const void *y) {
+    uint32_t a = ((const uint32_t *)x)[0], c = ((const uint32_t *)y)[0];
+    return a < c ? -1 : a > c;
+}
+static gaia_status gaia__mpi_lazy_row(gaia_brain *b, const char *fn, gaia_status pre, const char *from,
+                                      const char *to, uint32_t i, uint32_t *tg, float *wt, size_t cap,
+                                      size_t *count) {
+    static const char *const labels[2] = {"i", "cap"};
+    struct gaia__mpi_brain *m = b->mpi;
+    size_t c = 0;
+    uint32_t *mine = NULL, *all = NULL;
+    int *rc = NULL, *rd, P = m->size, r, n2, total = 0;
+    int64_t vals[2];
+    gaia_status st = pre;
+    if (st == GAIA_OK) st = gaia__asm_synapse_row_local(b, fn, from, to, i, NULL, NULL, 0, &c);
+    if (st == GAIA_OK) {
+        mine = (uint32_t *)gaia__asm_halloc(b, (c + 1) * 8);
+        rc = (int *)gaia__asm_halloc(b, (size_t)P * 2 * sizeof(int));
+        if (!mine || !rc) st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    }
+    if (st == GAIA_OK && c) {
+        uint32_t *tj = (uint32_t *)gaia__asm_halloc(b, c * 4);
+        float *tw = (float *)gaia__asm_halloc(b, c * 4);
+        size_t q;
+        if (!tj || !tw) st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+        else st = gaia__asm_synapse_row_local(b, fn, from, to, i, tj, tw, c, &c);
+        for (q = 0; st == GAIA_OK && q < c; q++) {
+            mine[2 * q] = tj[q];
+            memcpy(&mine[2 * q + 1], &tw[q], 4);
+        }
+        gaia__asm_hfree(b, tj);
+        gaia__asm_hfree(b, tw);
+    }
+    vals[0] = (int64_t)i;
+    vals[1] = (int64_t)cap;
+    st = gaia__mpi_agree(b->ctx, m->comm, m, fn, st, vals, labels, 2, "the synapse row");
+    if (st == GAIA_OK) {
+        n2 = (int)c * 2;
+        rd = rc + P;
+        MPI_Allgather(&n2, 1, MPI_INT, rc, 1, MPI_INT, m->comm);
+        for (r = 0; r < P; r++) {
+            rd[r] = total;
+            total += rc[r];
+        }
+        all = (uint32_t *)gaia__asm_halloc(b, (size_t)total * 4 + 8);
+        /* a rank without the room still attends the gather (into its own
+           part only), then all agree on the outcome */
+        MPI_Allgatherv(mine, n2, MPI_UINT32_T, all ? all : mine, rc, rd, MPI_UINT32_T, m->comm);
+        m->bytes += (uint64_t)total * 4;
+        st = gaia__mpi_agree(b->ctx, m->comm, m, fn,
+                             all ? GAIA_OK : gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory"), NULL,
+                             NULL, 0, "");
+    }
+    if (st == GAIA_OK) {
+        size_t q, nall = (size_t)total / 2;
+        qsort(all, nall, 8, gaia__mpi_cmp_jw);
+        *count = nall;
+        if (cap && cap < nall)
+            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "cap %zu is below the row's %zu synapses", cap, nall);
+        for (q = 0; st == GAIA_OK && cap && q < nall; q++) {
+            if (tg) tg[q] = all[2 * q];
+            if (wt) memcpy(&wt[q], &all[2 * q + 1], 4);
+        }
+    }
+    gaia__asm_hfree(b, mine);
+    gaia__asm_hfree(b, all);
+    gaia__asm_hfree(b, rc);
+    return st;
 }
 
 static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
@@ -18570,7 +19115,7 @@ static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const ch
     gaia_status st = gaia__asm_fibre_stats(b, fn, from, to, out ? &mine : NULL, raw);
     st = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, fn, st, NULL, NULL, 0, "");
     if (st != GAIA_OK) return st;
-    if (gaia__mpi_sharded_target(b, to)) {
+    if (gaia__mpi_sharded_target(b, to) || gaia__mpi_lazy_rows_sharded(b, from, to)) {
         /* an estimate (not exact) is the whole fibre's already: rank 0's */
         if (!mine.synapses_exact && b->mpi->rank != 0) raw[0] = 0;
         MPI_Allreduce(raw, sum, 3, MPI_DOUBLE, MPI_SUM, b->mpi->comm);
@@ -18590,6 +19135,7 @@ static gaia_status gaia__mpi_synapse_row(gaia_brain *b, const char *fn, gaia_sta
     size_t c = 0, done;
     int64_t vals[2];
     gaia_status st = pre;
+    if (gaia__mpi_lazy_rows_sharded(b, from, to)) return gaia__mpi_lazy_row(b, fn, pre, from, to, i, tg, wt, cap, count);
     if (st == GAIA_OK) st = gaia__asm_synapse_row_local(b, fn, from, to, i, tg, wt, cap, &c);
     vals[0] = (int64_t)i;
     vals[1] = (int64_t)cap;

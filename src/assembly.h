@@ -75,9 +75,9 @@ GAIA_API gaia_status gaia_brain_add_area(gaia_brain *b, const char *name, uint32
 GAIA_API gaia_status gaia_brain_set_beta(gaia_brain *b, const char *from, const char *to, float beta);
 /* Connection probability of the fibre from -> to (a stimulus or an area into
    an area; default: the brain's p), in [GAIA_BRAIN_P_MIN, 1]. Set it before
-   the fibre first fires: a fibre that holds synapses refuses. A lazy area
-   takes one p per step: fibres of different p may not fire into it together
-   (GAIA_ERR_UNSUPPORTED). */
+   the fibre first fires: a fibre that holds synapses refuses. Fibres of
+   different p may fire into one lazy area together: its never-fired
+   neurons then draw the sum of the sources' Binomial(K_s, p_s). */
 GAIA_API gaia_status gaia_brain_set_p(gaia_brain *b, const char *from, const char *to, double p);
 /* Learned weights saturate at w, in [1, 2^20] (default 2^20, which is
    unbounded for any experiment: the C++ port's max_weight). Weights above a
@@ -442,6 +442,10 @@ GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *
    gaia_brain_save_shard holds only its writer's block of the support bits
    (shards of older gaia have 0 there and every area's n/8 bytes). */
 #define GAIA__ASM_SHARD_BLOCK_BITS 1u
+/* with it, in shards of a gaia whose ranks hold lazy rows apart: a lazy
+   fibre's rows hold only the synapses into the writer's neurons (j mod
+   writers = writer). Shards without it hold every rank's copy of them. */
+#define GAIA__ASM_SHARD_LAZY_ROWS 2u
 
 typedef struct gaia__asm_row {
     uint32_t *j;
@@ -539,6 +543,22 @@ typedef struct gaia__asm_closed {
     uint64_t reasons;
 } gaia__asm_closed;
 
+/* The tables of a lazy target whose firing sources have different p: a
+   never-fired neuron's input is then S = c_0 + ... + c_{m-1}, c_s ~
+   Binomial(K_s, p_s) independent. pmf[s] is c_s's law on lo[s] ..
+   lo[s] + len[s] - 1 (40 sd out, as the stimulus tables: the rest is below
+   double's range), R[s] the law of c_s + ... + c_{m-1} on rlo[s] ..
+   rlo[s] + rlen[s] - 1 (convolutions from the last source: R[0] is S's
+   law), sf[x] = P(S > x) for x = 0..Ktot. Kept for the last (K_s, p_s) list
+   it was built for. */
+typedef struct gaia__asm_lzmix {
+    int m;
+    uint32_t Ktot;
+    uint32_t *K, *lo, *len, *rlo, *rlen;
+    double *p, *sf;
+    double **pmf, **R;
+} gaia__asm_lzmix;
+
 struct gaia_brain {
     gaia_ctx *ctx;
     gaia_device dev;
@@ -561,8 +581,9 @@ struct gaia_brain {
     int over_limit;          /* an allocation was refused by mem_limit */
     gaia_status broken;      /* a device error left a step half done */
     double *lz_sf;           /* P(Binomial(lz_K, lz_p) > x), x = 0..lz_K */
-    uint32_t lz_K;
     double lz_p;
+    gaia__asm_lzmix *lzm;    /* the same for sources of different p (made when first needed) */
+    uint32_t lz_K;           /* (beside sampler: the struct keeps its size) */
     int sampler;             /* lazy candidates: a gaia_sampler (set_sampler) */
 #ifdef GAIA_USE_MPI
     struct gaia__mpi_brain *mpi; /* the ranks that share it (NULL: one process) */
@@ -580,7 +601,7 @@ struct gaia__mpi_brain {
     int inner;               /* inside a wrapped add_area / add_stimulus */
     uint32_t *ids;           /* room for the largest k: local ids of a list of winners */
     size_t ids_cap;
-    /* the step's protocol (gaia__mpi_prepare_begin): merges of explicit
+    /* the step's protocol (gaia__mpi_prepare_begin): merges of unfixed
        targets expected and done, and whether a failure was seen by all */
     int merges_expected, merges_done, announced;
     int dup;                 /* comm is the brain's own (MPI_Comm_free on destroy) */
@@ -602,11 +623,14 @@ typedef struct gaia__mpi_parse {
     MPI_Comm comm;
     int writer, writers;
     int block_bits; /* the shard holds its writer's block of support bits only (set by gaia__asm_load) */
+    int lazy_rows;  /* its lazy rows hold the writer's neurons only (set by gaia__asm_load) */
 } gaia__mpi_parse;
 static const uint32_t *gaia__mpi_local_ids(gaia_brain *b, const gaia__asm_area *a, const uint32_t *ids, uint32_t n,
                                            uint32_t *cnt);
 static gaia_status gaia__mpi_commit_winners(gaia_brain *b, gaia__asm_area *a);
 static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia_status st);
+static gaia_status gaia__mpi_lazy_merge(gaia_brain *b, gaia__asm_area *a, const int64_t *key, uint32_t w,
+                                       uint32_t total);
 static void gaia__mpi_prepare_begin(gaia_brain *b, const int *pairs, size_t count);
 static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st);
 static uint64_t gaia__asm_fnv(const void *p, size_t n);
@@ -625,6 +649,7 @@ static gaia_status gaia__mpi_loaded(gaia_ctx *ctx, const char *fn, gaia_status s
 struct gaia__asm_wbuf;
 static void gaia__mpi_put_bits(struct gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_area *a);
 static gaia_status gaia__mpi_put_map(struct gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f);
+static gaia_status gaia__mpi_put_rows(struct gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f);
 #endif
 static gaia_status gaia__asm_fail_step(gaia_brain *b, const char *fn, gaia_status st, const char *what);
 
@@ -916,6 +941,102 @@ static void gaia__asm_bin_free(gaia_brain *b, gaia__asm_bin *st) {
     st->d_cdf = st->d_guide = NULL;
 }
 
+/* ---- a lazy target's sources of different p: the law of their sum ---- */
+static void gaia__asm_lzmix_free(gaia_brain *b, gaia__asm_lzmix *z) {
+    int s;
+    for (s = 0; z->pmf && s < z->m; s++) gaia__asm_hfree(b, z->pmf[s]);
+    for (s = 0; z->R && s < z->m; s++) gaia__asm_hfree(b, z->R[s]);
+    gaia__asm_hfree(b, z->pmf);
+    gaia__asm_hfree(b, z->R);
+    gaia__asm_hfree(b, z->K); /* lo, len, rlo and rlen live in K's block */
+    gaia__asm_hfree(b, z->p);
+    gaia__asm_hfree(b, z->sf);
+    memset(z, 0, sizeof *z);
+}
+
+/* b->lzm for the sources K[0..m) of probabilities p[0..m) (the caller's
+   order: that of the step's fires). Rebuilt only when the list changed. The
+   convolutions cost len[s] * rlen[s+1] each: at p = 0.01 and K = 1000 a term
+   spans about 150 values. */
+static gaia_status gaia__asm_lzmix_build(gaia_brain *b, const uint32_t *K, const double *p, int m) {
+    gaia__asm_lzmix *z = b->lzm;
+    int s;
+    uint32_t x, Ktot = 0;
+    double acc = 0.0;
+    if (!z) {
+        z = b->lzm = (gaia__asm_lzmix *)gaia__asm_hcalloc(b, 1, sizeof(gaia__asm_lzmix));
+        if (!z) return GAIA_ERR_OUT_OF_MEMORY;
+    }
+    if (z->sf && z->m == m) {
+        for (s = 0; s < m; s++)
+            if (z->K[s] != K[s] || z->p[s] != p[s]) break;
+        if (s == m) return GAIA_OK;
+    }
+    gaia__asm_lzmix_free(b, z);
+    for (s = 0; s < m; s++) Ktot += K[s]; /* at most 2^26 (gaia__asm_check_pairs) */
+    z->K = (uint32_t *)gaia__asm_hcalloc(b, (size_t)5 * (size_t)m, sizeof(uint32_t));
+    z->p = (double *)gaia__asm_hcalloc(b, (size_t)m, sizeof(double));
+    z->pmf = (double **)gaia__asm_hcalloc(b, (size_t)m, sizeof(double *));
+    z->R = (double **)gaia__asm_hcalloc(b, (size_t)m, sizeof(double *));
+    z->sf = (double *)gaia__asm_halloc(b, ((size_t)Ktot + 1) * sizeof(double));
+    z->m = m;
+    if (!z->K || !z->p || !z->pmf || !z->R || !z->sf) goto oom;
+    z->lo = z->K + m;
+    z->len = z->K + 2 * m;
+    z->rlo = z->K + 3 * m;
+    z->rlen = z->K + 4 * m;
+    z->Ktot = Ktot;
+    for (s = 0; s < m; s++) {
+        uint32_t lo, hi;
+        z->K[s] = K[s];
+        z->p[s] = p[s];
+        if (p[s] >= 1.0) lo = hi = K[s];
+        else {
+            double mean = (double)K[s] * p[s], sd = sqrt(mean * (1.0 - p[s]));
+            double l = floor(mean - 40.0 * sd - 10.0), h = ceil(mean + 40.0 * sd + 10.0);
+            lo = l < 0 ? 0 : (uint32_t)l;
+            hi = h > (double)K[s] ? K[s] : (uint32_t)h;
+        }
+        z->lo[s] = lo;
+        z->len[s] = hi - lo + 1;
+        z->pmf[s] = (double *)gaia__asm_halloc(b, (size_t)z->len[s] * sizeof(double));
+        if (!z->pmf[s]) goto oom;
+        for (x = 0; x < z->len[s]; x++)
+            z->pmf[s][x] = p[s] >= 1.0 ? 1.0 : exp(gaia__asm_log_binom_pmf(K[s], p[s], lo + x));
+    }
+    /* R[m-1] = pmf[m-1]; R[s] = pmf[s] convolved with R[s+1] */
+    for (s = m; s-- > 0;) {
+        uint32_t i, j;
+        if (s == m - 1) {
+            z->rlo[s] = z->lo[s];
+            z->rlen[s] = z->len[s];
+            z->R[s] = (double *)gaia__asm_halloc(b, (size_t)z->len[s] * sizeof(double));
+            if (!z->R[s]) goto oom;
+            memcpy(z->R[s], z->pmf[s], (size_t)z->len[s] * sizeof(double));
+            continue;
+        }
+        z->rlo[s] = z->lo[s] + z->rlo[s + 1];
+        z->rlen[s] = z->len[s] + z->rlen[s + 1] - 1;
+        z->R[s] = (double *)gaia__asm_hcalloc(b, (size_t)z->rlen[s], sizeof(double));
+        if (!z->R[s]) goto oom;
+        for (i = 0; i < z->len[s]; i++) {
+            const double a = z->pmf[s][i], *r = z->R[s + 1];
+            double *o = z->R[s] + i;
+            for (j = 0; j < z->rlen[s + 1]; j++) o[j] += a * r[j];
+        }
+    }
+    /* P(S > x), summed from the top (small terms first) */
+    z->sf[Ktot] = 0.0;
+    for (x = Ktot; x > 0; x--) {
+        if (x >= z->rlo[0] && x - z->rlo[0] < z->rlen[0]) acc += z->R[0][x - z->rlo[0]];
+        z->sf[x - 1] = acc;
+    }
+    return GAIA_OK;
+oom:
+    gaia__asm_lzmix_free(b, z);
+    return GAIA_ERR_OUT_OF_MEMORY;
+}
+
 /* The fibre's hash key: Philox(seed; fibre id), so fibres are independent. */
 static uint64_t gaia__asm_fkey(uint64_t seed, uint32_t id) {
     uint32_t ctr[4], key[2], out[4];
@@ -1009,7 +1130,21 @@ static uint32_t gaia__asm_lrng_binom(const gaia__asm_bin *s, gaia__asm_lrng *r) 
     return s->lo + x;
 }
 
-/* ---- lazy rows ---- */
+/* ---- lazy rows ----
+   A lazy area held by MPI ranks keeps neuron j's synapses in (its column of
+   every fibre into the area) on rank j mod ranks only. Every rank still
+   makes every random draw of the single process, in its order, and drops
+   the synapses it does not keep: the draws and the winners are the single
+   process's, whatever the number of ranks. */
+static int gaia__asm_lazy_mine(const gaia_brain *b, uint32_t j) {
+#ifdef GAIA_USE_MPI
+    if (b->mpi) return (int)(j % (uint32_t)b->mpi->size) == b->mpi->rank;
+#endif
+    (void)b;
+    (void)j;
+    return 1;
+}
+
 static int gaia__asm_row_push(gaia_brain *b, gaia__asm_row *row, uint32_t j, float w) {
     if (row->len == row->cap) {
         uint32_t nc = row->cap ? row->cap * 2 : 8;
@@ -1051,7 +1186,7 @@ static int gaia__asm_rows_add(gaia_brain *b, gaia__asm_fibre *f, uint32_t upto, 
         uint64_t j;
         memset(row, 0, sizeof *row);
         for (j = gaia__asm_lrng_skip(p, lq, &r); j < ncols; j += 1 + gaia__asm_lrng_skip(p, lq, &r))
-            if (!gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) {
+            if (gaia__asm_lazy_mine(b, (uint32_t)j) && !gaia__asm_row_push(b, row, (uint32_t)j, 1.0f)) {
                 gaia__asm_hfree(b, row->j); /* the row is not counted yet: it must not keep memory */
                 gaia__asm_hfree(b, row->w);
                 memset(row, 0, sizeof *row);
@@ -1218,6 +1353,8 @@ GAIA_API void gaia_brain_destroy(gaia_brain *b) {
     gaia__asm_hfree(b, b->stims);
     gaia__asm_geo_free(b, &b->geo);
     gaia__asm_hfree(b, b->lz_sf);
+    if (b->lzm) gaia__asm_lzmix_free(b, b->lzm);
+    gaia__asm_hfree(b, b->lzm);
     gaia__asm_dfree(b, b->d_keys_tmp, (size_t)b->keys_tmp_cap * 8);
     gaia__host_free(ctx, b);
 }
@@ -1541,15 +1678,71 @@ static gaia_status gaia__asm_lazy_sf(gaia_brain *b, uint32_t K, double p) {
     return GAIA_OK;
 }
 
-/* Smallest x with P(X > x) <= g. */
-static uint32_t gaia__asm_lazy_quantile(const gaia_brain *b, double g) {
-    uint32_t lo = 0, hi = b->lz_K;
+typedef struct gaia__asm_src_fire {
+    int src;       /* area or -1 - stimulus */
+    uint32_t K;    /* firing neurons */
+    uint32_t off;  /* first item in the concatenation of all firing neurons */
+} gaia__asm_src_fire;
+
+/* Smallest x with P(X > x) <= g, sf[x] = P(X > x) for x = 0..K. */
+static uint32_t gaia__asm_sf_quantile(const double *sf, uint32_t K, double g) {
+    uint32_t lo = 0, hi = K;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (b->lz_sf[mid] <= g) hi = mid;
+        if (sf[mid] <= g) hi = mid;
         else lo = mid + 1;
     }
     return lo;
+}
+
+/* The connection probability of every source firing into lazy target t
+   (p[s] for sf[s]); returns 1 when they differ: the never-fired neurons'
+   inputs are then a sum of binomials (b->lzm), not one Binomial(K, p). */
+static int gaia__asm_lazy_ps(const gaia_brain *b, int t, const gaia__asm_src_fire *sf, int nsf, double *p) {
+    int s, mixed = 0;
+    for (s = 0; s < nsf; s++) {
+        p[s] = gaia__asm_fibre_p(b, &b->fibres[gaia__asm_find_fibre(b, sf[s].src, t)]);
+        if (p[s] != p[0]) mixed = 1;
+    }
+    return mixed;
+}
+
+/* A new winner's input x split over the sources of b->lzm: the counts
+   c[0..m) from their law given c_0 + ... + c_{m-1} = x, one at a time,
+   P(c_s = c | c_0..c_{s-1}) proportional to pmf_s(c) R_{s+1}(rest - c),
+   the last the remainder. x lies in R[0]'s range (the callers clamp it),
+   and R[s](rest) > 0 is the sum of these very products, so each law has
+   mass. */
+static void gaia__asm_lzmix_split(const gaia__asm_lzmix *z, uint32_t x, gaia__asm_lrng *r, uint32_t *c) {
+    uint32_t rest = x;
+    int s;
+    for (s = 0; s + 1 < z->m; s++) {
+        const double *R = z->R[s + 1];
+        uint32_t clo = z->lo[s], chi = z->lo[s] + z->len[s] - 1, v, pick;
+        double tot = 0.0, u, acc = 0.0;
+        /* rest - c within R[s+1]'s range */
+        if (rest >= z->rlo[s + 1] + z->rlen[s + 1] - 1 && rest - (z->rlo[s + 1] + z->rlen[s + 1] - 1) > clo)
+            clo = rest - (z->rlo[s + 1] + z->rlen[s + 1] - 1);
+        if (rest >= z->rlo[s + 1] && rest - z->rlo[s + 1] < chi) chi = rest - z->rlo[s + 1];
+        if (clo > chi || rest < z->rlo[s + 1]) { /* no mass (cannot happen): the most the source can take */
+            c[s] = rest < z->K[s] ? rest : z->K[s];
+            rest -= c[s];
+            continue;
+        }
+        for (v = clo; v <= chi; v++) tot += z->pmf[s][v - z->lo[s]] * R[rest - v - z->rlo[s + 1]];
+        u = gaia__asm_lrng_open0(r) * tot;
+        pick = chi;
+        for (v = clo; v <= chi; v++) {
+            acc += z->pmf[s][v - z->lo[s]] * R[rest - v - z->rlo[s + 1]];
+            if (u <= acc) {
+                pick = v;
+                break;
+            }
+        }
+        c[s] = pick;
+        rest -= pick;
+    }
+    c[z->m - 1] = rest < z->K[z->m - 1] ? rest : z->K[z->m - 1];
 }
 
 /* The standard normal quantile, u in (0, 1): Acklam's rational
@@ -1589,15 +1782,15 @@ static int gaia__asm_cmp_u32_desc(const void *x, const void *y) {
 
 /* The reference simulators' candidates (GAIA_SAMPLER_TRUNCNORM): kk draws of
    round(mu + sd Z), Z ~ N(0, 1) truncated to [za, inf), za = (alpha - mu)/sd
-   with alpha the (N - k)/N quantile of Binomial(K, p) (the brain's table
-   b->lz_sf is that of K and p). Z = -Phi^-1(U Q(za)), Q the upper tail, one
+   with alpha the (N - k)/N quantile of the inputs' law (tab: P(X > x), x =
+   0..K; mu and sd: its mean and standard deviation, Kp and sqrt(Kp(1-p))
+   for one p). Z = -Phi^-1(U Q(za)), Q the upper tail, one
    uniform each; rounding half to even, as NumPy's round. Sorted descending:
    the new winners are then the first candidates, as with order statistics
    (the draws are independent, so their order carries nothing). */
-static void gaia__asm_truncnorm_candidates(const gaia_brain *b, uint32_t K, uint64_t N, uint32_t kk,
-                                           gaia__asm_lrng *rng, uint32_t *cx) {
-    double p = b->lz_p, mu = (double)K * p, sd = sqrt((double)K * p * (1.0 - p));
-    double alpha = (double)gaia__asm_lazy_quantile(b, (double)kk / (double)N);
+static void gaia__asm_truncnorm_candidates(const double *tab, uint32_t K, double mu, double sd, uint64_t N,
+                                           uint32_t kk, gaia__asm_lrng *rng, uint32_t *cx) {
+    double alpha = (double)gaia__asm_sf_quantile(tab, K, (double)kk / (double)N);
     double za = sd > 0.0 ? (alpha - mu) / sd : 0.0, qa = 0.5 * erfc(za / 1.4142135623730951);
     uint32_t r;
     for (r = 0; r < kk; r++) {
@@ -1610,16 +1803,12 @@ static void gaia__asm_truncnorm_candidates(const gaia_brain *b, uint32_t K, uint
     qsort(cx, kk, sizeof(uint32_t), gaia__asm_cmp_u32_desc);
 }
 
-typedef struct gaia__asm_src_fire {
-    int src;       /* area or -1 - stimulus */
-    uint32_t K;    /* firing neurons */
-    uint32_t off;  /* first item in the concatenation of all firing neurons */
-} gaia__asm_src_fire;
-
 /* The inputs and new winners of lazy target t: existing neurons sum their
    rows; (n - support) never-fired neurons are represented by the k largest
-   of that many Binomial(K, p) draws, drawn as order statistics. Returns the
-   candidates' inputs (counts) in *cand_x. */
+   of that many Binomial(K, p) draws, drawn as order statistics. Sources of
+   different p: draws of the sum of their Binomial(K_s, p_s) (b->lzm), the
+   same order statistics over that law's tail. Returns the candidates'
+   inputs (counts) in *cand_x. */
 static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_src_fire *sf, int nsf,
                                          uint32_t **cand_x, uint32_t *ncand) {
     gaia__asm_area *a = &b->areas[t];
@@ -1627,23 +1816,27 @@ static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_s
     uint64_t N = (uint64_t)a->n - a->support;
     double *in = NULL, logv = 0.0;
     int64_t *key = NULL;
-    uint32_t *scratch = NULL, *cx = NULL;
+    uint32_t *scratch = NULL, *cx = NULL, *Ks = NULL;
+    double *ps = NULL;
     gaia__asm_lrng rng;
     gaia_status st = GAIA_OK;
     int s;
     for (s = 0; s < nsf; s++) K += sf[s].K;
     kk = N < a->k ? (uint32_t)N : a->k;
     total = w + kk;
+    ps = (double *)gaia__asm_halloc(b, ((size_t)nsf + 1) * sizeof(double));
+    Ks = (uint32_t *)gaia__asm_halloc(b, ((size_t)nsf + 1) * sizeof(uint32_t));
     in = (double *)gaia__asm_hcalloc(b, (size_t)w + 1, sizeof(double));
     key = (int64_t *)gaia__asm_halloc(b, ((size_t)total + 1) * sizeof(int64_t));
     scratch = (uint32_t *)gaia__asm_halloc(b, ((size_t)total + 65536) * sizeof(uint32_t));
     cx = (uint32_t *)gaia__asm_halloc(b, ((size_t)kk + 1) * sizeof(uint32_t));
-    if (!in || !key || !scratch || !cx) {
+    if (!in || !key || !scratch || !cx || !ps || !Ks) {
         st = GAIA_ERR_OUT_OF_MEMORY;
         goto done;
     }
     for (s = 0; s < nsf; s++) {
         gaia__asm_fibre *f = &b->fibres[gaia__asm_find_fibre(b, sf[s].src, t)];
+        Ks[s] = sf[s].K;
         if (sf[s].src < 0) {
             for (j = 0; j < w; j++) in[j] += (double)f->sc[j] * (double)f->sw[j];
         } else {
@@ -1661,18 +1854,43 @@ static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_s
         key[j] = v >= 9.0e18 ? (int64_t)9000000000000000000LL : (int64_t)v;
     }
     if (kk) {
-        /* every fibre firing into t has the same p (gaia__asm_fire_pairs) */
-        st = gaia__asm_lazy_sf(b, K, gaia__asm_fibre_p(b, &b->fibres[gaia__asm_find_fibre(b, sf[0].src, t)]));
-        if (st != GAIA_OK) goto done;
+        const double *tab;
+        double mu, sd;
+        uint32_t xlo = 0, xhi = K;
+        if (!gaia__asm_lazy_ps(b, t, sf, nsf, ps)) {
+            /* one p: one Binomial(K, p) */
+            double p;
+            st = gaia__asm_lazy_sf(b, K, ps[0]);
+            if (st != GAIA_OK) goto done;
+            p = b->lz_p;
+            mu = (double)K * p;
+            sd = sqrt((double)K * p * (1.0 - p));
+            tab = b->lz_sf;
+        } else {
+            /* the sum of the sources' binomials: its mean and variance for
+               the truncated normal, its range for the draws (a quantile
+               outside it has probability below double's resolution) */
+            st = gaia__asm_lzmix_build(b, Ks, ps, nsf);
+            if (st != GAIA_OK) goto done;
+            for (mu = sd = 0.0, s = 0; s < nsf; s++) {
+                mu += (double)sf[s].K * ps[s];
+                sd += (double)sf[s].K * ps[s] * (1.0 - ps[s]);
+            }
+            sd = sqrt(sd);
+            tab = b->lzm->sf;
+            xlo = b->lzm->rlo[0];
+            xhi = b->lzm->rlo[0] + b->lzm->rlen[0] - 1;
+        }
         gaia__asm_lrng_init(b, &rng);
         if (b->sampler == GAIA_SAMPLER_TRUNCNORM && N > a->k)
-            gaia__asm_truncnorm_candidates(b, K, N, kk, &rng, cx);
+            gaia__asm_truncnorm_candidates(tab, K, mu, sd, N, kk, &rng, cx);
         for (r = 0; r < kk; r++) {
             if (b->sampler != GAIA_SAMPLER_TRUNCNORM || N <= a->k) {
                 /* V_r = V_{r-1} U^(1/(N-r)): the r-th largest of N uniforms */
                 logv += log(gaia__asm_lrng_open0(&rng)) / (double)(N - r);
-                cx[r] = gaia__asm_lazy_quantile(b, -expm1(logv));
+                cx[r] = gaia__asm_sf_quantile(tab, K, -expm1(logv));
             }
+            cx[r] = cx[r] < xlo ? xlo : cx[r] > xhi ? xhi : cx[r];
             key[w + r] = (int64_t)cx[r] * (int64_t)GAIA_ASSEMBLY_FIX;
         }
     }
@@ -1680,6 +1898,14 @@ static gaia_status gaia__asm_lazy_select(gaia_brain *b, int t, const gaia__asm_s
         memcpy(a->neww, a->win, (size_t)a->nwin * 4);
         a->nneww = a->nwin;
     } else {
+#ifdef GAIA_USE_MPI
+        /* the inputs of this rank's neurons and (on rank 0) the candidates,
+           merged over the ranks (collective) */
+        if (b->mpi) {
+            st = gaia__mpi_lazy_merge(b, a, key, w, total);
+            goto done;
+        }
+#endif
         gaia_cpu_assembly_topk(key, total, a->k, scratch, a->neww);
         a->nneww = a->k < total ? a->k : total;
     }
@@ -1687,6 +1913,8 @@ done:
     gaia__asm_hfree(b, in);
     gaia__asm_hfree(b, key);
     gaia__asm_hfree(b, scratch);
+    gaia__asm_hfree(b, ps);
+    gaia__asm_hfree(b, Ks);
     if (st != GAIA_OK) {
         gaia__asm_hfree(b, cx);
         cx = NULL;
@@ -1723,15 +1951,18 @@ static void gaia__asm_sample_distinct(gaia__asm_lrng *r, uint32_t K, uint32_t x,
 /* Lazy area t gains neurons support..support+q-1 (new winners with inputs
    x[0..q), or silent ones when x is NULL): new columns in every fibre into t
    (the x hits split over the firing sources by a uniform choice of x of the
-   K firing neurons, i.e. a multivariate hypergeometric split), then new rows
-   in every fibre out of t. */
+   K firing neurons, i.e. a multivariate hypergeometric split, when all have
+   one p; else the count of each source from its law given the total
+   (gaia__asm_lzmix_split), then a uniform choice of that many of its firing
+   neurons), then new rows in every fibre out of t. */
 static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const uint32_t *x,
                                        const gaia__asm_src_fire *sf, int nsf) {
     gaia__asm_area *a = &b->areas[t];
     uint32_t w0 = (uint32_t)a->support, K = 0, u, maxx = 0;
-    uint32_t *items = NULL;
+    uint32_t *items = NULL, *Ks = NULL, *cnt = NULL;
+    double *ps = NULL;
     unsigned char **firing = NULL;
-    int s, fi;
+    int s, fi, mixed = 0;
     gaia__asm_lrng rng;
     gaia_status st = GAIA_OK;
     if (q == 0) return GAIA_OK;
@@ -1743,6 +1974,20 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
     if (!items || !firing) {
         st = GAIA_ERR_OUT_OF_MEMORY;
         goto done;
+    }
+    if (x && nsf > 1) {
+        /* sources of different p: the sum's tables (kept from the selection
+           unless another target's replaced them) */
+        ps = (double *)gaia__asm_halloc(b, (size_t)nsf * sizeof(double));
+        Ks = (uint32_t *)gaia__asm_halloc(b, (size_t)nsf * sizeof(uint32_t));
+        cnt = (uint32_t *)gaia__asm_halloc(b, (size_t)nsf * sizeof(uint32_t));
+        if (!ps || !Ks || !cnt) {
+            st = GAIA_ERR_OUT_OF_MEMORY;
+            goto done;
+        }
+        for (s = 0; s < nsf; s++) Ks[s] = sf[s].K;
+        mixed = gaia__asm_lazy_ps(b, t, sf, nsf, ps);
+        if (mixed && (st = gaia__asm_lzmix_build(b, Ks, ps, nsf)) != GAIA_OK) goto done;
     }
     /* flags of the firing neurons of each firing area source */
     for (fi = 0; fi < b->nfibres; fi++) {
@@ -1763,8 +2008,21 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
     gaia__asm_lrng_init(b, &rng);
     for (u = 0; u < q; u++) {
         uint32_t id = w0 + u, xi = x ? x[u] : 0, e = 0;
+        int mine = gaia__asm_lazy_mine(b, id); /* else the draws only */
         if (xi > K) xi = K;
-        if (xi) gaia__asm_sample_distinct(&rng, K, xi, items);
+        if (xi && !mixed) gaia__asm_sample_distinct(&rng, K, xi, items);
+        else if (xi) {
+            /* per source: its count given the total, then which of its
+               firing neurons (items numbered as in the one-p case) */
+            uint32_t pos = 0, e2;
+            gaia__asm_lzmix_split(b->lzm, xi, &rng, cnt);
+            for (s = 0; s < nsf; s++) {
+                if (cnt[s]) gaia__asm_sample_distinct(&rng, sf[s].K, cnt[s], items + pos);
+                for (e2 = 0; e2 < cnt[s]; e2++) items[pos + e2] += sf[s].off;
+                pos += cnt[s];
+            }
+            xi = pos;
+        }
         for (fi = 0; fi < b->nfibres; fi++) {
             gaia__asm_fibre *f = &b->fibres[fi];
             const gaia__asm_src_fire *fire = NULL;
@@ -1793,7 +2051,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
                 uint64_t i;
                 const gaia__asm_area *sa = &b->areas[f->src];
                 double fp = gaia__asm_fibre_p(b, f), lq = log1p(-fp);
-                if (fire) /* the chosen firing neurons */
+                if (fire && mine) /* the chosen firing neurons */
                     for (e = 0; e < xi; e++)
                         if (items[e] >= fire->off && items[e] < fire->off + fire->K &&
                             !gaia__asm_row_push(b, &f->rows[sa->win[items[e] - fire->off]], id, 1.0f)) {
@@ -1803,7 +2061,7 @@ static gaia_status gaia__asm_lazy_grow(gaia_brain *b, int t, uint32_t q, const u
                 /* every other existing source neuron: Bernoulli(p) */
                 for (i = gaia__asm_lrng_skip(fp, lq, &rng); i < f->nrows;
                      i += 1 + gaia__asm_lrng_skip(fp, lq, &rng)) {
-                    if (firing[fi] && firing[fi][i]) continue;
+                    if (!mine || (firing[fi] && firing[fi][i])) continue;
                     if (!gaia__asm_row_push(b, &f->rows[i], id, 1.0f)) {
                         st = GAIA_ERR_OUT_OF_MEMORY;
                         goto done;
@@ -1828,6 +2086,9 @@ done:
         for (fi = 0; fi < b->nfibres; fi++) gaia__asm_hfree(b, firing[fi]);
     gaia__asm_hfree(b, firing);
     gaia__asm_hfree(b, items);
+    gaia__asm_hfree(b, ps);
+    gaia__asm_hfree(b, Ks);
+    gaia__asm_hfree(b, cnt);
     return st;
 }
 
@@ -2064,17 +2325,6 @@ static gaia_status gaia__asm_check_pairs(gaia_brain *b, const char *fn, int *pai
             return gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "fire into '%s' given twice",
                               b->areas[pairs[2 * i + 1]].name);
     for (i = 0; i < count; i++) {
-        /* a lazy target's never-fired neurons draw Binomial(K, p): one p */
-        if (b->areas[pairs[2 * i + 1]].mode == GAIA_AREA_LAZY && i > 0 && pairs[2 * i - 1] == pairs[2 * i + 1]) {
-            int f0 = gaia__asm_find_fibre(b, pairs[2 * i - 2], pairs[2 * i - 1]);
-            int f1 = gaia__asm_find_fibre(b, pairs[2 * i], pairs[2 * i + 1]);
-            double p0 = f0 >= 0 ? gaia__asm_fibre_p(b, &b->fibres[f0]) : b->p;
-            double p1 = f1 >= 0 ? gaia__asm_fibre_p(b, &b->fibres[f1]) : b->p;
-            if (p0 != p1)
-                return gaia__fail(b->ctx, GAIA_ERR_UNSUPPORTED, fn,
-                                  "lazy area '%s': fibres of p = %g and %g fire into it in one step (one p per step)",
-                                  b->areas[pairs[2 * i + 1]].name, p0, p1);
-        }
         Ksum += gaia__asm_src_k(b, pairs[2 * i]);
         if (i + 1 == count || pairs[2 * i + 3] != pairs[2 * i + 1]) {
             if (Ksum > (1u << 26))
@@ -2696,7 +2946,7 @@ static gaia_status gaia__asm_set_winners(gaia_brain *b, const char *fn, gaia_sta
     }
 #ifdef GAIA_USE_MPI
     if (b->mpi) {
-        /* every rank grew its replica of a lazy area (or failed) before any
+        /* every rank grew its share of a lazy area (or failed) before any
            commits: a failure anywhere puts the growth back everywhere */
         static const char *const labels[3] = {"area", "count", "winners (hash)"};
         int64_t vals[3];

@@ -10,8 +10,13 @@
    each explicit area's neurons are split into contiguous blocks of whole
    segments (GAIA_ASSEMBLY_SEG neurons; a rank may own none), and a rank
    holds its block's inputs, support bits and the learned weights into it.
-   Stimuli, winners, histories and lazy areas are replicated (lazy areas
-   are computed identically on every rank, not sharded). A step shares the
+   A lazy area's synapses are split by target: rank r keeps, in every fibre
+   from an area into it, the synapses into its neurons j = r mod ranks;
+   every rank makes all of the single process's random draws (dropping the
+   synapses it does not keep), sums its own neurons' inputs, and the lazy
+   top k is merged as the explicit one (rank 0 adds the never-fired
+   candidates, drawn alike everywhere). Stimuli, winners, histories and
+   stimulus fibres are replicated. A step shares the
    candidates, not the connectome: every rank regenerates the edges into
    its block from the hash, takes its block's k best, and an allgather of
    (input, neuron) picks the global k with the single-process tie-break, so
@@ -50,22 +55,24 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
    3): the replicated state and its blocks' support bits and learned
    weights, nothing gathered (the image format of gaia_brain_save, marked
    as a shard in its header, with the support bits of the rank's blocks
-   only and the other ranks' weights left out). Collective: every rank
+   only, the other ranks' weights and lazy synapses left out). Collective: every rank
    returns the same status. A shard is no brain: gaia_brain_load refuses it
    (GAIA_ERR_FORMAT, naming gaia_brain_load_shards_mpi). */
 GAIA_API gaia_status gaia_brain_save_shard(gaia_brain *b, const char *path);
 /* Loads the shards of one save, paths[0..nshards) in the order of the ranks
    that wrote them (every rank passes the same list), onto the ranks of comm,
    any number of them: each rank reads every shard and keeps what falls in
-   its blocks (re-sharding). Checks that the shards belong together and
+   its blocks (re-sharding; shards of a gaia that replicated lazy areas
+   load too). Checks that the shards belong together and
    that together they hold every support bit. Collective. */
 GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const *paths, size_t nshards,
                                                 gaia_device device, MPI_Comm comm, gaia_brain **out);
 /* This rank's block of an area: neurons [*lo, *lo + *count) (a lazy area,
-   or a brain of one process: the whole area). */
+   whose synapses are split j mod ranks rather than in blocks, or a brain of
+   one process: the whole area). */
 GAIA_API gaia_status gaia_brain_shard(const gaia_brain *b, const char *area, uint32_t *lo, uint32_t *count);
 /* Payload bytes this rank has sent and received in the brain's collectives,
-   *merges the top-k merges (one per explicit target per step) and *seconds
+   *merges the top-k merges (one per unfixed target per step) and *seconds
    the wall time the steps spent in collectives, waiting for slower ranks
    included (merges and seconds may be NULL). */
 GAIA_API gaia_status gaia_brain_mpi_traffic(const gaia_brain *b, uint64_t *bytes, uint64_t *merges, double *seconds);
@@ -401,7 +408,7 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
     if (st == GAIA_OK) {
         gaia__mpi_parse req;
         req.comm = comm;
-        req.writer = req.writers = req.block_bits = 0;
+        req.writer = req.writers = req.block_bits = req.lazy_rows = 0;
         st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &b);
     }
     gaia__host_free(ctx, buf);
@@ -461,6 +468,42 @@ static gaia_status gaia__mpi_merge_shard(gaia_brain *b, gaia_brain *x, const cha
         if (st != GAIA_OK) return st;
         f->count += g->count;
     }
+    /* lazy rows: the union of the shards' synapses (each row ascends) */
+    for (i = 0; i < b->nfibres; i++) {
+        gaia__asm_fibre *f = &b->fibres[i], *g = &x->fibres[i];
+        uint32_t r;
+        if (b->areas[f->tgt].mode != GAIA_AREA_LAZY || f->src < 0) continue;
+        *why = "the shards are of different brains or steps";
+        if (f->nrows != g->nrows) return GAIA_ERR_FORMAT;
+        *why = "out of memory";
+        for (r = 0; r < f->nrows; r++) {
+            gaia__asm_row *fr = &f->rows[r], *gr = &g->rows[r], m;
+            uint32_t a = 0, c = 0;
+            if (!gr->len) continue;
+            memset(&m, 0, sizeof m);
+            while (a < fr->len || c < gr->len) {
+                int fromf = c == gr->len || (a < fr->len && fr->j[a] <= gr->j[c]);
+                *why = "the shards hold one synapse twice";
+                if (a < fr->len && c < gr->len && fr->j[a] == gr->j[c]) goto dup;
+                *why = "out of memory";
+                if (!gaia__asm_row_push(b, &m, fromf ? fr->j[a] : gr->j[c], fromf ? fr->w[a] : gr->w[c])) goto oom;
+                if (fromf) a++;
+                else c++;
+            }
+            gaia__asm_hfree(b, fr->j);
+            gaia__asm_hfree(b, fr->w);
+            *fr = m;
+            continue;
+        dup:
+            gaia__asm_hfree(b, m.j);
+            gaia__asm_hfree(b, m.w);
+            return GAIA_ERR_FORMAT;
+        oom:
+            gaia__asm_hfree(b, m.j);
+            gaia__asm_hfree(b, m.w);
+            return GAIA_ERR_OUT_OF_MEMORY;
+        }
+    }
     return GAIA_OK;
 }
 
@@ -491,7 +534,7 @@ GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const
         req.comm = comm;
         req.writer = (int)s;
         req.writers = (int)nshards;
-        req.block_bits = 0; /* (gaia__asm_load sets it from the header) */
+        req.block_bits = req.lazy_rows = 0; /* (gaia__asm_load sets them from the header) */
         st = gaia__read_file(ctx, fn, paths[s], (uint64_t)ctx->load_limit * 2 + 4096, GAIA__LIMIT_LOAD, &buf, &len);
         if (st == GAIA_OK) st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &x);
         gaia__host_free(ctx, buf);
@@ -655,10 +698,10 @@ static void gaia__mpi_prepare_begin(gaia_brain *b, const int *pairs, size_t coun
     size_t i;
     struct gaia__mpi_brain *m = b->mpi;
     m->merges_expected = m->merges_done = m->announced = 0;
-    for (i = 0; i < count; i++) { /* sorted by target: one merge per explicit, unfixed target */
+    for (i = 0; i < count; i++) { /* sorted by target: one merge per unfixed target, either mode */
         const gaia__asm_area *a = &b->areas[pairs[2 * i + 1]];
         if (i && pairs[2 * i + 1] == pairs[2 * i - 1]) continue;
-        if (a->mode == GAIA_AREA_EXPLICIT && !a->fixed) m->merges_expected++;
+        if (!a->fixed) m->merges_expected++;
     }
 }
 
@@ -741,14 +784,85 @@ static gaia_status gaia__mpi_select_merge(gaia_brain *b, gaia__asm_area *a, gaia
     return (gaia_status)g;
 }
 
+/* The merge of a lazy target: rank r holds the inputs of the existing
+   neurons j = r mod ranks (key[j], j < w), rank 0 adds the never-fired
+   candidates (key[j], w <= j < total; every rank drew the same). Each sends
+   its best min(k, what it holds) after the statuses' allreduce (as
+   gaia__mpi_select_merge: a failed rank attends it with its status); the
+   merge orders them as the single process's top-k (larger input, then the
+   lower neuron), so the winners are its winners. */
+static gaia_status gaia__mpi_lazy_merge(gaia_brain *b, gaia__asm_area *a, const int64_t *key, uint32_t w,
+                                       uint32_t total) {
+    struct gaia__mpi_brain *m = b->mpi;
+    int P = m->size, r;
+    uint32_t k = a->k, held = 0, cnt, t, j;
+    int64_t *mine = NULL, *all = NULL, st, g = 0;
+    int *rc = NULL, *rd;
+    double t0;
+    size_t gathered = 0;
+    for (j = (uint32_t)m->rank; j < w; j += (uint32_t)P) held++;
+    if (m->rank == 0) held += total - w;
+    mine = (int64_t *)gaia__asm_halloc(b, ((size_t)held + 1) * 2 * sizeof(int64_t));
+    all = (int64_t *)gaia__asm_halloc(b, ((size_t)P * k + 1) * 2 * sizeof(int64_t));
+    rc = (int *)gaia__asm_halloc(b, (size_t)P * 2 * sizeof(int));
+    st = mine && all && rc ? GAIA_OK : GAIA_ERR_OUT_OF_MEMORY;
+    cnt = 0;
+    if (st == GAIA_OK) {
+        for (j = (uint32_t)m->rank; j < w; j += (uint32_t)P) {
+            mine[2 * cnt] = key[j];
+            mine[2 * cnt + 1] = j;
+            cnt++;
+        }
+        for (j = w; m->rank == 0 && j < total; j++) {
+            mine[2 * cnt] = key[j];
+            mine[2 * cnt + 1] = j;
+            cnt++;
+        }
+        qsort(mine, cnt, 2 * sizeof(int64_t), gaia__mpi_cmp_cand);
+        if (cnt > k) cnt = k;
+    }
+    t0 = MPI_Wtime();
+    MPI_Allreduce(&st, &g, 1, MPI_INT64_T, MPI_MAX, m->comm);
+    m->merges_done++;
+    m->merges++;
+    m->bytes += 16;
+    if ((gaia_status)g == GAIA_OK) {
+        int c = (int)cnt * 2;
+        rd = rc + P;
+        MPI_Allgather(&c, 1, MPI_INT, rc, 1, MPI_INT, m->comm);
+        for (r = 0; r < P; r++) {
+            rd[r] = (int)(gathered * 2);
+            gathered += (size_t)rc[r] / 2;
+        }
+        MPI_Allgatherv(mine, c, MPI_INT64_T, all, rc, rd, MPI_INT64_T, m->comm);
+        m->seconds += MPI_Wtime() - t0;
+        m->bytes += (uint64_t)P * 4 + (uint64_t)cnt * 16 * (uint64_t)(P - 1) + (uint64_t)(gathered - cnt) * 16;
+        qsort(all, gathered, 2 * sizeof(int64_t), gaia__mpi_cmp_cand);
+        a->nneww = (uint32_t)(gathered < k ? gathered : k);
+        for (t = 0; t < a->nneww; t++) a->neww[t] = (uint32_t)all[2 * t + 1];
+        qsort(a->neww, a->nneww, sizeof(uint32_t), gaia__asm_cmp_u32);
+    } else {
+        m->seconds += MPI_Wtime() - t0;
+        m->announced = 1;
+        if (st == GAIA_OK)
+            gaia__fail(b->ctx, (gaia_status)g, "gaia_brain_project",
+                       "another rank failed in the step (%s); nothing changed", gaia_status_str((gaia_status)g));
+        else
+            gaia__fail(b->ctx, (gaia_status)st, "gaia_brain_project", "no memory for the top-k merge");
+    }
+    gaia__asm_hfree(b, mine);
+    gaia__asm_hfree(b, all);
+    gaia__asm_hfree(b, rc);
+    return (gaia_status)g;
+}
+
 static gaia_status gaia__mpi_prepare_end(gaia_brain *b, gaia_status st) {
     struct gaia__mpi_brain *m = b->mpi;
     /* a rank that failed before its next merge tells the others there */
     if (st != GAIA_OK && !m->announced && m->merges_done < m->merges_expected) {
-        int area;
-        for (area = 0; area < b->nareas; area++) /* any area: it only carries the status */
-            if (b->areas[area].mode == GAIA_AREA_EXPLICIT) break;
-        if (area < b->nareas) gaia__mpi_select_merge(b, &b->areas[area], st);
+        /* any area: a merge that fails at its first collective (the
+           statuses' allreduce, the same in both modes) only carries the status */
+        if (b->nareas) gaia__mpi_select_merge(b, &b->areas[0], st);
     }
     {
         double t0 = MPI_Wtime();
@@ -818,6 +932,92 @@ static void gaia__mpi_put_bits(gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm
 
 /* save_image of a sharded brain: a fibre's learned weights from every rank,
    keys made global again and sorted, as a single process writes them. */
+/* save_image of a sharded brain: a lazy fibre from an area, its rows
+   gathered from the ranks (each holds the synapses into its own neurons) as
+   (i, j, w) records, sorted by (i, j): the single process's rows, which
+   ascend. A shard (gaia_brain_save_shard) writes this rank's rows only. */
+static int gaia__mpi_cmp_ijw(const void *x, const void *y) {
+    uint32_t a[2], c[2];
+    memcpy(a, x, 8);
+    memcpy(c, y, 8);
+    if (a[0] != c[0]) return a[0] < c[0] ? -1 : 1;
+    return a[1] < c[1] ? -1 : a[1] > c[1];
+}
+static gaia_status gaia__mpi_put_rows(gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f) {
+    struct gaia__mpi_brain *m = b->mpi;
+    uint64_t cnt = 0, total = 0, s, mine64;
+    unsigned char *all = NULL;
+    int64_t *counts = NULL;
+    int *rc = NULL, r, ok, allok = 0;
+    uint32_t i, e;
+    unsigned char *rec;
+    if (m->shard_save) {
+        gaia__asm_put_u32(w, f->nrows);
+        for (i = 0; i < f->nrows; i++) {
+            gaia__asm_put_u32(w, f->rows[i].len);
+            for (e = 0; e < f->rows[i].len; e++) {
+                gaia__asm_put_u32(w, f->rows[i].j[e]);
+                gaia__asm_put_f32(w, f->rows[i].w[e]);
+            }
+        }
+        return GAIA_OK;
+    }
+    for (i = 0; i < f->nrows; i++) cnt += f->rows[i].len;
+    rec = (unsigned char *)gaia__asm_halloc(b, (size_t)cnt * 12 + 1);
+    counts = (int64_t *)gaia__asm_halloc(b, (size_t)m->size * sizeof(int64_t));
+    ok = rec && counts;
+    for (s = 0, i = 0; rec && i < f->nrows; i++)
+        for (e = 0; e < f->rows[i].len; e++, s++) {
+            memcpy(rec + s * 12, &i, 4);
+            memcpy(rec + s * 12 + 4, &f->rows[i].j[e], 4);
+            memcpy(rec + s * 12 + 8, &f->rows[i].w[e], 4);
+        }
+    mine64 = cnt;
+    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
+    if (allok) {
+        MPI_Allgather(&mine64, 1, MPI_INT64_T, counts, 1, MPI_INT64_T, m->comm);
+        for (r = 0; r < m->size; r++) total += (uint64_t)counts[r];
+        all = (unsigned char *)gaia__asm_halloc(b, (size_t)total * 12 + 1);
+        rc = (int *)gaia__asm_halloc(b, (size_t)m->size * 2 * sizeof(int));
+        ok = all && rc && total * 12 < 2147483647u;
+        MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
+    }
+    if (allok) {
+        uint64_t off = 0;
+        for (r = 0; r < m->size; r++) {
+            rc[r] = (int)(counts[r] * 12);
+            rc[m->size + r] = (int)off;
+            off += (uint64_t)counts[r] * 12;
+        }
+        MPI_Allgatherv(rec, (int)(cnt * 12), MPI_BYTE, all, rc, rc + m->size, MPI_BYTE, m->comm);
+        m->bytes += total * 12;
+        qsort(all, (size_t)total, 12, gaia__mpi_cmp_ijw);
+        gaia__asm_put_u32(w, f->nrows);
+        for (s = 0, i = 0; i < f->nrows; i++) {
+            uint64_t s0 = s;
+            uint32_t ri;
+            for (; s < total; s++) {
+                memcpy(&ri, all + s * 12, 4);
+                if (ri != i) break;
+            }
+            gaia__asm_put_u32(w, (uint32_t)(s - s0));
+            for (; s0 < s; s0++) {
+                uint32_t j;
+                float v;
+                memcpy(&j, all + s0 * 12 + 4, 4);
+                memcpy(&v, all + s0 * 12 + 8, 4);
+                gaia__asm_put_u32(w, j);
+                gaia__asm_put_f32(w, v);
+            }
+        }
+    }
+    gaia__asm_hfree(b, rec);
+    gaia__asm_hfree(b, all);
+    gaia__asm_hfree(b, rc);
+    gaia__asm_hfree(b, counts);
+    return allok ? GAIA_OK : GAIA_ERR_OUT_OF_MEMORY;
+}
+
 static gaia_status gaia__mpi_put_map(gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f) {
     struct gaia__mpi_brain *m = b->mpi;
     const gaia__asm_area *t = &b->areas[f->tgt];
@@ -901,13 +1101,93 @@ static gaia_status gaia__mpi_put_map(gaia__asm_wbuf *w, gaia_brain *b, const gai
 /* ---- per-synapse read-outs of a sharded brain. The connectome is the
    hash's, so every rank regenerates the same edges; a learned weight lives
    on the rank whose block holds its target, and one reduction gives every
-   rank all of them. Lazy targets are replicated: answered locally. All
-   collective, with the arguments compared across ranks. ---- */
+   rank all of them. A lazy target's synapses from an area live with their
+   target's rank (j mod ranks): its rows are gathered; stimulus fibres are
+   replicated. All collective, with the arguments compared across ranks. ---- */
 
 /* Whether target area `to` is an explicit area of b (then sharded). */
 static int gaia__mpi_sharded_target(const gaia_brain *b, const char *to) {
     int tgt = gaia__asm_find_area(b, to);
     return tgt >= 0 && b->areas[tgt].mode == GAIA_AREA_EXPLICIT;
+}
+/* Whether from -> to is a lazy fibre from an area (its rows sharded by target). */
+static int gaia__mpi_lazy_rows_sharded(const gaia_brain *b, const char *from, const char *to) {
+    int tgt = gaia__asm_find_area(b, to);
+    return tgt >= 0 && b->areas[tgt].mode == GAIA_AREA_LAZY && from && gaia__asm_find_area(b, from) >= 0;
+}
+
+/* The row of source i of lazy fibre from -> to, gathered from every rank's
+   synapses into its own neurons, ascending as in one process. Collective
+   after an agreement on (i, cap): *count = the whole row's length; cap too
+   small fails on every rank. */
+static int gaia__mpi_cmp_jw(const void *x, const void *y) {
+    uint32_t a = ((const uint32_t *)x)[0], c = ((const uint32_t *)y)[0];
+    return a < c ? -1 : a > c;
+}
+static gaia_status gaia__mpi_lazy_row(gaia_brain *b, const char *fn, gaia_status pre, const char *from,
+                                      const char *to, uint32_t i, uint32_t *tg, float *wt, size_t cap,
+                                      size_t *count) {
+    static const char *const labels[2] = {"i", "cap"};
+    struct gaia__mpi_brain *m = b->mpi;
+    size_t c = 0;
+    uint32_t *mine = NULL, *all = NULL;
+    int *rc = NULL, *rd, P = m->size, r, n2, total = 0;
+    int64_t vals[2];
+    gaia_status st = pre;
+    if (st == GAIA_OK) st = gaia__asm_synapse_row_local(b, fn, from, to, i, NULL, NULL, 0, &c);
+    if (st == GAIA_OK) {
+        mine = (uint32_t *)gaia__asm_halloc(b, (c + 1) * 8);
+        rc = (int *)gaia__asm_halloc(b, (size_t)P * 2 * sizeof(int));
+        if (!mine || !rc) st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    }
+    if (st == GAIA_OK && c) {
+        uint32_t *tj = (uint32_t *)gaia__asm_halloc(b, c * 4);
+        float *tw = (float *)gaia__asm_halloc(b, c * 4);
+        size_t q;
+        if (!tj || !tw) st = gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory");
+        else st = gaia__asm_synapse_row_local(b, fn, from, to, i, tj, tw, c, &c);
+        for (q = 0; st == GAIA_OK && q < c; q++) {
+            mine[2 * q] = tj[q];
+            memcpy(&mine[2 * q + 1], &tw[q], 4);
+        }
+        gaia__asm_hfree(b, tj);
+        gaia__asm_hfree(b, tw);
+    }
+    vals[0] = (int64_t)i;
+    vals[1] = (int64_t)cap;
+    st = gaia__mpi_agree(b->ctx, m->comm, m, fn, st, vals, labels, 2, "the synapse row");
+    if (st == GAIA_OK) {
+        n2 = (int)c * 2;
+        rd = rc + P;
+        MPI_Allgather(&n2, 1, MPI_INT, rc, 1, MPI_INT, m->comm);
+        for (r = 0; r < P; r++) {
+            rd[r] = total;
+            total += rc[r];
+        }
+        all = (uint32_t *)gaia__asm_halloc(b, (size_t)total * 4 + 8);
+        /* a rank without the room still attends the gather (into its own
+           part only), then all agree on the outcome */
+        MPI_Allgatherv(mine, n2, MPI_UINT32_T, all ? all : mine, rc, rd, MPI_UINT32_T, m->comm);
+        m->bytes += (uint64_t)total * 4;
+        st = gaia__mpi_agree(b->ctx, m->comm, m, fn,
+                             all ? GAIA_OK : gaia__fail(b->ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "out of memory"), NULL,
+                             NULL, 0, "");
+    }
+    if (st == GAIA_OK) {
+        size_t q, nall = (size_t)total / 2;
+        qsort(all, nall, 8, gaia__mpi_cmp_jw);
+        *count = nall;
+        if (cap && cap < nall)
+            st = gaia__fail(b->ctx, GAIA_ERR_INVALID_ARG, fn, "cap %zu is below the row's %zu synapses", cap, nall);
+        for (q = 0; st == GAIA_OK && cap && q < nall; q++) {
+            if (tg) tg[q] = all[2 * q];
+            if (wt) memcpy(&wt[q], &all[2 * q + 1], 4);
+        }
+    }
+    gaia__asm_hfree(b, mine);
+    gaia__asm_hfree(b, all);
+    gaia__asm_hfree(b, rc);
+    return st;
 }
 
 static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const char *from, const char *to,
@@ -917,7 +1197,7 @@ static gaia_status gaia__mpi_fibre_stats(gaia_brain *b, const char *fn, const ch
     gaia_status st = gaia__asm_fibre_stats(b, fn, from, to, out ? &mine : NULL, raw);
     st = gaia__mpi_agree(b->ctx, b->mpi->comm, b->mpi, fn, st, NULL, NULL, 0, "");
     if (st != GAIA_OK) return st;
-    if (gaia__mpi_sharded_target(b, to)) {
+    if (gaia__mpi_sharded_target(b, to) || gaia__mpi_lazy_rows_sharded(b, from, to)) {
         /* an estimate (not exact) is the whole fibre's already: rank 0's */
         if (!mine.synapses_exact && b->mpi->rank != 0) raw[0] = 0;
         MPI_Allreduce(raw, sum, 3, MPI_DOUBLE, MPI_SUM, b->mpi->comm);
@@ -937,6 +1217,7 @@ static gaia_status gaia__mpi_synapse_row(gaia_brain *b, const char *fn, gaia_sta
     size_t c = 0, done;
     int64_t vals[2];
     gaia_status st = pre;
+    if (gaia__mpi_lazy_rows_sharded(b, from, to)) return gaia__mpi_lazy_row(b, fn, pre, from, to, i, tg, wt, cap, count);
     if (st == GAIA_OK) st = gaia__asm_synapse_row_local(b, fn, from, to, i, tg, wt, cap, &c);
     vals[0] = (int64_t)i;
     vals[1] = (int64_t)cap;

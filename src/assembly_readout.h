@@ -714,7 +714,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     gaia__asm_put_u32(&w, GAIA__ASM_VERSION);
 #ifdef GAIA_USE_MPI
     /* header flags (0 for an image): 1 = a shard with its writer's support bits only */
-    gaia__asm_put_u32(&w, b->mpi && b->mpi->shard_save ? GAIA__ASM_SHARD_BLOCK_BITS : 0u);
+    gaia__asm_put_u32(&w, b->mpi && b->mpi->shard_save ? GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS : 0u);
 #else
     gaia__asm_put_u32(&w, 0);
 #endif
@@ -784,6 +784,7 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
         gaia__asm_put_u64(&w, f->fires); /* version 3 */
 #ifdef GAIA_USE_MPI
         if (b->mpi && b->areas[f->tgt].mode == GAIA_AREA_EXPLICIT) st = gaia__mpi_put_map(&w, b, f); /* collective */
+        else if (b->mpi && f->src >= 0) st = gaia__mpi_put_rows(&w, b, f); /* collective */
         else
 #endif
         if (b->areas[f->tgt].mode == GAIA_AREA_EXPLICIT) {
@@ -946,6 +947,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     uint32_t plastic, ns, na, nf, i, t, sampler = GAIA_SAMPLER_EXACT;
     int writer = 0, writers = 0; /* a shard file: its writer, of how many (0: a whole image) */
     int block_bits = 0;          /* a shard's support bits are its writer's block only */
+    int lazy_rows = 0;           /* a shard's lazy rows hold its writer's neurons only */
     gaia_status st;
     *why = "truncated";
 #ifdef GAIA_USE_MPI
@@ -953,6 +955,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         writer = ((const gaia__mpi_parse *)shard)->writer;
         writers = ((const gaia__mpi_parse *)shard)->writers;
         block_bits = writers && ((const gaia__mpi_parse *)shard)->block_bits;
+        lazy_rows = writers && ((const gaia__mpi_parse *)shard)->lazy_rows;
     }
 #endif
     p = gaia__asm_get_f64(r);
@@ -1237,7 +1240,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
             if (nrows && !gaia__asm_grow(b, (void **)&f->rows, sizeof(gaia__asm_row), 0, &cap, nrows)) goto oom;
             f->caprows = (uint32_t)cap;
             for (rr = 0; rr < nrows; rr++) {
-                uint32_t len = gaia__asm_get_u32(r);
+                uint32_t len = gaia__asm_get_u32(r), prevj = 0;
                 gaia__asm_row *row = &f->rows[rr];
                 memset(row, 0, sizeof *row);
                 f->nrows = rr + 1;
@@ -1245,8 +1248,14 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
                 for (e = 0; e < len; e++) {
                     uint32_t j = gaia__asm_get_u32(r);
                     float v = gaia__asm_get_f32(r);
-                    if (j >= ta->support || (e && j <= row->j[e - 1]) || !(v > 0.0f && v <= GAIA_ASSEMBLY_WMAX)) goto bad;
-                    if (!gaia__asm_row_push(b, row, j, v)) goto oom;
+                    if (j >= ta->support || (e && j <= prevj) || !(v > 0.0f && v <= GAIA_ASSEMBLY_WMAX)) goto bad;
+                    prevj = j;
+                    /* a shard's synapses go into its writer's neurons (older
+                       shards: every writer's copy, kept from writer 0's) */
+                    if (lazy_rows && (int)(j % (uint32_t)writers) != writer) goto bad;
+                    if (writers && !lazy_rows && writer != 0) continue;
+                    /* a sharded brain keeps the synapses into its own neurons */
+                    if (gaia__asm_lazy_mine(b, j) && !gaia__asm_row_push(b, row, j, v)) goto oom;
                 }
             }
         } else {
@@ -1331,11 +1340,13 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "unsupported version %u (this gaia reads 1..%u)", (unsigned)ver,
                           GAIA__ASM_VERSION);
     flags = (uint32_t)c[12] | ((uint32_t)c[13] << 8) | ((uint32_t)c[14] << 16) | ((uint32_t)c[15] << 24);
-    if (flags == GAIA__ASM_SHARD_BLOCK_BITS) { /* a shard of gaia_brain_save_shard */
+    if (flags == GAIA__ASM_SHARD_BLOCK_BITS || flags == (GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS)) {
+        /* a shard of gaia_brain_save_shard */
 #ifdef GAIA_USE_MPI
         if (shard && ((const gaia__mpi_parse *)shard)->writers) {
             req = *(const gaia__mpi_parse *)shard;
             req.block_bits = 1;
+            req.lazy_rows = (flags & GAIA__ASM_SHARD_LAZY_ROWS) != 0;
             shard = &req;
         } else
 #endif
@@ -1436,7 +1447,7 @@ GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
         gaia__mpi_parse req;
         gaia_brain *c = NULL;
         req.comm = b->mpi->comm;
-        req.writer = req.writers = req.block_bits = 0;
+        req.writer = req.writers = req.block_bits = req.lazy_rows = 0;
         st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, &req, &c);
         gaia__host_free(b->ctx, img);
         return gaia__mpi_loaded(b->ctx, "gaia_brain_clone", st, b->mpi->comm, c, out);

@@ -1332,7 +1332,9 @@
    an explicit target regenerates the edges of a lazy source's neurons.
 
    Fibres: each has its own connection probability (gaia_brain_set_p(b,
-   from, to, p), default the brain's p; set before the fibre first fires)
+   from, to, p), default the brain's p; set before the fibre first fires;
+   fibres of different p may fire into one lazy area together: its
+   never-fired neurons then draw a sum of binomials, one per source)
    and plasticity (_set_beta). Learned weights saturate at a cap
    (gaia_brain_set_max_weight, default 2^20: unbounded in practice).
    Synapses: gaia_brain_synapse_row (one neuron's synapses and weights) and
@@ -1457,9 +1459,11 @@
    own weights. Winners, supports and weights are bit-identical to
    gaia_brain_create's brain of the same seed, whatever the number of ranks
    (make MPI=1 test checks 1 to 4 ranks against the single process, image
-   byte for byte). Stimuli, winners, histories and lazy areas are
-   replicated: lazy areas are computed identically on every rank, not
-   split. Every call on a sharded brain is collective (every rank, same
+   byte for byte). A lazy area's synapses are split too, by target neuron
+   (j mod ranks): every rank makes the single process's random draws and
+   keeps its own synapses, and the lazy top k is merged like the explicit
+   one. Stimuli, winners and histories are replicated. Every call on a
+   sharded brain is collective (every rank, same
    order, same arguments), and begins with one small exchange (the call's
    name, each rank's status, the arguments that must agree: 112 bytes a
    rank). So ranks in different calls (rank 0 steps while rank 1 saves),

@@ -182,7 +182,7 @@ static void asm_rules_settings_survive_a_clone(gt *t) {
         gaia_brain *x = asr_brain(t, 0.05, t->seed, 2000, 40, mode), *y = NULL;
         GT_CHECK(t, x != NULL, "%s", gaia_last_error(t->ctx));
         GT_OK(t, gaia_brain_set_p(x, "A", "A", 0.1));
-        GT_OK(t, gaia_brain_set_p(x, "s", "A", m ? 0.1 : 0.08)); /* lazy: one p per step */
+        GT_OK(t, gaia_brain_set_p(x, "s", "A", 0.08)); /* lazy: a sum of binomials each step */
         GT_OK(t, gaia_brain_set_max_weight(x, 1.3f));
         GT_OK(t, gaia_brain_set_winner_history(x, "A", 2));
         GT_OK(t, gaia_brain_op_projection(x, "s", "A", 3));
@@ -203,16 +203,93 @@ static void asm_rules_settings_survive_a_clone(gt *t) {
         gaia_brain_destroy(x);
         gaia_brain_destroy(y);
     }
-    /* a lazy area's never-fired neurons draw one Binomial(K, p): fibres of two
-       p cannot fire into it in one step */
-    {
-        gaia_brain *x = asr_brain(t, 0.05, t->seed, 2000, 40, GAIA_AREA_LAZY);
-        GT_CHECK(t, x != NULL, "%s", gaia_last_error(t->ctx));
-        GT_OK(t, gaia_brain_set_p(x, "s", "A", 0.08));
-        GT_OK(t, gaia_brain_project_spec(x, "s>A"));
-        GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_brain_project_spec(x, "s>A A>A"));
-        GT_OK(t, gaia_brain_project_spec(x, "A>A"));
-        gaia_brain_destroy(x);
+}
+
+/* The binomial pmf, float64, from its definition: P(X = c), X ~ Binomial(K, p). */
+static double asr_binom(uint32_t K, double p, uint32_t c) {
+    if (c > K) return 0.0;
+    return exp(lgamma(K + 1.0) - lgamma(c + 1.0) - lgamma(K - c + 1.0) + c * log(p) + (K - c) * log1p(-p));
+}
+
+/* Fibres of different p into one lazy area: a new winner of input x has c_s
+   synapses from the firing neurons of source s, and (c_A, c_B, c_D) must
+   follow the law of independent Binomial(K_s, p_s) given their sum x. Three
+   lazy areas A, B, D (K = 100 firing neurons each, all of their support, so
+   every synapse a new winner gets from them comes from the split) fire into
+   a fresh lazy C at p 0.02, 0.1 and 0.25 (means 2, 10, 25); over 24 seeds
+   of C's 300 new winners, for each source: the sum of c_s - E[c_s | x]
+   within 4.5 standard deviations (the sum of Var[c_s | x]), and the sum of
+   squares within 12% of that variance. E and Var come from the float64
+   pmfs: P(c_s = c | x) = pmf_s(c) P(others = x - c) / P(S = x). A split
+   that ignores p (x uniform among the 300 firing neurons) puts a third of
+   x on each: about 12 for A, 30 standard deviations off at once. */
+static void asm_rules_lazy_mixed_p_split_given_the_total(gt *t) {
+    enum { KS = 100, NS = 3, SEEDS = 24, KC = 300 };
+    static const char *names[NS] = {"A", "B", "D"};
+    static const double ps[NS] = {0.02, 0.1, 0.25};
+    static double pmf[NS][KS + 1], rest[NS][NS * KS + 1], tot[NS * KS + 1];
+    static uint32_t cnt[NS][KC], win[KC], row[KC];
+    static float wt[KC];
+    double dev[NS] = {0, 0, 0}, var[NS] = {0, 0, 0}, sq[NS] = {0, 0, 0};
+    uint32_t c, y, i, s, q;
+    int seed;
+    /* pmfs; rest[s] = the law of the sum of the other two; tot = S's law */
+    for (s = 0; s < NS; s++)
+        for (c = 0; c <= KS; c++) pmf[s][c] = asr_binom(KS, ps[s], c);
+    for (s = 0; s < NS; s++) {
+        uint32_t o1 = (s + 1) % NS, o2 = (s + 2) % NS;
+        memset(rest[s], 0, sizeof rest[s]);
+        for (c = 0; c <= KS; c++)
+            for (y = 0; y <= KS; y++) rest[s][c + y] += pmf[o1][c] * pmf[o2][y];
+    }
+    memset(tot, 0, sizeof tot);
+    for (c = 0; c <= KS; c++)
+        for (y = 0; y + c <= NS * KS; y++) tot[c + y] += pmf[0][c] * rest[0][y];
+    for (seed = 0; seed < SEEDS; seed++) {
+        gaia_brain *b = NULL;
+        uint32_t ids[KS];
+        size_t n = 0;
+        GT_OK(t, gaia_brain_create(t->ctx, 0.05, t->seed + (uint64_t)seed, GAIA_DEVICE_CPU, &b));
+        GT_OK(t, gaia_brain_add_area(b, "C", 100000, KC, 0.1f, GAIA_AREA_LAZY));
+        for (i = 0; i < KS; i++) ids[i] = i;
+        for (s = 0; s < NS; s++) {
+            GT_OK(t, gaia_brain_add_area(b, names[s], 1000, KS, 0.1f, GAIA_AREA_LAZY));
+            GT_OK(t, gaia_brain_set_p(b, names[s], "C", ps[s]));
+            GT_OK(t, gaia_brain_set_winners(b, names[s], ids, KS));
+        }
+        GT_OK(t, gaia_brain_project_spec(b, "A>C B>C D>C"));
+        GT_OK(t, gaia_brain_winners(b, "C", win, KC, &n));
+        GT_CHECK(t, n == KC && win[0] == 0 && win[KC - 1] == KC - 1, "C's first winners are not 0..%d", KC - 1);
+        /* c_s(j): the rows of s's firing neurons that reach j */
+        memset(cnt, 0, sizeof cnt);
+        for (s = 0; s < NS; s++)
+            for (i = 0; i < KS; i++) {
+                GT_OK(t, gaia_brain_synapse_row(b, names[s], "C", i, row, wt, KC, &n));
+                for (q = 0; q < n; q++) cnt[s][row[q]]++;
+            }
+        for (q = 0; q < KC; q++) {
+            uint32_t x = cnt[0][q] + cnt[1][q] + cnt[2][q];
+            GT_CHECK(t, tot[x] > 0.0, "winner %u: input %u has no mass", q, x);
+            for (s = 0; s < NS; s++) {
+                double m1 = 0.0, m2 = 0.0;
+                for (c = 0; c <= KS && c <= x; c++) {
+                    double w = pmf[s][c] * rest[s][x - c] / tot[x];
+                    m1 += w * c;
+                    m2 += w * c * c;
+                }
+                dev[s] += cnt[s][q] - m1;
+                sq[s] += (cnt[s][q] - m1) * (cnt[s][q] - m1);
+                var[s] += m2 - m1 * m1;
+            }
+        }
+        gaia_brain_destroy(b);
+    }
+    for (s = 0; s < NS; s++) {
+        double z = dev[s] / sqrt(var[s]), r = sq[s] / var[s];
+        GT_CHECK(t, fabs(z) <= 4.5, "source %s (p %g): counts against E[c | total] %.1f standard deviations off",
+                 names[s], ps[s], z);
+        GT_CHECK(t, r >= 0.88 && r <= 1.12, "source %s (p %g): spread %.3f times the conditional variance", names[s],
+                 ps[s], r);
     }
 }
 
@@ -1004,6 +1081,7 @@ const gt_case gt_assembly_rules_cases[] = {
     {"asm_rules_weight_cap_saturates", asm_rules_weight_cap_saturates},
     {"asm_rules_weight_cap_matches_a_direct_reference", asm_rules_weight_cap_matches_a_direct_reference},
     {"asm_rules_settings_survive_a_clone", asm_rules_settings_survive_a_clone},
+    {"asm_rules_lazy_mixed_p_split_given_the_total", asm_rules_lazy_mixed_p_split_given_the_total},
     {"asm_rules_version_1_images_load", asm_rules_version_1_images_load},
     {"asm_rules_version_2_images_load", asm_rules_version_2_images_load},
     {"asm_rules_inhibition_holds_while_any_reason_does", asm_rules_inhibition_holds_while_any_reason_does},

@@ -375,6 +375,11 @@ static int brain_setup(oom_env *e, gaia_area_mode mode) {
 }
 static int set_brain_explicit(oom_env *e) { return brain_setup(e, GAIA_AREA_EXPLICIT); }
 static int set_brain_lazy(oom_env *e) { return brain_setup(e, GAIA_AREA_LAZY); }
+/* The lazy brain with B -> A (which first fires in r_project) at its own p:
+   that step's A then sums binomials of two p (the mixed tables and split). */
+static int set_brain_lazy_mixed(oom_env *e) {
+    return set_brain_lazy(e) || gaia_brain_set_p(e->brain, "B", "A", 0.09) != GAIA_OK;
+}
 static int set_brain_lazy_image(oom_env *e) {
     return set_brain_lazy(e) || gaia_brain_save_image(e->brain, &e->bytes, &e->nbytes) != GAIA_OK;
 }
@@ -675,6 +680,7 @@ static void oom_brain_operations(gt *t) {
     sweep(t, "brain create + add", set_none, r_brain_create);
     sweep(t, "explicit project", set_brain_explicit, r_project);
     sweep(t, "lazy project", set_brain_lazy, r_project);
+    sweep(t, "lazy project, sources of different p", set_brain_lazy_mixed, r_project);
     sweep(t, "explicit set_winners", set_brain_explicit, r_set_winners);
     sweep(t, "lazy set_winners (growth)", set_brain_lazy, r_set_winners);
     sweep(t, "store_assembly", set_brain_lazy, r_store);

@@ -946,6 +946,95 @@ static void test_cuda_ranks(void) {
 /* Every rank writes its own shard; the shards load onto fewer ranks and onto
    each rank alone (re-sharding), and go on like the single process. A
    shard alone, or the shards out of order, are refused. */
+/* Lazy areas sharded: rank r keeps the synapses into the lazy neurons
+   j = r mod ranks, every rank makes the single process's random draws, and
+   a lazy step merges the ranks' best like an explicit one. Two lazy areas
+   (one fed by fibres of different p), an explicit one into a lazy one:
+   winners after every step, synapse rows, the image (gathered), a clone and
+   the shards loaded again equal the single process; each rank holds fewer
+   lazy synapses than the single process (memory). */
+static int same_winners_of(gaia_brain *x, gaia_brain *y, const char *const *areas, int n) {
+    int a;
+    for (a = 0; a < n; a++)
+        if (!same_winners(x, y, areas[a])) return 0;
+    return 1;
+}
+static gaia_status build_lazy(gaia_brain *b) {
+    gaia_status st = gaia_brain_add_stimulus(b, "s", 60);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "L", 60000, 60, 0.1f, GAIA_AREA_LAZY);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "M", 40000, 50, 0.1f, GAIA_AREA_LAZY);
+    if (st == GAIA_OK) st = gaia_brain_add_area(b, "E", 3000, 40, 0.1f, GAIA_AREA_EXPLICIT);
+    if (st == GAIA_OK) st = gaia_brain_set_p(b, "s", "L", 0.08);
+    if (st == GAIA_OK) st = gaia_brain_set_p(b, "M", "L", 0.02);
+    return st;
+}
+static void test_lazy_sharded(void) {
+    static const char *const areas[3] = {"L", "M", "E"};
+    static const char *const specs[5] = {"s>L s>E", "s>L L>L s>E E>E", "s>L L>L L>M E>M", "s>L L>L M>L L>M M>M",
+                                         "M>L L>L L>E E>E L>M"};
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *m = NULL, *r = NULL, *c = NULL, *l = NULL;
+    char name[600];
+    const char *paths[8];
+    char names[8][600];
+    size_t hm = 0, hr = 0, nm = 0, nr = 0;
+    uint32_t tm[4096], tr[4096];
+    float wm[4096], wr[4096], xm = 0, xr = 0;
+    int s, q, i;
+    CHECK(ctx != NULL, "no context");
+    CHECK(g_size <= 8, "at most 8 ranks here");
+    OK(ctx, gaia_brain_create_mpi(ctx, 0.05, 4242, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &m));
+    OK(ctx, gaia_brain_create(ctx, 0.05, 4242, GAIA_DEVICE_CPU, &r));
+    OK(ctx, build_lazy(m));
+    OK(ctx, build_lazy(r));
+    for (s = 0; s < 5; s++)
+        for (q = 0; q < 3; q++) {
+            OK(ctx, gaia_brain_project_spec(m, specs[s]));
+            OK(ctx, gaia_brain_project_spec(r, specs[s]));
+            CHECK(same_winners_of(m, r, areas, 3), "winners differ after '%s' (round %d)", specs[s], q);
+        }
+    /* rows of L -> L and M -> L, gathered */
+    for (i = 0; i < 200; i += 37) {
+        OK(ctx, gaia_brain_synapse_row(m, "L", "L", (uint32_t)i, tm, wm, 4096, &nm));
+        OK(ctx, gaia_brain_synapse_row(r, "L", "L", (uint32_t)i, tr, wr, 4096, &nr));
+        CHECK(nm == nr && nm > 0 && memcmp(tm, tr, nm * 4) == 0 && memcmp(wm, wr, nm * 4) == 0,
+              "row %d of L -> L: %zu synapses sharded, %zu single", i, nm, nr);
+        OK(ctx, gaia_brain_synapse_weight(m, "M", "L", (uint32_t)i / 4, tr[0], &xm));
+        OK(ctx, gaia_brain_synapse_weight(r, "M", "L", (uint32_t)i / 4, tr[0], &xr));
+        CHECK(xm == xr, "weight M %d -> L %u: %g sharded, %g single", i / 4, tr[0], xm, xr);
+    }
+    CHECK(same_image(m, r), "the sharded brain's image differs from the single-process one");
+    OK(ctx, gaia_brain_memory(m, &hm, NULL));
+    OK(ctx, gaia_brain_memory(r, &hr, NULL));
+    CHECK(g_size == 1 || hm < hr, "rank %d holds %zu bytes, the single process %zu", g_rank, hm, hr);
+    /* a clone, and the shards loaded again, go on as the single process */
+    OK(ctx, gaia_brain_clone(m, &c));
+    for (s = 0; s < g_size; s++) {
+        snprintf(names[s], sizeof names[s], "%s/lazyshard.%d", g_dir, s);
+        paths[s] = names[s];
+    }
+    OK(ctx, gaia_brain_save_shard(m, paths[g_rank]));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(ctx, gaia_brain_load_shards_mpi(ctx, paths, (size_t)g_size, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &l));
+    CHECK(same_image(l, r), "the loaded shards' image differs from the single-process one");
+    for (q = 0; q < 2; q++) {
+        OK(ctx, gaia_brain_project_spec(m, specs[3]));
+        OK(ctx, gaia_brain_project_spec(c, specs[3]));
+        OK(ctx, gaia_brain_project_spec(l, specs[3]));
+        OK(ctx, gaia_brain_project_spec(r, specs[3]));
+        CHECK(same_winners_of(m, r, areas, 3) && same_winners_of(c, r, areas, 3) && same_winners_of(l, r, areas, 3),
+              "the clone or the loaded shards step apart (round %d)", q);
+    }
+    CHECK(same_image(c, r) && same_image(l, r), "clone or loaded shards: image differs after stepping");
+    snprintf(name, sizeof name, "%s/lazyshard.%d", g_dir, g_rank);
+    remove(name);
+    gaia_brain_destroy(l);
+    gaia_brain_destroy(c);
+    gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
 static void test_shards(void) {
     gaia_ctx *ctx = new_ctx();
     gaia_brain *m = NULL, *r = NULL, *fewer = NULL, *alone = NULL, *x = NULL;
@@ -1117,6 +1206,7 @@ int main(int argc, char **argv) {
         {"mpi_synapse_readouts_as_one_process", test_synapse_readouts},
         {"mpi_save_load_reshard", test_save_load_reshard},
         {"mpi_shards_reshard", test_shards},
+        {"mpi_lazy_areas_sharded_as_one_process", test_lazy_sharded},
         {"mpi_hrr_cleanup_sharded_codebook", test_hrr_cleanup},
         {"mpi_hrr_bind_batch_split", test_hrr_bind_batch},
         {"mpi_bad_input", test_bad_input},
