@@ -588,6 +588,8 @@ static void sinusoid_gradients_agree_with_torch(gt *t) {
     torch_finish(t, py, "sinusoid", &c, loss, st,
                  "p = t['x'] @ t['W'].T\n"
                  "loss = (torch.cos(p + t['b']) * torch.sin(p)).pow(2).mean()");
+}
+
 /* gaia's hyperdimensional classifier updates against torchhd's own
    Centroid (torchhd.models.Centroid) on the same encodings and the same
    starting prototypes: one call of add, add_adapt and add_online on a
@@ -712,6 +714,8 @@ static void vsa_centroid_agrees_with_torchhd(gt *t) {
     gaia_vsa_free(x);
     gaia_vsa_centroid_free(c);
     free(W0);
+}
+
 /* VTB and MCR against torchhd on gaia's own vectors: gaia writes its random
    vectors and its bind, unbind, inverse, bundle and similarity results as
    .npy; torchhd recomputes each from the same vectors (VTB in float64, MCR
