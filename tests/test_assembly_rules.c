@@ -996,7 +996,9 @@ static void asm_rules_image_refuses_bad_closed_fibres(gt *t) {
 
 /* A fibre's edges are a function of the brain's seed and the fibre's two
    ends, so reading them before the fibre exists (a view of the fibre as it
-   would be made) gives exactly the edges it has once a step has made it. */
+   would be made) gives exactly the edges it has once a step has made it.
+   The fibre is B -> A: a source of index 0 would leave the source's part
+   of the fibre's key zero, and a wrong key the same. */
 static void asm_rules_edges_read_before_a_fibre_exists_are_its_edges(gt *t) {
     static uint32_t before[8][2048], after[2048];
     size_t nb[8], na, s;
@@ -1004,14 +1006,14 @@ static void asm_rules_edges_read_before_a_fibre_exists_are_its_edges(gt *t) {
     gaia_brain_fire f[2];
     GT_CHECK(t, b != NULL, "%s", gaia_last_error(t->ctx));
     for (s = 0; s < 8; s++)
-        GT_OK(t, gaia_brain_fibre_edges(b, "A", "B", (uint32_t)(s * 373), before[s], 2048, &nb[s]));
-    f[0].from = "s", f[0].to = "A";
-    GT_OK(t, gaia_brain_project(b, f, 1)); /* A has winners */
-    f[0].from = "A", f[0].to = "B";
-    f[1].from = "s", f[1].to = "B";
-    GT_OK(t, gaia_brain_project(b, f, 2)); /* makes the fibre A -> B */
+        GT_OK(t, gaia_brain_fibre_edges(b, "B", "A", (uint32_t)(s * 373), before[s], 2048, &nb[s]));
+    f[0].from = "s", f[0].to = "B";
+    GT_OK(t, gaia_brain_project(b, f, 1)); /* B has winners */
+    f[0].from = "B", f[0].to = "A";
+    f[1].from = "s", f[1].to = "A";
+    GT_OK(t, gaia_brain_project(b, f, 2)); /* makes the fibre B -> A */
     for (s = 0; s < 8; s++) {
-        GT_OK(t, gaia_brain_fibre_edges(b, "A", "B", (uint32_t)(s * 373), after, 2048, &na));
+        GT_OK(t, gaia_brain_fibre_edges(b, "B", "A", (uint32_t)(s * 373), after, 2048, &na));
         GT_CHECK(t, na == nb[s] && na > 0 && memcmp(before[s], after, na * 4) == 0,
                  "neuron %zu: %zu edges before the fibre existed, %zu after, or other ones", s * 373, nb[s], na);
     }
