@@ -423,7 +423,7 @@ MUTATE_SANITIZE  ?=
 # (-Wall -Werror warns: may be used uninitialized), so it is stillborn here
 # too rather than a survivor whose result depends on a stale register.
 MUTATE_WERROR    := -Werror=uninitialized -Werror=maybe-uninitialized
-MUTATE_SAN_FLAGS := $(if $(filter 1,$(MUTATE_SANITIZE)),-fsanitize=address -fsanitize=undefined -fno-sanitize-recover=all)
+MUTATE_SAN_FLAGS := $(if $(filter 1,$(MUTATE_SANITIZE)),-fsanitize=address -fsanitize=undefined -fsanitize=float-cast-overflow -fno-sanitize-recover=all)
 .PHONY: mutate
 mutate: $(RUNNER) $(EXAMPLES)
 	python3 tests/mutate/mutate.py --files '$(MUTATE_FILES)' --functions '$(MUTATE_FUNCTIONS)' --lines '$(MUTATE_LINES)' \

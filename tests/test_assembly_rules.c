@@ -1071,6 +1071,61 @@ static void asm_rules_image_refuses_bad_closed_fibres(gt *t) {
     gaia_brain_destroy(b);
 }
 
+/* A fibre's edges are a function of the brain's seed and the fibre's two
+   ends, so reading them before the fibre exists (a view of the fibre as it
+   would be made) gives exactly the edges it has once a step has made it.
+   The fibre is B -> A: a source of index 0 would leave the source's part
+   of the fibre's key zero, and a wrong key the same. */
+static void asm_rules_edges_read_before_a_fibre_exists_are_its_edges(gt *t) {
+    static uint32_t before[8][2048], after[2048];
+    size_t nb[8], na, s;
+    gaia_brain *b = asr_brain(t, 0.05, t->seed, 3000, 40, GAIA_AREA_EXPLICIT);
+    gaia_brain_fire f[2];
+    GT_CHECK(t, b != NULL, "%s", gaia_last_error(t->ctx));
+    for (s = 0; s < 8; s++)
+        GT_OK(t, gaia_brain_fibre_edges(b, "B", "A", (uint32_t)(s * 373), before[s], 2048, &nb[s]));
+    f[0].from = "s", f[0].to = "B";
+    GT_OK(t, gaia_brain_project(b, f, 1)); /* B has winners */
+    f[0].from = "B", f[0].to = "A";
+    f[1].from = "s", f[1].to = "A";
+    GT_OK(t, gaia_brain_project(b, f, 2)); /* makes the fibre B -> A */
+    for (s = 0; s < 8; s++) {
+        GT_OK(t, gaia_brain_fibre_edges(b, "B", "A", (uint32_t)(s * 373), after, 2048, &na));
+        GT_CHECK(t, na == nb[s] && na > 0 && memcmp(before[s], after, na * 4) == 0,
+                 "neuron %zu: %zu edges before the fibre existed, %zu after, or other ones", s * 373, nb[s], na);
+    }
+    gaia_brain_destroy(b);
+}
+
+/* At most 2^26 neurons may fire into one area in a step (the inputs'
+   fixed-point bound): nine stimuli of 2^23 (the largest) into one area are
+   refused, naming it, and the brain is unchanged; eight into each of two
+   areas (2^26 into each, 2^27 in all) are not: the bound is per target. */
+static void asm_rules_firing_into_one_area_is_bounded_per_target(gt *t) {
+    static const char *stim[9] = {"s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9"};
+    gaia_brain *b = NULL;
+    gaia_brain_fire f[16];
+    uint32_t w0[64], w1[64];
+    size_t n0, n1;
+    int i;
+    GT_OK(t, gaia_brain_create(t->ctx, 1e-7, t->seed, GAIA_DEVICE_CPU, &b));
+    for (i = 0; i < 9; i++) GT_OK(t, gaia_brain_add_stimulus(b, stim[i], 1u << 23));
+    GT_OK(t, gaia_brain_add_area(b, "A", 1000, 10, 0.05f, GAIA_AREA_EXPLICIT));
+    GT_OK(t, gaia_brain_add_area(b, "B", 1000, 10, 0.05f, GAIA_AREA_EXPLICIT));
+    for (i = 0; i < 9; i++) f[i].from = stim[i], f[i].to = "A";
+    GT_OK(t, gaia_brain_project(b, f, 1));
+    n0 = asr_winners(b, "A", w0, 64);
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_project(b, f, 9));
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "75497472 neurons fire into 'A' (at most 2^26)") != NULL, "%s",
+             gaia_last_error(t->ctx));
+    n1 = asr_winners(b, "A", w1, 64);
+    GT_CHECK(t, n0 == 10 && n1 == n0 && memcmp(w0, w1, n0 * 4) == 0, "the refused step changed A's winners");
+    for (i = 0; i < 16; i++) f[i].from = stim[i % 8], f[i].to = i < 8 ? "A" : "B";
+    GT_OK(t, gaia_brain_project(b, f, 16));
+    GT_CHECK(t, asr_winners(b, "B", w1, 64) == 10, "B has no winners after the step");
+    gaia_brain_destroy(b);
+}
+
 const gt_case gt_assembly_rules_cases[] = {
     {"asm_rules_read_out_finds_the_best_assembly", asm_rules_read_out_finds_the_best_assembly},
     {"asm_rules_explicit_and_lazy_areas_mix", asm_rules_explicit_and_lazy_areas_mix},
@@ -1088,5 +1143,7 @@ const gt_case gt_assembly_rules_cases[] = {
     {"asm_rules_project_open_fires_the_open_fibres", asm_rules_project_open_fires_the_open_fibres},
     {"asm_rules_image_refuses_bad_closed_fibres", asm_rules_image_refuses_bad_closed_fibres},
     {"asm_rules_lazy_rows_of_unfired_neurons_are_empty", asm_rules_lazy_rows_of_unfired_neurons_are_empty},
+    {"asm_rules_edges_read_before_a_fibre_exists_are_its_edges", asm_rules_edges_read_before_a_fibre_exists_are_its_edges},
+    {"asm_rules_firing_into_one_area_is_bounded_per_target", asm_rules_firing_into_one_area_is_bounded_per_target},
     {NULL, NULL},
 };

@@ -274,7 +274,46 @@ static void safetensors_hostile_headers_are_format_errors(gt *t) {
     }
 }
 
-/* The header length itself: past the end, over the limit, too short. */
+/* The header length itself against its limits: a file shorter than the
+   length's 8 bytes, a length under 2 (no room for {}), one past the end of
+   the file, one over the reference implementation's limit of 10^8 bytes;
+   and a header of exactly 10^8 bytes ({} and spaces) loads, empty. */
+static void safetensors_header_length_is_checked(gt *t) {
+    static const struct {
+        uint64_t hlen;
+        size_t size;
+        const char *says;
+    } cases[] = {{0, 7, "7 bytes, too short for the header length"},
+                 {1, 9, "header length 1 is too short for {}"},
+                 {12, 19, "header length 12 runs past the end (19 bytes)"},
+                 {100000001u, 16, "header length of 100000001, over the limit 100000000"},
+                 {UINT64_MAX, 16, "header length of 18446744073709551615, over the limit"}};
+    const size_t big = 100000000u;
+    unsigned char *file = (unsigned char *)malloc(8 + big);
+    size_t i, k;
+    gaia_safetensors *f = NULL;
+    GT_CHECK(t, file != NULL, "no memory for a 100 MB header");
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gaia_status st;
+        for (k = 0; k < 8; k++) file[k] = (unsigned char)(cases[i].hlen >> (8 * k));
+        memcpy(file + 8, "{}      ", 8);
+        f = NULL;
+        st = gaia_safetensors_parse(t->ctx, file, cases[i].size, &f);
+        GT_CHECK(t, st == GAIA_ERR_FORMAT && f == NULL, "case %zu: %s", i, gaia_status_str(st));
+        GT_CHECK(t, strstr(gaia_last_error(t->ctx), cases[i].says) != NULL, "case %zu says '%s', not '%s'", i,
+                 gaia_last_error(t->ctx), cases[i].says);
+    }
+    for (k = 0; k < 8; k++) file[k] = (unsigned char)((uint64_t)big >> (8 * k));
+    memset(file + 8, ' ', big);
+    file[8] = '{';
+    file[9] = '}';
+    GT_OK(t, gaia_safetensors_parse(t->ctx, file, 8 + big, &f));
+    GT_CHECK(t, f && gaia_safetensors_count(f) == 0, "a header of exactly the limit: %zu tensors",
+             f ? gaia_safetensors_count(f) : (size_t)-1);
+    gaia_safetensors_free(f);
+    free(file);
+}
+
 /* The end-of-data bound against a direct reference: a tensor whose
    data_offsets end at exactly the data's last byte loads with its values;
    one that ends 1 to 5 bytes past it (a file cut short) is a format error
@@ -825,6 +864,56 @@ static void optim_groups_in_files(gt *t) {
 
 /* Out of memory at each allocation of a load: OUT_OF_MEMORY and nothing
    changed, then the same load succeeds. */
+/* The optimizer file's counters are decimal digits and nothing else: a
+   count with a letter, a sign, a space, nothing, or one past 2^64 - 1 is a
+   format error naming the file's metadata, and the optimizer keeps its
+   state (its steps); 2^64 - 1 itself loads. The file is the format without
+   groups, written by hand (SGD, no momentum buffers). */
+static gaia_status write_optim_file(run *r, const char *path, const char *steps) {
+    static const float hyper[8] = {0.07f, 0.9f, 0.9f, 0.999f, 1e-8f, 0.003f, 0.0f, 0.07f};
+    const char *meta[] = {"format", "gaia.optim/1", "kind", "sgd", "nesterov", "0", "params", "4",
+                          "steps", steps, "seed", "5", "rng_stream", "0", NULL};
+    gaia_named_tensor items[NPARAM + 1];
+    gaia_tensor *h = NULL;
+    char names[NPARAM][24];
+    size_t h8 = 8;
+    gaia_status st;
+    int i;
+    for (i = 0; i < NPARAM; i++) {
+        snprintf(names[i], sizeof names[i], "param.%d", i);
+        items[i].name = names[i];
+        items[i].tensor = r->p[i];
+    }
+    st = gaia_tensor_from_host(r->ctx, 1, &h8, hyper, &h);
+    items[NPARAM].name = "optim.hyper";
+    items[NPARAM].tensor = h;
+    if (st == GAIA_OK) st = gaia_safetensors_save(r->ctx, path, items, NPARAM + 1, meta);
+    gaia_tensor_free(h);
+    return st;
+}
+static void optim_load_refuses_counters_that_are_not_digits(gt *t) {
+    static const char *bad[] = {"3x", "x3", "-3", "+3", " 3", "", "18446744073709551616", "99999999999999999999"};
+    float init[RUN_FLOATS];
+    char path[600];
+    run r;
+    size_t i;
+    gt_fill_normal(t, init, RUN_FLOATS);
+    gt_tmp_path(path, sizeof path, "counters.safetensors");
+    GT_OK(t, run_open(&r, 3, 0, init));
+    GT_OK(t, run_step(&r));
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        GT_OK(t, write_optim_file(&r, path, bad[i]));
+        GT_STATUS(t, GAIA_ERR_FORMAT, gaia_optim_load(r.opt, path));
+        GT_CHECK(t, gaia_optim_steps(r.opt) == 1, "steps '%s': the optimizer's steps became %llu", bad[i],
+                 (unsigned long long)gaia_optim_steps(r.opt));
+    }
+    GT_OK(t, write_optim_file(&r, path, "18446744073709551615"));
+    GT_OK(t, gaia_optim_load(r.opt, path));
+    GT_CHECK(t, gaia_optim_steps(r.opt) == UINT64_MAX, "steps 2^64 - 1 loaded as %llu",
+             (unsigned long long)gaia_optim_steps(r.opt));
+    run_close(&r);
+}
+
 static void optim_load_out_of_memory_changes_nothing(gt *t) {
     float init[RUN_FLOATS], before[32], after[32];
     char path[600];
@@ -1161,6 +1250,7 @@ const gt_case gt_ckpt_cases[] = {
     {"safetensors_unicode_escapes_decode_to_utf8", safetensors_unicode_escapes_decode_to_utf8},
     {"safetensors_corrupt_header_lengths_are_format_errors", safetensors_corrupt_header_lengths_are_format_errors},
     {"safetensors_end_of_data_bound_is_exact", safetensors_end_of_data_bound_is_exact},
+    {"safetensors_header_length_is_checked", safetensors_header_length_is_checked},
     {"safetensors_truncated_or_flipped_files_never_crash", safetensors_truncated_or_flipped_files_never_crash},
     {"safetensors_respects_the_load_limit", safetensors_respects_the_load_limit},
     {"safetensors_save_is_atomic", safetensors_save_is_atomic},
@@ -1168,6 +1258,7 @@ const gt_case gt_ckpt_cases[] = {
     {"optim_resumed_training_is_bit_identical", optim_resumed_training_is_bit_identical},
     {"optim_load_mismatches_change_nothing", optim_load_mismatches_change_nothing},
     {"optim_load_out_of_memory_changes_nothing", optim_load_out_of_memory_changes_nothing},
+    {"optim_load_refuses_counters_that_are_not_digits", optim_load_refuses_counters_that_are_not_digits},
     {"optim_groups_in_files", optim_groups_in_files},
     {"optim_save_frees_every_block", optim_save_frees_every_block},
     {"checkpoint_functions_reject_bad_arguments", checkpoint_functions_reject_bad_arguments},

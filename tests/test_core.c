@@ -683,10 +683,18 @@ static void cpu_pool_switches_from_the_environment(gt *t) {
         GT_CHECK(t, cached_after(t, ctx, half_mib) == half_mib * sizeof(float), "half a MiB: cached");
         gaia_ctx_destroy(ctx);
     }
-    setenv("GAIA_CPU_POOL_MIB", "lots", 1);
-    if (env_pool_ctx(t, 0, &ctx)) {
-        GT_CHECK(t, cached_after(t, ctx, two_mib) == two_mib * sizeof(float), "a cap that is no number is ignored");
-        gaia_ctx_destroy(ctx);
+    { /* caps that are not a positive number of MiB that fits are ignored (no
+         conversion of a negative or huge value to a size) */
+        static const char *ignored[] = {"lots", "-1", "0", "1e300", "nan"};
+        size_t i;
+        for (i = 0; i < sizeof ignored / sizeof ignored[0]; i++) {
+            setenv("GAIA_CPU_POOL_MIB", ignored[i], 1);
+            if (env_pool_ctx(t, 0, &ctx)) {
+                GT_CHECK(t, cached_after(t, ctx, two_mib) == two_mib * sizeof(float), "a cap of '%s' is not ignored",
+                         ignored[i]);
+                gaia_ctx_destroy(ctx);
+            }
+        }
     }
     if (env_pool_ctx(t, -1, &ctx)) {
         GT_CHECK(t, cached_after(t, ctx, half_mib) == 0, "desc.cpu_pool = -1: off");

@@ -371,6 +371,51 @@ static void hrr_inverse_and_broadcast_cuda_match_cpu(gt *t) {
 }
 
 /* ------------------------------------------------------------- NVML */
+/* --------------------------------------- layers the GPU composes */
+/* RMSNorm (with and without its gain), SwiGLU and dropout are kernels on
+   the CPU and compositions of tensor operations on the GPU: the same
+   values (dropout: the same mask, from the same seed and stream). */
+static void composed_layers_cuda_match_cpu(gt *t) {
+    const size_t sx[2] = {37, 96}, sw[1] = {96};
+    float *hx = NULL, *hw = NULL;
+    gaia_tensor *xc = NULL, *xg = NULL, *wc = NULL, *wg = NULL;
+    int k;
+    GP_NEED_GPU(t);
+    hx = gp_normal(t, 37 * 96, 2.0, 0.5);
+    hw = gp_normal(t, 96, 0.5, 1.0);
+    GT_CHECK(t, hx && hw, "out of memory");
+    if (gp_pair(t, 2, sx, hx, &xc, &xg) && gp_pair(t, 1, sw, hw, &wc, &wg))
+        for (k = 0; k < 4 && !t->failed; k++) {
+            gaia_tensor *yc = NULL, *yg = NULL;
+            static const char *what[4] = {"rmsnorm with a gain", "rmsnorm", "swiglu", "dropout p 0.3"};
+            gaia_status sc, sg;
+            if (k < 2) {
+                sc = gaia_layer_rmsnorm(t->ctx, xc, k ? NULL : wc, 1e-5f, &yc);
+                sg = gaia_layer_rmsnorm(t->ctx, xg, k ? NULL : wg, 1e-5f, &yg);
+            } else if (k == 2) {
+                sc = gaia_layer_swiglu(t->ctx, xc, &yc);
+                sg = gaia_layer_swiglu(t->ctx, xg, &yg);
+            } else { /* the same draw: the same seed and stream on both */
+                gaia_ctx_set_seed(t->ctx, 1234);
+                sc = gaia_layer_dropout(t->ctx, xc, 0.3f, &yc);
+                gaia_ctx_set_seed(t->ctx, 1234);
+                sg = gaia_layer_dropout(t->ctx, xg, 0.3f, &yg);
+            }
+            if (sc != GAIA_OK || sg != GAIA_OK)
+                gt_fail_at(t, __FILE__, __LINE__, "%s: %s (%s)", what[k], gaia_status_str(sc != GAIA_OK ? sc : sg),
+                           gaia_last_error(t->ctx));
+            else gp_agree(t, what[k], yc, yg, 1e-5, 1e-5);
+            gaia_tensor_free(yc);
+            gaia_tensor_free(yg);
+        }
+    gaia_tensor_free(xc);
+    gaia_tensor_free(xg);
+    gaia_tensor_free(wc);
+    gaia_tensor_free(wg);
+    free(hx);
+    free(hw);
+}
+
 static void gpu_telemetry_reads_nvml_or_says_it_is_missing(gt *t) {
     gaia_gpu_telemetry g;
     gaia_status s;
@@ -397,6 +442,7 @@ const gt_case gt_gpu_paths_cases[] = {
     {"attention_variants_cuda_match_cpu", attention_variants_cuda_match_cpu},
     {"vsa_bsc_majority_ties_cuda_match_cpu", vsa_bsc_majority_ties_cuda_match_cpu},
     {"hrr_inverse_and_broadcast_cuda_match_cpu", hrr_inverse_and_broadcast_cuda_match_cpu},
+    {"composed_layers_cuda_match_cpu", composed_layers_cuda_match_cpu},
     {"gpu_telemetry_reads_nvml_or_says_it_is_missing", gpu_telemetry_reads_nvml_or_says_it_is_missing},
     {NULL, NULL},
 };

@@ -852,6 +852,44 @@ static void hrr_codebook_add_find_cleanup(gt *t) {
     gaia_tensor_free(qq);
 }
 
+/* The codebook's name table probes every slot: 16 names (the first
+   capacity; a table of 32 slots) chosen so that all of them hash to even
+   slots (the table's hash is FNV-1a, reproduced here to choose them), then
+   absent names whose home is an even slot. A probe that skipped odd slots
+   would find the even ones full and never stop. Every name is found at
+   its index, every absent one is not. */
+static uint64_t hrr_fnv1a(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    while (*s) h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    return h;
+}
+static void hrr_codebook_finds_names_that_crowd_one_parity(gt *t) {
+    gaia_hrr_codebook *cb = NULL;
+    char names[16][16], name[16];
+    size_t n = 0, absent = 0, at;
+    unsigned i;
+    GT_OK(t, gaia_hrr_codebook_create(t->ctx, 8, &cb));
+    for (i = 0; n < 16; i++) {
+        snprintf(name, sizeof name, "w%u", i);
+        if (hrr_fnv1a(name) & 1) continue;
+        memcpy(names[n], name, sizeof name);
+        GT_OK(t, gaia_hrr_codebook_add(t->ctx, cb, names[n], NULL, &at));
+        GT_CHECK(t, at == n, "%s added at %zu, want %zu", names[n], at, n);
+        n++;
+    }
+    for (n = 0; n < 16; n++) {
+        GT_OK(t, gaia_hrr_codebook_find(t->ctx, cb, names[n], &at));
+        GT_CHECK(t, at == n, "%s found at %zu, want %zu", names[n], at, n);
+    }
+    for (i = 0; absent < 8; i++) {
+        snprintf(name, sizeof name, "x%u", i);
+        if (hrr_fnv1a(name) & 1) continue;
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_find(t->ctx, cb, name, &at));
+        absent++;
+    }
+    gaia_hrr_codebook_free(cb);
+}
+
 static void hrr_codebook_save_load_roundtrip(gt *t) {
     char path[600], names_path[600];
     size_t D = 64, i, at;
@@ -1371,6 +1409,16 @@ static void hrr_codebook_rejects_bad_input(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_cleanup(t->ctx, cb, q, 0, NULL, NULL, NULL));
     GT_STATUS(t, GAIA_ERR_NUMERIC, gaia_hrr_codebook_cleanup(t->ctx, cb, q, NAN, idx, NULL, NULL));
     GT_STATUS(t, GAIA_ERR_SHAPE, gaia_hrr_codebook_cleanup(t->ctx, cb, v9, 0, idx, NULL, NULL));
+    { /* names (2 pointers) overlapping index or similarity in its second half only */
+        long mem[8];
+        void *base = mem;
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG,
+                  gaia_hrr_codebook_cleanup(t->ctx, cb, q, 0, mem + 1, NULL, (const char **)base));
+        GT_CHECK(t, strstr(gaia_last_error(t->ctx), "names overlaps index or similarity (2 queries each)") != NULL,
+                 "%s", gaia_last_error(t->ctx));
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG,
+                  gaia_hrr_codebook_cleanup(t->ctx, cb, q, 0, idx, (float *)(void *)(mem + 1), (const char **)base));
+    }
     /* save / load */
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_save(NULL, cb, "x.npy"));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_hrr_codebook_save(t->ctx, NULL, "x.npy"));
@@ -1487,6 +1535,7 @@ const gt_case gt_hrr_cases[] = {
     {"hrr_host_arrays_match_tensors", hrr_host_arrays_match_tensors},
     {"hrr_codebook_add_find_cleanup", hrr_codebook_add_find_cleanup},
     {"hrr_codebook_save_load_roundtrip", hrr_codebook_save_load_roundtrip},
+    {"hrr_codebook_finds_names_that_crowd_one_parity", hrr_codebook_finds_names_that_crowd_one_parity},
     {"hrr_random_vectors_have_design_statistics", hrr_random_vectors_have_design_statistics},
     {"hrr_unbind_noise_has_design_statistics", hrr_unbind_noise_has_design_statistics},
     {"hrr_cleanup_accuracy_matches_design_table", hrr_cleanup_accuracy_matches_design_table},

@@ -860,6 +860,17 @@ static void hierarchy_fires_each_level_on_its_own_schedule(gt *t) {
             below = held[k];
         }
     }
+    /* after the run every level holds its last firing's output, as a step
+       by step run would leave it */
+    for (k = 0; k < 3 && !t->failed; k++) {
+        const gaia_tensor *o = gaia_level_output(gaia_hierarchy_level(h, k));
+        float last[6];
+        GT_CHECK(t, o != NULL, "level %zu holds no output after the run", k);
+        GT_OK(t, gaia_tensor_to_host(t->ctx, o, last, width[k + 1]));
+        for (j = 0; j < width[k + 1]; j++)
+            GT_CHECK(t, last[j] == rows[k][(T - 1) * width[k + 1] + j], "level %zu unit %zu holds %g, its last row %g", k,
+                     j, (double)last[j], (double)rows[k][(T - 1) * width[k + 1] + j]);
+    }
     for (k = 0; k < 3; k++) {
         free(rows[k]);
         gaia_tensor_free(outs[k]);

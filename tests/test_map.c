@@ -837,6 +837,12 @@ static void telemetry_json_has_the_counters(gt *t) {
         if (*p == '}' || *p == ']') ok &= --depth >= 0;
     }
     ok &= depth == 0 && text[0] == '{';
+    for (p = text; *p; p++) { /* a value closed and the next key opened: a comma between */
+        const char *q = p + 1;
+        if (*p != '}' && *p != ']') continue;
+        while (*q == ' ' || *q == '\n') q++;
+        ok &= *q != '"' && *q != '{';
+    }
     ok &= strstr(text, "{\"op\": \"matmul\", \"calls\": 3, ") != NULL;
     ok &= strstr(text, "{\"op\": \"layer\", \"calls\": 0, ") != NULL;
     ok &= strstr(text, "\"cpu\": {\"bytes_in_use\": ") != NULL;

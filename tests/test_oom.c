@@ -33,7 +33,7 @@ typedef struct oom_env {
     gaia_hrr_spectrum *spec, *spec_out;
     gaia_layer *layer;
     gaia_hierarchy *hier;
-    gaia_tensor *outs[2];
+    gaia_tensor *outs[3];
     void *bytes;                   /* an image made by the call */
     size_t nbytes;
     float host[512];               /* host-array results */
@@ -166,6 +166,7 @@ static oom_buf snapshot(oom_env *e, int everything) {
         buf_codebook(e, &b, e->cb_out);
         buf_tensor(e, &b, e->outs[0]);
         buf_tensor(e, &b, e->outs[1]);
+        buf_tensor(e, &b, e->outs[2]);
         if (e->bytes) buf_put(&b, e->bytes, e->nbytes);
         buf_put(&b, e->host, sizeof e->host);
         buf_put(&b, e->idx, sizeof e->idx);
@@ -192,6 +193,7 @@ static void teardown(oom_env *e) {
     gaia_tensor_free(e->out);
     gaia_tensor_free(e->outs[0]);
     gaia_tensor_free(e->outs[1]);
+    gaia_tensor_free(e->outs[2]);
     gaia_brain_destroy(e->brain);
     gaia_brain_destroy(e->brain_out);
     gaia_hrr_codebook_free(e->cb);
@@ -268,7 +270,7 @@ static void sweep(gt *t, const char *what, oom_setup_fn setup, oom_run_fn run) {
             if (st != GAIA_ERR_OUT_OF_MEMORY || !gaia_last_error(e.ctx)[0])
                 gt_fail_at(t, __FILE__, __LINE__, "%s: allocation %ld: %s (%s)", what, k, gaia_status_str(st),
                            gaia_last_error(e.ctx));
-            else if (e.out != out_before || e.brain_out || e.cb_out || e.spec_out || e.outs[0] || e.outs[1] ||
+            else if (e.out != out_before || e.brain_out || e.cb_out || e.spec_out || e.outs[0] || e.outs[1] || e.outs[2] ||
                      (e.bytes && !setup_bytes))
                 gt_fail_at(t, __FILE__, __LINE__, "%s: allocation %ld: an output was made or replaced", what, k);
             else {
@@ -354,10 +356,13 @@ static int set_hierarchy(oom_env *e) {
     gaia_layer *L = NULL;
     int i;
     if (gaia_hierarchy_create(e->ctx, &e->hier) != GAIA_OK) return 1;
-    for (i = 0; i < 2; i++) {
-        size_t in = i ? 16 : 10, out = i ? 20 : 16;
-        if (gaia_level_create(e->ctx, i, in, out, i ? 2u : 1u, &lv) != GAIA_OK) return 1;
-        if ((i ? gaia_layer_hebbian_create(e->ctx, in, out, NULL, &L) : gaia_layer_reactive_create(e->ctx, in, out, NULL, &L)) !=
+    /* three levels: an output made before a failing one is given back too */
+    for (i = 0; i < 3; i++) {
+        static const size_t width[4] = {10, 16, 20, 12};
+        size_t in = width[i], out = width[i + 1];
+        if (gaia_level_create(e->ctx, i, in, out, (unsigned)i + 1u, &lv) != GAIA_OK) return 1;
+        if ((i == 1 ? gaia_layer_hebbian_create(e->ctx, in, out, NULL, &L)
+                    : gaia_layer_reactive_create(e->ctx, in, out, NULL, &L)) !=
                 GAIA_OK ||
             gaia_level_add_layer(e->ctx, lv, L) != GAIA_OK || gaia_hierarchy_add_level(e->ctx, e->hier, lv) != GAIA_OK)
             return 1;

@@ -766,6 +766,63 @@ done:
    of 1..n, outputs that overlap inputs or have the wrong shape, parts
    that do not match; a status and a message naming the function and the
    value, and an existing output keeps its values. */
+/* Row sweeps split lines into blocks of whole lines (32768 floats a
+   block: 32 lines of 1000); a block past the first that ends short (40 or
+   70 lines) must stop at the last line. The output is the first rows of a
+   larger tensor, so a write past the last line would land in the rows
+   below it, which must keep their value; the values are held to float64.
+   Softmax along the last axis and a broadcast sum both sweep this way,
+   on 1 and 2 threads. */
+static void tensor_ops_row_sweeps_stop_at_the_last_line(gt *t) {
+    enum { COLS = 1000, ROOM = 96 };
+    static const size_t lines[2] = {40, 70};
+    static float x[70 * COLS], b[COLS], got[ROOM * COLS];
+    size_t li, r, j;
+    int nt, op;
+    gaia_ctx *ctx = NULL;
+    gaia_ctx_desc d;
+    gt_fill_normal(t, x, 70 * COLS);
+    gt_fill_normal(t, b, COLS);
+    for (nt = 1; nt <= 2; nt++) {
+        memset(&d, 0, sizeof d);
+        d.device = GAIA_DEVICE_CPU;
+        d.cpu_threads = nt;
+        GT_OK(t, gaia_ctx_create(&d, &ctx));
+        for (li = 0; li < 2; li++)
+            for (op = 0; op < 2; op++) {
+                size_t n = lines[li], sx[2] = {n, COLS}, sb[2] = {1, COLS}, sbig[2] = {ROOM, COLS};
+                gaia_tensor *tx = NULL, *tb = NULL, *big = NULL, *out = NULL;
+                GT_OK(t, gaia_tensor_from_host(ctx, 2, sx, x, &tx));
+                GT_OK(t, gaia_tensor_from_host(ctx, 2, sb, b, &tb));
+                GT_OK(t, gaia_tensor_full(ctx, 2, sbig, 7.0f, &big));
+                GT_OK(t, gaia_tensor_slice_rows(ctx, big, 0, n, &out));
+                if (op == 0) GT_OK(t, gaia_tensor_softmax(ctx, tx, 1, &out));
+                else GT_OK(t, gaia_tensor_add(ctx, tx, tb, &out));
+                GT_OK(t, gaia_tensor_to_host(ctx, big, got, ROOM * COLS));
+                for (r = 0; r < n; r++) {
+                    double mx = -1e300, sum = 0;
+                    for (j = 0; j < COLS; j++) mx = x[r * COLS + j] > mx ? x[r * COLS + j] : mx;
+                    for (j = 0; j < COLS; j++) sum += exp((double)x[r * COLS + j] - mx);
+                    for (j = 0; j < COLS; j++) {
+                        double ref = op == 0 ? exp((double)x[r * COLS + j] - mx) / sum
+                                             : (double)x[r * COLS + j] + (double)b[j];
+                        GT_CHECK(t, fabs(got[r * COLS + j] - ref) <= 1e-6 + 1e-5 * fabs(ref),
+                                 "%s, %zu lines, %d threads: (%zu, %zu) %g, float64 %g", op ? "add" : "softmax", n, nt, r,
+                                 j, (double)got[r * COLS + j], ref);
+                    }
+                }
+                for (r = n * COLS; r < ROOM * COLS; r++)
+                    GT_CHECK(t, got[r] == 7.0f, "%s, %zu lines, %d threads: line %zu below the output was written (%g)",
+                             op ? "add" : "softmax", n, nt, r / COLS, (double)got[r]);
+                gaia_tensor_free(out);
+                gaia_tensor_free(big);
+                gaia_tensor_free(tb);
+                gaia_tensor_free(tx);
+            }
+        gaia_ctx_destroy(ctx);
+    }
+}
+
 static void tensor_ops_reject_bad_input(gt *t) {
     gaia_ctx *ctx = t->ctx, *other = NULL;
     size_t s35[2] = {3, 5}, s34[2] = {3, 4}, s3[1] = {3}, s4d[4] = {2, 2, 2, 2}, s2[1] = {2};
@@ -815,6 +872,24 @@ static void tensor_ops_reject_bad_input(gt *t) {
         GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_scatter_add(ctx, lo, 1, lo, lo, &hi));
         gaia_tensor_free(lo);
         gaia_tensor_free(hi);
+        gaia_tensor_free(view);
+        view = NULL;
+    }
+    {   /* the same far from the storage's start (offsets past the views' sizes): rows 4..6 of
+           an [8, 5] tensor as x, rows 5..7 and rows 3..5 as the output */
+        size_t s85[2] = {8, 5};
+        gaia_tensor *mid = NULL, *above = NULL, *below = NULL;
+        GT_OK(t, gaia_tensor_ones(ctx, 2, s85, &view));
+        GT_OK(t, gaia_tensor_slice_rows(ctx, view, 4, 3, &mid));
+        GT_OK(t, gaia_tensor_slice_rows(ctx, view, 5, 3, &above));
+        GT_OK(t, gaia_tensor_slice_rows(ctx, view, 3, 3, &below));
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_softmax(ctx, mid, 1, &above));
+        TO_MSG("out overlaps x without being x");
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_tensor_softmax(ctx, mid, 1, &below));
+        TO_MSG("out overlaps x without being x");
+        gaia_tensor_free(mid);
+        gaia_tensor_free(above);
+        gaia_tensor_free(below);
     }
     GT_CHECK_OR_DONE(t, y == NULL, "a failed call made an output");
 
@@ -1095,6 +1170,7 @@ const gt_case gt_tensor_ops_cases[] = {
     {"tensor_ops_topk_and_argsort_match_reference_with_ties_and_nan", topk_and_argsort_match_reference_with_ties_and_nan},
     {"tensor_ops_topk_of_ordered_lines_matches_reference", topk_of_ordered_lines_matches_reference},
     {"tensor_ops_topk_outputs_are_optional_and_feed_gather", topk_outputs_are_optional_and_feed_gather},
+    {"tensor_ops_row_sweeps_stop_at_the_last_line", tensor_ops_row_sweeps_stop_at_the_last_line},
     {"tensor_ops_reject_bad_input", tensor_ops_reject_bad_input},
     {"tensor_ops_axes_longer_than_float_indices_are_refused", axes_longer_than_float_indices_are_refused},
     {"tensor_ops_primitives_do_nothing_for_zero_sizes", tensor_ops_primitives_do_nothing_for_zero_sizes},

@@ -970,6 +970,44 @@ static void vres_phasor(double *z, size_t n) {
    gives the sweep count, which must be gaia's; it also checks that the
    turn is there (over 0.01 rad), so a criterion that looked at the real
    part alone, or at the wrong pairs of floats, would never stop. */
+/* An estimate that starts at zero (its codebook {x, -x} sums to nothing)
+   and moves in the first sweep has changed by all of itself: that sweep is
+   not a fixed point, even when every other factor (here one of a single
+   row) stays where it started. So the resonator runs a second sweep,
+   where nothing moves, and stops converged with both factors found. */
+static void vsa_resonator_counts_a_start_from_zero_as_a_change(gt *t) {
+    enum { D = 256 };
+    const size_t sx[2] = {2, D}, sy[2] = {1, D}, first = 0;
+    float px[2 * D], py[D];
+    gaia_tensor *tx = NULL, *ty = NULL;
+    gaia_vsa *X = NULL, *y = NULL, *x = NULL, *s = NULL;
+    const gaia_vsa *books[2];
+    size_t it = 0, j;
+    long idx[2] = {-1, -1};
+    int conv = -1;
+    gt_fill_normal(t, px, D);
+    for (j = 0; j < D; j++) px[j] /= 16.0f, px[D + j] = -px[j];
+    gt_fill_normal(t, py, D);
+    for (j = 0; j < D; j++) py[j] /= 16.0f;
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, sx, px, &tx));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, sy, py, &ty));
+    GT_OK(t, gaia_vsa_from_tensor(t->ctx, GAIA_VSA_HRR, tx, &X));
+    GT_OK(t, gaia_vsa_from_tensor(t->ctx, GAIA_VSA_HRR, ty, &y));
+    GT_OK(t, gaia_vsa_select(t->ctx, X, &first, 1, &x));
+    GT_OK(t, gaia_vsa_bind(t->ctx, x, y, &s));
+    books[0] = X, books[1] = y;
+    GT_OK(t, gaia_vsa_resonator(t->ctx, s, books, 2, 20, idx, &it, &conv));
+    GT_CHECK(t, it == 2 && conv == 1 && idx[0] == 0 && idx[1] == 0,
+             "%zu sweeps (want 2: the first moves factor 0 from zero), converged %d, factors %ld %ld", it, conv, idx[0],
+             idx[1]);
+    gaia_vsa_free(s);
+    gaia_vsa_free(x);
+    gaia_vsa_free(y);
+    gaia_vsa_free(X);
+    gaia_tensor_free(tx);
+    gaia_tensor_free(ty);
+}
+
 static void vsa_fhrr_resonator_converges_through_a_turning_phase(gt *t) {
     enum { D = 64, M = 2, YROW = 1, MAXIT = 40 };
     const size_t sx[2] = {1, D}, sy[2] = {M, D};
@@ -2258,6 +2296,7 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_cleanup_top_k", vsa_cleanup_top_k},
     {"vsa_resonator_factors_within_operating_capacity", vsa_resonator_factors_within_operating_capacity},
     {"vsa_fhrr_resonator_converges_through_a_turning_phase", vsa_fhrr_resonator_converges_through_a_turning_phase},
+    {"vsa_resonator_counts_a_start_from_zero_as_a_change", vsa_resonator_counts_a_start_from_zero_as_a_change},
     {"vsa_resonator_meets_published_operating_capacity", vsa_resonator_meets_published_operating_capacity},
     {"vsa_level_and_circular_similarity_profiles", vsa_level_and_circular_similarity_profiles},
     {"vsa_thermometer_and_level_encode", vsa_thermometer_and_level_encode},
