@@ -21988,6 +21988,7 @@ GAIA_API gaia_status gaia_vsa_graph_create(gaia_ctx *ctx, gaia_vsa_model model, 
     acc->model = model == GAIA_VSA_BSC ? GAIA_VSA_MAP : model;
     acc->B = 1;
     acc->D = D;
+    acc->modulus = 0; /* no MCR graphs (above) */
     acc->t = NULL;
     shape[0] = 1;
     shape[1] = gaia__vsa_cols(acc->model, D);
