@@ -14035,6 +14035,13 @@ oom:
     return GAIA_ERR_OUT_OF_MEMORY;
 }
 
+/* A fibre's number: the source in the high 16 bits (a stimulus s as
+   0x8000 | s, an area as its index), the target area in the low 16. Its
+   key (gaia__asm_fkey) seeds every edge of the fibre, so a fibre read
+   before it exists (gaia__asm_fibre_view) must be numbered the same. */
+static uint32_t gaia__asm_fibre_id(int src, int tgt) {
+    return ((uint32_t)(src >= 0 ? src : 0x8000 | (-1 - src)) << 16) | (uint32_t)tgt;
+}
 /* The fibre's hash key: Philox(seed; fibre id), so fibres are independent. */
 static uint64_t gaia__asm_fkey(uint64_t seed, uint32_t id) {
     uint32_t ctr[4], key[2], out[4];
@@ -14293,7 +14300,7 @@ static gaia_status gaia__asm_fibre_get(gaia_brain *b, int src, int tgt, int crea
         memset(f, 0, sizeof *f);
         f->src = src;
         f->tgt = tgt;
-        f->id = ((uint32_t)(src >= 0 ? src : 0x8000 | (-1 - src)) << 16) | (uint32_t)tgt;
+        f->id = gaia__asm_fibre_id(src, tgt);
         f->fkey = gaia__asm_fkey(b->seed, f->id);
     } else f = &b->fibres[i];
     *out = f;
@@ -16214,7 +16221,7 @@ static const gaia__asm_fibre *gaia__asm_fibre_view(const gaia_brain *b, int src,
     memset(tmp, 0, sizeof *tmp);
     tmp->src = src;
     tmp->tgt = tgt;
-    tmp->id = ((uint32_t)(src >= 0 ? src : 0x8000 | (-1 - src)) << 16) | (uint32_t)tgt;
+    tmp->id = gaia__asm_fibre_id(src, tgt);
     tmp->fkey = gaia__asm_fkey(b->seed, tmp->id);
     return tmp;
 }

@@ -163,13 +163,8 @@ int main(int argc, char **argv) {
             first = a;
             last = b;
             sweep = 1;
-        } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
-            p.rounds = atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--sampler") == 0 && i + 1 < argc &&
-                   (!strcmp(argv[i + 1], "exact") || !strcmp(argv[i + 1], "truncnorm"))) {
-            p.sampler = strcmp(argv[++i], "exact") == 0 ? GAIA_SAMPLER_EXACT : GAIA_SAMPLER_TRUNCNORM;
-        } else if (strcmp(argv[i], "-v") == 0) {
-            p.verbose = 1;
+        } else if (parser_option(&p, argc, argv, &i)) {
+            continue;
         } else if (argv[i][0] != '-' && nsent < 64) {
             sentences[nsent++] = argv[i];
         } else {

@@ -141,6 +141,23 @@ typedef struct parser {
     char tree[1024];
 } parser;
 
+/* The options both parsers take: --rounds N, --sampler exact|truncnorm,
+   -v. Returns 1 when argv[*i] (and its value, *i moved past it) was one of
+   them, 0 otherwise. */
+static int parser_option(parser *p, int argc, char **argv, int *i) {
+    if (strcmp(argv[*i], "--rounds") == 0 && *i + 1 < argc && atoi(argv[*i + 1]) > 0) {
+        p->rounds = atoi(argv[++*i]);
+    } else if (strcmp(argv[*i], "--sampler") == 0 && *i + 1 < argc &&
+               (!strcmp(argv[*i + 1], "exact") || !strcmp(argv[*i + 1], "truncnorm"))) {
+        p->sampler = strcmp(argv[++*i], "exact") == 0 ? GAIA_SAMPLER_EXACT : GAIA_SAMPLER_TRUNCNORM;
+    } else if (strcmp(argv[*i], "-v") == 0) {
+        p->verbose = 1;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 #define TRY(call)                                                                       \
     do {                                                                                \
         if ((call) != GAIA_OK) {                                                        \

@@ -200,7 +200,7 @@ static const gaia__asm_fibre *gaia__asm_fibre_view(const gaia_brain *b, int src,
     memset(tmp, 0, sizeof *tmp);
     tmp->src = src;
     tmp->tgt = tgt;
-    tmp->id = ((uint32_t)(src >= 0 ? src : 0x8000 | (-1 - src)) << 16) | (uint32_t)tgt;
+    tmp->id = gaia__asm_fibre_id(src, tgt);
     tmp->fkey = gaia__asm_fkey(b->seed, tmp->id);
     return tmp;
 }
