@@ -2075,6 +2075,26 @@ static void loss_bad_input(gt *t) {
     GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_loss") && strstr(gaia_last_error(t->ctx), "4x3"), "%s",
              gaia_last_error(t->ctx));
     GT_STATUS(t, GAIA_ERR_SHAPE, gaia_loss(t->ctx, &d, x, y, &wrong)); /* out [4] for a [1] loss */
+    { /* reduction none: an out of the input's shape [3, 4] is written; one of [3, 5] (the first extent
+         right, the second not) is refused and keeps its values */
+        size_t s35[2] = {3, 5};
+        gaia_tensor *same = NULL, *off = NULL;
+        float h[15];
+        int i;
+        GT_OK(t, gaia_tensor_full(t->ctx, 2, s, 9.0f, &same));
+        GT_OK(t, gaia_tensor_full(t->ctx, 2, s35, 9.0f, &off));
+        d.reduction = GAIA_LOSS_REDUCE_NONE;
+        GT_OK(t, gaia_loss(t->ctx, &d, x, y, &same));
+        GT_STATUS(t, GAIA_ERR_SHAPE, gaia_loss(t->ctx, &d, x, y, &off));
+        GT_CHECK(t, strstr(gaia_last_error(t->ctx), "out has shape (3x5)") != NULL, "%s", gaia_last_error(t->ctx));
+        GT_OK(t, gaia_tensor_to_host(t->ctx, same, h, 12));
+        for (i = 0; i < 12; i++) GT_CHECK(t, h[i] != 9.0f && h[i] >= 0.0f, "element %d of the written out: %g", i, (double)h[i]);
+        GT_OK(t, gaia_tensor_to_host(t->ctx, off, h, 15));
+        for (i = 0; i < 15; i++) GT_CHECK(t, h[i] == 9.0f, "the refused out changed: element %d is %g", i, (double)h[i]);
+        d.reduction = GAIA_LOSS_REDUCE_MEAN;
+        gaia_tensor_free(same);
+        gaia_tensor_free(off);
+    }
     d.kind = (gaia_loss_kind)GAIA_LOSS_KIND_COUNT;
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_loss(t->ctx, &d, x, y, &o));
     GT_CHECK(t, strstr(gaia_last_error(t->ctx), "unknown kind 7"), "%s", gaia_last_error(t->ctx));
