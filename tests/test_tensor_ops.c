@@ -773,6 +773,49 @@ done:
    below it, which must keep their value; the values are held to float64.
    Softmax along the last axis and a broadcast sum both sweep this way,
    on 1 and 2 threads. */
+/* The index operations report the bytes they move to the profile
+   (GAIA_PROF_INDEX): index_select reads the index and a row of x per entry
+   and writes the output (index + 2 out floats); gather reads index and x
+   at it and writes as many (3 index); scatter_add copies x and adds src
+   at the index (2 x + 3 index). */
+static void tensor_ops_index_ops_are_profiled_with_their_bytes(gt *t) {
+    size_t sx[2] = {4, 6}, si[1] = {3}, sg[2] = {4, 5};
+    float hx[24], hi[3] = {5, 0, 2}, hg[20];
+    gaia_tensor *x = NULL, *i1 = NULL, *ig = NULL, *o = NULL;
+    gaia_profile_entry e;
+    int k;
+    for (k = 0; k < 24; k++) hx[k] = (float)gt_uniform(t, -1.0, 1.0);
+    for (k = 0; k < 20; k++) hg[k] = (float)(k % 6);
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, sx, hx, &x));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, si, hi, &i1));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, sg, hg, &ig));
+    gaia_profile_enable(t->ctx, 1);
+    gaia_profile_reset(t->ctx);
+    GT_OK(t, gaia_tensor_index_select(t->ctx, x, 1, i1, &o)); /* out [4, 3] */
+    e = gaia_profile_get(t->ctx, GAIA_PROF_INDEX);
+    GT_CHECK(t, e.calls == 1 && e.bytes == (3 + 2 * 12) * 4, "index_select: %llu calls, %llu bytes, want 1, %d",
+             (unsigned long long)e.calls, (unsigned long long)e.bytes, (3 + 2 * 12) * 4);
+    gaia_tensor_free(o);
+    o = NULL;
+    gaia_profile_reset(t->ctx);
+    GT_OK(t, gaia_tensor_gather(t->ctx, x, 1, ig, &o)); /* out [4, 5] */
+    e = gaia_profile_get(t->ctx, GAIA_PROF_INDEX);
+    GT_CHECK(t, e.calls == 1 && e.bytes == 3 * 20 * 4, "gather: %llu calls, %llu bytes, want 1, %d",
+             (unsigned long long)e.calls, (unsigned long long)e.bytes, 3 * 20 * 4);
+    gaia_tensor_free(o);
+    o = NULL;
+    gaia_profile_reset(t->ctx);
+    GT_OK(t, gaia_tensor_scatter_add(t->ctx, x, 1, ig, ig, &o)); /* src: the index's values as floats */
+    e = gaia_profile_get(t->ctx, GAIA_PROF_INDEX);
+    GT_CHECK(t, e.calls == 1 && e.bytes == (2 * 24 + 3 * 20) * 4, "scatter_add: %llu calls, %llu bytes, want 1, %d",
+             (unsigned long long)e.calls, (unsigned long long)e.bytes, (2 * 24 + 3 * 20) * 4);
+    gaia_profile_enable(t->ctx, 0);
+    gaia_tensor_free(o);
+    gaia_tensor_free(x);
+    gaia_tensor_free(i1);
+    gaia_tensor_free(ig);
+}
+
 static void tensor_ops_row_sweeps_stop_at_the_last_line(gt *t) {
     enum { COLS = 1000, ROOM = 96 };
     static const size_t lines[2] = {40, 70};
@@ -1170,6 +1213,7 @@ const gt_case gt_tensor_ops_cases[] = {
     {"tensor_ops_topk_and_argsort_match_reference_with_ties_and_nan", topk_and_argsort_match_reference_with_ties_and_nan},
     {"tensor_ops_topk_of_ordered_lines_matches_reference", topk_of_ordered_lines_matches_reference},
     {"tensor_ops_topk_outputs_are_optional_and_feed_gather", topk_outputs_are_optional_and_feed_gather},
+    {"tensor_ops_index_ops_are_profiled_with_their_bytes", tensor_ops_index_ops_are_profiled_with_their_bytes},
     {"tensor_ops_row_sweeps_stop_at_the_last_line", tensor_ops_row_sweeps_stop_at_the_last_line},
     {"tensor_ops_reject_bad_input", tensor_ops_reject_bad_input},
     {"tensor_ops_axes_longer_than_float_indices_are_refused", axes_longer_than_float_indices_are_refused},
