@@ -1419,6 +1419,26 @@ static void layers_reject_bad_input(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_reset(t->ctx, NULL));
     GT_OK(t, gaia_tensor_ones(t->ctx, 2, s33, &w));
     GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_set(t->ctx, L, GAIA_LAYER_WEIGHTS, w));
+    { /* the weights' own element count in another shape: transposed, or flat */
+        const gaia_tensor *W = gaia_layer_get(L, GAIA_LAYER_WEIGHTS);
+        size_t ts[2], ws[2], flat;
+        gaia_tensor *tr = NULL, *fl = NULL, *ok = NULL;
+        GT_CHECK(t, W && gaia_tensor_ndim(W) == 2, "a reactive layer's weights are 2-D");
+        ws[0] = ts[1] = gaia_tensor_dim(W, 0);
+        ws[1] = ts[0] = gaia_tensor_dim(W, 1);
+        flat = ts[0] * ts[1];
+        GT_OK(t, gaia_tensor_ones(t->ctx, 2, ts, &tr));
+        GT_OK(t, gaia_tensor_ones(t->ctx, 1, &flat, &fl));
+        GT_OK(t, gaia_tensor_ones(t->ctx, 2, ws, &ok));
+        GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_set(t->ctx, L, GAIA_LAYER_WEIGHTS, tr));
+        GT_CHECK(t, strstr(gaia_last_error(t->ctx), "gaia_layer_set: value has shape") != NULL, "%s",
+                 gaia_last_error(t->ctx));
+        GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_set(t->ctx, L, GAIA_LAYER_WEIGHTS, fl));
+        GT_OK(t, gaia_layer_set(t->ctx, L, GAIA_LAYER_WEIGHTS, ok));
+        gaia_tensor_free(tr);
+        gaia_tensor_free(fl);
+        gaia_tensor_free(ok);
+    }
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_set(t->ctx, L, GAIA_LAYER_THETA, w)); /* reactive has none */
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_set(t->ctx, L, GAIA_LAYER_WEIGHTS, NULL));
     GT_CHECK(t, gaia_layer_get(L, GAIA_LAYER_THETA) == NULL && gaia_layer_get(NULL, GAIA_LAYER_WEIGHTS) == NULL,
