@@ -256,6 +256,10 @@ static void struct_part(void) {
                 printf("    %-16s gaia %9.3f ms\n", rn[row], bench_median(gm, S_RUNS) * 1e3);
             }
         }
+    }
+    bench_print_load("after");
+}
+
 /* --models: VTB and MCR, each time the median and range of REPS */
 #define MCR_ITEMS 200
 static const char *const peer_models_script =
