@@ -360,7 +360,12 @@ static void bench_helper_reports_consistent_statistics(gt *t) {
     GT_OK(t, gaia_bench_run(t->ctx, bench_body, (void *)&acc, 2, 5, &s));
     GT_CHECK(t, s.repeats == 5 && s.min_ms > 0 && s.min_ms <= s.mean_ms && s.mean_ms <= s.max_ms && s.std_ms >= 0,
              "min %g mean %g max %g std %g", s.min_ms, s.mean_ms, s.max_ms, s.std_ms);
+    /* one repeat and no warm-up is the least there is: one time, no spread */
+    GT_OK(t, gaia_bench_run(t->ctx, bench_body, (void *)&acc, 0, 1, &s));
+    GT_CHECK(t, s.repeats == 1 && s.min_ms > 0 && s.min_ms == s.mean_ms && s.mean_ms == s.max_ms && s.std_ms == 0,
+             "one repeat: %d repeats, min %g mean %g max %g std %g", s.repeats, s.min_ms, s.mean_ms, s.max_ms, s.std_ms);
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_bench_run(t->ctx, bench_body, (void *)&acc, 0, 0, &s));
+    GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_bench_run(t->ctx, bench_body, (void *)&acc, -1, 1, &s));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_bench_run(t->ctx, NULL, NULL, 0, 1, &s));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_bench_run(t->ctx, bench_body, (void *)&acc, 0, 1, NULL));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_bench_run(t->ctx, bench_fails, NULL, 0, 1, &s));
