@@ -526,6 +526,29 @@ static void copies_and_moves_are_independent(gt *t) {
 /* where(cond, a, b) with broadcasting among all three, against a float64
    reference with explicit index arithmetic; the condition has zeros, ones,
    other values, a negative zero and a NaN (true: not 0). */
+/* where reports cond, a, b and the output's floats to the profile
+   (GAIA_PROF_BINARY), counted as they are, broadcast or not: a [3, 1]
+   condition, a [3, 4] a and a [4] b make a [3, 4] output. */
+static void where_is_profiled_with_its_bytes(gt *t) {
+    size_t sc[2] = {3, 1}, sa[2] = {3, 4}, sb[1] = {4};
+    float hc[3] = {1, 0, 1}, ha[12], hb[4] = {1, 2, 3, 4};
+    gaia_tensor *c = NULL, *a = NULL, *b = NULL, *y = NULL;
+    gaia_profile_entry e;
+    int i;
+    for (i = 0; i < 12; i++) ha[i] = (float)gt_uniform(t, -1.0, 1.0);
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, sc, hc, &c));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, sa, ha, &a));
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 1, sb, hb, &b));
+    gaia_profile_enable(t->ctx, 1);
+    gaia_profile_reset(t->ctx);
+    GT_OK(t, gaia_tensor_where(t->ctx, c, a, b, &y));
+    e = gaia_profile_get(t->ctx, GAIA_PROF_BINARY);
+    gaia_profile_enable(t->ctx, 0);
+    GT_CHECK(t, e.calls == 1 && e.bytes == (3 + 12 + 4 + 12) * 4, "%llu calls, %llu bytes, want 1, %d",
+             (unsigned long long)e.calls, (unsigned long long)e.bytes, (3 + 12 + 4 + 12) * 4);
+    gaia_tensor_free(c), gaia_tensor_free(a), gaia_tensor_free(b), gaia_tensor_free(y);
+}
+
 static void where_selects_with_broadcasting(gt *t) {
     static const struct {
         int nc, na, nb;
@@ -622,6 +645,7 @@ static void where_rejects_bad_input(gt *t) {
 
 const gt_case gt_tensor_cases[] = {
     {"where_selects_with_broadcasting", where_selects_with_broadcasting},
+    {"where_is_profiled_with_its_bytes", where_is_profiled_with_its_bytes},
     {"where_rejects_bad_input", where_rejects_bad_input},
     {"tensor_creation_fills_the_requested_values", creation_fills_the_requested_values},
     {"tensor_arange_counts_like_numpy", arange_counts_like_numpy},

@@ -975,6 +975,32 @@ static void vres_phasor(double *z, size_t n) {
    not a fixed point, even when every other factor (here one of a single
    row) stays where it started. So the resonator runs a second sweep,
    where nothing moves, and stops converged with both factors found. */
+/* An FHRR element whose real part is exactly zero reads back as the phase
+   of its imaginary part: the bundle of phase 0 (1, 0) and phase pi
+   (-1, the sine of the float nearest pi, which lies above pi: -8.7e-8) is
+   (0, -8.7e-8), normalised (0, -1), phase -pi/2, in every element,
+   whatever its neighbours. */
+static void vsa_fhrr_phase_of_a_zero_real_part(gt *t) {
+    enum { D = 8 };
+    const size_t s2[2] = {2, D};
+    float ph[2 * D], back[D];
+    gaia_tensor *tp = NULL, *out = NULL;
+    gaia_vsa *x = NULL, *b = NULL;
+    size_t i;
+    for (i = 0; i < D; i++) ph[i] = 0.0f, ph[D + i] = 3.14159265358979f;
+    GT_OK(t, gaia_tensor_from_host(t->ctx, 2, s2, ph, &tp));
+    GT_OK(t, gaia_vsa_from_tensor(t->ctx, GAIA_VSA_FHRR, tp, &x));
+    GT_OK(t, gaia_vsa_bundle(t->ctx, x, 2, NULL, 1, &b));
+    GT_OK(t, gaia_vsa_to_tensor(t->ctx, b, &out));
+    GT_OK(t, gaia_tensor_to_host(t->ctx, out, back, D));
+    for (i = 0; i < D; i++)
+        GT_CHECK(t, fabs(back[i] + 1.5707963267948966) <= 1e-6, "element %zu: phase %.9g, want -pi/2", i, (double)back[i]);
+    gaia_tensor_free(out);
+    gaia_tensor_free(tp);
+    gaia_vsa_free(b);
+    gaia_vsa_free(x);
+}
+
 static void vsa_resonator_counts_a_start_from_zero_as_a_change(gt *t) {
     enum { D = 256 };
     const size_t sx[2] = {2, D}, sy[2] = {1, D}, first = 0;
@@ -2298,6 +2324,7 @@ const gt_case gt_vsa_cases[] = {
     {"vsa_resonator_factors_within_operating_capacity", vsa_resonator_factors_within_operating_capacity},
     {"vsa_fhrr_resonator_converges_through_a_turning_phase", vsa_fhrr_resonator_converges_through_a_turning_phase},
     {"vsa_resonator_counts_a_start_from_zero_as_a_change", vsa_resonator_counts_a_start_from_zero_as_a_change},
+    {"vsa_fhrr_phase_of_a_zero_real_part", vsa_fhrr_phase_of_a_zero_real_part},
     {"vsa_resonator_meets_published_operating_capacity", vsa_resonator_meets_published_operating_capacity},
     {"vsa_level_and_circular_similarity_profiles", vsa_level_and_circular_similarity_profiles},
     {"vsa_thermometer_and_level_encode", vsa_thermometer_and_level_encode},
