@@ -1089,6 +1089,18 @@ static void assembly_overlap_counts_common_neurons(gt *t) {
     GT_CHECK(t, o == 2, "overlap %zu", o);
     GT_OK(t, gaia_assembly_overlap(t->ctx, a, 0, c, 4, &o));
     GT_CHECK(t, o == 0, "overlap with empty %zu", o);
+    { /* both sets in any order, against a direct count */
+        uint32_t x[40], y[30];
+        size_t i, j, want = 0;
+        for (i = 0; i < 40; i++) x[i] = (uint32_t)(gt_uniform(t, 0, 1) * 100) * 40 + (uint32_t)i; /* distinct */
+        for (j = 0; j < 30; j++) y[j] = j % 2 ? x[(j * 7) % 40] : 4000000u + (uint32_t)j;
+        for (i = 0; i < 40; i++)
+            for (j = 0; j < 30; j++) want += x[i] == y[j];
+        GT_OK(t, gaia_assembly_overlap(t->ctx, x, 40, y, 30, &o));
+        GT_CHECK(t, o == want && want == 15, "overlap of unordered sets %zu, direct count %zu", o, want);
+        GT_OK(t, gaia_assembly_overlap(t->ctx, y, 30, x, 40, &o));
+        GT_CHECK(t, o == want, "the other way round %zu, direct count %zu", o, want);
+    }
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_assembly_overlap(t->ctx, NULL, 5, c, 4, &o));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_assembly_overlap(t->ctx, a, 5, c, 4, NULL));
 }
@@ -1143,6 +1155,13 @@ static void assembly_bad_input_is_rejected(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_add_area(b, NULL, 100, 10, 0.1f, GAIA_AREA_EXPLICIT));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_add_area(b, "", 100, 10, 0.1f, GAIA_AREA_EXPLICIT));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_add_area(NULL, "A", 100, 10, 0.1f, GAIA_AREA_EXPLICIT));
+    { /* the largest area, 2^31 - 1 neurons, is lazy-only in practice and allowed; 2^31 is not */
+        gaia_brain *big = NULL;
+        GT_OK(t, gaia_brain_create(t->ctx, 0.05, 1, GAIA_DEVICE_CPU, &big));
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_add_area(big, "H", 2147483648u, 10, 0.1f, GAIA_AREA_LAZY));
+        GT_OK(t, gaia_brain_add_area(big, "H", 2147483647u, 10, 0.1f, GAIA_AREA_LAZY));
+        gaia_brain_destroy(big);
+    }
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_add_stimulus(b, "s", 0));
     GT_OK(t, gaia_brain_add_stimulus(b, "s", 10));
     GT_OK(t, gaia_brain_add_area(b, "A", 1000, 10, 0.1f, GAIA_AREA_EXPLICIT));

@@ -1350,6 +1350,8 @@ static void kernels_reject_bad_input(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_linear(t->ctx, x, NULL, NULL, GAIA_LAYER_ACT_LINEAR, &o));
     GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_linear(t->ctx, x, b, NULL, GAIA_LAYER_ACT_LINEAR, &o)); /* W 1-D */
     GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_linear(t->ctx, qq, w, NULL, GAIA_LAYER_ACT_LINEAR, &o)); /* 8 features, W takes 3 */
+    GT_CHECK(t, strstr(gaia_last_error(t->ctx), "x (1x1x4x8) has 8 features, W (3x3) expects 3") != NULL, "%s",
+             gaia_last_error(t->ctx));
     GT_CHECK(t, o == NULL, "failed call left an output");
     GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_linear(t->ctx, x, w, b, GAIA_LAYER_ACT_LINEAR, &o)); /* b of 4, out 3 */
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_linear(t->ctx, x, w, NULL, GAIA_LAYER_ACT_LINEAR, &x)); /* alias */
