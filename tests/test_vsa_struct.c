@@ -469,8 +469,9 @@ static void vsa_struct_embedding_init_draws_like_torchhd(gt *t) {
         }
         bmean += bh[i];
         if (!(bh[i] >= 0 && bh[i] < TWO_PI)) {
+            double bad = bh[i];
             free(wh), free(bh), free(w2h);
-            GT_CHECK(t, 0, "b[%zu] = %g outside [0, 2 pi)", i, (double)bh[i]);
+            GT_CHECK(t, 0, "b[%zu] = %g outside [0, 2 pi)", i, bad);
         }
     }
     for (i = 0; i < (size_t)D * M; i++) mean += wh[i], sq += (double)wh[i] * wh[i];
