@@ -943,14 +943,54 @@ static int gaia__mpi_cmp_ijw(const void *x, const void *y) {
     if (a[0] != c[0]) return a[0] < c[0] ? -1 : 1;
     return a[1] < c[1] ? -1 : a[1] > c[1];
 }
+/* Every rank's cnt records of 12 bytes at mine, gathered on every rank in
+   rank order and sorted by cmp into *all (*total records; free it with
+   gaia__asm_hfree). Collective: ok says this rank got this far, and every
+   rank returns 0 (with *all NULL) when any rank did not, or when the
+   gathered bytes do not fit an MPI count. */
+static int gaia__mpi_gather12(gaia_brain *b, int ok, const unsigned char *mine, uint64_t cnt,
+                              int (*cmp)(const void *, const void *), unsigned char **all, uint64_t *total) {
+    struct gaia__mpi_brain *m = b->mpi;
+    int64_t mine64 = (int64_t)cnt, *counts = (int64_t *)gaia__asm_halloc(b, (size_t)m->size * sizeof(int64_t));
+    int *rc = NULL, r, allok = 0;
+    *all = NULL;
+    *total = 0;
+    ok = ok && counts;
+    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
+    if (allok) {
+        MPI_Allgather(&mine64, 1, MPI_INT64_T, counts, 1, MPI_INT64_T, m->comm);
+        for (r = 0; r < m->size; r++) *total += (uint64_t)counts[r];
+        *all = (unsigned char *)gaia__asm_halloc(b, (size_t)*total * 12 + 1);
+        rc = (int *)gaia__asm_halloc(b, (size_t)m->size * 2 * sizeof(int));
+        ok = *all && rc && *total * 12 < 2147483647u;
+        MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
+    }
+    if (allok) {
+        uint64_t off = 0;
+        for (r = 0; r < m->size; r++) {
+            rc[r] = (int)(counts[r] * 12);
+            rc[m->size + r] = (int)off;
+            off += (uint64_t)counts[r] * 12;
+        }
+        MPI_Allgatherv(mine, (int)(cnt * 12), MPI_BYTE, *all, rc, rc + m->size, MPI_BYTE, m->comm);
+        m->bytes += *total * 12;
+        qsort(*all, (size_t)*total, 12, cmp);
+    } else {
+        gaia__asm_hfree(b, *all);
+        *all = NULL;
+        *total = 0;
+    }
+    gaia__asm_hfree(b, rc);
+    gaia__asm_hfree(b, counts);
+    return allok;
+}
+
 static gaia_status gaia__mpi_put_rows(gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f) {
     struct gaia__mpi_brain *m = b->mpi;
-    uint64_t cnt = 0, total = 0, s, mine64;
-    unsigned char *all = NULL;
-    int64_t *counts = NULL;
-    int *rc = NULL, r, ok, allok = 0;
+    uint64_t cnt = 0, total = 0, s;
+    unsigned char *all = NULL, *rec;
+    int allok;
     uint32_t i, e;
-    unsigned char *rec;
     if (m->shard_save) {
         gaia__asm_put_u32(w, f->nrows);
         for (i = 0; i < f->nrows; i++) {
@@ -964,34 +1004,14 @@ static gaia_status gaia__mpi_put_rows(gaia__asm_wbuf *w, gaia_brain *b, const ga
     }
     for (i = 0; i < f->nrows; i++) cnt += f->rows[i].len;
     rec = (unsigned char *)gaia__asm_halloc(b, (size_t)cnt * 12 + 1);
-    counts = (int64_t *)gaia__asm_halloc(b, (size_t)m->size * sizeof(int64_t));
-    ok = rec && counts;
     for (s = 0, i = 0; rec && i < f->nrows; i++)
         for (e = 0; e < f->rows[i].len; e++, s++) {
             memcpy(rec + s * 12, &i, 4);
             memcpy(rec + s * 12 + 4, &f->rows[i].j[e], 4);
             memcpy(rec + s * 12 + 8, &f->rows[i].w[e], 4);
         }
-    mine64 = cnt;
-    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
+    allok = gaia__mpi_gather12(b, rec != NULL, rec, cnt, gaia__mpi_cmp_ijw, &all, &total);
     if (allok) {
-        MPI_Allgather(&mine64, 1, MPI_INT64_T, counts, 1, MPI_INT64_T, m->comm);
-        for (r = 0; r < m->size; r++) total += (uint64_t)counts[r];
-        all = (unsigned char *)gaia__asm_halloc(b, (size_t)total * 12 + 1);
-        rc = (int *)gaia__asm_halloc(b, (size_t)m->size * 2 * sizeof(int));
-        ok = all && rc && total * 12 < 2147483647u;
-        MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
-    }
-    if (allok) {
-        uint64_t off = 0;
-        for (r = 0; r < m->size; r++) {
-            rc[r] = (int)(counts[r] * 12);
-            rc[m->size + r] = (int)off;
-            off += (uint64_t)counts[r] * 12;
-        }
-        MPI_Allgatherv(rec, (int)(cnt * 12), MPI_BYTE, all, rc, rc + m->size, MPI_BYTE, m->comm);
-        m->bytes += total * 12;
-        qsort(all, (size_t)total, 12, gaia__mpi_cmp_ijw);
         gaia__asm_put_u32(w, f->nrows);
         for (s = 0, i = 0; i < f->nrows; i++) {
             uint64_t s0 = s;
@@ -1013,20 +1033,16 @@ static gaia_status gaia__mpi_put_rows(gaia__asm_wbuf *w, gaia_brain *b, const ga
     }
     gaia__asm_hfree(b, rec);
     gaia__asm_hfree(b, all);
-    gaia__asm_hfree(b, rc);
-    gaia__asm_hfree(b, counts);
     return allok ? GAIA_OK : GAIA_ERR_OUT_OF_MEMORY;
 }
 
 static gaia_status gaia__mpi_put_map(gaia__asm_wbuf *w, gaia_brain *b, const gaia__asm_fibre *f) {
     struct gaia__mpi_brain *m = b->mpi;
     const gaia__asm_area *t = &b->areas[f->tgt];
-    uint64_t *keys = NULL, s, cnt = 0, total = 0, mine64;
+    uint64_t *keys = NULL, s, cnt = 0, total = 0;
     float *vals = NULL;
     unsigned char *kv = NULL, *all = NULL;
-    int *rc = NULL, r, ok, allok = 0;
     gaia_status st = GAIA_OK;
-    int64_t *counts = (int64_t *)gaia__asm_halloc(b, (size_t)m->size * sizeof(int64_t));
     if (f->d_keys) st = gaia__asm_map_download(b, (gaia__asm_fibre *)f, &keys, &vals);
     if (st == GAIA_OK && f->count) {
         kv = (unsigned char *)gaia__asm_halloc(b, (size_t)f->count * 12);
@@ -1056,31 +1072,9 @@ static gaia_status gaia__mpi_put_map(gaia__asm_wbuf *w, gaia_brain *b, const gai
             }
         }
         gaia__asm_hfree(b, kv);
-        gaia__asm_hfree(b, counts);
         return st;
     }
-    mine64 = (int64_t)cnt;
-    if (!counts) st = GAIA_ERR_OUT_OF_MEMORY;
-    ok = st == GAIA_OK;
-    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
-    if (allok) {
-        MPI_Allgather(&mine64, 1, MPI_INT64_T, counts, 1, MPI_INT64_T, m->comm);
-        for (r = 0; r < m->size; r++) total += (uint64_t)counts[r];
-        all = (unsigned char *)gaia__asm_halloc(b, (size_t)total * 12 + 1);
-        rc = (int *)gaia__asm_halloc(b, (size_t)m->size * 2 * sizeof(int));
-        ok = all && rc && total * 12 < 2147483647u;
-        MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
-    }
-    if (allok) {
-        uint64_t off = 0;
-        for (r = 0; r < m->size; r++) {
-            rc[r] = (int)(counts[r] * 12);
-            rc[m->size + r] = (int)off;
-            off += (uint64_t)counts[r] * 12;
-        }
-        MPI_Allgatherv(kv, (int)(cnt * 12), MPI_BYTE, all, rc, rc + m->size, MPI_BYTE, m->comm);
-        m->bytes += total * 12;
-        qsort(all, (size_t)total, 12, gaia__asm_cmp_kv);
+    if (gaia__mpi_gather12(b, st == GAIA_OK, kv, cnt, gaia__asm_cmp_kv, &all, &total)) {
         gaia__asm_put_u64(w, total);
         for (s = 0; s < total; s++) {
             uint64_t k;
@@ -1093,8 +1087,6 @@ static gaia_status gaia__mpi_put_map(gaia__asm_wbuf *w, gaia_brain *b, const gai
     } else if (st == GAIA_OK) st = GAIA_ERR_OUT_OF_MEMORY; /* here or on another rank */
     gaia__asm_hfree(b, kv);
     gaia__asm_hfree(b, all);
-    gaia__asm_hfree(b, rc);
-    gaia__asm_hfree(b, counts);
     return st;
 }
 
