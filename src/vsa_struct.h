@@ -186,9 +186,8 @@ GAIA_API gaia_status gaia_vsa_graph_create(gaia_ctx *ctx, gaia_vsa_model model, 
     static const char *fn = "gaia_vsa_graph_create";
     const struct gaia_vsa_ops *ops = NULL;
     gaia_vsa_graph *g;
-    gaia_vsa *acc;
+    gaia_vsa *acc = NULL;
     gaia_status st;
-    size_t shape[2];
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     *out = NULL;
@@ -201,23 +200,13 @@ GAIA_API gaia_status gaia_vsa_graph_create(gaia_ctx *ctx, gaia_vsa_model model, 
                           "a graph object of model %s: use gaia_vsa_graph_bundle for MCR graphs", gaia_vsa_model_str(model));
     if ((st = gaia__vsa_ops_get(ctx, fn, gaia_ctx_device(ctx), &ops)) != GAIA_OK) return st;
     g = (gaia_vsa_graph *)gaia__host_alloc(ctx, sizeof *g);
-    acc = (gaia_vsa *)gaia__host_alloc(ctx, sizeof *acc);
-    if (!g || !acc) {
-        gaia__host_free(ctx, g);
-        gaia__host_free(ctx, acc);
-        return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a graph");
-    }
-    acc->model = model == GAIA_VSA_BSC ? GAIA_VSA_MAP : model;
-    acc->B = 1;
-    acc->D = D;
-    acc->modulus = 0; /* no MCR graphs (above) */
-    acc->t = NULL;
-    shape[0] = 1;
-    shape[1] = gaia__vsa_cols(acc->model, D);
-    st = gaia_tensor_zeros(ctx, 2, shape, &acc->t);
+    if (!g) return gaia__fail(ctx, GAIA_ERR_OUT_OF_MEMORY, fn, "cannot allocate a graph");
+    /* the accumulator: one zero row (BSC graphs sum the bipolar images, as MAP) */
+    st = gaia__vsa_new(ctx, fn, model == GAIA_VSA_BSC ? GAIA_VSA_MAP : model, 0, 1, D, gaia_ctx_device(ctx), &acc);
+    if (st == GAIA_OK) st = gaia__be(ctx, gaia_ctx_device(ctx))->fill(ctx, GAIA__VSA_F(acc), acc->t->numel, 0.0f);
     if (st != GAIA_OK) {
+        gaia_vsa_free(acc);
         gaia__host_free(ctx, g);
-        gaia__host_free(ctx, acc);
         return st;
     }
     g->model = model;
