@@ -1488,9 +1488,12 @@
    shard to its own path (its blocks' support bits and weights), nothing
    gathered, and
    gaia_brain_load_shards_mpi(ctx, paths, nshards, device, comm, &b) loads
-   the shards (in their writers' rank order) on any number of ranks
-   (re-sharding), checking that they are one save's and complete (shards
-   of older gaia, which carry every area's n/8 bytes of bits, load too).
+   the shards (in their writers' rank order) on any number of ranks: on as
+   many ranks as shards, rank r opens paths[r] only; on another number each
+   rank reads them all and keeps its blocks (re-sharding). It checks that
+   each shard is given for the rank that wrote it, that they are one
+   save's and that together they are complete (shards of older gaia, which
+   carry every area's n/8 bytes of bits, load too).
    gaia_brain_mpi_traffic reports the bytes and
    the seconds of the collectives. The per-synapse read-outs work as in one
    process and are collective on a sharded brain: fibre_edges and
@@ -3669,10 +3672,12 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
 GAIA_API gaia_status gaia_brain_save_shard(gaia_brain *b, const char *path);
 /* Loads the shards of one save, paths[0..nshards) in the order of the ranks
    that wrote them (every rank passes the same list), onto the ranks of comm,
-   any number of them: each rank reads every shard and keeps what falls in
-   its blocks (re-sharding; shards of a gaia that replicated lazy areas
-   load too). Checks that the shards belong together and
-   that together they hold every support bit. Collective. */
+   any number of them. As many ranks as shards: rank r reads paths[r] only
+   (the other paths are never opened), and the ranks check that their
+   shards are of one save. Otherwise each rank reads every shard and keeps
+   what falls in its blocks (re-sharding). Shards of a gaia that replicated
+   lazy areas load too. Checks that each shard is given for the rank that
+   wrote it and that together they hold every support bit. Collective. */
 GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const *paths, size_t nshards,
                                                 gaia_device device, MPI_Comm comm, gaia_brain **out);
 /* This rank's block of an area: neurons [*lo, *lo + *count) (a lazy area,
@@ -13444,6 +13449,10 @@ GAIA_API gaia_status gaia_layer_benchmark_kernel(gaia_ctx *ctx, gaia_layer_kerne
    fibre's rows hold only the synapses into the writer's neurons (j mod
    writers = writer). Shards without it hold every rank's copy of them. */
 #define GAIA__ASM_SHARD_LAZY_ROWS 2u
+/* with both: the payload ends with the writer's rank and the number of
+   writers (two u32), so that a shard given for another rank is refused
+   even when every rank reads its own shard only. */
+#define GAIA__ASM_SHARD_WRITER 4u
 
 typedef struct gaia__asm_row {
     uint32_t *j;
@@ -13622,6 +13631,7 @@ typedef struct gaia__mpi_parse {
     int writer, writers;
     int block_bits; /* the shard holds its writer's block of support bits only (set by gaia__asm_load) */
     int lazy_rows;  /* its lazy rows hold the writer's neurons only (set by gaia__asm_load) */
+    int own_only;   /* this rank reads no shard but its own: it keeps a replicated lazy copy whoever wrote it */
 } gaia__mpi_parse;
 static const uint32_t *gaia__mpi_local_ids(gaia_brain *b, const gaia__asm_area *a, const uint32_t *ids, uint32_t n,
                                            uint32_t *cnt);
@@ -16734,8 +16744,10 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     gaia__asm_put(&w, GAIA__ASM_MAGIC, 8);
     gaia__asm_put_u32(&w, GAIA__ASM_VERSION);
 #ifdef GAIA_USE_MPI
-    /* header flags (0 for an image): 1 = a shard with its writer's support bits only */
-    gaia__asm_put_u32(&w, b->mpi && b->mpi->shard_save ? GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS : 0u);
+    /* header flags (0 for an image): a shard's parts (GAIA__ASM_SHARD_*) */
+    gaia__asm_put_u32(&w, b->mpi && b->mpi->shard_save
+                              ? GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS | GAIA__ASM_SHARD_WRITER
+                              : 0u);
 #else
     gaia__asm_put_u32(&w, 0);
 #endif
@@ -16863,6 +16875,12 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
         gaia__asm_put_u32(&w, (uint32_t)b->closed[t].tgt);
         gaia__asm_put_u64(&w, b->closed[t].reasons);
     }
+#ifdef GAIA_USE_MPI
+    if (b->mpi && b->mpi->shard_save) { /* GAIA__ASM_SHARD_WRITER */
+        gaia__asm_put_u32(&w, (uint32_t)b->mpi->rank);
+        gaia__asm_put_u32(&w, (uint32_t)b->mpi->size);
+    }
+#endif
     if (st != GAIA_OK || w.oom) {
         gaia__host_free(b->ctx, w.p);
         return gaia__fail(b->ctx, st != GAIA_OK ? st : GAIA_ERR_OUT_OF_MEMORY, fn, "cannot serialise the brain");
@@ -16969,6 +16987,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     int writer = 0, writers = 0; /* a shard file: its writer, of how many (0: a whole image) */
     int block_bits = 0;          /* a shard's support bits are its writer's block only */
     int lazy_rows = 0;           /* a shard's lazy rows hold its writer's neurons only */
+    int own_only = 0;            /* this rank reads its own shard only (keeps a replicated lazy copy) */
     gaia_status st;
     *why = "truncated";
 #ifdef GAIA_USE_MPI
@@ -16977,6 +16996,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         writers = ((const gaia__mpi_parse *)shard)->writers;
         block_bits = writers && ((const gaia__mpi_parse *)shard)->block_bits;
         lazy_rows = writers && ((const gaia__mpi_parse *)shard)->lazy_rows;
+        own_only = writers && ((const gaia__mpi_parse *)shard)->own_only;
     }
 #endif
     p = gaia__asm_get_f64(r);
@@ -17004,6 +17024,10 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         *why = "out of memory";
         return GAIA_ERR_OUT_OF_MEMORY;
     }
+    /* The units are added here without the ranks' agreement: each rank may
+       parse another file (its own shard) or fail early, so the parse is
+       local, and the loader agrees once on the whole. */
+    if (b->mpi) b->mpi->inner = 1;
 #endif
     b->mem_limit = limit; /* everything below is allocated within it */
     b->steps = steps;
@@ -17274,7 +17298,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
                     /* a shard's synapses go into its writer's neurons (older
                        shards: every writer's copy, kept from writer 0's) */
                     if (lazy_rows && (int)(j % (uint32_t)writers) != writer) goto bad;
-                    if (writers && !lazy_rows && writer != 0) continue;
+                    if (writers && !lazy_rows && writer != 0 && !own_only) continue;
                     /* a sharded brain keeps the synapses into its own neurons */
                     if (gaia__asm_lazy_mine(b, j) && !gaia__asm_row_push(b, row, j, v)) goto oom;
                 }
@@ -17319,6 +17343,9 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         *why = r->bad ? "truncated" : "trailing bytes";
         goto bad;
     }
+#ifdef GAIA_USE_MPI
+    if (b->mpi) b->mpi->inner = 0;
+#endif
     *out = b;
     return GAIA_OK;
 bad:
@@ -17361,7 +17388,8 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "unsupported version %u (this gaia reads 1..%u)", (unsigned)ver,
                           GAIA__ASM_VERSION);
     flags = (uint32_t)c[12] | ((uint32_t)c[13] << 8) | ((uint32_t)c[14] << 16) | ((uint32_t)c[15] << 24);
-    if (flags == GAIA__ASM_SHARD_BLOCK_BITS || flags == (GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS)) {
+    if (flags == GAIA__ASM_SHARD_BLOCK_BITS || flags == (GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS) ||
+        flags == (GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS | GAIA__ASM_SHARD_WRITER)) {
         /* a shard of gaia_brain_save_shard */
 #ifdef GAIA_USE_MPI
         if (shard && ((const gaia__mpi_parse *)shard)->writers) {
@@ -17383,6 +17411,21 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
     r.len = size - 32;
     r.pos = 0;
     r.bad = 0;
+#ifdef GAIA_USE_MPI
+    if (flags & GAIA__ASM_SHARD_WRITER) { /* the writer's record ends the payload: read first */
+        uint32_t by, of;
+        if (r.len < 8) return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "truncated shard (%zu bytes)", size);
+        r.pos = r.len - 8;
+        by = gaia__asm_get_u32(&r);
+        of = gaia__asm_get_u32(&r);
+        r.pos = 0;
+        r.len -= 8;
+        if (by != (uint32_t)req.writer || of != (uint32_t)req.writers)
+            return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "the shard was written by rank %u of %u, and is given as "
+                              "shard %d of %d (paths out of their ranks' order, or of another save)", (unsigned)by,
+                              (unsigned)of, req.writer, req.writers);
+    }
+#endif
     st = gaia__asm_parse(ctx, &r, ver, device, limit, shard, &b, &why);
     if (st != GAIA_OK) {
         char msg[GAIA__ERR_LEN];
@@ -17468,7 +17511,7 @@ GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
         gaia__mpi_parse req;
         gaia_brain *c = NULL;
         req.comm = b->mpi->comm;
-        req.writer = req.writers = req.block_bits = req.lazy_rows = 0;
+        req.writer = req.writers = req.block_bits = req.lazy_rows = req.own_only = 0;
         st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, &req, &c);
         gaia__host_free(b->ctx, img);
         return gaia__mpi_loaded(b->ctx, "gaia_brain_clone", st, b->mpi->comm, c, out);
@@ -18333,7 +18376,7 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
     if (st == GAIA_OK) {
         gaia__mpi_parse req;
         req.comm = comm;
-        req.writer = req.writers = req.block_bits = req.lazy_rows = 0;
+        req.writer = req.writers = req.block_bits = req.lazy_rows = req.own_only = 0;
         st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &b);
     }
     gaia__host_free(ctx, buf);
@@ -18432,33 +18475,88 @@ static gaia_status gaia__mpi_merge_shard(gaia_brain *b, gaia_brain *x, const cha
     return GAIA_OK;
 }
 
+/* What every rank of a load must hold alike, hashed: the replicated state
+   (parameters, steps, units, winners, histories' lengths, fibres and their
+   firing counts). Ranks that each read only their own shard compare it. */
+static uint64_t gaia__mpi_hash_more(uint64_t h, const void *p, size_t n) {
+    uint64_t v[2];
+    v[0] = h;
+    v[1] = gaia__asm_fnv(p, n);
+    return gaia__asm_fnv(v, sizeof v);
+}
+
+static uint64_t gaia__mpi_replicated_hash(const gaia_brain *b) {
+    uint64_t h = 0, v[7];
+    int i;
+    memcpy(&v[0], &b->p, 8);
+    v[1] = b->seed;
+    v[2] = b->steps;
+    v[3] = b->lazy_stream;
+    v[4] = (uint64_t)b->nstims;
+    v[5] = (uint64_t)b->nareas;
+    v[6] = (uint64_t)b->nfibres;
+    h = gaia__mpi_hash_more(h, v, sizeof v);
+    for (i = 0; i < b->nstims; i++) h = gaia__mpi_hash_more(h, &b->stims[i].size, 4);
+    for (i = 0; i < b->nareas; i++) {
+        const gaia__asm_area *a = &b->areas[i];
+        v[0] = a->n;
+        v[1] = a->k;
+        v[2] = (uint64_t)a->mode;
+        v[3] = a->support;
+        v[4] = a->nhist;
+        v[5] = a->nwin;
+        v[6] = (uint64_t)b->nclosed;
+        h = gaia__mpi_hash_more(h, v, sizeof v);
+        if (a->nwin) h = gaia__mpi_hash_more(h, a->win, (size_t)a->nwin * 4);
+    }
+    for (i = 0; i < b->nfibres; i++) {
+        v[0] = (uint64_t)(int64_t)b->fibres[i].src;
+        v[1] = (uint64_t)b->fibres[i].tgt;
+        v[2] = b->fibres[i].fires;
+        h = gaia__mpi_hash_more(h, v, 3 * sizeof v[0]);
+    }
+    return h;
+}
+
 GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const *paths, size_t nshards,
                                                 gaia_device device, MPI_Comm comm, gaia_brain **out) {
     static const char *fn = "gaia_brain_load_shards_mpi";
+    static const char *const labels[3] = {"steps", "seed", "replicated state (hash)"};
     gaia_brain *b = NULL;
     gaia_status st = GAIA_OK;
-    size_t s;
-    int init = 0, a, agreed;
+    size_t s, first = 0, last;
+    int64_t vals[3] = {0, 0, 0};
+    int init = 0, a, agreed, rank = 0, size = 1, own_only, other = 0;
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     MPI_Initialized(&init);
     if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
     if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
     if (!paths || nshards == 0 || nshards > (size_t)INT_MAX)
         st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%zu shard paths%s", nshards, paths ? "" : " (NULL list)");
-    for (s = 0; s < nshards && st == GAIA_OK; s++) {
+    for (s = 0; s < nshards && st == GAIA_OK; s++)
+        if (!paths[s]) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path %zu is NULL", s);
+    /* As many shards as ranks: the blocks are the writers', so each rank
+       reads its own shard only. Otherwise (re-sharding) each reads them all
+       and keeps what falls in its blocks. */
+    own_only = nshards == (size_t)size;
+    last = nshards;
+    if (own_only) {
+        first = (size_t)rank;
+        last = first + 1;
+    }
+    for (s = first; s < last && st == GAIA_OK; s++) {
         unsigned char *buf = NULL;
         size_t len = 0;
         gaia_brain *x = NULL;
         gaia__mpi_parse req;
         const char *why = NULL;
-        if (!paths[s]) {
-            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path %zu is NULL", s);
-            break;
-        }
         req.comm = comm;
         req.writer = (int)s;
         req.writers = (int)nshards;
+        req.own_only = own_only;
         req.block_bits = req.lazy_rows = 0; /* (gaia__asm_load sets them from the header) */
         st = gaia__read_file(ctx, fn, paths[s], (uint64_t)ctx->load_limit * 2 + 4096, GAIA__LIMIT_LOAD, &buf, &len);
         if (st == GAIA_OK) st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &x);
@@ -18472,8 +18570,21 @@ GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const
         gaia_brain_destroy(x);
         if (st != GAIA_OK) st = gaia__fail(ctx, st, fn, "shard %zu ('%s'): %s", s, paths[s], why);
     }
-    /* together, the shards hold every support bit (collective) */
-    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, NULL, NULL, 0, "");
+    /* together, the shards hold every support bit (collective); shards read
+       apart must be of one save */
+    if (own_only && b) {
+        vals[0] = (int64_t)b->steps;
+        vals[1] = (int64_t)b->seed;
+        vals[2] = (int64_t)gaia__mpi_replicated_hash(b);
+    }
+    st = gaia__mpi_agree_x(ctx, comm, NULL, fn, st, vals, labels, own_only ? 3 : 0, "the shards each read", &other);
+    if (other) {
+        char msg[GAIA__ERR_LEN];
+        size_t skip = strlen(fn) + 2; /* (the message without its "function: ") */
+        snprintf(msg, sizeof msg, "%s", gaia_last_error(ctx));
+        st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "shard %d ('%s') is not of the save of shard 0 ('%s'): %s", other,
+                        paths[other], paths[0], strlen(msg) > skip ? msg + skip : msg);
+    }
     agreed = st == GAIA_OK;
     /* every rank takes every area's reduction (a local failure waits for
        the agreement after the loop) */

@@ -446,6 +446,10 @@ GAIA_API float gaia_cpu_assembly_map_get(const uint64_t *map_keys, const float *
    fibre's rows hold only the synapses into the writer's neurons (j mod
    writers = writer). Shards without it hold every rank's copy of them. */
 #define GAIA__ASM_SHARD_LAZY_ROWS 2u
+/* with both: the payload ends with the writer's rank and the number of
+   writers (two u32), so that a shard given for another rank is refused
+   even when every rank reads its own shard only. */
+#define GAIA__ASM_SHARD_WRITER 4u
 
 typedef struct gaia__asm_row {
     uint32_t *j;
@@ -624,6 +628,7 @@ typedef struct gaia__mpi_parse {
     int writer, writers;
     int block_bits; /* the shard holds its writer's block of support bits only (set by gaia__asm_load) */
     int lazy_rows;  /* its lazy rows hold the writer's neurons only (set by gaia__asm_load) */
+    int own_only;   /* this rank reads no shard but its own: it keeps a replicated lazy copy whoever wrote it */
 } gaia__mpi_parse;
 static const uint32_t *gaia__mpi_local_ids(gaia_brain *b, const gaia__asm_area *a, const uint32_t *ids, uint32_t n,
                                            uint32_t *cnt);

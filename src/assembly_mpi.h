@@ -61,10 +61,12 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
 GAIA_API gaia_status gaia_brain_save_shard(gaia_brain *b, const char *path);
 /* Loads the shards of one save, paths[0..nshards) in the order of the ranks
    that wrote them (every rank passes the same list), onto the ranks of comm,
-   any number of them: each rank reads every shard and keeps what falls in
-   its blocks (re-sharding; shards of a gaia that replicated lazy areas
-   load too). Checks that the shards belong together and
-   that together they hold every support bit. Collective. */
+   any number of them. As many ranks as shards: rank r reads paths[r] only
+   (the other paths are never opened), and the ranks check that their
+   shards are of one save. Otherwise each rank reads every shard and keeps
+   what falls in its blocks (re-sharding). Shards of a gaia that replicated
+   lazy areas load too. Checks that each shard is given for the rank that
+   wrote it and that together they hold every support bit. Collective. */
 GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const *paths, size_t nshards,
                                                 gaia_device device, MPI_Comm comm, gaia_brain **out);
 /* This rank's block of an area: neurons [*lo, *lo + *count) (a lazy area,
@@ -408,7 +410,7 @@ GAIA_API gaia_status gaia_brain_load_mpi(gaia_ctx *ctx, const char *path, gaia_d
     if (st == GAIA_OK) {
         gaia__mpi_parse req;
         req.comm = comm;
-        req.writer = req.writers = req.block_bits = req.lazy_rows = 0;
+        req.writer = req.writers = req.block_bits = req.lazy_rows = req.own_only = 0;
         st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &b);
     }
     gaia__host_free(ctx, buf);
@@ -507,33 +509,88 @@ static gaia_status gaia__mpi_merge_shard(gaia_brain *b, gaia_brain *x, const cha
     return GAIA_OK;
 }
 
+/* What every rank of a load must hold alike, hashed: the replicated state
+   (parameters, steps, units, winners, histories' lengths, fibres and their
+   firing counts). Ranks that each read only their own shard compare it. */
+static uint64_t gaia__mpi_hash_more(uint64_t h, const void *p, size_t n) {
+    uint64_t v[2];
+    v[0] = h;
+    v[1] = gaia__asm_fnv(p, n);
+    return gaia__asm_fnv(v, sizeof v);
+}
+
+static uint64_t gaia__mpi_replicated_hash(const gaia_brain *b) {
+    uint64_t h = 0, v[7];
+    int i;
+    memcpy(&v[0], &b->p, 8);
+    v[1] = b->seed;
+    v[2] = b->steps;
+    v[3] = b->lazy_stream;
+    v[4] = (uint64_t)b->nstims;
+    v[5] = (uint64_t)b->nareas;
+    v[6] = (uint64_t)b->nfibres;
+    h = gaia__mpi_hash_more(h, v, sizeof v);
+    for (i = 0; i < b->nstims; i++) h = gaia__mpi_hash_more(h, &b->stims[i].size, 4);
+    for (i = 0; i < b->nareas; i++) {
+        const gaia__asm_area *a = &b->areas[i];
+        v[0] = a->n;
+        v[1] = a->k;
+        v[2] = (uint64_t)a->mode;
+        v[3] = a->support;
+        v[4] = a->nhist;
+        v[5] = a->nwin;
+        v[6] = (uint64_t)b->nclosed;
+        h = gaia__mpi_hash_more(h, v, sizeof v);
+        if (a->nwin) h = gaia__mpi_hash_more(h, a->win, (size_t)a->nwin * 4);
+    }
+    for (i = 0; i < b->nfibres; i++) {
+        v[0] = (uint64_t)(int64_t)b->fibres[i].src;
+        v[1] = (uint64_t)b->fibres[i].tgt;
+        v[2] = b->fibres[i].fires;
+        h = gaia__mpi_hash_more(h, v, 3 * sizeof v[0]);
+    }
+    return h;
+}
+
 GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const *paths, size_t nshards,
                                                 gaia_device device, MPI_Comm comm, gaia_brain **out) {
     static const char *fn = "gaia_brain_load_shards_mpi";
+    static const char *const labels[3] = {"steps", "seed", "replicated state (hash)"};
     gaia_brain *b = NULL;
     gaia_status st = GAIA_OK;
-    size_t s;
-    int init = 0, a, agreed;
+    size_t s, first = 0, last;
+    int64_t vals[3] = {0, 0, 0};
+    int init = 0, a, agreed, rank = 0, size = 1, own_only, other = 0;
     GAIA__NEED_CTX(ctx);
     if (!out) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out is NULL");
     MPI_Initialized(&init);
     if (!init) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "MPI is not initialised (MPI_Init first)");
     if (comm == MPI_COMM_NULL) return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "comm is MPI_COMM_NULL");
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
     if (!paths || nshards == 0 || nshards > (size_t)INT_MAX)
         st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "%zu shard paths%s", nshards, paths ? "" : " (NULL list)");
-    for (s = 0; s < nshards && st == GAIA_OK; s++) {
+    for (s = 0; s < nshards && st == GAIA_OK; s++)
+        if (!paths[s]) st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path %zu is NULL", s);
+    /* As many shards as ranks: the blocks are the writers', so each rank
+       reads its own shard only. Otherwise (re-sharding) each reads them all
+       and keeps what falls in its blocks. */
+    own_only = nshards == (size_t)size;
+    last = nshards;
+    if (own_only) {
+        first = (size_t)rank;
+        last = first + 1;
+    }
+    for (s = first; s < last && st == GAIA_OK; s++) {
         unsigned char *buf = NULL;
         size_t len = 0;
         gaia_brain *x = NULL;
         gaia__mpi_parse req;
         const char *why = NULL;
-        if (!paths[s]) {
-            st = gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "path %zu is NULL", s);
-            break;
-        }
         req.comm = comm;
         req.writer = (int)s;
         req.writers = (int)nshards;
+        req.own_only = own_only;
         req.block_bits = req.lazy_rows = 0; /* (gaia__asm_load sets them from the header) */
         st = gaia__read_file(ctx, fn, paths[s], (uint64_t)ctx->load_limit * 2 + 4096, GAIA__LIMIT_LOAD, &buf, &len);
         if (st == GAIA_OK) st = gaia__asm_load(ctx, fn, buf, len, device, ctx->load_limit, &req, &x);
@@ -547,8 +604,21 @@ GAIA_API gaia_status gaia_brain_load_shards_mpi(gaia_ctx *ctx, const char *const
         gaia_brain_destroy(x);
         if (st != GAIA_OK) st = gaia__fail(ctx, st, fn, "shard %zu ('%s'): %s", s, paths[s], why);
     }
-    /* together, the shards hold every support bit (collective) */
-    st = gaia__mpi_agree(ctx, comm, NULL, fn, st, NULL, NULL, 0, "");
+    /* together, the shards hold every support bit (collective); shards read
+       apart must be of one save */
+    if (own_only && b) {
+        vals[0] = (int64_t)b->steps;
+        vals[1] = (int64_t)b->seed;
+        vals[2] = (int64_t)gaia__mpi_replicated_hash(b);
+    }
+    st = gaia__mpi_agree_x(ctx, comm, NULL, fn, st, vals, labels, own_only ? 3 : 0, "the shards each read", &other);
+    if (other) {
+        char msg[GAIA__ERR_LEN];
+        size_t skip = strlen(fn) + 2; /* (the message without its "function: ") */
+        snprintf(msg, sizeof msg, "%s", gaia_last_error(ctx));
+        st = gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "shard %d ('%s') is not of the save of shard 0 ('%s'): %s", other,
+                        paths[other], paths[0], strlen(msg) > skip ? msg + skip : msg);
+    }
     agreed = st == GAIA_OK;
     /* every rank takes every area's reduction (a local failure waits for
        the agreement after the loop) */

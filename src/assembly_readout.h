@@ -713,8 +713,10 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
     gaia__asm_put(&w, GAIA__ASM_MAGIC, 8);
     gaia__asm_put_u32(&w, GAIA__ASM_VERSION);
 #ifdef GAIA_USE_MPI
-    /* header flags (0 for an image): 1 = a shard with its writer's support bits only */
-    gaia__asm_put_u32(&w, b->mpi && b->mpi->shard_save ? GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS : 0u);
+    /* header flags (0 for an image): a shard's parts (GAIA__ASM_SHARD_*) */
+    gaia__asm_put_u32(&w, b->mpi && b->mpi->shard_save
+                              ? GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS | GAIA__ASM_SHARD_WRITER
+                              : 0u);
 #else
     gaia__asm_put_u32(&w, 0);
 #endif
@@ -842,6 +844,12 @@ GAIA_API gaia_status gaia_brain_save_image(gaia_brain *b, void **bytes, size_t *
         gaia__asm_put_u32(&w, (uint32_t)b->closed[t].tgt);
         gaia__asm_put_u64(&w, b->closed[t].reasons);
     }
+#ifdef GAIA_USE_MPI
+    if (b->mpi && b->mpi->shard_save) { /* GAIA__ASM_SHARD_WRITER */
+        gaia__asm_put_u32(&w, (uint32_t)b->mpi->rank);
+        gaia__asm_put_u32(&w, (uint32_t)b->mpi->size);
+    }
+#endif
     if (st != GAIA_OK || w.oom) {
         gaia__host_free(b->ctx, w.p);
         return gaia__fail(b->ctx, st != GAIA_OK ? st : GAIA_ERR_OUT_OF_MEMORY, fn, "cannot serialise the brain");
@@ -948,6 +956,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
     int writer = 0, writers = 0; /* a shard file: its writer, of how many (0: a whole image) */
     int block_bits = 0;          /* a shard's support bits are its writer's block only */
     int lazy_rows = 0;           /* a shard's lazy rows hold its writer's neurons only */
+    int own_only = 0;            /* this rank reads its own shard only (keeps a replicated lazy copy) */
     gaia_status st;
     *why = "truncated";
 #ifdef GAIA_USE_MPI
@@ -956,6 +965,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         writers = ((const gaia__mpi_parse *)shard)->writers;
         block_bits = writers && ((const gaia__mpi_parse *)shard)->block_bits;
         lazy_rows = writers && ((const gaia__mpi_parse *)shard)->lazy_rows;
+        own_only = writers && ((const gaia__mpi_parse *)shard)->own_only;
     }
 #endif
     p = gaia__asm_get_f64(r);
@@ -983,6 +993,10 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         *why = "out of memory";
         return GAIA_ERR_OUT_OF_MEMORY;
     }
+    /* The units are added here without the ranks' agreement: each rank may
+       parse another file (its own shard) or fail early, so the parse is
+       local, and the loader agrees once on the whole. */
+    if (b->mpi) b->mpi->inner = 1;
 #endif
     b->mem_limit = limit; /* everything below is allocated within it */
     b->steps = steps;
@@ -1253,7 +1267,7 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
                     /* a shard's synapses go into its writer's neurons (older
                        shards: every writer's copy, kept from writer 0's) */
                     if (lazy_rows && (int)(j % (uint32_t)writers) != writer) goto bad;
-                    if (writers && !lazy_rows && writer != 0) continue;
+                    if (writers && !lazy_rows && writer != 0 && !own_only) continue;
                     /* a sharded brain keeps the synapses into its own neurons */
                     if (gaia__asm_lazy_mine(b, j) && !gaia__asm_row_push(b, row, j, v)) goto oom;
                 }
@@ -1298,6 +1312,9 @@ static gaia_status gaia__asm_parse(gaia_ctx *ctx, gaia__asm_rbuf *r, uint32_t ve
         *why = r->bad ? "truncated" : "trailing bytes";
         goto bad;
     }
+#ifdef GAIA_USE_MPI
+    if (b->mpi) b->mpi->inner = 0;
+#endif
     *out = b;
     return GAIA_OK;
 bad:
@@ -1340,7 +1357,8 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
         return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "unsupported version %u (this gaia reads 1..%u)", (unsigned)ver,
                           GAIA__ASM_VERSION);
     flags = (uint32_t)c[12] | ((uint32_t)c[13] << 8) | ((uint32_t)c[14] << 16) | ((uint32_t)c[15] << 24);
-    if (flags == GAIA__ASM_SHARD_BLOCK_BITS || flags == (GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS)) {
+    if (flags == GAIA__ASM_SHARD_BLOCK_BITS || flags == (GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS) ||
+        flags == (GAIA__ASM_SHARD_BLOCK_BITS | GAIA__ASM_SHARD_LAZY_ROWS | GAIA__ASM_SHARD_WRITER)) {
         /* a shard of gaia_brain_save_shard */
 #ifdef GAIA_USE_MPI
         if (shard && ((const gaia__mpi_parse *)shard)->writers) {
@@ -1362,6 +1380,21 @@ static gaia_status gaia__asm_load(gaia_ctx *ctx, const char *fn, const void *byt
     r.len = size - 32;
     r.pos = 0;
     r.bad = 0;
+#ifdef GAIA_USE_MPI
+    if (flags & GAIA__ASM_SHARD_WRITER) { /* the writer's record ends the payload: read first */
+        uint32_t by, of;
+        if (r.len < 8) return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "truncated shard (%zu bytes)", size);
+        r.pos = r.len - 8;
+        by = gaia__asm_get_u32(&r);
+        of = gaia__asm_get_u32(&r);
+        r.pos = 0;
+        r.len -= 8;
+        if (by != (uint32_t)req.writer || of != (uint32_t)req.writers)
+            return gaia__fail(ctx, GAIA_ERR_FORMAT, fn, "the shard was written by rank %u of %u, and is given as "
+                              "shard %d of %d (paths out of their ranks' order, or of another save)", (unsigned)by,
+                              (unsigned)of, req.writer, req.writers);
+    }
+#endif
     st = gaia__asm_parse(ctx, &r, ver, device, limit, shard, &b, &why);
     if (st != GAIA_OK) {
         char msg[GAIA__ERR_LEN];
@@ -1447,7 +1480,7 @@ GAIA_API gaia_status gaia_brain_clone(const gaia_brain *b, gaia_brain **out) {
         gaia__mpi_parse req;
         gaia_brain *c = NULL;
         req.comm = b->mpi->comm;
-        req.writer = req.writers = req.block_bits = req.lazy_rows = 0;
+        req.writer = req.writers = req.block_bits = req.lazy_rows = req.own_only = 0;
         st = gaia__asm_load(b->ctx, "gaia_brain_clone", img, size, b->dev, b->mem_limit, &req, &c);
         gaia__host_free(b->ctx, img);
         return gaia__mpi_loaded(b->ctx, "gaia_brain_clone", st, b->mpi->comm, c, out);

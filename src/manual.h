@@ -1492,9 +1492,12 @@
    shard to its own path (its blocks' support bits and weights), nothing
    gathered, and
    gaia_brain_load_shards_mpi(ctx, paths, nshards, device, comm, &b) loads
-   the shards (in their writers' rank order) on any number of ranks
-   (re-sharding), checking that they are one save's and complete (shards
-   of older gaia, which carry every area's n/8 bytes of bits, load too).
+   the shards (in their writers' rank order) on any number of ranks: on as
+   many ranks as shards, rank r opens paths[r] only; on another number each
+   rank reads them all and keeps its blocks (re-sharding). It checks that
+   each shard is given for the rank that wrote it, that they are one
+   save's and that together they are complete (shards of older gaia, which
+   carry every area's n/8 bytes of bits, load too).
    gaia_brain_mpi_traffic reports the bytes and
    the seconds of the collectives. The per-synapse read-outs work as in one
    process and are collective on a sharded brain: fibre_edges and

@@ -1015,7 +1015,18 @@ static void test_lazy_sharded(void) {
     }
     OK(ctx, gaia_brain_save_shard(m, paths[g_rank]));
     MPI_Barrier(MPI_COMM_WORLD);
-    OK(ctx, gaia_brain_load_shards_mpi(ctx, paths, (size_t)g_size, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &l));
+    /* as many ranks as shards: each rank opens its own shard only. (Here
+       the other ranks' entries name files that do not exist, which a rank
+       reading every shard would fail on; users pass one list everywhere.) */
+    {
+        char absent[8][600];
+        const char *mine[8];
+        for (s = 0; s < g_size; s++) {
+            snprintf(absent[s], sizeof absent[s], "%s/absent.%d", g_dir, s);
+            mine[s] = s == g_rank ? paths[s] : absent[s];
+        }
+        OK(ctx, gaia_brain_load_shards_mpi(ctx, mine, (size_t)g_size, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &l));
+    }
     CHECK(same_image(l, r), "the loaded shards' image differs from the single-process one");
     for (q = 0; q < 2; q++) {
         OK(ctx, gaia_brain_project_spec(m, specs[3]));
@@ -1031,6 +1042,63 @@ static void test_lazy_sharded(void) {
     gaia_brain_destroy(l);
     gaia_brain_destroy(c);
     gaia_brain_destroy(m);
+    gaia_brain_destroy(r);
+    gaia_ctx_destroy(ctx);
+}
+
+/* Shards of a gaia that replicated lazy areas (header flags 1: every
+   rank's file holds the whole lazy rows) load on as many ranks as shards,
+   each rank reading its own copy, and on fewer ranks, from shard 0's. */
+static void test_lazy_replicated_shards(void) {
+    gaia_ctx *ctx = new_ctx();
+    gaia_brain *r = NULL, *l = NULL, *fewer = NULL;
+    char names[8][600];
+    const char *paths[8];
+    MPI_Comm sub;
+    void *img = NULL;
+    size_t ni = 0;
+    int s, color;
+    CHECK(ctx != NULL, "no context");
+    CHECK(g_size <= 8, "at most 8 ranks here");
+    OK(ctx, gaia_brain_create(ctx, 0.05, 5151, GAIA_DEVICE_CPU, &r));
+    OK(ctx, gaia_brain_add_stimulus(r, "s", 60));
+    OK(ctx, gaia_brain_add_area(r, "L", 50000, 60, 0.1f, GAIA_AREA_LAZY));
+    OK(ctx, gaia_brain_add_area(r, "M", 30000, 50, 0.1f, GAIA_AREA_LAZY));
+    OK(ctx, gaia_brain_project_spec(r, "s>L"));
+    OK(ctx, gaia_brain_project_spec(r, "s>L L>L L>M"));
+    OK(ctx, gaia_brain_project_spec(r, "s>L L>L L>M M>M M>L"));
+    OK(ctx, gaia_brain_save_image(r, &img, &ni));
+    CHECK(ni > 32, "an image of %zu bytes", ni);
+    ((unsigned char *)img)[12] = 1; /* the old shard flag (the checksum covers the payload only) */
+    for (s = 0; s < g_size; s++) {
+        snprintf(names[s], sizeof names[s], "%s/oldlazy.%d", g_dir, s);
+        paths[s] = names[s];
+    }
+    {
+        FILE *fp = fopen(paths[g_rank], "wb");
+        CHECK(fp != NULL && fwrite(img, 1, ni, fp) == ni && fclose(fp) == 0, "cannot write %s", paths[g_rank]);
+    }
+    gaia_brain_free_image(ctx, img);
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(ctx, gaia_brain_load_shards_mpi(ctx, paths, (size_t)g_size, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &l));
+    CHECK(same_image(l, r), "old lazy shards, one a rank: the image differs from the brain that wrote them");
+    color = g_size > 1 && g_rank < g_size - 1 ? 0 : MPI_UNDEFINED;
+    MPI_Comm_split(MPI_COMM_WORLD, color, g_rank, &sub);
+    if (sub != MPI_COMM_NULL) {
+        OK(ctx, gaia_brain_load_shards_mpi(ctx, paths, (size_t)g_size, GAIA_DEVICE_CPU, sub, &fewer));
+        OK(ctx, gaia_brain_project_spec(fewer, "s>L L>L L>M M>M"));
+    }
+    OK(ctx, gaia_brain_project_spec(l, "s>L L>L L>M M>M"));
+    OK(ctx, gaia_brain_project_spec(r, "s>L L>L L>M M>M"));
+    CHECK(same_image(l, r), "old lazy shards, one a rank: a step after the load went another way");
+    if (sub != MPI_COMM_NULL) {
+        CHECK(same_image(fewer, r), "old lazy shards on fewer ranks went another way");
+        MPI_Comm_free(&sub);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    remove(paths[g_rank]);
+    gaia_brain_destroy(fewer);
+    gaia_brain_destroy(l);
     gaia_brain_destroy(r);
     gaia_ctx_destroy(ctx);
 }
@@ -1083,7 +1151,8 @@ static void test_shards(void) {
     x = NULL;
     /* a shard holds its block's support bits only. On brains without
        fibres yet (no weights), the shards together hold the image's bytes
-       plus (ranks - 1) copies of everything but the bits; were every
+       plus (ranks - 1) copies of everything but the bits, and each its
+       writer's rank and rank count (8 bytes); were every
        shard to carry all n/8 bytes of bits, (ranks - 1) x bits more. */
     {
         static const uint32_t exn[3] = {20000, 13000, 5000};
@@ -1105,7 +1174,7 @@ static void test_shards(void) {
         fsize = ftell(fp);
         fclose(fp);
         MPI_Allreduce(&fsize, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-        CHECK(total - (long)ni == (long)(g_size - 1) * ((long)ni - bits),
+        CHECK(total - (long)ni == (long)(g_size - 1) * ((long)ni - bits) + 8L * g_size,
               "%d shards hold %ld bytes, the image %zu with %ld bytes of support bits", g_size, total, ni, bits);
         gaia_brain_free_image(ctx, img);
         gaia_brain_destroy(m2);
@@ -1132,8 +1201,30 @@ static void test_shards(void) {
     }
     if (g_size > 1) {
         GT_STATUS(t, GAIA_ERR_FORMAT, gaia_brain_load_shards_mpi(ctx, swapped, (size_t)g_size, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x));
+        /* (a rank given its own shard learns that another failed) */
+        CHECK(strstr(gaia_last_error(ctx), swapped[g_rank] != paths[g_rank] ? "is given as shard" : "failed"),
+              "shards out of order: %s", gaia_last_error(ctx));
         GT_STATUS(t, GAIA_ERR_FORMAT, gaia_brain_load_shards_mpi(ctx, paths, (size_t)g_size - 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x));
         CHECK(x == NULL, "a brain came out of bad shards");
+        /* each rank reads its own shard: shard 0 of one save and the others
+           of a later one are told apart */
+        {
+            char later[8][600];
+            const char *mixed[8];
+            for (s = 0; s < g_size; s++) {
+                snprintf(later[s], sizeof later[s], "%s/later.%d", g_dir, s);
+                mixed[s] = s ? later[s] : paths[s];
+            }
+            OK(ctx, gaia_brain_project_spec(m, "s>A A>A t>C"));
+            OK(ctx, gaia_brain_save_shard(m, later[g_rank]));
+            MPI_Barrier(MPI_COMM_WORLD);
+            GT_STATUS(t, GAIA_ERR_FORMAT, gaia_brain_load_shards_mpi(ctx, mixed, (size_t)g_size, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x));
+            CHECK(x == NULL && strstr(gaia_last_error(ctx), "is not of the save of shard 0") &&
+                      strstr(gaia_last_error(ctx), "steps"),
+                  "shards of two saves: %s", gaia_last_error(ctx));
+            MPI_Barrier(MPI_COMM_WORLD);
+            remove(later[g_rank]);
+        }
     }
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_load_shards_mpi(ctx, NULL, 1, GAIA_DEVICE_CPU, MPI_COMM_WORLD, &x));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_brain_save_shard(m, NULL));
@@ -1207,6 +1298,7 @@ int main(int argc, char **argv) {
         {"mpi_save_load_reshard", test_save_load_reshard},
         {"mpi_shards_reshard", test_shards},
         {"mpi_lazy_areas_sharded_as_one_process", test_lazy_sharded},
+        {"mpi_lazy_replicated_shards_load", test_lazy_replicated_shards},
         {"mpi_hrr_cleanup_sharded_codebook", test_hrr_cleanup},
         {"mpi_hrr_bind_batch_split", test_hrr_bind_batch},
         {"mpi_bad_input", test_bad_input},
