@@ -509,8 +509,36 @@ static void doc_recursive_parser_reads_out_the_reference_clauses(gt *t) {
    experiment too. Then the named lexicon DOG CAT JUMP RUN after 30 rounds
    of train_simple (every word read back, the reference's test_noun and
    test_verb). */
+/* The learner's words read back, by overlap, after --rounds R rounds of
+   every sentence: overlaps[w] (out of 100), -1 where a word gave no line. */
+static int learner_rounds(gt *t, int rounds, int overlaps[4], int *learned) {
+    char cmd[4400], *out, *line, *save = NULL;
+    int status, w, back, ov, words = 0;
+    for (w = 0; w < 4; w++) overlaps[w] = -1;
+    *learned = 0;
+    snprintf(cmd, sizeof cmd, "'%s/../examples/assembly_learner' --rounds %d 2>&1", gt_exe_dir, rounds);
+    out = doc_run(cmd, &status);
+    if (!out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        gt_fail_at(t, __FILE__, __LINE__, "assembly_learner --rounds %d: '%.300s'", rounds, out ? out : "");
+        free(out);
+        return 0;
+    }
+    for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char kind[8];
+        if (sscanf(line, "word %d (%4[a-z]): its context reads back word %d (%d of 100", &w, kind, &back, &ov) == 4 &&
+            w >= 0 && w < 4) {
+            overlaps[w] = ov;
+            words++;
+        }
+        if (strcmp(line, "every word learned") == 0) *learned = 1;
+    }
+    free(out);
+    return words;
+}
+
 static void doc_learner_example_learns_every_word(gt *t) {
     unsigned long long seed;
+    int needed_by_seed[3] = {-1, -1, -1};
     for (seed = 1; seed <= 3; seed++) {
         char cmd[4400], *out, *line, *save = NULL;
         int status, words = 0, right = 0, q = 0, needed = -1;
@@ -538,6 +566,45 @@ static void doc_learner_example_learns_every_word(gt *t) {
                  "assembly_learner --seed %llu: %d of %d words read back, %d of 4 drive their own area, learned after "
                  "%d sentences (want 4, 4, 4, 40-80)",
                  seed, right, words, q, needed);
+        needed_by_seed[seed - 1] = needed;
+    }
+    /* lexicon_sizes_experiment: each seed's count is the default mode's,
+       and the summary line their mean and range */
+    {
+        char cmd[4400], *out, *line, *save = NULL;
+        int status, n, sd, got = 0, lo = 0, hi = 0, learned = 0;
+        unsigned long long sz, s;
+        double mean = -1, want = (needed_by_seed[0] + needed_by_seed[1] + needed_by_seed[2]) / 3.0;
+        snprintf(cmd, sizeof cmd, "'%s/../examples/assembly_learner' --lexicon-sizes 2-2 --seeds 1-3 2>&1", gt_exe_dir);
+        out = doc_run(cmd, &status);
+        GT_CHECK(t, out && WIFEXITED(status) && WEXITSTATUS(status) == 0, "assembly_learner --lexicon-sizes: '%.300s'",
+                 out ? out : "");
+        for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            if (sscanf(line, "size %llu seed %llu: %d sentences", &sz, &s, &n) == 3 && sz == 2 && s >= 1 && s <= 3) {
+                GT_CHECK(t, n == needed_by_seed[s - 1], "--lexicon-sizes, seed %llu: %d sentences, the default mode %d",
+                         s, n, needed_by_seed[s - 1]);
+                got++;
+            }
+            if (sscanf(line, "size 2: %d of 3 seeds learned the lexicon, sentences mean %lf sd %d", &learned, &mean,
+                       &sd) >= 2)
+                (void)sscanf(strstr(line, "range "), "range %d-%d", &lo, &hi);
+        }
+        free(out);
+        GT_CHECK(t, got == 3 && learned == 3 && fabs(mean - want) < 0.051 && lo >= 40 && hi <= 80 && lo <= hi,
+                 "--lexicon-sizes 2-2 --seeds 1-3: %d seed lines, %d learned, mean %.2f (want %.2f), range %d-%d", got,
+                 learned, mean, want, lo, hi);
+    }
+    /* train: ordered rounds. Two leave every word short of the 75% read-out,
+       twenty learn them all, and every word's overlap grows between. */
+    {
+        int few[4], many[4], learned_few, learned_many, w;
+        GT_CHECK(t, learner_rounds(t, 2, few, &learned_few) == 4 && learner_rounds(t, 20, many, &learned_many) == 4,
+                 "--rounds: not four words read back");
+        GT_CHECK(t, !learned_few && learned_many, "--rounds 2 learned: %d, --rounds 20: %d (want 0, 1)", learned_few,
+                 learned_many);
+        for (w = 0; w < 4; w++)
+            GT_CHECK(t, few[w] < 75 && many[w] >= 75 && many[w] > few[w],
+                     "word %d reads back %d of 100 after 2 rounds, %d after 20", w, few[w], many[w]);
     }
     /* train_simple: the named lexicon, 30 rounds of its four sentences */
     {
