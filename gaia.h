@@ -1172,6 +1172,11 @@
          causal: query i sees keys j <= i + Nk - Nq. Online softmax over key
          tiles (no N x N matrix). prec F32, BF16 or F16 (tensor cores on the
          GPU, float32 accumulation; the CPU rounds the same way).
+     gaia_layer_attention_heads(ctx, q, k, v, heads, scale, causal, prec, &o)
+         the same on the rows a Linear gives: q [B,Nq,heads*dh], k and v
+         [B,Nk,heads*dh], head h in columns [h*dh, h*dh + dh), o like q.
+         No split or merge copies: the CPU kernels read the rows at their
+         stride (CUDA: transposes around gaia_layer_attention).
      gaia_layer_has_kernel(ctx, k), gaia_layer_benchmark_kernel(ctx, k,
          shape, repeats, &ms)    the seed's has_custom_kernels/benchmark_kernel
      Gradients: linear, activation, layernorm and attention go on the
@@ -1182,7 +1187,9 @@
          forwards above, _layernorm_train and _attention_train (the same,
          also writing mean/rstd and the rows' log-sum-exp), and the
          backwards _act_backward (dz = dy act'(.), bias gradient),
-         _layernorm_backward and _attention_backward; _rmsnorm, _swiglu
+         _layernorm_backward and _attention_backward (and
+         _attention_heads_train / _heads_backward, CPU only, on rows of
+         side-by-side heads); _rmsnorm, _swiglu
          and their _backward (CPU only: no twins yet).
    GAIA's hierarchy:
      gaia_layer_reactive_create / _hebbian_create / _temporal_create(ctx, in,
@@ -2949,6 +2956,16 @@ GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, flo
 GAIA_API gaia_status gaia_layer_attention(gaia_ctx *ctx, const gaia_tensor *q, const gaia_tensor *k,
                                           const gaia_tensor *v, float scale, int causal, gaia_layer_precision prec,
                                           gaia_tensor **out);
+/* Multi-head attention on the rows a Linear gives: q [B, Nq, heads * dh]
+   (or [Nq, heads * dh]), k and v [B, Nk, heads * dh]; head h is columns
+   [h dh, h dh + dh) of each, and out [B, Nq, heads * dh] holds each head's
+   output in its columns: what splitting the heads apart, gaia_layer_attention
+   and merging them back give, without the copies (the CPU kernels read the
+   rows at their stride; a backend without such kernels transposes). dh <= 128;
+   scale, causal and prec as for gaia_layer_attention. */
+GAIA_API gaia_status gaia_layer_attention_heads(gaia_ctx *ctx, const gaia_tensor *q, const gaia_tensor *k,
+                                                const gaia_tensor *v, size_t heads, float scale, int causal,
+                                                gaia_layer_precision prec, gaia_tensor **out);
 
 /* What the seed's has_custom_kernels / benchmark_kernel promised. */
 typedef enum gaia_layer_kernel {
@@ -3247,6 +3264,17 @@ struct gaia_layer_ops {
        the gradient. y may be x. */
     gaia_status (*dropout)(gaia_ctx *ctx, const float *x, float *y, size_t n, float keep, float scale, uint64_t seed,
                            uint64_t stream);
+    /* attention_train and attention_backward on rows of every head side by
+       side: q, o, dout, dq [batch, nq, heads d], k, v, dk, dv [batch, nk,
+       heads d], lse [batch heads, nq] (lse NULL: the plain forward). NULL:
+       gaia_layer_attention_heads moves the heads apart with transposes. */
+    gaia_status (*attention_heads_train)(gaia_ctx *ctx, gaia_layer_precision prec, const float *q, const float *k,
+                                         const float *v, float *o, float *lse, size_t batch, size_t heads, size_t nq,
+                                         size_t nk, size_t d, float scale, int causal);
+    gaia_status (*attention_heads_backward)(gaia_ctx *ctx, gaia_layer_precision prec, const float *q, const float *k,
+                                            const float *v, const float *o, const float *lse, const float *dout,
+                                            float *dq, float *dk, float *dv, size_t batch, size_t heads, size_t nq,
+                                            size_t nk, size_t d, float scale, int causal);
 };
 
 /* The CPU primitives (gaia_cpu.h; twins gaia_cuda_layer_* in the kernels). */
@@ -3281,6 +3309,17 @@ GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const
                                                 const float *v, const float *o, const float *lse, const float *dout,
                                                 float *dq, float *dk, float *dv, size_t bh, size_t nq, size_t nk,
                                                 size_t d, float scale, int causal, int nthreads);
+/* The two above on [batch, n, heads * d] rows (every head side by side,
+   head h in columns [h d, h d + d)); lse [batch * heads, nq]. */
+GAIA_API void gaia_cpu_layer_attention_heads_train(gaia_layer_precision prec, const float *q, const float *k,
+                                                   const float *v, float *o, float *lse, size_t batch, size_t heads,
+                                                   size_t nq, size_t nk, size_t d, float scale, int causal,
+                                                   int nthreads);
+GAIA_API void gaia_cpu_layer_attention_heads_backward(gaia_layer_precision prec, const float *q, const float *k,
+                                                      const float *v, const float *o, const float *lse,
+                                                      const float *dout, float *dq, float *dk, float *dv, size_t batch,
+                                                      size_t heads, size_t nq, size_t nk, size_t d, float scale,
+                                                      int causal, int nthreads);
 GAIA_API void gaia_cpu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
                              float eps, float weight_decay, float bc1, float bc2, int nthreads);
 /* RMSNorm and SwiGLU, forward and backward (see struct gaia_layer_ops;
@@ -12004,18 +12043,25 @@ static gaia_status gaia__layer_attention_back(gaia_ctx *ctx, const gaia__ag_node
     const struct gaia_layer_ops *ops = NULL;
     const gaia_tensor *q = n->saved[0], *k = n->saved[1], *v = n->saved[2], *o = n->saved[3], *lse = n->saved[4];
     size_t d = q->shape[q->ndim - 1], nq = q->shape[q->ndim - 2], nk = k->shape[k->ndim - 2];
-    size_t bh = q->numel / (nq * d);
+    size_t bh = q->numel / (nq * d), heads = (size_t)n->axis; /* heads > 0: side by side in rows of heads d */
     int i;
     gaia_status st;
     GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 1));
-    if (!ops->attention_backward) GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 0));
+    if (heads ? !ops->attention_heads_backward : !ops->attention_backward)
+        GAIA__AG_TRY(gaia__layer_grad_ops(ctx, g, &ops, 0));
     for (i = 0; i < 3; i++) {
         const gaia_tensor *like = n->saved[i];
         GAIA__AG_TRY(gaia__tensor_new(ctx, fn, GAIA__DEV(g), like->ndim, like->shape, &gin[i]));
     }
-    st = ops->attention_backward(ctx, (gaia_layer_precision)n->op, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v),
-                                 GAIA__PTR(o), GAIA__PTR(lse), GAIA__PTR(g), GAIA__PTR(gin[0]), GAIA__PTR(gin[1]),
-                                 GAIA__PTR(gin[2]), bh, nq, nk, d, n->p0, n->flag0);
+    if (heads)
+        st = ops->attention_heads_backward(ctx, (gaia_layer_precision)n->op, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v),
+                                           GAIA__PTR(o), GAIA__PTR(lse), GAIA__PTR(g), GAIA__PTR(gin[0]),
+                                           GAIA__PTR(gin[1]), GAIA__PTR(gin[2]), bh, heads, nq, nk, d / heads, n->p0,
+                                           n->flag0);
+    else
+        st = ops->attention_backward(ctx, (gaia_layer_precision)n->op, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v),
+                                     GAIA__PTR(o), GAIA__PTR(lse), GAIA__PTR(g), GAIA__PTR(gin[0]), GAIA__PTR(gin[1]),
+                                     GAIA__PTR(gin[2]), bh, nq, nk, d, n->p0, n->flag0);
 done:
     return st;
 }
@@ -12510,6 +12556,144 @@ GAIA_API gaia_status gaia_layer_attention(gaia_ctx *ctx, const gaia_tensor *q, c
     } else {
         st = ops->attention(ctx, prec, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v), GAIA__PTR(*out), bh, nq, nk, d, scale,
                             causal != 0);
+    }
+    gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, (2 * q->numel + k->numel + v->numel) * 4);
+    st = gaia__ag_end(ctx, &p, st, *out, NULL);
+    return gaia__finish_out(st, out, created);
+}
+
+/* [B, N, heads dh] <-> [B, heads, N, dh] through two transposes of the
+   last axes (recorded on the tape like any other op): the way a backend
+   without side-by-side kernels runs gaia_layer_attention_heads. */
+static gaia_status gaia__layer_heads_apart(gaia_ctx *ctx, const gaia_tensor *x, size_t B, size_t N, size_t heads,
+                                           size_t dh, gaia_tensor **out) {
+    gaia_tensor *t = NULL, *r = NULL;
+    size_t s4[4];
+    gaia_status st = gaia_tensor_transpose(ctx, x, &t); /* [B, heads dh, N] */
+    s4[0] = B, s4[1] = heads, s4[2] = dh, s4[3] = N;
+    if (st == GAIA_OK) st = gaia_tensor_reshape(ctx, t, 4, s4, &r);
+    if (st == GAIA_OK) st = gaia_tensor_transpose(ctx, r, out); /* [B, heads, N, dh] */
+    gaia_tensor_free(t);
+    gaia_tensor_free(r);
+    return st;
+}
+static gaia_status gaia__layer_heads_together(gaia_ctx *ctx, const gaia_tensor *x, int ndim, const size_t *shape,
+                                              gaia_tensor **out) {
+    gaia_tensor *t = NULL, *r = NULL;
+    size_t s3[3];
+    gaia_status st = gaia_tensor_transpose(ctx, x, &t); /* [B, heads, dh, N] */
+    s3[0] = x->shape[0], s3[1] = x->shape[1] * x->shape[3], s3[2] = x->shape[2];
+    if (st == GAIA_OK) st = gaia_tensor_reshape(ctx, t, 3, s3, &r);
+    gaia_tensor_free(t);
+    t = NULL;
+    if (st == GAIA_OK) st = gaia_tensor_transpose(ctx, r, &t); /* [B, N, heads dh] */
+    if (st == GAIA_OK) st = gaia_tensor_reshape(ctx, t, ndim, shape, out);
+    gaia_tensor_free(t);
+    gaia_tensor_free(r);
+    return st;
+}
+
+GAIA_API gaia_status gaia_layer_attention_heads(gaia_ctx *ctx, const gaia_tensor *q, const gaia_tensor *k,
+                                                const gaia_tensor *v, size_t heads, float scale, int causal,
+                                                gaia_layer_precision prec, gaia_tensor **out) {
+    static const char *fn = "gaia_layer_attention_heads";
+    const struct gaia_layer_ops *ops;
+    gaia__ag_pending p;
+    gaia_tensor *lse = NULL;
+    size_t width, dh, nq, nk, B = 1;
+    int created;
+    gaia_status st;
+    uint64_t t0;
+    GAIA__NEED_CTX(ctx);
+    if ((st = gaia__check_tensor(ctx, fn, "q", q)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "k", k)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "v", v)) != GAIA_OK) return st;
+    if ((st = gaia__same_device(ctx, fn, q, k)) != GAIA_OK) return st;
+    if ((st = gaia__same_device(ctx, fn, q, v)) != GAIA_OK) return st;
+    if ((int)prec < 0 || prec >= GAIA_LAYER_PREC_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown precision %d", (int)prec);
+    if (q->ndim < 2 || q->ndim > 3 || k->ndim != q->ndim || v->ndim != q->ndim || k->shape[q->ndim - 1] !=
+        q->shape[q->ndim - 1] || v->shape[q->ndim - 1] != q->shape[q->ndim - 1] || k->shape[q->ndim - 2] !=
+        v->shape[q->ndim - 2] || (q->ndim == 3 && (k->shape[0] != q->shape[0] || v->shape[0] != q->shape[0]))) {
+        char sq[64], sk[64], sv[64];
+        gaia__shape_str(q, sq, sizeof sq);
+        gaia__shape_str(k, sk, sizeof sk);
+        gaia__shape_str(v, sv, sizeof sv);
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "q (%s), k (%s), v (%s): need [B, Nq, heads dh], [B, Nk, heads dh] "
+                          "twice (or without B)", sq, sk, sv);
+    }
+    width = q->shape[q->ndim - 1];
+    nq = q->shape[q->ndim - 2];
+    nk = k->shape[k->ndim - 2];
+    if (q->ndim == 3) B = q->shape[0];
+    if (heads == 0 || heads > width || width % heads != 0)
+        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "%zu heads do not divide rows of %zu", heads, width);
+    dh = width / heads;
+    if (dh > GAIA_LAYER_ATTENTION_MAX_D)
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "head dimension %zu / %zu heads = %zu exceeds %d", width, heads,
+                          dh, GAIA_LAYER_ATTENTION_MAX_D);
+    if (!isfinite(scale)) return gaia__fail(ctx, GAIA_ERR_NUMERIC, fn, "scale %g is not finite", (double)scale);
+    if (scale == 0.0f) scale = 1.0f / sqrtf((float)dh);
+    if (!(ops = gaia__layer_ops(ctx, fn, GAIA__DEV(q), &st))) return st;
+    if (!ops->attention_heads_train) {
+        /* heads apart, gaia_layer_attention, together again: on the tape as
+           transposes, so the gradients follow */
+        gaia_tensor *qh = NULL, *kh = NULL, *vh = NULL, *a = NULL, *q3 = NULL, *k3 = NULL, *v3 = NULL;
+        size_t s3[3];
+        s3[0] = B, s3[2] = width;
+        s3[1] = nq;
+        st = gaia_tensor_reshape(ctx, q, 3, s3, &q3);
+        s3[1] = nk;
+        if (st == GAIA_OK) st = gaia_tensor_reshape(ctx, k, 3, s3, &k3);
+        if (st == GAIA_OK) st = gaia_tensor_reshape(ctx, v, 3, s3, &v3);
+        if (st == GAIA_OK) st = gaia__layer_heads_apart(ctx, q3, B, nq, heads, dh, &qh);
+        if (st == GAIA_OK) st = gaia__layer_heads_apart(ctx, k3, B, nk, heads, dh, &kh);
+        if (st == GAIA_OK) st = gaia__layer_heads_apart(ctx, v3, B, nk, heads, dh, &vh);
+        if (st == GAIA_OK) st = gaia_layer_attention(ctx, qh, kh, vh, scale, causal, prec, &a);
+        if (st == GAIA_OK) st = gaia__layer_heads_together(ctx, a, q->ndim, q->shape, out);
+        gaia_tensor_free(q3);
+        gaia_tensor_free(k3);
+        gaia_tensor_free(v3);
+        gaia_tensor_free(qh);
+        gaia_tensor_free(kh);
+        gaia_tensor_free(vh);
+        gaia_tensor_free(a);
+        return st;
+    }
+    if (!(ops->attention_precisions & (1u << prec)))
+        return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "precision %d is not available on %s", (int)prec,
+                          gaia_device_str(GAIA__DEV(q)));
+    st = gaia__prepare_out(ctx, fn, GAIA__DEV(q), q->ndim, q->shape, out, &created);
+    if (st != GAIA_OK) return st;
+    if (!created && (gaia__aliases(*out, q) || gaia__aliases(*out, k) || gaia__aliases(*out, v)))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias q, k or v");
+    gaia__ag_begin(ctx, &p, GAIA__AG_ATTENTION, (int)prec, q, k, v);
+    if (p.active && !ops->attention_heads_backward) {
+        gaia__ag_release(&p.node);
+        return gaia__finish_out(gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "the %s backend has no attention backward",
+                                           gaia_device_str(GAIA__DEV(q))),
+                                out, created);
+    }
+    p.node.flag0 = causal != 0;
+    p.node.p0 = scale;
+    p.node.axis = (int)heads; /* the side-by-side layout, for the backward */
+    st = gaia__ag_keep(ctx, &p, 0, q, NULL);
+    if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 1, k, NULL);
+    if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 2, v, NULL);
+    if (st == GAIA_OK && p.active) {
+        size_t ls[2];
+        ls[0] = B * heads;
+        ls[1] = nq;
+        st = gaia__tensor_new(ctx, fn, GAIA__DEV(q), 2, ls, &lse);
+    }
+    if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
+    t0 = gaia__prof_begin(ctx);
+    st = ops->attention_heads_train(ctx, prec, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v), GAIA__PTR(*out),
+                                    lse ? GAIA__PTR(lse) : NULL, B, heads, nq, nk, dh, scale, causal != 0);
+    if (lse) {
+        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 3, *out, NULL);
+        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 4, NULL, lse);
+        else gaia_tensor_free(lse);
     }
     gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, (2 * q->numel + k->numel + v->numel) * 4);
     st = gaia__ag_end(ctx, &p, st, *out, NULL);

@@ -1306,6 +1306,8 @@ static const struct gaia_layer_ops gaia__cuda_layer_ops = {
     gaia__cuda_adamw_be,
     NULL, NULL, NULL, NULL, /* RMSNorm and SwiGLU: the layer module composes them from tensor operations */
     NULL,                   /* dropout: composed too (the same mask, from gaia_tensor_bernoulli) */
+    NULL,                   /* attention on side-by-side heads: through transposes */
+    NULL,
 };
 #define GAIA__CUDA_LAYER_OPS (&gaia__cuda_layer_ops)
 /* ---------------------------------------------------------------------

@@ -107,31 +107,6 @@ static gaia_tensor *param(gaia_ctx *ctx, model *m, int nd, size_t a, size_t b, f
     return t;
 }
 
-/* [B, N, H*dh] -> [B, H, N, dh] (two last-axes transposes), and back. */
-static gaia_status split_heads(gaia_ctx *ctx, const gaia_tensor *x, size_t B, size_t N, size_t H, size_t dh,
-                               gaia_tensor **out) {
-    gaia_tensor *t = NULL, *r = NULL;
-    size_t s4[4];
-    gaia_status st = gaia_tensor_transpose(ctx, x, &t); /* [B, d, N] */
-    s4[0] = B, s4[1] = H, s4[2] = dh, s4[3] = N;
-    if (st == GAIA_OK) st = gaia_tensor_reshape(ctx, t, 4, s4, &r);
-    if (st == GAIA_OK) st = gaia_tensor_transpose(ctx, r, out); /* [B, H, N, dh] */
-    gaia_tensor_free(t);
-    gaia_tensor_free(r);
-    return st;
-}
-static gaia_status merge_heads(gaia_ctx *ctx, const gaia_tensor *x, size_t B, size_t N, size_t d, gaia_tensor **out) {
-    gaia_tensor *t = NULL, *r = NULL;
-    size_t s3[3];
-    gaia_status st = gaia_tensor_transpose(ctx, x, &t); /* [B, H, dh, N] */
-    s3[0] = B, s3[1] = d, s3[2] = N;
-    if (st == GAIA_OK) st = gaia_tensor_reshape(ctx, t, 3, s3, &r);
-    if (st == GAIA_OK) st = gaia_tensor_transpose(ctx, r, out); /* [B, N, d] */
-    gaia_tensor_free(t);
-    gaia_tensor_free(r);
-    return st;
-}
-
 /* The models' shapes: an MLP's widths, or a block's B, N, d, heads. */
 typedef struct shape {
     int mlp;            /* 1: widths[0..layers], 0: a block */
@@ -152,9 +127,9 @@ static gaia_status loss_of(gaia_ctx *ctx, int kind, const model *m, const gaia_t
                            gaia_tensor **L) {
     const shape *sh = &shapes[kind];
     gaia_tensor *const *p = m->p;
-    gaia_tensor *h = NULL, *o = NULL, *q = NULL, *k = NULL, *v = NULL, *qh = NULL, *kh = NULL, *vh = NULL, *a = NULL;
-    gaia_tensor *am = NULL, *x2 = NULL, *f = NULL, *x3 = NULL;
-    size_t B = sh->batch, N = sh->N, d = sh->d, H = sh->H;
+    gaia_tensor *h = NULL, *o = NULL, *q = NULL, *k = NULL, *v = NULL, *a = NULL;
+    gaia_tensor *x2 = NULL, *f = NULL, *x3 = NULL;
+    size_t H = sh->H;
     gaia_status st = GAIA_OK;
     if (sh->mlp) {
         const gaia_tensor *in = x;
@@ -175,12 +150,9 @@ static gaia_status loss_of(gaia_ctx *ctx, int kind, const model *m, const gaia_t
     if (st == GAIA_OK) st = gaia_layer_linear(ctx, h, p[2], NULL, GAIA_LAYER_ACT_LINEAR, &q);
     if (st == GAIA_OK) st = gaia_layer_linear(ctx, h, p[3], NULL, GAIA_LAYER_ACT_LINEAR, &k);
     if (st == GAIA_OK) st = gaia_layer_linear(ctx, h, p[4], NULL, GAIA_LAYER_ACT_LINEAR, &v);
-    if (st == GAIA_OK) st = split_heads(ctx, q, B, N, H, d / H, &qh);
-    if (st == GAIA_OK) st = split_heads(ctx, k, B, N, H, d / H, &kh);
-    if (st == GAIA_OK) st = split_heads(ctx, v, B, N, H, d / H, &vh);
-    if (st == GAIA_OK) st = gaia_layer_attention(ctx, qh, kh, vh, 0.0f, 1, GAIA_LAYER_PREC_F32, &a);
-    if (st == GAIA_OK) st = merge_heads(ctx, a, B, N, d, &am);
-    if (st == GAIA_OK) st = gaia_layer_linear(ctx, am, p[5], NULL, GAIA_LAYER_ACT_LINEAR, &o);
+    /* the heads side by side in q, k, v's rows: no split or merge copies */
+    if (st == GAIA_OK) st = gaia_layer_attention_heads(ctx, q, k, v, H, 0.0f, 1, GAIA_LAYER_PREC_F32, &a);
+    if (st == GAIA_OK) st = gaia_layer_linear(ctx, a, p[5], NULL, GAIA_LAYER_ACT_LINEAR, &o);
     if (st == GAIA_OK) st = gaia_tensor_add(ctx, x, o, &x2);
     gaia_tensor_free(h);
     h = NULL;
@@ -196,11 +168,7 @@ static gaia_status loss_of(gaia_ctx *ctx, int kind, const model *m, const gaia_t
     gaia_tensor_free(q);
     gaia_tensor_free(k);
     gaia_tensor_free(v);
-    gaia_tensor_free(qh);
-    gaia_tensor_free(kh);
-    gaia_tensor_free(vh);
     gaia_tensor_free(a);
-    gaia_tensor_free(am);
     gaia_tensor_free(x2);
     gaia_tensor_free(f);
     gaia_tensor_free(x3);

@@ -1176,6 +1176,11 @@
          causal: query i sees keys j <= i + Nk - Nq. Online softmax over key
          tiles (no N x N matrix). prec F32, BF16 or F16 (tensor cores on the
          GPU, float32 accumulation; the CPU rounds the same way).
+     gaia_layer_attention_heads(ctx, q, k, v, heads, scale, causal, prec, &o)
+         the same on the rows a Linear gives: q [B,Nq,heads*dh], k and v
+         [B,Nk,heads*dh], head h in columns [h*dh, h*dh + dh), o like q.
+         No split or merge copies: the CPU kernels read the rows at their
+         stride (CUDA: transposes around gaia_layer_attention).
      gaia_layer_has_kernel(ctx, k), gaia_layer_benchmark_kernel(ctx, k,
          shape, repeats, &ms)    the seed's has_custom_kernels/benchmark_kernel
      Gradients: linear, activation, layernorm and attention go on the
@@ -1186,7 +1191,9 @@
          forwards above, _layernorm_train and _attention_train (the same,
          also writing mean/rstd and the rows' log-sum-exp), and the
          backwards _act_backward (dz = dy act'(.), bias gradient),
-         _layernorm_backward and _attention_backward; _rmsnorm, _swiglu
+         _layernorm_backward and _attention_backward (and
+         _attention_heads_train / _heads_backward, CPU only, on rows of
+         side-by-side heads); _rmsnorm, _swiglu
          and their _backward (CPU only: no twins yet).
    GAIA's hierarchy:
      gaia_layer_reactive_create / _hebbian_create / _temporal_create(ctx, in,

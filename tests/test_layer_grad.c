@@ -889,6 +889,294 @@ static void bf16_attention_gradients_are_close(gt *t) {
     attention_cases(t, cfg, 2, 3e-2, 3e-2, 1);
 }
 
+/* Attention on side-by-side heads: q [B, nq, H dh], k and v [B, nk, H dh]. */
+typedef struct att_heads_cfg {
+    size_t B, H, nq, nk, dh;
+    int causal;
+    float scale;
+    gaia_layer_precision prec;
+} att_heads_cfg;
+
+static gaia_status gaia_att_heads(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **y, const void *cfg) {
+    const att_heads_cfg *c = (const att_heads_cfg *)cfg;
+    return gaia_layer_attention_heads(ctx, in[0], in[1], in[2], c->H, c->scale, c->causal, c->prec, y);
+}
+/* Each head copied out to [nq, dh] rows, ref_att on it, copied back. */
+static void ref_att_heads(double *const *in, double *y, const void *cfg) {
+    const att_heads_cfg *c = (const att_heads_cfg *)cfg;
+    size_t W = c->H * c->dh, b, h, i, e;
+    att_cfg one;
+    double *hq = (double *)malloc(c->nq * c->dh * sizeof(double)), *hk = (double *)malloc(c->nk * c->dh * sizeof(double));
+    double *hv = (double *)malloc(c->nk * c->dh * sizeof(double)), *ho = (double *)malloc(c->nq * c->dh * sizeof(double));
+    double *three[3];
+    one.bh = 1, one.nq = c->nq, one.nk = c->nk, one.d = c->dh, one.causal = c->causal, one.scale = c->scale;
+    one.prec = c->prec;
+    three[0] = hq, three[1] = hk, three[2] = hv;
+    for (b = 0; b < c->B; b++)
+        for (h = 0; h < c->H; h++) {
+            for (i = 0; i < c->nq; i++)
+                for (e = 0; e < c->dh; e++) hq[i * c->dh + e] = in[0][(b * c->nq + i) * W + h * c->dh + e];
+            for (i = 0; i < c->nk; i++)
+                for (e = 0; e < c->dh; e++) {
+                    hk[i * c->dh + e] = in[1][(b * c->nk + i) * W + h * c->dh + e];
+                    hv[i * c->dh + e] = in[2][(b * c->nk + i) * W + h * c->dh + e];
+                }
+            ref_att(three, ho, &one);
+            for (i = 0; i < c->nq; i++)
+                for (e = 0; e < c->dh; e++) y[(b * c->nq + i) * W + h * c->dh + e] = ho[i * c->dh + e];
+        }
+    free(hq);
+    free(hk);
+    free(hv);
+    free(ho);
+}
+
+static void attention_heads_gradients_match_finite_differences(gt *t) {
+    /* B, H, nq, nk, dh, causal, scale: square, cross both ways (rows that
+       see no key when causal), odd widths, one head, more than a tile */
+    static const att_heads_cfg cfg[6] = {
+        {2, 3, 5, 5, 4, 0, 0.0f, GAIA_LAYER_PREC_F32}, {2, 3, 5, 5, 4, 1, 0.0f, GAIA_LAYER_PREC_F32},
+        {1, 2, 3, 9, 5, 1, 0.7f, GAIA_LAYER_PREC_F32}, {1, 4, 9, 4, 3, 1, 0.0f, GAIA_LAYER_PREC_F32},
+        {3, 1, 6, 7, 6, 0, 0.0f, GAIA_LAYER_PREC_F32}, {1, 2, 70, 67, 3, 1, 0.0f, GAIA_LAYER_PREC_F32},
+    };
+    lg_case cases[6];
+    size_t i;
+    int k;
+    memset(cases, 0, sizeof cases);
+    for (i = 0; i < 6; i++) {
+        const att_heads_cfg *c = &cfg[i];
+        lg_case *cs = &cases[i];
+        cs->name = c->causal ? "causal attention on side-by-side heads" : "attention on side-by-side heads";
+        for (k = 0; k < 3; k++) {
+            cs->nd[k] = 3;
+            cs->shape[k][0] = c->B;
+            cs->shape[k][1] = k == 0 ? c->nq : c->nk;
+            cs->shape[k][2] = c->H * c->dh;
+        }
+        cs->ndy = 3;
+        memcpy(cs->sy, cs->shape[0], sizeof cs->sy);
+        cs->gaia = gaia_att_heads;
+        cs->ref = ref_att_heads;
+        cs->cfg = c;
+        cs->lo = -1.5;
+        cs->hi = 1.5;
+        cs->atol = 3e-4;
+        cs->rtol = 3e-3;
+        cs->check_forward = 1;
+    }
+    lg_run(t, cases, 6);
+}
+
+/* Attention's forward and backward in float64, the N x N way, on rows of
+   side-by-side heads: o, and with dO = w the gradients
+     dV = P^T dO, dP = dO V^T, dS = P (dP - rowsum(dP P)), dQ = s dS K, dK = s dS^T Q. */
+static void ref_att_heads_grads(const att_heads_cfg *c, const float *q, const float *k, const float *v, const float *w,
+                                double *o, double *dq, double *dk, double *dv) {
+    size_t W = c->H * c->dh, dh = c->dh, b, h, i, j, e;
+    double scale = c->scale != 0.0f ? (double)c->scale : 1.0 / sqrt((double)dh);
+    long long off = (long long)c->nk - (long long)c->nq;
+    double *P = (double *)calloc(c->nq * c->nk, sizeof(double)), *dS = (double *)calloc(c->nq * c->nk, sizeof(double));
+    memset(dq, 0, c->B * c->nq * W * sizeof *dq);
+    memset(dk, 0, c->B * c->nk * W * sizeof *dk);
+    memset(dv, 0, c->B * c->nk * W * sizeof *dv);
+    for (b = 0; b < c->B; b++)
+        for (h = 0; h < c->H; h++) {
+#define LG_Q(i, e) ((double)q[(b * c->nq + (i)) * W + h * dh + (e)])
+#define LG_K(j, e) ((double)k[(b * c->nk + (j)) * W + h * dh + (e)])
+#define LG_V(j, e) ((double)v[(b * c->nk + (j)) * W + h * dh + (e)])
+#define LG_W(i, e) ((double)w[(b * c->nq + (i)) * W + h * dh + (e)])
+            for (i = 0; i < c->nq; i++) {
+                long long lim = c->causal ? (long long)i + off : (long long)c->nk - 1;
+                double mx = -HUGE_VAL, sum = 0, dot = 0;
+                double *pr = P + i * c->nk, *ds = dS + i * c->nk;
+                for (j = 0; j < c->nk; j++) {
+                    double acc = 0;
+                    for (e = 0; e < dh; e++) acc += LG_Q(i, e) * LG_K(j, e);
+                    pr[j] = (long long)j <= lim ? acc * scale : -HUGE_VAL;
+                    if (pr[j] > mx) mx = pr[j];
+                }
+                for (j = 0; j < c->nk; j++) sum += pr[j] = (long long)j <= lim ? exp(pr[j] - mx) : 0.0;
+                for (j = 0; j < c->nk; j++) pr[j] = sum > 0 ? pr[j] / sum : 0.0;
+                for (e = 0; e < dh; e++) {
+                    double acc = 0;
+                    for (j = 0; j < c->nk; j++) acc += pr[j] * LG_V(j, e);
+                    o[(b * c->nq + i) * W + h * dh + e] = acc;
+                }
+                for (j = 0; j < c->nk; j++) { /* dP, then dS */
+                    double acc = 0;
+                    for (e = 0; e < dh; e++) acc += LG_W(i, e) * LG_V(j, e);
+                    ds[j] = acc;
+                    dot += acc * pr[j];
+                }
+                for (j = 0; j < c->nk; j++) ds[j] = pr[j] * (ds[j] - dot);
+            }
+            for (i = 0; i < c->nq; i++)
+                for (j = 0; j < c->nk; j++) {
+                    double p = P[i * c->nk + j], ds = dS[i * c->nk + j] * scale;
+                    for (e = 0; e < dh; e++) {
+                        dv[(b * c->nk + j) * W + h * dh + e] += p * LG_W(i, e);
+                        dq[(b * c->nq + i) * W + h * dh + e] += ds * LG_K(j, e);
+                        dk[(b * c->nk + j) * W + h * dh + e] += ds * LG_Q(i, e);
+                    }
+                }
+#undef LG_Q
+#undef LG_K
+#undef LG_V
+#undef LG_W
+        }
+    free(P);
+    free(dS);
+}
+
+/* The kernels' paths past finite differences' sizes (several query and key
+   tiles, the backward's split of few heads into chunks of keys and their
+   summed dQ shares, rows that see no key) against float64. */
+static void attention_heads_match_float64(gt *t) {
+    static const att_heads_cfg cfg[4] = {
+        {1, 3, 130, 130, 64, 1, 0.0f, GAIA_LAYER_PREC_F32}, {2, 2, 70, 150, 40, 0, 0.0f, GAIA_LAYER_PREC_F32},
+        {1, 2, 100, 37, 33, 1, 0.0f, GAIA_LAYER_PREC_F32}, {2, 8, 128, 128, 32, 1, 0.0f, GAIA_LAYER_PREC_F32},
+    };
+    size_t ci;
+    for (ci = 0; ci < 4 && !t->failed; ci++) {
+        const att_heads_cfg *c = &cfg[ci];
+        size_t W = c->H * c->dh, sq[3], sk[3], nqe = c->B * c->nq * W, nke = c->B * c->nk * W;
+        float *hq = gt_alloc_floats(nqe), *hk = gt_alloc_floats(nke), *hv = gt_alloc_floats(nke);
+        float *hw = gt_alloc_floats(nqe), *got = NULL;
+        double *ro = (double *)malloc(nqe * sizeof(double)), *rq = (double *)malloc(nqe * sizeof(double));
+        double *rk = (double *)malloc(nke * sizeof(double)), *rv = (double *)malloc(nke * sizeof(double));
+        gaia_tensor *q = NULL, *k = NULL, *v = NULL, *w = NULL, *o = NULL, *m = NULL, *L = NULL;
+        int which;
+        sq[0] = sk[0] = c->B, sq[1] = c->nq, sk[1] = c->nk, sq[2] = sk[2] = W;
+        gt_fill_normal(t, hq, nqe);
+        gt_fill_normal(t, hk, nke);
+        gt_fill_normal(t, hv, nke);
+        gt_fill_normal(t, hw, nqe);
+        ref_att_heads_grads(c, hq, hk, hv, hw, ro, rq, rk, rv);
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 3, sq, hq, &q));
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 3, sk, hk, &k));
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 3, sk, hv, &v));
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 3, sq, hw, &w));
+        GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, q, 1));
+        GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, k, 1));
+        GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, v, 1));
+        GT_OK(t, gaia_layer_attention_heads(t->ctx, q, k, v, c->H, 0.0f, c->causal, c->prec, &o));
+        GT_OK(t, gaia_tensor_mul(t->ctx, o, w, &m));
+        GT_OK(t, gaia_tensor_sum(t->ctx, m, GAIA_AXIS_ALL, &L));
+        GT_OK(t, gaia_backward(t->ctx, L));
+        for (which = 0; which < 4 && !t->failed; which++) {
+            const gaia_tensor *x = which == 0 ? o : gaia_tensor_grad(which == 1 ? q : which == 2 ? k : v);
+            const double *ref = which == 0 ? ro : which == 1 ? rq : which == 2 ? rk : rv;
+            long at;
+            got = x ? gt_host(t, x) : NULL;
+            if (!got) {
+                gt_fail_at(t, __FILE__, __LINE__, "config %zu: no %s", ci, which ? "gradient" : "output");
+                break;
+            }
+            at = gt_mismatch(ref, got, gaia_tensor_numel(x), 2e-5, 2e-4);
+            if (at >= 0)
+                gt_fail_at(t, __FILE__, __LINE__, "config %zu (B%zu H%zu nq%zu nk%zu dh%zu causal %d): %s element %ld: "
+                           "float64 %.7g, gaia %.7g", ci, c->B, c->H, c->nq, c->nk, c->dh, c->causal,
+                           which == 0 ? "o" : which == 1 ? "dq" : which == 2 ? "dk" : "dv", at, ref[at], (double)got[at]);
+            free(got);
+        }
+        gaia_tensor_free(q), gaia_tensor_free(k), gaia_tensor_free(v), gaia_tensor_free(w), gaia_tensor_free(o);
+        gaia_tensor_free(m), gaia_tensor_free(L);
+        free(hq), free(hk), free(hv), free(hw), free(ro), free(rq), free(rk), free(rv);
+    }
+}
+
+/* At sizes past finite differences: the side-by-side kernels give what
+   heads split apart by transposes, gaia_layer_attention and merged back
+   give, forward and all three gradients (including the backward's split of
+   few heads into chunks of keys, and bf16). */
+static void attention_heads_match_split_heads(gt *t) {
+    static const att_heads_cfg cfg[5] = {
+        {1, 3, 130, 130, 64, 1, 0.0f, GAIA_LAYER_PREC_F32}, {2, 8, 128, 128, 32, 1, 0.0f, GAIA_LAYER_PREC_F32},
+        {1, 2, 70, 150, 80, 0, 0.0f, GAIA_LAYER_PREC_F32},  {2, 3, 100, 37, 16, 1, 0.0f, GAIA_LAYER_PREC_F32},
+        {1, 2, 90, 90, 48, 1, 0.0f, GAIA_LAYER_PREC_BF16},
+    };
+    size_t ci;
+    for (ci = 0; ci < 5 && !t->failed; ci++) {
+        const att_heads_cfg *c = &cfg[ci];
+        size_t W = c->H * c->dh, sq[3], sk[3], s4q[4], s4k[4], nqe = c->B * c->nq * W, nke = c->B * c->nk * W, r;
+        float *hq = gt_alloc_floats(nqe), *hk = gt_alloc_floats(nke), *hv = gt_alloc_floats(nke), *hw;
+        gaia_tensor *q = NULL, *k = NULL, *v = NULL, *o1 = NULL, *w = NULL, *L1 = NULL, *L2 = NULL, *m = NULL;
+        gaia_tensor *qa = NULL, *ka = NULL, *va = NULL, *a = NULL, *o2 = NULL, *g1[4] = {NULL, NULL, NULL, NULL};
+        gaia_tensor *tmp = NULL, *tmp2 = NULL;
+        gaia_tensor *in[3];
+        int which;
+        sq[0] = sk[0] = c->B, sq[1] = c->nq, sk[1] = c->nk, sq[2] = sk[2] = W;
+        gt_fill_normal(t, hq, nqe);
+        gt_fill_normal(t, hk, nke);
+        gt_fill_normal(t, hv, nke);
+        hw = gt_alloc_floats(nqe);
+        gt_fill_normal(t, hw, nqe);
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 3, sq, hq, &q));
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 3, sk, hk, &k));
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 3, sk, hv, &v));
+        GT_OK(t, gaia_tensor_from_host(t->ctx, 3, sq, hw, &w));
+        in[0] = q, in[1] = k, in[2] = v;
+        for (which = 0; which < 3; which++) GT_OK(t, gaia_tensor_set_requires_grad(t->ctx, in[which], 1));
+        /* the side-by-side kernels */
+        GT_OK(t, gaia_layer_attention_heads(t->ctx, q, k, v, c->H, 0.0f, c->causal, c->prec, &o1));
+        GT_OK(t, gaia_tensor_mul(t->ctx, o1, w, &m));
+        GT_OK(t, gaia_tensor_sum(t->ctx, m, GAIA_AXIS_ALL, &L1));
+        GT_OK(t, gaia_backward(t->ctx, L1));
+        for (which = 0; which < 3; which++) {
+            GT_OK(t, gaia_tensor_copy(t->ctx, gaia_tensor_grad(in[which]), &g1[which]));
+            gaia_tensor_zero_grad(in[which]);
+        }
+        gaia_tensor_free(m);
+        m = NULL;
+        /* the heads apart: [B, N, H dh] -> [B, H dh, N] -> [B, H, dh, N] -> [B, H, N, dh] */
+        s4q[0] = s4k[0] = c->B, s4q[1] = s4k[1] = c->H, s4q[2] = s4k[2] = c->dh, s4q[3] = c->nq, s4k[3] = c->nk;
+        for (which = 0; which < 3; which++) {
+            gaia_tensor **dst = which == 0 ? &qa : which == 1 ? &ka : &va;
+            GT_OK(t, gaia_tensor_transpose(t->ctx, in[which], &tmp));
+            GT_OK(t, gaia_tensor_reshape(t->ctx, tmp, 4, which == 0 ? s4q : s4k, &tmp2));
+            GT_OK(t, gaia_tensor_transpose(t->ctx, tmp2, dst));
+            gaia_tensor_free(tmp);
+            gaia_tensor_free(tmp2);
+            tmp = tmp2 = NULL;
+        }
+        GT_OK(t, gaia_layer_attention(t->ctx, qa, ka, va, 0.0f, c->causal, c->prec, &a));
+        {
+            size_t s3[3];
+            s3[0] = c->B, s3[1] = W, s3[2] = c->nq;
+            GT_OK(t, gaia_tensor_transpose(t->ctx, a, &tmp)); /* [B, H, dh, nq] */
+            GT_OK(t, gaia_tensor_reshape(t->ctx, tmp, 3, s3, &tmp2));
+            GT_OK(t, gaia_tensor_transpose(t->ctx, tmp2, &o2));
+        }
+        GT_OK(t, gaia_tensor_mul(t->ctx, o2, w, &m));
+        GT_OK(t, gaia_tensor_sum(t->ctx, m, GAIA_AXIS_ALL, &L2));
+        GT_OK(t, gaia_backward(t->ctx, L2));
+        for (which = -1; which < 3 && !t->failed; which++) {
+            const gaia_tensor *x1 = which < 0 ? o1 : g1[which], *x2 = which < 0 ? o2 : gaia_tensor_grad(in[which]);
+            float *f1 = gt_host(t, x1), *f2 = gt_host(t, x2);
+            size_t n = gaia_tensor_numel(x1);
+            double tol = c->prec == GAIA_LAYER_PREC_F32 ? 2e-5 : 2e-3;
+            GT_CHECK_OR_DONE(t, f1 && f2 && x2 && n == gaia_tensor_numel(x2), "config %zu: no %s", ci,
+                             which < 0 ? "output" : "gradient");
+            for (r = 0; r < n; r++)
+                if (!(fabs((double)f1[r] - f2[r]) <= tol + tol * fabs((double)f2[r]))) {
+                    gt_fail_at(t, __FILE__, __LINE__, "config %zu (B%zu H%zu nq%zu nk%zu dh%zu causal %d): %s%s element "
+                               "%zu: side by side %.7g, split %.7g", ci, c->B, c->H, c->nq, c->nk, c->dh, c->causal,
+                               which < 0 ? "output" : "gradient of ", which < 0 ? "" : which == 0 ? "q" : which == 1 ? "k" : "v",
+                               r, (double)f1[r], (double)f2[r]);
+                    break;
+                }
+            free(f1);
+            free(f2);
+        }
+    done:
+        for (which = 0; which < 3; which++) gaia_tensor_free(g1[which]);
+        gaia_tensor_free(q), gaia_tensor_free(k), gaia_tensor_free(v), gaia_tensor_free(w), gaia_tensor_free(o1);
+        gaia_tensor_free(o2), gaia_tensor_free(m), gaia_tensor_free(L1), gaia_tensor_free(L2), gaia_tensor_free(qa);
+        gaia_tensor_free(ka), gaia_tensor_free(va), gaia_tensor_free(a), gaia_tensor_free(tmp), gaia_tensor_free(tmp2);
+        free(hq), free(hk), free(hv), free(hw);
+    }
+}
+
 /* Self-attention with one tensor as q, k and v: its three gradients add up. */
 static gaia_status gaia_self_att(gaia_ctx *ctx, gaia_tensor *const *in, gaia_tensor **y, const void *cfg) {
     const att_cfg *c = (const att_cfg *)cfg;
@@ -1689,6 +1977,9 @@ const gt_case gt_layer_grad_cases[] = {
     {"layer_grad_dropout_in_map_items", dropout_in_map_items_follows_the_callers_mode},
     {"layer_grad_attention", attention_gradients_match_finite_differences},
     {"layer_grad_attention_bf16", bf16_attention_gradients_are_close},
+    {"layer_grad_attention_heads", attention_heads_gradients_match_finite_differences},
+    {"layer_grad_attention_heads_match_split_heads", attention_heads_match_split_heads},
+    {"layer_grad_attention_heads_match_float64", attention_heads_match_float64},
     {"layer_grad_self_attention", self_attention_gradient_adds_the_three_uses},
     {"layer_grad_attention_kernels_float64_tile_edges", attention_kernels_match_float64_at_tile_edges},
     {"layer_grad_nothing_recorded_without_parameters", nothing_is_recorded_without_a_parameter},

@@ -621,7 +621,7 @@ static __m512 gaia__fa_exp2(__m512 t) {
 /* One tile of up to 64 queries [q0, q0 + rows) of one (batch, head). */
 GAIA__LAYER_CONTRACT
 static void gaia__fa_fwd_tile(gaia_layer_precision prec, const float *q, const float *k, const float *v, float *o,
-                              float *lse, size_t nq, size_t nk, size_t d, float scale, int causal, size_t q0) {
+                              float *lse, size_t nq, size_t nk, size_t d, size_t ld, float scale, int causal, size_t q0) {
     float qt[GAIA__ATT_D * GAIA__FA_BQ];                       /* Q^T: qt[c * BQ + r], zero past the tile */
     float st[GAIA__FA_BK * GAIA__FA_BQ];                       /* S^T, then P^T: st[j * BQ + r] */
     float ot[GAIA__FA_BQ * GAIA__ATT_D];                       /* the output tile, rows of d */
@@ -635,22 +635,26 @@ static void gaia__fa_fwd_tile(gaia_layer_precision prec, const float *q, const f
     int low = prec != GAIA_LAYER_PREC_F32;
     float sl = scale * 1.44269504088896341f; /* scores in base 2 */
     for (c = 0; c < d; c++) {
-        for (i = 0; i < rows; i++) qt[c * GAIA__FA_BQ + i] = gaia__layer_round(prec, q[(q0 + i) * d + c]) * sl;
+        for (i = 0; i < rows; i++) qt[c * GAIA__FA_BQ + i] = gaia__layer_round(prec, q[(q0 + i) * ld + c]) * sl;
         for (; i < lanes; i++) qt[c * GAIA__FA_BQ + i] = 0.0f;
     }
     memset(ot, 0, rows * d * sizeof *ot);
     for (u = 0; u < nqv; u++) m[u] = _mm512_set1_ps(-HUGE_VALF), l[u] = _mm512_setzero_ps();
     for (j0 = 0; j0 < nk && (long long)j0 <= last_key; j0 += GAIA__FA_BK) {
         size_t bk = nk - j0 < GAIA__FA_BK ? nk - j0 : GAIA__FA_BK;
-        const float *kp = k + j0 * d, *vp = v + j0 * d;
+        const float *kp = k + j0 * ld, *vp = v + j0 * ld;
+        size_t kld = ld; /* the row stride of kp and vp */
         /* The block reaches past the first query's last key: mask. */
         int mask = causal && (long long)(j0 + bk - 1) > (long long)q0 + off;
         if (low) {
-            for (j = 0; j < bk * d; j++) kb[j] = gaia__layer_round(prec, kp[j]), vb[j] = gaia__layer_round(prec, vp[j]);
-            kp = kb, vp = vb;
+            for (j = 0; j < bk; j++)
+                for (c = 0; c < d; c++)
+                    kb[j * d + c] = gaia__layer_round(prec, kp[j * ld + c]),
+                    vb[j * d + c] = gaia__layer_round(prec, vp[j * ld + c]);
+            kp = kb, vp = vb, kld = d;
         }
         /* S^T = K Q^T, 64 queries per key row. */
-        gaia__fa_mm(kp, d, 1, d, bk, qt, GAIA__FA_BQ, lanes, st, GAIA__FA_BQ, NULL, 1);
+        gaia__fa_mm(kp, kld, 1, d, bk, qt, GAIA__FA_BQ, lanes, st, GAIA__FA_BQ, NULL, 1);
         for (u = 0; u < nqv; u++) {
             __m512 bm = _mm512_set1_ps(-HUGE_VALF), mnew, sum = _mm512_setzero_ps(), al;
             float *s = st + 16 * u;
@@ -683,7 +687,7 @@ static void gaia__fa_fwd_tile(gaia_layer_precision prec, const float *q, const f
             for (j = 0; j < bk; j++)
                 for (i = 0; i < rows; i++) st[j * GAIA__FA_BQ + i] = gaia__layer_round(prec, st[j * GAIA__FA_BQ + i]);
         /* O = alpha O + P V */
-        gaia__fa_mm(st, 1, GAIA__FA_BQ, bk, rows, vp, d, d, ot, d, alpha, 0);
+        gaia__fa_mm(st, 1, GAIA__FA_BQ, bk, rows, vp, kld, d, ot, d, alpha, 0);
     }
     for (u = 0; u < nqv; u++) {
         _mm512_storeu_ps(mrow + 16 * u, m[u]);
@@ -692,7 +696,7 @@ static void gaia__fa_fwd_tile(gaia_layer_precision prec, const float *q, const f
     for (i = 0; i < rows; i++) {
         /* A query that sees no key (causal with nq > nk) gives zeros. */
         float inv = lrow[i] > 0.0f ? 1.0f / lrow[i] : 0.0f;
-        for (c = 0; c < d; c++) o[(q0 + i) * d + c] = ot[i * d + c] * inv;
+        for (c = 0; c < d; c++) o[(q0 + i) * ld + c] = ot[i * d + c] * inv;
         /* The row's log-sum-exp for the backward; +inf for a row without
            keys, so that its recomputed probabilities exp(s - lse) are 0. */
         if (lse) lse[q0 + i] = lrow[i] > 0.0f ? mrow[i] * 0.693147180559945309f + logf(lrow[i]) : HUGE_VALF;
@@ -704,10 +708,10 @@ static void gaia__fa_fwd_tile(gaia_layer_precision prec, const float *q, const f
 /* The portable forward: one block of GAIA__ATT_BQ queries. */
 GAIA__LAYER_CONTRACT
 static void gaia__cpu_attention_block(gaia_layer_precision prec, const float *q, const float *k, const float *v,
-                                      float *o, float *lse, size_t nq, size_t nk, size_t d, float scale, int causal,
-                                      size_t q0) {
+                                      float *o, float *lse, size_t nq, size_t nk, size_t d, size_t ld, float scale,
+                                      int causal, size_t q0) {
     float kt[GAIA__ATT_D * GAIA__ATT_BK];   /* K tile, transposed: kt[c * BK + j] */
-    float vt[GAIA__ATT_BK * GAIA__ATT_D];   /* rounded V tile (low precision only) */
+    float vt[GAIA__ATT_BK * GAIA__ATT_D];   /* V tile by rows of d (rounded, or rows of ld apart) */
     float qb[GAIA__ATT_BQ * GAIA__ATT_D];
     float acc[GAIA__ATT_BQ * GAIA__ATT_D];
     float s[4 * GAIA__ATT_BK];
@@ -719,20 +723,21 @@ static void gaia__cpu_attention_block(gaia_layer_precision prec, const float *q,
     for (i = rows; i < ((rows + 3) & ~(size_t)3); i++)
         for (c = 0; c < d; c++) qb[i * d + c] = 0.0f;
     for (i = 0; i < rows; i++) {
-        for (c = 0; c < d; c++) qb[i * d + c] = gaia__layer_round(prec, q[(q0 + i) * d + c]);
+        for (c = 0; c < d; c++) qb[i * d + c] = gaia__layer_round(prec, q[(q0 + i) * ld + c]);
         for (c = 0; c < d; c++) acc[i * d + c] = 0.0f;
         m[i] = -HUGE_VALF;
         l[i] = 0.0f;
     }
     for (j0 = 0; j0 < nk && (long long)j0 <= last_key; j0 += GAIA__ATT_BK) {
         size_t bk = nk - j0 < GAIA__ATT_BK ? nk - j0 : GAIA__ATT_BK;
-        const float *vtile = v + j0 * d;
+        const float *vtile = v + j0 * ld;
         for (j = 0; j < bk; j++)
-            for (c = 0; c < d; c++) kt[c * GAIA__ATT_BK + j] = gaia__layer_round(prec, k[(j0 + j) * d + c]);
+            for (c = 0; c < d; c++) kt[c * GAIA__ATT_BK + j] = gaia__layer_round(prec, k[(j0 + j) * ld + c]);
         for (j = bk; j < GAIA__ATT_BK; j++)
             for (c = 0; c < d; c++) kt[c * GAIA__ATT_BK + j] = 0.0f;
-        if (prec != GAIA_LAYER_PREC_F32) {
-            for (j = 0; j < bk * d; j++) vt[j] = gaia__layer_round(prec, vtile[j]);
+        if (prec != GAIA_LAYER_PREC_F32 || ld != d) {
+            for (j = 0; j < bk; j++)
+                for (c = 0; c < d; c++) vt[j * d + c] = gaia__layer_round(prec, vtile[j * ld + c]);
             vtile = vt;
         }
         for (i = 0; i < rows; i += 4) {
@@ -838,7 +843,7 @@ static void gaia__cpu_attention_block(gaia_layer_precision prec, const float *q,
     for (i = 0; i < rows; i++) {
         /* A query that sees no key (causal with nq > nk) gives zeros. */
         float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
-        for (c = 0; c < d; c++) o[(q0 + i) * d + c] = acc[i * d + c] * inv;
+        for (c = 0; c < d; c++) o[(q0 + i) * ld + c] = acc[i * d + c] * inv;
         /* The row's log-sum-exp for the backward; +inf for a row without
            keys, so that its recomputed probabilities exp(s - lse) are 0. */
         if (lse) lse[q0 + i] = l[i] > 0.0f ? m[i] + logf(l[i]) : HUGE_VALF;
@@ -861,23 +866,32 @@ typedef struct gaia__att_job {
     float *out, *lse, *dq, *dk, *dv;
     float *part; /* the backward's dQ shares of key chunks 1.. (NULL: one chunk) */
     size_t nq, nk, d, qblocks, bh, chunks;
+    size_t heads, ld; /* head b of bh lies at (b / heads) rows of ld, column (b % heads) d */
     float scale;
     int causal;
 } gaia__att_job;
+
+/* Where head b's rows of n start: [bh, n, d] is heads = 1, ld = d;
+   [batch, n, heads * d] puts head b of batch b / heads at column (b % heads) d. */
+static size_t gaia__att_at(const gaia__att_job *j, size_t b, size_t n) {
+    return (b / j->heads) * n * j->ld + (b % j->heads) * j->d;
+}
 
 static void gaia__attention_tasks(void *arg, long long t0, long long t1, int slot) {
     const gaia__att_job *j = (const gaia__att_job *)arg;
     size_t nq = j->nq, nk = j->nk, d = j->d;
     long long task;
     (void)slot;
+    (void)nk;
     for (task = t0; task < t1; task++) {
         size_t b = (size_t)task / j->qblocks, qb = (size_t)task % j->qblocks;
+        size_t aq = gaia__att_at(j, b, nq), ak = gaia__att_at(j, b, nk);
 #ifdef GAIA__AVX512
-        gaia__fa_fwd_tile(j->prec, j->q + b * nq * d, j->k + b * nk * d, j->v + b * nk * d, j->out + b * nq * d,
-                          j->lse ? j->lse + b * nq : NULL, nq, nk, d, j->scale, j->causal, qb * GAIA__FA_BQ);
+        gaia__fa_fwd_tile(j->prec, j->q + aq, j->k + ak, j->v + ak, j->out + aq, j->lse ? j->lse + b * nq : NULL, nq, nk,
+                          d, j->ld, j->scale, j->causal, qb * GAIA__FA_BQ);
 #else
-        gaia__cpu_attention_block(j->prec, j->q + b * nq * d, j->k + b * nk * d, j->v + b * nk * d, j->out + b * nq * d,
-                                  j->lse ? j->lse + b * nq : NULL, nq, nk, d, j->scale, j->causal, qb * GAIA__ATT_BQ);
+        gaia__cpu_attention_block(j->prec, j->q + aq, j->k + ak, j->v + ak, j->out + aq, j->lse ? j->lse + b * nq : NULL,
+                                  nq, nk, d, j->ld, j->scale, j->causal, qb * GAIA__ATT_BQ);
 #endif
     }
 }
@@ -888,10 +902,23 @@ static void gaia__attention_tasks(void *arg, long long t0, long long t1, int slo
 GAIA_API void gaia_cpu_layer_attention_train(gaia_layer_precision prec, const float *q, const float *k, const float *v,
                                              float *o, float *lse, size_t bh, size_t nq, size_t nk, size_t d,
                                              float scale, int causal, int nthreads) {
+    gaia_cpu_layer_attention_heads_train(prec, q, k, v, o, lse, bh, 1, nq, nk, d, scale, causal, nthreads);
+}
+
+/* The same on rows that hold every head side by side: q, o [batch, nq,
+   heads * d], k, v [batch, nk, heads * d], lse [batch * heads, nq]; head h
+   is columns [h d, h d + d). No head is copied out: the kernels read and
+   write the rows at their stride. */
+GAIA_API void gaia_cpu_layer_attention_heads_train(gaia_layer_precision prec, const float *q, const float *k,
+                                                   const float *v, float *o, float *lse, size_t batch, size_t heads,
+                                                   size_t nq, size_t nk, size_t d, float scale, int causal,
+                                                   int nthreads) {
     gaia__att_job j;
     long long ntasks;
+    size_t bh = batch * heads;
     memset(&j, 0, sizeof j);
     j.prec = prec, j.q = q, j.k = k, j.v = v, j.out = o, j.lse = lse, j.nq = nq, j.nk = nk, j.d = d;
+    j.heads = heads ? heads : 1, j.ld = (heads ? heads : 1) * d;
     j.scale = scale, j.causal = causal;
 #ifdef GAIA__AVX512
     j.qblocks = (nq + GAIA__FA_BQ - 1) / GAIA__FA_BQ;
@@ -1114,7 +1141,8 @@ GAIA_API void gaia_cpu_layer_layernorm_backward(const float *x, const float *wei
 GAIA__LAYER_CONTRACT
 static void gaia__fa_bwd_block(gaia_layer_precision prec, const float *q, const float *k, const float *v,
                                const float *o, const float *lse, const float *dout, float *dq, float *dk, float *dv,
-                               size_t nq, size_t nk, size_t d, float scale, int causal, size_t j0) {
+                               size_t nq, size_t nk, size_t d, size_t ld, size_t dqld, float scale, int causal,
+                               size_t j0) {
     float kt[GAIA__ATT_D * GAIA__FA_BK], vt[GAIA__ATT_D * GAIA__FA_BK]; /* K, V transposed: kt[c * BK + j] */
     float kb[GAIA__FA_BK * GAIA__ATT_D];                                /* rounded K rows (low precision) */
     float qb[GAIA__FA_BQ * GAIA__ATT_D];                                /* rounded Q tile (low precision) */
@@ -1123,11 +1151,14 @@ static void gaia__fa_bwd_block(gaia_layer_precision prec, const float *q, const 
     size_t bk = nk - j0 < GAIA__FA_BK ? nk - j0 : GAIA__FA_BK, nkv = (bk + 15) / 16, lanes = 16 * nkv;
     size_t i0 = 0, i, j, c, u;
     long long off = (long long)nk - (long long)nq; /* query i sees keys j <= i + off */
-    const float *kp = k + j0 * d;
+    const float *kp = k + j0 * ld;
+    size_t kld = ld, r; /* kp's row stride */
     int low = prec != GAIA_LAYER_PREC_F32;
-    float *dkb = dk + j0 * d, *dvb = dv + j0 * d;
-    memset(dkb, 0, bk * d * sizeof *dkb);
-    memset(dvb, 0, bk * d * sizeof *dvb);
+    float *dkb = dk + j0 * ld, *dvb = dv + j0 * ld;
+    for (r = 0; r < bk; r++) {
+        memset(dkb + r * ld, 0, d * sizeof *dkb);
+        memset(dvb + r * ld, 0, d * sizeof *dvb);
+    }
     if (causal) {
         long long f = (long long)j0 - off; /* the first query that sees key j0 */
         if (f >= (long long)nq) return;     /* no query sees this block */
@@ -1135,34 +1166,39 @@ static void gaia__fa_bwd_block(gaia_layer_precision prec, const float *q, const 
     }
     for (c = 0; c < d; c++) {
         for (j = 0; j < bk; j++) {
-            kt[c * GAIA__FA_BK + j] = gaia__layer_round(prec, k[(j0 + j) * d + c]);
-            vt[c * GAIA__FA_BK + j] = gaia__layer_round(prec, v[(j0 + j) * d + c]);
+            kt[c * GAIA__FA_BK + j] = gaia__layer_round(prec, k[(j0 + j) * ld + c]);
+            vt[c * GAIA__FA_BK + j] = gaia__layer_round(prec, v[(j0 + j) * ld + c]);
         }
         for (; j < lanes; j++) kt[c * GAIA__FA_BK + j] = vt[c * GAIA__FA_BK + j] = 0.0f;
     }
     if (low) {
-        for (j = 0; j < bk * d; j++) kb[j] = gaia__layer_round(prec, kp[j]);
+        for (j = 0; j < bk; j++)
+            for (c = 0; c < d; c++) kb[j * d + c] = gaia__layer_round(prec, kp[j * ld + c]);
         kp = kb;
+        kld = d;
     }
     for (; i0 < nq; i0 += GAIA__FA_BQ) {
         size_t rows = nq - i0 < GAIA__FA_BQ ? nq - i0 : GAIA__FA_BQ;
-        const float *qp = q + i0 * d, *gp = dout + i0 * d;
+        const float *qp = q + i0 * ld, *gp = dout + i0 * ld;
+        size_t qld = ld; /* qp's row stride */
         if (low) {
-            for (i = 0; i < rows * d; i++) qb[i] = gaia__layer_round(prec, qp[i]);
+            for (i = 0; i < rows; i++)
+                for (c = 0; c < d; c++) qb[i * d + c] = gaia__layer_round(prec, qp[i * ld + c]);
             qp = qb;
+            qld = d;
         }
         /* D_r = dO_r . O_r */
         for (i = 0; i < rows; i++) {
             __m512 acc = _mm512_setzero_ps();
-            const float *gr = gp + i * d, *orow = o + (i0 + i) * d;
+            const float *gr = gp + i * ld, *orow = o + (i0 + i) * ld;
             for (c = 0; c < d; c += 16) {
                 __mmask16 mk = gaia__fa_first((long long)(d - c));
                 acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, gr + c), _mm512_maskz_loadu_ps(mk, orow + c), acc);
             }
             drow[i] = _mm512_reduce_add_ps(acc);
         }
-        gaia__fa_mm(qp, d, 1, d, rows, kt, GAIA__FA_BK, lanes, pt, GAIA__FA_BK, NULL, 1);  /* S = Q K^T */
-        gaia__fa_mm(gp, d, 1, d, rows, vt, GAIA__FA_BK, lanes, dst, GAIA__FA_BK, NULL, 1); /* dP = dO V^T */
+        gaia__fa_mm(qp, qld, 1, d, rows, kt, GAIA__FA_BK, lanes, pt, GAIA__FA_BK, NULL, 1); /* S = Q K^T */
+        gaia__fa_mm(gp, ld, 1, d, rows, vt, GAIA__FA_BK, lanes, dst, GAIA__FA_BK, NULL, 1); /* dP = dO V^T */
         for (i = 0; i < rows; i++) {
             float L = lse[i0 + i];
             long long nvis = (long long)bk;
@@ -1179,9 +1215,9 @@ static void gaia__fa_bwd_block(gaia_layer_precision prec, const float *q, const 
                 _mm512_storeu_ps(dp, ds);
             }
         }
-        gaia__fa_mm(pt, 1, GAIA__FA_BK, rows, bk, gp, d, d, dvb, d, NULL, 0);   /* dV += P^T dO */
-        gaia__fa_mm(dst, 1, GAIA__FA_BK, rows, bk, qp, d, d, dkb, d, NULL, 0);  /* dK += dS^T Q */
-        gaia__fa_mm(dst, GAIA__FA_BK, 1, bk, rows, kp, d, d, dq + i0 * d, d, NULL, 0); /* dQ += dS K */
+        gaia__fa_mm(pt, 1, GAIA__FA_BK, rows, bk, gp, ld, d, dvb, ld, NULL, 0);   /* dV += P^T dO */
+        gaia__fa_mm(dst, 1, GAIA__FA_BK, rows, bk, qp, qld, d, dkb, ld, NULL, 0); /* dK += dS^T Q */
+        gaia__fa_mm(dst, GAIA__FA_BK, 1, bk, rows, kp, kld, d, dq + i0 * dqld, dqld, NULL, 0); /* dQ += dS K */
     }
 }
 #endif
@@ -1192,7 +1228,8 @@ static void gaia__fa_bwd_block(gaia_layer_precision prec, const float *q, const 
 GAIA__LAYER_CONTRACT
 static void gaia__cpu_attention_bwd_head(gaia_layer_precision prec, const float *q, const float *k, const float *v,
                                          const float *o, const float *lse, const float *dout, float *dq, float *dk,
-                                         float *dv, size_t nq, size_t nk, size_t d, float scale, int causal) {
+                                         float *dv, size_t nq, size_t nk, size_t d, size_t ld, float scale,
+                                         int causal) {
     float kt[GAIA__ATT_D * GAIA__ATT_BWD_BK];  /* K tile transposed: kt[c * BK + j] */
     float vtt[GAIA__ATT_D * GAIA__ATT_BWD_BK]; /* V tile transposed */
     float kr[GAIA__ATT_BWD_BK * GAIA__ATT_D];  /* K tile by rows, for dQ */
@@ -1200,30 +1237,32 @@ static void gaia__cpu_attention_bwd_head(gaia_layer_precision prec, const float 
     float qr[GAIA__ATT_D], s[GAIA__ATT_BWD_BK], dp[GAIA__ATT_BWD_BK];
     long long off = (long long)nk - (long long)nq; /* query i sees keys j <= i + off */
     size_t i, j, c, j0;
-    memset(dq, 0, nq * d * sizeof *dq);
+    for (i = 0; i < nq; i++) memset(dq + i * ld, 0, d * sizeof *dq);
     for (j0 = 0; j0 < nk; j0 += GAIA__ATT_BWD_BK) {
         size_t bk = nk - j0 < GAIA__ATT_BWD_BK ? nk - j0 : GAIA__ATT_BWD_BK, first = 0;
         if (causal) {
             long long f = (long long)j0 - off; /* the first query that sees key j0 */
             if (f >= (long long)nq) {            /* no query sees this tile */
-                memset(dk + j0 * d, 0, bk * d * sizeof *dk);
-                memset(dv + j0 * d, 0, bk * d * sizeof *dv);
+                for (j = 0; j < bk; j++) {
+                    memset(dk + (j0 + j) * ld, 0, d * sizeof *dk);
+                    memset(dv + (j0 + j) * ld, 0, d * sizeof *dv);
+                }
                 continue;
             }
             first = f > 0 ? (size_t)f : 0;
         }
         for (j = 0; j < GAIA__ATT_BWD_BK; j++)
             for (c = 0; c < d; c++) {
-                float kv = j < bk ? gaia__layer_round(prec, k[(j0 + j) * d + c]) : 0.0f;
+                float kv = j < bk ? gaia__layer_round(prec, k[(j0 + j) * ld + c]) : 0.0f;
                 kt[c * GAIA__ATT_BWD_BK + j] = kv;
                 kr[j * d + c] = kv;
-                vtt[c * GAIA__ATT_BWD_BK + j] = j < bk ? gaia__layer_round(prec, v[(j0 + j) * d + c]) : 0.0f;
+                vtt[c * GAIA__ATT_BWD_BK + j] = j < bk ? gaia__layer_round(prec, v[(j0 + j) * ld + c]) : 0.0f;
             }
         memset(dka, 0, bk * d * sizeof *dka);
         memset(dva, 0, bk * d * sizeof *dva);
         for (i = first; i < nq; i++) {
-            const float *go = dout + i * d, *orow = o + i * d;
-            float L = lse[i], Di = 0.0f, *dqi = dq + i * d;
+            const float *go = dout + i * ld, *orow = o + i * ld;
+            float L = lse[i], Di = 0.0f, *dqi = dq + i * ld;
             size_t nvalid = bk;
             if (!(L < HUGE_VALF)) continue; /* a row that sees no key: no gradient */
             if (causal) {
@@ -1232,7 +1271,7 @@ static void gaia__cpu_attention_bwd_head(gaia_layer_precision prec, const float 
                 if (lim < (long long)nvalid) nvalid = (size_t)lim;
             }
             for (c = 0; c < d; c++) {
-                qr[c] = gaia__layer_round(prec, q[i * d + c]);
+                qr[c] = gaia__layer_round(prec, q[i * ld + c]);
                 Di += go[c] * orow[c];
             }
             for (j = 0; j < GAIA__ATT_BWD_BK; j++) s[j] = dp[j] = 0.0f;
@@ -1259,8 +1298,10 @@ static void gaia__cpu_attention_bwd_head(gaia_layer_precision prec, const float 
                 }
             }
         }
-        memcpy(dk + j0 * d, dka, bk * d * sizeof *dk);
-        memcpy(dv + j0 * d, dva, bk * d * sizeof *dv);
+        for (j = 0; j < bk; j++) {
+            memcpy(dk + (j0 + j) * ld, dka + j * d, d * sizeof *dk);
+            memcpy(dv + (j0 + j) * ld, dva + j * d, d * sizeof *dv);
+        }
     }
 }
 
@@ -1533,24 +1574,28 @@ static void gaia__attention_bwd_chunks(void *arg, long long t0, long long t1, in
     long long t;
     (void)slot;
     for (t = t0; t < t1; t++) {
-        size_t b = (size_t)t / j->chunks, c = (size_t)t % j->chunks, kb;
-        float *dq = c == 0 ? j->dq + b * nq * d : j->part + ((c - 1) * j->bh + b) * nq * d;
-        memset(dq, 0, nq * d * sizeof *dq);
+        size_t b = (size_t)t / j->chunks, c = (size_t)t % j->chunks, kb, i;
+        size_t aq = gaia__att_at(j, b, nq), ak = gaia__att_at(j, b, nk), dqld = c == 0 ? j->ld : d;
+        float *dq = c == 0 ? j->dq + aq : j->part + ((c - 1) * j->bh + b) * nq * d;
+        for (i = 0; i < nq; i++) memset(dq + i * dqld, 0, d * sizeof *dq);
         for (kb = c; kb < nblk; kb += j->chunks)
-            gaia__fa_bwd_block(j->prec, j->q + b * nq * d, j->k + b * nk * d, j->v + b * nk * d, j->o + b * nq * d,
-                               j->lse_in + b * nq, j->dout + b * nq * d, dq, j->dk + b * nk * d, j->dv + b * nk * d,
-                               nq, nk, d, j->scale, j->causal, kb * GAIA__FA_BK);
+            gaia__fa_bwd_block(j->prec, j->q + aq, j->k + ak, j->v + ak, j->o + aq, j->lse_in + b * nq, j->dout + aq, dq,
+                               j->dk + ak, j->dv + ak, nq, nk, d, j->ld, dqld, j->scale, j->causal, kb * GAIA__FA_BK);
     }
 }
 
-/* dq += the chunks' shares, in chunk order, over rows [r0, r1). */
+/* dq += the chunks' shares, in chunk order, over rows [r0, r1) of the
+   bh * nq (head, query) rows. */
 static void gaia__attention_bwd_sum(void *arg, long long r0, long long r1, int slot) {
     const gaia__att_job *j = (const gaia__att_job *)arg;
-    size_t n = j->bh * j->nq * j->d, i0 = (size_t)r0 * j->d, i1 = (size_t)r1 * j->d, c, i;
+    size_t n = j->bh * j->nq * j->d, d = j->d, c, r, i;
     (void)slot;
-    for (c = 1; c < j->chunks; c++) {
-        const float *p = j->part + (c - 1) * n;
-        for (i = i0; i < i1; i++) j->dq[i] += p[i];
+    for (r = (size_t)r0; r < (size_t)r1; r++) {
+        float *dq = j->dq + gaia__att_at(j, r / j->nq, j->nq) + (r % j->nq) * j->ld;
+        for (c = 1; c < j->chunks; c++) {
+            const float *p = j->part + (c - 1) * n + r * d;
+            for (i = 0; i < d; i++) dq[i] += p[i];
+        }
     }
 }
 #else
@@ -1560,10 +1605,10 @@ static void gaia__attention_bwd_heads(void *arg, long long b0, long long b1, int
     long long b;
     (void)slot;
     for (b = b0; b < b1; b++) {
-        size_t ub = (size_t)b;
-        gaia__cpu_attention_bwd_head(j->prec, j->q + ub * nq * d, j->k + ub * nk * d, j->v + ub * nk * d,
-                                     j->o + ub * nq * d, j->lse_in + ub * nq, j->dout + ub * nq * d, j->dq + ub * nq * d,
-                                     j->dk + ub * nk * d, j->dv + ub * nk * d, nq, nk, d, j->scale, j->causal);
+        size_t ub = (size_t)b, aq = gaia__att_at(j, ub, nq), ak = gaia__att_at(j, ub, nk);
+        gaia__cpu_attention_bwd_head(j->prec, j->q + aq, j->k + ak, j->v + ak, j->o + aq, j->lse_in + ub * nq,
+                                     j->dout + aq, j->dq + aq, j->dk + ak, j->dv + ak, nq, nk, d, j->ld, j->scale,
+                                     j->causal);
     }
 }
 
@@ -1576,8 +1621,21 @@ GAIA_API void gaia_cpu_layer_attention_backward(gaia_layer_precision prec, const
                                                 const float *v, const float *o, const float *lse, const float *dout,
                                                 float *dq, float *dk, float *dv, size_t bh, size_t nq, size_t nk,
                                                 size_t d, float scale, int causal, int nthreads) {
+    gaia_cpu_layer_attention_heads_backward(prec, q, k, v, o, lse, dout, dq, dk, dv, bh, 1, nq, nk, d, scale, causal,
+                                            nthreads);
+}
+
+/* The backward on rows of every head side by side (the layout of
+   gaia_cpu_layer_attention_heads_train; dq like q, dk and dv like k). */
+GAIA_API void gaia_cpu_layer_attention_heads_backward(gaia_layer_precision prec, const float *q, const float *k,
+                                                      const float *v, const float *o, const float *lse,
+                                                      const float *dout, float *dq, float *dk, float *dv, size_t batch,
+                                                      size_t heads, size_t nq, size_t nk, size_t d, float scale,
+                                                      int causal, int nthreads) {
     gaia__att_job j;
+    size_t bh = batch * heads;
     memset(&j, 0, sizeof j);
+    j.heads = heads ? heads : 1, j.ld = (heads ? heads : 1) * d;
     j.prec = prec, j.q = q, j.k = k, j.v = v, j.o = o, j.lse_in = lse, j.dout = dout, j.dq = dq, j.dk = dk, j.dv = dv;
     j.nq = nq, j.nk = nk, j.d = d, j.scale = scale, j.causal = causal;
 #ifdef GAIA__AVX512
@@ -2014,6 +2072,25 @@ static gaia_status gaia__cpu_layer_swiglu_backward_be(gaia_ctx *ctx, const float
     return GAIA_OK;
 }
 
+static gaia_status gaia__cpu_layer_attention_heads_train_be(gaia_ctx *ctx, gaia_layer_precision prec, const float *q,
+                                                            const float *k, const float *v, float *o, float *lse,
+                                                            size_t batch, size_t heads, size_t nq, size_t nk, size_t d,
+                                                            float scale, int causal) {
+    gaia_cpu_layer_attention_heads_train(prec, q, k, v, o, lse, batch, heads, nq, nk, d, scale, causal,
+                                         ctx->cpu_threads);
+    return GAIA_OK;
+}
+static gaia_status gaia__cpu_layer_attention_heads_backward_be(gaia_ctx *ctx, gaia_layer_precision prec,
+                                                               const float *q, const float *k, const float *v,
+                                                               const float *o, const float *lse, const float *dout,
+                                                               float *dq, float *dk, float *dv, size_t batch,
+                                                               size_t heads, size_t nq, size_t nk, size_t d,
+                                                               float scale, int causal) {
+    gaia_cpu_layer_attention_heads_backward(prec, q, k, v, o, lse, dout, dq, dk, dv, batch, heads, nq, nk, d, scale,
+                                            causal, ctx->cpu_threads);
+    return GAIA_OK;
+}
+
 static const struct gaia_layer_ops gaia__cpu_layer_ops = {
     gaia__cpu_layer_bias_act_be,
     gaia__cpu_layer_linear_be,
@@ -2033,5 +2110,7 @@ static const struct gaia_layer_ops gaia__cpu_layer_ops = {
     gaia__cpu_layer_swiglu_be,
     gaia__cpu_layer_swiglu_backward_be,
     gaia__cpu_layer_dropout_be,
+    gaia__cpu_layer_attention_heads_train_be,
+    gaia__cpu_layer_attention_heads_backward_be,
 };
 #define GAIA__CPU_LAYER_OPS (&gaia__cpu_layer_ops)
