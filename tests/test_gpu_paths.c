@@ -231,6 +231,39 @@ static void attention_variants_cuda_match_cpu(gt *t) {
     }
 }
 
+/* Side-by-side heads on the GPU (transposes around the attention kernel)
+   against the CPU's strided kernels: forward, causal or not, 2 and 8 heads. */
+static void attention_heads_cuda_match_cpu(gt *t) {
+    static const size_t cases[2][4] = {{2, 70, 70, 64}, {8, 33, 90, 32}}; /* heads, Nq, Nk, dh */
+    int c, causal;
+    GP_NEED_GPU(t);
+    for (c = 0; c < 2 && !t->failed; c++) {
+        size_t H = cases[c][0], Nq = cases[c][1], Nk = cases[c][2], dh = cases[c][3], qs[3], ks[3];
+        float *q = gp_normal(t, 2 * Nq * H * dh, 1.0, 0.0), *k = gp_normal(t, 2 * Nk * H * dh, 1.0, 0.0),
+              *v = gp_normal(t, 2 * Nk * H * dh, 1.0, 0.0);
+        gaia_tensor *qc = NULL, *qg = NULL, *kc = NULL, *kg = NULL, *vc = NULL, *vg = NULL;
+        int ok;
+        qs[0] = ks[0] = 2, qs[1] = Nq, ks[1] = Nk, qs[2] = ks[2] = H * dh;
+        ok = q && k && v && gp_pair(t, 3, qs, q, &qc, &qg) && gp_pair(t, 3, ks, k, &kc, &kg) &&
+             gp_pair(t, 3, ks, v, &vc, &vg);
+        GT_CHECK(t, ok, "cannot make the operands");
+        for (causal = 0; causal < 2 && !t->failed; causal++) {
+            gaia_tensor *oc = NULL, *og = NULL;
+            char what[96];
+            snprintf(what, sizeof what, "attention heads %zu%s Nq %zu Nk %zu dh %zu", H, causal ? " causal" : "", Nq, Nk,
+                     dh);
+            GT_OK(t, gaia_layer_attention_heads(t->ctx, qc, kc, vc, H, 0.0f, causal, GAIA_LAYER_PREC_F32, &oc));
+            GT_OK(t, gaia_layer_attention_heads(t->ctx, qg, kg, vg, H, 0.0f, causal, GAIA_LAYER_PREC_F32, &og));
+            gp_agree(t, what, oc, og, 1e-4, 1e-4);
+            gaia_tensor_free(oc);
+            gaia_tensor_free(og);
+        }
+        gaia_tensor_free(qc), gaia_tensor_free(qg), gaia_tensor_free(kc), gaia_tensor_free(kg);
+        gaia_tensor_free(vc), gaia_tensor_free(vg);
+        free(q), free(k), free(v);
+    }
+}
+
 /* ------------------------------------------------------------- BSC ties */
 static void vsa_bsc_majority_ties_cuda_match_cpu(gt *t) {
     /* Unweighted bundles of K = 2 and K = 4 rows tie wherever the rows
@@ -440,6 +473,7 @@ const gt_case gt_gpu_paths_cases[] = {
     {"softmax_paths_cuda_match_cpu", softmax_paths_cuda_match_cpu},
     {"linear_epilogues_cuda_match_cpu", linear_epilogues_cuda_match_cpu},
     {"attention_variants_cuda_match_cpu", attention_variants_cuda_match_cpu},
+    {"attention_heads_cuda_match_cpu", attention_heads_cuda_match_cpu},
     {"vsa_bsc_majority_ties_cuda_match_cpu", vsa_bsc_majority_ties_cuda_match_cpu},
     {"hrr_inverse_and_broadcast_cuda_match_cpu", hrr_inverse_and_broadcast_cuda_match_cpu},
     {"composed_layers_cuda_match_cpu", composed_layers_cuda_match_cpu},

@@ -1369,6 +1369,45 @@ static void kernels_reject_bad_input(gt *t) {
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_attention(t->ctx, qq, NULL, qq, 0.0f, 0, GAIA_LAYER_PREC_F32, &o));
     GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_attention(t->ctx, qq, qq, qq, 0.0f, 0, GAIA_LAYER_PREC_F32, &qq));
     GT_CHECK(t, o == NULL, "failed call left an output");
+    /* side-by-side heads: rows of heads dh, leading dims alike */
+    {
+        size_t r3[3] = {2, 5, 12}, r3b[3] = {3, 5, 12}, r3w[3] = {2, 5, 10}, r3k[3] = {2, 7, 12}, r2[2] = {5, 12};
+        size_t wide[3] = {1, 3, 3 * 130};
+        gaia_tensor *hq = NULL, *hb = NULL, *hw = NULL, *hk = NULL, *h2 = NULL, *hv = NULL;
+        GT_OK(t, gaia_tensor_ones(t->ctx, 3, r3, &hq));
+        GT_OK(t, gaia_tensor_ones(t->ctx, 3, r3b, &hb));
+        GT_OK(t, gaia_tensor_ones(t->ctx, 3, r3w, &hw));
+        GT_OK(t, gaia_tensor_ones(t->ctx, 3, r3k, &hk));
+        GT_OK(t, gaia_tensor_ones(t->ctx, 2, r2, &h2));
+        GT_OK(t, gaia_tensor_ones(t->ctx, 3, wide, &hv));
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_attention_heads(NULL, hq, hq, hq, 3, 0.0f, 0, GAIA_LAYER_PREC_F32, &o));
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_attention_heads(t->ctx, hq, NULL, hq, 3, 0.0f, 0, GAIA_LAYER_PREC_F32, &o));
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_attention_heads(t->ctx, hq, hq, hq, 3, 0.0f, 0, GAIA_LAYER_PREC_F32, NULL));
+        GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_attention_heads(t->ctx, hq, hq, hq, 0, 0.0f, 0, GAIA_LAYER_PREC_F32, &o));
+        GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_attention_heads(t->ctx, hq, hq, hq, 5, 0.0f, 0, GAIA_LAYER_PREC_F32, &o));
+        GT_CHECK(t, strstr(gaia_last_error(t->ctx), "5 heads do not divide rows of 12") != NULL, "%s",
+                 gaia_last_error(t->ctx));
+        GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_attention_heads(t->ctx, hq, hq, hq, 13, 0.0f, 0, GAIA_LAYER_PREC_F32, &o));
+        GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_attention_heads(t->ctx, hq, hb, hb, 3, 0.0f, 0, GAIA_LAYER_PREC_F32, &o)); /* B */
+        GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_attention_heads(t->ctx, hq, hw, hw, 2, 0.0f, 0, GAIA_LAYER_PREC_F32, &o)); /* width */
+        GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_attention_heads(t->ctx, hq, hq, hk, 3, 0.0f, 0, GAIA_LAYER_PREC_F32, &o)); /* Nk */
+        GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_attention_heads(t->ctx, hq, h2, h2, 3, 0.0f, 0, GAIA_LAYER_PREC_F32, &o)); /* dims */
+        GT_STATUS(t, GAIA_ERR_SHAPE, gaia_layer_attention_heads(t->ctx, qq, qq, qq, 1, 0.0f, 0, GAIA_LAYER_PREC_F32, &o)); /* 4-D */
+        GT_STATUS(t, GAIA_ERR_UNSUPPORTED, gaia_layer_attention_heads(t->ctx, hv, hv, hv, 3, 0.0f, 0, GAIA_LAYER_PREC_F32, &o));
+        GT_CHECK(t, strstr(gaia_last_error(t->ctx), "= 130 exceeds") != NULL, "%s", gaia_last_error(t->ctx));
+        GT_STATUS(t, GAIA_ERR_NUMERIC, gaia_layer_attention_heads(t->ctx, hq, hq, hq, 3, NAN, 0, GAIA_LAYER_PREC_F32, &o));
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_attention_heads(t->ctx, hq, hq, hq, 3, 0.0f, 0, (gaia_layer_precision)7, &o));
+        GT_STATUS(t, GAIA_ERR_INVALID_ARG, gaia_layer_attention_heads(t->ctx, hq, hq, hq, 3, 0.0f, 0, GAIA_LAYER_PREC_F32, &hq));
+        GT_CHECK(t, o == NULL, "failed call left an output");
+        /* the 2-D form is the 3-D form with B = 1 */
+        GT_OK(t, gaia_layer_attention_heads(t->ctx, h2, h2, h2, 4, 0.0f, 1, GAIA_LAYER_PREC_F32, &o));
+        GT_CHECK(t, gaia_tensor_ndim(o) == 2 && gaia_tensor_numel(o) == 60, "2-D out: %d dims, %zu values",
+                 gaia_tensor_ndim(o), gaia_tensor_numel(o));
+        gaia_tensor_free(o);
+        o = NULL;
+        gaia_tensor_free(hq), gaia_tensor_free(hb), gaia_tensor_free(hw), gaia_tensor_free(hk), gaia_tensor_free(h2);
+        gaia_tensor_free(hv);
+    }
     GT_CHECK(t, !gaia_layer_has_kernel(NULL, GAIA_LAYER_KERNEL_GELU), "NULL ctx has no kernels");
     GT_CHECK(t, !gaia_layer_has_kernel(t->ctx, (gaia_layer_kernel)99), "unknown kernel");
     {
