@@ -9140,11 +9140,23 @@ GAIA_API void gaia_cpu_hrr_cyclic(size_t B, size_t D, const float *x, size_t shi
 
 static double gaia__hrr_sumsq(const float *x, size_t D) {
 #ifdef GAIA__AVX512
-    /* 16 floats widened to two vectors of 8 doubles, two accumulators:
-       double sums as below, in another order, 10x as fast (a 1000 x 1024
-       book's norms: ~300 us scalar) */
-    __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+    /* 16 floats widened to two vectors of 8 doubles: double sums as below,
+       in another order, 10x as fast (a 1000 x 1024 book's norms: ~300 us
+       scalar). Four accumulators for 32 floats a step: with two, each
+       waited on its previous FMA (a 1000 x 1024 book: 150 against 60 us
+       in L2). */
+    __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd(), a2 = _mm512_setzero_pd(), a3 = _mm512_setzero_pd();
     size_t i = 0;
+    for (; i + 32 <= D; i += 32) {
+        __m512d u = _mm512_cvtps_pd(_mm256_loadu_ps(x + i)), v = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8));
+        __m512d y = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 16)), z = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 24));
+        a0 = _mm512_fmadd_pd(u, u, a0);
+        a1 = _mm512_fmadd_pd(v, v, a1);
+        a2 = _mm512_fmadd_pd(y, y, a2);
+        a3 = _mm512_fmadd_pd(z, z, a3);
+    }
+    a0 = _mm512_add_pd(a0, a2);
+    a1 = _mm512_add_pd(a1, a3);
     for (; i + 16 <= D; i += 16) {
         __m512d u = _mm512_cvtps_pd(_mm256_loadu_ps(x + i)), v = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8));
         a0 = _mm512_fmadd_pd(u, u, a0);
@@ -9970,28 +9982,76 @@ static void gaia__hrr_fg_fold(const float *t, int nv, size_t skip, size_t r0, co
    [D][w] (w = 32, or 16 for a last panel of at most 16), zero padded. */
 typedef struct gaia__hrr_fg_job {
     size_t M, D, n, npan, ntile, nrp, ng, rb;
-    const float *q, *book, *qn;
-    float *bn, *pack;
+    const float *q, *book;
+    float *qn, *bn, *pack;
     int own_norms; /* row norms computed by the parts (one group) */
     gaia__hrr_fg_best *st;
 } gaia__hrr_fg_job;
 
 static size_t gaia__hrr_fg_width(const gaia__hrr_fg_job *g, size_t p) { return g->n - 32 * p <= 16 ? 16 : 32; }
 
+/* 16 rows of 16 floats (r[i]: row i) transposed in place: r[c] becomes
+   column c (unpacks of 32- and 64-bit pairs, then two rounds of 128-bit
+   lane shuffles). */
+static void gaia__hrr_fg_t16(__m512 r[16]) {
+    __m512 t[16];
+    __m512d u[16];
+    int i, m;
+    for (i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (i = 0; i < 4; i++) { /* u[4i + m]: column 4j + m of rows 4i..4i+3, in lane j */
+        __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+        __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+        u[4 * i] = _mm512_unpacklo_pd(a, c);
+        u[4 * i + 1] = _mm512_unpackhi_pd(a, c);
+        u[4 * i + 2] = _mm512_unpacklo_pd(b, d);
+        u[4 * i + 3] = _mm512_unpackhi_pd(b, d);
+    }
+    for (m = 0; m < 4; m++) {
+        __m512 a = _mm512_castpd_ps(u[m]), b = _mm512_castpd_ps(u[4 + m]);
+        __m512 c = _mm512_castpd_ps(u[8 + m]), d = _mm512_castpd_ps(u[12 + m]);
+        __m512 v = _mm512_shuffle_f32x4(a, b, 0x88), w = _mm512_shuffle_f32x4(a, b, 0xDD);
+        __m512 v2 = _mm512_shuffle_f32x4(c, d, 0x88), w2 = _mm512_shuffle_f32x4(c, d, 0xDD);
+        r[m] = _mm512_shuffle_f32x4(v, v2, 0x88);
+        r[8 + m] = _mm512_shuffle_f32x4(v, v2, 0xDD);
+        r[4 + m] = _mm512_shuffle_f32x4(w, w2, 0x88);
+        r[12 + m] = _mm512_shuffle_f32x4(w, w2, 0xDD);
+    }
+}
+
+/* Panels [p0, p1): each half of 16 queries (rows past n read as zeros) is
+   transposed 16 x 16 at a time into the panel's columns, and the queries'
+   norms are summed from the same loads. */
 static void gaia__hrr_fg_pack(void *arg, long long p0, long long p1, int slot) {
     const gaia__hrr_fg_job *g = (const gaia__hrr_fg_job *)arg;
-    size_t D = g->D, p, k0, k, r;
+    size_t D = g->D, p, h, k0, r;
     (void)slot;
     for (p = (size_t)p0; p < (size_t)p1; p++) {
-        size_t w = gaia__hrr_fg_width(g, p), nq = g->n - 32 * p < w ? g->n - 32 * p : w;
+        size_t w = gaia__hrr_fg_width(g, p);
         float *dst = g->pack + p * 32 * D;
-        const float *src = g->q + 32 * p * D;
-        for (k0 = 0; k0 < D; k0 += 16) {
-            size_t k1 = k0 + 16 < D ? k0 + 16 : D;
-            for (r = 0; r < nq; r++)
-                for (k = k0; k < k1; k++) dst[k * w + r] = src[r * D + k];
-            for (; r < w; r++)
-                for (k = k0; k < k1; k++) dst[k * w + r] = 0.0f;
+        for (h = 0; h < w; h += 16) {
+            size_t q0 = 32 * p + h, nq = g->n - q0 < 16 ? g->n - q0 : 16;
+            const float *src = g->q + q0 * D;
+            __m512d ss[16], lo, hi;
+            for (r = 0; r < 16; r++) ss[r] = _mm512_setzero_pd();
+            for (k0 = 0; k0 < D; k0 += 16) {
+                size_t nk = D - k0 < 16 ? D - k0 : 16;
+                __mmask16 km = (__mmask16)(nk == 16 ? 0xFFFFu : (1u << nk) - 1u);
+                __m512 x[16];
+                for (r = 0; r < 16; r++) {
+                    x[r] = r < nq ? _mm512_maskz_loadu_ps(km, src + r * D + k0) : _mm512_setzero_ps();
+                    lo = _mm512_cvtps_pd(_mm512_castps512_ps256(x[r]));
+                    hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x[r]), 1)));
+                    ss[r] = _mm512_fmadd_pd(lo, lo, ss[r]);
+                    ss[r] = _mm512_fmadd_pd(hi, hi, ss[r]);
+                }
+                gaia__hrr_fg_t16(x);
+                for (r = 0; r < nk; r++) _mm512_storeu_ps(dst + (k0 + r) * w + h, x[r]);
+            }
+            /* the query norms from the same loads, summed in double (padding: 0) */
+            for (r = 0; r < 16; r++) g->qn[q0 + r] = (float)sqrt(_mm512_reduce_add_pd(ss[r]));
         }
     }
 }
@@ -10086,8 +10146,6 @@ static gaia_status gaia__hrr_cpu_cleanup_fused(gaia_ctx *ctx, const char *fn, si
         g.own_norms = !bnorm && g.ng == 1;
         if (!bnorm && !g.own_norms && b0 == 0) gaia__hrr_cpu_row_norms(ctx, M, D, book, g.bn);
         if (g.own_norms && b0 > 0) g.own_norms = 0; /* computed by the first chunk */
-        memset(w, 0, 32 * g.npan * sizeof(float)); /* padded queries: norm 0 */
-        gaia__hrr_cpu_row_norms(ctx, n, D, g.q, w);
         gaia__par_range(team, (long long)g.npan, gaia__hrr_fg_pack, &g);
         gaia__par_run(team, (long long)(g.nrp * g.ng), gaia__hrr_fg_part, &g);
         for (i = 0; i < n; i++) {
