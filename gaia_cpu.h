@@ -10071,10 +10071,6 @@ static void gaia__hrr_fg_part(void *arg, long long p, int slot) {
     }
     for (tb = t0; tb < t1; tb += g->rb) {
         size_t te = tb + g->rb < t1 ? tb + g->rb : t1;
-        if (g->own_norms) { /* this block's norms: also brings its rows into L2 */
-            size_t ra = tb * GAIA__HRR_FG_MR, rz = te * GAIA__HRR_FG_MR < M ? te * GAIA__HRR_FG_MR : M;
-            gaia_cpu_hrr_row_norms(rz - ra, D, g->book + ra * D, g->bn + ra);
-        }
         for (pi = p0; pi < p1; pi++) {
             size_t w = gaia__hrr_fg_width(g, pi);
             const float *pan = g->pack + pi * 32 * D;
@@ -10088,6 +10084,11 @@ static void gaia__hrr_fg_part(void *arg, long long p, int slot) {
                     if (w == 32) gaia__hrr_fg_tile2(kc, g->book + r0 * D + k0, D, pan + k0 * 32, tile, k0 > 0);
                     else gaia__hrr_fg_tile1(kc, g->book + r0 * D + k0, D, pan + k0 * 16, tile, k0 > 0);
                 }
+                /* a tensor's row norms (one panel group: each row in one
+                   part): with the first panel, from the rows the tile has
+                   just read, still in cache, before they are needed */
+                if (g->own_norms && pi == p0)
+                    gaia_cpu_hrr_row_norms(GAIA__HRR_FG_MR - skip, D, g->book + (r0 + skip) * D, g->bn + r0 + skip);
                 gaia__hrr_fg_fold(tile, (int)(w / 16), skip, r0, g->bn, g->qn + 32 * pi, &g->st[rr * g->npan + pi]);
             }
         }

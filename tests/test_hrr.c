@@ -676,8 +676,9 @@ static void hrr_cleanup_one_pass_matches_float64(gt *t) {
    and must fold only its new rows), more than one 144-row block, queries
    not a multiple of 16 or 32 (zero-padded panels of 16 and 32), D not a
    multiple of 16 and D past 1024 (a tile summed in two calls), few panels
-   (two threads split the rows and merge, the lower range first) and many
-   (threads take panels). Row 1 is copied to a middle row and to the last
+   (two threads split the rows and merge, the lower range first; a
+   tensor's norms then come from each range's own tiles) and many (threads
+   take panels). Row 1 is copied to a middle row and to the last
    row (exact ties: the lowest index must win, across row ranges and in the
    overlapped tile), row 2 is zero, one query is zero (every cosine 0: row
    0 wins with 0), and a tensor (norms computed) and a codebook (norms
@@ -685,7 +686,7 @@ static void hrr_cleanup_one_pass_matches_float64(gt *t) {
 static void hrr_cleanup_fused_tiles_match_float64(gt *t) {
     static const size_t shapes[][3] = {/* M, D, B */
                                        {12, 16, 8},   {13, 1, 17},   {25, 15, 33},  {157, 33, 16}, {157, 257, 300},
-                                       {300, 1100, 40}, {301, 100, 70}, {1000, 64, 9}};
+                                       {300, 1100, 40}, {301, 100, 70}, {1000, 64, 9},  {1000, 512, 20}};
     int si, th;
     for (th = 1; th <= 2; th++) {
         gaia_ctx *ctx = NULL;
