@@ -9219,11 +9219,23 @@ GAIA_API void gaia_cpu_hrr_cyclic(size_t B, size_t D, const float *x, size_t shi
 
 static double gaia__hrr_sumsq(const float *x, size_t D) {
 #ifdef GAIA__AVX512
-    /* 16 floats widened to two vectors of 8 doubles, two accumulators:
-       double sums as below, in another order, 10x as fast (a 1000 x 1024
-       book's norms: ~300 us scalar) */
-    __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+    /* 16 floats widened to two vectors of 8 doubles: double sums as below,
+       in another order, 10x as fast (a 1000 x 1024 book's norms: ~300 us
+       scalar). Four accumulators for 32 floats a step: with two, each
+       waited on its previous FMA (a 1000 x 1024 book: 150 against 60 us
+       in L2). */
+    __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd(), a2 = _mm512_setzero_pd(), a3 = _mm512_setzero_pd();
     size_t i = 0;
+    for (; i + 32 <= D; i += 32) {
+        __m512d u = _mm512_cvtps_pd(_mm256_loadu_ps(x + i)), v = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8));
+        __m512d y = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 16)), z = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 24));
+        a0 = _mm512_fmadd_pd(u, u, a0);
+        a1 = _mm512_fmadd_pd(v, v, a1);
+        a2 = _mm512_fmadd_pd(y, y, a2);
+        a3 = _mm512_fmadd_pd(z, z, a3);
+    }
+    a0 = _mm512_add_pd(a0, a2);
+    a1 = _mm512_add_pd(a1, a3);
     for (; i + 16 <= D; i += 16) {
         __m512d u = _mm512_cvtps_pd(_mm256_loadu_ps(x + i)), v = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8));
         a0 = _mm512_fmadd_pd(u, u, a0);
@@ -9947,6 +9959,222 @@ static void gaia__hrr_clg_cols(void *arg, long long b0, long long b1, int slot) 
     }
 }
 
+#ifdef GAIA__AVX512
+/* --- cleanup of many queries, fused (AVX-512) ---
+   The same cosines and argmax as the GEMM path above, without S: the
+   queries are packed into panels of 32 (16 for a last short one) as
+   [D][32] blocks, and a 12 x 32 register tile dots 12 book rows (read in
+   place, each value broadcast) with a panel; the finished tile is turned
+   into cosines (the same dot / (|q| |w|), 0 where |q| |w| is 0) and folded
+   into the panel's running best on the spot. Rows come in increasing order
+   for every panel, so "strictly higher replaces" keeps the lowest row
+   among equal bests; a NaN poisons its query. A tile sums all of D in
+   registers (GAIA__HRR_FG_KC terms a call; longer rows go through the
+   tile's buffer), so nothing of size B x M is written or read back, and
+   the book is taken 144 rows at a time (576 KiB at D = 1024, in L2) while
+   every panel of the part passes. Threads take groups of panels (each
+   query's best is its part's alone) or, for few panels, ranges of rows
+   whose bests are merged afterwards, lower range first. */
+#define GAIA__HRR_FG_MR 12   /* book rows of a tile */
+#define GAIA__HRR_FG_KC 1024 /* terms of a dot product summed per kernel call */
+#define GAIA__HRR_FG_L2 ((size_t)576 * 1024) /* bytes of book rows per row block */
+
+/* One query panel's best so far (one row range's). */
+typedef struct gaia__hrr_fg_best {
+    float v[32];
+    int at[32];
+    unsigned nan;
+} gaia__hrr_fg_best;
+
+#define GAIA__HRR_FG_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define GAIA__HRR_FG_DECL(i) __m512 c##i##a, c##i##b;
+#define GAIA__HRR_FG_INIT2(i)                                                                                   \
+    c##i##a = acc ? _mm512_loadu_ps(t + (i) * 32) : _mm512_setzero_ps();                                      \
+    c##i##b = acc ? _mm512_loadu_ps(t + (i) * 32 + 16) : _mm512_setzero_ps();
+#define GAIA__HRR_FG_STEP2(i)                                                                                   \
+    {                                                                                                           \
+        __m512 a_ = _mm512_set1_ps(w[(i) * ld]);                                                               \
+        c##i##a = _mm512_fmadd_ps(a_, b0, c##i##a);                                                            \
+        c##i##b = _mm512_fmadd_ps(a_, b1, c##i##b);                                                            \
+    }
+#define GAIA__HRR_FG_STORE2(i) _mm512_storeu_ps(t + (i) * 32, c##i##a), _mm512_storeu_ps(t + (i) * 32 + 16, c##i##b);
+#define GAIA__HRR_FG_INIT1(i) c##i##a = acc ? _mm512_loadu_ps(t + (i) * 16) : _mm512_setzero_ps();
+#define GAIA__HRR_FG_STEP1(i) c##i##a = _mm512_fmadd_ps(_mm512_set1_ps(w[(i) * ld]), b0, c##i##a);
+#define GAIA__HRR_FG_STORE1(i) _mm512_storeu_ps(t + (i) * 16, c##i##a);
+
+/* t[i][c] (+= when acc) sum over k < kc of w[i ld + k] qp[k][c], for 12 rows
+   i and the 32 columns c of a packed panel. */
+static void gaia__hrr_fg_tile2(size_t kc, const float *w, size_t ld, const float *qp, float *t, int acc) {
+    GAIA__HRR_FG_ROWS(GAIA__HRR_FG_DECL)
+    size_t k;
+    GAIA__HRR_FG_ROWS(GAIA__HRR_FG_INIT2)
+    for (k = 0; k < kc; k++, w++, qp += 32) {
+        __m512 b0 = _mm512_loadu_ps(qp), b1 = _mm512_loadu_ps(qp + 16);
+        GAIA__HRR_FG_ROWS(GAIA__HRR_FG_STEP2)
+    }
+    GAIA__HRR_FG_ROWS(GAIA__HRR_FG_STORE2)
+}
+
+/* The same for a panel of 16 columns. */
+static void gaia__hrr_fg_tile1(size_t kc, const float *w, size_t ld, const float *qp, float *t, int acc) {
+    GAIA__HRR_FG_ROWS(GAIA__HRR_FG_DECL)
+    size_t k;
+    GAIA__HRR_FG_ROWS(GAIA__HRR_FG_INIT1)
+    for (k = 0; k < kc; k++, w++, qp += 16) {
+        __m512 b0 = _mm512_loadu_ps(qp);
+        GAIA__HRR_FG_ROWS(GAIA__HRR_FG_STEP1)
+    }
+    GAIA__HRR_FG_ROWS(GAIA__HRR_FG_STORE1)
+    (void)c0b, (void)c1b, (void)c2b, (void)c3b, (void)c4b, (void)c5b;
+    (void)c6b, (void)c7b, (void)c8b, (void)c9b, (void)c10b, (void)c11b;
+}
+
+/* Rows r0 + i, i in [skip, 12), of a finished tile t (nv vectors a row)
+   into the panel's best: cosine = dot / (qn bn), 0 where that is 0. */
+static void gaia__hrr_fg_fold(const float *t, int nv, size_t skip, size_t r0, const float *bn, const float *qn,
+                              gaia__hrr_fg_best *s) {
+    int v;
+    for (v = 0; v < nv; v++) {
+        __m512 vq = _mm512_loadu_ps(qn + 16 * v), best = _mm512_loadu_ps(s->v + 16 * v);
+        __m512i at = _mm512_loadu_si512((const void *)(s->at + 16 * v));
+        __mmask16 nan = (__mmask16)(s->nan >> (16 * v));
+        size_t i;
+        for (i = skip; i < GAIA__HRR_FG_MR; i++) {
+            __m512 d = _mm512_mul_ps(vq, _mm512_set1_ps(bn[r0 + i]));
+            __m512 c = _mm512_div_ps(_mm512_loadu_ps(t + (size_t)(16 * nv) * i + 16 * v), d);
+            __mmask16 gt;
+            c = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_EQ_OQ), c, _mm512_setzero_ps());
+            nan |= _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q);
+            gt = (__mmask16)(_mm512_cmp_ps_mask(c, best, _CMP_GT_OQ) |
+                             (_mm512_cmp_ps_mask(c, best, _CMP_EQ_OQ) &
+                              _mm512_cmp_epi32_mask(at, _mm512_setzero_si512(), _MM_CMPINT_LT)));
+            best = _mm512_mask_blend_ps(gt, best, c);
+            at = _mm512_mask_blend_epi32(gt, at, _mm512_set1_epi32((int)(r0 + i)));
+        }
+        _mm512_storeu_ps(s->v + 16 * v, best);
+        _mm512_storeu_si512((void *)(s->at + 16 * v), at);
+        s->nan = (s->nan & ~(0xFFFFu << (16 * v))) | ((unsigned)nan << (16 * v));
+    }
+}
+
+/* Queries q[0, n) into panel layout: panel p holds queries 32p.. as
+   [D][w] (w = 32, or 16 for a last panel of at most 16), zero padded. */
+typedef struct gaia__hrr_fg_job {
+    size_t M, D, n, npan, ntile, nrp, ng, rb;
+    const float *q, *book;
+    float *qn, *bn, *pack;
+    int own_norms; /* row norms computed by the parts (one group) */
+    gaia__hrr_fg_best *st;
+} gaia__hrr_fg_job;
+
+static size_t gaia__hrr_fg_width(const gaia__hrr_fg_job *g, size_t p) { return g->n - 32 * p <= 16 ? 16 : 32; }
+
+/* 16 rows of 16 floats (r[i]: row i) transposed in place: r[c] becomes
+   column c (unpacks of 32- and 64-bit pairs, then two rounds of 128-bit
+   lane shuffles). */
+static void gaia__hrr_fg_t16(__m512 r[16]) {
+    __m512 t[16];
+    __m512d u[16];
+    int i, m;
+    for (i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (i = 0; i < 4; i++) { /* u[4i + m]: column 4j + m of rows 4i..4i+3, in lane j */
+        __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+        __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+        u[4 * i] = _mm512_unpacklo_pd(a, c);
+        u[4 * i + 1] = _mm512_unpackhi_pd(a, c);
+        u[4 * i + 2] = _mm512_unpacklo_pd(b, d);
+        u[4 * i + 3] = _mm512_unpackhi_pd(b, d);
+    }
+    for (m = 0; m < 4; m++) {
+        __m512 a = _mm512_castpd_ps(u[m]), b = _mm512_castpd_ps(u[4 + m]);
+        __m512 c = _mm512_castpd_ps(u[8 + m]), d = _mm512_castpd_ps(u[12 + m]);
+        __m512 v = _mm512_shuffle_f32x4(a, b, 0x88), w = _mm512_shuffle_f32x4(a, b, 0xDD);
+        __m512 v2 = _mm512_shuffle_f32x4(c, d, 0x88), w2 = _mm512_shuffle_f32x4(c, d, 0xDD);
+        r[m] = _mm512_shuffle_f32x4(v, v2, 0x88);
+        r[8 + m] = _mm512_shuffle_f32x4(v, v2, 0xDD);
+        r[4 + m] = _mm512_shuffle_f32x4(w, w2, 0x88);
+        r[12 + m] = _mm512_shuffle_f32x4(w, w2, 0xDD);
+    }
+}
+
+/* Panels [p0, p1): each half of 16 queries (rows past n read as zeros) is
+   transposed 16 x 16 at a time into the panel's columns, and the queries'
+   norms are summed from the same loads. */
+static void gaia__hrr_fg_pack(void *arg, long long p0, long long p1, int slot) {
+    const gaia__hrr_fg_job *g = (const gaia__hrr_fg_job *)arg;
+    size_t D = g->D, p, h, k0, r;
+    (void)slot;
+    for (p = (size_t)p0; p < (size_t)p1; p++) {
+        size_t w = gaia__hrr_fg_width(g, p);
+        float *dst = g->pack + p * 32 * D;
+        for (h = 0; h < w; h += 16) {
+            size_t q0 = 32 * p + h, nq = g->n - q0 < 16 ? g->n - q0 : 16;
+            const float *src = g->q + q0 * D;
+            __m512d ss[16], lo, hi;
+            for (r = 0; r < 16; r++) ss[r] = _mm512_setzero_pd();
+            for (k0 = 0; k0 < D; k0 += 16) {
+                size_t nk = D - k0 < 16 ? D - k0 : 16;
+                __mmask16 km = (__mmask16)(nk == 16 ? 0xFFFFu : (1u << nk) - 1u);
+                __m512 x[16];
+                for (r = 0; r < 16; r++) {
+                    x[r] = r < nq ? _mm512_maskz_loadu_ps(km, src + r * D + k0) : _mm512_setzero_ps();
+                    lo = _mm512_cvtps_pd(_mm512_castps512_ps256(x[r]));
+                    hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x[r]), 1)));
+                    ss[r] = _mm512_fmadd_pd(lo, lo, ss[r]);
+                    ss[r] = _mm512_fmadd_pd(hi, hi, ss[r]);
+                }
+                gaia__hrr_fg_t16(x);
+                for (r = 0; r < nk; r++) _mm512_storeu_ps(dst + (k0 + r) * w + h, x[r]);
+            }
+            /* the query norms from the same loads, summed in double (padding: 0) */
+            for (r = 0; r < 16; r++) g->qn[q0 + r] = (float)sqrt(_mm512_reduce_add_pd(ss[r]));
+        }
+    }
+}
+
+/* Part p: row range p / ng (tiles), panel group p % ng. */
+static void gaia__hrr_fg_part(void *arg, long long p, int slot) {
+    const gaia__hrr_fg_job *g = (const gaia__hrr_fg_job *)arg;
+    size_t rr = (size_t)p / g->ng, gi = (size_t)p % g->ng, M = g->M, D = g->D;
+    size_t t0 = rr * g->ntile / g->nrp, t1 = (rr + 1) * g->ntile / g->nrp;
+    size_t p0 = gi * g->npan / g->ng, p1 = (gi + 1) * g->npan / g->ng, tb, pi, ti, k0, r;
+    float tile[GAIA__HRR_FG_MR * 32];
+    (void)slot;
+    for (pi = p0; pi < p1; pi++) {
+        gaia__hrr_fg_best *s = &g->st[rr * g->npan + pi];
+        for (r = 0; r < 32; r++) s->v[r] = -INFINITY, s->at[r] = -1;
+        s->nan = 0;
+    }
+    for (tb = t0; tb < t1; tb += g->rb) {
+        size_t te = tb + g->rb < t1 ? tb + g->rb : t1;
+        for (pi = p0; pi < p1; pi++) {
+            size_t w = gaia__hrr_fg_width(g, pi);
+            const float *pan = g->pack + pi * 32 * D;
+            for (ti = tb; ti < te; ti++) {
+                /* the last tile ends at row M: it overlaps the one before and
+                   folds only its new rows */
+                size_t r0 = ti * GAIA__HRR_FG_MR, skip = 0;
+                if (r0 + GAIA__HRR_FG_MR > M) skip = r0 + GAIA__HRR_FG_MR - M, r0 = M - GAIA__HRR_FG_MR;
+                for (k0 = 0; k0 < D; k0 += GAIA__HRR_FG_KC) {
+                    size_t kc = D - k0 < GAIA__HRR_FG_KC ? D - k0 : GAIA__HRR_FG_KC;
+                    if (w == 32) gaia__hrr_fg_tile2(kc, g->book + r0 * D + k0, D, pan + k0 * 32, tile, k0 > 0);
+                    else gaia__hrr_fg_tile1(kc, g->book + r0 * D + k0, D, pan + k0 * 16, tile, k0 > 0);
+                }
+                /* a tensor's row norms (one panel group: each row in one
+                   part): with the first panel, from the rows the tile has
+                   just read, still in cache, before they are needed */
+                if (g->own_norms && pi == p0)
+                    gaia_cpu_hrr_row_norms(GAIA__HRR_FG_MR - skip, D, g->book + (r0 + skip) * D, g->bn + r0 + skip);
+                gaia__hrr_fg_fold(tile, (int)(w / 16), skip, r0, g->bn, g->qn + 32 * pi, &g->st[rr * g->npan + pi]);
+            }
+        }
+    }
+}
+#endif /* GAIA__AVX512 */
+
 /* The GEMM path's scratch in the CPU cache's buffer (shared with the binds'
    FFT scratch: no call needs both at once). */
 static gaia_status gaia__hrr_cpu_scratch(gaia_ctx *ctx, const char *fn, size_t floats, float **out) {
@@ -9957,6 +10185,66 @@ static gaia_status gaia__hrr_cpu_scratch(gaia_ctx *ctx, const char *fn, size_t f
     *out = c->work;
     return GAIA_OK;
 }
+
+#ifdef GAIA__AVX512
+/* Many queries through the fused tiles (M >= 12): per chunk of queries,
+   their norms, their panels, the parts, then the row ranges' bests merged. */
+static gaia_status gaia__hrr_cpu_cleanup_fused(gaia_ctx *ctx, const char *fn, size_t B, size_t M, size_t D,
+                                               const float *q, const float *book, const float *bnorm, float *best) {
+    int nt = ctx->cpu_threads > 0 ? ctx->cpu_threads : 1;
+    size_t chunk = ((size_t)1 << 20) / D / 32 * 32, npmax, need, b0, i;
+    float *w = NULL;
+    gaia__hrr_fg_job g;
+    gaia_status st;
+    if (chunk < 32) chunk = 32;
+    if (chunk > B) chunk = B;
+    npmax = (chunk + 31) / 32;
+    /* floats: query norms, book norms, panels, then the bests (2 nt + panels
+       of them at most, see nrp below) */
+    need = 32 * npmax + GAIA__HRR_ROUND16(M) + 32 * npmax * D +
+           (2 * (size_t)nt + npmax) * (sizeof(gaia__hrr_fg_best) / sizeof(float) + 1);
+    if ((st = gaia__hrr_cpu_scratch(ctx, fn, need, &w)) != GAIA_OK) return st;
+    memset(&g, 0, sizeof g);
+    g.M = M, g.D = D, g.book = book, g.qn = w, g.bn = w + 32 * npmax, g.pack = g.bn + GAIA__HRR_ROUND16(M);
+    g.st = (gaia__hrr_fg_best *)(void *)(g.pack + 32 * npmax * D);
+    g.ntile = (M + GAIA__HRR_FG_MR - 1) / GAIA__HRR_FG_MR;
+    g.rb = GAIA__HRR_FG_L2 / (GAIA__HRR_FG_MR * D * sizeof(float));
+    if (g.rb < 1) g.rb = 1;
+    if (bnorm) memcpy(g.bn, bnorm, M * sizeof(float));
+    for (b0 = 0; b0 < B; b0 += chunk) {
+        size_t n = B - b0 < chunk ? B - b0 : chunk, rr;
+        int team = gaia__team(nt, (double)n * (double)M * (double)D, GAIA_GEMM_PAR_GRAIN);
+        g.n = n, g.q = q + b0 * D, g.npan = (n + 31) / 32;
+        /* panel groups when there are enough panels for every thread, else
+           row ranges too (at most one a tile) */
+        g.ng = g.npan < 2 * (size_t)team ? g.npan : 2 * (size_t)team;
+        g.nrp = g.npan < 2 * (size_t)team ? (2 * (size_t)team + g.npan - 1) / g.npan : 1;
+        if (g.nrp > g.ntile) g.nrp = g.ntile;
+        if (team == 1) g.ng = g.nrp = 1;
+        /* a tensor's row norms: in the parts when each row has one part,
+           else once, here (and for the first chunk only) */
+        g.own_norms = !bnorm && g.ng == 1;
+        if (!bnorm && !g.own_norms && b0 == 0) gaia__hrr_cpu_row_norms(ctx, M, D, book, g.bn);
+        if (g.own_norms && b0 > 0) g.own_norms = 0; /* computed by the first chunk */
+        gaia__par_range(team, (long long)g.npan, gaia__hrr_fg_pack, &g);
+        gaia__par_run(team, (long long)(g.nrp * g.ng), gaia__hrr_fg_part, &g);
+        for (i = 0; i < n; i++) {
+            size_t pi = i / 32, l = i % 32;
+            long at = -1;
+            float v = 0.0f;
+            int nan = 0;
+            for (rr = 0; rr < g.nrp; rr++) { /* lower rows first: a later range wins only when higher */
+                const gaia__hrr_fg_best *s = &g.st[rr * g.npan + pi];
+                nan |= (int)((s->nan >> l) & 1u);
+                if (s->at[l] >= 0 && (at < 0 || s->v[l] > v)) v = s->v[l], at = s->at[l];
+            }
+            best[2 * (b0 + i)] = nan ? -1.0f : (float)at;
+            best[2 * (b0 + i) + 1] = nan ? (float)NAN : v;
+        }
+    }
+    return GAIA_OK;
+}
+#endif
 
 static gaia_status gaia__hrr_cpu_cleanup(gaia_ctx *ctx, size_t B, size_t M, size_t D, const float *q,
                                          const float *book, const float *bnorm, float *best) {
@@ -9970,6 +10258,9 @@ static gaia_status gaia__hrr_cpu_cleanup(gaia_ctx *ctx, size_t B, size_t M, size
         gaia_cpu_hrr_cleanup(B, M, D, q, book, bnorm, best, ctx->cpu_threads, ctx->hrr_cleanup_pass++);
         return GAIA_OK;
     }
+#ifdef GAIA__AVX512
+    if (M >= GAIA__HRR_FG_MR) return gaia__hrr_cpu_cleanup_fused(ctx, fn, B, M, D, q, book, bnorm, best);
+#endif
     chunk = GAIA__HRR_CL_SIM_FLOATS / M;
     if (chunk < GAIA__HRR_CL_GEMM_MIN) chunk = GAIA__HRR_CL_GEMM_MIN;
     if (chunk > B) chunk = B;

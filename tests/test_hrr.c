@@ -670,6 +670,99 @@ static void hrr_cleanup_one_pass_matches_float64(gt *t) {
     }
 }
 
+/* Many queries against a book of at least 12 rows (on AVX-512 CPUs: the
+   fused 12-row x 32-query tiles) against float64 cosines, on one thread and
+   on two: rows not a multiple of 12 (the last tile overlaps the one before
+   and must fold only its new rows), more than one 144-row block, queries
+   not a multiple of 16 or 32 (zero-padded panels of 16 and 32), D not a
+   multiple of 16 and D past 1024 (a tile summed in two calls), few panels
+   (two threads split the rows and merge, the lower range first; a
+   tensor's norms then come from each range's own tiles) and many (threads
+   take panels). Row 1 is copied to a middle row and to the last
+   row (exact ties: the lowest index must win, across row ranges and in the
+   overlapped tile), row 2 is zero, one query is zero (every cosine 0: row
+   0 wins with 0), and a tensor (norms computed) and a codebook (norms
+   cached) must agree with the reference. */
+static void hrr_cleanup_fused_tiles_match_float64(gt *t) {
+    static const size_t shapes[][3] = {/* M, D, B */
+                                       {12, 16, 8},   {13, 1, 17},   {25, 15, 33},  {157, 33, 16}, {157, 257, 300},
+                                       {300, 1100, 40}, {301, 100, 70}, {1000, 64, 9},  {1000, 512, 20}};
+    int si, th;
+    for (th = 1; th <= 2; th++) {
+        gaia_ctx *ctx = NULL;
+        gaia_ctx_desc d;
+        if (gaia_ctx_device(t->ctx) != GAIA_DEVICE_CPU) return;
+        memset(&d, 0, sizeof d);
+        d.device = GAIA_DEVICE_CPU;
+        d.cpu_threads = th;
+        GT_OK(t, gaia_ctx_create(&d, &ctx));
+        for (si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++) {
+            size_t M = shapes[si][0], D = shapes[si][1], B = shapes[si][2], i, j, k, mid = M / 2 + 1;
+            float *book = hrand(t, M, D), *q = gt_alloc_floats(B * D), *sim = gt_alloc_floats(B);
+            long *idx = (long *)malloc(B * sizeof(long));
+            double *ref = (double *)malloc(B * sizeof(double)), *bn = (double *)malloc(M * sizeof(double));
+            size_t *want = (size_t *)malloc(B * sizeof(size_t)), shape[2];
+            gaia_tensor *tb = NULL, *tq = NULL;
+            gaia_hrr_codebook *cb = NULL;
+            int rep, ok = 1;
+            memcpy(book + mid * D, book + D, D * sizeof(float));
+            memcpy(book + (M - 1) * D, book + D, D * sizeof(float));
+            memset(book + 2 * D, 0, D * sizeof(float));
+            for (i = 0; i < B; i++) {
+                size_t src = i % 3 == 0 ? 1 : (size_t)(gt_u64(t) % M);
+                for (k = 0; k < D; k++)
+                    q[i * D + k] = i == 4 ? 0.0f : book[src * D + k] + (float)(0.5 * gt_normal(t) / sqrt((double)D));
+            }
+            for (j = 0; j < M; j++) bn[j] = sqrt(dotd(book + j * D, book + j * D, D));
+            for (i = 0; i < B; i++) {
+                double qn = sqrt(dotd(q + i * D, q + i * D, D));
+                ref[i] = -3.0, want[i] = 0;
+                for (j = 0; j < M; j++) {
+                    double c = qn * bn[j] == 0 ? 0.0 : dotd(q + i * D, book + j * D, D) / (qn * bn[j]);
+                    if (c > ref[i]) ref[i] = c, want[i] = j;
+                }
+            }
+            shape[0] = M, shape[1] = D;
+            GT_OK(t, gaia_tensor_from_host(ctx, 2, shape, book, &tb));
+            shape[0] = B;
+            GT_OK(t, gaia_tensor_from_host(ctx, 2, shape, q, &tq));
+            GT_OK(t, gaia_hrr_codebook_create(ctx, D, &cb));
+            for (j = 0; j < M; j++) {
+                char name[32];
+                gaia_tensor *row = NULL;
+                snprintf(name, sizeof name, "r%zu", j);
+                GT_OK(t, gaia_tensor_from_host(ctx, 1, &D, book + j * D, &row));
+                GT_OK(t, gaia_hrr_codebook_add(ctx, cb, name, row, NULL));
+                gaia_tensor_free(row);
+            }
+            for (rep = 0; rep < 2 && ok; rep++) {
+                if (rep == 0) GT_OK(t, gaia_hrr_cleanup(ctx, tq, tb, -2.0f, idx, sim));
+                else GT_OK(t, gaia_hrr_codebook_cleanup(ctx, cb, tq, -2.0f, idx, sim, NULL));
+                for (i = 0; i < B && ok; i++) {
+                    double e = 1e-5 + 1e-4 * fabs(ref[i]), c;
+                    if (idx[i] < 0 || idx[i] >= (long)M) {
+                        ok = 0;
+                        GT_CHECK(t, 0, "M %zu D %zu B %zu query %zu: index %ld", M, D, B, i, idx[i]);
+                        break;
+                    }
+                    c = bn[idx[i]] * sqrt(dotd(q + i * D, q + i * D, D));
+                    c = c == 0 ? 0.0 : dotd(q + i * D, book + (size_t)idx[i] * D, D) / c;
+                    if (!((size_t)idx[i] == want[i] || c >= ref[i] - e) || fabs(sim[i] - ref[i]) > e ||
+                        idx[i] == (long)mid || idx[i] == (long)(M - 1) || (i == 4 && (idx[i] != 0 || sim[i] != 0.0f)))
+                        ok = 0;
+                    GT_CHECK(t, ok, "%d threads, %s, M %zu D %zu B %zu query %zu: index %ld (cos %.9g, sim %.9g), float64 %zu (%.9g)",
+                             th, rep ? "codebook" : "tensor", M, D, B, i, idx[i], c, (double)sim[i], want[i], ref[i]);
+                }
+            }
+            gaia_hrr_codebook_free(cb);
+            gaia_tensor_free(tb);
+            gaia_tensor_free(tq);
+            free(book), free(q), free(sim), free(idx), free(ref), free(want), free(bn);
+        }
+        gaia_ctx_destroy(ctx);
+    }
+}
+
 /* The same with a batch that takes the CPU's GEMM path (20 queries): a NaN
    query cleans to no match (similarity NaN) while its neighbours match as
    one query alone does; a NaN book row poisons every query, as the one-pass
@@ -1529,6 +1622,7 @@ const gt_case gt_hrr_cases[] = {
     {"hrr_dot_and_cosine_match_reference", hrr_dot_and_cosine_match_reference},
     {"hrr_cleanup_finds_noisy_items", hrr_cleanup_finds_noisy_items},
     {"hrr_cleanup_one_pass_matches_float64", hrr_cleanup_one_pass_matches_float64},
+    {"hrr_cleanup_fused_tiles_match_float64", hrr_cleanup_fused_tiles_match_float64},
     {"hrr_nan_propagates_and_cleans_to_no_match", hrr_nan_propagates_and_cleans_to_no_match},
     {"hrr_nan_poisons_a_batch_of_queries", hrr_nan_poisons_a_batch_of_queries},
     {"hrr_spectrum_bind_matches_bind", hrr_spectrum_bind_matches_bind},
