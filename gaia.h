@@ -12477,6 +12477,30 @@ GAIA_API gaia_status gaia_layer_dropout(gaia_ctx *ctx, const gaia_tensor *x, flo
     return st;
 }
 
+/* Both attentions' checks of q, k, v (tensors on one device) and prec. */
+static gaia_status gaia__attention_inputs(gaia_ctx *ctx, const char *fn, const gaia_tensor *q, const gaia_tensor *k,
+                                          const gaia_tensor *v, gaia_layer_precision prec) {
+    gaia_status st;
+    if ((st = gaia__check_tensor(ctx, fn, "q", q)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "k", k)) != GAIA_OK) return st;
+    if ((st = gaia__check_tensor(ctx, fn, "v", v)) != GAIA_OK) return st;
+    if ((st = gaia__same_device(ctx, fn, q, k)) != GAIA_OK) return st;
+    if ((st = gaia__same_device(ctx, fn, q, v)) != GAIA_OK) return st;
+    if ((int)prec < 0 || prec >= GAIA_LAYER_PREC_COUNT)
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown precision %d", (int)prec);
+    return GAIA_OK;
+}
+
+/* GAIA_ERR_SHAPE naming the three shapes and the layout that was needed. */
+static gaia_status gaia__attention_shapes(gaia_ctx *ctx, const char *fn, const gaia_tensor *q, const gaia_tensor *k,
+                                          const gaia_tensor *v, const char *need) {
+    char sq[64], sk[64], sv[64];
+    gaia__shape_str(q, sq, sizeof sq);
+    gaia__shape_str(k, sk, sizeof sk);
+    gaia__shape_str(v, sv, sizeof sv);
+    return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "q (%s), k (%s), v (%s): need %s", sq, sk, sv, need);
+}
+
 GAIA_API gaia_status gaia_layer_attention(gaia_ctx *ctx, const gaia_tensor *q, const gaia_tensor *k,
                                           const gaia_tensor *v, float scale, int causal, gaia_layer_precision prec,
                                           gaia_tensor **out) {
@@ -12489,25 +12513,14 @@ GAIA_API gaia_status gaia_layer_attention(gaia_ctx *ctx, const gaia_tensor *q, c
     gaia_status st;
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
-    if ((st = gaia__check_tensor(ctx, fn, "q", q)) != GAIA_OK) return st;
-    if ((st = gaia__check_tensor(ctx, fn, "k", k)) != GAIA_OK) return st;
-    if ((st = gaia__check_tensor(ctx, fn, "v", v)) != GAIA_OK) return st;
-    if ((st = gaia__same_device(ctx, fn, q, k)) != GAIA_OK) return st;
-    if ((st = gaia__same_device(ctx, fn, q, v)) != GAIA_OK) return st;
-    if ((int)prec < 0 || prec >= GAIA_LAYER_PREC_COUNT)
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown precision %d", (int)prec);
+    if ((st = gaia__attention_inputs(ctx, fn, q, k, v, prec)) != GAIA_OK) return st;
     if (q->ndim < 2 || k->ndim != q->ndim || v->ndim != q->ndim)
         return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "q, k, v need the same number of dims (2 to 4), got %d, %d, %d",
                           q->ndim, k->ndim, v->ndim);
     for (i = 0; i < q->ndim; i++) {
         int last2 = i == q->ndim - 2;
         if (k->shape[i] != v->shape[i] || (!last2 && k->shape[i] != q->shape[i])) {
-            char sq[64], sk[64], sv[64];
-            gaia__shape_str(q, sq, sizeof sq);
-            gaia__shape_str(k, sk, sizeof sk);
-            gaia__shape_str(v, sv, sizeof sv);
-            return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "q (%s), k (%s), v (%s): need [.., Nq, d], [.., Nk, d] twice",
-                              sq, sk, sv);
+            return gaia__attention_shapes(ctx, fn, q, k, v, "[.., Nq, d], [.., Nk, d] twice");
         }
         if (i < q->ndim - 2) bh *= q->shape[i];
     }
@@ -12605,22 +12618,11 @@ GAIA_API gaia_status gaia_layer_attention_heads(gaia_ctx *ctx, const gaia_tensor
     gaia_status st;
     uint64_t t0;
     GAIA__NEED_CTX(ctx);
-    if ((st = gaia__check_tensor(ctx, fn, "q", q)) != GAIA_OK) return st;
-    if ((st = gaia__check_tensor(ctx, fn, "k", k)) != GAIA_OK) return st;
-    if ((st = gaia__check_tensor(ctx, fn, "v", v)) != GAIA_OK) return st;
-    if ((st = gaia__same_device(ctx, fn, q, k)) != GAIA_OK) return st;
-    if ((st = gaia__same_device(ctx, fn, q, v)) != GAIA_OK) return st;
-    if ((int)prec < 0 || prec >= GAIA_LAYER_PREC_COUNT)
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "unknown precision %d", (int)prec);
+    if ((st = gaia__attention_inputs(ctx, fn, q, k, v, prec)) != GAIA_OK) return st;
     if (q->ndim < 2 || q->ndim > 3 || k->ndim != q->ndim || v->ndim != q->ndim || k->shape[q->ndim - 1] !=
         q->shape[q->ndim - 1] || v->shape[q->ndim - 1] != q->shape[q->ndim - 1] || k->shape[q->ndim - 2] !=
         v->shape[q->ndim - 2] || (q->ndim == 3 && (k->shape[0] != q->shape[0] || v->shape[0] != q->shape[0]))) {
-        char sq[64], sk[64], sv[64];
-        gaia__shape_str(q, sq, sizeof sq);
-        gaia__shape_str(k, sk, sizeof sk);
-        gaia__shape_str(v, sv, sizeof sv);
-        return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "q (%s), k (%s), v (%s): need [B, Nq, heads dh], [B, Nk, heads dh] "
-                          "twice (or without B)", sq, sk, sv);
+        return gaia__attention_shapes(ctx, fn, q, k, v, "[B, Nq, heads dh], [B, Nk, heads dh] twice (or without B)");
     }
     width = q->shape[q->ndim - 1];
     nq = q->shape[q->ndim - 2];
