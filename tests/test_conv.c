@@ -25,9 +25,11 @@ typedef struct conv_case {
    input channels x kernel rows and rows that fill 3/4 of their tiles of 14
    x 4 (2 for 7 wide) output columns take its 1-D Winograd form ("wino",
    gaia__conv_wino); their widths leave partial tiles. With vertical stride
-   1 its register tiles run on across rows ("wino flat"): the small maps'
-   cases have rows whose last Winograd tile is partial and images whose
-   last register tile is, and channel counts off the 32-channel blocks.
+   1 its register tiles run on across rows ("wino flat", taken on rows too
+   short for whole register tiles from 64 output channels per group): the
+   small maps' cases have rows whose last Winograd tile is partial and
+   images whose last register tile is, and channel counts off the
+   32-channel blocks.
    Its float32 error is about twice the direct sum's (see
    gaia__conv_wino_item), well inside the tolerance below. A 1x1 stride-1
    unpadded kernel ("pw") runs the GEMM on x itself with weights packed
@@ -74,11 +76,11 @@ static const conv_case conv_cases[] = {
     {1, 8, 7, 45, 20, 2, 3, 1, 1, 0, 0, 1, 1, 1, 1},   /* wino: 2x3 kernel, no padding, 43 columns */
     {3, 64, 5, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* wino: the benchmark's 3x3 rows */
     {1, 8, 4, 56, 33, 7, 7, 1, 1, 3, 3, 1, 1, 1, 0},   /* wino: the benchmark's 7x7 rows, 33 channels */
-    {2, 20, 14, 14, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* wino flat: 14 = 3 x 4 + 2 columns, 40 = 32 + 8 */
-    {1, 16, 28, 28, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0}, /* wino flat: 28 x 28, 33 = 32 + 1 channels */
-    {2, 8, 13, 11, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* wino flat: 39 tiles, the last register tile 11 */
-    {1, 8, 10, 10, 20, 7, 7, 1, 1, 3, 3, 1, 1, 1, 1},  /* wino flat F(2,7): 10 x 10, 50 tiles */
-    {1, 6, 12, 11, 16, 5, 5, 1, 1, 4, 2, 2, 1, 1, 1},  /* wino flat F(4,5): vertical dilation 2 */
+    {2, 20, 14, 14, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* wino flat: 14 = 3 x 4 + 2 columns, 72 = 64 + 8 */
+    {1, 16, 28, 28, 65, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0}, /* wino flat: 28 x 28, 65 = 64 + 1 channels */
+    {2, 8, 13, 11, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* wino flat: 39 tiles, the last register tile 11 */
+    {1, 8, 10, 10, 64, 7, 7, 1, 1, 3, 3, 1, 1, 1, 1},  /* wino flat F(2,7): 10 x 10, 50 tiles */
+    {1, 6, 12, 11, 80, 5, 5, 1, 1, 4, 2, 2, 1, 1, 1},  /* wino flat F(4,5): vertical dilation 2 */
     {1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* wino flat: the benchmark's 14 x 14 layer */
     {1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0}, /* wino flat: the benchmark's 28 x 28 layer */
     {2, 256, 14, 14, 256, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1}, /* pw: the benchmark's 1x1 layer */
