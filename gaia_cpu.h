@@ -4612,7 +4612,8 @@ static const struct gaia_tensor_ops gaia__cpu_tensor_ops = {
      the padding - into a per-thread buffer and multiplies the group's
      weights [Og, Cg*KH*KW] by it with gaia's packed GEMM (one thread per
      item). A 1x1 kernel with stride 1 and no padding gathers nothing: its
-     columns are x's own rows.
+     columns are x's own rows, and its weights are packed for the GEMM
+     once per call (gaia__conv_pw_item).
    - A direct loop on a zero-padded copy of the group's input planes, the
      output held in registers across all taps (gaia__conv_direct_item). It
      wins where the GEMM is thin: few output channels per group (depthwise
@@ -4626,7 +4627,10 @@ static const struct gaia_tensor_ops gaia__cpu_tensor_ops = {
      1 and kernels 3, 5 or 7 wide the same tile runs on 1-D Winograd
      transforms of the rows (gaia__conv_wino_item), 2x and 1.75x fewer
      multiplies for 3x3 and 7x7: 5.8 and 25 ms for those layers (batch 8,
-     56 x 56) on one core, against 7.7 and 39 ms untransformed.
+     56 x 56) on one core, against 7.7 and 39 ms untransformed. With
+     vertical stride 1 the tile's 14 Winograd tiles run on from one output
+     row into the next, so the deeper stages' small maps (28 x 28, 14 x 14)
+     take the transforms too.
 
    The rules between them are in gaia__conv_direct, gaia__conv_blocked and
    gaia__conv_wino (measured, see there).
