@@ -17,8 +17,9 @@
      product (numpy.matmul over the frequencies), irfft2, the "same" crop
      (the kernels' transform is part of every call, as gaia's call gets
      plain weights too). On the 56 x 56 layers only: on the small maps it
-     is several times slower than the others (the per-frequency products
-     grow with C x O) and would take most of the benchmark's time.
+     is over 15x slower than the others (260-280 ms on one thread for the
+     3x3 layers at 28 x 28 and 14 x 14, where PyTorch takes 9-16 ms,
+     2-core Xeon, 2026-12-02) and would take most of the benchmark's time.
    - PyTorch's torch.nn.functional.conv2d when `import torch` works.
    Times are the best of 9 calls after a warm-up: each peer in 2 fresh
    processes per OpenBLAS kernel set, the best of those; gaia in this
