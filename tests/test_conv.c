@@ -87,6 +87,7 @@ static const conv_case conv_cases[] = {
     {2, 24, 5, 7, 26, 1, 1, 1, 1, 0, 0, 1, 1, 2, 1},   /* pw: 2 groups of 12 -> 13 (off MR) */
     {1, 600, 3, 5, 20, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},  /* pw: 600 input channels, two K blocks */
     {2, 8, 40, 40, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* pw: 1600 pixels, two column blocks */
+    {1, 32, 12, 12, 128, 3, 3, 1, 1, 1, 1, 1, 1, 2, 1}, /* wino flat: 2 groups of 16 -> 64 */
 };
 
 /* out[n][o][oh][ow] = bias[o] + sum over c, kh, kw in float64. */
