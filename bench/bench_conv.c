@@ -1,11 +1,13 @@
 /* bench_conv - 2-D convolution on the CPU against NumPy/SciPy (and PyTorch
    when it imports), timed in the same run.
 
-   Two layers of a ResNet stage: batch 8, 64 -> 64 channels, 56 x 56, stride
-   1, "same" padding, 3x3 and 7x7 kernels, on 1 and 2 threads. The peers get
-   the very same x and w (written as .npy files) and must give gaia's output
-   back (the largest difference is printed); each runs in a fresh Python
-   process on as many threads as gaia:
+   The layers of a ResNet's stages, batch 8, stride 1, "same" padding: 64 ->
+   64 channels at 56 x 56 with 3x3 and 7x7 kernels, then the deeper stages'
+   smaller maps with more channels: 128 -> 128 at 28 x 28 (3x3), 256 -> 256
+   at 14 x 14 (3x3 and 1x1); each on 1 and 2 threads. The peers get the very
+   same x and w (written as .npy files) and must give gaia's output back
+   (the largest difference is printed); each runs in a fresh Python process
+   on as many threads as gaia:
    - NumPy im2col: the padded input's KH*KW shifted views copied into a
      [C*KH*KW, N*H*W] column matrix, one BLAS SGEMM with the weights, then
      the [O, N, H, W] result back to NCHW. OpenBLAS is tried with each of its
@@ -14,7 +16,10 @@
      (H + KH - 1) x (W + KW - 1), per frequency a complex [N, C] x [C, O]
      product (numpy.matmul over the frequencies), irfft2, the "same" crop
      (the kernels' transform is part of every call, as gaia's call gets
-     plain weights too).
+     plain weights too). On the 56 x 56 layers only: on the small maps it
+     is over 15x slower than the others (260-280 ms on one thread for the
+     3x3 layers at 28 x 28 and 14 x 14, where PyTorch takes 9-16 ms,
+     2-core Xeon, 2026-12-02) and would take most of the benchmark's time.
    - PyTorch's torch.nn.functional.conv2d when `import torch` works.
    Times are the best of 9 calls after a warm-up: each peer in 2 fresh
    processes per OpenBLAS kernel set, the best of those; gaia in this
@@ -148,12 +153,22 @@ static double peer_difference(gaia_ctx *ctx, const char *dir, int method, const 
     return dmax < 0 ? -1.0 : dmax / (ymax + 1e-30);
 }
 
+/* The layers: batch, channels (in = out), map size, kernel size, whether
+   the SciPy FFT peer runs. */
+typedef struct conv_layer {
+    size_t N, C, H, K;
+    int fft;
+} conv_layer;
+static const conv_layer layers[] = {
+    {8, 64, 56, 3, 1}, {8, 64, 56, 7, 1}, {8, 128, 28, 3, 0}, {8, 256, 14, 3, 0}, {8, 256, 14, 1, 0},
+};
+
 int main(int argc, char **argv) {
     static const char *const names[3] = {"numpy im2col+BLAS", "scipy FFT", "pytorch"};
-    static const size_t ks[2] = {3, 7};
     char dir[512], path[600];
     const char *tmp = getenv("TMPDIR");
-    int ki, nt, m;
+    size_t li;
+    int nt, m;
     (void)argv;
     if (argc > 1) {
         printf("usage: bench_conv [--help]\n(no arguments; GAIA_BENCH_PYTHON picks the Python with NumPy)\n");
@@ -165,9 +180,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     bench_print_machine("bench_conv");
-    printf("# 2-D convolution, batch 8, 64 -> 64 channels, 56 x 56, stride 1, same padding, float32, CPU\n");
+    printf("# 2-D convolution, stride 1, same padding, float32, CPU; layers of a ResNet's stages\n");
     printf("# ms: best of %d calls (peers: best of 2 fresh processes per OpenBLAS kernel set); ratio = gaia / best\n"
-           "# peer (target <= 1.0); gaia's path here: %s (64 output channels per group)\n",
+           "# peer (target <= 1.0); gaia's path for the 3x3 and 7x7 layers here: %s; 1x1: GEMM\n",
            REPS,
 #ifdef __AVX512F__
            "blocked direct loop on 1-D Winograd rows (AVX-512)"
@@ -176,25 +191,28 @@ int main(int argc, char **argv) {
 #endif
     );
     if (!bench_have_numpy()) printf("# no Python with NumPy (%s): peers skipped\n", bench_python_exe());
-    for (ki = 0; ki < 2; ki++) {
-        size_t K = ks[ki], xs[4] = {8, 64, 56, 56}, ws[4] = {64, 64, 0, 0};
-        double gflop = 2.0 * 8 * 64 * 56 * 56 * 64 * (double)(K * K) * 1e-9;
+    for (li = 0; li < sizeof layers / sizeof layers[0]; li++) {
+        const conv_layer *L = &layers[li];
+        size_t K = L->K, xs[4], ws[4];
+        double gflop = 2.0 * (double)(L->N * L->C * L->H * L->H * L->C * K * K) * 1e-9;
         gaia_ctx *layer = NULL;
         gaia_ctx_desc d;
         gaia_tensor *x = NULL, *w = NULL;
-        ws[2] = ws[3] = K;
+        xs[0] = L->N, xs[1] = L->C, xs[2] = xs[3] = L->H;
+        ws[0] = ws[1] = L->C, ws[2] = ws[3] = K;
         memset(&d, 0, sizeof d);
         d.device = GAIA_DEVICE_CPU;
         d.seed = 2024;
         if (gaia_ctx_create(&d, &layer) != GAIA_OK) return 1;
         ctx = layer;
         CHECK(gaia_tensor_randn(ctx, 4, xs, 0.0f, 1.0f, &x));
-        CHECK(gaia_tensor_randn(ctx, 4, ws, 0.0f, (float)(1.0 / sqrt(64.0 * (double)(K * K))), &w));
+        CHECK(gaia_tensor_randn(ctx, 4, ws, 0.0f, (float)(1.0 / sqrt((double)(L->C * K * K))), &w));
         snprintf(path, sizeof path, "%s/x.npy", dir);
         CHECK(gaia_tensor_save_npy(ctx, x, path));
         snprintf(path, sizeof path, "%s/w.npy", dir);
         CHECK(gaia_tensor_save_npy(ctx, w, path));
-        printf("\n%zux%zu kernel, %.2f GFLOP per call\n", K, K, gflop);
+        printf("\n%zux%zu kernel, batch %zu, %zu -> %zu channels, %zu x %zu, %.2f GFLOP per call%s\n", K, K, L->N, L->C,
+               L->C, L->H, L->H, gflop, L->fft ? "" : " (scipy FFT skipped: far behind on small maps)");
         for (nt = 1; nt <= 2; nt++) {
             gaia_ctx *c = NULL;
             gaia_tensor *xc = NULL, *wc = NULL, *y = NULL;
@@ -213,6 +231,7 @@ int main(int argc, char **argv) {
             for (m = 0; m < 3; m++) {
                 const char *which;
                 double p, diff, gm;
+                if (m == 1 && !L->fft) continue;
                 bench_pause(0.2);
                 gm = gaia_conv_ms(c, xc, wc, K / 2, &y);
                 if (g < 0 || gm < g) g = gm;

@@ -24,8 +24,18 @@ typedef struct conv_case {
    horizontal stride and dilation 1, a kernel 3, 5 or 7 wide, 16 or more
    input channels x kernel rows and rows that fill 3/4 of their tiles of 14
    x 4 (2 for 7 wide) output columns take its 1-D Winograd form ("wino",
-   gaia__conv_wino); their widths leave partial tiles. Its float32 error is about twice the direct sum's (see
-   gaia__conv_wino_item), well inside the tolerance below. */
+   gaia__conv_wino); their widths leave partial tiles. With vertical stride
+   1 its register tiles run on across rows ("wino flat", taken on rows too
+   short for whole register tiles from 64 output channels per group): the
+   small maps' cases have rows whose last Winograd tile is partial and
+   images whose last register tile is, and channel counts off the
+   32-channel blocks.
+   Its float32 error is about twice the direct sum's (see
+   gaia__conv_wino_item), well inside the tolerance below. A 1x1 stride-1
+   unpadded kernel ("pw") runs the GEMM on x itself with weights packed
+   once per call (gaia__conv_pw_item): cases with Og off the GEMM's MR
+   rows, more input channels than one K block of the GEMM, and more pixels
+   than one block of columns. */
 static const conv_case conv_cases[] = {
     /*  N   C   H   W   O  KH KW sh sw ph pw dh dw  g  bias      CPU path */
     {2, 3, 9, 11, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* gemm/blk: "same" 3x3 */
@@ -66,6 +76,18 @@ static const conv_case conv_cases[] = {
     {1, 8, 7, 45, 20, 2, 3, 1, 1, 0, 0, 1, 1, 1, 1},   /* wino: 2x3 kernel, no padding, 43 columns */
     {3, 64, 5, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* wino: the benchmark's 3x3 rows */
     {1, 8, 4, 56, 33, 7, 7, 1, 1, 3, 3, 1, 1, 1, 0},   /* wino: the benchmark's 7x7 rows, 33 channels */
+    {2, 20, 14, 14, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* wino flat: 14 = 3 x 4 + 2 columns, 72 = 64 + 8 */
+    {1, 16, 28, 28, 65, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0}, /* wino flat: 28 x 28, 65 = 64 + 1 channels */
+    {2, 8, 13, 11, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* wino flat: 39 tiles, the last register tile 11 */
+    {1, 8, 10, 10, 64, 7, 7, 1, 1, 3, 3, 1, 1, 1, 1},  /* wino flat F(2,7): 10 x 10, 50 tiles */
+    {1, 6, 12, 11, 80, 5, 5, 1, 1, 4, 2, 2, 1, 1, 1},  /* wino flat F(4,5): vertical dilation 2 */
+    {1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* wino flat: the benchmark's 14 x 14 layer */
+    {1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0}, /* wino flat: the benchmark's 28 x 28 layer */
+    {2, 256, 14, 14, 256, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1}, /* pw: the benchmark's 1x1 layer */
+    {2, 24, 5, 7, 26, 1, 1, 1, 1, 0, 0, 1, 1, 2, 1},   /* pw: 2 groups of 12 -> 13 (off MR) */
+    {1, 600, 3, 5, 20, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0},  /* pw: 600 input channels, two K blocks */
+    {2, 8, 40, 40, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},  /* pw: 1600 pixels, two column blocks */
+    {1, 32, 12, 12, 128, 3, 3, 1, 1, 1, 1, 1, 1, 2, 1}, /* wino flat: 2 groups of 16 -> 64 */
 };
 
 /* out[n][o][oh][ow] = bias[o] + sum over c, kh, kw in float64. */
@@ -183,11 +205,12 @@ static void conv2d_one_image_and_defaults(gt *t) {
 /* Every output element is summed by one thread in a fixed order: 1 and 2
    threads give the same bits on every path (direct, GEMM, and in AVX-512
    builds the blocked path: 12, 23, 28, and its Winograd form: 21, 22, 32,
-   35, each large enough for 2 threads). */
+   35, flat: 38, 40; the pointwise GEMM: 45, 48; each large enough for 2
+   threads). */
 static void conv2d_same_bits_on_any_thread_count(gt *t) {
-    static const int pick[] = {12, 7, 9, 18, 21, 22, 23, 28, 32, 35};
+    static const int pick[] = {12, 7, 9, 18, 21, 22, 23, 28, 32, 35, 38, 40, 45, 48};
     const int npick = (int)(sizeof pick / sizeof pick[0]);
-    float *y[2][10];
+    float *y[2][14];
     int nt, i;
     memset(y, 0, sizeof y);
     for (nt = 0; nt < 2; nt++) {

@@ -14,7 +14,8 @@
      the padding - into a per-thread buffer and multiplies the group's
      weights [Og, Cg*KH*KW] by it with gaia's packed GEMM (one thread per
      item). A 1x1 kernel with stride 1 and no padding gathers nothing: its
-     columns are x's own rows.
+     columns are x's own rows, and its weights are packed for the GEMM
+     once per call (gaia__conv_pw_item).
    - A direct loop on a zero-padded copy of the group's input planes, the
      output held in registers across all taps (gaia__conv_direct_item). It
      wins where the GEMM is thin: few output channels per group (depthwise
@@ -28,7 +29,10 @@
      1 and kernels 3, 5 or 7 wide the same tile runs on 1-D Winograd
      transforms of the rows (gaia__conv_wino_item), 2x and 1.75x fewer
      multiplies for 3x3 and 7x7: 5.8 and 25 ms for those layers (batch 8,
-     56 x 56) on one core, against 7.7 and 39 ms untransformed.
+     56 x 56) on one core, against 7.7 and 39 ms untransformed. With
+     vertical stride 1 the tile's 14 Winograd tiles run on from one output
+     row into the next, so the deeper stages' small maps (28 x 28, 14 x 14)
+     take the transforms too.
 
    The rules between them are in gaia__conv_direct, gaia__conv_blocked and
    gaia__conv_wino (measured, see there).
@@ -86,6 +90,10 @@ typedef struct gaia__conv_plan {
     int wino;             /* 1: the blocked path on 1-D Winograd transforms (gaia__conv_wino_item) */
     size_t wm, wa;        /* Winograd: outputs per tile, transform points */
     size_t tpad, wlen;    /* Winograd: V's row length (ntw whole tiles), a row phase's length */
+    int flat;             /* Winograd, vertical stride 1: register tiles over the image's tiles in row-major
+                             order, rows of exactly tpad tiles (see gaia__conv_wino_item) */
+    size_t vplane;        /* Winograd: floats of V per (xi, channel) plane */
+    size_t nrt;           /* flat Winograd: register tiles per image (OH * tpad tiles, 14 each) */
 } gaia__conv_plan;
 
 /* Which path, measured on the 2-core EPYC (AVX-512) with one thread over
@@ -136,10 +144,20 @@ static int gaia__conv_blocked(const gaia_conv2d_args *a, size_t Og, size_t Cg, s
    or 7 wide, and where measured faster (2-core EPYC, one thread, a loaded
    machine; O in {16, 64}, C in {3, 16, 64}, images of 7 to 112 pixels;
    ratio = Winograd / blocked time):
-   - rows of 14 m or more outputs that fill 3/4 or more of the tiles (each
-     tile of 14 m output columns is computed whole): 0.4-0.8 at 56 and 112
-     pixels with 16 or more input channels; rows of 28 with m = 4 (half of
-     each tile idle) 1.0-1.7, rows of 7 and 14 pixels 1.3-3;
+   - register tiles of 14 Winograd tiles (14 m output columns) that hold
+     outputs in 3/4 or more of their columns: 0.4-0.8 at 56 and 112 pixels
+     with 16 or more input channels; with tiles confined to one row, rows
+     of 28 with m = 4 (half of each register tile idle) ran 1.0-1.7, rows
+     of 7 and 14 pixels 1.3-3. With vertical stride 1 a register tile runs
+     on across rows (flat), so only a row's last tile and the image's last
+     register tile have idle columns. Shapes whose rows fill too few whole
+     register tiles take the flat tiles where these hold outputs in 3/4 of
+     their columns and there are 64 or more output channels per group, so
+     that each image's transforms serve two or more blocks of 32 (2-core
+     Xeon with AVX-512, one thread, against the blocked loop: 128 -> 128 at
+     28 x 28 and 256 -> 256 at 14 x 14, 3x3, batch 8: 7.0-7.4 ms against
+     9.1 ms; 64 -> 64 at 28 x 28 2.3-2.6 against 2.6-2.7; with 32 output
+     channels, 40 x 40 images, 1.7 ms against 1.5);
    - Cg x KH >= 16 products per transformed row (3 input channels of a 3x3
      kernel: 1.1-1.3, the transforms outweigh the saving);
    - the transformed planes (V) within GAIA_CONV_WINO_BYTES a thread.
@@ -148,10 +166,13 @@ static int gaia__conv_blocked(const gaia_conv2d_args *a, size_t Og, size_t Cg, s
 #define GAIA_CONV_WINO_BYTES ((size_t)16 << 20)
 #endif
 #ifdef GAIA__CONV_BLK
-static int gaia__conv_wino(const gaia_conv2d_args *a, size_t Cg, size_t wm, size_t tpad, size_t vbytes) {
+static int gaia__conv_wino(const gaia_conv2d_args *a, size_t Cg, size_t Og, size_t rowcols, size_t flatcols,
+                           size_t vbytes) {
+    size_t outs = a->OH * a->OW;
     if (a->stride[1] != 1 || a->dil[1] != 1 || (a->KW != 3 && a->KW != 5 && a->KW != 7)) return 0;
     if (GAIA_CONV_PATH) return GAIA_CONV_PATH == 4;
-    return 4 * a->OW >= 3 * tpad * wm && Cg * a->KH >= 16 && vbytes <= GAIA_CONV_WINO_BYTES;
+    if (Cg * a->KH < 16 || vbytes > GAIA_CONV_WINO_BYTES) return 0;
+    return 4 * outs >= 3 * rowcols || (flatcols && Og >= 64 && 4 * outs >= 3 * flatcols);
 }
 #endif
 
@@ -168,6 +189,8 @@ static void gaia__conv_plan_make(const gaia_conv2d_args *a, gaia__conv_plan *p) 
     p->nob = p->ntw = 0;
     p->wino = 0;
     p->wm = p->wa = p->tpad = p->wlen = 0;
+    p->flat = 0;
+    p->vplane = p->nrt = 0;
     /* Columns per item: the buffer's worth, in whole register-tile widths. */
     pbmax = GAIA_CONV_BLOCK_COLS;
     p->pb = p->P <= pbmax ? p->P : gaia__gemm_block(p->P, pbmax, GAIA_GEMM_NR);
@@ -183,15 +206,30 @@ static void gaia__conv_plan_make(const gaia_conv2d_args *a, gaia__conv_plan *p) 
 #ifdef GAIA__CONV_BLK
     /* The blocked path reads whole tiles of GAIA__CONV_BLK_PW pixels. */
     if (p->blocked) {
-        size_t wm = a->KW == 7 ? 2 : 4, wa = wm + a->KW - 1;
-        size_t tpad = gaia__gemm_cdiv(gaia__gemm_cdiv(a->OW, wm), GAIA__CONV_BLK_PW) * GAIA__CONV_BLK_PW;
-        p->wino = gaia__conv_wino(a, p->Cg, wm, tpad, wa * p->Cg * p->prows * tpad * sizeof(float));
+        size_t wm = a->KW == 7 ? 2 : 4, wa = wm + a->KW - 1, tpad, vplane, nrt = 0, flatcols = 0;
+        /* row tiles: rows of whole register tiles */
+        size_t rowtiles = gaia__gemm_cdiv(gaia__gemm_cdiv(a->OW, wm), GAIA__CONV_BLK_PW) * GAIA__CONV_BLK_PW;
+        int flat = a->stride[0] == 1;
+        if (flat) { /* rows of exactly the tiles they need, 14 zeros after the last (the last register tile's
+                       reads past it) */
+            tpad = gaia__gemm_cdiv(a->OW, wm);
+            nrt = gaia__gemm_cdiv(a->OH * tpad, GAIA__CONV_BLK_PW);
+            vplane = p->prows * tpad + GAIA__CONV_BLK_PW;
+            flatcols = nrt * GAIA__CONV_BLK_PW * wm;
+        } else {
+            tpad = rowtiles;
+            vplane = p->prows * tpad;
+        }
+        p->wino = gaia__conv_wino(a, p->Cg, p->Og, a->OH * rowtiles * wm, flatcols, wa * p->Cg * vplane * sizeof(float));
         if (p->wino) {
             p->nob = gaia__gemm_cdiv(p->Og, GAIA__CONV_BLK_OC);
             p->wm = wm;
             p->wa = wa;
             p->tpad = tpad;
-            p->ntw = tpad / GAIA__CONV_BLK_PW;
+            p->flat = flat;
+            p->vplane = vplane;
+            p->nrt = nrt;
+            p->ntw = flat ? 0 : tpad / GAIA__CONV_BLK_PW;
             p->wlen = gaia__gemm_cdiv(tpad, 16) * 16 + (wa - 1) / wm + 1;
             p->pcols = wm * p->wlen > a->W + 2 * a->pad[1] ? wm * p->wlen : a->W + 2 * a->pad[1];
         }
@@ -208,13 +246,20 @@ static void gaia__conv_plan_make(const gaia_conv2d_args *a, gaia__conv_plan *p) 
 
 static size_t gaia__conv_pad_bytes(const gaia__conv_plan *p) {
     if (p->wino) /* V, a padded row, its phases */
-        return GAIA_GEMM_ALIGN_UP(p->wa * p->Cg * p->prows * p->tpad * sizeof(float)) +
+        return GAIA_GEMM_ALIGN_UP(p->wa * p->Cg * p->vplane * sizeof(float)) +
                GAIA_GEMM_ALIGN_UP(p->pcols * sizeof(float)) + GAIA_GEMM_ALIGN_UP(p->wm * p->wlen * sizeof(float));
     return GAIA_GEMM_ALIGN_UP(p->Cg * p->prows * p->pcols * sizeof(float));
 }
 
 static size_t gaia__conv_cols_bytes(const gaia__conv_plan *p) {
     return p->pointwise ? 0 : GAIA_GEMM_ALIGN_UP(p->Kg * p->pb * sizeof(float));
+}
+
+/* The pointwise GEMM's weights, packed once per call (see
+   gaia__conv_pw_item): per group, per K block of the GEMM, Og rows in
+   panels of MR. */
+static size_t gaia__conv_pw_afloats(const gaia_conv2d_args *a, const gaia__conv_plan *p) {
+    return a->groups * gaia__gemm_cdiv(p->Og, GAIA_GEMM_MR) * GAIA_GEMM_MR * p->Kg;
 }
 
 /* The blocked path's packed weights and biases, shared by the threads. */
@@ -233,6 +278,9 @@ GAIA_API size_t gaia_cpu_conv2d_work_size(const gaia_conv2d_args *a, int nthread
     gaia__conv_plan_make(a, &p);
     if (p.direct) return (size_t)nthreads * gaia__conv_pad_bytes(&p);
     if (p.blocked) return gaia__conv_blk_bytes(a, &p) + (size_t)nthreads * gaia__conv_pad_bytes(&p);
+    if (p.pointwise)
+        return GAIA_GEMM_ALIGN_UP(gaia__conv_pw_afloats(a, &p) * sizeof(float)) +
+               (size_t)nthreads * GAIA_GEMM_THREAD_BYTES;
     return (size_t)nthreads * (GAIA_GEMM_THREAD_BYTES + gaia__conv_cols_bytes(&p));
 }
 
@@ -303,6 +351,51 @@ static void gaia__conv_gemm_item(const gaia_conv2d_args *a, const gaia__conv_pla
             float bv = a->bias[g * p->Og + o], *yr = yg + o * p->P;
             for (j = 0; j < np; j++) yr[j] += bv;
         }
+}
+
+/* The pointwise path (1x1, stride 1, no padding) on item (n, g, block b):
+   the GEMM of the group's weights by x's own rows, as gaia__gemm_packed
+   runs it (the same K blocks, so the same sums in the same order), but
+   with the weights packed once per call into ap (gaia__conv_pw_afloats)
+   rather than once per item: at 256 -> 256 channels on 14 x 14 maps, an
+   item per image, the per-item packing of A took a tenth of the call.
+   slice is the thread's GEMM scratch, whose B part takes the columns. */
+static void gaia__conv_pw_item(const gaia_conv2d_args *a, const gaia__conv_plan *p, size_t n, size_t g, size_t b,
+                               const float *ap, void *slice) {
+    size_t HW = a->H * a->W, p0 = b * p->pb, np = p->P - p0 < p->pb ? p->P - p0 : p->pb, K = p->Kg, o, j;
+    size_t kcb = gaia__gemm_block(K, GAIA_GEMM_KC, 1), mpad = gaia__gemm_cdiv(p->Og, GAIA_GEMM_MR) * GAIA_GEMM_MR;
+    size_t pc, jr, ir;
+    const float *B = a->x + (n * a->C + g * p->Cg) * HW + p0;
+    const float *ag = ap + g * mpad * K;
+    float *yg = a->y + (n * a->O + g * p->Og) * p->P + p0;
+    float *bpack = (float *)((char *)slice + GAIA_GEMM_APACK_BYTES);
+    for (pc = 0; pc < K; pc += kcb) {
+        size_t kc = gaia__gemm_min(kcb, K - pc);
+        const float *apc = ag + mpad * pc; /* this K block's panels: MR x kc each */
+        gaia__gemm_pack_b(0, kc, np, B + pc * HW, HW, bpack);
+        for (jr = 0; jr < np; jr += GAIA_GEMM_NR) {
+            size_t nr = gaia__gemm_min(GAIA_GEMM_NR, np - jr);
+            for (ir = 0; ir < p->Og; ir += GAIA_GEMM_MR)
+                gaia__gemm_kernel(kc, apc + ir * kc, bpack + jr * kc, 1.0f, pc == 0 ? 0.0f : 1.0f,
+                                  yg + ir * p->P + jr, p->P, gaia__gemm_min(GAIA_GEMM_MR, p->Og - ir), nr);
+        }
+    }
+    if (a->bias)
+        for (o = 0; o < p->Og; o++) {
+            float bv = a->bias[g * p->Og + o], *yr = yg + o * p->P;
+            for (j = 0; j < np; j++) yr[j] += bv;
+        }
+}
+
+/* The pointwise path's packed weights: for each group and K block, the
+   panels gaia__gemm_pack_a makes of the group's [Og, Kg] weights. */
+static void gaia__conv_pw_pack(const gaia_conv2d_args *a, const gaia__conv_plan *p, float *ap) {
+    size_t K = p->Kg, kcb = gaia__gemm_block(K, GAIA_GEMM_KC, 1);
+    size_t mpad = gaia__gemm_cdiv(p->Og, GAIA_GEMM_MR) * GAIA_GEMM_MR, g, pc;
+    for (g = 0; g < a->groups; g++)
+        for (pc = 0; pc < K; pc += kcb)
+            gaia__gemm_pack_a(0, p->Og, gaia__gemm_min(kcb, K - pc), a->w + g * p->Og * K + pc, K,
+                              ap + g * mpad * K + mpad * pc);
 }
 
 /* The direct path on item (image n, group g). The group's input planes are
@@ -624,29 +717,57 @@ static const gaia__wino_tab *gaia__wino_tab_for(size_t KW) {
 }
 
 /* U = G w, packed for the blocked tile: [xi][group][block of 32][c][kh][32],
-   computed in float64; bp gets the biases as the blocked path packs them. */
-static void gaia__conv_wino_pack(const gaia_conv2d_args *a, const gaia__conv_plan *p, float *wp, float *bp) {
+   computed in float64; bp gets the biases as the blocked path packs them.
+   For each (c, kh) the block's 32 output channels' KW taps are gathered
+   into t[kw][32] (32 streams through w, each moving on by KW floats), then
+   each xi's row of 32 is summed over kw in vectors along the channels and
+   written whole. (Channel by channel, with scalar float64 sums and writes
+   32 floats apart, the packing took a quarter of the call at 256 -> 256
+   channels, 3x3, on 14 x 14 maps.) */
+static void gaia__conv_wino_pack(const gaia_conv2d_args *a, const gaia__conv_plan *p, float *wp, float *bp,
+                                 size_t gb0, size_t gb1) {
     const gaia__wino_tab *tb = gaia__wino_tab_for(a->KW);
-    size_t Kv = p->Cg * a->KH, na = p->wa, g, b, j, c, kh, xi, kw;
-    for (g = 0; g < a->groups; g++)
-        for (b = 0; b < p->nob; b++) {
+    size_t Kv = p->Cg * a->KH, na = p->wa, KW = a->KW, gb, j, k, xi, kw;
+    size_t xstep = a->groups * p->nob * Kv * GAIA__CONV_BLK_OC; /* from one xi's weights to the next's */
+    for (gb = gb0; gb < gb1; gb++) { /* (group, block of 32) pairs [gb0, gb1) */
+        size_t g = gb / p->nob, b = gb % p->nob;
+        {
             float *bd = bp + (g * p->nob + b) * GAIA__CONV_BLK_OC;
-            for (j = 0; j < GAIA__CONV_BLK_OC; j++) {
-                size_t o = b * GAIA__CONV_BLK_OC + j;
-                bd[j] = o < p->Og && a->bias ? a->bias[g * p->Og + o] : 0.0f;
-                for (c = 0; c < p->Cg; c++)
-                    for (kh = 0; kh < a->KH; kh++) {
-                        const float *wr = a->w + (((g * p->Og + o) * p->Cg + c) * a->KH + kh) * a->KW;
-                        for (xi = 0; xi < na; xi++) {
-                            double s = 0.0;
-                            if (o < p->Og)
-                                for (kw = 0; kw < a->KW; kw++) s += tb->g[xi * a->KW + kw] * (double)wr[kw];
-                            wp[(((xi * a->groups + g) * p->nob + b) * Kv + c * a->KH + kh) * GAIA__CONV_BLK_OC + j] =
-                                (float)s;
-                        }
+            size_t o0 = b * GAIA__CONV_BLK_OC, nj = p->Og - o0 < GAIA__CONV_BLK_OC ? p->Og - o0 : GAIA__CONV_BLK_OC;
+            const float *wb = a->w + (g * p->Og + o0) * Kv * KW; /* output channel o0 + j at wb + j Kv KW */
+            for (j = 0; j < GAIA__CONV_BLK_OC; j++) bd[j] = j < nj && a->bias ? a->bias[g * p->Og + o0 + j] : 0.0f;
+            for (k = 0; k < Kv; k++) { /* k = c KH + kh */
+                float t[7][GAIA__CONV_BLK_OC];
+                float *dst = wp + ((g * p->nob + b) * Kv + k) * GAIA__CONV_BLK_OC; /* xi = 0 */
+                for (j = 0; j < GAIA__CONV_BLK_OC; j++)
+                    for (kw = 0; kw < KW; kw++) t[kw][j] = j < nj ? wb[(j * Kv + k) * KW + kw] : 0.0f;
+                for (xi = 0; xi < na; xi++) {
+                    double s[GAIA__CONV_BLK_OC];
+                    for (j = 0; j < GAIA__CONV_BLK_OC; j++) s[j] = 0.0;
+                    for (kw = 0; kw < KW; kw++) {
+                        double gk = tb->g[xi * KW + kw];
+                        for (j = 0; j < GAIA__CONV_BLK_OC; j++) s[j] += gk * (double)t[kw][j];
                     }
+                    for (j = 0; j < GAIA__CONV_BLK_OC; j++) dst[xi * xstep + j] = (float)s[j];
+                }
             }
         }
+    }
+}
+
+/* The transformed weights' blocks of 32 output channels, one a block of the
+   threads' work: packed on one thread, they were a tenth of the call at 256
+   -> 256 channels on 14 x 14 maps, and on 2 threads a part that did not
+   shrink. Each block's floats are written by one thread. */
+typedef struct gaia__wino_pack_job {
+    const gaia_conv2d_args *a;
+    const gaia__conv_plan *p;
+    float *wp, *bp;
+} gaia__wino_pack_job;
+static void gaia__conv_wino_pack_block(void *arg, long long blk, int slot) {
+    const gaia__wino_pack_job *j = (const gaia__wino_pack_job *)arg;
+    (void)slot;
+    gaia__conv_wino_pack(j->a, j->p, j->wp, j->bp, (size_t)blk, (size_t)blk + 1);
 }
 
 /* The transforms below run with their table, m and a as constants (one
@@ -700,17 +821,20 @@ static void gaia__wino_row_27(const float *row, float *ph, size_t L, size_t tpad
     gaia__wino_row(row, ph, L, tpad, v, vstep, &gaia__wino_bt_8[0][0], 2, 8);
 }
 
-/* V = BT d for image n, group g: V[xi][c][row][t] (tpad columns), every
-   padded input row of the group through gaia__wino_row. row and ph are
-   per-thread buffers. */
+/* V = BT d for image n, group g: V[xi][c][row][t] (tpad columns; planes of
+   vplane floats, whose floats past the last row are zeros), every padded
+   input row of the group through gaia__wino_row. row and ph are per-thread
+   buffers. */
 static void gaia__conv_wino_input(const gaia_conv2d_args *a, const gaia__conv_plan *p, size_t n, size_t g, float *V,
                                   float *row, float *ph) {
-    size_t na = p->wa, tpad = p->tpad, vstep = p->Cg * p->prows * tpad, c, r, xi;
+    size_t na = p->wa, tpad = p->tpad, vstep = p->Cg * p->vplane, tail = p->vplane - p->prows * tpad, c, r, xi;
     const float *xg = a->x + (n * a->C + g * p->Cg) * a->H * a->W;
+    for (c = 0; c < p->Cg; c++)
+        for (xi = 0; xi < na && tail; xi++) memset(V + xi * vstep + c * p->vplane + p->prows * tpad, 0, tail * sizeof(float));
     for (c = 0; c < p->Cg; c++)
         for (r = 0; r < p->prows; r++) {
             ptrdiff_t ih = (ptrdiff_t)r - (ptrdiff_t)a->pad[0];
-            float *v = V + (c * p->prows + r) * tpad;
+            float *v = V + c * p->vplane + r * tpad;
             if (ih < 0 || ih >= (ptrdiff_t)a->H) {
                 for (xi = 0; xi < na; xi++) memset(v + xi * vstep, 0, tpad * sizeof(float));
                 continue;
@@ -778,13 +902,48 @@ GAIA_GEMM_CONTRACT
 static void gaia__conv_wino_item(const gaia_conv2d_args *a, const gaia__conv_plan *p, size_t n, size_t g, size_t ob,
                                  const float *V, const float *wp, const float *bp) {
     static const float zero[GAIA__CONV_BLK_OC] = {0};
-    size_t m = p->wm, na = p->wa, tpad = p->tpad, plane = p->prows * tpad, Kv = p->Cg * a->KH;
+    size_t m = p->wm, na = p->wa, tpad = p->tpad, plane = p->vplane, Kv = p->Cg * a->KH;
     size_t o0 = ob * GAIA__CONV_BLK_OC, noc = p->Og - o0 < GAIA__CONV_BLK_OC ? p->Og - o0 : GAIA__CONV_BLK_OC;
     size_t oh, tt, xi, q, j, pw = GAIA__CONV_BLK_PW;
     const float *bias = bp + (g * p->nob + ob) * GAIA__CONV_BLK_OC;
     float *y = a->y + (n * a->O + g * p->Og + o0) * p->P;
     float outs[GAIA__WINO_AMAX * GAIA__CONV_BLK_PW * GAIA__CONV_BLK_OC];
     float ybuf[GAIA__CONV_BLK_PW * GAIA__WINO_MMAX * GAIA__CONV_BLK_OC];
+    if (p->flat) {
+        /* Register tile rt holds the image's tiles [14 rt, 14 rt + 14) in
+           row-major order: tile u is output row u / tpad, columns m (u %
+           tpad) on. Vertical stride 1 makes tile u's input for kernel row
+           kh V's column u + kh dh tpad: 14 consecutive floats, as on one
+           row. Tiles past the image's last read the plane's zero tail. */
+        size_t total = a->OH * tpad, rt;
+        for (rt = 0; rt < p->nrt; rt++) {
+            size_t u0 = rt * pw, nq = total - u0 < pw ? total - u0 : pw;
+            size_t dst[GAIA__CONV_BLK_PW], cnt[GAIA__CONV_BLK_PW];
+            for (xi = 0; xi < na; xi++)
+                gaia__conv_blk_tile_s1(V + xi * p->Cg * plane + u0, plane, tpad, p->Cg, a->KH, 1, a->dil[0], 1,
+                                       wp + ((xi * a->groups + g) * p->nob + ob) * Kv * GAIA__CONV_BLK_OC, zero,
+                                       outs + xi * pw * GAIA__CONV_BLK_OC);
+            if (a->KW == 3)
+                gaia__wino_out_43(outs, nq, bias, ybuf);
+            else if (a->KW == 5)
+                gaia__wino_out_45(outs, nq, bias, ybuf);
+            else
+                gaia__wino_out_27(outs, nq, bias, ybuf);
+            for (q = 0; q < nq; q++) { /* tile q's outputs: where, how many (a row's last may hold fewer) */
+                size_t u = u0 + q, c0 = (u % tpad) * m;
+                dst[q] = (u / tpad) * a->OW + c0;
+                cnt[q] = a->OW - c0 < m ? a->OW - c0 : m;
+            }
+            for (j = 0; j < noc; j++) {
+                float *yj = y + j * p->P;
+                for (q = 0; q < nq; q++) {
+                    size_t i;
+                    for (i = 0; i < cnt[q]; i++) yj[dst[q] + i] = ybuf[(q * m + i) * GAIA__CONV_BLK_OC + j];
+                }
+            }
+        }
+        return;
+    }
     for (oh = 0; oh < a->OH; oh++)
         for (tt = 0; tt < p->ntw; tt++) {
             size_t ow0 = tt * pw * m, npx = a->OW - ow0 < pw * m ? a->OW - ow0 : pw * m, nq = (npx + m - 1) / m;
@@ -844,7 +1003,7 @@ static void gaia__conv_blk_block(void *arg, long long blk, int slot) {
         long long ng = it / (long long)p->nob;
         size_t n = (size_t)ng / a->groups, g = (size_t)ng % a->groups;
         if (ng != j->padded[slot] && p->wino) {
-            size_t vbytes = GAIA_GEMM_ALIGN_UP(p->wa * p->Cg * p->prows * p->tpad * sizeof(float));
+            size_t vbytes = GAIA_GEMM_ALIGN_UP(p->wa * p->Cg * p->vplane * sizeof(float));
             float *row = (float *)((char *)mine + vbytes);
             gaia__conv_wino_input(a, p, n, g, mine, row,
                                   (float *)((char *)row + GAIA_GEMM_ALIGN_UP(p->pcols * sizeof(float))));
@@ -868,7 +1027,10 @@ static void gaia__conv_gemm_items(void *arg, long long i0, long long i1, int slo
     long long it;
     for (it = i0; it < i1; it++) {
         size_t b = (size_t)it % p->nblk, ng = (size_t)it / p->nblk;
-        gaia__conv_gemm_item(j->a, p, ng / j->a->groups, ng % j->a->groups, b, (float *)(mine + GAIA_GEMM_THREAD_BYTES),
+        if (p->pointwise)
+            gaia__conv_pw_item(j->a, p, ng / j->a->groups, ng % j->a->groups, b, j->wp, mine);
+        else
+            gaia__conv_gemm_item(j->a, p, ng / j->a->groups, ng % j->a->groups, b, (float *)(mine + GAIA_GEMM_THREAD_BYTES),
                              mine);
     }
 }
@@ -899,9 +1061,11 @@ GAIA_API void gaia_cpu_conv2d(const gaia_conv2d_args *a, void *work, int nthread
         float *wp = (float *)work;
         float *bp = (float *)((char *)work + GAIA_GEMM_ALIGN_UP(gaia__conv_blk_wfloats(a, &p) * sizeof(float)));
         int s;
-        if (p.wino)
-            gaia__conv_wino_pack(a, &p, wp, bp);
-        else
+        if (p.wino) {
+            gaia__wino_pack_job pj;
+            pj.a = a, pj.p = &p, pj.wp = wp, pj.bp = bp;
+            gaia__par_run(team, (long long)(a->groups * p.nob), gaia__conv_wino_pack_block, &pj);
+        } else
             gaia__conv_blk_pack(a, &p, wp, bp);
         items = (long long)(a->N * a->groups * p.nob);
         if (team > items) team = (int)items;
@@ -919,6 +1083,15 @@ GAIA_API void gaia_cpu_conv2d(const gaia_conv2d_args *a, void *work, int nthread
     }
 #endif
     items = (long long)(a->N * a->groups * p.nblk);
+    if (p.pointwise) {
+        float *ap = (float *)work;
+        gaia__conv_pw_pack(a, &p, ap);
+        j.wp = ap;
+        j.work = (char *)work + GAIA_GEMM_ALIGN_UP(gaia__conv_pw_afloats(a, &p) * sizeof(float));
+        j.slot_bytes = GAIA_GEMM_THREAD_BYTES;
+        gaia__par_range(team, items, gaia__conv_gemm_items, &j);
+        return;
+    }
     j.work = (char *)work;
     j.slot_bytes = GAIA_GEMM_THREAD_BYTES + gaia__conv_cols_bytes(&p);
     gaia__par_range(team, items, gaia__conv_gemm_items, &j);
