@@ -579,6 +579,21 @@ static void hrr_cleanup_finds_noisy_items(gt *t) {
    queries on the CPU takes a GEMM and a vector argmax instead (7 and 8 try
    both sides); 1100 queries against 1000 rows take two GEMMs of at most
    2^20 dot products. */
+/* A codebook of the M rows of book [M, D], named r0, r1, ... */
+static gaia_status book_codebook(gaia_ctx *ctx, const float *book, size_t M, size_t D, gaia_hrr_codebook **cb) {
+    gaia_status st = gaia_hrr_codebook_create(ctx, D, cb);
+    size_t j;
+    for (j = 0; j < M && st == GAIA_OK; j++) {
+        char name[32];
+        gaia_tensor *row = NULL;
+        snprintf(name, sizeof name, "r%zu", j);
+        st = gaia_tensor_from_host(ctx, 1, &D, book + j * D, &row);
+        if (st == GAIA_OK) st = gaia_hrr_codebook_add(ctx, *cb, name, row, NULL);
+        gaia_tensor_free(row);
+    }
+    return st;
+}
+
 static void hrr_cleanup_one_pass_matches_float64(gt *t) {
     static const size_t Ds[4] = {1024, 100, 17, 16}, Ms[4] = {1000, 257, 9, 1000}, Bs[7] = {1, 1, 3, 6, 7, 8, 37};
     int ci, bi, rep, th;
@@ -629,15 +644,7 @@ static void hrr_cleanup_one_pass_matches_float64(gt *t) {
                 GT_OK(t, gaia_tensor_from_host(ctx, 2, shape, book, &tb));
                 shape[0] = B;
                 GT_OK(t, gaia_tensor_from_host(ctx, 2, shape, q, &tq));
-                GT_OK(t, gaia_hrr_codebook_create(ctx, D, &cb));
-                for (j = 0; j < M; j++) {
-                    char name[32];
-                    gaia_tensor *row = NULL;
-                    snprintf(name, sizeof name, "r%zu", j);
-                    GT_OK(t, gaia_tensor_from_host(ctx, 1, &D, book + j * D, &row));
-                    GT_OK(t, gaia_hrr_codebook_add(ctx, cb, name, row, NULL));
-                    gaia_tensor_free(row);
-                }
+                GT_OK(t, book_codebook(ctx, book, M, D, &cb));
                 for (rep = 0; rep < 4 && ok; rep++) { /* both directions, both paths */
                     if (rep < 2) GT_OK(t, gaia_hrr_cleanup(ctx, tq, tb, -2.0f, idx, sim));
                     else GT_OK(t, gaia_hrr_codebook_cleanup(ctx, cb, tq, -2.0f, idx, sim, NULL));
@@ -726,15 +733,7 @@ static void hrr_cleanup_fused_tiles_match_float64(gt *t) {
             GT_OK(t, gaia_tensor_from_host(ctx, 2, shape, book, &tb));
             shape[0] = B;
             GT_OK(t, gaia_tensor_from_host(ctx, 2, shape, q, &tq));
-            GT_OK(t, gaia_hrr_codebook_create(ctx, D, &cb));
-            for (j = 0; j < M; j++) {
-                char name[32];
-                gaia_tensor *row = NULL;
-                snprintf(name, sizeof name, "r%zu", j);
-                GT_OK(t, gaia_tensor_from_host(ctx, 1, &D, book + j * D, &row));
-                GT_OK(t, gaia_hrr_codebook_add(ctx, cb, name, row, NULL));
-                gaia_tensor_free(row);
-            }
+            GT_OK(t, book_codebook(ctx, book, M, D, &cb));
             for (rep = 0; rep < 2 && ok; rep++) {
                 if (rep == 0) GT_OK(t, gaia_hrr_cleanup(ctx, tq, tb, -2.0f, idx, sim));
                 else GT_OK(t, gaia_hrr_codebook_cleanup(ctx, cb, tq, -2.0f, idx, sim, NULL));

@@ -897,14 +897,34 @@ static void gaia__wino_out_27(const float *outs, size_t nq, const float *bias, f
     gaia__wino_out(outs, nq, bias, ybuf, &gaia__wino_at_27[0][0], 2, 8);
 }
 
+/* One register tile's worth of Winograd tiles (up to GAIA__CONV_BLK_PW,
+   starting at `in` in the first transformed plane): the products over every
+   input channel and kernel row into outs, then the output transform of nq
+   tiles into ybuf, bias added. */
+GAIA_GEMM_CONTRACT
+static void gaia__conv_wino_tiles(const gaia_conv2d_args *a, const gaia__conv_plan *p, const float *in, size_t g,
+                                  size_t ob, const float *wp, const float *bias, size_t nq, float *outs, float *ybuf) {
+    static const float zero[GAIA__CONV_BLK_OC] = {0};
+    size_t xi, plane = p->vplane, Kv = p->Cg * a->KH;
+    for (xi = 0; xi < p->wa; xi++)
+        gaia__conv_blk_tile_s1(in + xi * p->Cg * plane, plane, p->tpad, p->Cg, a->KH, 1, a->dil[0], 1,
+                               wp + ((xi * a->groups + g) * p->nob + ob) * Kv * GAIA__CONV_BLK_OC, zero,
+                               outs + xi * GAIA__CONV_BLK_PW * GAIA__CONV_BLK_OC);
+    if (a->KW == 3)
+        gaia__wino_out_43(outs, nq, bias, ybuf);
+    else if (a->KW == 5)
+        gaia__wino_out_45(outs, nq, bias, ybuf);
+    else
+        gaia__wino_out_27(outs, nq, bias, ybuf);
+}
+
 /* Item (image n, group g, block ob of 32 output channels), V transformed. */
 GAIA_GEMM_CONTRACT
 static void gaia__conv_wino_item(const gaia_conv2d_args *a, const gaia__conv_plan *p, size_t n, size_t g, size_t ob,
                                  const float *V, const float *wp, const float *bp) {
-    static const float zero[GAIA__CONV_BLK_OC] = {0};
-    size_t m = p->wm, na = p->wa, tpad = p->tpad, plane = p->vplane, Kv = p->Cg * a->KH;
+    size_t m = p->wm, tpad = p->tpad;
     size_t o0 = ob * GAIA__CONV_BLK_OC, noc = p->Og - o0 < GAIA__CONV_BLK_OC ? p->Og - o0 : GAIA__CONV_BLK_OC;
-    size_t oh, tt, xi, q, j, pw = GAIA__CONV_BLK_PW;
+    size_t oh, tt, q, j, pw = GAIA__CONV_BLK_PW;
     const float *bias = bp + (g * p->nob + ob) * GAIA__CONV_BLK_OC;
     float *y = a->y + (n * a->O + g * p->Og + o0) * p->P;
     float outs[GAIA__WINO_AMAX * GAIA__CONV_BLK_PW * GAIA__CONV_BLK_OC];
@@ -919,16 +939,7 @@ static void gaia__conv_wino_item(const gaia_conv2d_args *a, const gaia__conv_pla
         for (rt = 0; rt < p->nrt; rt++) {
             size_t u0 = rt * pw, nq = total - u0 < pw ? total - u0 : pw;
             size_t dst[GAIA__CONV_BLK_PW], cnt[GAIA__CONV_BLK_PW];
-            for (xi = 0; xi < na; xi++)
-                gaia__conv_blk_tile_s1(V + xi * p->Cg * plane + u0, plane, tpad, p->Cg, a->KH, 1, a->dil[0], 1,
-                                       wp + ((xi * a->groups + g) * p->nob + ob) * Kv * GAIA__CONV_BLK_OC, zero,
-                                       outs + xi * pw * GAIA__CONV_BLK_OC);
-            if (a->KW == 3)
-                gaia__wino_out_43(outs, nq, bias, ybuf);
-            else if (a->KW == 5)
-                gaia__wino_out_45(outs, nq, bias, ybuf);
-            else
-                gaia__wino_out_27(outs, nq, bias, ybuf);
+            gaia__conv_wino_tiles(a, p, V + u0, g, ob, wp, bias, nq, outs, ybuf);
             for (q = 0; q < nq; q++) { /* tile q's outputs: where, how many (a row's last may hold fewer) */
                 size_t u = u0 + q, c0 = (u % tpad) * m;
                 dst[q] = (u / tpad) * a->OW + c0;
@@ -948,16 +959,7 @@ static void gaia__conv_wino_item(const gaia_conv2d_args *a, const gaia__conv_pla
         for (tt = 0; tt < p->ntw; tt++) {
             size_t ow0 = tt * pw * m, npx = a->OW - ow0 < pw * m ? a->OW - ow0 : pw * m, nq = (npx + m - 1) / m;
             const float *in = V + oh * a->stride[0] * tpad + tt * pw;
-            for (xi = 0; xi < na; xi++)
-                gaia__conv_blk_tile_s1(in + xi * p->Cg * plane, plane, tpad, p->Cg, a->KH, 1, a->dil[0], 1,
-                                       wp + ((xi * a->groups + g) * p->nob + ob) * Kv * GAIA__CONV_BLK_OC, zero,
-                                       outs + xi * pw * GAIA__CONV_BLK_OC);
-            if (a->KW == 3)
-                gaia__wino_out_43(outs, nq, bias, ybuf);
-            else if (a->KW == 5)
-                gaia__wino_out_45(outs, nq, bias, ybuf);
-            else
-                gaia__wino_out_27(outs, nq, bias, ybuf);
+            gaia__conv_wino_tiles(a, p, in, g, ob, wp, bias, nq, outs, ybuf);
             for (j = 0; j < noc; j++) {
                 float *yr = y + j * p->P + oh * a->OW + ow0;
                 for (q = 0; q < npx; q++) yr[q] = ybuf[q * GAIA__CONV_BLK_OC + j];
