@@ -1389,26 +1389,21 @@ static void gaia__gemm_direct_plain(int trans_a, int trans_b, size_t M, size_t N
         GAIA_GEMM_DSTORE(gaia__gemm_v##W, c2, c + 2 * ldc) \
         GAIA_GEMM_DSTORE(gaia__gemm_v##W, c3, c + 3 * ldc) \
     } \
-    /* One row: two accumulators over even/odd k hide the FMA latency. */ \
+    /* One row, summed in k order as the four-row tile sums each of its \
+       rows: an element's bits do not depend on whether its row falls in a \
+       group of four (equal rows of A give equal rows of C, which ties in a \
+       cleanup's argmax rely on). */ \
     GAIA_GEMM_CONTRACT \
     static void gaia__gemm_dtile1_##W(size_t K, const float *a, size_t sak, const float *b, size_t ldb, \
                                       float alpha, float beta, float *c) \
     { \
-        gaia__gemm_v##W c0 = {0}, c1 = {0}; \
+        gaia__gemm_v##W c0 = {0}; \
         size_t k; \
-        for (k = 0; k + 2 <= K; k += 2) { \
-            gaia__gemm_v##W b0, b1; \
-            memcpy(&b0, b + k * ldb, sizeof b0); \
-            memcpy(&b1, b + (k + 1) * ldb, sizeof b1); \
-            c0 += b0 * a[k * sak]; \
-            c1 += b1 * a[(k + 1) * sak]; \
-        } \
-        if (k < K) { \
+        for (k = 0; k < K; ++k) { \
             gaia__gemm_v##W b0; \
             memcpy(&b0, b + k * ldb, sizeof b0); \
             c0 += b0 * a[k * sak]; \
         } \
-        c0 += c1; \
         GAIA_GEMM_DSTORE(gaia__gemm_v##W, c0, c) \
     }
 GAIA_GEMM_DTILE_DEF(16)

@@ -283,6 +283,39 @@ static void sgemm_on_host_arrays_honours_strides_alpha_and_beta(gt *t) {
    only; K = 601 and 1100 end on a shorter block), on 1, 2 and 3 threads
    (the team splits C into other rectangles), every transpose, C with a
    padding column that must stay untouched. */
+/* Equal rows of op(A) give equal rows of C, bit for bit, wherever they
+   fall: in a group of four rows, among the last M % 4, on the unpacked path
+   for small shapes and the packed one, on 1 and 2 threads (the argmax of a
+   cleanup breaks ties between equal rows by position, so it relies on it). */
+static void sgemm_equal_rows_give_equal_rows(gt *t) {
+    static const size_t shapes[][3] = {{25, 33, 15}, {9, 20, 7}, {7, 4, 40}, {103, 70, 300}, {61, 130, 257}};
+    size_t s;
+    int nt, ta;
+    for (s = 0; s < sizeof shapes / sizeof shapes[0] && !t->failed; s++)
+        for (ta = 0; ta < 2 && !t->failed; ta++)
+            for (nt = 1; nt <= 2 && !t->failed; nt++) {
+                size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], i, k;
+                size_t dup[3] = {1, M / 2, M - 1};
+                float *A = gt_alloc_floats(M * K), *B = gt_alloc_floats(K * N), *C = gt_alloc_floats(M * N);
+                void *work = malloc(gaia_cpu_sgemm_work_size(nt));
+                gt_fill_normal(t, A, M * K);
+                gt_fill_normal(t, B, K * N);
+                /* row 1 of op(A) copied to rows M/2 and M-1 (A is M x K, or K x M when transposed) */
+                for (i = 1; i < 3; i++)
+                    for (k = 0; k < K; k++) {
+                        if (ta) A[k * M + dup[i]] = A[k * M + dup[0]];
+                        else A[dup[i] * K + k] = A[dup[0] * K + k];
+                    }
+                gaia_cpu_sgemm(ta, 0, M, N, K, 1.0f, A, ta ? M : K, B, N, 0.0f, C, N, nt, work);
+                for (i = 1; i < 3; i++)
+                    GT_CHECK_OR_DONE(t, memcmp(C + dup[i] * N, C + dup[0] * N, N * sizeof(float)) == 0,
+                                     "M %zu N %zu K %zu trans_a %d, %d threads: row %zu of C differs from row %zu, "
+                                     "their rows of A equal", M, N, K, ta, nt, dup[i], dup[0]);
+            done:
+                free(A), free(B), free(C), free(work);
+            }
+}
+
 static void sgemm_beta_on_every_path_and_thread_count(gt *t) {
     static const size_t shapes[][3] = {{45, 38, 70},   {101, 77, 90}, {2, 300, 40},  {130, 3, 64},
                                        {67, 45, 600},  {160, 150, 100}, {200, 130, 150}, {13, 29, 1100},
@@ -346,5 +379,6 @@ const gt_case gt_linalg_cases[] = {
     {"linalg_transpose_of_every_edge_shape_is_exact", transpose_of_every_edge_shape_is_exact},
     {"linalg_sgemm_on_host_arrays_honours_strides_alpha_and_beta", sgemm_on_host_arrays_honours_strides_alpha_and_beta},
     {"linalg_sgemm_beta_on_every_path_and_thread_count", sgemm_beta_on_every_path_and_thread_count},
+    {"linalg_sgemm_equal_rows_give_equal_rows", sgemm_equal_rows_give_equal_rows},
     {NULL, NULL},
 };
