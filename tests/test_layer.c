@@ -602,7 +602,10 @@ static void bcm_theta_follows_its_definition(gt *t) {
 }
 
 static void oja_rows_converge_to_principal_direction(gt *t) {
-    /* x = 3 g u + noise (0.3): the principal direction is u. */
+    /* x = 3 g u + noise (0.3): the principal direction is u. eta y^2 must
+       stay well under 2 (an Oja step overshoots past it): with eta 0.02 a
+       draw of |g| near 4 gave 2.9 and kicked w off u in about one seed of
+       twenty, so eta is 0.005 (about 0.7 at |g| = 4) over more steps. */
     gaia_hebbian_desc d;
     gaia_layer *L = NULL;
     size_t in = 8, j, step;
@@ -611,12 +614,12 @@ static void oja_rows_converge_to_principal_direction(gt *t) {
     gaia_tensor *tx = NULL, *ty = NULL;
     memset(&d, 0, sizeof d);
     d.rule = GAIA_HEBB_OJA;
-    d.eta = 0.02f;
+    d.eta = 0.005f;
     GT_OK(t, gaia_layer_hebbian_create(t->ctx, in, 1, &d, &L));
     gt_fill_normal(t, u, in);
     for (j = 0; j < in; j++) nu += (double)u[j] * u[j];
     for (j = 0; j < in; j++) u[j] = (float)(u[j] / sqrt(nu));
-    for (step = 0; step < 1500; step++) {
+    for (step = 0; step < 4000; step++) {
         double g = gt_normal(t);
         for (j = 0; j < in; j++) x[j] = (float)(3.0 * g * u[j] + 0.3 * gt_normal(t));
         if (!tx) tx = lt_tensor(t, 1, &in, x);
@@ -626,7 +629,7 @@ static void oja_rows_converge_to_principal_direction(gt *t) {
     }
     w = gt_host(t, gaia_layer_get(L, GAIA_LAYER_WEIGHTS));
     for (j = 0; j < in; j++) dotp += (double)w[j] * u[j];
-    GT_CHECK(t, fabs(dotp) > 0.97, "|cos(w, u)| = %g after 1500 steps", fabs(dotp));
+    GT_CHECK(t, fabs(dotp) > 0.97, "|cos(w, u)| = %g after 4000 steps", fabs(dotp));
     free(w);
     gaia_tensor_free(tx);
     gaia_tensor_free(ty);
