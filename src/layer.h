@@ -1071,17 +1071,70 @@ static gaia_status gaia__attention_shapes(gaia_ctx *ctx, const char *fn, const g
     return gaia__fail(ctx, GAIA_ERR_SHAPE, fn, "q (%s), k (%s), v (%s): need %s", sq, sk, sv, need);
 }
 
+/* Both attentions once their inputs are checked: the output, the tape's
+   node (q, k, v, o and the rows' log-sum-exp saved for the backward) and
+   the kernel. heads 0: q [bh, nq, d] (bh = batch); heads > 0: rows of
+   every head side by side, [batch, nq, heads d] (the node's axis says so). */
+static gaia_status gaia__attention_run(gaia_ctx *ctx, const char *fn, const struct gaia_layer_ops *ops,
+                                       const gaia_tensor *q, const gaia_tensor *k, const gaia_tensor *v, size_t batch,
+                                       size_t heads, size_t nq, size_t nk, size_t d, float scale, int causal,
+                                       gaia_layer_precision prec, gaia_tensor **out) {
+    gaia__ag_pending p;
+    gaia_tensor *lse = NULL;
+    int created;
+    uint64_t t0;
+    gaia_status st = gaia__prepare_out(ctx, fn, GAIA__DEV(q), q->ndim, q->shape, out, &created);
+    if (st != GAIA_OK) return st;
+    if (!created && (gaia__aliases(*out, q) || gaia__aliases(*out, k) || gaia__aliases(*out, v)))
+        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias q, k or v");
+    gaia__ag_begin(ctx, &p, GAIA__AG_ATTENTION, (int)prec, q, k, v);
+    if (p.active && (heads ? !ops->attention_heads_backward : !ops->attention_train || !ops->attention_backward)) {
+        gaia__ag_release(&p.node);
+        return gaia__finish_out(gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "the %s backend has no attention backward",
+                                           gaia_device_str(GAIA__DEV(q))),
+                                out, created);
+    }
+    p.node.flag0 = causal != 0;
+    p.node.p0 = scale;
+    p.node.axis = (int)heads;
+    st = gaia__ag_keep(ctx, &p, 0, q, NULL);
+    if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 1, k, NULL);
+    if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 2, v, NULL);
+    if (st == GAIA_OK && p.active) {
+        size_t ls[2];
+        ls[0] = batch * (heads ? heads : 1);
+        ls[1] = nq;
+        st = gaia__tensor_new(ctx, fn, GAIA__DEV(q), 2, ls, &lse);
+    }
+    if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
+    t0 = gaia__prof_begin(ctx);
+    if (heads)
+        st = ops->attention_heads_train(ctx, prec, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v), GAIA__PTR(*out),
+                                        lse ? GAIA__PTR(lse) : NULL, batch, heads, nq, nk, d, scale, causal != 0);
+    else if (lse)
+        st = ops->attention_train(ctx, prec, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v), GAIA__PTR(*out), GAIA__PTR(lse),
+                                  batch, nq, nk, d, scale, causal != 0);
+    else
+        st = ops->attention(ctx, prec, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v), GAIA__PTR(*out), batch, nq, nk, d,
+                            scale, causal != 0);
+    if (lse) {
+        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 3, *out, NULL);
+        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 4, NULL, lse);
+        else gaia_tensor_free(lse);
+    }
+    gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, (2 * q->numel + k->numel + v->numel) * 4);
+    st = gaia__ag_end(ctx, &p, st, *out, NULL);
+    return gaia__finish_out(st, out, created);
+}
+
 GAIA_API gaia_status gaia_layer_attention(gaia_ctx *ctx, const gaia_tensor *q, const gaia_tensor *k,
                                           const gaia_tensor *v, float scale, int causal, gaia_layer_precision prec,
                                           gaia_tensor **out) {
     static const char *fn = "gaia_layer_attention";
     const struct gaia_layer_ops *ops;
-    gaia__ag_pending p;
-    gaia_tensor *lse = NULL;
     size_t d, nq, nk, bh = 1;
-    int i, created;
+    int i;
     gaia_status st;
-    uint64_t t0;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__attention_inputs(ctx, fn, q, k, v, prec)) != GAIA_OK) return st;
     if (q->ndim < 2 || k->ndim != q->ndim || v->ndim != q->ndim)
@@ -1106,43 +1159,7 @@ GAIA_API gaia_status gaia_layer_attention(gaia_ctx *ctx, const gaia_tensor *q, c
     if (!ops->attention || !(ops->attention_precisions & (1u << prec)))
         return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "precision %d is not available on %s", (int)prec,
                           gaia_device_str(GAIA__DEV(q)));
-    st = gaia__prepare_out(ctx, fn, GAIA__DEV(q), q->ndim, q->shape, out, &created);
-    if (st != GAIA_OK) return st;
-    if (!created && (gaia__aliases(*out, q) || gaia__aliases(*out, k) || gaia__aliases(*out, v)))
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias q, k or v");
-    gaia__ag_begin(ctx, &p, GAIA__AG_ATTENTION, (int)prec, q, k, v);
-    if (p.active && (!ops->attention_train || !ops->attention_backward)) {
-        gaia__ag_release(&p.node);
-        return gaia__finish_out(gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "the %s backend has no attention backward",
-                                           gaia_device_str(GAIA__DEV(q))),
-                                out, created);
-    }
-    p.node.flag0 = causal != 0;
-    p.node.p0 = scale;
-    st = gaia__ag_keep(ctx, &p, 0, q, NULL);
-    if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 1, k, NULL);
-    if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 2, v, NULL);
-    if (st == GAIA_OK && p.active) {
-        size_t ls[2];
-        ls[0] = bh;
-        ls[1] = nq;
-        st = gaia__tensor_new(ctx, fn, GAIA__DEV(q), 2, ls, &lse);
-    }
-    if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
-    t0 = gaia__prof_begin(ctx);
-    if (lse) {
-        st = ops->attention_train(ctx, prec, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v), GAIA__PTR(*out), GAIA__PTR(lse),
-                                  bh, nq, nk, d, scale, causal != 0);
-        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 3, *out, NULL);
-        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 4, NULL, lse);
-        else gaia_tensor_free(lse);
-    } else {
-        st = ops->attention(ctx, prec, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v), GAIA__PTR(*out), bh, nq, nk, d, scale,
-                            causal != 0);
-    }
-    gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, (2 * q->numel + k->numel + v->numel) * 4);
-    st = gaia__ag_end(ctx, &p, st, *out, NULL);
-    return gaia__finish_out(st, out, created);
+    return gaia__attention_run(ctx, fn, ops, q, k, v, bh, 0, nq, nk, d, scale, causal, prec, out);
 }
 
 /* [B, N, heads dh] <-> [B, heads, N, dh] through two transposes of the
@@ -1181,12 +1198,8 @@ GAIA_API gaia_status gaia_layer_attention_heads(gaia_ctx *ctx, const gaia_tensor
                                                 gaia_layer_precision prec, gaia_tensor **out) {
     static const char *fn = "gaia_layer_attention_heads";
     const struct gaia_layer_ops *ops;
-    gaia__ag_pending p;
-    gaia_tensor *lse = NULL;
     size_t width, dh, nq, nk, B = 1;
-    int created;
     gaia_status st;
-    uint64_t t0;
     GAIA__NEED_CTX(ctx);
     if ((st = gaia__attention_inputs(ctx, fn, q, k, v, prec)) != GAIA_OK) return st;
     if (q->ndim < 2 || q->ndim > 3 || k->ndim != q->ndim || v->ndim != q->ndim || k->shape[q->ndim - 1] !=
@@ -1235,41 +1248,7 @@ GAIA_API gaia_status gaia_layer_attention_heads(gaia_ctx *ctx, const gaia_tensor
     if (!(ops->attention_precisions & (1u << prec)))
         return gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "precision %d is not available on %s", (int)prec,
                           gaia_device_str(GAIA__DEV(q)));
-    st = gaia__prepare_out(ctx, fn, GAIA__DEV(q), q->ndim, q->shape, out, &created);
-    if (st != GAIA_OK) return st;
-    if (!created && (gaia__aliases(*out, q) || gaia__aliases(*out, k) || gaia__aliases(*out, v)))
-        return gaia__fail(ctx, GAIA_ERR_INVALID_ARG, fn, "out must not alias q, k or v");
-    gaia__ag_begin(ctx, &p, GAIA__AG_ATTENTION, (int)prec, q, k, v);
-    if (p.active && !ops->attention_heads_backward) {
-        gaia__ag_release(&p.node);
-        return gaia__finish_out(gaia__fail(ctx, GAIA_ERR_UNSUPPORTED, fn, "the %s backend has no attention backward",
-                                           gaia_device_str(GAIA__DEV(q))),
-                                out, created);
-    }
-    p.node.flag0 = causal != 0;
-    p.node.p0 = scale;
-    p.node.axis = (int)heads; /* the side-by-side layout, for the backward */
-    st = gaia__ag_keep(ctx, &p, 0, q, NULL);
-    if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 1, k, NULL);
-    if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 2, v, NULL);
-    if (st == GAIA_OK && p.active) {
-        size_t ls[2];
-        ls[0] = B * heads;
-        ls[1] = nq;
-        st = gaia__tensor_new(ctx, fn, GAIA__DEV(q), 2, ls, &lse);
-    }
-    if (st != GAIA_OK) return gaia__finish_out(gaia__ag_end(ctx, &p, st, NULL, NULL), out, created);
-    t0 = gaia__prof_begin(ctx);
-    st = ops->attention_heads_train(ctx, prec, GAIA__PTR(q), GAIA__PTR(k), GAIA__PTR(v), GAIA__PTR(*out),
-                                    lse ? GAIA__PTR(lse) : NULL, B, heads, nq, nk, dh, scale, causal != 0);
-    if (lse) {
-        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 3, *out, NULL);
-        if (st == GAIA_OK) st = gaia__ag_keep(ctx, &p, 4, NULL, lse);
-        else gaia_tensor_free(lse);
-    }
-    gaia__prof_end(ctx, GAIA_PROF_LAYER, t0, (2 * q->numel + k->numel + v->numel) * 4);
-    st = gaia__ag_end(ctx, &p, st, *out, NULL);
-    return gaia__finish_out(st, out, created);
+    return gaia__attention_run(ctx, fn, ops, q, k, v, B, heads, nq, nk, dh, scale, causal, prec, out);
 }
 
 GAIA_API const char *gaia_layer_kernel_str(gaia_layer_kernel k) {
